@@ -1,0 +1,331 @@
+package agentmem
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// Compaction reports a change to the working set. Nothing is lost by
+// accident: the steps a compaction takes out of the working set are
+// returned here so that a durable log can keep them.
+type Compaction struct {
+	// Removed are the steps no longer in the working set.
+	Removed []Step `json:"removed,omitempty"`
+	// Replaced are the original versions of steps that are now in the
+	// working set in modified form (for example truncated).
+	Replaced []Step `json:"replaced,omitempty"`
+	// Added are new steps inserted by the strategy, such as summaries,
+	// with the numbers the memory gave them.
+	Added []Step `json:"added,omitempty"`
+	// Before and After are the sizes of the working set.
+	Before int `json:"before"`
+	After  int `json:"after"`
+}
+
+// Changed reports whether the compaction changed anything.
+func (c *Compaction) Changed() bool {
+	return c != nil && (len(c.Removed) > 0 || len(c.Replaced) > 0 || len(c.Added) > 0)
+}
+
+// cloneForStrategy copies the working set for a strategy run, mapping
+// each copy back to its entry so unchanged steps keep their caches.
+func (m *Memory) cloneForStrategy() ([]Step, map[Step]*entry, uint64) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	in := make([]Step, len(m.entries))
+	byStep := make(map[Step]*entry, len(m.entries))
+	for i, e := range m.entries {
+		in[i] = e.step.clone()
+		byStep[in[i]] = e
+	}
+	return in, byStep, m.epoch
+}
+
+// Prune applies a strategy to the working set and returns what changed.
+//
+// The strategy runs without holding the memory's lock, so an LLM
+// summarizer does not block readers or writers. Steps appended while it
+// runs are kept after its result. If another compaction changed the
+// working set in the meantime, Prune returns an error wrapping ErrConflict
+// and changes nothing; call it again.
+func (m *Memory) Prune(ctx context.Context, s Strategy) (*Compaction, error) {
+	if s == nil {
+		return nil, invalidf("strategy", "is nil")
+	}
+	in, byStep, epoch := m.cloneForStrategy()
+	out, err := s.Apply(ctx, slices.Clone(in), m.env(in, byStep, m.format, m.counter))
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	comp, err := m.applyLocked(epoch, in, byStep, out)
+	m.mu.Unlock()
+	m.notify(comp, err)
+	return comp, err
+}
+
+// applyLocked replaces the first len(in) entries of the working set with
+// the strategy's output. m.mu must be held.
+func (m *Memory) applyLocked(epoch uint64, in []Step, byStep map[Step]*entry, out []Step) (*Compaction, error) {
+	if m.epoch != epoch {
+		return nil, fmt.Errorf("%w: the working set was compacted while the strategy ran", ErrConflict)
+	}
+	// Position of each original step number in the input.
+	pos := make(map[int]int, len(in))
+	for i, s := range in {
+		pos[s.Info().Number] = i
+	}
+	comp := &Compaction{Before: len(m.entries)}
+	kept := make(map[int]bool, len(out))
+	entries := make([]*entry, 0, len(out)+len(m.entries)-len(in))
+	last := -1
+	var added []*entry
+	for i, s := range out {
+		if s == nil {
+			return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "is nil")
+		}
+		if e, ok := byStep[s]; ok { // unchanged
+			n := s.Info().Number
+			if kept[n] || pos[n] < last {
+				return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d is repeated or out of order", n)
+			}
+			kept[n], last = true, pos[n]
+			entries = append(entries, e)
+			continue
+		}
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("strategy result[%d]: %w", i, err)
+		}
+		info := s.Info()
+		if info.ID == "" { // a new step: stamped below, in order
+			e := &entry{step: s.clone()}
+			entries = append(entries, e)
+			added = append(added, e)
+			continue
+		}
+		p, ok := pos[info.Number]
+		if !ok || in[p].Info().ID != info.ID || in[p].Kind() != s.Kind() {
+			return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d (%s) is not a step of the working set; new steps must have no ID", info.Number, info.ID)
+		}
+		if kept[info.Number] || p < last {
+			return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d is repeated or out of order", info.Number)
+		}
+		kept[info.Number], last = true, p
+		entries = append(entries, &entry{step: s.clone()})
+		comp.Replaced = append(comp.Replaced, byStep[in[p]].step.clone())
+	}
+	for _, s := range in {
+		if !kept[s.Info().Number] {
+			comp.Removed = append(comp.Removed, byStep[s].step.clone())
+		}
+	}
+	for _, e := range added {
+		info := e.step.Info()
+		info.Number = m.next
+		m.next++
+		info.ID = m.newID()
+		if info.Time.IsZero() {
+			info.Time = m.now()
+		}
+		e.step.setInfo(info)
+		comp.Added = append(comp.Added, e.step.clone())
+	}
+	entries = append(entries, m.entries[len(in):]...)
+	m.entries = entries
+	m.pinned = pinnedIndexes(entries)
+	m.epoch++
+	m.recountLocked()
+	comp.After = len(entries)
+	return comp, nil
+}
+
+// recountLocked recomputes the running token total the policy checks.
+func (m *Memory) recountLocked() {
+	if m.policy == nil || m.policy.MaxTokens <= 0 {
+		return
+	}
+	m.tokens = 0
+	for _, e := range m.entries {
+		m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
+	}
+}
+
+// TrimToFit drops steps from the working set so that it fits the budget,
+// as Context would show it, and returns what it removed: the mutating
+// counterpart of Context (the seeds' trim_to_fit). Pinned steps stay.
+// TruncateToFill and Strategy are not used.
+func (m *Memory) TrimToFit(ctx context.Context, opts ContextOptions) (*Compaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, c := opts.Format, opts.Counter
+	if f == nil {
+		f = m.format
+	}
+	if c == nil {
+		c = m.counter
+	}
+	opts.TruncateToFill, opts.Strategy = false, nil
+	m.mu.Lock()
+	comp, err := m.trimLocked(opts, f, c)
+	m.mu.Unlock()
+	m.notify(comp, err)
+	return comp, err
+}
+
+func (m *Memory) trimLocked(opts ContextOptions, f Format, c tokenizer.Counter) (*Compaction, error) {
+	res, err := workingView{entries: m.entries, pinned: m.pinned}.fit(opts, f, c)
+	if err != nil {
+		return nil, err
+	}
+	keep := make(map[int]bool, len(res.Steps))
+	for _, n := range res.Steps {
+		keep[n] = true
+	}
+	in := make([]Step, len(m.entries))
+	byStep := make(map[Step]*entry, len(m.entries))
+	out := make([]Step, 0, len(res.Steps))
+	for i, e := range m.entries {
+		in[i] = e.step.clone()
+		byStep[in[i]] = e
+		if keep[e.step.Info().Number] {
+			out = append(out, in[i])
+		}
+	}
+	return m.applyLocked(m.epoch, in, byStep, out)
+}
+
+// notify reports a compaction (or the error that stopped one) to
+// Options.OnCompact.
+func (m *Memory) notify(comp *Compaction, err error) {
+	if m.onComp != nil && (err != nil || comp.Changed()) {
+		m.onComp(comp, err)
+	}
+}
+
+// StepsToSummarize returns copies of the steps a summary would replace if
+// the newest keepRecent unpinned steps were kept verbatim: every other
+// unpinned step, oldest first (the seeds' messages_to_summarize, in steps).
+func (m *Memory) StepsToSummarize(keepRecent int) []Step {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	idx := m.olderUnpinnedLocked(keepRecent)
+	out := make([]Step, len(idx))
+	for i, j := range idx {
+		out[i] = m.entries[j].step.clone()
+	}
+	return out
+}
+
+// MessagesToSummarize renders StepsToSummarize in summary mode.
+func (m *Memory) MessagesToSummarize(keepRecent int) []Message {
+	var msgs []Message
+	for _, s := range m.StepsToSummarize(keepRecent) {
+		msgs = append(msgs, s.Messages(RenderOptions{SummaryMode: true})...)
+	}
+	return msgs
+}
+
+// olderUnpinnedLocked returns the indexes of the unpinned entries older
+// than the newest keepRecent unpinned ones.
+func (m *Memory) olderUnpinnedLocked(keepRecent int) []int {
+	var unpinned []int
+	p := 0
+	for i := range m.entries {
+		if p < len(m.pinned) && m.pinned[p] == i {
+			p++
+			continue
+		}
+		unpinned = append(unpinned, i)
+	}
+	if keepRecent < 0 {
+		keepRecent = 0
+	}
+	if len(unpinned) <= keepRecent {
+		return nil
+	}
+	return unpinned[:len(unpinned)-keepRecent]
+}
+
+// SetSummary replaces the steps StepsToSummarize(keepRecent) returns with
+// one SummaryStep holding text and covering their numbers (and those of
+// any summary among them), atomically: the seeds' set_summary followed by
+// trim_to_recent. It returns the compaction; the summary survives Snapshot
+// and Restore like any step.
+func (m *Memory) SetSummary(ctx context.Context, text string, keepRecent int) (*Compaction, error) {
+	if err := validText("summary", text); err != nil {
+		return nil, err
+	}
+	return m.Prune(ctx, StrategyFunc(func(_ context.Context, steps []Step, env *Env) ([]Step, error) {
+		return ReplaceWithSummary(steps, env, text, keepRecent), nil
+	}))
+}
+
+// ReplaceWithSummary returns steps with every unpinned step except the
+// newest keepRecent replaced by one SummaryStep holding text, placed where
+// the first replaced step was. The summary covers the replaced steps'
+// numbers and, for replaced summaries, the numbers they covered.
+func ReplaceWithSummary(steps []Step, env *Env, text string, keepRecent int) []Step {
+	var unpinned []int
+	for i, s := range steps {
+		if !env.Pinned(s) {
+			unpinned = append(unpinned, i)
+		}
+	}
+	if keepRecent < 0 {
+		keepRecent = 0
+	}
+	if len(unpinned) <= keepRecent {
+		return steps
+	}
+	replace := unpinned[:len(unpinned)-keepRecent]
+	gone := make(map[int]bool, len(replace))
+	var covers []Range
+	for _, i := range replace {
+		gone[i] = true
+		covers = append(covers, CoveredBy(steps[i])...)
+	}
+	sum := &SummaryStep{Summary: text, Covers: MergeRanges(covers)}
+	out := make([]Step, 0, len(steps)-len(replace)+1)
+	for i, s := range steps {
+		if i == replace[0] {
+			out = append(out, sum)
+		}
+		if !gone[i] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// CoveredBy returns the step numbers a step stands for: a summary stands
+// for the steps it covers, any other step for itself.
+func CoveredBy(s Step) []Range {
+	if sum, ok := s.(*SummaryStep); ok {
+		return slices.Clone(sum.Covers)
+	}
+	n := s.Info().Number
+	return []Range{{From: n, To: n}}
+}
+
+// MergeRanges sorts ranges and merges overlapping and adjacent ones.
+func MergeRanges(rs []Range) []Range {
+	if len(rs) == 0 {
+		return nil
+	}
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b Range) int { return a.From - b.From })
+	out := []Range{rs[0]}
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r.From <= last.To+1 {
+			last.To = max(last.To, r.To)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,274 @@
+package agentmem
+
+import (
+	"context"
+
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// ContextOptions selects how Memory.Context renders.
+type ContextOptions struct {
+	// Budget is the most tokens the rendered request may cost (messages
+	// plus reply priming, see RequestTokens). Zero or less means no limit.
+	Budget int
+	// Format overrides the memory's default format.
+	Format Format
+	// Counter overrides the memory's default token counter.
+	Counter tokenizer.Counter
+	// Strategy, when set, is applied to a copy of the working set before
+	// fitting; the working set itself is not changed. It costs time
+	// proportional to the history, unlike plain fitting.
+	Strategy Strategy
+	// TruncateToFill lets the newest step that does not fit be shown with
+	// its observations truncated so that the context fills the budget.
+	TruncateToFill bool
+	// SummaryMode renders steps as summarizer input (see RenderOptions).
+	SummaryMode bool
+}
+
+// Context is a rendered view of the working set, and a record of what the
+// model was shown.
+type Context struct {
+	// Messages are the messages to send, in order. They are copies the
+	// caller may modify.
+	Messages []Message `json:"messages"`
+	// Tokens is what the messages cost under Counter, reply priming included.
+	Tokens  int    `json:"tokens"`
+	Budget  int    `json:"budget,omitempty"`
+	Format  string `json:"format"`
+	Counter string `json:"counter"`
+	// Steps lists the numbers of the steps shown, in order.
+	Steps []int `json:"steps"`
+	// Dropped lists the runs of working-set steps that were left out.
+	Dropped []DroppedRun `json:"dropped,omitempty"`
+	// DroppedSteps counts the steps left out.
+	DroppedSteps int `json:"dropped_steps"`
+	// Truncated lists the numbers of steps shown with truncated observations.
+	Truncated []int `json:"truncated,omitempty"`
+	// Summarized lists the step numbers covered by the summaries shown.
+	Summarized []Range `json:"summarized,omitempty"`
+}
+
+// DroppedRun is a run of consecutive working-set steps left out of a
+// context: Count steps, from step number First to step number Last.
+type DroppedRun struct {
+	First int `json:"first"`
+	Last  int `json:"last"`
+	Count int `json:"count"`
+}
+
+// Context renders the working set to fit a token budget, without changing
+// it: the pinned steps (system prompts and the first task) always, then the
+// newest steps that fit, walking back from the end and stopping at the
+// first that does not, so the kept window has no gaps. A tool call and its
+// results belong to one step and so are kept or dropped together.
+//
+// Each step is rendered and counted once per format and counter and the
+// result cached, so the cost of a call follows the number of steps kept,
+// not the length of the history. If the pinned steps alone exceed the
+// budget, the error is a *BudgetError wrapping ErrBudgetTooSmall.
+func (m *Memory) Context(ctx context.Context, opts ContextOptions) (*Context, error) {
+	f, c := opts.Format, opts.Counter
+	if f == nil {
+		f = m.format
+	}
+	if c == nil {
+		c = m.counter
+	}
+	if opts.Strategy != nil {
+		view, err := m.strategyView(ctx, opts.Strategy, f, c)
+		if err != nil {
+			return nil, err
+		}
+		return view.fit(opts, f, c)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	v := workingView{entries: m.entries, pinned: m.pinned}
+	return v.fit(opts, f, c)
+}
+
+// workingView is a working set to fit: the memory's own, or a strategy's
+// rearrangement of it.
+type workingView struct {
+	entries []*entry
+	pinned  []int
+}
+
+// fit implements Context over a view.
+func (v workingView) fit(opts ContextOptions, f Format, c tokenizer.Counter) (*Context, error) {
+	ro := RenderOptions{SummaryMode: opts.SummaryMode}
+	unlimited := opts.Budget <= 0
+	need := ReplyPriming
+	for _, i := range v.pinned {
+		need += v.entries[i].render(f, c, ro).total
+	}
+	if !unlimited && need > opts.Budget {
+		return nil, &BudgetError{Budget: opts.Budget, Required: need}
+	}
+	used := need
+	// Walk back from the newest step; start ends as the index of the
+	// oldest step of the kept window.
+	start := len(v.entries)
+	pi := len(v.pinned) - 1 // walks the pinned indexes down with i
+	for i := len(v.entries) - 1; i >= 0; i-- {
+		if pi >= 0 && v.pinned[pi] == i {
+			start = i
+			pi--
+			continue
+		}
+		cost := v.entries[i].render(f, c, ro).total
+		if !unlimited && used+cost > opts.Budget {
+			break
+		}
+		used += cost
+		start = i
+	}
+	out := &Context{Budget: opts.Budget, Format: f.Name(), Counter: c.Name()}
+	var msgs []Message
+	var steps []int
+	addEntry := func(e *entry) {
+		r := e.render(f, c, ro)
+		for _, m := range r.msgs {
+			msgs = append(msgs, m.Clone())
+		}
+		steps = append(steps, e.step.Info().Number)
+		if s, ok := e.step.(*SummaryStep); ok {
+			out.Summarized = append(out.Summarized, s.Covers...)
+		}
+	}
+	// Pinned steps before the window, and the runs of dropped steps
+	// between them.
+	runStart := -1
+	closeRun := func(end int) {
+		if runStart >= 0 {
+			out.Dropped = append(out.Dropped, DroppedRun{
+				First: v.entries[runStart].step.Info().Number,
+				Last:  v.entries[end].step.Info().Number,
+				Count: end - runStart + 1,
+			})
+			out.DroppedSteps += end - runStart + 1
+			runStart = -1
+		}
+	}
+	next := 0 // next index not yet accounted for
+	for _, p := range v.pinned {
+		if p >= start {
+			break
+		}
+		if p > next {
+			runStart = next
+			closeRun(p - 1)
+		}
+		addEntry(v.entries[p])
+		next = p + 1
+	}
+	// The newest step that did not fit, truncated to fill the budget.
+	var filler *entry
+	if opts.TruncateToFill && !unlimited && start > next {
+		if a, ok := v.entries[start-1].step.(*ActionStep); ok {
+			if t := fitTruncated(a, opts.Budget-used, f, c, ro); t != nil {
+				filler = &entry{step: t}
+				used += filler.render(f, c, ro).total
+			}
+		}
+	}
+	if start > next {
+		end := start - 1
+		if filler != nil {
+			end--
+		}
+		if end >= next {
+			runStart = next
+			closeRun(end)
+		}
+	}
+	if filler != nil {
+		addEntry(filler)
+		out.Truncated = append(out.Truncated, filler.step.Info().Number)
+	}
+	for i := start; i < len(v.entries); i++ {
+		addEntry(v.entries[i])
+	}
+	assembled, merged := f.Assemble(msgs)
+	out.Messages = assembled
+	out.Steps = steps
+	out.Tokens = used - merged*MessageOverhead
+	return out, nil
+}
+
+// fitTruncated returns a copy of a whose observations are truncated so that
+// it costs at most room tokens, or nil if even an empty observation does
+// not fit or the step has nothing to truncate.
+func fitTruncated(a *ActionStep, room int, f Format, c tokenizer.Counter, ro RenderOptions) *ActionStep {
+	longest := len(a.Observation)
+	for _, r := range a.Results {
+		longest = max(longest, len(r.Content))
+	}
+	if longest == 0 || room <= 0 {
+		return nil
+	}
+	fits := func(limit int) bool { return renderStep(a.Truncate(limit), f, c, ro).total <= room }
+	// Binary search for the largest per-observation byte limit that fits;
+	// each probe counts only the truncated step. The full step is known
+	// not to fit, so the limit is below longest.
+	lo, hi := 0, longest-1
+	if !fits(lo) {
+		return nil
+	}
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo == 0 {
+		return nil // nothing of the observations would show
+	}
+	return a.Truncate(lo)
+}
+
+// strategyView applies a strategy to a copy of the working set and returns
+// a view of the result that reuses the memory's caches for unchanged steps.
+func (m *Memory) strategyView(ctx context.Context, s Strategy, f Format, c tokenizer.Counter) (workingView, error) {
+	in, byStep, _ := m.cloneForStrategy()
+	env := m.env(in, byStep, f, c)
+	out, err := s.Apply(ctx, in, env)
+	if err != nil {
+		return workingView{}, err
+	}
+	v := workingView{entries: make([]*entry, 0, len(out))}
+	for _, st := range out {
+		if e, ok := byStep[st]; ok {
+			v.entries = append(v.entries, e)
+		} else {
+			v.entries = append(v.entries, &entry{step: st})
+		}
+	}
+	v.pinned = pinnedIndexes(v.entries)
+	return v, nil
+}
+
+// pinnedIndexes returns the indexes of the pinned entries, ascending:
+// every system prompt and the first task.
+func pinnedIndexes(entries []*entry) []int {
+	var idx []int
+	seenTask := false
+	for i, e := range entries {
+		switch e.step.Kind() {
+		case KindSystemPrompt:
+			idx = append(idx, i)
+		case KindTask:
+			if !seenTask {
+				idx = append(idx, i)
+				seenTask = true
+			}
+		}
+	}
+	return idx
+}

@@ -1,0 +1,114 @@
+package agentmem_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// An agent loop: add steps as they happen and render the context that fits
+// the model's budget before every call.
+func Example() {
+	ctx := context.Background()
+	counter, _ := tokenizer.Get(tokenizer.O200kBase)
+	mem := agentmem.New(agentmem.Options{Counter: counter})
+
+	mem.Add(ctx, &agentmem.SystemPromptStep{Content: "You are a careful coding agent."})
+	mem.Add(ctx, &agentmem.TaskStep{Task: "Find why the login test fails."})
+	for i := range 50 {
+		id := fmt.Sprintf("call_%d", i)
+		mem.Add(ctx, &agentmem.ActionStep{
+			ModelOutput: "Let me look at the next file.",
+			ToolCalls:   []agentmem.ToolCall{{ID: id, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"auth/file%d.go"}`, i)}},
+			Results:     []agentmem.ToolResult{{CallID: id, Content: "package auth // ... a few hundred tokens of source ..."}},
+		})
+	}
+
+	view, err := mem.Context(ctx, agentmem.ContextOptions{Budget: 500})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("tokens within budget:", view.Tokens <= 500)
+	fmt.Println("first message:", view.Messages[0].Role)
+	fmt.Println("steps shown:", len(view.Steps), "dropped:", view.DroppedSteps)
+	// Output:
+	// tokens within budget: true
+	// first message: system
+	// steps shown: 13 dropped: 39
+}
+
+// The seeds' message-level surface: add OpenAI-style chat messages; a tool
+// call is held back until its result arrives, so it never renders alone.
+func ExampleMemory_AddMessage() {
+	ctx := context.Background()
+	mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	mem.AddUser(ctx, "What is the weather in Paris?")
+	mem.AddAssistant(ctx, agentmem.Message{ToolCalls: []agentmem.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}})
+	fmt.Println("steps while the call is pending:", mem.Len())
+	mem.AddToolResult(ctx, "c1", "18°C, cloudy", false)
+	mem.AddAssistant(ctx, agentmem.Message{Content: agentmem.Text("It is 18°C and cloudy in Paris.")})
+	for _, m := range mem.Messages(agentmem.RenderOptions{}) {
+		text := m.Text()
+		for _, c := range m.ToolCalls {
+			text += "→ " + c.Name + c.Arguments
+		}
+		fmt.Printf("%s: %s\n", m.Role, text)
+	}
+	// Output:
+	// steps while the call is pending: 1
+	// user: What is the weather in Paris?
+	// assistant: → weather{"city":"Paris"}
+	// tool: 18°C, cloudy
+	// assistant: It is 18°C and cloudy in Paris.
+}
+
+// A budget too small for the pinned system prompt and task is a typed
+// error, never a silently broken context.
+func ExampleBudgetError() {
+	ctx := context.Background()
+	mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	mem.Add(ctx, &agentmem.SystemPromptStep{Content: "A long system prompt with many rules to follow."})
+	_, err := mem.Context(ctx, agentmem.ContextOptions{Budget: 10})
+	var be *agentmem.BudgetError
+	fmt.Println(errors.Is(err, agentmem.ErrBudgetTooSmall), errors.As(err, &be), be.Required)
+	// Output:
+	// true true 19
+}
+
+// Snapshots carry every step, summaries included, in a versioned JSON form.
+func ExampleMemory_Snapshot() {
+	ctx := context.Background()
+	mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	mem.Add(ctx, &agentmem.TaskStep{Task: "t"})
+	mem.SetSummary(ctx, "what happened before", 0)
+	data, _ := json.Marshal(mem.Snapshot())
+
+	snap, _ := agentmem.DecodeSnapshot(data)
+	resumed := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	resumed.Restore(snap)
+	fmt.Println(resumed.Len(), resumed.NextNumber())
+	// Output:
+	// 1 1
+}
+
+// Visualize shows each step with its token cost.
+func ExampleMemory_Visualize() {
+	ctx := context.Background()
+	mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	mem.Add(ctx, &agentmem.SystemPromptStep{Content: "You are helpful."})
+	mem.Add(ctx, &agentmem.TaskStep{Task: "List the files."})
+	mem.Add(ctx, &agentmem.ActionStep{
+		ToolCalls: []agentmem.ToolCall{{ID: "a", Name: "list_dir", Arguments: `{"path":"."}`}},
+		Results:   []agentmem.ToolResult{{CallID: "a", Content: "README.md go.mod main.go"}},
+	})
+	fmt.Print(mem.Visualize())
+	// Output:
+	// Memory: 3 steps (1 actions), 44 tokens [openai, heuristic]
+	// * #0    system_prompt        8 tok
+	// * #1    task                 8 tok
+	//   #2    action              25 tok  list_dir  obs 24 chars
+}

@@ -1,0 +1,371 @@
+package agentmem
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// Options configures a Memory. The zero value works: OpenAI format,
+// o200k_base token counts, the system clock, UUIDv7 step IDs, no automatic
+// pruning.
+type Options struct {
+	// Format is the default rendering format; nil means OpenAI.
+	Format Format
+	// Counter is the default token counter; nil means o200k_base.
+	Counter tokenizer.Counter
+	// Policy, when set, prunes the working set automatically after an add
+	// makes it exceed the policy's limits.
+	Policy *Policy
+	// Clock returns the current time; nil means time.Now. Step times,
+	// age-based pruning and the strategies' Env read it.
+	Clock func() time.Time
+	// NewID returns a new step ID; nil means NewID.
+	NewID func() string
+	// OnCompact, when set, is called after every change to the working set
+	// that removes or replaces steps (Prune, TrimToFit, SetSummary and
+	// automatic pruning), with the compaction or the error that stopped an
+	// automatic one. A store uses it to record compactions in its log.
+	OnCompact func(*Compaction, error)
+}
+
+// Policy triggers automatic pruning. After an add, if the working set has
+// more than MaxSteps steps or its full rendering (default format and
+// counter) costs more than MaxTokens, Strategy is applied. A zero limit is
+// not checked.
+type Policy struct {
+	MaxSteps  int
+	MaxTokens int
+	Strategy  Strategy
+}
+
+// Memory is an agent's short-term memory: the ordered working set of steps
+// of one run, rendered to messages on demand. It is safe for concurrent use.
+//
+// The working set is what pruning changes; pruning never edits a step in
+// place, and every compaction reports the steps it removed so a durable log
+// can keep them.
+type Memory struct {
+	format  Format
+	counter tokenizer.Counter
+	policy  *Policy
+	now     func() time.Time
+	newID   func() string
+	onComp  func(*Compaction, error)
+
+	mu      sync.RWMutex
+	entries []*entry
+	next    int    // next step number
+	epoch   uint64 // bumped by every change other than an append
+	pinned  []int  // indexes of pinned entries, ascending
+	tokens  int    // sum of default costs, maintained only when the policy has MaxTokens
+	pending *ActionStep
+}
+
+// entry is one step of the working set with its render cache.
+type entry struct {
+	step Step
+
+	mu      sync.Mutex
+	renders []rendered
+}
+
+// rendered caches a step's messages and their cost for one format,
+// counter and render mode. A step is counted once per combination.
+type rendered struct {
+	format  string
+	counter string
+	summary bool
+	msgs    []Message
+	costs   []int
+	total   int
+}
+
+// New returns an empty Memory.
+func New(opts Options) *Memory {
+	m := &Memory{
+		format:  opts.Format,
+		counter: opts.Counter,
+		policy:  opts.Policy,
+		now:     opts.Clock,
+		newID:   opts.NewID,
+		onComp:  opts.OnCompact,
+	}
+	if m.format == nil {
+		m.format = OpenAI
+	}
+	if m.counter == nil {
+		c, err := tokenizer.Get(tokenizer.O200kBase)
+		if err != nil {
+			c = tokenizer.NewHeuristic()
+		}
+		m.counter = c
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.newID == nil {
+		m.newID = NewID
+	}
+	return m
+}
+
+// Format returns the memory's default format.
+func (m *Memory) Format() Format { return m.format }
+
+// Counter returns the memory's default token counter.
+func (m *Memory) Counter() tokenizer.Counter { return m.counter }
+
+// render returns the cached rendering of e, computing it on first use.
+func (e *entry) render(f Format, c tokenizer.Counter, opts RenderOptions) *rendered {
+	fn, cn := f.Name(), c.Name()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range e.renders {
+		r := &e.renders[i]
+		if r.format == fn && r.counter == cn && r.summary == opts.SummaryMode {
+			return r
+		}
+	}
+	r := renderStep(e.step, f, c, opts)
+	e.renders = append(e.renders, r)
+	return &e.renders[len(e.renders)-1]
+}
+
+// renderStep renders and counts one step.
+func renderStep(s Step, f Format, c tokenizer.Counter, opts RenderOptions) rendered {
+	msgs := f.StepMessages(s, opts)
+	r := rendered{format: f.Name(), counter: c.Name(), summary: opts.SummaryMode, msgs: msgs, costs: make([]int, len(msgs))}
+	for i, msg := range msgs {
+		r.costs[i] = MessageTokens(c, msg)
+		r.total += r.costs[i]
+	}
+	return r
+}
+
+
+// Add validates a step, appends a copy of it to the working set and returns
+// the header it was stored with. The memory assigns the step number (any
+// number set on the step is ignored) and fills in an empty ID and time.
+// Invalid steps are refused with an error wrapping ErrInvalid and change
+// nothing. If a Policy is set and the add exceeds it, the working set is
+// pruned before Add returns; a failure of that pruning does not undo the
+// add and is reported to Options.OnCompact.
+func (m *Memory) Add(ctx context.Context, s Step) (StepInfo, error) {
+	if s == nil {
+		return StepInfo{}, invalidf("step", "is nil")
+	}
+	if err := s.Validate(); err != nil {
+		return StepInfo{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return StepInfo{}, err
+	}
+	c := s.clone()
+	m.mu.Lock()
+	info := m.appendLocked(c)
+	trigger := m.overPolicyLocked()
+	m.mu.Unlock()
+	if trigger {
+		m.autoPrune(ctx)
+	}
+	return info, nil
+}
+
+// appendLocked stamps and appends a step that has been validated and
+// copied. m.mu must be held.
+func (m *Memory) appendLocked(s Step) StepInfo {
+	info := s.Info()
+	info.Number = m.next
+	m.next++
+	if info.ID == "" {
+		info.ID = m.newID()
+	}
+	if info.Time.IsZero() {
+		info.Time = m.now()
+	}
+	s.setInfo(info)
+	e := &entry{step: s}
+	m.entries = append(m.entries, e)
+	if m.pinsNext(s.Kind()) {
+		m.pinned = append(m.pinned, len(m.entries)-1)
+	}
+	if m.policy != nil && m.policy.MaxTokens > 0 {
+		m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
+	}
+	return info
+}
+
+// pinsNext reports whether a step of this kind appended now is pinned:
+// every system prompt, and a task when the working set has none yet.
+func (m *Memory) pinsNext(k StepKind) bool {
+	switch k {
+	case KindSystemPrompt:
+		return true
+	case KindTask:
+		for _, i := range m.pinned {
+			if m.entries[i].step.Kind() == KindTask {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (m *Memory) overPolicyLocked() bool {
+	p := m.policy
+	if p == nil || p.Strategy == nil {
+		return false
+	}
+	return (p.MaxSteps > 0 && len(m.entries) > p.MaxSteps) ||
+		(p.MaxTokens > 0 && m.tokens+ReplyPriming > p.MaxTokens)
+}
+
+// autoPrune applies the policy's strategy. Prune reports the outcome to
+// Options.OnCompact; a conflict means another compaction just ran, which
+// is what the policy wanted anyway.
+func (m *Memory) autoPrune(ctx context.Context) {
+	_, _ = m.Prune(ctx, m.policy.Strategy)
+}
+
+// Len returns the number of steps in the working set.
+func (m *Memory) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.entries)
+}
+
+// NextNumber returns the number the next added step will get.
+func (m *Memory) NextNumber() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.next
+}
+
+// Steps returns copies of the steps of the working set, in order.
+func (m *Memory) Steps() []Step {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]Step, len(m.entries))
+	for i, e := range m.entries {
+		out[i] = e.step.clone()
+	}
+	return out
+}
+
+// Step returns a copy of the step with the given number, if it is in the
+// working set.
+func (m *Memory) Step(number int) (Step, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if i := m.indexOf(number); i >= 0 {
+		return m.entries[i].step.clone(), true
+	}
+	return nil, false
+}
+
+// indexOf finds the entry with step number n. Numbers increase along the
+// working set except where a summary was inserted, so a binary search is
+// tried first and a scan is the fallback.
+func (m *Memory) indexOf(n int) int {
+	lo, hi := 0, len(m.entries)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if m.entries[mid].step.Info().Number < n {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(m.entries) && m.entries[lo].step.Info().Number == n {
+		return lo
+	}
+	for i, e := range m.entries {
+		if e.step.Info().Number == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// StepsOf returns copies of the steps of type T in the working set, in
+// order; for example StepsOf[*agentmem.ActionStep](m).
+func StepsOf[T Step](m *Memory) []T {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []T
+	for _, e := range m.entries {
+		if _, ok := e.step.(T); ok {
+			out = append(out, e.step.clone().(T))
+		}
+	}
+	return out
+}
+
+// ActionCount returns the number of action steps in the working set.
+func (m *Memory) ActionCount() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := 0
+	for _, e := range m.entries {
+		if e.step.Kind() == KindAction {
+			n++
+		}
+	}
+	return n
+}
+
+// Clear empties the working set, including a pending action of the
+// message-level API. Step numbers keep increasing after a Clear.
+func (m *Memory) Clear() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries = nil
+	m.pinned = nil
+	m.tokens = 0
+	m.pending = nil
+	m.epoch++
+}
+
+// Messages renders the whole working set in the memory's default format,
+// with no budget: the seeds' to_messages().
+func (m *Memory) Messages(opts RenderOptions) []Message {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var msgs []Message
+	for _, e := range m.entries {
+		for _, msg := range e.render(m.format, m.counter, opts).msgs {
+			msgs = append(msgs, msg.Clone())
+		}
+	}
+	out, _ := m.format.Assemble(msgs)
+	return out
+}
+
+// Tokens returns the cost of rendering the whole working set in the
+// default format, reply priming included.
+func (m *Memory) Tokens() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := ReplyPriming
+	for _, e := range m.entries {
+		n += e.render(m.format, m.counter, RenderOptions{}).total
+	}
+	return n
+}
+
+// Summary returns the text of the newest summary step in the working set,
+// or "" if there is none.
+func (m *Memory) Summary() string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for i := len(m.entries) - 1; i >= 0; i-- {
+		if s, ok := m.entries[i].step.(*SummaryStep); ok {
+			return s.Summary
+		}
+	}
+	return ""
+}

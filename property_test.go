@@ -1,0 +1,149 @@
+package agentmem_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// randomHistory builds a random run: a system prompt and task, then a mix
+// of every step kind, multi-call actions included.
+func randomHistory(t *testing.T, r *rand.Rand, m *agentmem.Memory, n int) {
+	t.Helper()
+	text := func(maxWords int) string {
+		w := make([]string, 1+r.IntN(maxWords))
+		for i := range w {
+			w[i] = []string{"alpha", "beta", "gamma", "δέλτα", "{\"k\":1}", "func", "\n", "42"}[r.IntN(8)]
+		}
+		return strings.Join(w, " ")
+	}
+	mustAdd(t, m, &agentmem.SystemPromptStep{Content: text(30)})
+	mustAdd(t, m, &agentmem.TaskStep{Task: text(20)})
+	for i := range n {
+		var s agentmem.Step
+		switch k := r.IntN(10); {
+		case k < 6:
+			a := &agentmem.ActionStep{ModelOutput: text(15)}
+			for c := range r.IntN(4) {
+				id := fmt.Sprintf("c%d_%d", i, c)
+				a.ToolCalls = append(a.ToolCalls, agentmem.ToolCall{ID: id, Name: "tool", Arguments: `{"q":"` + fmt.Sprint(c) + `"}`})
+				a.Results = append(a.Results, agentmem.ToolResult{CallID: id, Content: text(200)})
+			}
+			if r.IntN(8) == 0 {
+				a.Error = text(5)
+			}
+			s = a
+		case k == 6:
+			s = &agentmem.PlanningStep{Plan: text(20)}
+		case k == 7:
+			s = &agentmem.ScratchpadStep{Content: text(10)}
+		case k == 8:
+			s = &agentmem.TaskStep{Task: text(10)}
+		default:
+			s = &agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleAgentResponse, Content: agentmem.Text(text(10))}}
+		}
+		mustAdd(t, m, s)
+	}
+}
+
+// checkInvariants checks a rendered OpenAI context against the rules every
+// render must keep.
+func checkInvariants(t *testing.T, m *agentmem.Memory, c *agentmem.Context, counter tokenizer.Counter, budget int) {
+	t.Helper()
+	if c.Tokens > budget {
+		t.Fatalf("over budget: %d > %d", c.Tokens, budget)
+	}
+	if got := agentmem.RequestTokens(counter, c.Messages); got != c.Tokens {
+		t.Fatalf("reported %d tokens, messages cost %d", c.Tokens, got)
+	}
+	steps := m.Steps()
+	// Pinned: the system prompt and first task are shown.
+	if len(c.Steps) < 2 || c.Steps[0] != steps[0].Info().Number || c.Steps[1] != steps[1].Info().Number {
+		t.Fatalf("pinned steps missing: %v", c.Steps[:min(3, len(c.Steps))])
+	}
+	if c.Messages[0].Role != agentmem.RoleSystem {
+		t.Fatal("first message is not the system prompt")
+	}
+	// Order kept, and the unpinned steps shown are a suffix of the working set.
+	pos := make(map[int]int, len(steps))
+	for i, s := range steps {
+		pos[s.Info().Number] = i
+	}
+	for i := 1; i < len(c.Steps); i++ {
+		if pos[c.Steps[i]] <= pos[c.Steps[i-1]] {
+			t.Fatalf("steps out of order: %v", c.Steps)
+		}
+	}
+	if len(c.Steps) > 2 {
+		first := pos[c.Steps[2]]
+		if len(c.Steps)-2 != len(steps)-first {
+			t.Fatalf("gap in the kept window: %d shown from index %d of %d", len(c.Steps)-2, first, len(steps))
+		}
+	}
+	if len(c.Steps)+c.DroppedSteps != len(steps) {
+		t.Fatalf("shown %d + dropped %d != %d", len(c.Steps), c.DroppedSteps, len(steps))
+	}
+	// Pairs intact: every tool message answers an open call, every call is answered.
+	open := map[string]bool{}
+	for i, msg := range c.Messages {
+		if msg.Role == agentmem.RoleTool {
+			if !open[msg.ToolCallID] {
+				t.Fatalf("message %d: tool result %q without its call", i, msg.ToolCallID)
+			}
+			delete(open, msg.ToolCallID)
+			continue
+		}
+		if len(open) > 0 {
+			t.Fatalf("message %d: calls %v left without results", i, open)
+		}
+		for _, tc := range msg.ToolCalls {
+			open[tc.ID] = true
+		}
+	}
+	if len(open) > 0 {
+		t.Fatalf("calls %v left without results at the end", open)
+	}
+}
+
+func TestPropertyContextInvariants(t *testing.T) {
+	counters := []tokenizer.Counter{tokenizer.NewHeuristic(), mustCounter(t, tokenizer.O200kBase)}
+	iterations := 300
+	if testing.Short() {
+		iterations = 50
+	}
+	for it := range iterations {
+		r := rand.New(rand.NewPCG(uint64(it), 7))
+		counter := counters[it%len(counters)]
+		m := agentmem.New(agentmem.Options{Counter: counter})
+		randomHistory(t, r, m, 1+r.IntN(60))
+		full := m.Tokens()
+		for range 10 {
+			budget := 1 + r.IntN(full+50)
+			opts := agentmem.ContextOptions{Budget: budget, TruncateToFill: r.IntN(2) == 0}
+			c, err := m.Context(bg, opts)
+			if err != nil {
+				var be *agentmem.BudgetError
+				if !errors.As(err, &be) || be.Required <= budget {
+					t.Fatalf("iteration %d budget %d: %v", it, budget, err)
+				}
+				continue
+			}
+			checkInvariants(t, m, c, counter, budget)
+		}
+	}
+}
+
+func mustCounter(t *testing.T, name string) tokenizer.Counter {
+	t.Helper()
+	c, err := tokenizer.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+

@@ -1,0 +1,176 @@
+package agentmem
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// SnapshotVersion is the version of the snapshot format Snapshot writes.
+const SnapshotVersion = 1
+
+// Snapshot is the state of a Memory in a versioned JSON form:
+//
+//	{"version":1,"next_number":42,"steps":[...],"pending":{...}}
+//
+// It carries every step of the working set, summaries included, so a
+// resumed run continues where the old one stopped.
+type Snapshot struct {
+	Version    int      `json:"version"`
+	NextNumber int      `json:"next_number"`
+	Steps      StepList `json:"steps"`
+	// Pending is an action whose tool calls still await results
+	// (message-level API).
+	Pending *ActionStep `json:"pending,omitempty"`
+}
+
+// Snapshot returns a deep copy of the memory's state.
+func (m *Memory) Snapshot() *Snapshot {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s := &Snapshot{Version: SnapshotVersion, NextNumber: m.next, Steps: make(StepList, len(m.entries))}
+	for i, e := range m.entries {
+		s.Steps[i] = e.step.clone()
+	}
+	if m.pending != nil {
+		s.Pending = m.pending.clone().(*ActionStep)
+	}
+	return s
+}
+
+// Restore replaces the memory's state with a snapshot, keeping the steps'
+// numbers, IDs and times. The snapshot is checked first (valid steps,
+// unique numbers below NextNumber) and, if it is refused, nothing changes.
+func (m *Memory) Restore(s *Snapshot) error {
+	if s == nil {
+		return invalidf("snapshot", "is nil")
+	}
+	if s.Version != SnapshotVersion {
+		return invalidf("version", "unsupported snapshot version %d (this build reads %d)", s.Version, SnapshotVersion)
+	}
+	entries := make([]*entry, len(s.Steps))
+	seen := make(map[int]bool, len(s.Steps))
+	next := s.NextNumber
+	for i, st := range s.Steps {
+		if st == nil {
+			return invalidf(fmt.Sprintf("steps[%d]", i), "is nil")
+		}
+		if err := st.Validate(); err != nil {
+			return fmt.Errorf("steps[%d]: %w", i, err)
+		}
+		n := st.Info().Number
+		if n < 0 || seen[n] {
+			return invalidf(fmt.Sprintf("steps[%d].number", i), "%d is negative or repeated", n)
+		}
+		seen[n] = true
+		if n >= next {
+			if s.NextNumber > 0 {
+				return invalidf(fmt.Sprintf("steps[%d].number", i), "%d is not below next_number %d", n, s.NextNumber)
+			}
+			next = n + 1
+		}
+		entries[i] = &entry{step: st.clone()}
+	}
+	var pending *ActionStep
+	if s.Pending != nil {
+		pending = s.Pending.clone().(*ActionStep)
+		if err := validateToolCalls("pending.tool_calls", pending.ToolCalls); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries = entries
+	m.pinned = pinnedIndexes(entries)
+	m.next = max(next, m.next)
+	m.pending = pending
+	m.epoch++
+	m.recountLocked()
+	return nil
+}
+
+// MarshalJSON encodes the snapshot (steps with their "type" fields).
+func (s *Snapshot) MarshalJSON() ([]byte, error) {
+	type alias Snapshot
+	return json.Marshal((*alias)(s))
+}
+
+// DecodeSnapshot decodes a snapshot from JSON. Besides the versioned form
+// that Snapshot writes it accepts, as the seeds' ShortTermMemory.restore
+// does, a plain JSON array of chat messages and an object
+// {"messages":[...],"summary":"..."}; messages are folded into steps as
+// AddMessage would, and a summary becomes a SummaryStep after the system
+// prompts. Errors wrap ErrInvalid.
+func DecodeSnapshot(data []byte) (*Snapshot, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, invalidf("snapshot", "is empty")
+	}
+	if data[0] == '[' {
+		var msgs []Message
+		if err := json.Unmarshal(data, &msgs); err != nil {
+			return nil, jsonInvalid("messages", err)
+		}
+		return snapshotFromMessages(msgs, "")
+	}
+	var probe struct {
+		Version  *int            `json:"version"`
+		Messages json.RawMessage `json:"messages"`
+		Summary  *string         `json:"summary"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, jsonInvalid("snapshot", err)
+	}
+	if probe.Version == nil {
+		if probe.Messages == nil {
+			return nil, invalidf("snapshot", "has neither a version nor messages")
+		}
+		var msgs []Message
+		if err := json.Unmarshal(probe.Messages, &msgs); err != nil {
+			return nil, jsonInvalid("messages", err)
+		}
+		summary := ""
+		if probe.Summary != nil {
+			summary = *probe.Summary
+		}
+		return snapshotFromMessages(msgs, summary)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Snapshot
+	if err := dec.Decode(&s); err != nil {
+		return nil, jsonInvalid("snapshot", err)
+	}
+	if s.Version != SnapshotVersion {
+		return nil, invalidf("version", "unsupported snapshot version %d (this build reads %d)", s.Version, SnapshotVersion)
+	}
+	if s.Pending != nil {
+		if err := validateToolCalls("pending.tool_calls", s.Pending.ToolCalls); err != nil {
+			return nil, err
+		}
+	}
+	return &s, nil
+}
+
+func snapshotFromMessages(msgs []Message, summary string) (*Snapshot, error) {
+	steps, err := StepsFromMessages(msgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := validText("summary", summary); err != nil {
+		return nil, err
+	}
+	if summary != "" {
+		at := 0
+		for at < len(steps) && steps[at].Kind() == KindSystemPrompt {
+			at++
+		}
+		sum := &SummaryStep{StepInfo: StepInfo{Number: len(steps), ID: NewID()}, Summary: summary}
+		steps = append(steps[:at], append([]Step{sum}, steps[at:]...)...)
+	}
+	return &Snapshot{Version: SnapshotVersion, NextNumber: len(steps), Steps: steps}, nil
+}
+
+func heuristicCounter() tokenizer.Counter { return tokenizer.NewHeuristic() }
