@@ -1,0 +1,145 @@
+package summarize
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// Extractive summarizes without a model: it writes one line per step
+// saying what the agent did ("#12 read_file {"path":"a.go"} → first line
+// of the result"), keeps errors, notes, plans and tasks with more text, and
+// if the digest is longer than the request's MaxTokens drops the least
+// important lines first (plain tool calls before errors and notes, older
+// before newer), so the summary stays bounded. A previous summary is kept
+// as the digest's first lines and condensed the same way.
+type Extractive struct {
+	// Counter measures MaxTokens; nil means the heuristic counter.
+	Counter tokenizer.Counter
+	// LineChars bounds the text quoted from each step; 0 means 160.
+	LineChars int
+}
+
+// line is one candidate line of the digest with its importance.
+type line struct {
+	text   string
+	weight int // higher survives longer
+	order  int
+}
+
+// Summarize implements agentmem.Summarizer.
+func (e Extractive) Summarize(_ context.Context, req agentmem.SummaryRequest) (string, error) {
+	width := e.LineChars
+	if width <= 0 {
+		width = 160
+	}
+	var lines []line
+	add := func(weight int, format string, args ...any) {
+		lines = append(lines, line{text: fmt.Sprintf(format, args...), weight: weight, order: len(lines)})
+	}
+	for _, l := range strings.Split(strings.TrimSpace(req.Previous), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			add(2, "%s", l)
+		}
+	}
+	for _, s := range req.Steps {
+		n := s.Info().Number
+		switch s := s.(type) {
+		case *agentmem.TaskStep:
+			add(4, "#%d task: %s", n, clip(s.Task, 2*width))
+		case *agentmem.ActionStep:
+			e.action(add, n, s, width)
+		case *agentmem.PlanningStep:
+			add(3, "#%d plan: %s", n, clip(s.Plan, 2*width))
+		case *agentmem.ScratchpadStep:
+			add(3, "#%d note: %s", n, clip(s.Content, width))
+		case *agentmem.FinalAnswerStep:
+			add(4, "#%d final answer: %s", n, clip(s.Answer, width))
+		case *agentmem.MessageStep:
+			add(1, "#%d %s: %s", n, s.Message.Role, clip(s.Message.Text(), width))
+		case *agentmem.SummaryStep:
+			add(2, "%s", clip(s.Summary, 4*width))
+		}
+	}
+	return e.fit(lines, req.MaxTokens), nil
+}
+
+func (e Extractive) action(add func(int, string, ...any), n int, s *agentmem.ActionStep, width int) {
+	if len(s.ToolCalls) == 0 && s.ModelOutput != "" {
+		add(1, "#%d said: %s", n, clip(s.ModelOutput, width))
+	}
+	for _, c := range s.ToolCalls {
+		result := ""
+		for _, r := range s.Results {
+			if r.CallID == c.ID {
+				result = r.Content
+				if r.IsError {
+					result = "error: " + result
+				}
+			}
+		}
+		add(1, "#%d %s %s → %s", n, c.Name, clip(c.Arguments, width/2), clip(result, width))
+	}
+	if s.Observation != "" {
+		add(1, "#%d observed: %s", n, clip(s.Observation, width))
+	}
+	if s.Error != "" {
+		add(3, "#%d error: %s", n, clip(s.Error, width))
+	}
+}
+
+// fit drops the lowest-weight, oldest lines until the digest fits.
+func (e Extractive) fit(lines []line, maxTokens int) string {
+	c := e.Counter
+	if c == nil {
+		c = tokenizer.NewHeuristic()
+	}
+	cost := make([]int, len(lines))
+	total := 0
+	for i, l := range lines {
+		cost[i] = c.Count(l.text) + 1
+		total += cost[i]
+	}
+	dropped := make([]bool, len(lines))
+	for w := 0; maxTokens > 0 && total > maxTokens && w <= 4; w++ {
+		for i := range lines {
+			if total <= maxTokens {
+				break
+			}
+			if lines[i].weight == w && !dropped[i] {
+				dropped[i] = true
+				total -= cost[i]
+			}
+		}
+	}
+	var b strings.Builder
+	omitted := 0
+	for i, l := range lines {
+		if dropped[i] {
+			omitted++
+			continue
+		}
+		b.WriteString(l.text)
+		b.WriteByte('\n')
+	}
+	if omitted > 0 && total+8 <= maxTokens {
+		fmt.Fprintf(&b, "(%d less important lines omitted)\n", omitted)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// clip flattens whitespace and cuts s to n bytes on a rune boundary.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
