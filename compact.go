@@ -122,6 +122,12 @@ func (m *Memory) applyLocked(epoch uint64, in []Step, byStep map[Step]*entry, ou
 			comp.Removed = append(comp.Removed, byStep[s].step.clone())
 		}
 	}
+	if len(comp.Removed) == 0 && len(comp.Replaced) == 0 && len(added) == 0 {
+		// Nothing changed: leave the working set and its epoch alone, so
+		// a concurrent compaction does not fail for no reason.
+		comp.After = comp.Before
+		return comp, nil
+	}
 	for _, e := range added {
 		info := e.step.Info()
 		info.Number = m.next

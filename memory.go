@@ -145,7 +145,6 @@ func renderStep(s Step, f Format, c tokenizer.Counter, opts RenderOptions) rende
 	return r
 }
 
-
 // Add validates a step, appends a copy of it to the working set and returns
 // the header it was stored with. The memory assigns the step number (any
 // number set on the step is ignored) and fills in an empty ID and time.

@@ -493,3 +493,70 @@ func TestVisualizeAndDump(t *testing.T) {
 		t.Errorf("Dump lacks content preview:\n%s", b.String())
 	}
 }
+
+func TestTruncateTextIsIdempotent(t *testing.T) {
+	s := strings.Repeat("abcdefghij", 5) // 50 bytes
+	once := agentmem.TruncateText(s, 10)
+	if once != "abcdefghij\n…[truncated 40 bytes]" {
+		t.Fatalf("once = %q", once)
+	}
+	if twice := agentmem.TruncateText(once, 10); twice != once {
+		t.Fatalf("truncating again changed it: %q", twice)
+	}
+	if shorter := agentmem.TruncateText(once, 4); shorter != "abcd\n…[truncated 46 bytes]" {
+		t.Fatalf("cutting further = %q (must count every byte cut from the original)", shorter)
+	}
+	if utf := agentmem.TruncateText("ééé", 3); utf != "é\n…[truncated 4 bytes]" {
+		t.Fatalf("cut inside a rune: %q", utf)
+	}
+}
+
+func TestNoOpCompactionDoesNotConflict(t *testing.T) {
+	m := seeded(t, 4)
+	started, release := make(chan struct{}), make(chan struct{})
+	slow := agentmem.StrategyFunc(func(_ context.Context, s []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
+		close(started)
+		<-release
+		return s[:3], nil
+	})
+	done := make(chan error)
+	go func() { _, err := m.Prune(bg, slow); done <- err }()
+	<-started
+	comp, err := m.Prune(bg, agentmem.NoPruning())
+	if err != nil || comp.Changed() {
+		t.Fatalf("no-op prune: %+v, %v", comp, err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("a no-op compaction made the running prune fail: %v", err)
+	}
+	if m.Len() != 3 {
+		t.Fatalf("len %d", m.Len())
+	}
+}
+
+func TestPinsFollowModifiedCopies(t *testing.T) {
+	m := seeded(t, 3)
+	var pinnedAfterCopy bool
+	rewrite := agentmem.StrategyFunc(func(_ context.Context, s []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
+		task := agentmem.CloneStep(s[1]).(*agentmem.TaskStep)
+		task.Task = "rewritten"
+		return append([]agentmem.Step{s[0], task}, s[2:]...), nil
+	})
+	check := agentmem.StrategyFunc(func(_ context.Context, s []agentmem.Step, env *agentmem.Env) ([]agentmem.Step, error) {
+		pinnedAfterCopy = env.Pinned(s[1])
+		return s, nil
+	})
+	if _, err := m.Prune(bg, agentmem.Chain(rewrite, check)); err != nil {
+		t.Fatal(err)
+	}
+	if !pinnedAfterCopy {
+		t.Fatal("a modified copy of the pinned task lost its pin")
+	}
+	// Outside a memory the built-in strategies pin the first task.
+	steps := m.Steps()
+	out := agentmem.ReplaceWithSummary(steps, agentmem.NewEnv(agentmem.EnvOptions{}), "s", 0)
+	if out[1].Kind() != agentmem.KindTask {
+		t.Fatalf("ReplaceWithSummary with NewEnv summarized the task away: %v", out[1].Kind())
+	}
+}

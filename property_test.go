@@ -112,9 +112,12 @@ func checkInvariants(t *testing.T, m *agentmem.Memory, c *agentmem.Context, coun
 
 func TestPropertyContextInvariants(t *testing.T) {
 	counters := []tokenizer.Counter{tokenizer.NewHeuristic(), mustCounter(t, tokenizer.O200kBase)}
+	// 300 histories x 10 budgets: thousands of renders. The race build
+	// runs a sample: it hunts data races, and the plain build covers the
+	// invariants in full.
 	iterations := 300
-	if testing.Short() {
-		iterations = 50
+	if testing.Short() || raceEnabled {
+		iterations = 30
 	}
 	for it := range iterations {
 		r := rand.New(rand.NewPCG(uint64(it), 7))
@@ -146,4 +149,3 @@ func mustCounter(t *testing.T, name string) tokenizer.Counter {
 	}
 	return c
 }
-

@@ -326,7 +326,9 @@ func (s *ActionStep) clone() Step {
 
 // TruncateText cuts s to at most maxLen bytes on a UTF-8 boundary and
 // appends a marker saying how many bytes were cut. Text that fits is
-// returned unchanged.
+// returned unchanged. It is idempotent: text it already cut keeps its
+// marker, is cut further only if its kept part is longer than maxLen, and
+// the marker then counts every byte cut from the original.
 func TruncateText(s string, maxLen int) string {
 	if maxLen < 0 {
 		maxLen = 0
@@ -334,11 +336,39 @@ func TruncateText(s string, maxLen int) string {
 	if len(s) <= maxLen {
 		return s
 	}
-	cut := maxLen
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	kept, cut := s, 0
+	if p, n, ok := splitTruncated(s); ok {
+		if len(p) <= maxLen {
+			return s
+		}
+		kept, cut = p, n
 	}
-	return s[:cut] + "\n…[truncated " + strconv.Itoa(len(s)-cut) + " bytes]"
+	end := maxLen
+	for end > 0 && !utf8.RuneStart(kept[end]) {
+		end--
+	}
+	return kept[:end] + truncMarker + strconv.Itoa(cut+len(kept)-end) + " bytes]"
+}
+
+// truncMarker starts the note TruncateText appends to text it cuts.
+const truncMarker = "\n…[truncated "
+
+// splitTruncated splits text produced by TruncateText into the kept
+// prefix and the number of bytes cut.
+func splitTruncated(s string) (prefix string, cut int, ok bool) {
+	i := strings.LastIndex(s, truncMarker)
+	if i < 0 {
+		return "", 0, false
+	}
+	num, found := strings.CutSuffix(s[i+len(truncMarker):], " bytes]")
+	if !found {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n <= 0 || strconv.Itoa(n) != num {
+		return "", 0, false
+	}
+	return s[:i], n, true
 }
 
 // PlanningStep holds a plan the agent made.

@@ -3,10 +3,7 @@ package agentmem
 import (
 	"context"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // This file holds the built-in strategies of the seeds: sliding windows
@@ -198,66 +195,20 @@ func TokenBudget(budget int) Strategy {
 
 // pinEnv returns the pinned flags of steps and an Env that reports exactly
 // those steps as pinned, so that helpers such as ReplaceWithSummary agree
-// with the caller. A step is pinned if env pins it, if it is a system
-// prompt, or if it is a modified copy (same number and ID) of a step env
-// pins: Env.Pinned alone knows only the very values a Memory handed to the
-// first strategy of a Chain. An Env that knows no steps
-// (a nil Env, or one from NewEnv) pins every system prompt and the first
-// task among steps, as Env's documentation promises.
+// with the caller. An Env that knows the memory's working set pins by step
+// number and ID (so modified copies stay pinned through a Chain); one that
+// knows none (nil, or from NewEnv) pins system prompts and the first task
+// of steps.
 func pinEnv(steps []Step, env *Env) (*Env, []bool) {
-	pinned := make([]bool, len(steps))
-	var derived Env
-	if env != nil {
-		derived = *env
-	} else {
-		derived = *NewEnv(EnvOptions{})
+	if env == nil || env.pins == nil {
+		flags := PinnedFlags(steps)
+		return env.withPins(steps, flags), flags
 	}
-	if env == nil || env.pinned == nil {
-		seenTask := false
-		for i, s := range steps {
-			switch s.Kind() {
-			case KindSystemPrompt:
-				pinned[i] = true
-			case KindTask:
-				if !seenTask {
-					pinned[i], seenTask = true, true
-				}
-			}
-		}
-	} else {
-		type key struct {
-			number int
-			id     string
-		}
-		var byKey map[key]bool
-		for i, s := range steps {
-			if env.pinned[s] || s.Kind() == KindSystemPrompt {
-				pinned[i] = true
-				continue
-			}
-			info := s.Info()
-			if info.ID == "" {
-				continue
-			}
-			if byKey == nil {
-				byKey = make(map[key]bool, len(env.pinned))
-				for p, ok := range env.pinned {
-					if ok {
-						pi := p.Info()
-						byKey[key{pi.Number, pi.ID}] = true
-					}
-				}
-			}
-			pinned[i] = byKey[key{info.Number, info.ID}]
-		}
-	}
-	derived.pinned = make(map[Step]bool)
+	flags := make([]bool, len(steps))
 	for i, s := range steps {
-		if pinned[i] {
-			derived.pinned[s] = true
-		}
+		flags[i] = env.Pinned(s)
 	}
-	return &derived, pinned
+	return env, flags
 }
 
 // keepMasked returns the steps whose flag is set, in order, in a new slice.
@@ -272,73 +223,16 @@ func keepMasked(steps []Step, keep []bool) []Step {
 }
 
 // truncateAction returns a copy of a with its tool results and
-// observation truncated to maxLen bytes as ActionStep.Truncate does, and
-// whether anything changed. Unlike Truncate it does not cut again text that
-// TruncateText already cut to maxLen bytes or less.
+// observation truncated to maxLen bytes, and whether anything changed.
+// Text TruncateText already cut to maxLen bytes or less is left alone.
 func truncateAction(a *ActionStep, maxLen int) (*ActionStep, bool) {
-	obs, changed := truncateOnce(a.Observation, maxLen)
-	var results []ToolResult
-	for i, r := range a.Results {
-		t, ok := truncateOnce(r.Content, maxLen)
-		if !ok {
-			continue
-		}
-		if results == nil {
-			results = slices.Clone(a.Results)
-		}
-		results[i].Content, changed = t, true
+	t := a.Truncate(maxLen)
+	changed := t.Observation != a.Observation
+	for i := range a.Results {
+		changed = changed || t.Results[i].Content != a.Results[i].Content
 	}
 	if !changed {
 		return a, false
 	}
-	c := a.clone().(*ActionStep)
-	c.Observation = obs
-	if results != nil {
-		c.Results = results
-	}
-	return c, true
-}
-
-// truncMarker starts the note TruncateText appends to text it cuts.
-const truncMarker = "\n…[truncated "
-
-// truncateOnce is TruncateText made idempotent: text that TruncateText
-// already cut to at most maxLen bytes is returned unchanged, and text it
-// cut to more is cut further with the marker counting every byte cut from
-// the original, so that truncateOnce(TruncateText(s, n), m) equals
-// TruncateText(s, min(n, m)). It reports whether it changed s.
-func truncateOnce(s string, maxLen int) (string, bool) {
-	if len(s) <= maxLen {
-		return s, false
-	}
-	prefix, cut, ok := splitTruncated(s)
-	if !ok {
-		return TruncateText(s, maxLen), true
-	}
-	if len(prefix) <= maxLen {
-		return s, false
-	}
-	keep := maxLen
-	for keep > 0 && !utf8.RuneStart(prefix[keep]) {
-		keep--
-	}
-	return prefix[:keep] + truncMarker + strconv.Itoa(cut+len(prefix)-keep) + " bytes]", true
-}
-
-// splitTruncated splits text produced by TruncateText into the kept
-// prefix and the number of bytes cut.
-func splitTruncated(s string) (prefix string, cut int, ok bool) {
-	i := strings.LastIndex(s, truncMarker)
-	if i < 0 {
-		return "", 0, false
-	}
-	num, found := strings.CutSuffix(s[i+len(truncMarker):], " bytes]")
-	if !found {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n <= 0 || strconv.Itoa(n) != num {
-		return "", 0, false
-	}
-	return s[:i], n, true
+	return t, true
 }

@@ -19,10 +19,10 @@ import (
 // stWords counts one token per whitespace-separated word.
 type stWords struct{}
 
-func (stWords) Name() string         { return "st-words" }
-func (stWords) Count(s string) int   { return len(strings.Fields(s)) }
-func stCtx() context.Context         { return context.Background() }
-func stEnv() *agentmem.Env           { return stEnvAt(stNow) }
+func (stWords) Name() string       { return "st-words" }
+func (stWords) Count(s string) int { return len(strings.Fields(s)) }
+func stCtx() context.Context       { return context.Background() }
+func stEnv() *agentmem.Env         { return stEnvAt(stNow) }
 func stEnvAt(t time.Time) *agentmem.Env {
 	return agentmem.NewEnv(agentmem.EnvOptions{Now: t, Counter: stWords{}})
 }

@@ -38,7 +38,21 @@ type Env struct {
 	format  Format
 	counter tokenizer.Counter
 	cost    func(Step) (int, bool)
-	pinned  map[Step]bool
+	// pins holds the (number, ID) of the pinned steps of the working set
+	// the strategy runs on; nil when the Env knows no working set.
+	pins map[stepKey]bool
+}
+
+// stepKey identifies a step across copies: modified copies keep the
+// number and ID of the step they replace.
+type stepKey struct {
+	number int
+	id     string
+}
+
+func keyOf(s Step) stepKey {
+	i := s.Info()
+	return stepKey{i.Number, i.ID}
 }
 
 // EnvOptions configures NewEnv.
@@ -107,35 +121,69 @@ func (e *Env) Tokens(s Step) int {
 }
 
 // Pinned reports whether s is pinned: a system prompt, or the first task
-// of the steps the strategy was given. Strategies should keep pinned steps.
+// of the memory's working set (or a modified copy of it: pins follow a
+// step's number and ID). Strategies should keep pinned steps. An Env that
+// knows no working set (nil, or from NewEnv) pins system prompts and every
+// task; the built-in strategies then pin the first task of the steps they
+// are given.
 func (e *Env) Pinned(s Step) bool {
-	if e != nil && e.pinned != nil {
-		return e.pinned[s]
+	switch {
+	case s.Kind() == KindSystemPrompt:
+		return true
+	case e == nil || e.pins == nil:
+		return s.Kind() == KindTask
+	case s.Info().ID == "":
+		return false // a new step a strategy made
 	}
-	return s.Kind() == KindSystemPrompt
+	return e.pins[keyOf(s)]
+}
+
+// PinnedFlags applies the pinning rule to a list of steps: every system
+// prompt and the first task are pinned.
+func PinnedFlags(steps []Step) []bool {
+	flags := make([]bool, len(steps))
+	seenTask := false
+	for i, s := range steps {
+		switch s.Kind() {
+		case KindSystemPrompt:
+			flags[i] = true
+		case KindTask:
+			if !seenTask {
+				flags[i], seenTask = true, true
+			}
+		}
+	}
+	return flags
+}
+
+// withPins returns a copy of e that pins exactly the flagged steps (and
+// system prompts).
+func (e *Env) withPins(steps []Step, flags []bool) *Env {
+	var d Env
+	if e != nil {
+		d = *e
+	} else {
+		d = *NewEnv(EnvOptions{})
+	}
+	d.pins = make(map[stepKey]bool)
+	for i, s := range steps {
+		if flags[i] {
+			d.pins[keyOf(s)] = true
+		}
+	}
+	return &d
 }
 
 // env builds the Env for a strategy run over clones of the working set.
 func (m *Memory) env(in []Step, byStep map[Step]*entry, f Format, c tokenizer.Counter) *Env {
-	e := &Env{now: m.now(), format: f, counter: c, pinned: make(map[Step]bool)}
+	e := &Env{now: m.now(), format: f, counter: c}
 	e.cost = func(s Step) (int, bool) {
 		if en, ok := byStep[s]; ok {
 			return en.render(f, c, RenderOptions{}).total, true
 		}
 		return 0, false
 	}
-	seenTask := false
-	for _, s := range in {
-		switch s.Kind() {
-		case KindSystemPrompt:
-			e.pinned[s] = true
-		case KindTask:
-			if !seenTask {
-				e.pinned[s], seenTask = true, true
-			}
-		}
-	}
-	return e
+	return e.withPins(in, PinnedFlags(in))
 }
 
 // Chain applies strategies in order, each to the output of the one before.

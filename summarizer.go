@@ -44,7 +44,7 @@ func (f SummarizerFunc) Summarize(ctx context.Context, req SummaryRequest) (stri
 	return f(ctx, req)
 }
 
-// Defaults of SummarizeOptions.
+// Defaults of SummarizeOptions (DefaultKeepRecent is MMROptions' too).
 const (
 	DefaultKeepRecent       = 6
 	DefaultMaxSummaryTokens = 1000

@@ -1,0 +1,5 @@
+//go:build !race
+
+package agentmem_test
+
+const raceEnabled = false
