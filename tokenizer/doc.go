@@ -55,7 +55,7 @@
 // piece can be long: a run of 16 kB of "=" or of binary bytes, which the
 // patterns cannot split, took tiktoken-go 0.2 s to 2.7 s, so 1 MB would
 // take from half an hour to hours. Pieces over 128 bytes are merged here with a heap in
-// O(n log n) instead (1 MB in well under a second). tiktoken-go remains the
+// O(n log n) instead (1 MB in about a second). tiktoken-go remains the
 // reference in the tests.
 //
 // # Cost model
@@ -70,6 +70,7 @@
 //     (roughly 1 µs a token), nearly all in the regexp2 pre-tokeniser, with
 //     about 100 bytes of short-lived garbage per input byte. Counting a
 //     4 kB message costs about 1 ms; cache counts of stored text rather
-//     than recount it. Calls run in parallel without contention.
+//     than recount it. Concurrent calls share read-only tables and
+//     regexp2's runner cache, which takes a short lock per match.
 //   - Heuristic: over 1 GB/s, no allocation, no load.
 package tokenizer

@@ -40,9 +40,16 @@ func refEncoding(t testing.TB, name string) *tiktoken.Tiktoken {
 const refMaxLen = 4096
 
 func TestMatchesTiktokenGo(t *testing.T) {
-	docs := corpusDocs()
+	// TestGoldenTiktoken covers the whole corpus; a sample is enough here.
+	var docs []string
+	step := 4
 	if testing.Short() || raceEnabled {
-		docs = docs[:len(docs)/8]
+		step = 32
+	}
+	for i, d := range corpusDocs() {
+		if i%step == 0 {
+			docs = append(docs, d)
+		}
 	}
 	extra := append([]string{}, goldenCases...)
 	extra = append(extra, "\xff", "a\xffb", "\xed\xa0\x80", "<|endoftext|>\xfe", "\xc3\x28 x \xe2\x82",
