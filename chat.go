@@ -36,10 +36,18 @@ func (m *Memory) AddMessage(ctx context.Context, msg Message) error {
 		return err
 	}
 	msg = msg.Clone()
-	m.mu.Lock()
-	err := m.foldLocked(msg)
-	trigger := err == nil && m.overPolicyLocked()
-	m.mu.Unlock()
+	m.wmu.Lock()
+	steps, pending, err := m.fold(msg)
+	if err == nil {
+		_, err = m.commit(ctx, steps)
+	}
+	if err == nil {
+		m.mu.Lock()
+		m.pending = pending
+		m.mu.Unlock()
+	}
+	trigger := err == nil && len(steps) > 0 && m.overPolicy()
+	m.wmu.Unlock()
 	if trigger {
 		m.autoPrune(ctx)
 	}
@@ -77,69 +85,65 @@ func (m *Memory) Pending() *ActionStep {
 	return m.pending.clone().(*ActionStep)
 }
 
-// foldLocked turns one validated message into steps. m.mu must be held.
-func (m *Memory) foldLocked(msg Message) error {
+// fold turns one validated message into the steps to commit and the
+// pending action to keep afterwards. It changes nothing itself. m.wmu must
+// be held.
+func (m *Memory) fold(msg Message) (steps []Step, pending *ActionStep, err error) {
+	pending = m.pending
 	if msg.Role == RoleTool {
-		return m.addResultLocked(msg)
+		if pending == nil {
+			return nil, nil, invalidf("tool_call_id", "tool result for %q has no pending tool call", msg.ToolCallID)
+		}
+		if pending.callName(msg.ToolCallID) == "" {
+			return nil, pending, invalidf("tool_call_id", "tool result for %q answers none of the pending calls", msg.ToolCallID)
+		}
+		for _, r := range pending.Results {
+			if r.CallID == msg.ToolCallID {
+				return nil, pending, invalidf("tool_call_id", "tool call %q already has a result", msg.ToolCallID)
+			}
+		}
+		p := pending.clone().(*ActionStep)
+		p.Results = append(p.Results, ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata["is_error"] == "true"})
+		if len(p.Results) < len(p.ToolCalls) {
+			return nil, p, nil
+		}
+		return []Step{orderResults(p)}, nil, nil
 	}
-	m.flushPendingLocked()
+	if pending != nil {
+		steps = append(steps, answerAll(pending))
+	}
 	info := StepInfo{ID: msg.ID, Time: msg.Time, Metadata: msg.Metadata}
 	switch msg.Role {
 	case RoleSystem:
-		m.appendLocked(&SystemPromptStep{StepInfo: info, Content: msg.Text()})
+		steps = append(steps, &SystemPromptStep{StepInfo: info, Content: msg.Text()})
 	case RoleUser:
 		t := &TaskStep{StepInfo: info}
 		var text []string
 		for _, p := range msg.Content {
-			switch p.Type {
-			case PartImage:
+			if p.Type == PartImage {
 				t.Images = append(t.Images, *p.Image)
-			default:
+			} else {
 				text = append(text, p.Text)
 			}
 		}
 		t.Task = strings.Join(text, "\n")
-		m.appendLocked(t)
+		steps = append(steps, t)
 	case RoleAssistant:
 		a := &ActionStep{StepInfo: info, ModelOutput: msg.Text(), ToolCalls: msg.ToolCalls}
 		if len(msg.ToolCalls) > 0 {
-			m.pending = a
-			return nil
+			return steps, a, nil
 		}
-		m.appendLocked(a)
+		steps = append(steps, a)
 	default: // agent_call, agent_response
-		m.appendLocked(&MessageStep{StepInfo: StepInfo{ID: msg.ID, Time: msg.Time}, Message: msg})
+		steps = append(steps, &MessageStep{StepInfo: StepInfo{ID: msg.ID, Time: msg.Time}, Message: msg})
 	}
-	return nil
+	return steps, nil, nil
 }
 
-func (m *Memory) addResultLocked(msg Message) error {
-	p := m.pending
-	if p == nil {
-		return invalidf("tool_call_id", "tool result for %q has no pending tool call", msg.ToolCallID)
-	}
-	if p.callName(msg.ToolCallID) == "" {
-		return invalidf("tool_call_id", "tool result for %q answers none of the pending calls", msg.ToolCallID)
-	}
-	for _, r := range p.Results {
-		if r.CallID == msg.ToolCallID {
-			return invalidf("tool_call_id", "tool call %q already has a result", msg.ToolCallID)
-		}
-	}
-	p.Results = append(p.Results, ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata["is_error"] == "true"})
-	if len(p.Results) == len(p.ToolCalls) {
-		m.commitPendingLocked()
-	}
-	return nil
-}
-
-// flushPendingLocked adds a pending action, answering its unanswered calls
-// with an error result.
-func (m *Memory) flushPendingLocked() {
-	p := m.pending
-	if p == nil {
-		return
-	}
+// answerAll returns a copy of a pending action in which every unanswered
+// call has an error result.
+func answerAll(p *ActionStep) *ActionStep {
+	p = p.clone().(*ActionStep)
 	for _, c := range p.ToolCalls {
 		answered := false
 		for _, r := range p.Results {
@@ -149,14 +153,11 @@ func (m *Memory) flushPendingLocked() {
 			p.Results = append(p.Results, ToolResult{CallID: c.ID, Content: MissingResult, IsError: true})
 		}
 	}
-	m.commitPendingLocked()
+	return orderResults(p)
 }
 
-// commitPendingLocked adds the pending action with its results in call
-// order.
-func (m *Memory) commitPendingLocked() {
-	p := m.pending
-	m.pending = nil
+// orderResults puts an action's results in call order.
+func orderResults(p *ActionStep) *ActionStep {
 	ordered := make([]ToolResult, 0, len(p.ToolCalls))
 	for _, c := range p.ToolCalls {
 		for _, r := range p.Results {
@@ -167,7 +168,24 @@ func (m *Memory) commitPendingLocked() {
 		}
 	}
 	p.Results = ordered
-	m.appendLocked(p)
+	return p
+}
+
+// FlushPending adds a pending action now, answering its unanswered calls
+// with an error result (MissingResult).
+func (m *Memory) FlushPending(ctx context.Context) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if m.pending == nil {
+		return nil
+	}
+	if _, err := m.commit(ctx, []Step{answerAll(m.pending)}); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.pending = nil
+	m.mu.Unlock()
+	return nil
 }
 
 // Recent returns the last n messages of the working set in canonical form
@@ -223,8 +241,8 @@ func StepsFromMessages(msgs []Message) ([]Step, error) {
 			return nil, fmt.Errorf("messages[%d]: %w", i, err)
 		}
 	}
-	mem.mu.Lock()
-	mem.flushPendingLocked()
-	mem.mu.Unlock()
+	if err := mem.FlushPending(context.Background()); err != nil {
+		return nil, err
+	}
 	return mem.Steps(), nil
 }

@@ -46,11 +46,12 @@ func (m *Memory) cloneForStrategy() ([]Step, map[Step]*entry, uint64) {
 
 // Prune applies a strategy to the working set and returns what changed.
 //
-// The strategy runs without holding the memory's lock, so an LLM
+// The strategy runs without holding the memory's locks, so an LLM
 // summarizer does not block readers or writers. Steps appended while it
 // runs are kept after its result. If another compaction changed the
 // working set in the meantime, Prune returns an error wrapping ErrConflict
-// and changes nothing; call it again.
+// and changes nothing; call it again. With a journal, the compaction is
+// recorded before the memory changes.
 func (m *Memory) Prune(ctx context.Context, s Strategy) (*Compaction, error) {
 	if s == nil {
 		return nil, invalidf("strategy", "is nil")
@@ -60,92 +61,139 @@ func (m *Memory) Prune(ctx context.Context, s Strategy) (*Compaction, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	comp, err := m.applyLocked(epoch, in, byStep, out)
-	m.mu.Unlock()
+	m.wmu.Lock()
+	comp, err := m.compact(ctx, epoch, in, byStep, out)
+	m.wmu.Unlock()
 	m.notify(comp, err)
 	return comp, err
 }
 
-// applyLocked replaces the first len(in) entries of the working set with
-// the strategy's output. m.mu must be held.
-func (m *Memory) applyLocked(epoch uint64, in []Step, byStep map[Step]*entry, out []Step) (*Compaction, error) {
+// compactPlan is a validated compaction, ready to journal and apply.
+type compactPlan struct {
+	comp     *Compaction
+	entries  []*entry // the new working set
+	added    []int    // indexes in entries of new steps
+	replaced []int    // indexes in entries of modified copies
+	removed  []int    // numbers of the removed steps
+}
+
+// compact validates a strategy's output against the first len(in)
+// entries of the working set, journals it and applies it. m.wmu must be
+// held.
+func (m *Memory) compact(ctx context.Context, epoch uint64, in []Step, byStep map[Step]*entry, out []Step) (*Compaction, error) {
 	if m.epoch != epoch {
 		return nil, fmt.Errorf("%w: the working set was compacted while the strategy ran", ErrConflict)
 	}
-	// Position of each original step number in the input.
-	pos := make(map[int]int, len(in))
+	plan, err := m.plan(in, byStep, out)
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.added) == 0 && len(plan.removed) == 0 && len(plan.replaced) == 0 {
+		// Nothing changed: leave the working set and its epoch alone, so
+		// a concurrent compaction does not fail for no reason.
+		return plan.comp, nil
+	}
+	for _, i := range plan.added {
+		info := plan.entries[i].step.Info()
+		info.ID = m.newID()
+		if info.Time.IsZero() {
+			info.Time = m.now()
+		}
+		plan.entries[i].step.setInfo(info)
+	}
+	numbers := make([]int, len(plan.added))
+	for k := range plan.added {
+		numbers[k] = m.next + k
+	}
+	if m.journal != nil {
+		working := make([]Step, len(plan.entries))
+		for i, e := range plan.entries {
+			working[i] = e.step
+		}
+		got, err := m.journal.Compact(ctx, JournalCompaction{Working: working, Added: plan.added, Replaced: plan.replaced, Removed: plan.removed})
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != len(plan.added) {
+			return nil, fmt.Errorf("agentmem: journal returned %d numbers for %d new steps", len(got), len(plan.added))
+		}
+		numbers = got
+	}
+	for k, i := range plan.added {
+		info := plan.entries[i].step.Info()
+		info.Number = numbers[k]
+		plan.entries[i].step.setInfo(info)
+		plan.comp.Added = append(plan.comp.Added, plan.entries[i].step.clone())
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range numbers {
+		m.next = max(m.next, n+1)
+	}
+	m.entries = plan.entries
+	m.pinned = pinnedIndexes(plan.entries)
+	m.epoch++
+	m.recountLocked()
+	plan.comp.After = len(plan.entries)
+	return plan.comp, nil
+}
+
+// plan checks a strategy's output and works out the new working set. It
+// reads the working set under m.wmu and changes nothing.
+func (m *Memory) plan(in []Step, byStep map[Step]*entry, out []Step) (*compactPlan, error) {
+	pos := make(map[int]int, len(in)) // number -> index in in
 	for i, s := range in {
 		pos[s.Info().Number] = i
 	}
-	comp := &Compaction{Before: len(m.entries)}
+	p := &compactPlan{comp: &Compaction{Before: len(m.entries), After: len(m.entries)}}
 	kept := make(map[int]bool, len(out))
-	entries := make([]*entry, 0, len(out)+len(m.entries)-len(in))
 	last := -1
-	var added []*entry
+	keep := func(i, n int) error {
+		if kept[n] || pos[n] < last {
+			return invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d is repeated or out of order", n)
+		}
+		kept[n], last = true, pos[n]
+		return nil
+	}
 	for i, s := range out {
 		if s == nil {
 			return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "is nil")
 		}
 		if e, ok := byStep[s]; ok { // unchanged
-			n := s.Info().Number
-			if kept[n] || pos[n] < last {
-				return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d is repeated or out of order", n)
+			if err := keep(i, s.Info().Number); err != nil {
+				return nil, err
 			}
-			kept[n], last = true, pos[n]
-			entries = append(entries, e)
+			p.entries = append(p.entries, e)
 			continue
 		}
 		if err := s.Validate(); err != nil {
 			return nil, fmt.Errorf("strategy result[%d]: %w", i, err)
 		}
 		info := s.Info()
-		if info.ID == "" { // a new step: stamped below, in order
-			e := &entry{step: s.clone()}
-			entries = append(entries, e)
-			added = append(added, e)
+		if info.ID == "" { // a new step
+			p.added = append(p.added, len(p.entries))
+			p.entries = append(p.entries, &entry{step: s.clone()})
 			continue
 		}
-		p, ok := pos[info.Number]
-		if !ok || in[p].Info().ID != info.ID || in[p].Kind() != s.Kind() {
+		at, ok := pos[info.Number]
+		if !ok || in[at].Info().ID != info.ID || in[at].Kind() != s.Kind() {
 			return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d (%s) is not a step of the working set; new steps must have no ID", info.Number, info.ID)
 		}
-		if kept[info.Number] || p < last {
-			return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d is repeated or out of order", info.Number)
+		if err := keep(i, info.Number); err != nil {
+			return nil, err
 		}
-		kept[info.Number], last = true, p
-		entries = append(entries, &entry{step: s.clone()})
-		comp.Replaced = append(comp.Replaced, byStep[in[p]].step.clone())
+		p.replaced = append(p.replaced, len(p.entries))
+		p.entries = append(p.entries, &entry{step: s.clone()})
+		p.comp.Replaced = append(p.comp.Replaced, byStep[in[at]].step.clone())
 	}
 	for _, s := range in {
-		if !kept[s.Info().Number] {
-			comp.Removed = append(comp.Removed, byStep[s].step.clone())
+		if n := s.Info().Number; !kept[n] {
+			p.removed = append(p.removed, n)
+			p.comp.Removed = append(p.comp.Removed, byStep[s].step.clone())
 		}
 	}
-	if len(comp.Removed) == 0 && len(comp.Replaced) == 0 && len(added) == 0 {
-		// Nothing changed: leave the working set and its epoch alone, so
-		// a concurrent compaction does not fail for no reason.
-		comp.After = comp.Before
-		return comp, nil
-	}
-	for _, e := range added {
-		info := e.step.Info()
-		info.Number = m.next
-		m.next++
-		info.ID = m.newID()
-		if info.Time.IsZero() {
-			info.Time = m.now()
-		}
-		e.step.setInfo(info)
-		comp.Added = append(comp.Added, e.step.clone())
-	}
-	entries = append(entries, m.entries[len(in):]...)
-	m.entries = entries
-	m.pinned = pinnedIndexes(entries)
-	m.epoch++
-	m.recountLocked()
-	comp.After = len(entries)
-	return comp, nil
+	p.entries = append(p.entries, m.entries[len(in):]...)
+	return p, nil
 }
 
 // recountLocked recomputes the running token total the policy checks.
@@ -175,15 +223,18 @@ func (m *Memory) TrimToFit(ctx context.Context, opts ContextOptions) (*Compactio
 		c = m.counter
 	}
 	opts.TruncateToFill, opts.Strategy = false, nil
-	m.mu.Lock()
-	comp, err := m.trimLocked(opts, f, c)
-	m.mu.Unlock()
+	m.wmu.Lock()
+	comp, err := m.trim(ctx, opts, f, c)
+	m.wmu.Unlock()
 	m.notify(comp, err)
 	return comp, err
 }
 
-func (m *Memory) trimLocked(opts ContextOptions, f Format, c tokenizer.Counter) (*Compaction, error) {
+// trim implements TrimToFit. m.wmu must be held.
+func (m *Memory) trim(ctx context.Context, opts ContextOptions, f Format, c tokenizer.Counter) (*Compaction, error) {
+	m.mu.RLock()
 	res, err := workingView{entries: m.entries, pinned: m.pinned}.fit(opts, f, c)
+	m.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +252,7 @@ func (m *Memory) trimLocked(opts ContextOptions, f Format, c tokenizer.Counter) 
 			out = append(out, in[i])
 		}
 	}
-	return m.applyLocked(m.epoch, in, byStep, out)
+	return m.compact(ctx, m.epoch, in, byStep, out)
 }
 
 // notify reports a compaction (or the error that stopped one) to

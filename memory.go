@@ -2,6 +2,7 @@ package agentmem
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,6 +25,9 @@ type Options struct {
 	Clock func() time.Time
 	// NewID returns a new step ID; nil means NewID.
 	NewID func() string
+	// Journal, when set, durably records every add and compaction before
+	// the memory changes, and numbers the steps (see Journal).
+	Journal Journal
 	// OnCompact, when set, is called after every change to the working set
 	// that removes or replaces steps (Prune, TrimToFit, SetSummary and
 	// automatic pruning), with the compaction or the error that stopped an
@@ -54,7 +58,13 @@ type Memory struct {
 	now     func() time.Time
 	newID   func() string
 	onComp  func(*Compaction, error)
+	journal Journal
 
+	// wmu serializes writers (adds, compactions, clears, restores), so a
+	// journal write can run without holding mu, which readers take. The
+	// fields below change only with wmu and mu both held; a writer holding
+	// wmu may read them without mu.
+	wmu     sync.Mutex
 	mu      sync.RWMutex
 	entries []*entry
 	next    int    // next step number
@@ -92,6 +102,7 @@ func New(opts Options) *Memory {
 		now:     opts.Clock,
 		newID:   opts.NewID,
 		onComp:  opts.OnCompact,
+		journal: opts.Journal,
 	}
 	if m.format == nil {
 		m.format = OpenAI
@@ -162,30 +173,63 @@ func (m *Memory) Add(ctx context.Context, s Step) (StepInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return StepInfo{}, err
 	}
-	c := s.clone()
-	m.mu.Lock()
-	info := m.appendLocked(c)
-	trigger := m.overPolicyLocked()
-	m.mu.Unlock()
+	m.wmu.Lock()
+	infos, err := m.commit(ctx, []Step{s.clone()})
+	trigger := err == nil && m.overPolicy()
+	m.wmu.Unlock()
+	if err != nil {
+		return StepInfo{}, err
+	}
 	if trigger {
 		m.autoPrune(ctx)
 	}
-	return info, nil
+	return infos[0], nil
 }
 
-// appendLocked stamps and appends a step that has been validated and
-// copied. m.mu must be held.
-func (m *Memory) appendLocked(s Step) StepInfo {
-	info := s.Info()
-	info.Number = m.next
-	m.next++
-	if info.ID == "" {
-		info.ID = m.newID()
+// commit stamps validated, copied steps with IDs, times and numbers (from
+// the journal when there is one, after it has recorded them) and appends
+// them to the working set. m.wmu must be held.
+func (m *Memory) commit(ctx context.Context, steps []Step) ([]StepInfo, error) {
+	if len(steps) == 0 {
+		return nil, nil
 	}
-	if info.Time.IsZero() {
-		info.Time = m.now()
+	infos := make([]StepInfo, len(steps))
+	for i, s := range steps {
+		info := s.Info()
+		if info.ID == "" {
+			info.ID = m.newID()
+		}
+		if info.Time.IsZero() {
+			info.Time = m.now()
+		}
+		info.Number = m.next + i
+		s.setInfo(info)
+		infos[i] = info
 	}
-	s.setInfo(info)
+	if m.journal != nil {
+		numbers, err := m.journal.Append(ctx, steps)
+		if err != nil {
+			return nil, err
+		}
+		if len(numbers) != len(steps) {
+			return nil, fmt.Errorf("agentmem: journal returned %d numbers for %d steps", len(numbers), len(steps))
+		}
+		for i, s := range steps {
+			infos[i].Number = numbers[i]
+			s.setInfo(infos[i])
+		}
+	}
+	m.mu.Lock()
+	for _, s := range steps {
+		m.appendLocked(s)
+	}
+	m.mu.Unlock()
+	return infos, nil
+}
+
+// appendLocked appends a stamped step. m.mu and m.wmu must be held.
+func (m *Memory) appendLocked(s Step) {
+	m.next = max(m.next, s.Info().Number+1)
 	e := &entry{step: s}
 	m.entries = append(m.entries, e)
 	if m.pinsNext(s.Kind()) {
@@ -194,7 +238,6 @@ func (m *Memory) appendLocked(s Step) StepInfo {
 	if m.policy != nil && m.policy.MaxTokens > 0 {
 		m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
 	}
-	return info
 }
 
 // pinsNext reports whether a step of this kind appended now is pinned:
@@ -214,7 +257,9 @@ func (m *Memory) pinsNext(k StepKind) bool {
 	return false
 }
 
-func (m *Memory) overPolicyLocked() bool {
+// overPolicy reports whether the working set exceeds the policy. m.wmu
+// (or m.mu) must be held.
+func (m *Memory) overPolicy() bool {
 	p := m.policy
 	if p == nil || p.Strategy == nil {
 		return false
@@ -318,8 +363,21 @@ func (m *Memory) ActionCount() int {
 }
 
 // Clear empties the working set, including a pending action of the
-// message-level API. Step numbers keep increasing after a Clear.
-func (m *Memory) Clear() {
+// message-level API. Step numbers keep increasing after a Clear. With a
+// journal, the clearing is recorded as a compaction that removes every
+// step (the log keeps them); a journal error leaves the memory unchanged.
+func (m *Memory) Clear(ctx context.Context) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if m.journal != nil {
+		removed := make([]int, len(m.entries))
+		for i, e := range m.entries {
+			removed[i] = e.step.Info().Number
+		}
+		if _, err := m.journal.Compact(ctx, JournalCompaction{Removed: removed}); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.entries = nil
@@ -327,6 +385,7 @@ func (m *Memory) Clear() {
 	m.tokens = 0
 	m.pending = nil
 	m.epoch++
+	return nil
 }
 
 // Messages renders the whole working set in the memory's default format,

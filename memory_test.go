@@ -130,7 +130,9 @@ func TestStepsOfAndActionCount(t *testing.T) {
 	if got := agentmem.StepsOf[*agentmem.ScratchpadStep](m); len(got) != 1 || got[0].Content != "note" {
 		t.Fatalf("StepsOf scratchpad = %+v", got)
 	}
-	m.Clear()
+	if err := m.Clear(bg); err != nil {
+		t.Fatal(err)
+	}
 	if m.Len() != 0 || m.ActionCount() != 0 {
 		t.Fatal("Clear left steps")
 	}

@@ -43,6 +43,8 @@ func (m *Memory) Snapshot() *Snapshot {
 // Restore replaces the memory's state with a snapshot, keeping the steps'
 // numbers, IDs and times. The snapshot is checked first (valid steps,
 // unique numbers below NextNumber) and, if it is refused, nothing changes.
+// Restore does not write to a journal: it is how a memory bound to a store
+// loads the state its log already holds.
 func (m *Memory) Restore(s *Snapshot) error {
 	if s == nil {
 		return invalidf("snapshot", "is nil")
@@ -80,6 +82,8 @@ func (m *Memory) Restore(s *Snapshot) error {
 			return err
 		}
 	}
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.entries = entries
