@@ -23,6 +23,10 @@ import (
 // step is added with an error result for each unanswered call, so the
 // rendered history stays valid.
 
+// MetaIsError is the metadata key that marks a tool message as an error
+// result ("true"): chat APIs have no field for it, Anthropic's has.
+const MetaIsError = "is_error"
+
 // MissingResult is the content given to a tool call whose result never
 // arrived.
 const MissingResult = "(no result was recorded for this tool call)"
@@ -69,7 +73,7 @@ func (m *Memory) AddAssistant(ctx context.Context, msg Message) error {
 func (m *Memory) AddToolResult(ctx context.Context, callID, content string, isError bool) error {
 	msg := Message{Role: RoleTool, ToolCallID: callID, Content: Text(content)}
 	if isError {
-		msg.Metadata = map[string]string{"is_error": "true"}
+		msg.Metadata = map[string]string{MetaIsError: "true"}
 	}
 	return m.AddMessage(ctx, msg)
 }
@@ -103,7 +107,7 @@ func (m *Memory) fold(msg Message) (steps []Step, pending *ActionStep, err error
 			}
 		}
 		p := pending.clone().(*ActionStep)
-		p.Results = append(p.Results, ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata["is_error"] == "true"})
+		p.Results = append(p.Results, ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata[MetaIsError] == "true"})
 		if len(p.Results) < len(p.ToolCalls) {
 			return nil, p, nil
 		}

@@ -2,6 +2,7 @@ package agentmem
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -47,6 +48,8 @@ type Context struct {
 	Truncated []int `json:"truncated,omitempty"`
 	// Summarized lists the step numbers covered by the summaries shown.
 	Summarized []Range `json:"summarized,omitempty"`
+
+	delta int // what assembling added to the cost of the steps shown
 }
 
 // DroppedRun is a run of consecutive working-set steps left out of a
@@ -98,8 +101,33 @@ type workingView struct {
 	pinned  []int
 }
 
-// fit implements Context over a view.
+// fit implements Context over a view. A format may insert messages when
+// it assembles the request (Anthropic's leading user message); if that
+// takes the request over the budget, fitting is redone with the budget
+// lowered by the excess.
 func (v workingView) fit(opts ContextOptions, f Format, c tokenizer.Counter) (*Context, error) {
+	budget := opts.Budget
+	for range 3 {
+		res, err := v.fitOnce(opts, budget, f, c)
+		if err != nil || opts.Budget <= 0 || res.Tokens <= opts.Budget {
+			if res != nil {
+				res.Budget = opts.Budget
+			}
+			if be, ok := err.(*BudgetError); ok {
+				be.Budget = opts.Budget
+				be.Required += opts.Budget - budget
+			}
+			return res, err
+		}
+		// The steps shown must leave room for what assembling adds.
+		budget = min(budget-1, opts.Budget-res.delta)
+	}
+	return nil, fmt.Errorf("agentmem: format %s keeps exceeding the budget when assembling", f.Name())
+}
+
+// fitOnce fits the view to budget once.
+func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokenizer.Counter) (*Context, error) {
+	opts.Budget = budget
 	ro := RenderOptions{SummaryMode: opts.SummaryMode}
 	unlimited := opts.Budget <= 0
 	need := ReplyPriming
@@ -193,10 +221,11 @@ func (v workingView) fit(opts ContextOptions, f Format, c tokenizer.Counter) (*C
 	for i := start; i < len(v.entries); i++ {
 		addEntry(v.entries[i])
 	}
-	assembled, merged := f.Assemble(msgs)
+	assembled, delta := f.Assemble(msgs, c)
 	out.Messages = assembled
 	out.Steps = steps
-	out.Tokens = used - merged*MessageOverhead
+	out.Tokens = used + delta
+	out.delta = delta
 	return out, nil
 }
 

@@ -107,8 +107,8 @@ func ExampleMemory_Visualize() {
 	})
 	fmt.Print(mem.Visualize())
 	// Output:
-	// Memory: 3 steps (1 actions), 44 tokens [openai, heuristic]
+	// Memory: 3 steps (1 actions), 41 tokens [openai, heuristic]
 	// * #0    system_prompt        8 tok
 	// * #1    task                 8 tok
-	//   #2    action              25 tok  list_dir  obs 24 chars
+	//   #2    action              22 tok  list_dir  obs 24 chars
 }

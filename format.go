@@ -1,5 +1,7 @@
 package agentmem
 
+import "github.com/agentmem/agentmem/tokenizer"
+
 // Format renders steps as the messages of one chat API. agentmem provides
 // OpenAI's chat format here; package render adds Anthropic's messages
 // format and the observation-as-user format.
@@ -15,10 +17,11 @@ type Format interface {
 	// StepMessages renders one step.
 	StepMessages(s Step, opts RenderOptions) []Message
 	// Assemble joins the messages of consecutive steps into a request's
-	// message list. It may merge adjacent messages; merged reports how many
-	// merges it made, each of which saves MessageOverhead tokens. It must
-	// not drop or reorder content. It may modify msgs in place.
-	Assemble(msgs []Message) (out []Message, merged int)
+	// message list. It may merge adjacent messages and insert messages an
+	// API requires; delta is the exact change in cost this makes under c
+	// (-MessageOverhead per merge, plus the cost of inserted messages). It
+	// must not drop or reorder content. It may modify msgs in place.
+	Assemble(msgs []Message, c tokenizer.Counter) (out []Message, delta int)
 }
 
 // OpenAI is OpenAI's chat-completions format: tool calls on assistant
@@ -35,15 +38,19 @@ func (openAIFormat) StepMessages(s Step, opts RenderOptions) []Message {
 	msgs := s.Messages(opts)
 	for i := range msgs {
 		msgs[i] = ChatRoles(msgs[i])
+		if msgs[i].Role == RoleTool {
+			msgs[i].Name = "" // OpenAI's tool messages have no name field
+		}
 	}
 	return msgs
 }
 
-func (openAIFormat) Assemble(msgs []Message) ([]Message, int) { return msgs, 0 }
+func (openAIFormat) Assemble(msgs []Message, _ tokenizer.Counter) ([]Message, int) { return msgs, 0 }
 
 // ChatRoles maps the multi-agent roles onto chat roles: an agent_call
 // becomes a user message "[Request from NAME]: ..." and an agent_response
-// an assistant message. Other messages are returned unchanged.
+// an assistant message; agent calls and structured data, which chat APIs
+// have no field for, become text. Other messages are returned unchanged.
 func ChatRoles(m Message) Message {
 	switch m.Role {
 	case RoleAgentCall:
@@ -65,6 +72,22 @@ func ChatRoles(m Message) Message {
 		m.Content = Text("[Request from " + caller + "]: " + text)
 	case RoleAgentResponse:
 		m.Role = RoleAssistant
+		text := m.Content.String()
+		for _, ac := range m.AgentCalls {
+			if text != "" {
+				text += "\n"
+			}
+			text += "(to " + ac.Agent + ") " + ac.Request
+		}
+		if len(m.AgentCalls) > 0 {
+			m.Content, m.AgentCalls = Text(text), nil
+		}
+	default:
+		return m
+	}
+	if len(m.Data) > 0 {
+		m.Content = append(cloneContent(m.Content), TextPart(string(m.Data)))
+		m.Data = nil
 	}
 	return m
 }

@@ -399,7 +399,7 @@ func (m *Memory) Messages(opts RenderOptions) []Message {
 			msgs = append(msgs, msg.Clone())
 		}
 	}
-	out, _ := m.format.Assemble(msgs)
+	out, _ := m.format.Assemble(msgs, m.counter)
 	return out
 }
 

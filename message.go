@@ -277,6 +277,13 @@ func (m Message) Validate() error {
 	if err := validateContent("content", m.Content); err != nil {
 		return err
 	}
+	if m.Role != RoleUser && m.Role != RoleAgentCall {
+		for i, p := range m.Content {
+			if p.Type == PartImage {
+				return invalidf(fmt.Sprintf("content[%d]", i), "images are accepted only in user messages, not %s", m.Role)
+			}
+		}
+	}
 	if err := validText("name", m.Name); err != nil {
 		return err
 	}

@@ -211,7 +211,11 @@ func (s *ActionStep) Messages(opts RenderOptions) []Message {
 		msgs = append(msgs, m)
 	}
 	for _, r := range s.Results {
-		msgs = append(msgs, Message{ID: r.ID, Role: RoleTool, ToolCallID: r.CallID, Name: s.callName(r.CallID), Content: Text(r.Content), Time: s.Time})
+		m := Message{ID: r.ID, Role: RoleTool, ToolCallID: r.CallID, Name: s.callName(r.CallID), Content: Text(r.Content), Time: s.Time}
+		if r.IsError {
+			m.Metadata = map[string]string{MetaIsError: "true"}
+		}
+		msgs = append(msgs, m)
 	}
 	if s.Observation != "" {
 		msgs = append(msgs, Message{Role: RoleUser, Content: Text("Observation:\n" + s.Observation), Time: s.Time})
