@@ -123,7 +123,11 @@ func (m *Memory) compact(ctx context.Context, epoch uint64, in []Step, byStep ma
 		info := plan.entries[i].step.Info()
 		info.Number = numbers[k]
 		plan.entries[i].step.setInfo(info)
+		plan.entries[i].render(m.format, m.counter, RenderOptions{}) // count before readers see it
 		plan.comp.Added = append(plan.comp.Added, plan.entries[i].step.clone())
+	}
+	for _, i := range plan.replaced {
+		plan.entries[i].render(m.format, m.counter, RenderOptions{})
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

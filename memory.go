@@ -219,18 +219,26 @@ func (m *Memory) commit(ctx context.Context, steps []Step) ([]StepInfo, error) {
 			s.setInfo(infos[i])
 		}
 	}
+	// Count the steps now, in the default format, before readers can see
+	// them: the writer pays for counting once, and renders stay cache
+	// lookups whose cost does not depend on the history.
+	entries := make([]*entry, len(steps))
+	for i, s := range steps {
+		entries[i] = &entry{step: s}
+		entries[i].render(m.format, m.counter, RenderOptions{})
+	}
 	m.mu.Lock()
-	for _, s := range steps {
-		m.appendLocked(s)
+	for _, e := range entries {
+		m.appendLocked(e)
 	}
 	m.mu.Unlock()
 	return infos, nil
 }
 
 // appendLocked appends a stamped step. m.mu and m.wmu must be held.
-func (m *Memory) appendLocked(s Step) {
+func (m *Memory) appendLocked(e *entry) {
+	s := e.step
 	m.next = max(m.next, s.Info().Number+1)
-	e := &entry{step: s}
 	m.entries = append(m.entries, e)
 	if m.pinsNext(s.Kind()) {
 		m.pinned = append(m.pinned, len(m.entries)-1)
