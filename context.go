@@ -156,14 +156,9 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 		start = i
 	}
 	out := &Context{Budget: opts.Budget, Format: f.Name(), Counter: c.Name()}
-	var msgs []Message
-	var steps []int
+	shown := make([]*entry, 0, len(v.pinned)+len(v.entries)-start+1)
 	addEntry := func(e *entry) {
-		r := e.render(f, c, ro)
-		for _, m := range r.msgs {
-			msgs = append(msgs, m.Clone())
-		}
-		steps = append(steps, e.step.Info().Number)
+		shown = append(shown, e)
 		if s, ok := e.step.(*SummaryStep); ok {
 			out.Summarized = append(out.Summarized, s.Covers...)
 		}
@@ -221,12 +216,57 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 	for i := start; i < len(v.entries); i++ {
 		addEntry(v.entries[i])
 	}
+	msgs, steps := copyMessages(shown, f, c, ro)
 	assembled, delta := f.Assemble(msgs, c)
 	out.Messages = assembled
 	out.Steps = steps
 	out.Tokens = used + delta
 	out.delta = delta
 	return out, nil
+}
+
+// copyMessages copies the cached messages of the shown steps, deep enough
+// that callers may modify them, with one allocation each for the messages,
+// their parts and their tool calls rather than one per message: renders
+// then allocate little however many messages they hold.
+func copyMessages(shown []*entry, f Format, c tokenizer.Counter, ro RenderOptions) ([]Message, []int) {
+	nMsgs, nParts, nCalls := 0, 0, 0
+	rs := make([]*rendered, len(shown))
+	for i, e := range shown {
+		rs[i] = e.render(f, c, ro)
+		nMsgs += len(rs[i].msgs)
+		for _, m := range rs[i].msgs {
+			nParts += len(m.Content)
+			nCalls += len(m.ToolCalls)
+		}
+	}
+	msgs := make([]Message, 0, nMsgs)
+	parts := make([]Part, 0, nParts)
+	calls := make([]ToolCall, 0, nCalls)
+	steps := make([]int, len(shown))
+	for i, r := range rs {
+		steps[i] = shown[i].step.Info().Number
+		for _, m := range r.msgs {
+			if m.Content != nil {
+				at := len(parts)
+				parts = append(parts, m.Content...)
+				m.Content = parts[at:len(parts):len(parts)]
+				for j := range m.Content {
+					m.Content[j] = clonePart(m.Content[j])
+				}
+			}
+			if m.ToolCalls != nil {
+				at := len(calls)
+				calls = append(calls, m.ToolCalls...)
+				m.ToolCalls = calls[at:len(calls):len(calls)]
+			}
+			m.AgentCalls = cloneSlice(m.AgentCalls)
+			m.Data = cloneSlice(m.Data)
+			m.Metadata = cloneMap(m.Metadata)
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs, steps
 }
 
 // fitTruncated returns a copy of a whose observations are truncated so that

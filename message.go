@@ -376,19 +376,24 @@ func cloneContent(c Content) Content {
 		return nil
 	}
 	out := make(Content, len(c))
-	copy(out, c)
-	for i := range out {
-		if out[i].Image != nil {
-			img := *out[i].Image
-			img.Data = cloneSlice(img.Data)
-			out[i].Image = &img
-		}
-		if out[i].ToolCall != nil {
-			tc := *out[i].ToolCall
-			out[i].ToolCall = &tc
-		}
+	for i, p := range c {
+		out[i] = clonePart(p)
 	}
 	return out
+}
+
+// clonePart copies the parts of p that are behind pointers.
+func clonePart(p Part) Part {
+	if p.Image != nil {
+		img := *p.Image
+		img.Data = cloneSlice(img.Data)
+		p.Image = &img
+	}
+	if p.ToolCall != nil {
+		tc := *p.ToolCall
+		p.ToolCall = &tc
+	}
+	return p
 }
 
 func cloneSlice[T any](s []T) []T {
