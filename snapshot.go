@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -111,6 +112,9 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil, invalidf("snapshot", "is empty")
+	}
+	if !utf8.Valid(data) {
+		return nil, invalidf("snapshot", "is not valid UTF-8")
 	}
 	if data[0] == '[' {
 		var msgs []Message

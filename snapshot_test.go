@@ -126,3 +126,12 @@ func TestStepJSONRoundTripEveryKind(t *testing.T) {
 		t.Fatalf("bad list: %v", err)
 	}
 }
+
+func TestDecodersRefuseInvalidUTF8(t *testing.T) {
+	if _, err := agentmem.UnmarshalStep([]byte("{\"type\":\"task\",\"task\":\"\xff\"}")); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatalf("UnmarshalStep: %v", err)
+	}
+	if _, err := agentmem.DecodeSnapshot([]byte("[{\"role\":\"user\",\"content\":\"\xff\"}]")); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatalf("DecodeSnapshot: %v", err)
+	}
+}

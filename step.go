@@ -75,6 +75,15 @@ type Step interface {
 	clone() Step
 }
 
+// WithInfo returns a deep copy of s carrying the header info: how a store
+// gives a step the number it assigned.
+func WithInfo(s Step, info StepInfo) Step {
+	c := s.clone()
+	info.Metadata = cloneMap(info.Metadata)
+	c.setInfo(info)
+	return c
+}
+
 // CloneStep returns a deep copy of s.
 func CloneStep(s Step) Step {
 	if s == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Each step's JSON is an object with a "type" field naming its kind and the
@@ -25,6 +26,10 @@ func MarshalStep(s Step) ([]byte, error) {
 
 // UnmarshalStep decodes and validates one step. Errors wrap ErrInvalid.
 func UnmarshalStep(data []byte) (Step, error) {
+	// encoding/json would silently turn invalid UTF-8 into U+FFFD.
+	if !utf8.Valid(data) {
+		return nil, invalidf("step", "is not valid UTF-8")
+	}
 	var probe struct {
 		Type StepKind `json:"type"`
 	}
