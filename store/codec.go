@@ -1,0 +1,114 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+)
+
+// EncodeStep encodes a step in the core's JSON form (agentmem.MarshalStep):
+// an object with a "type" field. The encoding is stable: decoding it with
+// DecodeStep and encoding again gives the same bytes, so backends store
+// these bytes and every backend returns the same steps byte for byte.
+func EncodeStep(s agentmem.Step) ([]byte, error) {
+	return agentmem.MarshalStep(s)
+}
+
+// DecodeStep decodes and validates a step encoded by EncodeStep. Decoding
+// is strict: an unknown type or field, trailing data or an invalid step is
+// refused with an error wrapping agentmem.ErrInvalid.
+func DecodeStep(data []byte) (agentmem.Step, error) {
+	// encoding/json would turn invalid UTF-8 into U+FFFD without a word.
+	if !utf8.Valid(data) {
+		return nil, invalid("step", "is not valid UTF-8")
+	}
+	return agentmem.UnmarshalStep(data)
+}
+
+// compactionJSON is the JSON form of a CompactionRecord.
+type compactionJSON struct {
+	Working  []int64           `json:"working"`
+	Replaced []json.RawMessage `json:"replaced,omitempty"`
+	Removed  []int64           `json:"removed,omitempty"`
+}
+
+// EncodeCompaction encodes a compaction record, Replaced copies included
+// (in their step JSON), as
+//
+//	{"working":[1,2,6,5],"replaced":[{"type":"action",...}],"removed":[3,4]}
+//
+// Like EncodeStep it is stable under DecodeCompaction. A nil Working list
+// encodes as [].
+func EncodeCompaction(c *CompactionRecord) ([]byte, error) {
+	if c == nil {
+		return nil, invalid("compaction", "is nil")
+	}
+	j := compactionJSON{Working: c.Working, Removed: c.Removed}
+	if j.Working == nil {
+		j.Working = []int64{}
+	}
+	for i, s := range c.Replaced {
+		b, err := EncodeStep(s)
+		if err != nil {
+			return nil, fmt.Errorf("compaction.replaced[%d]: %w", i, err)
+		}
+		j.Replaced = append(j.Replaced, b)
+	}
+	return json.Marshal(j)
+}
+
+// DecodeCompaction decodes a compaction record encoded by EncodeCompaction
+// and checks it as a stored record (see ValidateCompaction: positive
+// sequence numbers only, replaced copies naming steps of Working). Errors
+// wrap agentmem.ErrInvalid.
+func DecodeCompaction(data []byte) (*CompactionRecord, error) {
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		return nil, invalid("compaction", "is not a JSON object")
+	}
+	if !utf8.Valid(data) {
+		return nil, invalid("compaction", "is not valid UTF-8")
+	}
+	var j compactionJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return nil, invalid("compaction", "%v", err)
+	}
+	c := &CompactionRecord{Working: j.Working, Removed: j.Removed}
+	for i, raw := range j.Replaced {
+		s, err := DecodeStep(raw)
+		if err != nil {
+			return nil, fmt.Errorf("compaction.replaced[%d]: %w", i, err)
+		}
+		c.Replaced = append(c.Replaced, s)
+	}
+	if err := ValidateCompaction(c, 0); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Clone returns a deep copy of the record.
+func (c *CompactionRecord) Clone() *CompactionRecord {
+	if c == nil {
+		return nil
+	}
+	out := &CompactionRecord{
+		Working: append([]int64(nil), c.Working...),
+		Removed: append([]int64(nil), c.Removed...),
+	}
+	for _, s := range c.Replaced {
+		out.Replaced = append(out.Replaced, agentmem.CloneStep(s))
+	}
+	return out
+}
+
+// Clone returns a deep copy of the entry.
+func (e Entry) Clone() Entry {
+	e.Step = agentmem.CloneStep(e.Step)
+	e.Compaction = e.Compaction.Clone()
+	return e
+}

@@ -1,0 +1,135 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// codecSteps are steps whose first encoding is not what decoding and
+// encoding again would give if the codec were not stable: local time
+// zones, a monotonic clock reading, structured data with spaces, HTML
+// characters.
+func codecSteps() []agentmem.Step {
+	local := time.Date(2026, 7, 8, 9, 10, 11, 12, time.FixedZone("XYZ", -5*3600))
+	return []agentmem.Step{
+		&agentmem.TaskStep{StepInfo: agentmem.StepInfo{Number: 1, ID: "t", Time: time.Now()}, Task: "<b>&</b> \u2028", Images: []agentmem.Image{{Data: []byte{0, 1, 2, 255}}}},
+		&agentmem.MessageStep{StepInfo: agentmem.StepInfo{Number: 2, ID: "m", Time: local}, Message: agentmem.Message{
+			Role: agentmem.RoleAgentResponse, Content: agentmem.Content{agentmem.TextPart("a"), agentmem.TextPart("b")},
+			Data: []byte(` { "k" : [1, 2.50, "<x>"] } `), Time: local,
+		}},
+		&agentmem.ActionStep{StepInfo: agentmem.StepInfo{Number: 3, ID: "a", Metadata: map[string]string{"z": "1", "a": "2"}},
+			ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f", Arguments: `{"x": 1}`}}, Results: []agentmem.ToolResult{{CallID: "c", Content: "ok", IsError: true}},
+			Duration: time.Second, Usage: &agentmem.Usage{}},
+		&agentmem.SummaryStep{StepInfo: agentmem.StepInfo{Number: 4, ID: "s"}, Summary: "s", Covers: []agentmem.Range{}},
+		&agentmem.SummaryStep{StepInfo: agentmem.StepInfo{Number: 5, ID: "s2"}, Summary: "s"},
+	}
+}
+
+func TestCodecStable(t *testing.T) {
+	for _, s := range codecSteps() {
+		n, b, err := store.Normalize(s, int64(s.Info().Number))
+		if err != nil {
+			t.Fatalf("Normalize(%s): %v", s.Kind(), err)
+		}
+		again, err := store.EncodeStep(n)
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("%s: encoding is not stable:\n%s\n%s", s.Kind(), b, again)
+		}
+	}
+}
+
+func TestCompactionCodec(t *testing.T) {
+	copy5 := store.WithNumber(&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "x"}, Task: "short"}, 5)
+	c := &store.CompactionRecord{Working: []int64{1, 6, 5}, Replaced: []agentmem.Step{copy5}, Removed: []int64{2, 3}}
+	b, err := store.EncodeCompaction(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"working":[1,6,5],"replaced":[{"type":"task","number":5,"id":"x","task":"short"}],"removed":[2,3]}`
+	if string(b) != want {
+		t.Fatalf("EncodeCompaction = %s\nwant %s", b, want)
+	}
+	d, err := store.DecodeCompaction(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := store.EncodeCompaction(d); !bytes.Equal(again, b) {
+		t.Fatalf("round trip: %s", again)
+	}
+	if empty, _ := store.EncodeCompaction(&store.CompactionRecord{}); string(empty) != `{"working":[]}` {
+		t.Fatalf("empty record: %s", empty)
+	}
+	for _, bad := range []string{
+		``, `null`, `[]`, `{"working":[1],"extra":1}`, `{"working":[1]} {}`, `{"working":[0]}`, `{"working":[-1]}`,
+		`{"working":[1],"replaced":[{"type":"task","number":2,"id":"x","task":"t"}]}`,
+		`{"working":[1],"replaced":[{"type":"nope","number":1}]}`, "{\"working\":[1],\"removed\":[2],\"x\xff\":1}",
+	} {
+		if _, err := store.DecodeCompaction([]byte(bad)); !errors.Is(err, agentmem.ErrInvalid) {
+			t.Errorf("DecodeCompaction(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+	if _, err := store.EncodeCompaction(nil); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatal("EncodeCompaction(nil)")
+	}
+}
+
+// FuzzDecodeStep checks that DecodeStep refuses bad input with ErrInvalid
+// and never panics, and that what it accepts encodes stably.
+func FuzzDecodeStep(f *testing.F) {
+	for _, s := range codecSteps() {
+		b, _ := store.EncodeStep(s)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := store.DecodeStep(data)
+		if err != nil {
+			if !errors.Is(err, agentmem.ErrInvalid) {
+				t.Fatalf("DecodeStep error %v does not wrap ErrInvalid", err)
+			}
+			return
+		}
+		b, err := store.EncodeStep(s)
+		if err != nil {
+			// Only a time outside what JSON can hold gets here.
+			return
+		}
+		s2, err := store.DecodeStep(b)
+		if err != nil {
+			t.Fatalf("DecodeStep(EncodeStep(x)) failed: %v\n%s", err, b)
+		}
+		b2, err := store.EncodeStep(s2)
+		if err != nil || !bytes.Equal(b, b2) {
+			t.Fatalf("encoding is not stable:\n%s\n%s", b, b2)
+		}
+	})
+}
+
+// FuzzDecodeCompaction is FuzzDecodeStep for compaction records.
+func FuzzDecodeCompaction(f *testing.F) {
+	f.Add([]byte(`{"working":[1,6,5],"replaced":[{"type":"task","number":5,"id":"x","task":"short"}],"removed":[2,3]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := store.DecodeCompaction(data)
+		if err != nil {
+			if !errors.Is(err, agentmem.ErrInvalid) {
+				t.Fatalf("DecodeCompaction error %v does not wrap ErrInvalid", err)
+			}
+			return
+		}
+		b, err := store.EncodeCompaction(c)
+		if err != nil {
+			return
+		}
+		c2, err := store.DecodeCompaction(b)
+		if err != nil {
+			t.Fatalf("DecodeCompaction(EncodeCompaction(x)) failed: %v\n%s", err, b)
+		}
+		if b2, err := store.EncodeCompaction(c2); err != nil || !bytes.Equal(b, b2) {
+			t.Fatalf("encoding is not stable:\n%s\n%s", b, b2)
+		}
+	})
+}

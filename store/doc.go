@@ -1,0 +1,84 @@
+// Package store is the durable home of agent memory: sessions, each with
+// an append-only log of steps, behind one small interface with several
+// backends.
+//
+// # The interface
+//
+// Store has seven methods: Create, Get, List and Delete for sessions,
+// Append and Read for a session's log, and Prune for retention. Each takes
+// a request struct and returns a response struct, so fields can be added
+// without breaking callers. Errors wrap agentmem's sentinels (ErrNotFound,
+// ErrConflict, ErrInvalid); a refused call changes nothing. Every backend
+// checks its input with this package's Validate functions first, so they
+// all refuse the same things, and runs the conformance suite in package
+// storetest, so they all behave the same.
+//
+// Backends live in their own packages: memstore (in memory), sqlite (the
+// embedded default) and postgres (to scale out). Each registers a URL
+// scheme, so a program picks one with a string:
+//
+//	import (
+//		_ "github.com/agentmem/agentmem/store/memstore"
+//		_ "github.com/agentmem/agentmem/store/sqlite"
+//	)
+//
+//	st, err := store.Open(ctx, "sqlite:///var/lib/agent/memory.db") // or "mem://", "postgres://..."
+//
+// # The log
+//
+// The log is the truth; what a model sees is a view of it. Every entry
+// gets the next sequence number of its session (1, 2, 3, ...), assigned by
+// the store. A step entry holds one step (agentmem.Step), numbered with its
+// sequence number. A compaction entry records what a compaction (a
+// summary, pruning, truncation) made of the working set: the sequence
+// numbers of the steps now in it, in order (CompactionRecord.Working),
+// modified copies that stand in for some of them (Replaced, such as
+// truncated tool results), and the numbers that left it (Removed). The
+// steps a compaction covered stay in the log.
+//
+// Appends are atomic (all or none), idempotent (a step whose ID is already
+// in the log is not stored again: a retry gets the original sequence
+// numbers) and optionally conditional: with ExpectedLastSeq, an append by
+// a writer that has not seen the latest entries fails with ErrConflict
+// instead of interleaving silently.
+//
+// # The working set
+//
+// A session's working set is what a memory resumed on it holds: the steps
+// the newest compaction entry names (replaced ones by their copies)
+// followed by every step appended after it (see WorkingSet). Read with
+// ReadRequest.WorkingSet returns it, so resuming a long session costs what
+// its working set does, not what its whole log does.
+//
+// OpenMemory binds an agentmem.Memory to a session: it loads the working
+// set, then writes every add and compaction through to the log before the
+// memory changes (through the agentmem.Journal hook), so a process that
+// crashes and opens the session again finds exactly the acknowledged
+// steps.
+//
+// # Retention
+//
+// A session's Retention says how long it lives: SingleRun sessions end
+// with their run (Bound.Close deletes them), SessionRetention sessions
+// live until deleted or expired, Persistent ones until deleted. A TTL
+// sets ExpiresAt; an expired session is gone to every reader at once, and
+// Prune deletes it. Prune with CoveredBefore also deletes old step
+// entries that no working set needs any more, so storage stays bounded
+// for long-lived sessions.
+//
+// # Branches
+//
+// Create with ParentID forks a session at a sequence number of its parent
+// (ForkSeq): the branch sees the parent's log up to and including ForkSeq,
+// and its own entries continue at ForkSeq+1. Writes to either never show
+// in the other. Deleting a parent first copies the inherited history into
+// its branches. Per-agent memories of a multi-agent run are sessions of
+// their own (Session.Agent names the agent).
+//
+// # Moving sessions
+//
+// Export writes a session as JSONL, and Import recreates it, in the same
+// or another store (from SQLite to PostgreSQL and back), with the same
+// sequence numbers and the same step JSON, byte for byte. Import needs the
+// Importer interface, which every backend implements.
+package store

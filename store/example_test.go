@@ -1,0 +1,85 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// An agent's memory bound to a session: every add is written through, and
+// a process that opens the session again resumes from its working set.
+func ExampleOpenMemory() {
+	ctx := context.Background()
+	st, err := store.Open(ctx, "mem://") // "sqlite:///path/to/file.db" for a durable one
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "run-1", Agent: "researcher"}); err != nil {
+		log.Fatal(err)
+	}
+
+	opts := agentmem.Options{Counter: tokenizer.NewHeuristic()}
+	m, err := store.OpenMemory(ctx, st, "run-1", opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, _ = m.Add(ctx, &agentmem.SystemPromptStep{Content: "You are a researcher."})
+	_, _ = m.Add(ctx, &agentmem.TaskStep{Task: "Find the boiling point of water."})
+	for range 4 {
+		_, _ = m.Add(ctx, &agentmem.ActionStep{Thought: "search", Observation: "100 °C at sea level"})
+	}
+	// Compaction is written through too: the log keeps the originals.
+	if _, err := m.SetSummary(ctx, "Searched four times: 100 °C at sea level.", 1); err != nil {
+		log.Fatal(err)
+	}
+
+	// Later, or in another process: resume from the working set.
+	resumed, err := store.OpenMemory(ctx, st, "run-1", opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range resumed.Steps() {
+		fmt.Println(s.Info().Number, s.Kind())
+	}
+	all, _ := st.Read(ctx, store.ReadRequest{SessionID: "run-1"})
+	fmt.Println("log entries:", len(all.Entries))
+	// Output:
+	// 1 system_prompt
+	// 2 task
+	// 7 summary
+	// 6 action
+	// log entries: 8
+}
+
+// Export writes a session as JSONL; Import recreates it elsewhere with the
+// same sequence numbers and step JSON.
+func ExampleExport() {
+	ctx := context.Background()
+	src := memstore.New(memstore.Options{})
+	_, _ = src.Create(ctx, store.CreateRequest{ID: "chat-42"})
+	_, _ = src.Append(ctx, store.AppendRequest{SessionID: "chat-42", Steps: []agentmem.Step{
+		&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "step-1"}, Task: "hello"},
+	}})
+
+	var buf bytes.Buffer
+	if err := store.Export(ctx, src, "chat-42", &buf); err != nil {
+		log.Fatal(err)
+	}
+	dst := memstore.New(memstore.Options{})
+	s, err := store.Import(ctx, dst, bytes.NewReader(buf.Bytes()), store.ImportOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, _ := dst.Read(ctx, store.ReadRequest{SessionID: s.ID})
+	step, _ := store.EncodeStep(resp.Entries[0].Step)
+	fmt.Println(s.ID, resp.Entries[0].Seq, string(step))
+	// Output:
+	// chat-42 1 {"type":"task","number":1,"id":"step-1","task":"hello"}
+}

@@ -1,0 +1,413 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+)
+
+// ExportVersion is the version of the JSONL export format.
+const ExportVersion = 1
+
+// Importer is implemented by stores that can recreate a session exactly,
+// which Import needs (Append assigns sequence numbers and times itself, so
+// it cannot restore them). Every backend implements it.
+type Importer interface {
+	// ImportEntries creates session s with its log, in one atomic write:
+	// the session with every field as given (ID, tenant, user, agent,
+	// metadata, retention, ExpiresAt, CreatedAt, UpdatedAt, LastSeq), and
+	// the entries with their Seq, Kind, Time, step (stored as EncodeStep's
+	// bytes, so an export reads back byte for byte) and compaction record.
+	// s.ParentID is empty: an imported session carries its whole history.
+	//
+	// It calls ValidateImport first and refuses what it refuses with
+	// ErrInvalid; an ID already in use (even by an expired session) is
+	// ErrConflict. On error nothing is stored. The importer must not keep
+	// s or entries (it copies what it stores).
+	ImportEntries(ctx context.Context, s *Session, entries []Entry) error
+}
+
+// ValidateImport checks a session and its log for Importer.ImportEntries:
+// a valid session (ValidateSession) with no parent; entries with strictly
+// increasing positive sequence numbers up to s.LastSeq; step entries
+// holding a valid step with an ID (unique in the log), at most
+// MaxStepBytes as JSON, whose number is the entry's Seq; compaction
+// entries holding a valid record (ValidateCompaction) that names only
+// earlier sequence numbers, with replaced copies of earlier step entries
+// when those are present; no entry time or session time that is zero.
+// Errors wrap agentmem.ErrInvalid and name the entry.
+func ValidateImport(s *Session, entries []Entry) error {
+	if err := ValidateSession(s); err != nil {
+		return err
+	}
+	if s.ParentID != "" || s.ForkSeq != 0 {
+		return invalid("session.parent_id", "an imported session has no parent: its log carries its whole history")
+	}
+	if s.CreatedAt.IsZero() || s.UpdatedAt.IsZero() {
+		return invalid("session.created_at", "session times are required")
+	}
+	var prev int64
+	ids := make(map[string]int64, len(entries))
+	steps := make(map[int64]agentmem.Step, len(entries))
+	for i, e := range entries {
+		f := fmt.Sprintf("entries[%d]", i)
+		if e.Seq <= prev {
+			return invalid(f+".seq", "%d does not follow %d", e.Seq, prev)
+		}
+		if e.Seq > s.LastSeq {
+			return invalid(f+".seq", "%d is after the session's last_seq %d", e.Seq, s.LastSeq)
+		}
+		prev = e.Seq
+		if e.Time.IsZero() {
+			return invalid(f+".time", "is required")
+		}
+		switch e.Kind {
+		case StepEntry:
+			if e.Compaction != nil {
+				return invalid(f, "a step entry with a compaction record")
+			}
+			if err := validateStep(f+".step", e.Step); err != nil {
+				return err
+			}
+			if n := e.Step.Info().Number; int64(n) != e.Seq {
+				return invalid(f+".step.number", "%d is not the entry's seq %d", n, e.Seq)
+			}
+			id := e.Step.Info().ID
+			if seq, dup := ids[id]; dup {
+				return invalid(f+".step.id", "%q is also the ID of the step at seq %d", id, seq)
+			}
+			ids[id] = e.Seq
+			steps[e.Seq] = e.Step
+		case CompactionEntry:
+			if e.Step != nil {
+				return invalid(f, "a compaction entry with a step")
+			}
+			if err := ValidateCompaction(e.Compaction, 0); err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+			for k, seq := range e.Compaction.Working {
+				if seq >= e.Seq {
+					return invalid(fmt.Sprintf("%s.compaction.working[%d]", f, k), "%d is not before the compaction's seq %d", seq, e.Seq)
+				}
+			}
+			for k, r := range e.Compaction.Replaced {
+				if o, ok := steps[int64(r.Info().Number)]; ok && (o.Info().ID != r.Info().ID || o.Kind() != r.Kind()) {
+					return invalid(fmt.Sprintf("%s.compaction.replaced[%d]", f, k), "is not a copy of step %d (the ID or kind differs)", r.Info().Number)
+				}
+			}
+		default:
+			return invalid(f+".kind", "unknown entry kind %q", e.Kind)
+		}
+	}
+	return nil
+}
+
+// exportHeader is the first line of an export.
+type exportHeader struct {
+	Version *int     `json:"agentmem_export"`
+	Session *Session `json:"session"`
+}
+
+// exportLine is one entry of an export.
+type exportLine struct {
+	Seq        int64           `json:"seq"`
+	Kind       EntryKind       `json:"kind"`
+	Time       time.Time       `json:"time"`
+	Step       json.RawMessage `json:"step,omitempty"`
+	Compaction json.RawMessage `json:"compaction,omitempty"`
+}
+
+// exportPage is how many entries Export reads at a time.
+const exportPage = 1000
+
+// Export writes a session as JSONL: a header line
+//
+//	{"agentmem_export":1,"session":{"id":"...","retention":"session",...}}
+//
+// then one line per entry of the session's visible log, in order (a
+// branch's inherited history included, so the export stands alone):
+//
+//	{"seq":1,"kind":"step","time":"...","step":{"type":"task",...}}
+//	{"seq":7,"kind":"compaction","time":"...","compaction":{"working":[...],...}}
+//
+// Steps are written in EncodeStep's bytes, so Import recreates them byte
+// for byte. The log is read in pages; entries appended after the first
+// page was read are left out, so the export is the session as of its
+// header. Times are written in UTC.
+func Export(ctx context.Context, st Store, sessionID string, w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	var last, after int64
+	for first := true; ; first = false {
+		resp, err := st.Read(ctx, ReadRequest{SessionID: sessionID, After: after, Limit: exportPage})
+		if err != nil {
+			return err
+		}
+		if first {
+			last = resp.Session.LastSeq
+			if err := writeHeader(bw, resp.Session); err != nil {
+				return err
+			}
+		}
+		for _, e := range resp.Entries {
+			if e.Seq > last {
+				return bw.Flush()
+			}
+			if err := writeEntry(bw, e); err != nil {
+				return fmt.Errorf("export session %s: seq %d: %w", sessionID, e.Seq, err)
+			}
+			after = e.Seq
+		}
+		if len(resp.Entries) < exportPage {
+			return bw.Flush()
+		}
+	}
+}
+
+func writeHeader(w *bufio.Writer, s *Session) error {
+	s = s.Clone()
+	s.ParentID, s.ForkSeq = "", 0 // the export carries the inherited history
+	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
+	if !s.ExpiresAt.IsZero() {
+		s.ExpiresAt = s.ExpiresAt.UTC()
+	}
+	v := ExportVersion
+	b, err := json.Marshal(exportHeader{Version: &v, Session: s})
+	if err != nil {
+		return err
+	}
+	return writeLine(w, b)
+}
+
+func writeEntry(w *bufio.Writer, e Entry) error {
+	l := exportLine{Seq: e.Seq, Kind: e.Kind, Time: e.Time.UTC()}
+	var err error
+	switch e.Kind {
+	case StepEntry:
+		l.Step, err = EncodeStep(e.Step)
+	case CompactionEntry:
+		l.Compaction, err = EncodeCompaction(e.Compaction)
+	default:
+		err = fmt.Errorf("unknown entry kind %q", e.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	return writeLine(w, b)
+}
+
+func writeLine(w *bufio.Writer, b []byte) error {
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return w.WriteByte('\n')
+}
+
+// ImportOptions configures Import.
+type ImportOptions struct {
+	// ID, when set, is the ID the session is imported under instead of
+	// the exported one.
+	ID string
+	// NewID imports the session under a new ID (a UUIDv7), so a session
+	// can be copied into the store it came from. ID wins over NewID.
+	NewID bool
+	// Progress, when set, is called after each line read with the number
+	// of lines and bytes read so far (for a progress bar).
+	Progress func(lines int, bytes int64)
+	// MaxLineBytes bounds one line; 0 means 64 MiB. A step is at most
+	// MaxStepBytes, but a compaction line holds its replaced copies.
+	MaxLineBytes int
+}
+
+// Import reads a session exported by Export and recreates it in st with
+// the same sequence numbers, entry times and step JSON, byte for byte,
+// under the exported ID unless opts asks for another. The whole input is
+// read and checked first (a bad line is an error naming it, wrapping
+// agentmem.ErrInvalid) and then stored in one atomic write, so an import
+// that fails stores nothing. st must implement Importer; an ID in use is
+// ErrConflict.
+func Import(ctx context.Context, st Store, r io.Reader, opts ImportOptions) (*Session, error) {
+	imp, ok := st.(Importer)
+	if !ok {
+		return nil, fmt.Errorf("store: import: %T does not implement store.Importer, which exact import needs: %w", st, errors.ErrUnsupported)
+	}
+	s, entries, err := readExport(ctx, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case opts.ID != "":
+		if err := ValidateID(opts.ID); err != nil {
+			return nil, err
+		}
+		s.ID = opts.ID
+	case opts.NewID:
+		s.ID = agentmem.NewID()
+	}
+	// Keep the precision every backend keeps, so an import reads back the
+	// same everywhere.
+	s.CreatedAt, s.UpdatedAt, s.ExpiresAt = micro(s.CreatedAt), micro(s.UpdatedAt), micro(s.ExpiresAt)
+	for i := range entries {
+		entries[i].Time = micro(entries[i].Time)
+	}
+	if err := ValidateImport(s, entries); err != nil {
+		return nil, err
+	}
+	if err := imp.ImportEntries(ctx, s, entries); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// readExport parses an export into a session and its entries.
+func readExport(ctx context.Context, r io.Reader, opts ImportOptions) (*Session, []Entry, error) {
+	maxLine := opts.MaxLineBytes
+	if maxLine <= 0 {
+		maxLine = 64 << 20
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		s       *Session
+		entries []Entry
+		lines   int
+		read    int64
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		line, err := readLine(br, maxLine)
+		if len(line) == 0 && err == io.EOF {
+			break
+		}
+		if err != nil && err != io.EOF {
+			if errors.Is(err, errLineTooLong) {
+				return nil, nil, invalid(fmt.Sprintf("line %d", lines+1), "is longer than %d bytes", maxLine)
+			}
+			return nil, nil, fmt.Errorf("store: import: line %d: %w", lines+1, err)
+		}
+		lines++
+		read += int64(len(line))
+		if opts.Progress != nil {
+			opts.Progress(lines, read)
+		}
+		text := bytes.TrimRight(line, "\r\n")
+		if lines == 1 {
+			if s, err = decodeHeader(text); err != nil {
+				return nil, nil, fmt.Errorf("line 1: %w", err)
+			}
+		} else {
+			if len(bytes.TrimSpace(text)) == 0 {
+				return nil, nil, invalid(fmt.Sprintf("line %d", lines), "is empty")
+			}
+			e, err := decodeEntry(text)
+			if err != nil {
+				return nil, nil, fmt.Errorf("line %d: %w", lines, err)
+			}
+			entries = append(entries, e)
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if s == nil {
+		return nil, nil, invalid("line 1", "the input is empty: no export header")
+	}
+	return s, entries, nil
+}
+
+// micro returns t in UTC truncated to the microsecond; zero stays zero.
+func micro(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line, newline included, of at most max bytes.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			return nil, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, err
+	}
+}
+
+// decodeStrict decodes one JSON object refusing unknown fields and
+// trailing data.
+func decodeStrict(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return errors.New("is not valid UTF-8")
+	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		return errors.New("is not a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func decodeHeader(b []byte) (*Session, error) {
+	var h exportHeader
+	if err := decodeStrict(b, &h); err != nil {
+		return nil, invalid("header", "%v (want {\"agentmem_export\":%d,\"session\":{...}})", err, ExportVersion)
+	}
+	if h.Version == nil || h.Session == nil {
+		return nil, invalid("header", "is not an agentmem export header (want {\"agentmem_export\":%d,\"session\":{...}})", ExportVersion)
+	}
+	if *h.Version != ExportVersion {
+		return nil, invalid("header.agentmem_export", "unsupported export version %d (this build reads %d)", *h.Version, ExportVersion)
+	}
+	return h.Session, nil
+}
+
+func decodeEntry(b []byte) (Entry, error) {
+	var l exportLine
+	if err := decodeStrict(b, &l); err != nil {
+		return Entry{}, invalid("entry", "%v", err)
+	}
+	e := Entry{Seq: l.Seq, Kind: l.Kind, Time: l.Time}
+	switch l.Kind {
+	case StepEntry:
+		if l.Compaction != nil || l.Step == nil {
+			return Entry{}, invalid("entry", "a step entry needs a step and no compaction")
+		}
+		s, err := DecodeStep(l.Step)
+		if err != nil {
+			return Entry{}, fmt.Errorf("step: %w", err)
+		}
+		e.Step = s
+	case CompactionEntry:
+		if l.Step != nil || l.Compaction == nil {
+			return Entry{}, invalid("entry", "a compaction entry needs a compaction and no step")
+		}
+		c, err := DecodeCompaction(l.Compaction)
+		if err != nil {
+			return Entry{}, err
+		}
+		e.Compaction = c
+	default:
+		return Entry{}, invalid("entry.kind", "unknown entry kind %q", l.Kind)
+	}
+	return e, nil
+}

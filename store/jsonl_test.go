@@ -1,0 +1,133 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func fixedClock() func() time.Time { return func() time.Time { return t0 } }
+
+// sample builds a session with a compaction in a new memstore.
+func sample(t testing.TB) (*memstore.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{Clock: fixedClock()})
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s", Agent: "a", Metadata: map[string]string{"k": "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	steps := []agentmem.Step{
+		&agentmem.SystemPromptStep{StepInfo: agentmem.StepInfo{ID: "1"}, Content: "sys"},
+		&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "2"}, Task: "task"},
+		&agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "3"}, ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}, Results: []agentmem.ToolResult{{CallID: "c", Content: "long result"}}},
+	}
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: steps}); err != nil {
+		t.Fatal(err)
+	}
+	trunc := store.WithNumber(steps[2].(*agentmem.ActionStep).Truncate(4), 3)
+	sum := &agentmem.SummaryStep{StepInfo: agentmem.StepInfo{ID: "4"}, Summary: "so far", Covers: []agentmem.Range{{From: 2, To: 2}}}
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{sum}, Compaction: &store.CompactionRecord{
+		Working: []int64{1, store.NewStepRef(0), 3}, Replaced: []agentmem.Step{trunc}, Removed: []int64{2},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return st, "s"
+}
+
+func export(t testing.TB, st store.Store, id string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := store.Export(context.Background(), st, id, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestExportFormat(t *testing.T) {
+	st, id := sample(t)
+	got := export(t, st, id)
+	want := `{"agentmem_export":1,"session":{"id":"s","agent":"a","metadata":{"k":"v"},"retention":"session","created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z","last_seq":5}}
+{"seq":1,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"system_prompt","number":1,"id":"1","content":"sys"}}
+{"seq":2,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"task","number":2,"id":"2","task":"task"}}
+{"seq":3,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"action","number":3,"id":"3","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"c","content":"long result"}]}}
+{"seq":4,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"summary","number":4,"id":"4","summary":"so far","covers":[{"from":2,"to":2}]}}
+{"seq":5,"kind":"compaction","time":"2026-03-01T12:00:00Z","compaction":{"working":[1,4,3],"replaced":[{"type":"action","number":3,"id":"3","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"c","content":"long\n…[truncated 7 bytes]"}]}],"removed":[2]}}
+`
+	if got != want {
+		t.Fatalf("export:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestImportNeedsImporter(t *testing.T) {
+	st, id := sample(t)
+	data := export(t, st, id)
+	_, err := store.Import(context.Background(), noImport{st}, strings.NewReader(data), store.ImportOptions{})
+	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "Importer") {
+		t.Fatalf("Import into a store without Importer: %v", err)
+	}
+}
+
+// noImport hides a store's ImportEntries.
+type noImport struct{ store.Store }
+
+func TestImportLineLimit(t *testing.T) {
+	st, id := sample(t)
+	data := export(t, st, id)
+	dst := memstore.New(memstore.Options{})
+	_, err := store.Import(context.Background(), dst, strings.NewReader(data), store.ImportOptions{MaxLineBytes: 200})
+	if !errors.Is(err, agentmem.ErrInvalid) || !strings.Contains(err.Error(), "line 4") {
+		t.Fatalf("Import with a small line limit: %v", err)
+	}
+	// Windows line ends and a missing final newline are fine.
+	crlf := strings.ReplaceAll(strings.TrimSuffix(data, "\n"), "\n", "\r\n")
+	if _, err := store.Import(context.Background(), dst, strings.NewReader(crlf), store.ImportOptions{}); err != nil {
+		t.Fatalf("Import with CRLF line ends: %v", err)
+	}
+	if got := export(t, dst, id); got != data {
+		t.Fatalf("re-export:\n%s", got)
+	}
+}
+
+// FuzzImport feeds any bytes to Import into a new memstore: the result is
+// an error wrapping ErrInvalid that stores nothing, or a session whose
+// export imports and exports again to the same bytes.
+func FuzzImport(f *testing.F) {
+	st, id := sample(f)
+	f.Add([]byte(export(f, st, id)))
+	f.Add([]byte("{\"agentmem_export\":1,\"session\":{\"id\":\"x\",\"retention\":\"persistent\",\"created_at\":\"2026-01-01T00:00:00Z\",\"updated_at\":\"2026-01-01T00:00:00Z\",\"last_seq\":0}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx := context.Background()
+		dst := memstore.New(memstore.Options{Clock: fixedClock()})
+		s, err := store.Import(ctx, dst, bytes.NewReader(data), store.ImportOptions{MaxLineBytes: 1 << 20})
+		if err != nil {
+			if !errors.Is(err, agentmem.ErrInvalid) {
+				t.Fatalf("Import error %v does not wrap ErrInvalid", err)
+			}
+			if resp, _ := dst.List(ctx, store.ListRequest{}); len(resp.Sessions) != 0 {
+				t.Fatal("a failed import stored a session")
+			}
+			return
+		}
+		// The session may have expired at once: read it at its own time.
+		if s.Expired(t0) {
+			return
+		}
+		out := export(t, dst, s.ID)
+		again := memstore.New(memstore.Options{Clock: fixedClock()})
+		if _, err := store.Import(ctx, again, strings.NewReader(out), store.ImportOptions{}); err != nil {
+			t.Fatalf("re-import of an export failed: %v\n%s", err, out)
+		}
+		if out2 := export(t, again, s.ID); out2 != out {
+			t.Fatalf("export is not stable:\n%s\n%s", out, out2)
+		}
+	})
+}

@@ -1,0 +1,535 @@
+// Package memstore is the in-memory store.Store: no persistence, for
+// tests, examples and short-lived programs. It keeps every behaviour of
+// the store contract (sequence numbers, idempotent and conditional
+// appends, compaction records, branches, expiry, pruning) and passes the
+// storetest conformance suite, so code tested against it behaves the
+// same on SQLite and PostgreSQL.
+//
+// Data is copied in and out: a caller can never change what the store
+// holds by changing a value it passed in or got back. One mutex guards the
+// whole store.
+//
+// Importing the package registers the "mem://" URL scheme with
+// store.Open; each Open returns a new, empty store.
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+func init() {
+	store.Register("mem", func(_ context.Context, u *url.URL) (store.Store, error) {
+		if u.RawQuery != "" {
+			return nil, fmt.Errorf("memstore: open %s: mem:// takes no options", u.Redacted())
+		}
+		return New(Options{}), nil
+	})
+}
+
+// Options configures a Store.
+type Options struct {
+	// Clock returns the current time; nil means time.Now. Session and
+	// entry times, expiry and Prune's default Now read it.
+	Clock func() time.Time
+}
+
+// Store is an in-memory store.Store. It is safe for concurrent use. It
+// also implements store.Importer.
+type Store struct {
+	clock func() time.Time
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*session
+}
+
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Importer = (*Store)(nil)
+)
+
+// session is a session's metadata and its own log. Entries are never
+// changed once stored and never handed out without a copy, so they may be
+// shared between a parent and the branches it is copied into.
+type session struct {
+	meta store.Session
+	// parent is the session whose log this branch inherits up to
+	// meta.ForkSeq; nil for a session that is not a branch, and for a
+	// branch whose parent was deleted (its history was copied in).
+	parent   *session
+	branches map[*session]struct{}
+	entries  []store.Entry    // own entries, in sequence order
+	ids      map[string]int64 // step ID -> seq, for own step entries
+}
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	c := opts.Clock
+	if c == nil {
+		c = time.Now
+	}
+	return &Store{clock: c, sessions: map[string]*session{}}
+}
+
+func (st *Store) now() time.Time { return store.Now(st.clock) }
+
+// lock checks the context and locks the store, refusing a closed one. The
+// caller unlocks st.mu when lock returns nil.
+func (st *Store) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		return store.ErrClosed
+	}
+	return nil
+}
+
+func notFound(id string) error {
+	return fmt.Errorf("session %q: %w", id, agentmem.ErrNotFound)
+}
+
+// live returns the session with this ID unless it is missing or expired.
+// st.mu must be held.
+func (st *Store) live(id string, now time.Time) (*session, error) {
+	s := st.sessions[id]
+	if s == nil || s.meta.Expired(now) {
+		return nil, notFound(id)
+	}
+	return s, nil
+}
+
+// visible returns the session's log as a reader sees it, entries with
+// seq <= upTo: the inherited history up to the fork point, then its own.
+func (s *session) visible(upTo int64) []store.Entry {
+	var out []store.Entry
+	if s.parent != nil {
+		out = s.parent.visible(min(upTo, s.meta.ForkSeq))
+	}
+	for _, e := range s.entries {
+		if e.Seq > upTo {
+			break
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// own returns the index of the session's own entry with this seq, or -1.
+func (s *session) own(seq int64) int {
+	i, ok := slices.BinarySearchFunc(s.entries, seq, func(e store.Entry, seq int64) int { return cmp.Compare(e.Seq, seq) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// owner returns the session whose own log holds the entry with this seq
+// of s's visible log, and the entry's index there.
+func (s *session) owner(seq int64) (*session, int) {
+	if i := s.own(seq); i >= 0 {
+		return s, i
+	}
+	if s.parent != nil && seq <= s.meta.ForkSeq {
+		return s.parent.owner(seq)
+	}
+	return nil, -1
+}
+
+// stepBySeq returns the step entry with this seq in the visible log.
+func (s *session) stepBySeq(seq int64) (agentmem.Step, bool) {
+	o, i := s.owner(seq)
+	if o == nil || o.entries[i].Kind != store.StepEntry {
+		return nil, false
+	}
+	return o.entries[i].Step, true
+}
+
+// seqOfID returns the seq of the step with this ID in the visible log up
+// to upTo.
+func (s *session) seqOfID(id string, upTo int64) (int64, bool) {
+	if seq, ok := s.ids[id]; ok && seq <= upTo {
+		return seq, true
+	}
+	if s.parent != nil {
+		return s.parent.seqOfID(id, min(upTo, s.meta.ForkSeq))
+	}
+	return 0, false
+}
+
+func (s *session) reindex() {
+	s.ids = make(map[string]int64, len(s.entries))
+	for _, e := range s.entries {
+		if e.Kind == store.StepEntry {
+			s.ids[e.Step.Info().ID] = e.Seq
+		}
+	}
+}
+
+// Create implements store.Store.
+func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
+	if err := store.ValidateCreate(req); err != nil {
+		return nil, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	now := st.now()
+	if req.ID != "" && st.sessions[req.ID] != nil {
+		return nil, fmt.Errorf("session %q already exists: %w", req.ID, agentmem.ErrConflict)
+	}
+	var parent *session
+	if req.ParentID != "" {
+		p, err := st.live(req.ParentID, now)
+		if err != nil {
+			return nil, fmt.Errorf("parent: %w", err)
+		}
+		if req.ForkSeq == 0 {
+			req.ForkSeq = p.meta.LastSeq
+		}
+		if req.ForkSeq > p.meta.LastSeq {
+			return nil, &agentmem.InvalidError{Field: "fork_seq", Reason: fmt.Sprintf("%d is after the parent's last seq %d", req.ForkSeq, p.meta.LastSeq)}
+		}
+		parent = p
+	}
+	meta := store.NewSession(req, now)
+	for st.sessions[meta.ID] != nil { // a generated ID cannot collide, but be sure
+		meta.ID = agentmem.NewID()
+	}
+	s := &session{meta: *meta, parent: parent, ids: map[string]int64{}}
+	if parent != nil {
+		if parent.branches == nil {
+			parent.branches = map[*session]struct{}{}
+		}
+		parent.branches[s] = struct{}{}
+	}
+	st.sessions[meta.ID] = s
+	return meta.Clone(), nil
+}
+
+// Get implements store.Store.
+func (st *Store) Get(ctx context.Context, id string) (*store.Session, error) {
+	if err := store.ValidateID(id); err != nil {
+		return nil, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	s, err := st.live(id, st.now())
+	if err != nil {
+		return nil, err
+	}
+	return s.meta.Clone(), nil
+}
+
+// List implements store.Store.
+func (st *Store) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
+	size, after, err := store.ValidateList(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	now := st.now()
+	var match []*store.Session
+	for _, s := range st.sessions {
+		m := &s.meta
+		if m.Expired(now) || !req.Matches(m) || (after != nil && !after.After(m.CreatedAt, m.ID)) {
+			continue
+		}
+		match = append(match, m)
+	}
+	sort.Slice(match, func(i, j int) bool {
+		a, b := match[i], match[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.After(b.CreatedAt)
+		}
+		return a.ID > b.ID
+	})
+	resp := &store.ListResponse{}
+	if len(match) > size {
+		match = match[:size]
+		last := match[size-1]
+		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID})
+	}
+	resp.Sessions = make([]*store.Session, len(match))
+	for i, m := range match {
+		resp.Sessions[i] = m.Clone()
+	}
+	return resp, nil
+}
+
+// Delete implements store.Store. Branches of the session get a copy of
+// the history they inherited from it first. Deleting an expired session
+// that Prune has not yet removed succeeds.
+func (st *Store) Delete(ctx context.Context, id string) error {
+	if err := store.ValidateID(id); err != nil {
+		return err
+	}
+	if err := st.lock(ctx); err != nil {
+		return err
+	}
+	defer st.mu.Unlock()
+	s := st.sessions[id]
+	if s == nil {
+		return notFound(id)
+	}
+	st.delete(s)
+	return nil
+}
+
+// delete removes a session, detaching its branches. st.mu must be held.
+func (st *Store) delete(s *session) {
+	for b := range s.branches {
+		inherited := s.visible(b.meta.ForkSeq)
+		b.entries = append(slices.Clip(inherited), b.entries...)
+		b.parent = nil
+		b.reindex()
+	}
+	if s.parent != nil {
+		delete(s.parent.branches, s)
+	}
+	delete(st.sessions, s.meta.ID)
+}
+
+// Append implements store.Store.
+func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	if err := store.ValidateAppend(req); err != nil {
+		return nil, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	now := st.now()
+	s, err := st.live(req.SessionID, now)
+	if err != nil {
+		return nil, err
+	}
+	last := s.meta.LastSeq
+
+	// Steps already in the visible log keep their seqs; a request whose
+	// steps are all stored is a retry and stores nothing.
+	seqs := make([]int64, len(req.Steps))
+	fresh := 0
+	var maxOld int64
+	for i, step := range req.Steps {
+		if seq, ok := s.seqOfID(step.Info().ID, math.MaxInt64); ok {
+			seqs[i] = seq
+			maxOld = max(maxOld, seq)
+			continue
+		}
+		fresh++
+	}
+	if len(req.Steps) > 0 && fresh == 0 {
+		resp := &store.AppendResponse{Seqs: seqs, LastSeq: last}
+		if req.Compaction != nil {
+			if o, i := s.owner(maxOld + 1); o != nil && o.entries[i].Kind == store.CompactionEntry {
+				resp.CompactionSeq = maxOld + 1
+			}
+		}
+		return resp, nil
+	}
+	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != last {
+		return nil, fmt.Errorf("session %q: expected last seq %d, but it is %d: %w", req.SessionID, *req.ExpectedLastSeq, last, agentmem.ErrConflict)
+	}
+	if req.Compaction != nil {
+		if err := store.CheckCompaction(req.Compaction, s.stepBySeq); err != nil {
+			return nil, err
+		}
+	}
+
+	// Build every new entry before changing anything: all or none.
+	var add []store.Entry
+	next := last
+	for i, step := range req.Steps {
+		if seqs[i] != 0 {
+			continue
+		}
+		next++
+		n, _, err := store.Normalize(step, next)
+		if err != nil {
+			return nil, fmt.Errorf("steps[%d]: %w", i, err)
+		}
+		seqs[i] = next
+		add = append(add, store.Entry{Seq: next, Kind: store.StepEntry, Step: n, Time: now})
+	}
+	resp := &store.AppendResponse{Seqs: seqs}
+	if req.Compaction != nil {
+		rec, err := store.ResolveCompaction(req.Compaction, seqs)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range rec.Replaced {
+			n, _, err := store.Normalize(r, int64(r.Info().Number))
+			if err != nil {
+				return nil, fmt.Errorf("compaction.replaced[%d]: %w", i, err)
+			}
+			rec.Replaced[i] = n
+		}
+		next++
+		resp.CompactionSeq = next
+		add = append(add, store.Entry{Seq: next, Kind: store.CompactionEntry, Compaction: rec, Time: now})
+	}
+
+	s.entries = append(s.entries, add...)
+	for _, e := range add {
+		if e.Kind == store.StepEntry {
+			s.ids[e.Step.Info().ID] = e.Seq
+		}
+	}
+	s.meta.LastSeq = next
+	s.meta.UpdatedAt = now
+	resp.LastSeq = next
+	return resp, nil
+}
+
+// Read implements store.Store.
+func (st *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
+	if err := store.ValidateRead(req); err != nil {
+		return nil, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	s, err := st.live(req.SessionID, st.now())
+	if err != nil {
+		return nil, err
+	}
+	resp := &store.ReadResponse{Session: s.meta.Clone()}
+	vis := s.visible(math.MaxInt64)
+	if req.WorkingSet {
+		ws := store.WorkingSet(vis)
+		resp.Replaced = store.ReplacedSeqs(vis)
+		resp.Steps = make([]agentmem.Step, len(ws))
+		for i, step := range ws {
+			resp.Steps[i] = agentmem.CloneStep(step)
+		}
+		return resp, nil
+	}
+	sel := store.SelectEntries(vis, req)
+	resp.Entries = make([]store.Entry, len(sel))
+	for i, e := range sel {
+		resp.Entries[i] = e.Clone()
+	}
+	return resp, nil
+}
+
+// Prune implements store.Store.
+func (st *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.PruneResponse, error) {
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	now := req.Now
+	if now.IsZero() {
+		now = st.now()
+	}
+	resp := &store.PruneResponse{}
+	for _, s := range st.sessions {
+		if s.meta.Expired(now) {
+			st.delete(s)
+			resp.SessionsDeleted++
+		}
+	}
+	if req.CoveredBefore.IsZero() {
+		return resp, nil
+	}
+	// Keep every step some session's working set names, in the log of
+	// the session that owns it (a branch's working set may name steps it
+	// inherited).
+	keep := map[*session]map[int64]bool{}
+	for _, s := range st.sessions {
+		for _, seq := range store.WorkingSeqs(s.visible(math.MaxInt64)) {
+			if o, _ := s.owner(seq); o != nil {
+				if keep[o] == nil {
+					keep[o] = map[int64]bool{}
+				}
+				keep[o][seq] = true
+			}
+		}
+	}
+	for _, s := range st.sessions {
+		kept := s.entries[:0:0]
+		for _, e := range s.entries {
+			if e.Kind == store.StepEntry && e.Time.Before(req.CoveredBefore) && !keep[s][e.Seq] {
+				resp.EntriesDeleted++
+				continue
+			}
+			kept = append(kept, e)
+		}
+		if len(kept) != len(s.entries) {
+			s.entries = kept
+			s.reindex()
+		}
+	}
+	return resp, nil
+}
+
+// ImportEntries implements store.Importer.
+func (st *Store) ImportEntries(ctx context.Context, s *store.Session, entries []store.Entry) error {
+	if err := store.ValidateImport(s, entries); err != nil {
+		return err
+	}
+	own := make([]store.Entry, len(entries))
+	for i, e := range entries {
+		own[i] = store.Entry{Seq: e.Seq, Kind: e.Kind, Time: e.Time}
+		switch e.Kind {
+		case store.StepEntry:
+			n, _, err := store.Normalize(e.Step, e.Seq)
+			if err != nil {
+				return fmt.Errorf("entries[%d]: %w", i, err)
+			}
+			own[i].Step = n
+		case store.CompactionEntry:
+			rec := e.Compaction.Clone()
+			for k, r := range rec.Replaced {
+				n, _, err := store.Normalize(r, int64(r.Info().Number))
+				if err != nil {
+					return fmt.Errorf("entries[%d].compaction.replaced[%d]: %w", i, k, err)
+				}
+				rec.Replaced[k] = n
+			}
+			own[i].Compaction = rec
+		}
+	}
+	if err := st.lock(ctx); err != nil {
+		return err
+	}
+	defer st.mu.Unlock()
+	if st.sessions[s.ID] != nil {
+		return fmt.Errorf("session %q already exists: %w", s.ID, agentmem.ErrConflict)
+	}
+	ns := &session{meta: *s.Clone(), entries: own}
+	ns.reindex()
+	st.sessions[s.ID] = ns
+	return nil
+}
+
+// Close implements store.Store: it drops every session. Later calls
+// return store.ErrClosed; closing again returns nil.
+func (st *Store) Close() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.closed = true
+	st.sessions = nil
+	return nil
+}

@@ -1,0 +1,148 @@
+package memstore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, storetest.Config{
+		New: func(t *testing.T, clock func() time.Time) store.Store {
+			return memstore.New(memstore.Options{Clock: clock})
+		},
+	})
+}
+
+// TestConformanceReopen runs the suite through handles that can be closed
+// and reopened over the same in-memory data, as a process restart would
+// reopen a file, so the suite's Reopen checks run here too.
+func TestConformanceReopen(t *testing.T) {
+	storetest.Run(t, storetest.Config{
+		New: func(t *testing.T, clock func() time.Time) store.Store {
+			return &handle{st: memstore.New(memstore.Options{Clock: clock})}
+		},
+		Reopen: func(t *testing.T, st store.Store) store.Store {
+			h := st.(*handle)
+			if err := h.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return &handle{st: h.st}
+		},
+	})
+}
+
+func TestOpenURL(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, ok := st.(*memstore.Store); !ok {
+		t.Fatalf("mem:// opened a %T", st)
+	}
+	other, err := store.Open(ctx, "MEM://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Get(ctx, "x"); err == nil {
+		t.Fatal("two mem:// stores share data")
+	}
+	if _, err := store.Open(ctx, "mem://?x=1"); err == nil {
+		t.Fatal("mem:// accepted options")
+	}
+}
+
+// handle is a closable view of a memstore.Store: closing it leaves the
+// store's data for the next handle.
+type handle struct {
+	st     *memstore.Store
+	mu     sync.Mutex
+	closed bool
+}
+
+var (
+	_ store.Store    = (*handle)(nil)
+	_ store.Importer = (*handle)(nil)
+)
+
+func (h *handle) check() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return store.ErrClosed
+	}
+	return nil
+}
+
+func (h *handle) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	return h.st.Create(ctx, req)
+}
+
+func (h *handle) Get(ctx context.Context, id string) (*store.Session, error) {
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	return h.st.Get(ctx, id)
+}
+
+func (h *handle) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	return h.st.List(ctx, req)
+}
+
+func (h *handle) Delete(ctx context.Context, id string) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	return h.st.Delete(ctx, id)
+}
+
+func (h *handle) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	return h.st.Append(ctx, req)
+}
+
+func (h *handle) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	return h.st.Read(ctx, req)
+}
+
+func (h *handle) Prune(ctx context.Context, req store.PruneRequest) (*store.PruneResponse, error) {
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	return h.st.Prune(ctx, req)
+}
+
+func (h *handle) ImportEntries(ctx context.Context, s *store.Session, entries []store.Entry) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	return h.st.ImportEntries(ctx, s, entries)
+}
+
+func (h *handle) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	return nil
+}

@@ -1,0 +1,272 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// Store is the durable home of sessions: each session's metadata and its
+// append-only log. Implementations are safe for concurrent use by many
+// goroutines and, for the database backends, by many processes.
+//
+// Errors wrap the agentmem sentinels: ErrNotFound for a missing session,
+// ErrConflict for an append whose ExpectedLastSeq does not match, and
+// ErrInvalid for bad input (which changes nothing). Every method checks its
+// input with the Validate functions of this package before anything else.
+//
+// An expired session (see Session.ExpiresAt) is ErrNotFound to Get, Read,
+// Append and List, and to Create as a parent, from the moment it expires,
+// whether or not Prune has deleted it yet.
+//
+// Times a store records (CreatedAt, UpdatedAt, ExpiresAt, Entry.Time) come
+// from the store's clock (see Now), in UTC, truncated to the microsecond,
+// the precision every backend keeps. A store returns copies: changing a
+// value passed to or returned by a store never changes what it holds.
+//
+// Every backend also implements Importer, which Import needs to recreate
+// an exported session exactly, and passes the storetest conformance suite.
+type Store interface {
+	// Create creates a session. An ID in use, even by an expired session
+	// Prune has not deleted yet, is refused with ErrConflict; an empty ID
+	// gets a new one. A branch of a missing parent is ErrNotFound.
+	Create(ctx context.Context, req CreateRequest) (*Session, error)
+	// Get returns a session.
+	Get(ctx context.Context, id string) (*Session, error)
+	// List returns sessions, newest first (CreatedAt descending, then ID
+	// descending), filtered and paged. Expired sessions are left out.
+	List(ctx context.Context, req ListRequest) (*ListResponse, error)
+	// Delete deletes a session and its log. Branches of it keep the
+	// history they inherited (it is copied into them first), and their
+	// ParentID and ForkSeq, as a record of where they came from; a session
+	// created later with the deleted one's ID is unrelated to them.
+	// Deleting an expired session Prune has not deleted yet succeeds.
+	Delete(ctx context.Context, id string) error
+	// Append appends entries to a session's log atomically: all or none.
+	Append(ctx context.Context, req AppendRequest) (*AppendResponse, error)
+	// Read reads a session's log (a branch sees its parent's history up to
+	// the fork point).
+	Read(ctx context.Context, req ReadRequest) (*ReadResponse, error)
+	// Prune applies retention: deletes expired sessions and, when asked,
+	// covered originals older than a cut-off.
+	Prune(ctx context.Context, req PruneRequest) (*PruneResponse, error)
+	// Close releases the store's resources. Calls after Close fail with
+	// ErrClosed.
+	Close() error
+}
+
+// Retention says how long a session lives.
+type Retention string
+
+// Retention policies.
+const (
+	// SingleRun sessions are deleted when the run that created them ends
+	// (Bound.Close) or when they expire.
+	SingleRun Retention = "single_run"
+	// SessionRetention sessions live until deleted or expired. It is the
+	// default.
+	SessionRetention Retention = "session"
+	// Persistent sessions never expire; only Delete removes them.
+	Persistent Retention = "persistent"
+)
+
+// Session is a session's metadata.
+type Session struct {
+	ID     string `json:"id"`
+	Tenant string `json:"tenant,omitempty"`
+	UserID string `json:"user_id,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+	// ParentID and ForkSeq describe a branch: it sees the parent's log up
+	// to and including sequence number ForkSeq.
+	ParentID  string            `json:"parent_id,omitempty"`
+	ForkSeq   int64             `json:"fork_seq,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Retention Retention         `json:"retention"`
+	// ExpiresAt is when the session expires (zero: never): CreatedAt +
+	// TTL, fixed at creation (appends do not extend it). Persistent
+	// sessions never expire.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// LastSeq is the sequence number of the newest entry of the session's
+	// log, inherited history included (a new branch starts at ForkSeq).
+	LastSeq int64 `json:"last_seq"`
+}
+
+// CreateRequest creates a session.
+type CreateRequest struct {
+	ID        string // empty: a new UUIDv7
+	Tenant    string
+	UserID    string
+	Agent     string
+	Metadata  map[string]string
+	Retention Retention     // empty: SessionRetention
+	TTL       time.Duration // > 0: ExpiresAt = now + TTL (not for Persistent)
+	// ParentID and ForkSeq create a branch of an existing session at a
+	// sequence number of its log (0 < ForkSeq <= parent's LastSeq; 0
+	// means the parent's LastSeq).
+	ParentID string
+	ForkSeq  int64
+}
+
+// ListRequest filters and pages List. Zero fields do not filter.
+type ListRequest struct {
+	Tenant    string
+	UserID    string
+	Agent     string
+	PageSize  int    // 0: 50; larger than 1000: 1000; negative: ErrInvalid
+	PageToken string // from a previous ListResponse; a bad one is ErrInvalid
+}
+
+// ListResponse is a page of sessions.
+type ListResponse struct {
+	Sessions      []*Session
+	NextPageToken string // empty on the last page
+}
+
+// EntryKind is the kind of a log entry.
+type EntryKind string
+
+// Entry kinds.
+const (
+	// StepEntry carries a step. The step's number is the entry's sequence
+	// number.
+	StepEntry EntryKind = "step"
+	// CompactionEntry records a compaction: the working set after it.
+	CompactionEntry EntryKind = "compaction"
+)
+
+// Entry is one entry of a session's log.
+type Entry struct {
+	Seq  int64     `json:"seq"` // assigned by the store
+	Kind EntryKind `json:"kind"`
+	// Step is set on step entries; Step.Info().Number == Seq.
+	Step agentmem.Step `json:"-"`
+	// Compaction is set on compaction entries.
+	Compaction *CompactionRecord `json:"compaction,omitempty"`
+	// Time is when the store appended the entry.
+	Time time.Time `json:"time"`
+}
+
+// CompactionRecord is the working set after a compaction: the sequence
+// numbers of its steps, in order, and the modified copies (such as
+// truncated actions) that stand in place of some of them. A copy keeps the
+// number (its original's sequence number), ID and kind of the step it
+// stands in for. Removed lists the sequence numbers of the steps that left
+// the working set. EncodeCompaction gives its JSON form.
+type CompactionRecord struct {
+	Working  []int64         `json:"working"`
+	Replaced []agentmem.Step `json:"-"`
+	Removed  []int64         `json:"removed,omitempty"`
+}
+
+// AppendRequest appends entries to a session's log. A request needs at
+// least one step or a compaction.
+type AppendRequest struct {
+	SessionID string
+	// Steps are appended in order as step entries, each stored with its
+	// number set to its sequence number. A step whose ID is already in
+	// the session's visible log (a branch's inherited history included)
+	// is not appended again: its existing entry's seq is returned
+	// (idempotent retries). Steps need IDs, distinct within the request.
+	Steps []agentmem.Step
+	// Compaction, when set, is appended after Steps as a compaction
+	// entry. Working may name the new Steps of this request by
+	// NewStepRef(i) (a negative placeholder for Steps[i]); its other
+	// numbers must be sequence numbers of step entries of the visible log,
+	// or the request is ErrInvalid. The stored record has every
+	// placeholder replaced by the step's sequence number.
+	Compaction *CompactionRecord
+	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
+	// append fails with ErrConflict and changes nothing.
+	//
+	// A request with steps that are all already stored is a retry: it
+	// stores nothing (not its compaction either: the request that stored
+	// its steps stored it, right after them), succeeds whatever
+	// ExpectedLastSeq says, and reports the existing seqs, and as
+	// CompactionSeq the seq of the compaction entry that directly follows
+	// the newest of them, if there is one. A request without steps is
+	// never a retry.
+	ExpectedLastSeq *int64
+}
+
+// NewStepRef is the placeholder for AppendRequest.Steps[i] in a
+// compaction's Working list.
+func NewStepRef(i int) int64 { return -int64(i) - 1 }
+
+// AppendResponse reports what an append stored.
+type AppendResponse struct {
+	// Seqs are the sequence numbers of the request's steps, in order
+	// (existing ones for steps that were already stored).
+	Seqs []int64
+	// CompactionSeq is the sequence number of the compaction entry, if any.
+	CompactionSeq int64
+	// LastSeq is the session's LastSeq after the append.
+	LastSeq int64
+}
+
+// ReadRequest reads a session's log. With WorkingSet, the result is the
+// working set as of the end of the log: the steps named by the newest
+// compaction (replaced ones by their copies) followed by every step after
+// it (see WorkingSet); otherwise it is the entries with After < Seq, in
+// order, at most Limit of them (0: all), or the last Last of them.
+// Negative values, Limit with Last, and WorkingSet with any of the others
+// are ErrInvalid.
+type ReadRequest struct {
+	SessionID  string
+	After      int64
+	Limit      int
+	Last       int
+	WorkingSet bool
+}
+
+// ReadResponse is what Read returns.
+type ReadResponse struct {
+	Session *Session
+	// Entries are log entries (not with WorkingSet).
+	Entries []Entry
+	// Steps is the working set (with WorkingSet).
+	Steps []agentmem.Step
+	// Replaced, with WorkingSet, lists the sequence numbers of the steps
+	// of Steps that are modified copies (the newest compaction's Replaced
+	// list; see ReplacedSeqs). A writer that compacts again must send
+	// those copies again in its record's Replaced list, or the originals
+	// come back: only the newest compaction's copies apply.
+	Replaced []int64
+}
+
+// PruneRequest asks for retention to be applied.
+type PruneRequest struct {
+	// Now is the time to judge expiry by; zero means the store's clock.
+	// Expired sessions are deleted as Delete would (their branches keep
+	// their inherited history).
+	Now time.Time
+	// CoveredBefore, when set, also deletes the step entries that are no
+	// longer in their session's working set (covered by a summary or
+	// pruned) and were appended (Entry.Time) before it. A step that the
+	// working set of any session names is kept: every step of the newest
+	// compaction's Working list (replaced originals included), every step
+	// after it, and steps a branch inherited and still has in its working
+	// set. Compaction entries are kept.
+	CoveredBefore time.Time
+}
+
+// PruneResponse reports what Prune deleted.
+type PruneResponse struct {
+	// SessionsDeleted counts the expired sessions deleted.
+	SessionsDeleted int
+	// EntriesDeleted counts the covered step entries deleted from the
+	// sessions that remain (not the entries of deleted sessions).
+	EntriesDeleted int
+}
+
+// Limits on input, checked by every backend (see Validate*).
+const (
+	MaxIDLen     = 128
+	MaxStepBytes = 4 << 20 // a step's JSON encoding
+)
+
+// ErrClosed is returned by a store used after Close.
+var ErrClosed = errors.New("store: closed")

@@ -1,0 +1,175 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// badSessionIDs are refused everywhere a session ID is taken.
+var badSessionIDs = []string{
+	"../x", "..", ".", "./x", "a/b", "/abs", `a\b`, " ", " x", "x ", "a b", "\tx",
+	"x\x00", "x\n", "-x", "_x", ":x", "ünï", "\xff", strings.Repeat("a", store.MaxIDLen+1), "%2e%2e",
+}
+
+func (s *suite) badInputTests() []namedTest {
+	return []namedTest{
+		{"DecodeStep", func(t *testing.T) {
+			e := s.open(t)
+			for _, raw := range []string{
+				`{"type":"telepathy","number":1,"id":"x"}`,
+				`{"number":1,"id":"x","task":"no type"}`,
+				`{"type":"task","id":"x","task":"t","surprise":1}`,
+				`{"type":"action","id":"x","results":[{"call_id":"c","content":"no call"}]}`,
+				`{"type":"action","id":"x","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}`,
+				`{"type":"task","id":"x","task":"t"} trailing`,
+				`{"type":"task","id":"x","task":"` + "\xff" + `"}`,
+				`not json`,
+				``,
+			} {
+				_, err := store.DecodeStep([]byte(raw))
+				e.wantErr(err, agentmem.ErrInvalid, fmt.Sprintf("DecodeStep(%q)", raw))
+			}
+		}},
+		{"Steps", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "s"})
+			e.appendSteps("s", steps("ok", 2)...)
+			big := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "big"}}
+			big.Task = fillTo(store.MaxStepBytes + 1 - len(e.numbered(big, 3)))
+			cases := map[string]agentmem.Step{
+				"tool result without its call": &agentmem.ActionStep{StepInfo: info("b1"), Results: []agentmem.ToolResult{{CallID: "ghost", Content: "x"}}},
+				"tool call without a result":   &agentmem.ActionStep{StepInfo: info("b2"), ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f"}}},
+				"two results for one call": &agentmem.ActionStep{StepInfo: info("b3"), ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f"}},
+					Results: []agentmem.ToolResult{{CallID: "c"}, {CallID: "c"}}},
+				"invalid UTF-8 in a task":         taskStep("b4", "bad \xff byte"),
+				"invalid UTF-8 in a result":       &agentmem.ActionStep{StepInfo: info("b5"), ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f"}}, Results: []agentmem.ToolResult{{CallID: "c", Content: "\xc3\x28"}}},
+				"invalid UTF-8 in a summary":      summaryStep("b6", "\xed\xa0\x80"),
+				"invalid UTF-8 in a step ID":      taskStep("id-\xff", "x"),
+				"a step over MaxStepBytes":        big,
+				"a step without an ID":            taskStep("", "anonymous"),
+				"a tool message as a step":        &agentmem.MessageStep{StepInfo: info("b7"), Message: agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "c", Content: agentmem.Text("x")}},
+				"an unknown message role":         &agentmem.MessageStep{StepInfo: info("b8"), Message: agentmem.Message{Role: "wizard"}},
+				"a bad summary range":             summaryStep("b9", "x", agentmem.Range{From: 5, To: 2}),
+				"a negative duration":             &agentmem.ActionStep{StepInfo: info("b10"), Duration: -time.Second},
+				"a step ID over MaxFieldBytes":    taskStep(strings.Repeat("i", store.MaxFieldBytes+1), "x"),
+				"an image without URL or data":    &agentmem.TaskStep{StepInfo: info("b11"), Images: []agentmem.Image{{Detail: "low"}}},
+				"structured data that is no JSON": &agentmem.MessageStep{StepInfo: info("b12"), Message: agentmem.Message{Role: agentmem.RoleUser, Data: []byte("{")}},
+			}
+			before := e.dump()
+			for name, bad := range cases {
+				_, err := e.st.Append(e.ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{bad}})
+				e.wantErr(err, agentmem.ErrInvalid, name)
+				var inv *agentmem.InvalidError
+				if !errors.As(err, &inv) {
+					t.Fatalf("%s: error %v is not an *agentmem.InvalidError", name, err)
+				}
+				e.wantUnchanged(before, name)
+			}
+			for name, req := range map[string]store.AppendRequest{
+				"an empty request":           {SessionID: "s"},
+				"a negative ExpectedLastSeq": {SessionID: "s", Steps: steps("n", 1), ExpectedLastSeq: ptr(int64(-1))},
+			} {
+				_, err := e.st.Append(e.ctx, req)
+				e.wantErr(err, agentmem.ErrInvalid, name)
+				e.wantUnchanged(before, name)
+			}
+		}},
+		{"SessionIDs", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "good"})
+			e.appendSteps("good", steps("g", 1)...)
+			before := e.dump()
+			for _, id := range badSessionIDs {
+				what := fmt.Sprintf("session ID %q", id)
+				_, err := e.st.Create(e.ctx, store.CreateRequest{ID: id})
+				e.wantErr(err, agentmem.ErrInvalid, "Create with "+what)
+				_, err = e.st.Create(e.ctx, store.CreateRequest{ParentID: id})
+				e.wantErr(err, agentmem.ErrInvalid, "Create with parent "+what)
+				_, err = e.st.Get(e.ctx, id)
+				e.wantErr(err, agentmem.ErrInvalid, "Get of "+what)
+				_, err = e.st.Read(e.ctx, store.ReadRequest{SessionID: id})
+				e.wantErr(err, agentmem.ErrInvalid, "Read of "+what)
+				_, err = e.st.Append(e.ctx, store.AppendRequest{SessionID: id, Steps: steps("x", 1)})
+				e.wantErr(err, agentmem.ErrInvalid, "Append to "+what)
+				e.wantErr(e.st.Delete(e.ctx, id), agentmem.ErrInvalid, "Delete of "+what)
+				e.wantErr(store.ValidateID(id), agentmem.ErrInvalid, "ValidateID of "+what)
+			}
+			for _, f := range []func() error{
+				func() error { _, err := e.st.Get(e.ctx, ""); return err },
+				func() error { _, err := e.st.Read(e.ctx, store.ReadRequest{}); return err },
+				func() error { _, err := e.st.Append(e.ctx, store.AppendRequest{Steps: steps("x", 1)}); return err },
+				func() error { return e.st.Delete(e.ctx, "") },
+			} {
+				e.wantErr(f(), agentmem.ErrInvalid, "an empty session ID")
+			}
+			e.wantUnchanged(before, "calls with bad session IDs")
+			// The longest valid ID and every allowed character work.
+			for _, id := range []string{strings.Repeat("a", store.MaxIDLen), "A-z_0.9:x", "0"} {
+				e.create(store.CreateRequest{ID: id})
+				e.get(id)
+			}
+		}},
+		{"CreateFields", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "p"})
+			many := map[string]string{}
+			for i := range store.MaxMetadataKeys + 1 {
+				many[fmt.Sprintf("k%d", i)] = "v"
+			}
+			long := strings.Repeat("x", store.MaxFieldBytes+1)
+			before := e.dump()
+			for name, req := range map[string]store.CreateRequest{
+				"invalid UTF-8 tenant":         {Tenant: "\xff"},
+				"invalid UTF-8 user":           {UserID: "u\xfe"},
+				"invalid UTF-8 agent":          {Agent: "\xc0\xaf"},
+				"invalid UTF-8 metadata value": {Metadata: map[string]string{"k": "\xff"}},
+				"invalid UTF-8 metadata key":   {Metadata: map[string]string{"\xff": "v"}},
+				"empty metadata key":           {Metadata: map[string]string{"": "v"}},
+				"long tenant":                  {Tenant: long},
+				"long user":                    {UserID: long},
+				"long agent":                   {Agent: long},
+				"long metadata key":            {Metadata: map[string]string{long: "v"}},
+				"long metadata value":          {Metadata: map[string]string{"k": long}},
+				"too many metadata keys":       {Metadata: many},
+				"unknown retention":            {Retention: "forever-ish"},
+				"negative TTL":                 {TTL: -time.Second},
+				"TTL on a persistent session":  {Retention: store.Persistent, TTL: time.Hour},
+				"fork point without parent":    {ForkSeq: 1},
+				"negative fork point":          {ParentID: "p", ForkSeq: -2},
+				"own parent":                   {ID: "self", ParentID: "self"},
+			} {
+				_, err := e.st.Create(e.ctx, req)
+				e.wantErr(err, agentmem.ErrInvalid, name)
+				e.wantUnchanged(before, name)
+			}
+			// The limits themselves are fine.
+			ok := map[string]string{}
+			for i := range store.MaxMetadataKeys {
+				ok[fmt.Sprintf("k%d", i)] = strings.Repeat("v", store.MaxFieldBytes)
+			}
+			e.create(store.CreateRequest{ID: "limits", Tenant: long[1:], UserID: long[1:], Agent: long[1:], Metadata: ok})
+			if got := e.get("limits"); len(got.Metadata) != store.MaxMetadataKeys || got.Tenant != long[1:] {
+				t.Fatalf("session at the limits came back changed")
+			}
+		}},
+		{"CanceledContext", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "c"})
+			before := e.dump()
+			ctx, cancel := context.WithCancel(e.ctx)
+			cancel()
+			_, err := e.st.Append(ctx, store.AppendRequest{SessionID: "c", Steps: steps("x", 1)})
+			e.wantErr(err, context.Canceled, "Append with a canceled context")
+			_, err = e.st.Create(ctx, store.CreateRequest{ID: "d"})
+			e.wantErr(err, context.Canceled, "Create with a canceled context")
+			e.wantUnchanged(before, "calls with a canceled context")
+		}},
+	}
+}

@@ -1,0 +1,157 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// compacted is a session with a summary and a truncated copy:
+//
+//	1 system, 2 task, 3 action, 4 action, 5 action,
+//	6 summary of 3-4, 7 compaction {working: [1 2 6 5], replaced: [5'], removed: [3 4]}
+type compacted struct {
+	id    string
+	steps map[int64]agentmem.Step // by seq, as appended
+	copy5 agentmem.Step           // the truncated copy of step 5
+	resp  *store.AppendResponse   // of the compaction
+}
+
+func (e *env) compactedSession(id string) *compacted {
+	e.t.Helper()
+	c := &compacted{id: id, steps: map[int64]agentmem.Step{}}
+	e.create(store.CreateRequest{ID: id})
+	first := []agentmem.Step{systemStep(id + "-sys"), taskStep(id+"-task", "the task"), actionStep(id + "-a3"), actionStep(id + "-a4"), actionStep(id + "-a5")}
+	for i, seq := range e.appendSteps(id, first...) {
+		c.steps[seq] = first[i]
+	}
+	e.clock.Advance(time.Minute)
+	sum := summaryStep(id+"-sum", "steps 3 and 4 searched twice", agentmem.Range{From: 3, To: 4})
+	c.copy5 = store.WithNumber(first[4].(*agentmem.ActionStep).Truncate(10), 5)
+	c.resp = e.append(store.AppendRequest{
+		SessionID: id,
+		Steps:     []agentmem.Step{sum},
+		Compaction: &store.CompactionRecord{
+			Working:  []int64{1, 2, store.NewStepRef(0), 5},
+			Replaced: []agentmem.Step{c.copy5},
+			Removed:  []int64{3, 4},
+		},
+		ExpectedLastSeq: ptr(int64(5)),
+	})
+	c.steps[6] = sum
+	return c
+}
+
+func (s *suite) compactionTests() []namedTest {
+	return []namedTest{
+		{"RecordAndWorkingSet", func(t *testing.T) {
+			e := s.open(t)
+			c := e.compactedSession("c")
+			e.wantSeqs(c.resp.Seqs, []int64{6}, "summary step")
+			if c.resp.CompactionSeq != 7 || c.resp.LastSeq != 7 {
+				t.Fatalf("compaction append: %+v", c.resp)
+			}
+			e.clock.Advance(time.Minute)
+			a8 := actionStep("c-a8")
+			e.wantSeqs(e.appendSteps("c", a8), []int64{8}, "step after the compaction")
+
+			resp := e.read(store.ReadRequest{SessionID: "c", WorkingSet: true})
+			want := []string{e.numbered(c.steps[1], 1), e.numbered(c.steps[2], 2), e.numbered(c.steps[6], 6), e.encode(c.copy5), e.numbered(a8, 8)}
+			e.wantSteps(resp.Steps, want, "working set")
+			e.wantSeqs(resp.Replaced, []int64{5}, "ReadResponse.Replaced")
+
+			// The log keeps everything, the covered originals included.
+			entries := e.entries("c")
+			e.wantSeqs(seqsOf(entries), seqRange(1, 8), "log")
+			for _, seq := range []int64{3, 4, 5} {
+				if got := e.encode(entries[seq-1].Step); got != e.numbered(c.steps[seq], seq) {
+					t.Fatalf("original step %d after the compaction: %s", seq, got)
+				}
+			}
+			rec := entries[6]
+			if rec.Kind != store.CompactionEntry || rec.Step != nil {
+				t.Fatalf("entry 7: %+v", rec)
+			}
+			e.wantTime(rec.Time, Epoch.Add(time.Minute), "compaction entry time")
+			wantRec, _ := store.EncodeCompaction(&store.CompactionRecord{Working: []int64{1, 2, 6, 5}, Replaced: []agentmem.Step{c.copy5}, Removed: []int64{3, 4}})
+			if got, _ := store.EncodeCompaction(rec.Compaction); string(got) != string(wantRec) {
+				t.Fatalf("stored compaction record\n%s\nwant (new-step references resolved)\n%s", got, wantRec)
+			}
+			// The package's helper agrees with the backend.
+			e.wantSteps(store.WorkingSet(entries), want, "store.WorkingSet over the log")
+			e.wantSeqs(store.ReplacedSeqs(entries), []int64{5}, "store.ReplacedSeqs over the log")
+			// Last reads the compaction entry like any other.
+			e.wantSeqs(seqsOf(e.read(store.ReadRequest{SessionID: "c", Last: 2}).Entries), []int64{7, 8}, "Last 2")
+		}},
+		{"NewestCompactionWins", func(t *testing.T) {
+			e := s.open(t)
+			c := e.compactedSession("n")
+			a8 := actionStep("n-a8")
+			e.appendSteps("n", a8)
+			sum2 := summaryStep("n-sum2", "everything so far", agentmem.Range{From: 3, To: 5})
+			resp := e.append(store.AppendRequest{SessionID: "n", Steps: []agentmem.Step{sum2}, Compaction: &store.CompactionRecord{
+				Working: []int64{1, 2, store.NewStepRef(0), 8}, Removed: []int64{6, 5},
+			}})
+			if resp.Seqs[0] != 9 || resp.CompactionSeq != 10 {
+				t.Fatalf("second compaction: %+v", resp)
+			}
+			want := []string{e.numbered(c.steps[1], 1), e.numbered(c.steps[2], 2), e.numbered(sum2, 9), e.numbered(a8, 8)}
+			got := e.read(store.ReadRequest{SessionID: "n", WorkingSet: true})
+			e.wantSteps(got.Steps, want, "working set after a second compaction")
+			if len(got.Replaced) != 0 {
+				t.Fatalf("Replaced %v after a compaction without copies", got.Replaced)
+			}
+			// Only the newest record's copies apply: naming step 5 again
+			// without its copy brings the original back.
+			e.append(store.AppendRequest{SessionID: "n", Compaction: &store.CompactionRecord{Working: []int64{1, 5}}})
+			e.wantSteps(e.workingSet("n"), []string{e.numbered(c.steps[1], 1), e.numbered(c.steps[5], 5)}, "working set naming an original")
+		}},
+		{"EmptyWorkingSet", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "e"})
+			e.appendSteps("e", steps("old", 3)...)
+			resp := e.append(store.AppendRequest{SessionID: "e", Compaction: &store.CompactionRecord{Removed: []int64{1, 2, 3}}})
+			if len(resp.Seqs) != 0 || resp.CompactionSeq != 4 || resp.LastSeq != 4 {
+				t.Fatalf("compaction without steps: %+v", resp)
+			}
+			if ws := e.workingSet("e"); len(ws) != 0 {
+				t.Fatalf("working set after clearing: %d steps", len(ws))
+			}
+			late := taskStep("late", "after the clear")
+			e.appendSteps("e", late)
+			e.wantSteps(e.workingSet("e"), []string{e.numbered(late, 5)}, "working set after clear and add")
+		}},
+		{"Retry", func(t *testing.T) {
+			e := s.open(t)
+			c := e.compactedSession("r")
+			before := e.dump()
+			again := e.append(store.AppendRequest{
+				SessionID: "r", Steps: []agentmem.Step{c.steps[6]},
+				Compaction:      &store.CompactionRecord{Working: []int64{1, 2, store.NewStepRef(0), 5}, Replaced: []agentmem.Step{c.copy5}, Removed: []int64{3, 4}},
+				ExpectedLastSeq: ptr(int64(5)),
+			})
+			if !slices.Equal(again.Seqs, c.resp.Seqs) || again.CompactionSeq != c.resp.CompactionSeq || again.LastSeq != c.resp.LastSeq {
+				t.Fatalf("retried compaction returned %+v, the first try %+v", again, c.resp)
+			}
+			e.wantUnchanged(before, "a retried compaction")
+		}},
+		{"NewStepRefToStoredStep", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "m"})
+			old := taskStep("m-old", "stored before")
+			e.appendSteps("m", old, actionStep("m-2"))
+			fresh := summaryStep("m-sum", "new")
+			resp := e.append(store.AppendRequest{SessionID: "m", Steps: []agentmem.Step{old, fresh}, Compaction: &store.CompactionRecord{
+				Working: []int64{store.NewStepRef(0), store.NewStepRef(1)}, Removed: []int64{2},
+			}})
+			e.wantSeqs(resp.Seqs, []int64{1, 3}, "stored and new step")
+			if resp.CompactionSeq != 4 {
+				t.Fatalf("CompactionSeq %d", resp.CompactionSeq)
+			}
+			e.wantSteps(e.workingSet("m"), []string{e.numbered(old, 1), e.numbered(fresh, 3)}, "working set")
+		}},
+	}
+}

@@ -1,0 +1,249 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+func (s *suite) sessionTests() []namedTest {
+	return []namedTest{
+		{"CreateDefaults", func(t *testing.T) {
+			e := s.open(t)
+			got := e.create(store.CreateRequest{ID: "s1"})
+			if got.ID != "s1" || got.Retention != store.SessionRetention || got.LastSeq != 0 ||
+				got.ParentID != "" || got.ForkSeq != 0 || !got.ExpiresAt.IsZero() || len(got.Metadata) != 0 {
+				t.Fatalf("Create returned %s", sessionLine(got))
+			}
+			e.wantTime(got.CreatedAt, Epoch, "CreatedAt")
+			e.wantTime(got.UpdatedAt, Epoch, "UpdatedAt")
+			if line := sessionLine(e.get("s1")); line != sessionLine(got) {
+				t.Fatalf("Get returned\n%s\nCreate returned\n%s", line, sessionLine(got))
+			}
+		}},
+		{"CreateAllFields", func(t *testing.T) {
+			e := s.open(t)
+			req := store.CreateRequest{
+				ID: "tenant-a:run.42_x", Tenant: "acme", UserID: "user-7", Agent: "researcher",
+				Metadata:  map[string]string{"k": "v", "émoji": "✓", "empty": ""},
+				Retention: store.SingleRun, TTL: 90 * time.Minute,
+			}
+			got := e.create(req)
+			want := &store.Session{ID: req.ID, Tenant: "acme", UserID: "user-7", Agent: "researcher",
+				Metadata: req.Metadata, Retention: store.SingleRun, ExpiresAt: Epoch.Add(90 * time.Minute),
+				CreatedAt: Epoch, UpdatedAt: Epoch}
+			if sessionLine(got) != sessionLine(want) {
+				t.Fatalf("Create returned\n%s\nwant\n%s", sessionLine(got), sessionLine(want))
+			}
+			if sessionLine(e.get(req.ID)) != sessionLine(want) {
+				t.Fatalf("Get returned\n%s\nwant\n%s", sessionLine(e.get(req.ID)), sessionLine(want))
+			}
+			p := e.create(store.CreateRequest{ID: "p", Retention: store.Persistent})
+			if p.Retention != store.Persistent || !p.ExpiresAt.IsZero() {
+				t.Fatalf("persistent session: %s", sessionLine(p))
+			}
+		}},
+		{"CreateGeneratesID", func(t *testing.T) {
+			e := s.open(t)
+			a := e.create(store.CreateRequest{})
+			b := e.create(store.CreateRequest{})
+			if err := store.ValidateID(a.ID); err != nil || a.ID == b.ID {
+				t.Fatalf("generated IDs %q and %q (%v)", a.ID, b.ID, err)
+			}
+			e.get(a.ID)
+			e.get(b.ID)
+		}},
+		{"CreateDuplicateIsConflict", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "dup", Agent: "first"})
+			e.appendSteps("dup", taskStep("t", "x"))
+			before := e.dump()
+			_, err := e.st.Create(e.ctx, store.CreateRequest{ID: "dup", Agent: "second"})
+			e.wantErr(err, agentmem.ErrConflict, "Create of an existing ID")
+			e.wantUnchanged(before, "a refused Create")
+		}},
+		{"CopiesInAndOut", func(t *testing.T) {
+			e := s.open(t)
+			md := map[string]string{"a": "1"}
+			got := e.create(store.CreateRequest{ID: "c", Metadata: md})
+			md["a"] = "changed by caller"
+			got.Metadata["a"] = "changed via result"
+			got.Agent = "changed"
+			again := e.get("c")
+			if again.Metadata["a"] != "1" || again.Agent != "" {
+				t.Fatalf("the store kept a caller's map or struct: %s", sessionLine(again))
+			}
+			again.Metadata["a"] = "changed via Get"
+			if e.get("c").Metadata["a"] != "1" {
+				t.Fatal("changing a session Get returned changed the store")
+			}
+		}},
+		{"GetMissing", func(t *testing.T) {
+			e := s.open(t)
+			_, err := e.st.Get(e.ctx, "nope")
+			e.wantErr(err, agentmem.ErrNotFound, "Get of a missing session")
+		}},
+		{"Delete", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "d"})
+			e.appendSteps("d", steps("d", 3)...)
+			e.create(store.CreateRequest{ID: "other"})
+			e.appendSteps("other", taskStep("o1", "keep me"))
+			if err := e.st.Delete(e.ctx, "d"); err != nil {
+				t.Fatalf("Delete: %v", err)
+			}
+			_, err := e.st.Get(e.ctx, "d")
+			e.wantErr(err, agentmem.ErrNotFound, "Get after Delete")
+			_, err = e.st.Read(e.ctx, store.ReadRequest{SessionID: "d"})
+			e.wantErr(err, agentmem.ErrNotFound, "Read after Delete")
+			_, err = e.st.Append(e.ctx, store.AppendRequest{SessionID: "d", Steps: steps("late", 1)})
+			e.wantErr(err, agentmem.ErrNotFound, "Append after Delete")
+			e.wantErr(e.st.Delete(e.ctx, "d"), agentmem.ErrNotFound, "second Delete")
+			e.wantErr(e.st.Delete(e.ctx, "never"), agentmem.ErrNotFound, "Delete of a missing session")
+			if n := len(e.entries("other")); n != 1 {
+				t.Fatalf("Delete touched another session: it has %d entries", n)
+			}
+			// The ID can be used again, for a new, empty session.
+			e.clock.Advance(time.Second)
+			again := e.create(store.CreateRequest{ID: "d"})
+			if again.LastSeq != 0 || len(e.entries("d")) != 0 {
+				t.Fatalf("a re-created session has old data: %s, %d entries", sessionLine(again), len(e.entries("d")))
+			}
+			e.wantSeqs(e.appendSteps("d", steps("d2", 1)...), []int64{1}, "first append to a re-created session")
+		}},
+	}
+}
+
+func (s *suite) listTests() []namedTest {
+	return []namedTest{
+		{"NewestFirstPaged", func(t *testing.T) {
+			e := s.open(t)
+			var ids []string
+			for i := range 7 {
+				id := fmt.Sprintf("s%d", i)
+				e.create(store.CreateRequest{ID: id})
+				ids = append(ids, id)
+				e.clock.Advance(time.Second)
+			}
+			slices.Reverse(ids)
+			got := e.listAll(store.ListRequest{PageSize: 3}, 3)
+			if !slices.Equal(got, ids) {
+				t.Fatalf("List order %v, want %v", got, ids)
+			}
+			resp, err := e.st.List(e.ctx, store.ListRequest{})
+			if err != nil || len(resp.Sessions) != 7 || resp.NextPageToken != "" {
+				t.Fatalf("List with default page size: %d sessions, token %q, %v", len(resp.Sessions), resp.NextPageToken, err)
+			}
+		}},
+		{"SameCreationTime", func(t *testing.T) {
+			e := s.open(t)
+			var ids []string
+			for i := range 9 {
+				id := fmt.Sprintf("tie-%d", i)
+				e.create(store.CreateRequest{ID: id})
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			slices.Reverse(ids)
+			if got := e.listAll(store.ListRequest{PageSize: 2}, 2); !slices.Equal(got, ids) {
+				t.Fatalf("List of sessions created at one instant: %v, want %v (ID descending)", got, ids)
+			}
+		}},
+		{"PagesSeeNewSessionsOnlyFirst", func(t *testing.T) {
+			e := s.open(t)
+			for i := range 4 {
+				e.create(store.CreateRequest{ID: fmt.Sprintf("old%d", i)})
+				e.clock.Advance(time.Second)
+			}
+			first, err := e.st.List(e.ctx, store.ListRequest{PageSize: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.create(store.CreateRequest{ID: "newer"})
+			rest := e.listAll(store.ListRequest{PageSize: 2, PageToken: first.NextPageToken}, 2)
+			if !slices.Equal(rest, []string{"old1", "old0"}) {
+				t.Fatalf("the second page after a new session was created: %v", rest)
+			}
+		}},
+		{"Filters", func(t *testing.T) {
+			e := s.open(t)
+			for _, r := range []store.CreateRequest{
+				{ID: "a1", Tenant: "t1", UserID: "u1", Agent: "planner"},
+				{ID: "a2", Tenant: "t1", UserID: "u1", Agent: "coder"},
+				{ID: "a3", Tenant: "t1", UserID: "u2", Agent: "planner"},
+				{ID: "a4", Tenant: "t2", UserID: "u1", Agent: "planner"},
+				{ID: "a5"},
+			} {
+				e.create(r)
+				e.clock.Advance(time.Millisecond)
+			}
+			for _, c := range []struct {
+				req  store.ListRequest
+				want []string
+			}{
+				{store.ListRequest{}, []string{"a5", "a4", "a3", "a2", "a1"}},
+				{store.ListRequest{Tenant: "t1"}, []string{"a3", "a2", "a1"}},
+				{store.ListRequest{UserID: "u1"}, []string{"a4", "a2", "a1"}},
+				{store.ListRequest{Agent: "planner"}, []string{"a4", "a3", "a1"}},
+				{store.ListRequest{Tenant: "t1", UserID: "u1", Agent: "planner"}, []string{"a1"}},
+				{store.ListRequest{Tenant: "t1", Agent: "planner", PageSize: 1}, []string{"a3", "a1"}},
+				{store.ListRequest{Tenant: "nobody"}, nil},
+			} {
+				if got := e.listAll(c.req, 0); !slices.Equal(got, c.want) {
+					t.Errorf("List(%+v) = %v, want %v", c.req, got, c.want)
+				}
+			}
+		}},
+		{"PageSizeBounds", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "x"})
+			_, err := e.st.List(e.ctx, store.ListRequest{PageSize: -1})
+			e.wantErr(err, agentmem.ErrInvalid, "List with a negative page size")
+			resp, err := e.st.List(e.ctx, store.ListRequest{PageSize: 1_000_000})
+			if err != nil || len(resp.Sessions) != 1 {
+				t.Fatalf("List with a huge page size: %v", err)
+			}
+		}},
+		{"BadPageToken", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "x"})
+			for _, tok := range []string{"not a token", "%%%", "AAAA", strings.Repeat("z", 50)} {
+				_, err := e.st.List(e.ctx, store.ListRequest{PageToken: tok})
+				e.wantErr(err, agentmem.ErrInvalid, fmt.Sprintf("List with page token %q", tok))
+			}
+		}},
+	}
+}
+
+// listAll pages through List and returns the IDs, checking that no page
+// is larger than pageSize (when it is not 0).
+func (e *env) listAll(req store.ListRequest, pageSize int) []string {
+	e.t.Helper()
+	var ids []string
+	for range 1000 {
+		resp, err := e.st.List(e.ctx, req)
+		if err != nil {
+			e.t.Fatalf("List(%+v): %v", req, err)
+		}
+		if pageSize > 0 && len(resp.Sessions) > pageSize {
+			e.t.Fatalf("List returned %d sessions for page size %d", len(resp.Sessions), pageSize)
+		}
+		if resp.NextPageToken != "" && len(resp.Sessions) == 0 {
+			e.t.Fatal("List returned an empty page with a next-page token")
+		}
+		for _, s := range resp.Sessions {
+			ids = append(ids, s.ID)
+		}
+		if resp.NextPageToken == "" {
+			return ids
+		}
+		req.PageToken = resp.NextPageToken
+	}
+	e.t.Fatal("List never returned a last page")
+	return nil
+}

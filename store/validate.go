@@ -1,0 +1,427 @@
+package store
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+)
+
+// More limits on input, checked by the Validate functions.
+const (
+	// MaxFieldBytes bounds a session's tenant, user and agent names and
+	// each metadata key and value.
+	MaxFieldBytes = 256
+	// MaxMetadataKeys bounds the number of metadata entries of a session.
+	MaxMetadataKeys = 64
+	// MaxPageSize is the largest List page; larger requests get this many.
+	MaxPageSize = 1000
+	// DefaultPageSize is the List page size when none is asked for.
+	DefaultPageSize = 50
+)
+
+// idPattern is what a session ID may look like: safe as a file name, a
+// URL path segment and a database key, with no way to climb a directory.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// invalid returns an *agentmem.InvalidError, which wraps agentmem.ErrInvalid.
+func invalid(field, format string, args ...any) error {
+	return &agentmem.InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ValidateID checks a session ID: 1 to MaxIDLen characters from
+// [A-Za-z0-9._:-], the first a letter or digit. That refuses empty IDs,
+// spaces, slashes and path traversal ("../x"). Errors wrap ErrInvalid.
+func ValidateID(id string) error { return validateID("session_id", id) }
+
+func validateID(field, id string) error {
+	if !idPattern.MatchString(id) {
+		if id == "" {
+			return invalid(field, "is required")
+		}
+		return invalid(field, "%.140q is not a valid session ID (1-%d characters from [A-Za-z0-9._:-], starting with a letter or digit)", id, MaxIDLen)
+	}
+	return nil
+}
+
+// validateField checks a short text field: valid UTF-8, at most
+// MaxFieldBytes bytes.
+func validateField(field, v string) error {
+	if !utf8.ValidString(v) {
+		return invalid(field, "is not valid UTF-8")
+	}
+	if len(v) > MaxFieldBytes {
+		return invalid(field, "is %d bytes long (at most %d)", len(v), MaxFieldBytes)
+	}
+	return nil
+}
+
+func validateMetadata(md map[string]string) error {
+	if len(md) > MaxMetadataKeys {
+		return invalid("metadata", "has %d keys (at most %d)", len(md), MaxMetadataKeys)
+	}
+	for k, v := range md {
+		if k == "" {
+			return invalid("metadata", "has an empty key")
+		}
+		if err := validateField("metadata key", k); err != nil {
+			return err
+		}
+		if err := validateField(fmt.Sprintf("metadata[%q]", k), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateRetention checks that r is empty (the default) or one of
+// SingleRun, SessionRetention and Persistent.
+func ValidateRetention(r Retention) error {
+	switch r {
+	case "", SingleRun, SessionRetention, Persistent:
+		return nil
+	}
+	return invalid("retention", "unknown retention %q (want %q, %q or %q)", r, SingleRun, SessionRetention, Persistent)
+}
+
+// ValidateCreate checks a CreateRequest on its own (the parent's
+// existence and LastSeq are the backend's to check). Backends call it
+// first and change nothing when it fails. Errors wrap ErrInvalid.
+func ValidateCreate(req CreateRequest) error {
+	if req.ID != "" {
+		if err := ValidateID(req.ID); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"tenant", req.Tenant}, {"user_id", req.UserID}, {"agent", req.Agent}} {
+		if err := validateField(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	if err := validateMetadata(req.Metadata); err != nil {
+		return err
+	}
+	if err := ValidateRetention(req.Retention); err != nil {
+		return err
+	}
+	if req.TTL < 0 {
+		return invalid("ttl", "is negative")
+	}
+	if req.TTL > 0 && req.Retention == Persistent {
+		return invalid("ttl", "persistent sessions never expire; drop the TTL or choose another retention")
+	}
+	if req.ForkSeq < 0 {
+		return invalid("fork_seq", "is negative")
+	}
+	if req.ParentID == "" {
+		if req.ForkSeq != 0 {
+			return invalid("fork_seq", "is set without a parent_id")
+		}
+		return nil
+	}
+	if err := validateID("parent_id", req.ParentID); err != nil {
+		return err
+	}
+	if req.ParentID == req.ID {
+		return invalid("parent_id", "is the session's own ID")
+	}
+	return nil
+}
+
+// NewSession builds the session a validated CreateRequest describes, as
+// of now: a new ID if none was given, the default retention, ExpiresAt
+// from the TTL, CreatedAt = UpdatedAt = now and LastSeq = ForkSeq. For a
+// branch the backend must first resolve ForkSeq 0 to the parent's LastSeq
+// (and check 0 < ForkSeq <= the parent's LastSeq). The metadata is copied.
+func NewSession(req CreateRequest, now time.Time) *Session {
+	s := &Session{
+		ID:        req.ID,
+		Tenant:    req.Tenant,
+		UserID:    req.UserID,
+		Agent:     req.Agent,
+		ParentID:  req.ParentID,
+		ForkSeq:   req.ForkSeq,
+		Metadata:  cloneMap(req.Metadata),
+		Retention: req.Retention,
+		CreatedAt: now,
+		UpdatedAt: now,
+		LastSeq:   req.ForkSeq,
+	}
+	if s.ID == "" {
+		s.ID = agentmem.NewID()
+	}
+	if s.Retention == "" {
+		s.Retention = SessionRetention
+	}
+	if req.TTL > 0 {
+		s.ExpiresAt = now.Add(req.TTL)
+	}
+	return s
+}
+
+// Expired reports whether the session has expired at now. Persistent
+// sessions never do.
+func (s *Session) Expired(now time.Time) bool {
+	return s.Retention != Persistent && !s.ExpiresAt.IsZero() && !now.Before(s.ExpiresAt)
+}
+
+// Clone returns a deep copy of the session.
+func (s *Session) Clone() *Session {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Metadata = cloneMap(s.Metadata)
+	return &c
+}
+
+// ValidateSession checks a whole session, as Import receives it: the
+// fields CreateRequest would check, a known retention, no expiry for a
+// persistent session, and LastSeq >= 0. Errors wrap ErrInvalid.
+func ValidateSession(s *Session) error {
+	if s == nil {
+		return invalid("session", "is missing")
+	}
+	if err := ValidateID(s.ID); err != nil {
+		return err
+	}
+	req := CreateRequest{ID: s.ID, Tenant: s.Tenant, UserID: s.UserID, Agent: s.Agent, Metadata: s.Metadata, Retention: s.Retention, ParentID: s.ParentID, ForkSeq: s.ForkSeq}
+	if err := ValidateCreate(req); err != nil {
+		return err
+	}
+	if s.Retention == "" {
+		return invalid("retention", "is required")
+	}
+	if s.Retention == Persistent && !s.ExpiresAt.IsZero() {
+		return invalid("expires_at", "is set on a persistent session")
+	}
+	if s.LastSeq < 0 {
+		return invalid("last_seq", "is negative")
+	}
+	if s.ForkSeq > s.LastSeq {
+		return invalid("fork_seq", "%d is after last_seq %d", s.ForkSeq, s.LastSeq)
+	}
+	return nil
+}
+
+// validateStep checks one step of an append or a compaction: not nil,
+// valid, with an ID, and a JSON encoding of at most MaxStepBytes.
+func validateStep(field string, s agentmem.Step) error {
+	if s == nil {
+		return invalid(field, "is nil")
+	}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	id := s.Info().ID
+	if id == "" {
+		return invalid(field+".id", "is required: the store recognizes retried appends by step ID")
+	}
+	if err := validateField(field+".id", id); err != nil {
+		return err
+	}
+	b, err := EncodeStep(s)
+	if err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	if len(b) > MaxStepBytes {
+		return invalid(field, "is %d bytes as JSON (at most %d)", len(b), MaxStepBytes)
+	}
+	return nil
+}
+
+// ValidateAppend checks an AppendRequest on its own: a valid session ID;
+// at least one step or a compaction; valid steps with IDs, distinct, each
+// at most MaxStepBytes as JSON; and a well-formed compaction (see
+// ValidateCompaction). Backends call it first and change nothing when it
+// fails; what needs the log (the sequence numbers a compaction names) is
+// checked by CheckCompaction. Errors wrap ErrInvalid.
+func ValidateAppend(req AppendRequest) error {
+	if err := ValidateID(req.SessionID); err != nil {
+		return err
+	}
+	if len(req.Steps) == 0 && req.Compaction == nil {
+		return invalid("steps", "nothing to append: no steps and no compaction")
+	}
+	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
+		return invalid("expected_last_seq", "is negative")
+	}
+	ids := make(map[string]int, len(req.Steps))
+	for i, s := range req.Steps {
+		f := fmt.Sprintf("steps[%d]", i)
+		if err := validateStep(f, s); err != nil {
+			return err
+		}
+		id := s.Info().ID
+		if j, dup := ids[id]; dup {
+			return invalid(f+".id", "%q is also the ID of steps[%d]", id, j)
+		}
+		ids[id] = i
+	}
+	if req.Compaction != nil {
+		return ValidateCompaction(req.Compaction, len(req.Steps))
+	}
+	return nil
+}
+
+// ValidateCompaction checks a compaction record on its own, for an append
+// of newSteps steps: each Working reference is a positive sequence number
+// or NewStepRef(i) with 0 <= i < newSteps, none repeated; each Removed
+// number is positive, none repeated; each Replaced copy is a valid step
+// with an ID whose number is a (positive) sequence number in Working,
+// one copy per number. Errors wrap ErrInvalid.
+func ValidateCompaction(c *CompactionRecord, newSteps int) error {
+	if c == nil {
+		return invalid("compaction", "is nil")
+	}
+	inWorking := make(map[int64]bool, len(c.Working))
+	for i, ref := range c.Working {
+		f := fmt.Sprintf("compaction.working[%d]", i)
+		switch {
+		case ref == 0:
+			return invalid(f, "0 is neither a sequence number nor a new-step reference")
+		case ref < 0 && -ref-1 >= int64(newSteps):
+			return invalid(f, "NewStepRef(%d) but the request has %d steps", -ref-1, newSteps)
+		case inWorking[ref]:
+			return invalid(f, "%d is repeated", ref)
+		}
+		inWorking[ref] = true
+	}
+	removed := make(map[int64]bool, len(c.Removed))
+	for i, n := range c.Removed {
+		f := fmt.Sprintf("compaction.removed[%d]", i)
+		if n <= 0 {
+			return invalid(f, "%d is not a sequence number", n)
+		}
+		if removed[n] {
+			return invalid(f, "%d is repeated", n)
+		}
+		removed[n] = true
+	}
+	replaced := make(map[int64]bool, len(c.Replaced))
+	for i, s := range c.Replaced {
+		f := fmt.Sprintf("compaction.replaced[%d]", i)
+		if err := validateStep(f, s); err != nil {
+			return err
+		}
+		n := int64(s.Info().Number)
+		if n <= 0 || !inWorking[n] {
+			return invalid(f+".number", "%d does not name a step of the working set by sequence number", n)
+		}
+		if replaced[n] {
+			return invalid(f+".number", "step %d has more than one replacement", n)
+		}
+		replaced[n] = true
+	}
+	return nil
+}
+
+// CheckCompaction checks a validated compaction record against the
+// session's log before an append: every sequence number in Working must
+// name a step entry of the session's visible log (lookup returns it), and
+// every Replaced copy must have the ID and kind of the step it stands in
+// for. Backends call it after ValidateAppend, with lookup reading the log
+// as it is before the append. Errors wrap ErrInvalid.
+func CheckCompaction(c *CompactionRecord, lookup func(seq int64) (agentmem.Step, bool)) error {
+	orig := make(map[int64]agentmem.Step, len(c.Working))
+	for i, ref := range c.Working {
+		if ref < 0 {
+			continue
+		}
+		s, ok := lookup(ref)
+		if !ok {
+			return invalid(fmt.Sprintf("compaction.working[%d]", i), "%d is not the sequence number of a step in the session's log", ref)
+		}
+		orig[ref] = s
+	}
+	for i, s := range c.Replaced {
+		n := int64(s.Info().Number)
+		o := orig[n]
+		if o == nil || o.Info().ID != s.Info().ID || o.Kind() != s.Kind() {
+			return invalid(fmt.Sprintf("compaction.replaced[%d]", i), "is not a copy of step %d (the ID or kind differs)", n)
+		}
+	}
+	return nil
+}
+
+// ResolveCompaction returns a copy of a compaction record with every
+// NewStepRef(i) in Working replaced by seqs[i], the sequence number the
+// append gave (or found for) Steps[i]. It refuses a result that names a
+// step twice (a new step that was already stored under a number Working
+// also names). The steps are shared, not copied.
+func ResolveCompaction(c *CompactionRecord, seqs []int64) (*CompactionRecord, error) {
+	out := &CompactionRecord{
+		Working:  make([]int64, len(c.Working)),
+		Replaced: append([]agentmem.Step(nil), c.Replaced...),
+		Removed:  append([]int64(nil), c.Removed...),
+	}
+	seen := make(map[int64]bool, len(c.Working))
+	for i, ref := range c.Working {
+		if ref < 0 {
+			k := -ref - 1
+			if k >= int64(len(seqs)) {
+				return nil, invalid(fmt.Sprintf("compaction.working[%d]", i), "NewStepRef(%d) but the request has %d steps", k, len(seqs))
+			}
+			ref = seqs[k]
+		}
+		if seen[ref] {
+			return nil, invalid(fmt.Sprintf("compaction.working[%d]", i), "step %d is named twice", ref)
+		}
+		seen[ref] = true
+		out.Working[i] = ref
+	}
+	return out, nil
+}
+
+// ValidateRead checks a ReadRequest: a valid session ID, no negative
+// After, Limit or Last, not both Limit and Last, and none of them with
+// WorkingSet. Errors wrap ErrInvalid.
+func ValidateRead(req ReadRequest) error {
+	if err := ValidateID(req.SessionID); err != nil {
+		return err
+	}
+	switch {
+	case req.After < 0:
+		return invalid("after", "is negative")
+	case req.Limit < 0:
+		return invalid("limit", "is negative")
+	case req.Last < 0:
+		return invalid("last", "is negative")
+	case req.Limit > 0 && req.Last > 0:
+		return invalid("last", "cannot be combined with limit")
+	case req.WorkingSet && (req.After != 0 || req.Limit != 0 || req.Last != 0):
+		return invalid("working_set", "cannot be combined with after, limit or last")
+	}
+	return nil
+}
+
+// SelectEntries applies a validated ReadRequest's After, Limit and Last to
+// a session's visible log (entries in sequence order) and returns the
+// sub-slice to return.
+func SelectEntries(entries []Entry, req ReadRequest) []Entry {
+	i := 0
+	for i < len(entries) && entries[i].Seq <= req.After {
+		i++
+	}
+	entries = entries[i:]
+	switch {
+	case req.Last > 0 && len(entries) > req.Last:
+		entries = entries[len(entries)-req.Last:]
+	case req.Limit > 0 && len(entries) > req.Limit:
+		entries = entries[:req.Limit]
+	}
+	return entries
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
