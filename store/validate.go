@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -54,6 +55,11 @@ func validateField(field, v string) error {
 	}
 	if len(v) > MaxFieldBytes {
 		return invalid(field, "is %d bytes long (at most %d)", len(v), MaxFieldBytes)
+	}
+	// NUL is valid UTF-8 but PostgreSQL's text cannot hold it; refusing it
+	// everywhere keeps the backends alike.
+	if strings.IndexByte(v, 0) >= 0 {
+		return invalid(field, "contains a NUL byte")
 	}
 	return nil
 }

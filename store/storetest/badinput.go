@@ -128,6 +128,7 @@ func (s *suite) badInputTests() []namedTest {
 			for name, req := range map[string]store.CreateRequest{
 				"invalid UTF-8 tenant":         {Tenant: "\xff"},
 				"invalid UTF-8 user":           {UserID: "u\xfe"},
+				"NUL in tenant":                {Tenant: "a\x00b"},
 				"invalid UTF-8 agent":          {Agent: "\xc0\xaf"},
 				"invalid UTF-8 metadata value": {Metadata: map[string]string{"k": "\xff"}},
 				"invalid UTF-8 metadata key":   {Metadata: map[string]string{"\xff": "v"}},

@@ -1,0 +1,101 @@
+// Package postgres is the store.Store for PostgreSQL: the backend for
+// scaling out, where any number of stateless agentmem servers share one
+// database and may write to the same session at once.
+//
+//	st, err := postgres.Open(ctx, "postgres://agentmem@db.internal/agentmem", postgres.Options{})
+//
+// or, through the URL openers this package registers for the postgres://
+// and postgresql:// schemes (import it for its side effect):
+//
+//	st, err := store.Open(ctx, "postgres://agentmem@db.internal/agentmem?schema=agents")
+//
+// It uses github.com/jackc/pgx/v5 and a pgxpool connection pool. It needs
+// no extension: everything here runs on plain PostgreSQL (tested with 15),
+// without pgvector, which only the semantic recall of embeddings would use.
+//
+// # Schema and migrations
+//
+// The tables (sessions, entries, schema_migrations) live in one schema:
+// Options.Schema, or the "schema" URL parameter, names it; it is created
+// when missing and set as the search_path of every pooled connection, so
+// several stores (tenants, tests) can share a database without seeing one
+// another. Empty means the database's default search_path.
+//
+// The schema is versioned by the migrations embedded in the binary
+// (migrations/NNNN_name.sql). Open applies the pending ones in a single
+// transaction that first takes a transaction-scoped advisory lock
+// (pg_advisory_xact_lock) derived from the schema name: several servers
+// starting at once migrate one after another, the later ones finding
+// nothing to do, and a failed migration leaves nothing behind. A schema
+// migrated by a newer agentmem than this one is refused with
+// ErrSchemaTooNew rather than written to.
+//
+// # Tables
+//
+// A session is a row of sessions; its log is its rows of entries, keyed by
+// PRIMARY KEY (session_id, seq) — the unique constraint on session and
+// sequence number — with UNIQUE (session_id, step_id) so a step is stored
+// once. A partial index on compaction entries finds a session's newest
+// compaction without scanning its log, and indexes on (tenant | user_id |
+// agent, created_at, id) serve List's filters in its order.
+//
+// Entry bodies are the step's (or compaction record's) JSON exactly as
+// store.EncodeStep produced it, kept as bytea: not jsonb, which reorders
+// object keys, drops duplicate ones and normalizes numbers, so an export
+// would no longer read back byte for byte; and not text, whose content
+// depends on the database's encoding. Nothing queries inside a body.
+// Session metadata is JSON text too (jsonb cannot hold the escape \u0000).
+//
+// # Branches
+//
+// A branch records where it was forked (parent_id, fork_seq: its
+// provenance, never changed) and where its inherited history is read from
+// (base_id, base_seq). A branch's own entries are numbered after base_seq;
+// reading it walks the chain of bases in one recursive query and reads
+// each session's share of the log. Deleting a session copies the entries
+// its branches inherited from it into those branches and points them at
+// its own base, so a branch never loses history.
+//
+// # Concurrency
+//
+// Every write is one transaction (read committed). An append locks its
+// session's row with SELECT ... FOR NO KEY UPDATE, so appenders of one
+// session — in any number of processes — queue on that row while readers,
+// appenders of other sessions and foreign-key checks do not. Under the
+// lock it checks ExpectedLastSeq (ErrConflict), finds the request's step
+// IDs already in the visible log (a retry: their seqs are returned, nothing
+// is stored), numbers the new entries from last_seq+1, and inserts them
+// and moves last_seq in one statement. A unique violation, which the lock
+// makes impossible short of a bug, would be reported as ErrConflict, never
+// as a duplicate. Delete locks the session FOR UPDATE and then its
+// branches; creating a branch holds its parent FOR KEY SHARE, so a parent
+// cannot vanish under a new branch. A transaction PostgreSQL aborts as a
+// deadlock victim is run again (it changed nothing).
+//
+// Reads run in a read-only repeatable-read transaction: a Read sees the
+// session row and every part of its log in one snapshot. With WorkingSet
+// it reads the newest compaction entry, the steps that compaction names
+// and the entries after it, not the whole log.
+//
+// # Connection poolers
+//
+// The store sets its schema as the search_path start-up parameter of each
+// connection, and pgx caches prepared statements per connection: both
+// assume that a transaction runs on a server session that keeps them, as a
+// direct connection or a session-pooling proxy does. Behind a
+// transaction-pooling proxy, leave Options.Schema empty (give the role the
+// schema as its search_path instead) and add default_query_exec_mode=exec
+// to the URL.
+//
+// # Errors
+//
+// Input is validated (store.Validate*) before any SQL runs, and changes
+// nothing when bad (agentmem.ErrInvalid). PostgreSQL's text cannot hold
+// the byte 0, which is valid UTF-8, so names and step IDs that contain it
+// are refused as invalid too. A missing or expired session is
+// agentmem.ErrNotFound. Any other failure — a refused connection, a server
+// restarting, a statement timeout — is returned wrapped (errors.As finds
+// the *pgconn.PgError or the network error), never disguised as one of
+// those, so a server can answer it with 503. After Close every call
+// returns store.ErrClosed.
+package postgres

@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/internal/testenv"
+)
+
+// testURL returns the URL of the test database; the test is skipped (or,
+// in CI, fails) without one.
+func testURL(t testing.TB) string {
+	t.Helper()
+	return testenv.PostgresURL(t)
+}
+
+// newSchemaName returns a schema name no other test uses.
+func newSchemaName() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "agentmem_test_" + hex.EncodeToString(b)
+}
+
+// freshSchema returns a new schema name and drops the schema (if it was
+// created) when the test ends.
+func freshSchema(t testing.TB, url string) string {
+	t.Helper()
+	name := newSchemaName()
+	t.Cleanup(func() { dropSchema(t, url, name) })
+	return name
+}
+
+// dropSchema drops a test schema and everything in it.
+func dropSchema(t testing.TB, url, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Errorf("drop schema %s: %v", name, err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+		t.Errorf("drop schema %s: %v", name, err)
+	}
+}
+
+// openTest opens a store on a fresh schema of the test database, closed
+// (and the schema dropped) when the test ends.
+func openTest(t testing.TB, opts Options) *Store {
+	t.Helper()
+	url := testURL(t)
+	if opts.Schema == "" {
+		opts.Schema = freshSchema(t, url)
+	}
+	st, err := Open(context.Background(), url, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// execSQL runs statements on the store's schema outside the store, to
+// inspect or damage its tables.
+func execSQL(t testing.TB, st *Store, sql string, args ...any) {
+	t.Helper()
+	if _, err := st.pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", strings.TrimSpace(sql), err)
+	}
+}
+
+// queryInt runs a query that returns one integer.
+func queryInt(t testing.TB, st *Store, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := st.pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", strings.TrimSpace(sql), err)
+	}
+	return n
+}

@@ -1,0 +1,407 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// segment is the part of a visible log that one session owns: its entries
+// with lo < seq <= hi.
+type segment struct {
+	id     string
+	lo, hi int64
+}
+
+// maxChain bounds a chain of bases; a longer one is taken for a cycle.
+const maxChain = 10000
+
+// segments returns the parts of r's visible log, oldest first: the entries
+// r inherited (from its base, its base's base...) and its own. Segments are
+// disjoint ranges of sequence numbers in increasing order. One query reads
+// the whole chain of bases; a session that is no branch needs none.
+func segments(ctx context.Context, q querier, r *sessionRow) ([]segment, error) {
+	segs := []segment{{id: r.ID, lo: r.baseSeq, hi: math.MaxInt64}}
+	if r.baseID == "" {
+		return segs, nil
+	}
+	rows, err := q.Query(ctx, `WITH RECURSIVE chain (id, base_id, base_seq, depth) AS (
+			SELECT id, base_id, base_seq, 1 FROM sessions WHERE id = $1
+			UNION ALL
+			SELECT s.id, s.base_id, s.base_seq, c.depth + 1
+			FROM chain c JOIN sessions s ON s.id = c.base_id
+			WHERE c.depth <= $2
+		)
+		SELECT id, base_id, base_seq FROM chain ORDER BY depth`, r.baseID, maxChain)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	lo, want := r.baseSeq, r.baseID
+	for rows.Next() {
+		var (
+			id      string
+			baseID  *string
+			baseSeq int64
+		)
+		if err := rows.Scan(&id, &baseID, &baseSeq); err != nil {
+			return nil, err
+		}
+		if id != want {
+			break
+		}
+		hi := min(segs[len(segs)-1].hi, lo)
+		if baseID == nil {
+			baseSeq = 0
+		}
+		if baseSeq < hi {
+			segs = append(segs, segment{id: id, lo: baseSeq, hi: hi})
+		} else {
+			// Nothing of id's own is visible: keep the bound for the
+			// sessions further up.
+			segs = append(segs, segment{id: id, lo: hi, hi: hi})
+		}
+		lo, want = baseSeq, ""
+		if baseID != nil {
+			want = *baseID
+		}
+		if want == "" {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if want != "" {
+		// The FOREIGN KEY on base_id makes this impossible short of a
+		// cycle longer than maxChain.
+		return nil, fmt.Errorf("session %q: its chain of bases is broken at %q", r.ID, want)
+	}
+	// Oldest first, and without the empty ranges.
+	out := make([]segment, 0, len(segs))
+	for i := len(segs) - 1; i >= 0; i-- {
+		if segs[i].lo < segs[i].hi {
+			out = append(out, segs[i])
+		}
+	}
+	return out, nil
+}
+
+// findStepIDs returns the sequence numbers of the steps of the visible log
+// (segs) whose IDs are among ids.
+func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]int64, error) {
+	found := make(map[string]int64, len(ids))
+	if len(ids) == 0 {
+		return found, nil
+	}
+	for _, sg := range segs {
+		rows, err := q.Query(ctx, `SELECT step_id, seq FROM entries
+			WHERE session_id = $1 AND step_id = ANY($2) AND seq > $3 AND seq <= $4`,
+			sg.id, ids, sg.lo, sg.hi)
+		if err != nil {
+			return nil, err
+		}
+		var (
+			id  string
+			seq int64
+		)
+		_, err = pgx.ForEachRow(rows, []any{&id, &seq}, func() error {
+			found[id] = seq
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// checkCompaction checks a compaction's references against the visible
+// log as it is before the append (entries up to lastSeq): see
+// store.CheckCompaction. Only the steps that have a replacement are
+// decoded; for the others, existence is all that is checked.
+func checkCompaction(ctx context.Context, q querier, segs []segment, c *store.CompactionRecord, lastSeq int64) error {
+	var refs []int64
+	for _, ref := range c.Working {
+		if ref > 0 && ref <= lastSeq {
+			refs = append(refs, ref)
+		}
+	}
+	replaced := make(map[int64]bool, len(c.Replaced))
+	for _, r := range c.Replaced {
+		replaced[int64(r.Info().Number)] = true
+	}
+	found := make(map[int64]agentmem.Step, len(refs))
+	if len(refs) > 0 {
+		for _, sg := range segs {
+			rows, err := q.Query(ctx, `SELECT seq, CASE WHEN seq = ANY($5) THEN body END FROM entries
+				WHERE session_id = $1 AND kind = 'step' AND seq = ANY($2) AND seq > $3 AND seq <= $4`,
+				sg.id, refs, sg.lo, sg.hi, slices.Collect(mapKeys(replaced)))
+			if err != nil {
+				return err
+			}
+			var (
+				seq  int64
+				body []byte
+			)
+			_, err = pgx.ForEachRow(rows, []any{&seq, &body}, func() error {
+				if !replaced[seq] {
+					found[seq] = existsStub
+					return nil
+				}
+				st, err := store.DecodeStep(body)
+				if err != nil {
+					return fmt.Errorf("entry %d: %w", seq, err)
+				}
+				found[seq] = st
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return store.CheckCompaction(c, func(seq int64) (agentmem.Step, bool) {
+		st, ok := found[seq]
+		return st, ok
+	})
+}
+
+// mapKeys iterates over the keys of m.
+func mapKeys[K comparable, V any](m map[K]V) func(yield func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// existsStub stands, in checkCompaction's lookup, for a step that exists
+// and has no replacement: store.CheckCompaction reads only the steps that
+// have one.
+var existsStub agentmem.Step = &agentmem.TaskStep{}
+
+// Read implements store.Store. It reads in one repeatable-read snapshot,
+// so a concurrent append or Delete of a base never shows half done. With
+// WorkingSet it reads the newest compaction entry, the steps it names and
+// the entries after it: the cost of the working set, not of the log.
+func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateRead(req); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var resp *store.ReadResponse
+	err := s.read(ctx, "read", func(tx pgx.Tx) error {
+		sess, err := loadSession(ctx, tx, req.SessionID, "", now, false)
+		if err != nil {
+			return err
+		}
+		segs, err := segments(ctx, tx, sess)
+		if err != nil {
+			return err
+		}
+		resp = &store.ReadResponse{Session: sess.Session.Clone()}
+		if req.WorkingSet {
+			resp.Steps, resp.Replaced, err = readWorkingSet(ctx, tx, segs)
+			return err
+		}
+		resp.Entries, err = readEntries(ctx, tx, segs, req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// readEntries reads the entries of the visible log that req selects
+// (After, then the first Limit or the last Last of them).
+func readEntries(ctx context.Context, q querier, segs []segment, req store.ReadRequest) ([]store.Entry, error) {
+	var out []store.Entry
+	if req.Last > 0 {
+		// Newest segment first, newest entries first, then reversed.
+		for i := len(segs) - 1; i >= 0 && len(out) < req.Last; i-- {
+			sg := segs[i]
+			es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
+				WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq DESC LIMIT $4`,
+				sg.id, max(sg.lo, req.After), sg.hi, req.Last-len(out))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, es...)
+		}
+		slices.Reverse(out)
+		return out, nil
+	}
+	for _, sg := range segs {
+		if sg.hi <= req.After {
+			continue
+		}
+		limit := any(nil) // LIMIT NULL: no limit
+		if req.Limit > 0 {
+			if len(out) >= req.Limit {
+				break
+			}
+			limit = req.Limit - len(out)
+		}
+		es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
+			WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+			sg.id, max(sg.lo, req.After), sg.hi, limit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, es...)
+	}
+	return out, nil
+}
+
+// readWorkingSet reads the working set of the visible log and the seqs of
+// its modified copies: see store.WorkingSet and store.ReplacedSeqs, which
+// it feeds with only the entries they need.
+func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.Step, []int64, error) {
+	comp, err := newestCompaction(ctx, q, segs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if comp == nil {
+		es, err := readSteps(ctx, q, segs, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		return store.WorkingSet(es), nil, nil
+	}
+
+	// The steps the compaction names that it has no copy of...
+	replaced := make(map[int64]bool, len(comp.Compaction.Replaced))
+	for _, r := range comp.Compaction.Replaced {
+		replaced[int64(r.Info().Number)] = true
+	}
+	var named []int64
+	for _, seq := range comp.Compaction.Working {
+		if seq < comp.Seq && !replaced[seq] {
+			named = append(named, seq)
+		}
+	}
+	var entries []store.Entry
+	if len(named) > 0 {
+		for _, sg := range segs {
+			if sg.lo >= comp.Seq {
+				break
+			}
+			es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
+				WHERE session_id = $1 AND kind = 'step' AND seq = ANY($2) AND seq > $3 AND seq <= $4
+				ORDER BY seq`, sg.id, named, sg.lo, min(sg.hi, comp.Seq-1))
+			if err != nil {
+				return nil, nil, err
+			}
+			entries = append(entries, es...)
+		}
+	}
+	// ...the compaction itself, and every step after it.
+	entries = append(entries, *comp)
+	after, err := readSteps(ctx, q, segs, comp.Seq)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries = append(entries, after...)
+	return store.WorkingSet(entries), store.ReplacedSeqs(entries), nil
+}
+
+// newestCompaction returns the newest compaction entry of the visible log,
+// or nil if it has none. It looks at the newest segment first, through the
+// partial index on compaction entries.
+func newestCompaction(ctx context.Context, q querier, segs []segment) (*store.Entry, error) {
+	for i := len(segs) - 1; i >= 0; i-- {
+		sg := segs[i]
+		es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
+			WHERE session_id = $1 AND kind = 'compaction' AND seq > $2 AND seq <= $3
+			ORDER BY seq DESC LIMIT 1`, sg.id, sg.lo, sg.hi)
+		if err != nil {
+			return nil, err
+		}
+		if len(es) > 0 {
+			return &es[0], nil
+		}
+	}
+	return nil, nil
+}
+
+// readSteps reads the step entries of the visible log after a sequence
+// number, in order.
+func readSteps(ctx context.Context, q querier, segs []segment, after int64) ([]store.Entry, error) {
+	var out []store.Entry
+	for _, sg := range segs {
+		if sg.hi <= after {
+			continue
+		}
+		es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
+			WHERE session_id = $1 AND kind = 'step' AND seq > $2 AND seq <= $3 ORDER BY seq`,
+			sg.id, max(sg.lo, after), sg.hi)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, es...)
+	}
+	return out, nil
+}
+
+// queryEntries runs a query for (seq, kind, body, created_at) rows and
+// decodes them into entries.
+func queryEntries(ctx context.Context, q querier, sql string, args ...any) ([]store.Entry, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		out     []store.Entry
+		seq     int64
+		kind    string
+		body    []byte
+		created time.Time
+	)
+	_, err = pgx.ForEachRow(rows, []any{&seq, &kind, &body, &created}, func() error {
+		e, err := decodeEntry(seq, kind, body, created)
+		if err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeEntry decodes a stored entry. A body that does not decode is
+// reported with the entry's sequence number: the log was written by this
+// package, so it means corruption or a newer writer.
+func decodeEntry(seq int64, kind string, body []byte, created time.Time) (store.Entry, error) {
+	e := store.Entry{Seq: seq, Kind: store.EntryKind(kind), Time: created.UTC()}
+	var err error
+	switch e.Kind {
+	case store.StepEntry:
+		e.Step, err = store.DecodeStep(body)
+	case store.CompactionEntry:
+		e.Compaction, err = store.DecodeCompaction(body)
+	default:
+		err = fmt.Errorf("unknown entry kind %q", kind)
+	}
+	if err != nil {
+		// Not ErrInvalid: the caller's input is fine, the stored data is not.
+		return store.Entry{}, fmt.Errorf("stored entry %d does not decode: %v", seq, err)
+	}
+	return e, nil
+}
