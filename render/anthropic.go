@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -105,6 +106,7 @@ func (anthropicFormat) Assemble(msgs []agentmem.Message, c tokenizer.Counter) ([
 			merged++
 		}
 	}
+	uniqueToolIDs(body)
 	delta := -merged * agentmem.MessageOverhead
 	if len(body) > 0 && body[0].Role != agentmem.RoleUser {
 		cont := agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(ContinuingText)}
@@ -230,4 +232,52 @@ func resultsFirst(c agentmem.Content) agentmem.Content {
 	}
 	copy(c, out)
 	return c
+}
+
+// uniqueToolIDs renames tool_use IDs that repeat within a request, and the
+// tool_result blocks answering them, since Anthropic's API refuses a
+// request in which two tool_use blocks share an ID. Some OpenAI-compatible
+// servers number calls afresh each turn ("call_0" every time), so a
+// history can repeat IDs legitimately. A renamed call gets the suffix
+// "_dupN". IDs are not counted, so costs do not change. Parts are replaced,
+// never modified, so cached or shared messages are not touched.
+func uniqueToolIDs(body []agentmem.Message) {
+	seen := make(map[string]int)
+	rename := make(map[string]string) // original ID -> new ID, until answered
+	for i := range body {
+		m := &body[i]
+		for j, p := range m.Content {
+			switch {
+			case p.Type == agentmem.PartToolUse && p.ToolCall != nil:
+				id := p.ToolCall.ID
+				seen[id]++
+				if seen[id] == 1 {
+					delete(rename, id)
+					continue
+				}
+				tc := *p.ToolCall
+				tc.ID = fmt.Sprintf("%s_dup%d", id, seen[id]-1)
+				for seen[tc.ID] > 0 { // a suffixed ID that was already there
+					seen[id]++
+					tc.ID = fmt.Sprintf("%s_dup%d", id, seen[id]-1)
+				}
+				seen[tc.ID]++
+				rename[id] = tc.ID
+				m.Content = replacePart(m.Content, j, agentmem.Part{Type: p.Type, ToolCall: &tc})
+			case p.Type == agentmem.PartToolResult:
+				if to, ok := rename[p.ToolCallID]; ok {
+					p.ToolCallID = to
+					m.Content = replacePart(m.Content, j, p)
+				}
+			}
+		}
+	}
+}
+
+// replacePart returns c with c[j] = p, copying c first.
+func replacePart(c agentmem.Content, j int, p agentmem.Part) agentmem.Content {
+	out := make(agentmem.Content, len(c))
+	copy(out, c)
+	out[j] = p
+	return out
 }

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -204,5 +205,50 @@ func TestAnthropicStepMessagesIsDeterministic(t *testing.T) {
 	// And the step is not changed by rendering.
 	if actStep.Results[1].Content != "FAIL" || len(actStep.ToolCalls) != 2 {
 		t.Fatal("rendering changed the step")
+	}
+}
+
+// Some servers number tool calls afresh each turn; Anthropic refuses a
+// request with two tool_use blocks of one ID, so repeats are renamed
+// together with their results.
+func TestAnthropicRenamesRepeatedToolIDs(t *testing.T) {
+	m := agentmem.New(agentmem.Options{Format: render.Anthropic, Counter: tokenizer.NewHeuristic()})
+	ctx := bg
+	_ = m.AddMessage(ctx, agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text("sys")})
+	_ = m.AddUser(ctx, "task")
+	for range 3 {
+		_ = m.AddAssistant(ctx, agentmem.Message{ToolCalls: []agentmem.ToolCall{{ID: "call_0", Name: "f", Arguments: "{}"}}})
+		if err := m.AddToolResult(ctx, "call_0", "ok", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := m.Context(ctx, agentmem.ContextOptions{Budget: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := render.Validate("anthropic", c.Messages); err != nil {
+		t.Fatal(err)
+	}
+	if got := agentmem.RequestTokens(m.Counter(), c.Messages); got != c.Tokens {
+		t.Fatalf("reported %d, costs %d", c.Tokens, got)
+	}
+	var ids []string
+	for _, msg := range c.Messages {
+		for _, p := range msg.Content {
+			if p.Type == agentmem.PartToolUse {
+				ids = append(ids, p.ToolCall.ID)
+			}
+			if p.Type == agentmem.PartToolResult {
+				ids = append(ids, "→"+p.ToolCallID)
+			}
+		}
+	}
+	if got := strings.Join(ids, " "); got != "call_0 →call_0 call_0_dup1 →call_0_dup1 call_0_dup2 →call_0_dup2" {
+		t.Fatalf("ids = %s", got)
+	}
+	// The memory's cache is untouched: a second render is identical.
+	again, _ := m.Context(ctx, agentmem.ContextOptions{Budget: 1000})
+	if mustJSON(t, again.Messages) != mustJSON(t, c.Messages) {
+		t.Fatal("renaming changed the cached messages")
 	}
 }
