@@ -1,0 +1,50 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storetest"
+)
+
+// TestConformance runs the storetest suite on a database file in a
+// temporary directory, reopened as a restarted process would.
+func TestConformance(t *testing.T) {
+	// Where each store's file is and which clock it reads, for Reopen.
+	type origin struct {
+		path  string
+		clock func() time.Time
+	}
+	var mu sync.Mutex
+	origins := map[store.Store]origin{}
+	open := func(t *testing.T, o origin) store.Store {
+		st, err := Open(context.Background(), o.path, Options{Clock: o.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		origins[st] = o
+		mu.Unlock()
+		return st
+	}
+	storetest.Run(t, storetest.Config{
+		New: func(t *testing.T, clock func() time.Time) store.Store {
+			return open(t, origin{filepath.Join(t.TempDir(), "agentmem.db"), clock})
+		},
+		Reopen: func(t *testing.T, st store.Store) store.Store {
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			o := origins[st]
+			mu.Unlock()
+			return open(t, o)
+		},
+		Goroutines:  32,
+		AppendsEach: 10,
+	})
+}

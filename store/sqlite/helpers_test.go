@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// testClock is a manual clock.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock {
+	return &testClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// openTemp opens a store on a new file in a temporary directory.
+func openTemp(t testing.TB, clock func() time.Time) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agentmem.db")
+	st, err := Open(context.Background(), path, Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, path
+}
+
+// actionStep returns a deterministic action step of about size bytes of
+// JSON: a tool call and its result, as an agent records them.
+func actionStep(id string, seed, size int) *agentmem.ActionStep {
+	var b strings.Builder
+	for i := 0; b.Len() < size-300; i++ {
+		fmt.Fprintf(&b, "line %d of the output of call %d: %x\n", i, seed, seed*7919+i)
+	}
+	call := fmt.Sprintf("call_%d", seed)
+	return &agentmem.ActionStep{
+		StepInfo:    agentmem.StepInfo{ID: id, Time: time.Date(2025, 1, 1, 0, 0, seed%60, 0, time.UTC)},
+		Thought:     fmt.Sprintf("step %d: I should look at the file", seed),
+		ToolCalls:   []agentmem.ToolCall{{ID: call, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"src/file_%d.go"}`, seed)}},
+		Results:     []agentmem.ToolResult{{CallID: call, Content: b.String()}},
+		Usage:       &agentmem.Usage{InputTokens: 1000 + seed, OutputTokens: 50},
+		ModelOutput: "",
+	}
+}
+
+func taskStep(id, task string) *agentmem.TaskStep {
+	return &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id}, Task: task}
+}
+
+func ptr[T any](v T) *T { return &v }
