@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// MaxBudget bounds the budget parameter of the context route.
+const MaxBudget = 10_000_000
+
+// ContextResponse is the body of GET /v1/sessions/{id}/context: the
+// messages to send to the model and a record of what was left out.
+type ContextResponse struct {
+	Format    string `json:"format"`
+	Tokenizer string `json:"tokenizer"`
+	// Budget is the budget asked for (0: none).
+	Budget int `json:"budget"`
+	// Tokens is what the messages cost, reply priming included.
+	Tokens int `json:"tokens"`
+	// Messages is the request body's messages in the format's wire form
+	// (render.Encode): an array of OpenAI chat messages for "openai" and
+	// "observation", an object {"system", "messages"} for "anthropic".
+	Messages any `json:"messages"`
+	// Steps are the sequence numbers of the steps shown, in order.
+	Steps []int `json:"steps"`
+	// Dropped are the runs of steps of the working set left out.
+	Dropped      []agentmem.DroppedRun `json:"dropped"`
+	DroppedSteps int                   `json:"dropped_steps"`
+	// Truncated are the steps shown with their observations cut.
+	Truncated []int `json:"truncated"`
+	// Summarized are the step numbers covered by the summaries shown.
+	Summarized []agentmem.Range `json:"summarized"`
+	// LastSeq is the log sequence number the context reflects.
+	LastSeq int64 `json:"last_seq"`
+}
+
+// getContext serves GET /v1/sessions/{id}/context.
+func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
+	id, e := sessionID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	q := r.URL.Query()
+	if e := onlyParams(q, "budget", "format", "tokenizer", "truncate"); e != nil {
+		writeError(w, e)
+		return
+	}
+	budget, e := intParam(q, "budget", 0, 0, MaxBudget)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	formatName := q.Get("format")
+	if formatName == "" {
+		formatName = render.NameOpenAI
+	}
+	format, err := render.ByName(formatName)
+	if err != nil {
+		writeError(w, apiError(err))
+		return
+	}
+	counter := s.counter
+	if name := q.Get("tokenizer"); name != "" {
+		if counter, err = tokenizer.Get(name); err != nil {
+			writeError(w, errInvalid("tokenizer", "unknown tokenizer %q (known: %s)", name, strings.Join(tokenizer.Names(), ", ")))
+			return
+		}
+	}
+	truncate, e := boolParam(q, "truncate")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	st, err := s.cache.get(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, "read", err)
+		return
+	}
+	seq := st.seq
+	c, err := st.mem.Context(r.Context(), agentmem.ContextOptions{Budget: budget, Format: format, Counter: counter, TruncateToFill: truncate})
+	if err != nil {
+		var be *agentmem.BudgetError
+		if errors.As(err, &be) || errors.Is(err, context.Canceled) {
+			writeError(w, apiError(err))
+			return
+		}
+		s.internal(w, r, err)
+		return
+	}
+	wire, err := render.Encode(formatName, c.Messages)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	out := ContextResponse{
+		Format: c.Format, Tokenizer: c.Counter, Budget: budget, Tokens: c.Tokens, Messages: wire,
+		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
+		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), LastSeq: seq,
+	}
+	w.Header().Set("ETag", etag(seq))
+	writeJSON(w, http.StatusOK, out)
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

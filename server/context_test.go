@@ -1,0 +1,302 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+)
+
+// session builds a session of a system prompt, a task and n actions whose
+// results are long enough that a small budget drops some.
+func (e *env) session(id string, n int) {
+	e.t.Helper()
+	e.create(id)
+	steps := []string{sysStep, taskStep}
+	for i := 1; i <= n; i++ {
+		steps = append(steps, actionStep(i, strings.Repeat(fmt.Sprintf("line %d of the file\n", i), 20)))
+	}
+	e.appendSteps(id, "["+strings.Join(steps, ",")+"]")
+}
+
+func TestContext(t *testing.T) {
+	e := newEnv(t)
+	e.session("s", 20)
+	var full ContextResponse
+	r := e.must(200, "GET", "/v1/sessions/s/context", nil)
+	r.json(t, &full)
+	if full.Format != "openai" || full.Tokenizer != "o200k_base" || full.Budget != 0 || len(full.Steps) != 22 || full.DroppedSteps != 0 || full.LastSeq != 22 {
+		t.Errorf("unbudgeted: %+v", full)
+	}
+	if r.header.Get("ETag") != `"22"` {
+		t.Errorf("ETag %q", r.header.Get("ETag"))
+	}
+	// The messages are the wire form and valid for the API.
+	var msgs []render.OpenAIMessage
+	raw, _ := json.Marshal(full.Messages)
+	if err := json.Unmarshal(raw, &msgs); err != nil || len(msgs) != 2+20*2 {
+		t.Fatalf("messages: %v %d", err, len(msgs))
+	}
+	decoded, err := render.DecodeOpenAIMessages(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := render.Validate("openai", decoded); err != nil {
+		t.Error(err)
+	}
+
+	budget := full.Tokens / 3
+	var small ContextResponse
+	e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d", budget), nil).json(t, &small)
+	if small.Tokens > budget || small.Budget != budget || small.DroppedSteps == 0 || len(small.Dropped) != 1 ||
+		small.Steps[0] != 1 || small.Steps[1] != 2 || small.Steps[len(small.Steps)-1] != 22 {
+		t.Errorf("budget %d: tokens %d, steps %v, dropped %+v", budget, small.Tokens, small.Steps, small.Dropped)
+	}
+	if small.Dropped[0].First != 3 || small.Dropped[0].Count != small.DroppedSteps {
+		t.Errorf("dropped %+v", small.Dropped)
+	}
+	// truncate=true fills the budget with a truncated older step.
+	var filled ContextResponse
+	e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d&truncate=true", budget), nil).json(t, &filled)
+	if len(filled.Truncated) != 1 || filled.Tokens > budget || filled.Tokens < small.Tokens {
+		t.Errorf("truncate: %+v (without: %d tokens)", filled.Truncated, small.Tokens)
+	}
+
+	// Every format and tokenizer.
+	for _, f := range []string{"openai", "anthropic", "observation"} {
+		for _, tok := range []string{"o200k_base", "cl100k_base", "heuristic"} {
+			var c ContextResponse
+			e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=2000&format=%s&tokenizer=%s", f, tok), nil).json(t, &c)
+			if c.Format != f || c.Tokenizer != tok || c.Tokens > 2000 {
+				t.Errorf("%s/%s: %s %s %d", f, tok, c.Format, c.Tokenizer, c.Tokens)
+			}
+			if f == "anthropic" {
+				var body render.AnthropicBody
+				raw, _ := json.Marshal(c.Messages)
+				if err := json.Unmarshal(raw, &body); err != nil || body.System == "" || len(body.Messages) == 0 {
+					t.Errorf("anthropic body: %v %s", err, raw)
+				}
+			}
+		}
+	}
+
+	// A budget that cannot hold the system prompt and task: 422 with
+	// the figure needed.
+	r = e.must(422, "GET", "/v1/sessions/s/context?budget=5", nil)
+	apiErr := r.apiErr(t)
+	if apiErr.Code != CodeBudgetTooSmall || apiErr.Required <= 5 || apiErr.Budget != 5 || apiErr.Field != "budget" {
+		t.Errorf("too small: %+v", apiErr)
+	}
+	e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d", apiErr.Required), nil)
+
+	for _, q := range []string{"budget=-1", "budget=x", "budget=99999999999", "format=xml", "tokenizer=gpt2", "truncate=yes", "budgett=1", "format=openai&format=anthropic"} {
+		r := e.do("GET", "/v1/sessions/s/context?"+q, nil)
+		if r.code != 400 {
+			t.Errorf("%s: %d %s", q, r.code, r.body)
+			continue
+		}
+		if err := r.apiErr(t); err.Field == "" {
+			t.Errorf("%s: no field: %+v", q, err)
+		}
+	}
+	e.must(404, "GET", "/v1/sessions/nope/context", nil)
+	// An empty session has an empty context.
+	e.create("empty")
+	var c ContextResponse
+	r = e.must(200, "GET", "/v1/sessions/empty/context?budget=100", nil)
+	r.json(t, &c)
+	if len(c.Steps) != 0 || !strings.Contains(string(r.body), `"messages":[]`) {
+		t.Errorf("empty: %s", r.body)
+	}
+}
+
+// TestContextCatchesUp checks the cache against the log: appends made
+// behind the server's back (another instance) show in the next context;
+// a compaction by another writer rebuilds the cached memory; and steps
+// already cached are not counted again.
+func TestContextCatchesUp(t *testing.T) {
+	e := newEnv(t)
+	e.session("s", 3)
+	var c ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
+	if len(c.Steps) != 5 {
+		t.Fatalf("steps %v", c.Steps)
+	}
+	mem := e.srv.cache.byID["s"].Value.(*view).state.Load().mem
+
+	// Another instance appends.
+	ctx := context.Background()
+	step := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "other", Time: fixedNow}, Task: "from another instance"}
+	if _, err := e.mem.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
+		t.Fatal(err)
+	}
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
+	if fmt.Sprint(c.Steps) != "[1 2 3 4 5 6]" || c.LastSeq != 6 || !strings.Contains(fmt.Sprint(c.Messages), "from another instance") {
+		t.Errorf("after a foreign append: %v last %d", c.Steps, c.LastSeq)
+	}
+	if got := e.srv.cache.byID["s"].Value.(*view).state.Load().mem; got != mem {
+		t.Error("a foreign append rebuilt the memory instead of adding to it")
+	}
+
+	// Another instance compacts (through a bound memory of its own).
+	b, err := store.OpenMemory(ctx, e.mem, "s", agentmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Prune(ctx, agentmem.KeepLastN(1)); err != nil {
+		t.Fatal(err)
+	}
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
+	if fmt.Sprint(c.Steps) != "[1 2 6]" {
+		t.Errorf("after a foreign compaction: %v", c.Steps)
+	}
+	// Deleted and created again under the same ID.
+	if err := e.mem.Delete(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	e.store.setFail(nil)
+	if _, err := e.mem.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	e.appendSteps("s", `{"type":"task","task":"a new life"}`)
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
+	if fmt.Sprint(c.Steps) != "[1]" || !strings.Contains(fmt.Sprint(c.Messages), "a new life") {
+		t.Errorf("re-created: %v %v", c.Steps, c.Messages)
+	}
+}
+
+// TestContextStoreCalls checks the cost of a cached context: one Get
+// when nothing is new; a Get and a read of the new entries when something
+// is.
+func TestContextStoreCalls(t *testing.T) {
+	e := newEnv(t)
+	e.session("s", 10)
+	e.must(200, "GET", "/v1/sessions/s/context?budget=1000", nil)
+	reads, gets := e.store.reads.Load(), e.store.gets.Load()
+	for range 5 {
+		e.must(200, "GET", "/v1/sessions/s/context?budget=1000", nil)
+	}
+	if r, g := e.store.reads.Load()-reads, e.store.gets.Load()-gets; r != 0 || g != 5 {
+		t.Errorf("%d reads and %d gets for 5 cached contexts", r, g)
+	}
+	e.appendSteps("s", actionStep(99, "new"))
+	reads, gets = e.store.reads.Load(), e.store.gets.Load()
+	var c ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context?budget=1000", nil).json(t, &c)
+	if r, g := e.store.reads.Load()-reads, e.store.gets.Load()-gets; r != 1 || g != 1 || c.LastSeq != 13 {
+		t.Errorf("%d reads and %d gets to catch up one step (last %d)", r, g, c.LastSeq)
+	}
+}
+
+// TestCacheBounded checks the LRU bound.
+func TestCacheBounded(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CacheSessions = 3 })
+	for i := range 5 {
+		id := fmt.Sprintf("s%d", i)
+		e.session(id, 1)
+		e.must(200, "GET", "/v1/sessions/"+id+"/context", nil)
+	}
+	if n := e.srv.cache.len(); n != 3 {
+		t.Errorf("cache holds %d sessions, want 3", n)
+	}
+	for _, id := range []string{"s2", "s3", "s4"} {
+		if _, ok := e.srv.cache.byID[id]; !ok {
+			t.Errorf("%s was evicted, not the least recently used", id)
+		}
+	}
+	// Requests for sessions that do not exist push nothing out.
+	for i := range 10 {
+		e.must(404, "GET", fmt.Sprintf("/v1/sessions/ghost%d/context", i), nil)
+	}
+	if n := e.srv.cache.len(); n != 3 {
+		t.Errorf("cache holds %d sessions after 404s, want 3", n)
+	}
+	if _, ok := e.srv.cache.byID["s4"]; !ok {
+		t.Error("a 404 evicted a cached session")
+	}
+	// A server with no cache still serves.
+	e2 := newEnv(t, func(c *Config) { c.CacheSessions = -1 })
+	e2.session("s", 2)
+	var c ContextResponse
+	e2.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
+	if len(c.Steps) != 4 || e2.srv.cache.len() != 0 {
+		t.Errorf("uncached: %v, %d cached", c.Steps, e2.srv.cache.len())
+	}
+}
+
+// TestConcurrentAppendsAndContexts runs appends and context reads on the
+// same sessions at once (run it with -race): every acknowledged step is
+// in the log once, the numbers are contiguous, and a context read after
+// the appends shows the newest.
+func TestConcurrentAppendsAndContexts(t *testing.T) {
+	e := newEnv(t)
+	for _, id := range []string{"a", "b"} {
+		e.create(id)
+		e.appendSteps(id, "["+sysStep+","+taskStep+"]")
+	}
+	const writers, perWriter = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan string, writers*perWriter*2)
+	for w := range writers {
+		wg.Add(2)
+		id := []string{"a", "b"}[w%2]
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				key := fmt.Sprintf("w%d-%d", w, i)
+				body := actionStep(w*100+i, "result "+key)
+				// Retry on a lost race, as a client would.
+				for {
+					r := e.do("POST", "/v1/sessions/"+id+"/steps", body, "Idempotency-Key", key)
+					if r.code == 201 {
+						break
+					}
+					if r.code != 409 {
+						errs <- fmt.Sprintf("append: %d %s", r.code, r.body)
+						return
+					}
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range perWriter {
+				r := e.do("GET", "/v1/sessions/"+id+"/context?budget=3000&format=anthropic", nil)
+				if r.code != 200 {
+					errs <- fmt.Sprintf("context: %d %s", r.code, r.body)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, id := range []string{"a", "b"} {
+		var rs ReadStepsResponse
+		e.must(200, "GET", "/v1/sessions/"+id+"/steps?limit=10000", nil).json(t, &rs)
+		want := 2 + writers/2*perWriter
+		if len(rs.Steps) != want || rs.LastSeq != int64(want) {
+			t.Errorf("%s: %d steps, last %d, want %d", id, len(rs.Steps), rs.LastSeq, want)
+		}
+		seen := map[string]bool{}
+		for i, s := range rs.Steps {
+			if s.Info().Number != i+1 || seen[s.Info().ID] {
+				t.Errorf("%s: step %d is %d %q", id, i, s.Info().Number, s.Info().ID)
+			}
+			seen[s.Info().ID] = true
+		}
+		var c ContextResponse
+		e.must(200, "GET", "/v1/sessions/"+id+"/context", nil).json(t, &c)
+		if len(c.Steps) != want || c.LastSeq != int64(want) {
+			t.Errorf("%s: context shows %d steps, last %d", id, len(c.Steps), c.LastSeq)
+		}
+	}
+}

@@ -1,0 +1,307 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// The request decoders are pure functions of the body bytes (and a few
+// headers), so the fuzz targets can drive them without a server. Each
+// returns an *Error for the client; nothing is written before every part of
+// a request has been decoded and checked.
+
+// readBody reads a JSON request body: the media type must be
+// application/json (415), the body at most limit bytes (413) and valid
+// UTF-8 (400: encoding/json would otherwise replace bad bytes silently).
+// An empty body is allowed only when optional is set, and is returned as
+// nil.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, optional bool) ([]byte, *Error) {
+	if r.ContentLength == 0 && optional && r.Header.Get("Content-Type") == "" {
+		return nil, nil
+	}
+	if err := checkJSONType(r.Header.Get("Content-Type")); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+				Message: fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit)}
+		}
+		return nil, errInvalid("", "reading the request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return nil, nil
+		}
+		return nil, errInvalid("", "the request body is empty")
+	}
+	if err := checkText(body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// checkText refuses a body that is not valid UTF-8 or whose JSON escapes
+// are not valid Unicode.
+func checkText(body []byte) *Error {
+	if !utf8.Valid(body) {
+		return errInvalid("", "the request body is not valid UTF-8")
+	}
+	if at := loneSurrogate(body); at >= 0 {
+		return errInvalid("", "the request body has a lone UTF-16 surrogate escape at byte %d (not valid Unicode)", at)
+	}
+	return nil
+}
+
+// loneSurrogate returns the offset of a \uD800-\uDFFF escape that is not
+// half of a surrogate pair, or -1. encoding/json would decode one as
+// U+FFFD, changing the text silently. A backslash appears in valid JSON
+// only inside strings, so no string tracking is needed; malformed JSON is
+// left to the decoder.
+func loneSurrogate(b []byte) int {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++ // skip the escaped character (it may be a backslash)
+			continue
+		}
+		r, ok := hex4(b, i+2)
+		if !ok {
+			i++
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				if lo, ok := hex4(b, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 11
+					continue
+				}
+			}
+			return i
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return i
+		}
+		i += 5
+	}
+	return -1
+}
+
+// hex4 parses the four hex digits at b[i:i+4].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// checkJSONType accepts application/json, with no charset or UTF-8.
+func checkJSONType(ct string) *Error {
+	bad := &Error{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType, Field: "Content-Type",
+		Message: fmt.Sprintf("the request body must be application/json, not %q", ct)}
+	if ct == "" {
+		bad.Message = "the request body must be application/json (Content-Type is missing)"
+		return bad
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return bad
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		bad.Message = fmt.Sprintf("the request body must be UTF-8, not %q", cs)
+		return bad
+	}
+	return nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing unknown fields and
+// trailing data, and names the offending field in the error.
+func decodeStrict(data []byte, v any) *Error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errInvalid("", "unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// jsonError turns an encoding/json error into a 400.
+func jsonError(err error) *Error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		return errInvalid(te.Field, "must be %s, not a JSON %s", jsonType(te.Type.Kind().String()), te.Value)
+	case errors.As(err, &se):
+		return errInvalid("", "malformed JSON at byte %d: %v", se.Offset, se)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return errInvalid("", "malformed JSON: unexpected end of the body")
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		f = strings.Trim(f, `"`)
+		return errInvalid(f, "is an unknown field")
+	}
+	return errInvalid("", "malformed JSON: %s", msg)
+}
+
+// jsonType names a Go kind the way a JSON client thinks of it.
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	}
+	return "a " + kind
+}
+
+// checkID checks a session ID from a path or a body with
+// store.ValidateID (1 to 128 characters from [A-Za-z0-9._:-], the first a
+// letter or digit: no "/", no "..").
+func checkID(field, id string) *Error {
+	if err := store.ValidateID(id); err != nil {
+		e := apiError(err)
+		e.Field = field
+		return e
+	}
+	return nil
+}
+
+// maxIdempotencyKey leaves room for "/index" within store.MaxIDLen.
+const maxIdempotencyKey = 100
+
+// checkIdempotencyKey checks the Idempotency-Key header: empty (none), or
+// 1 to 100 visible ASCII characters.
+func checkIdempotencyKey(key string) *Error {
+	if len(key) > maxIdempotencyKey {
+		return errInvalid("Idempotency-Key", "is longer than %d characters", maxIdempotencyKey)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return errInvalid("Idempotency-Key", "must be visible ASCII characters")
+		}
+	}
+	return nil
+}
+
+// parseIfMatch parses the If-Match header: the expected last sequence
+// number of the session, bare or as an entity tag ("12", W/"12"). An
+// empty header means no check.
+func parseIfMatch(h string) (*int64, *Error) {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return nil, nil
+	}
+	v := strings.TrimPrefix(h, "W/")
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != v {
+		return nil, errInvalid("If-Match", "must be the expected last sequence number of the session (a non-negative integer, optionally quoted), not %q", h)
+	}
+	return &n, nil
+}
+
+// etag formats a sequence number as an entity tag.
+func etag(seq int64) string { return `"` + strconv.FormatInt(seq, 10) + `"` }
+
+// stepIDs gives the steps that have no ID one derived from the
+// Idempotency-Key (the key itself for a single step, key/i for the i-th
+// of a list), or a new ID when there is no key, and refuses an ID used
+// twice in one request.
+func stepIDs(steps []agentmem.Step, key string, single bool, newID func() string) ([]agentmem.Step, *Error) {
+	seen := make(map[string]int, len(steps))
+	for i, s := range steps {
+		info := s.Info()
+		if info.ID == "" {
+			switch {
+			case key == "":
+				info.ID = newID()
+			case single:
+				info.ID = key
+			default:
+				info.ID = key + "/" + strconv.Itoa(i)
+			}
+			s = withInfo(s, info)
+			steps[i] = s
+		}
+		if j, dup := seen[info.ID]; dup {
+			return nil, errInvalid(stepField(i, single, "id"), "%q is also the ID of steps[%d]", info.ID, j)
+		}
+		seen[info.ID] = i
+	}
+	return steps, nil
+}
+
+func stepField(i int, single bool, field string) string {
+	if single {
+		return field
+	}
+	return fmt.Sprintf("steps[%d].%s", i, field)
+}
+
+// withInfo sets the header of a step the request decoded (so it is ours
+// to change; package agentmem keeps its setter private, but every step
+// type embeds StepInfo).
+func withInfo(s agentmem.Step, info agentmem.StepInfo) agentmem.Step {
+	switch st := s.(type) {
+	case *agentmem.SystemPromptStep:
+		st.StepInfo = info
+	case *agentmem.TaskStep:
+		st.StepInfo = info
+	case *agentmem.ActionStep:
+		st.StepInfo = info
+	case *agentmem.PlanningStep:
+		st.StepInfo = info
+	case *agentmem.ScratchpadStep:
+		st.StepInfo = info
+	case *agentmem.FinalAnswerStep:
+		st.StepInfo = info
+	case *agentmem.SummaryStep:
+		st.StepInfo = info
+	case *agentmem.MessageStep:
+		st.StepInfo = info
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+// Package server is agentmem's HTTP API: sessions, their append-only logs
+// of typed steps, the context that fits a token budget, and compaction,
+// as JSON over HTTP. `agentmem serve` runs it; any number of servers may
+// share one store (PostgreSQL) and serve the same sessions.
+//
+//	srv, err := server.New(server.Config{Store: st, Logger: logger})
+//	...
+//	http.ListenAndServe("127.0.0.1:8080", srv)
+//
+// # Routes
+//
+// The OpenAPI 3 document, served at GET /v1/openapi.json (and returned by
+// OpenAPI), describes every route; a test keeps it in sync with the mux.
+//
+//	POST   /v1/sessions                   create a session
+//	GET    /v1/sessions                   list (user_id, agent, page_size, page_token)
+//	GET    /v1/sessions/{id}              get
+//	DELETE /v1/sessions/{id}              delete
+//	POST   /v1/sessions/{id}/fork         branch at a sequence number
+//	POST   /v1/sessions/{id}/steps        append steps (typed step JSON)
+//	GET    /v1/sessions/{id}/steps        read the log (after, limit, last)
+//	POST   /v1/sessions/{id}/messages     append OpenAI chat messages
+//	GET    /v1/sessions/{id}/context      render (budget, format, tokenizer, truncate)
+//	POST   /v1/sessions/{id}/compact      prune or summarize now
+//	GET    /healthz /readyz /metrics      operations
+//
+// # Writes
+//
+// An append is decoded and checked completely, then written to the log in
+// one atomic store append: all of its steps or none. Steps without an ID
+// get one from the Idempotency-Key header (KEY for one step, KEY/INDEX in
+// a list), so a client that retries after a timeout or a 503 stores its
+// steps once. If-Match carries the session's expected last sequence
+// number (every write answers with it as the ETag): a mismatch is 409,
+// with the current number, and changes nothing.
+//
+// # Tool calls over HTTP
+//
+// POST /messages folds chat messages into steps as Memory.AddMessage
+// does, but a request is a whole turn: the results of an assistant
+// message's tool calls must come in the same request. The server keeps no
+// half-finished turn between requests, because a pending call held in one
+// server's memory would be lost by a restart, invisible to the other
+// servers of a deployment, and would make "201 Created" mean "maybe". A
+// request that ends with unanswered calls is refused with 422
+// tool_results_missing (nothing is written) unless it says
+// ?flush_pending=true, which records them as failed calls; a tool message
+// whose call is not in its request is refused with 400. Agents post each
+// turn after running its tools, which is also when they next need the
+// context.
+//
+// # The context cache
+//
+// The context route renders from a bounded LRU cache of session memories
+// (Config.CacheSessions), so each step is rendered and counted once per
+// format and tokenizer, not once per request. The log stays the truth:
+// before each use a cached memory checks the session's last sequence
+// number (one Get) and, if another request or another server appended,
+// reads just the new entries and adds them, keeping the counts it has. A
+// compaction entry rebuilds the memory from a working-set read. So every
+// context reflects every append acknowledged before it, on any server.
+//
+// Compactions run on a memory bound to the session (store.OpenMemory):
+// the journal records them atomically, and only if nothing was appended
+// since the memory was loaded; a compaction that loses such a race is
+// reloaded and run again (then 409).
+//
+// # Errors
+//
+// Every error is {"error":{"code","message","field"}} with the status of
+// its kind: 400 invalid input (malformed JSON, a wrong type, an unknown
+// field or step type, an orphan tool result, invalid UTF-8, a bad ID), 404
+// no such session, 409 conflict, 413 body too large, 415 not
+// application/json, 422 budget too small (with the tokens required) or
+// tool results missing, 502 the LLM summarizer failed, 503 the store is
+// unavailable (with Retry-After). A panic is recovered into a 500 and
+// logged with its stack.
+package server

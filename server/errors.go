@@ -1,0 +1,167 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// Error codes: the "code" member of an error response. A client switches
+// on the code, not on the message, which is for people.
+const (
+	CodeInvalid              = "invalid"                // 400: the request is malformed or breaks a rule
+	CodeNotFound             = "not_found"              // 404: no such session or route
+	CodeMethodNotAllowed     = "method_not_allowed"     // 405
+	CodeConflict             = "conflict"               // 409: If-Match did not hold, or an ID is taken
+	CodeBodyTooLarge         = "body_too_large"         // 413
+	CodeUnsupportedMediaType = "unsupported_media_type" // 415: the body is not application/json
+	CodeBudgetTooSmall       = "budget_too_small"       // 422: the pinned steps need more tokens than the budget
+	CodeToolResultsMissing   = "tool_results_missing"   // 422: tool calls without their results
+	CodeInternal             = "internal"               // 500
+	CodeSummarizerFailed     = "summarizer_failed"      // 502: the LLM summarizer failed; retry
+	CodeUnavailable          = "unavailable"            // 503: the store cannot be reached; retry
+	CodeCanceled             = "canceled"               // 499: the client went away (only in logs and metrics)
+)
+
+// statusClientClosed is the status recorded for a request whose client
+// went away before the answer.
+const statusClientClosed = 499
+
+// ErrorBody is the JSON body of every error response:
+//
+//	{"error":{"code":"invalid","message":"...","field":"steps[2].type"}}
+type ErrorBody struct {
+	Error *Error `json:"error"`
+}
+
+// Error is an error as the API reports it.
+type Error struct {
+	// Status is the HTTP status; it is not part of the JSON.
+	Status int `json:"-"`
+	// Code is one of the Code* constants.
+	Code string `json:"code"`
+	// Message says what went wrong, for people.
+	Message string `json:"message"`
+	// Field names the offending input, in JSON-path style
+	// ("messages[1].tool_call_id"), a query parameter or a header.
+	Field string `json:"field,omitempty"`
+	// Required and Budget are set with CodeBudgetTooSmall: the tokens the
+	// pinned steps need and the budget that was asked for.
+	Required int `json:"required,omitempty"`
+	Budget   int `json:"budget,omitempty"`
+	// LastSeq is set with CodeConflict on an append: the session's
+	// current last sequence number (also in the ETag header).
+	LastSeq *int64 `json:"last_seq,omitempty"`
+	// RetryAfter, in seconds, is sent as the Retry-After header with 503.
+	RetryAfter int `json:"-"`
+
+	cause error // logged, never sent
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%d %s (%s): %s", e.Status, e.Code, e.Field, e.Message)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.cause }
+
+// errInvalid returns a 400 error.
+func errInvalid(field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// errNotFound returns a 404 error.
+func errNotFound(format string, args ...any) *Error {
+	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// apiError classifies err: the sentinels of package agentmem and store
+// map to their statuses; context deadlines and every other error of the
+// store mean the store could not do the work now (503, retry). Errors that
+// are already *Error pass through.
+func apiError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var inv *agentmem.InvalidError
+	var be *agentmem.BudgetError
+	switch {
+	case errors.As(err, &be):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBudgetTooSmall, Field: "budget",
+			Message: be.Error(), Required: be.Required, Budget: be.Budget, cause: err}
+	case errors.As(err, &inv):
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalid, Field: inv.Field, Message: inv.Reason, cause: err}
+	case errors.Is(err, agentmem.ErrInvalid):
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalid, Message: err.Error(), cause: err}
+	case errors.Is(err, agentmem.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error(), cause: err}
+	case errors.Is(err, agentmem.ErrConflict):
+		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error(), cause: err}
+	case errors.Is(err, agentmem.ErrBudgetTooSmall):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBudgetTooSmall, Field: "budget", Message: err.Error(), cause: err}
+	case errors.Is(err, store.ErrClosed):
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the server is shutting down", RetryAfter: 1, cause: err}
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads this answer.
+		return &Error{Status: statusClientClosed, Code: CodeCanceled, Message: "the request was canceled", cause: err}
+	}
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+		Message:    "the store is unavailable; retry later (a write that got this answer may or may not have been stored: retry it with the same Idempotency-Key)",
+		RetryAfter: 1, cause: err}
+}
+
+// writeJSON writes v as the JSON body of a response with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			bufPool.Put(buf)
+		}
+	}()
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only a bug gets here: every response type marshals.
+		status = http.StatusInternalServerError
+		buf.Reset()
+		_ = enc.Encode(ErrorBody{&Error{Code: CodeInternal, Message: "encoding the response failed"}})
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// bufPool recycles the buffers responses are encoded into; a context is
+// tens of kilobytes, encoded thousands of times a second.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer keeps a rare huge response's buffer out of the pool.
+const maxPooledBuffer = 1 << 20
+
+// writeError writes e as an error response.
+func writeError(w http.ResponseWriter, e *Error) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	if e.LastSeq != nil {
+		w.Header().Set("ETag", etag(*e.LastSeq))
+	}
+	// 499 (the client closed the request, as nginx logs it) is not a
+	// standard status, but nobody reads it: it is there for the metrics.
+	writeJSON(w, e.Status, ErrorBody{e})
+}

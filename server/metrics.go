@@ -1,0 +1,70 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the server's Prometheus metrics.
+type metrics struct {
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	storeErrors *prometheus.CounterVec
+	cache       *prometheus.CounterVec
+	handler     http.Handler
+}
+
+// newMetrics registers the server's metrics with reg, or with a registry
+// of its own (with the Go and process collectors) when reg is nil.
+func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics, error) {
+	if reg == nil {
+		r := prometheus.NewRegistry()
+		r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg, gather = r, r
+	}
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_http_requests_total",
+			Help: "HTTP requests served, by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentmem_http_request_duration_seconds",
+			Help:    "Time to serve HTTP requests, by route pattern, method and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method", "status"}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_store_errors_total",
+			Help: "Store calls that failed for a reason other than the request (the store was unreachable or broken), by operation.",
+		}, []string{"op"}),
+		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_session_cache_total",
+			Help: "Session memory cache events: hit, miss (loaded from the store), catchup (applied entries another writer appended), reload (rebuilt after a compaction) and evict.",
+		}, []string{"event"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.cache} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	if gather == nil {
+		if g, ok := reg.(prometheus.Gatherer); ok {
+			gather = g
+		} else {
+			gather = prometheus.DefaultGatherer
+		}
+	}
+	m.handler = promhttp.HandlerFor(gather, promhttp.HandlerOpts{})
+	return m, nil
+}
+
+// observe records one request.
+func (m *metrics) observe(route, method string, status int, d time.Duration) {
+	s := strconv.Itoa(status)
+	m.requests.WithLabelValues(route, method, s).Inc()
+	m.latency.WithLabelValues(route, method, s).Observe(d.Seconds())
+}

@@ -1,0 +1,391 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// MaxStepsPerRequest bounds the steps (or messages) of one append.
+const MaxStepsPerRequest = 1000
+
+// stepsRequest is a decoded POST /v1/sessions/{id}/steps or /messages
+// body: steps ready to append (IDs and times filled in).
+type stepsRequest struct {
+	steps  []agentmem.Step
+	single bool // the body was one object, not an array
+}
+
+// decodeSteps decodes the body of POST /v1/sessions/{id}/steps: one step
+// object or an array of them, in the core's typed step JSON, strictly
+// (unknown fields and types are refused, and every step is validated).
+// Steps without an ID get one from the Idempotency-Key (see stepIDs);
+// steps without a time get now. Numbers in the body are ignored: the log
+// numbers the steps.
+func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*stepsRequest, *Error) {
+	body = bytes.TrimSpace(body)
+	var raws []json.RawMessage
+	single := false
+	switch {
+	case len(body) > 0 && body[0] == '{':
+		raws, single = []json.RawMessage{body}, true
+	case len(body) > 0 && body[0] == '[':
+		if err := json.Unmarshal(body, &raws); err != nil {
+			return nil, jsonError(err)
+		}
+	default:
+		return nil, errInvalid("", "the body must be a step object or an array of steps")
+	}
+	if len(raws) == 0 {
+		return nil, errInvalid("steps", "is empty: send at least one step")
+	}
+	if len(raws) > MaxStepsPerRequest {
+		return nil, errInvalid("steps", "has %d steps; at most %d per request", len(raws), MaxStepsPerRequest)
+	}
+	steps := make([]agentmem.Step, len(raws))
+	for i, raw := range raws {
+		s, err := agentmem.UnmarshalStep(raw)
+		if err != nil {
+			e := apiError(err)
+			if !single {
+				e.Field = prefixField(fmt.Sprintf("steps[%d]", i), e.Field)
+			}
+			return nil, e
+		}
+		info := s.Info()
+		info.Number = 0
+		if info.Time.IsZero() {
+			info.Time = now
+		}
+		steps[i] = withInfo(s, info)
+	}
+	steps, err := stepIDs(steps, key, single, newID)
+	if err != nil {
+		return nil, err
+	}
+	return &stepsRequest{steps: steps, single: single}, nil
+}
+
+// prefixField joins a parent path and a field name.
+func prefixField(parent, field string) string {
+	switch {
+	case parent == "":
+		return field
+	case field == "":
+		return parent
+	case strings.HasPrefix(field, "["):
+		return parent + field
+	}
+	return parent + "." + field
+}
+
+// decodeMessages decodes the body of POST /v1/sessions/{id}/messages: one
+// OpenAI chat message or an array of them (render.DecodeOpenAIMessages,
+// strictly), folded into steps exactly as Memory.AddMessage folds them.
+//
+// A request is a whole turn: the results of the tool calls of an assistant
+// message must come in the same request, after it. Calls left without a
+// result are refused with 422 tool_results_missing, unless flush is set,
+// in which case they get an error result (agentmem.MissingResult), as
+// Memory.FlushPending does. A tool message whose call is not in the same
+// request is refused (400): the server keeps no half-finished turn between
+// requests, so a restart, another instance or an evicted cache never loses
+// or orphans one.
+//
+// Step IDs come from the Idempotency-Key, key/0, key/1, ... in step order,
+// so a retried request appends nothing twice; without a key they are new.
+func decodeMessages(body []byte, key string, flush bool, now func() time.Time) (*stepsRequest, *Error) {
+	body = bytes.TrimSpace(body)
+	single := len(body) > 0 && body[0] == '{'
+	if single {
+		body = append(append([]byte{'['}, body...), ']')
+	}
+	msgs, err := render.DecodeOpenAIMessages(body)
+	if err != nil {
+		e := apiError(err)
+		if single {
+			e.Field = strings.TrimPrefix(strings.TrimPrefix(e.Field, "messages[0]"), ".")
+		}
+		return nil, e
+	}
+	if len(msgs) == 0 {
+		return nil, errInvalid("messages", "is empty: send at least one message")
+	}
+	if len(msgs) > MaxStepsPerRequest {
+		return nil, errInvalid("messages", "has %d messages; at most %d per request", len(msgs), MaxStepsPerRequest)
+	}
+	n := 0
+	newID := agentmem.NewID
+	if key != "" {
+		newID = func() string { id := key + "/" + strconv.Itoa(n); n++; return id }
+	}
+	// A scratch memory does the folding; it never counts tokens (no
+	// policy), so the cheap counter is enough.
+	fold := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic(), Clock: now, NewID: newID})
+	ctx := context.Background()
+	lastCalls := -1 // index of the last assistant message with tool calls
+	for i, m := range msgs {
+		field := fmt.Sprintf("messages[%d]", i)
+		if single {
+			field = ""
+		}
+		if m.Role == agentmem.RoleTool && fold.Pending() == nil {
+			return nil, errInvalid(prefixField(field, "tool_call_id"),
+				"tool result for %q answers no tool call of this request: send an assistant message's tool calls and their results in one request", m.ToolCallID)
+		}
+		if err := fold.AddMessage(ctx, m); err != nil {
+			e := apiError(err)
+			e.Field = prefixField(field, e.Field)
+			return nil, e
+		}
+		if m.Role == agentmem.RoleAssistant && len(m.ToolCalls) > 0 {
+			lastCalls = i
+		}
+	}
+	if p := fold.Pending(); p != nil {
+		if !flush {
+			var missing []string
+			for _, c := range p.ToolCalls {
+				if !answered(p, c.ID) {
+					missing = append(missing, strconv.Quote(c.ID))
+				}
+			}
+			field := fmt.Sprintf("messages[%d].tool_calls", lastCalls)
+			if single {
+				field = "tool_calls"
+			}
+			return nil, &Error{Status: 422, Code: CodeToolResultsMissing, Field: field,
+				Message: fmt.Sprintf("tool calls %s have no result in this request: send the tool messages with the assistant message that made the calls, or add ?flush_pending=true to record them as failed", strings.Join(missing, ", "))}
+		}
+		if err := fold.FlushPending(ctx); err != nil {
+			return nil, apiError(err)
+		}
+	}
+	steps := fold.Steps()
+	for i, s := range steps {
+		info := s.Info()
+		info.Number = 0
+		steps[i] = withInfo(s, info)
+	}
+	return &stepsRequest{steps: steps, single: len(steps) == 1}, nil
+}
+
+func answered(a *agentmem.ActionStep, callID string) bool {
+	for _, r := range a.Results {
+		if r.CallID == callID {
+			return true
+		}
+	}
+	return false
+}
+
+// createRequest is the body of POST /v1/sessions.
+type createRequest struct {
+	ID         string            `json:"id,omitempty"`
+	UserID     string            `json:"user_id,omitempty"`
+	Agent      string            `json:"agent,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	Retention  store.Retention   `json:"retention,omitempty"`
+	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
+}
+
+// decodeCreate decodes and checks the body of POST /v1/sessions.
+func decodeCreate(body []byte) (store.CreateRequest, *Error) {
+	var req createRequest
+	if len(body) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			return store.CreateRequest{}, err
+		}
+	}
+	if req.ID != "" {
+		if err := checkID("id", req.ID); err != nil {
+			return store.CreateRequest{}, err
+		}
+	}
+	ttl, err := checkTTL(req.Retention, req.TTLSeconds)
+	if err != nil {
+		return store.CreateRequest{}, err
+	}
+	cr := store.CreateRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl}
+	if err := store.ValidateCreate(cr); err != nil {
+		return store.CreateRequest{}, apiError(err)
+	}
+	return cr, nil
+}
+
+// maxTTLSeconds bounds ttl_seconds (a hundred years).
+const maxTTLSeconds = 100 * 365 * 24 * 3600
+
+// checkTTL checks ttl_seconds against the retention and returns it as a
+// duration; store.ValidateCreate checks the rest.
+func checkTTL(r store.Retention, ttlSeconds int64) (time.Duration, *Error) {
+	if ttlSeconds < 0 || ttlSeconds > maxTTLSeconds {
+		return 0, errInvalid("ttl_seconds", "must be between 0 and %d", maxTTLSeconds)
+	}
+	if ttlSeconds > 0 && r == store.Persistent {
+		return 0, errInvalid("ttl_seconds", "a persistent session never expires: leave ttl_seconds out")
+	}
+	return time.Duration(ttlSeconds) * time.Second, nil
+}
+
+// forkRequest is the body of POST /v1/sessions/{id}/fork.
+type forkRequest struct {
+	// AtSeq is the sequence number to fork at; 0 or absent means the
+	// parent's last.
+	AtSeq      int64             `json:"at_seq,omitempty"`
+	ID         string            `json:"id,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	Retention  store.Retention   `json:"retention,omitempty"`
+	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
+}
+
+// decodeFork decodes the (optional) body of POST /v1/sessions/{id}/fork.
+func decodeFork(body []byte) (forkRequest, time.Duration, *Error) {
+	var req forkRequest
+	if len(body) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			return req, 0, err
+		}
+	}
+	if req.AtSeq < 0 {
+		return req, 0, errInvalid("at_seq", "must not be negative")
+	}
+	if req.ID != "" {
+		if err := checkID("id", req.ID); err != nil {
+			return req, 0, err
+		}
+	}
+	ttl, err := checkTTL(req.Retention, req.TTLSeconds)
+	return req, ttl, err
+}
+
+// Compaction strategies of POST /v1/sessions/{id}/compact.
+const (
+	StrategyKeepLastN            = "keep_last_n"
+	StrategyTokenBudget          = "token_budget"
+	StrategyPruneOldObservations = "prune_old_observations"
+	StrategySummarize            = "summarize"
+)
+
+// Summarizers of the summarize strategy.
+const (
+	SummarizerExtractive = "extractive"
+	SummarizerLLM        = "llm"
+)
+
+// compactRequest is the body of POST /v1/sessions/{id}/compact. Which
+// fields apply depends on the strategy; a field of another strategy is
+// refused, so a typo does not silently run with defaults.
+type compactRequest struct {
+	Strategy string `json:"strategy"`
+	// keep_last_n: keep the pinned steps and the newest N others.
+	N *int `json:"n,omitempty"`
+	// token_budget: keep the pinned steps and the newest that fit.
+	Budget *int `json:"budget,omitempty"`
+	// prune_old_observations: truncate the tool results of all but the
+	// newest keep_last_n actions to max_length bytes.
+	KeepLastN *int `json:"keep_last_n,omitempty"`
+	MaxLength *int `json:"max_length,omitempty"`
+	// summarize: replace all but the newest keep_recent unpinned steps
+	// with a summary written by the summarizer.
+	KeepRecent *int    `json:"keep_recent,omitempty"`
+	Summarizer *string `json:"summarizer,omitempty"`
+}
+
+// compactPlan is a checked compact request.
+type compactPlan struct {
+	strategy   string
+	n          int
+	budget     int
+	keepLastN  int
+	maxLength  int
+	keepRecent int
+	summarizer string
+}
+
+// decodeCompact decodes and checks the body of POST /compact. haveLLM says
+// whether an LLM summarizer is configured (it is then the default).
+func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
+	var req compactRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, err
+	}
+	p := &compactPlan{strategy: req.Strategy}
+	allowed := map[string]bool{}
+	nonNeg := func(field string, v *int, def int, required bool) (int, *Error) {
+		allowed[field] = true
+		switch {
+		case v == nil && required:
+			return 0, errInvalid(field, "is required with strategy %q", req.Strategy)
+		case v == nil:
+			return def, nil
+		case *v < 0:
+			return 0, errInvalid(field, "must not be negative")
+		}
+		return *v, nil
+	}
+	var err *Error
+	switch req.Strategy {
+	case StrategyKeepLastN:
+		p.n, err = nonNeg("n", req.N, 0, true)
+	case StrategyTokenBudget:
+		p.budget, err = nonNeg("budget", req.Budget, 0, true)
+		if err == nil && p.budget == 0 {
+			err = errInvalid("budget", "must be at least 1")
+		}
+	case StrategyPruneOldObservations:
+		p.keepLastN, err = nonNeg("keep_last_n", req.KeepLastN, 3, false)
+		if err == nil {
+			p.maxLength, err = nonNeg("max_length", req.MaxLength, 200, false)
+		}
+	case StrategySummarize:
+		p.keepRecent, err = nonNeg("keep_recent", req.KeepRecent, agentmem.DefaultKeepRecent, false)
+		allowed["summarizer"] = true
+		p.summarizer = SummarizerExtractive
+		if haveLLM {
+			p.summarizer = SummarizerLLM
+		}
+		if req.Summarizer != nil {
+			p.summarizer = *req.Summarizer
+		}
+		if err == nil {
+			switch p.summarizer {
+			case SummarizerExtractive:
+			case SummarizerLLM:
+				if !haveLLM {
+					err = errInvalid("summarizer", "no LLM is configured on this server (set AGENTMEM_LLM_BASE_URL); use \"extractive\"")
+				}
+			default:
+				err = errInvalid("summarizer", "unknown summarizer %q (want extractive or llm)", p.summarizer)
+			}
+		}
+	case "":
+		return nil, errInvalid("strategy", "is required (keep_last_n, token_budget, prune_old_observations or summarize)")
+	default:
+		return nil, errInvalid("strategy", "unknown strategy %q (want keep_last_n, token_budget, prune_old_observations or summarize)", req.Strategy)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"n", req.N != nil}, {"budget", req.Budget != nil}, {"keep_last_n", req.KeepLastN != nil},
+		{"max_length", req.MaxLength != nil}, {"keep_recent", req.KeepRecent != nil}, {"summarizer", req.Summarizer != nil},
+	} {
+		if f.set && !allowed[f.name] {
+			return nil, errInvalid(f.name, "does not apply to strategy %q", req.Strategy)
+		}
+	}
+	return p, nil
+}

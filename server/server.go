@@ -1,0 +1,333 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes  = 8 << 20
+	DefaultCacheSessions = 256
+	DefaultReadyTimeout  = 2 * time.Second
+)
+
+// Config configures a Server. Only Store is required.
+type Config struct {
+	// Store holds the sessions. The server does not close it.
+	Store store.Store
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxBodyBytes bounds request bodies (413 beyond it); 0 means
+	// DefaultMaxBodyBytes (8 MiB).
+	MaxBodyBytes int64
+	// DefaultTokenizer is the token counter of the context route when
+	// the request names none; empty means o200k_base.
+	DefaultTokenizer string
+	// CacheSessions bounds the session memories kept in memory (least
+	// recently used first out); 0 means DefaultCacheSessions, a negative
+	// value keeps none beyond the request that loaded it.
+	CacheSessions int
+	// Summarizer, when set, is the "llm" summarizer of the compact route
+	// (and its default); the extractive one is always available.
+	Summarizer agentmem.Summarizer
+	// Registerer and Gatherer are where the metrics go and where /metrics
+	// reads them; nil means a registry of the server's own with the Go
+	// and process collectors.
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+	// ReadyTimeout bounds the store ping of /readyz; 0 means
+	// DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+	// Clock returns the current time; nil means time.Now. Step times the
+	// client leaves out come from it.
+	Clock func() time.Time
+}
+
+// Pinger is implemented by stores that can check that their backend is
+// reachable. /readyz uses it; for a store without it, /readyz lists one
+// session instead.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Server serves the agentmem HTTP API. It is an http.Handler; create it
+// with New and call Close when done.
+type Server struct {
+	cfg     Config
+	store   store.Store
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *metrics
+	cache   *cache
+	counter tokenizer.Counter
+	now     func() time.Time
+
+	closeOnce sync.Once
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: Config.Store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.DefaultTokenizer == "" {
+		cfg.DefaultTokenizer = tokenizer.O200kBase
+	}
+	counter, err := tokenizer.Get(cfg.DefaultTokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("server: Config.DefaultTokenizer: %w", err)
+	}
+	if cfg.CacheSessions == 0 {
+		cfg.CacheSessions = DefaultCacheSessions
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	m, err := newMetrics(cfg.Registerer, cfg.Gatherer)
+	if err != nil {
+		return nil, fmt.Errorf("server: registering metrics: %w", err)
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), metrics: m, counter: counter, now: cfg.Clock}
+	s.cache = newCache(s, max(cfg.CacheSessions, 0))
+	s.routes()
+	return s, nil
+}
+
+// Close releases the server's caches. It does not close the store; it is
+// safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.cache.clear() })
+	return nil
+}
+
+// route is one route of the API: the ServeMux pattern and its handler.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routeTable lists every route. The OpenAPI document must describe
+// exactly these (a test checks it).
+func (s *Server) routeTable() []route {
+	return []route{
+		{"GET /healthz", s.healthz},
+		{"GET /readyz", s.readyz},
+		{"GET /metrics", s.metrics.handler.ServeHTTP},
+		{"GET /v1/openapi.json", s.serveOpenAPI},
+		{"POST /v1/sessions", s.createSession},
+		{"GET /v1/sessions", s.listSessions},
+		{"GET /v1/sessions/{id}", s.getSession},
+		{"DELETE /v1/sessions/{id}", s.deleteSession},
+		{"POST /v1/sessions/{id}/fork", s.forkSession},
+		{"POST /v1/sessions/{id}/steps", s.appendSteps},
+		{"GET /v1/sessions/{id}/steps", s.readSteps},
+		{"POST /v1/sessions/{id}/messages", s.appendMessages},
+		{"GET /v1/sessions/{id}/context", s.getContext},
+		{"POST /v1/sessions/{id}/compact", s.compact},
+	}
+}
+
+func (s *Server) routes() {
+	for _, rt := range s.routeTable() {
+		s.mux.HandleFunc(rt.pattern, rt.handler)
+	}
+}
+
+// ServeHTTP implements http.Handler: it routes the request, recovers a
+// panic into a 500, answers unknown routes with JSON errors and records
+// the request's metrics.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	// The mux's own handler for unmatched requests (404, 405, a redirect
+	// to the cleaned path) writes text; unmatched rewrites it as JSON.
+	// Matched requests go through the mux itself, which sets the path
+	// values.
+	var h http.Handler = s.mux
+	h404, route := s.mux.Handler(r)
+	if route == "" {
+		route = "unmatched"
+		h = s.unmatched(h404)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if !sw.wrote {
+				writeError(sw, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error"})
+			}
+		}
+		d := time.Since(start)
+		s.metrics.observe(route, methodLabel(r.Method), sw.status(), d)
+		if sw.status() >= 500 {
+			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", sw.status(), "duration", d)
+		} else if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status(), "duration", d)
+		}
+	}()
+	h.ServeHTTP(sw, r)
+}
+
+// unmatched answers a request no route matches: the mux's own 404, 405
+// or redirect, with a JSON error body instead of its text one.
+func (s *Server) unmatched(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &bufferedWriter{header: http.Header{}}
+		h.ServeHTTP(rec, r)
+		for k, v := range rec.header {
+			if k != "Content-Type" && k != "Content-Length" && k != "X-Content-Type-Options" {
+				w.Header()[k] = v
+			}
+		}
+		switch rec.code {
+		case http.StatusNotFound:
+			writeError(w, errNotFound("no route for %s %s", r.Method, r.URL.Path))
+		case http.StatusMethodNotAllowed:
+			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+				Message: fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow"))})
+		default: // a redirect to the cleaned path
+			w.WriteHeader(rec.code)
+			_, _ = w.Write(rec.body.Bytes())
+		}
+	})
+}
+
+// methodLabel keeps the metrics' method label to a known set.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+// statusWriter remembers the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.code, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.code, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) status() int {
+	if !w.wrote {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// bufferedWriter records a response.
+type bufferedWriter struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (w *bufferedWriter) Header() http.Header { return w.header }
+func (w *bufferedWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+func (w *bufferedWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	if w.body.Len() < 4096 {
+		w.body.Write(b)
+	}
+	return len(b), nil
+}
+
+// fail writes err as an error response, counting and logging the errors
+// that are the store's fault.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err error) {
+	e := apiError(err)
+	if e.Status >= 500 {
+		s.metrics.storeErrors.WithLabelValues(op).Inc()
+		s.log.Warn("store error", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, e)
+}
+
+// internal answers 500 for an error that is nobody's fault but the
+// server's, and logs it.
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", cause: err})
+}
+
+// sessionID returns the checked {id} of the request's path.
+func sessionID(r *http.Request) (string, *Error) {
+	id := r.PathValue("id")
+	if err := checkID("id", id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// healthz answers that the process is up.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers whether the store is reachable: 200, or 503 with
+// Retry-After.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadyTimeout)
+	defer cancel()
+	var err error
+	if p, ok := s.store.(Pinger); ok {
+		err = p.Ping(ctx)
+	} else {
+		_, err = s.store.List(ctx, store.ListRequest{PageSize: 1})
+	}
+	if err != nil {
+		s.metrics.storeErrors.WithLabelValues("ping").Inc()
+		s.log.Warn("not ready: the store is unreachable", "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

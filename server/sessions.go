@@ -1,0 +1,201 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/agentmem/agentmem/store"
+)
+
+// ListSessionsResponse is the body of GET /v1/sessions.
+type ListSessionsResponse struct {
+	Sessions      []*store.Session `json:"sessions"`
+	NextPageToken string           `json:"next_page_token,omitempty"`
+}
+
+// createSession serves POST /v1/sessions.
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	body, e := readBody(w, r, s.cfg.MaxBodyBytes, true)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	req, e := decodeCreate(body)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	sess, err := s.store.Create(r.Context(), req)
+	if err != nil {
+		s.fail(w, r, "create", err)
+		return
+	}
+	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
+	w.Header().Set("ETag", etag(sess.LastSeq))
+	writeJSON(w, http.StatusCreated, sess)
+}
+
+// listSessions serves GET /v1/sessions.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if e := onlyParams(q, "user_id", "agent", "page_size", "page_token"); e != nil {
+		writeError(w, e)
+		return
+	}
+	size, e := intParam(q, "page_size", 0, 0, store.MaxPageSize)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	req := store.ListRequest{UserID: q.Get("user_id"), Agent: q.Get("agent"), PageSize: size, PageToken: q.Get("page_token")}
+	if _, _, err := store.ValidateList(req); err != nil {
+		writeError(w, apiError(err))
+		return
+	}
+	resp, err := s.store.List(r.Context(), req)
+	if err != nil {
+		s.fail(w, r, "list", err)
+		return
+	}
+	out := ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
+	if out.Sessions == nil {
+		out.Sessions = []*store.Session{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// getSession serves GET /v1/sessions/{id}.
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	id, e := sessionID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	sess, err := s.store.Get(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, "get", err)
+		return
+	}
+	w.Header().Set("ETag", etag(sess.LastSeq))
+	writeJSON(w, http.StatusOK, sess)
+}
+
+// deleteSession serves DELETE /v1/sessions/{id}.
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	id, e := sessionID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if err := s.store.Delete(r.Context(), id); err != nil {
+		s.fail(w, r, "delete", err)
+		return
+	}
+	s.cache.evict(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// forkSession serves POST /v1/sessions/{id}/fork: a branch that sees the
+// session's log up to at_seq, with the same user and agent.
+func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
+	id, e := sessionID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	body, e := readBody(w, r, s.cfg.MaxBodyBytes, true)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	req, ttl, e := decodeFork(body)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	parent, err := s.store.Get(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, "get", err)
+		return
+	}
+	if req.AtSeq > parent.LastSeq {
+		writeError(w, errInvalid("at_seq", "%d is after the session's last sequence number %d", req.AtSeq, parent.LastSeq))
+		return
+	}
+	cr := store.CreateRequest{
+		ID: req.ID, Tenant: parent.Tenant, UserID: parent.UserID, Agent: parent.Agent,
+		Metadata: req.Metadata, Retention: req.Retention, TTL: ttl,
+		ParentID: parent.ID, ForkSeq: req.AtSeq,
+	}
+	if cr.Metadata == nil {
+		cr.Metadata = parent.Metadata
+	}
+	if cr.Retention == "" {
+		cr.Retention = parent.Retention
+		if cr.Retention == store.Persistent && ttl > 0 {
+			cr.Retention = store.SessionRetention
+		}
+	}
+	if err := store.ValidateCreate(cr); err != nil {
+		writeError(w, apiError(err))
+		return
+	}
+	branch, err := s.store.Create(r.Context(), cr)
+	if err != nil {
+		s.fail(w, r, "create", err)
+		return
+	}
+	w.Header().Set("Location", "/v1/sessions/"+branch.ID)
+	w.Header().Set("ETag", etag(branch.LastSeq))
+	writeJSON(w, http.StatusCreated, branch)
+}
+
+// onlyParams refuses query parameters outside allowed (a misspelt
+// parameter would otherwise be ignored silently) and repeated ones.
+func onlyParams(q map[string][]string, allowed ...string) *Error {
+	for k, v := range q {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return errInvalid(k, "is an unknown query parameter")
+		}
+		if len(v) > 1 {
+			return errInvalid(k, "is given more than once")
+		}
+	}
+	return nil
+}
+
+// intParam parses an integer query parameter within [lo, hi]; absent
+// means def.
+func intParam(q map[string][]string, name string, def, lo, hi int) (int, *Error) {
+	v := ""
+	if vs := q[name]; len(vs) > 0 {
+		v = vs[0]
+	}
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, errInvalid(name, "must be an integer from %d to %d, not %q", lo, hi, v)
+	}
+	return n, nil
+}
+
+// boolParam parses a boolean query parameter; absent means false.
+func boolParam(q map[string][]string, name string) (bool, *Error) {
+	v := ""
+	if vs := q[name]; len(vs) > 0 {
+		v = vs[0]
+	}
+	switch v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, errInvalid(name, "must be true or false, not %q", v)
+}

@@ -1,0 +1,190 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// Read limits of GET /v1/sessions/{id}/steps.
+const (
+	DefaultReadLimit = 1000
+	MaxReadLimit     = 10000
+)
+
+// AppendResponse is the body of a successful POST /steps or /messages.
+type AppendResponse struct {
+	// Seqs are the sequence numbers of the request's steps, in order
+	// (for a retried request, the numbers they were stored under).
+	Seqs []int64 `json:"seqs"`
+	// LastSeq is the session's last sequence number after the append; it
+	// is also the ETag, for the next If-Match.
+	LastSeq int64 `json:"last_seq"`
+}
+
+// ReadStepsResponse is the body of GET /v1/sessions/{id}/steps.
+type ReadStepsResponse struct {
+	// Steps are the step entries read, oldest first; each step's number
+	// is its sequence number.
+	Steps agentmem.StepList `json:"steps"`
+	// Compactions are the compaction entries among them.
+	Compactions []CompactionEntry `json:"compactions,omitempty"`
+	// LastSeq is the session's last sequence number.
+	LastSeq int64 `json:"last_seq"`
+}
+
+// CompactionEntry is a compaction entry of the log: the working set after
+// it, the steps it took out and the modified copies it put in.
+type CompactionEntry struct {
+	Seq      int64             `json:"seq"`
+	Time     time.Time         `json:"time"`
+	Working  []int64           `json:"working"`
+	Removed  []int64           `json:"removed,omitempty"`
+	Replaced agentmem.StepList `json:"replaced,omitempty"`
+}
+
+// appendSteps serves POST /v1/sessions/{id}/steps.
+func (s *Server) appendSteps(w http.ResponseWriter, r *http.Request) {
+	s.appendBody(w, r, func(body []byte, key string) (*stepsRequest, *Error) {
+		return decodeSteps(body, key, s.now(), agentmem.NewID)
+	})
+}
+
+// appendMessages serves POST /v1/sessions/{id}/messages.
+func (s *Server) appendMessages(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if e := onlyParams(q, "flush_pending"); e != nil {
+		writeError(w, e)
+		return
+	}
+	flush, e := boolParam(q, "flush_pending")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	s.appendBody(w, r, func(body []byte, key string) (*stepsRequest, *Error) {
+		return decodeMessages(body, key, flush, s.now)
+	})
+}
+
+// appendBody reads, decodes and checks an append request completely, then
+// appends its steps to the log in one atomic write: with If-Match, only if
+// the session's last sequence number is still the one given (409
+// otherwise, with the current one in the ETag).
+func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(body []byte, key string) (*stepsRequest, *Error)) {
+	id, e := sessionID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if e := checkIdempotencyKey(key); e != nil {
+		writeError(w, e)
+		return
+	}
+	expected, e := parseIfMatch(r.Header.Get("If-Match"))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	req, e := decode(body, key)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	ar := store.AppendRequest{SessionID: id, Steps: req.steps, ExpectedLastSeq: expected}
+	if err := store.ValidateAppend(ar); err != nil {
+		writeError(w, apiError(err))
+		return
+	}
+	resp, err := s.store.Append(r.Context(), ar)
+	if err != nil {
+		if errors.Is(err, agentmem.ErrConflict) {
+			s.conflict(w, r, id, err)
+			return
+		}
+		s.fail(w, r, "append", err)
+		return
+	}
+	w.Header().Set("ETag", etag(resp.LastSeq))
+	writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq})
+}
+
+// conflict answers a failed If-Match with 409 and the session's current
+// last sequence number, so the client can re-read and retry.
+func (s *Server) conflict(w http.ResponseWriter, r *http.Request, id string, cause error) {
+	e := apiError(cause)
+	e.Field = "If-Match"
+	if sess, err := s.store.Get(r.Context(), id); err == nil {
+		e.LastSeq = &sess.LastSeq
+		e.Message = "the session's last sequence number is not the one in If-Match: read what was appended since, then retry with the new ETag"
+	}
+	writeError(w, e)
+}
+
+// readSteps serves GET /v1/sessions/{id}/steps?after=&limit=&last=.
+func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
+	id, e := sessionID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	q := r.URL.Query()
+	if e := onlyParams(q, "after", "limit", "last"); e != nil {
+		writeError(w, e)
+		return
+	}
+	after, e := int64Param(q, "after")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	limit, e := intParam(q, "limit", 0, 1, MaxReadLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	last, e := intParam(q, "last", 0, 1, MaxReadLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if limit > 0 && last > 0 {
+		writeError(w, errInvalid("last", "cannot be combined with limit"))
+		return
+	}
+	if limit == 0 && last == 0 {
+		limit = DefaultReadLimit
+	}
+	resp, err := s.store.Read(r.Context(), store.ReadRequest{SessionID: id, After: after, Limit: limit, Last: last})
+	if err != nil {
+		s.fail(w, r, "read", err)
+		return
+	}
+	out := ReadStepsResponse{Steps: make(agentmem.StepList, 0, len(resp.Entries)), LastSeq: resp.Session.LastSeq}
+	for _, en := range resp.Entries {
+		switch {
+		case en.Kind == store.StepEntry && en.Step != nil:
+			out.Steps = append(out.Steps, en.Step)
+		case en.Kind == store.CompactionEntry && en.Compaction != nil:
+			out.Compactions = append(out.Compactions, CompactionEntry{Seq: en.Seq, Time: en.Time,
+				Working: en.Compaction.Working, Removed: en.Compaction.Removed, Replaced: en.Compaction.Replaced})
+		}
+	}
+	w.Header().Set("ETag", etag(resp.Session.LastSeq))
+	writeJSON(w, http.StatusOK, out)
+}
+
+// int64Param parses a non-negative int64 query parameter; absent is 0.
+func int64Param(q map[string][]string, name string) (int64, *Error) {
+	n, e := intParam(q, name, 0, 0, int(^uint(0)>>1))
+	return int64(n), e
+}

@@ -1,0 +1,317 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+)
+
+func TestAppendStepsAndRead(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	// One step.
+	r := e.must(201, "POST", "/v1/sessions/s/steps", sysStep)
+	var one AppendResponse
+	r.json(t, &one)
+	if fmt.Sprint(one.Seqs) != "[1]" || one.LastSeq != 1 || r.header.Get("ETag") != `"1"` {
+		t.Errorf("one step: %+v %v", one, r.header)
+	}
+	// A list; numbers in the body are ignored.
+	list := e.appendSteps("s", `[`+taskStep+`,{"type":"planning","number":77,"plan":"read, fix, test"},`+actionStep(1, "contents")+`]`)
+	if fmt.Sprint(list.Seqs) != "[2 3 4]" || list.LastSeq != 4 {
+		t.Errorf("list: %+v", list)
+	}
+	var rs ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
+	if len(rs.Steps) != 4 || rs.LastSeq != 4 {
+		t.Fatalf("read: %d steps, last %d", len(rs.Steps), rs.LastSeq)
+	}
+	for i, s := range rs.Steps {
+		if s.Info().Number != i+1 || s.Info().ID == "" || !s.Info().Time.Equal(fixedNow) {
+			t.Errorf("step %d: %+v", i, s.Info())
+		}
+	}
+	if p, ok := rs.Steps[2].(*agentmem.PlanningStep); !ok || p.Plan != "read, fix, test" {
+		t.Errorf("planning step: %#v", rs.Steps[2])
+	}
+	e.must(200, "GET", "/v1/sessions/s/steps?after=2&limit=1", nil).json(t, &rs)
+	if len(rs.Steps) != 1 || rs.Steps[0].Info().Number != 3 {
+		t.Errorf("after=2&limit=1: %v", rs.Steps)
+	}
+	e.must(200, "GET", "/v1/sessions/s/steps?last=2", nil).json(t, &rs)
+	if len(rs.Steps) != 2 || rs.Steps[0].Info().Number != 3 || rs.Steps[1].Info().Number != 4 {
+		t.Errorf("last=2: %v", rs.Steps)
+	}
+	e.must(200, "GET", "/v1/sessions/s/steps?after=4", nil).json(t, &rs)
+	if len(rs.Steps) != 0 || !strings.Contains(string(e.must(200, "GET", "/v1/sessions/s/steps?after=4", nil).body), `"steps":[]`) {
+		t.Errorf("after=4: %v", rs.Steps)
+	}
+	for _, q := range []string{"after=-1", "limit=0", "limit=x", "last=10001", "limit=1&last=1", "afterr=1"} {
+		if r := e.do("GET", "/v1/sessions/s/steps?"+q, nil); r.code != 400 {
+			t.Errorf("%s: %d", q, r.code)
+		}
+	}
+	e.must(404, "GET", "/v1/sessions/none/steps", nil)
+	e.must(404, "POST", "/v1/sessions/none/steps", taskStep)
+}
+
+func TestAppendIdempotencyKey(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	first := e.appendSteps("s", taskStep, "Idempotency-Key", "turn-1")
+	again := e.appendSteps("s", taskStep, "Idempotency-Key", "turn-1")
+	if fmt.Sprint(first.Seqs) != "[1]" || fmt.Sprint(again.Seqs) != "[1]" || again.LastSeq != 1 {
+		t.Errorf("retry of one step: %+v then %+v", first, again)
+	}
+	body := "[" + actionStep(1, "a") + "," + actionStep(2, "b") + "]"
+	first = e.appendSteps("s", body, "Idempotency-Key", "turn-2")
+	again = e.appendSteps("s", body, "Idempotency-Key", "turn-2")
+	if fmt.Sprint(first.Seqs) != "[2 3]" || fmt.Sprint(again.Seqs) != "[2 3]" || again.LastSeq != 3 {
+		t.Errorf("retry of a list: %+v then %+v", first, again)
+	}
+	var rs ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
+	var ids []string
+	for _, s := range rs.Steps {
+		ids = append(ids, s.Info().ID)
+	}
+	if strings.Join(ids, " ") != "turn-1 turn-2/0 turn-2/1" {
+		t.Errorf("IDs %v", ids)
+	}
+	// A step's own ID wins over the key.
+	e.appendSteps("s", `{"type":"task","id":"mine","task":"x"}`, "Idempotency-Key", "k")
+	e.must(200, "GET", "/v1/sessions/s/steps?last=1", nil).json(t, &rs)
+	if rs.Steps[0].Info().ID != "mine" {
+		t.Errorf("own ID: %q", rs.Steps[0].Info().ID)
+	}
+	for _, key := range []string{strings.Repeat("k", 101), "with space", "tab\t", "é"} {
+		if r := e.do("POST", "/v1/sessions/s/steps", taskStep, "Idempotency-Key", key); r.code != 400 || r.apiErr(t).Field != "Idempotency-Key" {
+			t.Errorf("key %q: %d %s", key, r.code, r.body)
+		}
+	}
+}
+
+func TestAppendIfMatch(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	e.appendSteps("s", taskStep, "If-Match", `"0"`)
+	e.appendSteps("s", actionStep(1, "x"), "If-Match", `1`)
+	e.appendSteps("s", actionStep(2, "y"), "If-Match", `W/"2"`)
+	before := e.dump()
+	r := e.must(409, "POST", "/v1/sessions/s/steps", actionStep(3, "z"), "If-Match", `"1"`)
+	err := r.apiErr(t)
+	if err.Code != CodeConflict || err.LastSeq == nil || *err.LastSeq != 3 || r.header.Get("ETag") != `"3"` || err.Field != "If-Match" {
+		t.Errorf("conflict: %+v %v", err, r.header)
+	}
+	if e.dump() != before {
+		t.Error("a conflicting append changed the store")
+	}
+	for _, h := range []string{"x", "-1", `"`, `"1`, "1.0", "01", "W/x"} {
+		if r := e.do("POST", "/v1/sessions/s/steps", actionStep(4, "w"), "If-Match", h); r.code != 400 || r.apiErr(t).Field != "If-Match" {
+			t.Errorf("If-Match %q: %d %s", h, r.code, r.body)
+		}
+	}
+	if e.dump() != before {
+		t.Error("a bad If-Match changed the store")
+	}
+	// A retry of steps already stored succeeds whatever If-Match says.
+	e.appendSteps("s", `{"type":"task","id":"t","task":"x"}`, "If-Match", `"3"`)
+	again := e.appendSteps("s", `{"type":"task","id":"t","task":"x"}`, "If-Match", `"3"`)
+	if fmt.Sprint(again.Seqs) != "[4]" {
+		t.Errorf("retry: %+v", again)
+	}
+}
+
+// TestAppendBadInput sends the bad-input corpus to the steps route and
+// checks each is refused with a 4xx and changes nothing.
+func TestAppendBadInput(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxBodyBytes = 64 << 10 })
+	e.create("s")
+	e.appendSteps("s", sysStep)
+	before := e.dump()
+	huge := `{"type":"task","task":"` + strings.Repeat("a", 70<<10) + `"}`
+	for _, c := range []struct {
+		name  string
+		body  any
+		code  int
+		field string
+		hdr   []string
+	}{
+		{"malformed", `{"type":"task",`, 400, "", nil},
+		{"truncated array", `[` + taskStep, 400, "", nil},
+		{"not json", `hello`, 400, "", nil},
+		{"a number", `42`, 400, "", nil},
+		{"null", `null`, 400, "", nil},
+		{"empty body", ``, 400, "", nil},
+		{"blank body", "  \n", 400, "", nil},
+		{"empty list", `[]`, 400, "steps", nil},
+		{"wrong type", `{"type":"task","task":7}`, 400, "", nil},
+		{"type not a string", `{"type":1,"task":"x"}`, 400, "", nil},
+		{"unknown step type", `{"type":"thought","content":"x"}`, 400, "type", nil},
+		{"missing type", `{"task":"x"}`, 400, "type", nil},
+		{"unknown field", `{"type":"task","task":"x","prio":1}`, 400, "", nil},
+		{"orphan tool result", `{"type":"action","results":[{"call_id":"c9","content":"x"}]}`, 400, "results[0].call_id", nil},
+		{"call without result", `{"type":"action","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, 400, "tool_calls[0]", nil},
+		{"bad step in list", `[` + taskStep + `,{"type":"nope"}]`, 400, "steps[1].type", nil},
+		{"duplicate IDs", `[{"type":"task","id":"a","task":"x"},{"type":"task","id":"a","task":"y"}]`, 400, "steps[1].id", nil},
+		{"invalid UTF-8", []byte("{\"type\":\"task\",\"task\":\"\xff\xfe\"}"), 400, "", nil},
+		{"invalid UTF-8 escape", `{"type":"task","task":"\ud800"}`, 400, "", nil},
+		{"huge body", huge, 413, "", nil},
+		{"text/plain", taskStep, 415, "Content-Type", []string{"Content-Type", "text/plain"}},
+		{"form", taskStep, 415, "Content-Type", []string{"Content-Type", "application/x-www-form-urlencoded"}},
+		{"no content type", taskStep, 415, "Content-Type", []string{"Content-Type", ""}},
+		{"latin-1", taskStep, 415, "Content-Type", []string{"Content-Type", "application/json; charset=latin1"}},
+		{"too many steps", "[" + strings.Repeat(taskStep+",", MaxStepsPerRequest) + taskStep + "]", 400, "steps", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.do("POST", "/v1/sessions/s/steps", c.body, c.hdr...)
+			if c.name == "too many steps" && r.code == 413 {
+				return // the body limit got there first; also a refusal
+			}
+			if r.code != c.code {
+				t.Fatalf("status %d, want %d: %s", r.code, c.code, r.body)
+			}
+			err := r.apiErr(t)
+			if c.field != "" && err.Field != c.field {
+				t.Errorf("field %q, want %q (%s)", err.Field, c.field, err.Message)
+			}
+			if e.dump() != before {
+				t.Fatal("the store changed")
+			}
+		})
+	}
+	// The charset parameter may say UTF-8.
+	e.appendSteps("s", taskStep, "Content-Type", "application/json; charset=UTF-8")
+	// Escaped surrogate pairs and escaped backslashes are fine.
+	e.appendSteps("s", `{"type":"task","task":"smile \ud83d\ude00, path C:\\ud800"}`)
+	var rs ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s/steps?last=1", nil).json(t, &rs)
+	if got := rs.Steps[0].(*agentmem.TaskStep).Task; got != `smile 😀, path C:\ud800` {
+		t.Errorf("escapes: %q", got)
+	}
+}
+
+func TestAppendMessages(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	turn := `[
+		{"role":"system","content":"You are a coding agent."},
+		{"role":"user","content":"List the files."},
+		{"role":"assistant","content":null,"tool_calls":[
+			{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}},
+			{"id":"c2","type":"function","function":{"name":"pwd","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c2","content":"/src"},
+		{"role":"tool","tool_call_id":"c1","content":"a.go b.go"},
+		{"role":"assistant","content":"There are two files."}
+	]`
+	out := e.must(201, "POST", "/v1/sessions/s/messages", turn, "Idempotency-Key", "t1")
+	var ar AppendResponse
+	out.json(t, &ar)
+	if fmt.Sprint(ar.Seqs) != "[1 2 3 4]" || ar.LastSeq != 4 || out.header.Get("ETag") != `"4"` {
+		t.Fatalf("append: %+v", ar)
+	}
+	// A retry stores nothing twice.
+	e.must(201, "POST", "/v1/sessions/s/messages", turn, "Idempotency-Key", "t1").json(t, &ar)
+	if fmt.Sprint(ar.Seqs) != "[1 2 3 4]" || ar.LastSeq != 4 {
+		t.Fatalf("retry: %+v", ar)
+	}
+	var rs ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
+	kinds := ""
+	for _, s := range rs.Steps {
+		kinds += string(s.Kind()) + "/" + s.Info().ID + " "
+	}
+	if kinds != "system_prompt/t1/0 task/t1/1 action/t1/2 action/t1/3 " {
+		t.Errorf("steps: %s", kinds)
+	}
+	a := rs.Steps[2].(*agentmem.ActionStep)
+	if len(a.Results) != 2 || a.Results[0].CallID != "c1" || a.Results[0].Content != "a.go b.go" || a.Results[1].Content != "/src" {
+		t.Errorf("results in call order: %+v", a.Results)
+	}
+	// One message object is a list of one.
+	e.must(201, "POST", "/v1/sessions/s/messages", `{"role":"user","content":[{"type":"text","text":"thanks"}]}`).json(t, &ar)
+	if fmt.Sprint(ar.Seqs) != "[5]" {
+		t.Errorf("single message: %+v", ar)
+	}
+
+	before := e.dump()
+	// Tool calls without their results in the request: 422.
+	pending := `[{"role":"user","content":"again"},{"role":"assistant","tool_calls":[{"id":"c3","type":"function","function":{"name":"ls","arguments":"{}"}}]}]`
+	r := e.must(422, "POST", "/v1/sessions/s/messages", pending)
+	if err := r.apiErr(t); err.Code != CodeToolResultsMissing || err.Field != "messages[1].tool_calls" || !strings.Contains(err.Message, `"c3"`) {
+		t.Errorf("pending: %+v", err)
+	}
+	if e.dump() != before {
+		t.Fatal("a refused turn changed the store")
+	}
+	// ... and a later tool message cannot answer them: it is an orphan.
+	r = e.must(400, "POST", "/v1/sessions/s/messages", `{"role":"tool","tool_call_id":"c3","content":"x"}`)
+	if err := r.apiErr(t); err.Field != "tool_call_id" {
+		t.Errorf("orphan: %+v", err)
+	}
+	if e.dump() != before {
+		t.Fatal("an orphan tool result changed the store")
+	}
+	// With flush_pending the calls are recorded as failed.
+	e.must(201, "POST", "/v1/sessions/s/messages?flush_pending=true", pending).json(t, &ar)
+	if fmt.Sprint(ar.Seqs) != "[6 7]" {
+		t.Errorf("flushed: %+v", ar)
+	}
+	e.must(200, "GET", "/v1/sessions/s/steps?last=1", nil).json(t, &rs)
+	if a := rs.Steps[0].(*agentmem.ActionStep); len(a.Results) != 1 || !a.Results[0].IsError || a.Results[0].Content != agentmem.MissingResult {
+		t.Errorf("flushed action: %+v", rs.Steps[0])
+	}
+	// A message that arrives while calls are unanswered answers them
+	// with errors, as Memory.AddMessage does.
+	e.must(201, "POST", "/v1/sessions/s/messages", `[{"role":"assistant","tool_calls":[{"id":"c4","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"user","content":"stop"}]`).json(t, &ar)
+	if fmt.Sprint(ar.Seqs) != "[8 9]" {
+		t.Errorf("interrupted: %+v", ar)
+	}
+}
+
+func TestAppendMessagesBadInput(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	before := e.dump()
+	for _, c := range []struct {
+		name, body, field string
+		code              int
+	}{
+		{"malformed", `[{"role":"user",`, "messages", 400},
+		{"empty list", `[]`, "messages", 400},
+		{"unknown role", `{"role":"robot","content":"x"}`, "role", 400},
+		{"wrong type", `{"role":"user","content":5}`, "content", 400},
+		{"unknown field", `{"role":"user","content":"x","mood":"happy"}`, "mood", 400},
+		{"orphan tool result", `[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c1","content":"r"}]`, "messages[1].tool_call_id", 400},
+		{"wrong call", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"r"}]`, "messages[1].tool_call_id", 400},
+		{"two results", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c1","content":"r"}]`, "messages[2].tool_call_id", 400},
+		{"pending", `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, "tool_calls", 422},
+		{"bad flag", `{"role":"user","content":"x"}`, "flush_pending", 400},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := "/v1/sessions/s/messages"
+			if c.name == "bad flag" {
+				path += "?flush_pending=maybe"
+			}
+			r := e.do("POST", path, c.body)
+			if r.code != c.code {
+				t.Fatalf("status %d, want %d: %s", r.code, c.code, r.body)
+			}
+			if err := r.apiErr(t); err.Field != c.field {
+				t.Errorf("field %q, want %q (%s)", err.Field, c.field, err.Message)
+			}
+			if e.dump() != before {
+				t.Fatal("the store changed")
+			}
+		})
+	}
+	r := e.do("POST", "/v1/sessions/s/messages", []byte("{\"role\":\"user\",\"content\":\"\xc3\x28\"}"))
+	if r.code != 400 {
+		t.Errorf("invalid UTF-8: %d", r.code)
+	}
+	if e.dump() != before {
+		t.Fatal("the store changed")
+	}
+}
