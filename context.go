@@ -25,6 +25,12 @@ type ContextOptions struct {
 	TruncateToFill bool
 	// SummaryMode renders steps as summarizer input (see RenderOptions).
 	SummaryMode bool
+	// Reuse, when set, is a Context from an earlier call that the caller
+	// no longer needs (for example, the request built from it has been
+	// sent). Its storage is reused for the result, so a render in a
+	// steady agent loop allocates almost nothing; the returned Context may
+	// be Reuse itself, and Reuse's old contents are overwritten.
+	Reuse *Context
 }
 
 // Context is a rendered view of the working set, and a record of what the
@@ -50,6 +56,23 @@ type Context struct {
 	Summarized []Range `json:"summarized,omitempty"`
 
 	delta int // what assembling added to the cost of the steps shown
+
+	// Storage kept for ContextOptions.Reuse.
+	shown []*entry
+	parts []Part
+	calls []ToolCall
+}
+
+// reset empties c for reuse, keeping its storage.
+func (c *Context) reset(budget int, format, counter string) *Context {
+	clear(c.shown) // drop references to entries
+	*c = Context{
+		Budget: budget, Format: format, Counter: counter,
+		Messages: c.Messages[:0], Steps: c.Steps[:0], Dropped: c.Dropped[:0],
+		Truncated: c.Truncated[:0], Summarized: c.Summarized[:0],
+		shown: c.shown[:0], parts: c.parts[:0], calls: c.calls[:0],
+	}
+	return c
 }
 
 // DroppedRun is a run of consecutive working-set steps left out of a
@@ -155,10 +178,13 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 		used += cost
 		start = i
 	}
-	out := &Context{Budget: opts.Budget, Format: f.Name(), Counter: c.Name()}
-	shown := make([]*entry, 0, len(v.pinned)+len(v.entries)-start+1)
+	out := opts.Reuse
+	if out == nil {
+		out = new(Context)
+	}
+	out.reset(opts.Budget, f.Name(), c.Name())
 	addEntry := func(e *entry) {
-		shown = append(shown, e)
+		out.shown = append(out.shown, e)
 		if s, ok := e.step.(*SummaryStep); ok {
 			out.Summarized = append(out.Summarized, s.Covers...)
 		}
@@ -216,37 +242,35 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 	for i := start; i < len(v.entries); i++ {
 		addEntry(v.entries[i])
 	}
-	msgs, steps := copyMessages(shown, f, c, ro)
-	assembled, delta := f.Assemble(msgs, c)
+	copyMessages(out, f, c, ro)
+	assembled, delta := f.Assemble(out.Messages, c)
 	out.Messages = assembled
-	out.Steps = steps
 	out.Tokens = used + delta
 	out.delta = delta
 	return out, nil
 }
 
-// copyMessages copies the cached messages of the shown steps, deep enough
-// that callers may modify them, with one allocation each for the messages,
-// their parts and their tool calls rather than one per message: renders
-// then allocate little however many messages they hold.
-func copyMessages(shown []*entry, f Format, c tokenizer.Counter, ro RenderOptions) ([]Message, []int) {
+// copyMessages fills out.Messages and out.Steps with copies of the cached
+// messages of out.shown, deep enough that callers may modify them. Parts
+// and tool calls are carved out of one slice each (out's own storage when
+// it is reused) rather than allocated per message, so a render allocates
+// little, or nothing once its storage has grown.
+func copyMessages(out *Context, f Format, c tokenizer.Counter, ro RenderOptions) {
 	nMsgs, nParts, nCalls := 0, 0, 0
-	rs := make([]*rendered, len(shown))
-	for i, e := range shown {
-		rs[i] = e.render(f, c, ro)
-		nMsgs += len(rs[i].msgs)
-		for _, m := range rs[i].msgs {
+	for _, e := range out.shown {
+		for _, m := range e.render(f, c, ro).msgs {
+			nMsgs++
 			nParts += len(m.Content)
 			nCalls += len(m.ToolCalls)
 		}
 	}
-	msgs := make([]Message, 0, nMsgs)
-	parts := make([]Part, 0, nParts)
-	calls := make([]ToolCall, 0, nCalls)
-	steps := make([]int, len(shown))
-	for i, r := range rs {
-		steps[i] = shown[i].step.Info().Number
-		for _, m := range r.msgs {
+	msgs := grow(out.Messages, nMsgs)
+	parts := grow(out.parts, nParts)
+	calls := grow(out.calls, nCalls)
+	steps := grow(out.Steps, len(out.shown))
+	for _, e := range out.shown {
+		steps = append(steps, e.step.Info().Number)
+		for _, m := range e.render(f, c, ro).msgs {
 			if m.Content != nil {
 				at := len(parts)
 				parts = append(parts, m.Content...)
@@ -266,7 +290,16 @@ func copyMessages(shown []*entry, f Format, c tokenizer.Counter, ro RenderOption
 			msgs = append(msgs, m)
 		}
 	}
-	return msgs, steps
+	out.Messages, out.parts, out.calls, out.Steps = msgs, parts, calls, steps
+}
+
+// grow returns s emptied, with room for n elements.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	clear(s[:cap(s)])
+	return s[:0]
 }
 
 // fitTruncated returns a copy of a whose observations are truncated so that

@@ -2,6 +2,7 @@ package agentmem_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -561,5 +562,34 @@ func TestPinsFollowModifiedCopies(t *testing.T) {
 	out := agentmem.ReplaceWithSummary(steps, agentmem.NewEnv(agentmem.EnvOptions{}), "s", 0)
 	if out[1].Kind() != agentmem.KindTask {
 		t.Fatalf("ReplaceWithSummary with NewEnv summarized the task away: %v", out[1].Kind())
+	}
+}
+
+func TestContextReuse(t *testing.T) {
+	m := seeded(t, 30)
+	opts := agentmem.ContextOptions{Budget: 200}
+	fresh, err := m.Context(bg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(fresh)
+	var prev *agentmem.Context
+	for range 3 {
+		opts.Reuse = prev
+		c, err := m.Context(bg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := json.Marshal(c); string(got) != string(want) {
+			t.Fatalf("reused render differs:\n%s\n%s", got, want)
+		}
+		prev = c
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		opts.Reuse = prev
+		prev, _ = m.Context(bg, opts)
+	})
+	if allocs > 0 {
+		t.Fatalf("a steady render with Reuse allocates %.1f times", allocs)
 	}
 }

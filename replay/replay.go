@@ -358,6 +358,11 @@ func (r *runner) renderAt(ctx context.Context, line int, final bool) (*agentmem.
 	r.check.check(c, newest, r.renders, line)
 	r.checking += time.Since(t)
 	r.checkCPU += cpuTime() - cpu
+	// As an agent loop does once its request is sent, hand this render's
+	// storage to the next one; the final context is kept for --out.
+	if !final {
+		r.opts.Reuse = c
+	}
 	return c, nil
 }
 
