@@ -2,14 +2,13 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store/storetest"
 )
 
 // testClock is a manual clock.
@@ -49,19 +48,7 @@ func openTemp(t testing.TB, clock func() time.Time) (*Store, string) {
 // actionStep returns a deterministic action step of about size bytes of
 // JSON: a tool call and its result, as an agent records them.
 func actionStep(id string, seed, size int) *agentmem.ActionStep {
-	var b strings.Builder
-	for i := 0; b.Len() < size-300; i++ {
-		fmt.Fprintf(&b, "line %d of the output of call %d: %x\n", i, seed, seed*7919+i)
-	}
-	call := fmt.Sprintf("call_%d", seed)
-	return &agentmem.ActionStep{
-		StepInfo:    agentmem.StepInfo{ID: id, Time: time.Date(2025, 1, 1, 0, 0, seed%60, 0, time.UTC)},
-		Thought:     fmt.Sprintf("step %d: I should look at the file", seed),
-		ToolCalls:   []agentmem.ToolCall{{ID: call, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"src/file_%d.go"}`, seed)}},
-		Results:     []agentmem.ToolResult{{CallID: call, Content: b.String()}},
-		Usage:       &agentmem.Usage{InputTokens: 1000 + seed, OutputTokens: 50},
-		ModelOutput: "",
-	}
+	return storetest.BenchStep(id, seed, size)
 }
 
 func taskStep(id, task string) *agentmem.TaskStep {
