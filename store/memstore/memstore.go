@@ -64,10 +64,13 @@ var (
 // shared between a parent and the branches it is copied into.
 type session struct {
 	meta store.Session
-	// parent is the session whose log this branch inherits up to
-	// meta.ForkSeq; nil for a session that is not a branch, and for a
-	// branch whose parent was deleted (its history was copied in).
+	// parent is the session whose log this branch reads up to baseSeq:
+	// nil for a session that is not a branch. When a branch's parent is
+	// deleted, the parent's own entries the branch needs are copied into
+	// it and it reads on from the parent's parent, as the database
+	// backends do; meta.ParentID and meta.ForkSeq keep the original fork.
 	parent   *session
+	baseSeq  int64
 	branches map[*session]struct{}
 	entries  []store.Entry    // own entries, in sequence order
 	ids      map[string]int64 // step ID -> seq, for own step entries
@@ -117,7 +120,7 @@ func (st *Store) live(id string, now time.Time) (*session, error) {
 func (s *session) visible(upTo int64) []store.Entry {
 	var out []store.Entry
 	if s.parent != nil {
-		out = s.parent.visible(min(upTo, s.meta.ForkSeq))
+		out = s.parent.visible(min(upTo, s.baseSeq))
 	}
 	for _, e := range s.entries {
 		if e.Seq > upTo {
@@ -143,7 +146,7 @@ func (s *session) owner(seq int64) (*session, int) {
 	if i := s.own(seq); i >= 0 {
 		return s, i
 	}
-	if s.parent != nil && seq <= s.meta.ForkSeq {
+	if s.parent != nil && seq <= s.baseSeq {
 		return s.parent.owner(seq)
 	}
 	return nil, -1
@@ -165,7 +168,7 @@ func (s *session) seqOfID(id string, upTo int64) (int64, bool) {
 		return seq, true
 	}
 	if s.parent != nil {
-		return s.parent.seqOfID(id, min(upTo, s.meta.ForkSeq))
+		return s.parent.seqOfID(id, min(upTo, s.baseSeq))
 	}
 	return 0, false
 }
@@ -210,7 +213,7 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	for st.sessions[meta.ID] != nil { // a generated ID cannot collide, but be sure
 		meta.ID = agentmem.NewID()
 	}
-	s := &session{meta: *meta, parent: parent, ids: map[string]int64{}}
+	s := &session{meta: *meta, parent: parent, baseSeq: meta.ForkSeq, ids: map[string]int64{}}
 	if parent != nil {
 		if parent.branches == nil {
 			parent.branches = map[*session]struct{}{}
@@ -298,9 +301,21 @@ func (st *Store) Delete(ctx context.Context, id string) error {
 // delete removes a session, detaching its branches. st.mu must be held.
 func (st *Store) delete(s *session) {
 	for b := range s.branches {
-		inherited := s.visible(b.meta.ForkSeq)
-		b.entries = append(slices.Clip(inherited), b.entries...)
-		b.parent = nil
+		var own []store.Entry
+		for _, e := range s.entries {
+			if e.Seq > b.baseSeq {
+				break
+			}
+			own = append(own, e)
+		}
+		b.entries = append(own, b.entries...)
+		b.parent = s.parent
+		if s.parent != nil {
+			b.baseSeq = min(s.baseSeq, b.baseSeq)
+			s.parent.branches[b] = struct{}{}
+		} else {
+			b.baseSeq = 0
+		}
 		b.reindex()
 	}
 	if s.parent != nil {

@@ -145,6 +145,32 @@ func (s *suite) pruneTests() []namedTest {
 				t.Fatalf("pruning the parent changed the branch:\nbefore:\n%s\nafter:\n%s", want, got)
 			}
 		}},
+		{"CoveredAfterDeletingAMiddleBranch", func(t *testing.T) {
+			// g <- p <- b; deleting p leaves b reading through g, so
+			// g's covered originals stay while b still shows them. Every
+			// backend must agree on what Prune deletes here.
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "g"})
+			e.appendSteps("g", steps("g", 4)...)
+			e.create(store.CreateRequest{ID: "p", ParentID: "g"})
+			e.create(store.CreateRequest{ID: "b", ParentID: "p"})
+			bWant := e.entriesJSON(e.entries("b"))
+			sum := &agentmem.SummaryStep{StepInfo: agentmem.StepInfo{ID: "g-sum"}, Summary: "s", Covers: []agentmem.Range{{From: 1, To: 3}}}
+			e.append(store.AppendRequest{SessionID: "g", Steps: []agentmem.Step{sum},
+				Compaction: &store.CompactionRecord{Working: []int64{store.NewStepRef(0), 4}}})
+			if err := e.st.Delete(e.ctx, "p"); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(time.Hour)
+			resp, err := e.st.Prune(e.ctx, store.PruneRequest{CoveredBefore: e.clock.Now()})
+			if err != nil || resp.EntriesDeleted != 0 {
+				t.Fatalf("Prune: %+v, %v (want nothing deleted: b reads g's steps 1-4)", resp, err)
+			}
+			e.wantSeqs(seqsOf(e.entries("g")), []int64{1, 2, 3, 4, 5, 6}, "g after pruning")
+			if got := e.entriesJSON(e.entries("b")); got != bWant {
+				t.Fatalf("b's history changed:\n%s\nwant\n%s", got, bWant)
+			}
+		}},
 		{"CoveredBefore", func(t *testing.T) {
 			e := s.open(t)
 			c := e.compactedSession("c") // steps at Epoch, summary and record at +1m
