@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store/storetest"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -210,5 +211,21 @@ func BenchmarkAddAndRender(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// BenchmarkUnmarshalStep decodes a ~2 KB action step, what a store does
+// for every step of a session it loads.
+func BenchmarkUnmarshalStep(b *testing.B) {
+	data, err := agentmem.MarshalStep(storetest.BenchStep("id", 7, storetest.BenchStepSize))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := agentmem.UnmarshalStep(data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

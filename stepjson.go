@@ -30,13 +30,17 @@ func UnmarshalStep(data []byte) (Step, error) {
 	if !utf8.Valid(data) {
 		return nil, invalidf("step", "is not valid UTF-8")
 	}
-	var probe struct {
-		Type StepKind `json:"type"`
+	kind, ok := leadingKind(data)
+	if !ok {
+		var probe struct {
+			Type StepKind `json:"type"`
+		}
+		if err := json.Unmarshal(data, &probe); err != nil {
+			return nil, jsonInvalid("step", err)
+		}
+		kind = probe.Type
 	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, jsonInvalid("step", err)
-	}
-	s, err := newStep(probe.Type)
+	s, err := newStep(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +51,23 @@ func UnmarshalStep(data []byte) (Step, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// leadingKind reads the kind of a step whose JSON starts with its "type"
+// field, as MarshalStep writes it, without scanning the whole document
+// (loading a long session decodes thousands of steps). Other input goes
+// the general way. The strict decode that follows checks the type again.
+func leadingKind(data []byte) (StepKind, bool) {
+	const prefix = `{"type":"`
+	if !bytes.HasPrefix(data, []byte(prefix)) {
+		return "", false
+	}
+	rest := data[len(prefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return StepKind(rest[:end]), true
 }
 
 // newStep returns a zero step of the given kind.
