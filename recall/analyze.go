@@ -1,0 +1,49 @@
+package recall
+
+import (
+	"strings"
+	"unicode"
+)
+
+// stopWords are the English stop words Tokenize drops: the NLTK list, plus
+// the lone letters that splitting contractions leaves (the s of "Anna's").
+var stopWords = func() map[string]bool {
+	words := strings.Fields(`
+a about above after again against ain all am an and any are aren arent as at
+b be because been before being below between both but by c can couldn couldnt
+d did didn didnt do does doesn doesnt doing don dont down during e each f few
+for from further g h had hadn hadnt has hasn hasnt have haven havent having he
+her here hers herself him himself his how i if in into is isn isnt it its
+itself j just k l ll m ma me mightn more most mustn my myself n needn no nor
+not now o of off on once only or other our ours ourselves out over own p q r
+re s same shan she should shouldn so some such t than that the their theirs
+them themselves then there these they this those through to too u under until
+up v ve very w was wasn we were weren what when where which while who whom why
+will with won wouldn x y you your yours yourself yourselves z`)
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}()
+
+// IsStopWord reports whether the lower-case word is an English stop word
+// that Tokenize drops.
+func IsStopWord(word string) bool { return stopWords[word] }
+
+// Tokenize analyzes text into index terms: it lower-cases the text, splits
+// it on every rune that is not a Unicode letter or digit, drops English
+// stop words and stems the rest (see Stem). The same analysis is applied to
+// documents and queries.
+func Tokenize(text string) []string {
+	var terms []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if stopWords[f] {
+			continue
+		}
+		terms = append(terms, Stem(f))
+	}
+	return terms
+}
