@@ -15,7 +15,7 @@
 //
 // # Schema and migrations
 //
-// The tables (sessions, entries, schema_migrations) live in one schema:
+// The tables (sessions, entries, agentmem_migrations) live in one schema:
 // Options.Schema, or the "schema" URL parameter, names it; it is created
 // when missing and set as the search_path of every pooled connection, so
 // several stores (tenants, tests) can share a database without seeing one

@@ -2,13 +2,8 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/internal/testenv"
 )
@@ -20,36 +15,9 @@ func testURL(t testing.TB) string {
 	return testenv.PostgresURL(t)
 }
 
-// newSchemaName returns a schema name no other test uses.
-func newSchemaName() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return "agentmem_test_" + hex.EncodeToString(b)
-}
-
 // freshSchema returns a new schema name and drops the schema (if it was
 // created) when the test ends.
-func freshSchema(t testing.TB, url string) string {
-	t.Helper()
-	name := newSchemaName()
-	t.Cleanup(func() { dropSchema(t, url, name) })
-	return name
-}
-
-// dropSchema drops a test schema and everything in it.
-func dropSchema(t testing.TB, url, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Errorf("drop schema %s: %v", name, err)
-		return
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
-		t.Errorf("drop schema %s: %v", name, err)
-	}
-}
+func freshSchema(t testing.TB, url string) string { t.Helper(); return testenv.FreshSchema(t, url) }
 
 // openTest opens a store on a fresh schema of the test database, closed
 // (and the schema dropped) when the test ends.

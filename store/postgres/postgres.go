@@ -94,7 +94,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	if err := migrate(ctx, pool, opts.Schema); err != nil {
+	if err := migrateDB(ctx, pool, opts.Schema); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func TestSchemasAreIsolated(t *testing.T) {
 	}
 	for _, st := range []*Store{a, b} {
 		n := queryInt(t, st, `SELECT count(*) FROM pg_tables WHERE schemaname = $1
-			AND tablename IN ('sessions', 'entries', 'schema_migrations')`, st.Schema())
+			AND tablename IN ('sessions', 'entries', 'agentmem_migrations')`, st.Schema())
 		if n != 3 {
 			t.Errorf("schema %s has %d of the store's 3 tables", st.Schema(), n)
 		}
@@ -266,10 +266,10 @@ func TestMigrationsConcurrentOpen(t *testing.T) {
 		return
 	}
 	st := stores[0]
-	if got := queryInt(t, st, "SELECT count(*) FROM schema_migrations"); got != int64(SchemaVersion()) {
-		t.Errorf("%d rows in schema_migrations, want %d (each migration applied once)", got, SchemaVersion())
+	if got := queryInt(t, st, "SELECT count(*) FROM agentmem_migrations WHERE component = 'sessions'"); got != int64(SchemaVersion()) {
+		t.Errorf("%d sessions rows in agentmem_migrations, want %d (each migration applied once)", got, SchemaVersion())
 	}
-	if got := queryInt(t, st, "SELECT max(version) FROM schema_migrations"); got != int64(SchemaVersion()) {
+	if got := queryInt(t, st, "SELECT max(version) FROM agentmem_migrations WHERE component = 'sessions'"); got != int64(SchemaVersion()) {
 		t.Errorf("schema version %d, want %d", got, SchemaVersion())
 	}
 	// Reopening applies nothing again.
@@ -278,15 +278,15 @@ func TestMigrationsConcurrentOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	re.Close()
-	if got := queryInt(t, st, "SELECT count(*) FROM schema_migrations"); got != int64(SchemaVersion()) {
-		t.Errorf("after a reopen: %d rows in schema_migrations", got)
+	if got := queryInt(t, st, "SELECT count(*) FROM agentmem_migrations WHERE component = 'sessions'"); got != int64(SchemaVersion()) {
+		t.Errorf("after a reopen: %d sessions rows in agentmem_migrations", got)
 	}
 }
 
 func TestMigrationsRefuseNewerSchema(t *testing.T) {
 	st := openTest(t, Options{})
 	future := SchemaVersion() + 1
-	execSQL(t, st, "INSERT INTO schema_migrations (version, name) VALUES ($1, 'from the future')", future)
+	execSQL(t, st, "INSERT INTO agentmem_migrations (component, version, name) VALUES ('sessions', $1, 'from the future')", future)
 	_, err := Open(context.Background(), testURL(t), Options{Schema: st.Schema()})
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open of a schema at version %d: %v, want ErrSchemaTooNew", future, err)
@@ -297,12 +297,8 @@ func TestMigrationsRefuseNewerSchema(t *testing.T) {
 }
 
 func TestMigrationFiles(t *testing.T) {
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) == 0 || SchemaVersion() != len(ms) {
-		t.Fatalf("%d migrations, SchemaVersion %d", len(ms), SchemaVersion())
+	if n := len(migrations.Migrations); n == 0 || SchemaVersion() != n {
+		t.Fatalf("%d migrations, SchemaVersion %d", n, SchemaVersion())
 	}
 }
 

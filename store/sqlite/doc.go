@@ -42,7 +42,7 @@
 //
 // The schema is versioned by the migrations embedded in the binary
 // (migrations/NNNN_name.sql, //go:embed). Open applies the pending ones in
-// one write transaction and records each in schema_migrations: either all
+// one write transaction and records each in agentmem_migrations: either all
 // are applied or none. The transaction takes the write lock first, so
 // processes that open a new file at once migrate one after the other. A
 // file migrated by a newer agentmem than this one is refused with

@@ -114,7 +114,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.r.SetMaxIdleConns(opts.ReadConns)
 	}
 	s.wStmts, s.rStmts = newStmtCache(s.w), newStmtCache(s.r)
-	if err := migrate(ctx, s.w); err != nil {
+	if err := migrateDB(ctx, s.w); err != nil {
 		s.closeDBs()
 		return nil, err
 	}

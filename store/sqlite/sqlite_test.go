@@ -476,7 +476,7 @@ func TestMigrations(t *testing.T) {
 	}
 	var version int
 	var tables int
-	st.r.QueryRow("SELECT max(version) FROM schema_migrations").Scan(&version)
+	st.r.QueryRow("SELECT max(version) FROM agentmem_migrations WHERE component = 'sessions'").Scan(&version)
 	st.r.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('sessions', 'entries')").Scan(&tables)
 	if version != SchemaVersion() || version < 1 || tables != 2 {
 		t.Fatalf("fresh database: version %d, %d tables", version, tables)
@@ -504,9 +504,9 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rows int
-	st.r.QueryRow("SELECT count(*) FROM schema_migrations").Scan(&rows)
+	st.r.QueryRow("SELECT count(*) FROM agentmem_migrations WHERE component = 'sessions'").Scan(&rows)
 	if rows != SchemaVersion() {
-		t.Fatalf("schema_migrations has %d rows after reopening", rows)
+		t.Fatalf("agentmem_migrations has %d sessions rows after reopening", rows)
 	}
 	if _, err := st.Get(ctx, "kept"); err != nil {
 		t.Fatal(err)
@@ -518,7 +518,7 @@ func TestMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("INSERT INTO schema_migrations (version, name) VALUES (?, 'from_the_future')", SchemaVersion()+1); err != nil {
+	if _, err := db.Exec("INSERT INTO agentmem_migrations (component, version, name) VALUES ('sessions', ?, 'from_the_future')", SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

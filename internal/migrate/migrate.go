@@ -1,0 +1,255 @@
+// Package migrate applies the embedded SQL migrations of agentmem's
+// database backends (sessions, recall, facts, keys), for SQLite and for
+// PostgreSQL, with one runner.
+//
+// Each component has its own numbered migrations (NNNN_name.sql, from 1,
+// without gaps) and its own row set in one table, agentmem_migrations
+// (component, version, name, applied_at), so that several components can
+// share one database file or schema. A component's pending migrations are
+// applied in one transaction: all or none. A database migrated by a newer
+// agentmem than this one is refused with ErrSchemaTooNew rather than
+// written to.
+package migrate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrSchemaTooNew is returned when a component's schema in the database
+// was migrated by a newer version of agentmem than this one: this binary
+// does not know the newer tables and must not write to them.
+var ErrSchemaTooNew = errors.New("database schema is newer than this agentmem")
+
+// Table is the name of the table that records applied migrations.
+const Table = "agentmem_migrations"
+
+// Migration is one migration file.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Set is a component's migrations, in version order.
+type Set struct {
+	// Component names the migrations' owner in the migrations table
+	// ("sessions", "recall", ...).
+	Component string
+	// Migrations are in version order, versions 1 to len.
+	Migrations []Migration
+}
+
+// Version is the newest schema version the set knows.
+func (s *Set) Version() int { return len(s.Migrations) }
+
+// Load reads the *.sql files of dir in fsys (typically an embed.FS) as a
+// component's migrations. Every name must start with a positive version
+// number (0001_init.sql) and the versions must run from 1 without gaps.
+func Load(component string, fsys fs.FS, dir string) (*Set, error) {
+	names, err := fs.Glob(fsys, path.Join(dir, "*.sql"))
+	if err != nil {
+		return nil, err
+	}
+	set := &Set{Component: component}
+	for _, n := range names {
+		base := strings.TrimSuffix(path.Base(n), ".sql")
+		num, _, _ := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("migrate: %s migration %s: name must start with a positive version number", component, n)
+		}
+		body, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		set.Migrations = append(set.Migrations, Migration{Version: v, Name: base, SQL: string(body)})
+	}
+	sort.Slice(set.Migrations, func(i, j int) bool { return set.Migrations[i].Version < set.Migrations[j].Version })
+	for i, m := range set.Migrations {
+		if m.Version != i+1 {
+			return nil, fmt.Errorf("migrate: %s migration %s: want version %d", component, m.Name, i+1)
+		}
+	}
+	if len(set.Migrations) == 0 {
+		return nil, fmt.Errorf("migrate: %s: no migrations in %s", component, dir)
+	}
+	return set, nil
+}
+
+// MustLoad is Load for embedded migrations, which a test checks: it
+// panics on an error.
+func MustLoad(component string, fsys fs.FS, dir string) *Set {
+	s, err := Load(component, fsys, dir)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// legacyComponent is the component whose migrations an older agentmem
+// recorded in a schema_migrations table of its own: the session store's.
+const legacyComponent = "sessions"
+
+// SQLite brings the set's schema up to date in one write transaction. The
+// database should be opened so that transactions take the write lock
+// first (BEGIN IMMEDIATE: the _txlock=immediate DSN parameter of
+// modernc.org/sqlite), so that processes that open one file at once
+// migrate one after the other and the later ones find nothing to do.
+func SQLite(ctx context.Context, db *sql.DB, set *Set) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", set.Component, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+Table+` (
+		component  TEXT    NOT NULL,
+		version    INTEGER NOT NULL,
+		name       TEXT    NOT NULL,
+		applied_at INTEGER NOT NULL DEFAULT (unixepoch()),
+		PRIMARY KEY (component, version)
+	) STRICT`); err != nil {
+		return fmt.Errorf("migrate %s: %w", set.Component, err)
+	}
+	var legacy int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").Scan(&legacy); err != nil {
+		return fmt.Errorf("migrate %s: %w", set.Component, err)
+	}
+	if legacy > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO `+Table+` (component, version, name, applied_at)
+			SELECT ?, version, name, applied_at FROM schema_migrations`, legacyComponent); err != nil {
+			return fmt.Errorf("migrate %s: adopting schema_migrations: %w", set.Component, err)
+		}
+		if _, err := tx.ExecContext(ctx, "DROP TABLE schema_migrations"); err != nil {
+			return fmt.Errorf("migrate %s: adopting schema_migrations: %w", set.Component, err)
+		}
+	}
+	var current int
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM "+Table+" WHERE component = ?", set.Component).Scan(&current); err != nil {
+		return fmt.Errorf("migrate %s: %w", set.Component, err)
+	}
+	if err := checkVersion(set, current, "the database"); err != nil {
+		return err
+	}
+	if current == set.Version() && legacy == 0 {
+		return nil // up to date: the deferred Rollback ends the transaction
+	}
+	for _, m := range set.Migrations[current:] {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migrate %s: %s: %w", set.Component, m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+Table+" (component, version, name) VALUES (?, ?, ?)", set.Component, m.Version, m.Name); err != nil {
+			return fmt.Errorf("migrate %s: %s: %w", set.Component, m.Name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate %s: commit: %w", set.Component, err)
+	}
+	return nil
+}
+
+// lockKey is the advisory lock that serializes migrations of one schema:
+// several servers that start at once migrate one after the other, and the
+// later ones find nothing left to do. Every component of a schema shares
+// it, since they share the migrations table.
+func lockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("agentmem migrations\x00" + schema))
+	return int64(h.Sum64())
+}
+
+// Postgres brings the set's schema up to date in one transaction, holding
+// a transaction-scoped advisory lock. schema is the schema the tables live
+// in ("" for the connection's search_path), created when missing; the
+// pool's connections must have it first in their search_path.
+func Postgres(ctx context.Context, pool *pgxpool.Pool, schema string, set *Set) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", set.Component, err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(schema)); err != nil {
+		return fmt.Errorf("migrate %s: lock: %w", set.Component, err)
+	}
+	if schema != "" {
+		// Under the lock, so that concurrent openers do not race to
+		// create it. Only when missing: CREATE SCHEMA IF NOT EXISTS
+		// needs the CREATE privilege on the database even when the
+		// schema exists, which a user given a schema may not have.
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists); err != nil {
+			return fmt.Errorf("migrate %s: %w", set.Component, err)
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return fmt.Errorf("migrate %s: create schema %q: %w", set.Component, schema, err)
+			}
+		}
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+Table+` (
+		component  text        NOT NULL,
+		version    integer     NOT NULL,
+		name       text        NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (component, version)
+	)`); err != nil {
+		return fmt.Errorf("migrate %s: %w", set.Component, err)
+	}
+	var legacy bool
+	if err := tx.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&legacy); err != nil {
+		return fmt.Errorf("migrate %s: %w", set.Component, err)
+	}
+	if legacy {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+Table+` (component, version, name, applied_at)
+			SELECT $1, version, name, applied_at FROM schema_migrations ON CONFLICT DO NOTHING`, legacyComponent); err != nil {
+			return fmt.Errorf("migrate %s: adopting schema_migrations: %w", set.Component, err)
+		}
+		if _, err := tx.Exec(ctx, "DROP TABLE schema_migrations"); err != nil {
+			return fmt.Errorf("migrate %s: adopting schema_migrations: %w", set.Component, err)
+		}
+	}
+	var current int
+	if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+Table+" WHERE component = $1", set.Component).Scan(&current); err != nil {
+		return fmt.Errorf("migrate %s: %w", set.Component, err)
+	}
+	where := "schema (default)"
+	if schema != "" {
+		where = fmt.Sprintf("schema %q", schema)
+	}
+	if err := checkVersion(set, current, where); err != nil {
+		return err
+	}
+	for _, m := range set.Migrations[current:] {
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migrate %s: %s: %w", set.Component, m.Name, err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+Table+" (component, version, name) VALUES ($1, $2, $3)", set.Component, m.Version, m.Name); err != nil {
+			return fmt.Errorf("migrate %s: %s: %w", set.Component, m.Name, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate %s: commit: %w", set.Component, err)
+	}
+	return nil
+}
+
+func checkVersion(set *Set, current int, where string) error {
+	if current > set.Version() {
+		return fmt.Errorf("%w: %s has %s at schema version %d, this binary knows versions up to %d; upgrade agentmem",
+			ErrSchemaTooNew, where, set.Component, current, set.Version())
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// NewSchemaName returns a PostgreSQL schema name no other test uses.
+func NewSchemaName() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "agentmem_test_" + hex.EncodeToString(b)
+}
+
+// FreshSchema returns a new schema name in the database at url and drops
+// the schema (if it was created) when the test ends. Backends create the
+// schema they are given when it is missing.
+func FreshSchema(t testing.TB, url string) string {
+	t.Helper()
+	name := NewSchemaName()
+	t.Cleanup(func() { DropSchema(t, url, name) })
+	return name
+}
+
+// DropSchema drops a test schema and everything in it.
+func DropSchema(t testing.TB, url, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Errorf("drop schema %s: %v", name, err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+		t.Errorf("drop schema %s: %v", name, err)
+	}
+}
