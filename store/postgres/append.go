@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -44,7 +45,7 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 		if err == nil {
 			return resp, nil
 		}
-		if attempt < maxAttempts && retryable(err) && ctx.Err() == nil {
+		if attempt < maxAttempts && pgdb.Retryable(err) && ctx.Err() == nil {
 			continue
 		}
 		return nil, s.dbErr("append", err)

@@ -5,16 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -28,7 +27,7 @@ func init() {
 // "postgres://agentmem@db.internal/agentmem?schema=tenant_a". It is taken
 // out of the URL before the rest goes to pgx, which reads the other
 // parameters (sslmode, pool_max_conns, ...).
-const SchemaParam = "schema"
+const SchemaParam = pgdb.SchemaParam
 
 // Options configures a Store. The zero value is a good default.
 type Options struct {
@@ -70,29 +69,12 @@ var (
 // newer than this package knows is refused with an error wrapping
 // ErrSchemaTooNew. The connection pool is the store's until Close.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		// pgx's message may quote the URL, password included: keep it out.
-		return nil, fmt.Errorf("postgres: open: cannot parse the connection URL: %w", redactErr(err))
-	}
-	if opts.MaxConns > 0 {
-		cfg.MaxConns = opts.MaxConns
-	}
-	if opts.Schema != "" {
-		if err := validateSchema(opts.Schema); err != nil {
-			return nil, err
-		}
-		// Set at connection start-up, so every connection of the pool
-		// (and every transaction on it) resolves the unqualified table
-		// names to the store's schema.
-		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{opts.Schema}.Sanitize()
-	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgdb.Open(ctx, url, opts.Schema, opts.MaxConns)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		return nil, err
 	}
 	if err := migrateDB(ctx, pool, opts.Schema); err != nil {
 		pool.Close()
@@ -104,26 +86,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // openURL is the store.Opener for postgres:// and postgresql:// URLs. The
 // schema query parameter (SchemaParam) sets Options.Schema.
 func openURL(ctx context.Context, u *url.URL) (store.Store, error) {
-	v := *u
-	q := v.Query()
-	opts := Options{Schema: q.Get(SchemaParam)}
-	q.Del(SchemaParam)
-	v.RawQuery = q.Encode()
-	st, err := Open(ctx, v.String(), opts)
+	conn, schema := pgdb.SplitSchema(u)
+	st, err := Open(ctx, conn, Options{Schema: schema})
 	if err != nil {
 		return nil, err
 	}
 	return st, nil
-}
-
-// validateSchema checks a schema name: 1 to 63 bytes (PostgreSQL's limit
-// on identifiers, past which it would silently truncate the name), valid
-// UTF-8 with no NUL.
-func validateSchema(name string) error {
-	if len(name) > 63 || strings.ContainsRune(name, 0) || !utf8.ValidString(name) {
-		return &agentmem.InvalidError{Field: "schema", Reason: fmt.Sprintf("%q is not a usable PostgreSQL schema name (1-63 bytes of UTF-8, no NUL)", name)}
-	}
-	return nil
 }
 
 // Close closes the connection pool, waiting for connections in use to be
@@ -205,7 +173,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx pgx.Tx) error) 
 		if err == nil {
 			return nil
 		}
-		if attempt < maxAttempts && retryable(err) && ctx.Err() == nil {
+		if attempt < maxAttempts && pgdb.Retryable(err) && ctx.Err() == nil {
 			continue
 		}
 		return s.dbErr(op, err)
@@ -233,13 +201,6 @@ func (s *Store) writeOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return nil
 }
 
-// retryable reports whether err is PostgreSQL aborting a transaction that
-// may succeed when run again: a deadlock or a serialization failure.
-func retryable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
-}
-
 // read runs fn in a read-only repeatable-read transaction: one consistent
 // snapshot of the database, whatever commits meanwhile.
 func (s *Store) read(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
@@ -265,23 +226,4 @@ func rollback(tx pgx.Tx) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = tx.Rollback(ctx)
-}
-
-// redactErr replaces a connection-string parse error by one that cannot
-// quote the string (and so a password in it): pgx redacts passwords only on
-// a best-effort basis, and a *url.Error quotes the whole URL.
-func redactErr(err error) error {
-	var pe *pgconn.ParseConfigError
-	if !errors.As(err, &pe) {
-		return err
-	}
-	reason := "malformed"
-	var ue *url.Error
-	switch inner := pe.Unwrap(); {
-	case errors.As(inner, &ue):
-		reason = ue.Err.Error()
-	case inner != nil && !strings.Contains(inner.Error(), pe.ConnString):
-		reason = inner.Error()
-	}
-	return fmt.Errorf("invalid connection string (not shown: it may hold a password): %s", reason)
 }

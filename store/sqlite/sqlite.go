@@ -5,15 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/store"
-
-	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 )
 
 // Options configures a Store. The zero value is a good default.
@@ -30,16 +26,17 @@ type Options struct {
 }
 
 // DefaultBusyTimeout is the BusyTimeout of a zero Options.
-const DefaultBusyTimeout = 5 * time.Second
+const DefaultBusyTimeout = sqlitedb.DefaultBusyTimeout
 
 // MemoryPath is the path that opens a private in-memory database, which
 // lives as long as the Store: for tests and throwaway runs.
-const MemoryPath = ":memory:"
+const MemoryPath = sqlitedb.MemoryPath
 
 // Store is a store.Store over one SQLite database file. It is safe for
 // concurrent use by many goroutines and, through SQLite's locking, by
 // several processes that open the same file on one machine.
 type Store struct {
+	db *sqlitedb.DB
 	// w has exactly one connection: every write transaction goes through
 	// it, so the writers of this process queue in Go (honouring their
 	// contexts) rather than spinning on SQLite's busy handler.
@@ -73,46 +70,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	if opts.BusyTimeout <= 0 {
-		opts.BusyTimeout = DefaultBusyTimeout
-	}
-	if opts.ReadConns <= 0 {
-		opts.ReadConns = 4
-	}
 	s := &Store{clock: opts.Clock}
-	var err error
-	if path == MemoryPath {
-		// One connection for everything: each connection to ":memory:"
-		// would be a database of its own.
-		s.w, err = sql.Open("sqlite", "file::memory:?"+dsnParams(opts, true, false))
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: open: %w", err)
-		}
-		s.w.SetMaxOpenConns(1)
-		s.w.SetMaxIdleConns(1)
-		s.w.SetConnMaxLifetime(0)
-		s.w.SetConnMaxIdleTime(0)
-		s.r = s.w
-	} else {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
-		}
-		name := "file:" + (&url.URL{Path: abs}).EscapedPath()
-		if s.w, err = sql.Open("sqlite", name+"?"+dsnParams(opts, false, false)); err != nil {
-			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
-		}
-		s.w.SetMaxOpenConns(1)
-		s.w.SetMaxIdleConns(1)
-		s.w.SetConnMaxLifetime(0)
-		s.w.SetConnMaxIdleTime(0)
-		if s.r, err = sql.Open("sqlite", name+"?"+dsnParams(opts, false, true)); err != nil {
-			s.w.Close()
-			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
-		}
-		s.r.SetMaxOpenConns(opts.ReadConns)
-		s.r.SetMaxIdleConns(opts.ReadConns)
+	db, err := sqlitedb.Open(path, sqlitedb.Options{BusyTimeout: opts.BusyTimeout, ReadConns: opts.ReadConns})
+	if err != nil {
+		return nil, err
 	}
+	s.db, s.w, s.r = db, db.W, db.R
 	s.wStmts, s.rStmts = newStmtCache(s.w), newStmtCache(s.r)
 	if err := migrateDB(ctx, s.w); err != nil {
 		s.closeDBs()
@@ -123,41 +86,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.committerDone = make(chan struct{})
 	go s.committer()
 	return s, nil
-}
-
-// dsnParams returns the driver parameters of a connection. Every
-// connection gets:
-//
-//   - busy_timeout: a write that finds another process's write lock waits
-//     (up to BusyTimeout) instead of failing at once with SQLITE_BUSY;
-//   - journal_mode=WAL: readers never block the writer nor the writer the
-//     readers, and a commit is one sequential append to the WAL;
-//   - synchronous=FULL: the WAL is fsynced at every commit, so an
-//     acknowledged append survives a power loss, not only a process crash
-//     (NORMAL would risk the last commits on power loss);
-//   - foreign_keys=ON: entries cannot outlive their session and a session
-//     cannot be deleted while another reads its log through it.
-//
-// Write connections begin every transaction with BEGIN IMMEDIATE
-// (_txlock): a transaction that will write takes the write lock when it
-// starts, so two writers never both read and then deadlock upgrading
-// their locks; the loser waits on busy_timeout. Read connections are
-// query_only.
-func dsnParams(opts Options, memory, readOnly bool) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
-	if !memory {
-		q.Add("_pragma", "journal_mode(WAL)")
-	}
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_pragma", "foreign_keys(ON)")
-	q.Add("_pragma", "mmap_size(268435456)")
-	if readOnly {
-		q.Add("_pragma", "query_only(ON)")
-	} else {
-		q.Set("_txlock", "immediate")
-	}
-	return q.Encode()
 }
 
 // Close closes the database. Operations on a closed store fail with
@@ -176,15 +104,7 @@ func (s *Store) closeDBs() error {
 		s.wStmts.close()
 		s.rStmts.close()
 	}
-	var errR error
-	if s.r != nil && s.r != s.w {
-		errR = s.r.Close()
-	}
-	errW := s.w.Close()
-	if err := errors.Join(errW, errR); err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
-	}
-	return nil
+	return s.db.Close()
 }
 
 // checkOpen returns store.ErrClosed after Close.

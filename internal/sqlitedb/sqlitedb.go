@@ -1,0 +1,212 @@
+// Package sqlitedb opens SQLite databases (modernc.org/sqlite, pure Go)
+// the way every agentmem component that keeps data in SQLite needs them:
+// one writer connection and a pool of readers, WAL, durable commits, and
+// the sqlite:// URL forms. The session store, the recall index, the facts
+// store and the API keys can share one file this way.
+package sqlitedb
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+)
+
+// Scheme is the URL scheme of SQLite databases.
+const Scheme = "sqlite"
+
+// MemoryPath is the path that opens a private in-memory database, which
+// lives as long as the DB: for tests and throwaway runs.
+const MemoryPath = ":memory:"
+
+// DefaultBusyTimeout is the BusyTimeout of a zero Options.
+const DefaultBusyTimeout = 5 * time.Second
+
+// Options configures Open. The zero value is a good default.
+type Options struct {
+	// BusyTimeout is how long a write waits for another connection or
+	// process that holds the database's write lock before it fails. Zero
+	// means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// ReadConns is the number of connections that serve reads. Zero means
+	// 4. Writes always go through one connection.
+	ReadConns int
+}
+
+// DB is an open SQLite database.
+type DB struct {
+	// W has exactly one connection: every write transaction goes through
+	// it, so the writers of this process queue in Go (honouring their
+	// contexts) rather than spinning on SQLite's busy handler. Its
+	// transactions begin with BEGIN IMMEDIATE.
+	W *sql.DB
+	// R is the pool that serves reads (query_only connections); WAL lets
+	// them run beside a write. For an in-memory database it is W.
+	R *sql.DB
+}
+
+// Open opens (creating it if needed) the SQLite database at path: a file
+// name, or MemoryPath.
+func Open(path string, opts Options) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty path")
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = 4
+	}
+	db := &DB{}
+	var err error
+	if path == MemoryPath {
+		// One connection for everything: each connection to ":memory:"
+		// would be a database of its own.
+		if db.W, err = sql.Open("sqlite", "file::memory:?"+dsnParams(opts, true, false)); err != nil {
+			return nil, fmt.Errorf("sqlite: open: %w", err)
+		}
+		single(db.W)
+		db.R = db.W
+		return db, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	name := "file:" + (&url.URL{Path: abs}).EscapedPath()
+	if db.W, err = sql.Open("sqlite", name+"?"+dsnParams(opts, false, false)); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	single(db.W)
+	if db.R, err = sql.Open("sqlite", name+"?"+dsnParams(opts, false, true)); err != nil {
+		db.W.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.R.SetMaxOpenConns(opts.ReadConns)
+	db.R.SetMaxIdleConns(opts.ReadConns)
+	return db, nil
+}
+
+// single makes db a pool of one connection that is never recycled.
+func single(db *sql.DB) {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	var errR error
+	if db.R != nil && db.R != db.W {
+		errR = db.R.Close()
+	}
+	var errW error
+	if db.W != nil {
+		errW = db.W.Close()
+	}
+	if err := errors.Join(errW, errR); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+// dsnParams returns the driver parameters of a connection. Every
+// connection gets:
+//
+//   - busy_timeout: a write that finds another process's write lock waits
+//     (up to BusyTimeout) instead of failing at once with SQLITE_BUSY;
+//   - journal_mode=WAL: readers never block the writer nor the writer the
+//     readers, and a commit is one sequential append to the WAL;
+//   - synchronous=FULL: the WAL is fsynced at every commit, so an
+//     acknowledged write survives a power loss, not only a process crash
+//     (NORMAL would risk the last commits on power loss);
+//   - foreign_keys=ON.
+//
+// Write connections begin every transaction with BEGIN IMMEDIATE
+// (_txlock): a transaction that will write takes the write lock when it
+// starts, so two writers never both read and then deadlock upgrading
+// their locks; the loser waits on busy_timeout. Read connections are
+// query_only.
+func dsnParams(opts Options, memory, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
+	if !memory {
+		q.Add("_pragma", "journal_mode(WAL)")
+	}
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", "mmap_size(268435456)")
+	if readOnly {
+		q.Add("_pragma", "query_only(ON)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return q.Encode()
+}
+
+// ParseURL returns the path and options a sqlite URL names. The forms are:
+//
+//	sqlite:///abs/path/agentmem.db   an absolute path
+//	sqlite://data/agentmem.db        a path relative to the working directory
+//	sqlite:agentmem.db               the same, without slashes
+//	sqlite://?mode=memory            a private in-memory database (also sqlite::memory:)
+//
+// Query parameters: busy_timeout (a Go duration such as 5s, see
+// Options.BusyTimeout), read_conns (Options.ReadConns) and mode=memory.
+// Unknown parameters are an error, so a misspelt one is not ignored.
+func ParseURL(u *url.URL) (string, Options, error) {
+	var opts Options
+	if u.Scheme != Scheme {
+		return "", opts, fmt.Errorf("sqlite: URL %q: scheme is not %q", u.Redacted(), Scheme)
+	}
+	if u.User != nil {
+		return "", opts, fmt.Errorf("sqlite: URL %q: a sqlite URL has no user", u.Redacted())
+	}
+	path := u.Opaque
+	if path == "" {
+		path = u.Host + u.Path
+	} else if p, err := url.PathUnescape(path); err == nil {
+		path = p
+	}
+	memory := path == MemoryPath
+	for k, vs := range u.Query() {
+		v := vs[len(vs)-1]
+		switch k {
+		case "mode":
+			if v != "memory" {
+				return "", opts, fmt.Errorf("sqlite: URL %q: mode=%q: the only mode is memory", u.Redacted(), v)
+			}
+			memory = true
+		case "busy_timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return "", opts, fmt.Errorf("sqlite: URL %q: busy_timeout=%q is not a duration such as 5s", u.Redacted(), v)
+			}
+			opts.BusyTimeout = d
+		case "read_conns":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return "", opts, fmt.Errorf("sqlite: URL %q: read_conns=%q is not a number of connections", u.Redacted(), v)
+			}
+			opts.ReadConns = n
+		default:
+			return "", opts, fmt.Errorf("sqlite: URL %q: unknown parameter %q (known: busy_timeout, read_conns, mode)", u.Redacted(), k)
+		}
+	}
+	if memory {
+		if path != "" && path != MemoryPath {
+			return "", opts, fmt.Errorf("sqlite: URL %q: mode=memory with a path", u.Redacted())
+		}
+		return MemoryPath, opts, nil
+	}
+	if path == "" {
+		return "", opts, fmt.Errorf("sqlite: URL %q: no path (sqlite:///abs/path.db, sqlite://rel/path.db or sqlite://?mode=memory)", u.Redacted())
+	}
+	return path, opts, nil
+}
