@@ -7,9 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -71,7 +68,7 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
-	fl.StringVar(&f.store, "store", "", "the store `URL` (default sqlite:// in the user's data directory)")
+	fl.StringVar(&f.store, "store", "", storeFlagUsage)
 	fl.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --addr although the API has no authentication yet")
 	fl.StringVar(&f.tokenizer, "tokenizer", tokenizer.O200kBase, "the default token counter of the context route: o200k_base, cl100k_base or heuristic")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "the largest request body, in `BYTES`")
@@ -90,13 +87,9 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if f.shutdownTimeout <= 0 {
 		return usagef("--shutdown-timeout must be positive")
 	}
-	storeURL := f.store
-	if storeURL == "" {
-		path, err := defaultStorePath(a.lookupEnv)
-		if err != nil {
-			return failure{err}
-		}
-		storeURL = "sqlite://" + (&url.URL{Path: path}).EscapedPath()
+	storeURL, err := resolveStoreURL(a, f.store)
+	if err != nil {
+		return err
 	}
 	cfg := server.Config{Logger: a.log, MaxBodyBytes: f.maxBodyBytes, DefaultTokenizer: f.tokenizer, CacheSessions: f.cacheSessions}
 	if f.llmBaseURL != "" {
@@ -180,36 +173,4 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// defaultStorePath returns the default SQLite file,
-// $XDG_DATA_HOME/agentmem/agentmem.db or ~/.local/share/agentmem/agentmem.db,
-// creating its directory (0700) if needed.
-func defaultStorePath(lookupEnv func(string) (string, bool)) (string, error) {
-	dir, _ := lookupEnv("XDG_DATA_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, _ := lookupEnv("HOME")
-		if home == "" {
-			h, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("no data directory for the default store (set --store, XDG_DATA_HOME or HOME): %w", err)
-			}
-			home = h
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	dir = filepath.Join(dir, "agentmem")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("creating the data directory: %w", err)
-	}
-	return filepath.Join(dir, "agentmem.db"), nil
-}
-
-// redactURL hides a password in a store URL for the log.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
