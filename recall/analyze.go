@@ -3,6 +3,8 @@ package recall
 import (
 	"strings"
 	"unicode"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // stopWords are the English stop words Tokenize drops: the NLTK list, plus
@@ -31,9 +33,13 @@ will with won wouldn x y you your yours yourself yourselves z`)
 // that Tokenize drops.
 func IsStopWord(word string) bool { return stopWords[word] }
 
+// MaxTermBytes is the longest term Tokenize produces: longer words are cut
+// to it (on a rune boundary), as every backend can index such a term.
+const MaxTermBytes = 255
+
 // Tokenize analyzes text into index terms: it lower-cases the text, splits
 // it on every rune that is not a Unicode letter or digit, drops English
-// stop words and stems the rest (see Stem). The same analysis is applied to
+// stop words, cuts words longer than MaxTermBytes and stems the rest (see Stem). The same analysis is applied to
 // documents and queries.
 func Tokenize(text string) []string {
 	var terms []string
@@ -43,7 +49,25 @@ func Tokenize(text string) []string {
 		if stopWords[f] {
 			continue
 		}
+		if len(f) > MaxTermBytes {
+			f = strings.ToValidUTF8(f[:MaxTermBytes], "")
+		}
 		terms = append(terms, Stem(f))
 	}
 	return terms
+}
+
+// Stem reduces a lower-case English word to its stem with the Snowball
+// English (Porter2) stemmer. Words of two letters or less, and words with
+// a letter outside a-z, are returned unchanged.
+func Stem(word string) string {
+	if len(word) <= 2 {
+		return word
+	}
+	for i := 0; i < len(word); i++ {
+		if c := word[i]; c < 'a' || c > 'z' {
+			return word
+		}
+	}
+	return english.Stem(word, true)
 }

@@ -1,15 +1,53 @@
-// Package recall is agentmem's long-term recall index: documents (a text,
-// an ID and string metadata) are indexed and searched by relevance to a
-// query, with an optional metadata filter.
+// Package recall is agentmem's long-term recall index: documents (a text
+// with metadata, a time, a place in an ordered group such as a session,
+// and optionally an embedding) are indexed per tenant and searched by
+// relevance to a query.
 //
-// The in-memory Index ranks with Okapi BM25 over analyzed tokens: text is
-// lower-cased, split on anything that is not a Unicode letter or digit,
-// English stop words are dropped and the rest is reduced with the Porter
-// stemmer (see Tokenize and Stem). It needs no model and no network, and is
-// safe for concurrent use.
+// # Using it
+//
+// Index is the type callers use, over a Backend:
+//
+//	ix, err := recall.Open(ctx, "sqlite:///var/lib/agent/memory.db", recall.Options{})
+//	err = ix.Upsert(ctx, recall.Doc{ID: "s1#3", Tenant: "acme", Text: "I moved to Lisbon", Group: "s1", Seq: 3})
+//	hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: "where does she live", K: 5, Before: 1, After: 1})
+//
+// Every operation is scoped to one tenant. Bad input (invalid UTF-8, NUL,
+// oversized text, NaN vectors; see CheckDoc) is refused with an
+// *agentmem.InvalidError and nothing is written.
+//
+// # Ranking
+//
+// Retrieval needs no model. Text is analyzed by Tokenize (lower case,
+// split on anything not a letter or digit, English stop words dropped,
+// Snowball English stemming) and ranked by Okapi BM25. Search then mixes
+// in, as Ranking sets: pseudo-relevance feedback (the terms that weigh
+// most in the top results are searched for too), a share of the scores of
+// a document's neighbours in its group and of its group's, and optionally
+// diversity across groups. When the Index has an Embedder (an
+// OpenAI-compatible /v1/embeddings client: NewLLMEmbedder) or a query
+// carries a vector, vector results are fused with the lexical ones by
+// reciprocal rank. Each hit can carry its window of neighbouring
+// documents, like Mastra's messageRange. Reembed and StartReembed
+// re-embed, in the background, documents embedded by another model,
+// without touching the lexical index.
+//
+// # Backends
+//
+// Memory (here; "mem://"), package recall/sqlite (FTS5; "sqlite://") and
+// package recall/postgres (built-in full-text search; "postgres://")
+// implement Backend and pass the conformance suite of package
+// recall/recalltest. All three analyze with Tokenize and compute the same
+// BM25, so they rank alike.
+//
+// # Conversations
+//
+// StepDocs turns every step of a session's log into a document (Group the
+// session, Seq the step), and Indexer keeps an Index in step with a
+// store.Store; Scope filters a search to a session, a user or an agent.
 //
 // The package also evaluates retrieval on LoCoMo-format conversations
-// (DecodeLoCoMo, Evaluate): every turn of a conversation is indexed with its
-// speaker, its session's date and its image caption, and evidence
-// recall@k is measured for every question, as the LoCoMo paper defines it.
+// (DecodeLoCoMo, Evaluate): every turn of a conversation is indexed with
+// its speaker, its session's date and its image caption, and evidence
+// recall@k is measured for every question, as the LoCoMo paper defines
+// it.
 package recall

@@ -1,220 +1,597 @@
 package recall
 
 import (
-	"maps"
-	"math"
-	"sort"
-	"sync"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/agentmem/agentmem"
 )
 
-// Doc is a document of the index.
-type Doc struct {
-	// ID names the document; upserting an ID again replaces it.
-	ID string
-	// Text is what is indexed and searched.
+// Index is the recall index callers use: documents are upserted into a
+// Backend and searched by relevance to a query, with lexical (BM25) and,
+// when an Embedder is configured or a query vector is given, vector
+// retrieval fused by reciprocal rank. Its methods are safe for concurrent
+// use.
+type Index struct {
+	b    Backend
+	opts Options
+}
+
+// Options configure an Index. The zero value is a good default: lexical
+// retrieval with the default Ranking.
+type Options struct {
+	// Embedder, when set, embeds the documents Upsert receives without a
+	// vector and the text of queries without one, and Reembed uses it.
+	Embedder Embedder
+	// DeferEmbedding makes Upsert write documents without a vector at
+	// once, leaving them to Reembed (typically running in the background,
+	// see Index.StartReembed), so that writes never wait on an embedding
+	// service. Without it Upsert embeds first and fails if that fails.
+	DeferEmbedding bool
+	// Ranking tunes search; the zero value is DefaultRanking.
+	Ranking *Ranking
+}
+
+// Ranking tunes how Search ranks. Every technique is general (none
+// depends on a data set); the defaults were chosen on the LoCoMo
+// development split and each raised evidence recall at every k there.
+type Ranking struct {
+	// Candidates is how many lexical and vector candidates are scored per
+	// search; 0 means max(200, 10*K).
+	Candidates int
+	// NeighbourWeight adds to a document's score this share of the scores
+	// of the documents just before and after it in its group (Seq - 1 and
+	// Seq + 1), so that a turn answering, or asked by, a matching turn
+	// ranks higher. Negative turns it off.
+	NeighbourWeight float64
+	// GroupWeight adds to a document's score this share of its group's
+	// score (the sum of its documents' scores, relative to the best
+	// group's, times the best document's score), so that a turn of a
+	// session about the query ranks above an equal turn of an unrelated
+	// one. Negative turns it off.
+	GroupWeight float64
+	// FeedbackDocs and FeedbackTerms set pseudo-relevance feedback (in the
+	// manner of RM3): the FeedbackTerms terms that weigh most in the top
+	// FeedbackDocs lexical results, weighted by those results' scores,
+	// are searched for too, and their results' scores (relative to the
+	// best) are added at FeedbackWeight (relative to the original
+	// query's best). FeedbackDocs < 0 turns it off.
+	FeedbackDocs   int
+	FeedbackTerms  int
+	FeedbackWeight float64
+	// GroupDecay diversifies results across groups: the n-th result of a
+	// group (from 0) has its score multiplied by GroupDecay^n when the
+	// results are picked. 1 or a negative value turns it off.
+	GroupDecay float64
+	// RRFK is the constant k of reciprocal rank fusion, 1/(k + rank), that
+	// fuses the lexical and vector rankings; 0 means 60.
+	RRFK float64
+}
+
+// DefaultRanking is the Ranking of a zero Options.
+var DefaultRanking = Ranking{
+	NeighbourWeight: 0.3,
+	GroupWeight:     0.2,
+	FeedbackDocs:    5,
+	FeedbackTerms:   10,
+	FeedbackWeight:  0.3,
+	GroupDecay:      -1,
+}
+
+// New returns an Index over the backend. Closing the Index closes the
+// backend.
+func New(b Backend, opts Options) *Index {
+	if opts.Ranking == nil {
+		r := DefaultRanking
+		opts.Ranking = &r
+	}
+	return &Index{b: b, opts: opts}
+}
+
+// Backend returns the index's backend.
+func (ix *Index) Backend() Backend { return ix.b }
+
+// Close closes the backend.
+func (ix *Index) Close() error { return ix.b.Close() }
+
+// Upsert adds documents of one tenant, replacing those with the same IDs,
+// all or none. With an Embedder (and no DeferEmbedding), documents without
+// a vector are embedded first.
+func (ix *Index) Upsert(ctx context.Context, docs ...Doc) error {
+	docs, err := CheckDocs(docs)
+	if err != nil || len(docs) == 0 {
+		return err
+	}
+	if e := ix.opts.Embedder; e != nil && !ix.opts.DeferEmbedding {
+		var texts []string
+		var at []int
+		for i, d := range docs {
+			if len(d.Embedding) == 0 {
+				texts = append(texts, d.Text)
+				at = append(at, i)
+			}
+		}
+		if len(texts) > 0 {
+			vecs, err := embed(ctx, e, texts)
+			if err != nil {
+				return err
+			}
+			for j, i := range at {
+				docs[i].Embedding, docs[i].EmbeddingModel = vecs[j], e.Model()
+			}
+		}
+	}
+	return ix.b.Upsert(ctx, docs...)
+}
+
+// Get returns the tenant's document with the ID, or an error wrapping
+// agentmem.ErrNotFound.
+func (ix *Index) Get(ctx context.Context, tenant, id string) (Doc, error) {
+	docs, err := ix.b.Get(ctx, tenant, id)
+	if err != nil {
+		return Doc{}, err
+	}
+	if len(docs) == 0 {
+		return Doc{}, fmt.Errorf("recall: document %q: %w", id, agentmem.ErrNotFound)
+	}
+	return docs[0], nil
+}
+
+// Delete removes the tenant's documents with the IDs and returns how many
+// there were.
+func (ix *Index) Delete(ctx context.Context, tenant string, ids ...string) (int, error) {
+	return ix.b.Delete(ctx, tenant, ids...)
+}
+
+// Clear removes the tenant's documents that pass the filter (all with the
+// zero Filter) and returns how many there were.
+func (ix *Index) Clear(ctx context.Context, tenant string, f Filter) (int, error) {
+	return ix.b.Clear(ctx, tenant, f)
+}
+
+// Query is a search.
+type Query struct {
+	// Tenant is the only tenant searched.
+	Tenant string
+	// Text is the query text, analyzed like documents (see Tokenize).
 	Text string
-	// Metadata are the document's attributes, matched by search filters.
-	Metadata map[string]string
+	// Embedding, when set, is the query's vector; otherwise an Index with
+	// an Embedder embeds Text. Either way vector results are fused with
+	// lexical ones.
+	Embedding []float32
+	// K is the number of hits wanted; at least 1.
+	K int
+	// Filter narrows the search (for example to a session, a user or an
+	// agent: see Scope).
+	Filter Filter
+	// Before and After, when positive, fill each hit's Window with up to
+	// that many documents of its group before and after it (by Seq), like
+	// Mastra's messageRange.
+	Before, After int
 }
 
 // Hit is a search result.
 type Hit struct {
-	// ID is the document's ID.
-	ID string
-	// Score is the document's BM25 score for the query; higher is better.
-	Score float64
-	// Doc is the document.
+	// Doc is the document found.
 	Doc Doc
+	// Score is its fused score; higher is better. Scores compare only
+	// within one search.
+	Score float64
+	// Window is the document with its neighbours (Query.Before and After),
+	// in Seq order; nil unless a window was asked for.
+	Window []Doc
 }
 
-// Default BM25 parameters.
-const (
-	DefaultK1 = 1.2
-	DefaultB  = 0.75
-)
-
-// Config sets up an Index. Its zero value is the default.
-type Config struct {
-	// K1 is BM25's term frequency saturation; 0 means DefaultK1.
-	K1 float64
-	// B is BM25's document length normalization, in [0, 1]; a negative
-	// value means 0 and 0 means DefaultB.
-	B float64
-}
-
-// Index is an in-memory lexical index ranked by BM25. Its methods are
-// safe for concurrent use.
-type Index struct {
-	k1, b float64
-
-	mu       sync.RWMutex
-	docs     map[string]*entry
-	postings map[string]map[string]int // term -> doc ID -> frequency
-	totalLen int
-}
-
-// entry is an indexed document.
-type entry struct {
-	doc    Doc
-	tf     map[string]int
-	length int
-}
-
-// NewIndex returns an empty index.
-func NewIndex(cfg Config) *Index {
-	ix := &Index{k1: cfg.K1, b: cfg.B, docs: map[string]*entry{}, postings: map[string]map[string]int{}}
-	if ix.k1 <= 0 {
-		ix.k1 = DefaultK1
+// Search returns up to K documents of the tenant most relevant to the
+// query, best first.
+func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
+	if err := CheckQuery(q.Tenant, q.Filter, max(q.K, 1)); err != nil {
+		return nil, err
 	}
-	switch {
-	case ix.b < 0:
-		ix.b = 0
-	case ix.b == 0:
-		ix.b = DefaultB
-	case ix.b > 1:
-		ix.b = 1
+	if q.K < 1 {
+		return nil, invalid("k", "must be at least 1, got %d", q.K)
 	}
-	return ix
+	if err := checkString("text", q.Text, MaxTextBytes); err != nil {
+		return nil, err
+	}
+	if err := checkVector("embedding", q.Embedding); err != nil {
+		return nil, err
+	}
+	r := ix.opts.Ranking
+	n := r.Candidates
+	if n <= 0 {
+		n = max(200, 10*q.K)
+	}
+	ranked, err := ix.lexical(ctx, q, n)
+	if err != nil {
+		return nil, err
+	}
+	ranked = smooth(ranked, r)
+	vec := q.Embedding
+	if len(vec) == 0 && ix.opts.Embedder != nil && q.Text != "" {
+		vs, err := embed(ctx, ix.opts.Embedder, []string{q.Text})
+		if err != nil {
+			return nil, err
+		}
+		vec = vs[0]
+	}
+	if len(vec) > 0 {
+		vq := VectorQuery{Tenant: q.Tenant, Vector: vec, Filter: q.Filter, Limit: n}
+		vm, err := ix.b.Vector(ctx, vq)
+		if err != nil {
+			return nil, err
+		}
+		ranked = fuseRRF(r.rrfK(), ranked, vm)
+	}
+	ranked = diversify(ranked, 2*q.K, r.GroupDecay)
+	return ix.resolve(ctx, q, ranked)
 }
 
-// Upsert adds doc, or replaces the document with its ID. The index keeps a
-// copy of the metadata.
-func (ix *Index) Upsert(doc Doc) {
-	doc.Metadata = maps.Clone(doc.Metadata)
-	terms := Tokenize(doc.Text)
-	e := &entry{doc: doc, tf: make(map[string]int, len(terms)), length: len(terms)}
+func (r *Ranking) rrfK() float64 {
+	if r.RRFK <= 0 {
+		return 60
+	}
+	return r.RRFK
+}
+
+// lexical returns the lexical ranking of the query: BM25 candidates, with
+// pseudo-relevance feedback when the ranking asks for it.
+func (ix *Index) lexical(ctx context.Context, q Query, n int) ([]Match, error) {
+	terms := UniqueTerms(Tokenize(q.Text))
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	lq := LexicalQuery{Tenant: q.Tenant, Terms: terms, Filter: q.Filter, Limit: n}
+	ms, err := ix.b.Lexical(ctx, lq)
+	if err != nil || len(ms) == 0 {
+		return ms, err
+	}
+	r := ix.opts.Ranking
+	if r.FeedbackDocs < 0 || r.FeedbackTerms <= 0 || r.FeedbackWeight <= 0 {
+		return ms, nil
+	}
+	top := ms[:min(max(r.FeedbackDocs, 1), len(ms))]
+	ids := make([]string, len(top))
+	for i, m := range top {
+		ids[i] = m.ID
+	}
+	docs, err := ix.b.Get(ctx, q.Tenant, ids...)
+	if err != nil {
+		return nil, err
+	}
+	exp := expansionTerms(top, docs, terms, r.FeedbackTerms)
+	if len(exp) == 0 {
+		return ms, nil
+	}
+	lq.Terms = exp
+	more, err := ix.b.Lexical(ctx, lq)
+	if err != nil {
+		return nil, err
+	}
+	return blend(ms, more, r.FeedbackWeight), nil
+}
+
+// UniqueTerms returns terms without repeats, in first-seen order.
+func UniqueTerms(terms []string) []string {
+	seen := make(map[string]bool, len(terms))
+	out := terms[:0:0]
 	for _, t := range terms {
-		e.tf[t]++
-	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ix.remove(doc.ID)
-	ix.docs[doc.ID] = e
-	ix.totalLen += e.length
-	for t, n := range e.tf {
-		p := ix.postings[t]
-		if p == nil {
-			p = map[string]int{}
-			ix.postings[t] = p
-		}
-		p[doc.ID] = n
-	}
-}
-
-// Delete removes the document with the ID, if there is one, and reports
-// whether there was.
-func (ix *Index) Delete(id string) bool {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.remove(id)
-}
-
-// remove deletes a document; the caller holds the write lock.
-func (ix *Index) remove(id string) bool {
-	e, ok := ix.docs[id]
-	if !ok {
-		return false
-	}
-	for t := range e.tf {
-		p := ix.postings[t]
-		delete(p, id)
-		if len(p) == 0 {
-			delete(ix.postings, t)
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
 		}
 	}
-	ix.totalLen -= e.length
-	delete(ix.docs, id)
-	return true
+	return out
 }
 
-// Get returns the document with the ID, and whether there is one.
-func (ix *Index) Get(id string) (Doc, bool) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	e, ok := ix.docs[id]
-	if !ok {
-		return Doc{}, false
+// expansionTerms picks the n terms, not among the query's, that weigh
+// most in the feedback documents: each document's term frequencies,
+// relative to its length, weighted by its share of the top scores.
+func expansionTerms(top []Match, docs []Doc, query []string, n int) []string {
+	score := make(map[string]float64, len(top))
+	var total float64
+	for _, m := range top {
+		score[m.ID] = m.Score
+		total += m.Score
 	}
-	return copyDoc(e.doc), true
-}
-
-// Len returns the number of documents.
-func (ix *Index) Len() int {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return len(ix.docs)
-}
-
-// Search returns the k documents that best match the query by BM25, best
-// first (ties by ID), among the documents whose metadata hold every
-// key-value pair of filter (a nil filter matches all). Only documents that
-// share at least one term with the query are returned.
-func (ix *Index) Search(query string, k int, filter map[string]string) []Hit {
-	if k <= 0 {
+	if total <= 0 {
 		return nil
 	}
-	qterms := map[string]bool{}
-	for _, t := range Tokenize(query) {
-		qterms[t] = true
+	skip := make(map[string]bool, len(query))
+	for _, t := range query {
+		skip[t] = true
 	}
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	n := float64(len(ix.docs))
-	if n == 0 {
-		return nil
-	}
-	avgLen := float64(ix.totalLen) / n
-	if avgLen == 0 {
-		avgLen = 1
-	}
-	scores := map[string]float64{}
-	for t := range qterms {
-		p := ix.postings[t]
-		if len(p) == 0 {
+	weight := map[string]float64{}
+	for _, d := range docs {
+		terms := Tokenize(d.Text)
+		if len(terms) == 0 {
 			continue
 		}
-		df := float64(len(p))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		for id, f := range p {
-			tf := float64(f)
-			norm := ix.k1 * (1 - ix.b + ix.b*float64(ix.docs[id].length)/avgLen)
-			scores[id] += idf * tf * (ix.k1 + 1) / (tf + norm)
+		w := score[d.ID] / total / float64(len(terms))
+		for _, t := range terms {
+			if !skip[t] {
+				weight[t] += w
+			}
 		}
 	}
-	hits := make([]Hit, 0, len(scores))
-	for id, s := range scores {
-		e := ix.docs[id]
-		if !matches(e.doc.Metadata, filter) {
-			continue
-		}
-		hits = append(hits, Hit{ID: id, Score: s, Doc: e.doc})
+	cands := make([]string, 0, len(weight))
+	for t := range weight {
+		cands = append(cands, t)
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
+	slices.SortFunc(cands, func(a, b string) int {
+		if c := cmp.Compare(weight[b], weight[a]); c != 0 {
+			return c
 		}
-		return hits[i].ID < hits[j].ID
+		return cmp.Compare(a, b)
 	})
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	for i := range hits {
-		hits[i].Doc = copyDoc(hits[i].Doc)
-	}
-	return hits
+	return cands[:min(n, len(cands))]
 }
 
-// matches reports whether meta holds every pair of filter.
-func matches(meta, filter map[string]string) bool {
-	for k, v := range filter {
-		if got, ok := meta[k]; !ok || got != v {
-			return false
+// blend adds the scores of more, relative to its best, at weight w
+// relative to the best of base, to the scores of base; documents only in
+// more join.
+func blend(base, more []Match, w float64) []Match {
+	if len(more) == 0 {
+		return base
+	}
+	scale := w * base[0].Score / more[0].Score
+	byID := make(map[string]int, len(base))
+	out := slices.Clone(base)
+	for i, m := range out {
+		byID[m.ID] = i
+	}
+	for _, m := range more {
+		if i, ok := byID[m.ID]; ok {
+			out[i].Score += scale * m.Score
+			continue
+		}
+		m.Score *= scale
+		out = append(out, m)
+	}
+	sortMatches(out)
+	return out
+}
+
+// sortMatches orders matches best first, ties by ID.
+func sortMatches(ms []Match) {
+	slices.SortFunc(ms, func(a, b Match) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+}
+
+// place is a document's place in its group.
+type place struct {
+	group string
+	seq   int64
+}
+
+// smooth mixes into each candidate's score a share of its neighbours'
+// (NeighbourWeight) and of its group's (GroupWeight). Neighbours of
+// candidates that are not candidates themselves join with the share of
+// their neighbours' scores and an empty ID, resolved later (see resolve).
+func smooth(ms []Match, r *Ranking) []Match {
+	if len(ms) == 0 || (r.NeighbourWeight <= 0 && r.GroupWeight <= 0) {
+		return ms
+	}
+	base := make(map[place]float64, len(ms))
+	groupSum := map[string]float64{}
+	var bestGroup float64
+	for _, m := range ms {
+		if m.Group == "" {
+			continue
+		}
+		base[place{m.Group, m.Seq}] = m.Score
+		groupSum[m.Group] += m.Score
+		bestGroup = max(bestGroup, groupSum[m.Group])
+	}
+	best := ms[0].Score
+	out := slices.Clone(ms)
+	if w := r.NeighbourWeight; w > 0 {
+		for i, m := range ms {
+			if m.Group == "" {
+				continue
+			}
+			out[i].Score += w * (base[place{m.Group, m.Seq - 1}] + base[place{m.Group, m.Seq + 1}])
+			for _, s := range []int64{m.Seq - 1, m.Seq + 1} {
+				p := place{m.Group, s}
+				if _, ok := base[p]; ok {
+					continue
+				}
+				base[p] = 0
+				out = append(out, Match{Group: m.Group, Seq: s, Score: w * (base[place{m.Group, s - 1}] + base[place{m.Group, s + 1}])})
+			}
 		}
 	}
-	return true
+	if w := r.GroupWeight; w > 0 && bestGroup > 0 {
+		for i := range out {
+			if g := out[i].Group; g != "" {
+				out[i].Score += w * best * groupSum[g] / bestGroup
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Match) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if a.ID == "" || b.ID == "" {
+			// Unresolved neighbours: by place.
+			if c := cmp.Compare(a.Group, b.Group); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
 }
 
-func copyDoc(d Doc) Doc {
-	d.Metadata = maps.Clone(d.Metadata)
-	return d
+// fuseRRF fuses two rankings by reciprocal rank: a document's score is
+// the sum over the rankings it is in of 1/(k + rank), rank from 1.
+func fuseRRF(k float64, a, b []Match) []Match {
+	type key struct {
+		id string
+		p  place
+	}
+	keyOf := func(m Match) key {
+		if m.ID == "" {
+			return key{p: place{m.Group, m.Seq}}
+		}
+		return key{id: m.ID}
+	}
+	at := map[key]int{}
+	var out []Match
+	for _, list := range [][]Match{a, b} {
+		for rank, m := range list {
+			s := 1 / (k + float64(rank+1))
+			kk := keyOf(m)
+			if i, ok := at[kk]; ok {
+				out[i].Score += s
+				continue
+			}
+			at[kk] = len(out)
+			m.Score = s
+			out = append(out, m)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Match) int { return cmp.Compare(b.Score, a.Score) })
+	return out
 }
+
+// diversify reorders the best k of a ranking so that each further
+// document of a group counts less: the n-th pick of a group (from 0)
+// has its score multiplied by decay^n. It is greedy and costs O(k * len).
+func diversify(ms []Match, k int, decay float64) []Match {
+	if decay <= 0 || decay >= 1 || len(ms) <= 1 {
+		return ms
+	}
+	rest := slices.Clone(ms)
+	picked := map[string]int{}
+	out := make([]Match, 0, min(k, len(ms)))
+	factor := func(m Match) float64 {
+		if m.Group == "" {
+			return 1
+		}
+		f := 1.0
+		for range picked[m.Group] {
+			f *= decay
+		}
+		return f
+	}
+	for len(out) < k && len(rest) > 0 {
+		bi := 0
+		bs := rest[0].Score * factor(rest[0])
+		for i := 1; i < len(rest); i++ {
+			// The list is sorted, so no later one can win once the
+			// undecayed score is below the best decayed one.
+			if rest[i].Score < bs {
+				break
+			}
+			if s := rest[i].Score * factor(rest[i]); s > bs {
+				bi, bs = i, s
+			}
+		}
+		m := rest[bi]
+		rest = slices.Delete(rest, bi, bi+1)
+		out = append(out, m)
+		if m.Group != "" {
+			picked[m.Group]++
+		}
+	}
+	return out
+}
+
+// resolve turns the final ranking into up to q.K hits: it fetches the
+// documents (in chunks, as some may have gone or be filtered out),
+// resolves neighbours that joined by place, and fills the windows.
+func (ix *Index) resolve(ctx context.Context, q Query, ranked []Match) ([]Hit, error) {
+	f := q.Filter.Normalize()
+	hits := make([]Hit, 0, min(q.K, len(ranked)))
+	seen := map[string]bool{}
+	for start := 0; start < len(ranked) && len(hits) < q.K; {
+		chunk := ranked[start:min(start+2*q.K, len(ranked))]
+		start += len(chunk)
+		var ids []string
+		for _, m := range chunk {
+			if m.ID != "" {
+				ids = append(ids, m.ID)
+			}
+		}
+		docs, err := ix.b.Get(ctx, q.Tenant, ids...)
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[string]Doc, len(docs))
+		for _, d := range docs {
+			byID[d.ID] = d
+		}
+		for _, m := range chunk {
+			if len(hits) == q.K {
+				break
+			}
+			d, ok := byID[m.ID]
+			if m.ID == "" {
+				if d, ok, err = ix.at(ctx, q.Tenant, m.Group, m.Seq, f, seen); err != nil {
+					return nil, err
+				}
+			}
+			if !ok || seen[d.ID] {
+				continue // deleted meanwhile, absent, or filtered out
+			}
+			seen[d.ID] = true
+			h := Hit{Doc: d, Score: m.Score}
+			if (q.Before > 0 || q.After > 0) && d.Group != "" {
+				w, err := ix.b.Around(ctx, q.Tenant, d.Group, d.Seq-int64(max(q.Before, 0)), d.Seq+int64(max(q.After, 0)))
+				if err != nil {
+					return nil, err
+				}
+				h.Window = w
+			}
+			hits = append(hits, h)
+		}
+	}
+	return hits, nil
+}
+
+// at returns the document at a place of a group that passes the filter
+// and has not been seen, if there is one.
+func (ix *Index) at(ctx context.Context, tenant, group string, seq int64, f Filter, seen map[string]bool) (Doc, bool, error) {
+	ns, err := ix.b.Around(ctx, tenant, group, seq, seq)
+	if err != nil {
+		return Doc{}, false, err
+	}
+	for _, n := range ns {
+		if f.Match(&n) && !seen[n.ID] {
+			return n, true, nil
+		}
+	}
+	return Doc{}, false, nil
+}
+
+// Scope returns the filter of a conversation scope: the metadata pairs
+// StepDocs writes for a session, a user and an agent (empty values do not
+// filter). Search with it finds the turns of this session, of every
+// session of this user, or of this agent.
+func Scope(session, user, agent string) Filter {
+	m := map[string]string{}
+	for k, v := range map[string]string{MetaSession: session, MetaUser: user, MetaAgent: agent} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if len(m) == 0 {
+		return Filter{}
+	}
+	return Filter{Metadata: m}
+}
+
+// seqString formats a step number for metadata.
+func seqString(n int64) string { return strconv.FormatInt(n, 10) }

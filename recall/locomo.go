@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Conversation is a LoCoMo conversation: its turns and the questions
@@ -188,6 +190,8 @@ type Report struct {
 	Questions int `json:"questions"`
 	// K are the cut-offs, ascending.
 	K []int `json:"k"`
+	// Unit is what was scored: UnitTurn or UnitSession.
+	Unit string `json:"unit"`
 	// Recall is the mean evidence recall@k over all questions.
 	Recall map[string]float64 `json:"recall"`
 	// ByCategory is the same per question category, keyed by category.
@@ -204,87 +208,62 @@ type CategoryReport struct {
 	Recall map[string]float64 `json:"recall"`
 }
 
-// DefaultNeighbourWeight is the neighbour weight agentmem eval recall
-// uses: on the LoCoMo development split it raises recall@k at every k over
-// plain BM25 (weights 0.1 to 0.5 all do; 0.3 was fixed before the test
-// split is seen).
-const DefaultNeighbourWeight = 0.3
+// Evaluation units: what a retrieved item and an evidence id are.
+const (
+	// UnitTurn scores turns: recall@k is the fraction of a question's
+	// evidence turns among the first k turns retrieved.
+	UnitTurn = "turn"
+	// UnitSession scores sessions: the ranking of turns becomes a ranking
+	// of sessions (each at the rank of its best turn), and recall@k is the
+	// fraction of the sessions holding the question's evidence turns
+	// among the first k sessions.
+	UnitSession = "session"
+)
 
-// EvalOptions set up Evaluate.
+// EvalOptions set up Evaluate. The zero value evaluates turns with a
+// fresh in-memory backend and the default ranking.
 type EvalOptions struct {
-	// Index configures the index of every conversation.
-	Index Config
-	// NeighbourWeight, if positive, adds to the score of every turn this
-	// share of the scores of the turns just before and after it in the
-	// conversation, so that a turn answering (or asked by) a matching turn
-	// ranks higher.
-	NeighbourWeight float64
-}
-
-// search returns the top k turns of ix for the query, documents being
-// numbered by their position in the conversation, with the scores of
-// neighbours mixed in at weight w.
-func search(ix *Index, query string, k int, w float64) []Hit {
-	if w <= 0 {
-		return ix.Search(query, k, nil)
-	}
-	hits := ix.Search(query, ix.Len(), nil)
-	score := make(map[int]float64, len(hits))
-	pos := make([]int, len(hits))
-	for j, h := range hits {
-		pos[j], _ = strconv.Atoi(h.ID)
-		score[pos[j]] = h.Score
-	}
-	n := len(hits)
-	for j := range n {
-		i := pos[j]
-		hits[j].Score += w * (score[i-1] + score[i+1])
-		// A turn that matches nothing but neighbours a hit joins too.
-		for _, nb := range []int{i - 1, i + 1} {
-			if _, ok := score[nb]; ok {
-				continue
-			}
-			d, ok := ix.Get(strconv.Itoa(nb))
-			if !ok {
-				continue
-			}
-			score[nb] = 0
-			hits = append(hits, Hit{ID: d.ID, Score: w * (score[nb-1] + score[nb+1]), Doc: d})
-			pos = append(pos, nb)
-		}
-	}
-	idx := make([]int, len(hits))
-	for j := range idx {
-		idx[j] = j
-	}
-	sort.Slice(idx, func(a, b int) bool {
-		ha, hb := hits[idx[a]], hits[idx[b]]
-		if ha.Score != hb.Score {
-			return ha.Score > hb.Score
-		}
-		return pos[idx[a]] < pos[idx[b]]
-	})
-	out := make([]Hit, 0, min(k, len(idx)))
-	for _, j := range idx[:min(k, len(idx))] {
-		out = append(out, hits[j])
-	}
-	return out
+	// Backend, when set, is the backend the conversations are indexed
+	// into, one tenant per conversation (tenant "locomo/<sample_id>");
+	// Evaluate clears those tenants before and after. Nil means a new
+	// Memory backend with MemoryOptions.
+	Backend Backend
+	// Memory configures the default backend's BM25.
+	Memory MemoryOptions
+	// Ranking tunes the search; nil means DefaultRanking.
+	Ranking *Ranking
+	// Unit is UnitTurn (the default) or UnitSession.
+	Unit string
 }
 
 // Evaluate measures evidence recall@k for each k of ks (positive) on the
 // conversations, as the LoCoMo paper does: every turn of a conversation is
-// indexed (see TurnText) into a fresh Index with cfg, with metadata dia_id
-// and session; for every question with evidence the top max(ks) turns are
-// retrieved, and recall@k is the fraction of the question's evidence ids
-// (see ParseEvidence) among the first k. Ids that name no turn count as
-// misses. Questions whose evidence holds no id are skipped.
-func Evaluate(convs []Conversation, ks []int, opts EvalOptions) (Report, error) {
+// indexed (see TurnText) into a fresh tenant of an Index, with its session
+// as Group and its place in the session as Seq; for every question with
+// evidence the top max(ks) turns are retrieved, and recall@k is the
+// fraction of the question's evidence ids (see ParseEvidence) among the
+// first k (see EvalOptions.Unit for sessions). Ids that name no turn count
+// as misses. Questions whose evidence holds no id are skipped.
+func Evaluate(ctx context.Context, convs []Conversation, ks []int, opts EvalOptions) (Report, error) {
 	ks = slices.Clone(ks)
 	slices.Sort(ks)
 	ks = slices.Compact(ks)
 	if len(ks) == 0 || ks[0] < 1 {
 		return Report{}, fmt.Errorf("recall: the cut-offs must be at least 1, got %v", ks)
 	}
+	switch opts.Unit {
+	case "":
+		opts.Unit = UnitTurn
+	case UnitTurn, UnitSession:
+	default:
+		return Report{}, fmt.Errorf("recall: unknown evaluation unit %q (turn or session)", opts.Unit)
+	}
+	b := opts.Backend
+	if b == nil {
+		b = NewMemory(opts.Memory)
+		defer b.Close()
+	}
+	ix := New(b, Options{Ranking: opts.Ranking})
 	maxK := ks[len(ks)-1]
 	type sums struct {
 		n   int
@@ -292,22 +271,34 @@ func Evaluate(convs []Conversation, ks []int, opts EvalOptions) (Report, error) 
 	}
 	total := sums{sum: make([]float64, len(ks))}
 	byCat := map[int]*sums{}
-	for _, c := range convs {
-		ix := NewIndex(opts.Index)
-		for i, t := range c.Turns {
-			// The position keeps IDs unique even if a dia_id repeats.
-			ix.Upsert(Doc{
-				ID:       strconv.Itoa(i),
-				Text:     TurnText(t),
-				Metadata: map[string]string{"dia_id": t.DiaID, "session": strconv.Itoa(t.Session)},
-			})
+	for ci, c := range convs {
+		tenant := "locomo/" + strconv.Itoa(ci) + "/" + c.ID
+		if _, err := b.Clear(ctx, tenant, Filter{}); err != nil {
+			return Report{}, err
+		}
+		if err := indexConversation(ctx, ix, tenant, c); err != nil {
+			return Report{}, err
 		}
 		for _, q := range c.Questions {
 			ids := ParseEvidence(q.Evidence)
 			if len(ids) == 0 {
 				continue
 			}
-			hits := search(ix, q.Text, maxK, opts.NeighbourWeight)
+			k := maxK
+			if opts.Unit == UnitSession {
+				k = len(c.Turns) // every turn, to rank every session
+			}
+			hits, err := ix.Search(ctx, Query{Tenant: tenant, Text: q.Text, K: max(k, 1)})
+			if err != nil {
+				return Report{}, err
+			}
+			ranked := make([]string, 0, len(hits))
+			for _, h := range hits {
+				ranked = append(ranked, h.Doc.Metadata["dia_id"])
+			}
+			if opts.Unit == UnitSession {
+				ranked, ids = sessionsOf(ranked), sessionsOf(ids)
+			}
 			cat := byCat[q.Category]
 			if cat == nil {
 				cat = &sums{sum: make([]float64, len(ks))}
@@ -316,20 +307,13 @@ func Evaluate(convs []Conversation, ks []int, opts EvalOptions) (Report, error) 
 			total.n++
 			cat.n++
 			for j, k := range ks {
-				found := map[string]bool{}
-				for _, h := range hits[:min(k, len(hits))] {
-					found[h.Doc.Metadata["dia_id"]] = true
-				}
-				n := 0
-				for _, id := range ids {
-					if found[id] {
-						n++
-					}
-				}
-				r := float64(n) / float64(len(ids))
+				r := recallAt(ranked, ids, k)
 				total.sum[j] += r
 				cat.sum[j] += r
 			}
+		}
+		if _, err := b.Clear(ctx, tenant, Filter{}); err != nil {
+			return Report{}, err
 		}
 	}
 	mean := func(s *sums) map[string]float64 {
@@ -343,9 +327,61 @@ func Evaluate(convs []Conversation, ks []int, opts EvalOptions) (Report, error) 
 		}
 		return m
 	}
-	rep := Report{Questions: total.n, K: ks, Recall: mean(&total), ByCategory: map[string]CategoryReport{}}
+	rep := Report{Questions: total.n, K: ks, Unit: opts.Unit, Recall: mean(&total), ByCategory: map[string]CategoryReport{}}
 	for cat, s := range byCat {
 		rep.ByCategory[strconv.Itoa(cat)] = CategoryReport{Questions: s.n, Recall: mean(s)}
 	}
 	return rep, nil
+}
+
+// indexConversation upserts every turn of c into the tenant, in batches.
+func indexConversation(ctx context.Context, ix *Index, tenant string, c Conversation) error {
+	docs := make([]Doc, 0, len(c.Turns))
+	seq := map[int]int64{}
+	for i, t := range c.Turns {
+		seq[t.Session]++
+		// The position keeps IDs unique even if a dia_id repeats.
+		docs = append(docs, Doc{
+			ID:       strconv.Itoa(i),
+			Tenant:   tenant,
+			Text:     TurnText(t),
+			Metadata: map[string]string{"dia_id": t.DiaID, "session": strconv.Itoa(t.Session)},
+			Group:    "session_" + strconv.Itoa(t.Session),
+			Seq:      seq[t.Session],
+		})
+	}
+	for start := 0; start < len(docs); start += 500 {
+		if err := ix.Upsert(ctx, docs[start:min(start+500, len(docs))]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sessionsOf maps dia_ids ("D3:7") to their sessions ("D3"), keeping the
+// first occurrence of each, in order.
+func sessionsOf(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		s, _, _ := strings.Cut(id, ":")
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// recallAt is the fraction of want found among the first k of ranked.
+func recallAt(ranked, want []string, k int) float64 {
+	found := map[string]bool{}
+	for _, id := range ranked[:min(k, len(ranked))] {
+		found[id] = true
+	}
+	n := 0
+	for _, id := range want {
+		if found[id] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
 }

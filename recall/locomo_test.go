@@ -2,13 +2,12 @@ package recall
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"reflect"
 	"slices"
-	"sort"
-	"strconv"
 	"testing"
 )
 
@@ -100,13 +99,14 @@ func TestParseEvidence(t *testing.T) {
 // skipped.
 func TestEvaluate(t *testing.T) {
 	for _, file := range []string{"testdata/tiny.json", "testdata/tiny_poisoned.json"} {
-		rep, err := Evaluate(decodeFile(t, file), []int{5, 1, 5}, EvalOptions{})
+		rep, err := Evaluate(context.Background(), decodeFile(t, file), []int{5, 1, 5}, EvalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := Report{
 			Questions: 4,
 			K:         []int{1, 5},
+			Unit:      UnitTurn,
 			Recall:    map[string]float64{"1": 0.5, "5": 0.625},
 			ByCategory: map[string]CategoryReport{
 				"1": {Questions: 2, Recall: map[string]float64{"1": 0.75, "5": 0.75}},
@@ -118,10 +118,10 @@ func TestEvaluate(t *testing.T) {
 			t.Errorf("%s: Evaluate = %+v, want %+v", file, rep, want)
 		}
 	}
-	if _, err := Evaluate(nil, []int{0, 5}, EvalOptions{}); err == nil {
+	if _, err := Evaluate(context.Background(), nil, []int{0, 5}, EvalOptions{}); err == nil {
 		t.Errorf("Evaluate accepted k=0")
 	}
-	if _, err := Evaluate(nil, nil, EvalOptions{}); err == nil {
+	if _, err := Evaluate(context.Background(), nil, nil, EvalOptions{}); err == nil {
 		t.Errorf("Evaluate accepted no k")
 	}
 }
@@ -151,7 +151,7 @@ func FuzzDecodeLoCoMo(f *testing.F) {
 		if err != nil {
 			return
 		}
-		rep, err := Evaluate(convs, []int{1, 3}, EvalOptions{})
+		rep, err := Evaluate(context.Background(), convs, []int{1, 3}, EvalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,37 +164,4 @@ func FuzzDecodeLoCoMo(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
-}
-
-func TestNeighbourSearch(t *testing.T) {
-	ix := NewIndex(Config{})
-	for i, text := range []string{"cat", "dog", "bird", "fish", "cat fish"} {
-		ix.Upsert(Doc{ID: strconv.Itoa(i), Text: text})
-	}
-	plain := ix.Search("cat", 10, nil)
-	// "0" is shorter than "4": it comes first.
-	if got := ids(plain); !slices.Equal(got, []string{"0", "4"}) {
-		t.Fatalf("Search(cat) = %v", got)
-	}
-	s0, s4 := plain[0].Score, plain[1].Score
-	hits := search(ix, "cat", 10, 0.5)
-	want := []struct {
-		id    string
-		score float64
-	}{{"0", s0}, {"4", s4}, {"1", 0.5 * s0}, {"3", 0.5 * s4}}
-	sort.SliceStable(want, func(a, b int) bool { return want[a].score > want[b].score })
-	if len(hits) != len(want) {
-		t.Fatalf("search = %v, want %v", ids(hits), want)
-	}
-	for i, w := range want {
-		if hits[i].ID != w.id || math.Abs(hits[i].Score-w.score) > 1e-12 {
-			t.Errorf("search[%d] = %s %v, want %s %v", i, hits[i].ID, hits[i].Score, w.id, w.score)
-		}
-	}
-	if got := ids(search(ix, "cat", 1, 0.5)); len(got) != 1 {
-		t.Errorf("k=1: %v", got)
-	}
-	if got := ids(search(ix, "cat", 10, 0)); !slices.Equal(got, ids(plain)) {
-		t.Errorf("w=0: %v, want %v", got, ids(plain))
-	}
 }

@@ -1,0 +1,209 @@
+package recall
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Backend is what a recall backend implements: storage of documents, a
+// lexical (BM25) and a vector (cosine) candidate search, neighbours and a
+// scan for re-embedding. Index builds search on it; callers use Index.
+//
+// Every method is scoped to one tenant and never reads or writes another
+// tenant's documents. Input is checked with CheckDocs, CheckTenant,
+// CheckID and CheckFilter before anything is written, and refused with an
+// error wrapping agentmem.ErrInvalid. Implementations are safe for
+// concurrent use, and return copies: changing a document passed in or
+// returned never changes what the backend holds. Every backend passes the
+// conformance suite of package recalltest.
+type Backend interface {
+	// Upsert adds documents of one tenant, replacing those with the same
+	// IDs, atomically: all or none.
+	Upsert(ctx context.Context, docs ...Doc) error
+	// Get returns the tenant's documents with the given IDs, in the order
+	// asked; IDs that name no document are left out.
+	Get(ctx context.Context, tenant string, ids ...string) ([]Doc, error)
+	// Delete removes the tenant's documents with the given IDs and returns
+	// how many there were.
+	Delete(ctx context.Context, tenant string, ids ...string) (int, error)
+	// Clear removes the tenant's documents that pass the filter (all of
+	// them with the zero Filter) and returns how many there were.
+	Clear(ctx context.Context, tenant string, f Filter) (int, error)
+	// Lexical returns the Limit documents that best match the analyzed
+	// query terms by BM25 among those that pass the filter, best first,
+	// ties by ID. Only documents holding at least one term are returned.
+	Lexical(ctx context.Context, q LexicalQuery) ([]Match, error)
+	// Vector returns the Limit documents with an embedding of the query's
+	// dimension closest to the query vector by cosine similarity, among
+	// those that pass the filter, best first, ties by ID.
+	Vector(ctx context.Context, q VectorQuery) ([]Match, error)
+	// Around returns the documents of a group with from <= Seq <= to, in
+	// Seq order (ties by ID).
+	Around(ctx context.Context, tenant, group string, from, to int64) ([]Doc, error)
+	// Stale returns up to limit documents of the tenant, in ID order after
+	// the ID after, whose EmbeddingModel is not model: what Index.Reembed
+	// re-embeds. The documents' embeddings may be left out.
+	Stale(ctx context.Context, tenant, model, after string, limit int) ([]Doc, error)
+	// SetEmbeddings stores new embeddings, each only if its document still
+	// has the text it was computed from (a document rewritten since keeps
+	// its own), and never touches the lexical index. It returns how many
+	// were stored.
+	SetEmbeddings(ctx context.Context, tenant string, updates []EmbeddingUpdate) (int, error)
+	// Tenants returns the tenants that have documents, sorted.
+	Tenants(ctx context.Context) ([]string, error)
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// Candidate gating bounds the cost of a lexical search in a large
+// tenant by the posting lists of its rarer terms, in the manner of
+// Lucene's cutoff frequency: in a tenant of at least GateMinDocs
+// documents, only documents holding one of the gate terms (see GateTerms)
+// are candidates, and the commoner query terms add to their scores
+// without making candidates of their own. When no document holds a gate
+// term, every term makes candidates. A document holding only common
+// query terms rarely belongs in the top results; below GateMinDocs,
+// scoring is exhaustive.
+const (
+	GateMinDocs = 10_000
+	// GateBudget is the number of postings the gate terms may hold
+	// together.
+	GateBudget = 1_000
+)
+
+// GateTerms returns the gate terms of a query in a tenant of n documents,
+// df giving the terms' document frequencies: every term below
+// GateMinDocs; otherwise the rarest terms, as many as fit together in
+// GateBudget postings, and at least the rarest. Terms no document holds
+// are left out.
+func GateTerms(terms []string, df func(term string) float64, n float64) []string {
+	var held []string
+	for _, t := range terms {
+		if df(t) > 0 {
+			held = append(held, t)
+		}
+	}
+	if n < GateMinDocs {
+		return held
+	}
+	slices.SortStableFunc(held, func(a, b string) int { return cmp.Compare(df(a), df(b)) })
+	var sum float64
+	for i, t := range held {
+		if sum += df(t); sum > GateBudget && i > 0 {
+			return held[:i]
+		}
+	}
+	return held
+}
+
+// Match is a candidate of a Lexical or Vector search: a document's ID,
+// its place in its group, and its score (higher is better).
+type Match struct {
+	ID    string
+	Group string
+	Seq   int64
+	Score float64
+}
+
+// LexicalQuery is a Backend.Lexical search.
+type LexicalQuery struct {
+	Tenant string
+	// Terms are analyzed query terms (see Tokenize), each once.
+	Terms  []string
+	Filter Filter
+	// Limit is the number of candidates wanted; at least 1.
+	Limit int
+}
+
+// VectorQuery is a Backend.Vector search.
+type VectorQuery struct {
+	Tenant string
+	Vector []float32
+	Filter Filter
+	// Limit is the number of candidates wanted; at least 1.
+	Limit int
+}
+
+// EmbeddingUpdate is a new embedding for a document (Backend.SetEmbeddings).
+type EmbeddingUpdate struct {
+	ID string
+	// Text is the text the vector was computed from: the update applies
+	// only while the document still has it.
+	Text   string
+	Vector []float32
+	Model  string
+}
+
+// Opener opens a backend from a URL whose scheme it was registered for.
+type Opener func(ctx context.Context, u *url.URL) (Backend, error)
+
+var (
+	openersMu sync.RWMutex
+	openers   = map[string]Opener{"mem": func(context.Context, *url.URL) (Backend, error) { return NewMemory(MemoryOptions{}), nil }}
+)
+
+// Register makes a backend available to Open under a URL scheme, in the
+// style of database/sql drivers: a backend package registers itself in
+// its init function and a program imports it for that side effect:
+//
+//	import _ "github.com/agentmem/agentmem/recall/sqlite"
+//
+// Schemes are case-insensitive. Register panics if the opener is nil or
+// the scheme is empty or already registered. "mem" is always registered.
+func Register(scheme string, opener Opener) {
+	scheme = strings.ToLower(scheme)
+	if scheme == "" || opener == nil {
+		panic("recall: Register needs a scheme and an opener")
+	}
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	if _, dup := openers[scheme]; dup {
+		panic("recall: Register called twice for scheme " + scheme)
+	}
+	openers[scheme] = opener
+}
+
+// Schemes returns the registered URL schemes, sorted.
+func Schemes() []string {
+	openersMu.RLock()
+	defer openersMu.RUnlock()
+	out := make([]string, 0, len(openers))
+	for s := range openers {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// OpenBackend opens the backend a URL names: "mem://" (in memory, always
+// available), "sqlite:///path/to/file.db" (package recall/sqlite),
+// "postgres://user@host/db" (package recall/postgres). The backend's
+// package must be imported for its scheme to be known.
+func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("recall: open: cannot parse the URL (not shown: it may hold a password)")
+	}
+	openersMu.RLock()
+	opener := openers[strings.ToLower(u.Scheme)]
+	openersMu.RUnlock()
+	if opener == nil {
+		return nil, fmt.Errorf("recall: open %q: unknown scheme %q (registered: %s; import the backend's package to register it)", u.Redacted(), u.Scheme, strings.Join(Schemes(), ", "))
+	}
+	return opener(ctx, u)
+}
+
+// Open opens an Index over the backend a URL names (see OpenBackend),
+// configured by opts. Closing the Index closes the backend.
+func Open(ctx context.Context, rawURL string, opts Options) (*Index, error) {
+	b, err := OpenBackend(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return New(b, opts), nil
+}

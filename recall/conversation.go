@@ -1,0 +1,192 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// The metadata keys StepDocs writes on every document of a step.
+const (
+	MetaSession = "session"
+	MetaUser    = "user"
+	MetaAgent   = "agent"
+	MetaStep    = "step"
+	MetaKind    = "kind"
+)
+
+// MaxObservationBytes is how much of a step's tool results and
+// observation StepDocs indexes: enough for what a tool found to be
+// recalled, not a whole file dump.
+const MaxObservationBytes = 2000
+
+// StepDocs returns what recall indexes of a session's log entry: for a
+// step, one document with the text worth recalling, or none for steps
+// with nothing to recall (system prompts, compaction entries, empty
+// steps). The text of each kind:
+//
+//   - task: the task;
+//   - message: "<name or role>: <text>";
+//   - action: the thought, the model's output, each tool call (name and
+//     arguments), then tool results and the observation, each cut to
+//     MaxObservationBytes, and the error;
+//   - planning: the plan; scratchpad: the note; summary: the summary;
+//   - final answer: the answer.
+//
+// The document's ID is "<session>#<seq>", its Group the session and its
+// Seq the entry's sequence number, its Time the step's time (the entry's
+// when the step has none), and its metadata session, user, agent (when
+// set), step (the sequence number) and kind. It is a pure function, so a
+// server can call it on every append and a backfill gives the same
+// documents.
+func StepDocs(sess *store.Session, e store.Entry) []Doc {
+	if e.Step == nil || sess == nil {
+		return nil
+	}
+	text := stepText(e.Step)
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	text = agentmem.TruncateText(strings.ToValidUTF8(strings.ReplaceAll(text, "\x00", ""), "\uFFFD"), MaxTextBytes-64)
+	meta := map[string]string{
+		MetaSession: sess.ID,
+		MetaStep:    seqString(e.Seq),
+		MetaKind:    string(e.Step.Kind()),
+	}
+	if sess.UserID != "" {
+		meta[MetaUser] = sess.UserID
+	}
+	if sess.Agent != "" {
+		meta[MetaAgent] = sess.Agent
+	}
+	t := e.Step.Info().Time
+	if t.IsZero() {
+		t = e.Time
+	}
+	return []Doc{{
+		ID:       sess.ID + "#" + seqString(e.Seq),
+		Tenant:   sess.Tenant,
+		Text:     text,
+		Metadata: meta,
+		Time:     t,
+		Group:    sess.ID,
+		Seq:      e.Seq,
+	}}
+}
+
+// stepText is the recallable text of a step.
+func stepText(s agentmem.Step) string {
+	var b strings.Builder
+	line := func(s string) {
+		if strings.TrimSpace(s) == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	obs := func(s string) string { return agentmem.TruncateText(s, MaxObservationBytes) }
+	switch s := s.(type) {
+	case *agentmem.TaskStep:
+		line(s.Task)
+	case *agentmem.MessageStep:
+		who := s.Message.Name
+		if who == "" {
+			who = string(s.Message.Role)
+		}
+		if text := s.Message.Text(); strings.TrimSpace(text) != "" {
+			line(who + ": " + text)
+		}
+	case *agentmem.ActionStep:
+		line(s.Thought)
+		line(s.ModelOutput)
+		for _, c := range s.ToolCalls {
+			line(strings.TrimSpace(c.Name + " " + obs(c.Arguments)))
+		}
+		for _, r := range s.Results {
+			line(obs(r.Content))
+		}
+		line(obs(s.Observation))
+		line(s.Error)
+	case *agentmem.PlanningStep:
+		line(s.Plan)
+	case *agentmem.ScratchpadStep:
+		line(s.Content)
+	case *agentmem.SummaryStep:
+		line(s.Summary)
+	case *agentmem.FinalAnswerStep:
+		line(s.Answer)
+	}
+	return b.String()
+}
+
+// Indexer keeps an Index's conversation recall in step with a store: it
+// indexes the entries a server appends, backfills sessions written
+// before, and forgets deleted sessions.
+type Indexer struct {
+	// Index receives the documents.
+	Index *Index
+	// Store is where Backfill reads sessions.
+	Store store.Store
+}
+
+// Add indexes entries appended to a session (see StepDocs).
+func (x *Indexer) Add(ctx context.Context, sess *store.Session, entries ...store.Entry) error {
+	var docs []Doc
+	for _, e := range entries {
+		docs = append(docs, StepDocs(sess, e)...)
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := x.Index.Upsert(ctx, docs...); err != nil {
+		return fmt.Errorf("recall: index session %q: %w", sess.ID, err)
+	}
+	return nil
+}
+
+// Forget removes a session's documents.
+func (x *Indexer) Forget(ctx context.Context, sess *store.Session) (int, error) {
+	return x.Index.Clear(ctx, sess.Tenant, Filter{Metadata: map[string]string{MetaSession: sess.ID}})
+}
+
+// Backfill indexes every entry of the sessions the request lists (all
+// pages), as Add would have, and returns the number of documents
+// written. Indexing is idempotent, so it can run again after a crash.
+func (x *Indexer) Backfill(ctx context.Context, req store.ListRequest) (int, error) {
+	n := 0
+	for {
+		page, err := x.Store.List(ctx, req)
+		if err != nil {
+			return n, err
+		}
+		for _, s := range page.Sessions {
+			resp, err := x.Store.Read(ctx, store.ReadRequest{SessionID: s.ID})
+			if err != nil {
+				return n, fmt.Errorf("recall: backfill session %q: %w", s.ID, err)
+			}
+			const batch = 256
+			for start := 0; start < len(resp.Entries); start += batch {
+				var docs []Doc
+				for _, e := range resp.Entries[start:min(start+batch, len(resp.Entries))] {
+					docs = append(docs, StepDocs(resp.Session, e)...)
+				}
+				if len(docs) == 0 {
+					continue
+				}
+				if err := x.Index.Upsert(ctx, docs...); err != nil {
+					return n, fmt.Errorf("recall: backfill session %q: %w", s.ID, err)
+				}
+				n += len(docs)
+			}
+		}
+		if page.NextPageToken == "" {
+			return n, nil
+		}
+		req.PageToken = page.NextPageToken
+	}
+}

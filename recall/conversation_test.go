@@ -1,0 +1,172 @@
+package recall_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
+)
+
+var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+func TestStepDocs(t *testing.T) {
+	sess := &store.Session{ID: "s1", Tenant: "acme", UserID: "alice", Agent: "coder"}
+	big := strings.Repeat("x", 10_000)
+	entry := func(seq int64, s agentmem.Step) store.Entry {
+		return store.Entry{Seq: seq, Kind: store.StepEntry, Step: s, Time: t0.Add(time.Duration(seq) * time.Minute)}
+	}
+	tests := []struct {
+		step agentmem.Step
+		want string // "" means no document
+	}{
+		{&agentmem.SystemPromptStep{Content: "You are helpful."}, ""},
+		{&agentmem.TaskStep{Task: "Fix the login bug"}, "Fix the login bug"},
+		{&agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("I moved to Lisbon")}}, "user: I moved to Lisbon"},
+		{&agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleAssistant, Name: "Bot", Content: agentmem.Text("Noted")}}, "Bot: Noted"},
+		{&agentmem.ActionStep{Thought: "check the file", ToolCalls: []agentmem.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"main.go"}`}},
+			Results: []agentmem.ToolResult{{CallID: "c1", Content: "package main"}}}, "check the file\nread_file {\"path\":\"main.go\"}\npackage main"},
+		{&agentmem.PlanningStep{Plan: "1. read 2. fix"}, "1. read 2. fix"},
+		{&agentmem.FinalAnswerStep{Answer: "Fixed in auth.go"}, "Fixed in auth.go"},
+		{&agentmem.ScratchpadStep{Content: ""}, ""},
+	}
+	for i, tt := range tests {
+		seq := int64(i + 1)
+		docs := recall.StepDocs(sess, entry(seq, tt.step))
+		if tt.want == "" {
+			if len(docs) != 0 {
+				t.Errorf("%T: %d docs, want none", tt.step, len(docs))
+			}
+			continue
+		}
+		if len(docs) != 1 {
+			t.Fatalf("%T: %d docs", tt.step, len(docs))
+		}
+		d := docs[0]
+		if d.Text != tt.want {
+			t.Errorf("%T: text %q, want %q", tt.step, d.Text, tt.want)
+		}
+		wantMeta := map[string]string{"session": "s1", "user": "alice", "agent": "coder", "step": itoa(seq), "kind": string(tt.step.Kind())}
+		if d.ID != "s1#"+itoa(seq) || d.Tenant != "acme" || d.Group != "s1" || d.Seq != seq || !d.Time.Equal(t0.Add(time.Duration(seq)*time.Minute)) || !mapsEqual(d.Metadata, wantMeta) {
+			t.Errorf("%T: doc %+v", tt.step, d)
+		}
+	}
+	// Long observations are cut; the step's own time wins over the entry's.
+	docs := recall.StepDocs(sess, entry(9, &agentmem.ActionStep{StepInfo: agentmem.StepInfo{Time: t0}, Observation: big}))
+	if len(docs) != 1 || len(docs[0].Text) > recall.MaxObservationBytes+100 || !docs[0].Time.Equal(t0) {
+		t.Errorf("long observation: %d bytes, time %v", len(docs[0].Text), docs[0].Time)
+	}
+	// Compaction entries and a nil session give nothing.
+	if got := recall.StepDocs(sess, store.Entry{Seq: 10, Kind: store.CompactionEntry}); got != nil {
+		t.Errorf("compaction: %v", got)
+	}
+	if got := recall.StepDocs(nil, entry(1, &agentmem.TaskStep{Task: "x"})); got != nil {
+		t.Errorf("nil session: %v", got)
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestIndexer indexes the sessions of a store (backfill, then appends)
+// and searches them by scope.
+func TestIndexer(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
+	defer st.Close()
+	mk := func(id, user, agent string, texts ...string) *store.Session {
+		s, err := st.Create(ctx, store.CreateRequest{ID: id, Tenant: "acme", UserID: user, Agent: agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []agentmem.Step
+		for _, tx := range texts {
+			steps = append(steps, &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(tx)}})
+		}
+		if _, err := st.Append(ctx, store.AppendRequest{SessionID: id, Steps: steps}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	mk("s1", "alice", "coder", "my cat is called Miso", "I live in Lisbon")
+	mk("s2", "alice", "travel", "book a flight to Lisbon")
+	mk("s3", "bob", "coder", "Lisbon has good coffee")
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "other", Tenant: "globex", UserID: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+	x := &recall.Indexer{Index: ix, Store: st}
+	n, err := x.Backfill(ctx, store.ListRequest{Tenant: "acme", PageSize: 1})
+	if err != nil || n != 4 {
+		t.Fatalf("Backfill = %d, %v; want 4", n, err)
+	}
+	search := func(f recall.Filter) []string {
+		hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: "Lisbon", K: 10, Filter: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			if strings.Contains(h.Doc.Text, "Lisbon") {
+				out = append(out, h.Doc.ID)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tt := range []struct {
+		f    recall.Filter
+		want []string
+	}{
+		{recall.Scope("s1", "", ""), []string{"s1#2"}},
+		{recall.Scope("", "alice", ""), []string{"s1#2", "s2#1"}},
+		{recall.Scope("", "", "coder"), []string{"s1#2", "s3#1"}},
+		{recall.Scope("", "", ""), []string{"s1#2", "s2#1", "s3#1"}},
+	} {
+		if got := search(tt.f); !slices.Equal(got, tt.want) {
+			t.Errorf("scope %v: %v, want %v", tt.f.Metadata, got, tt.want)
+		}
+	}
+	// An append is indexed; a backfill again changes nothing.
+	resp, err := st.Append(ctx, store.AppendRequest{SessionID: "s3", Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Task: "Find a hotel in Lisbon"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := st.Read(ctx, store.ReadRequest{SessionID: "s3", After: resp.Seqs[0] - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Add(ctx, read.Session, read.Entries...); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(recall.Scope("", "bob", "")); !slices.Equal(got, []string{"s3#1", "s3#2"}) {
+		t.Errorf("after Add: %v", got)
+	}
+	hits, _ := ix.Search(ctx, recall.Query{Tenant: "acme", Text: "hotel", K: 1})
+	if len(hits) != 1 || hits[0].Doc.Metadata[recall.MetaSession] != "s3" || hits[0].Doc.Metadata[recall.MetaStep] != "2" || !hits[0].Doc.Time.Equal(t0) {
+		t.Errorf("hit carries %+v", hits)
+	}
+	if n, err := x.Forget(ctx, read.Session); err != nil || n != 2 {
+		t.Errorf("Forget = %d, %v", n, err)
+	}
+	if got := search(recall.Scope("", "bob", "")); len(got) != 0 {
+		t.Errorf("after Forget: %v", got)
+	}
+}

@@ -1,0 +1,204 @@
+package recall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentmem/agentmem/llm"
+)
+
+// Embedder turns texts into vectors whose cosine similarity measures how
+// alike the texts are in meaning, one vector per text, in order. Model
+// names the model: documents embedded by another model are re-embedded
+// (Index.Reembed).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Model() string
+}
+
+// LLMEmbedder is an Embedder over an OpenAI-compatible /v1/embeddings
+// endpoint (llm.Client.Embed).
+type LLMEmbedder struct {
+	client *llm.Client
+	model  string
+}
+
+// NewLLMEmbedder returns an Embedder that calls the embeddings endpoint of
+// cfg with cfg.EmbeddingModel, which is required.
+func NewLLMEmbedder(cfg llm.Config) (*LLMEmbedder, error) {
+	if cfg.EmbeddingModel == "" {
+		return nil, invalid("embedding_model", "is empty: an embedder needs a model")
+	}
+	c, err := llm.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &LLMEmbedder{client: c, model: cfg.EmbeddingModel}, nil
+}
+
+// Embed implements Embedder.
+func (e *LLMEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.client.Embed(ctx, texts)
+}
+
+// Model implements Embedder.
+func (e *LLMEmbedder) Model() string { return e.model }
+
+// embed calls e and checks that it returned one finite vector per text.
+func embed(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("recall: embed: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("recall: embed: %d vectors for %d texts", len(vecs), len(texts))
+	}
+	for i, v := range vecs {
+		if len(v) == 0 {
+			return nil, fmt.Errorf("recall: embed: vector %d is empty", i)
+		}
+		if err := checkVector("embedding", v); err != nil {
+			return nil, fmt.Errorf("recall: embed: vector %d: %w", i, err)
+		}
+	}
+	return vecs, nil
+}
+
+// DefaultReembedBatch is the batch size of a zero ReembedOptions.
+const DefaultReembedBatch = 64
+
+// ReembedOptions configure Reembed.
+type ReembedOptions struct {
+	// Tenants limits re-embedding to these tenants; nil means every
+	// tenant (Backend.Tenants).
+	Tenants []string
+	// Batch is the number of documents embedded per call; 0 means
+	// DefaultReembedBatch.
+	Batch int
+	// Progress, when set, is called after every batch with the number of
+	// documents re-embedded so far.
+	Progress func(done int)
+}
+
+// Reembed embeds, with the Index's Embedder, every document whose
+// EmbeddingModel is not the Embedder's model (documents written with no
+// vector, or by another model), in batches, and stores the vectors
+// without touching the lexical index, which keeps serving searches
+// throughout. A document rewritten while its batch was being embedded
+// keeps its new version. It returns how many documents it re-embedded,
+// and stops at the first error or when ctx is cancelled, keeping the
+// batches already stored: running it again resumes.
+func (ix *Index) Reembed(ctx context.Context, opts ReembedOptions) (int, error) {
+	e := ix.opts.Embedder
+	if e == nil {
+		return 0, errors.New("recall: reembed: the index has no Embedder")
+	}
+	batch := opts.Batch
+	if batch <= 0 {
+		batch = DefaultReembedBatch
+	}
+	tenants := opts.Tenants
+	if tenants == nil {
+		var err error
+		if tenants, err = ix.b.Tenants(ctx); err != nil {
+			return 0, err
+		}
+	}
+	done := 0
+	for _, tenant := range tenants {
+		after := ""
+		for {
+			if err := ctx.Err(); err != nil {
+				return done, err
+			}
+			docs, err := ix.b.Stale(ctx, tenant, e.Model(), after, batch)
+			if err != nil {
+				return done, err
+			}
+			if len(docs) == 0 {
+				break
+			}
+			after = docs[len(docs)-1].ID
+			texts := make([]string, len(docs))
+			for i, d := range docs {
+				texts[i] = d.Text
+			}
+			vecs, err := embed(ctx, e, texts)
+			if err != nil {
+				return done, err
+			}
+			ups := make([]EmbeddingUpdate, len(docs))
+			for i, d := range docs {
+				ups[i] = EmbeddingUpdate{ID: d.ID, Text: d.Text, Vector: vecs[i], Model: e.Model()}
+			}
+			n, err := ix.b.SetEmbeddings(ctx, tenant, ups)
+			if err != nil {
+				return done, err
+			}
+			done += n
+			if opts.Progress != nil {
+				opts.Progress(done)
+			}
+		}
+	}
+	return done, nil
+}
+
+// Reembedding is a Reembed running in the background (StartReembed).
+type Reembedding struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	n      atomic.Int64
+	mu     sync.Mutex
+	err    error
+}
+
+// StartReembed runs Reembed in a goroutine and returns at once; the
+// index keeps serving, lexical search unchanged, vector search improving
+// as batches land. Stop or cancelling ctx stops it.
+func (ix *Index) StartReembed(ctx context.Context, opts ReembedOptions) *Reembedding {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &Reembedding{cancel: cancel, done: make(chan struct{})}
+	progress := opts.Progress
+	opts.Progress = func(done int) {
+		r.n.Store(int64(done))
+		if progress != nil {
+			progress(done)
+		}
+	}
+	go func() {
+		defer close(r.done)
+		defer cancel()
+		n, err := ix.Reembed(ctx, opts)
+		r.n.Store(int64(n))
+		r.mu.Lock()
+		r.err = err
+		r.mu.Unlock()
+	}()
+	return r
+}
+
+// Done is closed when the re-embedding has finished or stopped.
+func (r *Reembedding) Done() <-chan struct{} { return r.done }
+
+// Reembedded returns how many documents have been re-embedded so far.
+func (r *Reembedding) Reembedded() int { return int(r.n.Load()) }
+
+// Stop cancels the re-embedding and waits for it to stop.
+func (r *Reembedding) Stop() {
+	r.cancel()
+	<-r.done
+}
+
+// Wait waits for the re-embedding to end and returns the number of
+// documents re-embedded and the error that stopped it, if any
+// (context.Canceled after Stop).
+func (r *Reembedding) Wait() (int, error) {
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return int(r.n.Load()), r.err
+}

@@ -1,0 +1,142 @@
+package recalltest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/recall"
+)
+
+// Corpus generates realistic synthetic conversation turns,
+// deterministically: two speakers per conversation, sessions of 20 turns
+// dated a week apart, and turns of 6 to 30 words drawn from a vocabulary
+// of 5,000 words with Zipf-distributed frequencies (as in natural text),
+// mixed with common English function words.
+type Corpus struct {
+	rng   *rand.Rand
+	zipf  *rand.Zipf
+	vocab []string
+}
+
+var functionWords = strings.Fields("i you we it the a to and of in that is was for on with my so just but have had this about really")
+
+var names = strings.Fields("alice bob carol dave erin frank grace heidi ivan judy mallory niaj olivia peggy rupert sybil trent victor walter yasmin")
+
+// NewCorpus returns a corpus generator for a seed.
+func NewCorpus(seed uint64) *Corpus {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	c := &Corpus{rng: rng, zipf: rand.NewZipf(rng, 1.1, 1, 4999)}
+	// Pronounceable made-up words, so that stemming leaves them whole.
+	syll := strings.Fields("ka lo mi ne ru sa te vo zu pa ri do fe gu hi ja ko lu ma no")
+	seen := map[string]bool{}
+	for len(c.vocab) < 5000 {
+		n := 2 + rng.IntN(3)
+		var sb strings.Builder
+		for range n {
+			sb.WriteString(syll[rng.IntN(len(syll))])
+		}
+		if w := sb.String(); !seen[w] {
+			seen[w] = true
+			c.vocab = append(c.vocab, w)
+		}
+	}
+	return c
+}
+
+func (c *Corpus) word() string { return c.vocab[c.zipf.Uint64()] }
+
+// Sentence returns n words: content words from the Zipf vocabulary and
+// function words, about half each.
+func (c *Corpus) Sentence(n int) string {
+	words := make([]string, n)
+	for i := range words {
+		if c.rng.IntN(2) == 0 {
+			words[i] = functionWords[c.rng.IntN(len(functionWords))]
+		} else {
+			words[i] = c.word()
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// Docs returns n turns for a tenant, in conversations of 10 sessions of
+// 20 turns.
+func (c *Corpus) Docs(tenant string, n int) []recall.Doc {
+	start := time.Date(2025, 1, 1, 9, 0, 0, 0, time.UTC)
+	docs := make([]recall.Doc, n)
+	for i := range docs {
+		conv, sess, turn := i/200, (i/20)%10, i%20
+		a, b := names[conv%len(names)], names[(conv+7)%len(names)]
+		speaker := a
+		if turn%2 == 1 {
+			speaker = b
+		}
+		group := fmt.Sprintf("c%d-s%d", conv, sess)
+		docs[i] = recall.Doc{
+			ID:       fmt.Sprintf("%s#%d", group, turn+1),
+			Tenant:   tenant,
+			Text:     speaker + ": " + c.Sentence(6+c.rng.IntN(25)),
+			Metadata: map[string]string{"session": group, "user": a},
+			Time:     start.Add(time.Duration(conv)*24*time.Hour + time.Duration(sess)*7*24*time.Hour + time.Duration(turn)*time.Minute),
+			Group:    group,
+			Seq:      int64(turn + 1),
+		}
+	}
+	return docs
+}
+
+// Query returns a question of 4 to 9 words, like a user's question about
+// a past conversation.
+func (c *Corpus) Query() string {
+	return "what did " + names[c.rng.IntN(len(names))] + " say about " + c.Sentence(2+c.rng.IntN(6))
+}
+
+// BenchSearch measures Index.Search (k = 10, the default ranking) over n
+// synthetic turns in one tenant of the backend, and reports the p50 and
+// p99 latency of one search in milliseconds besides ns/op. The backend is
+// filled before the timer starts.
+func BenchSearch(b *testing.B, backend recall.Backend, n int) {
+	c := NewCorpus(42)
+	docs := c.Docs("bench", n)
+	for start := 0; start < len(docs); start += 1000 {
+		if err := backend.Upsert(bg, docs[start:min(start+1000, len(docs))]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ix := recall.New(backend, recall.Options{})
+	queries := make([]string, 256)
+	for i := range queries {
+		queries[i] = c.Query()
+	}
+	// Warm up caches (and SQLite's page cache) before measuring.
+	for _, q := range queries[:16] {
+		if _, err := ix.Search(bg, recall.Query{Tenant: "bench", Text: q, K: 10}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	for i := 0; b.Loop(); i++ {
+		t := time.Now()
+		hits, err := ix.Search(bg, recall.Query{Tenant: "bench", Text: queries[i%len(queries)], K: 10})
+		lat = append(lat, time.Since(t))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(hits) == 0 {
+			b.Fatalf("no hits for %q", queries[i%len(queries)])
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(lat)))) - 1
+		return float64(lat[max(i, 0)].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}

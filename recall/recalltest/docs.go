@@ -1,0 +1,258 @@
+package recalltest
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/recall"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func (s *suite) docTests() []test {
+	return []test{
+		{"UpsertGet", func(t *testing.T) {
+			b := s.backend(t)
+			in := recall.Doc{
+				ID: "d1", Tenant: "acme", Text: "The deploy failed on Friday",
+				Metadata: map[string]string{"session": "s1", "kind": "task"},
+				// Not UTC and finer than a microsecond: stored as UTC microseconds.
+				Time:  t0.In(time.FixedZone("X", 3600)).Add(1500 * time.Nanosecond),
+				Group: "s1", Seq: 7,
+				Embedding: []float32{1, 0, -0.5}, EmbeddingModel: "m1",
+			}
+			upsert(t, b, in)
+			got := get(t, b, "acme", "d1")
+			want := in.Clone()
+			want.Time = t0.Add(time.Microsecond)
+			if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+				t.Fatalf("Get = %+v, want %+v", got, want)
+			}
+			if !got[0].Time.Equal(want.Time) || got[0].Time.Location() != time.UTC {
+				t.Errorf("time %v, want %v in UTC", got[0].Time, want.Time)
+			}
+			// Copies both ways.
+			in.Metadata["kind"] = "changed"
+			in.Embedding[0] = 9
+			got[0].Metadata["session"] = "mutated"
+			got[0].Embedding[1] = 9
+			again := get(t, b, "acme", "d1")[0]
+			if !reflect.DeepEqual(again, want) {
+				t.Errorf("the backend shares memory with its caller: %+v", again)
+			}
+			// Unknown IDs are left out; order is the order asked.
+			upsert(t, b, recall.Doc{ID: "d2", Tenant: "acme", Text: "second"})
+			if got := docIDs(get(t, b, "acme", "nope", "d2", "d1")); !slices.Equal(got, []string{"d2", "d1"}) {
+				t.Errorf("Get(nope, d2, d1) = %v", got)
+			}
+			if got := get(t, b, "acme"); len(got) != 0 {
+				t.Errorf("Get() = %v", got)
+			}
+			// A document without metadata, time or vector reads back so.
+			d2 := get(t, b, "acme", "d2")[0]
+			if d2.Metadata != nil || !d2.Time.IsZero() || d2.Embedding != nil || d2.Group != "" || d2.Seq != 0 {
+				t.Errorf("bare document read back as %+v", d2)
+			}
+		}},
+		{"Replace", func(t *testing.T) {
+			b := s.backend(t)
+			upsert(t, b, recall.Doc{ID: "d", Tenant: "a", Text: "kubernetes cluster upgrade", Metadata: map[string]string{"k": "1"}, Group: "g", Seq: 1})
+			upsert(t, b, recall.Doc{ID: "d", Tenant: "a", Text: "postgres vacuum tuning", Metadata: map[string]string{"k": "2"}, Group: "h", Seq: 2})
+			if n := count(t, b, "a", "kubernetes"); n != 0 {
+				t.Errorf("the old text is still indexed: %d hits", n)
+			}
+			if got := lexical(t, b, "a", "vacuum", 10, recall.Filter{}); !slices.Equal(got, []string{"d"}) {
+				t.Errorf("Lexical(vacuum) = %v", got)
+			}
+			if got := lexical(t, b, "a", "vacuum", 10, recall.Filter{Metadata: map[string]string{"k": "1"}}); len(got) != 0 {
+				t.Errorf("old metadata still matches: %v", got)
+			}
+			d := get(t, b, "a", "d")[0]
+			if d.Text != "postgres vacuum tuning" || d.Metadata["k"] != "2" || d.Group != "h" || d.Seq != 2 {
+				t.Errorf("replaced doc = %+v", d)
+			}
+			if ns, _ := b.Around(bg, "a", "g", 0, 10); len(ns) != 0 {
+				t.Errorf("old group still lists the doc: %v", docIDs(ns))
+			}
+			// Upserting many at once, some new, some replacing.
+			upsert(t, b, recall.Doc{ID: "d", Tenant: "a", Text: "third version"}, recall.Doc{ID: "e", Tenant: "a", Text: "another version"})
+			if got := lexical(t, b, "a", "version", 10, recall.Filter{}); len(got) != 2 {
+				t.Errorf("Lexical(version) = %v", got)
+			}
+		}},
+		{"Delete", func(t *testing.T) {
+			b := s.backend(t)
+			upsert(t, b, recall.Doc{ID: "a", Tenant: "t", Text: "alpha word", Group: "g", Seq: 1},
+				recall.Doc{ID: "b", Tenant: "t", Text: "beta word", Group: "g", Seq: 2},
+				recall.Doc{ID: "c", Tenant: "t", Text: "gamma word"})
+			n, err := b.Delete(bg, "t", "a", "c", "missing")
+			if err != nil || n != 2 {
+				t.Fatalf("Delete = %d, %v; want 2", n, err)
+			}
+			if n, err := b.Delete(bg, "t", "a"); err != nil || n != 0 {
+				t.Errorf("Delete again = %d, %v", n, err)
+			}
+			if got := lexical(t, b, "t", "word", 10, recall.Filter{}); !slices.Equal(got, []string{"b"}) {
+				t.Errorf("Lexical after Delete = %v", got)
+			}
+			if ns, _ := b.Around(bg, "t", "g", 0, 10); !slices.Equal(docIDs(ns), []string{"b"}) {
+				t.Errorf("Around after Delete = %v", docIDs(ns))
+			}
+			if n, err := b.Delete(bg, "t"); err != nil || n != 0 {
+				t.Errorf("Delete() = %d, %v", n, err)
+			}
+		}},
+		{"Clear", func(t *testing.T) {
+			b := s.backend(t)
+			for i, sess := range []string{"s1", "s1", "s2"} {
+				upsert(t, b, recall.Doc{ID: string(rune('a' + i)), Tenant: "t", Text: "shared term", Metadata: map[string]string{"session": sess}})
+			}
+			n, err := b.Clear(bg, "t", recall.Filter{Metadata: map[string]string{"session": "s1"}})
+			if err != nil || n != 2 {
+				t.Fatalf("Clear(session=s1) = %d, %v", n, err)
+			}
+			if got := lexical(t, b, "t", "term", 10, recall.Filter{}); !slices.Equal(got, []string{"c"}) {
+				t.Errorf("after Clear(s1): %v", got)
+			}
+			if n, err := b.Clear(bg, "t", recall.Filter{}); err != nil || n != 1 {
+				t.Errorf("Clear(all) = %d, %v", n, err)
+			}
+			if tenants, err := b.Tenants(bg); err != nil || len(tenants) != 0 {
+				t.Errorf("Tenants after clearing everything = %v, %v", tenants, err)
+			}
+			// A cleared tenant can be written again.
+			upsert(t, b, recall.Doc{ID: "a", Tenant: "t", Text: "shared term"})
+			if got := lexical(t, b, "t", "term", 10, recall.Filter{}); !slices.Equal(got, []string{"a"}) {
+				t.Errorf("after rewriting: %v", got)
+			}
+		}},
+	}
+}
+
+func (s *suite) tenantTests() []test {
+	return []test{
+		{"Isolation", func(t *testing.T) {
+			b := s.backend(t)
+			vec := []float32{1, 2, 3}
+			for _, tenant := range []string{"", "acme", "globex"} {
+				upsert(t, b, recall.Doc{ID: "same", Tenant: tenant, Text: "secret plan of " + tenant + " launch", Group: "g", Seq: 1, Embedding: vec, EmbeddingModel: "old"},
+					recall.Doc{ID: "only-" + tenant, Tenant: tenant, Text: "launch notes", Group: "g", Seq: 2})
+			}
+			tenants, err := b.Tenants(bg)
+			if err != nil || !slices.Equal(tenants, []string{"", "acme", "globex"}) {
+				t.Errorf("Tenants = %q, %v", tenants, err)
+			}
+			for _, tenant := range []string{"", "acme", "globex"} {
+				got := lexical(t, b, tenant, "launch", 10, recall.Filter{})
+				slices.Sort(got)
+				if want := []string{"only-" + tenant, "same"}; !slices.Equal(got, want) {
+					t.Errorf("tenant %q: Lexical = %v, want %v", tenant, got, want)
+				}
+				if d := get(t, b, tenant, "same"); len(d) != 1 || d[0].Tenant != tenant || d[0].Text != "secret plan of "+tenant+" launch" {
+					t.Errorf("tenant %q: Get = %+v", tenant, d)
+				}
+				vm, err := b.Vector(bg, recall.VectorQuery{Tenant: tenant, Vector: vec, Limit: 10})
+				if err != nil || !slices.Equal(matchIDs(vm), []string{"same"}) {
+					t.Errorf("tenant %q: Vector = %v, %v", tenant, matchIDs(vm), err)
+				}
+				ns, err := b.Around(bg, tenant, "g", 0, 10)
+				if err != nil || !slices.Equal(docIDs(ns), []string{"same", "only-" + tenant}) {
+					t.Errorf("tenant %q: Around = %v, %v", tenant, docIDs(ns), err)
+				}
+				st, err := b.Stale(bg, tenant, "new", "", 10)
+				if err != nil || !slices.Equal(docIDs(st), []string{"only-" + tenant, "same"}) {
+					t.Errorf("tenant %q: Stale = %v, %v", tenant, docIDs(st), err)
+				}
+			}
+			if got := lexical(t, b, "acme", "globex", 10, recall.Filter{}); len(got) != 0 {
+				t.Errorf("acme sees globex's words: %v", got)
+			}
+			if got := lexical(t, b, "initech", "launch", 10, recall.Filter{}); len(got) != 0 {
+				t.Errorf("an unknown tenant sees documents: %v", got)
+			}
+			// Writes to one tenant leave the others alone.
+			if n, err := b.SetEmbeddings(bg, "acme", []recall.EmbeddingUpdate{{ID: "same", Text: "secret plan of acme launch", Vector: []float32{3, 2, 1}, Model: "new"}}); err != nil || n != 1 {
+				t.Fatalf("SetEmbeddings = %d, %v", n, err)
+			}
+			if n, err := b.Delete(bg, "acme", "same"); err != nil || n != 1 {
+				t.Fatalf("Delete = %d, %v", n, err)
+			}
+			if n, err := b.Clear(bg, "globex", recall.Filter{}); err != nil || n != 2 {
+				t.Fatalf("Clear = %d, %v", n, err)
+			}
+			d := get(t, b, "", "same")
+			if len(d) != 1 || d[0].EmbeddingModel != "old" || !slices.Equal(d[0].Embedding, vec) {
+				t.Errorf("the default tenant's doc changed: %+v", d)
+			}
+			if got := count(t, b, "", "launch"); got != 2 {
+				t.Errorf("the default tenant has %d docs, want 2", got)
+			}
+		}},
+	}
+}
+
+func (s *suite) filterTests() []test {
+	return []test{
+		{"Metadata", func(t *testing.T) {
+			b := s.backend(t)
+			upsert(t, b,
+				recall.Doc{ID: "a", Tenant: "t", Text: "cat mat", Metadata: map[string]string{"kind": "pet", "n": "1"}},
+				recall.Doc{ID: "b", Tenant: "t", Text: "cat tree", Metadata: map[string]string{"kind": "pet", "n": "2"}},
+				recall.Doc{ID: "c", Tenant: "t", Text: "wild cat", Metadata: map[string]string{"kind": "wild"}},
+				recall.Doc{ID: "d", Tenant: "t", Text: "cat"})
+			for _, tc := range []struct {
+				f    map[string]string
+				want []string
+			}{
+				{map[string]string{"kind": "wild"}, []string{"c"}},
+				{map[string]string{"kind": "pet", "n": "2"}, []string{"b"}},
+				{map[string]string{"kind": "pet"}, []string{"a", "b"}},
+				{map[string]string{"n": ""}, nil},
+				{map[string]string{"missing": "x"}, nil},
+				{map[string]string{}, []string{"a", "b", "c", "d"}},
+			} {
+				got := lexical(t, b, "t", "cat", 10, recall.Filter{Metadata: tc.f})
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+					t.Errorf("filter %v: %v, want %v", tc.f, got, tc.want)
+				}
+			}
+			// The limit applies after the filter.
+			if got := lexical(t, b, "t", "cat", 1, recall.Filter{Metadata: map[string]string{"kind": "wild"}}); !slices.Equal(got, []string{"c"}) {
+				t.Errorf("filter with limit 1: %v", got)
+			}
+		}},
+		{"Time", func(t *testing.T) {
+			b := s.backend(t)
+			for i := range 5 {
+				upsert(t, b, recall.Doc{ID: string(rune('a' + i)), Tenant: "t", Text: "standup notes", Time: t0.Add(time.Duration(i) * time.Hour)})
+			}
+			upsert(t, b, recall.Doc{ID: "z", Tenant: "t", Text: "standup notes"}) // no time
+			for _, tc := range []struct {
+				f    recall.Filter
+				want []string
+			}{
+				{recall.Filter{Since: t0.Add(time.Hour), Until: t0.Add(3 * time.Hour)}, []string{"b", "c"}},
+				{recall.Filter{Since: t0.Add(3 * time.Hour)}, []string{"d", "e"}},
+				{recall.Filter{Until: t0.Add(time.Hour).In(time.FixedZone("Y", -7200))}, []string{"a"}},
+				{recall.Filter{Since: t0.Add(time.Hour - time.Nanosecond)}, []string{"b", "c", "d", "e"}},
+				{recall.Filter{}, []string{"a", "b", "c", "d", "e", "z"}},
+			} {
+				got := lexical(t, b, "t", "standup", 10, tc.f)
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("filter %v..%v: %v, want %v", tc.f.Since, tc.f.Until, got, tc.want)
+				}
+			}
+			n, err := b.Clear(bg, "t", recall.Filter{Until: t0.Add(2 * time.Hour)})
+			if err != nil || n != 2 {
+				t.Errorf("Clear(until +2h) = %d, %v", n, err)
+			}
+			if got := count(t, b, "t", "standup"); got != 4 {
+				t.Errorf("%d docs left, want 4", got)
+			}
+		}},
+	}
+}

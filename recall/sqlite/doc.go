@@ -1,0 +1,23 @@
+// Package sqlite is the recall index's embedded backend: documents in a
+// SQLite database file (which the session store may share: each keeps its
+// own tables, migrated as component "recall"), their analyzed terms in an
+// FTS5 index, and embeddings as BLOBs scored exactly by cosine
+// similarity.
+//
+// FTS5 holds the terms recall.Tokenize produces, not the raw text, so it
+// finds the same documents as the in-memory backend; BM25 is computed
+// from statistics every write keeps per tenant (document count, total
+// length, document frequencies), exactly as the in-memory backend
+// computes it, so the two rank alike. FTS5's bm25() is not used: it
+// counts each query term's documents by walking the term's whole posting
+// list at every search, which took 90 ms per search at 100,000 turns.
+// Candidates are gated on the rarer query terms (recall.GateTerms), and at
+// most recall.GateBudget of them are read, the newest first.
+//
+// Importing the package registers the "sqlite" URL scheme with
+// recall.Open:
+//
+//	import _ "github.com/agentmem/agentmem/recall/sqlite"
+//
+//	ix, err := recall.Open(ctx, "sqlite:///var/lib/agent/memory.db", recall.Options{})
+package sqlite
