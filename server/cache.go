@@ -64,11 +64,16 @@ type viewState struct {
 	mem     *agentmem.Memory
 	seq     int64
 	created time.Time // the session's CreatedAt, to notice a re-created ID
+	tenant  string    // the session's tenant: only its requests get the view
 }
 
 // get returns a session's memory, up to date with the log as of now,
-// and the sequence number it reflects.
-func (c *cache) get(ctx context.Context, id string) (*viewState, error) {
+// and the sequence number it reflects, if the session belongs to tenant.
+// The session of another tenant is errNoSession, as a missing one is:
+// the tenant is checked on every get, after the view caught up with the
+// store (so a session deleted and created again by another tenant under
+// the same ID is seen as such).
+func (c *cache) get(ctx context.Context, tenant, id string) (*viewState, error) {
 	v, hit := c.lookup(id)
 	if hit {
 		c.s.metrics.cache.WithLabelValues("hit").Inc()
@@ -78,7 +83,10 @@ func (c *cache) get(ctx context.Context, id string) (*viewState, error) {
 		if hit && errors.Is(err, agentmem.ErrNotFound) {
 			c.evict(id)
 		}
-		return nil, err
+		return nil, sessionErr(id, err)
+	}
+	if st.tenant != tenant {
+		return nil, errNoSession(id)
 	}
 	if !hit {
 		c.admit(v)
@@ -157,7 +165,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sess.LastSeq == st.seq && sess.CreatedAt.Equal(st.created) {
+	if sess.LastSeq == st.seq && sess.CreatedAt.Equal(st.created) && sess.Tenant == st.tenant {
 		return st, nil
 	}
 	resp, err := c.s.store.Read(ctx, store.ReadRequest{SessionID: v.id, After: st.seq})
@@ -167,7 +175,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	cur := v.state.Load()
-	if !resp.Session.CreatedAt.Equal(cur.created) || resp.Session.LastSeq < cur.seq {
+	if !resp.Session.CreatedAt.Equal(cur.created) || resp.Session.Tenant != cur.tenant || resp.Session.LastSeq < cur.seq {
 		// The session was deleted and created again under the same ID.
 		return v.reloadLocked(ctx, c)
 	}
@@ -195,7 +203,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	if resp.Session.LastSeq <= cur.seq {
 		return cur, nil
 	}
-	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created}
+	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created, tenant: cur.tenant}
 	v.state.Store(next)
 	return next, nil
 }
@@ -227,7 +235,7 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 	if v.state.Load() != nil {
 		c.s.metrics.cache.WithLabelValues("reload").Inc()
 	}
-	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt}
+	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, tenant: resp.Session.Tenant}
 	v.journal = j
 	v.state.Store(st)
 	return st, nil

@@ -59,9 +59,17 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	tenant := Tenant(r)
+	if _, err := s.ownSession(ctx, tenant, id); err != nil {
+		s.fail(w, r, "get", err)
+		return
+	}
 	b, err := store.OpenMemory(ctx, s.store, id, agentmem.Options{Counter: s.counter, Clock: s.now})
+	if err == nil && b.Session().Tenant != tenant { // deleted and created again meanwhile
+		err = errNoSession(id)
+	}
 	if err != nil {
-		s.fail(w, r, "read", err)
+		s.fail(w, r, "read", sessionErr(id, err))
 		return
 	}
 	// b is not closed: Close would delete a single-run session, and a
@@ -86,7 +94,7 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 		}
 		var be *agentmem.BudgetError
 		if errors.As(err, &be) || errors.Is(err, agentmem.ErrInvalid) || errors.Is(err, agentmem.ErrConflict) || errors.Is(err, agentmem.ErrNotFound) {
-			writeError(w, apiError(err))
+			writeError(w, apiError(sessionErr(id, err)))
 			return
 		}
 		s.fail(w, r, "compact", err)

@@ -78,7 +78,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	st, err := s.cache.get(r.Context(), id)
+	st, err := s.cache.get(r.Context(), Tenant(r), id)
 	if err != nil {
 		s.fail(w, r, "read", err)
 		return

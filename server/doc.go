@@ -24,6 +24,33 @@
 //	POST   /v1/sessions/{id}/compact      prune or summarize now
 //	GET    /healthz /readyz /metrics      operations
 //
+// # Security
+//
+// Every request but those of /healthz, /readyz, /metrics and
+// /v1/openapi.json (which hold no tenant's data, and which probes and
+// scrapers reach without a key) goes through Config.Auth, an
+// auth.Authenticator: "Authorization: Bearer <API key>" gives the request
+// the key's tenant; a missing key where one is required, or a malformed,
+// unknown or revoked one, is 401 with a JSON error and a
+// WWW-Authenticate: Bearer challenge. Without Config.Auth every request is
+// the default tenant "". Handlers read the tenant with Tenant(r), and
+// routes added to the server get the same guard.
+//
+// Every session belongs to the tenant that created it (a fork to its
+// parent's). A session of another tenant is answered 404 on every route,
+// byte for byte as a missing session, and nothing is changed; lists show
+// only the tenant's sessions; the context cache checks the tenant on every
+// use. Session IDs are global: creating a session under an ID another
+// tenant uses is 409, as for an ID of one's own, which tells that the ID
+// is taken and nothing else (let the server pick IDs to avoid even that).
+//
+// CORS is off unless Config.CORSOrigins lists origins (exact match, no
+// wildcard): their preflights get 204 with the API's methods and the
+// Authorization, Content-Type, Idempotency-Key and If-Match headers, other
+// origins' preflights 403. Cross-origin writes from a browser page of any
+// origin not listed are refused (403, http.CrossOriginProtection), CORS or
+// not, so a web page cannot post to a server on localhost.
+//
 // # Writes
 //
 // An append is decoded and checked completely, then written to the log in
@@ -69,8 +96,9 @@
 //
 // Every error is {"error":{"code","message","field"}} with the status of
 // its kind: 400 invalid input (malformed JSON, a wrong type, an unknown
-// field or step type, an orphan tool result, invalid UTF-8, a bad ID), 404
-// no such session, 409 conflict, 413 body too large, 415 not
+// field or step type, an orphan tool result, invalid UTF-8, a bad ID), 401
+// no valid API key, 403 a cross-origin write refused, 404 no such session
+// (or another tenant's), 409 conflict, 413 body too large, 415 not
 // application/json, 422 budget too small (with the tokens required) or
 // tool results missing, 502 the LLM summarizer failed, 503 the store is
 // unavailable (with Retry-After). A panic is recovered into a 500 and

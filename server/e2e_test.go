@@ -391,19 +391,41 @@ func TestServeDefaultsAndRefusals(t *testing.T) {
 		t.Errorf("exit: %v", err)
 	}
 
-	// A non-loopback address is refused without --insecure-no-auth.
+	// A non-loopback address requires API keys: with a mem:// store,
+	// which keeps none, the server refuses to start.
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
 		cmd := exec.Command(bin, "serve", "--addr", addr, "--store", "mem://")
 		out, err := cmd.CombinedOutput()
 		ee, ok := err.(*exec.ExitError)
-		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--insecure-no-auth") || !strings.Contains(string(out), "API keys") {
+		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "API key") || !strings.Contains(string(out), "mem://") {
 			t.Errorf("--addr %s: %v\n%s", addr, err, out)
 		}
 	}
+	// The binary's keys command, then the key against the binary's
+	// server on the same default store: once a key exists, anonymous
+	// requests are refused.
+	keysCmd := exec.Command(bin, "keys", "create", "--tenant", "acme")
+	keysCmd.Env = append(os.Environ(), "XDG_DATA_HOME="+data)
+	out, err := keysCmd.Output()
+	key := strings.TrimSpace(string(out))
+	if err != nil || !strings.HasPrefix(key, "am_") {
+		t.Fatalf("keys create: %v %q", err, out)
+	}
+	p = startServe(t, bin, []string{"XDG_DATA_HOME=" + data, "AGENTMEM_ADDR=127.0.0.1:0"})
+	p.call(t, 401, "GET", "/v1/sessions", "", nil)
+	var l ListSessionsResponse
+	p.call(t, 200, "GET", "/v1/sessions", "", &l, "Authorization", "Bearer "+key)
+	if len(l.Sessions) != 0 {
+		t.Errorf("acme sees the default tenant's sessions: %+v", l.Sessions)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := <-p.done; err != nil {
+		t.Errorf("exit: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "serve", "--help").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--insecure-no-auth") || !strings.Contains(string(out), "--store") {
+	out, err = exec.CommandContext(ctx, bin, "serve", "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--require-keys") || !strings.Contains(string(out), "--tls-cert") || !strings.Contains(string(out), "--store") {
 		t.Errorf("--help: %v\n%s", err, out)
 	}
 }

@@ -18,7 +18,9 @@ import (
 // on the code, not on the message, which is for people.
 const (
 	CodeInvalid              = "invalid"                // 400: the request is malformed or breaks a rule
-	CodeNotFound             = "not_found"              // 404: no such session or route
+	CodeUnauthorized         = "unauthorized"           // 401: no API key where one is required, or a bad or revoked one
+	CodeForbidden            = "forbidden"              // 403: a cross-origin request from an origin not allowed
+	CodeNotFound             = "not_found"              // 404: no such session (or another tenant's) or route
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 	CodeConflict             = "conflict"               // 409: If-Match did not hold, or an ID is taken
 	CodeBodyTooLarge         = "body_too_large"         // 413

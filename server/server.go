@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,6 +55,16 @@ type Config struct {
 	// Clock returns the current time; nil means time.Now. Step times the
 	// client leaves out come from it.
 	Clock func() time.Time
+	// Auth authenticates requests and gives each its tenant (see package
+	// auth). Nil means no authentication: every request is the default
+	// tenant "", for a server embedded behind authentication of its own.
+	// /healthz, /readyz, /metrics and /v1/openapi.json never need a key.
+	Auth *auth.Authenticator
+	// CORSOrigins are the browser origins (scheme://host[:port], exact
+	// match, no wildcard) whose pages may call the API; empty means CORS
+	// is off and browsers refuse cross-origin reads. Cross-origin writes
+	// from any other origin are refused with 403 either way.
+	CORSOrigins []string
 }
 
 // Pinger is implemented by stores that can check that their backend is
@@ -74,6 +85,8 @@ type Server struct {
 	cache   *cache
 	counter tokenizer.Counter
 	now     func() time.Time
+	sec     *security
+	open    map[string]bool // route pattern: needs no key
 
 	closeOnce sync.Once
 }
@@ -109,7 +122,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: registering metrics: %w", err)
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), metrics: m, counter: counter, now: cfg.Clock}
+	sec, err := newSecurity(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), metrics: m, counter: counter, now: cfg.Clock, sec: sec}
 	s.cache = newCache(s, max(cfg.CacheSessions, 0))
 	s.routes()
 	return s, nil
@@ -122,42 +139,48 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// route is one route of the API: the ServeMux pattern and its handler.
+// route is one route of the API: the ServeMux pattern, its handler, and
+// whether it is open (needs no API key: operations and the API's
+// description, which hold no tenant's data).
 type route struct {
 	pattern string
 	handler http.HandlerFunc
+	open    bool
 }
 
 // routeTable lists every route. The OpenAPI document must describe
 // exactly these (a test checks it).
 func (s *Server) routeTable() []route {
 	return []route{
-		{"GET /healthz", s.healthz},
-		{"GET /readyz", s.readyz},
-		{"GET /metrics", s.metrics.handler.ServeHTTP},
-		{"GET /v1/openapi.json", s.serveOpenAPI},
-		{"POST /v1/sessions", s.createSession},
-		{"GET /v1/sessions", s.listSessions},
-		{"GET /v1/sessions/{id}", s.getSession},
-		{"DELETE /v1/sessions/{id}", s.deleteSession},
-		{"POST /v1/sessions/{id}/fork", s.forkSession},
-		{"POST /v1/sessions/{id}/steps", s.appendSteps},
-		{"GET /v1/sessions/{id}/steps", s.readSteps},
-		{"POST /v1/sessions/{id}/messages", s.appendMessages},
-		{"GET /v1/sessions/{id}/context", s.getContext},
-		{"POST /v1/sessions/{id}/compact", s.compact},
+		{"GET /healthz", s.healthz, true},
+		{"GET /readyz", s.readyz, true},
+		{"GET /metrics", s.metrics.handler.ServeHTTP, true},
+		{"GET /v1/openapi.json", s.serveOpenAPI, true},
+		{"POST /v1/sessions", s.createSession, false},
+		{"GET /v1/sessions", s.listSessions, false},
+		{"GET /v1/sessions/{id}", s.getSession, false},
+		{"DELETE /v1/sessions/{id}", s.deleteSession, false},
+		{"POST /v1/sessions/{id}/fork", s.forkSession, false},
+		{"POST /v1/sessions/{id}/steps", s.appendSteps, false},
+		{"GET /v1/sessions/{id}/steps", s.readSteps, false},
+		{"POST /v1/sessions/{id}/messages", s.appendMessages, false},
+		{"GET /v1/sessions/{id}/context", s.getContext, false},
+		{"POST /v1/sessions/{id}/compact", s.compact, false},
 	}
 }
 
 func (s *Server) routes() {
+	s.open = map[string]bool{}
 	for _, rt := range s.routeTable() {
 		s.mux.HandleFunc(rt.pattern, rt.handler)
+		s.open[rt.pattern] = rt.open
 	}
 }
 
-// ServeHTTP implements http.Handler: it routes the request, recovers a
-// panic into a 500, answers unknown routes with JSON errors and records
-// the request's metrics.
+// ServeHTTP implements http.Handler: it routes the request, runs the
+// security layer (CORS, cross-origin protection, authentication: see
+// security.go), recovers a panic into a 500, answers unknown routes with
+// JSON errors and records the request's metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
@@ -189,7 +212,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status(), "duration", d)
 		}
 	}()
-	h.ServeHTTP(sw, r)
+	guarded, ok := s.guard(sw, r, s.open[route])
+	if !ok {
+		return
+	}
+	h.ServeHTTP(sw, guarded)
 }
 
 // unmatched answers a request no route matches: the mux's own 404, 405

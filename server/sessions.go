@@ -1,9 +1,11 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -25,6 +27,10 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	// The session belongs to the request's tenant. Session IDs are
+	// global: an ID another tenant uses is 409, as one of the tenant's
+	// own is (that says the ID is taken, nothing of the session).
+	req.Tenant = Tenant(r)
 	sess, err := s.store.Create(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, "create", err)
@@ -52,7 +58,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiError(err))
 		return
 	}
-	resp, err := s.store.List(r.Context(), req)
+	resp, err := s.listOwn(r.Context(), Tenant(r), req)
 	if err != nil {
 		s.fail(w, r, "list", err)
 		return
@@ -71,7 +77,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	sess, err := s.store.Get(r.Context(), id)
+	sess, err := s.ownSession(r.Context(), Tenant(r), id)
 	if err != nil {
 		s.fail(w, r, "get", err)
 		return
@@ -87,8 +93,12 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	if _, err := s.ownSession(r.Context(), Tenant(r), id); err != nil {
+		s.fail(w, r, "get", err)
+		return
+	}
 	if err := s.store.Delete(r.Context(), id); err != nil {
-		s.fail(w, r, "delete", err)
+		s.fail(w, r, "delete", sessionErr(id, err))
 		return
 	}
 	s.cache.evict(id)
@@ -96,7 +106,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // forkSession serves POST /v1/sessions/{id}/fork: a branch that sees the
-// session's log up to at_seq, with the same user and agent.
+// session's log up to at_seq, with the same tenant, user and agent.
 func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 	id, e := sessionID(r)
 	if e != nil {
@@ -113,7 +123,7 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	parent, err := s.store.Get(r.Context(), id)
+	parent, err := s.ownSession(r.Context(), Tenant(r), id)
 	if err != nil {
 		s.fail(w, r, "get", err)
 		return
@@ -142,6 +152,9 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 	}
 	branch, err := s.store.Create(r.Context(), cr)
 	if err != nil {
+		if errors.Is(err, agentmem.ErrNotFound) { // the parent went away meanwhile
+			err = errNoSession(id)
+		}
 		s.fail(w, r, "create", err)
 		return
 	}

@@ -105,13 +105,18 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, apiError(err))
 		return
 	}
+	// The store appends by ID alone: check the tenant first.
+	if _, err := s.ownSession(r.Context(), Tenant(r), id); err != nil {
+		s.fail(w, r, "append", err)
+		return
+	}
 	resp, err := s.store.Append(r.Context(), ar)
 	if err != nil {
 		if errors.Is(err, agentmem.ErrConflict) {
 			s.conflict(w, r, id, err)
 			return
 		}
-		s.fail(w, r, "append", err)
+		s.fail(w, r, "append", sessionErr(id, err))
 		return
 	}
 	w.Header().Set("ETag", etag(resp.LastSeq))
@@ -165,8 +170,11 @@ func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
 		limit = DefaultReadLimit
 	}
 	resp, err := s.store.Read(r.Context(), store.ReadRequest{SessionID: id, After: after, Limit: limit, Last: last})
+	if err == nil && resp.Session.Tenant != Tenant(r) {
+		err = errNoSession(id)
+	}
 	if err != nil {
-		s.fail(w, r, "read", err)
+		s.fail(w, r, "read", sessionErr(id, err))
 		return
 	}
 	out := ReadStepsResponse{Steps: make(agentmem.StepList, 0, len(resp.Entries)), LastSeq: resp.Session.LastSeq}

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/llm"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
@@ -21,6 +24,11 @@ import (
 	_ "github.com/agentmem/agentmem/store/memstore"
 	_ "github.com/agentmem/agentmem/store/postgres"
 	_ "github.com/agentmem/agentmem/store/sqlite"
+
+	// The key store backends, registered with auth.Open by URL scheme:
+	// the keys live in the same database as the sessions.
+	_ "github.com/agentmem/agentmem/auth/postgres"
+	_ "github.com/agentmem/agentmem/auth/sqlite"
 )
 
 func init() { register(newServeCmd) }
@@ -28,7 +36,9 @@ func init() { register(newServeCmd) }
 // serveFlags are the flags of agentmem serve.
 type serveFlags struct {
 	addr, store, tokenizer     string
-	insecureNoAuth             bool
+	requireKeys                bool
+	tlsCert, tlsKey            string
+	corsOrigins                []string
 	maxBodyBytes               int64
 	cacheSessions              int
 	shutdownTimeout            time.Duration
@@ -51,8 +61,25 @@ embedded SQLite file in the user's data directory
 created if missing. --store picks another backend by URL: sqlite:///path.db,
 mem:// (nothing kept), postgres://... (many servers on one database).
 
-API keys are not implemented yet, so the server refuses to listen on
-anything but a loopback address unless --insecure-no-auth is given.
+Security. Requests carry an API key as "Authorization: Bearer <key>";
+create keys with 'agentmem keys create --tenant T' (same --store). Each key
+reaches only its tenant's sessions: another tenant's session is answered
+404, as a missing one. Keys are required:
+  - always when --addr is not a loopback address (the server then refuses
+    to start until the store has an active key);
+  - with --require-keys;
+  - as soon as the store holds any key, revoked ones included (a server
+    already running notices within 2 seconds): creating a key turns
+    enforcement on, revoking one never turns it off.
+Otherwise (the quickstart: loopback, no key ever created) requests to
+localhost without a key work, as the default tenant. /healthz, /readyz,
+/metrics and /v1/openapi.json never need a key.
+
+--tls-cert and --tls-key (PEM files) serve HTTPS. Without them keys cross
+the network in clear text: on a non-loopback address, use them or a TLS
+proxy. --cors-origins lists the browser origins (exact scheme://host[:port],
+no wildcard) whose pages may call the API; CORS is off without it, and
+cross-origin writes from other origins are refused (403).
 
 With AGENTMEM_LLM_BASE_URL (an OpenAI-compatible API), the compact route's
 summarize strategy uses the model; the extractive summarizer is always
@@ -60,6 +87,7 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 		Example: `  agentmem serve
   agentmem serve --addr 127.0.0.1:9000 --store sqlite:///var/lib/agentmem/agentmem.db
   AGENTMEM_STORE=mem:// agentmem serve --log-level debug
+  agentmem serve --addr 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem --cors-origins https://app.example.com
   curl -s -XPOST localhost:8080/v1/sessions -H 'Content-Type: application/json' -d '{"user_id":"u1"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,7 +97,10 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
 	fl.StringVar(&f.store, "store", "", storeFlagUsage)
-	fl.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --addr although the API has no authentication yet")
+	fl.BoolVar(&f.requireKeys, "require-keys", false, "require an API key on every request, even on loopback before any key exists")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM `FILE`, chain included); needs --tls-key")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "the private key (PEM `FILE`) of --tls-cert")
+	fl.StringSliceVar(&f.corsOrigins, "cors-origins", nil, "browser `ORIGINS` (comma-separated scheme://host[:port]) allowed to call the API; CORS is off without it")
 	fl.StringVar(&f.tokenizer, "tokenizer", tokenizer.O200kBase, "the default token counter of the context route: o200k_base, cl100k_base or heuristic")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "the largest request body, in `BYTES`")
 	fl.IntVar(&f.cacheSessions, "cache-sessions", server.DefaultCacheSessions, "keep the rendered steps of up to `N` sessions in memory (0: the default, -1: none)")
@@ -81,17 +112,22 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 }
 
 func runServe(ctx context.Context, a *app, f serveFlags) error {
-	if err := checkListenAddr(f.addr, f.insecureNoAuth); err != nil {
+	loopback, err := listenIsLoopback(f.addr)
+	if err != nil {
 		return err
 	}
 	if f.shutdownTimeout <= 0 {
 		return usagef("--shutdown-timeout must be positive")
 	}
+	tlsCfg, err := loadTLS(f.tlsCert, f.tlsKey)
+	if err != nil {
+		return err
+	}
 	storeURL, err := resolveStoreURL(a, f.store)
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{Logger: a.log, MaxBodyBytes: f.maxBodyBytes, DefaultTokenizer: f.tokenizer, CacheSessions: f.cacheSessions}
+	cfg := server.Config{Logger: a.log, MaxBodyBytes: f.maxBodyBytes, DefaultTokenizer: f.tokenizer, CacheSessions: f.cacheSessions, CORSOrigins: f.corsOrigins}
 	if f.llmBaseURL != "" {
 		client, err := llm.New(llm.Config{BaseURL: f.llmBaseURL, APIKey: f.llmKey, Model: f.llmMod})
 		if err != nil {
@@ -105,6 +141,19 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	}
 	defer st.Close()
 	cfg.Store = st
+	ks, err := auth.Open(ctx, storeURL)
+	if err != nil {
+		return failure{fmt.Errorf("opening the API keys: %w", err)}
+	}
+	defer ks.Close()
+	keys := auth.NewKeys(ks, auth.KeysOptions{})
+	require := f.requireKeys || !loopback
+	if !loopback {
+		if err := checkActiveKeys(ctx, keys, f.addr, storeURL); err != nil {
+			return err
+		}
+	}
+	cfg.Auth = auth.NewAuthenticator(keys, auth.AuthenticatorOptions{Require: require})
 	srv, err := server.New(cfg)
 	if err != nil {
 		return usageError{err}
@@ -117,6 +166,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	}
 	hs := &http.Server{
 		Handler:           srv,
+		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -124,9 +174,24 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	a.log.Info("agentmem serving", "addr", ln.Addr().String(), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil)
+	keysRule := "required"
+	if !require {
+		keysRule = "required once any key exists"
+	}
+	a.log.Info("agentmem serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "api_keys", keysRule,
+		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil)
+	if !loopback && tlsCfg == nil {
+		a.log.Warn("serving plain HTTP on a non-loopback address: API keys cross the network in clear text; " +
+			"give --tls-cert and --tls-key, or put a TLS-terminating proxy in front")
+	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() {
+		if tlsCfg != nil {
+			served <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		served <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-served:
 		return failure{err}
@@ -146,24 +211,51 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	return nil
 }
 
-// checkListenAddr refuses an address that is not on the loopback
-// interface unless insecure is set: without API keys, anyone who can
-// reach the port could read and write every session.
-func checkListenAddr(addr string, insecure bool) error {
+// listenIsLoopback reports whether --addr is on a loopback interface
+// ("localhost" or a loopback IP); an empty host (every interface) is not.
+func listenIsLoopback(addr string) (bool, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usagef("--addr %q: want HOST:PORT (%v)", addr, err)
+		return false, usagef("--addr %q: want HOST:PORT (%v)", addr, err)
 	}
-	if insecure || isLoopback(host) {
-		return nil
+	return isLoopback(host), nil
+}
+
+// checkActiveKeys refuses to serve on a non-loopback address while the
+// store has no active key: every request would be refused, and the way
+// out (create a key) is better said now than by 401s.
+func checkActiveKeys(ctx context.Context, keys *auth.Keys, addr, storeURL string) error {
+	list, err := keys.List(ctx, "")
+	if err != nil {
+		return failure{fmt.Errorf("reading the API keys: %w", err)}
 	}
-	where := host
-	if where == "" {
-		where = "every interface"
+	for _, k := range list {
+		if !k.Revoked() {
+			return nil
+		}
 	}
-	return usagef("--addr %q: refusing to listen on %s: the API has no authentication yet (API keys are the next release), "+
-		"so anyone who can reach the port could read and change every session; listen on 127.0.0.1 or ::1, "+
-		"or pass --insecure-no-auth if the network is yours alone", addr, where)
+	if u, err := url.Parse(storeURL); err == nil && u.Scheme == "mem" {
+		return usagef("--addr %q is not a loopback address, so every request needs an API key, and a mem:// store "+
+			"keeps no keys: use a sqlite:// or postgres:// store and create a key with 'agentmem keys create'", addr)
+	}
+	return usagef("--addr %q is not a loopback address, so every request needs an API key, and the store has no active key: "+
+		"create one first with 'agentmem keys create --tenant T --store %s'", addr, redactURL(storeURL))
+}
+
+// loadTLS loads the certificate and key of --tls-cert and --tls-key, or
+// returns nil when neither is given.
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, usagef("--tls-cert and --tls-key go together: give both, or neither")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, usagef("--tls-cert/--tls-key: %v", err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
 }
 
 // isLoopback reports whether host is "localhost" or a loopback IP.

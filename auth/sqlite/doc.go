@@ -1,0 +1,7 @@
+// Package sqlite keeps agentmem's API keys (auth.KeyStore) in a SQLite
+// database, the same file as the sessions when given the same path: its
+// table, api_keys, is migration component "keys" of the shared
+// agentmem_migrations table (internal/migrate).
+//
+// Importing the package registers the "sqlite" scheme with auth.Open.
+package sqlite

@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/store"
+)
+
+// The security layer runs before every route (ServeHTTP): CORS, the
+// cross-origin write protection, then authentication, which puts the
+// request's auth.Identity in its context. Handlers confine themselves to
+// Tenant(r): another tenant's session is answered exactly as a missing
+// one (404), so a key cannot even learn which IDs another tenant uses.
+
+// Tenant returns the tenant a request is confined to: the tenant of the
+// API key that authenticated it, or the default tenant "" (no keys, or
+// Config.Auth nil). Every handler, including those other packages add to
+// the server, reads and writes only that tenant's data.
+func Tenant(r *http.Request) string { return auth.TenantFrom(r.Context()) }
+
+// corsMaxAge is how long a browser may cache a preflight answer (seconds).
+const corsMaxAge = "600"
+
+// corsAllowedHeaders are the request headers a cross-origin page may send.
+const corsAllowedHeaders = "Authorization, Content-Type, Idempotency-Key, If-Match"
+
+// corsExposedHeaders are the response headers a cross-origin page may read.
+const corsExposedHeaders = "ETag, Location, Retry-After, WWW-Authenticate"
+
+// corsMethods are the methods of the API.
+var corsMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
+
+// security is the server's request guard, built from the Config.
+type security struct {
+	auth *auth.Authenticator
+	// origins are the allowed CORS origins (exact match); empty: CORS off.
+	origins map[string]bool
+	// crossOrigin refuses browser writes from other origins than the
+	// server's own and the allowed ones.
+	crossOrigin *http.CrossOriginProtection
+}
+
+// newSecurity checks the CORS origins and builds the guard.
+func newSecurity(cfg *Config) (*security, error) {
+	sec := &security{auth: cfg.Auth, origins: map[string]bool{}, crossOrigin: http.NewCrossOriginProtection()}
+	for _, o := range cfg.CORSOrigins {
+		if err := checkOrigin(o); err != nil {
+			return nil, err
+		}
+		if err := sec.crossOrigin.AddTrustedOrigin(o); err != nil {
+			return nil, fmt.Errorf("server: Config.CORSOrigins: %q: %w", o, err)
+		}
+		sec.origins[o] = true
+	}
+	return sec, nil
+}
+
+// checkOrigin checks a CORS origin: scheme://host[:port], exactly as a
+// browser sends it, never a wildcard.
+func checkOrigin(o string) error {
+	bad := func(why string) error { return fmt.Errorf("server: Config.CORSOrigins: %q: %s", o, why) }
+	if o == "*" || strings.Contains(o, "*") {
+		return bad("a wildcard is not allowed: list each origin (scheme://host[:port])")
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "/") || u.String() != o {
+		return bad("not an origin: want scheme://host[:port] with no path, such as https://app.example.com")
+	}
+	if strings.ToLower(o) != o {
+		return bad("browsers send origins in lower case")
+	}
+	return nil
+}
+
+// guard runs the security layer for a request to a route (open routes need
+// no key). It returns the request with its identity in the context, or
+// false after writing the answer itself (a preflight, 401, 403).
+func (s *Server) guard(w http.ResponseWriter, r *http.Request, open bool) (*http.Request, bool) {
+	sec := s.sec
+	origin := r.Header.Get("Origin")
+	if len(sec.origins) > 0 {
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		if sec.origins[origin] {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Expose-Headers", corsExposedHeaders)
+		}
+		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+			s.preflight(w, r, sec.origins[origin])
+			return nil, false
+		}
+	}
+	if err := sec.crossOrigin.Check(r); err != nil {
+		s.log.Info("refused a cross-origin write", "method", r.Method, "path", r.URL.Path, "origin", origin)
+		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Origin",
+			Message: "cross-origin writes are refused: this origin is not in the server's CORS origins"})
+		return nil, false
+	}
+	if open || sec.auth == nil {
+		return r, true
+	}
+	id, err := sec.auth.Authenticate(r)
+	if err != nil {
+		var ue *auth.UnauthenticatedError
+		if !errors.As(err, &ue) {
+			s.fail(w, r, "auth", err)
+			return nil, false
+		}
+		challenge := `Bearer realm="agentmem"`
+		if ue.Reason != auth.ReasonMissing {
+			challenge += `, error="invalid_token"`
+			s.log.Info("refused an API key", "reason", ue.Reason, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		writeError(w, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Field: "Authorization", Message: ue.Message, cause: err})
+		return nil, false
+	}
+	return r.WithContext(auth.NewContext(r.Context(), id)), true
+}
+
+// preflight answers a CORS preflight request: 204 with the allowed
+// methods and headers for an allowed origin and method, 403 otherwise.
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request, allowed bool) {
+	method := r.Header.Get("Access-Control-Request-Method")
+	if !allowed {
+		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Origin",
+			Message: "this origin is not allowed: the server's CORS origins do not list it"})
+		return
+	}
+	if !slices.Contains(corsMethods, method) {
+		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Access-Control-Request-Method",
+			Message: fmt.Sprintf("%q is not a method of the API", method)})
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", strings.Join(corsMethods, ", "))
+	h.Set("Access-Control-Allow-Headers", corsAllowedHeaders)
+	h.Set("Access-Control-Max-Age", corsMaxAge)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// errNoSession is the 404 of a session that does not exist or belongs to
+// another tenant: the two answers are the same, byte for byte.
+func errNoSession(id string) *Error { return errNotFound("session %q not found", id) }
+
+// sessionErr maps a store error about session id: not found becomes
+// errNoSession, so that every route answers a missing session alike.
+func sessionErr(id string, err error) error {
+	if errors.Is(err, agentmem.ErrNotFound) {
+		return errNoSession(id)
+	}
+	return err
+}
+
+// ownSession returns session id if it belongs to tenant; another tenant's
+// session is errNoSession, as a missing one is.
+func (s *Server) ownSession(ctx context.Context, tenant, id string) (*store.Session, error) {
+	sess, err := s.store.Get(ctx, id)
+	if err != nil {
+		return nil, sessionErr(id, err)
+	}
+	if sess.Tenant != tenant {
+		return nil, errNoSession(id)
+	}
+	return sess, nil
+}
+
+// maxListRounds bounds the store pages one list request reads for the
+// default tenant (see listOwn).
+const maxListRounds = 8
+
+// listOwn lists the sessions of tenant. A store's List filters by a
+// non-empty tenant; for the default tenant "" (which a store does not
+// filter by) the sessions of other tenants are dropped here, reading on
+// until the page is full, for at most maxListRounds store pages (then the
+// page is short, with a token to go on).
+func (s *Server) listOwn(ctx context.Context, tenant string, req store.ListRequest) (*store.ListResponse, error) {
+	req.Tenant = tenant
+	if tenant != "" {
+		return s.store.List(ctx, req)
+	}
+	size := req.PageSize
+	if size == 0 {
+		size = store.DefaultPageSize
+	}
+	size = min(size, store.MaxPageSize)
+	out := &store.ListResponse{}
+	for range maxListRounds {
+		req.PageSize = size - len(out.Sessions)
+		page, err := s.store.List(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, sess := range page.Sessions {
+			if sess.Tenant == "" {
+				out.Sessions = append(out.Sessions, sess)
+			}
+		}
+		out.NextPageToken = page.NextPageToken
+		if page.NextPageToken == "" || len(out.Sessions) >= size {
+			break
+		}
+		req.PageToken = page.NextPageToken
+	}
+	return out, nil
+}
