@@ -1,0 +1,51 @@
+// Package facts is long-term memory of users: short facts about a user
+// ("prefers metric units", "is allergic to peanuts") whose confidence
+// decays unless they are seen again, extracted from conversations and
+// injected into the prompt, the Go counterpart of the seeds' @remember.
+//
+// # Facts
+//
+// A Fact has a user, a text, a base confidence in [0, 1], created and
+// last-reinforced times, a Source (session, step, agent) and a validity: a
+// contradicted fact is marked superseded with a link to its successor,
+// never deleted, so past states stay readable (Memory.History). What a
+// fact is worth now is its effective confidence (Decay): an exponential
+// decay toward a floor, with a configurable half-life. Seeing a fact again
+// (the same text by similarity) reinforces it: its confidence rises and
+// its decay restarts. Forgetting is explicit (Memory.Forget needs a who
+// and a why), erases the text, and is recorded in the user's audit log
+// (Memory.Audit).
+//
+// # Memory and Store
+//
+// Memory holds the policy (clock, decay, thresholds, similarity, an
+// optional Embedder) over a Store, the small interface backends
+// implement: this package's MemStore ("mem://"), facts/sqlite
+// ("sqlite:///path.db", which can share the session store's file) and
+// facts/postgres ("postgres://..."), all run through one conformance
+// suite, facts/factstest. Every change to a user's facts is one
+// Store.Update, serialized per user by the database itself, so that
+// concurrent extractions for one user, in any number of processes, never
+// create duplicates.
+//
+//	mem := facts.New(facts.NewMemStore(), facts.Options{})
+//	mem.Remember(ctx, facts.RememberRequest{UserID: "alice", Text: "Prefers answers in French"})
+//	hits, _ := mem.Search(ctx, facts.SearchRequest{UserID: "alice", Query: "which language?"})
+//
+// Search ranks by relevance (BM25 over the user's facts, or embedding
+// cosine) times effective confidence.
+//
+// # Extraction, tools and injection
+//
+// After a turn, an Extractor proposes Decisions (add, reinforce,
+// supersede, ignore) against the user's relevant facts, and Memory.Apply
+// applies them atomically. LLMExtractor asks any OpenAI-compatible chat
+// endpoint for them as validated JSON, retrying malformed output once; a
+// failure is an *ExtractionError for the caller to log, and costs nothing
+// but the facts of that turn. The rule-free alternative is to let the
+// agent call the remember, recall and forget tools itself (Toolbox).
+//
+// Before each model call, Inject adds the top relevant facts above
+// Options.InjectThreshold to the system prompt, within a share of the
+// token budget counted exactly. Wrap does both around a model call.
+package facts

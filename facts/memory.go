@@ -1,0 +1,365 @@
+package facts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Defaults of Options. They are deliberately gentle (see ANCHORS: a decay
+// so steep that it drives recall to zero on old corpora is a known
+// failure): an unreinforced fact added at DefaultConfidence stays above
+// DefaultInjectThreshold for about 2.3 half-lives (seven months), and
+// never falls below DefaultFloor, so search still finds it.
+const (
+	DefaultHalfLife        = 90 * 24 * time.Hour
+	DefaultFloor           = 0.2
+	DefaultConfidence      = 0.7
+	DefaultGain            = 0.3
+	DefaultInjectThreshold = 0.3
+	// DefaultSimilarity is the lexical similarity (the cosine of the
+	// texts' analyzed term counts) at or above which a new fact is taken
+	// for one already known, and reinforces it instead of being added.
+	DefaultSimilarity = 0.85
+	// DefaultEmbeddingSimilarity is the same threshold for the cosine of
+	// two embeddings, used when both facts have one.
+	DefaultEmbeddingSimilarity = 0.92
+)
+
+// Options configures a Memory. The zero value is a good default: every
+// zero field takes the default named in its comment.
+type Options struct {
+	// Clock returns the current time; nil means time.Now. Times are kept
+	// to the microsecond, in UTC, as every backend stores them.
+	Clock func() time.Time
+	// Decay is how confidence fades; the zero Decay means
+	// {DefaultHalfLife, DefaultFloor}. A negative HalfLife turns decay
+	// off.
+	Decay Decay
+	// DefaultConfidence is the confidence of a fact remembered with
+	// Confidence 0; zero means DefaultConfidence.
+	DefaultConfidence float64
+	// Gain is how much one reinforcement raises confidence: c becomes
+	// c + (1 − c)·Gain, where c is the larger of the fact's effective
+	// confidence and the new observation's. Zero means DefaultGain.
+	Gain float64
+	// InjectThreshold is the effective confidence below which a fact is
+	// not injected into prompts (it can still be searched). Zero means
+	// DefaultInjectThreshold.
+	InjectThreshold float64
+	// Similarity is the lexical similarity in (0, 1] at or above which two
+	// texts are the same fact; zero means DefaultSimilarity.
+	Similarity float64
+	// Embedder, when set, embeds every new fact and every search query:
+	// relevance is then the cosine of the vectors, and two facts whose
+	// vectors' cosine reaches EmbeddingSimilarity are the same fact.
+	Embedder Embedder
+	// EmbeddingSimilarity is the cosine threshold used with Embedder;
+	// zero means DefaultEmbeddingSimilarity.
+	EmbeddingSimilarity float64
+}
+
+// withDefaults returns o with its zero fields set to the defaults.
+func (o Options) withDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Decay == (Decay{}) {
+		o.Decay = Decay{HalfLife: DefaultHalfLife, Floor: DefaultFloor}
+	}
+	if o.DefaultConfidence == 0 {
+		o.DefaultConfidence = DefaultConfidence
+	}
+	if o.Gain == 0 {
+		o.Gain = DefaultGain
+	}
+	if o.InjectThreshold == 0 {
+		o.InjectThreshold = DefaultInjectThreshold
+	}
+	if o.Similarity == 0 {
+		o.Similarity = DefaultSimilarity
+	}
+	if o.EmbeddingSimilarity == 0 {
+		o.EmbeddingSimilarity = DefaultEmbeddingSimilarity
+	}
+	return o
+}
+
+// Memory is the user-facts memory: a Store under a policy (clock, decay,
+// reinforcement, similarity, thresholds). It is safe for concurrent use,
+// and so are several Memories, in several processes, over one database:
+// each change of a user's facts is one Store.Update, serialized per user
+// by the backend, so concurrent extractions of the same fact reinforce
+// one fact rather than add two.
+type Memory struct {
+	store Store
+	opts  Options
+}
+
+// New returns a Memory over st. It panics if st is nil.
+func New(st Store, opts Options) *Memory {
+	if st == nil {
+		panic("facts: New needs a Store")
+	}
+	o := opts.withDefaults()
+	return &Memory{store: st, opts: o}
+}
+
+// Store returns the Memory's Store.
+func (m *Memory) Store() Store { return m.store }
+
+// Options returns the Memory's options, defaults filled in.
+func (m *Memory) Options() Options { return m.opts }
+
+// now returns the clock's time as the backends keep it.
+func (m *Memory) now() time.Time { return m.opts.Clock().UTC().Truncate(time.Microsecond) }
+
+// Confidence returns f's effective confidence now.
+func (m *Memory) Confidence(f Fact) float64 { return m.opts.Decay.Effective(f, m.opts.Clock()) }
+
+// Outcome is what a change did.
+type Outcome string
+
+// The outcomes of Remember, Supersede and Apply.
+const (
+	// OutcomeAdded: a new fact was recorded.
+	OutcomeAdded Outcome = "added"
+	// OutcomeReinforced: the fact was already known (by similarity) and
+	// was reinforced instead.
+	OutcomeReinforced Outcome = "reinforced"
+	// OutcomeSuperseded: the old fact was marked superseded, and Fact is
+	// its successor (new, or an existing fact that says the same, which
+	// is then reinforced).
+	OutcomeSuperseded Outcome = "superseded"
+	// OutcomeIgnored: nothing was written: an "ignore" decision, or a
+	// replay of a fact already learnt from the same source.
+	OutcomeIgnored Outcome = "ignored"
+)
+
+// Result reports one change.
+type Result struct {
+	Outcome Outcome `json:"outcome"`
+	// Fact is the fact added, reinforced or (for Superseded) the
+	// successor, as written; zero for an ignore decision.
+	Fact Fact `json:"fact,omitzero"`
+	// Previous is, for Superseded, the old fact as written (now
+	// superseded).
+	Previous *Fact `json:"previous,omitempty"`
+}
+
+// RememberRequest asks Memory.Remember to record a fact.
+type RememberRequest struct {
+	Tenant string
+	UserID string
+	// Text is the fact, one self-contained statement about the user.
+	Text string
+	// Confidence in [0, 1]; 0 means Options.DefaultConfidence.
+	Confidence float64
+	Source     Source
+	Metadata   map[string]string
+}
+
+// Remember records a fact about a user, or reinforces the valid fact that
+// says the same (see Options.Similarity), and returns which it did. If a
+// fact that says the same was already learnt from the same source (a
+// non-empty Source.SessionID, same step), the call is a replay and is
+// Ignored. Bad input is an *agentmem.InvalidError and nothing is written.
+func (m *Memory) Remember(ctx context.Context, req RememberRequest) (Result, error) {
+	if err := ValidateUser(req.Tenant, req.UserID); err != nil {
+		return Result{}, err
+	}
+	op := Decision{Op: OpAdd, Text: req.Text, Confidence: req.Confidence}
+	if err := op.validate("", req.Source, req.Metadata); err != nil {
+		return Result{}, err
+	}
+	vecs, err := m.embedTexts(ctx, []string{req.Text})
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	err = m.store.Update(ctx, req.Tenant, req.UserID, func(current []Fact) (Changes, error) {
+		b := m.newBatch(req.Tenant, req.UserID, current, vecs)
+		res = b.remember(req.Text, req.Confidence, req.Source, req.Metadata)
+		return b.changes(), nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// SupersedeRequest asks Memory.Supersede to replace a fact that was
+// contradicted.
+type SupersedeRequest struct {
+	Tenant string
+	// ID is the fact that is no longer true.
+	ID string
+	// Text is what is true instead.
+	Text       string
+	Confidence float64 // 0 means Options.DefaultConfidence
+	Source     Source
+	Metadata   map[string]string
+	// By and Reason go into the audit log.
+	By, Reason string
+}
+
+// Supersede marks the fact req.ID superseded by a new fact with req.Text
+// (or, if a valid fact of the user already says that, by that fact, which
+// is reinforced) and records it in the audit log. The old fact is kept,
+// linked to its successor. A fact already superseded is an error wrapping
+// agentmem.ErrConflict that names its successor; a missing one wraps
+// agentmem.ErrNotFound.
+func (m *Memory) Supersede(ctx context.Context, req SupersedeRequest) (Result, error) {
+	if err := checkField("id", req.ID, MaxFieldBytes, true); err != nil {
+		return Result{}, err
+	}
+	op := Decision{Op: OpSupersede, FactID: req.ID, Text: req.Text, Confidence: req.Confidence}
+	if err := op.validate("", req.Source, req.Metadata); err != nil {
+		return Result{}, err
+	}
+	if err := checkAuditText(req.By, req.Reason, false); err != nil {
+		return Result{}, err
+	}
+	old, err := m.store.Get(ctx, req.Tenant, req.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	vecs, err := m.embedTexts(ctx, []string{req.Text})
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	err = m.store.Update(ctx, req.Tenant, old.UserID, func(current []Fact) (Changes, error) {
+		b := m.newBatch(req.Tenant, old.UserID, current, vecs)
+		r, err := b.supersede(req.ID, req.Text, req.Confidence, req.Source, req.Metadata, req.By, req.Reason, false)
+		res = r
+		return b.changes(), err
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// checkAuditText checks the by and reason of an audited action.
+func checkAuditText(by, reason string, required bool) error {
+	if err := checkField("by", by, MaxFieldBytes, required); err != nil {
+		return err
+	}
+	return checkField("reason", reason, MaxReasonBytes, required)
+}
+
+// Forget deletes a fact (valid or superseded) for good and records who
+// forgot it, when and why in the user's audit log; by and reason are
+// required. The audit entry keeps no text, only its SHA-256 digest. A
+// successor link from an older fact to the forgotten one is left as it
+// is, so the chain shows that something replaced it. A missing fact wraps
+// agentmem.ErrNotFound.
+func (m *Memory) Forget(ctx context.Context, tenant, id, by, reason string) error {
+	if err := checkField("id", id, MaxFieldBytes, true); err != nil {
+		return err
+	}
+	if err := checkAuditText(by, reason, true); err != nil {
+		return err
+	}
+	f, err := m.store.Get(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	return m.store.Update(ctx, tenant, f.UserID, func(current []Fact) (Changes, error) {
+		b := m.newBatch(tenant, f.UserID, current, nil)
+		err := b.forget(id, by, reason)
+		return b.changes(), err
+	})
+}
+
+// Get returns a fact by ID, or an error wrapping agentmem.ErrNotFound.
+func (m *Memory) Get(ctx context.Context, tenant, id string) (Fact, error) {
+	return m.store.Get(ctx, tenant, id)
+}
+
+// List returns the user's facts, oldest first: the valid ones, and the
+// superseded ones too when includeSuperseded is set.
+func (m *Memory) List(ctx context.Context, tenant, userID string, includeSuperseded bool) ([]Fact, error) {
+	if err := ValidateUser(tenant, userID); err != nil {
+		return nil, err
+	}
+	fs, err := m.store.Facts(ctx, tenant, userID)
+	if err != nil || includeSuperseded {
+		return fs, err
+	}
+	return slices.DeleteFunc(fs, func(f Fact) bool { return !f.Valid() }), nil
+}
+
+// History returns the supersession chain the fact id belongs to, oldest
+// first: the facts it replaced, itself, and its successors up to the
+// valid one (or up to a successor that was forgotten).
+func (m *Memory) History(ctx context.Context, tenant, id string) ([]Fact, error) {
+	f, err := m.store.Get(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	all, err := m.store.Facts(ctx, tenant, f.UserID)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]Fact, len(all))
+	pred := make(map[string]string, len(all))
+	for _, g := range all {
+		byID[g.ID] = g
+		if g.SupersededBy != "" {
+			pred[g.SupersededBy] = g.ID // a fact has at most one predecessor
+		}
+	}
+	var back []Fact
+	for p, ok := pred[id]; ok && len(back) < len(all); p, ok = pred[p] {
+		back = append(back, byID[p])
+	}
+	slices.Reverse(back)
+	chain := append(back, f)
+	for next := f.SupersededBy; next != "" && len(chain) <= len(all); {
+		g, ok := byID[next]
+		if !ok {
+			break
+		}
+		chain = append(chain, g)
+		next = g.SupersededBy
+	}
+	return chain, nil
+}
+
+// Audit returns the user's audit log, oldest first.
+func (m *Memory) Audit(ctx context.Context, tenant, userID string) ([]AuditEntry, error) {
+	if err := ValidateUser(tenant, userID); err != nil {
+		return nil, err
+	}
+	return m.store.Audit(ctx, tenant, userID)
+}
+
+// embedTexts embeds texts with the Embedder, if any, and returns the
+// vectors by text.
+func (m *Memory) embedTexts(ctx context.Context, texts []string) (map[string][]float32, error) {
+	if m.opts.Embedder == nil || len(texts) == 0 {
+		return nil, nil
+	}
+	vs, err := m.opts.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("facts: embedding: %w", err)
+	}
+	if len(vs) != len(texts) {
+		return nil, fmt.Errorf("facts: embedding: %d vectors for %d texts", len(vs), len(texts))
+	}
+	out := make(map[string][]float32, len(texts))
+	for i, t := range texts {
+		for _, x := range vs[i] {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, errors.New("facts: embedding: the embedder returned a NaN or an infinity")
+			}
+		}
+		out[t] = vs[i]
+	}
+	return out, nil
+}

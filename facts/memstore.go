@@ -1,0 +1,169 @@
+package facts
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync"
+
+	"github.com/agentmem/agentmem"
+)
+
+// MemScheme is the URL scheme of the in-memory Store ("mem://").
+const MemScheme = "mem"
+
+func init() {
+	Register(MemScheme, func(_ context.Context, u *url.URL) (Store, error) {
+		if u.Host != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return nil, fmt.Errorf("facts: open %q: a mem:// URL takes no host, path or parameters", u.Redacted())
+		}
+		return NewMemStore(), nil
+	})
+}
+
+// MemStore is a Store in process memory, for tests, examples and
+// throwaway runs; it is lost when the process ends. Updates are
+// serialized by one lock, which is per-user serialization and more.
+type MemStore struct {
+	mu     sync.RWMutex
+	closed bool
+	// users holds each user's facts, by tenant then user ID.
+	users map[string]map[string][]Fact
+	// owner maps a tenant's fact IDs to their user.
+	owner map[string]map[string]string
+	audit map[string]map[string][]AuditEntry
+	seq   int64
+}
+
+var _ Store = (*MemStore)(nil)
+
+// NewMemStore returns an empty in-memory Store.
+func NewMemStore() *MemStore {
+	return &MemStore{
+		users: map[string]map[string][]Fact{},
+		owner: map[string]map[string]string{},
+		audit: map[string]map[string][]AuditEntry{},
+	}
+}
+
+// cloneFacts returns deep copies of fs.
+func cloneFacts(fs []Fact) []Fact {
+	out := make([]Fact, len(fs))
+	for i, f := range fs {
+		out[i] = f.Clone()
+	}
+	return out
+}
+
+// Update implements Store.
+func (s *MemStore) Update(ctx context.Context, tenant, userID string, fn func([]Fact) (Changes, error)) error {
+	if err := ValidateUser(tenant, userID); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	current := s.users[tenant][userID]
+	c, err := fn(cloneFacts(current))
+	if err != nil {
+		return err
+	}
+	taken := func(id string) (bool, error) { _, ok := s.owner[tenant][id]; return ok, nil }
+	if err := CheckChanges(tenant, userID, current, c, taken); err != nil {
+		return err
+	}
+	if c.IsZero() {
+		return nil
+	}
+	byID := make(map[string]Fact, len(current)+len(c.Put))
+	for _, f := range current {
+		byID[f.ID] = f
+	}
+	for _, f := range c.Put {
+		byID[f.ID] = f.Clone()
+	}
+	for _, id := range c.Delete {
+		delete(byID, id)
+		delete(s.owner[tenant], id)
+	}
+	next := make([]Fact, 0, len(byID))
+	for _, f := range byID {
+		next = append(next, f)
+	}
+	SortFacts(next)
+	if s.users[tenant] == nil {
+		s.users[tenant] = map[string][]Fact{}
+		s.owner[tenant] = map[string]string{}
+		s.audit[tenant] = map[string][]AuditEntry{}
+	}
+	s.users[tenant][userID] = next
+	for _, f := range c.Put {
+		s.owner[tenant][f.ID] = userID
+	}
+	for _, e := range c.Audit {
+		s.seq++
+		e.Seq = s.seq
+		s.audit[tenant][userID] = append(s.audit[tenant][userID], e)
+	}
+	return nil
+}
+
+// Facts implements Store.
+func (s *MemStore) Facts(ctx context.Context, tenant, userID string) ([]Fact, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return cloneFacts(s.users[tenant][userID]), nil
+}
+
+// Get implements Store.
+func (s *MemStore) Get(ctx context.Context, tenant, id string) (Fact, error) {
+	if err := ctx.Err(); err != nil {
+		return Fact{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return Fact{}, ErrClosed
+	}
+	if user, ok := s.owner[tenant][id]; ok {
+		for _, f := range s.users[tenant][user] {
+			if f.ID == id {
+				return f.Clone(), nil
+			}
+		}
+	}
+	return Fact{}, fmt.Errorf("facts: fact %.80q: %w", id, agentmem.ErrNotFound)
+}
+
+// Audit implements Store.
+func (s *MemStore) Audit(ctx context.Context, tenant, userID string) ([]AuditEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return append([]AuditEntry(nil), s.audit[tenant][userID]...), nil
+}
+
+// Close implements Store. The facts are dropped.
+func (s *MemStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.users, s.owner, s.audit = nil, nil, nil
+	return nil
+}

@@ -1,0 +1,37 @@
+package postgres_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/facts/factstest"
+	"github.com/agentmem/agentmem/facts/postgres"
+	"github.com/agentmem/agentmem/internal/testenv"
+)
+
+func TestConformance(t *testing.T) {
+	url := testenv.PostgresURL(t)
+	var mu sync.Mutex
+	schemas := map[facts.Store]string{}
+	open := func(t *testing.T, schema string) facts.Store {
+		st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: schema, MaxConns: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		schemas[st] = schema
+		mu.Unlock()
+		return st
+	}
+	factstest.Run(t, factstest.Config{
+		New: func(t *testing.T) facts.Store { return open(t, testenv.FreshSchema(t, url)) },
+		Share: func(t *testing.T, st facts.Store) facts.Store {
+			mu.Lock()
+			schema := schemas[st]
+			mu.Unlock()
+			return open(t, schema)
+		},
+	})
+}

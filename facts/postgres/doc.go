@@ -1,0 +1,18 @@
+// Package postgres is the facts.Store over PostgreSQL (pgx), which any
+// number of agentmem servers can share. Its tables (facts, facts_users,
+// facts_audit) are migrated as component "facts" of agentmem_migrations,
+// in an optional schema shared with the other components.
+//
+// Importing the package registers the "postgres" and "postgresql" schemes
+// with facts.Open:
+//
+//	import _ "github.com/agentmem/agentmem/facts/postgres"
+//
+//	st, err := facts.Open(ctx, "postgres://agentmem@db.internal/agentmem?schema=tenant_a")
+//
+// Per-user serialization is in the database: every Update locks the
+// user's row of facts_users (SELECT ... FOR UPDATE) before it reads the
+// user's facts, so concurrent extractions for one user, on any server,
+// run one after the other and never add the same fact twice, while other
+// users' updates proceed in parallel. No extension is needed.
+package postgres

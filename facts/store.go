@@ -1,0 +1,240 @@
+package facts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrClosed is returned by a Store used after Close.
+var ErrClosed = errors.New("facts: store is closed")
+
+// Store is what a backend implements: durable facts and their audit log,
+// with one atomic read-modify-write per user. The policy (decay,
+// similarity, thresholds) lives in Memory; a Store only keeps what it is
+// given. Implementations must be safe for concurrent use, and Update must
+// serialize the updates of one user across every process that shares the
+// database, so that two extractions never both see "no such fact yet" and
+// both add it. The conformance suite in package factstest checks all of
+// this.
+type Store interface {
+	// Update runs fn with every fact of the user (superseded ones too,
+	// ordered by CreatedAt then ID) while holding the user's write lock,
+	// checks the Changes it returns with CheckChanges and applies them in
+	// one transaction: all or nothing. An error from fn or from the check
+	// is returned and nothing is written. fn may be called more than
+	// once if the backend retries a transaction, so it must not have side
+	// effects beyond its result.
+	Update(ctx context.Context, tenant, userID string, fn func(current []Fact) (Changes, error)) error
+	// Facts returns every fact of the user, superseded ones too, ordered
+	// by CreatedAt then ID. A user with no facts has none: not an error.
+	Facts(ctx context.Context, tenant, userID string) ([]Fact, error)
+	// Get returns the fact with the ID in the tenant, or an error wrapping
+	// agentmem.ErrNotFound.
+	Get(ctx context.Context, tenant, id string) (Fact, error)
+	// Audit returns the user's audit entries in the order they were
+	// written, with Seq set.
+	Audit(ctx context.Context, tenant, userID string) ([]AuditEntry, error)
+	// Close releases the backend; later calls fail with ErrClosed.
+	Close() error
+}
+
+// Changes are what one Update writes for one user.
+type Changes struct {
+	// Put are facts to insert, or to replace by ID.
+	Put []Fact
+	// Delete are IDs of the user's facts to delete (forgotten facts).
+	Delete []string
+	// Audit are entries to append to the user's audit log.
+	Audit []AuditEntry
+}
+
+// IsZero reports whether c changes nothing.
+func (c Changes) IsZero() bool { return len(c.Put) == 0 && len(c.Delete) == 0 && len(c.Audit) == 0 }
+
+// Action is what an audit entry records.
+type Action string
+
+// The audited actions. Reinforcement is not audited (it is counted in
+// Fact.Reinforcements): the log records what changed which facts are
+// valid.
+const (
+	ActionAdded      Action = "added"
+	ActionSuperseded Action = "superseded"
+	ActionForgotten  Action = "forgotten"
+)
+
+// AuditEntry is one line of a user's audit log: who did what to which
+// fact, when and why. A forgotten fact's text is not kept here, since
+// forgetting must erase it; Digest lets someone who knows the text check
+// that it was the one forgotten.
+type AuditEntry struct {
+	// Seq orders a user's entries; the Store assigns it.
+	Seq    int64  `json:"seq"`
+	Tenant string `json:"tenant,omitempty"`
+	UserID string `json:"user_id"`
+	// FactID is the fact the action was taken on.
+	FactID string `json:"fact_id"`
+	Action Action `json:"action"`
+	// By is who acted: an agent name, "user", an operator.
+	By string `json:"by,omitempty"`
+	// Reason says why, as given by the caller (required to forget).
+	Reason string `json:"reason,omitempty"`
+	// Successor is, for ActionSuperseded, the fact that replaced FactID.
+	Successor string `json:"successor,omitempty"`
+	// Digest is, for ActionForgotten, "sha256:" and the hex SHA-256 of
+	// the forgotten text.
+	Digest string    `json:"digest,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// validateAudit checks an audit entry for user (tenant, userID).
+func validateAudit(tenant, userID string, e AuditEntry) error {
+	if e.Tenant != tenant || e.UserID != userID {
+		return invalid("audit.user_id", "entry for %q/%q in an update of %q/%q", e.Tenant, e.UserID, tenant, userID)
+	}
+	switch e.Action {
+	case ActionAdded, ActionSuperseded, ActionForgotten:
+	default:
+		return invalid("audit.action", "unknown action %q", e.Action)
+	}
+	if e.At.IsZero() {
+		return invalid("audit.at", "is required")
+	}
+	for _, f := range []struct{ name, v string }{{"audit.fact_id", e.FactID}, {"audit.by", e.By}, {"audit.successor", e.Successor}, {"audit.digest", e.Digest}} {
+		if err := checkField(f.name, f.v, MaxFieldBytes, f.name == "audit.fact_id"); err != nil {
+			return err
+		}
+	}
+	return checkField("audit.reason", e.Reason, MaxReasonBytes, false)
+}
+
+// CheckChanges checks that c is a valid update of the user whose current
+// facts are current: every put fact is valid (ValidateFact) and belongs to
+// the user, no ID is put twice, a put does not take an ID of another
+// user's fact in the tenant (taken reports whether a fact of the tenant
+// has the ID; nil means it cannot happen), every deleted ID is one of
+// current, and every audit entry is well formed. Backends call it inside
+// Update, before writing anything. An error from taken is returned as is.
+func CheckChanges(tenant, userID string, current []Fact, c Changes, taken func(id string) (bool, error)) error {
+	if err := ValidateUser(tenant, userID); err != nil {
+		return err
+	}
+	mine := make(map[string]bool, len(current))
+	for _, f := range current {
+		mine[f.ID] = true
+	}
+	seen := make(map[string]bool, len(c.Put))
+	for i, f := range c.Put {
+		if err := ValidateFact(f); err != nil {
+			return fmt.Errorf("put[%d]: %w", i, err)
+		}
+		if f.Tenant != tenant || f.UserID != userID {
+			return invalid(fmt.Sprintf("put[%d].user_id", i), "fact of %q/%q in an update of %q/%q", f.Tenant, f.UserID, tenant, userID)
+		}
+		if seen[f.ID] {
+			return invalid(fmt.Sprintf("put[%d].id", i), "%q is put twice", f.ID)
+		}
+		seen[f.ID] = true
+		if !mine[f.ID] && taken != nil {
+			t, err := taken(f.ID)
+			if err != nil {
+				return err
+			}
+			if t {
+				return invalid(fmt.Sprintf("put[%d].id", i), "%q is the ID of another user's fact", f.ID)
+			}
+		}
+	}
+	for i, id := range c.Delete {
+		if !mine[id] {
+			return invalid(fmt.Sprintf("delete[%d]", i), "%q is not a fact of this user", id)
+		}
+		if seen[id] {
+			return invalid(fmt.Sprintf("delete[%d]", i), "%q is both put and deleted", id)
+		}
+	}
+	for i, e := range c.Audit {
+		if err := validateAudit(tenant, userID, e); err != nil {
+			return fmt.Errorf("audit[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// SortFacts orders facts as Store.Facts returns them: by CreatedAt, then
+// ID.
+func SortFacts(fs []Fact) {
+	slices.SortFunc(fs, func(a, b Fact) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// An Opener opens a Store from a URL whose scheme it was registered for.
+type Opener func(ctx context.Context, u *url.URL) (Store, error)
+
+var (
+	openersMu sync.RWMutex
+	openers   = map[string]Opener{}
+)
+
+// Register makes a backend available to Open under a URL scheme, as
+// database/sql drivers do: a backend package registers itself in its init
+// function and a program imports it for that side effect:
+//
+//	import _ "github.com/agentmem/agentmem/facts/sqlite"
+//
+// Schemes are case-insensitive. Register panics if the opener is nil, the
+// scheme empty or already registered.
+func Register(scheme string, opener Opener) {
+	scheme = strings.ToLower(scheme)
+	if scheme == "" || opener == nil {
+		panic("facts: Register needs a scheme and an opener")
+	}
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	if _, dup := openers[scheme]; dup {
+		panic("facts: Register called twice for scheme " + scheme)
+	}
+	openers[scheme] = opener
+}
+
+// Schemes returns the registered URL schemes, sorted.
+func Schemes() []string {
+	openersMu.RLock()
+	defer openersMu.RUnlock()
+	out := make([]string, 0, len(openers))
+	for s := range openers {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Open opens the Store a URL names: "mem://" (in this package),
+// "sqlite:///path/to/agentmem.db" (package facts/sqlite, which can share
+// the session store's file) or "postgres://user@host/db?schema=s"
+// (package facts/postgres). The backend's package must be imported for
+// its scheme to be known.
+func Open(ctx context.Context, rawURL string) (Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("facts: open: %w", err)
+	}
+	openersMu.RLock()
+	opener := openers[strings.ToLower(u.Scheme)]
+	openersMu.RUnlock()
+	if opener == nil {
+		known := strings.Join(Schemes(), ", ")
+		return nil, fmt.Errorf("facts: open %q: unknown scheme %q (registered: %s; import the backend's package to register it)", u.Redacted(), u.Scheme, known)
+	}
+	return opener(ctx, u)
+}
