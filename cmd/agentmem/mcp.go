@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	agentmcp "github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newMCPCmd) }
+
+// mcpFlags are the flags of agentmem mcp.
+type mcpFlags struct {
+	store, tenant, tokenizer string
+}
+
+func newMCPCmd(a *app) *cobra.Command {
+	var f mcpFlags
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the MCP tools over stdio, for desktop assistants and IDEs",
+		Long: `mcp runs agentmem's Model Context Protocol server over stdio: an MCP
+client (a desktop assistant, an IDE) starts it as a subprocess and talks
+JSON-RPC on its stdin and stdout. Diagnostics go to stderr only.
+
+The tools: create_session, list_sessions, append (chat messages, tool calls
+with their results) and get_context (a session's messages fitted to a token
+budget, in the openai, anthropic or observation format).
+
+It opens the same store as serve (--store, or AGENTMEM_STORE, or the
+default SQLite file in the user's data directory), so an assistant and the
+HTTP API see the same sessions. Every tool acts for --tenant. The HTTP
+server offers the same tools at /mcp (streamable HTTP).
+
+See docs/mcp.md for client configuration.`,
+		Example: `  agentmem mcp
+  agentmem mcp --store sqlite:///var/lib/agentmem/agentmem.db --tenant acme
+  {"mcpServers": {"agentmem": {"command": "agentmem", "args": ["mcp"]}}}   # a client's configuration`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCP(cmd.Context(), a, f, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.store, "store", "", storeFlagUsage)
+	fl.StringVar(&f.tenant, "tenant", "", "act for `TENANT` (default: the default tenant, as serve without API keys)")
+	fl.StringVar(&f.tokenizer, "tokenizer", tokenizer.O200kBase, "get_context's default token counter: o200k_base, cl100k_base or heuristic")
+	return cmd
+}
+
+func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.Writer) error {
+	counter, err := tokenizer.Get(f.tokenizer)
+	if err != nil {
+		return usagef("--tokenizer %q: %v", f.tokenizer, err)
+	}
+	storeURL, err := resolveStoreURL(a, f.store)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, storeURL)
+	if err != nil {
+		return failure{err}
+	}
+	defer st.Close()
+	srv, err := agentmcp.New(agentmcp.Config{Store: st, Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion()})
+	if err != nil {
+		return usageError{err}
+	}
+	a.log.Info("agentmem mcp serving on stdio", "store", redactURL(storeURL), "tenant", f.tenant)
+	t := &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) {
+		return failure{err}
+	}
+	a.log.Info("mcp client disconnected")
+	return nil
+}
+
+// nopWriteCloser is a Writer whose Close does nothing: stdout stays open.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

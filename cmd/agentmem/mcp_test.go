@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	agentmcp "github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/store"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMCPBinary builds the real agentmem binary, starts `agentmem mcp`
+// as a subprocess on a temporary SQLite file, and drives it with the
+// official MCP Go SDK client over stdio: it lists the tools and calls
+// each one, then starts a second process on the same file and finds the
+// data there.
+func TestMCPBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: -short (the test builds and runs the agentmem binary)")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipping: the go tool is not on PATH, so the binary cannot be built")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "agentmem")
+	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	storeURL := "sqlite://" + filepath.Join(dir, "memory.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	cs, stderr := startMCP(ctx, t, bin, "--store", storeURL, "--tenant", "acme", "--log-level", "debug")
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"append", "create_session", "get_context", "list_sessions"}; !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+
+	var s agentmcp.SessionInfo
+	mcpCall(ctx, t, cs, "create_session", map[string]any{"id": "proj-1", "user_id": "alice", "agent": "coder"}, &s)
+	if s.ID != "proj-1" || s.UserID != "alice" {
+		t.Fatalf("create_session: %+v", s)
+	}
+	var app agentmcp.AppendOutput
+	mcpCall(ctx, t, cs, "append", map[string]any{"session_id": "proj-1", "messages": []map[string]any{
+		{"role": "system", "content": "You are a careful coding agent."},
+		{"role": "user", "content": "Why does the login test fail?"},
+		{"role": "assistant", "tool_calls": []map[string]any{{"id": "c1", "name": "run_tests", "arguments": `{"pkg":"./auth"}`}}},
+		{"role": "tool", "tool_call_id": "c1", "content": "FAIL: TestLogin: token expired"},
+	}}, &app)
+	if !slices.Equal(app.Seqs, []int64{1, 2, 3}) {
+		t.Fatalf("append: %+v", app)
+	}
+	var list agentmcp.ListSessionsOutput
+	mcpCall(ctx, t, cs, "list_sessions", map[string]any{"user_id": "alice"}, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].ID != "proj-1" || list.Sessions[0].LastSeq != 3 {
+		t.Fatalf("list_sessions: %+v", list)
+	}
+	var c agentmcp.ContextOutput
+	mcpCall(ctx, t, cs, "get_context", map[string]any{"session_id": "proj-1", "budget": 8000, "format": "anthropic"}, &c)
+	if wire := fmt.Sprint(c.Messages); c.Format != "anthropic" || !slices.Equal(c.Steps, []int{1, 2, 3}) || c.Tokens > 8000 ||
+		!strings.Contains(wire, "token expired") || !strings.Contains(wire, "tool_use") {
+		t.Fatalf("get_context: %+v", c)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_context", Arguments: map[string]any{"session_id": "proj-1", "budget": 3}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "too small") {
+		t.Fatalf("a budget too small: %+v, %v", res, err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	if logs := stderr.String(); !strings.Contains(logs, "agentmem mcp serving on stdio") || !strings.Contains(logs, "tenant=acme") {
+		t.Errorf("stderr: %s", logs)
+	}
+
+	// A second process on the same file sees what the first stored.
+	cs2, _ := startMCP(ctx, t, bin, "--store", storeURL, "--tenant", "acme", "--log-level", "error")
+	var again agentmcp.ContextOutput
+	mcpCall(ctx, t, cs2, "get_context", map[string]any{"session_id": "proj-1"}, &again)
+	if again.LastSeq != 3 || len(again.Steps) != 3 {
+		t.Errorf("after a restart: %+v", again)
+	}
+	cs2.Close()
+	st, err := store.Open(ctx, storeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got, err := st.Get(ctx, "proj-1"); err != nil || got.Tenant != "acme" || got.Agent != "coder" {
+		t.Errorf("stored session %+v, %v", got, err)
+	}
+}
+
+// startMCP starts `agentmem mcp args...` and connects the SDK client to
+// it over its stdin and stdout.
+func startMCP(ctx context.Context, t *testing.T, bin string, args ...string) (*sdk.ClientSession, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agentmem-e2e", Version: "1"}, nil).
+		Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connecting to agentmem mcp: %v\nstderr: %s", err, stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, stderr
+}
+
+// mcpCall calls a tool that must succeed and decodes its output into out.
+func mcpCall(ctx context.Context, t *testing.T, cs *sdk.ClientSession, tool string, args map[string]any, out any) {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: tool error: %s", tool, res.Content[0].(*sdk.TextContent).Text)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: %v: %s", tool, err, b)
+	}
+}
+
+// lockedBuffer collects a subprocess's stderr.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestMCPUsageErrors(t *testing.T) {
+	code, _, stderr := cli(t, nil, "", "mcp", "--tokenizer", "llama", "--store", "mem://")
+	if code != 2 || !strings.Contains(stderr, "--tokenizer") {
+		t.Errorf("bad tokenizer: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = cli(t, nil, "", "mcp", "--store", "nosuch://x")
+	if code != 1 || !strings.Contains(stderr, "nosuch") {
+		t.Errorf("bad store: exit %d: %s", code, stderr)
+	}
+	code, stdout, _ := cli(t, nil, "", "mcp", "--help")
+	if code != 0 || !strings.Contains(stdout, "docs/mcp.md") || !strings.Contains(stdout, "--tenant") {
+		t.Errorf("help: exit %d: %s", code, stdout)
+	}
+}
+
+// In process: an empty stdin is a client that left at once; stdout gets
+// nothing but protocol (here: nothing), the logs go to stderr.
+func TestMCPInProcessStdio(t *testing.T) {
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n"
+	code, stdout, stderr := cli(t, map[string]string{"AGENTMEM_STORE": "mem://"}, initialize, "mcp")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for line := range strings.Lines(stdout) {
+		var msg struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.JSONRPC != "2.0" {
+			t.Errorf("stdout has a line that is not JSON-RPC: %q", line)
+		}
+	}
+	if !strings.Contains(stderr, "agentmem mcp serving on stdio") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}

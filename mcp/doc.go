@@ -1,0 +1,53 @@
+// Package mcp is agentmem's Model Context Protocol server: the memory's
+// tools for MCP clients (desktop assistants, IDEs, agent frameworks),
+// built on the official MCP Go SDK. It only adapts the library: sessions
+// live in a store.Store, contexts come from agentmem.Memory.Context, and
+// errors are the library's, worded for the model that reads them.
+//
+//	srv, err := mcp.New(mcp.Config{Store: st, Tenant: "acme"})
+//	...
+//	err = srv.Run(ctx, &sdkmcp.StdioTransport{})        // agentmem mcp
+//	mux.Handle("/mcp", mcp.NewHTTPHandler(srv, tenantOf)) // streamable HTTP
+//
+// # Tools
+//
+//	create_session  start a session (id, user_id, agent, metadata, retention, ttl_seconds)
+//	list_sessions   sessions newest first, by user or agent, paged
+//	append          append chat messages (role, content, tool_calls, tool_call_id, is_error)
+//	get_context     a session's messages fitted to a token budget, in a format,
+//	                with the token count and what was dropped, truncated or summarized
+//
+// Each tool's input schema is inferred from its Go input type (descriptions
+// from jsonschema tags) and completed with enums, bounds, patterns and
+// defaults (see schema.go); the SDK validates every call against it before
+// the handler runs, and the output schema describes the structured result,
+// which is also sent as JSON text for clients without structured output.
+//
+// # Appends are whole turns
+//
+// append folds messages into steps as agentmem.Memory.AddMessage does, and,
+// like the HTTP API's messages route, takes a whole turn at a time: the
+// results of an assistant message's tool calls come in the same call, so no
+// half-finished turn is kept between calls and a tool call is never stored
+// without its result. flush_pending records missing results as failures
+// instead. The append is one atomic store append; with idempotency_key the
+// steps' IDs are KEY/0, KEY/1, ..., so a retried call stores nothing twice.
+//
+// # Errors
+//
+// Errors are tool results with IsError set, never protocol errors or
+// crashes: bad arguments (schema violations, a malformed session ID, a tool
+// result without its call), a session that does not exist, a budget that
+// cannot hold the pinned system prompt and task (with the tokens needed).
+// Failures of the store are logged in full (Config.Logger) and reported to
+// the model as a failure to retry, without internals.
+//
+// # Tenants
+//
+// Every tool acts for one tenant. On a transport of its own (Run, SDK: stdio,
+// in-memory) that is Config.Tenant. Over HTTP, NewHTTPHandler asks a
+// TenantFunc for each request (the server's API-key authentication), and
+// serves it statelessly with the tools of that tenant, so a key can never
+// reach another tenant's data through a session started by another key.
+// Sessions of another tenant look exactly like missing ones.
+package mcp

@@ -1,0 +1,143 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServerName is the implementation name the server announces to clients.
+const ServerName = "agentmem"
+
+// maxTenantServers bounds the per-tenant SDK servers an HTTP handler keeps
+// (see Server.forTenant); past it the cache starts over.
+const maxTenantServers = 1024
+
+// Config configures a Server. Store is required; the rest is optional.
+type Config struct {
+	// Store holds the sessions the session tools read and write.
+	Store store.Store
+	// Tenant is the tenant every tool acts for when the server runs on a
+	// transport of its own (Run, SDK: stdio, in-memory). Over HTTP the
+	// tenant comes from each request instead (see NewHTTPHandler). ""
+	// is the default tenant.
+	Tenant string
+	// Counter is get_context's token counter when the call names none;
+	// nil means o200k_base.
+	Counter tokenizer.Counter
+	// Logger receives diagnostics (failures of the store, of facts or of
+	// recall, with details the tool result leaves out); nil discards them.
+	// Over stdio it must not write to stdout, which carries the protocol.
+	Logger *slog.Logger
+	// Clock returns the current time, for step times; nil means time.Now.
+	Clock func() time.Time
+	// NewID returns new step IDs; nil means agentmem.NewID.
+	NewID func() string
+	// Version is the server version announced to clients; "" means "dev".
+	Version string
+}
+
+// Server is agentmem's MCP server: the tools of package doc over the
+// library's stores. It is safe for concurrent use, and one Server serves
+// any number of connections and tenants.
+type Server struct {
+	cfg Config
+
+	mu        sync.Mutex
+	byTenant  map[string]*sdk.Server
+	defaultSv *sdk.Server
+}
+
+// New checks cfg and builds a Server. The Server does not own the store:
+// the caller closes it.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, &agentmem.InvalidError{Field: "Store", Reason: "is required"}
+	}
+	if cfg.Counter == nil {
+		c, err := tokenizer.Get(tokenizer.O200kBase)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: default token counter: %w", err)
+		}
+		cfg.Counter = c
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = agentmem.NewID
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &Server{cfg: cfg, byTenant: map[string]*sdk.Server{}}
+	sv, err := s.build(cfg.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	s.defaultSv = sv
+	return s, nil
+}
+
+// SDK returns the SDK server whose tools act for Config.Tenant, to connect
+// to any transport of the MCP Go SDK (sdk.Server.Connect).
+func (s *Server) SDK() *sdk.Server { return s.defaultSv }
+
+// Run serves one client over t (for example &sdk.StdioTransport{}) as
+// Config.Tenant, until the client disconnects or ctx is cancelled.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	err := s.defaultSv.Run(ctx, t)
+	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
+		return nil
+	}
+	return err
+}
+
+// forTenant returns the SDK server whose tools act for tenant, building
+// and caching it on first use.
+func (s *Server) forTenant(tenant string) (*sdk.Server, error) {
+	if tenant == s.cfg.Tenant {
+		return s.defaultSv, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sv, ok := s.byTenant[tenant]; ok {
+		return sv, nil
+	}
+	sv, err := s.build(tenant)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.byTenant) >= maxTenantServers {
+		clear(s.byTenant)
+	}
+	s.byTenant[tenant] = sv
+	return sv, nil
+}
+
+// build makes an SDK server with every tool bound to tenant.
+func (s *Server) build(tenant string) (*sdk.Server, error) {
+	sv := sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: "agentmem memory", Version: s.cfg.Version},
+		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{}})
+	t := &tools{cfg: &s.cfg, tenant: tenant}
+	if err := t.register(sv); err != nil {
+		return nil, err
+	}
+	return sv, nil
+}
+
+// instructions are sent to clients at initialization; assistants usually
+// show them to the model.
+const instructions = `agentmem is a memory for LLM agents. Sessions hold a conversation's messages as a durable log: create_session starts one, append adds messages (tool calls with their results), get_context returns the messages that fit a token budget in a chosen API format and says what was left out, list_sessions finds sessions.`

@@ -1,0 +1,413 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// Bounds of the session tools' arguments.
+const (
+	// MaxMessages bounds the messages of one append.
+	MaxMessages = 1000
+	// MaxBudget bounds get_context's budget.
+	MaxBudget = 10_000_000
+	// MaxPageSize bounds list_sessions' page_size.
+	MaxPageSize = 200
+	// DefaultPageSize is list_sessions' page size when none is given.
+	DefaultPageSize = 20
+	// maxTTLSeconds bounds create_session's ttl_seconds (a hundred years).
+	maxTTLSeconds = 100 * 365 * 24 * 3600
+	// maxIdempotencyKey leaves room for "/index" within store.MaxIDLen.
+	maxIdempotencyKey = 100
+	// maxListPages bounds the store pages one list_sessions call reads
+	// while it skips sessions of other tenants.
+	maxListPages = 20
+)
+
+// SessionInfo is a session as the tools show it.
+type SessionInfo struct {
+	ID        string            `json:"id" jsonschema:"the session ID, to pass as session_id to append and get_context"`
+	UserID    string            `json:"user_id,omitempty" jsonschema:"the user the session belongs to"`
+	Agent     string            `json:"agent,omitempty" jsonschema:"the agent whose run the session records"`
+	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"free-form labels"`
+	Retention string            `json:"retention" jsonschema:"how long the session lives: session (until deleted or expired), persistent (until deleted) or single_run"`
+	ParentID  string            `json:"parent_id,omitempty" jsonschema:"the session this one was forked from"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	ExpiresAt *time.Time        `json:"expires_at,omitempty" jsonschema:"when the session expires; absent: never"`
+	LastSeq   int64             `json:"last_seq" jsonschema:"the sequence number of the newest entry of the session's log (0: empty)"`
+}
+
+// sessionInfo converts a store session.
+func sessionInfo(s *store.Session) SessionInfo {
+	out := SessionInfo{
+		ID: s.ID, UserID: s.UserID, Agent: s.Agent, Metadata: s.Metadata, Retention: string(s.Retention),
+		ParentID: s.ParentID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, LastSeq: s.LastSeq,
+	}
+	if !s.ExpiresAt.IsZero() {
+		e := s.ExpiresAt
+		out.ExpiresAt = &e
+	}
+	return out
+}
+
+// create_session
+
+// CreateSessionInput is the input of create_session.
+type CreateSessionInput struct {
+	ID         string            `json:"id,omitempty" jsonschema:"the new session's ID; leave it out to get a new unique one. 1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit"`
+	UserID     string            `json:"user_id,omitempty" jsonschema:"the user the conversation is with, so sessions can be listed per user"`
+	Agent      string            `json:"agent,omitempty" jsonschema:"the agent (assistant, bot, sub-agent) whose conversation this is"`
+	Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string labels, such as a project or a topic"`
+	Retention  string            `json:"retention,omitempty" jsonschema:"session: kept until deleted or until ttl_seconds pass (the default); persistent: kept until deleted"`
+	TTLSeconds int64             `json:"ttl_seconds,omitempty" jsonschema:"delete the session this many seconds after creation (retention session only); 0 or absent: never"`
+}
+
+var createSessionSchema = []edit{
+	at("id", sessionIDEdits...),
+	at("retention", enum(string(store.SessionRetention), string(store.Persistent)), byDefault(string(store.SessionRetention))),
+	at("ttl_seconds", between(0, maxTTLSeconds)),
+	at("user_id", length(0, store.MaxFieldBytes)),
+	at("agent", length(0, store.MaxFieldBytes)),
+}
+
+const createSessionDescription = `Create a new session: a durable conversation log that append writes to and get_context reads from. Create one per conversation or agent run, and keep its id. Returns the session, with its id.`
+
+func (t *tools) createSession(ctx context.Context, in CreateSessionInput) (SessionInfo, error) {
+	const op = "create_session"
+	r := store.Retention(in.Retention)
+	if r == store.Persistent && in.TTLSeconds > 0 {
+		return SessionInfo{}, t.toolError(ctx, op, invalid("ttl_seconds", "a persistent session never expires: leave ttl_seconds out or use retention session"))
+	}
+	req := store.CreateRequest{
+		ID: in.ID, Tenant: t.tenant, UserID: in.UserID, Agent: in.Agent, Metadata: in.Metadata,
+		Retention: r, TTL: time.Duration(in.TTLSeconds) * time.Second,
+	}
+	if err := store.ValidateCreate(req); err != nil {
+		return SessionInfo{}, t.toolError(ctx, op, err)
+	}
+	s, err := t.cfg.Store.Create(ctx, req)
+	if err != nil {
+		return SessionInfo{}, t.toolError(ctx, op, err)
+	}
+	return sessionInfo(s), nil
+}
+
+// list_sessions
+
+// ListSessionsInput is the input of list_sessions.
+type ListSessionsInput struct {
+	UserID    string `json:"user_id,omitempty" jsonschema:"only the sessions of this user"`
+	Agent     string `json:"agent,omitempty" jsonschema:"only the sessions of this agent"`
+	PageSize  int    `json:"page_size,omitempty" jsonschema:"the most sessions to return"`
+	PageToken string `json:"page_token,omitempty" jsonschema:"next_page_token of the previous call, to get the next page"`
+}
+
+// ListSessionsOutput is the output of list_sessions.
+type ListSessionsOutput struct {
+	Sessions []SessionInfo `json:"sessions" jsonschema:"the sessions, newest first"`
+	// NextPageToken is empty on the last page.
+	NextPageToken string `json:"next_page_token,omitempty" jsonschema:"pass it as page_token to get more; absent on the last page"`
+}
+
+var listSessionsSchema = []edit{
+	at("page_size", between(1, MaxPageSize), byDefault(DefaultPageSize)),
+	at("page_token", length(0, 1024)),
+}
+
+const listSessionsDescription = `List sessions, newest first, optionally only those of one user or one agent. Use it to find a session to continue. Returns at most page_size sessions and, if there are more, a next_page_token.`
+
+func (t *tools) listSessions(ctx context.Context, in ListSessionsInput) (ListSessionsOutput, error) {
+	const op = "list_sessions"
+	if in.PageSize == 0 {
+		in.PageSize = DefaultPageSize
+	}
+	out := ListSessionsOutput{Sessions: []SessionInfo{}}
+	req := store.ListRequest{Tenant: t.tenant, UserID: in.UserID, Agent: in.Agent, PageSize: in.PageSize, PageToken: in.PageToken}
+	// An empty tenant does not filter a store's List, so the default
+	// tenant skips the sessions of the others; a page may then come out
+	// short, and one with none of ours is skipped (a bounded number of
+	// times) rather than returned empty.
+	for range maxListPages {
+		resp, err := t.cfg.Store.List(ctx, req)
+		if err != nil {
+			return ListSessionsOutput{}, t.toolError(ctx, op, err)
+		}
+		for _, s := range resp.Sessions {
+			if s.Tenant == t.tenant {
+				out.Sessions = append(out.Sessions, sessionInfo(s))
+			}
+		}
+		out.NextPageToken = resp.NextPageToken
+		if len(out.Sessions) > 0 || resp.NextPageToken == "" {
+			break
+		}
+		req.PageToken = resp.NextPageToken
+	}
+	return out, nil
+}
+
+// append
+
+// Message is a chat message in OpenAI's shape: the input of append.
+type Message struct {
+	Role       string     `json:"role" jsonschema:"system (instructions), user, assistant (the model's reply; may call tools) or tool (the result of one tool call)"`
+	Content    string     `json:"content,omitempty" jsonschema:"the message's text; for a tool message, the tool's output"`
+	Name       string     `json:"name,omitempty" jsonschema:"the speaker's name, if the API uses one"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty" jsonschema:"assistant messages only: the tool calls the model made. Each call needs a tool message with its id later in the same append"`
+	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"tool messages only: the id of the tool call this is the result of"`
+	IsError    bool       `json:"is_error,omitempty" jsonschema:"tool messages only: the tool failed and content is its error"`
+}
+
+// ToolCall is a tool call of an assistant message.
+type ToolCall struct {
+	ID        string `json:"id" jsonschema:"the call's ID, unique in the session; the tool message with the result repeats it"`
+	Name      string `json:"name" jsonschema:"the tool's name"`
+	Arguments string `json:"arguments,omitempty" jsonschema:"the arguments as JSON text, exactly as the model wrote them, e.g. {\"path\": \"main.go\"}"`
+}
+
+// AppendInput is the input of append.
+type AppendInput struct {
+	SessionID      string    `json:"session_id" jsonschema:"the session to append to (from create_session or list_sessions)"`
+	Messages       []Message `json:"messages" jsonschema:"the messages to append, oldest first: usually one turn, such as a user message, or an assistant message with tool calls followed by one tool message per call"`
+	FlushPending   bool      `json:"flush_pending,omitempty" jsonschema:"record tool calls left without a tool message as failed, instead of refusing the append"`
+	IdempotencyKey string    `json:"idempotency_key,omitempty" jsonschema:"a key unique to this append: a retry with the same key and messages stores nothing twice"`
+}
+
+// AppendOutput is the output of append.
+type AppendOutput struct {
+	Seqs    []int64 `json:"seqs" jsonschema:"the log sequence numbers of the stored steps, in order"`
+	LastSeq int64   `json:"last_seq" jsonschema:"the session's last sequence number after the append"`
+}
+
+var appendSchema = []edit{
+	at("session_id", sessionIDEdits...),
+	at("messages", array, items(1, MaxMessages)),
+	at("messages.[].tool_calls", array),
+	at("messages.[].role", enum(string(agentmem.RoleSystem), string(agentmem.RoleUser), string(agentmem.RoleAssistant), string(agentmem.RoleTool))),
+	at("messages.[].tool_calls.[].id", length(1, 256)),
+	at("messages.[].tool_calls.[].name", length(1, 256)),
+	at("idempotency_key", length(1, maxIdempotencyKey), pattern(`^[!-~]+$`)),
+}
+
+const appendDescription = `Append messages to a session's log, in OpenAI's chat shape: role system, user, assistant or tool. An assistant message may carry tool_calls; their results are tool messages (tool_call_id = the call's id) that must come in the same append, after it. Messages are stored durably and atomically (all or none). Returns the new log sequence numbers.`
+
+func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error) {
+	op := "append to session " + strconv.Quote(in.SessionID)
+	if _, err := t.session(ctx, in.SessionID); err != nil {
+		return AppendOutput{}, t.toolError(ctx, op, err)
+	}
+	steps, err := foldMessages(in.Messages, in.FlushPending, in.IdempotencyKey, t.cfg.Clock, t.cfg.NewID)
+	if err != nil {
+		return AppendOutput{}, t.toolError(ctx, op, err)
+	}
+	req := store.AppendRequest{SessionID: in.SessionID, Steps: steps}
+	if err := store.ValidateAppend(req); err != nil {
+		return AppendOutput{}, t.toolError(ctx, op, err)
+	}
+	resp, err := t.cfg.Store.Append(ctx, req)
+	if err != nil {
+		return AppendOutput{}, t.toolError(ctx, op, err)
+	}
+	return AppendOutput{Seqs: resp.Seqs, LastSeq: resp.LastSeq}, nil
+}
+
+// foldMessages turns the messages of one append into steps as
+// Memory.AddMessage folds them. An append is a whole turn, as on the HTTP
+// API: a tool message must answer a call of the same append, and calls
+// left without a result are refused unless flush is set (then they get an
+// error result), so nothing half-finished is kept between calls. With a
+// key, the steps' IDs are key/0, key/1, ..., so a retry stores nothing
+// twice.
+func foldMessages(in []Message, flush bool, key string, clock func() time.Time, newID func() string) ([]agentmem.Step, error) {
+	if len(in) == 0 {
+		return nil, invalid("messages", "is empty: send at least one message")
+	}
+	if len(in) > MaxMessages {
+		return nil, invalid("messages", "has %d messages; at most %d per append", len(in), MaxMessages)
+	}
+	if key != "" {
+		n := 0
+		newID = func() string { id := key + "/" + strconv.Itoa(n); n++; return id }
+	}
+	// A scratch memory does the folding; it never counts tokens, so the
+	// cheap counter is enough.
+	fold := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic(), Clock: clock, NewID: newID})
+	ctx := context.Background()
+	lastCalls := -1
+	for i, m := range in {
+		field := fmt.Sprintf("messages[%d]", i)
+		msg := agentmem.Message{Role: agentmem.Role(m.Role), Name: m.Name, ToolCallID: m.ToolCallID}
+		if m.Content != "" {
+			msg.Content = agentmem.Text(m.Content)
+		}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, agentmem.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		if m.IsError {
+			if msg.Role != agentmem.RoleTool {
+				return nil, invalid(field+".is_error", "only a tool message can be an error result")
+			}
+			msg.Metadata = map[string]string{agentmem.MetaIsError: "true"}
+		}
+		if msg.Role == agentmem.RoleTool && fold.Pending() == nil {
+			return nil, invalid(field+".tool_call_id", "the tool result for %q answers no tool call of this append: send an assistant message's tool calls and their results in one append", m.ToolCallID)
+		}
+		if err := fold.AddMessage(ctx, msg); err != nil {
+			if ie, ok := err.(*agentmem.InvalidError); ok {
+				return nil, invalid(joinField(field, ie.Field), "%s", ie.Reason)
+			}
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		if msg.Role == agentmem.RoleAssistant && len(msg.ToolCalls) > 0 {
+			lastCalls = i
+		}
+	}
+	if p := fold.Pending(); p != nil {
+		if !flush {
+			var missing []string
+			for _, c := range p.ToolCalls {
+				if !answered(p, c.ID) {
+					missing = append(missing, strconv.Quote(c.ID))
+				}
+			}
+			return nil, invalid(fmt.Sprintf("messages[%d].tool_calls", lastCalls),
+				"tool calls %s have no result: add a tool message for each in the same append, or set flush_pending to record them as failed", strings.Join(missing, ", "))
+		}
+		if err := fold.FlushPending(ctx); err != nil {
+			return nil, err
+		}
+	}
+	steps := fold.Steps()
+	for i, s := range steps {
+		info := s.Info()
+		info.Number = 0
+		steps[i] = agentmem.WithInfo(s, info)
+	}
+	return steps, nil
+}
+
+// answered reports whether the action has a result for the call.
+func answered(a *agentmem.ActionStep, callID string) bool {
+	for _, r := range a.Results {
+		if r.CallID == callID {
+			return true
+		}
+	}
+	return false
+}
+
+// joinField joins a parent path and a field name.
+func joinField(parent, field string) string {
+	switch {
+	case field == "":
+		return parent
+	case strings.HasPrefix(field, "["):
+		return parent + field
+	}
+	return parent + "." + field
+}
+
+// get_context
+
+// GetContextInput is the input of get_context.
+type GetContextInput struct {
+	SessionID      string `json:"session_id" jsonschema:"the session to render"`
+	Budget         int    `json:"budget,omitempty" jsonschema:"the most tokens the messages may cost; the newest messages that fit are kept, with the system prompt and the first task always kept. 0 or absent: no limit"`
+	Format         string `json:"format,omitempty" jsonschema:"the chat API shape of the messages: openai (tool role), anthropic (system apart, tool_use/tool_result blocks) or observation (tool results as user messages)"`
+	Tokenizer      string `json:"tokenizer,omitempty" jsonschema:"how tokens are counted: o200k_base (GPT-4o and later), cl100k_base (GPT-4) or heuristic (characters/4, for other models); absent: the server's default"`
+	TruncateToFill bool   `json:"truncate_to_fill,omitempty" jsonschema:"show the newest step that does not fit with its tool outputs cut, to fill the budget"`
+}
+
+// ContextOutput is the output of get_context: the messages to send to the
+// model and a record of what was left out.
+type ContextOutput struct {
+	Format    string `json:"format"`
+	Tokenizer string `json:"tokenizer"`
+	Budget    int    `json:"budget" jsonschema:"the budget asked for (0: none)"`
+	Tokens    int    `json:"tokens" jsonschema:"what the messages cost, counted with tokenizer, request overhead included"`
+	Messages  any    `json:"messages" jsonschema:"the messages in the format's wire shape: an array of chat messages for openai and observation, an object {system, messages} for anthropic"`
+	Steps     []int  `json:"steps" jsonschema:"the log sequence numbers of the steps shown, in order"`
+	// Dropped are the runs of steps of the working set left out.
+	Dropped      []agentmem.DroppedRun `json:"dropped" jsonschema:"runs of steps left out to fit the budget"`
+	DroppedSteps int                   `json:"dropped_steps" jsonschema:"how many steps were left out"`
+	Truncated    []int                 `json:"truncated" jsonschema:"steps shown with their tool outputs cut"`
+	Summarized   []agentmem.Range      `json:"summarized" jsonschema:"the steps the summaries shown stand for"`
+	LastSeq      int64                 `json:"last_seq" jsonschema:"the log sequence number the context reflects"`
+}
+
+var getContextSchema = []edit{
+	at("session_id", sessionIDEdits...),
+	at("budget", between(0, MaxBudget)),
+	at("format", enum(render.Names()...), byDefault(render.NameOpenAI)),
+	at("tokenizer", enum(tokenizer.Names()...)),
+}
+
+const getContextDescription = `Get a session's conversation as the messages to send to a model, fitted to a token budget and rendered for a chat API (openai, anthropic or observation). The system prompt and first task are always kept; older steps are left out first, and a tool call is never separated from its result. Returns the messages, their exact token count, and which steps were left out, truncated or summarized.`
+
+func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutput, error) {
+	op := "get_context of session " + strconv.Quote(in.SessionID)
+	if in.Format == "" {
+		in.Format = render.NameOpenAI
+	}
+	format, err := render.ByName(in.Format)
+	if err != nil {
+		return ContextOutput{}, t.toolError(ctx, op, invalid("format", "unknown format %q (known: %s)", in.Format, strings.Join(render.Names(), ", ")))
+	}
+	counter := t.cfg.Counter
+	if in.Tokenizer != "" {
+		if counter, err = tokenizer.Get(in.Tokenizer); err != nil {
+			return ContextOutput{}, t.toolError(ctx, op, invalid("tokenizer", "unknown tokenizer %q (known: %s)", in.Tokenizer, strings.Join(tokenizer.Names(), ", ")))
+		}
+	}
+	if in.Budget < 0 || in.Budget > MaxBudget {
+		return ContextOutput{}, t.toolError(ctx, op, invalid("budget", "must be between 0 and %d", MaxBudget))
+	}
+	if err := store.ValidateID(in.SessionID); err != nil {
+		return ContextOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
+	}
+	// The bound memory is only read: nothing is added through it, so it
+	// never writes, and it is not closed (that would end a single-run
+	// session).
+	b, err := store.OpenMemory(ctx, t.cfg.Store, in.SessionID, agentmem.Options{Counter: counter, Clock: t.cfg.Clock})
+	if err != nil {
+		if errors.Is(err, agentmem.ErrNotFound) {
+			err = sessionNotFound(in.SessionID)
+		}
+		return ContextOutput{}, t.toolError(ctx, op, err)
+	}
+	sess := b.Session()
+	if sess.Tenant != t.tenant {
+		return ContextOutput{}, t.toolError(ctx, op, sessionNotFound(in.SessionID))
+	}
+	c, err := b.Context(ctx, agentmem.ContextOptions{Budget: in.Budget, Format: format, Counter: counter, TruncateToFill: in.TruncateToFill})
+	if err != nil {
+		return ContextOutput{}, t.toolError(ctx, op, err)
+	}
+	wire, err := render.Encode(in.Format, c.Messages)
+	if err != nil {
+		return ContextOutput{}, t.toolError(ctx, op, err)
+	}
+	return ContextOutput{
+		Format: c.Format, Tokenizer: c.Counter, Budget: in.Budget, Tokens: c.Tokens, Messages: wire,
+		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
+		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), LastSeq: sess.LastSeq,
+	}, nil
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
