@@ -1,0 +1,59 @@
+package inspector
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/recall"
+)
+
+// FactsFrom returns the FactsSource of a facts.Memory: every fact of the
+// user, superseded ones included, with its decay curve under the
+// Memory's policy.
+func FactsFrom(m *facts.Memory) FactsSource { return factsSource{m} }
+
+type factsSource struct{ m *facts.Memory }
+
+func (s factsSource) List(ctx context.Context, tenant, user string) ([]FactView, error) {
+	fs, err := s.m.List(ctx, tenant, user, true)
+	if err != nil {
+		return nil, err
+	}
+	decay := s.m.Options().Decay
+	out := make([]FactView, 0, len(fs))
+	for _, f := range fs {
+		f := f
+		out = append(out, FactView{
+			ID: f.ID, Text: f.Text, Confidence: f.Confidence,
+			CreatedAt: f.CreatedAt, ReinforcedAt: f.ReinforcedAt,
+			Superseded: !f.Valid(), SupersededBy: f.SupersededBy,
+			EffectiveAt: func(t time.Time) float64 { return decay.Effective(f, t) },
+		})
+	}
+	return out, nil
+}
+
+// RecallFrom returns the RecallSource of a recall.Index: a search of the
+// tenant's whole index (every session's turns and any other document).
+func RecallFrom(ix *recall.Index) RecallSource { return recallSource{ix} }
+
+type recallSource struct{ ix *recall.Index }
+
+func (s recallSource) Search(ctx context.Context, tenant, query string, k int) ([]HitView, error) {
+	hits, err := s.ix.Search(ctx, recall.Query{Tenant: tenant, Text: query, K: k})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HitView, 0, len(hits))
+	for _, h := range hits {
+		v := HitView{ID: h.Doc.ID, Text: h.Doc.Text, Score: h.Score, Time: h.Doc.Time,
+			SessionID: h.Doc.Metadata[recall.MetaSession], UserID: h.Doc.Metadata[recall.MetaUser]}
+		if step, err := strconv.ParseInt(h.Doc.Metadata[recall.MetaStep], 10, 64); err == nil && v.SessionID != "" {
+			v.Seq = step
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

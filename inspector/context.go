@@ -1,0 +1,360 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// Step statuses on the "what the model saw" page.
+const (
+	StatusShown      = "shown"      // the step's messages were sent
+	StatusTruncated  = "truncated"  // sent with its observations shortened
+	StatusSummarized = "summarized" // not sent: a summary stands in for it
+	StatusPruned     = "pruned"     // not sent: over the budget, or removed by a compaction
+)
+
+// modelView is what the model saw at one call: the context rendered from
+// the working set of a prefix of a session's log, and the status of every
+// step of that prefix.
+type modelView struct {
+	// Context is Memory.Context's result; nil when BudgetErr is set.
+	Context *agentmem.Context
+	// BudgetErr is set when the pinned steps alone exceed the budget.
+	BudgetErr *agentmem.BudgetError
+	// Messages are Context's messages with their token counts and, when
+	// the format keeps one message list per step, their steps.
+	Messages []messageView
+	// Log is every entry of the prefix, each step with its status.
+	Log    []logRow
+	Counts map[string]int
+}
+
+// logRow is one log entry with what became of it in the context.
+type logRow struct {
+	Seq        int64
+	Kind       string
+	Status     string // one of the Status constants; "" for a compaction
+	Detail     string
+	Tokens     int
+	Preview    string
+	Compaction *compactionView
+}
+
+// buildModelView rebuilds the memory a session had after the given log
+// entries (a prefix of its log, in order) as a bound memory loads it,
+// with store.WorkingSet, and renders it with Memory.Context under v.
+func buildModelView(ctx context.Context, entries []store.Entry, v view) (*modelView, error) {
+	f, err := render.ByName(v.Format)
+	if err != nil {
+		return nil, err
+	}
+	c, err := tokenizer.Get(v.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	ws := store.WorkingSet(entries)
+	next := 0
+	for _, e := range entries {
+		next = max(next, int(e.Seq)+1)
+	}
+	m := agentmem.New(agentmem.Options{Format: f, Counter: c})
+	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: next, Steps: ws}); err != nil {
+		// A stored log that does not restore is the server's problem, not
+		// a bad request: %v keeps ErrInvalid from making it a 400.
+		return nil, fmt.Errorf("inspector: the log's working set does not restore: %v", err)
+	}
+	res, err := m.Context(ctx, agentmem.ContextOptions{Budget: v.Budget, Format: f, Counter: c, TruncateToFill: v.Truncate})
+	mv := &modelView{Counts: map[string]int{}}
+	var be *agentmem.BudgetError
+	switch {
+	case errors.As(err, &be):
+		mv.BudgetErr = be
+	case err != nil:
+		return nil, err
+	default:
+		mv.Context = res
+		mv.Messages = messageViews(res, ws, f, c)
+	}
+	mv.Log = statuses(entries, ws, res, f, c)
+	for _, row := range mv.Log {
+		if row.Status != "" {
+			mv.Counts[row.Status]++
+		}
+	}
+	return mv, nil
+}
+
+// messageViews returns the context's messages with their costs. When the
+// format's assembly kept the steps' messages as they were (one list per
+// step, as OpenAI's and the observation format do), each message is
+// labelled with its step.
+func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, c tokenizer.Counter) []messageView {
+	byNumber := make(map[int]agentmem.Step, len(ws))
+	for _, s := range ws {
+		byNumber[s.Info().Number] = s
+	}
+	var owner []int
+	for _, n := range res.Steps {
+		if s, ok := byNumber[n]; ok {
+			for range f.StepMessages(s, agentmem.RenderOptions{}) {
+				owner = append(owner, n)
+			}
+		}
+	}
+	labelled := len(owner) == len(res.Messages)
+	out := make([]messageView, len(res.Messages))
+	for i, msg := range res.Messages {
+		out[i] = newMessageView(msg, agentmem.MessageTokens(c, msg))
+		if labelled {
+			out[i].Step, out[i].HasStep = owner[i], true
+		}
+	}
+	return out
+}
+
+// statuses gives every entry of the prefix its status in the context
+// res (nil when the budget was too small: then nothing was sent).
+func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context, f agentmem.Format, c tokenizer.Counter) []logRow {
+	shown, truncated, dropped := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	var summarized []agentmem.Range
+	index := make(map[int]int, len(ws))
+	for i, s := range ws {
+		index[s.Info().Number] = i
+	}
+	if res != nil {
+		for _, n := range res.Steps {
+			shown[n] = true
+		}
+		for _, n := range res.Truncated {
+			truncated[n] = true
+		}
+		// A dropped run is Count consecutive working-set steps from First.
+		for _, run := range res.Dropped {
+			if i, ok := index[run.First]; ok {
+				for k := i; k < i+run.Count && k < len(ws); k++ {
+					dropped[ws[k].Info().Number] = true
+				}
+			}
+		}
+		summarized = res.Summarized
+	}
+	replaced := map[int]bool{}
+	for _, n := range store.ReplacedSeqs(entries) {
+		replaced[int(n)] = true
+	}
+	removedBy := map[int]int64{}
+	for _, e := range entries {
+		if e.Kind == store.CompactionEntry && e.Compaction != nil {
+			for _, n := range e.Compaction.Removed {
+				removedBy[int(n)] = e.Seq
+			}
+		}
+	}
+	var rows []logRow
+	for _, e := range entries {
+		if e.Kind == store.CompactionEntry && e.Compaction != nil {
+			rows = append(rows, logRow{Seq: e.Seq, Kind: string(e.Kind), Compaction: newCompactionView(e.Compaction)})
+			continue
+		}
+		if e.Step == nil {
+			continue
+		}
+		n := int(e.Seq)
+		row := newLogRow(e.Seq, e.Step, f, c)
+		_, inWS := index[n]
+		switch {
+		case res == nil:
+			row.Status, row.Detail = StatusPruned, "nothing was sent: the budget cannot hold the pinned steps"
+		case truncated[n]:
+			row.Status, row.Detail = StatusTruncated, "observations shortened to fill the budget"
+		case shown[n] && replaced[n]:
+			row.Status, row.Detail = StatusTruncated, "observations shortened by a compaction"
+		case shown[n]:
+			row.Status = StatusShown
+			if cv := covers(e.Step); cv != "" {
+				row.Detail = "summarizes steps " + cv
+			}
+		case dropped[n]:
+			row.Status, row.Detail = StatusPruned, "left out: over the budget"
+		case !inWS && inRanges(summarized, n):
+			row.Status, row.Detail = StatusSummarized, "covered by summary #"+strconv.Itoa(summaryOf(ws, n, shown))
+		case !inWS && summaryOf(ws, n, nil) > 0:
+			row.Status, row.Detail = StatusSummarized, "covered by summary #"+strconv.Itoa(summaryOf(ws, n, nil))+", which was left out"
+		case !inWS && removedBy[n] > 0:
+			row.Status, row.Detail = StatusPruned, "removed from the working set by compaction #"+strconv.FormatInt(removedBy[n], 10)
+		default:
+			row.Status, row.Detail = StatusPruned, "not in the working set"
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// newLogRow describes a step, without a status.
+func newLogRow(seq int64, s agentmem.Step, f agentmem.Format, c tokenizer.Counter) logRow {
+	_, _, tokens := stepCost(f, c, s)
+	return logRow{Seq: seq, Kind: string(s.Kind()), Tokens: tokens, Preview: preview(s)}
+}
+
+func inRanges(rs []agentmem.Range, n int) bool {
+	for _, r := range rs {
+		if r.Contains(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// summaryOf returns the number of the summary step of ws that covers step
+// n (only among shown ones, when shown is not nil), or 0.
+func summaryOf(ws []agentmem.Step, n int, shown map[int]bool) int {
+	for _, s := range ws {
+		sum, ok := s.(*agentmem.SummaryStep)
+		if ok && sum.CoversNumber(n) && (shown == nil || shown[sum.Number]) {
+			return sum.Number
+		}
+	}
+	return 0
+}
+
+// contextData is the "what the model saw" page's data.
+type contextData struct {
+	S          sessionHead
+	At         int64 // 0: the next call
+	View       view
+	Formats    []string
+	Tokenizers []string
+	MV         *modelView
+	// Produced is the step the call produced (At's step), if any.
+	Produced *logRow
+	// Tokens and Budget of the context, and its share of the budget.
+	Tokens       int
+	Budget       int
+	BudgetBar    string
+	MessageSum   int
+	ReplyPriming int
+	Wire         string
+	PrevURL      string
+	NextURL      string
+	TimelineURL  string
+	// Hidden carries the query parameters the form does not show.
+	HiddenAt string
+}
+
+// context serves what the model saw:
+// GET /sessions/{id}/context?at=&budget=&format=&tokenizer=&truncate=.
+func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := in.tenant(w, r)
+	if !ok {
+		return
+	}
+	sess, err := in.getSession(r.Context(), tenant, r.PathValue("id"))
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	v, err := parseView(q, in.def)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	at, err := parseAt(q)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	if at > sess.LastSeq+1 {
+		in.fail(w, r, invalid("at", "step %d is past the end of the log (its last entry is %d)", at, sess.LastSeq))
+		return
+	}
+	req := store.ReadRequest{SessionID: sess.ID}
+	if at > 0 {
+		req.Limit = int(at) // the entries before step at, and at itself
+	}
+	resp, err := in.cfg.Store.Read(r.Context(), req)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	if resp.Session.Tenant != tenant {
+		in.fail(w, r, notFound("No such session."))
+		return
+	}
+	sess = resp.Session
+	entries := resp.Entries
+	var produced *store.Entry
+	if at > 0 {
+		for i, e := range entries {
+			if e.Seq >= at {
+				if e.Seq == at {
+					produced = &entries[i]
+				}
+				entries = entries[:i]
+				break
+			}
+		}
+	}
+	mv, err := buildModelView(r.Context(), entries, v)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	d := &contextData{
+		S: newSessionHead(sess), At: at, View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(), MV: mv,
+		Budget: v.Budget, ReplyPriming: agentmem.ReplyPriming,
+		TimelineURL: withQuery(sessionURL(sess.ID), v.values(in.def)),
+	}
+	if at > 0 {
+		d.HiddenAt = strconv.FormatInt(at, 10)
+	}
+	if produced != nil && produced.Step != nil {
+		f, _ := render.ByName(v.Format)
+		c, _ := tokenizer.Get(v.Tokenizer)
+		row := newLogRow(produced.Seq, produced.Step, f, c)
+		d.Produced = &row
+	}
+	if res := mv.Context; res != nil {
+		d.Tokens = res.Tokens
+		d.BudgetBar = barWidth(res.Tokens, v.Budget)
+		for _, m := range mv.Messages {
+			d.MessageSum += m.Tokens
+		}
+		wire, err := render.Encode(v.Format, res.Messages)
+		if err == nil {
+			b, err := json.MarshalIndent(wire, "", "  ")
+			if err == nil {
+				d.Wire = string(b)
+			}
+		}
+	}
+	link := func(n int64) string {
+		lq := v.values(in.def)
+		if n > 0 {
+			lq.Set("at", strconv.FormatInt(n, 10))
+		}
+		return withQuery(sessionURL(sess.ID)+"/context", lq)
+	}
+	if at > 1 {
+		d.PrevURL = link(at - 1)
+	} else if at == 0 && sess.LastSeq > 0 {
+		d.PrevURL = link(sess.LastSeq)
+	}
+	if at > 0 && at <= sess.LastSeq {
+		d.NextURL = link(at + 1)
+	}
+	title := "Next call"
+	if at > 0 {
+		title = "At step " + strconv.FormatInt(at, 10)
+	}
+	in.show(w, r, "context", page{Title: title + " · " + sess.ID, Nav: "sessions", Tenant: tenant, Data: d})
+}

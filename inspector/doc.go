@@ -1,0 +1,45 @@
+// Package inspector is agentmem's web inspector: server-rendered HTML
+// pages that show what a memory holds and what a model was shown, for
+// people debugging an agent. The server mounts it at "/", beside the JSON
+// API under /v1:
+//
+//	insp, err := inspector.New(inspector.Config{Store: st, Tenant: tenantOf})
+//	...
+//	mux.Handle("/", insp)
+//
+// A server with routes of its own can instead register it under each of
+// Patterns, so that its other unknown paths stay its own 404s.
+//
+// # Pages
+//
+//	/                              sessions, filtered by user and agent, paged
+//	/sessions/{id}                 the session's log: steps with a token bar each,
+//	                               compactions as markers
+//	/sessions/{id}/context?at=N    exactly what the model saw at the call that
+//	                               produced step N (no at: the next call), under
+//	                               a budget, format and tokenizer given as query
+//	                               parameters, so every view is a shareable URL
+//	/facts?user=U                  a user's facts and their decaying confidence
+//	/recall?q=Q&k=K                recall search
+//
+// The "what the model saw" page rebuilds the memory from the log as it
+// stood before step N, with store.WorkingSet (compactions honoured as a
+// bound memory loads them), and renders it with agentmem.Memory.Context:
+// the messages, their token counts, and every step of the log up to that
+// point marked as shown, truncated, summarized or pruned, as the context
+// result reports them.
+//
+// Facts and recall come from the small FactsSource and RecallSource
+// interfaces of this package; FactsFrom and RecallFrom adapt the facts
+// memory and the recall index to them. A page whose source is not
+// configured says so.
+//
+// # Safety
+//
+// Every page reads the tenant from Config.Tenant and shows only that
+// tenant's data: another tenant's session is a 404, like a missing one.
+// Templates are html/template, so everything shown is escaped; the pages
+// use no JavaScript, no inline styles and nothing from another origin,
+// and every response carries a Content-Security-Policy that allows only
+// the inspector's own stylesheet.
+package inspector

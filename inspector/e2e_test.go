@@ -1,0 +1,235 @@
+package inspector_test
+
+import (
+	"context"
+	"maps"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/inspector"
+	"github.com/agentmem/agentmem/internal/testenv"
+	"github.com/agentmem/agentmem/store/sqlite"
+	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/chromedp/chromedp"
+)
+
+// UpdateScreenshotsEnv names the variable that makes TestBrowser write its
+// screenshots to docs/img, for the documentation, instead of a temporary
+// directory.
+const UpdateScreenshotsEnv = "AGENTMEM_UPDATE_SCREENSHOTS"
+
+// TestBrowser drives the inspector in headless Chromium over a SQLite
+// store: the sessions list, a session's timeline, what the model saw at a
+// step under a small budget, the facts page and recall, checking what each
+// page shows through DOM queries and taking a screenshot of each.
+func TestBrowser(t *testing.T) {
+	chrome := testenv.ChromiumPath(t)
+	shots := t.TempDir()
+	if os.Getenv(UpdateScreenshotsEnv) == "1" {
+		shots = filepath.Join("..", "docs", "img")
+	}
+
+	ctx := context.Background()
+	clk := tickClock(t0)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seedLogin(t, st, "", "fix-login", clk)
+	seedOthers(t, st, clk)
+	in, err := inspector.New(inspector.Config{
+		Store:  st,
+		Facts:  newFacts(),
+		Recall: newRecall(t, st, "fix-login", "plan-sprint", "lit-review", "acme-secret"),
+		Clock:  func() time.Time { return factsNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1440, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	bctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	defer cancel()
+
+	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	strs := func(js string) []string {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](js))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", js, err)
+		}
+		return v
+	}
+	text := func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return v
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The sessions list: the default tenant's sessions, not acme's.
+	do("open the sessions list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#sessions")))
+	ids := strs(`[...document.querySelectorAll('#sessions tr.session a.id')].map(a => a.textContent)`)
+	slices.Sort(ids)
+	if want := []string{"fix-login", "fix-login-retry", "lit-review", "plan-sprint"}; !slices.Equal(ids, want) {
+		t.Fatalf("sessions listed: %q, want %q", ids, want)
+	}
+	shot("sessions.png")
+
+	// Filter by user with the form.
+	do("filter by user bob",
+		chromedp.SetValue(chromedp.CSS(`input[name=user]`), "bob"),
+		chromedp.Submit(chromedp.CSS(`form.controls`)),
+		chromedp.WaitVisible(chromedp.CSS(`a.id[href="/sessions/lit-review"]`)))
+	if ids := strs(`[...document.querySelectorAll('#sessions tr.session a.id')].map(a => a.textContent)`); !slices.Equal(ids, []string{"lit-review"}) {
+		t.Fatalf("sessions of bob: %q, want [lit-review]", ids)
+	}
+
+	// A session's timeline, reached by clicking through from alice's list.
+	do("open fix-login",
+		chromedp.Navigate(srv.URL+"/?user=alice"),
+		chromedp.Click(chromedp.CSS(`a.id[href="/sessions/fix-login"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#timeline")))
+	kinds := strs(`[...document.querySelectorAll('#timeline > li')].map(li => li.dataset.kind || 'compaction')`)
+	wantKinds := []string{"system_prompt", "task", "action", "action", "action", "action", "summary", "compaction",
+		"action", "action", "scratchpad", "compaction", "action", "final_answer"}
+	if !slices.Equal(kinds, wantKinds) {
+		t.Fatalf("timeline kinds: %q, want %q", kinds, wantKinds)
+	}
+	// The token bars are proportional to the steps' tokens: the longest
+	// step (the test file read at #3) has the full bar.
+	widths := strs(`[...document.querySelectorAll('#timeline li.step rect.fill')].map(r => r.getAttribute('width'))`)
+	if widths[seqReadTest-1] != "100.0" {
+		t.Errorf("bar widths %q: step #%d, the longest, should be 100.0", widths, seqReadTest)
+	}
+	do("open step 3", chromedp.Click(chromedp.CSS(`#e3 summary`)), chromedp.WaitVisible(chromedp.CSS(`#e3 ol.messages`)))
+	if got := text(`#e3 .call .fn`); got != "read_file" {
+		t.Errorf("step #3's tool call: %q, want read_file", got)
+	}
+	shot("session.png")
+
+	// What the model saw at step 13 under a small budget, which leaves
+	// out the summary: the steps it covers show as summarized, the
+	// shortened edit as truncated, the steps that do not fit as pruned.
+	const budget = 250
+	do("open what the model saw at step 13",
+		chromedp.Click(chromedp.CSS(`#e13 a.saw`)),
+		chromedp.WaitVisible(chromedp.CSS("#steps")),
+		chromedp.SetValue(chromedp.CSS(`input[name=budget]`), strconv.Itoa(budget)),
+		chromedp.Submit(chromedp.CSS(`form.controls`)),
+		chromedp.WaitVisible(chromedp.CSS("#ctx-budget")))
+	loc, err := chromedp.Run(bctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := srv.URL + "/sessions/fix-login/context?at=13&format=openai&tokenizer=o200k_base&budget=250"; loc != want {
+		t.Errorf("the form led to %s, want the shareable %s", loc, want)
+	}
+	counter, _ := tokenizer.Get(tokenizer.O200kBase)
+	lib, ws := libContext(t, st, "fix-login", seqFinalCheck, agentmem.ContextOptions{Budget: budget, Counter: counter})
+	if got := text("#ctx-tokens"); got != strconv.Itoa(lib.Tokens) {
+		t.Errorf("context tokens %s, want the library's %d", got, lib.Tokens)
+	}
+	status := map[int64]string{}
+	for _, kv := range strs(`[...document.querySelectorAll('#steps tr.st')].map(tr => tr.dataset.seq + '=' + tr.dataset.status)`) {
+		k, v, _ := strings.Cut(kv, "=")
+		n, _ := strconv.ParseInt(k, 10, 64)
+		status[n] = v
+	}
+	if want := expectedStatuses(t, st, "fix-login", seqFinalCheck, lib, ws); !maps.Equal(status, want) {
+		t.Errorf("step statuses %v, want %v", status, want)
+	}
+	for _, s := range []string{inspector.StatusShown, inspector.StatusTruncated, inspector.StatusSummarized, inspector.StatusPruned} {
+		if !slices.Contains(slices.Collect(maps.Values(status)), s) {
+			t.Errorf("no step is %s under budget %d: %v; the fixture should show every status", s, budget, status)
+		}
+	}
+	roles := strs(`[...document.querySelectorAll('section.sent li.msg .role')].map(e => e.textContent)`)
+	if len(roles) < 3 || roles[0] != "system" || roles[1] != "user" {
+		t.Errorf("messages sent: roles %q, want the system prompt and the task first", roles)
+	}
+	shot("context.png")
+
+	// Alice's facts, from the session's header.
+	do("open alice's facts",
+		chromedp.Navigate(srv.URL+"/sessions/fix-login"),
+		chromedp.Click(chromedp.CSS(`.sesshead a.aside`)),
+		chromedp.WaitVisible(chromedp.CSS("#facts")))
+	facts := strs(`[...document.querySelectorAll('#facts tr.fact:not(.superseded) td.text')].map(e => e.textContent)`)
+	if len(facts) != 4 {
+		t.Fatalf("active facts shown: %q, want 4", facts)
+	}
+	current := strs(`[...document.querySelectorAll('#facts tr.fact:not(.superseded)')].map(e => e.dataset.current)`)
+	if !slices.IsSortedFunc(current, func(a, b string) int { return -compareFloat(a, b) }) {
+		t.Errorf("facts not by current confidence, highest first: %q", current)
+	}
+	if n := strs(`[...document.querySelectorAll('figure.overview svg g.line path.past')].map(p => p.getAttribute('d'))`); len(n) != 4 {
+		t.Errorf("overview chart lines: %d, want 4", len(n))
+	}
+	if got := text(`#facts tr.superseded td.text s`); got != "Prefers Go for backend services" {
+		t.Errorf("superseded fact: %q", got)
+	}
+	shot("facts.png")
+
+	// Recall: the tenant's entries only.
+	do("search recall",
+		chromedp.Navigate(srv.URL+"/recall"),
+		chromedp.SetValue(chromedp.CSS(`input[name=q]`), "bcrypt CompareHashAndPassword"),
+		chromedp.Submit(chromedp.CSS(`form.controls`)),
+		chromedp.WaitVisible(chromedp.CSS("#hits")))
+	hits := strs(`[...document.querySelectorAll('#hits li.hit a')].map(a => a.textContent)`)
+	if len(hits) == 0 {
+		t.Fatal("no recall hits")
+	}
+	for _, h := range hits {
+		if h == "acme-secret" {
+			t.Errorf("recall showed another tenant's session: %q", hits)
+		}
+	}
+	shot("recall.png")
+}
+
+// compareFloat compares two numbers written as text.
+func compareFloat(a, b string) int {
+	x, _ := strconv.ParseFloat(a, 64)
+	y, _ := strconv.ParseFloat(b, 64)
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}

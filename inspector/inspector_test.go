@@ -1,0 +1,692 @@
+package inspector_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/inspector"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+func o200k(t testing.TB) tokenizer.Counter {
+	c, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// listed returns the session IDs a sessions page lists, in order.
+func listed(body string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`<a class="id" href="/sessions/[^"]*">([^<]*)</a>`).FindAllStringSubmatch(body, -1) {
+		out = append(out, html.UnescapeString(m[1]))
+	}
+	return out
+}
+
+func TestSessionsListShowsTheTenantsSessionsNewestFirst(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	body := mustGet(t, f.in, "/", http.StatusOK)
+	want := []string{"fix-login-retry", "lit-review", "plan-sprint", "fix-login"}
+	if got := listed(body); !slices.Equal(got, want) {
+		t.Fatalf("listed %q, want %q", got, want)
+	}
+	if strings.Contains(body, "acme-secret") {
+		t.Error("the default tenant's list shows a session of tenant acme")
+	}
+	for _, link := range []string{`href="/?user=alice"`, `href="/?agent=coder"`, `href="/facts?user=alice"`} {
+		if !strings.Contains(body, link) {
+			t.Errorf("the list has no link %s", link)
+		}
+	}
+
+	for q, want := range map[string][]string{
+		"/?user=alice":             {"plan-sprint", "fix-login"},
+		"/?agent=researcher":       {"lit-review"},
+		"/?user=alice&agent=coder": {"fix-login"},
+		"/?user=nobody":            nil,
+	} {
+		if got := listed(mustGet(t, f.in, q, http.StatusOK)); !slices.Equal(got, want) {
+			t.Errorf("GET %s listed %q, want %q", q, got, want)
+		}
+	}
+
+	// Tenant acme sees its own session only.
+	acme := newFixture(t, inspector.Config{Tenant: func(*http.Request) (string, error) { return "acme", nil }})
+	if got := listed(mustGet(t, acme.in, "/", http.StatusOK)); !slices.Equal(got, []string{"acme-secret"}) {
+		t.Errorf("tenant acme's list: %q", got)
+	}
+}
+
+func TestSessionsListPages(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	var all []string
+	next := "/?size=1"
+	for pages := 0; next != ""; pages++ {
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		body := mustGet(t, f.in, next, http.StatusOK)
+		ids := listed(body)
+		if len(ids) > 1 {
+			t.Fatalf("page %s has %d sessions, want at most 1", next, len(ids))
+		}
+		all = append(all, ids...)
+		next = ""
+		if m := regexp.MustCompile(`id="next-page" href="([^"]*)"`).FindStringSubmatch(body); m != nil {
+			next = html.UnescapeString(m[1])
+			if !strings.Contains(next, "size=1") {
+				t.Errorf("the next page link %s drops the page size", next)
+			}
+		}
+	}
+	if want := listed(mustGet(t, f.in, "/", http.StatusOK)); !slices.Equal(all, want) {
+		t.Errorf("pages of one listed %q, want %q", all, want)
+	}
+}
+
+// TestSessionsListSkipsOtherTenantsWhenPaging covers the default tenant,
+// which the store cannot filter on: many sessions of another tenant
+// between the default tenant's must not cut its pages short or hide any.
+func TestSessionsListSkipsOtherTenantsWhenPaging(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	ctx := context.Background()
+	for i := range 30 {
+		if _, err := f.st.Create(ctx, store.CreateRequest{ID: fmt.Sprintf("acme-%02d", i), Tenant: "acme"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.st.Create(ctx, store.CreateRequest{ID: "newest-default"}); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	next := "/?size=2"
+	for pages := 0; next != ""; pages++ {
+		if pages > 20 {
+			t.Fatal("paging does not end")
+		}
+		body := mustGet(t, f.in, next, http.StatusOK)
+		all = append(all, listed(body)...)
+		next = ""
+		if m := regexp.MustCompile(`id="next-page" href="([^"]*)"`).FindStringSubmatch(body); m != nil {
+			next = html.UnescapeString(m[1])
+		}
+	}
+	want := []string{"newest-default", "fix-login-retry", "lit-review", "plan-sprint", "fix-login"}
+	if !slices.Equal(all, want) {
+		t.Errorf("pages listed %q, want %q", all, want)
+	}
+}
+
+// timelineRow is a step row of the session page.
+type timelineRow struct {
+	seq    int64
+	kind   string
+	tokens int
+}
+
+func timeline(t *testing.T, body string) []timelineRow {
+	t.Helper()
+	var out []timelineRow
+	re := regexp.MustCompile(`<li class="entry (step|compaction)" id="e(\d+)" data-seq="\d+"(?: data-kind="([a-z_]+)" data-tokens="(\d+)")?>`)
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
+		seq, _ := strconv.ParseInt(m[2], 10, 64)
+		row := timelineRow{seq: seq, kind: "compaction"}
+		if m[1] == "step" {
+			row.kind = m[3]
+			row.tokens, _ = strconv.Atoi(m[4])
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// libStepTokens is what a step costs in the library: the tokens of a
+// memory holding the step alone, less the reply priming.
+func libStepTokens(t *testing.T, s agentmem.Step, f agentmem.Format, c tokenizer.Counter) int {
+	t.Helper()
+	m := agentmem.New(agentmem.Options{Format: f, Counter: c})
+	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: []agentmem.Step{s}}); err != nil {
+		t.Fatal(err)
+	}
+	return m.Tokens() - agentmem.ReplyPriming
+}
+
+func TestSessionTimeline(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	resp, err := f.st.Read(context.Background(), store.ReadRequest{SessionID: "fix-login"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query     string
+		format    agentmem.Format
+		tokenizer string
+	}{
+		{"", agentmem.OpenAI, tokenizer.O200kBase},
+		{"?format=anthropic&tokenizer=cl100k_base", render.Anthropic, tokenizer.CL100kBase},
+		{"?format=observation&tokenizer=heuristic", render.Observation, tokenizer.Heuristic},
+	} {
+		body := mustGet(t, f.in, "/sessions/fix-login"+tc.query, http.StatusOK)
+		rows := timeline(t, body)
+		if len(rows) != len(resp.Entries) {
+			t.Fatalf("%s: %d timeline rows, want the log's %d entries", tc.query, len(rows), len(resp.Entries))
+		}
+		c, _ := tokenizer.Get(tc.tokenizer)
+		most := 0
+		for i, e := range resp.Entries {
+			row := rows[i]
+			if row.seq != e.Seq {
+				t.Fatalf("%s: row %d is #%d, want #%d", tc.query, i, row.seq, e.Seq)
+			}
+			if e.Kind == store.CompactionEntry {
+				if row.kind != "compaction" {
+					t.Errorf("%s: #%d shows as %s, want a compaction marker", tc.query, e.Seq, row.kind)
+				}
+				continue
+			}
+			if row.kind != string(e.Step.Kind()) {
+				t.Errorf("%s: #%d is %s, want %s", tc.query, e.Seq, row.kind, e.Step.Kind())
+			}
+			if want := libStepTokens(t, e.Step, tc.format, c); row.tokens != want {
+				t.Errorf("%s: #%d shows %d tokens, the library counts %d", tc.query, e.Seq, row.tokens, want)
+			}
+			most = max(most, row.tokens)
+		}
+		// Bars are proportional to tokens: the costliest step has the full bar.
+		widths := regexp.MustCompile(`<rect class="fill" width="([0-9.]+)"`).FindAllStringSubmatch(body, -1)
+		var steps []timelineRow
+		for _, r := range rows {
+			if r.kind != "compaction" {
+				steps = append(steps, r)
+			}
+		}
+		if len(widths) != len(steps) {
+			t.Fatalf("%s: %d token bars for %d steps", tc.query, len(widths), len(steps))
+		}
+		for i, w := range widths {
+			got, _ := strconv.ParseFloat(w[1], 64)
+			want := 100 * float64(steps[i].tokens) / float64(most)
+			if steps[i].tokens > 0 {
+				want = max(want, 0.5)
+			}
+			if got < want-0.06 || got > want+0.06 {
+				t.Errorf("%s: bar of #%d is %.1f%%, want %.1f%%", tc.query, steps[i].seq, got, want)
+			}
+		}
+	}
+
+	body := mustGet(t, f.in, "/sessions/fix-login", http.StatusOK)
+	for _, want := range []string{
+		"working set of 4 steps · removed 3–5",              // the summary compaction
+		"working set of 7 steps · shortened copies of 6, 9", // the observation pruning
+		`<code class="tool">read_file</code>`,
+		`<span class="covers">covers 3–5</span>`,
+		`href="/sessions/fix-login/context?at=9"`,
+		`href="/sessions/fix-login/context"`,
+		"github.com/example/shop", // metadata
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the session page does not show %q", want)
+		}
+	}
+}
+
+func TestSessionTimelinePages(t *testing.T) {
+	f := newFixture(t, inspector.Config{TimelinePage: 5})
+	var seqs []int64
+	next := "/sessions/fix-login?format=anthropic"
+	for pages := 0; next != ""; pages++ {
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		body := mustGet(t, f.in, next, http.StatusOK)
+		rows := timeline(t, body)
+		if len(rows) > 5 {
+			t.Fatalf("%s: %d rows, want at most 5", next, len(rows))
+		}
+		for _, r := range rows {
+			seqs = append(seqs, r.seq)
+		}
+		next = ""
+		if m := regexp.MustCompile(`id="next-page" href="([^"]*)"`).FindStringSubmatch(body); m != nil {
+			next = html.UnescapeString(m[1])
+			if !strings.Contains(next, "format=anthropic") {
+				t.Errorf("the next page %s drops the format", next)
+			}
+		}
+	}
+	if len(seqs) != seqAnswer || seqs[0] != 1 || seqs[len(seqs)-1] != seqAnswer || !slices.IsSorted(seqs) {
+		t.Errorf("pages showed %v, want 1 to %d in order", seqs, seqAnswer)
+	}
+}
+
+// statusesOf returns the step statuses of a "what the model saw" page.
+func statusesOf(body string) map[int64]string {
+	out := map[int64]string{}
+	for _, m := range regexp.MustCompile(`<tr class="st st-[a-z]*" data-seq="(\d+)" data-status="([a-z]*)">`).FindAllStringSubmatch(body, -1) {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		out[n] = m[2]
+	}
+	return out
+}
+
+// sentMessage is a message of the "what the model saw" page.
+type sentMessage struct {
+	role   string
+	step   string
+	tokens int
+}
+
+func sentMessages(body string) []sentMessage {
+	sent := body[strings.Index(body, `<section class="sent">`):strings.Index(body, `<section class="log">`)]
+	var out []sentMessage
+	re := regexp.MustCompile(`<div class="mhead"><span class="role">([a-z_]+)</span>.*?(?:<span class="from">step #(\d+)</span>)?<span class="mtok">(\d+) tok</span>`)
+	for _, m := range re.FindAllStringSubmatch(sent, -1) {
+		n, _ := strconv.Atoi(m[3])
+		out = append(out, sentMessage{role: m[1], step: m[2], tokens: n})
+	}
+	return out
+}
+
+func TestWhatTheModelSaw(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	c := o200k(t)
+	for _, tc := range []struct {
+		name     string
+		at       int64
+		query    string
+		opts     agentmem.ContextOptions
+		statuses []string // statuses that must appear
+	}{
+		{"before the summary", seqSummary, "budget=400", agentmem.ContextOptions{Budget: 400, Counter: c}, []string{inspector.StatusShown, inspector.StatusPruned}},
+		{"after the summary, no budget", seqEdit, "", agentmem.ContextOptions{Counter: c}, []string{inspector.StatusShown, inspector.StatusSummarized}},
+		{"small budget", seqFinalCheck, "budget=250", agentmem.ContextOptions{Budget: 250, Counter: c},
+			[]string{inspector.StatusShown, inspector.StatusTruncated, inspector.StatusSummarized, inspector.StatusPruned}},
+		{"truncated to fill", seqFinalCheck, "budget=270&truncate=1", agentmem.ContextOptions{Budget: 270, Counter: c, TruncateToFill: true},
+			[]string{inspector.StatusTruncated}},
+		{"next call", 0, "budget=8000&tokenizer=o200k_base", agentmem.ContextOptions{Budget: 8000, Counter: c}, []string{inspector.StatusShown}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := tc.query
+			if tc.at > 0 {
+				q = "at=" + strconv.FormatInt(tc.at, 10) + "&" + q
+			}
+			body := mustGet(t, f.in, "/sessions/fix-login/context?"+q, http.StatusOK)
+			lib, ws := libContext(t, f.st, "fix-login", tc.at, tc.opts)
+
+			if m := regexp.MustCompile(`<b id="ctx-tokens">(\d+)</b>`).FindStringSubmatch(body); m == nil || m[1] != strconv.Itoa(lib.Tokens) {
+				t.Errorf("context tokens %v, want the library's %d", m, lib.Tokens)
+			}
+			msgs := sentMessages(body)
+			if len(msgs) != len(lib.Messages) {
+				t.Fatalf("%d messages shown, the library sends %d", len(msgs), len(lib.Messages))
+			}
+			sum := 0
+			for i, m := range msgs {
+				want := lib.Messages[i]
+				if m.role != string(want.Role) {
+					t.Errorf("message %d: role %s, want %s", i, m.role, want.Role)
+				}
+				if n := agentmem.MessageTokens(c, want); m.tokens != n {
+					t.Errorf("message %d: %d tokens, want %d", i, m.tokens, n)
+				}
+				if m.step == "" {
+					t.Errorf("message %d has no step label", i)
+				}
+				sum += m.tokens
+			}
+			if sum+agentmem.ReplyPriming != lib.Tokens {
+				t.Errorf("messages cost %d + %d priming, the context %d", sum, agentmem.ReplyPriming, lib.Tokens)
+			}
+			// Every message's text is on the page.
+			text := html.UnescapeString(body)
+			for _, m := range lib.Messages {
+				for _, p := range m.Content {
+					if p.Text != "" && !strings.Contains(text, p.Text) {
+						t.Errorf("the page does not show %.60q", p.Text)
+					}
+				}
+				for _, call := range m.ToolCalls {
+					if !strings.Contains(body, `<span class="fn">`+call.Name+`</span><span class="callid">`+call.ID+`</span>`) {
+						t.Errorf("the page does not show the call %s %s", call.Name, call.ID)
+					}
+				}
+			}
+			got := statusesOf(body)
+			want := expectedStatuses(t, f.st, "fix-login", tc.at, lib, ws)
+			if !maps.Equal(got, want) {
+				t.Errorf("statuses %v, want %v", got, want)
+			}
+			for _, s := range tc.statuses {
+				if !slices.Contains(slices.Collect(maps.Values(got)), s) {
+					t.Errorf("no step is %s: %v", s, got)
+				}
+			}
+			if tc.opts.TruncateToFill && len(lib.Truncated) == 0 {
+				t.Error("the fixture should make the library truncate a step to fill")
+			}
+			for _, n := range lib.Truncated {
+				if !strings.Contains(body, `data-seq="`+strconv.Itoa(n)+`" data-status="truncated"`) {
+					t.Errorf("step %d, truncated to fill, is not marked", n)
+				}
+			}
+			if tc.at > 0 && !strings.Contains(body, "The call that produced step <b>#"+strconv.FormatInt(tc.at, 10)+"</b>") {
+				t.Error("the page does not say which step the call produced")
+			}
+		})
+	}
+}
+
+func TestWhatTheModelSawInAnthropicFormat(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	c, _ := tokenizer.Get(tokenizer.CL100kBase)
+	body := mustGet(t, f.in, "/sessions/fix-login/context?format=anthropic&tokenizer=cl100k_base&budget=400", http.StatusOK)
+	lib, _ := libContext(t, f.st, "fix-login", 0, agentmem.ContextOptions{Budget: 400, Format: render.Anthropic, Counter: c})
+	if !strings.Contains(body, `<b id="ctx-tokens">`+strconv.Itoa(lib.Tokens)+`</b>`) {
+		t.Errorf("the page does not show the library's %d tokens", lib.Tokens)
+	}
+	msgs := sentMessages(body)
+	if len(msgs) != len(lib.Messages) {
+		t.Fatalf("%d messages shown, the library sends %d", len(msgs), len(lib.Messages))
+	}
+	for i, m := range msgs {
+		if m.role != string(lib.Messages[i].Role) || m.tokens != agentmem.MessageTokens(c, lib.Messages[i]) {
+			t.Errorf("message %d: %s %d tokens, want %s %d", i, m.role, m.tokens, lib.Messages[i].Role, agentmem.MessageTokens(c, lib.Messages[i]))
+		}
+	}
+	if text := html.UnescapeString(body); !strings.Contains(text, `"type": "tool_use"`) || !strings.Contains(text, `"type": "tool_result"`) {
+		t.Error("the request body does not show Anthropic's tool_use and tool_result blocks")
+	}
+}
+
+func TestWhatTheModelSawBudgetTooSmall(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	body := mustGet(t, f.in, "/sessions/fix-login/context?budget=10", http.StatusOK)
+	m := agentmem.New(agentmem.Options{Counter: o200k(t)})
+	resp, err := f.st.Read(context.Background(), store.ReadRequest{SessionID: "fix-login", WorkingSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: resp.Steps}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Context(context.Background(), agentmem.ContextOptions{Budget: 10})
+	var be *agentmem.BudgetError
+	if !errors.As(err, &be) {
+		t.Fatalf("the library accepts budget 10: %v", err)
+	}
+	if want := fmt.Sprintf("A budget of 10 tokens cannot hold the pinned steps (system prompt and task): they need %d.", be.Required); !strings.Contains(body, want) {
+		t.Errorf("the page does not say %q", want)
+	}
+	if strings.Contains(body, `id="ctx-tokens"`) {
+		t.Error("the page shows a context although none fits")
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	for target, status := range map[string]int{
+		"/?size=0":                                   http.StatusBadRequest,
+		"/?size=abc":                                 http.StatusBadRequest,
+		"/?page=not-a-token":                         http.StatusBadRequest,
+		"/?user=%ff":                                 http.StatusBadRequest,
+		"/sessions/fix-login?format=xml":             http.StatusBadRequest,
+		"/sessions/fix-login?after=-1":               http.StatusBadRequest,
+		"/sessions/fix-login/context?budget=-5":      http.StatusBadRequest,
+		"/sessions/fix-login/context?budget=1e3":     http.StatusBadRequest,
+		"/sessions/fix-login/context?tokenizer=gpt2": http.StatusBadRequest,
+		"/sessions/fix-login/context?at=0":           http.StatusBadRequest,
+		"/sessions/fix-login/context?at=16":          http.StatusBadRequest,
+		"/sessions/fix-login/context?truncate=maybe": http.StatusBadRequest,
+		"/sessions/fix-login/context?at=15":          http.StatusOK, // the next call
+		"/sessions/no-such-session":                  http.StatusNotFound,
+		"/sessions/bad%20id":                         http.StatusNotFound,
+		"/sessions/no-such-session/context":          http.StatusNotFound,
+		"/no/such/page":                              http.StatusNotFound,
+		"/recall?k=1000":                             http.StatusBadRequest,
+		"/facts?user=" + strings.Repeat("u", 300):    http.StatusBadRequest,
+	} {
+		resp, body := get(t, f.in, target)
+		if resp.StatusCode != status {
+			t.Errorf("GET %s: %d, want %d", target, resp.StatusCode, status)
+		}
+		if status == http.StatusBadRequest && !strings.Contains(body, `<p id="error-message">`) {
+			t.Errorf("GET %s: no error message on the page", target)
+		}
+	}
+	_, body := get(t, f.in, "/sessions/fix-login/context?tokenizer=gpt2")
+	if !strings.Contains(body, "tokenizer: unknown tokenizer &#34;gpt2&#34;") {
+		t.Errorf("the error page does not say what was wrong:\n%s", body)
+	}
+}
+
+func TestTenancy(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	for _, target := range []string{"/sessions/acme-secret", "/sessions/acme-secret/context", "/sessions/acme-secret/context?at=1"} {
+		resp, body := get(t, f.in, target)
+		if resp.StatusCode != http.StatusNotFound || strings.Contains(body, "ACME-CONFIDENTIAL") {
+			t.Errorf("GET %s as the default tenant: %d, want 404 without the session's content", target, resp.StatusCode)
+		}
+		// The same page as a session that does not exist.
+		_, missing := get(t, f.in, strings.Replace(target, "acme-secret", "no-such-session", 1))
+		if body != missing {
+			t.Errorf("GET %s differs from a missing session's page", target)
+		}
+	}
+
+	acme := newFixture(t, inspector.Config{Tenant: func(*http.Request) (string, error) { return "acme", nil }, Facts: newFacts()})
+	if body := mustGet(t, acme.in, "/sessions/acme-secret", http.StatusOK); !strings.Contains(body, "ACME-CONFIDENTIAL") {
+		t.Error("tenant acme does not see its own session")
+	}
+	mustGet(t, acme.in, "/sessions/fix-login", http.StatusNotFound)
+	mustGet(t, acme.in, "/sessions/fix-login/context?at=3", http.StatusNotFound)
+	if body := mustGet(t, acme.in, "/facts?user=alice", http.StatusOK); !strings.Contains(body, "ACME-CONFIDENTIAL fact") || strings.Contains(body, "auth module") {
+		t.Error("tenant acme's facts page shows the wrong tenant's facts")
+	}
+
+	denied := newFixture(t, inspector.Config{Tenant: func(*http.Request) (string, error) { return "", errors.New("no key: secret detail") }})
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context", "/facts", "/recall"} {
+		resp, body := get(t, denied.in, target)
+		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "secret detail") || strings.Contains(body, "fix-login") {
+			t.Errorf("GET %s without a tenant: %d, want 401 showing nothing", target, resp.StatusCode)
+		}
+	}
+}
+
+func TestSecurityHeadersOnEveryResponse(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall",
+		"/static/style.css", "/static/missing.js", "/nope", "/?size=-1", "/sessions/acme-secret"} {
+		resp, _ := get(t, f.in, target)
+		if got := resp.Header.Get("Content-Security-Policy"); got != inspector.ContentSecurityPolicy {
+			t.Errorf("GET %s: Content-Security-Policy %q", target, got)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: no X-Content-Type-Options: nosniff", target)
+		}
+	}
+	if !strings.Contains(inspector.ContentSecurityPolicy, "default-src 'none'") || strings.Contains(inspector.ContentSecurityPolicy, "unsafe") {
+		t.Errorf("the policy is not strict: %s", inspector.ContentSecurityPolicy)
+	}
+	resp, css := get(t, f.in, "/static/style.css")
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || !strings.Contains(css, ".timeline") {
+		t.Errorf("the stylesheet: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	// Nothing loads from elsewhere, and no page has inline scripts,
+	// styles or event handlers.
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=13&budget=250", "/facts?user=alice", "/recall?q=x"} {
+		body := mustGet(t, newFixture(t, inspector.Config{Facts: newFacts()}).in, target, http.StatusOK)
+		for _, bad := range []string{"<script", "style=", " onload=", " onclick=", "http://", "https://"} {
+			if strings.Contains(body, bad) {
+				t.Errorf("GET %s contains %q", target, bad)
+			}
+		}
+	}
+}
+
+func TestEverythingIsEscaped(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	ctx := context.Background()
+	evil := `"><script>alert(1)</script><img src=x onerror=alert(2)>`
+	m, err := store.CreateMemory(ctx, f.st, store.CreateRequest{ID: "evil", UserID: evil, Agent: evil, Metadata: map[string]string{evil: evil}},
+		agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(ctx, &agentmem.SystemPromptStep{Content: evil}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(ctx, &agentmem.ActionStep{
+		ToolCalls: []agentmem.ToolCall{{ID: evil, Name: "x", Arguments: evil}},
+		Results:   []agentmem.ToolResult{{CallID: evil, Content: evil}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"/", "/sessions/evil", "/sessions/evil/context", "/sessions/evil/context?format=anthropic", "/facts?user=" + evil, "/recall?q=" + evil} {
+		resp, body := get(t, f.in, strings.ReplaceAll(strings.ReplaceAll(target, " ", "%20"), "#", "%23"))
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d", target, resp.StatusCode)
+		}
+		if strings.Contains(body, "<script>") || strings.Contains(body, "<img") {
+			t.Errorf("GET %s: the page carries the markup unescaped", target)
+		}
+	}
+}
+
+func TestFactsPage(t *testing.T) {
+	none := newFixture(t, inspector.Config{})
+	if body := mustGet(t, none.in, "/facts?user=alice", http.StatusOK); !strings.Contains(body, `id="not-configured"`) {
+		t.Error("without a facts source the page does not say facts are not configured")
+	}
+
+	f := newFixture(t, inspector.Config{Facts: newFacts()})
+	body := mustGet(t, f.in, "/facts?user=alice", http.StatusOK)
+	facts := aliceFacts()
+	var active []inspector.FactView
+	for _, fv := range facts {
+		if !fv.Superseded {
+			active = append(active, fv)
+		}
+	}
+	slices.SortFunc(active, func(a, b inspector.FactView) int {
+		return compareFloat(fmt.Sprint(b.EffectiveAt(factsNow)), fmt.Sprint(a.EffectiveAt(factsNow)))
+	})
+	re := regexp.MustCompile(`<tr class="fact" data-current="([0-9.]+)"><td><span class="swatch c\d">\d+</span></td><td class="text">([^<]*)</td>`)
+	rows := re.FindAllStringSubmatch(body, -1)
+	if len(rows) != len(active) {
+		t.Fatalf("%d active facts shown, want %d", len(rows), len(active))
+	}
+	for i, row := range rows {
+		want := active[i]
+		if html.UnescapeString(row[2]) != want.Text {
+			t.Errorf("fact %d: %q, want %q (by current confidence)", i, row[2], want.Text)
+		}
+		if cur := strconv.FormatFloat(want.EffectiveAt(factsNow), 'f', 2, 64); row[1] != cur {
+			t.Errorf("fact %q: current confidence %s, want %s", want.Text, row[1], cur)
+		}
+	}
+	if !strings.Contains(body, `<s>Prefers Go for backend services</s>`) || !strings.Contains(body, "superseded by “Prefers Go and Rust for backend services”") {
+		t.Error("the superseded fact is not shown as superseded")
+	}
+	// The overview chart draws each active fact, decaying: its line ends
+	// lower than the point at now.
+	if n := strings.Count(body, `<g class="line c`); n != len(active)*2 { // overview + sparkline
+		t.Errorf("%d chart lines for %d active facts", n, len(active))
+	}
+	if strings.Count(body, `<path class="past"`) != 2*len(facts)-1 {
+		t.Errorf("%d past lines, want one per fact on the overview and one per sparkline", strings.Count(body, `<path class="past"`))
+	}
+	if body := mustGet(t, f.in, "/facts?user=nobody", http.StatusOK); !strings.Contains(body, "No facts about this user.") {
+		t.Error("a user without facts is not said to have none")
+	}
+}
+
+func TestRecallPage(t *testing.T) {
+	none := newFixture(t, inspector.Config{})
+	if body := mustGet(t, none.in, "/recall?q=bcrypt", http.StatusOK); !strings.Contains(body, `id="not-configured"`) {
+		t.Error("without a recall source the page does not say recall is not configured")
+	}
+	f := newFixture(t, inspector.Config{})
+	src := newRecall(t, f.st, "fix-login", "plan-sprint", "lit-review", "acme-secret")
+	in, err := inspector.New(inspector.Config{Store: f.st, Recall: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := mustGet(t, in, "/recall?q=bcrypt+password&k=3", http.StatusOK)
+	want, _ := src.Search(context.Background(), "", "bcrypt password", 3)
+	re := regexp.MustCompile(`<li class="hit"><div class="hhead"><span class="rank">(\d+)</span><span class="score">score ([0-9.]+)</span><a href="([^"]*)">`)
+	hits := re.FindAllStringSubmatch(body, -1)
+	if len(hits) != len(want) || len(want) != 3 {
+		t.Fatalf("%d hits shown, want the source's %d (3)", len(hits), len(want))
+	}
+	for i, h := range hits {
+		if h[2] != strconv.FormatFloat(want[i].Score, 'f', 3, 64) || h[3] != fmt.Sprintf("/sessions/%s/context?at=%d", want[i].SessionID, want[i].Seq) {
+			t.Errorf("hit %d: score %s link %s, want %v", i, h[2], h[3], want[i])
+		}
+	}
+	if body := mustGet(t, in, "/recall?q=ACME-CONFIDENTIAL", http.StatusOK); strings.Contains(body, `class="hit"`) {
+		t.Error("recall shows another tenant's entry")
+	}
+}
+
+func TestNewChecksConfig(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	for _, cfg := range []inspector.Config{
+		{},
+		{Store: f.st, DefaultTokenizer: "gpt2"},
+		{Store: f.st, DefaultBudget: -1},
+		{Store: f.st, PageSize: 5000},
+		{Store: f.st, TimelinePage: -1},
+	} {
+		if _, err := inspector.New(cfg); err == nil {
+			t.Errorf("New(%+v) accepted a bad config", cfg)
+		}
+	}
+	in, err := inspector.New(inspector.Config{Store: f.st, DefaultTokenizer: tokenizer.Heuristic, DefaultBudget: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := mustGet(t, in, "/sessions/fix-login/context", http.StatusOK)
+	if !strings.Contains(body, `<b id="ctx-budget">300</b>`) || !strings.Contains(body, "· openai · heuristic") {
+		t.Error("the defaults of the config are not used")
+	}
+}
+
+// TestMountedByPatterns mounts the inspector under its Patterns in a mux
+// that has routes of its own: its pages work, and other paths stay the
+// mux's.
+func TestMountedByPatterns(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("api")) })
+	for _, p := range inspector.Patterns {
+		mux.Handle(p, f.in)
+	}
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall", "/static/style.css"} {
+		resp, body := get(t, mux, target)
+		_, direct := get(t, f.in, target)
+		if resp.StatusCode != http.StatusOK || body != direct {
+			t.Errorf("GET %s through the patterns: %d, and not the inspector's page", target, resp.StatusCode)
+		}
+	}
+	if _, body := get(t, mux, "/v1/sessions/x"); body != "api" {
+		t.Error("the mux's own route is shadowed")
+	}
+	if resp, body := get(t, mux, "/v1/nope"); resp.StatusCode != http.StatusNotFound || strings.Contains(body, "inspector") {
+		t.Error("an unknown path goes to the inspector rather than the mux's 404")
+	}
+}

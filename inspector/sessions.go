@@ -1,0 +1,240 @@
+package inspector
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// maxListScans bounds the store pages one sessions page reads while it
+// skips other tenants' sessions (see listSessions).
+const maxListScans = 8
+
+// sessionsData is the sessions page's data.
+type sessionsData struct {
+	Query    listQuery
+	Sessions []sessionHead
+	NextURL  string
+	FirstURL string // set when this is not the first page
+}
+
+// sessions serves the sessions list: GET /?user=&agent=&size=&page=.
+func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := in.tenant(w, r)
+	if !ok {
+		return
+	}
+	l, err := parseList(r.URL.Query(), in.cfg.PageSize)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	list, next, err := in.listSessions(r.Context(), tenant, l)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	d := &sessionsData{Query: l}
+	for _, s := range list {
+		d.Sessions = append(d.Sessions, newSessionHead(s))
+	}
+	q := l.values(in.cfg.PageSize)
+	if next != "" {
+		nq := l.values(in.cfg.PageSize)
+		nq.Set("page", next)
+		d.NextURL = withQuery("/", nq)
+	}
+	if l.Page != "" {
+		d.FirstURL = withQuery("/", q)
+	}
+	in.show(w, r, "sessions", page{Title: "Sessions", Nav: "sessions", Tenant: tenant, Data: d})
+}
+
+// listSessions returns a page of the tenant's sessions and the token of
+// the next page ("" on the last). The store filters by tenant, except
+// that its empty tenant means "any": so sessions of other tenants are
+// skipped here, reading further store pages (at most maxListScans) to
+// fill the page, and the next page starts after the last session looked
+// at.
+func (in *Inspector) listSessions(ctx context.Context, tenant string, l listQuery) ([]*store.Session, string, error) {
+	req := store.ListRequest{Tenant: tenant, UserID: l.User, Agent: l.Agent, PageSize: l.Size, PageToken: l.Page}
+	var out []*store.Session
+	for scan := 1; ; scan++ {
+		resp, err := in.cfg.Store.List(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		for i, s := range resp.Sessions {
+			if s.Tenant != tenant {
+				continue
+			}
+			out = append(out, s)
+			if len(out) == l.Size {
+				if i == len(resp.Sessions)-1 && resp.NextPageToken == "" {
+					return out, "", nil
+				}
+				return out, store.EncodePageToken(store.Cursor{CreatedAt: s.CreatedAt, ID: s.ID}), nil
+			}
+		}
+		if resp.NextPageToken == "" || scan == maxListScans {
+			return out, resp.NextPageToken, nil
+		}
+		req.PageToken = resp.NextPageToken
+	}
+}
+
+// getSession returns the tenant's session id, or an error the error page
+// shows as 404: a session of another tenant does not exist for this one.
+func (in *Inspector) getSession(ctx context.Context, tenant, id string) (*store.Session, error) {
+	if store.ValidateID(id) != nil {
+		return nil, notFound("No such session.")
+	}
+	s, err := in.cfg.Store.Get(ctx, id)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, notFound("No such session.")
+		}
+		return nil, err
+	}
+	if s.Tenant != tenant {
+		return nil, notFound("No such session.")
+	}
+	return s, nil
+}
+
+// timelineData is the session page's data.
+type timelineData struct {
+	S          sessionHead
+	View       view
+	Formats    []string
+	Tokenizers []string
+	Entries    []entryRow
+	// PageTokens sums the tokens of the steps of this page.
+	PageTokens  int
+	NextURL     string
+	FirstURL    string
+	NextCallURL string
+}
+
+// entryRow is one log entry on the session page.
+type entryRow struct {
+	Seq        int64
+	Time       string
+	Compaction *compactionView
+	Kind       string
+	Preview    string
+	Tools      []string
+	Covers     string
+	Tokens     int
+	Bar        string // the token bar's width in percent
+	ContextURL string
+	Messages   []messageView
+}
+
+// compactionView is a compaction entry on the pages.
+type compactionView struct {
+	Working  int
+	Removed  string
+	Replaced string
+}
+
+func newCompactionView(c *store.CompactionRecord) *compactionView {
+	v := &compactionView{Working: len(c.Working), Removed: formatSeqs(c.Removed)}
+	seqs := make([]int64, len(c.Replaced))
+	for i, s := range c.Replaced {
+		seqs[i] = int64(s.Info().Number)
+	}
+	v.Replaced = formatSeqs(seqs)
+	return v
+}
+
+// session serves a session's log: GET /sessions/{id}?after=&format=&tokenizer=.
+func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := in.tenant(w, r)
+	if !ok {
+		return
+	}
+	sess, err := in.getSession(r.Context(), tenant, r.PathValue("id"))
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	v, err := parseView(q, in.def)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	after, err := parseAfter(q)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	// One more than a page tells whether there is a next page.
+	resp, err := in.cfg.Store.Read(r.Context(), store.ReadRequest{SessionID: sess.ID, After: after, Limit: in.cfg.TimelinePage + 1})
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	if resp.Session.Tenant != tenant { // deleted and created again meanwhile
+		in.fail(w, r, notFound("No such session."))
+		return
+	}
+	sess = resp.Session
+	entries := resp.Entries
+	more := len(entries) > in.cfg.TimelinePage
+	if more {
+		entries = entries[:in.cfg.TimelinePage]
+	}
+	f, _ := render.ByName(v.Format)
+	c, _ := tokenizer.Get(v.Tokenizer)
+	vq := v.values(in.def)
+	d := &timelineData{
+		S: newSessionHead(sess), View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(),
+		NextCallURL: withQuery(sessionURL(sess.ID)+"/context", vq),
+	}
+	most := 0
+	for _, e := range entries {
+		row := entryRow{Seq: e.Seq, Time: formatTime(e.Time), Kind: string(e.Kind)}
+		switch {
+		case e.Kind == store.CompactionEntry && e.Compaction != nil:
+			row.Compaction = newCompactionView(e.Compaction)
+		case e.Step != nil:
+			msgs, costs, total := stepCost(f, c, e.Step)
+			row.Kind = string(e.Step.Kind())
+			row.Preview = preview(e.Step)
+			row.Tools = toolNames(e.Step)
+			row.Covers = covers(e.Step)
+			row.Tokens = total
+			for i, m := range msgs {
+				row.Messages = append(row.Messages, newMessageView(m, costs[i]))
+			}
+			cq := v.values(in.def)
+			cq.Set("at", strconv.FormatInt(e.Seq, 10))
+			row.ContextURL = withQuery(sessionURL(sess.ID)+"/context", cq)
+			most = max(most, total)
+			d.PageTokens += total
+		}
+		d.Entries = append(d.Entries, row)
+	}
+	for i := range d.Entries {
+		d.Entries[i].Bar = barWidth(d.Entries[i].Tokens, most)
+	}
+	if more {
+		nq := v.values(in.def)
+		nq.Set("after", strconv.FormatInt(entries[len(entries)-1].Seq, 10))
+		d.NextURL = withQuery(sessionURL(sess.ID), nq)
+	}
+	if after > 0 {
+		d.FirstURL = withQuery(sessionURL(sess.ID), vq)
+	}
+	in.show(w, r, "session", page{Title: "Session " + sess.ID, Nav: "sessions", Tenant: tenant, Data: d})
+}
+
+func isNotFound(err error) bool { return errors.Is(err, agentmem.ErrNotFound) }

@@ -1,0 +1,69 @@
+package inspector
+
+import (
+	"context"
+	"time"
+)
+
+// FactsSource lists a user's facts for the facts page. The facts package
+// (or an adapter over it) implements it; the inspector needs nothing else
+// from it.
+type FactsSource interface {
+	// List returns the facts of user in tenant, superseded ones included,
+	// in any order. A tenant or user with no facts is an empty list, not
+	// an error. Errors wrapping agentmem.ErrInvalid are shown as a bad
+	// request; any other error as an internal one.
+	List(ctx context.Context, tenant, user string) ([]FactView, error)
+}
+
+// FactView is what the facts page shows of one fact.
+type FactView struct {
+	// ID identifies the fact; it may be empty.
+	ID string
+	// Text is the fact itself.
+	Text string
+	// Confidence is the fact's base confidence, in [0, 1]: what it was
+	// when it was last reinforced, before decay.
+	Confidence float64
+	// CreatedAt is when the fact was first recorded.
+	CreatedAt time.Time
+	// ReinforcedAt is when the fact was last reinforced; zero means never
+	// (the page then treats CreatedAt as the last reinforcement).
+	ReinforcedAt time.Time
+	// Superseded reports that a newer fact replaced this one (it is kept
+	// for history); SupersededBy optionally names or quotes the newer one.
+	Superseded   bool
+	SupersededBy string
+	// EffectiveAt returns the fact's confidence at time t, decay applied,
+	// for t from CreatedAt on. The chart samples it from CreatedAt to a
+	// little past now. Nil means the fact does not decay: Confidence at
+	// every time.
+	EffectiveAt func(t time.Time) float64
+}
+
+// RecallSource searches the recall index for the recall page. The recall
+// package (or an adapter over it) implements it.
+type RecallSource interface {
+	// Search returns at most k hits for query among tenant's entries,
+	// best first. Errors wrapping agentmem.ErrInvalid are shown as a bad
+	// request; any other error as an internal one.
+	Search(ctx context.Context, tenant, query string, k int) ([]HitView, error)
+}
+
+// HitView is what the recall page shows of one hit.
+type HitView struct {
+	// ID identifies the recalled entry.
+	ID string
+	// Text is the entry's text.
+	Text string
+	// Score is the hit's score; higher is better.
+	Score float64
+	// SessionID and Seq, when set, name the session and step the entry
+	// came from; the page links to them.
+	SessionID string
+	Seq       int64
+	// UserID is the user the entry belongs to, if any.
+	UserID string
+	// Time is when the entry was recorded, if known.
+	Time time.Time
+}

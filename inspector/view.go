@@ -1,0 +1,289 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// previewRunes bounds a step's one-line preview.
+const previewRunes = 160
+
+// stepCost renders a step in a format and counts its messages with
+// agentmem's cost model, as Memory does for every step it holds: the
+// messages of Format.StepMessages, each costing agentmem.MessageTokens.
+func stepCost(f agentmem.Format, c tokenizer.Counter, s agentmem.Step) (msgs []agentmem.Message, costs []int, total int) {
+	msgs = f.StepMessages(s, agentmem.RenderOptions{})
+	costs = make([]int, len(msgs))
+	for i, m := range msgs {
+		costs[i] = agentmem.MessageTokens(c, m)
+		total += costs[i]
+	}
+	return msgs, costs, total
+}
+
+// preview returns a one-line summary of a step's content.
+func preview(s agentmem.Step) string {
+	var text string
+	switch s := s.(type) {
+	case *agentmem.SystemPromptStep:
+		text = s.Content
+	case *agentmem.TaskStep:
+		text = s.Task
+	case *agentmem.ActionStep:
+		var parts []string
+		if out := firstNonEmpty(s.ModelOutput, s.Thought); out != "" {
+			parts = append(parts, out)
+		}
+		for _, c := range s.ToolCalls {
+			parts = append(parts, c.Name+"("+c.Arguments+")")
+		}
+		for _, r := range s.Results {
+			parts = append(parts, "→ "+r.Content)
+		}
+		if s.Observation != "" {
+			parts = append(parts, "→ "+s.Observation)
+		}
+		if s.Error != "" {
+			parts = append(parts, "error: "+s.Error)
+		}
+		text = strings.Join(parts, "  ")
+	case *agentmem.PlanningStep:
+		text = s.Plan
+	case *agentmem.ScratchpadStep:
+		text = s.Content
+	case *agentmem.FinalAnswerStep:
+		text = s.Answer
+	case *agentmem.SummaryStep:
+		text = s.Summary
+	case *agentmem.MessageStep:
+		text = string(s.Message.Role) + ": " + s.Message.Text()
+	}
+	return shorten(text, previewRunes)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// shorten collapses white space and cuts s to n runes, marking the cut.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
+
+// toolNames lists the tools an action called.
+func toolNames(s agentmem.Step) []string {
+	a, ok := s.(*agentmem.ActionStep)
+	if !ok {
+		return nil
+	}
+	out := make([]string, len(a.ToolCalls))
+	for i, c := range a.ToolCalls {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// covers describes what a summary step covers, or "".
+func covers(s agentmem.Step) string {
+	sum, ok := s.(*agentmem.SummaryStep)
+	if !ok {
+		return ""
+	}
+	return formatRanges(sum.Covers)
+}
+
+func formatRanges(rs []agentmem.Range) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		if r.From == r.To {
+			parts[i] = strconv.Itoa(r.From)
+		} else {
+			parts[i] = strconv.Itoa(r.From) + "–" + strconv.Itoa(r.To)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatSeqs lists sequence numbers, with runs shortened to ranges.
+func formatSeqs(seqs []int64) string {
+	var rs []agentmem.Range
+	for _, s := range seqs {
+		n := int(s)
+		if k := len(rs) - 1; k >= 0 && rs[k].To+1 == n {
+			rs[k].To = n
+			continue
+		}
+		rs = append(rs, agentmem.Range{From: n, To: n})
+	}
+	return formatRanges(rs)
+}
+
+// messageView is a rendered message as the pages show it.
+type messageView struct {
+	Role       string
+	Name       string
+	ToolCallID string
+	// Step is the number of the step the message belongs to, when known.
+	Step    int
+	HasStep bool
+	Parts   []partView
+	Calls   []callView
+	Tokens  int
+	IsError bool
+}
+
+// partView is one content part.
+type partView struct {
+	Type    string // text, image, tool_use, tool_result, data
+	Text    string
+	Call    *callView // tool_use
+	CallID  string    // tool_result
+	IsError bool
+}
+
+// callView is one tool or agent call.
+type callView struct {
+	ID   string
+	Name string
+	Args string
+}
+
+func newMessageView(m agentmem.Message, tokens int) messageView {
+	v := messageView{Role: string(m.Role), Name: m.Name, ToolCallID: m.ToolCallID, Tokens: tokens,
+		IsError: m.Metadata[agentmem.MetaIsError] == "true"}
+	for _, p := range m.Content {
+		pv := partView{Type: string(p.Type), Text: p.Text, CallID: p.ToolCallID, IsError: p.IsError}
+		switch p.Type {
+		case agentmem.PartImage:
+			pv.Text = imageText(p.Image)
+		case agentmem.PartToolUse:
+			if p.ToolCall != nil {
+				pv.Call = &callView{ID: p.ToolCall.ID, Name: p.ToolCall.Name, Args: prettyJSON(p.ToolCall.Arguments)}
+			}
+		}
+		v.Parts = append(v.Parts, pv)
+	}
+	for _, c := range m.ToolCalls {
+		v.Calls = append(v.Calls, callView{ID: c.ID, Name: c.Name, Args: prettyJSON(c.Arguments)})
+	}
+	for _, ac := range m.AgentCalls {
+		v.Calls = append(v.Calls, callView{ID: ac.ID, Name: "→ agent " + ac.Agent, Args: ac.Request})
+	}
+	if len(m.Data) > 0 {
+		v.Parts = append(v.Parts, partView{Type: "data", Text: prettyJSON(string(m.Data))})
+	}
+	return v
+}
+
+func imageText(img *agentmem.Image) string {
+	switch {
+	case img == nil:
+		return "[image]"
+	case len(img.Data) > 0:
+		return fmt.Sprintf("[image %s, %d bytes]", img.MediaType, len(img.Data))
+	case strings.HasPrefix(img.URL, "data:"):
+		return fmt.Sprintf("[image, inline data URL of %d bytes]", len(img.URL))
+	}
+	return "[image " + img.URL + "]"
+}
+
+// prettyJSON indents JSON text; anything else is returned as it is.
+func prettyJSON(s string) string {
+	var buf bytes.Buffer
+	if json.Valid([]byte(s)) && json.Indent(&buf, []byte(s), "", "  ") == nil {
+		return buf.String()
+	}
+	return s
+}
+
+// timeFormat is how pages show times: UTC, to the second.
+const timeFormat = "2006-01-02 15:04:05Z"
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeFormat)
+}
+
+// barWidth is the width, in percent of the bar, of n out of most.
+func barWidth(n, most int) string {
+	if most <= 0 || n <= 0 {
+		return "0"
+	}
+	w := 100 * float64(n) / float64(most)
+	return strconv.FormatFloat(min(100, max(w, 0.5)), 'f', 1, 64)
+}
+
+// sessionHead is a session's metadata as the pages show it.
+type sessionHead struct {
+	ID, URL           string
+	User, UserURL     string
+	FactsURL          string
+	Agent, AgentURL   string
+	Parent, ParentURL string
+	ForkSeq           int64
+	Created, Updated  string
+	Expires           string
+	Retention         string
+	LastSeq           int64
+	Metadata          []kv
+}
+
+type kv struct{ K, V string }
+
+func newSessionHead(s *store.Session) sessionHead {
+	h := sessionHead{
+		ID: s.ID, URL: sessionURL(s.ID),
+		User: s.UserID, Agent: s.Agent,
+		Parent: s.ParentID, ForkSeq: s.ForkSeq,
+		Created: formatTime(s.CreatedAt), Updated: formatTime(s.UpdatedAt), Expires: formatTime(s.ExpiresAt),
+		Retention: string(s.Retention), LastSeq: s.LastSeq,
+	}
+	if s.UserID != "" {
+		h.UserURL = "/?" + url.Values{"user": {s.UserID}}.Encode()
+		h.FactsURL = factsURL(s.UserID)
+	}
+	if s.Agent != "" {
+		h.AgentURL = "/?" + url.Values{"agent": {s.Agent}}.Encode()
+	}
+	if s.ParentID != "" {
+		h.ParentURL = sessionURL(s.ParentID)
+	}
+	for k, v := range s.Metadata {
+		h.Metadata = append(h.Metadata, kv{k, v})
+	}
+	slices.SortFunc(h.Metadata, func(a, b kv) int { return strings.Compare(a.K, b.K) })
+	return h
+}
+
+func sessionURL(id string) string { return "/sessions/" + url.PathEscape(id) }
+
+// withQuery appends a query to a path, if it has any parameters.
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
