@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentmem/agentmem"
 )
@@ -591,6 +592,34 @@ func Scope(session, user, agent string) Filter {
 		return Filter{}
 	}
 	return Filter{Metadata: m}
+}
+
+// ParseScope parses a conversation scope written "session:ID", "user:ID"
+// or "agent:ID" (as the HTTP API and the CLI take it) into its Filter. The
+// empty string is the whole tenant: the zero Filter. Anything else is an
+// *agentmem.InvalidError for the field "scope".
+func ParseScope(s string) (Filter, error) {
+	if s == "" {
+		return Filter{}, nil
+	}
+	kind, id, _ := strings.Cut(s, ":")
+	var f Filter
+	switch {
+	case id == "":
+	case kind == "session":
+		f = Scope(id, "", "")
+	case kind == "user":
+		f = Scope("", id, "")
+	case kind == "agent":
+		f = Scope("", "", id)
+	}
+	if f.Metadata == nil {
+		return Filter{}, &agentmem.InvalidError{Field: "scope", Reason: fmt.Sprintf("must be session:ID, user:ID or agent:ID, not %q", s)}
+	}
+	if err := CheckFilter(f); err != nil {
+		return Filter{}, &agentmem.InvalidError{Field: "scope", Reason: err.Error()}
+	}
+	return f, nil
 }
 
 // seqString formats a step number for metadata.

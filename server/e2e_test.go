@@ -294,6 +294,51 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	if len(c.Steps) != 10 {
 		t.Errorf("branch context: %v", c.Steps)
 	}
+	// Recall: every appended turn is indexed; documents of one's own.
+	var rsr RecallSearchResponse
+	p.call(t, 200, "GET", "/v1/recall/search?q=output+17&k=3&scope=session:e2e&before=1", "", &rsr)
+	if len(rsr.Hits) == 0 || rsr.Hits[0].SessionID != "e2e" || rsr.Hits[0].Step == 0 || len(rsr.Hits[0].Window) == 0 {
+		t.Errorf("recall search: %+v", rsr.Hits)
+	}
+	p.call(t, 200, "POST", "/v1/recall", `{"documents":[{"id":"runbook","text":"Restart the parser worker with make restart"}]}`, nil)
+	p.call(t, 200, "GET", "/v1/recall/runbook", "", nil)
+	p.call(t, 400, "GET", "/v1/recall/search?q=x&scope=planet:earth", "", nil)
+	p.call(t, 400, "POST", "/v1/recall", `{"documents":[{"id":"x","text":"a","metadata":{"k":7}}]}`, nil)
+	p.call(t, 204, "DELETE", "/v1/recall/runbook", "", nil)
+	p.call(t, 404, "GET", "/v1/recall/runbook", "", nil)
+	// Facts: remember, reinforce, search, forget.
+	var rem RememberResponse
+	p.call(t, 201, "POST", "/v1/users/u1/facts", `{"text":"Prefers table-driven tests","confidence":0.8}`, &rem)
+	p.call(t, 200, "POST", "/v1/users/u1/facts", `{"text":"prefers table driven tests"}`, nil)
+	var fr FactsResponse
+	p.call(t, 200, "GET", "/v1/users/u1/facts?q=tests&k=3", "", &fr)
+	if len(fr.Facts) != 1 || fr.Facts[0].ID != rem.Fact.ID || fr.Facts[0].Reinforcements != 1 {
+		t.Errorf("facts search: %+v", fr.Facts)
+	}
+	p.call(t, 400, "POST", "/v1/users/u1/facts", `{"text":"x","confidence":7}`, nil)
+	p.call(t, 404, "GET", "/v1/users/u2/facts/"+rem.Fact.ID, "", nil)
+	p.call(t, 204, "DELETE", "/v1/users/u1/facts/"+rem.Fact.ID+"?reason=e2e", "", nil)
+	p.call(t, 404, "GET", "/v1/users/u1/facts/"+rem.Fact.ID, "", nil)
+	// The inspector and the MCP endpoint are mounted.
+	if resp, err := e2eClient.Get("http://" + p.addr + "/sessions/e2e"); err != nil || resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("inspector: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	mcpInit := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
+	mreq, _ := http.NewRequest("POST", "http://"+p.addr+"/mcp", strings.NewReader(mcpInit))
+	mreq.Header.Set("Content-Type", "application/json")
+	mreq.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := e2eClient.Do(mreq); err != nil || resp.StatusCode != 200 {
+		t.Errorf("mcp initialize: %v %v", resp, err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), `"serverInfo"`) {
+			t.Errorf("mcp initialize: %s", body)
+		}
+	}
+
 	// Error paths over the wire.
 	p.call(t, 400, "GET", "/v1/sessions/..%2Fetc", "", nil)
 	p.call(t, 404, "GET", "/v1/sessions/missing/context", "", nil)

@@ -28,6 +28,7 @@ const (
 	CodeBudgetTooSmall       = "budget_too_small"       // 422: the pinned steps need more tokens than the budget
 	CodeToolResultsMissing   = "tool_results_missing"   // 422: tool calls without their results
 	CodeInternal             = "internal"               // 500
+	CodeNotConfigured        = "not_configured"         // 501: the server was started without what the route needs (recall, facts)
 	CodeSummarizerFailed     = "summarizer_failed"      // 502: the LLM summarizer failed; retry
 	CodeUnavailable          = "unavailable"            // 503: the store cannot be reached; retry
 	CodeCanceled             = "canceled"               // 499: the client went away (only in logs and metrics)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,6 +67,23 @@ type Config struct {
 	// is off and browsers refuse cross-origin reads. Cross-origin writes
 	// from any other origin are refused with 403 either way.
 	CORSOrigins []string
+	// Recall, when set, serves the recall routes (/v1/recall...): the
+	// tenant's documents and every conversation turn indexed into it (see
+	// recall.IndexedStore, which Store should then be). Nil answers them
+	// 501.
+	Recall *recall.Index
+	// Facts, when set, serves the user facts routes
+	// (/v1/users/{user}/facts...). Nil answers them 501.
+	Facts *facts.Memory
+	// MCP, when set, is served at /mcp (the MCP streamable HTTP
+	// transport), behind the same authentication as the API.
+	MCP http.Handler
+	// Inspector, when set, is served under InspectorPatterns (the web
+	// inspector's pages: "/" and the paths below it that the API does not
+	// use), behind the same authentication as the API.
+	Inspector http.Handler
+	// InspectorPatterns are the mux patterns of Inspector.
+	InspectorPatterns []string
 }
 
 // Pinger is implemented by stores that can check that their backend is
@@ -166,6 +185,14 @@ func (s *Server) routeTable() []route {
 		{"POST /v1/sessions/{id}/messages", s.appendMessages, false},
 		{"GET /v1/sessions/{id}/context", s.getContext, false},
 		{"POST /v1/sessions/{id}/compact", s.compact, false},
+		{"POST /v1/recall", s.upsertRecall, false},
+		{"GET /v1/recall/search", s.searchRecall, false},
+		{"GET /v1/recall/{doc}", s.getRecall, false},
+		{"DELETE /v1/recall/{doc}", s.deleteRecall, false},
+		{"POST /v1/users/{user}/facts", s.remember, false},
+		{"GET /v1/users/{user}/facts", s.listFacts, false},
+		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false},
+		{"DELETE /v1/users/{user}/facts/{fact}", s.forgetFact, false},
 	}
 }
 
@@ -175,7 +202,27 @@ func (s *Server) routes() {
 		s.mux.HandleFunc(rt.pattern, rt.handler)
 		s.open[rt.pattern] = rt.open
 	}
+	// The MCP endpoint and the inspector are not JSON API routes (the
+	// OpenAPI document leaves them out) but need a key as the API does.
+	if s.cfg.MCP != nil {
+		limit := s.cfg.MaxBodyBytes
+		mcp := s.cfg.MCP
+		s.mux.Handle(MCPPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			mcp.ServeHTTP(w, r)
+		}))
+		s.open[MCPPath] = false
+	}
+	if s.cfg.Inspector != nil {
+		for _, p := range s.cfg.InspectorPatterns {
+			s.mux.Handle(p, s.cfg.Inspector)
+			s.open[p] = false
+		}
+	}
 }
+
+// MCPPath is where Config.MCP is served.
+const MCPPath = "/mcp"
 
 // ServeHTTP implements http.Handler: it routes the request, runs the
 // security layer (CORS, cross-origin protection, authentication: see

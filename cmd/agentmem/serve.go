@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/llm"
+	agentmcp "github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/summarize"
@@ -43,6 +46,7 @@ type serveFlags struct {
 	cacheSessions              int
 	shutdownTimeout            time.Duration
 	llmBaseURL, llmKey, llmMod string
+	embed                      embedFlags
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -50,10 +54,16 @@ func newServeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the HTTP API",
-		Long: `Serve starts the agentmem HTTP API: sessions, their logs of steps, the
-context that fits a token budget, and compaction, as JSON under /v1
-(the OpenAPI document is at /v1/openapi.json), with /healthz, /readyz and
-/metrics (Prometheus).
+		Long: `Serve starts the agentmem memory server:
+  - the HTTP JSON API under /v1: sessions, their logs of steps, the context
+    that fits a token budget, compaction, recall search over every turn of
+    every session (/v1/recall) and per-user facts (/v1/users/{user}/facts);
+    the OpenAPI document is at /v1/openapi.json;
+  - the MCP tools at /mcp (streamable HTTP; 'agentmem mcp' serves them over
+    stdio);
+  - the web inspector at / (sessions, what the model saw at each call,
+    facts, recall);
+  - /healthz, /readyz and /metrics (Prometheus).
 
 With no flags it listens on 127.0.0.1:8080 and keeps its data in an
 embedded SQLite file in the user's data directory
@@ -108,6 +118,7 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	fl.StringVar(&f.llmBaseURL, "llm-base-url", "", "an OpenAI-compatible API `URL` for LLM summaries (e.g. http://localhost:11434/v1)")
 	fl.StringVar(&f.llmKey, "llm-api-key", "", "the API key of --llm-base-url (prefer AGENTMEM_LLM_API_KEY: flags show in ps)")
 	fl.StringVar(&f.llmMod, "llm-model", "", "the chat model of --llm-base-url")
+	addEmbedFlags(fl, &f.embed)
 	return cmd
 }
 
@@ -140,7 +151,35 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		return failure{err}
 	}
 	defer st.Close()
-	cfg.Store = st
+	mems, err := openMemories(ctx, storeURL, st, f.embed)
+	if err != nil {
+		return err
+	}
+	defer mems.Close()
+	// Every step appended through the API is indexed for recall.
+	indexed := recall.NewIndexedStore(st, mems.indexer)
+	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
+		a.log.WarnContext(ctx, "recall indexing failed; the step is stored (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
+	}
+	cfg.Store, cfg.Recall, cfg.Facts = indexed, mems.recall, mems.facts
+	counter, err := tokenizer.Get(f.tokenizer)
+	if err != nil {
+		return usagef("--tokenizer %q: %v", f.tokenizer, err)
+	}
+	msrv, err := agentmcp.New(agentmcp.Config{Store: indexed, Counter: counter, Logger: a.log, Version: buildVersion()})
+	if err != nil {
+		return usageError{err}
+	}
+	cfg.MCP = agentmcp.NewHTTPHandler(msrv, func(r *http.Request) (string, error) { return server.Tenant(r), nil })
+	insp, err := inspector.New(inspector.Config{
+		Store: indexed, Tenant: func(r *http.Request) (string, error) { return server.Tenant(r), nil },
+		Facts: inspector.FactsFrom(mems.facts), Recall: inspector.RecallFrom(mems.recall),
+		DefaultTokenizer: f.tokenizer, Logger: a.log,
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	cfg.Inspector, cfg.InspectorPatterns = insp, inspector.Patterns
 	ks, err := auth.Open(ctx, storeURL)
 	if err != nil {
 		return failure{fmt.Errorf("opening the API keys: %w", err)}

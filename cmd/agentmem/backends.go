@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/llm"
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/store"
+	"github.com/spf13/pflag"
+
+	// The facts and recall backends, registered with facts.Open and
+	// recall.Open by URL scheme: they live in the same database as the
+	// sessions.
+	_ "github.com/agentmem/agentmem/facts/postgres"
+	_ "github.com/agentmem/agentmem/facts/sqlite"
+	_ "github.com/agentmem/agentmem/recall/postgres"
+	_ "github.com/agentmem/agentmem/recall/sqlite"
+)
+
+// embedFlags configure the optional embedder of recall and facts.
+type embedFlags struct {
+	baseURL, key, model string
+}
+
+// addEmbedFlags adds the embedder's flags to fl.
+func addEmbedFlags(fl *pflag.FlagSet, f *embedFlags) {
+	fl.StringVar(&f.baseURL, "embed-base-url", "", "an OpenAI-compatible API `URL` whose /embeddings endpoint makes recall and facts search hybrid (lexical + vectors); without it they are lexical")
+	fl.StringVar(&f.key, "embed-api-key", "", "the API key of --embed-base-url (prefer AGENTMEM_EMBED_API_KEY: flags show in ps)")
+	fl.StringVar(&f.model, "embed-model", "", "the embedding `MODEL` of --embed-base-url; changing it re-embeds in the background")
+}
+
+// memories are the long-term memories a serving command opens beside the
+// session store, in the same database: the recall index (with the indexer
+// that keeps conversation recall in step with the store) and user facts.
+type memories struct {
+	recall  *recall.Index
+	indexer *recall.Indexer
+	facts   *facts.Memory
+	// reembed is the background re-embedding, nil without an embedder.
+	reembed *recall.Reembedding
+}
+
+// openMemories opens recall and facts at storeURL, next to st.
+func openMemories(ctx context.Context, storeURL string, st store.Store, ef embedFlags) (*memories, error) {
+	var (
+		rOpts recall.Options
+		fOpts facts.Options
+	)
+	if ef.baseURL != "" {
+		if ef.model == "" {
+			return nil, usagef("--embed-base-url needs --embed-model")
+		}
+		emb, err := recall.NewLLMEmbedder(llm.Config{BaseURL: ef.baseURL, APIKey: ef.key, EmbeddingModel: ef.model})
+		if err != nil {
+			return nil, usagef("--embed-base-url: %v", err)
+		}
+		// Writes never wait on the embedding service: documents are
+		// indexed lexically at once and embedded in the background.
+		rOpts = recall.Options{Embedder: emb, DeferEmbedding: true}
+		fOpts.Embedder = emb
+	}
+	ix, err := recall.Open(ctx, storeURL, rOpts)
+	if err != nil {
+		return nil, failure{fmt.Errorf("opening the recall index: %w", err)}
+	}
+	fst, err := facts.Open(ctx, storeURL)
+	if err != nil {
+		ix.Close()
+		return nil, failure{fmt.Errorf("opening the facts: %w", err)}
+	}
+	m := &memories{
+		recall:  ix,
+		indexer: &recall.Indexer{Index: ix, Store: st},
+		facts:   facts.New(fst, fOpts),
+	}
+	if rOpts.Embedder != nil {
+		m.reembed = ix.StartReembed(context.WithoutCancel(ctx), recall.ReembedOptions{})
+	}
+	return m, nil
+}
+
+// Close stops the background re-embedding and closes recall and facts.
+func (m *memories) Close() error {
+	if m.reembed != nil {
+		m.reembed.Stop()
+	}
+	return errors.Join(m.recall.Close(), m.facts.Store().Close())
+}

@@ -1,0 +1,289 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/facts"
+)
+
+// Bounds of the facts routes.
+const (
+	// MaxFactsK bounds k of a facts search.
+	MaxFactsK = 200
+	// MaxReasonBytes bounds the reason of a forget.
+	MaxReasonBytes = 1024
+)
+
+// RememberRequest is the body of POST /v1/users/{user}/facts.
+type RememberRequest struct {
+	// Text is the fact, one self-contained statement about the user.
+	Text string `json:"text"`
+	// Confidence in (0, 1]; absent means the server's default.
+	Confidence float64           `json:"confidence,omitempty"`
+	Source     facts.Source      `json:"source,omitzero"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+}
+
+// FactView is a fact as the API shows it: the stored fact and what its
+// confidence is worth now.
+type FactView struct {
+	facts.Fact
+	// EffectiveConfidence is the fact's confidence now, decay applied.
+	EffectiveConfidence float64 `json:"effective_confidence"`
+	// Relevance and Score are set on search results: relevance to the
+	// query in [0, 1], and relevance times effective confidence, the
+	// ranking key.
+	Relevance *float64 `json:"relevance,omitempty"`
+	Score     *float64 `json:"score,omitempty"`
+}
+
+// RememberResponse is the answer of POST /v1/users/{user}/facts.
+type RememberResponse struct {
+	// Outcome is "added" (201) or "reinforced" (200: the same fact was
+	// already known, by similarity, and its confidence rose).
+	Outcome facts.Outcome `json:"outcome"`
+	Fact    FactView      `json:"fact"`
+}
+
+// FactsResponse is the answer of GET /v1/users/{user}/facts.
+type FactsResponse struct {
+	Facts []FactView `json:"facts"`
+}
+
+// factsMemory returns the facts memory, or false after answering 501.
+func (s *Server) factsMemory(w http.ResponseWriter) (*facts.Memory, bool) {
+	if s.cfg.Facts == nil {
+		writeError(w, errNotConfigured("facts"))
+		return nil, false
+	}
+	return s.cfg.Facts, true
+}
+
+// factsUser returns the checked {user} of the request's path.
+func factsUser(r *http.Request) (string, *Error) {
+	user := r.PathValue("user")
+	if err := facts.ValidateUser(Tenant(r), user); err != nil {
+		e := apiError(err)
+		e.Field = "user"
+		return "", e
+	}
+	return user, nil
+}
+
+// factView is a fact with its effective confidence.
+func (s *Server) factView(m *facts.Memory, f facts.Fact) FactView {
+	return FactView{Fact: f, EffectiveConfidence: m.Confidence(f)}
+}
+
+// remember serves POST /v1/users/{user}/facts.
+func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.factsMemory(w)
+	if !ok {
+		return
+	}
+	user, e := factsUser(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var req RememberRequest
+	if e := decodeStrict(body, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	res, err := m.Remember(r.Context(), facts.RememberRequest{
+		Tenant: Tenant(r), UserID: user, Text: req.Text, Confidence: req.Confidence, Source: req.Source, Metadata: req.Metadata,
+	})
+	if err != nil {
+		s.fail(w, r, "facts_remember", err)
+		return
+	}
+	status := http.StatusOK
+	if res.Outcome == facts.OutcomeAdded {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/users/"+user+"/facts/"+res.Fact.ID)
+	}
+	writeJSON(w, status, RememberResponse{Outcome: res.Outcome, Fact: s.factView(m, res.Fact)})
+}
+
+// listFacts serves GET /v1/users/{user}/facts: with q (or k), the user's
+// facts most relevant to q, ranked by relevance times confidence; without,
+// every valid fact (superseded ones too with include_superseded), most
+// confident first.
+func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.factsMemory(w)
+	if !ok {
+		return
+	}
+	user, e := factsUser(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	v := r.URL.Query()
+	if e := onlyParams(v, "q", "k", "min_confidence", "include_superseded"); e != nil {
+		writeError(w, e)
+		return
+	}
+	query := v.Get("q")
+	if len(query) > MaxQueryBytes {
+		writeError(w, errInvalid("q", "is %d bytes, more than the %d allowed", len(query), MaxQueryBytes))
+		return
+	}
+	k, e := intParam(v, "k", 0, 1, MaxFactsK)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	superseded, e := boolParam(v, "include_superseded")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	minConf := 0.0
+	if s := v.Get("min_confidence"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < 0 || f > 1 {
+			writeError(w, errInvalid("min_confidence", "must be a number from 0 to 1, not %q", s))
+			return
+		}
+		minConf = f
+	}
+	out := FactsResponse{Facts: []FactView{}}
+	if query == "" && k == 0 {
+		fs, err := m.List(r.Context(), Tenant(r), user, superseded)
+		if err != nil {
+			s.fail(w, r, "facts_list", err)
+			return
+		}
+		for _, f := range fs {
+			if fv := s.factView(m, f); fv.EffectiveConfidence >= minConf {
+				out.Facts = append(out.Facts, fv)
+			}
+		}
+		sortByConfidence(out.Facts)
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	hits, err := m.Search(r.Context(), facts.SearchRequest{
+		Tenant: Tenant(r), UserID: user, Query: query, K: k, MinConfidence: minConf, IncludeSuperseded: superseded,
+	})
+	if err != nil {
+		s.fail(w, r, "facts_search", err)
+		return
+	}
+	for _, h := range hits {
+		rel, score := h.Relevance, h.Score
+		out.Facts = append(out.Facts, FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// sortByConfidence orders facts by effective confidence, highest first,
+// then by ID.
+func sortByConfidence(fs []FactView) {
+	slices.SortFunc(fs, func(a, b FactView) int {
+		switch {
+		case a.EffectiveConfidence > b.EffectiveConfidence:
+			return -1
+		case a.EffectiveConfidence < b.EffectiveConfidence:
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// ownFact returns the fact {fact} of user {user} in the request's tenant;
+// a fact of another user or tenant is not found, as a missing one.
+func (s *Server) ownFact(w http.ResponseWriter, r *http.Request, m *facts.Memory) (facts.Fact, bool) {
+	user, e := factsUser(r)
+	if e != nil {
+		writeError(w, e)
+		return facts.Fact{}, false
+	}
+	id := r.PathValue("fact")
+	if id == "" || len(id) > facts.MaxFieldBytes || strings.ContainsAny(id, "/\x00") {
+		writeError(w, errInvalid("fact", "%q is not a fact ID", id))
+		return facts.Fact{}, false
+	}
+	f, err := m.Get(r.Context(), Tenant(r), id)
+	if err != nil && apiError(err).Status != http.StatusNotFound {
+		s.fail(w, r, "facts_get", err)
+		return facts.Fact{}, false
+	}
+	if err != nil || f.UserID != user {
+		writeError(w, errNotFound("fact %q of user %q not found", id, user))
+		return facts.Fact{}, false
+	}
+	return f, true
+}
+
+// FactResponse is the answer of GET /v1/users/{user}/facts/{fact}: the
+// fact and the chain of facts it superseded or that superseded it.
+type FactResponse struct {
+	Fact    FactView     `json:"fact"`
+	History []facts.Fact `json:"history,omitempty"`
+}
+
+// getFact serves GET /v1/users/{user}/facts/{fact}.
+func (s *Server) getFact(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.factsMemory(w)
+	if !ok {
+		return
+	}
+	f, ok := s.ownFact(w, r, m)
+	if !ok {
+		return
+	}
+	hist, err := m.History(r.Context(), Tenant(r), f.ID)
+	if err != nil {
+		s.fail(w, r, "facts_history", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, FactResponse{Fact: s.factView(m, f), History: hist})
+}
+
+// forgetFact serves DELETE /v1/users/{user}/facts/{fact}?reason=: the
+// fact is deleted for good and the user's audit log records who (the API
+// key) forgot it, when and why.
+func (s *Server) forgetFact(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.factsMemory(w)
+	if !ok {
+		return
+	}
+	v := r.URL.Query()
+	if e := onlyParams(v, "reason"); e != nil {
+		writeError(w, e)
+		return
+	}
+	reason := strings.TrimSpace(v.Get("reason"))
+	if reason == "" {
+		reason = "forgotten through the API"
+	}
+	if len(reason) > MaxReasonBytes {
+		writeError(w, errInvalid("reason", "is %d bytes, more than the %d allowed", len(reason), MaxReasonBytes))
+		return
+	}
+	f, ok := s.ownFact(w, r, m)
+	if !ok {
+		return
+	}
+	by := "api"
+	if id, ok := auth.FromContext(r.Context()); ok && id.KeyID != "" {
+		by = "api key " + id.KeyID
+	}
+	if err := m.Forget(r.Context(), Tenant(r), f.ID, by, reason); err != nil {
+		s.fail(w, r, "facts_forget", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/agentmem/agentmem/recall"
+)
+
+// FuzzDecodeUpsertRecall: what the decoder accepts the index accepts.
+func FuzzDecodeUpsertRecall(f *testing.F) {
+	f.Add([]byte(`{"documents":[{"id":"n1","text":"port 5433","metadata":{"kind":"note"},"time":"2026-03-01T12:00:00Z","group":"g","seq":2}]}`))
+	f.Add([]byte(`{"documents":[{"text":"x","embedding":[0.1,0.2],"embedding_model":"m"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if checkText(body) != nil {
+			return
+		}
+		docs, e := decodeUpsertRecall(body, "tenant")
+		if e != nil {
+			checkRefusal(t, e)
+			return
+		}
+		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+		if err := ix.Upsert(context.Background(), docs...); err != nil {
+			t.Fatalf("accepted documents refused by the index: %v", err)
+		}
+	})
+}
+
+// FuzzRemember drives the facts route with arbitrary bodies: a 2xx or a
+// 4xx with an error body, never a 5xx, and a refusal writes nothing.
+func FuzzRemember(f *testing.F) {
+	f.Add([]byte(`{"text":"Prefers tea","confidence":0.7,"source":{"session_id":"s","step_seq":3,"agent":"a"},"metadata":{"k":"v"}}`))
+	f.Add([]byte(`{"text":""}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		now := fixedNow
+		e := newEnv(t, withLongTerm(&now))
+		r := e.do(http.MethodPost, "/v1/users/u/facts", body)
+		list, err := e.srv.cfg.Facts.List(context.Background(), "", "u", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case r.code == http.StatusCreated:
+			if len(list) != 1 {
+				t.Fatalf("201 with %d facts", len(list))
+			}
+		case r.code >= 400 && r.code < 500:
+			ae := r.apiErr(t)
+			ae.Status = r.code
+			checkRefusal(t, ae)
+			if len(list) != 0 {
+				t.Fatalf("a refusal (%s) wrote %+v", r.body, list)
+			}
+		default:
+			t.Fatalf("status %d: %s", r.code, r.body)
+		}
+	})
+}

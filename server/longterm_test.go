@@ -1,0 +1,282 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/recall"
+)
+
+// withLongTerm gives the server a recall index (fed by an IndexedStore
+// over the env's store) and a facts memory on the env's fixed clock.
+func withLongTerm(now *time.Time) func(*Config) {
+	return func(c *Config) {
+		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+		c.Recall = ix
+		c.Store = recall.NewIndexedStore(c.Store, &recall.Indexer{Index: ix, Store: c.Store})
+		c.Facts = facts.New(facts.NewMemStore(), facts.Options{
+			Clock: func() time.Time { return *now },
+			Decay: facts.Decay{HalfLife: 24 * time.Hour, Floor: 0.1},
+		})
+	}
+}
+
+func TestRecallRoutes(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	e.create("s1")
+	e.appendSteps("s1", "["+sysStep+","+taskStep+`,{"type":"message","message":{"role":"user","content":"My dog Pixel hates thunderstorms"}},`+actionStep(1, "package parser")+"]")
+
+	var res RecallSearchResponse
+	e.must(200, "GET", "/v1/recall/search?q=dog+thunder&k=3&scope=user:u1&before=1&after=1", nil).json(t, &res)
+	if len(res.Hits) == 0 {
+		t.Fatal("an appended turn is not found")
+	}
+	h := res.Hits[0]
+	if h.SessionID != "s1" || h.Step != 3 || h.ID != "s1#3" || !strings.Contains(h.Text, "Pixel") || h.Score <= 0 {
+		t.Errorf("best hit: %+v", h)
+	}
+	if len(h.Window) != 3 || h.Window[0].Seq != 2 || h.Window[2].Seq != 4 {
+		t.Errorf("window: %+v", h.Window)
+	}
+	e.must(200, "GET", "/v1/recall/search?q=dog&scope=session:other", nil).json(t, &res)
+	if len(res.Hits) != 0 {
+		t.Errorf("scope session:other finds %+v", res.Hits)
+	}
+
+	// Documents of the caller's own.
+	var up UpsertRecallResponse
+	e.must(200, "POST", "/v1/recall", `{"documents":[{"id":"note-1","text":"The staging database is on port 5433","metadata":{"kind":"note"}},{"text":"Deploys happen on Tuesdays"}]}`).json(t, &up)
+	if len(up.IDs) != 2 || up.IDs[0] != "note-1" || up.IDs[1] == "" {
+		t.Fatalf("upsert ids %v", up.IDs)
+	}
+	var doc RecallDocument
+	e.must(200, "GET", "/v1/recall/note-1", nil).json(t, &doc)
+	if doc.Text != "The staging database is on port 5433" || doc.Metadata["kind"] != "note" {
+		t.Errorf("get: %+v", doc)
+	}
+	e.must(200, "GET", "/v1/recall/"+url.PathEscape("s1#3"), nil).json(t, &doc)
+	if !strings.Contains(doc.Text, "Pixel") {
+		t.Errorf("get a turn: %+v", doc)
+	}
+	e.must(204, "DELETE", "/v1/recall/note-1", nil)
+	e.must(404, "GET", "/v1/recall/note-1", nil)
+	e.must(404, "DELETE", "/v1/recall/note-1", nil)
+
+	// Deleting the session forgets its turns.
+	e.must(204, "DELETE", "/v1/sessions/s1", nil)
+	e.must(200, "GET", "/v1/recall/search?q=dog", nil).json(t, &res)
+	if len(res.Hits) != 0 {
+		t.Errorf("a deleted session's turns are still found: %+v", res.Hits)
+	}
+
+	before := e.dump()
+	var after RecallSearchResponse
+	e.must(200, "GET", "/v1/recall/search?q=deploys", nil).json(t, &res)
+	for _, tc := range []struct{ method, path, body, field string }{
+		{"GET", "/v1/recall/search", "", "q"},
+		{"GET", "/v1/recall/search?q=+", "", "q"},
+		{"GET", "/v1/recall/search?q=a&k=0", "", "k"},
+		{"GET", "/v1/recall/search?q=a&k=201", "", "k"},
+		{"GET", "/v1/recall/search?q=a&before=-1", "", "before"},
+		{"GET", "/v1/recall/search?q=a&scope=team:x", "", "scope"},
+		{"GET", "/v1/recall/search?q=a&scope=user:", "", "scope"},
+		{"GET", "/v1/recall/search?q=a&limit=3", "", "limit"},
+		{"GET", "/v1/recall/search?q=" + strings.Repeat("a", MaxQueryBytes+1), "", "q"},
+		{"POST", "/v1/recall", `{"documents":[]}`, "documents"},
+		{"POST", "/v1/recall", `{"documents":[{"id":"x","text":"a"},{"id":"x","text":"b"}]}`, "documents[1].id"},
+		{"POST", "/v1/recall", `{"documents":[{"id":"ok","text":"a"},{"id":"bad","text":"b","embedding":"no"}]}`, "documents.embedding"},
+		{"POST", "/v1/recall", `{"documents":[{"text":"a","colour":"red"}]}`, "colour"},
+		{"POST", "/v1/recall", `{"documents":[{"id":"ok","text":"a"},{"id":"` + strings.Repeat("x", 300) + `","text":"b"}]}`, "documents[1].id"},
+	} {
+		r := e.do(tc.method, tc.path, nilIfEmpty(tc.body))
+		if r.code != 400 {
+			t.Errorf("%s %.80s: status %d: %s", tc.method, tc.path, r.code, r.body)
+			continue
+		}
+		if got := r.apiErr(t); got.Code != CodeInvalid || got.Field != tc.field {
+			t.Errorf("%s %.80s: error %+v, want field %q", tc.method, tc.path, got, tc.field)
+		}
+	}
+	e.must(413, "POST", "/v1/recall", `{"documents":[{"text":"`+strings.Repeat("a", DefaultMaxBodyBytes)+`"}]}`)
+	e.must(415, "POST", "/v1/recall", `{"documents":[{"text":"a"}]}`, "Content-Type", "text/plain")
+	e.must(404, "GET", "/v1/recall/ok", nil) // nothing of a refused request was written
+	e.must(200, "GET", "/v1/recall/search?q=deploys", nil).json(t, &after)
+	if len(after.Hits) != len(res.Hits) || e.dump() != before {
+		t.Error("a refused request changed the index or the store")
+	}
+}
+
+// nilIfEmpty is body for do: nil when empty.
+func nilIfEmpty(body string) any {
+	if body == "" {
+		return nil
+	}
+	return body
+}
+
+func TestFactsRoutes(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	var rem RememberResponse
+	r := e.must(201, "POST", "/v1/users/alice/facts", `{"text":"Prefers answers in French","confidence":0.8,"source":{"session_id":"s1","step_seq":4}}`)
+	r.json(t, &rem)
+	if rem.Outcome != facts.OutcomeAdded || rem.Fact.ID == "" || rem.Fact.EffectiveConfidence != 0.8 || rem.Fact.Source.SessionID != "s1" ||
+		r.header.Get("Location") != "/v1/users/alice/facts/"+rem.Fact.ID {
+		t.Fatalf("remember: %+v %v", rem, r.header)
+	}
+	id := rem.Fact.ID
+	// The same fact again reinforces it: no duplicate.
+	e.must(200, "POST", "/v1/users/alice/facts", `{"text":"prefers answers in French."}`).json(t, &rem)
+	if rem.Outcome != facts.OutcomeReinforced || rem.Fact.ID != id || rem.Fact.Confidence <= 0.8 {
+		t.Errorf("reinforce: %+v", rem)
+	}
+	e.must(201, "POST", "/v1/users/alice/facts", `{"text":"Has a dog called Pixel","confidence":0.6}`)
+	e.must(201, "POST", "/v1/users/bob/facts", `{"text":"Lives in Oslo"}`)
+
+	// A day later (one half-life) confidence has decayed.
+	now = now.Add(24 * time.Hour)
+	var list FactsResponse
+	e.must(200, "GET", "/v1/users/alice/facts", nil).json(t, &list)
+	if len(list.Facts) != 2 || list.Facts[0].ID != id || list.Facts[0].EffectiveConfidence >= list.Facts[0].Confidence || list.Facts[0].Score != nil {
+		t.Fatalf("list: %+v", list.Facts)
+	}
+	e.must(200, "GET", "/v1/users/alice/facts?q=what+pet+dog&k=1", nil).json(t, &list)
+	if len(list.Facts) != 1 || list.Facts[0].Text != "Has a dog called Pixel" || list.Facts[0].Score == nil || *list.Facts[0].Score <= 0 {
+		t.Errorf("search: %+v", list.Facts)
+	}
+	e.must(200, "GET", "/v1/users/alice/facts?min_confidence=0.4", nil).json(t, &list)
+	if len(list.Facts) != 1 || list.Facts[0].ID != id {
+		t.Errorf("min_confidence: %+v", list.Facts)
+	}
+	var one FactResponse
+	e.must(200, "GET", "/v1/users/alice/facts/"+id, nil).json(t, &one)
+	if one.Fact.ID != id || len(one.History) != 1 {
+		t.Errorf("get: %+v", one)
+	}
+	// Bob's fact is not Alice's.
+	e.must(404, "GET", "/v1/users/bob/facts/"+id, nil)
+	e.must(404, "DELETE", "/v1/users/bob/facts/"+id, nil)
+
+	before := e.dump()
+	for _, tc := range []struct{ method, path, body, field string }{
+		{"POST", "/v1/users/alice/facts", `{"text":""}`, "text"},
+		{"POST", "/v1/users/alice/facts", `{"text":"x","confidence":1.5}`, "confidence"},
+		{"POST", "/v1/users/alice/facts", `{"text":"x","confidence":"high"}`, "confidence"},
+		{"POST", "/v1/users/alice/facts", `{"fact":"x"}`, "fact"},
+		{"POST", "/v1/users/alice/facts", `{"text":"` + strings.Repeat("a", facts.MaxTextBytes+1) + `"}`, "text"},
+		{"POST", "/v1/users/" + strings.Repeat("u", 300) + "/facts", `{"text":"x"}`, "user"},
+		{"GET", "/v1/users/alice/facts?k=0", "", "k"},
+		{"GET", "/v1/users/alice/facts?min_confidence=2", "", "min_confidence"},
+		{"GET", "/v1/users/alice/facts?include_superseded=maybe", "", "include_superseded"},
+		{"GET", "/v1/users/alice/facts?query=x", "", "query"},
+		{"DELETE", "/v1/users/alice/facts/" + id + "?reason=" + strings.Repeat("r", MaxReasonBytes+1), "", "reason"},
+	} {
+		r := e.do(tc.method, tc.path, nilIfEmpty(tc.body))
+		if r.code != 400 {
+			t.Errorf("%s %.80s: status %d: %s", tc.method, tc.path, r.code, r.body)
+			continue
+		}
+		if got := r.apiErr(t); got.Code != CodeInvalid || got.Field != tc.field {
+			t.Errorf("%s %.80s: error %+v, want field %q", tc.method, tc.path, got, tc.field)
+		}
+	}
+	e.must(200, "GET", "/v1/users/alice/facts", nil).json(t, &list)
+	if len(list.Facts) != 2 || e.dump() != before {
+		t.Errorf("refused requests changed the facts: %+v", list.Facts)
+	}
+
+	// Forgetting is for good, and audited.
+	e.must(204, "DELETE", "/v1/users/alice/facts/"+id+"?reason=user+asked", nil)
+	e.must(404, "GET", "/v1/users/alice/facts/"+id, nil)
+	audit, err := e.srv.cfg.Facts.Audit(context.Background(), "", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := audit[len(audit)-1]
+	if last.Action != facts.ActionForgotten || last.By != "api" || last.Reason != "user asked" {
+		t.Errorf("audit: %+v", last)
+	}
+}
+
+func TestLongTermNotConfigured(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range [][2]string{
+		{"GET", "/v1/recall/search?q=a"}, {"POST", "/v1/recall"}, {"GET", "/v1/recall/x"}, {"DELETE", "/v1/recall/x"},
+		{"GET", "/v1/users/u/facts"}, {"POST", "/v1/users/u/facts"}, {"GET", "/v1/users/u/facts/f"}, {"DELETE", "/v1/users/u/facts/f"},
+	} {
+		r := e.do(p[0], p[1], nil)
+		if r.code != http.StatusNotImplemented || r.apiErr(t).Code != CodeNotConfigured {
+			t.Errorf("%s %s: %d %s", p[0], p[1], r.code, r.body)
+		}
+	}
+}
+
+// Another tenant's facts and recall documents are not found, exactly as
+// missing ones, and its searches see nothing of them.
+func TestLongTermCrossTenant(t *testing.T) {
+	now := fixedNow
+	e := newAuthEnv(t, true, withLongTerm(&now))
+	a, b := e.key("tenant-a"), e.key("tenant-b")
+	e.mustAs(201, a, "POST", "/v1/sessions", `{"id":"a1","user_id":"alice"}`)
+	e.mustAs(201, a, "POST", "/v1/sessions/a1/steps", `{"type":"task","task":"Rotate the SECRET-ZEBRA credentials"}`)
+	e.mustAs(200, a, "POST", "/v1/recall", `{"documents":[{"id":"doc-a","text":"SECRET-ZEBRA runbook"}]}`)
+	var rem RememberResponse
+	e.mustAs(201, a, "POST", "/v1/users/alice/facts", `{"text":"Owns the SECRET-ZEBRA account"}`).json(t, &rem)
+
+	probes := [][2]string{
+		{"GET", "/v1/recall/doc-a"}, {"DELETE", "/v1/recall/doc-a"}, {"GET", "/v1/recall/" + url.PathEscape("a1#1")},
+		{"GET", "/v1/users/alice/facts/" + rem.Fact.ID}, {"DELETE", "/v1/users/alice/facts/" + rem.Fact.ID},
+	}
+	for _, p := range probes {
+		got := e.as(b, p[0], p[1], "")
+		missing := e.as(b, p[0], strings.NewReplacer("doc-a", "nobody", url.PathEscape("a1#1"), "nobody", rem.Fact.ID, "nobody").Replace(p[1]), "")
+		if got.code != 404 || missing.code != 404 {
+			t.Errorf("%s %s with B's key: %d %s", p[0], p[1], got.code, got.body)
+		}
+		if strings.Contains(string(got.body), "tenant-a") {
+			t.Errorf("%s %s leaks the tenant: %s", p[0], p[1], got.body)
+		}
+	}
+	for _, p := range []string{"/v1/recall/search?q=SECRET-ZEBRA", "/v1/users/alice/facts", "/v1/users/alice/facts?q=SECRET-ZEBRA"} {
+		if r := e.mustAs(200, b, "GET", p, ""); strings.Contains(string(r.body), "ZEBRA") {
+			t.Errorf("B sees A's data at %s: %s", p, r.body)
+		}
+		if r := e.mustAs(200, a, "GET", p, ""); !strings.Contains(string(r.body), "ZEBRA") {
+			t.Errorf("A does not see its own data at %s: %s", p, r.body)
+		}
+	}
+}
+
+// The MCP endpoint and the inspector are mounted behind the same keys.
+func TestMountsNeedKeys(t *testing.T) {
+	served := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served++
+		w.Write([]byte(Tenant(r)))
+	})
+	e := newAuthEnv(t, true, func(c *Config) {
+		c.MCP = h
+		c.Inspector = h
+		c.InspectorPatterns = []string{"GET /{$}", "GET /sessions/{id}"}
+	})
+	a := e.key("tenant-a")
+	for _, p := range [][2]string{{"POST", "/mcp"}, {"GET", "/"}, {"GET", "/sessions/x"}} {
+		unauthorized(t, e.as("", p[0], p[1], ""), false)
+		if r := e.mustAs(200, a, p[0], p[1], ""); string(r.body) != "tenant-a" {
+			t.Errorf("%s %s: the handler sees tenant %q", p[0], p[1], r.body)
+		}
+	}
+	if served != 3 {
+		t.Errorf("served %d", served)
+	}
+	// Paths the inspector does not claim stay JSON 404s.
+	if r := e.as(a, "GET", "/nope", ""); r.code != 404 || r.apiErr(t).Code != CodeNotFound {
+		t.Errorf("/nope: %d %s", r.code, r.body)
+	}
+}

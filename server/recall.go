@@ -1,0 +1,295 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/recall"
+)
+
+// Bounds of the recall routes.
+const (
+	// MaxRecallDocuments bounds the documents of one POST /v1/recall.
+	MaxRecallDocuments = 1000
+	// MaxRecallK bounds k of a recall search.
+	MaxRecallK = 200
+	// DefaultRecallK is k when the search names none.
+	DefaultRecallK = 10
+	// MaxRecallWindow bounds before and after of a recall search.
+	MaxRecallWindow = 20
+	// MaxQueryBytes bounds the text of a search query.
+	MaxQueryBytes = 8 << 10
+)
+
+// RecallDocument is a document of the recall index as the API shows it.
+type RecallDocument struct {
+	// ID names the document within the tenant; upserting it again
+	// replaces it. Conversation turns are "<session>#<seq>".
+	ID       string            `json:"id"`
+	Text     string            `json:"text"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	Time     *time.Time        `json:"time,omitempty"`
+	// Group and Seq place the document in an ordered stream (a session
+	// and its step number): neighbours are found by them.
+	Group string `json:"group,omitempty"`
+	Seq   int64  `json:"seq,omitempty"`
+	// Embedding is a precomputed vector; EmbeddingModel names its model.
+	Embedding      []float32 `json:"embedding,omitempty"`
+	EmbeddingModel string    `json:"embedding_model,omitempty"`
+}
+
+// UpsertRecallRequest is the body of POST /v1/recall.
+type UpsertRecallRequest struct {
+	Documents []RecallDocument `json:"documents"`
+}
+
+// UpsertRecallResponse is the answer of POST /v1/recall.
+type UpsertRecallResponse struct {
+	// IDs are the documents' IDs, in order (generated where none was
+	// given).
+	IDs []string `json:"ids"`
+}
+
+// RecallHit is one result of a recall search.
+type RecallHit struct {
+	RecallDocument
+	Score float64 `json:"score"`
+	// SessionID and Step name the session and step of a conversation
+	// turn; absent for other documents.
+	SessionID string `json:"session_id,omitempty"`
+	Step      int64  `json:"step,omitempty"`
+	// Window is the hit with its neighbouring turns, in order, when
+	// before or after were asked for.
+	Window []RecallDocument `json:"window,omitempty"`
+}
+
+// RecallSearchResponse is the answer of GET /v1/recall/search.
+type RecallSearchResponse struct {
+	Hits []RecallHit `json:"hits"`
+}
+
+// errNotConfigured is the answer of a route whose backend the server was
+// not given.
+func errNotConfigured(what string) *Error {
+	return &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: what + " is not configured on this server"}
+}
+
+// recallIndex returns the recall index, or false after answering 501.
+func (s *Server) recallIndex(w http.ResponseWriter) (*recall.Index, bool) {
+	if s.cfg.Recall == nil {
+		writeError(w, errNotConfigured("recall"))
+		return nil, false
+	}
+	return s.cfg.Recall, true
+}
+
+// upsertRecall serves POST /v1/recall: documents into the tenant's index.
+func (s *Server) upsertRecall(w http.ResponseWriter, r *http.Request) {
+	ix, ok := s.recallIndex(w)
+	if !ok {
+		return
+	}
+	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	docs, e := decodeUpsertRecall(body, Tenant(r))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if err := ix.Upsert(r.Context(), docs...); err != nil {
+		s.fail(w, r, "recall_upsert", err)
+		return
+	}
+	out := UpsertRecallResponse{IDs: make([]string, len(docs))}
+	for i, d := range docs {
+		out.IDs[i] = d.ID
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// decodeUpsertRecall decodes and checks the body of POST /v1/recall.
+func decodeUpsertRecall(body []byte, tenant string) ([]recall.Doc, *Error) {
+	var req UpsertRecallRequest
+	if e := decodeStrict(body, &req); e != nil {
+		return nil, e
+	}
+	if len(req.Documents) == 0 {
+		return nil, errInvalid("documents", "must hold at least one document")
+	}
+	if len(req.Documents) > MaxRecallDocuments {
+		return nil, errInvalid("documents", "holds %d documents, more than the %d of one request", len(req.Documents), MaxRecallDocuments)
+	}
+	docs := make([]recall.Doc, len(req.Documents))
+	seen := make(map[string]bool, len(req.Documents))
+	for i, d := range req.Documents {
+		if d.ID == "" {
+			d.ID = agentmem.NewID()
+		}
+		if seen[d.ID] {
+			return nil, errInvalid("documents["+strconv.Itoa(i)+"].id", "%q is given twice", d.ID)
+		}
+		seen[d.ID] = true
+		doc := recall.Doc{ID: d.ID, Tenant: tenant, Text: d.Text, Metadata: d.Metadata, Group: d.Group, Seq: d.Seq,
+			Embedding: d.Embedding, EmbeddingModel: d.EmbeddingModel}
+		if d.Time != nil {
+			doc.Time = *d.Time
+		}
+		checked, err := recall.CheckDoc(doc)
+		if err != nil {
+			e := apiError(err)
+			e.Field = prefixField("documents["+strconv.Itoa(i)+"]", e.Field)
+			return nil, e
+		}
+		docs[i] = checked
+	}
+	return docs, nil
+}
+
+// searchRecall serves GET /v1/recall/search?q=&k=&scope=&before=&after=.
+func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
+	ix, ok := s.recallIndex(w)
+	if !ok {
+		return
+	}
+	q, e := decodeRecallSearch(r, Tenant(r))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	hits, err := ix.Search(r.Context(), q)
+	if err != nil {
+		s.fail(w, r, "recall_search", err)
+		return
+	}
+	out := RecallSearchResponse{Hits: make([]RecallHit, len(hits))}
+	for i, h := range hits {
+		out.Hits[i] = recallHit(h)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// decodeRecallSearch checks the query parameters of a recall search.
+// scope is "session:ID", "user:ID" or "agent:ID"; absent, the search
+// covers the tenant's whole index.
+func decodeRecallSearch(r *http.Request, tenant string) (recall.Query, *Error) {
+	v := r.URL.Query()
+	if e := onlyParams(v, "q", "k", "scope", "before", "after"); e != nil {
+		return recall.Query{}, e
+	}
+	text := v.Get("q")
+	if strings.TrimSpace(text) == "" {
+		return recall.Query{}, errInvalid("q", "is required: the text to search for")
+	}
+	if len(text) > MaxQueryBytes {
+		return recall.Query{}, errInvalid("q", "is %d bytes, more than the %d allowed", len(text), MaxQueryBytes)
+	}
+	k, e := intParam(v, "k", DefaultRecallK, 1, MaxRecallK)
+	if e != nil {
+		return recall.Query{}, e
+	}
+	before, e := intParam(v, "before", 0, 0, MaxRecallWindow)
+	if e != nil {
+		return recall.Query{}, e
+	}
+	after, e := intParam(v, "after", 0, 0, MaxRecallWindow)
+	if e != nil {
+		return recall.Query{}, e
+	}
+	f, err := recall.ParseScope(v.Get("scope"))
+	if err != nil {
+		return recall.Query{}, apiError(err)
+	}
+	return recall.Query{Tenant: tenant, Text: text, K: k, Filter: f, Before: before, After: after}, nil
+}
+
+// recallDocument converts a document of the index.
+func recallDocument(d recall.Doc) RecallDocument {
+	out := RecallDocument{ID: d.ID, Text: d.Text, Metadata: d.Metadata, Group: d.Group, Seq: d.Seq, EmbeddingModel: d.EmbeddingModel}
+	if !d.Time.IsZero() {
+		t := d.Time
+		out.Time = &t
+	}
+	return out
+}
+
+// recallHit converts a search hit, naming the session and step of a
+// conversation turn.
+func recallHit(h recall.Hit) RecallHit {
+	out := RecallHit{RecallDocument: recallDocument(h.Doc), Score: h.Score}
+	if sid := h.Doc.Metadata[recall.MetaSession]; sid != "" {
+		if step, err := strconv.ParseInt(h.Doc.Metadata[recall.MetaStep], 10, 64); err == nil {
+			out.SessionID, out.Step = sid, step
+		}
+	}
+	for _, d := range h.Window {
+		out.Window = append(out.Window, recallDocument(d))
+	}
+	return out
+}
+
+// recallDocID returns the checked {doc} of the request's path.
+func recallDocID(r *http.Request) (string, *Error) {
+	id := r.PathValue("doc")
+	if err := recall.CheckID(id); err != nil {
+		e := apiError(err)
+		e.Field = "doc"
+		return "", e
+	}
+	return id, nil
+}
+
+// getRecall serves GET /v1/recall/{doc}.
+func (s *Server) getRecall(w http.ResponseWriter, r *http.Request) {
+	ix, ok := s.recallIndex(w)
+	if !ok {
+		return
+	}
+	id, e := recallDocID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	d, err := ix.Get(r.Context(), Tenant(r), id)
+	if err != nil {
+		s.fail(w, r, "recall_get", recallErr(id, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, recallDocument(d))
+}
+
+// deleteRecall serves DELETE /v1/recall/{doc}.
+func (s *Server) deleteRecall(w http.ResponseWriter, r *http.Request) {
+	ix, ok := s.recallIndex(w)
+	if !ok {
+		return
+	}
+	id, e := recallDocID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	n, err := ix.Delete(r.Context(), Tenant(r), id)
+	if err != nil {
+		s.fail(w, r, "recall_delete", err)
+		return
+	}
+	if n == 0 {
+		writeError(w, errNotFound("recall document %q not found", id))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// recallErr maps a not-found error of the index to the route's 404.
+func recallErr(id string, err error) error {
+	if apiError(err).Status == http.StatusNotFound {
+		return errNotFound("recall document %q not found", id)
+	}
+	return err
+}
