@@ -130,10 +130,6 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := r.URL.Query()
-	if e := onlyParams(v, "q", "k", "min_confidence", "include_superseded"); e != nil {
-		writeError(w, e)
-		return
-	}
 	query := v.Get("q")
 	if len(query) > MaxQueryBytes {
 		writeError(w, errInvalid("q", "is %d bytes, more than the %d allowed", len(query), MaxQueryBytes))
@@ -261,10 +257,6 @@ func (s *Server) forgetFact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := r.URL.Query()
-	if e := onlyParams(v, "reason"); e != nil {
-		writeError(w, e)
-		return
-	}
 	reason := strings.TrimSpace(v.Get("reason"))
 	if reason == "" {
 		reason = "forgotten through the API"

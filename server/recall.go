@@ -179,9 +179,6 @@ func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
 // covers the tenant's whole index.
 func decodeRecallSearch(r *http.Request, tenant string) (recall.Query, *Error) {
 	v := r.URL.Query()
-	if e := onlyParams(v, "q", "k", "scope", "before", "after"); e != nil {
-		return recall.Query{}, e
-	}
 	text := v.Get("q")
 	if strings.TrimSpace(text) == "" {
 		return recall.Query{}, errInvalid("q", "is required: the text to search for")

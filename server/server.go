@@ -165,41 +165,49 @@ type route struct {
 	pattern string
 	handler http.HandlerFunc
 	open    bool
+	// params are the query parameters the route takes; any other, or one
+	// given twice, is refused with 400 before the handler runs (a
+	// misspelt parameter would otherwise be ignored silently).
+	params []string
 }
 
 // routeTable lists every route. The OpenAPI document must describe
 // exactly these (a test checks it).
 func (s *Server) routeTable() []route {
 	return []route{
-		{"GET /healthz", s.healthz, true},
-		{"GET /readyz", s.readyz, true},
-		{"GET /metrics", s.metrics.handler.ServeHTTP, true},
-		{"GET /v1/openapi.json", s.serveOpenAPI, true},
-		{"POST /v1/sessions", s.createSession, false},
-		{"GET /v1/sessions", s.listSessions, false},
-		{"GET /v1/sessions/{id}", s.getSession, false},
-		{"DELETE /v1/sessions/{id}", s.deleteSession, false},
-		{"POST /v1/sessions/{id}/fork", s.forkSession, false},
-		{"POST /v1/sessions/{id}/steps", s.appendSteps, false},
-		{"GET /v1/sessions/{id}/steps", s.readSteps, false},
-		{"POST /v1/sessions/{id}/messages", s.appendMessages, false},
-		{"GET /v1/sessions/{id}/context", s.getContext, false},
-		{"POST /v1/sessions/{id}/compact", s.compact, false},
-		{"POST /v1/recall", s.upsertRecall, false},
-		{"GET /v1/recall/search", s.searchRecall, false},
-		{"GET /v1/recall/{doc}", s.getRecall, false},
-		{"DELETE /v1/recall/{doc}", s.deleteRecall, false},
-		{"POST /v1/users/{user}/facts", s.remember, false},
-		{"GET /v1/users/{user}/facts", s.listFacts, false},
-		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false},
-		{"DELETE /v1/users/{user}/facts/{fact}", s.forgetFact, false},
+		{"GET /healthz", s.healthz, true, nil},
+		{"GET /readyz", s.readyz, true, nil},
+		{"GET /metrics", s.metrics.handler.ServeHTTP, true, nil},
+		{"GET /v1/openapi.json", s.serveOpenAPI, true, nil},
+		{"POST /v1/sessions", s.createSession, false, nil},
+		{"GET /v1/sessions", s.listSessions, false, []string{"user_id", "agent", "page_size", "page_token"}},
+		{"GET /v1/sessions/{id}", s.getSession, false, nil},
+		{"DELETE /v1/sessions/{id}", s.deleteSession, false, nil},
+		{"POST /v1/sessions/{id}/fork", s.forkSession, false, nil},
+		{"POST /v1/sessions/{id}/steps", s.appendSteps, false, nil},
+		{"GET /v1/sessions/{id}/steps", s.readSteps, false, []string{"after", "limit", "last"}},
+		{"POST /v1/sessions/{id}/messages", s.appendMessages, false, []string{"flush_pending"}},
+		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate"}},
+		{"POST /v1/sessions/{id}/compact", s.compact, false, nil},
+		{"POST /v1/recall", s.upsertRecall, false, nil},
+		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "scope", "before", "after"}},
+		{"GET /v1/recall/{doc}", s.getRecall, false, nil},
+		{"DELETE /v1/recall/{doc}", s.deleteRecall, false, nil},
+		{"POST /v1/users/{user}/facts", s.remember, false, nil},
+		{"GET /v1/users/{user}/facts", s.listFacts, false, []string{"q", "k", "min_confidence", "include_superseded"}},
+		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false, nil},
+		{"DELETE /v1/users/{user}/facts/{fact}", s.forgetFact, false, []string{"reason"}},
 	}
 }
 
 func (s *Server) routes() {
 	s.open = map[string]bool{}
 	for _, rt := range s.routeTable() {
-		s.mux.HandleFunc(rt.pattern, rt.handler)
+		h := rt.handler
+		if !rt.open {
+			h = checkParams(rt.params, h)
+		}
+		s.mux.HandleFunc(rt.pattern, h)
 		s.open[rt.pattern] = rt.open
 	}
 	// The MCP endpoint and the inspector are not JSON API routes (the
@@ -218,6 +226,20 @@ func (s *Server) routes() {
 			s.mux.Handle(p, s.cfg.Inspector)
 			s.open[p] = false
 		}
+	}
+}
+
+// checkParams refuses a request whose query has a parameter outside
+// params, or one given twice, before h runs.
+func checkParams(params []string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			if e := onlyParams(r.URL.Query(), params...); e != nil {
+				writeError(w, e)
+				return
+			}
+		}
+		h(w, r)
 	}
 }
 

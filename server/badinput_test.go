@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem/recall"
+)
+
+// TestBadInputCorpus sends every route a corpus of bad requests
+// (malformed JSON, wrong types, huge bodies, invalid UTF-8, path traversal
+// and other bad IDs) and checks that each is answered with a 4xx JSON
+// error and that nothing changed: sessions, logs, facts or recall.
+func TestBadInputCorpus(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now), func(c *Config) { c.MaxBodyBytes = 64 << 10 })
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+","+taskStep+","+actionStep(1, "out")+"]")
+	var rem RememberResponse
+	e.must(201, "POST", "/v1/users/u1/facts", `{"text":"Uses Go"}`).json(t, &rem)
+	e.must(200, "POST", "/v1/recall", `{"documents":[{"id":"d1","text":"a note"}]}`)
+
+	state := func() string {
+		t.Helper()
+		ctx := context.Background()
+		var b strings.Builder
+		b.WriteString(e.dump())
+		fs, err := e.srv.cfg.Facts.List(ctx, "", "u1", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			b.WriteString(f.ID + f.Text + f.ReinforcedAt.String() + "\n")
+		}
+		hits, err := e.srv.cfg.Recall.Search(ctx, recall.Query{Text: "note out task system fix parser", K: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			b.WriteString(h.Doc.ID + h.Doc.Text + "\n")
+		}
+		return b.String()
+	}
+	before := state()
+
+	bodies := map[string]any{
+		"malformed":        `{"a":`,
+		"not json":         `hello`,
+		"a number":         `42`,
+		"null":             `null`,
+		"an array of junk": `[1,2,3]`,
+		"wrong types":      `{"id":7,"text":false,"documents":"x","strategy":[],"at_seq":"3","user_id":{}}`,
+		"unknown field":    `{"colour":"red"}`,
+		"invalid UTF-8":    []byte("{\"text\":\"\xff\xfe\",\"task\":\"\xc3\"}"),
+		"lone surrogate":   `{"text":"\ud800","type":"task","task":"\udfff"}`,
+		"trailing data":    `{} {}`,
+		"huge":             `{"text":"` + strings.Repeat("a", 70<<10) + `"}`,
+		"deeply nested":    strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	}
+	// Session and document IDs are names from a small alphabet; user IDs
+	// are free text (an e-mail address, a name): not blank, bounded, no
+	// NUL.
+	badIDs := map[string][]string{
+		"{id}":   {"..%2F..%2Fetc%2Fpasswd", "%2E%2E", "a%00b", strings.Repeat("x", 300), "-lead", "sp%20ace"},
+		"{doc}":  {"a%00b", strings.Repeat("x", 300)},
+		"{user}": {"a%00b", "%20", strings.Repeat("x", 300)},
+	}
+
+	for _, rt := range e.srv.routeTable() {
+		if rt.open {
+			continue
+		}
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		concrete := strings.NewReplacer("{id}", "s", "{user}", "u1", "{fact}", rem.Fact.ID, "{doc}", "d1").Replace(path)
+		check := func(what, target string, body any, headers ...string) {
+			t.Helper()
+			r := e.do(method, target, body, headers...)
+			if r.code < 400 || r.code > 499 {
+				t.Errorf("%s %.90s (%s): status %d: %.200s", method, target, what, r.code, r.body)
+				return
+			}
+			if r.code != http.StatusMethodNotAllowed {
+				r.apiErr(t)
+			}
+		}
+		if method == "POST" {
+			for name, body := range bodies {
+				if name == "null" && (rt.pattern == "POST /v1/sessions" || rt.pattern == "POST /v1/sessions/{id}/fork") {
+					continue // their body is optional: null is no body, which is good input
+				}
+				check(name, concrete, body)
+			}
+			check("text/plain", concrete, `{}`, "Content-Type", "text/plain")
+		}
+		for param, ids := range badIDs {
+			if !strings.Contains(path, param) {
+				continue
+			}
+			for _, id := range ids {
+				target := strings.NewReplacer(param, id, "{id}", "s", "{user}", "u1", "{fact}", rem.Fact.ID, "{doc}", "d1").Replace(path)
+				var body any
+				if method == "POST" {
+					body = `{}`
+				}
+				check("bad ID "+id, target, body)
+			}
+		}
+		// Query parameters of the wrong type or unknown.
+		check("unknown parameter", concrete+"?bogus=1", nil)
+	}
+	if after := state(); after != before {
+		t.Errorf("bad input changed the state:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
