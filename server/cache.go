@@ -65,6 +65,7 @@ type viewState struct {
 	seq     int64
 	created time.Time // the session's CreatedAt, to notice a re-created ID
 	tenant  string    // the session's tenant: only its requests get the view
+	user    string    // the session's user, whose facts the context may hold
 }
 
 // get returns a session's memory, up to date with the log as of now,
@@ -203,7 +204,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	if resp.Session.LastSeq <= cur.seq {
 		return cur, nil
 	}
-	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created, tenant: cur.tenant}
+	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created, tenant: cur.tenant, user: cur.user}
 	v.state.Store(next)
 	return next, nil
 }
@@ -235,7 +236,7 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 	if v.state.Load() != nil {
 		c.s.metrics.cache.WithLabelValues("reload").Inc()
 	}
-	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, tenant: resp.Session.Tenant}
+	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, tenant: resp.Session.Tenant, user: resp.Session.UserID}
 	v.journal = j
 	v.state.Store(st)
 	return st, nil

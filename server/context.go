@@ -38,6 +38,10 @@ type ContextResponse struct {
 	Summarized []agentmem.Range `json:"summarized"`
 	// LastSeq is the log sequence number the context reflects.
 	LastSeq int64 `json:"last_seq"`
+	// Facts are the facts about the session's user injected into the
+	// system prompt (with facts=K), most relevant first; their tokens are
+	// in Tokens.
+	Facts []FactView `json:"facts,omitempty"`
 }
 
 // getContext serves GET /v1/sessions/{id}/context.
@@ -48,10 +52,6 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if e := onlyParams(q, "budget", "format", "tokenizer", "truncate"); e != nil {
-		writeError(w, e)
-		return
-	}
 	budget, e := intParam(q, "budget", 0, 0, MaxBudget)
 	if e != nil {
 		writeError(w, e)
@@ -78,13 +78,18 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	fo, e := s.factsOptions(q, budget)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	st, err := s.cache.get(r.Context(), Tenant(r), id)
 	if err != nil {
 		s.fail(w, r, "read", err)
 		return
 	}
 	seq := st.seq
-	c, err := st.mem.Context(r.Context(), agentmem.ContextOptions{Budget: budget, Format: format, Counter: counter, TruncateToFill: truncate})
+	c, err := st.mem.Context(r.Context(), agentmem.ContextOptions{Budget: budget - fo.reserve, Format: format, Counter: counter, TruncateToFill: truncate})
 	if err != nil {
 		var be *agentmem.BudgetError
 		if errors.As(err, &be) || errors.Is(err, context.Canceled) {
@@ -94,13 +99,21 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	wire, err := render.Encode(formatName, c.Messages)
+	msgs, tokens := c.Messages, c.Tokens
+	var shown []FactView
+	if fo.k > 0 {
+		if msgs, shown, tokens, err = s.injectFacts(r.Context(), Tenant(r), st.user, fo, msgs, tokens, counter); err != nil {
+			s.fail(w, r, "facts_inject", err)
+			return
+		}
+	}
+	wire, err := render.Encode(formatName, msgs)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
 	out := ContextResponse{
-		Format: c.Format, Tokenizer: c.Counter, Budget: budget, Tokens: c.Tokens, Messages: wire,
+		Format: c.Format, Tokenizer: c.Counter, Budget: budget, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
 		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), LastSeq: seq,
 	}

@@ -1,13 +1,17 @@
 package server
 
 import (
+	"context"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/tokenizer"
 )
 
 // Bounds of the facts routes.
@@ -278,4 +282,85 @@ func (s *Server) forgetFact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// contextFacts are the facts parameters of the context route.
+type contextFacts struct {
+	k       int
+	query   string
+	share   float64
+	reserve int // the tokens kept out of the context's budget for them
+	limited bool // there is a budget: the facts get reserve tokens at most
+}
+
+// factsOptions reads facts=K, facts_query and facts_share. With facts
+// and a budget, share × budget tokens (facts.DefaultShare by default) are
+// kept out of the steps' budget for the facts.
+func (s *Server) factsOptions(q map[string][]string, budget int) (contextFacts, *Error) {
+	var fo contextFacts
+	k, e := intParam(q, "facts", 0, 0, MaxFactsK)
+	if e != nil {
+		return fo, e
+	}
+	fo.k, fo.query = k, first(q, "facts_query")
+	if len(fo.query) > MaxQueryBytes {
+		return fo, errInvalid("facts_query", "is %d bytes, more than the %d allowed", len(fo.query), MaxQueryBytes)
+	}
+	fo.share = facts.DefaultShare
+	if v := first(q, "facts_share"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f <= 0.9) {
+			return fo, errInvalid("facts_share", "must be a number in (0, 0.9], not %q", v)
+		}
+		fo.share = f
+	}
+	if fo.k == 0 {
+		if fo.query != "" || first(q, "facts_share") != "" {
+			return fo, errInvalid("facts", "facts_query and facts_share need facts=K (the number of facts to inject)")
+		}
+		return fo, nil
+	}
+	if s.cfg.Facts == nil {
+		return fo, errNotConfigured("facts")
+	}
+	if budget > 0 {
+		fo.limited, fo.reserve = true, int(float64(budget)*fo.share)
+	}
+	return fo, nil
+}
+
+// first returns the first value of a query parameter.
+func first(q map[string][]string, name string) string {
+	if vs := q[name]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
+// injectFacts adds up to fo.k facts about user, relevant to the last user
+// message (or fo.query), to the system prompt of msgs, within the tokens
+// reserved for them (no limit without a budget). It returns the messages,
+// the facts shown and the request's new cost.
+func (s *Server) injectFacts(ctx context.Context, tenant, user string, fo contextFacts, msgs []agentmem.Message, tokens int, c tokenizer.Counter) ([]agentmem.Message, []FactView, int, error) {
+	if user == "" {
+		return msgs, nil, tokens, errInvalid("facts", "the session has no user_id, so it has no facts to inject")
+	}
+	if fo.limited && fo.reserve == 0 {
+		return msgs, []FactView{}, tokens, nil // a budget too small to share
+	}
+	m := s.cfg.Facts
+	opts := facts.InjectOptions{Tenant: tenant, UserID: user, Query: fo.query, K: fo.k, Counter: c, MaxTokens: fo.reserve}
+	if !fo.limited {
+		opts.MaxTokens = math.MaxInt32 // no budget: every fact fits
+	}
+	out, inj, err := m.Inject(ctx, msgs, opts)
+	if err != nil {
+		return msgs, nil, tokens, err
+	}
+	shown := make([]FactView, len(inj.Hits))
+	for i, h := range inj.Hits {
+		rel, score := h.Relevance, h.Score
+		shown[i] = FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score}
+	}
+	return out, shown, tokens + inj.Tokens, nil
 }

@@ -2,14 +2,18 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/tokenizer"
 )
 
 // withLongTerm gives the server a recall index (fed by an IndexedStore
@@ -278,5 +282,65 @@ func TestMountsNeedKeys(t *testing.T) {
 	// Paths the inspector does not claim stay JSON 404s.
 	if r := e.as(a, "GET", "/nope", ""); r.code != 404 || r.apiErr(t).Code != CodeNotFound {
 		t.Errorf("/nope: %d %s", r.code, r.body)
+	}
+}
+
+// The context route injects the session user's relevant facts into the
+// system prompt, within their share of the budget.
+func TestContextInjectsFacts(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	e.create("s") // user u1
+	e.appendSteps("s", "["+sysStep+","+taskStep+","+actionStep(1, strings.Repeat("parser output\n", 400))+","+actionStep(2, strings.Repeat("more output\n", 400))+"]")
+	e.must(201, "POST", "/v1/users/u1/facts", `{"text":"Prefers table-driven tests in Go","confidence":0.9}`)
+	e.must(201, "POST", "/v1/users/u1/facts", `{"text":"Works on the billing service","confidence":0.8}`)
+	e.must(201, "POST", "/v1/users/u2/facts", `{"text":"OTHER-USER fact"}`)
+
+	var plain, with ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context?budget=3000", nil).json(t, &plain)
+	e.must(200, "GET", "/v1/sessions/s/context?budget=3000&facts=5&facts_query=how+should+I+test+the+parser", nil).json(t, &with)
+	if len(with.Facts) != 2 || with.Facts[0].Text != "Prefers table-driven tests in Go" {
+		t.Fatalf("facts injected: %+v", with.Facts)
+	}
+	if with.Tokens > 3000 || with.Tokens <= plain.Tokens-int(0.1*3000) {
+		t.Errorf("tokens %d with facts, %d without (budget 3000)", with.Tokens, plain.Tokens)
+	}
+	msgs, _ := json.Marshal(with.Messages)
+	if !strings.Contains(string(msgs), facts.DefaultHeader) || !strings.Contains(string(msgs), "Prefers table-driven tests") || strings.Contains(string(msgs), "OTHER-USER") {
+		t.Errorf("messages: %s", msgs)
+	}
+	// The count is exact: the same messages, counted by the library.
+	sent, err := render.DecodeOpenAIMessages(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := tokenizer.Get(tokenizer.O200kBase)
+	if got := agentmem.RequestTokens(c, sent); got != with.Tokens {
+		t.Errorf("reported %d tokens, the messages cost %d", with.Tokens, got)
+	}
+	// Without a budget every fact fits; in Anthropic's format they go to
+	// the system prompt.
+	var anth ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context?format=anthropic&facts=1", nil).json(t, &anth)
+	if len(anth.Facts) != 1 {
+		t.Errorf("anthropic facts: %+v", anth.Facts)
+	}
+	if b, _ := json.Marshal(anth.Messages); !strings.Contains(string(b), `"system":"You are a careful coding agent.\n\n`+facts.DefaultHeader) {
+		t.Errorf("anthropic system prompt: %s", b)
+	}
+	for _, q := range []string{"facts=-1", "facts=1000", "facts_query=x", "facts=1&facts_share=0", "facts=1&facts_share=abc"} {
+		if r := e.do("GET", "/v1/sessions/s/context?"+q, nil); r.code != 400 {
+			t.Errorf("%s: %d %s", q, r.code, r.body)
+		}
+	}
+	e.must(201, "POST", "/v1/sessions", `{"id":"anon"}`)
+	e.appendSteps("anon", sysStep)
+	if r := e.do("GET", "/v1/sessions/anon/context?facts=3", nil); r.code != 400 || r.apiErr(t).Field != "facts" {
+		t.Errorf("a session without a user: %d %s", r.code, r.body)
+	}
+	plainEnv := newEnv(t)
+	plainEnv.create("s")
+	if r := plainEnv.do("GET", "/v1/sessions/s/context?facts=3", nil); r.code != 501 {
+		t.Errorf("without facts configured: %d %s", r.code, r.body)
 	}
 }

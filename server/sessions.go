@@ -44,10 +44,6 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 // listSessions serves GET /v1/sessions.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if e := onlyParams(q, "user_id", "agent", "page_size", "page_token"); e != nil {
-		writeError(w, e)
-		return
-	}
 	size, e := intParam(q, "page_size", 0, 0, store.MaxPageSize)
 	if e != nil {
 		writeError(w, e)

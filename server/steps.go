@@ -56,10 +56,6 @@ func (s *Server) appendSteps(w http.ResponseWriter, r *http.Request) {
 // appendMessages serves POST /v1/sessions/{id}/messages.
 func (s *Server) appendMessages(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if e := onlyParams(q, "flush_pending"); e != nil {
-		writeError(w, e)
-		return
-	}
 	flush, e := boolParam(q, "flush_pending")
 	if e != nil {
 		writeError(w, e)
@@ -143,10 +139,6 @@ func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if e := onlyParams(q, "after", "limit", "last"); e != nil {
-		writeError(w, e)
-		return
-	}
 	after, e := int64Param(q, "after")
 	if e != nil {
 		writeError(w, e)
