@@ -45,6 +45,7 @@ type serveFlags struct {
 	maxBodyBytes               int64
 	cacheSessions              int
 	shutdownTimeout            time.Duration
+	pruneInterval              time.Duration
 	llmBaseURL, llmKey, llmMod string
 	embed                      embedFlags
 }
@@ -115,6 +116,7 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "the largest request body, in `BYTES`")
 	fl.IntVar(&f.cacheSessions, "cache-sessions", server.DefaultCacheSessions, "keep the rendered steps of up to `N` sessions in memory (0: the default, -1: none)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to wait for requests in flight on SIGINT or SIGTERM")
+	fl.DurationVar(&f.pruneInterval, "prune-interval", defaultPruneInterval, "apply retention (delete expired sessions) this often; 0 turns it off")
 	fl.StringVar(&f.llmBaseURL, "llm-base-url", "", "an OpenAI-compatible API `URL` for LLM summaries (e.g. http://localhost:11434/v1)")
 	fl.StringVar(&f.llmKey, "llm-api-key", "", "the API key of --llm-base-url (prefer AGENTMEM_LLM_API_KEY: flags show in ps)")
 	fl.StringVar(&f.llmMod, "llm-model", "", "the chat model of --llm-base-url")
@@ -129,6 +131,9 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	}
 	if f.shutdownTimeout <= 0 {
 		return usagef("--shutdown-timeout must be positive")
+	}
+	if f.pruneInterval < 0 {
+		return usagef("--prune-interval must not be negative")
 	}
 	tlsCfg, err := loadTLS(f.tlsCert, f.tlsKey)
 	if err != nil {
@@ -231,6 +236,11 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		}
 		served <- hs.Serve(ln)
 	}()
+	if f.pruneInterval > 0 {
+		rctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go runRetention(rctx, st, f.pruneInterval, a.log)
+	}
 	select {
 	case err := <-served:
 		return failure{err}
