@@ -7,8 +7,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/agentmem/agentmem/internal/registry"
 )
 
 // ErrClosed is returned by a Store used after Close.
@@ -181,10 +182,8 @@ func SortFacts(fs []Fact) {
 // An Opener opens a Store from a URL whose scheme it was registered for.
 type Opener func(ctx context.Context, u *url.URL) (Store, error)
 
-var (
-	openersMu sync.RWMutex
-	openers   = map[string]Opener{}
-)
+// backends holds the registered openers.
+var backends = registry.New[Store]("facts")
 
 // Register makes a backend available to Open under a URL scheme, as
 // database/sql drivers do: a backend package registers itself in its init
@@ -194,47 +193,14 @@ var (
 //
 // Schemes are case-insensitive. Register panics if the opener is nil, the
 // scheme empty or already registered.
-func Register(scheme string, opener Opener) {
-	scheme = strings.ToLower(scheme)
-	if scheme == "" || opener == nil {
-		panic("facts: Register needs a scheme and an opener")
-	}
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	if _, dup := openers[scheme]; dup {
-		panic("facts: Register called twice for scheme " + scheme)
-	}
-	openers[scheme] = opener
-}
+func Register(scheme string, opener Opener) { backends.Register(scheme, opener) }
 
 // Schemes returns the registered URL schemes, sorted.
-func Schemes() []string {
-	openersMu.RLock()
-	defer openersMu.RUnlock()
-	out := make([]string, 0, len(openers))
-	for s := range openers {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func Schemes() []string { return backends.Schemes() }
 
 // Open opens the Store a URL names: "mem://" (in this package),
 // "sqlite:///path/to/agentmem.db" (package facts/sqlite, which can share
 // the session store's file) or "postgres://user@host/db?schema=s"
 // (package facts/postgres). The backend's package must be imported for
 // its scheme to be known.
-func Open(ctx context.Context, rawURL string) (Store, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("facts: open: %w", err)
-	}
-	openersMu.RLock()
-	opener := openers[strings.ToLower(u.Scheme)]
-	openersMu.RUnlock()
-	if opener == nil {
-		known := strings.Join(Schemes(), ", ")
-		return nil, fmt.Errorf("facts: open %q: unknown scheme %q (registered: %s; import the backend's package to register it)", u.Redacted(), u.Scheme, known)
-	}
-	return opener(ctx, u)
-}
+func Open(ctx context.Context, rawURL string) (Store, error) { return backends.Open(ctx, rawURL) }

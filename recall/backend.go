@@ -3,11 +3,10 @@ package recall
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"net/url"
 	"slices"
-	"strings"
-	"sync"
+
+	"github.com/agentmem/agentmem/internal/registry"
 )
 
 // Backend is what a recall backend implements: storage of documents, a
@@ -142,10 +141,12 @@ type EmbeddingUpdate struct {
 // Opener opens a backend from a URL whose scheme it was registered for.
 type Opener func(ctx context.Context, u *url.URL) (Backend, error)
 
-var (
-	openersMu sync.RWMutex
-	openers   = map[string]Opener{"mem": func(context.Context, *url.URL) (Backend, error) { return NewMemory(MemoryOptions{}), nil }}
-)
+// backends holds the registered openers; "mem" is always there.
+var backends = registry.New[Backend]("recall")
+
+func init() {
+	Register("mem", func(context.Context, *url.URL) (Backend, error) { return NewMemory(MemoryOptions{}), nil })
+}
 
 // Register makes a backend available to Open under a URL scheme, in the
 // style of database/sql drivers: a backend package registers itself in
@@ -155,47 +156,17 @@ var (
 //
 // Schemes are case-insensitive. Register panics if the opener is nil or
 // the scheme is empty or already registered. "mem" is always registered.
-func Register(scheme string, opener Opener) {
-	scheme = strings.ToLower(scheme)
-	if scheme == "" || opener == nil {
-		panic("recall: Register needs a scheme and an opener")
-	}
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	if _, dup := openers[scheme]; dup {
-		panic("recall: Register called twice for scheme " + scheme)
-	}
-	openers[scheme] = opener
-}
+func Register(scheme string, opener Opener) { backends.Register(scheme, opener) }
 
 // Schemes returns the registered URL schemes, sorted.
-func Schemes() []string {
-	openersMu.RLock()
-	defer openersMu.RUnlock()
-	out := make([]string, 0, len(openers))
-	for s := range openers {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func Schemes() []string { return backends.Schemes() }
 
 // OpenBackend opens the backend a URL names: "mem://" (in memory, always
 // available), "sqlite:///path/to/file.db" (package recall/sqlite),
 // "postgres://user@host/db" (package recall/postgres). The backend's
 // package must be imported for its scheme to be known.
 func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("recall: open: cannot parse the URL (not shown: it may hold a password)")
-	}
-	openersMu.RLock()
-	opener := openers[strings.ToLower(u.Scheme)]
-	openersMu.RUnlock()
-	if opener == nil {
-		return nil, fmt.Errorf("recall: open %q: unknown scheme %q (registered: %s; import the backend's package to register it)", u.Redacted(), u.Scheme, strings.Join(Schemes(), ", "))
-	}
-	return opener(ctx, u)
+	return backends.Open(ctx, rawURL)
 }
 
 // Open opens an Index over the backend a URL names (see OpenBackend),
