@@ -241,15 +241,25 @@ func recallDocID(r *http.Request) (string, *Error) {
 	return id, nil
 }
 
-// getRecall serves GET /v1/recall/{doc}.
-func (s *Server) getRecall(w http.ResponseWriter, r *http.Request) {
+// recallDocRoute returns the index and the checked {doc} of a route on
+// one document, or false after answering.
+func (s *Server) recallDocRoute(w http.ResponseWriter, r *http.Request) (*recall.Index, string, bool) {
 	ix, ok := s.recallIndex(w)
 	if !ok {
-		return
+		return nil, "", false
 	}
 	id, e := recallDocID(r)
 	if e != nil {
 		writeError(w, e)
+		return nil, "", false
+	}
+	return ix, id, true
+}
+
+// getRecall serves GET /v1/recall/{doc}.
+func (s *Server) getRecall(w http.ResponseWriter, r *http.Request) {
+	ix, id, ok := s.recallDocRoute(w, r)
+	if !ok {
 		return
 	}
 	d, err := ix.Get(r.Context(), Tenant(r), id)
@@ -262,13 +272,8 @@ func (s *Server) getRecall(w http.ResponseWriter, r *http.Request) {
 
 // deleteRecall serves DELETE /v1/recall/{doc}.
 func (s *Server) deleteRecall(w http.ResponseWriter, r *http.Request) {
-	ix, ok := s.recallIndex(w)
+	ix, id, ok := s.recallDocRoute(w, r)
 	if !ok {
-		return
-	}
-	id, e := recallDocID(r)
-	if e != nil {
-		writeError(w, e)
 		return
 	}
 	n, err := ix.Delete(r.Context(), Tenant(r), id)
