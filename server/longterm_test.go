@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -279,6 +280,20 @@ func TestMountsNeedKeys(t *testing.T) {
 	if served != 3 {
 		t.Errorf("served %d", served)
 	}
+	// A browser sends the key as a Basic password on the inspector's
+	// pages, and is asked for one; the API takes only bearer keys.
+	if ch := e.as("", "GET", "/", "").header.Values("WWW-Authenticate"); len(ch) != 2 || !strings.HasPrefix(ch[1], `Basic realm="agentmem inspector"`) {
+		t.Errorf("inspector challenge: %q", ch)
+	}
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("anyone:"+strings.TrimPrefix(a, "Bearer ")))
+	if r := e.mustAs(200, basic, "GET", "/sessions/x", ""); string(r.body) != "tenant-a" {
+		t.Errorf("Basic on the inspector: tenant %q", r.body)
+	}
+	unauthorized(t, e.as(basic, "GET", "/v1/sessions", ""), true)
+	if ch := e.as("", "GET", "/v1/sessions", "").header.Values("WWW-Authenticate"); len(ch) != 1 {
+		t.Errorf("API challenge: %q", ch)
+	}
+	unauthorized(t, e.as("Basic "+base64.StdEncoding.EncodeToString([]byte("x:am_wrong_key")), "GET", "/", ""), true)
 	// Paths the inspector does not claim stay JSON 404s.
 	if r := e.as(a, "GET", "/nope", ""); r.code != 404 || r.apiErr(t).Code != CodeNotFound {
 		t.Errorf("/nope: %d %s", r.code, r.body)

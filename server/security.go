@@ -84,7 +84,7 @@ func checkOrigin(o string) error {
 // guard runs the security layer for a request to a route (open routes need
 // no key). It returns the request with its identity in the context, or
 // false after writing the answer itself (a preflight, 401, 403).
-func (s *Server) guard(w http.ResponseWriter, r *http.Request, open bool) (*http.Request, bool) {
+func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser bool) (*http.Request, bool) {
 	sec := s.sec
 	origin := r.Header.Get("Origin")
 	if len(sec.origins) > 0 {
@@ -108,6 +108,9 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open bool) (*http
 	if open || sec.auth == nil {
 		return r, true
 	}
+	if browser {
+		r = basicAsBearer(r)
+	}
 	id, err := sec.auth.Authenticate(r)
 	if err != nil {
 		var ue *auth.UnauthenticatedError
@@ -120,7 +123,13 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open bool) (*http
 			challenge += `, error="invalid_token"`
 			s.log.Info("refused an API key", "reason", ue.Reason, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 		}
-		w.Header().Set("WWW-Authenticate", challenge)
+		w.Header().Add("WWW-Authenticate", challenge)
+		if browser {
+			// Browsers cannot send a bearer key, but they ask for a
+			// password when challenged with Basic: the API key is the
+			// password (the user name is ignored).
+			w.Header().Add("WWW-Authenticate", `Basic realm="agentmem inspector", charset="UTF-8"`)
+		}
 		writeError(w, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Field: "Authorization", Message: ue.Message, cause: err})
 		return nil, false
 	}
@@ -213,3 +222,17 @@ func (s *Server) listOwn(ctx context.Context, tenant string, req store.ListReque
 	}
 	return out, nil
 }
+
+// basicAsBearer returns r with "Authorization: Basic" credentials turned
+// into "Authorization: Bearer <password>": the web inspector's pages take
+// the API key as the password a browser asks for.
+func basicAsBearer(r *http.Request) *http.Request {
+	_, key, ok := r.BasicAuth()
+	if !ok {
+		return r
+	}
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("Authorization", "Bearer "+key)
+	return r2
+}
+

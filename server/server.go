@@ -106,6 +106,7 @@ type Server struct {
 	now     func() time.Time
 	sec     *security
 	open    map[string]bool // route pattern: needs no key
+	browser map[string]bool // route pattern: a page for browsers (Basic auth too)
 
 	closeOnce sync.Once
 }
@@ -221,10 +222,12 @@ func (s *Server) routes() {
 		}))
 		s.open[MCPPath] = false
 	}
+	s.browser = map[string]bool{}
 	if s.cfg.Inspector != nil {
 		for _, p := range s.cfg.InspectorPatterns {
 			s.mux.Handle(p, s.cfg.Inspector)
 			s.open[p] = false
+			s.browser[p] = true
 		}
 	}
 }
@@ -281,7 +284,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status(), "duration", d)
 		}
 	}()
-	guarded, ok := s.guard(sw, r, s.open[route])
+	guarded, ok := s.guard(sw, r, s.open[route], s.browser[route])
 	if !ok {
 		return
 	}
