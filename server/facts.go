@@ -289,7 +289,7 @@ type contextFacts struct {
 	k       int
 	query   string
 	share   float64
-	reserve int // the tokens kept out of the context's budget for them
+	reserve int  // the tokens kept out of the context's budget for them
 	limited bool // there is a budget: the facts get reserve tokens at most
 }
 

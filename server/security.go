@@ -235,4 +235,3 @@ func basicAsBearer(r *http.Request) *http.Request {
 	r2.Header.Set("Authorization", "Bearer "+key)
 	return r2
 }
-
