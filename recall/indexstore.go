@@ -119,3 +119,18 @@ func (s *IndexedStore) Ping(ctx context.Context) error {
 	_, err := s.Store.List(ctx, store.ListRequest{PageSize: 1})
 	return err
 }
+
+// ImportEntries implements store.Importer when the wrapped store does
+// (every backend does), and indexes the imported session's log, so that
+// sessions restored with store.Import are searchable at once.
+func (s *IndexedStore) ImportEntries(ctx context.Context, sess *store.Session, entries []store.Entry) error {
+	imp, ok := s.Store.(store.Importer)
+	if !ok {
+		return fmt.Errorf("recall: %T does not implement store.Importer: %w", s.Store, errors.ErrUnsupported)
+	}
+	if err := imp.ImportEntries(ctx, sess, entries); err != nil {
+		return err
+	}
+	s.report(ctx, sess.ID, s.Indexer.Add(ctx, sess, entries...))
+	return nil
+}

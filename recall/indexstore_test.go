@@ -85,6 +85,19 @@ func TestIndexedStore(t *testing.T) {
 	if hits := search("acme", "cat", recall.Scope("s2", "", "")); len(hits) != 1 {
 		t.Errorf("branch lost its turns: %+v", hits)
 	}
+	// An imported session is indexed with its whole log.
+	src, err := is.Read(ctx, store.ReadRequest{SessionID: "s2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := *src.Session
+	imported.ID, imported.ParentID, imported.ForkSeq = "s3", "", 0
+	if err := is.ImportEntries(ctx, &imported, src.Entries); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search("acme", "cat", recall.Scope("s3", "", "")); len(hits) != 1 || hits[0].Doc.ID != "s3#1" {
+		t.Errorf("imported session: %+v", hits)
+	}
 	if len(indexErrs) != 0 {
 		t.Fatalf("index errors: %v", indexErrs)
 	}
