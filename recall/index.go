@@ -34,6 +34,11 @@ type Options struct {
 	DeferEmbedding bool
 	// Ranking tunes search; the zero value is DefaultRanking.
 	Ranking *Ranking
+	// OnEmbedError, when set, is told when the Embedder failed to embed a
+	// query's text. Search then ranks lexically alone rather than fail,
+	// so an outage of the embedding service degrades recall instead of
+	// stopping it.
+	OnEmbedError func(ctx context.Context, err error)
 }
 
 // Ranking tunes how Search ranks. Every technique is general (none
@@ -214,10 +219,18 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	vec := q.Embedding
 	if len(vec) == 0 && ix.opts.Embedder != nil && q.Text != "" {
 		vs, err := embed(ctx, ix.opts.Embedder, []string{q.Text})
-		if err != nil {
-			return nil, err
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			// The embedding service is down: lexical ranking still
+			// answers, as it does for documents not yet embedded.
+			if ix.opts.OnEmbedError != nil {
+				ix.opts.OnEmbedError(ctx, err)
+			}
+		default:
+			vec = vs[0]
 		}
-		vec = vs[0]
 	}
 	if len(vec) > 0 {
 		vq := VectorQuery{Tenant: q.Tenant, Vector: vec, Filter: q.Filter, Limit: n}

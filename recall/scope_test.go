@@ -1,6 +1,7 @@
 package recall_test
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"testing"
@@ -31,5 +32,39 @@ func TestParseScope(t *testing.T) {
 		if err != nil || !maps.Equal(f.Metadata, want) {
 			t.Errorf("ParseScope(%q) = %v, %v", in, f.Metadata, err)
 		}
+	}
+}
+
+// failingEmbedder is an embedding service that is down.
+type failingEmbedder struct{}
+
+func (failingEmbedder) Model() string { return "down-1" }
+func (failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("503 service unavailable")
+}
+
+// An outage of the embedding service degrades search to lexical ranking
+// instead of failing it.
+func TestSearchSurvivesEmbedderOutage(t *testing.T) {
+	ctx := context.Background()
+	var reported []error
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{
+		Embedder: failingEmbedder{}, DeferEmbedding: true,
+		OnEmbedError: func(_ context.Context, err error) { reported = append(reported, err) },
+	})
+	if err := ix.Upsert(ctx, recall.Doc{ID: "a", Text: "the staging database listens on 5433"}, recall.Doc{ID: "b", Text: "lunch is at noon"}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(ctx, recall.Query{Text: "staging database port", K: 2})
+	if err != nil || len(hits) == 0 || hits[0].Doc.ID != "a" {
+		t.Fatalf("search during the outage: %v %+v", err, hits)
+	}
+	if len(reported) != 1 {
+		t.Errorf("reported %v", reported)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := ix.Search(cctx, recall.Query{Text: "staging", K: 1}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled search: %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/llm"
@@ -39,16 +41,23 @@ type memories struct {
 	recall  *recall.Index
 	indexer *recall.Indexer
 	facts   *facts.Memory
-	// reembed is the background re-embedding, nil without an embedder.
-	reembed *recall.Reembedding
+	// stopEmbed stops the background embedding; nil without an embedder.
+	stopEmbed func()
 }
 
+// embedEvery is how often the background embedding looks for documents
+// written since its last pass (a variable for tests).
+var embedEvery = 10 * time.Second
+
 // openMemories opens recall and facts at storeURL, next to st.
-func openMemories(ctx context.Context, storeURL string, st store.Store, ef embedFlags) (*memories, error) {
+func openMemories(ctx context.Context, storeURL string, st store.Store, ef embedFlags, log *slog.Logger) (*memories, error) {
 	var (
 		rOpts recall.Options
 		fOpts facts.Options
 	)
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	if ef.baseURL != "" {
 		if ef.model == "" {
 			return nil, usagef("--embed-base-url needs --embed-model")
@@ -59,7 +68,9 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 		}
 		// Writes never wait on the embedding service: documents are
 		// indexed lexically at once and embedded in the background.
-		rOpts = recall.Options{Embedder: emb, DeferEmbedding: true}
+		rOpts = recall.Options{Embedder: emb, DeferEmbedding: true, OnEmbedError: func(ctx context.Context, err error) {
+			log.WarnContext(ctx, "embedding a recall query failed; ranking lexically", "err", err)
+		}}
 		fOpts.Embedder = emb
 	}
 	ix, err := recall.Open(ctx, storeURL, rOpts)
@@ -77,15 +88,46 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 		facts:   facts.New(fst, fOpts),
 	}
 	if rOpts.Embedder != nil {
-		m.reembed = ix.StartReembed(context.WithoutCancel(ctx), recall.ReembedOptions{})
+		ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			embedLoop(ectx, ix, embedEvery, log)
+		}()
+		m.stopEmbed = func() { cancel(); <-done }
 	}
 	return m, nil
 }
 
-// Close stops the background re-embedding and closes recall and facts.
+// embedLoop embeds, until ctx is done, the documents written without a
+// vector (Upsert defers embedding so writes never wait on the embedding
+// service) and those of another model (after --embed-model changed): a
+// pass at once, then one every interval. A failed pass (the service is
+// down) is logged and retried at the next; the lexical index serves
+// searches throughout.
+func embedLoop(ctx context.Context, ix *recall.Index, interval time.Duration, log *slog.Logger) {
+	for {
+		n, err := ix.Reembed(ctx, recall.ReembedOptions{})
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Warn("embedding recall documents failed; retrying later (lexical search is unaffected)", "err", err, "embedded", n)
+		case n > 0:
+			log.Debug("embedded recall documents", "documents", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Close stops the background embedding and closes recall and facts.
 func (m *memories) Close() error {
-	if m.reembed != nil {
-		m.reembed.Stop()
+	if m.stopEmbed != nil {
+		m.stopEmbed()
 	}
 	return errors.Join(m.recall.Close(), m.facts.Store().Close())
 }

@@ -134,7 +134,7 @@ func withMemories(ctx context.Context, a *app, f recallFlags, fn func(context.Co
 		return failure{err}
 	}
 	defer st.Close()
-	m, err := openMemories(ctx, storeURL, st, f.embed)
+	m, err := openMemories(ctx, storeURL, st, f.embed, a.log)
 	if err != nil {
 		return err
 	}

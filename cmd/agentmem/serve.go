@@ -156,7 +156,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		return failure{err}
 	}
 	defer st.Close()
-	mems, err := openMemories(ctx, storeURL, st, f.embed)
+	mems, err := openMemories(ctx, storeURL, st, f.embed, a.log)
 	if err != nil {
 		return err
 	}
