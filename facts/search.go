@@ -118,10 +118,14 @@ func (m *Memory) relevance(ctx context.Context, query string, facts []Fact) ([]f
 	var qv []float32
 	if m.opts.Embedder != nil && slices.ContainsFunc(facts, func(f Fact) bool { return f.Embedding != nil }) {
 		vs, err := m.embedTexts(ctx, []string{query})
-		if err != nil {
-			return nil, err
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err == nil:
+			qv = vs[query]
 		}
-		qv = vs[query]
+		// Otherwise the embedding service is down: relevance is lexical,
+		// so that searches and prompt injection keep working.
 	}
 	for i, f := range facts {
 		rel[i] = lex[i]
