@@ -1,14 +1,20 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -60,6 +66,119 @@ func FuzzFoldMessages(f *testing.F) {
 			if err := render.Validate(name, c.Messages); err != nil {
 				t.Fatalf("%s: accepted messages render invalid: %v\n%s", name, err, data)
 			}
+		}
+	})
+}
+
+// The long-term tools FuzzLongTermArgs calls, by tool%len.
+var fuzzTools = []string{ToolRemember, ToolRecallFacts, ToolForget, ToolSearchMemory}
+
+// FuzzLongTermArgs decodes the arguments of a long-term tool (remember,
+// recall_facts, forget, search_memory; tool picks one) as the SDK does,
+// JSON into the tool's input type, and calls its handler directly, with
+// no schema validation in front: the handlers bound every argument
+// themselves. Whatever the input, a handler never panics, refuses bad
+// arguments with an error of the caller's (invalid or not found), never
+// one of the memory behind it (which would be logged), and what it
+// accepts it answers consistently.
+func FuzzLongTermArgs(f *testing.F) {
+	f.Add(uint8(0), []byte(`{"user_id":"alice","text":"Prefers tea.","confidence":0.9,"session_id":"s1","metadata":{"topic":"drinks"}}`))
+	f.Add(uint8(1), []byte(`{"user_id":"alice","query":"coffee","k":3}`))
+	f.Add(uint8(2), []byte(`{"user_id":"alice","fact_id":"FACT","reason":"wrong"}`))
+	f.Add(uint8(3), []byte(`{"query":"garden","k":2,"session_id":"s1","user_id":"alice","agent":"coder","before":1,"after":1}`))
+	clock := func() time.Time { return time.Unix(1_700_000_000, 0).UTC() }
+	f.Fuzz(func(t *testing.T, tool uint8, data []byte) {
+		ctx := context.Background()
+		st := memstore.New(memstore.Options{Clock: clock})
+		defer st.Close()
+		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+		defer ix.Close()
+		fm := facts.New(facts.NewMemStore(), facts.Options{Clock: clock})
+		indexed := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+		var logs bytes.Buffer
+		cfg := Config{Store: indexed, Facts: fm, Recall: ix, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clock, NewID: agentmem.NewID}
+		tt := &tools{cfg: &cfg, tenant: "fuzz"}
+
+		// A session with turns and a fact, for the arguments to reach.
+		if _, err := indexed.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "fuzz", UserID: "alice", Agent: "coder"}); err != nil {
+			t.Fatal(err)
+		}
+		steps, err := foldMessages([]Message{{Role: "user", Content: "the garden has roses"}, {Role: "assistant", Content: "roses need sun"}}, false, "", clock, agentmem.NewID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := indexed.Append(ctx, store.AppendRequest{SessionID: "s1", Steps: steps}); err != nil {
+			t.Fatal(err)
+		}
+		known, err := fm.Remember(ctx, facts.RememberRequest{Tenant: "fuzz", UserID: "alice", Text: "Drinks coffee."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = bytes.ReplaceAll(data, []byte("FACT"), []byte(known.Fact.ID))
+
+		name := fuzzTools[int(tool)%len(fuzzTools)]
+		var callErr error
+		switch name {
+		case ToolRemember:
+			var in RememberInput
+			if json.Unmarshal(data, &in) != nil {
+				return
+			}
+			out, err := tt.remember(ctx, in)
+			callErr = err
+			if err == nil && (out.Fact.UserID != in.UserID || out.Fact.Text != strings.TrimSpace(in.Text) ||
+				out.Fact.Confidence < 0 || out.Fact.Confidence > 1 || (out.Outcome != "added" && out.Outcome != "reinforced" && out.Outcome != "ignored")) {
+				t.Fatalf("remember(%s) = %+v", data, out)
+			}
+		case ToolRecallFacts:
+			var in RecallFactsInput
+			if json.Unmarshal(data, &in) != nil {
+				return
+			}
+			out, err := tt.recallFacts(ctx, in)
+			callErr = err
+			if err == nil {
+				if len(out.Facts) > max(in.K, DefaultFactsK) || len(out.Facts) > MaxFactsK {
+					t.Fatalf("recall_facts(%s): %d facts", data, len(out.Facts))
+				}
+				for _, h := range out.Facts {
+					if h.UserID != in.UserID || h.Confidence < 0 || h.Confidence > 1 {
+						t.Fatalf("recall_facts(%s): %+v", data, h)
+					}
+				}
+			}
+		case ToolForget:
+			var in ForgetInput
+			if json.Unmarshal(data, &in) != nil {
+				return
+			}
+			out, err := tt.forget(ctx, in)
+			callErr = err
+			if err == nil {
+				if _, gerr := fm.Get(ctx, "fuzz", out.FactID); out.FactID != known.Fact.ID || in.UserID != "alice" || gerr == nil {
+					t.Fatalf("forget(%s) = %+v, and then Get: %v", data, out, gerr)
+				}
+			}
+		case ToolSearchMemory:
+			var in SearchMemoryInput
+			if json.Unmarshal(data, &in) != nil {
+				return
+			}
+			out, err := tt.searchMemory(ctx, in)
+			callErr = err
+			if err == nil {
+				if len(out.Hits) > MaxSearchK || (in.K > 0 && len(out.Hits) > in.K) {
+					t.Fatalf("search_memory(%s): %d hits", data, len(out.Hits))
+				}
+				for _, h := range out.Hits {
+					if len(h.Before) > in.Before || len(h.After) > in.After || h.SessionID != "s1" {
+						t.Fatalf("search_memory(%s): %+v", data, h)
+					}
+				}
+			}
+		}
+		if callErr != nil && (logs.Len() > 0 || strings.Contains(callErr.Error(), "unavailable")) {
+			t.Fatalf("%s(%s): a failure of the memory, not of the arguments: %v\n%s", name, data, callErr, logs.String())
 		}
 	})
 }

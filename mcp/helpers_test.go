@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,15 +43,70 @@ func newEnv(t *testing.T, tenant string) *env {
 // newEnvOn starts a server for tenant over st.
 func newEnvOn(t *testing.T, st store.Store, tenant string) *env {
 	t.Helper()
+	return newEnvWith(t, mcp.Config{Store: st, Tenant: tenant})
+}
+
+// newEnvWith starts a server with cfg, its logger and clock (t0) set.
+func newEnvWith(t *testing.T, cfg mcp.Config) *env {
+	t.Helper()
 	logs := &syncBuffer{}
-	srv, err := mcp.New(mcp.Config{
-		Store: st, Tenant: tenant, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		Clock: func() time.Time { return t0 },
-	})
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	cfg.Clock = func() time.Time { return t0 }
+	srv, err := mcp.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, st: st, srv: srv, cs: connect(t, srv.SDK()), logs: logs, tenant: tenant}
+	return &env{t: t, st: cfg.Store, srv: srv, cs: connect(t, srv.SDK()), logs: logs, tenant: cfg.Tenant}
+}
+
+// longTerm is a deployment with long-term memory: a memstore wrapped in
+// a recall.IndexedStore (every appended step is indexed), its recall
+// index, and a facts memory whose clock the test moves. The servers of
+// several tenants share it, as serve's do.
+type longTerm struct {
+	st    *recall.IndexedStore
+	ix    *recall.Index
+	facts *facts.Memory
+	clock *testClock
+}
+
+// newLongTerm makes a longTerm over in-memory backends.
+func newLongTerm(t *testing.T) *longTerm {
+	t.Helper()
+	clock := &testClock{now: t0}
+	base := memstore.New(memstore.Options{Clock: clock.Now})
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+	st := recall.NewIndexedStore(base, &recall.Indexer{Index: ix, Store: base})
+	st.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing session %s: %v", id, err) }
+	fm := facts.New(facts.NewMemStore(), facts.Options{Clock: clock.Now})
+	t.Cleanup(func() { base.Close(); ix.Close(); fm.Store().Close() })
+	return &longTerm{st: st, ix: ix, facts: fm, clock: clock}
+}
+
+// env starts a server for tenant with every tool.
+func (lt *longTerm) env(t *testing.T, tenant string) *env {
+	t.Helper()
+	return newEnvWith(t, mcp.Config{Store: lt.st, Tenant: tenant, Facts: lt.facts, Recall: lt.ix})
+}
+
+// testClock is a clock the test sets.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the clock's time.
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 // connect connects an SDK client to sv over in-memory transports.

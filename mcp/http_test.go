@@ -132,3 +132,44 @@ func TestHTTPHandlerDefaultTenant(t *testing.T) {
 		t.Errorf("session %+v, %v", s, err)
 	}
 }
+
+// Over HTTP the long-term tools act for the tenant of each request's key
+// too.
+func TestHTTPHandlerLongTerm(t *testing.T) {
+	lt := newLongTerm(t)
+	srv, err := mcp.New(mcp.Config{Store: lt.st, Facts: lt.facts, Recall: lt.ix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(mcp.NewHTTPHandler(srv, tenantOf))
+	defer hs.Close()
+	acme, err := httpClient(t, hs.URL, "key-acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	globex, err := httpClient(t, hs.URL, "key-globex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rem mcp.RememberOutput
+	call(t, acme, mcp.ToolRemember, map[string]any{"user_id": "alice", "text": "Speaks Portuguese."}, &rem)
+	call(t, acme, mcp.ToolCreateSession, map[string]any{"id": "web", "user_id": "alice"}, nil)
+	call(t, acme, mcp.ToolAppend, map[string]any{"session_id": "web", "messages": turn}, nil)
+	var found mcp.SearchMemoryOutput
+	call(t, acme, mcp.ToolSearchMemory, map[string]any{"query": "main function"}, &found)
+	if len(found.Hits) == 0 || found.Hits[0].SessionID != "web" {
+		t.Errorf("acme's search: %+v", found)
+	}
+	if f, err := lt.facts.Get(context.Background(), "acme", rem.Fact.ID); err != nil || !strings.HasPrefix(f.Source.Agent, "mcp") {
+		t.Errorf("acme's fact: %+v, %v", f, err)
+	}
+
+	var facts mcp.RecallFactsOutput
+	call(t, globex, mcp.ToolRecallFacts, map[string]any{"user_id": "alice"}, &facts)
+	call(t, globex, mcp.ToolSearchMemory, map[string]any{"query": "main function"}, &found)
+	if len(facts.Facts) != 0 || len(found.Hits) != 0 {
+		t.Errorf("globex sees acme's: %+v %+v", facts, found)
+	}
+	callErr(t, globex, mcp.ToolForget, map[string]any{"user_id": "alice", "fact_id": rem.Fact.ID, "reason": "probe"}, "not found")
+	call(t, acme, mcp.ToolForget, map[string]any{"user_id": "alice", "fact_id": rem.Fact.ID, "reason": "asked"}, nil)
+}

@@ -83,6 +83,12 @@ func items(lo, hi int) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) { s.MinItems, s.MaxItems = &lo, &hi }
 }
 
+// maxProperties bounds the number of an object's properties (a map's
+// entries).
+func maxProperties(n int) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) { s.MaxProperties = &n }
+}
+
 // pattern restricts a string to a regular expression.
 func pattern(re string) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) { s.Pattern = re }

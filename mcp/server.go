@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,8 +26,16 @@ const maxTenantServers = 1024
 
 // Config configures a Server. Store is required; the rest is optional.
 type Config struct {
-	// Store holds the sessions the session tools read and write.
+	// Store holds the sessions the session tools read and write. With
+	// Recall, make it a recall.IndexedStore over the same index, so that
+	// every turn appended is found by search_memory.
 	Store store.Store
+	// Facts, when set, is the user-facts memory of the remember,
+	// recall_facts and forget tools; nil leaves those tools out.
+	Facts *facts.Memory
+	// Recall, when set, is the recall index search_memory searches; nil
+	// leaves that tool out.
+	Recall *recall.Index
 	// Tenant is the tenant every tool acts for when the server runs on a
 	// transport of its own (Run, SDK: stdio, in-memory). Over HTTP the
 	// tenant comes from each request instead (see NewHTTPHandler). ""
@@ -130,7 +140,7 @@ func (s *Server) forTenant(tenant string) (*sdk.Server, error) {
 // build makes an SDK server with every tool bound to tenant.
 func (s *Server) build(tenant string) (*sdk.Server, error) {
 	sv := sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: "agentmem memory", Version: s.cfg.Version},
-		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{}})
+		&sdk.ServerOptions{Instructions: instructions(&s.cfg), Capabilities: &sdk.ServerCapabilities{}})
 	t := &tools{cfg: &s.cfg, tenant: tenant}
 	if err := t.register(sv); err != nil {
 		return nil, err
@@ -138,6 +148,22 @@ func (s *Server) build(tenant string) (*sdk.Server, error) {
 	return sv, nil
 }
 
-// instructions are sent to clients at initialization; assistants usually
-// show them to the model.
-const instructions = `agentmem is a memory for LLM agents. Sessions hold a conversation's messages as a durable log: create_session starts one, append adds messages (tool calls with their results), get_context returns the messages that fit a token budget in a chosen API format and says what was left out, list_sessions finds sessions.`
+// instructions returns what is sent to clients at initialization, which
+// assistants usually show the model: what the configured tools are for.
+func instructions(cfg *Config) string {
+	s := sessionInstructions
+	if cfg.Facts != nil {
+		s += " " + factsInstructions
+	}
+	if cfg.Recall != nil {
+		s += " " + recallInstructions
+	}
+	return s
+}
+
+// The parts of the instructions, one per group of tools.
+const (
+	sessionInstructions = `agentmem is a memory for LLM agents. Sessions hold a conversation's messages as a durable log: create_session starts one, append adds messages (tool calls with their results), get_context returns the messages that fit a token budget in a chosen API format and says what was left out, list_sessions finds sessions.`
+	factsInstructions   = `Long-term facts about users outlive sessions: remember records a durable fact a user stated (saying it again reinforces it), recall_facts returns a user's most relevant facts with their confidence now (facts not seen again fade), forget deletes a wrong or unwanted fact for good.`
+	recallInstructions  = `search_memory searches the turns of past sessions (of one session, user or agent, or all) and returns each match with its session, step and, on request, the turns around it.`
+)

@@ -3,6 +3,9 @@ package mcp
 import (
 	"context"
 	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
@@ -16,6 +19,12 @@ const (
 	ToolListSessions  = "list_sessions"
 	ToolAppend        = "append"
 	ToolGetContext    = "get_context"
+	// The facts tools, registered when Config.Facts is set.
+	ToolRemember    = "remember"
+	ToolRecallFacts = "recall_facts"
+	ToolForget      = "forget"
+	// The recall tool, registered when Config.Recall is set.
+	ToolSearchMemory = "search_memory"
 )
 
 // tools holds what every tool handler of one tenant needs.
@@ -24,14 +33,27 @@ type tools struct {
 	tenant string
 }
 
-// register adds every tool to sv.
+// register adds the tools of the configuration to sv: the session tools
+// always, the facts tools with Config.Facts, search_memory with
+// Config.Recall.
 func (t *tools) register(sv *sdk.Server) error {
-	return errors.Join(
+	errs := []error{
 		add(sv, ToolCreateSession, createSessionDescription, createSessionSchema, t.createSession),
 		add(sv, ToolListSessions, listSessionsDescription, listSessionsSchema, t.listSessions),
 		add(sv, ToolAppend, appendDescription, appendSchema, t.append),
 		add(sv, ToolGetContext, getContextDescription, getContextSchema, t.getContext),
-	)
+	}
+	if t.cfg.Facts != nil {
+		errs = append(errs,
+			add(sv, ToolRemember, rememberDescription, rememberSchema, t.remember),
+			add(sv, ToolRecallFacts, recallFactsDescription, recallFactsSchema, t.recallFacts),
+			add(sv, ToolForget, forgetDescription, forgetSchema, t.forget),
+		)
+	}
+	if t.cfg.Recall != nil {
+		errs = append(errs, add(sv, ToolSearchMemory, searchMemoryDescription, searchMemorySchema, t.searchMemory))
+	}
+	return errors.Join(errs...)
 }
 
 // handler is a typed tool handler: input in, output or an error out.
@@ -44,11 +66,68 @@ func add[In, Out any](sv *sdk.Server, name, description string, edits []edit, h 
 		return err
 	}
 	sdk.AddTool(sv, &sdk.Tool{Name: name, Description: description, InputSchema: in},
-		func(ctx context.Context, _ *sdk.CallToolRequest, input In) (*sdk.CallToolResult, Out, error) {
-			out, err := h(ctx, input)
+		func(ctx context.Context, req *sdk.CallToolRequest, input In) (*sdk.CallToolResult, Out, error) {
+			out, err := h(withCaller(ctx, req), input)
 			return nil, out, err
 		})
 	return nil
+}
+
+// callerKey is the context key of the caller's name (see caller).
+type callerKey struct{}
+
+// maxClientName bounds the client name a caller's name keeps.
+const maxClientName = 64
+
+// withCaller records in ctx who makes the tool call req: "mcp:" and the
+// name the client announced at initialization, or "mcp" when it gave
+// none (a stateless HTTP request has no initialization).
+func withCaller(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+	name := ""
+	if req != nil && req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			name = p.ClientInfo.Name
+		}
+	}
+	return context.WithValue(ctx, callerKey{}, callerName(name))
+}
+
+// callerName is the caller's name for a client name: the name is the
+// client's to choose, so it is cleaned (valid UTF-8, no control
+// characters) and cut to maxClientName bytes.
+func callerName(client string) string {
+	client = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(client, ""))
+	client = strings.TrimSpace(cutUTF8(client, maxClientName))
+	if client == "" {
+		return "mcp"
+	}
+	return "mcp:" + client
+}
+
+// cutUTF8 cuts s to at most n bytes, at a character boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// caller returns who makes the current tool call (see withCaller): the
+// "by" of the forgets it makes, and the agent of the facts it remembers
+// outside any session with an agent.
+func caller(ctx context.Context) string {
+	if c, ok := ctx.Value(callerKey{}).(string); ok {
+		return c
+	}
+	return "mcp"
 }
 
 // session returns a session of the tenant: one that does not exist and one

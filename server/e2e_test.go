@@ -325,17 +325,25 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	} else {
 		resp.Body.Close()
 	}
-	mcpInit := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
-	mreq, _ := http.NewRequest("POST", "http://"+p.addr+"/mcp", strings.NewReader(mcpInit))
-	mreq.Header.Set("Content-Type", "application/json")
-	mreq.Header.Set("Accept", "application/json, text/event-stream")
-	if resp, err := e2eClient.Do(mreq); err != nil || resp.StatusCode != 200 {
-		t.Errorf("mcp initialize: %v %v", resp, err)
-	} else {
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(body), `"serverInfo"`) {
-			t.Errorf("mcp initialize: %s", body)
+	// The MCP endpoint is stateless: initialize, then list the tools,
+	// the long-term ones included.
+	for _, rpc := range []struct{ body, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`, `"serverInfo"`},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, `"name":"search_memory"`},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`, `"name":"remember"`},
+	} {
+		mreq, _ := http.NewRequest("POST", "http://"+p.addr+"/mcp", strings.NewReader(rpc.body))
+		mreq.Header.Set("Content-Type", "application/json")
+		mreq.Header.Set("Accept", "application/json, text/event-stream")
+		mreq.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		if resp, err := e2eClient.Do(mreq); err != nil || resp.StatusCode != 200 {
+			t.Errorf("mcp %s: %v %v", rpc.body, resp, err)
+		} else {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), rpc.want) {
+				t.Errorf("mcp %s: no %s in %s", rpc.body, rpc.want, body)
+			}
 		}
 	}
 

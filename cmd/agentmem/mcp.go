@@ -6,6 +6,7 @@ import (
 	"io"
 
 	agentmcp "github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,6 +18,7 @@ func init() { register(newMCPCmd) }
 // mcpFlags are the flags of agentmem mcp.
 type mcpFlags struct {
 	store, tenant, tokenizer string
+	embed                    embedFlags
 }
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -28,14 +30,23 @@ func newMCPCmd(a *app) *cobra.Command {
 client (a desktop assistant, an IDE) starts it as a subprocess and talks
 JSON-RPC on its stdin and stdout. Diagnostics go to stderr only.
 
-The tools: create_session, list_sessions, append (chat messages, tool calls
-with their results) and get_context (a session's messages fitted to a token
-budget, in the openai, anthropic or observation format).
+The tools:
+  create_session, list_sessions   start and find sessions
+  append                          add chat messages (tool calls with their results)
+  get_context                     a session's messages fitted to a token budget,
+                                  in the openai, anthropic or observation format
+  remember, recall_facts, forget  long-term facts about users, whose confidence
+                                  decays unless they are seen again
+  search_memory                   search the turns of past sessions, by session,
+                                  user or agent, with the turns around each match
 
 It opens the same store as serve (--store, or AGENTMEM_STORE, or the
-default SQLite file in the user's data directory), so an assistant and the
-HTTP API see the same sessions. Every tool acts for --tenant. The HTTP
-server offers the same tools at /mcp (streamable HTTP).
+default SQLite file in the user's data directory), with the recall index
+and the facts in the same database, so an assistant and the HTTP API see
+the same sessions, facts and recall. Every turn appended is indexed for
+search_memory at once; --embed-base-url adds vector search. Every tool acts
+for --tenant. The HTTP server offers the same tools at /mcp (streamable
+HTTP).
 
 See docs/mcp.md for client configuration.`,
 		Example: `  agentmem mcp
@@ -50,6 +61,7 @@ See docs/mcp.md for client configuration.`,
 	fl.StringVar(&f.store, "store", "", storeFlagUsage)
 	fl.StringVar(&f.tenant, "tenant", "", "act for `TENANT` (default: the default tenant, as serve without API keys)")
 	fl.StringVar(&f.tokenizer, "tokenizer", tokenizer.O200kBase, "get_context's default token counter: o200k_base, cl100k_base or heuristic")
+	addEmbedFlags(fl, &f.embed)
 	return cmd
 }
 
@@ -67,7 +79,20 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 		return failure{err}
 	}
 	defer st.Close()
-	srv, err := agentmcp.New(agentmcp.Config{Store: st, Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion()})
+	mems, err := openMemories(ctx, storeURL, st, f.embed, a.log)
+	if err != nil {
+		return err
+	}
+	defer mems.Close()
+	// Every step appended through the tools is indexed for search_memory.
+	indexed := recall.NewIndexedStore(st, mems.indexer)
+	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
+		a.log.WarnContext(ctx, "recall indexing failed; the step is stored (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
+	}
+	srv, err := agentmcp.New(agentmcp.Config{
+		Store: indexed, Facts: mems.facts, Recall: mems.recall,
+		Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion(),
+	})
 	if err != nil {
 		return usageError{err}
 	}

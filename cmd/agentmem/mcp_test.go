@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,10 +20,10 @@ import (
 )
 
 // TestMCPBinary builds the real agentmem binary, starts `agentmem mcp`
-// as a subprocess on a temporary SQLite file, and drives it with the
-// official MCP Go SDK client over stdio: it lists the tools and calls
-// each one, then starts a second process on the same file and finds the
-// data there.
+// as a subprocess on the default SQLite store (in a temporary data
+// directory), and drives it with the official MCP Go SDK client over
+// stdio: it lists the tools and calls every one, then starts a second
+// process on the same file and finds the data there.
 func TestMCPBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: -short (the test builds and runs the agentmem binary)")
@@ -36,11 +37,13 @@ func TestMCPBinary(t *testing.T) {
 	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	storeURL := "sqlite://" + filepath.Join(dir, "memory.db")
+	// No --store: the default SQLite file of the data directory.
+	dataHome := filepath.Join(dir, "data")
+	storeURL := "sqlite://" + filepath.Join(dataHome, "agentmem", "agentmem.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	cs, stderr := startMCP(ctx, t, bin, "--store", storeURL, "--tenant", "acme", "--log-level", "debug")
+	cs, stderr := startMCP(ctx, t, bin, dataHome, "--tenant", "acme", "--log-level", "debug")
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -48,19 +51,29 @@ func TestMCPBinary(t *testing.T) {
 	var names []string
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
+		if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
+			t.Errorf("%s: description %q, input schema %v, output schema %v", tool.Name, tool.Description, tool.InputSchema, tool.OutputSchema)
+		}
 	}
 	slices.Sort(names)
-	if want := []string{"append", "create_session", "get_context", "list_sessions"}; !slices.Equal(names, want) {
+	want := []string{"append", "create_session", "forget", "get_context", "list_sessions", "recall_facts", "remember", "search_memory"}
+	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
+	}
+	called := map[string]bool{}
+	call := func(tool string, args map[string]any, out any) {
+		t.Helper()
+		called[tool] = true
+		mcpCall(ctx, t, cs, tool, args, out)
 	}
 
 	var s agentmcp.SessionInfo
-	mcpCall(ctx, t, cs, "create_session", map[string]any{"id": "proj-1", "user_id": "alice", "agent": "coder"}, &s)
+	call("create_session", map[string]any{"id": "proj-1", "user_id": "alice", "agent": "coder"}, &s)
 	if s.ID != "proj-1" || s.UserID != "alice" {
 		t.Fatalf("create_session: %+v", s)
 	}
 	var app agentmcp.AppendOutput
-	mcpCall(ctx, t, cs, "append", map[string]any{"session_id": "proj-1", "messages": []map[string]any{
+	call("append", map[string]any{"session_id": "proj-1", "messages": []map[string]any{
 		{"role": "system", "content": "You are a careful coding agent."},
 		{"role": "user", "content": "Why does the login test fail?"},
 		{"role": "assistant", "tool_calls": []map[string]any{{"id": "c1", "name": "run_tests", "arguments": `{"pkg":"./auth"}`}}},
@@ -70,12 +83,12 @@ func TestMCPBinary(t *testing.T) {
 		t.Fatalf("append: %+v", app)
 	}
 	var list agentmcp.ListSessionsOutput
-	mcpCall(ctx, t, cs, "list_sessions", map[string]any{"user_id": "alice"}, &list)
+	call("list_sessions", map[string]any{"user_id": "alice"}, &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].ID != "proj-1" || list.Sessions[0].LastSeq != 3 {
 		t.Fatalf("list_sessions: %+v", list)
 	}
 	var c agentmcp.ContextOutput
-	mcpCall(ctx, t, cs, "get_context", map[string]any{"session_id": "proj-1", "budget": 8000, "format": "anthropic"}, &c)
+	call("get_context", map[string]any{"session_id": "proj-1", "budget": 8000, "format": "anthropic"}, &c)
 	if wire := fmt.Sprint(c.Messages); c.Format != "anthropic" || !slices.Equal(c.Steps, []int{1, 2, 3}) || c.Tokens > 8000 ||
 		!strings.Contains(wire, "token expired") || !strings.Contains(wire, "tool_use") {
 		t.Fatalf("get_context: %+v", c)
@@ -84,6 +97,39 @@ func TestMCPBinary(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "too small") {
 		t.Fatalf("a budget too small: %+v, %v", res, err)
 	}
+
+	// The turn appended above is indexed: search_memory finds it.
+	var found agentmcp.SearchMemoryOutput
+	call("search_memory", map[string]any{"query": "expired token", "user_id": "alice", "before": 1}, &found)
+	if len(found.Hits) == 0 || found.Hits[0].SessionID != "proj-1" || found.Hits[0].Seq != 3 ||
+		!strings.Contains(found.Hits[0].Text, "token expired") || len(found.Hits[0].Before) != 1 || found.Hits[0].Before[0].Seq != 2 {
+		t.Fatalf("search_memory: %+v", found)
+	}
+	var rem agentmcp.RememberOutput
+	call("remember", map[string]any{"user_id": "alice", "text": "Works on the auth service.", "session_id": "proj-1"}, &rem)
+	if rem.Outcome != "added" || rem.Fact.ID == "" || rem.Fact.SessionID != "proj-1" || rem.Fact.Agent != "coder" {
+		t.Fatalf("remember: %+v", rem)
+	}
+	var facts agentmcp.RecallFactsOutput
+	call("recall_facts", map[string]any{"user_id": "alice", "query": "which service?"}, &facts)
+	if len(facts.Facts) != 1 || facts.Facts[0].ID != rem.Fact.ID || facts.Facts[0].Confidence <= 0 {
+		t.Fatalf("recall_facts: %+v", facts)
+	}
+	var forgot agentmcp.ForgetOutput
+	call("forget", map[string]any{"user_id": "alice", "fact_id": rem.Fact.ID, "reason": "the user changed teams"}, &forgot)
+	if forgot.FactID != rem.Fact.ID {
+		t.Fatalf("forget: %+v", forgot)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "forget", Arguments: map[string]any{"user_id": "alice", "fact_id": rem.Fact.ID, "reason": "again"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "not found") {
+		t.Fatalf("forgetting twice: %+v, %v", res, err)
+	}
+	call("remember", map[string]any{"user_id": "alice", "text": "Prefers short answers."}, &rem)
+	for _, name := range want {
+		if !called[name] {
+			t.Errorf("tool %s was not called", name)
+		}
+	}
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
 	}
@@ -91,14 +137,33 @@ func TestMCPBinary(t *testing.T) {
 		t.Errorf("stderr: %s", logs)
 	}
 
-	// A second process on the same file sees what the first stored.
-	cs2, _ := startMCP(ctx, t, bin, "--store", storeURL, "--tenant", "acme", "--log-level", "error")
+	// A second process on the same file sees what the first stored:
+	// sessions, facts and the recall index.
+	cs2, _ := startMCP(ctx, t, bin, dataHome, "--tenant", "acme", "--log-level", "error")
 	var again agentmcp.ContextOutput
 	mcpCall(ctx, t, cs2, "get_context", map[string]any{"session_id": "proj-1"}, &again)
 	if again.LastSeq != 3 || len(again.Steps) != 3 {
 		t.Errorf("after a restart: %+v", again)
 	}
+	mcpCall(ctx, t, cs2, "recall_facts", map[string]any{"user_id": "alice"}, &facts)
+	if len(facts.Facts) != 1 || facts.Facts[0].Text != "Prefers short answers." {
+		t.Errorf("facts after a restart: %+v", facts)
+	}
+	mcpCall(ctx, t, cs2, "search_memory", map[string]any{"query": "login test"}, &found)
+	if len(found.Hits) == 0 || found.Hits[0].SessionID != "proj-1" {
+		t.Errorf("search after a restart: %+v", found)
+	}
 	cs2.Close()
+
+	// Another tenant on the same file sees none of it.
+	cs3, _ := startMCP(ctx, t, bin, dataHome, "--tenant", "globex", "--log-level", "error")
+	mcpCall(ctx, t, cs3, "recall_facts", map[string]any{"user_id": "alice"}, &facts)
+	mcpCall(ctx, t, cs3, "search_memory", map[string]any{"query": "login test"}, &found)
+	if len(facts.Facts) != 0 || len(found.Hits) != 0 {
+		t.Errorf("globex sees acme's facts %+v or turns %+v", facts, found)
+	}
+	cs3.Close()
+
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {
 		t.Fatal(err)
@@ -109,11 +174,19 @@ func TestMCPBinary(t *testing.T) {
 	}
 }
 
-// startMCP starts `agentmem mcp args...` and connects the SDK client to
-// it over its stdin and stdout.
-func startMCP(ctx context.Context, t *testing.T, bin string, args ...string) (*sdk.ClientSession, *lockedBuffer) {
+// startMCP starts `agentmem mcp args...` with dataHome as its data
+// directory (XDG_DATA_HOME, where the default store is) and none of the
+// environment's AGENTMEM_* settings, and connects the SDK client to it
+// over its stdin and stdout.
+func startMCP(ctx context.Context, t *testing.T, bin, dataHome string, args ...string) (*sdk.ClientSession, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+	cmd.Env = []string{"XDG_DATA_HOME=" + dataHome}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENTMEM_") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agentmem-e2e", Version: "1"}, nil).

@@ -171,7 +171,10 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if err != nil {
 		return usagef("--tokenizer %q: %v", f.tokenizer, err)
 	}
-	msrv, err := agentmcp.New(agentmcp.Config{Store: indexed, Counter: counter, Logger: a.log, Version: buildVersion()})
+	msrv, err := agentmcp.New(agentmcp.Config{
+		Store: indexed, Facts: mems.facts, Recall: mems.recall,
+		Counter: counter, Logger: a.log, Version: buildVersion(),
+	})
 	if err != nil {
 		return usageError{err}
 	}

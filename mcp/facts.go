@@ -1,0 +1,278 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Bounds of the facts tools' arguments (the facts package bounds the rest:
+// facts.MaxTextBytes, facts.MaxFieldBytes, facts.MaxReasonBytes,
+// facts.MaxMetadataKeys).
+const (
+	// MaxFactsK bounds recall_facts' k.
+	MaxFactsK = 100
+	// DefaultFactsK is recall_facts' k when none is given.
+	DefaultFactsK = 10
+	// MaxQueryBytes bounds the query of recall_facts and search_memory.
+	MaxQueryBytes = 8 << 10
+)
+
+// FactInfo is a user fact as the tools show it.
+type FactInfo struct {
+	ID             string            `json:"id" jsonschema:"the fact's ID, to pass as fact_id to forget"`
+	UserID         string            `json:"user_id" jsonschema:"the user the fact is about"`
+	Text           string            `json:"text" jsonschema:"the fact, one self-contained statement about the user"`
+	Confidence     float64           `json:"confidence" jsonschema:"what the fact is worth now, from 0 to 1: its confidence decayed since it was last seen (low: old or uncertain)"`
+	BaseConfidence float64           `json:"base_confidence" jsonschema:"its confidence when it was last remembered or reinforced, before decay"`
+	CreatedAt      time.Time         `json:"created_at" jsonschema:"when the fact was first remembered"`
+	ReinforcedAt   time.Time         `json:"reinforced_at" jsonschema:"when it was last remembered or seen again; decay runs from then"`
+	Reinforcements int               `json:"reinforcements" jsonschema:"how many times it was remembered again after it was added"`
+	SessionID      string            `json:"session_id,omitempty" jsonschema:"the session it was first learnt in"`
+	Agent          string            `json:"agent,omitempty" jsonschema:"the agent or MCP client that first remembered it"`
+	Metadata       map[string]string `json:"metadata,omitempty" jsonschema:"free-form labels"`
+}
+
+// factInfo converts a fact, with its effective confidence now.
+func (t *tools) factInfo(f facts.Fact) FactInfo {
+	return FactInfo{
+		ID: f.ID, UserID: f.UserID, Text: f.Text, Confidence: t.cfg.Facts.Confidence(f), BaseConfidence: f.Confidence,
+		CreatedAt: f.CreatedAt, ReinforcedAt: f.ReinforcedAt, Reinforcements: f.Reinforcements,
+		SessionID: f.Source.SessionID, Agent: f.Source.Agent, Metadata: f.Metadata,
+	}
+}
+
+// Schema edits shared by the facts tools.
+var userIDEdits = []func(*jsonschema.Schema){length(1, facts.MaxFieldBytes)}
+
+// remember
+
+// RememberInput is the input of remember.
+type RememberInput struct {
+	UserID     string            `json:"user_id" jsonschema:"the user the fact is about, as your application identifies them (the user_id of their sessions)"`
+	Text       string            `json:"text" jsonschema:"the fact as one short self-contained sentence in the third person, e.g. Prefers metric units."`
+	Confidence float64           `json:"confidence,omitempty" jsonschema:"how sure the fact is, from 0 to 1 (1: the user said it plainly); 0 or absent: the memory's default (0.7)"`
+	SessionID  string            `json:"session_id,omitempty" jsonschema:"the session the fact was learnt in, recorded as its source (it must exist)"`
+	Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string labels, such as a topic"`
+}
+
+// RememberOutput is the output of remember.
+type RememberOutput struct {
+	Outcome string   `json:"outcome" jsonschema:"added: a new fact; reinforced: a fact saying the same was known, and its confidence rose; ignored: the same fact was already learnt at this point of the same session, so nothing changed"`
+	Fact    FactInfo `json:"fact" jsonschema:"the fact as now remembered"`
+}
+
+var rememberSchema = []edit{
+	at("user_id", userIDEdits...),
+	at("text", length(1, facts.MaxTextBytes)),
+	at("confidence", between(0, 1)),
+	at("session_id", sessionIDEdits...),
+	at("metadata", maxProperties(facts.MaxMetadataKeys)),
+}
+
+const rememberDescription = `Remember a durable fact about a user for future conversations: a preference, circumstance, relationship, plan or constraint that the user stated. ` +
+	`Write it as one short self-contained sentence in the third person, for example "Prefers metric units.". ` +
+	`Remembering a fact that is already known (the same meaning in similar words) reinforces it instead of adding it twice. ` +
+	`Do not store secrets such as passwords. Returns the fact, with its id, and whether it was added or reinforced.`
+
+func (t *tools) remember(ctx context.Context, in RememberInput) (RememberOutput, error) {
+	const op = "remember"
+	if err := facts.ValidateUser(t.tenant, in.UserID); err != nil {
+		return RememberOutput{}, t.toolError(ctx, op, err)
+	}
+	text := strings.TrimSpace(in.Text)
+	if text == "" {
+		return RememberOutput{}, t.toolError(ctx, op, invalid("text", "is empty: write the fact as one short sentence"))
+	}
+	if err := checkString("text", text, facts.MaxTextBytes); err != nil {
+		return RememberOutput{}, t.toolError(ctx, op, err)
+	}
+	if in.Confidence < 0 || in.Confidence > 1 {
+		return RememberOutput{}, t.toolError(ctx, op, invalid("confidence", "%v is not between 0 and 1", in.Confidence))
+	}
+	if len(in.Metadata) > facts.MaxMetadataKeys {
+		return RememberOutput{}, t.toolError(ctx, op, invalid("metadata", "has %d labels; at most %d", len(in.Metadata), facts.MaxMetadataKeys))
+	}
+	src := facts.Source{Agent: caller(ctx)}
+	if in.SessionID != "" {
+		// The source is a session of this tenant, at the turn it has
+		// reached: remembering the same fact again at the same point of
+		// the same session is a replay, and changes nothing.
+		s, err := t.session(ctx, in.SessionID)
+		if err != nil {
+			return RememberOutput{}, t.toolError(ctx, op, err)
+		}
+		src.SessionID, src.StepSeq = s.ID, s.LastSeq
+		if s.Agent != "" {
+			src.Agent = s.Agent
+		}
+	}
+	res, err := t.cfg.Facts.Remember(ctx, facts.RememberRequest{
+		Tenant: t.tenant, UserID: in.UserID, Text: text, Confidence: in.Confidence, Source: src, Metadata: in.Metadata,
+	})
+	if err != nil {
+		return RememberOutput{}, t.toolError(ctx, op, err)
+	}
+	return RememberOutput{Outcome: string(res.Outcome), Fact: t.factInfo(res.Fact)}, nil
+}
+
+// recall_facts
+
+// RecallFactsInput is the input of recall_facts.
+type RecallFactsInput struct {
+	UserID string `json:"user_id" jsonschema:"the user whose facts to recall"`
+	Query  string `json:"query,omitempty" jsonschema:"what to look for, in a few words, e.g. the user's last message; facts sharing no word with it are left out. Absent or empty: the user's most confident facts"`
+	K      int    `json:"k,omitempty" jsonschema:"the most facts to return"`
+}
+
+// FactHit is a fact recall_facts found.
+type FactHit struct {
+	FactInfo
+	Relevance float64 `json:"relevance" jsonschema:"relevance to the query, from 0 to 1 (1 for every fact without a query)"`
+	Score     float64 `json:"score" jsonschema:"relevance times confidence: the ranking key"`
+}
+
+// RecallFactsOutput is the output of recall_facts.
+type RecallFactsOutput struct {
+	Facts []FactHit `json:"facts" jsonschema:"the facts, best first: most relevant and most confident"`
+}
+
+var recallFactsSchema = []edit{
+	at("user_id", userIDEdits...),
+	at("query", length(0, MaxQueryBytes)),
+	at("k", between(1, MaxFactsK), byDefault(DefaultFactsK)),
+}
+
+const recallFactsDescription = `Recall what is remembered about a user: their facts most relevant to a query (or, without one, the most confident), best first, ` +
+	`each with its id and its confidence now (0 to 1; facts not seen again fade over months, so low means old or uncertain). ` +
+	`Call it at the start of a conversation or before answering something personal.`
+
+func (t *tools) recallFacts(ctx context.Context, in RecallFactsInput) (RecallFactsOutput, error) {
+	const op = "recall_facts"
+	if err := facts.ValidateUser(t.tenant, in.UserID); err != nil {
+		return RecallFactsOutput{}, t.toolError(ctx, op, err)
+	}
+	if err := checkString("query", in.Query, MaxQueryBytes); err != nil {
+		return RecallFactsOutput{}, t.toolError(ctx, op, err)
+	}
+	if in.K == 0 {
+		in.K = DefaultFactsK
+	}
+	if in.K < 1 || in.K > MaxFactsK {
+		return RecallFactsOutput{}, t.toolError(ctx, op, invalid("k", "must be between 1 and %d", MaxFactsK))
+	}
+	hits, err := t.cfg.Facts.Search(ctx, facts.SearchRequest{Tenant: t.tenant, UserID: in.UserID, Query: in.Query, K: in.K})
+	if err != nil {
+		return RecallFactsOutput{}, t.toolError(ctx, op, err)
+	}
+	out := RecallFactsOutput{Facts: make([]FactHit, len(hits))}
+	for i, h := range hits {
+		fi := t.factInfo(h.Fact)
+		fi.Confidence = h.Confidence
+		out.Facts[i] = FactHit{FactInfo: fi, Relevance: h.Relevance, Score: h.Score}
+	}
+	return out, nil
+}
+
+// forget
+
+// ForgetInput is the input of forget.
+type ForgetInput struct {
+	UserID string `json:"user_id" jsonschema:"the user the fact is about"`
+	FactID string `json:"fact_id" jsonschema:"the id of the fact, as recall_facts or remember returned it"`
+	Reason string `json:"reason" jsonschema:"why it is forgotten, e.g. the user asked, or it is wrong; kept in the user's audit log"`
+}
+
+// ForgetOutput is the output of forget.
+type ForgetOutput struct {
+	FactID string `json:"fact_id" jsonschema:"the id of the fact forgotten"`
+	Text   string `json:"text" jsonschema:"what the fact said (the memory no longer has it)"`
+}
+
+var forgetSchema = []edit{
+	at("user_id", userIDEdits...),
+	at("fact_id", length(1, facts.MaxFieldBytes)),
+	at("reason", length(1, facts.MaxReasonBytes)),
+}
+
+const forgetDescription = `Forget a remembered fact about a user for good, for example when the user asks you to or it is wrong. ` +
+	`Give its id (from recall_facts) and why: the deletion is recorded in the user's audit log, without the fact's text. ` +
+	`When a fact has only changed, remember the new one instead.`
+
+func (t *tools) forget(ctx context.Context, in ForgetInput) (ForgetOutput, error) {
+	op := "forget fact " + strconv.Quote(cutUTF8(in.FactID, 80))
+	if err := facts.ValidateUser(t.tenant, in.UserID); err != nil {
+		return ForgetOutput{}, t.toolError(ctx, op, err)
+	}
+	if err := checkFactID(in.FactID); err != nil {
+		return ForgetOutput{}, t.toolError(ctx, op, err)
+	}
+	if strings.TrimSpace(in.Reason) == "" {
+		return ForgetOutput{}, t.toolError(ctx, op, invalid("reason", "is empty: say why the fact is forgotten"))
+	}
+	if err := checkString("reason", in.Reason, facts.MaxReasonBytes); err != nil {
+		return ForgetOutput{}, t.toolError(ctx, op, err)
+	}
+	m := t.cfg.Facts
+	f, err := m.Get(ctx, t.tenant, in.FactID)
+	if errors.Is(err, agentmem.ErrNotFound) || (err == nil && f.UserID != in.UserID) {
+		// Another user's fact is, for this user, one that does not
+		// exist; another tenant's is not found by Get at all.
+		return ForgetOutput{}, t.toolError(ctx, op, factNotFound(in.UserID, in.FactID))
+	}
+	if err != nil {
+		return ForgetOutput{}, t.toolError(ctx, op, err)
+	}
+	err = m.Forget(ctx, t.tenant, in.FactID, caller(ctx), in.Reason)
+	if errors.Is(err, agentmem.ErrNotFound) { // forgotten meanwhile
+		err = factNotFound(in.UserID, in.FactID)
+	}
+	if err != nil {
+		return ForgetOutput{}, t.toolError(ctx, op, err)
+	}
+	return ForgetOutput{FactID: f.ID, Text: f.Text}, nil
+}
+
+// checkFactID checks a fact ID argument: 1 to facts.MaxFieldBytes bytes
+// of printable UTF-8.
+func checkFactID(id string) error {
+	if id == "" {
+		return invalid("fact_id", "is empty: give the id of a fact, as recall_facts shows it")
+	}
+	if err := checkString("fact_id", id, facts.MaxFieldBytes); err != nil {
+		return err
+	}
+	if strings.IndexFunc(id, unicode.IsControl) >= 0 {
+		return invalid("fact_id", "%.80q is not a fact ID (recall_facts shows the user's facts with their ids)", id)
+	}
+	return nil
+}
+
+// factNotFound is the error for a fact that does not exist, or is another
+// user's or another tenant's: the three look the same from outside.
+func factNotFound(user, id string) error {
+	return fmt.Errorf("%w: user %.80q has no fact %.80q (recall_facts shows the user's facts with their ids)", agentmem.ErrNotFound, user, id)
+}
+
+// checkString checks a text argument: valid UTF-8 without NUL, at most
+// max bytes.
+func checkString(field, v string, max int) error {
+	switch {
+	case !utf8.ValidString(v):
+		return invalid(field, "is not valid UTF-8")
+	case strings.IndexByte(v, 0) >= 0:
+		return invalid(field, "contains a NUL character")
+	case len(v) > max:
+		return invalid(field, "is %d bytes long; at most %d", len(v), max)
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package mcp
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/store"
+)
+
+// Bounds of search_memory's arguments.
+const (
+	// MaxSearchK bounds search_memory's k.
+	MaxSearchK = 50
+	// DefaultSearchK is search_memory's k when none is given.
+	DefaultSearchK = 10
+	// MaxWindow bounds search_memory's before and after.
+	MaxWindow = 10
+)
+
+// SearchMemoryInput is the input of search_memory.
+type SearchMemoryInput struct {
+	Query     string `json:"query" jsonschema:"what to look for, in a few words or a question, e.g. where does the user live"`
+	K         int    `json:"k,omitempty" jsonschema:"the most matching turns to return"`
+	SessionID string `json:"session_id,omitempty" jsonschema:"only the turns of this session"`
+	UserID    string `json:"user_id,omitempty" jsonschema:"only the turns of this user's sessions"`
+	Agent     string `json:"agent,omitempty" jsonschema:"only the turns of this agent's sessions"`
+	Before    int    `json:"before,omitempty" jsonschema:"with each match, also return up to this many turns that came just before it in its session"`
+	After     int    `json:"after,omitempty" jsonschema:"with each match, also return up to this many turns that came just after it in its session"`
+}
+
+// Turn is a turn of a past session (a step of its log) as search_memory
+// shows it.
+type Turn struct {
+	SessionID string     `json:"session_id,omitempty" jsonschema:"the session the turn belongs to (get_context reads it)"`
+	Seq       int64      `json:"seq,omitempty" jsonschema:"the turn's log sequence number in its session, as append and get_context number steps"`
+	Time      *time.Time `json:"time,omitempty" jsonschema:"when the turn happened"`
+	Kind      string     `json:"kind,omitempty" jsonschema:"the kind of step: task (a user's request), action (an assistant's reply, with its tool calls and their results), message, final_answer, summary, ..."`
+	Text      string     `json:"text" jsonschema:"what the turn said or did, as indexed (long tool outputs are cut)"`
+}
+
+// MemoryHit is a turn search_memory found.
+type MemoryHit struct {
+	Turn
+	ID     string  `json:"id" jsonschema:"the indexed document's ID (session#seq for a turn)"`
+	Score  float64 `json:"score" jsonschema:"relevance to the query; higher is better, comparable only within one search"`
+	UserID string  `json:"user_id,omitempty" jsonschema:"the user of the turn's session"`
+	Agent  string  `json:"agent,omitempty" jsonschema:"the agent of the turn's session"`
+	Before []Turn  `json:"before,omitempty" jsonschema:"the turns just before it in its session, oldest first (when before was asked for)"`
+	After  []Turn  `json:"after,omitempty" jsonschema:"the turns just after it in its session, oldest first (when after was asked for)"`
+}
+
+// SearchMemoryOutput is the output of search_memory.
+type SearchMemoryOutput struct {
+	Hits []MemoryHit `json:"hits" jsonschema:"the matching turns, most relevant first"`
+}
+
+var searchMemorySchema = []edit{
+	at("query", length(1, MaxQueryBytes)),
+	at("k", between(1, MaxSearchK), byDefault(DefaultSearchK)),
+	at("session_id", sessionIDEdits...),
+	at("user_id", length(0, store.MaxFieldBytes)),
+	at("agent", length(0, store.MaxFieldBytes)),
+	at("before", between(0, MaxWindow)),
+	at("after", between(0, MaxWindow)),
+}
+
+const searchMemoryDescription = `Search the turns of past conversations (every session's messages, tool calls and results) for what is relevant to a query, ` +
+	`across sessions or only those of one session, user or agent. Ranking is by words (stemmed, so "moving" finds "moved"), not exact phrases. ` +
+	`Returns the matching turns, best first, each with its session_id, seq, time, text and score, and, with before or after, the turns around it for context.`
+
+func (t *tools) searchMemory(ctx context.Context, in SearchMemoryInput) (SearchMemoryOutput, error) {
+	const op = "search_memory"
+	q, err := t.searchQuery(in)
+	if err != nil {
+		return SearchMemoryOutput{}, t.toolError(ctx, op, err)
+	}
+	hits, err := t.cfg.Recall.Search(ctx, q)
+	if err != nil {
+		return SearchMemoryOutput{}, t.toolError(ctx, op, err)
+	}
+	out := SearchMemoryOutput{Hits: make([]MemoryHit, len(hits))}
+	for i, h := range hits {
+		out.Hits[i] = memoryHit(h)
+	}
+	return out, nil
+}
+
+// searchQuery checks search_memory's arguments and returns the search of
+// the tenant they ask for.
+func (t *tools) searchQuery(in SearchMemoryInput) (recall.Query, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return recall.Query{}, invalid("query", "is empty: say what to look for, in a few words")
+	}
+	if err := checkString("query", in.Query, MaxQueryBytes); err != nil {
+		return recall.Query{}, err
+	}
+	if in.K == 0 {
+		in.K = DefaultSearchK
+	}
+	if in.K < 1 || in.K > MaxSearchK {
+		return recall.Query{}, invalid("k", "must be between 1 and %d", MaxSearchK)
+	}
+	if in.Before < 0 || in.Before > MaxWindow {
+		return recall.Query{}, invalid("before", "must be between 0 and %d", MaxWindow)
+	}
+	if in.After < 0 || in.After > MaxWindow {
+		return recall.Query{}, invalid("after", "must be between 0 and %d", MaxWindow)
+	}
+	if in.SessionID != "" {
+		if err := store.ValidateID(in.SessionID); err != nil {
+			return recall.Query{}, badSessionID(in.SessionID)
+		}
+	}
+	if err := checkString("user_id", in.UserID, store.MaxFieldBytes); err != nil {
+		return recall.Query{}, err
+	}
+	if err := checkString("agent", in.Agent, store.MaxFieldBytes); err != nil {
+		return recall.Query{}, err
+	}
+	return recall.Query{
+		Tenant: t.tenant, Text: in.Query, K: in.K, Filter: recall.Scope(in.SessionID, in.UserID, in.Agent),
+		Before: in.Before, After: in.After,
+	}, nil
+}
+
+// memoryHit converts a search hit, splitting its window into the turns
+// before and after it.
+func memoryHit(h recall.Hit) MemoryHit {
+	out := MemoryHit{
+		Turn: turn(h.Doc), ID: h.Doc.ID, Score: h.Score,
+		UserID: h.Doc.Metadata[recall.MetaUser], Agent: h.Doc.Metadata[recall.MetaAgent],
+	}
+	for _, d := range h.Window {
+		switch {
+		case d.ID == h.Doc.ID:
+		case d.Seq < h.Doc.Seq:
+			out.Before = append(out.Before, turn(d))
+		default:
+			out.After = append(out.After, turn(d))
+		}
+	}
+	return out
+}
+
+// turn converts a document of the index: a conversation turn names its
+// session and step (see recall.StepDocs).
+func turn(d recall.Doc) Turn {
+	out := Turn{Text: d.Text, Kind: d.Metadata[recall.MetaKind]}
+	if sid := d.Metadata[recall.MetaSession]; sid != "" {
+		out.SessionID = sid
+		if seq, err := strconv.ParseInt(d.Metadata[recall.MetaStep], 10, 64); err == nil {
+			out.Seq = seq
+		} else {
+			out.Seq = d.Seq
+		}
+	}
+	if !d.Time.IsZero() {
+		tm := d.Time
+		out.Time = &tm
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/recall"
+)
+
+// conversations creates two sessions of alice (agents coder and planner)
+// and one of bob through the tools, each turn appended with append, so
+// that the IndexedStore indexes them.
+func conversations(t *testing.T, e *env) {
+	t.Helper()
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "trip", "user_id": "alice", "agent": "planner"}, nil)
+	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "trip", "messages": []map[string]any{
+		{"role": "system", "content": "You plan trips."},
+		{"role": "user", "content": "I want to visit Kyoto in April for the cherry blossoms."},
+		{"role": "assistant", "content": "April is the peak season; book the ryokan early."},
+		{"role": "user", "content": "Then book the Tawaraya ryokan for three nights."},
+		{"role": "assistant", "content": "Done: three nights from April 4."},
+	}}, nil)
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "code", "user_id": "alice", "agent": "coder"}, nil)
+	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "code", "messages": turn}, nil)
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "bob-1", "user_id": "bob", "agent": "planner"}, nil)
+	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "bob-1", "messages": []map[string]any{
+		{"role": "user", "content": "Find me a hotel in Kyoto near the station."},
+	}}, nil)
+}
+
+func TestSearchMemoryFindsAppendedTurns(t *testing.T) {
+	lt := newLongTerm(t)
+	e := lt.env(t, "acme")
+	conversations(t, e)
+
+	var out mcp.SearchMemoryOutput
+	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "which ryokan did we book?"}, &out)
+	if len(out.Hits) == 0 {
+		t.Fatal("no hits for a turn appended with append")
+	}
+	h := out.Hits[0]
+	if h.SessionID != "trip" || h.Seq != 4 || h.ID != "trip#4" || h.Kind != "task" || h.UserID != "alice" || h.Agent != "planner" ||
+		!strings.Contains(h.Text, "Tawaraya ryokan") || h.Score <= 0 || h.Time == nil || !h.Time.Equal(t0) || h.Before != nil || h.After != nil {
+		t.Fatalf("best hit: %+v", h)
+	}
+
+	// Every session, or one user's, one agent's, one session's.
+	kyoto := func(args map[string]any) map[string]bool {
+		t.Helper()
+		args["query"] = "Kyoto"
+		var out mcp.SearchMemoryOutput
+		call(t, e.cs, mcp.ToolSearchMemory, args, &out)
+		sessions := map[string]bool{}
+		for _, h := range out.Hits {
+			sessions[h.SessionID] = true
+		}
+		return sessions
+	}
+	if s := kyoto(map[string]any{}); !s["trip"] || !s["bob-1"] || s["code"] {
+		t.Errorf("all sessions: %v", s)
+	}
+	if s := kyoto(map[string]any{"user_id": "bob"}); len(s) != 1 || !s["bob-1"] {
+		t.Errorf("bob's: %v", s)
+	}
+	if s := kyoto(map[string]any{"agent": "planner", "user_id": "alice"}); len(s) != 1 || !s["trip"] {
+		t.Errorf("alice's with the planner: %v", s)
+	}
+	if s := kyoto(map[string]any{"session_id": "code"}); len(s) != 0 {
+		t.Errorf("session code: %v", s)
+	}
+	if s := kyoto(map[string]any{"k": 1}); len(s) != 1 {
+		t.Errorf("k 1: %v", s)
+	}
+
+	// The turns around a match.
+	var win mcp.SearchMemoryOutput
+	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "Tawaraya", "session_id": "trip", "before": 1, "after": 2, "k": 1}, &win)
+	if len(win.Hits) != 1 {
+		t.Fatalf("window: %+v", win)
+	}
+	w := win.Hits[0]
+	if w.Seq != 4 || len(w.Before) != 1 || w.Before[0].Seq != 3 || !strings.Contains(w.Before[0].Text, "peak season") ||
+		len(w.After) != 1 || w.After[0].Seq != 5 || w.After[0].SessionID != "trip" || w.After[0].Kind != "action" {
+		t.Errorf("window: %s", mustJSON(t, w))
+	}
+
+	// A tool call and its result are one turn, found by the result.
+	var tool mcp.SearchMemoryOutput
+	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "func main", "session_id": "code"}, &tool)
+	if len(tool.Hits) == 0 || tool.Hits[0].Kind != "action" || !strings.Contains(tool.Hits[0].Text, "read_file") {
+		t.Errorf("tool result: %s", mustJSON(t, tool))
+	}
+
+	var none mcp.SearchMemoryOutput
+	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "quantum chromodynamics"}, &none)
+	if none.Hits == nil || len(none.Hits) != 0 {
+		t.Errorf("no match must be an empty list: %+v", none)
+	}
+}
+
+func TestSearchMemoryErrors(t *testing.T) {
+	e := newLongTerm(t).env(t, "")
+	bad := func(args map[string]any, want ...string) {
+		t.Helper()
+		callErr(t, e.cs, mcp.ToolSearchMemory, args, want...)
+	}
+	bad(map[string]any{}, "query")
+	bad(map[string]any{"query": ""}, "query")
+	bad(map[string]any{"query": " \t"}, "query", "empty")
+	bad(map[string]any{"query": strings.Repeat("q", mcp.MaxQueryBytes+1)}, "query")
+	bad(map[string]any{"query": "x", "k": 0}, "k")
+	bad(map[string]any{"query": "x", "k": mcp.MaxSearchK + 1}, "k")
+	bad(map[string]any{"query": "x", "k": 2.5}, "k")
+	bad(map[string]any{"query": "x", "before": -1}, "before")
+	bad(map[string]any{"query": "x", "after": mcp.MaxWindow + 1}, "after")
+	bad(map[string]any{"query": "x", "session_id": "../etc/passwd"}, "session_id")
+	bad(map[string]any{"query": "x", "user_id": strings.Repeat("u", 257)}, "user_id")
+	bad(map[string]any{"query": "x", "agent": "a\x00b"}, "agent", "NUL")
+	bad(map[string]any{"query": "x", "scope": "all"}, "scope")
+	bad(map[string]any{"query": []string{"x"}}, "query")
+}
+
+// A tool acting for one tenant finds none of another tenant's turns,
+// whatever it filters on.
+func TestSearchMemoryTenantsAreIsolated(t *testing.T) {
+	lt := newLongTerm(t)
+	acme, globex, anon := lt.env(t, "acme"), lt.env(t, "globex"), lt.env(t, "")
+	conversations(t, acme)
+	for _, e := range []*env{globex, anon} {
+		for _, args := range []map[string]any{
+			{"query": "Kyoto ryokan cherry blossoms"},
+			{"query": "Tawaraya", "session_id": "trip", "before": 3, "after": 3},
+			{"query": "Kyoto", "user_id": "alice"},
+			{"query": "main.go", "agent": "coder"},
+		} {
+			var out mcp.SearchMemoryOutput
+			call(t, e.cs, mcp.ToolSearchMemory, args, &out)
+			if len(out.Hits) != 0 {
+				t.Errorf("tenant %q finds acme's turns with %v: %s", e.tenant, args, mustJSON(t, out))
+			}
+		}
+	}
+	// The index holds them, under acme.
+	hits, err := lt.ix.Search(context.Background(), recall.Query{Tenant: "acme", Text: "Tawaraya", K: 1})
+	if err != nil || len(hits) != 1 || hits[0].Doc.Tenant != "acme" {
+		t.Errorf("acme's index: %+v, %v", hits, err)
+	}
+}
+
+// Long sessions: k and the window bound what comes back.
+func TestSearchMemoryBounds(t *testing.T) {
+	e := newLongTerm(t).env(t, "")
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "long"}, nil)
+	var msgs []map[string]any
+	for i := range 120 {
+		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("note %d about the garden and its roses", i)})
+	}
+	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "long", "messages": msgs}, nil)
+	var out mcp.SearchMemoryOutput
+	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "garden roses", "k": mcp.MaxSearchK, "before": mcp.MaxWindow, "after": mcp.MaxWindow}, &out)
+	if len(out.Hits) != mcp.MaxSearchK {
+		t.Fatalf("%d hits, k %d", len(out.Hits), mcp.MaxSearchK)
+	}
+	for _, h := range out.Hits {
+		if len(h.Before) > mcp.MaxWindow || len(h.After) > mcp.MaxWindow {
+			t.Fatalf("hit %d: window %d+%d", h.Seq, len(h.Before), len(h.After))
+		}
+		for _, b := range h.Before {
+			if b.Seq >= h.Seq {
+				t.Errorf("hit %d: turn %d is not before it", h.Seq, b.Seq)
+			}
+		}
+		for _, a := range h.After {
+			if a.Seq <= h.Seq {
+				t.Errorf("hit %d: turn %d is not after it", h.Seq, a.Seq)
+			}
+		}
+	}
+	var def mcp.SearchMemoryOutput
+	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "garden roses"}, &def)
+	if len(def.Hits) != mcp.DefaultSearchK {
+		t.Errorf("%d hits without k, want %d", len(def.Hits), mcp.DefaultSearchK)
+	}
+}
