@@ -1,0 +1,465 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/store"
+)
+
+// testNow is the clock of the servers of these tests.
+var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func fixedClock() time.Time { return testNow }
+
+// newClient returns a client of a new test server (see newTestServer).
+func newClient(t *testing.T, copts []client.Option, sopts ...func(*server.Config)) *client.Client {
+	t.Helper()
+	ts, _ := newTestServer(t, fixedClock, sopts...)
+	c, err := client.New(ts.URL, copts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// apiErr returns err as a *client.Error, failing the test if it is not.
+func apiErr(t *testing.T, err error) *client.Error {
+	t.Helper()
+	var e *client.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not a *client.Error", err, err)
+	}
+	return e
+}
+
+func task(id, text string) *agentmem.TaskStep {
+	return &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id, Time: testNow}, Task: text}
+}
+
+func TestNotFound(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	_, err := c.Get(ctx, "missing")
+	if !errors.Is(err, agentmem.ErrNotFound) {
+		t.Fatalf("Get of a missing session: %v, want ErrNotFound", err)
+	}
+	if e := apiErr(t, err); e.Status != 404 || e.Code != server.CodeNotFound || e.Message == "" || e.Retryable() {
+		t.Errorf("error %+v", e)
+	}
+	for what, err := range map[string]error{
+		"Delete": c.Delete(ctx, "missing"),
+		"Append": func() error {
+			_, err := c.Append(ctx, store.AppendRequest{SessionID: "missing", Steps: []agentmem.Step{task("t1", "x")}})
+			return err
+		}(),
+		"Read": func() error { _, err := c.Read(ctx, store.ReadRequest{SessionID: "missing"}); return err }(),
+		"Context": func() error {
+			_, err := c.Context(ctx, "missing", client.ContextOptions{})
+			return err
+		}(),
+		"Fork": func() error { _, err := c.Create(ctx, store.CreateRequest{ParentID: "missing"}); return err }(),
+	} {
+		if !errors.Is(err, agentmem.ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", what, err)
+		}
+	}
+}
+
+func TestConflictOnIfMatch(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("a", "one"), task("b", "two")}, ExpectedLastSeq: new(int64)})
+	if err != nil || resp.LastSeq != 2 || len(resp.Seqs) != 2 || resp.Seqs[1] != 2 {
+		t.Fatalf("Append: %+v, %v", resp, err)
+	}
+	stale := int64(1)
+	_, err = c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("c", "three")}, ExpectedLastSeq: &stale})
+	if !errors.Is(err, agentmem.ErrConflict) {
+		t.Fatalf("stale If-Match: %v, want ErrConflict", err)
+	}
+	e := apiErr(t, err)
+	if e.Status != 409 || e.Code != server.CodeConflict || e.Field != "If-Match" || e.LastSeq == nil || *e.LastSeq != 2 {
+		t.Errorf("error %+v", e)
+	}
+	// A retry of stored steps succeeds whatever If-Match says.
+	if resp, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("a", "one"), task("b", "two")}, ExpectedLastSeq: &stale}); err != nil || resp.Seqs[0] != 1 {
+		t.Errorf("retry: %+v, %v", resp, err)
+	}
+	// A taken ID is a conflict too.
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); !errors.Is(err, agentmem.ErrConflict) {
+		t.Errorf("Create of a taken ID: %v", err)
+	}
+}
+
+func TestInvalidWithField(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	// The server's 400: an unknown strategy.
+	_, err := c.Compact(ctx, "s", client.CompactRequest{Strategy: "shrink"})
+	var inv *agentmem.InvalidError
+	if !errors.Is(err, agentmem.ErrInvalid) || !errors.As(err, &inv) || inv.Field != "strategy" {
+		t.Fatalf("Compact with a bad strategy: %v", err)
+	}
+	if e := apiErr(t, err); e.Status != 400 || e.Code != server.CodeInvalid || e.Field != "strategy" {
+		t.Errorf("error %+v", e)
+	}
+	// A field of another strategy.
+	_, err = c.Compact(ctx, "s", client.CompactRequest{Strategy: server.StrategyKeepLastN, N: client.Int(2), Budget: client.Int(9)})
+	if e := apiErr(t, err); e.Status != 400 || e.Field != "budget" {
+		t.Errorf("error %+v", e)
+	}
+	// A tool result without its call, in a list: the field is a path.
+	_, err = c.AppendOpenAIMessages(ctx, "s", []render.OpenAIMessage{
+		{Role: "user", Content: "hi"},
+		{Role: "tool", ToolCallID: "call_9", Content: "42"},
+	}, client.AppendOptions{})
+	if e := apiErr(t, err); e.Status != 400 || e.Field != "messages[1].tool_call_id" || !errors.Is(err, agentmem.ErrInvalid) {
+		t.Errorf("orphan tool result: %v", err)
+	}
+	// Input a store would refuse is refused before anything is sent, with
+	// the store's own error.
+	_, err = c.Get(ctx, "../etc")
+	if !errors.Is(err, agentmem.ErrInvalid) || errors.As(err, new(*client.Error)) {
+		t.Errorf("Get of a bad ID: %v", err)
+	}
+}
+
+func TestUnauthorized(t *testing.T) {
+	ctx := context.Background()
+	keys := auth.NewKeys(auth.NewMemStore(), auth.KeysOptions{Clock: fixedClock})
+	authn := auth.NewAuthenticator(keys, auth.AuthenticatorOptions{Require: true, CacheTTL: -1, Clock: fixedClock})
+	withAuth := func(c *server.Config) { c.Auth = authn }
+	token, _, err := keys.Create(ctx, "acme", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := newTestServer(t, fixedClock, withAuth)
+
+	for name, opts := range map[string][]client.Option{
+		"no key":    nil,
+		"wrong key": {client.WithAPIKey("am_0123456789ab_wrongwrongwrongwrongwrong")},
+	} {
+		c, err := client.New(ts.URL, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.List(ctx, store.ListRequest{})
+		if !errors.Is(err, client.ErrUnauthorized) {
+			t.Fatalf("%s: %v, want ErrUnauthorized", name, err)
+		}
+		if e := apiErr(t, err); e.Status != 401 || e.Code != server.CodeUnauthorized {
+			t.Errorf("%s: error %+v", name, e)
+		}
+	}
+
+	// The right key reaches its tenant, which the client then knows.
+	c, err := client.New(ts.URL, client.WithAPIKey(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s", Tenant: "acme"}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Create with a tenant before the client knows its own: %v", err)
+	}
+	s, err := c.Create(ctx, store.CreateRequest{ID: "s", UserID: "u"})
+	if err != nil || s.Tenant != "acme" {
+		t.Fatalf("Create: %+v, %v", s, err)
+	}
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s2", Tenant: "acme"}); err != nil {
+		t.Errorf("Create in the key's tenant: %v", err)
+	}
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s3", Tenant: "other"}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Create in another tenant: %v", err)
+	}
+	// A wrong WithTenant: the session lands in the key's tenant, and the
+	// client takes it back.
+	wrong, err := client.New(ts.URL, client.WithAPIKey(token), client.WithTenant("other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wrong.Create(ctx, store.CreateRequest{ID: "s4", Tenant: "other"}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Create with a wrong WithTenant: %v", err)
+	}
+	if _, err := c.Get(ctx, "s4"); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Errorf("the session created under a wrong WithTenant is still there: %v", err)
+	}
+	for tenant, want := range map[string]int{"": 2, "acme": 2, "other": 0} {
+		l, err := c.List(ctx, store.ListRequest{Tenant: tenant})
+		if err != nil || len(l.Sessions) != want {
+			t.Errorf("List tenant %q: %+v, %v", tenant, l, err)
+		}
+	}
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil, func(c *server.Config) { c.MaxBodyBytes = 4096 })
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("big", strings.Repeat("x", 10000))}})
+	if !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatalf("too large: %v, want ErrInvalid", err)
+	}
+	if e := apiErr(t, err); e.Status != 413 || e.Code != server.CodeBodyTooLarge {
+		t.Errorf("error %+v", e)
+	}
+	if r, err := c.Read(ctx, store.ReadRequest{SessionID: "s"}); err != nil || len(r.Entries) != 0 {
+		t.Errorf("a refused append stored something: %+v, %v", r, err)
+	}
+}
+
+// flakyStore fails its next failures calls of Get, as a store outage
+// would; the server answers 503.
+type flakyStore struct {
+	store.Store
+	failures atomic.Int32
+	gets     atomic.Int32
+}
+
+func (f *flakyStore) Get(ctx context.Context, id string) (*store.Session, error) {
+	f.gets.Add(1)
+	if f.failures.Add(-1) >= 0 {
+		return nil, errors.New("connection refused")
+	}
+	return f.Store.Get(ctx, id)
+}
+
+func TestUnavailableRetryAfter(t *testing.T) {
+	ctx := context.Background()
+	var flaky *flakyStore
+	wrap := func(c *server.Config) {
+		flaky = &flakyStore{Store: c.Store}
+		c.Store = flaky
+	}
+	ts, mem := newTestServer(t, fixedClock, wrap)
+	if _, err := mem.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without retries, the 503 surfaces, retryable, with Retry-After.
+	c, err := client.New(ts.URL, client.WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flaky.failures.Store(1)
+	_, err = c.Get(ctx, "s")
+	if !errors.Is(err, client.ErrUnavailable) {
+		t.Fatalf("outage: %v, want ErrUnavailable", err)
+	}
+	e := apiErr(t, err)
+	if e.Status != 503 || e.Code != server.CodeUnavailable || !e.Retryable() || e.RetryAfter != time.Second {
+		t.Errorf("error %+v", e)
+	}
+
+	// With a retry, the client waits as Retry-After says and succeeds.
+	c, err = client.New(ts.URL, client.WithRetries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flaky.failures.Store(1)
+	flaky.gets.Store(0)
+	start := time.Now()
+	if s, err := c.Get(ctx, "s"); err != nil || s.ID != "s" {
+		t.Fatalf("Get after one failure: %+v, %v", s, err)
+	}
+	if d := time.Since(start); d < 900*time.Millisecond || flaky.gets.Load() != 2 {
+		t.Errorf("retried after %v with %d gets; want Retry-After's 1s and 2", d, flaky.gets.Load())
+	}
+
+	// A write that is not safe to repeat is not retried.
+	flaky.failures.Store(1)
+	flaky.gets.Store(0)
+	if err := c.Delete(ctx, "s"); !errors.Is(err, client.ErrUnavailable) || flaky.gets.Load() != 1 {
+		t.Errorf("Delete during an outage: %v after %d gets", err, flaky.gets.Load())
+	}
+
+	// A context that ends stops the wait.
+	flaky.failures.Store(5)
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Get(cctx, "s"); !errors.Is(err, client.ErrUnavailable) {
+		t.Errorf("Get with a short context: %v", err)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	ts, _ := newTestServer(t, fixedClock)
+	ts.Close()
+	c, err := client.New(ts.URL, client.WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(context.Background(), "s"); !errors.Is(err, client.ErrUnavailable) || errors.As(err, new(*client.Error)) {
+		t.Errorf("unreachable server: %v", err)
+	}
+}
+
+func TestUnsupported(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	var ue *client.UnsupportedError
+	if _, err := c.Prune(ctx, store.PruneRequest{}); !errors.Is(err, errors.ErrUnsupported) || !errors.As(err, &ue) || ue.Op != "Prune" {
+		t.Errorf("Prune: %v", err)
+	}
+	_, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("a", "x")},
+		Compaction: &store.CompactionRecord{Working: []int64{store.NewStepRef(0)}}})
+	if !errors.As(err, &ue) || ue.Op != "Append" {
+		t.Errorf("Append with a compaction: %v", err)
+	}
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "t", TTL: 1500 * time.Millisecond}); !errors.As(err, &ue) {
+		t.Errorf("Create with a sub-second TTL: %v", err)
+	}
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "b", ParentID: "s", Agent: "other"}); !errors.As(err, &ue) {
+		t.Errorf("branch with another agent: %v", err)
+	}
+	// Routes of a server started without recall or facts: 501.
+	_, err = c.SearchRecall(ctx, client.RecallQuery{Text: "x"})
+	if !errors.Is(err, errors.ErrUnsupported) || apiErr(t, err).Code != server.CodeNotConfigured {
+		t.Errorf("recall without an index: %v", err)
+	}
+	if _, err := c.SearchFacts(ctx, "u", client.FactsQuery{}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("facts without a memory: %v", err)
+	}
+	// Nothing was written by the refused calls.
+	if l, err := c.List(ctx, store.ListRequest{}); err != nil || len(l.Sessions) != 1 {
+		t.Errorf("List: %+v, %v", l, err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := c.Get(ctx, "s"); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Get after Close: %v", err)
+	}
+	if _, err := c.Context(ctx, "s", client.ContextOptions{}); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Context after Close: %v", err)
+	}
+}
+
+func TestMaxResponseBytes(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, []client.Option{client.WithMaxResponseBytes(200)})
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s", Metadata: map[string]string{"a": strings.Repeat("v", 200), "b": strings.Repeat("v", 200)}}); err == nil || !strings.Contains(err.Error(), "larger than 200 bytes") {
+		t.Errorf("an answer over the limit: %v", err)
+	}
+}
+
+func TestNewAndOpen(t *testing.T) {
+	ctx := context.Background()
+	for _, bad := range []string{"", "ftp://host", "http://", "http://u:p@host", "http://host?x=1", "::"} {
+		if _, err := client.New(bad); err == nil {
+			t.Errorf("New(%q) succeeded", bad)
+		}
+	}
+	if _, err := client.New("http://h", client.WithAPIKey("a\nb")); err == nil {
+		t.Error("an API key with a line break was accepted")
+	}
+	if _, err := client.New("http://h", client.WithHTTPClient(nil)); err == nil {
+		t.Error("WithHTTPClient(nil) was accepted")
+	}
+
+	// The User-Agent and the key reach the server; a path prefix is kept.
+	var gotUA, gotAuth, gotPath atomic.Value
+	ts, _ := newTestServer(t, fixedClock)
+	proxy := http.StripPrefix("/memory", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotUA.Store(r.UserAgent())
+		gotAuth.Store(r.Header.Get("Authorization"))
+		gotPath.Store(r.URL.Path)
+		ts.Config.Handler.ServeHTTP(w, r)
+	}))
+	ps := newHTTPServer(t, proxy)
+	c, err := client.New(ps.URL+"/memory/", client.WithUserAgent("test-agent/2"), client.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if gotUA.Load() != "test-agent/2" || gotAuth.Load() != "Bearer k" || gotPath.Load() != "/v1/sessions" {
+		t.Errorf("request: UA %v, Authorization %v, path %v", gotUA.Load(), gotAuth.Load(), gotPath.Load())
+	}
+
+	// store.Open with an http URL returns a Client.
+	st, err := store.Open(ctx, ps.URL+"/memory?api_key=k&retries=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, ok := st.(*client.Client); !ok {
+		t.Fatalf("store.Open returned %T", st)
+	}
+	if s, err := st.Get(ctx, "s"); err != nil || s.ID != "s" {
+		t.Errorf("Get through store.Open: %+v, %v", s, err)
+	}
+	for _, bad := range []string{"?retries=-1", "?apikey=k", "?api_key=a&api_key=b"} {
+		if _, err := store.Open(ctx, ps.URL+bad); err == nil {
+			t.Errorf("store.Open(%q) succeeded", bad)
+		} else if strings.Contains(err.Error(), "api_key=") {
+			t.Errorf("the error shows the key: %v", err)
+		}
+	}
+}
+
+// An error page that is not the API's (a proxy in front of the server)
+// still gives an *Error with the status, and a 502 is retried.
+func TestProxyErrorPage(t *testing.T) {
+	ctx := context.Background()
+	ts, _ := newTestServer(t, fixedClock)
+	var fail atomic.Int32
+	proxy := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail.Add(-1) >= 0 {
+			http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
+			return
+		}
+		ts.Config.Handler.ServeHTTP(w, r)
+	}))
+	c, err := client.New(proxy.URL, client.WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(1)
+	err = c.Ping(ctx)
+	e := apiErr(t, err)
+	if e.Status != 502 || e.Code != "" || !strings.Contains(e.Message, "Bad Gateway") || !e.Retryable() || !errors.Is(err, client.ErrUnavailable) {
+		t.Errorf("proxy error: %+v", e)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+	c, err = client.New(proxy.URL, client.WithRetries(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(2)
+	if l, err := c.List(ctx, store.ListRequest{}); err != nil || len(l.Sessions) != 0 {
+		t.Errorf("List after two 502s: %+v, %v", l, err)
+	}
+}

@@ -1,0 +1,192 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/server"
+)
+
+// Sentinel errors of the client for the failures a local store has no
+// sentinel for. An *Error wraps one of them, or one of the agentmem
+// sentinels (see Error.Unwrap), so errors.Is works on every error the
+// client returns.
+var (
+	// ErrUnauthorized: the server wants an API key and got none, or a
+	// bad or revoked one (401).
+	ErrUnauthorized = errors.New("agentmem client: unauthorized")
+	// ErrForbidden: the server refused the request (403).
+	ErrForbidden = errors.New("agentmem client: forbidden")
+	// ErrUnavailable: the server or its store cannot do the work now
+	// (429, 502, 503, 504, or the server could not be reached); retry
+	// later. A write that failed so may or may not have been stored;
+	// retrying it is safe when it is idempotent (steps with IDs, messages
+	// with an Idempotency-Key).
+	ErrUnavailable = errors.New("agentmem client: unavailable")
+)
+
+// Error is an error answered by the server: its HTTP status and the
+// {"error":{"code","message","field"}} body of the API (see server.Error).
+//
+// errors.Is maps it back to the sentinels a local store returns:
+//
+//	400, 413, 415, 422 tool_results_missing  agentmem.ErrInvalid (and errors.As finds an *agentmem.InvalidError)
+//	404                                      agentmem.ErrNotFound
+//	409                                      agentmem.ErrConflict
+//	422 budget_too_small                     agentmem.ErrBudgetTooSmall (and errors.As finds an *agentmem.BudgetError)
+//	401                                      ErrUnauthorized
+//	403                                      ErrForbidden
+//	405, 501                                 errors.ErrUnsupported
+//	429, 502, 503, 504                       ErrUnavailable (Retryable; RetryAfter from the header)
+type Error struct {
+	// Status is the HTTP status of the answer.
+	Status int
+	// Code is the API's error code (server.CodeInvalid, ...); empty if
+	// the body was not an API error (a proxy's page, say).
+	Code string
+	// Message says what went wrong, for people.
+	Message string
+	// Field names the offending input: a JSON path, a query parameter or
+	// a header.
+	Field string
+	// Required and Budget are set with code budget_too_small.
+	Required, Budget int
+	// LastSeq is the session's current last sequence number, set on a
+	// 409 of an append whose If-Match did not hold.
+	LastSeq *int64
+	// RetryAfter is the server's Retry-After, when it sent one.
+	RetryAfter time.Duration
+	// Method and Path are the request's, for messages.
+	Method, Path string
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agentmem client: %s %s: %d", e.Method, e.Path, e.Status)
+	if e.Code != "" {
+		b.WriteString(" " + e.Code)
+	}
+	if e.Field != "" {
+		b.WriteString(" (" + e.Field + ")")
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinels err stands for (see Error), so errors.Is
+// and errors.As see through it.
+func (e *Error) Unwrap() []error {
+	switch e.Status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+		return []error{&agentmem.InvalidError{Field: e.Field, Reason: e.Message}}
+	case http.StatusNotFound:
+		return []error{agentmem.ErrNotFound}
+	case http.StatusConflict:
+		return []error{agentmem.ErrConflict}
+	case http.StatusUnprocessableEntity:
+		if e.Code == server.CodeBudgetTooSmall {
+			return []error{&agentmem.BudgetError{Budget: e.Budget, Required: e.Required}}
+		}
+		return []error{&agentmem.InvalidError{Field: e.Field, Reason: e.Message}}
+	case http.StatusUnauthorized:
+		return []error{ErrUnauthorized}
+	case http.StatusForbidden:
+		return []error{ErrForbidden}
+	case http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		return []error{errors.ErrUnsupported}
+	}
+	if e.Retryable() {
+		return []error{ErrUnavailable}
+	}
+	return nil
+}
+
+// Retryable reports whether the same request may succeed later: the
+// server or its store was unavailable (429, 502, 503, 504).
+func (e *Error) Retryable() bool {
+	switch e.Status {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// UnsupportedError is returned, before anything is sent, for a store.Store
+// call the HTTP API cannot express (Prune, an append with a compaction
+// record, ...). It wraps errors.ErrUnsupported.
+type UnsupportedError struct {
+	// Op is the method ("Prune", "Append", ...).
+	Op string
+	// Reason says what the API lacks.
+	Reason string
+}
+
+// Error implements error.
+func (e *UnsupportedError) Error() string {
+	return "agentmem client: " + e.Op + " is not supported over HTTP: " + e.Reason
+}
+
+// Unwrap makes errors.Is(err, errors.ErrUnsupported) true.
+func (e *UnsupportedError) Unwrap() error { return errors.ErrUnsupported }
+
+// maxErrorBody bounds the error body the client reads.
+const maxErrorBody = 64 << 10
+
+// apiError builds the *Error of a failed answer from its status, headers
+// and (bounded) body.
+func apiError(method, path string, status int, h http.Header, body []byte) *Error {
+	e := &Error{Status: status, Method: method, Path: path}
+	var eb server.ErrorBody
+	if err := jsonUnmarshal(body, &eb); err == nil && eb.Error != nil {
+		e.Code, e.Message, e.Field = eb.Error.Code, eb.Error.Message, eb.Error.Field
+		e.Required, e.Budget, e.LastSeq = eb.Error.Required, eb.Error.Budget, eb.Error.LastSeq
+	} else {
+		e.Message = http.StatusText(status)
+		if s := strings.TrimSpace(string(body)); s != "" {
+			if len(s) > 200 {
+				s = s[:200] + "..."
+			}
+			e.Message += ": " + strings.ToValidUTF8(s, "?")
+		}
+	}
+	if e.LastSeq == nil && status == http.StatusConflict {
+		if n, ok := parseETag(h.Get("ETag")); ok {
+			e.LastSeq = &n
+		}
+	}
+	e.RetryAfter = retryAfter(h.Get("Retry-After"))
+	return e
+}
+
+// retryAfter parses a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(min(n, 3600)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return min(d, time.Hour)
+		}
+	}
+	return 0
+}
+
+// parseETag parses the entity tag of a session: its last sequence number.
+func parseETag(v string) (int64, bool) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "W/")
+	v = strings.Trim(v, `"`)
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil && n >= 0
+}

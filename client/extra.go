@@ -1,0 +1,409 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/store"
+)
+
+// ContextOptions are the query parameters of GET
+// /v1/sessions/{id}/context. Zero values leave a parameter out.
+type ContextOptions struct {
+	// Budget is the token budget (0: none).
+	Budget int
+	// Format is "openai" (the default), "anthropic" or "observation".
+	Format string
+	// Tokenizer names the token counter ("o200k_base", ...); empty means
+	// the server's default.
+	Tokenizer string
+	// Truncate cuts observations to fill the budget instead of dropping
+	// whole steps.
+	Truncate bool
+	// Facts injects up to Facts facts about the session's user into the
+	// system prompt; FactsQuery and FactsShare (of the budget, in
+	// (0, 0.9]) tune it.
+	Facts      int
+	FactsQuery string
+	FactsShare float64
+}
+
+// Context returns the context of a session that fits a budget, as the
+// server renders it (GET /v1/sessions/{id}/context). The response's
+// Messages holds the request body's messages as a json.RawMessage, in the
+// format's wire form: an array of OpenAI chat messages for "openai" and
+// "observation" (decode it into []render.OpenAIMessage), an object
+// render.AnthropicBody for "anthropic".
+func (c *Client) Context(ctx context.Context, sessionID string, opts ContextOptions) (*server.ContextResponse, error) {
+	if err := store.ValidateID(sessionID); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	if opts.Budget != 0 {
+		q.Set("budget", strconv.Itoa(opts.Budget))
+	}
+	if opts.Format != "" {
+		q.Set("format", opts.Format)
+	}
+	if opts.Tokenizer != "" {
+		q.Set("tokenizer", opts.Tokenizer)
+	}
+	if opts.Truncate {
+		q.Set("truncate", "true")
+	}
+	if opts.Facts != 0 {
+		q.Set("facts", strconv.Itoa(opts.Facts))
+	}
+	if opts.FactsQuery != "" {
+		q.Set("facts_query", opts.FactsQuery)
+	}
+	if opts.FactsShare != 0 {
+		q.Set("facts_share", strconv.FormatFloat(opts.FactsShare, 'g', -1, 64))
+	}
+	var raw json.RawMessage
+	out := server.ContextResponse{Messages: &raw}
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(sessionID) + "/context", query: q, idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	out.Messages = raw
+	return &out, nil
+}
+
+// OpenAIMessages decodes the messages of a context rendered in the
+// "openai" or "observation" format.
+func OpenAIMessages(resp *server.ContextResponse) ([]render.OpenAIMessage, error) {
+	raw, ok := resp.Messages.(json.RawMessage)
+	if !ok {
+		return nil, errors.New("agentmem client: the context's messages are not raw JSON (not from Client.Context)")
+	}
+	var msgs []render.OpenAIMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return nil, fmt.Errorf("agentmem client: the context's messages are not OpenAI messages (format %q): %w", resp.Format, err)
+	}
+	return msgs, nil
+}
+
+// CompactRequest is the body of POST /v1/sessions/{id}/compact. Which
+// fields apply depends on the strategy (server.StrategyKeepLastN,
+// StrategyTokenBudget, StrategyPruneOldObservations, StrategySummarize);
+// a field of another strategy is refused (400). Nil pointers are left out.
+type CompactRequest struct {
+	Strategy string `json:"strategy"`
+	// N: keep_last_n keeps the pinned steps and the newest N others.
+	N *int `json:"n,omitempty"`
+	// Budget: token_budget keeps the pinned steps and the newest that fit.
+	Budget *int `json:"budget,omitempty"`
+	// KeepLastN and MaxLength: prune_old_observations truncates the tool
+	// results of all but the newest KeepLastN actions to MaxLength bytes.
+	KeepLastN *int `json:"keep_last_n,omitempty"`
+	MaxLength *int `json:"max_length,omitempty"`
+	// KeepRecent and Summarizer: summarize replaces all but the newest
+	// KeepRecent unpinned steps with a summary ("extractive" or "llm").
+	KeepRecent *int    `json:"keep_recent,omitempty"`
+	Summarizer *string `json:"summarizer,omitempty"`
+}
+
+// Int returns a pointer to v, for the fields of CompactRequest.
+func Int(v int) *int { return &v }
+
+// Compact prunes or summarizes a session's working set now (POST
+// /v1/sessions/{id}/compact). The log keeps every step it takes out.
+func (c *Client) Compact(ctx context.Context, sessionID string, req CompactRequest) (*server.CompactResponse, error) {
+	if err := store.ValidateID(sessionID); err != nil {
+		return nil, err
+	}
+	var out server.CompactResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/compact", body: req}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AppendOptions are the headers and parameters of an append route.
+type AppendOptions struct {
+	// IdempotencyKey names the request: steps without an ID get one
+	// derived from it, so sending the same request again stores nothing
+	// twice. Without one the client makes up a new key for the call, so
+	// that its own retries (WithRetries) are safe; give one to make
+	// retries of your own safe too (after a crash, say).
+	IdempotencyKey string
+	// IfMatch, when set, is the session's expected last sequence number:
+	// the append fails with 409 (agentmem.ErrConflict) if it is not, and
+	// Error.LastSeq holds the current one.
+	IfMatch *int64
+	// FlushPending records tool calls left without a result as failed
+	// (POST /messages only); otherwise such a request is refused with
+	// 422 tool_results_missing.
+	FlushPending bool
+}
+
+func (o AppendOptions) header() map[string]string {
+	h := map[string]string{}
+	if o.IdempotencyKey != "" {
+		h["Idempotency-Key"] = o.IdempotencyKey
+	}
+	if o.IfMatch != nil {
+		h["If-Match"] = strconv.Quote(strconv.FormatInt(*o.IfMatch, 10))
+	}
+	return h
+}
+
+// AppendSteps appends steps in the core's typed step JSON (POST
+// /v1/sessions/{id}/steps). Unlike Append, steps may lack IDs and times.
+// The steps are sent as a list, so a step without an ID gets KEY/i (i its
+// index in steps) from opts.IdempotencyKey, or a new ID without a key; a
+// step without a time gets the server's clock.
+func (c *Client) AppendSteps(ctx context.Context, sessionID string, steps []agentmem.Step, opts AppendOptions) (*server.AppendResponse, error) {
+	if err := store.ValidateID(sessionID); err != nil {
+		return nil, err
+	}
+	body, err := encodeSteps(steps)
+	if err != nil {
+		return nil, err
+	}
+	// A retry stores nothing twice when every step has an ID, its own or
+	// one derived from the key: without a key, a step without an ID gets
+	// one derived from a new key.
+	if opts.IdempotencyKey == "" {
+		for _, s := range steps {
+			if s != nil && s.Info().ID == "" {
+				opts.IdempotencyKey = agentmem.NewID()
+				break
+			}
+		}
+	}
+	var out server.AppendResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/steps",
+		body: body, header: opts.header(), idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AppendMessages appends chat messages (POST /v1/sessions/{id}/messages):
+// the server folds them into steps as agentmem.Memory.AddMessage does. A
+// request is a whole turn: the results of an assistant message's tool
+// calls must be in the same request (see opts.FlushPending). The
+// messages are sent in OpenAI's wire form (render.OpenAIRequest).
+func (c *Client) AppendMessages(ctx context.Context, sessionID string, msgs []agentmem.Message, opts AppendOptions) (*server.AppendResponse, error) {
+	return c.AppendOpenAIMessages(ctx, sessionID, render.OpenAIRequest(msgs), opts)
+}
+
+// AppendOpenAIMessages appends OpenAI chat messages as they are (see
+// AppendMessages).
+func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msgs []render.OpenAIMessage, opts AppendOptions) (*server.AppendResponse, error) {
+	if err := store.ValidateID(sessionID); err != nil {
+		return nil, err
+	}
+	var q url.Values
+	if opts.FlushPending {
+		q = url.Values{"flush_pending": {"true"}}
+	}
+	if msgs == nil {
+		msgs = []render.OpenAIMessage{}
+	}
+	if opts.IdempotencyKey == "" {
+		// A key of its own makes the request safe to send again.
+		opts.IdempotencyKey = agentmem.NewID()
+	}
+	var out server.AppendResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/messages", query: q,
+		body: msgs, header: opts.header(), idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ForkRequest is the body of POST /v1/sessions/{id}/fork (the server's
+// type for it is unexported). The branch gets the parent's tenant, user
+// and agent, and, when left out, its metadata and retention.
+type ForkRequest struct {
+	// AtSeq is the sequence number to fork at; 0 means the parent's last.
+	AtSeq int64 `json:"at_seq,omitempty"`
+	// ID is the branch's ID; empty means a new one.
+	ID         string            `json:"id,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	Retention  store.Retention   `json:"retention,omitempty"`
+	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
+}
+
+// Fork creates a branch of a session that sees its log up to req.AtSeq
+// (POST /v1/sessions/{id}/fork), with the server's fork semantics (see
+// ForkRequest); Create with a ParentID is the store.Store way.
+func (c *Client) Fork(ctx context.Context, sessionID string, req ForkRequest) (*store.Session, error) {
+	if err := store.ValidateID(sessionID); err != nil {
+		return nil, err
+	}
+	var sess store.Session
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/fork", body: req}, &sess); err != nil {
+		return nil, err
+	}
+	if err := checkSession(&sess); err != nil {
+		return nil, err
+	}
+	c.learnTenant(sess.Tenant)
+	return &sess, nil
+}
+
+// RecallQuery is a recall search (GET /v1/recall/search).
+type RecallQuery struct {
+	// Text is what to search for (q); required.
+	Text string
+	// K is the number of hits (0: the server's default,
+	// server.DefaultRecallK).
+	K int
+	// Scope limits the search: "session:ID", "user:ID" or "agent:ID";
+	// empty searches the tenant's whole index.
+	Scope string
+	// Before and After ask for that many neighbouring turns of each hit
+	// (RecallHit.Window).
+	Before, After int
+}
+
+// UpsertRecall adds documents to the tenant's recall index, or replaces
+// those with the same IDs (POST /v1/recall), and returns their IDs, in
+// order (generated where none was given).
+func (c *Client) UpsertRecall(ctx context.Context, docs ...server.RecallDocument) ([]string, error) {
+	if docs == nil {
+		docs = []server.RecallDocument{}
+	}
+	var out server.UpsertRecallResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/recall", body: server.UpsertRecallRequest{Documents: docs}}, &out); err != nil {
+		return nil, err
+	}
+	if len(out.IDs) != len(docs) {
+		return nil, fmt.Errorf("agentmem client: the server answered %d IDs for %d documents", len(out.IDs), len(docs))
+	}
+	return out.IDs, nil
+}
+
+// SearchRecall searches the tenant's recall index: its documents and the
+// conversation turns of its sessions (GET /v1/recall/search).
+func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]server.RecallHit, error) {
+	v := url.Values{"q": {q.Text}}
+	if q.K != 0 {
+		v.Set("k", strconv.Itoa(q.K))
+	}
+	if q.Scope != "" {
+		v.Set("scope", q.Scope)
+	}
+	if q.Before != 0 {
+		v.Set("before", strconv.Itoa(q.Before))
+	}
+	if q.After != 0 {
+		v.Set("after", strconv.Itoa(q.After))
+	}
+	var out server.RecallSearchResponse
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/recall/search", query: v, idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return out.Hits, nil
+}
+
+// GetRecall returns a document of the recall index (GET /v1/recall/{doc}).
+func (c *Client) GetRecall(ctx context.Context, docID string) (*server.RecallDocument, error) {
+	if docID == "" {
+		return nil, &agentmem.InvalidError{Field: "doc", Reason: "is empty"}
+	}
+	var out server.RecallDocument
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/recall/" + pathID(docID), idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteRecall deletes a document of the recall index (DELETE
+// /v1/recall/{doc}); a missing one is agentmem.ErrNotFound.
+func (c *Client) DeleteRecall(ctx context.Context, docID string) error {
+	if docID == "" {
+		return &agentmem.InvalidError{Field: "doc", Reason: "is empty"}
+	}
+	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/recall/" + pathID(docID)})
+	return err
+}
+
+// Remember records a fact about a user, or reinforces the same fact
+// already known (POST /v1/users/{user}/facts); the response's Outcome
+// says which.
+func (c *Client) Remember(ctx context.Context, userID string, req server.RememberRequest) (*server.RememberResponse, error) {
+	if userID == "" {
+		return nil, &agentmem.InvalidError{Field: "user", Reason: "is empty"}
+	}
+	var out server.RememberResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/users/" + pathID(userID) + "/facts", body: req}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// FactsQuery selects a user's facts (GET /v1/users/{user}/facts). With
+// Text or K, the facts most relevant to Text, ranked by relevance times
+// confidence (Relevance and Score set); with neither, every valid fact,
+// most confident first.
+type FactsQuery struct {
+	Text              string
+	K                 int
+	MinConfidence     float64
+	IncludeSuperseded bool
+}
+
+// SearchFacts returns a user's facts (see FactsQuery).
+func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) ([]server.FactView, error) {
+	if userID == "" {
+		return nil, &agentmem.InvalidError{Field: "user", Reason: "is empty"}
+	}
+	v := url.Values{}
+	if q.Text != "" {
+		v.Set("q", q.Text)
+	}
+	if q.K != 0 {
+		v.Set("k", strconv.Itoa(q.K))
+	}
+	if q.MinConfidence != 0 {
+		v.Set("min_confidence", strconv.FormatFloat(q.MinConfidence, 'g', -1, 64))
+	}
+	if q.IncludeSuperseded {
+		v.Set("include_superseded", "true")
+	}
+	var out server.FactsResponse
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts", query: v, idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return out.Facts, nil
+}
+
+// GetFact returns a fact of a user and the chain of facts it superseded
+// or that superseded it (GET /v1/users/{user}/facts/{fact}).
+func (c *Client) GetFact(ctx context.Context, userID, factID string) (*server.FactResponse, error) {
+	if userID == "" || factID == "" {
+		return nil, &agentmem.InvalidError{Field: "fact", Reason: "the user and the fact ID are required"}
+	}
+	var out server.FactResponse
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts/" + pathID(factID), idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Forget deletes a user's fact for good (DELETE
+// /v1/users/{user}/facts/{fact}); the user's audit log records the API
+// key, the time and reason (empty: the server's default).
+func (c *Client) Forget(ctx context.Context, userID, factID, reason string) error {
+	if userID == "" || factID == "" {
+		return &agentmem.InvalidError{Field: "fact", Reason: "the user and the fact ID are required"}
+	}
+	var q url.Values
+	if reason != "" {
+		q = url.Values{"reason": {reason}}
+	}
+	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/users/" + pathID(userID) + "/facts/" + pathID(factID), query: q})
+	return err
+}

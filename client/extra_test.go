@@ -1,0 +1,307 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/store"
+)
+
+func newHTTPServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// withLongTerm gives the server a recall index fed by every append and a
+// facts memory, as `agentmem serve` does.
+func withLongTerm(c *server.Config) {
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+	c.Recall = ix
+	c.Store = recall.NewIndexedStore(c.Store, &recall.Indexer{Index: ix, Store: c.Store})
+	c.Facts = facts.New(facts.NewMemStore(), facts.Options{Clock: fixedClock})
+}
+
+// turn is a conversation turn with a tool call, as OpenAI messages.
+func turn(i string) []agentmem.Message {
+	call := "call_" + i
+	return []agentmem.Message{
+		{Role: agentmem.RoleUser, Content: agentmem.Text("question " + i + ": where is the staging database?")},
+		{Role: agentmem.RoleAssistant, ToolCalls: []agentmem.ToolCall{{ID: call, Name: "search", Arguments: `{"q":"staging ` + i + `"}`}}},
+		{Role: agentmem.RoleTool, ToolCallID: call, Content: agentmem.Text(strings.Repeat("staging runs on port 5433. ", 20))},
+		{Role: agentmem.RoleAssistant, Content: agentmem.Text("It is on port 5433 (" + i + ").")},
+	}
+}
+
+func TestSessionRoutes(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil, withLongTerm)
+	s, err := c.Create(ctx, store.CreateRequest{ID: "s", UserID: "u1", Agent: "helper", Metadata: map[string]string{"k": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{
+		&agentmem.SystemPromptStep{StepInfo: agentmem.StepInfo{ID: "sys"}, Content: "You are helpful."},
+		task("task", "Find the staging database."),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	// Messages: a whole turn per request; the key makes a retry store
+	// nothing twice.
+	var last int64
+	for _, i := range []string{"1", "2", "3", "4"} {
+		opts := client.AppendOptions{IdempotencyKey: "turn-" + i}
+		r, err := c.AppendMessages(ctx, "s", turn(i), opts)
+		if err != nil {
+			t.Fatalf("AppendMessages %s: %v", i, err)
+		}
+		again, err := c.AppendMessages(ctx, "s", turn(i), opts)
+		if err != nil || again.LastSeq != r.LastSeq || again.Seqs[0] != r.Seqs[0] {
+			t.Fatalf("retry of turn %s: %+v, %v (first %+v)", i, again, err, r)
+		}
+		last = r.LastSeq
+	}
+	// Tool calls without results: 422 unless flushed.
+	pending := turn("5")[:2]
+	_, err = c.AppendMessages(ctx, "s", pending, client.AppendOptions{})
+	if e := apiErr(t, err); e.Status != 422 || e.Code != server.CodeToolResultsMissing || !errors.Is(err, agentmem.ErrInvalid) {
+		t.Errorf("pending calls: %v", err)
+	}
+	if r, err := c.AppendMessages(ctx, "s", pending, client.AppendOptions{FlushPending: true, IfMatch: &last}); err != nil || r.LastSeq <= last {
+		t.Errorf("flushed: %+v, %v", r, err)
+	} else {
+		last = r.LastSeq
+	}
+	// Steps without IDs get them from the key: KEY/0, KEY/1, ...
+	r, err := c.AppendSteps(ctx, "s", []agentmem.Step{&agentmem.FinalAnswerStep{Answer: "5433"}}, client.AppendOptions{IdempotencyKey: "final"})
+	if err != nil || len(r.Seqs) != 1 {
+		t.Fatalf("AppendSteps: %+v, %v", r, err)
+	}
+	rd, err := c.Read(ctx, store.ReadRequest{SessionID: "s", Last: 1})
+	if err != nil || len(rd.Entries) != 1 || rd.Entries[0].Step.Info().ID != "final/0" || rd.Session.LastSeq != r.LastSeq || rd.Session.UserID != "u1" {
+		t.Fatalf("Read last: %+v, %v (%+v, %+v)", rd, err, rd.Session, rd.Entries[0].Step)
+	}
+
+	// Context: the messages that fit, and what was left out.
+	full, err := c.Context(ctx, "s", client.ContextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cx, err := c.Context(ctx, "s", client.ContextOptions{Budget: full.Tokens / 2, Format: render.NameOpenAI, Tokenizer: "o200k_base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cx.Tokens > full.Tokens/2 || cx.DroppedSteps == 0 || len(cx.Steps) == 0 || cx.LastSeq != r.LastSeq || cx.Tokenizer != "o200k_base" {
+		t.Errorf("context at half budget: tokens %d (full %d), dropped %d, steps %v, last %d", cx.Tokens, full.Tokens, cx.DroppedSteps, cx.Steps, cx.LastSeq)
+	}
+	msgs, err := client.OpenAIMessages(cx)
+	if err != nil || len(msgs) == 0 || msgs[0].Role != "system" {
+		t.Errorf("OpenAI messages: %+v, %v", msgs, err)
+	}
+	an, err := c.Context(ctx, "s", client.ContextOptions{Format: render.NameAnthropic})
+	if err != nil || !strings.Contains(string(an.Messages.(json.RawMessage)), `"system"`) {
+		t.Errorf("anthropic context: %v", err)
+	}
+	// A budget below the pinned steps: 422 with the figures.
+	_, err = c.Context(ctx, "s", client.ContextOptions{Budget: 3})
+	var be *agentmem.BudgetError
+	if !errors.Is(err, agentmem.ErrBudgetTooSmall) || !errors.As(err, &be) || be.Budget != 3 || be.Required <= 3 {
+		t.Errorf("tiny budget: %v (%+v)", err, be)
+	}
+
+	// Compact: the working set shrinks; the log keeps everything.
+	before, err := c.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := c.Compact(ctx, "s", client.CompactRequest{Strategy: server.StrategySummarize, KeepRecent: client.Int(2)})
+	if err != nil || !comp.Changed || comp.Summary == "" || comp.After >= comp.Before || len(comp.Added) != 1 {
+		t.Fatalf("Compact: %+v, %v", comp, err)
+	}
+	after, err := c.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
+	if err != nil || len(after.Steps) != comp.After || len(after.Steps) >= len(before.Steps) || after.Session.LastSeq != comp.LastSeq {
+		t.Fatalf("working set after Compact: %d steps (want %d), %v", len(after.Steps), comp.After, err)
+	}
+	if _, ok := after.Steps[len(after.Steps)-3].(*agentmem.SummaryStep); !ok {
+		t.Errorf("no summary before the kept steps: %T", after.Steps[len(after.Steps)-3])
+	}
+	log, err := c.Read(ctx, store.ReadRequest{SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var comps int
+	for _, en := range log.Entries {
+		if en.Kind == store.CompactionEntry {
+			comps++
+			if en.Time.IsZero() || len(en.Compaction.Working) != comp.After {
+				t.Errorf("compaction entry %+v", en)
+			}
+		}
+	}
+	if comps != 1 || int64(len(log.Entries)) != comp.LastSeq {
+		t.Errorf("log: %d entries, %d compactions, last seq %d", len(log.Entries), comps, comp.LastSeq)
+	}
+	// The bound memory of the store package loads the compacted working
+	// set through the client.
+	b, err := store.OpenMemory(ctx, c, "s", agentmem.Options{})
+	if err != nil || len(b.Steps()) != comp.After {
+		t.Fatalf("OpenMemory: %v", err)
+	}
+
+	// Fork: the server's semantics (the parent's user, agent, metadata).
+	br, err := c.Fork(ctx, "s", client.ForkRequest{AtSeq: 2, ID: "s-branch"})
+	if err != nil || br.ParentID != "s" || br.ForkSeq != 2 || br.UserID != "u1" || br.Agent != "helper" || br.Metadata["k"] != "v" || br.LastSeq != 2 {
+		t.Fatalf("Fork: %+v, %v", br, err)
+	}
+	// Create with a parent: the store's (the retention is not inherited).
+	br2, err := c.Create(ctx, store.CreateRequest{ID: "s-branch2", ParentID: "s", ForkSeq: 3, UserID: "u1"})
+	if err != nil || br2.ForkSeq != 3 || br2.Retention != store.SessionRetention {
+		t.Fatalf("Create of a branch: %+v, %v", br2, err)
+	}
+	if rb, err := c.Read(ctx, store.ReadRequest{SessionID: "s-branch"}); err != nil || len(rb.Entries) != 2 || rb.Entries[1].Step.Info().ID != "task" {
+		t.Errorf("branch log: %+v, %v", rb, err)
+	}
+	if l, err := c.List(ctx, store.ListRequest{UserID: "u1", PageSize: 2}); err != nil || len(l.Sessions) != 2 || l.NextPageToken == "" || l.Sessions[0].ID != s.ID && l.Sessions[0].ParentID == "" {
+		t.Errorf("List: %+v, %v", l, err)
+	}
+}
+
+func TestReadPages(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	// More entries than one page of the read route.
+	const n = server.DefaultReadLimit*2 + 17
+	for start := 0; start < n; start += server.MaxStepsPerRequest {
+		var steps []agentmem.Step
+		for i := start; i < min(n, start+server.MaxStepsPerRequest); i++ {
+			steps = append(steps, task(fmt.Sprintf("t%d", i), "x"))
+		}
+		if _, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: steps}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		req        store.ReadRequest
+		first, cnt int64
+	}{
+		{store.ReadRequest{}, 1, n},
+		{store.ReadRequest{After: 10}, 11, n - 10},
+		{store.ReadRequest{After: 10, Limit: 1500}, 11, 1500},
+		{store.ReadRequest{Last: 5}, n - 4, 5},
+		{store.ReadRequest{Last: n - 3}, 4, n - 3},
+		{store.ReadRequest{After: n}, 0, 0},
+	} {
+		tc.req.SessionID = "s"
+		r, err := c.Read(ctx, tc.req)
+		if err != nil {
+			t.Fatalf("Read(%+v): %v", tc.req, err)
+		}
+		if int64(len(r.Entries)) != tc.cnt || (tc.cnt > 0 && r.Entries[0].Seq != tc.first) || r.Session.LastSeq != n {
+			t.Errorf("Read(%+v): %d entries from %v, last %d", tc.req, len(r.Entries), r.Entries[:min(1, len(r.Entries))], r.Session.LastSeq)
+		}
+		for i, en := range r.Entries {
+			if en.Seq != tc.first+int64(i) || en.Step.Info().Number != int(en.Seq) {
+				t.Fatalf("Read(%+v): entry %d has seq %d", tc.req, i, en.Seq)
+			}
+		}
+	}
+	if ws, err := c.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true}); err != nil || len(ws.Steps) != n {
+		t.Errorf("working set: %v", err)
+	}
+}
+
+func TestRecallAndFacts(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil, withLongTerm)
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "s", UserID: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AppendMessages(ctx, "s", []agentmem.Message{
+		{Role: agentmem.RoleUser, Content: agentmem.Text("My dog Pixel hates thunderstorms")},
+		{Role: agentmem.RoleAssistant, Content: agentmem.Text("Noted: Pixel and storms.")},
+	}, client.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Recall: the turns of the tenant's sessions, and documents.
+	ids, err := c.UpsertRecall(ctx,
+		server.RecallDocument{ID: "note-1", Text: "The staging database is on port 5433", Metadata: map[string]string{"kind": "note"}},
+		server.RecallDocument{Text: "Deploys happen on Tuesdays"})
+	if err != nil || len(ids) != 2 || ids[0] != "note-1" || ids[1] == "" {
+		t.Fatalf("UpsertRecall: %v, %v", ids, err)
+	}
+	hits, err := c.SearchRecall(ctx, client.RecallQuery{Text: "dog thunderstorms", K: 3, Scope: "session:s", After: 1})
+	if err != nil || len(hits) == 0 || hits[0].SessionID != "s" || hits[0].Step != 1 || !strings.Contains(hits[0].Text, "Pixel") {
+		t.Fatalf("SearchRecall: %+v, %v", hits, err)
+	}
+	if hits, err := c.SearchRecall(ctx, client.RecallQuery{Text: "staging port"}); err != nil || len(hits) == 0 || hits[0].ID != "note-1" {
+		t.Errorf("SearchRecall of a document: %+v, %v", hits, err)
+	}
+	if d, err := c.GetRecall(ctx, "note-1"); err != nil || d.Metadata["kind"] != "note" {
+		t.Errorf("GetRecall: %+v, %v", d, err)
+	}
+	if err := c.DeleteRecall(ctx, "note-1"); err != nil {
+		t.Errorf("DeleteRecall: %v", err)
+	}
+	if _, err := c.GetRecall(ctx, "note-1"); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Errorf("GetRecall of a deleted document: %v", err)
+	}
+	if _, err := c.SearchRecall(ctx, client.RecallQuery{Text: "x", Scope: "planet:earth"}); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Errorf("bad scope: %v", err)
+	}
+
+	// Facts: remember, reinforce, search, get, forget.
+	rem, err := c.Remember(ctx, "u1", server.RememberRequest{Text: "Prefers table-driven tests", Confidence: 0.8, Source: facts.Source{SessionID: "s"}})
+	if err != nil || rem.Outcome != facts.OutcomeAdded || rem.Fact.ID == "" || rem.Fact.EffectiveConfidence <= 0 {
+		t.Fatalf("Remember: %+v, %v", rem, err)
+	}
+	if again, err := c.Remember(ctx, "u1", server.RememberRequest{Text: "prefers table driven tests"}); err != nil || again.Outcome != facts.OutcomeReinforced || again.Fact.ID != rem.Fact.ID {
+		t.Errorf("Remember again: %+v, %v", again, err)
+	}
+	fs, err := c.SearchFacts(ctx, "u1", client.FactsQuery{Text: "tests", K: 3})
+	if err != nil || len(fs) != 1 || fs[0].ID != rem.Fact.ID || fs[0].Score == nil || fs[0].Reinforcements != 1 {
+		t.Errorf("SearchFacts: %+v, %v", fs, err)
+	}
+	if all, err := c.SearchFacts(ctx, "u1", client.FactsQuery{}); err != nil || len(all) != 1 || all[0].Score != nil {
+		t.Errorf("SearchFacts without a query: %+v, %v", all, err)
+	}
+	if got, err := c.GetFact(ctx, "u1", rem.Fact.ID); err != nil || got.Fact.Text != "Prefers table-driven tests" {
+		t.Errorf("GetFact: %+v, %v", got, err)
+	}
+	if _, err := c.GetFact(ctx, "u2", rem.Fact.ID); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Errorf("GetFact of another user: %v", err)
+	}
+	if _, err := c.Remember(ctx, "u1", server.RememberRequest{Text: "x", Confidence: 7}); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Errorf("Remember with confidence 7: %v", err)
+	}
+	// The context can carry the user's facts.
+	cx, err := c.Context(ctx, "s", client.ContextOptions{Facts: 3, FactsQuery: "tests"})
+	if err != nil || len(cx.Facts) != 1 {
+		t.Errorf("Context with facts: %+v, %v", cx, err)
+	}
+	if err := c.Forget(ctx, "u1", rem.Fact.ID, "test"); err != nil {
+		t.Errorf("Forget: %v", err)
+	}
+	if _, err := c.GetFact(ctx, "u1", rem.Fact.ID); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Errorf("GetFact of a forgotten fact: %v", err)
+	}
+	if err := c.Forget(ctx, "u1", rem.Fact.ID, ""); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Errorf("Forget twice: %v", err)
+	}
+}

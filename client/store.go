@@ -1,0 +1,402 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/store"
+)
+
+// readPageSize is the number of log entries the client asks for per page
+// when it reads a log in pages.
+const readPageSize = server.DefaultReadLimit
+
+// readConsistencyAttempts bounds how often Read starts over when the
+// session changed between its requests.
+const readConsistencyAttempts = 3
+
+// createBody is the body of POST /v1/sessions (the server's type for it
+// is unexported).
+type createBody struct {
+	ID         string            `json:"id,omitempty"`
+	UserID     string            `json:"user_id,omitempty"`
+	Agent      string            `json:"agent,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	Retention  store.Retention   `json:"retention,omitempty"`
+	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
+}
+
+// ttlSeconds converts a TTL to the API's whole seconds.
+func ttlSeconds(op string, ttl time.Duration) (int64, error) {
+	if ttl%time.Second != 0 {
+		return 0, &UnsupportedError{Op: op, Reason: fmt.Sprintf("the API takes a TTL in whole seconds, not %v", ttl)}
+	}
+	return int64(ttl / time.Second), nil
+}
+
+// Create implements store.Store with POST /v1/sessions, or POST
+// /v1/sessions/{parent}/fork for a branch (req.ParentID set).
+//
+// The server puts the session in the API key's tenant: a req.Tenant
+// other than that one is refused (see WithTenant). A branch gets its
+// parent's user and agent: a req.UserID or req.Agent that differs from
+// the parent's is refused, and a branch created without Metadata gets
+// its parent's metadata. TTLs are whole seconds. These refusals are
+// *UnsupportedError, before anything is written.
+func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
+	if c.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := store.ValidateCreate(req); err != nil {
+		return nil, err
+	}
+	ttl, err := ttlSeconds("Create", req.TTL)
+	if err != nil {
+		return nil, err
+	}
+	if req.Tenant != "" {
+		t, ok := c.knownTenant()
+		switch {
+		case !ok:
+			return nil, &UnsupportedError{Op: "Create", Reason: fmt.Sprintf("the session's tenant is the API key's, and the client does not know it to compare with %q (use WithTenant)", req.Tenant)}
+		case t != req.Tenant:
+			return nil, &UnsupportedError{Op: "Create", Reason: fmt.Sprintf("the session's tenant is the API key's, %q, not %q", t, req.Tenant)}
+		}
+	}
+	var sess store.Session
+	if req.ParentID != "" {
+		if req.UserID != "" || req.Agent != "" {
+			parent, err := c.Get(ctx, req.ParentID)
+			if err != nil {
+				return nil, err
+			}
+			if (req.UserID != "" && req.UserID != parent.UserID) || (req.Agent != "" && req.Agent != parent.Agent) {
+				return nil, &UnsupportedError{Op: "Create", Reason: "a branch gets its parent's user and agent; the API cannot give it others"}
+			}
+		}
+		retention := req.Retention
+		if retention == "" {
+			retention = store.SessionRetention // the store's default, not the parent's
+		}
+		if _, err := c.call(ctx, request{
+			method: http.MethodPost, path: "/v1/sessions/" + pathID(req.ParentID) + "/fork",
+			body: ForkRequest{AtSeq: req.ForkSeq, ID: req.ID, Metadata: req.Metadata, Retention: retention, TTLSeconds: ttl},
+		}, &sess); err != nil {
+			return nil, err
+		}
+	} else {
+		if _, err := c.call(ctx, request{
+			method: http.MethodPost, path: "/v1/sessions",
+			body: createBody{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl},
+		}, &sess); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkSession(&sess); err != nil {
+		return nil, err
+	}
+	if req.Tenant != "" && sess.Tenant != req.Tenant {
+		// WithTenant named the wrong tenant: undo.
+		_ = c.Delete(ctx, sess.ID)
+		return nil, &UnsupportedError{Op: "Create", Reason: fmt.Sprintf("the server put the session in the API key's tenant %q, not %q (WithTenant is wrong); it was deleted", sess.Tenant, req.Tenant)}
+	}
+	c.learnTenant(sess.Tenant)
+	return &sess, nil
+}
+
+// checkSession checks a session the server returned.
+func checkSession(s *store.Session) error {
+	if s.ID == "" || s.LastSeq < 0 || s.ForkSeq < 0 {
+		return fmt.Errorf("agentmem client: the server returned a malformed session %q", s.ID)
+	}
+	return nil
+}
+
+// Get implements store.Store with GET /v1/sessions/{id}.
+func (c *Client) Get(ctx context.Context, id string) (*store.Session, error) {
+	if c.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := store.ValidateID(id); err != nil {
+		return nil, err
+	}
+	var sess store.Session
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(id), idempotent: true}, &sess); err != nil {
+		return nil, err
+	}
+	if err := checkSession(&sess); err != nil {
+		return nil, err
+	}
+	c.learnTenant(sess.Tenant)
+	return &sess, nil
+}
+
+// List implements store.Store with GET /v1/sessions. The server lists the
+// API key's tenant's sessions only; a req.Tenant filter other than that
+// tenant gives an empty list.
+func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
+	if c.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if _, _, err := store.ValidateList(req); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	if req.UserID != "" {
+		q.Set("user_id", req.UserID)
+	}
+	if req.Agent != "" {
+		q.Set("agent", req.Agent)
+	}
+	if req.PageSize > 0 {
+		q.Set("page_size", strconv.Itoa(min(req.PageSize, store.MaxPageSize)))
+	}
+	if req.PageToken != "" {
+		q.Set("page_token", req.PageToken)
+	}
+	var out server.ListSessionsResponse
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions", query: q, idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	resp := &store.ListResponse{NextPageToken: out.NextPageToken}
+	for _, s := range out.Sessions {
+		if s == nil {
+			continue
+		}
+		if err := checkSession(s); err != nil {
+			return nil, err
+		}
+		c.learnTenant(s.Tenant)
+		// Every session listed is the key's tenant's: the filter keeps
+		// all or none.
+		if req.Tenant != "" && s.Tenant != req.Tenant {
+			return &store.ListResponse{}, nil
+		}
+		resp.Sessions = append(resp.Sessions, s)
+	}
+	return resp, nil
+}
+
+// Delete implements store.Store with DELETE /v1/sessions/{id}.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	if c.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := store.ValidateID(id); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/sessions/" + pathID(id)})
+	return err
+}
+
+// Append implements store.Store with POST /v1/sessions/{id}/steps, with
+// ExpectedLastSeq as If-Match. The API cannot append a compaction record
+// (the server compacts with Compact): a request with one is an
+// *UnsupportedError. The server bounds a request to
+// server.MaxStepsPerRequest steps and its body size (413, ErrInvalid).
+// Steps have IDs, so a request that failed with a retryable error is sent
+// again (WithRetries): the server stores its steps once.
+func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	if c.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := store.ValidateAppend(req); err != nil {
+		return nil, err
+	}
+	if req.Compaction != nil {
+		return nil, &UnsupportedError{Op: "Append", Reason: "the API has no route to append a compaction record (compact with Client.Compact)"}
+	}
+	body, err := encodeSteps(req.Steps)
+	if err != nil {
+		return nil, err
+	}
+	var h map[string]string
+	if req.ExpectedLastSeq != nil {
+		h = map[string]string{"If-Match": strconv.Quote(strconv.FormatInt(*req.ExpectedLastSeq, 10))}
+	}
+	var out server.AppendResponse
+	if _, err := c.call(ctx, request{
+		method: http.MethodPost, path: "/v1/sessions/" + pathID(req.SessionID) + "/steps",
+		body: body, header: h, idempotent: true,
+	}, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Seqs) != len(req.Steps) {
+		return nil, fmt.Errorf("agentmem client: the server answered %d sequence numbers for %d steps", len(out.Seqs), len(req.Steps))
+	}
+	return &store.AppendResponse{Seqs: out.Seqs, LastSeq: out.LastSeq}, nil
+}
+
+// encodeSteps encodes steps as a JSON array in the core's step JSON.
+func encodeSteps(steps []agentmem.Step) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, s := range steps {
+		b, err := store.EncodeStep(s)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), nil
+}
+
+// Read implements store.Store with GET /v1/sessions/{id} and GET
+// /v1/sessions/{id}/steps, in pages of server.DefaultReadLimit entries.
+//
+// The API differs from a local store in two ways. It does not say when
+// the server appended a step, so Entry.Time is zero for step entries
+// (compaction entries have theirs). And it has no working-set read: with
+// WorkingSet the client reads the whole visible log and computes the
+// working set as a store does (store.WorkingSet), which costs the whole
+// log, not just the working set.
+//
+// The session and the entries come from separate requests; if the
+// session changes between them the client reads again (a few times), and
+// the Session returned always has the LastSeq of the log read, so a
+// writer using it as ExpectedLastSeq gets a conflict rather than skipping
+// entries it has not seen.
+func (c *Client) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
+	if c.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := store.ValidateRead(req); err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		sess, err := c.Get(ctx, req.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		var entries []store.Entry
+		var last int64
+		switch {
+		case req.WorkingSet:
+			entries, last, err = c.readLog(ctx, req.SessionID, 0, 0)
+		case req.Last > 0 && req.Last <= server.MaxReadLimit:
+			entries, last, err = c.readPage(ctx, req.SessionID, req.After, 0, req.Last)
+		case req.Last > 0:
+			entries, last, err = c.readLog(ctx, req.SessionID, req.After, 0)
+			entries = store.SelectEntries(entries, store.ReadRequest{Last: req.Last})
+		default:
+			entries, last, err = c.readLog(ctx, req.SessionID, req.After, req.Limit)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if last != sess.LastSeq && attempt < readConsistencyAttempts {
+			continue
+		}
+		sess.LastSeq = last
+		if req.WorkingSet {
+			return &store.ReadResponse{Session: sess, Steps: store.WorkingSet(entries), Replaced: store.ReplacedSeqs(entries)}, nil
+		}
+		return &store.ReadResponse{Session: sess, Entries: entries}, nil
+	}
+}
+
+// readLog reads the entries after after, at most limit of them (0: all),
+// as of the session's last sequence number when the first page was read
+// (returned as last).
+func (c *Client) readLog(ctx context.Context, id string, after int64, limit int) ([]store.Entry, int64, error) {
+	var out []store.Entry
+	last := int64(-1)
+	for {
+		n := readPageSize
+		if limit > 0 {
+			n = min(n, limit-len(out))
+		}
+		page, pageLast, err := c.readPage(ctx, id, after, n, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		if last < 0 {
+			last = pageLast
+		}
+		for _, e := range page {
+			if e.Seq > last {
+				return out, last, nil
+			}
+			out = append(out, e)
+		}
+		if len(page) < n || (limit > 0 && len(out) >= limit) || page[len(page)-1].Seq >= last {
+			return out, last, nil
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// readPage reads one page of the log: the entries after after, limit or
+// last of them.
+func (c *Client) readPage(ctx context.Context, id string, after int64, limit, last int) ([]store.Entry, int64, error) {
+	q := url.Values{}
+	if after > 0 {
+		q.Set("after", strconv.FormatInt(after, 10))
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if last > 0 {
+		q.Set("last", strconv.Itoa(last))
+	}
+	var out server.ReadStepsResponse
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(id) + "/steps", query: q, idempotent: true}, &out); err != nil {
+		return nil, 0, err
+	}
+	entries := make([]store.Entry, 0, len(out.Steps)+len(out.Compactions))
+	for _, s := range out.Steps {
+		if s == nil {
+			return nil, 0, fmt.Errorf("agentmem client: the server returned a null step")
+		}
+		entries = append(entries, store.Entry{Seq: int64(s.Info().Number), Kind: store.StepEntry, Step: s})
+	}
+	for _, ce := range out.Compactions {
+		entries = append(entries, store.Entry{Seq: ce.Seq, Kind: store.CompactionEntry, Time: ce.Time,
+			Compaction: &store.CompactionRecord{Working: ce.Working, Replaced: []agentmem.Step(ce.Replaced), Removed: ce.Removed}})
+	}
+	slices.SortFunc(entries, func(a, b store.Entry) int { return compareInt64(a.Seq, b.Seq) })
+	for i, e := range entries {
+		if e.Seq <= after || (i > 0 && e.Seq == entries[i-1].Seq) || e.Seq > out.LastSeq {
+			return nil, 0, fmt.Errorf("agentmem client: the server returned a log entry out of place (seq %d)", e.Seq)
+		}
+	}
+	return entries, out.LastSeq, nil
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Prune implements store.Store: the API has no route for it (retention is
+// the server's to apply), so it is an *UnsupportedError.
+func (c *Client) Prune(ctx context.Context, req store.PruneRequest) (*store.PruneResponse, error) {
+	if c.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	return nil, &UnsupportedError{Op: "Prune", Reason: "the API has no route for it; retention is applied by the server's own store"}
+}
+
+// Ping checks that the server is up and its store reachable (GET
+// /readyz). It lets a server.Server run over a Client report readiness.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/readyz"})
+	return err
+}
