@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
@@ -48,14 +49,66 @@ type DB struct {
 	// R is the pool that serves reads (query_only connections); WAL lets
 	// them run beside a write. For an in-memory database it is W.
 	R *sql.DB
+
+	// shared is the entry of the file's pools in the process's open
+	// files; nil for an in-memory database.
+	shared *sharedFile
+	closed sync.Once
+}
+
+// The open files of the process. The components that keep data in one
+// file (the session store, the recall index, the facts, the API keys)
+// each open it, and all get the same two pools: with a write connection
+// each, their writes would contend for the file's lock through SQLite's
+// busy handler, which sleeps up to 100 ms at a time, instead of queueing
+// in Go for the one write connection.
+var files struct {
+	sync.Mutex
+	m map[string]*sharedFile
+}
+
+// sharedFile is an open file's pools and how many DBs use them.
+type sharedFile struct {
+	key  string
+	w, r *sql.DB
+	refs int
 }
 
 // Open opens (creating it if needed) the SQLite database at path: a file
-// name, or MemoryPath.
+// name, or MemoryPath. Every DB open on one file in a process shares its
+// connections, made with the Options of the first Open; each DB is closed
+// on its own, and the connections close with the last.
 func Open(path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty path")
 	}
+	if path == MemoryPath {
+		return openFile(path, opts)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	files.Lock()
+	defer files.Unlock()
+	if f, ok := files.m[abs]; ok {
+		f.refs++
+		return &DB{W: f.w, R: f.r, shared: f}, nil
+	}
+	db, err := openFile(abs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if files.m == nil {
+		files.m = map[string]*sharedFile{}
+	}
+	db.shared = &sharedFile{key: abs, w: db.W, r: db.R, refs: 1}
+	files.m[abs] = db.shared
+	return db, nil
+}
+
+// openFile opens new pools on the database at path.
+func openFile(path string, opts Options) (*DB, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
 	}
@@ -100,8 +153,30 @@ func single(db *sql.DB) {
 	db.SetConnMaxIdleTime(0)
 }
 
-// Close closes both pools.
+// Close closes the DB: the pools, unless other DBs of the process use the
+// same file. Calls after the first do nothing.
 func (db *DB) Close() error {
+	err := error(nil)
+	db.closed.Do(func() {
+		if f := db.shared; f != nil {
+			files.Lock()
+			f.refs--
+			last := f.refs == 0
+			if last {
+				delete(files.m, f.key)
+			}
+			files.Unlock()
+			if !last {
+				return
+			}
+		}
+		err = db.closePools()
+	})
+	return err
+}
+
+// closePools closes both pools.
+func (db *DB) closePools() error {
 	var errR error
 	if db.R != nil && db.R != db.W {
 		errR = db.R.Close()

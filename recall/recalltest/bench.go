@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,4 +141,39 @@ func BenchSearch(b *testing.B, backend recall.Backend, n int) {
 	}
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchUpsert measures Backend.Upsert of one turn at a time (as a server
+// indexes each appended step) into a tenant already holding n turns, by
+// writers goroutines at once.
+func BenchUpsert(b *testing.B, backend recall.Backend, n, writers int) {
+	c := NewCorpus(7)
+	docs := c.Docs("bench", n)
+	for start := 0; start < len(docs); start += 1000 {
+		if err := backend.Upsert(bg, docs[start:min(start+1000, len(docs))]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Turns of an agent's run are longer than chat turns: a few hundred
+	// words of reasoning, tool output and code.
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = c.Sentence(300)
+	}
+	var next atomic.Int64
+	b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1)
+			d := recall.Doc{
+				ID: fmt.Sprintf("new#%d", i), Tenant: "bench", Text: texts[i%int64(len(texts))],
+				Group: "new", Seq: i, Time: time.Unix(i, 0),
+			}
+			if err := backend.Upsert(bg, d); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -23,3 +23,18 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUpsert measures indexing one turn at a time into a SQLite
+// file that holds 10,000, by 1 and 16 writers; see docs/benchmarks.md.
+func BenchmarkUpsert(b *testing.B) {
+	for _, writers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			backend, err := Open(context.Background(), filepath.Join(b.TempDir(), "recall.db"), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer backend.Close()
+			recalltest.BenchUpsert(b, backend, 10_000, writers)
+		})
+	}
+}

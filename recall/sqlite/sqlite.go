@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -53,7 +54,11 @@ type Options struct {
 // share with the session store (each keeps its own tables). It is safe
 // for concurrent use, and by several processes that open one file.
 type Backend struct {
-	db     *sqlitedb.DB
+	db *sqlitedb.DB
+	// group commits concurrent writes together (see sqlitedb.Group): a
+	// server indexes every appended step, and one commit per step would
+	// bound indexing, and so appending, to one fsync each.
+	group  *sqlitedb.Group
 	closed atomic.Bool
 	// stmts caches the read statements prepared on db.R, by query text:
 	// parsing a query costs as much as running a small one.
@@ -89,7 +94,7 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Backend{db: db}, nil
+	return &Backend{db: db, group: sqlitedb.NewGroup(db.W)}, nil
 }
 
 // Close closes the database; later calls fail with recall.ErrClosed.
@@ -97,6 +102,7 @@ func (b *Backend) Close() error {
 	if b.closed.Swap(true) {
 		return nil
 	}
+	b.group.Close()
 	b.stmts.Range(func(_, st any) bool {
 		st.(*sql.Stmt).Close()
 		return true
@@ -137,7 +143,7 @@ func (b *Backend) Upsert(ctx context.Context, docs ...recall.Doc) error {
 	for i, d := range docs {
 		terms[i] = recall.Tokenize(d.Text)
 	}
-	_, err = b.write(ctx, "upsert", func(tx *sql.Tx) (int, error) {
+	_, err = b.write(ctx, "upsert", func(ctx context.Context, tx *sql.Tx) (int, error) {
 		tenant := docs[0].Tenant
 		ids := make([]string, len(docs))
 		for i, d := range docs {
@@ -214,18 +220,34 @@ func (s *stats) apply(ctx context.Context, tx *sql.Tx, tenant string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM recall_stats WHERE tenant = ? AND n <= 0`, tenant); err != nil {
 		return err
 	}
+	// The document frequencies change in one statement each way, not one
+	// per term: a turn has about a hundred distinct terms, and a statement
+	// per term made the statistics most of an upsert's cost.
+	changed := make(map[string]int64, len(s.df))
+	anyNegative := false
 	for t, d := range s.df {
-		if d == 0 {
-			continue
+		if d != 0 {
+			changed[t] = d
+			anyNegative = anyNegative || d < 0
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO recall_df (tenant, term, df) VALUES (?, ?, ?)
-			ON CONFLICT (tenant, term) DO UPDATE SET df = df + excluded.df`, tenant, t, d); err != nil {
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	j, err := json.Marshal(changed)
+	if err != nil {
+		return err
+	}
+	// "WHERE true" keeps SQLite from reading ON CONFLICT as a join
+	// constraint of the SELECT.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO recall_df (tenant, term, df) SELECT ?, key, value FROM json_each(?) WHERE true
+		ON CONFLICT (tenant, term) DO UPDATE SET df = df + excluded.df`, tenant, string(j)); err != nil {
+		return err
+	}
+	if anyNegative {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM recall_df WHERE tenant = ? AND df <= 0
+			AND term IN (SELECT key FROM json_each(?) WHERE value < 0)`, tenant, string(j)); err != nil {
 			return err
-		}
-		if d < 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM recall_df WHERE tenant = ? AND term = ? AND df <= 0`, tenant, t); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -347,20 +369,20 @@ func (b *Backend) Get(ctx context.Context, tenant string, ids ...string) ([]reca
 }
 
 // write runs fn in a write transaction.
-func (b *Backend) write(ctx context.Context, op string, fn func(tx *sql.Tx) (int, error)) (int, error) {
+func (b *Backend) write(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx) (int, error)) (int, error) {
 	if err := b.open(); err != nil {
 		return 0, err
 	}
-	tx, err := b.db.W.BeginTx(ctx, nil)
+	var n int
+	err := b.group.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		n, err = fn(ctx, tx)
+		return err
+	})
 	if err != nil {
-		return 0, b.err(op, err)
-	}
-	defer tx.Rollback()
-	n, err := fn(tx)
-	if err != nil {
-		return 0, b.err(op, err)
-	}
-	if err := tx.Commit(); err != nil {
+		if errors.Is(err, sqlitedb.ErrGroupClosed) {
+			err = recall.ErrClosed
+		}
 		return 0, b.err(op, err)
 	}
 	return n, nil
@@ -375,7 +397,7 @@ func (b *Backend) Delete(ctx context.Context, tenant string, ids ...string) (int
 		return 0, nil
 	}
 	j, _ := json.Marshal(ids)
-	return b.write(ctx, "delete", func(tx *sql.Tx) (int, error) {
+	return b.write(ctx, "delete", func(ctx context.Context, tx *sql.Tx) (int, error) {
 		return deleteCount(ctx, tx, tenant, `d.id IN (SELECT value FROM json_each(?))`, string(j))
 	})
 }
@@ -418,7 +440,7 @@ func (b *Backend) Clear(ctx context.Context, tenant string, f recall.Filter) (in
 		return 0, err
 	}
 	cond, args := filterSQL(f)
-	return b.write(ctx, "clear", func(tx *sql.Tx) (int, error) {
+	return b.write(ctx, "clear", func(ctx context.Context, tx *sql.Tx) (int, error) {
 		return deleteCount(ctx, tx, tenant, `true`+cond, args...)
 	})
 }
@@ -644,7 +666,7 @@ func (b *Backend) SetEmbeddings(ctx context.Context, tenant string, updates []re
 	if len(updates) == 0 {
 		return 0, nil
 	}
-	return b.write(ctx, "set embeddings", func(tx *sql.Tx) (int, error) {
+	return b.write(ctx, "set embeddings", func(ctx context.Context, tx *sql.Tx) (int, error) {
 		n := 0
 		for _, u := range updates {
 			res, err := tx.ExecContext(ctx, `UPDATE recall_docs SET embedding = ?, dims = ?, emb_norm = ?, emb_model = ? WHERE tenant = ? AND id = ? AND text = ?`,

@@ -1,0 +1,161 @@
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// MaxGroup bounds the writes that share one transaction of a Group, so
+// that one commit does not hold the write lock for long.
+const MaxGroup = 128
+
+// ErrGroupClosed is the error of a Group's Write after Close.
+var ErrGroupClosed = errors.New("sqlite: group writer closed")
+
+// Group commits the write transactions of many goroutines together.
+//
+// A durable commit costs an fsync of the WAL and SQLite has one writer at
+// a time, so writes that each commit alone are limited to one fsync's
+// worth of throughput however many goroutines make them, plus a
+// transaction's fixed costs each. A Group's goroutine takes the writes
+// that are waiting, runs them one after the other in one transaction,
+// each in a SAVEPOINT of its own, and commits once.
+//
+// Each write keeps its own outcome: one whose function fails is rolled
+// back to its savepoint and gets the error, and the others go on. No
+// write returns before the COMMIT that stores it returns; if the COMMIT
+// fails, every write of the batch gets the error and none is stored.
+//
+// (The session store in store/sqlite has a committer of its own, made
+// for appends: it caches statements and encodes steps before taking the
+// write lock.)
+type Group struct {
+	db   *sql.DB
+	q    chan *groupOp
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// groupOp is a write waiting for the Group's goroutine.
+type groupOp struct {
+	ctx  context.Context
+	fn   func(ctx context.Context, tx *sql.Tx) error
+	err  error
+	done chan struct{}
+}
+
+// NewGroup starts a Group writing to db, normally a DB's W. Close stops
+// it.
+func NewGroup(db *sql.DB) *Group {
+	g := &Group{db: db, q: make(chan *groupOp), quit: make(chan struct{}), done: make(chan struct{})}
+	go g.run()
+	return g
+}
+
+// Write runs fn in a write transaction, possibly shared with other
+// writes, and returns once the transaction has committed (nil) or fn or
+// the commit has failed. fn gets a context that is never cancelled:
+// interrupting a statement would roll back the shared transaction, other
+// writes' work included. ctx bounds only the wait for the writer: once
+// fn has started, Write waits for the commit even if ctx ends, so that
+// it never reports a failure for a write that was stored.
+func (g *Group) Write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	op := &groupOp{ctx: ctx, fn: fn, done: make(chan struct{})}
+	select {
+	case g.q <- op:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-g.quit:
+		return ErrGroupClosed
+	}
+	<-op.done
+	return op.err
+}
+
+// Close stops the Group once the batch it is running, if any, has
+// committed. Later writes fail with ErrGroupClosed. It does not close the
+// DB.
+func (g *Group) Close() {
+	g.once.Do(func() { close(g.quit) })
+	<-g.done
+}
+
+// run takes batches of writes until Close.
+func (g *Group) run() {
+	defer close(g.done)
+	for {
+		var first *groupOp
+		select {
+		case first = <-g.q:
+		case <-g.quit:
+			return
+		}
+		batch := []*groupOp{first}
+	collect:
+		for len(batch) < MaxGroup {
+			select {
+			case op := <-g.q:
+				batch = append(batch, op)
+			default:
+				break collect
+			}
+		}
+		g.runBatch(batch)
+		for _, op := range batch {
+			close(op.done)
+		}
+	}
+}
+
+// runBatch runs a batch of writes in one transaction and sets each one's
+// result.
+func (g *Group) runBatch(batch []*groupOp) {
+	ctx := context.Background()
+	failAll := func(err error) {
+		for _, op := range batch {
+			op.err = err
+		}
+	}
+	tx, err := g.db.BeginTx(ctx, nil)
+	if err != nil {
+		failAll(err)
+		return
+	}
+	for _, op := range batch {
+		if err := op.ctx.Err(); err != nil {
+			op.err = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT grp"); err != nil {
+			tx.Rollback() //nolint:errcheck // the batch fails either way
+			failAll(err)
+			return
+		}
+		if op.err = op.fn(ctx, tx); op.err != nil {
+			// An I/O error or a full disk may have ended the transaction
+			// behind our back: if it is gone, so is the batch.
+			_, rbErr := tx.ExecContext(ctx, "ROLLBACK TO grp")
+			if rbErr == nil {
+				_, rbErr = tx.ExecContext(ctx, "RELEASE grp")
+			}
+			if rbErr != nil {
+				tx.Rollback() //nolint:errcheck // the batch fails either way
+				failAll(fmt.Errorf("%w (and rolling it back failed, so the writes batched with it failed too: %v)", op.err, rbErr))
+				return
+			}
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE grp"); err != nil {
+			tx.Rollback() //nolint:errcheck // the batch fails either way
+			failAll(err)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		failAll(err)
+	}
+}

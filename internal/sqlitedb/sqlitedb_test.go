@@ -1,0 +1,139 @@
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func openTemp(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.W.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	return db, path
+}
+
+func count(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// One file opened twice in a process shares its pools, which stay open
+// until the last DB closes; closing one DB twice does not close the
+// other's.
+func TestOpenSharesAFile(t *testing.T) {
+	a, path := openTemp(t)
+	b, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.W != b.W || a.R != b.R {
+		t.Fatal("two DBs on one file have pools of their own")
+	}
+	if _, err := b.W.Exec(`INSERT INTO t VALUES ('x', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, a.R); n != 1 {
+		t.Fatalf("after the other DB closed: %d rows, want 1", n)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.R.Ping(); err == nil {
+		t.Fatal("the pools are open after the last DB closed")
+	}
+	// A new Open after the last Close opens new pools.
+	c, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.W == a.W {
+		t.Fatal("reopened the closed pools")
+	}
+	if n := count(t, c.R); n != 1 {
+		t.Fatalf("reopened: %d rows, want 1", n)
+	}
+}
+
+// Concurrent writes all commit; a failing one is rolled back alone.
+func TestGroupCommitsTogether(t *testing.T) {
+	db, _ := openTemp(t)
+	g := NewGroup(db.W)
+	defer g.Close()
+	errBoom := errors.New("boom")
+	var wg sync.WaitGroup
+	errs := make([]error, 200)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = g.Write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (?, ?)`, fmt.Sprint(i), i); err != nil {
+					return err
+				}
+				if i%10 == 0 {
+					return errBoom // after a write: the savepoint must undo it
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if want := i%10 == 0; want != errors.Is(err, errBoom) || (!want && err != nil) {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if n := count(t, db.R); n != 180 {
+		t.Fatalf("%d rows, want 180", n)
+	}
+	// A write whose function fails on the database (a duplicate key)
+	// fails alone too.
+	err := g.Write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO t VALUES ('1', 0)`)
+		return err
+	})
+	if err == nil {
+		t.Fatal("a duplicate key was written")
+	}
+}
+
+func TestGroupContextAndClose(t *testing.T) {
+	db, _ := openTemp(t)
+	g := NewGroup(db.W)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	err := g.Write(ctx, func(context.Context, *sql.Tx) error { ran = true; return nil })
+	if !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("a cancelled write: err %v, ran %v", err, ran)
+	}
+	g.Close()
+	g.Close()
+	err = g.Write(context.Background(), func(context.Context, *sql.Tx) error { ran = true; return nil })
+	if !errors.Is(err, ErrGroupClosed) || ran {
+		t.Fatalf("a write after Close: err %v, ran %v", err, ran)
+	}
+}
