@@ -35,20 +35,6 @@ var unsupported = map[string]string{
 	"Append/EveryStepKind":   "the server gives a step without a time the server's clock; a store keeps it zero",
 	"Append/StepAtSizeLimit": "the server adds a time to a step without one, which makes a step at the size limit too large",
 
-	// The append route takes steps only: no compaction records.
-	"Conflicts/ExpectedLastSeq":                    compactionReason,
-	"Atomicity/BadCompactionStoresNothing":         compactionReason,
-	"Compaction/":                                  compactionReason,
-	"Branches/WorkingSetInherited":                 compactionReason,
-	"Branches/DeleteParentKeepsHistory":            compactionReason,
-	"Prune/CoveredAfterDeletingAMiddleBranch":      compactionReason,
-	"Prune/CoveredBefore":                          compactionReason,
-	"Prune/CoveredKeepsBranchWorkingSet":           compactionReason,
-	"Bound/SummaryReopenLoadsWorkingSet":           compactionReason,
-	"Bound/TruncatedCopiesSurviveLaterCompactions": compactionReason,
-	"Bound/ClearIsRecorded":                        compactionReason,
-	"Bound/ConflictAndReload":                      compactionReason,
-
 	// A branch created through the fork route gets its parent's user
 	// and agent.
 	"Branches/SeesParentUpToFork": "the fork route gives a branch its parent's agent; the test asks for another",
@@ -58,6 +44,9 @@ var unsupported = map[string]string{
 	"Retention/PersistentAndSessionNeverExpire": pruneReason,
 	"Prune/ExpiredSessions":                     pruneReason,
 	"Prune/ExpiredParentKeepsBranch":            pruneReason,
+	"Prune/CoveredAfterDeletingAMiddleBranch":   pruneReason,
+	"Prune/CoveredBefore":                       pruneReason,
+	"Prune/CoveredKeepsBranchWorkingSet":        pruneReason,
 
 	// The server answers 404 to DELETE of an expired session that has
 	// not been pruned yet, where store.Delete succeeds.
@@ -65,9 +54,8 @@ var unsupported = map[string]string{
 }
 
 const (
-	tenantReason     = "the server puts every session in the API key's tenant"
-	compactionReason = "the append route cannot append a compaction record (Append with Compaction is an *UnsupportedError)"
-	pruneReason      = "the API has no Prune route (Prune is an *UnsupportedError)"
+	tenantReason = "the server puts every session in the API key's tenant"
+	pruneReason  = "the API has no Prune route (Prune is an *UnsupportedError)"
 )
 
 // skipUnsupported skips t if the conformance suite's subtest it runs is

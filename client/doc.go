@@ -57,10 +57,6 @@
 // sent, or behave as documented here:
 //
 //   - Prune: there is no route; retention is applied by the server.
-//   - Append with a Compaction record: the append route takes steps only.
-//     So a bound memory (store.OpenMemory) over a Client can add steps
-//     and load compacted working sets, but its own compactions (Prune,
-//     Summarize, SetSummary, Clear...) fail; compact with Client.Compact.
 //   - Tenants: every session is in the API key's tenant. A CreateRequest
 //     naming another tenant is refused; a ListRequest filtering by
 //     another tenant lists nothing.

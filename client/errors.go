@@ -120,8 +120,8 @@ func (e *Error) Retryable() bool {
 }
 
 // UnsupportedError is returned, before anything is sent, for a store.Store
-// call the HTTP API cannot express (Prune, an append with a compaction
-// record, ...). It wraps errors.ErrUnsupported.
+// call the HTTP API cannot express (Prune, a branch with its own user or
+// agent, ...). It wraps errors.ErrUnsupported.
 type UnsupportedError struct {
 	// Op is the method ("Prune", "Append", ...).
 	Op string

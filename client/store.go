@@ -198,9 +198,10 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 }
 
 // Append implements store.Store with POST /v1/sessions/{id}/steps, with
-// ExpectedLastSeq as If-Match. The API cannot append a compaction record
-// (the server compacts with Compact): a request with one is an
-// *UnsupportedError. The server bounds a request to
+// ExpectedLastSeq as If-Match; a request with a compaction record sends
+// the steps and the record together (the route's envelope form), so a
+// bound memory's prunes and summaries work as on a local store. The
+// server bounds a request to
 // server.MaxStepsPerRequest steps and its body size (413, ErrInvalid).
 // Steps have IDs, so a request that failed with a retryable error is sent
 // again (WithRetries): the server stores its steps once.
@@ -211,12 +212,16 @@ func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	if err := store.ValidateAppend(req); err != nil {
 		return nil, err
 	}
-	if req.Compaction != nil {
-		return nil, &UnsupportedError{Op: "Append", Reason: "the API has no route to append a compaction record (compact with Client.Compact)"}
-	}
 	body, err := encodeSteps(req.Steps)
 	if err != nil {
 		return nil, err
+	}
+	if req.Compaction != nil {
+		comp, err := store.EncodeCompaction(req.Compaction)
+		if err != nil {
+			return nil, err
+		}
+		body = []byte(`{"steps":` + string(body) + `,"compaction":` + string(comp) + `}`)
 	}
 	var h map[string]string
 	if req.ExpectedLastSeq != nil {
@@ -225,14 +230,16 @@ func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	var out server.AppendResponse
 	if _, err := c.call(ctx, request{
 		method: http.MethodPost, path: "/v1/sessions/" + pathID(req.SessionID) + "/steps",
-		body: body, header: h, idempotent: true,
+		body: body, header: h,
+		// A compaction alone has no step IDs to make a retry idempotent.
+		idempotent: len(req.Steps) > 0,
 	}, &out); err != nil {
 		return nil, err
 	}
 	if len(out.Seqs) != len(req.Steps) {
 		return nil, fmt.Errorf("agentmem client: the server answered %d sequence numbers for %d steps", len(out.Seqs), len(req.Steps))
 	}
-	return &store.AppendResponse{Seqs: out.Seqs, LastSeq: out.LastSeq}, nil
+	return &store.AppendResponse{Seqs: out.Seqs, LastSeq: out.LastSeq, CompactionSeq: out.CompactionSeq}, nil
 }
 
 // encodeSteps encodes steps as a JSON array in the core's step JSON.

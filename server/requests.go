@@ -23,6 +23,16 @@ const MaxStepsPerRequest = 1000
 type stepsRequest struct {
 	steps  []agentmem.Step
 	single bool // the body was one object, not an array
+	// compaction is the compaction record of an envelope body, if any.
+	compaction *store.CompactionRecord
+}
+
+// stepsEnvelope is the third form of a POST /steps body: steps and a
+// compaction record appended after them in the same atomic write, as a
+// bound memory's prune or summary does (store.AppendRequest).
+type stepsEnvelope struct {
+	Steps      []json.RawMessage `json:"steps"`
+	Compaction json.RawMessage   `json:"compaction"`
 }
 
 // decodeSteps decodes the body of POST /v1/sessions/{id}/steps: one step
@@ -34,19 +44,36 @@ type stepsRequest struct {
 func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*stepsRequest, *Error) {
 	body = bytes.TrimSpace(body)
 	var raws []json.RawMessage
+	var compaction *store.CompactionRecord
 	single := false
 	switch {
+	case len(body) > 0 && body[0] == '{' && isEnvelope(body):
+		var env stepsEnvelope
+		if e := decodeStrict(body, &env); e != nil {
+			return nil, e
+		}
+		raws = env.Steps
+		if len(env.Compaction) > 0 && !bytes.Equal(env.Compaction, []byte("null")) {
+			c, err := store.DecodeAppendCompaction(env.Compaction, len(raws))
+			if err != nil {
+				return nil, apiError(err)
+			}
+			compaction = c
+		}
+		if len(raws) == 0 && compaction == nil {
+			return nil, errInvalid("steps", "is empty and there is no compaction: send at least one step or a compaction")
+		}
 	case len(body) > 0 && body[0] == '{':
 		raws, single = []json.RawMessage{body}, true
 	case len(body) > 0 && body[0] == '[':
 		if err := json.Unmarshal(body, &raws); err != nil {
 			return nil, jsonError(err)
 		}
+		if len(raws) == 0 {
+			return nil, errInvalid("steps", "is empty: send at least one step")
+		}
 	default:
-		return nil, errInvalid("", "the body must be a step object or an array of steps")
-	}
-	if len(raws) == 0 {
-		return nil, errInvalid("steps", "is empty: send at least one step")
+		return nil, errInvalid("", "the body must be a step object, an array of steps, or an object with steps and a compaction")
 	}
 	if len(raws) > MaxStepsPerRequest {
 		return nil, errInvalid("steps", "has %d steps; at most %d per request", len(raws), MaxStepsPerRequest)
@@ -68,11 +95,27 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 		}
 		steps[i] = withInfo(s, info)
 	}
-	steps, err := stepIDs(steps, key, single, newID)
-	if err != nil {
-		return nil, err
+	if len(steps) > 0 {
+		var err *Error
+		if steps, err = stepIDs(steps, key, single, newID); err != nil {
+			return nil, err
+		}
 	}
-	return &stepsRequest{steps: steps, single: single}, nil
+	return &stepsRequest{steps: steps, single: single, compaction: compaction}, nil
+}
+
+// isEnvelope says whether a JSON object is a stepsEnvelope rather than a
+// step: it has a "steps" or "compaction" member and no "type" (every
+// step has one).
+func isEnvelope(body []byte) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(body, &probe) != nil {
+		return false
+	}
+	_, typed := probe["type"]
+	_, steps := probe["steps"]
+	_, comp := probe["compaction"]
+	return !typed && (steps || comp)
 }
 
 // prefixField joins a parent path and a field name.

@@ -23,6 +23,9 @@ type AppendResponse struct {
 	// LastSeq is the session's last sequence number after the append; it
 	// is also the ETag, for the next If-Match.
 	LastSeq int64 `json:"last_seq"`
+	// CompactionSeq is the sequence number of the compaction entry of a
+	// request that had one.
+	CompactionSeq int64 `json:"compaction_seq,omitempty"`
 }
 
 // ReadStepsResponse is the body of GET /v1/sessions/{id}/steps.
@@ -96,7 +99,7 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, e)
 		return
 	}
-	ar := store.AppendRequest{SessionID: id, Steps: req.steps, ExpectedLastSeq: expected}
+	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected}
 	if err := store.ValidateAppend(ar); err != nil {
 		writeError(w, apiError(err))
 		return
@@ -116,7 +119,10 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		return
 	}
 	w.Header().Set("ETag", etag(resp.LastSeq))
-	writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq})
+	if resp.Seqs == nil {
+		resp.Seqs = []int64{}
+	}
+	writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq})
 }
 
 // conflict answers a failed If-Match with 409 and the session's current

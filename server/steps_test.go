@@ -315,3 +315,61 @@ func TestAppendMessagesBadInput(t *testing.T) {
 		t.Fatal("the store changed")
 	}
 }
+
+// The envelope body appends steps and a compaction record in one atomic
+// write, as a bound memory's prune or summary does over the Go client.
+func TestAppendCompaction(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+","+taskStep+","+actionStep(1, "a")+","+actionStep(2, "b")+"]")
+	var ctx ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx) // cached now
+
+	// A summary step and a compaction that keeps 1, 2 and the summary
+	// (by its placeholder, -1 for steps[0]) in place of 3 and 4.
+	summary := `{"type":"summary","summary":"Read two files.","covers":[{"from":3,"to":4}]}`
+	var ar AppendResponse
+	e.must(201, "POST", "/v1/sessions/s/steps", `{"steps":[`+summary+`],"compaction":{"working":[1,2,-1],"removed":[3,4]}}`).json(t, &ar)
+	if fmt.Sprint(ar.Seqs) != "[5]" || ar.CompactionSeq != 6 || ar.LastSeq != 6 {
+		t.Fatalf("append with compaction: %+v", ar)
+	}
+	var rs ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
+	if len(rs.Compactions) != 1 || fmt.Sprint(rs.Compactions[0].Working) != "[1 2 5]" || fmt.Sprint(rs.Compactions[0].Removed) != "[3 4]" {
+		t.Fatalf("the compaction entry: %+v", rs.Compactions)
+	}
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx)
+	if fmt.Sprint(ctx.Steps) != "[1 2 5]" {
+		t.Errorf("the context after the compaction: %v", ctx.Steps)
+	}
+	// A compaction alone.
+	e.must(201, "POST", "/v1/sessions/s/steps", `{"compaction":{"working":[1,2]}}`).json(t, &ar)
+	if len(ar.Seqs) != 0 || ar.CompactionSeq != 7 {
+		t.Errorf("a compaction alone: %+v", ar)
+	}
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx)
+	if fmt.Sprint(ctx.Steps) != "[1 2]" {
+		t.Errorf("the context after the second compaction: %v", ctx.Steps)
+	}
+
+	// Bad envelopes change nothing.
+	before := e.dump()
+	for _, c := range []struct{ body, field string }{
+		{`{"steps":[]}`, "steps"},
+		{`{"compaction":null}`, "steps"},
+		{`{"steps":[` + taskStep + `],"extra":1}`, ""},
+		{`{"compaction":{"working":[99]}}`, "compaction"},
+		{`{"compaction":{"working":[1],"bogus":true}}`, "compaction"},
+		{`{"compaction":{"working":[-2]},"steps":[` + taskStep + `]}`, "compaction"},
+		{`{"compaction":"1,2"}`, "compaction"},
+		{`{"steps":[{"type":"nope"}],"compaction":{"working":[1]}}`, "steps"},
+	} {
+		r := e.do("POST", "/v1/sessions/s/steps", c.body)
+		if r.code != 400 || !strings.Contains(string(r.body), `"field":"`+c.field) {
+			t.Errorf("%s: %d %s", c.body, r.code, r.body)
+		}
+	}
+	if after := e.dump(); after != before {
+		t.Errorf("bad envelopes changed the store:\n%s\n%s", before, after)
+	}
+}

@@ -65,6 +65,20 @@ func EncodeCompaction(c *CompactionRecord) ([]byte, error) {
 // sequence numbers only, replaced copies naming steps of Working). Errors
 // wrap agentmem.ErrInvalid.
 func DecodeCompaction(data []byte) (*CompactionRecord, error) {
+	return decodeCompaction(data, 0)
+}
+
+// DecodeAppendCompaction decodes the compaction record of an append of
+// newSteps steps (AppendRequest.Compaction), in the form EncodeCompaction
+// gives: as DecodeCompaction, but Working may name the request's steps by
+// NewStepRef. Errors wrap agentmem.ErrInvalid.
+func DecodeAppendCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
+	return decodeCompaction(data, newSteps)
+}
+
+// decodeCompaction decodes and checks a compaction record for an append
+// of newSteps steps.
+func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
 		return nil, invalid("compaction", "is not a JSON object")
 	}
@@ -85,7 +99,7 @@ func DecodeCompaction(data []byte) (*CompactionRecord, error) {
 		}
 		c.Replaced = append(c.Replaced, s)
 	}
-	if err := ValidateCompaction(c, 0); err != nil {
+	if err := ValidateCompaction(c, newSteps); err != nil {
 		return nil, err
 	}
 	return c, nil
