@@ -95,21 +95,7 @@ func OpenAIMessages(resp *server.ContextResponse) ([]render.OpenAIMessage, error
 // fields apply depends on the strategy (server.StrategyKeepLastN,
 // StrategyTokenBudget, StrategyPruneOldObservations, StrategySummarize);
 // a field of another strategy is refused (400). Nil pointers are left out.
-type CompactRequest struct {
-	Strategy string `json:"strategy"`
-	// N: keep_last_n keeps the pinned steps and the newest N others.
-	N *int `json:"n,omitempty"`
-	// Budget: token_budget keeps the pinned steps and the newest that fit.
-	Budget *int `json:"budget,omitempty"`
-	// KeepLastN and MaxLength: prune_old_observations truncates the tool
-	// results of all but the newest KeepLastN actions to MaxLength bytes.
-	KeepLastN *int `json:"keep_last_n,omitempty"`
-	MaxLength *int `json:"max_length,omitempty"`
-	// KeepRecent and Summarizer: summarize replaces all but the newest
-	// KeepRecent unpinned steps with a summary ("extractive" or "llm").
-	KeepRecent *int    `json:"keep_recent,omitempty"`
-	Summarizer *string `json:"summarizer,omitempty"`
-}
+type CompactRequest = server.CompactRequest
 
 // Int returns a pointer to v, for the fields of CompactRequest.
 func Int(v int) *int { return &v }
@@ -222,18 +208,10 @@ func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msg
 	return &out, nil
 }
 
-// ForkRequest is the body of POST /v1/sessions/{id}/fork (the server's
-// type for it is unexported). The branch gets the parent's tenant, user
-// and agent, and, when left out, its metadata and retention.
-type ForkRequest struct {
-	// AtSeq is the sequence number to fork at; 0 means the parent's last.
-	AtSeq int64 `json:"at_seq,omitempty"`
-	// ID is the branch's ID; empty means a new one.
-	ID         string            `json:"id,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	Retention  store.Retention   `json:"retention,omitempty"`
-	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
-}
+// ForkRequest is the body of POST /v1/sessions/{id}/fork. The branch gets
+// the parent's tenant, user and agent, and, when left out, its metadata
+// and retention.
+type ForkRequest = server.ForkRequest
 
 // Fork creates a branch of a session that sees its log up to req.AtSeq
 // (POST /v1/sessions/{id}/fork), with the server's fork semantics (see

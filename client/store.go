@@ -23,17 +23,6 @@ const readPageSize = server.DefaultReadLimit
 // session changed between its requests.
 const readConsistencyAttempts = 3
 
-// createBody is the body of POST /v1/sessions (the server's type for it
-// is unexported).
-type createBody struct {
-	ID         string            `json:"id,omitempty"`
-	UserID     string            `json:"user_id,omitempty"`
-	Agent      string            `json:"agent,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	Retention  store.Retention   `json:"retention,omitempty"`
-	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
-}
-
 // ttlSeconds converts a TTL to the API's whole seconds.
 func ttlSeconds(op string, ttl time.Duration) (int64, error) {
 	if ttl%time.Second != 0 {
@@ -95,7 +84,7 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	} else {
 		if _, err := c.call(ctx, request{
 			method: http.MethodPost, path: "/v1/sessions",
-			body: createBody{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl},
+			body: server.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl},
 		}, &sess); err != nil {
 			return nil, err
 		}

@@ -177,16 +177,8 @@ func TestEndToEnd(t *testing.T) {
 // checks two server processes on one database: each sees what the other
 // appended and compacted, at once.
 func TestEndToEndPostgres(t *testing.T) {
-	pg := testenv.PostgresURL(t)
+	storeURL := postgresStoreURL(t, "server_e2e")
 	bin := buildBinary(t)
-	u, err := url.Parse(pg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("schema", fmt.Sprintf("server_e2e_%d", time.Now().UnixNano()))
-	u.RawQuery = q.Encode()
-	storeURL := u.String()
 	p := startServe(t, bin, nil, "--addr", "127.0.0.1:0", "--store", storeURL)
 	exercise(t, bin, p, storeURL)
 
@@ -219,6 +211,21 @@ func TestEndToEndPostgres(t *testing.T) {
 			t.Errorf("exit: %v", err)
 		}
 	}
+}
+
+// postgresStoreURL returns the URL of the test PostgreSQL (skipping the
+// test without one, outside CI) with a schema of its own, named from
+// prefix.
+func postgresStoreURL(t *testing.T, prefix string) string {
+	t.Helper()
+	u, err := url.Parse(testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("schema", fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano()))
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // exercise drives every route of a running server, stops it with SIGTERM

@@ -231,8 +231,9 @@ func answered(a *agentmem.ActionStep, callID string) bool {
 	return false
 }
 
-// createRequest is the body of POST /v1/sessions.
-type createRequest struct {
+// CreateSessionRequest is the body of POST /v1/sessions. Everything is
+// optional; the session's tenant is the API key's.
+type CreateSessionRequest struct {
 	ID         string            `json:"id,omitempty"`
 	UserID     string            `json:"user_id,omitempty"`
 	Agent      string            `json:"agent,omitempty"`
@@ -243,7 +244,7 @@ type createRequest struct {
 
 // decodeCreate decodes and checks the body of POST /v1/sessions.
 func decodeCreate(body []byte) (store.CreateRequest, *Error) {
-	var req createRequest
+	var req CreateSessionRequest
 	if len(body) > 0 {
 		if err := decodeStrict(body, &req); err != nil {
 			return store.CreateRequest{}, err
@@ -280,8 +281,10 @@ func checkTTL(r store.Retention, ttlSeconds int64) (time.Duration, *Error) {
 	return time.Duration(ttlSeconds) * time.Second, nil
 }
 
-// forkRequest is the body of POST /v1/sessions/{id}/fork.
-type forkRequest struct {
+// ForkRequest is the body of POST /v1/sessions/{id}/fork. The branch gets
+// the parent's tenant, user and agent, and, when left out, its metadata
+// and retention.
+type ForkRequest struct {
 	// AtSeq is the sequence number to fork at; 0 or absent means the
 	// parent's last.
 	AtSeq      int64             `json:"at_seq,omitempty"`
@@ -292,8 +295,8 @@ type forkRequest struct {
 }
 
 // decodeFork decodes the (optional) body of POST /v1/sessions/{id}/fork.
-func decodeFork(body []byte) (forkRequest, time.Duration, *Error) {
-	var req forkRequest
+func decodeFork(body []byte) (ForkRequest, time.Duration, *Error) {
+	var req ForkRequest
 	if len(body) > 0 {
 		if err := decodeStrict(body, &req); err != nil {
 			return req, 0, err
@@ -325,10 +328,11 @@ const (
 	SummarizerLLM        = "llm"
 )
 
-// compactRequest is the body of POST /v1/sessions/{id}/compact. Which
-// fields apply depends on the strategy; a field of another strategy is
-// refused, so a typo does not silently run with defaults.
-type compactRequest struct {
+// CompactRequest is the body of POST /v1/sessions/{id}/compact (see the
+// Strategy constants). Which fields apply depends on the strategy; a
+// field of another strategy is refused, so a typo does not silently run
+// with defaults.
+type CompactRequest struct {
 	Strategy string `json:"strategy"`
 	// keep_last_n: keep the pinned steps and the newest N others.
 	N *int `json:"n,omitempty"`
@@ -358,7 +362,7 @@ type compactPlan struct {
 // decodeCompact decodes and checks the body of POST /compact. haveLLM says
 // whether an LLM summarizer is configured (it is then the default).
 func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
-	var req compactRequest
+	var req CompactRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return nil, err
 	}

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/agentmem/agentmem/internal/testenv"
 )
 
 // TestScaleOutPostgres runs two server processes on one PostgreSQL
@@ -29,16 +27,8 @@ import (
 var resultRE = regexp.MustCompile(`client-[0-9]+-round-[0-9]+`)
 
 func TestScaleOutPostgres(t *testing.T) {
-	pg := testenv.PostgresURL(t)
+	storeURL := postgresStoreURL(t, "server_scaleout")
 	bin := buildBinary(t)
-	u, err := url.Parse(pg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("schema", fmt.Sprintf("server_scaleout_%d", time.Now().UnixNano()))
-	u.RawQuery = q.Encode()
-	storeURL := u.String()
 
 	key := func(tenant string) string {
 		t.Helper()
