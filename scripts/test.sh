@@ -19,7 +19,10 @@
 #   3. staticcheck, a pinned version, installed into $(go env GOPATH)/bin
 #      when missing
 #   4. PostgreSQL: AGENTMEM_TEST_POSTGRES_URL if set, else a throwaway server
-#      (scripts/pg-start.sh) when the server programs are installed
+#      (scripts/pg-start.sh) when the server programs are installed; before
+#      it starts, pgvector is built from PGVECTOR_SRC when that is set
+#      (scripts/pgvector-install.sh); then whether the server has pgvector
+#      is reported
 #   5. Chromium: AGENTMEM_TEST_CHROMIUM if set, else /usr/bin/chromium (or
 #      chromium / chromium-browser on PATH) when installed
 #   6. go test -race -count=1, reported by internal/testenv/cmd/testrun
@@ -37,6 +40,9 @@
 #   AGENTMEM_TEST_TIMEOUT        go test -timeout for each test binary (8m)
 #   AGENTMEM_TEST_DEADLINE       limit for the whole go test step (12m)
 #   AGENTMEM_TEST_RACE=0         run without the race detector
+#   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
+#                                into the server, so its tests run
+#   AGENTMEM_TEST_PGVECTOR=1     the pgvector tests fail, not skip, without it
 #
 # Once the tests have run, the last line printed is the count:
 # "tests: N passed, N failed, N skipped". The exit status is 0 only if every
@@ -142,6 +148,34 @@ apt_install() {
 		tail -n 30 "$WORK/apt.log" >&2
 		return 1
 	fi
+}
+
+# install_pgvector: build and install pgvector from $PGVECTOR_SRC
+# (scripts/pgvector-install.sh) before the throwaway server starts. In CI
+# always (without a source it only says so); elsewhere only when
+# PGVECTOR_SRC is set. With a source, a failure is an error in CI, a
+# warning elsewhere; on success the pgvector tests must run
+# (AGENTMEM_TEST_PGVECTOR=1).
+install_pgvector() {
+	if [[ -z ${PGVECTOR_SRC:-} ]] && ! in_ci; then
+		return 0
+	fi
+	local rc=0
+	"$REPO_ROOT/scripts/pgvector-install.sh" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+	case $rc in
+	0)
+		if [[ -n ${PGVECTOR_SRC:-} ]]; then
+			export AGENTMEM_TEST_PGVECTOR=1
+		fi
+		;;
+	3) ;; # no source: the pgvector step below reports it
+	*)
+		if in_ci; then
+			die "could not install pgvector from PGVECTOR_SRC=$PGVECTOR_SRC"
+		fi
+		warn "could not install pgvector from PGVECTOR_SRC=$PGVECTOR_SRC; its tests will skip"
+		;;
+	esac
 }
 
 # --- arguments -------------------------------------------------------------
@@ -262,6 +296,9 @@ else
 		apt_install postgresql || die "could not install postgresql"
 		pg_bindir=$(pg_find_bindir) || die "postgresql installed, but no initdb/pg_ctl/postgres found"
 	fi
+	if [[ -n $pg_bindir ]]; then
+		install_pgvector
+	fi
 	if [[ -z $pg_bindir ]]; then
 		note "PostgreSQL server programs not found: tests that need PostgreSQL will skip"
 		note "(install them: apt-get install postgresql; or set AGENTMEM_TEST_POSTGRES_URL)"
@@ -275,6 +312,27 @@ else
 		warn "could not start a throwaway PostgreSQL server; tests that need it will skip"
 		step_warn postgres "failed to start: PostgreSQL tests skip"
 	fi
+fi
+
+log "pgvector"
+if [[ -z ${AGENTMEM_TEST_POSTGRES_URL:-} ]]; then
+	step_info pgvector "no PostgreSQL: pgvector tests skip"
+else
+	psql=psql
+	if [[ -n ${pg_bindir:-} && -x $pg_bindir/psql ]]; then
+		psql=$pg_bindir/psql
+	fi
+	pgv=$("$psql" -X -A -t -d "$AGENTMEM_TEST_POSTGRES_URL" \
+		-c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'" 2>/dev/null || echo '?')
+	case $pgv in
+	1) step_info pgvector "available: recall/postgres tests the real extension too" ;;
+	0)
+		note "the server has no pgvector: TestPGVectorReal skips (the stand-in tests run);"
+		note "to test the real extension: PGVECTOR_SRC=<pgvector source tree or .tar.gz> ./scripts/test.sh"
+		step_warn pgvector "not installed: the real-pgvector tests skip"
+		;;
+	*) step_warn pgvector "could not ask the server (no psql?)" ;;
+	esac
 fi
 
 # --- 5. Chromium -----------------------------------------------------------

@@ -11,10 +11,53 @@
 // two backends rank alike. The one approximation is the term frequency,
 // read from a lexeme's positions and so capped at 256.
 //
-// Embeddings are stored in a real[] column and scored exactly by cosine
-// similarity. The pgvector extension is not used yet.
+// # Vector search
+//
+// Embeddings are stored in a real[] column, the source of truth, and
+// scored by cosine similarity in Go. PostgreSQL needs no extension: by
+// default every embedding of the query's dimension in the tenant (that
+// passes the filter) is read and scored, which is exact.
+//
+// When the database has the pgvector extension, or the server offers it
+// and the role may create it (CREATE EXTENSION vector, in schema public;
+// pgvector is not a trusted extension, so that takes a superuser), Open
+// adds a stored generated column, vec, a pgvector copy of each embedding
+// (this rewrites recall_docs once, under an exclusive lock, and stores
+// each embedding twice). pgvector
+// then ranks the tenant's embeddings by cosine distance in SQL and
+// returns the nearest few, limit plus a margin of at least 16, which are
+// scored in Go as on the exact path: the results are the exact path's,
+// scores to the bit and ties by ID, unless more than the margin of
+// documents lie within float32 rounding of the last one returned. Only
+// those candidates cross the network, instead of every embedding.
+// Dimensions past pgvector's 16,000 are searched exactly.
+//
+// Options.PGVector (URL parameter pgvector) chooses: "auto" (the
+// default) uses pgvector when it can and otherwise searches exactly,
+// logging why at open; "off" never uses it; "require" fails Open with an
+// error wrapping ErrPGVectorUnavailable when it cannot.
+// Backend.VectorSearch reports the path chosen.
+//
+// Options.PGVectorHNSW (URL parameter pgvector_hnsw=true) adds, with
+// pgvector 0.8.0 or later, an HNSW index per embedding dimension (up to
+// 2,000), built in the background with CREATE INDEX CONCURRENTLY when the
+// dimension is first searched (the builds of one schema take turns across
+// servers; writes go on meanwhile). Searches go without it until it is
+// ready. With the index, pgvector's candidates come from an approximate
+// nearest-neighbour scan (iterative, in strict distance order, so that
+// the tenant and filter conditions still yield enough rows), and a
+// document the index misses is not found: recall is usually high but not
+// total. The candidates found are scored exactly, and a scan that yields
+// fewer than asked falls back to the exact scan. A build that fails is
+// logged and not retried until the backend is opened again.
+//
+// Dropping the extension (DROP EXTENSION vector CASCADE) drops the vec
+// column and the HNSW indexes, and loses nothing: a running backend falls
+// back to exact search at its next search (and logs it), and the next
+// Open that finds pgvector again adds the column back.
 //
 // Importing the package registers the "postgres" and "postgresql" URL
 // schemes with recall.Open; a schema=NAME parameter puts the tables in
-// that schema.
+// that schema, and pgvector= and pgvector_hnsw= set the options above,
+// for example "postgres://db/agentmem?pgvector=require&pgvector_hnsw=true".
 package postgres

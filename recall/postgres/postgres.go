@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -32,8 +33,11 @@ func SchemaVersion() int { return migrations.Version() }
 
 func init() {
 	open := func(ctx context.Context, u *url.URL) (recall.Backend, error) {
-		conn, schema := pgdb.SplitSchema(u)
-		return Open(ctx, conn, Options{Schema: schema})
+		conn, opts, err := splitURL(u)
+		if err != nil {
+			return nil, err
+		}
+		return Open(ctx, conn, opts)
 	}
 	recall.Register("postgres", open)
 	recall.Register("postgresql", open)
@@ -47,6 +51,21 @@ type Options struct {
 	Schema string
 	// MaxConns caps the connection pool; zero means pgxpool's default.
 	MaxConns int32
+	// PGVector says whether vector search uses the pgvector extension:
+	// PGVectorAuto (the default, also ""), PGVectorOff or
+	// PGVectorRequire. The URL parameter pgvector sets it.
+	PGVector PGVectorMode
+	// PGVectorHNSW, with pgvector 0.8.0 or later, builds an HNSW index
+	// for each embedding dimension (up to 2,000) in the background when
+	// that dimension is first searched, which makes vector search
+	// approximate once the index is ready (see the package
+	// documentation). Without pgvector it does nothing. The URL
+	// parameter pgvector_hnsw sets it.
+	PGVectorHNSW bool
+	// Logger receives what the backend finds out about pgvector (at
+	// open, when it goes away, HNSW index builds); nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // BM25 parameters, the same as the in-memory backend's defaults.
@@ -59,14 +78,31 @@ const (
 // number of servers can share. It is safe for concurrent use.
 type Backend struct {
 	pool   *pgxpool.Pool
+	schema string
+	log    *slog.Logger
+	// ext is the pgvector extension vector search uses; nil for the
+	// exact path. Set at open; cleared when pgvector goes away.
+	ext atomic.Pointer[extension]
+	// hnsw tracks the HNSW indexes when they are used, else it is nil.
+	hnsw   *hnswIndexes
 	closed atomic.Bool
 }
 
 var _ recall.Backend = (*Backend)(nil)
 
-// Open connects to the database connString names and brings the recall
-// tables up to date.
+// Open connects to the database connString names, brings the recall
+// tables up to date, and chooses the vector search path (see
+// Options.PGVector and VectorSearch).
 func Open(ctx context.Context, connString string, opts Options) (*Backend, error) {
+	return open(ctx, connString, opts, probePGVector)
+}
+
+// open is Open with the prober that finds pgvector.
+func open(ctx context.Context, connString string, opts Options, probe prober) (*Backend, error) {
+	mode, err := parseMode(string(opts.PGVector))
+	if err != nil {
+		return nil, err
+	}
 	pool, err := pgdb.Open(ctx, connString, opts.Schema, opts.MaxConns)
 	if err != nil {
 		return nil, err
@@ -75,12 +111,23 @@ func Open(ctx context.Context, connString string, opts Options) (*Backend, error
 		pool.Close()
 		return nil, err
 	}
-	return &Backend{pool: pool}, nil
+	p := &Backend{pool: pool, schema: opts.Schema, log: opts.Logger}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	if err := p.setUpPGVector(ctx, mode, opts.PGVectorHNSW, probe); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return p, nil
 }
 
 // Close closes the pool; later calls fail with recall.ErrClosed.
 func (p *Backend) Close() error {
 	if !p.closed.Swap(true) {
+		if p.hnsw != nil {
+			p.hnsw.close()
+		}
 		p.pool.Close()
 	}
 	return nil
@@ -423,7 +470,8 @@ func (p *Backend) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // Vector implements recall.Backend by exact cosine scoring of the
-// tenant's embeddings of the query's dimension.
+// tenant's embeddings of the query's dimension: all of them, or with
+// pgvector those it ranks nearest (see the package documentation).
 func (p *Backend) Vector(ctx context.Context, q recall.VectorQuery) ([]recall.Match, error) {
 	if err := recall.CheckQuery(q.Tenant, q.Filter, q.Limit); err != nil {
 		return nil, err
@@ -438,27 +486,28 @@ func (p *Backend) Vector(ctx context.Context, q recall.VectorQuery) ([]recall.Ma
 	if err := p.open(); err != nil {
 		return nil, err
 	}
+	if ext := p.ext.Load(); ext != nil && len(q.Vector) <= pgvectorMaxDims {
+		ms, err := p.vectorPG(ctx, ext, q, qn)
+		switch {
+		case err == nil:
+			return ms, nil
+		case !pgvectorGone(err):
+			return nil, p.err("vector", err)
+		}
+		// The extension or the column was dropped: search exactly from
+		// now on (Open adds the column again when it has pgvector).
+		if p.ext.CompareAndSwap(ext, nil) {
+			p.log.Warn("recall/postgres: pgvector is gone (was the extension dropped?); vector search is exact, in Go, from now on", "err", err)
+		}
+	}
 	cond, fargs := filterSQL(q.Filter, 3)
 	rows, err := p.pool.Query(ctx, `SELECT d.id, d.grp, d.seq, d.embedding, d.emb_norm FROM recall_docs d
 		WHERE d.tenant = $1 AND d.dims = $2 AND d.emb_norm > 0`+cond, append([]any{q.Tenant, len(q.Vector)}, fargs...)...)
 	if err != nil {
 		return nil, p.err("vector", err)
 	}
-	defer rows.Close()
-	top := recall.NewTopK(q.Limit)
-	for rows.Next() {
-		var (
-			m    recall.Match
-			v    []float32
-			norm float64
-		)
-		if err := rows.Scan(&m.ID, &m.Group, &m.Seq, &v, &norm); err != nil {
-			return nil, p.err("vector", err)
-		}
-		m.Score = recall.Dot(q.Vector, v) / (qn * norm)
-		top.Push(m)
-	}
-	if err := rows.Err(); err != nil {
+	top, _, err := scoreRows(rows, q.Vector, qn, q.Limit)
+	if err != nil {
 		return nil, p.err("vector", err)
 	}
 	return top.Sorted(), nil

@@ -1,0 +1,86 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/agentmem/agentmem/internal/testenv"
+	"github.com/agentmem/agentmem/recall"
+)
+
+// BenchmarkVector measures Vector (limit 10, no filter) over 20,000
+// documents of 256 dimensions, one tenant, on each search path: exact (in
+// Go), pgvector (a sequential scan ranked in SQL) and pgvector-hnsw (the
+// index, built before timing). The pgvector paths need the extension on
+// the server and are skipped without it. Run it with
+//
+//	scripts/pg-start.sh go test -run '^$' -bench Vector -benchtime 50x ./recall/postgres/
+func BenchmarkVector(b *testing.B) {
+	const (
+		n    = 20000
+		dims = 256
+	)
+	url := testenv.PostgresURL(b)
+	schema := testenv.FreshSchema(b, url)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	vec := func() []float32 {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	exact, err := Open(ctx, url, Options{Schema: schema, PGVector: PGVectorOff, Logger: quietLogger})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer exact.Close()
+	docs := make([]recall.Doc, 0, 500)
+	for i := range n {
+		docs = append(docs, recall.Doc{ID: fmt.Sprintf("d%05d", i), Tenant: "t", Text: fmt.Sprintf("document %d", i), Embedding: vec()})
+		if len(docs) == cap(docs) {
+			if err := exact.Upsert(ctx, docs...); err != nil {
+				b.Fatal(err)
+			}
+			docs = docs[:0]
+		}
+	}
+	queries := make([][]float32, 64)
+	for i := range queries {
+		queries[i] = vec()
+	}
+	run := func(b *testing.B, be *Backend) {
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; b.Loop(); i++ {
+			ms, err := be.Vector(ctx, recall.VectorQuery{Tenant: "t", Vector: queries[i%len(queries)], Limit: 10})
+			if err != nil || len(ms) != 10 {
+				b.Fatalf("Vector: %d matches, %v", len(ms), err)
+			}
+		}
+	}
+	b.Run("exact", func(b *testing.B) { run(b, exact) })
+	for _, hnsw := range []bool{false, true} {
+		name := VectorSearchPGVector
+		if hnsw {
+			name = VectorSearchHNSW
+		}
+		b.Run(name, func(b *testing.B) {
+			if !pgvectorAvailable(b, url) {
+				b.Skip("skipping: the PostgreSQL server has no pgvector")
+			}
+			be, err := Open(ctx, url, Options{Schema: schema, PGVector: PGVectorRequire, PGVectorHNSW: hnsw, Logger: quietLogger})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			if hnsw && waitHNSW(b, be, dims) != hnswReady {
+				b.Fatal("the HNSW index could not be built")
+			}
+			run(b, be)
+		})
+	}
+}
