@@ -7,7 +7,16 @@
 //
 // Commands:
 //
+//	serve     the memory server: HTTP API, MCP at /mcp, web inspector at /
+//	mcp       the MCP tools over stdio, for desktop assistants and IDEs
+//	keys      create, list and revoke API keys
+//	recall    search the recall index, or rebuild it from the sessions
+//	inspect   show a session as text: its steps and what the model would see
+//	export    write sessions to a JSONL file
+//	import    read sessions from a JSONL file
 //	replay    replay an agent trace through the memory engine and measure it
+//	eval      evaluate recall on a LoCoMo-format dataset
+//	bench     measure whole runs: token counting, server load
 //	version   print the version
 //
 // Every flag can also be given by an environment variable: the flag's name

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newExportCmd) }
+
+// exportProgressMin is the fewest sessions that get a progress bar
+// without --progress.
+const exportProgressMin = 100
+
+// exportFlags are the flags of agentmem export.
+type exportFlags struct {
+	store, tenant, user, agent, out string
+	all                             bool
+	progress                        progressFlags
+}
+
+func newExportCmd(a *app) *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use:   "export [SESSION...] [--all] [--user USER] [--agent AGENT] [-o FILE]",
+		Short: "Write sessions to a JSONL file",
+		Long: `Export writes sessions of the store as JSONL, in the format of the store's
+Export: for each session a header line {"agentmem_export":1,"session":{...}}
+and then one line per entry of its log (steps and compactions), in order,
+with their sequence numbers, times and exact step JSON. Several sessions
+are written one after another, each with its own header; 'agentmem import'
+reads such a file back. A branch is written with the history it inherited,
+so every session in the file stands alone.
+
+Name the sessions, or select them: --all exports every session, --user and
+--agent every session of that user or agent (expired sessions are left
+out); --tenant confines either way to one tenant (default: every tenant).
+A named session that does not exist, or is not --tenant's, is an error and
+nothing is written.
+
+The output goes to standard output, or to -o FILE, which is written
+completely or not at all (a temporary file renamed into place, mode 0600:
+sessions hold what users told the agent). A progress bar counts the
+sessions on standard error when it is a terminal, the export is not
+written to that terminal, and there are at least 100 sessions (--progress
+shows it always, --no-progress never).`,
+		Example: `  agentmem export 0192f0c1-7d3e-7c4a-9a51-3b0e8f2d6a10 > session.jsonl
+  agentmem export --all -o backup.jsonl
+  agentmem export --user alice --tenant acme -o alice.jsonl
+  agentmem export --all --store sqlite:///old.db | agentmem import --store postgres://db/agentmem`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(cmd.Context(), a, f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.store, "store", "", storeFlagUsage)
+	fl.BoolVar(&f.all, "all", false, "export every session (of --tenant, if given)")
+	fl.StringVar(&f.user, "user", "", "export every session of this `USER`")
+	fl.StringVar(&f.agent, "agent", "", "export every session of this `AGENT`")
+	fl.StringVar(&f.tenant, "tenant", "", "only this `TENANT`'s sessions (default: every tenant)")
+	fl.StringVarP(&f.out, "output", "o", "", "write to `FILE` instead of standard output (- for standard output)")
+	addProgressFlags(fl, &f.progress)
+	return cmd
+}
+
+func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout, stderr io.Writer) error {
+	selecting := f.all || f.user != "" || f.agent != ""
+	switch {
+	case len(ids) > 0 && selecting:
+		return usagef("name sessions or select them with --all, --user or --agent, not both")
+	case len(ids) == 0 && !selecting:
+		return usagef("name the sessions to export, or give --all, --user or --agent")
+	}
+	if err := f.progress.check(); err != nil {
+		return err
+	}
+	toFile := f.out != "" && f.out != "-"
+	ids = dedupe(ids)
+	for _, id := range ids {
+		if err := store.ValidateID(id); err != nil {
+			return usagef("SESSION %q: %v", id, err)
+		}
+	}
+	list := store.ListRequest{Tenant: f.tenant, UserID: f.user, Agent: f.agent, PageSize: store.MaxPageSize}
+	if _, _, err := store.ValidateList(list); err != nil {
+		return usageError{err}
+	}
+	st, err := openSessionStore(ctx, a, f.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	// Find every session first, so that a missing one writes nothing.
+	if selecting {
+		ids, err = listSessions(ctx, st, list)
+		if err != nil {
+			return failure{err}
+		}
+	} else {
+		for _, id := range ids {
+			s, err := st.Get(ctx, id)
+			if err == nil && f.tenant != "" && s.Tenant != f.tenant {
+				err = agentmem.ErrNotFound
+			}
+			if err != nil {
+				return sessionErr(id, err)
+			}
+		}
+	}
+
+	var bar *progressbar.ProgressBar
+	if f.progress.show(isTerminal(stderr) && len(ids) >= exportProgressMin && (toFile || !isTerminal(stdout))) {
+		bar = progressbar.NewOptions(len(ids),
+			progressbar.OptionSetWriter(stderr),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetDescription("exporting"),
+			progressbar.OptionSetItsString("sessions"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(progressThrottle),
+			progressbar.OptionSetSpinnerChangeInterval(0),
+		)
+	}
+	n, size, err := writeExport(ctx, st, ids, selecting, f.out, stdout, bar)
+	if bar != nil {
+		_ = bar.Finish() // clears it
+	}
+	if err != nil {
+		return failure{err}
+	}
+	dest := f.out
+	if dest == "" || dest == "-" {
+		dest = "stdout"
+	}
+	if n == 0 {
+		a.log.Warn("no sessions matched: nothing exported", "tenant", f.tenant, "user", f.user, "agent", f.agent)
+	}
+	a.log.Info("exported", "sessions", n, "bytes", size, "to", dest)
+	return nil
+}
+
+// writeExport exports the sessions to the file path, written completely
+// or not at all, or to stdout when path is "" or "-". It returns how many
+// sessions and bytes it wrote.
+func writeExport(ctx context.Context, st store.Store, ids []string, selected bool, path string, stdout io.Writer, bar *progressbar.ProgressBar) (int, int64, error) {
+	var (
+		w      = stdout
+		commit = func() error { return nil }
+		abort  = func() {}
+	)
+	if path != "" && path != "-" {
+		file, err := newAtomicFile(path)
+		if err != nil {
+			return 0, 0, err
+		}
+		w, commit, abort = file, file.commit, file.abort
+	}
+	cw := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 256<<10)
+	n, err := exportSessions(ctx, st, ids, selected, bw, bar)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = commit()
+	}
+	if err != nil {
+		abort()
+		return 0, 0, err
+	}
+	return n, cw.n, nil
+}
+
+// exportSessions writes the sessions one after the other and returns how
+// many it wrote, advancing bar (if not nil) by one for each. A selected
+// session deleted since it was listed is skipped; a named one is an
+// error.
+func exportSessions(ctx context.Context, st store.Store, ids []string, selected bool, w io.Writer, bar *progressbar.ProgressBar) (int, error) {
+	n := 0
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		err := store.Export(ctx, st, id, w)
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+		if selected && errors.Is(err, agentmem.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("session %q: %w", id, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// listSessions returns the IDs of every session req selects, newest first.
+func listSessions(ctx context.Context, st store.Store, req store.ListRequest) ([]string, error) {
+	var ids []string
+	for {
+		page, err := st.List(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page.Sessions {
+			ids = append(ids, s.ID)
+		}
+		if page.NextPageToken == "" {
+			return ids, nil
+		}
+		req.PageToken = page.NextPageToken
+	}
+}
+
+// dedupe drops repeated strings, keeping the first of each.
+func dedupe(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := ss[:0:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// atomicFile is a file that appears at its path complete or not at all:
+// it is written to a temporary file in the same directory and renamed
+// into place by commit.
+type atomicFile struct {
+	*os.File
+	path string
+}
+
+// newAtomicFile creates the temporary file of path (mode 0600).
+func newAtomicFile(path string) (*atomicFile, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &atomicFile{File: tmp, path: path}, nil
+}
+
+// commit makes the file durable and renames it into place.
+func (f *atomicFile) commit() error {
+	if err := f.Sync(); err != nil {
+		f.abort()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), f.path); err != nil {
+		_ = os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// abort removes the temporary file.
+func (f *atomicFile) abort() {
+	_ = f.Close()
+	_ = os.Remove(f.Name())
+}
