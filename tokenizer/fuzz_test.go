@@ -3,39 +3,48 @@ package tokenizer
 import (
 	"slices"
 	"testing"
-	"unicode/utf8"
 )
 
-// FuzzCount checks, for both BPE encodings, that Count(s) == len(Encode(s)),
-// that Decode(Encode(s)) == s for valid UTF-8 (and s with each invalid byte
-// replaced by U+FFFD otherwise), that the IDs equal tiktoken-go's for
-// inputs short enough for it, and that nothing panics. Seeds are in
-// testdata/fuzz/FuzzCount.
-func FuzzCount(f *testing.F) {
-	for _, s := range goldenCases[:40] {
+// FuzzO200k and FuzzCL100k check one encoding each on arbitrary input: the
+// token IDs equal tiktoken-go's (for inputs short enough for its quadratic
+// merge), the pieces equal regexp2's split with tiktoken's pattern,
+// Count(s) == len(Encode(s)), Decode(Encode(s)) is s (with each byte of
+// invalid UTF-8 replaced by U+FFFD), counting in chunks cut at
+// pieceBoundary adds up to Count, and nothing panics. Seeds are in
+// testdata/fuzz/FuzzO200k and testdata/fuzz/FuzzCL100k; run one with
+//
+//	go test -run '^$' -fuzz '^FuzzO200k$' -fuzztime 8m ./tokenizer/
+func FuzzO200k(f *testing.F) { fuzzEncoding(f, O200kBase) }
+
+// FuzzCL100k is FuzzO200k for cl100k_base.
+func FuzzCL100k(f *testing.F) { fuzzEncoding(f, CL100kBase) }
+
+func fuzzEncoding(f *testing.F, name string) {
+	for _, s := range goldenCases {
 		f.Add(s)
 	}
-	encs := []Encoder{mustEncoder(f, O200kBase), mustEncoder(f, CL100kBase)}
+	for _, s := range stressCorpus(stressSeed+1, 200) {
+		f.Add(s)
+	}
+	e := mustEncoder(f, name)
+	ref := refEncoding(f, name)
 	f.Fuzz(func(t *testing.T, s string) {
-		for i, e := range encs {
-			ids := e.Encode(s)
-			if n := e.Count(s); n != len(ids) {
-				t.Fatalf("%s: Count = %d, len(Encode) = %d", e.Name(), n, len(ids))
-			}
-			want := s
-			if !utf8.ValidString(s) {
-				want = string([]rune(s))
-			}
-			if got := e.Decode(ids); got != want {
-				t.Fatalf("%s: Decode(Encode(s)) = %q, want %q", e.Name(), got, want)
-			}
-			if len(s) <= refMaxLen {
-				ref := refEncoding(t, []string{O200kBase, CL100kBase}[i])
-				if want := ref.EncodeOrdinary(s); !slices.Equal(ids, want) {
-					t.Fatalf("%s: Encode = %v, tiktoken-go: %v", e.Name(), ids, want)
-				}
-			}
+		ids := e.Encode(s)
+		if n := e.Count(s); n != len(ids) {
+			t.Fatalf("Count = %d, len(Encode) = %d", n, len(ids))
 		}
-		NewHeuristic().Count(s)
+		valid := validText(s)
+		if got := e.Decode(ids); got != valid {
+			t.Fatalf("Decode(Encode(s)) = %q, want %q", got, valid)
+		}
+		if len(s) <= refMaxLen {
+			if want := ref.EncodeOrdinary(s); !slices.Equal(ids, want) {
+				t.Fatalf("Encode = %v, tiktoken-go: %v", ids, want)
+			}
+			checkSplit(t, name, s)
+		}
+		if n := e.(*bpe).countParallel(s, 3, 1); n != len(ids) {
+			t.Fatalf("countParallel with 1-byte chunks = %d, Count = %d", n, len(ids))
+		}
 	})
 }

@@ -1,7 +1,5 @@
 package tokenizer
 
-import "math"
-
 // Byte-pair merging of one piece. tiktoken repeatedly merges the adjacent
 // pair of parts whose concatenation has the lowest rank, the leftmost one
 // on ties, until no adjacent pair is a token. Its loop scans every part for
@@ -9,66 +7,98 @@ import "math"
 // does the same. mergeLinear is that loop, used for short pieces, where it
 // is fastest. mergeHeap makes the same merges in the same order in
 // O(n log n) for long pieces (a run of 100 kB of "=" is one piece), where
-// the quadratic loop would take seconds to minutes.
-
-// noRank marks a pair that is not a token.
-const noRank = math.MaxInt
+// the quadratic loop would take seconds to minutes. Neither allocates once
+// the caller's scratch has grown to the piece: both leave the piece's
+// tokens in sc.out and return it.
 
 // linearMergeMax is the longest piece, in bytes, merged by mergeLinear.
-const linearMergeMax = 128
+const linearMergeMax = 64
 
-func rankOf(ranks map[string]int, s string) int {
-	if r, ok := ranks[s]; ok {
-		return r
-	}
-	return noRank
+// scratch is the reusable working memory of one encoding call.
+type scratch struct {
+	// mergeLinear
+	start [linearMergeMax + 1]uint8
+	tok   [linearMergeMax]uint32
+	pair  [linearMergeMax]uint32
+	// mergeHeap
+	next, prev []int32
+	rank, htok []uint32
+	heap       pairHeap
+	// the last piece's tokens
+	out []uint32
 }
 
-// mergeLinear is tiktoken's _byte_pair_merge. piece has 2 to
+// maxPooledScratch is the longest piece whose scratch is kept for reuse.
+const maxPooledScratch = 1 << 16
+
+// grow makes room for mergeHeap on a piece of n bytes.
+func (sc *scratch) grow(n int) {
+	if cap(sc.next) < n {
+		sc.next = make([]int32, n)
+		sc.prev = make([]int32, n)
+		sc.rank = make([]uint32, n)
+		sc.htok = make([]uint32, n)
+		sc.heap = make(pairHeap, 0, n)
+		sc.out = make([]uint32, 0, n)
+	}
+}
+
+// big reports whether sc holds more memory than is worth pooling.
+func (sc *scratch) big() bool { return cap(sc.next) > maxPooledScratch }
+
+// merge byte-pair encodes piece, which has at least two bytes and is no
+// token, into sc.out.
+func merge(v *vocab, sc *scratch, piece string) []uint32 {
+	if len(piece) <= linearMergeMax {
+		return mergeLinear(v, sc, piece)
+	}
+	return mergeHeap(v, sc, piece)
+}
+
+// mergeLinear is tiktoken's _byte_pair_merge for a piece of 2 to
 // linearMergeMax bytes.
-func mergeLinear(dst []int, piece string, ranks map[string]int) []int {
-	type part struct{ start, rank int }
-	var buf [linearMergeMax + 1]part
-	parts := buf[:0]
-
-	// parts[i].rank is the rank of parts i and i+1 merged.
-	minRank, minIdx := noRank, -1
-	for i := 0; i < len(piece)-1; i++ {
-		r := rankOf(ranks, piece[i:i+2])
-		if r < minRank {
-			minRank, minIdx = r, i
-		}
-		parts = append(parts, part{i, r})
+func mergeLinear(v *vocab, sc *scratch, piece string) []uint32 {
+	n := len(piece)
+	// Part k starts at start[k]; tok[k] is its token; pair[k] is the rank
+	// of parts k and k+1 merged (noRank if there is no such token).
+	start := sc.start[:n+1]
+	tok := sc.tok[:n]
+	pair := sc.pair[:n]
+	for k := 0; k < n-1; k++ {
+		start[k] = uint8(k)
+		tok[k] = v.byteRank[piece[k]]
+		pair[k] = v.pairRank[int(piece[k])|int(piece[k+1])<<8] - 1
 	}
-	parts = append(parts, part{len(piece) - 1, noRank}, part{len(piece), noRank})
-
-	// pairRank is the rank of parts i and i+1 once parts i+1 and i+2 are
-	// one, i.e. of the bytes from parts[i] to parts[i+3].
-	pairRank := func(i int) int {
-		if i+3 < len(parts) {
-			return rankOf(ranks, piece[parts[i].start:parts[i+3].start])
-		}
-		return noRank
-	}
-	for minRank != noRank {
-		i := minIdx
-		if i > 0 {
-			parts[i-1].rank = pairRank(i - 1)
-		}
-		parts[i].rank = pairRank(i)
-		parts = append(parts[:i+1], parts[i+2:]...)
-
-		minRank, minIdx = noRank, -1
-		for j, p := range parts[:len(parts)-1] {
-			if p.rank < minRank {
-				minRank, minIdx = p.rank, j
+	start[n-1], start[n] = uint8(n-1), uint8(n)
+	tok[n-1] = v.byteRank[piece[n-1]]
+	pair[n-1] = noRank
+	m := n // parts
+	for {
+		best, at := noRank, -1
+		for k, r := range pair[:m-1] {
+			if r < best {
+				best, at = r, k
 			}
 		}
+		if at < 0 {
+			break
+		}
+		// Merge parts at and at+1.
+		tok[at] = best
+		copy(start[at+1:m], start[at+2:m+1])
+		copy(tok[at+1:m-1], tok[at+2:m])
+		copy(pair[at+1:m-1], pair[at+2:m])
+		m--
+		pair[at] = noRank
+		if at+1 < m {
+			pair[at] = v.lookup(piece[start[at]:start[at+2]])
+		}
+		if at > 0 {
+			pair[at-1] = v.lookup(piece[start[at-1]:start[at+1]])
+		}
 	}
-	for i := 0; i+1 < len(parts); i++ {
-		dst = append(dst, ranks[piece[parts[i].start:parts[i+1].start]])
-	}
-	return dst
+	sc.out = append(sc.out[:0], tok[:m]...)
+	return sc.out
 }
 
 // mergeHeap makes the merges of mergeLinear with the parts in a linked list
@@ -79,26 +109,26 @@ func mergeLinear(dst []int, piece string, ranks map[string]int) []int {
 // only ever grows, ranks are unique per byte string, so a part never has
 // the same rank twice, and a merged-away part has noRank, which is never
 // pushed.
-func mergeHeap(dst []int, piece string, ranks map[string]int) []int {
+func mergeHeap(v *vocab, sc *scratch, piece string) []uint32 {
 	n := len(piece)
 	// Parts are named by their first byte. next[p] is the start of the
 	// part after p (n for the last), prev[p] of the one before (-1 for the
-	// first), rank[p] the rank of p merged with next[p].
-	next := make([]int, n)
-	prev := make([]int, n)
-	rank := make([]int, n)
-	h := make(pairHeap, 0, n)
-	pairRank := func(p int) int {
+	// first), rank[p] the rank of p merged with next[p], tok[p] p's token.
+	sc.grow(n)
+	next, prev, rank, tok := sc.next[:n], sc.prev[:n], sc.rank[:n], sc.htok[:n]
+	h := sc.heap[:0]
+	pairRank := func(p int32) uint32 {
 		q := next[p]
-		if q >= n {
+		if int(q) >= n {
 			return noRank
 		}
-		return rankOf(ranks, piece[p:next[q]])
+		return v.lookup(piece[p:next[q]])
 	}
-	for p := 0; p < n; p++ {
+	for p := range int32(n) {
 		next[p], prev[p] = p+1, p-1
+		tok[p] = v.byteRank[piece[p]]
 	}
-	for p := 0; p < n; p++ {
+	for p := range int32(n) {
 		rank[p] = pairRank(p)
 		if rank[p] != noRank {
 			h = append(h, pair{rank[p], p})
@@ -112,8 +142,9 @@ func mergeHeap(dst []int, piece string, ranks map[string]int) []int {
 			continue // stale
 		}
 		q := next[p]
+		tok[p] = e.rank
 		next[p] = next[q]
-		if next[q] < n {
+		if int(next[q]) < n {
 			prev[next[q]] = p
 		}
 		rank[q] = noRank
@@ -126,14 +157,20 @@ func mergeHeap(dst []int, piece string, ranks map[string]int) []int {
 			}
 		}
 	}
-	for p := 0; p < n; p = next[p] {
-		dst = append(dst, ranks[piece[p:next[p]]])
+	sc.heap = h[:0]
+	out := sc.out[:0]
+	for p := int32(0); int(p) < n; p = next[p] {
+		out = append(out, tok[p])
 	}
-	return dst
+	sc.out = out
+	return out
 }
 
 // pair is a candidate merge of the part at start with the part after it.
-type pair struct{ rank, start int }
+type pair struct {
+	rank  uint32
+	start int32
+}
 
 func (a pair) less(b pair) bool {
 	return a.rank < b.rank || a.rank == b.rank && a.start < b.start

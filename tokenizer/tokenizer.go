@@ -45,8 +45,8 @@ const (
 var ErrUnknownEncoding = errors.New("tokenizer: unknown encoding")
 
 var (
-	o200k  = newBPE(O200kBase, o200kPattern, o200kSpecial, o200kRanks)
-	cl100k = newBPE(CL100kBase, cl100kPattern, cl100kSpecial, cl100kRanks)
+	o200k  = newBPE(O200kBase, nextO200k, o200kSpecial, o200kRanks)
+	cl100k = newBPE(CL100kBase, nextCL100k, cl100kSpecial, cl100kRanks)
 	heur   = heuristic{}
 )
 

@@ -2,12 +2,16 @@ package tokenizer
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 	"unicode/utf8"
 
@@ -283,16 +287,21 @@ func TestMergeHeapMatchesLinear(t *testing.T) {
 	r := &rng{s: 42}
 	for _, name := range []string{O200kBase, CL100kBase} {
 		e, _ := GetEncoder(name)
-		ranks := e.(*bpe).state().ranks
-		for i := 0; i < 20000; i++ {
+		v := e.(*bpe).vocab()
+		sc := new(scratch)
+		iters := 20000
+		if raceEnabled || testing.Short() {
+			iters = 4000
+		}
+		for i := 0; i < iters; i++ {
 			n := 2 + r.intn(linearMergeMax-1)
 			start := r.intn(len(text) - n)
 			piece := text[start : start+n]
 			if i%10 == 0 {
 				piece = strings.Repeat(piece[:min(n, 1+r.intn(3))], n)[:n]
 			}
-			lin := mergeLinear(nil, piece, ranks)
-			heap := mergeHeap(nil, piece, ranks)
+			lin := slices.Clone(mergeLinear(v, sc, piece))
+			heap := mergeHeap(v, sc, piece)
 			if !slices.Equal(lin, heap) {
 				t.Fatalf("%s: piece %q: linear %v, heap %v", name, piece, lin, heap)
 			}
@@ -305,8 +314,8 @@ func TestMergeHeapMatchesLinear(t *testing.T) {
 func TestConcurrentFirstUse(t *testing.T) {
 	docs := corpusDocs()[:64]
 	encs := []*bpe{
-		newBPE(O200kBase, o200kPattern, o200kSpecial, o200kRanks),
-		newBPE(CL100kBase, cl100kPattern, cl100kSpecial, cl100kRanks),
+		newBPE(O200kBase, nextO200k, o200kSpecial, o200kRanks),
+		newBPE(CL100kBase, nextCL100k, cl100kSpecial, cl100kRanks),
 	}
 	want := make([][]int, len(encs))
 	for i, e := range encs {
@@ -341,28 +350,32 @@ func TestConcurrentFirstUse(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	bad := func(ranks map[string]int, want int) rankSource {
-		return func() (map[string]int, int, error) { return ranks, want, nil }
-	}
-	allBytes := map[string]int{}
+	var allBytes strings.Builder
 	for b := 0; b < 256; b++ {
-		allBytes[string([]byte{byte(b)})] = b
+		fmt.Fprintf(&allBytes, "%s %d\n", base64.StdEncoding.EncodeToString([]byte{byte(b)}), b)
+	}
+	file := func(body string, want int) rankSource {
+		return func() (io.Reader, int, int, error) { return strings.NewReader(body), len(body), want, nil }
 	}
 	for name, src := range map[string]rankSource{
-		"error":      func() (map[string]int, int, error) { return nil, 0, errors.New("boom") },
-		"count":      bad(allBytes, 300),
-		"byte":       bad(map[string]int{"a": 0}, 1),
-		"special":    bad(allBytes, 256),
-		"bad regexp": bad(allBytes, 256),
+		"error":    func() (io.Reader, int, int, error) { return nil, 0, 0, errors.New("boom") },
+		"read":     func() (io.Reader, int, int, error) { return iotest.ErrReader(errors.New("boom")), 10, 256, nil },
+		"long":     file(strings.Repeat("QUFB", 20<<10)+" 0\n", 1),
+		"nonl":     file(allBytes.String()+"YWI=", 257),
+		"count":    file(allBytes.String(), 300),
+		"byte":     file("YQ== 0\n", 1),
+		"special":  file(allBytes.String(), 256),
+		"repeated": file(allBytes.String()+"YQ== 0\n", 256),
+		"rank":     file(allBytes.String()+"YWI= 999\n", 257),
+		"base64":   file(allBytes.String()+"!!!! 256\n", 257),
+		"line":     file(allBytes.String()+"YWI=\n", 257),
+		"twice":    file(allBytes.String()+"YQ== 256\n", 257),
 	} {
-		special, pattern := map[string]int{"<|x|>": 300}, `\s+`
-		switch name {
-		case "special":
+		special := map[string]int{"<|x|>": 300}
+		if name == "special" {
 			special = map[string]int{"<|x|>": 255}
-		case "bad regexp":
-			pattern = `(`
 		}
-		e := newBPE("test", pattern, special, src)
+		e := newBPE("test", nextCL100k, special, src)
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -371,5 +384,13 @@ func TestLoadErrors(t *testing.T) {
 			}()
 			e.Count("x")
 		}()
+	}
+	// The same file with nothing wrong loads.
+	e := newBPE("test", nextCL100k, map[string]int{"<|x|>": 300}, file(allBytes.String()+"YWI= 256", 257)) // no final newline
+	if got := e.Encode("ab a"); !slices.Equal(got, []int{256, ' ', 'a'}) {
+		t.Errorf("Encode with a tiny vocabulary = %v", got)
+	}
+	if got := e.Decode([]int{256, 300, 299}); got != "ab<|x|>" {
+		t.Errorf("Decode with a tiny vocabulary = %q", got)
 	}
 }
