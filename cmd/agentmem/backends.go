@@ -45,6 +45,18 @@ type memories struct {
 	stopEmbed func()
 }
 
+// indexedStore wraps st so that every step written through it is indexed
+// for recall at once, as serve, mcp and import write. A failed indexing
+// is logged and does not fail the write: the step is stored, and
+// agentmem recall backfill repairs the index.
+func (m *memories) indexedStore(st store.Store, log *slog.Logger) *recall.IndexedStore {
+	indexed := recall.NewIndexedStore(st, m.indexer)
+	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
+		log.WarnContext(ctx, "recall indexing failed; the write is stored (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
+	}
+	return indexed
+}
+
 // embedEvery is how often the background embedding looks for documents
 // written since its last pass (a variable for tests).
 var embedEvery = 10 * time.Second

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -160,10 +159,7 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	defer mems.Close()
 	// Import through the indexed store, as serve writes: every imported
 	// session is searchable at once.
-	indexed := recall.NewIndexedStore(st, mems.indexer)
-	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
-		a.log.WarnContext(ctx, "recall indexing failed; the session is imported (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
-	}
+	indexed := mems.indexedStore(st, a.log)
 
 	stderr := cmd.ErrOrStderr()
 	bar := newImportBar(f, in, stderr)

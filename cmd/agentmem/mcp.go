@@ -6,7 +6,6 @@ import (
 	"io"
 
 	agentmcp "github.com/agentmem/agentmem/mcp"
-	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,11 +83,8 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 		return err
 	}
 	defer mems.Close()
-	// Every step appended through the tools is indexed for search_memory.
-	indexed := recall.NewIndexedStore(st, mems.indexer)
-	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
-		a.log.WarnContext(ctx, "recall indexing failed; the step is stored (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
-	}
+	// Every step written through it is indexed for recall at once.
+	indexed := mems.indexedStore(st, a.log)
 	srv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
 		Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion(),

@@ -16,7 +16,6 @@ import (
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/llm"
 	agentmcp "github.com/agentmem/agentmem/mcp"
-	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/summarize"
@@ -161,11 +160,8 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		return err
 	}
 	defer mems.Close()
-	// Every step appended through the API is indexed for recall.
-	indexed := recall.NewIndexedStore(st, mems.indexer)
-	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
-		a.log.WarnContext(ctx, "recall indexing failed; the step is stored (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
-	}
+	// Every step written through it is indexed for recall at once.
+	indexed := mems.indexedStore(st, a.log)
 	cfg.Store, cfg.Recall, cfg.Facts = indexed, mems.recall, mems.facts
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
