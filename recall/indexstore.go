@@ -23,10 +23,8 @@ import (
 // repairs the index (it is idempotent). Indexing is synchronous, so a
 // search made after a write returns sees it.
 //
-// Sessions that expire are deleted by the store's Prune, which does not
-// say which: their documents stay in the index until removed with
-// Index.Clear (Filter on MetaSession). Give sessions whose turns must not
-// outlive them an explicit Delete.
+// Sessions that expire are forgotten when Prune through it deletes them
+// (the retention loop of agentmem serve prunes through it).
 type IndexedStore struct {
 	store.Store
 	// Indexer indexes into its Index; its Store should be the wrapped
@@ -98,6 +96,21 @@ func (s *IndexedStore) Delete(ctx context.Context, id string) error {
 	}
 	s.report(ctx, id, gerr)
 	return nil
+}
+
+// Prune applies retention and forgets the documents of the expired
+// sessions it deleted, so that what a session's retention removes is not
+// found by recall either. A failure to forget is reported to OnError, not
+// returned: the sessions are deleted.
+func (s *IndexedStore) Prune(ctx context.Context, req store.PruneRequest) (*store.PruneResponse, error) {
+	resp, err := s.Store.Prune(ctx, req)
+	if resp != nil {
+		for i := range resp.Deleted {
+			_, ferr := s.Indexer.Forget(ctx, &resp.Deleted[i])
+			s.report(ctx, resp.Deleted[i].ID, ferr)
+		}
+	}
+	return resp, err
 }
 
 // Unwrap returns the wrapped store.

@@ -98,6 +98,27 @@ func TestIndexedStore(t *testing.T) {
 	if hits := search("acme", "cat", recall.Scope("s3", "", "")); len(hits) != 1 || hits[0].Doc.ID != "s3#1" {
 		t.Errorf("imported session: %+v", hits)
 	}
+	// Prune forgets the turns of the sessions that expired, and only
+	// theirs.
+	if _, err := is.Create(ctx, store.CreateRequest{ID: "s4", Tenant: "acme", UserID: "alice", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := is.Append(ctx, store.AppendRequest{SessionID: "s4", Steps: []agentmem.Step{msg("d", "my other cat is Tofu")}}); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search("acme", "cat", recall.Scope("s4", "", "")); len(hits) != 1 {
+		t.Fatalf("s4 before it expires: %+v", hits)
+	}
+	pruned, err := is.Prune(ctx, store.PruneRequest{Now: t0.Add(2 * time.Hour)})
+	if err != nil || pruned.SessionsDeleted != 1 {
+		t.Fatalf("Prune: %+v %v", pruned, err)
+	}
+	if hits := search("acme", "cat", recall.Scope("s4", "", "")); len(hits) != 0 {
+		t.Errorf("an expired session's turns are still found: %+v", hits)
+	}
+	if hits := search("acme", "cat", recall.Scope("s3", "", "")); len(hits) != 1 {
+		t.Errorf("Prune forgot a live session's turns: %+v", hits)
+	}
 	if len(indexErrs) != 0 {
 		t.Fatalf("index errors: %v", indexErrs)
 	}

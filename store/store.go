@@ -257,6 +257,10 @@ type PruneRequest struct {
 type PruneResponse struct {
 	// SessionsDeleted counts the expired sessions deleted.
 	SessionsDeleted int
+	// Deleted are the expired sessions deleted, as they were, so that
+	// what is derived from them (such as a recall index) can be deleted
+	// too.
+	Deleted []Session
 	// EntriesDeleted counts the covered step entries deleted from the
 	// sessions that remain (not the entries of deleted sessions).
 	EntriesDeleted int

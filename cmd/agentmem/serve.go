@@ -238,7 +238,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if f.pruneInterval > 0 {
 		rctx, stop := context.WithCancel(ctx)
 		defer stop()
-		go runRetention(rctx, st, f.pruneInterval, a.log)
+		go runRetention(rctx, indexed, f.pruneInterval, a.log) // forgets expired sessions' recall documents too
 	}
 	select {
 	case err := <-served:

@@ -461,6 +461,7 @@ func (st *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prun
 	resp := &store.PruneResponse{}
 	for _, s := range st.sessions {
 		if s.meta.Expired(now) {
+			resp.Deleted = append(resp.Deleted, *s.meta.Clone())
 			st.delete(s)
 			resp.SessionsDeleted++
 		}

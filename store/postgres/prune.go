@@ -34,9 +34,9 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 		return nil, s.dbErr("prune", err)
 	}
 	for _, id := range expired {
-		deleted := false
+		var deleted *store.Session
 		err := s.write(ctx, "prune", func(tx pgx.Tx) error {
-			deleted = false
+			deleted = nil
 			r, err := loadSession(ctx, tx, id, "FOR UPDATE", time.Time{}, true)
 			if errors.Is(err, agentmem.ErrNotFound) {
 				return nil // deleted meanwhile
@@ -47,14 +47,15 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 			if !r.Expired(now) {
 				return nil
 			}
-			deleted = true
+			deleted = &r.Session
 			return deleteSession(ctx, tx, r)
 		})
 		if err != nil {
 			return nil, err
 		}
-		if deleted {
+		if deleted != nil {
 			resp.SessionsDeleted++
+			resp.Deleted = append(resp.Deleted, *deleted)
 		}
 	}
 	if req.CoveredBefore.IsZero() {

@@ -52,6 +52,7 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 				return err
 			}
 			resp.SessionsDeleted++
+			resp.Deleted = append(resp.Deleted, sess.Session)
 			return nil
 		})
 		if err != nil {

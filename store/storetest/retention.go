@@ -111,6 +111,9 @@ func (s *suite) pruneTests() []namedTest {
 			if err != nil || resp.SessionsDeleted != 1 || resp.EntriesDeleted != 0 {
 				t.Fatalf("Prune at +90m: %+v, %v", resp, err)
 			}
+			if len(resp.Deleted) != 1 || resp.Deleted[0].ID != "h1" || resp.Deleted[0].LastSeq != 3 {
+				t.Fatalf("Prune at +90m deleted %+v, want h1 as it was", resp.Deleted)
+			}
 			resp, err = e.st.Prune(e.ctx, store.PruneRequest{Now: Epoch.Add(90 * time.Minute)})
 			if err != nil || resp.SessionsDeleted != 0 {
 				t.Fatalf("second Prune at +90m: %+v, %v", resp, err)
