@@ -253,19 +253,8 @@ type contextData struct {
 // context serves what the model saw:
 // GET /sessions/{id}/context?at=&budget=&format=&tokenizer=&truncate=.
 func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
-	tenant, ok := in.tenant(w, r)
+	sess, q, v, ok := in.sessionView(w, r)
 	if !ok {
-		return
-	}
-	sess, err := in.getSession(r.Context(), tenant, r.PathValue("id"))
-	if err != nil {
-		in.fail(w, r, err)
-		return
-	}
-	q := r.URL.Query()
-	v, err := parseView(q, in.def)
-	if err != nil {
-		in.fail(w, r, err)
 		return
 	}
 	at, err := parseAt(q)
@@ -286,7 +275,7 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	if resp.Session.Tenant != tenant {
+	if resp.Session.Tenant != sess.Tenant {
 		in.fail(w, r, notFound("No such session."))
 		return
 	}
@@ -356,5 +345,5 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 	if at > 0 {
 		title = "At step " + strconv.FormatInt(at, 10)
 	}
-	in.show(w, r, "context", page{Title: title + " · " + sess.ID, Nav: "sessions", Tenant: tenant, Data: d})
+	in.show(w, r, "context", page{Title: title + " · " + sess.ID, Nav: "sessions", Tenant: sess.Tenant, Data: d})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/agentmem/agentmem"
@@ -154,21 +155,32 @@ func newCompactionView(c *store.CompactionRecord) *compactionView {
 	return v
 }
 
-// session serves a session's log: GET /sessions/{id}?after=&format=&tokenizer=.
-func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
+// sessionView starts a handler of a session's page: the caller's tenant,
+// the session named by the path (another tenant's is not found), the
+// query and the view it asks for. On failure it has answered, and ok is
+// false.
+func (in *Inspector) sessionView(w http.ResponseWriter, r *http.Request) (sess *store.Session, q url.Values, v view, ok bool) {
 	tenant, ok := in.tenant(w, r)
 	if !ok {
-		return
+		return nil, nil, view{}, false
 	}
 	sess, err := in.getSession(r.Context(), tenant, r.PathValue("id"))
 	if err != nil {
 		in.fail(w, r, err)
-		return
+		return nil, nil, view{}, false
 	}
-	q := r.URL.Query()
-	v, err := parseView(q, in.def)
-	if err != nil {
+	q = r.URL.Query()
+	if v, err = parseView(q, in.def); err != nil {
 		in.fail(w, r, err)
+		return nil, nil, view{}, false
+	}
+	return sess, q, v, true
+}
+
+// session serves a session's log: GET /sessions/{id}?after=&format=&tokenizer=.
+func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
+	sess, q, v, ok := in.sessionView(w, r)
+	if !ok {
 		return
 	}
 	after, err := parseAfter(q)
@@ -182,7 +194,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	if resp.Session.Tenant != tenant { // deleted and created again meanwhile
+	if resp.Session.Tenant != sess.Tenant { // deleted and created again meanwhile
 		in.fail(w, r, notFound("No such session."))
 		return
 	}
@@ -234,7 +246,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 	if after > 0 {
 		d.FirstURL = withQuery(sessionURL(sess.ID), vq)
 	}
-	in.show(w, r, "session", page{Title: "Session " + sess.ID, Nav: "sessions", Tenant: tenant, Data: d})
+	in.show(w, r, "session", page{Title: "Session " + sess.ID, Nav: "sessions", Tenant: sess.Tenant, Data: d})
 }
 
 func isNotFound(err error) bool { return errors.Is(err, agentmem.ErrNotFound) }
