@@ -31,43 +31,7 @@ func TestLongTermToolsListed(t *testing.T) {
 		mcp.ToolForget:        {"user_id", "fact_id", "reason"},
 		mcp.ToolSearchMemory:  {"query"},
 	}
-	var got []string
-	for _, tool := range res.Tools {
-		got = append(got, tool.Name)
-		if len(tool.Description) < 80 {
-			t.Errorf("%s: description too thin: %q", tool.Name, tool.Description)
-		}
-		schema := tool.InputSchema.(map[string]any)
-		if schema["type"] != "object" || schema["additionalProperties"] != false {
-			t.Errorf("%s: input schema %v", tool.Name, schema)
-		}
-		var required []string
-		if r, ok := schema["required"].([]any); ok {
-			for _, x := range r {
-				required = append(required, x.(string))
-			}
-		}
-		if !slices.Equal(required, want[tool.Name]) {
-			t.Errorf("%s: required %v, want %v", tool.Name, required, want[tool.Name])
-		}
-		for name, p := range schema["properties"].(map[string]any) {
-			if p.(map[string]any)["description"] == nil {
-				t.Errorf("%s.%s has no description", tool.Name, name)
-			}
-		}
-		if tool.OutputSchema == nil {
-			t.Errorf("%s has no output schema", tool.Name)
-		}
-	}
-	slices.Sort(got)
-	var names []string
-	for n := range want {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	if !slices.Equal(got, names) {
-		t.Errorf("tools %v, want %v", got, names)
-	}
+	checkTools(t, res.Tools, want)
 
 	rem := toolSchema(t, res.Tools, mcp.ToolRemember)
 	if c := prop(rem, "confidence"); c["minimum"] != 0.0 || c["maximum"] != 1.0 {

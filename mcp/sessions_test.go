@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -26,39 +27,7 @@ func TestListToolsSchemas(t *testing.T) {
 		mcp.ToolAppend:        {"session_id", "messages"},
 		mcp.ToolGetContext:    {"session_id"},
 	}
-	var got []string
-	for _, tool := range res.Tools {
-		got = append(got, tool.Name)
-		if len(tool.Description) < 80 {
-			t.Errorf("%s: description too thin for a model to act on: %q", tool.Name, tool.Description)
-		}
-		schema := tool.InputSchema.(map[string]any)
-		if schema["type"] != "object" || schema["additionalProperties"] != false {
-			t.Errorf("%s: input schema %v", tool.Name, schema)
-		}
-		var required []string
-		if r, ok := schema["required"].([]any); ok {
-			for _, x := range r {
-				required = append(required, x.(string))
-			}
-		}
-		if !slices.Equal(required, want[tool.Name]) {
-			t.Errorf("%s: required %v, want %v", tool.Name, required, want[tool.Name])
-		}
-		for name, p := range schema["properties"].(map[string]any) {
-			if p.(map[string]any)["description"] == nil {
-				t.Errorf("%s.%s has no description", tool.Name, name)
-			}
-		}
-		if tool.OutputSchema == nil {
-			t.Errorf("%s has no output schema", tool.Name)
-		}
-	}
-	for name := range want {
-		if !slices.Contains(got, name) {
-			t.Errorf("tool %s is missing; have %v", name, got)
-		}
-	}
+	checkTools(t, res.Tools, want)
 	// Enums and bounds an LLM can read.
 	ctxSchema := toolSchema(t, res.Tools, mcp.ToolGetContext)
 	if f := prop(ctxSchema, "format"); fmt.Sprint(f["enum"]) != "[anthropic observation openai]" || f["default"] != "openai" {
@@ -411,5 +380,45 @@ func remarshal(t *testing.T, v, out any) {
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		t.Fatalf("%v: %s", err, b)
+	}
+}
+
+// checkTools checks the tools a server lists: exactly those of want (tool:
+// required arguments), each with a description a model can act on, a
+// strict input schema whose properties are all described, and an output
+// schema.
+func checkTools(t *testing.T, tools []*sdkTool, want map[string][]string) {
+	t.Helper()
+	var got []string
+	for _, tool := range tools {
+		got = append(got, tool.Name)
+		if len(tool.Description) < 80 {
+			t.Errorf("%s: description too thin for a model to act on: %q", tool.Name, tool.Description)
+		}
+		schema := tool.InputSchema.(map[string]any)
+		if schema["type"] != "object" || schema["additionalProperties"] != false {
+			t.Errorf("%s: input schema %v", tool.Name, schema)
+		}
+		var required []string
+		if r, ok := schema["required"].([]any); ok {
+			for _, x := range r {
+				required = append(required, x.(string))
+			}
+		}
+		if !slices.Equal(required, want[tool.Name]) {
+			t.Errorf("%s: required %v, want %v", tool.Name, required, want[tool.Name])
+		}
+		for name, p := range schema["properties"].(map[string]any) {
+			if p.(map[string]any)["description"] == nil {
+				t.Errorf("%s.%s has no description", tool.Name, name)
+			}
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s has no output schema", tool.Name)
+		}
+	}
+	slices.Sort(got)
+	if names := slices.Sorted(maps.Keys(want)); !slices.Equal(got, names) {
+		t.Errorf("tools %v, want %v", got, names)
 	}
 }
