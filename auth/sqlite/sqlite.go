@@ -44,12 +44,8 @@ var _ auth.KeyStore = (*Store)(nil)
 // Open opens (creating it if needed) the SQLite database at path, or
 // sqlitedb.MemoryPath, and brings the key table up to date.
 func Open(ctx context.Context, path string, opts sqlitedb.Options) (*Store, error) {
-	db, err := sqlitedb.Open(path, opts)
+	db, err := sqlitedb.OpenMigrated(ctx, path, opts, migrations)
 	if err != nil {
-		return nil, err
-	}
-	if err := migrate.SQLite(ctx, db.W, migrations); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return &Store{db: db}, nil

@@ -33,19 +33,16 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return Open(ctx, path, Options{BusyTimeout: opts.BusyTimeout, ReadConns: opts.ReadConns})
+		return Open(ctx, path, opts)
 	})
 }
 
-// Options configures a Store. The zero value is a good default.
-type Options struct {
-	// BusyTimeout is how long a write waits for another process that holds
-	// the database's write lock; zero means 5s.
-	BusyTimeout time.Duration
-	// ReadConns is the number of connections that serve reads; zero
-	// means 4.
-	ReadConns int
-}
+// Options configures a Store, as for every component in a SQLite file:
+// BusyTimeout is how long a write waits for another process that holds
+// the database's write lock (zero means 5s), ReadConns the number of
+// connections that serve reads (zero means 4). The zero value is a good
+// default.
+type Options = sqlitedb.Options
 
 // Store is a facts.Store in a SQLite database file, which it can share
 // with the session store and the recall index (each keeps its own
@@ -63,12 +60,8 @@ var _ facts.Store = (*Store)(nil)
 // Open opens (creating it if needed) the SQLite database at path, or
 // sqlitedb.MemoryPath, and brings the facts tables up to date.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
-	db, err := sqlitedb.Open(path, sqlitedb.Options{BusyTimeout: opts.BusyTimeout, ReadConns: opts.ReadConns})
+	db, err := sqlitedb.OpenMigrated(ctx, path, opts, migrations)
 	if err != nil {
-		return nil, err
-	}
-	if err := migrate.SQLite(ctx, db.W, migrations); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return &Store{db: db}, nil

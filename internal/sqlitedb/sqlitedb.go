@@ -6,6 +6,8 @@
 package sqlitedb
 
 import (
+	"context"
+
 	"database/sql"
 	"errors"
 	"fmt"
@@ -14,6 +16,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agentmem/agentmem/internal/migrate"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 )
@@ -104,6 +108,21 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db.shared = &sharedFile{key: abs, w: db.W, r: db.R, refs: 1}
 	files.m[abs] = db.shared
+	return db, nil
+}
+
+// OpenMigrated opens the database at path as Open does and brings the
+// schema of one component (its migration set) up to date, closing the DB
+// again if that fails.
+func OpenMigrated(ctx context.Context, path string, opts Options, set *migrate.Set) (*DB, error) {
+	db, err := Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate.SQLite(ctx, db.W, set); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 

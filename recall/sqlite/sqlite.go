@@ -36,19 +36,16 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return Open(ctx, path, Options{BusyTimeout: opts.BusyTimeout, ReadConns: opts.ReadConns})
+		return Open(ctx, path, opts)
 	})
 }
 
-// Options configures a Backend. The zero value is a good default.
-type Options struct {
-	// BusyTimeout is how long a write waits for another process that holds
-	// the database's write lock; zero means 5s.
-	BusyTimeout time.Duration
-	// ReadConns is the number of connections that serve reads; zero
-	// means 4.
-	ReadConns int
-}
+// Options configures a Backend, as for every component in a SQLite file:
+// BusyTimeout is how long a write waits for another process that holds
+// the database's write lock (zero means 5s), ReadConns the number of
+// connections that serve reads (zero means 4). The zero value is a good
+// default.
+type Options = sqlitedb.Options
 
 // Backend is a recall.Backend in a SQLite database file, which it can
 // share with the session store (each keeps its own tables). It is safe
@@ -86,12 +83,8 @@ var _ recall.Backend = (*Backend)(nil)
 // Open opens (creating it if needed) the SQLite database at path, or
 // sqlitedb.MemoryPath, and brings the recall tables up to date.
 func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
-	db, err := sqlitedb.Open(path, sqlitedb.Options{BusyTimeout: opts.BusyTimeout, ReadConns: opts.ReadConns})
+	db, err := sqlitedb.OpenMigrated(ctx, path, opts, migrations)
 	if err != nil {
-		return nil, err
-	}
-	if err := migrate.SQLite(ctx, db.W, migrations); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return &Backend{db: db, group: sqlitedb.NewGroup(db.W)}, nil
