@@ -33,13 +33,66 @@ func TestIndexedStoreConformance(t *testing.T) {
 	})
 }
 
+// noFeed hides a store's change feed, so that an IndexedStore over it
+// indexes synchronously.
+type noFeed struct{ st *memstore.Store }
+
+func (n noFeed) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
+	return n.st.Create(ctx, req)
+}
+func (n noFeed) Get(ctx context.Context, id string) (*store.Session, error) { return n.st.Get(ctx, id) }
+func (n noFeed) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
+	return n.st.List(ctx, req)
+}
+func (n noFeed) Delete(ctx context.Context, id string) error { return n.st.Delete(ctx, id) }
+func (n noFeed) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	return n.st.Append(ctx, req)
+}
+func (n noFeed) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
+	return n.st.Read(ctx, req)
+}
+func (n noFeed) Prune(ctx context.Context, req store.PruneRequest) (*store.PruneResponse, error) {
+	return n.st.Prune(ctx, req)
+}
+func (n noFeed) Close() error { return n.st.Close() }
+func (n noFeed) ImportEntries(ctx context.Context, s *store.Session, entries []store.Entry) error {
+	return n.st.ImportEntries(ctx, s, entries)
+}
+
+// TestIndexedStore runs over a store with a change feed (a follower
+// indexes in the background) and over one without (indexing follows each
+// write): the index ends up the same.
 func TestIndexedStore(t *testing.T) {
+	for _, feed := range []bool{true, false} {
+		name := "Feed"
+		if !feed {
+			name = "NoFeed"
+		}
+		t.Run(name, func(t *testing.T) { testIndexedStore(t, feed) })
+	}
+}
+
+func testIndexedStore(t *testing.T, feed bool) {
 	ctx := context.Background()
-	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
+	mem := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
+	var st store.Store = mem
+	if !feed {
+		st = noFeed{mem}
+	}
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
-	var indexErrs []error
-	is.OnError = func(_ context.Context, _ string, err error) { indexErrs = append(indexErrs, err) }
+	var (
+		errMu     sync.Mutex
+		indexErrs []error
+		reported  = make(chan struct{}, 100)
+	)
+	is.OnError = func(_ context.Context, _ string, err error) {
+		errMu.Lock()
+		indexErrs = append(indexErrs, err)
+		errMu.Unlock()
+		reported <- struct{}{}
+	}
+	defer is.Stop()
 
 	if _, err := is.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "acme", UserID: "alice"}); err != nil {
 		t.Fatal(err)
@@ -52,6 +105,9 @@ func TestIndexedStore(t *testing.T) {
 	}
 	search := func(tenant, q string, f recall.Filter) []recall.Hit {
 		t.Helper()
+		if err := is.Sync(ctx); err != nil { // read-your-writes
+			t.Fatal(err)
+		}
 		hits, err := ix.Search(ctx, recall.Query{Tenant: tenant, Text: q, K: 5, Filter: f})
 		if err != nil {
 			t.Fatal(err)
@@ -119,9 +175,11 @@ func TestIndexedStore(t *testing.T) {
 	if hits := search("acme", "cat", recall.Scope("s3", "", "")); len(hits) != 1 {
 		t.Errorf("Prune forgot a live session's turns: %+v", hits)
 	}
+	errMu.Lock()
 	if len(indexErrs) != 0 {
 		t.Fatalf("index errors: %v", indexErrs)
 	}
+	errMu.Unlock()
 
 	// An index that fails does not fail the acknowledged write.
 	if err := ix.Close(); err != nil {
@@ -130,9 +188,12 @@ func TestIndexedStore(t *testing.T) {
 	if _, err := is.Append(ctx, store.AppendRequest{SessionID: "s2", Steps: []agentmem.Step{msg("c", "hello")}}); err != nil {
 		t.Fatalf("append with a closed index: %v", err)
 	}
-	if len(indexErrs) != 1 || !errors.Is(indexErrs[0], recall.ErrClosed) {
+	<-reported // the failure is reported (by the follower, as it retries)
+	errMu.Lock()
+	if len(indexErrs) < 1 || !errors.Is(indexErrs[0], recall.ErrClosed) {
 		t.Errorf("index errors: %v", indexErrs)
 	}
+	errMu.Unlock()
 	resp, err := is.Read(ctx, store.ReadRequest{SessionID: "s2"})
 	if err != nil || resp.Session.LastSeq != 2 {
 		t.Fatalf("read: %v %+v", err, resp)

@@ -52,11 +52,13 @@ type Store struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[string]*session
+	feed     feed // the change feed (feed.go)
 }
 
 var (
 	_ store.Store    = (*Store)(nil)
 	_ store.Importer = (*Store)(nil)
+	_ store.Feed     = (*Store)(nil)
 )
 
 // session is a session's metadata and its own log. Entries are never
@@ -221,6 +223,9 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 		parent.branches[s] = struct{}{}
 	}
 	st.sessions[meta.ID] = s
+	if parent != nil {
+		st.feed.add(store.ChangeFork, meta, meta.ForkSeq, now)
+	}
 	return meta.Clone(), nil
 }
 
@@ -322,6 +327,7 @@ func (st *Store) delete(s *session) {
 		delete(s.parent.branches, s)
 	}
 	delete(st.sessions, s.meta.ID)
+	st.feed.add(store.ChangeDelete, &s.meta, 0, st.now())
 }
 
 // Append implements store.Store.
@@ -409,6 +415,7 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 		if e.Kind == store.StepEntry {
 			s.ids[e.Step.Info().ID] = e.Seq
 		}
+		st.feed.add(store.ChangeAppend, &s.meta, e.Seq, now)
 	}
 	s.meta.LastSeq = next
 	s.meta.UpdatedAt = now
@@ -537,6 +544,10 @@ func (st *Store) ImportEntries(ctx context.Context, s *store.Session, entries []
 	ns := &session{meta: *s.Clone(), entries: own}
 	ns.reindex()
 	st.sessions[s.ID] = ns
+	now := st.now()
+	for _, e := range own {
+		st.feed.add(store.ChangeAppend, s, e.Seq, now)
+	}
 	return nil
 }
 

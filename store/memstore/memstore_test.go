@@ -73,6 +73,7 @@ type handle struct {
 var (
 	_ store.Store    = (*handle)(nil)
 	_ store.Importer = (*handle)(nil)
+	_ store.Feed     = (*handle)(nil)
 )
 
 func (h *handle) check() error {
@@ -138,6 +139,34 @@ func (h *handle) ImportEntries(ctx context.Context, s *store.Session, entries []
 		return err
 	}
 	return h.st.ImportEntries(ctx, s, entries)
+}
+
+func (h *handle) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.FeedResponse, error) {
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	return h.st.ReadFeed(ctx, req)
+}
+
+func (h *handle) FeedHead(ctx context.Context) (int64, error) {
+	if err := h.check(); err != nil {
+		return 0, err
+	}
+	return h.st.FeedHead(ctx)
+}
+
+func (h *handle) LoadCursor(ctx context.Context, consumer string) (store.FeedCursor, error) {
+	if err := h.check(); err != nil {
+		return store.FeedCursor{}, err
+	}
+	return h.st.LoadCursor(ctx, consumer)
+}
+
+func (h *handle) SaveCursor(ctx context.Context, consumer string, c store.FeedCursor) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	return h.st.SaveCursor(ctx, consumer, c)
 }
 
 func (h *handle) Close() error {

@@ -18,7 +18,8 @@
 // Clock that the subtest advances, so expiry and pruning are tested
 // exactly. Subtests are grouped by behaviour (Sessions, List, Append,
 // Read, Idempotency, Conflicts, Atomicity, Compaction, Branches,
-// Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen),
+// Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen,
+// Feed),
 // so one can be run alone with go test -run 'Conformance/Branches'.
 package storetest
 
@@ -111,6 +112,7 @@ func (s *suite) groups() []group {
 		{"Import", s.importTests()},
 		{"Bound", s.boundTests()},
 		{"Reopen", s.reopenTests()},
+		{"Feed", s.feedTests()},
 	}
 }
 

@@ -1,0 +1,448 @@
+package recall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// Follower keeps conversation recall in step with a store's log by
+// following the store's change feed (store.Feed) in the background: it
+// reads the changes after its durable cursor in batches, indexes the
+// entries appended (StepDocs), the history a branch inherits, and forgets
+// deleted sessions, then saves its cursor. Nothing is indexed on a
+// request's path, so a client that goes away after its append is
+// acknowledged, or a process that crashes right after committing, cannot
+// leave a turn unsearchable: whichever process follows the feed next
+// resumes at the saved cursor. Indexing is idempotent (an upsert by
+// step), so a batch read again after a crash does no harm.
+//
+// Run follows the feed until its context ends; Notify wakes it at once
+// after a write (otherwise it polls, to see the writes of other processes
+// sharing the store); Sync waits until everything committed before it is
+// indexed (read-your-writes). Its methods are safe for concurrent use.
+type Follower struct {
+	feed store.Feed
+	st   store.Store
+	x    *Indexer
+	opts FollowerOptions
+
+	notify chan struct{} // buffered: a pending wake-up
+
+	mu       sync.Mutex
+	through  int64         // the feed watermark applied
+	progress chan struct{} // closed and replaced when through moves
+	behind   time.Time     // the time of the oldest change read but not yet applied
+	status   FollowStatus
+}
+
+// FollowerOptions configure a Follower. The zero value is a good default.
+type FollowerOptions struct {
+	// Consumer names the follower's durable cursor in the store; empty
+	// means "recall". Followers in several processes sharing one store
+	// under one name share the cursor (each indexes what it reads, which
+	// is harmless: indexing is idempotent).
+	Consumer string
+	// Batch is the most changes read and indexed at once; 0 means 512.
+	Batch int
+	// Poll is how long the follower waits, when the feed is quiet and
+	// nothing notified it, before it looks again (for writes by other
+	// processes); 0 means 250ms.
+	Poll time.Duration
+	// OnError, when set, receives failures. Reading or indexing that
+	// fails is retried with backoff (up to 5s); a change that can never
+	// be indexed (a corrupt entry, a document the index refuses) is
+	// reported and skipped.
+	OnError func(err error)
+	// OnBatch, when set, is told of every batch applied.
+	OnBatch func(BatchInfo)
+}
+
+// BatchInfo describes a batch of changes a Follower applied.
+type BatchInfo struct {
+	// Changes is the number of changes in the batch and Docs the number
+	// of documents it wrote.
+	Changes, Docs int
+	// Lags are, for each change, how long after it was committed it was
+	// indexed (by the store's clock against this process's).
+	Lags []time.Duration
+	// Took is how long applying the batch took.
+	Took time.Duration
+}
+
+// FollowStatus is a Follower's progress.
+type FollowStatus struct {
+	// Running says that Run is following the feed.
+	Running bool
+	// Through is the feed watermark indexed (see store.FeedResponse).
+	Through int64
+	// Cursor is the position after the last change indexed.
+	Cursor store.FeedCursor
+	// Lag is how long the oldest change read but not yet indexed has
+	// waited; zero when the follower has caught up with what it read.
+	Lag time.Duration
+	// Applied counts the changes indexed since the follower started,
+	// Errors the failures.
+	Applied, Errors int64
+	// LastError is the newest failure's message, empty if none since
+	// the last batch indexed.
+	LastError string
+}
+
+// DefaultConsumer is the cursor name of a Follower's zero Options.
+const DefaultConsumer = "recall"
+
+// NewFollower returns a Follower that indexes what feed reports about
+// st's sessions into x. It does nothing until Run.
+func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptions) *Follower {
+	if opts.Consumer == "" {
+		opts.Consumer = DefaultConsumer
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 512
+	}
+	opts.Batch = min(opts.Batch, store.MaxFeedLimit)
+	if opts.Poll <= 0 {
+		opts.Poll = 250 * time.Millisecond
+	}
+	return &Follower{feed: feed, st: st, x: x, opts: opts, notify: make(chan struct{}, 1), progress: make(chan struct{})}
+}
+
+// Notify wakes the follower to read the feed now.
+func (f *Follower) Notify() {
+	select {
+	case f.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Status returns the follower's progress.
+func (f *Follower) Status() FollowStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.status
+	st.Through = f.through
+	if !f.behind.IsZero() {
+		st.Lag = max(time.Since(f.behind), 0)
+	}
+	return st
+}
+
+// Sync waits until every change committed to the store before the call
+// has been indexed, or ctx ends. Run must be running (in this process)
+// for it to return nil.
+func (f *Follower) Sync(ctx context.Context) error {
+	head, err := f.feed.FeedHead(ctx)
+	if err != nil {
+		return err
+	}
+	f.Notify()
+	for {
+		f.mu.Lock()
+		through, ch := f.through, f.progress
+		f.mu.Unlock()
+		if through >= head {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("recall: waiting for the index to reach the log: %w", ctx.Err())
+		}
+	}
+}
+
+// Run follows the feed until ctx ends (returning nil) or the store is
+// closed (returning store.ErrClosed). Failures are reported to OnError
+// and retried.
+func (f *Follower) Run(ctx context.Context) error {
+	f.setRunning(true)
+	defer f.setRunning(false)
+	backoff := newBackoff()
+	var cur store.FeedCursor
+	for {
+		c, err := f.feed.LoadCursor(ctx, f.opts.Consumer)
+		if err == nil && c == (store.FeedCursor{}) {
+			// Register, so that the feed keeps what this consumer has
+			// not read yet (a no-op for a consumer at the start).
+			err = f.feed.SaveCursor(ctx, f.opts.Consumer, c)
+		}
+		if err == nil {
+			cur = c
+			break
+		}
+		if stop, err := f.failed(ctx, err, backoff); stop {
+			return err
+		}
+	}
+	f.mu.Lock()
+	f.status.Cursor = cur
+	f.mu.Unlock()
+	timer := time.NewTimer(f.opts.Poll)
+	defer timer.Stop()
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		resp, err := f.feed.ReadFeed(ctx, store.FeedRequest{After: cur, Limit: f.opts.Batch})
+		if err == nil && len(resp.Changes) > 0 {
+			f.markBehind(resp.Changes[0].Time)
+			err = f.apply(ctx, resp.Changes)
+			if err == nil {
+				// A cursor that fails to save only means rereading (and
+				// reindexing, harmlessly) after a restart.
+				if serr := f.feed.SaveCursor(ctx, f.opts.Consumer, resp.Next); serr != nil && !errors.Is(serr, context.Canceled) {
+					f.report(fmt.Errorf("recall: saving the feed cursor: %w", serr))
+				}
+			}
+		}
+		if err != nil {
+			if stop, err := f.failed(ctx, err, backoff); stop {
+				return err
+			}
+			continue
+		}
+		backoff.reset()
+		cur = resp.Next
+		f.advance(resp, len(resp.Changes))
+		if resp.More {
+			continue
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(f.opts.Poll)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.notify:
+		case <-timer.C:
+		}
+	}
+}
+
+// failed reports err and waits out the backoff; it says whether Run must
+// stop (its context ended or the store is closed) and with what.
+func (f *Follower) failed(ctx context.Context, err error, b *backoff) (bool, error) {
+	switch {
+	case ctx.Err() != nil:
+		return true, nil
+	case errors.Is(err, store.ErrClosed):
+		return true, err
+	}
+	f.report(err)
+	select {
+	case <-ctx.Done():
+		return true, nil
+	case <-time.After(b.next()):
+		return false, nil
+	}
+}
+
+func (f *Follower) setRunning(on bool) {
+	f.mu.Lock()
+	f.status.Running = on
+	f.mu.Unlock()
+}
+
+func (f *Follower) markBehind(t time.Time) {
+	f.mu.Lock()
+	if f.behind.IsZero() && !t.IsZero() {
+		f.behind = t
+	}
+	f.mu.Unlock()
+}
+
+// advance publishes a batch applied.
+func (f *Follower) advance(resp *store.FeedResponse, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.status.Cursor = resp.Next
+	f.status.Applied += int64(n)
+	if n > 0 {
+		f.status.LastError = ""
+	}
+	if !resp.More {
+		f.behind = time.Time{}
+	}
+	if resp.Through > f.through {
+		f.through = resp.Through
+		close(f.progress)
+		f.progress = make(chan struct{})
+	}
+}
+
+func (f *Follower) report(err error) {
+	f.mu.Lock()
+	f.status.Errors++
+	f.status.LastError = err.Error()
+	f.mu.Unlock()
+	if f.opts.OnError != nil {
+		f.opts.OnError(err)
+	}
+}
+
+// maxFlush bounds the documents written in one upsert.
+const maxFlush = 1024
+
+// apply indexes a batch of changes, in order: the documents of appended
+// entries and forked histories are written together, per tenant, and a
+// deletion first writes what came before it, then forgets the session.
+func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
+	start := time.Now()
+	w := &docWriter{ctx: ctx, f: f}
+	for _, c := range changes {
+		switch c.Kind {
+		case store.ChangeAppend:
+			if c.Err != nil {
+				f.report(fmt.Errorf("recall: skipping entry %d of session %q: %w", c.Seq, c.SessionID, c.Err))
+				continue
+			}
+			if c.Session == nil || c.Entry == nil {
+				continue // gone since: nothing to index
+			}
+			if err := w.add(StepDocs(c.Session, *c.Entry)); err != nil {
+				return err
+			}
+		case store.ChangeFork:
+			if c.Session == nil {
+				continue
+			}
+			if err := f.forked(ctx, w, c.Session, c.Seq); err != nil {
+				return err
+			}
+		case store.ChangeDelete:
+			if err := w.flush(); err != nil {
+				return err
+			}
+			if _, err := f.x.Forget(ctx, &store.Session{ID: c.SessionID, Tenant: c.Tenant}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if f.opts.OnBatch != nil {
+		now := time.Now()
+		info := BatchInfo{Changes: len(changes), Docs: w.written, Took: now.Sub(start), Lags: make([]time.Duration, len(changes))}
+		for i, c := range changes {
+			info.Lags[i] = max(now.Sub(c.Time), 0)
+		}
+		f.opts.OnBatch(info)
+	}
+	return nil
+}
+
+// forked indexes the history a branch inherited, up to its fork point.
+func (f *Follower) forked(ctx context.Context, w *docWriter, sess *store.Session, upTo int64) error {
+	var after int64
+	for after < upTo {
+		resp, err := f.st.Read(ctx, store.ReadRequest{SessionID: sess.ID, After: after, Limit: 1000})
+		if errors.Is(err, agentmem.ErrNotFound) {
+			return nil // deleted since: its delete change follows
+		}
+		if err != nil {
+			return err
+		}
+		if len(resp.Entries) == 0 {
+			return nil
+		}
+		for _, e := range resp.Entries {
+			if e.Seq > upTo {
+				return nil
+			}
+			if err := w.add(StepDocs(resp.Session, e)); err != nil {
+				return err
+			}
+			after = e.Seq
+		}
+	}
+	return nil
+}
+
+// docWriter collects documents per tenant and upserts them in bounded
+// groups; a later document with an ID already collected replaces it.
+type docWriter struct {
+	ctx     context.Context
+	f       *Follower
+	tenants []string
+	docs    map[string][]Doc
+	at      map[string]int // tenant + "\x00" + ID: index in docs[tenant]
+	n       int
+	written int
+}
+
+func (w *docWriter) add(docs []Doc) error {
+	if w.docs == nil {
+		w.docs, w.at = map[string][]Doc{}, map[string]int{}
+	}
+	for _, d := range docs {
+		key := d.Tenant + "\x00" + d.ID
+		if i, ok := w.at[key]; ok {
+			w.docs[d.Tenant][i] = d
+			continue
+		}
+		if _, ok := w.docs[d.Tenant]; !ok {
+			w.tenants = append(w.tenants, d.Tenant)
+		}
+		w.at[key] = len(w.docs[d.Tenant])
+		w.docs[d.Tenant] = append(w.docs[d.Tenant], d)
+		w.n++
+	}
+	if w.n >= maxFlush {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush writes the documents collected. A group the index refuses as
+// invalid is written one document at a time, and the documents it still
+// refuses are reported and skipped, so that one bad document cannot
+// stop the feed.
+func (w *docWriter) flush() error {
+	for _, t := range w.tenants {
+		docs := w.docs[t]
+		err := w.f.x.Index.Upsert(w.ctx, docs...)
+		if errors.Is(err, agentmem.ErrInvalid) {
+			err = nil
+			for _, d := range docs {
+				if e := w.f.x.Index.Upsert(w.ctx, d); errors.Is(e, agentmem.ErrInvalid) {
+					w.f.report(fmt.Errorf("recall: skipping document %q: %w", d.ID, e))
+				} else if e != nil {
+					return e
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		w.written += len(docs)
+	}
+	w.tenants, w.docs, w.at, w.n = nil, nil, nil, 0
+	return nil
+}
+
+// backoff is an exponential delay between retries: 100ms doubling to 5s.
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{} }
+
+func (b *backoff) next() time.Duration {
+	if b.d == 0 {
+		b.d = 100 * time.Millisecond
+	} else {
+		b.d = min(2*b.d, 5*time.Second)
+	}
+	return b.d
+}
+
+func (b *backoff) reset() { b.d = 0 }

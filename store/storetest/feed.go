@@ -1,0 +1,378 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+)
+
+// feedTests check store.Feed: every committed change in commit order,
+// nothing for a refused write, cursors that survive, and no change lost
+// to a reader that follows the feed while writers commit.
+func (s *suite) feedTests() []namedTest {
+	return []namedTest{
+		{"ChangesInOrder", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			e.create(store.CreateRequest{ID: "a", Tenant: "t1", UserID: "u"})
+			e.appendSteps("a", taskStep("a1", "first"), actionStep("a2"))
+			e.append(store.AppendRequest{SessionID: "a", Steps: []agentmem.Step{actionStep("a3")},
+				Compaction: &store.CompactionRecord{Working: []int64{1, store.NewStepRef(0)}, Removed: []int64{2}}})
+			e.create(store.CreateRequest{ID: "b", Tenant: "t1", ParentID: "a", ForkSeq: 2})
+			e.appendSteps("b", actionStep("b3"))
+			e.create(store.CreateRequest{ID: "plain", Tenant: "t2"}) // not a branch: no change
+			if err := e.st.Delete(e.ctx, "a"); err != nil {
+				t.Fatal(err)
+			}
+			changes := e.drain(f, store.FeedCursor{}, 0)
+			var got []string
+			for _, c := range changes {
+				if c.Kind == store.ChangeAppend && c.SessionID == "b" && c.Seq <= 2 {
+					continue // a copy of the deleted parent's history (allowed, not required)
+				}
+				got = append(got, fmt.Sprintf("%s %s/%s %d", c.Kind, c.Tenant, c.SessionID, c.Seq))
+			}
+			want := []string{
+				"append t1/a 1", "append t1/a 2", "append t1/a 3", "append t1/a 4",
+				"fork t1/b 2", "append t1/b 3", "delete t1/a 0",
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("feed:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			for _, c := range changes {
+				if c.Time.IsZero() {
+					t.Errorf("change %s %s %d has no time", c.Kind, c.SessionID, c.Seq)
+				}
+			}
+		}},
+		{"EntriesAndSessionsAsTheyAreNow", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			e.create(store.CreateRequest{ID: "a", Tenant: "t1", UserID: "u", Agent: "ag"})
+			task := taskStep("a1", "find the bug")
+			e.appendSteps("a", task)
+			e.append(store.AppendRequest{SessionID: "a", Compaction: &store.CompactionRecord{Working: []int64{1}}})
+			e.create(store.CreateRequest{ID: "gone", Tenant: "t1"})
+			e.appendSteps("gone", actionStep("g1"))
+			e.create(store.CreateRequest{ID: "ttl", TTL: time.Minute})
+			e.appendSteps("ttl", actionStep("x1"))
+			if err := e.st.Delete(e.ctx, "gone"); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(time.Hour) // "ttl" expires
+			changes := e.drain(f, store.FeedCursor{}, 0)
+			byKey := map[string]store.Change{}
+			for _, c := range changes {
+				byKey[fmt.Sprintf("%s %s %d", c.Kind, c.SessionID, c.Seq)] = c
+			}
+			c := byKey["append a 1"]
+			if c.Session == nil || c.Session.ID != "a" || c.Session.Tenant != "t1" || c.Session.UserID != "u" || c.Session.Agent != "ag" {
+				t.Fatalf("append a 1: session %+v", c.Session)
+			}
+			if c.Entry == nil || c.Entry.Kind != store.StepEntry || c.Entry.Seq != 1 || e.encode(c.Entry.Step) != e.numbered(task, 1) || c.Err != nil {
+				t.Fatalf("append a 1: entry %+v, err %v", c.Entry, c.Err)
+			}
+			c = byKey["append a 2"]
+			if c.Entry == nil || c.Entry.Kind != store.CompactionEntry || c.Entry.Compaction == nil || !slices.Equal(c.Entry.Compaction.Working, []int64{1}) {
+				t.Fatalf("append a 2: want the compaction entry, got %+v", c.Entry)
+			}
+			for _, k := range []string{"append gone 1", "append ttl 1"} {
+				if c := byKey[k]; c.Kind == "" || c.Session != nil || c.Entry != nil {
+					t.Fatalf("%s: the session is gone, want the change without session or entry, got %+v", k, c)
+				}
+			}
+			if c := byKey["delete gone 0"]; c.Tenant != "t1" || c.Session != nil {
+				t.Fatalf("delete gone: %+v", c)
+			}
+		}},
+		{"Paging", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			e.create(store.CreateRequest{ID: "a"})
+			e.appendSteps("a", steps("a", 7)...)
+			reads := 0
+			changes, cur := e.follow(f, store.FeedCursor{}, 3, func(resp *store.FeedResponse) {
+				reads++
+				if len(resp.Changes) > 3 || (resp.More && len(resp.Changes) != 3) {
+					t.Fatalf("read %d: %d changes, More %v, limit 3", reads, len(resp.Changes), resp.More)
+				}
+			})
+			var seqs []int64
+			for _, c := range changes {
+				seqs = append(seqs, c.Seq)
+			}
+			e.wantSeqs(seqs, seqRange(1, 7), "seqs read 3 at a time")
+			if reads < 3 {
+				t.Fatalf("7 changes read 3 at a time in %d reads", reads)
+			}
+			resp, err := f.ReadFeed(e.ctx, store.FeedRequest{After: cur})
+			if err != nil || len(resp.Changes) != 0 || resp.More || resp.Next != cur {
+				t.Fatalf("read at the end: %+v, %v", resp, err)
+			}
+		}},
+		{"ThroughReachesHead", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			head0, err := f.FeedHead(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.create(store.CreateRequest{ID: "a"})
+			e.appendSteps("a", steps("a", 5)...)
+			head, err := f.FeedHead(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if head <= head0 {
+				t.Fatalf("FeedHead did not move with appends: %d, then %d", head0, head)
+			}
+			// A reader that has not read the appends is behind the head.
+			resp, err := f.ReadFeed(e.ctx, store.FeedRequest{Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !resp.More || resp.Through >= head {
+				t.Fatalf("after 1 of 5 changes: More %v, Through %d, head %d; want More and Through below the head", resp.More, resp.Through, head)
+			}
+			changes, _ := e.follow(f, store.FeedCursor{}, 2, nil) // fails unless Through reaches the head
+			if len(changes) != 5 {
+				t.Fatalf("%d changes, want 5", len(changes))
+			}
+		}},
+		{"Cursors", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			if c, err := f.LoadCursor(e.ctx, "recall"); err != nil || c != (store.FeedCursor{}) {
+				t.Fatalf("LoadCursor of a new consumer: %+v, %v; want the zero cursor", c, err)
+			}
+			e.create(store.CreateRequest{ID: "a"})
+			e.appendSteps("a", steps("a", 4)...)
+			resp, err := f.ReadFeed(e.ctx, store.FeedRequest{Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := resp.Next
+			if err := f.SaveCursor(e.ctx, "recall", first); err != nil {
+				t.Fatal(err)
+			}
+			resp, err = f.ReadFeed(e.ctx, store.FeedRequest{After: first})
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := resp.Next
+			if err := f.SaveCursor(e.ctx, "recall", end); err != nil {
+				t.Fatal(err)
+			}
+			// An older cursor does not move it back.
+			if err := f.SaveCursor(e.ctx, "recall", first); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := f.LoadCursor(e.ctx, "recall"); err != nil || c != end {
+				t.Fatalf("LoadCursor: %+v, %v; want %+v", c, err, end)
+			}
+			if c, err := f.LoadCursor(e.ctx, "other"); err != nil || c != (store.FeedCursor{}) {
+				t.Fatalf("LoadCursor of another consumer: %+v, %v", c, err)
+			}
+			// Reading after the saved cursor gives what came since.
+			e.appendSteps("a", steps("later", 1)...)
+			got := e.drain(f, end, 0)
+			if len(got) != 1 || got[0].Seq != 5 {
+				t.Fatalf("after the saved cursor: %+v, want append a 5", got)
+			}
+			if s.cfg.Reopen != nil {
+				e.st = s.cfg.Reopen(t, e.st)
+				t.Cleanup(func() { closeQuietly(t, e.st) })
+				if c, err := e.feed().LoadCursor(e.ctx, "recall"); err != nil || c != end {
+					t.Fatalf("LoadCursor after reopen: %+v, %v; want %+v", c, err, end)
+				}
+				if got := e.drain(e.feed(), end, 0); len(got) != 1 || got[0].Seq != 5 {
+					t.Fatalf("after the saved cursor, reopened: %+v", got)
+				}
+			}
+		}},
+		{"NothingForRefusedOrRetriedWrites", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			e.create(store.CreateRequest{ID: "a"})
+			e.appendSteps("a", steps("a", 2)...)
+			start := e.drain(f, store.FeedCursor{}, 0)
+			cur := store.FeedCursor{}
+			if len(start) > 0 {
+				resp, err := f.ReadFeed(e.ctx, store.FeedRequest{Limit: len(start)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cur = resp.Next
+			}
+			_, err := e.st.Append(e.ctx, store.AppendRequest{SessionID: "a", Steps: steps("b", 1), ExpectedLastSeq: ptr(int64(1))})
+			e.wantErr(err, agentmem.ErrConflict, "append with a stale ExpectedLastSeq")
+			_, err = e.st.Append(e.ctx, store.AppendRequest{SessionID: "missing", Steps: steps("b", 1)})
+			e.wantErr(err, agentmem.ErrNotFound, "append to a missing session")
+			e.wantSeqs(e.appendSteps("a", steps("a", 2)...), []int64{1, 2}, "retried append")
+			_, err = e.st.Create(e.ctx, store.CreateRequest{ID: "b", ParentID: "missing"})
+			e.wantErr(err, agentmem.ErrNotFound, "branch of a missing session")
+			if got := e.drain(f, cur, 0); len(got) != 0 {
+				t.Fatalf("refused and retried writes left changes: %+v", got)
+			}
+		}},
+		{"Import", func(t *testing.T) {
+			src := s.open(t)
+			src.create(store.CreateRequest{ID: "a", Tenant: "t"})
+			src.appendSteps("a", steps("a", 3)...)
+			dump := src.export("a")
+			dst := src.another()
+			f := dst.feed()
+			if _, err := store.Import(dst.ctx, dst.st, strings.NewReader(dump), store.ImportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var seqs []int64
+			for _, c := range dst.drain(f, store.FeedCursor{}, 0) {
+				if c.Kind != store.ChangeAppend || c.SessionID != "a" || c.Tenant != "t" || c.Entry == nil {
+					t.Fatalf("imported session: change %+v", c)
+				}
+				seqs = append(seqs, c.Seq)
+			}
+			dst.wantSeqs(seqs, seqRange(1, 3), "changes of an imported session")
+		}},
+		{"BadInput", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			_, err := f.ReadFeed(e.ctx, store.FeedRequest{Limit: -1})
+			e.wantErr(err, agentmem.ErrInvalid, "ReadFeed with a negative limit")
+			_, err = f.ReadFeed(e.ctx, store.FeedRequest{Limit: store.MaxFeedLimit + 1})
+			e.wantErr(err, agentmem.ErrInvalid, "ReadFeed over the limit")
+			_, err = f.ReadFeed(e.ctx, store.FeedRequest{After: store.FeedCursor{Pos: -1}})
+			e.wantErr(err, agentmem.ErrInvalid, "ReadFeed after a negative cursor")
+			_, err = f.LoadCursor(e.ctx, "")
+			e.wantErr(err, agentmem.ErrInvalid, "LoadCursor without a name")
+			e.wantErr(f.SaveCursor(e.ctx, "a/b", store.FeedCursor{}), agentmem.ErrInvalid, "SaveCursor with a bad name")
+			e.wantErr(f.SaveCursor(e.ctx, "ok", store.FeedCursor{Pos: -3}), agentmem.ErrInvalid, "SaveCursor of a negative cursor")
+		}},
+		{"FollowWhileWriting", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			const writers, each = 6, 25
+			for w := range writers {
+				e.create(store.CreateRequest{ID: fmt.Sprintf("s%d", w)})
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, writers)
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					id := fmt.Sprintf("s%d", w)
+					for i := range each {
+						step := actionStep(fmt.Sprintf("%s-%d", id, i))
+						if _, err := e.st.Append(e.ctx, store.AppendRequest{SessionID: id, Steps: []agentmem.Step{step}}); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			// Follow the feed while the writers write, then to its end.
+			seen := map[string][]int64{}
+			var cur store.FeedCursor
+			follow := func() {
+				resp, err := f.ReadFeed(e.ctx, store.FeedRequest{After: cur, Limit: 7})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range resp.Changes {
+					seen[c.SessionID] = append(seen[c.SessionID], c.Seq)
+				}
+				cur = resp.Next
+			}
+			for running := true; running; {
+				select {
+				case <-done:
+					running = false
+				default:
+					follow()
+				}
+			}
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			rest, _ := e.follow(f, cur, 7, nil)
+			for _, c := range rest {
+				seen[c.SessionID] = append(seen[c.SessionID], c.Seq)
+			}
+			for w := range writers {
+				id := fmt.Sprintf("s%d", w)
+				e.wantSeqs(seen[id], seqRange(1, each), "changes of "+id+" read while writing")
+			}
+		}},
+	}
+}
+
+// feed returns the store's feed; every backend has one. The suite's
+// reads are registered as consumer "storetest" (at the start), so that
+// no change is trimmed before they read it.
+func (e *env) feed() store.Feed {
+	e.t.Helper()
+	f, ok := e.st.(store.Feed)
+	if !ok {
+		e.t.Fatalf("%T does not implement store.Feed", e.st)
+	}
+	if err := f.SaveCursor(e.ctx, "storetest", store.FeedCursor{}); err != nil {
+		e.t.Fatalf("SaveCursor: %v", err)
+	}
+	return f
+}
+
+// drain reads the feed after cur, limit at a time, until it has read
+// every change committed before the call (Through reaches the head).
+func (e *env) drain(f store.Feed, cur store.FeedCursor, limit int) []store.Change {
+	e.t.Helper()
+	out, _ := e.follow(f, cur, limit, nil)
+	return out
+}
+
+// feedWait bounds how long follow waits for the feed to reach its head: a
+// PostgreSQL feed is held back while an older transaction anywhere in the
+// cluster (another test package's) is still open.
+const feedWait = 30 * time.Second
+
+// follow reads the feed after cur until it has read every change
+// committed before the call, calling each with every batch read, and
+// returns the changes and the cursor after them.
+func (e *env) follow(f store.Feed, cur store.FeedCursor, limit int, each func(*store.FeedResponse)) ([]store.Change, store.FeedCursor) {
+	e.t.Helper()
+	head, err := f.FeedHead(e.ctx)
+	if err != nil {
+		e.t.Fatalf("FeedHead: %v", err)
+	}
+	var out []store.Change
+	deadline := time.Now().Add(feedWait)
+	for {
+		resp, err := f.ReadFeed(e.ctx, store.FeedRequest{After: cur, Limit: limit})
+		if err != nil {
+			e.t.Fatalf("ReadFeed: %v", err)
+		}
+		if each != nil {
+			each(resp)
+		}
+		out = append(out, resp.Changes...)
+		cur = resp.Next
+		if !resp.More && resp.Through >= head {
+			return out, cur
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the feed did not reach its head %d in %v (Through %d)", head, feedWait, resp.Through)
+		}
+		if !resp.More {
+			time.Sleep(10 * time.Millisecond) // an older transaction holds the feed back: poll
+		}
+	}
+}
