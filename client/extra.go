@@ -244,6 +244,10 @@ type RecallQuery struct {
 	// Before and After ask for that many neighbouring turns of each hit
 	// (RecallHit.Window).
 	Before, After int
+	// Fresh waits (bounded by the server) until the index has every write
+	// acknowledged before the search (fresh=true): read-your-writes. The
+	// server answers 503 index_behind if it cannot in time.
+	Fresh bool
 }
 
 // UpsertRecall adds documents to the tenant's recall index, or replaces
@@ -278,6 +282,9 @@ func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]server.Reca
 	}
 	if q.After != 0 {
 		v.Set("after", strconv.Itoa(q.After))
+	}
+	if q.Fresh {
+		v.Set("fresh", "true")
 	}
 	var out server.RecallSearchResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/recall/search", query: v, idempotent: true}, &out); err != nil {

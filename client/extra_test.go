@@ -246,7 +246,7 @@ func TestRecallAndFacts(t *testing.T) {
 	if err != nil || len(ids) != 2 || ids[0] != "note-1" || ids[1] == "" {
 		t.Fatalf("UpsertRecall: %v, %v", ids, err)
 	}
-	hits, err := c.SearchRecall(ctx, client.RecallQuery{Text: "dog thunderstorms", K: 3, Scope: "session:s", After: 1})
+	hits, err := c.SearchRecall(ctx, client.RecallQuery{Text: "dog thunderstorms", K: 3, Scope: "session:s", After: 1, Fresh: true})
 	if err != nil || len(hits) == 0 || hits[0].SessionID != "s" || hits[0].Step != 1 || !strings.Contains(hits[0].Text, "Pixel") {
 		t.Fatalf("SearchRecall: %+v, %v", hits, err)
 	}

@@ -77,6 +77,7 @@ func (t *tools) searchMemory(ctx context.Context, in SearchMemoryInput) (SearchM
 	if err != nil {
 		return SearchMemoryOutput{}, t.toolError(ctx, op, err)
 	}
+	t.waitForIndex(ctx)
 	hits, err := t.cfg.Recall.Search(ctx, q)
 	if err != nil {
 		return SearchMemoryOutput{}, t.toolError(ctx, op, err)
@@ -86,6 +87,31 @@ func (t *tools) searchMemory(ctx context.Context, in SearchMemoryInput) (SearchM
 		out.Hits[i] = memoryHit(h)
 	}
 	return out, nil
+}
+
+// indexWait bounds how long search_memory waits for the recall index to
+// reach the writes made before it.
+const indexWait = 2 * time.Second
+
+// waitForIndex waits, at most indexWait, until the recall index has every
+// write committed before the call, when it follows the store's log
+// (recall.IndexedStore), so that an agent finds what it has just
+// appended. If the index is further behind, the search goes on with what
+// it has (and the delay is logged).
+func (t *tools) waitForIndex(ctx context.Context) {
+	fs, ok := t.cfg.Store.(interface{ Follower() *recall.Follower })
+	if !ok {
+		return
+	}
+	f := fs.Follower()
+	if f == nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, indexWait)
+	defer cancel()
+	if err := f.Sync(wctx); err != nil && ctx.Err() == nil {
+		t.cfg.Logger.WarnContext(ctx, "search_memory: the recall index is behind the log; searching what it has", "err", err)
+	}
 }
 
 // searchQuery checks search_memory's arguments and returns the search of

@@ -39,6 +39,7 @@ type Follower struct {
 	progress chan struct{} // closed and replaced when through moves
 	behind   time.Time     // the time of the oldest change read but not yet applied
 	status   FollowStatus
+	watchers []func(BatchInfo)
 }
 
 // FollowerOptions configure a Follower. The zero value is a good default.
@@ -111,6 +112,14 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 		opts.Poll = 250 * time.Millisecond
 	}
 	return &Follower{feed: feed, st: st, x: x, opts: opts, notify: make(chan struct{}, 1), progress: make(chan struct{})}
+}
+
+// Observe adds fn to the functions told of every batch applied (after
+// FollowerOptions.OnBatch), such as a server's metrics.
+func (f *Follower) Observe(fn func(BatchInfo)) {
+	f.mu.Lock()
+	f.watchers = append(f.watchers, fn)
+	f.mu.Unlock()
 }
 
 // Notify wakes the follower to read the feed now.
@@ -331,13 +340,21 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 	if err := w.flush(); err != nil {
 		return err
 	}
-	if f.opts.OnBatch != nil {
+	f.mu.Lock()
+	watchers := f.watchers
+	f.mu.Unlock()
+	if f.opts.OnBatch != nil || len(watchers) > 0 {
 		now := time.Now()
 		info := BatchInfo{Changes: len(changes), Docs: w.written, Took: now.Sub(start), Lags: make([]time.Duration, len(changes))}
 		for i, c := range changes {
 			info.Lags[i] = max(now.Sub(c.Time), 0)
 		}
-		f.opts.OnBatch(info)
+		if f.opts.OnBatch != nil {
+			f.opts.OnBatch(info)
+		}
+		for _, fn := range watchers {
+			fn(info)
+		}
 	}
 	return nil
 }

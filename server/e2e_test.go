@@ -303,7 +303,7 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	}
 	// Recall: every appended turn is indexed; documents of one's own.
 	var rsr RecallSearchResponse
-	p.call(t, 200, "GET", "/v1/recall/search?q=output+17&k=3&scope=session:e2e&before=1", "", &rsr)
+	p.call(t, 200, "GET", "/v1/recall/search?q=output+17&k=3&scope=session:e2e&before=1&fresh=true", "", &rsr)
 	if len(rsr.Hits) == 0 || rsr.Hits[0].SessionID != "e2e" || rsr.Hits[0].Step == 0 || len(rsr.Hits[0].Window) == 0 {
 		t.Errorf("recall search: %+v", rsr.Hits)
 	}

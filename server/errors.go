@@ -31,6 +31,7 @@ const (
 	CodeNotConfigured        = "not_configured"         // 501: the server was started without what the route needs (recall, facts)
 	CodeSummarizerFailed     = "summarizer_failed"      // 502: the LLM summarizer failed; retry
 	CodeUnavailable          = "unavailable"            // 503: the store cannot be reached; retry
+	CodeIndexBehind          = "index_behind"           // 503: a fresh recall search timed out waiting for the index; retry
 	CodeCanceled             = "canceled"               // 499: the client went away (only in logs and metrics)
 )
 

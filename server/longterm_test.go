@@ -38,7 +38,7 @@ func TestRecallRoutes(t *testing.T) {
 	e.appendSteps("s1", "["+sysStep+","+taskStep+`,{"type":"message","message":{"role":"user","content":"My dog Pixel hates thunderstorms"}},`+actionStep(1, "package parser")+"]")
 
 	var res RecallSearchResponse
-	e.must(200, "GET", "/v1/recall/search?q=dog+thunder&k=3&scope=user:u1&before=1&after=1", nil).json(t, &res)
+	e.must(200, "GET", "/v1/recall/search?q=dog+thunder&k=3&scope=user:u1&before=1&after=1&fresh=true", nil).json(t, &res)
 	if len(res.Hits) == 0 {
 		t.Fatal("an appended turn is not found")
 	}
@@ -75,7 +75,7 @@ func TestRecallRoutes(t *testing.T) {
 
 	// Deleting the session forgets its turns.
 	e.must(204, "DELETE", "/v1/sessions/s1", nil)
-	e.must(200, "GET", "/v1/recall/search?q=dog", nil).json(t, &res)
+	e.must(200, "GET", "/v1/recall/search?q=dog&fresh=true", nil).json(t, &res)
 	if len(res.Hits) != 0 {
 		t.Errorf("a deleted session's turns are still found: %+v", res.Hits)
 	}
@@ -111,7 +111,7 @@ func TestRecallRoutes(t *testing.T) {
 	e.must(413, "POST", "/v1/recall", `{"documents":[{"text":"`+strings.Repeat("a", DefaultMaxBodyBytes)+`"}]}`)
 	e.must(415, "POST", "/v1/recall", `{"documents":[{"text":"a"}]}`, "Content-Type", "text/plain")
 	e.must(404, "GET", "/v1/recall/ok", nil) // nothing of a refused request was written
-	e.must(200, "GET", "/v1/recall/search?q=deploys", nil).json(t, &after)
+	e.must(200, "GET", "/v1/recall/search?q=deploys&fresh=true", nil).json(t, &after)
 	if len(after.Hits) != len(res.Hits) || e.dump() != before {
 		t.Error("a refused request changed the index or the store")
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentmem/agentmem/recall"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -17,6 +18,7 @@ type metrics struct {
 	storeErrors *prometheus.CounterVec
 	cache       *prometheus.CounterVec
 	handler     http.Handler
+	reg         prometheus.Registerer
 }
 
 // newMetrics registers the server's metrics with reg, or with a registry
@@ -59,7 +61,43 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 		}
 	}
 	m.handler = promhttp.HandlerFor(gather, promhttp.HandlerOpts{})
+	m.reg = reg
 	return m, nil
+}
+
+// watchIndex registers the metrics of a recall index that follows the
+// store's log, and observes the batches it indexes.
+func (m *metrics) watchIndex(f *recall.Follower) error {
+	lag := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "agentmem_recall_index_lag_seconds",
+		Help:    "For each change to the log (an appended entry, a fork, a deletion), how long after its commit the recall index had applied it.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	})
+	batches := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "agentmem_recall_index_batch_changes",
+		Help:    "Changes of the log applied to the recall index per batch.",
+		Buckets: prometheus.ExponentialBuckets(1, 4, 7),
+	})
+	behind := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "agentmem_recall_index_behind_seconds",
+		Help: "How long the oldest change the recall index has read but not yet applied has waited (0: caught up with what it read).",
+	}, func() float64 { return f.Status().Lag.Seconds() })
+	errs := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "agentmem_recall_index_errors_total",
+		Help: "Failures of the recall index's follower (reading the log or indexing); each is retried or, for a change that can never be indexed, skipped.",
+	}, func() float64 { return float64(f.Status().Errors) })
+	for _, c := range []prometheus.Collector{lag, batches, behind, errs} {
+		if err := m.reg.Register(c); err != nil {
+			return err
+		}
+	}
+	f.Observe(func(b recall.BatchInfo) {
+		batches.Observe(float64(b.Changes))
+		for _, d := range b.Lags {
+			lag.Observe(d.Seconds())
+		}
+	})
+	return nil
 }
 
 // observe records one request.

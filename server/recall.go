@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -162,6 +165,14 @@ func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	fresh, e := boolParam(r.URL.Query(), "fresh")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if fresh && !s.waitForIndex(w, r) {
+		return
+	}
 	hits, err := ix.Search(r.Context(), q)
 	if err != nil {
 		s.fail(w, r, "recall_search", err)
@@ -172,6 +183,31 @@ func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
 		out.Hits[i] = recallHit(h)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// waitForIndex waits, at most Config.IndexWait, until the recall index
+// has every write committed before the request (read-your-writes), and
+// answers 503 index_behind when it has not. A server whose index is
+// written with each write has nothing to wait for.
+func (s *Server) waitForIndex(w http.ResponseWriter, r *http.Request) bool {
+	if s.index == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.IndexWait)
+	defer cancel()
+	err := s.index.Sync(ctx)
+	switch {
+	case err == nil:
+		return true
+	case r.Context().Err() != nil:
+		s.fail(w, r, "recall_search", r.Context().Err())
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeIndexBehind, RetryAfter: 1,
+			Message: fmt.Sprintf("the recall index has not reached the writes made before this search within %v; retry, or search without fresh=true to get what it has indexed", s.cfg.IndexWait), cause: err})
+	default:
+		s.fail(w, r, "recall_search", err)
+	}
+	return false
 }
 
 // decodeRecallSearch checks the query parameters of a recall search.

@@ -25,6 +25,7 @@ const (
 	DefaultMaxBodyBytes  = 8 << 20
 	DefaultCacheSessions = 256
 	DefaultReadyTimeout  = 2 * time.Second
+	DefaultIndexWait     = 5 * time.Second
 )
 
 // Config configures a Server. Only Store is required.
@@ -72,6 +73,10 @@ type Config struct {
 	// recall.IndexedStore, which Store should then be). Nil answers them
 	// 501.
 	Recall *recall.Index
+	// IndexWait bounds how long a recall search with fresh=true waits for
+	// the index to reach every write committed before it; 0 means
+	// DefaultIndexWait.
+	IndexWait time.Duration
 	// Facts, when set, serves the user facts routes
 	// (/v1/users/{user}/facts...). Nil answers them 501.
 	Facts *facts.Memory
@@ -84,6 +89,13 @@ type Config struct {
 	Inspector http.Handler
 	// InspectorPatterns are the mux patterns of Inspector.
 	InspectorPatterns []string
+}
+
+// indexFollower is implemented by a store whose recall index follows its
+// log (recall.IndexedStore): the server reports the follower's progress
+// in /readyz and /metrics, and waits for it on a fresh recall search.
+type indexFollower interface {
+	Follower() *recall.Follower
 }
 
 // Pinger is implemented by stores that can check that their backend is
@@ -105,8 +117,9 @@ type Server struct {
 	counter tokenizer.Counter
 	now     func() time.Time
 	sec     *security
-	open    map[string]bool // route pattern: needs no key
-	browser map[string]bool // route pattern: a page for browsers (Basic auth too)
+	index   *recall.Follower // the recall index's follower of the log, if any
+	open    map[string]bool  // route pattern: needs no key
+	browser map[string]bool  // route pattern: a page for browsers (Basic auth too)
 
 	closeOnce sync.Once
 }
@@ -146,7 +159,17 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.IndexWait <= 0 {
+		cfg.IndexWait = DefaultIndexWait
+	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), metrics: m, counter: counter, now: cfg.Clock, sec: sec}
+	if fs, ok := cfg.Store.(indexFollower); ok {
+		if s.index = fs.Follower(); s.index != nil {
+			if err := m.watchIndex(s.index); err != nil {
+				return nil, fmt.Errorf("server: registering metrics: %w", err)
+			}
+		}
+	}
 	s.cache = newCache(s, max(cfg.CacheSessions, 0))
 	s.routes()
 	return s, nil
@@ -191,7 +214,7 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate", "facts", "facts_query", "facts_share"}},
 		{"POST /v1/sessions/{id}/compact", s.compact, false, nil},
 		{"POST /v1/recall", s.upsertRecall, false, nil},
-		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "scope", "before", "after"}},
+		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "scope", "before", "after", "fresh"}},
 		{"GET /v1/recall/{doc}", s.getRecall, false, nil},
 		{"DELETE /v1/recall/{doc}", s.deleteRecall, false, nil},
 		{"POST /v1/users/{user}/facts", s.remember, false, nil},
@@ -425,8 +448,40 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.metrics.storeErrors.WithLabelValues("ping").Inc()
 		s.log.Warn("not ready: the store is unreachable", "err", err)
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, ReadyResponse{Status: "unavailable", RecallIndex: s.indexStatus()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, ReadyResponse{Status: "ready", RecallIndex: s.indexStatus()})
+}
+
+// ReadyResponse is the body of GET /readyz.
+type ReadyResponse struct {
+	// Status is "ready" or "unavailable".
+	Status string `json:"status"`
+	// RecallIndex is the progress of the recall index that follows the
+	// log, when the server has one. Its lag does not make the server
+	// unready: searches see what it has indexed.
+	RecallIndex *IndexStatus `json:"recall_index,omitempty"`
+}
+
+// IndexStatus is the progress of the recall index's follower of the log.
+type IndexStatus struct {
+	// Running says that the follower is running.
+	Running bool `json:"running"`
+	// LagSeconds is how long the oldest change read from the log but not
+	// yet indexed has waited; 0 when caught up.
+	LagSeconds float64 `json:"lag_seconds"`
+	// Applied counts the changes indexed since the server started, and
+	// Errors the failures (retried, or skipped for a change that can never
+	// be indexed; the server's log has them).
+	Applied int64 `json:"applied"`
+	Errors  int64 `json:"errors"`
+}
+
+func (s *Server) indexStatus() *IndexStatus {
+	if s.index == nil {
+		return nil
+	}
+	st := s.index.Status()
+	return &IndexStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
 }

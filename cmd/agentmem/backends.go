@@ -45,15 +45,21 @@ type memories struct {
 	stopEmbed func()
 }
 
-// indexedStore wraps st so that every step written through it is indexed
-// for recall at once, as serve, mcp and import write. A failed indexing
-// is logged and does not fail the write: the step is stored, and
-// agentmem recall backfill repairs the index.
+// indexedStore wraps st so that every step written to the store is
+// indexed for recall, as serve, mcp and import need, and starts the
+// follower that indexes the store's change feed in the background (the
+// caller stops it with Stop before closing the index and the store).
+// Writes never wait on the index; a failure to index is logged and
+// retried from the follower's durable cursor.
 func (m *memories) indexedStore(st store.Store, log *slog.Logger) *recall.IndexedStore {
 	indexed := recall.NewIndexedStore(st, m.indexer)
 	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
 		log.WarnContext(ctx, "recall indexing failed; the write is stored (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
 	}
+	indexed.Follow.OnError = func(err error) {
+		log.Warn("recall indexing failed; the write is stored, and indexing is retried from the index's cursor in the log", "err", err)
+	}
+	indexed.Start()
 	return indexed
 }
 

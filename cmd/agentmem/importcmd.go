@@ -158,8 +158,9 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	}
 	defer mems.Close()
 	// Import through the indexed store, as serve writes: every imported
-	// session is searchable at once.
+	// session is indexed for recall (the command waits for it below).
 	indexed := mems.indexedStore(st, a.log)
+	defer indexed.Stop()
 
 	stderr := cmd.ErrOrStderr()
 	bar := newImportBar(f, in, stderr)
@@ -190,6 +191,11 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	})
 	if bar != nil {
 		_ = bar.Finish() // clears it
+	}
+	if sum.imported > 0 {
+		if serr := indexed.Sync(ctx); serr != nil && err == nil {
+			err = failure{fmt.Errorf("the sessions are imported, but indexing them for recall did not finish: %w (a server on this store finishes it)", serr)}
+		}
 	}
 	a.log.Info("import done", "input", name, "imported", sum.imported, "failed", sum.failed, "skipped", sum.skipped, "entries", sum.entries)
 	if !f.json {

@@ -83,8 +83,10 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 		return err
 	}
 	defer mems.Close()
-	// Every step written through it is indexed for recall at once.
+	// Every step written to the store is indexed for recall, in the
+	// background, from the store's log.
 	indexed := mems.indexedStore(st, a.log)
+	defer indexed.Stop()
 	srv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
 		Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion(),

@@ -160,8 +160,10 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		return err
 	}
 	defer mems.Close()
-	// Every step written through it is indexed for recall at once.
+	// Every step written to the store is indexed for recall, in the
+	// background, from the store's log.
 	indexed := mems.indexedStore(st, a.log)
+	defer indexed.Stop()
 	cfg.Store, cfg.Recall, cfg.Facts = indexed, mems.recall, mems.facts
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
