@@ -51,7 +51,13 @@ func newEnv(t *testing.T, opts ...func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close(); mem.Close() })
+	t.Cleanup(func() {
+		if is, ok := cfg.Store.(interface{ Stop() }); ok {
+			is.Stop() // a recall follower (withLongTerm)
+		}
+		srv.Close()
+		mem.Close()
+	})
 	return &env{t: t, srv: srv, store: fs, mem: mem, logs: logs}
 }
 
@@ -199,6 +205,37 @@ type faultyStore struct {
 	panicOn atomic.Bool
 	// reads and gets count Read and Get calls.
 	reads, gets atomic.Int64
+}
+
+// The change feed of the memstore, failing like the rest.
+func (f *faultyStore) feed() store.Feed { return f.Store.(store.Feed) }
+
+func (f *faultyStore) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.FeedResponse, error) {
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	return f.feed().ReadFeed(ctx, req)
+}
+
+func (f *faultyStore) FeedHead(ctx context.Context) (int64, error) {
+	if err := f.err(); err != nil {
+		return 0, err
+	}
+	return f.feed().FeedHead(ctx)
+}
+
+func (f *faultyStore) LoadCursor(ctx context.Context, consumer string) (store.FeedCursor, error) {
+	if err := f.err(); err != nil {
+		return store.FeedCursor{}, err
+	}
+	return f.feed().LoadCursor(ctx, consumer)
+}
+
+func (f *faultyStore) SaveCursor(ctx context.Context, consumer string, c store.FeedCursor) error {
+	if err := f.err(); err != nil {
+		return err
+	}
+	return f.feed().SaveCursor(ctx, consumer, c)
 }
 
 func (f *faultyStore) err() error {

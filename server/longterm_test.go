@@ -359,3 +359,50 @@ func TestContextInjectsFacts(t *testing.T) {
 		t.Errorf("without facts configured: %d %s", r.code, r.body)
 	}
 }
+
+// TestFreshRecallSearch checks read-your-writes on recall search: with
+// fresh=true a search waits for the index to reach the writes before it,
+// and answers 503 index_behind when the index cannot in time. /readyz
+// reports the index's progress.
+func TestFreshRecallSearch(t *testing.T) {
+	now := fixedNow
+	var indexed *recall.IndexedStore
+	e := newEnv(t, withLongTerm(&now), func(c *Config) {
+		indexed = c.Store.(*recall.IndexedStore)
+		c.IndexWait = 200 * time.Millisecond
+	})
+	e.create("s1")
+	e.appendSteps("s1", `{"type":"message","message":{"role":"user","content":"the parrot is named Kiwi"}}`)
+	var res RecallSearchResponse
+	e.must(200, "GET", "/v1/recall/search?q=parrot&fresh=true", nil).json(t, &res)
+	if len(res.Hits) != 1 || res.Hits[0].ID != "s1#1" {
+		t.Fatalf("fresh search right after the append: %+v", res.Hits)
+	}
+	var ready ReadyResponse
+	e.must(200, "GET", "/readyz", nil).json(t, &ready)
+	if ready.RecallIndex == nil || !ready.RecallIndex.Running || ready.RecallIndex.Applied < 1 {
+		t.Fatalf("readyz: %+v", ready.RecallIndex)
+	}
+	e.must(400, "GET", "/v1/recall/search?q=parrot&fresh=maybe", nil)
+
+	// With the follower stopped, a fresh search cannot see a new write:
+	// 503 index_behind, while a plain search answers with what is indexed.
+	indexed.Stop()
+	e.appendSteps("s1", `{"type":"message","message":{"role":"user","content":"the parrot also likes grapes"}}`)
+	r := e.do("GET", "/v1/recall/search?q=grapes&fresh=true", nil)
+	if r.code != 503 || r.header.Get("Retry-After") == "" || r.apiErr(t).Code != CodeIndexBehind {
+		t.Fatalf("fresh search with the index stopped: %d %s", r.code, r.body)
+	}
+	e.must(200, "GET", "/v1/recall/search?q=grapes", nil).json(t, &res)
+	if len(res.Hits) != 0 {
+		t.Fatalf("the stopped index found %+v", res.Hits)
+	}
+	e.must(200, "GET", "/readyz", nil).json(t, &ready)
+	if ready.RecallIndex == nil || ready.RecallIndex.Running {
+		t.Fatalf("readyz with the follower stopped: %+v", ready.RecallIndex)
+	}
+	// The metrics have the index's lag.
+	if body := string(e.must(200, "GET", "/metrics", nil).body); !strings.Contains(body, "agentmem_recall_index_lag_seconds_count") {
+		t.Fatal("/metrics has no agentmem_recall_index_lag_seconds")
+	}
+}
