@@ -1,7 +1,9 @@
 package recall
 
 import (
+	"hash/maphash"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/kljensen/snowball/english"
@@ -69,5 +71,59 @@ func Stem(word string) string {
 			return word
 		}
 	}
-	return english.Stem(word, true)
+	if len(word) > maxCachedStem {
+		return english.Stem(word, true)
+	}
+	return stems.get(word)
+}
+
+// The stem cache: the Snowball stemmer costs microseconds a word (it
+// converts the word to runes and tries suffix lists), most of the CPU of
+// indexing a turn, and the words of a conversation repeat. Words up to
+// maxCachedStem bytes are cached, in shards of at most stemShardCap
+// entries; a full shard is emptied (the cache is bounded, a few MB at
+// most, and refills with the words in use).
+const (
+	maxCachedStem = 24
+	stemShards    = 16
+	stemShardCap  = 8192
+)
+
+type stemShard struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+type stemCache struct {
+	seed   maphash.Seed
+	shards [stemShards]stemShard
+}
+
+var stems = newStemCache()
+
+func newStemCache() *stemCache {
+	c := &stemCache{seed: maphash.MakeSeed()}
+	for i := range c.shards {
+		c.shards[i].m = make(map[string]string)
+	}
+	return c
+}
+
+func (c *stemCache) get(word string) string {
+	sh := &c.shards[maphash.String(c.seed, word)%stemShards]
+	sh.mu.RLock()
+	st, ok := sh.m[word]
+	sh.mu.RUnlock()
+	if ok {
+		return st
+	}
+	st = english.Stem(word, true)
+	sh.mu.Lock()
+	if len(sh.m) >= stemShardCap {
+		clear(sh.m)
+	}
+	st = strings.Clone(st) // not a view of a longer text
+	sh.m[strings.Clone(word)] = st
+	sh.mu.Unlock()
+	return st
 }

@@ -76,7 +76,12 @@ sending the request to the end of its response body; percentiles are exact
 
 It prints one JSON line on stdout: requests, requests_per_s, the latency
 percentiles in milliseconds, and the failed requests by HTTP status (or
-"transport" for a connection error); a run with any failed request exits
+"transport" for a connection error). With append and loop, index_lag says
+how far the server's recall index (which follows the log in the
+background) was behind: its per-change lag over the measured period from
+/metrics (p50 and p99, as the upper bounds of the histogram's buckets),
+the largest lag /readyz showed, sampled every 100ms, and how long a
+fresh=true search took right after the run. A run with any failed request exits
 with status 1 after printing it. The seeded sessions are deleted at the end
 unless --keep.
 
@@ -136,6 +141,9 @@ type loadResult struct {
 	Errors            map[string]int64 `json:"errors"`
 	// ResponseBytes is the mean size of a response body.
 	ResponseBytes int64 `json:"response_bytes"`
+	// IndexLag is how far the recall index was behind the appends
+	// (append and loop, with a server whose index follows its log).
+	IndexLag *indexLag `json:"index_lag,omitempty"`
 }
 
 // latencySummary is a latency distribution in milliseconds.
@@ -229,9 +237,28 @@ func runBenchLoad(cmd *cobra.Command, a *app, f benchLoadFlags) error {
 	}
 
 	a.log.Info("running", "op", f.op, "clients", f.clients, "warmup", f.warmup, "duration", f.duration)
+	var (
+		lagBefore lagHistogram
+		behind    *behindSampler
+	)
+	l.onMeasure = func() {
+		if f.op != loadOpContext {
+			lagBefore = l.readLagHistogram(ctx)
+			behind = l.sampleBehind(ctx)
+		}
+	}
 	stats := l.drive(ctx, ids)
 	if err := ctx.Err(); err != nil {
 		return failure{fmt.Errorf("interrupted: %w", err)}
+	}
+	if behind != nil {
+		maxBehind := behind.finish()
+		if lagBefore != nil {
+			lag := &indexLag{MaxBehind: roundTo(maxBehind, 1)}
+			lag.Changes, lag.P50, lag.P99 = lagBetween(lagBefore, l.readLagHistogram(ctx))
+			lag.CatchUpMs, _ = l.catchUp(ctx)
+			res.IndexLag = lag
+		}
 	}
 	var (
 		samples []time.Duration
@@ -329,6 +356,8 @@ type loadRun struct {
 	client *http.Client
 
 	elapsed time.Duration // of the measured period
+	// onMeasure, when set, runs once when the measured period starts.
+	onMeasure func()
 
 	errMu    sync.Mutex
 	firstErr string
@@ -609,6 +638,15 @@ func (l *loadRun) drive(ctx context.Context, ids []string) []*clientStats {
 	measureFrom := start.Add(l.f.warmup)
 	until := measureFrom.Add(l.f.duration)
 	var wg sync.WaitGroup
+	if l.onMeasure != nil {
+		wg.Go(func() { // in the group: its effects are seen after Wait
+			select {
+			case <-time.After(time.Until(measureFrom)):
+				l.onMeasure()
+			case <-ctx.Done():
+			}
+		})
+	}
 	for c := range l.f.clients {
 		st := &clientStats{errors: map[string]int64{}, latency: make([]time.Duration, 0, 1<<14)}
 		stats[c] = st

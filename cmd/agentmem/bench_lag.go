@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// indexLag is how far the server's recall index, which follows the
+// session log in the background, was behind the appends of a run, as the
+// server reports it: the distribution of its per-change indexing lag over
+// the measured period (agentmem_recall_index_lag_seconds in /metrics: a
+// histogram, so the percentiles are the upper bounds of their buckets),
+// the largest lag /readyz showed while sampling it every 100ms, and how
+// long after the run a fresh=true search took (the index catching up with
+// the last appends).
+type indexLag struct {
+	Changes    int64   `json:"changes"`
+	P50        float64 `json:"p50_ms_at_most"`
+	P99        float64 `json:"p99_ms_at_most"`
+	MaxBehind  float64 `json:"max_behind_ms"`
+	CatchUpMs  float64 `json:"catch_up_ms"`
+	SampleNote string  `json:"note,omitempty"`
+}
+
+// lagHistogram is the cumulative bucket counts of the lag histogram, by
+// upper bound in seconds (+Inf included).
+type lagHistogram map[float64]int64
+
+const lagMetric = "agentmem_recall_index_lag_seconds_bucket"
+
+// readLagHistogram reads the lag histogram from the server's /metrics; a
+// server without a recall index that follows the log has none (nil).
+func (l *loadRun) readLagHistogram(ctx context.Context) lagHistogram {
+	code, data, err := l.do(ctx, "GET", "/metrics", nil)
+	if err != nil || code != http.StatusOK {
+		return nil
+	}
+	h := lagHistogram{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, lagMetric+"{") {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, `le="`)
+		if !ok {
+			continue
+		}
+		le, rest, ok := strings.Cut(rest, `"`)
+		if !ok {
+			continue
+		}
+		bound := math.Inf(1)
+		if le != "+Inf" {
+			if bound, err = strconv.ParseFloat(le, 64); err != nil {
+				continue
+			}
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(rest[strings.LastIndex(rest, " ")+1:]), 64)
+		if err != nil {
+			continue
+		}
+		h[bound] = int64(n)
+	}
+	if len(h) == 0 {
+		return nil
+	}
+	return h
+}
+
+// lagBetween summarizes the changes indexed between two readings.
+func lagBetween(before, after lagHistogram) (n int64, p50, p99 float64) {
+	bounds := make([]float64, 0, len(after))
+	for b := range after {
+		bounds = append(bounds, b)
+	}
+	sort.Float64s(bounds)
+	total := after[math.Inf(1)] - before[math.Inf(1)]
+	if total <= 0 {
+		return 0, 0, 0
+	}
+	quantile := func(q float64) float64 {
+		want := int64(math.Ceil(q * float64(total)))
+		for _, b := range bounds {
+			if after[b]-before[b] >= want {
+				return b * 1000
+			}
+		}
+		return math.Inf(1)
+	}
+	return total, quantile(0.5), quantile(0.99)
+}
+
+// behindSampler samples /readyz's recall_index.lag_seconds until stopped.
+type behindSampler struct {
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	max  float64
+}
+
+func (l *loadRun) sampleBehind(ctx context.Context) *behindSampler {
+	s := &behindSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			code, data, err := l.do(ctx, "GET", "/readyz", nil)
+			if err != nil || code != http.StatusOK {
+				continue
+			}
+			var r struct {
+				RecallIndex *struct {
+					LagSeconds float64 `json:"lag_seconds"`
+				} `json:"recall_index"`
+			}
+			if json.Unmarshal(data, &r) == nil && r.RecallIndex != nil {
+				s.mu.Lock()
+				s.max = max(s.max, r.RecallIndex.LagSeconds*1000)
+				s.mu.Unlock()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *behindSampler) finish() float64 {
+	close(s.stop)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max
+}
+
+// catchUp times a fresh=true recall search made right after the run: how
+// long the index took to reach the last appends.
+func (l *loadRun) catchUp(ctx context.Context) (float64, bool) {
+	t0 := time.Now()
+	code, _, err := l.do(ctx, "GET", "/v1/recall/search?q=bench&k=1&fresh=true", nil)
+	if err != nil || code != http.StatusOK {
+		return 0, false
+	}
+	return roundTo(float64(time.Since(t0).Microseconds())/1000, 2), true
+}
