@@ -75,6 +75,16 @@
 // its branches. Per-agent memories of a multi-agent run are sessions of
 // their own (Session.Agent names the agent).
 //
+// # The change feed
+//
+// Every backend also implements Feed: every change to every session's log
+// (an entry appended, a branch forked, a session deleted), recorded by the
+// transaction that makes it and read in commit order after a durable
+// cursor. What is derived from the log, such as the recall index
+// (recall.Follower), follows the feed in the background instead of being
+// written on the request's path, and catches up after a crash or restart
+// on its own.
+//
 // # Moving sessions
 //
 // Export writes a session as JSONL, and Import recreates it, in the same
