@@ -83,3 +83,45 @@ func ExampleExport() {
 	// Output:
 	// chat-42 1 {"type":"task","number":1,"id":"step-1","task":"hello"}
 }
+
+// A consumer of the change feed: it registers its durable cursor, reads
+// the changes after it in commit order, and saves the cursor once it has
+// applied them, so that after a crash it resumes where it stopped.
+func ExampleFeed() {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	var feed store.Feed = st // every backend has one
+
+	cur, err := feed.LoadCursor(ctx, "printer")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := feed.SaveCursor(ctx, "printer", cur); err != nil { // register before the first read
+		log.Fatal(err)
+	}
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "run-1", Tenant: "acme"}); err != nil {
+		log.Fatal(err)
+	}
+	task := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "t1"}, Task: "Find the bug"}
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "run-1", Steps: []agentmem.Step{task}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := st.Delete(ctx, "run-1"); err != nil {
+		log.Fatal(err)
+	}
+
+	resp, err := feed.ReadFeed(ctx, store.FeedRequest{After: cur})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range resp.Changes {
+		fmt.Println(c.Kind, c.Tenant, c.SessionID, c.Seq, c.Entry != nil)
+	}
+	if err := feed.SaveCursor(ctx, "printer", resp.Next); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// append acme run-1 1 false
+	// delete acme run-1 0 false
+}
