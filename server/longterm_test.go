@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -404,5 +408,67 @@ func TestFreshRecallSearch(t *testing.T) {
 	// The metrics have the index's lag.
 	if body := string(e.must(200, "GET", "/metrics", nil).body); !strings.Contains(body, "agentmem_recall_index_lag_seconds_count") {
 		t.Fatal("/metrics has no agentmem_recall_index_lag_seconds")
+	}
+}
+
+// TestDisconnectedAppendIsIndexed: a client that sends an append and goes
+// away without reading the answer leaves the turn stored and indexed (it
+// used to be stored but never indexed: indexing ran on the request's
+// context, which the disconnect canceled).
+func TestDisconnectedAppendIsIndexed(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	e.create("s1")
+	ts := httptest.NewServer(e.srv)
+	defer ts.Close()
+	const turns = 20
+	for i := range turns {
+		body := fmt.Sprintf(`{"role":"user","content":"note number %d mentions the word zebra%s"}`, i, strings.Repeat("q", i+1))
+		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST /v1/sessions/s1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		conn.Close() // gone before the answer
+	}
+	// Wait until the server has finished the 20 requests (its request
+	// counter), then every turn it stored must be found by a fresh search.
+	// (A request whose disconnect the server noticed before the append
+	// committed is not stored: it was never acknowledged.)
+	deadline := time.Now().Add(10 * time.Second)
+	for served := 0; served < turns; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server finished %d of %d requests", served, turns)
+		}
+		served = 0
+		for _, line := range strings.Split(string(e.must(200, "GET", "/metrics", nil).body), "\n") {
+			if strings.HasPrefix(line, "agentmem_http_requests_total{") && strings.Contains(line, `route="POST /v1/sessions/{id}/messages"`) {
+				n, _ := strconv.Atoi(line[strings.LastIndex(line, " ")+1:])
+				served += n
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // polling the server's progress, bounded
+	}
+	var steps ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s1/steps", nil).json(t, &steps)
+	if len(steps.Steps) < turns/2 {
+		t.Fatalf("only %d of %d appends were stored", len(steps.Steps), turns)
+	}
+	stored := map[int]bool{}
+	for _, st := range steps.Steps {
+		var n int
+		if _, err := fmt.Sscanf(st.(*agentmem.TaskStep).Task, "note number %d", &n); err == nil {
+			stored[n] = true
+		}
+	}
+	for i := range turns {
+		if !stored[i] {
+			continue
+		}
+		var res RecallSearchResponse
+		e.must(200, "GET", "/v1/recall/search?k=1&fresh=true&q=zebra"+strings.Repeat("q", i+1), nil).json(t, &res)
+		if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Text, fmt.Sprintf("note number %d ", i)) {
+			t.Fatalf("turn %d: %+v", i, res.Hits)
+		}
 	}
 }
