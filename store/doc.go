@@ -36,9 +36,11 @@
 // truncated tool results), and the numbers that left it (Removed). The
 // steps a compaction covered stay in the log.
 //
-// Appends are atomic (all or none), idempotent (a step whose ID is already
-// in the log is not stored again: a retry gets the original sequence
-// numbers) and optionally conditional: with ExpectedLastSeq, an append by
+// Appends are atomic (all or none), idempotent (step IDs are idempotency
+// keys: a retry of a request whose steps are stored gets the original
+// sequence numbers and stores nothing, while reusing the IDs for a
+// different request is refused with ErrIDReused) and optionally
+// conditional: with ExpectedLastSeq, an append by
 // a writer that has not seen the latest entries fails with ErrConflict
 // instead of interleaving silently.
 //
