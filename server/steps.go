@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -140,10 +139,8 @@ func idempotencyError(err error, key string, single bool) *Error {
 	detail := ""
 	var re *store.IDReusedError
 	if errors.As(err, &re) {
-		if re.Index < 0 {
-			detail = " (the compaction " + re.Reason + ")"
-		} else {
-			detail = fmt.Sprintf(" (step ID %q: %s)", re.ID, strings.TrimPrefix(re.Reason, "is "))
+		detail = " (" + re.What() + ")"
+		if re.Index >= 0 {
 			e.Field = stepField(re.Index, single, "id")
 		}
 	}

@@ -29,17 +29,23 @@ type IDReusedError struct {
 	// contradicts (0 for a step of a partly stored request that is not
 	// stored).
 	Seq int64
-	// Reason says what differs, for people.
+	// Reason says what differs, for people, as a predicate of the step
+	// or the compaction ("differs from the step stored at seq 4").
 	Reason string
 }
 
 func (e *IDReusedError) Error() string {
-	field := "compaction"
-	if e.Index >= 0 {
-		field = fmt.Sprintf("steps[%d] (ID %q)", e.Index, e.ID)
+	return fmt.Sprintf("store: %s; a request that reuses step IDs must be a retry of the same request, a new request needs new IDs: %v",
+		e.What(), agentmem.ErrConflict)
+}
+
+// What says what differs: the step (by ID and index) or the compaction,
+// and Reason, as transports put it in their messages.
+func (e *IDReusedError) What() string {
+	if e.Index < 0 {
+		return "the compaction " + e.Reason
 	}
-	return fmt.Sprintf("store: %s: %s; a request that reuses step IDs must be a retry of the same request, a new request needs new IDs: %v",
-		field, e.Reason, agentmem.ErrConflict)
+	return fmt.Sprintf("step ID %q (steps[%d]) %s", e.ID, e.Index, e.Reason)
 }
 
 // Unwrap makes errors.Is(err, ErrIDReused) and errors.Is(err,
@@ -99,7 +105,7 @@ func CheckRetry(steps, stored []agentmem.Step, seqs []int64) (bool, error) {
 		n++
 		if !SameStep(s, steps[i]) {
 			return false, &IDReusedError{Index: i, ID: steps[i].Info().ID, Seq: seqs[i],
-				Reason: fmt.Sprintf("a different step with this ID is stored at seq %d", seqs[i])}
+				Reason: fmt.Sprintf("differs from the step stored with this ID at seq %d", seqs[i])}
 		}
 	}
 	switch {
@@ -113,12 +119,12 @@ func CheckRetry(steps, stored []agentmem.Step, seqs []int64) (bool, error) {
 			var at string
 			for j, o := range stored {
 				if o != nil {
-					at = fmt.Sprintf("steps[%d] is stored at seq %d", j, seqs[j])
+					at = fmt.Sprintf("steps[%d] is (at seq %d)", j, seqs[j])
 					break
 				}
 			}
 			return false, &IDReusedError{Index: i, ID: steps[i].Info().ID,
-				Reason: "is not stored but other steps of the request are (" + at + "): the request is not a retry of one earlier append"}
+				Reason: "is not stored while " + at + ": a retry finds every step of its request stored"}
 		}
 	}
 	return false, nil // not reached: 0 < n < len(steps) leaves a nil
@@ -140,7 +146,7 @@ func CheckRetriedCompaction(c *CompactionRecord, seqs []int64, after int64, stor
 		return &IDReusedError{Index: -1, Seq: after, Reason: reason}
 	}
 	if stored == nil {
-		return reused(fmt.Sprintf("is not in the log: the request's steps are stored (up to seq %d) without a compaction after them", after-1))
+		return reused(fmt.Sprintf("is missing: the request's steps are stored (up to seq %d) without one after them", after-1))
 	}
 	want, err := ResolveCompaction(c, seqs)
 	if err != nil {
@@ -155,7 +161,7 @@ func CheckRetriedCompaction(c *CompactionRecord, seqs []int64, after int64, stor
 		return err
 	}
 	if !bytes.Equal(a, b) {
-		return reused(fmt.Sprintf("differs from the compaction stored with the request's steps at seq %d", after))
+		return reused(fmt.Sprintf("differs from the one stored after the request's steps, at seq %d", after))
 	}
 	return nil
 }

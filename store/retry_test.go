@@ -65,9 +65,9 @@ func TestCheckRetry(t *testing.T) {
 		seq    int64
 		reason string
 	}{
-		{"second differs", []agentmem.Step{a, b2}, []int64{4, 5}, 1, 5, "different step"},
-		{"first stored only", []agentmem.Step{a, nil}, []int64{4, 0}, 1, 0, "steps[0] is stored at seq 4"},
-		{"second stored only", []agentmem.Step{nil, b}, []int64{0, 5}, 0, 0, "steps[1] is stored at seq 5"},
+		{"second differs", []agentmem.Step{a, b2}, []int64{4, 5}, 1, 5, "differs from the step stored with this ID at seq 5"},
+		{"first stored only", []agentmem.Step{a, nil}, []int64{4, 0}, 1, 0, "while steps[0] is (at seq 4)"},
+		{"second stored only", []agentmem.Step{nil, b}, []int64{0, 5}, 0, 0, "while steps[1] is (at seq 5)"},
 	} {
 		retry, err := store.CheckRetry(req, c.stored, c.seqs)
 		var re *store.IDReusedError
@@ -93,7 +93,7 @@ func TestCheckRetriedCompaction(t *testing.T) {
 	} {
 		err := store.CheckRetriedCompaction(rec, []int64{3}, 4, s)
 		var re *store.IDReusedError
-		if !errors.As(err, &re) || re.Index != -1 || re.Seq != 4 || !strings.HasPrefix(err.Error(), "store: compaction: ") {
+		if !errors.As(err, &re) || re.Index != -1 || re.Seq != 4 || !strings.HasPrefix(err.Error(), "store: the compaction ") || !strings.HasPrefix(re.What(), "the compaction ") {
 			t.Errorf("%s: %v, want an *IDReusedError for the compaction", name, err)
 		}
 	}
