@@ -66,9 +66,9 @@
 // ETag): a mismatch is 409, with the current number, and changes nothing.
 //
 // A compaction record sent with POST /steps is checked like the rest: its
-// working list is required, must name steps of the log and must keep the
-// pinned steps (every system prompt and the first task), or be empty to
-// clear the session; otherwise 400 and nothing changes.
+// working list is required and must name steps of the log, and it must
+// keep the pinned steps (every system prompt and the first task) unless
+// its removed list names them; otherwise 400 and nothing changes.
 //
 // # Tool calls over HTTP
 //

@@ -462,9 +462,10 @@ func TestAppendCompactionRetry(t *testing.T) {
 	}
 }
 
-// TestAppendCompactionPinned: a compaction record that drops the system
-// prompt or the task, or has no working set, is refused and changes
-// nothing; one that keeps them, or clears the session, is stored.
+// TestAppendCompactionPinned: a compaction record that leaves the system
+// prompt or the task out of its working set without removing them, or has
+// no working set, is refused and changes nothing; one that keeps them, or
+// removes them on purpose, is stored.
 func TestAppendCompactionPinned(t *testing.T) {
 	e := newEnv(t)
 	e.create("s")
@@ -476,6 +477,8 @@ func TestAppendCompactionPinned(t *testing.T) {
 		{`{"compaction":{"removed":[1]}}`, "is required"},
 		{`{"compaction":{"working":null,"removed":[1]}}`, "is required"},
 		{`{"steps":[{"type":"system_prompt","content":"Be brief."}],"compaction":{"working":[1,2]}}`, "step 4, a system prompt"},
+		{`{"compaction":{"working":[]}}`, "step 1, a system prompt"},
+		{`{"compaction":{"working":[],"removed":[1,3]}}`, "step 2, the first task"},
 		{`{"compaction":{"working":[1,2,9]}}`, "not the sequence number of a step"},
 	} {
 		r := e.do("POST", "/v1/sessions/s/steps", c.body)
@@ -495,7 +498,8 @@ func TestAppendCompactionPinned(t *testing.T) {
 	if fmt.Sprint(ctx.Steps) != "[1 2]" {
 		t.Errorf("context after a compaction keeping the pinned steps: %v", ctx.Steps)
 	}
-	// An explicit empty working set clears the session.
+	// Pinned steps named in the removed list leave on purpose: here the
+	// session is cleared.
 	e.must(201, "POST", "/v1/sessions/s/steps", `{"compaction":{"working":[],"removed":[1,2]}}`)
 	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx)
 	if len(ctx.Steps) != 0 {

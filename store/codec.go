@@ -64,7 +64,7 @@ func EncodeCompaction(c *CompactionRecord) ([]byte, error) {
 // and checks it as a stored record (see ValidateCompaction: positive
 // sequence numbers only, replaced copies naming steps of Working). The
 // "working" member is required, even when empty: a record without it is
-// refused rather than taken for one that clears the working set. Errors
+// refused rather than taken for one that empties the working set. Errors
 // wrap agentmem.ErrInvalid.
 func DecodeCompaction(data []byte) (*CompactionRecord, error) {
 	return decodeCompaction(data, 0)
@@ -99,7 +99,7 @@ func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 		return nil, invalid("compaction", "%v", err)
 	}
 	if j.Working == nil {
-		return nil, invalid("compaction.working", "is required: the sequence numbers of the steps the working set keeps, in order ([] clears it)")
+		return nil, invalid("compaction.working", "is required: the sequence numbers of the steps the working set keeps, in order ([] keeps none)")
 	}
 	c := &CompactionRecord{Working: *j.Working, Removed: j.Removed}
 	for i, raw := range j.Replaced {

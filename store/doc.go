@@ -51,10 +51,10 @@
 // followed by every step appended after it (see WorkingSet). Read with
 // ReadRequest.WorkingSet returns it, so resuming a long session costs what
 // its working set does, not what its whole log does. A compaction record
-// names step entries of the log and keeps the pinned steps of the working
-// set it compacts (every system prompt and the first task, the library's
-// rule), or clears the working set with an empty list (see CheckPinned):
-// every backend checks it in the append's transaction.
+// names step entries of the log and loses no pinned step by accident:
+// every system prompt and the first task (the library's rule) stays in
+// the working set unless the record's Removed list names it (see
+// CheckPinned). Every backend checks it in the append's transaction.
 //
 // OpenMemory binds an agentmem.Memory to a session: it loads the working
 // set, then writes every add and compaction through to the log before the

@@ -15,38 +15,49 @@ type WorkingStep struct {
 	Kind agentmem.StepKind
 }
 
-// CheckPinned checks that a compaction keeps the pinned steps of the
-// working set it compacts. ws is that working set: the session's working
-// set before the append (see WorkingSet), followed by the append's new
-// steps, with their sequence numbers; c is the record with its
-// NewStepRefs resolved (ResolveCompaction). The pinned steps are the
-// library's (agentmem.PinnedKinds: every system prompt and the first
-// task); each must stay in c.Working, itself or as a modified copy.
-//
-// A record whose Working list is empty clears the working set, as
-// agentmem.Memory.Clear records it, and passes: a session cleared to start
-// over keeps nothing, while a compaction that keeps steps keeps the ones
-// a model cannot do without. (The JSON form of a record must name its
-// Working list even when it is empty; see DecodeAppendCompaction.)
+// CheckPinned checks that a compaction loses no pinned step by accident.
+// ws is the working set it compacts: the session's working set before
+// the append (see WorkingSet), followed by the append's new steps, with
+// their sequence numbers; c is the record with its NewStepRefs resolved
+// (ResolveCompaction). The pinned steps are the library's
+// (agentmem.PinnedKinds: every system prompt and the first task). Each
+// must stay in c.Working, itself or as a modified copy, or be named in
+// c.Removed: a pinned step leaves the working set only when the record
+// says so. Records made by the library always do (its Compaction lists
+// every step that left, and agentmem.Memory.Clear removes them all), so a
+// strategy that drops a pinned step on purpose, such as
+// agentmem.KeepSystemAndRecent, or a clear, is stored, while a record
+// that merely leaves the system prompt or the task out of its working
+// list is refused.
 //
 // Backends call it in the append's transaction, so no other append comes
 // between the working set it checks and the record stored. Errors wrap
 // ErrInvalid.
 func CheckPinned(c *CompactionRecord, ws []WorkingStep) error {
-	if len(c.Working) == 0 {
-		return nil
-	}
 	kinds := make([]agentmem.StepKind, len(ws))
 	for i, w := range ws {
 		kinds[i] = w.Kind
 	}
+	var kept map[int64]bool
 	for i, pinned := range agentmem.PinnedKinds(kinds) {
-		if pinned && !slices.Contains(c.Working, ws[i].Seq) {
+		if !pinned {
+			continue
+		}
+		if kept == nil {
+			kept = make(map[int64]bool, len(c.Working)+len(c.Removed))
+			for _, n := range c.Working {
+				kept[n] = true
+			}
+			for _, n := range c.Removed {
+				kept[n] = true // not kept, but removed on purpose
+			}
+		}
+		if !kept[ws[i].Seq] {
 			what := "the first task"
 			if ws[i].Kind == agentmem.KindSystemPrompt {
 				what = "a system prompt"
 			}
-			return invalid("compaction.working", "leaves out step %d, %s of the working set, which is pinned: a compaction keeps every system prompt and the first task (a modified copy may stand in for one), or clears the working set with an empty list", ws[i].Seq, what)
+			return invalid("compaction.working", "leaves out step %d, %s of the working set, which is pinned: a compaction keeps every system prompt and the first task (a modified copy may stand in for one), unless its removed list names the step", ws[i].Seq, what)
 		}
 	}
 	return nil

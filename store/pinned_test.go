@@ -17,23 +17,36 @@ func TestCheckPinned(t *testing.T) {
 		{1, agentmem.KindAction}, {2, agentmem.KindSystemPrompt}, {3, agentmem.KindTask},
 		{4, agentmem.KindTask}, {5, agentmem.KindSystemPrompt}, {6, agentmem.KindAction},
 	}
-	for _, working := range [][]int64{{2, 3, 5}, {5, 3, 2}, {2, 3, 4, 5, 6}, {}, nil} {
-		if err := store.CheckPinned(&store.CompactionRecord{Working: working}, ws); err != nil {
-			t.Errorf("working %v: %v", working, err)
+	for _, c := range []store.CompactionRecord{
+		{Working: []int64{2, 3, 5}},
+		{Working: []int64{5, 3, 2}},
+		{Working: []int64{2, 3, 4, 5, 6}},
+		// Pinned steps named in Removed leave on purpose.
+		{Working: []int64{3, 5}, Removed: []int64{2}},
+		{Working: []int64{}, Removed: []int64{1, 2, 3, 4, 5, 6}},
+		{Removed: []int64{2, 3, 5}},
+	} {
+		if err := store.CheckPinned(&c, ws); err != nil {
+			t.Errorf("%+v: %v", c, err)
 		}
 	}
+	if err := store.CheckPinned(&store.CompactionRecord{Working: []int64{}}, ws[5:]); err != nil {
+		t.Errorf("a working set without pinned steps emptied: %v", err)
+	}
 	for _, c := range []struct {
-		working []int64
-		msg     string
+		working, removed []int64
+		msg              string
 	}{
-		{[]int64{3, 5}, "step 2, a system prompt"},
-		{[]int64{2, 4, 5}, "step 3, the first task"},
-		{[]int64{2, 3, 6}, "step 5, a system prompt"},
+		{[]int64{3, 5}, nil, "step 2, a system prompt"},
+		{[]int64{2, 4, 5}, []int64{1, 4}, "step 3, the first task"},
+		{[]int64{2, 3, 6}, []int64{1}, "step 5, a system prompt"},
+		{[]int64{}, nil, "step 2, a system prompt"},
+		{nil, []int64{2, 3, 4}, "step 5, a system prompt"},
 	} {
-		err := store.CheckPinned(&store.CompactionRecord{Working: c.working}, ws)
+		err := store.CheckPinned(&store.CompactionRecord{Working: c.working, Removed: c.removed}, ws)
 		var inv *agentmem.InvalidError
 		if !errors.As(err, &inv) || inv.Field != "compaction.working" || !strings.Contains(inv.Reason, c.msg) {
-			t.Errorf("working %v: %v, want an error about %s", c.working, err, c.msg)
+			t.Errorf("working %v, removed %v: %v, want an error about %s", c.working, c.removed, err, c.msg)
 		}
 	}
 }

@@ -194,8 +194,8 @@ type AppendRequest struct {
 	// NewStepRef(i) (a negative placeholder for Steps[i]); its other
 	// numbers must be sequence numbers of step entries of the visible log,
 	// or the request is ErrInvalid. It must keep the pinned steps of the
-	// working set it compacts (every system prompt and the first task),
-	// unless its Working list is empty, which clears the working set (see
+	// working set it compacts (every system prompt and the first task) in
+	// Working, or name them in Removed to drop them on purpose (see
 	// CheckPinned); otherwise the request is ErrInvalid. The stored record
 	// has every placeholder replaced by the step's sequence number.
 	Compaction *CompactionRecord

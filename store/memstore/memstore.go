@@ -420,10 +420,8 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 		if err != nil {
 			return nil, err
 		}
-		if len(rec.Working) > 0 {
-			if err := store.CheckPinned(rec, s.workingSteps(add)); err != nil {
-				return nil, err
-			}
+		if err := store.CheckPinned(rec, s.workingSteps(add)); err != nil {
+			return nil, err
 		}
 		for i, r := range rec.Replaced {
 			n, _, err := store.Normalize(r, int64(r.Info().Number))

@@ -98,17 +98,15 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 		if err != nil {
 			return nil, err
 		}
-		if len(resolved.Working) > 0 {
-			ws, err := workingSteps(ctx, tx, segs)
-			if err != nil {
-				return nil, err
-			}
-			for i, st := range req.Steps {
-				ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
-			}
-			if err := store.CheckPinned(resolved, ws); err != nil {
-				return nil, err
-			}
+		ws, err := workingSteps(ctx, tx, segs)
+		if err != nil {
+			return nil, err
+		}
+		for i, st := range req.Steps {
+			ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
+		}
+		if err := store.CheckPinned(resolved, ws); err != nil {
+			return nil, err
 		}
 		body, err := store.EncodeCompaction(resolved)
 		if err != nil {

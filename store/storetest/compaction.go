@@ -191,7 +191,7 @@ func (s *suite) compactionTests() []namedTest {
 // pinnedSession is a session whose working set has pinned steps in the
 // middle of the log, after a clear and a compaction:
 //
-//	1 task (cleared), 2 clear {working: []},
+//	1 task (cleared), 2 clear {working: [], removed: [1]},
 //	3 system, 4 task, 5 action, 6 task (a second task: not pinned), 7 system,
 //	8 compaction {working: [3 4 6 7]}, 9 action
 func (e *env) pinnedSession(id string) {
@@ -228,10 +228,13 @@ func (s *suite) pinnedTests() []namedTest {
 				Compaction: &store.CompactionRecord{Working: []int64{3, store.NewStepRef(0)}}})
 			e.wantErr(err, agentmem.ErrInvalid, "a summary compaction dropping the task")
 			e.wantUnchanged(before, "a summary compaction dropping the task")
+			// A pinned step named in the removed list leaves on purpose.
+			e.append(store.AppendRequest{SessionID: "p", Compaction: &store.CompactionRecord{Working: []int64{3, 4, 6, 9}, Removed: []int64{7}}})
+			e.append(store.AppendRequest{SessionID: "p", Compaction: &store.CompactionRecord{Working: []int64{3, 4, 6, 7, 9}}})
 			// Keeping 3, 4 and 7 is enough; the second task may go.
 			resp := e.append(store.AppendRequest{SessionID: "p", Steps: []agentmem.Step{sum},
 				Compaction: &store.CompactionRecord{Working: []int64{3, 4, 7, store.NewStepRef(0)}, Removed: []int64{6, 9}}})
-			e.wantSeqs(resp.Seqs, []int64{10}, "summary")
+			e.wantSeqs(resp.Seqs, []int64{12}, "summary")
 			if got := len(e.workingSet("p")); got != 4 {
 				t.Fatalf("working set after a compaction keeping the pinned steps: %d steps, want 4", got)
 			}
@@ -268,7 +271,12 @@ func (s *suite) pinnedTests() []namedTest {
 		{"ClearDropsAll", func(t *testing.T) {
 			e := s.open(t)
 			e.pinnedSession("c")
-			// An empty working set clears the session, pinned steps and all
+			// An empty working list alone would drop the pinned steps.
+			before := e.dump()
+			_, err := e.st.Append(e.ctx, store.AppendRequest{SessionID: "c", Compaction: &store.CompactionRecord{Working: []int64{}, Removed: []int64{6, 9}}})
+			e.wantErr(err, agentmem.ErrInvalid, "an empty working set that does not remove the pinned steps")
+			e.wantUnchanged(before, "a refused clear")
+			// Removing every step clears the session, pinned steps and all
 			// (as agentmem.Memory.Clear records it).
 			e.append(store.AppendRequest{SessionID: "c", Compaction: &store.CompactionRecord{Working: []int64{}, Removed: []int64{3, 4, 6, 7, 9}}})
 			if ws := e.workingSet("c"); len(ws) != 0 {
