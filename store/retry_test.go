@@ -37,6 +37,14 @@ func TestSameStep(t *testing.T) {
 	if !store.SameStep(nil, nil) {
 		t.Error("SameStep(nil, nil) = false")
 	}
+	// A step as a backend stores it (numbered, through its JSON) is the
+	// step it was given.
+	for _, s := range codecSteps() {
+		n, _, err := store.Normalize(s, 99)
+		if err != nil || !store.SameStep(n, s) {
+			t.Errorf("SameStep(Normalize(%s), itself) = false (%v)", s.Kind(), err)
+		}
+	}
 	// SameStep leaves its arguments alone.
 	stamped := task("k", "do it", 9, at, nil)
 	store.SameStep(base, stamped)
