@@ -141,10 +141,22 @@ func (e *Env) Pinned(s Step) bool {
 // PinnedFlags applies the pinning rule to a list of steps: every system
 // prompt and the first task are pinned.
 func PinnedFlags(steps []Step) []bool {
-	flags := make([]bool, len(steps))
-	seenTask := false
+	kinds := make([]StepKind, len(steps))
 	for i, s := range steps {
-		switch s.Kind() {
+		kinds[i] = s.Kind()
+	}
+	return PinnedKinds(kinds)
+}
+
+// PinnedKinds is PinnedFlags for the kinds of a list of steps, in order:
+// every system prompt and the first task are pinned. A store checks a
+// compaction with it, knowing the kinds of a working set's steps without
+// decoding them.
+func PinnedKinds(kinds []StepKind) []bool {
+	flags := make([]bool, len(kinds))
+	seenTask := false
+	for i, k := range kinds {
+		switch k {
 		case KindSystemPrompt:
 			flags[i] = true
 		case KindTask:

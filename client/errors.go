@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/store"
 )
 
 // Sentinel errors of the client for the failures a local store has no
@@ -38,6 +39,7 @@ var (
 //	400, 413, 415, 422 tool_results_missing  agentmem.ErrInvalid (and errors.As finds an *agentmem.InvalidError)
 //	404                                      agentmem.ErrNotFound
 //	409                                      agentmem.ErrConflict
+//	409 idempotency_key_reused               store.ErrIDReused (which wraps agentmem.ErrConflict)
 //	422 budget_too_small                     agentmem.ErrBudgetTooSmall (and errors.As finds an *agentmem.BudgetError)
 //	401                                      ErrUnauthorized
 //	403                                      ErrForbidden
@@ -90,6 +92,9 @@ func (e *Error) Unwrap() []error {
 	case http.StatusNotFound:
 		return []error{agentmem.ErrNotFound}
 	case http.StatusConflict:
+		if e.Code == server.CodeIdempotencyKeyReused {
+			return []error{store.ErrIDReused}
+		}
 		return []error{agentmem.ErrConflict}
 	case http.StatusUnprocessableEntity:
 		if e.Code == server.CodeBudgetTooSmall {

@@ -31,7 +31,9 @@
 // half-finished turn is kept between calls and a tool call is never stored
 // without its result. flush_pending records missing results as failures
 // instead. The append is one atomic store append; with idempotency_key the
-// steps' IDs are KEY/0, KEY/1, ..., so a retried call stores nothing twice.
+// steps' IDs are KEY/0, KEY/1, ..., so a retried call stores nothing twice,
+// and a call reusing the key with other messages is refused and stores
+// nothing.
 //
 // # Errors
 //

@@ -180,7 +180,7 @@ type AppendInput struct {
 	SessionID      string    `json:"session_id" jsonschema:"the session to append to (from create_session or list_sessions)"`
 	Messages       []Message `json:"messages" jsonschema:"the messages to append, oldest first: usually one turn, such as a user message, or an assistant message with tool calls followed by one tool message per call"`
 	FlushPending   bool      `json:"flush_pending,omitempty" jsonschema:"record tool calls left without a tool message as failed, instead of refusing the append"`
-	IdempotencyKey string    `json:"idempotency_key,omitempty" jsonschema:"a key unique to this append: a retry with the same key and messages stores nothing twice"`
+	IdempotencyKey string    `json:"idempotency_key,omitempty" jsonschema:"a key unique to this append: a retry with the same key and messages stores nothing twice; the same key with other messages is refused and stores nothing"`
 }
 
 // AppendOutput is the output of append.
@@ -215,6 +215,11 @@ func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error
 		return AppendOutput{}, t.toolError(ctx, op, err)
 	}
 	resp, err := t.cfg.Store.Append(ctx, req)
+	var re *store.IDReusedError
+	if errors.As(err, &re) {
+		return AppendOutput{}, fmt.Errorf("%s: idempotency_key %q was already used for a different append (%s): nothing was stored; a retry must send the same messages, a new append needs a new key",
+			op, in.IdempotencyKey, re.What())
+	}
 	if err != nil {
 		return AppendOutput{}, t.toolError(ctx, op, err)
 	}

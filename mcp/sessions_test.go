@@ -319,6 +319,17 @@ func TestAppendIdempotent(t *testing.T) {
 	if err != nil || len(resp.Entries) != 4 || resp.Entries[0].Step.Info().ID != "turn-1/0" {
 		t.Fatalf("log after a retried append: %d entries, %v", len(resp.Entries), err)
 	}
+	// The same key with other messages is refused, and stores nothing.
+	changed := slices.Clone(turn)
+	changed[1] = map[string]any{"role": "user", "content": "Delete main.go."}
+	callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "s", "messages": changed, "idempotency_key": "turn-1"},
+		`idempotency_key "turn-1" was already used for a different append`, `step ID "turn-1/1"`, "nothing was stored")
+	longer := append(slices.Clone(turn), map[string]any{"role": "user", "content": "Thanks."})
+	callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "s", "messages": longer, "idempotency_key": "turn-1"},
+		`idempotency_key "turn-1" was already used for a different append`)
+	if s, _ := e.st.Get(context.Background(), "s"); s.LastSeq != 4 {
+		t.Errorf("appends reusing the key stored something: last_seq %d", s.LastSeq)
+	}
 }
 
 func TestTenantsAreIsolated(t *testing.T) {

@@ -57,9 +57,18 @@
 // one atomic store append: all of its steps or none. Steps without an ID
 // get one from the Idempotency-Key header (KEY for one step, KEY/INDEX in
 // a list), so a client that retries after a timeout or a 503 stores its
-// steps once. If-Match carries the session's expected last sequence
-// number (every write answers with it as the ETag): a mismatch is 409,
-// with the current number, and changes nothing.
+// steps once: a request whose steps are all stored, each the same but for
+// its number and time, is answered with their numbers. The key means it:
+// reused for a different body (a changed step, more steps, another
+// compaction) it is refused with 409 idempotency_key_reused and nothing is
+// stored (see store.AppendRequest). If-Match carries the session's
+// expected last sequence number (every write answers with it as the
+// ETag): a mismatch is 409, with the current number, and changes nothing.
+//
+// A compaction record sent with POST /steps is checked like the rest: its
+// working list is required and must name steps of the log, and it must
+// keep the pinned steps (every system prompt and the first task) unless
+// its removed list names them; otherwise 400 and nothing changes.
 //
 // # Tool calls over HTTP
 //
@@ -98,7 +107,8 @@
 // its kind: 400 invalid input (malformed JSON, a wrong type, an unknown
 // field or step type, an orphan tool result, invalid UTF-8, a bad ID), 401
 // no valid API key, 403 a cross-origin write refused, 404 no such session
-// (or another tenant's), 409 conflict, 413 body too large, 415 not
+// (or another tenant's), 409 conflict (or idempotency_key_reused), 413
+// body too large, 415 not
 // application/json, 422 budget too small (with the tokens required) or
 // tool results missing, 502 the LLM summarizer failed, 503 the store is
 // unavailable (with Retry-After). A panic is recovered into a 500 and

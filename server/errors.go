@@ -23,6 +23,7 @@ const (
 	CodeNotFound             = "not_found"              // 404: no such session (or another tenant's) or route
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 	CodeConflict             = "conflict"               // 409: If-Match did not hold, or an ID is taken
+	CodeIdempotencyKeyReused = "idempotency_key_reused" // 409: an append reused an Idempotency-Key (or step IDs) for a different body; nothing was stored
 	CodeBodyTooLarge         = "body_too_large"         // 413
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415: the body is not application/json
 	CodeBudgetTooSmall       = "budget_too_small"       // 422: the pinned steps need more tokens than the budget

@@ -29,11 +29,17 @@ func checkRefusal(t *testing.T, e *Error) {
 	}
 }
 
-// checkAccepted fails unless steps make a valid append.
-func checkAccepted(t *testing.T, steps []agentmem.Step) {
+// checkAccepted fails unless a decoded request makes a valid append: at
+// least one step (none only with a compaction record, which names its
+// working set).
+func checkAccepted(t *testing.T, req *stepsRequest) {
 	t.Helper()
-	if len(steps) == 0 || len(steps) > MaxStepsPerRequest {
+	steps := req.steps
+	if (len(steps) == 0 && req.compaction == nil) || len(steps) > MaxStepsPerRequest {
 		t.Fatalf("%d steps accepted", len(steps))
+	}
+	if req.compaction != nil && req.compaction.Working == nil {
+		t.Fatalf("a compaction record without a working set accepted: %+v", req.compaction)
 	}
 	for i, s := range steps {
 		if err := s.Validate(); err != nil {
@@ -46,7 +52,7 @@ func checkAccepted(t *testing.T, steps []agentmem.Step) {
 			t.Fatalf("step %d does not marshal: %v", i, err)
 		}
 	}
-	err := store.ValidateAppend(store.AppendRequest{SessionID: "s", Steps: steps})
+	err := store.ValidateAppend(store.AppendRequest{SessionID: "s", Steps: steps, Compaction: req.compaction})
 	if err != nil && !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatalf("ValidateAppend: %v", err)
 	}
@@ -66,7 +72,7 @@ func FuzzDecodeSteps(f *testing.F) {
 			checkRefusal(t, e)
 			return
 		}
-		checkAccepted(t, req.steps)
+		checkAccepted(t, req)
 	})
 }
 
@@ -85,7 +91,7 @@ func FuzzDecodeMessages(f *testing.F) {
 			}
 			return
 		}
-		checkAccepted(t, req.steps)
+		checkAccepted(t, req)
 	})
 }
 

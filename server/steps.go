@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -111,6 +112,10 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 	}
 	resp, err := s.store.Append(r.Context(), ar)
 	if err != nil {
+		if errors.Is(err, store.ErrIDReused) {
+			writeError(w, idempotencyError(err, key, req.single))
+			return
+		}
 		if errors.Is(err, agentmem.ErrConflict) {
 			s.conflict(w, r, id, err)
 			return
@@ -123,6 +128,29 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		resp.Seqs = []int64{}
 	}
 	writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq})
+}
+
+// idempotencyError answers an append that reuses the step IDs of an
+// earlier one for a different request (store.ErrIDReused): 409
+// idempotency_key_reused, naming the Idempotency-Key when the request had
+// one (its step IDs come from it), else the step ID from the body.
+func idempotencyError(err error, key string, single bool) *Error {
+	e := &Error{Status: http.StatusConflict, Code: CodeIdempotencyKeyReused, Field: "steps", cause: err}
+	detail := ""
+	var re *store.IDReusedError
+	if errors.As(err, &re) {
+		detail = " (" + re.What() + ")"
+		if re.Index >= 0 {
+			e.Field = stepField(re.Index, single, "id")
+		}
+	}
+	if key != "" {
+		e.Field = "Idempotency-Key"
+		e.Message = fmt.Sprintf("the Idempotency-Key %q was already used for a different request%s: nothing was stored; a retry must send the same body, a new request needs a new key", key, detail)
+		return e
+	}
+	e.Message = fmt.Sprintf("the step IDs of this request were already used for a different request%s: nothing was stored; a retry must send the same steps, new steps need new IDs", detail)
+	return e
 }
 
 // conflict answers a failed If-Match with 409 and the session's current

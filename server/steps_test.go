@@ -3,7 +3,9 @@ package server
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 )
@@ -371,5 +373,136 @@ func TestAppendCompaction(t *testing.T) {
 	}
 	if after := e.dump(); after != before {
 		t.Errorf("bad envelopes changed the store:\n%s\n%s", before, after)
+	}
+}
+
+// TestAppendIdempotencyKeyReused: the same Idempotency-Key with the same
+// body is a retry, whatever time the server stamps; with a different body
+// it is 409 idempotency_key_reused and nothing is stored.
+func TestAppendIdempotencyKeyReused(t *testing.T) {
+	var tick atomic.Int64 // the server's clock moves at every reading
+	e := newEnv(t, func(c *Config) {
+		c.Clock = func() time.Time { return fixedNow.Add(time.Duration(tick.Add(1)) * time.Second) }
+	})
+	e.create("s")
+	list := "[" + actionStep(1, "a") + "," + actionStep(2, "b") + "]"
+	turn := `[{"role":"user","content":"List the files."},{"role":"assistant","content":"a.go"}]`
+	e.appendSteps("s", taskStep, "Idempotency-Key", "one")
+	e.appendSteps("s", list, "Idempotency-Key", "two")
+	e.must(201, "POST", "/v1/sessions/s/messages", turn, "Idempotency-Key", "three")
+	e.appendSteps("s", `{"type":"task","id":"mine","task":"x"}`)
+
+	// Retries of the same bodies answer the original seqs (the steps
+	// got another time from the server's clock: it does not count).
+	for _, c := range []struct{ path, body, key, seqs string }{
+		{"steps", taskStep, "one", "[1]"},
+		{"steps", list, "two", "[2 3]"},
+		{"messages", turn, "three", "[4 5]"},
+		{"steps", `{"type":"task","id":"mine","task":"x"}`, "", "[6]"},
+	} {
+		var ar AppendResponse
+		e.must(201, "POST", "/v1/sessions/s/"+c.path, c.body, "Idempotency-Key", c.key).json(t, &ar)
+		if fmt.Sprint(ar.Seqs) != c.seqs || ar.LastSeq != 6 {
+			t.Errorf("retry of %s with key %q: %+v, want seqs %s", c.path, c.key, ar, c.seqs)
+		}
+	}
+
+	before := e.dump()
+	var rs ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
+	for _, c := range []struct{ path, body, key, field string }{
+		{"steps", `{"type":"task","task":"Another task."}`, "one", "Idempotency-Key"},
+		{"steps", "[" + actionStep(1, "a") + "," + actionStep(2, "changed") + "]", "two", "Idempotency-Key"},
+		{"steps", "[" + actionStep(1, "a") + "," + actionStep(2, "b") + "," + actionStep(3, "c") + "]", "two", "Idempotency-Key"},
+		{"messages", `[{"role":"user","content":"List the files."},{"role":"assistant","content":"b.go"}]`, "three", "Idempotency-Key"},
+		{"messages", strings.TrimSuffix(turn, "]") + `,{"role":"user","content":"Thanks."}]`, "three", "Idempotency-Key"},
+		{"steps", `{"type":"task","id":"mine","task":"y"}`, "", "id"},
+		{"steps", `[` + taskStep + `,{"type":"task","id":"mine","task":"y"}]`, "", "steps[1].id"},
+	} {
+		r := e.do("POST", "/v1/sessions/s/"+c.path, c.body, "Idempotency-Key", c.key)
+		if r.code != 409 {
+			t.Fatalf("%s with key %q and another body: %d %s", c.path, c.key, r.code, r.body)
+		}
+		ae := r.apiErr(t)
+		if ae.Code != CodeIdempotencyKeyReused || ae.Field != c.field || ae.LastSeq != nil ||
+			!strings.Contains(ae.Message, "already used for a different request") || !strings.Contains(ae.Message, c.key) {
+			t.Errorf("%s with key %q and another body: %+v", c.path, c.key, ae)
+		}
+	}
+	if after := e.dump(); after != before {
+		t.Errorf("requests reusing keys changed the store:\n%s\n%s", before, after)
+	}
+	var again ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &again)
+	if len(again.Steps) != len(rs.Steps) || again.LastSeq != 6 {
+		t.Errorf("GET /steps after the refused requests: %d steps, last %d", len(again.Steps), again.LastSeq)
+	}
+}
+
+// TestAppendCompactionRetry: an envelope retried with the same key and
+// the same compaction is a retry; with another compaction it is refused.
+func TestAppendCompactionRetry(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+","+taskStep+","+actionStep(1, "a")+","+actionStep(2, "b")+"]")
+	summary := `{"type":"summary","summary":"Read two files.","covers":[{"from":3,"to":4}]}`
+	body := `{"steps":[` + summary + `],"compaction":{"working":[1,2,-1],"removed":[3,4]}}`
+	first := e.appendSteps("s", body, "Idempotency-Key", "sum")
+	again := e.appendSteps("s", body, "Idempotency-Key", "sum")
+	if fmt.Sprint(again) != fmt.Sprint(first) || first.CompactionSeq != 6 {
+		t.Fatalf("retried envelope: %+v, first %+v", again, first)
+	}
+	before := e.dump()
+	r := e.do("POST", "/v1/sessions/s/steps", `{"steps":[`+summary+`],"compaction":{"working":[1,2,-1,4],"removed":[3]}}`, "Idempotency-Key", "sum")
+	if r.code != 409 || r.apiErr(t).Code != CodeIdempotencyKeyReused || !strings.Contains(r.apiErr(t).Message, "compaction") {
+		t.Errorf("envelope retried with another compaction: %d %s", r.code, r.body)
+	}
+	if after := e.dump(); after != before {
+		t.Errorf("the refused envelope changed the store:\n%s\n%s", before, after)
+	}
+}
+
+// TestAppendCompactionPinned: a compaction record that leaves the system
+// prompt or the task out of its working set without removing them, or has
+// no working set, is refused and changes nothing; one that keeps them, or
+// removes them on purpose, is stored.
+func TestAppendCompactionPinned(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+","+taskStep+","+actionStep(1, "a")+"]")
+	before := e.dump()
+	for _, c := range []struct{ body, msg string }{
+		{`{"compaction":{"working":[3]}}`, "step 1, a system prompt"},
+		{`{"compaction":{"working":[1,3]}}`, "step 2, the first task"},
+		{`{"compaction":{"removed":[1]}}`, "is required"},
+		{`{"compaction":{"working":null,"removed":[1]}}`, "is required"},
+		{`{"steps":[{"type":"system_prompt","content":"Be brief."}],"compaction":{"working":[1,2]}}`, "step 4, a system prompt"},
+		{`{"compaction":{"working":[]}}`, "step 1, a system prompt"},
+		{`{"compaction":{"working":[],"removed":[1,3]}}`, "step 2, the first task"},
+		{`{"compaction":{"working":[1,2,9]}}`, "not the sequence number of a step"},
+	} {
+		r := e.do("POST", "/v1/sessions/s/steps", c.body)
+		if r.code != 400 {
+			t.Fatalf("%s: %d %s", c.body, r.code, r.body)
+		}
+		if ae := r.apiErr(t); ae.Code != CodeInvalid || !strings.HasPrefix(ae.Field, "compaction.working") || !strings.Contains(ae.Message, c.msg) {
+			t.Errorf("%s: %+v", c.body, ae)
+		}
+	}
+	if after := e.dump(); after != before {
+		t.Errorf("refused compactions changed the store:\n%s\n%s", before, after)
+	}
+	var ctx ContextResponse
+	e.must(201, "POST", "/v1/sessions/s/steps", `{"compaction":{"working":[1,2]}}`)
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx)
+	if fmt.Sprint(ctx.Steps) != "[1 2]" {
+		t.Errorf("context after a compaction keeping the pinned steps: %v", ctx.Steps)
+	}
+	// Pinned steps named in the removed list leave on purpose: here the
+	// session is cleared.
+	e.must(201, "POST", "/v1/sessions/s/steps", `{"compaction":{"working":[],"removed":[1,2]}}`)
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx)
+	if len(ctx.Steps) != 0 {
+		t.Errorf("context after a clear: %v", ctx.Steps)
 	}
 }

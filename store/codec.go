@@ -62,7 +62,9 @@ func EncodeCompaction(c *CompactionRecord) ([]byte, error) {
 
 // DecodeCompaction decodes a compaction record encoded by EncodeCompaction
 // and checks it as a stored record (see ValidateCompaction: positive
-// sequence numbers only, replaced copies naming steps of Working). Errors
+// sequence numbers only, replaced copies naming steps of Working). The
+// "working" member is required, even when empty: a record without it is
+// refused rather than taken for one that empties the working set. Errors
 // wrap agentmem.ErrInvalid.
 func DecodeCompaction(data []byte) (*CompactionRecord, error) {
 	return decodeCompaction(data, 0)
@@ -85,13 +87,21 @@ func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 	if !utf8.Valid(data) {
 		return nil, invalid("compaction", "is not valid UTF-8")
 	}
-	var j compactionJSON
+	var j struct {
+		compactionJSON
+		// Working is required (null is missing): a record that left it
+		// out would clear the working set without saying so.
+		Working *[]int64 `json:"working"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return nil, invalid("compaction", "%v", err)
 	}
-	c := &CompactionRecord{Working: j.Working, Removed: j.Removed}
+	if j.Working == nil {
+		return nil, invalid("compaction.working", "is required: the sequence numbers of the steps the working set keeps, in order ([] keeps none)")
+	}
+	c := &CompactionRecord{Working: *j.Working, Removed: j.Removed}
 	for i, raw := range j.Replaced {
 		s, err := DecodeStep(raw)
 		if err != nil {

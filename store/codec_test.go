@@ -68,6 +68,8 @@ func TestCompactionCodec(t *testing.T) {
 		``, `null`, `[]`, `{"working":[1],"extra":1}`, `{"working":[1]} {}`, `{"working":[0]}`, `{"working":[-1]}`,
 		`{"working":[1],"replaced":[{"type":"task","number":2,"id":"x","task":"t"}]}`,
 		`{"working":[1],"replaced":[{"type":"nope","number":1}]}`, "{\"working\":[1],\"removed\":[2],\"x\xff\":1}",
+		// The working set is required: leaving it out is no way to clear it.
+		`{}`, `{"removed":[1]}`, `{"working":null,"removed":[1]}`,
 	} {
 		if _, err := store.DecodeCompaction([]byte(bad)); !errors.Is(err, agentmem.ErrInvalid) {
 			t.Errorf("DecodeCompaction(%q) = %v, want ErrInvalid", bad, err)
@@ -75,6 +77,13 @@ func TestCompactionCodec(t *testing.T) {
 	}
 	if _, err := store.EncodeCompaction(nil); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatal("EncodeCompaction(nil)")
+	}
+	var inv *agentmem.InvalidError
+	if _, err := store.DecodeAppendCompaction([]byte(`{"removed":[1]}`), 0); !errors.As(err, &inv) || inv.Field != "compaction.working" {
+		t.Fatalf("DecodeAppendCompaction without working: %v, want an error naming compaction.working", err)
+	}
+	if c, err := store.DecodeAppendCompaction([]byte(`{"working":[],"removed":[1]}`), 0); err != nil || c.Working == nil || len(c.Working) != 0 {
+		t.Fatalf("DecodeAppendCompaction with an empty working set: %+v, %v", c, err)
 	}
 }
 

@@ -36,9 +36,11 @@
 // truncated tool results), and the numbers that left it (Removed). The
 // steps a compaction covered stay in the log.
 //
-// Appends are atomic (all or none), idempotent (a step whose ID is already
-// in the log is not stored again: a retry gets the original sequence
-// numbers) and optionally conditional: with ExpectedLastSeq, an append by
+// Appends are atomic (all or none), idempotent (step IDs are idempotency
+// keys: a retry of a request whose steps are stored gets the original
+// sequence numbers and stores nothing, while reusing the IDs for a
+// different request is refused with ErrIDReused) and optionally
+// conditional: with ExpectedLastSeq, an append by
 // a writer that has not seen the latest entries fails with ErrConflict
 // instead of interleaving silently.
 //
@@ -48,7 +50,11 @@
 // the newest compaction entry names (replaced ones by their copies)
 // followed by every step appended after it (see WorkingSet). Read with
 // ReadRequest.WorkingSet returns it, so resuming a long session costs what
-// its working set does, not what its whole log does.
+// its working set does, not what its whole log does. A compaction record
+// names step entries of the log and loses no pinned step by accident:
+// every system prompt and the first task (the library's rule) stays in
+// the working set unless the record's Removed list names it (see
+// CheckPinned). Every backend checks it in the append's transaction.
 //
 // OpenMemory binds an agentmem.Memory to a session: it loads the working
 // set, then writes every add and compaction through to the log before the

@@ -27,7 +27,7 @@ func sample(t testing.TB) (*memstore.Store, string) {
 	}
 	steps := []agentmem.Step{
 		&agentmem.SystemPromptStep{StepInfo: agentmem.StepInfo{ID: "1"}, Content: "sys"},
-		&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "2"}, Task: "task"},
+		&agentmem.PlanningStep{StepInfo: agentmem.StepInfo{ID: "2"}, Plan: "plan"},
 		&agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "3"}, ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}, Results: []agentmem.ToolResult{{CallID: "c", Content: "long result"}}},
 	}
 	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: steps}); err != nil {
@@ -57,7 +57,7 @@ func TestExportFormat(t *testing.T) {
 	got := export(t, st, id)
 	want := `{"agentmem_export":1,"session":{"id":"s","agent":"a","metadata":{"k":"v"},"retention":"session","created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z","last_seq":5}}
 {"seq":1,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"system_prompt","number":1,"id":"1","content":"sys"}}
-{"seq":2,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"task","number":2,"id":"2","task":"task"}}
+{"seq":2,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"planning","number":2,"id":"2","plan":"plan"}}
 {"seq":3,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"action","number":3,"id":"3","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"c","content":"long result"}]}}
 {"seq":4,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"summary","number":4,"id":"4","summary":"so far","covers":[{"from":2,"to":2}]}}
 {"seq":5,"kind":"compaction","time":"2026-03-01T12:00:00Z","compaction":{"working":[1,4,3],"replaced":[{"type":"action","number":3,"id":"3","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"c","content":"long\n…[truncated 7 bytes]"}]}],"removed":[2]}}

@@ -13,8 +13,9 @@ import (
 // goroutines and, for the database backends, by many processes.
 //
 // Errors wrap the agentmem sentinels: ErrNotFound for a missing session,
-// ErrConflict for an append whose ExpectedLastSeq does not match, and
-// ErrInvalid for bad input (which changes nothing). Every method checks its
+// ErrConflict for an append whose ExpectedLastSeq does not match (and,
+// as ErrIDReused, for one that reuses step IDs for a different request),
+// and ErrInvalid for bad input (which changes nothing). Every method checks its
 // input with the Validate functions of this package before anything else.
 //
 // An expired session (see Session.ExpiresAt) is ErrNotFound to Get, Read,
@@ -164,31 +165,43 @@ type CompactionRecord struct {
 
 // AppendRequest appends entries to a session's log. A request needs at
 // least one step or a compaction.
+//
+// Step IDs make appends idempotent: they are the request's idempotency
+// keys (the HTTP API derives them from the Idempotency-Key header). A
+// request whose steps are none of them in the session's visible log (a
+// branch's inherited history included) is a new append. A request whose
+// steps are all there, each the same step (SameStep: equal but for Number
+// and Time), is a retry: it stores nothing (not its compaction either:
+// the request that stored its steps stored it, right after them),
+// succeeds whatever ExpectedLastSeq says, and reports the existing seqs,
+// and as CompactionSeq the seq of the compaction entry that directly
+// follows the newest of them. Anything else reuses IDs for a different
+// request and is refused with an *IDReusedError (ErrIDReused, which
+// wraps agentmem.ErrConflict), storing nothing: a stored step that
+// differs from the request's, some steps stored and others not, or a
+// retry whose compaction is not the one stored after its steps (see
+// CheckRetry and CheckRetriedCompaction). A request without steps is
+// never a retry. Only steps whose IDs are found are compared, so an
+// append of new steps costs nothing more.
 type AppendRequest struct {
 	SessionID string
 	// Steps are appended in order as step entries, each stored with its
-	// number set to its sequence number. A step whose ID is already in
-	// the session's visible log (a branch's inherited history included)
-	// is not appended again: its existing entry's seq is returned
-	// (idempotent retries). Steps need IDs, distinct within the request.
+	// number set to its sequence number. Steps need IDs, distinct within
+	// the request.
 	Steps []agentmem.Step
 	// Compaction, when set, is appended after Steps as a compaction
 	// entry. Working may name the new Steps of this request by
 	// NewStepRef(i) (a negative placeholder for Steps[i]); its other
 	// numbers must be sequence numbers of step entries of the visible log,
-	// or the request is ErrInvalid. The stored record has every
-	// placeholder replaced by the step's sequence number.
+	// or the request is ErrInvalid. It must keep the pinned steps of the
+	// working set it compacts (every system prompt and the first task) in
+	// Working, or name them in Removed to drop them on purpose (see
+	// CheckPinned); otherwise the request is ErrInvalid. The stored record
+	// has every placeholder replaced by the step's sequence number.
 	Compaction *CompactionRecord
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
-	// append fails with ErrConflict and changes nothing.
-	//
-	// A request with steps that are all already stored is a retry: it
-	// stores nothing (not its compaction either: the request that stored
-	// its steps stored it, right after them), succeeds whatever
-	// ExpectedLastSeq says, and reports the existing seqs, and as
-	// CompactionSeq the seq of the compaction entry that directly follows
-	// the newest of them, if there is one. A request without steps is
-	// never a retry.
+	// append fails with ErrConflict and changes nothing (a retry passes
+	// whatever it says).
 	ExpectedLastSeq *int64
 }
 

@@ -201,8 +201,10 @@ func entryFromStep(seq int64, s agentmem.Step) (*Entry, error) {
 
 // factID is the ID of a fact: the same text (up to case and spacing) in
 // the same scope (and, for a private fact, by the same author) is the same
-// fact, so the store's idempotent append keeps one entry for it whoever
-// registers it, from whichever process.
+// fact, so the store keeps one entry for it whoever registers it, from
+// whichever process (a registration of a stored fact by another author or
+// in other words is refused with store.ErrIDReused, and the stored entry
+// stands).
 func factID(author string, scope Scope, text string) string {
 	h := sha256.New()
 	who := ""

@@ -286,7 +286,13 @@ func (p *Pool) add(ctx context.Context, kind Kind, from, text string, scope Scop
 
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
-	if _, err := p.opts.Store.Append(ctx, store.AppendRequest{SessionID: p.session, Steps: []agentmem.Step{entryStep(e)}}); err != nil {
+	_, err = p.opts.Store.Append(ctx, store.AppendRequest{SessionID: p.session, Steps: []agentmem.Step{entryStep(e)}})
+	if kind == Fact && errors.Is(err, store.ErrIDReused) {
+		// The fact is registered already (by another author, or in
+		// other words): the stored entry stands and is returned.
+		err = nil
+	}
+	if err != nil {
 		return Entry{}, fmt.Errorf("shared: append to pool %q: %w", p.opts.Name, err)
 	}
 	if err := p.sync(ctx, true); err != nil {

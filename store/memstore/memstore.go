@@ -175,6 +175,20 @@ func (s *session) seqOfID(id string, upTo int64) (int64, bool) {
 	return 0, false
 }
 
+// workingSteps returns the working set of the visible log followed by
+// the new step entries of an append, as store.CheckPinned sees them.
+func (s *session) workingSteps(add []store.Entry) []store.WorkingStep {
+	ws := store.WorkingSet(s.visible(math.MaxInt64))
+	out := make([]store.WorkingStep, 0, len(ws)+len(add))
+	for _, st := range ws {
+		out = append(out, store.WorkingStep{Seq: int64(st.Info().Number), Kind: st.Kind()})
+	}
+	for _, e := range add {
+		out = append(out, store.WorkingStep{Seq: e.Seq, Kind: e.Step.Kind()})
+	}
+	return out
+}
+
 func (s *session) reindex() {
 	s.ids = make(map[string]int64, len(s.entries))
 	for _, e := range s.entries {
@@ -346,27 +360,41 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	}
 	last := s.meta.LastSeq
 
-	// Steps already in the visible log keep their seqs; a request whose
-	// steps are all stored is a retry and stores nothing.
+	// Steps already in the visible log: a request whose steps are all
+	// stored (the same steps) is a retry and stores nothing; a request
+	// reusing IDs otherwise is refused.
 	seqs := make([]int64, len(req.Steps))
-	fresh := 0
+	var stored []agentmem.Step
 	var maxOld int64
 	for i, step := range req.Steps {
 		if seq, ok := s.seqOfID(step.Info().ID, math.MaxInt64); ok {
+			if stored == nil {
+				stored = make([]agentmem.Step, len(req.Steps))
+			}
 			seqs[i] = seq
+			stored[i], _ = s.stepBySeq(seq)
 			maxOld = max(maxOld, seq)
-			continue
 		}
-		fresh++
 	}
-	if len(req.Steps) > 0 && fresh == 0 {
-		resp := &store.AppendResponse{Seqs: seqs, LastSeq: last}
-		if req.Compaction != nil {
-			if o, i := s.owner(maxOld + 1); o != nil && o.entries[i].Kind == store.CompactionEntry {
+	if stored != nil {
+		retry, err := store.CheckRetry(req.Steps, stored, seqs)
+		if err != nil {
+			return nil, err
+		}
+		if retry {
+			resp := &store.AppendResponse{Seqs: seqs, LastSeq: last}
+			if req.Compaction != nil {
+				var rec *store.CompactionRecord
+				if o, i := s.owner(maxOld + 1); o != nil && o.entries[i].Kind == store.CompactionEntry {
+					rec = o.entries[i].Compaction
+				}
+				if err := store.CheckRetriedCompaction(req.Compaction, seqs, maxOld+1, rec); err != nil {
+					return nil, err
+				}
 				resp.CompactionSeq = maxOld + 1
 			}
+			return resp, nil
 		}
-		return resp, nil
 	}
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != last {
 		return nil, fmt.Errorf("session %q: expected last seq %d, but it is %d: %w", req.SessionID, *req.ExpectedLastSeq, last, agentmem.ErrConflict)
@@ -396,6 +424,9 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	if req.Compaction != nil {
 		rec, err := store.ResolveCompaction(req.Compaction, seqs)
 		if err != nil {
+			return nil, err
+		}
+		if err := store.CheckPinned(rec, s.workingSteps(add)); err != nil {
 			return nil, err
 		}
 		for i, r := range rec.Replaced {

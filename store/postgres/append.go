@@ -117,15 +117,15 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 // pipelined statements in order, each with a snapshot of its own), so it
 // sees every append committed before. A missing or expired session is
 // ErrNotFound.
-func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []string, now time.Time) (*sessionRow, map[string]int64, error) {
+func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []string, now time.Time) (*sessionRow, map[string]storedStep, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SELECT "+sessionColumns+" FROM sessions WHERE id = $1 FOR NO KEY UPDATE", id)
 	if len(ids) > 0 {
-		b.Queue("SELECT step_id, seq FROM entries WHERE session_id = $1 AND step_id = ANY($2)", id, ids)
+		b.Queue("SELECT step_id, seq, body FROM entries WHERE session_id = $1 AND step_id = ANY($2)", id, ids)
 	}
 	br := conn.SendBatch(ctx, b)
-	sess, own, err := func() (*sessionRow, map[string]int64, error) {
+	sess, own, err := func() (*sessionRow, map[string]storedStep, error) {
 		if _, err := br.Exec(); err != nil {
 			return nil, nil, err
 		}
@@ -136,7 +136,7 @@ func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []str
 		if err != nil {
 			return nil, nil, err
 		}
-		own := make(map[string]int64, len(ids))
+		own := make(map[string]storedStep, len(ids))
 		if len(ids) > 0 {
 			rows, err := br.Query()
 			if err != nil {
@@ -144,10 +144,10 @@ func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []str
 			}
 			var (
 				stepID string
-				seq    int64
+				st     storedStep
 			)
-			if _, err := pgx.ForEachRow(rows, []any{&stepID, &seq}, func() error {
-				own[stepID] = seq
+			if _, err := pgx.ForEachRow(rows, []any{&stepID, &st.seq, &st.body}, func() error {
+				own[stepID] = storedStep{seq: st.seq, body: slices.Clone(st.body)}
 				return nil
 			}); err != nil {
 				return nil, nil, err
@@ -182,29 +182,34 @@ func abort(conn *pgxpool.Conn) {
 
 // planAppend is Append under the session's lock: it finds the request's
 // steps that are already in the visible log (own holds those of the
-// session's own entries), checks ExpectedLastSeq and the compaction, and
-// numbers and encodes the new entries. It returns the response and the
-// rows to insert (none for a retry).
-func planAppend(ctx context.Context, q querier, sess *sessionRow, req store.AppendRequest, ids []string, own map[string]int64) (*store.AppendResponse, *insertBatch, error) {
+// session's own entries) and answers a retry or refuses a request reusing
+// IDs (see store.CheckRetry), checks ExpectedLastSeq and the compaction,
+// and numbers and encodes the new entries. It returns the response and
+// the rows to insert (none for a retry).
+func planAppend(ctx context.Context, q querier, sess *sessionRow, req store.AppendRequest, ids []string, own map[string]storedStep) (*store.AppendResponse, *insertBatch, error) {
 	segs, err := segments(ctx, q, sess)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Steps already in the visible log are retries: they keep their entry.
+	// Steps already in the visible log: a request whose steps are all
+	// stored (the same steps) is a retry and stores nothing; a request
+	// reusing IDs otherwise is refused.
 	existing := own
 	if len(segs) > 1 && len(existing) < len(ids) {
 		inherited, err := findStepIDs(ctx, q, segs[:len(segs)-1], ids)
 		if err != nil {
 			return nil, nil, err
 		}
-		for id, seq := range inherited {
-			existing[id] = seq
+		for id, st := range inherited {
+			existing[id] = st
 		}
 	}
 	ins := &insertBatch{}
-	if len(req.Steps) > 0 && len(existing) == len(req.Steps) {
-		resp, err := retried(ctx, q, sess, segs, req, ids, existing)
-		return resp, ins, err
+	if len(existing) > 0 {
+		resp, err := retried(ctx, q, segs, req, ids, existing, sess.LastSeq)
+		if resp != nil || err != nil {
+			return resp, ins, err
+		}
 	}
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != sess.LastSeq {
 		return nil, nil, fmt.Errorf("postgres: session %q: expected last seq %d, it is %d: %w",
@@ -215,10 +220,6 @@ func planAppend(ctx context.Context, q querier, sess *sessionRow, req store.Appe
 	next := sess.LastSeq
 	seqs := make([]int64, len(req.Steps))
 	for i, st := range req.Steps {
-		if seq, ok := existing[ids[i]]; ok {
-			seqs[i] = seq
-			continue
-		}
 		next++
 		seqs[i] = next
 		body, err := store.EncodeStep(numbered(st, next))
@@ -235,6 +236,16 @@ func planAppend(ctx context.Context, q querier, sess *sessionRow, req store.Appe
 		}
 		resolved, err := store.ResolveCompaction(c, seqs)
 		if err != nil {
+			return nil, nil, err
+		}
+		ws, err := workingSteps(ctx, q, segs)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, st := range req.Steps {
+			ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
+		}
+		if err := store.CheckPinned(resolved, ws); err != nil {
 			return nil, nil, err
 		}
 		body, err := store.EncodeCompaction(resolved)
@@ -264,26 +275,45 @@ func (b *insertBatch) add(seq int64, kind store.EntryKind, stepID *string, body 
 	b.bodies = append(b.bodies, body)
 }
 
-// retried answers a request whose steps are all in the visible log
-// already: a retry, which stores nothing and succeeds whatever its
-// ExpectedLastSeq says. Its compaction, if it has one, was stored by the
-// original request right after the newest of its steps; if that entry is
-// a compaction, its sequence number is reported.
-func retried(ctx context.Context, q querier, sess *sessionRow, segs []segment, req store.AppendRequest, ids []string, existing map[string]int64) (*store.AppendResponse, error) {
-	resp := &store.AppendResponse{Seqs: make([]int64, len(ids)), LastSeq: sess.LastSeq}
+// retried handles a request some of whose steps are stored (existing, by
+// ID): see store.CheckRetry. For a retry it returns the response (the
+// stored seqs, and the seq of the compaction stored after them if the
+// request has one, checked with store.CheckRetriedCompaction); for a
+// request that reuses IDs otherwise, the error. A retry stores nothing
+// and succeeds whatever its ExpectedLastSeq says.
+func retried(ctx context.Context, q querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]storedStep, lastSeq int64) (*store.AppendResponse, error) {
+	seqs := make([]int64, len(ids))
+	stored := make([]agentmem.Step, len(ids))
 	for i, id := range ids {
-		resp.Seqs[i] = existing[id]
+		st, ok := existing[id]
+		if !ok {
+			continue
+		}
+		step, err := store.DecodeStep(st.body)
+		if err != nil {
+			return nil, fmt.Errorf("stored entry %d does not decode: %v", st.seq, err)
+		}
+		seqs[i], stored[i] = st.seq, step
 	}
+	retry, err := store.CheckRetry(req.Steps, stored, seqs)
+	if err != nil || !retry {
+		return nil, err
+	}
+	resp := &store.AppendResponse{Seqs: seqs, LastSeq: lastSeq}
 	if req.Compaction == nil {
 		return resp, nil
 	}
-	after := slices.Max(resp.Seqs) + 1
+	after := slices.Max(seqs) + 1
+	var rec *store.CompactionRecord
 	for _, sg := range segs {
 		if after <= sg.lo || after > sg.hi {
 			continue
 		}
-		var kind string
-		err := q.QueryRow(ctx, "SELECT kind FROM entries WHERE session_id = $1 AND seq = $2", sg.id, after).Scan(&kind)
+		var (
+			kind string
+			body []byte
+		)
+		err := q.QueryRow(ctx, "SELECT kind, body FROM entries WHERE session_id = $1 AND seq = $2", sg.id, after).Scan(&kind, &body)
 		if errors.Is(err, pgx.ErrNoRows) {
 			break
 		}
@@ -291,10 +321,16 @@ func retried(ctx context.Context, q querier, sess *sessionRow, segs []segment, r
 			return nil, err
 		}
 		if kind == string(store.CompactionEntry) {
-			resp.CompactionSeq = after
+			if rec, err = store.DecodeCompaction(body); err != nil {
+				return nil, fmt.Errorf("stored entry %d does not decode: %v", after, err)
+			}
 		}
 		break
 	}
+	if err := store.CheckRetriedCompaction(req.Compaction, seqs, after, rec); err != nil {
+		return nil, err
+	}
+	resp.CompactionSeq = after
 	return resp, nil
 }
 

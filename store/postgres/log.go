@@ -94,26 +94,34 @@ func segments(ctx context.Context, q querier, r *sessionRow) ([]segment, error) 
 	return out, nil
 }
 
-// findStepIDs returns the sequence numbers of the steps of the visible log
-// (segs) whose IDs are among ids.
-func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]int64, error) {
-	found := make(map[string]int64, len(ids))
+// storedStep is a step of the visible log found by its ID: its sequence
+// number and its encoding.
+type storedStep struct {
+	seq  int64
+	body []byte
+}
+
+// findStepIDs returns the steps of the visible log (segs) whose IDs are
+// among ids, by ID. An append of new steps finds none, and so reads no
+// body.
+func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]storedStep, error) {
+	found := make(map[string]storedStep, len(ids))
 	if len(ids) == 0 {
 		return found, nil
 	}
 	for _, sg := range segs {
-		rows, err := q.Query(ctx, `SELECT step_id, seq FROM entries
+		rows, err := q.Query(ctx, `SELECT step_id, seq, body FROM entries
 			WHERE session_id = $1 AND step_id = ANY($2) AND seq > $3 AND seq <= $4`,
 			sg.id, ids, sg.lo, sg.hi)
 		if err != nil {
 			return nil, err
 		}
 		var (
-			id  string
-			seq int64
+			id string
+			st storedStep
 		)
-		_, err = pgx.ForEachRow(rows, []any{&id, &seq}, func() error {
-			found[id] = seq
+		_, err = pgx.ForEachRow(rows, []any{&id, &st.seq, &st.body}, func() error {
+			found[id] = storedStep{seq: st.seq, body: slices.Clone(st.body)}
 			return nil
 		})
 		if err != nil {
@@ -121,6 +129,79 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 		}
 	}
 	return found, nil
+}
+
+// workingSteps returns the sequence numbers and kinds of the steps of the
+// working set of the visible log, in order (see store.WorkingSet), for
+// store.CheckPinned. Of each step it reads only the start of its
+// encoding, where its type is (store.EncodedKind).
+func workingSteps(ctx context.Context, q querier, segs []segment) ([]store.WorkingStep, error) {
+	var out []store.WorkingStep
+	after := int64(0)
+	comp, err := newestCompaction(ctx, q, segs)
+	if err != nil {
+		return nil, err
+	}
+	if comp != nil {
+		after = comp.Seq
+	}
+	if comp != nil && len(comp.Compaction.Working) > 0 {
+		kinds := make(map[int64]agentmem.StepKind, len(comp.Compaction.Working))
+		for _, sg := range segs {
+			if sg.lo >= after {
+				break
+			}
+			if err := scanKinds(ctx, q, `SELECT seq, `+kindPrefix+` FROM entries
+				WHERE session_id = $1 AND kind = 'step' AND seq = ANY($2) AND seq > $3 AND seq <= $4`,
+				func(seq int64, k agentmem.StepKind) { kinds[seq] = k }, sg.id, comp.Compaction.Working, sg.lo, min(sg.hi, after)); err != nil {
+				return nil, err
+			}
+		}
+		for _, seq := range comp.Compaction.Working {
+			if k, ok := kinds[seq]; ok {
+				out = append(out, store.WorkingStep{Seq: seq, Kind: k})
+			}
+		}
+	}
+	for _, sg := range segs {
+		if sg.hi <= after {
+			continue
+		}
+		if err := scanKinds(ctx, q, `SELECT seq, `+kindPrefix+` FROM entries
+			WHERE session_id = $1 AND kind = 'step' AND seq > $2 AND seq <= $3 ORDER BY seq`,
+			func(seq int64, k agentmem.StepKind) { out = append(out, store.WorkingStep{Seq: seq, Kind: k}) },
+			sg.id, max(sg.lo, after), sg.hi); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// kindPrefix selects as much of a step's body as store.EncodedKind needs:
+// its first store.KindPrefixBytes bytes when it starts with its type (as
+// store.EncodeStep writes it), else all of it.
+var kindPrefix = fmt.Sprintf(`CASE WHEN substring(body from 1 for 9) = '\x7b2274797065223a22'::bytea THEN substring(body from 1 for %d) ELSE body END`, store.KindPrefixBytes)
+
+// scanKinds runs a query for (seq, kindPrefix) rows and calls fn with each
+// step's sequence number and kind.
+func scanKinds(ctx context.Context, q querier, sql string, fn func(int64, agentmem.StepKind), args ...any) error {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	var (
+		seq int64
+		b   []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&seq, &b}, func() error {
+		k, err := store.EncodedKind(b)
+		if err != nil {
+			return fmt.Errorf("stored entry %d: %v", seq, err)
+		}
+		fn(seq, k)
+		return nil
+	})
+	return err
 }
 
 // checkCompaction checks a compaction's references against the visible

@@ -41,7 +41,9 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 		return nil, err
 	}
 
-	// Steps already in the visible log are retries: they keep their entry.
+	// Steps already in the visible log: a request whose steps are all
+	// stored (the same steps) is a retry and stores nothing; a request
+	// reusing IDs otherwise is refused.
 	ids := make([]string, len(req.Steps))
 	for i, st := range req.Steps {
 		ids[i] = st.Info().ID
@@ -50,20 +52,11 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 	if err != nil {
 		return nil, err
 	}
-	// A request whose steps are all stored is a retry and stores
-	// nothing. If it carries a compaction, the original request stored it
-	// right after its last step: report that entry's seq.
-	if len(req.Steps) > 0 && len(existing) == len(req.Steps) {
-		resp := &store.AppendResponse{Seqs: make([]int64, len(ids)), LastSeq: sess.LastSeq}
-		for i, id := range ids {
-			resp.Seqs[i] = existing[id]
+	if len(existing) > 0 {
+		resp, err := retried(ctx, tx, segs, req, ids, existing, sess.LastSeq)
+		if resp != nil || err != nil {
+			return resp, err
 		}
-		if req.Compaction != nil {
-			if resp.CompactionSeq, err = compactionAfter(ctx, tx, segs, slices.Max(resp.Seqs)); err != nil {
-				return nil, err
-			}
-		}
-		return resp, nil
 	}
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != sess.LastSeq {
 		return nil, fmt.Errorf("sqlite: session %q: expected last seq %d, it is %d: %w",
@@ -86,10 +79,6 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 	}
 	var rows []row
 	for i, st := range req.Steps {
-		if seq, ok := existing[ids[i]]; ok {
-			seqs[i] = seq
-			continue
-		}
 		next++
 		seqs[i] = next
 		var pre []byte
@@ -107,6 +96,16 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 	if c := req.Compaction; c != nil {
 		resolved, err := store.ResolveCompaction(c, seqs)
 		if err != nil {
+			return nil, err
+		}
+		ws, err := workingSteps(ctx, tx, segs)
+		if err != nil {
+			return nil, err
+		}
+		for i, st := range req.Steps {
+			ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
+		}
+		if err := store.CheckPinned(resolved, ws); err != nil {
 			return nil, err
 		}
 		body, err := store.EncodeCompaction(resolved)
@@ -134,10 +133,18 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 // insertEntry inserts one entry.
 const insertEntry = `INSERT INTO entries (session_id, seq, kind, step_id, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`
 
-// findStepIDs returns the sequence numbers of the steps of the visible log
-// (segs) whose IDs are among ids.
-func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]int64, error) {
-	found := make(map[string]int64, len(ids))
+// storedStep is a step of the visible log found by its ID: its sequence
+// number and its encoding.
+type storedStep struct {
+	seq  int64
+	body []byte
+}
+
+// findStepIDs returns the steps of the visible log (segs) whose IDs are
+// among ids, by ID. An append of new steps finds none, and so reads no
+// body.
+func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]storedStep, error) {
+	found := make(map[string]storedStep, len(ids))
 	if len(ids) == 0 {
 		return found, nil
 	}
@@ -145,8 +152,8 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 	// planner would rather scan the session's log by seq than look the IDs
 	// up in entries_by_step_id.
 	var arg any
-	const one = `SELECT step_id, seq FROM entries WHERE session_id = ? AND step_id = ?`
-	const many = `SELECT step_id, seq FROM entries WHERE session_id = ? AND step_id IN (SELECT value FROM json_each(?))`
+	const one = `SELECT step_id, seq, body FROM entries WHERE session_id = ? AND step_id = ?`
+	const many = `SELECT step_id, seq, body FROM entries WHERE session_id = ? AND step_id IN (SELECT value FROM json_each(?))`
 	query := one
 	if len(ids) == 1 {
 		arg = ids[0]
@@ -164,13 +171,13 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 		}
 		for rows.Next() {
 			var id string
-			var seq int64
-			if err := rows.Scan(&id, &seq); err != nil {
+			var st storedStep
+			if err := rows.Scan(&id, &st.seq, &st.body); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			if seq > sg.lo && seq <= sg.hi {
-				found[id] = seq
+			if st.seq > sg.lo && st.seq <= sg.hi {
+				found[id] = st
 			}
 		}
 		if err := rows.Close(); err != nil {
@@ -178,6 +185,45 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 		}
 	}
 	return found, nil
+}
+
+// retried handles a request some of whose steps are stored (existing, by
+// ID): see store.CheckRetry. For a retry it returns the response (the
+// stored seqs, and the seq of the compaction stored after them if the
+// request has one, checked with store.CheckRetriedCompaction); for a
+// request that reuses IDs otherwise, the error. A nil response and error
+// cannot happen with existing non-empty, but would mean a new append.
+func retried(ctx context.Context, q querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]storedStep, lastSeq int64) (*store.AppendResponse, error) {
+	seqs := make([]int64, len(ids))
+	stored := make([]agentmem.Step, len(ids))
+	for i, id := range ids {
+		st, ok := existing[id]
+		if !ok {
+			continue
+		}
+		step, err := store.DecodeStep(st.body)
+		if err != nil {
+			return nil, fmt.Errorf("stored entry %d does not decode: %v", st.seq, err)
+		}
+		seqs[i], stored[i] = st.seq, step
+	}
+	retry, err := store.CheckRetry(req.Steps, stored, seqs)
+	if err != nil || !retry {
+		return nil, err
+	}
+	resp := &store.AppendResponse{Seqs: seqs, LastSeq: lastSeq}
+	if req.Compaction != nil {
+		after := slices.Max(seqs) + 1
+		rec, err := compactionAt(ctx, q, segs, after)
+		if err != nil {
+			return nil, err
+		}
+		if err := store.CheckRetriedCompaction(req.Compaction, seqs, after, rec); err != nil {
+			return nil, err
+		}
+		resp.CompactionSeq = after
+	}
+	return resp, nil
 }
 
 // checkCompaction checks a compaction's references against the visible
@@ -242,23 +288,113 @@ func checkCompaction(ctx context.Context, q querier, segs []segment, c *store.Co
 // have one.
 var existsStub agentmem.Step = &agentmem.TaskStep{}
 
-// compactionAfter returns seq+1 if the visible log's entry there is a
-// compaction, else 0.
-func compactionAfter(ctx context.Context, q querier, segs []segment, seq int64) (int64, error) {
-	seq++
+// compactionAt returns the record of the visible log's entry at seq if it
+// is a compaction, else nil.
+func compactionAt(ctx context.Context, q querier, segs []segment, seq int64) (*store.CompactionRecord, error) {
 	for _, sg := range segs {
 		if seq <= sg.lo || seq > sg.hi {
 			continue
 		}
 		var kind string
-		err := q.QueryRowContext(ctx, "SELECT kind FROM entries WHERE session_id = ? AND seq = ?", sg.id, seq).Scan(&kind)
+		var body []byte
+		err := q.QueryRowContext(ctx, "SELECT kind, body FROM entries WHERE session_id = ? AND seq = ?", sg.id, seq).Scan(&kind, &body)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && kind != string(store.CompactionEntry)) {
-			return 0, nil
+			return nil, nil
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		return seq, nil
+		rec, err := store.DecodeCompaction(body)
+		if err != nil {
+			return nil, fmt.Errorf("stored entry %d does not decode: %v", seq, err)
+		}
+		return rec, nil
 	}
-	return 0, nil
+	return nil, nil
+}
+
+// workingSteps returns the sequence numbers and kinds of the steps of the
+// working set of the visible log, in order (see store.WorkingSet), for
+// store.CheckPinned. Of each step it reads only the start of its
+// encoding, where its type is (store.EncodedKind).
+func workingSteps(ctx context.Context, q querier, segs []segment) ([]store.WorkingStep, error) {
+	var out []store.WorkingStep
+	after := int64(0)
+	// The newest compaction: search the segments from the newest.
+	var comp *store.CompactionRecord
+	for i := len(segs) - 1; i >= 0 && comp == nil; i-- {
+		sg := segs[i]
+		var body []byte
+		err := q.QueryRowContext(ctx, `SELECT seq, body FROM entries
+			WHERE session_id = ? AND kind = 'compaction' AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT 1`,
+			sg.id, sg.lo, sg.hi).Scan(&after, &body)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if comp, err = store.DecodeCompaction(body); err != nil {
+			return nil, fmt.Errorf("stored entry %d does not decode: %v", after, err)
+		}
+	}
+	if comp != nil && len(comp.Working) > 0 {
+		arg, err := json.Marshal(comp.Working)
+		if err != nil {
+			return nil, err
+		}
+		kinds := make(map[int64]agentmem.StepKind, len(comp.Working))
+		for _, sg := range segs {
+			if err := scanKinds(ctx, q, `SELECT seq, `+kindPrefix+` FROM entries
+				WHERE session_id = ? AND kind = 'step' AND seq IN (SELECT value FROM json_each(?)) AND seq > ? AND seq <= ?`,
+				func(seq int64, k agentmem.StepKind) { kinds[seq] = k }, sg.id, string(arg), sg.lo, min(sg.hi, after)); err != nil {
+				return nil, err
+			}
+		}
+		for _, seq := range comp.Working {
+			if k, ok := kinds[seq]; ok {
+				out = append(out, store.WorkingStep{Seq: seq, Kind: k})
+			}
+		}
+	}
+	for _, sg := range segs {
+		if sg.hi <= after {
+			continue
+		}
+		if err := scanKinds(ctx, q, `SELECT seq, `+kindPrefix+` FROM entries
+			WHERE session_id = ? AND kind = 'step' AND seq > ? AND seq <= ? ORDER BY seq`,
+			func(seq int64, k agentmem.StepKind) { out = append(out, store.WorkingStep{Seq: seq, Kind: k}) },
+			sg.id, max(sg.lo, after), sg.hi); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// kindPrefix selects as much of a step's body as store.EncodedKind needs:
+// its first store.KindPrefixBytes bytes when it starts with its type (as
+// store.EncodeStep writes it), else all of it.
+var kindPrefix = fmt.Sprintf(`CASE WHEN substr(body, 1, 9) = x'7b2274797065223a22' THEN substr(body, 1, %d) ELSE body END`, store.KindPrefixBytes)
+
+// scanKinds runs a query for (seq, kindPrefix) rows and calls fn with each
+// step's sequence number and kind.
+func scanKinds(ctx context.Context, q querier, query string, fn func(int64, agentmem.StepKind), args ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var b []byte
+		if err := rows.Scan(&seq, &b); err != nil {
+			return err
+		}
+		k, err := store.EncodedKind(b)
+		if err != nil {
+			return fmt.Errorf("stored entry %d: %v", seq, err)
+		}
+		fn(seq, k)
+	}
+	return rows.Err()
 }

@@ -171,6 +171,46 @@ func (s *suite) boundTests() []namedTest {
 			}
 			e.wantStoreHoldsMemory(again, "after a compaction by a reloaded memory")
 		}},
+		{"LibraryStrategies", func(t *testing.T) {
+			// Every strategy of the library compacts a bound memory, those
+			// that drop a pinned step on purpose included: the library's
+			// record names every step that left (Removed), which is what
+			// lets a pinned step go (store.CheckPinned).
+			e := s.open(t)
+			n := 0
+			for name, strategy := range map[string]agentmem.Strategy{
+				"KeepLastN":            agentmem.KeepLastN(2),
+				"KeepLastNActions":     agentmem.KeepLastNActions(1),
+				"KeepSystemAndRecent":  agentmem.KeepSystemAndRecent(2), // drops the first task
+				"DropKinds":            agentmem.DropKinds(agentmem.KindAction, agentmem.KindTask),
+				"PruneOldObservations": agentmem.PruneOldObservations(1, 10),
+				"TokenBudget":          agentmem.TokenBudget(300),
+				"a strategy dropping the system prompt": agentmem.StrategyFunc(func(_ context.Context, steps []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
+					return steps[1:], nil
+				}),
+			} {
+				id := fmt.Sprintf("st%d", n)
+				n++
+				e.create(store.CreateRequest{ID: id})
+				b := e.openMemory(id)
+				e.add(b, &agentmem.SystemPromptStep{Content: "sys"})
+				e.add(b, &agentmem.TaskStep{Task: "the task"})
+				for i := range 4 {
+					e.add(b, freshAction(fmt.Sprint(i)))
+				}
+				e.add(b, &agentmem.TaskStep{Task: "a follow-up"})
+				e.add(b, freshAction("last"))
+				comp, err := b.Prune(e.ctx, strategy)
+				if err != nil {
+					t.Fatalf("%s on a bound memory: %v", name, err)
+				}
+				if !comp.Changed() {
+					t.Fatalf("%s changed nothing: pick arguments that compact", name)
+				}
+				e.wantStoreHoldsMemory(b, name)
+				e.wantSameMemory(e.openMemory(id), b, name+", reopened")
+			}
+		}},
 		{"ClearIsRecorded", func(t *testing.T) {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "cl"})

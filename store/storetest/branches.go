@@ -148,9 +148,9 @@ func (s *suite) branchTests() []namedTest {
 			// A branch compacts its inherited steps without touching the parent.
 			bsum := summaryStep("early-sum", "branch summary", agentmem.Range{From: 1, To: 4})
 			e.append(store.AppendRequest{SessionID: "early", Steps: []agentmem.Step{bsum}, Compaction: &store.CompactionRecord{
-				Working: []int64{store.NewStepRef(0), 5}, Removed: []int64{1, 2, 3, 4},
+				Working: []int64{1, 2, store.NewStepRef(0), 5}, Removed: []int64{3, 4},
 			}})
-			e.wantSteps(e.workingSet("early"), []string{e.numbered(bsum, 6), all5[4]}, "branch working set after its own compaction")
+			e.wantSteps(e.workingSet("early"), []string{all5[0], all5[1], e.numbered(bsum, 6), all5[4]}, "branch working set after its own compaction")
 			e.wantSteps(e.workingSet("p"), compactedWS, "parent working set after the branch compacted")
 		}},
 		{"DeleteParentKeepsHistory", func(t *testing.T) {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -241,13 +242,34 @@ func (s *suite) idempotencyTests() []namedTest {
 			if resp.LastSeq != 1 || len(e.entries("i")) != 1 {
 				t.Fatalf("a step appended twice is stored twice (LastSeq %d)", resp.LastSeq)
 			}
-			// A step with the same ID but other content is the same step.
-			changed := taskStep("a", "changed")
-			e.wantSeqs(e.appendSteps("i", changed), []int64{1}, "same ID, other content")
-			if got := e.encode(e.entries("i")[0].Step); got != e.numbered(a, 1) {
-				t.Fatalf("a retry overwrote the stored step: %s", got)
-			}
+			// A retry may carry another number and time: the log numbers
+			// steps, and a server stamps a step sent without a time.
+			hdr := a.Info()
+			hdr.Number, hdr.Time = 7, stepTime.Add(time.Hour)
+			e.wantSeqs(e.appendSteps("i", agentmem.WithInfo(a, hdr)), []int64{1}, "the same step with another number and time")
 			e.wantTime(e.get("i").UpdatedAt, Epoch, "UpdatedAt after retries that stored nothing")
+		}},
+		{"SameIDOtherStep", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "i"})
+			a := taskStep("a", "once")
+			e.appendSteps("i", a)
+			before := e.dump()
+			otherMeta := taskStep("a", "once")
+			otherMeta.Metadata = map[string]string{"fixture": "other"}
+			for what, st := range map[string]agentmem.Step{
+				"other content":  taskStep("a", "changed"),
+				"other kind":     &agentmem.PlanningStep{StepInfo: info("a"), Plan: "once"},
+				"other metadata": otherMeta,
+			} {
+				// Whatever ExpectedLastSeq says: a retry would pass it.
+				for _, exp := range []*int64{nil, ptr(int64(1)), ptr(int64(0))} {
+					_, err := e.st.Append(e.ctx, store.AppendRequest{SessionID: "i", Steps: []agentmem.Step{st}, ExpectedLastSeq: exp})
+					e.wantErr(err, store.ErrIDReused, "a step with a stored step's ID and "+what)
+					e.wantErr(err, agentmem.ErrConflict, "a step with a stored step's ID and "+what)
+					e.wantUnchanged(before, "an append reusing a step ID")
+				}
+			}
 		}},
 		{"RetriedBatch", func(t *testing.T) {
 			e := s.open(t)
@@ -264,11 +286,32 @@ func (s *suite) idempotencyTests() []namedTest {
 				t.Fatalf("retried batch: LastSeq %d", again.LastSeq)
 			}
 			e.wantUnchanged(before, "a retried batch")
-			// A batch mixing stored and new steps stores the new ones.
-			mixed := append([]agentmem.Step{batch[2]}, steps("new", 2)...)
-			resp := e.append(store.AppendRequest{SessionID: "i", Steps: mixed, ExpectedLastSeq: ptr(int64(5))})
-			e.wantSeqs(resp.Seqs, []int64{5, 6, 7}, "batch of one stored and two new steps")
-			e.wantSeqs(seqsOf(e.entries("i")), seqRange(1, 7), "log")
+			// The retry of a part of a batch finds its steps.
+			e.wantSeqs(e.appendSteps("i", batch[1]), []int64{4}, "retry of one step of a batch")
+			// A retry with one step changed stores nothing.
+			changed := slices.Clone(batch)
+			changed[1] = taskStep(batch[1].Info().ID, "not what was stored")
+			_, err := e.st.Append(e.ctx, store.AppendRequest{SessionID: "i", Steps: changed})
+			e.wantErr(err, store.ErrIDReused, "a batch whose second step differs from the stored one")
+			e.wantUnchanged(before, "a batch reusing an ID")
+		}},
+		{"PartlyStored", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "i"})
+			batch := steps("b", 2)
+			e.appendSteps("i", batch...)
+			before := e.dump()
+			// Appends are all or none, so a retry finds all its steps or
+			// none: a request with some stored and some new reuses IDs of
+			// another request, and stores nothing, new steps included.
+			for what, mixed := range map[string][]agentmem.Step{
+				"stored then new": {batch[0], batch[1], actionStep("new")},
+				"new then stored": {actionStep("new"), batch[1]},
+			} {
+				_, err := e.st.Append(e.ctx, store.AppendRequest{SessionID: "i", Steps: mixed, ExpectedLastSeq: ptr(int64(2))})
+				e.wantErr(err, store.ErrIDReused, "a request with steps "+what)
+				e.wantUnchanged(before, "a request with steps "+what)
+			}
 		}},
 		{"DuplicateIDsInOneRequest", func(t *testing.T) {
 			e := s.open(t)

@@ -17,7 +17,7 @@
 // Each subtest gets a new, empty store from Config.New, driven by a manual
 // Clock that the subtest advances, so expiry and pruning are tested
 // exactly. Subtests are grouped by behaviour (Sessions, List, Append,
-// Read, Idempotency, Conflicts, Atomicity, Compaction, Branches,
+// Read, Idempotency, Conflicts, Atomicity, Compaction, Pinned, Branches,
 // Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen,
 // Feed),
 // so one can be run alone with go test -run 'Conformance/Branches'.
@@ -103,6 +103,7 @@ func (s *suite) groups() []group {
 		{"Conflicts", s.conflictTests()},
 		{"Atomicity", s.atomicityTests()},
 		{"Compaction", s.compactionTests()},
+		{"Pinned", s.pinnedTests()},
 		{"Branches", s.branchTests()},
 		{"Retention", s.retentionTests()},
 		{"Prune", s.pruneTests()},
