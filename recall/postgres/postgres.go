@@ -150,8 +150,15 @@ func (p *Backend) err(op string, err error) error {
 // quoteLexeme quotes a lexeme for tsvector and tsquery input: verbatim,
 // with quotes and backslashes doubled.
 func quoteLexeme(s string) string {
-	return "'" + strings.NewReplacer(`'`, `''`, `\`, `\\`).Replace(s) + "'"
+	if !strings.ContainsAny(s, `'\`) {
+		return "'" + s + "'"
+	}
+	return "'" + lexemeQuoter.Replace(s) + "'"
 }
+
+// lexemeQuoter doubles quotes and backslashes. A Replacer is built on its
+// first use, which costs far more than replacing: it is built once.
+var lexemeQuoter = strings.NewReplacer(`'`, `''`, `\`, `\\`)
 
 // tsvector is the tsvector literal of analyzed terms: each lexeme with
 // positions 1..tf (at most 256), so cardinality(positions) is tf.
