@@ -25,6 +25,9 @@ func TestBadInputCorpus(t *testing.T) {
 	state := func() string {
 		t.Helper()
 		ctx := context.Background()
+		if err := e.srv.index.Sync(ctx); err != nil { // the index has every write so far
+			t.Fatal(err)
+		}
 		var b strings.Builder
 		b.WriteString(e.dump())
 		fs, err := e.srv.cfg.Facts.List(ctx, "", "u1", true)

@@ -100,14 +100,11 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, e)
 		return
 	}
-	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected}
+	// The store checks the tenant in the append's own transaction.
+	tenant := Tenant(r)
+	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected, Tenant: &tenant}
 	if err := store.ValidateAppend(ar); err != nil {
 		writeError(w, apiError(err))
-		return
-	}
-	// The store appends by ID alone: check the tenant first.
-	if _, err := s.ownSession(r.Context(), Tenant(r), id); err != nil {
-		s.fail(w, r, "append", err)
 		return
 	}
 	resp, err := s.store.Append(r.Context(), ar)
@@ -158,7 +155,7 @@ func idempotencyError(err error, key string, single bool) *Error {
 func (s *Server) conflict(w http.ResponseWriter, r *http.Request, id string, cause error) {
 	e := apiError(cause)
 	e.Field = "If-Match"
-	if sess, err := s.store.Get(r.Context(), id); err == nil {
+	if sess, err := s.store.Get(r.Context(), id); err == nil && sess.Tenant == Tenant(r) {
 		e.LastSeq = &sess.LastSeq
 		e.Message = "the session's last sequence number is not the one in If-Match: read what was appended since, then retry with the new ETag"
 	}

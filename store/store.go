@@ -203,6 +203,18 @@ type AppendRequest struct {
 	// append fails with ErrConflict and changes nothing (a retry passes
 	// whatever it says).
 	ExpectedLastSeq *int64
+	// Tenant, when set, is the tenant the session must belong to: a
+	// session of another tenant is ErrNotFound, as a missing one is. It
+	// is checked in the append's own transaction, so a server that appends
+	// for a tenant needs no read before the write (and has no window
+	// between them).
+	Tenant *string
+}
+
+// OtherTenant reports whether the request names a tenant (Tenant) that
+// is not the session's.
+func (r *AppendRequest) OtherTenant(s *Session) bool {
+	return r.Tenant != nil && s.Tenant != *r.Tenant
 }
 
 // NewStepRef is the placeholder for AppendRequest.Steps[i] in a

@@ -358,6 +358,9 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	if err != nil {
 		return nil, err
 	}
+	if req.OtherTenant(&s.meta) {
+		return nil, notFound(req.SessionID)
+	}
 	last := s.meta.LastSeq
 
 	// Steps already in the visible log: a request whose steps are all
