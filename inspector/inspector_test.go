@@ -649,6 +649,9 @@ func TestNewChecksConfig(t *testing.T) {
 		{},
 		{Store: f.st, DefaultTokenizer: "gpt2"},
 		{Store: f.st, DefaultBudget: -1},
+		{Store: f.st, MaxContextTokens: -1},
+		{Store: f.st, MaxContextTokens: inspector.MaxBudget + 1},
+		{Store: f.st, MaxContextTokens: 100, DefaultBudget: 101},
 		{Store: f.st, PageSize: 5000},
 		{Store: f.st, TimelinePage: -1},
 	} {

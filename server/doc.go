@@ -87,14 +87,21 @@
 //
 // # The context cache
 //
-// The context route renders from a bounded LRU cache of session memories
-// (Config.CacheSessions), so each step is rendered and counted once per
+// The context route renders from an LRU cache of session memories bounded
+// in bytes (Config.CacheBytes: the steps' text and the renderings each
+// memory keeps, estimated high; a session larger than the bound is served
+// without being kept), so each step is rendered and counted once per
 // format and tokenizer, not once per request. The log stays the truth:
 // before each use a cached memory checks the session's last sequence
 // number (one Get) and, if another request or another server appended,
 // reads just the new entries and adds them, keeping the counts it has. A
 // compaction entry rebuilds the memory from a working-set read. So every
 // context reflects every append acknowledged before it, on any server.
+//
+// A context is bounded by Config.MaxContextTokens (1,000,000 by default):
+// a request without a budget is fitted to it, rendering only the steps
+// that fit and listing the others as dropped, and a larger budget is a
+// 400. The steps route reads a whole log, by pages.
 //
 // Compactions run on a memory bound to the session (store.OpenMemory):
 // the journal records them atomically, and only if nothing was appended

@@ -22,10 +22,18 @@ func TestNewConfig(t *testing.T) {
 	if _, err := New(Config{Store: mem, DefaultTokenizer: "gpt2"}); err == nil {
 		t.Error("unknown tokenizer: no error")
 	}
+	for _, n := range []int{-1, MaxBudget + 1} {
+		if _, err := New(Config{Store: mem, MaxContextTokens: n}); err == nil {
+			t.Errorf("MaxContextTokens %d: no error", n)
+		}
+	}
 	// Two servers side by side each have their own metrics registry.
 	a, err := New(Config{Store: mem})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if a.cfg.MaxContextTokens != DefaultMaxContextTokens || a.cache.max != DefaultCacheBytes {
+		t.Errorf("defaults: max context %d, cache %d bytes", a.cfg.MaxContextTokens, a.cache.max)
 	}
 	b, err := New(Config{Store: mem})
 	if err != nil {
