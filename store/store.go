@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -272,5 +272,7 @@ const (
 	MaxStepBytes = 4 << 20 // a step's JSON encoding
 )
 
-// ErrClosed is returned by a store used after Close.
-var ErrClosed = errors.New("store: closed")
+// ErrClosed is returned by a store used after Close. It wraps
+// agentmem.ErrUnavailable: a server whose store is closed is shutting
+// down, and the call may succeed on another instance or after a restart.
+var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)
