@@ -10,22 +10,24 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/store"
 )
 
 // The request decoders are pure functions of the body bytes (and a few
 // headers), so the fuzz targets can drive them without a server. Each
 // returns an *Error for the client; nothing is written before every part of
-// a request has been decoded and checked.
+// a request has been decoded and checked. Each begins with checkJSON (the
+// generic one, decodeStrict, does it for its callers), so that no body
+// with invalid UTF-8, a lone surrogate escape or a repeated key reaches
+// encoding/json, which would accept it silently.
 
 // readBody reads a JSON request body: the media type must be
-// application/json (415), the body at most limit bytes (413) and valid
-// UTF-8 (400: encoding/json would otherwise replace bad bytes silently).
-// An empty body is allowed only when optional is set, and is returned as
-// nil.
+// application/json (415) and the body at most limit bytes (413). An empty
+// body is allowed only when optional is set, and is returned as nil. The
+// text itself is the decoders' to check (checkJSON).
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, optional bool) ([]byte, *Error) {
 	if r.ContentLength == 0 && optional && r.Header.Get("Content-Type") == "" {
 		return nil, nil
@@ -48,79 +50,31 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, optional bool
 		}
 		return nil, errInvalid("", "the request body is empty")
 	}
-	if err := checkText(body); err != nil {
-		return nil, err
-	}
 	return body, nil
 }
 
-// checkText refuses a body that is not valid UTF-8 or whose JSON escapes
-// are not valid Unicode.
-func checkText(body []byte) *Error {
-	if !utf8.Valid(body) {
-		return errInvalid("", "the request body is not valid UTF-8")
+// checkJSON refuses a body that jsoncheck.Check refuses: malformed JSON,
+// invalid UTF-8, a lone UTF-16 surrogate escape (which encoding/json would
+// turn into U+FFFD) or a key repeated in an object (of which it would keep
+// the last), naming where. The paths of a body that is an array start
+// with arrayRoot ("steps[2].metadata.k").
+func checkJSON(body []byte, arrayRoot string) *Error {
+	err := jsoncheck.Check(body)
+	if err == nil {
+		return nil
 	}
-	if at := loneSurrogate(body); at >= 0 {
-		return errInvalid("", "the request body has a lone UTF-16 surrogate escape at byte %d (not valid Unicode)", at)
+	var je *jsoncheck.Error
+	if !errors.As(err, &je) {
+		return errInvalid("", "%v", err)
 	}
-	return nil
-}
-
-// loneSurrogate returns the offset of a \uD800-\uDFFF escape that is not
-// half of a surrogate pair, or -1. encoding/json would decode one as
-// U+FFFD, changing the text silently. A backslash appears in valid JSON
-// only inside strings, so no string tracking is needed; malformed JSON is
-// left to the decoder.
-func loneSurrogate(b []byte) int {
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 >= len(b) {
-			continue
-		}
-		if b[i+1] != 'u' {
-			i++ // skip the escaped character (it may be a backslash)
-			continue
-		}
-		r, ok := hex4(b, i+2)
-		if !ok {
-			i++
-			continue
-		}
-		switch {
-		case r >= 0xD800 && r <= 0xDBFF:
-			if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-				if lo, ok := hex4(b, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-					i += 11
-					continue
-				}
-			}
-			return i
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return i
-		}
-		i += 5
+	if je.Path == "" {
+		return errInvalid("", "the request body %s", je.Reason)
 	}
-	return -1
-}
-
-// hex4 parses the four hex digits at b[i:i+4].
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
+	path := je.Path
+	if path[0] == '[' {
+		path = arrayRoot + path
 	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	return errInvalid(path, "%s", je.Reason)
 }
 
 // checkJSONType accepts application/json, with no charset or UTF-8.
@@ -142,9 +96,18 @@ func checkJSONType(ct string) *Error {
 	return nil
 }
 
-// decodeStrict decodes one JSON value into v, refusing unknown fields and
-// trailing data, and names the offending field in the error.
+// decodeStrict checks a body (checkJSON) and decodes it, one JSON value,
+// into v, refusing unknown fields and trailing data, and names the
+// offending field in the error.
 func decodeStrict(data []byte, v any) *Error {
+	if e := checkJSON(data, ""); e != nil {
+		return e
+	}
+	return decodeChecked(data, v)
+}
+
+// decodeChecked is decodeStrict for a body checkJSON has accepted.
+func decodeChecked(data []byte, v any) *Error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
