@@ -158,3 +158,39 @@ func TestRepeatedKeys(t *testing.T) {
 		t.Errorf("a refused request indexed %+v", doc)
 	}
 }
+
+// TestMemberNamesAreCaseSensitive: a member whose name matches a field
+// only in another letter case (which encoding/json would take, and of
+// "task" and "Task" keep the last) is refused on every route that takes a
+// body, naming it, and changes nothing.
+func TestMemberNamesAreCaseSensitive(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+","+taskStep+"]")
+	before := e.dump()
+	for _, c := range []struct{ path, body, field string }{
+		{"/v1/sessions", `{"id":"n1","User_ID":"v"}`, "User_ID"},
+		{"/v1/sessions/s/fork", `{"ID":"b1"}`, "ID"},
+		{"/v1/sessions/s/steps", `{"type":"task","task":"a","Task":"b"}`, "Task"},
+		{"/v1/sessions/s/steps", `[` + taskStep + `,{"type":"action","tool_calls":[{"id":"c","function":{"Name":"f"}}],"results":[{"call_id":"c","content":"r"}]}]`, "steps[1].function.Name"},
+		{"/v1/sessions/s/steps", `{"type":"message","message":{"role":"user","Content":"hi"}}`, "message.Content"},
+		{"/v1/sessions/s/steps", `{"steps":[` + taskStep + `],"compaction":{"Working":[-1]}}`, "compaction.Working"},
+		{"/v1/sessions/s/messages", `{"role":"user","Content":"hi"}`, "Content"},
+		{"/v1/sessions/s/compact", `{"Strategy":"keep_last_n","n":1}`, "Strategy"},
+		{"/v1/recall", `{"documents":[{"id":"d2","Text":"x"}]}`, "documents[0].Text"},
+		{"/v1/users/u1/facts", `{"text":"Likes tea","Confidence":0.5}`, "Confidence"},
+	} {
+		r := e.do("POST", c.path, c.body)
+		if r.code != http.StatusBadRequest {
+			t.Errorf("POST %s %s: status %d: %s", c.path, c.body, r.code, r.body)
+			continue
+		}
+		if err := r.apiErr(t); err.Field != c.field || err.Code != CodeInvalid {
+			t.Errorf("POST %s %s: %+v, want field %q", c.path, c.body, err, c.field)
+		}
+	}
+	if e.dump() != before {
+		t.Error("a refused request changed the store")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -59,7 +60,12 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, optional bool
 // the last), naming where. The paths of a body that is an array start
 // with arrayRoot ("steps[2].metadata.k").
 func checkJSON(body []byte, arrayRoot string) *Error {
-	err := jsoncheck.Check(body)
+	return checkError(jsoncheck.Check(body), arrayRoot)
+}
+
+// checkError turns an error of package jsoncheck into a 400 naming the
+// path.
+func checkError(err error, arrayRoot string) *Error {
 	if err == nil {
 		return nil
 	}
@@ -106,7 +112,9 @@ func decodeStrict(data []byte, v any) *Error {
 	return decodeChecked(data, v)
 }
 
-// decodeChecked is decodeStrict for a body checkJSON has accepted.
+// decodeChecked is decodeStrict for a body checkJSON has accepted. Member
+// names must match exactly: encoding/json would take "User_ID" for
+// "user_id" (jsoncheck.Fields).
 func decodeChecked(data []byte, v any) *Error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -116,7 +124,7 @@ func decodeChecked(data []byte, v any) *Error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errInvalid("", "unexpected data after the JSON value")
 	}
-	return nil
+	return checkError(jsoncheck.Fields(data, reflect.TypeOf(v).Elem()), "")
 }
 
 // jsonError turns an encoding/json error into a 400.
@@ -173,9 +181,26 @@ func checkID(field, id string) *Error {
 // maxIdempotencyKey leaves room for "/index" within store.MaxIDLen.
 const maxIdempotencyKey = 100
 
-// checkIdempotencyKey checks the Idempotency-Key header: empty (none), or
-// 1 to 100 visible ASCII characters.
-func checkIdempotencyKey(key string) *Error {
+// singleHeader returns the value of a request header that may be given
+// at most once, and whether it was given (blank or not).
+func singleHeader(h http.Header, name string) (string, bool, *Error) {
+	switch vs := h.Values(name); len(vs) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return vs[0], true, nil
+	default:
+		return "", true, errInvalid(name, "is given %d times; give it at most once", len(vs))
+	}
+}
+
+// checkIdempotencyKey checks the Idempotency-Key header: absent (no key),
+// or 1 to 100 visible ASCII characters. A header that is there but blank
+// is refused: it is more likely a client's bug than a wish for no key.
+func checkIdempotencyKey(key string, present bool) *Error {
+	if present && key == "" {
+		return errInvalid("Idempotency-Key", "is empty: send 1 to %d visible ASCII characters, or leave the header out", maxIdempotencyKey)
+	}
 	if len(key) > maxIdempotencyKey {
 		return errInvalid("Idempotency-Key", "is longer than %d characters", maxIdempotencyKey)
 	}
@@ -188,12 +213,15 @@ func checkIdempotencyKey(key string) *Error {
 }
 
 // parseIfMatch parses the If-Match header: the expected last sequence
-// number of the session, bare or as an entity tag ("12", W/"12"). An
-// empty header means no check.
-func parseIfMatch(h string) (*int64, *Error) {
+// number of the session, bare or as an entity tag ("12", W/"12"). No
+// header means no check; a header that is there but blank is refused.
+func parseIfMatch(h string, present bool) (*int64, *Error) {
+	if !present {
+		return nil, nil
+	}
 	h = strings.TrimSpace(h)
 	if h == "" {
-		return nil, nil
+		return nil, errInvalid("If-Match", "is blank: send the expected last sequence number of the session, or leave the header out")
 	}
 	v := strings.TrimPrefix(h, "W/")
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {

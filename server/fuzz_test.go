@@ -73,7 +73,7 @@ func FuzzDecodeSteps(f *testing.F) {
 	f.Add([]byte(sysStep), "")
 	f.Add([]byte("["+taskStep+","+actionStep(1, "x")+"]"), "key")
 	f.Fuzz(func(t *testing.T, body []byte, key string) {
-		if checkIdempotencyKey(key) != nil {
+		if checkIdempotencyKey(key, key != "") != nil {
 			return // the handler refuses these first
 		}
 		n := 0
@@ -89,7 +89,7 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add([]byte(`{"role":"user","content":"hi"}`), "", false)
 	f.Add([]byte(`[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]`), "k", false)
 	f.Fuzz(func(t *testing.T, body []byte, key string, flush bool) {
-		if checkIdempotencyKey(key) != nil {
+		if checkIdempotencyKey(key, key != "") != nil {
 			return
 		}
 		req, e := decodeMessages(body, key, flush, func() time.Time { return fixedNow })

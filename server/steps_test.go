@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -108,9 +109,30 @@ func TestAppendIfMatch(t *testing.T) {
 	if e.dump() != before {
 		t.Error("a conflicting append changed the store")
 	}
-	for _, h := range []string{"x", "-1", `"`, `"1`, "1.0", "01", "W/x"} {
+	for _, h := range []string{"x", "-1", `"`, `"1`, "1.0", "01", "W/x", " ", `" "`, `W/""`, `""`} {
 		if r := e.do("POST", "/v1/sessions/s/steps", actionStep(4, "w"), "If-Match", h); r.code != 400 || r.apiErr(t).Field != "If-Match" {
 			t.Errorf("If-Match %q: %d %s", h, r.code, r.body)
+		}
+	}
+	// Headers that are there but empty, or given twice, are refused too
+	// (as a server reading the wire sees an If-Match of spaces).
+	for _, c := range []struct {
+		name   string
+		values []string
+	}{
+		{"If-Match", []string{""}},
+		{"If-Match", []string{"3", "3"}},
+		{"Idempotency-Key", []string{""}},
+		{"Idempotency-Key", []string{"a", "b"}},
+	} {
+		req := httptest.NewRequest("POST", "/v1/sessions/s/steps", strings.NewReader(actionStep(4, "w")))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header[c.name] = c.values
+		rec := httptest.NewRecorder()
+		e.srv.ServeHTTP(rec, req)
+		r := &response{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+		if r.code != 400 || r.apiErr(t).Field != c.name {
+			t.Errorf("%s %q: %d %s", c.name, c.values, r.code, r.body)
 		}
 	}
 	if e.dump() != before {

@@ -3,10 +3,13 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 )
 
 // EncodeStep encodes a step in the core's JSON form (agentmem.MarshalStep):
@@ -90,6 +93,10 @@ func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return nil, invalid("compaction", "%v", err)
+	}
+	var fe *jsoncheck.Error
+	if err := jsoncheck.Fields(data, reflect.TypeFor[compactionJSON]()); errors.As(err, &fe) {
+		return nil, invalid("compaction."+fe.Path, "%s", fe.Reason)
 	}
 	c := &CompactionRecord{Working: j.Working, Removed: j.Removed}
 	for i, raw := range j.Replaced {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -190,5 +191,55 @@ func BenchmarkValid(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		json.Valid(data)
+	}
+}
+
+// fieldsTarget is a struct like the request types: a tagged field, an
+// untagged one, an embedded struct, a pointer, a map, a slice of structs
+// and a type that decodes itself.
+type fieldsTarget struct {
+	fieldsInner
+	Name    string            `json:"name"`
+	Plain   int               // no tag: the member is "Plain"
+	Ptr     *fieldsInner      `json:"ptr,omitempty"`
+	Labels  map[string]string `json:"labels"`
+	Items   []fieldsInner     `json:"items"`
+	Raw     json.RawMessage   `json:"raw"`
+	Skipped string            `json:"-"`
+}
+
+type fieldsInner struct {
+	ID string `json:"id"`
+}
+
+func TestFields(t *testing.T) {
+	typ := reflect.TypeFor[fieldsTarget]()
+	for _, c := range []struct {
+		in, path, reason string
+	}{
+		{in: `{"id":"a","name":"n","Plain":1,"ptr":{"id":"b"},"labels":{"Name":"x","NAME":"y"},"items":[{"id":"c"}],"raw":{"Anything":1}}`},
+		{in: `null`},
+		{in: `{"ptr":null,"items":null}`},
+		{in: `{"Name":"n"}`, path: "Name", reason: `case-sensitive, and this one is "name"`},
+		{in: `{"name":"a","NAME":"b"}`, path: "NAME", reason: "case-sensitive"},
+		{in: `{"ID":"a"}`, path: "ID", reason: `this one is "id"`},
+		{in: `{"plain":1}`, path: "plain", reason: `this one is "Plain"`},
+		{in: `{"ptr":{"Id":"b"}}`, path: "ptr.Id", reason: "case-sensitive"},
+		{in: `{"items":[{"id":"a"},{"iD":"b"}]}`, path: "items[1].iD", reason: "case-sensitive"},
+		{in: `{"colour":"red"}`, path: "colour", reason: "unknown member"},
+		{in: `{"Skipped":"x"}`, path: "Skipped", reason: "unknown member"},
+		{in: ` { "name" : "a" , "items" : [ { "id" : "x" } , { "i\u0064" : "y" } ] , "x y" : 1 } `, path: `["x y"]`, reason: "unknown member"},
+	} {
+		err := Fields([]byte(c.in), typ)
+		if c.reason == "" {
+			if err != nil {
+				t.Errorf("Fields(%s) = %v", c.in, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Path != c.path || !strings.Contains(e.Reason, c.reason) {
+			t.Errorf("Fields(%s) = %v, want %s: %s", c.in, err, c.path, c.reason)
+		}
 	}
 }
