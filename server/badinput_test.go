@@ -107,8 +107,12 @@ func TestBadInputCorpus(t *testing.T) {
 				check("bad ID "+id, target, body)
 			}
 		}
-		// Query parameters of the wrong type or unknown.
+		// Query parameters of the wrong type, unknown, or not UTF-8.
 		check("unknown parameter", concrete+"?bogus=1", nil)
+		check("parameter not UTF-8", concrete+"?%ff=1", nil)
+		for _, p := range rt.params {
+			check("value not UTF-8", concrete+"?"+p+"=%ff", nil)
+		}
 	}
 	if after := state(); after != before {
 		t.Errorf("bad input changed the state:\nbefore:\n%s\nafter:\n%s", before, after)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
 )
 
 func TestAppendStepsAndRead(t *testing.T) {
@@ -154,6 +155,12 @@ func TestAppendBadInput(t *testing.T) {
 	e.appendSteps("s", sysStep)
 	before := e.dump()
 	huge := `{"type":"task","task":"` + strings.Repeat("a", 70<<10) + `"}`
+	labels := make([]string, store.MaxMetadataKeys+1)
+	for i := range labels {
+		labels[i] = fmt.Sprintf(`"k%d":"v"`, i)
+	}
+	tooManyLabels := `{"type":"task","task":"t","metadata":{` + strings.Join(labels, ",") + `}}`
+	sessionLabels := `{"metadata":{` + strings.Join(labels, ",") + `}}`
 	for _, c := range []struct {
 		name  string
 		body  any
@@ -178,6 +185,8 @@ func TestAppendBadInput(t *testing.T) {
 		{"call without result", `{"type":"action","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, 400, "tool_calls[0]", nil},
 		{"bad step in list", `[` + taskStep + `,{"type":"nope"}]`, 400, "steps[1].type", nil},
 		{"duplicate IDs", `[{"type":"task","id":"a","task":"x"},{"type":"task","id":"a","task":"y"}]`, 400, "steps[1].id", nil},
+		{"too much metadata", tooManyLabels, 400, "steps[0].metadata", nil},
+		{"a task without its task", `{"type":"task","id":"t1"}`, 400, "task", nil},
 		{"invalid UTF-8", []byte("{\"type\":\"task\",\"task\":\"\xff\xfe\"}"), 400, "", nil},
 		{"invalid UTF-8 escape", `{"type":"task","task":"\ud800"}`, 400, "", nil},
 		{"huge body", huge, 413, "", nil},
@@ -203,6 +212,10 @@ func TestAppendBadInput(t *testing.T) {
 				t.Fatal("the store changed")
 			}
 		})
+	}
+	// Sessions have as many labels at most as steps.
+	if r := e.must(400, "POST", "/v1/sessions", sessionLabels); r.apiErr(t).Field != "metadata" {
+		t.Errorf("a session with too many labels: %s", r.body)
 	}
 	// The charset parameter may say UTF-8.
 	e.appendSteps("s", taskStep, "Content-Type", "application/json; charset=UTF-8")

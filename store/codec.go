@@ -88,17 +88,25 @@ func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 	if !utf8.Valid(data) {
 		return nil, invalid("compaction", "is not valid UTF-8")
 	}
-	var j compactionJSON
+	// Working is required (EncodeCompaction always writes it): a pointer
+	// shadows the field, so that its absence shows.
+	var j struct {
+		compactionJSON
+		Working *[]int64 `json:"working"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return nil, invalid("compaction", "%v", err)
 	}
 	var fe *jsoncheck.Error
-	if err := jsoncheck.Fields(data, reflect.TypeFor[compactionJSON]()); errors.As(err, &fe) {
+	if err := jsoncheck.Fields(data, reflect.TypeOf(j)); errors.As(err, &fe) {
 		return nil, invalid("compaction."+fe.Path, "%s", fe.Reason)
 	}
-	c := &CompactionRecord{Working: j.Working, Removed: j.Removed}
+	if j.Working == nil {
+		return nil, invalid("compaction.working", "is required: the sequence numbers of the working set after the compaction")
+	}
+	c := &CompactionRecord{Working: *j.Working, Removed: j.Removed}
 	for i, raw := range j.Replaced {
 		s, err := DecodeStep(raw)
 		if err != nil {
