@@ -13,9 +13,12 @@ import (
 // goroutines and, for the database backends, by many processes.
 //
 // Errors wrap the agentmem sentinels: ErrNotFound for a missing session,
-// ErrConflict for an append whose ExpectedLastSeq does not match, and
-// ErrInvalid for bad input (which changes nothing). Every method checks its
-// input with the Validate functions of this package before anything else.
+// ErrConflict for an append whose ExpectedLastSeq does not match,
+// ErrInvalid for bad input (which changes nothing), and ErrUnavailable for
+// a failure of the backend that may pass (a busy or unreachable database,
+// a timeout, ErrClosed); any other error is one nobody expected, such as a
+// stored entry that does not decode. Every method checks its input with
+// the Validate functions of this package before anything else.
 //
 // An expired session (see Session.ExpiresAt) is ErrNotFound to Get, Read,
 // Append and List, and to Create as a parent, from the moment it expires,

@@ -188,5 +188,29 @@ func (s *suite) badInputTests() []namedTest {
 			e.wantErr(err, context.Canceled, "Create with a canceled context")
 			e.wantUnchanged(before, "calls with a canceled context")
 		}},
+		{"ExpiredContext", func(t *testing.T) {
+			// A deadline that passed is a transient failure: the error
+			// is the context's, marked agentmem.ErrUnavailable (retry
+			// with more time), and nothing changes.
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "c"})
+			before := e.dump()
+			ctx, cancel := context.WithDeadline(e.ctx, time.Now().Add(-time.Second))
+			defer cancel()
+			for name, call := range map[string]func() error{
+				"Append": func() error {
+					_, err := e.st.Append(ctx, store.AppendRequest{SessionID: "c", Steps: steps("x", 1)})
+					return err
+				},
+				"Create": func() error { _, err := e.st.Create(ctx, store.CreateRequest{ID: "d"}); return err },
+				"Get":    func() error { _, err := e.st.Get(ctx, "c"); return err },
+				"Read":   func() error { _, err := e.st.Read(ctx, store.ReadRequest{SessionID: "c"}); return err },
+			} {
+				err := call()
+				e.wantErr(err, context.DeadlineExceeded, name+" with an expired context")
+				e.wantErr(err, agentmem.ErrUnavailable, name+" with an expired context")
+			}
+			e.wantUnchanged(before, "calls with an expired context")
+		}},
 	}
 }
