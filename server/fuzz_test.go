@@ -40,7 +40,8 @@ func checkDecoded(t *testing.T, body []byte, e *Error) bool {
 		checkRefusal(t, e)
 		return false
 	}
-	if err := jsoncheck.Check(body); err != nil {
+	// An empty body is no body (the optional body of a create or a fork).
+	if err := jsoncheck.Check(body); err != nil && len(body) > 0 {
 		t.Fatalf("accepted a body jsoncheck refuses (%v): %q", err, body)
 	}
 	return true
