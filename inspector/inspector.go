@@ -266,12 +266,16 @@ func notFound(msg string) *pageError {
 
 // fail shows err as an error page: a *pageError as it is, invalid input
 // as 400 with its reason, a missing thing as 404, a canceled request as
-// nothing (the client is gone), anything else as a logged 500 whose text
-// is not shown.
+// nothing (the client is gone), a transient failure of the store
+// (agentmem.ErrUnavailable, a deadline) as 503 with Retry-After, as the
+// API answers it, anything else as a logged 500 whose text is not shown.
 func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, err error) {
 	pe := in.pageError(r, err)
 	if pe == nil {
 		return
+	}
+	if pe.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
 	}
 	in.write(w, r, pe.Status, "error", page{Title: http.StatusText(pe.Status), Data: pe})
 }
@@ -294,6 +298,9 @@ func (in *Inspector) pageError(r *http.Request, err error) *pageError {
 		return notFound("Not found.")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return nil
+	case errors.Is(err, agentmem.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		in.log.WarnContext(r.Context(), "inspector: the store is unavailable", "path", r.URL.Path, "err", err)
+		return &pageError{Status: http.StatusServiceUnavailable, Message: "The store is unavailable right now (busy, unreachable or restarting); try again in a moment."}
 	}
 	in.log.ErrorContext(r.Context(), "inspector: serving a page", "path", r.URL.Path, "err", err)
 	return &pageError{Status: http.StatusInternalServerError, Message: "Something went wrong on the server; the error is in its log."}

@@ -693,3 +693,31 @@ func TestMountedByPatterns(t *testing.T) {
 		t.Error("an unknown path goes to the inspector rather than the mux's 404")
 	}
 }
+
+// TestStoreFailurePages: a store that is unavailable (closed here, as in a
+// shutdown) is a 503 page with Retry-After; a failure nobody expected is a
+// 500 page that does not show it.
+func TestStoreFailurePages(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	f.st.Close()
+	resp, body := get(t, f.in, "/")
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || !strings.Contains(body, "unavailable") {
+		t.Errorf("closed store: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+
+	broken, err := inspector.New(inspector.Config{Store: brokenStore{f.st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body = get(t, broken, "/")
+	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get("Retry-After") != "" || strings.Contains(body, "does not decode") {
+		t.Errorf("broken store: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+}
+
+// brokenStore fails List with an error nobody expected.
+type brokenStore struct{ store.Store }
+
+func (brokenStore) List(context.Context, store.ListRequest) (*store.ListResponse, error) {
+	return nil, errors.New("stored session does not decode")
+}

@@ -78,6 +78,7 @@ var createSessionSchema = []edit{
 	at("ttl_seconds", between(0, maxTTLSeconds)),
 	at("user_id", length(0, store.MaxFieldBytes)),
 	at("agent", length(0, store.MaxFieldBytes)),
+	at("metadata", maxProperties(store.MaxMetadataKeys)),
 }
 
 const createSessionDescription = `Create a new session: a durable conversation log that append writes to and get_context reads from. Create one per conversation or agent run, and keep its id. Returns the session, with its id.`

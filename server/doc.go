@@ -117,7 +117,21 @@
 // (or another tenant's), 409 conflict (or idempotency_key_reused), 413
 // body too large, 415 not
 // application/json, 422 budget too small (with the tokens required) or
-// tool results missing, 502 the LLM summarizer failed, 503 the store is
-// unavailable (with Retry-After). A panic is recovered into a 500 and
-// logged with its stack.
+// tool results missing, 500 a failure nobody expected (a stored record
+// that does not decode, a bug: the message gives nothing away, the log has
+// the cause), 502 the LLM summarizer failed, 503 a transient failure of
+// the store (busy, unreachable, timed out, shutting down: the backends
+// mark it agentmem.ErrUnavailable), with Retry-After. A panic is recovered
+// into a 500 and logged with its stack.
+//
+// # Strict decoding
+//
+// Request bodies are decoded strictly, and refused with 400 naming the
+// field's path: a member the OpenAPI document does not list, or whose
+// name differs from one only in letter case; a required member missing or
+// null; a key repeated in one object (encoding/json would keep the last);
+// invalid UTF-8 or a lone UTF-16 surrogate escape (it would store U+FFFD).
+// An optional member given as null is taken as absent. Query parameters
+// must be known, given once, and UTF-8; If-Match and Idempotency-Key, when
+// present, must not be blank or repeated.
 package server

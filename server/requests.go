@@ -42,6 +42,9 @@ type stepsEnvelope struct {
 // steps without a time get now. Numbers in the body are ignored: the log
 // numbers the steps.
 func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*stepsRequest, *Error) {
+	if e := checkJSON(body, "steps"); e != nil {
+		return nil, e
+	}
 	body = bytes.TrimSpace(body)
 	var raws []json.RawMessage
 	var compaction *store.CompactionRecord
@@ -49,7 +52,7 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 	switch {
 	case len(body) > 0 && body[0] == '{' && isEnvelope(body):
 		var env stepsEnvelope
-		if e := decodeStrict(body, &env); e != nil {
+		if e := decodeChecked(body, &env); e != nil {
 			return nil, e
 		}
 		raws = env.Steps
@@ -147,6 +150,12 @@ func prefixField(parent, field string) string {
 // Step IDs come from the Idempotency-Key, key/0, key/1, ... in step order,
 // so a retried request appends nothing twice; without a key they are new.
 func decodeMessages(body []byte, key string, flush bool, now func() time.Time) (*stepsRequest, *Error) {
+	if e := checkJSON(body, "messages"); e != nil {
+		if e.Field == "" {
+			e.Field = "messages" // as render.DecodeOpenAIMessages names it
+		}
+		return nil, e
+	}
 	body = bytes.TrimSpace(body)
 	single := len(body) > 0 && body[0] == '{'
 	if single {

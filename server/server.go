@@ -430,12 +430,17 @@ func (w *bufferedWriter) Write(b []byte) (int, error) {
 }
 
 // fail writes err as an error response, counting and logging the errors
-// that are the store's fault.
+// that are the server's fault: a store that is unavailable (503) as a
+// warning, a failure nobody expected (500) as an error, with its cause.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err error) {
 	e := apiError(err)
-	if e.Status >= 500 {
+	switch {
+	case e.Status == http.StatusInternalServerError:
 		s.metrics.storeErrors.WithLabelValues(op).Inc()
-		s.log.Warn("store error", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
+		s.log.Error("internal error", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
+	case e.Status >= 500:
+		s.metrics.storeErrors.WithLabelValues(op).Inc()
+		s.log.Warn("store unavailable", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeError(w, e)
 }
@@ -444,7 +449,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err err
 // server's, and logs it.
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-	writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", cause: err})
+	writeError(w, errInternal(err))
 }
 
 // sessionID returns the checked {id} of the request's path.

@@ -80,12 +80,20 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, e)
 		return
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if e := checkIdempotencyKey(key); e != nil {
+	key, present, e := singleHeader(r.Header, "Idempotency-Key")
+	if e == nil {
+		e = checkIdempotencyKey(key, present)
+	}
+	if e != nil {
 		writeError(w, e)
 		return
 	}
-	expected, e := parseIfMatch(r.Header.Get("If-Match"))
+	ifMatch, present, e := singleHeader(r.Header, "If-Match")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	expected, e := parseIfMatch(ifMatch, present)
 	if e != nil {
 		writeError(w, e)
 		return

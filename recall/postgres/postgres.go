@@ -144,7 +144,7 @@ func (p *Backend) err(op string, err error) error {
 	if p.closed.Load() {
 		return fmt.Errorf("recall/postgres: %s: %w", op, recall.ErrClosed)
 	}
-	return fmt.Errorf("recall/postgres: %s: %w", op, err)
+	return fmt.Errorf("recall/postgres: %s: %w", op, pgdb.Classify(err))
 }
 
 // quoteLexeme quotes a lexeme for tsvector and tsquery input: verbatim,

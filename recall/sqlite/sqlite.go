@@ -107,7 +107,7 @@ func (b *Backend) err(op string, err error) error {
 	if b.closed.Load() {
 		return fmt.Errorf("recall/sqlite: %s: %w", op, recall.ErrClosed)
 	}
-	return fmt.Errorf("recall/sqlite: %s: %w", op, err)
+	return fmt.Errorf("recall/sqlite: %s: %w", op, sqlitedb.Classify(err))
 }
 
 func (b *Backend) open() error {
