@@ -279,8 +279,13 @@ func (f *Follower) advance(resp *store.FeedResponse, n int) {
 	if n > 0 {
 		f.status.LastError = ""
 	}
-	if !resp.More {
+	switch {
+	case !resp.More:
 		f.behind = time.Time{}
+	case n > 0:
+		// More is waiting: the oldest change not applied yet was made
+		// after the newest applied, so its wait is at most this one's.
+		f.behind = resp.Changes[n-1].Time
 	}
 	if resp.Through > f.through {
 		f.through = resp.Through

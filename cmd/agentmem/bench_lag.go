@@ -160,3 +160,23 @@ func (l *loadRun) catchUp(ctx context.Context) (float64, bool) {
 	}
 	return roundTo(float64(time.Since(t0).Microseconds())/1000, 2), true
 }
+
+// waitIndexed waits until the server's recall index has every write made
+// so far (fresh searches, each bounded by the server, for at most two
+// minutes) and says how long it took; false for a server without such an
+// index (or one that does not know fresh=true).
+func (l *loadRun) waitIndexed(ctx context.Context) (float64, bool) {
+	t0 := time.Now()
+	for time.Since(t0) < 2*time.Minute && ctx.Err() == nil {
+		code, _, err := l.do(ctx, "GET", "/v1/recall/search?q=bench&k=1&fresh=true", nil)
+		switch {
+		case err != nil:
+			return 0, false
+		case code == http.StatusOK:
+			return roundTo(float64(time.Since(t0).Microseconds())/1000, 1), true
+		case code != http.StatusServiceUnavailable: // 400 (no fresh), 501 (no recall)
+			return 0, false
+		}
+	}
+	return 0, false
+}

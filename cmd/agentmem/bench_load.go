@@ -148,6 +148,9 @@ type loadResult struct {
 	Errors            map[string]int64 `json:"errors"`
 	// ResponseBytes is the mean size of a response body.
 	ResponseBytes int64 `json:"response_bytes"`
+	// IndexSeedMs is how long, after seeding, the recall index took to
+	// have the seeded steps (the run starts after that).
+	IndexSeedMs float64 `json:"index_seed_ms,omitempty"`
 	// IndexLag is how far the recall index was behind the appends
 	// (append and loop, with a server whose index follows its log).
 	IndexLag *indexLag `json:"index_lag,omitempty"`
@@ -241,6 +244,15 @@ func runBenchLoad(cmd *cobra.Command, a *app, f benchLoadFlags) error {
 		return failure{fmt.Errorf("seeding the sessions: %w", seedErr)}
 	}
 	a.log.Info("seeded", "sessions", len(ids), "steps_each", steps, "seconds", res.SeedSeconds)
+	if f.op != loadOpContext {
+		// The recall index indexes the seeded steps in the background: let
+		// it finish first, so that the run's index lag is the run's, not
+		// the seeding's backlog.
+		if ms, ok := l.waitIndexed(ctx); ok {
+			res.IndexSeedMs = ms
+			a.log.Info("the recall index has the seeded steps", "ms", ms)
+		}
+	}
 	if f.op != loadOpAppend {
 		if res.ContextTokens, res.ContextSteps, err = l.probeContext(ctx, ids[0]); err != nil {
 			return failure{err}
