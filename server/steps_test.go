@@ -155,7 +155,6 @@ func TestAppendBadInput(t *testing.T) {
 		{"missing type", `{"task":"x"}`, 400, "type", nil},
 		{"unknown field", `{"type":"task","task":"x","prio":1}`, 400, "", nil},
 		{"orphan tool result", `{"type":"action","results":[{"call_id":"c9","content":"x"}]}`, 400, "results[0].call_id", nil},
-		{"call without result", `{"type":"action","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, 400, "tool_calls[0]", nil},
 		{"bad step in list", `[` + taskStep + `,{"type":"nope"}]`, 400, "steps[1].type", nil},
 		{"duplicate IDs", `[{"type":"task","id":"a","task":"x"},{"type":"task","id":"a","task":"y"}]`, 400, "steps[1].id", nil},
 		{"invalid UTF-8", []byte("{\"type\":\"task\",\"task\":\"\xff\xfe\"}"), 400, "", nil},
@@ -288,7 +287,7 @@ func TestAppendMessagesBadInput(t *testing.T) {
 		{"unknown field", `{"role":"user","content":"x","mood":"happy"}`, "mood", 400},
 		{"orphan tool result", `[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c1","content":"r"}]`, "messages[1].tool_call_id", 400},
 		{"wrong call", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"r"}]`, "messages[1].tool_call_id", 400},
-		{"two results", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c1","content":"r"}]`, "messages[2].tool_call_id", 400},
+		{"two results", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c1","content":"other"}]`, "messages[2]", 409},
 		{"pending", `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, "tool_calls", 422},
 		{"bad flag", `{"role":"user","content":"x"}`, "flush_pending", 400},
 	} {
