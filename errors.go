@@ -19,6 +19,15 @@ var (
 	// ErrBudgetTooSmall reports a token budget that cannot hold the pinned
 	// content (system prompt and task). See BudgetError for the figures.
 	ErrBudgetTooSmall = errors.New("agentmem: token budget too small")
+	// ErrUnavailable reports a failure of what stands behind a call rather
+	// than of the call: a database that cannot be reached, is busy, is
+	// shutting down or did not answer in time, or a store used after
+	// Close. The same call may succeed later (on a restarted server, once
+	// the database is back). Backends wrap the transient errors of their
+	// drivers in it; an error that wraps none of these sentinels is one
+	// nobody expected (a corrupt record, a bug), and retrying it is no
+	// cure.
+	ErrUnavailable = errors.New("agentmem: unavailable")
 )
 
 // InvalidError describes why an input was refused. It wraps ErrInvalid.

@@ -10,7 +10,8 @@ import (
 )
 
 // FuzzUnmarshalStep: any input either decodes to a valid step whose JSON
-// round-trips exactly, or is refused with ErrInvalid. Never a panic.
+// round-trips exactly and that had every required member (requiredKeys),
+// not null, or is refused with ErrInvalid. Never a panic.
 func FuzzUnmarshalStep(f *testing.F) {
 	f.Add([]byte(`{"type":"action","number":3,"model_output":"x","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"a","content":"r"}]}`))
 	f.Add([]byte(`{"type":"summary","summary":"s","covers":[{"from":1,"to":4}]}`))
@@ -25,6 +26,15 @@ func FuzzUnmarshalStep(f *testing.F) {
 		}
 		if err := s.Validate(); err != nil {
 			t.Fatalf("decoded step is invalid: %v", err)
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(data, &members); err != nil {
+			t.Fatalf("accepted %q, which is not a JSON object: %v", data, err)
+		}
+		for _, k := range requiredKeys[s.Kind()] {
+			if v, ok := members[k]; !ok || string(v) == "null" {
+				t.Fatalf("accepted %q without its required %q", data, k)
+			}
 		}
 		out, err := agentmem.MarshalStep(s)
 		if err != nil {

@@ -162,6 +162,9 @@ func decodePart(data []byte) (Part, error) {
 		return Part{}, err
 	}
 	if probe.Type == "image_url" {
+		if err := exactFields(data, &probe); err != nil {
+			return Part{}, err
+		}
 		if probe.ImageURL == nil || probe.ImageURL.URL == "" {
 			return Part{}, invalidf("image_url.url", "is required")
 		}
@@ -172,6 +175,9 @@ func decodePart(data []byte) (Part, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
+		return Part{}, err
+	}
+	if err := exactFields(data, &p); err != nil {
 		return Part{}, err
 	}
 	switch p.Type {
@@ -215,11 +221,20 @@ func (tc ToolCall) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON decodes OpenAI's shape. A missing type means "function";
-// any other type is refused.
+// UnmarshalJSON decodes OpenAI's shape, strictly: a field it does not
+// have is refused. A missing type means "function"; any other type is
+// refused.
 func (tc *ToolCall) UnmarshalJSON(data []byte) error {
 	var j toolCallJSON
-	if err := json.Unmarshal(data, &j); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return invalidf("tool_calls", "unknown field %s in a tool call (allowed: id, type, function with name and arguments)", f)
+		}
+		return err
+	}
+	if err := exactFields(data, &j); err != nil {
 		return err
 	}
 	if j.Type != "" && j.Type != "function" {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 )
 
 // Each step's JSON is an object with a "type" field naming its kind and the
@@ -14,7 +17,14 @@ import (
 //	{"type":"action","number":4,"id":"...","tool_calls":[...],"results":[...]}
 //
 // Decoding is strict: unknown fields and unknown types are refused, so a
-// misspelt field is an error rather than silently lost data.
+// misspelt field is an error rather than silently lost data, and so are
+// missing required fields (those MarshalStep always writes: a system
+// prompt's and a scratchpad's content, a task's task, a plan's plan, a
+// final answer's answer, a summary's summary, a message step's message; a
+// tool result's call_id and content, a covered range's from and to), even
+// as null. A wrapper struct decodes each required field into a pointer of
+// its own, which shadows the step's field of the same JSON name, so that
+// its absence shows.
 
 // MarshalStep encodes a step as JSON.
 func MarshalStep(s Step) ([]byte, error) {
@@ -126,8 +136,18 @@ func jsonInvalid(field string, err error) error {
 	return &InvalidError{Field: field, Reason: err.Error()}
 }
 
-// decodeStrict decodes data into v refusing unknown fields, and checks the
-// decoded kind.
+// required sets *dst to *v, or reports the missing field.
+func required[T any](field string, v *T, dst *T) error {
+	if v == nil {
+		return invalidf(field, "is required")
+	}
+	*dst = *v
+	return nil
+}
+
+// decodeStrict decodes data into v refusing unknown fields and member
+// names that match a field only in another letter case (exactFields), and
+// checks the decoded kind.
 func decodeStrict(data []byte, v any, got *StepKind, want StepKind) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -137,10 +157,26 @@ func decodeStrict(data []byte, v any, got *StepKind, want StepKind) error {
 	if dec.More() {
 		return invalidf(string(want), "trailing data after the step object")
 	}
+	if err := exactFields(data, v); err != nil {
+		return err
+	}
 	if *got != want {
 		return invalidf("type", "is %q, want %q", *got, want)
 	}
 	return nil
+}
+
+// exactFields refuses a member of data, which decoded into v (a pointer),
+// whose name matches a field only in another letter case: encoding/json
+// takes "Task" for "task", and of "task" and "Task" keeps the last (see
+// jsoncheck.Fields).
+func exactFields(data []byte, v any) error {
+	err := jsoncheck.Fields(data, reflect.TypeOf(v).Elem())
+	var e *jsoncheck.Error
+	if errors.As(err, &e) {
+		return &InvalidError{Field: e.Path, Reason: e.Reason}
+	}
+	return err
 }
 
 // The per-type methods below add and check the "type" field. They are
@@ -161,8 +197,12 @@ func (s *SystemPromptStep) UnmarshalJSON(data []byte) error {
 	w := struct {
 		Type StepKind `json:"type"`
 		*alias
+		Content *string `json:"content"`
 	}{alias: (*alias)(s)}
-	return decodeStrict(data, &w, &w.Type, KindSystemPrompt)
+	if err := decodeStrict(data, &w, &w.Type, KindSystemPrompt); err != nil {
+		return err
+	}
+	return required("content", w.Content, &s.Content)
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -180,8 +220,12 @@ func (s *TaskStep) UnmarshalJSON(data []byte) error {
 	w := struct {
 		Type StepKind `json:"type"`
 		*alias
+		Task *string `json:"task"`
 	}{alias: (*alias)(s)}
-	return decodeStrict(data, &w, &w.Type, KindTask)
+	if err := decodeStrict(data, &w, &w.Type, KindTask); err != nil {
+		return err
+	}
+	return required("task", w.Task, &s.Task)
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -199,8 +243,32 @@ func (s *ActionStep) UnmarshalJSON(data []byte) error {
 	w := struct {
 		Type StepKind `json:"type"`
 		*alias
+		Results []struct {
+			CallID  *string `json:"call_id"`
+			ID      string  `json:"id,omitempty"`
+			Content *string `json:"content"`
+			IsError bool    `json:"is_error,omitempty"`
+		} `json:"results,omitempty"`
 	}{alias: (*alias)(s)}
-	return decodeStrict(data, &w, &w.Type, KindAction)
+	if err := decodeStrict(data, &w, &w.Type, KindAction); err != nil {
+		return err
+	}
+	s.Results = nil
+	if w.Results != nil {
+		s.Results = make([]ToolResult, len(w.Results))
+	}
+	for i, r := range w.Results {
+		f := fmt.Sprintf("results[%d].", i)
+		res := ToolResult{ID: r.ID, IsError: r.IsError}
+		if err := required(f+"call_id", r.CallID, &res.CallID); err != nil {
+			return err
+		}
+		if err := required(f+"content", r.Content, &res.Content); err != nil {
+			return err
+		}
+		s.Results[i] = res
+	}
+	return nil
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -218,8 +286,12 @@ func (s *PlanningStep) UnmarshalJSON(data []byte) error {
 	w := struct {
 		Type StepKind `json:"type"`
 		*alias
+		Plan *string `json:"plan"`
 	}{alias: (*alias)(s)}
-	return decodeStrict(data, &w, &w.Type, KindPlanning)
+	if err := decodeStrict(data, &w, &w.Type, KindPlanning); err != nil {
+		return err
+	}
+	return required("plan", w.Plan, &s.Plan)
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -237,8 +309,12 @@ func (s *ScratchpadStep) UnmarshalJSON(data []byte) error {
 	w := struct {
 		Type StepKind `json:"type"`
 		*alias
+		Content *string `json:"content"`
 	}{alias: (*alias)(s)}
-	return decodeStrict(data, &w, &w.Type, KindScratchpad)
+	if err := decodeStrict(data, &w, &w.Type, KindScratchpad); err != nil {
+		return err
+	}
+	return required("content", w.Content, &s.Content)
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -256,8 +332,12 @@ func (s *FinalAnswerStep) UnmarshalJSON(data []byte) error {
 	w := struct {
 		Type StepKind `json:"type"`
 		*alias
+		Answer *string `json:"answer"`
 	}{alias: (*alias)(s)}
-	return decodeStrict(data, &w, &w.Type, KindFinalAnswer)
+	if err := decodeStrict(data, &w, &w.Type, KindFinalAnswer); err != nil {
+		return err
+	}
+	return required("answer", w.Answer, &s.Answer)
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -275,8 +355,29 @@ func (s *SummaryStep) UnmarshalJSON(data []byte) error {
 	w := struct {
 		Type StepKind `json:"type"`
 		*alias
+		Summary *string `json:"summary"`
+		Covers  []struct {
+			From *int `json:"from"`
+			To   *int `json:"to"`
+		} `json:"covers"`
 	}{alias: (*alias)(s)}
-	return decodeStrict(data, &w, &w.Type, KindSummary)
+	if err := decodeStrict(data, &w, &w.Type, KindSummary); err != nil {
+		return err
+	}
+	s.Covers = nil
+	if w.Covers != nil {
+		s.Covers = make([]Range, len(w.Covers))
+	}
+	for i, r := range w.Covers {
+		f := fmt.Sprintf("covers[%d].", i)
+		if err := required(f+"from", r.From, &s.Covers[i].From); err != nil {
+			return err
+		}
+		if err := required(f+"to", r.To, &s.Covers[i].To); err != nil {
+			return err
+		}
+	}
+	return required("summary", w.Summary, &s.Summary)
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -294,6 +395,10 @@ func (s *MessageStep) UnmarshalJSON(data []byte) error {
 	w := struct {
 		Type StepKind `json:"type"`
 		*alias
+		Message *Message `json:"message"`
 	}{alias: (*alias)(s)}
-	return decodeStrict(data, &w, &w.Type, KindMessage)
+	if err := decodeStrict(data, &w, &w.Type, KindMessage); err != nil {
+		return err
+	}
+	return required("message", w.Message, &s.Message)
 }

@@ -267,6 +267,17 @@ func (c *Client) do(ctx context.Context, req request) (*response, error) {
 	}
 }
 
+// contextErr is the error of a request whose context ended: the
+// context's, marked ErrUnavailable when its deadline passed (a transient
+// failure, as a store reports it).
+func contextErr(ctx context.Context) error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
+}
+
 // send sends req once.
 func (c *Client) send(ctx context.Context, req request, body []byte) (*response, time.Duration, error) {
 	u := *c.base
@@ -296,7 +307,7 @@ func (c *Client) send(ctx context.Context, req request, body []byte) (*response,
 	hresp, err := c.hc.Do(hr)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
+			return nil, 0, contextErr(ctx)
 		}
 		return nil, 0, fmt.Errorf("%w: %s %s: %w", ErrUnavailable, req.method, req.path, err)
 	}
@@ -308,7 +319,7 @@ func (c *Client) send(ctx context.Context, req request, body []byte) (*response,
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, limit+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
+			return nil, 0, contextErr(ctx)
 		}
 		return nil, 0, fmt.Errorf("%w: %s %s: reading the answer: %w", ErrUnavailable, req.method, req.path, err)
 	}

@@ -228,17 +228,24 @@ func TestBodyTooLarge(t *testing.T) {
 }
 
 // flakyStore fails its next failures calls of Get, as a store outage
-// would; the server answers 503.
+// would (an error marked transient, as the backends mark one); the server
+// answers 503.
+// With broken set, the failures are not marked transient: a failure
+// nobody expected, which the server answers 500.
 type flakyStore struct {
 	store.Store
 	failures atomic.Int32
 	gets     atomic.Int32
+	broken   atomic.Bool
 }
 
 func (f *flakyStore) Get(ctx context.Context, id string) (*store.Session, error) {
 	f.gets.Add(1)
 	if f.failures.Add(-1) >= 0 {
-		return nil, errors.New("connection refused")
+		if f.broken.Load() {
+			return nil, errors.New("stored session does not decode")
+		}
+		return nil, fmt.Errorf("%w: connection refused", agentmem.ErrUnavailable)
 	}
 	return f.Store.Get(ctx, id)
 }
@@ -298,6 +305,18 @@ func TestUnavailableRetryAfter(t *testing.T) {
 	defer cancel()
 	if _, err := c.Get(cctx, "s"); !errors.Is(err, client.ErrUnavailable) {
 		t.Errorf("Get with a short context: %v", err)
+	}
+
+	// A failure nobody expected is a 500, which is not retried.
+	flaky.failures.Store(1)
+	flaky.gets.Store(0)
+	flaky.broken.Store(true)
+	_, err = c.Get(ctx, "s")
+	if errors.Is(err, client.ErrUnavailable) || flaky.gets.Load() != 1 {
+		t.Errorf("Get of a broken store: %v after %d gets; want a 500 that is not retried", err, flaky.gets.Load())
+	}
+	if e := apiErr(t, err); e.Status != 500 || e.Code != server.CodeInternal || e.Retryable() || strings.Contains(e.Message, "decode") {
+		t.Errorf("error %+v", e)
 	}
 }
 

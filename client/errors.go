@@ -24,11 +24,13 @@ var (
 	// ErrForbidden: the server refused the request (403).
 	ErrForbidden = errors.New("agentmem client: forbidden")
 	// ErrUnavailable: the server or its store cannot do the work now
-	// (429, 502, 503, 504, or the server could not be reached); retry
-	// later. A write that failed so may or may not have been stored;
-	// retrying it is safe when it is idempotent (steps with IDs, messages
-	// with an Idempotency-Key).
-	ErrUnavailable = errors.New("agentmem client: unavailable")
+	// (429, 502, 503, 504, the server could not be reached, or the
+	// context's deadline passed); retry later. A write that failed so may
+	// or may not have been stored; retrying it is safe when it is
+	// idempotent (steps with IDs, messages with an Idempotency-Key). It
+	// wraps agentmem.ErrUnavailable, as a local store's transient
+	// failures do.
+	ErrUnavailable = fmt.Errorf("agentmem client: unavailable (%w)", agentmem.ErrUnavailable)
 )
 
 // Error is an error answered by the server: its HTTP status and the

@@ -2,18 +2,19 @@ package facts
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/registry"
 )
 
-// ErrClosed is returned by a Store used after Close.
-var ErrClosed = errors.New("facts: store is closed")
+// ErrClosed is returned by a Store used after Close. It wraps
+// agentmem.ErrUnavailable, as store.ErrClosed does.
+var ErrClosed = fmt.Errorf("facts: store is closed (%w)", agentmem.ErrUnavailable)
 
 // Store is what a backend implements: durable facts and their audit log,
 // with one atomic read-modify-write per user. The policy (decay,

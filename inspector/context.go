@@ -24,6 +24,18 @@ const (
 	StatusPending    = "pending"    // not sent: its tool calls await results
 )
 
+// Bounds of the "what the model saw" page.
+const (
+	// MaxContextLogRows bounds the log entries the page lists: the newest
+	// of the prefix. Its counts of statuses cover every entry, and the
+	// session page lists the others.
+	MaxContextLogRows = 1000
+	// MaxWireBytes bounds the request body in wire JSON the page shows
+	// under the messages (which it repeats); a larger one is left out,
+	// with a note.
+	MaxWireBytes = 1 << 20
+)
+
 // modelView is what the model saw at one call: the context rendered from
 // the working set of a prefix of a session's log, and the status of every
 // step of that prefix.
@@ -35,8 +47,12 @@ type modelView struct {
 	// Messages are Context's messages with their token counts and, when
 	// the format keeps one message list per step, their steps.
 	Messages []messageView
-	// Log is every entry of the prefix, each step with its status.
+	// Log is the newest entries of the prefix (at most
+	// MaxContextLogRows), each step with its status; Hidden counts the
+	// older ones it leaves out.
 	Log    []logRow
+	Hidden int
+	// Counts are the statuses of every step of the prefix.
 	Counts map[string]int
 }
 
@@ -49,12 +65,16 @@ type logRow struct {
 	Tokens     int
 	Preview    string
 	Compaction *compactionView
+
+	step agentmem.Step // the entry's step, until describe
 }
 
 // buildModelView rebuilds the memory a session had after the given log
 // entries (a prefix of its log, in order) as a bound memory loads it,
-// with store.WorkingSet, and renders it with Memory.Context under v.
-func buildModelView(ctx context.Context, entries []store.Entry, v view) (*modelView, error) {
+// with store.WorkingSet, and renders it with Memory.Context under v, or,
+// when v has no budget, fitted to maxTokens: so only the steps that fit
+// are rendered, however long the log.
+func buildModelView(ctx context.Context, entries []store.Entry, v view, maxTokens int) (*modelView, error) {
 	f, err := render.ByName(v.Format)
 	if err != nil {
 		return nil, err
@@ -74,7 +94,11 @@ func buildModelView(ctx context.Context, entries []store.Entry, v view) (*modelV
 		// a bad request: %v keeps ErrInvalid from making it a 400.
 		return nil, fmt.Errorf("inspector: the log's working set does not restore: %v", err)
 	}
-	res, err := m.Context(ctx, agentmem.ContextOptions{Budget: v.Budget, Format: f, Counter: c, TruncateToFill: v.Truncate})
+	budget := v.Budget
+	if budget == 0 {
+		budget = maxTokens
+	}
+	res, err := m.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: f, Counter: c, TruncateToFill: v.Truncate})
 	mv := &modelView{Counts: map[string]int{}}
 	var be *agentmem.BudgetError
 	switch {
@@ -86,12 +110,20 @@ func buildModelView(ctx context.Context, entries []store.Entry, v view) (*modelV
 		mv.Context = res
 		mv.Messages = messageViews(res, ws, f, c)
 	}
-	mv.Log = statuses(entries, ws, res, f, c)
-	for _, row := range mv.Log {
+	rows := statuses(entries, ws, res)
+	for _, row := range rows {
 		if row.Status != "" {
 			mv.Counts[row.Status]++
 		}
 	}
+	if len(rows) > MaxContextLogRows {
+		mv.Hidden = len(rows) - MaxContextLogRows
+		rows = rows[mv.Hidden:]
+	}
+	for i := range rows {
+		rows[i].describe(f, c)
+	}
+	mv.Log = rows
 	return mv, nil
 }
 
@@ -124,8 +156,10 @@ func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, 
 }
 
 // statuses gives every entry of the prefix its status in the context
-// res (nil when the budget was too small: then nothing was sent).
-func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context, f agentmem.Format, c tokenizer.Counter) []logRow {
+// res (nil when the budget was too small: then nothing was sent). The
+// rows of steps are not described yet (see describe): that renders and
+// counts the step, for the rows a page lists.
+func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) []logRow {
 	shown, truncated, dropped := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var summarized []agentmem.Range
 	index := make(map[int]int, len(ws))
@@ -171,7 +205,7 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context, 
 			continue
 		}
 		n := int(e.Seq)
-		row := newLogRow(e.Seq, e.Step, f, c)
+		row := logRow{Seq: e.Seq, Kind: string(e.Step.Kind()), step: e.Step}
 		i, inWS := index[n]
 		switch {
 		case res == nil:
@@ -207,8 +241,19 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context, 
 
 // newLogRow describes a step, without a status.
 func newLogRow(seq int64, s agentmem.Step, f agentmem.Format, c tokenizer.Counter) logRow {
-	_, _, tokens := stepCost(f, c, s)
-	return logRow{Seq: seq, Kind: string(s.Kind()), Tokens: tokens, Preview: preview(s)}
+	row := logRow{Seq: seq, Kind: string(s.Kind()), step: s}
+	row.describe(f, c)
+	return row
+}
+
+// describe fills in the tokens and preview of a step's row.
+func (row *logRow) describe(f agentmem.Format, c tokenizer.Counter) {
+	if row.step == nil {
+		return
+	}
+	_, _, row.Tokens = stepCost(f, c, row.step)
+	row.Preview = preview(row.step)
+	row.step = nil
 }
 
 func inRanges(rs []agentmem.Range, n int) bool {
@@ -243,15 +288,23 @@ type contextData struct {
 	// Produced is the step the call produced (At's step), if any.
 	Produced *logRow
 	// Tokens and Budget of the context, and its share of the budget.
-	Tokens       int
-	Budget       int
+	Tokens int
+	Budget int
+	// MaxTokens is the inspector's maximum context; Capped is set when the
+	// view has no budget and the context, fitted to MaxTokens, left
+	// steps out.
+	MaxTokens    int
+	Capped       bool
 	BudgetBar    string
 	MessageSum   int
 	ReplyPriming int
 	Wire         string
-	PrevURL      string
-	NextURL      string
-	TimelineURL  string
+	// WireOmitted is the size of the wire JSON when it is over
+	// MaxWireBytes, and so not shown.
+	WireOmitted int
+	PrevURL     string
+	NextURL     string
+	TimelineURL string
 	// Hidden carries the query parameters the form does not show.
 	HiddenAt string
 }
@@ -266,6 +319,10 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 	at, err := parseAt(q)
 	if err != nil {
 		in.fail(w, r, err)
+		return
+	}
+	if v.Budget > in.cfg.MaxContextTokens {
+		in.fail(w, r, invalid("budget", "is %d tokens, more than this server's maximum context of %d tokens", v.Budget, in.cfg.MaxContextTokens))
 		return
 	}
 	if at > sess.LastSeq+1 {
@@ -299,14 +356,14 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	mv, err := buildModelView(r.Context(), entries, v)
+	mv, err := buildModelView(r.Context(), entries, v, in.cfg.MaxContextTokens)
 	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
 	d := &contextData{
 		S: newSessionHead(sess), At: at, View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(), MV: mv,
-		Budget: v.Budget, ReplyPriming: agentmem.ReplyPriming,
+		Budget: v.Budget, MaxTokens: in.cfg.MaxContextTokens, ReplyPriming: agentmem.ReplyPriming,
 		TimelineURL: withQuery(sessionURL(sess.ID), v.values(in.def)),
 	}
 	if at > 0 {
@@ -320,6 +377,7 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 	}
 	if res := mv.Context; res != nil {
 		d.Tokens = res.Tokens
+		d.Capped = v.Budget == 0 && res.DroppedSteps > 0
 		d.BudgetBar = barWidth(res.Tokens, v.Budget)
 		for _, m := range mv.Messages {
 			d.MessageSum += m.Tokens
@@ -327,7 +385,11 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		wire, err := render.Encode(v.Format, res.Messages)
 		if err == nil {
 			b, err := json.MarshalIndent(wire, "", "  ")
-			if err == nil {
+			switch {
+			case err != nil:
+			case len(b) > MaxWireBytes:
+				d.WireOmitted = len(b)
+			default:
 				d.Wire = string(b)
 			}
 		}

@@ -34,6 +34,16 @@ const DefaultPageSize = 50
 // at once when Config.TimelinePage is 0.
 const DefaultTimelinePage = 200
 
+// MaxTimelineBytes bounds the text of the messages one page of a
+// session's timeline shows: a page ends early, at the entry that reaches
+// it (so it holds at least one), and the next page goes on from there.
+const MaxTimelineBytes = 4 << 20
+
+// DefaultMaxContextTokens is Config.MaxContextTokens when it is 0: the
+// largest context window of current models (GPT-4.1, Gemini), as the
+// server's default.
+const DefaultMaxContextTokens = 1_000_000
+
 //go:embed templates/*.html
 var templateFS embed.FS
 
@@ -72,8 +82,16 @@ type Config struct {
 	// query names none; empty means o200k_base.
 	DefaultTokenizer string
 	// DefaultBudget is the budget of the "what the model saw" page when
-	// the query names none; 0 means no limit.
+	// the query names none; 0 means none, and the context is then fitted
+	// to MaxContextTokens.
 	DefaultBudget int
+	// MaxContextTokens is the most tokens the "what the model saw" page
+	// shows: without a budget the context is fitted to it (the page says
+	// so and marks the steps left out), and a larger budget is refused
+	// with 400. It is meant to be the server's own maximum, so that the
+	// page shows what the API would answer. 0 means
+	// DefaultMaxContextTokens; at most MaxBudget.
+	MaxContextTokens int
 	// PageSize is the number of sessions per page of the sessions list;
 	// 0 means DefaultPageSize.
 	PageSize int
@@ -109,8 +127,14 @@ func New(cfg Config) (*Inspector, error) {
 	if _, err := tokenizer.Get(cfg.DefaultTokenizer); err != nil {
 		return nil, fmt.Errorf("inspector: Config.DefaultTokenizer: %w", err)
 	}
-	if cfg.DefaultBudget < 0 || cfg.DefaultBudget > MaxBudget {
-		return nil, fmt.Errorf("inspector: Config.DefaultBudget %d is not from 0 to %d", cfg.DefaultBudget, MaxBudget)
+	if cfg.MaxContextTokens == 0 {
+		cfg.MaxContextTokens = DefaultMaxContextTokens
+	}
+	if cfg.MaxContextTokens < 0 || cfg.MaxContextTokens > MaxBudget {
+		return nil, fmt.Errorf("inspector: Config.MaxContextTokens %d is not from 1 to %d", cfg.MaxContextTokens, MaxBudget)
+	}
+	if cfg.DefaultBudget < 0 || cfg.DefaultBudget > cfg.MaxContextTokens {
+		return nil, fmt.Errorf("inspector: Config.DefaultBudget %d is not from 0 to Config.MaxContextTokens (%d)", cfg.DefaultBudget, cfg.MaxContextTokens)
 	}
 	if cfg.PageSize == 0 {
 		cfg.PageSize = DefaultPageSize
@@ -242,12 +266,16 @@ func notFound(msg string) *pageError {
 
 // fail shows err as an error page: a *pageError as it is, invalid input
 // as 400 with its reason, a missing thing as 404, a canceled request as
-// nothing (the client is gone), anything else as a logged 500 whose text
-// is not shown.
+// nothing (the client is gone), a transient failure of the store
+// (agentmem.ErrUnavailable, a deadline) as 503 with Retry-After, as the
+// API answers it, anything else as a logged 500 whose text is not shown.
 func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, err error) {
 	pe := in.pageError(r, err)
 	if pe == nil {
 		return
+	}
+	if pe.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
 	}
 	in.write(w, r, pe.Status, "error", page{Title: http.StatusText(pe.Status), Data: pe})
 }
@@ -270,6 +298,9 @@ func (in *Inspector) pageError(r *http.Request, err error) *pageError {
 		return notFound("Not found.")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return nil
+	case errors.Is(err, agentmem.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		in.log.WarnContext(r.Context(), "inspector: the store is unavailable", "path", r.URL.Path, "err", err)
+		return &pageError{Status: http.StatusServiceUnavailable, Message: "The store is unavailable right now (busy, unreachable or restarting); try again in a moment."}
 	}
 	in.log.ErrorContext(r.Context(), "inspector: serving a page", "path", r.URL.Path, "err", err)
 	return &pageError{Status: http.StatusInternalServerError, Message: "Something went wrong on the server; the error is in its log."}

@@ -649,6 +649,9 @@ func TestNewChecksConfig(t *testing.T) {
 		{},
 		{Store: f.st, DefaultTokenizer: "gpt2"},
 		{Store: f.st, DefaultBudget: -1},
+		{Store: f.st, MaxContextTokens: -1},
+		{Store: f.st, MaxContextTokens: inspector.MaxBudget + 1},
+		{Store: f.st, MaxContextTokens: 100, DefaultBudget: 101},
 		{Store: f.st, PageSize: 5000},
 		{Store: f.st, TimelinePage: -1},
 	} {
@@ -729,4 +732,32 @@ func TestWhatTheModelSawPendingCalls(t *testing.T) {
 	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusPending {
 		t.Fatalf("the row as of seq 4: %q", m)
 	}
+}
+
+// TestStoreFailurePages: a store that is unavailable (closed here, as in a
+// shutdown) is a 503 page with Retry-After; a failure nobody expected is a
+// 500 page that does not show it.
+func TestStoreFailurePages(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	f.st.Close()
+	resp, body := get(t, f.in, "/")
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || !strings.Contains(body, "unavailable") {
+		t.Errorf("closed store: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+
+	broken, err := inspector.New(inspector.Config{Store: brokenStore{f.st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body = get(t, broken, "/")
+	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get("Retry-After") != "" || strings.Contains(body, "does not decode") {
+		t.Errorf("broken store: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+}
+
+// brokenStore fails List with an error nobody expected.
+type brokenStore struct{ store.Store }
+
+func (brokenStore) List(context.Context, store.ListRequest) (*store.ListResponse, error) {
+	return nil, errors.New("stored session does not decode")
 }

@@ -117,7 +117,11 @@ type timelineData struct {
 	Tokenizers []string
 	Entries    []entryRow
 	// PageTokens sums the tokens of the steps of this page.
-	PageTokens  int
+	PageTokens int
+	// Full is set when the page ended before TimelinePage entries because
+	// their messages reached MaxTimelineBytes.
+	Full        bool
+	MaxBytes    string // MaxTimelineBytes, for people
 	NextURL     string
 	FirstURL    string
 	NextCallURL string
@@ -209,10 +213,16 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 	vq := v.values(in.def)
 	d := &timelineData{
 		S: newSessionHead(sess), View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(),
-		NextCallURL: withQuery(sessionURL(sess.ID)+"/context", vq),
+		NextCallURL: withQuery(sessionURL(sess.ID)+"/context", vq), MaxBytes: strconv.Itoa(MaxTimelineBytes>>20) + " MiB",
 	}
-	most := 0
-	for _, e := range entries {
+	most, size := 0, 0
+	for i, e := range entries {
+		if size >= MaxTimelineBytes {
+			// The messages of this page are already large: the next page
+			// goes on from here.
+			entries, more, d.Full = entries[:i], true, true
+			break
+		}
 		row := entryRow{Seq: e.Seq, Time: formatTime(e.Time), Kind: string(e.Kind)}
 		switch {
 		case e.Kind == store.CompactionEntry && e.Compaction != nil:
@@ -225,7 +235,9 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 			row.Covers = covers(e.Step)
 			row.Tokens = total
 			for i, m := range msgs {
-				row.Messages = append(row.Messages, newMessageView(m, costs[i]))
+				mv := newMessageView(m, costs[i])
+				size += mv.textBytes()
+				row.Messages = append(row.Messages, mv)
 			}
 			cq := v.values(in.def)
 			cq.Set("at", strconv.FormatInt(e.Seq, 10))

@@ -153,6 +153,22 @@ type messageView struct {
 	IsError bool
 }
 
+// textBytes is the size of the text a page shows for m: its parts' text
+// and its calls' arguments.
+func (m messageView) textBytes() int {
+	n := 0
+	for _, p := range m.Parts {
+		n += len(p.Text)
+		if p.Call != nil {
+			n += len(p.Call.Args)
+		}
+	}
+	for _, c := range m.Calls {
+		n += len(c.Args)
+	}
+	return n
+}
+
 // partView is one content part.
 type partView struct {
 	Type    string // text, image, tool_use, tool_result, data

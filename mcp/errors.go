@@ -12,8 +12,11 @@ import (
 // A tool's error is what the calling model reads, so it says what was
 // wrong and what to do. Errors of the library keep their message (they
 // name the field and the reason); failures of the machinery behind a tool
-// (a store outage, a broken database) are logged in full and reported as
-// a failure to retry, without internals.
+// are logged in full and reported without internals, classified as the
+// HTTP API classifies them: a transient failure (agentmem.ErrUnavailable,
+// which the backends wrap around a busy, unreachable or closed store, or
+// a deadline) is one to retry later; any other (a corrupt record, a bug)
+// is an internal error that retrying will not cure.
 
 // toolError returns the error a tool call reports for err, which op (a
 // short verb phrase: "append to session x") ran into.
@@ -30,11 +33,14 @@ func (t *tools) toolError(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("%s: invalid %s: %s", op, ie.Field, ie.Reason)
 	case errors.Is(err, agentmem.ErrInvalid), errors.Is(err, agentmem.ErrNotFound), errors.Is(err, agentmem.ErrConflict):
 		return fmt.Errorf("%s: %s", op, strings.TrimPrefix(err.Error(), "agentmem: "))
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s: the call was cancelled or timed out before it finished; try again", op)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: the call was cancelled before it finished; try again", op)
+	case errors.Is(err, agentmem.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		t.cfg.Logger.WarnContext(ctx, "mcp tool failed: unavailable", "tenant", t.tenant, "op", op, "err", err)
+		return fmt.Errorf("%s failed: the memory store is unavailable right now (busy, unreachable or shutting down); try again later", op)
 	}
-	t.cfg.Logger.ErrorContext(ctx, "mcp tool failed", "tenant", t.tenant, "op", op, "err", err)
-	return fmt.Errorf("%s failed: the memory store is unavailable or failed (the server log has the details); try again later", op)
+	t.cfg.Logger.ErrorContext(ctx, "mcp tool failed: internal error", "tenant", t.tenant, "op", op, "err", err)
+	return fmt.Errorf("%s failed: internal error in the memory server (its log has the details); trying again will not help, so go on without it", op)
 }
 
 // invalid returns the error of a bad argument.

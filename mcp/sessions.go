@@ -78,6 +78,7 @@ var createSessionSchema = []edit{
 	at("ttl_seconds", between(0, maxTTLSeconds)),
 	at("user_id", length(0, store.MaxFieldBytes)),
 	at("agent", length(0, store.MaxFieldBytes)),
+	at("metadata", maxProperties(store.MaxMetadataKeys)),
 }
 
 const createSessionDescription = `Create a new session: a durable conversation log that append writes to and get_context reads from. Create one per conversation or agent run, and keep its id. Returns the session, with its id.`
@@ -204,16 +205,20 @@ const appendDescription = `Append messages to a session's log, in OpenAI's chat 
 
 func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error) {
 	op := "append to session " + strconv.Quote(in.SessionID)
-	if _, err := t.session(ctx, in.SessionID); err != nil {
-		return AppendOutput{}, t.toolError(ctx, op, err)
+	if err := store.ValidateID(in.SessionID); err != nil {
+		return AppendOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
 	}
 	msgs, err := chatMessages(in.Messages)
 	if err != nil {
 		return AppendOutput{}, t.toolError(ctx, op, err)
 	}
+	// The store checks the tenant, in the append's own transaction.
 	resp, err := store.AppendMessages(ctx, t.cfg.Store, store.MessagesRequest{
-		SessionID: in.SessionID, Messages: msgs, Flush: in.FlushPending, IdempotencyKey: in.IdempotencyKey, NewID: t.cfg.NewID, Now: t.cfg.Clock,
+		SessionID: in.SessionID, Tenant: &t.tenant, Messages: msgs, Flush: in.FlushPending, IdempotencyKey: in.IdempotencyKey, NewID: t.cfg.NewID, Now: t.cfg.Clock,
 	})
+	if errors.Is(err, agentmem.ErrNotFound) {
+		err = sessionNotFound(in.SessionID)
+	}
 	var re *store.IDReusedError
 	if errors.As(err, &re) {
 		return AppendOutput{}, fmt.Errorf("%s: idempotency_key %q was already used for a different append (%s): nothing was stored; a retry must send the same messages, a new append needs a new key",
@@ -387,11 +392,14 @@ const popDescription = `Remove the newest message from a session's conversation 
 
 func (t *tools) pop(ctx context.Context, in PopInput) (PopOutput, error) {
 	op := "pop from session " + strconv.Quote(in.SessionID)
-	if _, err := t.session(ctx, in.SessionID); err != nil {
-		return PopOutput{}, t.toolError(ctx, op, err)
+	if err := store.ValidateID(in.SessionID); err != nil {
+		return PopOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
 	}
-	resp, err := store.Pop(ctx, t.cfg.Store, store.PopRequest{SessionID: in.SessionID, ExpectedLastSeq: in.ExpectedLastSeq})
+	// The store checks the tenant, in the pop's read and its append.
+	resp, err := store.Pop(ctx, t.cfg.Store, store.PopRequest{SessionID: in.SessionID, Tenant: &t.tenant, ExpectedLastSeq: in.ExpectedLastSeq})
 	switch {
+	case errors.Is(err, agentmem.ErrNotFound):
+		return PopOutput{}, t.toolError(ctx, op, sessionNotFound(in.SessionID))
 	case errors.Is(err, store.ErrNothingToPop):
 		return PopOutput{}, fmt.Errorf("%s: the session has no messages to pop", op)
 	case err != nil && in.ExpectedLastSeq != nil && errors.Is(err, agentmem.ErrConflict):

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -341,6 +342,8 @@ func TestTenantsAreIsolated(t *testing.T) {
 	for _, e := range []*env{other, anon} {
 		callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "secret"}, `session "secret" does not exist`)
 		callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "secret", "messages": turn}, `session "secret" does not exist`)
+		callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "secret", "messages": []map[string]any{{"role": "tool", "tool_call_id": "nobody", "content": "r"}}}, `session "secret" does not exist`)
+		callErr(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "secret"}, `session "secret" does not exist`)
 		callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "secret"}) // the ID is taken, whoever has it
 		var l mcp.ListSessionsOutput
 		call(t, e.cs, mcp.ToolListSessions, map[string]any{"user_id": "alice"}, &l)
@@ -377,6 +380,47 @@ func TestStoreFailureIsAToolError(t *testing.T) {
 	}
 	if logs := e.logs.String(); !strings.Contains(logs, "closed") || !strings.Contains(logs, "mcp tool failed") {
 		t.Errorf("the failure is not logged: %s", logs)
+	}
+}
+
+// brokenStore fails every call with an error that is not marked
+// transient: a failure nobody expected, such as a corrupt row.
+type brokenStore struct{ store.Store }
+
+var errBroken = errors.New("stored entry 2 does not decode")
+
+func (brokenStore) Create(context.Context, store.CreateRequest) (*store.Session, error) {
+	return nil, errBroken
+}
+func (brokenStore) Get(context.Context, string) (*store.Session, error) { return nil, errBroken }
+func (brokenStore) List(context.Context, store.ListRequest) (*store.ListResponse, error) {
+	return nil, errBroken
+}
+func (brokenStore) Append(context.Context, store.AppendRequest) (*store.AppendResponse, error) {
+	return nil, errBroken
+}
+func (brokenStore) Read(context.Context, store.ReadRequest) (*store.ReadResponse, error) {
+	return nil, errBroken
+}
+
+// TestStoreBreakageIsAnInternalError: a store failure that is not
+// transient is reported as an internal error that retrying will not cure
+// (not as an outage to retry), without internals, and logged as an error.
+func TestStoreBreakageIsAnInternalError(t *testing.T) {
+	e := newEnvOn(t, brokenStore{}, "")
+	for tool, args := range map[string]map[string]any{
+		mcp.ToolCreateSession: {},
+		mcp.ToolListSessions:  {},
+		mcp.ToolAppend:        {"session_id": "s", "messages": turn},
+		mcp.ToolGetContext:    {"session_id": "s"},
+	} {
+		msg := callErr(t, e.cs, tool, args, "internal error", "will not help")
+		if strings.Contains(msg, "decode") || strings.Contains(msg, "unavailable") || strings.Contains(msg, "try again") {
+			t.Errorf("%s: %q leaks internals or invites a retry", tool, msg)
+		}
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, "does not decode") {
+		t.Errorf("the failure is not logged as an error: %s", logs)
 	}
 }
 

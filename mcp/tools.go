@@ -2,14 +2,17 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/store"
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,10 +72,42 @@ func add[In, Out any](sv *sdk.Server, name, description string, edits []edit, h 
 	}
 	sdk.AddTool(sv, &sdk.Tool{Name: name, Description: description, InputSchema: in},
 		func(ctx context.Context, req *sdk.CallToolRequest, input In) (*sdk.CallToolResult, Out, error) {
+			var zero Out
+			if req != nil && req.Params != nil {
+				if err := checkArguments(req.Params.Arguments); err != nil {
+					return nil, zero, err
+				}
+			}
 			out, err := h(withCaller(ctx, req), input)
 			return nil, out, err
 		})
 	return nil
+}
+
+// checkArguments refuses the raw arguments of a tool call that the SDK
+// would decode with a loss, as the HTTP API refuses such a body
+// (jsoncheck): invalid UTF-8 or a lone UTF-16 surrogate escape, which
+// would be stored as U+FFFD, or a key repeated in an object, of which the
+// last would win. The error is a JSON-RPC error (invalid params) that
+// names where the problem is: the call is malformed, not a tool failure.
+func checkArguments(args json.RawMessage) error {
+	if len(args) == 0 {
+		return nil
+	}
+	err := jsoncheck.Check(args)
+	if err == nil {
+		return nil
+	}
+	msg := "invalid arguments: " + err.Error()
+	var je *jsoncheck.Error
+	if errors.As(err, &je) {
+		if je.Path == "" {
+			msg = "invalid arguments: the arguments " + je.Reason
+		} else {
+			msg = "invalid arguments: " + je.Path + " " + je.Reason
+		}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 }
 
 // callerKey is the context key of the caller's name (see caller).

@@ -264,8 +264,9 @@ func prefixInvalid(prefix string, err error) error {
 	return err
 }
 
-// ErrClosed is returned by a Backend or Index used after Close.
-var ErrClosed = errors.New("recall: closed")
+// ErrClosed is returned by a Backend or Index used after Close. It wraps
+// agentmem.ErrUnavailable, as store.ErrClosed does.
+var ErrClosed = fmt.Errorf("recall: closed (%w)", agentmem.ErrUnavailable)
 
 // CheckQuery validates the tenant, filter and limit of a search.
 func CheckQuery(tenant string, f Filter, limit int) error {

@@ -25,6 +25,9 @@ func TestBadInputCorpus(t *testing.T) {
 	state := func() string {
 		t.Helper()
 		ctx := context.Background()
+		if err := e.srv.index.Sync(ctx); err != nil { // the index has every write so far
+			t.Fatal(err)
+		}
 		var b strings.Builder
 		b.WriteString(e.dump())
 		fs, err := e.srv.cfg.Facts.List(ctx, "", "u1", true)
@@ -107,10 +110,94 @@ func TestBadInputCorpus(t *testing.T) {
 				check("bad ID "+id, target, body)
 			}
 		}
-		// Query parameters of the wrong type or unknown.
+		// Query parameters of the wrong type, unknown, or not UTF-8.
 		check("unknown parameter", concrete+"?bogus=1", nil)
+		check("parameter not UTF-8", concrete+"?%ff=1", nil)
+		for _, p := range rt.params {
+			check("value not UTF-8", concrete+"?"+p+"=%ff", nil)
+		}
 	}
 	if after := state(); after != before {
 		t.Errorf("bad input changed the state:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// TestRepeatedKeys: a key repeated in an object (which encoding/json would
+// resolve silently, the last one winning) is refused on every route that
+// takes a body, with 400 naming the repeated key's path, and changes
+// nothing.
+func TestRepeatedKeys(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+","+taskStep+"]")
+	before := e.dump()
+	for _, c := range []struct{ path, body, field string }{
+		{"/v1/sessions", `{"id":"n1","user_id":"u","user_id":"v"}`, "user_id"},
+		{"/v1/sessions", `{"id":"n1","user_id":"u","\u0075ser_id":"v"}`, "user_id"},
+		{"/v1/sessions/s/fork", `{"id":"b1","metadata":{"k":"1","k":"2"}}`, "metadata.k"},
+		{"/v1/sessions/s/steps", `{"type":"task","task":"a","task":"b"}`, "task"},
+		{"/v1/sessions/s/steps", `[` + taskStep + `,{"type":"task","task":"a","metadata":{"x":"1","x":"2"}}]`, "steps[1].metadata.x"},
+		{"/v1/sessions/s/steps", `{"steps":[` + taskStep + `],"steps":[]}`, "steps"},
+		{"/v1/sessions/s/steps", `{"steps":[` + taskStep + `],"compaction":{"working":[-1],"working":[1]}}`, "compaction.working"},
+		{"/v1/sessions/s/messages", `{"role":"user","content":"a","role":"system"}`, "role"},
+		{"/v1/sessions/s/messages", `[{"role":"user","content":"hi"},{"role":"user","content":"hi","content":"there"}]`, "messages[1].content"},
+		{"/v1/sessions/s/compact", `{"strategy":"keep_last_n","n":1,"n":2}`, "n"},
+		{"/v1/recall", `{"documents":[{"id":"d2","text":"x","metadata":{"a b":"1","a b":"2"}}]}`, `documents[0].metadata["a b"]`},
+		{"/v1/users/u1/facts", `{"text":"Likes tea","text":"Likes coffee"}`, "text"},
+	} {
+		r := e.do("POST", c.path, c.body)
+		if r.code != http.StatusBadRequest {
+			t.Errorf("POST %s %s: status %d: %s", c.path, c.body, r.code, r.body)
+			continue
+		}
+		if err := r.apiErr(t); err.Field != c.field || err.Code != CodeInvalid || !strings.Contains(err.Message, "repeated key") {
+			t.Errorf("POST %s %s: %+v, want field %q", c.path, c.body, err, c.field)
+		}
+	}
+	if e.dump() != before {
+		t.Error("a refused request changed the store")
+	}
+	if fs, _ := e.srv.cfg.Facts.List(context.Background(), "", "u1", true); len(fs) != 0 {
+		t.Errorf("a refused request remembered %+v", fs)
+	}
+	if doc, err := e.srv.cfg.Recall.Get(context.Background(), "", "d2"); err == nil {
+		t.Errorf("a refused request indexed %+v", doc)
+	}
+}
+
+// TestMemberNamesAreCaseSensitive: a member whose name matches a field
+// only in another letter case (which encoding/json would take, and of
+// "task" and "Task" keep the last) is refused on every route that takes a
+// body, naming it, and changes nothing.
+func TestMemberNamesAreCaseSensitive(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+","+taskStep+"]")
+	before := e.dump()
+	for _, c := range []struct{ path, body, field string }{
+		{"/v1/sessions", `{"id":"n1","User_ID":"v"}`, "User_ID"},
+		{"/v1/sessions/s/fork", `{"ID":"b1"}`, "ID"},
+		{"/v1/sessions/s/steps", `{"type":"task","task":"a","Task":"b"}`, "Task"},
+		{"/v1/sessions/s/steps", `[` + taskStep + `,{"type":"action","tool_calls":[{"id":"c","function":{"Name":"f"}}],"results":[{"call_id":"c","content":"r"}]}]`, "steps[1].function.Name"},
+		{"/v1/sessions/s/steps", `{"type":"message","message":{"role":"user","Content":"hi"}}`, "message.Content"},
+		{"/v1/sessions/s/steps", `{"steps":[` + taskStep + `],"compaction":{"Working":[-1]}}`, "compaction.Working"},
+		{"/v1/sessions/s/messages", `{"role":"user","Content":"hi"}`, "Content"},
+		{"/v1/sessions/s/compact", `{"Strategy":"keep_last_n","n":1}`, "Strategy"},
+		{"/v1/recall", `{"documents":[{"id":"d2","Text":"x"}]}`, "documents[0].Text"},
+		{"/v1/users/u1/facts", `{"text":"Likes tea","Confidence":0.5}`, "Confidence"},
+	} {
+		r := e.do("POST", c.path, c.body)
+		if r.code != http.StatusBadRequest {
+			t.Errorf("POST %s %s: status %d: %s", c.path, c.body, r.code, r.body)
+			continue
+		}
+		if err := r.apiErr(t); err.Field != c.field || err.Code != CodeInvalid {
+			t.Errorf("POST %s %s: %+v, want field %q", c.path, c.body, err, c.field)
+		}
+	}
+	if e.dump() != before {
+		t.Error("a refused request changed the store")
 	}
 }

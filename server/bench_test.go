@@ -1,18 +1,26 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/store/sqlite"
 )
 
 // benchSession creates a session of 1,000 steps (a system prompt, a task
@@ -142,4 +150,110 @@ func BenchmarkContextAfterAppend(b *testing.B) {
 			b.Fatalf("context: %d", w.code)
 		}
 	}
+}
+
+// BenchmarkContextManySessions measures the memory the context cache
+// holds under context reads (budget 8,000) spread over more sessions than
+// it keeps: 16 sessions of 600 realistic steps (a few hundred characters
+// of reasoning, a tool call and a result of log-normal length around
+// 1,500 characters: about 2 MB of JSON per session) in SQLite, read in
+// turn, under cache bounds from smaller than one session to larger than
+// all. Besides the time per context it reports the cache's accounted
+// size (cache-MB), the heap in use after a collection at the end
+// (heap-MB: the cache and everything else live, the tokenizers'
+// vocabularies included) and the share of requests that loaded their
+// session from the store (loads/op).
+func BenchmarkContextManySessions(b *testing.B) {
+	const sessions, steps = 16, 600
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, b.TempDir()+"/many.db", sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	r := rand.New(rand.NewPCG(7, 11))
+	words := strings.Fields(`the a of to in and or for with on file function module package request response
+		error value result config service handler client server cache index query record field schema table user
+		agent memory token budget context message history step tool call output returns raises expects missing
+		invalid timeout retry connection database repository branch commit build test failure passed failed`)
+	text := func(n int) string {
+		var sb strings.Builder
+		for sb.Len() < n {
+			sb.WriteString(words[r.IntN(len(words))])
+			sb.WriteString([]string{" ", " ", " ", " ", "\n"}[r.IntN(5)])
+		}
+		return sb.String()[:n]
+	}
+	for i := range sessions {
+		id := fmt.Sprintf("s%d", i)
+		if _, err := st.Create(ctx, store.CreateRequest{ID: id}); err != nil {
+			b.Fatal(err)
+		}
+		batch := []agentmem.Step{
+			&agentmem.SystemPromptStep{StepInfo: agentmem.StepInfo{ID: id + "-sys"}, Content: text(2000)},
+			&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id + "-task"}, Task: text(300)},
+		}
+		for j := range steps - 2 {
+			call := fmt.Sprintf("call_%d_%d", i, j)
+			result := int(min(9500, max(80, math.Exp(r.NormFloat64()*0.75+math.Log(1500)))))
+			batch = append(batch, &agentmem.ActionStep{
+				StepInfo:    agentmem.StepInfo{ID: fmt.Sprintf("%s-%d", id, j)},
+				ModelOutput: text(200 + r.IntN(300)),
+				ToolCalls:   []agentmem.ToolCall{{ID: call, Name: "read_file", Arguments: `{"path":"src/` + words[r.IntN(len(words))] + `.go"}`}},
+				Results:     []agentmem.ToolResult{{CallID: call, Content: text(result)}},
+			})
+		}
+		for len(batch) > 0 {
+			k := min(len(batch), 200)
+			if _, err := st.Append(ctx, store.AppendRequest{SessionID: id, Steps: batch[:k]}); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[k:]
+		}
+	}
+	for _, bound := range []int64{1 << 20, 8 << 20, 32 << 20, 1 << 30} {
+		b.Run(fmt.Sprintf("cache=%dMiB", bound>>20), func(b *testing.B) {
+			lc := &loadCounter{Store: st}
+			srv, err := New(Config{Store: lc, CacheBytes: bound, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Close()
+			read := func(i int) {
+				w := &discardWriter{h: http.Header{}}
+				srv.ServeHTTP(w, httptest.NewRequest("GET", fmt.Sprintf("/v1/sessions/s%d/context?budget=8000", i%sessions), nil))
+				if w.code != 200 {
+					b.Fatalf("status %d", w.code)
+				}
+			}
+			for i := range sessions {
+				read(i) // every session once, so that a large cache holds them all
+			}
+			loads := lc.loads.Load()
+			i := 0
+			for b.Loop() {
+				read(i)
+				i++
+			}
+			b.ReportMetric(float64(lc.loads.Load()-loads)/float64(i), "loads/op")
+			b.ReportMetric(float64(srv.cache.size())/(1<<20), "cache-MB")
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+		})
+	}
+}
+
+// loadCounter counts the working-set reads of a store: the cache's loads.
+type loadCounter struct {
+	store.Store
+	loads atomic.Int64
+}
+
+func (c *loadCounter) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
+	if req.WorkingSet {
+		c.loads.Add(1)
+	}
+	return c.Store.Read(ctx, req)
 }

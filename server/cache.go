@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,19 +33,32 @@ import (
 // rebuilt from a working-set read (its counts are then redone lazily, for
 // the steps a context shows).
 
-// cache is a bounded LRU of session memories.
+// cache is an LRU of session memories bounded by their size in bytes
+// (see viewSize for what is counted).
+//
+// Loading a session holds its whole working set twice for a moment (the
+// store's read and the memory built from it) and is CPU bound, so at most
+// loadSlots loads run at once: when the sessions in use do not fit in the
+// cache and every request loads one, the memory held beyond the cache is
+// that of a few loads, not of every request in flight.
 type cache struct {
-	s   *Server
-	max int
+	s     *Server
+	max   int64         // bytes; 0 keeps nothing
+	loads chan struct{} // the load slots
 
-	mu   sync.Mutex
-	lru  *list.List // of *view, most recent first
-	byID map[string]*list.Element
+	mu    sync.Mutex
+	lru   *list.List // of *view, most recent first
+	byID  map[string]*list.Element
+	bytes int64 // the sum of the cached views' sizes
 }
 
-func newCache(s *Server, max int) *cache {
-	return &cache{s: s, max: max, lru: list.New(), byID: map[string]*list.Element{}}
+func newCache(s *Server, max int64) *cache {
+	return &cache{s: s, max: max, loads: make(chan struct{}, loadSlots()), lru: list.New(), byID: map[string]*list.Element{}}
 }
+
+// loadSlots is the number of session loads that may run at once: one per
+// CPU the process may use, and at least 2.
+func loadSlots() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 // view is one session's cached memory.
 type view struct {
@@ -53,7 +69,17 @@ type view struct {
 	mu      sync.Mutex
 	state   atomic.Pointer[viewState] // nil until loaded
 	journal *replayJournal            // of state's memory; with mu held
+
+	// With the cache's mu held: the forms (format and tokenizer) the
+	// memory has rendered steps in, and the size the cache accounts for
+	// the view while it holds it.
+	forms []form
+	size  int64
 }
+
+// form is a rendering of steps the memory caches: a format and a token
+// counter, by name.
+type form struct{ format, counter string }
 
 // viewState is what a reader of a view gets: a memory and the log
 // sequence number it reflects. The memory only grows after the state is
@@ -66,6 +92,90 @@ type viewState struct {
 	created time.Time // the session's CreatedAt, to notice a re-created ID
 	tenant  string    // the session's tenant: only its requests get the view
 	user    string    // the session's user, whose facts the context may hold
+	// steps is the number of steps in mem, and stepBytes the bytes of
+	// their text (see stepBytes): what viewSize counts.
+	steps     int
+	stepBytes int64
+}
+
+// What a cached view is accounted, measured with runtime.MemStats on
+// sessions of realistic steps (TestCacheAccountingConservative checks
+// that the sum covers what a view really holds, in every format):
+//
+//   - viewOverhead once per view (the view, its memory and state);
+//   - per step, the bytes of its text (stepBytes: its strings, its ID and
+//     tool calls included) plus an eighth (Go's allocation size classes
+//     round up) plus stepOverhead (the step's structs and its entry in
+//     the memory);
+//   - per step and per form it was rendered in (format and tokenizer:
+//     the memory caches each), a copy of its text, again plus an eighth,
+//     plus renderOverhead (the messages, their parts and costs). Formats
+//     that rewrite the text (observation; openai for an action's
+//     observation and code) copy it; others mostly share the step's
+//     strings, and then this counts high.
+//
+// A form counts for every step from the first request that renders in it,
+// although a context with a budget renders only the steps it shows, and
+// the memory's default form counts from the load: the estimate errs high,
+// by up to about two times.
+const (
+	viewOverhead   = 4 << 10
+	stepOverhead   = 512
+	renderOverhead = 1536
+)
+
+// viewSize is what the cache accounts for a memory of st's steps rendered
+// in forms.
+func viewSize(st *viewState, forms int) int64 {
+	text := st.stepBytes + st.stepBytes/8
+	return viewOverhead + text + int64(st.steps)*stepOverhead + int64(forms)*(text+int64(st.steps)*renderOverhead)
+}
+
+// stepBytes returns the bytes of the text a step holds: its strings and
+// byte slices, found by walking its fields, so that a field added to a
+// step type is counted without a change here. It is much cheaper than
+// encoding the step, which would double the cost of loading a session.
+func stepBytes(s agentmem.Step) int64 {
+	return textBytes(reflect.ValueOf(s))
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+func textBytes(v reflect.Value) int64 {
+	switch v.Kind() {
+	case reflect.String:
+		return int64(v.Len())
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return 0
+		}
+		return textBytes(v.Elem())
+	case reflect.Struct:
+		if v.Type() == timeType {
+			return 0 // its location is shared
+		}
+		var n int64
+		for i := range v.NumField() {
+			n += textBytes(v.Field(i))
+		}
+		return n
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return int64(v.Len())
+		}
+		var n int64
+		for i := range v.Len() {
+			n += textBytes(v.Index(i))
+		}
+		return n
+	case reflect.Map:
+		var n int64
+		for it := v.MapRange(); it.Next(); {
+			n += textBytes(it.Key()) + textBytes(it.Value())
+		}
+		return n
+	}
+	return 0
 }
 
 // get returns a session's memory, up to date with the log as of now,
@@ -73,8 +183,9 @@ type viewState struct {
 // The session of another tenant is errNoSession, as a missing one is:
 // the tenant is checked on every get, after the view caught up with the
 // store (so a session deleted and created again by another tenant under
-// the same ID is seen as such).
-func (c *cache) get(ctx context.Context, tenant, id string) (*viewState, error) {
+// the same ID is seen as such). f is the form the caller will render the
+// memory in: the cache accounts for it before it grows the memory.
+func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState, error) {
 	v, hit := c.lookup(id)
 	if hit {
 		c.s.metrics.cache.WithLabelValues("hit").Inc()
@@ -87,11 +198,12 @@ func (c *cache) get(ctx context.Context, tenant, id string) (*viewState, error) 
 		return nil, sessionErr(id, err)
 	}
 	if st.tenant != tenant {
+		if hit {
+			c.account(v, nil) // it may have caught up
+		}
 		return nil, errNoSession(id)
 	}
-	if !hit {
-		c.admit(v)
-	}
+	c.account(v, &f)
 	return st, nil
 }
 
@@ -105,27 +217,64 @@ func (c *cache) lookup(id string) (*view, bool) {
 		c.lru.MoveToFront(el)
 		return el.Value.(*view), true
 	}
-	return &view{id: id}, false
+	return &view{id: id, forms: []form{c.s.defaultForm()}}, false
 }
 
-// admit caches a loaded view, evicting the least recently used beyond
-// the bound. If a concurrent request admitted one for the same session
-// first, that one stays.
-func (c *cache) admit(v *view) {
+// account brings the cache's accounting up to date with v, just synced,
+// which its caller renders in f (nil: does not use it): v is admitted (or
+// stays) as the most recently used, and the least recently used views are
+// evicted while the cache holds more than its bound. A view larger than
+// the whole bound is not kept. If a concurrent request admitted another
+// view of the same session first, that one stays.
+func (c *cache) account(v *view, f *form) {
 	if c.max <= 0 {
-		return
+		return // no cache
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byID[v.id]; ok {
+	if f != nil && !slices.Contains(v.forms, *f) {
+		v.forms = append(v.forms, *f)
+	}
+	size := viewSize(v.state.Load(), len(v.forms))
+	el, cached := c.byID[v.id]
+	if (cached && el.Value.(*view) != v) || (!cached && f == nil) {
 		return
 	}
-	c.byID[v.id] = c.lru.PushFront(v)
-	for c.lru.Len() > c.max {
-		old := c.lru.Remove(c.lru.Back()).(*view)
-		delete(c.byID, old.id)
+	if size > c.max {
+		if cached {
+			c.removeLocked(el)
+			c.s.metrics.cache.WithLabelValues("evict").Inc()
+		}
+		c.s.metrics.cache.WithLabelValues("too_large").Inc()
+		c.gaugesLocked()
+		return
+	}
+	if cached {
+		c.lru.MoveToFront(el)
+		c.bytes += size - v.size
+	} else {
+		c.byID[v.id] = c.lru.PushFront(v)
+		c.bytes += size
+	}
+	v.size = size
+	for c.bytes > c.max {
+		c.removeLocked(c.lru.Back())
 		c.s.metrics.cache.WithLabelValues("evict").Inc()
 	}
+	c.gaugesLocked()
+}
+
+// removeLocked drops a cached view. c.mu must be held.
+func (c *cache) removeLocked(el *list.Element) {
+	v := c.lru.Remove(el).(*view)
+	delete(c.byID, v.id)
+	c.bytes -= v.size
+}
+
+// gaugesLocked publishes the cache's size. c.mu must be held.
+func (c *cache) gaugesLocked() {
+	c.s.metrics.cacheBytes.Set(float64(c.bytes))
+	c.s.metrics.cacheSessions.Set(float64(c.lru.Len()))
 }
 
 // evict drops a session's view.
@@ -133,8 +282,8 @@ func (c *cache) evict(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byID[id]; ok {
-		c.lru.Remove(el)
-		delete(c.byID, id)
+		c.removeLocked(el)
+		c.gaugesLocked()
 	}
 }
 
@@ -144,6 +293,8 @@ func (c *cache) clear() {
 	defer c.mu.Unlock()
 	c.lru.Init()
 	c.byID = map[string]*list.Element{}
+	c.bytes = 0
+	c.gaugesLocked()
 }
 
 // len returns the number of cached views.
@@ -151,6 +302,13 @@ func (c *cache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
+}
+
+// size returns the accounted size of the cached views.
+func (c *cache) size() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }
 
 // sync brings the view up to date with the log and returns its state: it
@@ -192,10 +350,16 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 			steps = append(steps, e)
 		}
 	}
+	added, addedBytes := 0, int64(0)
 	for _, e := range steps {
-		if err := v.addLocked(ctx, cur.mem, e); err != nil {
+		ok, err := v.addLocked(ctx, cur.mem, e)
+		if err != nil {
 			c.s.log.Warn("session cache: catching up failed; reloading", "session", v.id, "seq", e.Seq, "err", err)
 			return v.reloadLocked(ctx, c)
+		}
+		if ok {
+			added++
+			addedBytes += stepBytes(e.Step)
 		}
 	}
 	if len(steps) > 0 {
@@ -204,7 +368,8 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	if resp.Session.LastSeq <= cur.seq {
 		return cur, nil
 	}
-	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created, tenant: cur.tenant, user: cur.user}
+	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created, tenant: cur.tenant, user: cur.user,
+		steps: cur.steps + added, stepBytes: cur.stepBytes + addedBytes}
 	v.state.Store(next)
 	return next, nil
 }
@@ -223,6 +388,12 @@ func (v *view) load(ctx context.Context, c *cache) (*viewState, error) {
 // reloadLocked rebuilds the memory from a working-set read and publishes
 // it. v.mu must be held.
 func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
+	select {
+	case c.loads <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.loads }()
 	resp, err := c.s.store.Read(ctx, store.ReadRequest{SessionID: v.id, WorkingSet: true})
 	if err != nil {
 		return nil, err
@@ -236,21 +407,25 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 	if v.state.Load() != nil {
 		c.s.metrics.cache.WithLabelValues("reload").Inc()
 	}
-	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, tenant: resp.Session.Tenant, user: resp.Session.UserID}
+	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, tenant: resp.Session.Tenant, user: resp.Session.UserID,
+		steps: len(resp.Steps)}
+	for _, s := range resp.Steps {
+		st.stepBytes += stepBytes(s)
+	}
 	v.journal = j
 	v.state.Store(st)
 	return st, nil
 }
 
 // addLocked adds a step entry read from the log to mem, under the number
-// the log gave it. v.mu must be held.
-func (v *view) addLocked(ctx context.Context, mem *agentmem.Memory, e store.Entry) error {
+// the log gave it, and reports whether it was added. v.mu must be held.
+func (v *view) addLocked(ctx context.Context, mem *agentmem.Memory, e store.Entry) (bool, error) {
 	if _, ok := mem.Step(int(e.Seq)); ok {
-		return nil // already there (a load raced with an append)
+		return false, nil // already there (a load raced with an append)
 	}
 	v.journal.next = int(e.Seq)
 	_, err := mem.Add(ctx, e.Step)
-	return err
+	return err == nil, err
 }
 
 // replayJournal is the journal of a cached memory: the memory only

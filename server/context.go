@@ -11,7 +11,8 @@ import (
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
-// MaxBudget bounds the budget parameter of the context route.
+// MaxBudget bounds Config.MaxContextTokens, and so the budget parameter of
+// the context route.
 const MaxBudget = 10_000_000
 
 // ContextResponse is the body of GET /v1/sessions/{id}/context: the
@@ -21,6 +22,10 @@ type ContextResponse struct {
 	Tokenizer string `json:"tokenizer"`
 	// Budget is the budget asked for (0: none).
 	Budget int `json:"budget"`
+	// MaxContextTokens is the server's maximum (Config.MaxContextTokens):
+	// without a budget, the context is fitted to it, and Dropped lists
+	// the steps that did not fit.
+	MaxContextTokens int `json:"max_context_tokens"`
 	// Tokens is what the messages cost, reply priming included.
 	Tokens int `json:"tokens"`
 	// Messages is the request body's messages in the format's wire form
@@ -77,6 +82,10 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	if budget > s.cfg.MaxContextTokens {
+		writeError(w, errInvalid("budget", "is %d tokens, more than this server's maximum context of %d tokens", budget, s.cfg.MaxContextTokens))
+		return
+	}
 	formatName := q.Get("format")
 	if formatName == "" {
 		formatName = render.NameOpenAI
@@ -103,13 +112,20 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	st, err := s.cache.get(r.Context(), Tenant(r), id)
+	st, err := s.cache.get(r.Context(), Tenant(r), id, form{formatName, counter.Name()})
 	if err != nil {
 		s.fail(w, r, "read", err)
 		return
 	}
 	seq := st.seq
-	c, err := st.mem.Context(r.Context(), agentmem.ContextOptions{Budget: budget - fo.reserve, Format: format, Counter: counter, TruncateToFill: truncate})
+	// Without a budget the context is fitted to the server's maximum, so
+	// that a long session's request renders only the steps that fit,
+	// never the whole log.
+	fit := budget - fo.reserve
+	if budget == 0 {
+		fit = s.cfg.MaxContextTokens
+	}
+	c, err := st.mem.Context(r.Context(), agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: truncate})
 	if err != nil {
 		var be *agentmem.BudgetError
 		if errors.As(err, &be) || errors.Is(err, context.Canceled) {
@@ -133,7 +149,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := ContextResponse{
-		Format: c.Format, Tokenizer: c.Counter, Budget: budget, Tokens: tokens, Messages: wire, Facts: shown,
+		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
 		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
 	}

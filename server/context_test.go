@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -194,42 +195,6 @@ func TestContextStoreCalls(t *testing.T) {
 	}
 }
 
-// TestCacheBounded checks the LRU bound.
-func TestCacheBounded(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.CacheSessions = 3 })
-	for i := range 5 {
-		id := fmt.Sprintf("s%d", i)
-		e.session(id, 1)
-		e.must(200, "GET", "/v1/sessions/"+id+"/context", nil)
-	}
-	if n := e.srv.cache.len(); n != 3 {
-		t.Errorf("cache holds %d sessions, want 3", n)
-	}
-	for _, id := range []string{"s2", "s3", "s4"} {
-		if _, ok := e.srv.cache.byID[id]; !ok {
-			t.Errorf("%s was evicted, not the least recently used", id)
-		}
-	}
-	// Requests for sessions that do not exist push nothing out.
-	for i := range 10 {
-		e.must(404, "GET", fmt.Sprintf("/v1/sessions/ghost%d/context", i), nil)
-	}
-	if n := e.srv.cache.len(); n != 3 {
-		t.Errorf("cache holds %d sessions after 404s, want 3", n)
-	}
-	if _, ok := e.srv.cache.byID["s4"]; !ok {
-		t.Error("a 404 evicted a cached session")
-	}
-	// A server with no cache still serves.
-	e2 := newEnv(t, func(c *Config) { c.CacheSessions = -1 })
-	e2.session("s", 2)
-	var c ContextResponse
-	e2.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
-	if len(c.Steps) != 4 || e2.srv.cache.len() != 0 {
-		t.Errorf("uncached: %v, %d cached", c.Steps, e2.srv.cache.len())
-	}
-}
-
 // TestConcurrentAppendsAndContexts runs appends and context reads on the
 // same sessions at once (run it with -race): every acknowledged step is
 // in the log once, the numbers are contiguous, and a context read after
@@ -298,5 +263,70 @@ func TestConcurrentAppendsAndContexts(t *testing.T) {
 		if len(c.Steps) != want || c.LastSeq != int64(want) {
 			t.Errorf("%s: context shows %d steps, last %d", id, len(c.Steps), c.LastSeq)
 		}
+	}
+}
+
+// TestContextWithoutBudgetIsCapped checks the server's maximum context: a
+// request without a budget on a long session is fitted to it (rendering
+// only the steps that fit, not the whole session) and says what it left
+// out; a larger budget is refused.
+func TestContextWithoutBudgetIsCapped(t *testing.T) {
+	const maxTokens = 2000
+	e := newEnv(t, func(c *Config) { c.MaxContextTokens = maxTokens })
+	e.create("long")
+	var sessionBytes int
+	for batch := range 10 {
+		var steps []string
+		for i := range 100 {
+			n := batch*100 + i
+			steps = append(steps, actionStep(n, strings.Repeat(fmt.Sprintf("line %d of a long file\n", n), 40)))
+			sessionBytes += len(steps[len(steps)-1])
+		}
+		if batch == 0 {
+			steps = append([]string{sysStep, taskStep}, steps...)
+		}
+		e.appendSteps("long", "["+strings.Join(steps, ",")+"]")
+	}
+	e.must(200, "GET", "/v1/sessions/long/context?budget=1000", nil) // load the cache
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	r := e.must(200, "GET", "/v1/sessions/long/context?format=observation", nil)
+	runtime.ReadMemStats(&m1)
+	var c ContextResponse
+	r.json(t, &c)
+	if c.Budget != 0 || c.MaxContextTokens != maxTokens || c.Tokens > maxTokens || c.LastSeq != 1002 {
+		t.Errorf("no budget: budget %d, max %d, tokens %d, last %d", c.Budget, c.MaxContextTokens, c.Tokens, c.LastSeq)
+	}
+	// The pinned steps, then the newest that fit; the rest is reported.
+	shown := len(c.Steps)
+	if shown < 4 || c.Steps[0] != 1 || c.Steps[1] != 2 || c.Steps[shown-1] != 1002 || c.DroppedSteps != 1002-shown ||
+		len(c.Dropped) != 1 || c.Dropped[0] != (agentmem.DroppedRun{First: 3, Last: 1002 - shown + 2, Count: 1002 - shown}) {
+		t.Errorf("no budget: steps %v, dropped %+v (%d)", c.Steps, c.Dropped, c.DroppedSteps)
+	}
+	if len(r.body) > sessionBytes/20 {
+		t.Errorf("the capped context is %d bytes, of a session of %d", len(r.body), sessionBytes)
+	}
+	// Rendering the whole session in the observation format would copy
+	// its text; fitting renders only the steps that fit.
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > uint64(sessionBytes)/4 {
+		t.Errorf("a capped context allocated %d bytes, for a session of %d", alloc, sessionBytes)
+	}
+	// Without a budget is the same as a budget of the maximum.
+	var b ContextResponse
+	e.must(200, "GET", "/v1/sessions/long/context?format=observation&budget=2000", nil).json(t, &b)
+	if fmt.Sprint(b.Steps) != fmt.Sprint(c.Steps) || b.Tokens != c.Tokens || b.Budget != maxTokens {
+		t.Errorf("budget = max: steps %v tokens %d; without a budget: %v %d", b.Steps, b.Tokens, c.Steps, c.Tokens)
+	}
+	// A larger budget is refused, saying why.
+	ae := e.must(400, "GET", "/v1/sessions/long/context?budget=2001", nil).apiErr(t)
+	if ae.Code != CodeInvalid || ae.Field != "budget" || !strings.Contains(ae.Message, "maximum context of 2000 tokens") {
+		t.Errorf("budget over the maximum: %+v", ae)
+	}
+	// Pinned steps larger than the maximum: the usual 422, naming it.
+	e.create("huge")
+	e.appendSteps("huge", `{"type":"system_prompt","content":`+quote(strings.Repeat("rule number one. ", 2000))+`}`)
+	ae = e.must(422, "GET", "/v1/sessions/huge/context", nil).apiErr(t)
+	if ae.Code != CodeBudgetTooSmall || ae.Budget != maxTokens || ae.Required <= maxTokens {
+		t.Errorf("pinned steps over the maximum: %+v", ae)
 	}
 }

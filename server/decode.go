@@ -8,24 +8,27 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/store"
 )
 
 // The request decoders are pure functions of the body bytes (and a few
 // headers), so the fuzz targets can drive them without a server. Each
 // returns an *Error for the client; nothing is written before every part of
-// a request has been decoded and checked.
+// a request has been decoded and checked. Each begins with checkJSON (the
+// generic one, decodeStrict, does it for its callers), so that no body
+// with invalid UTF-8, a lone surrogate escape or a repeated key reaches
+// encoding/json, which would accept it silently.
 
 // readBody reads a JSON request body: the media type must be
-// application/json (415), the body at most limit bytes (413) and valid
-// UTF-8 (400: encoding/json would otherwise replace bad bytes silently).
-// An empty body is allowed only when optional is set, and is returned as
-// nil.
+// application/json (415) and the body at most limit bytes (413). An empty
+// body is allowed only when optional is set, and is returned as nil. The
+// text itself is the decoders' to check (checkJSON).
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, optional bool) ([]byte, *Error) {
 	if r.ContentLength == 0 && optional && r.Header.Get("Content-Type") == "" {
 		return nil, nil
@@ -48,79 +51,36 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, optional bool
 		}
 		return nil, errInvalid("", "the request body is empty")
 	}
-	if err := checkText(body); err != nil {
-		return nil, err
-	}
 	return body, nil
 }
 
-// checkText refuses a body that is not valid UTF-8 or whose JSON escapes
-// are not valid Unicode.
-func checkText(body []byte) *Error {
-	if !utf8.Valid(body) {
-		return errInvalid("", "the request body is not valid UTF-8")
-	}
-	if at := loneSurrogate(body); at >= 0 {
-		return errInvalid("", "the request body has a lone UTF-16 surrogate escape at byte %d (not valid Unicode)", at)
-	}
-	return nil
+// checkJSON refuses a body that jsoncheck.Check refuses: malformed JSON,
+// invalid UTF-8, a lone UTF-16 surrogate escape (which encoding/json would
+// turn into U+FFFD) or a key repeated in an object (of which it would keep
+// the last), naming where. The paths of a body that is an array start
+// with arrayRoot ("steps[2].metadata.k").
+func checkJSON(body []byte, arrayRoot string) *Error {
+	return checkError(jsoncheck.Check(body), arrayRoot)
 }
 
-// loneSurrogate returns the offset of a \uD800-\uDFFF escape that is not
-// half of a surrogate pair, or -1. encoding/json would decode one as
-// U+FFFD, changing the text silently. A backslash appears in valid JSON
-// only inside strings, so no string tracking is needed; malformed JSON is
-// left to the decoder.
-func loneSurrogate(b []byte) int {
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 >= len(b) {
-			continue
-		}
-		if b[i+1] != 'u' {
-			i++ // skip the escaped character (it may be a backslash)
-			continue
-		}
-		r, ok := hex4(b, i+2)
-		if !ok {
-			i++
-			continue
-		}
-		switch {
-		case r >= 0xD800 && r <= 0xDBFF:
-			if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-				if lo, ok := hex4(b, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-					i += 11
-					continue
-				}
-			}
-			return i
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return i
-		}
-		i += 5
+// checkError turns an error of package jsoncheck into a 400 naming the
+// path.
+func checkError(err error, arrayRoot string) *Error {
+	if err == nil {
+		return nil
 	}
-	return -1
-}
-
-// hex4 parses the four hex digits at b[i:i+4].
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
+	var je *jsoncheck.Error
+	if !errors.As(err, &je) {
+		return errInvalid("", "%v", err)
 	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
+	if je.Path == "" {
+		return errInvalid("", "the request body %s", je.Reason)
 	}
-	return r, true
+	path := je.Path
+	if path[0] == '[' {
+		path = arrayRoot + path
+	}
+	return errInvalid(path, "%s", je.Reason)
 }
 
 // checkJSONType accepts application/json, with no charset or UTF-8.
@@ -142,9 +102,20 @@ func checkJSONType(ct string) *Error {
 	return nil
 }
 
-// decodeStrict decodes one JSON value into v, refusing unknown fields and
-// trailing data, and names the offending field in the error.
+// decodeStrict checks a body (checkJSON) and decodes it, one JSON value,
+// into v, refusing unknown fields and trailing data, and names the
+// offending field in the error.
 func decodeStrict(data []byte, v any) *Error {
+	if e := checkJSON(data, ""); e != nil {
+		return e
+	}
+	return decodeChecked(data, v)
+}
+
+// decodeChecked is decodeStrict for a body checkJSON has accepted. Member
+// names must match exactly: encoding/json would take "User_ID" for
+// "user_id" (jsoncheck.Fields).
+func decodeChecked(data []byte, v any) *Error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -153,7 +124,7 @@ func decodeStrict(data []byte, v any) *Error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errInvalid("", "unexpected data after the JSON value")
 	}
-	return nil
+	return checkError(jsoncheck.Fields(data, reflect.TypeOf(v).Elem()), "")
 }
 
 // jsonError turns an encoding/json error into a 400.
@@ -210,9 +181,26 @@ func checkID(field, id string) *Error {
 // maxIdempotencyKey leaves room for "/index" within store.MaxIDLen.
 const maxIdempotencyKey = 100
 
-// checkIdempotencyKey checks the Idempotency-Key header: empty (none), or
-// 1 to 100 visible ASCII characters.
-func checkIdempotencyKey(key string) *Error {
+// singleHeader returns the value of a request header that may be given
+// at most once, and whether it was given (blank or not).
+func singleHeader(h http.Header, name string) (string, bool, *Error) {
+	switch vs := h.Values(name); len(vs) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return vs[0], true, nil
+	default:
+		return "", true, errInvalid(name, "is given %d times; give it at most once", len(vs))
+	}
+}
+
+// checkIdempotencyKey checks the Idempotency-Key header: absent (no key),
+// or 1 to 100 visible ASCII characters. A header that is there but blank
+// is refused: it is more likely a client's bug than a wish for no key.
+func checkIdempotencyKey(key string, present bool) *Error {
+	if present && key == "" {
+		return errInvalid("Idempotency-Key", "is empty: send 1 to %d visible ASCII characters, or leave the header out", maxIdempotencyKey)
+	}
 	if len(key) > maxIdempotencyKey {
 		return errInvalid("Idempotency-Key", "is longer than %d characters", maxIdempotencyKey)
 	}
@@ -225,12 +213,15 @@ func checkIdempotencyKey(key string) *Error {
 }
 
 // parseIfMatch parses the If-Match header: the expected last sequence
-// number of the session, bare or as an entity tag ("12", W/"12"). An
-// empty header means no check.
-func parseIfMatch(h string) (*int64, *Error) {
+// number of the session, bare or as an entity tag ("12", W/"12"). No
+// header means no check; a header that is there but blank is refused.
+func parseIfMatch(h string, present bool) (*int64, *Error) {
+	if !present {
+		return nil, nil
+	}
 	h = strings.TrimSpace(h)
 	if h == "" {
-		return nil, nil
+		return nil, errInvalid("If-Match", "is blank: send the expected last sequence number of the session, or leave the header out")
 	}
 	v := strings.TrimPrefix(h, "W/")
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {

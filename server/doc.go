@@ -95,14 +95,21 @@
 //
 // # The context cache
 //
-// The context route renders from a bounded LRU cache of session memories
-// (Config.CacheSessions), so each step is rendered and counted once per
+// The context route renders from an LRU cache of session memories bounded
+// in bytes (Config.CacheBytes: the steps' text and the renderings each
+// memory keeps, estimated high; a session larger than the bound is served
+// without being kept), so each step is rendered and counted once per
 // format and tokenizer, not once per request. The log stays the truth:
 // before each use a cached memory checks the session's last sequence
 // number (one Get) and, if another request or another server appended,
 // reads just the new entries and adds them, keeping the counts it has. A
 // compaction entry rebuilds the memory from a working-set read. So every
 // context reflects every append acknowledged before it, on any server.
+//
+// A context is bounded by Config.MaxContextTokens (1,000,000 by default):
+// a request without a budget is fitted to it, rendering only the steps
+// that fit and listing the others as dropped, and a larger budget is a
+// 400. The steps route reads a whole log, by pages.
 //
 // Compactions run on a memory bound to the session (store.OpenMemory):
 // the journal records them atomically, and only if nothing was appended
@@ -117,7 +124,22 @@
 // no valid API key, 403 a cross-origin write refused, 404 no such session
 // (or another tenant's), 409 conflict (or idempotency_key_reused,
 // tool_result_conflict, nothing_to_pop), 413 body too large, 415 not
-// application/json, 422 budget too small (with the tokens required), 502 the LLM summarizer failed, 503 the store is
-// unavailable (with Retry-After). A panic is recovered into a 500 and
-// logged with its stack.
+// application/json, 422 budget too small (with the tokens required), 500
+// a failure nobody expected (a stored record that does not decode, a bug:
+// the message gives nothing away, the log has the cause), 502 the LLM
+// summarizer failed, 503 a transient failure of the store (busy,
+// unreachable, timed out, shutting down: the backends mark it
+// agentmem.ErrUnavailable), with Retry-After. A panic is recovered into a
+// 500 and logged with its stack.
+//
+// # Strict decoding
+//
+// Request bodies are decoded strictly, and refused with 400 naming the
+// field's path: a member the OpenAPI document does not list, or whose
+// name differs from one only in letter case; a required member missing or
+// null; a key repeated in one object (encoding/json would keep the last);
+// invalid UTF-8 or a lone UTF-16 surrogate escape (it would store U+FFFD).
+// An optional member given as null is taken as absent. Query parameters
+// must be known, given once, and UTF-8; If-Match and Idempotency-Key, when
+// present, must not be blank or repeated.
 package server

@@ -30,10 +30,10 @@ const (
 	CodeToolResultsMissing   = "tool_results_missing"   // 422: no longer returned: tool calls whose results have not arrived are stored as pending
 	CodeToolResultConflict   = "tool_result_conflict"   // 409: a tool result for a call that already has a different one; nothing was stored
 	CodeNothingToPop         = "nothing_to_pop"         // 409: a pop of a session whose working set is empty
-	CodeInternal             = "internal"               // 500
+	CodeInternal             = "internal"               // 500: a failure nobody expected (a corrupt record, a bug); the server logs it
 	CodeNotConfigured        = "not_configured"         // 501: the server was started without what the route needs (recall, facts)
 	CodeSummarizerFailed     = "summarizer_failed"      // 502: the LLM summarizer failed; retry
-	CodeUnavailable          = "unavailable"            // 503: the store cannot be reached; retry
+	CodeUnavailable          = "unavailable"            // 503: the store is busy, unreachable, timed out or shutting down; retry
 	CodeIndexBehind          = "index_behind"           // 503: a fresh recall search timed out waiting for the index; retry
 	CodeCanceled             = "canceled"               // 499: the client went away (only in logs and metrics)
 )
@@ -92,10 +92,13 @@ func errNotFound(format string, args ...any) *Error {
 	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// apiError classifies err: the sentinels of package agentmem and store
-// map to their statuses; context deadlines and every other error of the
-// store mean the store could not do the work now (503, retry). Errors that
-// are already *Error pass through.
+// apiError classifies err: the sentinels of package agentmem map to their
+// statuses; a transient failure (agentmem.ErrUnavailable, which the
+// backends wrap around a busy, unreachable or closed store, and a context
+// deadline) is 503 with Retry-After; a cancelled request is 499; anything
+// else is a failure nobody expected (a corrupt record, a bug): 500, with a
+// message that gives nothing away (the cause is logged by Server.fail).
+// Errors that are already *Error pass through.
 func apiError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -117,15 +120,31 @@ func apiError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error(), cause: err}
 	case errors.Is(err, agentmem.ErrBudgetTooSmall):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBudgetTooSmall, Field: "budget", Message: err.Error(), cause: err}
-	case errors.Is(err, store.ErrClosed):
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the server is shutting down", RetryAfter: 1, cause: err}
 	case errors.Is(err, context.Canceled):
 		// The client went away; nobody reads this answer.
 		return &Error{Status: statusClientClosed, Code: CodeCanceled, Message: "the request was canceled", cause: err}
+	case errors.Is(err, store.ErrClosed):
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the server is shutting down", RetryAfter: 1, cause: err}
+	case transient(err):
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message:    "the store is unavailable; retry later (a write that got this answer may or may not have been stored: retry it with the same Idempotency-Key)",
+			RetryAfter: 1, cause: err}
 	}
-	return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-		Message:    "the store is unavailable; retry later (a write that got this answer may or may not have been stored: retry it with the same Idempotency-Key)",
-		RetryAfter: 1, cause: err}
+	return errInternal(err)
+}
+
+// transient reports whether err is a failure that may pass if the request
+// is made again later: what the backends mark agentmem.ErrUnavailable, or
+// a deadline that passed.
+func transient(err error) bool {
+	return errors.Is(err, agentmem.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// errInternal returns the 500 of a failure nobody expected; cause is kept
+// for the log, never sent.
+func errInternal(cause error) *Error {
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
+		Message: "internal error: the server could not do the request (its log has the details)", cause: cause}
 }
 
 // writeJSON writes v as the JSON body of a response with the given status.

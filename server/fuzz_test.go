@@ -10,15 +10,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
 
 // The fuzz targets drive the request decoders with arbitrary bodies, as
 // the handlers do after readBody's checks: a decoder never panics,
-// refuses with a 4xx *Error, and what it accepts is valid input for the
-// store (so nothing half-valid reaches a write). Seeds are in
-// testdata/fuzz/<Name>/.
+// refuses with a 4xx *Error, refuses every body jsoncheck refuses (invalid
+// UTF-8, lone surrogate escapes, repeated keys: see checkDecoded), and
+// what it accepts is valid input for the store (so nothing half-valid
+// reaches a write). Seeds are in testdata/fuzz/<Name>/.
 
 // checkRefusal fails unless e is a 4xx error with a code and a message.
 func checkRefusal(t *testing.T, e *Error) {
@@ -29,6 +31,22 @@ func checkRefusal(t *testing.T, e *Error) {
 	if !utf8.ValidString(e.Message) || !utf8.ValidString(e.Field) {
 		t.Fatalf("refusal text is not UTF-8: %+v", e)
 	}
+}
+
+// checkDecoded fails unless a decoder's answer e to body refuses what
+// jsoncheck.Check refuses, with a 4xx. It reports whether the decoder
+// accepted the body.
+func checkDecoded(t *testing.T, body []byte, e *Error) bool {
+	t.Helper()
+	if e != nil {
+		checkRefusal(t, e)
+		return false
+	}
+	// An empty body is no body (the optional body of a create or a fork).
+	if err := jsoncheck.Check(body); err != nil && len(body) > 0 {
+		t.Fatalf("accepted a body jsoncheck refuses (%v): %q", err, body)
+	}
+	return true
 }
 
 // checkAccepted fails unless a decoded request makes a valid append: at
@@ -64,17 +82,15 @@ func FuzzDecodeSteps(f *testing.F) {
 	f.Add([]byte(sysStep), "")
 	f.Add([]byte("["+taskStep+","+actionStep(1, "x")+"]"), "key")
 	f.Fuzz(func(t *testing.T, body []byte, key string) {
-		if checkText(body) != nil || checkIdempotencyKey(key) != nil {
-			return // readBody and the handler refuse these first
+		if checkIdempotencyKey(key, key != "") != nil {
+			return // the handler refuses these first
 		}
 		n := 0
 		newID := func() string { n++; return "id-" + strconv.Itoa(n) }
 		req, e := decodeSteps(body, key, fixedNow, newID)
-		if e != nil {
-			checkRefusal(t, e)
-			return
+		if checkDecoded(t, body, e) {
+			checkAccepted(t, req)
 		}
-		checkAccepted(t, req)
 	})
 }
 
@@ -89,12 +105,11 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add([]byte(`[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]`), "k", false)
 	f.Add([]byte(`{"role":"tool","tool_call_id":"p2","content":"r2"}`), "k", false)
 	f.Fuzz(func(t *testing.T, body []byte, key string, flush bool) {
-		if checkText(body) != nil || checkIdempotencyKey(key) != nil {
+		if checkIdempotencyKey(key, key != "") != nil {
 			return
 		}
 		req, e := decodeMessages(body, flush)
-		if e != nil {
-			checkRefusal(t, e)
+		if !checkDecoded(t, body, e) {
 			if e.Status != http.StatusBadRequest {
 				t.Fatalf("status %d for a message body", e.Status)
 			}
@@ -149,12 +164,8 @@ func FuzzDecodeCompact(f *testing.F) {
 	f.Add([]byte(`{"strategy":"keep_last_n","n":20}`), false)
 	f.Add([]byte(`{"strategy":"summarize","summarizer":"llm"}`), true)
 	f.Fuzz(func(t *testing.T, body []byte, haveLLM bool) {
-		if checkText(body) != nil {
-			return
-		}
 		p, e := decodeCompact(body, haveLLM)
-		if e != nil {
-			checkRefusal(t, e)
+		if !checkDecoded(t, body, e) {
 			return
 		}
 		switch p.strategy {
@@ -179,12 +190,8 @@ func FuzzDecodeCompact(f *testing.F) {
 func FuzzDecodeCreate(f *testing.F) {
 	f.Add([]byte(`{"id":"s1","user_id":"u","agent":"a","metadata":{"k":"v"},"retention":"session","ttl_seconds":60}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if checkText(body) != nil {
-			return
-		}
 		req, e := decodeCreate(body)
-		if e != nil {
-			checkRefusal(t, e)
+		if !checkDecoded(t, body, e) {
 			return
 		}
 		if err := store.ValidateCreate(req); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -311,8 +312,13 @@ func (p *pingStore) Ping(context.Context) error {
 	return p.err()
 }
 
-// errOutage stands for a store that cannot be reached.
-var errOutage = errors.New("dial tcp 127.0.0.1:5432: connection refused")
+// errOutage stands for a store that cannot be reached, as a backend
+// reports it (marked transient).
+var errOutage = fmt.Errorf("%w: dial tcp 127.0.0.1:5432: connection refused", agentmem.ErrUnavailable)
+
+// errBroken stands for a failure nobody expected (a corrupt row, a bug):
+// a store error that is not marked transient.
+var errBroken = errors.New("stored entry 2 does not decode: invalid character 'x' at 5432")
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes (the logs).
 type syncBuffer struct {

@@ -17,8 +17,12 @@ type metrics struct {
 	latency     *prometheus.HistogramVec
 	storeErrors *prometheus.CounterVec
 	cache       *prometheus.CounterVec
-	handler     http.Handler
-	reg         prometheus.Registerer
+	// cacheBytes and cacheSessions are the session cache's accounted size
+	// and the number of sessions it holds.
+	cacheBytes    prometheus.Gauge
+	cacheSessions prometheus.Gauge
+	handler       http.Handler
+	reg           prometheus.Registerer
 }
 
 // newMetrics registers the server's metrics with reg, or with a registry
@@ -45,10 +49,18 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 		}, []string{"op"}),
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_session_cache_total",
-			Help: "Session memory cache events: hit, miss (loaded from the store), catchup (applied entries another writer appended), reload (rebuilt after a compaction) and evict.",
+			Help: "Session memory cache events: hit, miss (loaded from the store), catchup (applied entries another writer appended), reload (rebuilt after a compaction), evict (dropped to stay within the cache's bytes) and too_large (a session larger than the whole cache, served without being kept).",
 		}, []string{"event"}),
+		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agentmem_session_cache_bytes",
+			Help: "The accounted size of the session memories the context cache holds (bounded by --cache-bytes): their steps' JSON and the rendered forms they keep, estimated high.",
+		}),
+		cacheSessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agentmem_session_cache_sessions",
+			Help: "The number of session memories the context cache holds.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.cache} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.cache, m.cacheBytes, m.cacheSessions} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -42,7 +42,11 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	expected, e := parseIfMatch(r.Header.Get("If-Match"))
+	var expected *int64
+	ifMatch, present, e := singleHeader(r.Header, "If-Match")
+	if e == nil {
+		expected, e = parseIfMatch(ifMatch, present)
+	}
 	if e != nil {
 		writeError(w, e)
 		return
@@ -59,12 +63,9 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// The store writes by ID alone: check the tenant first.
-	if _, err := s.ownSession(r.Context(), Tenant(r), id); err != nil {
-		s.fail(w, r, "pop", err)
-		return
-	}
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{SessionID: id, ExpectedLastSeq: expected})
+	// The store checks the tenant, in the pop's read and its append.
+	tenant := Tenant(r)
+	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{SessionID: id, Tenant: &tenant, ExpectedLastSeq: expected})
 	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrNothingToPop):

@@ -43,6 +43,9 @@ type stepsEnvelope struct {
 // steps without a time get now. Numbers in the body are ignored: the log
 // numbers the steps.
 func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*stepsRequest, *Error) {
+	if e := checkJSON(body, "steps"); e != nil {
+		return nil, e
+	}
 	body = bytes.TrimSpace(body)
 	var raws []json.RawMessage
 	var compaction *store.CompactionRecord
@@ -50,7 +53,7 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 	switch {
 	case len(body) > 0 && body[0] == '{' && isEnvelope(body):
 		var env stepsEnvelope
-		if e := decodeStrict(body, &env); e != nil {
+		if e := decodeChecked(body, &env); e != nil {
 			return nil, e
 		}
 		raws = env.Steps
@@ -137,6 +140,12 @@ func prefixField(parent, field string) string {
 // strictly). The messages are folded into steps when they are appended
 // (store.AppendMessages), against the session's pending tool calls.
 func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
+	if e := checkJSON(body, "messages"); e != nil {
+		if e.Field == "" {
+			e.Field = "messages" // as render.DecodeOpenAIMessages names it
+		}
+		return nil, e
+	}
 	body = bytes.TrimSpace(body)
 	single := len(body) > 0 && body[0] == '{'
 	if single {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,10 +23,23 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxBodyBytes  = 8 << 20
-	DefaultCacheSessions = 256
-	DefaultReadyTimeout  = 2 * time.Second
-	DefaultIndexWait     = 5 * time.Second
+	DefaultMaxBodyBytes = 8 << 20
+	DefaultReadyTimeout = 2 * time.Second
+	// DefaultCacheBytes (256 MiB) bounds the context cache when
+	// Config.CacheBytes is 0. It holds about 28 sessions of 1,000
+	// realistic agent steps (3 MB of JSON each, accounted about 9 MB read
+	// in one format), or about 580 of 50 steps. With the garbage
+	// collector's headroom the server's heap then stays within about
+	// 500 MB however many and large the sessions (measured in
+	// docs/benchmarks.md), which fits a small machine. A miss costs one
+	// read of the session, not correctness: the log stays the truth.
+	DefaultCacheBytes = 256 << 20
+	// DefaultMaxContextTokens (1,000,000) is Config.MaxContextTokens when
+	// it is 0: the largest context window of current models (GPT-4.1,
+	// Gemini), so no model needs a larger context, and a response of
+	// about 4 to 6 MB of JSON rather than the whole of a long session.
+	DefaultMaxContextTokens = 1_000_000
+	DefaultIndexWait        = 5 * time.Second
 )
 
 // Config configures a Server. Only Store is required.
@@ -40,10 +54,18 @@ type Config struct {
 	// DefaultTokenizer is the token counter of the context route when
 	// the request names none; empty means o200k_base.
 	DefaultTokenizer string
-	// CacheSessions bounds the session memories kept in memory (least
-	// recently used first out); 0 means DefaultCacheSessions, a negative
-	// value keeps none beyond the request that loaded it.
-	CacheSessions int
+	// CacheBytes bounds the size of the session memories the context
+	// route keeps in memory, as the cache accounts it (the steps' JSON and
+	// the rendered forms it keeps, estimated high: see cache.go); the
+	// least recently used go first, and a session larger than the bound
+	// is served without being kept. 0 means DefaultCacheBytes (256 MiB);
+	// a negative value keeps none beyond the request that loaded it.
+	CacheBytes int64
+	// MaxContextTokens is the most tokens a context holds: a context
+	// request without a budget is fitted to it (the steps left out are in
+	// its dropped list, as with a budget), and a larger budget is refused
+	// with 400. 0 means DefaultMaxContextTokens; at most MaxBudget.
+	MaxContextTokens int
 	// Summarizer, when set, is the "llm" summarizer of the compact route
 	// (and its default); the extractive one is always available.
 	Summarizer agentmem.Summarizer
@@ -142,8 +164,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: Config.DefaultTokenizer: %w", err)
 	}
-	if cfg.CacheSessions == 0 {
-		cfg.CacheSessions = DefaultCacheSessions
+	if cfg.CacheBytes == 0 {
+		cfg.CacheBytes = DefaultCacheBytes
+	}
+	if cfg.MaxContextTokens == 0 {
+		cfg.MaxContextTokens = DefaultMaxContextTokens
+	}
+	if cfg.MaxContextTokens < 0 || cfg.MaxContextTokens > MaxBudget {
+		return nil, fmt.Errorf("server: Config.MaxContextTokens %d is not from 1 to %d", cfg.MaxContextTokens, MaxBudget)
 	}
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
@@ -170,7 +198,7 @@ func New(cfg Config) (*Server, error) {
 			}
 		}
 	}
-	s.cache = newCache(s, max(cfg.CacheSessions, 0))
+	s.cache = newCache(s, max(cfg.CacheBytes, 0))
 	s.routes()
 	return s, nil
 }
@@ -403,12 +431,17 @@ func (w *bufferedWriter) Write(b []byte) (int, error) {
 }
 
 // fail writes err as an error response, counting and logging the errors
-// that are the store's fault.
+// that are the server's fault: a store that is unavailable (503) as a
+// warning, a failure nobody expected (500) as an error, with its cause.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err error) {
 	e := apiError(err)
-	if e.Status >= 500 {
+	switch {
+	case e.Status == http.StatusInternalServerError:
 		s.metrics.storeErrors.WithLabelValues(op).Inc()
-		s.log.Warn("store error", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
+		s.log.Error("internal error", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
+	case e.Status >= 500:
+		s.metrics.storeErrors.WithLabelValues(op).Inc()
+		s.log.Warn("store unavailable", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeError(w, e)
 }
@@ -417,7 +450,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err err
 // server's, and logs it.
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-	writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", cause: err})
+	writeError(w, errInternal(err))
 }
 
 // sessionID returns the checked {id} of the request's path.
@@ -486,3 +519,7 @@ func (s *Server) indexStatus() *IndexStatus {
 	st := s.index.Status()
 	return &IndexStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
 }
+
+// defaultForm is the form a cached memory renders every step it adds in:
+// its default format (OpenAI) and the server's counter.
+func (s *Server) defaultForm() form { return form{render.NameOpenAI, s.counter.Name()} }

@@ -22,10 +22,18 @@ func TestNewConfig(t *testing.T) {
 	if _, err := New(Config{Store: mem, DefaultTokenizer: "gpt2"}); err == nil {
 		t.Error("unknown tokenizer: no error")
 	}
+	for _, n := range []int{-1, MaxBudget + 1} {
+		if _, err := New(Config{Store: mem, MaxContextTokens: n}); err == nil {
+			t.Errorf("MaxContextTokens %d: no error", n)
+		}
+	}
 	// Two servers side by side each have their own metrics registry.
 	a, err := New(Config{Store: mem})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if a.cfg.MaxContextTokens != DefaultMaxContextTokens || a.cache.max != DefaultCacheBytes {
+		t.Errorf("defaults: max context %d, cache %d bytes", a.cfg.MaxContextTokens, a.cache.max)
 	}
 	b, err := New(Config{Store: mem})
 	if err != nil {
@@ -64,11 +72,35 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 }
 
+// TestStoreOutage: a store that is unavailable (a transient error) is 503
+// with Retry-After on every route; any other store failure is 500
+// internal, without Retry-After. Neither says what went wrong, and both
+// are logged and counted.
 func TestStoreOutage(t *testing.T) {
+	for _, f := range []storeFailure{
+		{"unavailable", errOutage, 503, CodeUnavailable, "1", "store unavailable"},
+		{"broken", errBroken, 500, CodeInternal, "", "internal error"},
+	} {
+		t.Run(f.name, f.check)
+	}
+}
+
+// storeFailure is a failure of the store and how the API answers it.
+type storeFailure struct {
+	name   string
+	err    error
+	status int
+	code   string
+	retry  string // the Retry-After header
+	log    string // the message the failures are logged with
+}
+
+// check fails every route of the store with f.err.
+func (f storeFailure) check(t *testing.T) {
 	e := newEnv(t)
 	e.session("s", 2)
 	e.must(200, "GET", "/v1/sessions/s/context", nil)
-	e.store.setFail(errOutage)
+	e.store.setFail(f.err)
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", "/v1/sessions", `{}`},
 		{"GET", "/v1/sessions", ""},
@@ -86,11 +118,11 @@ func TestStoreOutage(t *testing.T) {
 			body = c.body
 		}
 		r := e.do(c.method, c.path, body)
-		if r.code != 503 || r.header.Get("Retry-After") != "1" {
+		if r.code != f.status || r.header.Get("Retry-After") != f.retry {
 			t.Errorf("%s %s: %d %v %s", c.method, c.path, r.code, r.header, r.body)
 			continue
 		}
-		if err := r.apiErr(t); err.Code != CodeUnavailable || strings.Contains(err.Message, "5432") {
+		if err := r.apiErr(t); err.Code != f.code || strings.Contains(err.Message, "5432") {
 			t.Errorf("%s %s: %+v", c.method, c.path, err)
 		}
 	}
@@ -101,8 +133,8 @@ func TestStoreOutage(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if !strings.Contains(e.logs.String(), "connection refused") {
-		t.Error("the store errors were not logged")
+	if logs := e.logs.String(); !strings.Contains(logs, f.err.Error()) || !strings.Contains(logs, f.log) {
+		t.Errorf("the store errors were not logged as %q: %s", f.log, logs)
 	}
 	// Back to normal.
 	e.must(200, "GET", "/v1/sessions/s/context", nil)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
@@ -160,9 +161,18 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // onlyParams refuses query parameters outside allowed (a misspelt
-// parameter would otherwise be ignored silently) and repeated ones.
+// parameter would otherwise be ignored silently), repeated ones and
+// names or values that are not valid UTF-8.
 func onlyParams(q map[string][]string, allowed ...string) *Error {
 	for k, v := range q {
+		if !utf8.ValidString(k) {
+			return errInvalid("", "a query parameter's name is not valid UTF-8")
+		}
+		for _, x := range v {
+			if !utf8.ValidString(x) {
+				return errInvalid(k, "is not valid UTF-8")
+			}
+		}
 		ok := false
 		for _, a := range allowed {
 			ok = ok || k == a

@@ -86,12 +86,20 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, e)
 		return
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if e := checkIdempotencyKey(key); e != nil {
+	key, present, e := singleHeader(r.Header, "Idempotency-Key")
+	if e == nil {
+		e = checkIdempotencyKey(key, present)
+	}
+	if e != nil {
 		writeError(w, e)
 		return
 	}
-	expected, e := parseIfMatch(r.Header.Get("If-Match"))
+	ifMatch, present, e := singleHeader(r.Header, "If-Match")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	expected, e := parseIfMatch(ifMatch, present)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -106,18 +114,15 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, e)
 		return
 	}
+	// The store checks the tenant in the append's own transaction.
+	tenant := Tenant(r)
 	if req.messages != nil {
-		s.appendMessagesTo(w, r, id, key, expected, req)
+		s.appendMessagesTo(w, r, id, key, expected, &tenant, req)
 		return
 	}
-	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected}
+	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected, Tenant: &tenant}
 	if err := store.ValidateAppend(ar); err != nil {
 		writeError(w, apiError(err))
-		return
-	}
-	// The store appends by ID alone: check the tenant first.
-	if _, err := s.ownSession(r.Context(), Tenant(r), id); err != nil {
-		s.fail(w, r, "append", err)
 		return
 	}
 	resp, err := s.store.Append(r.Context(), ar)
@@ -143,14 +148,9 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 // appendMessagesTo appends the messages of a POST /messages body
 // (store.AppendMessages): folded into steps against the session's pending
 // tool calls, which tool messages complete.
-func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, key string, expected *int64, req *stepsRequest) {
-	// The store appends by ID alone: check the tenant first.
-	if _, err := s.ownSession(r.Context(), Tenant(r), id); err != nil {
-		s.fail(w, r, "append", err)
-		return
-	}
+func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, key string, expected *int64, tenant *string, req *stepsRequest) {
 	resp, err := store.AppendMessages(r.Context(), s.store, store.MessagesRequest{
-		SessionID: id, Messages: req.messages, Flush: req.flush, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: expected,
+		SessionID: id, Tenant: tenant, Messages: req.messages, Flush: req.flush, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: expected,
 	})
 	if err != nil {
 		switch e := messagesError(err, key, req.single); {
@@ -223,7 +223,7 @@ func idempotencyError(err error, key string, single bool) *Error {
 func (s *Server) conflict(w http.ResponseWriter, r *http.Request, id string, cause error) {
 	e := apiError(cause)
 	e.Field = "If-Match"
-	if sess, err := s.store.Get(r.Context(), id); err == nil {
+	if sess, err := s.store.Get(r.Context(), id); err == nil && sess.Tenant == Tenant(r) {
 		e.LastSeq = &sess.LastSeq
 		e.Message = "the session's last sequence number is not the one in If-Match: read what was appended since, then retry with the new ETag"
 	}

@@ -2,12 +2,14 @@ package server
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
 )
 
 func TestAppendStepsAndRead(t *testing.T) {
@@ -110,9 +112,30 @@ func TestAppendIfMatch(t *testing.T) {
 	if e.dump() != before {
 		t.Error("a conflicting append changed the store")
 	}
-	for _, h := range []string{"x", "-1", `"`, `"1`, "1.0", "01", "W/x"} {
+	for _, h := range []string{"x", "-1", `"`, `"1`, "1.0", "01", "W/x", " ", `" "`, `W/""`, `""`} {
 		if r := e.do("POST", "/v1/sessions/s/steps", actionStep(4, "w"), "If-Match", h); r.code != 400 || r.apiErr(t).Field != "If-Match" {
 			t.Errorf("If-Match %q: %d %s", h, r.code, r.body)
+		}
+	}
+	// Headers that are there but empty, or given twice, are refused too
+	// (as a server reading the wire sees an If-Match of spaces).
+	for _, c := range []struct {
+		name   string
+		values []string
+	}{
+		{"If-Match", []string{""}},
+		{"If-Match", []string{"3", "3"}},
+		{"Idempotency-Key", []string{""}},
+		{"Idempotency-Key", []string{"a", "b"}},
+	} {
+		req := httptest.NewRequest("POST", "/v1/sessions/s/steps", strings.NewReader(actionStep(4, "w")))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header[c.name] = c.values
+		rec := httptest.NewRecorder()
+		e.srv.ServeHTTP(rec, req)
+		r := &response{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+		if r.code != 400 || r.apiErr(t).Field != c.name {
+			t.Errorf("%s %q: %d %s", c.name, c.values, r.code, r.body)
 		}
 	}
 	if e.dump() != before {
@@ -134,6 +157,12 @@ func TestAppendBadInput(t *testing.T) {
 	e.appendSteps("s", sysStep)
 	before := e.dump()
 	huge := `{"type":"task","task":"` + strings.Repeat("a", 70<<10) + `"}`
+	labels := make([]string, store.MaxMetadataKeys+1)
+	for i := range labels {
+		labels[i] = fmt.Sprintf(`"k%d":"v"`, i)
+	}
+	tooManyLabels := `{"type":"task","task":"t","metadata":{` + strings.Join(labels, ",") + `}}`
+	sessionLabels := `{"metadata":{` + strings.Join(labels, ",") + `}}`
 	for _, c := range []struct {
 		name  string
 		body  any
@@ -157,6 +186,8 @@ func TestAppendBadInput(t *testing.T) {
 		{"orphan tool result", `{"type":"action","results":[{"call_id":"c9","content":"x"}]}`, 400, "results[0].call_id", nil},
 		{"bad step in list", `[` + taskStep + `,{"type":"nope"}]`, 400, "steps[1].type", nil},
 		{"duplicate IDs", `[{"type":"task","id":"a","task":"x"},{"type":"task","id":"a","task":"y"}]`, 400, "steps[1].id", nil},
+		{"too much metadata", tooManyLabels, 400, "steps[0].metadata", nil},
+		{"a task without its task", `{"type":"task","id":"t1"}`, 400, "task", nil},
 		{"invalid UTF-8", []byte("{\"type\":\"task\",\"task\":\"\xff\xfe\"}"), 400, "", nil},
 		{"invalid UTF-8 escape", `{"type":"task","task":"\ud800"}`, 400, "", nil},
 		{"huge body", huge, 413, "", nil},
@@ -182,6 +213,10 @@ func TestAppendBadInput(t *testing.T) {
 				t.Fatal("the store changed")
 			}
 		})
+	}
+	// Sessions have as many labels at most as steps.
+	if r := e.must(400, "POST", "/v1/sessions", sessionLabels); r.apiErr(t).Field != "metadata" {
+		t.Errorf("a session with too many labels: %s", r.body)
 	}
 	// The charset parameter may say UTF-8.
 	e.appendSteps("s", taskStep, "Content-Type", "application/json; charset=UTF-8")

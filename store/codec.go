@@ -3,10 +3,13 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 )
 
 // EncodeStep encodes a step in the core's JSON form (agentmem.MarshalStep):
@@ -87,16 +90,22 @@ func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 	if !utf8.Valid(data) {
 		return nil, invalid("compaction", "is not valid UTF-8")
 	}
+	// Working is required (EncodeCompaction always writes it; null is
+	// missing): a record that left it out would clear the working set
+	// without saying so. A pointer shadows the field, so that its absence
+	// shows.
 	var j struct {
 		compactionJSON
-		// Working is required (null is missing): a record that left it
-		// out would clear the working set without saying so.
 		Working *[]int64 `json:"working"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return nil, invalid("compaction", "%v", err)
+	}
+	var fe *jsoncheck.Error
+	if err := jsoncheck.Fields(data, reflect.TypeOf(j)); errors.As(err, &fe) {
+		return nil, invalid("compaction."+fe.Path, "%s", fe.Reason)
 	}
 	if j.Working == nil {
 		return nil, invalid("compaction.working", "is required: the sequence numbers of the steps the working set keeps, in order ([] keeps none)")

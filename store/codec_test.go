@@ -78,12 +78,20 @@ func TestCompactionCodec(t *testing.T) {
 	if _, err := store.EncodeCompaction(nil); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatal("EncodeCompaction(nil)")
 	}
-	var inv *agentmem.InvalidError
-	if _, err := store.DecodeAppendCompaction([]byte(`{"removed":[1]}`), 0); !errors.As(err, &inv) || inv.Field != "compaction.working" {
-		t.Fatalf("DecodeAppendCompaction without working: %v, want an error naming compaction.working", err)
+	// Working is required, and member names are matched exactly.
+	for bad, field := range map[string]string{
+		`{"removed":[1]}`:                "compaction.working",
+		`{"working":null,"removed":[1]}`: "compaction.working",
+		`{"Working":[1]}`:                "compaction.Working",
+		`{"working":[1],"Removed":[2]}`:  "compaction.Removed",
+	} {
+		var inv *agentmem.InvalidError
+		if _, err := store.DecodeAppendCompaction([]byte(bad), 1); !errors.As(err, &inv) || inv.Field != field {
+			t.Errorf("DecodeAppendCompaction(%s) = %v, want an invalid %s", bad, err, field)
+		}
 	}
-	if c, err := store.DecodeAppendCompaction([]byte(`{"working":[],"removed":[1]}`), 0); err != nil || c.Working == nil || len(c.Working) != 0 {
-		t.Fatalf("DecodeAppendCompaction with an empty working set: %+v, %v", c, err)
+	if c, err := store.DecodeAppendCompaction([]byte(`{"working":[]}`), 0); err != nil || c.Working == nil || len(c.Working) != 0 {
+		t.Errorf("an empty working set: %+v, %v", c, err)
 	}
 }
 

@@ -36,6 +36,11 @@ const MessageAttempts = 10
 // MessagesRequest appends chat messages to a session (AppendMessages).
 type MessagesRequest struct {
 	SessionID string
+	// Tenant, when set, is the tenant the session must belong to: a
+	// session of another tenant is ErrNotFound, as a missing one is
+	// (checked on the working set read and in the append's own
+	// transaction, as AppendRequest.Tenant).
+	Tenant *string
 	// Messages are folded into steps by agentmem.FoldMessages with
 	// KeepPending: an assistant message's tool calls wait for their
 	// results, whatever comes in between, in this request or later ones.
@@ -121,7 +126,7 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		var open []*agentmem.ActionStep
 		if needState {
 			var err error
-			if ws, err = st.Read(ctx, ReadRequest{SessionID: req.SessionID, WorkingSet: true}); err != nil {
+			if ws, err = readWorkingSet(ctx, st, req.SessionID, req.Tenant); err != nil {
 				return nil, err
 			}
 			open = openActions(ws.Steps, req.Messages, req.Flush)
@@ -136,7 +141,7 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 			out.LastSeq = ws.Session.LastSeq
 			return out, nil
 		}
-		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq}
+		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant}
 		conditional := false
 		if len(f.Updated) > 0 {
 			ar.Compaction = keepWorkingSet(ws, f.Updated, len(f.Steps))
@@ -164,6 +169,20 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		out.CompactionSeq, out.LastSeq = resp.CompactionSeq, resp.LastSeq
 		return out, nil
 	}
+}
+
+// readWorkingSet reads a session's working set for a writer; a session of
+// another tenant than tenant (when set) is ErrNotFound, as a missing one
+// is, before anything about it shows.
+func readWorkingSet(ctx context.Context, st Store, id string, tenant *string) (*ReadResponse, error) {
+	ws, err := st.Read(ctx, ReadRequest{SessionID: id, WorkingSet: true})
+	if err != nil {
+		return nil, err
+	}
+	if tenant != nil && ws.Session.Tenant != *tenant {
+		return nil, fmt.Errorf("session %q: %w", id, agentmem.ErrNotFound)
+	}
+	return ws, nil
 }
 
 // answersEarlierCalls reports whether a tool message answers a call that
@@ -286,6 +305,9 @@ var ErrNothingToPop = fmt.Errorf("store: the session's working set is empty: not
 // PopRequest pops the newest message of a session (Pop).
 type PopRequest struct {
 	SessionID string
+	// Tenant, when set, is the tenant the session must belong to (see
+	// MessagesRequest.Tenant).
+	Tenant *string
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// pop fails with agentmem.ErrConflict and changes nothing.
 	ExpectedLastSeq *int64
@@ -328,7 +350,7 @@ func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
 	for attempt := 1; ; attempt++ {
-		ws, err := st.Read(ctx, ReadRequest{SessionID: req.SessionID, WorkingSet: true})
+		ws, err := readWorkingSet(ctx, st, req.SessionID, req.Tenant)
 		if err != nil {
 			return nil, err
 		}
@@ -349,7 +371,7 @@ func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
 			rec = keepWorkingSet(&ReadResponse{Steps: ws.Steps[:len(ws.Steps)-1], Replaced: ws.Replaced}, nil, 0)
 			rec.Removed = []int64{seq}
 		}
-		resp, err := st.Append(ctx, AppendRequest{SessionID: req.SessionID, Compaction: rec, ExpectedLastSeq: &last})
+		resp, err := st.Append(ctx, AppendRequest{SessionID: req.SessionID, Compaction: rec, ExpectedLastSeq: &last, Tenant: req.Tenant})
 		if err != nil {
 			if req.ExpectedLastSeq == nil && lostRace(err) && attempt < MessageAttempts {
 				if err := backoff(ctx, attempt); err != nil {

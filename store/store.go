@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -15,8 +15,11 @@ import (
 // Errors wrap the agentmem sentinels: ErrNotFound for a missing session,
 // ErrConflict for an append whose ExpectedLastSeq does not match (and,
 // as ErrIDReused, for one that reuses step IDs for a different request),
-// and ErrInvalid for bad input (which changes nothing). Every method checks its
-// input with the Validate functions of this package before anything else.
+// ErrInvalid for bad input (which changes nothing), and ErrUnavailable for
+// a failure of the backend that may pass (a busy or unreachable database,
+// a timeout, ErrClosed); any other error is one nobody expected, such as a
+// stored entry that does not decode. Every method checks its input with
+// the Validate functions of this package before anything else.
 //
 // An expired session (see Session.ExpiresAt) is ErrNotFound to Get, Read,
 // Append and List, and to Create as a parent, from the moment it expires,
@@ -203,6 +206,18 @@ type AppendRequest struct {
 	// append fails with ErrConflict and changes nothing (a retry passes
 	// whatever it says).
 	ExpectedLastSeq *int64
+	// Tenant, when set, is the tenant the session must belong to: a
+	// session of another tenant is ErrNotFound, as a missing one is. It
+	// is checked in the append's own transaction, so a server that appends
+	// for a tenant needs no read before the write (and has no window
+	// between them).
+	Tenant *string
+}
+
+// OtherTenant reports whether the request names a tenant (Tenant) that
+// is not the session's.
+func (r *AppendRequest) OtherTenant(s *Session) bool {
+	return r.Tenant != nil && s.Tenant != *r.Tenant
 }
 
 // NewStepRef is the placeholder for AppendRequest.Steps[i] in a
@@ -285,5 +300,7 @@ const (
 	MaxStepBytes = 4 << 20 // a step's JSON encoding
 )
 
-// ErrClosed is returned by a store used after Close.
-var ErrClosed = errors.New("store: closed")
+// ErrClosed is returned by a store used after Close. It wraps
+// agentmem.ErrUnavailable: a server whose store is closed is shutting
+// down, and the call may succeed on another instance or after a restart.
+var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)

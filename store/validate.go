@@ -15,7 +15,8 @@ const (
 	// MaxFieldBytes bounds a session's tenant, user and agent names and
 	// each metadata key and value.
 	MaxFieldBytes = 256
-	// MaxMetadataKeys bounds the number of metadata entries of a session.
+	// MaxMetadataKeys bounds the number of metadata entries of a session
+	// and of a step (the OpenAPI document's maxProperties of both).
 	MaxMetadataKeys = 64
 	// MaxPageSize is the largest List page; larger requests get this many.
 	MaxPageSize = 1000
@@ -213,13 +214,17 @@ func ValidateSession(s *Session) error {
 }
 
 // validateStep checks one step of an append or a compaction: not nil,
-// valid, with an ID, and a JSON encoding of at most MaxStepBytes.
+// valid, with at most MaxMetadataKeys metadata entries, with an ID, and a
+// JSON encoding of at most MaxStepBytes.
 func validateStep(field string, s agentmem.Step) error {
 	if s == nil {
 		return invalid(field, "is nil")
 	}
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", field, err)
+	}
+	if n := len(s.Info().Metadata); n > MaxMetadataKeys {
+		return invalid(field+".metadata", "has %d keys (at most %d)", n, MaxMetadataKeys)
 	}
 	id := s.Info().ID
 	if id == "" {

@@ -73,7 +73,7 @@ func (s *Store) dbErr(op string, err error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	return fmt.Errorf("auth/postgres: %s: %w", op, err)
+	return fmt.Errorf("auth/postgres: %s: %w", op, pgdb.Classify(err))
 }
 
 // ts is a time for a nullable column.

@@ -90,8 +90,8 @@ func TestSharesTheSessionsSchema(t *testing.T) {
 		t.Fatalf("verify: %+v %v", key, err)
 	}
 	var comps string
-	err = st.Pool().QueryRow(ctx, "SELECT string_agg(component || ':' || version, ' ' ORDER BY component) FROM agentmem_migrations").Scan(&comps)
-	if err != nil || comps != "keys:1 sessions:1" {
+	err = st.Pool().QueryRow(ctx, "SELECT string_agg(component || ':' || version, ' ' ORDER BY component, version) FROM agentmem_migrations").Scan(&comps)
+	if err != nil || comps != "keys:1 sessions:1 sessions:2" {
 		t.Errorf("migrations: %q %v", comps, err)
 	}
 }

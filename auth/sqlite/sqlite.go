@@ -65,7 +65,7 @@ func (s *Store) dbErr(op string, err error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	return fmt.Errorf("auth/sqlite: %s: %w", op, err)
+	return fmt.Errorf("auth/sqlite: %s: %w", op, sqlitedb.Classify(err))
 }
 
 func micros(t time.Time) any {

@@ -86,7 +86,7 @@ func TestSharesTheSessionsFile(t *testing.T) {
 		t.Fatalf("verify through the URL: %+v %v", key, err)
 	}
 	var comps []string
-	rows, err := ks.db.R.QueryContext(ctx, "SELECT component || ':' || version FROM agentmem_migrations ORDER BY component")
+	rows, err := ks.db.R.QueryContext(ctx, "SELECT component || ':' || version FROM agentmem_migrations ORDER BY component, version")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestSharesTheSessionsFile(t *testing.T) {
 		rows.Scan(&c)
 		comps = append(comps, c)
 	}
-	if got := strings.Join(comps, " "); got != "keys:1 sessions:1" {
+	if got := strings.Join(comps, " "); got != "keys:1 sessions:1 sessions:2" {
 		t.Errorf("migrations: %s", got)
 	}
 }

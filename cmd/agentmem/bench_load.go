@@ -34,6 +34,7 @@ const (
 	loadOpAppend  = "append"  // POST /v1/sessions/{id}/steps, one action step
 	loadOpContext = "context" // GET /v1/sessions/{id}/context
 	loadOpLoop    = "loop"    // an agent loop: append one step, then read the context
+	loadOpMixed   = "mixed"   // a soak: appends, contexts, creates, forks, deletes, recall (bench_mixed.go)
 )
 
 // benchLoadFlags are the flags of agentmem bench load.
@@ -69,7 +70,13 @@ Then each client, bound to one session (client i to session i mod
            Idempotency-Key (the sessions grow during the run);
   context  GET /v1/sessions/{id}/context?budget=&format=&tokenizer=;
   loop     an agent loop: append one step, then read the context; each
-           iteration counts as one request, its latency the pair's.
+           iteration counts as one request, its latency the pair's;
+  mixed    a soak of mixed traffic: each request drawn at random among
+           appends (45%), contexts (25%), creates (8%), forks (7%),
+           deletes (7%) and recall searches (8%), on the seeded sessions
+           and up to 8 of the client's own; the report adds the count of
+           each and the server's resident memory (from /metrics) over the
+           measured period.
 Requests in the first --warmup are not counted. Latency is measured from
 sending the request to the end of its response body; percentiles are exact
 (every sample is kept and sorted).
@@ -99,7 +106,7 @@ server for it, which the figures then include.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.server, "server", "", "the base `URL` of the running server, e.g. http://127.0.0.1:8080 (required)")
 	fl.StringVar(&f.apiKey, "api-key", "", "the API key to send as a Bearer token (prefer AGENTMEM_API_KEY: flags show in ps)")
-	fl.StringVar(&f.op, "op", loadOpContext, "the operation: append, context or loop")
+	fl.StringVar(&f.op, "op", loadOpContext, "the operation: append, context, loop or mixed")
 	fl.IntVar(&f.clients, "clients", 16, "the number of concurrent clients, each with its own keep-alive connection")
 	fl.IntVar(&f.sessions, "sessions", 4, "the number of sessions to seed and spread the clients over")
 	fl.IntVar(&f.steps, "steps", 1000, "the steps of each seeded session (system prompt and task included; ignored with --trace)")
@@ -144,6 +151,10 @@ type loadResult struct {
 	// IndexLag is how far the recall index was behind the appends
 	// (append and loop, with a server whose index follows its log).
 	IndexLag *indexLag `json:"index_lag,omitempty"`
+	// Ops counts the requests of a mixed run by kind, and RSS is the
+	// server's resident memory during it.
+	Ops map[string]int64 `json:"ops,omitempty"`
+	RSS *rssReport       `json:"rss,omitempty"`
 }
 
 // latencySummary is a latency distribution in milliseconds.
@@ -241,15 +252,30 @@ func runBenchLoad(cmd *cobra.Command, a *app, f benchLoadFlags) error {
 		lagBefore lagHistogram
 		behind    *behindSampler
 	)
+	var rss *rssSampler
 	l.onMeasure = func() {
 		if f.op != loadOpContext {
 			lagBefore = l.readLagHistogram(ctx)
 			behind = l.sampleBehind(ctx)
 		}
+		if f.op == loadOpMixed {
+			rss = l.sampleRSS(ctx)
+		}
 	}
 	stats := l.drive(ctx, ids)
 	if err := ctx.Err(); err != nil {
 		return failure{fmt.Errorf("interrupted: %w", err)}
+	}
+	if rss != nil {
+		res.RSS = rss.finish()
+	}
+	if len(l.mixed) > 0 {
+		res.Ops = map[string]int64{}
+		for _, m := range l.mixed {
+			for k, n := range m.counts {
+				res.Ops[k] += n
+			}
+		}
 	}
 	if behind != nil {
 		maxBehind := behind.finish()
@@ -304,9 +330,9 @@ func checkLoadFlags(f *benchLoadFlags) (string, error) {
 		return "", usagef("--server %q: want http://HOST:PORT or https://HOST:PORT", f.server)
 	}
 	switch f.op {
-	case loadOpAppend, loadOpContext, loadOpLoop:
+	case loadOpAppend, loadOpContext, loadOpLoop, loadOpMixed:
 	default:
-		return "", usagef("--op %q: want append, context or loop", f.op)
+		return "", usagef("--op %q: want append, context, loop or mixed", f.op)
 	}
 	switch {
 	case f.clients < 1 || f.clients > 10000:
@@ -358,6 +384,8 @@ type loadRun struct {
 	elapsed time.Duration // of the measured period
 	// onMeasure, when set, runs once when the measured period starts.
 	onMeasure func()
+	// mixed are the clients of a mixed run.
+	mixed []*mixedClient
 
 	errMu    sync.Mutex
 	firstErr string
@@ -653,7 +681,15 @@ func (l *loadRun) drive(ctx context.Context, ids []string) []*clientStats {
 		id := ids[c%len(ids)]
 		ctxPath := l.contextPath(id)
 		stepsPath := "/v1/sessions/" + id + "/steps"
+		var mixed *mixedClient
+		if l.f.op == loadOpMixed {
+			mixed = l.newMixedClient(c, ids, templates)
+			l.mixed = append(l.mixed, mixed)
+		}
 		wg.Go(func() {
+			if mixed != nil {
+				defer mixed.cleanup(context.WithoutCancel(ctx))
+			}
 			for n := 0; ; n++ {
 				t0 := time.Now()
 				if !t0.Before(until) || ctx.Err() != nil {
@@ -664,14 +700,16 @@ func (l *loadRun) drive(ctx context.Context, ids []string) []*clientStats {
 					err        error
 					want       int
 				)
-				if l.f.op != loadOpContext {
+				if mixed != nil {
+					code, want, size, err = mixed.step(ctx, n)
+				} else if l.f.op != loadOpContext {
 					key := fmt.Sprintf("bench-%s-%d-%d", l.run, c, n)
 					callID := "call_" + key
 					body := bytes.ReplaceAll(templates[(c+n)%len(templates)], []byte(callPlaceholder), []byte(callID))
 					want = http.StatusCreated
 					code, size, err = l.request(ctx, "POST", stepsPath, body, key)
 				}
-				if l.f.op != loadOpAppend && (want == 0 || err == nil && code == want) {
+				if l.f.op != loadOpAppend && mixed == nil && (want == 0 || err == nil && code == want) {
 					var n2 int
 					want = http.StatusOK
 					code, n2, err = l.request(ctx, "GET", ctxPath, nil, "")

@@ -8,17 +8,24 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
 
-// benchServer serves the real API over a memory store and counts the
-// requests by route.
+// benchServer serves the real API over a memory store, with a recall
+// index that follows it, and counts the requests by route.
 func benchServer(t *testing.T) (*httptest.Server, store.Store, *atomic.Int64) {
 	t.Helper()
 	st := memstore.New(memstore.Options{})
-	srv, err := server.New(server.Config{Store: st})
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+	indexed := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	indexed.Start()
+	t.Cleanup(indexed.Stop)
+	srv, err := server.New(server.Config{Store: indexed, Recall: ix, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +41,7 @@ func benchServer(t *testing.T) (*httptest.Server, store.Store, *atomic.Int64) {
 }
 
 func TestBenchLoad(t *testing.T) {
-	for _, op := range []string{"append", "context", "loop"} {
+	for _, op := range []string{"append", "context", "loop", "mixed"} {
 		t.Run(op, func(t *testing.T) {
 			ts, st, contexts := benchServer(t)
 			code, stdout, stderr := cli(t, nil, "", "bench", "load", "--server", ts.URL, "--op", op,
@@ -54,7 +61,13 @@ func TestBenchLoad(t *testing.T) {
 			if res.Requests < 1 || res.RequestsPerSecond <= 0 || res.Latency.P50 <= 0 || res.Latency.P99 < res.Latency.P50 || res.Latency.Max < res.Latency.P99 {
 				t.Errorf("figures: %+v", res)
 			}
-			if op != "append" && (res.ContextTokens <= 0 || res.ContextTokens > 2000 || res.ContextSteps < 2 || contexts.Load() < res.Requests) {
+			if op != "context" && (res.IndexLag == nil || res.IndexLag.Changes < 1 || res.IndexLag.P99 < res.IndexLag.P50) {
+				t.Errorf("index lag: %+v", res.IndexLag)
+			}
+			if op == "mixed" && (len(res.Ops) < 4 || res.Ops["append"] < 1) {
+				t.Errorf("mixed ops: %+v", res.Ops)
+			}
+			if op != "append" && op != "mixed" && (res.ContextTokens <= 0 || res.ContextTokens > 2000 || res.ContextSteps < 2 || contexts.Load() < res.Requests) {
 				t.Errorf("context figures: %+v, %d context requests served", res, contexts.Load())
 			}
 			// The seeded sessions are deleted at the end.

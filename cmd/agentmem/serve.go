@@ -42,7 +42,8 @@ type serveFlags struct {
 	tlsCert, tlsKey            string
 	corsOrigins                []string
 	maxBodyBytes               int64
-	cacheSessions              int
+	cacheBytes                 byteSize
+	maxContextTokens           int
 	shutdownTimeout            time.Duration
 	pruneInterval              time.Duration
 	llmBaseURL, llmKey, llmMod string
@@ -113,7 +114,11 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	fl.StringSliceVar(&f.corsOrigins, "cors-origins", nil, "browser `ORIGINS` (comma-separated scheme://host[:port]) allowed to call the API; CORS is off without it")
 	fl.StringVar(&f.tokenizer, "tokenizer", tokenizer.O200kBase, "the default token counter of the context route: o200k_base, cl100k_base or heuristic")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "the largest request body, in `BYTES`")
-	fl.IntVar(&f.cacheSessions, "cache-sessions", server.DefaultCacheSessions, "keep the rendered steps of up to `N` sessions in memory (0: the default, -1: none)")
+	f.cacheBytes = server.DefaultCacheBytes
+	fl.Var(&f.cacheBytes, "cache-bytes", "bound the sessions' steps and renderings the context route keeps in memory to `SIZE` (e.g. 64MiB, 1GiB; -1: keep none), least recently used out, a session larger than it served without being kept; "+
+		"the default holds about 28 sessions of 1,000 realistic agent steps read in one format, or 580 of 50 steps")
+	fl.IntVar(&f.maxContextTokens, "max-context-tokens", server.DefaultMaxContextTokens, "the most `TOKENS` a context holds: a context request without a budget, and the inspector's context page, are fitted to it; a larger budget is refused (400). "+
+		"The default is the largest context window of current models")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to wait for requests in flight on SIGINT or SIGTERM")
 	fl.DurationVar(&f.pruneInterval, "prune-interval", defaultPruneInterval, "apply retention (delete expired sessions) this often; 0 turns it off")
 	fl.StringVar(&f.llmBaseURL, "llm-base-url", "", "an OpenAI-compatible API `URL` for LLM summaries (e.g. http://localhost:11434/v1)")
@@ -134,6 +139,9 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if f.pruneInterval < 0 {
 		return usagef("--prune-interval must not be negative")
 	}
+	if f.maxContextTokens < 1 || f.maxContextTokens > server.MaxBudget {
+		return usagef("--max-context-tokens must be from 1 to %d", server.MaxBudget)
+	}
 	tlsCfg, err := loadTLS(f.tlsCert, f.tlsKey)
 	if err != nil {
 		return err
@@ -142,7 +150,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{Logger: a.log, MaxBodyBytes: f.maxBodyBytes, DefaultTokenizer: f.tokenizer, CacheSessions: f.cacheSessions, CORSOrigins: f.corsOrigins}
+	cfg := server.Config{Logger: a.log, MaxBodyBytes: f.maxBodyBytes, DefaultTokenizer: f.tokenizer, CacheBytes: int64(f.cacheBytes), MaxContextTokens: f.maxContextTokens, CORSOrigins: f.corsOrigins}
 	if f.llmBaseURL != "" {
 		client, err := llm.New(llm.Config{BaseURL: f.llmBaseURL, APIKey: f.llmKey, Model: f.llmMod})
 		if err != nil {
@@ -180,7 +188,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	insp, err := inspector.New(inspector.Config{
 		Store: indexed, Tenant: func(r *http.Request) (string, error) { return server.Tenant(r), nil },
 		Facts: inspector.FactsFrom(mems.facts), Recall: inspector.RecallFrom(mems.recall),
-		DefaultTokenizer: f.tokenizer, Logger: a.log,
+		DefaultTokenizer: f.tokenizer, MaxContextTokens: f.maxContextTokens, Logger: a.log,
 	})
 	if err != nil {
 		return usageError{err}

@@ -87,7 +87,7 @@ func (s *Store) err(op string, err error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("facts/postgres: %s: %w", op, facts.ErrClosed)
 	}
-	return fmt.Errorf("facts/postgres: %s: %w", op, err)
+	return fmt.Errorf("facts/postgres: %s: %w", op, pgdb.Classify(err))
 }
 
 // columns are the facts columns, in the order scanFact reads them.

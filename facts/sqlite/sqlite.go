@@ -80,7 +80,7 @@ func (s *Store) err(op string, err error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("facts/sqlite: %s: %w", op, facts.ErrClosed)
 	}
-	return fmt.Errorf("facts/sqlite: %s: %w", op, err)
+	return fmt.Errorf("facts/sqlite: %s: %w", op, sqlitedb.Classify(err))
 }
 
 // columns are the facts columns, in the order scanFact reads them.

@@ -3,17 +3,19 @@ package sqlitedb
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/agentmem/agentmem"
 )
 
 // MaxGroup bounds the writes that share one transaction of a Group, so
 // that one commit does not hold the write lock for long.
 const MaxGroup = 128
 
-// ErrGroupClosed is the error of a Group's Write after Close.
-var ErrGroupClosed = errors.New("sqlite: group writer closed")
+// ErrGroupClosed is the error of a Group's Write after Close. It wraps
+// agentmem.ErrUnavailable.
+var ErrGroupClosed = fmt.Errorf("sqlite: group writer closed (%w)", agentmem.ErrUnavailable)
 
 // Group commits the write transactions of many goroutines together.
 //

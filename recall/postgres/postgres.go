@@ -144,14 +144,21 @@ func (p *Backend) err(op string, err error) error {
 	if p.closed.Load() {
 		return fmt.Errorf("recall/postgres: %s: %w", op, recall.ErrClosed)
 	}
-	return fmt.Errorf("recall/postgres: %s: %w", op, err)
+	return fmt.Errorf("recall/postgres: %s: %w", op, pgdb.Classify(err))
 }
 
 // quoteLexeme quotes a lexeme for tsvector and tsquery input: verbatim,
 // with quotes and backslashes doubled.
 func quoteLexeme(s string) string {
-	return "'" + strings.NewReplacer(`'`, `''`, `\`, `\\`).Replace(s) + "'"
+	if !strings.ContainsAny(s, `'\`) {
+		return "'" + s + "'"
+	}
+	return "'" + lexemeQuoter.Replace(s) + "'"
 }
+
+// lexemeQuoter doubles quotes and backslashes. A Replacer is built on its
+// first use, which costs far more than replacing: it is built once.
+var lexemeQuoter = strings.NewReplacer(`'`, `''`, `\`, `\\`)
 
 // tsvector is the tsvector literal of analyzed terms: each lexeme with
 // positions 1..tf (at most 256), so cardinality(positions) is tf.

@@ -107,7 +107,7 @@ func (b *Backend) err(op string, err error) error {
 	if b.closed.Load() {
 		return fmt.Errorf("recall/sqlite: %s: %w", op, recall.ErrClosed)
 	}
-	return fmt.Errorf("recall/sqlite: %s: %w", op, err)
+	return fmt.Errorf("recall/sqlite: %s: %w", op, sqlitedb.Classify(err))
 }
 
 func (b *Backend) open() error {
@@ -519,8 +519,18 @@ func (b *Backend) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.
 		return nil, nil
 	}
 	gate := recall.GateTerms(terms, func(t string) float64 { return df[t] }, n)
+	// A document's score sums its terms' shares in this order, the gate
+	// terms then the others, as the in-memory backend sums them: floating
+	// point addition is not associative, and summing in a map's order made
+	// near-equal scores, and so the order of ties, change from run to run.
+	order := slices.Clone(gate)
+	for _, t := range terms {
+		if idf[t] > 0 && !slices.Contains(gate, t) {
+			order = append(order, t)
+		}
+	}
 	top := recall.NewTopK(q.Limit)
-	found, err := b.score(ctx, q, gate, idf, avg, top)
+	found, err := b.score(ctx, q, gate, order, idf, avg, top)
 	if err == nil && found == 0 && len(gate) < len(idf) {
 		var all []string
 		for _, t := range terms {
@@ -528,7 +538,7 @@ func (b *Backend) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.
 				all = append(all, t)
 			}
 		}
-		_, err = b.score(ctx, q, all, idf, avg, top)
+		_, err = b.score(ctx, q, all, order, idf, avg, top)
 	}
 	if err != nil {
 		return nil, b.err("lexical", err)
@@ -541,7 +551,7 @@ func (b *Backend) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.
 // found. It reads at most max(recall.GateBudget, q.Limit) of them, the
 // newest: when even the rarest query term is that common, the search
 // stays bounded and favours recent documents.
-func (b *Backend) score(ctx context.Context, q recall.LexicalQuery, gate []string, idf map[string]float64, avg float64, top *recall.TopK) (int, error) {
+func (b *Backend) score(ctx context.Context, q recall.LexicalQuery, gate, order []string, idf map[string]float64, avg float64, top *recall.TopK) (int, error) {
 	if len(gate) == 0 {
 		return 0, nil
 	}
@@ -572,8 +582,10 @@ func (b *Backend) score(ctx context.Context, q recall.LexicalQuery, gate []strin
 			}
 		}
 		norm := k1 * (1 - bb + bb*dl/avg)
-		for t, f := range tf {
-			m.Score += idf[t] * f * (k1 + 1) / (f + norm)
+		for _, t := range order {
+			if f := tf[t]; f > 0 {
+				m.Score += idf[t] * f * (k1 + 1) / (f + norm)
+			}
 		}
 		if m.Score > 0 {
 			top.Push(m)

@@ -16,6 +16,7 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -93,6 +94,9 @@ func (st *Store) now() time.Time { return store.Now(st.clock) }
 // caller unlocks st.mu when lock returns nil.
 func (st *Store) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("memstore: %w: %w", agentmem.ErrUnavailable, err)
+		}
 		return err
 	}
 	st.mu.Lock()
@@ -357,6 +361,9 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	s, err := st.live(req.SessionID, now)
 	if err != nil {
 		return nil, err
+	}
+	if req.OtherTenant(&s.meta) {
+		return nil, notFound(req.SessionID)
 	}
 	last := s.meta.LastSeq
 

@@ -70,6 +70,9 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 		ids[i] = st.Info().ID
 	}
 	sess, own, err := lockForAppend(ctx, conn, req.SessionID, ids, now)
+	if err == nil && req.OtherTenant(&sess.Session) {
+		err = notFound(req.SessionID)
+	}
 	if err != nil {
 		abort(conn)
 		return nil, err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -93,29 +92,46 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 	return resp, nil
 }
 
-// feedSessions sets the Session of the changes, one read per session;
-// a change whose session is gone keeps none, and neither does its entry.
+// feedSessions sets the Session of the changes, read in one query; a
+// change whose session is gone (or expired) keeps none, and neither does
+// its entry.
 func (s *Store) feedSessions(ctx context.Context, tx pgx.Tx, changes []store.Change) error {
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if c.Kind != store.ChangeDelete && !seen[c.SessionID] {
+			seen[c.SessionID] = true
+			ids = append(ids, c.SessionID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ANY($1)", ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
 	now := s.now()
-	sessions := map[string]*store.Session{}
+	sessions := make(map[string]*store.Session, len(ids))
+	for rows.Next() {
+		r, err := scanSession(rows)
+		if err != nil {
+			return err
+		}
+		if !r.Expired(now) {
+			sessions[r.ID] = &r.Session
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
 	for i := range changes {
 		c := &changes[i]
 		if c.Kind == store.ChangeDelete {
 			continue
 		}
-		sess, seen := sessions[c.SessionID]
-		if !seen {
-			r, err := loadSession(ctx, tx, c.SessionID, "", now, false)
-			switch {
-			case err == nil:
-				sess = &r.Session
-			case !errors.Is(err, agentmem.ErrNotFound):
-				return err
-			}
-			sessions[c.SessionID] = sess
-		}
-		c.Session = sess
-		if sess == nil {
+		if c.Session = sessions[c.SessionID]; c.Session == nil {
 			c.Entry, c.Err = nil, nil
 		}
 	}

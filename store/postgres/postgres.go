@@ -78,7 +78,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	if err := migrateDB(ctx, pool, opts.Schema); err != nil {
 		pool.Close()
-		return nil, err
+		return nil, pgdb.Classify(err)
 	}
 	return &Store{pool: pool, clock: opts.Clock, schema: opts.Schema}, nil
 }
@@ -135,10 +135,13 @@ func isStoreErr(err error) bool {
 // dbErr turns an error from the database into the store's error. A unique
 // violation (two writers raced past the session lock, which the schema
 // makes impossible, or two creators of one session ID) is ErrConflict; an
-// operation that lost a race with Close reports store.ErrClosed; anything
-// else (a lost connection, a server that is down) is returned wrapped, so
-// that errors.As finds the *pgconn.PgError or network error, and is never
-// disguised as ErrNotFound.
+// operation that lost a race with Close reports store.ErrClosed; a
+// transient failure (a lost connection, a server that is down or shutting
+// down, a deadlock or serialization failure that outlived the retries, a
+// timeout) wraps agentmem.ErrUnavailable (pgdb.Classify); anything else is
+// a failure nobody expected. Either way the error is returned wrapped, so
+// that errors.As finds the *pgconn.PgError or network error, and it is
+// never disguised as ErrNotFound.
 func (s *Store) dbErr(op string, err error) error {
 	if err == nil || isStoreErr(err) {
 		return err
@@ -146,16 +149,12 @@ func (s *Store) dbErr(op string, err error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("postgres: %s: %w (%v)", op, store.ErrClosed, err)
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "23505": // unique_violation
-			return fmt.Errorf("postgres: %s: %w: %s", op, agentmem.ErrConflict, pgErr.Message)
-		case "40001", "40P01": // serialization_failure, deadlock_detected
-			return fmt.Errorf("postgres: %s: %w: %s", op, agentmem.ErrConflict, pgErr.Message)
-		}
+	if pgdb.IsUniqueViolation(err) {
+		var pgErr *pgconn.PgError
+		errors.As(err, &pgErr)
+		return fmt.Errorf("postgres: %s: %w: %s", op, agentmem.ErrConflict, pgErr.Message)
 	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
+	return fmt.Errorf("postgres: %s: %w", op, pgdb.Classify(err))
 }
 
 // notFound is the error for a missing (or expired) session.

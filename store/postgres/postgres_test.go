@@ -102,6 +102,9 @@ func TestUnreachableServer(t *testing.T) {
 			t.Errorf("Open: %v wraps %v", err, sentinel)
 		}
 	}
+	if !errors.Is(err, agentmem.ErrUnavailable) {
+		t.Errorf("Open: %v does not wrap ErrUnavailable (transient)", err)
+	}
 	var opErr *net.OpError
 	if !errors.As(err, &opErr) && !strings.Contains(err.Error(), "connect") {
 		t.Errorf("Open: %v does not say the connection failed", err)
@@ -150,6 +153,9 @@ func TestServerGone(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), "connect") {
 			t.Errorf("%s on a dead server: %v does not say the connection failed", name, err)
+		}
+		if !errors.Is(err, agentmem.ErrUnavailable) {
+			t.Errorf("%s on a dead server: %v is not marked transient (ErrUnavailable)", name, err)
 		}
 	}
 }
@@ -540,8 +546,8 @@ func TestWorkingSetReadsOnlyWhatItNeeds(t *testing.T) {
 		t.Errorf("working set %v, want %s", got, want)
 	}
 	_, err = st.Read(ctx, store.ReadRequest{SessionID: "s"})
-	if err == nil || isStoreErr(err) || !strings.Contains(err.Error(), "entry 2") {
-		t.Errorf("full read over a damaged entry: %v; want an error naming entry 2, not a contract error", err)
+	if err == nil || isStoreErr(err) || errors.Is(err, agentmem.ErrUnavailable) || !strings.Contains(err.Error(), "entry 2") {
+		t.Errorf("full read over a damaged entry: %v; want an error naming entry 2, neither a contract error nor a transient one", err)
 	}
 }
 

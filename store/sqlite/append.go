@@ -36,6 +36,9 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 	if err != nil {
 		return nil, err
 	}
+	if req.OtherTenant(&sess.Session) {
+		return nil, notFound(req.SessionID)
+	}
 	segs, err := segments(ctx, tx, sess)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -50,7 +51,7 @@ func (s *Store) commit(ctx context.Context, req store.AppendRequest, encoded [][
 	select {
 	case s.appendQ <- op:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("sqlite: append: %w", ctx.Err())
+		return nil, fmt.Errorf("sqlite: append: %w", sqlitedb.Classify(ctx.Err()))
 	case <-s.quit:
 		return nil, store.ErrClosed
 	}
@@ -106,7 +107,7 @@ func (s *Store) runBatch(batch []*appendOp) {
 	}
 	for _, op := range batch {
 		if err := op.ctx.Err(); err != nil {
-			op.err = fmt.Errorf("sqlite: append: %w", err)
+			op.err = fmt.Errorf("sqlite: append: %w", sqlitedb.Classify(err))
 			continue
 		}
 		op.resp, op.err = runOne(ctx, cachedTx{tx, s.wStmts}, op, now)

@@ -116,12 +116,14 @@ func (s *Store) checkOpen() error {
 }
 
 // dbErr turns an error from the database into the store's error: an
-// operation that lost a race with Close reports store.ErrClosed.
+// operation that lost a race with Close reports store.ErrClosed, and a
+// transient failure (a locked database, a deadline) wraps
+// agentmem.ErrUnavailable (sqlitedb.Classify).
 func (s *Store) dbErr(op string, err error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("sqlite: %s: %w", op, store.ErrClosed)
 	}
-	return fmt.Errorf("sqlite: %s: %w", op, err)
+	return fmt.Errorf("sqlite: %s: %w", op, sqlitedb.Classify(err))
 }
 
 // now reads the store's clock, at the precision the store keeps (see

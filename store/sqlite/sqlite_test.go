@@ -467,6 +467,61 @@ func TestClose(t *testing.T) {
 	}
 }
 
+// TestLockedAndCorrupt: a write that finds the database locked by another
+// process past the busy timeout fails with an error marked transient
+// (agentmem.ErrUnavailable), and changes nothing; a stored entry that
+// does not decode is an error that is neither transient nor one of the
+// contract's.
+func TestLockedAndCorrupt(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentmem.db")
+	st, err := Open(ctx, path, Options{BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{taskStep("a", "first"), taskStep("b", "second")}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another process (a connection of its own) holds the write lock.
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetMaxOpenConns(1)
+	lock, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(`UPDATE entries SET body = CAST('{"type":"task","garbage' AS BLOB) WHERE session_id = 's' AND seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{taskStep("c", "third")}})
+	if !errors.Is(err, agentmem.ErrUnavailable) || isStoreErr(err) {
+		t.Errorf("append to a locked database: %v; want ErrUnavailable", err)
+	}
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s2"}); !errors.Is(err, agentmem.ErrUnavailable) {
+		t.Errorf("create in a locked database: %v; want ErrUnavailable", err)
+	}
+	if err := lock.Commit(); err != nil { // the damage is done
+		t.Fatal(err)
+	}
+
+	got, err := st.Get(ctx, "s")
+	if err != nil || got.LastSeq != 2 {
+		t.Fatalf("after the locked append: %+v, %v; want last_seq 2", got, err)
+	}
+	_, err = st.Read(ctx, store.ReadRequest{SessionID: "s"})
+	if err == nil || isStoreErr(err) || errors.Is(err, agentmem.ErrUnavailable) || !strings.Contains(err.Error(), "entry 2") {
+		t.Errorf("read over a corrupt entry: %v; want an error naming entry 2, neither a contract error nor a transient one", err)
+	}
+}
+
 func TestMigrations(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")

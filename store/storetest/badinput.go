@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,11 @@ func (s *suite) badInputTests() []namedTest {
 				`{"type":"telepathy","number":1,"id":"x"}`,
 				`{"number":1,"id":"x","task":"no type"}`,
 				`{"type":"task","id":"x","task":"t","surprise":1}`,
+				`{"type":"task","id":"x"}`,
+				`{"type":"task","id":"x","task":null}`,
+				`{"type":"task","id":"x","Task":"t"}`,
+				`{"type":"task","id":"x","task":"t","Task":"u"}`,
+				`{"type":"action","id":"x","tool_calls":[{"id":"c","type":"function","function":{"name":"f"}}],"results":[{"call_id":"c"}]}`,
 				`{"type":"action","id":"x","results":[{"call_id":"c","content":"no call"}]}`,
 				`{"type":"action","id":"x","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"c","content":"r"},{"call_id":"c","content":"again"}]}`,
 				`{"type":"task","id":"x","task":"t"} trailing`,
@@ -42,6 +48,12 @@ func (s *suite) badInputTests() []namedTest {
 			e.create(store.CreateRequest{ID: "s"})
 			e.appendSteps("s", steps("ok", 2)...)
 			big := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "big"}}
+			labels := map[string]string{}
+			for i := range store.MaxMetadataKeys {
+				labels[fmt.Sprint("k", i)] = "v"
+			}
+			tooMany := maps.Clone(labels)
+			tooMany["one more"] = "v"
 			big.Task = fillTo(store.MaxStepBytes + 1 - len(e.numbered(big, 3)))
 			cases := map[string]agentmem.Step{
 				"tool result without its call": &agentmem.ActionStep{StepInfo: info("b1"), Results: []agentmem.ToolResult{{CallID: "ghost", Content: "x"}}},
@@ -61,6 +73,7 @@ func (s *suite) badInputTests() []namedTest {
 				"a step ID over MaxFieldBytes":    taskStep(strings.Repeat("i", store.MaxFieldBytes+1), "x"),
 				"an image without URL or data":    &agentmem.TaskStep{StepInfo: info("b11"), Images: []agentmem.Image{{Detail: "low"}}},
 				"structured data that is no JSON": &agentmem.MessageStep{StepInfo: info("b12"), Message: agentmem.Message{Role: agentmem.RoleUser, Data: []byte("{")}},
+				"too much step metadata":          &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "b13", Metadata: tooMany}, Task: "x"},
 			}
 			before := e.dump()
 			for name, bad := range cases {
@@ -72,6 +85,9 @@ func (s *suite) badInputTests() []namedTest {
 				}
 				e.wantUnchanged(before, name)
 			}
+			// As much metadata as a step may have is fine.
+			e.appendSteps("s", &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "m", Metadata: labels}, Task: "x"})
+			before = e.dump()
 			for name, req := range map[string]store.AppendRequest{
 				"an empty request":           {SessionID: "s"},
 				"a negative ExpectedLastSeq": {SessionID: "s", Steps: steps("n", 1), ExpectedLastSeq: ptr(int64(-1))},
@@ -171,6 +187,30 @@ func (s *suite) badInputTests() []namedTest {
 			_, err = e.st.Create(ctx, store.CreateRequest{ID: "d"})
 			e.wantErr(err, context.Canceled, "Create with a canceled context")
 			e.wantUnchanged(before, "calls with a canceled context")
+		}},
+		{"ExpiredContext", func(t *testing.T) {
+			// A deadline that passed is a transient failure: the error
+			// is the context's, marked agentmem.ErrUnavailable (retry
+			// with more time), and nothing changes.
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "c"})
+			before := e.dump()
+			ctx, cancel := context.WithDeadline(e.ctx, time.Now().Add(-time.Second))
+			defer cancel()
+			for name, call := range map[string]func() error{
+				"Append": func() error {
+					_, err := e.st.Append(ctx, store.AppendRequest{SessionID: "c", Steps: steps("x", 1)})
+					return err
+				},
+				"Create": func() error { _, err := e.st.Create(ctx, store.CreateRequest{ID: "d"}); return err },
+				"Get":    func() error { _, err := e.st.Get(ctx, "c"); return err },
+				"Read":   func() error { _, err := e.st.Read(ctx, store.ReadRequest{SessionID: "c"}); return err },
+			} {
+				err := call()
+				e.wantErr(err, context.DeadlineExceeded, name+" with an expired context")
+				e.wantErr(err, agentmem.ErrUnavailable, name+" with an expired context")
+			}
+			e.wantUnchanged(before, "calls with an expired context")
 		}},
 	}
 }

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The mixed operation of agentmem bench load: a soak of the traffic a
+// server sees, each client drawing its next request at random:
+//
+//	45%  append one action step to a session (a seeded one or its own)
+//	25%  read a session's context
+//	 8%  create a session of its own
+//	 7%  fork a session of its own (or a seeded one) at its last step
+//	 7%  delete a session of its own
+//	 8%  search recall (scoped to one of its sessions)
+//
+// A client keeps at most mixedOwnMax sessions of its own, deleting the
+// oldest first, so the data grows with the appends to the seeded sessions
+// and the sessions in flight, not without bound. With --op mixed the
+// report also has the server's resident memory (process_resident_memory_bytes
+// in /metrics), sampled every second of the measured period.
+
+const mixedOwnMax = 8
+
+// mixedClient is one client's state in a mixed run.
+type mixedClient struct {
+	l      *loadRun
+	c      int
+	rng    *rand.Rand
+	seeded []string
+	own    []string
+	next   int
+	tmpl   [][]byte
+	counts map[string]int64
+}
+
+func (l *loadRun) newMixedClient(c int, seeded []string, templates [][]byte) *mixedClient {
+	return &mixedClient{l: l, c: c, rng: rand.New(rand.NewPCG(l.f.seed, uint64(c))), seeded: seeded, tmpl: templates, counts: map[string]int64{}}
+}
+
+// step runs one request and returns its status, the status it wanted,
+// the response size and any transport error.
+func (m *mixedClient) step(ctx context.Context, n int) (code, want, size int, err error) {
+	pick := m.rng.IntN(100)
+	switch {
+	case pick < 45:
+		id := m.session()
+		key := fmt.Sprintf("bench-%s-%d-%d", m.l.run, m.c, n)
+		body := bytes.ReplaceAll(m.tmpl[(m.c+n)%len(m.tmpl)], []byte(callPlaceholder), []byte("call_"+key))
+		m.counts["append"]++
+		code, size, err = m.l.request(ctx, "POST", "/v1/sessions/"+id+"/steps", body, key)
+		return code, http.StatusCreated, size, err
+	case pick < 70:
+		m.counts["context"]++
+		code, size, err = m.l.request(ctx, "GET", m.l.contextPath(m.session()), nil, "")
+		return code, http.StatusOK, size, err
+	case pick < 78 || len(m.own) == 0:
+		return m.create(ctx, "", "")
+	case pick < 85:
+		parent := m.session()
+		return m.create(ctx, parent, "/fork")
+	case pick < 92:
+		id := m.own[0]
+		m.own = m.own[1:]
+		m.counts["delete"]++
+		code, size, err = m.l.request(ctx, "DELETE", "/v1/sessions/"+id, nil, "")
+		return code, http.StatusNoContent, size, err
+	default:
+		m.counts["recall"]++
+		path := "/v1/recall/search?k=5&q=" + []string{"error", "parser", "timeout", "config", "test"}[m.rng.IntN(5)] + "&scope=session:" + m.session()
+		code, size, err = m.l.request(ctx, "GET", path, nil, "")
+		return code, http.StatusOK, size, err
+	}
+}
+
+// session picks a seeded session or one of the client's own.
+func (m *mixedClient) session() string {
+	if len(m.own) > 0 && m.rng.IntN(2) == 0 {
+		return m.own[m.rng.IntN(len(m.own))]
+	}
+	return m.seeded[m.rng.IntN(len(m.seeded))]
+}
+
+// create creates a session of the client's own (a fork of parent when
+// set), deleting its oldest one first when it has mixedOwnMax.
+func (m *mixedClient) create(ctx context.Context, parent, fork string) (code, want, size int, err error) {
+	id := fmt.Sprintf("bench-%s-c%d-%d", m.l.run, m.c, m.next)
+	m.next++
+	path, op, body := "/v1/sessions", "create", `{"id":"`+id+`","user_id":"bench"}`
+	if fork != "" { // a branch has its parent's user
+		path, op, body = "/v1/sessions/"+parent+fork, "fork", `{"id":"`+id+`"}`
+	}
+	m.counts[op]++
+	code, size, err = m.l.request(ctx, "POST", path, []byte(body), "")
+	if err == nil && code == http.StatusCreated {
+		m.own = append(m.own, id)
+		if len(m.own) > mixedOwnMax {
+			old := m.own[0]
+			m.own = m.own[1:]
+			_, _, _ = m.l.request(ctx, "DELETE", "/v1/sessions/"+old, nil, "")
+		}
+	}
+	return code, http.StatusCreated, size, err
+}
+
+// cleanup deletes the client's own sessions.
+func (m *mixedClient) cleanup(ctx context.Context) {
+	for _, id := range m.own {
+		_, _, _ = m.l.request(ctx, "DELETE", "/v1/sessions/"+id, nil, "")
+	}
+}
+
+// rssReport is the server's resident memory over a run, in MiB.
+type rssReport struct {
+	Start float64 `json:"start_mib"`
+	// FirstHalfMax and SecondHalfMax are the largest samples of each half
+	// of the measured period: a server whose memory is bounded has the
+	// second no larger than the first, give or take the GC.
+	FirstHalfMax  float64 `json:"first_half_max_mib"`
+	SecondHalfMax float64 `json:"second_half_max_mib"`
+	End           float64 `json:"end_mib"`
+	Samples       int     `json:"samples"`
+}
+
+// rssSampler samples the server's process_resident_memory_bytes.
+type rssSampler struct {
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	samples []float64
+}
+
+func (l *loadRun) sampleRSS(ctx context.Context) *rssSampler {
+	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			if v, ok := l.readRSS(ctx); ok {
+				s.mu.Lock()
+				s.samples = append(s.samples, v)
+				s.mu.Unlock()
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// readRSS reads process_resident_memory_bytes from /metrics, in MiB.
+func (l *loadRun) readRSS(ctx context.Context) (float64, bool) {
+	code, data, err := l.do(ctx, "GET", "/metrics", nil)
+	if err != nil || code != http.StatusOK {
+		return 0, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f / (1 << 20), err == nil
+		}
+	}
+	return 0, false
+}
+
+func (s *rssSampler) finish() *rssReport {
+	close(s.stop)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.samples) == 0 {
+		return nil
+	}
+	r := &rssReport{Start: roundTo(s.samples[0], 1), End: roundTo(s.samples[len(s.samples)-1], 1), Samples: len(s.samples)}
+	half := len(s.samples) / 2
+	for i, v := range s.samples {
+		if i < half {
+			r.FirstHalfMax = max(r.FirstHalfMax, roundTo(v, 1))
+		} else {
+			r.SecondHalfMax = max(r.SecondHalfMax, roundTo(v, 1))
+		}
+	}
+	return r
+}

@@ -1,0 +1,46 @@
+package sqlitedb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentmem/agentmem"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Classify returns err marked as transient (wrapping
+// agentmem.ErrUnavailable, and still err for errors.As) when Transient
+// says it is, and err unchanged otherwise. Every SQLite backend passes its
+// errors through it, so that callers tell a busy database (retry later)
+// from a failure nobody expected (a corrupt row, a bug).
+func Classify(err error) error {
+	if err == nil || errors.Is(err, agentmem.ErrUnavailable) || !Transient(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", agentmem.ErrUnavailable, err)
+}
+
+// Transient reports whether err is a failure of SQLite that may pass if
+// the same work is tried again later: the database is locked by another
+// connection or process beyond the busy timeout (SQLITE_BUSY and
+// SQLITE_LOCKED, with their extended codes), or a context deadline passed
+// before the work was done. A context cancelled by the caller is not
+// transient: it is the caller's own doing.
+func Transient(err error) bool {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+		return false
+	case errors.Is(err, context.DeadlineExceeded):
+		return true
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff { // the primary code of an extended one
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,148 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/store"
+)
+
+// openAPISchemas returns the component schemas of the OpenAPI document.
+func openAPISchemas(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	var doc struct {
+		Components struct {
+			Schemas    map[string]map[string]any `json:"schemas"`
+			Parameters map[string]map[string]any `json:"parameters"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range doc.Components.Parameters {
+		doc.Components.Schemas["parameters/"+name] = p
+	}
+	return doc.Components.Schemas
+}
+
+// at follows a path of member names (and "items") from a schema; it fails
+// the test if there is nothing there.
+func at(t *testing.T, s map[string]any, path string) any {
+	t.Helper()
+	var v any = s
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: no %q", path, k)
+		}
+		if props, ok := m["properties"].(map[string]any); ok && props[k] != nil && k != "items" {
+			v = props[k]
+			continue
+		}
+		if v = m[k]; v == nil {
+			t.Fatalf("%s: no %q", path, k)
+		}
+	}
+	return v
+}
+
+// TestOpenAPILimits: the limits the OpenAPI document states are the ones
+// the decoders and the stores enforce, constant by constant.
+func TestOpenAPILimits(t *testing.T) {
+	s := openAPISchemas(t)
+	steps := []string{"SystemPromptStep", "TaskStep", "ActionStep", "PlanningStep", "ScratchpadStep", "FinalAnswerStep", "SummaryStep", "MessageStep"}
+	want := map[string]int{
+		"CreateSessionRequest.metadata.maxProperties":                  store.MaxMetadataKeys,
+		"CreateSessionRequest.metadata.propertyNames.maxLength":        store.MaxFieldBytes,
+		"CreateSessionRequest.metadata.additionalProperties.maxLength": store.MaxFieldBytes,
+		"CreateSessionRequest.user_id.maxLength":                       store.MaxFieldBytes,
+		"CreateSessionRequest.agent.maxLength":                         store.MaxFieldBytes,
+		"CreateSessionRequest.ttl_seconds.maximum":                     maxTTLSeconds,
+		"ForkRequest.metadata.maxProperties":                           store.MaxMetadataKeys,
+		"ForkRequest.metadata.propertyNames.maxLength":                 store.MaxFieldBytes,
+		"ForkRequest.ttl_seconds.maximum":                              maxTTLSeconds,
+		"AppendStepsRequest.steps.maxItems":                            MaxStepsPerRequest,
+		"RecallDocumentInput.metadata.maxProperties":                   recall.MaxMetadata,
+		"RecallDocumentInput.metadata.propertyNames.maxLength":         recall.MaxMetaKeyLen,
+		"RecallDocumentInput.metadata.additionalProperties.maxLength":  recall.MaxMetaValueLen,
+		"RecallDocumentInput.id.maxLength":                             recall.MaxIDLen,
+		"RecallDocumentInput.embedding.maxItems":                       recall.MaxDims,
+		"UpsertRecallRequest.documents.maxItems":                       MaxRecallDocuments,
+		"RememberRequest.metadata.maxProperties":                       facts.MaxMetadataKeys,
+		"RememberRequest.metadata.propertyNames.maxLength":             facts.MaxFieldBytes,
+		"RememberRequest.metadata.additionalProperties.maxLength":      facts.MaxFieldBytes,
+		"RememberRequest.text.maxLength":                               facts.MaxTextBytes,
+		"FactSource.session_id.maxLength":                              facts.MaxFieldBytes,
+		"parameters/IdempotencyKey.schema.maxLength":                   maxIdempotencyKey,
+	}
+	for _, k := range steps {
+		want[k+".metadata.maxProperties"] = store.MaxMetadataKeys
+		want[k+".id.maxLength"] = store.MaxFieldBytes
+	}
+	for path, n := range want {
+		name, rest, _ := strings.Cut(path, ".")
+		if got := at(t, s[name], rest); got != float64(n) {
+			t.Errorf("%s is %v in the document, %d in the code", path, got, n)
+		}
+	}
+}
+
+// TestOpenAPIStepRequired: each member the document marks required in a
+// step's schema is required by the decoder of POST /steps: left out or
+// null, the step is refused naming it.
+func TestOpenAPIStepRequired(t *testing.T) {
+	s := openAPISchemas(t)
+	valid := map[string]string{
+		"system_prompt": `{"type":"system_prompt","content":"s"}`,
+		"task":          `{"type":"task","task":"t"}`,
+		"action":        `{"type":"action","model_output":"o"}`,
+		"planning":      `{"type":"planning","plan":"p"}`,
+		"scratchpad":    `{"type":"scratchpad","content":"c"}`,
+		"final_answer":  `{"type":"final_answer","answer":"a"}`,
+		"summary":       `{"type":"summary","summary":"s","covers":[]}`,
+		"message":       `{"type":"message","message":{"role":"user","content":"hi"}}`,
+	}
+	mapping := at(t, s["Step"], "discriminator.mapping").(map[string]any)
+	if len(mapping) != len(valid) {
+		t.Fatalf("the document has %d step kinds, the test %d", len(mapping), len(valid))
+	}
+	for kind, ref := range mapping {
+		body, ok := valid[kind]
+		if !ok {
+			t.Fatalf("no valid %s step in the test", kind)
+		}
+		if _, e := decodeSteps([]byte(body), "", fixedNow, func() string { return "id" }); e != nil {
+			t.Fatalf("%s: %v", body, e)
+		}
+		schema := s[strings.TrimPrefix(ref.(string), "#/components/schemas/")]
+		for _, r := range schema["required"].([]any) {
+			member := r.(string)
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(body), &m); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := m[member]; !ok {
+				t.Fatalf("%s: the valid step lacks required %q", kind, member)
+			}
+			if member == "type" {
+				continue // without it a step has no kind: refused as such
+			}
+			for _, variant := range []string{"missing", "null"} {
+				if variant == "missing" {
+					delete(m, member)
+				} else {
+					m[member] = json.RawMessage("null")
+				}
+				b, _ := json.Marshal(m)
+				_, e := decodeSteps(b, "", fixedNow, func() string { return "id" })
+				if e == nil || e.Status != 400 || e.Field != member {
+					t.Errorf("%s with %s %s: %v, want 400 naming it", kind, member, variant, fmt.Sprint(e))
+				}
+			}
+		}
+	}
+}
