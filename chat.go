@@ -2,26 +2,27 @@ package agentmem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The message-level surface, for callers that have chat messages rather
-// than steps. Messages are folded into steps as they arrive:
+// than steps. Messages are folded into steps as they arrive, by
+// FoldMessages (the rules are there): a system message becomes a
+// SystemPromptStep, a user message a TaskStep, an assistant message an
+// ActionStep (pending while its tool calls await their results), a tool
+// message the result of its call, and agent_call and agent_response
+// messages MessageSteps.
 //
-//   - a system message becomes a SystemPromptStep;
-//   - a user message becomes a TaskStep (text and images);
-//   - an assistant message with tool calls opens an ActionStep that is
-//     added once every call has its tool result; until then it is pending
-//     and not rendered, so a call is never shown without its result;
-//   - an assistant message without tool calls becomes an ActionStep with
-//     the model's output;
-//   - agent_call and agent_response messages become MessageSteps.
-//
-// A tool result that answers no pending call is refused (ErrInvalid). If
-// another message arrives while calls are still unanswered, the pending
-// step is added with an error result for each unanswered call, so the
-// rendered history stays valid.
+// Memory.AddMessage holds a pending action back, apart from the working
+// set, until every call has its result, and then adds it; a message other
+// than a tool result that arrives meanwhile adds it at once with an error
+// result for each unanswered call, so the rendered history stays valid. A
+// store instead keeps a pending action in the session's log and working
+// set, where tool results appended later, in any number of requests,
+// complete it (see store.AppendMessages); contexts leave it out until then.
 
 // MetaIsError is the metadata key that marks a tool message as an error
 // result ("true"): chat APIs have no field for it, Anthropic's has.
@@ -31,20 +32,41 @@ const MetaIsError = "is_error"
 // arrived.
 const MissingResult = "(no result was recorded for this tool call)"
 
-// AddMessage adds one chat message.
+// AddMessage adds one chat message (see FoldMessages). A tool result that
+// repeats the one its call already has changes nothing; a different one
+// is refused with a *ResultConflictError.
 func (m *Memory) AddMessage(ctx context.Context, msg Message) error {
-	if err := msg.Validate(); err != nil {
-		return err
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	msg = msg.Clone()
 	m.wmu.Lock()
-	steps, pending, err := m.fold(msg)
-	if err == nil {
-		_, err = m.commit(ctx, steps)
+	var open []*ActionStep
+	if m.pending != nil {
+		open = []*ActionStep{m.pending}
 	}
+	f, err := FoldMessages(open, []Message{msg}, FoldOptions{})
+	if err != nil {
+		m.wmu.Unlock()
+		return unindex(err)
+	}
+	pending := m.pending
+	var steps []Step
+	for _, a := range f.Updated { // the pending action, answered
+		pending = nil
+		if a.Pending() {
+			pending = a
+		} else {
+			steps = append(steps, a)
+		}
+	}
+	for _, s := range f.Steps {
+		if a, ok := s.(*ActionStep); ok && a.Pending() {
+			pending = a
+		} else {
+			steps = append(steps, s)
+		}
+	}
+	_, err = m.commit(ctx, steps)
 	if err == nil {
 		m.mu.Lock()
 		m.pending = pending
@@ -54,6 +76,24 @@ func (m *Memory) AddMessage(ctx context.Context, msg Message) error {
 	m.wmu.Unlock()
 	if trigger {
 		m.autoPrune(ctx)
+	}
+	return err
+}
+
+// unindex takes the "messages[0]" that FoldMessages puts before the field
+// of an error about its only message off again.
+func unindex(err error) error {
+	trim := func(f string) string {
+		f = strings.TrimPrefix(f, "messages[0]")
+		return strings.TrimPrefix(f, ".")
+	}
+	var ie *InvalidError
+	var ce *ResultConflictError
+	switch {
+	case errors.As(err, &ie):
+		return &InvalidError{Field: trim(ie.Field), Reason: ie.Reason}
+	case errors.As(err, &ce):
+		return &ResultConflictError{Field: trim(ce.Field), CallID: ce.CallID}
 	}
 	return err
 }
@@ -78,8 +118,9 @@ func (m *Memory) AddToolResult(ctx context.Context, callID, content string, isEr
 	return m.AddMessage(ctx, msg)
 }
 
-// Pending returns a copy of the action whose tool calls still await
-// results, or nil.
+// Pending returns a copy of the action AddMessage holds back because its
+// tool calls still await results, or nil. (Pending actions in the working
+// set itself, such as a store's, are listed by Context.)
 func (m *Memory) Pending() *ActionStep {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -89,37 +130,175 @@ func (m *Memory) Pending() *ActionStep {
 	return m.pending.clone().(*ActionStep)
 }
 
-// fold turns one validated message into the steps to commit and the
-// pending action to keep afterwards. It changes nothing itself. m.wmu must
-// be held.
-func (m *Memory) fold(msg Message) (steps []Step, pending *ActionStep, err error) {
-	pending = m.pending
-	if msg.Role == RoleTool {
-		if pending == nil {
-			return nil, nil, invalidf("tool_call_id", "tool result for %q has no pending tool call", msg.ToolCallID)
-		}
-		if pending.callName(msg.ToolCallID) == "" {
-			return nil, pending, invalidf("tool_call_id", "tool result for %q answers none of the pending calls", msg.ToolCallID)
-		}
-		for _, r := range pending.Results {
-			if r.CallID == msg.ToolCallID {
-				return nil, pending, invalidf("tool_call_id", "tool call %q already has a result", msg.ToolCallID)
-			}
-		}
-		p := pending.clone().(*ActionStep)
-		p.Results = append(p.Results, ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata[MetaIsError] == "true"})
-		if len(p.Results) < len(p.ToolCalls) {
-			return nil, p, nil
-		}
-		return []Step{orderResults(p)}, nil, nil
+// FoldOptions configure FoldMessages.
+type FoldOptions struct {
+	// KeepPending leaves pending actions pending when a message other
+	// than a tool result arrives: their calls wait for their results
+	// however many messages come in between, as a store that keeps calls
+	// durably wants (frameworks save messages one at a time, and a call's
+	// result may come after other messages). Without it, as
+	// Memory.AddMessage folds, such a message first answers every
+	// unanswered call with an error result (MissingResult).
+	KeepPending bool
+	// Flush answers every call still unanswered after the last message,
+	// of the actions given and of the new steps, with an error result
+	// (MissingResult).
+	Flush bool
+	// NewID, when set, gives an ID to each new step whose message has
+	// none, in step order; nil leaves the ID empty.
+	NewID func() string
+	// Now, when set, gives a time to each new step whose message has
+	// none; nil leaves it zero.
+	Now func() time.Time
+}
+
+// Folded is what FoldMessages returns.
+type Folded struct {
+	// Steps are the new steps, in the order of the messages that began
+	// them. An action among them whose calls do not all have results is
+	// pending (ActionStep.Pending).
+	Steps []Step
+	// Updated are copies of the actions given whose calls the messages
+	// answered, in the order given: the new results are in call order,
+	// and the number, ID and everything else are unchanged. A copy may
+	// still be pending.
+	Updated []*ActionStep
+	// Repeated are the indexes of the tool messages that repeated the
+	// result their call already had (the same content and error flag),
+	// as a retried request does: they changed nothing.
+	Repeated []int
+}
+
+// ResultConflictError reports a tool message for a call that already has
+// a different result. It wraps ErrConflict. A result once recorded is not
+// replaced by appending another; a store can pop it first (see
+// PopMessage).
+type ResultConflictError struct {
+	// Field names the message, e.g. "messages[2]".
+	Field string
+	// CallID is the call's ID.
+	CallID string
+}
+
+func (e *ResultConflictError) Error() string {
+	at := ""
+	if e.Field != "" {
+		at = e.Field + ": "
 	}
-	if pending != nil {
-		steps = append(steps, answerAll(pending))
+	return fmt.Sprintf("agentmem: conflict: %stool call %q already has a different result", at, e.CallID)
+}
+
+// Unwrap makes errors.Is(err, ErrConflict) true.
+func (e *ResultConflictError) Unwrap() error { return ErrConflict }
+
+// FoldMessages folds chat messages into steps. It is the one place where
+// messages become steps: Memory.AddMessage, a store's message appends and
+// the transports over them all call it. It is pure: it changes neither
+// open nor msgs, and the steps it returns share nothing with them.
+//
+// open are the actions the messages' tool results may answer: actions
+// whose calls await results and, so that a retried tool message is
+// recognised, actions whose calls it may repeat. The rules:
+//
+//   - Every message must be valid (Message.Validate).
+//   - A system message becomes a SystemPromptStep; a user message a
+//     TaskStep (text and images); an assistant message an ActionStep
+//     with its output and tool calls, pending until every call has a
+//     result; agent_call and agent_response messages MessageSteps.
+//   - A tool message answers its call: the newest action, of this
+//     request's new steps and then of open, that made the call and has
+//     no result for it yet. If every action that made the call has a
+//     result for it, the newest one's must be the same (content and
+//     error flag: the message is then Repeated and changes nothing) or
+//     the fold fails with a *ResultConflictError. A call no action made
+//     is refused (ErrInvalid, field messages[i].tool_call_id).
+//   - Without KeepPending, a message other than a tool result first
+//     answers every unanswered call with MissingResult; with Flush, the
+//     calls still unanswered at the end are answered so.
+//
+// Errors name the message as "messages[i]" (an *InvalidError's Field, or
+// a *ResultConflictError's); nothing is returned with them.
+func FoldMessages(open []*ActionStep, msgs []Message, opts FoldOptions) (*Folded, error) {
+	f := &folder{opts: opts, out: &Folded{}}
+	for i, a := range open {
+		if a == nil {
+			return nil, invalidf(fmt.Sprintf("open[%d]", i), "is nil")
+		}
+		f.acts = append(f.acts, &foldAct{a: a, orig: i, step: -1})
+	}
+	for i, msg := range msgs {
+		if err := f.add(i, msg); err != nil {
+			return nil, atMessage(i, err)
+		}
+	}
+	if opts.Flush {
+		f.answerAll()
+	}
+	for _, act := range f.acts {
+		if act.orig >= 0 && act.owned {
+			f.out.Updated = append(f.out.Updated, act.a)
+		}
+	}
+	return f.out, nil
+}
+
+// folder is the state of one FoldMessages call.
+type folder struct {
+	opts FoldOptions
+	out  *Folded
+	// acts are the actions a tool message may answer: open's, then the
+	// new ones, oldest first.
+	acts []*foldAct
+}
+
+// foldAct is an action a fold may give results to.
+type foldAct struct {
+	a     *ActionStep
+	orig  int  // index in open, or -1 for a new step
+	step  int  // index in out.Steps of a new step, or -1
+	owned bool // a is the fold's own copy
+}
+
+// set replaces the action with c, a changed copy.
+func (f *folder) set(act *foldAct, c *ActionStep) {
+	act.a, act.owned = c, true
+	if act.step >= 0 {
+		f.out.Steps[act.step] = c
+	}
+}
+
+// answerAll answers every unanswered call with MissingResult.
+func (f *folder) answerAll() {
+	for _, act := range f.acts {
+		if act.a.Pending() {
+			f.set(act, answerAll(act.a))
+		}
+	}
+}
+
+// add folds message i.
+func (f *folder) add(i int, msg Message) error {
+	if err := msg.Validate(); err != nil {
+		return err
+	}
+	msg = msg.Clone()
+	if msg.Role == RoleTool {
+		return f.result(i, msg)
+	}
+	if !f.opts.KeepPending {
+		f.answerAll()
 	}
 	info := StepInfo{ID: msg.ID, Time: msg.Time, Metadata: msg.Metadata}
+	if info.ID == "" && f.opts.NewID != nil {
+		info.ID = f.opts.NewID()
+	}
+	if info.Time.IsZero() && f.opts.Now != nil {
+		info.Time = f.opts.Now()
+	}
+	var s Step
 	switch msg.Role {
 	case RoleSystem:
-		steps = append(steps, &SystemPromptStep{StepInfo: info, Content: msg.Text()})
+		s = &SystemPromptStep{StepInfo: info, Content: msg.Text()}
 	case RoleUser:
 		t := &TaskStep{StepInfo: info}
 		var text []string
@@ -131,17 +310,72 @@ func (m *Memory) fold(msg Message) (steps []Step, pending *ActionStep, err error
 			}
 		}
 		t.Task = strings.Join(text, "\n")
-		steps = append(steps, t)
+		s = t
 	case RoleAssistant:
 		a := &ActionStep{StepInfo: info, ModelOutput: msg.Text(), ToolCalls: msg.ToolCalls}
-		if len(msg.ToolCalls) > 0 {
-			return steps, a, nil
+		if len(a.ToolCalls) > 0 {
+			f.acts = append(f.acts, &foldAct{a: a, orig: -1, step: len(f.out.Steps), owned: true})
 		}
-		steps = append(steps, a)
+		s = a
 	default: // agent_call, agent_response
-		steps = append(steps, &MessageStep{StepInfo: StepInfo{ID: msg.ID, Time: msg.Time}, Message: msg})
+		info.Metadata = nil // it stays on the message
+		s = &MessageStep{StepInfo: info, Message: msg}
 	}
-	return steps, nil, nil
+	f.out.Steps = append(f.out.Steps, s)
+	return nil
+}
+
+// result folds tool message i.
+func (f *folder) result(i int, msg Message) error {
+	r := ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata[MetaIsError] == "true"}
+	var answered *foldAct
+	for k := len(f.acts) - 1; k >= 0; k-- {
+		act := f.acts[k]
+		if act.a.callName(r.CallID) == "" {
+			continue
+		}
+		if _, ok := act.a.Result(r.CallID); !ok {
+			c := act.a.clone().(*ActionStep)
+			c.Results = append(c.Results, r)
+			f.set(act, orderResults(c))
+			return nil
+		}
+		if answered == nil {
+			answered = act
+		}
+	}
+	if answered == nil {
+		return invalidf("tool_call_id", "tool result for %q has no pending tool call with that ID", r.CallID)
+	}
+	if old, _ := answered.a.Result(r.CallID); old.Content != r.Content || old.IsError != r.IsError {
+		return &ResultConflictError{CallID: r.CallID}
+	}
+	f.out.Repeated = append(f.out.Repeated, i)
+	return nil
+}
+
+// atMessage puts "messages[i]" before the field of an error about message
+// i.
+func atMessage(i int, err error) error {
+	prefix := fmt.Sprintf("messages[%d]", i)
+	join := func(f string) string {
+		switch {
+		case f == "":
+			return prefix
+		case strings.HasPrefix(f, "["):
+			return prefix + f
+		}
+		return prefix + "." + f
+	}
+	var ie *InvalidError
+	var ce *ResultConflictError
+	switch {
+	case errors.As(err, &ie):
+		return &InvalidError{Field: join(ie.Field), Reason: ie.Reason}
+	case errors.As(err, &ce):
+		return &ResultConflictError{Field: join(ce.Field), CallID: ce.CallID}
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
 }
 
 // answerAll returns a copy of a pending action in which every unanswered
@@ -149,11 +383,7 @@ func (m *Memory) fold(msg Message) (steps []Step, pending *ActionStep, err error
 func answerAll(p *ActionStep) *ActionStep {
 	p = p.clone().(*ActionStep)
 	for _, c := range p.ToolCalls {
-		answered := false
-		for _, r := range p.Results {
-			answered = answered || r.CallID == c.ID
-		}
-		if !answered {
+		if _, ok := p.Result(c.ID); !ok {
 			p.Results = append(p.Results, ToolResult{CallID: c.ID, Content: MissingResult, IsError: true})
 		}
 	}
@@ -192,8 +422,46 @@ func (m *Memory) FlushPending(ctx context.Context) error {
 	return nil
 }
 
+// PopMessage splits the newest message off a step, as a store's pop does
+// with the newest step of a session's working set: it returns that
+// message (canonical, as Step.Messages renders it) and what is left of the
+// step, or nil when the step goes whole. The newest message of a step is
+// the last message it renders, except that the prompts a step renders
+// around its content are not messages of their own:
+//
+//   - an action with tool results: its last result, in call order, as a
+//     tool message; what is left is a copy of the action without it,
+//     whose call is pending again (it awaits a result);
+//   - an action without results: its assistant message (its output and
+//     tool calls), and the step goes whole, with its observation and
+//     error, which only typed steps carry;
+//   - a final answer, which renders nothing: the answer as an assistant
+//     message, and the step goes;
+//   - any other step: its first message (a system prompt, a task with
+//     its images, a planning step's plan, a scratchpad's note, a summary,
+//     a wrapped message), and the step goes whole, with the prompt a
+//     planning or scratchpad step renders after it.
+func PopMessage(s Step) (Message, Step) {
+	info := s.Info()
+	switch s := s.(type) {
+	case *ActionStep:
+		if n := len(s.Results); n > 0 {
+			rest := s.clone().(*ActionStep)
+			rest.Results = rest.Results[:n-1]
+			return s.resultMessage(s.Results[n-1]), rest
+		}
+	case *FinalAnswerStep:
+		return Message{ID: info.ID, Role: RoleAssistant, Content: Text(s.Answer), Time: info.Time}, nil
+	}
+	if msgs := s.Messages(RenderOptions{}); len(msgs) > 0 {
+		return msgs[0], nil
+	}
+	return Message{ID: info.ID, Role: RoleAssistant, Time: info.Time}, nil
+}
+
 // Recent returns the last n messages of the working set in canonical form
-// (unbudgeted), oldest first. A pending action is not included.
+// (unbudgeted), oldest first. Pending actions, held back or in the
+// working set, are not included.
 func (m *Memory) Recent(n int) []Message {
 	if n <= 0 {
 		return nil
@@ -203,6 +471,9 @@ func (m *Memory) Recent(n int) []Message {
 	var rev [][]Message
 	count := 0
 	for i := len(m.entries) - 1; i >= 0 && count < n; i-- {
+		if IsPending(m.entries[i].step) {
+			continue
+		}
 		msgs := m.entries[i].step.Messages(RenderOptions{})
 		rev = append(rev, msgs)
 		count += len(msgs)
@@ -237,16 +508,18 @@ func (m *Memory) MessageByID(id string) (Message, error) {
 }
 
 // StepsFromMessages folds a list of chat messages into steps, as
-// AddMessage would, without a memory. Steps are numbered from 0.
+// AddMessage would, without a memory: calls left unanswered at the end get
+// an error result (MissingResult). Steps are numbered from 0, and those
+// whose message has no ID or time get a new ID and the current time.
 func StepsFromMessages(msgs []Message) ([]Step, error) {
-	mem := New(Options{Counter: heuristicCounter()})
-	for i, msg := range msgs {
-		if err := mem.AddMessage(context.Background(), msg); err != nil {
-			return nil, fmt.Errorf("messages[%d]: %w", i, err)
-		}
-	}
-	if err := mem.FlushPending(context.Background()); err != nil {
+	f, err := FoldMessages(nil, msgs, FoldOptions{Flush: true, NewID: NewID, Now: time.Now})
+	if err != nil {
 		return nil, err
 	}
-	return mem.Steps(), nil
+	for i, s := range f.Steps {
+		info := s.Info()
+		info.Number = i
+		s.setInfo(info)
+	}
+	return f.Steps, nil
 }

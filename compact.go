@@ -136,6 +136,7 @@ func (m *Memory) compact(ctx context.Context, epoch uint64, in []Step, byStep ma
 	}
 	m.entries = plan.entries
 	m.pinned = pinnedIndexes(plan.entries)
+	m.waiting = waitingIndexes(plan.entries)
 	m.epoch++
 	m.recountLocked()
 	plan.comp.After = len(plan.entries)
@@ -207,6 +208,9 @@ func (m *Memory) recountLocked() {
 	}
 	m.tokens = 0
 	for _, e := range m.entries {
+		if IsPending(e.step) {
+			continue
+		}
 		m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
 	}
 }
@@ -237,14 +241,17 @@ func (m *Memory) TrimToFit(ctx context.Context, opts ContextOptions) (*Compactio
 // trim implements TrimToFit. m.wmu must be held.
 func (m *Memory) trim(ctx context.Context, opts ContextOptions, f Format, c tokenizer.Counter) (*Compaction, error) {
 	m.mu.RLock()
-	res, err := workingView{entries: m.entries, pinned: m.pinned}.fit(opts, f, c)
+	res, err := workingView{entries: m.entries, pinned: m.pinned, waiting: m.waiting}.fit(opts, f, c)
 	m.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
-	keep := make(map[int]bool, len(res.Steps))
+	keep := make(map[int]bool, len(res.Steps)+len(res.Pending))
 	for _, n := range res.Steps {
 		keep[n] = true
+	}
+	for _, p := range res.Pending { // they cost nothing until complete
+		keep[p.Step] = true
 	}
 	in := make([]Step, len(m.entries))
 	byStep := make(map[Step]*entry, len(m.entries))

@@ -54,6 +54,10 @@ type Context struct {
 	Truncated []int `json:"truncated,omitempty"`
 	// Summarized lists the step numbers covered by the summaries shown.
 	Summarized []Range `json:"summarized,omitempty"`
+	// Pending lists the pending actions of the working set, whose tool
+	// calls await results (ActionStep.Pending). They are never shown, so
+	// every tool call shown has its result, nor counted as dropped.
+	Pending []PendingAction `json:"pending,omitempty"`
 
 	delta int // what assembling added to the cost of the steps shown
 
@@ -69,10 +73,18 @@ func (c *Context) reset(budget int, format, counter string) *Context {
 	*c = Context{
 		Budget: budget, Format: format, Counter: counter,
 		Messages: c.Messages[:0], Steps: c.Steps[:0], Dropped: c.Dropped[:0],
-		Truncated: c.Truncated[:0], Summarized: c.Summarized[:0],
+		Truncated: c.Truncated[:0], Summarized: c.Summarized[:0], Pending: c.Pending[:0],
 		shown: c.shown[:0], parts: c.parts[:0], calls: c.calls[:0],
 	}
 	return c
+}
+
+// PendingAction is a pending action of the working set, which a context
+// leaves out: its step number and the IDs of its calls that await results,
+// in call order.
+type PendingAction struct {
+	Step        int      `json:"step"`
+	ToolCallIDs []string `json:"tool_call_ids"`
 }
 
 // DroppedRun is a run of consecutive working-set steps left out of a
@@ -87,7 +99,9 @@ type DroppedRun struct {
 // it: the pinned steps (system prompts and the first task) always, then the
 // newest steps that fit, walking back from the end and stopping at the
 // first that does not, so the kept window has no gaps. A tool call and its
-// results belong to one step and so are kept or dropped together.
+// results belong to one step and so are kept or dropped together. Pending
+// actions (whose calls await results) are never shown: they are listed in
+// Context.Pending, not in Dropped.
 //
 // Each step is rendered and counted once per format and counter and the
 // result cached, so the cost of a call follows the number of steps kept,
@@ -113,7 +127,7 @@ func (m *Memory) Context(ctx context.Context, opts ContextOptions) (*Context, er
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	v := workingView{entries: m.entries, pinned: m.pinned}
+	v := workingView{entries: m.entries, pinned: m.pinned, waiting: m.waiting}
 	return v.fit(opts, f, c)
 }
 
@@ -122,6 +136,7 @@ func (m *Memory) Context(ctx context.Context, opts ContextOptions) (*Context, er
 type workingView struct {
 	entries []*entry
 	pinned  []int
+	waiting []int // indexes of the pending actions, ascending
 }
 
 // fit implements Context over a view. A format may insert messages when
@@ -162,13 +177,20 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 	}
 	used := need
 	// Walk back from the newest step; start ends as the index of the
-	// oldest step of the kept window.
+	// oldest step of the kept window. Pending actions cost nothing and
+	// are passed over (and not shown).
 	start := len(v.entries)
-	pi := len(v.pinned) - 1 // walks the pinned indexes down with i
+	pi := len(v.pinned) - 1  // walks the pinned indexes down with i
+	wi := len(v.waiting) - 1 // and the pending ones
 	for i := len(v.entries) - 1; i >= 0; i-- {
 		if pi >= 0 && v.pinned[pi] == i {
 			start = i
 			pi--
+			continue
+		}
+		if wi >= 0 && v.waiting[wi] == i {
+			start = i
+			wi--
 			continue
 		}
 		cost := v.entries[i].render(f, c, ro).total
@@ -189,18 +211,32 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 			out.Summarized = append(out.Summarized, s.Covers...)
 		}
 	}
+	for _, i := range v.waiting {
+		a := v.entries[i].step.(*ActionStep)
+		out.Pending = append(out.Pending, PendingAction{Step: a.Number, ToolCallIDs: a.Unanswered()})
+	}
 	// Pinned steps before the window, and the runs of dropped steps
-	// between them.
-	runStart := -1
-	closeRun := func(end int) {
-		if runStart >= 0 {
-			out.Dropped = append(out.Dropped, DroppedRun{
-				First: v.entries[runStart].step.Info().Number,
-				Last:  v.entries[end].step.Info().Number,
-				Count: end - runStart + 1,
-			})
-			out.DroppedSteps += end - runStart + 1
-			runStart = -1
+	// between them (pending actions there are not dropped steps: they
+	// split the runs).
+	wi = 0
+	dropRun := func(from, to int) {
+		for from <= to {
+			for wi < len(v.waiting) && v.waiting[wi] < from {
+				wi++
+			}
+			end := to
+			if wi < len(v.waiting) && v.waiting[wi] <= to {
+				end = v.waiting[wi] - 1
+			}
+			if end >= from {
+				out.Dropped = append(out.Dropped, DroppedRun{
+					First: v.entries[from].step.Info().Number,
+					Last:  v.entries[end].step.Info().Number,
+					Count: end - from + 1,
+				})
+				out.DroppedSteps += end - from + 1
+			}
+			from = end + 2 // past the pending action
 		}
 	}
 	next := 0 // next index not yet accounted for
@@ -209,8 +245,7 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 			break
 		}
 		if p > next {
-			runStart = next
-			closeRun(p - 1)
+			dropRun(next, p-1)
 		}
 		addEntry(v.entries[p])
 		next = p + 1
@@ -231,15 +266,21 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 			end--
 		}
 		if end >= next {
-			runStart = next
-			closeRun(end)
+			dropRun(next, end)
 		}
 	}
 	if filler != nil {
 		addEntry(filler)
 		out.Truncated = append(out.Truncated, filler.step.Info().Number)
 	}
+	wi = 0
 	for i := start; i < len(v.entries); i++ {
+		for wi < len(v.waiting) && v.waiting[wi] < i {
+			wi++
+		}
+		if wi < len(v.waiting) && v.waiting[wi] == i {
+			continue
+		}
 		addEntry(v.entries[i])
 	}
 	copyMessages(out, f, c, ro)
@@ -353,7 +394,19 @@ func (m *Memory) strategyView(ctx context.Context, s Strategy, f Format, c token
 		}
 	}
 	v.pinned = pinnedIndexes(v.entries)
+	v.waiting = waitingIndexes(v.entries)
 	return v, nil
+}
+
+// waitingIndexes returns the indexes of the pending actions, ascending.
+func waitingIndexes(entries []*entry) []int {
+	var idx []int
+	for i, e := range entries {
+		if IsPending(e.step) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 // pinnedIndexes returns the indexes of the pinned entries, ascending:

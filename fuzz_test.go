@@ -123,3 +123,44 @@ func FuzzMessageJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFoldMessages: any list of messages folds, against a pending action,
+// into valid steps and updated copies of the action (or is refused with
+// ErrInvalid or ErrConflict), without changing its arguments; with Flush
+// nothing is left pending.
+func FuzzFoldMessages(f *testing.F) {
+	f.Add([]byte(`[{"role":"tool","tool_call_id":"b","content":"rb"}]`), true, false)
+	f.Add([]byte(`[{"role":"user","content":"u"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"result a"}]`), false, true)
+	f.Add([]byte(`[{"role":"tool","tool_call_id":"a","content":"other"}]`), true, true)
+	f.Fuzz(func(t *testing.T, data []byte, keep, flush bool) {
+		var msgs []agentmem.Message
+		if json.Unmarshal(data, &msgs) != nil {
+			return
+		}
+		open := []*agentmem.ActionStep{pendingAB()}
+		before, _ := agentmem.MarshalStep(open[0])
+		out, err := agentmem.FoldMessages(open, msgs, agentmem.FoldOptions{KeepPending: keep, Flush: flush})
+		if after, _ := agentmem.MarshalStep(open[0]); !bytes.Equal(before, after) {
+			t.Fatal("the open action changed")
+		}
+		if err != nil {
+			if !errors.Is(err, agentmem.ErrInvalid) && !errors.Is(err, agentmem.ErrConflict) {
+				t.Fatalf("error wraps neither ErrInvalid nor ErrConflict: %v", err)
+			}
+			return
+		}
+		for _, s := range out.Steps {
+			if err := s.Validate(); err != nil {
+				t.Fatalf("invalid step %+v: %v", s, err)
+			}
+			if flush && agentmem.IsPending(s) {
+				t.Fatalf("pending after a flush: %+v", s)
+			}
+		}
+		for _, u := range out.Updated {
+			if err := u.Validate(); err != nil || u.Number != 7 || u.ID != "act" || (flush && u.Pending()) {
+				t.Fatalf("updated copy %+v: %v", u, err)
+			}
+		}
+	})
+}

@@ -67,11 +67,12 @@ type Memory struct {
 	wmu     sync.Mutex
 	mu      sync.RWMutex
 	entries []*entry
-	next    int    // next step number
-	epoch   uint64 // bumped by every change other than an append
-	pinned  []int  // indexes of pinned entries, ascending
-	tokens  int    // sum of default costs, maintained only when the policy has MaxTokens
-	pending *ActionStep
+	next    int         // next step number
+	epoch   uint64      // bumped by every change other than an append
+	pinned  []int       // indexes of pinned entries, ascending
+	waiting []int       // indexes of pending actions (ActionStep.Pending), ascending
+	tokens  int         // sum of default costs, maintained only when the policy has MaxTokens
+	pending *ActionStep // held back by AddMessage, not in entries
 }
 
 // entry is one step of the working set with its render cache.
@@ -243,6 +244,10 @@ func (m *Memory) appendLocked(e *entry) {
 	if m.pinsNext(s.Kind()) {
 		m.pinned = append(m.pinned, len(m.entries)-1)
 	}
+	if IsPending(s) {
+		m.waiting = append(m.waiting, len(m.entries)-1)
+		return // it costs nothing until it is complete: contexts leave it out
+	}
 	if m.policy != nil && m.policy.MaxTokens > 0 {
 		m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
 	}
@@ -390,6 +395,7 @@ func (m *Memory) Clear(ctx context.Context) error {
 	defer m.mu.Unlock()
 	m.entries = nil
 	m.pinned = nil
+	m.waiting = nil
 	m.tokens = 0
 	m.pending = nil
 	m.epoch++
@@ -397,12 +403,16 @@ func (m *Memory) Clear(ctx context.Context) error {
 }
 
 // Messages renders the whole working set in the memory's default format,
-// with no budget: the seeds' to_messages().
+// with no budget: the seeds' to_messages(). Pending actions are left out,
+// as Context leaves them out.
 func (m *Memory) Messages(opts RenderOptions) []Message {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var msgs []Message
 	for _, e := range m.entries {
+		if IsPending(e.step) {
+			continue
+		}
 		for _, msg := range e.render(m.format, m.counter, opts).msgs {
 			msgs = append(msgs, msg.Clone())
 		}
@@ -412,12 +422,16 @@ func (m *Memory) Messages(opts RenderOptions) []Message {
 }
 
 // Tokens returns the cost of rendering the whole working set in the
-// default format, reply priming included.
+// default format, reply priming included (pending actions, which contexts
+// leave out, cost nothing).
 func (m *Memory) Tokens() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	n := ReplyPriming
 	for _, e := range m.entries {
+		if IsPending(e.step) {
+			continue
+		}
 		n += e.render(m.format, m.counter, RenderOptions{}).total
 	}
 	return n

@@ -99,7 +99,6 @@ func TestAddRefusesInvalidSteps(t *testing.T) {
 	cases := map[string]agentmem.Step{
 		"nil":             nil,
 		"orphan result":   &agentmem.ActionStep{Results: []agentmem.ToolResult{{CallID: "x", Content: "r"}}},
-		"call no result":  &agentmem.ActionStep{ToolCalls: []agentmem.ToolCall{{ID: "a", Name: "f"}}},
 		"call no id":      &agentmem.ActionStep{ToolCalls: []agentmem.ToolCall{{Name: "f"}}},
 		"duplicate call":  &agentmem.ActionStep{ToolCalls: []agentmem.ToolCall{{ID: "a", Name: "f"}, {ID: "a", Name: "g"}}, Results: []agentmem.ToolResult{{CallID: "a"}}},
 		"two results":     &agentmem.ActionStep{ToolCalls: []agentmem.ToolCall{{ID: "a", Name: "f"}}, Results: []agentmem.ToolResult{{CallID: "a"}, {CallID: "a"}}},

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
-
-	"github.com/agentmem/agentmem/tokenizer"
 )
 
 // SnapshotVersion is the version of the snapshot format Snapshot writes.
@@ -89,6 +87,7 @@ func (m *Memory) Restore(s *Snapshot) error {
 	defer m.mu.Unlock()
 	m.entries = entries
 	m.pinned = pinnedIndexes(entries)
+	m.waiting = waitingIndexes(entries)
 	m.next = max(next, m.next)
 	m.pending = pending
 	m.epoch++
@@ -180,5 +179,3 @@ func snapshotFromMessages(msgs []Message, summary string) (*Snapshot, error) {
 	}
 	return &Snapshot{Version: SnapshotVersion, NextNumber: len(steps), Steps: steps}, nil
 }
-
-func heuristicCounter() tokenizer.Counter { return tokenizer.NewHeuristic() }

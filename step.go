@@ -175,9 +175,15 @@ type ToolResult struct {
 }
 
 // ActionStep is one turn of the agent loop: the model's reasoning and
-// output, the tool calls it made and their results, or an error. Every tool
-// call has exactly one result, so a call and its results are one unit that
-// pruning keeps or drops whole.
+// output, the tool calls it made and their results, or an error. A call
+// and its result are one unit that pruning keeps or drops whole.
+//
+// Every tool call has at most one result. An action some of whose calls
+// have no result yet is pending (see Pending): chat frameworks save the
+// assistant message that makes the calls before the tool messages that
+// answer them, and a store keeps it so until they arrive. A context never
+// shows a pending action (Memory.Context leaves it out and lists it in
+// Context.Pending), so every call a model is shown has its result.
 type ActionStep struct {
 	StepInfo
 	// Thought is the model's reasoning, when reported apart from its output.
@@ -185,7 +191,8 @@ type ActionStep struct {
 	// ModelOutput is the raw text the model returned.
 	ModelOutput string     `json:"model_output,omitempty"`
 	ToolCalls   []ToolCall `json:"tool_calls,omitempty"`
-	// Results holds one result per tool call, in call order.
+	// Results holds at most one result per tool call, in call order; a
+	// call without one is pending.
 	Results []ToolResult `json:"results,omitempty"`
 	// Observation holds output that did not come from a tool call (for
 	// example the stdout of code the agent ran).
@@ -205,7 +212,8 @@ func (*ActionStep) Kind() StepKind { return KindAction }
 // Messages implements Step: an assistant message with the model's output
 // and tool calls, one tool message per result, then the observation and
 // error (if any) as user messages. In summary mode the model's raw output
-// is left out.
+// is left out. A pending action renders the results it has; contexts
+// leave it out whole.
 func (s *ActionStep) Messages(opts RenderOptions) []Message {
 	msgs := make([]Message, 0, 1+len(s.Results)+2)
 	text := s.assistantText()
@@ -220,11 +228,7 @@ func (s *ActionStep) Messages(opts RenderOptions) []Message {
 		msgs = append(msgs, m)
 	}
 	for _, r := range s.Results {
-		m := Message{ID: r.ID, Role: RoleTool, ToolCallID: r.CallID, Name: s.callName(r.CallID), Content: Text(r.Content), Time: s.Time}
-		if r.IsError {
-			m.Metadata = map[string]string{MetaIsError: "true"}
-		}
-		msgs = append(msgs, m)
+		msgs = append(msgs, s.resultMessage(r))
 	}
 	if s.Observation != "" {
 		msgs = append(msgs, Message{Role: RoleUser, Content: Text("Observation:\n" + s.Observation), Time: s.Time})
@@ -233,6 +237,15 @@ func (s *ActionStep) Messages(opts RenderOptions) []Message {
 		msgs = append(msgs, Message{Role: RoleUser, Content: Text("Error:\n" + s.Error + "\nNow let's retry: take care not to repeat previous errors!"), Time: s.Time})
 	}
 	return msgs
+}
+
+// resultMessage renders one result as a tool message.
+func (s *ActionStep) resultMessage(r ToolResult) Message {
+	m := Message{ID: r.ID, Role: RoleTool, ToolCallID: r.CallID, Name: s.callName(r.CallID), Content: Text(r.Content), Time: s.Time}
+	if r.IsError {
+		m.Metadata = map[string]string{MetaIsError: "true"}
+	}
+	return m
 }
 
 // assistantText is what the assistant said: its raw output, else its
@@ -260,6 +273,40 @@ func (s *ActionStep) callName(id string) string {
 	return ""
 }
 
+// Pending reports whether some of the step's tool calls have no result
+// yet. It is the one definition of a pending action: a context leaves
+// pending actions out, and a tool result appended later completes them.
+// (Validate holds every result to a distinct call of the step.)
+func (s *ActionStep) Pending() bool { return len(s.Results) < len(s.ToolCalls) }
+
+// Unanswered returns the IDs of the tool calls that have no result yet, in
+// call order.
+func (s *ActionStep) Unanswered() []string {
+	var out []string
+	for _, c := range s.ToolCalls {
+		if _, ok := s.Result(c.ID); !ok {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// Result returns the result of the tool call with this ID, if it has one.
+func (s *ActionStep) Result(callID string) (ToolResult, bool) {
+	for _, r := range s.Results {
+		if r.CallID == callID {
+			return r, true
+		}
+	}
+	return ToolResult{}, false
+}
+
+// IsPending reports whether s is a pending action (ActionStep.Pending).
+func IsPending(s Step) bool {
+	a, ok := s.(*ActionStep)
+	return ok && a.Pending()
+}
+
 // ObservationLen returns the total length in bytes of the step's tool
 // results and observation.
 func (s *ActionStep) ObservationLen() int {
@@ -270,8 +317,9 @@ func (s *ActionStep) ObservationLen() int {
 	return n
 }
 
-// Validate implements Step: every tool call has exactly one result and
-// every result answers a call of this step.
+// Validate implements Step: every result answers a call of this step and
+// no call has more than one. A call may have none yet: the step is then
+// pending (see Pending).
 func (s *ActionStep) Validate() error {
 	for _, f := range []struct{ name, v string }{
 		{"thought", s.Thought}, {"model_output", s.ModelOutput}, {"observation", s.Observation},
@@ -300,11 +348,6 @@ func (s *ActionStep) Validate() error {
 		answered[r.CallID] = true
 		if err := validText(f+".content", r.Content); err != nil {
 			return err
-		}
-	}
-	for i, c := range s.ToolCalls {
-		if !answered[c.ID] {
-			return invalidf(fmt.Sprintf("tool_calls[%d]", i), "tool call %q has no result", c.ID)
 		}
 	}
 	if s.Duration < 0 {

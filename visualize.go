@@ -61,6 +61,9 @@ func (m *Memory) write(w io.Writer, detail bool) error {
 				ew.printf("  %s", strings.Join(names, ","))
 			}
 			ew.printf("  obs %s chars", thousands(s.ObservationLen()))
+			if s.Pending() {
+				ew.printf("  pending %s", strings.Join(s.Unanswered(), ","))
+			}
 			if s.Error != "" {
 				ew.printf("  error")
 			}

@@ -40,8 +40,9 @@ var (
 //
 //	400, 413, 415, 422 tool_results_missing  agentmem.ErrInvalid (and errors.As finds an *agentmem.InvalidError)
 //	404                                      agentmem.ErrNotFound
-//	409                                      agentmem.ErrConflict
+//	409 (tool_result_conflict included)      agentmem.ErrConflict
 //	409 idempotency_key_reused               store.ErrIDReused (which wraps agentmem.ErrConflict)
+//	409 nothing_to_pop                       store.ErrNothingToPop (which wraps agentmem.ErrConflict)
 //	422 budget_too_small                     agentmem.ErrBudgetTooSmall (and errors.As finds an *agentmem.BudgetError)
 //	401                                      ErrUnauthorized
 //	403                                      ErrForbidden
@@ -94,8 +95,11 @@ func (e *Error) Unwrap() []error {
 	case http.StatusNotFound:
 		return []error{agentmem.ErrNotFound}
 	case http.StatusConflict:
-		if e.Code == server.CodeIdempotencyKeyReused {
+		switch e.Code {
+		case server.CodeIdempotencyKeyReused:
 			return []error{store.ErrIDReused}
+		case server.CodeNothingToPop:
+			return []error{store.ErrNothingToPop}
 		}
 		return []error{agentmem.ErrConflict}
 	case http.StatusUnprocessableEntity:

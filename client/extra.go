@@ -125,9 +125,10 @@ type AppendOptions struct {
 	// the append fails with 409 (agentmem.ErrConflict) if it is not, and
 	// Error.LastSeq holds the current one.
 	IfMatch *int64
-	// FlushPending records tool calls left without a result as failed
-	// (POST /messages only); otherwise such a request is refused with
-	// 422 tool_results_missing.
+	// FlushPending records every tool call still without a result after
+	// the request, of the request or of the session, as failed (POST
+	// /messages only); otherwise such calls stay pending until their
+	// results are appended.
 	FlushPending bool
 }
 
@@ -175,10 +176,13 @@ func (c *Client) AppendSteps(ctx context.Context, sessionID string, steps []agen
 }
 
 // AppendMessages appends chat messages (POST /v1/sessions/{id}/messages):
-// the server folds them into steps as agentmem.Memory.AddMessage does. A
-// request is a whole turn: the results of an assistant message's tool
-// calls must be in the same request (see opts.FlushPending). The
-// messages are sent in OpenAI's wire form (render.OpenAIRequest).
+// the server folds them into steps (agentmem.FoldMessages). Messages may
+// be sent one at a time: an assistant message whose tool calls have no
+// results yet is kept pending, and tool messages sent later complete it
+// (the response's Updated names the actions they completed); the context
+// leaves pending calls out and lists them in ContextResponse.Pending (see
+// opts.FlushPending). The messages are sent in OpenAI's wire form
+// (render.OpenAIRequest).
 func (c *Client) AppendMessages(ctx context.Context, sessionID string, msgs []agentmem.Message, opts AppendOptions) (*server.AppendResponse, error) {
 	return c.AppendOpenAIMessages(ctx, sessionID, render.OpenAIRequest(msgs), opts)
 }
@@ -203,6 +207,31 @@ func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msg
 	var out server.AppendResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/messages", query: q,
 		body: msgs, header: opts.header(), idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PopOptions are the headers of POST /v1/sessions/{id}/pop.
+type PopOptions struct {
+	// IfMatch, when set, is the session's expected last sequence number:
+	// the pop fails with 409 (agentmem.ErrConflict) if it is not, and
+	// Error.LastSeq holds the current one.
+	IfMatch *int64
+}
+
+// Pop removes the newest message from a session's working set and returns
+// it (POST /v1/sessions/{id}/pop; see store.Pop for what the newest
+// message is). A pop is not idempotent, so the client does not retry it;
+// set opts.IfMatch to make a retry of your own safe. An empty session is
+// an *Error wrapping store.ErrNothingToPop.
+func (c *Client) Pop(ctx context.Context, sessionID string, opts PopOptions) (*server.PopResponse, error) {
+	if err := store.ValidateID(sessionID); err != nil {
+		return nil, err
+	}
+	var out server.PopResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/pop",
+		header: AppendOptions{IfMatch: opts.IfMatch}.header()}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

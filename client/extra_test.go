@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,13 +75,20 @@ func TestSessionRoutes(t *testing.T) {
 		}
 		last = r.LastSeq
 	}
-	// Tool calls without results: 422 unless flushed.
+	// Tool calls without results are kept pending, then flushed.
 	pending := turn("5")[:2]
-	_, err = c.AppendMessages(ctx, "s", pending, client.AppendOptions{})
-	if e := apiErr(t, err); e.Status != 422 || e.Code != server.CodeToolResultsMissing || !errors.Is(err, agentmem.ErrInvalid) {
-		t.Errorf("pending calls: %v", err)
+	r5, err := c.AppendMessages(ctx, "s", pending, client.AppendOptions{IfMatch: &last})
+	if err != nil || len(r5.Seqs) != 2 {
+		t.Fatalf("pending calls: %+v, %v", r5, err)
 	}
-	if r, err := c.AppendMessages(ctx, "s", pending, client.AppendOptions{FlushPending: true, IfMatch: &last}); err != nil || r.LastSeq <= last {
+	if cx, err := c.Context(ctx, "s", client.ContextOptions{}); err != nil || len(cx.Pending) != 1 || cx.Pending[0].Seq != r5.Seqs[1] {
+		t.Fatalf("context with pending calls: %+v, %v", cx, err)
+	}
+	last = r5.LastSeq
+	if r, err := c.AppendMessages(ctx, "s", nil, client.AppendOptions{FlushPending: true}); err == nil {
+		t.Errorf("an empty append: %+v", r)
+	}
+	if r, err := c.AppendMessages(ctx, "s", turn("6")[:1], client.AppendOptions{FlushPending: true, IfMatch: &last}); err != nil || !slices.Equal(r.Updated, r5.Seqs[1:]) {
 		t.Errorf("flushed: %+v, %v", r, err)
 	} else {
 		last = r.LastSeq
@@ -142,16 +150,18 @@ func TestSessionRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Two compactions: the flush that answered the pending call, and the
+	// summary.
 	var comps int
 	for _, en := range log.Entries {
 		if en.Kind == store.CompactionEntry {
 			comps++
-			if en.Time.IsZero() || len(en.Compaction.Working) != comp.After {
+			if en.Time.IsZero() || (en.Seq == comp.LastSeq && len(en.Compaction.Working) != comp.After) {
 				t.Errorf("compaction entry %+v", en)
 			}
 		}
 	}
-	if comps != 1 || int64(len(log.Entries)) != comp.LastSeq {
+	if comps != 2 || int64(len(log.Entries)) != comp.LastSeq {
 		t.Errorf("log: %d entries, %d compactions, last seq %d", len(log.Entries), comps, comp.LastSeq)
 	}
 	// The bound memory of the store package loads the compacted working
@@ -303,5 +313,36 @@ func TestRecallAndFacts(t *testing.T) {
 	}
 	if err := c.Forget(ctx, "u1", rem.Fact.ID, ""); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Errorf("Forget twice: %v", err)
+	}
+}
+
+func TestPop(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Pop(ctx, "p", client.PopOptions{}); !errors.Is(err, store.ErrNothingToPop) || !errors.Is(err, agentmem.ErrConflict) {
+		t.Fatalf("pop of an empty session: %v", err)
+	}
+	r, err := c.AppendMessages(ctx, "p", turn("1")[:3], client.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := r.LastSeq - 1
+	_, err = c.Pop(ctx, "p", client.PopOptions{IfMatch: &stale})
+	if e := apiErr(t, err); e.Status != 409 || e.LastSeq == nil || *e.LastSeq != r.LastSeq || !errors.Is(err, agentmem.ErrConflict) {
+		t.Fatalf("a stale If-Match: %v", err)
+	}
+	p, err := c.Pop(ctx, "p", client.PopOptions{IfMatch: &r.LastSeq})
+	if err != nil || p.Message.Role != "tool" || p.Message.ToolCallID != "call_1" || p.Removed || p.LastSeq != r.LastSeq+1 {
+		t.Fatalf("pop: %+v, %v", p, err)
+	}
+	cx, err := c.Context(ctx, "p", client.ContextOptions{})
+	if err != nil || len(cx.Pending) != 1 || !slices.Equal(cx.Pending[0].ToolCallIDs, []string{"call_1"}) {
+		t.Fatalf("context after the pop: %+v, %v", cx, err)
+	}
+	if _, err := c.Pop(ctx, "missing", client.PopOptions{}); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Fatalf("pop of a missing session: %v", err)
 	}
 }

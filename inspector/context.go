@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
@@ -20,6 +21,7 @@ const (
 	StatusTruncated  = "truncated"  // sent with its observations shortened
 	StatusSummarized = "summarized" // not sent: a summary stands in for it
 	StatusPruned     = "pruned"     // not sent: over the budget, or removed by a compaction
+	StatusPending    = "pending"    // not sent: its tool calls await results
 )
 
 // Bounds of the "what the model saw" page.
@@ -204,10 +206,14 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 		}
 		n := int(e.Seq)
 		row := logRow{Seq: e.Seq, Kind: string(e.Step.Kind()), step: e.Step}
-		_, inWS := index[n]
+		i, inWS := index[n]
 		switch {
 		case res == nil:
 			row.Status, row.Detail = StatusPruned, "nothing was sent: the budget cannot hold the pinned steps"
+		case inWS && agentmem.IsPending(ws[i]):
+			row.Status, row.Detail = StatusPending, "not sent: tool calls "+strings.Join(ws[i].(*agentmem.ActionStep).Unanswered(), ", ")+" await their results"
+		case shown[n] && replaced[n] && agentmem.IsPending(e.Step) && !truncated[n]:
+			row.Status, row.Detail = StatusShown, "with the tool results appended after it"
 		case truncated[n]:
 			row.Status, row.Detail = StatusTruncated, "observations shortened to fill the budget"
 		case shown[n] && replaced[n]:

@@ -694,6 +694,46 @@ func TestMountedByPatterns(t *testing.T) {
 	}
 }
 
+// TestWhatTheModelSawPendingCalls: an assistant message whose tool calls
+// await results (appended item by item) is not sent, and says so; once
+// its results are appended, the call as it was made is shown with them.
+func TestWhatTheModelSawPendingCalls(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	ctx := context.Background()
+	if _, err := f.st.Create(ctx, store.CreateRequest{ID: "items"}); err != nil {
+		t.Fatal(err)
+	}
+	add := func(msgs ...agentmem.Message) {
+		t.Helper()
+		if _, err := store.AppendMessages(ctx, f.st, store.MessagesRequest{SessionID: "items", Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text("sys")}, agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("look")})
+	add(agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text("calling grep"), ToolCalls: []agentmem.ToolCall{{ID: "g1", Name: "grep", Arguments: "{}"}}})
+	row := regexp.MustCompile(`data-seq="3" data-status="([a-z]+)">.*?<span class="why">([^<]*)</span>`)
+	body := mustGet(t, f.in, "/sessions/items/context", http.StatusOK)
+	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusPending || !strings.Contains(m[2], "g1") {
+		t.Fatalf("the pending step's row: %q", m)
+	}
+	if n := len(sentMessages(body)); n != 2 {
+		t.Fatalf("%d messages sent, want the system prompt and the task (the pending call is not sent)", n)
+	}
+	add(agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "g1", Content: agentmem.Text("found it")})
+	body = mustGet(t, f.in, "/sessions/items/context", http.StatusOK)
+	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusShown || !strings.Contains(m[2], "appended after") {
+		t.Fatalf("the completed step's row: %q", m)
+	}
+	if n := len(sentMessages(body)); n != 4 {
+		t.Fatalf("%d messages sent after the result, want 4", n)
+	}
+	// At the call after the assistant message, it was still pending.
+	body = mustGet(t, f.in, "/sessions/items/context?at=4", http.StatusOK)
+	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusPending {
+		t.Fatalf("the row as of seq 4: %q", m)
+	}
+}
+
 // TestStoreFailurePages: a store that is unavailable (closed here, as in a
 // shutdown) is a 503 page with Retry-After; a failure nobody expected is a
 // 500 page that does not show it.

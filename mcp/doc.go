@@ -15,7 +15,9 @@
 //	list_sessions   sessions newest first, by user or agent, paged
 //	append          append chat messages (role, content, tool_calls, tool_call_id, is_error)
 //	get_context     a session's messages fitted to a token budget, in a format,
-//	                with the token count and what was dropped, truncated or summarized
+//	                with the token count and what was dropped, truncated,
+//	                summarized or is pending
+//	pop             remove the newest message of a session and return it
 //
 // Each tool's input schema is inferred from its Go input type (descriptions
 // from jsonschema tags) and completed with enums, bounds, patterns and
@@ -23,17 +25,18 @@
 // the handler runs, and the output schema describes the structured result,
 // which is also sent as JSON text for clients without structured output.
 //
-// # Appends are whole turns
+// # Appends, whole turns or item by item
 //
-// append folds messages into steps as agentmem.Memory.AddMessage does, and,
-// like the HTTP API's messages route, takes a whole turn at a time: the
-// results of an assistant message's tool calls come in the same call, so no
-// half-finished turn is kept between calls and a tool call is never stored
-// without its result. flush_pending records missing results as failures
-// instead. The append is one atomic store append; with idempotency_key the
-// steps' IDs are KEY/0, KEY/1, ..., so a retried call stores nothing twice,
-// and a call reusing the key with other messages is refused and stores
-// nothing.
+// append folds messages into steps (agentmem.FoldMessages) through
+// store.AppendMessages, as the HTTP API's messages route does: a whole turn
+// at a time, or one message at a time. An assistant message whose tool
+// calls have no results yet is stored as a pending action, which
+// get_context leaves out (and lists under pending) until tool messages in
+// later calls answer it; flush_pending records every call still pending as
+// failed. pop removes the newest message (store.Pop). The append is one
+// atomic store append; with idempotency_key the steps' IDs are KEY/0,
+// KEY/1, ..., so a retried call stores nothing twice, and a call reusing
+// the key with other messages is refused and stores nothing.
 //
 // # Errors
 //

@@ -26,6 +26,7 @@ func TestLongTermToolsListed(t *testing.T) {
 		mcp.ToolListSessions:  nil,
 		mcp.ToolAppend:        {"session_id", "messages"},
 		mcp.ToolGetContext:    {"session_id"},
+		mcp.ToolPop:           {"session_id"},
 		mcp.ToolRemember:      {"user_id", "text"},
 		mcp.ToolRecallFacts:   {"user_id"},
 		mcp.ToolForget:        {"user_id", "fact_id", "reason"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -23,17 +24,20 @@ import (
 
 // FuzzFoldMessages checks append's arguments, with data as the messages,
 // as every tool call's are checked (checkArguments), decodes the messages
-// as the SDK does (JSON into []Message) and folds them into steps.
-// Whatever the input, nothing panics; arguments that would decode with a
-// loss are refused with a JSON-RPC invalid-params error, so no text the
-// fold accepts holds a U+FFFD the client did not send; and what the fold
-// accepts is a valid append whose steps render to messages every API
-// accepts.
+// as the SDK does (JSON into []Message) and appends them, with the append
+// tool's handler, to a session whose working set holds a pending action
+// (call p1 answered, p2 not). Whatever the input, nothing panics;
+// arguments that would decode with a loss are refused with a JSON-RPC
+// invalid-params error, so no stored text holds a U+FFFD the client did
+// not send; a refused append stores nothing; an accepted one stores valid
+// steps, and the session's context, pending actions left out, renders to
+// messages every API accepts.
 func FuzzFoldMessages(f *testing.F) {
 	f.Add([]byte(`[{"role":"user","content":"hi"}]`), false, "")
 	f.Add([]byte(`[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]},{"role":"tool","tool_call_id":"c1","content":"r"}]`), false, "k")
 	f.Add([]byte(`[{"role":"assistant","tool_calls":[{"id":"c1","name":"f"},{"id":"c2","name":"g"}]},{"role":"tool","tool_call_id":"c2","content":"x","is_error":true}]`), true, "")
 	f.Add([]byte(`[{"role":"tool","tool_call_id":"nobody","content":"x"}]`), false, "")
+	f.Add([]byte(`[{"role":"tool","tool_call_id":"p2","content":"later"}]`), false, "")
 	f.Add([]byte(`[{"role":"assistant","tool_calls":[{"id":"c","name":"f"},{"id":"c","name":"f"}]}]`), true, "")
 	f.Add([]byte(`[]`), false, "")
 	clock := func() time.Time { return time.Unix(1_700_000_000, 0).UTC() }
@@ -53,41 +57,56 @@ func FuzzFoldMessages(f *testing.F) {
 		if len(key) > maxIdempotencyKey {
 			key = key[:maxIdempotencyKey]
 		}
-		steps, err := foldMessages(msgs, flush, key, clock, agentmem.NewID)
+		ctx := context.Background()
+		st := memstore.New(memstore.Options{Clock: clock})
+		defer st.Close()
+		cfg := Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: clock, NewID: agentmem.NewID}
+		tt := &tools{cfg: &cfg, tenant: ""}
+		if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+			t.Fatal(err)
+		}
+		pending := &agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "p"},
+			ToolCalls: []agentmem.ToolCall{{ID: "p1", Name: "f"}, {ID: "p2", Name: "g"}}, Results: []agentmem.ToolResult{{CallID: "p1", Content: "r1"}}}
+		if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{pending}}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := tt.append(ctx, AppendInput{SessionID: "s", Messages: msgs, FlushPending: flush, IdempotencyKey: key})
+		ws, rerr := st.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
 		if err != nil {
+			if ws.Session.LastSeq != 1 {
+				t.Fatalf("a refused append stored something (%v): last seq %d", err, ws.Session.LastSeq)
+			}
 			return
 		}
-		if len(steps) == 0 || len(steps) > len(msgs) {
-			t.Fatalf("%d messages folded into %d steps", len(msgs), len(steps))
+		if len(out.Seqs) > len(msgs) || out.LastSeq != ws.Session.LastSeq {
+			t.Fatalf("%d messages: %+v (session at %d)", len(msgs), out, ws.Session.LastSeq)
 		}
 		sentFFFD := bytes.Contains(data, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(data), []byte(`\ufffd`))
-		for _, s := range steps {
+		for _, s := range ws.Steps {
 			for _, m := range s.Messages(agentmem.RenderOptions{}) {
 				if strings.ContainsRune(m.Text(), utf8.RuneError) && !sentFFFD {
 					t.Fatalf("U+FFFD in %q, which the client did not send: %q", m.Text(), data)
 				}
 			}
 		}
-		if err := store.ValidateAppend(store.AppendRequest{SessionID: "s", Steps: steps}); err != nil {
-			// Only what the store itself bounds may be refused (sizes,
-			// and IDs from a key of characters the schema forbids).
-			t.Logf("store refuses: %v", err)
-			return
-		}
 		mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
-		for _, s := range steps {
-			if _, err := mem.Add(context.Background(), s); err != nil {
-				t.Fatalf("an accepted step does not add: %v", err)
-			}
+		if err := mem.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: int(ws.Session.LastSeq) + 1, Steps: ws.Steps}); err != nil {
+			t.Fatalf("the stored working set does not restore: %v", err)
 		}
 		for _, name := range render.Names() {
 			format, _ := render.ByName(name)
-			c, err := mem.Context(context.Background(), agentmem.ContextOptions{Format: format})
+			c, err := mem.Context(ctx, agentmem.ContextOptions{Format: format})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if err := render.Validate(name, c.Messages); err != nil {
 				t.Fatalf("%s: accepted messages render invalid: %v\n%s", name, err, data)
+			}
+			if flush && len(c.Pending) > 0 {
+				t.Fatalf("pending after a flush: %+v", c.Pending)
 			}
 		}
 	})
@@ -126,11 +145,8 @@ func FuzzLongTermArgs(f *testing.F) {
 		if _, err := indexed.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "fuzz", UserID: "alice", Agent: "coder"}); err != nil {
 			t.Fatal(err)
 		}
-		steps, err := foldMessages([]Message{{Role: "user", Content: "the garden has roses"}, {Role: "assistant", Content: "roses need sun"}}, false, "", clock, agentmem.NewID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := indexed.Append(ctx, store.AppendRequest{SessionID: "s1", Steps: steps}); err != nil {
+		turn := []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("the garden has roses")}, {Role: agentmem.RoleAssistant, Content: agentmem.Text("roses need sun")}}
+		if _, err := store.AppendMessages(ctx, indexed, store.MessagesRequest{SessionID: "s1", Messages: turn, Now: clock}); err != nil {
 			t.Fatal(err)
 		}
 		known, err := fm.Remember(ctx, facts.RememberRequest{Tenant: "fuzz", UserID: "alice", Text: "Drinks coffee."})

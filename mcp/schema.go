@@ -73,6 +73,11 @@ func between(lo, hi float64) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) { s.Minimum, s.Maximum = &lo, &hi }
 }
 
+// atLeast sets a number's minimum.
+func atLeast(lo float64) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) { s.Minimum = &lo }
+}
+
 // length bounds a string's length in characters.
 func length(lo, hi int) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) { s.MinLength, s.MaxLength = &lo, &hi }

@@ -164,7 +164,7 @@ type Message struct {
 	Role       string     `json:"role" jsonschema:"system (instructions), user, assistant (the model's reply; may call tools) or tool (the result of one tool call)"`
 	Content    string     `json:"content,omitempty" jsonschema:"the message's text; for a tool message, the tool's output"`
 	Name       string     `json:"name,omitempty" jsonschema:"the speaker's name, if the API uses one"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty" jsonschema:"assistant messages only: the tool calls the model made. Each call needs a tool message with its id later in the same append"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty" jsonschema:"assistant messages only: the tool calls the model made. Each call's result is a tool message with its id, in this append or a later one"`
 	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"tool messages only: the id of the tool call this is the result of"`
 	IsError    bool       `json:"is_error,omitempty" jsonschema:"tool messages only: the tool failed and content is its error"`
 }
@@ -179,8 +179,8 @@ type ToolCall struct {
 // AppendInput is the input of append.
 type AppendInput struct {
 	SessionID      string    `json:"session_id" jsonschema:"the session to append to (from create_session or list_sessions)"`
-	Messages       []Message `json:"messages" jsonschema:"the messages to append, oldest first: usually one turn, such as a user message, or an assistant message with tool calls followed by one tool message per call"`
-	FlushPending   bool      `json:"flush_pending,omitempty" jsonschema:"record tool calls left without a tool message as failed, instead of refusing the append"`
+	Messages       []Message `json:"messages" jsonschema:"the messages to append, oldest first: a whole turn (such as an assistant message with tool calls and one tool message per call) or a single message"`
+	FlushPending   bool      `json:"flush_pending,omitempty" jsonschema:"record every tool call still without a result after this append, of this append or earlier ones, as failed, instead of keeping it pending"`
 	IdempotencyKey string    `json:"idempotency_key,omitempty" jsonschema:"a key unique to this append: a retry with the same key and messages stores nothing twice; the same key with other messages is refused and stores nothing"`
 }
 
@@ -188,6 +188,7 @@ type AppendInput struct {
 type AppendOutput struct {
 	Seqs    []int64 `json:"seqs" jsonschema:"the log sequence numbers of the stored steps, in order"`
 	LastSeq int64   `json:"last_seq" jsonschema:"the session's last sequence number after the append"`
+	Updated []int64 `json:"updated,omitempty" jsonschema:"the sequence numbers of earlier assistant messages whose pending tool calls this append's tool messages answered"`
 }
 
 var appendSchema = []edit{
@@ -200,56 +201,49 @@ var appendSchema = []edit{
 	at("idempotency_key", length(1, maxIdempotencyKey), pattern(`^[!-~]+$`)),
 }
 
-const appendDescription = `Append messages to a session's log, in OpenAI's chat shape: role system, user, assistant or tool. An assistant message may carry tool_calls; their results are tool messages (tool_call_id = the call's id) that must come in the same append, after it. Messages are stored durably and atomically (all or none). Returns the new log sequence numbers.`
+const appendDescription = `Append messages to a session's log, in OpenAI's chat shape: role system, user, assistant or tool. An assistant message may carry tool_calls; their results are tool messages (tool_call_id = the call's id), in the same append or in later ones: a call without its result yet is kept pending, and get_context leaves it out (and lists it under pending) until the result is appended. A tool message that repeats its call's result stores nothing; one whose call was never made, or whose call already has a different result, is refused. Messages are stored durably and atomically (all or none). Returns the new log sequence numbers.`
 
 func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error) {
 	op := "append to session " + strconv.Quote(in.SessionID)
-	if _, err := t.session(ctx, in.SessionID); err != nil {
-		return AppendOutput{}, t.toolError(ctx, op, err)
+	if err := store.ValidateID(in.SessionID); err != nil {
+		return AppendOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
 	}
-	steps, err := foldMessages(in.Messages, in.FlushPending, in.IdempotencyKey, t.cfg.Clock, t.cfg.NewID)
+	msgs, err := chatMessages(in.Messages)
 	if err != nil {
 		return AppendOutput{}, t.toolError(ctx, op, err)
 	}
-	req := store.AppendRequest{SessionID: in.SessionID, Steps: steps}
-	if err := store.ValidateAppend(req); err != nil {
-		return AppendOutput{}, t.toolError(ctx, op, err)
+	// The store checks the tenant, in the append's own transaction.
+	resp, err := store.AppendMessages(ctx, t.cfg.Store, store.MessagesRequest{
+		SessionID: in.SessionID, Tenant: &t.tenant, Messages: msgs, Flush: in.FlushPending, IdempotencyKey: in.IdempotencyKey, NewID: t.cfg.NewID, Now: t.cfg.Clock,
+	})
+	if errors.Is(err, agentmem.ErrNotFound) {
+		err = sessionNotFound(in.SessionID)
 	}
-	resp, err := t.cfg.Store.Append(ctx, req)
 	var re *store.IDReusedError
 	if errors.As(err, &re) {
 		return AppendOutput{}, fmt.Errorf("%s: idempotency_key %q was already used for a different append (%s): nothing was stored; a retry must send the same messages, a new append needs a new key",
 			op, in.IdempotencyKey, re.What())
 	}
+	var ce *agentmem.ResultConflictError
+	if errors.As(err, &ce) {
+		return AppendOutput{}, fmt.Errorf("%s: %s: tool call %q already has a different result: nothing was stored (the same result again is fine; to replace the newest message, pop it first)", op, ce.Field, ce.CallID)
+	}
 	if err != nil {
 		return AppendOutput{}, t.toolError(ctx, op, err)
 	}
-	return AppendOutput{Seqs: resp.Seqs, LastSeq: resp.LastSeq}, nil
+	return AppendOutput{Seqs: resp.Seqs, LastSeq: resp.LastSeq, Updated: resp.Updated}, nil
 }
 
-// foldMessages turns the messages of one append into steps as
-// Memory.AddMessage folds them. An append is a whole turn, as on the HTTP
-// API: a tool message must answer a call of the same append, and calls
-// left without a result are refused unless flush is set (then they get an
-// error result), so nothing half-finished is kept between calls. With a
-// key, the steps' IDs are key/0, key/1, ..., so a retry stores nothing
-// twice.
-func foldMessages(in []Message, flush bool, key string, clock func() time.Time, newID func() string) ([]agentmem.Step, error) {
+// chatMessages converts the messages of an append; store.AppendMessages
+// folds them into steps (agentmem.FoldMessages), as on the HTTP API.
+func chatMessages(in []Message) ([]agentmem.Message, error) {
 	if len(in) == 0 {
 		return nil, invalid("messages", "is empty: send at least one message")
 	}
 	if len(in) > MaxMessages {
 		return nil, invalid("messages", "has %d messages; at most %d per append", len(in), MaxMessages)
 	}
-	if key != "" {
-		n := 0
-		newID = func() string { id := key + "/" + strconv.Itoa(n); n++; return id }
-	}
-	// A scratch memory does the folding; it never counts tokens, so the
-	// cheap counter is enough.
-	fold := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic(), Clock: clock, NewID: newID})
-	ctx := context.Background()
-	lastCalls := -1
+	out := make([]agentmem.Message, len(in))
 	for i, m := range in {
 		field := fmt.Sprintf("messages[%d]", i)
 		msg := agentmem.Message{Role: agentmem.Role(m.Role), Name: m.Name, ToolCallID: m.ToolCallID}
@@ -265,62 +259,9 @@ func foldMessages(in []Message, flush bool, key string, clock func() time.Time, 
 			}
 			msg.Metadata = map[string]string{agentmem.MetaIsError: "true"}
 		}
-		if msg.Role == agentmem.RoleTool && fold.Pending() == nil {
-			return nil, invalid(field+".tool_call_id", "the tool result for %q answers no tool call of this append: send an assistant message's tool calls and their results in one append", m.ToolCallID)
-		}
-		if err := fold.AddMessage(ctx, msg); err != nil {
-			if ie, ok := err.(*agentmem.InvalidError); ok {
-				return nil, invalid(joinField(field, ie.Field), "%s", ie.Reason)
-			}
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		if msg.Role == agentmem.RoleAssistant && len(msg.ToolCalls) > 0 {
-			lastCalls = i
-		}
+		out[i] = msg
 	}
-	if p := fold.Pending(); p != nil {
-		if !flush {
-			var missing []string
-			for _, c := range p.ToolCalls {
-				if !answered(p, c.ID) {
-					missing = append(missing, strconv.Quote(c.ID))
-				}
-			}
-			return nil, invalid(fmt.Sprintf("messages[%d].tool_calls", lastCalls),
-				"tool calls %s have no result: add a tool message for each in the same append, or set flush_pending to record them as failed", strings.Join(missing, ", "))
-		}
-		if err := fold.FlushPending(ctx); err != nil {
-			return nil, err
-		}
-	}
-	steps := fold.Steps()
-	for i, s := range steps {
-		info := s.Info()
-		info.Number = 0
-		steps[i] = agentmem.WithInfo(s, info)
-	}
-	return steps, nil
-}
-
-// answered reports whether the action has a result for the call.
-func answered(a *agentmem.ActionStep, callID string) bool {
-	for _, r := range a.Results {
-		if r.CallID == callID {
-			return true
-		}
-	}
-	return false
-}
-
-// joinField joins a parent path and a field name.
-func joinField(parent, field string) string {
-	switch {
-	case field == "":
-		return parent
-	case strings.HasPrefix(field, "["):
-		return parent + field
-	}
-	return parent + "." + field
+	return out, nil
 }
 
 // get_context
@@ -348,7 +289,14 @@ type ContextOutput struct {
 	DroppedSteps int                   `json:"dropped_steps" jsonschema:"how many steps were left out"`
 	Truncated    []int                 `json:"truncated" jsonschema:"steps shown with their tool outputs cut"`
 	Summarized   []agentmem.Range      `json:"summarized" jsonschema:"the steps the summaries shown stand for"`
+	Pending      []PendingCalls        `json:"pending" jsonschema:"assistant messages whose tool calls await results: left out of messages until the results are appended"`
 	LastSeq      int64                 `json:"last_seq" jsonschema:"the log sequence number the context reflects"`
+}
+
+// PendingCalls is an assistant message whose tool calls await results.
+type PendingCalls struct {
+	Seq         int64    `json:"seq" jsonschema:"the log sequence number of the assistant message's step"`
+	ToolCallIDs []string `json:"tool_call_ids" jsonschema:"the IDs of its tool calls that have no result yet"`
 }
 
 var getContextSchema = []edit{
@@ -406,8 +354,65 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	return ContextOutput{
 		Format: c.Format, Tokenizer: c.Counter, Budget: in.Budget, Tokens: c.Tokens, Messages: wire,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), LastSeq: sess.LastSeq,
+		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: sess.LastSeq,
 	}, nil
+}
+
+// pendingCalls converts a context's pending actions.
+func pendingCalls(ps []agentmem.PendingAction) []PendingCalls {
+	out := make([]PendingCalls, len(ps))
+	for i, p := range ps {
+		out[i] = PendingCalls{Seq: int64(p.Step), ToolCallIDs: p.ToolCallIDs}
+	}
+	return out
+}
+
+// pop
+
+// PopInput is the input of pop.
+type PopInput struct {
+	SessionID       string `json:"session_id" jsonschema:"the session to pop the newest message of"`
+	ExpectedLastSeq *int64 `json:"expected_last_seq,omitempty" jsonschema:"pop only if the session's last sequence number is still this one (from an earlier call), so that a retry cannot pop twice"`
+}
+
+// PopOutput is the output of pop.
+type PopOutput struct {
+	Seq     int64   `json:"seq" jsonschema:"the log sequence number of the step the message belonged to"`
+	Message Message `json:"message" jsonschema:"the message removed"`
+	Removed bool    `json:"removed" jsonschema:"true when the message's whole step left the session; false when it was one tool result, whose call is pending again"`
+	LastSeq int64   `json:"last_seq" jsonschema:"the session's last sequence number after the pop"`
+}
+
+var popSchema = []edit{
+	at("session_id", sessionIDEdits...),
+	at("expected_last_seq", atLeast(0)),
+}
+
+const popDescription = `Remove the newest message from a session's conversation and return it (to undo or redo the last item). The newest message is the last one: a tool result (its tool call is then pending again, until a new result is appended), else an assistant message (with its tool calls), a user message or the system prompt. The log keeps a record of the removal. Fails if the session is empty.`
+
+func (t *tools) pop(ctx context.Context, in PopInput) (PopOutput, error) {
+	op := "pop from session " + strconv.Quote(in.SessionID)
+	if err := store.ValidateID(in.SessionID); err != nil {
+		return PopOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
+	}
+	// The store checks the tenant, in the pop's read and its append.
+	resp, err := store.Pop(ctx, t.cfg.Store, store.PopRequest{SessionID: in.SessionID, Tenant: &t.tenant, ExpectedLastSeq: in.ExpectedLastSeq})
+	switch {
+	case errors.Is(err, agentmem.ErrNotFound):
+		return PopOutput{}, t.toolError(ctx, op, sessionNotFound(in.SessionID))
+	case errors.Is(err, store.ErrNothingToPop):
+		return PopOutput{}, fmt.Errorf("%s: the session has no messages to pop", op)
+	case err != nil && in.ExpectedLastSeq != nil && errors.Is(err, agentmem.ErrConflict):
+		return PopOutput{}, fmt.Errorf("%s: the session changed since last_seq %d: nothing was popped; read it again (get_context) before popping", op, *in.ExpectedLastSeq)
+	case err != nil:
+		return PopOutput{}, t.toolError(ctx, op, err)
+	}
+	m := agentmem.ChatRoles(resp.Message)
+	out := Message{Role: string(m.Role), Content: m.Text(), Name: m.Name, ToolCallID: m.ToolCallID, IsError: m.Metadata[agentmem.MetaIsError] == "true"}
+	for _, c := range m.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return PopOutput{Seq: resp.Seq, Message: out, Removed: resp.Rest == nil, LastSeq: resp.LastSeq}, nil
 }
 
 // nonNil makes an empty list encode as [] rather than null.

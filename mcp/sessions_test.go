@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -27,6 +28,7 @@ func TestListToolsSchemas(t *testing.T) {
 		mcp.ToolListSessions:  nil,
 		mcp.ToolAppend:        {"session_id", "messages"},
 		mcp.ToolGetContext:    {"session_id"},
+		mcp.ToolPop:           {"session_id"},
 	}
 	checkTools(t, res.Tools, want)
 	// Enums and bounds an LLM can read.
@@ -267,11 +269,7 @@ func TestAppendErrors(t *testing.T) {
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": msgs()}, "messages")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": msgs(map[string]any{"role": "wizard", "content": "x"})}, "role")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": msgs(map[string]any{"role": "tool", "tool_call_id": "c9", "content": "x"})},
-		"messages[0].tool_call_id", "answers no tool call")
-	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": msgs(
-		map[string]any{"role": "assistant", "tool_calls": []map[string]any{{"id": "c1", "name": "f"}, {"id": "c2", "name": "g"}}},
-		map[string]any{"role": "tool", "tool_call_id": "c1", "content": "ok"},
-	)}, "messages[0].tool_calls", `"c2"`, "flush_pending")
+		"messages[0].tool_call_id", `"c9"`, "no pending tool call")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": msgs(map[string]any{"role": "user", "content": "x", "is_error": true})}, "is_error")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": turn, "idempotency_key": "has space"}, "idempotency_key")
 	if s, _ := e.st.Get(context.Background(), "s"); s.LastSeq != 0 {
@@ -344,6 +342,8 @@ func TestTenantsAreIsolated(t *testing.T) {
 	for _, e := range []*env{other, anon} {
 		callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "secret"}, `session "secret" does not exist`)
 		callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "secret", "messages": turn}, `session "secret" does not exist`)
+		callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "secret", "messages": []map[string]any{{"role": "tool", "tool_call_id": "nobody", "content": "r"}}}, `session "secret" does not exist`)
+		callErr(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "secret"}, `session "secret" does not exist`)
 		callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "secret"}) // the ID is taken, whoever has it
 		var l mcp.ListSessionsOutput
 		call(t, e.cs, mcp.ToolListSessions, map[string]any{"user_id": "alice"}, &l)
@@ -474,4 +474,65 @@ func checkTools(t *testing.T, tools []*sdkTool, want map[string][]string) {
 	if names := slices.Sorted(maps.Keys(want)); !slices.Equal(got, names) {
 		t.Errorf("tools %v, want %v", got, names)
 	}
+}
+
+func TestAppendItemByItemAndPop(t *testing.T) {
+	e := newEnv(t, "")
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "s"}, nil)
+	one := func(m map[string]any) mcp.AppendOutput {
+		t.Helper()
+		var out mcp.AppendOutput
+		call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "s", "messages": []map[string]any{m}}, &out)
+		return out
+	}
+	contextNow := func() mcp.ContextOutput {
+		t.Helper()
+		var c mcp.ContextOutput
+		call(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "s"}, &c)
+		return c
+	}
+	one(map[string]any{"role": "user", "content": "Read both files."})
+	one(map[string]any{"role": "assistant", "tool_calls": []map[string]any{{"id": "c1", "name": "read"}, {"id": "c2", "name": "read"}}})
+	if c := contextNow(); fmt.Sprint(c.Pending) != "[{2 [c1 c2]}]" || strings.Contains(string(mustJSON(t, c.Messages)), `"c1"`) {
+		t.Fatalf("pending calls: %+v %s", c.Pending, mustJSON(t, c.Messages))
+	}
+	if out := one(map[string]any{"role": "tool", "tool_call_id": "c2", "content": "two"}); !slices.Equal(out.Updated, []int64{2}) || len(out.Seqs) != 0 {
+		t.Fatalf("the first result: %+v", out)
+	}
+	one(map[string]any{"role": "tool", "tool_call_id": "c1", "content": "one", "is_error": true})
+	c := contextNow()
+	var msgs []render.OpenAIMessage
+	remarshal(t, c.Messages, &msgs)
+	if len(c.Pending) != 0 || len(msgs) != 4 || msgs[2].ToolCallID != "c1" || msgs[3].ToolCallID != "c2" {
+		t.Fatalf("after both results: %+v %s", c.Pending, mustJSON(t, c.Messages))
+	}
+	// A retried result is fine; another result for the call is not.
+	one(map[string]any{"role": "tool", "tool_call_id": "c2", "content": "two"})
+	callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "s", "messages": []map[string]any{{"role": "tool", "tool_call_id": "c2", "content": "deux"}}},
+		"messages[0]", `"c2"`, "already has a different result")
+
+	// Pop: the newest tool result, whose call is then pending again.
+	var p mcp.PopOutput
+	call(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "s"}, &p)
+	if p.Seq != 2 || p.Removed || p.Message.Role != "tool" || p.Message.ToolCallID != "c2" || p.Message.Content != "two" {
+		t.Fatalf("pop: %+v", p)
+	}
+	if c := contextNow(); fmt.Sprint(c.Pending) != "[{2 [c2]}]" {
+		t.Fatalf("after the pop: %+v", c.Pending)
+	}
+	call(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "s", "expected_last_seq": p.LastSeq}, &p)
+	if p.Message.ToolCallID != "c1" || !p.Message.IsError {
+		t.Fatalf("pop c1: %+v", p)
+	}
+	callErr(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "s", "expected_last_seq": p.LastSeq - 1}, "changed", "nothing was popped")
+	call(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "s"}, &p)
+	if !p.Removed || p.Message.Role != "assistant" || len(p.Message.ToolCalls) != 2 {
+		t.Fatalf("pop the calls: %+v", p)
+	}
+	call(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "s"}, &p)
+	if p.Message.Role != "user" || p.Message.Content != "Read both files." {
+		t.Fatalf("pop the task: %+v", p)
+	}
+	callErr(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "s"}, "no messages to pop")
+	callErr(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "ghost"}, `session "ghost" does not exist`)
 }

@@ -22,6 +22,7 @@ const (
 	ToolListSessions  = "list_sessions"
 	ToolAppend        = "append"
 	ToolGetContext    = "get_context"
+	ToolPop           = "pop"
 	// The facts tools, registered when Config.Facts is set.
 	ToolRemember    = "remember"
 	ToolRecallFacts = "recall_facts"
@@ -45,6 +46,7 @@ func (t *tools) register(sv *sdk.Server) error {
 		add(sv, ToolListSessions, listSessionsDescription, listSessionsSchema, t.listSessions),
 		add(sv, ToolAppend, appendDescription, appendSchema, t.append),
 		add(sv, ToolGetContext, getContextDescription, getContextSchema, t.getContext),
+		add(sv, ToolPop, popDescription, popSchema, t.pop),
 	}
 	if t.cfg.Facts != nil {
 		errs = append(errs,

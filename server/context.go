@@ -41,12 +41,32 @@ type ContextResponse struct {
 	Truncated []int `json:"truncated"`
 	// Summarized are the step numbers covered by the summaries shown.
 	Summarized []agentmem.Range `json:"summarized"`
+	// Pending are the actions of the working set whose tool calls await
+	// results: they are left out of the messages until their results are
+	// appended, so every tool call shown has its result.
+	Pending []PendingCalls `json:"pending"`
 	// LastSeq is the log sequence number the context reflects.
 	LastSeq int64 `json:"last_seq"`
 	// Facts are the facts about the session's user injected into the
 	// system prompt (with facts=K), most relevant first; their tokens are
 	// in Tokens.
 	Facts []FactView `json:"facts,omitempty"`
+}
+
+// PendingCalls is a pending action of a session: the sequence number of
+// its step and the IDs of its tool calls that await results.
+type PendingCalls struct {
+	Seq         int64    `json:"seq"`
+	ToolCallIDs []string `json:"tool_call_ids"`
+}
+
+// pendingCalls converts a context's pending actions.
+func pendingCalls(ps []agentmem.PendingAction) []PendingCalls {
+	out := make([]PendingCalls, len(ps))
+	for i, p := range ps {
+		out[i] = PendingCalls{Seq: int64(p.Step), ToolCallIDs: p.ToolCallIDs}
+	}
+	return out
 }
 
 // getContext serves GET /v1/sessions/{id}/context.
@@ -131,7 +151,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	out := ContextResponse{
 		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), LastSeq: seq,
+		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeJSON(w, http.StatusOK, out)

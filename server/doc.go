@@ -70,20 +70,28 @@
 // keep the pinned steps (every system prompt and the first task) unless
 // its removed list names them; otherwise 400 and nothing changes.
 //
-// # Tool calls over HTTP
+// # Tool calls over HTTP, item by item
 //
-// POST /messages folds chat messages into steps as Memory.AddMessage
-// does, but a request is a whole turn: the results of an assistant
-// message's tool calls must come in the same request. The server keeps no
-// half-finished turn between requests, because a pending call held in one
-// server's memory would be lost by a restart, invisible to the other
-// servers of a deployment, and would make "201 Created" mean "maybe". A
-// request that ends with unanswered calls is refused with 422
-// tool_results_missing (nothing is written) unless it says
-// ?flush_pending=true, which records them as failed calls; a tool message
-// whose call is not in its request is refused with 400. Agents post each
-// turn after running its tools, which is also when they next need the
-// context.
+// POST /messages folds chat messages into steps (agentmem.FoldMessages,
+// through store.AppendMessages), and messages may come one request at a
+// time, as agent frameworks save them. An assistant message whose tool
+// calls have no results yet is stored durably, in the log, as a pending
+// action; tool messages sent later, in any number of requests and to any
+// server of a deployment, complete it, each with a compaction entry that
+// keeps the working set and carries the action's copy with the new
+// result. Those appends are conditional on the working set read, so
+// concurrent results for one action are all kept (the loser of a race
+// reads again and retries). The context leaves pending actions out and
+// lists them under "pending". A tool message whose call nobody made is
+// 400; one that repeats its call's result is a retry that stores nothing;
+// one with a different result is 409 tool_result_conflict.
+// ?flush_pending=true records every call still pending as failed.
+//
+// POST /pop removes the newest message of the working set and returns it
+// (the Agents SDK's pop_item; see store.Pop and agentmem.PopMessage for
+// what the newest message is for each step kind), recorded as a
+// compaction entry so the log keeps what happened. Popping a tool result
+// makes its call pending again.
 //
 // # The context cache
 //
@@ -114,15 +122,15 @@
 // its kind: 400 invalid input (malformed JSON, a wrong type, an unknown
 // field or step type, an orphan tool result, invalid UTF-8, a bad ID), 401
 // no valid API key, 403 a cross-origin write refused, 404 no such session
-// (or another tenant's), 409 conflict (or idempotency_key_reused), 413
-// body too large, 415 not
-// application/json, 422 budget too small (with the tokens required) or
-// tool results missing, 500 a failure nobody expected (a stored record
-// that does not decode, a bug: the message gives nothing away, the log has
-// the cause), 502 the LLM summarizer failed, 503 a transient failure of
-// the store (busy, unreachable, timed out, shutting down: the backends
-// mark it agentmem.ErrUnavailable), with Retry-After. A panic is recovered
-// into a 500 and logged with its stack.
+// (or another tenant's), 409 conflict (or idempotency_key_reused,
+// tool_result_conflict, nothing_to_pop), 413 body too large, 415 not
+// application/json, 422 budget too small (with the tokens required), 500
+// a failure nobody expected (a stored record that does not decode, a bug:
+// the message gives nothing away, the log has the cause), 502 the LLM
+// summarizer failed, 503 a transient failure of the store (busy,
+// unreachable, timed out, shutting down: the backends mark it
+// agentmem.ErrUnavailable), with Retry-After. A panic is recovered into a
+// 500 and logged with its stack.
 //
 // # Strict decoding
 //

@@ -265,7 +265,12 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	p.call(t, 409, "POST", "/v1/sessions/e2e/steps", taskStep, nil, "If-Match", `"1"`)
 	p.call(t, 201, "POST", "/v1/sessions/e2e/messages",
 		`[{"role":"assistant","tool_calls":[{"id":"m1","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"tool","tool_call_id":"m1","content":"a.go"}]`, &ar)
-	p.call(t, 422, "POST", "/v1/sessions/e2e/messages", `{"role":"assistant","tool_calls":[{"id":"m2","type":"function","function":{"name":"ls","arguments":"{}"}}]}`, nil)
+	// Item by item: the calls first, pending, then their result.
+	p.call(t, 201, "POST", "/v1/sessions/e2e/messages", `{"role":"assistant","tool_calls":[{"id":"m2","type":"function","function":{"name":"ls","arguments":"{}"}}]}`, nil)
+	p.call(t, 201, "POST", "/v1/sessions/e2e/messages", `{"role":"tool","tool_call_id":"m2","content":"b.go"}`, &ar)
+	if len(ar.Updated) != 1 || ar.CompactionSeq != ar.LastSeq {
+		t.Errorf("the result of a pending call: %+v", ar)
+	}
 
 	var c ContextResponse
 	p.call(t, 200, "GET", "/v1/sessions/e2e/context?budget=2000&format=anthropic", "", &c)

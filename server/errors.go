@@ -27,7 +27,9 @@ const (
 	CodeBodyTooLarge         = "body_too_large"         // 413
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415: the body is not application/json
 	CodeBudgetTooSmall       = "budget_too_small"       // 422: the pinned steps need more tokens than the budget
-	CodeToolResultsMissing   = "tool_results_missing"   // 422: tool calls without their results
+	CodeToolResultsMissing   = "tool_results_missing"   // 422: no longer returned: tool calls whose results have not arrived are stored as pending
+	CodeToolResultConflict   = "tool_result_conflict"   // 409: a tool result for a call that already has a different one; nothing was stored
+	CodeNothingToPop         = "nothing_to_pop"         // 409: a pop of a session whose working set is empty
 	CodeInternal             = "internal"               // 500: a failure nobody expected (a corrupt record, a bug); the server logs it
 	CodeNotConfigured        = "not_configured"         // 501: the server was started without what the route needs (recall, facts)
 	CodeSummarizerFailed     = "summarizer_failed"      // 502: the LLM summarizer failed; retry

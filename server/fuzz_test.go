@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
 )
 
 // The fuzz targets drive the request decoders with arbitrary bodies, as
@@ -92,21 +94,69 @@ func FuzzDecodeSteps(f *testing.F) {
 	})
 }
 
+// FuzzDecodeMessages decodes a messages body and appends it, as the
+// handler does (store.AppendMessages), to a session whose working set
+// holds a pending action with calls "p1" (answered "r1") and "p2": a
+// refusal is a 4xx that stores nothing; what is accepted stores valid
+// steps, and the working set's pending actions are exactly those whose
+// calls await results.
 func FuzzDecodeMessages(f *testing.F) {
 	f.Add([]byte(`{"role":"user","content":"hi"}`), "", false)
 	f.Add([]byte(`[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]`), "k", false)
+	f.Add([]byte(`{"role":"tool","tool_call_id":"p2","content":"r2"}`), "k", false)
 	f.Fuzz(func(t *testing.T, body []byte, key string, flush bool) {
 		if checkIdempotencyKey(key, key != "") != nil {
 			return
 		}
-		req, e := decodeMessages(body, key, flush, func() time.Time { return fixedNow })
+		req, e := decodeMessages(body, flush)
 		if !checkDecoded(t, body, e) {
-			if e.Status != http.StatusBadRequest && e.Code != CodeToolResultsMissing {
+			if e.Status != http.StatusBadRequest {
 				t.Fatalf("status %d for a message body", e.Status)
 			}
 			return
 		}
-		checkAccepted(t, req)
+		if len(req.messages) == 0 || len(req.messages) > MaxStepsPerRequest || req.flush != flush {
+			t.Fatalf("decoded %d messages, flush %v", len(req.messages), req.flush)
+		}
+		ctx := context.Background()
+		st := memstore.New(memstore.Options{})
+		defer st.Close()
+		if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+			t.Fatal(err)
+		}
+		pending := &agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "p"},
+			ToolCalls: []agentmem.ToolCall{{ID: "p1", Name: "f"}, {ID: "p2", Name: "g"}}, Results: []agentmem.ToolResult{{CallID: "p1", Content: "r1"}}}
+		if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{pending}}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := store.AppendMessages(ctx, st, store.MessagesRequest{SessionID: "s", Messages: req.messages, Flush: flush,
+			IdempotencyKey: key, Now: func() time.Time { return fixedNow }})
+		after, rerr := st.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if err != nil {
+			e := messagesError(err, key, req.single)
+			if e == nil {
+				t.Fatalf("AppendMessages: %v", err)
+			}
+			checkRefusal(t, e)
+			if after.Session.LastSeq != 1 {
+				t.Fatalf("a refused append stored something: last seq %d", after.Session.LastSeq)
+			}
+			return
+		}
+		if resp.LastSeq != after.Session.LastSeq {
+			t.Fatalf("response %+v, session %+v", resp, after.Session)
+		}
+		for _, s := range after.Steps {
+			if err := s.Validate(); err != nil {
+				t.Fatalf("stored step %d is invalid: %v", s.Info().Number, err)
+			}
+			if a, ok := s.(*agentmem.ActionStep); ok && flush && a.Pending() {
+				t.Fatalf("step %d pending after a flush", a.Number)
+			}
+		}
 	})
 }
 

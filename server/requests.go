@@ -2,29 +2,30 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/tokenizer"
 )
 
 // MaxStepsPerRequest bounds the steps (or messages) of one append.
 const MaxStepsPerRequest = 1000
 
 // stepsRequest is a decoded POST /v1/sessions/{id}/steps or /messages
-// body: steps ready to append (IDs and times filled in).
+// body: steps ready to append (IDs and times filled in), or messages to
+// fold into steps as they are appended.
 type stepsRequest struct {
 	steps  []agentmem.Step
 	single bool // the body was one object, not an array
 	// compaction is the compaction record of an envelope body, if any.
 	compaction *store.CompactionRecord
+	// messages and flush are a /messages body and its flush_pending.
+	messages []agentmem.Message
+	flush    bool
 }
 
 // stepsEnvelope is the third form of a POST /steps body: steps and a
@@ -136,20 +137,9 @@ func prefixField(parent, field string) string {
 
 // decodeMessages decodes the body of POST /v1/sessions/{id}/messages: one
 // OpenAI chat message or an array of them (render.DecodeOpenAIMessages,
-// strictly), folded into steps exactly as Memory.AddMessage folds them.
-//
-// A request is a whole turn: the results of the tool calls of an assistant
-// message must come in the same request, after it. Calls left without a
-// result are refused with 422 tool_results_missing, unless flush is set,
-// in which case they get an error result (agentmem.MissingResult), as
-// Memory.FlushPending does. A tool message whose call is not in the same
-// request is refused (400): the server keeps no half-finished turn between
-// requests, so a restart, another instance or an evicted cache never loses
-// or orphans one.
-//
-// Step IDs come from the Idempotency-Key, key/0, key/1, ... in step order,
-// so a retried request appends nothing twice; without a key they are new.
-func decodeMessages(body []byte, key string, flush bool, now func() time.Time) (*stepsRequest, *Error) {
+// strictly). The messages are folded into steps when they are appended
+// (store.AppendMessages), against the session's pending tool calls.
+func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 	if e := checkJSON(body, "messages"); e != nil {
 		if e.Field == "" {
 			e.Field = "messages" // as render.DecodeOpenAIMessages names it
@@ -175,69 +165,7 @@ func decodeMessages(body []byte, key string, flush bool, now func() time.Time) (
 	if len(msgs) > MaxStepsPerRequest {
 		return nil, errInvalid("messages", "has %d messages; at most %d per request", len(msgs), MaxStepsPerRequest)
 	}
-	n := 0
-	newID := agentmem.NewID
-	if key != "" {
-		newID = func() string { id := key + "/" + strconv.Itoa(n); n++; return id }
-	}
-	// A scratch memory does the folding; it never counts tokens (no
-	// policy), so the cheap counter is enough.
-	fold := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic(), Clock: now, NewID: newID})
-	ctx := context.Background()
-	lastCalls := -1 // index of the last assistant message with tool calls
-	for i, m := range msgs {
-		field := fmt.Sprintf("messages[%d]", i)
-		if single {
-			field = ""
-		}
-		if m.Role == agentmem.RoleTool && fold.Pending() == nil {
-			return nil, errInvalid(prefixField(field, "tool_call_id"),
-				"tool result for %q answers no tool call of this request: send an assistant message's tool calls and their results in one request", m.ToolCallID)
-		}
-		if err := fold.AddMessage(ctx, m); err != nil {
-			e := apiError(err)
-			e.Field = prefixField(field, e.Field)
-			return nil, e
-		}
-		if m.Role == agentmem.RoleAssistant && len(m.ToolCalls) > 0 {
-			lastCalls = i
-		}
-	}
-	if p := fold.Pending(); p != nil {
-		if !flush {
-			var missing []string
-			for _, c := range p.ToolCalls {
-				if !answered(p, c.ID) {
-					missing = append(missing, strconv.Quote(c.ID))
-				}
-			}
-			field := fmt.Sprintf("messages[%d].tool_calls", lastCalls)
-			if single {
-				field = "tool_calls"
-			}
-			return nil, &Error{Status: 422, Code: CodeToolResultsMissing, Field: field,
-				Message: fmt.Sprintf("tool calls %s have no result in this request: send the tool messages with the assistant message that made the calls, or add ?flush_pending=true to record them as failed", strings.Join(missing, ", "))}
-		}
-		if err := fold.FlushPending(ctx); err != nil {
-			return nil, apiError(err)
-		}
-	}
-	steps := fold.Steps()
-	for i, s := range steps {
-		info := s.Info()
-		info.Number = 0
-		steps[i] = withInfo(s, info)
-	}
-	return &stepsRequest{steps: steps, single: len(steps) == 1}, nil
-}
-
-func answered(a *agentmem.ActionStep, callID string) bool {
-	for _, r := range a.Results {
-		if r.CallID == callID {
-			return true
-		}
-	}
-	return false
+	return &stepsRequest{messages: msgs, flush: flush, single: single}, nil
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Everything is

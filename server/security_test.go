@@ -183,6 +183,7 @@ func probes(id string) map[string]probe {
 		"POST /v1/sessions/{id}/messages": {"POST", base + "/messages", `{"role":"user","content":"hi"}`, nil},
 		"GET /v1/sessions/{id}/context":   {"GET", base + "/context?budget=8000", "", nil},
 		"POST /v1/sessions/{id}/compact":  {"POST", base + "/compact", `{"strategy":"keep_last_n","n":1}`, nil},
+		"POST /v1/sessions/{id}/pop":      {"POST", base + "/pop", "", nil},
 	}
 }
 

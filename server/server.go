@@ -239,6 +239,7 @@ func (s *Server) routeTable() []route {
 		{"POST /v1/sessions/{id}/steps", s.appendSteps, false, nil},
 		{"GET /v1/sessions/{id}/steps", s.readSteps, false, []string{"after", "limit", "last"}},
 		{"POST /v1/sessions/{id}/messages", s.appendMessages, false, []string{"flush_pending"}},
+		{"POST /v1/sessions/{id}/pop", s.pop, false, nil},
 		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate", "facts", "facts_query", "facts_share"}},
 		{"POST /v1/sessions/{id}/compact", s.compact, false, nil},
 		{"POST /v1/recall", s.upsertRecall, false, nil},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -27,6 +28,11 @@ type AppendResponse struct {
 	// CompactionSeq is the sequence number of the compaction entry of a
 	// request that had one.
 	CompactionSeq int64 `json:"compaction_seq,omitempty"`
+	// Updated (POST /messages) are the sequence numbers of earlier,
+	// pending actions whose tool calls the request's tool messages
+	// answered: the copies with their results are in the compaction entry
+	// CompactionSeq.
+	Updated []int64 `json:"updated,omitempty"`
 }
 
 // ReadStepsResponse is the body of GET /v1/sessions/{id}/steps.
@@ -65,8 +71,8 @@ func (s *Server) appendMessages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s.appendBody(w, r, func(body []byte, key string) (*stepsRequest, *Error) {
-		return decodeMessages(body, key, flush, s.now)
+	s.appendBody(w, r, func(body []byte, _ string) (*stepsRequest, *Error) {
+		return decodeMessages(body, flush)
 	})
 }
 
@@ -110,6 +116,10 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 	}
 	// The store checks the tenant in the append's own transaction.
 	tenant := Tenant(r)
+	if req.messages != nil {
+		s.appendMessagesTo(w, r, id, key, expected, &tenant, req)
+		return
+	}
 	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected, Tenant: &tenant}
 	if err := store.ValidateAppend(ar); err != nil {
 		writeError(w, apiError(err))
@@ -133,6 +143,56 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		resp.Seqs = []int64{}
 	}
 	writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq})
+}
+
+// appendMessagesTo appends the messages of a POST /messages body
+// (store.AppendMessages): folded into steps against the session's pending
+// tool calls, which tool messages complete.
+func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, key string, expected *int64, tenant *string, req *stepsRequest) {
+	resp, err := store.AppendMessages(r.Context(), s.store, store.MessagesRequest{
+		SessionID: id, Tenant: tenant, Messages: req.messages, Flush: req.flush, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: expected,
+	})
+	if err != nil {
+		switch e := messagesError(err, key, req.single); {
+		case e != nil:
+			writeError(w, e)
+		case errors.Is(err, agentmem.ErrConflict) && expected != nil:
+			s.conflict(w, r, id, err)
+		case errors.Is(err, agentmem.ErrConflict):
+			writeError(w, &Error{Status: http.StatusConflict, Code: CodeConflict, cause: err,
+				Message: "other writers kept changing the session's tool calls while this request completed them: nothing was stored; retry"})
+		default:
+			s.fail(w, r, "append", sessionErr(id, err))
+		}
+		return
+	}
+	w.Header().Set("ETag", etag(resp.LastSeq))
+	writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
+}
+
+// messagesError answers the refusals of store.AppendMessages that the
+// request itself causes (nil for the others): bad input (400, naming the
+// message), a tool result that contradicts the recorded one (409
+// tool_result_conflict) and a reused Idempotency-Key (409).
+func messagesError(err error, key string, single bool) *Error {
+	field := func(f string) string {
+		if single {
+			return strings.TrimPrefix(strings.TrimPrefix(f, "messages[0]"), ".")
+		}
+		return f
+	}
+	var ie *agentmem.InvalidError
+	var ce *agentmem.ResultConflictError
+	switch {
+	case errors.As(err, &ie):
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalid, Field: field(ie.Field), Message: ie.Reason, cause: err}
+	case errors.As(err, &ce):
+		return &Error{Status: http.StatusConflict, Code: CodeToolResultConflict, Field: field(prefixField(ce.Field, "content")), cause: err,
+			Message: fmt.Sprintf("tool call %q already has a different result: a recorded result is not replaced (to replace the newest message, pop it first); the same result again is a retry and stores nothing", ce.CallID)}
+	case errors.Is(err, store.ErrIDReused):
+		return idempotencyError(err, key, single)
+	}
+	return nil
 }
 
 // idempotencyError answers an append that reuses the step IDs of an

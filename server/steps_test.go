@@ -184,7 +184,6 @@ func TestAppendBadInput(t *testing.T) {
 		{"missing type", `{"task":"x"}`, 400, "type", nil},
 		{"unknown field", `{"type":"task","task":"x","prio":1}`, 400, "", nil},
 		{"orphan tool result", `{"type":"action","results":[{"call_id":"c9","content":"x"}]}`, 400, "results[0].call_id", nil},
-		{"call without result", `{"type":"action","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, 400, "tool_calls[0]", nil},
 		{"bad step in list", `[` + taskStep + `,{"type":"nope"}]`, 400, "steps[1].type", nil},
 		{"duplicate IDs", `[{"type":"task","id":"a","task":"x"},{"type":"task","id":"a","task":"y"}]`, 400, "steps[1].id", nil},
 		{"too much metadata", tooManyLabels, 400, "steps[0].metadata", nil},
@@ -274,24 +273,17 @@ func TestAppendMessages(t *testing.T) {
 	}
 
 	before := e.dump()
-	// Tool calls without their results in the request: 422.
-	pending := `[{"role":"user","content":"again"},{"role":"assistant","tool_calls":[{"id":"c3","type":"function","function":{"name":"ls","arguments":"{}"}}]}]`
-	r := e.must(422, "POST", "/v1/sessions/s/messages", pending)
-	if err := r.apiErr(t); err.Code != CodeToolResultsMissing || err.Field != "messages[1].tool_calls" || !strings.Contains(err.Message, `"c3"`) {
-		t.Errorf("pending: %+v", err)
-	}
-	if e.dump() != before {
-		t.Fatal("a refused turn changed the store")
-	}
-	// ... and a later tool message cannot answer them: it is an orphan.
-	r = e.must(400, "POST", "/v1/sessions/s/messages", `{"role":"tool","tool_call_id":"c3","content":"x"}`)
-	if err := r.apiErr(t); err.Field != "tool_call_id" {
+	// A tool message whose call nobody made: 400, nothing stored.
+	r := e.must(400, "POST", "/v1/sessions/s/messages", `{"role":"tool","tool_call_id":"c3","content":"x"}`)
+	if err := r.apiErr(t); err.Field != "tool_call_id" || !strings.Contains(err.Message, `"c3"`) {
 		t.Errorf("orphan: %+v", err)
 	}
 	if e.dump() != before {
 		t.Fatal("an orphan tool result changed the store")
 	}
-	// With flush_pending the calls are recorded as failed.
+	// With flush_pending, calls left without a result are recorded as
+	// failed.
+	pending := `[{"role":"user","content":"again"},{"role":"assistant","tool_calls":[{"id":"c3","type":"function","function":{"name":"ls","arguments":"{}"}}]}]`
 	e.must(201, "POST", "/v1/sessions/s/messages?flush_pending=true", pending).json(t, &ar)
 	if fmt.Sprint(ar.Seqs) != "[6 7]" {
 		t.Errorf("flushed: %+v", ar)
@@ -300,11 +292,15 @@ func TestAppendMessages(t *testing.T) {
 	if a := rs.Steps[0].(*agentmem.ActionStep); len(a.Results) != 1 || !a.Results[0].IsError || a.Results[0].Content != agentmem.MissingResult {
 		t.Errorf("flushed action: %+v", rs.Steps[0])
 	}
-	// A message that arrives while calls are unanswered answers them
-	// with errors, as Memory.AddMessage does.
+	// Without it, they are stored pending (see pending_test.go), and a
+	// message that comes before their results leaves them pending.
 	e.must(201, "POST", "/v1/sessions/s/messages", `[{"role":"assistant","tool_calls":[{"id":"c4","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"user","content":"stop"}]`).json(t, &ar)
 	if fmt.Sprint(ar.Seqs) != "[8 9]" {
 		t.Errorf("interrupted: %+v", ar)
+	}
+	e.must(200, "GET", "/v1/sessions/s/steps?after=7&limit=1", nil).json(t, &rs)
+	if a := rs.Steps[0].(*agentmem.ActionStep); !a.Pending() {
+		t.Errorf("the call before the user message: %+v", a)
 	}
 }
 
@@ -323,8 +319,7 @@ func TestAppendMessagesBadInput(t *testing.T) {
 		{"unknown field", `{"role":"user","content":"x","mood":"happy"}`, "mood", 400},
 		{"orphan tool result", `[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c1","content":"r"}]`, "messages[1].tool_call_id", 400},
 		{"wrong call", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"r"}]`, "messages[1].tool_call_id", 400},
-		{"two results", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c1","content":"r"}]`, "messages[2].tool_call_id", 400},
-		{"pending", `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, "tool_calls", 422},
+		{"two results", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c1","content":"other"}]`, "messages[2].content", 409},
 		{"bad flag", `{"role":"user","content":"x"}`, "flush_pending", 400},
 	} {
 		t.Run(c.name, func(t *testing.T) {

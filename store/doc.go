@@ -62,6 +62,17 @@
 // crashes and opens the session again finds exactly the acknowledged
 // steps.
 //
+// # Messages, item by item
+//
+// AppendMessages appends chat messages as agent frameworks save them, one
+// at a time if they like: an assistant message whose tool calls have no
+// results yet is stored as a pending action (agentmem.ActionStep.Pending),
+// which contexts leave out, and tool messages appended later complete it
+// with a compaction entry that keeps the working set and carries the
+// completed copy. Pop removes the newest message of the working set,
+// recorded as a compaction entry too. Both work over any Store, a client
+// of the HTTP API included.
+//
 // # Retention
 //
 // A session's Retention says how long it lives: SingleRun sessions end

@@ -56,7 +56,7 @@ func TestMCPBinary(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"append", "create_session", "forget", "get_context", "list_sessions", "recall_facts", "remember", "search_memory"}
+	want := []string{"append", "create_session", "forget", "get_context", "list_sessions", "pop", "recall_facts", "remember", "search_memory"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
@@ -125,6 +125,13 @@ func TestMCPBinary(t *testing.T) {
 		t.Fatalf("forgetting twice: %+v, %v", res, err)
 	}
 	call("remember", map[string]any{"user_id": "alice", "text": "Prefers short answers."}, &rem)
+	// An item appended alone, then popped off again.
+	call("append", map[string]any{"session_id": "proj-1", "messages": []map[string]any{{"role": "user", "content": "And the signup test?"}}}, &app)
+	var popped agentmcp.PopOutput
+	call("pop", map[string]any{"session_id": "proj-1", "expected_last_seq": app.LastSeq}, &popped)
+	if popped.Seq != 4 || !popped.Removed || popped.Message.Role != "user" || popped.Message.Content != "And the signup test?" {
+		t.Fatalf("pop: %+v", popped)
+	}
 	for _, name := range want {
 		if !called[name] {
 			t.Errorf("tool %s was not called", name)
@@ -142,7 +149,7 @@ func TestMCPBinary(t *testing.T) {
 	cs2, _ := startMCP(ctx, t, bin, dataHome, "--tenant", "acme", "--log-level", "error")
 	var again agentmcp.ContextOutput
 	mcpCall(ctx, t, cs2, "get_context", map[string]any{"session_id": "proj-1"}, &again)
-	if again.LastSeq != 3 || len(again.Steps) != 3 {
+	if again.LastSeq != 5 || len(again.Steps) != 3 { // the pop's compaction entry is 5
 		t.Errorf("after a restart: %+v", again)
 	}
 	mcpCall(ctx, t, cs2, "recall_facts", map[string]any{"user_id": "alice"}, &facts)

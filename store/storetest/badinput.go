@@ -33,7 +33,7 @@ func (s *suite) badInputTests() []namedTest {
 				`{"type":"task","id":"x","task":"t","Task":"u"}`,
 				`{"type":"action","id":"x","tool_calls":[{"id":"c","type":"function","function":{"name":"f"}}],"results":[{"call_id":"c"}]}`,
 				`{"type":"action","id":"x","results":[{"call_id":"c","content":"no call"}]}`,
-				`{"type":"action","id":"x","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}`,
+				`{"type":"action","id":"x","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"c","content":"r"},{"call_id":"c","content":"again"}]}`,
 				`{"type":"task","id":"x","task":"t"} trailing`,
 				`{"type":"task","id":"x","task":"` + "\xff" + `"}`,
 				`not json`,
@@ -57,7 +57,7 @@ func (s *suite) badInputTests() []namedTest {
 			big.Task = fillTo(store.MaxStepBytes + 1 - len(e.numbered(big, 3)))
 			cases := map[string]agentmem.Step{
 				"tool result without its call": &agentmem.ActionStep{StepInfo: info("b1"), Results: []agentmem.ToolResult{{CallID: "ghost", Content: "x"}}},
-				"tool call without a result":   &agentmem.ActionStep{StepInfo: info("b2"), ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f"}}},
+				"a tool call without a name":   &agentmem.ActionStep{StepInfo: info("b2"), ToolCalls: []agentmem.ToolCall{{ID: "c"}}},
 				"two results for one call": &agentmem.ActionStep{StepInfo: info("b3"), ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f"}},
 					Results: []agentmem.ToolResult{{CallID: "c"}, {CallID: "c"}}},
 				"invalid UTF-8 in a task":         taskStep("b4", "bad \xff byte"),

@@ -19,7 +19,7 @@
 // exactly. Subtests are grouped by behaviour (Sessions, List, Append,
 // Read, Idempotency, Conflicts, Atomicity, Compaction, Pinned, Branches,
 // Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen,
-// Feed),
+// Feed, Messages),
 // so one can be run alone with go test -run 'Conformance/Branches'.
 package storetest
 
@@ -114,6 +114,7 @@ func (s *suite) groups() []group {
 		{"Bound", s.boundTests()},
 		{"Reopen", s.reopenTests()},
 		{"Feed", s.feedTests()},
+		{"Messages", s.messagesTests()},
 	}
 }
 

@@ -1,0 +1,386 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// Message-level writes: chat messages appended one at a time, as agent
+// frameworks save them (the OpenAI Agents SDK's sessions, LangChain's
+// chat histories, the Vercel AI SDK), and the newest message popped. They
+// are built on Append and Read, so every backend, and a client of the
+// HTTP API, has them.
+//
+// An assistant message whose tool calls have no results yet is stored as
+// an ordinary step entry: an agentmem.ActionStep that is pending
+// (ActionStep.Pending), which a context leaves out. A tool message
+// appended later completes it with a compaction entry that keeps the
+// working set as it is and carries, in its Replaced list, a copy of the
+// action with the new result (the same number and ID), so the log keeps
+// what happened in order and the working set shows the completed action
+// where the call was made. Writers that change the working set this way
+// append conditionally (ExpectedLastSeq) on the working set they read, so
+// two tool results appended at once cannot lose one another: the one that
+// loses the race reads again and retries.
+
+// MessageAttempts bounds how many times AppendMessages and Pop try an
+// append that another writer of the session got ahead of.
+const MessageAttempts = 10
+
+// MessagesRequest appends chat messages to a session (AppendMessages).
+type MessagesRequest struct {
+	SessionID string
+	// Tenant, when set, is the tenant the session must belong to: a
+	// session of another tenant is ErrNotFound, as a missing one is
+	// (checked on the working set read and in the append's own
+	// transaction, as AppendRequest.Tenant).
+	Tenant *string
+	// Messages are folded into steps by agentmem.FoldMessages with
+	// KeepPending: an assistant message's tool calls wait for their
+	// results, whatever comes in between, in this request or later ones.
+	Messages []agentmem.Message
+	// Flush answers every tool call still pending after the messages, of
+	// this request and of the session's working set, with an error result
+	// (agentmem.MissingResult).
+	Flush bool
+	// IdempotencyKey, when set, gives the new steps whose message has no
+	// ID the IDs KEY/0, KEY/1, ..., in order, so that sending the same
+	// request again stores nothing twice (see AppendRequest). Without one
+	// they get IDs from NewID.
+	IdempotencyKey string
+	// NewID makes step IDs when there is no key; nil means agentmem.NewID.
+	NewID func() string
+	// Now is the time given to new steps whose message has none; nil
+	// means time.Now.
+	Now func() time.Time
+	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
+	// append fails with agentmem.ErrConflict (a request whose tool
+	// results all repeat recorded ones stores nothing and succeeds).
+	ExpectedLastSeq *int64
+}
+
+// MessagesResponse reports what AppendMessages stored.
+type MessagesResponse struct {
+	// Seqs are the sequence numbers of the new steps, in order.
+	Seqs []int64
+	// Updated are the sequence numbers of the stored actions whose calls
+	// the messages answered, in working-set order; the copies with the
+	// new results are in the compaction entry CompactionSeq.
+	Updated []int64
+	// CompactionSeq is the sequence number of that compaction entry (0:
+	// none).
+	CompactionSeq int64
+	// Repeated are the indexes of the tool messages that repeated the
+	// result their call already had (a retried request): they stored
+	// nothing.
+	Repeated []int
+	// LastSeq is the session's LastSeq after the append.
+	LastSeq int64
+}
+
+// AppendMessages folds chat messages into steps (agentmem.FoldMessages)
+// and appends them to a session's log, atomically.
+//
+// A tool message answers a call made by an earlier message of the same
+// request or by an action of the session's working set. One that answers
+// a stored action completes it (or brings it nearer completion) with a
+// compaction entry in the same append, after the request's new steps: the
+// working set stays as it is, with the new steps after it, and the
+// action's copy with its new result stands in for it. That append is
+// conditional on the working set read; if another writer got in between,
+// the working set is read and the messages folded again, up to
+// MessageAttempts times. A request whose tool messages answer only calls
+// of its own is appended without reading anything.
+//
+// Errors: agentmem.ErrInvalid for bad input (an *agentmem.InvalidError
+// whose field names the message, as "messages[i]"; a tool message whose
+// call no action of the request or the working set made is one), an
+// *agentmem.ResultConflictError for a tool message whose call already
+// has a different result, and whatever Read and Append return (an
+// *IDReusedError for a key reused for other messages, ErrConflict when
+// ExpectedLastSeq does not hold or the attempts run out). Nothing is
+// stored when it fails.
+func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*MessagesResponse, error) {
+	if err := ValidateID(req.SessionID); err != nil {
+		return nil, err
+	}
+	if len(req.Messages) == 0 {
+		return nil, invalid("messages", "is empty: send at least one message")
+	}
+	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
+		return nil, invalid("expected_last_seq", "is negative")
+	}
+	now := req.Now
+	if now == nil {
+		now = time.Now
+	}
+	needState := req.Flush || answersEarlierCalls(req.Messages)
+	for attempt := 1; ; attempt++ {
+		var ws *ReadResponse
+		var open []*agentmem.ActionStep
+		if needState {
+			var err error
+			if ws, err = readWorkingSet(ctx, st, req.SessionID, req.Tenant); err != nil {
+				return nil, err
+			}
+			open = openActions(ws.Steps, req.Messages, req.Flush)
+		}
+		f, err := agentmem.FoldMessages(open, req.Messages, agentmem.FoldOptions{KeepPending: true, Flush: req.Flush, NewID: stepIDs(req), Now: now})
+		if err != nil {
+			return nil, err
+		}
+		out := &MessagesResponse{Seqs: []int64{}, Repeated: f.Repeated}
+		if len(f.Steps) == 0 && len(f.Updated) == 0 {
+			// Every message repeated a recorded result: nothing to store.
+			out.LastSeq = ws.Session.LastSeq
+			return out, nil
+		}
+		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant}
+		conditional := false
+		if len(f.Updated) > 0 {
+			ar.Compaction = keepWorkingSet(ws, f.Updated, len(f.Steps))
+			if ar.ExpectedLastSeq == nil {
+				last := ws.Session.LastSeq
+				ar.ExpectedLastSeq, conditional = &last, true
+			}
+			for _, u := range f.Updated {
+				out.Updated = append(out.Updated, int64(u.Number))
+			}
+		}
+		resp, err := st.Append(ctx, ar)
+		if err != nil {
+			if conditional && lostRace(err) && attempt < MessageAttempts {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, err
+		}
+		if resp.Seqs != nil {
+			out.Seqs = resp.Seqs
+		}
+		out.CompactionSeq, out.LastSeq = resp.CompactionSeq, resp.LastSeq
+		return out, nil
+	}
+}
+
+// readWorkingSet reads a session's working set for a writer; a session of
+// another tenant than tenant (when set) is ErrNotFound, as a missing one
+// is, before anything about it shows.
+func readWorkingSet(ctx context.Context, st Store, id string, tenant *string) (*ReadResponse, error) {
+	ws, err := st.Read(ctx, ReadRequest{SessionID: id, WorkingSet: true})
+	if err != nil {
+		return nil, err
+	}
+	if tenant != nil && ws.Session.Tenant != *tenant {
+		return nil, fmt.Errorf("session %q: %w", id, agentmem.ErrNotFound)
+	}
+	return ws, nil
+}
+
+// answersEarlierCalls reports whether a tool message answers a call that
+// no earlier message of the list made: one of the session's.
+func answersEarlierCalls(msgs []agentmem.Message) bool {
+	made := map[string]bool{}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			made[c.ID] = true
+		}
+		if m.Role == agentmem.RoleTool && !made[m.ToolCallID] {
+			return true
+		}
+	}
+	return false
+}
+
+// openActions picks the actions of a working set that the messages may
+// answer: those that made a call a tool message names (answered or not,
+// so that a retried result is recognised) and, with flush, every pending
+// one.
+func openActions(ws []agentmem.Step, msgs []agentmem.Message, flush bool) []*agentmem.ActionStep {
+	named := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == agentmem.RoleTool {
+			named[m.ToolCallID] = true
+		}
+	}
+	var open []*agentmem.ActionStep
+	for _, s := range ws {
+		a, ok := s.(*agentmem.ActionStep)
+		if !ok || len(a.ToolCalls) == 0 {
+			continue
+		}
+		pick := flush && a.Pending()
+		for _, c := range a.ToolCalls {
+			pick = pick || named[c.ID]
+		}
+		if pick {
+			open = append(open, a)
+		}
+	}
+	return open
+}
+
+// stepIDs returns the ID maker of a request's new steps: KEY/0, KEY/1,
+// ... with a key.
+func stepIDs(req MessagesRequest) func() string {
+	if req.IdempotencyKey == "" {
+		if req.NewID != nil {
+			return req.NewID
+		}
+		return agentmem.NewID
+	}
+	n := 0
+	return func() string {
+		id := req.IdempotencyKey + "/" + strconv.Itoa(n)
+		n++
+		return id
+	}
+}
+
+// keepWorkingSet is the compaction record that keeps the working set ws
+// read as it is, followed by an append's newSteps new steps, with the
+// copies in changed standing in for their originals. The copies of
+// earlier compactions that are still in the working set go again (only
+// the newest record's copies apply).
+func keepWorkingSet(ws *ReadResponse, changed []*agentmem.ActionStep, newSteps int) *CompactionRecord {
+	copies := make(map[int64]agentmem.Step, len(ws.Replaced)+len(changed))
+	for _, n := range ws.Replaced {
+		copies[n] = nil
+	}
+	rec := &CompactionRecord{Working: make([]int64, 0, len(ws.Steps)+newSteps)}
+	for _, s := range ws.Steps {
+		n := int64(s.Info().Number)
+		rec.Working = append(rec.Working, n)
+		if _, ok := copies[n]; ok {
+			copies[n] = s
+		}
+	}
+	for _, c := range changed {
+		copies[int64(c.Number)] = c
+	}
+	for i := range newSteps {
+		rec.Working = append(rec.Working, NewStepRef(i))
+	}
+	for _, n := range rec.Working {
+		if c := copies[n]; c != nil {
+			rec.Replaced = append(rec.Replaced, c)
+		}
+	}
+	return rec
+}
+
+// lostRace reports whether an append failed because another writer
+// appended first (and not because of reused step IDs).
+func lostRace(err error) bool {
+	return errors.Is(err, agentmem.ErrConflict) && !errors.Is(err, ErrIDReused)
+}
+
+// backoff waits a little, more after each attempt, with jitter, so that
+// writers that keep colliding spread out.
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(attempt)*int64(2*time.Millisecond) + 1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ErrNothingToPop reports a pop of a session whose working set is empty.
+// It wraps agentmem.ErrConflict: the session's state, not the request,
+// is what stands in the way.
+var ErrNothingToPop = fmt.Errorf("store: the session's working set is empty: nothing to pop: %w", agentmem.ErrConflict)
+
+// PopRequest pops the newest message of a session (Pop).
+type PopRequest struct {
+	SessionID string
+	// Tenant, when set, is the tenant the session must belong to (see
+	// MessagesRequest.Tenant).
+	Tenant *string
+	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
+	// pop fails with agentmem.ErrConflict and changes nothing.
+	ExpectedLastSeq *int64
+}
+
+// PopResponse reports what Pop took out.
+type PopResponse struct {
+	// Seq is the sequence number of the step the message belongs to.
+	Seq int64
+	// Message is the message popped, in canonical form (see
+	// agentmem.PopMessage).
+	Message agentmem.Message
+	// Step is the step as it was in the working set before the pop.
+	Step agentmem.Step
+	// Rest, when the message was a tool result, is the copy of its action
+	// without it that now stands in the working set (its call pending
+	// again); nil when the whole step left the working set.
+	Rest agentmem.Step
+	// CompactionSeq is the sequence number of the compaction entry that
+	// records the pop, and LastSeq the session's LastSeq after it.
+	CompactionSeq int64
+	LastSeq       int64
+}
+
+// Pop removes the newest message from a session's working set and
+// returns it: the newest message (agentmem.PopMessage) of the newest step
+// of the working set, pending actions included. It is recorded as a
+// compaction entry, not a deletion, so the log keeps what happened: one
+// whose working set no longer names the step, or, when the message is one
+// tool result of an action, names a copy of the action without that
+// result (the call is then pending: a tool message appended later answers
+// it again). Without ExpectedLastSeq, a pop that another writer got ahead
+// of reads the working set again and retries, up to MessageAttempts
+// times. A session whose working set is empty is ErrNothingToPop.
+func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
+	if err := ValidateID(req.SessionID); err != nil {
+		return nil, err
+	}
+	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
+		return nil, invalid("expected_last_seq", "is negative")
+	}
+	for attempt := 1; ; attempt++ {
+		ws, err := readWorkingSet(ctx, st, req.SessionID, req.Tenant)
+		if err != nil {
+			return nil, err
+		}
+		last := ws.Session.LastSeq
+		if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != last {
+			return nil, fmt.Errorf("%w: session %s: expected last seq %d, it is %d", agentmem.ErrConflict, req.SessionID, *req.ExpectedLastSeq, last)
+		}
+		if len(ws.Steps) == 0 {
+			return nil, fmt.Errorf("session %s: %w", req.SessionID, ErrNothingToPop)
+		}
+		newest := ws.Steps[len(ws.Steps)-1]
+		seq := int64(newest.Info().Number)
+		msg, rest := agentmem.PopMessage(newest)
+		var rec *CompactionRecord
+		if rest != nil {
+			rec = keepWorkingSet(ws, []*agentmem.ActionStep{rest.(*agentmem.ActionStep)}, 0)
+		} else {
+			rec = keepWorkingSet(&ReadResponse{Steps: ws.Steps[:len(ws.Steps)-1], Replaced: ws.Replaced}, nil, 0)
+			rec.Removed = []int64{seq}
+		}
+		resp, err := st.Append(ctx, AppendRequest{SessionID: req.SessionID, Compaction: rec, ExpectedLastSeq: &last, Tenant: req.Tenant})
+		if err != nil {
+			if req.ExpectedLastSeq == nil && lostRace(err) && attempt < MessageAttempts {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, err
+		}
+		return &PopResponse{Seq: seq, Message: msg, Step: newest, Rest: rest, CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq}, nil
+	}
+}
