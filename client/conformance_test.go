@@ -49,6 +49,7 @@ var unsupported = map[string]string{
 	"Prune/CoveredAfterDeletingAMiddleBranch":   pruneReason,
 	"Prune/CoveredBefore":                       pruneReason,
 	"Prune/CoveredKeepsBranchWorkingSet":        pruneReason,
+	"Amendments/PruneKeepsAmendedSteps":         pruneReason,
 
 	// The change feed is the store's own, for what the server derives
 	// from the log (its recall index); the API does not expose it.

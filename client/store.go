@@ -359,8 +359,16 @@ func (c *Client) readPage(ctx context.Context, id string, after int64, limit, la
 		entries = append(entries, store.Entry{Seq: int64(s.Info().Number), Kind: store.StepEntry, Step: s})
 	}
 	for _, ce := range out.Compactions {
-		entries = append(entries, store.Entry{Seq: ce.Seq, Kind: store.CompactionEntry, Time: ce.Time,
-			Compaction: &store.CompactionRecord{Working: ce.Working, Replaced: []agentmem.Step(ce.Replaced), Removed: ce.Removed}})
+		rec := &store.CompactionRecord{Amend: ce.Amend, Replaced: []agentmem.Step(ce.Replaced), Removed: ce.Removed}
+		switch {
+		case ce.Working != nil && !ce.Amend:
+			rec.Working = *ce.Working
+		case ce.Working == nil && !ce.Amend:
+			// A full record names its working set, even an empty one:
+			// one without would read as a working set emptied.
+			return nil, 0, fmt.Errorf("agentmem client: the server returned compaction entry %d without its working set", ce.Seq)
+		}
+		entries = append(entries, store.Entry{Seq: ce.Seq, Kind: store.CompactionEntry, Time: ce.Time, Compaction: rec})
 	}
 	slices.SortFunc(entries, func(a, b store.Entry) int { return compareInt64(a.Seq, b.Seq) })
 	for i, e := range entries {

@@ -727,6 +727,13 @@ func TestWhatTheModelSawPendingCalls(t *testing.T) {
 	if n := len(sentMessages(body)); n != 4 {
 		t.Fatalf("%d messages sent after the result, want 4", n)
 	}
+	// The completion is an amendment of step 3, on both pages.
+	if !strings.Contains(body, "amended 3 (working set kept)") {
+		t.Fatalf("the context page does not show the amendment:\n%s", body)
+	}
+	if page := mustGet(t, f.in, "/sessions/items", http.StatusOK); !strings.Contains(page, "amended copies of 3 (working set kept)") {
+		t.Fatalf("the session page does not show the amendment:\n%s", page)
+	}
 	// At the call after the assistant message, it was still pending.
 	body = mustGet(t, f.in, "/sessions/items/context?at=4", http.StatusOK)
 	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusPending {

@@ -142,15 +142,17 @@ type entryRow struct {
 	Messages   []messageView
 }
 
-// compactionView is a compaction entry on the pages.
+// compactionView is a compaction entry on the pages: a full record, or an
+// amendment (Amend), which keeps the working set and replaces steps only.
 type compactionView struct {
+	Amend    bool
 	Working  int
 	Removed  string
 	Replaced string
 }
 
 func newCompactionView(c *store.CompactionRecord) *compactionView {
-	v := &compactionView{Working: len(c.Working), Removed: formatSeqs(c.Removed)}
+	v := &compactionView{Amend: c.Amend, Working: len(c.Working), Removed: formatSeqs(c.Removed)}
 	seqs := make([]int64, len(c.Replaced))
 	for i, s := range c.Replaced {
 		seqs[i] = int64(s.Info().Number)

@@ -25,8 +25,13 @@ const MaxObservationBytes = 2000
 
 // StepDocs returns what recall indexes of a session's log entry: for a
 // step, one document with the text worth recalling, or none for steps
-// with nothing to recall (system prompts, compaction entries, empty
-// steps). The text of each kind:
+// with nothing to recall (system prompts, empty steps). A compaction
+// entry that is an amendment (store.CompactionRecord.Amend, such as a
+// tool call completed by a result sent later) gives the documents of its
+// copies, each as the step entry it stands in for would (the same ID),
+// so a step's document shows it as amended; a full compaction record
+// gives none: its copies are truncations and summaries' stand-ins, which
+// must not replace the full text. The text of each kind:
 //
 //   - task: the task;
 //   - message: "<name or role>: <text>";
@@ -43,6 +48,13 @@ const MaxObservationBytes = 2000
 // server can call it on every append and a backfill gives the same
 // documents.
 func StepDocs(sess *store.Session, e store.Entry) []Doc {
+	if c := e.Compaction; e.Kind == store.CompactionEntry && c != nil && c.Amend && sess != nil {
+		var docs []Doc
+		for _, r := range c.Replaced {
+			docs = append(docs, StepDocs(sess, store.Entry{Seq: int64(r.Info().Number), Kind: store.StepEntry, Step: r, Time: e.Time})...)
+		}
+		return docs
+	}
 	if e.Step == nil || sess == nil {
 		return nil
 	}
@@ -136,10 +148,7 @@ type Indexer struct {
 
 // Add indexes entries appended to a session (see StepDocs).
 func (x *Indexer) Add(ctx context.Context, sess *store.Session, entries ...store.Entry) error {
-	var docs []Doc
-	for _, e := range entries {
-		docs = append(docs, StepDocs(sess, e)...)
-	}
+	docs := entryDocs(sess, entries)
 	if len(docs) == 0 {
 		return nil
 	}
@@ -171,10 +180,7 @@ func (x *Indexer) Backfill(ctx context.Context, req store.ListRequest) (int, err
 			}
 			const batch = 256
 			for start := 0; start < len(resp.Entries); start += batch {
-				var docs []Doc
-				for _, e := range resp.Entries[start:min(start+batch, len(resp.Entries))] {
-					docs = append(docs, StepDocs(resp.Session, e)...)
-				}
+				docs := entryDocs(resp.Session, resp.Entries[start:min(start+batch, len(resp.Entries))])
 				if len(docs) == 0 {
 					continue
 				}
@@ -189,4 +195,23 @@ func (x *Indexer) Backfill(ctx context.Context, req store.ListRequest) (int, err
 		}
 		req.PageToken = page.NextPageToken
 	}
+}
+
+// entryDocs returns the documents of entries of a session (StepDocs), one
+// per ID: an amendment's document replaces the one of the step it
+// amends, as a later upsert would (an upsert takes an ID once).
+func entryDocs(sess *store.Session, entries []store.Entry) []Doc {
+	var docs []Doc
+	at := map[string]int{}
+	for _, e := range entries {
+		for _, d := range StepDocs(sess, e) {
+			if i, ok := at[d.ID]; ok {
+				docs[i] = d
+				continue
+			}
+			at[d.ID] = len(docs)
+			docs = append(docs, d)
+		}
+	}
+	return docs
 }

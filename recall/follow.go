@@ -14,8 +14,9 @@ import (
 // Follower keeps conversation recall in step with a store's log by
 // following the store's change feed (store.Feed) in the background: it
 // reads the changes after its durable cursor in batches, indexes the
-// entries appended (StepDocs), the history a branch inherits, and forgets
-// deleted sessions, then saves its cursor. Nothing is indexed on a
+// entries appended (StepDocs: steps, and the copies of amendments, such
+// as an action completed by a tool result appended later), the history a
+// branch inherits, and forgets deleted sessions, then saves its cursor. Nothing is indexed on a
 // request's path, so a client that goes away after its append is
 // acknowledged, or a process that crashes right after committing, cannot
 // leave a turn unsearchable: whichever process follows the feed next

@@ -185,12 +185,13 @@ func (s *IndexedStore) Create(ctx context.Context, req store.CreateRequest) (*st
 }
 
 // Append appends to a session's log. With a feed it wakes the follower,
-// which indexes what was stored; without one it indexes the steps itself
-// (retried steps, already stored, again, harmlessly: indexing is an
-// upsert by step).
+// which indexes what was stored; without one it indexes the steps itself,
+// and an amendment's copies (retried steps, already stored, again,
+// harmlessly: indexing is an upsert by step).
 func (s *IndexedStore) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	resp, err := s.Store.Append(ctx, req)
-	if err != nil || len(req.Steps) == 0 {
+	amend := req.Compaction != nil && req.Compaction.Amend
+	if err != nil || (len(req.Steps) == 0 && !amend) {
 		return resp, err
 	}
 	if s.feed != nil {
@@ -209,6 +210,10 @@ func (s *IndexedStore) Append(ctx context.Context, req store.AppendRequest) (*st
 			break
 		}
 		entries = append(entries, store.Entry{Seq: resp.Seqs[i], Kind: store.StepEntry, Step: st, Time: now})
+	}
+	if amend && resp.CompactionSeq > 0 {
+		// An amendment's copies stand in for the steps they amend.
+		entries = append(entries, store.Entry{Seq: resp.CompactionSeq, Kind: store.CompactionEntry, Compaction: req.Compaction, Time: now})
 	}
 	s.report(ctx, sess.ID, s.Indexer.Add(ctx, sess, entries...))
 	return resp, nil

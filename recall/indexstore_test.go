@@ -3,6 +3,7 @@ package recall_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,5 +198,86 @@ func testIndexedStore(t *testing.T, feed bool) {
 	resp, err := is.Read(ctx, store.ReadRequest{SessionID: "s2"})
 	if err != nil || resp.Session.LastSeq != 2 {
 		t.Fatalf("read: %v %+v", err, resp)
+	}
+}
+
+// TestIndexedStoreAmendments: an action whose tool call is answered by a
+// later append (an amendment) is indexed with its result, with a feed and
+// without; a full compaction's copy (a truncation) does not replace the
+// full text.
+func TestIndexedStoreAmendments(t *testing.T) {
+	for _, feed := range []bool{true, false} {
+		name := "Feed"
+		if !feed {
+			name = "NoFeed"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
+			var st store.Store = mem
+			if !feed {
+				st = noFeed{mem}
+			}
+			ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+			is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+			is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
+			defer is.Stop()
+			search := func(q string) []recall.Hit {
+				t.Helper()
+				if err := is.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				hits, err := ix.Search(ctx, recall.Query{Text: q, K: 5})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return hits
+			}
+			if _, err := is.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+				t.Fatal(err)
+			}
+			add := func(msgs ...agentmem.Message) {
+				t.Helper()
+				if _, err := store.AppendMessages(ctx, is, store.MessagesRequest{SessionID: "s", Messages: msgs}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			add(agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("where is the config?")})
+			add(agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text("searching"),
+				ToolCalls: []agentmem.ToolCall{{ID: "g1", Name: "grep", Arguments: `{"q":"config"}`}}})
+			// withResult is the first hit if it is the action, with its
+			// result.
+			withResult := func(hits []recall.Hit) bool {
+				return len(hits) > 0 && hits[0].Doc.ID == "s#2" && strings.Contains(hits[0].Doc.Text, "grep") && strings.Contains(hits[0].Doc.Text, "xylophone.yaml")
+			}
+			for _, h := range search("xylophone") {
+				if strings.Contains(h.Doc.Text, "xylophone") {
+					t.Fatalf("found before the result: %+v", h)
+				}
+			}
+			add(agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "g1", Content: agentmem.Text("found in xylophone.yaml")})
+			if hits := search("xylophone"); !withResult(hits) {
+				t.Fatalf("the completed action: %+v", hits)
+			}
+			// A full record whose copy truncates the action is not indexed.
+			ws, err := is.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			short := store.WithNumber(ws.Steps[1].(*agentmem.ActionStep).Truncate(3), 2)
+			if _, err := is.Append(ctx, store.AppendRequest{SessionID: "s", Compaction: &store.CompactionRecord{Working: []int64{1, 2}, Replaced: []agentmem.Step{short}}}); err != nil {
+				t.Fatal(err)
+			}
+			if hits := search("xylophone"); !withResult(hits) {
+				t.Fatalf("after a truncating compaction: %+v", hits)
+			}
+			// A backfill gives the same document.
+			if _, err := (&recall.Indexer{Index: ix, Store: st}).Backfill(ctx, store.ListRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if hits := search("xylophone"); !withResult(hits) {
+				t.Fatalf("after a backfill: %+v", hits)
+			}
+		})
 	}
 }

@@ -78,8 +78,9 @@
 // calls have no results yet is stored durably, in the log, as a pending
 // action; tool messages sent later, in any number of requests and to any
 // server of a deployment, complete it, each with a compaction entry that
-// keeps the working set and carries the action's copy with the new
-// result. Those appends are conditional on the working set read, so
+// is an amendment: it keeps the working set and carries only the action's
+// copy with the new result (GET /steps shows it with "amend": true), so a
+// completion costs the same however long the session. Those appends are conditional on the working set read, so
 // concurrent results for one action are all kept (the loser of a race
 // reads again and retries). The context leaves pending actions out and
 // lists them under "pending". A tool message whose call nobody made is

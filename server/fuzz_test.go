@@ -51,15 +51,18 @@ func checkDecoded(t *testing.T, body []byte, e *Error) bool {
 
 // checkAccepted fails unless a decoded request makes a valid append: at
 // least one step (none only with a compaction record, which names its
-// working set).
+// working set, or is an amendment with at least one copy).
 func checkAccepted(t *testing.T, req *stepsRequest) {
 	t.Helper()
 	steps := req.steps
 	if (len(steps) == 0 && req.compaction == nil) || len(steps) > MaxStepsPerRequest {
 		t.Fatalf("%d steps accepted", len(steps))
 	}
-	if req.compaction != nil && req.compaction.Working == nil {
-		t.Fatalf("a compaction record without a working set accepted: %+v", req.compaction)
+	if c := req.compaction; c != nil && !c.Amend && c.Working == nil {
+		t.Fatalf("a compaction record without a working set accepted: %+v", c)
+	}
+	if c := req.compaction; c != nil && c.Amend && (len(c.Working) > 0 || len(c.Removed) > 0 || len(c.Replaced) == 0) {
+		t.Fatalf("an amendment with a working or removed list, or without copies, accepted: %+v", c)
 	}
 	for i, s := range steps {
 		if err := s.Validate(); err != nil {

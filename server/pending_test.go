@@ -124,6 +124,16 @@ func itemByItem(t *testing.T, e *env) {
 	if got := rs.Compactions[1].Replaced[0].(*agentmem.ActionStep); got.Pending() || got.Number != 3 || got.ID != "turn-1/0" {
 		t.Fatalf("the completing copy: %+v", got)
 	}
+	// Each completion is an amendment: the copy alone, no working list.
+	var raw struct {
+		Compactions []map[string]json.RawMessage `json:"compactions"`
+	}
+	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &raw)
+	for _, c := range raw.Compactions {
+		if string(c["amend"]) != "true" || c["working"] != nil || c["removed"] != nil {
+			t.Fatalf("a completion's compaction entry: %s", e.logOf("s"))
+		}
+	}
 
 	// A different result for an answered call.
 	r := e.must(409, "POST", "/v1/sessions/s/messages", toolResult("c1", "c.go"))

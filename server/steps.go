@@ -31,7 +31,7 @@ type AppendResponse struct {
 	// Updated (POST /messages) are the sequence numbers of earlier,
 	// pending actions whose tool calls the request's tool messages
 	// answered: the copies with their results are in the compaction entry
-	// CompactionSeq.
+	// CompactionSeq, an amendment.
 	Updated []int64 `json:"updated,omitempty"`
 }
 
@@ -46,12 +46,16 @@ type ReadStepsResponse struct {
 	LastSeq int64 `json:"last_seq"`
 }
 
-// CompactionEntry is a compaction entry of the log: the working set after
-// it, the steps it took out and the modified copies it put in.
+// CompactionEntry is a compaction entry of the log (store.CompactionRecord):
+// a full record (the working set after it, the steps it took out and the
+// modified copies it put in) or an amendment (Amend: only copies that
+// stand in for steps of the working set, such as an action completed by a
+// tool result sent later; no working or removed list).
 type CompactionEntry struct {
 	Seq      int64             `json:"seq"`
 	Time     time.Time         `json:"time"`
-	Working  []int64           `json:"working"`
+	Amend    bool              `json:"amend,omitempty"`
+	Working  *[]int64          `json:"working,omitempty"`
 	Removed  []int64           `json:"removed,omitempty"`
 	Replaced agentmem.StepList `json:"replaced,omitempty"`
 }
@@ -274,8 +278,16 @@ func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
 		case en.Kind == store.StepEntry && en.Step != nil:
 			out.Steps = append(out.Steps, en.Step)
 		case en.Kind == store.CompactionEntry && en.Compaction != nil:
-			out.Compactions = append(out.Compactions, CompactionEntry{Seq: en.Seq, Time: en.Time,
-				Working: en.Compaction.Working, Removed: en.Compaction.Removed, Replaced: en.Compaction.Replaced})
+			c := CompactionEntry{Seq: en.Seq, Time: en.Time, Amend: en.Compaction.Amend,
+				Removed: en.Compaction.Removed, Replaced: en.Compaction.Replaced}
+			if !c.Amend {
+				working := en.Compaction.Working
+				if working == nil {
+					working = []int64{}
+				}
+				c.Working = &working
+			}
+			out.Compactions = append(out.Compactions, c)
 		}
 	}
 	w.Header().Set("ETag", etag(resp.Session.LastSeq))

@@ -367,7 +367,7 @@ func TestAppendCompaction(t *testing.T) {
 	}
 	var rs ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
-	if len(rs.Compactions) != 1 || fmt.Sprint(rs.Compactions[0].Working) != "[1 2 5]" || fmt.Sprint(rs.Compactions[0].Removed) != "[3 4]" {
+	if len(rs.Compactions) != 1 || rs.Compactions[0].Working == nil || fmt.Sprint(*rs.Compactions[0].Working) != "[1 2 5]" || fmt.Sprint(rs.Compactions[0].Removed) != "[3 4]" || rs.Compactions[0].Amend {
 		t.Fatalf("the compaction entry: %+v", rs.Compactions)
 	}
 	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx)
@@ -403,6 +403,46 @@ func TestAppendCompaction(t *testing.T) {
 	}
 	if after := e.dump(); after != before {
 		t.Errorf("bad envelopes changed the store:\n%s\n%s", before, after)
+	}
+}
+
+// TestAppendAmendment: POST /steps takes an amendment, a compaction record
+// that keeps the working set and replaces steps of it by copies; GET
+// /steps returns it as sent; one whose copy does not stand in for a step
+// of the working set is refused with 400 and changes nothing.
+func TestAppendAmendment(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	e.must(201, "POST", "/v1/sessions/s/steps", "["+sysStep+","+taskStep+","+actionStep(1, "output of step 1")+"]", "Idempotency-Key", "k")
+	shorter := `{"type":"action","number":3,"id":"k/2","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}],"results":[{"call_id":"c1","content":"short"}]}`
+	var ar AppendResponse
+	e.must(201, "POST", "/v1/sessions/s/steps", `{"compaction":{"amend":true,"replaced":[`+shorter+`]}}`).json(t, &ar)
+	if len(ar.Seqs) != 0 || ar.CompactionSeq != 4 || ar.LastSeq != 4 {
+		t.Fatalf("append of an amendment: %+v", ar)
+	}
+	var rs ReadStepsResponse
+	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
+	if len(rs.Compactions) != 1 || !rs.Compactions[0].Amend || rs.Compactions[0].Working != nil || len(rs.Compactions[0].Replaced) != 1 {
+		t.Fatalf("the amendment as read: %+v", rs.Compactions)
+	}
+	var c wireContext
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
+	if !strings.Contains(string(c.Messages), `"short"`) || strings.Contains(string(c.Messages), "output of step 1") {
+		t.Fatalf("the context does not show the amended step: %s", c.Messages)
+	}
+	before := e.logOf("s")
+	for body, field := range map[string]string{
+		`{"compaction":{"amend":true,"replaced":[` + strings.Replace(shorter, `"number":3`, `"number":4`, 1) + `]}}`: "compaction.replaced[0].number",
+		`{"compaction":{"amend":true,"replaced":[` + strings.Replace(shorter, `"id":"k/2"`, `"id":"k/9"`, 1) + `]}}`: "compaction.replaced[0]",
+		`{"compaction":{"amend":true,"working":[1,2,3],"replaced":[` + shorter + `]}}`:                               "compaction.working",
+		`{"compaction":{"amend":true}}`: "compaction.replaced",
+	} {
+		if err := e.must(400, "POST", "/v1/sessions/s/steps", body).apiErr(t); err.Field != field {
+			t.Errorf("%s: %+v, want field %s", body, err, field)
+		}
+	}
+	if e.logOf("s") != before {
+		t.Fatal("refused amendments changed the log")
 	}
 }
 

@@ -31,27 +31,49 @@ func DecodeStep(data []byte) (agentmem.Step, error) {
 	return agentmem.UnmarshalStep(data)
 }
 
-// compactionJSON is the JSON form of a CompactionRecord.
+// compactionJSON is the JSON form of a CompactionRecord. Working is a
+// pointer so that a missing list shows: a full record always has one, an
+// amendment never.
 type compactionJSON struct {
-	Working  []int64           `json:"working"`
+	Amend    bool              `json:"amend,omitempty"`
+	Working  *[]int64          `json:"working,omitempty"`
 	Replaced []json.RawMessage `json:"replaced,omitempty"`
 	Removed  []int64           `json:"removed,omitempty"`
 }
+
+// AmendPrefix is how EncodeCompaction begins the encoding of an
+// amendment, and of no full record (those begin with {"working":): a
+// database backend tells the two forms apart by the first bytes of a
+// stored compaction entry, without decoding it.
+const AmendPrefix = `{"amend":true`
 
 // EncodeCompaction encodes a compaction record, Replaced copies included
 // (in their step JSON), as
 //
 //	{"working":[1,2,6,5],"replaced":[{"type":"action",...}],"removed":[3,4]}
 //
-// Like EncodeStep it is stable under DecodeCompaction. A nil Working list
-// encodes as [].
+// or, for an amendment,
+//
+//	{"amend":true,"replaced":[{"type":"action",...}]}
+//
+// Like EncodeStep it is stable under DecodeCompaction. A full record's
+// nil Working list encodes as []. An amendment with a Working or Removed
+// list is refused (ErrInvalid).
 func EncodeCompaction(c *CompactionRecord) ([]byte, error) {
 	if c == nil {
 		return nil, invalid("compaction", "is nil")
 	}
-	j := compactionJSON{Working: c.Working, Removed: c.Removed}
-	if j.Working == nil {
-		j.Working = []int64{}
+	j := compactionJSON{Amend: c.Amend, Removed: c.Removed}
+	if c.Amend {
+		if len(c.Working) > 0 || len(c.Removed) > 0 {
+			return nil, invalid("compaction", "an amendment has no working or removed list")
+		}
+	} else {
+		w := c.Working
+		if w == nil {
+			w = []int64{}
+		}
+		j.Working = &w
 	}
 	for i, s := range c.Replaced {
 		b, err := EncodeStep(s)
@@ -66,9 +88,10 @@ func EncodeCompaction(c *CompactionRecord) ([]byte, error) {
 // DecodeCompaction decodes a compaction record encoded by EncodeCompaction
 // and checks it as a stored record (see ValidateCompaction: positive
 // sequence numbers only, replaced copies naming steps of Working). The
-// "working" member is required, even when empty: a record without it is
-// refused rather than taken for one that empties the working set. Errors
-// wrap agentmem.ErrInvalid.
+// "working" member of a full record is required, even when empty: a
+// record without it is refused rather than taken for one that empties the
+// working set; an amendment ("amend": true) has none, nor a "removed"
+// list. Errors wrap agentmem.ErrInvalid.
 func DecodeCompaction(data []byte) (*CompactionRecord, error) {
 	return decodeCompaction(data, 0)
 }
@@ -90,14 +113,7 @@ func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 	if !utf8.Valid(data) {
 		return nil, invalid("compaction", "is not valid UTF-8")
 	}
-	// Working is required (EncodeCompaction always writes it; null is
-	// missing): a record that left it out would clear the working set
-	// without saying so. A pointer shadows the field, so that its absence
-	// shows.
-	var j struct {
-		compactionJSON
-		Working *[]int64 `json:"working"`
-	}
+	var j compactionJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
@@ -107,10 +123,19 @@ func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 	if err := jsoncheck.Fields(data, reflect.TypeOf(j)); errors.As(err, &fe) {
 		return nil, invalid("compaction."+fe.Path, "%s", fe.Reason)
 	}
-	if j.Working == nil {
+	c := &CompactionRecord{Amend: j.Amend, Removed: j.Removed}
+	switch {
+	case j.Amend && j.Working != nil:
+		return nil, invalid("compaction.working", "is not allowed in an amendment: an amendment keeps the working set as it is and only replaces steps by the copies it carries")
+	case j.Amend:
+	case j.Working == nil:
+		// Working is required (EncodeCompaction always writes it; null is
+		// missing): a record that left it out would clear the working set
+		// without saying so.
 		return nil, invalid("compaction.working", "is required: the sequence numbers of the steps the working set keeps, in order ([] keeps none)")
+	default:
+		c.Working = *j.Working
 	}
-	c := &CompactionRecord{Working: *j.Working, Removed: j.Removed}
 	for i, raw := range j.Replaced {
 		s, err := DecodeStep(raw)
 		if err != nil {
@@ -130,6 +155,7 @@ func (c *CompactionRecord) Clone() *CompactionRecord {
 		return nil
 	}
 	out := &CompactionRecord{
+		Amend:   c.Amend,
 		Working: append([]int64(nil), c.Working...),
 		Removed: append([]int64(nil), c.Removed...),
 	}

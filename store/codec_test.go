@@ -95,6 +95,60 @@ func TestCompactionCodec(t *testing.T) {
 	}
 }
 
+// TestAmendmentCodec: an amendment encodes without a working list, begins
+// with AmendPrefix (a full record never does), round-trips, and is
+// refused with a working or removed list, or without copies.
+func TestAmendmentCodec(t *testing.T) {
+	copy5 := store.WithNumber(&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "x"}, Task: "done"}, 5)
+	c := &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{copy5}}
+	b, err := store.EncodeCompaction(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"amend":true,"replaced":[{"type":"task","number":5,"id":"x","task":"done"}]}`
+	if string(b) != want || !bytes.HasPrefix(b, []byte(store.AmendPrefix)) {
+		t.Fatalf("EncodeCompaction = %s\nwant %s", b, want)
+	}
+	d, err := store.DecodeCompaction(b)
+	if err != nil || !d.Amend || d.Working != nil || len(d.Replaced) != 1 {
+		t.Fatalf("DecodeCompaction = %+v, %v", d, err)
+	}
+	if again, _ := store.EncodeCompaction(d); !bytes.Equal(again, b) {
+		t.Fatalf("round trip: %s", again)
+	}
+	if again, _ := store.EncodeCompaction(d.Clone()); !bytes.Equal(again, b) {
+		t.Fatalf("Clone loses the form: %s", again)
+	}
+	for _, full := range []*store.CompactionRecord{{}, {Working: []int64{1}, Replaced: []agentmem.Step{store.WithNumber(copy5, 1)}}} {
+		if b, _ := store.EncodeCompaction(full); bytes.HasPrefix(b, []byte(store.AmendPrefix)) {
+			t.Fatalf("a full record begins with AmendPrefix: %s", b)
+		}
+	}
+	// amend:false is a full record.
+	if d, err := store.DecodeCompaction([]byte(`{"amend":false,"working":[1]}`)); err != nil || d.Amend {
+		t.Fatalf("amend false: %+v, %v", d, err)
+	}
+	for bad, field := range map[string]string{
+		`{"amend":true,"working":[5],"replaced":[{"type":"task","number":5,"id":"x","task":"t"}]}`: "compaction.working",
+		`{"amend":true,"working":[],"replaced":[{"type":"task","number":5,"id":"x","task":"t"}]}`:  "compaction.working",
+		`{"amend":true,"removed":[4],"replaced":[{"type":"task","number":5,"id":"x","task":"t"}]}`: "compaction.removed",
+		`{"amend":true}`:               "compaction.replaced",
+		`{"amend":true,"replaced":[]}`: "compaction.replaced",
+		`{"amend":true,"replaced":[{"type":"task","number":0,"id":"x","task":"t"}]}`:                                                "compaction.replaced[0].number",
+		`{"amend":true,"replaced":[{"type":"task","number":5,"id":"x","task":"t"},{"type":"task","number":5,"id":"x","task":"u"}]}`: "compaction.replaced[1].number",
+		`{"amend":true,"replaced":[{"type":"task","number":5,"task":"t"}]}`:                                                         "compaction.replaced[0].id",
+		`{"Amend":true,"replaced":[{"type":"task","number":5,"id":"x","task":"t"}]}`:                                                "compaction.Amend",
+	} {
+		var inv *agentmem.InvalidError
+		if _, err := store.DecodeAppendCompaction([]byte(bad), 1); !errors.As(err, &inv) || inv.Field != field {
+			t.Errorf("DecodeAppendCompaction(%s) = %v, want an invalid %s", bad, err, field)
+		}
+	}
+	if _, err := store.EncodeCompaction(&store.CompactionRecord{Amend: true, Working: []int64{5}, Replaced: []agentmem.Step{copy5}}); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Errorf("an amendment with a working list encodes: %v", err)
+	}
+}
+
 // FuzzDecodeStep checks that DecodeStep refuses bad input with ErrInvalid
 // and never panics, and that what it accepts encodes stably.
 func FuzzDecodeStep(f *testing.F) {
@@ -129,6 +183,7 @@ func FuzzDecodeStep(f *testing.F) {
 // FuzzDecodeCompaction is FuzzDecodeStep for compaction records.
 func FuzzDecodeCompaction(f *testing.F) {
 	f.Add([]byte(`{"working":[1,6,5],"replaced":[{"type":"task","number":5,"id":"x","task":"short"}],"removed":[2,3]}`))
+	f.Add([]byte(`{"amend":true,"replaced":[{"type":"task","number":5,"id":"x","task":"done"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := store.DecodeCompaction(data)
 		if err != nil {
@@ -147,6 +202,11 @@ func FuzzDecodeCompaction(f *testing.F) {
 		}
 		if b2, err := store.EncodeCompaction(c2); err != nil || !bytes.Equal(b, b2) {
 			t.Fatalf("encoding is not stable:\n%s\n%s", b, b2)
+		}
+		// Only an amendment's encoding begins with AmendPrefix, which
+		// the database backends look for.
+		if bytes.HasPrefix(b, []byte(store.AmendPrefix)) != c.Amend {
+			t.Fatalf("amend %v, encoding %s", c.Amend, b)
 		}
 	})
 }

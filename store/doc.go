@@ -34,7 +34,10 @@
 // numbers of the steps now in it, in order (CompactionRecord.Working),
 // modified copies that stand in for some of them (Replaced, such as
 // truncated tool results), and the numbers that left it (Removed). The
-// steps a compaction covered stay in the log.
+// steps a compaction covered stay in the log. A compaction entry may
+// instead be an amendment (CompactionRecord.Amend): it keeps the working
+// set's steps and only replaces some of them by copies, such as a tool
+// call completed by a result sent later; it costs what its copies do.
 //
 // Appends are atomic (all or none), idempotent (step IDs are idempotency
 // keys: a retry of a request whose steps are stored gets the original
@@ -47,8 +50,12 @@
 // # The working set
 //
 // A session's working set is what a memory resumed on it holds: the steps
-// the newest compaction entry names (replaced ones by their copies)
-// followed by every step appended after it (see WorkingSet). Read with
+// the newest full compaction entry names followed by every step appended
+// after it, each replaced by its copy if the full record or an amendment
+// after it has one, the newest copy winning (see WorkingSet). A full
+// record's copies are the only ones in force after it, so a writer of one
+// sends again the copies the working set shows (ReadResponse.Replaced);
+// an amendment's apply on top of what came before. Read with
 // ReadRequest.WorkingSet returns it, so resuming a long session costs what
 // its working set does, not what its whole log does. A compaction record
 // names step entries of the log and loses no pinned step by accident:
@@ -68,9 +75,10 @@
 // at a time if they like: an assistant message whose tool calls have no
 // results yet is stored as a pending action (agentmem.ActionStep.Pending),
 // which contexts leave out, and tool messages appended later complete it
-// with a compaction entry that keeps the working set and carries the
-// completed copy. Pop removes the newest message of the working set,
-// recorded as a compaction entry too. Both work over any Store, a client
+// with an amendment that carries the completed copy alone, so that a
+// session of many tool calls completed one by one stores each copy once.
+// Pop removes the newest message of the working set, recorded as a
+// compaction entry too (an amendment when it is one tool result). Both work over any Store, a client
 // of the HTTP API included.
 //
 // # Retention

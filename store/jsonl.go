@@ -42,7 +42,8 @@ type Importer interface {
 // MaxStepBytes as JSON, whose number is the entry's Seq; compaction
 // entries holding a valid record (ValidateCompaction) that names only
 // earlier sequence numbers, with replaced copies of earlier step entries
-// when those are present; no entry time or session time that is zero.
+// when those are present, an amendment's only of steps of the working set
+// as of the entry; no entry time or session time that is zero.
 // Errors wrap agentmem.ErrInvalid and name the entry.
 func ValidateImport(s *Session, entries []Entry) error {
 	if err := ValidateSession(s); err != nil {
@@ -57,6 +58,9 @@ func ValidateImport(s *Session, entries []Entry) error {
 	var prev int64
 	ids := make(map[string]int64, len(entries))
 	steps := make(map[int64]agentmem.Step, len(entries))
+	// The working set's steps as of each entry: an amendment's copies
+	// must stand in for some of them.
+	working := map[int64]bool{}
 	for i, e := range entries {
 		f := fmt.Sprintf("entries[%d]", i)
 		if e.Seq <= prev {
@@ -86,6 +90,7 @@ func ValidateImport(s *Session, entries []Entry) error {
 			}
 			ids[id] = e.Seq
 			steps[e.Seq] = e.Step
+			working[e.Seq] = true
 		case CompactionEntry:
 			if e.Step != nil {
 				return invalid(f, "a compaction entry with a step")
@@ -99,8 +104,18 @@ func ValidateImport(s *Session, entries []Entry) error {
 				}
 			}
 			for k, r := range e.Compaction.Replaced {
-				if o, ok := steps[int64(r.Info().Number)]; ok && (o.Info().ID != r.Info().ID || o.Kind() != r.Kind()) {
+				n := int64(r.Info().Number)
+				if e.Compaction.Amend && !working[n] {
+					return invalid(fmt.Sprintf("%s.compaction.replaced[%d].number", f, k), "%d is not a step of the working set: an amendment replaces steps the working set has", n)
+				}
+				if o, ok := steps[n]; ok && (o.Info().ID != r.Info().ID || o.Kind() != r.Kind()) {
 					return invalid(fmt.Sprintf("%s.compaction.replaced[%d]", f, k), "is not a copy of step %d (the ID or kind differs)", r.Info().Number)
+				}
+			}
+			if !e.Compaction.Amend {
+				working = make(map[int64]bool, len(e.Compaction.Working))
+				for _, n := range e.Compaction.Working {
+					working[n] = true
 				}
 			}
 		default:

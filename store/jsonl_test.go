@@ -131,3 +131,33 @@ func FuzzImport(f *testing.F) {
 		}
 	})
 }
+
+// TestValidateImportAmendment: an imported amendment's copies must stand
+// in for steps of the working set as of the entry: one for a step a full
+// record removed, or for a step not yet logged, is refused.
+func TestValidateImportAmendment(t *testing.T) {
+	sess := &store.Session{ID: "s", Retention: store.SessionRetention, CreatedAt: t0, UpdatedAt: t0, LastSeq: 5}
+	task := func(id string, n int64) agentmem.Step {
+		return store.WithNumber(&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id}, Task: id}, n)
+	}
+	log := func(amended int64) []store.Entry {
+		return []store.Entry{
+			{Seq: 1, Kind: store.StepEntry, Step: task("a", 1), Time: t0},
+			{Seq: 2, Kind: store.StepEntry, Step: task("b", 2), Time: t0},
+			{Seq: 3, Kind: store.CompactionEntry, Compaction: &store.CompactionRecord{Working: []int64{2}, Removed: []int64{1}}, Time: t0},
+			{Seq: 4, Kind: store.StepEntry, Step: task("c", 4), Time: t0},
+			{Seq: 5, Kind: store.CompactionEntry, Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{task(map[int64]string{1: "a", 2: "b", 4: "c", 6: "d"}[amended], amended)}}, Time: t0},
+		}
+	}
+	for _, n := range []int64{2, 4} {
+		if err := store.ValidateImport(sess, log(n)); err != nil {
+			t.Errorf("an amendment of step %d of the working set: %v", n, err)
+		}
+	}
+	for _, n := range []int64{1, 6} {
+		var inv *agentmem.InvalidError
+		if err := store.ValidateImport(sess, log(n)); !errors.As(err, &inv) || inv.Field != "entries[4].compaction.replaced[0].number" {
+			t.Errorf("an amendment of step %d, not in the working set: %v", n, err)
+		}
+	}
+}

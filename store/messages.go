@@ -20,14 +20,15 @@ import (
 // An assistant message whose tool calls have no results yet is stored as
 // an ordinary step entry: an agentmem.ActionStep that is pending
 // (ActionStep.Pending), which a context leaves out. A tool message
-// appended later completes it with a compaction entry that keeps the
-// working set as it is and carries, in its Replaced list, a copy of the
-// action with the new result (the same number and ID), so the log keeps
-// what happened in order and the working set shows the completed action
-// where the call was made. Writers that change the working set this way
-// append conditionally (ExpectedLastSeq) on the working set they read, so
-// two tool results appended at once cannot lose one another: the one that
-// loses the race reads again and retries.
+// appended later completes it with an amendment (a compaction entry with
+// CompactionRecord.Amend set) that keeps the working set as it is and
+// carries only a copy of the action with the new result (the same number
+// and ID), so the log keeps what happened in order, the working set shows
+// the completed action where the call was made, and a completion stores
+// what its copy costs however long the session is. Writers that change
+// the working set this way append conditionally (ExpectedLastSeq) on the
+// working set they read, so two tool results appended at once cannot
+// lose one another: the one that loses the race reads again and retries.
 
 // MessageAttempts bounds how many times AppendMessages and Pop try an
 // append that another writer of the session got ahead of.
@@ -71,10 +72,9 @@ type MessagesResponse struct {
 	Seqs []int64
 	// Updated are the sequence numbers of the stored actions whose calls
 	// the messages answered, in working-set order; the copies with the
-	// new results are in the compaction entry CompactionSeq.
+	// new results are in the amendment CompactionSeq.
 	Updated []int64
-	// CompactionSeq is the sequence number of that compaction entry (0:
-	// none).
+	// CompactionSeq is the sequence number of that amendment (0: none).
 	CompactionSeq int64
 	// Repeated are the indexes of the tool messages that repeated the
 	// result their call already had (a retried request): they stored
@@ -89,8 +89,8 @@ type MessagesResponse struct {
 //
 // A tool message answers a call made by an earlier message of the same
 // request or by an action of the session's working set. One that answers
-// a stored action completes it (or brings it nearer completion) with a
-// compaction entry in the same append, after the request's new steps: the
+// a stored action completes it (or brings it nearer completion) with an
+// amendment in the same append, after the request's new steps: the
 // working set stays as it is, with the new steps after it, and the
 // action's copy with its new result stands in for it. That append is
 // conditional on the working set read; if another writer got in between,
@@ -144,7 +144,7 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant}
 		conditional := false
 		if len(f.Updated) > 0 {
-			ar.Compaction = keepWorkingSet(ws, f.Updated, len(f.Steps))
+			ar.Compaction = amendment(f.Updated)
 			if ar.ExpectedLastSeq == nil {
 				last := ws.Session.LastSeq
 				ar.ExpectedLastSeq, conditional = &last, true
@@ -245,33 +245,33 @@ func stepIDs(req MessagesRequest) func() string {
 	}
 }
 
-// keepWorkingSet is the compaction record that keeps the working set ws
-// read as it is, followed by an append's newSteps new steps, with the
-// copies in changed standing in for their originals. The copies of
-// earlier compactions that are still in the working set go again (only
-// the newest record's copies apply).
-func keepWorkingSet(ws *ReadResponse, changed []*agentmem.ActionStep, newSteps int) *CompactionRecord {
-	copies := make(map[int64]agentmem.Step, len(ws.Replaced)+len(changed))
-	for _, n := range ws.Replaced {
-		copies[n] = nil
+// amendment is the compaction record that replaces the actions changed
+// stands in for by those copies, keeping the working set as it is.
+func amendment(changed []*agentmem.ActionStep) *CompactionRecord {
+	rec := &CompactionRecord{Amend: true, Replaced: make([]agentmem.Step, len(changed))}
+	for i, c := range changed {
+		rec.Replaced[i] = c
 	}
-	rec := &CompactionRecord{Working: make([]int64, 0, len(ws.Steps)+newSteps)}
+	return rec
+}
+
+// withoutStep is the full compaction record that keeps the working set ws
+// read but for its step seq, which it removes. The copies in the working
+// set go again (a full record's copies replace every earlier one).
+func withoutStep(ws *ReadResponse, seq int64) *CompactionRecord {
+	copies := make(map[int64]bool, len(ws.Replaced))
+	for _, n := range ws.Replaced {
+		copies[n] = true
+	}
+	rec := &CompactionRecord{Working: make([]int64, 0, len(ws.Steps)), Removed: []int64{seq}}
 	for _, s := range ws.Steps {
 		n := int64(s.Info().Number)
-		rec.Working = append(rec.Working, n)
-		if _, ok := copies[n]; ok {
-			copies[n] = s
+		if n == seq {
+			continue
 		}
-	}
-	for _, c := range changed {
-		copies[int64(c.Number)] = c
-	}
-	for i := range newSteps {
-		rec.Working = append(rec.Working, NewStepRef(i))
-	}
-	for _, n := range rec.Working {
-		if c := copies[n]; c != nil {
-			rec.Replaced = append(rec.Replaced, c)
+		rec.Working = append(rec.Working, n)
+		if copies[n] {
+			rec.Replaced = append(rec.Replaced, s)
 		}
 	}
 	return rec
@@ -335,11 +335,11 @@ type PopResponse struct {
 // Pop removes the newest message from a session's working set and
 // returns it: the newest message (agentmem.PopMessage) of the newest step
 // of the working set, pending actions included. It is recorded as a
-// compaction entry, not a deletion, so the log keeps what happened: one
-// whose working set no longer names the step, or, when the message is one
-// tool result of an action, names a copy of the action without that
-// result (the call is then pending: a tool message appended later answers
-// it again). Without ExpectedLastSeq, a pop that another writer got ahead
+// compaction entry, not a deletion, so the log keeps what happened: a
+// full record whose working set no longer names the step (its Removed
+// list does), or, when the message is one tool result of an action, an
+// amendment that carries a copy of the action without that result (the
+// call is then pending: a tool message appended later answers it again). Without ExpectedLastSeq, a pop that another writer got ahead
 // of reads the working set again and retries, up to MessageAttempts
 // times. A session whose working set is empty is ErrNothingToPop.
 func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
@@ -366,10 +366,10 @@ func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
 		msg, rest := agentmem.PopMessage(newest)
 		var rec *CompactionRecord
 		if rest != nil {
-			rec = keepWorkingSet(ws, []*agentmem.ActionStep{rest.(*agentmem.ActionStep)}, 0)
+			// One tool result of an action: its copy without it.
+			rec = amendment([]*agentmem.ActionStep{rest.(*agentmem.ActionStep)})
 		} else {
-			rec = keepWorkingSet(&ReadResponse{Steps: ws.Steps[:len(ws.Steps)-1], Replaced: ws.Replaced}, nil, 0)
-			rec.Removed = []int64{seq}
+			rec = withoutStep(ws, seq)
 		}
 		resp, err := st.Append(ctx, AppendRequest{SessionID: req.SessionID, Compaction: rec, ExpectedLastSeq: &last, Tenant: req.Tenant})
 		if err != nil {

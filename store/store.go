@@ -154,13 +154,30 @@ type Entry struct {
 	Time time.Time `json:"time"`
 }
 
-// CompactionRecord is the working set after a compaction: the sequence
-// numbers of its steps, in order, and the modified copies (such as
-// truncated actions) that stand in place of some of them. A copy keeps the
-// number (its original's sequence number), ID and kind of the step it
-// stands in for. Removed lists the sequence numbers of the steps that left
-// the working set. EncodeCompaction gives its JSON form.
+// CompactionRecord is the record of a compaction entry, in one of two
+// forms. EncodeCompaction gives its JSON form.
+//
+// A full record (Amend false) is the working set after a compaction: the
+// sequence numbers of its steps, in order (Working), and the modified
+// copies (such as truncated actions) that stand in place of some of them
+// (Replaced). Removed lists the sequence numbers of the steps that left
+// the working set. A full record's copies are the only ones in force
+// after it: the copies of earlier records apply no more unless it
+// carries them again (see ReadResponse.Replaced).
+//
+// An amendment (Amend true) leaves the working set's steps as they are
+// and only replaces some of them by copies (Replaced): a tool call
+// completed by its result, or a result popped. It has no Working or
+// Removed list. Its copies apply on top of those of the newest full
+// record before it and of the amendments between them, a later copy of
+// the same step winning, so an amendment costs what its copies do, not
+// what the working set does. Each copy must stand in for a step of the
+// working set.
+//
+// A copy keeps the number (its original's sequence number), ID and kind
+// of the step it stands in for.
 type CompactionRecord struct {
+	Amend    bool            `json:"amend,omitempty"`
 	Working  []int64         `json:"working"`
 	Replaced []agentmem.Step `json:"-"`
 	Removed  []int64         `json:"removed,omitempty"`
@@ -193,14 +210,18 @@ type AppendRequest struct {
 	// the request.
 	Steps []agentmem.Step
 	// Compaction, when set, is appended after Steps as a compaction
-	// entry. Working may name the new Steps of this request by
-	// NewStepRef(i) (a negative placeholder for Steps[i]); its other
-	// numbers must be sequence numbers of step entries of the visible log,
-	// or the request is ErrInvalid. It must keep the pinned steps of the
-	// working set it compacts (every system prompt and the first task) in
-	// Working, or name them in Removed to drop them on purpose (see
-	// CheckPinned); otherwise the request is ErrInvalid. The stored record
-	// has every placeholder replaced by the step's sequence number.
+	// entry. In a full record, Working may name the new Steps of this
+	// request by NewStepRef(i) (a negative placeholder for Steps[i]); its
+	// other numbers must be sequence numbers of step entries of the
+	// visible log, or the request is ErrInvalid. It must keep the pinned
+	// steps of the working set it compacts (every system prompt and the
+	// first task) in Working, or name them in Removed to drop them on
+	// purpose (see CheckPinned); otherwise the request is ErrInvalid. The
+	// stored record has every placeholder replaced by the step's sequence
+	// number. An amendment's copies must each stand in for a step of the
+	// session's working set as it is before the append (not for one of
+	// the request's new steps), with its ID and kind; otherwise the
+	// request is ErrInvalid (see CheckCompaction).
 	Compaction *CompactionRecord
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// append fails with ErrConflict and changes nothing (a retry passes
@@ -237,8 +258,8 @@ type AppendResponse struct {
 
 // ReadRequest reads a session's log. With WorkingSet, the result is the
 // working set as of the end of the log: the steps named by the newest
-// compaction (replaced ones by their copies) followed by every step after
-// it (see WorkingSet); otherwise it is the entries with After < Seq, in
+// full compaction followed by every step after it, replaced ones by their
+// copies (see WorkingSet); otherwise it is the entries with After < Seq, in
 // order, at most Limit of them (0: all), or the last Last of them.
 // Negative values, Limit with Last, and WorkingSet with any of the others
 // are ErrInvalid.
@@ -258,10 +279,12 @@ type ReadResponse struct {
 	// Steps is the working set (with WorkingSet).
 	Steps []agentmem.Step
 	// Replaced, with WorkingSet, lists the sequence numbers of the steps
-	// of Steps that are modified copies (the newest compaction's Replaced
-	// list; see ReplacedSeqs). A writer that compacts again must send
+	// of Steps that are modified copies, in working-set order: those of
+	// the newest full compaction and of the amendments after it (see
+	// ReplacedSeqs). A writer that writes a full compaction must send
 	// those copies again in its record's Replaced list, or the originals
-	// come back: only the newest compaction's copies apply.
+	// come back: a full record's copies replace every earlier one. An
+	// amendment need not: it changes only the copies it carries.
 	Replaced []int64
 }
 
@@ -275,9 +298,9 @@ type PruneRequest struct {
 	// longer in their session's working set (covered by a summary or
 	// pruned) and were appended (Entry.Time) before it. A step that the
 	// working set of any session names is kept: every step of the newest
-	// compaction's Working list (replaced originals included), every step
-	// after it, and steps a branch inherited and still has in its working
-	// set. Compaction entries are kept.
+	// full compaction's Working list (replaced originals included), every
+	// step after it (amended ones included), and steps a branch inherited
+	// and still has in its working set. Compaction entries are kept.
 	CoveredBefore time.Time
 }
 

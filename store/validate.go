@@ -282,10 +282,15 @@ func ValidateAppend(req AppendRequest) error {
 // or NewStepRef(i) with 0 <= i < newSteps, none repeated; each Removed
 // number is positive, none repeated; each Replaced copy is a valid step
 // with an ID whose number is a (positive) sequence number in Working,
-// one copy per number. Errors wrap ErrInvalid.
+// one copy per number. An amendment has no Working or Removed list and at
+// least one copy, each a valid step with an ID and a positive number, one
+// copy per number. Errors wrap ErrInvalid.
 func ValidateCompaction(c *CompactionRecord, newSteps int) error {
 	if c == nil {
 		return invalid("compaction", "is nil")
+	}
+	if c.Amend {
+		return validateAmendment(c)
 	}
 	inWorking := make(map[int64]bool, len(c.Working))
 	for i, ref := range c.Working {
@@ -329,13 +334,58 @@ func ValidateCompaction(c *CompactionRecord, newSteps int) error {
 	return nil
 }
 
+// validateAmendment is ValidateCompaction for an amendment.
+func validateAmendment(c *CompactionRecord) error {
+	if len(c.Working) > 0 {
+		return invalid("compaction.working", "is not allowed in an amendment: an amendment keeps the working set as it is and only replaces steps by the copies it carries")
+	}
+	if len(c.Removed) > 0 {
+		return invalid("compaction.removed", "is not allowed in an amendment: an amendment removes no step")
+	}
+	if len(c.Replaced) == 0 {
+		return invalid("compaction.replaced", "is empty: an amendment carries at least one copy")
+	}
+	replaced := make(map[int64]bool, len(c.Replaced))
+	for i, s := range c.Replaced {
+		f := fmt.Sprintf("compaction.replaced[%d]", i)
+		if err := validateStep(f, s); err != nil {
+			return err
+		}
+		n := int64(s.Info().Number)
+		if n <= 0 {
+			return invalid(f+".number", "%d is not the sequence number of a step", n)
+		}
+		if replaced[n] {
+			return invalid(f+".number", "step %d has more than one replacement", n)
+		}
+		replaced[n] = true
+	}
+	return nil
+}
+
 // CheckCompaction checks a validated compaction record against the
 // session's log before an append: every sequence number in Working must
 // name a step entry of the session's visible log (lookup returns it), and
 // every Replaced copy must have the ID and kind of the step it stands in
-// for. Backends call it after ValidateAppend, with lookup reading the log
-// as it is before the append. Errors wrap ErrInvalid.
+// for. The copies of an amendment must stand in for steps of the
+// session's working set: for one, lookup must return only those (see
+// InWorkingSet). Backends call it after ValidateAppend, with lookup
+// reading the log as it is before the append. Errors wrap ErrInvalid.
 func CheckCompaction(c *CompactionRecord, lookup func(seq int64) (agentmem.Step, bool)) error {
+	if c.Amend {
+		for i, s := range c.Replaced {
+			n := int64(s.Info().Number)
+			f := fmt.Sprintf("compaction.replaced[%d]", i)
+			o, ok := lookup(n)
+			if !ok {
+				return invalid(f+".number", "%d is not the sequence number of a step of the session's working set: an amendment replaces steps the working set has", n)
+			}
+			if o.Info().ID != s.Info().ID || o.Kind() != s.Kind() {
+				return invalid(f, "is not a copy of step %d (the ID or kind differs)", n)
+			}
+		}
+		return nil
+	}
 	orig := make(map[int64]agentmem.Step, len(c.Working))
 	for i, ref := range c.Working {
 		if ref < 0 {
@@ -364,6 +414,7 @@ func CheckCompaction(c *CompactionRecord, lookup func(seq int64) (agentmem.Step,
 // also names). The steps are shared, not copied.
 func ResolveCompaction(c *CompactionRecord, seqs []int64) (*CompactionRecord, error) {
 	out := &CompactionRecord{
+		Amend:    c.Amend,
 		Working:  make([]int64, len(c.Working)),
 		Replaced: append([]agentmem.Step(nil), c.Replaced...),
 		Removed:  append([]int64(nil), c.Removed...),

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -10,82 +11,115 @@ import (
 )
 
 // WorkingSet computes the working set from log entries in sequence order,
-// as ReadRequest defines it: the steps the newest compaction entry names,
-// in its order, each replaced by its copy in the record's Replaced list if
-// it has one, followed by every step entry after that compaction. With no
-// compaction entry it is every step entry.
+// as ReadRequest defines it: the steps the newest full compaction entry
+// names, in its order, followed by every step entry after that
+// compaction, each replaced by its copy if it has one: in the full
+// record's Replaced list or in an amendment after it (the newest copy of
+// a step wins). With no full compaction entry it is every step entry,
+// amended likewise.
 //
-// entries need not be the whole log: the newest compaction entry, the
-// step entries it names and every entry after it are enough, which lets a
-// backend load a long session at the cost of its working set. A named
-// step that is missing from entries is left out. The steps are shared
-// with entries, not copied.
+// entries need not be the whole log: the newest full compaction entry,
+// the step entries it names and every entry after it are enough, which
+// lets a backend load a long session at the cost of its working set. A
+// named step that is missing from entries (and has no copy) is left out.
+// The steps are shared with entries, not copied.
 func WorkingSet(entries []Entry) []agentmem.Step {
-	last := -1
-	for i := len(entries) - 1; i >= 0; i-- {
-		if entries[i].Kind == CompactionEntry && entries[i].Compaction != nil {
-			last = i
-			break
-		}
-	}
-	var out []agentmem.Step
+	steps, _ := workingSet(entries)
+	return steps
+}
+
+// ReplacedSeqs returns the sequence numbers of the steps that the working
+// set entries define shows as modified copies, in working-set order: the
+// steps of the newest full compaction's Replaced list and of the
+// amendments after it (ReadResponse.Replaced).
+func ReplacedSeqs(entries []Entry) []int64 {
+	_, replaced := workingSet(entries)
+	return replaced
+}
+
+// workingSet computes WorkingSet and ReplacedSeqs.
+func workingSet(entries []Entry) ([]agentmem.Step, []int64) {
+	last := NewestFull(entries)
+	var (
+		order  []int64 // the working set's seqs, in order
+		bySeq  map[int64]agentmem.Step
+		copies map[int64]agentmem.Step
+	)
 	if last >= 0 {
 		c := entries[last].Compaction
-		bySeq := make(map[int64]agentmem.Step, len(c.Working))
+		order = append(make([]int64, 0, len(c.Working)+len(entries)-last-1), c.Working...)
+		bySeq = make(map[int64]agentmem.Step, len(c.Working)+len(entries)-last-1)
 		for _, e := range entries[:last] {
 			if e.Kind == StepEntry && e.Step != nil {
 				bySeq[e.Seq] = e.Step
 			}
 		}
+		copies = make(map[int64]agentmem.Step, len(c.Replaced))
 		for _, r := range c.Replaced {
-			bySeq[int64(r.Info().Number)] = r
+			copies[int64(r.Info().Number)] = r
 		}
-		out = make([]agentmem.Step, 0, len(c.Working)+len(entries)-last-1)
-		for _, seq := range c.Working {
-			if s, ok := bySeq[seq]; ok {
-				out = append(out, s)
-			}
-		}
+	} else {
+		bySeq = make(map[int64]agentmem.Step, len(entries))
 	}
 	for _, e := range entries[last+1:] {
-		if e.Kind == StepEntry && e.Step != nil {
-			out = append(out, e.Step)
+		switch {
+		case e.Kind == StepEntry && e.Step != nil:
+			order = append(order, e.Seq)
+			bySeq[e.Seq] = e.Step
+		case e.Kind == CompactionEntry && e.Compaction != nil: // an amendment
+			if copies == nil {
+				copies = make(map[int64]agentmem.Step, len(e.Compaction.Replaced))
+			}
+			for _, r := range e.Compaction.Replaced {
+				copies[int64(r.Info().Number)] = r
+			}
 		}
 	}
-	return out
+	var (
+		out      = make([]agentmem.Step, 0, len(order))
+		replaced []int64
+	)
+	for _, seq := range order {
+		if s, ok := copies[seq]; ok {
+			out = append(out, s)
+			replaced = append(replaced, seq)
+		} else if s, ok := bySeq[seq]; ok {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 && last < 0 {
+		out = nil // as with no entries at all
+	}
+	return out, replaced
 }
 
-// ReplacedSeqs returns the sequence numbers of the steps that the working
-// set entries define shows as modified copies: the numbers of the newest
-// compaction's Replaced copies, in its order (ReadResponse.Replaced).
-func ReplacedSeqs(entries []Entry) []int64 {
+// NewestFull returns the index in entries of the newest compaction entry
+// that is a full record (not an amendment), or -1 if there is none: the
+// entry a working set starts from.
+func NewestFull(entries []Entry) int {
 	for i := len(entries) - 1; i >= 0; i-- {
-		if c := entries[i].Compaction; entries[i].Kind == CompactionEntry && c != nil {
-			if len(c.Replaced) == 0 {
-				return nil
-			}
-			out := make([]int64, len(c.Replaced))
-			for k, r := range c.Replaced {
-				out[k] = int64(r.Info().Number)
-			}
-			return out
+		if c := entries[i].Compaction; entries[i].Kind == CompactionEntry && c != nil && !c.Amend {
+			return i
 		}
 	}
-	return nil
+	return -1
+}
+
+// InWorkingSet reports whether the step entry at seq is in the working
+// set of a log whose newest full compaction entry is at fullSeq, with
+// record full (0 and nil when there is none): whether it comes after that
+// compaction or its Working list names it. Amendments do not change it.
+// A backend checks an amendment's copies with it (see CheckCompaction).
+func InWorkingSet(seq, fullSeq int64, full *CompactionRecord) bool {
+	return seq > fullSeq || (full != nil && slices.Contains(full.Working, seq))
 }
 
 // WorkingSeqs returns the sequence numbers of the steps of the working
-// set that entries (the whole visible log, in order) define: the
-// compaction's Working list and the step entries after it. Prune keeps
-// these steps.
+// set that entries (the whole visible log, in order) define: the newest
+// full compaction's Working list and the step entries after it. Prune
+// keeps these steps.
 func WorkingSeqs(entries []Entry) []int64 {
-	last := -1
-	for i := len(entries) - 1; i >= 0; i-- {
-		if entries[i].Kind == CompactionEntry && entries[i].Compaction != nil {
-			last = i
-			break
-		}
-	}
+	last := NewestFull(entries)
 	var out []int64
 	if last >= 0 {
 		out = append(out, entries[last].Compaction.Working...)

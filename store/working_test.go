@@ -59,6 +59,78 @@ func TestWorkingSet(t *testing.T) {
 	}
 }
 
+// TestWorkingSetAmendments: an amendment's copies apply on top of the
+// newest full record's and of earlier amendments (the newest copy of a
+// step wins), to steps before and after that record alike; a full record
+// after them starts over with its own copies; the working set's members
+// are the full record's, so Prune keeps what it did.
+func TestWorkingSetAmendments(t *testing.T) {
+	stepEntry := func(id string, n int64) store.Entry {
+		return store.Entry{Seq: n, Kind: store.StepEntry, Step: task(id, n)}
+	}
+	short := func(id string, n int64, text string) agentmem.Step {
+		return store.WithNumber(&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id}, Task: text}, n)
+	}
+	amend := func(n int64, copies ...agentmem.Step) store.Entry {
+		return store.Entry{Seq: n, Kind: store.CompactionEntry, Compaction: &store.CompactionRecord{Amend: true, Replaced: copies}}
+	}
+	texts := func(steps []agentmem.Step) []string {
+		var out []string
+		for _, s := range steps {
+			out = append(out, fmt.Sprintf("%s@%d", s.(*agentmem.TaskStep).Task, s.Info().Number))
+		}
+		return out
+	}
+	log := []store.Entry{
+		stepEntry("a", 1), stepEntry("b", 2), stepEntry("c", 3),
+		amend(4, short("b", 2, "b1")),
+		{Seq: 5, Kind: store.CompactionEntry, Compaction: &store.CompactionRecord{Working: []int64{1, 3}, Replaced: []agentmem.Step{short("c", 3, "c1")}, Removed: []int64{2}}},
+		stepEntry("d", 6),
+		amend(7, short("a", 1, "a1"), short("d", 6, "d1")),
+		amend(8, short("a", 1, "a2")),
+		stepEntry("e", 9),
+	}
+	if got, want := texts(store.WorkingSet(log)), []string{"a2@1", "c1@3", "d1@6", "e@9"}; !slices.Equal(got, want) {
+		t.Fatalf("WorkingSet = %v, want %v", got, want)
+	}
+	if got := store.ReplacedSeqs(log); !slices.Equal(got, []int64{1, 3, 6}) {
+		t.Fatalf("ReplacedSeqs = %v", got)
+	}
+	if got := store.WorkingSeqs(log); !slices.Equal(got, []int64{1, 3, 6, 9}) {
+		t.Fatalf("WorkingSeqs = %v", got)
+	}
+	if i := store.NewestFull(log); i != 4 {
+		t.Fatalf("NewestFull = %d", i)
+	}
+	// Before the full record, the amendment at 4 applies to the steps.
+	if got := texts(store.WorkingSet(log[:4])); !slices.Equal(got, []string{"a@1", "b1@2", "c@3"}) {
+		t.Fatalf("WorkingSet up to 4 = %v", got)
+	}
+	if got := store.WorkingSeqs(log[:4]); !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Fatalf("WorkingSeqs up to 4 = %v: an amendment does not empty the working set", got)
+	}
+	// A full record after the amendments applies its own copies only.
+	full := append(slices.Clone(log), store.Entry{Seq: 10, Kind: store.CompactionEntry,
+		Compaction: &store.CompactionRecord{Working: []int64{1, 6, 9}, Replaced: []agentmem.Step{short("a", 1, "a2")}}})
+	if got := texts(store.WorkingSet(full)); !slices.Equal(got, []string{"a2@1", "d@6", "e@9"}) {
+		t.Fatalf("WorkingSet after a full record = %v", got)
+	}
+	// The full record, the steps it names and what follows are enough.
+	subset := []store.Entry{log[0], log[2], log[4], log[5], log[6], log[7], log[8]}
+	if !slices.Equal(texts(store.WorkingSet(subset)), texts(store.WorkingSet(log))) {
+		t.Fatalf("WorkingSet of a subset = %v", texts(store.WorkingSet(subset)))
+	}
+	fullRec := log[4].Compaction
+	for seq, want := range map[int64]bool{1: true, 2: false, 3: true, 4: false, 6: true, 9: true} {
+		if got := store.InWorkingSet(seq, 5, fullRec); got != want {
+			t.Errorf("InWorkingSet(%d) = %v", seq, got)
+		}
+	}
+	if !store.InWorkingSet(1, 0, nil) {
+		t.Error("InWorkingSet with no full record")
+	}
+}
+
 func TestPageToken(t *testing.T) {
 	c := store.Cursor{CreatedAt: time.Date(2026, 2, 3, 4, 5, 6, 789000, time.UTC), ID: "sess-1"}
 	tok := store.EncodePageToken(c)

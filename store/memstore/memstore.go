@@ -179,6 +179,20 @@ func (s *session) seqOfID(id string, upTo int64) (int64, bool) {
 	return 0, false
 }
 
+// newestFull returns the newest compaction entry of the visible log up to
+// upTo that is a full record (not an amendment), or nil.
+func (s *session) newestFull(upTo int64) *store.Entry {
+	for i := len(s.entries) - 1; i >= 0; i-- {
+		if e := &s.entries[i]; e.Seq <= upTo && e.Kind == store.CompactionEntry && !e.Compaction.Amend {
+			return e
+		}
+	}
+	if s.parent != nil {
+		return s.parent.newestFull(min(upTo, s.baseSeq))
+	}
+	return nil
+}
+
 // workingSteps returns the working set of the visible log followed by
 // the new step entries of an append, as store.CheckPinned sees them.
 func (s *session) workingSteps(add []store.Entry) []store.WorkingStep {
@@ -407,7 +421,22 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 		return nil, fmt.Errorf("session %q: expected last seq %d, but it is %d: %w", req.SessionID, *req.ExpectedLastSeq, last, agentmem.ErrConflict)
 	}
 	if req.Compaction != nil {
-		if err := store.CheckCompaction(req.Compaction, s.stepBySeq); err != nil {
+		lookup := s.stepBySeq
+		if req.Compaction.Amend {
+			// An amendment's copies stand in for steps of the working set.
+			var fullSeq int64
+			var full *store.CompactionRecord
+			if e := s.newestFull(math.MaxInt64); e != nil {
+				fullSeq, full = e.Seq, e.Compaction
+			}
+			lookup = func(seq int64) (agentmem.Step, bool) {
+				if !store.InWorkingSet(seq, fullSeq, full) {
+					return nil, false
+				}
+				return s.stepBySeq(seq)
+			}
+		}
+		if err := store.CheckCompaction(req.Compaction, lookup); err != nil {
 			return nil, err
 		}
 	}
@@ -433,8 +462,10 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 		if err != nil {
 			return nil, err
 		}
-		if err := store.CheckPinned(rec, s.workingSteps(add)); err != nil {
-			return nil, err
+		if !rec.Amend { // an amendment keeps the working set's steps
+			if err := store.CheckPinned(rec, s.workingSteps(add)); err != nil {
+				return nil, err
+			}
 		}
 		for i, r := range rec.Replaced {
 			n, _, err := store.Normalize(r, int64(r.Info().Number))

@@ -241,15 +241,17 @@ func planAppend(ctx context.Context, q querier, sess *sessionRow, req store.Appe
 		if err != nil {
 			return nil, nil, err
 		}
-		ws, err := workingSteps(ctx, q, segs)
-		if err != nil {
-			return nil, nil, err
-		}
-		for i, st := range req.Steps {
-			ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
-		}
-		if err := store.CheckPinned(resolved, ws); err != nil {
-			return nil, nil, err
+		if !c.Amend { // an amendment keeps the working set's steps
+			ws, err := workingSteps(ctx, q, segs)
+			if err != nil {
+				return nil, nil, err
+			}
+			for i, st := range req.Steps {
+				ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
+			}
+			if err := store.CheckPinned(resolved, ws); err != nil {
+				return nil, nil, err
+			}
 		}
 		body, err := store.EncodeCompaction(resolved)
 		if err != nil {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -207,9 +208,18 @@ func scanKinds(ctx context.Context, q querier, sql string, fn func(int64, agentm
 // checkCompaction checks a compaction's references against the visible
 // log as it is before the append (entries up to lastSeq): see
 // store.CheckCompaction. Only the steps that have a replacement are
-// decoded; for the others, existence is all that is checked.
+// decoded; for the others, existence is all that is checked. An
+// amendment's references are its copies' steps, which must be in the
+// working set: its cost is that of its copies, not of the working set.
 func checkCompaction(ctx context.Context, q querier, segs []segment, c *store.CompactionRecord, lastSeq int64) error {
 	var refs []int64
+	if c.Amend {
+		for _, r := range c.Replaced {
+			if n := int64(r.Info().Number); n <= lastSeq {
+				refs = append(refs, n)
+			}
+		}
+	}
 	for _, ref := range c.Working {
 		if ref > 0 && ref <= lastSeq {
 			refs = append(refs, ref)
@@ -249,10 +259,38 @@ func checkCompaction(ctx context.Context, q querier, segs []segment, c *store.Co
 			}
 		}
 	}
+	member := func(int64) bool { return true }
+	if c.Amend {
+		var err error
+		if member, err = workingSetMember(ctx, q, segs, refs); err != nil {
+			return err
+		}
+	}
 	return store.CheckCompaction(c, func(seq int64) (agentmem.Step, bool) {
 		st, ok := found[seq]
-		return st, ok
+		return st, ok && member(seq)
 	})
+}
+
+// workingSetMember returns store.InWorkingSet for the visible log, to be
+// asked about seqs: it finds the newest full compaction, and reads its
+// record only if one of seqs is not after it.
+func workingSetMember(ctx context.Context, q querier, segs []segment, seqs []int64) (func(int64) bool, error) {
+	fullSeq, err := newestFullSeq(ctx, q, segs)
+	if err != nil {
+		return nil, err
+	}
+	var full *store.CompactionRecord
+	if slices.ContainsFunc(seqs, func(n int64) bool { return n <= fullSeq }) {
+		comp, err := newestCompaction(ctx, q, segs)
+		if err != nil {
+			return nil, err
+		}
+		if comp != nil {
+			full = comp.Compaction
+		}
+	}
+	return func(seq int64) bool { return store.InWorkingSet(seq, fullSeq, full) }, nil
 }
 
 // mapKeys iterates over the keys of m.
@@ -357,11 +395,11 @@ func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.
 		return nil, nil, err
 	}
 	if comp == nil {
-		es, err := readSteps(ctx, q, segs, 0)
+		es, err := readAfter(ctx, q, segs, 0)
 		if err != nil {
 			return nil, nil, err
 		}
-		return store.WorkingSet(es), nil, nil
+		return store.WorkingSet(es), store.ReplacedSeqs(es), nil
 	}
 
 	// The steps the compaction names that it has no copy of...
@@ -390,9 +428,9 @@ func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.
 			entries = append(entries, es...)
 		}
 	}
-	// ...the compaction itself, and every step after it.
+	// ...the compaction itself, and every step and amendment after it.
 	entries = append(entries, *comp)
-	after, err := readSteps(ctx, q, segs, comp.Seq)
+	after, err := readAfter(ctx, q, segs, comp.Seq)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -400,14 +438,17 @@ func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.
 	return store.WorkingSet(entries), store.ReplacedSeqs(entries), nil
 }
 
-// newestCompaction returns the newest compaction entry of the visible log,
-// or nil if it has none. It looks at the newest segment first, through the
-// partial index on compaction entries.
+// newestCompaction returns the newest compaction entry of the visible log
+// that is a full record, not an amendment (amendments do not change which
+// steps the working set has), or nil if it has none. It looks at the
+// newest segment first, through the partial index on compaction entries,
+// telling amendments by the start of their encoding (store.AmendPrefix)
+// without reading them.
 func newestCompaction(ctx context.Context, q querier, segs []segment) (*store.Entry, error) {
 	for i := len(segs) - 1; i >= 0; i-- {
 		sg := segs[i]
 		es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
-			WHERE session_id = $1 AND kind = 'compaction' AND seq > $2 AND seq <= $3
+			WHERE session_id = $1 AND kind = 'compaction' AND seq > $2 AND seq <= $3 AND `+notAmendment+`
 			ORDER BY seq DESC LIMIT 1`, sg.id, sg.lo, sg.hi)
 		if err != nil {
 			return nil, err
@@ -419,16 +460,38 @@ func newestCompaction(ctx context.Context, q querier, segs []segment) (*store.En
 	return nil, nil
 }
 
-// readSteps reads the step entries of the visible log after a sequence
-// number, in order.
-func readSteps(ctx context.Context, q querier, segs []segment, after int64) ([]store.Entry, error) {
+// newestFullSeq returns the sequence number of newestCompaction's entry (0
+// if there is none), without reading it.
+func newestFullSeq(ctx context.Context, q querier, segs []segment) (int64, error) {
+	for i := len(segs) - 1; i >= 0; i-- {
+		sg := segs[i]
+		var seq int64
+		err := q.QueryRow(ctx, `SELECT seq FROM entries
+			WHERE session_id = $1 AND kind = 'compaction' AND seq > $2 AND seq <= $3 AND `+notAmendment+`
+			ORDER BY seq DESC LIMIT 1`, sg.id, sg.lo, sg.hi).Scan(&seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
+		return seq, err
+	}
+	return 0, nil
+}
+
+// notAmendment is the SQL condition that a compaction entry is a full
+// record: its body does not begin with store.AmendPrefix.
+var notAmendment = fmt.Sprintf(`substring(body from 1 for %d) <> '\x%x'::bytea`, len(store.AmendPrefix), store.AmendPrefix)
+
+// readAfter reads the entries of the visible log after a sequence number,
+// in order: the step entries and amendments that come after the newest
+// full compaction.
+func readAfter(ctx context.Context, q querier, segs []segment, after int64) ([]store.Entry, error) {
 	var out []store.Entry
 	for _, sg := range segs {
 		if sg.hi <= after {
 			continue
 		}
 		es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
-			WHERE session_id = $1 AND kind = 'step' AND seq > $2 AND seq <= $3 ORDER BY seq`,
+			WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`,
 			sg.id, max(sg.lo, after), sg.hi)
 		if err != nil {
 			return nil, err

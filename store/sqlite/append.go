@@ -101,15 +101,17 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 		if err != nil {
 			return nil, err
 		}
-		ws, err := workingSteps(ctx, tx, segs)
-		if err != nil {
-			return nil, err
-		}
-		for i, st := range req.Steps {
-			ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
-		}
-		if err := store.CheckPinned(resolved, ws); err != nil {
-			return nil, err
+		if !c.Amend { // an amendment keeps the working set's steps
+			ws, err := workingSteps(ctx, tx, segs)
+			if err != nil {
+				return nil, err
+			}
+			for i, st := range req.Steps {
+				ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
+			}
+			if err := store.CheckPinned(resolved, ws); err != nil {
+				return nil, err
+			}
 		}
 		body, err := store.EncodeCompaction(resolved)
 		if err != nil {
@@ -232,9 +234,18 @@ func retried(ctx context.Context, q querier, segs []segment, req store.AppendReq
 // checkCompaction checks a compaction's references against the visible
 // log as it is before the append (entries up to lastSeq): see
 // store.CheckCompaction. Only the steps that have a replacement are
-// decoded; for the others, existence is all that is checked.
+// decoded; for the others, existence is all that is checked. An
+// amendment's references are its copies' steps, which must be in the
+// working set: its cost is that of its copies, not of the working set.
 func checkCompaction(ctx context.Context, q querier, segs []segment, c *store.CompactionRecord, lastSeq int64) error {
 	var refs []int64
+	if c.Amend {
+		for _, r := range c.Replaced {
+			if n := int64(r.Info().Number); n <= lastSeq {
+				refs = append(refs, n)
+			}
+		}
+	}
 	for _, ref := range c.Working {
 		if ref > 0 && ref <= lastSeq {
 			refs = append(refs, ref)
@@ -280,10 +291,34 @@ func checkCompaction(ctx context.Context, q querier, segs []segment, c *store.Co
 			}
 		}
 	}
+	member := func(int64) bool { return true }
+	if c.Amend {
+		var err error
+		if member, err = workingSetMember(ctx, q, segs, refs); err != nil {
+			return err
+		}
+	}
 	return store.CheckCompaction(c, func(seq int64) (agentmem.Step, bool) {
 		st, ok := found[seq]
-		return st, ok
+		return st, ok && member(seq)
 	})
+}
+
+// workingSetMember returns store.InWorkingSet for the visible log, to be
+// asked about seqs: it finds the newest full compaction, and reads its
+// record only if one of seqs is not after it.
+func workingSetMember(ctx context.Context, q querier, segs []segment, seqs []int64) (func(int64) bool, error) {
+	fullSeq, _, err := newestFull(ctx, q, segs, false)
+	if err != nil {
+		return nil, err
+	}
+	var full *store.CompactionRecord
+	if slices.ContainsFunc(seqs, func(n int64) bool { return n <= fullSeq }) {
+		if full, err = compactionAt(ctx, q, segs, fullSeq); err != nil {
+			return nil, err
+		}
+	}
+	return func(seq int64) bool { return store.InWorkingSet(seq, fullSeq, full) }, nil
 }
 
 // existsStub stands, in checkCompaction's lookup, for a step that exists
@@ -322,24 +357,9 @@ func compactionAt(ctx context.Context, q querier, segs []segment, seq int64) (*s
 // encoding, where its type is (store.EncodedKind).
 func workingSteps(ctx context.Context, q querier, segs []segment) ([]store.WorkingStep, error) {
 	var out []store.WorkingStep
-	after := int64(0)
-	// The newest compaction: search the segments from the newest.
-	var comp *store.CompactionRecord
-	for i := len(segs) - 1; i >= 0 && comp == nil; i-- {
-		sg := segs[i]
-		var body []byte
-		err := q.QueryRowContext(ctx, `SELECT seq, body FROM entries
-			WHERE session_id = ? AND kind = 'compaction' AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT 1`,
-			sg.id, sg.lo, sg.hi).Scan(&after, &body)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if comp, err = store.DecodeCompaction(body); err != nil {
-			return nil, fmt.Errorf("stored entry %d does not decode: %v", after, err)
-		}
+	after, comp, err := newestFull(ctx, q, segs, true)
+	if err != nil {
+		return nil, err
 	}
 	if comp != nil && len(comp.Working) > 0 {
 		arg, err := json.Marshal(comp.Working)

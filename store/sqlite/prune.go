@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"time"
 
@@ -184,33 +183,19 @@ func pruneCovered(ctx context.Context, tx querier, id string, cutoff, now time.T
 	return int(n), err
 }
 
-// newestCompaction returns the sequence number of the newest compaction
-// entry of the segments (0 if none) and the set of its Working list.
+// newestCompaction returns the sequence number of the newest full
+// compaction entry of the segments (0 if none; amendments do not change
+// which steps the working set has) and the set of its Working list.
 func newestCompaction(ctx context.Context, q querier, segs []segment) (int64, map[int64]bool, error) {
-	for i := len(segs) - 1; i >= 0; i-- {
-		sg := segs[i]
-		var seq int64
-		var body []byte
-		err := q.QueryRowContext(ctx, `SELECT seq, body FROM entries
-			WHERE session_id = ? AND kind = 'compaction' AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT 1`,
-			sg.id, sg.lo, sg.hi).Scan(&seq, &body)
-		if err == sql.ErrNoRows {
-			continue
-		}
-		if err != nil {
-			return 0, nil, err
-		}
-		c, err := store.DecodeCompaction(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		work := make(map[int64]bool, len(c.Working))
-		for _, n := range c.Working {
-			work[n] = true
-		}
-		return seq, work, nil
+	seq, c, err := newestFull(ctx, q, segs, true)
+	if err != nil || c == nil {
+		return 0, nil, err
 	}
-	return 0, nil, nil
+	work := make(map[int64]bool, len(c.Working))
+	for _, n := range c.Working {
+		work[n] = true
+	}
+	return seq, work, nil
 }
 
 // dependent is a session whose visible log includes another's entries up

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -197,22 +198,17 @@ func readEntries(ctx context.Context, q querier, segs []segment, req store.ReadR
 }
 
 // readWorkingSet reads the working set of the visible log (the newest
-// compaction entry, the steps it names and every entry after it) and the
-// sequence numbers of its modified copies (see store.ReplacedSeqs).
+// full compaction entry, the steps it names and every entry after it,
+// amendments included) and the sequence numbers of its modified copies
+// (see store.ReplacedSeqs).
 func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.Step, []int64, error) {
-	// The newest compaction: search the segments from the newest.
+	seq, rec, err := newestFull(ctx, q, segs, true)
+	if err != nil {
+		return nil, nil, err
+	}
 	var comp []store.Entry
-	for i := len(segs) - 1; i >= 0 && comp == nil; i-- {
-		sg := segs[i]
-		rows, err := q.QueryContext(ctx, "SELECT "+entryColumns+` FROM entries
-			WHERE session_id = ? AND kind = 'compaction' AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT 1`,
-			sg.id, sg.lo, sg.hi)
-		if err != nil {
-			return nil, nil, err
-		}
-		if comp, err = scanEntries(rows, nil); err != nil {
-			return nil, nil, err
-		}
+	if rec != nil {
+		comp = []store.Entry{{Seq: seq, Kind: store.CompactionEntry, Compaction: rec}}
 	}
 	var entries []store.Entry
 	after := int64(0)
@@ -274,3 +270,43 @@ func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.
 	}
 	return steps, store.ReplacedSeqs(entries), nil
 }
+
+// newestFull returns the sequence number of the newest compaction entry
+// of the visible log that is a full record, not an amendment (0 if there
+// is none), and, with record, the record (nil if there is none). It
+// searches the segments from the newest, through the partial index on
+// compaction entries, telling amendments by the start of their encoding
+// (store.AmendPrefix) without reading them.
+func newestFull(ctx context.Context, q querier, segs []segment, record bool) (int64, *store.CompactionRecord, error) {
+	cols := "seq, NULL"
+	if record {
+		cols = "seq, body"
+	}
+	for i := len(segs) - 1; i >= 0; i-- {
+		sg := segs[i]
+		var seq int64
+		var body []byte
+		err := q.QueryRowContext(ctx, "SELECT "+cols+` FROM entries
+			WHERE session_id = ? AND kind = 'compaction' AND seq > ? AND seq <= ? AND `+notAmendment+`
+			ORDER BY seq DESC LIMIT 1`, sg.id, sg.lo, sg.hi).Scan(&seq, &body)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		if !record {
+			return seq, nil, nil
+		}
+		c, err := store.DecodeCompaction(body)
+		if err != nil {
+			return 0, nil, fmt.Errorf("stored entry %d does not decode: %v", seq, err)
+		}
+		return seq, c, nil
+	}
+	return 0, nil, nil
+}
+
+// notAmendment is the SQL condition that a compaction entry is a full
+// record: its body does not begin with store.AmendPrefix.
+var notAmendment = fmt.Sprintf(`substr(body, 1, %d) <> x'%x'`, len(store.AmendPrefix), store.AmendPrefix)

@@ -104,7 +104,7 @@ func (s *suite) messagesTests() []namedTest {
 			if orig := e.entries("m")[2].Step.(*agentmem.ActionStep); !orig.Pending() {
 				t.Fatalf("the log's original changed: %+v", orig)
 			}
-			// A later completion re-sends the earlier copy, so it stays.
+			// A later completion leaves the earlier copy in force.
 			e.appendMessages("m", callsMsg("", "c"))
 			e.appendMessages("m", resultMsg("c", "rc"))
 			if a := e.action("m", 3); a.Pending() {
@@ -112,6 +112,58 @@ func (s *suite) messagesTests() []namedTest {
 			}
 			if a := e.action("m", 7); a.Pending() {
 				t.Fatalf("step 7: %+v", a)
+			}
+		}},
+		{"CompletionsCostTheirCopies", func(t *testing.T) {
+			// A completion is recorded by an amendment carrying only the
+			// completed action: n calls completed one by one store O(n)
+			// bytes of compaction records, not O(n^2), and the largest
+			// record does not grow with n.
+			cost := func(n int) (total, largest int) {
+				e := s.open(t)
+				id := fmt.Sprintf("n%d", n)
+				e.create(store.CreateRequest{ID: id})
+				e.appendMessages(id, agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text("sys")}, userMsg("task"))
+				result := strings.Repeat("x", 500)
+				for i := range n {
+					call := fmt.Sprintf("c%04d", i)
+					e.appendMessages(id, callsMsg("calling", call))
+					if r := e.appendMessages(id, resultMsg(call, result)); r.CompactionSeq == 0 {
+						t.Fatalf("completion %d stored no compaction entry: %+v", i, r)
+					}
+				}
+				var records int
+				for _, en := range e.entries(id) {
+					if en.Kind != store.CompactionEntry {
+						continue
+					}
+					b, err := store.EncodeCompaction(en.Compaction)
+					if err != nil {
+						t.Fatal(err)
+					}
+					records++
+					total += len(b)
+					largest = max(largest, len(b))
+				}
+				if records != n {
+					t.Fatalf("%d completions, %d compaction entries", n, records)
+				}
+				ws := e.workingSet(id)
+				if len(ws) != 2+n {
+					t.Fatalf("working set of %d steps, want %d", len(ws), 2+n)
+				}
+				for _, st := range ws[2:] {
+					if a := st.(*agentmem.ActionStep); a.Pending() || a.Results[0].Content != result {
+						t.Fatalf("step %d is not completed in the working set: %+v", a.Number, a)
+					}
+				}
+				return total, largest
+			}
+			total50, largest50 := cost(50)
+			total100, largest100 := cost(100)
+			if total100 > total50*22/10 || largest100 > largest50+32 {
+				t.Fatalf("compaction records: 50 completions %d bytes (largest %d), 100 completions %d bytes (largest %d): not linear",
+					total50, largest50, total100, largest100)
 			}
 		}},
 		{"RetriesAndRefusals", func(t *testing.T) {

@@ -19,7 +19,7 @@
 // exactly. Subtests are grouped by behaviour (Sessions, List, Append,
 // Read, Idempotency, Conflicts, Atomicity, Compaction, Pinned, Branches,
 // Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen,
-// Feed, Messages),
+// Feed, Messages, Amendments),
 // so one can be run alone with go test -run 'Conformance/Branches'.
 package storetest
 
@@ -115,6 +115,7 @@ func (s *suite) groups() []group {
 		{"Reopen", s.reopenTests()},
 		{"Feed", s.feedTests()},
 		{"Messages", s.messagesTests()},
+		{"Amendments", s.amendmentTests()},
 	}
 }
 
