@@ -421,7 +421,7 @@ func TestDisconnectedAppendIsIndexed(t *testing.T) {
 	e.create("s1")
 	ts := httptest.NewServer(e.srv)
 	defer ts.Close()
-	const turns = 20
+	const turns = 40
 	for i := range turns {
 		body := fmt.Sprintf(`{"role":"user","content":"note number %d mentions the word zebra%s"}`, i, strings.Repeat("q", i+1))
 		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
@@ -451,8 +451,10 @@ func TestDisconnectedAppendIsIndexed(t *testing.T) {
 	}
 	var steps ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s1/steps", nil).json(t, &steps)
-	if len(steps.Steps) < turns/2 {
-		t.Fatalf("only %d of %d appends were stored", len(steps.Steps), turns)
+	if len(steps.Steps) == 0 {
+		// Every request was canceled before its append committed: this
+		// run checked nothing (the server noticed each disconnect first).
+		t.Fatalf("none of the %d appends was stored", turns)
 	}
 	stored := map[int]bool{}
 	for _, st := range steps.Steps {
