@@ -165,3 +165,32 @@ func CheckRetriedCompaction(c *CompactionRecord, seqs []int64, after int64, stor
 	}
 	return nil
 }
+
+// StoredStep is a step of a session's visible log that a backend found by
+// its ID: its sequence number and its stored encoding.
+type StoredStep struct {
+	Seq  int64
+	Body []byte
+}
+
+// CheckStoredRetry decodes the stored steps among a request's step IDs
+// (existing, by ID) and applies CheckRetry to them: it returns the stored
+// steps' seqs (0 for a step not stored) and whether the request is a
+// retry, or the *IDReusedError.
+func CheckStoredRetry(steps []agentmem.Step, ids []string, existing map[string]StoredStep) ([]int64, bool, error) {
+	seqs := make([]int64, len(ids))
+	stored := make([]agentmem.Step, len(ids))
+	for i, id := range ids {
+		st, ok := existing[id]
+		if !ok {
+			continue
+		}
+		step, err := DecodeStep(st.Body)
+		if err != nil {
+			return nil, false, fmt.Errorf("stored entry %d does not decode: %v", st.Seq, err)
+		}
+		seqs[i], stored[i] = st.Seq, step
+	}
+	retry, err := CheckRetry(steps, stored, seqs)
+	return seqs, retry, err
+}

@@ -120,7 +120,7 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 // pipelined statements in order, each with a snapshot of its own), so it
 // sees every append committed before. A missing or expired session is
 // ErrNotFound.
-func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []string, now time.Time) (*sessionRow, map[string]storedStep, error) {
+func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []string, now time.Time) (*sessionRow, map[string]store.StoredStep, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SELECT "+sessionColumns+" FROM sessions WHERE id = $1 FOR NO KEY UPDATE", id)
@@ -128,7 +128,7 @@ func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []str
 		b.Queue("SELECT step_id, seq, body FROM entries WHERE session_id = $1 AND step_id = ANY($2)", id, ids)
 	}
 	br := conn.SendBatch(ctx, b)
-	sess, own, err := func() (*sessionRow, map[string]storedStep, error) {
+	sess, own, err := func() (*sessionRow, map[string]store.StoredStep, error) {
 		if _, err := br.Exec(); err != nil {
 			return nil, nil, err
 		}
@@ -139,7 +139,7 @@ func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []str
 		if err != nil {
 			return nil, nil, err
 		}
-		own := make(map[string]storedStep, len(ids))
+		own := make(map[string]store.StoredStep, len(ids))
 		if len(ids) > 0 {
 			rows, err := br.Query()
 			if err != nil {
@@ -147,10 +147,10 @@ func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []str
 			}
 			var (
 				stepID string
-				st     storedStep
+				st     store.StoredStep
 			)
-			if _, err := pgx.ForEachRow(rows, []any{&stepID, &st.seq, &st.body}, func() error {
-				own[stepID] = storedStep{seq: st.seq, body: slices.Clone(st.body)}
+			if _, err := pgx.ForEachRow(rows, []any{&stepID, &st.Seq, &st.Body}, func() error {
+				own[stepID] = store.StoredStep{Seq: st.Seq, Body: slices.Clone(st.Body)}
 				return nil
 			}); err != nil {
 				return nil, nil, err
@@ -189,7 +189,7 @@ func abort(conn *pgxpool.Conn) {
 // IDs (see store.CheckRetry), checks ExpectedLastSeq and the compaction,
 // and numbers and encodes the new entries. It returns the response and
 // the rows to insert (none for a retry).
-func planAppend(ctx context.Context, q querier, sess *sessionRow, req store.AppendRequest, ids []string, own map[string]storedStep) (*store.AppendResponse, *insertBatch, error) {
+func planAppend(ctx context.Context, q querier, sess *sessionRow, req store.AppendRequest, ids []string, own map[string]store.StoredStep) (*store.AppendResponse, *insertBatch, error) {
 	segs, err := segments(ctx, q, sess)
 	if err != nil {
 		return nil, nil, err
@@ -286,21 +286,8 @@ func (b *insertBatch) add(seq int64, kind store.EntryKind, stepID *string, body 
 // request has one, checked with store.CheckRetriedCompaction); for a
 // request that reuses IDs otherwise, the error. A retry stores nothing
 // and succeeds whatever its ExpectedLastSeq says.
-func retried(ctx context.Context, q querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]storedStep, lastSeq int64) (*store.AppendResponse, error) {
-	seqs := make([]int64, len(ids))
-	stored := make([]agentmem.Step, len(ids))
-	for i, id := range ids {
-		st, ok := existing[id]
-		if !ok {
-			continue
-		}
-		step, err := store.DecodeStep(st.body)
-		if err != nil {
-			return nil, fmt.Errorf("stored entry %d does not decode: %v", st.seq, err)
-		}
-		seqs[i], stored[i] = st.seq, step
-	}
-	retry, err := store.CheckRetry(req.Steps, stored, seqs)
+func retried(ctx context.Context, q querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]store.StoredStep, lastSeq int64) (*store.AppendResponse, error) {
+	seqs, retry, err := store.CheckStoredRetry(req.Steps, ids, existing)
 	if err != nil || !retry {
 		return nil, err
 	}

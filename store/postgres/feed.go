@@ -92,18 +92,10 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 	return resp, nil
 }
 
-// feedSessions sets the Session of the changes, read in one query; a
-// change whose session is gone (or expired) keeps none, and neither does
-// its entry.
+// feedSessions sets the Session of the changes (store.AttachSessions),
+// read in one query.
 func (s *Store) feedSessions(ctx context.Context, tx pgx.Tx, changes []store.Change) error {
-	var ids []string
-	seen := map[string]bool{}
-	for _, c := range changes {
-		if c.Kind != store.ChangeDelete && !seen[c.SessionID] {
-			seen[c.SessionID] = true
-			ids = append(ids, c.SessionID)
-		}
-	}
+	ids := store.FeedSessionIDs(changes)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -126,15 +118,7 @@ func (s *Store) feedSessions(ctx context.Context, tx pgx.Tx, changes []store.Cha
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for i := range changes {
-		c := &changes[i]
-		if c.Kind == store.ChangeDelete {
-			continue
-		}
-		if c.Session = sessions[c.SessionID]; c.Session == nil {
-			c.Entry, c.Err = nil, nil
-		}
-	}
+	store.AttachSessions(changes, sessions)
 	return nil
 }
 

@@ -95,18 +95,11 @@ func segments(ctx context.Context, q querier, r *sessionRow) ([]segment, error) 
 	return out, nil
 }
 
-// storedStep is a step of the visible log found by its ID: its sequence
-// number and its encoding.
-type storedStep struct {
-	seq  int64
-	body []byte
-}
-
 // findStepIDs returns the steps of the visible log (segs) whose IDs are
 // among ids, by ID. An append of new steps finds none, and so reads no
 // body.
-func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]storedStep, error) {
-	found := make(map[string]storedStep, len(ids))
+func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]store.StoredStep, error) {
+	found := make(map[string]store.StoredStep, len(ids))
 	if len(ids) == 0 {
 		return found, nil
 	}
@@ -119,10 +112,10 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 		}
 		var (
 			id string
-			st storedStep
+			st store.StoredStep
 		)
-		_, err = pgx.ForEachRow(rows, []any{&id, &st.seq, &st.body}, func() error {
-			found[id] = storedStep{seq: st.seq, body: slices.Clone(st.body)}
+		_, err = pgx.ForEachRow(rows, []any{&id, &st.Seq, &st.Body}, func() error {
+			found[id] = store.StoredStep{Seq: st.Seq, Body: slices.Clone(st.Body)}
 			return nil
 		})
 		if err != nil {

@@ -138,18 +138,11 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 // insertEntry inserts one entry.
 const insertEntry = `INSERT INTO entries (session_id, seq, kind, step_id, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`
 
-// storedStep is a step of the visible log found by its ID: its sequence
-// number and its encoding.
-type storedStep struct {
-	seq  int64
-	body []byte
-}
-
 // findStepIDs returns the steps of the visible log (segs) whose IDs are
 // among ids, by ID. An append of new steps finds none, and so reads no
 // body.
-func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]storedStep, error) {
-	found := make(map[string]storedStep, len(ids))
+func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (map[string]store.StoredStep, error) {
+	found := make(map[string]store.StoredStep, len(ids))
 	if len(ids) == 0 {
 		return found, nil
 	}
@@ -176,12 +169,12 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 		}
 		for rows.Next() {
 			var id string
-			var st storedStep
-			if err := rows.Scan(&id, &st.seq, &st.body); err != nil {
+			var st store.StoredStep
+			if err := rows.Scan(&id, &st.Seq, &st.Body); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			if st.seq > sg.lo && st.seq <= sg.hi {
+			if st.Seq > sg.lo && st.Seq <= sg.hi {
 				found[id] = st
 			}
 		}
@@ -198,21 +191,8 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 // request has one, checked with store.CheckRetriedCompaction); for a
 // request that reuses IDs otherwise, the error. A nil response and error
 // cannot happen with existing non-empty, but would mean a new append.
-func retried(ctx context.Context, q querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]storedStep, lastSeq int64) (*store.AppendResponse, error) {
-	seqs := make([]int64, len(ids))
-	stored := make([]agentmem.Step, len(ids))
-	for i, id := range ids {
-		st, ok := existing[id]
-		if !ok {
-			continue
-		}
-		step, err := store.DecodeStep(st.body)
-		if err != nil {
-			return nil, fmt.Errorf("stored entry %d does not decode: %v", st.seq, err)
-		}
-		seqs[i], stored[i] = st.seq, step
-	}
-	retry, err := store.CheckRetry(req.Steps, stored, seqs)
+func retried(ctx context.Context, q querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]store.StoredStep, lastSeq int64) (*store.AppendResponse, error) {
+	seqs, retry, err := store.CheckStoredRetry(req.Steps, ids, existing)
 	if err != nil || !retry {
 		return nil, err
 	}

@@ -3,10 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -81,32 +81,37 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 	return resp, nil
 }
 
-// feedSessions sets the Session of the changes, one read per session;
-// a change whose session is gone keeps none, and neither does its entry.
+// feedSessions sets the Session of the changes (store.AttachSessions),
+// read in one query.
 func (s *Store) feedSessions(ctx context.Context, tx querier, changes []store.Change) error {
+	ids := store.FeedSessionIDs(changes)
+	if len(ids) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id IN (SELECT value FROM json_each(?))", string(list))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
 	now := s.now()
-	sessions := map[string]*store.Session{}
-	for i := range changes {
-		c := &changes[i]
-		if c.Kind == store.ChangeDelete {
-			continue
+	sessions := make(map[string]*store.Session, len(ids))
+	for rows.Next() {
+		r, err := scanSession(rows)
+		if err != nil {
+			return err
 		}
-		sess, seen := sessions[c.SessionID]
-		if !seen {
-			r, err := loadSession(ctx, tx, c.SessionID, now, false)
-			switch {
-			case err == nil:
-				sess = &r.Session
-			case !errors.Is(err, agentmem.ErrNotFound):
-				return err
-			}
-			sessions[c.SessionID] = sess
-		}
-		c.Session = sess
-		if sess == nil {
-			c.Entry, c.Err = nil, nil
+		if !r.Expired(now) {
+			sessions[r.ID] = &r.Session
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	store.AttachSessions(changes, sessions)
 	return nil
 }
 
