@@ -38,7 +38,7 @@ var (
 //
 // errors.Is maps it back to the sentinels a local store returns:
 //
-//	400, 413, 415, 422 tool_results_missing  agentmem.ErrInvalid (and errors.As finds an *agentmem.InvalidError)
+//	400, 413, 415, any other 422             agentmem.ErrInvalid (and errors.As finds an *agentmem.InvalidError)
 //	404                                      agentmem.ErrNotFound
 //	409 (tool_result_conflict included)      agentmem.ErrConflict
 //	409 idempotency_key_reused               store.ErrIDReused (which wraps agentmem.ErrConflict)
