@@ -54,6 +54,10 @@ type Config struct {
 	NewID func() string
 	// Version is the server version announced to clients; "" means "dev".
 	Version string
+	// MaxContextTokens is the largest context get_context renders: its
+	// largest budget, and what a call without a budget is fitted to. 0
+	// means DefaultMaxContextTokens; more than MaxBudget is MaxBudget.
+	MaxContextTokens int
 }
 
 // Server is agentmem's MCP server: the tools of package doc over the
@@ -83,6 +87,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.MaxContextTokens <= 0 {
+		cfg.MaxContextTokens = DefaultMaxContextTokens
+	}
+	cfg.MaxContextTokens = min(cfg.MaxContextTokens, MaxBudget)
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}

@@ -20,6 +20,11 @@ const (
 	MaxMessages = 1000
 	// MaxBudget bounds get_context's budget.
 	MaxBudget = 10_000_000
+	// DefaultMaxContextTokens is Config.MaxContextTokens when it is 0: a
+	// get_context without a budget is fitted to it (the largest context
+	// window of current models, as the HTTP API's default), so that a long
+	// session is never rendered whole.
+	DefaultMaxContextTokens = 1_000_000
 	// MaxPageSize bounds list_sessions' page_size.
 	MaxPageSize = 200
 	// DefaultPageSize is list_sessions' page size when none is given.
@@ -269,7 +274,7 @@ func chatMessages(in []Message) ([]agentmem.Message, error) {
 // GetContextInput is the input of get_context.
 type GetContextInput struct {
 	SessionID      string `json:"session_id" jsonschema:"the session to render"`
-	Budget         int    `json:"budget,omitempty" jsonschema:"the most tokens the messages may cost; the newest messages that fit are kept, with the system prompt and the first task always kept. 0 or absent: no limit"`
+	Budget         int    `json:"budget,omitempty" jsonschema:"the most tokens the messages may cost; the newest messages that fit are kept, with the system prompt and the first task always kept. 0 or absent: the server's maximum context (1,000,000 tokens unless configured)"`
 	Format         string `json:"format,omitempty" jsonschema:"the chat API shape of the messages: openai (tool role), anthropic (system apart, tool_use/tool_result blocks) or observation (tool results as user messages)"`
 	Tokenizer      string `json:"tokenizer,omitempty" jsonschema:"how tokens are counted: o200k_base (GPT-4o and later), cl100k_base (GPT-4) or heuristic (characters/4, for other models); absent: the server's default"`
 	TruncateToFill bool   `json:"truncate_to_fill,omitempty" jsonschema:"show the newest step that does not fit with its tool outputs cut, to fill the budget"`
@@ -301,7 +306,7 @@ type PendingCalls struct {
 
 var getContextSchema = []edit{
 	at("session_id", sessionIDEdits...),
-	at("budget", between(0, MaxBudget)),
+	at("budget", between(0, MaxBudget)), // and at most Config.MaxContextTokens, checked by the tool
 	at("format", enum(render.Names()...), byDefault(render.NameOpenAI)),
 	at("tokenizer", enum(tokenizer.Names()...)),
 }
@@ -323,8 +328,12 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 			return ContextOutput{}, t.toolError(ctx, op, invalid("tokenizer", "unknown tokenizer %q (known: %s)", in.Tokenizer, strings.Join(tokenizer.Names(), ", ")))
 		}
 	}
-	if in.Budget < 0 || in.Budget > MaxBudget {
-		return ContextOutput{}, t.toolError(ctx, op, invalid("budget", "must be between 0 and %d", MaxBudget))
+	if in.Budget < 0 || in.Budget > t.cfg.MaxContextTokens {
+		return ContextOutput{}, t.toolError(ctx, op, invalid("budget", "must be between 0 and this server's maximum context of %d tokens", t.cfg.MaxContextTokens))
+	}
+	fit := in.Budget
+	if fit == 0 {
+		fit = t.cfg.MaxContextTokens // no budget: the server's maximum
 	}
 	if err := store.ValidateID(in.SessionID); err != nil {
 		return ContextOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
@@ -343,7 +352,7 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	if sess.Tenant != t.tenant {
 		return ContextOutput{}, t.toolError(ctx, op, sessionNotFound(in.SessionID))
 	}
-	c, err := b.Context(ctx, agentmem.ContextOptions{Budget: in.Budget, Format: format, Counter: counter, TruncateToFill: in.TruncateToFill})
+	c, err := b.Context(ctx, agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: in.TruncateToFill})
 	if err != nil {
 		return ContextOutput{}, t.toolError(ctx, op, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
 )
 
 func TestListToolsSchemas(t *testing.T) {
@@ -253,6 +254,27 @@ func TestGetContextBudget(t *testing.T) {
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "nope"}, `session "nope" does not exist`)
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "a/b"}, "session_id")
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{}, "session_id")
+}
+
+// A get_context without a budget is fitted to the server's maximum
+// context, not rendered whole; a larger budget is refused.
+func TestGetContextMaxContextTokens(t *testing.T) {
+	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
+	t.Cleanup(func() { st.Close() })
+	e := newEnvWith(t, mcp.Config{Store: st, MaxContextTokens: 800})
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "long"}, nil)
+	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "long", "messages": turn[:2]}, nil)
+	for i := range 20 {
+		call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "long", "messages": []map[string]any{
+			{"role": "user", "content": strings.Repeat(fmt.Sprintf("message %d of a long chat. ", i), 10)},
+		}}, nil)
+	}
+	var c mcp.ContextOutput
+	call(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "long"}, &c)
+	if c.Tokens > 800 || c.DroppedSteps == 0 || c.Budget != 0 || c.Steps[0] != 1 || c.Steps[len(c.Steps)-1] != 22 {
+		t.Fatalf("without a budget: %d tokens, %d dropped, budget %d, steps %v", c.Tokens, c.DroppedSteps, c.Budget, c.Steps)
+	}
+	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "long", "budget": 801}, "maximum context of 800 tokens")
 }
 
 func TestAppendErrors(t *testing.T) {

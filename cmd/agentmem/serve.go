@@ -179,7 +179,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	}
 	msrv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
-		Counter: counter, Logger: a.log, Version: buildVersion(),
+		Counter: counter, Logger: a.log, Version: buildVersion(), MaxContextTokens: f.maxContextTokens,
 	})
 	if err != nil {
 		return usageError{err}
