@@ -18,7 +18,8 @@ import (
 // session log in the background, was behind the appends of a run, as the
 // server reports it: the distribution of its per-change indexing lag over
 // the measured period (agentmem_recall_index_lag_seconds in /metrics: a
-// histogram, so the percentiles are the upper bounds of their buckets),
+// histogram, so the percentiles are the upper bounds of their buckets; -1
+// when above the largest, 60 s),
 // the largest lag /readyz showed while sampling it every 100ms, and how
 // long after the run a fresh=true search took (the index catching up with
 // the last appends).
@@ -93,10 +94,13 @@ func lagBetween(before, after lagHistogram) (n int64, p50, p99 float64) {
 		want := int64(math.Ceil(q * float64(total)))
 		for _, b := range bounds {
 			if after[b]-before[b] >= want {
+				if math.IsInf(b, 1) {
+					return -1 // above the largest bucket (JSON has no infinity)
+				}
 				return b * 1000
 			}
 		}
-		return math.Inf(1)
+		return -1
 	}
 	return total, quantile(0.5), quantile(0.99)
 }
