@@ -75,7 +75,7 @@ Then each client, bound to one session (client i to session i mod
            appends (45%), contexts (25%), creates (8%), forks (7%),
            deletes (7%) and recall searches (8%), on the seeded sessions
            and up to 8 of the client's own; the report adds the count of
-           each and the server's resident memory (from /metrics) over the
+           each and the server's resident memory and Go heap (from /metrics) over the
            measured period.
 Requests in the first --warmup are not counted. Latency is measured from
 sending the request to the end of its response body; percentiles are exact

@@ -119,9 +119,19 @@ func (m *mixedClient) cleanup(ctx context.Context) {
 	}
 }
 
-// rssReport is the server's resident memory over a run, in MiB.
+// rssReport is the server's resident memory over a run, in MiB: the
+// process's resident size (process_resident_memory_bytes, which counts
+// the pages of files the process maps, such as a SQLite database's) and
+// its Go heap in use (go_memstats_heap_inuse_bytes), which is what the
+// context cache bounds.
 type rssReport struct {
-	Start float64 `json:"start_mib"`
+	// HeapStart, HeapFirstHalfMax, HeapSecondHalfMax and HeapEnd are the
+	// Go heap's samples, as the resident ones below.
+	HeapStart         float64 `json:"heap_start_mib"`
+	HeapFirstHalfMax  float64 `json:"heap_first_half_max_mib"`
+	HeapSecondHalfMax float64 `json:"heap_second_half_max_mib"`
+	HeapEnd           float64 `json:"heap_end_mib"`
+	Start             float64 `json:"start_mib"`
 	// FirstHalfMax and SecondHalfMax are the largest samples of each half
 	// of the measured period: a server whose memory is bounded has the
 	// second no larger than the first, give or take the GC.
@@ -131,12 +141,13 @@ type rssReport struct {
 	Samples       int     `json:"samples"`
 }
 
-// rssSampler samples the server's process_resident_memory_bytes.
+// rssSampler samples the server's resident size and Go heap.
 type rssSampler struct {
 	stop    chan struct{}
 	done    chan struct{}
 	mu      sync.Mutex
 	samples []float64
+	heap    []float64
 }
 
 func (l *loadRun) sampleRSS(ctx context.Context) *rssSampler {
@@ -146,9 +157,10 @@ func (l *loadRun) sampleRSS(ctx context.Context) *rssSampler {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
-			if v, ok := l.readRSS(ctx); ok {
+			if v, h, ok := l.readRSS(ctx); ok {
 				s.mu.Lock()
 				s.samples = append(s.samples, v)
+				s.heap = append(s.heap, h)
 				s.mu.Unlock()
 			}
 			select {
@@ -163,21 +175,27 @@ func (l *loadRun) sampleRSS(ctx context.Context) *rssSampler {
 	return s
 }
 
-// readRSS reads process_resident_memory_bytes from /metrics, in MiB.
-func (l *loadRun) readRSS(ctx context.Context) (float64, bool) {
+// readRSS reads process_resident_memory_bytes and
+// go_memstats_heap_inuse_bytes from /metrics, in MiB.
+func (l *loadRun) readRSS(ctx context.Context) (rss, heap float64, ok bool) {
 	code, data, err := l.do(ctx, "GET", "/metrics", nil)
 	if err != nil || code != http.StatusOK {
-		return 0, false
+		return 0, 0, false
 	}
+	var gotRSS, gotHeap bool
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+		line := sc.Text()
+		if v, found := strings.CutPrefix(line, "process_resident_memory_bytes "); found {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return f / (1 << 20), err == nil
+			rss, gotRSS = f/(1<<20), err == nil
+		} else if v, found := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes "); found {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			heap, gotHeap = f/(1<<20), err == nil
 		}
 	}
-	return 0, false
+	return rss, heap, gotRSS && gotHeap
 }
 
 func (s *rssSampler) finish() *rssReport {
@@ -188,13 +206,16 @@ func (s *rssSampler) finish() *rssReport {
 	if len(s.samples) == 0 {
 		return nil
 	}
-	r := &rssReport{Start: roundTo(s.samples[0], 1), End: roundTo(s.samples[len(s.samples)-1], 1), Samples: len(s.samples)}
-	half := len(s.samples) / 2
-	for i, v := range s.samples {
-		if i < half {
-			r.FirstHalfMax = max(r.FirstHalfMax, roundTo(v, 1))
+	n := len(s.samples)
+	r := &rssReport{Start: roundTo(s.samples[0], 1), End: roundTo(s.samples[n-1], 1), Samples: n,
+		HeapStart: roundTo(s.heap[0], 1), HeapEnd: roundTo(s.heap[n-1], 1)}
+	for i := range n {
+		if i < n/2 {
+			r.FirstHalfMax = max(r.FirstHalfMax, roundTo(s.samples[i], 1))
+			r.HeapFirstHalfMax = max(r.HeapFirstHalfMax, roundTo(s.heap[i], 1))
 		} else {
-			r.SecondHalfMax = max(r.SecondHalfMax, roundTo(v, 1))
+			r.SecondHalfMax = max(r.SecondHalfMax, roundTo(s.samples[i], 1))
+			r.HeapSecondHalfMax = max(r.HeapSecondHalfMax, roundTo(s.heap[i], 1))
 		}
 	}
 	return r
