@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -41,38 +40,32 @@ const lagMetric = "agentmem_recall_index_lag_seconds_bucket"
 // readLagHistogram reads the lag histogram from the server's /metrics; a
 // server without a recall index that follows the log has none (nil).
 func (l *loadRun) readLagHistogram(ctx context.Context) lagHistogram {
-	code, data, err := l.do(ctx, "GET", "/metrics", nil)
-	if err != nil || code != http.StatusOK {
-		return nil
-	}
 	h := lagHistogram{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	l.metricLines(ctx, func(line string) {
 		if !strings.HasPrefix(line, lagMetric+"{") {
-			continue
+			return
 		}
 		_, rest, ok := strings.Cut(line, `le="`)
 		if !ok {
-			continue
+			return
 		}
 		le, rest, ok := strings.Cut(rest, `"`)
 		if !ok {
-			continue
+			return
 		}
 		bound := math.Inf(1)
 		if le != "+Inf" {
+			var err error
 			if bound, err = strconv.ParseFloat(le, 64); err != nil {
-				continue
+				return
 			}
 		}
 		n, err := strconv.ParseFloat(strings.TrimSpace(rest[strings.LastIndex(rest, " ")+1:]), 64)
 		if err != nil {
-			continue
+			return
 		}
 		h[bound] = int64(n)
-	}
+	})
 	if len(h) == 0 {
 		return nil
 	}
@@ -105,21 +98,23 @@ func lagBetween(before, after lagHistogram) (n int64, p50, p99 float64) {
 	return total, quantile(0.5), quantile(0.99)
 }
 
-// behindSampler samples /readyz's recall_index.lag_seconds until stopped.
-type behindSampler struct {
+// sampler calls a function at once and then every interval, in a
+// goroutine of its own, until stopped: it samples the server during a
+// run. Once stop has returned, what the function wrote is the caller's to
+// read.
+type sampler struct {
 	stop chan struct{}
 	done chan struct{}
-	mu   sync.Mutex
-	max  float64
 }
 
-func (l *loadRun) sampleBehind(ctx context.Context) *behindSampler {
-	s := &behindSampler{stop: make(chan struct{}), done: make(chan struct{})}
+func startSampler(ctx context.Context, every time.Duration, sample func()) *sampler {
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(100 * time.Millisecond)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
+			sample()
 			select {
 			case <-s.stop:
 				return
@@ -127,31 +122,61 @@ func (l *loadRun) sampleBehind(ctx context.Context) *behindSampler {
 				return
 			case <-t.C:
 			}
-			code, data, err := l.do(ctx, "GET", "/readyz", nil)
-			if err != nil || code != http.StatusOK {
-				continue
-			}
-			var r struct {
-				RecallIndex *struct {
-					LagSeconds float64 `json:"lag_seconds"`
-				} `json:"recall_index"`
-			}
-			if json.Unmarshal(data, &r) == nil && r.RecallIndex != nil {
-				s.mu.Lock()
-				s.max = max(s.max, r.RecallIndex.LagSeconds*1000)
-				s.mu.Unlock()
-			}
 		}
 	}()
 	return s
 }
 
-func (s *behindSampler) finish() float64 {
+// halt stops the sampler and waits for its last sample.
+func (s *sampler) halt() {
 	close(s.stop)
 	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.max
+}
+
+// behindSampler keeps the largest recall_index.lag_seconds of /readyz,
+// sampled every 100ms, in milliseconds.
+type behindSampler struct {
+	s   *sampler
+	max float64
+}
+
+func (l *loadRun) sampleBehind(ctx context.Context) *behindSampler {
+	b := &behindSampler{}
+	b.s = startSampler(ctx, 100*time.Millisecond, func() {
+		code, data, err := l.do(ctx, "GET", "/readyz", nil)
+		if err != nil || code != http.StatusOK {
+			return
+		}
+		var r struct {
+			RecallIndex *struct {
+				LagSeconds float64 `json:"lag_seconds"`
+			} `json:"recall_index"`
+		}
+		if json.Unmarshal(data, &r) == nil && r.RecallIndex != nil {
+			b.max = max(b.max, r.RecallIndex.LagSeconds*1000)
+		}
+	})
+	return b
+}
+
+func (b *behindSampler) finish() float64 {
+	b.s.halt()
+	return b.max
+}
+
+// metricLines reads the server's /metrics and calls each with every line;
+// false when it cannot be read.
+func (l *loadRun) metricLines(ctx context.Context, each func(line string)) bool {
+	code, data, err := l.do(ctx, "GET", "/metrics", nil)
+	if err != nil || code != http.StatusOK {
+		return false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		each(sc.Text())
+	}
+	return true
 }
 
 // catchUp times a fresh=true recall search made right after the run: how

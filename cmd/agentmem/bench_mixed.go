@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -141,52 +139,30 @@ type rssReport struct {
 	Samples       int     `json:"samples"`
 }
 
-// rssSampler samples the server's resident size and Go heap.
+// rssSampler keeps the server's resident size and Go heap, sampled
+// every second.
 type rssSampler struct {
-	stop    chan struct{}
-	done    chan struct{}
-	mu      sync.Mutex
+	s       *sampler
 	samples []float64
 	heap    []float64
 }
 
 func (l *loadRun) sampleRSS(ctx context.Context) *rssSampler {
-	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			if v, h, ok := l.readRSS(ctx); ok {
-				s.mu.Lock()
-				s.samples = append(s.samples, v)
-				s.heap = append(s.heap, h)
-				s.mu.Unlock()
-			}
-			select {
-			case <-s.stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	r := &rssSampler{}
+	r.s = startSampler(ctx, time.Second, func() {
+		if v, h, ok := l.readRSS(ctx); ok {
+			r.samples = append(r.samples, v)
+			r.heap = append(r.heap, h)
 		}
-	}()
-	return s
+	})
+	return r
 }
 
 // readRSS reads process_resident_memory_bytes and
 // go_memstats_heap_inuse_bytes from /metrics, in MiB.
 func (l *loadRun) readRSS(ctx context.Context) (rss, heap float64, ok bool) {
-	code, data, err := l.do(ctx, "GET", "/metrics", nil)
-	if err != nil || code != http.StatusOK {
-		return 0, 0, false
-	}
 	var gotRSS, gotHeap bool
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	l.metricLines(ctx, func(line string) {
 		if v, found := strings.CutPrefix(line, "process_resident_memory_bytes "); found {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			rss, gotRSS = f/(1<<20), err == nil
@@ -194,15 +170,12 @@ func (l *loadRun) readRSS(ctx context.Context) (rss, heap float64, ok bool) {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			heap, gotHeap = f/(1<<20), err == nil
 		}
-	}
+	})
 	return rss, heap, gotRSS && gotHeap
 }
 
 func (s *rssSampler) finish() *rssReport {
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.s.halt()
 	if len(s.samples) == 0 {
 		return nil
 	}
