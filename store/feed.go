@@ -140,6 +140,16 @@ func ValidateFeed(req FeedRequest) (int, error) {
 	return req.Limit, nil
 }
 
+// ValidateSaveCursor checks SaveCursor's arguments: the consumer's name
+// and a cursor that is not negative.
+func ValidateSaveCursor(consumer string, c FeedCursor) error {
+	if err := ValidateConsumer(consumer); err != nil {
+		return err
+	}
+	_, err := ValidateFeed(FeedRequest{After: c})
+	return err
+}
+
 // ValidateConsumer checks the name of a feed consumer: 1 to 64 bytes,
 // like a session ID.
 func ValidateConsumer(name string) error {

@@ -105,10 +105,7 @@ func (st *Store) LoadCursor(ctx context.Context, consumer string) (store.FeedCur
 // SaveCursor implements store.Feed. The records every consumer has read
 // are dropped.
 func (st *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCursor) error {
-	if err := store.ValidateConsumer(consumer); err != nil {
-		return err
-	}
-	if _, err := store.ValidateFeed(store.FeedRequest{After: c}); err != nil {
+	if err := store.ValidateSaveCursor(consumer, c); err != nil {
 		return err
 	}
 	if err := st.lock(ctx); err != nil {

@@ -161,10 +161,7 @@ func (s *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCur
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	if err := store.ValidateConsumer(consumer); err != nil {
-		return err
-	}
-	if _, err := store.ValidateFeed(store.FeedRequest{After: c}); err != nil {
+	if err := store.ValidateSaveCursor(consumer, c); err != nil {
 		return err
 	}
 	return s.write(ctx, "save cursor", func(tx pgx.Tx) error {
