@@ -201,17 +201,30 @@ func (x *Indexer) Backfill(ctx context.Context, req store.ListRequest) (int, err
 // per ID: an amendment's document replaces the one of the step it
 // amends, as a later upsert would (an upsert takes an ID once).
 func entryDocs(sess *store.Session, entries []store.Entry) []Doc {
-	var docs []Doc
-	at := map[string]int{}
+	var set docSet
 	for _, e := range entries {
-		for _, d := range StepDocs(sess, e) {
-			if i, ok := at[d.ID]; ok {
-				docs[i] = d
-				continue
-			}
-			at[d.ID] = len(docs)
-			docs = append(docs, d)
-		}
+		set.add(StepDocs(sess, e)...)
 	}
-	return docs
+	return set.docs
+}
+
+// docSet collects documents in order; a later document with the ID of one
+// collected replaces it (an upsert refuses an ID repeated in one call).
+type docSet struct {
+	docs []Doc
+	at   map[string]int // ID: index in docs
+}
+
+func (s *docSet) add(docs ...Doc) {
+	if s.at == nil {
+		s.at = map[string]int{}
+	}
+	for _, d := range docs {
+		if i, ok := s.at[d.ID]; ok {
+			s.docs[i] = d
+			continue
+		}
+		s.at[d.ID] = len(s.docs)
+		s.docs = append(s.docs, d)
+	}
 }

@@ -397,29 +397,26 @@ func (f *Follower) forked(ctx context.Context, w *docWriter, sess *store.Session
 type docWriter struct {
 	ctx     context.Context
 	f       *Follower
-	tenants []string
-	docs    map[string][]Doc
-	at      map[string]int // tenant + "\x00" + ID: index in docs[tenant]
+	tenants []string           // in the order first seen
+	sets    map[string]*docSet // by tenant
 	n       int
 	written int
 }
 
 func (w *docWriter) add(docs []Doc) error {
-	if w.docs == nil {
-		w.docs, w.at = map[string][]Doc{}, map[string]int{}
+	if w.sets == nil {
+		w.sets = map[string]*docSet{}
 	}
 	for _, d := range docs {
-		key := d.Tenant + "\x00" + d.ID
-		if i, ok := w.at[key]; ok {
-			w.docs[d.Tenant][i] = d
-			continue
-		}
-		if _, ok := w.docs[d.Tenant]; !ok {
+		set := w.sets[d.Tenant]
+		if set == nil {
+			set = &docSet{}
+			w.sets[d.Tenant] = set
 			w.tenants = append(w.tenants, d.Tenant)
 		}
-		w.at[key] = len(w.docs[d.Tenant])
-		w.docs[d.Tenant] = append(w.docs[d.Tenant], d)
-		w.n++
+		before := len(set.docs)
+		set.add(d)
+		w.n += len(set.docs) - before
 	}
 	if w.n >= maxFlush {
 		return w.flush()
@@ -433,7 +430,7 @@ func (w *docWriter) add(docs []Doc) error {
 // stop the feed.
 func (w *docWriter) flush() error {
 	for _, t := range w.tenants {
-		docs := w.docs[t]
+		docs := w.sets[t].docs
 		err := w.f.x.Index.Upsert(w.ctx, docs...)
 		if errors.Is(err, agentmem.ErrInvalid) {
 			err = nil
@@ -450,7 +447,7 @@ func (w *docWriter) flush() error {
 		}
 		w.written += len(docs)
 	}
-	w.tenants, w.docs, w.at, w.n = nil, nil, nil, 0
+	w.tenants, w.sets, w.n = nil, nil, 0
 	return nil
 }
 
