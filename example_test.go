@@ -90,9 +90,9 @@ func ExampleMemory_Snapshot() {
 	snap, _ := agentmem.DecodeSnapshot(data)
 	resumed := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
 	resumed.Restore(snap)
-	fmt.Println(resumed.Len(), resumed.NextNumber())
+	fmt.Println(resumed.Len(), resumed.NextNumber(), resumed.Summary())
 	// Output:
-	// 1 1
+	// 2 2 what happened before
 }
 
 // Visualize shows each step with its token cost.

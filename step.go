@@ -47,8 +47,11 @@ func (i *StepInfo) setInfo(n StepInfo) { *i = n }
 // RenderOptions controls how a step renders itself to messages.
 type RenderOptions struct {
 	// SummaryMode renders the step as input for a summarizer or planner,
-	// as smolagents does: system prompts and plans render nothing and
-	// action steps leave out the model's raw output.
+	// as smolagents does: system prompts and plans render nothing, and an
+	// action step that calls tools leaves out the model's raw output (its
+	// calls and their results say what it did). An action without tool
+	// calls keeps its text: in a chat it is the assistant's reply, the
+	// only record of the assistant's side of the turn.
 	SummaryMode bool
 }
 
@@ -212,12 +215,13 @@ func (*ActionStep) Kind() StepKind { return KindAction }
 // Messages implements Step: an assistant message with the model's output
 // and tool calls, one tool message per result, then the observation and
 // error (if any) as user messages. In summary mode the model's raw output
-// is left out. A pending action renders the results it has; contexts
-// leave it out whole.
+// is left out when the step calls tools (see RenderOptions.SummaryMode).
+// A pending action renders the results it has; contexts leave it out
+// whole.
 func (s *ActionStep) Messages(opts RenderOptions) []Message {
 	msgs := make([]Message, 0, 1+len(s.Results)+2)
 	text := s.assistantText()
-	if opts.SummaryMode {
+	if opts.SummaryMode && len(s.ToolCalls) > 0 {
 		text = ""
 	}
 	if text != "" || len(s.ToolCalls) > 0 {
@@ -509,8 +513,13 @@ func (s *ScratchpadStep) clone() Step {
 	return &c
 }
 
-// FinalAnswerStep holds the agent's final answer. It renders no messages:
-// the answer is the run's output, not context for another call.
+// FinalAnswerStep holds the agent's final answer. It renders as the
+// assistant's message, but a context (Memory.Context, Memory.Messages)
+// leaves it out when it ends the context, as smolagents renders nothing
+// for it: the answer is the run's output, and a request ending with it
+// would ask the model to continue its own answer. Once later steps follow
+// it (the next user turn of a conversation built from runs), it is shown,
+// so the model sees what it answered.
 type FinalAnswerStep struct {
 	StepInfo
 	Answer string `json:"answer"`
@@ -519,8 +528,10 @@ type FinalAnswerStep struct {
 // Kind implements Step.
 func (*FinalAnswerStep) Kind() StepKind { return KindFinalAnswer }
 
-// Messages implements Step: none.
-func (*FinalAnswerStep) Messages(RenderOptions) []Message { return nil }
+// Messages implements Step: the answer as an assistant message.
+func (s *FinalAnswerStep) Messages(RenderOptions) []Message {
+	return []Message{{ID: s.ID, Role: RoleAssistant, Content: Text(s.Answer), Time: s.Time}}
+}
 
 // Validate implements Step.
 func (s *FinalAnswerStep) Validate() error { return validText("answer", s.Answer) }

@@ -136,12 +136,25 @@ func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, 
 	for _, s := range ws {
 		byNumber[s.Info().Number] = s
 	}
-	var owner []int
-	for _, n := range res.Steps {
+	counts := make([]int, len(res.Steps))
+	for i, n := range res.Steps {
 		if s, ok := byNumber[n]; ok {
-			for range f.StepMessages(s, agentmem.RenderOptions{}) {
-				owner = append(owner, n)
-			}
+			counts[i] = len(f.StepMessages(s, agentmem.RenderOptions{}))
+		}
+	}
+	// A final answer that ends the context sends nothing
+	// (agentmem.FinalAnswerStep).
+	for i := len(res.Steps) - 1; i >= 0; i-- {
+		if s, ok := byNumber[res.Steps[i]]; ok && s.Kind() == agentmem.KindFinalAnswer {
+			counts[i] = 0
+		} else if counts[i] > 0 {
+			break
+		}
+	}
+	var owner []int
+	for i, n := range res.Steps {
+		for range counts[i] {
+			owner = append(owner, n)
 		}
 	}
 	labelled := len(owner) == len(res.Messages)

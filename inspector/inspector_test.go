@@ -158,11 +158,17 @@ func timeline(t *testing.T, body string) []timelineRow {
 // memory holding the step alone, less the reply priming.
 func libStepTokens(t *testing.T, s agentmem.Step, f agentmem.Format, c tokenizer.Counter) int {
 	t.Helper()
-	m := agentmem.New(agentmem.Options{Format: f, Counter: c})
-	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: []agentmem.Step{s}}); err != nil {
-		t.Fatal(err)
+	// A later step follows s: a final answer that ends a memory costs
+	// nothing, and the timeline shows what a step costs when it is sent.
+	next := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{Number: s.Info().Number + 1}, Task: "next"}
+	tokens := func(steps ...agentmem.Step) int {
+		m := agentmem.New(agentmem.Options{Format: f, Counter: c})
+		if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: steps}); err != nil {
+			t.Fatal(err)
+		}
+		return m.Tokens()
 	}
-	return m.Tokens() - agentmem.ReplyPriming
+	return tokens(s, next) - tokens(next)
 }
 
 func TestSessionTimeline(t *testing.T) {
