@@ -1,6 +1,7 @@
 package agentmem
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -127,23 +128,32 @@ type TaskStep struct {
 	StepInfo
 	Task   string  `json:"task"`
 	Images []Image `json:"images,omitempty"`
+	// Name and Data are the name and structured data of the user message
+	// the task came from (Message.Name and Message.Data), kept so that
+	// the message renders as it was given.
+	Name string          `json:"name,omitempty"`
+	Data json.RawMessage `json:"structured_data,omitempty"`
 }
 
 // Kind implements Step.
 func (*TaskStep) Kind() StepKind { return KindTask }
 
-// Messages implements Step: one user message with the task and its images.
+// Messages implements Step: one user message with the task and its
+// images, name and structured data.
 func (s *TaskStep) Messages(RenderOptions) []Message {
 	content := Text(s.Task)
 	for _, img := range s.Images {
 		content = append(content, ImagePart(img))
 	}
-	return []Message{{ID: s.ID, Role: RoleUser, Content: content, Time: s.Time}}
+	return []Message{{ID: s.ID, Role: RoleUser, Content: content, Name: s.Name, Data: cloneSlice(s.Data), Time: s.Time}}
 }
 
 // Validate implements Step.
 func (s *TaskStep) Validate() error {
 	if err := validText("task", s.Task); err != nil {
+		return err
+	}
+	if err := validNameData(s.Name, s.Data); err != nil {
 		return err
 	}
 	for i, img := range s.Images {
@@ -158,7 +168,20 @@ func (s *TaskStep) clone() Step {
 	c := *s
 	c.Metadata = cloneMap(s.Metadata)
 	c.Images = cloneImages(s.Images)
+	c.Data = cloneSlice(s.Data)
 	return &c
+}
+
+// validNameData checks the name and structured data a task or an action
+// keeps from its message.
+func validNameData(name string, data json.RawMessage) error {
+	if err := validText("name", name); err != nil {
+		return err
+	}
+	if len(data) > 0 && !json.Valid(data) {
+		return invalidf("structured_data", "is not valid JSON")
+	}
+	return nil
 }
 
 // Usage is the token usage a model reported for one call.
@@ -207,6 +230,11 @@ type ActionStep struct {
 	IsFinal  bool          `json:"is_final,omitempty"`
 	Usage    *Usage        `json:"usage,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
+	// Name and Data are the name and structured data of the assistant
+	// message the step came from (Message.Name and Message.Data), kept
+	// so that the message renders as it was given.
+	Name string          `json:"name,omitempty"`
+	Data json.RawMessage `json:"structured_data,omitempty"`
 }
 
 // Kind implements Step.
@@ -224,8 +252,8 @@ func (s *ActionStep) Messages(opts RenderOptions) []Message {
 	if opts.SummaryMode && len(s.ToolCalls) > 0 {
 		text = ""
 	}
-	if text != "" || len(s.ToolCalls) > 0 {
-		m := Message{ID: s.ID, Role: RoleAssistant, ToolCalls: s.ToolCalls, Time: s.Time}
+	if text != "" || len(s.ToolCalls) > 0 || len(s.Data) > 0 {
+		m := Message{ID: s.ID, Role: RoleAssistant, Name: s.Name, ToolCalls: s.ToolCalls, Data: cloneSlice(s.Data), Time: s.Time}
 		if text != "" {
 			m.Content = Text(text)
 		}
@@ -336,6 +364,9 @@ func (s *ActionStep) Validate() error {
 	if err := validateToolCalls("tool_calls", s.ToolCalls); err != nil {
 		return err
 	}
+	if err := validNameData(s.Name, s.Data); err != nil {
+		return err
+	}
 	calls := make(map[string]bool, len(s.ToolCalls))
 	for _, c := range s.ToolCalls {
 		calls[c.ID] = true
@@ -377,6 +408,7 @@ func (s *ActionStep) clone() Step {
 	c.Metadata = cloneMap(s.Metadata)
 	c.ToolCalls = cloneSlice(s.ToolCalls)
 	c.Results = cloneSlice(s.Results)
+	c.Data = cloneSlice(s.Data)
 	if s.Usage != nil {
 		u := *s.Usage
 		c.Usage = &u
