@@ -45,6 +45,8 @@ func (m *Memory) cloneForStrategy() ([]Step, map[Step]*entry, uint64) {
 }
 
 // Prune applies a strategy to the working set and returns what changed.
+// A nil strategy means the memory's default (Options.Prune), the seeds'
+// prune(); without one it is an error wrapping ErrInvalid.
 //
 // The strategy runs without holding the memory's locks, so an LLM
 // summarizer does not block readers or writers. Steps appended while it
@@ -54,7 +56,10 @@ func (m *Memory) cloneForStrategy() ([]Step, map[Step]*entry, uint64) {
 // recorded before the memory changes.
 func (m *Memory) Prune(ctx context.Context, s Strategy) (*Compaction, error) {
 	if s == nil {
-		return nil, invalidf("strategy", "is nil")
+		s = m.prune
+	}
+	if s == nil {
+		return nil, invalidf("strategy", "is nil and the memory has no default strategy (Options.Prune)")
 	}
 	in, byStep, epoch := m.cloneForStrategy()
 	out, err := s.Apply(ctx, slices.Clone(in), m.env(in, byStep, m.format, m.counter))
