@@ -39,6 +39,11 @@ type ContextResponse struct {
 	DroppedSteps int                   `json:"dropped_steps"`
 	// Truncated are the steps shown with their observations cut.
 	Truncated []int `json:"truncated"`
+	// NewestTruncated reports that the newest step alone cost more than
+	// the budget left after the pinned steps: it is shown with its
+	// observations cut to fit (it is in Truncated) rather than dropped
+	// (agentmem.Context.NewestTruncated).
+	NewestTruncated bool `json:"newest_truncated"`
 	// Summarized are the step numbers covered by the summaries shown.
 	Summarized []agentmem.Range `json:"summarized"`
 	// Pending are the actions of the working set whose tool calls await
@@ -151,7 +156,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	out := ContextResponse{
 		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
+		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeJSON(w, http.StatusOK, out)
