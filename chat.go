@@ -435,28 +435,26 @@ func (m *Memory) FlushPending(ctx context.Context) error {
 //   - an action without results: its assistant message (its output and
 //     tool calls), and the step goes whole, with its observation and
 //     error, which only typed steps carry;
-//   - a final answer, which renders nothing: the answer as an assistant
-//     message, and the step goes;
 //   - any other step: its first message (a system prompt, a task with
-//     its images, a planning step's plan, a scratchpad's note, a summary,
-//     a wrapped message), and the step goes whole, with the prompt a
-//     planning or scratchpad step renders after it.
+//     its images, a planning step's plan, a scratchpad's note, a final
+//     answer, a summary, a wrapped message), and the step goes whole,
+//     with the prompt a planning or scratchpad step renders after it.
+//
+// A message that is the step's own carries the step's metadata, as Recent
+// returns it.
 func PopMessage(s Step) (Message, Step) {
-	info := s.Info()
-	switch s := s.(type) {
-	case *ActionStep:
-		if n := len(s.Results); n > 0 {
-			rest := s.clone().(*ActionStep)
+	if a, ok := s.(*ActionStep); ok {
+		if n := len(a.Results); n > 0 {
+			rest := a.clone().(*ActionStep)
 			rest.Results = rest.Results[:n-1]
-			return s.resultMessage(s.Results[n-1]), rest
+			return a.resultMessage(a.Results[n-1]), rest
 		}
-	case *FinalAnswerStep:
-		return Message{ID: info.ID, Role: RoleAssistant, Content: Text(s.Answer), Time: info.Time}, nil
 	}
-	if msgs := s.Messages(RenderOptions{}); len(msgs) > 0 {
+	if msgs := canonicalMessages(s); len(msgs) > 0 {
 		return msgs[0], nil
 	}
-	return Message{ID: info.ID, Role: RoleAssistant, Time: info.Time}, nil
+	info := s.Info()
+	return Message{ID: info.ID, Role: RoleAssistant, Metadata: cloneMap(info.Metadata), Time: info.Time}, nil
 }
 
 // Recent returns the last n messages of the working set in canonical form
