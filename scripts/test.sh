@@ -44,7 +44,7 @@
 #   AGENTMEM_TEST_POSTGRES_URL   use this database instead of a throwaway server
 #   AGENTMEM_TEST_CHROMIUM       use this browser
 #   AGENTMEM_TEST_TIMEOUT        go test -timeout for each test binary (8m)
-#   AGENTMEM_TEST_DEADLINE       limit for the whole go test step (12m)
+#   AGENTMEM_TEST_DEADLINE       limit for the go test step of each module (12m)
 #   AGENTMEM_TEST_RACE=0         run without the race detector
 #   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
 #                                into the server, so its tests run
