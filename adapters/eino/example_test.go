@@ -8,7 +8,6 @@ import (
 	"github.com/agentmem/agentmem/adapters/eino"
 	"github.com/agentmem/agentmem/adapters/internal/servertest"
 	"github.com/agentmem/agentmem/client"
-	"github.com/agentmem/agentmem/server"
 	"github.com/cloudwego/eino/components/retriever"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
@@ -24,7 +23,8 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	if _, err := srv.Client.UpsertRecall(ctx, server.RecallDocument{ID: "faq-1", Text: "Refunds take five business days."}); err != nil {
+	// Documents in its recall index, among them "faq-1".
+	if err := servertest.Seed(ctx, srv.Client); err != nil {
 		log.Fatal(err)
 	}
 

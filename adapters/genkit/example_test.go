@@ -8,7 +8,6 @@ import (
 	amgenkit "github.com/agentmem/agentmem/adapters/genkit"
 	"github.com/agentmem/agentmem/adapters/internal/servertest"
 	"github.com/agentmem/agentmem/client"
-	"github.com/agentmem/agentmem/server"
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 )
@@ -23,7 +22,8 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	if _, err := srv.Client.UpsertRecall(ctx, server.RecallDocument{ID: "faq-1", Text: "Refunds take five business days."}); err != nil {
+	// Documents in its recall index, among them "faq-1".
+	if err := servertest.Seed(ctx, srv.Client); err != nil {
 		log.Fatal(err)
 	}
 

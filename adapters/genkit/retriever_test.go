@@ -10,34 +10,10 @@ import (
 	amgenkit "github.com/agentmem/agentmem/adapters/genkit"
 	"github.com/agentmem/agentmem/adapters/internal/servertest"
 	"github.com/agentmem/agentmem/client"
-	"github.com/agentmem/agentmem/server"
-	"github.com/agentmem/agentmem/store"
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core"
 	"github.com/firebase/genkit/go/genkit"
 )
-
-// seed writes two documents and a conversation (whose turns the server
-// indexes) to the server's recall index.
-func seed(t *testing.T, srv *servertest.Server) {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := srv.Client.UpsertRecall(ctx,
-		server.RecallDocument{ID: "runbook-db", Text: "The staging database listens on port 5433.", Metadata: map[string]string{"source": "runbook"}},
-		server.RecallDocument{ID: "runbook-deploy", Text: "Deploys happen on Tuesdays after the standup."},
-	); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.Client.Create(ctx, store.CreateRequest{ID: "chat-1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.Client.AppendMessages(ctx, "chat-1", []agentmem.Message{
-		{Role: agentmem.RoleUser, Content: agentmem.Text("My dog Rex is afraid of thunderstorms.")},
-		{Role: agentmem.RoleAssistant, Content: agentmem.Text("Poor Rex! A quiet room helps during storms.")},
-	}, client.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func text(d *ai.Document) string {
 	var b strings.Builder
@@ -52,7 +28,9 @@ func text(d *ai.Document) string {
 func TestRetrieve(t *testing.T) {
 	ctx := context.Background()
 	srv := servertest.New(t)
-	seed(t, srv)
+	if err := servertest.Seed(ctx, srv.Client); err != nil {
+		t.Fatal(err)
+	}
 	g := genkit.Init(ctx)
 	r, err := amgenkit.DefineRetriever(g, "agentmem/recall", srv.Client, client.RecallQuery{K: 1, Fresh: true})
 	if err != nil {
@@ -128,7 +106,9 @@ func TestRetrieve(t *testing.T) {
 func TestNewRetriever(t *testing.T) {
 	ctx := context.Background()
 	srv := servertest.New(t)
-	seed(t, srv)
+	if err := servertest.Seed(ctx, srv.Client); err != nil {
+		t.Fatal(err)
+	}
 	r, err := amgenkit.NewRetriever("recall", srv.Client, client.RecallQuery{K: 2, Fresh: true})
 	if err != nil {
 		t.Fatal(err)

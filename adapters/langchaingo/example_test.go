@@ -8,7 +8,6 @@ import (
 	"github.com/agentmem/agentmem/adapters/internal/servertest"
 	"github.com/agentmem/agentmem/adapters/langchaingo"
 	"github.com/agentmem/agentmem/client"
-	"github.com/agentmem/agentmem/server"
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/fake"
@@ -107,7 +106,8 @@ func ExampleNewRetriever() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	if _, err := srv.Client.UpsertRecall(ctx, server.RecallDocument{ID: "faq-1", Text: "Refunds take five business days."}); err != nil {
+	// Documents in its recall index, among them "faq-1".
+	if err := servertest.Seed(ctx, srv.Client); err != nil {
 		log.Fatal(err)
 	}
 	r, err := langchaingo.NewRetriever(srv.Client, client.RecallQuery{K: 3})

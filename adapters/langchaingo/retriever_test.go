@@ -10,42 +10,16 @@ import (
 	"github.com/agentmem/agentmem/adapters/internal/servertest"
 	amlc "github.com/agentmem/agentmem/adapters/langchaingo"
 	"github.com/agentmem/agentmem/client"
-	"github.com/agentmem/agentmem/server"
 	"github.com/tmc/langchaingo/chains"
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
 )
-
-// seedRecall writes two documents and a session (through the history, so
-// its turns are indexed) to the server's recall index.
-func seedRecall(t *testing.T, srv *servertest.Server) {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := srv.Client.UpsertRecall(ctx,
-		server.RecallDocument{ID: "runbook-db", Text: "The staging database listens on port 5433.", Metadata: map[string]string{"source": "runbook"}},
-		server.RecallDocument{ID: "runbook-deploy", Text: "Deploys happen on Tuesdays after the standup."},
-	); err != nil {
-		t.Fatal(err)
-	}
-	h, err := amlc.NewChatMessageHistory(srv.Client, "chat-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []llms.ChatMessage{
-		llms.HumanChatMessage{Content: "My dog Rex is afraid of thunderstorms."},
-		llms.AIChatMessage{Content: "Poor Rex! A quiet room helps during storms."},
-		llms.HumanChatMessage{Content: "Thanks, what about fireworks?"},
-	} {
-		if err := h.AddMessage(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func TestRetriever(t *testing.T) {
 	ctx := context.Background()
 	srv := servertest.New(t)
-	seedRecall(t, srv)
+	if err := servertest.Seed(ctx, srv.Client); err != nil {
+		t.Fatal(err)
+	}
 
 	r, err := amlc.NewRetriever(srv.Client, client.RecallQuery{K: 1, Fresh: true})
 	if err != nil {
@@ -106,7 +80,9 @@ func TestRetriever(t *testing.T) {
 func TestRetrievalQAChain(t *testing.T) {
 	ctx := context.Background()
 	srv := servertest.New(t)
-	seedRecall(t, srv)
+	if err := servertest.Seed(ctx, srv.Client); err != nil {
+		t.Fatal(err)
+	}
 	r, err := amlc.NewRetriever(srv.Client, client.RecallQuery{K: 2, Fresh: true})
 	if err != nil {
 		t.Fatal(err)

@@ -8,15 +8,18 @@
 package servertest
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
 
@@ -80,4 +83,27 @@ func New(t testing.TB) *Server {
 	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Seed writes what the adapters' retrievers are tried on: three documents
+// in the recall index ("runbook-db", with the metadata source=runbook,
+// "runbook-deploy" and "faq-1") and a session "chat-1" of two turns, a
+// user's and the assistant's, which the server indexes as they are
+// appended (search with Fresh to wait for them).
+func Seed(ctx context.Context, c *client.Client) error {
+	if _, err := c.UpsertRecall(ctx,
+		server.RecallDocument{ID: "runbook-db", Text: "The staging database listens on port 5433.", Metadata: map[string]string{"source": "runbook"}},
+		server.RecallDocument{ID: "runbook-deploy", Text: "Deploys happen on Tuesdays after the standup."},
+		server.RecallDocument{ID: "faq-1", Text: "Refunds take five business days."},
+	); err != nil {
+		return err
+	}
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "chat-1"}); err != nil {
+		return err
+	}
+	_, err := c.AppendMessages(ctx, "chat-1", []agentmem.Message{
+		{Role: agentmem.RoleUser, Content: agentmem.Text("My dog Rex is afraid of thunderstorms.")},
+		{Role: agentmem.RoleAssistant, Content: agentmem.Text("Poor Rex! A quiet room helps during storms.")},
+	}, client.AppendOptions{})
+	return err
 }
