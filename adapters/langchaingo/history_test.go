@@ -435,3 +435,64 @@ func assertMessages(t *testing.T, got, want []llms.ChatMessage) {
 		}
 	}
 }
+
+// TestEmptyMessages: messages with nothing in them (an empty tool result,
+// empty arguments, no content) round-trip too.
+func TestEmptyMessages(t *testing.T) {
+	ctx := context.Background()
+	h, _ := newHistory(t, "empty")
+	msgs := []llms.ChatMessage{
+		llms.AIChatMessage{ToolCalls: []llms.ToolCall{toolCall("c", "function", "f", "")}},
+		llms.ToolChatMessage{ID: "c"},
+		llms.AIChatMessage{},
+		llms.SystemChatMessage{},
+		llms.GenericChatMessage{},
+		llms.FunctionChatMessage{},
+	}
+	for _, m := range msgs {
+		if err := h.AddMessage(ctx, m); err != nil {
+			t.Fatalf("AddMessage(%#v): %v", m, err)
+		}
+	}
+	got, err := h.Messages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertMessages(t, got, msgs)
+}
+
+// TestStepsOfOtherWriters: steps the history did not write (an agent on
+// the HTTP API, say) read back as the chat messages they render as.
+func TestStepsOfOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	h, srv := newHistory(t, "others")
+	if _, err := srv.Client.Create(ctx, store.CreateRequest{ID: "others"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Client.AppendSteps(ctx, "others", []agentmem.Step{
+		&agentmem.SystemPromptStep{Content: "Be brief."},
+		&agentmem.TaskStep{Task: "Count the files.", Images: []agentmem.Image{{URL: "https://example.com/a.png"}}},
+		&agentmem.ActionStep{Thought: "I will list them.", ToolCalls: []agentmem.ToolCall{{ID: "ls", Name: "shell", Arguments: `{"cmd":"ls"}`}},
+			Results: []agentmem.ToolResult{{CallID: "ls", Content: "a b c"}}, Observation: "3 files"},
+		&agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleAgentCall, Name: "planner", Content: agentmem.Text("Summarize.")}},
+	}, client.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Then a message of the history's own.
+	if err := h.AddAIMessage(ctx, "Three files."); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Messages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertMessages(t, got, []llms.ChatMessage{
+		llms.SystemChatMessage{Content: "Be brief."},
+		llms.HumanChatMessage{Content: "Count the files."},
+		llms.AIChatMessage{Content: "I will list them.", ToolCalls: []llms.ToolCall{toolCall("ls", "function", "shell", `{"cmd":"ls"}`)}},
+		llms.ToolChatMessage{ID: "ls", Content: "a b c"},
+		llms.HumanChatMessage{Content: "Observation:\n3 files"},
+		llms.GenericChatMessage{Role: "agent_call", Name: "planner", Content: "Summarize."},
+		llms.AIChatMessage{Content: "Three files."},
+	})
+}
