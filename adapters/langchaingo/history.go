@@ -18,8 +18,9 @@ const replaceAttempts = 10
 
 // ChatMessageHistory is a langchaingo schema.ChatMessageHistory over an
 // agentmem session, on an agentmem server (through a *client.Client).
-// Every message is stored as it is added, in one request; the session's
-// log keeps everything, and Messages returns the session's working set.
+// Every message is stored as it is added, in one request (the first
+// also creates the session); the session's log keeps everything, and
+// Messages returns the session's working set.
 // See the package documentation for how each type of message is stored.
 //
 // A ChatMessageHistory is safe for concurrent use; several processes may
