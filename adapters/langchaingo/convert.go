@@ -3,6 +3,7 @@ package langchaingo
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/tmc/langchaingo/llms"
@@ -113,6 +114,10 @@ func aiMessage(m llms.AIChatMessage) (agentmem.Message, error) {
 		out.Metadata[MetaReasoning] = m.ReasoningContent
 	}
 	if m.FunctionCall != nil {
+		// JSON would replace invalid UTF-8 without a word.
+		if !utf8.ValidString(m.FunctionCall.Name) || !utf8.ValidString(m.FunctionCall.Arguments) {
+			return agentmem.Message{}, &agentmem.InvalidError{Field: "function_call", Reason: "is not valid UTF-8"}
+		}
 		b, err := json.Marshal(m.FunctionCall)
 		if err != nil {
 			return agentmem.Message{}, err
@@ -126,6 +131,9 @@ func aiMessage(m llms.AIChatMessage) (agentmem.Message, error) {
 			return agentmem.Message{}, &agentmem.InvalidError{Field: fmt.Sprintf("tool_calls[%d].function", i), Reason: "is required"}
 		}
 		out.ToolCalls = append(out.ToolCalls, agentmem.ToolCall{ID: tc.ID, Name: tc.FunctionCall.Name, Arguments: tc.FunctionCall.Arguments})
+		if !utf8.ValidString(tc.Type) {
+			return agentmem.Message{}, &agentmem.InvalidError{Field: fmt.Sprintf("tool_calls[%d].type", i), Reason: "is not valid UTF-8"}
+		}
 		types[i] = tc.Type
 		otherType = otherType || tc.Type != "function"
 	}
@@ -150,73 +158,72 @@ func text(s string) agentmem.Content {
 // fromSteps converts a working set to langchaingo messages, in order. A
 // step the history wrote (MetaType) gives back the message it was made
 // of; an action, the AI message and then one tool message per result
-// (in call order). Other steps give their rendering as chat messages
+// (in call order). Other steps, and steps whose langchaingo metadata does
+// not decode (another writer's), give their rendering as chat messages
 // (agentmem.Step.Messages): a user message is a human message, an
 // assistant message an AI message, a tool message a tool message, an
 // agent call or response a generic message with the role's name.
-func fromSteps(steps []agentmem.Step) ([]llms.ChatMessage, error) {
+func fromSteps(steps []agentmem.Step) []llms.ChatMessage {
 	out := make([]llms.ChatMessage, 0, len(steps))
 	for _, s := range steps {
-		msgs, ok, err := ownStep(s)
-		if err != nil {
-			return nil, err
-		}
+		msgs, ok := ownStep(s)
 		if !ok {
 			msgs = rendered(s)
 		}
 		out = append(out, msgs...)
 	}
-	return out, nil
+	return out
 }
 
 // ownStep returns the messages of a step the history wrote, and false
 // for a step it did not.
-func ownStep(s agentmem.Step) ([]llms.ChatMessage, bool, error) {
+func ownStep(s agentmem.Step) ([]llms.ChatMessage, bool) {
 	md := s.Info().Metadata
 	typ := llms.ChatMessageType(md[MetaType])
 	switch s := s.(type) {
 	case *agentmem.SystemPromptStep:
 		if typ == llms.ChatMessageTypeSystem {
-			return []llms.ChatMessage{llms.SystemChatMessage{Content: s.Content}}, true, nil
+			return []llms.ChatMessage{llms.SystemChatMessage{Content: s.Content}}, true
 		}
 	case *agentmem.TaskStep:
 		if len(s.Images) > 0 {
-			return nil, false, nil
+			return nil, false
 		}
 		switch typ {
 		case llms.ChatMessageTypeHuman:
-			return []llms.ChatMessage{llms.HumanChatMessage{Content: s.Task}}, true, nil
+			return []llms.ChatMessage{llms.HumanChatMessage{Content: s.Task}}, true
 		case llms.ChatMessageTypeGeneric:
-			return []llms.ChatMessage{llms.GenericChatMessage{Content: s.Task, Role: md[MetaRole], Name: md[MetaName]}}, true, nil
+			return []llms.ChatMessage{llms.GenericChatMessage{Content: s.Task, Role: md[MetaRole], Name: md[MetaName]}}, true
 		case llms.ChatMessageTypeFunction:
-			return []llms.ChatMessage{llms.FunctionChatMessage{Name: md[MetaName], Content: s.Task}}, true, nil
+			return []llms.ChatMessage{llms.FunctionChatMessage{Name: md[MetaName], Content: s.Task}}, true
 		}
 	case *agentmem.ActionStep:
 		if typ == llms.ChatMessageTypeAI && s.Thought == "" && s.Code == "" && s.Observation == "" && s.Error == "" {
 			return actionMessages(s, md)
 		}
 	}
-	return nil, false, nil
+	return nil, false
 }
 
 // actionMessages returns the AI message of an action the history wrote
-// and the tool messages of its results.
-func actionMessages(s *agentmem.ActionStep, md map[string]string) ([]llms.ChatMessage, bool, error) {
+// and the tool messages of its results; false when its metadata does not
+// decode.
+func actionMessages(s *agentmem.ActionStep, md map[string]string) ([]llms.ChatMessage, bool) {
 	ai := llms.AIChatMessage{Content: s.ModelOutput, ReasoningContent: md[MetaReasoning]}
-	if fc := md[MetaFunctionCall]; fc != "" {
+	if fc, ok := md[MetaFunctionCall]; ok {
 		ai.FunctionCall = new(llms.FunctionCall)
 		if err := json.Unmarshal([]byte(fc), ai.FunctionCall); err != nil {
-			return nil, false, fmt.Errorf("agentmem langchaingo: step %d: metadata %s: %w", s.Number, MetaFunctionCall, err)
+			return nil, false
 		}
 	}
 	types := make([]string, len(s.ToolCalls))
 	for i := range types {
 		types[i] = "function"
 	}
-	if ts := md[MetaToolCallTypes]; ts != "" {
+	if ts, ok := md[MetaToolCallTypes]; ok {
 		var stored []string
 		if err := json.Unmarshal([]byte(ts), &stored); err != nil || len(stored) != len(types) {
-			return nil, false, fmt.Errorf("agentmem langchaingo: step %d: metadata %s does not list a type per tool call", s.Number, MetaToolCallTypes)
+			return nil, false
 		}
 		types = stored
 	}
@@ -228,7 +235,7 @@ func actionMessages(s *agentmem.ActionStep, md map[string]string) ([]llms.ChatMe
 	for _, r := range s.Results {
 		out = append(out, llms.ToolChatMessage{ID: r.CallID, Content: r.Content})
 	}
-	return out, true, nil
+	return out, true
 }
 
 // rendered converts the chat messages a step renders as.

@@ -118,7 +118,7 @@ func (h *ChatMessageHistory) Messages(ctx context.Context) ([]llms.ChatMessage, 
 	if err != nil {
 		return nil, err
 	}
-	return fromSteps(ws.Steps)
+	return fromSteps(ws.Steps), nil
 }
 
 // Clear empties the session's working set: Messages and the contexts the
