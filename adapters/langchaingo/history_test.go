@@ -238,12 +238,15 @@ func TestBadInput(t *testing.T) {
 		msg  llms.ChatMessage
 		want error
 	}{
-		"nil":                     {nil, agentmem.ErrInvalid},
-		"unknown type":            {badType{}, llms.ErrUnexpectedChatMessageType},
-		"tool call, no func":      {llms.AIChatMessage{ToolCalls: []llms.ToolCall{{ID: "x", Type: "function"}}}, agentmem.ErrInvalid},
-		"tool call, no id":        {llms.AIChatMessage{ToolCalls: []llms.ToolCall{toolCall("", "function", "f", "{}")}}, agentmem.ErrInvalid},
-		"tool result, no id":      {llms.ToolChatMessage{Content: "x"}, agentmem.ErrInvalid},
-		"tool result, no session": {llms.ToolChatMessage{ID: "x", Content: "x"}, agentmem.ErrNotFound},
+		"nil":                       {nil, agentmem.ErrInvalid},
+		"unknown type":              {badType{}, llms.ErrUnexpectedChatMessageType},
+		"tool call, no func":        {llms.AIChatMessage{ToolCalls: []llms.ToolCall{{ID: "x", Type: "function"}}}, agentmem.ErrInvalid},
+		"tool call, no id":          {llms.AIChatMessage{ToolCalls: []llms.ToolCall{toolCall("", "function", "f", "{}")}}, agentmem.ErrInvalid},
+		"tool result, no id":        {llms.ToolChatMessage{Content: "x"}, agentmem.ErrInvalid},
+		"function call, bad UTF-8":  {llms.AIChatMessage{FunctionCall: &llms.FunctionCall{Name: "\x8d"}}, agentmem.ErrInvalid},
+		"tool call type, bad UTF-8": {llms.AIChatMessage{ToolCalls: []llms.ToolCall{toolCall("x", "\x8d", "f", "{}")}}, agentmem.ErrInvalid},
+		"generic role, bad UTF-8":   {llms.GenericChatMessage{Role: "\x8d"}, agentmem.ErrInvalid},
+		"tool result, no session":   {llms.ToolChatMessage{ID: "x", Content: "x"}, agentmem.ErrNotFound},
 	} {
 		if err := h.AddMessage(ctx, tc.msg); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", name, err, tc.want)
