@@ -63,9 +63,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// The store checks the tenant, in the pop's read and its append.
-	tenant := Tenant(r)
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{SessionID: id, Tenant: &tenant, ExpectedLastSeq: expected})
+	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
 	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrNothingToPop):

@@ -253,7 +253,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// Nothing was stored, not even the session.
-	if _, err := srv.Client.Get(ctx, "bad"); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := srv.Client.Get(ctx, "", "bad"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Errorf("refused messages created the session: %v", err)
 	}
 	// Another implementation of a known type is stored by its type.
@@ -283,7 +283,7 @@ func TestClearAndSetMessages(t *testing.T) {
 	if err := h.Clear(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Client.Get(ctx, "clear"); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := srv.Client.Get(ctx, "", "clear"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("Clear created the session: %v", err)
 	}
 	if got, err := h.Messages(ctx); err != nil || len(got) != 0 || got == nil {
@@ -294,7 +294,7 @@ func TestClearAndSetMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sess, err := srv.Client.Get(ctx, "clear")
+	sess, err := srv.Client.Get(ctx, "", "clear")
 	if err != nil || sess.UserID != "ann" || sess.Agent != "weather" || sess.Metadata["app"] != "demo" {
 		t.Fatalf("the session created: %+v, %v", sess, err)
 	}
@@ -348,7 +348,7 @@ func TestClearAndSetMessages(t *testing.T) {
 	if err := h2.SetMessages(ctx, set); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := srv.Client.Get(ctx, "set-new"); err != nil || s.UserID != "bob" {
+	if s, err := srv.Client.Get(ctx, "", "set-new"); err != nil || s.UserID != "bob" {
 		t.Errorf("SetMessages created %+v, %v", s, err)
 	}
 	got, _ = h2.Messages(ctx)
