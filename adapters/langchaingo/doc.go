@@ -50,8 +50,10 @@
 // The adapter is a module of its own, so that agentmem's core module does
 // not depend on langchaingo. In this repository its go.mod replaces
 // github.com/agentmem/agentmem by the repository's root (../..), so it is
-// built and tested against the code beside it. A program outside the
-// repository requires both modules at the same version of agentmem:
+// built and tested against the code beside it; it requires the core at
+// the placeholder version v0.0.0-00010101000000-000000000000. A program
+// outside the repository requires both modules, the core at the version
+// the adapter was released with:
 //
 //	go get github.com/agentmem/agentmem/adapters/langchaingo@VERSION
 //	go get github.com/agentmem/agentmem@VERSION
