@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/api"
 )
 
 // The metadata keys a Doc sets beside the document's own metadata (which
@@ -41,7 +41,7 @@ type Doc struct {
 }
 
 // FromHit returns the document of a hit.
-func FromHit(h server.RecallHit) Doc {
+func FromHit(h api.RecallHit) Doc {
 	md := make(map[string]any, len(h.Metadata)+6)
 	for k, v := range h.Metadata {
 		md[k] = v
@@ -69,7 +69,7 @@ func FromHit(h server.RecallHit) Doc {
 }
 
 // FromHits returns the documents of hits, in order.
-func FromHits(hits []server.RecallHit) []Doc {
+func FromHits(hits []api.RecallHit) []Doc {
 	out := make([]Doc, len(hits))
 	for i, h := range hits {
 		out[i] = FromHit(h)

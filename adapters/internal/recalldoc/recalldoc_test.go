@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/api"
 )
 
 func TestFromHit(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.FixedZone("CET", 3600))
-	doc := FromHit(server.RecallHit{
-		RecallDocument: server.RecallDocument{ID: "note", Text: "the text", Time: &at,
+	doc := FromHit(api.RecallHit{
+		RecallDocument: api.RecallDocument{ID: "note", Text: "the text", Time: &at,
 			Metadata: map[string]string{"source": "runbook", KeyID: "not the ID", KeyScore: "high"}},
 		Score: 0.5,
 	})
@@ -23,10 +23,10 @@ func TestFromHit(t *testing.T) {
 	}
 
 	// A turn with its window: the window's texts, the turn's place.
-	turn := FromHit(server.RecallHit{
-		RecallDocument: server.RecallDocument{ID: "s#2", Text: "two"},
+	turn := FromHit(api.RecallHit{
+		RecallDocument: api.RecallDocument{ID: "s#2", Text: "two"},
 		Score:          1, SessionID: "s", Step: 2,
-		Window: []server.RecallDocument{{ID: "s#1", Text: "one"}, {ID: "s#2", Text: "two"}, {ID: "s#3", Text: "three"}},
+		Window: []api.RecallDocument{{ID: "s#1", Text: "one"}, {ID: "s#2", Text: "two"}, {ID: "s#3", Text: "three"}},
 	})
 	want = Doc{ID: "s#2", Content: "one\n\ntwo\n\nthree", Score: 1, Metadata: map[string]any{
 		KeyID: "s#2", KeyScore: 1.0, KeySessionID: "s", KeyStep: int64(2), KeyWindow: []string{"s#1", "s#2", "s#3"},

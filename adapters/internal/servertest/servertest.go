@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
@@ -92,9 +93,9 @@ func New(t testing.TB) *Server {
 // appended (search with Fresh to wait for them).
 func Seed(ctx context.Context, c *client.Client) error {
 	if _, err := c.UpsertRecall(ctx,
-		server.RecallDocument{ID: "runbook-db", Text: "The staging database listens on port 5433.", Metadata: map[string]string{"source": "runbook"}},
-		server.RecallDocument{ID: "runbook-deploy", Text: "Deploys happen on Tuesdays after the standup."},
-		server.RecallDocument{ID: "faq-1", Text: "Refunds take five business days."},
+		api.RecallDocument{ID: "runbook-db", Text: "The staging database listens on port 5433.", Metadata: map[string]string{"source": "runbook"}},
+		api.RecallDocument{ID: "runbook-deploy", Text: "Deploys happen on Tuesdays after the standup."},
+		api.RecallDocument{ID: "faq-1", Text: "Refunds take five business days."},
 	); err != nil {
 		return err
 	}
