@@ -1,16 +1,15 @@
 package inspector
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -69,48 +68,18 @@ type logRow struct {
 	step agentmem.Step // the entry's step, until describe
 }
 
-// buildModelView rebuilds the memory a session had after the given log
-// entries (a prefix of its log, in order) as a bound memory loads it,
-// with store.WorkingSet, and renders it with Memory.Context under v, or,
-// when v has no budget, fitted to maxTokens: so only the steps that fit
-// are rendered, however long the log.
-func buildModelView(ctx context.Context, entries []store.Entry, v view, maxTokens int) (*modelView, error) {
-	f, err := render.ByName(v.Format)
-	if err != nil {
-		return nil, err
-	}
-	c, err := tokenizer.Get(v.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	ws := store.WorkingSet(entries)
-	next := 0
-	for _, e := range entries {
-		next = max(next, int(e.Seq)+1)
-	}
-	m := agentmem.New(agentmem.Options{Format: f, Counter: c})
-	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: next, Steps: ws}); err != nil {
-		// A stored log that does not restore is the server's problem, not
-		// a bad request: %v keeps ErrInvalid from making it a 400.
-		return nil, fmt.Errorf("inspector: the log's working set does not restore: %v", err)
-	}
-	budget := v.Budget
-	if budget == 0 {
-		budget = maxTokens
-	}
-	res, err := m.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: f, Counter: c, TruncateToFill: v.Truncate})
-	mv := &modelView{Counts: map[string]int{}}
-	var be *agentmem.BudgetError
-	switch {
-	case errors.As(err, &be):
-		mv.BudgetErr = be
-	case err != nil:
-		return nil, err
-	default:
+// buildModelView turns a session's log and the context its working set
+// gave (sessions.Service.ContextAt; be is its *agentmem.BudgetError, if
+// the pinned steps did not fit) into what the page shows: the messages
+// with their costs, and a status for each entry of the log.
+func buildModelView(lc *sessions.LogContext, be *agentmem.BudgetError) *modelView {
+	f, c, ws, res := lc.Format, lc.Counter, lc.WorkingSet, lc.Context
+	mv := &modelView{Counts: map[string]int{}, BudgetErr: be}
+	if res != nil {
 		mv.Context = res
 		mv.Messages = messageViews(res, ws, f, c)
 	}
-	rows := statuses(entries, ws, res)
+	rows := statuses(lc.Entries, ws, res)
 	for _, row := range rows {
 		if row.Status != "" {
 			mv.Counts[row.Status]++
@@ -124,7 +93,7 @@ func buildModelView(ctx context.Context, entries []store.Entry, v view, maxToken
 		rows[i].describe(f, c)
 	}
 	mv.Log = rows
-	return mv, nil
+	return mv
 }
 
 // messageViews returns the context's messages with their costs. When the
@@ -348,38 +317,24 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, invalid("at", "step %d is past the end of the log (its last entry is %d)", at, sess.LastSeq))
 		return
 	}
-	req := store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID}
-	if at > 0 {
-		req.Limit = int(at) // the entries before step at, and at itself
-	}
-	resp, err := in.cfg.Store.Read(r.Context(), req)
+	counter, err := tokenizer.Get(v.Tokenizer)
 	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
-	if resp.Session.Tenant != sess.Tenant {
-		in.fail(w, r, notFound("No such session."))
-		return
-	}
-	sess = resp.Session
-	entries := resp.Entries
-	var produced *store.Entry
-	if at > 0 {
-		for i, e := range entries {
-			if e.Seq >= at {
-				if e.Seq == at {
-					produced = &entries[i]
-				}
-				entries = entries[:i]
-				break
-			}
+	lc, err := in.svc.ContextAt(r.Context(), sessions.ContextRequest{Tenant: sess.Tenant, SessionID: sess.ID, Budget: v.Budget,
+		Format: v.Format, Counter: counter, TruncateToFill: v.Truncate}, at)
+	var be *agentmem.BudgetError
+	if err != nil && !errors.As(err, &be) {
+		if isNotFound(err) {
+			err = notFound("No such session.")
 		}
-	}
-	mv, err := buildModelView(r.Context(), entries, v, in.cfg.MaxContextTokens)
-	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
+	sess = lc.Session
+	produced := lc.Produced
+	mv := buildModelView(lc, be)
 	d := &contextData{
 		S: newSessionHead(sess), At: at, View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(), MV: mv,
 		Budget: v.Budget, MaxTokens: in.cfg.MaxContextTokens, ReplyPriming: agentmem.ReplyPriming,

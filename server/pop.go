@@ -43,7 +43,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
+	resp, err := s.svc.Pop(r.Context(), store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
 	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrNothingToPop):
