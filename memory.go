@@ -374,8 +374,14 @@ func (m *Memory) Step(number int) (Step, bool) {
 
 // indexOf finds the entry with step number n. Numbers increase along the
 // working set except where a summary was inserted, so a binary search is
-// tried first and a scan is the fallback.
+// tried first and a scan is the fallback. A number from m.next on is no
+// step's yet (every number in use is below it): the question a cache
+// replaying the log asks before each step it adds, answered without the
+// scan.
 func (m *Memory) indexOf(n int) int {
+	if n >= m.next {
+		return -1
+	}
 	lo, hi := 0, len(m.entries)
 	for lo < hi {
 		mid := (lo + hi) / 2
