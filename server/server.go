@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -119,6 +120,11 @@ type Config struct {
 	Inspector http.Handler
 	// InspectorPatterns are the mux patterns of Inspector.
 	InspectorPatterns []string
+	// Proxy, when set, serves the OpenAI- and Anthropic-compatible routes
+	// POST /v1/chat/completions and POST /v1/messages (package proxy);
+	// nil answers them 400 upstream_not_configured. It must use the
+	// server's sessions service (Sessions).
+	Proxy *proxy.Proxy
 }
 
 // indexFollower is implemented by a store whose recall index follows its
@@ -280,6 +286,8 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/users/{user}/facts", s.listFacts, false, []string{"q", "k", "min_confidence", "include_superseded"}},
 		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false, nil},
 		{"DELETE /v1/users/{user}/facts/{fact}", s.forgetFact, false, []string{"reason"}},
+		{"POST /v1/chat/completions", s.chatCompletions, false, nil},
+		{"POST /v1/messages", s.messagesProxy, false, []string{"beta"}},
 	}
 }
 
@@ -366,7 +374,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status(), "duration", d)
 		}
 	}()
-	guarded, ok := s.guard(sw, r, s.open[route], s.browser[route])
+	var guarded *http.Request
+	var ok bool
+	if proxyPatterns[route] {
+		guarded, ok = s.proxyGuard(sw, r)
+	} else {
+		guarded, ok = s.guard(sw, r, s.open[route], s.browser[route])
+	}
 	if !ok {
 		return
 	}

@@ -170,3 +170,30 @@ func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (
 	}
 	return lc, nil
 }
+
+// History is a session's working set as the context cache holds it
+// (History).
+type History struct {
+	// Steps are copies of the working set's steps, in order, pending
+	// actions included.
+	Steps []agentmem.Step
+	// LastSeq is the log sequence number the steps reflect at least: an
+	// append conditional on it (ExpectedLastSeq) fails if another writer
+	// got in since.
+	LastSeq int64
+	// UserID is the session's user.
+	UserID string
+}
+
+// History returns a session's working set from the service's cache of
+// session memories, brought up to date with the log first, as Context
+// does: what a writer that recognises what a session already holds (the
+// proxy's requests resending their history) compares with, without
+// reading the whole working set from the store on every call.
+func (s *Service) History(ctx context.Context, tenant, id string) (*History, error) {
+	st, err := s.cache.get(ctx, tenant, id, s.defaultForm())
+	if err != nil {
+		return nil, err
+	}
+	return &History{Steps: st.mem.Steps(), LastSeq: st.seq, UserID: st.user}, nil
+}
