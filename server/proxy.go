@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
-	"github.com/agentmem/agentmem/proxy"
+	chatproxy "github.com/agentmem/agentmem/proxy"
 )
 
 // The proxy routes, POST /v1/chat/completions and POST /v1/messages
@@ -23,15 +23,15 @@ var proxyPatterns = map[string]bool{"POST /v1/chat/completions": true, "POST /v1
 
 // chatCompletions serves POST /v1/chat/completions.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	s.proxied(w, r, (*proxy.Proxy).ChatCompletions)
+	s.proxied(w, r, (*chatproxy.Proxy).ChatCompletions)
 }
 
 // messagesProxy serves POST /v1/messages.
 func (s *Server) messagesProxy(w http.ResponseWriter, r *http.Request) {
-	s.proxied(w, r, (*proxy.Proxy).Messages)
+	s.proxied(w, r, (*chatproxy.Proxy).Messages)
 }
 
-func (s *Server) proxied(w http.ResponseWriter, r *http.Request, serve func(*proxy.Proxy, http.ResponseWriter, *http.Request) error) {
+func (s *Server) proxied(w http.ResponseWriter, r *http.Request, serve func(*chatproxy.Proxy, http.ResponseWriter, *http.Request) error) {
 	if s.cfg.Proxy == nil {
 		writeError(w, &Error{Status: http.StatusBadRequest, Code: api.CodeUpstreamNotConfigured,
 			Message: "this server has no upstream provider: start it with --upstream-base-url (OpenAI-compatible) or --anthropic-base-url"})
@@ -44,7 +44,7 @@ func (s *Server) proxied(w http.ResponseWriter, r *http.Request, serve func(*pro
 
 // proxyError converts an error of the proxy.
 func proxyError(err error) (*Error, bool) {
-	var pe *proxy.Error
+	var pe *chatproxy.Error
 	if !errors.As(err, &pe) {
 		return nil, false
 	}

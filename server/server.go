@@ -15,7 +15,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
-	"github.com/agentmem/agentmem/proxy"
+	chatproxy "github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -124,7 +124,7 @@ type Config struct {
 	// POST /v1/chat/completions and POST /v1/messages (package proxy);
 	// nil answers them 400 upstream_not_configured. It must use the
 	// server's sessions service (Sessions).
-	Proxy *proxy.Proxy
+	Proxy *chatproxy.Proxy
 }
 
 // indexFollower is implemented by a store whose recall index follows its
