@@ -67,6 +67,10 @@ type Upstream struct {
 	CutAfter int
 	// Chunk is the size of the text pieces streamed; 0 means 7 bytes.
 	Chunk int
+	// Hold, when set, is called before each event of a stream is sent,
+	// with the request and the event's number (from 0): a test may block
+	// in it to act while a stream is under way.
+	Hold func(r *http.Request, event int)
 }
 
 // New starts a stand-in upstream serving POST /v1/chat/completions (and
@@ -189,9 +193,11 @@ func (u *Upstream) pieces(s string) []string {
 // sse writes server-sent events, counting them against CutAfter.
 type sse struct {
 	w     http.ResponseWriter
+	r     *http.Request
 	rc    *http.ResponseController
 	n     int
 	limit int
+	hold  func(*http.Request, int)
 }
 
 // send writes one event. Once CutAfter events are sent, it aborts the
@@ -199,6 +205,9 @@ type sse struct {
 func (s *sse) send(event string, data any) bool {
 	if s.limit > 0 && s.n >= s.limit {
 		panic(http.ErrAbortHandler)
+	}
+	if s.hold != nil {
+		s.hold(s.r, s.n)
 	}
 	s.n++
 	b, _ := json.Marshal(data)
@@ -213,14 +222,14 @@ func (s *sse) send(event string, data any) bool {
 	return true
 }
 
-func (u *Upstream) stream(w http.ResponseWriter) *sse {
+func (u *Upstream) stream(w http.ResponseWriter, r *http.Request) *sse {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	u.mu.Lock()
-	limit := u.CutAfter
+	limit, hold := u.CutAfter, u.Hold
 	u.mu.Unlock()
-	return &sse{w: w, rc: http.NewResponseController(w), limit: limit}
+	return &sse{w: w, r: r, rc: http.NewResponseController(w), limit: limit, hold: hold}
 }
 
 func (u *Upstream) openAI(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +266,7 @@ func (u *Upstream) openAI(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s := u.stream(w)
+	s := u.stream(w, r)
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
@@ -320,7 +329,7 @@ func (u *Upstream) anthropic(w http.ResponseWriter, r *http.Request) {
 			"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
 		return
 	}
-	s := u.stream(w)
+	s := u.stream(w, r)
 	if !s.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": id, "type": "message", "role": "assistant",
 		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}}) {
 		return

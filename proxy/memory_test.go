@@ -1,0 +1,204 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/proxy"
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/server"
+)
+
+// TestCredentials: the configured upstream key wins over the caller's;
+// without one the caller's credentials are forwarded, never an agentmem
+// API key; each key's sessions are its tenant's.
+func TestCredentials(t *testing.T) {
+	keys := auth.NewKeys(auth.NewMemStore(), auth.KeysOptions{})
+	e := newEnv(t, func(pc *proxy.Config, sc *server.Config) {
+		pc.OpenAI.APIKey = "sk-configured"
+		sc.Auth = auth.NewAuthenticator(keys, auth.AuthenticatorOptions{Require: true, CacheTTL: -1})
+	})
+	tokenA, _, err := keys.Create(context.Background(), "tenant-a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenB, _, err := keys.Create(context.Background(), "tenant-b", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []any{map[string]any{"role": "user", "content": "hi"}}
+	body := map[string]any{"model": "gpt-4o", "messages": msgs}
+	// No key: refused.
+	if r := e.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: "s"}, body); r.status != 401 {
+		t.Errorf("without a key: %d", r.status)
+	}
+	// A provider's key is not an agentmem key: refused where keys are
+	// required, and not sent anywhere.
+	if r := e.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: "s", "Authorization": "Bearer sk-openai"}, body); r.status != 401 {
+		t.Errorf("with a provider key where agentmem keys are required: %d", r.status)
+	}
+	if len(e.up.Received()) != 0 {
+		t.Fatal("an unauthenticated request reached the upstream")
+	}
+	r := e.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: "s", "Authorization": "Bearer " + tokenA}, body)
+	if r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if got := e.up.Received()[0].Header.Get("Authorization"); got != "Bearer sk-configured" {
+		t.Errorf("the upstream got Authorization %q", got)
+	}
+	// The session is tenant-a's: tenant-b's "s" is another session.
+	if _, err := e.svc.Get(context.Background(), "tenant-a", "s"); err != nil {
+		t.Errorf("tenant-a's session: %v", err)
+	}
+	if _, err := e.svc.Get(context.Background(), "tenant-b", "s"); err == nil {
+		t.Error("tenant-b sees tenant-a's session")
+	}
+	r = e.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: "s", "Authorization": "Bearer " + tokenB}, body)
+	if r.status != 200 || r.header.Get(proxy.HeaderCreated) != "true" {
+		t.Errorf("tenant-b's first request: %d %v", r.status, r.header)
+	}
+
+	// Without a configured key and without agentmem keys: the caller's
+	// credentials are forwarded.
+	e2 := newEnv(t, nil)
+	e2.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: "s", "Authorization": "Bearer sk-caller"}, body)
+	e2.post(t, "/v1/messages", map[string]string{proxy.HeaderSession: "s", "X-Api-Key": "sk-ant-caller"}, map[string]any{"model": "claude", "max_tokens": 5, "messages": msgs})
+	rec := e2.up.Received()
+	if rec[0].Header.Get("Authorization") != "Bearer sk-caller" || rec[1].Header.Get("X-Api-Key") != "sk-ant-caller" {
+		t.Errorf("the caller's credentials were not forwarded: %v / %v", rec[0].Header, rec[1].Header)
+	}
+	for _, h := range rec {
+		for k := range h.Header {
+			if strings.HasPrefix(k, "X-Agentmem-") {
+				t.Errorf("%s was forwarded", k)
+			}
+		}
+	}
+
+	// An agentmem key is never forwarded, even with no configured key.
+	keys3 := auth.NewKeys(auth.NewMemStore(), auth.KeysOptions{})
+	e3 := newEnv(t, func(_ *proxy.Config, sc *server.Config) {
+		sc.Auth = auth.NewAuthenticator(keys3, auth.AuthenticatorOptions{Require: true, CacheTTL: -1})
+	})
+	token3, _, _ := keys3.Create(context.Background(), "t", "")
+	e3.post(t, "/v1/messages", map[string]string{proxy.HeaderSession: "s", "Authorization": "Bearer " + token3, "X-Api-Key": "sk-ant"}, map[string]any{"model": "claude", "max_tokens": 5, "messages": msgs})
+	if got := e3.up.Received()[0].Header; got.Get("Authorization") != "" || got.Get("X-Api-Key") != "sk-ant" {
+		t.Errorf("the upstream got %v", got)
+	}
+}
+
+// TestClientGoesAway: a client that leaves in the middle of a stream
+// gets no reply recorded, and the upstream request is cancelled.
+func TestClientGoesAway(t *testing.T) {
+	e := newEnv(t, nil)
+	reached, upstreamDone := make(chan struct{}), make(chan struct{})
+	e.up.Hold = func(r *http.Request, event int) {
+		if event == 3 {
+			close(reached)
+			<-r.Context().Done() // the proxy let go of the upstream
+			close(upstreamDone)
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"model": "gpt-4o", "stream": true, "messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/v1/chat/completions", strings.NewReader(string(body)))
+	req.Header.Set(proxy.HeaderSession, "away")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	<-reached
+	cancel()
+	resp.Body.Close()
+	select {
+	case <-upstreamDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream request was not cancelled when the client left")
+	}
+	if h := e.held(t, "away"); len(h) != 1 {
+		t.Errorf("the session holds %s", wire(t, h))
+	}
+}
+
+// TestFactsAndRecall: X-Agentmem-Facts and X-Agentmem-Recall add the
+// user's facts and turns of the user's other sessions to the system
+// prompt, within the budget, and the response says so.
+func TestFactsAndRecall(t *testing.T) {
+	fm := facts.New(facts.NewMemStore(), facts.Options{})
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+	e := newEnv(t, func(pc *proxy.Config, sc *server.Config) {
+		pc.Facts, pc.Recall = fm, ix
+		sc.Facts, sc.Recall = fm, ix
+	})
+	ctx := context.Background()
+	if _, err := fm.Remember(ctx, facts.RememberRequest{UserID: "ann", Text: "Ann is allergic to peanuts."}); err != nil {
+		t.Fatal(err)
+	}
+	// A turn of another session of Ann's, in the recall index.
+	if err := ix.Upsert(ctx, recall.Doc{ID: "old#3", Text: "The transistor was invented at Bell Labs in 1947.", Group: "old", Seq: 3,
+		Metadata: map[string]string{recall.MetaSession: "old", recall.MetaUser: "ann"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Upsert(ctx, recall.Doc{ID: "bob#1", Text: "The transistor story according to Bob.", Group: "bob", Seq: 1,
+		Metadata: map[string]string{recall.MetaSession: "bob", recall.MetaUser: "bob"}}); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{proxy.HeaderSession: "new", proxy.HeaderUser: "ann", proxy.HeaderFacts: "5", proxy.HeaderRecall: "3", proxy.HeaderBudget: "2000"}
+	r := e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4o", "messages": []any{
+		map[string]any{"role": "system", "content": systemPrompt},
+		map[string]any{"role": "user", "content": "Who invented the transistor?"},
+	}})
+	if r.status != 200 || r.header.Get(proxy.HeaderFactsInjected) != "1" || r.header.Get(proxy.HeaderRecallInjected) != "1" {
+		t.Fatalf("%d %v %s", r.status, r.header, r.body)
+	}
+	var sent map[string]json.RawMessage
+	_ = json.Unmarshal(e.up.Received()[0].Body, &sent)
+	msgs, err := render.DecodeOpenAIMessages(sent["messages"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := msgs[0].Text()
+	if !strings.HasPrefix(sys, systemPrompt) || !strings.Contains(sys, "allergic to peanuts") || !strings.Contains(sys, "Bell Labs") || strings.Contains(sys, "Bob") {
+		t.Errorf("the system prompt sent: %q", sys)
+	}
+	if cost := agentmem.RequestTokens(o200k(t), msgs); cost > 2000 || r.header.Get(proxy.HeaderContextTokens) != itoa(cost) {
+		t.Errorf("the messages cost %d; header %s", cost, r.header.Get(proxy.HeaderContextTokens))
+	}
+	// The session records the user's messages, not the injected text;
+	// the reply's metadata records the call.
+	h, err := e.svc.History(ctx, "", "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.UserID != "ann" || h.Steps[0].(*agentmem.SystemPromptStep).Content != systemPrompt {
+		t.Errorf("the session: user %q, first step %+v", h.UserID, h.Steps[0])
+	}
+	md := h.Steps[len(h.Steps)-1].Info().Metadata
+	if md[proxy.MetaFacts] == "" || md[proxy.MetaRecall] != "old#3" || md[proxy.MetaBudget] != "2000" || md[proxy.MetaAPI] != "openai" || md[proxy.MetaModel] != "gpt-4o" {
+		t.Errorf("the reply's call record: %v", md)
+	}
+	// Facts for a session without a user: 400.
+	r = e.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: "nouser", proxy.HeaderFacts: "2"},
+		map[string]any{"model": "gpt-4o", "messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	if r.status != 400 || !strings.Contains(string(r.body), proxy.HeaderFacts) {
+		t.Errorf("facts without a user: %d %s", r.status, r.body)
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
