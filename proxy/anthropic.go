@@ -143,6 +143,9 @@ func (anthropic) decode(body map[string]json.RawMessage) ([]agentmem.Message, er
 		}
 		out = append(out, add...)
 	}
+	if len(out) == 0 {
+		return nil, invalid("messages", "hold no content: every message is empty")
+	}
 	return out, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -338,8 +339,17 @@ func (p *Proxy) options(r *http.Request) (options, error) {
 }
 
 // decodeBody decodes a request body: a JSON object whose members are
-// kept as they came.
+// kept as they came. What encoding/json would change silently (invalid
+// UTF-8, a lone surrogate escape, a repeated key) is refused: what is
+// recorded is what was sent.
 func decodeBody(body []byte) (map[string]json.RawMessage, error) {
+	if err := jsoncheck.Check(body); err != nil {
+		var je *jsoncheck.Error
+		if errors.As(err, &je) {
+			return nil, invalid(je.Path, "%s", je.Reason)
+		}
+		return nil, invalid("", "%v", err)
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, invalid("", "the request body must be a JSON object")
