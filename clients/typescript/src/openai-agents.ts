@@ -1,0 +1,121 @@
+/**
+ * `@agentmem/client/openai-agents`: {@link AgentmemSession}, a `Session`
+ * of the OpenAI Agents SDK (`@openai/agents-core`) kept in agentmem.
+ *
+ * @packageDocumentation
+ */
+import type { AgentInputItem, Session } from "@openai/agents-core";
+import type { Client } from "./client.js";
+import { ConflictError } from "./errors.js";
+import { NothingToPopError } from "./errors.js";
+import type { CreateSessionRequest, Item } from "./types.js";
+
+/** The options of an {@link AgentmemSession}. */
+export interface AgentmemSessionOptions {
+  /** The client of the agentmem server. */
+  client: Client;
+  /** The agentmem session's ID (created on first use when missing). */
+  sessionId: string;
+  /** What the session is created with on first use (user, agent, metadata, retention); its `id` is `sessionId`. */
+  create?: Omit<CreateSessionRequest, "id"> | undefined;
+}
+
+/**
+ * A `Session` of the OpenAI Agents SDK whose history is an agentmem
+ * session: the items the runner stores (user and assistant messages,
+ * function calls and their outputs, reasoning, any other type) are sent to
+ * `POST /v1/sessions/{id}/items` and {@link getItems} returns exactly
+ * what {@link addItems} stored, in order, whatever the item type. The
+ * session is also an agentmem session like any other: its context,
+ * compaction, recall and the inspector see the conversation.
+ *
+ * @example
+ * ```ts
+ * import { Agent, run } from "@openai/agents";
+ * import { Client } from "@agentmem/client";
+ * import { AgentmemSession } from "@agentmem/client/openai-agents";
+ *
+ * const client = new Client({ baseUrl: "http://127.0.0.1:8080" });
+ * const session = new AgentmemSession({ client, sessionId: "user-42-chat" });
+ * const result = await run(agent, "What is the weather?", { session });
+ * ```
+ */
+export class AgentmemSession implements Session {
+  /** The client of the agentmem server. */
+  readonly client: Client;
+  /** The agentmem session's ID. */
+  readonly sessionId: string;
+  readonly #create: Omit<CreateSessionRequest, "id">;
+  #ready: Promise<void> | undefined;
+
+  /** Makes the session; nothing is sent until it is used. */
+  constructor(options: AgentmemSessionOptions) {
+    this.client = options.client;
+    this.sessionId = options.sessionId;
+    this.#create = options.create ?? {};
+  }
+
+  /** Returns the session's ID, creating the agentmem session if it does not exist yet. */
+  async getSessionId(): Promise<string> {
+    await this.#ensure();
+    return this.sessionId;
+  }
+
+  /**
+   * Returns the stored items, oldest first; with `limit`, the newest
+   * `limit` of them (still oldest first).
+   */
+  async getItems(limit?: number): Promise<AgentInputItem[]> {
+    await this.#ensure();
+    const items = await this.client.getItems(this.sessionId, { limit });
+    return items as unknown as AgentInputItem[];
+  }
+
+  /**
+   * Appends items, in one atomic request carrying a new Idempotency-Key,
+   * so that the client's retries after a 503 store them once.
+   */
+  async addItems(items: AgentInputItem[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.#ensure();
+    await this.client.appendItems(this.sessionId, items as unknown as Item[], { idempotencyKey: newKey() });
+  }
+
+  /** Removes the newest item and returns it; undefined when the session holds none. */
+  async popItem(): Promise<AgentInputItem | undefined> {
+    await this.#ensure();
+    try {
+      return (await this.client.popItem(this.sessionId)) as unknown as AgentInputItem;
+    } catch (e) {
+      if (e instanceof NothingToPopError) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * Empties the session's history (its working set: the log keeps what
+   * happened, for the inspector and recall). The session stays.
+   */
+  async clearSession(): Promise<void> {
+    await this.#ensure();
+    await this.client.clearItems(this.sessionId);
+  }
+
+  /** Creates the agentmem session once per instance; one that exists already is fine. */
+  #ensure(): Promise<void> {
+    this.#ready ??= this.client.createSession({ ...this.#create, id: this.sessionId }).then(
+      () => undefined,
+      (e: unknown) => {
+        if (e instanceof ConflictError && e.code === "conflict") return;
+        this.#ready = undefined; // try again on the next call
+        throw e;
+      },
+    );
+    return this.#ready;
+  }
+}
+
+/** newKey returns a new Idempotency-Key. */
+function newKey(): string {
+  return `am-items-${globalThis.crypto.randomUUID()}`;
+}
