@@ -303,3 +303,19 @@ describe("errors and retries", () => {
     assert.throws(() => new Client({ baseUrl: "ftp://x" }), TypeError);
   });
 });
+
+test("the main entry point imports nothing but its own modules", async () => {
+  const { readFileSync, readdirSync } = await import("node:fs");
+  const dist = new URL("../dist/", import.meta.url);
+  const adapters = new Set(["openai-agents.js", "langchain.js"]);
+  for (const f of readdirSync(dist).filter((f) => f.endsWith(".js") && !adapters.has(f))) {
+    const src = readFileSync(new URL(f, dist), "utf8");
+    for (const m of src.matchAll(/\b(?:import|export)\b[^'";]*?from\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']/g)) {
+      const spec = m[1] ?? m[2];
+      assert.ok(spec.startsWith("./"), `${f} imports ${spec}`);
+    }
+  }
+  // The adapters import their framework, and only they do.
+  assert.match(readFileSync(new URL("langchain.js", dist), "utf8"), /from "@langchain\/core\//);
+  assert.match(readFileSync(new URL("openai-agents.js", dist), "utf8"), /^(?!.*from "@openai)/s, "openai-agents.js imports the SDK's types only");
+});
