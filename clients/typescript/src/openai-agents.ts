@@ -4,11 +4,11 @@
  *
  * @packageDocumentation
  */
-import type { AgentInputItem, Session } from "@openai/agents-core";
+import type { AgentInputItem, OpenAIResponsesCompactionArgs, OpenAIResponsesCompactionAwareSession, OpenAIResponsesCompactionResult } from "@openai/agents-core";
 import type { Client } from "./client.js";
 import { ConflictError } from "./errors.js";
 import { NothingToPopError } from "./errors.js";
-import type { CreateSessionRequest, Item } from "./types.js";
+import type { CompactRequest, CompactResponse, CreateSessionRequest, Item } from "./types.js";
 
 /** The options of an {@link AgentmemSession}. */
 export interface AgentmemSessionOptions {
@@ -18,6 +18,14 @@ export interface AgentmemSessionOptions {
   sessionId: string;
   /** What the session is created with on first use (user, agent, metadata, retention); its `id` is `sessionId`. */
   create?: Omit<CreateSessionRequest, "id"> | undefined;
+  /**
+   * The agentmem compaction to run after each turn the runner stores
+   * ({@link AgentmemSession.runCompaction}), e.g. `{ strategy:
+   * "token_budget", budget: 16000 }` or `{ strategy: "summarize",
+   * keep_recent: 8 }`. Without it the session is never compacted by the
+   * runner.
+   */
+  compaction?: CompactRequest | undefined;
 }
 
 /**
@@ -40,11 +48,15 @@ export interface AgentmemSessionOptions {
  * const result = await run(agent, "What is the weather?", { session });
  * ```
  */
-export class AgentmemSession implements Session {
+export class AgentmemSession implements OpenAIResponsesCompactionAwareSession {
   /** The client of the agentmem server. */
   readonly client: Client;
   /** The agentmem session's ID. */
   readonly sessionId: string;
+  /** The compaction {@link runCompaction} runs, if any. */
+  readonly compaction: CompactRequest | undefined;
+  /** What the last compaction run by {@link runCompaction} did. */
+  lastCompaction: CompactResponse | undefined;
   readonly #create: Omit<CreateSessionRequest, "id">;
   #ready: Promise<void> | undefined;
 
@@ -53,6 +65,7 @@ export class AgentmemSession implements Session {
     this.client = options.client;
     this.sessionId = options.sessionId;
     this.#create = options.create ?? {};
+    this.compaction = options.compaction;
   }
 
   /** Returns the session's ID, creating the agentmem session if it does not exist yet. */
@@ -99,6 +112,27 @@ export class AgentmemSession implements Session {
   async clearSession(): Promise<void> {
     await this.#ensure();
     await this.client.clearItems(this.sessionId);
+  }
+
+  /**
+   * The Agents SDK's compaction hook, which the runner calls after it
+   * stores a turn: with the `compaction` option, agentmem compacts the
+   * session on the server (`POST /v1/sessions/{id}/compact`) with that
+   * strategy, which does nothing while the session is within its limits
+   * (a budget, a number of steps), and {@link getItems} then returns the
+   * compacted history: the items kept, as they were stored, and a
+   * summary's, as agentmem renders it. Tool calls and their results are
+   * kept or dropped together. OpenAI's own compaction arguments
+   * (`responseId`, `compactionMode`, `store`) do not apply and are
+   * ignored. Returns null: agentmem's compaction reports no model usage
+   * (the extractive summarizer uses no model; the server's LLM summarizer
+   * is accounted on the server).
+   */
+  async runCompaction(_args?: OpenAIResponsesCompactionArgs): Promise<OpenAIResponsesCompactionResult | null> {
+    if (!this.compaction) return null;
+    await this.#ensure();
+    this.lastCompaction = await this.client.compact(this.sessionId, this.compaction);
+    return null;
   }
 
   /** Creates the agentmem session once per instance; one that exists already is fine. */
