@@ -1,4 +1,4 @@
-import { ConnectionError, errorFromResponse, UnavailableError } from "./errors.js";
+import { ConflictError, ConnectionError, errorFromResponse, UnavailableError } from "./errors.js";
 import type {
   AppendResponse,
   CompactRequest,
@@ -152,6 +152,21 @@ export class Client {
   /** Creates a session (`POST /v1/sessions`); its ID is new unless `req.id` names one (409 `conflict` if taken). */
   createSession(req: CreateSessionRequest = {}, opts: CallOptions = {}): Promise<Session> {
     return this.#json({ method: "POST", path: "/v1/sessions", body: req, safe: false, signal: opts.signal });
+  }
+
+  /**
+   * Creates the session `req.id` unless it exists already (the server
+   * answers 409 `conflict` then, which is not an error here); resolves to
+   * whether it was created.
+   */
+  async ensureSession(req: CreateSessionRequest & { id: string }, opts: CallOptions = {}): Promise<boolean> {
+    try {
+      await this.createSession(req, opts);
+      return true;
+    } catch (e) {
+      if (e instanceof ConflictError && e.code === "conflict") return false;
+      throw e;
+    }
   }
 
   /** Returns a session (`GET /v1/sessions/{id}`); {@link NotFoundError} if there is none. */

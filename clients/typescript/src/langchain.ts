@@ -7,7 +7,7 @@
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { Client } from "./client.js";
-import { ConflictError } from "./errors.js";
+import { once } from "./once.js";
 import type { CreateSessionRequest, OpenAIMessage, Schemas, Step } from "./types.js";
 
 /** The options of an {@link AgentmemChatMessageHistory}. */
@@ -56,15 +56,15 @@ export class AgentmemChatMessageHistory extends BaseListChatMessageHistory {
   readonly client: Client;
   /** The agentmem session's ID. */
   readonly sessionId: string;
-  readonly #create: Omit<CreateSessionRequest, "id">;
-  #ready: Promise<void> | undefined;
+  readonly #ensure: () => Promise<void>;
 
   /** Makes the history; nothing is sent until it is used. */
   constructor(options: AgentmemChatMessageHistoryOptions) {
     super();
     this.client = options.client;
     this.sessionId = options.sessionId;
-    this.#create = options.create ?? {};
+    const create = { ...options.create, id: options.sessionId };
+    this.#ensure = once(() => this.client.ensureSession(create));
   }
 
   /** Returns the session's messages, oldest first. */
@@ -89,18 +89,6 @@ export class AgentmemChatMessageHistory extends BaseListChatMessageHistory {
   override async clear(): Promise<void> {
     await this.#ensure();
     await this.client.clearItems(this.sessionId);
-  }
-
-  #ensure(): Promise<void> {
-    this.#ready ??= this.client.createSession({ ...this.#create, id: this.sessionId }).then(
-      () => undefined,
-      (e: unknown) => {
-        if (e instanceof ConflictError && e.code === "conflict") return;
-        this.#ready = undefined;
-        throw e;
-      },
-    );
-    return this.#ready;
   }
 }
 

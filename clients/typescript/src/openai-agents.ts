@@ -6,7 +6,7 @@
  */
 import type { AgentInputItem, OpenAIResponsesCompactionArgs, OpenAIResponsesCompactionAwareSession, OpenAIResponsesCompactionResult } from "@openai/agents-core";
 import type { Client } from "./client.js";
-import { ConflictError } from "./errors.js";
+import { once } from "./once.js";
 import { NothingToPopError } from "./errors.js";
 import type { CompactRequest, CompactResponse, CreateSessionRequest, Item } from "./types.js";
 
@@ -57,14 +57,14 @@ export class AgentmemSession implements OpenAIResponsesCompactionAwareSession {
   readonly compaction: CompactRequest | undefined;
   /** What the last compaction run by {@link runCompaction} did. */
   lastCompaction: CompactResponse | undefined;
-  readonly #create: Omit<CreateSessionRequest, "id">;
-  #ready: Promise<void> | undefined;
+  readonly #ensure: () => Promise<void>;
 
   /** Makes the session; nothing is sent until it is used. */
   constructor(options: AgentmemSessionOptions) {
     this.client = options.client;
     this.sessionId = options.sessionId;
-    this.#create = options.create ?? {};
+    const create = { ...options.create, id: options.sessionId };
+    this.#ensure = once(() => this.client.ensureSession(create));
     this.compaction = options.compaction;
   }
 
@@ -133,19 +133,6 @@ export class AgentmemSession implements OpenAIResponsesCompactionAwareSession {
     await this.#ensure();
     this.lastCompaction = await this.client.compact(this.sessionId, this.compaction);
     return null;
-  }
-
-  /** Creates the agentmem session once per instance; one that exists already is fine. */
-  #ensure(): Promise<void> {
-    this.#ready ??= this.client.createSession({ ...this.#create, id: this.sessionId }).then(
-      () => undefined,
-      (e: unknown) => {
-        if (e instanceof ConflictError && e.code === "conflict") return;
-        this.#ready = undefined; // try again on the next call
-        throw e;
-      },
-    );
-    return this.#ready;
   }
 }
 

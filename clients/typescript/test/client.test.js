@@ -60,9 +60,14 @@ describe("sessions", () => {
     await assert.rejects(client.getSession("sess-1-b"), (e) => e instanceof NotFoundError && e.status === 404 && e.code === "not_found");
   });
 
-  test("a taken ID is a ConflictError", async () => {
+  test("a taken ID is a ConflictError; ensureSession takes it as there", async () => {
     await client.createSession({ id: "taken" });
     await assert.rejects(client.createSession({ id: "taken" }), (e) => e instanceof ConflictError && e.code === "conflict");
+    assert.equal(await client.ensureSession({ id: "taken", user_id: "ignored" }), false);
+    assert.equal((await client.getSession("taken")).user_id, undefined);
+    assert.equal(await client.ensureSession({ id: "ensured", user_id: "u9" }), true);
+    assert.equal((await client.getSession("ensured")).user_id, "u9");
+    await assert.rejects(client.ensureSession({ id: "bad id" }), InvalidError);
   });
 
   test("bad input is an InvalidError naming the field", async () => {

@@ -67,7 +67,7 @@ describe("AgentmemChatMessageHistory", () => {
   });
 
   test("a pending tool call reads back as the AI message alone", async () => {
-    const history = new AgentmemChatMessageHistory({ client, sessionId: "lc-pending" });
+    const history = new AgentmemChatMessageHistory({ client, sessionId: "lc-pending", create: { user_id: "lc-user", agent: "lc" } });
     const ai = new AIMessage({ content: "", id: "ai-p", tool_calls: [{ id: "c1", name: "lookup", args: { q: "x" } }] });
     await history.addMessages([new HumanMessage({ content: "Look it up", id: "h" }), ai]);
     assert.deepEqual((await history.getMessages()).map(plain), [plain(new HumanMessage({ content: "Look it up", id: "h" })), plain(ai)]);
@@ -76,6 +76,10 @@ describe("AgentmemChatMessageHistory", () => {
     assert.equal(got.length, 3);
     assert.equal(got[2].tool_call_id, "c1");
     assert.equal(got[2].id, undefined);
+    // The session was created on first use, as asked.
+    const s = await client.getSession("lc-pending");
+    assert.equal(s.user_id, "lc-user");
+    assert.equal(s.agent, "lc");
   });
 
   test("content blocks are stored as their text; other blocks are refused before anything is sent", async () => {
