@@ -66,6 +66,11 @@ const (
 	TypeMessage            = "message"
 	TypeFunctionCall       = "function_call"
 	TypeFunctionCallOutput = "function_call_output"
+	// TypeFunctionCallResult is the output item of the OpenAI Agents SDK
+	// for JavaScript (@openai/agents-core), which names the call callId,
+	// as its function_call items do, and gives output as a string, one
+	// part ({"type":"text","text":...}) or an array of parts.
+	TypeFunctionCallResult = "function_call_result"
 )
 
 // Options give ToMessages what it needs to know about the session.
@@ -87,7 +92,12 @@ type Options struct {
 // and Options.LastSeq, read from the working set the append is
 // conditional on. The items must have been checked (Check).
 func NeedsState(items []json.RawMessage) bool {
-	return len(items) > 0 && typeOf(items[0]) == TypeFunctionCallOutput
+	return len(items) > 0 && isOutput(typeOf(items[0]))
+}
+
+// isOutput reports whether an item type is a function call's output.
+func isOutput(typ string) bool {
+	return typ == TypeFunctionCallOutput || typ == TypeFunctionCallResult
 }
 
 // Check checks items without converting them: each must be a valid item
@@ -119,7 +129,9 @@ func Check(items []json.RawMessage) error {
 // with an unknown role or content that is not a string or an array of
 // objects with a type, a function_call without call_id, name or string
 // arguments, a function_call_output without call_id or with an output
-// that is not a string or an array of parts.
+// that is not a string or an array of parts. The JavaScript Agents SDK's
+// forms are taken too: callId for call_id, and its output item
+// function_call_result, whose output may also be one part.
 func ToMessages(items []json.RawMessage, opts Options) ([]agentmem.Message, error) {
 	if opts.NewID == nil {
 		return nil, &agentmem.InvalidError{Field: "options.new_id", Reason: "is required"}
@@ -202,7 +214,7 @@ func decode(raw json.RawMessage) (agentmem.Message, error) {
 		m, err = decodeMessage(fields)
 	case TypeFunctionCall:
 		m, err = decodeCall(fields)
-	case TypeFunctionCallOutput:
+	case TypeFunctionCallOutput, TypeFunctionCallResult:
 		m, err = decodeOutput(fields)
 	default:
 		// No chat equivalent: an action with nothing to render.
@@ -266,8 +278,20 @@ func decodeMessage(fields map[string]json.RawMessage) (agentmem.Message, error) 
 	return m, nil
 }
 
+// callID returns the call ID of a function_call or its output: call_id,
+// as the Responses API (and the Python Agents SDK) has it, or callId, as
+// the JavaScript Agents SDK stores its items.
+func callID(fields map[string]json.RawMessage) (string, error) {
+	if _, ok := fields["call_id"]; !ok {
+		if _, ok := fields["callId"]; ok {
+			return str(fields, "callId", true)
+		}
+	}
+	return str(fields, "call_id", true)
+}
+
 func decodeCall(fields map[string]json.RawMessage) (agentmem.Message, error) {
-	id, err := str(fields, "call_id", true)
+	id, err := callID(fields)
 	if err != nil {
 		return agentmem.Message{}, err
 	}
@@ -283,13 +307,17 @@ func decodeCall(fields map[string]json.RawMessage) (agentmem.Message, error) {
 }
 
 func decodeOutput(fields map[string]json.RawMessage) (agentmem.Message, error) {
-	id, err := str(fields, "call_id", true)
+	id, err := callID(fields)
 	if err != nil {
 		return agentmem.Message{}, err
 	}
 	raw, ok := fields["output"]
 	if !ok {
 		return agentmem.Message{}, invalid("output", "is required")
+	}
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '{' {
+		// One part, as the JavaScript Agents SDK writes a text output.
+		raw = append(append(json.RawMessage{'['}, t...), ']')
 	}
 	text, _, err := contentText(raw, "output")
 	if err != nil {

@@ -224,6 +224,55 @@ func TestConversion(t *testing.T) {
 	}
 }
 
+// TestJavaScriptSDKItems: the items of the OpenAI Agents SDK for
+// JavaScript (callId, function_call_result with one part or several)
+// are function calls and their results, round-trip exactly, and may come
+// item by item.
+func TestJavaScriptSDKItems(t *testing.T) {
+	user := `{"role":"user","content":"Weather in Rome?"}`
+	call := `{"type":"function_call","id":"fc_1","callId":"call_1","name":"get_weather","arguments":"{\"city\":\"Rome\"}","status":"completed","providerData":{"x":1}}`
+	call2 := `{"type":"function_call","callId":"call_2","name":"get_time","arguments":"{}"}`
+	result := `{"type":"function_call_result","callId":"call_1","name":"get_weather","status":"completed","output":{"type":"text","text":"21C, clear"}}`
+	result2 := `{"type":"function_call_result","callId":"call_2","name":"get_time","status":"completed","output":[{"type":"text","text":"noon"},{"type":"image","image":"https://example.com/c.png"}]}`
+	answer := `{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Rome is 21C."}]}`
+	all := []string{user, call, call2, result, result2, answer}
+	msgs, err := responses.ToMessages(raws(all), responses.Options{NewID: agentmem.NewID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := msgs[1].ToolCalls; len(c) != 1 || c[0].ID != "call_1" || c[0].Name != "get_weather" || c[0].Arguments != `{"city":"Rome"}` {
+		t.Errorf("function_call with callId: %+v", msgs[1])
+	}
+	if m := msgs[3]; m.Role != agentmem.RoleTool || m.ToolCallID != "call_1" || m.Text() != "21C, clear" {
+		t.Errorf("function_call_result with one part: %+v", m)
+	}
+	if m := msgs[4]; m.Role != agentmem.RoleTool || m.ToolCallID != "call_2" || m.Text() != "noon" {
+		t.Errorf("function_call_result with parts: %+v", m)
+	}
+	s := &session{t: t}
+	for _, it := range all {
+		if err := s.add(it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.wantItems(all)
+	if !responses.NeedsState(raws([]string{result})) {
+		t.Error("a function_call_result first does not need the session's state")
+	}
+	for item, field := range map[string]string{
+		`{"type":"function_call","name":"f","arguments":"{}"}`:                         "call_id",
+		`{"type":"function_call","callId":"","name":"f","arguments":"{}"}`:             "callId",
+		`{"type":"function_call_result","callId":"c","name":"f","status":"completed"}`: "output",
+		`{"type":"function_call_result","callId":"c","output":7}`:                      "output",
+	} {
+		err := responses.Check(raws([]string{item}))
+		var ie *agentmem.InvalidError
+		if !errors.As(err, &ie) || ie.Field != "items[0]."+field {
+			t.Errorf("%s: %v, want invalid naming %s", item, err, field)
+		}
+	}
+}
+
 // TestOutputsInLaterRequests: outputs that arrive after other items, in
 // any order and in later requests, come back where they were appended;
 // an output popped (its result taken off its action) leaves its call
