@@ -127,7 +127,7 @@ describe("AgentmemSession", () => {
 
     // Each turn's first model call saw the session's items so far and the
     // new input; each later call also that turn's new items.
-    const user = (text) => ({ role: "user", content: text });
+    const user = (text) => ({ type: "message", role: "user", content: text });
     assert.deepEqual(model.inputs[0], [user("Weather in Rome?")]);
     assert.equal(model.inputs[1].length, 3); // user, call, result
     assert.equal(model.inputs[1][1].type, "function_call");
@@ -155,5 +155,35 @@ describe("AgentmemSession", () => {
     // The session is an agentmem session: its context has the conversation.
     const ctx = await client.getContext("oa-runner", { format: "openai" });
     assert.match(JSON.stringify(ctx.messages), /Oslo and Lima are both 21C/);
+  });
+
+  test("the runner's compaction hook compacts the session with agentmem's strategy", async () => {
+    const model = new ScriptedModel([1, 2, 3, 4].map((i) => [say(`m${i}`, `answer ${i}`)]));
+    const agent = new Agent({ name: "compacting", instructions: "x", model });
+    const runner = new Runner({ tracingDisabled: true });
+    // keep_last_n: the first task is pinned (always kept); of the rest,
+    // the newest two steps stay.
+    const session = new AgentmemSession({ client, sessionId: "oa-compact", compaction: { strategy: "keep_last_n", n: 2 } });
+    const user = (text) => ({ type: "message", role: "user", content: text });
+    for (let i = 1; i <= 4; i++) {
+      await runner.run(agent, `q${i}`, { session });
+      const items = await session.getItems();
+      if (i === 1) {
+        assert.equal(session.lastCompaction.changed, false);
+        assert.deepEqual(items, [user("q1"), say("m1", "answer 1")]);
+      } else {
+        assert.equal(session.lastCompaction.changed, true);
+        assert.deepEqual(items, [user("q1"), user(`q${i}`), say(`m${i}`, `answer ${i}`)]);
+      }
+    }
+    // The last turn's model saw the compacted history.
+    assert.deepEqual(model.inputs[3], [user("q1"), user("q3"), say("m3", "answer 3"), user("q4")]);
+    // The log keeps every turn.
+    const log = await client.readSteps("oa-compact");
+    assert.equal(log.steps.length, 8);
+    // Without the option the hook does nothing.
+    const plain = new AgentmemSession({ client, sessionId: "oa-compact" });
+    assert.equal(await plain.runCompaction({ force: true }), null);
+    assert.equal((await plain.getItems()).length, 3);
   });
 });
