@@ -102,6 +102,27 @@ describe("AgentmemChatMessageHistory", () => {
     assert.deepEqual((await history.getMessages()).map((m) => m.content), ["again"]);
   });
 
+  test("a compacted session reads back compacted: kept messages as they were, a summary as a system message", async () => {
+    const history = new AgentmemChatMessageHistory({ client, sessionId: "lc-compact" });
+    for (let i = 1; i <= 4; i++) {
+      await history.addMessage(new HumanMessage({ content: `question ${i}`, id: `h${i}` }));
+      await history.addMessage(new AIMessage({ content: `answer ${i}`, id: `a${i}` }));
+    }
+    await client.compact("lc-compact", { strategy: "keep_last_n", n: 2 });
+    // The first human message is pinned; the newest two stay.
+    assert.deepEqual(
+      (await history.getMessages()).map((m) => `${m.getType()}:${m.id}`),
+      ["human:h1", "human:h4", "ai:a4"],
+    );
+    await history.addMessage(new HumanMessage({ content: "question 5", id: "h5" }));
+    await client.compact("lc-compact", { strategy: "summarize", keep_recent: 1, summarizer: "extractive" });
+    const got = await history.getMessages();
+    assert.deepEqual(got.map((m) => m.getType()), ["human", "system", "human"]);
+    assert.equal(got[0].id, "h1");
+    assert.match(got[1].content, /question 4|answer 4/);
+    assert.equal(got[2].id, "h5");
+  });
+
   test("RunnableWithMessageHistory runs turns with tool calls over it", async () => {
     const model = fakeModel()
       .respond(new AIMessage({ content: "", id: "ai-turn1", tool_calls: [{ id: "call_1", name: "weather", args: { city: "Oslo" } }] }))
