@@ -419,35 +419,39 @@ export class Client {
       headers["Content-Type"] = "application/json";
     }
     const what = `${req.method} ${req.path}`;
+    const init: RequestInit = { method: req.method, headers, body: body ?? null, signal: req.signal ?? null };
     const tries = req.safe ? 1 + this.#retries : 1;
     for (let attempt = 1; ; attempt++) {
-      let err: Error;
-      let after: number | undefined;
-      try {
-        const resp = await this.#fetch(url, { method: req.method, headers, body: body ?? null, signal: req.signal ?? null });
-        if (resp.ok) return resp;
-        after = retryAfter(resp.headers.get("Retry-After"));
-        let payload: unknown;
-        try {
-          payload = await resp.json();
-        } catch {
-          payload = undefined;
-        }
-        err = errorFromResponse(resp.status, payload, after, what);
-        if (!(err instanceof UnavailableError)) throw err;
-      } catch (e) {
-        if (!(e instanceof Error) || e.name === "AbortError" || req.signal?.aborted) throw e;
-        if (e instanceof UnavailableError) {
-          err = e;
-        } else if (e.name === "TypeError" && !("status" in e)) {
-          err = new ConnectionError(`agentmem: ${what}: ${e.message}`, { cause: e });
-        } else {
-          throw e;
-        }
-      }
-      if (attempt >= tries) throw err;
-      await sleep(this.#delay(attempt, after), req.signal);
+      const r = await this.#attempt(url, init, what);
+      if (!(r instanceof Error)) return r;
+      const retryable = r instanceof UnavailableError || r instanceof ConnectionError;
+      if (!retryable || attempt >= tries) throw r;
+      await sleep(this.#delay(attempt, r instanceof UnavailableError ? r.retryAfter : undefined), req.signal);
     }
+  }
+
+  /**
+   * Sends a request once: the response when it is a 2xx, else the error
+   * (the typed error of the API's answer, or a ConnectionError when there
+   * was none). An aborted request throws.
+   */
+  async #attempt(url: URL, init: RequestInit, what: string): Promise<Response | Error> {
+    let resp: Response;
+    try {
+      resp = await this.#fetch(url, init);
+    } catch (e) {
+      // fetch rejects with a TypeError when there is no answer at all.
+      if (!(e instanceof TypeError) || init.signal?.aborted) throw e;
+      return new ConnectionError(`agentmem: ${what}: ${e.message}`, { cause: e });
+    }
+    if (resp.ok) return resp;
+    let payload: unknown;
+    try {
+      payload = await resp.json();
+    } catch {
+      payload = undefined; // not the API's error body: the error says HTTP <status>
+    }
+    return errorFromResponse(resp.status, payload, retryAfter(resp.headers.get("Retry-After")), what);
   }
 
   /** The wait before attempt + 1: Retry-After when the server sent one, else 100 ms doubling; capped. */

@@ -288,6 +288,26 @@ describe("errors and retries", () => {
     }
   });
 
+  test("an abort ends the wait between retries", async () => {
+    const proxy = await startFaultProxy(server.baseUrl);
+    try {
+      const c = new Client({ baseUrl: proxy.url, retries: 5 });
+      proxy.failures = 5;
+      proxy.retryAfter = "5";
+      const ctl = new AbortController();
+      const t0 = performance.now();
+      const p = c.getSession("taken", { signal: ctl.signal });
+      // Abort once the first 503 has been sent (the client then waits 5 s).
+      while (proxy.injected === 0) await new Promise((r) => setImmediate(r));
+      ctl.abort();
+      await assert.rejects(p, (e) => e.name === "AbortError");
+      assert.ok(performance.now() - t0 < 4000, "did not wait out Retry-After");
+      assert.equal(proxy.requests, 1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   test("no server is a ConnectionError", async () => {
     const proxy = await startFaultProxy(server.baseUrl);
     const url = proxy.url;

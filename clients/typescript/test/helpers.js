@@ -68,10 +68,11 @@ export async function startServer() {
  * startFaultProxy starts an HTTP proxy to target on a free loopback port.
  * While `failures` (set by the test) is above 0, a request is answered
  * 503 unavailable with `Retry-After: retryAfter` (and failures
- * decremented) instead of being forwarded. `requests` counts what it got.
+ * decremented) instead of being forwarded. `requests` counts what it got,
+ * `injected` the 503s it has sent.
  */
 export async function startFaultProxy(target) {
-  const state = { failures: 0, retryAfter: "1", requests: 0, url: "", close: async () => {} };
+  const state = { failures: 0, retryAfter: "1", requests: 0, injected: 0, url: "", close: async () => {} };
   const server = createServer(async (req, res) => {
     state.requests++;
     const chunks = [];
@@ -79,7 +80,7 @@ export async function startFaultProxy(target) {
     if (state.failures > 0) {
       state.failures--;
       res.writeHead(503, { "Content-Type": "application/json", "Retry-After": state.retryAfter });
-      res.end(JSON.stringify({ error: { code: "unavailable", message: "injected by the test proxy" } }));
+      res.end(JSON.stringify({ error: { code: "unavailable", message: "injected by the test proxy" } }), () => state.injected++);
       return;
     }
     const headers = { ...req.headers };
