@@ -27,8 +27,8 @@ var unsupported = map[string]string{
 	"Sessions/CreateAllFields": tenantReason,
 	"List/Filters":             tenantReason,
 	"BadInput/CreateFields":    tenantReason,
-	"Append/TenantChecked":     tenantReason,
 	"Messages/Tenant":          tenantReason,
+	"Tenants/":                 tenantReason,
 
 	// GET /v1/sessions/{id}/steps does not say when each step was
 	// appended (Entry.Time), and POST .../steps gives a step without a

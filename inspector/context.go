@@ -329,7 +329,7 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, invalid("at", "step %d is past the end of the log (its last entry is %d)", at, sess.LastSeq))
 		return
 	}
-	req := store.ReadRequest{SessionID: sess.ID}
+	req := store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID}
 	if at > 0 {
 		req.Limit = int(at) // the entries before step at, and at itself
 	}

@@ -621,7 +621,7 @@ func TestRecallPage(t *testing.T) {
 		t.Error("without a recall source the page does not say recall is not configured")
 	}
 	f := newFixture(t, inspector.Config{})
-	src := newRecall(t, f.st, "fix-login", "plan-sprint", "lit-review", "acme-secret")
+	src := newRecall(t, f.st, "fix-login", "plan-sprint", "lit-review", "acme/acme-secret")
 	in, err := inspector.New(inspector.Config{Store: f.st, Recall: src})
 	if err != nil {
 		t.Fatal(err)

@@ -96,15 +96,12 @@ func (in *Inspector) getSession(ctx context.Context, tenant, id string) (*store.
 	if store.ValidateID(id) != nil {
 		return nil, notFound("No such session.")
 	}
-	s, err := in.cfg.Store.Get(ctx, id)
+	s, err := in.cfg.Store.Get(ctx, tenant, id)
 	if err != nil {
 		if isNotFound(err) {
 			return nil, notFound("No such session.")
 		}
 		return nil, err
-	}
-	if s.Tenant != tenant {
-		return nil, notFound("No such session.")
 	}
 	return s, nil
 }
@@ -195,7 +192,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// One more than a page tells whether there is a next page.
-	resp, err := in.cfg.Store.Read(r.Context(), store.ReadRequest{SessionID: sess.ID, After: after, Limit: in.cfg.TimelinePage + 1})
+	resp, err := in.cfg.Store.Read(r.Context(), store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, After: after, Limit: in.cfg.TimelinePage + 1})
 	if err != nil {
 		in.fail(w, r, err)
 		return

@@ -26,9 +26,13 @@
 #   5. Chromium: AGENTMEM_TEST_CHROMIUM if set, else /usr/bin/chromium (or
 #      chromium / chromium-browser on PATH) when installed
 #   6. go test -race -count=1, reported by internal/testenv/cmd/testrun
-#   7. the TypeScript client (clients/typescript): npm ci, build, and its
-#      node --test suites against a freshly built agentmem binary; only
-#      when no package is given (or AGENTMEM_TEST_TS=1)
+#   7. the Python client's suite (python3 -m unittest, clients/python/tests)
+#      against the agentmem binary built here, when no packages are named
+#      (or AGENTMEM_TEST_PYTHON=1); in CI python3 is installed when missing
+#   8. the TypeScript client (clients/typescript): npm ci, build, and its
+#      node --test suites against the agentmem binary built here, when no
+#      packages are named (or AGENTMEM_TEST_TS=1); in CI nodejs and npm are
+#      installed when missing
 #
 # Without PostgreSQL, Chromium or Node.js 20+ the tests that need them skip,
 # with a reason.
@@ -47,6 +51,8 @@
 #   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
 #                                into the server, so its tests run
 #   AGENTMEM_TEST_PGVECTOR=1     the pgvector tests fail, not skip, without it
+#   AGENTMEM_TEST_PYTHON=1       run the Python client's suite even when
+#                                packages are named
 #   AGENTMEM_TEST_TS=1 / =0      run / do not run the TypeScript client's tests
 #
 # Once the tests have run, the last line printed is the count:
@@ -208,6 +214,10 @@ for arg in "$@"; do
 	-v | -v=true | -test.v | -test.v=true) VERBOSE=(-v) ;;
 	esac
 done
+# Whether packages were named: the Python and TypeScript clients' suites
+# run only with the whole repository (or AGENTMEM_TEST_PYTHON=1,
+# AGENTMEM_TEST_TS=1).
+NAMED_PKGS=${#PKGS[@]}
 if ((${#PKGS[@]} == 0)); then
 	PKGS=(./...)
 	TEST_ARGS+=(./...)
@@ -440,26 +450,63 @@ else
 	step_fail "go test" "$detail"
 fi
 
-# --- 7. TypeScript client ----------------------------------------------------
+# --- 7. Python client --------------------------------------------------------
+
+# python3 -m unittest over clients/python/tests, against the agentmem binary
+# built here (AGENTMEM_BIN). Python 3.9+, standard library only.
+log "Python client (clients/python)"
+if ((NAMED_PKGS > 0)) && [[ ${AGENTMEM_TEST_PYTHON:-} != 1 ]]; then
+	note "not run: packages were named (AGENTMEM_TEST_PYTHON=1 runs it too)"
+	step_info python "not run: packages named"
+else
+	python=$(command -v python3 || true)
+	if [[ -z $python ]] && in_ci; then
+		note "no python3; CI: installing Debian's python3"
+		apt_install python3 || die "could not install python3"
+		python=$(command -v python3 || true)
+	fi
+	if [[ -z $python ]]; then
+		in_ci && die "python3 installed, but not on PATH"
+		note "python3 not found: the Python client's tests skip (install it: apt-get install python3)"
+		step_warn python "not found: Python client tests skip"
+	elif ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
+		if in_ci; then
+			step_fail python "$("$python" --version 2>&1) is older than 3.9"
+		else
+			note "$("$python" --version 2>&1) is older than 3.9: the Python client's tests skip"
+			step_warn python "python3 older than 3.9: tests skip"
+		fi
+	elif ! go build -o "$WORK/agentmem" ./cmd/agentmem; then
+		step_fail python "could not build ./cmd/agentmem"
+	elif AGENTMEM_BIN="$WORK/agentmem" PYTHONDONTWRITEBYTECODE=1 "$python" -m unittest discover \
+		-s clients/python/tests -t clients/python "${VERBOSE[@]}"; then
+		step_ok python "$("$python" --version 2>&1)"
+	else
+		step_fail python
+	fi
+fi
+
+# --- 8. TypeScript client ----------------------------------------------------
 
 # clients/typescript: npm ci (the lockfile pins every package; npm's own
 # cache, outside the repository), the build (types generated from
 # server/openapi.json, then tsc), then its node --test suites against an
-# agentmem binary built here. Only in a run of the whole repository (no
-# package arguments), or with AGENTMEM_TEST_TS=1. Without Node 20+ and npm
+# agentmem binary built here (the Python step's, or built now). Only in a
+# run of the whole repository (no package named), or with
+# AGENTMEM_TEST_TS=1. Without Node 20+ and npm
 # they skip, with the reason; in CI the script installs Debian's nodejs and
 # npm when they are missing, and anything missing or failing fails the run.
 ts_counts=
 log "TypeScript client (clients/typescript)"
 ts_wanted=0
-if [[ ${AGENTMEM_TEST_TS:-} == 1 ]] || { [[ ${AGENTMEM_TEST_TS:-} != 0 ]] && [[ ${PKGS[*]} == ./... ]]; }; then
+if [[ ${AGENTMEM_TEST_TS:-} == 1 ]] || { [[ ${AGENTMEM_TEST_TS:-} != 0 ]] && ((NAMED_PKGS == 0)); }; then
 	ts_wanted=1
 fi
 # node_major prints the major version of node, or nothing.
 node_major() { node --version 2>/dev/null | sed -n 's/^v\([0-9]*\)\..*/\1/p'; }
 if ((ts_wanted == 0)); then
-	note "not run: packages were given (run it with AGENTMEM_TEST_TS=1, or ./scripts/test.sh alone)"
-	step_info typescript "not run: packages given"
+	note "not run: packages were named (AGENTMEM_TEST_TS=1 runs it too)"
+	step_info typescript "not run: packages named"
 else
 	if { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; } && in_ci; then
 		note "no node or npm; CI: installing Debian's nodejs and npm"
@@ -487,7 +534,7 @@ else
 			step_fail typescript "npm ci failed"
 		elif ! (cd "$ts_dir" && npm run --silent build) 2>&1 | sed 's/^/    /'; then
 			step_fail typescript "the build failed"
-		elif ! go build -o "$WORK/agentmem" ./cmd/agentmem; then
+		elif [[ ! -x $WORK/agentmem ]] && ! go build -o "$WORK/agentmem" ./cmd/agentmem; then
 			step_fail typescript "could not build the agentmem binary"
 		else
 			ts_start=$SECONDS

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/sqlite"
 )
 
@@ -47,13 +48,13 @@ func (e *env) checkCache() {
 	var sum int64
 	for el := c.lru.Front(); el != nil; el = el.Next() {
 		v := el.Value.(*view)
-		if c.byID[v.id] != el {
-			e.t.Errorf("view %s is in the LRU list but not indexed", v.id)
+		if c.byKey[v.key] != el {
+			e.t.Errorf("view %v is in the LRU list but not indexed", v.key)
 		}
 		sum += v.size
 	}
-	if sum != c.bytes || len(c.byID) != c.lru.Len() {
-		e.t.Errorf("cache books: %d bytes accounted, views sum to %d; %d indexed, %d listed", c.bytes, sum, len(c.byID), c.lru.Len())
+	if sum != c.bytes || len(c.byKey) != c.lru.Len() {
+		e.t.Errorf("cache books: %d bytes accounted, views sum to %d; %d indexed, %d listed", c.bytes, sum, len(c.byKey), c.lru.Len())
 	}
 	if c.bytes > c.max {
 		e.t.Errorf("cache holds %d bytes, over its bound of %d", c.bytes, c.max)
@@ -67,7 +68,7 @@ func (e *env) checkCache() {
 func (e *env) cached(id string) bool {
 	e.srv.cache.mu.Lock()
 	defer e.srv.cache.mu.Unlock()
-	_, ok := e.srv.cache.byID[id]
+	_, ok := e.srv.cache.byKey[store.Key{ID: id}]
 	return ok
 }
 

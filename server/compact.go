@@ -60,14 +60,7 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	tenant := Tenant(r)
-	if _, err := s.ownSession(ctx, tenant, id); err != nil {
-		s.fail(w, r, "get", err)
-		return
-	}
-	b, err := store.OpenMemory(ctx, s.store, id, agentmem.Options{Counter: s.counter, Clock: s.now})
-	if err == nil && b.Session().Tenant != tenant { // deleted and created again meanwhile
-		err = errNoSession(id)
-	}
+	b, err := store.OpenTenantMemory(ctx, s.store, tenant, id, agentmem.Options{Counter: s.counter, Clock: s.now})
 	if err != nil {
 		s.fail(w, r, "read", sessionErr(id, err))
 		return

@@ -129,7 +129,7 @@ func TestContextCatchesUp(t *testing.T) {
 	if len(c.Steps) != 5 {
 		t.Fatalf("steps %v", c.Steps)
 	}
-	mem := e.srv.cache.byID["s"].Value.(*view).state.Load().mem
+	mem := e.srv.cache.byKey[store.Key{ID: "s"}].Value.(*view).state.Load().mem
 
 	// Another instance appends.
 	ctx := context.Background()
@@ -141,7 +141,7 @@ func TestContextCatchesUp(t *testing.T) {
 	if fmt.Sprint(c.Steps) != "[1 2 3 4 5 6]" || c.LastSeq != 6 || !strings.Contains(fmt.Sprint(c.Messages), "from another instance") {
 		t.Errorf("after a foreign append: %v last %d", c.Steps, c.LastSeq)
 	}
-	if got := e.srv.cache.byID["s"].Value.(*view).state.Load().mem; got != mem {
+	if got := e.srv.cache.byKey[store.Key{ID: "s"}].Value.(*view).state.Load().mem; got != mem {
 		t.Error("a foreign append rebuilt the memory instead of adding to it")
 	}
 
@@ -158,7 +158,7 @@ func TestContextCatchesUp(t *testing.T) {
 		t.Errorf("after a foreign compaction: %v", c.Steps)
 	}
 	// Deleted and created again under the same ID.
-	if err := e.mem.Delete(ctx, "s"); err != nil {
+	if err := e.mem.Delete(ctx, "", "s"); err != nil {
 		t.Fatal(err)
 	}
 	e.store.setFail(nil)

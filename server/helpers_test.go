@@ -172,7 +172,7 @@ func (e *env) dump() string {
 		for _, s := range page.Sessions {
 			data, _ := json.Marshal(s)
 			b.Write(data)
-			resp, err := e.mem.Read(ctx, store.ReadRequest{SessionID: s.ID})
+			resp, err := e.mem.Read(ctx, store.ReadRequest{Tenant: s.Tenant, SessionID: s.ID})
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -261,7 +261,7 @@ func (f *faultyStore) Create(ctx context.Context, req store.CreateRequest) (*sto
 	return f.Store.Create(ctx, req)
 }
 
-func (f *faultyStore) Get(ctx context.Context, id string) (*store.Session, error) {
+func (f *faultyStore) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	f.gets.Add(1)
 	if f.panicOn.Load() {
 		panic("injected panic")
@@ -269,7 +269,7 @@ func (f *faultyStore) Get(ctx context.Context, id string) (*store.Session, error
 	if err := f.err(); err != nil {
 		return nil, err
 	}
-	return f.Store.Get(ctx, id)
+	return f.Store.Get(ctx, tenant, id)
 }
 
 func (f *faultyStore) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
@@ -279,11 +279,11 @@ func (f *faultyStore) List(ctx context.Context, req store.ListRequest) (*store.L
 	return f.Store.List(ctx, req)
 }
 
-func (f *faultyStore) Delete(ctx context.Context, id string) error {
+func (f *faultyStore) Delete(ctx context.Context, tenant, id string) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	return f.Store.Delete(ctx, id)
+	return f.Store.Delete(ctx, tenant, id)
 }
 
 func (f *faultyStore) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {

@@ -97,7 +97,7 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		resp, err := store.AppendMessages(ctx, s.store, store.MessagesRequest{
-			SessionID: id, Tenant: &tenant, Messages: msgs, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: cond,
+			SessionID: id, Tenant: tenant, Messages: msgs, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: cond,
 		})
 		if err != nil {
 			if e := messagesError(err, key, false); e != nil {
@@ -150,10 +150,7 @@ func itemField(f string) string {
 
 // workingSet reads the working set of a session of tenant.
 func (s *Server) workingSet(ctx context.Context, tenant, id string) (*store.ReadResponse, error) {
-	ws, err := s.store.Read(ctx, store.ReadRequest{SessionID: id, WorkingSet: true})
-	if err == nil && ws.Session.Tenant != tenant {
-		err = errNoSession(id)
-	}
+	ws, err := s.store.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
 	if err != nil {
 		return nil, sessionErr(id, err)
 	}
@@ -197,7 +194,7 @@ func (s *Server) popItem(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := Tenant(r)
 	var item json.RawMessage
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{SessionID: id, Tenant: &tenant, ExpectedLastSeq: expected,
+	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected,
 		Target: func(steps []agentmem.Step) (int, string) {
 			newest, i, callID, _ := responses.Newest(steps) // every step has an item
 			item = newest
@@ -220,7 +217,7 @@ func (s *Server) clearItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tenant := Tenant(r)
-	resp, err := store.Clear(r.Context(), s.store, store.ClearRequest{SessionID: id, Tenant: &tenant, ExpectedLastSeq: expected})
+	resp, err := store.Clear(r.Context(), s.store, store.ClearRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected})
 	if err != nil {
 		s.rewriteFailed(w, r, id, expected, "clear", err)
 		return

@@ -41,9 +41,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// The store checks the tenant, in the pop's read and its append.
-	tenant := Tenant(r)
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{SessionID: id, Tenant: &tenant, ExpectedLastSeq: expected})
+	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
 	if err != nil {
 		s.rewriteFailed(w, r, id, expected, "pop", err)
 		return

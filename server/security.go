@@ -170,15 +170,13 @@ func sessionErr(id string, err error) error {
 	return err
 }
 
-// ownSession returns session id if it belongs to tenant; another tenant's
-// session is errNoSession, as a missing one is.
+// ownSession returns the session of tenant with this ID; IDs are per
+// tenant, so another tenant's session is errNoSession, as a missing one
+// is.
 func (s *Server) ownSession(ctx context.Context, tenant, id string) (*store.Session, error) {
-	sess, err := s.store.Get(ctx, id)
+	sess, err := s.store.Get(ctx, tenant, id)
 	if err != nil {
 		return nil, sessionErr(id, err)
-	}
-	if sess.Tenant != tenant {
-		return nil, errNoSession(id)
 	}
 	return sess, nil
 }

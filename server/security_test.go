@@ -244,22 +244,36 @@ func TestCrossTenantProbe(t *testing.T) {
 			t.Errorf("B lists %s: %+v", q, l.Sessions)
 		}
 	}
-	// The create route: session IDs are global, so A's ID is taken (409,
-	// as an ID of B's own would be) and nothing of A's session is said.
-	r := e.mustAs(409, b, "POST", "/v1/sessions", `{"id":"a1"}`)
-	if strings.Contains(string(r.body), "tenant-a") || r.header.Get("ETag") != "" {
-		t.Errorf("create with A's ID: %s %v", r.body, r.header)
-	}
 	if after := e.dump(); after != before {
 		t.Errorf("B's probes changed the store:\n%s\n%s", before, after)
 	}
-	// A still reaches all of it, and B's own session works for B.
-	e.mustAs(200, a, "GET", "/v1/sessions/a1/steps", "")
+	// Session IDs are per tenant: A's IDs are as free to B as any other,
+	// to create and to fork into, and what B makes there is B's alone.
+	var mine store.Session
+	e.mustAs(201, b, "POST", "/v1/sessions", `{"id":"a1"}`).json(t, &mine)
+	if mine.Tenant != "tenant-b" || mine.LastSeq != 0 {
+		t.Errorf("B's a1: %+v", mine)
+	}
 	e.mustAs(201, b, "POST", "/v1/sessions/b1/steps", taskStep)
 	var f store.Session
-	e.mustAs(201, b, "POST", "/v1/sessions/b1/fork", `{"id":"b1-fork"}`).json(t, &f)
-	if f.Tenant != "tenant-b" {
-		t.Errorf("a fork's tenant: %q", f.Tenant)
+	e.mustAs(201, b, "POST", "/v1/sessions/b1/fork", `{"id":"a1-branch"}`).json(t, &f)
+	if f.Tenant != "tenant-b" || f.ParentID != "b1" {
+		t.Errorf("a fork's tenant: %+v", f)
+	}
+	e.mustAs(409, b, "POST", "/v1/sessions", `{"id":"a1"}`) // B's own ID now
+	e.mustAs(201, b, "POST", "/v1/sessions/a1/steps", taskStep)
+	// A still reaches all of its own, unchanged.
+	var got ReadStepsResponse
+	e.mustAs(200, a, "GET", "/v1/sessions/a1/steps", "").json(t, &got)
+	var sa store.Session
+	e.mustAs(200, a, "GET", "/v1/sessions/a1", "").json(t, &sa)
+	if sa.Tenant != "tenant-a" || sa.UserID != "u1" || sa.LastSeq != got.LastSeq || got.LastSeq != 5 {
+		t.Errorf("A's a1 after B's: %+v, last seq %d", sa, got.LastSeq)
+	}
+	var sb store.Session
+	e.mustAs(200, a, "GET", "/v1/sessions/a1-branch", "").json(t, &sb)
+	if sb.ParentID != "a1" || sb.Tenant != "tenant-a" {
+		t.Errorf("A's branch after B's fork: %+v", sb)
 	}
 }
 

@@ -249,7 +249,7 @@ func TestDeleteEvictsCache(t *testing.T) {
 	e.create("t")
 	e.appendSteps("t", taskStep)
 	e.must(200, "GET", "/v1/sessions/t/context", nil)
-	if err := e.mem.Delete(context.Background(), "t"); err != nil {
+	if err := e.mem.Delete(context.Background(), "", "t"); err != nil {
 		t.Fatal(err)
 	}
 	e.must(http.StatusNotFound, "GET", "/v1/sessions/t/context", nil)

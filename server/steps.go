@@ -95,13 +95,14 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, e)
 		return
 	}
-	// The store checks the tenant in the append's own transaction.
+	// The tenant is part of the session's key, in the append's own
+	// transaction.
 	tenant := Tenant(r)
 	if req.messages != nil {
-		s.appendMessagesTo(w, r, id, key, expected, &tenant, req)
+		s.appendMessagesTo(w, r, id, key, expected, tenant, req)
 		return
 	}
-	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected, Tenant: &tenant}
+	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected, Tenant: tenant}
 	if err := store.ValidateAppend(ar); err != nil {
 		writeError(w, apiError(err))
 		return
@@ -160,7 +161,7 @@ func ifMatchHeader(r *http.Request) (*int64, *Error) {
 // appendMessagesTo appends the messages of a POST /messages body
 // (store.AppendMessages): folded into steps against the session's pending
 // tool calls, which tool messages complete.
-func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, key string, expected *int64, tenant *string, req *stepsRequest) {
+func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, key string, expected *int64, tenant string, req *stepsRequest) {
 	resp, err := store.AppendMessages(r.Context(), s.store, store.MessagesRequest{
 		SessionID: id, Tenant: tenant, Messages: req.messages, Flush: req.flush, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: expected,
 	})
@@ -235,7 +236,7 @@ func idempotencyError(err error, key string, single bool) *Error {
 func (s *Server) conflict(w http.ResponseWriter, r *http.Request, id string, cause error) {
 	e := apiError(cause)
 	e.Field = "If-Match"
-	if sess, err := s.store.Get(r.Context(), id); err == nil && sess.Tenant == Tenant(r) {
+	if sess, err := s.store.Get(r.Context(), Tenant(r), id); err == nil {
 		e.LastSeq = &sess.LastSeq
 		e.Message = "the session's last sequence number is not the one in If-Match: read what was appended since, then retry with the new ETag"
 	}
@@ -272,10 +273,7 @@ func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
 	if limit == 0 && last == 0 {
 		limit = DefaultReadLimit
 	}
-	resp, err := s.store.Read(r.Context(), store.ReadRequest{SessionID: id, After: after, Limit: limit, Last: last})
-	if err == nil && resp.Session.Tenant != Tenant(r) {
-		err = errNoSession(id)
-	}
+	resp, err := s.store.Read(r.Context(), store.ReadRequest{Tenant: Tenant(r), SessionID: id, After: after, Limit: limit, Last: last})
 	if err != nil {
 		s.fail(w, r, "read", sessionErr(id, err))
 		return

@@ -26,8 +26,8 @@ import (
 type Bound struct {
 	*agentmem.Memory
 
-	st Store
-	id string
+	st         Store
+	tenant, id string
 
 	mu      sync.Mutex
 	session *Session // as last read, with LastSeq kept current
@@ -46,14 +46,23 @@ type Bound struct {
 // session. opts.Journal must be nil: the Bound provides it. A process
 // that died after an add returned and opens the session again finds
 // exactly the steps whose adds returned.
+//
+// OpenMemory opens a session of the default tenant (""); OpenTenantMemory
+// opens one of any tenant.
 func OpenMemory(ctx context.Context, st Store, sessionID string, opts agentmem.Options) (*Bound, error) {
+	return OpenTenantMemory(ctx, st, "", sessionID, opts)
+}
+
+// OpenTenantMemory is OpenMemory for the session of a tenant with this ID
+// (see Store on tenants).
+func OpenTenantMemory(ctx context.Context, st Store, tenant, sessionID string, opts agentmem.Options) (*Bound, error) {
 	if opts.Journal != nil {
 		return nil, invalid("options.journal", "must be nil: a bound memory journals to its session")
 	}
-	if err := ValidateID(sessionID); err != nil {
+	if err := ValidateKey(tenant, sessionID); err != nil {
 		return nil, err
 	}
-	b := &Bound{st: st, id: sessionID}
+	b := &Bound{st: st, tenant: tenant, id: sessionID}
 	opts.Journal = (*journal)(b)
 	b.Memory = agentmem.New(opts)
 	if err := b.Reload(ctx); err != nil {
@@ -73,7 +82,7 @@ func CreateMemory(ctx context.Context, st Store, req CreateRequest, opts agentme
 	if err != nil {
 		return nil, err
 	}
-	return OpenMemory(ctx, st, s.ID, opts)
+	return OpenTenantMemory(ctx, st, s.Tenant, s.ID, opts)
 }
 
 // Reload replaces the memory's state with the session's working set as
@@ -90,7 +99,7 @@ func (b *Bound) Reload(ctx context.Context) error {
 		w := b.writes
 		b.mu.Unlock()
 
-		resp, err := b.st.Read(ctx, ReadRequest{SessionID: b.id, WorkingSet: true})
+		resp, err := b.st.Read(ctx, ReadRequest{Tenant: b.tenant, SessionID: b.id, WorkingSet: true})
 		if err != nil {
 			return err
 		}
@@ -147,7 +156,7 @@ func (b *Bound) Close(ctx context.Context) error {
 	single := b.session.Retention == SingleRun
 	b.mu.Unlock()
 	if single {
-		if err := b.st.Delete(ctx, b.id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {
+		if err := b.st.Delete(ctx, b.tenant, b.id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {
 			return err
 		}
 	}
@@ -183,7 +192,7 @@ func (j *journal) isCopy(n int64) bool {
 // sequence numbers, whatever ExpectedLastSeq says, so nothing is stored
 // twice.
 func (j *journal) appendRetrying(ctx context.Context, req AppendRequest, exp int64) (*AppendResponse, error) {
-	req.SessionID = j.id
+	req.Tenant, req.SessionID = j.tenant, j.id
 	req.ExpectedLastSeq = &exp
 	want := exp + int64(len(req.Steps))
 	if req.Compaction != nil {
