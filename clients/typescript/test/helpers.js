@@ -33,12 +33,13 @@ export function agentmemBinary() {
 
 /**
  * startServer starts `agentmem serve` on 127.0.0.1:0 with a SQLite file
- * in a new temporary directory and resolves when it listens, with its
- * base URL and a stop function (which also removes the directory).
+ * in a new temporary directory (and the flags args) and resolves when it
+ * listens, with its base URL and a stop function (which also removes the
+ * directory).
  */
-export async function startServer() {
+export async function startServer(...args) {
   const dir = mkdtempSync(join(tmpdir(), "agentmem-ts-"));
-  const child = spawn(agentmemBinary(), ["serve", "--addr", "127.0.0.1:0", "--store", `sqlite://${join(dir, "agentmem.db")}`], {
+  const child = spawn(agentmemBinary(), ["serve", "--addr", "127.0.0.1:0", "--store", `sqlite://${join(dir, "agentmem.db")}`, ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, AGENTMEM_LLM_BASE_URL: "" },
   });
