@@ -538,7 +538,7 @@ else
 			step_fail typescript "could not build the agentmem binary"
 		else
 			ts_start=$SECONDS
-			(cd "$ts_dir" && AGENTMEM_BIN=$WORK/agentmem node --test --test-concurrency=1 --test-reporter=spec test/) \
+			(cd "$ts_dir" && AGENTMEM_BIN=$WORK/agentmem node --test --test-concurrency=1 --test-reporter=spec test/*.test.js) \
 				>"$WORK/ts-test.log" 2>&1 </dev/null || ts_rc=$?
 			if [[ ${#VERBOSE[@]} -gt 0 || $ts_rc -ne 0 ]]; then
 				sed 's/^/    /' "$WORK/ts-test.log"
