@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/responses"
 	"github.com/agentmem/agentmem/store"
@@ -58,7 +59,7 @@ func checkDecoded(t *testing.T, body []byte, e *Error) bool {
 func checkAccepted(t *testing.T, req *stepsRequest) {
 	t.Helper()
 	steps := req.steps
-	if (len(steps) == 0 && req.compaction == nil) || len(steps) > MaxStepsPerRequest {
+	if (len(steps) == 0 && req.compaction == nil) || len(steps) > api.MaxStepsPerRequest {
 		t.Fatalf("%d steps accepted", len(steps))
 	}
 	if c := req.compaction; c != nil && !c.Amend && c.Working == nil {
@@ -121,7 +122,7 @@ func FuzzDecodeMessages(f *testing.F) {
 			}
 			return
 		}
-		if len(req.messages) == 0 || len(req.messages) > MaxStepsPerRequest || req.flush != flush {
+		if len(req.messages) == 0 || len(req.messages) > api.MaxStepsPerRequest || req.flush != flush {
 			t.Fatalf("decoded %d messages, flush %v", len(req.messages), req.flush)
 		}
 		ctx := context.Background()
@@ -175,13 +176,13 @@ func FuzzDecodeCompact(f *testing.F) {
 			return
 		}
 		switch p.strategy {
-		case StrategyKeepLastN, StrategyPruneOldObservations:
-		case StrategyTokenBudget:
+		case api.StrategyKeepLastN, api.StrategyPruneOldObservations:
+		case api.StrategyTokenBudget:
 			if p.budget < 1 {
 				t.Fatalf("budget %d accepted", p.budget)
 			}
-		case StrategySummarize:
-			if p.summarizer != SummarizerExtractive && !(p.summarizer == SummarizerLLM && haveLLM) {
+		case api.StrategySummarize:
+			if p.summarizer != api.SummarizerExtractive && !(p.summarizer == api.SummarizerLLM && haveLLM) {
 				t.Fatalf("summarizer %q accepted (llm: %v)", p.summarizer, haveLLM)
 			}
 		default:
@@ -221,7 +222,7 @@ func FuzzDecodeItems(f *testing.F) {
 			}
 			return
 		}
-		if len(items) == 0 || len(items) > MaxStepsPerRequest {
+		if len(items) == 0 || len(items) > api.MaxStepsPerRequest {
 			t.Fatalf("decoded %d items", len(items))
 		}
 		msgs, err := responses.ToMessages(items, responses.Options{NewID: agentmem.NewID, Newest: "n", LastSeq: 1})

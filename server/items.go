@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/responses"
 	"github.com/agentmem/agentmem/store"
 )
@@ -18,36 +19,17 @@ import (
 // pop_item, clear_session), converted to and from steps by package
 // responses.
 
-// ItemsRequest is the body of POST /v1/sessions/{id}/items.
-type ItemsRequest struct {
-	// Items are Responses-API input items, each a JSON object.
-	Items []json.RawMessage `json:"items"`
-}
-
-// ItemsResponse is the body of GET /v1/sessions/{id}/items.
-type ItemsResponse struct {
-	// Items are the working set's items, oldest first, each exactly as
-	// it was appended.
-	Items []json.RawMessage `json:"items"`
-}
-
-// PopItemResponse is the body of POST /v1/sessions/{id}/items/pop.
-type PopItemResponse struct {
-	// Item is the item popped, exactly as it was appended.
-	Item json.RawMessage `json:"item"`
-}
-
 // decodeItems decodes and checks the body of POST /items.
 func decodeItems(body []byte) ([]json.RawMessage, *Error) {
-	var req ItemsRequest
+	var req api.ItemsRequest
 	if e := decodeStrict(body, &req); e != nil {
 		return nil, e
 	}
 	if len(req.Items) == 0 {
 		return nil, errInvalid("items", "is empty: send at least one item")
 	}
-	if len(req.Items) > MaxStepsPerRequest {
-		return nil, errInvalid("items", "has %d items; at most %d per request", len(req.Items), MaxStepsPerRequest)
+	if len(req.Items) > api.MaxStepsPerRequest {
+		return nil, errInvalid("items", "has %d items; at most %d per request", len(req.Items), api.MaxStepsPerRequest)
 	}
 	if err := responses.Check(req.Items); err != nil {
 		return nil, apiError(err)
@@ -112,7 +94,7 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("ETag", etag(resp.LastSeq))
-		writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
+		writeJSON(w, http.StatusCreated, api.AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
 		return
 	}
 }
@@ -180,7 +162,7 @@ func (s *Server) readItems(w http.ResponseWriter, r *http.Request) {
 		items = items[len(items)-limit:]
 	}
 	w.Header().Set("ETag", etag(ws.Session.LastSeq))
-	writeJSON(w, http.StatusOK, ItemsResponse{Items: items})
+	writeJSON(w, http.StatusOK, api.ItemsResponse{Items: items})
 }
 
 // popItem serves POST /v1/sessions/{id}/items/pop: it removes the newest
@@ -205,7 +187,7 @@ func (s *Server) popItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", etag(resp.LastSeq))
-	writeJSON(w, http.StatusOK, PopItemResponse{Item: item})
+	writeJSON(w, http.StatusOK, api.PopItemResponse{Item: item})
 }
 
 // clearItems serves DELETE /v1/sessions/{id}/items: it empties the

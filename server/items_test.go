@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/store/postgres"
 	"github.com/agentmem/agentmem/store/sqlite"
@@ -52,7 +53,7 @@ func (e *env) wantItems(id, query string, want ...string) {
 // popItem pops an item and checks it is want.
 func (e *env) popItem(id, want string) {
 	e.t.Helper()
-	var got PopItemResponse
+	var got api.PopItemResponse
 	e.must(200, "POST", "/v1/sessions/"+id+"/items/pop", nil).json(e.t, &got)
 	var b bytes.Buffer
 	_ = json.Compact(&b, []byte(want))
@@ -64,14 +65,14 @@ func (e *env) popItem(id, want string) {
 func itemsScenario(t *testing.T, e *env) {
 	e.create("it")
 	// The turn's items, the call before its output (item by item).
-	var r AppendResponse
+	var r api.AppendResponse
 	e.must(201, "POST", "/v1/sessions/it/items", itemsBody(itemUser, itemReasoning, itemCall)).json(t, &r)
 	if len(r.Seqs) != 3 || r.LastSeq != 3 {
 		t.Fatalf("append: %+v", r)
 	}
 	e.wantItems("it", "", itemUser, itemReasoning, itemCall)
 	// The call is pending: not rendered; the reasoning is no chat turn.
-	c := e.wantPending("it", []PendingCalls{{Seq: 3, ToolCallIDs: []string{"call_1"}}}, "call_1")
+	c := e.wantPending("it", []api.PendingCalls{{Seq: 3, ToolCallIDs: []string{"call_1"}}}, "call_1")
 	if strings.Contains(string(c.Messages), "rs_1") || strings.Contains(string(c.Messages), "Call the tool") || !strings.Contains(string(c.Messages), "weather in Paris") {
 		t.Fatalf("context: %s", c.Messages)
 	}
@@ -100,7 +101,7 @@ func itemsScenario(t *testing.T, e *env) {
 	e.wantItems("it", "", all...)
 	e.wantItems("it", "?limit=2", itemWebSearch, itemAnswer)
 	e.wantItems("it", "?limit=100", all...)
-	c = e.wantPending("it", []PendingCalls{})
+	c = e.wantPending("it", []api.PendingCalls{})
 	if !strings.Contains(string(c.Messages), "sunny, 21°C") || !strings.Contains(string(c.Messages), "It is sunny in Paris.") {
 		t.Fatalf("context: %s", c.Messages)
 	}
@@ -112,15 +113,15 @@ func itemsScenario(t *testing.T, e *env) {
 		body, field string
 		code        string
 	}{
-		{400, itemsBody(itemUser, `{"type":"function_call_output","call_id":"nobody","output":"x"}`), "items[1].call_id", CodeInvalid},
-		{409, itemsBody(`{"type":"function_call_output","call_id":"call_1","output":"rainy"}`), "items[0].output", CodeToolResultConflict},
-		{400, itemsBody(itemUser, `{"role":"robot","content":"x"}`), "items[1].role", CodeInvalid},
-		{400, itemsBody(`{"type":"function_call","call_id":"c","name":"f"}`), "items[0].arguments", CodeInvalid},
-		{400, itemsBody(`[]`), "items[0]", CodeInvalid},
-		{400, `{"items":[]}`, "items", CodeInvalid},
-		{400, `{"items":[{"role":"user","content":"x","content":"y"}]}`, "items[0].content", CodeInvalid},
-		{400, `[` + itemUser + `]`, "", CodeInvalid},
-		{400, `{"itemz":[]}`, "itemz", CodeInvalid},
+		{400, itemsBody(itemUser, `{"type":"function_call_output","call_id":"nobody","output":"x"}`), "items[1].call_id", api.CodeInvalid},
+		{409, itemsBody(`{"type":"function_call_output","call_id":"call_1","output":"rainy"}`), "items[0].output", api.CodeToolResultConflict},
+		{400, itemsBody(itemUser, `{"role":"robot","content":"x"}`), "items[1].role", api.CodeInvalid},
+		{400, itemsBody(`{"type":"function_call","call_id":"c","name":"f"}`), "items[0].arguments", api.CodeInvalid},
+		{400, itemsBody(`[]`), "items[0]", api.CodeInvalid},
+		{400, `{"items":[]}`, "items", api.CodeInvalid},
+		{400, `{"items":[{"role":"user","content":"x","content":"y"}]}`, "items[0].content", api.CodeInvalid},
+		{400, `[` + itemUser + `]`, "", api.CodeInvalid},
+		{400, `{"itemz":[]}`, "itemz", api.CodeInvalid},
 	} {
 		ae := e.must(tc.status, "POST", "/v1/sessions/it/items", tc.body).apiErr(t)
 		if ae.Code != tc.code || ae.Field != tc.field {
@@ -128,7 +129,7 @@ func itemsScenario(t *testing.T, e *env) {
 		}
 	}
 	ae := e.must(409, "POST", "/v1/sessions/it/items", itemsBody(itemUser), "If-Match", `"5"`).apiErr(t)
-	if ae.Code != CodeConflict || ae.LastSeq == nil || *ae.LastSeq != 6 {
+	if ae.Code != api.CodeConflict || ae.LastSeq == nil || *ae.LastSeq != 6 {
 		t.Fatalf("a stale If-Match: %+v", ae)
 	}
 	e.must(404, "POST", "/v1/sessions/missing/items", itemsBody(itemUser))
@@ -144,7 +145,7 @@ func itemsScenario(t *testing.T, e *env) {
 	e.popItem("it", itemWebSearch)
 	e.popItem("it", itemOutput)
 	e.wantItems("it", "", itemUser, itemReasoning, itemCall)
-	e.wantPending("it", []PendingCalls{{Seq: 3, ToolCallIDs: []string{"call_1"}}}, "call_1")
+	e.wantPending("it", []api.PendingCalls{{Seq: 3, ToolCallIDs: []string{"call_1"}}}, "call_1")
 	rainy := `{"type":"function_call_output","call_id":"call_1","output":"rainy"}`
 	e.must(201, "POST", "/v1/sessions/it/items", itemsBody(rainy))
 	e.wantItems("it", "", itemUser, itemReasoning, itemCall, rainy)
@@ -168,7 +169,7 @@ func itemsScenario(t *testing.T, e *env) {
 		t.Fatalf("clear: %q %v", r2.body, r2.header)
 	}
 	e.wantItems("it", "")
-	var log ReadStepsResponse
+	var log api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/it/steps?limit=10000", nil).json(t, &log)
 	last := log.Compactions[len(log.Compactions)-1]
 	if len(log.Steps) != 7 || last.Working == nil || len(*last.Working) != 0 || len(last.Removed) != 4 || log.LastSeq != last.Seq {
@@ -178,7 +179,7 @@ func itemsScenario(t *testing.T, e *env) {
 		t.Fatal("a clear changed the log's steps")
 	}
 	ae = e.must(409, "POST", "/v1/sessions/it/items/pop", nil).apiErr(t)
-	if ae.Code != CodeNothingToPop {
+	if ae.Code != api.CodeNothingToPop {
 		t.Fatalf("a pop of an empty session: %+v", ae)
 	}
 	e.must(204, "DELETE", "/v1/sessions/it/items", nil)

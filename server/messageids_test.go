@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentmem/agentmem/api"
 )
 
 // TestMessageIDs: the "id" of a message sent to POST /messages becomes
@@ -64,7 +66,7 @@ func TestMessageIDRefused(t *testing.T) {
 		`[{"id":"ok","role":"user","content":"x","extra":1}]`:                     "messages[0].extra",
 	} {
 		err := e.must(400, "POST", "/v1/sessions/s/messages", body).apiErr(t)
-		if err.Code != CodeInvalid || err.Field != field {
+		if err.Code != api.CodeInvalid || err.Field != field {
 			t.Errorf("%s: %+v, want invalid naming %s", body, err, field)
 		}
 	}

@@ -7,14 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
-
-// ListSessionsResponse is the body of GET /v1/sessions.
-type ListSessionsResponse struct {
-	Sessions      []*store.Session `json:"sessions"`
-	NextPageToken string           `json:"next_page_token,omitempty"`
-}
 
 // createSession serves POST /v1/sessions.
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +55,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "list", err)
 		return
 	}
-	out := ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
+	out := api.ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
 	if out.Sessions == nil {
 		out.Sessions = []*store.Session{}
 	}
