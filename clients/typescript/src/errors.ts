@@ -1,5 +1,5 @@
 /**
- * Typed errors: one class per error code of the API (server/errors.go),
+ * Typed errors: one class per error code of the API (api/errors.go),
  * all subclasses of {@link AgentmemError}, so a caller can `instanceof`
  * the case it handles and read the code, message and field of the rest.
  *
