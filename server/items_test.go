@@ -163,6 +163,27 @@ func itemsScenario(t *testing.T, e *env) {
 	e.popItem("it", itemWebSearch)
 	e.wantItems("it", "", itemUser, itemReasoning, itemCall, rainy, call2)
 
+	// Compactions keep each item's JSON: a truncated output comes back
+	// whole; steps dropped by keep_last_n take their items with them.
+	e.create("cmp")
+	long := `{"type":"function_call_output","call_id":"call_1","output":"` + strings.Repeat("sunny ", 200) + `"}`
+	e.must(201, "POST", "/v1/sessions/cmp/items", itemsBody(itemUser, itemCall, long, itemAnswer))
+	var cr api.CompactResponse
+	e.must(200, "POST", "/v1/sessions/cmp/compact", `{"strategy":"prune_old_observations","keep_last_n":0,"max_length":20}`).json(t, &cr)
+	if len(cr.Replaced) != 1 {
+		t.Fatalf("compaction: %+v", cr)
+	}
+	if c := e.contextOf("cmp", "openai"); strings.Contains(string(c.Messages), strings.Repeat("sunny ", 10)) {
+		t.Fatalf("the context shows the whole output: %s", c.Messages)
+	}
+	e.wantItems("cmp", "", itemUser, itemCall, long, itemAnswer)
+	e.popItem("cmp", itemAnswer)
+	e.popItem("cmp", long)
+	e.wantItems("cmp", "", itemUser, itemCall)
+	e.must(201, "POST", "/v1/sessions/cmp/items", itemsBody(long, itemAnswer))
+	e.must(200, "POST", "/v1/sessions/cmp/compact", `{"strategy":"keep_last_n","n":1}`).json(t, &cr)
+	e.wantItems("cmp", "", itemUser, itemAnswer) // the first task is pinned
+
 	// Outputs sent at once, each first in its request: the appends that
 	// lose the race read the working set again; none is lost, and each
 	// comes back after the calls.
