@@ -122,6 +122,33 @@ func TestContext(t *testing.T) {
 // behind the server's back (another instance) show in the next context;
 // a compaction by another writer rebuilds the cached memory; and steps
 // already cached are not counted again.
+// TestContextKeepsOversizedNewestStep: when the newest step alone does not
+// fit in what the pinned steps leave, the context shows it truncated and
+// says so, rather than sending the model none of its actions.
+func TestContextKeepsOversizedNewestStep(t *testing.T) {
+	e := newEnv(t)
+	e.session("s", 3)
+	e.appendSteps("s", "["+actionStep(4, strings.Repeat("a huge observation ", 2000))+"]")
+	var full api.ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &full)
+	newest := full.Steps[len(full.Steps)-1]
+	budget := full.Tokens / 10
+	r := e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d", budget), nil)
+	var c api.ContextResponse
+	r.json(t, &c)
+	if !c.NewestTruncated || c.Tokens > budget || c.Steps[len(c.Steps)-1] != newest || len(c.Truncated) != 1 || c.Truncated[0] != newest {
+		t.Fatalf("budget %d: newest_truncated %v, tokens %d, steps %v, truncated %v", budget, c.NewestTruncated, c.Tokens, c.Steps, c.Truncated)
+	}
+	var raw map[string]any
+	r.json(t, &raw)
+	if raw["newest_truncated"] != true {
+		t.Fatalf("body lacks newest_truncated: %v", raw["newest_truncated"])
+	}
+	if full.NewestTruncated {
+		t.Fatal("an unbudgeted context reports a truncated newest step")
+	}
+}
+
 func TestContextCatchesUp(t *testing.T) {
 	e := newEnv(t)
 	e.session("s", 3)
