@@ -32,6 +32,9 @@
 #   5. Chromium: AGENTMEM_TEST_CHROMIUM if set, else /usr/bin/chromium (or
 #      chromium / chromium-browser on PATH) when installed
 #   6. go test -race -count=1, reported by internal/testenv/cmd/testrun
+#   7. the Python client's suite (python3 -m unittest, clients/python/tests)
+#      against the agentmem binary built here, when no packages are named
+#      (or AGENTMEM_TEST_PYTHON=1); in CI python3 is installed when missing
 #
 # Without PostgreSQL or Chromium the tests that need them skip, with a reason.
 # In CI (CI=true) nothing may be missing: the script installs staticcheck,
@@ -49,6 +52,8 @@
 #   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
 #                                into the server, so its tests run
 #   AGENTMEM_TEST_PGVECTOR=1     the pgvector tests fail, not skip, without it
+#   AGENTMEM_TEST_PYTHON=1       run the Python client's suite even when
+#                                packages are named
 #
 # Once the tests have run, the last line printed is the count:
 # "tests: N passed, N failed, N skipped". The exit status is 0 only if every
@@ -558,6 +563,42 @@ for a in "${SELECTED_ADAPTERS[@]}"; do
 	mapfile -t apkgs < <(adapter_pkgs "$a")
 	run_tests "go test $a" "$a" "${FLAGS[@]}" "${apkgs[@]}"
 done
+
+# --- 7. Python client --------------------------------------------------------
+
+# python3 -m unittest over clients/python/tests, against the agentmem binary
+# built here (AGENTMEM_BIN). Python 3.9+, standard library only.
+log "Python client (clients/python)"
+if ((any_pkg == 1)) && [[ ${AGENTMEM_TEST_PYTHON:-} != 1 ]]; then
+	note "not run: packages were named (AGENTMEM_TEST_PYTHON=1 runs it too)"
+	step_info python "not run: packages named"
+else
+	python=$(command -v python3 || true)
+	if [[ -z $python ]] && in_ci; then
+		note "no python3; CI: installing Debian's python3"
+		apt_install python3 || die "could not install python3"
+		python=$(command -v python3 || true)
+	fi
+	if [[ -z $python ]]; then
+		in_ci && die "python3 installed, but not on PATH"
+		note "python3 not found: the Python client's tests skip (install it: apt-get install python3)"
+		step_warn python "not found: Python client tests skip"
+	elif ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
+		if in_ci; then
+			step_fail python "$("$python" --version 2>&1) is older than 3.9"
+		else
+			note "$("$python" --version 2>&1) is older than 3.9: the Python client's tests skip"
+			step_warn python "python3 older than 3.9: tests skip"
+		fi
+	elif ! go build -o "$WORK/agentmem" ./cmd/agentmem; then
+		step_fail python "could not build ./cmd/agentmem"
+	elif AGENTMEM_BIN="$WORK/agentmem" PYTHONDONTWRITEBYTECODE=1 "$python" -m unittest discover \
+		-s clients/python/tests -t clients/python "${VERBOSE[@]}"; then
+		step_ok python "$("$python" --version 2>&1)"
+	else
+		step_fail python
+	fi
+fi
 
 # --- summary ---------------------------------------------------------------
 
