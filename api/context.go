@@ -26,6 +26,11 @@ type ContextResponse struct {
 	DroppedSteps int                   `json:"dropped_steps"`
 	// Truncated are the steps shown with their observations cut.
 	Truncated []int `json:"truncated"`
+	// NewestTruncated reports that the newest step alone cost more than
+	// the budget left after the pinned steps: it is shown with its
+	// observations cut to fit (it is in Truncated) rather than dropped
+	// (agentmem.Context.NewestTruncated).
+	NewestTruncated bool `json:"newest_truncated"`
 	// Summarized are the step numbers covered by the summaries shown.
 	Summarized []agentmem.Range `json:"summarized"`
 	// Pending are the actions of the working set whose tool calls await

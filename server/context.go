@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -46,13 +47,13 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	if formatName == "" {
 		formatName = render.NameOpenAI
 	}
-	format, err := render.ByName(formatName)
-	if err != nil {
+	if _, err := render.ByName(formatName); err != nil {
 		writeError(w, apiError(err))
 		return
 	}
-	counter := s.counter
+	var counter tokenizer.Counter
 	if name := q.Get("tokenizer"); name != "" {
+		var err error
 		if counter, err = tokenizer.Get(name); err != nil {
 			writeError(w, errInvalid("tokenizer", "unknown tokenizer %q (known: %s)", name, strings.Join(tokenizer.Names(), ", ")))
 			return
@@ -68,33 +69,28 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	st, err := s.cache.get(r.Context(), Tenant(r), id, form{formatName, counter.Name()})
-	if err != nil {
-		s.fail(w, r, "read", err)
-		return
-	}
-	seq := st.seq
-	// Without a budget the context is fitted to the server's maximum, so
-	// that a long session's request renders only the steps that fit,
-	// never the whole log.
-	fit := budget - fo.reserve
-	if budget == 0 {
-		fit = s.cfg.MaxContextTokens
-	}
-	c, err := st.mem.Context(r.Context(), agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: truncate})
+	c, err := s.svc.Context(r.Context(), sessions.ContextRequest{Tenant: Tenant(r), SessionID: id, Budget: budget, Reserve: fo.reserve,
+		Format: formatName, Counter: counter, TruncateToFill: truncate})
 	if err != nil {
 		var be *agentmem.BudgetError
-		if errors.As(err, &be) || errors.Is(err, context.Canceled) {
+		switch {
+		case errors.Is(err, agentmem.ErrNotFound):
+			s.fail(w, r, "read", sessionErr(id, err))
+		case errors.As(err, &be) || errors.Is(err, context.Canceled):
 			writeError(w, apiError(err))
-			return
+		default:
+			s.fail(w, r, "read", err)
 		}
-		s.internal(w, r, err)
 		return
 	}
+	if counter == nil {
+		counter = s.counter
+	}
+	seq := c.LastSeq
 	msgs, tokens := c.Messages, c.Tokens
 	var shown []api.FactView
 	if fo.k > 0 {
-		if msgs, shown, tokens, err = s.injectFacts(r.Context(), Tenant(r), st.user, fo, msgs, tokens, counter); err != nil {
+		if msgs, shown, tokens, err = s.injectFacts(r.Context(), Tenant(r), c.UserID, fo, msgs, tokens, counter); err != nil {
 			s.fail(w, r, "facts_inject", err)
 			return
 		}
@@ -107,7 +103,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	out := api.ContextResponse{
 		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
+		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeJSON(w, http.StatusOK, out)

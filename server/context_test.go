@@ -122,6 +122,33 @@ func TestContext(t *testing.T) {
 // behind the server's back (another instance) show in the next context;
 // a compaction by another writer rebuilds the cached memory; and steps
 // already cached are not counted again.
+// TestContextKeepsOversizedNewestStep: when the newest step alone does not
+// fit in what the pinned steps leave, the context shows it truncated and
+// says so, rather than sending the model none of its actions.
+func TestContextKeepsOversizedNewestStep(t *testing.T) {
+	e := newEnv(t)
+	e.session("s", 3)
+	e.appendSteps("s", "["+actionStep(4, strings.Repeat("a huge observation ", 2000))+"]")
+	var full api.ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &full)
+	newest := full.Steps[len(full.Steps)-1]
+	budget := full.Tokens / 10
+	r := e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d", budget), nil)
+	var c api.ContextResponse
+	r.json(t, &c)
+	if !c.NewestTruncated || c.Tokens > budget || c.Steps[len(c.Steps)-1] != newest || len(c.Truncated) != 1 || c.Truncated[0] != newest {
+		t.Fatalf("budget %d: newest_truncated %v, tokens %d, steps %v, truncated %v", budget, c.NewestTruncated, c.Tokens, c.Steps, c.Truncated)
+	}
+	var raw map[string]any
+	r.json(t, &raw)
+	if raw["newest_truncated"] != true {
+		t.Fatalf("body lacks newest_truncated: %v", raw["newest_truncated"])
+	}
+	if full.NewestTruncated {
+		t.Fatal("an unbudgeted context reports a truncated newest step")
+	}
+}
+
 func TestContextCatchesUp(t *testing.T) {
 	e := newEnv(t)
 	e.session("s", 3)
@@ -130,7 +157,7 @@ func TestContextCatchesUp(t *testing.T) {
 	if len(c.Steps) != 5 {
 		t.Fatalf("steps %v", c.Steps)
 	}
-	mem := e.srv.cache.byKey[store.Key{ID: "s"}].Value.(*view).state.Load().mem
+	reloads, misses, catchups := e.cacheEvents("reload"), e.cacheEvents("miss"), e.cacheEvents("catchup")
 
 	// Another instance appends.
 	ctx := context.Background()
@@ -142,7 +169,7 @@ func TestContextCatchesUp(t *testing.T) {
 	if fmt.Sprint(c.Steps) != "[1 2 3 4 5 6]" || c.LastSeq != 6 || !strings.Contains(fmt.Sprint(c.Messages), "from another instance") {
 		t.Errorf("after a foreign append: %v last %d", c.Steps, c.LastSeq)
 	}
-	if got := e.srv.cache.byKey[store.Key{ID: "s"}].Value.(*view).state.Load().mem; got != mem {
+	if e.cacheEvents("reload") != reloads || e.cacheEvents("miss") != misses || e.cacheEvents("catchup") != catchups+1 {
 		t.Error("a foreign append rebuilt the memory instead of adding to it")
 	}
 

@@ -175,20 +175,20 @@ func FuzzDecodeCompact(f *testing.F) {
 		if !checkDecoded(t, body, e) {
 			return
 		}
-		switch p.strategy {
+		switch p.Strategy {
 		case api.StrategyKeepLastN, api.StrategyPruneOldObservations:
 		case api.StrategyTokenBudget:
-			if p.budget < 1 {
-				t.Fatalf("budget %d accepted", p.budget)
+			if p.Budget < 1 {
+				t.Fatalf("budget %d accepted", p.Budget)
 			}
 		case api.StrategySummarize:
-			if p.summarizer != api.SummarizerExtractive && !(p.summarizer == api.SummarizerLLM && haveLLM) {
-				t.Fatalf("summarizer %q accepted (llm: %v)", p.summarizer, haveLLM)
+			if p.Summarizer != api.SummarizerExtractive && !(p.Summarizer == api.SummarizerLLM && haveLLM) {
+				t.Fatalf("summarizer %q accepted (llm: %v)", p.Summarizer, haveLLM)
 			}
 		default:
-			t.Fatalf("strategy %q accepted", p.strategy)
+			t.Fatalf("strategy %q accepted", p.Strategy)
 		}
-		if p.n < 0 || p.keepLastN < 0 || p.maxLength < 0 || p.keepRecent < 0 {
+		if p.N < 0 || p.KeepLastN < 0 || p.MaxLength < 0 || p.KeepRecent < 0 {
 			t.Fatalf("negative parameter accepted: %+v", p)
 		}
 	})

@@ -78,7 +78,7 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 			writeError(w, apiError(err))
 			return
 		}
-		resp, err := store.AppendMessages(ctx, s.store, store.MessagesRequest{
+		resp, err := s.svc.AppendMessages(ctx, store.MessagesRequest{
 			SessionID: id, Tenant: tenant, Messages: msgs, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: cond,
 		})
 		if err != nil {
@@ -132,7 +132,7 @@ func itemField(f string) string {
 
 // workingSet reads the working set of a session of tenant.
 func (s *Server) workingSet(ctx context.Context, tenant, id string) (*store.ReadResponse, error) {
-	ws, err := s.store.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
+	ws, err := s.svc.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
 	if err != nil {
 		return nil, sessionErr(id, err)
 	}
@@ -176,7 +176,7 @@ func (s *Server) popItem(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := Tenant(r)
 	var item json.RawMessage
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected,
+	resp, err := s.svc.Pop(r.Context(), store.PopRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected,
 		Target: func(steps []agentmem.Step) (int, string) {
 			newest, i, callID, _ := responses.Newest(steps) // every step has an item
 			item = newest
@@ -199,7 +199,7 @@ func (s *Server) clearItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tenant := Tenant(r)
-	resp, err := store.Clear(r.Context(), s.store, store.ClearRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected})
+	resp, err := s.svc.Clear(r.Context(), store.ClearRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected})
 	if err != nil {
 		s.rewriteFailed(w, r, id, expected, "clear", err)
 		return

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentmem/agentmem/api"
@@ -160,6 +162,61 @@ func itemsScenario(t *testing.T, e *env) {
 	e.popItem("it", out2)
 	e.popItem("it", itemWebSearch)
 	e.wantItems("it", "", itemUser, itemReasoning, itemCall, rainy, call2)
+
+	// Compactions keep each item's JSON: a truncated output comes back
+	// whole; steps dropped by keep_last_n take their items with them.
+	e.create("cmp")
+	long := `{"type":"function_call_output","call_id":"call_1","output":"` + strings.Repeat("sunny ", 200) + `"}`
+	e.must(201, "POST", "/v1/sessions/cmp/items", itemsBody(itemUser, itemCall, long, itemAnswer))
+	var cr api.CompactResponse
+	e.must(200, "POST", "/v1/sessions/cmp/compact", `{"strategy":"prune_old_observations","keep_last_n":0,"max_length":20}`).json(t, &cr)
+	if len(cr.Replaced) != 1 {
+		t.Fatalf("compaction: %+v", cr)
+	}
+	if c := e.contextOf("cmp", "openai"); strings.Contains(string(c.Messages), strings.Repeat("sunny ", 10)) {
+		t.Fatalf("the context shows the whole output: %s", c.Messages)
+	}
+	e.wantItems("cmp", "", itemUser, itemCall, long, itemAnswer)
+	e.popItem("cmp", itemAnswer)
+	e.popItem("cmp", long)
+	e.wantItems("cmp", "", itemUser, itemCall)
+	e.must(201, "POST", "/v1/sessions/cmp/items", itemsBody(long, itemAnswer))
+	e.must(200, "POST", "/v1/sessions/cmp/compact", `{"strategy":"keep_last_n","n":1}`).json(t, &cr)
+	e.wantItems("cmp", "", itemUser, itemAnswer) // the first task is pinned
+
+	// Outputs sent at once, each first in its request: the appends that
+	// lose the race read the working set again; none is lost, and each
+	// comes back after the calls.
+	e.create("race")
+	var calls []string
+	for i := range 4 {
+		calls = append(calls, `{"type":"function_call","call_id":"r`+itoa(i)+`","name":"f","arguments":"{}"}`)
+	}
+	e.must(201, "POST", "/v1/sessions/race/items", itemsBody(calls...))
+	var wg sync.WaitGroup
+	codes := make([]int, 4)
+	for i := range 4 {
+		wg.Go(func() {
+			codes[i] = e.do("POST", "/v1/sessions/race/items", itemsBody(`{"type":"function_call_output","call_id":"r`+itoa(i)+`","output":"o`+itoa(i)+`"}`)).code
+		})
+	}
+	wg.Wait()
+	var raced api.ItemsResponse
+	e.must(200, "GET", "/v1/sessions/race/items", nil).json(t, &raced)
+	if fmt.Sprint(codes) != "[201 201 201 201]" || len(raced.Items) != 8 {
+		t.Fatalf("concurrent outputs: %v, %d items", codes, len(raced.Items))
+	}
+	seen := map[string]bool{}
+	for i, it := range raced.Items {
+		if (i < 4) != strings.Contains(string(it), "function_call\"") {
+			t.Fatalf("item %d: %s", i, it)
+		}
+		seen[string(it)] = true
+	}
+	if len(seen) != 8 {
+		t.Fatalf("items: %s", raced.Items)
+	}
+	e.wantPending("race", []api.PendingCalls{})
 
 	// Clear: the working set empties, the log keeps everything, the
 	// session goes on.

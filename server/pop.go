@@ -21,7 +21,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
+	resp, err := s.svc.Pop(r.Context(), store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
 	if err != nil {
 		s.rewriteFailed(w, r, id, expected, "pop", err)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -292,25 +293,14 @@ func decodeFork(body []byte) (api.ForkRequest, time.Duration, *Error) {
 	return req, ttl, err
 }
 
-// compactPlan is a checked compact request.
-type compactPlan struct {
-	strategy   string
-	n          int
-	budget     int
-	keepLastN  int
-	maxLength  int
-	keepRecent int
-	summarizer string
-}
-
 // decodeCompact decodes and checks the body of POST /compact. haveLLM says
 // whether an LLM summarizer is configured (it is then the default).
-func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
+func decodeCompact(body []byte, haveLLM bool) (sessions.Plan, *Error) {
 	var req api.CompactRequest
 	if err := decodeStrict(body, &req); err != nil {
-		return nil, err
+		return sessions.Plan{}, err
 	}
-	p := &compactPlan{strategy: req.Strategy}
+	p := sessions.Plan{Strategy: req.Strategy}
 	allowed := map[string]bool{}
 	nonNeg := func(field string, v *int, def int, required bool) (int, *Error) {
 		allowed[field] = true
@@ -327,45 +317,45 @@ func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
 	var err *Error
 	switch req.Strategy {
 	case api.StrategyKeepLastN:
-		p.n, err = nonNeg("n", req.N, 0, true)
+		p.N, err = nonNeg("n", req.N, 0, true)
 	case api.StrategyTokenBudget:
-		p.budget, err = nonNeg("budget", req.Budget, 0, true)
-		if err == nil && p.budget == 0 {
+		p.Budget, err = nonNeg("budget", req.Budget, 0, true)
+		if err == nil && p.Budget == 0 {
 			err = errInvalid("budget", "must be at least 1")
 		}
 	case api.StrategyPruneOldObservations:
-		p.keepLastN, err = nonNeg("keep_last_n", req.KeepLastN, 3, false)
+		p.KeepLastN, err = nonNeg("keep_last_n", req.KeepLastN, 3, false)
 		if err == nil {
-			p.maxLength, err = nonNeg("max_length", req.MaxLength, 200, false)
+			p.MaxLength, err = nonNeg("max_length", req.MaxLength, 200, false)
 		}
 	case api.StrategySummarize:
-		p.keepRecent, err = nonNeg("keep_recent", req.KeepRecent, agentmem.DefaultKeepRecent, false)
+		p.KeepRecent, err = nonNeg("keep_recent", req.KeepRecent, agentmem.DefaultKeepRecent, false)
 		allowed["summarizer"] = true
-		p.summarizer = api.SummarizerExtractive
+		p.Summarizer = api.SummarizerExtractive
 		if haveLLM {
-			p.summarizer = api.SummarizerLLM
+			p.Summarizer = api.SummarizerLLM
 		}
 		if req.Summarizer != nil {
-			p.summarizer = *req.Summarizer
+			p.Summarizer = *req.Summarizer
 		}
 		if err == nil {
-			switch p.summarizer {
+			switch p.Summarizer {
 			case api.SummarizerExtractive:
 			case api.SummarizerLLM:
 				if !haveLLM {
 					err = errInvalid("summarizer", "no LLM is configured on this server (set AGENTMEM_LLM_BASE_URL); use \"extractive\"")
 				}
 			default:
-				err = errInvalid("summarizer", "unknown summarizer %q (want extractive or llm)", p.summarizer)
+				err = errInvalid("summarizer", "unknown summarizer %q (want extractive or llm)", p.Summarizer)
 			}
 		}
 	case "":
-		return nil, errInvalid("strategy", "is required (keep_last_n, token_budget, prune_old_observations or summarize)")
+		return p, errInvalid("strategy", "is required (keep_last_n, token_budget, prune_old_observations or summarize)")
 	default:
-		return nil, errInvalid("strategy", "unknown strategy %q (want keep_last_n, token_budget, prune_old_observations or summarize)", req.Strategy)
+		return p, errInvalid("strategy", "unknown strategy %q (want keep_last_n, token_budget, prune_old_observations or summarize)", req.Strategy)
 	}
 	if err != nil {
-		return nil, err
+		return p, err
 	}
 	for _, f := range []struct {
 		name string
@@ -375,7 +365,7 @@ func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
 		{"max_length", req.MaxLength != nil}, {"keep_recent", req.KeepRecent != nil}, {"summarizer", req.Summarizer != nil},
 	} {
 		if f.set && !allowed[f.name] {
-			return nil, errInvalid(f.name, "does not apply to strategy %q", req.Strategy)
+			return p, errInvalid(f.name, "does not apply to strategy %q", req.Strategy)
 		}
 	}
 	return p, nil

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
-	"github.com/agentmem/agentmem/store"
 )
 
 // The security layer runs before every route (ServeHTTP): CORS, the
@@ -169,57 +167,6 @@ func sessionErr(id string, err error) error {
 		return errNoSession(id)
 	}
 	return err
-}
-
-// ownSession returns the session of tenant with this ID; IDs are per
-// tenant, so another tenant's session is errNoSession, as a missing one
-// is.
-func (s *Server) ownSession(ctx context.Context, tenant, id string) (*store.Session, error) {
-	sess, err := s.store.Get(ctx, tenant, id)
-	if err != nil {
-		return nil, sessionErr(id, err)
-	}
-	return sess, nil
-}
-
-// maxListRounds bounds the store pages one list request reads for the
-// default tenant (see listOwn).
-const maxListRounds = 8
-
-// listOwn lists the sessions of tenant. A store's List filters by a
-// non-empty tenant; for the default tenant "" (which a store does not
-// filter by) the sessions of other tenants are dropped here, reading on
-// until the page is full, for at most maxListRounds store pages (then the
-// page is short, with a token to go on).
-func (s *Server) listOwn(ctx context.Context, tenant string, req store.ListRequest) (*store.ListResponse, error) {
-	req.Tenant = tenant
-	if tenant != "" {
-		return s.store.List(ctx, req)
-	}
-	size := req.PageSize
-	if size == 0 {
-		size = store.DefaultPageSize
-	}
-	size = min(size, store.MaxPageSize)
-	out := &store.ListResponse{}
-	for range maxListRounds {
-		req.PageSize = size - len(out.Sessions)
-		page, err := s.store.List(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, sess := range page.Sessions {
-			if sess.Tenant == "" {
-				out.Sessions = append(out.Sessions, sess)
-			}
-		}
-		out.NextPageToken = page.NextPageToken
-		if page.NextPageToken == "" || len(out.Sessions) >= size {
-			break
-		}
-		req.PageToken = page.NextPageToken
-	}
-	return out, nil
 }
 
 // basicAsBearer returns r with "Authorization: Basic" credentials turned

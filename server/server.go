@@ -16,7 +16,7 @@ import (
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
-	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,12 +34,12 @@ const (
 	// 500 MB however many and large the sessions (measured in
 	// docs/benchmarks.md), which fits a small machine. A miss costs one
 	// read of the session, not correctness: the log stays the truth.
-	DefaultCacheBytes = 256 << 20
+	DefaultCacheBytes = sessions.DefaultCacheBytes
 	// DefaultMaxContextTokens (1,000,000) is Config.MaxContextTokens when
 	// it is 0: the largest context window of current models (GPT-4.1,
 	// Gemini), so no model needs a larger context, and a response of
 	// about 4 to 6 MB of JSON rather than the whole of a long session.
-	DefaultMaxContextTokens = 1_000_000
+	DefaultMaxContextTokens = sessions.DefaultMaxContextTokens
 	DefaultIndexWait        = 5 * time.Second
 )
 
@@ -70,6 +70,13 @@ type Config struct {
 	// Summarizer, when set, is the "llm" summarizer of the compact route
 	// (and its default); the extractive one is always available.
 	Summarizer agentmem.Summarizer
+	// Sessions, when set, is the sessions service the routes call, shared
+	// with the other transports of the process (MCP, the inspector) so
+	// that they serve sessions the same way from one context cache. It
+	// must be over Store; DefaultTokenizer, CacheBytes, MaxContextTokens
+	// and Summarizer are then its own. Nil: the server makes one over
+	// Store with them.
+	Sessions *sessions.Service
 	// Registerer and Gatherer are where the metrics go and where /metrics
 	// reads them; nil means a registry of the server's own with the Go
 	// and process collectors.
@@ -136,7 +143,8 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
-	cache   *cache
+	svc     *sessions.Service
+	ownSvc  bool // svc was made by New (not Config.Sessions)
 	counter tokenizer.Counter
 	now     func() time.Time
 	sec     *security
@@ -199,17 +207,38 @@ func New(cfg Config) (*Server, error) {
 			}
 		}
 	}
-	s.cache = newCache(s, max(cfg.CacheBytes, 0))
+	if s.svc = cfg.Sessions; s.svc == nil {
+		cacheBytes := cfg.CacheBytes
+		if cacheBytes < 0 {
+			cacheBytes = -1 // no cache
+		}
+		if s.svc, err = sessions.New(sessions.Config{Store: cfg.Store, Counter: counter, Clock: cfg.Clock, CacheBytes: cacheBytes,
+			MaxContextTokens: cfg.MaxContextTokens, Summarizer: cfg.Summarizer, Logger: cfg.Logger}); err != nil {
+			return nil, err
+		}
+		s.ownSvc = true
+	}
+	s.counter = s.svc.Counter()
+	s.cfg.MaxContextTokens = s.svc.MaxContextTokens()
+	s.svc.Observe(m)
 	s.routes()
 	return s, nil
 }
 
-// Close releases the server's caches. It does not close the store; it is
-// safe to call more than once.
+// Close releases the server's caches (those of its sessions service, when
+// it made it). It does not close the store; it is safe to call more than
+// once.
 func (s *Server) Close() error {
-	s.closeOnce.Do(func() { s.cache.clear() })
+	s.closeOnce.Do(func() {
+		if s.ownSvc {
+			s.svc.DropCache()
+		}
+	})
 	return nil
 }
+
+// Sessions returns the sessions service the server's routes call.
+func (s *Server) Sessions() *sessions.Service { return s.svc }
 
 // route is one route of the API: the ServeMux pattern, its handler, and
 // whether it is open (needs no API key: operations and the API's
@@ -500,7 +529,3 @@ func (s *Server) indexStatus() *api.IndexStatus {
 	st := s.index.Status()
 	return &api.IndexStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
 }
-
-// defaultForm is the form a cached memory renders every step it adds in:
-// its default format (OpenAI) and the server's counter.
-func (s *Server) defaultForm() form { return form{render.NameOpenAI, s.counter.Name()} }

@@ -33,8 +33,8 @@ func TestNewConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.cfg.MaxContextTokens != DefaultMaxContextTokens || a.cache.max != DefaultCacheBytes {
-		t.Errorf("defaults: max context %d, cache %d bytes", a.cfg.MaxContextTokens, a.cache.max)
+	if a.cfg.MaxContextTokens != DefaultMaxContextTokens || a.svc.CacheStats().Max != DefaultCacheBytes {
+		t.Errorf("defaults: max context %d, cache %d bytes", a.cfg.MaxContextTokens, a.svc.CacheStats().Max)
 	}
 	b, err := New(Config{Store: mem})
 	if err != nil {

@@ -237,12 +237,12 @@ func TestDeleteEvictsCache(t *testing.T) {
 	e.create("s")
 	e.appendSteps("s", "["+sysStep+","+taskStep+"]")
 	e.must(200, "GET", "/v1/sessions/s/context", nil)
-	if e.srv.cache.len() != 1 {
-		t.Fatalf("cache has %d", e.srv.cache.len())
+	if e.srv.svc.CacheStats().Sessions != 1 {
+		t.Fatalf("cache has %d", e.srv.svc.CacheStats().Sessions)
 	}
 	e.must(204, "DELETE", "/v1/sessions/s", nil)
-	if e.srv.cache.len() != 0 {
-		t.Errorf("cache has %d after delete", e.srv.cache.len())
+	if e.srv.svc.CacheStats().Sessions != 0 {
+		t.Errorf("cache has %d after delete", e.srv.svc.CacheStats().Sessions)
 	}
 	e.must(404, "GET", "/v1/sessions/s/context", nil)
 	// Deleted behind the server's back (another instance): the context
@@ -254,7 +254,7 @@ func TestDeleteEvictsCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.must(http.StatusNotFound, "GET", "/v1/sessions/t/context", nil)
-	if e.srv.cache.len() != 0 {
-		t.Errorf("cache has %d", e.srv.cache.len())
+	if e.srv.svc.CacheStats().Sessions != 0 {
+		t.Errorf("cache has %d", e.srv.svc.CacheStats().Sessions)
 	}
 }

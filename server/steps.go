@@ -58,7 +58,7 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, apiError(err))
 		return
 	}
-	resp, err := s.store.Append(r.Context(), ar)
+	resp, err := s.svc.Append(r.Context(), ar)
 	if err != nil {
 		if errors.Is(err, store.ErrIDReused) {
 			writeError(w, idempotencyError(err, key, req.single))
@@ -113,7 +113,7 @@ func ifMatchHeader(r *http.Request) (*int64, *Error) {
 // (store.AppendMessages): folded into steps against the session's pending
 // tool calls, which tool messages complete.
 func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, key string, expected *int64, tenant string, req *stepsRequest) {
-	resp, err := store.AppendMessages(r.Context(), s.store, store.MessagesRequest{
+	resp, err := s.svc.AppendMessages(r.Context(), store.MessagesRequest{
 		SessionID: id, Tenant: tenant, Messages: req.messages, Flush: req.flush, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: expected,
 	})
 	if err != nil {
@@ -187,7 +187,7 @@ func idempotencyError(err error, key string, single bool) *Error {
 func (s *Server) conflict(w http.ResponseWriter, r *http.Request, id string, cause error) {
 	e := apiError(cause)
 	e.Field = "If-Match"
-	if sess, err := s.store.Get(r.Context(), Tenant(r), id); err == nil {
+	if sess, err := s.svc.Get(r.Context(), Tenant(r), id); err == nil {
 		e.LastSeq = &sess.LastSeq
 		e.Message = "the session's last sequence number is not the one in If-Match: read what was appended since, then retry with the new ETag"
 	}
@@ -224,7 +224,7 @@ func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
 	if limit == 0 && last == 0 {
 		limit = api.DefaultReadLimit
 	}
-	resp, err := s.store.Read(r.Context(), store.ReadRequest{Tenant: Tenant(r), SessionID: id, After: after, Limit: limit, Last: last})
+	resp, err := s.svc.Read(r.Context(), store.ReadRequest{Tenant: Tenant(r), SessionID: id, After: after, Limit: limit, Last: last})
 	if err != nil {
 		s.fail(w, r, "read", sessionErr(id, err))
 		return

@@ -15,98 +15,13 @@ the :class:`APIError` subclass of the API's error code
 (:class:`NotFoundError`, :class:`ConflictError`...).
 """
 
+from . import errors, types
 from .aio import AsyncClient
 from .client import MAX_BATCH, Client, new_idempotency_key
-from .errors import (
-    ERROR_CLASSES,
-    AgentmemError,
-    APIError,
-    BodyTooLargeError,
-    BudgetTooSmallError,
-    CanceledError,
-    ConflictError,
-    ForbiddenError,
-    IdempotencyKeyReusedError,
-    IndexBehindError,
-    InternalServerError,
-    InvalidRequestError,
-    MethodNotAllowedError,
-    NotConfiguredError,
-    NotFoundError,
-    NothingToPopError,
-    SummarizerFailedError,
-    ToolResultConflictError,
-    ToolResultsMissingError,
-    TransportError,
-    UnauthorizedError,
-    UnavailableError,
-    UnprocessableError,
-    UnsupportedMediaTypeError,
-)
+from .errors import *  # noqa: F401,F403 (the exceptions, listed in errors.__all__)
 from .session import AgentmemSession
-from .types import (
-    AppendResult,
-    CompactResult,
-    Context,
-    DroppedRun,
-    Fact,
-    FactHistory,
-    FactSource,
-    PendingCalls,
-    PopResult,
-    RecallDocument,
-    RecallHit,
-    RememberResult,
-    Session,
-    SessionPage,
-    StepsPage,
-)
+from .types import *  # noqa: F401,F403 (the result dataclasses, listed in types.__all__)
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Client",
-    "AsyncClient",
-    "AgentmemSession",
-    "MAX_BATCH",
-    "new_idempotency_key",
-    "AgentmemError",
-    "TransportError",
-    "APIError",
-    "InvalidRequestError",
-    "UnauthorizedError",
-    "ForbiddenError",
-    "NotFoundError",
-    "MethodNotAllowedError",
-    "ConflictError",
-    "IdempotencyKeyReusedError",
-    "ToolResultConflictError",
-    "NothingToPopError",
-    "BodyTooLargeError",
-    "UnsupportedMediaTypeError",
-    "UnprocessableError",
-    "BudgetTooSmallError",
-    "ToolResultsMissingError",
-    "InternalServerError",
-    "NotConfiguredError",
-    "SummarizerFailedError",
-    "UnavailableError",
-    "IndexBehindError",
-    "CanceledError",
-    "ERROR_CLASSES",
-    "Session",
-    "SessionPage",
-    "AppendResult",
-    "StepsPage",
-    "PopResult",
-    "PendingCalls",
-    "DroppedRun",
-    "Context",
-    "CompactResult",
-    "RecallDocument",
-    "RecallHit",
-    "FactSource",
-    "Fact",
-    "RememberResult",
-    "FactHistory",
-]
+__all__ = ["Client", "AsyncClient", "AgentmemSession", "MAX_BATCH", "new_idempotency_key"] + errors.__all__ + types.__all__

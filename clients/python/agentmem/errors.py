@@ -2,7 +2,7 @@
 
 Every error response of the API is ``{"error": {"code", "message", "field",
 ...}}``; the client raises the subclass of :class:`APIError` named after its
-code (``server/errors.go`` lists the codes), so callers catch what they can
+code (``api/errors.go`` lists the codes), so callers catch what they can
 handle::
 
     try:

@@ -288,8 +288,8 @@ class APIKeyTest(unittest.TestCase):
 
 class ErrorMapTest(unittest.TestCase):
     def test_every_code_has_its_class(self) -> None:
-        """Every error code of server/errors.go maps to its own class."""
-        src = (REPO / "server" / "errors.go").read_text()
+        """Every error code of api/errors.go maps to its own class."""
+        src = (REPO / "api" / "errors.go").read_text()
         codes = re.findall(r'^\s+Code\w+\s+=\s+"(\w+)"', src, re.M)
         self.assertGreater(len(codes), 15)
         for code in codes:
