@@ -29,6 +29,7 @@ var unsupported = map[string]string{
 	"BadInput/CreateFields":    tenantReason,
 	"Append/TenantChecked":     tenantReason,
 	"Messages/Tenant":          tenantReason,
+	"Conversations/Tenants":    tenantReason,
 
 	// GET /v1/sessions/{id}/steps does not say when each step was
 	// appended (Entry.Time), and POST .../steps gives a step without a

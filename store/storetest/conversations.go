@@ -69,7 +69,7 @@ func (s *suite) conversationTests() []namedTest {
 		}},
 		{"SaveReplacesAndTheLogKeeps", func(t *testing.T) {
 			e := s.open(t)
-			c := e.conversations("acme")
+			c := e.conversations("")
 			if err := c.SaveMessages(e.ctx, "c1", chat); err != nil {
 				t.Fatal(err)
 			}
@@ -163,10 +163,39 @@ func (s *suite) conversationTests() []namedTest {
 				t.Fatalf("bound memory has %d steps, want 3", len(b.Steps()))
 			}
 		}},
-		{"ListDeleteClearPerTenant", func(t *testing.T) {
+		{"ListDeleteClear", func(t *testing.T) {
+			e := s.open(t)
+			c := e.conversations("")
+			for _, id := range []string{"z", "m", "a1"} {
+				if err := c.SaveMessages(e.ctx, id, chat[1:2]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ids, err := c.List(e.ctx)
+			if err != nil || !slices.Equal(ids, []string{"a1", "m", "z"}) {
+				t.Fatalf("List = %v, %v; want [a1 m z], sorted", ids, err)
+			}
+			if err := c.Delete(e.ctx, "m"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete(e.ctx, "m"); err != nil {
+				t.Fatalf("deleting a missing conversation: %v, want nothing done, as the seed", err)
+			}
+			if _, err := c.Get(e.ctx, "m"); !errors.Is(err, agentmem.ErrNotFound) {
+				t.Fatalf("deleted conversation: %v", err)
+			}
+			n, err := c.Clear(e.ctx)
+			if err != nil || n != 2 {
+				t.Fatalf("Clear = %d, %v; want 2", n, err)
+			}
+			if ids, _ := c.List(e.ctx); len(ids) != 0 {
+				t.Fatalf("after Clear, List = %v", ids)
+			}
+		}},
+		{"Tenants", func(t *testing.T) {
 			e := s.open(t)
 			a, b := e.conversations("a"), e.conversations("b")
-			for _, id := range []string{"z", "m", "a1"} {
+			for _, id := range []string{"m", "a1"} {
 				if err := a.SaveMessages(e.ctx, id, chat[1:2]); err != nil {
 					t.Fatal(err)
 				}
@@ -174,9 +203,8 @@ func (s *suite) conversationTests() []namedTest {
 			if err := b.SaveMessages(e.ctx, "b1", chat[1:2]); err != nil {
 				t.Fatal(err)
 			}
-			ids, err := a.List(e.ctx)
-			if err != nil || !slices.Equal(ids, []string{"a1", "m", "z"}) {
-				t.Fatalf("List(a) = %v, %v; want [a1 m z], sorted", ids, err)
+			if ids, err := a.List(e.ctx); err != nil || !slices.Equal(ids, []string{"a1", "m"}) {
+				t.Fatalf("List(a) = %v, %v; want [a1 m]", ids, err)
 			}
 			// Another tenant's conversation is absent to b.
 			if snap, err := b.Load(e.ctx, "m"); err != nil || len(snap.Steps) != 0 {
@@ -192,21 +220,8 @@ func (s *suite) conversationTests() []namedTest {
 				t.Fatal("b overwrote a's conversation")
 			}
 			e.wantConversation(a, "m", []string{"user: hello"}, "after b's delete and save")
-			if err := a.Delete(e.ctx, "m"); err != nil {
-				t.Fatal(err)
-			}
-			if err := a.Delete(e.ctx, "m"); err != nil {
-				t.Fatalf("deleting a missing conversation: %v, want nothing done, as the seed", err)
-			}
-			if _, err := a.Get(e.ctx, "m"); !errors.Is(err, agentmem.ErrNotFound) {
-				t.Fatalf("deleted conversation: %v", err)
-			}
-			n, err := a.Clear(e.ctx)
-			if err != nil || n != 2 {
+			if n, err := a.Clear(e.ctx); err != nil || n != 2 {
 				t.Fatalf("Clear(a) = %d, %v; want 2", n, err)
-			}
-			if ids, _ := a.List(e.ctx); len(ids) != 0 {
-				t.Fatalf("after Clear, a lists %v", ids)
 			}
 			e.wantConversation(b, "b1", []string{"user: hello"}, "b after a's Clear")
 		}},
