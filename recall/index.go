@@ -133,6 +133,24 @@ func (ix *Index) Upsert(ctx context.Context, docs ...Doc) error {
 	return ix.b.Upsert(ctx, docs...)
 }
 
+// Put upserts documents as Upsert does, giving each one without an ID a
+// new one (a time-sortable UUIDv7, agentmem.NewID), and returns their IDs
+// in order: the seeds' upsert, which returns the document's identifier.
+func (ix *Index) Put(ctx context.Context, docs ...Doc) ([]string, error) {
+	docs = slices.Clone(docs)
+	ids := make([]string, len(docs))
+	for i := range docs {
+		if docs[i].ID == "" {
+			docs[i].ID = agentmem.NewID()
+		}
+		ids[i] = docs[i].ID
+	}
+	if err := ix.Upsert(ctx, docs...); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
 // Get returns the tenant's document with the ID, or an error wrapping
 // agentmem.ErrNotFound.
 func (ix *Index) Get(ctx context.Context, tenant, id string) (Doc, error) {
@@ -173,6 +191,9 @@ type Query struct {
 	// Filter narrows the search (for example to a session, a user or an
 	// agent: see Scope).
 	Filter Filter
+	// Similarity scores text: BM25 (the default, also when empty) or
+	// TFIDF, the seeds' TF-IDF cosine.
+	Similarity Similarity
 	// Before and After, when positive, fill each hit's Window with up to
 	// that many documents of its group before and after it (by Seq), like
 	// Mastra's messageRange.
@@ -206,16 +227,25 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err := checkVector("embedding", q.Embedding); err != nil {
 		return nil, err
 	}
+	if err := checkSimilarity(q.Similarity); err != nil {
+		return nil, err
+	}
 	r := ix.opts.Ranking
 	n := r.Candidates
 	if n <= 0 {
 		n = max(200, 10*q.K)
 	}
-	ranked, err := ix.lexical(ctx, q, n)
+	var ranked []Match
+	var err error
+	if q.Similarity == TFIDF {
+		ranked, err = ix.tfidf(ctx, q, n)
+	} else {
+		ranked, err = ix.lexical(ctx, q, n)
+		ranked = smooth(ranked, r)
+	}
 	if err != nil {
 		return nil, err
 	}
-	ranked = smooth(ranked, r)
 	vec := q.Embedding
 	if len(vec) == 0 && ix.opts.Embedder != nil && q.Text != "" {
 		vs, err := embed(ctx, ix.opts.Embedder, []string{q.Text})
