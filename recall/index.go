@@ -227,7 +227,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err := checkVector("embedding", q.Embedding); err != nil {
 		return nil, err
 	}
-	if err := checkSimilarity(q.Similarity); err != nil {
+	if _, err := ParseSimilarity(string(q.Similarity)); err != nil {
 		return nil, err
 	}
 	r := ix.opts.Ranking
@@ -661,6 +661,37 @@ func ParseScope(s string) (Filter, error) {
 	}
 	if err := CheckFilter(f); err != nil {
 		return Filter{}, &agentmem.InvalidError{Field: "scope", Reason: err.Error()}
+	}
+	return f, nil
+}
+
+// AddFilters adds metadata pairs written "key:value" (the key is what
+// comes before the first colon), as the HTTP API's filter parameter and
+// the CLI take them, to a filter: a hit must have every pair. A pair
+// without a colon or with an empty key, or a key given two values (by
+// the pairs or by the filter already, such as a scope's), is an
+// *agentmem.InvalidError for the field "filter".
+func AddFilters(f Filter, pairs []string) (Filter, error) {
+	if len(pairs) == 0 {
+		return f, nil
+	}
+	m := make(map[string]string, len(f.Metadata)+len(pairs))
+	for k, v := range f.Metadata {
+		m[k] = v
+	}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, ":")
+		if !ok || k == "" {
+			return Filter{}, &agentmem.InvalidError{Field: "filter", Reason: fmt.Sprintf("must be key:value, not %q", p)}
+		}
+		if old, dup := m[k]; dup && old != v {
+			return Filter{}, &agentmem.InvalidError{Field: "filter", Reason: fmt.Sprintf("asks for %s to be both %q and %q", k, old, v)}
+		}
+		m[k] = v
+	}
+	f.Metadata = m
+	if err := CheckFilter(f); err != nil {
+		return Filter{}, &agentmem.InvalidError{Field: "filter", Reason: err.Error()}
 	}
 	return f, nil
 }

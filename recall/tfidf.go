@@ -24,13 +24,17 @@ const (
 	TFIDF Similarity = "tfidf"
 )
 
-// checkSimilarity refuses a Similarity that is not one of the above.
-func checkSimilarity(s Similarity) error {
-	switch s {
-	case "", BM25, TFIDF:
-		return nil
+// ParseSimilarity parses a similarity as the HTTP API, MCP and the CLI
+// take it: "bm25", "tfidf", or empty for the default (BM25). Anything else
+// is an *agentmem.InvalidError for the field "similarity".
+func ParseSimilarity(s string) (Similarity, error) {
+	switch Similarity(s) {
+	case "", BM25:
+		return BM25, nil
+	case TFIDF:
+		return TFIDF, nil
 	}
-	return invalid("similarity", "%q is not %q or %q", s, BM25, TFIDF)
+	return "", invalid("similarity", "%q is not %q or %q", s, BM25, TFIDF)
 }
 
 // DocStats are a tenant's collection statistics (Backend.DocFreqs).
