@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"maps"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -186,7 +187,6 @@ func TestSessionTimeline(t *testing.T) {
 			t.Fatalf("%s: %d timeline rows, want the log's %d entries", tc.query, len(rows), len(resp.Entries))
 		}
 		c, _ := tokenizer.Get(tc.tokenizer)
-		most := 0
 		for i, e := range resp.Entries {
 			row := rows[i]
 			if row.seq != e.Seq {
@@ -204,9 +204,8 @@ func TestSessionTimeline(t *testing.T) {
 			if want := libStepTokens(t, e.Step, tc.format, c); row.tokens != want {
 				t.Errorf("%s: #%d shows %d tokens, the library counts %d", tc.query, e.Seq, row.tokens, want)
 			}
-			most = max(most, row.tokens)
 		}
-		// Bars are proportional to tokens: the costliest step has the full bar.
+		// Bars are on the one logarithmic scale of TokenBarFull.
 		widths := regexp.MustCompile(`<rect class="fill" width="([0-9.]+)"`).FindAllStringSubmatch(body, -1)
 		var steps []timelineRow
 		for _, r := range rows {
@@ -219,7 +218,7 @@ func TestSessionTimeline(t *testing.T) {
 		}
 		for i, w := range widths {
 			got, _ := strconv.ParseFloat(w[1], 64)
-			want := 100 * float64(steps[i].tokens) / float64(most)
+			want := 100 * math.Log10(1+float64(steps[i].tokens)) / math.Log10(1+inspector.TokenBarFull)
 			if steps[i].tokens > 0 {
 				want = max(want, 0.5)
 			}
@@ -271,6 +270,27 @@ func TestSessionTimelinePages(t *testing.T) {
 	}
 	if len(seqs) != seqAnswer || seqs[0] != 1 || seqs[len(seqs)-1] != seqAnswer || !slices.IsSorted(seqs) {
 		t.Errorf("pages showed %v, want 1 to %d in order", seqs, seqAnswer)
+	}
+	// A step's token bar is the same on every page: the scale does not
+	// depend on the other steps a page shows.
+	bars := func(body string) map[string]string {
+		out := map[string]string{}
+		re := regexp.MustCompile(`(?s)<li class="entry step" id="e(\d+)".*?<rect class="fill" width="([0-9.]+)"`)
+		for _, m := range re.FindAllStringSubmatch(body, -1) {
+			out[m[1]] = m[2]
+		}
+		return out
+	}
+	whole := bars(mustGet(t, newFixture(t, inspector.Config{}).in, "/sessions/fix-login?format=anthropic", http.StatusOK)) // one page
+	for _, page := range []string{"/sessions/fix-login?format=anthropic", "/sessions/fix-login?format=anthropic&after=5", "/sessions/fix-login?format=anthropic&after=10"} {
+		for seq, w := range bars(mustGet(t, f.in, page, http.StatusOK)) {
+			if whole[seq] != "" && whole[seq] != w {
+				t.Errorf("%s: the bar of #%s is %s%%, on the first page %s%%", page, seq, w, whole[seq])
+			}
+		}
+	}
+	if len(whole) < 10 {
+		t.Fatalf("bars of %d steps on the first page", len(whole))
 	}
 }
 

@@ -217,7 +217,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		S: newSessionHead(sess), View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(),
 		NextCallURL: withQuery(sessionURL(sess.ID)+"/context", vq), MaxBytes: strconv.Itoa(MaxTimelineBytes>>20) + " MiB",
 	}
-	most, size := 0, 0
+	size := 0
 	for i, e := range entries {
 		if size >= MaxTimelineBytes {
 			// The messages of this page are already large: the next page
@@ -244,13 +244,12 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 			cq := v.values(in.def)
 			cq.Set("at", strconv.FormatInt(e.Seq, 10))
 			row.ContextURL = withQuery(sessionURL(sess.ID)+"/context", cq)
-			most = max(most, total)
 			d.PageTokens += total
 		}
 		d.Entries = append(d.Entries, row)
 	}
 	for i := range d.Entries {
-		d.Entries[i].Bar = barWidth(d.Entries[i].Tokens, most)
+		d.Entries[i].Bar = tokenBarWidth(d.Entries[i].Tokens)
 	}
 	if more {
 		nq := v.values(in.def)
