@@ -29,9 +29,9 @@ type chart struct {
 	// labels below it, however close to a chart end now is.
 	NowLabel tick
 	XTicks   []tick
-	YTicks []tick
-	Lines  []chartLine
-	Axes   bool
+	YTicks   []tick
+	Lines    []chartLine
+	Axes     bool
 }
 
 type tick struct {
