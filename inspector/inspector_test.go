@@ -647,7 +647,7 @@ func TestRecallPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := mustGet(t, in, "/recall?q=bcrypt+password&k=3", http.StatusOK)
-	want, _ := src.Search(context.Background(), "", "bcrypt password", 3)
+	want, _ := src.Search(context.Background(), "", "bcrypt password", "", 3)
 	re := regexp.MustCompile(`<li class="hit"><div class="hhead"><span class="rank">(\d+)</span><span class="score">score ([0-9.]+)</span><a href="([^"]*)">`)
 	hits := re.FindAllStringSubmatch(body, -1)
 	if len(hits) != len(want) || len(want) != 3 {
@@ -661,6 +661,24 @@ func TestRecallPage(t *testing.T) {
 	if body := mustGet(t, in, "/recall?q=ACME-CONFIDENTIAL", http.StatusOK); strings.Contains(body, `class="hit"`) {
 		t.Error("recall shows another tenant's entry")
 	}
+	// The words that match the query are marked, as recall analyzes them.
+	if !regexp.MustCompile(`(?i)<mark>bcrypt</mark>`).MatchString(body) || strings.Contains(body, "<mark>the</mark>") {
+		t.Errorf("the hits' matching words are not marked:\n%s", body)
+	}
+	// The scope field narrows the search, and is kept in the form.
+	scoped := mustGet(t, in, "/recall?q=bcrypt+password&k=10&scope=session:plan-sprint", http.StatusOK)
+	if !strings.Contains(scoped, `name="scope" value="session:plan-sprint"`) {
+		t.Error("the scope is not kept in the form")
+	}
+	for _, h := range re.FindAllStringSubmatch(scoped, -1) {
+		if !strings.HasPrefix(h[3], "/sessions/plan-sprint/") {
+			t.Errorf("scope session:plan-sprint shows a hit of %s", h[3])
+		}
+	}
+	if scopedUser := mustGet(t, in, "/recall?q=password&scope=user:alice", http.StatusOK); strings.Contains(scopedUser, "/sessions/lit-review/") {
+		t.Error("scope user:alice shows bob's session")
+	}
+	mustGet(t, in, "/recall?q=x&scope=planet:earth", http.StatusBadRequest)
 }
 
 func TestNewChecksConfig(t *testing.T) {
