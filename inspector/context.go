@@ -75,6 +75,49 @@ type logRow struct {
 // when v has no budget, fitted to maxTokens: so only the steps that fit
 // are rendered, however long the log.
 func buildModelView(ctx context.Context, entries []store.Entry, v view, maxTokens int) (*modelView, error) {
+	p, err := renderPrefix(ctx, entries, v, maxTokens)
+	if err != nil {
+		return nil, err
+	}
+	ws, res := p.ws, p.res
+	mv := &modelView{Counts: map[string]int{}, BudgetErr: p.budgetErr}
+	if res != nil {
+		mv.Context = res
+		mv.Messages = messageViews(res, ws, p.f, p.c)
+	}
+	f, c := p.f, p.c
+	rows := statuses(entries, ws, res)
+	for _, row := range rows {
+		if row.Status != "" {
+			mv.Counts[row.Status]++
+		}
+	}
+	if len(rows) > MaxContextLogRows {
+		mv.Hidden = len(rows) - MaxContextLogRows
+		rows = rows[mv.Hidden:]
+	}
+	for i := range rows {
+		rows[i].describe(f, c)
+	}
+	mv.Log = rows
+	return mv, nil
+}
+
+// prefixContext is the context rendered at one call: from the working set
+// of a prefix of the log.
+type prefixContext struct {
+	ws        []agentmem.Step
+	res       *agentmem.Context     // nil when budgetErr is set
+	budgetErr *agentmem.BudgetError // the pinned steps alone exceed the budget
+	f         agentmem.Format
+	c         tokenizer.Counter
+}
+
+// renderPrefix rebuilds the memory a session had after the given log
+// entries (a prefix of its log, in order) as a bound memory loads it,
+// with store.WorkingSet, and renders it with Memory.Context under v, or,
+// when v has no budget, fitted to maxTokens.
+func renderPrefix(ctx context.Context, entries []store.Entry, v view, maxTokens int) (*prefixContext, error) {
 	f, err := render.ByName(v.Format)
 	if err != nil {
 		return nil, err
@@ -99,32 +142,17 @@ func buildModelView(ctx context.Context, entries []store.Entry, v view, maxToken
 		budget = maxTokens
 	}
 	res, err := m.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: f, Counter: c, TruncateToFill: v.Truncate})
-	mv := &modelView{Counts: map[string]int{}}
+	p := &prefixContext{ws: ws, f: f, c: c}
 	var be *agentmem.BudgetError
 	switch {
 	case errors.As(err, &be):
-		mv.BudgetErr = be
+		p.budgetErr = be
 	case err != nil:
 		return nil, err
 	default:
-		mv.Context = res
-		mv.Messages = messageViews(res, ws, f, c)
+		p.res = res
 	}
-	rows := statuses(entries, ws, res)
-	for _, row := range rows {
-		if row.Status != "" {
-			mv.Counts[row.Status]++
-		}
-	}
-	if len(rows) > MaxContextLogRows {
-		mv.Hidden = len(rows) - MaxContextLogRows
-		rows = rows[mv.Hidden:]
-	}
-	for i := range rows {
-		rows[i].describe(f, c)
-	}
-	mv.Log = rows
-	return mv, nil
+	return p, nil
 }
 
 // messageViews returns the context's messages with their costs. When the

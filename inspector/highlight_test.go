@@ -32,3 +32,22 @@ func TestHighlight(t *testing.T) {
 		t.Fatalf("empty text: %+v", segs)
 	}
 }
+
+func TestSampleCalls(t *testing.T) {
+	idx := make([]int, 200)
+	for i := range idx {
+		idx[i] = 3 * i
+	}
+	got := sampleCalls(idx, MaxChartCalls)
+	if len(got) != MaxChartCalls || got[0] != 0 || got[len(got)-1] != 597 {
+		t.Fatalf("sampled %d calls from %d to %d; want %d from the first to the last", len(got), got[0], got[len(got)-1], MaxChartCalls)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("not increasing: %v", got)
+		}
+	}
+	if few := sampleCalls(idx[:5], MaxChartCalls); len(few) != 5 {
+		t.Fatalf("a few calls are sampled: %v", few)
+	}
+}

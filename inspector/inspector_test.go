@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -805,4 +806,88 @@ type brokenStore struct{ store.Store }
 
 func (brokenStore) List(context.Context, store.ListRequest) (*store.ListResponse, error) {
 	return nil, errors.New("stored session does not decode")
+}
+
+// The session page charts what each model call was sent: a point per
+// call (each action and answer), whose tokens are what that call's page
+// shows, under the page's budget, format and tokenizer, with the budget
+// drawn.
+func TestContextSizeChart(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	point := regexp.MustCompile(`<a class="pt( blind)?" href="([^"]*)" data-seq="(\d+)" data-tokens="(\d+)"`)
+	for _, query := range []string{"?budget=250", "?budget=120&format=anthropic&tokenizer=cl100k_base", "", "?budget=20"} {
+		body := mustGet(t, f.in, "/sessions/fix-login"+query, http.StatusOK)
+		pts := point.FindAllStringSubmatch(body, -1)
+		var seqs []string
+		for _, p := range pts {
+			seqs = append(seqs, p[3])
+		}
+		if want := []string{"3", "4", "5", "6", "9", "10", "13", "14"}; !slices.Equal(seqs, want) {
+			t.Fatalf("%s: chart points at %v, want a point per call %v", query, seqs, want)
+		}
+		for _, p := range pts {
+			page := mustGet(t, f.in, html.UnescapeString(p[2]), http.StatusOK)
+			switch m := regexp.MustCompile(`<b id="ctx-tokens">(\d+)</b>`).FindStringSubmatch(page); {
+			case p[1] == " blind":
+				if !strings.Contains(page, `id="budget-error"`) {
+					t.Errorf("%s: the point of #%s says nothing was sent; its page does not", query, p[3])
+				}
+			case m == nil || m[1] != p[4]:
+				t.Errorf("%s: the point of #%s is %s tokens; its page shows %v", query, p[3], p[4], m)
+			}
+		}
+		hasBudget := strings.Contains(query, "budget")
+		if strings.Contains(body, `id="budget-line"`) != hasBudget {
+			t.Errorf("%s: budget line drawn: %v", query, !hasBudget)
+		}
+	}
+	// A budget below the pinned steps: every call is blind, and said so.
+	if body := mustGet(t, f.in, "/sessions/fix-login?budget=20", http.StatusOK); !strings.Contains(body, `At <b>8</b> calls (red) nothing could be sent`) {
+		t.Error("the chart does not say the calls were sent nothing")
+	}
+	// The chart is on the first page of the timeline only.
+	if body := mustGet(t, f.in, "/sessions/fix-login?after=3", http.StatusOK); strings.Contains(body, `id="context-chart"`) {
+		t.Error("a later page of the timeline draws the chart again")
+	}
+}
+
+// A log too long for the chart gets a note instead; one with many calls
+// is drawn with a sample of them.
+func TestContextSizeChartBounds(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	in, err := inspector.New(inspector.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(id string, n int) {
+		if _, err := st.Create(ctx, store.CreateRequest{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		steps := []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id + "-task"}, Task: "count"}}
+		for i := range n - 1 {
+			steps = append(steps, &agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: fmt.Sprintf("%s-%d", id, i)}, ModelOutput: fmt.Sprintf("step %d", i)})
+		}
+		for len(steps) > 0 {
+			k := min(len(steps), 1000)
+			if _, err := st.Append(ctx, store.AppendRequest{SessionID: id, Steps: steps[:k]}); err != nil {
+				t.Fatal(err)
+			}
+			steps = steps[k:]
+		}
+	}
+	fill("many", 3*inspector.MaxChartCalls)
+	body := mustGet(t, in, "/sessions/many?budget=500", http.StatusOK)
+	if n := strings.Count(body, `<a class="pt"`); n != inspector.MaxChartCalls || !strings.Contains(body, fmt.Sprintf("%d of the calls are drawn", inspector.MaxChartCalls)) {
+		t.Errorf("%d points drawn of %d calls, want %d and a caption that says so", n, 3*inspector.MaxChartCalls-1, inspector.MaxChartCalls)
+	}
+	if !strings.Contains(body, fmt.Sprintf(`data-seq="%d"`, 3*inspector.MaxChartCalls)) {
+		t.Error("the newest call is not drawn")
+	}
+	fill("long", inspector.MaxChartEntries+1)
+	body = mustGet(t, in, "/sessions/long", http.StatusOK)
+	if strings.Contains(body, `id="context-chart"`) || !strings.Contains(body, `id="context-sizes-note"`) {
+		t.Error("a log over MaxChartEntries is charted, or not said to be too long")
+	}
 }
