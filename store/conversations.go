@@ -88,10 +88,12 @@ func (c Conversations) SaveMessages(ctx context.Context, id string, msgs []agent
 // (a session of the tenant) when it does not exist. A step of snap that the
 // conversation already holds, the same step under the same ID, is kept
 // where it is in the log; a changed one (same ID and kind) is recorded as a
-// modified copy; the others are appended (a step without an ID gets a new
-// one). One full compaction entry then records the saved order; the steps
-// it leaves out stay in the log. Saving what the conversation already
-// holds writes nothing. A pending action (snap.Pending) is saved as the
+// modified copy; the others are appended (a step without an ID, or with
+// the ID of a step the log keeps from earlier content, gets a new one).
+// One full compaction entry then records the saved order; the steps it
+// leaves out stay in the log. A save that only adds steps after the old
+// ones is a plain append, and saving what the conversation already holds
+// writes nothing. A pending action (snap.Pending) is saved as the
 // last step, still pending.
 //
 // When another writer changes the conversation meanwhile, Save reads it
@@ -186,11 +188,30 @@ func (c Conversations) save(ctx context.Context, id string, steps []agentmem.Ste
 			rec.Removed = append(rec.Removed, n)
 		}
 	}
-	if len(fresh) == 0 && len(rec.Removed) == 0 && slices.Equal(rec.Working, order) && sameCopies(rec.Replaced, ws) {
+	unchanged := len(rec.Removed) == 0 && sameCopies(rec.Replaced, ws)
+	appended := order
+	for i := range fresh {
+		appended = append(appended, NewStepRef(i))
+	}
+	if unchanged && len(fresh) == 0 && slices.Equal(rec.Working, order) {
 		return nil // the conversation is what it was
 	}
-	last := ws.Session.LastSeq
-	_, err = c.Store.Append(ctx, AppendRequest{SessionID: id, Steps: fresh, Compaction: rec, ExpectedLastSeq: &last, Tenant: &c.Tenant})
+	req := AppendRequest{SessionID: id, Steps: fresh, Compaction: rec, ExpectedLastSeq: &ws.Session.LastSeq, Tenant: &c.Tenant}
+	if unchanged && slices.Equal(rec.Working, appended) {
+		req.Compaction = nil // new steps after the old ones: a plain append says it
+	}
+	resp, err := c.Store.Append(ctx, req)
+	if errors.Is(err, ErrIDReused) || (err == nil && resp.LastSeq == ws.Session.LastSeq) {
+		// A new step has the ID of one the log keeps from before (it left
+		// the conversation and came back): the store took the append for
+		// a retry of that one. The steps are new here: new IDs say so.
+		for i, s := range fresh {
+			info := s.Info()
+			info.ID = agentmem.NewID()
+			fresh[i] = agentmem.WithInfo(s, info)
+		}
+		_, err = c.Store.Append(ctx, req)
+	}
 	return err
 }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -107,6 +108,37 @@ func (s *suite) conversationTests() []namedTest {
 			// The system prompt kept its place in the log: not copied.
 			if last.Compaction.Working[0] != int64(first.Steps[0].Info().Number) {
 				t.Fatalf("the unchanged system prompt was not kept by number: working %v", last.Compaction.Working)
+			}
+		}},
+		{"StepsComeBack", func(t *testing.T) {
+			e := s.open(t)
+			c := e.conversations("")
+			a := &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: "a"}, Message: userMsg("first")}
+			b := &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: "b"}, Message: userMsg("second")}
+			snap := func(ss ...agentmem.Step) *agentmem.Snapshot {
+				return &agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: ss}
+			}
+			for i, save := range []*agentmem.Snapshot{snap(a, b), snap(a), snap(a, b), snap(b, a), snap()} {
+				if err := c.Save(e.ctx, "c", save); err != nil {
+					t.Fatalf("save %d: %v", i, err)
+				}
+				var want []string
+				for _, s := range save.Steps {
+					want = append(want, "user: "+s.(*agentmem.MessageStep).Message.Text())
+				}
+				e.wantConversation(c, "c", want, fmt.Sprintf("save %d", i))
+			}
+			// New steps after the old ones are a plain append.
+			if err := c.Save(e.ctx, "d", snap(a)); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Save(e.ctx, "d", snap(a, b)); err != nil {
+				t.Fatal(err)
+			}
+			for _, en := range e.entries("d") {
+				if en.Kind == store.CompactionEntry {
+					t.Fatalf("a save that only adds steps wrote a compaction: %s", e.entryJSON(en))
+				}
 			}
 		}},
 		{"SaveUnchangedWritesNothing", func(t *testing.T) {
