@@ -1,6 +1,7 @@
 package agentmem_test
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
@@ -311,5 +312,16 @@ func TestPopMessageOfEachKind(t *testing.T) {
 	msg, _ := agentmem.PopMessage(withResults)
 	if msg.ToolCallID != "b" || msg.Metadata[agentmem.MetaIsError] != "true" {
 		t.Fatalf("the popped tool message = %+v", msg)
+	}
+	// A message comes back with the name, data and metadata it was added
+	// with (issue 13 item 2).
+	steps, err := agentmem.StepsFromMessages([]agentmem.Message{{Role: agentmem.RoleUser, Name: "ann", Content: agentmem.Text("hi"),
+		Data: json.RawMessage(`{"a":1}`), Metadata: map[string]string{"in_reply_to": "m0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ = agentmem.PopMessage(steps[0])
+	if msg.Name != "ann" || string(msg.Data) != `{"a":1}` || msg.Metadata["in_reply_to"] != "m0" {
+		t.Fatalf("popped user message = %+v", msg)
 	}
 }

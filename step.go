@@ -1,6 +1,7 @@
 package agentmem
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -47,8 +48,11 @@ func (i *StepInfo) setInfo(n StepInfo) { *i = n }
 // RenderOptions controls how a step renders itself to messages.
 type RenderOptions struct {
 	// SummaryMode renders the step as input for a summarizer or planner,
-	// as smolagents does: system prompts and plans render nothing and
-	// action steps leave out the model's raw output.
+	// as smolagents does: system prompts and plans render nothing, and an
+	// action step that calls tools leaves out the model's raw output (its
+	// calls and their results say what it did). An action without tool
+	// calls keeps its text: in a chat it is the assistant's reply, the
+	// only record of the assistant's side of the turn.
 	SummaryMode bool
 }
 
@@ -124,23 +128,32 @@ type TaskStep struct {
 	StepInfo
 	Task   string  `json:"task"`
 	Images []Image `json:"images,omitempty"`
+	// Name and Data are the name and structured data of the user message
+	// the task came from (Message.Name and Message.Data), kept so that
+	// the message renders as it was given.
+	Name string          `json:"name,omitempty"`
+	Data json.RawMessage `json:"structured_data,omitempty"`
 }
 
 // Kind implements Step.
 func (*TaskStep) Kind() StepKind { return KindTask }
 
-// Messages implements Step: one user message with the task and its images.
+// Messages implements Step: one user message with the task and its
+// images, name and structured data.
 func (s *TaskStep) Messages(RenderOptions) []Message {
 	content := Text(s.Task)
 	for _, img := range s.Images {
 		content = append(content, ImagePart(img))
 	}
-	return []Message{{ID: s.ID, Role: RoleUser, Content: content, Time: s.Time}}
+	return []Message{{ID: s.ID, Role: RoleUser, Content: content, Name: s.Name, Data: cloneSlice(s.Data), Time: s.Time}}
 }
 
 // Validate implements Step.
 func (s *TaskStep) Validate() error {
 	if err := validText("task", s.Task); err != nil {
+		return err
+	}
+	if err := validNameData(s.Name, s.Data); err != nil {
 		return err
 	}
 	for i, img := range s.Images {
@@ -155,7 +168,20 @@ func (s *TaskStep) clone() Step {
 	c := *s
 	c.Metadata = cloneMap(s.Metadata)
 	c.Images = cloneImages(s.Images)
+	c.Data = cloneSlice(s.Data)
 	return &c
+}
+
+// validNameData checks the name and structured data a task or an action
+// keeps from its message.
+func validNameData(name string, data json.RawMessage) error {
+	if err := validText("name", name); err != nil {
+		return err
+	}
+	if len(data) > 0 && !json.Valid(data) {
+		return invalidf("structured_data", "is not valid JSON")
+	}
+	return nil
 }
 
 // Usage is the token usage a model reported for one call.
@@ -204,6 +230,11 @@ type ActionStep struct {
 	IsFinal  bool          `json:"is_final,omitempty"`
 	Usage    *Usage        `json:"usage,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
+	// Name and Data are the name and structured data of the assistant
+	// message the step came from (Message.Name and Message.Data), kept
+	// so that the message renders as it was given.
+	Name string          `json:"name,omitempty"`
+	Data json.RawMessage `json:"structured_data,omitempty"`
 }
 
 // Kind implements Step.
@@ -212,16 +243,17 @@ func (*ActionStep) Kind() StepKind { return KindAction }
 // Messages implements Step: an assistant message with the model's output
 // and tool calls, one tool message per result, then the observation and
 // error (if any) as user messages. In summary mode the model's raw output
-// is left out. A pending action renders the results it has; contexts
-// leave it out whole.
+// is left out when the step calls tools (see RenderOptions.SummaryMode).
+// A pending action renders the results it has; contexts leave it out
+// whole.
 func (s *ActionStep) Messages(opts RenderOptions) []Message {
 	msgs := make([]Message, 0, 1+len(s.Results)+2)
 	text := s.assistantText()
-	if opts.SummaryMode {
+	if opts.SummaryMode && len(s.ToolCalls) > 0 {
 		text = ""
 	}
-	if text != "" || len(s.ToolCalls) > 0 {
-		m := Message{ID: s.ID, Role: RoleAssistant, ToolCalls: s.ToolCalls, Time: s.Time}
+	if text != "" || len(s.ToolCalls) > 0 || len(s.Data) > 0 {
+		m := Message{ID: s.ID, Role: RoleAssistant, Name: s.Name, ToolCalls: s.ToolCalls, Data: cloneSlice(s.Data), Time: s.Time}
 		if text != "" {
 			m.Content = Text(text)
 		}
@@ -332,6 +364,9 @@ func (s *ActionStep) Validate() error {
 	if err := validateToolCalls("tool_calls", s.ToolCalls); err != nil {
 		return err
 	}
+	if err := validNameData(s.Name, s.Data); err != nil {
+		return err
+	}
 	calls := make(map[string]bool, len(s.ToolCalls))
 	for _, c := range s.ToolCalls {
 		calls[c.ID] = true
@@ -373,6 +408,7 @@ func (s *ActionStep) clone() Step {
 	c.Metadata = cloneMap(s.Metadata)
 	c.ToolCalls = cloneSlice(s.ToolCalls)
 	c.Results = cloneSlice(s.Results)
+	c.Data = cloneSlice(s.Data)
 	if s.Usage != nil {
 		u := *s.Usage
 		c.Usage = &u
@@ -509,8 +545,13 @@ func (s *ScratchpadStep) clone() Step {
 	return &c
 }
 
-// FinalAnswerStep holds the agent's final answer. It renders no messages:
-// the answer is the run's output, not context for another call.
+// FinalAnswerStep holds the agent's final answer. It renders as the
+// assistant's message, but a context (Memory.Context, Memory.Messages)
+// leaves it out when it ends the context, as smolagents renders nothing
+// for it: the answer is the run's output, and a request ending with it
+// would ask the model to continue its own answer. Once later steps follow
+// it (the next user turn of a conversation built from runs), it is shown,
+// so the model sees what it answered.
 type FinalAnswerStep struct {
 	StepInfo
 	Answer string `json:"answer"`
@@ -519,8 +560,10 @@ type FinalAnswerStep struct {
 // Kind implements Step.
 func (*FinalAnswerStep) Kind() StepKind { return KindFinalAnswer }
 
-// Messages implements Step: none.
-func (*FinalAnswerStep) Messages(RenderOptions) []Message { return nil }
+// Messages implements Step: the answer as an assistant message.
+func (s *FinalAnswerStep) Messages(RenderOptions) []Message {
+	return []Message{{ID: s.ID, Role: RoleAssistant, Content: Text(s.Answer), Time: s.Time}}
+}
 
 // Validate implements Step.
 func (s *FinalAnswerStep) Validate() error { return validText("answer", s.Answer) }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/render"
@@ -52,15 +53,15 @@ func task(id, text string) *agentmem.TaskStep {
 func TestNotFound(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	_, err := c.Get(ctx, "missing")
+	_, err := c.Get(ctx, "", "missing")
 	if !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("Get of a missing session: %v, want ErrNotFound", err)
 	}
-	if e := apiErr(t, err); e.Status != 404 || e.Code != server.CodeNotFound || e.Message == "" || e.Retryable() {
+	if e := apiErr(t, err); e.Status != 404 || e.Code != api.CodeNotFound || e.Message == "" || e.Retryable() {
 		t.Errorf("error %+v", e)
 	}
 	for what, err := range map[string]error{
-		"Delete": c.Delete(ctx, "missing"),
+		"Delete": c.Delete(ctx, "", "missing"),
 		"Append": func() error {
 			_, err := c.Append(ctx, store.AppendRequest{SessionID: "missing", Steps: []agentmem.Step{task("t1", "x")}})
 			return err
@@ -94,7 +95,7 @@ func TestConflictOnIfMatch(t *testing.T) {
 		t.Fatalf("stale If-Match: %v, want ErrConflict", err)
 	}
 	e := apiErr(t, err)
-	if e.Status != 409 || e.Code != server.CodeConflict || e.Field != "If-Match" || e.LastSeq == nil || *e.LastSeq != 2 {
+	if e.Status != 409 || e.Code != api.CodeConflict || e.Field != "If-Match" || e.LastSeq == nil || *e.LastSeq != 2 {
 		t.Errorf("error %+v", e)
 	}
 	// A retry of stored steps succeeds whatever If-Match says.
@@ -119,11 +120,11 @@ func TestInvalidWithField(t *testing.T) {
 	if !errors.Is(err, agentmem.ErrInvalid) || !errors.As(err, &inv) || inv.Field != "strategy" {
 		t.Fatalf("Compact with a bad strategy: %v", err)
 	}
-	if e := apiErr(t, err); e.Status != 400 || e.Code != server.CodeInvalid || e.Field != "strategy" {
+	if e := apiErr(t, err); e.Status != 400 || e.Code != api.CodeInvalid || e.Field != "strategy" {
 		t.Errorf("error %+v", e)
 	}
 	// A field of another strategy.
-	_, err = c.Compact(ctx, "s", client.CompactRequest{Strategy: server.StrategyKeepLastN, N: client.Int(2), Budget: client.Int(9)})
+	_, err = c.Compact(ctx, "s", client.CompactRequest{Strategy: api.StrategyKeepLastN, N: client.Int(2), Budget: client.Int(9)})
 	if e := apiErr(t, err); e.Status != 400 || e.Field != "budget" {
 		t.Errorf("error %+v", e)
 	}
@@ -137,7 +138,7 @@ func TestInvalidWithField(t *testing.T) {
 	}
 	// Input a store would refuse is refused before anything is sent, with
 	// the store's own error.
-	_, err = c.Get(ctx, "../etc")
+	_, err = c.Get(ctx, "", "../etc")
 	if !errors.Is(err, agentmem.ErrInvalid) || errors.As(err, new(*client.Error)) {
 		t.Errorf("Get of a bad ID: %v", err)
 	}
@@ -166,7 +167,7 @@ func TestUnauthorized(t *testing.T) {
 		if !errors.Is(err, client.ErrUnauthorized) {
 			t.Fatalf("%s: %v, want ErrUnauthorized", name, err)
 		}
-		if e := apiErr(t, err); e.Status != 401 || e.Code != server.CodeUnauthorized {
+		if e := apiErr(t, err); e.Status != 401 || e.Code != api.CodeUnauthorized {
 			t.Errorf("%s: error %+v", name, e)
 		}
 	}
@@ -198,7 +199,7 @@ func TestUnauthorized(t *testing.T) {
 	if _, err := wrong.Create(ctx, store.CreateRequest{ID: "s4", Tenant: "other"}); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Create with a wrong WithTenant: %v", err)
 	}
-	if _, err := c.Get(ctx, "s4"); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := c.Get(ctx, "", "s4"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Errorf("the session created under a wrong WithTenant is still there: %v", err)
 	}
 	for tenant, want := range map[string]int{"": 2, "acme": 2, "other": 0} {
@@ -219,7 +220,7 @@ func TestBodyTooLarge(t *testing.T) {
 	if !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatalf("too large: %v, want ErrInvalid", err)
 	}
-	if e := apiErr(t, err); e.Status != 413 || e.Code != server.CodeBodyTooLarge {
+	if e := apiErr(t, err); e.Status != 413 || e.Code != api.CodeBodyTooLarge {
 		t.Errorf("error %+v", e)
 	}
 	if r, err := c.Read(ctx, store.ReadRequest{SessionID: "s"}); err != nil || len(r.Entries) != 0 {
@@ -236,10 +237,19 @@ type flakyStore struct {
 	store.Store
 	failures atomic.Int32
 	gets     atomic.Int32
+	deletes  atomic.Int32
 	broken   atomic.Bool
 }
 
-func (f *flakyStore) Get(ctx context.Context, id string) (*store.Session, error) {
+func (f *flakyStore) Delete(ctx context.Context, tenant, id string) error {
+	f.deletes.Add(1)
+	if f.failures.Add(-1) >= 0 {
+		return fmt.Errorf("%w: connection refused", agentmem.ErrUnavailable)
+	}
+	return f.Store.Delete(ctx, tenant, id)
+}
+
+func (f *flakyStore) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	f.gets.Add(1)
 	if f.failures.Add(-1) >= 0 {
 		if f.broken.Load() {
@@ -247,7 +257,7 @@ func (f *flakyStore) Get(ctx context.Context, id string) (*store.Session, error)
 		}
 		return nil, fmt.Errorf("%w: connection refused", agentmem.ErrUnavailable)
 	}
-	return f.Store.Get(ctx, id)
+	return f.Store.Get(ctx, tenant, id)
 }
 
 func TestUnavailableRetryAfter(t *testing.T) {
@@ -268,12 +278,12 @@ func TestUnavailableRetryAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	flaky.failures.Store(1)
-	_, err = c.Get(ctx, "s")
+	_, err = c.Get(ctx, "", "s")
 	if !errors.Is(err, client.ErrUnavailable) {
 		t.Fatalf("outage: %v, want ErrUnavailable", err)
 	}
 	e := apiErr(t, err)
-	if e.Status != 503 || e.Code != server.CodeUnavailable || !e.Retryable() || e.RetryAfter != time.Second {
+	if e.Status != 503 || e.Code != api.CodeUnavailable || !e.Retryable() || e.RetryAfter != time.Second {
 		t.Errorf("error %+v", e)
 	}
 
@@ -285,7 +295,7 @@ func TestUnavailableRetryAfter(t *testing.T) {
 	flaky.failures.Store(1)
 	flaky.gets.Store(0)
 	start := time.Now()
-	if s, err := c.Get(ctx, "s"); err != nil || s.ID != "s" {
+	if s, err := c.Get(ctx, "", "s"); err != nil || s.ID != "s" {
 		t.Fatalf("Get after one failure: %+v, %v", s, err)
 	}
 	if d := time.Since(start); d < 900*time.Millisecond || flaky.gets.Load() != 2 {
@@ -295,15 +305,15 @@ func TestUnavailableRetryAfter(t *testing.T) {
 	// A write that is not safe to repeat is not retried.
 	flaky.failures.Store(1)
 	flaky.gets.Store(0)
-	if err := c.Delete(ctx, "s"); !errors.Is(err, client.ErrUnavailable) || flaky.gets.Load() != 1 {
-		t.Errorf("Delete during an outage: %v after %d gets", err, flaky.gets.Load())
+	if err := c.Delete(ctx, "", "s"); !errors.Is(err, client.ErrUnavailable) || flaky.deletes.Load() != 1 {
+		t.Errorf("Delete during an outage: %v after %d deletes", err, flaky.deletes.Load())
 	}
 
 	// A context that ends stops the wait.
 	flaky.failures.Store(5)
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, err := c.Get(cctx, "s"); !errors.Is(err, client.ErrUnavailable) {
+	if _, err := c.Get(cctx, "", "s"); !errors.Is(err, client.ErrUnavailable) {
 		t.Errorf("Get with a short context: %v", err)
 	}
 
@@ -311,11 +321,11 @@ func TestUnavailableRetryAfter(t *testing.T) {
 	flaky.failures.Store(1)
 	flaky.gets.Store(0)
 	flaky.broken.Store(true)
-	_, err = c.Get(ctx, "s")
+	_, err = c.Get(ctx, "", "s")
 	if errors.Is(err, client.ErrUnavailable) || flaky.gets.Load() != 1 {
 		t.Errorf("Get of a broken store: %v after %d gets; want a 500 that is not retried", err, flaky.gets.Load())
 	}
-	if e := apiErr(t, err); e.Status != 500 || e.Code != server.CodeInternal || e.Retryable() || strings.Contains(e.Message, "decode") {
+	if e := apiErr(t, err); e.Status != 500 || e.Code != api.CodeInternal || e.Retryable() || strings.Contains(e.Message, "decode") {
 		t.Errorf("error %+v", e)
 	}
 }
@@ -327,7 +337,7 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(context.Background(), "s"); !errors.Is(err, client.ErrUnavailable) || errors.As(err, new(*client.Error)) {
+	if _, err := c.Get(context.Background(), "", "s"); !errors.Is(err, client.ErrUnavailable) || errors.As(err, new(*client.Error)) {
 		t.Errorf("unreachable server: %v", err)
 	}
 }
@@ -357,7 +367,7 @@ func TestUnsupported(t *testing.T) {
 	}
 	// Routes of a server started without recall or facts: 501.
 	_, err = c.SearchRecall(ctx, client.RecallQuery{Text: "x"})
-	if !errors.Is(err, errors.ErrUnsupported) || apiErr(t, err).Code != server.CodeNotConfigured {
+	if !errors.Is(err, errors.ErrUnsupported) || apiErr(t, err).Code != api.CodeNotConfigured {
 		t.Errorf("recall without an index: %v", err)
 	}
 	if _, err := c.SearchFacts(ctx, "u", client.FactsQuery{}); !errors.Is(err, errors.ErrUnsupported) {
@@ -378,7 +388,7 @@ func TestClosed(t *testing.T) {
 	if err := c.Close(); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := c.Get(ctx, "s"); !errors.Is(err, store.ErrClosed) {
+	if _, err := c.Get(ctx, "", "s"); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Get after Close: %v", err)
 	}
 	if _, err := c.Context(ctx, "s", client.ContextOptions{}); !errors.Is(err, store.ErrClosed) {
@@ -438,7 +448,7 @@ func TestNewAndOpen(t *testing.T) {
 	if _, ok := st.(*client.Client); !ok {
 		t.Fatalf("store.Open returned %T", st)
 	}
-	if s, err := st.Get(ctx, "s"); err != nil || s.ID != "s" {
+	if s, err := st.Get(ctx, "", "s"); err != nil || s.ID != "s" {
 		t.Errorf("Get through store.Open: %+v, %v", s, err)
 	}
 	for _, bad := range []string{"?retries=-1", "?apikey=k", "?api_key=a&api_key=b"} {

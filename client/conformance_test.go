@@ -27,9 +27,10 @@ var unsupported = map[string]string{
 	"Sessions/CreateAllFields": tenantReason,
 	"List/Filters":             tenantReason,
 	"BadInput/CreateFields":    tenantReason,
-	"Append/TenantChecked":     tenantReason,
 	"Messages/Tenant":          tenantReason,
 	"Conversations/Tenants":    tenantReason,
+	"Agents/Tenants":           tenantReason,
+	"Tenants/":                 tenantReason,
 
 	// GET /v1/sessions/{id}/steps does not say when each step was
 	// appended (Entry.Time), and POST .../steps gives a step without a

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
 
 // readPageSize is the number of log entries the client asks for per page
 // when it reads a log in pages.
-const readPageSize = server.DefaultReadLimit
+const readPageSize = api.DefaultReadLimit
 
 // readConsistencyAttempts bounds how often Read starts over when the
 // session changed between its requests.
@@ -51,19 +51,13 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	if err != nil {
 		return nil, err
 	}
-	if req.Tenant != "" {
-		t, ok := c.knownTenant()
-		switch {
-		case !ok:
-			return nil, &UnsupportedError{Op: "Create", Reason: fmt.Sprintf("the session's tenant is the API key's, and the client does not know it to compare with %q (use WithTenant)", req.Tenant)}
-		case t != req.Tenant:
-			return nil, &UnsupportedError{Op: "Create", Reason: fmt.Sprintf("the session's tenant is the API key's, %q, not %q", t, req.Tenant)}
-		}
+	if err := c.checkTenant("Create", req.Tenant); err != nil {
+		return nil, err
 	}
 	var sess store.Session
 	if req.ParentID != "" {
 		if req.UserID != "" || req.Agent != "" {
-			parent, err := c.Get(ctx, req.ParentID)
+			parent, err := c.Get(ctx, req.Tenant, req.ParentID)
 			if err != nil {
 				return nil, err
 			}
@@ -84,7 +78,7 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	} else {
 		if _, err := c.call(ctx, request{
 			method: http.MethodPost, path: "/v1/sessions",
-			body: server.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl},
+			body: api.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl},
 		}, &sess); err != nil {
 			return nil, err
 		}
@@ -94,11 +88,30 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	}
 	if req.Tenant != "" && sess.Tenant != req.Tenant {
 		// WithTenant named the wrong tenant: undo.
-		_ = c.Delete(ctx, sess.ID)
+		_ = c.Delete(ctx, "", sess.ID)
 		return nil, &UnsupportedError{Op: "Create", Reason: fmt.Sprintf("the server put the session in the API key's tenant %q, not %q (WithTenant is wrong); it was deleted", sess.Tenant, req.Tenant)}
 	}
 	c.learnTenant(sess.Tenant)
 	return &sess, nil
+}
+
+// checkTenant refuses, with an *UnsupportedError, a request (op) for a
+// session of a tenant other than the API key's: the server serves that
+// tenant only. The empty tenant stands for the key's, whatever it is; a
+// named one must be the key's, as the client knows it (WithTenant, or
+// learnt from an answer).
+func (c *Client) checkTenant(op, tenant string) error {
+	if tenant == "" {
+		return nil
+	}
+	t, ok := c.knownTenant()
+	switch {
+	case !ok:
+		return &UnsupportedError{Op: op, Reason: fmt.Sprintf("the server serves the API key's tenant, and the client does not know it to compare with %q (use WithTenant)", tenant)}
+	case t != tenant:
+		return &UnsupportedError{Op: op, Reason: fmt.Sprintf("the server serves the API key's tenant, %q, not %q", t, tenant)}
+	}
+	return nil
 }
 
 // checkSession checks a session the server returned.
@@ -109,12 +122,16 @@ func checkSession(s *store.Session) error {
 	return nil
 }
 
-// Get implements store.Store with GET /v1/sessions/{id}.
-func (c *Client) Get(ctx context.Context, id string) (*store.Session, error) {
+// Get implements store.Store with GET /v1/sessions/{id}, in the API
+// key's tenant (see checkTenant).
+func (c *Client) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	if c.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := store.ValidateID(id); err != nil {
+	if err := store.ValidateKey(tenant, id); err != nil {
+		return nil, err
+	}
+	if err := c.checkTenant("Get", tenant); err != nil {
 		return nil, err
 	}
 	var sess store.Session
@@ -151,7 +168,7 @@ func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 	if req.PageToken != "" {
 		q.Set("page_token", req.PageToken)
 	}
-	var out server.ListSessionsResponse
+	var out api.ListSessionsResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions", query: q, idempotent: true}, &out); err != nil {
 		return nil, err
 	}
@@ -174,12 +191,16 @@ func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 	return resp, nil
 }
 
-// Delete implements store.Store with DELETE /v1/sessions/{id}.
-func (c *Client) Delete(ctx context.Context, id string) error {
+// Delete implements store.Store with DELETE /v1/sessions/{id}, in the
+// API key's tenant (see checkTenant).
+func (c *Client) Delete(ctx context.Context, tenant, id string) error {
 	if c.closed.Load() {
 		return store.ErrClosed
 	}
-	if err := store.ValidateID(id); err != nil {
+	if err := store.ValidateKey(tenant, id); err != nil {
+		return err
+	}
+	if err := c.checkTenant("Delete", tenant); err != nil {
 		return err
 	}
 	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/sessions/" + pathID(id)})
@@ -191,7 +212,7 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 // the steps and the record together (the route's envelope form), so a
 // bound memory's prunes and summaries work as on a local store. The
 // server bounds a request to
-// server.MaxStepsPerRequest steps and its body size (413, ErrInvalid).
+// api.MaxStepsPerRequest steps and its body size (413, ErrInvalid).
 // Steps have IDs, so a request that failed with a retryable error is sent
 // again (WithRetries): the server stores its steps once.
 func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
@@ -199,6 +220,9 @@ func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 		return nil, store.ErrClosed
 	}
 	if err := store.ValidateAppend(req); err != nil {
+		return nil, err
+	}
+	if err := c.checkTenant("Append", req.Tenant); err != nil {
 		return nil, err
 	}
 	body, err := encodeSteps(req.Steps)
@@ -216,7 +240,7 @@ func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	if req.ExpectedLastSeq != nil {
 		h = map[string]string{"If-Match": strconv.Quote(strconv.FormatInt(*req.ExpectedLastSeq, 10))}
 	}
-	var out server.AppendResponse
+	var out api.AppendResponse
 	if _, err := c.call(ctx, request{
 		method: http.MethodPost, path: "/v1/sessions/" + pathID(req.SessionID) + "/steps",
 		body: body, header: h,
@@ -250,7 +274,7 @@ func encodeSteps(steps []agentmem.Step) ([]byte, error) {
 }
 
 // Read implements store.Store with GET /v1/sessions/{id} and GET
-// /v1/sessions/{id}/steps, in pages of server.DefaultReadLimit entries.
+// /v1/sessions/{id}/steps, in pages of api.DefaultReadLimit entries.
 //
 // The API differs from a local store in two ways. It does not say when
 // the server appended a step, so Entry.Time is zero for step entries
@@ -272,7 +296,7 @@ func (c *Client) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRe
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		sess, err := c.Get(ctx, req.SessionID)
+		sess, err := c.Get(ctx, req.Tenant, req.SessionID)
 		if err != nil {
 			return nil, err
 		}
@@ -281,7 +305,7 @@ func (c *Client) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRe
 		switch {
 		case req.WorkingSet:
 			entries, last, err = c.readLog(ctx, req.SessionID, 0, 0)
-		case req.Last > 0 && req.Last <= server.MaxReadLimit:
+		case req.Last > 0 && req.Last <= api.MaxReadLimit:
 			entries, last, err = c.readPage(ctx, req.SessionID, req.After, 0, req.Last)
 		case req.Last > 0:
 			entries, last, err = c.readLog(ctx, req.SessionID, req.After, 0)
@@ -347,7 +371,7 @@ func (c *Client) readPage(ctx context.Context, id string, after int64, limit, la
 	if last > 0 {
 		q.Set("last", strconv.Itoa(last))
 	}
-	var out server.ReadStepsResponse
+	var out api.ReadStepsResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(id) + "/steps", query: q, idempotent: true}, &out); err != nil {
 		return nil, 0, err
 	}

@@ -164,12 +164,25 @@ func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, 
 	for _, s := range ws {
 		byNumber[s.Info().Number] = s
 	}
-	var owner []int
-	for _, n := range res.Steps {
+	counts := make([]int, len(res.Steps))
+	for i, n := range res.Steps {
 		if s, ok := byNumber[n]; ok {
-			for range f.StepMessages(s, agentmem.RenderOptions{}) {
-				owner = append(owner, n)
-			}
+			counts[i] = len(f.StepMessages(s, agentmem.RenderOptions{}))
+		}
+	}
+	// A final answer that ends the context sends nothing
+	// (agentmem.FinalAnswerStep).
+	for i := len(res.Steps) - 1; i >= 0; i-- {
+		if s, ok := byNumber[res.Steps[i]]; ok && s.Kind() == agentmem.KindFinalAnswer {
+			counts[i] = 0
+		} else if counts[i] > 0 {
+			break
+		}
+	}
+	var owner []int
+	for i, n := range res.Steps {
+		for range counts[i] {
+			owner = append(owner, n)
 		}
 	}
 	labelled := len(owner) == len(res.Messages)
@@ -189,6 +202,7 @@ func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, 
 // counts the step, for the rows a page lists.
 func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) []logRow {
 	shown, truncated, dropped := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	newestCut := -1 // the newest step, truncated because alone it did not fit
 	var summarized []agentmem.Range
 	index := make(map[int]int, len(ws))
 	for i, s := range ws {
@@ -200,6 +214,9 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 		}
 		for _, n := range res.Truncated {
 			truncated[n] = true
+		}
+		if res.NewestTruncated && len(res.Truncated) > 0 {
+			newestCut = res.Truncated[len(res.Truncated)-1]
 		}
 		// A dropped run is Count consecutive working-set steps from First.
 		for _, run := range res.Dropped {
@@ -242,6 +259,8 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 			row.Status, row.Detail = StatusPending, "not sent: tool calls "+strings.Join(ws[i].(*agentmem.ActionStep).Unanswered(), ", ")+" await their results"
 		case shown[n] && replaced[n] && agentmem.IsPending(e.Step) && !truncated[n]:
 			row.Status, row.Detail = StatusShown, "with the tool results appended after it"
+		case n == newestCut:
+			row.Status, row.Detail = StatusTruncated, "the newest step alone was larger than what the budget left after the pinned steps: sent with its observations shortened to fit, rather than left out, so the model sees its last result"
 		case truncated[n]:
 			row.Status, row.Detail = StatusTruncated, "observations shortened to fill the budget"
 		case shown[n] && replaced[n]:
@@ -357,7 +376,7 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, invalid("at", "step %d is past the end of the log (its last entry is %d)", at, sess.LastSeq))
 		return
 	}
-	req := store.ReadRequest{SessionID: sess.ID}
+	req := store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID}
 	if at > 0 {
 		req.Limit = int(at) // the entries before step at, and at itself
 	}

@@ -48,7 +48,7 @@ func TestBrowser(t *testing.T) {
 	in, err := inspector.New(inspector.Config{
 		Store:  st,
 		Facts:  newFacts(),
-		Recall: newRecall(t, st, "fix-login", "plan-sprint", "lit-review", "acme-secret"),
+		Recall: newRecall(t, st, "fix-login", "plan-sprint", "lit-review", "acme/acme-secret"),
 		Clock:  func() time.Time { return factsNow },
 	})
 	if err != nil {

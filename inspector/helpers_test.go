@@ -121,8 +121,14 @@ func words(text string) []string {
 func newRecall(t testing.TB, st store.Store, ids ...string) testRecallSource {
 	t.Helper()
 	var src testRecallSource
-	for _, id := range ids {
-		resp, err := st.Read(context.Background(), store.ReadRequest{SessionID: id})
+	for _, key := range ids {
+		// "tenant/id" names a session of a tenant, "id" one of the
+		// default tenant (IDs cannot contain a slash).
+		tenant, id, ok := strings.Cut(key, "/")
+		if !ok {
+			tenant, id = "", key
+		}
+		resp, err := st.Read(context.Background(), store.ReadRequest{Tenant: tenant, SessionID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +205,7 @@ func mustGet(t testing.TB, h http.Handler, target string, want int) string {
 func libContext(t testing.TB, st store.Store, id string, at int64, opts agentmem.ContextOptions) (*agentmem.Context, []agentmem.Step) {
 	t.Helper()
 	ctx := context.Background()
-	parent, err := st.Get(ctx, id)
+	parent, err := st.Get(ctx, "", id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +217,7 @@ func libContext(t testing.TB, st store.Store, id string, at int64, opts agentmem
 	if _, err := st.Create(ctx, store.CreateRequest{ID: probe, Tenant: parent.Tenant, ParentID: id, ForkSeq: fork}); err != nil {
 		t.Fatal(err)
 	}
-	defer st.Delete(ctx, probe)
+	defer st.Delete(ctx, "", probe)
 	m, err := store.OpenMemory(ctx, st, probe, agentmem.Options{Format: opts.Format, Counter: opts.Counter})
 	if err != nil {
 		t.Fatal(err)

@@ -160,11 +160,17 @@ func timeline(t *testing.T, body string) []timelineRow {
 // memory holding the step alone, less the reply priming.
 func libStepTokens(t *testing.T, s agentmem.Step, f agentmem.Format, c tokenizer.Counter) int {
 	t.Helper()
-	m := agentmem.New(agentmem.Options{Format: f, Counter: c})
-	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: []agentmem.Step{s}}); err != nil {
-		t.Fatal(err)
+	// A later step follows s: a final answer that ends a memory costs
+	// nothing, and the timeline shows what a step costs when it is sent.
+	next := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{Number: s.Info().Number + 1}, Task: "next"}
+	tokens := func(steps ...agentmem.Step) int {
+		m := agentmem.New(agentmem.Options{Format: f, Counter: c})
+		if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: steps}); err != nil {
+			t.Fatal(err)
+		}
+		return m.Tokens()
 	}
-	return m.Tokens() - agentmem.ReplyPriming
+	return tokens(s, next) - tokens(next)
 }
 
 func TestSessionTimeline(t *testing.T) {
@@ -642,7 +648,7 @@ func TestRecallPage(t *testing.T) {
 		t.Error("without a recall source the page does not say recall is not configured")
 	}
 	f := newFixture(t, inspector.Config{})
-	src := newRecall(t, f.st, "fix-login", "plan-sprint", "lit-review", "acme-secret")
+	src := newRecall(t, f.st, "fix-login", "plan-sprint", "lit-review", "acme/acme-secret")
 	in, err := inspector.New(inspector.Config{Store: f.st, Recall: src})
 	if err != nil {
 		t.Fatal(err)
@@ -845,6 +851,25 @@ func TestContextSizeChart(t *testing.T) {
 	if body := mustGet(t, f.in, "/sessions/fix-login?budget=20", http.StatusOK); !strings.Contains(body, `At <b>8</b> calls (red) nothing could be sent`) {
 		t.Error("the chart does not say the calls were sent nothing")
 	}
+	// A tenant's session is charted from its own log: the same session in
+	// tenant acme, alone in its store, gives the same points.
+	acmeStore := memstore.New(memstore.Options{Clock: tickClock(t0)})
+	defer acmeStore.Close()
+	seedLogin(t, acmeStore, "acme", "fix-login", tickClock(t0))
+	acme, err := inspector.New(inspector.Config{Store: acmeStore, Tenant: func(*http.Request) (string, error) { return "acme", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := point.FindAllStringSubmatch(mustGet(t, f.in, "/sessions/fix-login?budget=250", http.StatusOK), -1)
+	theirs := point.FindAllStringSubmatch(mustGet(t, acme, "/sessions/fix-login?budget=250", http.StatusOK), -1)
+	if len(theirs) != len(own) || len(own) == 0 {
+		t.Fatalf("tenant acme's chart has %d points, the default tenant's %d", len(theirs), len(own))
+	}
+	for i := range own {
+		if own[i][3] != theirs[i][3] || own[i][4] != theirs[i][4] {
+			t.Errorf("point %d: acme %s=%s, default %s=%s", i, theirs[i][3], theirs[i][4], own[i][3], own[i][4])
+		}
+	}
 	// The chart is on the first page of the timeline only.
 	if body := mustGet(t, f.in, "/sessions/fix-login?after=3", http.StatusOK); strings.Contains(body, `id="context-chart"`) {
 		t.Error("a later page of the timeline draws the chart again")
@@ -889,5 +914,37 @@ func TestContextSizeChartBounds(t *testing.T) {
 	body = mustGet(t, in, "/sessions/long", http.StatusOK)
 	if strings.Contains(body, `id="context-chart"`) || !strings.Contains(body, `id="context-sizes-note"`) {
 		t.Error("a log over MaxChartEntries is charted, or not said to be too long")
+	}
+}
+
+// TestContextExplainsTheTruncatedNewestStep: when the newest step alone is
+// larger than what the budget leaves, the page says it was sent cut to
+// fit rather than left out (issue 13 item 5).
+func TestContextExplainsTheTruncatedNewestStep(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	ctx := context.Background()
+	m, err := store.CreateMemory(ctx, f.st, store.CreateRequest{ID: "big-log"}, agentmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []agentmem.Step{
+		&agentmem.SystemPromptStep{Content: "You debug services."},
+		&agentmem.TaskStep{Task: "Why does checkout fail?"},
+		&agentmem.ActionStep{ToolCalls: []agentmem.ToolCall{{ID: "c1", Name: "read_logs", Arguments: `{}`}},
+			Results: []agentmem.ToolResult{{CallID: "c1", Content: strings.Repeat("checkout: payment timeout after 30s\n", 800)}}},
+	} {
+		if _, err := m.Add(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := html.UnescapeString(mustGet(t, f.in, "/sessions/big-log/context?budget=400", http.StatusOK))
+	if !strings.Contains(body, `data-seq="3" data-status="truncated"`) {
+		t.Fatal("the newest step is not marked truncated")
+	}
+	if !strings.Contains(body, "the newest step alone was larger than what the budget left") {
+		t.Fatal("the page does not explain why the newest step was cut")
+	}
+	if !strings.Contains(body, "checkout: payment timeout") {
+		t.Fatal("the page does not show what the model was sent of the newest step")
 	}
 }

@@ -96,15 +96,12 @@ func (in *Inspector) getSession(ctx context.Context, tenant, id string) (*store.
 	if store.ValidateID(id) != nil {
 		return nil, notFound("No such session.")
 	}
-	s, err := in.cfg.Store.Get(ctx, id)
+	s, err := in.cfg.Store.Get(ctx, tenant, id)
 	if err != nil {
 		if isNotFound(err) {
 			return nil, notFound("No such session.")
 		}
 		return nil, err
-	}
-	if s.Tenant != tenant {
-		return nil, notFound("No such session.")
 	}
 	return s, nil
 }
@@ -200,7 +197,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// One more than a page tells whether there is a next page.
-	resp, err := in.cfg.Store.Read(r.Context(), store.ReadRequest{SessionID: sess.ID, After: after, Limit: in.cfg.TimelinePage + 1})
+	resp, err := in.cfg.Store.Read(r.Context(), store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, After: after, Limit: in.cfg.TimelinePage + 1})
 	if err != nil {
 		in.fail(w, r, err)
 		return
@@ -276,7 +273,7 @@ func (in *Inspector) chartSizes(ctx context.Context, sess *store.Session, v view
 	if v.Budget > in.cfg.MaxContextTokens {
 		return invalid("budget", "is %d tokens, more than this server's maximum context of %d tokens", v.Budget, in.cfg.MaxContextTokens)
 	}
-	resp, err := in.cfg.Store.Read(ctx, store.ReadRequest{SessionID: sess.ID, Limit: MaxChartEntries + 1})
+	resp, err := in.cfg.Store.Read(ctx, store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, Limit: MaxChartEntries + 1})
 	if err != nil {
 		return err
 	}

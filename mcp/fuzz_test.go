@@ -146,7 +146,7 @@ func FuzzLongTermArgs(f *testing.F) {
 			t.Fatal(err)
 		}
 		turn := []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("the garden has roses")}, {Role: agentmem.RoleAssistant, Content: agentmem.Text("roses need sun")}}
-		if _, err := store.AppendMessages(ctx, indexed, store.MessagesRequest{SessionID: "s1", Messages: turn, Now: clock}); err != nil {
+		if _, err := store.AppendMessages(ctx, indexed, store.MessagesRequest{Tenant: "fuzz", SessionID: "s1", Messages: turn, Now: clock}); err != nil {
 			t.Fatal(err)
 		}
 		known, err := fm.Remember(ctx, facts.RememberRequest{Tenant: "fuzz", UserID: "alice", Text: "Drinks coffee."})

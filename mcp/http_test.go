@@ -76,7 +76,7 @@ func TestHTTPHandler(t *testing.T) {
 	if c.LastSeq != 4 || len(c.Steps) != 4 {
 		t.Errorf("context over HTTP: %+v", c)
 	}
-	if s, err := st.Get(context.Background(), "web"); err != nil || s.Tenant != "acme" {
+	if s, err := st.Get(context.Background(), "acme", "web"); err != nil || s.Tenant != "acme" {
 		t.Fatalf("the session is not acme's: %+v, %v", s, err)
 	}
 
@@ -128,7 +128,7 @@ func TestHTTPHandlerDefaultTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	call(t, cs, mcp.ToolCreateSession, map[string]any{"id": "x"}, nil)
-	if s, err := st.Get(context.Background(), "x"); err != nil || s.Tenant != "solo" {
+	if s, err := st.Get(context.Background(), "solo", "x"); err != nil || s.Tenant != "solo" {
 		t.Errorf("session %+v, %v", s, err)
 	}
 }

@@ -219,7 +219,7 @@ func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error
 	}
 	// The store checks the tenant, in the append's own transaction.
 	resp, err := store.AppendMessages(ctx, t.cfg.Store, store.MessagesRequest{
-		SessionID: in.SessionID, Tenant: &t.tenant, Messages: msgs, Flush: in.FlushPending, IdempotencyKey: in.IdempotencyKey, NewID: t.cfg.NewID, Now: t.cfg.Clock,
+		SessionID: in.SessionID, Tenant: t.tenant, Messages: msgs, Flush: in.FlushPending, IdempotencyKey: in.IdempotencyKey, NewID: t.cfg.NewID, Now: t.cfg.Clock,
 	})
 	if errors.Is(err, agentmem.ErrNotFound) {
 		err = sessionNotFound(in.SessionID)
@@ -341,7 +341,7 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	// The bound memory is only read: nothing is added through it, so it
 	// never writes, and it is not closed (that would end a single-run
 	// session).
-	b, err := store.OpenMemory(ctx, t.cfg.Store, in.SessionID, agentmem.Options{Counter: counter, Clock: t.cfg.Clock})
+	b, err := store.OpenTenantMemory(ctx, t.cfg.Store, t.tenant, in.SessionID, agentmem.Options{Counter: counter, Clock: t.cfg.Clock})
 	if err != nil {
 		if errors.Is(err, agentmem.ErrNotFound) {
 			err = sessionNotFound(in.SessionID)
@@ -349,9 +349,6 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 		return ContextOutput{}, t.toolError(ctx, op, err)
 	}
 	sess := b.Session()
-	if sess.Tenant != t.tenant {
-		return ContextOutput{}, t.toolError(ctx, op, sessionNotFound(in.SessionID))
-	}
 	c, err := b.Context(ctx, agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: in.TruncateToFill})
 	if err != nil {
 		return ContextOutput{}, t.toolError(ctx, op, err)
@@ -405,7 +402,7 @@ func (t *tools) pop(ctx context.Context, in PopInput) (PopOutput, error) {
 		return PopOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
 	}
 	// The store checks the tenant, in the pop's read and its append.
-	resp, err := store.Pop(ctx, t.cfg.Store, store.PopRequest{SessionID: in.SessionID, Tenant: &t.tenant, ExpectedLastSeq: in.ExpectedLastSeq})
+	resp, err := store.Pop(ctx, t.cfg.Store, store.PopRequest{Tenant: t.tenant, SessionID: in.SessionID, ExpectedLastSeq: in.ExpectedLastSeq})
 	switch {
 	case errors.Is(err, agentmem.ErrNotFound):
 		return PopOutput{}, t.toolError(ctx, op, sessionNotFound(in.SessionID))

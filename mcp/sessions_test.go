@@ -70,7 +70,7 @@ func TestCreateSession(t *testing.T) {
 		s.Retention != "session" || !s.CreatedAt.Equal(t0) || s.LastSeq != 0 || s.ExpiresAt != nil {
 		t.Errorf("created %+v", s)
 	}
-	stored, err := e.st.Get(context.Background(), "chat-1")
+	stored, err := e.st.Get(context.Background(), "acme", "chat-1")
 	if err != nil || stored.Tenant != "acme" || stored.UserID != "alice" {
 		t.Fatalf("stored %+v, %v", stored, err)
 	}
@@ -294,7 +294,7 @@ func TestAppendErrors(t *testing.T) {
 		"messages[0].tool_call_id", `"c9"`, "no pending tool call")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": msgs(map[string]any{"role": "user", "content": "x", "is_error": true})}, "is_error")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": turn, "idempotency_key": "has space"}, "idempotency_key")
-	if s, _ := e.st.Get(context.Background(), "s"); s.LastSeq != 0 {
+	if s, _ := e.st.Get(context.Background(), "", "s"); s.LastSeq != 0 {
 		t.Errorf("refused appends stored something: last_seq %d", s.LastSeq)
 	}
 }
@@ -348,7 +348,7 @@ func TestAppendIdempotent(t *testing.T) {
 	longer := append(slices.Clone(turn), map[string]any{"role": "user", "content": "Thanks."})
 	callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "s", "messages": longer, "idempotency_key": "turn-1"},
 		`idempotency_key "turn-1" was already used for a different append`)
-	if s, _ := e.st.Get(context.Background(), "s"); s.LastSeq != 4 {
+	if s, _ := e.st.Get(context.Background(), "", "s"); s.LastSeq != 4 {
 		t.Errorf("appends reusing the key stored something: last_seq %d", s.LastSeq)
 	}
 }
@@ -366,7 +366,13 @@ func TestTenantsAreIsolated(t *testing.T) {
 		callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "secret", "messages": turn}, `session "secret" does not exist`)
 		callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "secret", "messages": []map[string]any{{"role": "tool", "tool_call_id": "nobody", "content": "r"}}}, `session "secret" does not exist`)
 		callErr(t, e.cs, mcp.ToolPop, map[string]any{"session_id": "secret"}, `session "secret" does not exist`)
-		callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "secret"}) // the ID is taken, whoever has it
+		// IDs are per tenant: the ID is free in another tenant, and the
+		// session created there is another one.
+		var mine mcp.SessionInfo
+		call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "secret"}, &mine)
+		if mine.LastSeq != 0 {
+			t.Errorf("a new session with another tenant's ID: %+v", mine)
+		}
 		var l mcp.ListSessionsOutput
 		call(t, e.cs, mcp.ToolListSessions, map[string]any{"user_id": "alice"}, &l)
 		for _, s := range l.Sessions {
@@ -376,11 +382,15 @@ func TestTenantsAreIsolated(t *testing.T) {
 		}
 	}
 	var l mcp.ListSessionsOutput
-	call(t, anon.cs, mcp.ToolListSessions, map[string]any{"page_size": 1}, &l)
-	if len(l.Sessions) != 1 || l.Sessions[0].ID != "public" {
-		t.Errorf("default tenant lists %+v", l)
+	call(t, anon.cs, mcp.ToolListSessions, map[string]any{"page_size": 10}, &l)
+	var ids []string
+	for _, s := range l.Sessions {
+		ids = append(ids, s.ID+"/"+s.UserID)
 	}
-	if s, _ := acme.st.Get(context.Background(), "secret"); s.LastSeq != 4 {
+	if slices.Sort(ids); strings.Join(ids, " ") != "public/alice secret/" {
+		t.Errorf("default tenant lists %v, want its own public and secret", ids)
+	}
+	if s, _ := acme.st.Get(context.Background(), "acme", "secret"); s.LastSeq != 4 {
 		t.Errorf("another tenant changed acme's session: last_seq %d", s.LastSeq)
 	}
 }
@@ -414,7 +424,9 @@ var errBroken = errors.New("stored entry 2 does not decode")
 func (brokenStore) Create(context.Context, store.CreateRequest) (*store.Session, error) {
 	return nil, errBroken
 }
-func (brokenStore) Get(context.Context, string) (*store.Session, error) { return nil, errBroken }
+func (brokenStore) Get(context.Context, string, string) (*store.Session, error) {
+	return nil, errBroken
+}
 func (brokenStore) List(context.Context, store.ListRequest) (*store.ListResponse, error) {
 	return nil, errBroken
 }

@@ -173,8 +173,8 @@ func (t *tools) session(ctx context.Context, id string) (*store.Session, error) 
 	if err := store.ValidateID(id); err != nil {
 		return nil, badSessionID(id)
 	}
-	s, err := t.cfg.Store.Get(ctx, id)
-	if errors.Is(err, agentmem.ErrNotFound) || (err == nil && s.Tenant != t.tenant) {
+	s, err := t.cfg.Store.Get(ctx, t.tenant, id)
+	if errors.Is(err, agentmem.ErrNotFound) {
 		return nil, sessionNotFound(id)
 	}
 	return s, err

@@ -174,7 +174,7 @@ func (x *Indexer) Backfill(ctx context.Context, req store.ListRequest) (int, err
 			return n, err
 		}
 		for _, s := range page.Sessions {
-			resp, err := x.Store.Read(ctx, store.ReadRequest{SessionID: s.ID})
+			resp, err := x.Store.Read(ctx, store.ReadRequest{Tenant: s.Tenant, SessionID: s.ID})
 			if err != nil {
 				return n, fmt.Errorf("recall: backfill session %q: %w", s.ID, err)
 			}

@@ -100,7 +100,7 @@ func TestIndexer(t *testing.T) {
 		for _, tx := range texts {
 			steps = append(steps, &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(tx)}})
 		}
-		if _, err := st.Append(ctx, store.AppendRequest{SessionID: id, Steps: steps}); err != nil {
+		if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: id, Steps: steps}); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -145,11 +145,11 @@ func TestIndexer(t *testing.T) {
 		}
 	}
 	// An append is indexed; a backfill again changes nothing.
-	resp, err := st.Append(ctx, store.AppendRequest{SessionID: "s3", Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Task: "Find a hotel in Lisbon"}}})
+	resp, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "s3", Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Task: "Find a hotel in Lisbon"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, err := st.Read(ctx, store.ReadRequest{SessionID: "s3", After: resp.Seqs[0] - 1})
+	read, err := st.Read(ctx, store.ReadRequest{Tenant: "acme", SessionID: "s3", After: resp.Seqs[0] - 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func ExampleIndexedStore() {
 		panic(err)
 	}
 	turn := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "t1"}, Task: "My parrot Kiwi only eats grapes"}
-	if _, err := indexed.Append(ctx, store.AppendRequest{SessionID: "s1", Steps: []agentmem.Step{turn}}); err != nil {
+	if _, err := indexed.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "s1", Steps: []agentmem.Step{turn}}); err != nil {
 		panic(err)
 	}
 	if err := indexed.Sync(ctx); err != nil {

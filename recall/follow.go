@@ -369,7 +369,7 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 func (f *Follower) forked(ctx context.Context, w *docWriter, sess *store.Session, upTo int64) error {
 	var after int64
 	for after < upTo {
-		resp, err := f.st.Read(ctx, store.ReadRequest{SessionID: sess.ID, After: after, Limit: 1000})
+		resp, err := f.st.Read(ctx, store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, After: after, Limit: 1000})
 		if errors.Is(err, agentmem.ErrNotFound) {
 			return nil // deleted since: its delete change follows
 		}

@@ -176,7 +176,7 @@ func (s *IndexedStore) Create(ctx context.Context, req store.CreateRequest) (*st
 		s.wrote()
 		return sess, nil
 	}
-	resp, rerr := s.Store.Read(ctx, store.ReadRequest{SessionID: sess.ID})
+	resp, rerr := s.Store.Read(ctx, store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID})
 	if rerr == nil {
 		rerr = s.Indexer.Add(ctx, resp.Session, resp.Entries...)
 	}
@@ -198,7 +198,7 @@ func (s *IndexedStore) Append(ctx context.Context, req store.AppendRequest) (*st
 		s.wrote()
 		return resp, nil
 	}
-	sess, gerr := s.Store.Get(ctx, req.SessionID)
+	sess, gerr := s.Store.Get(ctx, req.Tenant, req.SessionID)
 	if gerr != nil {
 		s.report(ctx, req.SessionID, gerr)
 		return resp, nil
@@ -222,9 +222,9 @@ func (s *IndexedStore) Append(ctx context.Context, req store.AppendRequest) (*st
 // Delete deletes a session and forgets its documents. An expired
 // session (which Get no longer returns) is deleted, but its documents are
 // not found to forget: see the type's documentation.
-func (s *IndexedStore) Delete(ctx context.Context, id string) error {
-	sess, gerr := s.Store.Get(ctx, id)
-	if err := s.Store.Delete(ctx, id); err != nil {
+func (s *IndexedStore) Delete(ctx context.Context, tenant, id string) error {
+	sess, gerr := s.Store.Get(ctx, tenant, id)
+	if err := s.Store.Delete(ctx, tenant, id); err != nil {
 		return err
 	}
 	if gerr == nil {

@@ -41,11 +41,15 @@ type noFeed struct{ st *memstore.Store }
 func (n noFeed) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
 	return n.st.Create(ctx, req)
 }
-func (n noFeed) Get(ctx context.Context, id string) (*store.Session, error) { return n.st.Get(ctx, id) }
+func (n noFeed) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
+	return n.st.Get(ctx, tenant, id)
+}
 func (n noFeed) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
 	return n.st.List(ctx, req)
 }
-func (n noFeed) Delete(ctx context.Context, id string) error { return n.st.Delete(ctx, id) }
+func (n noFeed) Delete(ctx context.Context, tenant, id string) error {
+	return n.st.Delete(ctx, tenant, id)
+}
 func (n noFeed) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	return n.st.Append(ctx, req)
 }
@@ -101,7 +105,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 	msg := func(id, text string) agentmem.Step {
 		return &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: id}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
 	}
-	if _, err := is.Append(ctx, store.AppendRequest{SessionID: "s1", Steps: []agentmem.Step{msg("a", "my cat is called Miso"), msg("b", "I live in Porto")}}); err != nil {
+	if _, err := is.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "s1", Steps: []agentmem.Step{msg("a", "my cat is called Miso"), msg("b", "I live in Porto")}}); err != nil {
 		t.Fatal(err)
 	}
 	search := func(tenant, q string, f recall.Filter) []recall.Hit {
@@ -133,7 +137,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 	}
 
 	// Deleting a session forgets its turns, not the branch's.
-	if err := is.Delete(ctx, "s1"); err != nil {
+	if err := is.Delete(ctx, "acme", "s1"); err != nil {
 		t.Fatal(err)
 	}
 	if hits := search("acme", "cat", recall.Scope("s1", "", "")); len(hits) != 0 {
@@ -143,7 +147,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 		t.Errorf("branch lost its turns: %+v", hits)
 	}
 	// An imported session is indexed with its whole log.
-	src, err := is.Read(ctx, store.ReadRequest{SessionID: "s2"})
+	src, err := is.Read(ctx, store.ReadRequest{Tenant: "acme", SessionID: "s2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +164,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 	if _, err := is.Create(ctx, store.CreateRequest{ID: "s4", Tenant: "acme", UserID: "alice", TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := is.Append(ctx, store.AppendRequest{SessionID: "s4", Steps: []agentmem.Step{msg("d", "my other cat is Tofu")}}); err != nil {
+	if _, err := is.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "s4", Steps: []agentmem.Step{msg("d", "my other cat is Tofu")}}); err != nil {
 		t.Fatal(err)
 	}
 	if hits := search("acme", "cat", recall.Scope("s4", "", "")); len(hits) != 1 {
@@ -186,7 +190,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := is.Append(ctx, store.AppendRequest{SessionID: "s2", Steps: []agentmem.Step{msg("c", "hello")}}); err != nil {
+	if _, err := is.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "s2", Steps: []agentmem.Step{msg("c", "hello")}}); err != nil {
 		t.Fatalf("append with a closed index: %v", err)
 	}
 	<-reported // the failure is reported (by the follower, as it retries)
@@ -195,7 +199,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 		t.Errorf("index errors: %v", indexErrs)
 	}
 	errMu.Unlock()
-	resp, err := is.Read(ctx, store.ReadRequest{SessionID: "s2"})
+	resp, err := is.Read(ctx, store.ReadRequest{Tenant: "acme", SessionID: "s2"})
 	if err != nil || resp.Session.LastSeq != 2 {
 		t.Fatalf("read: %v %+v", err, resp)
 	}

@@ -11,6 +11,12 @@
 # (starts with ./ or ../, is . or .., or starts with the module path) limits
 # go vet and staticcheck to those packages too; with none, ./... is added.
 #
+# The framework adapters under adapters/ are modules of their own (each has
+# its go.mod): steps 2, 3 and 6 run in each of them too, on its ./... when no
+# package is given, else on the packages given inside it
+# (./adapters/langchaingo/...) or by a pattern that covers it (./...,
+# ./adapters/...); a run given only other packages leaves them out.
+#
 # Steps, in order; a failing step does not stop the later ones, and the
 # script exits non-zero if any failed:
 #
@@ -38,7 +44,7 @@
 #   AGENTMEM_TEST_POSTGRES_URL   use this database instead of a throwaway server
 #   AGENTMEM_TEST_CHROMIUM       use this browser
 #   AGENTMEM_TEST_TIMEOUT        go test -timeout for each test binary (8m)
-#   AGENTMEM_TEST_DEADLINE       limit for the whole go test step (12m)
+#   AGENTMEM_TEST_DEADLINE       limit for the go test step of each module (12m)
 #   AGENTMEM_TEST_RACE=0         run without the race detector
 #   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
 #                                into the server, so its tests run
@@ -194,24 +200,98 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 MODULE=$(awk '$1 == "module" { print $2; exit }' go.mod)
-TEST_ARGS=("$@")
+
+# The adapter modules: adapters/NAME with a go.mod of its own.
+ADAPTERS=()
+for mod in adapters/*/go.mod; do
+	if [[ -f $mod ]]; then
+		ADAPTERS+=("${mod%/go.mod}")
+	fi
+done
+
+# adapter_of ARG: the adapter module directory a package argument is in,
+# if any.
+adapter_of() {
+	local p=${1#./} a
+	for a in "${ADAPTERS[@]}"; do
+		if [[ $p == "$a" || $p == "$a"/* || $1 == "$MODULE/$a" || $1 == "$MODULE/$a"/* ]]; then
+			printf '%s\n' "$a"
+			return
+		fi
+	done
+}
+
+# FLAGS are the arguments that are not packages; PKGS the root module's
+# packages; ADAPTER_PKGS[dir] the packages of an adapter module, relative
+# to its directory, space-separated.
+FLAGS=()
 PKGS=()
 VERBOSE=()
+declare -A ADAPTER_PKGS=()
+any_pkg=0
 for arg in "$@"; do
 	case $arg in
-	./* | ../* | . | .. | "$MODULE" | "$MODULE"/*) PKGS+=("$arg") ;;
-	-v | -v=true | -test.v | -test.v=true) VERBOSE=(-v) ;;
+	./* | ../* | . | .. | "$MODULE" | "$MODULE"/*)
+		any_pkg=1
+		a=$(adapter_of "$arg")
+		if [[ -z $a ]]; then
+			PKGS+=("$arg")
+			# A pattern DIR/... covers the adapter modules under DIR too.
+			if [[ $arg == */... ]]; then
+				prefix=${arg%...}
+				prefix=${prefix#./}
+				prefix=${prefix#"$MODULE"/}
+				for a in "${ADAPTERS[@]}"; do
+					if [[ $a/ == "$prefix"* ]]; then
+						ADAPTER_PKGS[$a]+=" ./..."
+					fi
+				done
+			fi
+		elif [[ $arg == "$MODULE"/* ]]; then
+			ADAPTER_PKGS[$a]+=" $arg"
+		else
+			rel=${arg#./}
+			rel=${rel#"$a"}
+			ADAPTER_PKGS[$a]+=" .$rel"
+		fi
+		;;
+	*)
+		FLAGS+=("$arg")
+		case $arg in
+		-v | -v=true | -test.v | -test.v=true) VERBOSE=(-v) ;;
+		esac
+		;;
 	esac
 done
-if ((${#PKGS[@]} == 0)); then
+if ((any_pkg == 0)); then
 	PKGS=(./...)
-	TEST_ARGS+=(./...)
+	for a in "${ADAPTERS[@]}"; do
+		ADAPTER_PKGS[$a]=./...
+	done
 fi
+TEST_ARGS=("${FLAGS[@]}" "${PKGS[@]}")
+
+# adapter_pkgs DIR: the packages asked for in an adapter module, one per
+# line (none: the module is left out).
+adapter_pkgs() {
+	local p
+	for p in ${ADAPTER_PKGS[$1]:-}; do
+		printf '%s\n' "$p"
+	done
+}
+
+# SELECTED_ADAPTERS: the adapter modules with packages asked for.
+SELECTED_ADAPTERS=()
+for a in "${ADAPTERS[@]}"; do
+	if [[ -n ${ADAPTER_PKGS[$a]:-} ]]; then
+		SELECTED_ADAPTERS+=("$a")
+	fi
+done
 
 START=$SECONDS
 mode=
 if in_ci; then mode=", CI mode"; fi
-printf 'test.sh: %s, packages %s%s\n' "$(go version)" "${PKGS[*]}" "$mode"
+printf 'test.sh: %s, packages %s%s\n' "$(go version)" "${PKGS[*]:-(none of the root module)}${SELECTED_ADAPTERS[*]:+, adapter modules ${SELECTED_ADAPTERS[*]}}" "$mode"
 
 # --- 1. gofmt --------------------------------------------------------------
 
@@ -250,16 +330,27 @@ fi
 
 # --- 2. go vet -------------------------------------------------------------
 
-log "go vet ${PKGS[*]}"
-if go vet "${PKGS[@]}"; then
-	step_ok "go vet"
-else
-	step_fail "go vet"
+if ((${#PKGS[@]} > 0)); then
+	log "go vet ${PKGS[*]}"
+	if go vet "${PKGS[@]}"; then
+		step_ok "go vet"
+	else
+		step_fail "go vet"
+	fi
 fi
+for a in "${SELECTED_ADAPTERS[@]}"; do
+	mapfile -t apkgs < <(adapter_pkgs "$a")
+	log "go vet ${apkgs[*]}   (in $a)"
+	if (cd "$a" && go vet "${apkgs[@]}"); then
+		step_ok "go vet $a"
+	else
+		step_fail "go vet $a"
+	fi
+done
 
 # --- 3. staticcheck --------------------------------------------------------
 
-log "staticcheck ${PKGS[*]}"
+log "staticcheck ${PKGS[*]:-(the adapter modules only)}"
 GOBIN_DIR="$(go env GOPATH | cut -d: -f1)/bin"
 STATICCHECK=$GOBIN_DIR/staticcheck
 # staticcheck -version prints e.g. "staticcheck 2026.2.2 (0.8.2)".
@@ -277,10 +368,23 @@ if [[ -z $STATICCHECK || ! -x $STATICCHECK ]]; then
 		warn "could not install staticcheck $STATICCHECK_VERSION; skipping it"
 		step_warn staticcheck "SKIPPED: could not install $STATICCHECK_VERSION"
 	fi
-elif "$STATICCHECK" "${PKGS[@]}"; then
-	step_ok staticcheck "$STATICCHECK_VERSION"
 else
-	step_fail staticcheck
+	if ((${#PKGS[@]} > 0)); then
+		if "$STATICCHECK" "${PKGS[@]}"; then
+			step_ok staticcheck "$STATICCHECK_VERSION"
+		else
+			step_fail staticcheck
+		fi
+	fi
+	for a in "${SELECTED_ADAPTERS[@]}"; do
+		mapfile -t apkgs < <(adapter_pkgs "$a")
+		log "staticcheck ${apkgs[*]}   (in $a)"
+		if (cd "$a" && "$STATICCHECK" "${apkgs[@]}"); then
+			step_ok "staticcheck $a"
+		else
+			step_fail "staticcheck $a"
+		fi
+	done
 fi
 
 # --- 4. PostgreSQL ---------------------------------------------------------
@@ -395,51 +499,78 @@ fi
 
 GO_TEST_FLAGS=("${RACE[@]}" -count=1 "-timeout=${AGENTMEM_TEST_TIMEOUT:-8m}")
 DEADLINE=${AGENTMEM_TEST_DEADLINE:-12m}
-log "go test ${GO_TEST_FLAGS[*]} ${TEST_ARGS[*]}   (whole step limited to $DEADLINE)"
-
-test_start=$SECONDS
-passed='' failed='' skipped=''
-if go build -o "$WORK/testrun" ./internal/testenv/cmd/testrun; then
-	# In the background, so that a signal to this script runs its trap at
-	# once (bash runs traps only between commands, and `wait` is one);
-	# cleanup then stops testrun, which stops go test.
-	rc=0
-	"$WORK/testrun" "${VERBOSE[@]}" -deadline "$DEADLINE" -summary "$WORK/summary" -- \
-		"${GO_TEST_FLAGS[@]}" "${TEST_ARGS[@]}" </dev/null &
-	TESTRUN_PID=$!
-	wait "$TESTRUN_PID" || rc=$?
-	TESTRUN_PID=
-	declare -A sum=()
-	if [[ -f $WORK/summary ]]; then
-		while IFS='=' read -r key value; do
-			sum[$key]=$value
-		done <"$WORK/summary"
-	fi
-	passed=${sum[passed]:-0} failed=${sum[failed]:-0} skipped=${sum[skipped]:-0}
-	detail="packages: ${sum[packages_ok]:-0} ok, ${sum[packages_failed]:-0} failed, ${sum[packages_no_test]:-0} without tests"
-	if [[ ${sum[deadline_exceeded]:-0} == 1 ]]; then
-		detail="stopped at the $DEADLINE deadline; $detail"
-	fi
-else
-	# The reporter does not build (go.mod broken?): run go test plainly so the
-	# failure shows; no counts then.
+TESTRUN=$WORK/testrun
+if ! go build -o "$TESTRUN" ./internal/testenv/cmd/testrun; then
+	# The reporter does not build (go.mod broken?): go test runs plainly so
+	# the failure shows; no counts then.
 	warn "could not build internal/testenv/cmd/testrun; running go test without it"
-	rc=0
-	go test "${GO_TEST_FLAGS[@]}" "${TEST_ARGS[@]}" || rc=$?
-	detail="no counts"
+	TESTRUN=
 fi
-detail="$detail, $((SECONDS - test_start))s"
-if ((rc == 0)); then
-	step_ok "go test" "$detail"
-else
-	step_fail "go test" "$detail"
+
+# run_tests STEP DIR ARG...: go test ARG... in the module at DIR, as the
+# step STEP, through the reporter; its counts are added to passed, failed
+# and skipped.
+passed='' failed='' skipped=''
+run_tests() {
+	local step=$1 dir=$2 rc=0 detail start=$SECONDS
+	shift 2
+	log "go test ${GO_TEST_FLAGS[*]} $*   (in $dir; the step limited to $DEADLINE)"
+	if [[ -z $TESTRUN ]]; then
+		(cd "$dir" && go test "${GO_TEST_FLAGS[@]}" "$@") || rc=$?
+		detail="no counts"
+	else
+		rm -f "$WORK/summary"
+		# In the background, so that a signal to this script runs its trap
+		# at once (bash runs traps only between commands, and `wait` is
+		# one); cleanup then stops testrun, which stops go test.
+		(cd "$dir" && exec "$TESTRUN" "${VERBOSE[@]}" -deadline "$DEADLINE" -summary "$WORK/summary" -- \
+			"${GO_TEST_FLAGS[@]}" "$@") </dev/null &
+		TESTRUN_PID=$!
+		wait "$TESTRUN_PID" || rc=$?
+		TESTRUN_PID=
+		local -A sum=()
+		local key value
+		if [[ -f $WORK/summary ]]; then
+			while IFS='=' read -r key value; do
+				sum[$key]=$value
+			done <"$WORK/summary"
+		fi
+		passed=$((${passed:-0} + ${sum[passed]:-0}))
+		failed=$((${failed:-0} + ${sum[failed]:-0}))
+		skipped=$((${skipped:-0} + ${sum[skipped]:-0}))
+		detail="packages: ${sum[packages_ok]:-0} ok, ${sum[packages_failed]:-0} failed, ${sum[packages_no_test]:-0} without tests"
+		if [[ ${sum[deadline_exceeded]:-0} == 1 ]]; then
+			detail="stopped at the $DEADLINE deadline; $detail"
+		fi
+	fi
+	detail="$detail, $((SECONDS - start))s"
+	if ((rc == 0)); then
+		step_ok "$step" "$detail"
+	else
+		step_fail "$step" "$detail"
+	fi
+}
+
+if ((${#PKGS[@]} > 0)); then
+	run_tests "go test" . "${TEST_ARGS[@]}"
 fi
+for a in "${SELECTED_ADAPTERS[@]}"; do
+	mapfile -t apkgs < <(adapter_pkgs "$a")
+	run_tests "go test $a" "$a" "${FLAGS[@]}" "${apkgs[@]}"
+done
 
 # --- summary ---------------------------------------------------------------
 
 log "summary"
+width=14
 for s in "${STEPS[@]}"; do
-	printf '    %-14s %s\n' "${s%%|*}" "${s#*|}"
+	n=${s%%|*}
+	if ((${#n} > width)); then
+		width=${#n}
+	fi
+done
+for s in "${STEPS[@]}"; do
+	printf '    %-*s %s\n' "$width" "${s%%|*}" "${s#*|}"
 done
 if ((${#FAILED[@]} == 0)); then
 	printf 'test.sh: PASS in %ds\n' "$((SECONDS - START))"

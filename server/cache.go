@@ -48,12 +48,12 @@ type cache struct {
 
 	mu    sync.Mutex
 	lru   *list.List // of *view, most recent first
-	byID  map[string]*list.Element
+	byKey map[store.Key]*list.Element
 	bytes int64 // the sum of the cached views' sizes
 }
 
 func newCache(s *Server, max int64) *cache {
-	return &cache{s: s, max: max, loads: make(chan struct{}, loadSlots()), lru: list.New(), byID: map[string]*list.Element{}}
+	return &cache{s: s, max: max, loads: make(chan struct{}, loadSlots()), lru: list.New(), byKey: map[store.Key]*list.Element{}}
 }
 
 // loadSlots is the number of session loads that may run at once: one per
@@ -62,7 +62,7 @@ func loadSlots() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 // view is one session's cached memory.
 type view struct {
-	id string
+	key store.Key // the session's tenant and ID
 
 	// mu serializes loading and catching up. Readers do not take it:
 	// they load state, whose memory has its own lock.
@@ -90,7 +90,6 @@ type viewState struct {
 	mem     *agentmem.Memory
 	seq     int64
 	created time.Time // the session's CreatedAt, to notice a re-created ID
-	tenant  string    // the session's tenant: only its requests get the view
 	user    string    // the session's user, whose facts the context may hold
 	// steps is the number of steps in mem, and stepBytes the bytes of
 	// their text (see stepBytes): what viewSize counts.
@@ -178,46 +177,39 @@ func textBytes(v reflect.Value) int64 {
 	return 0
 }
 
-// get returns a session's memory, up to date with the log as of now,
-// and the sequence number it reflects, if the session belongs to tenant.
-// The session of another tenant is errNoSession, as a missing one is:
-// the tenant is checked on every get, after the view caught up with the
-// store (so a session deleted and created again by another tenant under
-// the same ID is seen as such). f is the form the caller will render the
+// get returns the memory of a tenant's session, up to date with the log
+// as of now, and the sequence number it reflects. Views are kept per
+// tenant and ID (IDs are per tenant), so another tenant's session is not
+// found, as a missing one is. f is the form the caller will render the
 // memory in: the cache accounts for it before it grows the memory.
 func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState, error) {
-	v, hit := c.lookup(id)
+	key := store.Key{Tenant: tenant, ID: id}
+	v, hit := c.lookup(key)
 	if hit {
 		c.s.metrics.cache.WithLabelValues("hit").Inc()
 	}
 	st, err := v.sync(ctx, c)
 	if err != nil {
 		if hit && errors.Is(err, agentmem.ErrNotFound) {
-			c.evict(id)
+			c.evict(key)
 		}
 		return nil, sessionErr(id, err)
-	}
-	if st.tenant != tenant {
-		if hit {
-			c.account(v, nil) // it may have caught up
-		}
-		return nil, errNoSession(id)
 	}
 	c.account(v, &f)
 	return st, nil
 }
 
-// lookup returns the cached view of id, or a new unloaded one that is not
-// cached yet: it is admitted once it has loaded, so requests for sessions
-// that do not exist cannot push real ones out.
-func (c *cache) lookup(id string) (*view, bool) {
+// lookup returns the cached view of a session, or a new unloaded one that
+// is not cached yet: it is admitted once it has loaded, so requests for
+// sessions that do not exist cannot push real ones out.
+func (c *cache) lookup(key store.Key) (*view, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.byID[id]; ok {
+	if el, ok := c.byKey[key]; ok {
 		c.lru.MoveToFront(el)
 		return el.Value.(*view), true
 	}
-	return &view{id: id, forms: []form{c.s.defaultForm()}}, false
+	return &view{key: key, forms: []form{c.s.defaultForm()}}, false
 }
 
 // account brings the cache's accounting up to date with v, just synced,
@@ -236,7 +228,7 @@ func (c *cache) account(v *view, f *form) {
 		v.forms = append(v.forms, *f)
 	}
 	size := viewSize(v.state.Load(), len(v.forms))
-	el, cached := c.byID[v.id]
+	el, cached := c.byKey[v.key]
 	if (cached && el.Value.(*view) != v) || (!cached && f == nil) {
 		return
 	}
@@ -253,7 +245,7 @@ func (c *cache) account(v *view, f *form) {
 		c.lru.MoveToFront(el)
 		c.bytes += size - v.size
 	} else {
-		c.byID[v.id] = c.lru.PushFront(v)
+		c.byKey[v.key] = c.lru.PushFront(v)
 		c.bytes += size
 	}
 	v.size = size
@@ -267,7 +259,7 @@ func (c *cache) account(v *view, f *form) {
 // removeLocked drops a cached view. c.mu must be held.
 func (c *cache) removeLocked(el *list.Element) {
 	v := c.lru.Remove(el).(*view)
-	delete(c.byID, v.id)
+	delete(c.byKey, v.key)
 	c.bytes -= v.size
 }
 
@@ -278,10 +270,10 @@ func (c *cache) gaugesLocked() {
 }
 
 // evict drops a session's view.
-func (c *cache) evict(id string) {
+func (c *cache) evict(key store.Key) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.byID[id]; ok {
+	if el, ok := c.byKey[key]; ok {
 		c.removeLocked(el)
 		c.gaugesLocked()
 	}
@@ -292,7 +284,7 @@ func (c *cache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lru.Init()
-	c.byID = map[string]*list.Element{}
+	c.byKey = map[store.Key]*list.Element{}
 	c.bytes = 0
 	c.gaugesLocked()
 }
@@ -320,21 +312,21 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	}
 	// The common case is that nothing was appended: a Get (one row)
 	// tells, without taking the lock. Otherwise read what is new.
-	sess, err := c.s.store.Get(ctx, v.id)
+	sess, err := c.s.store.Get(ctx, v.key.Tenant, v.key.ID)
 	if err != nil {
 		return nil, err
 	}
-	if sess.LastSeq == st.seq && sess.CreatedAt.Equal(st.created) && sess.Tenant == st.tenant {
+	if sess.LastSeq == st.seq && sess.CreatedAt.Equal(st.created) {
 		return st, nil
 	}
-	resp, err := c.s.store.Read(ctx, store.ReadRequest{SessionID: v.id, After: st.seq})
+	resp, err := c.s.store.Read(ctx, store.ReadRequest{Tenant: v.key.Tenant, SessionID: v.key.ID, After: st.seq})
 	if err != nil {
 		return nil, err
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	cur := v.state.Load()
-	if !resp.Session.CreatedAt.Equal(cur.created) || resp.Session.Tenant != cur.tenant || resp.Session.LastSeq < cur.seq {
+	if !resp.Session.CreatedAt.Equal(cur.created) || resp.Session.LastSeq < cur.seq {
 		// The session was deleted and created again under the same ID.
 		return v.reloadLocked(ctx, c)
 	}
@@ -354,7 +346,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	for _, e := range steps {
 		ok, err := v.addLocked(ctx, cur.mem, e)
 		if err != nil {
-			c.s.log.Warn("session cache: catching up failed; reloading", "session", v.id, "seq", e.Seq, "err", err)
+			c.s.log.Warn("session cache: catching up failed; reloading", "tenant", v.key.Tenant, "session", v.key.ID, "seq", e.Seq, "err", err)
 			return v.reloadLocked(ctx, c)
 		}
 		if ok {
@@ -368,7 +360,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	if resp.Session.LastSeq <= cur.seq {
 		return cur, nil
 	}
-	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created, tenant: cur.tenant, user: cur.user,
+	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created, user: cur.user,
 		steps: cur.steps + added, stepBytes: cur.stepBytes + addedBytes}
 	v.state.Store(next)
 	return next, nil
@@ -394,7 +386,7 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-c.loads }()
-	resp, err := c.s.store.Read(ctx, store.ReadRequest{SessionID: v.id, WorkingSet: true})
+	resp, err := c.s.store.Read(ctx, store.ReadRequest{Tenant: v.key.Tenant, SessionID: v.key.ID, WorkingSet: true})
 	if err != nil {
 		return nil, err
 	}
@@ -402,12 +394,12 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 	mem := agentmem.New(agentmem.Options{Counter: c.s.counter, Journal: j, Clock: c.s.now})
 	snap := &agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: int(resp.Session.LastSeq) + 1, Steps: resp.Steps}
 	if err := mem.Restore(snap); err != nil {
-		return nil, fmt.Errorf("server: loading session %s: %w", v.id, err)
+		return nil, fmt.Errorf("server: loading session %s: %w", v.key.ID, err)
 	}
 	if v.state.Load() != nil {
 		c.s.metrics.cache.WithLabelValues("reload").Inc()
 	}
-	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, tenant: resp.Session.Tenant, user: resp.Session.UserID,
+	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, user: resp.Session.UserID,
 		steps: len(resp.Steps)}
 	for _, s := range resp.Steps {
 		st.stepBytes += stepBytes(s)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/sqlite"
 )
 
@@ -47,13 +49,13 @@ func (e *env) checkCache() {
 	var sum int64
 	for el := c.lru.Front(); el != nil; el = el.Next() {
 		v := el.Value.(*view)
-		if c.byID[v.id] != el {
-			e.t.Errorf("view %s is in the LRU list but not indexed", v.id)
+		if c.byKey[v.key] != el {
+			e.t.Errorf("view %v is in the LRU list but not indexed", v.key)
 		}
 		sum += v.size
 	}
-	if sum != c.bytes || len(c.byID) != c.lru.Len() {
-		e.t.Errorf("cache books: %d bytes accounted, views sum to %d; %d indexed, %d listed", c.bytes, sum, len(c.byID), c.lru.Len())
+	if sum != c.bytes || len(c.byKey) != c.lru.Len() {
+		e.t.Errorf("cache books: %d bytes accounted, views sum to %d; %d indexed, %d listed", c.bytes, sum, len(c.byKey), c.lru.Len())
 	}
 	if c.bytes > c.max {
 		e.t.Errorf("cache holds %d bytes, over its bound of %d", c.bytes, c.max)
@@ -67,7 +69,7 @@ func (e *env) checkCache() {
 func (e *env) cached(id string) bool {
 	e.srv.cache.mu.Lock()
 	defer e.srv.cache.mu.Unlock()
-	_, ok := e.srv.cache.byID[id]
+	_, ok := e.srv.cache.byKey[store.Key{ID: id}]
 	return ok
 }
 
@@ -173,7 +175,7 @@ func TestCacheSessionLargerThanBound(t *testing.T) {
 	e.must(200, "GET", "/v1/sessions/small/context", nil)
 	e.session("big", 30)
 	for range 2 {
-		var c ContextResponse
+		var c api.ContextResponse
 		e.must(200, "GET", "/v1/sessions/big/context", nil).json(t, &c)
 		if len(c.Steps) != 32 {
 			t.Errorf("the big session's context shows %d steps, want 32", len(c.Steps))
@@ -189,7 +191,7 @@ func TestCacheSessionLargerThanBound(t *testing.T) {
 	// A server with no cache still serves.
 	e2 := newEnv(t, func(c *Config) { c.CacheBytes = -1 })
 	e2.session("s", 2)
-	var c ContextResponse
+	var c api.ContextResponse
 	e2.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
 	if len(c.Steps) != 4 || e2.srv.cache.len() != 0 || e2.cacheEvents("too_large") != 0 {
 		t.Errorf("uncached: %v, %d cached, %d too_large", c.Steps, e2.srv.cache.len(), e2.cacheEvents("too_large"))
@@ -216,7 +218,7 @@ func TestCacheCatchUpPastBound(t *testing.T) {
 		steps = append(steps, actionStep(100+i, strings.Repeat("grown\n", 60)))
 	}
 	e.appendSteps("b", "["+strings.Join(steps, ",")+"]")
-	var c ContextResponse
+	var c api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/b/context", nil).json(t, &c)
 	if c.LastSeq != 56 || !e.cached("b") || e.cached("a") || e.cacheEvents("catchup") != 1 {
 		t.Errorf("after b grew: last %d, cached a %v b %v, %d catch-ups", c.LastSeq, e.cached("a"), e.cached("b"), e.cacheEvents("catchup"))
@@ -266,13 +268,13 @@ func TestCacheConcurrentGets(t *testing.T) {
 						}
 						continue
 					}
-					var ar AppendResponse
+					var ar api.AppendResponse
 					resp.json(t, &ar)
 					last = ar.LastSeq
 				}
 				format := []string{"openai", "anthropic", "observation"}[r%3]
 				resp := e.do("GET", "/v1/sessions/"+id+"/context?format="+format, nil)
-				var c ContextResponse
+				var c api.ContextResponse
 				if resp.code != 200 {
 					errs <- fmt.Sprintf("context of %s: %d %s", id, resp.code, resp.body)
 					continue

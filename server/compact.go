@@ -6,32 +6,10 @@ import (
 	"net/http"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/summarize"
 )
-
-// CompactResponse is the body of POST /v1/sessions/{id}/compact: what the
-// compaction changed in the working set. The log keeps every step it took
-// out.
-type CompactResponse struct {
-	// Changed is false when the strategy left the working set as it was
-	// (nothing was written).
-	Changed bool `json:"changed"`
-	// Removed are the numbers of the steps that left the working set.
-	Removed []int `json:"removed"`
-	// Replaced are the numbers of the steps now in the working set as
-	// modified copies (truncated observations).
-	Replaced []int `json:"replaced"`
-	// Added are the numbers of the new steps (summaries).
-	Added []int `json:"added"`
-	// Summary is the text of the summary added, if any.
-	Summary string `json:"summary,omitempty"`
-	// Before and After are the sizes of the working set.
-	Before int `json:"before"`
-	After  int `json:"after"`
-	// LastSeq is the session's last sequence number after the compaction.
-	LastSeq int64 `json:"last_seq"`
-}
 
 // compactAttempts bounds the retries of a compaction that lost a race
 // with another writer of the session.
@@ -60,14 +38,7 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	tenant := Tenant(r)
-	if _, err := s.ownSession(ctx, tenant, id); err != nil {
-		s.fail(w, r, "get", err)
-		return
-	}
-	b, err := store.OpenMemory(ctx, s.store, id, agentmem.Options{Counter: s.counter, Clock: s.now})
-	if err == nil && b.Session().Tenant != tenant { // deleted and created again meanwhile
-		err = errNoSession(id)
-	}
+	b, err := store.OpenTenantMemory(ctx, s.store, tenant, id, agentmem.Options{Counter: s.counter, Clock: s.now})
 	if err != nil {
 		s.fail(w, r, "read", sessionErr(id, err))
 		return
@@ -88,7 +59,7 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 		var se *summarizerError
 		if errors.As(err, &se) {
 			s.log.Warn("compact: the summarizer failed", "session", id, "summarizer", plan.summarizer, "err", err)
-			writeError(w, &Error{Status: http.StatusBadGateway, Code: CodeSummarizerFailed, Field: "summarizer",
+			writeError(w, &Error{Status: http.StatusBadGateway, Code: api.CodeSummarizerFailed, Field: "summarizer",
 				Message: "the summarizer failed: " + se.err.Error(), RetryAfter: 1, cause: err})
 			return
 		}
@@ -100,7 +71,7 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "compact", err)
 		return
 	}
-	out := CompactResponse{Changed: comp.Changed(), Before: comp.Before, After: comp.After, LastSeq: b.Session().LastSeq,
+	out := api.CompactResponse{Changed: comp.Changed(), Before: comp.Before, After: comp.After, LastSeq: b.Session().LastSeq,
 		Removed: numbers(comp.Removed), Replaced: numbers(comp.Replaced), Added: numbers(comp.Added)}
 	for _, st := range comp.Added {
 		if sum, ok := st.(*agentmem.SummaryStep); ok {
@@ -114,15 +85,15 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 // runCompaction applies a compact plan to a bound memory.
 func (s *Server) runCompaction(ctx context.Context, b *store.Bound, p *compactPlan) (*agentmem.Compaction, error) {
 	switch p.strategy {
-	case StrategyKeepLastN:
+	case api.StrategyKeepLastN:
 		return b.Prune(ctx, agentmem.KeepLastN(p.n))
-	case StrategyTokenBudget:
+	case api.StrategyTokenBudget:
 		return b.Prune(ctx, agentmem.TokenBudget(p.budget))
-	case StrategyPruneOldObservations:
+	case api.StrategyPruneOldObservations:
 		return b.Prune(ctx, agentmem.PruneOldObservations(p.keepLastN, p.maxLength))
-	case StrategySummarize:
+	case api.StrategySummarize:
 		var sum agentmem.Summarizer = summarize.Extractive{Counter: s.counter}
-		if p.summarizer == SummarizerLLM {
+		if p.summarizer == api.SummarizerLLM {
 			sum = s.cfg.Summarizer
 		}
 		return b.Summarize(ctx, tagSummarizer{sum}, p.keepRecent)

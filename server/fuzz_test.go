@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
@@ -55,7 +56,7 @@ func checkDecoded(t *testing.T, body []byte, e *Error) bool {
 func checkAccepted(t *testing.T, req *stepsRequest) {
 	t.Helper()
 	steps := req.steps
-	if (len(steps) == 0 && req.compaction == nil) || len(steps) > MaxStepsPerRequest {
+	if (len(steps) == 0 && req.compaction == nil) || len(steps) > api.MaxStepsPerRequest {
 		t.Fatalf("%d steps accepted", len(steps))
 	}
 	if c := req.compaction; c != nil && !c.Amend && c.Working == nil {
@@ -118,7 +119,7 @@ func FuzzDecodeMessages(f *testing.F) {
 			}
 			return
 		}
-		if len(req.messages) == 0 || len(req.messages) > MaxStepsPerRequest || req.flush != flush {
+		if len(req.messages) == 0 || len(req.messages) > api.MaxStepsPerRequest || req.flush != flush {
 			t.Fatalf("decoded %d messages, flush %v", len(req.messages), req.flush)
 		}
 		ctx := context.Background()
@@ -172,13 +173,13 @@ func FuzzDecodeCompact(f *testing.F) {
 			return
 		}
 		switch p.strategy {
-		case StrategyKeepLastN, StrategyPruneOldObservations:
-		case StrategyTokenBudget:
+		case api.StrategyKeepLastN, api.StrategyPruneOldObservations:
+		case api.StrategyTokenBudget:
 			if p.budget < 1 {
 				t.Fatalf("budget %d accepted", p.budget)
 			}
-		case StrategySummarize:
-			if p.summarizer != SummarizerExtractive && !(p.summarizer == SummarizerLLM && haveLLM) {
+		case api.StrategySummarize:
+			if p.summarizer != api.SummarizerExtractive && !(p.summarizer == api.SummarizerLLM && haveLLM) {
 				t.Fatalf("summarizer %q accepted (llm: %v)", p.summarizer, haveLLM)
 			}
 		default:

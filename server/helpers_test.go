@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
@@ -82,18 +83,18 @@ func (r *response) json(t *testing.T, v any) {
 }
 
 // apiErr decodes an error body.
-func (r *response) apiErr(t *testing.T) *Error {
+func (r *response) apiErr(t *testing.T) *api.ErrorDetail {
 	t.Helper()
-	var b ErrorBody
+	var b api.ErrorBody
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil || b.Error == nil {
+	if err := dec.Decode(&b); err != nil || b.Error.Code == "" {
 		t.Fatalf("status %d: not an error body: %q (%v)", r.code, r.body, err)
 	}
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("error Content-Type %q", ct)
 	}
-	return b.Error
+	return &b.Error
 }
 
 // do sends a request to the handler. body may be a string, []byte, nil or
@@ -150,9 +151,9 @@ func (e *env) create(id string) *store.Session {
 }
 
 // appendSteps appends steps (JSON) and returns the response.
-func (e *env) appendSteps(id string, steps string, headers ...string) AppendResponse {
+func (e *env) appendSteps(id string, steps string, headers ...string) api.AppendResponse {
 	e.t.Helper()
-	var out AppendResponse
+	var out api.AppendResponse
 	e.must(201, "POST", "/v1/sessions/"+id+"/steps", steps, headers...).json(e.t, &out)
 	return out
 }
@@ -172,7 +173,7 @@ func (e *env) dump() string {
 		for _, s := range page.Sessions {
 			data, _ := json.Marshal(s)
 			b.Write(data)
-			resp, err := e.mem.Read(ctx, store.ReadRequest{SessionID: s.ID})
+			resp, err := e.mem.Read(ctx, store.ReadRequest{Tenant: s.Tenant, SessionID: s.ID})
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -261,7 +262,7 @@ func (f *faultyStore) Create(ctx context.Context, req store.CreateRequest) (*sto
 	return f.Store.Create(ctx, req)
 }
 
-func (f *faultyStore) Get(ctx context.Context, id string) (*store.Session, error) {
+func (f *faultyStore) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	f.gets.Add(1)
 	if f.panicOn.Load() {
 		panic("injected panic")
@@ -269,7 +270,7 @@ func (f *faultyStore) Get(ctx context.Context, id string) (*store.Session, error
 	if err := f.err(); err != nil {
 		return nil, err
 	}
-	return f.Store.Get(ctx, id)
+	return f.Store.Get(ctx, tenant, id)
 }
 
 func (f *faultyStore) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
@@ -279,11 +280,11 @@ func (f *faultyStore) List(ctx context.Context, req store.ListRequest) (*store.L
 	return f.Store.List(ctx, req)
 }
 
-func (f *faultyStore) Delete(ctx context.Context, id string) error {
+func (f *faultyStore) Delete(ctx context.Context, tenant, id string) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	return f.Store.Delete(ctx, id)
+	return f.Store.Delete(ctx, tenant, id)
 }
 
 func (f *faultyStore) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {

@@ -5,30 +5,10 @@ import (
 	"net/http"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 )
-
-// PopResponse is the body of a successful POST /v1/sessions/{id}/pop: the
-// message taken off the end of the session's working set.
-type PopResponse struct {
-	// Seq is the sequence number of the step the message belonged to.
-	Seq int64 `json:"seq"`
-	// Message is the message, as an OpenAI chat message.
-	Message render.OpenAIMessage `json:"message"`
-	// IsError is set when the message is a tool result recorded as an
-	// error (OpenAI's tool messages have no field for it).
-	IsError bool `json:"is_error,omitempty"`
-	// Removed is true when the whole step left the working set; false
-	// when the message was one tool result of an action, which stays
-	// with that call pending again.
-	Removed bool `json:"removed"`
-	// CompactionSeq is the sequence number of the compaction entry that
-	// records the pop; LastSeq is the session's last sequence number
-	// after it (also the ETag).
-	CompactionSeq int64 `json:"compaction_seq"`
-	LastSeq       int64 `json:"last_seq"`
-}
 
 // pop serves POST /v1/sessions/{id}/pop (store.Pop): it removes the
 // newest message from the session's working set and returns it. The body
@@ -63,25 +43,23 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// The store checks the tenant, in the pop's read and its append.
-	tenant := Tenant(r)
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{SessionID: id, Tenant: &tenant, ExpectedLastSeq: expected})
+	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
 	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrNothingToPop):
-			writeError(w, &Error{Status: http.StatusConflict, Code: CodeNothingToPop, cause: err,
+			writeError(w, &Error{Status: http.StatusConflict, Code: api.CodeNothingToPop, cause: err,
 				Message: "the session's working set is empty: there is no message to pop"})
 		case errors.Is(err, agentmem.ErrConflict) && expected != nil:
 			s.conflict(w, r, id, err)
 		case errors.Is(err, agentmem.ErrConflict):
-			writeError(w, &Error{Status: http.StatusConflict, Code: CodeConflict, cause: err,
+			writeError(w, &Error{Status: http.StatusConflict, Code: api.CodeConflict, cause: err,
 				Message: "other writers kept changing the session while this request popped: nothing was popped; retry"})
 		default:
 			s.fail(w, r, "pop", sessionErr(id, err))
 		}
 		return
 	}
-	out := PopResponse{Seq: resp.Seq, IsError: resp.Message.Metadata[agentmem.MetaIsError] == "true", Removed: resp.Rest == nil,
+	out := api.PopResponse{Seq: resp.Seq, IsError: resp.Message.Metadata[agentmem.MetaIsError] == "true", Removed: resp.Rest == nil,
 		CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq}
 	if wire := render.OpenAIRequest([]agentmem.Message{resp.Message}); len(wire) > 0 {
 		out.Message = wire[0]

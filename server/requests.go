@@ -8,12 +8,10 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 )
-
-// MaxStepsPerRequest bounds the steps (or messages) of one append.
-const MaxStepsPerRequest = 1000
 
 // stepsRequest is a decoded POST /v1/sessions/{id}/steps or /messages
 // body: steps ready to append (IDs and times filled in), or messages to
@@ -79,8 +77,8 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 	default:
 		return nil, errInvalid("", "the body must be a step object, an array of steps, or an object with steps and a compaction")
 	}
-	if len(raws) > MaxStepsPerRequest {
-		return nil, errInvalid("steps", "has %d steps; at most %d per request", len(raws), MaxStepsPerRequest)
+	if len(raws) > api.MaxStepsPerRequest {
+		return nil, errInvalid("steps", "has %d steps; at most %d per request", len(raws), api.MaxStepsPerRequest)
 	}
 	steps := make([]agentmem.Step, len(raws))
 	for i, raw := range raws {
@@ -162,26 +160,15 @@ func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 	if len(msgs) == 0 {
 		return nil, errInvalid("messages", "is empty: send at least one message")
 	}
-	if len(msgs) > MaxStepsPerRequest {
-		return nil, errInvalid("messages", "has %d messages; at most %d per request", len(msgs), MaxStepsPerRequest)
+	if len(msgs) > api.MaxStepsPerRequest {
+		return nil, errInvalid("messages", "has %d messages; at most %d per request", len(msgs), api.MaxStepsPerRequest)
 	}
 	return &stepsRequest{messages: msgs, flush: flush, single: single}, nil
 }
 
-// CreateSessionRequest is the body of POST /v1/sessions. Everything is
-// optional; the session's tenant is the API key's.
-type CreateSessionRequest struct {
-	ID         string            `json:"id,omitempty"`
-	UserID     string            `json:"user_id,omitempty"`
-	Agent      string            `json:"agent,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	Retention  store.Retention   `json:"retention,omitempty"`
-	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
-}
-
 // decodeCreate decodes and checks the body of POST /v1/sessions.
 func decodeCreate(body []byte) (store.CreateRequest, *Error) {
-	var req CreateSessionRequest
+	var req api.CreateSessionRequest
 	if len(body) > 0 {
 		if err := decodeStrict(body, &req); err != nil {
 			return store.CreateRequest{}, err
@@ -218,22 +205,9 @@ func checkTTL(r store.Retention, ttlSeconds int64) (time.Duration, *Error) {
 	return time.Duration(ttlSeconds) * time.Second, nil
 }
 
-// ForkRequest is the body of POST /v1/sessions/{id}/fork. The branch gets
-// the parent's tenant, user and agent, and, when left out, its metadata
-// and retention.
-type ForkRequest struct {
-	// AtSeq is the sequence number to fork at; 0 or absent means the
-	// parent's last.
-	AtSeq      int64             `json:"at_seq,omitempty"`
-	ID         string            `json:"id,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	Retention  store.Retention   `json:"retention,omitempty"`
-	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
-}
-
 // decodeFork decodes the (optional) body of POST /v1/sessions/{id}/fork.
-func decodeFork(body []byte) (ForkRequest, time.Duration, *Error) {
-	var req ForkRequest
+func decodeFork(body []byte) (api.ForkRequest, time.Duration, *Error) {
+	var req api.ForkRequest
 	if len(body) > 0 {
 		if err := decodeStrict(body, &req); err != nil {
 			return req, 0, err
@@ -251,40 +225,6 @@ func decodeFork(body []byte) (ForkRequest, time.Duration, *Error) {
 	return req, ttl, err
 }
 
-// Compaction strategies of POST /v1/sessions/{id}/compact.
-const (
-	StrategyKeepLastN            = "keep_last_n"
-	StrategyTokenBudget          = "token_budget"
-	StrategyPruneOldObservations = "prune_old_observations"
-	StrategySummarize            = "summarize"
-)
-
-// Summarizers of the summarize strategy.
-const (
-	SummarizerExtractive = "extractive"
-	SummarizerLLM        = "llm"
-)
-
-// CompactRequest is the body of POST /v1/sessions/{id}/compact (see the
-// Strategy constants). Which fields apply depends on the strategy; a
-// field of another strategy is refused, so a typo does not silently run
-// with defaults.
-type CompactRequest struct {
-	Strategy string `json:"strategy"`
-	// keep_last_n: keep the pinned steps and the newest N others.
-	N *int `json:"n,omitempty"`
-	// token_budget: keep the pinned steps and the newest that fit.
-	Budget *int `json:"budget,omitempty"`
-	// prune_old_observations: truncate the tool results of all but the
-	// newest keep_last_n actions to max_length bytes.
-	KeepLastN *int `json:"keep_last_n,omitempty"`
-	MaxLength *int `json:"max_length,omitempty"`
-	// summarize: replace all but the newest keep_recent unpinned steps
-	// with a summary written by the summarizer.
-	KeepRecent *int    `json:"keep_recent,omitempty"`
-	Summarizer *string `json:"summarizer,omitempty"`
-}
-
 // compactPlan is a checked compact request.
 type compactPlan struct {
 	strategy   string
@@ -299,7 +239,7 @@ type compactPlan struct {
 // decodeCompact decodes and checks the body of POST /compact. haveLLM says
 // whether an LLM summarizer is configured (it is then the default).
 func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
-	var req CompactRequest
+	var req api.CompactRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return nil, err
 	}
@@ -319,32 +259,32 @@ func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
 	}
 	var err *Error
 	switch req.Strategy {
-	case StrategyKeepLastN:
+	case api.StrategyKeepLastN:
 		p.n, err = nonNeg("n", req.N, 0, true)
-	case StrategyTokenBudget:
+	case api.StrategyTokenBudget:
 		p.budget, err = nonNeg("budget", req.Budget, 0, true)
 		if err == nil && p.budget == 0 {
 			err = errInvalid("budget", "must be at least 1")
 		}
-	case StrategyPruneOldObservations:
+	case api.StrategyPruneOldObservations:
 		p.keepLastN, err = nonNeg("keep_last_n", req.KeepLastN, 3, false)
 		if err == nil {
 			p.maxLength, err = nonNeg("max_length", req.MaxLength, 200, false)
 		}
-	case StrategySummarize:
+	case api.StrategySummarize:
 		p.keepRecent, err = nonNeg("keep_recent", req.KeepRecent, agentmem.DefaultKeepRecent, false)
 		allowed["summarizer"] = true
-		p.summarizer = SummarizerExtractive
+		p.summarizer = api.SummarizerExtractive
 		if haveLLM {
-			p.summarizer = SummarizerLLM
+			p.summarizer = api.SummarizerLLM
 		}
 		if req.Summarizer != nil {
 			p.summarizer = *req.Summarizer
 		}
 		if err == nil {
 			switch p.summarizer {
-			case SummarizerExtractive:
-			case SummarizerLLM:
+			case api.SummarizerExtractive:
+			case api.SummarizerLLM:
 				if !haveLLM {
 					err = errInvalid("summarizer", "no LLM is configured on this server (set AGENTMEM_LLM_BASE_URL); use \"extractive\"")
 				}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/store"
 )
@@ -101,7 +102,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 	}
 	if err := sec.crossOrigin.Check(r); err != nil {
 		s.log.Info("refused a cross-origin write", "method", r.Method, "path", r.URL.Path, "origin", origin)
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Origin",
+		writeError(w, &Error{Status: http.StatusForbidden, Code: api.CodeForbidden, Field: "Origin",
 			Message: "cross-origin writes are refused: this origin is not in the server's CORS origins"})
 		return nil, false
 	}
@@ -130,7 +131,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 			// password (the user name is ignored).
 			w.Header().Add("WWW-Authenticate", `Basic realm="agentmem inspector", charset="UTF-8"`)
 		}
-		writeError(w, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Field: "Authorization", Message: ue.Message, cause: err})
+		writeError(w, &Error{Status: http.StatusUnauthorized, Code: api.CodeUnauthorized, Field: "Authorization", Message: ue.Message, cause: err})
 		return nil, false
 	}
 	return r.WithContext(auth.NewContext(r.Context(), id)), true
@@ -141,12 +142,12 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request, allowed bool) {
 	method := r.Header.Get("Access-Control-Request-Method")
 	if !allowed {
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Origin",
+		writeError(w, &Error{Status: http.StatusForbidden, Code: api.CodeForbidden, Field: "Origin",
 			Message: "this origin is not allowed: the server's CORS origins do not list it"})
 		return
 	}
 	if !slices.Contains(corsMethods, method) {
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Access-Control-Request-Method",
+		writeError(w, &Error{Status: http.StatusForbidden, Code: api.CodeForbidden, Field: "Access-Control-Request-Method",
 			Message: fmt.Sprintf("%q is not a method of the API", method)})
 		return
 	}
@@ -170,15 +171,13 @@ func sessionErr(id string, err error) error {
 	return err
 }
 
-// ownSession returns session id if it belongs to tenant; another tenant's
-// session is errNoSession, as a missing one is.
+// ownSession returns the session of tenant with this ID; IDs are per
+// tenant, so another tenant's session is errNoSession, as a missing one
+// is.
 func (s *Server) ownSession(ctx context.Context, tenant, id string) (*store.Session, error) {
-	sess, err := s.store.Get(ctx, id)
+	sess, err := s.store.Get(ctx, tenant, id)
 	if err != nil {
 		return nil, sessionErr(id, err)
-	}
-	if sess.Tenant != tenant {
-		return nil, errNoSession(id)
 	}
 	return sess, nil
 }

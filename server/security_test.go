@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/store"
 )
@@ -84,7 +85,7 @@ func unauthorized(t *testing.T, r *response, invalidToken bool) {
 	if r.code != 401 {
 		t.Fatalf("status %d: %s", r.code, r.body)
 	}
-	if e := r.apiErr(t); e.Code != CodeUnauthorized || e.Field != "Authorization" || e.Message == "" {
+	if e := r.apiErr(t); e.Code != api.CodeUnauthorized || e.Field != "Authorization" || e.Message == "" {
 		t.Errorf("401 body: %+v", e)
 	}
 	ch := r.header.Get("WWW-Authenticate")
@@ -234,28 +235,42 @@ func TestCrossTenantProbe(t *testing.T) {
 	}
 	// The list route: B sees only its own sessions, whatever the filters.
 	for _, q := range []string{"", "?user_id=u1", "?page_size=1"} {
-		var l ListSessionsResponse
+		var l api.ListSessionsResponse
 		e.mustAs(200, b, "GET", "/v1/sessions"+q, "").json(t, &l)
 		if len(l.Sessions) != 1 || l.Sessions[0].ID != "b1" || l.Sessions[0].Tenant != "tenant-b" {
 			t.Errorf("B lists %s: %+v", q, l.Sessions)
 		}
 	}
-	// The create route: session IDs are global, so A's ID is taken (409,
-	// as an ID of B's own would be) and nothing of A's session is said.
-	r := e.mustAs(409, b, "POST", "/v1/sessions", `{"id":"a1"}`)
-	if strings.Contains(string(r.body), "tenant-a") || r.header.Get("ETag") != "" {
-		t.Errorf("create with A's ID: %s %v", r.body, r.header)
-	}
 	if after := e.dump(); after != before {
 		t.Errorf("B's probes changed the store:\n%s\n%s", before, after)
 	}
-	// A still reaches all of it, and B's own session works for B.
-	e.mustAs(200, a, "GET", "/v1/sessions/a1/steps", "")
+	// Session IDs are per tenant: A's IDs are as free to B as any other,
+	// to create and to fork into, and what B makes there is B's alone.
+	var mine store.Session
+	e.mustAs(201, b, "POST", "/v1/sessions", `{"id":"a1"}`).json(t, &mine)
+	if mine.Tenant != "tenant-b" || mine.LastSeq != 0 {
+		t.Errorf("B's a1: %+v", mine)
+	}
 	e.mustAs(201, b, "POST", "/v1/sessions/b1/steps", taskStep)
 	var f store.Session
-	e.mustAs(201, b, "POST", "/v1/sessions/b1/fork", `{"id":"b1-fork"}`).json(t, &f)
-	if f.Tenant != "tenant-b" {
-		t.Errorf("a fork's tenant: %q", f.Tenant)
+	e.mustAs(201, b, "POST", "/v1/sessions/b1/fork", `{"id":"a1-branch"}`).json(t, &f)
+	if f.Tenant != "tenant-b" || f.ParentID != "b1" {
+		t.Errorf("a fork's tenant: %+v", f)
+	}
+	e.mustAs(409, b, "POST", "/v1/sessions", `{"id":"a1"}`) // B's own ID now
+	e.mustAs(201, b, "POST", "/v1/sessions/a1/steps", taskStep)
+	// A still reaches all of its own, unchanged.
+	var got api.ReadStepsResponse
+	e.mustAs(200, a, "GET", "/v1/sessions/a1/steps", "").json(t, &got)
+	var sa store.Session
+	e.mustAs(200, a, "GET", "/v1/sessions/a1", "").json(t, &sa)
+	if sa.Tenant != "tenant-a" || sa.UserID != "u1" || sa.LastSeq != got.LastSeq || got.LastSeq != 5 {
+		t.Errorf("A's a1 after B's: %+v, last seq %d", sa, got.LastSeq)
+	}
+	var sb store.Session
+	e.mustAs(200, a, "GET", "/v1/sessions/a1-branch", "").json(t, &sb)
+	if sb.ParentID != "a1" || sb.Tenant != "tenant-a" {
+		t.Errorf("A's branch after B's fork: %+v", sb)
 	}
 }
 
@@ -275,7 +290,7 @@ func TestCacheIsPerTenant(t *testing.T) {
 	}
 	e.mustAs(201, b, "POST", "/v1/sessions/x/steps", `{"type":"task","task":"B's task"}`)
 	e.mustAs(404, a, "GET", "/v1/sessions/x/context", "")
-	var c ContextResponse
+	var c api.ContextResponse
 	e.mustAs(200, b, "GET", "/v1/sessions/x/context", "").json(t, &c)
 	if !strings.Contains(string(mustJSON(t, c.Messages)), "B's task") || strings.Contains(string(mustJSON(t, c.Messages)), "careful coding agent") {
 		t.Errorf("B's context: %s", mustJSON(t, c.Messages))
@@ -310,7 +325,7 @@ func TestDefaultTenantList(t *testing.T) {
 	var ids []string
 	token := ""
 	for range 10 {
-		var l ListSessionsResponse
+		var l api.ListSessionsResponse
 		e.must(200, "GET", "/v1/sessions?page_size=2&page_token="+token, nil).json(t, &l)
 		for _, s := range l.Sessions {
 			ids = append(ids, s.ID)
@@ -352,7 +367,7 @@ func TestCORS(t *testing.T) {
 		{"Origin", app, "Access-Control-Request-Method", "PUT"},
 	} {
 		r := e.send("OPTIONS", "/v1/sessions", "", "api.example", "198.51.100.7:1", hs...)
-		if r.code != 403 || r.apiErr(t).Code != CodeForbidden || (hs[1] != app && r.header.Get("Access-Control-Allow-Origin") != "") {
+		if r.code != 403 || r.apiErr(t).Code != api.CodeForbidden || (hs[1] != app && r.header.Get("Access-Control-Allow-Origin") != "") {
 			t.Errorf("refused preflight %v: %d %v", hs, r.code, r.header)
 		}
 	}
@@ -378,7 +393,7 @@ func TestCORS(t *testing.T) {
 		{"POST", "/v1/sessions/c/steps", taskStep, nil},
 	} {
 		r := e.as(key, p.method, p.path, p.body, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site")
-		if r.code != 403 || r.apiErr(t).Code != CodeForbidden {
+		if r.code != 403 || r.apiErr(t).Code != api.CodeForbidden {
 			t.Errorf("cross-origin %s %s: %d %s", p.method, p.path, r.code, r.body)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
@@ -325,7 +326,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			if !sw.wrote {
-				writeError(sw, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error"})
+				writeError(sw, &Error{Status: http.StatusInternalServerError, Code: api.CodeInternal, Message: "internal error"})
 			}
 		}
 		d := time.Since(start)
@@ -358,7 +359,7 @@ func (s *Server) unmatched(h http.Handler) http.Handler {
 		case http.StatusNotFound:
 			writeError(w, errNotFound("no route for %s %s", r.Method, r.URL.Path))
 		case http.StatusMethodNotAllowed:
-			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: api.CodeMethodNotAllowed,
 				Message: fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow"))})
 		default: // a redirect to the cleaned path
 			w.WriteHeader(rec.code)
@@ -482,42 +483,18 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.metrics.storeErrors.WithLabelValues("ping").Inc()
 		s.log.Warn("not ready: the store is unreachable", "err", err)
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, ReadyResponse{Status: "unavailable", RecallIndex: s.indexStatus()})
+		writeJSON(w, http.StatusServiceUnavailable, api.ReadyResponse{Status: "unavailable", RecallIndex: s.indexStatus()})
 		return
 	}
-	writeJSON(w, http.StatusOK, ReadyResponse{Status: "ready", RecallIndex: s.indexStatus()})
+	writeJSON(w, http.StatusOK, api.ReadyResponse{Status: "ready", RecallIndex: s.indexStatus()})
 }
 
-// ReadyResponse is the body of GET /readyz.
-type ReadyResponse struct {
-	// Status is "ready" or "unavailable".
-	Status string `json:"status"`
-	// RecallIndex is the progress of the recall index that follows the
-	// log, when the server has one. Its lag does not make the server
-	// unready: searches see what it has indexed.
-	RecallIndex *IndexStatus `json:"recall_index,omitempty"`
-}
-
-// IndexStatus is the progress of the recall index's follower of the log.
-type IndexStatus struct {
-	// Running says that the follower is running.
-	Running bool `json:"running"`
-	// LagSeconds is how long the oldest change read from the log but not
-	// yet indexed has waited; 0 when caught up.
-	LagSeconds float64 `json:"lag_seconds"`
-	// Applied counts the changes indexed since the server started, and
-	// Errors the failures (retried, or skipped for a change that can never
-	// be indexed; the server's log has them).
-	Applied int64 `json:"applied"`
-	Errors  int64 `json:"errors"`
-}
-
-func (s *Server) indexStatus() *IndexStatus {
+func (s *Server) indexStatus() *api.IndexStatus {
 	if s.index == nil {
 		return nil
 	}
 	st := s.index.Status()
-	return &IndexStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
+	return &api.IndexStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
 }
 
 // defaultForm is the form a cached memory renders every step it adds in:

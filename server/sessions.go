@@ -7,14 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
-
-// ListSessionsResponse is the body of GET /v1/sessions.
-type ListSessionsResponse struct {
-	Sessions      []*store.Session `json:"sessions"`
-	NextPageToken string           `json:"next_page_token,omitempty"`
-}
 
 // createSession serves POST /v1/sessions.
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -28,9 +23,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	// The session belongs to the request's tenant. Session IDs are
-	// global: an ID another tenant uses is 409, as one of the tenant's
-	// own is (that says the ID is taken, nothing of the session).
+	// The session belongs to the request's tenant, in its own ID space:
+	// an ID another tenant uses is free here; only one of the tenant's
+	// own is 409.
 	req.Tenant = Tenant(r)
 	sess, err := s.store.Create(r.Context(), req)
 	if err != nil {
@@ -60,7 +55,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "list", err)
 		return
 	}
-	out := ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
+	out := api.ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
 	if out.Sessions == nil {
 		out.Sessions = []*store.Session{}
 	}
@@ -90,15 +85,12 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if _, err := s.ownSession(r.Context(), Tenant(r), id); err != nil {
-		s.fail(w, r, "get", err)
-		return
-	}
-	if err := s.store.Delete(r.Context(), id); err != nil {
+	tenant := Tenant(r)
+	if err := s.store.Delete(r.Context(), tenant, id); err != nil {
 		s.fail(w, r, "delete", sessionErr(id, err))
 		return
 	}
-	s.cache.evict(id)
+	s.cache.evict(store.Key{Tenant: tenant, ID: id})
 	w.WriteHeader(http.StatusNoContent)
 }
 

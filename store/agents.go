@@ -37,13 +37,14 @@ type Agents struct {
 	open map[string]*Bound
 }
 
-// OpenAgents opens the agent memories of a run, an existing session of st.
-// opts are the options of every agent memory (opts.Journal must be nil).
-func OpenAgents(ctx context.Context, st Store, runID string, opts agentmem.Options) (*Agents, error) {
+// OpenAgents opens the agent memories of a run, an existing session of a
+// tenant of st. opts are the options of every agent memory (opts.Journal
+// must be nil).
+func OpenAgents(ctx context.Context, st Store, tenant, runID string, opts agentmem.Options) (*Agents, error) {
 	if opts.Journal != nil {
 		return nil, invalid("options.journal", "must be nil: a bound memory journals to its session")
 	}
-	run, err := st.Get(ctx, runID)
+	run, err := st.Get(ctx, tenant, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +80,12 @@ func (a *Agents) Memory(ctx context.Context, agent string) (*Bound, error) {
 	if b, ok := a.open[agent]; ok {
 		return b, nil
 	}
-	s, err := a.st.Get(ctx, id)
+	s, err := a.st.Get(ctx, a.run.Tenant, id)
 	if errors.Is(err, agentmem.ErrNotFound) {
 		s, err = a.st.Create(ctx, CreateRequest{ID: id, Tenant: a.run.Tenant, UserID: a.run.UserID, Agent: agent,
 			Retention: a.run.Retention, Metadata: map[string]string{MetaRun: a.run.ID}})
 		if errors.Is(err, agentmem.ErrConflict) { // another process created it first
-			s, err = a.st.Get(ctx, id)
+			s, err = a.st.Get(ctx, a.run.Tenant, id)
 		}
 	}
 	if err != nil {
@@ -93,7 +94,7 @@ func (a *Agents) Memory(ctx context.Context, agent string) (*Bound, error) {
 	if s.Tenant != a.run.Tenant || s.Agent != agent || s.Metadata[MetaRun] != a.run.ID {
 		return nil, fmt.Errorf("session %q is not the memory of agent %q of run %q: %w", id, agent, a.run.ID, agentmem.ErrConflict)
 	}
-	b, err := OpenMemory(ctx, a.st, id, a.opts)
+	b, err := OpenTenantMemory(ctx, a.st, a.run.Tenant, id, a.opts)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,8 +27,8 @@ import (
 type Bound struct {
 	*agentmem.Memory
 
-	st Store
-	id string
+	st         Store
+	tenant, id string
 
 	mu      sync.Mutex
 	session *Session // as last read, with LastSeq kept current
@@ -46,14 +47,23 @@ type Bound struct {
 // session. opts.Journal must be nil: the Bound provides it. A process
 // that died after an add returned and opens the session again finds
 // exactly the steps whose adds returned.
+//
+// OpenMemory opens a session of the default tenant (""); OpenTenantMemory
+// opens one of any tenant.
 func OpenMemory(ctx context.Context, st Store, sessionID string, opts agentmem.Options) (*Bound, error) {
+	return OpenTenantMemory(ctx, st, "", sessionID, opts)
+}
+
+// OpenTenantMemory is OpenMemory for the session of a tenant with this ID
+// (see Store on tenants).
+func OpenTenantMemory(ctx context.Context, st Store, tenant, sessionID string, opts agentmem.Options) (*Bound, error) {
 	if opts.Journal != nil {
 		return nil, invalid("options.journal", "must be nil: a bound memory journals to its session")
 	}
-	if err := ValidateID(sessionID); err != nil {
+	if err := ValidateKey(tenant, sessionID); err != nil {
 		return nil, err
 	}
-	b := &Bound{st: st, id: sessionID}
+	b := &Bound{st: st, tenant: tenant, id: sessionID}
 	opts.Journal = (*journal)(b)
 	b.Memory = agentmem.New(opts)
 	if err := b.Reload(ctx); err != nil {
@@ -64,7 +74,10 @@ func OpenMemory(ctx context.Context, st Store, sessionID string, opts agentmem.O
 
 // CreateMemory creates a session and opens a memory on it: Create
 // followed by OpenMemory. A branch (req.ParentID) starts with the
-// parent's working set as of the fork point.
+// parent's working set as of the fork point. A new session that is not a
+// branch starts with opts.SystemPrompt, when it is set, as its first step
+// (a branch has its parent's); if that add fails, the session is deleted
+// again and the error returned.
 func CreateMemory(ctx context.Context, st Store, req CreateRequest, opts agentmem.Options) (*Bound, error) {
 	if opts.Journal != nil {
 		return nil, invalid("options.journal", "must be nil: a bound memory journals to its session")
@@ -73,7 +86,20 @@ func CreateMemory(ctx context.Context, st Store, req CreateRequest, opts agentme
 	if err != nil {
 		return nil, err
 	}
-	return OpenMemory(ctx, st, s.ID, opts)
+	b, err := OpenTenantMemory(ctx, st, s.Tenant, s.ID, opts)
+	if err != nil || opts.SystemPrompt == "" || req.ParentID != "" {
+		return b, err
+	}
+	prompt := &agentmem.SystemPromptStep{Content: strings.ToValidUTF8(opts.SystemPrompt, "\uFFFD")}
+	if _, err := b.Add(ctx, prompt); err != nil {
+		dctx := context.WithoutCancel(ctx)
+		_ = b.Close(dctx) // it deletes a SingleRun session itself
+		if derr := st.Delete(dctx, s.Tenant, s.ID); derr != nil && !errors.Is(derr, agentmem.ErrNotFound) {
+			return nil, fmt.Errorf("%w (and deleting the new session %s failed: %v)", err, s.ID, derr)
+		}
+		return nil, err
+	}
+	return b, nil
 }
 
 // Reload replaces the memory's state with the session's working set as
@@ -90,7 +116,7 @@ func (b *Bound) Reload(ctx context.Context) error {
 		w := b.writes
 		b.mu.Unlock()
 
-		resp, err := b.st.Read(ctx, ReadRequest{SessionID: b.id, WorkingSet: true})
+		resp, err := b.st.Read(ctx, ReadRequest{Tenant: b.tenant, SessionID: b.id, WorkingSet: true})
 		if err != nil {
 			return err
 		}
@@ -147,7 +173,7 @@ func (b *Bound) Close(ctx context.Context) error {
 	single := b.session.Retention == SingleRun
 	b.mu.Unlock()
 	if single {
-		if err := b.st.Delete(ctx, b.id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {
+		if err := b.st.Delete(ctx, b.tenant, b.id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {
 			return err
 		}
 	}
@@ -183,7 +209,7 @@ func (j *journal) isCopy(n int64) bool {
 // sequence numbers, whatever ExpectedLastSeq says, so nothing is stored
 // twice.
 func (j *journal) appendRetrying(ctx context.Context, req AppendRequest, exp int64) (*AppendResponse, error) {
-	req.SessionID = j.id
+	req.Tenant, req.SessionID = j.tenant, j.id
 	req.ExpectedLastSeq = &exp
 	want := exp + int64(len(req.Steps))
 	if req.Compaction != nil {

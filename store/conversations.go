@@ -64,7 +64,7 @@ func (c Conversations) Get(ctx context.Context, id string) (*agentmem.Snapshot, 
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	ws, err := readWorkingSet(ctx, c.Store, id, &c.Tenant)
+	ws, err := readWorkingSet(ctx, c.Store, c.Tenant, id)
 	if errors.Is(err, agentmem.ErrNotFound) {
 		return nil, &ConversationNotFoundError{ID: id}
 	}
@@ -132,12 +132,12 @@ func (c Conversations) Save(ctx context.Context, id string, snap *agentmem.Snaps
 
 // save is one attempt of Save.
 func (c Conversations) save(ctx context.Context, id string, steps []agentmem.Step) error {
-	ws, err := readWorkingSet(ctx, c.Store, id, &c.Tenant)
+	ws, err := readWorkingSet(ctx, c.Store, c.Tenant, id)
 	if errors.Is(err, agentmem.ErrNotFound) {
 		if _, err := c.Store.Create(ctx, CreateRequest{ID: id, Tenant: c.Tenant}); err != nil {
 			return err // ErrConflict: created meanwhile; Save retries
 		}
-		ws, err = readWorkingSet(ctx, c.Store, id, &c.Tenant)
+		ws, err = readWorkingSet(ctx, c.Store, c.Tenant, id)
 	}
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func (c Conversations) save(ctx context.Context, id string, steps []agentmem.Ste
 	if unchanged && len(fresh) == 0 && slices.Equal(rec.Working, order) {
 		return nil // the conversation is what it was
 	}
-	req := AppendRequest{SessionID: id, Steps: fresh, Compaction: rec, ExpectedLastSeq: &ws.Session.LastSeq, Tenant: &c.Tenant}
+	req := AppendRequest{Tenant: c.Tenant, SessionID: id, Steps: fresh, Compaction: rec, ExpectedLastSeq: &ws.Session.LastSeq}
 	if unchanged && slices.Equal(rec.Working, appended) {
 		req.Compaction = nil // new steps after the old ones: a plain append says it
 	}
@@ -263,17 +263,7 @@ func (c Conversations) Delete(ctx context.Context, id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
-	s, err := c.Store.Get(ctx, id)
-	if errors.Is(err, agentmem.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if s.Tenant != c.Tenant {
-		return nil // another tenant's: as absent
-	}
-	if err := c.Store.Delete(ctx, id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {
+	if err := c.Store.Delete(ctx, c.Tenant, id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {
 		return err
 	}
 	return nil
@@ -288,7 +278,7 @@ func (c Conversations) Clear(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for i, id := range ids {
-		if err := c.Store.Delete(ctx, id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {
+		if err := c.Store.Delete(ctx, c.Tenant, id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {
 			return i, fmt.Errorf("clear: conversation %q: %w", id, err)
 		}
 	}

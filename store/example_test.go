@@ -69,7 +69,7 @@ func ExampleExport() {
 	}})
 
 	var buf bytes.Buffer
-	if err := store.Export(ctx, src, "chat-42", &buf); err != nil {
+	if err := store.Export(ctx, src, "", "chat-42", &buf); err != nil {
 		log.Fatal(err)
 	}
 	dst := memstore.New(memstore.Options{})
@@ -104,10 +104,10 @@ func ExampleFeed() {
 		log.Fatal(err)
 	}
 	task := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "t1"}, Task: "Find the bug"}
-	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "run-1", Steps: []agentmem.Step{task}}); err != nil {
+	if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "run-1", Steps: []agentmem.Step{task}}); err != nil {
 		log.Fatal(err)
 	}
-	if err := st.Delete(ctx, "run-1"); err != nil {
+	if err := st.Delete(ctx, "acme", "run-1"); err != nil {
 		log.Fatal(err)
 	}
 
@@ -172,7 +172,7 @@ func ExampleAgents() {
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "run-7"}); err != nil {
 		log.Fatal(err)
 	}
-	agents, err := store.OpenAgents(ctx, st, "run-7", agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	agents, err := store.OpenAgents(ctx, st, "", "run-7", agentmem.Options{Counter: tokenizer.NewHeuristic()})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -162,31 +162,33 @@ func ValidateConsumer(name string) error {
 	return nil
 }
 
-// FeedSessionIDs returns the distinct IDs of the sessions a batch of
+// FeedSessionKeys returns the distinct keys of the sessions a batch of
 // changes needs (those of every change but deletions), in order: a backend
 // reads them and hands them to AttachSessions.
-func FeedSessionIDs(changes []Change) []string {
-	var ids []string
-	seen := map[string]bool{}
+func FeedSessionKeys(changes []Change) []Key {
+	var keys []Key
+	seen := map[Key]bool{}
 	for _, c := range changes {
-		if c.Kind != ChangeDelete && !seen[c.SessionID] {
-			seen[c.SessionID] = true
-			ids = append(ids, c.SessionID)
+		k := Key{Tenant: c.Tenant, ID: c.SessionID}
+		if c.Kind != ChangeDelete && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
 		}
 	}
-	return ids
+	return keys
 }
 
 // AttachSessions sets the Session of every change but deletions from
-// sessions, by ID (the sessions as they are now, live ones only); a change
-// whose session is gone keeps none, and neither its Entry nor its Err.
-func AttachSessions(changes []Change, sessions map[string]*Session) {
+// sessions, by key (the sessions as they are now, live ones only); a
+// change whose session is gone keeps none, and neither its Entry nor its
+// Err.
+func AttachSessions(changes []Change, sessions map[Key]*Session) {
 	for i := range changes {
 		c := &changes[i]
 		if c.Kind == ChangeDelete {
 			continue
 		}
-		if c.Session = sessions[c.SessionID]; c.Session == nil {
+		if c.Session = sessions[Key{Tenant: c.Tenant, ID: c.SessionID}]; c.Session == nil {
 			c.Entry, c.Err = nil, nil
 		}
 	}

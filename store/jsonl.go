@@ -143,7 +143,7 @@ type exportLine struct {
 // exportPage is how many entries Export reads at a time.
 const exportPage = 1000
 
-// Export writes a session as JSONL: a header line
+// Export writes the session of a tenant with this ID as JSONL: a header line
 //
 //	{"agentmem_export":1,"session":{"id":"...","retention":"session",...}}
 //
@@ -157,11 +157,11 @@ const exportPage = 1000
 // for byte. The log is read in pages; entries appended after the first
 // page was read are left out, so the export is the session as of its
 // header. Times are written in UTC.
-func Export(ctx context.Context, st Store, sessionID string, w io.Writer) error {
+func Export(ctx context.Context, st Store, tenant, sessionID string, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	var last, after int64
 	for first := true; ; first = false {
-		resp, err := st.Read(ctx, ReadRequest{SessionID: sessionID, After: after, Limit: exportPage})
+		resp, err := st.Read(ctx, ReadRequest{Tenant: tenant, SessionID: sessionID, After: after, Limit: exportPage})
 		if err != nil {
 			return err
 		}

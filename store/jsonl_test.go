@@ -46,7 +46,7 @@ func sample(t testing.TB) (*memstore.Store, string) {
 func export(t testing.TB, st store.Store, id string) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := store.Export(context.Background(), st, id, &buf); err != nil {
+	if err := store.Export(context.Background(), st, "", id, &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

@@ -37,11 +37,8 @@ const MessageAttempts = 10
 // MessagesRequest appends chat messages to a session (AppendMessages).
 type MessagesRequest struct {
 	SessionID string
-	// Tenant, when set, is the tenant the session must belong to: a
-	// session of another tenant is ErrNotFound, as a missing one is
-	// (checked on the working set read and in the append's own
-	// transaction, as AppendRequest.Tenant).
-	Tenant *string
+	// Tenant and SessionID name the session (see Store).
+	Tenant string
 	// Messages are folded into steps by agentmem.FoldMessages with
 	// KeepPending: an assistant message's tool calls wait for their
 	// results, whatever comes in between, in this request or later ones.
@@ -107,7 +104,7 @@ type MessagesResponse struct {
 // ExpectedLastSeq does not hold or the attempts run out). Nothing is
 // stored when it fails.
 func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*MessagesResponse, error) {
-	if err := ValidateID(req.SessionID); err != nil {
+	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	if len(req.Messages) == 0 {
@@ -126,7 +123,7 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		var open []*agentmem.ActionStep
 		if needState {
 			var err error
-			if ws, err = readWorkingSet(ctx, st, req.SessionID, req.Tenant); err != nil {
+			if ws, err = readWorkingSet(ctx, st, req.Tenant, req.SessionID); err != nil {
 				return nil, err
 			}
 			open = openActions(ws.Steps, req.Messages, req.Flush)
@@ -171,18 +168,9 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 	}
 }
 
-// readWorkingSet reads a session's working set for a writer; a session of
-// another tenant than tenant (when set) is ErrNotFound, as a missing one
-// is, before anything about it shows.
-func readWorkingSet(ctx context.Context, st Store, id string, tenant *string) (*ReadResponse, error) {
-	ws, err := st.Read(ctx, ReadRequest{SessionID: id, WorkingSet: true})
-	if err != nil {
-		return nil, err
-	}
-	if tenant != nil && ws.Session.Tenant != *tenant {
-		return nil, fmt.Errorf("session %q: %w", id, agentmem.ErrNotFound)
-	}
-	return ws, nil
+// readWorkingSet reads a session's working set for a writer.
+func readWorkingSet(ctx context.Context, st Store, tenant, id string) (*ReadResponse, error) {
+	return st.Read(ctx, ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
 }
 
 // answersEarlierCalls reports whether a tool message answers a call that
@@ -305,9 +293,8 @@ var ErrNothingToPop = fmt.Errorf("store: the session's working set is empty: not
 // PopRequest pops the newest message of a session (Pop).
 type PopRequest struct {
 	SessionID string
-	// Tenant, when set, is the tenant the session must belong to (see
-	// MessagesRequest.Tenant).
-	Tenant *string
+	// Tenant and SessionID name the session (see Store).
+	Tenant string
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// pop fails with agentmem.ErrConflict and changes nothing.
 	ExpectedLastSeq *int64
@@ -343,14 +330,14 @@ type PopResponse struct {
 // of reads the working set again and retries, up to MessageAttempts
 // times. A session whose working set is empty is ErrNothingToPop.
 func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
-	if err := ValidateID(req.SessionID); err != nil {
+	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
 	for attempt := 1; ; attempt++ {
-		ws, err := readWorkingSet(ctx, st, req.SessionID, req.Tenant)
+		ws, err := readWorkingSet(ctx, st, req.Tenant, req.SessionID)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,15 @@ import (
 )
 
 // Store is the durable home of sessions: each session's metadata and its
-// append-only log. Implementations are safe for concurrent use by many
+// append-only log.
+//
+// A session is identified by its tenant and its ID together: each tenant
+// has an ID space of its own, so two tenants may each hold a session
+// "run-1", and every request that names a session names its tenant too
+// (the empty string is the default tenant, the one a single-tenant
+// deployment uses). To a request in one tenant, a session of another is
+// indistinguishable from a missing one. A branch is created in its
+// parent's tenant. Implementations are safe for concurrent use by many
 // goroutines and, for the database backends, by many processes.
 //
 // Errors wrap the agentmem sentinels: ErrNotFound for a missing session,
@@ -33,21 +41,23 @@ import (
 // Every backend also implements Importer, which Import needs to recreate
 // an exported session exactly, and passes the storetest conformance suite.
 type Store interface {
-	// Create creates a session. An ID in use, even by an expired session
-	// Prune has not deleted yet, is refused with ErrConflict; an empty ID
-	// gets a new one. A branch of a missing parent is ErrNotFound.
+	// Create creates a session in req.Tenant. An ID in use in that tenant,
+	// even by an expired session Prune has not deleted yet, is refused
+	// with ErrConflict; an empty ID gets a new one. A branch of a parent
+	// missing from that tenant is ErrNotFound.
 	Create(ctx context.Context, req CreateRequest) (*Session, error)
-	// Get returns a session.
-	Get(ctx context.Context, id string) (*Session, error)
+	// Get returns the session of a tenant with this ID.
+	Get(ctx context.Context, tenant, id string) (*Session, error)
 	// List returns sessions, newest first (CreatedAt descending, then ID
-	// descending), filtered and paged. Expired sessions are left out.
+	// descending, then Tenant descending), filtered and paged. Expired
+	// sessions are left out.
 	List(ctx context.Context, req ListRequest) (*ListResponse, error)
 	// Delete deletes a session and its log. Branches of it keep the
 	// history they inherited (it is copied into them first), and their
 	// ParentID and ForkSeq, as a record of where they came from; a session
 	// created later with the deleted one's ID is unrelated to them.
 	// Deleting an expired session Prune has not deleted yet succeeds.
-	Delete(ctx context.Context, id string) error
+	Delete(ctx context.Context, tenant, id string) error
 	// Append appends entries to a session's log atomically: all or none.
 	Append(ctx context.Context, req AppendRequest) (*AppendResponse, error)
 	// Read reads a session's log (a branch sees its parent's history up to
@@ -99,9 +109,20 @@ type Session struct {
 	LastSeq int64 `json:"last_seq"`
 }
 
+// Key names a session: its tenant and its ID (see Store on tenants).
+type Key struct {
+	Tenant string
+	ID     string
+}
+
+// Key returns the session's key.
+func (s *Session) Key() Key { return Key{Tenant: s.Tenant, ID: s.ID} }
+
 // CreateRequest creates a session.
 type CreateRequest struct {
-	ID        string // empty: a new UUIDv7
+	ID string // empty: a new UUIDv7
+	// Tenant is the tenant whose ID space the session is created in; a
+	// branch's parent is looked up in it too.
 	Tenant    string
 	UserID    string
 	Agent     string
@@ -204,6 +225,8 @@ type CompactionRecord struct {
 // never a retry. Only steps whose IDs are found are compared, so an
 // append of new steps costs nothing more.
 type AppendRequest struct {
+	// Tenant and SessionID name the session.
+	Tenant    string
 	SessionID string
 	// Steps are appended in order as step entries, each stored with its
 	// number set to its sequence number. Steps need IDs, distinct within
@@ -227,18 +250,6 @@ type AppendRequest struct {
 	// append fails with ErrConflict and changes nothing (a retry passes
 	// whatever it says).
 	ExpectedLastSeq *int64
-	// Tenant, when set, is the tenant the session must belong to: a
-	// session of another tenant is ErrNotFound, as a missing one is. It
-	// is checked in the append's own transaction, so a server that appends
-	// for a tenant needs no read before the write (and has no window
-	// between them).
-	Tenant *string
-}
-
-// OtherTenant reports whether the request names a tenant (Tenant) that
-// is not the session's.
-func (r *AppendRequest) OtherTenant(s *Session) bool {
-	return r.Tenant != nil && s.Tenant != *r.Tenant
 }
 
 // NewStepRef is the placeholder for AppendRequest.Steps[i] in a
@@ -264,6 +275,8 @@ type AppendResponse struct {
 // Negative values, Limit with Last, and WorkingSet with any of the others
 // are ErrInvalid.
 type ReadRequest struct {
+	// Tenant and SessionID name the session.
+	Tenant     string
 	SessionID  string
 	After      int64
 	Limit      int

@@ -38,6 +38,16 @@ func invalid(field, format string, args ...any) error {
 // spaces, slashes and path traversal ("../x"). Errors wrap ErrInvalid.
 func ValidateID(id string) error { return validateID("session_id", id) }
 
+// ValidateKey checks what names a session: its tenant (valid UTF-8, at
+// most MaxFieldBytes, no NUL) and its ID (ValidateID). Errors wrap
+// agentmem.ErrInvalid.
+func ValidateKey(tenant, id string) error {
+	if err := validateField("tenant", tenant); err != nil {
+		return err
+	}
+	return ValidateID(id)
+}
+
 func validateID(field, id string) error {
 	if !idPattern.MatchString(id) {
 		if id == "" {
@@ -250,7 +260,7 @@ func validateStep(field string, s agentmem.Step) error {
 // fails; what needs the log (the sequence numbers a compaction names) is
 // checked by CheckCompaction. Errors wrap ErrInvalid.
 func ValidateAppend(req AppendRequest) error {
-	if err := ValidateID(req.SessionID); err != nil {
+	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return err
 	}
 	if len(req.Steps) == 0 && req.Compaction == nil {
@@ -441,7 +451,7 @@ func ResolveCompaction(c *CompactionRecord, seqs []int64) (*CompactionRecord, er
 // After, Limit or Last, not both Limit and Last, and none of them with
 // WorkingSet. Errors wrap ErrInvalid.
 func ValidateRead(req ReadRequest) error {
-	if err := ValidateID(req.SessionID); err != nil {
+	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return err
 	}
 	switch {

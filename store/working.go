@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -138,35 +139,48 @@ func WorkingSeqs(entries []Entry) []int64 {
 type Cursor struct {
 	CreatedAt time.Time
 	ID        string
+	Tenant    string
 }
 
-// After reports whether a session with this creation time and ID comes
-// after the cursor in List's order, that is, belongs to a later page.
-func (c Cursor) After(createdAt time.Time, id string) bool {
+// After reports whether a session with this creation time, ID and tenant
+// comes after the cursor in List's order (CreatedAt, then ID, then Tenant,
+// each descending), that is, belongs to a later page.
+func (c Cursor) After(createdAt time.Time, id, tenant string) bool {
 	if !createdAt.Equal(c.CreatedAt) {
 		return createdAt.Before(c.CreatedAt)
 	}
-	return id < c.ID
+	if id != c.ID {
+		return id < c.ID
+	}
+	return tenant < c.Tenant
 }
 
 // EncodePageToken returns the opaque page token for a cursor: URL-safe
-// base64 of the creation time (Unix nanoseconds) and the ID.
+// base64 of the creation time (Unix nanoseconds), the ID, and, after a
+// NUL byte (which neither may contain), the tenant.
 func EncodePageToken(c Cursor) string {
 	b := binary.BigEndian.AppendUint64(nil, uint64(c.CreatedAt.UnixNano()))
 	b = append(b, c.ID...)
+	b = append(b, 0)
+	b = append(b, c.Tenant...)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // DecodePageToken decodes a token made by EncodePageToken. Errors wrap
 // agentmem.ErrInvalid.
 func DecodePageToken(token string) (Cursor, error) {
+	bad := invalid("page_token", "is not a token this store issued")
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(b) < 9 || !utf8.Valid(b[8:]) {
-		return Cursor{}, invalid("page_token", "is not a token this store issued")
+		return Cursor{}, bad
 	}
-	c := Cursor{CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), ID: string(b[8:])}
-	if ValidateID(c.ID) != nil {
-		return Cursor{}, invalid("page_token", "is not a token this store issued")
+	id, tenant, ok := strings.Cut(string(b[8:]), "\x00")
+	if !ok {
+		return Cursor{}, bad
+	}
+	c := Cursor{CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), ID: id, Tenant: tenant}
+	if ValidateID(c.ID) != nil || validateField("tenant", tenant) != nil {
+		return Cursor{}, bad
 	}
 	return c, nil
 }

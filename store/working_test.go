@@ -132,10 +132,10 @@ func TestWorkingSetAmendments(t *testing.T) {
 }
 
 func TestPageToken(t *testing.T) {
-	c := store.Cursor{CreatedAt: time.Date(2026, 2, 3, 4, 5, 6, 789000, time.UTC), ID: "sess-1"}
+	c := store.Cursor{CreatedAt: time.Date(2026, 2, 3, 4, 5, 6, 789000, time.UTC), ID: "sess-1", Tenant: "acme"}
 	tok := store.EncodePageToken(c)
 	got, err := store.DecodePageToken(tok)
-	if err != nil || !got.CreatedAt.Equal(c.CreatedAt) || got.ID != c.ID {
+	if err != nil || !got.CreatedAt.Equal(c.CreatedAt) || got.ID != c.ID || got.Tenant != c.Tenant {
 		t.Fatalf("DecodePageToken(EncodePageToken(%+v)) = %+v, %v", c, got, err)
 	}
 	for _, bad := range []string{"", "!!", "AAAA", store.EncodePageToken(store.Cursor{ID: "../x"})} {
@@ -143,7 +143,8 @@ func TestPageToken(t *testing.T) {
 			t.Errorf("DecodePageToken(%q) = %v", bad, err)
 		}
 	}
-	if !c.After(c.CreatedAt.Add(-time.Second), "zzz") || !c.After(c.CreatedAt, "sess-0") || c.After(c.CreatedAt, "sess-1") || c.After(c.CreatedAt.Add(time.Second), "a") {
+	if !c.After(c.CreatedAt.Add(-time.Second), "zzz", "zzz") || !c.After(c.CreatedAt, "sess-0", "zzz") || !c.After(c.CreatedAt, "sess-1", "ab") ||
+		c.After(c.CreatedAt, "sess-1", "acme") || c.After(c.CreatedAt, "sess-1", "b") || c.After(c.CreatedAt.Add(time.Second), "a", "") {
 		t.Fatal("Cursor.After")
 	}
 	size, after, err := store.ValidateList(store.ListRequest{PageSize: 5000, PageToken: tok})

@@ -91,7 +91,7 @@ func TestSharesTheSessionsSchema(t *testing.T) {
 	}
 	var comps string
 	err = st.Pool().QueryRow(ctx, "SELECT string_agg(component || ':' || version, ' ' ORDER BY component, version) FROM agentmem_migrations").Scan(&comps)
-	if err != nil || comps != "keys:1 sessions:1 sessions:2" {
+	if err != nil || comps != "keys:1 sessions:1 sessions:2 sessions:3" {
 		t.Errorf("migrations: %q %v", comps, err)
 	}
 }

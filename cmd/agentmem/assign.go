@@ -29,13 +29,15 @@ func newAssignSessionsCmd(a *app, storeFlag *string) *cobra.Command {
 reach them. Sessions created while the server ran without keys belong to no
 tenant, and once keys are on (a key always has a tenant) no request reaches
 them: run this once after creating the first key. With no SESSION it moves
-every session that has no tenant; with SESSION IDs, those sessions.
+every session that has no tenant; with SESSION IDs, those of the sessions
+without a tenant.
 
 Each session keeps its ID, metadata, times, sequence numbers and steps, byte
-for byte, and is indexed for recall in its new tenant. Before anything
-changes, every session to move is written to the --backup file (as 'agentmem
-export' writes it; 'agentmem import' reads it back). Run it while no server
-writes to these sessions.`,
+for byte: it is copied into the tenant, indexed for recall there, and only
+then deleted where it was. A session whose ID the tenant already uses is
+not moved (and reported). Before anything changes, every session to move is
+also written to the --backup file (as 'agentmem export' writes it; 'agentmem
+import' reads it back). Run it while no server writes to these sessions.`,
 		Example: `  agentmem keys create --tenant acme
   agentmem keys assign-sessions --tenant acme                  # every session without a tenant
   agentmem keys assign-sessions --tenant acme demo run-1       # these two`,
@@ -102,7 +104,7 @@ func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFla
 	var failed error
 	moved := 0
 	for _, id := range ids {
-		s, err := store.AssignTenant(ctx, indexed, id, f.tenant, backup)
+		s, err := store.AssignTenant(ctx, indexed, "", id, f.tenant, backup)
 		if err == nil {
 			err = backup.Sync() // the backup is on disk before the next session is deleted
 		}

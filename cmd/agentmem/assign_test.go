@@ -56,12 +56,12 @@ func TestKeysAssignSessions(t *testing.T) {
 	}
 	defer st.Close()
 	for id, tenant := range map[string]string{"demo": "acme", "run-1": "acme", "theirs": "globex"} {
-		s, err := st.Get(ctx, id)
+		s, err := st.Get(ctx, tenant, id)
 		if err != nil || s.Tenant != tenant || s.LastSeq != 1 {
 			t.Fatalf("%s after the move: %+v, %v; want tenant %s, its step", id, s, err, tenant)
 		}
 	}
-	if s, _ := st.Get(ctx, "demo"); s.UserID != "alice" {
+	if s, _ := st.Get(ctx, "acme", "demo"); s.UserID != "alice" {
 		t.Fatalf("demo lost its user: %+v", s)
 	}
 
@@ -79,7 +79,7 @@ func TestKeysAssignSessions(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "backup") {
 		t.Fatalf("over an existing backup: exit %d %q", code, stderr)
 	}
-	if s, _ := st.Get(ctx, "demo"); s.Tenant != "acme" {
+	if s, _ := st.Get(ctx, "acme", "demo"); s.Tenant != "acme" {
 		t.Fatalf("demo moved although its backup could not be written: %+v", s)
 	}
 }

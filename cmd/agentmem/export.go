@@ -44,8 +44,9 @@ so every session in the file stands alone.
 Name the sessions, or select them: --all exports every session, --user and
 --agent every session of that user or agent (expired sessions are left
 out); --tenant confines either way to one tenant (default: every tenant).
-A named session that does not exist, or is not --tenant's, is an error and
-nothing is written.
+Session IDs are per tenant: a named session is looked up in --tenant (the
+default tenant "" when it is not given); one that does not exist there is
+an error and nothing is written.
 
 The output goes to standard output, or to -o FILE, which is written
 completely or not at all (a temporary file renamed into place, mode 0600:
@@ -101,26 +102,24 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 	defer st.Close()
 
 	// Find every session first, so that a missing one writes nothing.
+	var keys []store.Key
 	if selecting {
-		ids, err = listSessions(ctx, st, list)
+		keys, err = listSessions(ctx, st, list)
 		if err != nil {
 			return failure{err}
 		}
 	} else {
 		for _, id := range ids {
-			s, err := st.Get(ctx, id)
-			if err == nil && f.tenant != "" && s.Tenant != f.tenant {
-				err = agentmem.ErrNotFound
-			}
-			if err != nil {
+			if _, err := st.Get(ctx, f.tenant, id); err != nil {
 				return sessionErr(id, err)
 			}
+			keys = append(keys, store.Key{Tenant: f.tenant, ID: id})
 		}
 	}
 
 	var bar *progressbar.ProgressBar
-	if f.progress.show(isTerminal(stderr) && len(ids) >= exportProgressMin && (toFile || !isTerminal(stdout))) {
-		bar = progressbar.NewOptions(len(ids),
+	if f.progress.show(isTerminal(stderr) && len(keys) >= exportProgressMin && (toFile || !isTerminal(stdout))) {
+		bar = progressbar.NewOptions(len(keys),
 			progressbar.OptionSetWriter(stderr),
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetDescription("exporting"),
@@ -131,7 +130,7 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 			progressbar.OptionSetSpinnerChangeInterval(0),
 		)
 	}
-	n, size, err := writeExport(ctx, st, ids, selecting, f.out, stdout, bar)
+	n, size, err := writeExport(ctx, st, keys, selecting, f.out, stdout, bar)
 	if bar != nil {
 		_ = bar.Finish() // clears it
 	}
@@ -152,7 +151,7 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 // writeExport exports the sessions to the file path, written completely
 // or not at all, or to stdout when path is "" or "-". It returns how many
 // sessions and bytes it wrote.
-func writeExport(ctx context.Context, st store.Store, ids []string, selected bool, path string, stdout io.Writer, bar *progressbar.ProgressBar) (int, int64, error) {
+func writeExport(ctx context.Context, st store.Store, keys []store.Key, selected bool, path string, stdout io.Writer, bar *progressbar.ProgressBar) (int, int64, error) {
 	var (
 		w      = stdout
 		commit = func() error { return nil }
@@ -167,7 +166,7 @@ func writeExport(ctx context.Context, st store.Store, ids []string, selected boo
 	}
 	cw := &countingWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 256<<10)
-	n, err := exportSessions(ctx, st, ids, selected, bw, bar)
+	n, err := exportSessions(ctx, st, keys, selected, bw, bar)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -185,13 +184,14 @@ func writeExport(ctx context.Context, st store.Store, ids []string, selected boo
 // many it wrote, advancing bar (if not nil) by one for each. A selected
 // session deleted since it was listed is skipped; a named one is an
 // error.
-func exportSessions(ctx context.Context, st store.Store, ids []string, selected bool, w io.Writer, bar *progressbar.ProgressBar) (int, error) {
+func exportSessions(ctx context.Context, st store.Store, keys []store.Key, selected bool, w io.Writer, bar *progressbar.ProgressBar) (int, error) {
 	n := 0
-	for _, id := range ids {
+	for _, k := range keys {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		err := store.Export(ctx, st, id, w)
+		id := k.ID
+		err := store.Export(ctx, st, k.Tenant, k.ID, w)
 		if bar != nil {
 			_ = bar.Add(1)
 		}
@@ -206,19 +206,20 @@ func exportSessions(ctx context.Context, st store.Store, ids []string, selected 
 	return n, nil
 }
 
-// listSessions returns the IDs of every session req selects, newest first.
-func listSessions(ctx context.Context, st store.Store, req store.ListRequest) ([]string, error) {
-	var ids []string
+// listSessions returns the keys of every session req selects, newest
+// first.
+func listSessions(ctx context.Context, st store.Store, req store.ListRequest) ([]store.Key, error) {
+	var keys []store.Key
 	for {
 		page, err := st.List(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range page.Sessions {
-			ids = append(ids, s.ID)
+			keys = append(keys, s.Key())
 		}
 		if page.NextPageToken == "" {
-			return ids, nil
+			return keys, nil
 		}
 		req.PageToken = page.NextPageToken
 	}

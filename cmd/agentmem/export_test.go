@@ -77,7 +77,7 @@ func seedSessionsInto(t *testing.T, st store.Store) {
 		}
 	}
 
-	mustCreate(store.CreateRequest{ID: "s1", Tenant: "acme", UserID: "alice", Agent: "coder", Metadata: map[string]string{"project": "billing"}})
+	mustCreate(store.CreateRequest{ID: "s1", UserID: "alice", Agent: "coder", Metadata: map[string]string{"project": "billing"}})
 	big := action("a2", "grep", strings.Repeat("orders table locked by migration 42; ", 40))
 	mustAppend(store.AppendRequest{SessionID: "s1", Steps: []agentmem.Step{
 		&agentmem.SystemPromptStep{StepInfo: info("sys"), Content: "You are a careful coding agent."},
@@ -103,7 +103,7 @@ func seedSessionsInto(t *testing.T, st store.Store) {
 		&agentmem.FinalAnswerStep{StepInfo: info("fa"), Answer: "4"},
 	}})
 
-	mustCreate(store.CreateRequest{ID: "s3", Tenant: "acme", UserID: "alice", Agent: "coder", ParentID: "s1", ForkSeq: 3})
+	mustCreate(store.CreateRequest{ID: "s3", UserID: "alice", Agent: "coder", ParentID: "s1", ForkSeq: 3})
 	mustAppend(store.AppendRequest{SessionID: "s3", Steps: []agentmem.Step{action("b1", "git_log", "3 commits")}})
 }
 
@@ -111,7 +111,7 @@ func seedSessionsInto(t *testing.T, st store.Store) {
 func exportOf(t *testing.T, st store.Store, id string) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := store.Export(context.Background(), st, id, &b); err != nil {
+	if err := store.Export(context.Background(), st, "", id, &b); err != nil {
 		t.Fatalf("export %s: %v", id, err)
 	}
 	return b.String()
@@ -167,9 +167,13 @@ func sameSession(t *testing.T, src, dst store.Store, id string) {
 // sessionIDs lists the IDs of every session of a store, sorted.
 func sessionIDs(t *testing.T, st store.Store) []string {
 	t.Helper()
-	ids, err := listSessions(context.Background(), st, store.ListRequest{PageSize: store.MaxPageSize})
+	keys, err := listSessions(context.Background(), st, store.ListRequest{PageSize: store.MaxPageSize})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var ids []string
+	for _, k := range keys {
+		ids = append(ids, k.ID)
 	}
 	slices.Sort(ids)
 	return ids
@@ -213,7 +217,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 
 	// The imported sessions are indexed for recall.
-	code, stdout, stderr = cli(t, nil, "", "recall", "search", "orders table locked", "--store", dstURL, "--tenant", "acme", "--k", "1")
+	code, stdout, stderr = cli(t, nil, "", "recall", "search", "orders table locked", "--store", dstURL, "--k", "1")
 	if code != 0 || !strings.Contains(stdout, `"session_id":"s`) {
 		t.Errorf("recall search after import: exit %d, %q %q", code, stdout, stderr)
 	}
@@ -249,6 +253,12 @@ func TestExportNamedToStdoutImportFromStdin(t *testing.T) {
 func TestExportSelection(t *testing.T) {
 	url := newStoreURL(t, "a.db")
 	seedSessions(t, url)
+	// Session IDs are per tenant: acme has an s1 of its own.
+	st := openTestStore(t, url)
+	if _, err := st.Create(context.Background(), store.CreateRequest{ID: "s1", Tenant: "acme", UserID: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 	env := map[string]string{"AGENTMEM_STORE": url, "AGENTMEM_LOG_LEVEL": "warn"}
 	headers := func(out string) []string {
 		var ids []string
@@ -264,17 +274,22 @@ func TestExportSelection(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--all"}, []string{"s1", "s2", "s3"}},
-		{[]string{"--all", "--tenant", "acme"}, []string{"s1", "s3"}},
+		{[]string{"--all"}, []string{"s1", "s1", "s2", "s3"}},
+		{[]string{"--all", "--tenant", "acme"}, []string{"s1"}},
 		{[]string{"--user", "bob"}, []string{"s2"}},
 		{[]string{"--agent", "coder"}, []string{"s1", "s3"}},
-		{[]string{"--user", "carol"}, nil},
-		{[]string{"s3", "--tenant", "acme"}, []string{"s3"}},
+		{[]string{"--user", "dave"}, nil},
+		{[]string{"--user", "carol"}, []string{"s1"}},
+		{[]string{"s1", "--tenant", "acme"}, []string{"s1"}},
+		{[]string{"s3"}, []string{"s3"}},
 	} {
 		code, stdout, stderr := cli(t, env, "", append([]string{"export"}, tc.args...)...)
 		if code != 0 || !reflect.DeepEqual(headers(stdout), tc.want) {
 			t.Errorf("export %v: exit %d, sessions %v, want %v (%s)", tc.args, code, headers(stdout), tc.want, stderr)
 		}
+	}
+	if _, stdout, _ := cli(t, env, "", "export", "s1", "--tenant", "acme"); !strings.Contains(stdout, `"tenant":"acme","user_id":"carol"`) {
+		t.Errorf("export s1 --tenant acme is not acme's s1: %s", stdout)
 	}
 }
 
@@ -336,17 +351,17 @@ func TestExportSessionsSkipsDeleted(t *testing.T) {
 	seedSessions(t, url)
 	st := openTestStore(t, url)
 	var b bytes.Buffer
-	n, err := exportSessions(context.Background(), st, []string{"s2", "gone"}, true, &b, nil)
+	n, err := exportSessions(context.Background(), st, []store.Key{{ID: "s2"}, {ID: "gone"}}, true, &b, nil)
 	if err != nil || n != 1 || !strings.HasPrefix(b.String(), `{"agentmem_export":1,"session":{"id":"s2"`) {
 		t.Fatalf("exportSessions: %d, %v", n, err)
 	}
-	_, err = exportSessions(context.Background(), st, []string{"gone"}, false, &b, nil)
+	_, err = exportSessions(context.Background(), st, []store.Key{{ID: "gone"}}, false, &b, nil)
 	if !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("a named session deleted meanwhile: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := exportSessions(ctx, st, []string{"s2"}, true, &b, nil); !errors.Is(err, context.Canceled) {
+	if _, err := exportSessions(ctx, st, []store.Key{{ID: "s2"}}, true, &b, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -372,7 +387,7 @@ func TestWriteExportFailsWhole(t *testing.T) {
 	st := failingRead{openTestStore(t, url), "s3"}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.jsonl")
-	if _, _, err := writeExport(context.Background(), st, []string{"s1", "s2", "s3"}, true, out, nil, nil); err == nil || !strings.Contains(err.Error(), `session "s3": disk on fire`) {
+	if _, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s2"}, {ID: "s3"}}, true, out, nil, nil); err == nil || !strings.Contains(err.Error(), `session "s3": disk on fire`) {
 		t.Fatalf("writeExport: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -381,7 +396,7 @@ func TestWriteExportFailsWhole(t *testing.T) {
 	if err := os.WriteFile(out, []byte("old\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := writeExport(context.Background(), st, []string{"s1", "s3"}, true, out, nil, nil); err == nil {
+	if _, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s3"}}, true, out, nil, nil); err == nil {
 		t.Fatal("no error")
 	}
 	if data, _ := os.ReadFile(out); string(data) != "old\n" {
@@ -390,7 +405,7 @@ func TestWriteExportFailsWhole(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("files left by a failed export: %v", entries)
 	}
-	n, size, err := writeExport(context.Background(), st, []string{"s1", "s2"}, true, out, nil, nil)
+	n, size, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s2"}}, true, out, nil, nil)
 	data, _ := os.ReadFile(out)
 	if err != nil || n != 2 || size != int64(len(data)) || !strings.HasPrefix(string(data), `{"agentmem_export":1,"session":{"id":"s1"`) {
 		t.Fatalf("writeExport: %d sessions, %d bytes, %v: %q", n, size, err, data)

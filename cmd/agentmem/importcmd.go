@@ -291,8 +291,10 @@ func isTerminal(f any) bool {
 type importResult struct {
 	// Status is imported, failed or skipped.
 	Status string `json:"status"`
-	// ID is the session's ID in the store (imported sessions).
-	ID string `json:"id,omitempty"`
+	// ID is the session's ID in the store (imported sessions), in the
+	// tenant Tenant (session IDs are per tenant).
+	ID     string `json:"id,omitempty"`
+	Tenant string `json:"tenant,omitempty"`
 	// SourceID is the session's ID in the input, when its header names
 	// one.
 	SourceID string `json:"source_id,omitempty"`
@@ -438,7 +440,7 @@ func (im *sessionImporter) importChunk(ctx context.Context, c *exportChunk) (imp
 		}
 		return fail(errors.New(inputLines(err, c.firstLine)))
 	}
-	res.Status, res.ID = importImported, s.ID
+	res.Status, res.ID, res.Tenant = importImported, s.ID, s.Tenant
 	return res, nil
 }
 

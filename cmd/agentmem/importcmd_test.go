@@ -160,7 +160,7 @@ func TestImportMalformedSessions(t *testing.T) {
 		t.Fatalf("sessions after the import: %v", got)
 	}
 	for _, id := range []string{"b1", "c1", "d1", "e1", "f1", "g1"} {
-		if _, err := dst.Get(context.Background(), id); !errors.Is(err, agentmem.ErrNotFound) {
+		if _, err := dst.Get(context.Background(), "", id); !errors.Is(err, agentmem.ErrNotFound) {
 			t.Errorf("failed session %s: Get = %v", id, err)
 		}
 	}
@@ -471,12 +471,12 @@ func FuzzExportSplitter(f *testing.F) {
 			}
 			switch r.Status {
 			case importImported:
-				if _, err := dst.Get(ctx, r.ID); err != nil {
+				if _, err := dst.Get(ctx, r.Tenant, r.ID); err != nil {
 					t.Fatalf("imported %s: %v", r.ID, err)
 				}
 				imported[r.ID] = true
 				var b bytes.Buffer
-				if err := store.Export(ctx, dst, r.ID, &b); err != nil {
+				if err := store.Export(ctx, dst, r.Tenant, r.ID, &b); err != nil {
 					t.Fatal(err)
 				}
 				// A well-formed chunk exports back to itself, but for
@@ -493,7 +493,7 @@ func FuzzExportSplitter(f *testing.F) {
 					t.Fatalf("failed without a reason: %+v", r)
 				}
 				if c.id != "" && !imported[c.id] {
-					if _, err := dst.Get(ctx, c.id); !errors.Is(err, agentmem.ErrNotFound) && !errors.Is(err, agentmem.ErrInvalid) {
+					if _, err := dst.Get(ctx, "", c.id); !errors.Is(err, agentmem.ErrNotFound) && !errors.Is(err, agentmem.ErrInvalid) {
 						t.Fatalf("failed session %s is in the store: %v", c.id, err)
 					}
 				}

@@ -45,8 +45,9 @@ many tokens, and says which steps it shows, which it drops, truncates or
 replaces by summaries. --detail adds a preview of every step's messages.
 
 It only reads: the session is not changed (a single_run session is not
-ended). A session that does not exist, or belongs to another tenant than
---tenant, is an error (exit code 1).`,
+ended). Session IDs are per tenant: the session is looked up in --tenant
+(the default tenant "" when it is not given); one that does not exist
+there is an error (exit code 1).`,
 		Example: `  agentmem inspect 0192f0c1-7d3e-7c4a-9a51-3b0e8f2d6a10
   agentmem inspect my-session --budget 8000 --format anthropic --tokenizer cl100k_base
   agentmem inspect my-session --detail --store sqlite:///var/lib/agentmem/agentmem.db
@@ -58,7 +59,7 @@ ended). A session that does not exist, or belongs to another tenant than
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.store, "store", "", storeFlagUsage)
-	fl.StringVar(&f.tenant, "tenant", "", "the `TENANT` the session must belong to (default: any tenant)")
+	fl.StringVar(&f.tenant, "tenant", "", "the `TENANT` whose session it is (default: the default tenant \"\")")
 	fl.StringVar(&f.format, "format", render.NameOpenAI, "count tokens as rendered in this format: openai, anthropic or observation")
 	fl.StringVar(&f.tokenizer, "tokenizer", tokenizer.O200kBase, "the token counter: o200k_base, cl100k_base or heuristic")
 	fl.IntVar(&f.budget, "budget", 0, "also show the context that fits `N` tokens (0: none)")
@@ -93,14 +94,11 @@ func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.W
 	// A bound memory loads the session's working set exactly as a resumed
 	// run (and the server) does. It is only read: never closed, since
 	// closing ends a single_run session.
-	b, err := store.OpenMemory(ctx, st, id, agentmem.Options{Format: format, Counter: counter})
+	b, err := store.OpenTenantMemory(ctx, st, f.tenant, id, agentmem.Options{Format: format, Counter: counter})
 	if err != nil {
 		return sessionErr(id, err)
 	}
 	sess := b.Session()
-	if f.tenant != "" && sess.Tenant != f.tenant {
-		return sessionErr(id, agentmem.ErrNotFound)
-	}
 	ew := &inspectPrinter{w: out}
 	writeSessionHeader(ew, sess)
 	if ew.err != nil {

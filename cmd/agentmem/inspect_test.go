@@ -50,7 +50,7 @@ func TestInspect(t *testing.T) {
 	}
 	for _, re := range []string{
 		`(?m)^Session s1$`,
-		`(?m)^  tenant     acme$`,
+		`(?m)^  tenant     -$`,
 		`(?m)^  user       alice$`,
 		`(?m)^  agent      coder$`,
 		`(?m)^  log        last seq 8$`,
@@ -80,10 +80,10 @@ func TestInspect(t *testing.T) {
 
 	// inspect only reads: a second look is the same, and the session is
 	// unchanged.
-	before, _ := st.Get(context.Background(), "s1")
+	before, _ := st.Get(context.Background(), "", "s1")
 	_, again, _ := cli(t, env, "", "inspect", "s1")
 	_, stdout, _ = cli(t, env, "", "inspect", "s1")
-	after, _ := st.Get(context.Background(), "s1")
+	after, _ := st.Get(context.Background(), "", "s1")
 	if again != stdout || before.LastSeq != after.LastSeq || !before.UpdatedAt.Equal(after.UpdatedAt) {
 		t.Errorf("inspect changed something")
 	}
@@ -170,11 +170,18 @@ func TestInspectErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, stderr, stdout, tc.code, tc.stderr)
 		}
 	}
-	// The session of another tenant is found with its own tenant, and
-	// AGENTMEM_TENANT sets --tenant.
+	// Session IDs are per tenant: a session of another tenant is found
+	// with its own tenant only, and AGENTMEM_TENANT sets --tenant.
+	st := openTestStore(t, env["AGENTMEM_STORE"])
+	if _, err := st.Create(context.Background(), store.CreateRequest{ID: "t9", Tenant: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, env, "", "inspect", "t9"); code != 1 || !strings.Contains(stderr, `session "t9" not found`) {
+		t.Errorf("inspect of acme's session in the default tenant: exit %d %q", code, stderr)
+	}
 	env["AGENTMEM_TENANT"] = "acme"
-	if code, stdout, stderr := cli(t, env, "", "inspect", "s1"); code != 0 || !strings.HasPrefix(stdout, "Session s1\n") {
-		t.Errorf("inspect with AGENTMEM_TENANT=acme: exit %d %q", code, stderr)
+	if code, stdout, stderr := cli(t, env, "", "inspect", "t9"); code != 0 || !strings.HasPrefix(stdout, "Session t9\n") || !strings.Contains(stdout, "tenant     acme") {
+		t.Errorf("inspect with AGENTMEM_TENANT=acme: exit %d %q %q", code, stderr, stdout)
 	}
 }
 
@@ -221,7 +228,7 @@ func TestInspectKeepsSingleRunSession(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "  retention  single_run\n") || !strings.Contains(stdout, "Memory: 1 steps (0 actions)") {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}
-	if _, err := st.Get(ctx, "run"); err != nil {
+	if _, err := st.Get(ctx, "", "run"); err != nil {
 		t.Fatalf("the single_run session after inspect: %v", err)
 	}
 }

@@ -176,7 +176,7 @@ func TestMCPBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if got, err := st.Get(ctx, "proj-1"); err != nil || got.Tenant != "acme" || got.Agent != "coder" {
+	if got, err := st.Get(ctx, "acme", "proj-1"); err != nil || got.Tenant != "acme" || got.Agent != "coder" {
 		t.Errorf("stored session %+v, %v", got, err)
 	}
 }

@@ -55,7 +55,7 @@ func TestRunRetention(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := st.Get(ctx, "kept"); err != nil {
+	if _, err := st.Get(ctx, "", "kept"); err != nil {
 		t.Errorf("a persistent session was pruned: %v", err)
 	}
 	cancel()

@@ -124,7 +124,7 @@ func Open(ctx context.Context, opts Options) (*Memory, error) {
 		candidateCap: 2000, snippetsOfHit: 3}
 	newest, err := m.list(ctx, 1)
 	if err == nil && len(newest) == 1 && newest[0].Ended.IsZero() {
-		m.cur, err = store.OpenMemory(ctx, m.opts.Store, newest[0].ID, m.opts.Memory)
+		m.cur, err = store.OpenTenantMemory(ctx, m.opts.Store, newest[0].Tenant, newest[0].ID, m.opts.Memory)
 	}
 	if err != nil {
 		return nil, errors.Join(err, m.closeOwned())
@@ -249,7 +249,7 @@ func (m *Memory) End(ctx context.Context) (*Episode, error) {
 
 func (m *Memory) end(ctx context.Context) (*Episode, error) {
 	sess := m.cur.Session()
-	resp, err := m.opts.Store.Read(ctx, store.ReadRequest{SessionID: sess.ID})
+	resp, err := m.opts.Store.Read(ctx, store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func (m *Memory) end(ctx context.Context) (*Episode, error) {
 
 // reindex writes every document of an episode again.
 func (m *Memory) reindex(ctx context.Context, sess *store.Session) error {
-	resp, err := m.opts.Store.Read(ctx, store.ReadRequest{SessionID: sess.ID})
+	resp, err := m.opts.Store.Read(ctx, store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID})
 	if err != nil {
 		return err
 	}
@@ -352,7 +352,7 @@ func (m *Memory) Get(ctx context.Context, id string) (*Episode, error) {
 }
 
 func (m *Memory) get(ctx context.Context, id string) (*Episode, error) {
-	s, err := m.opts.Store.Get(ctx, id)
+	s, err := m.opts.Store.Get(ctx, m.opts.Tenant, id)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +377,7 @@ func (m *Memory) load(ctx context.Context, s *store.Session) (*Episode, error) {
 	if s.LastSeq == 0 {
 		return ep, nil
 	}
-	resp, err := m.opts.Store.Read(ctx, store.ReadRequest{SessionID: s.ID, Last: 1})
+	resp, err := m.opts.Store.Read(ctx, store.ReadRequest{Tenant: s.Tenant, SessionID: s.ID, Last: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -232,7 +232,7 @@ func TestPersistenceSQLite(t *testing.T) {
 	if n, err := m.Reindex(ctx); err != nil || n != 2 {
 		t.Fatalf("Reindex = %d, %v", n, err)
 	}
-	s, _ := db.Store.Get(ctx, first.ID)
+	s, _ := db.Store.Get(ctx, "acme", first.ID)
 	if s.Retention != store.Persistent {
 		t.Fatalf("episode retention = %s", s.Retention)
 	}

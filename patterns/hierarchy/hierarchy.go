@@ -179,7 +179,7 @@ func (o *Options) resolve() error {
 func (m *Memory) openWorking(ctx context.Context) error {
 	var err error
 	if m.opts.SessionID != "" {
-		m.working, err = store.OpenMemory(ctx, m.opts.Store, m.opts.SessionID, m.opts.Memory)
+		m.working, err = store.OpenTenantMemory(ctx, m.opts.Store, m.opts.Tenant, m.opts.SessionID, m.opts.Memory)
 		if !errors.Is(err, agentmem.ErrNotFound) {
 			return err
 		}

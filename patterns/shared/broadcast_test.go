@@ -31,7 +31,7 @@ func TestBroadcastMessageDeliversIntoEachMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	memOpts := agentmem.Options{Counter: tokenizer.NewHeuristic()}
-	agents, err := store.OpenAgents(ctx, st, "run", memOpts)
+	agents, err := store.OpenAgents(ctx, st, "", "run", memOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestBroadcastMessageDeliversIntoEachMemory(t *testing.T) {
 	}
 	// Delivered into every member's own memory, durably: a new process
 	// opening the run finds it in each.
-	again, err := store.OpenAgents(ctx, st, "run", memOpts)
+	again, err := store.OpenAgents(ctx, st, "", "run", memOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestBroadcastMessageRefusals(t *testing.T) {
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "run"}); err != nil {
 		t.Fatal(err)
 	}
-	agents, err := store.OpenAgents(ctx, st, "run", agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	agents, err := store.OpenAgents(ctx, st, "", "run", agentmem.Options{Counter: tokenizer.NewHeuristic()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func ExamplePool_BroadcastMessage() {
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "run-1"}); err != nil {
 		log.Fatal(err)
 	}
-	agents, err := store.OpenAgents(ctx, st, "run-1", agentmem.Options{})
+	agents, err := store.OpenAgents(ctx, st, "", "run-1", agentmem.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -291,7 +291,7 @@ func (p *Pool) add(ctx context.Context, kind Kind, from, text string, scope Scop
 
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
-	_, err = p.opts.Store.Append(ctx, store.AppendRequest{SessionID: p.session, Steps: []agentmem.Step{entryStep(e)}})
+	_, err = p.opts.Store.Append(ctx, store.AppendRequest{Tenant: p.opts.Tenant, SessionID: p.session, Steps: []agentmem.Step{entryStep(e)}})
 	if kind == Fact && errors.Is(err, store.ErrIDReused) {
 		// The fact is registered already (by another author, or in
 		// other words): the stored entry stands and is returned.
@@ -411,7 +411,7 @@ func (p *Pool) Sync(ctx context.Context) (int, error) {
 // A step that is not a pool entry is skipped and reported; the others are
 // applied regardless.
 func (p *Pool) sync(ctx context.Context, index bool) error {
-	resp, err := p.opts.Store.Read(ctx, store.ReadRequest{SessionID: p.session, After: p.lastSeq})
+	resp, err := p.opts.Store.Read(ctx, store.ReadRequest{Tenant: p.opts.Tenant, SessionID: p.session, After: p.lastSeq})
 	if err != nil {
 		return fmt.Errorf("shared: read pool %q: %w", p.opts.Name, err)
 	}

@@ -432,7 +432,7 @@ func TestPersistenceAndSyncSQLite(t *testing.T) {
 		t.Fatalf("search after reopen = %+v, %v", found, err)
 	}
 	// The log is a plain store session.
-	s, err := db.Store.Get(ctx, "pool.crew")
+	s, err := db.Store.Get(ctx, "acme", "pool.crew")
 	if err != nil || s.Tenant != "acme" || s.Retention != store.Persistent {
 		t.Fatalf("pool session = %+v, %v", s, err)
 	}

@@ -50,21 +50,22 @@ func (st *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fe
 	i := sort.Search(len(f.recs), func(i int) bool { return f.recs[i].pos > req.After.Pos })
 	resp := &store.FeedResponse{Next: req.After}
 	now := st.now()
-	sessions := map[string]*store.Session{}
+	sessions := map[store.Key]*store.Session{}
 	for ; i < len(f.recs) && len(resp.Changes) < limit; i++ {
 		r := f.recs[i]
 		c := store.Change{Kind: r.kind, SessionID: r.session, Tenant: r.tenant, Seq: r.seq, Time: r.time}
 		if r.kind != store.ChangeDelete {
-			sess, seen := sessions[r.session]
+			key := store.Key{Tenant: r.tenant, ID: r.session}
+			sess, seen := sessions[key]
 			if !seen {
-				if s, err := st.live(r.session, now); err == nil {
+				if s, err := st.live(r.tenant, r.session, now); err == nil {
 					sess = s.meta.Clone()
 				}
-				sessions[r.session] = sess
+				sessions[key] = sess
 			}
 			c.Session = sess
 			if sess != nil && r.kind == store.ChangeAppend {
-				if o, k := st.sessions[r.session].owner(r.seq); o != nil {
+				if o, k := st.sessions[key].owner(r.seq); o != nil {
 					e := o.entries[k].Clone()
 					c.Entry = &e
 				}

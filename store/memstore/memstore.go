@@ -52,7 +52,7 @@ type Store struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]*session
+	sessions map[store.Key]*session
 	feed     feed // the change feed (feed.go)
 }
 
@@ -85,7 +85,7 @@ func New(opts Options) *Store {
 	if c == nil {
 		c = time.Now
 	}
-	return &Store{clock: c, sessions: map[string]*session{}}
+	return &Store{clock: c, sessions: map[store.Key]*session{}}
 }
 
 func (st *Store) now() time.Time { return store.Now(st.clock) }
@@ -111,10 +111,10 @@ func notFound(id string) error {
 	return fmt.Errorf("session %q: %w", id, agentmem.ErrNotFound)
 }
 
-// live returns the session with this ID unless it is missing or expired.
-// st.mu must be held.
-func (st *Store) live(id string, now time.Time) (*session, error) {
-	s := st.sessions[id]
+// live returns the session of a tenant with this ID unless it is missing
+// or expired. st.mu must be held.
+func (st *Store) live(tenant, id string, now time.Time) (*session, error) {
+	s := st.sessions[store.Key{Tenant: tenant, ID: id}]
 	if s == nil || s.meta.Expired(now) {
 		return nil, notFound(id)
 	}
@@ -226,12 +226,12 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	}
 	defer st.mu.Unlock()
 	now := st.now()
-	if req.ID != "" && st.sessions[req.ID] != nil {
+	if req.ID != "" && st.sessions[store.Key{Tenant: req.Tenant, ID: req.ID}] != nil {
 		return nil, fmt.Errorf("session %q already exists: %w", req.ID, agentmem.ErrConflict)
 	}
 	var parent *session
 	if req.ParentID != "" {
-		p, err := st.live(req.ParentID, now)
+		p, err := st.live(req.Tenant, req.ParentID, now)
 		if err != nil {
 			return nil, fmt.Errorf("parent: %w", err)
 		}
@@ -244,7 +244,7 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 		parent = p
 	}
 	meta := store.NewSession(req, now)
-	for st.sessions[meta.ID] != nil { // a generated ID cannot collide, but be sure
+	for st.sessions[meta.Key()] != nil { // a generated ID cannot collide, but be sure
 		meta.ID = agentmem.NewID()
 	}
 	s := &session{meta: *meta, parent: parent, baseSeq: meta.ForkSeq, ids: map[string]int64{}}
@@ -254,7 +254,7 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 		}
 		parent.branches[s] = struct{}{}
 	}
-	st.sessions[meta.ID] = s
+	st.sessions[meta.Key()] = s
 	if parent != nil {
 		st.feed.add(store.ChangeFork, meta, meta.ForkSeq, now)
 	}
@@ -262,15 +262,15 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 }
 
 // Get implements store.Store.
-func (st *Store) Get(ctx context.Context, id string) (*store.Session, error) {
-	if err := store.ValidateID(id); err != nil {
+func (st *Store) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
+	if err := store.ValidateKey(tenant, id); err != nil {
 		return nil, err
 	}
 	if err := st.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer st.mu.Unlock()
-	s, err := st.live(id, st.now())
+	s, err := st.live(tenant, id, st.now())
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func (st *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 	var match []*store.Session
 	for _, s := range st.sessions {
 		m := &s.meta
-		if m.Expired(now) || !req.Matches(m) || (after != nil && !after.After(m.CreatedAt, m.ID)) {
+		if m.Expired(now) || !req.Matches(m) || (after != nil && !after.After(m.CreatedAt, m.ID, m.Tenant)) {
 			continue
 		}
 		match = append(match, m)
@@ -301,13 +301,16 @@ func (st *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 		if !a.CreatedAt.Equal(b.CreatedAt) {
 			return a.CreatedAt.After(b.CreatedAt)
 		}
-		return a.ID > b.ID
+		if a.ID != b.ID {
+			return a.ID > b.ID
+		}
+		return a.Tenant > b.Tenant
 	})
 	resp := &store.ListResponse{}
 	if len(match) > size {
 		match = match[:size]
 		last := match[size-1]
-		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID, Tenant: last.Tenant})
 	}
 	resp.Sessions = make([]*store.Session, len(match))
 	for i, m := range match {
@@ -319,15 +322,15 @@ func (st *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 // Delete implements store.Store. Branches of the session get a copy of
 // the history they inherited from it first. Deleting an expired session
 // that Prune has not yet removed succeeds.
-func (st *Store) Delete(ctx context.Context, id string) error {
-	if err := store.ValidateID(id); err != nil {
+func (st *Store) Delete(ctx context.Context, tenant, id string) error {
+	if err := store.ValidateKey(tenant, id); err != nil {
 		return err
 	}
 	if err := st.lock(ctx); err != nil {
 		return err
 	}
 	defer st.mu.Unlock()
-	s := st.sessions[id]
+	s := st.sessions[store.Key{Tenant: tenant, ID: id}]
 	if s == nil {
 		return notFound(id)
 	}
@@ -358,7 +361,7 @@ func (st *Store) delete(s *session) {
 	if s.parent != nil {
 		delete(s.parent.branches, s)
 	}
-	delete(st.sessions, s.meta.ID)
+	delete(st.sessions, s.meta.Key())
 	st.feed.add(store.ChangeDelete, &s.meta, 0, st.now())
 }
 
@@ -372,12 +375,9 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	}
 	defer st.mu.Unlock()
 	now := st.now()
-	s, err := st.live(req.SessionID, now)
+	s, err := st.live(req.Tenant, req.SessionID, now)
 	if err != nil {
 		return nil, err
-	}
-	if req.OtherTenant(&s.meta) {
-		return nil, notFound(req.SessionID)
 	}
 	last := s.meta.LastSeq
 
@@ -501,7 +501,7 @@ func (st *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRe
 		return nil, err
 	}
 	defer st.mu.Unlock()
-	s, err := st.live(req.SessionID, st.now())
+	s, err := st.live(req.Tenant, req.SessionID, st.now())
 	if err != nil {
 		return nil, err
 	}
@@ -607,12 +607,12 @@ func (st *Store) ImportEntries(ctx context.Context, s *store.Session, entries []
 		return err
 	}
 	defer st.mu.Unlock()
-	if st.sessions[s.ID] != nil {
+	if st.sessions[s.Key()] != nil {
 		return fmt.Errorf("session %q already exists: %w", s.ID, agentmem.ErrConflict)
 	}
 	ns := &session{meta: *s.Clone(), entries: own}
 	ns.reindex()
-	st.sessions[s.ID] = ns
+	st.sessions[s.Key()] = ns
 	now := st.now()
 	for _, e := range own {
 		st.feed.add(store.ChangeAppend, s, e.Seq, now)

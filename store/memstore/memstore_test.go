@@ -54,7 +54,7 @@ func TestOpenURL(t *testing.T) {
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Get(ctx, "x"); err == nil {
+	if _, err := other.Get(ctx, "", "x"); err == nil {
 		t.Fatal("two mem:// stores share data")
 	}
 	if _, err := store.Open(ctx, "mem://?x=1"); err == nil {
@@ -92,11 +92,11 @@ func (h *handle) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	return h.st.Create(ctx, req)
 }
 
-func (h *handle) Get(ctx context.Context, id string) (*store.Session, error) {
+func (h *handle) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	if err := h.check(); err != nil {
 		return nil, err
 	}
-	return h.st.Get(ctx, id)
+	return h.st.Get(ctx, tenant, id)
 }
 
 func (h *handle) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
@@ -106,11 +106,11 @@ func (h *handle) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 	return h.st.List(ctx, req)
 }
 
-func (h *handle) Delete(ctx context.Context, id string) error {
+func (h *handle) Delete(ctx context.Context, tenant, id string) error {
 	if err := h.check(); err != nil {
 		return err
 	}
-	return h.st.Delete(ctx, id)
+	return h.st.Delete(ctx, tenant, id)
 }
 
 func (h *handle) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {

@@ -69,10 +69,7 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 	for i, st := range req.Steps {
 		ids[i] = st.Info().ID
 	}
-	sess, own, err := lockForAppend(ctx, conn, req.SessionID, ids, now)
-	if err == nil && req.OtherTenant(&sess.Session) {
-		err = notFound(req.SessionID)
-	}
+	sess, own, err := lockForAppend(ctx, conn, req.Tenant, req.SessionID, ids, now)
 	if err != nil {
 		abort(conn)
 		return nil, err
@@ -86,12 +83,12 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 	if len(ins.seqs) > 0 {
 		// One statement inserts the entries and moves last_seq.
 		b.Queue(`WITH ins AS (
-				INSERT INTO entries (session_id, seq, kind, step_id, body, created_at)
-				SELECT $1, u.seq, u.kind, u.step_id, u.body, $6
+				INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
+				SELECT $8, $1, u.seq, u.kind, u.step_id, u.body, $6
 				FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bytea[]) AS u (seq, kind, step_id, body)
 			)
-			UPDATE sessions SET last_seq = $7, updated_at = $6 WHERE id = $1`,
-			sess.ID, ins.seqs, ins.kinds, ins.stepIDs, ins.bodies, now, resp.LastSeq)
+			UPDATE sessions SET last_seq = $7, updated_at = $6 WHERE tenant = $8 AND id = $1`,
+			sess.ID, ins.seqs, ins.kinds, ins.stepIDs, ins.bodies, now, resp.LastSeq, sess.Tenant)
 	}
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
@@ -120,12 +117,12 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 // pipelined statements in order, each with a snapshot of its own), so it
 // sees every append committed before. A missing or expired session is
 // ErrNotFound.
-func lockForAppend(ctx context.Context, conn *pgxpool.Conn, id string, ids []string, now time.Time) (*sessionRow, map[string]store.StoredStep, error) {
+func lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, id string, ids []string, now time.Time) (*sessionRow, map[string]store.StoredStep, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue("SELECT "+sessionColumns+" FROM sessions WHERE id = $1 FOR NO KEY UPDATE", id)
+	b.Queue("SELECT "+sessionColumns+" FROM sessions WHERE tenant = $1 AND id = $2 FOR NO KEY UPDATE", tenant, id)
 	if len(ids) > 0 {
-		b.Queue("SELECT step_id, seq, body FROM entries WHERE session_id = $1 AND step_id = ANY($2)", id, ids)
+		b.Queue("SELECT step_id, seq, body FROM entries WHERE tenant = $1 AND session_id = $2 AND step_id = ANY($3)", tenant, id, ids)
 	}
 	br := conn.SendBatch(ctx, b)
 	sess, own, err := func() (*sessionRow, map[string]store.StoredStep, error) {
@@ -305,7 +302,7 @@ func retried(ctx context.Context, q querier, segs []segment, req store.AppendReq
 			kind string
 			body []byte
 		)
-		err := q.QueryRow(ctx, "SELECT kind, body FROM entries WHERE session_id = $1 AND seq = $2", sg.id, after).Scan(&kind, &body)
+		err := q.QueryRow(ctx, "SELECT kind, body FROM entries WHERE tenant = $1 AND session_id = $2 AND seq = $3", sg.tenant, sg.id, after).Scan(&kind, &body)
 		if errors.Is(err, pgx.ErrNoRows) {
 			break
 		}

@@ -32,10 +32,12 @@
 //
 // # Tables
 //
-// A session is a row of sessions; its log is its rows of entries, keyed by
-// PRIMARY KEY (session_id, seq) — the unique constraint on session and
-// sequence number — with UNIQUE (session_id, step_id) so a step is stored
-// once. A partial index on compaction entries finds a session's newest
+// A session is a row of sessions, keyed by PRIMARY KEY (tenant, id):
+// session IDs are per tenant, and the tenant leads every key, so a
+// distributed PostgreSQL can shard by it. Its log is its rows of entries,
+// keyed by PRIMARY KEY (tenant, session_id, seq) — the unique constraint
+// on session and sequence number — with UNIQUE (tenant, session_id,
+// step_id) so a step is stored once. A partial index on compaction entries finds a session's newest
 // compaction without scanning its log, and indexes on (tenant | user_id |
 // agent, created_at, id) serve List's filters in its order.
 //

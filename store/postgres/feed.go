@@ -39,7 +39,7 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT f.xid::text::bigint, f.pos, f.kind, f.session_id, f.tenant, f.seq, f.at, e.kind, e.body, e.created_at
-			FROM feed f LEFT JOIN entries e ON f.kind = 'append' AND e.session_id = f.session_id AND e.seq = f.seq
+			FROM feed f LEFT JOIN entries e ON f.kind = 'append' AND e.tenant = f.tenant AND e.session_id = f.session_id AND e.seq = f.seq
 			WHERE f.xid < $1::text::xid8 AND (f.xid, f.pos) > ($2::text::xid8, $3)
 			ORDER BY f.xid, f.pos LIMIT $4`,
 			strconv.FormatInt(xmin, 10), strconv.FormatInt(req.After.Tx, 10), req.After.Pos, limit+1)
@@ -95,24 +95,29 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 // feedSessions sets the Session of the changes (store.AttachSessions),
 // read in one query.
 func (s *Store) feedSessions(ctx context.Context, tx pgx.Tx, changes []store.Change) error {
-	ids := store.FeedSessionIDs(changes)
-	if len(ids) == 0 {
+	keys := store.FeedSessionKeys(changes)
+	if len(keys) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ANY($1)", ids)
+	tenants, ids := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		tenants[i], ids[i] = k.Tenant, k.ID
+	}
+	rows, err := tx.Query(ctx, "SELECT "+sessionColumns+` FROM sessions
+		WHERE (tenant, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, tenants, ids)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	now := s.now()
-	sessions := make(map[string]*store.Session, len(ids))
+	sessions := make(map[store.Key]*store.Session, len(keys))
 	for rows.Next() {
 		r, err := scanSession(rows)
 		if err != nil {
 			return err
 		}
 		if !r.Expired(now) {
-			sessions[r.ID] = &r.Session
+			sessions[r.Key()] = &r.Session
 		}
 	}
 	if err := rows.Err(); err != nil {

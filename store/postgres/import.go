@@ -44,7 +44,7 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 		if err != nil {
 			return fmt.Errorf("entries[%d]: %w", i, err)
 		}
-		rows[i] = []any{sess.ID, e.Seq, string(e.Kind), stepID, body, e.Time}
+		rows[i] = []any{sess.Tenant, sess.ID, e.Seq, string(e.Kind), stepID, body, e.Time}
 	}
 	r := &sessionRow{Session: *sess.Clone()}
 	return s.write(ctx, "import", func(tx pgx.Tx) error {
@@ -59,7 +59,7 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 			return nil
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"entries"},
-			[]string{"session_id", "seq", "kind", "step_id", "body", "created_at"}, pgx.CopyFromRows(rows))
+			[]string{"tenant", "session_id", "seq", "kind", "step_id", "body", "created_at"}, pgx.CopyFromRows(rows))
 		return err
 	})
 }

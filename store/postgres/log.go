@@ -15,10 +15,11 @@ import (
 )
 
 // segment is the part of a visible log that one session owns: its entries
-// with lo < seq <= hi.
+// with lo < seq <= hi. Every segment of a log is in the session's tenant
+// (a branch is in its parent's).
 type segment struct {
-	id     string
-	lo, hi int64
+	tenant, id string
+	lo, hi     int64
 }
 
 // maxChain bounds a chain of bases; a longer one is taken for a cycle.
@@ -29,18 +30,18 @@ const maxChain = 10000
 // disjoint ranges of sequence numbers in increasing order. One query reads
 // the whole chain of bases; a session that is no branch needs none.
 func segments(ctx context.Context, q querier, r *sessionRow) ([]segment, error) {
-	segs := []segment{{id: r.ID, lo: r.baseSeq, hi: math.MaxInt64}}
+	segs := []segment{{tenant: r.Tenant, id: r.ID, lo: r.baseSeq, hi: math.MaxInt64}}
 	if r.baseID == "" {
 		return segs, nil
 	}
 	rows, err := q.Query(ctx, `WITH RECURSIVE chain (id, base_id, base_seq, depth) AS (
-			SELECT id, base_id, base_seq, 1 FROM sessions WHERE id = $1
+			SELECT id, base_id, base_seq, 1 FROM sessions WHERE tenant = $3 AND id = $1
 			UNION ALL
 			SELECT s.id, s.base_id, s.base_seq, c.depth + 1
-			FROM chain c JOIN sessions s ON s.id = c.base_id
+			FROM chain c JOIN sessions s ON s.tenant = $3 AND s.id = c.base_id
 			WHERE c.depth <= $2
 		)
-		SELECT id, base_id, base_seq FROM chain ORDER BY depth`, r.baseID, maxChain)
+		SELECT id, base_id, base_seq FROM chain ORDER BY depth`, r.baseID, maxChain, r.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +64,11 @@ func segments(ctx context.Context, q querier, r *sessionRow) ([]segment, error) 
 			baseSeq = 0
 		}
 		if baseSeq < hi {
-			segs = append(segs, segment{id: id, lo: baseSeq, hi: hi})
+			segs = append(segs, segment{tenant: r.Tenant, id: id, lo: baseSeq, hi: hi})
 		} else {
 			// Nothing of id's own is visible: keep the bound for the
 			// sessions further up.
-			segs = append(segs, segment{id: id, lo: hi, hi: hi})
+			segs = append(segs, segment{tenant: r.Tenant, id: id, lo: hi, hi: hi})
 		}
 		lo, want = baseSeq, ""
 		if baseID != nil {
@@ -105,8 +106,8 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 	}
 	for _, sg := range segs {
 		rows, err := q.Query(ctx, `SELECT step_id, seq, body FROM entries
-			WHERE session_id = $1 AND step_id = ANY($2) AND seq > $3 AND seq <= $4`,
-			sg.id, ids, sg.lo, sg.hi)
+			WHERE tenant = $1 AND session_id = $2 AND step_id = ANY($3) AND seq > $4 AND seq <= $5`,
+			sg.tenant, sg.id, ids, sg.lo, sg.hi)
 		if err != nil {
 			return nil, err
 		}
@@ -146,8 +147,8 @@ func workingSteps(ctx context.Context, q querier, segs []segment) ([]store.Worki
 				break
 			}
 			if err := scanKinds(ctx, q, `SELECT seq, `+kindPrefix+` FROM entries
-				WHERE session_id = $1 AND kind = 'step' AND seq = ANY($2) AND seq > $3 AND seq <= $4`,
-				func(seq int64, k agentmem.StepKind) { kinds[seq] = k }, sg.id, comp.Compaction.Working, sg.lo, min(sg.hi, after)); err != nil {
+				WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND seq = ANY($3) AND seq > $4 AND seq <= $5`,
+				func(seq int64, k agentmem.StepKind) { kinds[seq] = k }, sg.tenant, sg.id, comp.Compaction.Working, sg.lo, min(sg.hi, after)); err != nil {
 				return nil, err
 			}
 		}
@@ -162,9 +163,9 @@ func workingSteps(ctx context.Context, q querier, segs []segment) ([]store.Worki
 			continue
 		}
 		if err := scanKinds(ctx, q, `SELECT seq, `+kindPrefix+` FROM entries
-			WHERE session_id = $1 AND kind = 'step' AND seq > $2 AND seq <= $3 ORDER BY seq`,
+			WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND seq > $3 AND seq <= $4 ORDER BY seq`,
 			func(seq int64, k agentmem.StepKind) { out = append(out, store.WorkingStep{Seq: seq, Kind: k}) },
-			sg.id, max(sg.lo, after), sg.hi); err != nil {
+			sg.tenant, sg.id, max(sg.lo, after), sg.hi); err != nil {
 			return nil, err
 		}
 	}
@@ -225,9 +226,9 @@ func checkCompaction(ctx context.Context, q querier, segs []segment, c *store.Co
 	found := make(map[int64]agentmem.Step, len(refs))
 	if len(refs) > 0 {
 		for _, sg := range segs {
-			rows, err := q.Query(ctx, `SELECT seq, CASE WHEN seq = ANY($5) THEN body END FROM entries
-				WHERE session_id = $1 AND kind = 'step' AND seq = ANY($2) AND seq > $3 AND seq <= $4`,
-				sg.id, refs, sg.lo, sg.hi, slices.Collect(mapKeys(replaced)))
+			rows, err := q.Query(ctx, `SELECT seq, CASE WHEN seq = ANY($6) THEN body END FROM entries
+				WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND seq = ANY($3) AND seq > $4 AND seq <= $5`,
+				sg.tenant, sg.id, refs, sg.lo, sg.hi, slices.Collect(mapKeys(replaced)))
 			if err != nil {
 				return err
 			}
@@ -316,7 +317,7 @@ func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRes
 	now := s.now()
 	var resp *store.ReadResponse
 	err := s.read(ctx, "read", func(tx pgx.Tx) error {
-		sess, err := loadSession(ctx, tx, req.SessionID, "", now, false)
+		sess, err := loadSession(ctx, tx, req.Tenant, req.SessionID, "", now, false)
 		if err != nil {
 			return err
 		}
@@ -347,8 +348,8 @@ func readEntries(ctx context.Context, q querier, segs []segment, req store.ReadR
 		for i := len(segs) - 1; i >= 0 && len(out) < req.Last; i-- {
 			sg := segs[i]
 			es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
-				WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq DESC LIMIT $4`,
-				sg.id, max(sg.lo, req.After), sg.hi, req.Last-len(out))
+				WHERE tenant = $1 AND session_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq DESC LIMIT $5`,
+				sg.tenant, sg.id, max(sg.lo, req.After), sg.hi, req.Last-len(out))
 			if err != nil {
 				return nil, err
 			}
@@ -369,8 +370,8 @@ func readEntries(ctx context.Context, q querier, segs []segment, req store.ReadR
 			limit = req.Limit - len(out)
 		}
 		es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
-			WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
-			sg.id, max(sg.lo, req.After), sg.hi, limit)
+			WHERE tenant = $1 AND session_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq LIMIT $5`,
+			sg.tenant, sg.id, max(sg.lo, req.After), sg.hi, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -413,8 +414,8 @@ func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.
 				break
 			}
 			es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
-				WHERE session_id = $1 AND kind = 'step' AND seq = ANY($2) AND seq > $3 AND seq <= $4
-				ORDER BY seq`, sg.id, named, sg.lo, min(sg.hi, comp.Seq-1))
+				WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND seq = ANY($3) AND seq > $4 AND seq <= $5
+				ORDER BY seq`, sg.tenant, sg.id, named, sg.lo, min(sg.hi, comp.Seq-1))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -441,8 +442,8 @@ func newestCompaction(ctx context.Context, q querier, segs []segment) (*store.En
 	for i := len(segs) - 1; i >= 0; i-- {
 		sg := segs[i]
 		es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
-			WHERE session_id = $1 AND kind = 'compaction' AND seq > $2 AND seq <= $3 AND `+notAmendment+`
-			ORDER BY seq DESC LIMIT 1`, sg.id, sg.lo, sg.hi)
+			WHERE tenant = $1 AND session_id = $2 AND kind = 'compaction' AND seq > $3 AND seq <= $4 AND `+notAmendment+`
+			ORDER BY seq DESC LIMIT 1`, sg.tenant, sg.id, sg.lo, sg.hi)
 		if err != nil {
 			return nil, err
 		}
@@ -460,8 +461,8 @@ func newestFullSeq(ctx context.Context, q querier, segs []segment) (int64, error
 		sg := segs[i]
 		var seq int64
 		err := q.QueryRow(ctx, `SELECT seq FROM entries
-			WHERE session_id = $1 AND kind = 'compaction' AND seq > $2 AND seq <= $3 AND `+notAmendment+`
-			ORDER BY seq DESC LIMIT 1`, sg.id, sg.lo, sg.hi).Scan(&seq)
+			WHERE tenant = $1 AND session_id = $2 AND kind = 'compaction' AND seq > $3 AND seq <= $4 AND `+notAmendment+`
+			ORDER BY seq DESC LIMIT 1`, sg.tenant, sg.id, sg.lo, sg.hi).Scan(&seq)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}
@@ -484,8 +485,8 @@ func readAfter(ctx context.Context, q querier, segs []segment, after int64) ([]s
 			continue
 		}
 		es, err := queryEntries(ctx, q, `SELECT seq, kind, body, created_at FROM entries
-			WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`,
-			sg.id, max(sg.lo, after), sg.hi)
+			WHERE tenant = $1 AND session_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq`,
+			sg.tenant, sg.id, max(sg.lo, after), sg.hi)
 		if err != nil {
 			return nil, err
 		}

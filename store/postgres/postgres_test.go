@@ -60,7 +60,7 @@ func TestSchemasAreIsolated(t *testing.T) {
 	if _, err := a.Create(ctx, store.CreateRequest{ID: "only-in-a"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Get(ctx, "only-in-a"); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := b.Get(ctx, "", "only-in-a"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Errorf("Get from another schema: %v, want ErrNotFound", err)
 	}
 	for _, st := range []*Store{a, b} {
@@ -131,7 +131,7 @@ func TestServerGone(t *testing.T) {
 	dead := &Store{pool: pool, clock: time.Now}
 	defer dead.Close()
 	calls := map[string]func() error{
-		"Get":    func() error { _, err := dead.Get(ctx, "s"); return err },
+		"Get":    func() error { _, err := dead.Get(ctx, "", "s"); return err },
 		"Create": func() error { _, err := dead.Create(ctx, store.CreateRequest{}); return err },
 		"Append": func() error {
 			_, err := dead.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{action("a", "x")}})
@@ -139,7 +139,7 @@ func TestServerGone(t *testing.T) {
 		},
 		"Read":   func() error { _, err := dead.Read(ctx, store.ReadRequest{SessionID: "s"}); return err },
 		"List":   func() error { _, err := dead.List(ctx, store.ListRequest{}); return err },
-		"Delete": func() error { return dead.Delete(ctx, "s") },
+		"Delete": func() error { return dead.Delete(ctx, "", "s") },
 		"Prune":  func() error { _, err := dead.Prune(ctx, store.PruneRequest{}); return err },
 	}
 	for name, call := range calls {
@@ -171,12 +171,12 @@ func TestClosed(t *testing.T) {
 	}
 	errs := map[string]error{}
 	_, errs["Create"] = st.Create(ctx, store.CreateRequest{})
-	_, errs["Get"] = st.Get(ctx, "x")
+	_, errs["Get"] = st.Get(ctx, "", "x")
 	_, errs["List"] = st.List(ctx, store.ListRequest{})
 	_, errs["Append"] = st.Append(ctx, store.AppendRequest{SessionID: "x", Steps: []agentmem.Step{action("a", "x")}})
 	_, errs["Read"] = st.Read(ctx, store.ReadRequest{SessionID: "x"})
 	_, errs["Prune"] = st.Prune(ctx, store.PruneRequest{})
-	errs["Delete"] = st.Delete(ctx, "x")
+	errs["Delete"] = st.Delete(ctx, "", "x")
 	errs["ImportEntries"] = st.ImportEntries(ctx, &store.Session{ID: "x"}, nil)
 	for name, err := range errs {
 		if !errors.Is(err, store.ErrClosed) {
@@ -363,7 +363,7 @@ func TestDeleteChain(t *testing.T) {
 	if want["early"] != "1:root-1 2:root-2" {
 		t.Fatalf("early reads %s", want["early"])
 	}
-	if err := st.Delete(ctx, "mid"); err != nil {
+	if err := st.Delete(ctx, "", "mid"); err != nil {
 		t.Fatal(err)
 	}
 	for id, w := range want {
@@ -371,7 +371,7 @@ func TestDeleteChain(t *testing.T) {
 			t.Errorf("after deleting mid, %s reads %s, want %s", id, got, w)
 		}
 	}
-	if err := st.Delete(ctx, "root"); err != nil {
+	if err := st.Delete(ctx, "", "root"); err != nil {
 		t.Fatal(err)
 	}
 	for id, w := range want {
@@ -379,7 +379,7 @@ func TestDeleteChain(t *testing.T) {
 			t.Errorf("after deleting root, %s reads %s, want %s", id, got, w)
 		}
 	}
-	leaf, err := st.Get(ctx, "leaf")
+	leaf, err := st.Get(ctx, "", "leaf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func TestPruneKeepsWhatBranchesNeed(t *testing.T) {
 		t.Errorf("step 5 of p survived")
 	}
 	// Without b, 1, 3 and 4 go too (c still holds 2).
-	if err := st.Delete(ctx, "b"); err != nil {
+	if err := st.Delete(ctx, "", "b"); err != nil {
 		t.Fatal(err)
 	}
 	resp, err = st.Prune(ctx, store.PruneRequest{CoveredBefore: clock})
@@ -613,7 +613,7 @@ func TestDeleteRacesWithBranchWriters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			time.Sleep(5 * time.Millisecond)
-			if err := st.Delete(ctx, id); err != nil {
+			if err := st.Delete(ctx, "", id); err != nil {
 				errc <- fmt.Errorf("delete %s: %w", id, err)
 			}
 		}()
@@ -685,7 +685,7 @@ func TestDeleteDeadlockIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- st.Delete(ctx, "mid") }() // waits for root (FOREIGN KEY of leaf's new base)
+	go func() { done <- st.Delete(ctx, "", "mid") }() // waits for root (FOREIGN KEY of leaf's new base)
 	time.Sleep(200 * time.Millisecond)
 	// A now wants mid, which the store's Delete holds: a deadlock.
 	aErr := execTx("SELECT 1 FROM sessions WHERE base_id = 'root' FOR UPDATE")

@@ -28,16 +28,16 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 	}
 	resp := &store.PruneResponse{}
 
-	expired, err := s.ids(ctx, `SELECT id FROM sessions
-		WHERE retention <> 'persistent' AND expires_at <= $1 ORDER BY id`, now)
+	expired, err := s.keys(ctx, `SELECT tenant, id FROM sessions
+		WHERE retention <> 'persistent' AND expires_at <= $1 ORDER BY tenant, id`, now)
 	if err != nil {
 		return nil, s.dbErr("prune", err)
 	}
-	for _, id := range expired {
+	for _, k := range expired {
 		var deleted *store.Session
 		err := s.write(ctx, "prune", func(tx pgx.Tx) error {
 			deleted = nil
-			r, err := loadSession(ctx, tx, id, "FOR UPDATE", time.Time{}, true)
+			r, err := loadSession(ctx, tx, k.Tenant, k.ID, "FOR UPDATE", time.Time{}, true)
 			if errors.Is(err, agentmem.ErrNotFound) {
 				return nil // deleted meanwhile
 			}
@@ -64,16 +64,16 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 
 	// Only a session that owns a compaction entry can own covered steps:
 	// everything after a compaction is in the working set.
-	compacted, err := s.ids(ctx, `SELECT id FROM sessions s WHERE EXISTS
-		(SELECT 1 FROM entries e WHERE e.session_id = s.id AND e.kind = 'compaction') ORDER BY id`)
+	compacted, err := s.keys(ctx, `SELECT tenant, id FROM sessions s WHERE EXISTS
+		(SELECT 1 FROM entries e WHERE e.tenant = s.tenant AND e.session_id = s.id AND e.kind = 'compaction') ORDER BY tenant, id`)
 	if err != nil {
 		return nil, s.dbErr("prune", err)
 	}
-	for _, id := range compacted {
+	for _, k := range compacted {
 		var n int64
 		err := s.write(ctx, "prune", func(tx pgx.Tx) error {
 			var err error
-			n, err = pruneCovered(ctx, tx, id, req.CoveredBefore)
+			n, err = pruneCovered(ctx, tx, k, req.CoveredBefore)
 			return err
 		})
 		if err != nil {
@@ -84,13 +84,17 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 	return resp, nil
 }
 
-// ids runs a query for session IDs.
-func (s *Store) ids(ctx context.Context, sql string, args ...any) ([]string, error) {
+// keys runs a query for the keys of sessions (tenant, id).
+func (s *Store) keys(ctx context.Context, sql string, args ...any) ([]store.Key, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Key, error) {
+		var k store.Key
+		err := row.Scan(&k.Tenant, &k.ID)
+		return k, err
+	})
 }
 
 // pruneCovered deletes the step entries session id owns that are older
@@ -101,8 +105,8 @@ func (s *Store) ids(ctx context.Context, sql string, args ...any) ([]string, err
 // session and those branches are locked (FOR NO KEY UPDATE, in the order
 // Delete locks them) so that no compaction naming a step can be appended
 // while it goes.
-func pruneCovered(ctx context.Context, tx pgx.Tx, id string, cutoff time.Time) (int64, error) {
-	o, err := loadSession(ctx, tx, id, "FOR NO KEY UPDATE", time.Time{}, true)
+func pruneCovered(ctx context.Context, tx pgx.Tx, k store.Key, cutoff time.Time) (int64, error) {
+	o, err := loadSession(ctx, tx, k.Tenant, k.ID, "FOR NO KEY UPDATE", time.Time{}, true)
 	if errors.Is(err, agentmem.ErrNotFound) {
 		return 0, nil
 	}
@@ -126,13 +130,13 @@ func pruneCovered(ctx context.Context, tx pgx.Tx, id string, cutoff time.Time) (
 	var keepLo, keepHi []int64
 
 	rows, err := tx.Query(ctx, `WITH RECURSIVE d (id, upto, depth) AS (
-			SELECT id, base_seq, 1 FROM sessions WHERE base_id = $1
+			SELECT id, base_seq, 1 FROM sessions WHERE tenant = $4 AND base_id = $1
 			UNION ALL
 			SELECT s.id, LEAST(d.upto, s.base_seq), d.depth + 1
-			FROM d JOIN sessions s ON s.base_id = d.id
+			FROM d JOIN sessions s ON s.tenant = $4 AND s.base_id = d.id
 			WHERE d.depth <= $3
 		)
-		SELECT id, upto FROM d WHERE upto > $2 ORDER BY depth, id`, o.ID, o.baseSeq, maxChain)
+		SELECT id, upto FROM d WHERE upto > $2 ORDER BY depth, id`, o.ID, o.baseSeq, maxChain, o.Tenant)
 	if err != nil {
 		return 0, err
 	}
@@ -149,7 +153,7 @@ func pruneCovered(ctx context.Context, tx pgx.Tx, id string, cutoff time.Time) (
 		return 0, err
 	}
 	for _, d := range deps {
-		r, err := loadSession(ctx, tx, d.id, "FOR NO KEY UPDATE", time.Time{}, true)
+		r, err := loadSession(ctx, tx, o.Tenant, d.id, "FOR NO KEY UPDATE", time.Time{}, true)
 		if errors.Is(err, agentmem.ErrNotFound) {
 			continue
 		}
@@ -175,10 +179,10 @@ func pruneCovered(ctx context.Context, tx pgx.Tx, id string, cutoff time.Time) (
 		}
 	}
 	tag, err := tx.Exec(ctx, `DELETE FROM entries
-		WHERE session_id = $1 AND kind = 'step' AND created_at < $2 AND seq > $3 AND seq < $4
+		WHERE tenant = $8 AND session_id = $1 AND kind = 'step' AND created_at < $2 AND seq > $3 AND seq < $4
 		AND seq <> ALL($5::bigint[])
 		AND NOT EXISTS (SELECT 1 FROM unnest($6::bigint[], $7::bigint[]) AS k (lo, hi) WHERE seq > k.lo AND seq <= k.hi)`,
-		o.ID, cutoff, o.baseSeq, comp.Seq, keep, keepLo, keepHi)
+		o.ID, cutoff, o.baseSeq, comp.Seq, keep, keepLo, keepHi, o.Tenant)
 	if err != nil {
 		return 0, err
 	}

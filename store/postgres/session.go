@@ -70,11 +70,11 @@ func scanSession(row pgx.Row) (*sessionRow, error) {
 	return &r, nil
 }
 
-// loadSession reads a session's row, with lock ("", "FOR UPDATE", ...). A
-// missing session is ErrNotFound, and so is an expired one unless
-// includeExpired.
-func loadSession(ctx context.Context, q querier, id, lock string, now time.Time, includeExpired bool) (*sessionRow, error) {
-	r, err := scanSession(q.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = $1 "+lock, id))
+// loadSession reads the row of a tenant's session, with lock ("", "FOR
+// UPDATE", ...). A missing session is ErrNotFound, and so is an expired
+// one unless includeExpired.
+func loadSession(ctx context.Context, q querier, tenant, id, lock string, now time.Time, includeExpired bool) (*sessionRow, error) {
+	r, err := scanSession(q.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE tenant = $1 AND id = $2 "+lock, tenant, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -123,7 +123,7 @@ func checkNoNUL(field, v string) error {
 	return nil
 }
 
-// insertSession inserts a session row unless one with its ID exists, and
+// insertSession inserts a session row unless its tenant has one with its ID, and
 // reports whether it did.
 func insertSession(ctx context.Context, q querier, r *sessionRow) (bool, error) {
 	md, err := encodeMetadata(r.Metadata)
@@ -132,7 +132,7 @@ func insertSession(ctx context.Context, q querier, r *sessionRow) (bool, error) 
 	}
 	tag, err := q.Exec(ctx, "INSERT INTO sessions ("+sessionColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (id) DO NOTHING`,
+		ON CONFLICT (tenant, id) DO NOTHING`,
 		r.ID, r.Tenant, r.UserID, r.Agent, nullString(r.ParentID), r.ForkSeq, nullString(r.baseID), r.baseSeq,
 		md, string(r.Retention), nullTime(r.ExpiresAt), r.CreatedAt, r.UpdatedAt, r.LastSeq)
 	if err != nil {
@@ -163,7 +163,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 			// An ID in use is a conflict whatever else is wrong (as
 			// every backend reports it), so look before the parent.
 			var one int
-			err := tx.QueryRow(ctx, "SELECT 1 FROM sessions WHERE id = $1", req.ID).Scan(&one)
+			err := tx.QueryRow(ctx, "SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2", req.Tenant, req.ID).Scan(&one)
 			if err == nil {
 				return fmt.Errorf("postgres: session %q already exists: %w", req.ID, agentmem.ErrConflict)
 			}
@@ -172,7 +172,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 			}
 		}
 		if req.ParentID != "" {
-			parent, err := loadSession(ctx, tx, req.ParentID, "FOR KEY SHARE", now, false)
+			parent, err := loadSession(ctx, tx, req.Tenant, req.ParentID, "FOR KEY SHARE", now, false)
 			if err != nil {
 				return fmt.Errorf("parent: %w", err)
 			}
@@ -214,14 +214,17 @@ func checkSessionText(tenant, userID, agent string) error {
 }
 
 // Get implements store.Store. An expired session is not found.
-func (s *Store) Get(ctx context.Context, id string) (*store.Session, error) {
+func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateID(id); err != nil {
+	if err := store.ValidateKey(tenant, id); err != nil {
 		return nil, err
 	}
-	r, err := loadSession(ctx, s.pool, id, "", s.now(), false)
+	if err := checkNoNUL("tenant", tenant); err != nil {
+		return nil, err
+	}
+	r, err := loadSession(ctx, s.pool, tenant, id, "", s.now(), false)
 	if err != nil {
 		return nil, s.dbErr("get", err)
 	}
@@ -257,10 +260,10 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 		}
 	}
 	if after != nil {
-		where = append(where, "(created_at, id) < ("+arg(after.CreatedAt)+", "+arg(after.ID)+")")
+		where = append(where, "(created_at, id, tenant) < ("+arg(after.CreatedAt)+", "+arg(after.ID)+", "+arg(after.Tenant)+")")
 	}
 	query := "SELECT " + sessionColumns + " FROM sessions WHERE " + strings.Join(where, " AND ") +
-		" ORDER BY created_at DESC, id DESC LIMIT " + arg(pageSize+1)
+		" ORDER BY created_at DESC, id DESC, tenant DESC LIMIT " + arg(pageSize+1)
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, s.dbErr("list", err)
@@ -280,7 +283,7 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 	if len(resp.Sessions) > pageSize {
 		resp.Sessions = resp.Sessions[:pageSize]
 		last := resp.Sessions[pageSize-1]
-		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID, Tenant: last.Tenant})
 	}
 	return resp, nil
 }
@@ -295,15 +298,15 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 // Locks: the session's row FOR UPDATE (which waits for its appenders and
 // for branches being created from it), then the rows of its branches, in
 // ID order, FOR UPDATE (which waits for their appenders).
-func (s *Store) Delete(ctx context.Context, id string) error {
+func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	if err := store.ValidateID(id); err != nil {
+	if err := store.ValidateKey(tenant, id); err != nil {
 		return err
 	}
 	return s.write(ctx, "delete", func(tx pgx.Tx) error {
-		r, err := loadSession(ctx, tx, id, "FOR UPDATE", time.Time{}, true)
+		r, err := loadSession(ctx, tx, tenant, id, "FOR UPDATE", time.Time{}, true)
 		if err != nil {
 			return err
 		}
@@ -314,7 +317,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // deleteSession deletes a session whose row the transaction has locked,
 // after handing its history to the sessions based on it.
 func deleteSession(ctx context.Context, tx pgx.Tx, r *sessionRow) error {
-	rows, err := tx.Query(ctx, "SELECT id, base_seq FROM sessions WHERE base_id = $1 ORDER BY id FOR UPDATE", r.ID)
+	rows, err := tx.Query(ctx, "SELECT id, base_seq FROM sessions WHERE tenant = $1 AND base_id = $2 ORDER BY id FOR UPDATE", r.Tenant, r.ID)
 	if err != nil {
 		return err
 	}
@@ -338,17 +341,17 @@ func deleteSession(ctx context.Context, tx pgx.Tx, r *sessionRow) error {
 		// The entries d sees through r that r owns: r's own ones up to
 		// d's base point. What r inherited, d goes on reading from r's
 		// base, up to the lower of the two base points.
-		if _, err := tx.Exec(ctx, `INSERT INTO entries (session_id, seq, kind, step_id, body, created_at)
-			SELECT $1, seq, kind, step_id, body, created_at FROM entries
-			WHERE session_id = $2 AND seq > $3 AND seq <= $4`,
-			d.id, r.ID, r.baseSeq, d.baseSeq); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
+			SELECT tenant, $1, seq, kind, step_id, body, created_at FROM entries
+			WHERE tenant = $5 AND session_id = $2 AND seq > $3 AND seq <= $4`,
+			d.id, r.ID, r.baseSeq, d.baseSeq, r.Tenant); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "UPDATE sessions SET base_id = $2, base_seq = $3 WHERE id = $1",
-			d.id, nullString(r.baseID), min(d.baseSeq, r.baseSeq)); err != nil {
+		if _, err := tx.Exec(ctx, "UPDATE sessions SET base_id = $2, base_seq = $3 WHERE tenant = $4 AND id = $1",
+			d.id, nullString(r.baseID), min(d.baseSeq, r.baseSeq), r.Tenant); err != nil {
 			return err
 		}
 	}
-	_, err = tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1", r.ID)
+	_, err = tx.Exec(ctx, "DELETE FROM sessions WHERE tenant = $1 AND id = $2", r.Tenant, r.ID)
 	return err
 }

@@ -51,7 +51,7 @@ func TestTransferSQLitePostgresSQLite(t *testing.T) {
 	export := func(st store.Store) []byte {
 		t.Helper()
 		var buf bytes.Buffer
-		if err := store.Export(ctx, st, "moving", &buf); err != nil {
+		if err := store.Export(ctx, st, "", "moving", &buf); err != nil {
 			t.Fatal(err)
 		}
 		return buf.Bytes()

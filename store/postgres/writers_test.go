@@ -139,7 +139,7 @@ func TestWritersChild(t *testing.T) {
 // while that loses to another writer.
 func appendExpecting(ctx context.Context, st store.Store, id string, step agentmem.Step) (int64, error) {
 	for attempt := 0; ; attempt++ {
-		sess, err := st.Get(ctx, id)
+		sess, err := st.Get(ctx, "", id)
 		if err != nil {
 			return 0, err
 		}

@@ -32,12 +32,9 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 // appendTx is Append inside its transaction.
 // encoded holds the steps' encodings by preEncode (or is nil).
 func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded [][]byte, now time.Time) (*store.AppendResponse, error) {
-	sess, err := loadSession(ctx, tx, req.SessionID, now, false)
+	sess, err := loadSession(ctx, tx, req.Tenant, req.SessionID, now, false)
 	if err != nil {
 		return nil, err
-	}
-	if req.OtherTenant(&sess.Session) {
-		return nil, notFound(req.SessionID)
 	}
 	segs, err := segments(ctx, tx, sess)
 	if err != nil {
@@ -125,18 +122,18 @@ func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded 
 
 	t := toNanos(now)
 	for _, r := range rows {
-		if _, err := tx.ExecContext(ctx, insertEntry, sess.ID, r.seq, string(r.kind), r.stepID, r.body, t); err != nil {
+		if _, err := tx.ExecContext(ctx, insertEntry, sess.Tenant, sess.ID, r.seq, string(r.kind), r.stepID, r.body, t); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?", next, t, sess.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET last_seq = ?, updated_at = ? WHERE tenant = ? AND id = ?", next, t, sess.Tenant, sess.ID); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
 // insertEntry inserts one entry.
-const insertEntry = `INSERT INTO entries (session_id, seq, kind, step_id, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+const insertEntry = `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 // findStepIDs returns the steps of the visible log (segs) whose IDs are
 // among ids, by ID. An append of new steps finds none, and so reads no
@@ -150,8 +147,8 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 	// planner would rather scan the session's log by seq than look the IDs
 	// up in entries_by_step_id.
 	var arg any
-	const one = `SELECT step_id, seq, body FROM entries WHERE session_id = ? AND step_id = ?`
-	const many = `SELECT step_id, seq, body FROM entries WHERE session_id = ? AND step_id IN (SELECT value FROM json_each(?))`
+	const one = `SELECT step_id, seq, body FROM entries WHERE tenant = ? AND session_id = ? AND step_id = ?`
+	const many = `SELECT step_id, seq, body FROM entries WHERE tenant = ? AND session_id = ? AND step_id IN (SELECT value FROM json_each(?))`
 	query := one
 	if len(ids) == 1 {
 		arg = ids[0]
@@ -163,7 +160,7 @@ func findStepIDs(ctx context.Context, q querier, segs []segment, ids []string) (
 		arg, query = string(b), many
 	}
 	for _, sg := range segs {
-		rows, err := q.QueryContext(ctx, query, sg.id, arg)
+		rows, err := q.QueryContext(ctx, query, sg.tenant, sg.id, arg)
 		if err != nil {
 			return nil, err
 		}
@@ -243,8 +240,8 @@ func checkCompaction(ctx context.Context, q querier, segs []segment, c *store.Co
 		}
 		for _, sg := range segs {
 			rows, err := q.QueryContext(ctx, `SELECT seq, body FROM entries
-				WHERE session_id = ? AND kind = 'step' AND seq IN (SELECT value FROM json_each(?)) AND seq > ? AND seq <= ?`,
-				sg.id, string(arg), sg.lo, sg.hi)
+				WHERE tenant = ? AND session_id = ? AND kind = 'step' AND seq IN (SELECT value FROM json_each(?)) AND seq > ? AND seq <= ?`,
+				sg.tenant, sg.id, string(arg), sg.lo, sg.hi)
 			if err != nil {
 				return err
 			}
@@ -315,7 +312,7 @@ func compactionAt(ctx context.Context, q querier, segs []segment, seq int64) (*s
 		}
 		var kind string
 		var body []byte
-		err := q.QueryRowContext(ctx, "SELECT kind, body FROM entries WHERE session_id = ? AND seq = ?", sg.id, seq).Scan(&kind, &body)
+		err := q.QueryRowContext(ctx, "SELECT kind, body FROM entries WHERE tenant = ? AND session_id = ? AND seq = ?", sg.tenant, sg.id, seq).Scan(&kind, &body)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && kind != string(store.CompactionEntry)) {
 			return nil, nil
 		}
@@ -349,8 +346,8 @@ func workingSteps(ctx context.Context, q querier, segs []segment) ([]store.Worki
 		kinds := make(map[int64]agentmem.StepKind, len(comp.Working))
 		for _, sg := range segs {
 			if err := scanKinds(ctx, q, `SELECT seq, `+kindPrefix+` FROM entries
-				WHERE session_id = ? AND kind = 'step' AND seq IN (SELECT value FROM json_each(?)) AND seq > ? AND seq <= ?`,
-				func(seq int64, k agentmem.StepKind) { kinds[seq] = k }, sg.id, string(arg), sg.lo, min(sg.hi, after)); err != nil {
+				WHERE tenant = ? AND session_id = ? AND kind = 'step' AND seq IN (SELECT value FROM json_each(?)) AND seq > ? AND seq <= ?`,
+				func(seq int64, k agentmem.StepKind) { kinds[seq] = k }, sg.tenant, sg.id, string(arg), sg.lo, min(sg.hi, after)); err != nil {
 				return nil, err
 			}
 		}
@@ -365,9 +362,9 @@ func workingSteps(ctx context.Context, q querier, segs []segment) ([]store.Worki
 			continue
 		}
 		if err := scanKinds(ctx, q, `SELECT seq, `+kindPrefix+` FROM entries
-			WHERE session_id = ? AND kind = 'step' AND seq > ? AND seq <= ? ORDER BY seq`,
+			WHERE tenant = ? AND session_id = ? AND kind = 'step' AND seq > ? AND seq <= ? ORDER BY seq`,
 			func(seq int64, k agentmem.StepKind) { out = append(out, store.WorkingStep{Seq: seq, Kind: k}) },
-			sg.id, max(sg.lo, after), sg.hi); err != nil {
+			sg.tenant, sg.id, max(sg.lo, after), sg.hi); err != nil {
 			return nil, err
 		}
 	}

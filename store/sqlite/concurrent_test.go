@@ -21,7 +21,7 @@ import (
 func appendWithRetry(ctx context.Context, st store.Store, session string, step agentmem.Step) (int, error) {
 	conflicts := 0
 	for {
-		s, err := st.Get(ctx, session)
+		s, err := st.Get(ctx, "", session)
 		if err != nil {
 			return conflicts, err
 		}

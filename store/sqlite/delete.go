@@ -11,15 +11,15 @@ import (
 // session that reads its history through this one (its branches) a copy
 // of the entries they see, then deletes the session and its log.
 // Deleting an expired session that Prune has not removed yet succeeds.
-func (s *Store) Delete(ctx context.Context, id string) error {
+func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	if err := store.ValidateID(id); err != nil {
+	if err := store.ValidateKey(tenant, id); err != nil {
 		return err
 	}
 	return s.write(ctx, "delete", func(tx querier) error {
-		sess, err := loadSession(ctx, tx, id, time.Time{}, true)
+		sess, err := loadSession(ctx, tx, tenant, id, time.Time{}, true)
 		if err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // its visible log is unchanged, and nothing is copied twice. (The
 // provenance d.ParentID and d.ForkSeq does not change.)
 func deleteSession(ctx context.Context, tx querier, p *sessionRow) (int, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT id, base_seq FROM sessions WHERE base_id = ?", p.ID)
+	rows, err := tx.QueryContext(ctx, "SELECT id, base_seq FROM sessions WHERE tenant = ? AND base_id = ?", p.Tenant, p.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -59,18 +59,18 @@ func deleteSession(ctx context.Context, tx querier, p *sessionRow) (int, error) 
 		return 0, err
 	}
 	for _, d := range deps {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (session_id, seq, kind, step_id, body, created_at)
-			SELECT ?, seq, kind, step_id, body, created_at FROM entries
-			WHERE session_id = ? AND seq > ? AND seq <= ?`,
-			d.id, p.ID, p.baseSeq, d.baseSeq); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
+			SELECT tenant, ?, seq, kind, step_id, body, created_at FROM entries
+			WHERE tenant = ? AND session_id = ? AND seq > ? AND seq <= ?`,
+			d.id, p.Tenant, p.ID, p.baseSeq, d.baseSeq); err != nil {
 			return 0, err
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE sessions SET base_id = ?, base_seq = ? WHERE id = ?",
-			nullString(p.baseID), min(d.baseSeq, p.baseSeq), d.id); err != nil {
+		if _, err := tx.ExecContext(ctx, "UPDATE sessions SET base_id = ?, base_seq = ? WHERE tenant = ? AND id = ?",
+			nullString(p.baseID), min(d.baseSeq, p.baseSeq), p.Tenant, d.id); err != nil {
 			return 0, err
 		}
 	}
-	res, err := tx.ExecContext(ctx, "DELETE FROM entries WHERE session_id = ?", p.ID)
+	res, err := tx.ExecContext(ctx, "DELETE FROM entries WHERE tenant = ? AND session_id = ?", p.Tenant, p.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -78,27 +78,27 @@ func deleteSession(ctx context.Context, tx querier, p *sessionRow) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", p.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE tenant = ? AND id = ?", p.Tenant, p.ID); err != nil {
 		return 0, err
 	}
 	return int(n), nil
 }
 
-// expired lists the sessions expired at now.
-func expired(ctx context.Context, q querier, now time.Time) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id FROM sessions
+// expired lists the keys of the sessions expired at now.
+func expired(ctx context.Context, q querier, now time.Time) ([]store.Key, error) {
+	rows, err := q.QueryContext(ctx, `SELECT tenant, id FROM sessions
 		WHERE expires_at IS NOT NULL AND expires_at <= ? AND retention <> 'persistent' ORDER BY expires_at`, toNanos(now))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var ids []string
+	var keys []store.Key
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var k store.Key
+		if err := rows.Scan(&k.Tenant, &k.ID); err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
+		keys = append(keys, k)
 	}
-	return ids, rows.Err()
+	return keys, rows.Err()
 }

@@ -49,10 +49,11 @@
 // ErrSchemaTooNew rather than written to.
 //
 // Tables are STRICT (a value of the wrong type is an error). A session is
-// a row of sessions; times are INTEGER nanoseconds since the Unix epoch
-// (the store records them at microsecond precision, see store.Now). Its
-// log is its rows of entries, keyed by PRIMARY KEY (session_id, seq), with
-// a partial UNIQUE index on (session_id, step_id) so a step is stored once,
+// a row of sessions, keyed by PRIMARY KEY (tenant, id): session IDs are
+// per tenant. Times are INTEGER nanoseconds since the Unix epoch (the
+// store records them at microsecond precision, see store.Now). Its log is
+// its rows of entries, keyed by PRIMARY KEY (tenant, session_id, seq), with
+// a partial UNIQUE index on (tenant, session_id, step_id) so a step is stored once,
 // and a partial index on compaction entries so that the newest compaction
 // is found without scanning the log. Entry bodies are the JSON of
 // store.EncodeStep or store.EncodeCompaction, kept byte for byte as BLOBs:

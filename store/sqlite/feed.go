@@ -30,7 +30,7 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 	resp := &store.FeedResponse{Next: req.After}
 	err = s.read(ctx, "read feed", func(tx querier) error {
 		rows, err := tx.QueryContext(ctx, `SELECT f.pos, f.kind, f.session_id, f.tenant, f.seq, f.at, e.kind, e.body, e.created_at
-			FROM feed f LEFT JOIN entries e ON f.kind = 'append' AND e.session_id = f.session_id AND e.seq = f.seq
+			FROM feed f LEFT JOIN entries e ON f.kind = 'append' AND e.tenant = f.tenant AND e.session_id = f.session_id AND e.seq = f.seq
 			WHERE f.pos > ? ORDER BY f.pos LIMIT ?`, req.After.Pos, limit+1)
 		if err != nil {
 			return err
@@ -84,28 +84,33 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 // feedSessions sets the Session of the changes (store.AttachSessions),
 // read in one query.
 func (s *Store) feedSessions(ctx context.Context, tx querier, changes []store.Change) error {
-	ids := store.FeedSessionIDs(changes)
-	if len(ids) == 0 {
+	keys := store.FeedSessionKeys(changes)
+	if len(keys) == 0 {
 		return nil
 	}
-	list, err := json.Marshal(ids)
+	pairs := make([][2]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = [2]string{k.Tenant, k.ID}
+	}
+	list, err := json.Marshal(pairs)
 	if err != nil {
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id IN (SELECT value FROM json_each(?))", string(list))
+	rows, err := tx.QueryContext(ctx, "SELECT "+sessionColumns+` FROM sessions
+		WHERE (tenant, id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`, string(list))
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	now := s.now()
-	sessions := make(map[string]*store.Session, len(ids))
+	sessions := make(map[store.Key]*store.Session, len(keys))
 	for rows.Next() {
 		r, err := scanSession(rows)
 		if err != nil {
 			return err
 		}
 		if !r.Expired(now) {
-			sessions[r.ID] = &r.Session
+			sessions[r.Key()] = &r.Session
 		}
 	}
 	if err := rows.Err(); err != nil {

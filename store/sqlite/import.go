@@ -40,7 +40,7 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 	r.ParentID, r.ForkSeq = "", 0
 	return s.write(ctx, "import", func(tx querier) error {
 		var exists int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", r.ID).Scan(&exists)
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE tenant = ? AND id = ?", r.Tenant, r.ID).Scan(&exists)
 		if err == nil {
 			return fmt.Errorf("sqlite: import: session %q already exists: %w", r.ID, agentmem.ErrConflict)
 		}
@@ -55,7 +55,7 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 			if e.Kind == store.StepEntry {
 				stepID = e.Step.Info().ID
 			}
-			if _, err := tx.ExecContext(ctx, insertEntry, r.ID, e.Seq, string(e.Kind), stepID, bodies[i], toNanos(e.Time)); err != nil {
+			if _, err := tx.ExecContext(ctx, insertEntry, r.Tenant, r.ID, e.Seq, string(e.Kind), stepID, bodies[i], toNanos(e.Time)); err != nil {
 				return err
 			}
 		}

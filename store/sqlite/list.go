@@ -8,7 +8,7 @@ import (
 )
 
 // List implements store.Store: sessions newest first (CreatedAt, then ID,
-// descending), expired ones left out. Each filter uses its own index, in
+// then tenant, descending), expired ones left out. Each filter uses its own index, in
 // List's order, so a page costs its size, not the number of sessions.
 func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
 	if err := s.checkOpen(); err != nil {
@@ -31,13 +31,13 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 	args = append(args, toNanos(now))
 	if after != nil {
 		t := toNanos(after.CreatedAt)
-		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
-		args = append(args, t, t, after.ID)
+		where = append(where, "(created_at < ? OR (created_at = ? AND (id < ? OR (id = ? AND tenant < ?))))")
+		args = append(args, t, t, after.ID, after.ID, after.Tenant)
 	}
 	// One more than a page tells whether there is a next one.
 	args = append(args, size+1)
 	query := "SELECT " + sessionColumns + " FROM sessions WHERE " + strings.Join(where, " AND ") +
-		" ORDER BY created_at DESC, id DESC LIMIT ?"
+		" ORDER BY created_at DESC, id DESC, tenant DESC LIMIT ?"
 
 	resp := &store.ListResponse{}
 	err = s.read(ctx, "list", func(tx querier) error {
@@ -61,7 +61,7 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 	if len(resp.Sessions) > size {
 		resp.Sessions = resp.Sessions[:size]
 		last := resp.Sessions[size-1]
-		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID, Tenant: last.Tenant})
 	}
 	return resp, nil
 }

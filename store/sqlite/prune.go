@@ -32,18 +32,18 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 	}
 	resp := &store.PruneResponse{}
 
-	var ids []string
+	var keys []store.Key
 	err := s.read(ctx, "prune", func(tx querier) error {
 		var err error
-		ids, err = expired(ctx, tx, now)
+		keys, err = expired(ctx, tx, now)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range ids {
+	for _, k := range keys {
 		err := s.write(ctx, "prune", func(tx querier) error {
-			sess, err := loadSession(ctx, tx, id, now, true)
+			sess, err := loadSession(ctx, tx, k.Tenant, k.ID, now, true)
 			if err != nil || !sess.Expired(now) {
 				return nil // deleted, or its expiry changed, meanwhile
 			}
@@ -65,27 +65,27 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 	// Only a session that owns a compaction entry can own covered steps:
 	// the steps it owns come after anything it inherits.
 	err = s.read(ctx, "prune", func(tx querier) error {
-		rows, err := tx.QueryContext(ctx, "SELECT DISTINCT session_id FROM entries WHERE kind = 'compaction'")
+		rows, err := tx.QueryContext(ctx, "SELECT DISTINCT tenant, session_id FROM entries WHERE kind = 'compaction'")
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		ids = ids[:0]
+		keys = keys[:0]
 		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
+			var k store.Key
+			if err := rows.Scan(&k.Tenant, &k.ID); err != nil {
 				return err
 			}
-			ids = append(ids, id)
+			keys = append(keys, k)
 		}
 		return rows.Err()
 	})
 	if err != nil {
 		return resp, err
 	}
-	for _, id := range ids {
+	for _, k := range keys {
 		err := s.write(ctx, "prune", func(tx querier) error {
-			n, err := pruneCovered(ctx, tx, id, req.CoveredBefore, now)
+			n, err := pruneCovered(ctx, tx, k, req.CoveredBefore, now)
 			resp.EntriesDeleted += n
 			return err
 		})
@@ -98,8 +98,8 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 
 // pruneCovered deletes the covered step entries of one session older than
 // cutoff (see Prune) and returns how many it deleted.
-func pruneCovered(ctx context.Context, tx querier, id string, cutoff, now time.Time) (int, error) {
-	sess, err := loadSession(ctx, tx, id, now, true)
+func pruneCovered(ctx context.Context, tx querier, k store.Key, cutoff, now time.Time) (int, error) {
+	sess, err := loadSession(ctx, tx, k.Tenant, k.ID, now, true)
 	if err != nil {
 		return 0, nil // deleted meanwhile
 	}
@@ -118,8 +118,8 @@ func pruneCovered(ctx context.Context, tx querier, id string, cutoff, now time.T
 	// Candidates: own steps before the compaction, older than the cut-off,
 	// not in its working set.
 	rows, err := tx.QueryContext(ctx, `SELECT seq FROM entries
-		WHERE session_id = ? AND kind = 'step' AND seq < ? AND created_at < ? ORDER BY seq`,
-		sess.ID, seq, toNanos(cutoff))
+		WHERE tenant = ? AND session_id = ? AND kind = 'step' AND seq < ? AND created_at < ? ORDER BY seq`,
+		sess.Tenant, sess.ID, seq, toNanos(cutoff))
 	if err != nil {
 		return 0, err
 	}
@@ -140,7 +140,7 @@ func pruneCovered(ctx context.Context, tx querier, id string, cutoff, now time.T
 
 	// Keep what a branch that sees these entries still has in its
 	// working set.
-	deps, err := dependents(ctx, tx, sess.ID)
+	deps, err := dependents(ctx, tx, sess.Tenant, sess.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -148,7 +148,7 @@ func pruneCovered(ctx context.Context, tx querier, id string, cutoff, now time.T
 		if d.cap < cand[0] {
 			continue // sees none of the candidates
 		}
-		dsess, err := loadSession(ctx, tx, d.id, now, true)
+		dsess, err := loadSession(ctx, tx, sess.Tenant, d.id, now, true)
 		if err != nil {
 			return 0, err
 		}
@@ -175,7 +175,7 @@ func pruneCovered(ctx context.Context, tx querier, id string, cutoff, now time.T
 	if err != nil {
 		return 0, err
 	}
-	res, err := tx.ExecContext(ctx, "DELETE FROM entries WHERE session_id = ? AND seq IN (SELECT value FROM json_each(?))", sess.ID, string(arg))
+	res, err := tx.ExecContext(ctx, "DELETE FROM entries WHERE tenant = ? AND session_id = ? AND seq IN (SELECT value FROM json_each(?))", sess.Tenant, sess.ID, string(arg))
 	if err != nil {
 		return 0, err
 	}
@@ -205,16 +205,17 @@ type dependent struct {
 	cap int64
 }
 
-// dependents returns every session that reads its history through id,
-// directly or through other sessions, with the highest sequence number of
-// id's entries it sees.
-func dependents(ctx context.Context, q querier, id string) ([]dependent, error) {
+// dependents returns every session that reads its history through the
+// session of a tenant with this ID, directly or through other sessions
+// (all in that tenant), with the highest sequence number of its entries
+// it sees.
+func dependents(ctx context.Context, q querier, tenant, id string) ([]dependent, error) {
 	rows, err := q.QueryContext(ctx, `WITH RECURSIVE deps(id, cap) AS (
-			SELECT id, base_seq FROM sessions WHERE base_id = ?
+			SELECT id, base_seq FROM sessions WHERE tenant = ?1 AND base_id = ?2
 			UNION ALL
-			SELECT s.id, min(s.base_seq, d.cap) FROM sessions s JOIN deps d ON s.base_id = d.id
+			SELECT s.id, min(s.base_seq, d.cap) FROM sessions s JOIN deps d ON s.tenant = ?1 AND s.base_id = d.id
 		)
-		SELECT id, cap FROM deps`, id)
+		SELECT id, cap FROM deps`, tenant, id)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRes
 	now := s.now()
 	var resp *store.ReadResponse
 	err := s.read(ctx, "read", func(tx querier) error {
-		sess, err := loadSession(ctx, tx, req.SessionID, now, false)
+		sess, err := loadSession(ctx, tx, req.Tenant, req.SessionID, now, false)
 		if err != nil {
 			return err
 		}
@@ -161,8 +161,8 @@ func readEntries(ctx context.Context, q querier, segs []segment, req store.ReadR
 		for i := len(segs) - 1; i >= 0 && len(out) < req.Last; i-- {
 			sg := segs[i]
 			rows, err := q.QueryContext(ctx, "SELECT "+entryColumns+` FROM entries
-				WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`,
-				sg.id, max(sg.lo, req.After), sg.hi, req.Last-len(out))
+				WHERE tenant = ? AND session_id = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`,
+				sg.tenant, sg.id, max(sg.lo, req.After), sg.hi, req.Last-len(out))
 			if err != nil {
 				return nil, err
 			}
@@ -185,8 +185,8 @@ func readEntries(ctx context.Context, q querier, segs []segment, req store.ReadR
 			continue
 		}
 		rows, err := q.QueryContext(ctx, "SELECT "+entryColumns+` FROM entries
-			WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
-			sg.id, max(sg.lo, req.After), sg.hi, limit)
+			WHERE tenant = ? AND session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+			sg.tenant, sg.id, max(sg.lo, req.After), sg.hi, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -237,8 +237,8 @@ func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.
 					continue
 				}
 				rows, err := q.QueryContext(ctx, "SELECT "+entryColumns+` FROM entries
-					WHERE session_id = ? AND seq IN (SELECT value FROM json_each(?)) AND seq > ? AND seq <= ? ORDER BY seq`,
-					sg.id, string(arg), sg.lo, sg.hi)
+					WHERE tenant = ? AND session_id = ? AND seq IN (SELECT value FROM json_each(?)) AND seq > ? AND seq <= ? ORDER BY seq`,
+					sg.tenant, sg.id, string(arg), sg.lo, sg.hi)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -255,8 +255,8 @@ func readWorkingSet(ctx context.Context, q querier, segs []segment) ([]agentmem.
 			continue
 		}
 		rows, err := q.QueryContext(ctx, "SELECT "+entryColumns+` FROM entries
-			WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq`,
-			sg.id, max(sg.lo, after), sg.hi)
+			WHERE tenant = ? AND session_id = ? AND seq > ? AND seq <= ? ORDER BY seq`,
+			sg.tenant, sg.id, max(sg.lo, after), sg.hi)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -287,8 +287,8 @@ func newestFull(ctx context.Context, q querier, segs []segment, record bool) (in
 		var seq int64
 		var body []byte
 		err := q.QueryRowContext(ctx, "SELECT "+cols+` FROM entries
-			WHERE session_id = ? AND kind = 'compaction' AND seq > ? AND seq <= ? AND `+notAmendment+`
-			ORDER BY seq DESC LIMIT 1`, sg.id, sg.lo, sg.hi).Scan(&seq, &body)
+			WHERE tenant = ? AND session_id = ? AND kind = 'compaction' AND seq > ? AND seq <= ? AND `+notAmendment+`
+			ORDER BY seq DESC LIMIT 1`, sg.tenant, sg.id, sg.lo, sg.hi).Scan(&seq, &body)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}

@@ -64,10 +64,10 @@ func scanSession(sc scanner) (*sessionRow, error) {
 	return &r, nil
 }
 
-// loadSession reads a session's row. A missing session is ErrNotFound, and
-// so is an expired one unless includeExpired.
-func loadSession(ctx context.Context, q querier, id string, now time.Time, includeExpired bool) (*sessionRow, error) {
-	r, err := scanSession(q.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
+// loadSession reads the row of a tenant's session. A missing session is
+// ErrNotFound, and so is an expired one unless includeExpired.
+func loadSession(ctx context.Context, q querier, tenant, id string, now time.Time, includeExpired bool) (*sessionRow, error) {
+	r, err := scanSession(q.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE tenant = ? AND id = ?", tenant, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -126,10 +126,11 @@ func insertSession(ctx context.Context, tx querier, r *sessionRow) error {
 }
 
 // segment is the part of a visible log that one session owns: its entries
-// with lo < seq <= hi.
+// with lo < seq <= hi. Every segment of a log is in the session's tenant
+// (a branch is in its parent's).
 type segment struct {
-	id     string
-	lo, hi int64
+	tenant, id string
+	lo, hi     int64
 }
 
 // segments returns the parts of r's visible log, oldest first: the
@@ -141,7 +142,7 @@ func segments(ctx context.Context, q querier, r *sessionRow) ([]segment, error) 
 	base := r.baseID
 	for {
 		if lo < hi {
-			segs = append(segs, segment{id: id, lo: lo, hi: hi})
+			segs = append(segs, segment{tenant: r.Tenant, id: id, lo: lo, hi: hi})
 		}
 		if base == "" {
 			break
@@ -152,7 +153,7 @@ func segments(ctx context.Context, q querier, r *sessionRow) ([]segment, error) 
 		hi = min(hi, lo)
 		var baseID sql.NullString
 		var baseSeq int64
-		err := q.QueryRowContext(ctx, "SELECT base_id, base_seq FROM sessions WHERE id = ?", base).Scan(&baseID, &baseSeq)
+		err := q.QueryRowContext(ctx, "SELECT base_id, base_seq FROM sessions WHERE tenant = ? AND id = ?", r.Tenant, base).Scan(&baseID, &baseSeq)
 		if err != nil {
 			return nil, fmt.Errorf("session %q: base %q: %w", r.ID, base, err)
 		}
@@ -177,7 +178,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 	err := s.write(ctx, "create", func(tx querier) error {
 		r := &sessionRow{}
 		if req.ParentID != "" {
-			parent, err := loadSession(ctx, tx, req.ParentID, now, false)
+			parent, err := loadSession(ctx, tx, req.Tenant, req.ParentID, now, false)
 			if err != nil {
 				return err
 			}
@@ -195,7 +196,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 			r.baseSeq = 0
 		}
 		var exists int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", r.ID).Scan(&exists)
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE tenant = ? AND id = ?", r.Tenant, r.ID).Scan(&exists)
 		if err == nil {
 			return fmt.Errorf("sqlite: session %q already exists: %w", r.ID, agentmem.ErrConflict)
 		}
@@ -215,14 +216,14 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 }
 
 // Get implements store.Store.
-func (s *Store) Get(ctx context.Context, id string) (*store.Session, error) {
+func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateID(id); err != nil {
+	if err := store.ValidateKey(tenant, id); err != nil {
 		return nil, err
 	}
-	r, err := loadSession(ctx, s.r, id, s.now(), false)
+	r, err := loadSession(ctx, s.r, tenant, id, s.now(), false)
 	if err != nil {
 		if isStoreErr(err) {
 			return nil, err

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/migrate"
+	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -47,7 +49,7 @@ func TestBasicLifecycle(t *testing.T) {
 	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s1", Steps: []agentmem.Step{taskStep("t2", "x")}, ExpectedLastSeq: ptr(int64(1))}); !errors.Is(err, agentmem.ErrConflict) {
 		t.Fatalf("conflict: %v", err)
 	}
-	got, err := st.Get(ctx, "s1")
+	got, err := st.Get(ctx, "", "s1")
 	if err != nil || got.LastSeq != 2 || !got.UpdatedAt.Equal(clock.Now()) || got.Metadata["k"] != "v" {
 		t.Fatalf("get: %+v %v", got, err)
 	}
@@ -58,13 +60,13 @@ func TestBasicLifecycle(t *testing.T) {
 	if len(rr.Entries) != 2 || rr.Entries[1].Step.Info().Number != 2 || rr.Entries[1].Step.Info().ID != "a1" {
 		t.Fatalf("read: %+v", rr.Entries)
 	}
-	if err := st.Delete(ctx, "s1"); err != nil {
+	if err := st.Delete(ctx, "", "s1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Get(ctx, "s1"); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := st.Get(ctx, "", "s1"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("get after delete: %v", err)
 	}
-	if err := st.Delete(ctx, "s1"); !errors.Is(err, agentmem.ErrNotFound) {
+	if err := st.Delete(ctx, "", "s1"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("delete twice: %v", err)
 	}
 }
@@ -217,19 +219,19 @@ func TestBranchesAndDelete(t *testing.T) {
 		t.Fatalf("logs:\n%s\n%s\n%s", ids("g"), ids("p"), ids("b"))
 	}
 	// Deleting the middle session keeps b's history; then the root.
-	if err := st.Delete(ctx, "p"); err != nil {
+	if err := st.Delete(ctx, "", "p"); err != nil {
 		t.Fatal(err)
 	}
 	if got := ids("b"); got != wantB {
 		t.Fatalf("b after deleting p: %s", got)
 	}
-	if err := st.Delete(ctx, "g"); err != nil {
+	if err := st.Delete(ctx, "", "g"); err != nil {
 		t.Fatal(err)
 	}
 	if got := ids("b"); got != wantB {
 		t.Fatalf("b after deleting g: %s", got)
 	}
-	got, err := st.Get(ctx, "b")
+	got, err := st.Get(ctx, "", "b")
 	if err != nil || got.ParentID != "p" || got.ForkSeq != 5 || got.LastSeq != 6 {
 		t.Fatalf("b's provenance: %+v %v", got, err)
 	}
@@ -267,7 +269,7 @@ func TestExpiryAndPrune(t *testing.T) {
 	_ = br
 	clock.Advance(time.Hour)
 	for _, err := range []error{
-		func() error { _, err := st.Get(ctx, "short"); return err }(),
+		func() error { _, err := st.Get(ctx, "", "short"); return err }(),
 		func() error { _, err := st.Read(ctx, store.ReadRequest{SessionID: "short"}); return err }(),
 		func() error {
 			_, err := st.Append(ctx, store.AppendRequest{SessionID: "short", Steps: []agentmem.Step{taskStep("u", "x")}})
@@ -342,7 +344,7 @@ func TestPruneCovered(t *testing.T) {
 		t.Fatalf("working set after prune: %v", err)
 	}
 	// With the branch gone, 2-6 go too.
-	if err := st.Delete(ctx, "b"); err != nil {
+	if err := st.Delete(ctx, "", "b"); err != nil {
 		t.Fatal(err)
 	}
 	pr, err = st.Prune(ctx, store.PruneRequest{CoveredBefore: clock.Now()})
@@ -361,14 +363,14 @@ func TestImport(t *testing.T) {
 	}
 	for i := 1; i <= 5; i++ {
 		clock.Advance(time.Minute)
-		if _, err := src.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{actionStep(fmt.Sprintf("a%d", i), i, 300)}}); err != nil {
+		if _, err := src.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{actionStep(fmt.Sprintf("a%d", i), i, 300)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := src.Append(ctx, store.AppendRequest{SessionID: "s", Compaction: &store.CompactionRecord{Working: []int64{4, 5}, Removed: []int64{1, 2, 3}}}); err != nil {
+	if _, err := src.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Compaction: &store.CompactionRecord{Working: []int64{4, 5}, Removed: []int64{1, 2, 3}}}); err != nil {
 		t.Fatal(err)
 	}
-	rr, err := src.Read(ctx, store.ReadRequest{SessionID: "s"})
+	rr, err := src.Read(ctx, store.ReadRequest{Tenant: "t", SessionID: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +380,7 @@ func TestImport(t *testing.T) {
 	if err := dst.ImportEntries(ctx, rr.Session, rr.Entries); !errors.Is(err, agentmem.ErrConflict) {
 		t.Fatalf("import twice: %v", err)
 	}
-	got, err := dst.Read(ctx, store.ReadRequest{SessionID: "s"})
+	got, err := dst.Read(ctx, store.ReadRequest{Tenant: "t", SessionID: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +461,7 @@ func TestClose(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
-	if _, err := st.Get(ctx, "x"); !errors.Is(err, store.ErrClosed) {
+	if _, err := st.Get(ctx, "", "x"); !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("get after close: %v", err)
 	}
 	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "x", Steps: []agentmem.Step{taskStep("a", "b")}}); !errors.Is(err, store.ErrClosed) {
@@ -512,7 +514,7 @@ func TestLockedAndCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := st.Get(ctx, "s")
+	got, err := st.Get(ctx, "", "s")
 	if err != nil || got.LastSeq != 2 {
 		t.Fatalf("after the locked append: %+v, %v; want last_seq 2", got, err)
 	}
@@ -563,7 +565,7 @@ func TestMigrations(t *testing.T) {
 	if rows != SchemaVersion() {
 		t.Fatalf("agentmem_migrations has %d sessions rows after reopening", rows)
 	}
-	if _, err := st.Get(ctx, "kept"); err != nil {
+	if _, err := st.Get(ctx, "", "kept"); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -689,5 +691,95 @@ func TestRenumber(t *testing.T) {
 	}
 	if _, ok := renumber([]byte(`{"number":1,"type":"task"}`), agentmem.KindTask, 2); ok {
 		t.Fatal("renumber applied to another layout")
+	}
+}
+
+// TestMigrationTenantKeys upgrades a database of schema 2 (session IDs
+// global) holding sessions of two tenants, a branch and a feed consumer
+// to schema 3 (IDs per tenant): every session, entry and cursor is kept,
+// the branch still reads its parent, and the same ID can then be created
+// in another tenant.
+func TestMigrationTenantKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := &migrate.Set{Component: migrations.Component, Migrations: migrations.Migrations[:2]}
+	if err := migrate.SQLite(ctx, db.W, v2); err != nil {
+		t.Fatal(err)
+	}
+	body := func(id string, seq int) string {
+		return fmt.Sprintf(`{"type":"task","id":%q,"number":%d,"task":"t %s"}`, id, seq, id)
+	}
+	for _, q := range []string{
+		`INSERT INTO sessions (id, tenant, retention, created_at, updated_at, last_seq) VALUES ('a', 'acme', 'session', 1, 1, 2)`,
+		`INSERT INTO sessions (id, tenant, parent_id, fork_seq, base_id, base_seq, retention, created_at, updated_at, last_seq)
+			VALUES ('b', 'acme', 'a', 1, 'a', 1, 'session', 2, 2, 2)`,
+		`INSERT INTO sessions (id, tenant, retention, created_at, updated_at, last_seq) VALUES ('g', 'globex', 'session', 3, 3, 1)`,
+		`INSERT INTO entries (session_id, seq, kind, step_id, body, created_at) VALUES ('a', 1, 'step', 'a1', CAST('` + body("a1", 1) + `' AS BLOB), 1)`,
+		`INSERT INTO entries (session_id, seq, kind, step_id, body, created_at) VALUES ('a', 2, 'step', 'a2', CAST('` + body("a2", 2) + `' AS BLOB), 1)`,
+		`INSERT INTO entries (session_id, seq, kind, step_id, body, created_at) VALUES ('b', 2, 'step', 'b2', CAST('` + body("b2", 2) + `' AS BLOB), 2)`,
+		`INSERT INTO entries (session_id, seq, kind, step_id, body, created_at) VALUES ('g', 1, 'step', 'g1', CAST('` + body("g1", 1) + `' AS BLOB), 3)`,
+		`INSERT INTO feed_cursors (consumer, pos) VALUES ('recall', 2)`,
+	} {
+		if _, err := db.W.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var feedRows int
+	db.W.QueryRow("SELECT count(*) FROM feed").Scan(&feedRows)
+	db.Close()
+
+	st, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	defer st.Close()
+	var version, after int
+	st.r.QueryRow("SELECT max(version) FROM agentmem_migrations WHERE component = 'sessions'").Scan(&version)
+	st.r.QueryRow("SELECT count(*) FROM feed").Scan(&after)
+	if version != 3 || after != feedRows {
+		t.Fatalf("after the upgrade: version %d, %d feed rows (want 3, %d: the rebuild records no change)", version, after, feedRows)
+	}
+	if c, err := st.LoadCursor(ctx, "recall"); err != nil || c.Pos != 2 {
+		t.Fatalf("cursor: %+v, %v", c, err)
+	}
+	ids := func(tenant, id string) []string {
+		t.Helper()
+		r, err := st.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id})
+		if err != nil {
+			t.Fatalf("Read %s/%s: %v", tenant, id, err)
+		}
+		var out []string
+		for _, e := range r.Entries {
+			out = append(out, e.Step.Info().ID)
+		}
+		return out
+	}
+	if got := fmt.Sprint(ids("acme", "a"), ids("acme", "b"), ids("globex", "g")); got != "[a1 a2] [a1 b2] [g1]" {
+		t.Fatalf("logs after the upgrade: %s", got)
+	}
+	if _, err := st.Get(ctx, "globex", "a"); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Fatalf("acme's session seen from globex: %v", err)
+	}
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "a", Tenant: "globex"}); err != nil {
+		t.Fatalf("the same ID in another tenant: %v", err)
+	}
+	// Deleting the parent still hands its history to the branch.
+	if err := st.Delete(ctx, "acme", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ids("acme", "b")); got != "[a1 b2]" {
+		t.Fatalf("branch after its parent's delete: %s", got)
+	}
+	if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "b", Steps: []agentmem.Step{actionStep("b3", 3, 10)}}); err != nil {
+		t.Fatal(err)
+	}
+	var fk int
+	st.r.QueryRow("SELECT count(*) FROM pragma_foreign_key_check").Scan(&fk)
+	if fk != 0 {
+		t.Fatalf("%d foreign key violations", fk)
 	}
 }

@@ -14,7 +14,12 @@ import (
 
 func (e *env) agents(run string) *store.Agents {
 	e.t.Helper()
-	a, err := store.OpenAgents(e.ctx, e.st, run, e.memOptions())
+	return e.tenantAgents("", run)
+}
+
+func (e *env) tenantAgents(tenant, run string) *store.Agents {
+	e.t.Helper()
+	a, err := store.OpenAgents(e.ctx, e.st, tenant, run, e.memOptions())
 	if err != nil {
 		e.t.Fatalf("OpenAgents(%q): %v", run, err)
 	}
@@ -82,9 +87,33 @@ func (s *suite) agentTests() []namedTest {
 				t.Fatalf("List(r1) = %v; the unrelated session is listed", names)
 			}
 		}},
+		{"Tenants", func(t *testing.T) {
+			e := s.open(t)
+			// Two tenants, each with a run "run": their agents never meet.
+			e.create(store.CreateRequest{ID: "run", Tenant: "t1"})
+			e.create(store.CreateRequest{ID: "run", Tenant: "t2"})
+			a1, a2 := e.tenantAgents("t1", "run"), e.tenantAgents("t2", "run")
+			p1 := e.agentMemory(a1, "planner")
+			if err := p1.AddUser(e.ctx, "t1's plan"); err != nil {
+				t.Fatal(err)
+			}
+			p2 := e.agentMemory(a2, "planner")
+			if n := len(p2.Steps()); n != 0 {
+				t.Fatalf("t2's planner sees %d steps of t1's", n)
+			}
+			e.agentMemory(a2, "coder")
+			if names, _ := a1.List(e.ctx); !slices.Equal(names, []string{"planner"}) {
+				t.Fatalf("t1 lists %v", names)
+			}
+			if g := e.get("t1/run.planner"); g.Tenant != "t1" {
+				t.Fatalf("t1's planner memory: %s", sessionLine(g))
+			}
+			_, err := store.OpenAgents(e.ctx, e.st, "t3", "run", e.memOptions())
+			e.wantErr(err, agentmem.ErrNotFound, "a run of another tenant")
+		}},
 		{"BadInput", func(t *testing.T) {
 			e := s.open(t)
-			_, err := store.OpenAgents(e.ctx, e.st, "missing", e.memOptions())
+			_, err := store.OpenAgents(e.ctx, e.st, "", "missing", e.memOptions())
 			e.wantErr(err, agentmem.ErrNotFound, "OpenAgents(missing run)")
 			e.create(store.CreateRequest{ID: "run"})
 			a := e.agents("run")
@@ -104,7 +133,7 @@ func (s *suite) agentTests() []namedTest {
 			if err := a.Close(e.ctx); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.st.Get(e.ctx, "run.x"); err == nil {
+			if _, err := e.st.Get(e.ctx, "", "run.x"); err == nil {
 				t.Fatal("a single-run agent memory outlived Close")
 			}
 		}},

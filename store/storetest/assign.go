@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -23,19 +24,19 @@ func (s *suite) assignTests() []namedTest {
 			e.create(store.CreateRequest{ID: "other"})
 			before := e.export("old")
 			var backup bytes.Buffer
-			moved, err := store.AssignTenant(e.ctx, e.st, "old", "acme", &backup)
+			moved, err := store.AssignTenant(e.ctx, e.st, "", "old", "acme", &backup)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if backup.String() != before {
 				t.Fatalf("the backup is not the session's export:\n%s\nwant\n%s", backup.String(), before)
 			}
-			got := e.get("old")
+			got := e.get("acme/old")
 			if moved.Tenant != "acme" || got.Tenant != "acme" || got.UserID != "alice" || got.Agent != "coder" || got.Metadata["k"] != "v" || got.LastSeq != 5 {
 				t.Fatalf("moved session %s", sessionLine(got))
 			}
 			// Everything but the tenant is as it was, byte for byte.
-			if after := e.export("old"); !strings.Contains(after, `"tenant":"acme"`) || strings.Replace(after, `"tenant":"acme",`, "", 1) != before {
+			if after := e.export("acme/old"); !strings.Contains(after, `"tenant":"acme"`) || strings.Replace(after, `"tenant":"acme",`, "", 1) != before {
 				t.Fatalf("export after the move:\n%s\nbefore:\n%s", after, before)
 			}
 			// The tenant reaches it, and only the tenant.
@@ -45,15 +46,26 @@ func (s *suite) assignTests() []namedTest {
 			if _, err := (store.Conversations{Store: e.st}).Get(e.ctx, "old"); err == nil {
 				t.Fatal("the moved session is still reached without a tenant")
 			}
-			e.append(store.AppendRequest{SessionID: "old", Steps: steps("n", 1), Tenant: ptr("acme")})
+			e.append(store.AppendRequest{SessionID: "old", Steps: steps("n", 1), Tenant: "acme"})
 			if g := e.get("other"); g.Tenant != "" {
 				t.Fatalf("another session moved: %s", sessionLine(g))
 			}
+			if _, err := e.st.Get(e.ctx, "", "old"); !errors.Is(err, agentmem.ErrNotFound) {
+				t.Fatalf("the session is still in its old tenant: %v", err)
+			}
 			// Already there: nothing to do, nothing written.
 			backup.Reset()
-			if _, err := store.AssignTenant(e.ctx, e.st, "old", "acme", &backup); err != nil || backup.Len() != 0 {
+			if _, err := store.AssignTenant(e.ctx, e.st, "acme", "old", "acme", &backup); err != nil || backup.Len() != 0 {
 				t.Fatalf("assigning the tenant a session has: %v, backup of %d bytes", err, backup.Len())
 			}
+			// The new tenant has a session with that ID already: refused,
+			// nothing changes.
+			e.create(store.CreateRequest{ID: "old"})
+			e.appendSteps("old", taskStep("t2", "another"))
+			before = e.dump()
+			_, err = store.AssignTenant(e.ctx, e.st, "", "old", "acme", nil)
+			e.wantErr(err, agentmem.ErrConflict, "a move onto a session of the new tenant")
+			e.wantUnchanged(before, "a refused move")
 		}},
 		{"BadInput", func(t *testing.T) {
 			e := s.open(t)
@@ -62,11 +74,11 @@ func (s *suite) assignTests() []namedTest {
 			e.appendSteps("old", taskStep("t", "x"))
 			before := e.dump()
 			var backup bytes.Buffer
-			_, err := store.AssignTenant(e.ctx, e.st, "old", "bad\x00tenant", &backup)
+			_, err := store.AssignTenant(e.ctx, e.st, "", "old", "bad\x00tenant", &backup)
 			e.wantErr(err, agentmem.ErrInvalid, "a bad tenant")
-			_, err = store.AssignTenant(e.ctx, e.st, "../x", "acme", &backup)
+			_, err = store.AssignTenant(e.ctx, e.st, "", "../x", "acme", &backup)
 			e.wantErr(err, agentmem.ErrInvalid, "a bad ID")
-			_, err = store.AssignTenant(e.ctx, e.st, "missing", "acme", &backup)
+			_, err = store.AssignTenant(e.ctx, e.st, "", "missing", "acme", &backup)
 			e.wantErr(err, agentmem.ErrNotFound, "a missing session")
 			e.wantUnchanged(before, "refused moves")
 			if backup.Len() != 0 {

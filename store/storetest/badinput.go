@@ -108,20 +108,20 @@ func (s *suite) badInputTests() []namedTest {
 				e.wantErr(err, agentmem.ErrInvalid, "Create with "+what)
 				_, err = e.st.Create(e.ctx, store.CreateRequest{ParentID: id})
 				e.wantErr(err, agentmem.ErrInvalid, "Create with parent "+what)
-				_, err = e.st.Get(e.ctx, id)
+				_, err = e.st.Get(e.ctx, "", id)
 				e.wantErr(err, agentmem.ErrInvalid, "Get of "+what)
 				_, err = e.st.Read(e.ctx, store.ReadRequest{SessionID: id})
 				e.wantErr(err, agentmem.ErrInvalid, "Read of "+what)
 				_, err = e.st.Append(e.ctx, store.AppendRequest{SessionID: id, Steps: steps("x", 1)})
 				e.wantErr(err, agentmem.ErrInvalid, "Append to "+what)
-				e.wantErr(e.st.Delete(e.ctx, id), agentmem.ErrInvalid, "Delete of "+what)
+				e.wantErr(e.st.Delete(e.ctx, "", id), agentmem.ErrInvalid, "Delete of "+what)
 				e.wantErr(store.ValidateID(id), agentmem.ErrInvalid, "ValidateID of "+what)
 			}
 			for _, f := range []func() error{
-				func() error { _, err := e.st.Get(e.ctx, ""); return err },
+				func() error { _, err := e.st.Get(e.ctx, "", ""); return err },
 				func() error { _, err := e.st.Read(e.ctx, store.ReadRequest{}); return err },
 				func() error { _, err := e.st.Append(e.ctx, store.AppendRequest{Steps: steps("x", 1)}); return err },
-				func() error { return e.st.Delete(e.ctx, "") },
+				func() error { return e.st.Delete(e.ctx, "", "") },
 			} {
 				e.wantErr(f(), agentmem.ErrInvalid, "an empty session ID")
 			}
@@ -172,7 +172,7 @@ func (s *suite) badInputTests() []namedTest {
 				ok[fmt.Sprintf("k%d", i)] = strings.Repeat("v", store.MaxFieldBytes)
 			}
 			e.create(store.CreateRequest{ID: "limits", Tenant: long[1:], UserID: long[1:], Agent: long[1:], Metadata: ok})
-			if got := e.get("limits"); len(got.Metadata) != store.MaxMetadataKeys || got.Tenant != long[1:] {
+			if got, err := e.st.Get(e.ctx, long[1:], "limits"); err != nil || len(got.Metadata) != store.MaxMetadataKeys || got.Tenant != long[1:] {
 				t.Fatalf("session at the limits came back changed")
 			}
 		}},
@@ -203,7 +203,7 @@ func (s *suite) badInputTests() []namedTest {
 					return err
 				},
 				"Create": func() error { _, err := e.st.Create(ctx, store.CreateRequest{ID: "d"}); return err },
-				"Get":    func() error { _, err := e.st.Get(ctx, "c"); return err },
+				"Get":    func() error { _, err := e.st.Get(ctx, "", "c"); return err },
 				"Read":   func() error { _, err := e.st.Read(ctx, store.ReadRequest{SessionID: "c"}); return err },
 			} {
 				err := call()

@@ -171,7 +171,7 @@ func (s *suite) branchTests() []namedTest {
 				before[id] = view(id)
 			}
 			bMeta := e.get("b")
-			if err := e.st.Delete(e.ctx, "p"); err != nil {
+			if err := e.st.Delete(e.ctx, "", "p"); err != nil {
 				t.Fatalf("Delete parent: %v", err)
 			}
 			for _, id := range ids {
@@ -192,7 +192,7 @@ func (s *suite) branchTests() []namedTest {
 				}
 			}
 			// Deleting the middle of a chain keeps the grandchild whole.
-			if err := e.st.Delete(e.ctx, "b"); err != nil {
+			if err := e.st.Delete(e.ctx, "", "b"); err != nil {
 				t.Fatal(err)
 			}
 			if view("c") != before["c"] {

@@ -35,7 +35,7 @@ func (s *suite) concurrencyTests() []namedTest {
 								errs <- fmt.Errorf("writer %d step %d: %w", w, i, err)
 								return
 							}
-							sess, err := e.st.Get(e.ctx, "hot")
+							sess, err := e.st.Get(e.ctx, "", "hot")
 							if err != nil {
 								errs <- err
 								return

@@ -51,7 +51,7 @@ func (s *suite) conversationTests() []namedTest {
 	return []namedTest{
 		{"LoadMissing", func(t *testing.T) {
 			e := s.open(t)
-			c := e.conversations("acme")
+			c := e.conversations("")
 			snap, err := c.Load(e.ctx, "nobody")
 			if err != nil || snap == nil || len(snap.Steps) != 0 {
 				t.Fatalf("Load of a missing conversation = %v, %v; want an empty snapshot (the default, as the seed)", snap, err)
@@ -248,14 +248,19 @@ func (s *suite) conversationTests() []namedTest {
 			if err := b.Delete(e.ctx, "m"); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Save(e.ctx, "m", &agentmem.Snapshot{Version: agentmem.SnapshotVersion}); err == nil {
-				t.Fatal("b overwrote a's conversation")
+			// IDs are per tenant: b's "m" is its own.
+			if err := b.SaveMessages(e.ctx, "m", []agentmem.Message{userMsg("b's own")}); err != nil {
+				t.Fatal(err)
 			}
+			e.wantConversation(b, "m", []string{"user: b's own"}, "b's m")
 			e.wantConversation(a, "m", []string{"user: hello"}, "after b's delete and save")
 			if n, err := a.Clear(e.ctx); err != nil || n != 2 {
 				t.Fatalf("Clear(a) = %d, %v; want 2", n, err)
 			}
 			e.wantConversation(b, "b1", []string{"user: hello"}, "b after a's Clear")
+			if ids, _ := b.List(e.ctx); !slices.Equal(ids, []string{"b1", "m"}) {
+				t.Fatalf("b after a's Clear lists %v", ids)
+			}
 		}},
 		{"BadInput", func(t *testing.T) {
 			e := s.open(t)

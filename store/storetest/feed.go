@@ -21,13 +21,14 @@ func (s *suite) feedTests() []namedTest {
 			e := s.open(t)
 			f := e.feed()
 			e.create(store.CreateRequest{ID: "a", Tenant: "t1", UserID: "u"})
-			e.appendSteps("a", taskStep("a1", "first"), actionStep("a2"))
-			e.append(store.AppendRequest{SessionID: "a", Steps: []agentmem.Step{actionStep("a3")},
+			e.appendSteps("t1/a", taskStep("a1", "first"), actionStep("a2"))
+			e.append(store.AppendRequest{Tenant: "t1", SessionID: "a", Steps: []agentmem.Step{actionStep("a3")},
 				Compaction: &store.CompactionRecord{Working: []int64{1, store.NewStepRef(0)}, Removed: []int64{2}}})
 			e.create(store.CreateRequest{ID: "b", Tenant: "t1", ParentID: "a", ForkSeq: 2})
-			e.appendSteps("b", actionStep("b3"))
+			e.appendSteps("t1/b", actionStep("b3"))
 			e.create(store.CreateRequest{ID: "plain", Tenant: "t2"}) // not a branch: no change
-			if err := e.st.Delete(e.ctx, "a"); err != nil {
+			e.create(store.CreateRequest{ID: "a", Tenant: "t2"})     // a namesake in another tenant
+			if err := e.st.Delete(e.ctx, "t1", "a"); err != nil {
 				t.Fatal(err)
 			}
 			changes := e.drain(f, store.FeedCursor{}, 0)
@@ -56,13 +57,13 @@ func (s *suite) feedTests() []namedTest {
 			f := e.feed()
 			e.create(store.CreateRequest{ID: "a", Tenant: "t1", UserID: "u", Agent: "ag"})
 			task := taskStep("a1", "find the bug")
-			e.appendSteps("a", task)
-			e.append(store.AppendRequest{SessionID: "a", Compaction: &store.CompactionRecord{Working: []int64{1}}})
+			e.appendSteps("t1/a", task)
+			e.append(store.AppendRequest{Tenant: "t1", SessionID: "a", Compaction: &store.CompactionRecord{Working: []int64{1}}})
 			e.create(store.CreateRequest{ID: "gone", Tenant: "t1"})
-			e.appendSteps("gone", actionStep("g1"))
+			e.appendSteps("t1/gone", actionStep("g1"))
 			e.create(store.CreateRequest{ID: "ttl", TTL: time.Minute})
 			e.appendSteps("ttl", actionStep("x1"))
-			if err := e.st.Delete(e.ctx, "gone"); err != nil {
+			if err := e.st.Delete(e.ctx, "t1", "gone"); err != nil {
 				t.Fatal(err)
 			}
 			e.clock.Advance(time.Hour) // "ttl" expires
@@ -224,8 +225,8 @@ func (s *suite) feedTests() []namedTest {
 		{"Import", func(t *testing.T) {
 			src := s.open(t)
 			src.create(store.CreateRequest{ID: "a", Tenant: "t"})
-			src.appendSteps("a", steps("a", 3)...)
-			dump := src.export("a")
+			src.appendSteps("t/a", steps("a", 3)...)
+			dump := src.export("t/a")
 			dst := src.another()
 			f := dst.feed()
 			if _, err := store.Import(dst.ctx, dst.st, strings.NewReader(dump), store.ImportOptions{}); err != nil {

@@ -86,9 +86,19 @@ func (e *env) create(req store.CreateRequest) *store.Session {
 	return s
 }
 
-func (e *env) get(id string) *store.Session {
+// splitKey splits a test's name for a session, "tenant/id" or "id" (the
+// default tenant): a session ID cannot contain a slash.
+func splitKey(key string) (tenant, id string) {
+	if t, i, ok := strings.Cut(key, "/"); ok {
+		return t, i
+	}
+	return "", key
+}
+
+func (e *env) get(key string) *store.Session {
 	e.t.Helper()
-	s, err := e.st.Get(e.ctx, id)
+	tenant, id := splitKey(key)
+	s, err := e.st.Get(e.ctx, tenant, id)
 	if err != nil {
 		e.t.Fatalf("Get(%q): %v", id, err)
 	}
@@ -105,9 +115,10 @@ func (e *env) append(req store.AppendRequest) *store.AppendResponse {
 }
 
 // appendSteps appends steps and returns their seqs.
-func (e *env) appendSteps(id string, ss ...agentmem.Step) []int64 {
+func (e *env) appendSteps(key string, ss ...agentmem.Step) []int64 {
 	e.t.Helper()
-	return e.append(store.AppendRequest{SessionID: id, Steps: ss}).Seqs
+	tenant, id := splitKey(key)
+	return e.append(store.AppendRequest{Tenant: tenant, SessionID: id, Steps: ss}).Seqs
 }
 
 func (e *env) read(req store.ReadRequest) *store.ReadResponse {
@@ -119,14 +130,16 @@ func (e *env) read(req store.ReadRequest) *store.ReadResponse {
 	return resp
 }
 
-func (e *env) entries(id string) []store.Entry {
+func (e *env) entries(key string) []store.Entry {
 	e.t.Helper()
-	return e.read(store.ReadRequest{SessionID: id}).Entries
+	tenant, id := splitKey(key)
+	return e.read(store.ReadRequest{Tenant: tenant, SessionID: id}).Entries
 }
 
-func (e *env) workingSet(id string) []agentmem.Step {
+func (e *env) workingSet(key string) []agentmem.Step {
 	e.t.Helper()
-	return e.read(store.ReadRequest{SessionID: id, WorkingSet: true}).Steps
+	tenant, id := splitKey(key)
+	return e.read(store.ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true}).Steps
 }
 
 // wantErr fails unless err wraps target.
@@ -258,7 +271,7 @@ func (e *env) dump() string {
 		for _, s := range resp.Sessions {
 			b.WriteString(sessionLine(s))
 			b.WriteByte('\n')
-			b.WriteString(e.entriesJSON(e.entries(s.ID)))
+			b.WriteString(e.entriesJSON(e.read(store.ReadRequest{Tenant: s.Tenant, SessionID: s.ID}).Entries))
 		}
 		if resp.NextPageToken == "" {
 			return b.String()
@@ -283,10 +296,11 @@ func (e *env) wantTime(got, want time.Time, what string) {
 }
 
 // export writes a session's JSONL export.
-func (e *env) export(id string) string {
+func (e *env) export(key string) string {
 	e.t.Helper()
 	var buf bytes.Buffer
-	if err := store.Export(e.ctx, e.st, id, &buf); err != nil {
+	tenant, id := splitKey(key)
+	if err := store.Export(e.ctx, e.st, tenant, id, &buf); err != nil {
 		e.t.Fatalf("Export(%q): %v", id, err)
 	}
 	return buf.String()

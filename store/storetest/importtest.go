@@ -24,9 +24,9 @@ func (s *suite) closeTests() []namedTest {
 			ctx := e.ctx
 			calls := map[string]func() error{
 				"Create": func() error { _, err := e.st.Create(ctx, store.CreateRequest{ID: "y"}); return err },
-				"Get":    func() error { _, err := e.st.Get(ctx, "x"); return err },
+				"Get":    func() error { _, err := e.st.Get(ctx, "", "x"); return err },
 				"List":   func() error { _, err := e.st.List(ctx, store.ListRequest{}); return err },
-				"Delete": func() error { return e.st.Delete(ctx, "x") },
+				"Delete": func() error { return e.st.Delete(ctx, "", "x") },
 				"Append": func() error {
 					_, err := e.st.Append(ctx, store.AppendRequest{SessionID: "x", Steps: steps("s", 1)})
 					return err
@@ -69,8 +69,8 @@ func (s *suite) importTests() []namedTest {
 			e.clock.Advance(time.Minute)
 			e.appendSteps("src", steps("src-late", 2)...)
 			e.create(store.CreateRequest{ID: "meta", Tenant: "t", UserID: "u", Agent: "a", Metadata: map[string]string{"k": "v"}, Retention: store.SingleRun, TTL: 48 * time.Hour})
-			e.appendSteps("meta", messageStep("m1", "hi"))
-			for _, id := range []string{"src", "meta"} {
+			e.appendSteps("t/meta", messageStep("m1", "hi"))
+			for _, id := range []string{"src", "t/meta"} {
 				out := e.export(id)
 				if !strings.HasPrefix(out, `{"agentmem_export":1,"session":{`) || strings.Count(out, "\n") != len(e.entries(id))+1 {
 					t.Fatalf("export of %s:\n%s", id, out)

@@ -12,24 +12,6 @@ import (
 
 func (s *suite) appendTests() []namedTest {
 	return []namedTest{
-		{"TenantChecked", func(t *testing.T) {
-			e := s.open(t)
-			e.create(store.CreateRequest{ID: "a", Tenant: "acme"})
-			e.create(store.CreateRequest{ID: "d"}) // the default tenant
-			before := e.dump()
-			for _, tc := range []struct {
-				id, tenant string
-			}{{"a", "other"}, {"a", ""}, {"d", "acme"}} {
-				_, err := e.st.Append(e.ctx, store.AppendRequest{SessionID: tc.id, Tenant: ptr(tc.tenant), Steps: steps("x", 1)})
-				e.wantErr(err, agentmem.ErrNotFound, fmt.Sprintf("append to %q as tenant %q", tc.id, tc.tenant))
-				_, err = e.st.Append(e.ctx, store.AppendRequest{SessionID: tc.id, Tenant: ptr(tc.tenant), Compaction: &store.CompactionRecord{Working: []int64{}}})
-				e.wantErr(err, agentmem.ErrNotFound, fmt.Sprintf("compaction of %q as tenant %q", tc.id, tc.tenant))
-			}
-			e.wantUnchanged(before, "appends as another tenant")
-			e.wantSeqs(e.append(store.AppendRequest{SessionID: "a", Tenant: ptr("acme"), Steps: steps("a", 1)}).Seqs, []int64{1}, "append as the session's tenant")
-			e.wantSeqs(e.append(store.AppendRequest{SessionID: "d", Tenant: ptr(""), Steps: steps("d", 1)}).Seqs, []int64{1}, "append as the default tenant")
-			e.wantSeqs(e.append(store.AppendRequest{SessionID: "a", Steps: steps("a2", 1)}).Seqs, []int64{2}, "append without a tenant")
-		}},
 		{"SeqsFromOne", func(t *testing.T) {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "a"})

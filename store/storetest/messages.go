@@ -262,30 +262,32 @@ func (s *suite) messagesTests() []namedTest {
 			}
 		}},
 		{"Tenant", func(t *testing.T) {
-			// With a tenant, a session of another tenant is not found, as a
-			// missing one: whatever the messages say (a result for a call
-			// it has, one for a call it has not), and for a pop, even of an
-			// empty session. Nothing is stored.
+			// A session of another tenant is not found, as a missing one:
+			// whatever the messages say (a result for a call it has, one
+			// for a call it has not), and for a pop, even of an empty
+			// session. Nothing is stored.
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "t", Tenant: "acme"})
 			e.create(store.CreateRequest{ID: "empty", Tenant: "acme"})
-			e.appendMessages("t", userMsg("task"), callsMsg("", "a"))
+			if _, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{Tenant: "acme", SessionID: "t", Messages: []agentmem.Message{userMsg("task"), callsMsg("", "a")}}); err != nil {
+				t.Fatal(err)
+			}
 			before := e.dump()
 			other, acme := "globex", "acme"
 			for _, msgs := range [][]agentmem.Message{{userMsg("hi")}, {resultMsg("a", "ra")}, {resultMsg("nobody", "r")}} {
-				_, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "t", Tenant: &other, Messages: msgs})
+				_, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "t", Tenant: other, Messages: msgs})
 				e.wantErr(err, agentmem.ErrNotFound, "messages for another tenant's session")
 			}
 			for _, id := range []string{"t", "empty"} {
-				_, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: id, Tenant: &other})
+				_, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: id, Tenant: other})
 				e.wantErr(err, agentmem.ErrNotFound, "a pop of another tenant's session")
 			}
 			e.wantUnchanged(before, "writes for another tenant")
-			r, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "t", Tenant: &acme, Messages: []agentmem.Message{resultMsg("a", "ra")}})
+			r, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "t", Tenant: acme, Messages: []agentmem.Message{resultMsg("a", "ra")}})
 			if err != nil || !slices.Equal(r.Updated, []int64{2}) {
 				t.Fatalf("a result for the session's own tenant: %+v, %v", r, err)
 			}
-			if _, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "t", Tenant: &acme}); err != nil {
+			if _, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "t", Tenant: acme}); err != nil {
 				t.Fatalf("a pop for the session's own tenant: %v", err)
 			}
 		}},

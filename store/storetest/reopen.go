@@ -16,7 +16,9 @@ func (s *suite) reopenTests() []namedTest {
 			}
 			e := s.open(t)
 			e.compactedSession("c")
-			e.create(store.CreateRequest{ID: "b", ParentID: "c", ForkSeq: 6, Tenant: "t", Metadata: map[string]string{"k": "v"}})
+			e.create(store.CreateRequest{ID: "b", ParentID: "c", ForkSeq: 6, UserID: "u", Metadata: map[string]string{"k": "v"}})
+			e.create(store.CreateRequest{ID: "b", Tenant: "t", Agent: "ag"})
+			e.appendSteps("t/b", steps("tb", 1)...)
 			e.appendSteps("b", steps("b", 2)...)
 			e.create(store.CreateRequest{ID: "ttl", TTL: time.Hour, Retention: store.SingleRun})
 			bm := e.openMemory("ttl")

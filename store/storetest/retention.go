@@ -22,7 +22,7 @@ func (s *suite) retentionTests() []namedTest {
 				t.Fatal("an append moved ExpiresAt")
 			}
 			e.clock.Advance(time.Second) // exactly at ExpiresAt: expired
-			_, err := e.st.Get(e.ctx, "ttl")
+			_, err := e.st.Get(e.ctx, "", "ttl")
 			e.wantErr(err, agentmem.ErrNotFound, "Get of an expired session")
 			_, err = e.st.Read(e.ctx, store.ReadRequest{SessionID: "ttl"})
 			e.wantErr(err, agentmem.ErrNotFound, "Read of an expired session")
@@ -66,7 +66,7 @@ func (s *suite) retentionTests() []namedTest {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "x", TTL: time.Minute})
 			e.clock.Advance(time.Hour)
-			if err := e.st.Delete(e.ctx, "x"); err != nil {
+			if err := e.st.Delete(e.ctx, "", "x"); err != nil {
 				t.Fatalf("Delete of an expired session: %v", err)
 			}
 			e.create(store.CreateRequest{ID: "x"})
@@ -89,7 +89,7 @@ func (s *suite) retentionTests() []namedTest {
 			if err := keep.Close(e.ctx); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			_, err = e.st.Get(e.ctx, "run")
+			_, err = e.st.Get(e.ctx, "", "run")
 			e.wantErr(err, agentmem.ErrNotFound, "single-run session after its run ended")
 			if n := len(e.entries("keep")); n != 1 {
 				t.Fatalf("a session-retention session lost its log on Close: %d entries", n)
@@ -161,7 +161,7 @@ func (s *suite) pruneTests() []namedTest {
 			sum := &agentmem.SummaryStep{StepInfo: agentmem.StepInfo{ID: "g-sum"}, Summary: "s", Covers: []agentmem.Range{{From: 1, To: 3}}}
 			e.append(store.AppendRequest{SessionID: "g", Steps: []agentmem.Step{sum},
 				Compaction: &store.CompactionRecord{Working: []int64{store.NewStepRef(0), 4}}})
-			if err := e.st.Delete(e.ctx, "p"); err != nil {
+			if err := e.st.Delete(e.ctx, "", "p"); err != nil {
 				t.Fatal(err)
 			}
 			e.clock.Advance(time.Hour)

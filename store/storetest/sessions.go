@@ -40,8 +40,8 @@ func (s *suite) sessionTests() []namedTest {
 			if sessionLine(got) != sessionLine(want) {
 				t.Fatalf("Create returned\n%s\nwant\n%s", sessionLine(got), sessionLine(want))
 			}
-			if sessionLine(e.get(req.ID)) != sessionLine(want) {
-				t.Fatalf("Get returned\n%s\nwant\n%s", sessionLine(e.get(req.ID)), sessionLine(want))
+			if sessionLine(e.get("acme/"+req.ID)) != sessionLine(want) {
+				t.Fatalf("Get returned\n%s\nwant\n%s", sessionLine(e.get("acme/"+req.ID)), sessionLine(want))
 			}
 			p := e.create(store.CreateRequest{ID: "p", Retention: store.Persistent})
 			if p.Retention != store.Persistent || !p.ExpiresAt.IsZero() {
@@ -85,7 +85,7 @@ func (s *suite) sessionTests() []namedTest {
 		}},
 		{"GetMissing", func(t *testing.T) {
 			e := s.open(t)
-			_, err := e.st.Get(e.ctx, "nope")
+			_, err := e.st.Get(e.ctx, "", "nope")
 			e.wantErr(err, agentmem.ErrNotFound, "Get of a missing session")
 		}},
 		{"Delete", func(t *testing.T) {
@@ -94,17 +94,17 @@ func (s *suite) sessionTests() []namedTest {
 			e.appendSteps("d", steps("d", 3)...)
 			e.create(store.CreateRequest{ID: "other"})
 			e.appendSteps("other", taskStep("o1", "keep me"))
-			if err := e.st.Delete(e.ctx, "d"); err != nil {
+			if err := e.st.Delete(e.ctx, "", "d"); err != nil {
 				t.Fatalf("Delete: %v", err)
 			}
-			_, err := e.st.Get(e.ctx, "d")
+			_, err := e.st.Get(e.ctx, "", "d")
 			e.wantErr(err, agentmem.ErrNotFound, "Get after Delete")
 			_, err = e.st.Read(e.ctx, store.ReadRequest{SessionID: "d"})
 			e.wantErr(err, agentmem.ErrNotFound, "Read after Delete")
 			_, err = e.st.Append(e.ctx, store.AppendRequest{SessionID: "d", Steps: steps("late", 1)})
 			e.wantErr(err, agentmem.ErrNotFound, "Append after Delete")
-			e.wantErr(e.st.Delete(e.ctx, "d"), agentmem.ErrNotFound, "second Delete")
-			e.wantErr(e.st.Delete(e.ctx, "never"), agentmem.ErrNotFound, "Delete of a missing session")
+			e.wantErr(e.st.Delete(e.ctx, "", "d"), agentmem.ErrNotFound, "second Delete")
+			e.wantErr(e.st.Delete(e.ctx, "", "never"), agentmem.ErrNotFound, "Delete of a missing session")
 			if n := len(e.entries("other")); n != 1 {
 				t.Fatalf("Delete touched another session: it has %d entries", n)
 			}

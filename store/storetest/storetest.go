@@ -98,6 +98,7 @@ func (s *suite) groups() []group {
 		{"Sessions", s.sessionTests()},
 		{"List", s.listTests()},
 		{"Append", s.appendTests()},
+		{"Tenants", s.tenantTests()},
 		{"Read", s.readTests()},
 		{"Idempotency", s.idempotencyTests()},
 		{"Conflicts", s.conflictTests()},

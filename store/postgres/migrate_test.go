@@ -1,0 +1,113 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/migrate"
+	"github.com/agentmem/agentmem/internal/pgdb"
+	"github.com/agentmem/agentmem/store"
+)
+
+// TestMigrationTenantKeys upgrades a schema of version 2 (session IDs
+// global) holding sessions of two tenants, a branch and a feed consumer
+// to version 3 (IDs per tenant): every session, entry and cursor is kept,
+// the branch still reads its parent, and the same ID can then be created
+// in another tenant.
+func TestMigrationTenantKeys(t *testing.T) {
+	ctx := context.Background()
+	url := testURL(t)
+	schema := freshSchema(t, url)
+	pool, err := pgdb.Open(ctx, url, schema, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := &migrate.Set{Component: migrations.Component, Migrations: migrations.Migrations[:2]}
+	if err := migrate.Postgres(ctx, pool, schema, v2); err != nil {
+		t.Fatal(err)
+	}
+	body := func(id string, seq int) []byte {
+		return fmt.Appendf(nil, `{"type":"task","id":%q,"number":%d,"task":"t %s"}`, id, seq, id)
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO sessions (id, tenant, retention, created_at, updated_at, last_seq) VALUES ('a', 'acme', 'session', now(), now(), 2)`, nil},
+		{`INSERT INTO sessions (id, tenant, parent_id, fork_seq, base_id, base_seq, retention, created_at, updated_at, last_seq)
+			VALUES ('b', 'acme', 'a', 1, 'a', 1, 'session', now(), now(), 2)`, nil},
+		{`INSERT INTO sessions (id, tenant, retention, created_at, updated_at, last_seq) VALUES ('g', 'globex', 'session', now(), now(), 1)`, nil},
+		{`INSERT INTO entries (session_id, seq, kind, step_id, body, created_at) VALUES
+			('a', 1, 'step', 'a1', $1, now()), ('a', 2, 'step', 'a2', $2, now()),
+			('b', 2, 'step', 'b2', $3, now()), ('g', 1, 'step', 'g1', $4, now())`,
+			[]any{body("a1", 1), body("a2", 2), body("b2", 2), body("g1", 1)}},
+		{`INSERT INTO feed_cursors (consumer, xid, pos) VALUES ('recall', '0', 2)`, nil},
+	} {
+		if _, err := pool.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	var feedRows int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM feed").Scan(&feedRows); err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+
+	st, err := Open(ctx, url, Options{Schema: schema})
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	defer st.Close()
+	var version, after int
+	st.pool.QueryRow(ctx, "SELECT max(version) FROM agentmem_migrations WHERE component = 'sessions'").Scan(&version)
+	st.pool.QueryRow(ctx, "SELECT count(*) FROM feed").Scan(&after)
+	if version != 3 || after != feedRows {
+		t.Fatalf("after the upgrade: version %d, %d feed rows (want 3, %d)", version, after, feedRows)
+	}
+	if c, err := st.LoadCursor(ctx, "recall"); err != nil || c.Pos != 2 {
+		t.Fatalf("cursor: %+v, %v", c, err)
+	}
+	ids := func(tenant, id string) []string {
+		t.Helper()
+		r, err := st.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id})
+		if err != nil {
+			t.Fatalf("Read %s/%s: %v", tenant, id, err)
+		}
+		var out []string
+		for _, e := range r.Entries {
+			out = append(out, e.Step.Info().ID)
+		}
+		return out
+	}
+	if got := fmt.Sprint(ids("acme", "a"), ids("acme", "b"), ids("globex", "g")); got != "[a1 a2] [a1 b2] [g1]" {
+		t.Fatalf("logs after the upgrade: %s", got)
+	}
+	if _, err := st.Get(ctx, "globex", "a"); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Fatalf("acme's session seen from globex: %v", err)
+	}
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "a", Tenant: "globex"}); err != nil {
+		t.Fatalf("the same ID in another tenant: %v", err)
+	}
+	if err := st.Delete(ctx, "acme", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ids("acme", "b")); got != "[a1 b2]" {
+		t.Fatalf("branch after its parent's delete: %s", got)
+	}
+	task := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "b3"}, Task: "go on"}
+	if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "b", Steps: []agentmem.Step{task}}); err != nil {
+		t.Fatal(err)
+	}
+	// The feed records the append with its tenant.
+	resp, err := st.ReadFeed(ctx, store.FeedRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := resp.Changes[len(resp.Changes)-1]
+	if last.Tenant != "acme" || last.SessionID != "b" || last.Seq != 3 || last.Entry == nil {
+		t.Fatalf("newest change: %+v", last)
+	}
+}
