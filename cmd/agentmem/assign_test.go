@@ -26,7 +26,7 @@ func TestKeysAssignSessions(t *testing.T) {
 		if _, err := st.Create(ctx, req); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Append(ctx, store.AppendRequest{SessionID: req.ID, Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: req.ID + "-t"}, Task: "task of " + req.ID}}}); err != nil {
+		if _, err := st.Append(ctx, store.AppendRequest{Tenant: req.Tenant, SessionID: req.ID, Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: req.ID + "-t"}, Task: "task of " + req.ID}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
