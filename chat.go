@@ -328,6 +328,13 @@ func (f *folder) add(i int, msg Message) error {
 // result folds tool message i.
 func (f *folder) result(i int, msg Message) error {
 	r := ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata[MetaIsError] == "true"}
+	if len(msg.Metadata) > 0 {
+		r.Metadata = cloneMap(msg.Metadata)
+		delete(r.Metadata, MetaIsError)
+		if len(r.Metadata) == 0 {
+			r.Metadata = nil
+		}
+	}
 	var answered *foldAct
 	for k := len(f.acts) - 1; k >= 0; k-- {
 		act := f.acts[k]
@@ -430,7 +437,7 @@ func (m *Memory) FlushPending(ctx context.Context) error {
 // around its content are not messages of their own:
 //
 //   - an action with tool results: its last result, in call order, as a
-//     tool message; what is left is a copy of the action without it,
+//     tool message (ActionStep.PopResult); what is left is a copy of the action without it,
 //     whose call is pending again (it awaits a result);
 //   - an action without results: its assistant message (its output and
 //     tool calls), and the step goes whole, with its observation and
@@ -445,9 +452,8 @@ func (m *Memory) FlushPending(ctx context.Context) error {
 func PopMessage(s Step) (Message, Step) {
 	if a, ok := s.(*ActionStep); ok {
 		if n := len(a.Results); n > 0 {
-			rest := a.clone().(*ActionStep)
-			rest.Results = rest.Results[:n-1]
-			return a.resultMessage(a.Results[n-1]), rest
+			msg, rest, _ := a.PopResult(a.Results[n-1].CallID)
+			return msg, rest
 		}
 	}
 	if msgs := canonicalMessages(s); len(msgs) > 0 {

@@ -3,6 +3,8 @@ package agentmem
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -198,6 +200,12 @@ type ToolResult struct {
 	ID      string `json:"id,omitempty"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Metadata is the tool message's metadata other than its error flag
+	// (MetaIsError), kept with the result; a context does not render it.
+	// An adapter of another message format (package responses) keeps the
+	// original item here, so that it survives amendments, pops and
+	// compactions with the result.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // ActionStep is one turn of the agent loop: the model's reasoning and
@@ -278,6 +286,28 @@ func (s *ActionStep) resultMessage(r ToolResult) Message {
 		m.Metadata = map[string]string{MetaIsError: "true"}
 	}
 	return m
+}
+
+// PopResult splits the result of the call callID off the action: it
+// returns the result as a tool message (as Messages renders it), with the
+// result's own metadata added, and a copy of the action without it, whose
+// call is pending again. ok is false when the call has no result.
+func (s *ActionStep) PopResult(callID string) (msg Message, rest *ActionStep, ok bool) {
+	for i, r := range s.Results {
+		if r.CallID != callID {
+			continue
+		}
+		msg = s.resultMessage(r)
+		if len(r.Metadata) > 0 {
+			md := cloneMap(r.Metadata)
+			maps.Copy(md, msg.Metadata)
+			msg.Metadata = md
+		}
+		rest = s.clone().(*ActionStep)
+		rest.Results = slices.Delete(rest.Results, i, i+1)
+		return msg, rest, true
+	}
+	return Message{}, nil, false
 }
 
 // assistantText is what the assistant said: its raw output, else its
@@ -384,6 +414,14 @@ func (s *ActionStep) Validate() error {
 		if err := validText(f+".content", r.Content); err != nil {
 			return err
 		}
+		for k, v := range r.Metadata {
+			if err := validText(f+".metadata key", k); err != nil {
+				return err
+			}
+			if err := validText(f+".metadata["+k+"]", v); err != nil {
+				return err
+			}
+		}
 	}
 	if s.Duration < 0 {
 		return invalidf("duration_ns", "is negative")
@@ -407,13 +445,21 @@ func (s *ActionStep) clone() Step {
 	c := *s
 	c.Metadata = cloneMap(s.Metadata)
 	c.ToolCalls = cloneSlice(s.ToolCalls)
-	c.Results = cloneSlice(s.Results)
+	c.Results = cloneResults(s.Results)
 	c.Data = cloneSlice(s.Data)
 	if s.Usage != nil {
 		u := *s.Usage
 		c.Usage = &u
 	}
 	return &c
+}
+
+func cloneResults(rs []ToolResult) []ToolResult {
+	out := cloneSlice(rs)
+	for i := range out {
+		out[i].Metadata = cloneMap(out[i].Metadata)
+	}
+	return out
 }
 
 // TruncateText cuts s to at most maxLen bytes on a UTF-8 boundary and

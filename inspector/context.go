@@ -68,6 +68,16 @@ type logRow struct {
 	step agentmem.Step // the entry's step, until describe
 }
 
+// fitTo is the budget a view's context is fitted to: its budget, or
+// without one the inspector's maximum (Config.MaxContextTokens), so that
+// only the steps that fit are rendered, however long the log.
+func (in *Inspector) fitTo(v view) int {
+	if v.Budget == 0 {
+		return in.cfg.MaxContextTokens
+	}
+	return v.Budget
+}
+
 // buildModelView turns a session's log and the context its working set
 // gave (sessions.Service.ContextAt; be is its *agentmem.BudgetError, if
 // the pinned steps did not fit) into what the page shows: the messages
@@ -322,7 +332,7 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	lc, err := in.svc.ContextAt(r.Context(), sessions.ContextRequest{Tenant: sess.Tenant, SessionID: sess.ID, Budget: v.Budget,
+	lc, err := in.svc.ContextAt(r.Context(), sessions.ContextRequest{Tenant: sess.Tenant, SessionID: sess.ID, Budget: in.fitTo(v),
 		Format: v.Format, Counter: counter, TruncateToFill: v.Truncate}, at)
 	var be *agentmem.BudgetError
 	if err != nil && !errors.As(err, &be) {

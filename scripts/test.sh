@@ -32,11 +32,19 @@
 #   5. Chromium: AGENTMEM_TEST_CHROMIUM if set, else /usr/bin/chromium (or
 #      chromium / chromium-browser on PATH) when installed
 #   6. go test -race -count=1, reported by internal/testenv/cmd/testrun
+#   7. the Python client's suite (python3 -m unittest, clients/python/tests)
+#      against the agentmem binary built here, when no packages are named
+#      (or AGENTMEM_TEST_PYTHON=1); in CI python3 is installed when missing
+#   8. the TypeScript client (clients/typescript): npm ci, build, and its
+#      node --test suites against the agentmem binary built here, when no
+#      packages are named (or AGENTMEM_TEST_TS=1); in CI nodejs and npm are
+#      installed when missing
 #
-# Without PostgreSQL or Chromium the tests that need them skip, with a reason.
+# Without PostgreSQL, Chromium or Node.js 20+ the tests that need them skip,
+# with a reason.
 # In CI (CI=true) nothing may be missing: the script installs staticcheck,
-# Debian's postgresql and chromium (apt-get) and gcc for the race detector
-# when they are missing, and a failure to do so fails the run.
+# Debian's postgresql and chromium (apt-get), gcc for the race detector and
+# nodejs and npm when they are missing, and a failure to do so fails the run.
 #
 # Environment (see docs/testing.md):
 #
@@ -49,6 +57,9 @@
 #   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
 #                                into the server, so its tests run
 #   AGENTMEM_TEST_PGVECTOR=1     the pgvector tests fail, not skip, without it
+#   AGENTMEM_TEST_PYTHON=1       run the Python client's suite even when
+#                                packages are named
+#   AGENTMEM_TEST_TS=1 / =0      run / do not run the TypeScript client's tests
 #
 # Once the tests have run, the last line printed is the count:
 # "tests: N passed, N failed, N skipped". The exit status is 0 only if every
@@ -559,6 +570,113 @@ for a in "${SELECTED_ADAPTERS[@]}"; do
 	run_tests "go test $a" "$a" "${FLAGS[@]}" "${apkgs[@]}"
 done
 
+# --- 7. Python client --------------------------------------------------------
+
+# python3 -m unittest over clients/python/tests, against the agentmem binary
+# built here (AGENTMEM_BIN). Python 3.9+, standard library only.
+log "Python client (clients/python)"
+if ((any_pkg == 1)) && [[ ${AGENTMEM_TEST_PYTHON:-} != 1 ]]; then
+	note "not run: packages were named (AGENTMEM_TEST_PYTHON=1 runs it too)"
+	step_info python "not run: packages named"
+else
+	python=$(command -v python3 || true)
+	if [[ -z $python ]] && in_ci; then
+		note "no python3; CI: installing Debian's python3"
+		apt_install python3 || die "could not install python3"
+		python=$(command -v python3 || true)
+	fi
+	if [[ -z $python ]]; then
+		in_ci && die "python3 installed, but not on PATH"
+		note "python3 not found: the Python client's tests skip (install it: apt-get install python3)"
+		step_warn python "not found: Python client tests skip"
+	elif ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
+		if in_ci; then
+			step_fail python "$("$python" --version 2>&1) is older than 3.9"
+		else
+			note "$("$python" --version 2>&1) is older than 3.9: the Python client's tests skip"
+			step_warn python "python3 older than 3.9: tests skip"
+		fi
+	elif ! go build -o "$WORK/agentmem" ./cmd/agentmem; then
+		step_fail python "could not build ./cmd/agentmem"
+	elif AGENTMEM_BIN="$WORK/agentmem" PYTHONDONTWRITEBYTECODE=1 "$python" -m unittest discover \
+		-s clients/python/tests -t clients/python "${VERBOSE[@]}"; then
+		step_ok python "$("$python" --version 2>&1)"
+	else
+		step_fail python
+	fi
+fi
+
+# --- 8. TypeScript client ----------------------------------------------------
+
+# clients/typescript: npm ci (the lockfile pins every package; npm's own
+# cache, outside the repository), the build (types generated from
+# server/openapi.json, then tsc), then its node --test suites against an
+# agentmem binary built here (the Python step's, or built now). Only in a
+# run of the whole repository (no package named), or with
+# AGENTMEM_TEST_TS=1. Without Node 20+ and npm
+# they skip, with the reason; in CI the script installs Debian's nodejs and
+# npm when they are missing, and anything missing or failing fails the run.
+ts_counts=
+log "TypeScript client (clients/typescript)"
+ts_wanted=0
+if [[ ${AGENTMEM_TEST_TS:-} == 1 ]] || { [[ ${AGENTMEM_TEST_TS:-} != 0 ]] && ((any_pkg == 0)); }; then
+	ts_wanted=1
+fi
+# node_major prints the major version of node, or nothing.
+node_major() { node --version 2>/dev/null | sed -n 's/^v\([0-9]*\)\..*/\1/p'; }
+if ((ts_wanted == 0)); then
+	note "not run: packages were named (AGENTMEM_TEST_TS=1 runs it too)"
+	step_info typescript "not run: packages named"
+else
+	if { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; } && in_ci; then
+		note "no node or npm; CI: installing Debian's nodejs and npm"
+		apt_install nodejs npm || true
+	fi
+	ts_missing=
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		ts_missing="node and npm not found (install Node.js 20 or later)"
+	elif (($(node_major) < 20)); then
+		ts_missing="node $(node --version) is older than 20"
+	fi
+	if [[ -n $ts_missing ]]; then
+		if in_ci; then
+			step_fail typescript "$ts_missing"
+		else
+			note "$ts_missing: the TypeScript client's tests skip"
+			step_warn typescript "SKIPPED: $ts_missing"
+		fi
+	else
+		ts_dir=$REPO_ROOT/clients/typescript
+		ts_rc=0
+		note "node $(node --version), npm $(npm --version 2>/dev/null)"
+		if ! (cd "$ts_dir" && npm ci --no-audit --no-fund --loglevel=error) >"$WORK/npm-ci.log" 2>&1; then
+			tail -n 30 "$WORK/npm-ci.log" | sed 's/^/    /'
+			step_fail typescript "npm ci failed"
+		elif ! (cd "$ts_dir" && npm run --silent build) 2>&1 | sed 's/^/    /'; then
+			step_fail typescript "the build failed"
+		elif [[ ! -x $WORK/agentmem ]] && ! go build -o "$WORK/agentmem" ./cmd/agentmem; then
+			step_fail typescript "could not build the agentmem binary"
+		else
+			ts_start=$SECONDS
+			(cd "$ts_dir" && AGENTMEM_BIN=$WORK/agentmem node --test --test-concurrency=1 --test-reporter=spec test/*.test.js) \
+				>"$WORK/ts-test.log" 2>&1 </dev/null || ts_rc=$?
+			if [[ ${#VERBOSE[@]} -gt 0 || $ts_rc -ne 0 ]]; then
+				sed 's/^/    /' "$WORK/ts-test.log"
+			fi
+			# The spec reporter ends with "ℹ pass N", "ℹ fail N", "ℹ skipped N".
+			ts_count() { sed -n "s/^ℹ $1 \([0-9]*\)$/\1/p" "$WORK/ts-test.log" | tail -n 1; }
+			ts_pass=$(ts_count pass) ts_fail=$(ts_count fail) ts_skip=$(ts_count skipped)
+			ts_counts="${ts_pass:-0} ${ts_fail:-0} ${ts_skip:-0}"
+			detail="${ts_pass:-0} passed, ${ts_fail:-0} failed, ${ts_skip:-0} skipped, $((SECONDS - ts_start))s"
+			if ((ts_rc == 0)); then
+				step_ok typescript "$detail"
+			else
+				step_fail typescript "$detail"
+			fi
+		fi
+	fi
+fi
+
 # --- summary ---------------------------------------------------------------
 
 log "summary"
@@ -578,8 +696,13 @@ else
 	failed_steps=$(printf '%s, ' "${FAILED[@]}")
 	printf 'test.sh: FAIL (%s) in %ds\n' "${failed_steps%, }" "$((SECONDS - START))"
 fi
+if [[ -n $ts_counts ]]; then
+	read -r ts_pass ts_fail ts_skip <<<"$ts_counts"
+	passed=$((${passed:-0} + ts_pass)) failed=$((${failed:-0} + ts_fail)) skipped=$((${skipped:-0} + ts_skip))
+fi
 if [[ -n $passed ]]; then
-	# The closing line, in the plain form CI tools read.
+	# The closing line, in the plain form CI tools read (go test's counts
+	# and the TypeScript suites').
 	printf 'tests: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
 fi
 ((${#FAILED[@]} == 0))

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
+	"github.com/agentmem/agentmem/responses"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
@@ -200,6 +203,40 @@ func FuzzDecodeCreate(f *testing.F) {
 		}
 		if err := store.ValidateCreate(req); err != nil {
 			t.Fatalf("accepted an invalid create: %v", err)
+		}
+	})
+}
+
+// FuzzDecodeItems drives the decoder of POST /items: it refuses with a
+// 400 what jsoncheck refuses, and what it accepts converts to messages
+// that are valid, each carrying its item's JSON exactly.
+func FuzzDecodeItems(f *testing.F) {
+	f.Add([]byte(`{"items":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`))
+	f.Add([]byte(`{"items":[{"type":"reasoning","summary":[]},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"r"}]}]}`))
+	f.Add([]byte(`{"items":[{"role":"robot","content":"x"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		items, e := decodeItems(body)
+		if !checkDecoded(t, body, e) {
+			if e.Status != http.StatusBadRequest {
+				t.Fatalf("status %d for an items body", e.Status)
+			}
+			return
+		}
+		if len(items) == 0 || len(items) > api.MaxStepsPerRequest {
+			t.Fatalf("decoded %d items", len(items))
+		}
+		msgs, err := responses.ToMessages(items, responses.Options{NewID: agentmem.NewID, Newest: "n", LastSeq: 1})
+		if err != nil {
+			t.Fatalf("accepted items do not convert: %v", err)
+		}
+		for i, m := range msgs {
+			if err := m.Validate(); err != nil {
+				t.Fatalf("message %d: %v", i, err)
+			}
+			var b bytes.Buffer
+			if err := json.Compact(&b, items[i]); err != nil || m.Metadata[responses.MetaItem] != b.String() {
+				t.Fatalf("message %d keeps %q for %s", i, m.Metadata[responses.MetaItem], items[i])
+			}
 		}
 	})
 }

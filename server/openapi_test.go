@@ -78,6 +78,7 @@ func TestOpenAPILimits(t *testing.T) {
 		"RememberRequest.metadata.additionalProperties.maxLength":      facts.MaxFieldBytes,
 		"RememberRequest.text.maxLength":                               facts.MaxTextBytes,
 		"FactSource.session_id.maxLength":                              facts.MaxFieldBytes,
+		"OpenAIMessage.id.maxLength":                                   store.MaxFieldBytes,
 		"parameters/IdempotencyKey.schema.maxLength":                   maxIdempotencyKey,
 	}
 	for _, k := range steps {

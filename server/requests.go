@@ -150,13 +150,22 @@ func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 	if single {
 		body = append(append([]byte{'['}, body...), ']')
 	}
-	msgs, err := render.DecodeOpenAIMessages(body)
-	if err != nil {
-		e := apiError(err)
+	body, ids, e := takeMessageIDs(body)
+	var msgs []agentmem.Message
+	if e == nil {
+		var err error
+		if msgs, err = render.DecodeOpenAIMessages(body); err != nil {
+			e = apiError(err)
+		}
+	}
+	if e != nil {
 		if single {
 			e.Field = strings.TrimPrefix(strings.TrimPrefix(e.Field, "messages[0]"), ".")
 		}
 		return nil, e
+	}
+	for i, id := range ids {
+		msgs[i].ID = id
 	}
 	if len(msgs) == 0 {
 		return nil, errInvalid("messages", "is empty: send at least one message")
@@ -165,6 +174,64 @@ func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 		return nil, errInvalid("messages", "has %d messages; at most %d per request", len(msgs), api.MaxStepsPerRequest)
 	}
 	return &stepsRequest{messages: msgs, flush: flush, single: single}, nil
+}
+
+// takeMessageIDs takes the "id" members, agentmem's one addition to
+// OpenAI's chat message, out of a JSON array of messages, so that the
+// strict OpenAI decoder sees the rest: it returns the array without them
+// and the IDs by message index (nil when no message has one). A message
+// ID becomes the ID of the step the message starts (a task, an action, a
+// system prompt) or of the tool result it carries, so a framework's
+// message IDs read back as they were sent; it must be a non-empty string
+// within store.MaxFieldBytes bytes, without NUL. body has been checked
+// (checkJSON): valid JSON without repeated keys.
+func takeMessageIDs(body []byte) ([]byte, []string, *Error) {
+	if !bytes.Contains(body, []byte(`"id"`)) {
+		return body, nil, nil // fast path: tool call IDs are "id" too, but most bodies have none
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return body, nil, nil // not an array: the decoder says why
+	}
+	var ids []string
+	changed := false
+	for i, raw := range raws {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil {
+			continue // not an object: the decoder says why
+		}
+		idRaw, ok := fields["id"]
+		if !ok {
+			continue
+		}
+		field := fmt.Sprintf("messages[%d].id", i)
+		var id string
+		if err := json.Unmarshal(idRaw, &id); err != nil {
+			return nil, nil, errInvalid(field, "must be a string")
+		}
+		if id == "" || len(id) > store.MaxFieldBytes || strings.IndexByte(id, 0) >= 0 {
+			return nil, nil, errInvalid(field, "must be 1 to %d bytes, without NUL", store.MaxFieldBytes)
+		}
+		if ids == nil {
+			ids = make([]string, len(raws))
+		}
+		ids[i] = id
+		delete(fields, "id")
+		b, err := json.Marshal(fields)
+		if err != nil {
+			return nil, nil, errInvalid(field, "%v", err)
+		}
+		raws[i] = b
+		changed = true
+	}
+	if !changed {
+		return body, nil, nil
+	}
+	out, err := json.Marshal(raws)
+	if err != nil {
+		return nil, nil, errInvalid("messages", "%v", err)
+	}
+	return out, ids, nil
 }
 
 // decodeCreate decodes and checks the body of POST /v1/sessions.

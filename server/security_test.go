@@ -176,15 +176,19 @@ type probe struct {
 func probes(id string) map[string]probe {
 	base := "/v1/sessions/" + id
 	return map[string]probe{
-		"GET /v1/sessions/{id}":           {"GET", base, "", nil},
-		"DELETE /v1/sessions/{id}":        {"DELETE", base, "", nil},
-		"POST /v1/sessions/{id}/fork":     {"POST", base + "/fork", `{"at_seq":1,"id":"stolen"}`, nil},
-		"POST /v1/sessions/{id}/steps":    {"POST", base + "/steps", taskStep, []string{"Idempotency-Key", "k1"}},
-		"GET /v1/sessions/{id}/steps":     {"GET", base + "/steps", "", nil},
-		"POST /v1/sessions/{id}/messages": {"POST", base + "/messages", `{"role":"user","content":"hi"}`, nil},
-		"GET /v1/sessions/{id}/context":   {"GET", base + "/context?budget=8000", "", nil},
-		"POST /v1/sessions/{id}/compact":  {"POST", base + "/compact", `{"strategy":"keep_last_n","n":1}`, nil},
-		"POST /v1/sessions/{id}/pop":      {"POST", base + "/pop", "", nil},
+		"GET /v1/sessions/{id}":            {"GET", base, "", nil},
+		"DELETE /v1/sessions/{id}":         {"DELETE", base, "", nil},
+		"POST /v1/sessions/{id}/fork":      {"POST", base + "/fork", `{"at_seq":1,"id":"stolen"}`, nil},
+		"POST /v1/sessions/{id}/steps":     {"POST", base + "/steps", taskStep, []string{"Idempotency-Key", "k1"}},
+		"GET /v1/sessions/{id}/steps":      {"GET", base + "/steps", "", nil},
+		"POST /v1/sessions/{id}/messages":  {"POST", base + "/messages", `{"role":"user","content":"hi"}`, nil},
+		"GET /v1/sessions/{id}/context":    {"GET", base + "/context?budget=8000", "", nil},
+		"POST /v1/sessions/{id}/compact":   {"POST", base + "/compact", `{"strategy":"keep_last_n","n":1}`, nil},
+		"POST /v1/sessions/{id}/pop":       {"POST", base + "/pop", "", nil},
+		"POST /v1/sessions/{id}/items":     {"POST", base + "/items", `{"items":[{"role":"user","content":"hi"}]}`, nil},
+		"GET /v1/sessions/{id}/items":      {"GET", base + "/items?limit=5", "", nil},
+		"POST /v1/sessions/{id}/items/pop": {"POST", base + "/items/pop", "", nil},
+		"DELETE /v1/sessions/{id}/items":   {"DELETE", base + "/items", "", nil},
 	}
 }
 

@@ -36,30 +36,7 @@ func (s *Server) appendMessages(w http.ResponseWriter, r *http.Request) {
 // the session's last sequence number is still the one given (409
 // otherwise, with the current one in the ETag).
 func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(body []byte, key string) (*stepsRequest, *Error)) {
-	id, e := sessionID(r)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	key, present, e := singleHeader(r.Header, "Idempotency-Key")
-	if e == nil {
-		e = checkIdempotencyKey(key, present)
-	}
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	ifMatch, present, e := singleHeader(r.Header, "If-Match")
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	expected, e := parseIfMatch(ifMatch, present)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
+	id, key, expected, body, e := s.appendInput(w, r)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -99,6 +76,37 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		resp.Seqs = []int64{}
 	}
 	writeJSON(w, http.StatusCreated, api.AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq})
+}
+
+// appendInput reads what every append route takes: the session ID, the
+// Idempotency-Key and If-Match headers (the expected last sequence
+// number) and the body, checked but not decoded.
+func (s *Server) appendInput(w http.ResponseWriter, r *http.Request) (id, key string, expected *int64, body []byte, e *Error) {
+	if id, e = sessionID(r); e != nil {
+		return
+	}
+	key, present, e := singleHeader(r.Header, "Idempotency-Key")
+	if e == nil {
+		e = checkIdempotencyKey(key, present)
+	}
+	if e != nil {
+		return
+	}
+	if expected, e = ifMatchHeader(r); e != nil {
+		return
+	}
+	body, e = readBody(w, r, s.cfg.MaxBodyBytes, false)
+	return
+}
+
+// ifMatchHeader parses the request's If-Match header, if any (see
+// parseIfMatch).
+func ifMatchHeader(r *http.Request) (*int64, *Error) {
+	ifMatch, present, e := singleHeader(r.Header, "If-Match")
+	if e != nil {
+		return nil, e
+	}
+	return parseIfMatch(ifMatch, present)
 }
 
 // appendMessagesTo appends the messages of a POST /messages body

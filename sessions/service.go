@@ -306,3 +306,10 @@ func (s *Service) Pop(ctx context.Context, req store.PopRequest) (*store.PopResp
 func (s *Service) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	return s.st.Read(ctx, req)
 }
+
+// Clear empties a session's working set with a compaction entry
+// (store.Clear): the log keeps what happened, and the session stays
+// usable.
+func (s *Service) Clear(ctx context.Context, req store.ClearRequest) (*store.ClearResponse, error) {
+	return store.Clear(ctx, s.st, req)
+}
