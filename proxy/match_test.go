@@ -18,8 +18,12 @@ func heldSteps(t *testing.T, msgs []agentmem.Message) []agentmem.Step {
 	return f.Steps
 }
 
-func sys(s string) agentmem.Message  { return agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text(s)} }
-func user(s string) agentmem.Message { return agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(s)} }
+func sys(s string) agentmem.Message {
+	return agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text(s)}
+}
+func user(s string) agentmem.Message {
+	return agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(s)}
+}
 func asst(s string, calls ...agentmem.ToolCall) agentmem.Message {
 	m := agentmem.Message{Role: agentmem.RoleAssistant, ToolCalls: calls}
 	if s != "" {

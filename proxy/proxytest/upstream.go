@@ -15,6 +15,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/tokenizer"
 )
 
 // Reply is what the scripted model answers: text, tool calls, or both.
@@ -381,4 +385,96 @@ func (r Reply) String() string {
 		fmt.Fprintf(&b, " [%s %s(%s)]", c.ID, c.Name, c.Args)
 	}
 	return b.String()
+}
+
+// Check verifies a request the upstream received from the proxy: its
+// messages cost at most budget tokens under agentmem's cost model with
+// counter c (the exact tokenizer of OpenAI models), the first is the
+// system prompt system and the next the first task, and every tool call
+// has its result in the API's rules (render.Validate). It returns what
+// the messages cost.
+func Check(r Received, budget int, c tokenizer.Counter, system, task string) (int, error) {
+	var msgs []agentmem.Message
+	format := render.NameOpenAI
+	if r.API == "anthropic" {
+		format = render.NameAnthropic
+		var err error
+		if msgs, err = AnthropicMessages(r.Body); err != nil {
+			return 0, err
+		}
+	} else {
+		var body struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			return 0, err
+		}
+		var err error
+		if msgs, err = render.DecodeOpenAIMessages(body.Messages); err != nil {
+			return 0, err
+		}
+	}
+	cost := agentmem.RequestTokens(c, msgs)
+	switch {
+	case cost > budget:
+		return cost, fmt.Errorf("the messages cost %d tokens, over the budget of %d", cost, budget)
+	case len(msgs) < 2 || msgs[0].Role != agentmem.RoleSystem || msgs[0].Text() != system:
+		return cost, fmt.Errorf("the system prompt was not kept first: %.300s", r.Body)
+	case msgs[1].Role != agentmem.RoleUser || len(msgs[1].Content) == 0 || msgs[1].Content[0].Text != task:
+		// (Anthropic's format merges the task with the next user
+		// message when the turns between them were dropped.)
+		return cost, fmt.Errorf("the first task was not kept second: %.300s", r.Body)
+	}
+	if err := render.Validate(format, msgs); err != nil {
+		return cost, err
+	}
+	return cost, nil
+}
+
+// AnthropicMessages converts an Anthropic request body's system and
+// messages back to agentmem messages in the Anthropic format's shape (a
+// system message, then text, tool_use and tool_result parts), whose cost
+// agentmem.RequestTokens counts as the proxy counted the context it
+// rendered.
+func AnthropicMessages(body []byte) ([]agentmem.Message, error) {
+	var req struct {
+		System   string `json:"system"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string          `json:"type"`
+				Text      string          `json:"text"`
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Input     json.RawMessage `json:"input"`
+				ToolUseID string          `json:"tool_use_id"`
+				Content   string          `json:"content"`
+				IsError   bool            `json:"is_error"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	var out []agentmem.Message
+	if req.System != "" {
+		out = append(out, agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text(req.System)})
+	}
+	for _, m := range req.Messages {
+		msg := agentmem.Message{Role: agentmem.Role(m.Role)}
+		for _, b := range m.Content {
+			switch b.Type {
+			case "text":
+				msg.Content = append(msg.Content, agentmem.TextPart(b.Text))
+			case "tool_use":
+				msg.Content = append(msg.Content, agentmem.Part{Type: agentmem.PartToolUse, ToolCall: &agentmem.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)}})
+			case "tool_result":
+				msg.Content = append(msg.Content, agentmem.Part{Type: agentmem.PartToolResult, ToolCallID: b.ToolUseID, Text: b.Content, IsError: b.IsError})
+			default:
+				return nil, fmt.Errorf("unexpected block %q", b.Type)
+			}
+		}
+		out = append(out, msg)
+	}
+	return out, nil
 }
