@@ -11,53 +11,33 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/proxy/proxytest"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/sessions"
-	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
 // env is an agentmem server with the proxy in front of a stand-in
 // upstream.
 type env struct {
+	*proxytest.Env
 	up  *proxytest.Upstream
 	srv *httptest.Server
 	svc *sessions.Service
-	st  store.Store
 }
 
-// newEnv starts an env; cfg may change the proxy's configuration (its
-// Sessions and upstreams are set for it).
+// newEnv starts an env; cfg may change the proxy's and the server's
+// configuration (proxytest.Start).
 func newEnv(t *testing.T, cfg func(*proxy.Config, *server.Config)) *env {
 	t.Helper()
-	e := &env{up: proxytest.New(), st: memstore.New(memstore.Options{})}
-	t.Cleanup(e.up.Close)
-	var err error
-	if e.svc, err = sessions.New(sessions.Config{Store: e.st}); err != nil {
-		t.Fatal(err)
-	}
-	pc := proxy.Config{Sessions: e.svc, OpenAI: proxy.Upstream{BaseURL: e.up.OpenAIBaseURL()}, Anthropic: proxy.Upstream{BaseURL: e.up.URL}}
-	sc := server.Config{Store: e.st, Sessions: e.svc}
-	if cfg != nil {
-		cfg(&pc, &sc)
-	}
-	p, err := proxy.New(pc)
+	pe, err := proxytest.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Proxy = p
-	srv, err := server.New(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.srv = httptest.NewServer(srv)
-	t.Cleanup(e.srv.Close)
-	return e
+	t.Cleanup(pe.Close)
+	return &env{Env: pe, up: pe.Upstream, srv: pe.Server, svc: pe.Sessions}
 }
 
 // response is an answer of the proxy.
@@ -123,13 +103,9 @@ func events(t *testing.T, body []byte) (names []string, data [][]byte) {
 // actions included.
 func (e *env) held(t *testing.T, id string) []render.OpenAIMessage {
 	t.Helper()
-	h, err := e.svc.History(context.Background(), "", id)
+	msgs, err := e.Held(context.Background(), "", id)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var msgs []agentmem.Message
-	for _, s := range h.Steps {
-		msgs = append(msgs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
 	}
 	return render.OpenAIRequest(msgs)
 }
