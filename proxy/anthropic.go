@@ -108,17 +108,36 @@ func (anthropic) decode(body map[string]json.RawMessage) ([]agentmem.Message, er
 	if !ok || isNull(raw) {
 		return nil, invalid("messages", "is required")
 	}
-	var msgs []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &msgs); err != nil {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(raw, &raws); err != nil {
 		return nil, invalid("messages", "must be an array of messages")
 	}
-	if len(msgs) == 0 {
+	if len(raws) == 0 {
 		return nil, invalid("messages", "is empty")
 	}
-	for i, m := range msgs {
+	msgs, err := anthropic{}.decodeMessages(raws)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, msgs...)
+	if len(out) == 0 {
+		return nil, invalid("messages", "hold no content: every message is empty")
+	}
+	return out, nil
+}
+
+func (anthropic) systemMember() bool { return true }
+
+func (anthropic) decodeMessages(raws []json.RawMessage) ([]agentmem.Message, error) {
+	var out []agentmem.Message
+	for i, r := range raws {
+		var m struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(r, &m); err != nil {
+			return nil, invalid(fmt.Sprintf("messages[%d]", i), "must be a message object")
+		}
 		field := fmt.Sprintf("messages[%d]", i)
 		bs, err := blocks(m.Content, field+".content")
 		if err != nil {
@@ -142,9 +161,6 @@ func (anthropic) decode(body map[string]json.RawMessage) ([]agentmem.Message, er
 			}
 		}
 		out = append(out, add...)
-	}
-	if len(out) == 0 {
-		return nil, invalid("messages", "hold no content: every message is empty")
 	}
 	return out, nil
 }

@@ -136,6 +136,9 @@ func systemText(msgs []agentmem.Message) string {
 // planHistory recognises the request's messages (canonical) against the
 // session's working set.
 func planHistory(steps []agentmem.Step, req []agentmem.Message) (*plan, error) {
+	if p, ok := planNewOnly(steps, req); ok {
+		return p, nil
+	}
 	held, heldSys := heldMessages(steps)
 	rSys, rConv := splitSystem(req)
 	hConv := held[len(heldSys):]
@@ -159,6 +162,12 @@ func planHistory(steps []agentmem.Step, req []agentmem.Message) (*plan, error) {
 		}
 	}
 	k := commonPrefix(rConv, hConv)
+	return p.conversation(k, rConv, hConv)
+}
+
+// conversation applies rules 2 to 5, given the common prefix k of the
+// request's conversation and the held one.
+func (p *plan) conversation(k int, rConv, hConv []agentmem.Message) (*plan, error) {
 	switch {
 	case k == len(hConv): // rule 2
 		p.from, p.rule = k, ruleContinuation
@@ -184,6 +193,60 @@ func planHistory(steps []agentmem.Step, req []agentmem.Message) (*plan, error) {
 	}
 	p.from, p.rule = k, ruleRewind
 	return p, nil
+}
+
+// planNewOnly decides the common case of a request of new messages only
+// (rules 3 and 4) without rendering the whole working set: when the
+// request's first conversation message is not the held one's, only the
+// held system prompt and newest messages matter. It returns false when
+// the request's first conversation message is the held one (or there is
+// none), for planHistory to decide.
+func planNewOnly(steps []agentmem.Step, req []agentmem.Message) (*plan, bool) {
+	lead := 0
+	var heldSys []*agentmem.SystemPromptStep
+	for lead < len(steps) {
+		s, ok := steps[lead].(*agentmem.SystemPromptStep)
+		if !ok {
+			break
+		}
+		heldSys = append(heldSys, s)
+		lead++
+	}
+	rSys, rConv := splitSystem(req)
+	if len(rConv) == 0 || len(heldSys) == 0 && len(rSys) > 0 {
+		return nil, false
+	}
+	var first *agentmem.Message
+	for _, s := range steps[lead:] {
+		if msgs := agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{}); len(msgs) > 0 {
+			first = &msgs[0]
+			break
+		}
+	}
+	if first == nil || sameMessage(rConv[0], *first) {
+		return nil, false
+	}
+	// The newest held messages, enough for overlap.
+	var tail []agentmem.Message
+	for i := len(steps) - 1; i >= lead && len(tail) <= len(rConv); i-- {
+		tail = append(agentmem.OpenAI.StepMessages(steps[i], agentmem.RenderOptions{}), tail...)
+	}
+	p := &plan{systemSteps: heldSys, conv: rConv}
+	if len(rSys) > 0 {
+		var hs []agentmem.Message
+		for _, s := range heldSys {
+			hs = append(hs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+		}
+		if text := systemText(rSys); systemText(hs) != text {
+			p.system = &text
+		}
+	}
+	if at, ok := overlap(rConv, tail); ok {
+		p.from, p.rule = at, ruleOverlap
+	} else {
+		p.from, p.rule = 0, ruleNewOnly
+	}
+	return p, true
 }
 
 // commonPrefix returns the length of the longest common prefix of a and

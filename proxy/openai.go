@@ -45,6 +45,29 @@ func (openAI) decode(body map[string]json.RawMessage) ([]agentmem.Message, error
 	return msgs, nil
 }
 
+func (openAI) systemMember() bool { return false }
+
+func (openAI) decodeMessages(raws []json.RawMessage) ([]agentmem.Message, error) {
+	return render.DecodeOpenAIMessages(joinArray(raws))
+}
+
+// joinArray makes a JSON array of raw elements.
+func joinArray(raws []json.RawMessage) []byte {
+	n := 2
+	for _, r := range raws {
+		n += len(r) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, r := range raws {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	return append(b, ']')
+}
+
 func (openAI) encode(body map[string]json.RawMessage, msgs []agentmem.Message) error {
 	b, err := json.Marshal(render.OpenAIRequest(msgs))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -170,6 +171,8 @@ type Proxy struct {
 	client  *http.Client
 	windows map[string]int
 	log     *slog.Logger
+	memos   *memos
+	fast    atomic.Int64 // requests recorded by the fast path (memo.go)
 }
 
 // New returns a proxy for cfg.
@@ -211,7 +214,7 @@ func New(cfg Config) (*Proxy, error) {
 		t.MaxIdleConnsPerHost = 256 // many agents, one provider
 		client = &http.Client{Transport: t}
 	}
-	return &Proxy{cfg: cfg, svc: cfg.Sessions, client: client, windows: windows, log: cfg.Logger}, nil
+	return &Proxy{cfg: cfg, svc: cfg.Sessions, client: client, windows: windows, log: cfg.Logger, memos: newMemos()}, nil
 }
 
 // ChatCompletions serves POST /v1/chat/completions (OpenAI's Chat
@@ -241,6 +244,12 @@ type dialect interface {
 	flag() string
 	// decode returns the request's messages in canonical form.
 	decode(body map[string]json.RawMessage) ([]agentmem.Message, error)
+	// decodeMessages decodes elements of the request's messages member
+	// (not the system prompt), as decode does.
+	decodeMessages(raws []json.RawMessage) ([]agentmem.Message, error)
+	// systemMember reports whether the system prompt is a member of its
+	// own (Anthropic's system).
+	systemMember() bool
 	// encode sets the request's messages (rendered in the API's format).
 	encode(body map[string]json.RawMessage, msgs []agentmem.Message) error
 	// outputTokens is what the request keeps for the reply.
@@ -265,10 +274,11 @@ type accumulator interface {
 
 // call is a request that names a session: what was recorded and sent.
 type call struct {
-	tenant, session string
-	body            []byte
-	header          http.Header // the agentmem response headers
-	meta            map[string]string
+	key    store.Key
+	seq    int64 // the session's last sequence number after the request was recorded
+	body   []byte
+	header http.Header // the agentmem response headers
+	meta   map[string]string
 }
 
 func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect) error {
@@ -350,10 +360,14 @@ func decodeBody(body []byte) (map[string]json.RawMessage, error) {
 		}
 		return nil, invalid("", "%v", err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
 		return nil, invalid("", "the request body must be a JSON object")
 	}
+	fields := map[string]json.RawMessage{}
+	_ = jsoncheck.Members(body, func(key, raw []byte) error {
+		fields[string(key)] = raw
+		return nil
+	})
 	return fields, nil
 }
 
@@ -373,24 +387,50 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	if err != nil {
 		return nil, err
 	}
-	fields, err := decodeBody(body)
-	if err != nil {
+	key := store.Key{Tenant: tenant, ID: sid}
+	sess, err := p.svc.Get(ctx, tenant, sid)
+	if err != nil && !errors.Is(err, agentmem.ErrNotFound) {
 		return nil, err
 	}
-	msgs, err := d.decode(fields)
-	if err != nil {
-		return nil, err
+	var (
+		fields map[string]json.RawMessage
+		raws   []json.RawMessage
+		hashes []uint64
+		msgs   []agentmem.Message
+		rec    *recorded
+	)
+	if sess != nil {
+		var m *memo
+		var ok bool
+		if fields, raws, hashes, m, ok = p.quickBody(body, d, key, sess.LastSeq); ok {
+			if rec, msgs, ok = p.fastRecord(ctx, d, key, m, m.tail(raws, hashes)); !ok {
+				rec = nil
+			}
+		}
+	}
+	created := false
+	if rec == nil {
+		if fields, err = decodeBody(body); err != nil {
+			return nil, err
+		}
+		raws = elements(fields)
+		hashes = p.memos.hash(fields, raws, d.systemMember())
+		if msgs, err = d.decode(fields); err != nil {
+			return nil, err
+		}
+		if sess == nil {
+			if created, err = p.createSession(ctx, tenant, sid, o.user); err != nil {
+				return nil, err
+			}
+		}
+		if rec, err = p.record(ctx, tenant, sid, msgs); err != nil {
+			p.memos.put(key, nil)
+			return nil, err
+		}
 	}
 	var model string
 	_ = json.Unmarshal(fields["model"], &model)
-	created, err := p.ensureSession(ctx, tenant, sid, o.user)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := p.record(ctx, tenant, sid, msgs)
-	if err != nil {
-		return nil, err
-	}
+	p.remember(d, key, rec, hashes)
 	counter := p.counterFor(model)
 	budget := o.budget
 	if budget == 0 {
@@ -460,20 +500,13 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	meta := callRecord{API: d.name(), Model: model, Budget: budget, Tokens: tokens, Tokenizer: counter.Name(),
 		Kept: len(cx.Steps), Dropped: cx.DroppedSteps, Truncated: len(cx.Truncated), History: rec.rule,
 		Facts: factIDs, Recall: recallIDs, Seq: cx.LastSeq}
-	return &call{tenant: tenant, session: sid, body: sent, header: h, meta: meta.metadata()}, nil
+	return &call{key: key, seq: rec.last, body: sent, header: h, meta: meta.metadata()}, nil
 }
 
-// ensureSession creates the session if it does not exist and reports
-// whether it did.
-func (p *Proxy) ensureSession(ctx context.Context, tenant, sid, user string) (bool, error) {
-	_, err := p.svc.Get(ctx, tenant, sid)
-	if err == nil {
-		return false, nil
-	}
-	if !errors.Is(err, agentmem.ErrNotFound) {
-		return false, err
-	}
-	_, err = p.svc.Create(ctx, store.CreateRequest{ID: sid, Tenant: tenant, UserID: user, Agent: "proxy"})
+// createSession creates the session and reports whether this request did
+// (not a concurrent one).
+func (p *Proxy) createSession(ctx context.Context, tenant, sid, user string) (bool, error) {
+	_, err := p.svc.Create(ctx, store.CreateRequest{ID: sid, Tenant: tenant, UserID: user, Agent: "proxy"})
 	switch {
 	case err == nil:
 		return true, nil
@@ -492,6 +525,8 @@ func (p *Proxy) ensureSession(ctx context.Context, tenant, sid, user string) (bo
 type recorded struct {
 	rule              string
 	appended, rewound int
+	// last is the session's last sequence number after it.
+	last int64
 }
 
 // record recognises a request's messages against the session's working
@@ -522,6 +557,7 @@ func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agent
 	}
 	last := h.LastSeq
 	rec := &recorded{rule: pl.rule}
+	defer func() { rec.last = last }()
 	if pl.system != nil {
 		amend := &store.CompactionRecord{Amend: true}
 		for i, s := range pl.systemSteps {
@@ -553,10 +589,11 @@ func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agent
 		last = resp.LastSeq
 	}
 	if add := pl.appended(max(left, 0)); len(add) > 0 {
-		if _, err := p.svc.AppendMessages(ctx, store.MessagesRequest{Tenant: tenant, SessionID: sid, Messages: add, ExpectedLastSeq: &last}); err != nil {
+		resp, err := p.svc.AppendMessages(ctx, store.MessagesRequest{Tenant: tenant, SessionID: sid, Messages: add, ExpectedLastSeq: &last})
+		if err != nil {
 			return nil, err
 		}
-		rec.appended = len(add)
+		rec.appended, last = len(add), resp.LastSeq
 	}
 	return rec, nil
 }
@@ -758,8 +795,10 @@ func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader) {
 }
 
 // recordReply appends the assistant's reply to the session, with the
-// record of the call in its metadata. It does not fail the answer, which
-// the client is already getting: a failure is logged.
+// record of the call in its metadata, right after the request's messages
+// if no other writer got in between (then the memo of the session is
+// kept up to date), else after what they wrote. It does not fail the
+// answer, which the client is already getting: a failure is logged.
 func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, stream bool) {
 	msg.Metadata = c.meta
 	if stream {
@@ -768,9 +807,19 @@ func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, 
 	// The client's cancellation must not lose a reply the upstream
 	// finished.
 	ctx = context.WithoutCancel(ctx)
-	if _, err := p.svc.AppendMessages(ctx, store.MessagesRequest{Tenant: c.tenant, SessionID: c.session, Messages: []agentmem.Message{msg}}); err != nil {
-		p.log.Error("proxy: recording the reply failed", "tenant", c.tenant, "session", c.session, "err", err)
+	req := store.MessagesRequest{Tenant: c.key.Tenant, SessionID: c.key.ID, Messages: []agentmem.Message{msg}, ExpectedLastSeq: &c.seq}
+	resp, err := p.svc.AppendMessages(ctx, req)
+	if errors.Is(err, agentmem.ErrConflict) {
+		p.memos.put(c.key, nil)
+		req.ExpectedLastSeq = nil
+		resp, err = p.svc.AppendMessages(ctx, req)
 	}
+	if err != nil {
+		p.memos.put(c.key, nil)
+		p.log.Error("proxy: recording the reply failed", "tenant", c.key.Tenant, "session", c.key.ID, "err", err)
+		return
+	}
+	p.replied(c.key, c.seq, resp.LastSeq, msg)
 }
 
 func cloneWith(m map[string]string, k, v string) map[string]string {

@@ -22,6 +22,7 @@ type Env struct {
 	Server   *httptest.Server
 	Sessions *sessions.Service
 	Store    store.Store
+	Proxy    *proxy.Proxy
 }
 
 // Start starts an Env. configure, when set, may change the proxy's and
@@ -44,7 +45,7 @@ func Start(configure func(*proxy.Config, *server.Config)) (*Env, error) {
 		e.Upstream.Close()
 		return nil, err
 	}
-	sc.Proxy = p
+	sc.Proxy, e.Proxy = p, p
 	srv, err := server.New(sc)
 	if err != nil {
 		e.Upstream.Close()

@@ -71,6 +71,11 @@ type Upstream struct {
 	CutAfter int
 	// Chunk is the size of the text pieces streamed; 0 means 7 bytes.
 	Chunk int
+	// Fixed, when set, is the reply to every request, a whole answer
+	// given without decoding the request or keeping it (for latency
+	// measurements, where the upstream's own work should not depend on
+	// the body).
+	Fixed *Reply
 	// Hold, when set, is called before each event of a stream is sent,
 	// with the request and the event's number (from 0): a test may block
 	// in it to act while a stream is under way.
@@ -140,8 +145,10 @@ func (u *Upstream) begin(w http.ResponseWriter, r *http.Request, api string) (in
 	u.mu.Lock()
 	n := u.calls
 	u.calls++
-	u.received = append(u.received, Received{API: api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	fail := u.Fail
+	fail, fixed := u.Fail, u.Fixed
+	if fixed == nil { // a measurement keeps nothing
+		u.received = append(u.received, Received{API: api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	}
 	u.mu.Unlock()
 	if fail != nil {
 		if f := fail(n); f != nil {
@@ -152,6 +159,10 @@ func (u *Upstream) begin(w http.ResponseWriter, r *http.Request, api string) (in
 			_, _ = io.WriteString(w, f.Body)
 			return n, nil, nil, false
 		}
+	}
+	if fixed != nil {
+		// Not even the stream flag: a whole answer.
+		return n, map[string]any{"model": "fixed"}, []any{map[string]any{"role": "user"}}, true
 	}
 	var req map[string]any
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -167,6 +178,9 @@ func (u *Upstream) begin(w http.ResponseWriter, r *http.Request, api string) (in
 }
 
 func (u *Upstream) reply(api string, n int, msgs []any) Reply {
+	if u.Fixed != nil {
+		return *u.Fixed // not kept either
+	}
 	script := u.Script
 	if script == nil {
 		script = DefaultScript
