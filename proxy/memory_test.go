@@ -4,18 +4,22 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/proxy"
+	"github.com/agentmem/agentmem/proxy/proxytest"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/store"
 )
 
 // TestCredentials: the configured upstream key wins over the caller's;
@@ -201,4 +205,61 @@ func TestFactsAndRecall(t *testing.T) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestFastPath: a whole history resent byte for byte is recognised from
+// the session's memo, and gives what the general path gives; a session
+// another writer touched, a reply the client changed and a bad new
+// message take the general path.
+func TestFastPath(t *testing.T) {
+	e := newEnv(t, nil)
+	e.up.Script = func(_ string, n int, _ []any) proxytest.Reply { return proxytest.Reply{Text: "answer " + itoa(n)} }
+	hdr := map[string]string{proxy.HeaderSession: "fast"}
+	h := []any{map[string]any{"role": "system", "content": systemPrompt}, map[string]any{"role": "user", "content": firstTask}}
+	send := func(stream bool) map[string]any {
+		t.Helper()
+		r := e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4o", "messages": h, "stream": stream})
+		m, _ := openAIReply(t, r, stream)
+		return m
+	}
+	for i := range 4 {
+		h = append(h, send(i%2 == 1), map[string]any{"role": "user", "content": "next " + itoa(i)})
+	}
+	if got := e.Proxy.FastRecorded(); got != 3 {
+		t.Errorf("%d requests took the fast path, want 3", got)
+	}
+	check := func(want []any) {
+		t.Helper()
+		if got := wire(t, e.held(t, "fast")); got != wire(t, canonicalOpenAI(t, want)) {
+			t.Errorf("the session holds\n%s\nwant\n%s", got, wire(t, canonicalOpenAI(t, want)))
+		}
+	}
+	// Another writer appends: the memo no longer applies.
+	other := agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("from elsewhere")}
+	if _, err := e.svc.AppendMessages(context.Background(), store.MessagesRequest{SessionID: "fast", Messages: []agentmem.Message{other}}); err != nil {
+		t.Fatal(err)
+	}
+	h = append(h, send(false))
+	if got := e.Proxy.FastRecorded(); got != 3 {
+		t.Errorf("after another writer, the fast path was taken (%d)", got)
+	}
+	check(h) // the session follows the client (rule 5 popped the other message)
+	// The client changes the reply it got: the general path rewinds.
+	h = append(h, map[string]any{"role": "user", "content": "more"})
+	send(false)
+	h[len(h)-2] = map[string]any{"role": "assistant", "content": "a reply the client rewrote"}
+	h = append(h[:len(h)-1], map[string]any{"role": "user", "content": "more"})
+	reply := send(false)
+	check(append(append([]any{}, h...), reply))
+	h = append(h, reply)
+	// A new message that does not check is refused as the general path
+	// refuses it, and nothing is recorded.
+	msgs, _ := json.Marshal(h)
+	bad := `{"model":"gpt-4o","messages":` + string(msgs[:len(msgs)-1]) + `,{"role":"user","content":"bad \ud800"}]}`
+	r := e.post(t, "/v1/chat/completions", hdr, []byte(bad))
+	var eb api.ErrorBody
+	if err := json.Unmarshal(r.body, &eb); err != nil || r.status != 400 || eb.Error.Field != fmt.Sprintf("messages[%d].content", len(h)) {
+		t.Errorf("a lone surrogate in a new message: %d %s", r.status, r.body)
+	}
+	check(h)
 }
