@@ -247,9 +247,11 @@ func TestFastPath(t *testing.T) {
 	// The client changes the reply it got: the general path rewinds.
 	h = append(h, map[string]any{"role": "user", "content": "more"})
 	send(false)
-	h[len(h)-2] = map[string]any{"role": "assistant", "content": "a reply the client rewrote"}
-	h = append(h[:len(h)-1], map[string]any{"role": "user", "content": "more"})
+	h = append(h, map[string]any{"role": "assistant", "content": "a reply the client rewrote"}, map[string]any{"role": "user", "content": "again"})
 	reply := send(false)
+	if got := e.Proxy.FastRecorded(); got != 3 {
+		t.Errorf("a rewritten reply took the fast path (%d)", got)
+	}
 	check(append(append([]any{}, h...), reply))
 	h = append(h, reply)
 	// A new message that does not check is refused as the general path
