@@ -247,9 +247,12 @@ func TestFastPath(t *testing.T) {
 	// The client changes the reply it got: the general path rewinds.
 	h = append(h, map[string]any{"role": "user", "content": "more"})
 	send(false)
+	if got := e.Proxy.FastRecorded(); got != 4 {
+		t.Errorf("a request after a rewind did not take the fast path (%d)", got)
+	}
 	h = append(h, map[string]any{"role": "assistant", "content": "a reply the client rewrote"}, map[string]any{"role": "user", "content": "again"})
 	reply := send(false)
-	if got := e.Proxy.FastRecorded(); got != 3 {
+	if got := e.Proxy.FastRecorded(); got != 4 {
 		t.Errorf("a rewritten reply took the fast path (%d)", got)
 	}
 	check(append(append([]any{}, h...), reply))
