@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,7 +36,11 @@ func (openAI) decode(body map[string]json.RawMessage) ([]agentmem.Message, error
 	if !ok || isNull(raw) {
 		return nil, invalid("messages", "is required")
 	}
-	msgs, err := render.DecodeOpenAIMessages(raw)
+	var raws []json.RawMessage
+	if err := json.Unmarshal(raw, &raws); err != nil {
+		return nil, invalid("messages", "must be an array of messages")
+	}
+	msgs, err := openAI{}.decodeMessages(raws)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +53,61 @@ func (openAI) decode(body map[string]json.RawMessage) ([]agentmem.Message, error
 func (openAI) systemMember() bool { return false }
 
 func (openAI) decodeMessages(raws []json.RawMessage) ([]agentmem.Message, error) {
-	return render.DecodeOpenAIMessages(joinArray(raws))
+	clean := make([]json.RawMessage, len(raws))
+	for i, r := range raws {
+		clean[i] = recordedFields(r)
+	}
+	return render.DecodeOpenAIMessages(joinArray(clean))
+}
+
+// messageFields are the members of an OpenAI message the proxy records;
+// callFields and functionFields those of a tool call and its function.
+var (
+	messageFields  = []string{"role", "content", "name", "tool_calls", "tool_call_id", "refusal"}
+	callFields     = []string{"id", "type", "function"}
+	functionFields = []string{"name", "arguments"}
+)
+
+// recordedFields returns a message with only the members the proxy
+// records: a client sends back the messages its SDK returned, which carry
+// more (the OpenAI SDK's parsed and parsed_arguments, annotations, audio,
+// a provider's reasoning_content), and the messages sent upstream are the
+// session's context rendered anew, so those are dropped. A message that
+// is not an object is returned as it is, for the decoder to refuse.
+func recordedFields(raw json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return raw
+	}
+	keep(m, messageFields)
+	if tc, ok := m["tool_calls"]; ok {
+		var calls []map[string]json.RawMessage
+		if json.Unmarshal(tc, &calls) == nil {
+			for _, c := range calls {
+				keep(c, callFields)
+				var fn map[string]json.RawMessage
+				if f, ok := c["function"]; ok && json.Unmarshal(f, &fn) == nil && fn != nil {
+					keep(fn, functionFields)
+					c["function"], _ = json.Marshal(fn)
+				}
+			}
+			m["tool_calls"], _ = json.Marshal(calls)
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// keep deletes the members of m not in names.
+func keep(m map[string]json.RawMessage, names []string) {
+	for k := range m {
+		if !slices.Contains(names, k) {
+			delete(m, k)
+		}
+	}
 }
 
 // joinArray makes a JSON array of raw elements.

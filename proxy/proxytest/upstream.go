@@ -90,8 +90,67 @@ func New() *Upstream {
 	mux.HandleFunc("POST /v1/chat/completions", u.openAI)
 	mux.HandleFunc("POST /chat/completions", u.openAI)
 	mux.HandleFunc("POST /v1/messages", u.anthropic)
+	mux.HandleFunc("POST /_proxytest/check", u.check)
+	mux.HandleFunc("GET /_proxytest/replies", u.listReplies)
 	u.Server = httptest.NewServer(mux)
 	return u
+}
+
+// CheckRequest asks the upstream to Check every request it received (for
+// tests in other languages, which drive a client against a standalone
+// stand-in: see cmd/standin).
+type CheckRequest struct {
+	Budget    int    `json:"budget"`
+	Tokenizer string `json:"tokenizer"`
+	System    string `json:"system"`
+	Task      string `json:"task"`
+}
+
+// CheckResult is the Check of one request received.
+type CheckResult struct {
+	API   string `json:"api"`
+	Cost  int    `json:"cost"`
+	Error string `json:"error,omitempty"`
+}
+
+// check serves POST /_proxytest/check: Check on every request received.
+func (u *Upstream) check(w http.ResponseWriter, r *http.Request) {
+	var req CheckRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c, err := tokenizer.Get(req.Tokenizer)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	out := []CheckResult{}
+	for _, rec := range u.Received() {
+		cost, err := Check(rec, req.Budget, c, req.System, req.Task)
+		res := CheckResult{API: rec.API, Cost: cost}
+		if err != nil {
+			res.Error = err.Error()
+		}
+		out = append(out, res)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// listReplies serves GET /_proxytest/replies: the replies answered, in
+// order.
+func (u *Upstream) listReplies(w http.ResponseWriter, _ *http.Request) {
+	out := []map[string]any{}
+	for _, r := range u.Replies() {
+		calls := []map[string]string{}
+		for _, c := range r.Calls {
+			calls = append(calls, map[string]string{"id": c.ID, "name": c.Name, "args": c.Args})
+		}
+		out = append(out, map[string]any{"text": r.Text, "calls": calls})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 // OpenAIBaseURL is the base URL an OpenAI client (or the proxy) takes.
