@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/proxy/proxytest"
 	"github.com/agentmem/agentmem/recall"
@@ -267,4 +270,90 @@ func TestFastPath(t *testing.T) {
 		t.Errorf("a lone surrogate in a new message: %d %s", r.status, r.body)
 	}
 	check(h)
+}
+
+// TestInspectorShowsTheCall: the inspector's "what the model saw" page of
+// a reply the proxy recorded shows the call's record and the context as
+// the proxy fitted it (its budget, format and tokenizer): the messages
+// the upstream received.
+func TestInspectorShowsTheCall(t *testing.T) {
+	e := newEnv(t, func(_ *proxy.Config, sc *server.Config) {
+		insp, err := inspector.New(inspector.Config{Store: sc.Store, Sessions: sc.Sessions, Tenant: func(*http.Request) (string, error) { return "", nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Inspector, sc.InspectorPatterns = insp, inspector.Patterns
+	})
+	hdr := map[string]string{proxy.HeaderSession: "seen", proxy.HeaderBudget: "700"}
+	h := []any{map[string]any{"role": "system", "content": systemPrompt}, map[string]any{"role": "user", "content": firstTask}}
+	for i := range 3 {
+		r := e.post(t, "/v1/messages", hdr, map[string]any{"model": "claude-x", "max_tokens": 100, "system": systemPrompt, "messages": h[1:]})
+		if r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		var resp struct {
+			Content []any `json:"content"`
+		}
+		_ = json.Unmarshal(r.body, &resp)
+		h = append(h, map[string]any{"role": "assistant", "content": resp.Content})
+		var results []any
+		for _, b := range resp.Content {
+			if m := b.(map[string]any); m["type"] == "tool_use" {
+				results = append(results, map[string]any{"type": "tool_result", "tool_use_id": m["id"], "content": bigResult(i)})
+			}
+		}
+		if len(results) == 0 {
+			results = []any{map[string]any{"type": "text", "text": "go on " + itoa(i)}}
+		}
+		h = append(h, map[string]any{"role": "user", "content": results})
+	}
+	// The last reply's step.
+	hist, err := e.svc.History(context.Background(), "", "seen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := hist.Steps[len(hist.Steps)-1].Info()
+	call, ok := proxy.CallOf(last.Metadata)
+	if !ok || call.API != "anthropic" || call.Budget != 700 || call.Model != "claude-x" {
+		t.Fatalf("the reply's record: %+v %v", call, ok)
+	}
+	resp, err := http.Get(fmt.Sprintf("%s/sessions/seen/context?at=%d", e.srv.URL, last.Number))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), `id="proxied-call"`) || !strings.Contains(string(page), "claude-x") {
+		t.Fatalf("%d: the page does not show the call:\n%.2000s", resp.StatusCode, page)
+	}
+	// The page renders the messages the upstream received for that call.
+	rec := e.up.Received()
+	sent := anthropicWire(t, rec[len(rec)-1].Body)
+	if !strings.Contains(string(page), `id="ctx-tokens">`+itoa(call.Tokens)+`<`) {
+		t.Errorf("the page's context does not cost the call's %d tokens", call.Tokens)
+	}
+	for _, text := range sent {
+		if !strings.Contains(string(page), template.HTMLEscapeString(text)) {
+			t.Errorf("the page does not show %.80q, which was sent", text)
+		}
+	}
+}
+
+// anthropicWire returns the texts of an Anthropic body's messages (text
+// blocks and tool results).
+func anthropicWire(t *testing.T, body []byte) []string {
+	t.Helper()
+	msgs, err := proxytest.AnthropicMessages(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range msgs {
+		for _, p := range m.Content {
+			if p.Text != "" && len(p.Text) < 200 {
+				out = append(out, p.Text)
+			}
+		}
+	}
+	return out
 }

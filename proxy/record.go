@@ -84,3 +84,47 @@ func cut(s string) string {
 	}
 	return s[:i] + "…"
 }
+
+// Call is the record of a proxied call, as a reply step's metadata
+// carries it (CallOf).
+type Call struct {
+	// API is "openai" or "anthropic", also the format the context was
+	// rendered in.
+	API, Model, Tokenizer string
+	// History is how the request's messages were recognised.
+	History string
+	// Budget is what the context was fitted to, Tokens what it cost
+	// (facts and recalled turns included).
+	Budget, Tokens           int
+	Kept, Dropped, Truncated int
+	// Facts and Recall are the IDs of the facts and recalled documents
+	// injected.
+	Facts, Recall []string
+	// ContextSeq is the session's last sequence number the context
+	// reflected.
+	ContextSeq int64
+	Stream     bool
+}
+
+// CallOf reads the record of a proxied call from a reply step's
+// metadata, or returns false when the step was not written by the proxy.
+func CallOf(md map[string]string) (*Call, bool) {
+	api := md[MetaAPI]
+	if api == "" || md[MetaBudget] == "" {
+		return nil, false
+	}
+	num := func(k string) int {
+		n, _ := strconv.Atoi(md[k])
+		return n
+	}
+	list := func(k string) []string {
+		if md[k] == "" {
+			return nil
+		}
+		return strings.Split(md[k], ",")
+	}
+	seq, _ := strconv.ParseInt(md[MetaSeq], 10, 64)
+	return &Call{API: api, Model: md[MetaModel], Tokenizer: md[MetaTokenizer], History: md[MetaHistory],
+		Budget: num(MetaBudget), Tokens: num(MetaTokens), Kept: num(MetaKept), Dropped: num(MetaDropped), Truncated: num(MetaTruncated),
+		Facts: list(MetaFacts), Recall: list(MetaRecall), ContextSeq: seq, Stream: md[MetaStream] == "true"}, true
+}
