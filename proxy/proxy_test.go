@@ -519,3 +519,31 @@ func TestBadInput(t *testing.T) {
 		t.Error("the upstream was called")
 	}
 }
+
+// TestSDKMessagesAccepted: the messages an SDK returns carry members the
+// API decoder does not take (the OpenAI SDK's parsed and
+// parsed_arguments, annotations, a provider's reasoning_content, audio);
+// sent back in a history, they are recorded without them and the
+// history is recognised.
+func TestSDKMessagesAccepted(t *testing.T) {
+	e := newEnv(t, nil)
+	hdr := map[string]string{proxy.HeaderSession: "sdk"}
+	h := []any{map[string]any{"role": "user", "content": "hi"}}
+	r := e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4o", "messages": h})
+	msg, _ := openAIReply(t, r, false)
+	msg["parsed"], msg["reasoning_content"], msg["audio"] = nil, "thinking...", map[string]any{"id": "a"}
+	for _, c := range msg["tool_calls"].([]any) {
+		c.(map[string]any)["function"].(map[string]any)["parsed_arguments"] = map[string]any{"query": "x"}
+	}
+	calls := msg["tool_calls"].([]any)
+	h = append(h, msg, map[string]any{"role": "tool", "tool_call_id": calls[0].(map[string]any)["id"], "content": "r"})
+	r = e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4o", "messages": h})
+	reply, _ := openAIReply(t, r, false)
+	if r.header.Get(proxy.HeaderHistory) != "continuation" || r.header.Get(proxy.HeaderAppended) != "1" {
+		t.Errorf("headers %v", r.header)
+	}
+	if got := wire(t, e.held(t, "sdk")); got != wire(t, canonicalOpenAI(t, []any{h[0], map[string]any{"role": "assistant", "content": msg["content"], "tool_calls": []any{
+		map[string]any{"id": calls[0].(map[string]any)["id"], "type": "function", "function": map[string]any{"name": "lookup", "arguments": calls[0].(map[string]any)["function"].(map[string]any)["arguments"]}}}}, h[2], reply})) {
+		t.Errorf("the session holds %s", got)
+	}
+}
