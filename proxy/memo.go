@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
@@ -31,8 +32,11 @@ const maxMemoHashes = 4 << 20
 
 // memo is what the proxy remembers of a session's last recorded request.
 type memo struct {
-	api    string
-	hashes []uint64 // of the request's raw messages (and system member)
+	api string
+	// created is the session's creation time: a session deleted and
+	// created again under its ID is another one.
+	created time.Time
+	hashes  []uint64 // of the request's raw messages (and system member)
 	// seq is the session's last sequence number after the request (and
 	// its reply) were recorded; reply is the reply, nil when none was.
 	seq   int64
@@ -102,11 +106,11 @@ func (ms *memos) hash(fields map[string]json.RawMessage, raws []json.RawMessage,
 }
 
 // match returns the memo of a session that a request extends: the
-// request's raw messages begin with the memo's, and the session's last
-// sequence number is the memo's. It returns nil otherwise.
-func (ms *memos) match(key store.Key, api string, lastSeq int64, hashes []uint64) *memo {
+// request's raw messages begin with the memo's, and the session (as of
+// its creation) and its last sequence number are the memo's. It returns nil otherwise.
+func (ms *memos) match(key store.Key, api string, sess *store.Session, hashes []uint64) *memo {
 	m := ms.get(key)
-	if m == nil || m.api != api || m.seq != lastSeq || len(hashes) < len(m.hashes) || !slices.Equal(hashes[:len(m.hashes)], m.hashes) {
+	if m == nil || m.api != api || m.seq != sess.LastSeq || !m.created.Equal(sess.CreatedAt) || len(hashes) < len(m.hashes) || !slices.Equal(hashes[:len(m.hashes)], m.hashes) {
 		return nil
 	}
 	return m
@@ -122,13 +126,13 @@ func (m *memo) tail(raws []json.RawMessage, hashes []uint64) []json.RawMessage {
 // checked as decodeBody checks a body. It returns false when the body
 // does not extend the memo, or does not check (the general path then
 // decodes it and says what is wrong).
-func (p *Proxy) quickBody(body []byte, d dialect, key store.Key, lastSeq int64) (map[string]json.RawMessage, []json.RawMessage, []uint64, *memo, bool) {
+func (p *Proxy) quickBody(body []byte, d dialect, key store.Key, sess *store.Session) (map[string]json.RawMessage, []json.RawMessage, []uint64, *memo, bool) {
 	sc, ok := scanBody(body)
 	if !ok {
 		return nil, nil, nil, nil, false
 	}
 	hashes := p.memos.hash(sc.fields, sc.raws, d.systemMember())
-	m := p.memos.match(key, d.name(), lastSeq, hashes)
+	m := p.memos.match(key, d.name(), sess, hashes)
 	if m == nil {
 		return nil, nil, nil, nil, false
 	}
@@ -178,10 +182,10 @@ func (p *Proxy) fastRecord(ctx context.Context, d dialect, key store.Key, m *mem
 // then holds exactly the request's conversation: after the rules new,
 // continuation and rewind (not overlap or new_only, after which it holds
 // more).
-func (p *Proxy) remember(d dialect, key store.Key, rec *recorded, hashes []uint64) {
+func (p *Proxy) remember(d dialect, key store.Key, created time.Time, rec *recorded, hashes []uint64) {
 	switch rec.rule {
 	case ruleNew, ruleContinuation, ruleRewind:
-		p.memos.put(key, &memo{api: d.name(), hashes: hashes, seq: rec.last})
+		p.memos.put(key, &memo{api: d.name(), created: created, hashes: hashes, seq: rec.last})
 	default:
 		p.memos.put(key, nil)
 	}

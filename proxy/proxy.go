@@ -402,7 +402,7 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	if sess != nil {
 		var m *memo
 		var ok bool
-		if fields, raws, hashes, m, ok = p.quickBody(body, d, key, sess.LastSeq); ok {
+		if fields, raws, hashes, m, ok = p.quickBody(body, d, key, sess); ok {
 			if rec, msgs, ok = p.fastRecord(ctx, d, key, m, m.tail(raws, hashes)); !ok {
 				rec = nil
 			}
@@ -419,7 +419,7 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 			return nil, err
 		}
 		if sess == nil {
-			if created, err = p.createSession(ctx, tenant, sid, o.user); err != nil {
+			if sess, created, err = p.createSession(ctx, tenant, sid, o.user); err != nil {
 				return nil, err
 			}
 		}
@@ -430,7 +430,7 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	}
 	var model string
 	_ = json.Unmarshal(fields["model"], &model)
-	p.remember(d, key, rec, hashes)
+	p.remember(d, key, sess.CreatedAt, rec, hashes)
 	counter := p.counterFor(model)
 	budget := o.budget
 	if budget == 0 {
@@ -504,21 +504,23 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 }
 
 // createSession creates the session and reports whether this request did
-// (not a concurrent one).
-func (p *Proxy) createSession(ctx context.Context, tenant, sid, user string) (bool, error) {
-	_, err := p.svc.Create(ctx, store.CreateRequest{ID: sid, Tenant: tenant, UserID: user, Agent: "proxy"})
+// (not a concurrent one, whose session it returns).
+func (p *Proxy) createSession(ctx context.Context, tenant, sid, user string) (*store.Session, bool, error) {
+	sess, err := p.svc.Create(ctx, store.CreateRequest{ID: sid, Tenant: tenant, UserID: user, Agent: "proxy"})
 	switch {
 	case err == nil:
-		return true, nil
+		p.memos.put(store.Key{Tenant: tenant, ID: sid}, nil) // of a session deleted since
+		return sess, true, nil
 	case errors.Is(err, agentmem.ErrConflict): // created by a concurrent request
-		return false, nil
+		sess, err = p.svc.Get(ctx, tenant, sid)
+		return sess, false, err
 	case errors.Is(err, agentmem.ErrInvalid):
 		var ie *agentmem.InvalidError
 		if errors.As(err, &ie) && ie.Field == "user_id" {
-			return false, invalid(HeaderUser, "%s", ie.Reason)
+			return nil, false, invalid(HeaderUser, "%s", ie.Reason)
 		}
 	}
-	return false, err
+	return nil, false, err
 }
 
 // recorded is what recording a request's messages did.
