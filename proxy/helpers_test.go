@@ -141,3 +141,13 @@ func o200k(t *testing.T) tokenizer.Counter {
 	}
 	return c
 }
+
+// cl100k is the tokenizer of gpt-4.
+func cl100k(t *testing.T) tokenizer.Counter {
+	t.Helper()
+	c, err := tokenizer.Get(tokenizer.CL100kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -547,3 +547,43 @@ func TestSDKMessagesAccepted(t *testing.T) {
 		t.Errorf("the session holds %s", got)
 	}
 }
+
+// TestDefaultBudget: without X-Agentmem-Budget the context is fitted to
+// the model's context window (the built-in table, or the configured one)
+// less the reply's max_tokens and the cost of the other members; a window
+// they fill is refused with 400.
+func TestDefaultBudget(t *testing.T) {
+	e := newEnv(t, func(pc *proxy.Config, _ *server.Config) { pc.ContextWindows = map[string]int{"my-model": 5000} })
+	hdr := map[string]string{proxy.HeaderSession: "budget"}
+	msgs := []any{map[string]any{"role": "user", "content": "hi"}}
+	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "lookup"}}}
+	toolTokens := o200k(t).Count(wire(t, tools))
+	for _, c := range []struct {
+		model string
+		max   int
+		want  int
+	}{
+		{"gpt-4-0613", 1000, 8192 - 1000 - toolTokens},
+		{"my-model-v2", 0, 5000 - proxy.DefaultOutputTokens - toolTokens},
+		{"unknown", 2000, proxy.DefaultContextWindow - 2000 - toolTokens},
+	} {
+		body := map[string]any{"model": c.model, "messages": msgs, "tools": tools}
+		if c.max > 0 {
+			body["max_completion_tokens"] = c.max
+		}
+		r := e.post(t, "/v1/chat/completions", hdr, body)
+		// The model and the max_completion_tokens count no tokens; the
+		// tools do (under the model's tokenizer: cl100k_base for GPT-4).
+		got, _ := strconv.Atoi(r.header.Get(proxy.HeaderBudget))
+		if c.model == "gpt-4-0613" {
+			c.want = 8192 - 1000 - cl100k(t).Count(wire(t, tools))
+		}
+		if r.status != 200 || got != c.want {
+			t.Errorf("%s: %d, budget %d, want %d", c.model, r.status, got, c.want)
+		}
+	}
+	r := e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4", "max_tokens": 9000, "messages": msgs})
+	if r.status != 400 || !strings.Contains(string(r.body), proxy.HeaderBudget) {
+		t.Errorf("a full window: %d %s", r.status, r.body)
+	}
+}
