@@ -587,3 +587,47 @@ func TestDefaultBudget(t *testing.T) {
 		t.Errorf("a full window: %d %s", r.status, r.body)
 	}
 }
+
+// TestImages: images in user messages reach the upstream and are
+// recognised when the history is sent again.
+func TestImages(t *testing.T) {
+	e := newEnv(t, nil)
+	e.up.Script = func(string, int, []any) proxytest.Reply { return proxytest.Reply{Text: "a cat"} }
+	img := []any{map[string]any{"type": "text", "text": "What is this?"}, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/cat.png", "detail": "low"}}}
+	h := []any{map[string]any{"role": "user", "content": img}}
+	hdr := map[string]string{proxy.HeaderSession: "img"}
+	r := e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4o", "messages": h})
+	reply, _ := openAIReply(t, r, false)
+	if !strings.Contains(string(e.up.Received()[0].Body), `"image_url":{"url":"https://example.com/cat.png","detail":"low"}`) {
+		t.Errorf("the upstream got %s", e.up.Received()[0].Body)
+	}
+	h = append(h, reply, map[string]any{"role": "user", "content": "And this one?"})
+	// Encoded otherwise, so that the general path compares the images
+	// (the fast path compares bytes).
+	indented, _ := json.MarshalIndent(map[string]any{"model": "gpt-4o", "messages": h}, "", " ")
+	r = e.post(t, "/v1/chat/completions", hdr, indented)
+	if e.Proxy.FastRecorded() != 0 {
+		t.Error("an indented history took the fast path")
+	}
+	if r.status != 200 || r.header.Get(proxy.HeaderHistory) != "continuation" || r.header.Get(proxy.HeaderAppended) != "1" {
+		t.Errorf("the history with an image: %d %v", r.status, r.header)
+	}
+	// Anthropic: a base64 image.
+	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+	ah := []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": png}}, map[string]any{"type": "text", "text": "What is this?"}}}}
+	ahdr := map[string]string{proxy.HeaderSession: "img-a"}
+	r = e.post(t, "/v1/messages", ahdr, map[string]any{"model": "claude-x", "max_tokens": 10, "messages": ah})
+	if r.status != 200 || !strings.Contains(string(e.up.Received()[2].Body), png) {
+		t.Fatalf("%d; the upstream got %.300s", r.status, e.up.Received()[2].Body)
+	}
+	var resp struct {
+		Content []any `json:"content"`
+	}
+	_ = json.Unmarshal(r.body, &resp)
+	ah = append(ah, map[string]any{"role": "assistant", "content": resp.Content}, map[string]any{"role": "user", "content": "And?"})
+	indented, _ = json.MarshalIndent(map[string]any{"model": "claude-x", "max_tokens": 10, "messages": ah}, "", " ")
+	r = e.post(t, "/v1/messages", ahdr, indented)
+	if r.status != 200 || r.header.Get(proxy.HeaderHistory) != "continuation" || r.header.Get(proxy.HeaderAppended) != "1" {
+		t.Errorf("the Anthropic history with an image: %d %v", r.status, r.header)
+	}
+}
