@@ -88,9 +88,10 @@ const (
 	// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes
 	// is 0: requests carry whole histories, with images.
 	DefaultMaxBodyBytes = 32 << 20
-	// MaxReplyBytes bounds a non-streamed upstream answer the proxy reads
-	// to record it.
-	MaxReplyBytes = 64 << 20
+	// DefaultMaxReplyBytes bounds a non-streamed upstream answer the proxy
+	// reads to record it when Config.MaxReplyBytes is 0; a larger one is
+	// relayed whole, and not recorded.
+	DefaultMaxReplyBytes = 64 << 20
 	// MaxInject bounds X-Agentmem-Facts and X-Agentmem-Recall.
 	MaxInject = 50
 	// InjectShare is the share of the budget kept for the facts, and
@@ -159,6 +160,9 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxReplyBytes bounds the non-streamed answers recorded; 0 means
+	// DefaultMaxReplyBytes.
+	MaxReplyBytes int64
 	// Logger logs what fails after the answer has begun; nil discards.
 	Logger *slog.Logger
 }
@@ -188,6 +192,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxReplyBytes <= 0 {
+		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
 	if cfg.DefaultContextWindow == 0 {
 		cfg.DefaultContextWindow = DefaultContextWindow
@@ -240,7 +247,7 @@ type dialect interface {
 	upstream(c *Config) Upstream
 	// path is the route's path after the base URL.
 	path() string
-	// flags names the serve flag that configures the upstream.
+	// flag names the serve flag that configures the upstream.
 	flag() string
 	// decode returns the request's messages in canonical form.
 	decode(body map[string]json.RawMessage) ([]agentmem.Message, error)
@@ -762,13 +769,23 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 		p.copyBody(w, resp.Body)
 		return nil
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxReplyBytes))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, p.cfg.MaxReplyBytes+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamUnreachable, Err: err,
 			Message: fmt.Sprintf("the %s upstream's answer was cut off after %s: %v; nothing of it was recorded", d.name(), time.Since(start).Round(time.Millisecond), err)}
+	}
+	if int64(len(raw)) > p.cfg.MaxReplyBytes {
+		// Too large to record: relayed as it comes, and logged.
+		p.log.Warn("proxy: an answer too large to record was relayed", "tenant", c.key.Tenant, "session", c.key.ID, "limit", p.cfg.MaxReplyBytes)
+		p.memos.put(c.key, nil)
+		w.WriteHeader(resp.StatusCode)
+		if _, err := w.Write(raw); err == nil {
+			p.copyBody(w, resp.Body)
+		}
+		return nil
 	}
 	if msg, ok := d.reply(raw); ok {
 		p.recordReply(ctx, c, msg, false)

@@ -631,3 +631,19 @@ func TestImages(t *testing.T) {
 		t.Errorf("the Anthropic history with an image: %d %v", r.status, r.header)
 	}
 }
+
+// TestReplyTooLargeToRecord: a whole answer larger than MaxReplyBytes is
+// relayed whole, and not recorded.
+func TestReplyTooLargeToRecord(t *testing.T) {
+	e := newEnv(t, func(pc *proxy.Config, _ *server.Config) { pc.MaxReplyBytes = 300 })
+	long := strings.Repeat("a long answer ", 100)
+	e.up.Script = func(string, int, []any) proxytest.Reply { return proxytest.Reply{Text: long} }
+	msgs := []any{map[string]any{"role": "user", "content": "hi"}}
+	r := e.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: "big"}, map[string]any{"model": "gpt-4o", "messages": msgs})
+	if _, text := openAIReply(t, r, false); text != long {
+		t.Errorf("the client got %d bytes of text, want %d", len(text), len(long))
+	}
+	if got := wire(t, e.held(t, "big")); got != wire(t, canonicalOpenAI(t, msgs)) {
+		t.Errorf("the session holds %s", got)
+	}
+}
