@@ -315,31 +315,39 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		// The session was deleted and created again under the same ID.
 		return v.reloadLocked(ctx, c)
 	}
-	var steps []store.Entry
+	added, addedBytes, caught := 0, int64(0), false
 	for _, e := range resp.Entries {
 		if e.Seq <= cur.seq {
 			continue // applied by a concurrent sync
 		}
-		if e.Kind == store.CompactionEntry {
+		switch {
+		case e.Kind == store.CompactionEntry && e.Compaction != nil && e.Compaction.Amend:
+			// An amendment (a tool result sent later, a popped result)
+			// replaces a few steps by copies: applied in place.
+			delta, err := v.amendLocked(ctx, cur.mem, e.Compaction)
+			if err != nil {
+				c.svc.log.Warn("session cache: applying an amendment failed; reloading", "tenant", v.key.Tenant, "session", v.key.ID, "seq", e.Seq, "err", err)
+				return v.reloadLocked(ctx, c)
+			}
+			addedBytes += delta
+			caught = true
+		case e.Kind == store.CompactionEntry:
+			// A full compaction reorders the working set: rebuilt.
 			return v.reloadLocked(ctx, c)
-		}
-		if e.Kind == store.StepEntry && e.Step != nil {
-			steps = append(steps, e)
+		case e.Kind == store.StepEntry && e.Step != nil:
+			ok, err := v.addLocked(ctx, cur.mem, e)
+			if err != nil {
+				c.svc.log.Warn("session cache: catching up failed; reloading", "tenant", v.key.Tenant, "session", v.key.ID, "seq", e.Seq, "err", err)
+				return v.reloadLocked(ctx, c)
+			}
+			if ok {
+				added++
+				addedBytes += stepBytes(e.Step)
+			}
+			caught = true
 		}
 	}
-	added, addedBytes := 0, int64(0)
-	for _, e := range steps {
-		ok, err := v.addLocked(ctx, cur.mem, e)
-		if err != nil {
-			c.svc.log.Warn("session cache: catching up failed; reloading", "tenant", v.key.Tenant, "session", v.key.ID, "seq", e.Seq, "err", err)
-			return v.reloadLocked(ctx, c)
-		}
-		if ok {
-			added++
-			addedBytes += stepBytes(e.Step)
-		}
-	}
-	if len(steps) > 0 {
+	if caught {
 		c.svc.event("catchup")
 	}
 	if resp.Session.LastSeq <= cur.seq {
@@ -405,13 +413,47 @@ func (v *view) addLocked(ctx context.Context, mem *agentmem.Memory, e store.Entr
 	return err == nil, err
 }
 
+// amendLocked applies an amendment read from the log to mem: each copy
+// it carries replaces the step of the working set with its number (a
+// compaction through the replay journal, which writes nothing). It
+// returns the change in the steps' bytes. A copy of a step mem does not
+// hold is an error (the caller reloads). v.mu must be held.
+func (v *view) amendLocked(ctx context.Context, mem *agentmem.Memory, rec *store.CompactionRecord) (int64, error) {
+	copies := make(map[int]agentmem.Step, len(rec.Replaced))
+	for _, r := range rec.Replaced {
+		copies[r.Info().Number] = r
+	}
+	var delta int64
+	v.journal.amending = true
+	defer func() { v.journal.amending = false }()
+	_, err := mem.Prune(ctx, agentmem.StrategyFunc(func(_ context.Context, steps []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
+		found := 0
+		delta = 0
+		for i, s := range steps {
+			if c, ok := copies[s.Info().Number]; ok {
+				delta += stepBytes(c) - stepBytes(s)
+				steps[i] = agentmem.CloneStep(c)
+				found++
+			}
+		}
+		if found != len(copies) {
+			return nil, fmt.Errorf("sessions: an amendment replaces %d steps, %d of them in the cached working set", len(copies), found)
+		}
+		return steps, nil
+	}))
+	return delta, err
+}
+
 // replayJournal is the journal of a cached memory: the memory only
 // mirrors the log, so the journal writes nothing and hands out the
 // sequence number the step already has in the log (set in next before
-// each Add). It refuses compactions: they go to the log through a memory
-// bound to the session, never through the cache.
+// each Add). It refuses compactions, which go to the log through a memory
+// bound to the session, never through the cache; but for the one it
+// applies when it reads an amendment from the log (amending): steps
+// replaced by copies, none added or removed.
 type replayJournal struct {
-	next int
+	next     int
+	amending bool
 }
 
 // Append implements agentmem.Journal.
@@ -423,8 +465,11 @@ func (j *replayJournal) Append(_ context.Context, steps []agentmem.Step) ([]int,
 }
 
 // Compact implements agentmem.Journal.
-func (j *replayJournal) Compact(context.Context, agentmem.JournalCompaction) ([]int, error) {
-	return nil, errors.New("sessions: a cached session memory is read-only; compact through a bound memory")
+func (j *replayJournal) Compact(_ context.Context, c agentmem.JournalCompaction) ([]int, error) {
+	if !j.amending || len(c.Added) > 0 || len(c.Removed) > 0 {
+		return nil, errors.New("sessions: a cached session memory is read-only; compact through a bound memory")
+	}
+	return []int{}, nil
 }
 
 // CacheStats is the state of a Service's context cache.

@@ -403,3 +403,61 @@ func TestContextAtMatchesContext(t *testing.T) {
 		t.Errorf("a budget below the pinned steps: %v, %+v", err, lc)
 	}
 }
+
+// TestCacheAppliesAmendments: a tool result sent after its call, and a
+// pop of it, are amendments in the log; the cached memory applies them in
+// place (no reload), and its contexts are those of a memory loaded anew.
+func TestCacheAppliesAmendments(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	svc, st := newService(t, Config{})
+	svc.Observe(rec)
+	session(t, svc, "t", "s", 3)
+	msgs := func(ms ...agentmem.Message) {
+		t.Helper()
+		if _, err := svc.AppendMessages(ctx, store.MessagesRequest{Tenant: "t", SessionID: "s", Messages: ms}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := func(svc *Service) *Context {
+		t.Helper()
+		c, err := svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s", Budget: 4000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	same := func(what string) {
+		t.Helper()
+		fresh, err := New(Config{Store: st.Store, Clock: func() time.Time { return t0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := ask(svc), ask(fresh)
+		if fmt.Sprint(got.Messages) != fmt.Sprint(want.Messages) || got.Tokens != want.Tokens || len(got.Pending) != len(want.Pending) || got.LastSeq != want.LastSeq {
+			t.Errorf("%s: the cached context differs from a fresh load:\n%v (%d tokens, %d pending)\n%v (%d, %d)", what, got.Messages, got.Tokens, len(got.Pending), want.Messages, want.Tokens, len(want.Pending))
+		}
+		if err := svc.CheckCache(); err != nil {
+			t.Error(err)
+		}
+	}
+	msgs(agentmem.Message{Role: agentmem.RoleAssistant, ToolCalls: []agentmem.ToolCall{{ID: "x1", Name: "read", Arguments: "{}"}, {ID: "x2", Name: "grep", Arguments: "{}"}}})
+	if c := ask(svc); len(c.Pending) != 1 {
+		t.Fatalf("pending: %+v", c.Pending)
+	}
+	reloads := rec.count("reload")
+	msgs(agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "x1", Content: agentmem.Text("the file's first result")})
+	same("one result of two")
+	msgs(agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "x2", Content: agentmem.Text("the second result")})
+	same("both results")
+	if c := ask(svc); len(c.Pending) != 0 || !strings.Contains(fmt.Sprint(c.Messages), "the second result") {
+		t.Fatalf("after both results: pending %v, %v", c.Pending, c.Messages)
+	}
+	if _, err := svc.Pop(ctx, store.PopRequest{Tenant: "t", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	same("a result popped")
+	if rec.count("reload") != reloads {
+		t.Errorf("amendments reloaded the memory %d times", rec.count("reload")-reloads)
+	}
+}
