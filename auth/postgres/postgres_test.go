@@ -12,8 +12,13 @@ import (
 	storepg "github.com/agentmem/agentmem/store/postgres"
 )
 
-func TestConformance(t *testing.T) {
-	pg := testenv.PostgresURL(t)
+func TestConformance(t *testing.T) { conformance(t, testenv.PostgresURL(t)) }
+
+// TestConformanceCitus runs the authtest suite on a Citus cluster, where
+// api_keys is a reference table.
+func TestConformanceCitus(t *testing.T) { conformance(t, testenv.CitusURL(t)) }
+
+func conformance(t *testing.T, pg string) {
 	var mu sync.Mutex
 	schemas := map[auth.KeyStore]string{}
 	open := func(t *testing.T, schema string) auth.KeyStore {

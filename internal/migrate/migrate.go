@@ -49,6 +49,30 @@ type Set struct {
 	Component string
 	// Migrations are in version order, versions 1 to len.
 	Migrations []Migration
+	// Citus is the component's layout on a Citus cluster; nil keeps
+	// every table a plain table of the coordinator.
+	Citus *Citus
+}
+
+// Citus is how a component's tables are laid out on a Citus cluster.
+type Citus struct {
+	// Distributed are the tables sharded by their column "tenant", which
+	// must be of type text COLLATE "C" and part of every primary key and
+	// unique constraint, in the order to distribute them (a table that a
+	// foreign key references first).
+	Distributed []string
+	// Reference are the tables copied to every node.
+	Reference []string
+	// Prepare is SQL run once, after the component's first migrations on
+	// a new Citus database and before its tables are distributed: what
+	// Citus needs that plain PostgreSQL does not.
+	Prepare string
+}
+
+// WithCitus returns the set with the layout c.
+func (s *Set) WithCitus(c Citus) *Set {
+	s.Citus = &c
+	return s
 }
 
 // Version is the newest schema version the set knows.
@@ -240,6 +264,9 @@ func Postgres(ctx context.Context, pool *pgxpool.Pool, schema string, set *Set) 
 			return fmt.Errorf("migrate %s: %s: %w", set.Component, m.Name, err)
 		}
 	}
+	if err := distribute(ctx, tx, set, current == 0); err != nil {
+		return fmt.Errorf("migrate %s: citus: %w", set.Component, err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("migrate %s: commit: %w", set.Component, err)
 	}
@@ -250,6 +277,76 @@ func checkVersion(set *Set, current int, where string) error {
 	if current > set.Version() {
 		return fmt.Errorf("%w: %s has %s at schema version %d, this binary knows versions up to %d; upgrade agentmem",
 			ErrSchemaTooNew, where, set.Component, current, set.Version())
+	}
+	return nil
+}
+
+// IsCitus reports whether the database q is connected to has the citus
+// extension: a Citus coordinator.
+func IsCitus(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&ok)
+	return ok, err
+}
+
+// distribute lays the set's tables out on Citus (see the package
+// documentation), in the migration's transaction; fresh says the
+// component's migrations started from nothing in it. On PostgreSQL
+// without Citus, or for a set without a layout, it does nothing.
+func distribute(ctx context.Context, tx pgx.Tx, set *Set, fresh bool) error {
+	if set.Citus == nil {
+		return nil
+	}
+	citus, err := IsCitus(ctx, tx)
+	if err != nil || !citus {
+		return err
+	}
+	marker := set.Component + ".citus"
+	var laidOut bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+Table+" WHERE component = $1)", marker).Scan(&laidOut); err != nil {
+		return err
+	}
+	if !laidOut {
+		if !fresh {
+			return nil // plain tables from before: left as they are
+		}
+		if set.Citus.Prepare != "" {
+			if _, err := tx.Exec(ctx, set.Citus.Prepare); err != nil {
+				return fmt.Errorf("prepare: %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+Table+" (component, version, name) VALUES ($1, 1, 'distributed')", marker); err != nil {
+			return err
+		}
+	}
+	done := func(table string) (bool, error) {
+		var ok bool
+		err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass)", table).Scan(&ok)
+		return ok, err
+	}
+	for _, t := range set.Citus.Reference {
+		if ok, err := done(t); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := tx.Exec(ctx, "SELECT create_reference_table($1)", t); err != nil {
+			return fmt.Errorf("create_reference_table(%s): %w", t, err)
+		}
+	}
+	for _, t := range set.Citus.Distributed {
+		if ok, err := done(t); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := tx.Exec(ctx, "SELECT create_distributed_table($1, 'tenant', colocate_with => 'default')", t); err != nil {
+			return fmt.Errorf("create_distributed_table(%s): %w", t, err)
+		}
 	}
 	return nil
 }

@@ -135,10 +135,16 @@ func insertSession(ctx context.Context, q querier, r *sessionRow) (bool, error) 
 		ON CONFLICT (tenant, id) DO NOTHING`,
 		r.ID, r.Tenant, r.UserID, r.Agent, nullString(r.ParentID), r.ForkSeq, nullString(r.baseID), r.baseSeq,
 		md, string(r.Retention), nullTime(r.ExpiresAt), r.CreatedAt, r.UpdatedAt, r.LastSeq)
-	if err != nil {
+	if err != nil || tag.RowsAffected() != 1 {
 		return false, err
 	}
-	return tag.RowsAffected() == 1, nil
+	if r.ParentID != "" {
+		// A branch: its inherited log is part of its visible log now.
+		if _, err := q.Exec(ctx, feedAppendSQL+` VALUES ('fork', $1, $2, $3)`, r.ID, r.Tenant, r.ForkSeq); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // Create implements store.Store. A branch locks its parent's row against
@@ -347,11 +353,20 @@ func deleteSession(ctx context.Context, tx pgx.Tx, r *sessionRow) error {
 			d.id, r.ID, r.baseSeq, d.baseSeq, r.Tenant); err != nil {
 			return err
 		}
+		// Recorded in the feed as appends to d (store.ChangeAppend).
+		if _, err := tx.Exec(ctx, feedAppendSQL+` SELECT 'append', $1, tenant, seq FROM entries
+			WHERE tenant = $5 AND session_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq`,
+			d.id, r.ID, r.baseSeq, d.baseSeq, r.Tenant); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "UPDATE sessions SET base_id = $2, base_seq = $3 WHERE tenant = $4 AND id = $1",
 			d.id, nullString(r.baseID), min(d.baseSeq, r.baseSeq), r.Tenant); err != nil {
 			return err
 		}
 	}
-	_, err = tx.Exec(ctx, "DELETE FROM sessions WHERE tenant = $1 AND id = $2", r.Tenant, r.ID)
+	if _, err := tx.Exec(ctx, "DELETE FROM sessions WHERE tenant = $1 AND id = $2", r.Tenant, r.ID); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, feedAppendSQL+` VALUES ('delete', $1, $2, 0)`, r.ID, r.Tenant)
 	return err
 }
