@@ -347,16 +347,23 @@ func deleteSession(ctx context.Context, tx pgx.Tx, r *sessionRow) error {
 		// The entries d sees through r that r owns: r's own ones up to
 		// d's base point. What r inherited, d goes on reading from r's
 		// base, up to the lower of the two base points.
-		if _, err := tx.Exec(ctx, `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
+		rows, err := tx.Query(ctx, `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
 			SELECT tenant, $1, seq, kind, step_id, body, created_at FROM entries
-			WHERE tenant = $5 AND session_id = $2 AND seq > $3 AND seq <= $4`,
-			d.id, r.ID, r.baseSeq, d.baseSeq, r.Tenant); err != nil {
+			WHERE tenant = $5 AND session_id = $2 AND seq > $3 AND seq <= $4
+			RETURNING seq`,
+			d.id, r.ID, r.baseSeq, d.baseSeq, r.Tenant)
+		if err != nil {
 			return err
 		}
-		// Recorded in the feed as appends to d (store.ChangeAppend).
-		if _, err := tx.Exec(ctx, feedAppendSQL+` SELECT 'append', $1, tenant, seq FROM entries
-			WHERE tenant = $5 AND session_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq`,
-			d.id, r.ID, r.baseSeq, d.baseSeq, r.Tenant); err != nil {
+		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		// Recorded in the feed as appends to d (store.ChangeAppend), from
+		// the list of seqs (a SELECT of the copies would read every shard
+		// on Citus: the row's xid is computed on the coordinator).
+		if _, err := tx.Exec(ctx, feedAppendSQL+` SELECT 'append', $1, $2, u.seq FROM unnest($3::bigint[]) AS u (seq) ORDER BY u.seq`,
+			d.id, r.Tenant, seqs); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, "UPDATE sessions SET base_id = $2, base_seq = $3 WHERE tenant = $4 AND id = $1",
