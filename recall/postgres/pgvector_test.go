@@ -68,7 +68,13 @@ func pgvectorAvailable(t testing.TB, url string) bool {
 // pgvector, and skips (or fails, with AGENTMEM_TEST_PGVECTOR=1) otherwise.
 func realPGVectorURL(t testing.TB) string {
 	t.Helper()
-	url := testenv.PostgresURL(t)
+	return pgvectorAt(t, testenv.PostgresURL(t))
+}
+
+// pgvectorAt returns url when its server has pgvector, and skips (or
+// fails, as realPGVectorURL) otherwise.
+func pgvectorAt(t testing.TB, url string) string {
+	t.Helper()
 	if pgvectorAvailable(t, url) {
 		return url
 	}
@@ -149,8 +155,10 @@ func execSQL(t *testing.T, url, sql string) {
 }
 
 // realFlavor is the real extension, in the test database.
-func realFlavor(t *testing.T) *flavor {
-	url := realPGVectorURL(t)
+func realFlavor(t *testing.T) *flavor { return realFlavorAt(realPGVectorURL(t)) }
+
+// realFlavorAt is the real extension in the database at url.
+func realFlavorAt(url string) *flavor {
 	return &flavor{
 		url:         url,
 		drop:        func(t *testing.T) { execSQL(t, url, `DROP EXTENSION IF EXISTS vector CASCADE`) },
@@ -188,6 +196,13 @@ func standInFlavor(t *testing.T) *flavor {
 
 func TestPGVectorStandIn(t *testing.T) { testPGVector(t, standInFlavor(t)) }
 func TestPGVectorReal(t *testing.T)    { testPGVector(t, realFlavor(t)) }
+
+// TestPGVectorCitus runs the real pgvector's tests on a Citus cluster:
+// the extension on every node, recall_docs and its vec column distributed
+// by tenant, the HNSW indexes built on each shard.
+func TestPGVectorCitus(t *testing.T) {
+	testPGVector(t, realFlavorAt(pgvectorAt(t, testenv.CitusURL(t))))
+}
 
 func testPGVector(t *testing.T, f *flavor) {
 	for _, hnsw := range []bool{false, true} {
