@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	neturl "net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,10 +21,20 @@ import (
 
 // TestCitusLayout checks the tables of a new store on Citus: sessions,
 // entries and feed distributed by tenant in one co-location group, the
-// feed's cursors a table of the coordinator.
+// feed's cursors a table of the coordinator, and as many shards as the
+// URL's citus.shard_count asks.
 func TestCitusLayout(t *testing.T) {
-	url := testenv.CitusURL(t)
-	st := openAt(t, url, Options{})
+	u, err := neturl.Parse(testenv.CitusURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("citus.shard_count", "6")
+	u.RawQuery = q.Encode()
+	st := openAt(t, u.String(), Options{})
+	if n := queryInt(t, st, `SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'sessions'::regclass`); n != 6 {
+		t.Errorf("sessions has %d shards, want the 6 of citus.shard_count", n)
+	}
 	rows, err := st.pool.Query(context.Background(), `SELECT logicalrelid::regclass::text, column_to_column_name(logicalrelid, partkey), colocationid
 		FROM pg_dist_partition WHERE logicalrelid::regclass::text IN ('sessions', 'entries', 'feed', 'feed_cursors') ORDER BY 1`)
 	if err != nil {
