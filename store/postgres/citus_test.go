@@ -3,18 +3,13 @@ package postgres
 import (
 	"context"
 	neturl "net/url"
-	"regexp"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/citustest"
 	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/store"
 )
@@ -62,84 +57,16 @@ func TestCitusLayout(t *testing.T) {
 }
 
 // TestCitusSingleShard runs every store operation that serves a request
-// on Citus with citus.log_remote_commands on and checks, from the
-// commands the coordinator sends, that each one touches one worker and
-// one shard group (the tenant's): no request runs a cross-shard query or
+// on Citus and checks, from the commands the coordinator sends
+// (citus.log_remote_commands), that each one touches one worker and one
+// shard group (the tenant's): no request runs a cross-shard query or
 // transaction.
 func TestCitusSingleShard(t *testing.T) {
 	url := testenv.CitusURL(t)
-	schema := freshSchema(t, url)
 	ctx := context.Background()
-	setup := openAt(t, url, Options{Schema: schema})
-
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	cfg.ConnConfig.RuntimeParams["citus.log_remote_commands"] = "on"
-	var (
-		mu      sync.Mutex
-		notices []*pgconn.Notice
-	)
-	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		notices = append(notices, n)
-		mu.Unlock()
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	st := &Store{pool: pool, clock: time.Now, schema: schema}
-
-	// The hash range of each shard: the shards of one group share it.
-	rangeOf := map[string]string{}
-	rows, err := setup.pool.Query(ctx, `SELECT shardid::text, shardminvalue FROM pg_dist_shard WHERE shardminvalue IS NOT NULL`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id, lo string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &lo}, func() error { rangeOf[id] = lo; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	shardRE := regexp.MustCompile(`_(\d{6,})\b`)
-	nodeRE := regexp.MustCompile(`on server \S+@(\S+)`)
-
-	check := func(op string, fn func() error) {
-		t.Helper()
-		mu.Lock()
-		notices = nil
-		mu.Unlock()
-		if err := fn(); err != nil {
-			t.Fatalf("%s: %v", op, err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		nodes, groups := map[string]bool{}, map[string]bool{}
-		for _, n := range notices {
-			if !strings.HasPrefix(n.Message, "issuing ") {
-				continue
-			}
-			if m := nodeRE.FindStringSubmatch(n.Detail); m != nil {
-				nodes[m[1]] = true
-			}
-			for _, m := range shardRE.FindAllStringSubmatch(n.Message, -1) {
-				if r, ok := rangeOf[m[1]]; ok {
-					groups[r] = true
-				}
-			}
-		}
-		if len(nodes) != 1 || len(groups) != 1 {
-			var msgs []string
-			for _, n := range notices {
-				msgs = append(msgs, n.Message+" ("+n.Detail+")")
-			}
-			t.Fatalf("%s touched %d workers and %d shard groups, want 1 and 1:\n%s", op, len(nodes), len(groups), strings.Join(msgs, "\n"))
-		}
-	}
+	w := citustest.Watch(t, url)
+	st := openAt(t, url, Options{})
+	check := func(op string, fn func() error) { t.Helper(); w.SingleShard(t, op, fn) }
 	step := func(id string) []agentmem.Step {
 		return []agentmem.Step{&agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: id}, ModelOutput: id}}
 	}
