@@ -345,10 +345,14 @@ else
 fi
 
 log "Citus"
+citus_bindir=${pg_bindir:-$(pg_find_bindir || true)}
 if [[ -n ${AGENTMEM_TEST_CITUS_URL:-} ]]; then
 	note "using AGENTMEM_TEST_CITUS_URL from the environment"
 	step_info citus "given by AGENTMEM_TEST_CITUS_URL"
-elif [[ -z ${pg_bindir:-} ]]; then
+elif [[ -z $citus_bindir ]]; then
+	if in_ci; then
+		die "Citus: no PostgreSQL server programs"
+	fi
 	note "no PostgreSQL server programs: the Citus tests skip"
 	step_warn citus "no PostgreSQL: Citus tests skip"
 else
@@ -365,7 +369,7 @@ else
 	"$REPO_ROOT/scripts/citus-install.sh" "$citus_src" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
 	case $rc in
 	0)
-		if citus_start "$pg_bindir"; then
+		if citus_start "$citus_bindir"; then
 			note "AGENTMEM_TEST_CITUS_URL=$AGENTMEM_TEST_CITUS_URL"
 			step_info citus "throwaway cluster: coordinator and 2 workers on ${CITUS_PORTS[*]:0:3}, spare ${CITUS_PORTS[3]}"
 		else

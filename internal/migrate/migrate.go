@@ -321,9 +321,12 @@ func distribute(ctx context.Context, tx pgx.Tx, set *Set, fresh bool) error {
 			return err
 		}
 	}
+	// done: laid out already, or not created yet (by a migration this
+	// binary does not have, or a later one of the set's).
 	done := func(table string) (bool, error) {
 		var ok bool
-		err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass)", table).Scan(&ok)
+		err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NULL
+			OR EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass($1))`, table).Scan(&ok)
 		return ok, err
 	}
 	for _, t := range set.Citus.Reference {
