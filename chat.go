@@ -300,7 +300,7 @@ func (f *folder) add(i int, msg Message) error {
 	case RoleSystem:
 		s = &SystemPromptStep{StepInfo: info, Content: msg.Text()}
 	case RoleUser:
-		t := &TaskStep{StepInfo: info}
+		t := &TaskStep{StepInfo: info, Name: msg.Name, Data: msg.Data}
 		var text []string
 		for _, p := range msg.Content {
 			if p.Type == PartImage {
@@ -312,7 +312,7 @@ func (f *folder) add(i int, msg Message) error {
 		t.Task = strings.Join(text, "\n")
 		s = t
 	case RoleAssistant:
-		a := &ActionStep{StepInfo: info, ModelOutput: msg.Text(), ToolCalls: msg.ToolCalls}
+		a := &ActionStep{StepInfo: info, ModelOutput: msg.Text(), ToolCalls: msg.ToolCalls, Name: msg.Name, Data: msg.Data}
 		if len(a.ToolCalls) > 0 {
 			f.acts = append(f.acts, &foldAct{a: a, orig: -1, step: len(f.out.Steps), owned: true})
 		}
@@ -328,6 +328,13 @@ func (f *folder) add(i int, msg Message) error {
 // result folds tool message i.
 func (f *folder) result(i int, msg Message) error {
 	r := ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata[MetaIsError] == "true"}
+	if len(msg.Metadata) > 0 {
+		r.Metadata = cloneMap(msg.Metadata)
+		delete(r.Metadata, MetaIsError)
+		if len(r.Metadata) == 0 {
+			r.Metadata = nil
+		}
+	}
 	var answered *foldAct
 	for k := len(f.acts) - 1; k >= 0; k-- {
 		act := f.acts[k]
@@ -430,38 +437,38 @@ func (m *Memory) FlushPending(ctx context.Context) error {
 // around its content are not messages of their own:
 //
 //   - an action with tool results: its last result, in call order, as a
-//     tool message; what is left is a copy of the action without it,
+//     tool message (ActionStep.PopResult); what is left is a copy of the action without it,
 //     whose call is pending again (it awaits a result);
 //   - an action without results: its assistant message (its output and
 //     tool calls), and the step goes whole, with its observation and
 //     error, which only typed steps carry;
-//   - a final answer, which renders nothing: the answer as an assistant
-//     message, and the step goes;
 //   - any other step: its first message (a system prompt, a task with
-//     its images, a planning step's plan, a scratchpad's note, a summary,
-//     a wrapped message), and the step goes whole, with the prompt a
-//     planning or scratchpad step renders after it.
+//     its images, a planning step's plan, a scratchpad's note, a final
+//     answer, a summary, a wrapped message), and the step goes whole,
+//     with the prompt a planning or scratchpad step renders after it.
+//
+// A message that is the step's own carries the step's metadata, as Recent
+// returns it.
 func PopMessage(s Step) (Message, Step) {
-	info := s.Info()
-	switch s := s.(type) {
-	case *ActionStep:
-		if n := len(s.Results); n > 0 {
-			rest := s.clone().(*ActionStep)
-			rest.Results = rest.Results[:n-1]
-			return s.resultMessage(s.Results[n-1]), rest
+	if a, ok := s.(*ActionStep); ok {
+		if n := len(a.Results); n > 0 {
+			msg, rest, _ := a.PopResult(a.Results[n-1].CallID)
+			return msg, rest
 		}
-	case *FinalAnswerStep:
-		return Message{ID: info.ID, Role: RoleAssistant, Content: Text(s.Answer), Time: info.Time}, nil
 	}
-	if msgs := s.Messages(RenderOptions{}); len(msgs) > 0 {
+	if msgs := canonicalMessages(s); len(msgs) > 0 {
 		return msgs[0], nil
 	}
-	return Message{ID: info.ID, Role: RoleAssistant, Time: info.Time}, nil
+	info := s.Info()
+	return Message{ID: info.ID, Role: RoleAssistant, Metadata: cloneMap(info.Metadata), Time: info.Time}, nil
 }
 
 // Recent returns the last n messages of the working set in canonical form
-// (unbudgeted), oldest first. Pending actions, held back or in the
-// working set, are not included.
+// (unbudgeted), oldest first: the seeds' get_recent. Pending actions, held
+// back or in the working set, are not included. A message carries the
+// metadata it was added with (AddMessage keeps it on the step it folds
+// into; MARSYS keeps in_reply_to there), and a final answer is the
+// assistant's message wherever it comes.
 func (m *Memory) Recent(n int) []Message {
 	if n <= 0 {
 		return nil
@@ -474,7 +481,7 @@ func (m *Memory) Recent(n int) []Message {
 		if IsPending(m.entries[i].step) {
 			continue
 		}
-		msgs := m.entries[i].step.Messages(RenderOptions{})
+		msgs := canonicalMessages(m.entries[i].step)
 		rev = append(rev, msgs)
 		count += len(msgs)
 	}
@@ -489,7 +496,8 @@ func (m *Memory) Recent(n int) []Message {
 }
 
 // MessageByID returns the canonical message with the given ID: the first
-// message of a step with that ID, or a tool result message with it.
+// message of a step with that ID, or a tool result message with it. A
+// step's message carries the step's metadata (see Recent).
 func (m *Memory) MessageByID(id string) (Message, error) {
 	if id == "" {
 		return Message{}, invalidf("id", "is empty")
@@ -497,14 +505,42 @@ func (m *Memory) MessageByID(id string) (Message, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, e := range m.entries {
-		msgs := e.step.Messages(RenderOptions{})
-		for _, msg := range msgs {
+		for _, msg := range canonicalMessages(e.step) {
 			if msg.ID == id {
-				return msg.Clone(), nil
+				return msg, nil
 			}
 		}
 	}
 	return Message{}, fmt.Errorf("%w: message %q", ErrNotFound, id)
+}
+
+// canonicalMessages renders a step in canonical form, as Recent and
+// MessageByID return it: the message that is the step's own (its ID is
+// the step's, or it is the first) carries the step's metadata, the keys
+// of the message's own metadata (a tool result's is_error) first. The
+// messages are the caller's.
+func canonicalMessages(s Step) []Message {
+	msgs := s.Messages(RenderOptions{})
+	for i := range msgs {
+		msgs[i] = msgs[i].Clone() // they may share slices with the step
+	}
+	info := s.Info()
+	if len(info.Metadata) == 0 || len(msgs) == 0 {
+		return msgs
+	}
+	own := 0
+	for i, msg := range msgs {
+		if info.ID != "" && msg.ID == info.ID {
+			own = i
+			break
+		}
+	}
+	md := cloneMap(info.Metadata)
+	for k, v := range msgs[own].Metadata {
+		md[k] = v
+	}
+	msgs[own].Metadata = md
+	return msgs
 }
 
 // StepsFromMessages folds a list of chat messages into steps, as

@@ -45,6 +45,8 @@ func (m *Memory) cloneForStrategy() ([]Step, map[Step]*entry, uint64) {
 }
 
 // Prune applies a strategy to the working set and returns what changed.
+// A nil strategy means the memory's default (Options.Prune), the seeds'
+// prune(); without one it is an error wrapping ErrInvalid.
 //
 // The strategy runs without holding the memory's locks, so an LLM
 // summarizer does not block readers or writers. Steps appended while it
@@ -54,7 +56,10 @@ func (m *Memory) cloneForStrategy() ([]Step, map[Step]*entry, uint64) {
 // recorded before the memory changes.
 func (m *Memory) Prune(ctx context.Context, s Strategy) (*Compaction, error) {
 	if s == nil {
-		return nil, invalidf("strategy", "is nil")
+		s = m.prune
+	}
+	if s == nil {
+		return nil, invalidf("strategy", "is nil and the memory has no default strategy (Options.Prune)")
 	}
 	in, byStep, epoch := m.cloneForStrategy()
 	out, err := s.Apply(ctx, slices.Clone(in), m.env(in, byStep, m.format, m.counter))
@@ -135,7 +140,7 @@ func (m *Memory) compact(ctx context.Context, epoch uint64, in []Step, byStep ma
 		m.next = max(m.next, n+1)
 	}
 	m.entries = plan.entries
-	m.pinned = pinnedIndexes(plan.entries)
+	m.pinned = m.pin.indexes(plan.entries)
 	m.waiting = waitingIndexes(plan.entries)
 	m.epoch++
 	m.recountLocked()
@@ -143,31 +148,80 @@ func (m *Memory) compact(ctx context.Context, epoch uint64, in []Step, byStep ma
 	return plan.comp, nil
 }
 
+// orderResult checks a strategy's result against the steps it was given
+// and returns it in working-set order (see Strategy on order). known
+// reports whether a step is one of in, unchanged; a step with an ID that
+// is not known is a modified copy and must have the number, ID and kind
+// of a step of in. It changes neither slice.
+func orderResult(in, out []Step, known func(Step) bool) ([]Step, error) {
+	pos := make(map[int]int, len(in)) // number -> index in in
+	for i, s := range in {
+		pos[s.Info().Number] = i
+	}
+	at := make([]int, len(out)) // index in in of each kept step, -1 for a new one
+	seen := make(map[int]int, len(out))
+	sorted, fresh := true, -1
+	last := -1
+	for i, s := range out {
+		if s == nil {
+			return nil, &StrategyError{Index: i, Step: -1, Reason: "is nil"}
+		}
+		info := s.Info()
+		if !known(s) && info.ID == "" {
+			at[i] = -1
+			if fresh < 0 {
+				fresh = i
+			}
+			continue
+		}
+		k, ok := pos[info.Number]
+		if !ok || in[k].Info().ID != info.ID || in[k].Kind() != s.Kind() {
+			return nil, &StrategyError{Index: i, Step: info.Number, Reason: fmt.Sprintf("step %d (%s) is not a step of the working set; new steps must have no ID", info.Number, info.ID)}
+		}
+		if j, dup := seen[info.Number]; dup {
+			return nil, &StrategyError{Index: i, Step: info.Number, Reason: fmt.Sprintf("step %d is repeated (already at result[%d]): a strategy keeps a step at most once", info.Number, j)}
+		}
+		seen[info.Number] = i
+		at[i] = k
+		if k < last {
+			sorted = false
+		}
+		last = max(last, k)
+	}
+	if sorted {
+		return out, nil
+	}
+	if fresh >= 0 {
+		return nil, &StrategyError{Index: fresh, Step: -1, Reason: "a new step comes with kept steps out of their order: where it belongs is ambiguous; a strategy that inserts steps must return the kept ones in their order"}
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return at[a] - at[b] })
+	ordered := make([]Step, len(out))
+	for i, j := range idx {
+		ordered[i] = out[j]
+	}
+	return ordered, nil
+}
+
 // plan checks a strategy's output and works out the new working set. It
 // reads the working set under m.wmu and changes nothing.
 func (m *Memory) plan(in []Step, byStep map[Step]*entry, out []Step) (*compactPlan, error) {
+	out, err := orderResult(in, out, func(s Step) bool { _, ok := byStep[s]; return ok })
+	if err != nil {
+		return nil, err
+	}
 	pos := make(map[int]int, len(in)) // number -> index in in
 	for i, s := range in {
 		pos[s.Info().Number] = i
 	}
 	p := &compactPlan{comp: &Compaction{Before: len(m.entries), After: len(m.entries)}}
 	kept := make(map[int]bool, len(out))
-	last := -1
-	keep := func(i, n int) error {
-		if kept[n] || pos[n] < last {
-			return invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d is repeated or out of order", n)
-		}
-		kept[n], last = true, pos[n]
-		return nil
-	}
 	for i, s := range out {
-		if s == nil {
-			return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "is nil")
-		}
 		if e, ok := byStep[s]; ok { // unchanged
-			if err := keep(i, s.Info().Number); err != nil {
-				return nil, err
-			}
+			kept[s.Info().Number] = true
 			p.entries = append(p.entries, e)
 			continue
 		}
@@ -180,13 +234,8 @@ func (m *Memory) plan(in []Step, byStep map[Step]*entry, out []Step) (*compactPl
 			p.entries = append(p.entries, &entry{step: s.clone()})
 			continue
 		}
-		at, ok := pos[info.Number]
-		if !ok || in[at].Info().ID != info.ID || in[at].Kind() != s.Kind() {
-			return nil, invalidf(fmt.Sprintf("strategy result[%d]", i), "step %d (%s) is not a step of the working set; new steps must have no ID", info.Number, info.ID)
-		}
-		if err := keep(i, info.Number); err != nil {
-			return nil, err
-		}
+		at := pos[info.Number] // orderResult checked it is a step of in
+		kept[info.Number] = true
 		p.replaced = append(p.replaced, len(p.entries))
 		p.entries = append(p.entries, &entry{step: s.clone()})
 		p.comp.Replaced = append(p.comp.Replaced, byStep[in[at]].step.clone())
@@ -218,7 +267,8 @@ func (m *Memory) recountLocked() {
 // TrimToFit drops steps from the working set so that it fits the budget,
 // as Context would show it, and returns what it removed: the mutating
 // counterpart of Context (the seeds' trim_to_fit). Pinned steps stay.
-// TruncateToFill and Strategy are not used.
+// TruncateToFill and Strategy are not used, and a newest step that does
+// not fit is dropped (DropOversizedNewest is implied).
 func (m *Memory) TrimToFit(ctx context.Context, opts ContextOptions) (*Compaction, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -230,7 +280,7 @@ func (m *Memory) TrimToFit(ctx context.Context, opts ContextOptions) (*Compactio
 	if c == nil {
 		c = m.counter
 	}
-	opts.TruncateToFill, opts.Strategy = false, nil
+	opts.TruncateToFill, opts.DropOversizedNewest, opts.Strategy = false, true, nil
 	m.wmu.Lock()
 	comp, err := m.trim(ctx, opts, f, c)
 	m.wmu.Unlock()
@@ -323,13 +373,47 @@ func (m *Memory) olderUnpinnedLocked(keepRecent int) []int {
 // any summary among them), atomically: the seeds' set_summary followed by
 // trim_to_recent. It returns the compaction; the summary survives Snapshot
 // and Restore like any step.
+//
+// The text is always kept, as the seeds' set_summary keeps it: when no
+// step is older than the newest keepRecent unpinned ones, the summary is
+// put before the oldest unpinned step (at the end when every step is
+// pinned) and takes the place of the summaries already in the working
+// set, covering what they covered. Summary then returns text.
 func (m *Memory) SetSummary(ctx context.Context, text string, keepRecent int) (*Compaction, error) {
 	if err := validText("summary", text); err != nil {
 		return nil, err
 	}
 	return m.Prune(ctx, StrategyFunc(func(_ context.Context, steps []Step, env *Env) ([]Step, error) {
-		return ReplaceWithSummary(steps, env, text, keepRecent), nil
+		if out := ReplaceWithSummary(steps, env, text, keepRecent); !slices.Equal(out, steps) {
+			return out, nil
+		}
+		return insertSummary(steps, env, text), nil
 	}))
+}
+
+// insertSummary returns steps with a SummaryStep holding text before the
+// first unpinned step (at the end when every step is pinned), in place of
+// the unpinned summaries among them.
+func insertSummary(steps []Step, env *Env, text string) []Step {
+	sum := &SummaryStep{Summary: text}
+	out := make([]Step, 0, len(steps)+1)
+	placed := false
+	for _, s := range steps {
+		pinned := env.Pinned(s)
+		if !pinned && !placed {
+			out, placed = append(out, sum), true
+		}
+		if !pinned && s.Kind() == KindSummary {
+			sum.Covers = append(sum.Covers, CoveredBy(s)...)
+			continue
+		}
+		out = append(out, s)
+	}
+	if !placed {
+		out = append(out, sum)
+	}
+	sum.Covers = MergeRanges(sum.Covers)
+	return out
 }
 
 // ReplaceWithSummary returns steps with every unpinned step except the

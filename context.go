@@ -3,6 +3,7 @@ package agentmem
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -23,6 +24,14 @@ type ContextOptions struct {
 	// TruncateToFill lets the newest step that does not fit be shown with
 	// its observations truncated so that the context fills the budget.
 	TruncateToFill bool
+	// DropOversizedNewest turns off what a context does by default when
+	// the newest step alone costs more than the budget leaves after the
+	// pinned steps: show it with its tool results and observation
+	// truncated to fit (Context.NewestTruncated), so that the model is
+	// not left without its last result. With DropOversizedNewest the step
+	// is dropped like any other that does not fit. Only an action step
+	// can be truncated so; other steps that do not fit are dropped.
+	DropOversizedNewest bool
 	// SummaryMode renders steps as summarizer input (see RenderOptions).
 	SummaryMode bool
 	// Reuse, when set, is a Context from an earlier call that the caller
@@ -52,6 +61,11 @@ type Context struct {
 	DroppedSteps int `json:"dropped_steps"`
 	// Truncated lists the numbers of steps shown with truncated observations.
 	Truncated []int `json:"truncated,omitempty"`
+	// NewestTruncated reports that the newest step alone cost more than
+	// the budget left after the pinned steps, and is shown with its
+	// observations truncated to fit (its number is in Truncated) rather
+	// than dropped (see ContextOptions.DropOversizedNewest).
+	NewestTruncated bool `json:"newest_truncated,omitempty"`
 	// Summarized lists the step numbers covered by the summaries shown.
 	Summarized []Range `json:"summarized,omitempty"`
 	// Pending lists the pending actions of the working set, whose tool
@@ -63,6 +77,7 @@ type Context struct {
 
 	// Storage kept for ContextOptions.Reuse.
 	shown []*entry
+	muted []*entry // final answers among shown that end the context
 	parts []Part
 	calls []ToolCall
 }
@@ -70,11 +85,12 @@ type Context struct {
 // reset empties c for reuse, keeping its storage.
 func (c *Context) reset(budget int, format, counter string) *Context {
 	clear(c.shown) // drop references to entries
+	clear(c.muted)
 	*c = Context{
 		Budget: budget, Format: format, Counter: counter,
 		Messages: c.Messages[:0], Steps: c.Steps[:0], Dropped: c.Dropped[:0],
 		Truncated: c.Truncated[:0], Summarized: c.Summarized[:0], Pending: c.Pending[:0],
-		shown: c.shown[:0], parts: c.parts[:0], calls: c.calls[:0],
+		shown: c.shown[:0], muted: c.muted[:0], parts: c.parts[:0], calls: c.calls[:0],
 	}
 	return c
 }
@@ -96,12 +112,19 @@ type DroppedRun struct {
 }
 
 // Context renders the working set to fit a token budget, without changing
-// it: the pinned steps (system prompts and the first task) always, then the
-// newest steps that fit, walking back from the end and stopping at the
-// first that does not, so the kept window has no gaps. A tool call and its
-// results belong to one step and so are kept or dropped together. Pending
-// actions (whose calls await results) are never shown: they are listed in
-// Context.Pending, not in Dropped.
+// it: the pinned steps (Options.Pinning: by default the system prompts and
+// the first task) always, then the newest steps that fit, walking back
+// from the end and stopping at the first that does not, so the kept window
+// has no gaps. A tool call and its results belong to one step and so are
+// kept or dropped together. Pending actions (whose calls await results)
+// are never shown: they are listed in Context.Pending, not in Dropped.
+//
+// When the newest step alone does not fit in what the pinned steps leave,
+// it is shown with its observations truncated to fit rather than dropped
+// (Context.NewestTruncated; see ContextOptions.DropOversizedNewest). A
+// final answer is shown as the assistant's message when later steps
+// follow it, and renders nothing when it ends the context (see
+// FinalAnswerStep).
 //
 // Each step is rendered and counted once per format and counter and the
 // result cached, so the cost of a call follows the number of steps kept,
@@ -176,12 +199,15 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 		return nil, &BudgetError{Budget: opts.Budget, Required: need}
 	}
 	used := need
+	// Final answers that end the context render nothing and cost nothing.
+	muted := trailingAnswers(v.entries, f, c, ro)
 	// Walk back from the newest step; start ends as the index of the
 	// oldest step of the kept window. Pending actions cost nothing and
 	// are passed over (and not shown).
 	start := len(v.entries)
 	pi := len(v.pinned) - 1  // walks the pinned indexes down with i
 	wi := len(v.waiting) - 1 // and the pending ones
+	kept := 0                // unpinned steps kept that render something
 	for i := len(v.entries) - 1; i >= 0; i-- {
 		if pi >= 0 && v.pinned[pi] == i {
 			start = i
@@ -193,12 +219,19 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 			wi--
 			continue
 		}
+		if slices.Contains(muted, i) {
+			start = i
+			continue
+		}
 		cost := v.entries[i].render(f, c, ro).total
 		if !unlimited && used+cost > opts.Budget {
 			break
 		}
 		used += cost
 		start = i
+		if cost > 0 {
+			kept++
+		}
 	}
 	out := opts.Reuse
 	if out == nil {
@@ -207,6 +240,13 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 	out.reset(opts.Budget, f.Name(), c.Name())
 	addEntry := func(e *entry) {
 		out.shown = append(out.shown, e)
+		if e.step.Kind() == KindFinalAnswer {
+			for _, i := range muted {
+				if v.entries[i] == e {
+					out.muted = append(out.muted, e)
+				}
+			}
+		}
 		if s, ok := e.step.(*SummaryStep); ok {
 			out.Summarized = append(out.Summarized, s.Covers...)
 		}
@@ -250,9 +290,11 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 		addEntry(v.entries[p])
 		next = p + 1
 	}
-	// The newest step that did not fit, truncated to fill the budget.
+	// The newest step that did not fit, truncated to fill the budget: on
+	// request, and by default when it is the newest step of all.
 	var filler *entry
-	if opts.TruncateToFill && !unlimited && start > next {
+	newest := kept == 0 && !opts.DropOversizedNewest
+	if (opts.TruncateToFill || newest) && !unlimited && start > next {
 		if a, ok := v.entries[start-1].step.(*ActionStep); ok {
 			if t := fitTruncated(a, opts.Budget-used, f, c, ro); t != nil {
 				filler = &entry{step: t}
@@ -272,6 +314,7 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 	if filler != nil {
 		addEntry(filler)
 		out.Truncated = append(out.Truncated, filler.step.Info().Number)
+		out.NewestTruncated = kept == 0
 	}
 	wi = 0
 	for i := start; i < len(v.entries); i++ {
@@ -299,6 +342,9 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 func copyMessages(out *Context, f Format, c tokenizer.Counter, ro RenderOptions) {
 	nMsgs, nParts, nCalls := 0, 0, 0
 	for _, e := range out.shown {
+		if slices.Contains(out.muted, e) {
+			continue
+		}
 		for _, m := range e.render(f, c, ro).msgs {
 			nMsgs++
 			nParts += len(m.Content)
@@ -311,6 +357,9 @@ func copyMessages(out *Context, f Format, c tokenizer.Counter, ro RenderOptions)
 	steps := grow(out.Steps, len(out.shown))
 	for _, e := range out.shown {
 		steps = append(steps, e.step.Info().Number)
+		if slices.Contains(out.muted, e) {
+			continue
+		}
 		for _, m := range e.render(f, c, ro).msgs {
 			if m.Content != nil {
 				at := len(parts)
@@ -341,6 +390,26 @@ func grow[T any](s []T, n int) []T {
 	}
 	clear(s[:cap(s)])
 	return s[:0]
+}
+
+// trailingAnswers returns the indexes, newest first, of the final answers
+// that end entries: those after which no step but a pending action (which
+// contexts leave out) renders a message. They render nothing: a final
+// answer is the run's output, and a request that ended with it would ask
+// the model to continue its own answer.
+func trailingAnswers(entries []*entry, f Format, c tokenizer.Counter, ro RenderOptions) []int {
+	var idx []int
+	for i := len(entries) - 1; i >= 0; i-- {
+		s := entries[i].step
+		switch {
+		case IsPending(s):
+		case s.Kind() == KindFinalAnswer:
+			idx = append(idx, i)
+		case len(entries[i].render(f, c, ro).msgs) > 0:
+			return idx
+		}
+	}
+	return idx
 }
 
 // fitTruncated returns a copy of a whose observations are truncated so that
@@ -381,19 +450,25 @@ func fitTruncated(a *ActionStep, room int, f Format, c tokenizer.Counter, ro Ren
 func (m *Memory) strategyView(ctx context.Context, s Strategy, f Format, c tokenizer.Counter) (workingView, error) {
 	in, byStep, _ := m.cloneForStrategy()
 	env := m.env(in, byStep, f, c)
-	out, err := s.Apply(ctx, in, env)
+	out, err := s.Apply(ctx, slices.Clone(in), env)
 	if err != nil {
 		return workingView{}, err
 	}
+	if out, err = orderResult(in, out, func(s Step) bool { _, ok := byStep[s]; return ok }); err != nil {
+		return workingView{}, err
+	}
 	v := workingView{entries: make([]*entry, 0, len(out))}
-	for _, st := range out {
+	for i, st := range out {
 		if e, ok := byStep[st]; ok {
 			v.entries = append(v.entries, e)
-		} else {
-			v.entries = append(v.entries, &entry{step: st})
+			continue
 		}
+		if err := st.Validate(); err != nil {
+			return workingView{}, fmt.Errorf("strategy result[%d]: %w", i, err)
+		}
+		v.entries = append(v.entries, &entry{step: st})
 	}
-	v.pinned = pinnedIndexes(v.entries)
+	v.pinned = m.pin.indexes(v.entries)
 	v.waiting = waitingIndexes(v.entries)
 	return v, nil
 }
@@ -404,25 +479,6 @@ func waitingIndexes(entries []*entry) []int {
 	for i, e := range entries {
 		if IsPending(e.step) {
 			idx = append(idx, i)
-		}
-	}
-	return idx
-}
-
-// pinnedIndexes returns the indexes of the pinned entries, ascending:
-// every system prompt and the first task.
-func pinnedIndexes(entries []*entry) []int {
-	var idx []int
-	seenTask := false
-	for i, e := range entries {
-		switch e.step.Kind() {
-		case KindSystemPrompt:
-			idx = append(idx, i)
-		case KindTask:
-			if !seenTask {
-				idx = append(idx, i)
-				seenTask = true
-			}
 		}
 	}
 	return idx

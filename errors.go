@@ -67,3 +67,22 @@ func (e *BudgetError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrBudgetTooSmall) true.
 func (e *BudgetError) Unwrap() error { return ErrBudgetTooSmall }
+
+// StrategyError reports a strategy result that a memory cannot use (see
+// Strategy on order): nothing changes. It wraps ErrInvalid.
+type StrategyError struct {
+	// Index is the position in the strategy's result of the step at
+	// fault.
+	Index int
+	// Step is the number of that step, or -1 for a new step.
+	Step int
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *StrategyError) Error() string {
+	return fmt.Sprintf("agentmem: invalid strategy result[%d]: %s", e.Index, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *StrategyError) Unwrap() error { return ErrInvalid }

@@ -90,9 +90,9 @@ func ExampleMemory_Snapshot() {
 	snap, _ := agentmem.DecodeSnapshot(data)
 	resumed := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
 	resumed.Restore(snap)
-	fmt.Println(resumed.Len(), resumed.NextNumber())
+	fmt.Println(resumed.Len(), resumed.NextNumber(), resumed.Summary())
 	// Output:
-	// 1 1
+	// 2 2 what happened before
 }
 
 // Visualize shows each step with its token cost.
@@ -111,4 +111,52 @@ func ExampleMemory_Visualize() {
 	// * #0    system_prompt        8 tok
 	// * #1    task                 8 tok
 	//   #2    action              22 tok  list_dir  obs 24 chars
+}
+
+// A chat pins only its system prompt: once the conversation outgrows the
+// budget, its first question goes like any other old turn.
+func ExamplePinning() {
+	ctx := context.Background()
+	mem := agentmem.New(agentmem.Options{
+		Counter: tokenizer.NewHeuristic(),
+		Pinning: &agentmem.Pinning{SystemPrompts: true},
+	})
+	mem.AddMessage(ctx, agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text("Be brief.")})
+	for i := 1; i <= 20; i++ {
+		mem.AddUser(ctx, fmt.Sprintf("Question %d?", i))
+		mem.AddAssistant(ctx, agentmem.Message{Content: agentmem.Text(fmt.Sprintf("Answer %d.", i))})
+	}
+	view, _ := mem.Context(ctx, agentmem.ContextOptions{Budget: 40})
+	for _, m := range view.Messages {
+		fmt.Printf("%s: %s\n", m.Role, m.Text())
+	}
+	// Output:
+	// system: Be brief.
+	// user: Question 19?
+	// assistant: Answer 19.
+	// user: Question 20?
+	// assistant: Answer 20.
+}
+
+// The seeds' MemoryManager(system_prompt, prune_strategy): the prompt is
+// the first step, and Prune(ctx, nil) applies the default strategy (as
+// does any add past 1,000 steps).
+func ExampleOptions_seedMemoryManager() {
+	ctx := context.Background()
+	mem := agentmem.New(agentmem.Options{
+		SystemPrompt: "You are a helpful assistant.",
+		Prune:        agentmem.KeepLastNActions(2),
+	})
+	mem.Add(ctx, &agentmem.TaskStep{Task: "Analyze this code."})
+	for i := range 5 {
+		mem.Add(ctx, &agentmem.ActionStep{ModelOutput: fmt.Sprintf("step %d", i), Observation: "ok"})
+	}
+	mem.Prune(ctx, nil)
+	fmt.Print(mem.Visualize())
+	// Output:
+	// Memory: 4 steps (2 actions), 49 tokens [openai, o200k_base]
+	// * #0    system_prompt       10 tok
+	// * #1    task                 8 tok
+	//   #5    action              14 tok  obs 2 chars
+	//   #6    action              14 tok  obs 2 chars
 }

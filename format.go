@@ -49,8 +49,9 @@ func (openAIFormat) Assemble(msgs []Message, _ tokenizer.Counter) ([]Message, in
 
 // ChatRoles maps the multi-agent roles onto chat roles: an agent_call
 // becomes a user message "[Request from NAME]: ..." and an agent_response
-// an assistant message; agent calls and structured data, which chat APIs
-// have no field for, become text. Other messages are returned unchanged.
+// an assistant message; agent calls and structured data (of any role),
+// which chat APIs have no field for, become text. Other messages are
+// returned unchanged.
 func ChatRoles(m Message) Message {
 	switch m.Role {
 	case RoleAgentCall:
@@ -82,8 +83,6 @@ func ChatRoles(m Message) Message {
 		if len(m.AgentCalls) > 0 {
 			m.Content, m.AgentCalls = Text(text), nil
 		}
-	default:
-		return m
 	}
 	if len(m.Data) > 0 {
 		m.Content = append(cloneContent(m.Content), TextPart(string(m.Data)))

@@ -3,6 +3,8 @@ package agentmem
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,15 +13,37 @@ import (
 
 // Options configures a Memory. The zero value works: OpenAI format,
 // o200k_base token counts, the system clock, UUIDv7 step IDs, no automatic
-// pruning.
+// pruning, the system prompts and the first task pinned.
+//
+// The seeds' MemoryManager(system_prompt, prune_strategy) is
+// Options{SystemPrompt: ..., Prune: ...}: the prompt is the first step,
+// Memory.Prune(ctx, nil) applies the strategy, and an add that takes the
+// working set past DefaultMaxSteps (1,000) steps applies it too.
 type Options struct {
 	// Format is the default rendering format; nil means OpenAI.
 	Format Format
 	// Counter is the default token counter; nil means o200k_base.
 	Counter tokenizer.Counter
 	// Policy, when set, prunes the working set automatically after an add
-	// makes it exceed the policy's limits.
+	// makes it exceed the policy's limits. When it is nil and Prune is
+	// set, the policy is Policy{MaxSteps: DefaultMaxSteps, Strategy:
+	// Prune}, as the seeds' MemoryManager prunes past 1,000 steps; give a
+	// Policy without limits (&Policy{}) to have a default strategy and no
+	// automatic pruning.
 	Policy *Policy
+	// Prune is the memory's default strategy: what Memory.Prune applies
+	// when it is given none (the seeds' prune()).
+	Prune Strategy
+	// SystemPrompt, when not empty, is added by New as the memory's first
+	// step, a SystemPromptStep (invalid UTF-8 in it is replaced by
+	// U+FFFD). With a Journal, New adds nothing, since the journal's
+	// session has steps of its own: store.CreateMemory adds the prompt to
+	// the session it creates.
+	SystemPrompt string
+	// Pinning chooses the steps that are pinned: always shown by Context
+	// and kept by the built-in strategies. Nil means DefaultPinning (the
+	// system prompts and the first task); &Pinning{} pins nothing.
+	Pinning *Pinning
 	// Clock returns the current time; nil means time.Now. Step times,
 	// age-based pruning and the strategies' Env read it.
 	Clock func() time.Time
@@ -34,6 +58,11 @@ type Options struct {
 	// automatic one. A store uses it to record compactions in its log.
 	OnCompact func(*Compaction, error)
 }
+
+// DefaultMaxSteps is the number of steps past which a memory with a
+// default strategy (Options.Prune) and no Policy prunes itself: the seeds'
+// automatic prune past 1,000 steps.
+const DefaultMaxSteps = 1000
 
 // Policy triggers automatic pruning. After an add, if the working set has
 // more than MaxSteps steps or its full rendering (default format and
@@ -55,6 +84,8 @@ type Memory struct {
 	format  Format
 	counter tokenizer.Counter
 	policy  *Policy
+	prune   Strategy
+	pin     Pinning
 	now     func() time.Time
 	newID   func() string
 	onComp  func(*Compaction, error)
@@ -100,6 +131,8 @@ func New(opts Options) *Memory {
 		format:  opts.Format,
 		counter: opts.Counter,
 		policy:  opts.Policy,
+		prune:   opts.Prune,
+		pin:     DefaultPinning,
 		now:     opts.Clock,
 		newID:   opts.NewID,
 		onComp:  opts.OnCompact,
@@ -121,8 +154,24 @@ func New(opts Options) *Memory {
 	if m.newID == nil {
 		m.newID = NewID
 	}
+	if opts.Pinning != nil {
+		m.pin = *opts.Pinning
+	}
+	if m.policy == nil && m.prune != nil {
+		m.policy = &Policy{MaxSteps: DefaultMaxSteps, Strategy: m.prune}
+	}
+	if opts.SystemPrompt != "" && m.journal == nil {
+		s := &SystemPromptStep{Content: strings.ToValidUTF8(opts.SystemPrompt, "\uFFFD")}
+		s.setInfo(StepInfo{ID: m.newID(), Time: m.now()})
+		e := &entry{step: s}
+		e.render(m.format, m.counter, RenderOptions{})
+		m.appendLocked(e) // nobody else can see m yet
+	}
 	return m
 }
+
+// Pinning returns the memory's pinning (Options.Pinning).
+func (m *Memory) Pinning() Pinning { return m.pin }
 
 // Format returns the memory's default format.
 func (m *Memory) Format() Format { return m.format }
@@ -253,21 +302,20 @@ func (m *Memory) appendLocked(e *entry) {
 	}
 }
 
-// pinsNext reports whether a step of this kind appended now is pinned:
-// every system prompt, and a task when the working set has none yet.
+// pinsNext reports whether a step of this kind appended now is pinned
+// (Options.Pinning).
 func (m *Memory) pinsNext(k StepKind) bool {
-	switch k {
-	case KindSystemPrompt:
-		return true
-	case KindTask:
+	hasTask := false
+	if k == KindTask && m.pin.FirstTask && !m.pin.Tasks {
+		// With FirstTask, the working set's first task, if any, is pinned.
 		for _, i := range m.pinned {
 			if m.entries[i].step.Kind() == KindTask {
-				return false
+				hasTask = true
+				break
 			}
 		}
-		return true
 	}
-	return false
+	return m.pin.pinsKind(k, hasTask)
 }
 
 // overPolicy reports whether the working set exceeds the policy. m.wmu
@@ -326,8 +374,14 @@ func (m *Memory) Step(number int) (Step, bool) {
 
 // indexOf finds the entry with step number n. Numbers increase along the
 // working set except where a summary was inserted, so a binary search is
-// tried first and a scan is the fallback.
+// tried first and a scan is the fallback. A number from m.next on is no
+// step's yet (every number in use is below it): the question a cache
+// replaying the log asks before each step it adds, answered without the
+// scan.
 func (m *Memory) indexOf(n int) int {
+	if n >= m.next {
+		return -1
+	}
 	lo, hi := 0, len(m.entries)
 	for lo < hi {
 		mid := (lo + hi) / 2
@@ -404,13 +458,15 @@ func (m *Memory) Clear(ctx context.Context) error {
 
 // Messages renders the whole working set in the memory's default format,
 // with no budget: the seeds' to_messages(). Pending actions are left out,
-// as Context leaves them out.
+// as Context leaves them out, and so is a final answer that ends the
+// working set (see FinalAnswerStep).
 func (m *Memory) Messages(opts RenderOptions) []Message {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var msgs []Message
-	for _, e := range m.entries {
-		if IsPending(e.step) {
+	muted := trailingAnswers(m.entries, m.format, m.counter, opts)
+	for i, e := range m.entries {
+		if IsPending(e.step) || slices.Contains(muted, i) {
 			continue
 		}
 		for _, msg := range e.render(m.format, m.counter, opts).msgs {
@@ -422,14 +478,16 @@ func (m *Memory) Messages(opts RenderOptions) []Message {
 }
 
 // Tokens returns the cost of rendering the whole working set in the
-// default format, reply priming included (pending actions, which contexts
-// leave out, cost nothing).
+// default format, reply priming included (pending actions and a final
+// answer that ends the working set, which contexts leave out, cost
+// nothing).
 func (m *Memory) Tokens() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	n := ReplyPriming
-	for _, e := range m.entries {
-		if IsPending(e.step) {
+	muted := trailingAnswers(m.entries, m.format, m.counter, RenderOptions{})
+	for i, e := range m.entries {
+		if IsPending(e.step) || slices.Contains(muted, i) {
 			continue
 		}
 		n += e.render(m.format, m.counter, RenderOptions{}).total

@@ -286,8 +286,11 @@ func TestTrimToFitMutatesAndReports(t *testing.T) {
 
 func TestPruneValidatesStrategyOutput(t *testing.T) {
 	m := seeded(t, 3)
-	reorder := agentmem.StrategyFunc(func(_ context.Context, s []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
-		return []agentmem.Step{s[1], s[0]}, nil
+	repeat := agentmem.StrategyFunc(func(_ context.Context, s []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
+		return []agentmem.Step{s[0], s[1], s[1]}, nil
+	})
+	reorderInsert := agentmem.StrategyFunc(func(_ context.Context, s []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
+		return []agentmem.Step{s[1], &agentmem.SummaryStep{Summary: "x"}, s[0]}, nil
 	})
 	forged := agentmem.StrategyFunc(func(_ context.Context, s []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
 		return []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{Number: 77, ID: "forged"}, Task: "x"}}, nil
@@ -295,10 +298,17 @@ func TestPruneValidatesStrategyOutput(t *testing.T) {
 	failing := agentmem.StrategyFunc(func(context.Context, []agentmem.Step, *agentmem.Env) ([]agentmem.Step, error) {
 		return nil, errors.New("boom")
 	})
-	for name, s := range map[string]agentmem.Strategy{"reorder": reorder, "forged": forged, "failing": failing} {
+	for name, s := range map[string]agentmem.Strategy{"repeat": repeat, "reorder and insert": reorderInsert, "forged": forged, "failing": failing} {
 		_, err := m.Prune(bg, s)
 		if err == nil {
 			t.Fatalf("%s: no error", name)
+		}
+		var se *agentmem.StrategyError
+		if name != "failing" && (!errors.As(err, &se) || !errors.Is(err, agentmem.ErrInvalid)) {
+			t.Fatalf("%s: error %v is not a *StrategyError wrapping ErrInvalid", name, err)
+		}
+		if _, err := m.Context(bg, agentmem.ContextOptions{Strategy: s}); err == nil {
+			t.Fatalf("%s: Context with the strategy: no error", name)
 		}
 		if m.Len() != 5 {
 			t.Fatalf("%s: failed prune changed the memory", name)

@@ -1,6 +1,7 @@
 package agentmem_test
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
@@ -311,5 +312,60 @@ func TestPopMessageOfEachKind(t *testing.T) {
 	msg, _ := agentmem.PopMessage(withResults)
 	if msg.ToolCallID != "b" || msg.Metadata[agentmem.MetaIsError] != "true" {
 		t.Fatalf("the popped tool message = %+v", msg)
+	}
+	// A message comes back with the name, data and metadata it was added
+	// with (issue 13 item 2).
+	steps, err := agentmem.StepsFromMessages([]agentmem.Message{{Role: agentmem.RoleUser, Name: "ann", Content: agentmem.Text("hi"),
+		Data: json.RawMessage(`{"a":1}`), Metadata: map[string]string{"in_reply_to": "m0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ = agentmem.PopMessage(steps[0])
+	if msg.Name != "ann" || string(msg.Data) != `{"a":1}` || msg.Metadata["in_reply_to"] != "m0" {
+		t.Fatalf("popped user message = %+v", msg)
+	}
+}
+
+// TestResultMetadata: a tool message's metadata (but its error flag)
+// stays with its result through a fold, the step's JSON, a clone and a
+// pop, which gives it back with the message.
+func TestResultMetadata(t *testing.T) {
+	call := agentmem.Message{Role: agentmem.RoleAssistant, ToolCalls: []agentmem.ToolCall{{ID: "a", Name: "f"}, {ID: "b", Name: "g"}}}
+	res := agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "a", Content: agentmem.Text("ra"),
+		Metadata: map[string]string{"origin": `{"x":1}`, agentmem.MetaIsError: "true"}}
+	f, err := agentmem.FoldMessages(nil, []agentmem.Message{call, res, {Role: agentmem.RoleTool, ToolCallID: "b", Content: agentmem.Text("rb")}}, agentmem.FoldOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.Steps[0].(*agentmem.ActionStep)
+	if r := a.Results[0]; !r.IsError || len(r.Metadata) != 1 || r.Metadata["origin"] != `{"x":1}` || a.Results[1].Metadata != nil {
+		t.Fatalf("results: %+v", a.Results)
+	}
+	data, err := agentmem.MarshalStep(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := agentmem.UnmarshalStep(data)
+	if err != nil || !reflect.DeepEqual(back, agentmem.Step(a)) {
+		t.Fatalf("round trip of %s: %+v, %v", data, back, err)
+	}
+	c := agentmem.CloneStep(a).(*agentmem.ActionStep)
+	c.Results[0].Metadata["origin"] = "changed"
+	if a.Results[0].Metadata["origin"] != `{"x":1}` {
+		t.Fatal("a clone shares its results' metadata")
+	}
+	msg, rest, ok := a.PopResult("a")
+	if !ok || msg.ToolCallID != "a" || msg.Metadata["origin"] != `{"x":1}` || msg.Metadata[agentmem.MetaIsError] != "true" ||
+		len(rest.Results) != 1 || rest.Results[0].CallID != "b" || !rest.Pending() || len(a.Results) != 2 {
+		t.Fatalf("PopResult: %+v, %+v, %v", msg, rest, ok)
+	}
+	if _, _, ok := rest.PopResult("a"); ok {
+		t.Fatal("PopResult of a call without a result")
+	}
+	// A result's metadata must be valid text.
+	bad := agentmem.CloneStep(a).(*agentmem.ActionStep)
+	bad.Results[0].Metadata = map[string]string{"k": "\xff"}
+	if err := bad.Validate(); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatalf("invalid metadata: %v", err)
 	}
 }

@@ -127,7 +127,7 @@ func TestPropertyContextInvariants(t *testing.T) {
 		full := m.Tokens()
 		for range 10 {
 			budget := 1 + r.IntN(full+50)
-			opts := agentmem.ContextOptions{Budget: budget, TruncateToFill: r.IntN(2) == 0}
+			opts := agentmem.ContextOptions{Budget: budget, TruncateToFill: r.IntN(2) == 0, DropOversizedNewest: r.IntN(4) == 0}
 			c, err := m.Context(bg, opts)
 			if err != nil {
 				var be *agentmem.BudgetError
@@ -137,6 +137,14 @@ func TestPropertyContextInvariants(t *testing.T) {
 				continue
 			}
 			checkInvariants(t, m, c, counter, budget)
+			// A newest step reported truncated is the newest of all, shown
+			// last; DropOversizedNewest (without TruncateToFill, which
+			// truncates whichever step does not fit) drops it instead.
+			steps := m.Steps()
+			newest := steps[len(steps)-1].Info().Number
+			if c.NewestTruncated && ((opts.DropOversizedNewest && !opts.TruncateToFill) || c.Steps[len(c.Steps)-1] != newest || c.Truncated[len(c.Truncated)-1] != newest) {
+				t.Fatalf("iteration %d budget %d: newest step %d reported truncated, steps %v, truncated %v", it, budget, newest, c.Steps, c.Truncated)
+			}
 		}
 	}
 }

@@ -86,7 +86,7 @@ func (m *Memory) Restore(s *Snapshot) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.entries = entries
-	m.pinned = pinnedIndexes(entries)
+	m.pinned = m.pin.indexes(entries)
 	m.waiting = waitingIndexes(entries)
 	m.next = max(next, m.next)
 	m.pending = pending

@@ -1,7 +1,10 @@
 package agentmem
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,8 +50,11 @@ func (i *StepInfo) setInfo(n StepInfo) { *i = n }
 // RenderOptions controls how a step renders itself to messages.
 type RenderOptions struct {
 	// SummaryMode renders the step as input for a summarizer or planner,
-	// as smolagents does: system prompts and plans render nothing and
-	// action steps leave out the model's raw output.
+	// as smolagents does: system prompts and plans render nothing, and an
+	// action step that calls tools leaves out the model's raw output (its
+	// calls and their results say what it did). An action without tool
+	// calls keeps its text: in a chat it is the assistant's reply, the
+	// only record of the assistant's side of the turn.
 	SummaryMode bool
 }
 
@@ -124,23 +130,32 @@ type TaskStep struct {
 	StepInfo
 	Task   string  `json:"task"`
 	Images []Image `json:"images,omitempty"`
+	// Name and Data are the name and structured data of the user message
+	// the task came from (Message.Name and Message.Data), kept so that
+	// the message renders as it was given.
+	Name string          `json:"name,omitempty"`
+	Data json.RawMessage `json:"structured_data,omitempty"`
 }
 
 // Kind implements Step.
 func (*TaskStep) Kind() StepKind { return KindTask }
 
-// Messages implements Step: one user message with the task and its images.
+// Messages implements Step: one user message with the task and its
+// images, name and structured data.
 func (s *TaskStep) Messages(RenderOptions) []Message {
 	content := Text(s.Task)
 	for _, img := range s.Images {
 		content = append(content, ImagePart(img))
 	}
-	return []Message{{ID: s.ID, Role: RoleUser, Content: content, Time: s.Time}}
+	return []Message{{ID: s.ID, Role: RoleUser, Content: content, Name: s.Name, Data: cloneSlice(s.Data), Time: s.Time}}
 }
 
 // Validate implements Step.
 func (s *TaskStep) Validate() error {
 	if err := validText("task", s.Task); err != nil {
+		return err
+	}
+	if err := validNameData(s.Name, s.Data); err != nil {
 		return err
 	}
 	for i, img := range s.Images {
@@ -155,7 +170,20 @@ func (s *TaskStep) clone() Step {
 	c := *s
 	c.Metadata = cloneMap(s.Metadata)
 	c.Images = cloneImages(s.Images)
+	c.Data = cloneSlice(s.Data)
 	return &c
+}
+
+// validNameData checks the name and structured data a task or an action
+// keeps from its message.
+func validNameData(name string, data json.RawMessage) error {
+	if err := validText("name", name); err != nil {
+		return err
+	}
+	if len(data) > 0 && !json.Valid(data) {
+		return invalidf("structured_data", "is not valid JSON")
+	}
+	return nil
 }
 
 // Usage is the token usage a model reported for one call.
@@ -172,6 +200,12 @@ type ToolResult struct {
 	ID      string `json:"id,omitempty"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Metadata is the tool message's metadata other than its error flag
+	// (MetaIsError), kept with the result; a context does not render it.
+	// An adapter of another message format (package responses) keeps the
+	// original item here, so that it survives amendments, pops and
+	// compactions with the result.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // ActionStep is one turn of the agent loop: the model's reasoning and
@@ -204,6 +238,11 @@ type ActionStep struct {
 	IsFinal  bool          `json:"is_final,omitempty"`
 	Usage    *Usage        `json:"usage,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
+	// Name and Data are the name and structured data of the assistant
+	// message the step came from (Message.Name and Message.Data), kept
+	// so that the message renders as it was given.
+	Name string          `json:"name,omitempty"`
+	Data json.RawMessage `json:"structured_data,omitempty"`
 }
 
 // Kind implements Step.
@@ -212,16 +251,17 @@ func (*ActionStep) Kind() StepKind { return KindAction }
 // Messages implements Step: an assistant message with the model's output
 // and tool calls, one tool message per result, then the observation and
 // error (if any) as user messages. In summary mode the model's raw output
-// is left out. A pending action renders the results it has; contexts
-// leave it out whole.
+// is left out when the step calls tools (see RenderOptions.SummaryMode).
+// A pending action renders the results it has; contexts leave it out
+// whole.
 func (s *ActionStep) Messages(opts RenderOptions) []Message {
 	msgs := make([]Message, 0, 1+len(s.Results)+2)
 	text := s.assistantText()
-	if opts.SummaryMode {
+	if opts.SummaryMode && len(s.ToolCalls) > 0 {
 		text = ""
 	}
-	if text != "" || len(s.ToolCalls) > 0 {
-		m := Message{ID: s.ID, Role: RoleAssistant, ToolCalls: s.ToolCalls, Time: s.Time}
+	if text != "" || len(s.ToolCalls) > 0 || len(s.Data) > 0 {
+		m := Message{ID: s.ID, Role: RoleAssistant, Name: s.Name, ToolCalls: s.ToolCalls, Data: cloneSlice(s.Data), Time: s.Time}
 		if text != "" {
 			m.Content = Text(text)
 		}
@@ -246,6 +286,28 @@ func (s *ActionStep) resultMessage(r ToolResult) Message {
 		m.Metadata = map[string]string{MetaIsError: "true"}
 	}
 	return m
+}
+
+// PopResult splits the result of the call callID off the action: it
+// returns the result as a tool message (as Messages renders it), with the
+// result's own metadata added, and a copy of the action without it, whose
+// call is pending again. ok is false when the call has no result.
+func (s *ActionStep) PopResult(callID string) (msg Message, rest *ActionStep, ok bool) {
+	for i, r := range s.Results {
+		if r.CallID != callID {
+			continue
+		}
+		msg = s.resultMessage(r)
+		if len(r.Metadata) > 0 {
+			md := cloneMap(r.Metadata)
+			maps.Copy(md, msg.Metadata)
+			msg.Metadata = md
+		}
+		rest = s.clone().(*ActionStep)
+		rest.Results = slices.Delete(rest.Results, i, i+1)
+		return msg, rest, true
+	}
+	return Message{}, nil, false
 }
 
 // assistantText is what the assistant said: its raw output, else its
@@ -332,6 +394,9 @@ func (s *ActionStep) Validate() error {
 	if err := validateToolCalls("tool_calls", s.ToolCalls); err != nil {
 		return err
 	}
+	if err := validNameData(s.Name, s.Data); err != nil {
+		return err
+	}
 	calls := make(map[string]bool, len(s.ToolCalls))
 	for _, c := range s.ToolCalls {
 		calls[c.ID] = true
@@ -348,6 +413,14 @@ func (s *ActionStep) Validate() error {
 		answered[r.CallID] = true
 		if err := validText(f+".content", r.Content); err != nil {
 			return err
+		}
+		for k, v := range r.Metadata {
+			if err := validText(f+".metadata key", k); err != nil {
+				return err
+			}
+			if err := validText(f+".metadata["+k+"]", v); err != nil {
+				return err
+			}
 		}
 	}
 	if s.Duration < 0 {
@@ -372,12 +445,21 @@ func (s *ActionStep) clone() Step {
 	c := *s
 	c.Metadata = cloneMap(s.Metadata)
 	c.ToolCalls = cloneSlice(s.ToolCalls)
-	c.Results = cloneSlice(s.Results)
+	c.Results = cloneResults(s.Results)
+	c.Data = cloneSlice(s.Data)
 	if s.Usage != nil {
 		u := *s.Usage
 		c.Usage = &u
 	}
 	return &c
+}
+
+func cloneResults(rs []ToolResult) []ToolResult {
+	out := cloneSlice(rs)
+	for i := range out {
+		out[i].Metadata = cloneMap(out[i].Metadata)
+	}
+	return out
 }
 
 // TruncateText cuts s to at most maxLen bytes on a UTF-8 boundary and
@@ -509,8 +591,13 @@ func (s *ScratchpadStep) clone() Step {
 	return &c
 }
 
-// FinalAnswerStep holds the agent's final answer. It renders no messages:
-// the answer is the run's output, not context for another call.
+// FinalAnswerStep holds the agent's final answer. It renders as the
+// assistant's message, but a context (Memory.Context, Memory.Messages)
+// leaves it out when it ends the context, as smolagents renders nothing
+// for it: the answer is the run's output, and a request ending with it
+// would ask the model to continue its own answer. Once later steps follow
+// it (the next user turn of a conversation built from runs), it is shown,
+// so the model sees what it answered.
 type FinalAnswerStep struct {
 	StepInfo
 	Answer string `json:"answer"`
@@ -519,8 +606,10 @@ type FinalAnswerStep struct {
 // Kind implements Step.
 func (*FinalAnswerStep) Kind() StepKind { return KindFinalAnswer }
 
-// Messages implements Step: none.
-func (*FinalAnswerStep) Messages(RenderOptions) []Message { return nil }
+// Messages implements Step: the answer as an assistant message.
+func (s *FinalAnswerStep) Messages(RenderOptions) []Message {
+	return []Message{{ID: s.ID, Role: RoleAssistant, Content: Text(s.Answer), Time: s.Time}}
+}
 
 // Validate implements Step.
 func (s *FinalAnswerStep) Validate() error { return validText("answer", s.Answer) }

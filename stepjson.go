@@ -244,10 +244,11 @@ func (s *ActionStep) UnmarshalJSON(data []byte) error {
 		Type StepKind `json:"type"`
 		*alias
 		Results []struct {
-			CallID  *string `json:"call_id"`
-			ID      string  `json:"id,omitempty"`
-			Content *string `json:"content"`
-			IsError bool    `json:"is_error,omitempty"`
+			CallID   *string           `json:"call_id"`
+			ID       string            `json:"id,omitempty"`
+			Content  *string           `json:"content"`
+			IsError  bool              `json:"is_error,omitempty"`
+			Metadata map[string]string `json:"metadata,omitempty"`
 		} `json:"results,omitempty"`
 	}{alias: (*alias)(s)}
 	if err := decodeStrict(data, &w, &w.Type, KindAction); err != nil {
@@ -259,7 +260,7 @@ func (s *ActionStep) UnmarshalJSON(data []byte) error {
 	}
 	for i, r := range w.Results {
 		f := fmt.Sprintf("results[%d].", i)
-		res := ToolResult{ID: r.ID, IsError: r.IsError}
+		res := ToolResult{ID: r.ID, IsError: r.IsError, Metadata: r.Metadata}
 		if err := required(f+"call_id", r.CallID, &res.CallID); err != nil {
 			return err
 		}

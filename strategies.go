@@ -7,7 +7,8 @@ import (
 )
 
 // This file holds the built-in strategies of the seeds: sliding windows
-// (KeepLastN, KeepLastNActions, KeepSystemAndRecent), observation
+// (KeepLastN, KeepLastNActions, KeepSystemAndRecent, Tail,
+// KeepLastNAndTasks), observation
 // truncation (PruneOldObservations, PruneObservationsOlderThan), a token
 // budget (TokenBudget) and DropKinds. Summarize is in summarizer.go and
 // the diversity strategy MMR in mmr.go.
@@ -70,6 +71,42 @@ func KeepSystemAndRecent(n int) Strategy {
 		keep := make([]bool, len(steps))
 		for i, s := range steps {
 			keep[i] = s.Kind() == KindSystemPrompt || i >= len(steps)-n
+		}
+		return keepMasked(steps, keep), nil
+	})
+}
+
+// Tail keeps the newest n steps of any kind and nothing else: seed 001's
+// keep_last_n_steps, steps[-n:]. Nothing is pinned, not even the system
+// prompt: once it is older than the newest n steps it goes. KeepLastN,
+// which keeps the pinned steps, is usually what an agent wants. A
+// negative n counts as zero.
+func Tail(n int) Strategy {
+	n = max(n, 0)
+	return StrategyFunc(func(_ context.Context, steps []Step, _ *Env) ([]Step, error) {
+		return slices.Clone(steps[max(len(steps)-n, 0):]), nil
+	})
+}
+
+// KeepLastNAndTasks is seed 002's keep_last_n_steps: it keeps every system
+// prompt and every task, whatever the memory pins, and the newest n other
+// steps. The seed returns the system prompts and tasks first and the other
+// steps after them; here every step stays in its place (see Strategy on
+// order), so a later task still comes after the actions that preceded
+// it. A negative n counts as zero.
+func KeepLastNAndTasks(n int) Strategy {
+	n = max(n, 0)
+	return StrategyFunc(func(_ context.Context, steps []Step, _ *Env) ([]Step, error) {
+		keep := make([]bool, len(steps))
+		left := n
+		for i := len(steps) - 1; i >= 0; i-- {
+			switch k := steps[i].Kind(); {
+			case k == KindSystemPrompt || k == KindTask:
+				keep[i] = true
+			case left > 0:
+				keep[i] = true
+				left--
+			}
 		}
 		return keepMasked(steps, keep), nil
 	})
@@ -197,11 +234,11 @@ func TokenBudget(budget int) Strategy {
 // those steps as pinned, so that helpers such as ReplaceWithSummary agree
 // with the caller. An Env that knows the memory's working set pins by step
 // number and ID (so modified copies stay pinned through a Chain); one that
-// knows none (nil, or from NewEnv) pins system prompts and the first task
-// of steps.
+// knows none (nil, or from NewEnv) applies its pinning (by default: system
+// prompts and the first task) to steps.
 func pinEnv(steps []Step, env *Env) (*Env, []bool) {
 	if env == nil || env.pins == nil {
-		flags := PinnedFlags(steps)
+		flags := env.pinRule().stepFlags(steps)
 		return env.withPins(steps, flags), flags
 	}
 	flags := make([]bool, len(steps))

@@ -349,10 +349,12 @@ func TestTokenBudget(t *testing.T) {
 			t.Fatalf("budget %d: step %d would have fit", budget, first-1)
 		}
 	}
-	// The same choice as Memory.Context makes.
+	// The same choice as Memory.Context makes when it does not truncate
+	// an oversized newest step (which TokenBudget, choosing steps whole,
+	// drops).
 	m, _ := stSeeded(t, 8)
 	for _, budget := range []int{40, 80, 120, 500} {
-		c, err := m.Context(stCtx(), agentmem.ContextOptions{Budget: budget})
+		c, err := m.Context(stCtx(), agentmem.ContextOptions{Budget: budget, DropOversizedNewest: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,11 +8,22 @@ import (
 )
 
 // A Strategy selects and compresses steps: given the working set, it
-// returns the steps to keep, in their original order. It may leave steps
-// out, replace a step with a modified copy (same number and ID, for example
-// from ActionStep.Truncate) or insert new steps with no ID, such as a
+// returns the steps to keep. It may leave steps out, replace a step with a
+// modified copy (same number and ID, for example from
+// ActionStep.Truncate) or insert new steps with no ID, such as a
 // SummaryStep. It must not modify the steps it is given: they are copies,
 // and changes made to them in place are ignored.
+//
+// Order: the working set, and every context rendered from it, keeps its
+// steps in the order they were added, whatever order a strategy returns
+// them in, because a tool result, a later task or a reply only makes
+// sense after what came before it. A result that only reorders the steps
+// it keeps (the seeds' custom strategies return the system prompt and
+// task first) is accepted and put back in that order; new steps go where
+// the strategy put them among the kept ones, so a result that both
+// inserts new steps and reorders kept ones is refused, as is one that
+// repeats a step or holds a step with an ID that is not in the working
+// set: Memory.Prune and Memory.Context then return a *StrategyError.
 //
 // Strategies compose with Chain, and a custom strategy is one function
 // wrapped in StrategyFunc.
@@ -38,6 +49,9 @@ type Env struct {
 	format  Format
 	counter tokenizer.Counter
 	cost    func(Step) (int, bool)
+	// pinning is the rule pins came from, or the rule to apply to the
+	// steps a strategy is given when the Env knows no working set.
+	pinning *Pinning
 	// pins holds the (number, ID) of the pinned steps of the working set
 	// the strategy runs on; nil when the Env knows no working set.
 	pins map[stepKey]bool
@@ -60,11 +74,18 @@ type EnvOptions struct {
 	Now     time.Time         // zero means time.Now()
 	Format  Format            // nil means OpenAI
 	Counter tokenizer.Counter // nil means o200k_base
+	// Pinning, when set, is the pinning the built-in strategies apply to
+	// the steps they are given; nil means DefaultPinning.
+	Pinning *Pinning
 }
 
 // NewEnv returns an Env for applying strategies outside a Memory.
 func NewEnv(opts EnvOptions) *Env {
 	e := &Env{now: opts.Now, format: opts.Format, counter: opts.Counter}
+	if opts.Pinning != nil {
+		p := *opts.Pinning
+		e.pinning = &p
+	}
 	return e.withDefaults()
 }
 
@@ -120,32 +141,37 @@ func (e *Env) Tokens(s Step) int {
 	return renderStep(s, e.Format(), e.Counter(), RenderOptions{}).total
 }
 
-// Pinned reports whether s is pinned: a system prompt, or the first task
-// of the memory's working set (or a modified copy of it: pins follow a
-// step's number and ID). Strategies should keep pinned steps. An Env that
-// knows no working set (nil, or from NewEnv) pins system prompts and every
-// task; the built-in strategies then pin the first task of the steps they
-// are given.
+// Pinned reports whether s is pinned under the memory's pinning
+// (Options.Pinning; by default a system prompt, or the first task of the
+// working set), or is a modified copy of a pinned step: pins follow a
+// step's number and ID. Strategies should keep pinned steps. An Env that
+// knows no working set (nil, or from NewEnv) pins the kinds its pinning
+// names (by default system prompts and every task); the built-in
+// strategies then apply the pinning to the steps they are given, pinning
+// only the first of their tasks.
 func (e *Env) Pinned(s Step) bool {
 	switch {
-	case s.Kind() == KindSystemPrompt:
-		return true
 	case e == nil || e.pins == nil:
-		return s.Kind() == KindTask
+		p := e.pinRule()
+		return p.pinsKind(s.Kind(), s.Kind() == KindTask && !p.FirstTask)
 	case s.Info().ID == "":
 		return false // a new step a strategy made
 	}
 	return e.pins[keyOf(s)]
 }
 
-// PinnedFlags applies the pinning rule to a list of steps: every system
-// prompt and the first task are pinned.
-func PinnedFlags(steps []Step) []bool {
-	kinds := make([]StepKind, len(steps))
-	for i, s := range steps {
-		kinds[i] = s.Kind()
+// pinRule returns the Env's pinning, DefaultPinning when it has none.
+func (e *Env) pinRule() Pinning {
+	if e == nil || e.pinning == nil {
+		return DefaultPinning
 	}
-	return PinnedKinds(kinds)
+	return *e.pinning
+}
+
+// PinnedFlags applies the default pinning rule (DefaultPinning) to a list
+// of steps: every system prompt and the first task are pinned.
+func PinnedFlags(steps []Step) []bool {
+	return DefaultPinning.stepFlags(steps)
 }
 
 // PinnedKinds is PinnedFlags for the kinds of a list of steps, in order:
@@ -153,23 +179,10 @@ func PinnedFlags(steps []Step) []bool {
 // compaction with it, knowing the kinds of a working set's steps without
 // decoding them.
 func PinnedKinds(kinds []StepKind) []bool {
-	flags := make([]bool, len(kinds))
-	seenTask := false
-	for i, k := range kinds {
-		switch k {
-		case KindSystemPrompt:
-			flags[i] = true
-		case KindTask:
-			if !seenTask {
-				flags[i], seenTask = true, true
-			}
-		}
-	}
-	return flags
+	return DefaultPinning.Flags(kinds)
 }
 
-// withPins returns a copy of e that pins exactly the flagged steps (and
-// system prompts).
+// withPins returns a copy of e that pins exactly the flagged steps.
 func (e *Env) withPins(steps []Step, flags []bool) *Env {
 	var d Env
 	if e != nil {
@@ -188,14 +201,15 @@ func (e *Env) withPins(steps []Step, flags []bool) *Env {
 
 // env builds the Env for a strategy run over clones of the working set.
 func (m *Memory) env(in []Step, byStep map[Step]*entry, f Format, c tokenizer.Counter) *Env {
-	e := &Env{now: m.now(), format: f, counter: c}
+	pin := m.pin
+	e := &Env{now: m.now(), format: f, counter: c, pinning: &pin}
 	e.cost = func(s Step) (int, bool) {
 		if en, ok := byStep[s]; ok {
 			return en.render(f, c, RenderOptions{}).total, true
 		}
 		return 0, false
 	}
-	return e.withPins(in, PinnedFlags(in))
+	return e.withPins(in, m.pin.stepFlags(in))
 }
 
 // Chain applies strategies in order, each to the output of the one before.

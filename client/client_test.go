@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/render"
@@ -56,7 +57,7 @@ func TestNotFound(t *testing.T) {
 	if !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("Get of a missing session: %v, want ErrNotFound", err)
 	}
-	if e := apiErr(t, err); e.Status != 404 || e.Code != server.CodeNotFound || e.Message == "" || e.Retryable() {
+	if e := apiErr(t, err); e.Status != 404 || e.Code != api.CodeNotFound || e.Message == "" || e.Retryable() {
 		t.Errorf("error %+v", e)
 	}
 	for what, err := range map[string]error{
@@ -94,7 +95,7 @@ func TestConflictOnIfMatch(t *testing.T) {
 		t.Fatalf("stale If-Match: %v, want ErrConflict", err)
 	}
 	e := apiErr(t, err)
-	if e.Status != 409 || e.Code != server.CodeConflict || e.Field != "If-Match" || e.LastSeq == nil || *e.LastSeq != 2 {
+	if e.Status != 409 || e.Code != api.CodeConflict || e.Field != "If-Match" || e.LastSeq == nil || *e.LastSeq != 2 {
 		t.Errorf("error %+v", e)
 	}
 	// A retry of stored steps succeeds whatever If-Match says.
@@ -119,11 +120,11 @@ func TestInvalidWithField(t *testing.T) {
 	if !errors.Is(err, agentmem.ErrInvalid) || !errors.As(err, &inv) || inv.Field != "strategy" {
 		t.Fatalf("Compact with a bad strategy: %v", err)
 	}
-	if e := apiErr(t, err); e.Status != 400 || e.Code != server.CodeInvalid || e.Field != "strategy" {
+	if e := apiErr(t, err); e.Status != 400 || e.Code != api.CodeInvalid || e.Field != "strategy" {
 		t.Errorf("error %+v", e)
 	}
 	// A field of another strategy.
-	_, err = c.Compact(ctx, "s", client.CompactRequest{Strategy: server.StrategyKeepLastN, N: client.Int(2), Budget: client.Int(9)})
+	_, err = c.Compact(ctx, "s", client.CompactRequest{Strategy: api.StrategyKeepLastN, N: client.Int(2), Budget: client.Int(9)})
 	if e := apiErr(t, err); e.Status != 400 || e.Field != "budget" {
 		t.Errorf("error %+v", e)
 	}
@@ -166,7 +167,7 @@ func TestUnauthorized(t *testing.T) {
 		if !errors.Is(err, client.ErrUnauthorized) {
 			t.Fatalf("%s: %v, want ErrUnauthorized", name, err)
 		}
-		if e := apiErr(t, err); e.Status != 401 || e.Code != server.CodeUnauthorized {
+		if e := apiErr(t, err); e.Status != 401 || e.Code != api.CodeUnauthorized {
 			t.Errorf("%s: error %+v", name, e)
 		}
 	}
@@ -219,7 +220,7 @@ func TestBodyTooLarge(t *testing.T) {
 	if !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatalf("too large: %v, want ErrInvalid", err)
 	}
-	if e := apiErr(t, err); e.Status != 413 || e.Code != server.CodeBodyTooLarge {
+	if e := apiErr(t, err); e.Status != 413 || e.Code != api.CodeBodyTooLarge {
 		t.Errorf("error %+v", e)
 	}
 	if r, err := c.Read(ctx, store.ReadRequest{SessionID: "s"}); err != nil || len(r.Entries) != 0 {
@@ -282,7 +283,7 @@ func TestUnavailableRetryAfter(t *testing.T) {
 		t.Fatalf("outage: %v, want ErrUnavailable", err)
 	}
 	e := apiErr(t, err)
-	if e.Status != 503 || e.Code != server.CodeUnavailable || !e.Retryable() || e.RetryAfter != time.Second {
+	if e.Status != 503 || e.Code != api.CodeUnavailable || !e.Retryable() || e.RetryAfter != time.Second {
 		t.Errorf("error %+v", e)
 	}
 
@@ -324,7 +325,7 @@ func TestUnavailableRetryAfter(t *testing.T) {
 	if errors.Is(err, client.ErrUnavailable) || flaky.gets.Load() != 1 {
 		t.Errorf("Get of a broken store: %v after %d gets; want a 500 that is not retried", err, flaky.gets.Load())
 	}
-	if e := apiErr(t, err); e.Status != 500 || e.Code != server.CodeInternal || e.Retryable() || strings.Contains(e.Message, "decode") {
+	if e := apiErr(t, err); e.Status != 500 || e.Code != api.CodeInternal || e.Retryable() || strings.Contains(e.Message, "decode") {
 		t.Errorf("error %+v", e)
 	}
 }
@@ -366,7 +367,7 @@ func TestUnsupported(t *testing.T) {
 	}
 	// Routes of a server started without recall or facts: 501.
 	_, err = c.SearchRecall(ctx, client.RecallQuery{Text: "x"})
-	if !errors.Is(err, errors.ErrUnsupported) || apiErr(t, err).Code != server.CodeNotConfigured {
+	if !errors.Is(err, errors.ErrUnsupported) || apiErr(t, err).Code != api.CodeNotConfigured {
 		t.Errorf("recall without an index: %v", err)
 	}
 	if _, err := c.SearchFacts(ctx, "u", client.FactsQuery{}); !errors.Is(err, errors.ErrUnsupported) {

@@ -69,7 +69,7 @@
 //     store.Import refuses: export on the server (`agentmem export`). A
 //     WorkingSet read fetches the whole log and computes the working set
 //     in the client.
-//   - An append is one request: at most server.MaxStepsPerRequest steps
+//   - An append is one request: at most api.MaxStepsPerRequest steps
 //     and the server's body limit (8 MiB by default; 413 beyond it).
 //   - A step without a time gets the server's clock when appended (a
 //     local store keeps it zero).

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -51,7 +51,7 @@ var (
 type Error struct {
 	// Status is the HTTP status of the answer.
 	Status int
-	// Code is the API's error code (server.CodeInvalid, ...); empty if
+	// Code is the API's error code (api.CodeInvalid, ...); empty if
 	// the body was not an API error (a proxy's page, say).
 	Code string
 	// Message says what went wrong, for people.
@@ -96,14 +96,14 @@ func (e *Error) Unwrap() []error {
 		return []error{agentmem.ErrNotFound}
 	case http.StatusConflict:
 		switch e.Code {
-		case server.CodeIdempotencyKeyReused:
+		case api.CodeIdempotencyKeyReused:
 			return []error{store.ErrIDReused}
-		case server.CodeNothingToPop:
+		case api.CodeNothingToPop:
 			return []error{store.ErrNothingToPop}
 		}
 		return []error{agentmem.ErrConflict}
 	case http.StatusUnprocessableEntity:
-		if e.Code == server.CodeBudgetTooSmall {
+		if e.Code == api.CodeBudgetTooSmall {
 			return []error{&agentmem.BudgetError{Budget: e.Budget, Required: e.Required}}
 		}
 		return []error{&agentmem.InvalidError{Field: e.Field, Reason: e.Message}}
@@ -155,8 +155,8 @@ const maxErrorBody = 64 << 10
 // and (bounded) body.
 func apiError(method, path string, status int, h http.Header, body []byte) *Error {
 	e := &Error{Status: status, Method: method, Path: path}
-	var eb server.ErrorBody
-	if err := jsonUnmarshal(body, &eb); err == nil && eb.Error != nil {
+	var eb api.ErrorBody
+	if err := jsonUnmarshal(body, &eb); err == nil && eb.Error.Code != "" {
 		e.Code, e.Message, e.Field = eb.Error.Code, eb.Error.Message, eb.Error.Field
 		e.Required, e.Budget, e.LastSeq = eb.Error.Required, eb.Error.Budget, eb.Error.LastSeq
 	} else {

@@ -10,8 +10,8 @@ import (
 	"strconv"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
-	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -42,7 +42,7 @@ type ContextOptions struct {
 // format's wire form: an array of OpenAI chat messages for "openai" and
 // "observation" (decode it into []render.OpenAIMessage), an object
 // render.AnthropicBody for "anthropic".
-func (c *Client) Context(ctx context.Context, sessionID string, opts ContextOptions) (*server.ContextResponse, error) {
+func (c *Client) Context(ctx context.Context, sessionID string, opts ContextOptions) (*api.ContextResponse, error) {
 	if err := store.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (c *Client) Context(ctx context.Context, sessionID string, opts ContextOpti
 		q.Set("facts_share", strconv.FormatFloat(opts.FactsShare, 'g', -1, 64))
 	}
 	var raw json.RawMessage
-	out := server.ContextResponse{Messages: &raw}
+	out := api.ContextResponse{Messages: &raw}
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(sessionID) + "/context", query: q, idempotent: true}, &out); err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (c *Client) Context(ctx context.Context, sessionID string, opts ContextOpti
 
 // OpenAIMessages decodes the messages of a context rendered in the
 // "openai" or "observation" format.
-func OpenAIMessages(resp *server.ContextResponse) ([]render.OpenAIMessage, error) {
+func OpenAIMessages(resp *api.ContextResponse) ([]render.OpenAIMessage, error) {
 	raw, ok := resp.Messages.(json.RawMessage)
 	if !ok {
 		return nil, errors.New("agentmem client: the context's messages are not raw JSON (not from Client.Context)")
@@ -92,21 +92,21 @@ func OpenAIMessages(resp *server.ContextResponse) ([]render.OpenAIMessage, error
 }
 
 // CompactRequest is the body of POST /v1/sessions/{id}/compact. Which
-// fields apply depends on the strategy (server.StrategyKeepLastN,
+// fields apply depends on the strategy (api.StrategyKeepLastN,
 // StrategyTokenBudget, StrategyPruneOldObservations, StrategySummarize);
 // a field of another strategy is refused (400). Nil pointers are left out.
-type CompactRequest = server.CompactRequest
+type CompactRequest = api.CompactRequest
 
 // Int returns a pointer to v, for the fields of CompactRequest.
 func Int(v int) *int { return &v }
 
 // Compact prunes or summarizes a session's working set now (POST
 // /v1/sessions/{id}/compact). The log keeps every step it takes out.
-func (c *Client) Compact(ctx context.Context, sessionID string, req CompactRequest) (*server.CompactResponse, error) {
+func (c *Client) Compact(ctx context.Context, sessionID string, req CompactRequest) (*api.CompactResponse, error) {
 	if err := store.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
-	var out server.CompactResponse
+	var out api.CompactResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/compact", body: req}, &out); err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (o AppendOptions) header() map[string]string {
 // The steps are sent as a list, so a step without an ID gets KEY/i (i its
 // index in steps) from opts.IdempotencyKey, or a new ID without a key; a
 // step without a time gets the server's clock.
-func (c *Client) AppendSteps(ctx context.Context, sessionID string, steps []agentmem.Step, opts AppendOptions) (*server.AppendResponse, error) {
+func (c *Client) AppendSteps(ctx context.Context, sessionID string, steps []agentmem.Step, opts AppendOptions) (*api.AppendResponse, error) {
 	if err := store.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (c *Client) AppendSteps(ctx context.Context, sessionID string, steps []agen
 			}
 		}
 	}
-	var out server.AppendResponse
+	var out api.AppendResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/steps",
 		body: body, header: opts.header(), idempotent: true}, &out); err != nil {
 		return nil, err
@@ -183,13 +183,13 @@ func (c *Client) AppendSteps(ctx context.Context, sessionID string, steps []agen
 // leaves pending calls out and lists them in ContextResponse.Pending (see
 // opts.FlushPending). The messages are sent in OpenAI's wire form
 // (render.OpenAIRequest).
-func (c *Client) AppendMessages(ctx context.Context, sessionID string, msgs []agentmem.Message, opts AppendOptions) (*server.AppendResponse, error) {
+func (c *Client) AppendMessages(ctx context.Context, sessionID string, msgs []agentmem.Message, opts AppendOptions) (*api.AppendResponse, error) {
 	return c.AppendOpenAIMessages(ctx, sessionID, render.OpenAIRequest(msgs), opts)
 }
 
 // AppendOpenAIMessages appends OpenAI chat messages as they are (see
 // AppendMessages).
-func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msgs []render.OpenAIMessage, opts AppendOptions) (*server.AppendResponse, error) {
+func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msgs []render.OpenAIMessage, opts AppendOptions) (*api.AppendResponse, error) {
 	if err := store.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msg
 		// A key of its own makes the request safe to send again.
 		opts.IdempotencyKey = agentmem.NewID()
 	}
-	var out server.AppendResponse
+	var out api.AppendResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/messages", query: q,
 		body: msgs, header: opts.header(), idempotent: true}, &out); err != nil {
 		return nil, err
@@ -225,11 +225,11 @@ type PopOptions struct {
 // message is). A pop is not idempotent, so the client does not retry it;
 // set opts.IfMatch to make a retry of your own safe. An empty session is
 // an *Error wrapping store.ErrNothingToPop.
-func (c *Client) Pop(ctx context.Context, sessionID string, opts PopOptions) (*server.PopResponse, error) {
+func (c *Client) Pop(ctx context.Context, sessionID string, opts PopOptions) (*api.PopResponse, error) {
 	if err := store.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
-	var out server.PopResponse
+	var out api.PopResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/pop",
 		header: AppendOptions{IfMatch: opts.IfMatch}.header()}, &out); err != nil {
 		return nil, err
@@ -240,7 +240,7 @@ func (c *Client) Pop(ctx context.Context, sessionID string, opts PopOptions) (*s
 // ForkRequest is the body of POST /v1/sessions/{id}/fork. The branch gets
 // the parent's tenant, user and agent, and, when left out, its metadata
 // and retention.
-type ForkRequest = server.ForkRequest
+type ForkRequest = api.ForkRequest
 
 // Fork creates a branch of a session that sees its log up to req.AtSeq
 // (POST /v1/sessions/{id}/fork), with the server's fork semantics (see
@@ -265,7 +265,7 @@ type RecallQuery struct {
 	// Text is what to search for (q); required.
 	Text string
 	// K is the number of hits (0: the server's default,
-	// server.DefaultRecallK).
+	// api.DefaultRecallK).
 	K int
 	// Scope limits the search: "session:ID", "user:ID" or "agent:ID";
 	// empty searches the tenant's whole index.
@@ -282,12 +282,12 @@ type RecallQuery struct {
 // UpsertRecall adds documents to the tenant's recall index, or replaces
 // those with the same IDs (POST /v1/recall), and returns their IDs, in
 // order (generated where none was given).
-func (c *Client) UpsertRecall(ctx context.Context, docs ...server.RecallDocument) ([]string, error) {
+func (c *Client) UpsertRecall(ctx context.Context, docs ...api.RecallDocument) ([]string, error) {
 	if docs == nil {
-		docs = []server.RecallDocument{}
+		docs = []api.RecallDocument{}
 	}
-	var out server.UpsertRecallResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/recall", body: server.UpsertRecallRequest{Documents: docs}}, &out); err != nil {
+	var out api.UpsertRecallResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/recall", body: api.UpsertRecallRequest{Documents: docs}}, &out); err != nil {
 		return nil, err
 	}
 	if len(out.IDs) != len(docs) {
@@ -298,7 +298,7 @@ func (c *Client) UpsertRecall(ctx context.Context, docs ...server.RecallDocument
 
 // SearchRecall searches the tenant's recall index: its documents and the
 // conversation turns of its sessions (GET /v1/recall/search).
-func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]server.RecallHit, error) {
+func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]api.RecallHit, error) {
 	v := url.Values{"q": {q.Text}}
 	if q.K != 0 {
 		v.Set("k", strconv.Itoa(q.K))
@@ -315,7 +315,7 @@ func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]server.Reca
 	if q.Fresh {
 		v.Set("fresh", "true")
 	}
-	var out server.RecallSearchResponse
+	var out api.RecallSearchResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/recall/search", query: v, idempotent: true}, &out); err != nil {
 		return nil, err
 	}
@@ -323,11 +323,11 @@ func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]server.Reca
 }
 
 // GetRecall returns a document of the recall index (GET /v1/recall/{doc}).
-func (c *Client) GetRecall(ctx context.Context, docID string) (*server.RecallDocument, error) {
+func (c *Client) GetRecall(ctx context.Context, docID string) (*api.RecallDocument, error) {
 	if docID == "" {
 		return nil, &agentmem.InvalidError{Field: "doc", Reason: "is empty"}
 	}
-	var out server.RecallDocument
+	var out api.RecallDocument
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/recall/" + pathID(docID), idempotent: true}, &out); err != nil {
 		return nil, err
 	}
@@ -347,11 +347,11 @@ func (c *Client) DeleteRecall(ctx context.Context, docID string) error {
 // Remember records a fact about a user, or reinforces the same fact
 // already known (POST /v1/users/{user}/facts); the response's Outcome
 // says which.
-func (c *Client) Remember(ctx context.Context, userID string, req server.RememberRequest) (*server.RememberResponse, error) {
+func (c *Client) Remember(ctx context.Context, userID string, req api.RememberRequest) (*api.RememberResponse, error) {
 	if userID == "" {
 		return nil, &agentmem.InvalidError{Field: "user", Reason: "is empty"}
 	}
-	var out server.RememberResponse
+	var out api.RememberResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/users/" + pathID(userID) + "/facts", body: req}, &out); err != nil {
 		return nil, err
 	}
@@ -370,7 +370,7 @@ type FactsQuery struct {
 }
 
 // SearchFacts returns a user's facts (see FactsQuery).
-func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) ([]server.FactView, error) {
+func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) ([]api.FactView, error) {
 	if userID == "" {
 		return nil, &agentmem.InvalidError{Field: "user", Reason: "is empty"}
 	}
@@ -387,7 +387,7 @@ func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) (
 	if q.IncludeSuperseded {
 		v.Set("include_superseded", "true")
 	}
-	var out server.FactsResponse
+	var out api.FactsResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts", query: v, idempotent: true}, &out); err != nil {
 		return nil, err
 	}
@@ -396,11 +396,11 @@ func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) (
 
 // GetFact returns a fact of a user and the chain of facts it superseded
 // or that superseded it (GET /v1/users/{user}/facts/{fact}).
-func (c *Client) GetFact(ctx context.Context, userID, factID string) (*server.FactResponse, error) {
+func (c *Client) GetFact(ctx context.Context, userID, factID string) (*api.FactResponse, error) {
 	if userID == "" || factID == "" {
 		return nil, &agentmem.InvalidError{Field: "fact", Reason: "the user and the fact ID are required"}
 	}
-	var out server.FactResponse
+	var out api.FactResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts/" + pathID(factID), idempotent: true}, &out); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
@@ -135,7 +136,7 @@ func TestSessionRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp, err := c.Compact(ctx, "s", client.CompactRequest{Strategy: server.StrategySummarize, KeepRecent: client.Int(2)})
+	comp, err := c.Compact(ctx, "s", client.CompactRequest{Strategy: api.StrategySummarize, KeepRecent: client.Int(2)})
 	if err != nil || !comp.Changed || comp.Summary == "" || comp.After >= comp.Before || len(comp.Added) != 1 {
 		t.Fatalf("Compact: %+v, %v", comp, err)
 	}
@@ -196,10 +197,10 @@ func TestReadPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	// More entries than one page of the read route.
-	const n = server.DefaultReadLimit*2 + 17
-	for start := 0; start < n; start += server.MaxStepsPerRequest {
+	const n = api.DefaultReadLimit*2 + 17
+	for start := 0; start < n; start += api.MaxStepsPerRequest {
 		var steps []agentmem.Step
-		for i := start; i < min(n, start+server.MaxStepsPerRequest); i++ {
+		for i := start; i < min(n, start+api.MaxStepsPerRequest); i++ {
 			steps = append(steps, task(fmt.Sprintf("t%d", i), "x"))
 		}
 		if _, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: steps}); err != nil {
@@ -251,8 +252,8 @@ func TestRecallAndFacts(t *testing.T) {
 
 	// Recall: the turns of the tenant's sessions, and documents.
 	ids, err := c.UpsertRecall(ctx,
-		server.RecallDocument{ID: "note-1", Text: "The staging database is on port 5433", Metadata: map[string]string{"kind": "note"}},
-		server.RecallDocument{Text: "Deploys happen on Tuesdays"})
+		api.RecallDocument{ID: "note-1", Text: "The staging database is on port 5433", Metadata: map[string]string{"kind": "note"}},
+		api.RecallDocument{Text: "Deploys happen on Tuesdays"})
 	if err != nil || len(ids) != 2 || ids[0] != "note-1" || ids[1] == "" {
 		t.Fatalf("UpsertRecall: %v, %v", ids, err)
 	}
@@ -277,11 +278,11 @@ func TestRecallAndFacts(t *testing.T) {
 	}
 
 	// Facts: remember, reinforce, search, get, forget.
-	rem, err := c.Remember(ctx, "u1", server.RememberRequest{Text: "Prefers table-driven tests", Confidence: 0.8, Source: facts.Source{SessionID: "s"}})
+	rem, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "Prefers table-driven tests", Confidence: 0.8, Source: facts.Source{SessionID: "s"}})
 	if err != nil || rem.Outcome != facts.OutcomeAdded || rem.Fact.ID == "" || rem.Fact.EffectiveConfidence <= 0 {
 		t.Fatalf("Remember: %+v, %v", rem, err)
 	}
-	if again, err := c.Remember(ctx, "u1", server.RememberRequest{Text: "prefers table driven tests"}); err != nil || again.Outcome != facts.OutcomeReinforced || again.Fact.ID != rem.Fact.ID {
+	if again, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "prefers table driven tests"}); err != nil || again.Outcome != facts.OutcomeReinforced || again.Fact.ID != rem.Fact.ID {
 		t.Errorf("Remember again: %+v, %v", again, err)
 	}
 	fs, err := c.SearchFacts(ctx, "u1", client.FactsQuery{Text: "tests", K: 3})
@@ -297,7 +298,7 @@ func TestRecallAndFacts(t *testing.T) {
 	if _, err := c.GetFact(ctx, "u2", rem.Fact.ID); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Errorf("GetFact of another user: %v", err)
 	}
-	if _, err := c.Remember(ctx, "u1", server.RememberRequest{Text: "x", Confidence: 7}); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "x", Confidence: 7}); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Errorf("Remember with confidence 7: %v", err)
 	}
 	// The context can carry the user's facts.

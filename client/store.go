@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
 
 // readPageSize is the number of log entries the client asks for per page
 // when it reads a log in pages.
-const readPageSize = server.DefaultReadLimit
+const readPageSize = api.DefaultReadLimit
 
 // readConsistencyAttempts bounds how often Read starts over when the
 // session changed between its requests.
@@ -78,7 +78,7 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	} else {
 		if _, err := c.call(ctx, request{
 			method: http.MethodPost, path: "/v1/sessions",
-			body: server.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl},
+			body: api.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl},
 		}, &sess); err != nil {
 			return nil, err
 		}
@@ -168,7 +168,7 @@ func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 	if req.PageToken != "" {
 		q.Set("page_token", req.PageToken)
 	}
-	var out server.ListSessionsResponse
+	var out api.ListSessionsResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions", query: q, idempotent: true}, &out); err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (c *Client) Delete(ctx context.Context, tenant, id string) error {
 // the steps and the record together (the route's envelope form), so a
 // bound memory's prunes and summaries work as on a local store. The
 // server bounds a request to
-// server.MaxStepsPerRequest steps and its body size (413, ErrInvalid).
+// api.MaxStepsPerRequest steps and its body size (413, ErrInvalid).
 // Steps have IDs, so a request that failed with a retryable error is sent
 // again (WithRetries): the server stores its steps once.
 func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
@@ -240,7 +240,7 @@ func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	if req.ExpectedLastSeq != nil {
 		h = map[string]string{"If-Match": strconv.Quote(strconv.FormatInt(*req.ExpectedLastSeq, 10))}
 	}
-	var out server.AppendResponse
+	var out api.AppendResponse
 	if _, err := c.call(ctx, request{
 		method: http.MethodPost, path: "/v1/sessions/" + pathID(req.SessionID) + "/steps",
 		body: body, header: h,
@@ -274,7 +274,7 @@ func encodeSteps(steps []agentmem.Step) ([]byte, error) {
 }
 
 // Read implements store.Store with GET /v1/sessions/{id} and GET
-// /v1/sessions/{id}/steps, in pages of server.DefaultReadLimit entries.
+// /v1/sessions/{id}/steps, in pages of api.DefaultReadLimit entries.
 //
 // The API differs from a local store in two ways. It does not say when
 // the server appended a step, so Entry.Time is zero for step entries
@@ -305,7 +305,7 @@ func (c *Client) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRe
 		switch {
 		case req.WorkingSet:
 			entries, last, err = c.readLog(ctx, req.SessionID, 0, 0)
-		case req.Last > 0 && req.Last <= server.MaxReadLimit:
+		case req.Last > 0 && req.Last <= api.MaxReadLimit:
 			entries, last, err = c.readPage(ctx, req.SessionID, req.After, 0, req.Last)
 		case req.Last > 0:
 			entries, last, err = c.readLog(ctx, req.SessionID, req.After, 0)
@@ -371,7 +371,7 @@ func (c *Client) readPage(ctx context.Context, id string, after int64, limit, la
 	if last > 0 {
 		q.Set("last", strconv.Itoa(last))
 	}
-	var out server.ReadStepsResponse
+	var out api.ReadStepsResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(id) + "/steps", query: q, idempotent: true}, &out); err != nil {
 		return nil, 0, err
 	}

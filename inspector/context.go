@@ -1,16 +1,15 @@
 package inspector
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -69,48 +68,18 @@ type logRow struct {
 	step agentmem.Step // the entry's step, until describe
 }
 
-// buildModelView rebuilds the memory a session had after the given log
-// entries (a prefix of its log, in order) as a bound memory loads it,
-// with store.WorkingSet, and renders it with Memory.Context under v, or,
-// when v has no budget, fitted to maxTokens: so only the steps that fit
-// are rendered, however long the log.
-func buildModelView(ctx context.Context, entries []store.Entry, v view, maxTokens int) (*modelView, error) {
-	f, err := render.ByName(v.Format)
-	if err != nil {
-		return nil, err
-	}
-	c, err := tokenizer.Get(v.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	ws := store.WorkingSet(entries)
-	next := 0
-	for _, e := range entries {
-		next = max(next, int(e.Seq)+1)
-	}
-	m := agentmem.New(agentmem.Options{Format: f, Counter: c})
-	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: next, Steps: ws}); err != nil {
-		// A stored log that does not restore is the server's problem, not
-		// a bad request: %v keeps ErrInvalid from making it a 400.
-		return nil, fmt.Errorf("inspector: the log's working set does not restore: %v", err)
-	}
-	budget := v.Budget
-	if budget == 0 {
-		budget = maxTokens
-	}
-	res, err := m.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: f, Counter: c, TruncateToFill: v.Truncate})
-	mv := &modelView{Counts: map[string]int{}}
-	var be *agentmem.BudgetError
-	switch {
-	case errors.As(err, &be):
-		mv.BudgetErr = be
-	case err != nil:
-		return nil, err
-	default:
+// buildModelView turns a session's log and the context its working set
+// gave (sessions.Service.ContextAt; be is its *agentmem.BudgetError, if
+// the pinned steps did not fit) into what the page shows: the messages
+// with their costs, and a status for each entry of the log.
+func buildModelView(lc *sessions.LogContext, be *agentmem.BudgetError) *modelView {
+	f, c, ws, res := lc.Format, lc.Counter, lc.WorkingSet, lc.Context
+	mv := &modelView{Counts: map[string]int{}, BudgetErr: be}
+	if res != nil {
 		mv.Context = res
 		mv.Messages = messageViews(res, ws, f, c)
 	}
-	rows := statuses(entries, ws, res)
+	rows := statuses(lc.Entries, ws, res)
 	for _, row := range rows {
 		if row.Status != "" {
 			mv.Counts[row.Status]++
@@ -124,7 +93,7 @@ func buildModelView(ctx context.Context, entries []store.Entry, v view, maxToken
 		rows[i].describe(f, c)
 	}
 	mv.Log = rows
-	return mv, nil
+	return mv
 }
 
 // messageViews returns the context's messages with their costs. When the
@@ -136,12 +105,25 @@ func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, 
 	for _, s := range ws {
 		byNumber[s.Info().Number] = s
 	}
-	var owner []int
-	for _, n := range res.Steps {
+	counts := make([]int, len(res.Steps))
+	for i, n := range res.Steps {
 		if s, ok := byNumber[n]; ok {
-			for range f.StepMessages(s, agentmem.RenderOptions{}) {
-				owner = append(owner, n)
-			}
+			counts[i] = len(f.StepMessages(s, agentmem.RenderOptions{}))
+		}
+	}
+	// A final answer that ends the context sends nothing
+	// (agentmem.FinalAnswerStep).
+	for i := len(res.Steps) - 1; i >= 0; i-- {
+		if s, ok := byNumber[res.Steps[i]]; ok && s.Kind() == agentmem.KindFinalAnswer {
+			counts[i] = 0
+		} else if counts[i] > 0 {
+			break
+		}
+	}
+	var owner []int
+	for i, n := range res.Steps {
+		for range counts[i] {
+			owner = append(owner, n)
 		}
 	}
 	labelled := len(owner) == len(res.Messages)
@@ -161,6 +143,7 @@ func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, 
 // counts the step, for the rows a page lists.
 func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) []logRow {
 	shown, truncated, dropped := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	newestCut := -1 // the newest step, truncated because alone it did not fit
 	var summarized []agentmem.Range
 	index := make(map[int]int, len(ws))
 	for i, s := range ws {
@@ -172,6 +155,9 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 		}
 		for _, n := range res.Truncated {
 			truncated[n] = true
+		}
+		if res.NewestTruncated && len(res.Truncated) > 0 {
+			newestCut = res.Truncated[len(res.Truncated)-1]
 		}
 		// A dropped run is Count consecutive working-set steps from First.
 		for _, run := range res.Dropped {
@@ -214,6 +200,8 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 			row.Status, row.Detail = StatusPending, "not sent: tool calls "+strings.Join(ws[i].(*agentmem.ActionStep).Unanswered(), ", ")+" await their results"
 		case shown[n] && replaced[n] && agentmem.IsPending(e.Step) && !truncated[n]:
 			row.Status, row.Detail = StatusShown, "with the tool results appended after it"
+		case n == newestCut:
+			row.Status, row.Detail = StatusTruncated, "the newest step alone was larger than what the budget left after the pinned steps: sent with its observations shortened to fit, rather than left out, so the model sees its last result"
 		case truncated[n]:
 			row.Status, row.Detail = StatusTruncated, "observations shortened to fill the budget"
 		case shown[n] && replaced[n]:
@@ -329,38 +317,24 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, invalid("at", "step %d is past the end of the log (its last entry is %d)", at, sess.LastSeq))
 		return
 	}
-	req := store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID}
-	if at > 0 {
-		req.Limit = int(at) // the entries before step at, and at itself
-	}
-	resp, err := in.cfg.Store.Read(r.Context(), req)
+	counter, err := tokenizer.Get(v.Tokenizer)
 	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
-	if resp.Session.Tenant != sess.Tenant {
-		in.fail(w, r, notFound("No such session."))
-		return
-	}
-	sess = resp.Session
-	entries := resp.Entries
-	var produced *store.Entry
-	if at > 0 {
-		for i, e := range entries {
-			if e.Seq >= at {
-				if e.Seq == at {
-					produced = &entries[i]
-				}
-				entries = entries[:i]
-				break
-			}
+	lc, err := in.svc.ContextAt(r.Context(), sessions.ContextRequest{Tenant: sess.Tenant, SessionID: sess.ID, Budget: v.Budget,
+		Format: v.Format, Counter: counter, TruncateToFill: v.Truncate}, at)
+	var be *agentmem.BudgetError
+	if err != nil && !errors.As(err, &be) {
+		if isNotFound(err) {
+			err = notFound("No such session.")
 		}
-	}
-	mv, err := buildModelView(r.Context(), entries, v, in.cfg.MaxContextTokens)
-	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
+	sess = lc.Session
+	produced := lc.Produced
+	mv := buildModelView(lc, be)
 	d := &contextData{
 		S: newSessionHead(sess), At: at, View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(), MV: mv,
 		Budget: v.Budget, MaxTokens: in.cfg.MaxContextTokens, ReplyPriming: agentmem.ReplyPriming,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -42,7 +43,7 @@ const MaxTimelineBytes = 4 << 20
 // DefaultMaxContextTokens is Config.MaxContextTokens when it is 0: the
 // largest context window of current models (GPT-4.1, Gemini), as the
 // server's default.
-const DefaultMaxContextTokens = 1_000_000
+const DefaultMaxContextTokens = sessions.DefaultMaxContextTokens
 
 //go:embed templates/*.html
 var templateFS embed.FS
@@ -92,6 +93,12 @@ type Config struct {
 	// page shows what the API would answer. 0 means
 	// DefaultMaxContextTokens; at most MaxBudget.
 	MaxContextTokens int
+	// Sessions, when set, is the sessions service the pages read
+	// sessions' contexts through, shared with the other transports of the
+	// process (the HTTP API, MCP) so that "what the model saw" is computed
+	// as they serve it. It must be over Store. Nil: the inspector makes
+	// one over Store.
+	Sessions *sessions.Service
 	// PageSize is the number of sessions per page of the sessions list;
 	// 0 means DefaultPageSize.
 	PageSize int
@@ -110,6 +117,7 @@ type Config struct {
 // mounted at "/"; create it with New. It is safe for concurrent use.
 type Inspector struct {
 	cfg   Config
+	svc   *sessions.Service
 	def   view
 	mux   *http.ServeMux
 	pages map[string]*template.Template
@@ -158,8 +166,20 @@ func New(cfg Config) (*Inspector, error) {
 	if err != nil {
 		return nil, err
 	}
+	svc := cfg.Sessions
+	if svc == nil {
+		// The pages read contexts as of a point of the log
+		// (Service.ContextAt), which the cache does not serve.
+		if svc, err = sessions.New(sessions.Config{Store: cfg.Store, CacheBytes: -1, MaxContextTokens: cfg.MaxContextTokens, Logger: cfg.Logger}); err != nil {
+			return nil, fmt.Errorf("inspector: %w", err)
+		}
+	}
+	if svc.MaxContextTokens() < cfg.MaxContextTokens {
+		return nil, fmt.Errorf("inspector: Config.MaxContextTokens %d is more than the sessions service's %d", cfg.MaxContextTokens, svc.MaxContextTokens())
+	}
 	in := &Inspector{
 		cfg:   cfg,
+		svc:   svc,
 		def:   view{Format: render.NameOpenAI, Tokenizer: cfg.DefaultTokenizer, Budget: cfg.DefaultBudget},
 		mux:   http.NewServeMux(),
 		pages: pages,

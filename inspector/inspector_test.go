@@ -158,11 +158,17 @@ func timeline(t *testing.T, body string) []timelineRow {
 // memory holding the step alone, less the reply priming.
 func libStepTokens(t *testing.T, s agentmem.Step, f agentmem.Format, c tokenizer.Counter) int {
 	t.Helper()
-	m := agentmem.New(agentmem.Options{Format: f, Counter: c})
-	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: []agentmem.Step{s}}); err != nil {
-		t.Fatal(err)
+	// A later step follows s: a final answer that ends a memory costs
+	// nothing, and the timeline shows what a step costs when it is sent.
+	next := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{Number: s.Info().Number + 1}, Task: "next"}
+	tokens := func(steps ...agentmem.Step) int {
+		m := agentmem.New(agentmem.Options{Format: f, Counter: c})
+		if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, Steps: steps}); err != nil {
+			t.Fatal(err)
+		}
+		return m.Tokens()
 	}
-	return m.Tokens() - agentmem.ReplyPriming
+	return tokens(s, next) - tokens(next)
 }
 
 func TestSessionTimeline(t *testing.T) {
@@ -767,4 +773,36 @@ type brokenStore struct{ store.Store }
 
 func (brokenStore) List(context.Context, store.ListRequest) (*store.ListResponse, error) {
 	return nil, errors.New("stored session does not decode")
+}
+
+// TestContextExplainsTheTruncatedNewestStep: when the newest step alone is
+// larger than what the budget leaves, the page says it was sent cut to
+// fit rather than left out (issue 13 item 5).
+func TestContextExplainsTheTruncatedNewestStep(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	ctx := context.Background()
+	m, err := store.CreateMemory(ctx, f.st, store.CreateRequest{ID: "big-log"}, agentmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []agentmem.Step{
+		&agentmem.SystemPromptStep{Content: "You debug services."},
+		&agentmem.TaskStep{Task: "Why does checkout fail?"},
+		&agentmem.ActionStep{ToolCalls: []agentmem.ToolCall{{ID: "c1", Name: "read_logs", Arguments: `{}`}},
+			Results: []agentmem.ToolResult{{CallID: "c1", Content: strings.Repeat("checkout: payment timeout after 30s\n", 800)}}},
+	} {
+		if _, err := m.Add(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := html.UnescapeString(mustGet(t, f.in, "/sessions/big-log/context?budget=400", http.StatusOK))
+	if !strings.Contains(body, `data-seq="3" data-status="truncated"`) {
+		t.Fatal("the newest step is not marked truncated")
+	}
+	if !strings.Contains(body, "the newest step alone was larger than what the budget left") {
+		t.Fatal("the page does not explain why the newest step was cut")
+	}
+	if !strings.Contains(body, "checkout: payment timeout") {
+		t.Fatal("the page does not show what the model was sent of the newest step")
+	}
 }

@@ -13,10 +13,6 @@ import (
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
-// maxListScans bounds the store pages one sessions page reads while it
-// skips other tenants' sessions (see listSessions).
-const maxListScans = 8
-
 // sessionsData is the sessions page's data.
 type sessionsData struct {
 	Query    listQuery
@@ -58,36 +54,13 @@ func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 }
 
 // listSessions returns a page of the tenant's sessions and the token of
-// the next page ("" on the last). The store filters by tenant, except
-// that its empty tenant means "any": so sessions of other tenants are
-// skipped here, reading further store pages (at most maxListScans) to
-// fill the page, and the next page starts after the last session looked
-// at.
+// the next page ("" on the last): sessions.Service.List.
 func (in *Inspector) listSessions(ctx context.Context, tenant string, l listQuery) ([]*store.Session, string, error) {
-	req := store.ListRequest{Tenant: tenant, UserID: l.User, Agent: l.Agent, PageSize: l.Size, PageToken: l.Page}
-	var out []*store.Session
-	for scan := 1; ; scan++ {
-		resp, err := in.cfg.Store.List(ctx, req)
-		if err != nil {
-			return nil, "", err
-		}
-		for i, s := range resp.Sessions {
-			if s.Tenant != tenant {
-				continue
-			}
-			out = append(out, s)
-			if len(out) == l.Size {
-				if i == len(resp.Sessions)-1 && resp.NextPageToken == "" {
-					return out, "", nil
-				}
-				return out, store.EncodePageToken(store.Cursor{CreatedAt: s.CreatedAt, ID: s.ID}), nil
-			}
-		}
-		if resp.NextPageToken == "" || scan == maxListScans {
-			return out, resp.NextPageToken, nil
-		}
-		req.PageToken = resp.NextPageToken
+	resp, err := in.svc.List(ctx, tenant, store.ListRequest{UserID: l.User, Agent: l.Agent, PageSize: l.Size, PageToken: l.Page})
+	if err != nil {
+		return nil, "", err
 	}
+	return resp.Sessions, resp.NextPageToken, nil
 }
 
 // getSession returns the tenant's session id, or an error the error page
@@ -96,7 +69,7 @@ func (in *Inspector) getSession(ctx context.Context, tenant, id string) (*store.
 	if store.ValidateID(id) != nil {
 		return nil, notFound("No such session.")
 	}
-	s, err := in.cfg.Store.Get(ctx, tenant, id)
+	s, err := in.svc.Get(ctx, tenant, id)
 	if err != nil {
 		if isNotFound(err) {
 			return nil, notFound("No such session.")
@@ -192,7 +165,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// One more than a page tells whether there is a next page.
-	resp, err := in.cfg.Store.Read(r.Context(), store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, After: after, Limit: in.cfg.TimelinePage + 1})
+	resp, err := in.svc.Read(r.Context(), store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, After: after, Limit: in.cfg.TimelinePage + 1})
 	if err != nil {
 		in.fail(w, r, err)
 		return

@@ -3,7 +3,9 @@
 // anything else that speaks the same wire format under a base URL.
 //
 // It is what agentmem uses for summarization, fact extraction, the example
-// ReAct agent and embeddings, and it imports nothing from agentmem.
+// ReAct agent and embeddings. Of agentmem it imports only the core and
+// package render, for the conversions between its Message and theirs
+// (FromAgentmem, ToAgentmem, FromOpenAI, Message.OpenAI).
 //
 // # Usage
 //
@@ -28,6 +30,16 @@
 // sent as a JSON string, or a list of parts (text and image_url), sent as a
 // JSON array; an assistant message that only carries ToolCalls sends
 // "content": null. Decoding accepts all three forms.
+//
+// FromAgentmem turns a memory's context (agentmem.Context.Messages) into
+// messages for Chat, and ToAgentmem turns the model's reply into a message
+// for agentmem.Memory.AddMessage; both go through render.OpenAIMessage,
+// OpenAI's wire shape:
+//
+//	view, _ := mem.Context(ctx, agentmem.ContextOptions{Budget: 8000})
+//	resp, _ := c.Chat(ctx, llm.ChatRequest{Messages: llm.FromAgentmem(view.Messages)})
+//	reply, _ := llm.ToAgentmem([]llm.Message{resp.Message})
+//	mem.AddMessage(ctx, reply[0])
 //
 // # Errors and retries
 //

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/llm"
 )
 
@@ -109,4 +110,25 @@ func ExampleAPIError() {
 	// Output:
 	// 401 invalid_api_key
 	// llm: API error (HTTP 401, type invalid_request_error, code invalid_api_key): Incorrect API key provided
+}
+
+// A memory's context goes to the client with FromAgentmem, and the model's
+// reply comes back with ToAgentmem, ready for Memory.AddMessage.
+func ExampleFromAgentmem() {
+	view := []agentmem.Message{
+		{Role: agentmem.RoleSystem, Content: agentmem.Text("Be brief.")},
+		{Role: agentmem.RoleUser, Content: agentmem.Text("Weather in Oslo?")},
+	}
+	body, _ := json.Marshal(llm.FromAgentmem(view))
+	fmt.Println(string(body))
+
+	reply := llm.Message{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Function: llm.FunctionCall{Name: "get_weather", Arguments: `{"city":"Oslo"}`}}}}
+	msgs, err := llm.ToAgentmem([]llm.Message{reply})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(msgs[0].Role, msgs[0].ToolCalls[0].Name, msgs[0].ToolCalls[0].Arguments)
+	// Output:
+	// [{"role":"system","content":"Be brief."},{"role":"user","content":"Weather in Oslo?"}]
+	// assistant get_weather {"city":"Oslo"}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -61,7 +62,7 @@ func FuzzFoldMessages(f *testing.F) {
 		st := memstore.New(memstore.Options{Clock: clock})
 		defer st.Close()
 		cfg := Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: clock, NewID: agentmem.NewID}
-		tt := &tools{cfg: &cfg, tenant: ""}
+		tt := &tools{cfg: withSessions(t, cfg), tenant: ""}
 		if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +140,7 @@ func FuzzLongTermArgs(f *testing.F) {
 		indexed := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
 		var logs bytes.Buffer
 		cfg := Config{Store: indexed, Facts: fm, Recall: ix, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clock, NewID: agentmem.NewID}
-		tt := &tools{cfg: &cfg, tenant: "fuzz"}
+		tt := &tools{cfg: withSessions(t, cfg), tenant: "fuzz"}
 
 		// A session with turns and a fact, for the arguments to reach.
 		if _, err := indexed.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "fuzz", UserID: "alice", Agent: "coder"}); err != nil {
@@ -220,4 +221,16 @@ func FuzzLongTermArgs(f *testing.F) {
 			t.Fatalf("%s(%s): a failure of the memory, not of the arguments: %v\n%s", name, data, callErr, logs.String())
 		}
 	})
+}
+
+// withSessions gives cfg the sessions service New would give it, for tests
+// that build the tools directly.
+func withSessions(t *testing.T, cfg Config) *Config {
+	t.Helper()
+	svc, err := sessions.New(sessions.Config{Store: cfg.Store, Clock: cfg.Clock, Logger: cfg.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sessions, cfg.Counter, cfg.MaxContextTokens = svc, svc.Counter(), svc.MaxContextTokens()
+	return &cfg
 }

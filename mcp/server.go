@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,13 @@ type Config struct {
 	// largest budget, and what a call without a budget is fitted to. 0
 	// means DefaultMaxContextTokens; more than MaxBudget is MaxBudget.
 	MaxContextTokens int
+	// Sessions, when set, is the sessions service the session tools call,
+	// shared with the other transports of the process (the HTTP API, the
+	// inspector) so that they serve sessions alike from one context
+	// cache; it must be over Store, and Counter and MaxContextTokens are
+	// then its own. Nil: the server makes one over Store (with a context
+	// cache of sessions.DefaultCacheBytes).
+	Sessions *sessions.Service
 }
 
 // Server is agentmem's MCP server: the tools of package doc over the
@@ -100,6 +108,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	if cfg.Sessions == nil {
+		svc, err := sessions.New(sessions.Config{Store: cfg.Store, Counter: cfg.Counter, Clock: cfg.Clock,
+			MaxContextTokens: cfg.MaxContextTokens, Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("mcp: %w", err)
+		}
+		cfg.Sessions = svc
+	}
+	cfg.Counter, cfg.MaxContextTokens = cfg.Sessions.Counter(), cfg.Sessions.MaxContextTokens()
 	s := &Server{cfg: cfg, byTenant: map[string]*sdk.Server{}}
 	sv, err := s.build(cfg.Tenant)
 	if err != nil {

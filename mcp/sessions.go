@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -24,7 +25,7 @@ const (
 	// get_context without a budget is fitted to it (the largest context
 	// window of current models, as the HTTP API's default), so that a long
 	// session is never rendered whole.
-	DefaultMaxContextTokens = 1_000_000
+	DefaultMaxContextTokens = sessions.DefaultMaxContextTokens
 	// MaxPageSize bounds list_sessions' page_size.
 	MaxPageSize = 200
 	// DefaultPageSize is list_sessions' page size when none is given.
@@ -33,9 +34,6 @@ const (
 	maxTTLSeconds = 100 * 365 * 24 * 3600
 	// maxIdempotencyKey leaves room for "/index" within store.MaxIDLen.
 	maxIdempotencyKey = 100
-	// maxListPages bounds the store pages one list_sessions call reads
-	// while it skips sessions of other tenants.
-	maxListPages = 20
 )
 
 // SessionInfo is a session as the tools show it.
@@ -101,7 +99,7 @@ func (t *tools) createSession(ctx context.Context, in CreateSessionInput) (Sessi
 	if err := store.ValidateCreate(req); err != nil {
 		return SessionInfo{}, t.toolError(ctx, op, err)
 	}
-	s, err := t.cfg.Store.Create(ctx, req)
+	s, err := t.cfg.Sessions.Create(ctx, req)
 	if err != nil {
 		return SessionInfo{}, t.toolError(ctx, op, err)
 	}
@@ -138,27 +136,14 @@ func (t *tools) listSessions(ctx context.Context, in ListSessionsInput) (ListSes
 		in.PageSize = DefaultPageSize
 	}
 	out := ListSessionsOutput{Sessions: []SessionInfo{}}
-	req := store.ListRequest{Tenant: t.tenant, UserID: in.UserID, Agent: in.Agent, PageSize: in.PageSize, PageToken: in.PageToken}
-	// An empty tenant does not filter a store's List, so the default
-	// tenant skips the sessions of the others; a page may then come out
-	// short, and one with none of ours is skipped (a bounded number of
-	// times) rather than returned empty.
-	for range maxListPages {
-		resp, err := t.cfg.Store.List(ctx, req)
-		if err != nil {
-			return ListSessionsOutput{}, t.toolError(ctx, op, err)
-		}
-		for _, s := range resp.Sessions {
-			if s.Tenant == t.tenant {
-				out.Sessions = append(out.Sessions, sessionInfo(s))
-			}
-		}
-		out.NextPageToken = resp.NextPageToken
-		if len(out.Sessions) > 0 || resp.NextPageToken == "" {
-			break
-		}
-		req.PageToken = resp.NextPageToken
+	resp, err := t.cfg.Sessions.List(ctx, t.tenant, store.ListRequest{UserID: in.UserID, Agent: in.Agent, PageSize: in.PageSize, PageToken: in.PageToken})
+	if err != nil {
+		return ListSessionsOutput{}, t.toolError(ctx, op, err)
 	}
+	for _, s := range resp.Sessions {
+		out.Sessions = append(out.Sessions, sessionInfo(s))
+	}
+	out.NextPageToken = resp.NextPageToken
 	return out, nil
 }
 
@@ -217,8 +202,7 @@ func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error
 	if err != nil {
 		return AppendOutput{}, t.toolError(ctx, op, err)
 	}
-	// The store checks the tenant, in the append's own transaction.
-	resp, err := store.AppendMessages(ctx, t.cfg.Store, store.MessagesRequest{
+	resp, err := t.cfg.Sessions.AppendMessages(ctx, store.MessagesRequest{
 		SessionID: in.SessionID, Tenant: t.tenant, Messages: msgs, Flush: in.FlushPending, IdempotencyKey: in.IdempotencyKey, NewID: t.cfg.NewID, Now: t.cfg.Clock,
 	})
 	if errors.Is(err, agentmem.ErrNotFound) {
@@ -290,12 +274,13 @@ type ContextOutput struct {
 	Messages  any    `json:"messages" jsonschema:"the messages in the format's wire shape: an array of chat messages for openai and observation, an object {system, messages} for anthropic"`
 	Steps     []int  `json:"steps" jsonschema:"the log sequence numbers of the steps shown, in order"`
 	// Dropped are the runs of steps of the working set left out.
-	Dropped      []agentmem.DroppedRun `json:"dropped" jsonschema:"runs of steps left out to fit the budget"`
-	DroppedSteps int                   `json:"dropped_steps" jsonschema:"how many steps were left out"`
-	Truncated    []int                 `json:"truncated" jsonschema:"steps shown with their tool outputs cut"`
-	Summarized   []agentmem.Range      `json:"summarized" jsonschema:"the steps the summaries shown stand for"`
-	Pending      []PendingCalls        `json:"pending" jsonschema:"assistant messages whose tool calls await results: left out of messages until the results are appended"`
-	LastSeq      int64                 `json:"last_seq" jsonschema:"the log sequence number the context reflects"`
+	Dropped         []agentmem.DroppedRun `json:"dropped" jsonschema:"runs of steps left out to fit the budget"`
+	DroppedSteps    int                   `json:"dropped_steps" jsonschema:"how many steps were left out"`
+	Truncated       []int                 `json:"truncated" jsonschema:"steps shown with their tool outputs cut"`
+	NewestTruncated bool                  `json:"newest_truncated" jsonschema:"true when the newest step alone was larger than the budget left: it is shown with its tool output cut to fit (it is in truncated) rather than left out"`
+	Summarized      []agentmem.Range      `json:"summarized" jsonschema:"the steps the summaries shown stand for"`
+	Pending         []PendingCalls        `json:"pending" jsonschema:"assistant messages whose tool calls await results: left out of messages until the results are appended"`
+	LastSeq         int64                 `json:"last_seq" jsonschema:"the log sequence number the context reflects"`
 }
 
 // PendingCalls is an assistant message whose tool calls await results.
@@ -318,11 +303,11 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	if in.Format == "" {
 		in.Format = render.NameOpenAI
 	}
-	format, err := render.ByName(in.Format)
+	_, err := render.ByName(in.Format)
 	if err != nil {
 		return ContextOutput{}, t.toolError(ctx, op, invalid("format", "unknown format %q (known: %s)", in.Format, strings.Join(render.Names(), ", ")))
 	}
-	counter := t.cfg.Counter
+	var counter tokenizer.Counter
 	if in.Tokenizer != "" {
 		if counter, err = tokenizer.Get(in.Tokenizer); err != nil {
 			return ContextOutput{}, t.toolError(ctx, op, invalid("tokenizer", "unknown tokenizer %q (known: %s)", in.Tokenizer, strings.Join(tokenizer.Names(), ", ")))
@@ -331,26 +316,15 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	if in.Budget < 0 || in.Budget > t.cfg.MaxContextTokens {
 		return ContextOutput{}, t.toolError(ctx, op, invalid("budget", "must be between 0 and this server's maximum context of %d tokens", t.cfg.MaxContextTokens))
 	}
-	fit := in.Budget
-	if fit == 0 {
-		fit = t.cfg.MaxContextTokens // no budget: the server's maximum
-	}
 	if err := store.ValidateID(in.SessionID); err != nil {
 		return ContextOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
 	}
-	// The bound memory is only read: nothing is added through it, so it
-	// never writes, and it is not closed (that would end a single-run
-	// session).
-	b, err := store.OpenTenantMemory(ctx, t.cfg.Store, t.tenant, in.SessionID, agentmem.Options{Counter: counter, Clock: t.cfg.Clock})
+	c, err := t.cfg.Sessions.Context(ctx, sessions.ContextRequest{Tenant: t.tenant, SessionID: in.SessionID, Budget: in.Budget,
+		Format: in.Format, Counter: counter, TruncateToFill: in.TruncateToFill})
 	if err != nil {
 		if errors.Is(err, agentmem.ErrNotFound) {
 			err = sessionNotFound(in.SessionID)
 		}
-		return ContextOutput{}, t.toolError(ctx, op, err)
-	}
-	sess := b.Session()
-	c, err := b.Context(ctx, agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: in.TruncateToFill})
-	if err != nil {
 		return ContextOutput{}, t.toolError(ctx, op, err)
 	}
 	wire, err := render.Encode(in.Format, c.Messages)
@@ -360,7 +334,7 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	return ContextOutput{
 		Format: c.Format, Tokenizer: c.Counter, Budget: in.Budget, Tokens: c.Tokens, Messages: wire,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: sess.LastSeq,
+		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: c.LastSeq,
 	}, nil
 }
 
@@ -401,8 +375,7 @@ func (t *tools) pop(ctx context.Context, in PopInput) (PopOutput, error) {
 	if err := store.ValidateID(in.SessionID); err != nil {
 		return PopOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
 	}
-	// The store checks the tenant, in the pop's read and its append.
-	resp, err := store.Pop(ctx, t.cfg.Store, store.PopRequest{Tenant: t.tenant, SessionID: in.SessionID, ExpectedLastSeq: in.ExpectedLastSeq})
+	resp, err := t.cfg.Sessions.Pop(ctx, store.PopRequest{Tenant: t.tenant, SessionID: in.SessionID, ExpectedLastSeq: in.ExpectedLastSeq})
 	switch {
 	case errors.Is(err, agentmem.ErrNotFound):
 		return PopOutput{}, t.toolError(ctx, op, sessionNotFound(in.SessionID))

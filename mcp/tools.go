@@ -173,7 +173,7 @@ func (t *tools) session(ctx context.Context, id string) (*store.Session, error) 
 	if err := store.ValidateID(id); err != nil {
 		return nil, badSessionID(id)
 	}
-	s, err := t.cfg.Store.Get(ctx, t.tenant, id)
+	s, err := t.cfg.Sessions.Get(ctx, t.tenant, id)
 	if errors.Is(err, agentmem.ErrNotFound) {
 		return nil, sessionNotFound(id)
 	}

@@ -40,7 +40,7 @@ func TestObservationStepMessages(t *testing.T) {
 		{"planning", planStep, false, "assistant: text(\"1. read\\n2. fix\")\nuser: text(\"Now proceed and carry out this plan.\")\n"},
 		{"planning summary mode", planStep, true, ""},
 		{"scratchpad", noteStep, false, "assistant: text(\"bug in a.go\")\nuser: text(\"Scratchpad noted: bug in a.go\")\n"},
-		{"final answer", finalStep, false, ""},
+		{"final answer: the assistant's (a context leaves it out when it comes last)", finalStep, false, "assistant: text(\"done\")\n"},
 		{"summary", sumStep, false, "user: text(\"Summary of 4 earlier steps (2–5):\\nWe read files.\")\n"},
 		{"agent call", callStep, false, "user: text(\"[Request from planner]: check tests\")\n"},
 		{"agent response keeps its name", respStep, false, "assistant[tester]: text(\"all pass\") text(\"{\\\"ok\\\":true}\")\n"},

@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 
 	"github.com/agentmem/agentmem"
@@ -71,6 +72,25 @@ func OpenAIRequest(msgs []agentmem.Message) []OpenAIMessage {
 		out = appendOpenAI(out, chatMessage(m))
 	}
 	return out
+}
+
+// FromOpenAIMessages converts messages of OpenAI's wire shape back to
+// agentmem messages: the inverse of OpenAIRequest, and what turns a
+// model's reply into a message to add to a memory. It applies the rules
+// of DecodeOpenAIMessages (one definition of what OpenAI input is valid),
+// to which it hands the messages' JSON; Content may be any value that
+// marshals to an OpenAI content value (a string, nil, []OpenAIPart, or
+// what encoding/json decodes one to). Errors wrap agentmem.ErrInvalid and
+// name the message, e.g. "messages[1].tool_call_id".
+func FromOpenAIMessages(msgs []OpenAIMessage) ([]agentmem.Message, error) {
+	if msgs == nil {
+		msgs = []OpenAIMessage{}
+	}
+	data, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, &agentmem.InvalidError{Field: "messages", Reason: "do not encode as JSON: " + err.Error()}
+	}
+	return DecodeOpenAIMessages(data)
 }
 
 func appendOpenAI(out []OpenAIMessage, m agentmem.Message) []OpenAIMessage {

@@ -35,9 +35,15 @@ func randomMemory(t testing.TB, r *rand.Rand, counter tokenizer.Counter, format 
 		}
 		return strings.Join(w, " ")
 	}
-	m := agentmem.New(agentmem.Options{Counter: counter, Format: format})
+	// Any pinning: contexts must be valid whatever is pinned, when the
+	// system prompt or the task is dropped too.
+	pinnings := []*agentmem.Pinning{nil, {SystemPrompts: true}, {}, {Tasks: true}}
+	m := agentmem.New(agentmem.Options{Counter: counter, Format: format, Pinning: pinnings[r.IntN(len(pinnings))]})
 	mustAdd(t, m, &agentmem.SystemPromptStep{Content: text(30)})
 	task := &agentmem.TaskStep{Task: text(20)}
+	if r.IntN(4) == 0 {
+		task.Name, task.Data = "ann", json.RawMessage(`{"ticket": 7}`)
+	}
 	if r.IntN(3) == 0 {
 		task.Images = []agentmem.Image{{URL: "https://x.test/a.png"}, {Data: []byte("\x89PNG\r\n\x1a\n"), MediaType: "image/png"}}
 	}
@@ -67,6 +73,9 @@ func randomMemory(t testing.TB, r *rand.Rand, counter tokenizer.Counter, format 
 			}
 			if r.IntN(6) == 0 {
 				a.Error = text(5)
+			}
+			if r.IntN(6) == 0 {
+				a.Name, a.Data = "coder", json.RawMessage(`{"ok": false}`)
 			}
 			s = a
 		case k == 10:
@@ -129,7 +138,7 @@ func TestPropertyContextValid(t *testing.T) {
 			checkContext(t, fmt.Sprintf("iteration %d %s unlimited", it, f.Name()), m, f, counter, full, 0)
 			for range 6 {
 				budget := 1 + r.IntN(full.Tokens+20)
-				opts := agentmem.ContextOptions{Format: f, Budget: budget, TruncateToFill: r.IntN(2) == 0, SummaryMode: r.IntN(5) == 0}
+				opts := agentmem.ContextOptions{Format: f, Budget: budget, TruncateToFill: r.IntN(2) == 0, SummaryMode: r.IntN(5) == 0, DropOversizedNewest: r.IntN(4) == 0}
 				c, err := m.Context(bg, opts)
 				if err != nil {
 					var be *agentmem.BudgetError

@@ -11,6 +11,12 @@
 # (starts with ./ or ../, is . or .., or starts with the module path) limits
 # go vet and staticcheck to those packages too; with none, ./... is added.
 #
+# The framework adapters under adapters/ are modules of their own (each has
+# its go.mod): steps 2, 3 and 6 run in each of them too, on its ./... when no
+# package is given, else on the packages given inside it
+# (./adapters/langchaingo/...) or by a pattern that covers it (./...,
+# ./adapters/...); a run given only other packages leaves them out.
+#
 # Steps, in order; a failing step does not stop the later ones, and the
 # script exits non-zero if any failed:
 #
@@ -34,13 +40,21 @@
 #   5. Chromium: AGENTMEM_TEST_CHROMIUM if set, else /usr/bin/chromium (or
 #      chromium / chromium-browser on PATH) when installed
 #   6. go test -race -count=1, reported by internal/testenv/cmd/testrun
+#   7. the Python client's suite (python3 -m unittest, clients/python/tests)
+#      against the agentmem binary built here, when no packages are named
+#      (or AGENTMEM_TEST_PYTHON=1); in CI python3 is installed when missing
+#   8. the TypeScript client (clients/typescript): npm ci, build, and its
+#      node --test suites against the agentmem binary built here, when no
+#      packages are named (or AGENTMEM_TEST_TS=1); in CI nodejs and npm are
+#      installed when missing
 #
-# Without PostgreSQL, Citus or Chromium the tests that need them skip, with a
-# reason. In CI (CI=true) nothing may be missing: the script installs
-# staticcheck, Debian's postgresql, the build dependencies of pgvector and
-# Citus (postgresql-server-dev-15 liblz4-dev libzstd-dev libkrb5-dev) and
-# chromium (apt-get) and gcc for the race detector when they are missing,
-# and a failure to do so, or to build pgvector or Citus, fails the run.
+# Without PostgreSQL, Citus, Chromium or Node.js 20+ the tests that need them
+# skip, with a reason. In CI (CI=true) nothing may be missing: the script
+# installs staticcheck, Debian's postgresql, the build dependencies of
+# pgvector and Citus (postgresql-server-dev-15 liblz4-dev libzstd-dev
+# libkrb5-dev) and chromium (apt-get), gcc for the race detector and nodejs
+# and npm when they are missing, and a failure to do so, or to build
+# pgvector or Citus, fails the run.
 #
 # Environment (see docs/testing.md):
 #
@@ -52,11 +66,14 @@
 #   AGENTMEM_VENDOR              the vendor directory (default ../shared/vendor)
 #   AGENTMEM_TEST_CHROMIUM       use this browser
 #   AGENTMEM_TEST_TIMEOUT        go test -timeout for each test binary (8m)
-#   AGENTMEM_TEST_DEADLINE       limit for the whole go test step (12m)
+#   AGENTMEM_TEST_DEADLINE       limit for the go test step of each module (12m)
 #   AGENTMEM_TEST_RACE=0         run without the race detector
 #   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
 #                                into the server (default: the vendor's)
 #   AGENTMEM_TEST_PGVECTOR=1     the pgvector tests fail, not skip, without it
+#   AGENTMEM_TEST_PYTHON=1       run the Python client's suite even when
+#                                packages are named
+#   AGENTMEM_TEST_TS=1 / =0      run / do not run the TypeScript client's tests
 #
 # Once the tests have run, the last line printed is the count:
 # "tests: N passed, N failed, N skipped". The exit status is 0 only if every
@@ -224,24 +241,98 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 MODULE=$(awk '$1 == "module" { print $2; exit }' go.mod)
-TEST_ARGS=("$@")
+
+# The adapter modules: adapters/NAME with a go.mod of its own.
+ADAPTERS=()
+for mod in adapters/*/go.mod; do
+	if [[ -f $mod ]]; then
+		ADAPTERS+=("${mod%/go.mod}")
+	fi
+done
+
+# adapter_of ARG: the adapter module directory a package argument is in,
+# if any.
+adapter_of() {
+	local p=${1#./} a
+	for a in "${ADAPTERS[@]}"; do
+		if [[ $p == "$a" || $p == "$a"/* || $1 == "$MODULE/$a" || $1 == "$MODULE/$a"/* ]]; then
+			printf '%s\n' "$a"
+			return
+		fi
+	done
+}
+
+# FLAGS are the arguments that are not packages; PKGS the root module's
+# packages; ADAPTER_PKGS[dir] the packages of an adapter module, relative
+# to its directory, space-separated.
+FLAGS=()
 PKGS=()
 VERBOSE=()
+declare -A ADAPTER_PKGS=()
+any_pkg=0
 for arg in "$@"; do
 	case $arg in
-	./* | ../* | . | .. | "$MODULE" | "$MODULE"/*) PKGS+=("$arg") ;;
-	-v | -v=true | -test.v | -test.v=true) VERBOSE=(-v) ;;
+	./* | ../* | . | .. | "$MODULE" | "$MODULE"/*)
+		any_pkg=1
+		a=$(adapter_of "$arg")
+		if [[ -z $a ]]; then
+			PKGS+=("$arg")
+			# A pattern DIR/... covers the adapter modules under DIR too.
+			if [[ $arg == */... ]]; then
+				prefix=${arg%...}
+				prefix=${prefix#./}
+				prefix=${prefix#"$MODULE"/}
+				for a in "${ADAPTERS[@]}"; do
+					if [[ $a/ == "$prefix"* ]]; then
+						ADAPTER_PKGS[$a]+=" ./..."
+					fi
+				done
+			fi
+		elif [[ $arg == "$MODULE"/* ]]; then
+			ADAPTER_PKGS[$a]+=" $arg"
+		else
+			rel=${arg#./}
+			rel=${rel#"$a"}
+			ADAPTER_PKGS[$a]+=" .$rel"
+		fi
+		;;
+	*)
+		FLAGS+=("$arg")
+		case $arg in
+		-v | -v=true | -test.v | -test.v=true) VERBOSE=(-v) ;;
+		esac
+		;;
 	esac
 done
-if ((${#PKGS[@]} == 0)); then
+if ((any_pkg == 0)); then
 	PKGS=(./...)
-	TEST_ARGS+=(./...)
+	for a in "${ADAPTERS[@]}"; do
+		ADAPTER_PKGS[$a]=./...
+	done
 fi
+TEST_ARGS=("${FLAGS[@]}" "${PKGS[@]}")
+
+# adapter_pkgs DIR: the packages asked for in an adapter module, one per
+# line (none: the module is left out).
+adapter_pkgs() {
+	local p
+	for p in ${ADAPTER_PKGS[$1]:-}; do
+		printf '%s\n' "$p"
+	done
+}
+
+# SELECTED_ADAPTERS: the adapter modules with packages asked for.
+SELECTED_ADAPTERS=()
+for a in "${ADAPTERS[@]}"; do
+	if [[ -n ${ADAPTER_PKGS[$a]:-} ]]; then
+		SELECTED_ADAPTERS+=("$a")
+	fi
+done
 
 START=$SECONDS
 mode=
 if in_ci; then mode=", CI mode"; fi
-printf 'test.sh: %s, packages %s%s\n' "$(go version)" "${PKGS[*]}" "$mode"
+printf 'test.sh: %s, packages %s%s\n' "$(go version)" "${PKGS[*]:-(none of the root module)}${SELECTED_ADAPTERS[*]:+, adapter modules ${SELECTED_ADAPTERS[*]}}" "$mode"
 
 # --- 1. gofmt --------------------------------------------------------------
 
@@ -280,16 +371,27 @@ fi
 
 # --- 2. go vet -------------------------------------------------------------
 
-log "go vet ${PKGS[*]}"
-if go vet "${PKGS[@]}"; then
-	step_ok "go vet"
-else
-	step_fail "go vet"
+if ((${#PKGS[@]} > 0)); then
+	log "go vet ${PKGS[*]}"
+	if go vet "${PKGS[@]}"; then
+		step_ok "go vet"
+	else
+		step_fail "go vet"
+	fi
 fi
+for a in "${SELECTED_ADAPTERS[@]}"; do
+	mapfile -t apkgs < <(adapter_pkgs "$a")
+	log "go vet ${apkgs[*]}   (in $a)"
+	if (cd "$a" && go vet "${apkgs[@]}"); then
+		step_ok "go vet $a"
+	else
+		step_fail "go vet $a"
+	fi
+done
 
 # --- 3. staticcheck --------------------------------------------------------
 
-log "staticcheck ${PKGS[*]}"
+log "staticcheck ${PKGS[*]:-(the adapter modules only)}"
 GOBIN_DIR="$(go env GOPATH | cut -d: -f1)/bin"
 STATICCHECK=$GOBIN_DIR/staticcheck
 # staticcheck -version prints e.g. "staticcheck 2026.2.2 (0.8.2)".
@@ -307,10 +409,23 @@ if [[ -z $STATICCHECK || ! -x $STATICCHECK ]]; then
 		warn "could not install staticcheck $STATICCHECK_VERSION; skipping it"
 		step_warn staticcheck "SKIPPED: could not install $STATICCHECK_VERSION"
 	fi
-elif "$STATICCHECK" "${PKGS[@]}"; then
-	step_ok staticcheck "$STATICCHECK_VERSION"
 else
-	step_fail staticcheck
+	if ((${#PKGS[@]} > 0)); then
+		if "$STATICCHECK" "${PKGS[@]}"; then
+			step_ok staticcheck "$STATICCHECK_VERSION"
+		else
+			step_fail staticcheck
+		fi
+	fi
+	for a in "${SELECTED_ADAPTERS[@]}"; do
+		mapfile -t apkgs < <(adapter_pkgs "$a")
+		log "staticcheck ${apkgs[*]}   (in $a)"
+		if (cd "$a" && "$STATICCHECK" "${apkgs[@]}"); then
+			step_ok "staticcheck $a"
+		else
+			step_fail "staticcheck $a"
+		fi
+	done
 fi
 
 # --- 4. PostgreSQL ---------------------------------------------------------
@@ -462,51 +577,185 @@ fi
 
 GO_TEST_FLAGS=("${RACE[@]}" -count=1 "-timeout=${AGENTMEM_TEST_TIMEOUT:-8m}")
 DEADLINE=${AGENTMEM_TEST_DEADLINE:-12m}
-log "go test ${GO_TEST_FLAGS[*]} ${TEST_ARGS[*]}   (whole step limited to $DEADLINE)"
-
-test_start=$SECONDS
-passed='' failed='' skipped=''
-if go build -o "$WORK/testrun" ./internal/testenv/cmd/testrun; then
-	# In the background, so that a signal to this script runs its trap at
-	# once (bash runs traps only between commands, and `wait` is one);
-	# cleanup then stops testrun, which stops go test.
-	rc=0
-	"$WORK/testrun" "${VERBOSE[@]}" -deadline "$DEADLINE" -summary "$WORK/summary" -- \
-		"${GO_TEST_FLAGS[@]}" "${TEST_ARGS[@]}" </dev/null &
-	TESTRUN_PID=$!
-	wait "$TESTRUN_PID" || rc=$?
-	TESTRUN_PID=
-	declare -A sum=()
-	if [[ -f $WORK/summary ]]; then
-		while IFS='=' read -r key value; do
-			sum[$key]=$value
-		done <"$WORK/summary"
-	fi
-	passed=${sum[passed]:-0} failed=${sum[failed]:-0} skipped=${sum[skipped]:-0}
-	detail="packages: ${sum[packages_ok]:-0} ok, ${sum[packages_failed]:-0} failed, ${sum[packages_no_test]:-0} without tests"
-	if [[ ${sum[deadline_exceeded]:-0} == 1 ]]; then
-		detail="stopped at the $DEADLINE deadline; $detail"
-	fi
-else
-	# The reporter does not build (go.mod broken?): run go test plainly so the
-	# failure shows; no counts then.
+TESTRUN=$WORK/testrun
+if ! go build -o "$TESTRUN" ./internal/testenv/cmd/testrun; then
+	# The reporter does not build (go.mod broken?): go test runs plainly so
+	# the failure shows; no counts then.
 	warn "could not build internal/testenv/cmd/testrun; running go test without it"
-	rc=0
-	go test "${GO_TEST_FLAGS[@]}" "${TEST_ARGS[@]}" || rc=$?
-	detail="no counts"
+	TESTRUN=
 fi
-detail="$detail, $((SECONDS - test_start))s"
-if ((rc == 0)); then
-	step_ok "go test" "$detail"
+
+# run_tests STEP DIR ARG...: go test ARG... in the module at DIR, as the
+# step STEP, through the reporter; its counts are added to passed, failed
+# and skipped.
+passed='' failed='' skipped=''
+run_tests() {
+	local step=$1 dir=$2 rc=0 detail start=$SECONDS
+	shift 2
+	log "go test ${GO_TEST_FLAGS[*]} $*   (in $dir; the step limited to $DEADLINE)"
+	if [[ -z $TESTRUN ]]; then
+		(cd "$dir" && go test "${GO_TEST_FLAGS[@]}" "$@") || rc=$?
+		detail="no counts"
+	else
+		rm -f "$WORK/summary"
+		# In the background, so that a signal to this script runs its trap
+		# at once (bash runs traps only between commands, and `wait` is
+		# one); cleanup then stops testrun, which stops go test.
+		(cd "$dir" && exec "$TESTRUN" "${VERBOSE[@]}" -deadline "$DEADLINE" -summary "$WORK/summary" -- \
+			"${GO_TEST_FLAGS[@]}" "$@") </dev/null &
+		TESTRUN_PID=$!
+		wait "$TESTRUN_PID" || rc=$?
+		TESTRUN_PID=
+		local -A sum=()
+		local key value
+		if [[ -f $WORK/summary ]]; then
+			while IFS='=' read -r key value; do
+				sum[$key]=$value
+			done <"$WORK/summary"
+		fi
+		passed=$((${passed:-0} + ${sum[passed]:-0}))
+		failed=$((${failed:-0} + ${sum[failed]:-0}))
+		skipped=$((${skipped:-0} + ${sum[skipped]:-0}))
+		detail="packages: ${sum[packages_ok]:-0} ok, ${sum[packages_failed]:-0} failed, ${sum[packages_no_test]:-0} without tests"
+		if [[ ${sum[deadline_exceeded]:-0} == 1 ]]; then
+			detail="stopped at the $DEADLINE deadline; $detail"
+		fi
+	fi
+	detail="$detail, $((SECONDS - start))s"
+	if ((rc == 0)); then
+		step_ok "$step" "$detail"
+	else
+		step_fail "$step" "$detail"
+	fi
+}
+
+if ((${#PKGS[@]} > 0)); then
+	run_tests "go test" . "${TEST_ARGS[@]}"
+fi
+for a in "${SELECTED_ADAPTERS[@]}"; do
+	mapfile -t apkgs < <(adapter_pkgs "$a")
+	run_tests "go test $a" "$a" "${FLAGS[@]}" "${apkgs[@]}"
+done
+
+# --- 7. Python client --------------------------------------------------------
+
+# python3 -m unittest over clients/python/tests, against the agentmem binary
+# built here (AGENTMEM_BIN). Python 3.9+, standard library only.
+log "Python client (clients/python)"
+if ((any_pkg == 1)) && [[ ${AGENTMEM_TEST_PYTHON:-} != 1 ]]; then
+	note "not run: packages were named (AGENTMEM_TEST_PYTHON=1 runs it too)"
+	step_info python "not run: packages named"
 else
-	step_fail "go test" "$detail"
+	python=$(command -v python3 || true)
+	if [[ -z $python ]] && in_ci; then
+		note "no python3; CI: installing Debian's python3"
+		apt_install python3 || die "could not install python3"
+		python=$(command -v python3 || true)
+	fi
+	if [[ -z $python ]]; then
+		in_ci && die "python3 installed, but not on PATH"
+		note "python3 not found: the Python client's tests skip (install it: apt-get install python3)"
+		step_warn python "not found: Python client tests skip"
+	elif ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
+		if in_ci; then
+			step_fail python "$("$python" --version 2>&1) is older than 3.9"
+		else
+			note "$("$python" --version 2>&1) is older than 3.9: the Python client's tests skip"
+			step_warn python "python3 older than 3.9: tests skip"
+		fi
+	elif ! go build -o "$WORK/agentmem" ./cmd/agentmem; then
+		step_fail python "could not build ./cmd/agentmem"
+	elif AGENTMEM_BIN="$WORK/agentmem" PYTHONDONTWRITEBYTECODE=1 "$python" -m unittest discover \
+		-s clients/python/tests -t clients/python "${VERBOSE[@]}"; then
+		step_ok python "$("$python" --version 2>&1)"
+	else
+		step_fail python
+	fi
+fi
+
+# --- 8. TypeScript client ----------------------------------------------------
+
+# clients/typescript: npm ci (the lockfile pins every package; npm's own
+# cache, outside the repository), the build (types generated from
+# server/openapi.json, then tsc), then its node --test suites against an
+# agentmem binary built here (the Python step's, or built now). Only in a
+# run of the whole repository (no package named), or with
+# AGENTMEM_TEST_TS=1. Without Node 20+ and npm
+# they skip, with the reason; in CI the script installs Debian's nodejs and
+# npm when they are missing, and anything missing or failing fails the run.
+ts_counts=
+log "TypeScript client (clients/typescript)"
+ts_wanted=0
+if [[ ${AGENTMEM_TEST_TS:-} == 1 ]] || { [[ ${AGENTMEM_TEST_TS:-} != 0 ]] && ((any_pkg == 0)); }; then
+	ts_wanted=1
+fi
+# node_major prints the major version of node, or nothing.
+node_major() { node --version 2>/dev/null | sed -n 's/^v\([0-9]*\)\..*/\1/p'; }
+if ((ts_wanted == 0)); then
+	note "not run: packages were named (AGENTMEM_TEST_TS=1 runs it too)"
+	step_info typescript "not run: packages named"
+else
+	if { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; } && in_ci; then
+		note "no node or npm; CI: installing Debian's nodejs and npm"
+		apt_install nodejs npm || true
+	fi
+	ts_missing=
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		ts_missing="node and npm not found (install Node.js 20 or later)"
+	elif (($(node_major) < 20)); then
+		ts_missing="node $(node --version) is older than 20"
+	fi
+	if [[ -n $ts_missing ]]; then
+		if in_ci; then
+			step_fail typescript "$ts_missing"
+		else
+			note "$ts_missing: the TypeScript client's tests skip"
+			step_warn typescript "SKIPPED: $ts_missing"
+		fi
+	else
+		ts_dir=$REPO_ROOT/clients/typescript
+		ts_rc=0
+		note "node $(node --version), npm $(npm --version 2>/dev/null)"
+		if ! (cd "$ts_dir" && npm ci --no-audit --no-fund --loglevel=error) >"$WORK/npm-ci.log" 2>&1; then
+			tail -n 30 "$WORK/npm-ci.log" | sed 's/^/    /'
+			step_fail typescript "npm ci failed"
+		elif ! (cd "$ts_dir" && npm run --silent build) 2>&1 | sed 's/^/    /'; then
+			step_fail typescript "the build failed"
+		elif [[ ! -x $WORK/agentmem ]] && ! go build -o "$WORK/agentmem" ./cmd/agentmem; then
+			step_fail typescript "could not build the agentmem binary"
+		else
+			ts_start=$SECONDS
+			(cd "$ts_dir" && AGENTMEM_BIN=$WORK/agentmem node --test --test-concurrency=1 --test-reporter=spec test/*.test.js) \
+				>"$WORK/ts-test.log" 2>&1 </dev/null || ts_rc=$?
+			if [[ ${#VERBOSE[@]} -gt 0 || $ts_rc -ne 0 ]]; then
+				sed 's/^/    /' "$WORK/ts-test.log"
+			fi
+			# The spec reporter ends with "ℹ pass N", "ℹ fail N", "ℹ skipped N".
+			ts_count() { sed -n "s/^ℹ $1 \([0-9]*\)$/\1/p" "$WORK/ts-test.log" | tail -n 1; }
+			ts_pass=$(ts_count pass) ts_fail=$(ts_count fail) ts_skip=$(ts_count skipped)
+			ts_counts="${ts_pass:-0} ${ts_fail:-0} ${ts_skip:-0}"
+			detail="${ts_pass:-0} passed, ${ts_fail:-0} failed, ${ts_skip:-0} skipped, $((SECONDS - ts_start))s"
+			if ((ts_rc == 0)); then
+				step_ok typescript "$detail"
+			else
+				step_fail typescript "$detail"
+			fi
+		fi
+	fi
 fi
 
 # --- summary ---------------------------------------------------------------
 
 log "summary"
+width=14
 for s in "${STEPS[@]}"; do
-	printf '    %-14s %s\n' "${s%%|*}" "${s#*|}"
+	n=${s%%|*}
+	if ((${#n} > width)); then
+		width=${#n}
+	fi
+done
+for s in "${STEPS[@]}"; do
+	printf '    %-*s %s\n' "$width" "${s%%|*}" "${s#*|}"
 done
 if ((${#FAILED[@]} == 0)); then
 	printf 'test.sh: PASS in %ds\n' "$((SECONDS - START))"
@@ -514,8 +763,13 @@ else
 	failed_steps=$(printf '%s, ' "${FAILED[@]}")
 	printf 'test.sh: FAIL (%s) in %ds\n' "${failed_steps%, }" "$((SECONDS - START))"
 fi
+if [[ -n $ts_counts ]]; then
+	read -r ts_pass ts_fail ts_skip <<<"$ts_counts"
+	passed=$((${passed:-0} + ts_pass)) failed=$((${failed:-0} + ts_fail)) skipped=$((${skipped:-0} + ts_skip))
+fi
 if [[ -n $passed ]]; then
-	# The closing line, in the plain form CI tools read.
+	# The closing line, in the plain form CI tools read (go test's counts
+	# and the TypeScript suites').
 	printf 'tests: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
 fi
 ((${#FAILED[@]} == 0))

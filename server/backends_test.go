@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/postgres"
@@ -69,12 +70,12 @@ func TestSQLiteCorruptRowAndClosedStore(t *testing.T) {
 	if _, err := db.Exec(`UPDATE entries SET body = CAST('{"type":"task","gar' AS BLOB) WHERE session_id = 's' AND seq = 2`); err != nil {
 		t.Fatal(err)
 	}
-	checkStatus(t, "read over a corrupt row", e.do("GET", "/v1/sessions/s/steps", nil), 500, CodeInternal)
+	checkStatus(t, "read over a corrupt row", e.do("GET", "/v1/sessions/s/steps", nil), 500, api.CodeInternal)
 	e.must(200, "GET", "/v1/sessions/s", nil) // the session's row is fine
 
 	st.Close()
-	checkStatus(t, "closed store", e.do("GET", "/v1/sessions/s", nil), 503, CodeUnavailable)
-	checkStatus(t, "closed store", e.do("POST", "/v1/sessions/s/steps", taskStep), 503, CodeUnavailable)
+	checkStatus(t, "closed store", e.do("GET", "/v1/sessions/s", nil), 503, api.CodeUnavailable)
+	checkStatus(t, "closed store", e.do("POST", "/v1/sessions/s/steps", taskStep), 503, api.CodeUnavailable)
 }
 
 func TestPostgresCorruptRowAndUnreachable(t *testing.T) {
@@ -99,11 +100,11 @@ func TestPostgresCorruptRowAndUnreachable(t *testing.T) {
 	if _, err := st.Pool().Exec(ctx, `UPDATE entries SET body = '{"type":"task","gar' WHERE session_id = 's' AND seq = 2`); err != nil {
 		t.Fatal(err)
 	}
-	checkStatus(t, "read over a corrupt row", e.do("GET", "/v1/sessions/s/steps", nil), 500, CodeInternal)
+	checkStatus(t, "read over a corrupt row", e.do("GET", "/v1/sessions/s/steps", nil), 500, api.CodeInternal)
 
 	p.cut() // the database is unreachable from now on
-	checkStatus(t, "unreachable database", e.do("GET", "/v1/sessions/s", nil), 503, CodeUnavailable)
-	checkStatus(t, "unreachable database", e.do("POST", "/v1/sessions", `{"id":"t"}`), 503, CodeUnavailable)
+	checkStatus(t, "unreachable database", e.do("GET", "/v1/sessions/s", nil), 503, api.CodeUnavailable)
+	checkStatus(t, "unreachable database", e.do("POST", "/v1/sessions", `{"id":"t"}`), 503, api.CodeUnavailable)
 }
 
 // proxy forwards TCP connections to a target until cut, which closes the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/recall"
 )
 
@@ -18,7 +19,7 @@ func TestBadInputCorpus(t *testing.T) {
 	e := newEnv(t, withLongTerm(&now), func(c *Config) { c.MaxBodyBytes = 64 << 10 })
 	e.create("s")
 	e.appendSteps("s", "["+sysStep+","+taskStep+","+actionStep(1, "out")+"]")
-	var rem RememberResponse
+	var rem api.RememberResponse
 	e.must(201, "POST", "/v1/users/u1/facts", `{"text":"Uses Go"}`).json(t, &rem)
 	e.must(200, "POST", "/v1/recall", `{"documents":[{"id":"d1","text":"a note"}]}`)
 
@@ -90,7 +91,7 @@ func TestBadInputCorpus(t *testing.T) {
 		}
 		if method == "POST" {
 			for name, body := range bodies {
-				if name == "null" && (rt.pattern == "POST /v1/sessions" || rt.pattern == "POST /v1/sessions/{id}/fork" || rt.pattern == "POST /v1/sessions/{id}/pop") {
+				if name == "null" && (rt.pattern == "POST /v1/sessions" || rt.pattern == "POST /v1/sessions/{id}/fork" || rt.pattern == "POST /v1/sessions/{id}/pop" || rt.pattern == "POST /v1/sessions/{id}/items/pop") {
 					continue // their body is optional: null is no body, which is good input
 				}
 				check(name, concrete, body)
@@ -151,7 +152,7 @@ func TestRepeatedKeys(t *testing.T) {
 			t.Errorf("POST %s %s: status %d: %s", c.path, c.body, r.code, r.body)
 			continue
 		}
-		if err := r.apiErr(t); err.Field != c.field || err.Code != CodeInvalid || !strings.Contains(err.Message, "repeated key") {
+		if err := r.apiErr(t); err.Field != c.field || err.Code != api.CodeInvalid || !strings.Contains(err.Message, "repeated key") {
 			t.Errorf("POST %s %s: %+v, want field %q", c.path, c.body, err, c.field)
 		}
 	}
@@ -193,7 +194,7 @@ func TestMemberNamesAreCaseSensitive(t *testing.T) {
 			t.Errorf("POST %s %s: status %d: %s", c.path, c.body, r.code, r.body)
 			continue
 		}
-		if err := r.apiErr(t); err.Field != c.field || err.Code != CodeInvalid {
+		if err := r.apiErr(t); err.Field != c.field || err.Code != api.CodeInvalid {
 			t.Errorf("POST %s %s: %+v, want field %q", c.path, c.body, err, c.field)
 		}
 	}

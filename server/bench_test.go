@@ -236,7 +236,7 @@ func BenchmarkContextManySessions(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(lc.loads.Load()-loads)/float64(i), "loads/op")
-			b.ReportMetric(float64(srv.cache.size())/(1<<20), "cache-MB")
+			b.ReportMetric(float64(srv.svc.CacheStats().Bytes)/(1<<20), "cache-MB")
 			runtime.GC()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)

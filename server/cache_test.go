@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store/sqlite"
 )
 
@@ -37,40 +36,22 @@ func (e *env) cacheEvents(event string) int {
 	return int(e.metric(`agentmem_session_cache_total{event="` + event + `"}`))
 }
 
-// checkCache checks the cache's books: its size is the sum of its views'
-// sizes, within the bound, and the gauges say so.
+// checkCache checks the cache's books (sessions.Service.CheckCache) and
+// that the gauges say what it holds.
 func (e *env) checkCache() {
 	e.t.Helper()
 	gaugeBytes, gaugeSessions := e.metric("agentmem_session_cache_bytes"), e.metric("agentmem_session_cache_sessions")
-	c := e.srv.cache
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var sum int64
-	for el := c.lru.Front(); el != nil; el = el.Next() {
-		v := el.Value.(*view)
-		if c.byKey[v.key] != el {
-			e.t.Errorf("view %v is in the LRU list but not indexed", v.key)
-		}
-		sum += v.size
+	if err := e.srv.svc.CheckCache(); err != nil {
+		e.t.Error(err)
 	}
-	if sum != c.bytes || len(c.byKey) != c.lru.Len() {
-		e.t.Errorf("cache books: %d bytes accounted, views sum to %d; %d indexed, %d listed", c.bytes, sum, len(c.byKey), c.lru.Len())
-	}
-	if c.bytes > c.max {
-		e.t.Errorf("cache holds %d bytes, over its bound of %d", c.bytes, c.max)
-	}
-	if int64(gaugeBytes) != c.bytes || int(gaugeSessions) != c.lru.Len() {
-		e.t.Errorf("agentmem_session_cache_bytes %v and _sessions %v; the cache holds %d bytes in %d sessions", gaugeBytes, gaugeSessions, c.bytes, c.lru.Len())
+	st := e.srv.svc.CacheStats()
+	if int64(gaugeBytes) != st.Bytes || int(gaugeSessions) != st.Sessions {
+		e.t.Errorf("agentmem_session_cache_bytes %v and _sessions %v; the cache holds %d bytes in %d sessions", gaugeBytes, gaugeSessions, st.Bytes, st.Sessions)
 	}
 }
 
 // cached reports whether a session's view is cached.
-func (e *env) cached(id string) bool {
-	e.srv.cache.mu.Lock()
-	defer e.srv.cache.mu.Unlock()
-	_, ok := e.srv.cache.byKey[store.Key{ID: id}]
-	return ok
-}
+func (e *env) cached(id string) bool { return e.srv.svc.Cached("", id) }
 
 // oneSessionSize returns what the cache accounts for a session of n
 // steps made by env.session, read once in the default form.
@@ -78,10 +59,10 @@ func oneSessionSize(t *testing.T, n int) int64 {
 	e := newEnv(t)
 	e.session("probe", n)
 	e.must(200, "GET", "/v1/sessions/probe/context", nil)
-	if e.srv.cache.len() != 1 {
+	if e.srv.svc.CacheStats().Sessions != 1 {
 		t.Fatalf("the probe session is not cached")
 	}
-	return e.srv.cache.size()
+	return e.srv.svc.CacheStats().Bytes
 }
 
 // TestCacheBoundedInBytes fills the cache with sessions whose total size
@@ -97,10 +78,10 @@ func TestCacheBoundedInBytes(t *testing.T) {
 		e.must(200, "GET", "/v1/sessions/"+id+"/context", nil)
 		e.checkCache()
 	}
-	if n := e.srv.cache.len(); n != 3 {
+	if n := e.srv.svc.CacheStats().Sessions; n != 3 {
 		t.Errorf("the cache holds %d sessions of %d bytes under a bound of %d, want 3", n, one, bound)
 	}
-	if got := e.srv.cache.size(); got != 3*one {
+	if got := e.srv.svc.CacheStats().Bytes; got != 3*one {
 		t.Errorf("the cache accounts %d bytes, want 3 × %d", got, one)
 	}
 	if n := e.cacheEvents("evict"); n != 3 {
@@ -122,13 +103,13 @@ func TestCacheBoundedInBytes(t *testing.T) {
 	for i := range 10 {
 		e.must(404, "GET", fmt.Sprintf("/v1/sessions/ghost%d/context", i), nil)
 	}
-	if n := e.srv.cache.len(); n != 3 {
+	if n := e.srv.svc.CacheStats().Sessions; n != 3 {
 		t.Errorf("cache holds %d sessions after 404s, want 3", n)
 	}
 	// A deleted session leaves the cache and its books.
 	e.must(204, "DELETE", "/v1/sessions/s0", nil)
-	if e.cached("s0") || e.srv.cache.size() != 2*one {
-		t.Errorf("after a delete: cached %v, %d bytes", e.cached("s0"), e.srv.cache.size())
+	if e.cached("s0") || e.srv.svc.CacheStats().Bytes != 2*one {
+		t.Errorf("after a delete: cached %v, %d bytes", e.cached("s0"), e.srv.svc.CacheStats().Bytes)
 	}
 	e.checkCache()
 	// The gauges are exported.
@@ -150,15 +131,15 @@ func TestCacheFormsAccounted(t *testing.T) {
 	e := newEnv(t)
 	e.session("s", 30)
 	e.must(200, "GET", "/v1/sessions/s/context", nil)
-	base := e.srv.cache.size()
+	base := e.srv.svc.CacheStats().Bytes
 	e.must(200, "GET", "/v1/sessions/s/context?format=openai&tokenizer=o200k_base", nil)
-	if got := e.srv.cache.size(); got != base {
+	if got := e.srv.svc.CacheStats().Bytes; got != base {
 		t.Errorf("the default form again: %d bytes, was %d", got, base)
 	}
 	e.must(200, "GET", "/v1/sessions/s/context?format=anthropic", nil)
-	anthropic := e.srv.cache.size()
+	anthropic := e.srv.svc.CacheStats().Bytes
 	e.must(200, "GET", "/v1/sessions/s/context?format=observation&tokenizer=heuristic", nil)
-	observation := e.srv.cache.size()
+	observation := e.srv.svc.CacheStats().Bytes
 	if !(base < anthropic && anthropic < observation) {
 		t.Errorf("sizes by forms rendered: %d, then %d with anthropic, then %d with observation", base, anthropic, observation)
 	}
@@ -174,7 +155,7 @@ func TestCacheSessionLargerThanBound(t *testing.T) {
 	e.must(200, "GET", "/v1/sessions/small/context", nil)
 	e.session("big", 30)
 	for range 2 {
-		var c ContextResponse
+		var c api.ContextResponse
 		e.must(200, "GET", "/v1/sessions/big/context", nil).json(t, &c)
 		if len(c.Steps) != 32 {
 			t.Errorf("the big session's context shows %d steps, want 32", len(c.Steps))
@@ -190,10 +171,10 @@ func TestCacheSessionLargerThanBound(t *testing.T) {
 	// A server with no cache still serves.
 	e2 := newEnv(t, func(c *Config) { c.CacheBytes = -1 })
 	e2.session("s", 2)
-	var c ContextResponse
+	var c api.ContextResponse
 	e2.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
-	if len(c.Steps) != 4 || e2.srv.cache.len() != 0 || e2.cacheEvents("too_large") != 0 {
-		t.Errorf("uncached: %v, %d cached, %d too_large", c.Steps, e2.srv.cache.len(), e2.cacheEvents("too_large"))
+	if len(c.Steps) != 4 || e2.srv.svc.CacheStats().Sessions != 0 || e2.cacheEvents("too_large") != 0 {
+		t.Errorf("uncached: %v, %d cached, %d too_large", c.Steps, e2.srv.svc.CacheStats().Sessions, e2.cacheEvents("too_large"))
 	}
 }
 
@@ -217,7 +198,7 @@ func TestCacheCatchUpPastBound(t *testing.T) {
 		steps = append(steps, actionStep(100+i, strings.Repeat("grown\n", 60)))
 	}
 	e.appendSteps("b", "["+strings.Join(steps, ",")+"]")
-	var c ContextResponse
+	var c api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/b/context", nil).json(t, &c)
 	if c.LastSeq != 56 || !e.cached("b") || e.cached("a") || e.cacheEvents("catchup") != 1 {
 		t.Errorf("after b grew: last %d, cached a %v b %v, %d catch-ups", c.LastSeq, e.cached("a"), e.cached("b"), e.cacheEvents("catchup"))
@@ -235,8 +216,8 @@ func TestCacheCatchUpPastBound(t *testing.T) {
 	if c.LastSeq != 146 || len(c.Steps) != 146 {
 		t.Errorf("after b outgrew the cache: last %d, %d steps", c.LastSeq, len(c.Steps))
 	}
-	if e.cached("b") || e.srv.cache.len() != 0 || e.srv.cache.size() != 0 || e.cacheEvents("too_large") != 1 {
-		t.Errorf("b outgrew the cache: cached %v, %d views of %d bytes, %d too_large", e.cached("b"), e.srv.cache.len(), e.srv.cache.size(), e.cacheEvents("too_large"))
+	if e.cached("b") || e.srv.svc.CacheStats().Sessions != 0 || e.srv.svc.CacheStats().Bytes != 0 || e.cacheEvents("too_large") != 1 {
+		t.Errorf("b outgrew the cache: cached %v, %d views of %d bytes, %d too_large", e.cached("b"), e.srv.svc.CacheStats().Sessions, e.srv.svc.CacheStats().Bytes, e.cacheEvents("too_large"))
 	}
 	e.checkCache()
 }
@@ -267,13 +248,13 @@ func TestCacheConcurrentGets(t *testing.T) {
 						}
 						continue
 					}
-					var ar AppendResponse
+					var ar api.AppendResponse
 					resp.json(t, &ar)
 					last = ar.LastSeq
 				}
 				format := []string{"openai", "anthropic", "observation"}[r%3]
 				resp := e.do("GET", "/v1/sessions/"+id+"/context?format="+format, nil)
-				var c ContextResponse
+				var c api.ContextResponse
 				if resp.code != 200 {
 					errs <- fmt.Sprintf("context of %s: %d %s", id, resp.code, resp.body)
 					continue
@@ -368,51 +349,17 @@ func TestCacheAccountingConservative(t *testing.T) {
 		e.must(200, "GET", "/v1/sessions/warm/context?"+q, nil)
 	}
 	for name := range sizes {
-		e.srv.cache.clear()
+		e.srv.svc.DropCache()
 		before := heap()
 		// Load the session and render it, without a budget, in one form
 		// more at a time.
 		for i, q := range forms {
 			e.must(200, "GET", "/v1/sessions/"+name+"/context?"+q, nil)
-			accounted, held := e.srv.cache.size(), heap()-before
+			accounted, held := e.srv.svc.CacheStats().Bytes, heap()-before
 			t.Logf("%s steps, %d forms (to %s): the view holds %d bytes, accounted %d (%.2f×)", name, i+1, q, held, accounted, float64(accounted)/float64(held))
 			if accounted < held {
 				t.Errorf("%s steps, %d forms (to %s): the view holds %d bytes, more than the %d accounted", name, i+1, q, held, accounted)
 			}
 		}
-	}
-}
-
-// TestCacheLoadsAreLimited checks that session loads wait for a free load
-// slot: with every slot taken, a context request that must load its
-// session does not read the store, and gives up when its client does.
-func TestCacheLoadsAreLimited(t *testing.T) {
-	e := newEnv(t)
-	e.session("s", 3)
-	c := e.srv.cache
-	for range cap(c.loads) {
-		c.loads <- struct{}{}
-	}
-	reads := e.store.reads.Load()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
-	go func() {
-		rec := httptest.NewRecorder()
-		e.srv.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/sessions/s/context", nil).WithContext(ctx))
-		done <- rec.Code
-	}()
-	cancel()
-	if code := <-done; code != statusClientClosed {
-		t.Errorf("a load with every slot taken answered %d, want %d after the client left", code, statusClientClosed)
-	}
-	if n := e.store.reads.Load() - reads; n != 0 {
-		t.Errorf("a load with every slot taken read the store %d times", n)
-	}
-	for range cap(c.loads) {
-		<-c.loads
-	}
-	e.must(200, "GET", "/v1/sessions/s/context", nil)
-	if len(c.loads) != 0 || cap(c.loads) < 2 {
-		t.Errorf("after a load, %d of %d slots are taken", len(c.loads), cap(c.loads))
 	}
 }

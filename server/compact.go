@@ -1,47 +1,17 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/summarize"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/sessions"
 )
 
-// CompactResponse is the body of POST /v1/sessions/{id}/compact: what the
-// compaction changed in the working set. The log keeps every step it took
-// out.
-type CompactResponse struct {
-	// Changed is false when the strategy left the working set as it was
-	// (nothing was written).
-	Changed bool `json:"changed"`
-	// Removed are the numbers of the steps that left the working set.
-	Removed []int `json:"removed"`
-	// Replaced are the numbers of the steps now in the working set as
-	// modified copies (truncated observations).
-	Replaced []int `json:"replaced"`
-	// Added are the numbers of the new steps (summaries).
-	Added []int `json:"added"`
-	// Summary is the text of the summary added, if any.
-	Summary string `json:"summary,omitempty"`
-	// Before and After are the sizes of the working set.
-	Before int `json:"before"`
-	After  int `json:"after"`
-	// LastSeq is the session's last sequence number after the compaction.
-	LastSeq int64 `json:"last_seq"`
-}
-
-// compactAttempts bounds the retries of a compaction that lost a race
-// with another writer of the session.
-const compactAttempts = 3
-
-// compact serves POST /v1/sessions/{id}/compact. The compaction runs on a
-// memory bound to the session (store.OpenMemory), so it is recorded in
-// the log through the bound memory's journal, atomically and only if no
-// other writer appended in between; if one did, the memory is reloaded
-// and the compaction tried again, up to three times (then 409).
+// compact serves POST /v1/sessions/{id}/compact (sessions.Service.Compact:
+// atomically, and only if no other writer appended in between, else
+// retried up to three times, then 409).
 func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 	id, e := sessionID(r)
 	if e != nil {
@@ -53,36 +23,18 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	plan, e := decodeCompact(body, s.cfg.Summarizer != nil)
+	plan, e := decodeCompact(body, s.svc.HasLLMSummarizer())
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	ctx := r.Context()
-	tenant := Tenant(r)
-	b, err := store.OpenTenantMemory(ctx, s.store, tenant, id, agentmem.Options{Counter: s.counter, Clock: s.now})
+	res, err := s.svc.Compact(r.Context(), Tenant(r), id, plan)
 	if err != nil {
-		s.fail(w, r, "read", sessionErr(id, err))
-		return
-	}
-	// b is not closed: Close would delete a single-run session, and a
-	// bound memory holds nothing but memory.
-	var comp *agentmem.Compaction
-	for attempt := 1; ; attempt++ {
-		comp, err = s.runCompaction(ctx, b, plan)
-		if err == nil || !errors.Is(err, agentmem.ErrConflict) || attempt == compactAttempts {
-			break
-		}
-		if err = b.Reload(ctx); err != nil {
-			break
-		}
-	}
-	if err != nil {
-		var se *summarizerError
+		var se *sessions.SummarizerError
 		if errors.As(err, &se) {
-			s.log.Warn("compact: the summarizer failed", "session", id, "summarizer", plan.summarizer, "err", err)
-			writeError(w, &Error{Status: http.StatusBadGateway, Code: CodeSummarizerFailed, Field: "summarizer",
-				Message: "the summarizer failed: " + se.err.Error(), RetryAfter: 1, cause: err})
+			s.log.Warn("compact: the summarizer failed", "session", id, "summarizer", se.Summarizer, "err", err)
+			writeError(w, &Error{Status: http.StatusBadGateway, Code: api.CodeSummarizerFailed, Field: "summarizer",
+				Message: "the summarizer failed: " + se.Err.Error(), RetryAfter: 1, cause: err})
 			return
 		}
 		var be *agentmem.BudgetError
@@ -93,34 +45,15 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "compact", err)
 		return
 	}
-	out := CompactResponse{Changed: comp.Changed(), Before: comp.Before, After: comp.After, LastSeq: b.Session().LastSeq,
-		Removed: numbers(comp.Removed), Replaced: numbers(comp.Replaced), Added: numbers(comp.Added)}
-	for _, st := range comp.Added {
+	out := api.CompactResponse{Changed: res.Changed(), Before: res.Before, After: res.After, LastSeq: res.LastSeq,
+		Removed: numbers(res.Removed), Replaced: numbers(res.Replaced), Added: numbers(res.Added)}
+	for _, st := range res.Added {
 		if sum, ok := st.(*agentmem.SummaryStep); ok {
 			out.Summary = sum.Summary
 		}
 	}
 	w.Header().Set("ETag", etag(out.LastSeq))
 	writeJSON(w, http.StatusOK, out)
-}
-
-// runCompaction applies a compact plan to a bound memory.
-func (s *Server) runCompaction(ctx context.Context, b *store.Bound, p *compactPlan) (*agentmem.Compaction, error) {
-	switch p.strategy {
-	case StrategyKeepLastN:
-		return b.Prune(ctx, agentmem.KeepLastN(p.n))
-	case StrategyTokenBudget:
-		return b.Prune(ctx, agentmem.TokenBudget(p.budget))
-	case StrategyPruneOldObservations:
-		return b.Prune(ctx, agentmem.PruneOldObservations(p.keepLastN, p.maxLength))
-	case StrategySummarize:
-		var sum agentmem.Summarizer = summarize.Extractive{Counter: s.counter}
-		if p.summarizer == SummarizerLLM {
-			sum = s.cfg.Summarizer
-		}
-		return b.Summarize(ctx, tagSummarizer{sum}, p.keepRecent)
-	}
-	return nil, errInvalid("strategy", "unknown strategy %q", p.strategy)
 }
 
 // numbers lists the numbers of steps.
@@ -131,21 +64,3 @@ func numbers(steps []agentmem.Step) []int {
 	}
 	return out
 }
-
-// tagSummarizer marks the errors of a summarizer, to tell them from the
-// store's.
-type tagSummarizer struct{ s agentmem.Summarizer }
-
-func (t tagSummarizer) Summarize(ctx context.Context, req agentmem.SummaryRequest) (string, error) {
-	text, err := t.s.Summarize(ctx, req)
-	if err != nil && ctx.Err() == nil {
-		return "", &summarizerError{err}
-	}
-	return text, err
-}
-
-// summarizerError is an error of the summarizer of a compaction.
-type summarizerError struct{ err error }
-
-func (e *summarizerError) Error() string { return "summarizer: " + e.err.Error() }
-func (e *summarizerError) Unwrap() error { return e.err }

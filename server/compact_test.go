@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -16,7 +17,7 @@ func TestCompactStrategies(t *testing.T) {
 	e := newEnv(t)
 	e.session("s", 10) // steps 1 (system), 2 (task), 3..12 (actions)
 
-	var res CompactResponse
+	var res api.CompactResponse
 	r := e.must(200, "POST", "/v1/sessions/s/compact", `{"strategy":"prune_old_observations","keep_last_n":2,"max_length":20}`)
 	r.json(t, &res)
 	if !res.Changed || len(res.Replaced) != 8 || len(res.Removed) != 0 || res.Before != 12 || res.After != 12 || res.LastSeq != 13 {
@@ -31,12 +32,12 @@ func TestCompactStrategies(t *testing.T) {
 		t.Errorf("again: %+v", res)
 	}
 	// The context shows the truncated copies; the log keeps the originals.
-	var c ContextResponse
+	var c api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
 	if !strings.Contains(fmt.Sprint(c.Messages), "[truncated") {
 		t.Error("the context does not show truncated observations")
 	}
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 12 || len(rs.Compactions) != 1 || len(rs.Compactions[0].Replaced) != 8 || rs.Compactions[0].Seq != 13 {
 		t.Errorf("log: %d steps, compactions %+v", len(rs.Steps), rs.Compactions)
@@ -69,7 +70,7 @@ func TestCompactStrategies(t *testing.T) {
 		t.Errorf("token_budget %d: %+v", budget, res)
 	}
 	r = e.must(422, "POST", "/v1/sessions/s/compact", `{"strategy":"token_budget","budget":3}`)
-	if err := r.apiErr(t); err.Code != CodeBudgetTooSmall || err.Required == 0 {
+	if err := r.apiErr(t); err.Code != api.CodeBudgetTooSmall || err.Required == 0 {
 		t.Errorf("token_budget too small: %+v", err)
 	}
 	e.must(404, "POST", "/v1/sessions/nope/compact", `{"strategy":"keep_last_n","n":1}`)
@@ -132,7 +133,7 @@ func TestCompactLLMSummarizer(t *testing.T) {
 	llm := &fakeLLM{}
 	e := newEnv(t, func(c *Config) { c.Summarizer = llm })
 	e.session("s", 5)
-	var res CompactResponse
+	var res api.CompactResponse
 	// The LLM is the default when configured.
 	e.must(200, "POST", "/v1/sessions/s/compact", `{"strategy":"summarize","keep_recent":2}`).json(t, &res)
 	if res.Summary != "The model summarized 3 steps." || llm.calls.Load() != 1 {
@@ -149,7 +150,7 @@ func TestCompactLLMSummarizer(t *testing.T) {
 	before := e.dump()
 	llm.fail = errors.New("model overloaded")
 	r := e.must(502, "POST", "/v1/sessions/s/compact", `{"strategy":"summarize","keep_recent":1}`)
-	if err := r.apiErr(t); err.Code != CodeSummarizerFailed || r.header.Get("Retry-After") == "" {
+	if err := r.apiErr(t); err.Code != api.CodeSummarizerFailed || r.header.Get("Retry-After") == "" {
 		t.Errorf("failing llm: %+v", err)
 	}
 	if e.dump() != before {
@@ -181,14 +182,14 @@ func TestCompactRetriesAfterARace(t *testing.T) {
 		c.Store = rs
 	})
 	e.session("s", 5)
-	var res CompactResponse
+	var res api.CompactResponse
 	e.must(200, "POST", "/v1/sessions/s/compact", `{"strategy":"keep_last_n","n":1}`).json(t, &res)
 	if !rs.raced.Load() {
 		t.Fatal("no race happened")
 	}
 	// The step appended during the race is kept: the compaction ran
 	// again on the log that has it.
-	var c ContextResponse
+	var c api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
 	if fmt.Sprint(c.Steps) != "[1 2 8]" || !strings.Contains(fmt.Sprint(c.Messages), "appended during the compaction") {
 		t.Errorf("after the race: %v %+v", c.Steps, res)

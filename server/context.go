@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -15,56 +17,11 @@ import (
 // the context route.
 const MaxBudget = 10_000_000
 
-// ContextResponse is the body of GET /v1/sessions/{id}/context: the
-// messages to send to the model and a record of what was left out.
-type ContextResponse struct {
-	Format    string `json:"format"`
-	Tokenizer string `json:"tokenizer"`
-	// Budget is the budget asked for (0: none).
-	Budget int `json:"budget"`
-	// MaxContextTokens is the server's maximum (Config.MaxContextTokens):
-	// without a budget, the context is fitted to it, and Dropped lists
-	// the steps that did not fit.
-	MaxContextTokens int `json:"max_context_tokens"`
-	// Tokens is what the messages cost, reply priming included.
-	Tokens int `json:"tokens"`
-	// Messages is the request body's messages in the format's wire form
-	// (render.Encode): an array of OpenAI chat messages for "openai" and
-	// "observation", an object {"system", "messages"} for "anthropic".
-	Messages any `json:"messages"`
-	// Steps are the sequence numbers of the steps shown, in order.
-	Steps []int `json:"steps"`
-	// Dropped are the runs of steps of the working set left out.
-	Dropped      []agentmem.DroppedRun `json:"dropped"`
-	DroppedSteps int                   `json:"dropped_steps"`
-	// Truncated are the steps shown with their observations cut.
-	Truncated []int `json:"truncated"`
-	// Summarized are the step numbers covered by the summaries shown.
-	Summarized []agentmem.Range `json:"summarized"`
-	// Pending are the actions of the working set whose tool calls await
-	// results: they are left out of the messages until their results are
-	// appended, so every tool call shown has its result.
-	Pending []PendingCalls `json:"pending"`
-	// LastSeq is the log sequence number the context reflects.
-	LastSeq int64 `json:"last_seq"`
-	// Facts are the facts about the session's user injected into the
-	// system prompt (with facts=K), most relevant first; their tokens are
-	// in Tokens.
-	Facts []FactView `json:"facts,omitempty"`
-}
-
-// PendingCalls is a pending action of a session: the sequence number of
-// its step and the IDs of its tool calls that await results.
-type PendingCalls struct {
-	Seq         int64    `json:"seq"`
-	ToolCallIDs []string `json:"tool_call_ids"`
-}
-
 // pendingCalls converts a context's pending actions.
-func pendingCalls(ps []agentmem.PendingAction) []PendingCalls {
-	out := make([]PendingCalls, len(ps))
+func pendingCalls(ps []agentmem.PendingAction) []api.PendingCalls {
+	out := make([]api.PendingCalls, len(ps))
 	for i, p := range ps {
-		out[i] = PendingCalls{Seq: int64(p.Step), ToolCallIDs: p.ToolCallIDs}
+		out[i] = api.PendingCalls{Seq: int64(p.Step), ToolCallIDs: p.ToolCallIDs}
 	}
 	return out
 }
@@ -90,13 +47,13 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	if formatName == "" {
 		formatName = render.NameOpenAI
 	}
-	format, err := render.ByName(formatName)
-	if err != nil {
+	if _, err := render.ByName(formatName); err != nil {
 		writeError(w, apiError(err))
 		return
 	}
-	counter := s.counter
+	var counter tokenizer.Counter
 	if name := q.Get("tokenizer"); name != "" {
+		var err error
 		if counter, err = tokenizer.Get(name); err != nil {
 			writeError(w, errInvalid("tokenizer", "unknown tokenizer %q (known: %s)", name, strings.Join(tokenizer.Names(), ", ")))
 			return
@@ -112,33 +69,28 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	st, err := s.cache.get(r.Context(), Tenant(r), id, form{formatName, counter.Name()})
-	if err != nil {
-		s.fail(w, r, "read", err)
-		return
-	}
-	seq := st.seq
-	// Without a budget the context is fitted to the server's maximum, so
-	// that a long session's request renders only the steps that fit,
-	// never the whole log.
-	fit := budget - fo.reserve
-	if budget == 0 {
-		fit = s.cfg.MaxContextTokens
-	}
-	c, err := st.mem.Context(r.Context(), agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: truncate})
+	c, err := s.svc.Context(r.Context(), sessions.ContextRequest{Tenant: Tenant(r), SessionID: id, Budget: budget, Reserve: fo.reserve,
+		Format: formatName, Counter: counter, TruncateToFill: truncate})
 	if err != nil {
 		var be *agentmem.BudgetError
-		if errors.As(err, &be) || errors.Is(err, context.Canceled) {
+		switch {
+		case errors.Is(err, agentmem.ErrNotFound):
+			s.fail(w, r, "read", sessionErr(id, err))
+		case errors.As(err, &be) || errors.Is(err, context.Canceled):
 			writeError(w, apiError(err))
-			return
+		default:
+			s.fail(w, r, "read", err)
 		}
-		s.internal(w, r, err)
 		return
 	}
+	if counter == nil {
+		counter = s.counter
+	}
+	seq := c.LastSeq
 	msgs, tokens := c.Messages, c.Tokens
-	var shown []FactView
+	var shown []api.FactView
 	if fo.k > 0 {
-		if msgs, shown, tokens, err = s.injectFacts(r.Context(), Tenant(r), st.user, fo, msgs, tokens, counter); err != nil {
+		if msgs, shown, tokens, err = s.injectFacts(r.Context(), Tenant(r), c.UserID, fo, msgs, tokens, counter); err != nil {
 			s.fail(w, r, "facts_inject", err)
 			return
 		}
@@ -148,10 +100,10 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	out := ContextResponse{
+	out := api.ContextResponse{
 		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
+		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeJSON(w, http.StatusOK, out)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 )
@@ -29,7 +30,7 @@ func (e *env) session(id string, n int) {
 func TestContext(t *testing.T) {
 	e := newEnv(t)
 	e.session("s", 20)
-	var full ContextResponse
+	var full api.ContextResponse
 	r := e.must(200, "GET", "/v1/sessions/s/context", nil)
 	r.json(t, &full)
 	if full.Format != "openai" || full.Tokenizer != "o200k_base" || full.Budget != 0 || len(full.Steps) != 22 || full.DroppedSteps != 0 || full.LastSeq != 22 {
@@ -53,7 +54,7 @@ func TestContext(t *testing.T) {
 	}
 
 	budget := full.Tokens / 3
-	var small ContextResponse
+	var small api.ContextResponse
 	e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d", budget), nil).json(t, &small)
 	if small.Tokens > budget || small.Budget != budget || small.DroppedSteps == 0 || len(small.Dropped) != 1 ||
 		small.Steps[0] != 1 || small.Steps[1] != 2 || small.Steps[len(small.Steps)-1] != 22 {
@@ -63,7 +64,7 @@ func TestContext(t *testing.T) {
 		t.Errorf("dropped %+v", small.Dropped)
 	}
 	// truncate=true fills the budget with a truncated older step.
-	var filled ContextResponse
+	var filled api.ContextResponse
 	e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d&truncate=true", budget), nil).json(t, &filled)
 	if len(filled.Truncated) != 1 || filled.Tokens > budget || filled.Tokens < small.Tokens {
 		t.Errorf("truncate: %+v (without: %d tokens)", filled.Truncated, small.Tokens)
@@ -72,7 +73,7 @@ func TestContext(t *testing.T) {
 	// Every format and tokenizer.
 	for _, f := range []string{"openai", "anthropic", "observation"} {
 		for _, tok := range []string{"o200k_base", "cl100k_base", "heuristic"} {
-			var c ContextResponse
+			var c api.ContextResponse
 			e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=2000&format=%s&tokenizer=%s", f, tok), nil).json(t, &c)
 			if c.Format != f || c.Tokenizer != tok || c.Tokens > 2000 {
 				t.Errorf("%s/%s: %s %s %d", f, tok, c.Format, c.Tokenizer, c.Tokens)
@@ -91,7 +92,7 @@ func TestContext(t *testing.T) {
 	// the figure needed.
 	r = e.must(422, "GET", "/v1/sessions/s/context?budget=5", nil)
 	apiErr := r.apiErr(t)
-	if apiErr.Code != CodeBudgetTooSmall || apiErr.Required <= 5 || apiErr.Budget != 5 || apiErr.Field != "budget" {
+	if apiErr.Code != api.CodeBudgetTooSmall || apiErr.Required <= 5 || apiErr.Budget != 5 || apiErr.Field != "budget" {
 		t.Errorf("too small: %+v", apiErr)
 	}
 	e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d", apiErr.Required), nil)
@@ -109,7 +110,7 @@ func TestContext(t *testing.T) {
 	e.must(404, "GET", "/v1/sessions/nope/context", nil)
 	// An empty session has an empty context.
 	e.create("empty")
-	var c ContextResponse
+	var c api.ContextResponse
 	r = e.must(200, "GET", "/v1/sessions/empty/context?budget=100", nil)
 	r.json(t, &c)
 	if len(c.Steps) != 0 || !strings.Contains(string(r.body), `"messages":[]`) {
@@ -121,15 +122,42 @@ func TestContext(t *testing.T) {
 // behind the server's back (another instance) show in the next context;
 // a compaction by another writer rebuilds the cached memory; and steps
 // already cached are not counted again.
+// TestContextKeepsOversizedNewestStep: when the newest step alone does not
+// fit in what the pinned steps leave, the context shows it truncated and
+// says so, rather than sending the model none of its actions.
+func TestContextKeepsOversizedNewestStep(t *testing.T) {
+	e := newEnv(t)
+	e.session("s", 3)
+	e.appendSteps("s", "["+actionStep(4, strings.Repeat("a huge observation ", 2000))+"]")
+	var full api.ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &full)
+	newest := full.Steps[len(full.Steps)-1]
+	budget := full.Tokens / 10
+	r := e.must(200, "GET", fmt.Sprintf("/v1/sessions/s/context?budget=%d", budget), nil)
+	var c api.ContextResponse
+	r.json(t, &c)
+	if !c.NewestTruncated || c.Tokens > budget || c.Steps[len(c.Steps)-1] != newest || len(c.Truncated) != 1 || c.Truncated[0] != newest {
+		t.Fatalf("budget %d: newest_truncated %v, tokens %d, steps %v, truncated %v", budget, c.NewestTruncated, c.Tokens, c.Steps, c.Truncated)
+	}
+	var raw map[string]any
+	r.json(t, &raw)
+	if raw["newest_truncated"] != true {
+		t.Fatalf("body lacks newest_truncated: %v", raw["newest_truncated"])
+	}
+	if full.NewestTruncated {
+		t.Fatal("an unbudgeted context reports a truncated newest step")
+	}
+}
+
 func TestContextCatchesUp(t *testing.T) {
 	e := newEnv(t)
 	e.session("s", 3)
-	var c ContextResponse
+	var c api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
 	if len(c.Steps) != 5 {
 		t.Fatalf("steps %v", c.Steps)
 	}
-	mem := e.srv.cache.byKey[store.Key{ID: "s"}].Value.(*view).state.Load().mem
+	reloads, misses, catchups := e.cacheEvents("reload"), e.cacheEvents("miss"), e.cacheEvents("catchup")
 
 	// Another instance appends.
 	ctx := context.Background()
@@ -141,7 +169,7 @@ func TestContextCatchesUp(t *testing.T) {
 	if fmt.Sprint(c.Steps) != "[1 2 3 4 5 6]" || c.LastSeq != 6 || !strings.Contains(fmt.Sprint(c.Messages), "from another instance") {
 		t.Errorf("after a foreign append: %v last %d", c.Steps, c.LastSeq)
 	}
-	if got := e.srv.cache.byKey[store.Key{ID: "s"}].Value.(*view).state.Load().mem; got != mem {
+	if e.cacheEvents("reload") != reloads || e.cacheEvents("miss") != misses || e.cacheEvents("catchup") != catchups+1 {
 		t.Error("a foreign append rebuilt the memory instead of adding to it")
 	}
 
@@ -188,7 +216,7 @@ func TestContextStoreCalls(t *testing.T) {
 	}
 	e.appendSteps("s", actionStep(99, "new"))
 	reads, gets = e.store.reads.Load(), e.store.gets.Load()
-	var c ContextResponse
+	var c api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/s/context?budget=1000", nil).json(t, &c)
 	if r, g := e.store.reads.Load()-reads, e.store.gets.Load()-gets; r != 1 || g != 1 || c.LastSeq != 13 {
 		t.Errorf("%d reads and %d gets to catch up one step (last %d)", r, g, c.LastSeq)
@@ -245,7 +273,7 @@ func TestConcurrentAppendsAndContexts(t *testing.T) {
 		t.Error(err)
 	}
 	for _, id := range []string{"a", "b"} {
-		var rs ReadStepsResponse
+		var rs api.ReadStepsResponse
 		e.must(200, "GET", "/v1/sessions/"+id+"/steps?limit=10000", nil).json(t, &rs)
 		want := 2 + writers/2*perWriter
 		if len(rs.Steps) != want || rs.LastSeq != int64(want) {
@@ -258,7 +286,7 @@ func TestConcurrentAppendsAndContexts(t *testing.T) {
 			}
 			seen[s.Info().ID] = true
 		}
-		var c ContextResponse
+		var c api.ContextResponse
 		e.must(200, "GET", "/v1/sessions/"+id+"/context", nil).json(t, &c)
 		if len(c.Steps) != want || c.LastSeq != int64(want) {
 			t.Errorf("%s: context shows %d steps, last %d", id, len(c.Steps), c.LastSeq)
@@ -292,7 +320,7 @@ func TestContextWithoutBudgetIsCapped(t *testing.T) {
 	runtime.ReadMemStats(&m0)
 	r := e.must(200, "GET", "/v1/sessions/long/context?format=observation", nil)
 	runtime.ReadMemStats(&m1)
-	var c ContextResponse
+	var c api.ContextResponse
 	r.json(t, &c)
 	if c.Budget != 0 || c.MaxContextTokens != maxTokens || c.Tokens > maxTokens || c.LastSeq != 1002 {
 		t.Errorf("no budget: budget %d, max %d, tokens %d, last %d", c.Budget, c.MaxContextTokens, c.Tokens, c.LastSeq)
@@ -312,21 +340,21 @@ func TestContextWithoutBudgetIsCapped(t *testing.T) {
 		t.Errorf("a capped context allocated %d bytes, for a session of %d", alloc, sessionBytes)
 	}
 	// Without a budget is the same as a budget of the maximum.
-	var b ContextResponse
+	var b api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/long/context?format=observation&budget=2000", nil).json(t, &b)
 	if fmt.Sprint(b.Steps) != fmt.Sprint(c.Steps) || b.Tokens != c.Tokens || b.Budget != maxTokens {
 		t.Errorf("budget = max: steps %v tokens %d; without a budget: %v %d", b.Steps, b.Tokens, c.Steps, c.Tokens)
 	}
 	// A larger budget is refused, saying why.
 	ae := e.must(400, "GET", "/v1/sessions/long/context?budget=2001", nil).apiErr(t)
-	if ae.Code != CodeInvalid || ae.Field != "budget" || !strings.Contains(ae.Message, "maximum context of 2000 tokens") {
+	if ae.Code != api.CodeInvalid || ae.Field != "budget" || !strings.Contains(ae.Message, "maximum context of 2000 tokens") {
 		t.Errorf("budget over the maximum: %+v", ae)
 	}
 	// Pinned steps larger than the maximum: the usual 422, naming it.
 	e.create("huge")
 	e.appendSteps("huge", `{"type":"system_prompt","content":`+quote(strings.Repeat("rule number one. ", 2000))+`}`)
 	ae = e.must(422, "GET", "/v1/sessions/huge/context", nil).apiErr(t)
-	if ae.Code != CodeBudgetTooSmall || ae.Budget != maxTokens || ae.Required <= maxTokens {
+	if ae.Code != api.CodeBudgetTooSmall || ae.Budget != maxTokens || ae.Required <= maxTokens {
 		t.Errorf("pinned steps over the maximum: %+v", ae)
 	}
 }

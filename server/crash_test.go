@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem/api"
 )
 
 // The kill tests run `agentmem serve`, append from concurrent clients,
@@ -100,7 +102,7 @@ func appendUntilKilled(t *testing.T, p *process, round int, after time.Duration)
 				if err != nil {
 					return // killed
 				}
-				var ar AppendResponse
+				var ar api.AppendResponse
 				err = json.NewDecoder(resp.Body).Decode(&ar)
 				resp.Body.Close()
 				if err != nil || resp.StatusCode != 201 || len(ar.Seqs) != 1 {
@@ -152,7 +154,7 @@ func checkRecalled(t *testing.T, p *process, turns []ackedTurn) {
 		t.Errorf("the index took %v to reach the log after a restart", caughtUp)
 	}
 	for i, a := range turns {
-		var doc RecallDocument
+		var doc api.RecallDocument
 		p.call(t, 200, "GET", "/v1/recall/"+url.PathEscape(fmt.Sprintf("%s#%d", a.session, a.seq)), "", &doc)
 		if !strings.Contains(doc.Text, a.word) {
 			t.Fatalf("turn %s#%d: indexed text %q lacks %q", a.session, a.seq, doc.Text, a.word)
@@ -160,7 +162,7 @@ func checkRecalled(t *testing.T, p *process, turns []ackedTurn) {
 		if i%10 != 0 {
 			continue
 		}
-		var res RecallSearchResponse
+		var res api.RecallSearchResponse
 		p.call(t, 200, "GET", "/v1/recall/search?k=1&q="+a.word, "", &res)
 		if len(res.Hits) != 1 || res.Hits[0].SessionID != a.session || res.Hits[0].Step != a.seq {
 			var b bytes.Buffer

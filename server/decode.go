@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/store"
 )
@@ -40,7 +41,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, optional bool
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeBodyTooLarge,
 				Message: fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit)}
 		}
 		return nil, errInvalid("", "reading the request body: %v", err)
@@ -85,7 +86,7 @@ func checkError(err error, arrayRoot string) *Error {
 
 // checkJSONType accepts application/json, with no charset or UTF-8.
 func checkJSONType(ct string) *Error {
-	bad := &Error{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType, Field: "Content-Type",
+	bad := &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeUnsupportedMediaType, Field: "Content-Type",
 		Message: fmt.Sprintf("the request body must be application/json, not %q", ct)}
 	if ct == "" {
 		bad.Message = "the request body must be application/json (Content-Type is missing)"

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/testenv"
 )
 
@@ -193,9 +194,9 @@ func endToEndShared(t *testing.T, storeURL string) {
 	a := startServe(t, bin, nil, "--addr", "127.0.0.1:0", "--store", storeURL)
 	b := startServe(t, bin, nil, "--addr", "127.0.0.1:0", "--store", storeURL)
 	a.call(t, 201, "POST", "/v1/sessions", `{"id":"shared"}`, nil)
-	var ar AppendResponse
+	var ar api.AppendResponse
 	a.call(t, 201, "POST", "/v1/sessions/shared/steps", "["+sysStep+","+taskStep+"]", &ar)
-	var c ContextResponse
+	var c api.ContextResponse
 	b.call(t, 200, "GET", "/v1/sessions/shared/context", "", &c) // b caches it
 	for i := 1; i <= 5; i++ {
 		a.call(t, 201, "POST", "/v1/sessions/shared/steps", actionStep(i, "from a"), &ar)
@@ -205,7 +206,7 @@ func endToEndShared(t *testing.T, storeURL string) {
 		}
 	}
 	a.call(t, 200, "GET", "/v1/sessions/shared/context", "", &c) // a caches it
-	var cr CompactResponse
+	var cr api.CompactResponse
 	b.call(t, 200, "POST", "/v1/sessions/shared/compact", `{"strategy":"keep_last_n","n":2}`, &cr)
 	a.call(t, 200, "GET", "/v1/sessions/shared/context", "", &c)
 	if fmt.Sprint(c.Steps) != "[1 2 6 7]" || c.LastSeq != cr.LastSeq {
@@ -264,13 +265,13 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	}
 	p.call(t, 201, "POST", "/v1/sessions", `{"id":"e2e","user_id":"u1","agent":"coder"}`, &sess)
 	p.call(t, 409, "POST", "/v1/sessions", `{"id":"e2e"}`, nil)
-	var list ListSessionsResponse
+	var list api.ListSessionsResponse
 	p.call(t, 200, "GET", "/v1/sessions?user_id=u1", "", &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].ID != "e2e" {
 		t.Errorf("list: %+v", list)
 	}
 
-	var ar AppendResponse
+	var ar api.AppendResponse
 	h := p.call(t, 201, "POST", "/v1/sessions/e2e/steps", "["+sysStep+","+taskStep+"]", &ar, "Idempotency-Key", "setup")
 	if ar.LastSeq != 2 || h.Get("ETag") != `"2"` {
 		t.Errorf("append: %+v %v", ar, h)
@@ -292,7 +293,7 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 		t.Errorf("the result of a pending call: %+v", ar)
 	}
 
-	var c ContextResponse
+	var c api.ContextResponse
 	p.call(t, 200, "GET", "/v1/sessions/e2e/context?budget=2000&format=anthropic", "", &c)
 	if c.Tokens > 2000 || c.DroppedSteps == 0 || c.LastSeq != ar.LastSeq {
 		t.Errorf("context: %d tokens, %d dropped, last %d", c.Tokens, c.DroppedSteps, c.LastSeq)
@@ -300,7 +301,7 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	p.call(t, 422, "GET", "/v1/sessions/e2e/context?budget=3", "", nil)
 	p.call(t, 400, "GET", "/v1/sessions/e2e/context?format=xml", "", nil)
 
-	var cr CompactResponse
+	var cr api.CompactResponse
 	p.call(t, 200, "POST", "/v1/sessions/e2e/compact", `{"strategy":"summarize","keep_recent":4}`, &cr)
 	if !cr.Changed || len(cr.Added) != 1 {
 		t.Errorf("compact: %+v", cr)
@@ -309,7 +310,7 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	if len(c.Summarized) == 0 || len(c.Steps) != 2+1+4 {
 		t.Errorf("context after compaction: steps %v summarized %v", c.Steps, c.Summarized)
 	}
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	p.call(t, 200, "GET", "/v1/sessions/e2e/steps?last=5", "", &rs)
 	if len(rs.Steps)+len(rs.Compactions) != 5 {
 		t.Errorf("last=5: %d steps, %d compactions", len(rs.Steps), len(rs.Compactions))
@@ -327,7 +328,7 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 		t.Errorf("branch context: %v", c.Steps)
 	}
 	// Recall: every appended turn is indexed; documents of one's own.
-	var rsr RecallSearchResponse
+	var rsr api.RecallSearchResponse
 	p.call(t, 200, "GET", "/v1/recall/search?q=output+17&k=3&scope=session:e2e&before=1&fresh=true", "", &rsr)
 	if len(rsr.Hits) == 0 || rsr.Hits[0].SessionID != "e2e" || rsr.Hits[0].Step == 0 || len(rsr.Hits[0].Window) == 0 {
 		t.Errorf("recall search: %+v", rsr.Hits)
@@ -339,10 +340,10 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	p.call(t, 204, "DELETE", "/v1/recall/runbook", "", nil)
 	p.call(t, 404, "GET", "/v1/recall/runbook", "", nil)
 	// Facts: remember, reinforce, search, forget.
-	var rem RememberResponse
+	var rem api.RememberResponse
 	p.call(t, 201, "POST", "/v1/users/u1/facts", `{"text":"Prefers table-driven tests","confidence":0.8}`, &rem)
 	p.call(t, 200, "POST", "/v1/users/u1/facts", `{"text":"prefers table driven tests"}`, nil)
-	var fr FactsResponse
+	var fr api.FactsResponse
 	p.call(t, 200, "GET", "/v1/users/u1/facts?q=tests&k=3", "", &fr)
 	if len(fr.Facts) != 1 || fr.Facts[0].ID != rem.Fact.ID || fr.Facts[0].Reinforcements != 1 {
 		t.Errorf("facts search: %+v", fr.Facts)
@@ -498,7 +499,7 @@ func TestServeDefaultsAndRefusals(t *testing.T) {
 	}
 	p = startServe(t, bin, []string{"XDG_DATA_HOME=" + data, "AGENTMEM_ADDR=127.0.0.1:0"})
 	p.call(t, 401, "GET", "/v1/sessions", "", nil)
-	var l ListSessionsResponse
+	var l api.ListSessionsResponse
 	p.call(t, 200, "GET", "/v1/sessions", "", &l, "Authorization", "Bearer "+key)
 	if len(l.Sessions) != 0 {
 		t.Errorf("acme sees the default tenant's sessions: %+v", l.Sessions)

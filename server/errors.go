@@ -11,66 +11,42 @@ import (
 	"sync"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
-)
-
-// Error codes: the "code" member of an error response. A client switches
-// on the code, not on the message, which is for people.
-const (
-	CodeInvalid              = "invalid"                // 400: the request is malformed or breaks a rule
-	CodeUnauthorized         = "unauthorized"           // 401: no API key where one is required, or a bad or revoked one
-	CodeForbidden            = "forbidden"              // 403: a cross-origin request from an origin not allowed
-	CodeNotFound             = "not_found"              // 404: no such session (or another tenant's) or route
-	CodeMethodNotAllowed     = "method_not_allowed"     // 405
-	CodeConflict             = "conflict"               // 409: If-Match did not hold, or an ID is taken
-	CodeIdempotencyKeyReused = "idempotency_key_reused" // 409: an append reused an Idempotency-Key (or step IDs) for a different body; nothing was stored
-	CodeBodyTooLarge         = "body_too_large"         // 413
-	CodeUnsupportedMediaType = "unsupported_media_type" // 415: the body is not application/json
-	CodeBudgetTooSmall       = "budget_too_small"       // 422: the pinned steps need more tokens than the budget
-	CodeToolResultsMissing   = "tool_results_missing"   // 422: no longer returned: tool calls whose results have not arrived are stored as pending
-	CodeToolResultConflict   = "tool_result_conflict"   // 409: a tool result for a call that already has a different one; nothing was stored
-	CodeNothingToPop         = "nothing_to_pop"         // 409: a pop of a session whose working set is empty
-	CodeInternal             = "internal"               // 500: a failure nobody expected (a corrupt record, a bug); the server logs it
-	CodeNotConfigured        = "not_configured"         // 501: the server was started without what the route needs (recall, facts)
-	CodeSummarizerFailed     = "summarizer_failed"      // 502: the LLM summarizer failed; retry
-	CodeUnavailable          = "unavailable"            // 503: the store is busy, unreachable, timed out or shutting down; retry
-	CodeIndexBehind          = "index_behind"           // 503: a fresh recall search timed out waiting for the index; retry
-	CodeCanceled             = "canceled"               // 499: the client went away (only in logs and metrics)
 )
 
 // statusClientClosed is the status recorded for a request whose client
 // went away before the answer.
 const statusClientClosed = 499
 
-// ErrorBody is the JSON body of every error response:
-//
-//	{"error":{"code":"invalid","message":"...","field":"steps[2].type"}}
-type ErrorBody struct {
-	Error *Error `json:"error"`
-}
-
-// Error is an error as the API reports it.
+// Error is an error as the API reports it: its wire form (api.ErrorDetail,
+// in an api.ErrorBody), the HTTP status and what is only logged.
 type Error struct {
-	// Status is the HTTP status; it is not part of the JSON.
-	Status int `json:"-"`
-	// Code is one of the Code* constants.
-	Code string `json:"code"`
+	// Status is the HTTP status.
+	Status int
+	// Code is one of the api.Code* constants.
+	Code string
 	// Message says what went wrong, for people.
-	Message string `json:"message"`
+	Message string
 	// Field names the offending input, in JSON-path style
 	// ("messages[1].tool_call_id"), a query parameter or a header.
-	Field string `json:"field,omitempty"`
-	// Required and Budget are set with CodeBudgetTooSmall: the tokens the
-	// pinned steps need and the budget that was asked for.
-	Required int `json:"required,omitempty"`
-	Budget   int `json:"budget,omitempty"`
-	// LastSeq is set with CodeConflict on an append: the session's
+	Field string
+	// Required and Budget are set with api.CodeBudgetTooSmall: the tokens
+	// the pinned steps need and the budget that was asked for.
+	Required int
+	Budget   int
+	// LastSeq is set with api.CodeConflict on an append: the session's
 	// current last sequence number (also in the ETag header).
-	LastSeq *int64 `json:"last_seq,omitempty"`
+	LastSeq *int64
 	// RetryAfter, in seconds, is sent as the Retry-After header with 503.
-	RetryAfter int `json:"-"`
+	RetryAfter int
 
 	cause error // logged, never sent
+}
+
+// Detail returns the error's wire form.
+func (e *Error) Detail() api.ErrorDetail {
+	return api.ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field, Required: e.Required, Budget: e.Budget, LastSeq: e.LastSeq}
 }
 
 func (e *Error) Error() string {
@@ -84,12 +60,12 @@ func (e *Error) Unwrap() error { return e.cause }
 
 // errInvalid returns a 400 error.
 func errInvalid(field, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: CodeInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
+	return &Error{Status: http.StatusBadRequest, Code: api.CodeInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 // errNotFound returns a 404 error.
 func errNotFound(format string, args ...any) *Error {
-	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
+	return &Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
 // apiError classifies err: the sentinels of package agentmem map to their
@@ -108,25 +84,25 @@ func apiError(err error) *Error {
 	var be *agentmem.BudgetError
 	switch {
 	case errors.As(err, &be):
-		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBudgetTooSmall, Field: "budget",
+		return &Error{Status: http.StatusUnprocessableEntity, Code: api.CodeBudgetTooSmall, Field: "budget",
 			Message: be.Error(), Required: be.Required, Budget: be.Budget, cause: err}
 	case errors.As(err, &inv):
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalid, Field: inv.Field, Message: inv.Reason, cause: err}
+		return &Error{Status: http.StatusBadRequest, Code: api.CodeInvalid, Field: inv.Field, Message: inv.Reason, cause: err}
 	case errors.Is(err, agentmem.ErrInvalid):
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalid, Message: err.Error(), cause: err}
+		return &Error{Status: http.StatusBadRequest, Code: api.CodeInvalid, Message: err.Error(), cause: err}
 	case errors.Is(err, agentmem.ErrNotFound):
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error(), cause: err}
+		return &Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: err.Error(), cause: err}
 	case errors.Is(err, agentmem.ErrConflict):
-		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error(), cause: err}
+		return &Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: err.Error(), cause: err}
 	case errors.Is(err, agentmem.ErrBudgetTooSmall):
-		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBudgetTooSmall, Field: "budget", Message: err.Error(), cause: err}
+		return &Error{Status: http.StatusUnprocessableEntity, Code: api.CodeBudgetTooSmall, Field: "budget", Message: err.Error(), cause: err}
 	case errors.Is(err, context.Canceled):
 		// The client went away; nobody reads this answer.
-		return &Error{Status: statusClientClosed, Code: CodeCanceled, Message: "the request was canceled", cause: err}
+		return &Error{Status: statusClientClosed, Code: api.CodeCanceled, Message: "the request was canceled", cause: err}
 	case errors.Is(err, store.ErrClosed):
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the server is shutting down", RetryAfter: 1, cause: err}
+		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "the server is shutting down", RetryAfter: 1, cause: err}
 	case transient(err):
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
 			Message:    "the store is unavailable; retry later (a write that got this answer may or may not have been stored: retry it with the same Idempotency-Key)",
 			RetryAfter: 1, cause: err}
 	}
@@ -143,7 +119,7 @@ func transient(err error) bool {
 // errInternal returns the 500 of a failure nobody expected; cause is kept
 // for the log, never sent.
 func errInternal(cause error) *Error {
-	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
+	return &Error{Status: http.StatusInternalServerError, Code: api.CodeInternal,
 		Message: "internal error: the server could not do the request (its log has the details)", cause: cause}
 }
 
@@ -163,7 +139,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		// Only a bug gets here: every response type marshals.
 		status = http.StatusInternalServerError
 		buf.Reset()
-		_ = enc.Encode(ErrorBody{&Error{Code: CodeInternal, Message: "encoding the response failed"}})
+		_ = enc.Encode(api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeInternal, Message: "encoding the response failed"}})
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -189,5 +165,5 @@ func writeError(w http.ResponseWriter, e *Error) {
 	}
 	// 499 (the client closed the request, as nginx logs it) is not a
 	// standard status, but nobody reads it: it is there for the metrics.
-	writeJSON(w, e.Status, ErrorBody{e})
+	writeJSON(w, e.Status, api.ErrorBody{Error: e.Detail()})
 }

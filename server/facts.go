@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -21,42 +22,6 @@ const (
 	// MaxReasonBytes bounds the reason of a forget.
 	MaxReasonBytes = 1024
 )
-
-// RememberRequest is the body of POST /v1/users/{user}/facts.
-type RememberRequest struct {
-	// Text is the fact, one self-contained statement about the user.
-	Text string `json:"text"`
-	// Confidence in (0, 1]; absent means the server's default.
-	Confidence float64           `json:"confidence,omitempty"`
-	Source     facts.Source      `json:"source,omitzero"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-}
-
-// FactView is a fact as the API shows it: the stored fact and what its
-// confidence is worth now.
-type FactView struct {
-	facts.Fact
-	// EffectiveConfidence is the fact's confidence now, decay applied.
-	EffectiveConfidence float64 `json:"effective_confidence"`
-	// Relevance and Score are set on search results: relevance to the
-	// query in [0, 1], and relevance times effective confidence, the
-	// ranking key.
-	Relevance *float64 `json:"relevance,omitempty"`
-	Score     *float64 `json:"score,omitempty"`
-}
-
-// RememberResponse is the answer of POST /v1/users/{user}/facts.
-type RememberResponse struct {
-	// Outcome is "added" (201) or "reinforced" (200: the same fact was
-	// already known, by similarity, and its confidence rose).
-	Outcome facts.Outcome `json:"outcome"`
-	Fact    FactView      `json:"fact"`
-}
-
-// FactsResponse is the answer of GET /v1/users/{user}/facts.
-type FactsResponse struct {
-	Facts []FactView `json:"facts"`
-}
 
 // factsMemory returns the facts memory, or false after answering 501.
 func (s *Server) factsMemory(w http.ResponseWriter) (*facts.Memory, bool) {
@@ -79,8 +44,8 @@ func factsUser(r *http.Request) (string, *Error) {
 }
 
 // factView is a fact with its effective confidence.
-func (s *Server) factView(m *facts.Memory, f facts.Fact) FactView {
-	return FactView{Fact: f, EffectiveConfidence: m.Confidence(f)}
+func (s *Server) factView(m *facts.Memory, f facts.Fact) api.FactView {
+	return api.FactView{Fact: f, EffectiveConfidence: m.Confidence(f)}
 }
 
 // remember serves POST /v1/users/{user}/facts.
@@ -99,7 +64,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	var req RememberRequest
+	var req api.RememberRequest
 	if e := decodeStrict(body, &req); e != nil {
 		writeError(w, e)
 		return
@@ -116,7 +81,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 		w.Header().Set("Location", "/v1/users/"+user+"/facts/"+res.Fact.ID)
 	}
-	writeJSON(w, status, RememberResponse{Outcome: res.Outcome, Fact: s.factView(m, res.Fact)})
+	writeJSON(w, status, api.RememberResponse{Outcome: res.Outcome, Fact: s.factView(m, res.Fact)})
 }
 
 // listFacts serves GET /v1/users/{user}/facts: with q (or k), the user's
@@ -135,8 +100,8 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 	}
 	v := r.URL.Query()
 	query := v.Get("q")
-	if len(query) > MaxQueryBytes {
-		writeError(w, errInvalid("q", "is %d bytes, more than the %d allowed", len(query), MaxQueryBytes))
+	if len(query) > api.MaxQueryBytes {
+		writeError(w, errInvalid("q", "is %d bytes, more than the %d allowed", len(query), api.MaxQueryBytes))
 		return
 	}
 	k, e := intParam(v, "k", 0, 1, MaxFactsK)
@@ -158,7 +123,7 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		}
 		minConf = f
 	}
-	out := FactsResponse{Facts: []FactView{}}
+	out := api.FactsResponse{Facts: []api.FactView{}}
 	if query == "" && k == 0 {
 		fs, err := m.List(r.Context(), Tenant(r), user, superseded)
 		if err != nil {
@@ -183,15 +148,15 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, h := range hits {
 		rel, score := h.Relevance, h.Score
-		out.Facts = append(out.Facts, FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score})
+		out.Facts = append(out.Facts, api.FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
 // sortByConfidence orders facts by effective confidence, highest first,
 // then by ID.
-func sortByConfidence(fs []FactView) {
-	slices.SortFunc(fs, func(a, b FactView) int {
+func sortByConfidence(fs []api.FactView) {
+	slices.SortFunc(fs, func(a, b api.FactView) int {
 		switch {
 		case a.EffectiveConfidence > b.EffectiveConfidence:
 			return -1
@@ -227,13 +192,6 @@ func (s *Server) ownFact(w http.ResponseWriter, r *http.Request, m *facts.Memory
 	return f, true
 }
 
-// FactResponse is the answer of GET /v1/users/{user}/facts/{fact}: the
-// fact and the chain of facts it superseded or that superseded it.
-type FactResponse struct {
-	Fact    FactView     `json:"fact"`
-	History []facts.Fact `json:"history,omitempty"`
-}
-
 // getFact serves GET /v1/users/{user}/facts/{fact}.
 func (s *Server) getFact(w http.ResponseWriter, r *http.Request) {
 	m, ok := s.factsMemory(w)
@@ -249,7 +207,7 @@ func (s *Server) getFact(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "facts_history", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, FactResponse{Fact: s.factView(m, f), History: hist})
+	writeJSON(w, http.StatusOK, api.FactResponse{Fact: s.factView(m, f), History: hist})
 }
 
 // forgetFact serves DELETE /v1/users/{user}/facts/{fact}?reason=: the
@@ -303,8 +261,8 @@ func (s *Server) factsOptions(q map[string][]string, budget int) (contextFacts, 
 		return fo, e
 	}
 	fo.k, fo.query = k, first(q, "facts_query")
-	if len(fo.query) > MaxQueryBytes {
-		return fo, errInvalid("facts_query", "is %d bytes, more than the %d allowed", len(fo.query), MaxQueryBytes)
+	if len(fo.query) > api.MaxQueryBytes {
+		return fo, errInvalid("facts_query", "is %d bytes, more than the %d allowed", len(fo.query), api.MaxQueryBytes)
 	}
 	fo.share = facts.DefaultShare
 	if v := first(q, "facts_share"); v != "" {
@@ -341,12 +299,12 @@ func first(q map[string][]string, name string) string {
 // message (or fo.query), to the system prompt of msgs, within the tokens
 // reserved for them (no limit without a budget). It returns the messages,
 // the facts shown and the request's new cost.
-func (s *Server) injectFacts(ctx context.Context, tenant, user string, fo contextFacts, msgs []agentmem.Message, tokens int, c tokenizer.Counter) ([]agentmem.Message, []FactView, int, error) {
+func (s *Server) injectFacts(ctx context.Context, tenant, user string, fo contextFacts, msgs []agentmem.Message, tokens int, c tokenizer.Counter) ([]agentmem.Message, []api.FactView, int, error) {
 	if user == "" {
 		return msgs, nil, tokens, errInvalid("facts", "the session has no user_id, so it has no facts to inject")
 	}
 	if fo.limited && fo.reserve == 0 {
-		return msgs, []FactView{}, tokens, nil // a budget too small to share
+		return msgs, []api.FactView{}, tokens, nil // a budget too small to share
 	}
 	m := s.cfg.Facts
 	opts := facts.InjectOptions{Tenant: tenant, UserID: user, Query: fo.query, K: fo.k, Counter: c, MaxTokens: fo.reserve}
@@ -357,10 +315,10 @@ func (s *Server) injectFacts(ctx context.Context, tenant, user string, fo contex
 	if err != nil {
 		return msgs, nil, tokens, err
 	}
-	shown := make([]FactView, len(inj.Hits))
+	shown := make([]api.FactView, len(inj.Hits))
 	for i, h := range inj.Hits {
 		rel, score := h.Relevance, h.Score
-		shown[i] = FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score}
+		shown[i] = api.FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score}
 	}
 	return out, shown, tokens + inj.Tokens, nil
 }

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -10,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
+	"github.com/agentmem/agentmem/responses"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
@@ -55,7 +59,7 @@ func checkDecoded(t *testing.T, body []byte, e *Error) bool {
 func checkAccepted(t *testing.T, req *stepsRequest) {
 	t.Helper()
 	steps := req.steps
-	if (len(steps) == 0 && req.compaction == nil) || len(steps) > MaxStepsPerRequest {
+	if (len(steps) == 0 && req.compaction == nil) || len(steps) > api.MaxStepsPerRequest {
 		t.Fatalf("%d steps accepted", len(steps))
 	}
 	if c := req.compaction; c != nil && !c.Amend && c.Working == nil {
@@ -118,7 +122,7 @@ func FuzzDecodeMessages(f *testing.F) {
 			}
 			return
 		}
-		if len(req.messages) == 0 || len(req.messages) > MaxStepsPerRequest || req.flush != flush {
+		if len(req.messages) == 0 || len(req.messages) > api.MaxStepsPerRequest || req.flush != flush {
 			t.Fatalf("decoded %d messages, flush %v", len(req.messages), req.flush)
 		}
 		ctx := context.Background()
@@ -171,20 +175,20 @@ func FuzzDecodeCompact(f *testing.F) {
 		if !checkDecoded(t, body, e) {
 			return
 		}
-		switch p.strategy {
-		case StrategyKeepLastN, StrategyPruneOldObservations:
-		case StrategyTokenBudget:
-			if p.budget < 1 {
-				t.Fatalf("budget %d accepted", p.budget)
+		switch p.Strategy {
+		case api.StrategyKeepLastN, api.StrategyPruneOldObservations:
+		case api.StrategyTokenBudget:
+			if p.Budget < 1 {
+				t.Fatalf("budget %d accepted", p.Budget)
 			}
-		case StrategySummarize:
-			if p.summarizer != SummarizerExtractive && !(p.summarizer == SummarizerLLM && haveLLM) {
-				t.Fatalf("summarizer %q accepted (llm: %v)", p.summarizer, haveLLM)
+		case api.StrategySummarize:
+			if p.Summarizer != api.SummarizerExtractive && !(p.Summarizer == api.SummarizerLLM && haveLLM) {
+				t.Fatalf("summarizer %q accepted (llm: %v)", p.Summarizer, haveLLM)
 			}
 		default:
-			t.Fatalf("strategy %q accepted", p.strategy)
+			t.Fatalf("strategy %q accepted", p.Strategy)
 		}
-		if p.n < 0 || p.keepLastN < 0 || p.maxLength < 0 || p.keepRecent < 0 {
+		if p.N < 0 || p.KeepLastN < 0 || p.MaxLength < 0 || p.KeepRecent < 0 {
 			t.Fatalf("negative parameter accepted: %+v", p)
 		}
 	})
@@ -199,6 +203,40 @@ func FuzzDecodeCreate(f *testing.F) {
 		}
 		if err := store.ValidateCreate(req); err != nil {
 			t.Fatalf("accepted an invalid create: %v", err)
+		}
+	})
+}
+
+// FuzzDecodeItems drives the decoder of POST /items: it refuses with a
+// 400 what jsoncheck refuses, and what it accepts converts to messages
+// that are valid, each carrying its item's JSON exactly.
+func FuzzDecodeItems(f *testing.F) {
+	f.Add([]byte(`{"items":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`))
+	f.Add([]byte(`{"items":[{"type":"reasoning","summary":[]},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"r"}]}]}`))
+	f.Add([]byte(`{"items":[{"role":"robot","content":"x"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		items, e := decodeItems(body)
+		if !checkDecoded(t, body, e) {
+			if e.Status != http.StatusBadRequest {
+				t.Fatalf("status %d for an items body", e.Status)
+			}
+			return
+		}
+		if len(items) == 0 || len(items) > api.MaxStepsPerRequest {
+			t.Fatalf("decoded %d items", len(items))
+		}
+		msgs, err := responses.ToMessages(items, responses.Options{NewID: agentmem.NewID, Newest: "n", LastSeq: 1})
+		if err != nil {
+			t.Fatalf("accepted items do not convert: %v", err)
+		}
+		for i, m := range msgs {
+			if err := m.Validate(); err != nil {
+				t.Fatalf("message %d: %v", i, err)
+			}
+			var b bytes.Buffer
+			if err := json.Compact(&b, items[i]); err != nil || m.Metadata[responses.MetaItem] != b.String() {
+				t.Fatalf("message %d keeps %q for %s", i, m.Metadata[responses.MetaItem], items[i])
+			}
 		}
 	})
 }

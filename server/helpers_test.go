@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
@@ -82,18 +83,18 @@ func (r *response) json(t *testing.T, v any) {
 }
 
 // apiErr decodes an error body.
-func (r *response) apiErr(t *testing.T) *Error {
+func (r *response) apiErr(t *testing.T) *api.ErrorDetail {
 	t.Helper()
-	var b ErrorBody
+	var b api.ErrorBody
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil || b.Error == nil {
+	if err := dec.Decode(&b); err != nil || b.Error.Code == "" {
 		t.Fatalf("status %d: not an error body: %q (%v)", r.code, r.body, err)
 	}
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("error Content-Type %q", ct)
 	}
-	return b.Error
+	return &b.Error
 }
 
 // do sends a request to the handler. body may be a string, []byte, nil or
@@ -150,9 +151,9 @@ func (e *env) create(id string) *store.Session {
 }
 
 // appendSteps appends steps (JSON) and returns the response.
-func (e *env) appendSteps(id string, steps string, headers ...string) AppendResponse {
+func (e *env) appendSteps(id string, steps string, headers ...string) api.AppendResponse {
 	e.t.Helper()
-	var out AppendResponse
+	var out api.AppendResponse
 	e.must(201, "POST", "/v1/sessions/"+id+"/steps", steps, headers...).json(e.t, &out)
 	return out
 }

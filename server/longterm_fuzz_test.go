@@ -44,8 +44,7 @@ func FuzzRemember(f *testing.F) {
 			}
 		case r.code >= 400 && r.code < 500:
 			ae := r.apiErr(t)
-			ae.Status = r.code
-			checkRefusal(t, ae)
+			checkRefusal(t, &Error{Status: r.code, Code: ae.Code, Message: ae.Message, Field: ae.Field})
 			if len(list) != 0 {
 				t.Fatalf("a refusal (%s) wrote %+v", r.body, list)
 			}

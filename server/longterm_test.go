@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
@@ -41,7 +42,7 @@ func TestRecallRoutes(t *testing.T) {
 	e.create("s1")
 	e.appendSteps("s1", "["+sysStep+","+taskStep+`,{"type":"message","message":{"role":"user","content":"My dog Pixel hates thunderstorms"}},`+actionStep(1, "package parser")+"]")
 
-	var res RecallSearchResponse
+	var res api.RecallSearchResponse
 	e.must(200, "GET", "/v1/recall/search?q=dog+thunder&k=3&scope=user:u1&before=1&after=1&fresh=true", nil).json(t, &res)
 	if len(res.Hits) == 0 {
 		t.Fatal("an appended turn is not found")
@@ -59,12 +60,12 @@ func TestRecallRoutes(t *testing.T) {
 	}
 
 	// Documents of the caller's own.
-	var up UpsertRecallResponse
+	var up api.UpsertRecallResponse
 	e.must(200, "POST", "/v1/recall", `{"documents":[{"id":"note-1","text":"The staging database is on port 5433","metadata":{"kind":"note"}},{"text":"Deploys happen on Tuesdays"}]}`).json(t, &up)
 	if len(up.IDs) != 2 || up.IDs[0] != "note-1" || up.IDs[1] == "" {
 		t.Fatalf("upsert ids %v", up.IDs)
 	}
-	var doc RecallDocument
+	var doc api.RecallDocument
 	e.must(200, "GET", "/v1/recall/note-1", nil).json(t, &doc)
 	if doc.Text != "The staging database is on port 5433" || doc.Metadata["kind"] != "note" {
 		t.Errorf("get: %+v", doc)
@@ -85,7 +86,7 @@ func TestRecallRoutes(t *testing.T) {
 	}
 
 	before := e.dump()
-	var after RecallSearchResponse
+	var after api.RecallSearchResponse
 	e.must(200, "GET", "/v1/recall/search?q=deploys", nil).json(t, &res)
 	for _, tc := range []struct{ method, path, body, field string }{
 		{"GET", "/v1/recall/search", "", "q"},
@@ -96,7 +97,7 @@ func TestRecallRoutes(t *testing.T) {
 		{"GET", "/v1/recall/search?q=a&scope=team:x", "", "scope"},
 		{"GET", "/v1/recall/search?q=a&scope=user:", "", "scope"},
 		{"GET", "/v1/recall/search?q=a&limit=3", "", "limit"},
-		{"GET", "/v1/recall/search?q=" + strings.Repeat("a", MaxQueryBytes+1), "", "q"},
+		{"GET", "/v1/recall/search?q=" + strings.Repeat("a", api.MaxQueryBytes+1), "", "q"},
 		{"POST", "/v1/recall", `{"documents":[]}`, "documents"},
 		{"POST", "/v1/recall", `{"documents":[{"id":"x","text":"a"},{"id":"x","text":"b"}]}`, "documents[1].id"},
 		{"POST", "/v1/recall", `{"documents":[{"id":"ok","text":"a"},{"id":"bad","text":"b","embedding":"no"}]}`, "documents.embedding"},
@@ -108,7 +109,7 @@ func TestRecallRoutes(t *testing.T) {
 			t.Errorf("%s %.80s: status %d: %s", tc.method, tc.path, r.code, r.body)
 			continue
 		}
-		if got := r.apiErr(t); got.Code != CodeInvalid || got.Field != tc.field {
+		if got := r.apiErr(t); got.Code != api.CodeInvalid || got.Field != tc.field {
 			t.Errorf("%s %.80s: error %+v, want field %q", tc.method, tc.path, got, tc.field)
 		}
 	}
@@ -132,7 +133,7 @@ func nilIfEmpty(body string) any {
 func TestFactsRoutes(t *testing.T) {
 	now := fixedNow
 	e := newEnv(t, withLongTerm(&now))
-	var rem RememberResponse
+	var rem api.RememberResponse
 	r := e.must(201, "POST", "/v1/users/alice/facts", `{"text":"Prefers answers in French","confidence":0.8,"source":{"session_id":"s1","step_seq":4}}`)
 	r.json(t, &rem)
 	if rem.Outcome != facts.OutcomeAdded || rem.Fact.ID == "" || rem.Fact.EffectiveConfidence != 0.8 || rem.Fact.Source.SessionID != "s1" ||
@@ -150,7 +151,7 @@ func TestFactsRoutes(t *testing.T) {
 
 	// A day later (one half-life) confidence has decayed.
 	now = now.Add(24 * time.Hour)
-	var list FactsResponse
+	var list api.FactsResponse
 	e.must(200, "GET", "/v1/users/alice/facts", nil).json(t, &list)
 	if len(list.Facts) != 2 || list.Facts[0].ID != id || list.Facts[0].EffectiveConfidence >= list.Facts[0].Confidence || list.Facts[0].Score != nil {
 		t.Fatalf("list: %+v", list.Facts)
@@ -163,7 +164,7 @@ func TestFactsRoutes(t *testing.T) {
 	if len(list.Facts) != 1 || list.Facts[0].ID != id {
 		t.Errorf("min_confidence: %+v", list.Facts)
 	}
-	var one FactResponse
+	var one api.FactResponse
 	e.must(200, "GET", "/v1/users/alice/facts/"+id, nil).json(t, &one)
 	if one.Fact.ID != id || len(one.History) != 1 {
 		t.Errorf("get: %+v", one)
@@ -191,7 +192,7 @@ func TestFactsRoutes(t *testing.T) {
 			t.Errorf("%s %.80s: status %d: %s", tc.method, tc.path, r.code, r.body)
 			continue
 		}
-		if got := r.apiErr(t); got.Code != CodeInvalid || got.Field != tc.field {
+		if got := r.apiErr(t); got.Code != api.CodeInvalid || got.Field != tc.field {
 			t.Errorf("%s %.80s: error %+v, want field %q", tc.method, tc.path, got, tc.field)
 		}
 	}
@@ -220,7 +221,7 @@ func TestLongTermNotConfigured(t *testing.T) {
 		{"GET", "/v1/users/u/facts"}, {"POST", "/v1/users/u/facts"}, {"GET", "/v1/users/u/facts/f"}, {"DELETE", "/v1/users/u/facts/f"},
 	} {
 		r := e.do(p[0], p[1], nil)
-		if r.code != http.StatusNotImplemented || r.apiErr(t).Code != CodeNotConfigured {
+		if r.code != http.StatusNotImplemented || r.apiErr(t).Code != api.CodeNotConfigured {
 			t.Errorf("%s %s: %d %s", p[0], p[1], r.code, r.body)
 		}
 	}
@@ -235,7 +236,7 @@ func TestLongTermCrossTenant(t *testing.T) {
 	e.mustAs(201, a, "POST", "/v1/sessions", `{"id":"a1","user_id":"alice"}`)
 	e.mustAs(201, a, "POST", "/v1/sessions/a1/steps", `{"type":"task","task":"Rotate the SECRET-ZEBRA credentials"}`)
 	e.mustAs(200, a, "POST", "/v1/recall", `{"documents":[{"id":"doc-a","text":"SECRET-ZEBRA runbook"}]}`)
-	var rem RememberResponse
+	var rem api.RememberResponse
 	e.mustAs(201, a, "POST", "/v1/users/alice/facts", `{"text":"Owns the SECRET-ZEBRA account"}`).json(t, &rem)
 
 	probes := [][2]string{
@@ -299,7 +300,7 @@ func TestMountsNeedKeys(t *testing.T) {
 	}
 	unauthorized(t, e.as("Basic "+base64.StdEncoding.EncodeToString([]byte("x:am_wrong_key")), "GET", "/", ""), true)
 	// Paths the inspector does not claim stay JSON 404s.
-	if r := e.as(a, "GET", "/nope", ""); r.code != 404 || r.apiErr(t).Code != CodeNotFound {
+	if r := e.as(a, "GET", "/nope", ""); r.code != 404 || r.apiErr(t).Code != api.CodeNotFound {
 		t.Errorf("/nope: %d %s", r.code, r.body)
 	}
 }
@@ -315,7 +316,7 @@ func TestContextInjectsFacts(t *testing.T) {
 	e.must(201, "POST", "/v1/users/u1/facts", `{"text":"Works on the billing service","confidence":0.8}`)
 	e.must(201, "POST", "/v1/users/u2/facts", `{"text":"OTHER-USER fact"}`)
 
-	var plain, with ContextResponse
+	var plain, with api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/s/context?budget=3000", nil).json(t, &plain)
 	e.must(200, "GET", "/v1/sessions/s/context?budget=3000&facts=5&facts_query=how+should+I+test+the+parser", nil).json(t, &with)
 	if len(with.Facts) != 2 || with.Facts[0].Text != "Prefers table-driven tests in Go" {
@@ -339,7 +340,7 @@ func TestContextInjectsFacts(t *testing.T) {
 	}
 	// Without a budget every fact fits; in Anthropic's format they go to
 	// the system prompt.
-	var anth ContextResponse
+	var anth api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/s/context?format=anthropic&facts=1", nil).json(t, &anth)
 	if len(anth.Facts) != 1 {
 		t.Errorf("anthropic facts: %+v", anth.Facts)
@@ -377,12 +378,12 @@ func TestFreshRecallSearch(t *testing.T) {
 	})
 	e.create("s1")
 	e.appendSteps("s1", `{"type":"message","message":{"role":"user","content":"the parrot is named Kiwi"}}`)
-	var res RecallSearchResponse
+	var res api.RecallSearchResponse
 	e.must(200, "GET", "/v1/recall/search?q=parrot&fresh=true", nil).json(t, &res)
 	if len(res.Hits) != 1 || res.Hits[0].ID != "s1#1" {
 		t.Fatalf("fresh search right after the append: %+v", res.Hits)
 	}
-	var ready ReadyResponse
+	var ready api.ReadyResponse
 	e.must(200, "GET", "/readyz", nil).json(t, &ready)
 	if ready.RecallIndex == nil || !ready.RecallIndex.Running || ready.RecallIndex.Applied < 1 {
 		t.Fatalf("readyz: %+v", ready.RecallIndex)
@@ -394,7 +395,7 @@ func TestFreshRecallSearch(t *testing.T) {
 	indexed.Stop()
 	e.appendSteps("s1", `{"type":"message","message":{"role":"user","content":"the parrot also likes grapes"}}`)
 	r := e.do("GET", "/v1/recall/search?q=grapes&fresh=true", nil)
-	if r.code != 503 || r.header.Get("Retry-After") == "" || r.apiErr(t).Code != CodeIndexBehind {
+	if r.code != 503 || r.header.Get("Retry-After") == "" || r.apiErr(t).Code != api.CodeIndexBehind {
 		t.Fatalf("fresh search with the index stopped: %d %s", r.code, r.body)
 	}
 	e.must(200, "GET", "/v1/recall/search?q=grapes", nil).json(t, &res)
@@ -449,7 +450,7 @@ func TestDisconnectedAppendIsIndexed(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // polling the server's progress, bounded
 	}
-	var steps ReadStepsResponse
+	var steps api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s1/steps", nil).json(t, &steps)
 	if len(steps.Steps) == 0 {
 		// Every request was canceled before its append committed: this
@@ -467,7 +468,7 @@ func TestDisconnectedAppendIsIndexed(t *testing.T) {
 		if !stored[i] {
 			continue
 		}
-		var res RecallSearchResponse
+		var res api.RecallSearchResponse
 		e.must(200, "GET", "/v1/recall/search?k=1&fresh=true&q=zebra"+strings.Repeat("q", i+1), nil).json(t, &res)
 		if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Text, fmt.Sprintf("note number %d ", i)) {
 			t.Fatalf("turn %d: %+v", i, res.Hits)

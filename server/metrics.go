@@ -118,3 +118,13 @@ func (m *metrics) observe(route, method string, status int, d time.Duration) {
 	m.requests.WithLabelValues(route, method, s).Inc()
 	m.latency.WithLabelValues(route, method, s).Observe(d.Seconds())
 }
+
+// CacheEvent implements sessions.Observer: agentmem_session_cache_total.
+func (m *metrics) CacheEvent(event string) { m.cache.WithLabelValues(event).Inc() }
+
+// CacheSize implements sessions.Observer: agentmem_session_cache_bytes and
+// agentmem_session_cache_sessions.
+func (m *metrics) CacheSize(bytes int64, sessions int) {
+	m.cacheBytes.Set(float64(bytes))
+	m.cacheSessions.Set(float64(sessions))
+}

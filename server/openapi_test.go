@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
@@ -65,18 +66,19 @@ func TestOpenAPILimits(t *testing.T) {
 		"ForkRequest.metadata.maxProperties":                           store.MaxMetadataKeys,
 		"ForkRequest.metadata.propertyNames.maxLength":                 store.MaxFieldBytes,
 		"ForkRequest.ttl_seconds.maximum":                              maxTTLSeconds,
-		"AppendStepsRequest.steps.maxItems":                            MaxStepsPerRequest,
+		"AppendStepsRequest.steps.maxItems":                            api.MaxStepsPerRequest,
 		"RecallDocumentInput.metadata.maxProperties":                   recall.MaxMetadata,
 		"RecallDocumentInput.metadata.propertyNames.maxLength":         recall.MaxMetaKeyLen,
 		"RecallDocumentInput.metadata.additionalProperties.maxLength":  recall.MaxMetaValueLen,
 		"RecallDocumentInput.id.maxLength":                             recall.MaxIDLen,
 		"RecallDocumentInput.embedding.maxItems":                       recall.MaxDims,
-		"UpsertRecallRequest.documents.maxItems":                       MaxRecallDocuments,
+		"UpsertRecallRequest.documents.maxItems":                       api.MaxRecallDocuments,
 		"RememberRequest.metadata.maxProperties":                       facts.MaxMetadataKeys,
 		"RememberRequest.metadata.propertyNames.maxLength":             facts.MaxFieldBytes,
 		"RememberRequest.metadata.additionalProperties.maxLength":      facts.MaxFieldBytes,
 		"RememberRequest.text.maxLength":                               facts.MaxTextBytes,
 		"FactSource.session_id.maxLength":                              facts.MaxFieldBytes,
+		"OpenAIMessage.id.maxLength":                                   store.MaxFieldBytes,
 		"parameters/IdempotencyKey.schema.maxLength":                   maxIdempotencyKey,
 	}
 	for _, k := range steps {

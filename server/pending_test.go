@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
@@ -32,7 +33,7 @@ func toolResult(id, content string) string {
 
 // wireContext is a context response with its messages left as JSON.
 type wireContext struct {
-	ContextResponse
+	api.ContextResponse
 	Messages json.RawMessage `json:"messages"`
 }
 
@@ -46,7 +47,7 @@ func (e *env) contextOf(id, format string) wireContext {
 
 // wantPending checks a context's pending list and that no call of a
 // pending action shows in its messages, in every format.
-func (e *env) wantPending(id string, want []PendingCalls, hidden ...string) wireContext {
+func (e *env) wantPending(id string, want []api.PendingCalls, hidden ...string) wireContext {
 	e.t.Helper()
 	var c wireContext
 	for _, f := range []string{render.NameOpenAI, render.NameAnthropic, render.NameObservation} {
@@ -65,9 +66,9 @@ func (e *env) wantPending(id string, want []PendingCalls, hidden ...string) wire
 
 // appendMessages posts messages and returns the answer, checking its
 // ETag.
-func (e *env) appendMessages(id, body string, headers ...string) AppendResponse {
+func (e *env) appendMessages(id, body string, headers ...string) api.AppendResponse {
 	e.t.Helper()
-	var ar AppendResponse
+	var ar api.AppendResponse
 	r := e.must(201, "POST", "/v1/sessions/"+id+"/messages", body, headers...)
 	r.json(e.t, &ar)
 	if r.header.Get("ETag") != etag(ar.LastSeq) {
@@ -84,7 +85,7 @@ func itemByItem(t *testing.T, e *env) {
 	if fmt.Sprint(ar.Seqs) != "[3]" || ar.LastSeq != 3 || ar.Updated != nil {
 		t.Fatalf("the assistant message: %+v", ar)
 	}
-	c := e.wantPending("s", []PendingCalls{{Seq: 3, ToolCallIDs: []string{"c1", "c2"}}}, "c1", "c2")
+	c := e.wantPending("s", []api.PendingCalls{{Seq: 3, ToolCallIDs: []string{"c1", "c2"}}}, "c1", "c2")
 	if !slices.Equal(c.Steps, []int{1, 2}) || c.DroppedSteps != 0 {
 		t.Fatalf("context while pending: steps %v dropped %d", c.Steps, c.DroppedSteps)
 	}
@@ -93,7 +94,7 @@ func itemByItem(t *testing.T, e *env) {
 	if len(ar.Seqs) != 0 || !slices.Equal(ar.Updated, []int64{3}) || ar.CompactionSeq != 4 || ar.LastSeq != 4 {
 		t.Fatalf("the first result: %+v", ar)
 	}
-	e.wantPending("s", []PendingCalls{{Seq: 3, ToolCallIDs: []string{"c1"}}}, "c1", "c2")
+	e.wantPending("s", []api.PendingCalls{{Seq: 3, ToolCallIDs: []string{"c1"}}}, "c1", "c2")
 	// A retry of it stores nothing.
 	ar = e.appendMessages("s", toolResult("c2", "/src"), "Idempotency-Key", "turn-2")
 	if ar.LastSeq != 4 || len(ar.Seqs) != 0 || ar.Updated != nil {
@@ -104,7 +105,7 @@ func itemByItem(t *testing.T, e *env) {
 	if !slices.Equal(ar.Updated, []int64{3}) || ar.CompactionSeq != 5 {
 		t.Fatalf("the last result: %+v", ar)
 	}
-	c = e.wantPending("s", []PendingCalls{})
+	c = e.wantPending("s", []api.PendingCalls{})
 	var msgs []render.OpenAIMessage
 	if err := json.Unmarshal(c.Messages, &msgs); err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func itemByItem(t *testing.T, e *env) {
 		t.Fatalf("context after the results: steps %v last %d", c.Steps, c.LastSeq)
 	}
 	// The log keeps the pending original and the two completions.
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 3 || !rs.Steps[2].(*agentmem.ActionStep).Pending() || len(rs.Compactions) != 2 {
 		t.Fatalf("log: %d steps, %d compactions", len(rs.Steps), len(rs.Compactions))
@@ -137,26 +138,26 @@ func itemByItem(t *testing.T, e *env) {
 
 	// A different result for an answered call.
 	r := e.must(409, "POST", "/v1/sessions/s/messages", toolResult("c1", "c.go"))
-	if err := r.apiErr(t); err.Code != CodeToolResultConflict || err.Field != "content" || !strings.Contains(err.Message, `"c1"`) {
+	if err := r.apiErr(t); err.Code != api.CodeToolResultConflict || err.Field != "content" || !strings.Contains(err.Message, `"c1"`) {
 		t.Fatalf("a conflicting result: %+v", err)
 	}
 	// A result for a call nobody made.
 	r = e.must(400, "POST", "/v1/sessions/s/messages", `[{"role":"user","content":"x"},`+toolResult("c9", "x")+`]`)
-	if err := r.apiErr(t); err.Code != CodeInvalid || err.Field != "messages[1].tool_call_id" || !strings.Contains(err.Message, `"c9"`) {
+	if err := r.apiErr(t); err.Code != api.CodeInvalid || err.Field != "messages[1].tool_call_id" || !strings.Contains(err.Message, `"c9"`) {
 		t.Fatalf("an unknown call: %+v", err)
 	}
 	// If-Match that no longer holds.
 	e.must(201, "POST", "/v1/sessions/s/messages", `{"role":"assistant","tool_calls":[{"id":"c3","type":"function","function":{"name":"cat","arguments":"{}"}}]}`)
 	before := e.logOf("s")
 	r = e.must(409, "POST", "/v1/sessions/s/messages", toolResult("c3", "x"), "If-Match", `"5"`)
-	if err := r.apiErr(t); err.Code != CodeConflict || err.Field != "If-Match" || r.header.Get("ETag") != `"6"` {
+	if err := r.apiErr(t); err.Code != api.CodeConflict || err.Field != "If-Match" || r.header.Get("ETag") != `"6"` {
 		t.Fatalf("a stale If-Match: %+v %v", err, r.header)
 	}
 	if e.logOf("s") != before {
 		t.Fatal("refused results changed the log")
 	}
 	e.must(201, "POST", "/v1/sessions/s/messages", toolResult("c3", "x"), "If-Match", `"6"`)
-	e.wantPending("s", []PendingCalls{})
+	e.wantPending("s", []api.PendingCalls{})
 }
 
 func TestItemByItemMessages(t *testing.T) {
@@ -191,7 +192,7 @@ func concurrentResults(t *testing.T, e *env) {
 			t.Fatalf("result %d: status %d", i, code)
 		}
 	}
-	c := e.wantPending("c", []PendingCalls{})
+	c := e.wantPending("c", []api.PendingCalls{})
 	var msgs []render.OpenAIMessage
 	if err := json.Unmarshal(c.Messages, &msgs); err != nil {
 		t.Fatal(err)
@@ -207,9 +208,9 @@ func concurrentResults(t *testing.T, e *env) {
 }
 
 // popped pops the newest message of a session.
-func (e *env) popped(id string, headers ...string) PopResponse {
+func (e *env) popped(id string, headers ...string) api.PopResponse {
 	e.t.Helper()
-	var p PopResponse
+	var p api.PopResponse
 	e.must(200, "POST", "/v1/sessions/"+id+"/pop", nil, headers...).json(e.t, &p)
 	return p
 }
@@ -219,7 +220,7 @@ func popScenario(t *testing.T, e *env) {
 	e.must(404, "POST", "/v1/sessions/nope/pop", nil)
 	e.create("p")
 	r := e.must(409, "POST", "/v1/sessions/p/pop", nil)
-	if err := r.apiErr(t); err.Code != CodeNothingToPop {
+	if err := r.apiErr(t); err.Code != api.CodeNothingToPop {
 		t.Fatalf("pop of an empty session: %+v", err)
 	}
 	e.must(201, "POST", "/v1/sessions/p/messages", `[{"role":"system","content":"sys"},{"role":"user","content":"List the files."},`+twoCalls+`,`+
@@ -234,17 +235,17 @@ func popScenario(t *testing.T, e *env) {
 	if p.Seq != 3 || p.Removed || p.Message.Role != "tool" || p.Message.ToolCallID != "c2" || p.Message.Content != "/src" {
 		t.Fatalf("pop a result: %+v", p)
 	}
-	e.wantPending("p", []PendingCalls{{Seq: 3, ToolCallIDs: []string{"c2"}}}, "c1", "c2")
+	e.wantPending("p", []api.PendingCalls{{Seq: 3, ToolCallIDs: []string{"c2"}}}, "c1", "c2")
 	// Which a result appended later answers again.
 	e.must(201, "POST", "/v1/sessions/p/messages", toolResult("c2", "/home"))
-	c := e.wantPending("p", []PendingCalls{})
+	c := e.wantPending("p", []api.PendingCalls{})
 	if !strings.Contains(string(c.Messages), "/home") || strings.Contains(string(c.Messages), "Two files.") {
 		t.Fatalf("context after pop and append: %s", c.Messages)
 	}
 	// If-Match is honoured: a stale one pops nothing.
 	before := e.logOf("p")
 	r = e.must(409, "POST", "/v1/sessions/p/pop", nil, "If-Match", `"6"`)
-	if err := r.apiErr(t); err.Code != CodeConflict || err.Field != "If-Match" || r.header.Get("ETag") != `"7"` {
+	if err := r.apiErr(t); err.Code != api.CodeConflict || err.Field != "If-Match" || r.header.Get("ETag") != `"7"` {
 		t.Fatalf("a stale If-Match: %+v", err)
 	}
 	e.must(400, "POST", "/v1/sessions/p/pop", nil, "If-Match", `"x"`)
@@ -261,12 +262,12 @@ func popScenario(t *testing.T, e *env) {
 		t.Fatalf("pop the other result: %+v", p)
 	}
 	// The assistant message with its calls: the action leaves whole.
-	var got PopResponse
+	var got api.PopResponse
 	e.must(200, "POST", "/v1/sessions/p/pop", `{}`).json(t, &got)
 	if got.Seq != 3 || !got.Removed || got.Message.Role != "assistant" || len(got.Message.ToolCalls) != 2 || got.Message.Content != "Looking." {
 		t.Fatalf("pop the calls: %+v", got)
 	}
-	c = e.wantPending("p", []PendingCalls{})
+	c = e.wantPending("p", []api.PendingCalls{})
 	if !slices.Equal(c.Steps, []int{1, 2}) {
 		t.Fatalf("context after popping the turn: %v", c.Steps)
 	}
@@ -279,7 +280,7 @@ func popScenario(t *testing.T, e *env) {
 	e.must(409, "POST", "/v1/sessions/p/pop", nil)
 	// The log keeps it all: 4 steps, and 8 compactions (7 pops and the
 	// completion).
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/p/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 4 || len(rs.Compactions) != 8 || rs.LastSeq != 12 {
 		t.Fatalf("log: %d steps, %d compactions, last %d", len(rs.Steps), len(rs.Compactions), rs.LastSeq)

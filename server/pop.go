@@ -5,30 +5,10 @@ import (
 	"net/http"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 )
-
-// PopResponse is the body of a successful POST /v1/sessions/{id}/pop: the
-// message taken off the end of the session's working set.
-type PopResponse struct {
-	// Seq is the sequence number of the step the message belonged to.
-	Seq int64 `json:"seq"`
-	// Message is the message, as an OpenAI chat message.
-	Message render.OpenAIMessage `json:"message"`
-	// IsError is set when the message is a tool result recorded as an
-	// error (OpenAI's tool messages have no field for it).
-	IsError bool `json:"is_error,omitempty"`
-	// Removed is true when the whole step left the working set; false
-	// when the message was one tool result of an action, which stays
-	// with that call pending again.
-	Removed bool `json:"removed"`
-	// CompactionSeq is the sequence number of the compaction entry that
-	// records the pop; LastSeq is the session's last sequence number
-	// after it (also the ETag).
-	CompactionSeq int64 `json:"compaction_seq"`
-	LastSeq       int64 `json:"last_seq"`
-}
 
 // pop serves POST /v1/sessions/{id}/pop (store.Pop): it removes the
 // newest message from the session's working set and returns it. The body
@@ -37,53 +17,62 @@ type PopResponse struct {
 // the ETag); without, a pop that another writer got ahead of is tried
 // again on the new working set.
 func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
-	id, e := sessionID(r)
-	if e != nil {
-		writeError(w, e)
+	id, expected, ok := s.popInput(w, r)
+	if !ok {
 		return
 	}
-	var expected *int64
-	ifMatch, present, e := singleHeader(r.Header, "If-Match")
-	if e == nil {
-		expected, e = parseIfMatch(ifMatch, present)
-	}
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes, true)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	if body != nil {
-		var none struct{}
-		if e := decodeStrict(body, &none); e != nil {
-			writeError(w, e)
-			return
-		}
-	}
-	resp, err := store.Pop(r.Context(), s.store, store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
+	resp, err := s.svc.Pop(r.Context(), store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
 	if err != nil {
-		switch {
-		case errors.Is(err, store.ErrNothingToPop):
-			writeError(w, &Error{Status: http.StatusConflict, Code: CodeNothingToPop, cause: err,
-				Message: "the session's working set is empty: there is no message to pop"})
-		case errors.Is(err, agentmem.ErrConflict) && expected != nil:
-			s.conflict(w, r, id, err)
-		case errors.Is(err, agentmem.ErrConflict):
-			writeError(w, &Error{Status: http.StatusConflict, Code: CodeConflict, cause: err,
-				Message: "other writers kept changing the session while this request popped: nothing was popped; retry"})
-		default:
-			s.fail(w, r, "pop", sessionErr(id, err))
-		}
+		s.rewriteFailed(w, r, id, expected, "pop", err)
 		return
 	}
-	out := PopResponse{Seq: resp.Seq, IsError: resp.Message.Metadata[agentmem.MetaIsError] == "true", Removed: resp.Rest == nil,
+	out := api.PopResponse{Seq: resp.Seq, IsError: resp.Message.Metadata[agentmem.MetaIsError] == "true", Removed: resp.Rest == nil,
 		CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq}
 	if wire := render.OpenAIRequest([]agentmem.Message{resp.Message}); len(wire) > 0 {
 		out.Message = wire[0]
 	}
 	w.Header().Set("ETag", etag(resp.LastSeq))
 	writeJSON(w, http.StatusOK, out)
+}
+
+// popInput reads what a pop (or a clear) takes: the session ID, If-Match
+// and a body that is empty or {}. It answers the request itself when
+// something is wrong with it, and then returns false.
+func (s *Server) popInput(w http.ResponseWriter, r *http.Request) (id string, expected *int64, ok bool) {
+	id, e := sessionID(r)
+	if e == nil {
+		expected, e = ifMatchHeader(r)
+	}
+	var body []byte
+	if e == nil {
+		body, e = readBody(w, r, s.cfg.MaxBodyBytes, true)
+	}
+	if e == nil && body != nil {
+		var none struct{}
+		e = decodeStrict(body, &none)
+	}
+	if e != nil {
+		writeError(w, e)
+		return "", nil, false
+	}
+	return id, expected, true
+}
+
+// rewriteFailed answers the failure of a write that rewrites the working
+// set (store.Pop, store.Clear): 409 nothing_to_pop for a pop of an empty
+// one, 409 with the current ETag when If-Match did not hold, 409 when
+// other writers kept getting ahead, else as any store error.
+func (s *Server) rewriteFailed(w http.ResponseWriter, r *http.Request, id string, expected *int64, op string, err error) {
+	switch {
+	case errors.Is(err, store.ErrNothingToPop):
+		writeError(w, &Error{Status: http.StatusConflict, Code: api.CodeNothingToPop, cause: err,
+			Message: "the session's working set is empty: there is nothing to pop"})
+	case errors.Is(err, agentmem.ErrConflict) && expected != nil:
+		s.conflict(w, r, id, err)
+	case errors.Is(err, agentmem.ErrConflict):
+		writeError(w, &Error{Status: http.StatusConflict, Code: api.CodeConflict, cause: err,
+			Message: "other writers kept changing the session while this request changed its working set: nothing was changed; retry"})
+	default:
+		s.fail(w, r, op, sessionErr(id, err))
+	}
 }

@@ -7,77 +7,16 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/recall"
 )
-
-// Bounds of the recall routes.
-const (
-	// MaxRecallDocuments bounds the documents of one POST /v1/recall.
-	MaxRecallDocuments = 1000
-	// MaxRecallK bounds k of a recall search.
-	MaxRecallK = 200
-	// DefaultRecallK is k when the search names none.
-	DefaultRecallK = 10
-	// MaxRecallWindow bounds before and after of a recall search.
-	MaxRecallWindow = 20
-	// MaxQueryBytes bounds the text of a search query.
-	MaxQueryBytes = 8 << 10
-)
-
-// RecallDocument is a document of the recall index as the API shows it.
-type RecallDocument struct {
-	// ID names the document within the tenant; upserting it again
-	// replaces it. Conversation turns are "<session>#<seq>".
-	ID       string            `json:"id"`
-	Text     string            `json:"text"`
-	Metadata map[string]string `json:"metadata,omitempty"`
-	Time     *time.Time        `json:"time,omitempty"`
-	// Group and Seq place the document in an ordered stream (a session
-	// and its step number): neighbours are found by them.
-	Group string `json:"group,omitempty"`
-	Seq   int64  `json:"seq,omitempty"`
-	// Embedding is a precomputed vector; EmbeddingModel names its model.
-	Embedding      []float32 `json:"embedding,omitempty"`
-	EmbeddingModel string    `json:"embedding_model,omitempty"`
-}
-
-// UpsertRecallRequest is the body of POST /v1/recall.
-type UpsertRecallRequest struct {
-	Documents []RecallDocument `json:"documents"`
-}
-
-// UpsertRecallResponse is the answer of POST /v1/recall.
-type UpsertRecallResponse struct {
-	// IDs are the documents' IDs, in order (generated where none was
-	// given).
-	IDs []string `json:"ids"`
-}
-
-// RecallHit is one result of a recall search.
-type RecallHit struct {
-	RecallDocument
-	Score float64 `json:"score"`
-	// SessionID and Step name the session and step of a conversation
-	// turn; absent for other documents.
-	SessionID string `json:"session_id,omitempty"`
-	Step      int64  `json:"step,omitempty"`
-	// Window is the hit with its neighbouring turns, in order, when
-	// before or after were asked for.
-	Window []RecallDocument `json:"window,omitempty"`
-}
-
-// RecallSearchResponse is the answer of GET /v1/recall/search.
-type RecallSearchResponse struct {
-	Hits []RecallHit `json:"hits"`
-}
 
 // errNotConfigured is the answer of a route whose backend the server was
 // not given.
 func errNotConfigured(what string) *Error {
-	return &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: what + " is not configured on this server"}
+	return &Error{Status: http.StatusNotImplemented, Code: api.CodeNotConfigured, Message: what + " is not configured on this server"}
 }
 
 // recallIndex returns the recall index, or false after answering 501.
@@ -109,7 +48,7 @@ func (s *Server) upsertRecall(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "recall_upsert", err)
 		return
 	}
-	out := UpsertRecallResponse{IDs: make([]string, len(docs))}
+	out := api.UpsertRecallResponse{IDs: make([]string, len(docs))}
 	for i, d := range docs {
 		out.IDs[i] = d.ID
 	}
@@ -118,15 +57,15 @@ func (s *Server) upsertRecall(w http.ResponseWriter, r *http.Request) {
 
 // decodeUpsertRecall decodes and checks the body of POST /v1/recall.
 func decodeUpsertRecall(body []byte, tenant string) ([]recall.Doc, *Error) {
-	var req UpsertRecallRequest
+	var req api.UpsertRecallRequest
 	if e := decodeStrict(body, &req); e != nil {
 		return nil, e
 	}
 	if len(req.Documents) == 0 {
 		return nil, errInvalid("documents", "must hold at least one document")
 	}
-	if len(req.Documents) > MaxRecallDocuments {
-		return nil, errInvalid("documents", "holds %d documents, more than the %d of one request", len(req.Documents), MaxRecallDocuments)
+	if len(req.Documents) > api.MaxRecallDocuments {
+		return nil, errInvalid("documents", "holds %d documents, more than the %d of one request", len(req.Documents), api.MaxRecallDocuments)
 	}
 	docs := make([]recall.Doc, len(req.Documents))
 	seen := make(map[string]bool, len(req.Documents))
@@ -178,7 +117,7 @@ func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "recall_search", err)
 		return
 	}
-	out := RecallSearchResponse{Hits: make([]RecallHit, len(hits))}
+	out := api.RecallSearchResponse{Hits: make([]api.RecallHit, len(hits))}
 	for i, h := range hits {
 		out.Hits[i] = recallHit(h)
 	}
@@ -202,7 +141,7 @@ func (s *Server) waitForIndex(w http.ResponseWriter, r *http.Request) bool {
 	case r.Context().Err() != nil:
 		s.fail(w, r, "recall_search", r.Context().Err())
 	case errors.Is(err, context.DeadlineExceeded):
-		writeError(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeIndexBehind, RetryAfter: 1,
+		writeError(w, &Error{Status: http.StatusServiceUnavailable, Code: api.CodeIndexBehind, RetryAfter: 1,
 			Message: fmt.Sprintf("the recall index has not reached the writes made before this search within %v; retry, or search without fresh=true to get what it has indexed", s.cfg.IndexWait), cause: err})
 	default:
 		s.fail(w, r, "recall_search", err)
@@ -219,18 +158,18 @@ func decodeRecallSearch(r *http.Request, tenant string) (recall.Query, *Error) {
 	if strings.TrimSpace(text) == "" {
 		return recall.Query{}, errInvalid("q", "is required: the text to search for")
 	}
-	if len(text) > MaxQueryBytes {
-		return recall.Query{}, errInvalid("q", "is %d bytes, more than the %d allowed", len(text), MaxQueryBytes)
+	if len(text) > api.MaxQueryBytes {
+		return recall.Query{}, errInvalid("q", "is %d bytes, more than the %d allowed", len(text), api.MaxQueryBytes)
 	}
-	k, e := intParam(v, "k", DefaultRecallK, 1, MaxRecallK)
+	k, e := intParam(v, "k", api.DefaultRecallK, 1, api.MaxRecallK)
 	if e != nil {
 		return recall.Query{}, e
 	}
-	before, e := intParam(v, "before", 0, 0, MaxRecallWindow)
+	before, e := intParam(v, "before", 0, 0, api.MaxRecallWindow)
 	if e != nil {
 		return recall.Query{}, e
 	}
-	after, e := intParam(v, "after", 0, 0, MaxRecallWindow)
+	after, e := intParam(v, "after", 0, 0, api.MaxRecallWindow)
 	if e != nil {
 		return recall.Query{}, e
 	}
@@ -242,8 +181,8 @@ func decodeRecallSearch(r *http.Request, tenant string) (recall.Query, *Error) {
 }
 
 // recallDocument converts a document of the index.
-func recallDocument(d recall.Doc) RecallDocument {
-	out := RecallDocument{ID: d.ID, Text: d.Text, Metadata: d.Metadata, Group: d.Group, Seq: d.Seq, EmbeddingModel: d.EmbeddingModel}
+func recallDocument(d recall.Doc) api.RecallDocument {
+	out := api.RecallDocument{ID: d.ID, Text: d.Text, Metadata: d.Metadata, Group: d.Group, Seq: d.Seq, EmbeddingModel: d.EmbeddingModel}
 	if !d.Time.IsZero() {
 		t := d.Time
 		out.Time = &t
@@ -253,8 +192,8 @@ func recallDocument(d recall.Doc) RecallDocument {
 
 // recallHit converts a search hit, naming the session and step of a
 // conversation turn.
-func recallHit(h recall.Hit) RecallHit {
-	out := RecallHit{RecallDocument: recallDocument(h.Doc), Score: h.Score}
+func recallHit(h recall.Hit) api.RecallHit {
+	out := api.RecallHit{RecallDocument: recallDocument(h.Doc), Score: h.Score}
 	if sid := h.Doc.Metadata[recall.MetaSession]; sid != "" {
 		if step, err := strconv.ParseInt(h.Doc.Metadata[recall.MetaStep], 10, 64); err == nil {
 			out.SessionID, out.Step = sid, step

@@ -8,12 +8,11 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
-
-// MaxStepsPerRequest bounds the steps (or messages) of one append.
-const MaxStepsPerRequest = 1000
 
 // stepsRequest is a decoded POST /v1/sessions/{id}/steps or /messages
 // body: steps ready to append (IDs and times filled in), or messages to
@@ -79,8 +78,8 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 	default:
 		return nil, errInvalid("", "the body must be a step object, an array of steps, or an object with steps and a compaction")
 	}
-	if len(raws) > MaxStepsPerRequest {
-		return nil, errInvalid("steps", "has %d steps; at most %d per request", len(raws), MaxStepsPerRequest)
+	if len(raws) > api.MaxStepsPerRequest {
+		return nil, errInvalid("steps", "has %d steps; at most %d per request", len(raws), api.MaxStepsPerRequest)
 	}
 	steps := make([]agentmem.Step, len(raws))
 	for i, raw := range raws {
@@ -151,37 +150,93 @@ func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 	if single {
 		body = append(append([]byte{'['}, body...), ']')
 	}
-	msgs, err := render.DecodeOpenAIMessages(body)
-	if err != nil {
-		e := apiError(err)
+	body, ids, e := takeMessageIDs(body)
+	var msgs []agentmem.Message
+	if e == nil {
+		var err error
+		if msgs, err = render.DecodeOpenAIMessages(body); err != nil {
+			e = apiError(err)
+		}
+	}
+	if e != nil {
 		if single {
 			e.Field = strings.TrimPrefix(strings.TrimPrefix(e.Field, "messages[0]"), ".")
 		}
 		return nil, e
 	}
+	for i, id := range ids {
+		msgs[i].ID = id
+	}
 	if len(msgs) == 0 {
 		return nil, errInvalid("messages", "is empty: send at least one message")
 	}
-	if len(msgs) > MaxStepsPerRequest {
-		return nil, errInvalid("messages", "has %d messages; at most %d per request", len(msgs), MaxStepsPerRequest)
+	if len(msgs) > api.MaxStepsPerRequest {
+		return nil, errInvalid("messages", "has %d messages; at most %d per request", len(msgs), api.MaxStepsPerRequest)
 	}
 	return &stepsRequest{messages: msgs, flush: flush, single: single}, nil
 }
 
-// CreateSessionRequest is the body of POST /v1/sessions. Everything is
-// optional; the session's tenant is the API key's.
-type CreateSessionRequest struct {
-	ID         string            `json:"id,omitempty"`
-	UserID     string            `json:"user_id,omitempty"`
-	Agent      string            `json:"agent,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	Retention  store.Retention   `json:"retention,omitempty"`
-	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
+// takeMessageIDs takes the "id" members, agentmem's one addition to
+// OpenAI's chat message, out of a JSON array of messages, so that the
+// strict OpenAI decoder sees the rest: it returns the array without them
+// and the IDs by message index (nil when no message has one). A message
+// ID becomes the ID of the step the message starts (a task, an action, a
+// system prompt) or of the tool result it carries, so a framework's
+// message IDs read back as they were sent; it must be a non-empty string
+// within store.MaxFieldBytes bytes, without NUL. body has been checked
+// (checkJSON): valid JSON without repeated keys.
+func takeMessageIDs(body []byte) ([]byte, []string, *Error) {
+	if !bytes.Contains(body, []byte(`"id"`)) {
+		return body, nil, nil // fast path: tool call IDs are "id" too, but most bodies have none
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return body, nil, nil // not an array: the decoder says why
+	}
+	var ids []string
+	changed := false
+	for i, raw := range raws {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil {
+			continue // not an object: the decoder says why
+		}
+		idRaw, ok := fields["id"]
+		if !ok {
+			continue
+		}
+		field := fmt.Sprintf("messages[%d].id", i)
+		var id string
+		if err := json.Unmarshal(idRaw, &id); err != nil {
+			return nil, nil, errInvalid(field, "must be a string")
+		}
+		if id == "" || len(id) > store.MaxFieldBytes || strings.IndexByte(id, 0) >= 0 {
+			return nil, nil, errInvalid(field, "must be 1 to %d bytes, without NUL", store.MaxFieldBytes)
+		}
+		if ids == nil {
+			ids = make([]string, len(raws))
+		}
+		ids[i] = id
+		delete(fields, "id")
+		b, err := json.Marshal(fields)
+		if err != nil {
+			return nil, nil, errInvalid(field, "%v", err)
+		}
+		raws[i] = b
+		changed = true
+	}
+	if !changed {
+		return body, nil, nil
+	}
+	out, err := json.Marshal(raws)
+	if err != nil {
+		return nil, nil, errInvalid("messages", "%v", err)
+	}
+	return out, ids, nil
 }
 
 // decodeCreate decodes and checks the body of POST /v1/sessions.
 func decodeCreate(body []byte) (store.CreateRequest, *Error) {
-	var req CreateSessionRequest
+	var req api.CreateSessionRequest
 	if len(body) > 0 {
 		if err := decodeStrict(body, &req); err != nil {
 			return store.CreateRequest{}, err
@@ -218,22 +273,9 @@ func checkTTL(r store.Retention, ttlSeconds int64) (time.Duration, *Error) {
 	return time.Duration(ttlSeconds) * time.Second, nil
 }
 
-// ForkRequest is the body of POST /v1/sessions/{id}/fork. The branch gets
-// the parent's tenant, user and agent, and, when left out, its metadata
-// and retention.
-type ForkRequest struct {
-	// AtSeq is the sequence number to fork at; 0 or absent means the
-	// parent's last.
-	AtSeq      int64             `json:"at_seq,omitempty"`
-	ID         string            `json:"id,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	Retention  store.Retention   `json:"retention,omitempty"`
-	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
-}
-
 // decodeFork decodes the (optional) body of POST /v1/sessions/{id}/fork.
-func decodeFork(body []byte) (ForkRequest, time.Duration, *Error) {
-	var req ForkRequest
+func decodeFork(body []byte) (api.ForkRequest, time.Duration, *Error) {
+	var req api.ForkRequest
 	if len(body) > 0 {
 		if err := decodeStrict(body, &req); err != nil {
 			return req, 0, err
@@ -251,59 +293,14 @@ func decodeFork(body []byte) (ForkRequest, time.Duration, *Error) {
 	return req, ttl, err
 }
 
-// Compaction strategies of POST /v1/sessions/{id}/compact.
-const (
-	StrategyKeepLastN            = "keep_last_n"
-	StrategyTokenBudget          = "token_budget"
-	StrategyPruneOldObservations = "prune_old_observations"
-	StrategySummarize            = "summarize"
-)
-
-// Summarizers of the summarize strategy.
-const (
-	SummarizerExtractive = "extractive"
-	SummarizerLLM        = "llm"
-)
-
-// CompactRequest is the body of POST /v1/sessions/{id}/compact (see the
-// Strategy constants). Which fields apply depends on the strategy; a
-// field of another strategy is refused, so a typo does not silently run
-// with defaults.
-type CompactRequest struct {
-	Strategy string `json:"strategy"`
-	// keep_last_n: keep the pinned steps and the newest N others.
-	N *int `json:"n,omitempty"`
-	// token_budget: keep the pinned steps and the newest that fit.
-	Budget *int `json:"budget,omitempty"`
-	// prune_old_observations: truncate the tool results of all but the
-	// newest keep_last_n actions to max_length bytes.
-	KeepLastN *int `json:"keep_last_n,omitempty"`
-	MaxLength *int `json:"max_length,omitempty"`
-	// summarize: replace all but the newest keep_recent unpinned steps
-	// with a summary written by the summarizer.
-	KeepRecent *int    `json:"keep_recent,omitempty"`
-	Summarizer *string `json:"summarizer,omitempty"`
-}
-
-// compactPlan is a checked compact request.
-type compactPlan struct {
-	strategy   string
-	n          int
-	budget     int
-	keepLastN  int
-	maxLength  int
-	keepRecent int
-	summarizer string
-}
-
 // decodeCompact decodes and checks the body of POST /compact. haveLLM says
 // whether an LLM summarizer is configured (it is then the default).
-func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
-	var req CompactRequest
+func decodeCompact(body []byte, haveLLM bool) (sessions.Plan, *Error) {
+	var req api.CompactRequest
 	if err := decodeStrict(body, &req); err != nil {
-		return nil, err
+		return sessions.Plan{}, err
 	}
-	p := &compactPlan{strategy: req.Strategy}
+	p := sessions.Plan{Strategy: req.Strategy}
 	allowed := map[string]bool{}
 	nonNeg := func(field string, v *int, def int, required bool) (int, *Error) {
 		allowed[field] = true
@@ -319,46 +316,46 @@ func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
 	}
 	var err *Error
 	switch req.Strategy {
-	case StrategyKeepLastN:
-		p.n, err = nonNeg("n", req.N, 0, true)
-	case StrategyTokenBudget:
-		p.budget, err = nonNeg("budget", req.Budget, 0, true)
-		if err == nil && p.budget == 0 {
+	case api.StrategyKeepLastN:
+		p.N, err = nonNeg("n", req.N, 0, true)
+	case api.StrategyTokenBudget:
+		p.Budget, err = nonNeg("budget", req.Budget, 0, true)
+		if err == nil && p.Budget == 0 {
 			err = errInvalid("budget", "must be at least 1")
 		}
-	case StrategyPruneOldObservations:
-		p.keepLastN, err = nonNeg("keep_last_n", req.KeepLastN, 3, false)
+	case api.StrategyPruneOldObservations:
+		p.KeepLastN, err = nonNeg("keep_last_n", req.KeepLastN, 3, false)
 		if err == nil {
-			p.maxLength, err = nonNeg("max_length", req.MaxLength, 200, false)
+			p.MaxLength, err = nonNeg("max_length", req.MaxLength, 200, false)
 		}
-	case StrategySummarize:
-		p.keepRecent, err = nonNeg("keep_recent", req.KeepRecent, agentmem.DefaultKeepRecent, false)
+	case api.StrategySummarize:
+		p.KeepRecent, err = nonNeg("keep_recent", req.KeepRecent, agentmem.DefaultKeepRecent, false)
 		allowed["summarizer"] = true
-		p.summarizer = SummarizerExtractive
+		p.Summarizer = api.SummarizerExtractive
 		if haveLLM {
-			p.summarizer = SummarizerLLM
+			p.Summarizer = api.SummarizerLLM
 		}
 		if req.Summarizer != nil {
-			p.summarizer = *req.Summarizer
+			p.Summarizer = *req.Summarizer
 		}
 		if err == nil {
-			switch p.summarizer {
-			case SummarizerExtractive:
-			case SummarizerLLM:
+			switch p.Summarizer {
+			case api.SummarizerExtractive:
+			case api.SummarizerLLM:
 				if !haveLLM {
 					err = errInvalid("summarizer", "no LLM is configured on this server (set AGENTMEM_LLM_BASE_URL); use \"extractive\"")
 				}
 			default:
-				err = errInvalid("summarizer", "unknown summarizer %q (want extractive or llm)", p.summarizer)
+				err = errInvalid("summarizer", "unknown summarizer %q (want extractive or llm)", p.Summarizer)
 			}
 		}
 	case "":
-		return nil, errInvalid("strategy", "is required (keep_last_n, token_budget, prune_old_observations or summarize)")
+		return p, errInvalid("strategy", "is required (keep_last_n, token_budget, prune_old_observations or summarize)")
 	default:
-		return nil, errInvalid("strategy", "unknown strategy %q (want keep_last_n, token_budget, prune_old_observations or summarize)", req.Strategy)
+		return p, errInvalid("strategy", "unknown strategy %q (want keep_last_n, token_budget, prune_old_observations or summarize)", req.Strategy)
 	}
 	if err != nil {
-		return nil, err
+		return p, err
 	}
 	for _, f := range []struct {
 		name string
@@ -368,7 +365,7 @@ func decodeCompact(body []byte, haveLLM bool) (*compactPlan, *Error) {
 		{"max_length", req.MaxLength != nil}, {"keep_recent", req.KeepRecent != nil}, {"summarizer", req.Summarizer != nil},
 	} {
 		if f.set && !allowed[f.name] {
-			return nil, errInvalid(f.name, "does not apply to strategy %q", req.Strategy)
+			return p, errInvalid(f.name, "does not apply to strategy %q", req.Strategy)
 		}
 	}
 	return p, nil

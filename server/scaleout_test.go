@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem/api"
 )
 
 // TestScaleOutPostgres runs two server processes on one PostgreSQL
@@ -133,7 +135,7 @@ func scaleOut(t *testing.T, storeURL string) {
 					fail("context %s by client %d: %d %v %s", id, c, code, err, body)
 					continue
 				}
-				var cr ContextResponse
+				var cr api.ContextResponse
 				if err := json.Unmarshal(body, &cr); err != nil || len(cr.Steps) == 0 || cr.Tokens <= 0 || cr.Tokens > 8000 {
 					fail("context %s by client %d: %v: %.300s", id, c, err, body)
 				}
@@ -153,7 +155,7 @@ func scaleOut(t *testing.T, storeURL string) {
 	total := 0
 	for s := range sessions {
 		id := fmt.Sprintf("shared-%d", s)
-		var rs ReadStepsResponse
+		var rs api.ReadStepsResponse
 		procs[s%2].call(t, 200, "GET", "/v1/sessions/"+id+"/steps?limit=10000", "", &rs, authA...)
 		// The steps holding each result text (a step may repeat its
 		// result, e.g. as its observation).
@@ -204,10 +206,10 @@ func scaleOut(t *testing.T, storeURL string) {
 
 	// Tenant A's session, a branch and a fact to aim at.
 	procs[0].call(t, 201, "POST", "/v1/sessions/shared-0/fork", `{"at_seq":3,"id":"shared-0-branch"}`, nil, authA...)
-	var rem RememberResponse
+	var rem api.RememberResponse
 	procs[1].call(t, 201, "POST", "/v1/users/u1/facts", `{"text":"Owns the SECRET-ZEBRA account"}`, &rem, authA...)
 	procs[0].call(t, 201, "POST", "/v1/sessions", `{"id":"b1"}`, nil, authB...)
-	var before ReadStepsResponse
+	var before api.ReadStepsResponse
 	procs[0].call(t, 200, "GET", "/v1/sessions/shared-0/steps?limit=10000", "", &before, authA...)
 
 	// The cross-tenant probe: every route that takes an ID, with B's key
@@ -241,7 +243,7 @@ func scaleOut(t *testing.T, storeURL string) {
 		}
 	}
 	// Nothing B tried changed A's data; A still reaches it.
-	var after ReadStepsResponse
+	var after api.ReadStepsResponse
 	procs[1].call(t, 200, "GET", "/v1/sessions/shared-0/steps?limit=10000", "", &after, authA...)
 	if after.LastSeq != before.LastSeq || len(after.Steps) != len(before.Steps) {
 		t.Errorf("B's probes changed shared-0: last seq %d -> %d", before.LastSeq, after.LastSeq)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
-	"github.com/agentmem/agentmem/store"
 )
 
 // The security layer runs before every route (ServeHTTP): CORS, the
@@ -101,7 +100,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 	}
 	if err := sec.crossOrigin.Check(r); err != nil {
 		s.log.Info("refused a cross-origin write", "method", r.Method, "path", r.URL.Path, "origin", origin)
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Origin",
+		writeError(w, &Error{Status: http.StatusForbidden, Code: api.CodeForbidden, Field: "Origin",
 			Message: "cross-origin writes are refused: this origin is not in the server's CORS origins"})
 		return nil, false
 	}
@@ -130,7 +129,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 			// password (the user name is ignored).
 			w.Header().Add("WWW-Authenticate", `Basic realm="agentmem inspector", charset="UTF-8"`)
 		}
-		writeError(w, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Field: "Authorization", Message: ue.Message, cause: err})
+		writeError(w, &Error{Status: http.StatusUnauthorized, Code: api.CodeUnauthorized, Field: "Authorization", Message: ue.Message, cause: err})
 		return nil, false
 	}
 	return r.WithContext(auth.NewContext(r.Context(), id)), true
@@ -141,12 +140,12 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request, allowed bool) {
 	method := r.Header.Get("Access-Control-Request-Method")
 	if !allowed {
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Origin",
+		writeError(w, &Error{Status: http.StatusForbidden, Code: api.CodeForbidden, Field: "Origin",
 			Message: "this origin is not allowed: the server's CORS origins do not list it"})
 		return
 	}
 	if !slices.Contains(corsMethods, method) {
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Field: "Access-Control-Request-Method",
+		writeError(w, &Error{Status: http.StatusForbidden, Code: api.CodeForbidden, Field: "Access-Control-Request-Method",
 			Message: fmt.Sprintf("%q is not a method of the API", method)})
 		return
 	}
@@ -168,57 +167,6 @@ func sessionErr(id string, err error) error {
 		return errNoSession(id)
 	}
 	return err
-}
-
-// ownSession returns the session of tenant with this ID; IDs are per
-// tenant, so another tenant's session is errNoSession, as a missing one
-// is.
-func (s *Server) ownSession(ctx context.Context, tenant, id string) (*store.Session, error) {
-	sess, err := s.store.Get(ctx, tenant, id)
-	if err != nil {
-		return nil, sessionErr(id, err)
-	}
-	return sess, nil
-}
-
-// maxListRounds bounds the store pages one list request reads for the
-// default tenant (see listOwn).
-const maxListRounds = 8
-
-// listOwn lists the sessions of tenant. A store's List filters by a
-// non-empty tenant; for the default tenant "" (which a store does not
-// filter by) the sessions of other tenants are dropped here, reading on
-// until the page is full, for at most maxListRounds store pages (then the
-// page is short, with a token to go on).
-func (s *Server) listOwn(ctx context.Context, tenant string, req store.ListRequest) (*store.ListResponse, error) {
-	req.Tenant = tenant
-	if tenant != "" {
-		return s.store.List(ctx, req)
-	}
-	size := req.PageSize
-	if size == 0 {
-		size = store.DefaultPageSize
-	}
-	size = min(size, store.MaxPageSize)
-	out := &store.ListResponse{}
-	for range maxListRounds {
-		req.PageSize = size - len(out.Sessions)
-		page, err := s.store.List(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, sess := range page.Sessions {
-			if sess.Tenant == "" {
-				out.Sessions = append(out.Sessions, sess)
-			}
-		}
-		out.NextPageToken = page.NextPageToken
-		if page.NextPageToken == "" || len(out.Sessions) >= size {
-			break
-		}
-		req.PageToken = page.NextPageToken
-	}
-	return out, nil
 }
 
 // basicAsBearer returns r with "Authorization: Basic" credentials turned

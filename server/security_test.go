@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/store"
 )
@@ -84,7 +85,7 @@ func unauthorized(t *testing.T, r *response, invalidToken bool) {
 	if r.code != 401 {
 		t.Fatalf("status %d: %s", r.code, r.body)
 	}
-	if e := r.apiErr(t); e.Code != CodeUnauthorized || e.Field != "Authorization" || e.Message == "" {
+	if e := r.apiErr(t); e.Code != api.CodeUnauthorized || e.Field != "Authorization" || e.Message == "" {
 		t.Errorf("401 body: %+v", e)
 	}
 	ch := r.header.Get("WWW-Authenticate")
@@ -175,15 +176,19 @@ type probe struct {
 func probes(id string) map[string]probe {
 	base := "/v1/sessions/" + id
 	return map[string]probe{
-		"GET /v1/sessions/{id}":           {"GET", base, "", nil},
-		"DELETE /v1/sessions/{id}":        {"DELETE", base, "", nil},
-		"POST /v1/sessions/{id}/fork":     {"POST", base + "/fork", `{"at_seq":1,"id":"stolen"}`, nil},
-		"POST /v1/sessions/{id}/steps":    {"POST", base + "/steps", taskStep, []string{"Idempotency-Key", "k1"}},
-		"GET /v1/sessions/{id}/steps":     {"GET", base + "/steps", "", nil},
-		"POST /v1/sessions/{id}/messages": {"POST", base + "/messages", `{"role":"user","content":"hi"}`, nil},
-		"GET /v1/sessions/{id}/context":   {"GET", base + "/context?budget=8000", "", nil},
-		"POST /v1/sessions/{id}/compact":  {"POST", base + "/compact", `{"strategy":"keep_last_n","n":1}`, nil},
-		"POST /v1/sessions/{id}/pop":      {"POST", base + "/pop", "", nil},
+		"GET /v1/sessions/{id}":            {"GET", base, "", nil},
+		"DELETE /v1/sessions/{id}":         {"DELETE", base, "", nil},
+		"POST /v1/sessions/{id}/fork":      {"POST", base + "/fork", `{"at_seq":1,"id":"stolen"}`, nil},
+		"POST /v1/sessions/{id}/steps":     {"POST", base + "/steps", taskStep, []string{"Idempotency-Key", "k1"}},
+		"GET /v1/sessions/{id}/steps":      {"GET", base + "/steps", "", nil},
+		"POST /v1/sessions/{id}/messages":  {"POST", base + "/messages", `{"role":"user","content":"hi"}`, nil},
+		"GET /v1/sessions/{id}/context":    {"GET", base + "/context?budget=8000", "", nil},
+		"POST /v1/sessions/{id}/compact":   {"POST", base + "/compact", `{"strategy":"keep_last_n","n":1}`, nil},
+		"POST /v1/sessions/{id}/pop":       {"POST", base + "/pop", "", nil},
+		"POST /v1/sessions/{id}/items":     {"POST", base + "/items", `{"items":[{"role":"user","content":"hi"}]}`, nil},
+		"GET /v1/sessions/{id}/items":      {"GET", base + "/items?limit=5", "", nil},
+		"POST /v1/sessions/{id}/items/pop": {"POST", base + "/items/pop", "", nil},
+		"DELETE /v1/sessions/{id}/items":   {"DELETE", base + "/items", "", nil},
 	}
 }
 
@@ -234,7 +239,7 @@ func TestCrossTenantProbe(t *testing.T) {
 	}
 	// The list route: B sees only its own sessions, whatever the filters.
 	for _, q := range []string{"", "?user_id=u1", "?page_size=1"} {
-		var l ListSessionsResponse
+		var l api.ListSessionsResponse
 		e.mustAs(200, b, "GET", "/v1/sessions"+q, "").json(t, &l)
 		if len(l.Sessions) != 1 || l.Sessions[0].ID != "b1" || l.Sessions[0].Tenant != "tenant-b" {
 			t.Errorf("B lists %s: %+v", q, l.Sessions)
@@ -259,7 +264,7 @@ func TestCrossTenantProbe(t *testing.T) {
 	e.mustAs(409, b, "POST", "/v1/sessions", `{"id":"a1"}`) // B's own ID now
 	e.mustAs(201, b, "POST", "/v1/sessions/a1/steps", taskStep)
 	// A still reaches all of its own, unchanged.
-	var got ReadStepsResponse
+	var got api.ReadStepsResponse
 	e.mustAs(200, a, "GET", "/v1/sessions/a1/steps", "").json(t, &got)
 	var sa store.Session
 	e.mustAs(200, a, "GET", "/v1/sessions/a1", "").json(t, &sa)
@@ -289,7 +294,7 @@ func TestCacheIsPerTenant(t *testing.T) {
 	}
 	e.mustAs(201, b, "POST", "/v1/sessions/x/steps", `{"type":"task","task":"B's task"}`)
 	e.mustAs(404, a, "GET", "/v1/sessions/x/context", "")
-	var c ContextResponse
+	var c api.ContextResponse
 	e.mustAs(200, b, "GET", "/v1/sessions/x/context", "").json(t, &c)
 	if !strings.Contains(string(mustJSON(t, c.Messages)), "B's task") || strings.Contains(string(mustJSON(t, c.Messages)), "careful coding agent") {
 		t.Errorf("B's context: %s", mustJSON(t, c.Messages))
@@ -324,7 +329,7 @@ func TestDefaultTenantList(t *testing.T) {
 	var ids []string
 	token := ""
 	for range 10 {
-		var l ListSessionsResponse
+		var l api.ListSessionsResponse
 		e.must(200, "GET", "/v1/sessions?page_size=2&page_token="+token, nil).json(t, &l)
 		for _, s := range l.Sessions {
 			ids = append(ids, s.ID)
@@ -366,7 +371,7 @@ func TestCORS(t *testing.T) {
 		{"Origin", app, "Access-Control-Request-Method", "PUT"},
 	} {
 		r := e.send("OPTIONS", "/v1/sessions", "", "api.example", "198.51.100.7:1", hs...)
-		if r.code != 403 || r.apiErr(t).Code != CodeForbidden || (hs[1] != app && r.header.Get("Access-Control-Allow-Origin") != "") {
+		if r.code != 403 || r.apiErr(t).Code != api.CodeForbidden || (hs[1] != app && r.header.Get("Access-Control-Allow-Origin") != "") {
 			t.Errorf("refused preflight %v: %d %v", hs, r.code, r.header)
 		}
 	}
@@ -392,7 +397,7 @@ func TestCORS(t *testing.T) {
 		{"POST", "/v1/sessions/c/steps", taskStep, nil},
 	} {
 		r := e.as(key, p.method, p.path, p.body, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site")
-		if r.code != 403 || r.apiErr(t).Code != CodeForbidden {
+		if r.code != 403 || r.apiErr(t).Code != api.CodeForbidden {
 			t.Errorf("cross-origin %s %s: %d %s", p.method, p.path, r.code, r.body)
 		}
 	}

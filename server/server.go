@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
-	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,12 +34,12 @@ const (
 	// 500 MB however many and large the sessions (measured in
 	// docs/benchmarks.md), which fits a small machine. A miss costs one
 	// read of the session, not correctness: the log stays the truth.
-	DefaultCacheBytes = 256 << 20
+	DefaultCacheBytes = sessions.DefaultCacheBytes
 	// DefaultMaxContextTokens (1,000,000) is Config.MaxContextTokens when
 	// it is 0: the largest context window of current models (GPT-4.1,
 	// Gemini), so no model needs a larger context, and a response of
 	// about 4 to 6 MB of JSON rather than the whole of a long session.
-	DefaultMaxContextTokens = 1_000_000
+	DefaultMaxContextTokens = sessions.DefaultMaxContextTokens
 	DefaultIndexWait        = 5 * time.Second
 )
 
@@ -69,6 +70,13 @@ type Config struct {
 	// Summarizer, when set, is the "llm" summarizer of the compact route
 	// (and its default); the extractive one is always available.
 	Summarizer agentmem.Summarizer
+	// Sessions, when set, is the sessions service the routes call, shared
+	// with the other transports of the process (MCP, the inspector) so
+	// that they serve sessions the same way from one context cache. It
+	// must be over Store; DefaultTokenizer, CacheBytes, MaxContextTokens
+	// and Summarizer are then its own. Nil: the server makes one over
+	// Store with them.
+	Sessions *sessions.Service
 	// Registerer and Gatherer are where the metrics go and where /metrics
 	// reads them; nil means a registry of the server's own with the Go
 	// and process collectors.
@@ -135,7 +143,8 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
-	cache   *cache
+	svc     *sessions.Service
+	ownSvc  bool // svc was made by New (not Config.Sessions)
 	counter tokenizer.Counter
 	now     func() time.Time
 	sec     *security
@@ -198,17 +207,38 @@ func New(cfg Config) (*Server, error) {
 			}
 		}
 	}
-	s.cache = newCache(s, max(cfg.CacheBytes, 0))
+	if s.svc = cfg.Sessions; s.svc == nil {
+		cacheBytes := cfg.CacheBytes
+		if cacheBytes < 0 {
+			cacheBytes = -1 // no cache
+		}
+		if s.svc, err = sessions.New(sessions.Config{Store: cfg.Store, Counter: counter, Clock: cfg.Clock, CacheBytes: cacheBytes,
+			MaxContextTokens: cfg.MaxContextTokens, Summarizer: cfg.Summarizer, Logger: cfg.Logger}); err != nil {
+			return nil, err
+		}
+		s.ownSvc = true
+	}
+	s.counter = s.svc.Counter()
+	s.cfg.MaxContextTokens = s.svc.MaxContextTokens()
+	s.svc.Observe(m)
 	s.routes()
 	return s, nil
 }
 
-// Close releases the server's caches. It does not close the store; it is
-// safe to call more than once.
+// Close releases the server's caches (those of its sessions service, when
+// it made it). It does not close the store; it is safe to call more than
+// once.
 func (s *Server) Close() error {
-	s.closeOnce.Do(func() { s.cache.clear() })
+	s.closeOnce.Do(func() {
+		if s.ownSvc {
+			s.svc.DropCache()
+		}
+	})
 	return nil
 }
+
+// Sessions returns the sessions service the server's routes call.
+func (s *Server) Sessions() *sessions.Service { return s.svc }
 
 // route is one route of the API: the ServeMux pattern, its handler, and
 // whether it is open (needs no API key: operations and the API's
@@ -240,6 +270,10 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/sessions/{id}/steps", s.readSteps, false, []string{"after", "limit", "last"}},
 		{"POST /v1/sessions/{id}/messages", s.appendMessages, false, []string{"flush_pending"}},
 		{"POST /v1/sessions/{id}/pop", s.pop, false, nil},
+		{"POST /v1/sessions/{id}/items", s.appendItems, false, nil},
+		{"GET /v1/sessions/{id}/items", s.readItems, false, []string{"limit"}},
+		{"POST /v1/sessions/{id}/items/pop", s.popItem, false, nil},
+		{"DELETE /v1/sessions/{id}/items", s.clearItems, false, nil},
 		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate", "facts", "facts_query", "facts_share"}},
 		{"POST /v1/sessions/{id}/compact", s.compact, false, nil},
 		{"POST /v1/recall", s.upsertRecall, false, nil},
@@ -325,7 +359,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			if !sw.wrote {
-				writeError(sw, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error"})
+				writeError(sw, &Error{Status: http.StatusInternalServerError, Code: api.CodeInternal, Message: "internal error"})
 			}
 		}
 		d := time.Since(start)
@@ -358,7 +392,7 @@ func (s *Server) unmatched(h http.Handler) http.Handler {
 		case http.StatusNotFound:
 			writeError(w, errNotFound("no route for %s %s", r.Method, r.URL.Path))
 		case http.StatusMethodNotAllowed:
-			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: api.CodeMethodNotAllowed,
 				Message: fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow"))})
 		default: // a redirect to the cleaned path
 			w.WriteHeader(rec.code)
@@ -482,44 +516,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.metrics.storeErrors.WithLabelValues("ping").Inc()
 		s.log.Warn("not ready: the store is unreachable", "err", err)
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, ReadyResponse{Status: "unavailable", RecallIndex: s.indexStatus()})
+		writeJSON(w, http.StatusServiceUnavailable, api.ReadyResponse{Status: "unavailable", RecallIndex: s.indexStatus()})
 		return
 	}
-	writeJSON(w, http.StatusOK, ReadyResponse{Status: "ready", RecallIndex: s.indexStatus()})
+	writeJSON(w, http.StatusOK, api.ReadyResponse{Status: "ready", RecallIndex: s.indexStatus()})
 }
 
-// ReadyResponse is the body of GET /readyz.
-type ReadyResponse struct {
-	// Status is "ready" or "unavailable".
-	Status string `json:"status"`
-	// RecallIndex is the progress of the recall index that follows the
-	// log, when the server has one. Its lag does not make the server
-	// unready: searches see what it has indexed.
-	RecallIndex *IndexStatus `json:"recall_index,omitempty"`
-}
-
-// IndexStatus is the progress of the recall index's follower of the log.
-type IndexStatus struct {
-	// Running says that the follower is running.
-	Running bool `json:"running"`
-	// LagSeconds is how long the oldest change read from the log but not
-	// yet indexed has waited; 0 when caught up.
-	LagSeconds float64 `json:"lag_seconds"`
-	// Applied counts the changes indexed since the server started, and
-	// Errors the failures (retried, or skipped for a change that can never
-	// be indexed; the server's log has them).
-	Applied int64 `json:"applied"`
-	Errors  int64 `json:"errors"`
-}
-
-func (s *Server) indexStatus() *IndexStatus {
+func (s *Server) indexStatus() *api.IndexStatus {
 	if s.index == nil {
 		return nil
 	}
 	st := s.index.Status()
-	return &IndexStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
+	return &api.IndexStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
 }
-
-// defaultForm is the form a cached memory renders every step it adds in:
-// its default format (OpenAI) and the server's counter.
-func (s *Server) defaultForm() form { return form{render.NameOpenAI, s.counter.Name()} }

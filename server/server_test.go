@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store/memstore"
 )
 
@@ -32,8 +33,8 @@ func TestNewConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.cfg.MaxContextTokens != DefaultMaxContextTokens || a.cache.max != DefaultCacheBytes {
-		t.Errorf("defaults: max context %d, cache %d bytes", a.cfg.MaxContextTokens, a.cache.max)
+	if a.cfg.MaxContextTokens != DefaultMaxContextTokens || a.svc.CacheStats().Max != DefaultCacheBytes {
+		t.Errorf("defaults: max context %d, cache %d bytes", a.cfg.MaxContextTokens, a.svc.CacheStats().Max)
 	}
 	b, err := New(Config{Store: mem})
 	if err != nil {
@@ -78,8 +79,8 @@ func TestHealthAndReadiness(t *testing.T) {
 // are logged and counted.
 func TestStoreOutage(t *testing.T) {
 	for _, f := range []storeFailure{
-		{"unavailable", errOutage, 503, CodeUnavailable, "1", "store unavailable"},
-		{"broken", errBroken, 500, CodeInternal, "", "internal error"},
+		{"unavailable", errOutage, 503, api.CodeUnavailable, "1", "store unavailable"},
+		{"broken", errBroken, 500, api.CodeInternal, "", "internal error"},
 	} {
 		t.Run(f.name, f.check)
 	}
@@ -144,7 +145,7 @@ func TestPanicIsRecovered(t *testing.T) {
 	e := newEnv(t)
 	e.store.panicOn.Store(true)
 	r := e.must(500, "GET", "/v1/sessions/s", nil)
-	if err := r.apiErr(t); err.Code != CodeInternal || strings.Contains(err.Message, "injected") {
+	if err := r.apiErr(t); err.Code != api.CodeInternal || strings.Contains(err.Message, "injected") {
 		t.Errorf("panic: %+v", err)
 	}
 	logs := e.logs.String()
@@ -158,11 +159,11 @@ func TestPanicIsRecovered(t *testing.T) {
 func TestUnmatchedRoutes(t *testing.T) {
 	e := newEnv(t)
 	r := e.must(404, "GET", "/v2/sessions", nil)
-	if err := r.apiErr(t); err.Code != CodeNotFound {
+	if err := r.apiErr(t); err.Code != api.CodeNotFound {
 		t.Errorf("404: %+v", err)
 	}
 	r = e.must(405, "PUT", "/v1/sessions", nil)
-	if err := r.apiErr(t); err.Code != CodeMethodNotAllowed || !strings.Contains(r.header.Get("Allow"), "POST") {
+	if err := r.apiErr(t); err.Code != api.CodeMethodNotAllowed || !strings.Contains(r.header.Get("Allow"), "POST") {
 		t.Errorf("405: %+v %v", err, r.header)
 	}
 	e.must(405, "PATCH", "/v1/sessions/x/context", nil).apiErr(t)

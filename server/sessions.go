@@ -7,14 +7,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
-
-// ListSessionsResponse is the body of GET /v1/sessions.
-type ListSessionsResponse struct {
-	Sessions      []*store.Session `json:"sessions"`
-	NextPageToken string           `json:"next_page_token,omitempty"`
-}
 
 // createSession serves POST /v1/sessions.
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +28,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	// an ID another tenant uses is free here; only one of the tenant's
 	// own is 409.
 	req.Tenant = Tenant(r)
-	sess, err := s.store.Create(r.Context(), req)
+	sess, err := s.svc.Create(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, "create", err)
 		return
@@ -55,12 +51,12 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiError(err))
 		return
 	}
-	resp, err := s.listOwn(r.Context(), Tenant(r), req)
+	resp, err := s.svc.List(r.Context(), Tenant(r), req)
 	if err != nil {
 		s.fail(w, r, "list", err)
 		return
 	}
-	out := ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
+	out := api.ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
 	if out.Sessions == nil {
 		out.Sessions = []*store.Session{}
 	}
@@ -74,9 +70,9 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	sess, err := s.ownSession(r.Context(), Tenant(r), id)
+	sess, err := s.svc.Get(r.Context(), Tenant(r), id)
 	if err != nil {
-		s.fail(w, r, "get", err)
+		s.fail(w, r, "get", sessionErr(id, err))
 		return
 	}
 	w.Header().Set("ETag", etag(sess.LastSeq))
@@ -91,11 +87,10 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tenant := Tenant(r)
-	if err := s.store.Delete(r.Context(), tenant, id); err != nil {
+	if err := s.svc.Delete(r.Context(), tenant, id); err != nil {
 		s.fail(w, r, "delete", sessionErr(id, err))
 		return
 	}
-	s.cache.evict(store.Key{Tenant: tenant, ID: id})
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -117,36 +112,10 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	parent, err := s.ownSession(r.Context(), Tenant(r), id)
+	branch, err := s.svc.Fork(r.Context(), sessions.ForkRequest{Tenant: Tenant(r), SessionID: id,
+		AtSeq: req.AtSeq, ID: req.ID, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl})
 	if err != nil {
-		s.fail(w, r, "get", err)
-		return
-	}
-	if req.AtSeq > parent.LastSeq {
-		writeError(w, errInvalid("at_seq", "%d is after the session's last sequence number %d", req.AtSeq, parent.LastSeq))
-		return
-	}
-	cr := store.CreateRequest{
-		ID: req.ID, Tenant: parent.Tenant, UserID: parent.UserID, Agent: parent.Agent,
-		Metadata: req.Metadata, Retention: req.Retention, TTL: ttl,
-		ParentID: parent.ID, ForkSeq: req.AtSeq,
-	}
-	if cr.Metadata == nil {
-		cr.Metadata = parent.Metadata
-	}
-	if cr.Retention == "" {
-		cr.Retention = parent.Retention
-		if cr.Retention == store.Persistent && ttl > 0 {
-			cr.Retention = store.SessionRetention
-		}
-	}
-	if err := store.ValidateCreate(cr); err != nil {
-		writeError(w, apiError(err))
-		return
-	}
-	branch, err := s.store.Create(r.Context(), cr)
-	if err != nil {
-		if errors.Is(err, agentmem.ErrNotFound) { // the parent went away meanwhile
+		if errors.Is(err, agentmem.ErrNotFound) { // no parent (or it went away meanwhile)
 			err = errNoSession(id)
 		}
 		s.fail(w, r, "create", err)

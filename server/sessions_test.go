@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -32,7 +33,7 @@ func TestCreateGetDeleteSession(t *testing.T) {
 		t.Errorf("created: %+v", s)
 	}
 	// The same ID again is a conflict.
-	if err := e.must(409, "POST", "/v1/sessions", `{"id":"s-1"}`).apiErr(t); err.Code != CodeConflict {
+	if err := e.must(409, "POST", "/v1/sessions", `{"id":"s-1"}`).apiErr(t); err.Code != api.CodeConflict {
 		t.Errorf("duplicate: %+v", err)
 	}
 
@@ -42,7 +43,7 @@ func TestCreateGetDeleteSession(t *testing.T) {
 		t.Errorf("get: %+v", got)
 	}
 	e.must(204, "DELETE", "/v1/sessions/s-1", nil)
-	if err := e.must(404, "GET", "/v1/sessions/s-1", nil).apiErr(t); err.Code != CodeNotFound {
+	if err := e.must(404, "GET", "/v1/sessions/s-1", nil).apiErr(t); err.Code != api.CodeNotFound {
 		t.Errorf("after delete: %+v", err)
 	}
 	e.must(404, "DELETE", "/v1/sessions/s-1", nil)
@@ -63,7 +64,7 @@ func TestListSessionsFiltersAndPages(t *testing.T) {
 		if pages > 5 {
 			t.Fatal("too many pages")
 		}
-		var page ListSessionsResponse
+		var page api.ListSessionsResponse
 		e.must(200, "GET", "/v1/sessions?user_id=alice&page_size=2&page_token="+token, nil).json(t, &page)
 		for _, s := range page.Sessions {
 			if s.UserID != "alice" {
@@ -79,7 +80,7 @@ func TestListSessionsFiltersAndPages(t *testing.T) {
 	if len(all) != 4 {
 		t.Errorf("alice's sessions: %v", all)
 	}
-	var page ListSessionsResponse
+	var page api.ListSessionsResponse
 	e.must(200, "GET", "/v1/sessions?user_id=bob&agent=a1", nil).json(t, &page)
 	if len(page.Sessions) != 1 || page.Sessions[0].ID != "s1" {
 		t.Errorf("bob & a1: %+v", page.Sessions)
@@ -105,12 +106,12 @@ func TestForkSession(t *testing.T) {
 	// The branch sees the parent's history up to the fork point; writes
 	// to it do not show in the parent.
 	e.appendSteps("b", actionStep(9, "branch only"))
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/b/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 4 || rs.LastSeq != 4 || !strings.Contains(fmt.Sprint(rs.Steps[3]), "branch only") {
 		t.Errorf("branch log: %d steps, last %d", len(rs.Steps), rs.LastSeq)
 	}
-	var ctx ContextResponse
+	var ctx api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/p/context", nil).json(t, &ctx)
 	if fmt.Sprint(ctx.Steps) != "[1 2 3 4]" {
 		t.Errorf("parent context steps %v", ctx.Steps)
@@ -236,12 +237,12 @@ func TestDeleteEvictsCache(t *testing.T) {
 	e.create("s")
 	e.appendSteps("s", "["+sysStep+","+taskStep+"]")
 	e.must(200, "GET", "/v1/sessions/s/context", nil)
-	if e.srv.cache.len() != 1 {
-		t.Fatalf("cache has %d", e.srv.cache.len())
+	if e.srv.svc.CacheStats().Sessions != 1 {
+		t.Fatalf("cache has %d", e.srv.svc.CacheStats().Sessions)
 	}
 	e.must(204, "DELETE", "/v1/sessions/s", nil)
-	if e.srv.cache.len() != 0 {
-		t.Errorf("cache has %d after delete", e.srv.cache.len())
+	if e.srv.svc.CacheStats().Sessions != 0 {
+		t.Errorf("cache has %d after delete", e.srv.svc.CacheStats().Sessions)
 	}
 	e.must(404, "GET", "/v1/sessions/s/context", nil)
 	// Deleted behind the server's back (another instance): the context
@@ -253,7 +254,7 @@ func TestDeleteEvictsCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.must(http.StatusNotFound, "GET", "/v1/sessions/t/context", nil)
-	if e.srv.cache.len() != 0 {
-		t.Errorf("cache has %d", e.srv.cache.len())
+	if e.srv.svc.CacheStats().Sessions != 0 {
+		t.Errorf("cache has %d", e.srv.svc.CacheStats().Sessions)
 	}
 }

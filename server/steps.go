@@ -5,60 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
-
-// Read limits of GET /v1/sessions/{id}/steps.
-const (
-	DefaultReadLimit = 1000
-	MaxReadLimit     = 10000
-)
-
-// AppendResponse is the body of a successful POST /steps or /messages.
-type AppendResponse struct {
-	// Seqs are the sequence numbers of the request's steps, in order
-	// (for a retried request, the numbers they were stored under).
-	Seqs []int64 `json:"seqs"`
-	// LastSeq is the session's last sequence number after the append; it
-	// is also the ETag, for the next If-Match.
-	LastSeq int64 `json:"last_seq"`
-	// CompactionSeq is the sequence number of the compaction entry of a
-	// request that had one.
-	CompactionSeq int64 `json:"compaction_seq,omitempty"`
-	// Updated (POST /messages) are the sequence numbers of earlier,
-	// pending actions whose tool calls the request's tool messages
-	// answered: the copies with their results are in the compaction entry
-	// CompactionSeq, an amendment.
-	Updated []int64 `json:"updated,omitempty"`
-}
-
-// ReadStepsResponse is the body of GET /v1/sessions/{id}/steps.
-type ReadStepsResponse struct {
-	// Steps are the step entries read, oldest first; each step's number
-	// is its sequence number.
-	Steps agentmem.StepList `json:"steps"`
-	// Compactions are the compaction entries among them.
-	Compactions []CompactionEntry `json:"compactions,omitempty"`
-	// LastSeq is the session's last sequence number.
-	LastSeq int64 `json:"last_seq"`
-}
-
-// CompactionEntry is a compaction entry of the log (store.CompactionRecord):
-// a full record (the working set after it, the steps it took out and the
-// modified copies it put in) or an amendment (Amend: only copies that
-// stand in for steps of the working set, such as an action completed by a
-// tool result sent later; no working or removed list).
-type CompactionEntry struct {
-	Seq      int64             `json:"seq"`
-	Time     time.Time         `json:"time"`
-	Amend    bool              `json:"amend,omitempty"`
-	Working  *[]int64          `json:"working,omitempty"`
-	Removed  []int64           `json:"removed,omitempty"`
-	Replaced agentmem.StepList `json:"replaced,omitempty"`
-}
 
 // appendSteps serves POST /v1/sessions/{id}/steps.
 func (s *Server) appendSteps(w http.ResponseWriter, r *http.Request) {
@@ -85,30 +36,7 @@ func (s *Server) appendMessages(w http.ResponseWriter, r *http.Request) {
 // the session's last sequence number is still the one given (409
 // otherwise, with the current one in the ETag).
 func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(body []byte, key string) (*stepsRequest, *Error)) {
-	id, e := sessionID(r)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	key, present, e := singleHeader(r.Header, "Idempotency-Key")
-	if e == nil {
-		e = checkIdempotencyKey(key, present)
-	}
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	ifMatch, present, e := singleHeader(r.Header, "If-Match")
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	expected, e := parseIfMatch(ifMatch, present)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
+	id, key, expected, body, e := s.appendInput(w, r)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -130,7 +58,7 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		writeError(w, apiError(err))
 		return
 	}
-	resp, err := s.store.Append(r.Context(), ar)
+	resp, err := s.svc.Append(r.Context(), ar)
 	if err != nil {
 		if errors.Is(err, store.ErrIDReused) {
 			writeError(w, idempotencyError(err, key, req.single))
@@ -147,14 +75,45 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 	if resp.Seqs == nil {
 		resp.Seqs = []int64{}
 	}
-	writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq})
+	writeJSON(w, http.StatusCreated, api.AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq})
+}
+
+// appendInput reads what every append route takes: the session ID, the
+// Idempotency-Key and If-Match headers (the expected last sequence
+// number) and the body, checked but not decoded.
+func (s *Server) appendInput(w http.ResponseWriter, r *http.Request) (id, key string, expected *int64, body []byte, e *Error) {
+	if id, e = sessionID(r); e != nil {
+		return
+	}
+	key, present, e := singleHeader(r.Header, "Idempotency-Key")
+	if e == nil {
+		e = checkIdempotencyKey(key, present)
+	}
+	if e != nil {
+		return
+	}
+	if expected, e = ifMatchHeader(r); e != nil {
+		return
+	}
+	body, e = readBody(w, r, s.cfg.MaxBodyBytes, false)
+	return
+}
+
+// ifMatchHeader parses the request's If-Match header, if any (see
+// parseIfMatch).
+func ifMatchHeader(r *http.Request) (*int64, *Error) {
+	ifMatch, present, e := singleHeader(r.Header, "If-Match")
+	if e != nil {
+		return nil, e
+	}
+	return parseIfMatch(ifMatch, present)
 }
 
 // appendMessagesTo appends the messages of a POST /messages body
 // (store.AppendMessages): folded into steps against the session's pending
 // tool calls, which tool messages complete.
 func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, key string, expected *int64, tenant string, req *stepsRequest) {
-	resp, err := store.AppendMessages(r.Context(), s.store, store.MessagesRequest{
+	resp, err := s.svc.AppendMessages(r.Context(), store.MessagesRequest{
 		SessionID: id, Tenant: tenant, Messages: req.messages, Flush: req.flush, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: expected,
 	})
 	if err != nil {
@@ -164,7 +123,7 @@ func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, ke
 		case errors.Is(err, agentmem.ErrConflict) && expected != nil:
 			s.conflict(w, r, id, err)
 		case errors.Is(err, agentmem.ErrConflict):
-			writeError(w, &Error{Status: http.StatusConflict, Code: CodeConflict, cause: err,
+			writeError(w, &Error{Status: http.StatusConflict, Code: api.CodeConflict, cause: err,
 				Message: "other writers kept changing the session's tool calls while this request completed them: nothing was stored; retry"})
 		default:
 			s.fail(w, r, "append", sessionErr(id, err))
@@ -172,7 +131,7 @@ func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, ke
 		return
 	}
 	w.Header().Set("ETag", etag(resp.LastSeq))
-	writeJSON(w, http.StatusCreated, AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
+	writeJSON(w, http.StatusCreated, api.AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
 }
 
 // messagesError answers the refusals of store.AppendMessages that the
@@ -190,9 +149,9 @@ func messagesError(err error, key string, single bool) *Error {
 	var ce *agentmem.ResultConflictError
 	switch {
 	case errors.As(err, &ie):
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalid, Field: field(ie.Field), Message: ie.Reason, cause: err}
+		return &Error{Status: http.StatusBadRequest, Code: api.CodeInvalid, Field: field(ie.Field), Message: ie.Reason, cause: err}
 	case errors.As(err, &ce):
-		return &Error{Status: http.StatusConflict, Code: CodeToolResultConflict, Field: field(prefixField(ce.Field, "content")), cause: err,
+		return &Error{Status: http.StatusConflict, Code: api.CodeToolResultConflict, Field: field(prefixField(ce.Field, "content")), cause: err,
 			Message: fmt.Sprintf("tool call %q already has a different result: a recorded result is not replaced (to replace the newest message, pop it first); the same result again is a retry and stores nothing", ce.CallID)}
 	case errors.Is(err, store.ErrIDReused):
 		return idempotencyError(err, key, single)
@@ -205,7 +164,7 @@ func messagesError(err error, key string, single bool) *Error {
 // idempotency_key_reused, naming the Idempotency-Key when the request had
 // one (its step IDs come from it), else the step ID from the body.
 func idempotencyError(err error, key string, single bool) *Error {
-	e := &Error{Status: http.StatusConflict, Code: CodeIdempotencyKeyReused, Field: "steps", cause: err}
+	e := &Error{Status: http.StatusConflict, Code: api.CodeIdempotencyKeyReused, Field: "steps", cause: err}
 	detail := ""
 	var re *store.IDReusedError
 	if errors.As(err, &re) {
@@ -228,7 +187,7 @@ func idempotencyError(err error, key string, single bool) *Error {
 func (s *Server) conflict(w http.ResponseWriter, r *http.Request, id string, cause error) {
 	e := apiError(cause)
 	e.Field = "If-Match"
-	if sess, err := s.store.Get(r.Context(), Tenant(r), id); err == nil {
+	if sess, err := s.svc.Get(r.Context(), Tenant(r), id); err == nil {
 		e.LastSeq = &sess.LastSeq
 		e.Message = "the session's last sequence number is not the one in If-Match: read what was appended since, then retry with the new ETag"
 	}
@@ -248,12 +207,12 @@ func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	limit, e := intParam(q, "limit", 0, 1, MaxReadLimit)
+	limit, e := intParam(q, "limit", 0, 1, api.MaxReadLimit)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	last, e := intParam(q, "last", 0, 1, MaxReadLimit)
+	last, e := intParam(q, "last", 0, 1, api.MaxReadLimit)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -263,20 +222,20 @@ func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if limit == 0 && last == 0 {
-		limit = DefaultReadLimit
+		limit = api.DefaultReadLimit
 	}
-	resp, err := s.store.Read(r.Context(), store.ReadRequest{Tenant: Tenant(r), SessionID: id, After: after, Limit: limit, Last: last})
+	resp, err := s.svc.Read(r.Context(), store.ReadRequest{Tenant: Tenant(r), SessionID: id, After: after, Limit: limit, Last: last})
 	if err != nil {
 		s.fail(w, r, "read", sessionErr(id, err))
 		return
 	}
-	out := ReadStepsResponse{Steps: make(agentmem.StepList, 0, len(resp.Entries)), LastSeq: resp.Session.LastSeq}
+	out := api.ReadStepsResponse{Steps: make(agentmem.StepList, 0, len(resp.Entries)), LastSeq: resp.Session.LastSeq}
 	for _, en := range resp.Entries {
 		switch {
 		case en.Kind == store.StepEntry && en.Step != nil:
 			out.Steps = append(out.Steps, en.Step)
 		case en.Kind == store.CompactionEntry && en.Compaction != nil:
-			c := CompactionEntry{Seq: en.Seq, Time: en.Time, Amend: en.Compaction.Amend,
+			c := api.CompactionEntry{Seq: en.Seq, Time: en.Time, Amend: en.Compaction.Amend,
 				Removed: en.Compaction.Removed, Replaced: en.Compaction.Replaced}
 			if !c.Amend {
 				working := en.Compaction.Working

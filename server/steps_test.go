@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -17,7 +18,7 @@ func TestAppendStepsAndRead(t *testing.T) {
 	e.create("s")
 	// One step.
 	r := e.must(201, "POST", "/v1/sessions/s/steps", sysStep)
-	var one AppendResponse
+	var one api.AppendResponse
 	r.json(t, &one)
 	if fmt.Sprint(one.Seqs) != "[1]" || one.LastSeq != 1 || r.header.Get("ETag") != `"1"` {
 		t.Errorf("one step: %+v %v", one, r.header)
@@ -27,7 +28,7 @@ func TestAppendStepsAndRead(t *testing.T) {
 	if fmt.Sprint(list.Seqs) != "[2 3 4]" || list.LastSeq != 4 {
 		t.Errorf("list: %+v", list)
 	}
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 4 || rs.LastSeq != 4 {
 		t.Fatalf("read: %d steps, last %d", len(rs.Steps), rs.LastSeq)
@@ -75,7 +76,7 @@ func TestAppendIdempotencyKey(t *testing.T) {
 	if fmt.Sprint(first.Seqs) != "[2 3]" || fmt.Sprint(again.Seqs) != "[2 3]" || again.LastSeq != 3 {
 		t.Errorf("retry of a list: %+v then %+v", first, again)
 	}
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	var ids []string
 	for _, s := range rs.Steps {
@@ -106,7 +107,7 @@ func TestAppendIfMatch(t *testing.T) {
 	before := e.dump()
 	r := e.must(409, "POST", "/v1/sessions/s/steps", actionStep(3, "z"), "If-Match", `"1"`)
 	err := r.apiErr(t)
-	if err.Code != CodeConflict || err.LastSeq == nil || *err.LastSeq != 3 || r.header.Get("ETag") != `"3"` || err.Field != "If-Match" {
+	if err.Code != api.CodeConflict || err.LastSeq == nil || *err.LastSeq != 3 || r.header.Get("ETag") != `"3"` || err.Field != "If-Match" {
 		t.Errorf("conflict: %+v %v", err, r.header)
 	}
 	if e.dump() != before {
@@ -195,7 +196,7 @@ func TestAppendBadInput(t *testing.T) {
 		{"form", taskStep, 415, "Content-Type", []string{"Content-Type", "application/x-www-form-urlencoded"}},
 		{"no content type", taskStep, 415, "Content-Type", []string{"Content-Type", ""}},
 		{"latin-1", taskStep, 415, "Content-Type", []string{"Content-Type", "application/json; charset=latin1"}},
-		{"too many steps", "[" + strings.Repeat(taskStep+",", MaxStepsPerRequest) + taskStep + "]", 400, "steps", nil},
+		{"too many steps", "[" + strings.Repeat(taskStep+",", api.MaxStepsPerRequest) + taskStep + "]", 400, "steps", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.do("POST", "/v1/sessions/s/steps", c.body, c.hdr...)
@@ -222,7 +223,7 @@ func TestAppendBadInput(t *testing.T) {
 	e.appendSteps("s", taskStep, "Content-Type", "application/json; charset=UTF-8")
 	// Escaped surrogate pairs and escaped backslashes are fine.
 	e.appendSteps("s", `{"type":"task","task":"smile \ud83d\ude00, path C:\\ud800"}`)
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps?last=1", nil).json(t, &rs)
 	if got := rs.Steps[0].(*agentmem.TaskStep).Task; got != `smile 😀, path C:\ud800` {
 		t.Errorf("escapes: %q", got)
@@ -243,7 +244,7 @@ func TestAppendMessages(t *testing.T) {
 		{"role":"assistant","content":"There are two files."}
 	]`
 	out := e.must(201, "POST", "/v1/sessions/s/messages", turn, "Idempotency-Key", "t1")
-	var ar AppendResponse
+	var ar api.AppendResponse
 	out.json(t, &ar)
 	if fmt.Sprint(ar.Seqs) != "[1 2 3 4]" || ar.LastSeq != 4 || out.header.Get("ETag") != `"4"` {
 		t.Fatalf("append: %+v", ar)
@@ -253,7 +254,7 @@ func TestAppendMessages(t *testing.T) {
 	if fmt.Sprint(ar.Seqs) != "[1 2 3 4]" || ar.LastSeq != 4 {
 		t.Fatalf("retry: %+v", ar)
 	}
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	kinds := ""
 	for _, s := range rs.Steps {
@@ -354,18 +355,18 @@ func TestAppendCompaction(t *testing.T) {
 	e := newEnv(t)
 	e.create("s")
 	e.appendSteps("s", "["+sysStep+","+taskStep+","+actionStep(1, "a")+","+actionStep(2, "b")+"]")
-	var ctx ContextResponse
+	var ctx api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx) // cached now
 
 	// A summary step and a compaction that keeps 1, 2 and the summary
 	// (by its placeholder, -1 for steps[0]) in place of 3 and 4.
 	summary := `{"type":"summary","summary":"Read two files.","covers":[{"from":3,"to":4}]}`
-	var ar AppendResponse
+	var ar api.AppendResponse
 	e.must(201, "POST", "/v1/sessions/s/steps", `{"steps":[`+summary+`],"compaction":{"working":[1,2,-1],"removed":[3,4]}}`).json(t, &ar)
 	if fmt.Sprint(ar.Seqs) != "[5]" || ar.CompactionSeq != 6 || ar.LastSeq != 6 {
 		t.Fatalf("append with compaction: %+v", ar)
 	}
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Compactions) != 1 || rs.Compactions[0].Working == nil || fmt.Sprint(*rs.Compactions[0].Working) != "[1 2 5]" || fmt.Sprint(rs.Compactions[0].Removed) != "[3 4]" || rs.Compactions[0].Amend {
 		t.Fatalf("the compaction entry: %+v", rs.Compactions)
@@ -415,12 +416,12 @@ func TestAppendAmendment(t *testing.T) {
 	e.create("s")
 	e.must(201, "POST", "/v1/sessions/s/steps", "["+sysStep+","+taskStep+","+actionStep(1, "output of step 1")+"]", "Idempotency-Key", "k")
 	shorter := `{"type":"action","number":3,"id":"k/2","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}],"results":[{"call_id":"c1","content":"short"}]}`
-	var ar AppendResponse
+	var ar api.AppendResponse
 	e.must(201, "POST", "/v1/sessions/s/steps", `{"compaction":{"amend":true,"replaced":[`+shorter+`]}}`).json(t, &ar)
 	if len(ar.Seqs) != 0 || ar.CompactionSeq != 4 || ar.LastSeq != 4 {
 		t.Fatalf("append of an amendment: %+v", ar)
 	}
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Compactions) != 1 || !rs.Compactions[0].Amend || rs.Compactions[0].Working != nil || len(rs.Compactions[0].Replaced) != 1 {
 		t.Fatalf("the amendment as read: %+v", rs.Compactions)
@@ -470,7 +471,7 @@ func TestAppendIdempotencyKeyReused(t *testing.T) {
 		{"messages", turn, "three", "[4 5]"},
 		{"steps", `{"type":"task","id":"mine","task":"x"}`, "", "[6]"},
 	} {
-		var ar AppendResponse
+		var ar api.AppendResponse
 		e.must(201, "POST", "/v1/sessions/s/"+c.path, c.body, "Idempotency-Key", c.key).json(t, &ar)
 		if fmt.Sprint(ar.Seqs) != c.seqs || ar.LastSeq != 6 {
 			t.Errorf("retry of %s with key %q: %+v, want seqs %s", c.path, c.key, ar, c.seqs)
@@ -478,7 +479,7 @@ func TestAppendIdempotencyKeyReused(t *testing.T) {
 	}
 
 	before := e.dump()
-	var rs ReadStepsResponse
+	var rs api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	for _, c := range []struct{ path, body, key, field string }{
 		{"steps", `{"type":"task","task":"Another task."}`, "one", "Idempotency-Key"},
@@ -494,7 +495,7 @@ func TestAppendIdempotencyKeyReused(t *testing.T) {
 			t.Fatalf("%s with key %q and another body: %d %s", c.path, c.key, r.code, r.body)
 		}
 		ae := r.apiErr(t)
-		if ae.Code != CodeIdempotencyKeyReused || ae.Field != c.field || ae.LastSeq != nil ||
+		if ae.Code != api.CodeIdempotencyKeyReused || ae.Field != c.field || ae.LastSeq != nil ||
 			!strings.Contains(ae.Message, "already used for a different request") || !strings.Contains(ae.Message, c.key) {
 			t.Errorf("%s with key %q and another body: %+v", c.path, c.key, ae)
 		}
@@ -502,7 +503,7 @@ func TestAppendIdempotencyKeyReused(t *testing.T) {
 	if after := e.dump(); after != before {
 		t.Errorf("requests reusing keys changed the store:\n%s\n%s", before, after)
 	}
-	var again ReadStepsResponse
+	var again api.ReadStepsResponse
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &again)
 	if len(again.Steps) != len(rs.Steps) || again.LastSeq != 6 {
 		t.Errorf("GET /steps after the refused requests: %d steps, last %d", len(again.Steps), again.LastSeq)
@@ -524,7 +525,7 @@ func TestAppendCompactionRetry(t *testing.T) {
 	}
 	before := e.dump()
 	r := e.do("POST", "/v1/sessions/s/steps", `{"steps":[`+summary+`],"compaction":{"working":[1,2,-1,4],"removed":[3]}}`, "Idempotency-Key", "sum")
-	if r.code != 409 || r.apiErr(t).Code != CodeIdempotencyKeyReused || !strings.Contains(r.apiErr(t).Message, "compaction") {
+	if r.code != 409 || r.apiErr(t).Code != api.CodeIdempotencyKeyReused || !strings.Contains(r.apiErr(t).Message, "compaction") {
 		t.Errorf("envelope retried with another compaction: %d %s", r.code, r.body)
 	}
 	if after := e.dump(); after != before {
@@ -555,14 +556,14 @@ func TestAppendCompactionPinned(t *testing.T) {
 		if r.code != 400 {
 			t.Fatalf("%s: %d %s", c.body, r.code, r.body)
 		}
-		if ae := r.apiErr(t); ae.Code != CodeInvalid || !strings.HasPrefix(ae.Field, "compaction.working") || !strings.Contains(ae.Message, c.msg) {
+		if ae := r.apiErr(t); ae.Code != api.CodeInvalid || !strings.HasPrefix(ae.Field, "compaction.working") || !strings.Contains(ae.Message, c.msg) {
 			t.Errorf("%s: %+v", c.body, ae)
 		}
 	}
 	if after := e.dump(); after != before {
 		t.Errorf("refused compactions changed the store:\n%s\n%s", before, after)
 	}
-	var ctx ContextResponse
+	var ctx api.ContextResponse
 	e.must(201, "POST", "/v1/sessions/s/steps", `{"compaction":{"working":[1,2]}}`)
 	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &ctx)
 	if fmt.Sprint(ctx.Steps) != "[1 2]" {

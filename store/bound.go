@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,7 +74,10 @@ func OpenTenantMemory(ctx context.Context, st Store, tenant, sessionID string, o
 
 // CreateMemory creates a session and opens a memory on it: Create
 // followed by OpenMemory. A branch (req.ParentID) starts with the
-// parent's working set as of the fork point.
+// parent's working set as of the fork point. A new session that is not a
+// branch starts with opts.SystemPrompt, when it is set, as its first step
+// (a branch has its parent's); if that add fails, the session is deleted
+// again and the error returned.
 func CreateMemory(ctx context.Context, st Store, req CreateRequest, opts agentmem.Options) (*Bound, error) {
 	if opts.Journal != nil {
 		return nil, invalid("options.journal", "must be nil: a bound memory journals to its session")
@@ -82,7 +86,20 @@ func CreateMemory(ctx context.Context, st Store, req CreateRequest, opts agentme
 	if err != nil {
 		return nil, err
 	}
-	return OpenTenantMemory(ctx, st, s.Tenant, s.ID, opts)
+	b, err := OpenTenantMemory(ctx, st, s.Tenant, s.ID, opts)
+	if err != nil || opts.SystemPrompt == "" || req.ParentID != "" {
+		return b, err
+	}
+	prompt := &agentmem.SystemPromptStep{Content: strings.ToValidUTF8(opts.SystemPrompt, "\uFFFD")}
+	if _, err := b.Add(ctx, prompt); err != nil {
+		dctx := context.WithoutCancel(ctx)
+		_ = b.Close(dctx) // it deletes a SingleRun session itself
+		if derr := st.Delete(dctx, s.Tenant, s.ID); derr != nil && !errors.Is(derr, agentmem.ErrNotFound) {
+			return nil, fmt.Errorf("%w (and deleting the new session %s failed: %v)", err, s.ID, derr)
+		}
+		return nil, err
+	}
+	return b, nil
 }
 
 // Reload replaces the memory's state with the session's working set as

@@ -298,6 +298,15 @@ type PopRequest struct {
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// pop fails with agentmem.ErrConflict and changes nothing.
 	ExpectedLastSeq *int64
+	// Target, when set, chooses what to pop in place of the newest
+	// message, for callers whose own order of messages is not the working
+	// set's (package responses keeps the order of the items it stores):
+	// given the working set (never empty), it returns the index of one of
+	// its steps and either the ID of a call of that step (an action) whose
+	// result to pop, or "" to pop that step's newest message
+	// (agentmem.PopMessage). A choice that names no step, or a call with
+	// no result, is ErrInvalid. It is called again on each attempt.
+	Target func(steps []agentmem.Step) (index int, callID string)
 }
 
 // PopResponse reports what Pop took out.
@@ -321,46 +330,141 @@ type PopResponse struct {
 
 // Pop removes the newest message from a session's working set and
 // returns it: the newest message (agentmem.PopMessage) of the newest step
-// of the working set, pending actions included. It is recorded as a
-// compaction entry, not a deletion, so the log keeps what happened: a
-// full record whose working set no longer names the step (its Removed
-// list does), or, when the message is one tool result of an action, an
-// amendment that carries a copy of the action without that result (the
-// call is then pending: a tool message appended later answers it again). Without ExpectedLastSeq, a pop that another writer got ahead
+// of the working set, pending actions included, or what Target chooses.
+// It is recorded as a compaction entry, not a deletion, so the log keeps
+// what happened: a full record whose working set no longer names the step
+// (its Removed list does), or, when the message is one tool result of an
+// action, an amendment that carries a copy of the action without that
+// result (the call is then pending: a tool message appended later answers
+// it again). Without ExpectedLastSeq, a pop that another writer got ahead
 // of reads the working set again and retries, up to MessageAttempts
 // times. A session whose working set is empty is ErrNothingToPop.
 func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
-	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
+	var out *PopResponse
+	resp, err := rewriteWorkingSet(ctx, st, req.Tenant, req.SessionID, req.ExpectedLastSeq, func(ws *ReadResponse) (*CompactionRecord, error) {
+		if len(ws.Steps) == 0 {
+			return nil, fmt.Errorf("session %s: %w", req.SessionID, ErrNothingToPop)
+		}
+		i, callID := len(ws.Steps)-1, ""
+		if req.Target != nil {
+			i, callID = req.Target(ws.Steps)
+			if i < 0 || i >= len(ws.Steps) {
+				return nil, invalid("target", "names step %d of a working set of %d", i, len(ws.Steps))
+			}
+		}
+		step := ws.Steps[i]
+		seq := int64(step.Info().Number)
+		out = &PopResponse{Seq: seq, Step: step}
+		if callID == "" {
+			out.Message, out.Rest = agentmem.PopMessage(step)
+		} else {
+			a, ok := step.(*agentmem.ActionStep)
+			var rest *agentmem.ActionStep
+			if ok {
+				out.Message, rest, ok = a.PopResult(callID)
+			}
+			if !ok {
+				return nil, invalid("target", "step %d has no result for call %q", seq, callID)
+			}
+			out.Rest = rest
+		}
+		if out.Rest != nil {
+			// One tool result of an action: its copy without it.
+			return amendment([]*agentmem.ActionStep{out.Rest.(*agentmem.ActionStep)}), nil
+		}
+		return withoutStep(ws, seq), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.CompactionSeq, out.LastSeq = resp.CompactionSeq, resp.LastSeq
+	return out, nil
+}
+
+// ClearRequest empties a session's working set (Clear).
+type ClearRequest struct {
+	SessionID string
+	// Tenant and SessionID name the session (see Store).
+	Tenant string
+	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
+	// clear fails with agentmem.ErrConflict and changes nothing.
+	ExpectedLastSeq *int64
+}
+
+// ClearResponse reports what Clear did.
+type ClearResponse struct {
+	// Removed are the sequence numbers of the steps that left the working
+	// set, in working-set order (none when it was empty already).
+	Removed []int64
+	// CompactionSeq is the sequence number of the compaction entry that
+	// records the clear (0 when the working set was empty: nothing was
+	// written), and LastSeq the session's LastSeq after it.
+	CompactionSeq int64
+	LastSeq       int64
+}
+
+// Clear empties a session's working set, as agentmem.Memory.Clear does a
+// bound memory's: a full compaction record whose working set is empty and
+// whose Removed list names every step, pinned ones included, so the log
+// keeps what happened and the session stays usable (what is appended
+// next starts a new working set). A working set that is empty already is
+// left as it is. Without ExpectedLastSeq, a clear that another writer got
+// ahead of reads the working set again and retries, up to
+// MessageAttempts times.
+func Clear(ctx context.Context, st Store, req ClearRequest) (*ClearResponse, error) {
+	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
+		return nil, err
+	}
+	out := &ClearResponse{}
+	resp, err := rewriteWorkingSet(ctx, st, req.Tenant, req.SessionID, req.ExpectedLastSeq, func(ws *ReadResponse) (*CompactionRecord, error) {
+		out.Removed = make([]int64, len(ws.Steps))
+		for i, s := range ws.Steps {
+			out.Removed[i] = int64(s.Info().Number)
+		}
+		if len(ws.Steps) == 0 {
+			out.LastSeq = ws.Session.LastSeq
+			return nil, nil
+		}
+		return &CompactionRecord{Working: []int64{}, Removed: out.Removed}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp != nil {
+		out.CompactionSeq, out.LastSeq = resp.CompactionSeq, resp.LastSeq
+	}
+	return out, nil
+}
+
+// rewriteWorkingSet appends the compaction record that change makes of a
+// session's working set, conditionally on the working set read: with
+// expected, only if the session's LastSeq is that (ErrConflict
+// otherwise); without, a write that another writer got ahead of reads the
+// working set again and calls change again, up to MessageAttempts times.
+// A nil record from change writes nothing (the response is then nil).
+func rewriteWorkingSet(ctx context.Context, st Store, tenant, id string, expected *int64, change func(ws *ReadResponse) (*CompactionRecord, error)) (*AppendResponse, error) {
+	if expected != nil && *expected < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
 	for attempt := 1; ; attempt++ {
-		ws, err := readWorkingSet(ctx, st, req.Tenant, req.SessionID)
+		ws, err := readWorkingSet(ctx, st, tenant, id)
 		if err != nil {
 			return nil, err
 		}
 		last := ws.Session.LastSeq
-		if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != last {
-			return nil, fmt.Errorf("%w: session %s: expected last seq %d, it is %d", agentmem.ErrConflict, req.SessionID, *req.ExpectedLastSeq, last)
+		if expected != nil && *expected != last {
+			return nil, fmt.Errorf("%w: session %s: expected last seq %d, it is %d", agentmem.ErrConflict, id, *expected, last)
 		}
-		if len(ws.Steps) == 0 {
-			return nil, fmt.Errorf("session %s: %w", req.SessionID, ErrNothingToPop)
+		rec, err := change(ws)
+		if err != nil || rec == nil {
+			return nil, err
 		}
-		newest := ws.Steps[len(ws.Steps)-1]
-		seq := int64(newest.Info().Number)
-		msg, rest := agentmem.PopMessage(newest)
-		var rec *CompactionRecord
-		if rest != nil {
-			// One tool result of an action: its copy without it.
-			rec = amendment([]*agentmem.ActionStep{rest.(*agentmem.ActionStep)})
-		} else {
-			rec = withoutStep(ws, seq)
-		}
-		resp, err := st.Append(ctx, AppendRequest{SessionID: req.SessionID, Compaction: rec, ExpectedLastSeq: &last, Tenant: req.Tenant})
+		resp, err := st.Append(ctx, AppendRequest{SessionID: id, Compaction: rec, ExpectedLastSeq: &last, Tenant: tenant})
 		if err != nil {
-			if req.ExpectedLastSeq == nil && lostRace(err) && attempt < MessageAttempts {
+			if expected == nil && lostRace(err) && attempt < MessageAttempts {
 				if err := backoff(ctx, attempt); err != nil {
 					return nil, err
 				}
@@ -368,6 +472,6 @@ func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
 			}
 			return nil, err
 		}
-		return &PopResponse{Seq: seq, Message: msg, Step: newest, Rest: rest, CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq}, nil
+		return resp, nil
 	}
 }

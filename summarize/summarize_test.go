@@ -220,3 +220,31 @@ func ExampleExtractive() {
 	// #5 run_tests {"pkg":"./..."} → FAIL TestLogin (0.02s)
 	// #6 note: login fails only with an empty password
 }
+
+// TestLLMSummarizerSeesBothSidesOfAChat: the transcript the model is
+// asked to summarize holds the assistant's replies of a chat, not only
+// the user's turns (issue 13 item 1).
+func TestLLMSummarizerSeesBothSidesOfAChat(t *testing.T) {
+	fm := &fakeModel{reply: func(string) (int, string) { return 200, "they discussed the weather" }}
+	mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		if err := mem.AddUser(ctx, fmt.Sprintf("question %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.AddAssistant(ctx, agentmem.Message{Content: agentmem.Text(fmt.Sprintf("answer %d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := mem.Summarize(ctx, summarize.NewLLM(client(t, fm), summarize.LLMOptions{}), 1); err != nil {
+		t.Fatal(err)
+	}
+	user := fm.requests[0]["messages"].([]any)[1].(map[string]any)["content"].(string)
+	want := "ASSISTANT: answer 1\n\nUSER: question 2\n\nASSISTANT: answer 2\n\nUSER: question 3"
+	if !strings.Contains(user, "<transcript>\n"+want+"\n</transcript>") {
+		t.Fatalf("the model was asked to summarize:\n%s\nwant the transcript:\n%s", user, want)
+	}
+	if mem.Summary() != "they discussed the weather" {
+		t.Fatalf("Summary() = %q", mem.Summary())
+	}
+}

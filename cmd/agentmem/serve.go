@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/llm"
 	agentmcp "github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/summarize"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -177,9 +178,18 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if err != nil {
 		return usagef("--tokenizer %q: %v", f.tokenizer, err)
 	}
+	// One sessions service for the API, MCP and the inspector: they serve
+	// sessions alike, from one context cache.
+	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, CacheBytes: int64(f.cacheBytes),
+		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.log})
+	if err != nil {
+		return usageError{err}
+	}
+	defer svc.DropCache()
+	cfg.Sessions = svc
 	msrv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
-		Counter: counter, Logger: a.log, Version: buildVersion(), MaxContextTokens: f.maxContextTokens,
+		Logger: a.log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {
 		return usageError{err}
@@ -188,7 +198,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	insp, err := inspector.New(inspector.Config{
 		Store: indexed, Tenant: func(r *http.Request) (string, error) { return server.Tenant(r), nil },
 		Facts: inspector.FactsFrom(mems.facts), Recall: inspector.RecallFrom(mems.recall),
-		DefaultTokenizer: f.tokenizer, MaxContextTokens: f.maxContextTokens, Logger: a.log,
+		DefaultTokenizer: f.tokenizer, MaxContextTokens: f.maxContextTokens, Logger: a.log, Sessions: svc,
 	})
 	if err != nil {
 		return usageError{err}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/llm"
-	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/scratchpad"
 	"github.com/agentmem/agentmem/summarize"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -104,10 +103,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		msgs, err := toLLM(view.Messages)
-		if err != nil {
-			return nil, err
-		}
+		msgs := llm.FromAgentmem(view.Messages)
 		// The scratchpad's context rides along as a system note.
 		if note := pad.Context(); note != "" {
 			msgs = append(msgs, llm.Message{Role: "system", Content: llm.TextContent("Scratchpad:\n" + note)})
@@ -116,17 +112,20 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
-		reply := resp.Message
-		fmt.Fprintf(out, "step %d (%d tokens in context, %d steps dropped): %s\n", step, view.Tokens, view.DroppedSteps, firstLine(reply.Content.String()))
+		replies, err := llm.ToAgentmem([]llm.Message{resp.Message})
+		if err != nil {
+			return nil, fmt.Errorf("step %d: the model's reply: %w", step, err)
+		}
+		reply := replies[0]
+		fmt.Fprintf(out, "step %d (%d tokens in context, %d steps dropped): %s\n", step, view.Tokens, view.DroppedSteps, firstLine(reply.Text()))
 
 		if len(reply.ToolCalls) == 0 { // a plain answer ends the run too
-			mem.Add(ctx, &agentmem.FinalAnswerStep{Answer: reply.Content.String()})
-			return &Result{Answer: reply.Content.String(), Steps: step, Memory: mem}, nil
+			mem.Add(ctx, &agentmem.FinalAnswerStep{Answer: reply.Text()})
+			return &Result{Answer: reply.Text(), Steps: step, Memory: mem}, nil
 		}
-		action := &agentmem.ActionStep{ModelOutput: reply.Content.String()}
+		action := &agentmem.ActionStep{ModelOutput: reply.Text()}
 		var final *string
-		for _, tc := range reply.ToolCalls {
-			call := agentmem.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+		for _, call := range reply.ToolCalls {
 			action.ToolCalls = append(action.ToolCalls, call)
 			result, isErr := runTool(ctx, pad, call)
 			if call.Name == "final_answer" && !isErr {
@@ -178,17 +177,6 @@ func newClient(cfg Config) (*llm.Client, *httptest.Server, error) {
 		srv.Close()
 	}
 	return client, srv, err
-}
-
-// toLLM converts rendered messages to the client's wire type through the
-// OpenAI wire encoding (the two share OpenAI's JSON shape).
-func toLLM(msgs []agentmem.Message) ([]llm.Message, error) {
-	data, err := json.Marshal(render.OpenAIRequest(msgs))
-	if err != nil {
-		return nil, err
-	}
-	var out []llm.Message
-	return out, json.Unmarshal(data, &out)
 }
 
 // tool is one function the model may call.
@@ -281,10 +269,14 @@ var weather = map[string]string{
 	"berlin": "14°C, overcast.",
 }
 
+// firstLine returns the first line of s, cut to about 100 bytes on a
+// UTF-8 boundary (agentmem.TruncateText, whose marker starts on a new
+// line, which is left out).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	if len(s) > 100 {
-		s = s[:100] + "…"
+		s, _, _ = strings.Cut(agentmem.TruncateText(s, 100), "\n")
+		s += "…"
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/llm"
@@ -54,5 +55,25 @@ func TestAgentCompactsUnderPressure(t *testing.T) {
 	}
 	if !strings.Contains(res.Memory.Summary(), "scratchpad") {
 		t.Fatalf("the LLM summary is missing: %q\n%s", res.Memory.Summary(), res.Memory.Visualize())
+	}
+}
+
+// TestFirstLineKeepsUTF8: the one-line previews of the run's output never
+// cut a character in half (issue 13 item 15: "9°C 9�…").
+func TestFirstLineKeepsUTF8(t *testing.T) {
+	// Shift the observation so that byte 100 falls at every place of the
+	// two-byte '°'.
+	for shift := range 20 {
+		s := strings.Repeat("x", shift) + weather["oslo"]
+		got := firstLine(s)
+		if !utf8.ValidString(got) {
+			t.Fatalf("firstLine(%.30q…) = %q is not valid UTF-8", s, got)
+		}
+		if len(got) > 100+len("…") || !strings.HasSuffix(got, "…") || !strings.HasPrefix(s, strings.TrimSuffix(got, "…")) {
+			t.Fatalf("firstLine = %q", got)
+		}
+	}
+	if got := firstLine("short\nsecond line"); got != "short" {
+		t.Fatalf("firstLine of a short text = %q", got)
 	}
 }

@@ -90,6 +90,33 @@ func (s *suite) boundTests() []namedTest {
 			e.add(again, freshAction("after"))
 			e.wantSeqs(seqsOf(e.entries("m")), seqRange(1, 6), "log after an add to the reopened memory")
 		}},
+		{"CreateWithSystemPrompt", func(t *testing.T) {
+			// Options.SystemPrompt: the first step of a new session,
+			// written through once, not again on reopening, and not
+			// added to a branch, which has its parent's.
+			e := s.open(t)
+			opts := e.memOptions()
+			opts.SystemPrompt = "you are terse"
+			b, err := store.CreateMemory(e.ctx, e.st, store.CreateRequest{ID: "sp"}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := b.Steps()
+			if len(steps) != 1 || steps[0].(*agentmem.SystemPromptStep).Content != "you are terse" {
+				t.Fatalf("new session's steps: %+v", steps)
+			}
+			e.wantSeqs(seqsOf(e.entries("sp")), seqRange(1, 1), "the prompt written through")
+			again, err := store.OpenMemory(e.ctx, e.st, "sp", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.wantSameMemory(again, b, "reopened with the option")
+			br, err := store.CreateMemory(e.ctx, e.st, store.CreateRequest{ID: "sp-branch", ParentID: "sp"}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.wantSameMemory(br, b, "branch")
+		}},
 		{"MessageAPI", func(t *testing.T) {
 			e := s.open(t)
 			b, err := store.CreateMemory(e.ctx, e.st, store.CreateRequest{ID: "chat"}, e.memOptions())

@@ -281,6 +281,8 @@ func (s *suite) messagesTests() []namedTest {
 			for _, id := range []string{"t", "empty"} {
 				_, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: id, Tenant: other})
 				e.wantErr(err, agentmem.ErrNotFound, "a pop of another tenant's session")
+				_, err = store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: id, Tenant: other})
+				e.wantErr(err, agentmem.ErrNotFound, "a clear of another tenant's session")
 			}
 			e.wantUnchanged(before, "writes for another tenant")
 			r, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "t", Tenant: acme, Messages: []agentmem.Message{resultMsg("a", "ra")}})
@@ -358,6 +360,90 @@ func (s *suite) messagesTests() []namedTest {
 			}
 			_, err = store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "missing"})
 			e.wantErr(err, agentmem.ErrNotFound, "a pop of a missing session")
+		}},
+		{"PopTarget", func(t *testing.T) {
+			// A pop may take out a result of an older action, or a step
+			// other than the newest: what a caller with its own order of
+			// messages (package responses) calls the newest. A result's
+			// metadata goes out with it and comes back with the message.
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "pt"})
+			withMeta := resultMsg("a", "ra")
+			withMeta.Metadata = map[string]string{"origin": `{"k":"v"}`, agentmem.MetaIsError: "true"}
+			e.appendMessages("pt", userMsg("task"), callsMsg("", "a"), callsMsg("", "b"), withMeta)
+			if a := e.action("pt", 2); len(a.Results) != 1 || a.Results[0].Metadata["origin"] != `{"k":"v"}` || !a.Results[0].IsError || len(a.Results[0].Metadata) != 1 {
+				t.Fatalf("the stored result: %+v", a.Results)
+			}
+			var seen int
+			r, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "pt", Target: func(ws []agentmem.Step) (int, string) {
+				seen = len(ws)
+				return 1, "a"
+			}})
+			if err != nil || seen != 3 || r.Seq != 2 || r.Rest == nil || r.Message.ToolCallID != "a" || r.Message.Metadata["origin"] != `{"k":"v"}` || r.Message.Metadata[agentmem.MetaIsError] != "true" {
+				t.Fatalf("pop the result of a: %+v, %v", r, err)
+			}
+			if a := e.action("pt", 2); !a.Pending() || len(e.workingSet("pt")) != 3 {
+				t.Fatalf("after popping a's result: %+v", a)
+			}
+			// A bad choice is refused and changes nothing.
+			before := e.dump()
+			for _, target := range []func([]agentmem.Step) (int, string){
+				func(ws []agentmem.Step) (int, string) { return len(ws), "" },
+				func([]agentmem.Step) (int, string) { return -1, "" },
+				func([]agentmem.Step) (int, string) { return 1, "a" }, // no result any more
+				func([]agentmem.Step) (int, string) { return 0, "a" }, // not an action
+			} {
+				_, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "pt", Target: target})
+				e.wantErr(err, agentmem.ErrInvalid, "a pop of a bad target")
+			}
+			e.wantUnchanged(before, "pops of bad targets")
+			// "" pops the chosen step's newest message: here the whole
+			// pending action a, which is not the newest step.
+			r, err = store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "pt", Target: func([]agentmem.Step) (int, string) { return 1, "" }})
+			if err != nil || r.Seq != 2 || r.Rest != nil || len(r.Message.ToolCalls) != 1 || r.Message.ToolCalls[0].ID != "a" {
+				t.Fatalf("pop action a whole: %+v, %v", r, err)
+			}
+			var nums []int
+			for _, st := range e.workingSet("pt") {
+				nums = append(nums, st.Info().Number)
+			}
+			if !slices.Equal(nums, []int{1, 3}) {
+				t.Fatalf("working set after the pops: %v", nums)
+			}
+		}},
+		{"Clear", func(t *testing.T) {
+			// Clear empties the working set with a full record naming
+			// every step, pinned ones too; the log keeps them and the
+			// session goes on. (Another tenant's session: see Tenant.)
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "c"})
+			e.appendMessages("c", agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text("sys")}, userMsg("task"), callsMsg("", "a"))
+			before := e.dump()
+			_, err := store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: "c", ExpectedLastSeq: ptr(int64(2))})
+			e.wantErr(err, agentmem.ErrConflict, "a clear with a stale ExpectedLastSeq")
+			e.wantUnchanged(before, "refused clears")
+			r, err := store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: "c", ExpectedLastSeq: ptr(int64(3))})
+			if err != nil || !slices.Equal(r.Removed, []int64{1, 2, 3}) || r.CompactionSeq != 4 || r.LastSeq != 4 {
+				t.Fatalf("clear: %+v, %v", r, err)
+			}
+			if ws := e.workingSet("c"); len(ws) != 0 {
+				t.Fatalf("working set after a clear: %d steps", len(ws))
+			}
+			// Clearing an empty working set writes nothing.
+			before = e.dump()
+			if r, err = store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: "c"}); err != nil || len(r.Removed) != 0 || r.CompactionSeq != 0 || r.LastSeq != 4 {
+				t.Fatalf("clear of an empty working set: %+v, %v", r, err)
+			}
+			e.wantUnchanged(before, "a clear of an empty working set")
+			e.appendMessages("c", userMsg("again"))
+			if ws := e.workingSet("c"); len(ws) != 1 || ws[0].Info().Number != 5 {
+				t.Fatalf("working set after appending to a cleared session: %+v", ws)
+			}
+			if n := len(e.entries("c")); n != 5 {
+				t.Fatalf("the log has %d entries, want 5", n)
+			}
+			_, err = store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: "missing"})
+			e.wantErr(err, agentmem.ErrNotFound, "a clear of a missing session")
 		}},
 	}
 }

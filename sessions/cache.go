@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"container/list"
@@ -42,7 +42,7 @@ import (
 // cache and every request loads one, the memory held beyond the cache is
 // that of a few loads, not of every request in flight.
 type cache struct {
-	s     *Server
+	svc   *Service
 	max   int64         // bytes; 0 keeps nothing
 	loads chan struct{} // the load slots
 
@@ -52,8 +52,8 @@ type cache struct {
 	bytes int64 // the sum of the cached views' sizes
 }
 
-func newCache(s *Server, max int64) *cache {
-	return &cache{s: s, max: max, loads: make(chan struct{}, loadSlots()), lru: list.New(), byKey: map[store.Key]*list.Element{}}
+func newCache(svc *Service, max int64) *cache {
+	return &cache{svc: svc, max: max, loads: make(chan struct{}, loadSlots()), lru: list.New(), byKey: map[store.Key]*list.Element{}}
 }
 
 // loadSlots is the number of session loads that may run at once: one per
@@ -186,14 +186,14 @@ func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState,
 	key := store.Key{Tenant: tenant, ID: id}
 	v, hit := c.lookup(key)
 	if hit {
-		c.s.metrics.cache.WithLabelValues("hit").Inc()
+		c.svc.event("hit")
 	}
 	st, err := v.sync(ctx, c)
 	if err != nil {
 		if hit && errors.Is(err, agentmem.ErrNotFound) {
 			c.evict(key)
 		}
-		return nil, sessionErr(id, err)
+		return nil, err
 	}
 	c.account(v, &f)
 	return st, nil
@@ -209,7 +209,7 @@ func (c *cache) lookup(key store.Key) (*view, bool) {
 		c.lru.MoveToFront(el)
 		return el.Value.(*view), true
 	}
-	return &view{key: key, forms: []form{c.s.defaultForm()}}, false
+	return &view{key: key, forms: []form{c.svc.defaultForm()}}, false
 }
 
 // account brings the cache's accounting up to date with v, just synced,
@@ -235,9 +235,9 @@ func (c *cache) account(v *view, f *form) {
 	if size > c.max {
 		if cached {
 			c.removeLocked(el)
-			c.s.metrics.cache.WithLabelValues("evict").Inc()
+			c.svc.event("evict")
 		}
-		c.s.metrics.cache.WithLabelValues("too_large").Inc()
+		c.svc.event("too_large")
 		c.gaugesLocked()
 		return
 	}
@@ -251,7 +251,7 @@ func (c *cache) account(v *view, f *form) {
 	v.size = size
 	for c.bytes > c.max {
 		c.removeLocked(c.lru.Back())
-		c.s.metrics.cache.WithLabelValues("evict").Inc()
+		c.svc.event("evict")
 	}
 	c.gaugesLocked()
 }
@@ -265,8 +265,7 @@ func (c *cache) removeLocked(el *list.Element) {
 
 // gaugesLocked publishes the cache's size. c.mu must be held.
 func (c *cache) gaugesLocked() {
-	c.s.metrics.cacheBytes.Set(float64(c.bytes))
-	c.s.metrics.cacheSessions.Set(float64(c.lru.Len()))
+	c.svc.size(c.bytes, c.lru.Len())
 }
 
 // evict drops a session's view.
@@ -289,20 +288,6 @@ func (c *cache) clear() {
 	c.gaugesLocked()
 }
 
-// len returns the number of cached views.
-func (c *cache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lru.Len()
-}
-
-// size returns the accounted size of the cached views.
-func (c *cache) size() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes
-}
-
 // sync brings the view up to date with the log and returns its state: it
 // loads it on first use, then applies the entries appended since.
 func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
@@ -312,14 +297,14 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	}
 	// The common case is that nothing was appended: a Get (one row)
 	// tells, without taking the lock. Otherwise read what is new.
-	sess, err := c.s.store.Get(ctx, v.key.Tenant, v.key.ID)
+	sess, err := c.svc.st.Get(ctx, v.key.Tenant, v.key.ID)
 	if err != nil {
 		return nil, err
 	}
 	if sess.LastSeq == st.seq && sess.CreatedAt.Equal(st.created) {
 		return st, nil
 	}
-	resp, err := c.s.store.Read(ctx, store.ReadRequest{Tenant: v.key.Tenant, SessionID: v.key.ID, After: st.seq})
+	resp, err := c.svc.st.Read(ctx, store.ReadRequest{Tenant: v.key.Tenant, SessionID: v.key.ID, After: st.seq})
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +331,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	for _, e := range steps {
 		ok, err := v.addLocked(ctx, cur.mem, e)
 		if err != nil {
-			c.s.log.Warn("session cache: catching up failed; reloading", "tenant", v.key.Tenant, "session", v.key.ID, "seq", e.Seq, "err", err)
+			c.svc.log.Warn("session cache: catching up failed; reloading", "tenant", v.key.Tenant, "session", v.key.ID, "seq", e.Seq, "err", err)
 			return v.reloadLocked(ctx, c)
 		}
 		if ok {
@@ -355,7 +340,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		}
 	}
 	if len(steps) > 0 {
-		c.s.metrics.cache.WithLabelValues("catchup").Inc()
+		c.svc.event("catchup")
 	}
 	if resp.Session.LastSeq <= cur.seq {
 		return cur, nil
@@ -373,7 +358,7 @@ func (v *view) load(ctx context.Context, c *cache) (*viewState, error) {
 	if st := v.state.Load(); st != nil {
 		return st, nil // loaded by a concurrent request meanwhile
 	}
-	c.s.metrics.cache.WithLabelValues("miss").Inc()
+	c.svc.event("miss")
 	return v.reloadLocked(ctx, c)
 }
 
@@ -386,18 +371,18 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-c.loads }()
-	resp, err := c.s.store.Read(ctx, store.ReadRequest{Tenant: v.key.Tenant, SessionID: v.key.ID, WorkingSet: true})
+	resp, err := c.svc.st.Read(ctx, store.ReadRequest{Tenant: v.key.Tenant, SessionID: v.key.ID, WorkingSet: true})
 	if err != nil {
 		return nil, err
 	}
 	j := &replayJournal{}
-	mem := agentmem.New(agentmem.Options{Counter: c.s.counter, Journal: j, Clock: c.s.now})
+	mem := agentmem.New(agentmem.Options{Counter: c.svc.counter, Journal: j, Clock: c.svc.now})
 	snap := &agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: int(resp.Session.LastSeq) + 1, Steps: resp.Steps}
 	if err := mem.Restore(snap); err != nil {
-		return nil, fmt.Errorf("server: loading session %s: %w", v.key.ID, err)
+		return nil, fmt.Errorf("sessions: loading session %s: %w", v.key.ID, err)
 	}
 	if v.state.Load() != nil {
-		c.s.metrics.cache.WithLabelValues("reload").Inc()
+		c.svc.event("reload")
 	}
 	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, user: resp.Session.UserID,
 		steps: len(resp.Steps)}
@@ -432,12 +417,66 @@ type replayJournal struct {
 // Append implements agentmem.Journal.
 func (j *replayJournal) Append(_ context.Context, steps []agentmem.Step) ([]int, error) {
 	if len(steps) != 1 {
-		return nil, fmt.Errorf("server: the session cache adds one step at a time, not %d", len(steps))
+		return nil, fmt.Errorf("sessions: the session cache adds one step at a time, not %d", len(steps))
 	}
 	return []int{j.next}, nil
 }
 
 // Compact implements agentmem.Journal.
 func (j *replayJournal) Compact(context.Context, agentmem.JournalCompaction) ([]int, error) {
-	return nil, errors.New("server: a cached session memory is read-only; compact through a bound memory")
+	return nil, errors.New("sessions: a cached session memory is read-only; compact through a bound memory")
+}
+
+// CacheStats is the state of a Service's context cache.
+type CacheStats struct {
+	// Bytes is what the cache accounts for the sessions it holds, at most
+	// Max (0: the service keeps no cache).
+	Bytes, Max int64
+	// Sessions is the number of sessions it holds.
+	Sessions int
+}
+
+// CacheStats returns the state of the context cache.
+func (s *Service) CacheStats() CacheStats {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Bytes: c.bytes, Max: c.max, Sessions: c.lru.Len()}
+}
+
+// Cached reports whether the context cache holds a session's memory.
+func (s *Service) Cached(tenant, id string) bool {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.byKey[store.Key{Tenant: tenant, ID: id}]
+	return ok
+}
+
+// DropCache empties the context cache; the service goes on (and fills it
+// again as sessions are read).
+func (s *Service) DropCache() { s.cache.clear() }
+
+// CheckCache checks the context cache's books, for tests and debugging:
+// every session it lists is indexed, the bytes it accounts are the sum of
+// its sessions' sizes, and they are within its bound.
+func (s *Service) CheckCache() error {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var sum int64
+	for el := c.lru.Front(); el != nil; el = el.Next() {
+		v := el.Value.(*view)
+		if c.byKey[v.key] != el {
+			return fmt.Errorf("sessions: the cached session %s/%s is listed but not indexed", v.key.Tenant, v.key.ID)
+		}
+		sum += v.size
+	}
+	switch {
+	case sum != c.bytes || len(c.byKey) != c.lru.Len():
+		return fmt.Errorf("sessions: the cache accounts %d bytes, its sessions sum to %d; %d indexed, %d listed", c.bytes, sum, len(c.byKey), c.lru.Len())
+	case c.bytes > c.max:
+		return fmt.Errorf("sessions: the cache holds %d bytes, over its bound of %d", c.bytes, c.max)
+	}
+	return nil
 }

@@ -1,0 +1,201 @@
+package langchaingo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/store"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/schema"
+)
+
+// replaceAttempts bounds how many times Clear and SetMessages try their
+// conditional append when other writers of the session get in first.
+const replaceAttempts = 10
+
+// ChatMessageHistory is a langchaingo schema.ChatMessageHistory over an
+// agentmem session, on an agentmem server (through a *client.Client).
+// Every message is stored as it is added, in one request (the first
+// also creates the session); the session's log keeps everything, and
+// Messages returns the session's working set.
+// See the package documentation for how each type of message is stored.
+//
+// A ChatMessageHistory is safe for concurrent use; several processes may
+// share a session.
+type ChatMessageHistory struct {
+	c         *client.Client
+	sessionID string
+	create    store.CreateRequest
+}
+
+var _ schema.ChatMessageHistory = (*ChatMessageHistory)(nil)
+
+// Option configures a ChatMessageHistory.
+type Option func(*ChatMessageHistory)
+
+// WithSession sets the attributes of the session the history creates when
+// its first message is added to a session that does not exist: its user,
+// agent, metadata and retention. Its ID is the history's. Without it the
+// session is created with none.
+func WithSession(req store.CreateRequest) Option {
+	return func(h *ChatMessageHistory) { h.create = req }
+}
+
+// NewChatMessageHistory returns the history of the session sessionID on
+// the server c talks to. The session need not exist: reading it gives no
+// messages until the first is added, which creates it (see WithSession).
+// An invalid session ID is an error wrapping agentmem.ErrInvalid.
+func NewChatMessageHistory(c *client.Client, sessionID string, opts ...Option) (*ChatMessageHistory, error) {
+	if c == nil {
+		return nil, errors.New("agentmem langchaingo: NewChatMessageHistory needs a client")
+	}
+	if err := store.ValidateID(sessionID); err != nil {
+		return nil, err
+	}
+	h := &ChatMessageHistory{c: c, sessionID: sessionID}
+	for _, o := range opts {
+		o(h)
+	}
+	h.create.ID = sessionID
+	return h, nil
+}
+
+// SessionID returns the ID of the history's session.
+func (h *ChatMessageHistory) SessionID() string { return h.sessionID }
+
+// AddUserMessage adds a human message.
+func (h *ChatMessageHistory) AddUserMessage(ctx context.Context, text string) error {
+	return h.AddMessage(ctx, llms.HumanChatMessage{Content: text})
+}
+
+// AddAIMessage adds an AI message.
+func (h *ChatMessageHistory) AddAIMessage(ctx context.Context, text string) error {
+	return h.AddMessage(ctx, llms.AIChatMessage{Content: text})
+}
+
+// AddMessage adds a message of any langchaingo type. A tool message must
+// answer a tool call of an AI message added before it and not answered
+// yet (ErrInvalid otherwise); one that repeats the result its call has is
+// a retry and stores nothing, one that contradicts it is refused
+// (agentmem.ErrConflict). A message of a type langchaingo does not define
+// is an error wrapping llms.ErrUnexpectedChatMessageType.
+func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMessage) error {
+	m, err := toMessage(message)
+	if err != nil {
+		return err
+	}
+	if m.Role == agentmem.RoleTool {
+		// The server completes the action that made the call, in its
+		// working set: no read of it here.
+		_, err := h.c.AppendMessages(ctx, h.sessionID, []agentmem.Message{m}, client.AppendOptions{})
+		return err
+	}
+	// The message is folded into its step here (it keeps its metadata,
+	// which the messages route has no place for) and appended as it is.
+	req := store.MessagesRequest{SessionID: h.sessionID, Messages: []agentmem.Message{m}}
+	_, err = store.AppendMessages(ctx, h.c, req)
+	if errors.Is(err, agentmem.ErrNotFound) {
+		if err := h.createSession(ctx); err != nil {
+			return err
+		}
+		_, err = store.AppendMessages(ctx, h.c, req)
+	}
+	return err
+}
+
+// Messages returns the messages of the session's working set, in order:
+// what the session holds since it was created or last cleared, less what
+// a compaction of the server took out (the log keeps all of it). A
+// session that does not exist has none.
+func (h *ChatMessageHistory) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
+	ws, err := h.c.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})
+	if errors.Is(err, agentmem.ErrNotFound) {
+		return []llms.ChatMessage{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fromSteps(ws.Steps), nil
+}
+
+// Clear empties the session's working set: Messages and the contexts the
+// server renders have nothing of it after, while the session's log keeps
+// every message (as after any compaction), with its attributes and
+// branches. To erase the messages, delete the session (client.Delete).
+func (h *ChatMessageHistory) Clear(ctx context.Context) error {
+	return h.replace(ctx, nil)
+}
+
+// SetMessages replaces the session's working set by messages, atomically:
+// a reader sees the old messages or the new ones. A tool message among
+// them must answer a call of an AI message before it in the list. As with
+// Clear, the log keeps the messages replaced.
+func (h *ChatMessageHistory) SetMessages(ctx context.Context, messages []llms.ChatMessage) error {
+	msgs := make([]agentmem.Message, len(messages))
+	for i, lm := range messages {
+		m, err := toMessage(lm)
+		if err != nil {
+			return fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		msgs[i] = m
+	}
+	f, err := agentmem.FoldMessages(nil, msgs, agentmem.FoldOptions{KeepPending: true, NewID: agentmem.NewID})
+	if err != nil {
+		return err
+	}
+	return h.replace(ctx, f.Steps)
+}
+
+// replace makes steps the session's working set, in one append
+// conditional on the working set it read: the new steps and a compaction
+// that keeps only them. Another writer getting in between makes it read
+// again and retry.
+func (h *ChatMessageHistory) replace(ctx context.Context, steps []agentmem.Step) error {
+	for attempt := 1; ; attempt++ {
+		ws, err := h.c.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})
+		if errors.Is(err, agentmem.ErrNotFound) {
+			if len(steps) == 0 {
+				return nil // nothing to clear
+			}
+			if err := h.createSession(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if len(ws.Steps) == 0 && len(steps) == 0 {
+			return nil
+		}
+		rec := &store.CompactionRecord{Working: make([]int64, len(steps)), Removed: make([]int64, len(ws.Steps))}
+		for i := range steps {
+			rec.Working[i] = store.NewStepRef(i)
+		}
+		for i, s := range ws.Steps {
+			rec.Removed[i] = int64(s.Info().Number)
+		}
+		last := ws.Session.LastSeq
+		_, err = h.c.Append(ctx, store.AppendRequest{SessionID: h.sessionID, Steps: steps, Compaction: rec, ExpectedLastSeq: &last})
+		if err == nil {
+			return nil
+		}
+		lostRace := errors.Is(err, agentmem.ErrConflict) && !errors.Is(err, store.ErrIDReused)
+		if !lostRace || attempt >= replaceAttempts || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// createSession creates the history's session; one created meanwhile by
+// another writer will do.
+func (h *ChatMessageHistory) createSession(ctx context.Context) error {
+	_, err := h.c.Create(ctx, h.create)
+	if errors.Is(err, agentmem.ErrConflict) {
+		return nil
+	}
+	return err
+}

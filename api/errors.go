@@ -1,0 +1,50 @@
+package api
+
+// Error codes: the "code" member of an error response. A client switches
+// on the code, not on the message, which is for people.
+const (
+	CodeInvalid              = "invalid"                // 400: the request is malformed or breaks a rule
+	CodeUnauthorized         = "unauthorized"           // 401: no API key where one is required, or a bad or revoked one
+	CodeForbidden            = "forbidden"              // 403: a cross-origin request from an origin not allowed
+	CodeNotFound             = "not_found"              // 404: no such session (or another tenant's) or route
+	CodeMethodNotAllowed     = "method_not_allowed"     // 405
+	CodeConflict             = "conflict"               // 409: If-Match did not hold, or an ID is taken
+	CodeIdempotencyKeyReused = "idempotency_key_reused" // 409: an append reused an Idempotency-Key (or step IDs) for a different body; nothing was stored
+	CodeBodyTooLarge         = "body_too_large"         // 413
+	CodeUnsupportedMediaType = "unsupported_media_type" // 415: the body is not application/json
+	CodeBudgetTooSmall       = "budget_too_small"       // 422: the pinned steps need more tokens than the budget
+	CodeToolResultsMissing   = "tool_results_missing"   // 422: no longer returned: tool calls whose results have not arrived are stored as pending
+	CodeToolResultConflict   = "tool_result_conflict"   // 409: a tool result for a call that already has a different one; nothing was stored
+	CodeNothingToPop         = "nothing_to_pop"         // 409: a pop of a session whose working set is empty
+	CodeInternal             = "internal"               // 500: a failure nobody expected (a corrupt record, a bug); the server logs it
+	CodeNotConfigured        = "not_configured"         // 501: the server was started without what the route needs (recall, facts)
+	CodeSummarizerFailed     = "summarizer_failed"      // 502: the LLM summarizer failed; retry
+	CodeUnavailable          = "unavailable"            // 503: the store is busy, unreachable, timed out or shutting down; retry
+	CodeIndexBehind          = "index_behind"           // 503: a fresh recall search timed out waiting for the index; retry
+	CodeCanceled             = "canceled"               // 499: the client went away (only in logs and metrics)
+)
+
+// ErrorBody is the JSON body of every error response:
+//
+//	{"error":{"code":"invalid","message":"...","field":"steps[2].type"}}
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is what an error response says.
+type ErrorDetail struct {
+	// Code is one of the Code* constants: a client switches on it.
+	Code string `json:"code"`
+	// Message says what went wrong, for people.
+	Message string `json:"message"`
+	// Field names the offending input, in JSON-path style
+	// ("messages[1].tool_call_id"), a query parameter or a header.
+	Field string `json:"field,omitempty"`
+	// Required and Budget are set with CodeBudgetTooSmall: the tokens the
+	// pinned steps need and the budget that was asked for.
+	Required int `json:"required,omitempty"`
+	Budget   int `json:"budget,omitempty"`
+	// LastSeq is set with CodeConflict on an append: the session's
+	// current last sequence number (also in the ETag header).
+	LastSeq *int64 `json:"last_seq,omitempty"`
+}

@@ -1,0 +1,492 @@
+"""The blocking client of the agentmem HTTP API (standard library only)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from email.utils import parsedate_to_datetime
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .errors import TransportError, UnavailableError, error_from_response
+from .types import (
+    AppendResult,
+    CompactResult,
+    Context,
+    Fact,
+    FactHistory,
+    FactSource,
+    PopResult,
+    RecallHit,
+    RememberResult,
+    Session,
+    SessionPage,
+    StepsPage,
+    build,
+)
+
+__all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_MAX_RETRIES", "MAX_BATCH"]
+
+#: Seconds a request may take, by default.
+DEFAULT_TIMEOUT = 30.0
+#: How many times a request answered 503 is tried again, by default.
+DEFAULT_MAX_RETRIES = 3
+#: The most steps, messages or items one append may carry (the server's
+#: MaxStepsPerRequest).
+MAX_BATCH = 1000
+
+JSON = Any
+Query = Mapping[str, Any]
+
+
+def _quote(segment: str) -> str:
+    """Escapes one path segment (IDs may hold ':' and '.', never '/')."""
+    return urllib.parse.quote(segment, safe="")
+
+
+def new_idempotency_key() -> str:
+    """Returns a new random Idempotency-Key."""
+    return uuid.uuid4().hex
+
+
+class Client:
+    """A client of the agentmem HTTP API.
+
+    ::
+
+        client = agentmem.Client("http://localhost:8080")
+        client.create_session(id="s1", user_id="alice")
+        client.append_messages("s1", [{"role": "user", "content": "Hi"}])
+        ctx = client.get_context("s1", budget=8000)
+
+    It is safe to share between threads: it holds no connection state.
+
+    Args:
+        base_url: the server, e.g. ``"http://localhost:8080"``.
+        api_key: the API key (sent as ``Authorization: Bearer``), if the
+            server requires one.
+        timeout: seconds each request may take.
+        max_retries: how many times a request answered 503 (the store is
+            busy or unreachable) is sent again, after the ``Retry-After`` the
+            server gives (at most ``max_retry_wait`` seconds each time).
+            Only requests that are safe to repeat are retried: reads,
+            deletes, and writes with an idempotency key or ``If-Match``.
+            Appends get a new idempotency key when you give none, so they
+            are always retried safely.
+        max_retry_wait: the longest wait before a retry, in seconds.
+        user_agent: the User-Agent header.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: Optional[str] = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retry_wait: float = 30.0,
+        user_agent: str = "agentmem-python",
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http or https URL, not {base_url!r}")
+        if max_retries < 0:
+            raise ValueError("max_retries must not be negative")
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_retry_wait = max_retry_wait
+        self.user_agent = user_agent
+
+    def __repr__(self) -> str:
+        return f"agentmem.Client({self.base_url!r})"
+
+    # --- transport ---------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Optional[Query] = None,
+        body: Optional[JSON] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        retry: Optional[bool] = None,
+    ) -> Tuple[int, Dict[str, str], JSON]:
+        """Sends one request to the API and returns its status, headers
+        (lower-case names) and decoded JSON body (``None`` when empty).
+
+        An error status raises the :class:`~agentmem.APIError` subclass of
+        its code; no answer raises :class:`~agentmem.TransportError`. A 503
+        is retried as the class documents (``retry`` forces the choice).
+        """
+        url = self.base_url + path
+        if query:
+            pairs = []
+            for k, v in query.items():
+                if v is None:
+                    continue
+                if isinstance(v, bool):
+                    v = "true" if v else "false"
+                pairs.append((k, str(v)))
+            if pairs:
+                url += "?" + urllib.parse.urlencode(pairs)
+        hdrs = {"Accept": "application/json", "User-Agent": self.user_agent}
+        if self.api_key:
+            hdrs["Authorization"] = "Bearer " + self.api_key
+        data = None
+        if body is not None:
+            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            hdrs["Content-Type"] = "application/json"
+        if headers:
+            hdrs.update({k: v for k, v in headers.items() if v is not None})
+        if retry is None:
+            names = {k.lower() for k in hdrs}
+            retry = method in ("GET", "HEAD", "DELETE") or "idempotency-key" in names or "if-match" in names
+        attempt = 0
+        while True:
+            try:
+                return self._send(method, url, data, hdrs)
+            except UnavailableError as e:
+                if not retry or attempt >= self.max_retries:
+                    raise
+                attempt += 1
+                wait = e.retry_after if e.retry_after is not None else min(2.0 ** (attempt - 1), 8.0)
+                time.sleep(max(0.0, min(wait, self.max_retry_wait)))
+
+    def _send(self, method: str, url: str, data: Optional[bytes], headers: Dict[str, str]) -> Tuple[int, Dict[str, str], JSON]:
+        req = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                status, hdrs, raw = resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as e:
+            status, hdrs = e.code, e.headers
+            try:
+                raw = e.read()
+            finally:
+                e.close()
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+            reason = getattr(e, "reason", e)
+            raise TransportError(f"{method} {url}: {reason}") from e
+        headers_out = {k.lower(): v for k, v in hdrs.items()}
+        payload: JSON = None
+        if raw:
+            try:
+                payload = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                payload = raw.decode("utf-8", "replace")
+        if status >= 400:
+            raise error_from_response(status, payload, _retry_after(headers_out.get("retry-after")))
+        return status, headers_out, payload
+
+    def _json(self, method: str, path: str, **kw: Any) -> JSON:
+        return self.request(method, path, **kw)[2]
+
+    # --- sessions ----------------------------------------------------------
+
+    def create_session(
+        self,
+        id: Optional[str] = None,
+        *,
+        user_id: Optional[str] = None,
+        agent: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        retention: Optional[str] = None,
+        ttl_seconds: Optional[int] = None,
+    ) -> Session:
+        """Creates a session (``POST /v1/sessions``); without ``id`` the
+        server makes one. ``retention`` is ``"single_run"``, ``"session"``
+        (the default) or ``"persistent"``. An ID in use raises
+        :class:`~agentmem.ConflictError`."""
+        body = _drop_none(id=id, user_id=user_id, agent=agent, metadata=metadata, retention=retention, ttl_seconds=ttl_seconds)
+        return build(Session, self._json("POST", "/v1/sessions", body=body))
+
+    def get_session(self, session_id: str) -> Session:
+        """Returns a session's metadata; a missing one raises
+        :class:`~agentmem.NotFoundError`."""
+        return build(Session, self._json("GET", "/v1/sessions/" + _quote(session_id)))
+
+    def list_sessions(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent: Optional[str] = None,
+        page_size: Optional[int] = None,
+        page_token: Optional[str] = None,
+    ) -> SessionPage:
+        """Lists one page of sessions, newest first (see
+        :meth:`iter_sessions` for all of them)."""
+        q = {"user_id": user_id, "agent": agent, "page_size": page_size, "page_token": page_token}
+        return build(SessionPage, self._json("GET", "/v1/sessions", query=q))
+
+    def iter_sessions(self, *, user_id: Optional[str] = None, agent: Optional[str] = None, page_size: Optional[int] = None) -> Iterator[Session]:
+        """Yields every session, newest first, reading page after page."""
+        token: Optional[str] = None
+        while True:
+            page = self.list_sessions(user_id=user_id, agent=agent, page_size=page_size, page_token=token)
+            yield from page.sessions
+            if not page.next_page_token:
+                return
+            token = page.next_page_token
+
+    def delete_session(self, session_id: str) -> None:
+        """Deletes a session and its log (branches keep what they
+        inherited)."""
+        self.request("DELETE", "/v1/sessions/" + _quote(session_id))
+
+    def fork_session(
+        self,
+        session_id: str,
+        *,
+        at_seq: Optional[int] = None,
+        new_id: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        retention: Optional[str] = None,
+        ttl_seconds: Optional[int] = None,
+    ) -> Session:
+        """Creates a branch of a session that sees its log up to ``at_seq``
+        (default: all of it), and returns the branch."""
+        body = _drop_none(at_seq=at_seq, id=new_id, metadata=metadata, retention=retention, ttl_seconds=ttl_seconds)
+        return build(Session, self._json("POST", "/v1/sessions/" + _quote(session_id) + "/fork", body=body))
+
+    # --- writes ------------------------------------------------------------
+
+    def _append(self, path: str, body: JSON, idempotency_key: Optional[str], if_match: Optional[int], query: Optional[Query] = None) -> AppendResult:
+        headers = {"Idempotency-Key": idempotency_key or new_idempotency_key()}
+        if if_match is not None:
+            headers["If-Match"] = f'"{if_match}"'
+        return build(AppendResult, self._json("POST", path, body=body, headers=headers, query=query))
+
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]],
+        *,
+        idempotency_key: Optional[str] = None,
+        if_match: Optional[int] = None,
+        flush_pending: bool = False,
+    ) -> AppendResult:
+        """Appends OpenAI-format chat messages (``POST /messages``), one or
+        a list. An assistant message's tool calls stay pending until tool
+        messages answer them, in this request or a later one.
+
+        Args:
+            idempotency_key: makes a retry store nothing twice (a new key is
+                made when you give none, so the client's own retries are
+                safe; give your own to retry across processes).
+            if_match: append only if the session's last sequence number is
+                still this (else :class:`~agentmem.ConflictError`).
+            flush_pending: record every call still pending as failed.
+        """
+        body = dict(messages) if isinstance(messages, Mapping) else [dict(m) for m in messages]
+        q = {"flush_pending": True} if flush_pending else None
+        return self._append("/v1/sessions/" + _quote(session_id) + "/messages", body, idempotency_key, if_match, q)
+
+    def append_steps(
+        self,
+        session_id: str,
+        steps: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]],
+        *,
+        idempotency_key: Optional[str] = None,
+        if_match: Optional[int] = None,
+    ) -> AppendResult:
+        """Appends typed steps (``POST /steps``: ``{"type": "task", "task":
+        ...}``, ``{"type": "action", ...}``...), one or a list, atomically.
+        ``idempotency_key`` and ``if_match`` as :meth:`append_messages`."""
+        body = dict(steps) if isinstance(steps, Mapping) else [dict(s) for s in steps]
+        return self._append("/v1/sessions/" + _quote(session_id) + "/steps", body, idempotency_key, if_match)
+
+    def read_steps(self, session_id: str, *, after: Optional[int] = None, limit: Optional[int] = None, last: Optional[int] = None) -> StepsPage:
+        """Reads a session's log: the entries after sequence number
+        ``after`` (``limit`` of them), or the ``last`` N."""
+        q = {"after": after, "limit": limit, "last": last}
+        return build(StepsPage, self._json("GET", "/v1/sessions/" + _quote(session_id) + "/steps", query=q))
+
+    def pop_message(self, session_id: str, *, if_match: Optional[int] = None) -> PopResult:
+        """Removes the newest message of the working set and returns it (a
+        tool result's call is then pending again). Not idempotent: give
+        ``if_match`` to make it safe to retry. An empty working set raises
+        :class:`~agentmem.NothingToPopError`."""
+        headers = {"If-Match": f'"{if_match}"'} if if_match is not None else None
+        return build(PopResult, self._json("POST", "/v1/sessions/" + _quote(session_id) + "/pop", headers=headers))
+
+    # --- Responses-API items (the OpenAI Agents SDK's sessions) --------------
+
+    def add_items(
+        self,
+        session_id: str,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        idempotency_key: Optional[str] = None,
+        if_match: Optional[int] = None,
+    ) -> AppendResult:
+        """Appends Responses-API input items (``POST /items``): messages,
+        ``function_call`` (pending until its output arrives, in this request
+        or a later one), ``function_call_output``, ``reasoning`` and any
+        other type, each kept exactly. At most :data:`MAX_BATCH` items."""
+        body = {"items": [dict(i) for i in items]}
+        return self._append("/v1/sessions/" + _quote(session_id) + "/items", body, idempotency_key, if_match)
+
+    def get_items(self, session_id: str, *, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+        """Returns the session's items, oldest first, exactly as appended
+        (with ``limit``, the newest N, still oldest first)."""
+        out = self._json("GET", "/v1/sessions/" + _quote(session_id) + "/items", query={"limit": limit})
+        return list(out["items"])
+
+    def pop_item(self, session_id: str, *, if_match: Optional[int] = None) -> Dict[str, Any]:
+        """Removes the newest item and returns it exactly as appended. A
+        ``function_call_output`` popped leaves its call pending again. An
+        empty working set raises :class:`~agentmem.NothingToPopError`."""
+        headers = {"If-Match": f'"{if_match}"'} if if_match is not None else None
+        out = self._json("POST", "/v1/sessions/" + _quote(session_id) + "/items/pop", headers=headers)
+        return dict(out["item"])
+
+    def clear_items(self, session_id: str, *, if_match: Optional[int] = None) -> None:
+        """Empties the session's working set (the log keeps every step; the
+        session stays usable)."""
+        headers = {"If-Match": f'"{if_match}"'} if if_match is not None else None
+        self.request("DELETE", "/v1/sessions/" + _quote(session_id) + "/items", headers=headers)
+
+    # --- context and compaction -------------------------------------------
+
+    def get_context(
+        self,
+        session_id: str,
+        *,
+        budget: Optional[int] = None,
+        format: Optional[str] = None,
+        tokenizer: Optional[str] = None,
+        truncate: Optional[bool] = None,
+        facts: Optional[int] = None,
+        facts_query: Optional[str] = None,
+        facts_share: Optional[float] = None,
+    ) -> Context:
+        """Returns what the model should see: the working set rendered in
+        ``format`` (``"openai"``, ``"anthropic"`` or ``"observation"``),
+        fitted to ``budget`` tokens, with up to ``facts`` facts about the
+        session's user in the system prompt. Pinned steps that do not fit
+        raise :class:`~agentmem.BudgetTooSmallError`."""
+        q = {
+            "budget": budget,
+            "format": format,
+            "tokenizer": tokenizer,
+            "truncate": truncate,
+            "facts": facts,
+            "facts_query": facts_query,
+            "facts_share": facts_share,
+        }
+        return build(Context, self._json("GET", "/v1/sessions/" + _quote(session_id) + "/context", query=q))
+
+    def compact(
+        self,
+        session_id: str,
+        strategy: str,
+        *,
+        n: Optional[int] = None,
+        budget: Optional[int] = None,
+        keep_last_n: Optional[int] = None,
+        max_length: Optional[int] = None,
+        keep_recent: Optional[int] = None,
+        summarizer: Optional[str] = None,
+    ) -> CompactResult:
+        """Compacts the working set (the log keeps every step): strategy
+        ``"keep_last_n"`` (``n``), ``"token_budget"`` (``budget``),
+        ``"prune_old_observations"`` (``keep_last_n``, ``max_length``) or
+        ``"summarize"`` (``keep_recent``, ``summarizer``: ``"extractive"`` or
+        ``"llm"``)."""
+        body = _drop_none(strategy=strategy, n=n, budget=budget, keep_last_n=keep_last_n, max_length=max_length, keep_recent=keep_recent, summarizer=summarizer)
+        return build(CompactResult, self._json("POST", "/v1/sessions/" + _quote(session_id) + "/compact", body=body))
+
+    # --- long-term memory --------------------------------------------------
+
+    def search_recall(
+        self,
+        q: str,
+        *,
+        k: Optional[int] = None,
+        scope: Optional[str] = None,
+        before: Optional[int] = None,
+        after: Optional[int] = None,
+        fresh: Optional[bool] = None,
+    ) -> List[RecallHit]:
+        """Searches past turns of every session (and documents): ``scope``
+        is ``"session:ID"``, ``"user:ID"`` or ``"agent:ID"``; ``before`` and
+        ``after`` add neighbouring turns; ``fresh`` waits until the index has
+        every write made before the search."""
+        query = {"q": q, "k": k, "scope": scope, "before": before, "after": after, "fresh": fresh}
+        out = self._json("GET", "/v1/recall/search", query=query)
+        return [build(RecallHit, h) for h in out.get("hits") or []]
+
+    def remember(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        confidence: Optional[float] = None,
+        source: Optional[Union[FactSource, Mapping[str, Any]]] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+    ) -> RememberResult:
+        """Remembers a fact about a user; the same fact again reinforces it
+        instead of adding a duplicate."""
+        if isinstance(source, FactSource):
+            source = _drop_none(session_id=source.session_id, step_seq=source.step_seq, agent=source.agent)
+        body = _drop_none(text=text, confidence=confidence, source=source, metadata=metadata)
+        return build(RememberResult, self._json("POST", "/v1/users/" + _quote(user_id) + "/facts", body=body))
+
+    def search_facts(
+        self,
+        user_id: str,
+        q: Optional[str] = None,
+        *,
+        k: Optional[int] = None,
+        min_confidence: Optional[float] = None,
+        include_superseded: Optional[bool] = None,
+    ) -> List[Fact]:
+        """Returns a user's facts: those relevant to ``q`` first when given,
+        else the most confident."""
+        query = {"q": q, "k": k, "min_confidence": min_confidence, "include_superseded": include_superseded}
+        out = self._json("GET", "/v1/users/" + _quote(user_id) + "/facts", query=query)
+        return [build(Fact, f) for f in out.get("facts") or []]
+
+    def get_fact(self, user_id: str, fact_id: str) -> FactHistory:
+        """Returns a fact and the facts it superseded."""
+        return build(FactHistory, self._json("GET", "/v1/users/" + _quote(user_id) + "/facts/" + _quote(fact_id)))
+
+    def forget(self, user_id: str, fact_id: str, *, reason: Optional[str] = None) -> None:
+        """Forgets a fact."""
+        self.request("DELETE", "/v1/users/" + _quote(user_id) + "/facts/" + _quote(fact_id), query={"reason": reason})
+
+    # --- operations --------------------------------------------------------
+
+    def health(self) -> bool:
+        """Reports whether the server is up (``/healthz``)."""
+        return self._json("GET", "/healthz").get("status") == "ok"
+
+
+def _drop_none(**kw: Any) -> Dict[str, Any]:
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _retry_after(value: Optional[str]) -> Optional[float]:
+    """Parses Retry-After: seconds, or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def batches(items: Sequence[Any], size: int = MAX_BATCH) -> Iterable[Sequence[Any]]:
+    """Splits a sequence into slices of at most size."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,318 @@
+"""The blocking client against the real server: every method, and the
+errors each refusal maps to."""
+
+from __future__ import annotations
+
+import re
+import unittest
+from datetime import datetime
+
+import agentmem
+
+from ._server import REPO, Server, server, unique
+
+
+def setUpModule() -> None:
+    server()
+
+
+def call(cid: str, name: str = "read_file", args: str = '{"path":"main.go"}') -> dict:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+class SessionsTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.c = agentmem.Client(server().url)
+
+    def test_create_get_list_fork_delete(self) -> None:
+        user = unique("alice")
+        sid = unique("s")
+        s = self.c.create_session(sid, user_id=user, agent="coder", metadata={"team": "a"}, retention="persistent")
+        self.assertEqual((s.id, s.user_id, s.agent, s.metadata, s.retention, s.last_seq), (sid, user, "coder", {"team": "a"}, "persistent", 0))
+        self.assertIsInstance(s.created_at, datetime)
+        self.assertIsNotNone(s.created_at.tzinfo)
+        self.assertEqual(self.c.get_session(sid), s)
+
+        generated = self.c.create_session(user_id=user, ttl_seconds=3600)
+        self.assertTrue(generated.id)
+        self.assertIsInstance(generated.expires_at, datetime)
+
+        with self.assertRaises(agentmem.ConflictError) as cm:
+            self.c.create_session(sid)
+        self.assertEqual(cm.exception.status, 409)
+
+        self.c.append_messages(sid, [{"role": "user", "content": "first"}, {"role": "assistant", "content": "ok"}])
+        branch = self.c.fork_session(sid, at_seq=1, new_id=unique("branch"), metadata={"why": "try"})
+        self.assertEqual((branch.parent_id, branch.fork_seq, branch.user_id, branch.metadata), (sid, 1, user, {"why": "try"}))
+
+        page = self.c.list_sessions(user_id=user, page_size=2)
+        self.assertEqual(len(page.sessions), 2)
+        self.assertTrue(page.next_page_token)
+        everything = list(self.c.iter_sessions(user_id=user, page_size=1))
+        self.assertEqual({x.id for x in everything}, {sid, generated.id, branch.id})
+        self.assertEqual(everything[0].id, branch.id)  # newest first
+
+        self.c.delete_session(sid)
+        with self.assertRaises(agentmem.NotFoundError) as cm2:
+            self.c.get_session(sid)
+        self.assertEqual((cm2.exception.status, cm2.exception.code), (404, "not_found"))
+        self.assertEqual(self.c.get_session(branch.id).parent_id, sid)
+
+    def test_bad_input(self) -> None:
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            self.c.create_session("../etc")
+        self.assertEqual((cm.exception.field, cm.exception.status), ("id", 400))
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            self.c.list_sessions(page_size=-1)
+        self.assertEqual(cm.exception.field, "page_size")
+        with self.assertRaises(ValueError):
+            agentmem.Client("localhost:8080")
+
+    def test_health(self) -> None:
+        self.assertTrue(self.c.health())
+
+
+class WritesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.c = agentmem.Client(server().url)
+        self.sid = unique("w")
+        self.c.create_session(self.sid, user_id=unique("u"))
+
+    def test_messages_item_by_item_and_pop(self) -> None:
+        r = self.c.append_messages(self.sid, [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "What is in main.go?"}])
+        self.assertEqual((r.seqs, r.last_seq), ([1, 2], 2))
+        # The call before its result, as frameworks save them.
+        r = self.c.append_messages(self.sid, {"role": "assistant", "content": None, "tool_calls": [call("c1")]})
+        self.assertEqual(r.seqs, [3])
+        ctx = self.c.get_context(self.sid)
+        self.assertEqual([(p.seq, p.tool_call_ids) for p in ctx.pending], [(3, ["c1"])])
+        self.assertNotIn("c1", str(ctx.messages))
+
+        # The result, with a key; the same request again is a retry.
+        r = self.c.append_messages(self.sid, {"role": "tool", "tool_call_id": "c1", "content": "package main"}, idempotency_key="res-1")
+        self.assertEqual((r.updated, r.last_seq), ([3], 4))
+        self.assertEqual(r.compaction_seq, 4)
+        again = self.c.append_messages(self.sid, {"role": "tool", "tool_call_id": "c1", "content": "package main"}, idempotency_key="res-1")
+        self.assertEqual(again.last_seq, 4)
+        with self.assertRaises(agentmem.ToolResultConflictError) as cm:
+            self.c.append_messages(self.sid, {"role": "tool", "tool_call_id": "c1", "content": "other"})
+        self.assertIsInstance(cm.exception, agentmem.ConflictError)
+        with self.assertRaises(agentmem.InvalidRequestError) as cm2:
+            self.c.append_messages(self.sid, {"role": "tool", "tool_call_id": "nobody", "content": "x"})
+        self.assertEqual(cm2.exception.field, "tool_call_id")
+
+        # A key reused for another body.
+        self.c.append_messages(self.sid, {"role": "assistant", "content": "It is a Go program."}, idempotency_key="turn-9")
+        with self.assertRaises(agentmem.IdempotencyKeyReusedError) as cm3:
+            self.c.append_messages(self.sid, {"role": "assistant", "content": "Something else."}, idempotency_key="turn-9")
+        self.assertEqual(cm3.exception.field, "Idempotency-Key")
+
+        # If-Match.
+        with self.assertRaises(agentmem.ConflictError) as cm4:
+            self.c.append_messages(self.sid, {"role": "user", "content": "x"}, if_match=1)
+        self.assertEqual(cm4.exception.last_seq, 5)
+        self.assertEqual(self.c.append_messages(self.sid, {"role": "user", "content": "Thanks"}, if_match=5).last_seq, 6)
+
+        # Pop: the user message, the answer, then the tool result (its
+        # call pending again).
+        p = self.c.pop_message(self.sid)
+        self.assertEqual((p.message["role"], p.message["content"], p.removed), ("user", "Thanks", True))
+        self.c.pop_message(self.sid, if_match=p.last_seq)
+        p = self.c.pop_message(self.sid)
+        self.assertEqual((p.seq, p.message["role"], p.message["tool_call_id"], p.removed), (3, "tool", "c1", False))
+        self.assertEqual([x.tool_call_ids for x in self.c.get_context(self.sid).pending], [["c1"]])
+        with self.assertRaises(agentmem.ConflictError):
+            self.c.pop_message(self.sid, if_match=1)
+
+        log = self.c.read_steps(self.sid)
+        self.assertEqual([s["type"] for s in log.steps], ["system_prompt", "task", "action", "action", "task"])
+        self.assertGreater(len(log.compactions), 0)
+        tail = self.c.read_steps(self.sid, last=3)
+        self.assertEqual(len(tail.steps) + len(tail.compactions), 3)
+        self.assertEqual([s["number"] for s in self.c.read_steps(self.sid, after=1, limit=2).steps], [2, 3])
+
+        for _ in range(3):
+            self.c.pop_message(self.sid)
+        with self.assertRaises(agentmem.NothingToPopError) as cm5:
+            self.c.pop_message(self.sid)
+        self.assertEqual(cm5.exception.code, "nothing_to_pop")
+
+    def test_steps_context_and_compaction(self) -> None:
+        steps = [
+            {"type": "system_prompt", "content": "You are a careful coding agent."},
+            {"type": "task", "task": "Fix the failing test."},
+        ]
+        for i in range(6):
+            steps.append({"type": "action", "model_output": f"Step {i}", "tool_calls": [call(f"c{i}")], "results": [{"call_id": f"c{i}", "content": "x" * 400}]})
+        r = self.c.append_steps(self.sid, steps, idempotency_key="batch-1")
+        self.assertEqual(r.seqs, list(range(1, 9)))
+        self.assertEqual(self.c.append_steps(self.sid, steps, idempotency_key="batch-1").seqs, r.seqs)
+        self.assertEqual(self.c.append_steps(self.sid, {"type": "final_answer", "answer": "done"}).seqs, [9])
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            self.c.append_steps(self.sid, {"type": "nonsense"})
+        self.assertEqual(cm.exception.field, "type")
+
+        full = self.c.get_context(self.sid)
+        self.assertEqual((full.format, full.dropped_steps, full.last_seq), ("openai", 0, 9))
+        self.assertEqual(full.messages[0], {"role": "system", "content": "You are a careful coding agent."})
+        small = self.c.get_context(self.sid, budget=200, tokenizer="o200k_base")
+        self.assertLessEqual(small.tokens, 200)
+        self.assertGreater(small.dropped_steps, 0)
+        self.assertEqual(small.dropped[0].first, 3)
+        anthropic = self.c.get_context(self.sid, format="anthropic", budget=5000, truncate=True)
+        self.assertEqual(anthropic.format, "anthropic")
+        self.assertEqual(anthropic.messages["system"], "You are a careful coding agent.")
+        with self.assertRaises(agentmem.BudgetTooSmallError) as cm2:
+            self.c.get_context(self.sid, budget=5)
+        self.assertEqual(cm2.exception.status, 422)
+        self.assertGreater(cm2.exception.required, 5)
+        self.assertEqual(cm2.exception.budget, 5)
+        with self.assertRaises(agentmem.InvalidRequestError) as cm3:
+            self.c.get_context(self.sid, format="xml")
+        self.assertEqual(cm3.exception.field, "format")
+
+        out = self.c.compact(self.sid, "prune_old_observations", keep_last_n=2, max_length=50)
+        self.assertTrue(out.changed)
+        self.assertEqual(out.replaced, [3, 4, 5, 6])
+        out = self.c.compact(self.sid, "keep_last_n", n=3)
+        self.assertEqual((out.before, out.after), (9, 5))  # pinned steps stay
+        out = self.c.compact(self.sid, "summarize", keep_recent=1, summarizer="extractive")
+        self.assertTrue(out.summary)
+        self.assertEqual(len(out.added), 1)
+        with self.assertRaises(agentmem.InvalidRequestError):
+            self.c.compact(self.sid, "shrink")
+        with self.assertRaises(agentmem.InvalidRequestError) as cm4:
+            self.c.compact(self.sid, "summarize", summarizer="llm")  # no LLM configured
+        self.assertEqual(cm4.exception.field, "summarizer")
+
+
+class LongTermTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.c = agentmem.Client(server().url)
+
+    def test_recall(self) -> None:
+        user = unique("recaller")
+        sid = unique("r")
+        self.c.create_session(sid, user_id=user)
+        self.c.append_messages(sid, [
+            {"role": "user", "content": "Where do penguins live?"},
+            {"role": "assistant", "content": "Penguins live in the southern hemisphere, mostly Antarctica."},
+            {"role": "user", "content": "And what do they eat?"},
+        ])
+        hits = self.c.search_recall("penguins antarctica", k=3, scope="user:" + user, before=1, fresh=True)
+        self.assertTrue(hits)
+        self.assertIn("Antarctica", hits[0].text)
+        self.assertEqual((hits[0].session_id, hits[0].step), (sid, 2))
+        self.assertGreater(hits[0].score, 0)
+        self.assertEqual([w.text for w in hits[0].window][0], "Where do penguins live?")
+        self.assertEqual(self.c.search_recall("penguins", scope="user:" + unique("nobody"), fresh=True), [])
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            self.c.search_recall("x", k=0)
+        self.assertEqual(cm.exception.field, "k")
+
+    def test_facts(self) -> None:
+        user = unique("fan")
+        r = self.c.remember(user, "Prefers answers in French", confidence=0.8, source=agentmem.FactSource(session_id="s1", step_seq=2), metadata={"from": "chat"})
+        self.assertEqual(r.outcome, "added")
+        self.assertEqual((r.fact.user_id, r.fact.text, r.fact.confidence, r.fact.source.session_id), (user, "Prefers answers in French", 0.8, "s1"))
+        again = self.c.remember(user, "Prefers answers in French")
+        self.assertEqual(again.fact.id, r.fact.id)
+        self.assertEqual(again.outcome, "reinforced")
+        self.c.remember(user, "Lives in Lyon", confidence=0.6)
+        found = self.c.search_facts(user, "which language for answers", k=1)
+        self.assertEqual([f.id for f in found], [r.fact.id])
+        self.assertEqual(len(self.c.search_facts(user)), 2)
+        self.assertEqual(self.c.get_fact(user, r.fact.id).fact.text, "Prefers answers in French")
+
+        # A fact in the context of the user's session.
+        sid = unique("f")
+        self.c.create_session(sid, user_id=user)
+        self.c.append_messages(sid, [{"role": "system", "content": "Be helpful."}, {"role": "user", "content": "Which language should answers use?"}])
+        ctx = self.c.get_context(sid, facts=1, budget=4000)
+        self.assertEqual([f.id for f in ctx.facts], [r.fact.id])
+        self.assertIn("Prefers answers in French", ctx.messages[0]["content"])
+
+        self.c.forget(user, r.fact.id, reason="asked to")
+        self.assertEqual([f.text for f in self.c.search_facts(user)], ["Lives in Lyon"])
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            self.c.remember(user, "")
+        self.assertEqual(cm.exception.field, "text")
+
+
+class ItemsTest(unittest.TestCase):
+    """The items methods; the session protocol over them is in
+    test_session."""
+
+    def test_items(self) -> None:
+        c = agentmem.Client(server().url)
+        sid = unique("i")
+        c.create_session(sid)
+        items = [
+            {"role": "user", "content": "Weather?"},
+            {"type": "function_call", "call_id": "k1", "name": "weather", "arguments": "{}"},
+        ]
+        self.assertEqual(c.add_items(sid, items).seqs, [1, 2])
+        out = {"type": "function_call_output", "call_id": "k1", "output": "sunny"}
+        self.assertEqual(c.add_items(sid, [out], idempotency_key="o1").updated, [2])
+        self.assertEqual(c.get_items(sid), items + [out])
+        self.assertEqual(c.get_items(sid, limit=1), [out])
+        self.assertEqual(c.pop_item(sid), out)
+        c.clear_items(sid)
+        self.assertEqual(c.get_items(sid), [])
+        with self.assertRaises(agentmem.NothingToPopError):
+            c.pop_item(sid)
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            c.add_items(sid, [{"type": "function_call_output", "call_id": "nobody", "output": "x"}])
+        self.assertEqual(cm.exception.field, "items[0].call_id")
+        with self.assertRaises(agentmem.NotFoundError):
+            c.get_items(unique("missing"))
+
+
+class APIKeyTest(unittest.TestCase):
+    """A server that requires keys: the key reaches its tenant's sessions,
+    no key or a bad one is 401, another tenant's session is 404."""
+
+    def test_api_key(self) -> None:
+        srv = Server(key_tenant="acme")
+        self.addCleanup(srv.stop)
+        assert srv.key
+        acme = agentmem.Client(srv.url, api_key=srv.key)
+        s = acme.create_session("k1")
+        self.assertEqual(s.tenant, "acme")
+        self.assertEqual(acme.get_items("k1"), [])
+        for client in (agentmem.Client(srv.url), agentmem.Client(srv.url, api_key=srv.key[:-2] + "xx")):
+            with self.assertRaises(agentmem.UnauthorizedError) as cm:
+                client.get_session("k1")
+            self.assertEqual(cm.exception.status, 401)
+
+
+class ErrorMapTest(unittest.TestCase):
+    def test_every_code_has_its_class(self) -> None:
+        """Every error code of api/errors.go maps to its own class."""
+        src = (REPO / "api" / "errors.go").read_text()
+        codes = re.findall(r'^\s+Code\w+\s+=\s+"(\w+)"', src, re.M)
+        self.assertGreater(len(codes), 15)
+        for code in codes:
+            cls = agentmem.ERROR_CLASSES.get(code)
+            self.assertIsNotNone(cls, code)
+            self.assertEqual(cls.code_name, code)
+            e = agentmem.errors.error_from_response(400, {"error": {"code": code, "message": "m", "field": "f"}})
+            self.assertIs(type(e), cls)
+            self.assertEqual((e.code, e.message, e.field), (code, "m", "f"))
+
+    def test_unknown_code_and_body(self) -> None:
+        e = agentmem.errors.error_from_response(418, {"error": {"code": "teapot", "message": "short and stout"}})
+        self.assertIs(type(e), agentmem.APIError)
+        self.assertEqual(str(e), "418 teapot: short and stout")
+        e = agentmem.errors.error_from_response(502, "<html>bad gateway</html>")
+        self.assertEqual((e.status, e.code), (502, "unknown"))
+        self.assertIn("bad gateway", e.message)
+
+    def test_transport_error(self) -> None:
+        c = agentmem.Client("http://127.0.0.1:9", timeout=2)  # discard: nothing listens
+        with self.assertRaises(agentmem.TransportError):
+            c.get_session("x")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,163 @@
+/**
+ * Typed errors: one class per error code of the API (api/errors.go),
+ * all subclasses of {@link AgentmemError}, so a caller can `instanceof`
+ * the case it handles and read the code, message and field of the rest.
+ *
+ * @module
+ */
+import type { ErrorBody, ErrorCode } from "./types.js";
+
+/** What the API said about a failed request. */
+export interface ErrorDetails {
+  /** The HTTP status. */
+  status: number;
+  /** The error code (`error.code`); one of {@link ErrorCode}, or another string a newer server sent. */
+  code: string;
+  /** What went wrong, for people. */
+  message: string;
+  /** The offending field (a JSON path), query parameter or header, when the API names one. */
+  field?: string | undefined;
+  /** With `budget_too_small`: the tokens the pinned steps need. */
+  required?: number | undefined;
+  /** With `budget_too_small`: the budget asked for. */
+  budget?: number | undefined;
+  /** With `conflict` on an append: the session's current last sequence number. */
+  lastSeq?: number | undefined;
+  /** The `Retry-After` of a 503, in seconds. */
+  retryAfter?: number | undefined;
+  /** The method and path of the request, for the message. */
+  request?: string | undefined;
+}
+
+/** An error answer of the agentmem API (a 4xx or 5xx with a JSON error body). */
+export class AgentmemError extends Error {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The API's error code: switch on it (or on the subclass), not on the message. */
+  readonly code: string;
+  /** The offending field (JSON path), query parameter or header, if named. */
+  readonly field: string | undefined;
+  /** With `budget_too_small`: the tokens the pinned steps need. */
+  readonly required: number | undefined;
+  /** With `budget_too_small`: the budget asked for. */
+  readonly budget: number | undefined;
+  /** With `conflict` on an append: the session's current last sequence number. */
+  readonly lastSeq: number | undefined;
+  /** The `Retry-After` of a 503, in seconds. */
+  readonly retryAfter: number | undefined;
+
+  /** Makes the error of an API answer; {@link errorFromResponse} picks the subclass. */
+  constructor(d: ErrorDetails) {
+    const where = d.field ? ` (${d.field})` : "";
+    const req = d.request ? `${d.request}: ` : "";
+    super(`agentmem: ${req}${d.status} ${d.code}${where}: ${d.message}`);
+    this.name = new.target.name;
+    this.status = d.status;
+    this.code = d.code;
+    this.field = d.field;
+    this.required = d.required;
+    this.budget = d.budget;
+    this.lastSeq = d.lastSeq;
+    this.retryAfter = d.retryAfter;
+  }
+}
+
+/** 400 `invalid`: the request is malformed or breaks a rule; `field` names what. */
+export class InvalidError extends AgentmemError {}
+/** 401 `unauthorized`: no API key where one is required, or a bad or revoked one. */
+export class UnauthorizedError extends AgentmemError {}
+/** 403 `forbidden`: a cross-origin request from an origin not allowed. */
+export class ForbiddenError extends AgentmemError {}
+/** 404 `not_found`: no such session (or another tenant's), document, fact or route. */
+export class NotFoundError extends AgentmemError {}
+/** 405 `method_not_allowed`. */
+export class MethodNotAllowedError extends AgentmemError {}
+/** 409 `conflict`: If-Match did not hold, or an ID is taken; `lastSeq` is the session's. */
+export class ConflictError extends AgentmemError {}
+/** 409 `idempotency_key_reused`: an append reused an Idempotency-Key (or step IDs) for a different body; nothing was stored. */
+export class IdempotencyKeyReusedError extends ConflictError {}
+/** 409 `tool_result_conflict`: a tool result for a call that already has a different one; nothing was stored. */
+export class ToolResultConflictError extends ConflictError {}
+/** 409 `nothing_to_pop`: a pop of a session whose working set is empty. */
+export class NothingToPopError extends ConflictError {}
+/** 413 `body_too_large`. */
+export class BodyTooLargeError extends AgentmemError {}
+/** 415 `unsupported_media_type`. */
+export class UnsupportedMediaTypeError extends AgentmemError {}
+/** 422 `budget_too_small`: the pinned steps need more tokens (`required`) than the budget (`budget`). */
+export class BudgetTooSmallError extends AgentmemError {}
+/** 422 `tool_results_missing`: no longer returned by the server (pending tool calls are stored as pending). */
+export class ToolResultsMissingError extends AgentmemError {}
+/** 500 `internal`: a failure nobody expected; the server logs it. */
+export class InternalError extends AgentmemError {}
+/** 501 `not_configured`: the server was started without what the route needs (recall, facts). */
+export class NotConfiguredError extends AgentmemError {}
+/** 502 `summarizer_failed`: the LLM summarizer failed; retry. */
+export class SummarizerFailedError extends AgentmemError {}
+/** 503 `unavailable`: the store is busy, unreachable, timed out or shutting down; retried by the client, then thrown. */
+export class UnavailableError extends AgentmemError {}
+/** 503 `index_behind`: a fresh recall search timed out waiting for the index; retry. */
+export class IndexBehindError extends UnavailableError {}
+/** 499 `canceled`: the client went away (only in the server's logs and metrics). */
+export class CanceledError extends AgentmemError {}
+
+/**
+ * The class of each error code. Typed against the OpenAPI document's
+ * list of codes: a code added there fails the build until it is here.
+ */
+export const errorClasses: { readonly [C in ErrorCode]: new (d: ErrorDetails) => AgentmemError } = {
+  invalid: InvalidError,
+  unauthorized: UnauthorizedError,
+  forbidden: ForbiddenError,
+  not_found: NotFoundError,
+  method_not_allowed: MethodNotAllowedError,
+  conflict: ConflictError,
+  idempotency_key_reused: IdempotencyKeyReusedError,
+  body_too_large: BodyTooLargeError,
+  unsupported_media_type: UnsupportedMediaTypeError,
+  budget_too_small: BudgetTooSmallError,
+  tool_results_missing: ToolResultsMissingError,
+  tool_result_conflict: ToolResultConflictError,
+  nothing_to_pop: NothingToPopError,
+  internal: InternalError,
+  not_configured: NotConfiguredError,
+  summarizer_failed: SummarizerFailedError,
+  unavailable: UnavailableError,
+  index_behind: IndexBehindError,
+  canceled: CanceledError,
+};
+
+/**
+ * A request that got no answer: the connection failed, or the response
+ * was not the API's (not JSON). Retried like a 503 when the request is
+ * safe to repeat.
+ */
+export class ConnectionError extends Error {
+  /** Makes the error of a failed request; cause is the underlying error. */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ConnectionError";
+  }
+}
+
+/**
+ * errorFromResponse makes the typed error of an error answer: the class
+ * of its code, or {@link AgentmemError} for a code this client does not
+ * know (or a body that is not the API's error body).
+ */
+export function errorFromResponse(status: number, body: unknown, retryAfter: number | undefined, request?: string): AgentmemError {
+  const e = (body as Partial<ErrorBody> | undefined)?.error;
+  const d: ErrorDetails = {
+    status,
+    code: typeof e?.code === "string" ? e.code : `http_${status}`,
+    message: typeof e?.message === "string" ? e.message : `HTTP ${status}`,
+    field: e?.field,
+    required: e?.required,
+    budget: e?.budget,
+    lastSeq: e?.last_seq,
+    retryAfter,
+    request,
+  };
+  const cls = Object.hasOwn(errorClasses, d.code) ? errorClasses[d.code as ErrorCode] : AgentmemError;
+  return new cls(d);
+}

@@ -1,0 +1,347 @@
+// The client against the real agentmem binary: every method, the typed
+// errors, and the retries after a 503.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  AgentmemError,
+  BudgetTooSmallError,
+  Client,
+  ConflictError,
+  ConnectionError,
+  IdempotencyKeyReusedError,
+  InvalidError,
+  NotFoundError,
+  NothingToPopError,
+  ToolResultConflictError,
+  UnavailableError,
+  errorClasses,
+} from "@agentmem/client";
+import { startFaultProxy, startServer } from "./helpers.js";
+
+let server;
+let client;
+before(async () => {
+  server = await startServer();
+  client = new Client({ baseUrl: server.baseUrl });
+});
+after(async () => {
+  await server?.stop();
+});
+
+describe("sessions", () => {
+  test("create, get, list, fork, delete", async () => {
+    const s = await client.createSession({ id: "sess-1", user_id: "u1", agent: "a1", metadata: { k: "v" } });
+    assert.equal(s.id, "sess-1");
+    assert.equal(s.user_id, "u1");
+    assert.equal(s.last_seq, 0);
+    assert.deepEqual((await client.getSession("sess-1")).metadata, { k: "v" });
+    const anon = await client.createSession();
+    assert.match(anon.id, /^[0-9a-f-]{36}$/);
+
+    await client.appendMessages("sess-1", [
+      { role: "user", content: "one" },
+      { role: "assistant", content: "two" },
+    ]);
+    const branch = await client.forkSession("sess-1", { id: "sess-1-b", at_seq: 1 });
+    assert.equal(branch.parent_id, "sess-1");
+    assert.equal(branch.fork_seq, 1);
+    const read = await client.readSteps("sess-1-b");
+    assert.deepEqual(read.steps.map((s) => s.type), ["task"]);
+
+    const page = await client.listSessions({ user_id: "u1" });
+    assert.deepEqual(page.sessions.map((s) => s.id), ["sess-1-b", "sess-1"], "newest first; the branch keeps the user");
+    // allSessions follows the pages.
+    for (let i = 0; i < 3; i++) await client.createSession({ id: `paged-${i}`, agent: "pager" });
+    const ids = [];
+    for await (const s of client.allSessions({ agent: "pager", page_size: 2 })) ids.push(s.id);
+    assert.deepEqual(ids.sort(), ["paged-0", "paged-1", "paged-2"]);
+
+    await client.deleteSession("sess-1-b");
+    await assert.rejects(client.getSession("sess-1-b"), (e) => e instanceof NotFoundError && e.status === 404 && e.code === "not_found");
+  });
+
+  test("a taken ID is a ConflictError; ensureSession takes it as there", async () => {
+    await client.createSession({ id: "taken" });
+    await assert.rejects(client.createSession({ id: "taken" }), (e) => e instanceof ConflictError && e.code === "conflict");
+    assert.equal(await client.ensureSession({ id: "taken", user_id: "ignored" }), false);
+    assert.equal((await client.getSession("taken")).user_id, undefined);
+    assert.equal(await client.ensureSession({ id: "ensured", user_id: "u9" }), true);
+    assert.equal((await client.getSession("ensured")).user_id, "u9");
+    await assert.rejects(client.ensureSession({ id: "bad id" }), InvalidError);
+  });
+
+  test("bad input is an InvalidError naming the field", async () => {
+    await assert.rejects(client.createSession({ id: "no spaces allowed" }), (e) => e instanceof InvalidError && e.field === "id");
+    await assert.rejects(client.readSteps("taken", { limit: 0 }), (e) => e instanceof InvalidError && e.field === "limit");
+  });
+});
+
+describe("steps and messages", () => {
+  test("appendSteps with an Idempotency-Key stores once; another body is refused", async () => {
+    await client.createSession({ id: "steps" });
+    const body = [
+      { type: "system_prompt", content: "Be brief." },
+      { type: "task", task: "Sum 2 and 2." },
+    ];
+    const a = await client.appendSteps("steps", body, { idempotencyKey: "k1" });
+    assert.deepEqual(a.seqs, [1, 2]);
+    const again = await client.appendSteps("steps", body, { idempotencyKey: "k1" });
+    assert.deepEqual(again.seqs, [1, 2]);
+    assert.equal(again.last_seq, 2);
+    await assert.rejects(
+      client.appendSteps("steps", [{ type: "task", task: "Other" }], { idempotencyKey: "k1" }),
+      (e) => e instanceof IdempotencyKeyReusedError && e instanceof ConflictError && e.status === 409,
+    );
+    const read = await client.readSteps("steps");
+    assert.deepEqual(read.steps.map((s) => s.id), ["k1/0", "k1/1"]);
+  });
+
+  test("If-Match that does not hold is a ConflictError with the last sequence number", async () => {
+    await client.createSession({ id: "ifmatch" });
+    await client.appendSteps("ifmatch", { type: "task", task: "t" });
+    await assert.rejects(client.appendSteps("ifmatch", { type: "task", task: "u" }, { ifMatch: 0 }), (e) => e instanceof ConflictError && e.lastSeq === 1);
+    const ok = await client.appendSteps("ifmatch", { type: "task", task: "u" }, { ifMatch: 1 });
+    assert.equal(ok.last_seq, 2);
+  });
+
+  test("messages item by item: a pending tool call completed later, with IDs", async () => {
+    await client.createSession({ id: "msgs" });
+    await client.appendMessages("msgs", { id: "u1", role: "user", content: "Weather in Paris?" });
+    await client.appendMessages("msgs", {
+      id: "a1",
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: '{"city":"Paris"}' } }],
+    });
+    let ws = await client.readWorkingSet("msgs");
+    assert.equal(ws.length, 2);
+    assert.equal(ws[1].type, "action");
+    assert.equal(ws[1].results, undefined, "the action is pending");
+    const ctx = await client.getContext("msgs");
+    assert.deepEqual(ctx.pending, [{ seq: 2, tool_call_ids: ["call_1"] }]);
+
+    const r = await client.appendMessages("msgs", { id: "t1", role: "tool", tool_call_id: "call_1", content: "sunny" }, { idempotencyKey: "tool-1" });
+    assert.deepEqual(r.updated, [2]);
+    ws = await client.readWorkingSet("msgs");
+    assert.deepEqual(
+      ws.map((s) => s.id),
+      ["u1", "a1"],
+    );
+    assert.deepEqual(ws[1].results, [{ call_id: "call_1", id: "t1", content: "sunny" }]);
+    await assert.rejects(
+      client.appendMessages("msgs", { role: "tool", tool_call_id: "call_1", content: "rainy" }),
+      (e) => e instanceof ToolResultConflictError && e.code === "tool_result_conflict",
+    );
+    await assert.rejects(
+      client.appendMessages("msgs", { role: "tool", tool_call_id: "nope", content: "x" }),
+      (e) => e instanceof InvalidError && e.field === "tool_call_id",
+    );
+  });
+
+  test("pop removes the newest message; an empty session is NothingToPopError", async () => {
+    await client.createSession({ id: "pop" });
+    await client.appendMessages("pop", [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
+    const p = await client.pop("pop");
+    assert.deepEqual(p.message, { role: "assistant", content: "hello" });
+    assert.equal(p.removed, true);
+    const p2 = await client.pop("pop", { ifMatch: p.last_seq });
+    assert.equal(p2.message.content, "hi");
+    await assert.rejects(client.pop("pop"), (e) => e instanceof NothingToPopError && e instanceof ConflictError);
+    assert.deepEqual(await client.readWorkingSet("pop"), []);
+  });
+
+  test("readWorkingSet follows pages and compactions", async () => {
+    await client.createSession({ id: "long" });
+    const steps = [];
+    for (let i = 0; i < 1200; i++) steps.push({ type: "task", task: `t${i}` });
+    await client.appendSteps("long", steps.slice(0, 1000));
+    await client.appendSteps("long", steps.slice(1000));
+    const c = await client.compact("long", { strategy: "keep_last_n", n: 5 });
+    assert.equal(c.changed, true);
+    const ws = await client.readWorkingSet("long");
+    // The first task is pinned; the last five are kept.
+    assert.deepEqual(
+      ws.map((s) => s.task),
+      ["t0", "t1195", "t1196", "t1197", "t1198", "t1199"],
+    );
+  });
+});
+
+describe("context and compaction", () => {
+  test("context in a format, within a budget, with facts", async () => {
+    await client.createSession({ id: "ctx", user_id: "ctx-user" });
+    await client.remember("ctx-user", { text: "The user prefers metric units." });
+    await client.appendMessages("ctx", [
+      { role: "system", content: "You are helpful." },
+      { role: "user", content: "How far is the moon?" },
+      { role: "assistant", content: "About 384,400 km." },
+    ]);
+    const ctx = await client.getContext("ctx", { budget: 4000, format: "anthropic", facts: 5 });
+    assert.equal(ctx.format, "anthropic");
+    assert.ok(ctx.tokens > 0 && ctx.tokens <= 4000);
+    assert.match(JSON.stringify(ctx.messages), /metric units/);
+    assert.match(JSON.stringify(ctx.messages), /384,400/);
+    await assert.rejects(
+      client.getContext("ctx", { budget: 3 }),
+      (e) => e instanceof BudgetTooSmallError && e.budget === 3 && e.required > 3,
+    );
+  });
+
+  test("compact with a strategy", async () => {
+    await client.createSession({ id: "cmp" });
+    for (let i = 0; i < 6; i++) {
+      await client.appendMessages("cmp", [
+        { role: "user", content: `question ${i}` },
+        { role: "assistant", content: `answer ${i}` },
+      ]);
+    }
+    const r = await client.compact("cmp", { strategy: "summarize", keep_recent: 2, summarizer: "extractive" });
+    assert.equal(r.changed, true);
+    assert.ok(r.after < r.before);
+    const ws = await client.readWorkingSet("cmp");
+    assert.ok(ws.some((s) => s.type === "summary"));
+    await assert.rejects(client.compact("cmp", { strategy: "keep_last_n" }), (e) => e instanceof InvalidError);
+  });
+});
+
+describe("recall and facts", () => {
+  test("recall: upsert, search, get, delete", async () => {
+    const ids = await client.upsertRecall([
+      { id: "doc-1", text: "The deploy runbook: roll back with make rollback.", metadata: { kind: "runbook" } },
+      { id: "doc-2", text: "Lunch is at noon." },
+    ]);
+    assert.deepEqual(ids, ["doc-1", "doc-2"]);
+    const found = await client.searchRecall({ q: "how do I roll back a deploy", k: 1, fresh: true });
+    assert.equal(found.hits[0]?.id, "doc-1");
+    assert.equal((await client.getRecall("doc-1")).metadata?.kind, "runbook");
+    await client.deleteRecall("doc-1");
+    await assert.rejects(client.getRecall("doc-1"), NotFoundError);
+  });
+
+  test("facts: remember, reinforce, search, get, forget", async () => {
+    const a = await client.remember("u-facts", { text: "Lives in Lyon.", confidence: 0.8 });
+    assert.equal(a.outcome, "added");
+    const b = await client.remember("u-facts", { text: "Lives in Lyon." });
+    assert.equal(b.outcome, "reinforced");
+    await client.remember("u-facts", { text: "Has a cat named Miso." });
+    const hits = await client.searchFacts("u-facts", { q: "where does the user live", k: 1 });
+    assert.equal(hits[0]?.text, "Lives in Lyon.");
+    assert.equal((await client.getFact("u-facts", a.fact.id)).text, "Lives in Lyon.");
+    await client.forget("u-facts", a.fact.id, { reason: "moved" });
+    const left = await client.searchFacts("u-facts");
+    assert.deepEqual(left.map((f) => f.text), ["Has a cat named Miso."]);
+  });
+});
+
+describe("errors and retries", () => {
+  test("every error code of the document has its class", () => {
+    for (const [code, cls] of Object.entries(errorClasses)) {
+      const e = new cls({ status: 400, code, message: "m" });
+      assert.ok(e instanceof AgentmemError, code);
+      assert.equal(e.name, cls.name);
+    }
+  });
+
+  test("a safe request is retried after 503 as Retry-After says, bounded", async () => {
+    const proxy = await startFaultProxy(server.baseUrl);
+    try {
+      await client.createSession({ id: "retry" });
+      // Retry-After: 1 is waited for.
+      const c = new Client({ baseUrl: proxy.url, retries: 2 });
+      proxy.failures = 2;
+      proxy.retryAfter = "1";
+      let t0 = performance.now();
+      const s = await c.getSession("retry");
+      assert.equal(s.id, "retry");
+      assert.equal(proxy.requests, 3);
+      assert.ok(performance.now() - t0 >= 1900, "waited Retry-After twice");
+
+      // The wait is capped by maxRetryWaitMs, whatever Retry-After says.
+      const capped = new Client({ baseUrl: proxy.url, retries: 2, maxRetryWaitMs: 20 });
+      proxy.requests = 0;
+      proxy.failures = 2;
+      proxy.retryAfter = "3600";
+      t0 = performance.now();
+      await capped.appendMessages("retry", { role: "user", content: "once" }, { idempotencyKey: "r1" });
+      assert.ok(performance.now() - t0 < 5000);
+      assert.equal(proxy.requests, 3);
+      assert.equal((await client.readSteps("retry")).steps.length, 1);
+
+      // Out of retries: the 503 is thrown, typed, with its Retry-After.
+      proxy.requests = 0;
+      proxy.failures = 3;
+      proxy.retryAfter = "7";
+      await assert.rejects(capped.getSession("retry"), (e) => e instanceof UnavailableError && e.retryAfter === 7 && e.status === 503);
+      assert.equal(proxy.requests, 3);
+
+      // A request that is not safe to repeat is not retried.
+      proxy.requests = 0;
+      proxy.failures = 1;
+      await assert.rejects(capped.appendMessages("retry", { role: "user", content: "x" }), UnavailableError);
+      assert.equal(proxy.requests, 1);
+      assert.equal((await client.readSteps("retry")).steps.length, 1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test("an abort ends the wait between retries", async () => {
+    const proxy = await startFaultProxy(server.baseUrl);
+    try {
+      const c = new Client({ baseUrl: proxy.url, retries: 5 });
+      proxy.failures = 5;
+      proxy.retryAfter = "5";
+      const ctl = new AbortController();
+      const t0 = performance.now();
+      const p = c.getSession("taken", { signal: ctl.signal });
+      // Abort once the first 503 has been sent (the client then waits 5 s).
+      while (proxy.injected === 0) await new Promise((r) => setImmediate(r));
+      ctl.abort();
+      await assert.rejects(p, (e) => e.name === "AbortError");
+      assert.ok(performance.now() - t0 < 4000, "did not wait out Retry-After");
+      assert.equal(proxy.requests, 1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test("no server is a ConnectionError", async () => {
+    const proxy = await startFaultProxy(server.baseUrl);
+    const url = proxy.url;
+    await proxy.close();
+    const c = new Client({ baseUrl: url, retries: 1, maxRetryWaitMs: 1 });
+    await assert.rejects(c.getSession("x"), (e) => e instanceof ConnectionError);
+  });
+
+  test("the API key is sent as a Bearer token", async () => {
+    const c = new Client({ baseUrl: server.baseUrl, apiKey: "am_notakey" });
+    // No key exists, so the loopback server lets requests without a key
+    // through; a key that is sent must be valid.
+    await assert.rejects(c.getSession("taken"), (e) => e instanceof AgentmemError && e.code === "unauthorized" && e.status === 401);
+  });
+
+  test("the constructor refuses a bad base URL", () => {
+    assert.throws(() => new Client({ baseUrl: "localhost:8080" }), TypeError);
+    assert.throws(() => new Client({ baseUrl: "ftp://x" }), TypeError);
+  });
+});
+
+test("the main entry point imports nothing but its own modules", async () => {
+  const { readFileSync, readdirSync } = await import("node:fs");
+  const dist = new URL("../dist/", import.meta.url);
+  // The import and export ... from statements of a module (at the start of
+  // a line: the examples in comments are not imports).
+  const imports = (f) => [...readFileSync(new URL(f, dist), "utf8").matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)";$/gm)].map((m) => m[1]);
+  const adapters = new Set(["openai-agents.js", "langchain.js"]);
+  for (const f of readdirSync(dist).filter((f) => f.endsWith(".js") && !adapters.has(f))) {
+    for (const spec of imports(f)) assert.ok(spec.startsWith("./"), `${f} imports ${spec}`);
+  }
+  assert.ok(imports("index.js").includes("./client.js"));
+  // The LangChain adapter imports @langchain/core; the Agents SDK adapter
+  // needs only its types, so it imports nothing of the SDK at run time.
+  assert.ok(imports("langchain.js").includes("@langchain/core/chat_history"));
+  assert.deepEqual(imports("openai-agents.js").filter((s) => !s.startsWith("./")), []);
+});

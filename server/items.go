@@ -1,0 +1,209 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/responses"
+	"github.com/agentmem/agentmem/store"
+)
+
+// The items routes: a session as the list of Responses-API input items
+// that the OpenAI Agents SDK's sessions store (get_items, add_items,
+// pop_item, clear_session), converted to and from steps by package
+// responses.
+
+// decodeItems decodes and checks the body of POST /items.
+func decodeItems(body []byte) ([]json.RawMessage, *Error) {
+	var req api.ItemsRequest
+	if e := decodeStrict(body, &req); e != nil {
+		return nil, e
+	}
+	if len(req.Items) == 0 {
+		return nil, errInvalid("items", "is empty: send at least one item")
+	}
+	if len(req.Items) > api.MaxStepsPerRequest {
+		return nil, errInvalid("items", "has %d items; at most %d per request", len(req.Items), api.MaxStepsPerRequest)
+	}
+	if err := responses.Check(req.Items); err != nil {
+		return nil, apiError(err)
+	}
+	return req.Items, nil
+}
+
+// appendItems serves POST /v1/sessions/{id}/items: the items become
+// messages (responses.ToMessages) appended by store.AppendMessages, as
+// the messages route appends them, with the same response. Items that
+// begin with an output are placed after the newest step of the working
+// set, which is read first; the append is then conditional on it and
+// tried again when another writer got in between.
+func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
+	id, key, expected, body, e := s.appendInput(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	items, e := decodeItems(body)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	tenant := Tenant(r)
+	ctx := r.Context()
+	for attempt := 1; ; attempt++ {
+		opts := responses.Options{NewID: itemIDs(key)}
+		cond := expected
+		if responses.NeedsState(items) {
+			ws, err := s.workingSet(ctx, tenant, id)
+			if err != nil {
+				s.fail(w, r, "read", err)
+				return
+			}
+			if n := len(ws.Steps); n > 0 {
+				opts.Newest = ws.Steps[n-1].Info().ID
+			}
+			opts.LastSeq = ws.Session.LastSeq
+			if cond == nil {
+				cond = &opts.LastSeq
+			}
+		}
+		msgs, err := responses.ToMessages(items, opts)
+		if err != nil {
+			writeError(w, apiError(err))
+			return
+		}
+		resp, err := s.svc.AppendMessages(ctx, store.MessagesRequest{
+			SessionID: id, Tenant: tenant, Messages: msgs, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: cond,
+		})
+		if err != nil {
+			if e := messagesError(err, key, false); e != nil {
+				e.Field = itemField(e.Field)
+				writeError(w, e)
+				return
+			}
+			if errors.Is(err, agentmem.ErrConflict) && expected == nil && cond != nil && attempt < store.MessageAttempts {
+				continue // another writer got in between the read and the append
+			}
+			s.rewriteFailed(w, r, id, expected, "append", err)
+			return
+		}
+		w.Header().Set("ETag", etag(resp.LastSeq))
+		writeJSON(w, http.StatusCreated, api.AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
+		return
+	}
+}
+
+// itemIDs gives the IDs of the steps that items become: KEY/0, KEY/1,
+// ... with an Idempotency-Key, as store.AppendMessages derives them, so
+// that a retry stores nothing twice; new IDs without.
+func itemIDs(key string) func() string {
+	if key == "" {
+		return agentmem.NewID
+	}
+	n := 0
+	return func() string {
+		id := key + "/" + strconv.Itoa(n)
+		n++
+		return id
+	}
+}
+
+// itemField renames the field of an error about a message that an item
+// became ("messages[2].tool_call_id") after the item ("items[2].call_id").
+func itemField(f string) string {
+	rest, ok := strings.CutPrefix(f, "messages[")
+	if !ok {
+		return f
+	}
+	f = "items[" + rest
+	for msg, item := range map[string]string{".tool_call_id": ".call_id", ".content": ".output"} {
+		if strings.HasSuffix(f, "]"+msg) {
+			return strings.TrimSuffix(f, msg) + item
+		}
+	}
+	return f
+}
+
+// workingSet reads the working set of a session of tenant.
+func (s *Server) workingSet(ctx context.Context, tenant, id string) (*store.ReadResponse, error) {
+	ws, err := s.svc.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
+	if err != nil {
+		return nil, sessionErr(id, err)
+	}
+	return ws, nil
+}
+
+// readItems serves GET /v1/sessions/{id}/items?limit=N: the working
+// set's items, oldest first (with limit, the newest N).
+func (s *Server) readItems(w http.ResponseWriter, r *http.Request) {
+	id, e := sessionID(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	limit, e := intParam(r.URL.Query(), "limit", 0, 1, int(^uint(0)>>1))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	ws, err := s.workingSet(r.Context(), Tenant(r), id)
+	if err != nil {
+		s.fail(w, r, "read", err)
+		return
+	}
+	items := responses.Items(ws.Steps)
+	if limit > 0 && len(items) > limit {
+		items = items[len(items)-limit:]
+	}
+	w.Header().Set("ETag", etag(ws.Session.LastSeq))
+	writeJSON(w, http.StatusOK, api.ItemsResponse{Items: items})
+}
+
+// popItem serves POST /v1/sessions/{id}/items/pop: it removes the newest
+// item (responses.Newest) from the working set, with store.Pop, and
+// returns it. A function_call_output popped leaves its call pending
+// again.
+func (s *Server) popItem(w http.ResponseWriter, r *http.Request) {
+	id, expected, ok := s.popInput(w, r)
+	if !ok {
+		return
+	}
+	tenant := Tenant(r)
+	var item json.RawMessage
+	resp, err := s.svc.Pop(r.Context(), store.PopRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected,
+		Target: func(steps []agentmem.Step) (int, string) {
+			newest, i, callID, _ := responses.Newest(steps) // every step has an item
+			item = newest
+			return i, callID
+		}})
+	if err != nil {
+		s.rewriteFailed(w, r, id, expected, "pop", err)
+		return
+	}
+	w.Header().Set("ETag", etag(resp.LastSeq))
+	writeJSON(w, http.StatusOK, api.PopItemResponse{Item: item})
+}
+
+// clearItems serves DELETE /v1/sessions/{id}/items: it empties the
+// working set (store.Clear), recorded as a compaction entry; the log
+// keeps every step and the session stays usable.
+func (s *Server) clearItems(w http.ResponseWriter, r *http.Request) {
+	id, expected, ok := s.popInput(w, r)
+	if !ok {
+		return
+	}
+	tenant := Tenant(r)
+	resp, err := s.svc.Clear(r.Context(), store.ClearRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected})
+	if err != nil {
+		s.rewriteFailed(w, r, id, expected, "clear", err)
+		return
+	}
+	w.Header().Set("ETag", etag(resp.LastSeq))
+	w.WriteHeader(http.StatusNoContent)
+}

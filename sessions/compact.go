@@ -1,0 +1,128 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/summarize"
+)
+
+// Plan is a compaction to run (Compact): a strategy (api.Strategy*) and
+// its parameters.
+type Plan struct {
+	Strategy string
+	// N: keep_last_n keeps the pinned steps and the newest N others.
+	N int
+	// Budget: token_budget keeps the pinned steps and the newest that fit.
+	Budget int
+	// KeepLastN and MaxLength: prune_old_observations truncates the tool
+	// results of all but the newest KeepLastN actions to MaxLength bytes.
+	KeepLastN, MaxLength int
+	// KeepRecent and Summarizer: summarize replaces all but the newest
+	// KeepRecent unpinned steps with a summary by the summarizer
+	// (api.SummarizerExtractive or api.SummarizerLLM).
+	KeepRecent int
+	Summarizer string
+}
+
+// compactAttempts bounds the tries of a compaction that lost a race with
+// another writer of the session.
+const compactAttempts = 3
+
+// SummarizerError is the error of a compaction whose summarizer failed:
+// nothing was written, and the call may be retried.
+type SummarizerError struct {
+	// Summarizer names it (Plan.Summarizer).
+	Summarizer string
+	Err        error
+}
+
+func (e *SummarizerError) Error() string { return "summarizer " + e.Summarizer + ": " + e.Err.Error() }
+
+// Unwrap returns the summarizer's error.
+func (e *SummarizerError) Unwrap() error { return e.Err }
+
+// Compacted is what a compaction did.
+type Compacted struct {
+	*agentmem.Compaction
+	// LastSeq is the session's last sequence number after it.
+	LastSeq int64
+}
+
+// Compact runs a compaction on a session of a tenant. It runs on a memory
+// bound to the session (store.OpenTenantMemory), so it is recorded in the
+// log through the bound memory's journal, atomically and only if no other
+// writer appended in between; if one did, the memory is reloaded and the
+// compaction tried again, up to three times (then the store's
+// agentmem.ErrConflict). A failure of the summarizer is a
+// *SummarizerError; an unknown strategy or summarizer an
+// *agentmem.InvalidError.
+func (s *Service) Compact(ctx context.Context, tenant, id string, p Plan) (*Compacted, error) {
+	var sum agentmem.Summarizer
+	switch p.Strategy {
+	case api.StrategyKeepLastN, api.StrategyTokenBudget, api.StrategyPruneOldObservations:
+	case api.StrategySummarize:
+		switch p.Summarizer {
+		case api.SummarizerExtractive, "":
+			sum = summarize.Extractive{Counter: s.counter}
+			p.Summarizer = api.SummarizerExtractive
+		case api.SummarizerLLM:
+			if s.cfg.Summarizer == nil {
+				return nil, &agentmem.InvalidError{Field: "summarizer", Reason: `"llm" needs an LLM summarizer, and this server has none configured`}
+			}
+			sum = s.cfg.Summarizer
+		default:
+			return nil, &agentmem.InvalidError{Field: "summarizer", Reason: fmt.Sprintf("unknown summarizer %q", p.Summarizer)}
+		}
+		sum = tagSummarizer{p.Summarizer, sum}
+	default:
+		return nil, &agentmem.InvalidError{Field: "strategy", Reason: fmt.Sprintf("unknown strategy %q", p.Strategy)}
+	}
+	b, err := store.OpenTenantMemory(ctx, s.st, tenant, id, agentmem.Options{Counter: s.counter, Clock: s.clock})
+	if err != nil {
+		return nil, err
+	}
+	// b is not closed: Close would delete a single-run session, and a
+	// bound memory holds nothing but memory.
+	for attempt := 1; ; attempt++ {
+		var comp *agentmem.Compaction
+		switch p.Strategy {
+		case api.StrategyKeepLastN:
+			comp, err = b.Prune(ctx, agentmem.KeepLastN(p.N))
+		case api.StrategyTokenBudget:
+			comp, err = b.Prune(ctx, agentmem.TokenBudget(p.Budget))
+		case api.StrategyPruneOldObservations:
+			comp, err = b.Prune(ctx, agentmem.PruneOldObservations(p.KeepLastN, p.MaxLength))
+		case api.StrategySummarize:
+			comp, err = b.Summarize(ctx, sum, p.KeepRecent)
+		}
+		if err == nil {
+			return &Compacted{Compaction: comp, LastSeq: b.Session().LastSeq}, nil
+		}
+		if !errors.Is(err, agentmem.ErrConflict) || attempt == compactAttempts {
+			return nil, err
+		}
+		if err := b.Reload(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// tagSummarizer marks the errors of a summarizer, to tell them from the
+// store's.
+type tagSummarizer struct {
+	name string
+	s    agentmem.Summarizer
+}
+
+func (t tagSummarizer) Summarize(ctx context.Context, req agentmem.SummaryRequest) (string, error) {
+	text, err := t.s.Summarize(ctx, req)
+	if err != nil && ctx.Err() == nil {
+		return "", &SummarizerError{Summarizer: t.name, Err: err}
+	}
+	return text, err
+}

@@ -1,0 +1,172 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// ContextRequest asks for a session's context (Context).
+type ContextRequest struct {
+	// Tenant and SessionID name the session.
+	Tenant    string
+	SessionID string
+	// Budget is the most tokens the context may cost; 0 means the
+	// service's maximum (MaxContextTokens), so that a long session's
+	// request renders only the steps that fit, never the whole log. A
+	// budget above the maximum is an *agentmem.InvalidError.
+	Budget int
+	// Reserve is taken off the budget for what the caller adds to the
+	// context (facts injected into the system prompt).
+	Reserve int
+	// Format names the rendering (render.ByName); empty means OpenAI.
+	Format string
+	// Counter counts tokens; nil means the service's.
+	Counter tokenizer.Counter
+	// TruncateToFill fills what the budget leaves with a truncated copy of
+	// the newest step that did not fit (agentmem.ContextOptions).
+	TruncateToFill bool
+}
+
+// Context is a session's context: what agentmem.Memory.Context returns,
+// the log sequence number it reflects, and the session's user (whose
+// facts a caller may add).
+type Context struct {
+	*agentmem.Context
+	// LastSeq is the log sequence number the context reflects: every
+	// entry up to it, and nothing after.
+	LastSeq int64
+	// UserID is the session's user.
+	UserID string
+	// Fit is the budget the steps were fitted to (the budget, or the
+	// service's maximum, less the reserve).
+	Fit int
+}
+
+// Context returns a session's context: its working set fitted to the
+// budget and rendered in the format, from the service's cache of session
+// memories, brought up to date with the log first (so it reflects every
+// append acknowledged before the call, by any process sharing the
+// store).
+func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, error) {
+	if req.Budget < 0 || req.Budget > s.cfg.MaxContextTokens {
+		return nil, &agentmem.InvalidError{Field: "budget", Reason: fmt.Sprintf("is %d tokens; it must be between 0 and this server's maximum context of %d tokens", req.Budget, s.cfg.MaxContextTokens)}
+	}
+	if req.Format == "" {
+		req.Format = render.NameOpenAI
+	}
+	format, err := render.ByName(req.Format)
+	if err != nil {
+		return nil, err
+	}
+	counter := req.Counter
+	if counter == nil {
+		counter = s.counter
+	}
+	st, err := s.cache.get(ctx, req.Tenant, req.SessionID, form{req.Format, counter.Name()})
+	if err != nil {
+		return nil, err
+	}
+	fit := req.Budget - req.Reserve
+	if req.Budget == 0 {
+		fit = s.cfg.MaxContextTokens
+	}
+	c, err := st.mem.Context(ctx, agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
+	if err != nil {
+		return nil, err
+	}
+	return &Context{Context: c, LastSeq: st.seq, UserID: st.user, Fit: fit}, nil
+}
+
+// LogContext is a session's log up to a point and the context its working
+// set gave there (ContextAt).
+type LogContext struct {
+	// Session is the session as read.
+	Session *store.Session
+	// Entries are the log's entries before At (all of them when At is 0),
+	// and Produced the entry at At (nil when At is 0 or past the log).
+	Entries  []store.Entry
+	Produced *store.Entry
+	// WorkingSet is the working set those entries give (store.WorkingSet).
+	WorkingSet []agentmem.Step
+	// Context is the working set fitted to the request's budget, as a
+	// memory restored from it renders it; nil when the pinned steps do
+	// not fit (ContextAt then returns the *agentmem.BudgetError too).
+	Context *agentmem.Context
+	// Format and Counter are the rendering used; Fit the budget fitted to.
+	Format  agentmem.Format
+	Counter tokenizer.Counter
+	Fit     int
+}
+
+// ContextAt returns the context a session's working set gave as of log
+// sequence number at (before the entry at), or now when at is 0: the log
+// is read up to there, the working set it gives is restored into a memory
+// as a bound memory loads it (store.WorkingSet), and fitted as Context
+// fits (without the cache, which holds only the present). When the
+// pinned steps do not fit the budget, it returns the LogContext without
+// a Context and the *agentmem.BudgetError.
+func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (*LogContext, error) {
+	if req.Budget < 0 || req.Budget > s.cfg.MaxContextTokens {
+		return nil, &agentmem.InvalidError{Field: "budget", Reason: fmt.Sprintf("is %d tokens; it must be between 0 and this server's maximum context of %d tokens", req.Budget, s.cfg.MaxContextTokens)}
+	}
+	if at < 0 {
+		return nil, &agentmem.InvalidError{Field: "at", Reason: "is negative"}
+	}
+	if req.Format == "" {
+		req.Format = render.NameOpenAI
+	}
+	format, err := render.ByName(req.Format)
+	if err != nil {
+		return nil, err
+	}
+	counter := req.Counter
+	if counter == nil {
+		counter = s.counter
+	}
+	rr := store.ReadRequest{Tenant: req.Tenant, SessionID: req.SessionID}
+	if at > 0 {
+		rr.Limit = int(at) // the entries before at, and at itself
+	}
+	resp, err := s.st.Read(ctx, rr)
+	if err != nil {
+		return nil, err
+	}
+	lc := &LogContext{Session: resp.Session, Entries: resp.Entries, Format: format, Counter: counter}
+	if at > 0 {
+		for i, e := range resp.Entries {
+			if e.Seq >= at {
+				if e.Seq == at {
+					lc.Produced = &resp.Entries[i]
+				}
+				lc.Entries = resp.Entries[:i]
+				break
+			}
+		}
+	}
+	lc.WorkingSet = store.WorkingSet(lc.Entries)
+	next := 0
+	for _, e := range lc.Entries {
+		next = max(next, int(e.Seq)+1)
+	}
+	m := agentmem.New(agentmem.Options{Format: format, Counter: counter})
+	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: next, Steps: lc.WorkingSet}); err != nil {
+		// A stored log that does not restore is a failure, not a bad
+		// request: %v keeps ErrInvalid from making it one.
+		return nil, fmt.Errorf("sessions: session %s: the log's working set does not restore: %v", req.SessionID, err)
+	}
+	lc.Fit = req.Budget - req.Reserve
+	if req.Budget == 0 {
+		lc.Fit = s.cfg.MaxContextTokens
+	}
+	lc.Context, err = m.Context(ctx, agentmem.ContextOptions{Budget: lc.Fit, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
+	if err != nil {
+		lc.Context = nil
+		return lc, err
+	}
+	return lc, nil
+}

@@ -1,0 +1,315 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// Defaults of Config.
+const (
+	// DefaultCacheBytes bounds the context cache when Config.CacheBytes
+	// is 0: 256 MiB of session memories.
+	DefaultCacheBytes = 256 << 20
+	// DefaultMaxContextTokens is the largest context served when
+	// Config.MaxContextTokens is 0: a context request without a budget
+	// is fitted to it, and a larger budget is refused.
+	DefaultMaxContextTokens = 1_000_000
+)
+
+// Config configures a Service.
+type Config struct {
+	// Store holds the sessions. Required.
+	Store store.Store
+	// Counter counts tokens when a request names no tokenizer; nil means
+	// tokenizer.Default().
+	Counter tokenizer.Counter
+	// Clock gives the time of new steps; nil means time.Now.
+	Clock func() time.Time
+	// CacheBytes bounds the context cache (see the cache's accounting);
+	// 0 means DefaultCacheBytes, and a negative value keeps no cache
+	// (every context request reads the session's working set).
+	CacheBytes int64
+	// MaxContextTokens is the largest context served; 0 means
+	// DefaultMaxContextTokens.
+	MaxContextTokens int
+	// Summarizer is the LLM summarizer of the summarize strategy
+	// (SummarizerLLM); nil: only the extractive one is available.
+	Summarizer agentmem.Summarizer
+	// Logger logs what the service recovers from; nil discards it.
+	Logger *slog.Logger
+}
+
+// Observer watches a Service's context cache, for metrics (see
+// Service.Observe).
+type Observer interface {
+	// CacheEvent reports one event: "hit", "miss" (a first load),
+	// "catchup" (entries appended since were applied), "reload" (the
+	// memory was rebuilt, after a compaction), "evict" and "too_large"
+	// (a session larger than the whole cache, not kept).
+	CacheEvent(event string)
+	// CacheSize reports the bytes the cache accounts for and the number
+	// of sessions it holds, after each change.
+	CacheSize(bytes int64, sessions int)
+}
+
+// Service is the one implementation of what can be done to a session
+// from outside the process: the HTTP API (package server), the MCP server
+// (package mcp) and the web inspector (package inspector) all call it, so
+// a session is created, appended to, read, fitted to a budget and
+// compacted the same way whatever the transport.
+//
+// Every method names the session's tenant: session IDs are per tenant
+// (see store.Store), and another tenant's session is not found, as a
+// missing one is. Errors are the store's (wrapping agentmem.ErrNotFound,
+// ErrConflict, ErrInvalid, ErrUnavailable), *agentmem.BudgetError, and
+// *SummarizerError; the transports map them to their own answers.
+//
+// A Service is safe for concurrent use. Several services (in several
+// processes) may share a store: the context cache catches up with the
+// log before every use, so it never serves a stale context.
+type Service struct {
+	cfg     Config
+	st      store.Store
+	counter tokenizer.Counter
+	clock   func() time.Time
+	log     *slog.Logger
+	cache   *cache
+	// observers are told of the cache's events (Observe).
+	observers atomic.Pointer[[]Observer]
+}
+
+// New returns a service over cfg.Store.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, fmt.Errorf("sessions: Config.Store is required: %w", agentmem.ErrInvalid)
+	}
+	if cfg.Counter == nil {
+		c, err := tokenizer.Get(tokenizer.O200kBase)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Counter = c
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.MaxContextTokens == 0 {
+		cfg.MaxContextTokens = DefaultMaxContextTokens
+	}
+	if cfg.MaxContextTokens < 0 {
+		return nil, fmt.Errorf("sessions: Config.MaxContextTokens is negative: %w", agentmem.ErrInvalid)
+	}
+	switch {
+	case cfg.CacheBytes == 0:
+		cfg.CacheBytes = DefaultCacheBytes
+	case cfg.CacheBytes < 0:
+		cfg.CacheBytes = 0
+	}
+	s := &Service{cfg: cfg, st: cfg.Store, counter: cfg.Counter, clock: cfg.Clock, log: cfg.Logger}
+	s.cache = newCache(s, cfg.CacheBytes)
+	return s, nil
+}
+
+// Store returns the store the service reads and writes.
+func (s *Service) Store() store.Store { return s.st }
+
+// Counter returns the service's default token counter.
+func (s *Service) Counter() tokenizer.Counter { return s.counter }
+
+// MaxContextTokens returns the largest context the service serves.
+func (s *Service) MaxContextTokens() int { return s.cfg.MaxContextTokens }
+
+// HasLLMSummarizer reports whether the summarize strategy can use an LLM.
+func (s *Service) HasLLMSummarizer() bool { return s.cfg.Summarizer != nil }
+
+func (s *Service) now() time.Time { return s.clock() }
+
+// Observe adds an observer of the context cache: it is told of every
+// event from now on, and of the cache's size now.
+func (s *Service) Observe(o Observer) {
+	for {
+		old := s.observers.Load()
+		var list []Observer
+		if old != nil {
+			list = append(list, *old...)
+		}
+		list = append(list, o)
+		if s.observers.CompareAndSwap(old, &list) {
+			break
+		}
+	}
+	st := s.CacheStats()
+	o.CacheSize(st.Bytes, st.Sessions)
+}
+
+// event reports a cache event to the observers.
+func (s *Service) event(name string) {
+	if list := s.observers.Load(); list != nil {
+		for _, o := range *list {
+			o.CacheEvent(name)
+		}
+	}
+}
+
+// size reports the cache's size to the observers.
+func (s *Service) size(bytes int64, sessions int) {
+	if list := s.observers.Load(); list != nil {
+		for _, o := range *list {
+			o.CacheSize(bytes, sessions)
+		}
+	}
+}
+
+// defaultForm is the form a cached memory renders every step it adds in:
+// the OpenAI format with the default counter.
+func (s *Service) defaultForm() form { return form{render.NameOpenAI, s.counter.Name()} }
+
+// Create creates a session in req.Tenant (store.Store.Create).
+func (s *Service) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
+	return s.st.Create(ctx, req)
+}
+
+// Get returns the session of a tenant with this ID.
+func (s *Service) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
+	return s.st.Get(ctx, tenant, id)
+}
+
+// maxListRounds bounds the store pages one List reads for the default
+// tenant.
+const maxListRounds = 8
+
+// List lists the sessions of one tenant, exactly (req.Tenant is ignored):
+// a store's List does not filter by the default tenant "", so for it the
+// sessions of other tenants are dropped here, reading on until the page
+// is full, for at most maxListRounds store pages (then the page is short,
+// with a token to go on).
+func (s *Service) List(ctx context.Context, tenant string, req store.ListRequest) (*store.ListResponse, error) {
+	req.Tenant = tenant
+	if tenant != "" {
+		return s.st.List(ctx, req)
+	}
+	size := req.PageSize
+	if size == 0 {
+		size = store.DefaultPageSize
+	}
+	size = min(size, store.MaxPageSize)
+	out := &store.ListResponse{}
+	for range maxListRounds {
+		req.PageSize = size - len(out.Sessions)
+		page, err := s.st.List(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, sess := range page.Sessions {
+			if sess.Tenant == "" {
+				out.Sessions = append(out.Sessions, sess)
+			}
+		}
+		out.NextPageToken = page.NextPageToken
+		if page.NextPageToken == "" || len(out.Sessions) >= size {
+			break
+		}
+		req.PageToken = page.NextPageToken
+	}
+	return out, nil
+}
+
+// Delete deletes a session of a tenant (store.Store.Delete) and drops its
+// cached memory.
+func (s *Service) Delete(ctx context.Context, tenant, id string) error {
+	err := s.st.Delete(ctx, tenant, id)
+	s.cache.evict(store.Key{Tenant: tenant, ID: id})
+	return err
+}
+
+// ForkRequest creates a branch of a session (Fork).
+type ForkRequest struct {
+	// Tenant and SessionID name the parent.
+	Tenant    string
+	SessionID string
+	// AtSeq is the sequence number to fork at; 0 means the parent's last.
+	AtSeq int64
+	// ID is the branch's ID; empty: a new one.
+	ID string
+	// Metadata and Retention default to the parent's (a persistent
+	// parent's branch with a TTL gets store.SessionRetention).
+	Metadata  map[string]string
+	Retention store.Retention
+	TTL       time.Duration
+}
+
+// Fork creates a branch of a session: a session of the same tenant, user
+// and agent that sees the parent's log up to AtSeq. An AtSeq after the
+// parent's last sequence number is an *agentmem.InvalidError (field
+// "at_seq").
+func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, error) {
+	parent, err := s.st.Get(ctx, req.Tenant, req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if req.AtSeq > parent.LastSeq {
+		return nil, &agentmem.InvalidError{Field: "at_seq", Reason: fmt.Sprintf("%d is after the session's last sequence number %d", req.AtSeq, parent.LastSeq)}
+	}
+	cr := store.CreateRequest{
+		ID: req.ID, Tenant: parent.Tenant, UserID: parent.UserID, Agent: parent.Agent,
+		Metadata: req.Metadata, Retention: req.Retention, TTL: req.TTL,
+		ParentID: parent.ID, ForkSeq: req.AtSeq,
+	}
+	if cr.Metadata == nil {
+		cr.Metadata = parent.Metadata
+	}
+	if cr.Retention == "" {
+		cr.Retention = parent.Retention
+		if cr.Retention == store.Persistent && req.TTL > 0 {
+			cr.Retention = store.SessionRetention
+		}
+	}
+	return s.st.Create(ctx, cr)
+}
+
+// Append appends steps (and a compaction record) to a session's log
+// (store.Store.Append): the store checks everything, in the append's own
+// transaction.
+func (s *Service) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	return s.st.Append(ctx, req)
+}
+
+// AppendMessages appends chat messages to a session, item by item
+// (store.AppendMessages): an assistant message's tool calls wait, pending,
+// for their results. A request without Now gets the service's clock.
+func (s *Service) AppendMessages(ctx context.Context, req store.MessagesRequest) (*store.MessagesResponse, error) {
+	if req.Now == nil {
+		req.Now = s.clock
+	}
+	return store.AppendMessages(ctx, s.st, req)
+}
+
+// Pop removes the newest message of a session's working set and returns
+// it (store.Pop).
+func (s *Service) Pop(ctx context.Context, req store.PopRequest) (*store.PopResponse, error) {
+	return store.Pop(ctx, s.st, req)
+}
+
+// Read reads a session's log (store.Store.Read).
+func (s *Service) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
+	return s.st.Read(ctx, req)
+}
+
+// Clear empties a session's working set with a compaction entry
+// (store.Clear): the log keeps what happened, and the session stays
+// usable.
+func (s *Service) Clear(ctx context.Context, req store.ClearRequest) (*store.ClearResponse, error) {
+	return store.Clear(ctx, s.st, req)
+}
