@@ -31,6 +31,7 @@ func BenchmarkVector(b *testing.B) {
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("AGENTMEM_BENCH_VECTOR_DOCS")); err == nil && v > 0 {
 		n = v
+		hnswWait = max(hnswWait, time.Duration(n)*10*time.Millisecond) // 100,000: 17 minutes
 	}
 	var url string
 	if os.Getenv("AGENTMEM_BENCH_CITUS") == "1" {
@@ -104,6 +105,9 @@ func BenchmarkVector(b *testing.B) {
 			defer be.Close()
 			if hnsw && waitHNSW(b, be, dims) != hnswReady {
 				b.Fatal("the HNSW index could not be built")
+			}
+			if hnsw {
+				checkHNSWPlan(b, be, "t", queries[0]) // the figures are the index's
 			}
 			run(b, be)
 		})
