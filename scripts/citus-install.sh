@@ -167,7 +167,9 @@ if ((EUID != 0)) && ((${#SUDO[@]} == 0)); then
 	_ci_log "Citus is built ($cache) but installing it into $pkglibdir needs root (or sudo -n)"
 	exit 1
 fi
-if ! "${SUDO[@]}" cp -R --no-preserve=ownership "$cache/root/." /; then
+# --remove-destination: a new file, not the old one rewritten in place,
+# which would corrupt a library a running server has mapped.
+if ! "${SUDO[@]}" cp -R --no-preserve=ownership --remove-destination "$cache/root/." /; then
 	_ci_log "copying $cache/root into / failed"
 	exit 1
 fi
