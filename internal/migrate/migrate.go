@@ -9,6 +9,23 @@
 // applied in one transaction: all or none. A database migrated by a newer
 // agentmem than this one is refused with ErrSchemaTooNew rather than
 // written to.
+//
+// # Citus
+//
+// On PostgreSQL with the citus extension (a Citus coordinator), a
+// component that describes its layout (Set.Citus) gets distributed
+// tables: when its migrations start from nothing, the runner applies them
+// as on PostgreSQL, runs the layout's Prepare SQL, and then, in the same
+// transaction, distributes its tenant-keyed tables by their tenant column
+// (create_distributed_table, co-located with the tenant tables the schema
+// already has, the other components', so that the rows of one tenant in
+// every component of a schema live on one worker) and replicates its
+// reference tables (create_reference_table). The other tables stay plain
+// tables of the coordinator. It records that in the migrations table
+// (component "NAME.citus"), and on every later run it distributes the
+// layout's tables a newer migration added. A schema that already held the
+// component's tables without that record (a PostgreSQL database that was
+// given the extension later) is left as it is.
 package migrate
 
 import (
@@ -340,6 +357,17 @@ func distribute(ctx context.Context, tx pgx.Tx, set *Set, fresh bool) error {
 			return fmt.Errorf("create_reference_table(%s): %w", t, err)
 		}
 	}
+	// Co-located with the tenant tables the schema has (every
+	// component's), else in a new co-location group: not Citus's
+	// default group, which a concurrent DROP of other tables in it can
+	// delete under this transaction.
+	var peer *string
+	if err := tx.QueryRow(ctx, `SELECT p.logicalrelid::regclass::text FROM pg_dist_partition p
+		JOIN pg_class c ON c.oid = p.logicalrelid
+		WHERE c.relnamespace = current_schema()::regnamespace AND p.partmethod = 'h'
+		ORDER BY p.logicalrelid LIMIT 1`).Scan(&peer); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
 	for _, t := range set.Citus.Distributed {
 		if ok, err := done(t); err != nil || ok {
 			if err != nil {
@@ -347,9 +375,14 @@ func distribute(ctx context.Context, tx pgx.Tx, set *Set, fresh bool) error {
 			}
 			continue
 		}
-		if _, err := tx.Exec(ctx, "SELECT create_distributed_table($1, 'tenant', colocate_with => 'default')", t); err != nil {
+		with := "none"
+		if peer != nil {
+			with = *peer
+		}
+		if _, err := tx.Exec(ctx, "SELECT create_distributed_table($1, 'tenant', colocate_with => $2)", t, with); err != nil {
 			return fmt.Errorf("create_distributed_table(%s): %w", t, err)
 		}
+		peer = &t
 	}
 	return nil
 }

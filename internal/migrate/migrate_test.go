@@ -225,9 +225,14 @@ func TestCitus(t *testing.T) {
 	if err := Postgres(ctx, p, fresh, testSet(t, "x", d1, d2).WithCitus(layout)); err != nil {
 		t.Fatal(err)
 	}
+	// Another component of the schema joins the tenant tables' group.
+	other := testSet(t, "y", `CREATE TABLE y1 (tenant text COLLATE "C" NOT NULL, id text NOT NULL, PRIMARY KEY (tenant, id))`)
+	if err := Postgres(ctx, p, fresh, other.WithCitus(Citus{Distributed: []string{"y1"}})); err != nil {
+		t.Fatal(err)
+	}
 	k := kinds(p)
-	if !strings.HasPrefix(k["r1"], "n/") || !strings.HasPrefix(k["d1"], "h/") || k["d1"] != k["d2"] {
-		t.Fatalf("new schema: %v; want r1 a reference table (n), d1 and d2 hash-distributed in one co-location group", k)
+	if !strings.HasPrefix(k["r1"], "n/") || !strings.HasPrefix(k["d1"], "h/") || k["d1"] != k["d2"] || k["d1"] != k["y1"] {
+		t.Fatalf("new schema: %v; want r1 a reference table (n), d1, d2 and y1 hash-distributed in one co-location group", k)
 	}
 
 	old := testenv.FreshSchema(t, url)

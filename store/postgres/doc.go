@@ -101,8 +101,8 @@
 //
 // On a Citus coordinator (a database with the citus extension) a new
 // schema is laid out for Citus (internal/migrate): sessions, entries and
-// feed are distributed by tenant in Citus's default co-location group,
-// with the recall index's and the facts' tables (see those packages), so
+// feed are distributed by tenant in one co-location group, with the
+// recall index's and the facts' tables of the schema (see those packages), so
 // one tenant's sessions, log, changes, documents and facts live on one
 // worker; feed_cursors and agentmem_migrations stay tables of the
 // coordinator. The shard count is Citus's citus.shard_count when the
