@@ -22,6 +22,13 @@ const (
 	CodeUnavailable          = "unavailable"            // 503: the store is busy, unreachable, timed out or shutting down; retry
 	CodeIndexBehind          = "index_behind"           // 503: a fresh recall search timed out waiting for the index; retry
 	CodeCanceled             = "canceled"               // 499: the client went away (only in logs and metrics)
+
+	// The proxy routes' own codes (POST /v1/chat/completions and
+	// /v1/messages); errors of the upstream provider are relayed as they
+	// came, not wrapped.
+	CodeUpstreamNotConfigured = "upstream_not_configured" // 400: the server has no upstream provider for this API
+	CodeHistoryDiverged       = "history_diverged"        // 409: the request's history departs from the session's too far back to rewind
+	CodeUpstreamUnreachable   = "upstream_unreachable"    // 502: the upstream provider could not be reached; nothing was recorded of a reply
 )
 
 // ErrorBody is the JSON body of every error response:

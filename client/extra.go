@@ -270,6 +270,12 @@ type RecallQuery struct {
 	// Scope limits the search: "session:ID", "user:ID" or "agent:ID";
 	// empty searches the tenant's whole index.
 	Scope string
+	// Filter lists metadata pairs "key:value" every hit must have
+	// (filter=, repeated).
+	Filter []string
+	// Similarity is "bm25" (empty: the server's default, BM25) or "tfidf"
+	// (TF-IDF cosine).
+	Similarity string
 	// Before and After ask for that many neighbouring turns of each hit
 	// (RecallHit.Window).
 	Before, After int
@@ -305,6 +311,12 @@ func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]api.RecallH
 	}
 	if q.Scope != "" {
 		v.Set("scope", q.Scope)
+	}
+	if len(q.Filter) > 0 {
+		v["filter"] = q.Filter
+	}
+	if q.Similarity != "" {
+		v.Set("similarity", q.Similarity)
 	}
 	if q.Before != 0 {
 		v.Set("before", strconv.Itoa(q.Before))

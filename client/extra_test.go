@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -345,5 +346,70 @@ func TestPop(t *testing.T) {
 	}
 	if _, err := c.Pop(ctx, "missing", client.PopOptions{}); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("pop of a missing session: %v", err)
+	}
+}
+
+func TestItems(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	if _, err := c.Create(ctx, store.CreateRequest{ID: "it"}); err != nil {
+		t.Fatal(err)
+	}
+	items := []json.RawMessage{
+		json.RawMessage(`{"role":"user","content":"weather in Porto?"}`),
+		json.RawMessage(`{"type":"reasoning","id":"rs_1","summary":[]}`),
+		json.RawMessage(`{"type":"function_call","call_id":"c1","name":"weather","arguments":"{\"city\":\"Porto\"}"}`),
+	}
+	if _, err := c.AppendItems(ctx, "it", items, client.AppendOptions{IdempotencyKey: "k1"}); err != nil {
+		t.Fatal(err)
+	}
+	// Sent again with its key, the request stores nothing twice.
+	if _, err := c.AppendItems(ctx, "it", items, client.AppendOptions{IdempotencyKey: "k1"}); err != nil {
+		t.Fatal(err)
+	}
+	// The output in a request of its own completes the pending call.
+	out := json.RawMessage(`{"type":"function_call_output","call_id":"c1","output":"18°C"}`)
+	if _, err := c.AppendItems(ctx, "it", []json.RawMessage{out}, client.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Items(ctx, "it", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(items), out)
+	if len(got) != len(want) {
+		t.Fatalf("items: %s", got)
+	}
+	for i := range want {
+		var a, b any
+		if json.Unmarshal(got[i], &a) != nil || json.Unmarshal(want[i], &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Errorf("item %d: %s, want %s", i, got[i], want[i])
+		}
+	}
+	if last, err := c.Items(ctx, "it", 2); err != nil || len(last) != 2 || !strings.Contains(string(last[1]), "function_call_output") {
+		t.Errorf("the newest 2: %s, %v", last, err)
+	}
+	popped, err := c.PopItem(ctx, "it", client.PopOptions{})
+	if err != nil || !strings.Contains(string(popped), `"18°C"`) {
+		t.Fatalf("pop: %s, %v", popped, err)
+	}
+	cx, err := c.Context(ctx, "it", client.ContextOptions{})
+	if err != nil || len(cx.Pending) != 1 {
+		t.Fatalf("after popping the output the call is pending again: %+v, %v", cx, err)
+	}
+	if err := c.ClearItems(ctx, "it", client.PopOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := c.Items(ctx, "it", 0); err != nil || len(left) != 0 {
+		t.Errorf("after clear: %s, %v", left, err)
+	}
+	if _, err := c.PopItem(ctx, "it", client.PopOptions{}); !errors.Is(err, store.ErrNothingToPop) {
+		t.Errorf("pop of a cleared session: %v", err)
+	}
+	if _, err := c.AppendItems(ctx, "it", []json.RawMessage{json.RawMessage(`{"type":"function_call_output","call_id":"nobody","output":"x"}`)}, client.AppendOptions{}); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Errorf("an output of an unknown call: %v", err)
+	}
+	if _, err := c.Items(ctx, "missing", 0); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Errorf("items of a missing session: %v", err)
 	}
 }

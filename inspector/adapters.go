@@ -36,13 +36,18 @@ func (s factsSource) List(ctx context.Context, tenant, user string) ([]FactView,
 }
 
 // RecallFrom returns the RecallSource of a recall.Index: a search of the
-// tenant's whole index (every session's turns and any other document).
+// tenant's index (every session's turns and any other document), or of
+// one session's, user's or agent's turns.
 func RecallFrom(ix *recall.Index) RecallSource { return recallSource{ix} }
 
 type recallSource struct{ ix *recall.Index }
 
-func (s recallSource) Search(ctx context.Context, tenant, query string, k int) ([]HitView, error) {
-	hits, err := s.ix.Search(ctx, recall.Query{Tenant: tenant, Text: query, K: k})
+func (s recallSource) Search(ctx context.Context, tenant, query, scope string, k int) ([]HitView, error) {
+	f, err := recall.ParseScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := s.ix.Search(ctx, recall.Query{Tenant: tenant, Text: query, K: k, Filter: f})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package inspector_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/recall"
@@ -67,7 +69,7 @@ func TestAdapters(t *testing.T) {
 	if !strings.Contains(body, "Lives in Lisbon") || !strings.Contains(body, "<s>Lives in Porto</s>") || strings.Contains(body, "ACME") {
 		t.Errorf("facts page of the real memory:\n%s", body)
 	}
-	hits, err := inspector.RecallFrom(ix).Search(ctx, "", "bcrypt password", 3)
+	hits, err := inspector.RecallFrom(ix).Search(ctx, "", "bcrypt password", "", 3)
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("recall: %v %+v", err, hits)
 	}
@@ -78,8 +80,21 @@ func TestAdapters(t *testing.T) {
 	if !strings.Contains(body, fmt.Sprintf(`href="/sessions/%s/context?at=%d"`, hits[0].SessionID, hits[0].Seq)) {
 		t.Error("the recall page does not link the best hit to what the model saw")
 	}
-	if _, err := inspector.RecallFrom(ix).Search(ctx, "", "", 0); err == nil {
+	if _, err := inspector.RecallFrom(ix).Search(ctx, "", "", "", 0); err == nil {
 		t.Error("an empty search is accepted")
+	}
+	// A scope narrows the search to a session's turns.
+	scoped, err := inspector.RecallFrom(ix).Search(ctx, "", "bcrypt password", "session:"+hits[0].SessionID, 10)
+	if err != nil || len(scoped) == 0 {
+		t.Fatalf("scoped recall: %v %+v", err, scoped)
+	}
+	for _, h := range scoped {
+		if h.SessionID != hits[0].SessionID {
+			t.Errorf("scope session:%s found a turn of %s", hits[0].SessionID, h.SessionID)
+		}
+	}
+	if _, err := inspector.RecallFrom(ix).Search(ctx, "", "bcrypt", "planet:earth", 3); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Errorf("a bad scope: %v, want ErrInvalid", err)
 	}
 }
 

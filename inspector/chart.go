@@ -25,10 +25,13 @@ type chart struct {
 	Right  float64 // Left + Width
 	Bottom float64 // Top + Height
 	NowX   string
-	XTicks []tick
-	YTicks []tick
-	Lines  []chartLine
-	Axes   bool
+	// NowLabel labels the now line above the plot, clear of the date
+	// labels below it, however close to a chart end now is.
+	NowLabel tick
+	XTicks   []tick
+	YTicks   []tick
+	Lines    []chartLine
+	Axes     bool
 }
 
 type tick struct {
@@ -86,7 +89,7 @@ func effective(f FactView, t time.Time) float64 {
 func newChart(facts []FactView, classes []string, ts timeScale, w, h int, axes bool) *chart {
 	c := &chart{W: w, H: h, Axes: axes}
 	if axes {
-		c.Left, c.Top, c.Width, c.Height = 34, 8, float64(w)-34-12, float64(h)-8-22
+		c.Left, c.Top, c.Width, c.Height = 34, 18, float64(w)-34-12, float64(h)-18-22
 	} else {
 		c.Left, c.Top, c.Width, c.Height = 1, 2, float64(w)-2, float64(h)-4
 	}
@@ -101,10 +104,18 @@ func newChart(facts []FactView, classes []string, ts timeScale, w, h int, axes b
 		for _, v := range []float64{0, 0.25, 0.5, 0.75, 1} {
 			c.YTicks = append(c.YTicks, tick{Pos: num(y(v)), Label: strconv.FormatFloat(v, 'f', -1, 64)})
 		}
+		// The dates below the plot, at its ends; "now" above it, where
+		// it cannot run into them.
 		c.XTicks = []tick{
 			{Pos: num(x(ts.start)), Label: ts.start.UTC().Format("2006-01-02"), Anchor: "start"},
-			{Pos: num(x(ts.now)), Label: "now", Anchor: "middle"},
 			{Pos: num(x(ts.end)), Label: ts.end.UTC().Format("2006-01-02"), Anchor: "end"},
+		}
+		c.NowLabel = tick{Pos: num(x(ts.now)), Label: "now", Anchor: "middle"}
+		switch nx := x(ts.now); {
+		case nx-labelWidth("now")/2 < 0:
+			c.NowLabel.Anchor = "start"
+		case nx+labelWidth("now")/2 > float64(w):
+			c.NowLabel.Anchor = "end"
 		}
 	}
 	for i, f := range facts {
@@ -143,6 +154,10 @@ func newChart(facts []FactView, classes []string, ts timeScale, w, h int, axes b
 	}
 	return c
 }
+
+// labelWidth estimates the width of a chart label in the stylesheet's
+// 10px monospace font (6.02px a character).
+func labelWidth(s string) float64 { return 6.1 * float64(len([]rune(s))) }
 
 // pathTo extends SVG path data to a point.
 func pathTo(b *strings.Builder, pt string) {

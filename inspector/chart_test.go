@@ -89,3 +89,53 @@ func TestChartFollowsConfidence(t *testing.T) {
 		t.Errorf("the creation mark: %v", c.Lines[0].Marks)
 	}
 }
+
+// labelBox is the horizontal extent of a label drawn at pos with anchor.
+func labelBox(t *testing.T, tk tick) (float64, float64) {
+	t.Helper()
+	x, err := strconv.ParseFloat(tk.Pos, 64)
+	if err != nil {
+		t.Fatalf("label position %q", tk.Pos)
+	}
+	w := labelWidth(tk.Label)
+	switch tk.Anchor {
+	case "start":
+		return x, x + w
+	case "end":
+		return x - w, x
+	}
+	return x - w/2, x + w/2
+}
+
+// No label of the facts chart runs into another, whatever the facts' ages:
+// the dates at the ends of the time axis, and "now", which is near the
+// start when the facts are new.
+func TestChartLabelsDoNotOverlap(t *testing.T) {
+	now := time.Date(2026, 3, 20, 12, 0, 0, 0, time.UTC)
+	for _, age := range []time.Duration{time.Minute, time.Hour, 20 * time.Hour, 3 * 24 * time.Hour, 30 * 24 * time.Hour, 400 * 24 * time.Hour} {
+		f := FactView{Text: "f", Confidence: 0.8, CreatedAt: now.Add(-age)}
+		ts := newTimeScale([]FactView{f}, now)
+		c := newChart([]FactView{f}, []string{"c0"}, ts, 760, 180, true)
+		// The row of labels under the plot.
+		row := append([]tick(nil), c.XTicks...)
+		for i := range row {
+			for j := i + 1; j < len(row); j++ {
+				a0, a1 := labelBox(t, row[i])
+				b0, b1 := labelBox(t, row[j])
+				if a0 < b1+4 && b0 < a1+4 {
+					t.Errorf("facts %v old: labels %q and %q overlap (%.0f-%.0f, %.0f-%.0f)", age, row[i].Label, row[j].Label, a0, a1, b0, b1)
+				}
+			}
+		}
+		// "now" is labelled above the plot, inside the chart.
+		if c.NowLabel.Label != "now" {
+			t.Fatalf("facts %v old: the now line has no label", age)
+		}
+		if x0, x1 := labelBox(t, c.NowLabel); x0 < 0 || x1 > float64(c.W) {
+			t.Errorf("facts %v old: the now label (%.0f-%.0f) leaves the chart of width %d", age, x0, x1, c.W)
+		}
+		if c.Top < 14 {
+			t.Errorf("facts %v old: no room above the plot (top %.0f) for the now label", age, c.Top)
+		}
+	}
+}

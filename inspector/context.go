@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -66,6 +68,16 @@ type logRow struct {
 	Compaction *compactionView
 
 	step agentmem.Step // the entry's step, until describe
+}
+
+// fitTo is the budget a view's context is fitted to: its budget, or
+// without one the inspector's maximum (Config.MaxContextTokens), so that
+// only the steps that fit are rendered, however long the log.
+func (in *Inspector) fitTo(v view) int {
+	if v.Budget == 0 {
+		return in.cfg.MaxContextTokens
+	}
+	return v.Budget
 }
 
 // buildModelView turns a session's log and the context its working set
@@ -275,6 +287,10 @@ type contextData struct {
 	MV         *modelView
 	// Produced is the step the call produced (At's step), if any.
 	Produced *logRow
+	// Call is the record of the call when the proxy made it (the
+	// produced step's metadata): the page then shows the context as the
+	// proxy fitted it, unless the query says otherwise.
+	Call *proxy.Call
 	// Tokens and Budget of the context, and its share of the budget.
 	Tokens int
 	Budget int
@@ -297,6 +313,37 @@ type contextData struct {
 	HiddenAt string
 }
 
+// proxiedCall returns the record of the call that produced step at when
+// the proxy made it (proxy.CallOf), and makes the view the one the proxy
+// fitted the context with (its budget, format, tokenizer, and the newest
+// step truncated to fill) for what the query does not set.
+func (in *Inspector) proxiedCall(r *http.Request, sess *store.Session, at int64, q url.Values, v *view) *proxy.Call {
+	if at < 1 {
+		return nil
+	}
+	resp, err := in.svc.Read(r.Context(), store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, After: at - 1, Limit: 1})
+	if err != nil || len(resp.Entries) != 1 || resp.Entries[0].Seq != at || resp.Entries[0].Step == nil {
+		return nil
+	}
+	call, ok := proxy.CallOf(resp.Entries[0].Step.Info().Metadata)
+	if !ok {
+		return nil
+	}
+	if _, set := q["budget"]; !set && call.Budget > 0 && call.Budget <= in.cfg.MaxContextTokens {
+		v.Budget = call.Budget
+	}
+	if _, err := render.ByName(call.API); err == nil && q.Get("format") == "" {
+		v.Format = call.API
+	}
+	if _, err := tokenizer.Get(call.Tokenizer); err == nil && q.Get("tokenizer") == "" {
+		v.Tokenizer = call.Tokenizer
+	}
+	if _, set := q["truncate"]; !set {
+		v.Truncate = true
+	}
+	return call
+}
+
 // context serves what the model saw:
 // GET /sessions/{id}/context?at=&budget=&format=&tokenizer=&truncate=.
 func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
@@ -317,12 +364,13 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, invalid("at", "step %d is past the end of the log (its last entry is %d)", at, sess.LastSeq))
 		return
 	}
+	call := in.proxiedCall(r, sess, at, q, &v)
 	counter, err := tokenizer.Get(v.Tokenizer)
 	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
-	lc, err := in.svc.ContextAt(r.Context(), sessions.ContextRequest{Tenant: sess.Tenant, SessionID: sess.ID, Budget: v.Budget,
+	lc, err := in.svc.ContextAt(r.Context(), sessions.ContextRequest{Tenant: sess.Tenant, SessionID: sess.ID, Budget: in.fitTo(v),
 		Format: v.Format, Counter: counter, TruncateToFill: v.Truncate}, at)
 	var be *agentmem.BudgetError
 	if err != nil && !errors.As(err, &be) {
@@ -336,7 +384,7 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 	produced := lc.Produced
 	mv := buildModelView(lc, be)
 	d := &contextData{
-		S: newSessionHead(sess), At: at, View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(), MV: mv,
+		S: newSessionHead(sess), At: at, View: v, Call: call, Formats: render.Names(), Tokenizers: tokenizer.Names(), MV: mv,
 		Budget: v.Budget, MaxTokens: in.cfg.MaxContextTokens, ReplyPriming: agentmem.ReplyPriming,
 		TimelineURL: withQuery(sessionURL(sess.ID), v.values(in.def)),
 	}

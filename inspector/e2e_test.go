@@ -128,11 +128,24 @@ func TestBrowser(t *testing.T) {
 	if !slices.Equal(kinds, wantKinds) {
 		t.Fatalf("timeline kinds: %q, want %q", kinds, wantKinds)
 	}
-	// The token bars are proportional to the steps' tokens: the longest
-	// step (the test file read at #3) has the full bar.
+	// The token bars are on one scale: the longest step (the test file
+	// read at #3) has the widest bar, and its width is the same on a page
+	// of the timeline that starts after it.
 	widths := strs(`[...document.querySelectorAll('#timeline li.step rect.fill')].map(r => r.getAttribute('width'))`)
-	if widths[seqReadTest-1] != "100.0" {
-		t.Errorf("bar widths %q: step #%d, the longest, should be 100.0", widths, seqReadTest)
+	for i, w := range widths {
+		if compareFloat(w, widths[seqReadTest-1]) > 0 {
+			t.Errorf("bar widths %q: step #%d is wider than #%d, the longest", widths, i+1, seqReadTest)
+		}
+	}
+	// The chart of what each call was sent: a point per call, each
+	// leading to that call's page.
+	points := strs(`[...document.querySelectorAll('#context-chart a.pt')].map(a => a.dataset.seq + '=' + a.dataset.tokens)`)
+	if want := []string{"3", "4", "5", "6", "9", "10", "13", "14"}; len(points) != len(want) {
+		t.Errorf("context chart points %q, want one per call %q", points, want)
+	}
+	box := strs(`(() => { const r = document.querySelector('#context-chart').getBoundingClientRect(); return [String(r.width), String(r.height)] })()`)
+	if compareFloat(box[0], "400") < 0 || compareFloat(box[1], "80") < 0 {
+		t.Errorf("the context chart is drawn %sx%s px", box[0], box[1])
 	}
 	do("open step 3", chromedp.Click(chromedp.CSS(`#e3 summary`)), chromedp.WaitVisible(chromedp.CSS(`#e3 ol.messages`)))
 	if got := text(`#e3 .call .fn`); got != "read_file" {
@@ -182,6 +195,22 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("context.png")
 
+	// The chart under the same budget: a dashed budget line, and the point
+	// of step 13 says what that call's page says.
+	do("open the timeline under the budget",
+		chromedp.Navigate(srv.URL+"/sessions/fix-login?budget="+strconv.Itoa(budget)),
+		chromedp.WaitVisible(chromedp.CSS("#budget-line")))
+	if got := strs(`[...document.querySelectorAll('#context-chart a.pt[data-seq="13"]')].map(a => a.dataset.tokens)`); len(got) != 1 || got[0] != strconv.Itoa(lib.Tokens) {
+		t.Errorf("the chart's point for step 13 is %q tokens, want the library's %d", got, lib.Tokens)
+	}
+	shot("session-chart.png")
+	do("click the point of step 13",
+		chromedp.Click(chromedp.CSS(`#context-chart a.pt[data-seq="13"] circle`)),
+		chromedp.WaitVisible(chromedp.CSS("#ctx-tokens")))
+	if got := text("#ctx-tokens"); got != strconv.Itoa(lib.Tokens) {
+		t.Errorf("the point led to a page of %s tokens, want %d", got, lib.Tokens)
+	}
+
 	// Alice's facts, from the session's header.
 	do("open alice's facts",
 		chromedp.Navigate(srv.URL+"/sessions/fix-login"),
@@ -218,7 +247,20 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("recall showed another tenant's session: %q", hits)
 		}
 	}
+	// The words that match are highlighted; a scope narrows the search.
+	if marks := strs(`[...document.querySelectorAll('#hits mark')].map(m => m.textContent.toLowerCase())`); !slices.Contains(marks, "bcrypt") {
+		t.Errorf("highlighted words %q, want bcrypt among them", marks)
+	}
 	shot("recall.png")
+	do("search recall in one session",
+		chromedp.SetValue(chromedp.CSS(`input[name=scope]`), "session:plan-sprint"),
+		chromedp.Submit(chromedp.CSS(`form.controls`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=scope][value="session:plan-sprint"]`)))
+	for _, h := range strs(`[...document.querySelectorAll('#hits li.hit a:not(.aside)')].map(a => a.getAttribute('href'))`) {
+		if !strings.HasPrefix(h, "/sessions/plan-sprint/") {
+			t.Errorf("scope session:plan-sprint shows %s", h)
+		}
+	}
 }
 
 // compareFloat compares two numbers written as text.

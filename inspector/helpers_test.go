@@ -83,14 +83,19 @@ type testRecallSource struct{ docs []recallDoc }
 
 type recallDoc struct {
 	tenant string
+	agent  string
 	hit    inspector.HitView
 	terms  map[string]bool
 }
 
-func (r testRecallSource) Search(_ context.Context, tenant, query string, k int) ([]inspector.HitView, error) {
+func (r testRecallSource) Search(_ context.Context, tenant, query, scope string, k int) ([]inspector.HitView, error) {
 	var out []inspector.HitView
+	kind, id, _ := strings.Cut(scope, ":")
 	for _, d := range r.docs {
 		if d.tenant != tenant {
+			continue
+		}
+		if (kind == "session" && d.hit.SessionID != id) || (kind == "user" && d.hit.UserID != id) || (kind == "agent" && d.agent != id) {
 			continue
 		}
 		h := d.hit
@@ -135,7 +140,7 @@ func newRecall(t testing.TB, st store.Store, ids ...string) testRecallSource {
 			for _, m := range e.Step.Messages(agentmem.RenderOptions{}) {
 				text.WriteString(m.Text() + "\n")
 			}
-			d := recallDoc{tenant: resp.Session.Tenant, terms: map[string]bool{}, hit: inspector.HitView{
+			d := recallDoc{tenant: resp.Session.Tenant, agent: resp.Session.Agent, terms: map[string]bool{}, hit: inspector.HitView{
 				ID: id + "#" + strconv.FormatInt(e.Seq, 10), Text: text.String(),
 				SessionID: id, Seq: e.Seq, UserID: resp.Session.UserID, Time: e.Time,
 			}}

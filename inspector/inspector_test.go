@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"maps"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -192,7 +194,6 @@ func TestSessionTimeline(t *testing.T) {
 			t.Fatalf("%s: %d timeline rows, want the log's %d entries", tc.query, len(rows), len(resp.Entries))
 		}
 		c, _ := tokenizer.Get(tc.tokenizer)
-		most := 0
 		for i, e := range resp.Entries {
 			row := rows[i]
 			if row.seq != e.Seq {
@@ -210,9 +211,8 @@ func TestSessionTimeline(t *testing.T) {
 			if want := libStepTokens(t, e.Step, tc.format, c); row.tokens != want {
 				t.Errorf("%s: #%d shows %d tokens, the library counts %d", tc.query, e.Seq, row.tokens, want)
 			}
-			most = max(most, row.tokens)
 		}
-		// Bars are proportional to tokens: the costliest step has the full bar.
+		// Bars are on the one logarithmic scale of TokenBarFull.
 		widths := regexp.MustCompile(`<rect class="fill" width="([0-9.]+)"`).FindAllStringSubmatch(body, -1)
 		var steps []timelineRow
 		for _, r := range rows {
@@ -225,7 +225,7 @@ func TestSessionTimeline(t *testing.T) {
 		}
 		for i, w := range widths {
 			got, _ := strconv.ParseFloat(w[1], 64)
-			want := 100 * float64(steps[i].tokens) / float64(most)
+			want := 100 * math.Log10(1+float64(steps[i].tokens)) / math.Log10(1+inspector.TokenBarFull)
 			if steps[i].tokens > 0 {
 				want = max(want, 0.5)
 			}
@@ -277,6 +277,27 @@ func TestSessionTimelinePages(t *testing.T) {
 	}
 	if len(seqs) != seqAnswer || seqs[0] != 1 || seqs[len(seqs)-1] != seqAnswer || !slices.IsSorted(seqs) {
 		t.Errorf("pages showed %v, want 1 to %d in order", seqs, seqAnswer)
+	}
+	// A step's token bar is the same on every page: the scale does not
+	// depend on the other steps a page shows.
+	bars := func(body string) map[string]string {
+		out := map[string]string{}
+		re := regexp.MustCompile(`(?s)<li class="entry step" id="e(\d+)".*?<rect class="fill" width="([0-9.]+)"`)
+		for _, m := range re.FindAllStringSubmatch(body, -1) {
+			out[m[1]] = m[2]
+		}
+		return out
+	}
+	whole := bars(mustGet(t, newFixture(t, inspector.Config{}).in, "/sessions/fix-login?format=anthropic", http.StatusOK)) // one page
+	for _, page := range []string{"/sessions/fix-login?format=anthropic", "/sessions/fix-login?format=anthropic&after=5", "/sessions/fix-login?format=anthropic&after=10"} {
+		for seq, w := range bars(mustGet(t, f.in, page, http.StatusOK)) {
+			if whole[seq] != "" && whole[seq] != w {
+				t.Errorf("%s: the bar of #%s is %s%%, on the first page %s%%", page, seq, w, whole[seq])
+			}
+		}
+	}
+	if len(whole) < 10 {
+		t.Fatalf("bars of %d steps on the first page", len(whole))
 	}
 }
 
@@ -633,7 +654,7 @@ func TestRecallPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := mustGet(t, in, "/recall?q=bcrypt+password&k=3", http.StatusOK)
-	want, _ := src.Search(context.Background(), "", "bcrypt password", 3)
+	want, _ := src.Search(context.Background(), "", "bcrypt password", "", 3)
 	re := regexp.MustCompile(`<li class="hit"><div class="hhead"><span class="rank">(\d+)</span><span class="score">score ([0-9.]+)</span><a href="([^"]*)">`)
 	hits := re.FindAllStringSubmatch(body, -1)
 	if len(hits) != len(want) || len(want) != 3 {
@@ -647,6 +668,24 @@ func TestRecallPage(t *testing.T) {
 	if body := mustGet(t, in, "/recall?q=ACME-CONFIDENTIAL", http.StatusOK); strings.Contains(body, `class="hit"`) {
 		t.Error("recall shows another tenant's entry")
 	}
+	// The words that match the query are marked, as recall analyzes them.
+	if !regexp.MustCompile(`(?i)<mark>bcrypt</mark>`).MatchString(body) || strings.Contains(body, "<mark>the</mark>") {
+		t.Errorf("the hits' matching words are not marked:\n%s", body)
+	}
+	// The scope field narrows the search, and is kept in the form.
+	scoped := mustGet(t, in, "/recall?q=bcrypt+password&k=10&scope=session:plan-sprint", http.StatusOK)
+	if !strings.Contains(scoped, `name="scope" value="session:plan-sprint"`) {
+		t.Error("the scope is not kept in the form")
+	}
+	for _, h := range re.FindAllStringSubmatch(scoped, -1) {
+		if !strings.HasPrefix(h[3], "/sessions/plan-sprint/") {
+			t.Errorf("scope session:plan-sprint shows a hit of %s", h[3])
+		}
+	}
+	if scopedUser := mustGet(t, in, "/recall?q=password&scope=user:alice", http.StatusOK); strings.Contains(scopedUser, "/sessions/lit-review/") {
+		t.Error("scope user:alice shows bob's session")
+	}
+	mustGet(t, in, "/recall?q=x&scope=planet:earth", http.StatusBadRequest)
 }
 
 func TestNewChecksConfig(t *testing.T) {
@@ -773,6 +812,109 @@ type brokenStore struct{ store.Store }
 
 func (brokenStore) List(context.Context, store.ListRequest) (*store.ListResponse, error) {
 	return nil, errors.New("stored session does not decode")
+}
+
+// The session page charts what each model call was sent: a point per
+// call (each action and answer), whose tokens are what that call's page
+// shows, under the page's budget, format and tokenizer, with the budget
+// drawn.
+func TestContextSizeChart(t *testing.T) {
+	f := newFixture(t, inspector.Config{})
+	point := regexp.MustCompile(`<a class="pt( blind)?" href="([^"]*)" data-seq="(\d+)" data-tokens="(\d+)"`)
+	for _, query := range []string{"?budget=250", "?budget=120&format=anthropic&tokenizer=cl100k_base", "", "?budget=20"} {
+		body := mustGet(t, f.in, "/sessions/fix-login"+query, http.StatusOK)
+		pts := point.FindAllStringSubmatch(body, -1)
+		var seqs []string
+		for _, p := range pts {
+			seqs = append(seqs, p[3])
+		}
+		if want := []string{"3", "4", "5", "6", "9", "10", "13", "14"}; !slices.Equal(seqs, want) {
+			t.Fatalf("%s: chart points at %v, want a point per call %v", query, seqs, want)
+		}
+		for _, p := range pts {
+			page := mustGet(t, f.in, html.UnescapeString(p[2]), http.StatusOK)
+			switch m := regexp.MustCompile(`<b id="ctx-tokens">(\d+)</b>`).FindStringSubmatch(page); {
+			case p[1] == " blind":
+				if !strings.Contains(page, `id="budget-error"`) {
+					t.Errorf("%s: the point of #%s says nothing was sent; its page does not", query, p[3])
+				}
+			case m == nil || m[1] != p[4]:
+				t.Errorf("%s: the point of #%s is %s tokens; its page shows %v", query, p[3], p[4], m)
+			}
+		}
+		hasBudget := strings.Contains(query, "budget")
+		if strings.Contains(body, `id="budget-line"`) != hasBudget {
+			t.Errorf("%s: budget line drawn: %v", query, !hasBudget)
+		}
+	}
+	// A budget below the pinned steps: every call is blind, and said so.
+	if body := mustGet(t, f.in, "/sessions/fix-login?budget=20", http.StatusOK); !strings.Contains(body, `At <b>8</b> calls (red) nothing could be sent`) {
+		t.Error("the chart does not say the calls were sent nothing")
+	}
+	// A tenant's session is charted from its own log: the same session in
+	// tenant acme, alone in its store, gives the same points.
+	acmeStore := memstore.New(memstore.Options{Clock: tickClock(t0)})
+	defer acmeStore.Close()
+	seedLogin(t, acmeStore, "acme", "fix-login", tickClock(t0))
+	acme, err := inspector.New(inspector.Config{Store: acmeStore, Tenant: func(*http.Request) (string, error) { return "acme", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := point.FindAllStringSubmatch(mustGet(t, f.in, "/sessions/fix-login?budget=250", http.StatusOK), -1)
+	theirs := point.FindAllStringSubmatch(mustGet(t, acme, "/sessions/fix-login?budget=250", http.StatusOK), -1)
+	if len(theirs) != len(own) || len(own) == 0 {
+		t.Fatalf("tenant acme's chart has %d points, the default tenant's %d", len(theirs), len(own))
+	}
+	for i := range own {
+		if own[i][3] != theirs[i][3] || own[i][4] != theirs[i][4] {
+			t.Errorf("point %d: acme %s=%s, default %s=%s", i, theirs[i][3], theirs[i][4], own[i][3], own[i][4])
+		}
+	}
+	// The chart is on the first page of the timeline only.
+	if body := mustGet(t, f.in, "/sessions/fix-login?after=3", http.StatusOK); strings.Contains(body, `id="context-chart"`) {
+		t.Error("a later page of the timeline draws the chart again")
+	}
+}
+
+// A log too long for the chart gets a note instead; one with many calls
+// is drawn with a sample of them.
+func TestContextSizeChartBounds(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	in, err := inspector.New(inspector.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(id string, n int) {
+		if _, err := st.Create(ctx, store.CreateRequest{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		steps := []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id + "-task"}, Task: "count"}}
+		for i := range n - 1 {
+			steps = append(steps, &agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: fmt.Sprintf("%s-%d", id, i)}, ModelOutput: fmt.Sprintf("step %d", i)})
+		}
+		for len(steps) > 0 {
+			k := min(len(steps), 1000)
+			if _, err := st.Append(ctx, store.AppendRequest{SessionID: id, Steps: steps[:k]}); err != nil {
+				t.Fatal(err)
+			}
+			steps = steps[k:]
+		}
+	}
+	fill("many", 3*inspector.MaxChartCalls)
+	body := mustGet(t, in, "/sessions/many?budget=500", http.StatusOK)
+	if n := strings.Count(body, `<a class="pt"`); n != inspector.MaxChartCalls || !strings.Contains(body, fmt.Sprintf("%d of the calls are drawn", inspector.MaxChartCalls)) {
+		t.Errorf("%d points drawn of %d calls, want %d and a caption that says so", n, 3*inspector.MaxChartCalls-1, inspector.MaxChartCalls)
+	}
+	if !strings.Contains(body, fmt.Sprintf(`data-seq="%d"`, 3*inspector.MaxChartCalls)) {
+		t.Error("the newest call is not drawn")
+	}
+	fill("long", inspector.MaxChartEntries+1)
+	body = mustGet(t, in, "/sessions/long", http.StatusOK)
+	if strings.Contains(body, `id="context-chart"`) || !strings.Contains(body, `id="context-sizes-note"`) {
+		t.Error("a log over MaxChartEntries is charted, or not said to be too long")
+	}
 }
 
 // TestContextExplainsTheTruncatedNewestStep: when the newest step alone is

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -161,13 +162,20 @@ func parseAfter(q url.Values) (int64, error) {
 
 // recallQuery is the recall page's query.
 type recallQuery struct {
-	Q string
-	K int
+	Q     string
+	K     int
+	Scope string // "session:ID", "user:ID", "agent:ID" or ""
 }
 
 func parseRecall(q url.Values) (recallQuery, error) {
-	r := recallQuery{Q: strings.TrimSpace(q.Get("q")), K: DefaultK}
+	r := recallQuery{Q: strings.TrimSpace(q.Get("q")), K: DefaultK, Scope: strings.TrimSpace(q.Get("scope"))}
 	if err := textParam("q", r.Q, MaxQueryBytes); err != nil {
+		return recallQuery{}, err
+	}
+	if err := textParam("scope", r.Scope, MaxQueryBytes); err != nil {
+		return recallQuery{}, err
+	}
+	if _, err := recall.ParseScope(r.Scope); err != nil {
 		return recallQuery{}, err
 	}
 	if q.Get("k") != "" {

@@ -3,7 +3,10 @@ package inspector
 import (
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode"
 
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -17,9 +20,11 @@ type recallData struct {
 
 // hitRow is one recall hit on the recall page.
 type hitRow struct {
-	Rank       int
-	ID         string
-	Text       string
+	Rank int
+	ID   string
+	// Text is the hit's text in segments, those that match a query term
+	// marked.
+	Text       []segment
 	Score      string
 	SessionID  string
 	SessionURL string
@@ -42,15 +47,19 @@ func (in *Inspector) recall(w http.ResponseWriter, r *http.Request) {
 	}
 	d := &recallData{Configured: in.cfg.Recall != nil, Query: rq}
 	if d.Configured && rq.Q != "" {
-		hits, err := in.cfg.Recall.Search(r.Context(), tenant, rq.Q, rq.K)
+		hits, err := in.cfg.Recall.Search(r.Context(), tenant, rq.Q, rq.Scope, rq.K)
 		if err != nil {
 			in.fail(w, r, err)
 			return
 		}
 		d.Searched = true
+		terms := map[string]bool{}
+		for _, t := range recall.Tokenize(rq.Q) {
+			terms[t] = true
+		}
 		for i, h := range hits[:min(len(hits), rq.K)] {
 			row := hitRow{
-				Rank: i + 1, ID: h.ID, Text: h.Text, Score: strconv.FormatFloat(h.Score, 'f', 3, 64),
+				Rank: i + 1, ID: h.ID, Text: highlight(h.Text, terms), Score: strconv.FormatFloat(h.Score, 'f', 3, 64),
 				SessionID: h.SessionID, Seq: h.Seq, User: h.UserID, Time: formatTime(h.Time),
 			}
 			if h.SessionID != "" && store.ValidateID(h.SessionID) == nil {
@@ -71,3 +80,46 @@ func (in *Inspector) recall(w http.ResponseWriter, r *http.Request) {
 	}
 	in.show(w, r, "recall", page{Title: title, Nav: "recall", Tenant: tenant, Data: d})
 }
+
+// segment is a run of a hit's text; Mark is set on a word that matches a
+// term of the query.
+type segment struct {
+	Text string
+	Mark bool
+}
+
+// highlight splits text into segments, marking the words that match a
+// query term as recall matches them: the same analysis (lower case,
+// stemming, stop words dropped; see recall.Tokenize), so "migrating" is
+// marked for the query "migration".
+func highlight(text string, terms map[string]bool) []segment {
+	var out []segment
+	plain := 0 // start of the unmarked run
+	for i := 0; i < len(text); {
+		j := strings.IndexFunc(text[i:], isWordRune)
+		if j < 0 {
+			break
+		}
+		start := i + j
+		end := len(text)
+		if k := strings.IndexFunc(text[start:], func(r rune) bool { return !isWordRune(r) }); k >= 0 {
+			end = start + k
+		}
+		if t := recall.Tokenize(text[start:end]); len(t) == 1 && terms[t[0]] {
+			if plain < start {
+				out = append(out, segment{Text: text[plain:start]})
+			}
+			out = append(out, segment{Text: text[start:end], Mark: true})
+			plain = end
+		}
+		i = end
+	}
+	if plain < len(text) {
+		out = append(out, segment{Text: text[plain:]})
+	}
+	return out
+}
+
+// isWordRune reports whether r is part of a word, as recall.Tokenize splits
+// text: letters and digits.
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

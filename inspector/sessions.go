@@ -88,6 +88,11 @@ type timelineData struct {
 	Entries    []entryRow
 	// PageTokens sums the tokens of the steps of this page.
 	PageTokens int
+	// Sizes charts the context of each model call of the session (on the
+	// first page); SizesNote says why there is none when the log is too
+	// long for it.
+	Sizes     *sizeChart
+	SizesNote string
 	// Full is set when the page ended before TimelinePage entries because
 	// their messages reached MaxTimelineBytes.
 	Full        bool
@@ -187,7 +192,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		S: newSessionHead(sess), View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(),
 		NextCallURL: withQuery(sessionURL(sess.ID)+"/context", vq), MaxBytes: strconv.Itoa(MaxTimelineBytes>>20) + " MiB",
 	}
-	most, size := 0, 0
+	size := 0
 	for i, e := range entries {
 		if size >= MaxTimelineBytes {
 			// The messages of this page are already large: the next page
@@ -214,13 +219,12 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 			cq := v.values(in.def)
 			cq.Set("at", strconv.FormatInt(e.Seq, 10))
 			row.ContextURL = withQuery(sessionURL(sess.ID)+"/context", cq)
-			most = max(most, total)
 			d.PageTokens += total
 		}
 		d.Entries = append(d.Entries, row)
 	}
 	for i := range d.Entries {
-		d.Entries[i].Bar = barWidth(d.Entries[i].Tokens, most)
+		d.Entries[i].Bar = tokenBarWidth(d.Entries[i].Tokens)
 	}
 	if more {
 		nq := v.values(in.def)
@@ -229,8 +233,34 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 	}
 	if after > 0 {
 		d.FirstURL = withQuery(sessionURL(sess.ID), vq)
+	} else if err := in.chartSizes(r.Context(), sess, v, d); err != nil {
+		in.fail(w, r, err)
+		return
 	}
 	in.show(w, r, "session", page{Title: "Session " + sess.ID, Nav: "sessions", Tenant: sess.Tenant, Data: d})
+}
+
+// chartSizes draws the context size of every call of the session (see
+// newSizeChart) into the first page's data, or says why it cannot.
+func (in *Inspector) chartSizes(ctx context.Context, sess *store.Session, v view, d *timelineData) error {
+	if v.Budget > in.cfg.MaxContextTokens {
+		return invalid("budget", "is %d tokens, more than this server's maximum context of %d tokens", v.Budget, in.cfg.MaxContextTokens)
+	}
+	resp, err := in.svc.Read(ctx, store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, Limit: MaxChartEntries + 1})
+	if err != nil {
+		return err
+	}
+	if len(resp.Entries) > MaxChartEntries {
+		d.SizesNote = "This session's log has more than " + strconv.Itoa(MaxChartEntries) + " entries: the chart of what each call was sent is not drawn. Each step's page (what the model saw) shows it."
+		return nil
+	}
+	link := func(seq int64) string {
+		q := v.values(in.def)
+		q.Set("at", strconv.FormatInt(seq, 10))
+		return withQuery(sessionURL(sess.ID)+"/context", q)
+	}
+	d.Sizes, err = newSizeChart(ctx, in.svc, resp.Entries, v, in.fitTo(v), link)
+	return err
 }
 
 func isNotFound(err error) bool { return errors.Is(err, agentmem.ErrNotFound) }

@@ -45,9 +45,11 @@ type FactView struct {
 // package (or an adapter over it) implements it.
 type RecallSource interface {
 	// Search returns at most k hits for query among tenant's entries,
-	// best first. Errors wrapping agentmem.ErrInvalid are shown as a bad
-	// request; any other error as an internal one.
-	Search(ctx context.Context, tenant, query string, k int) ([]HitView, error)
+	// best first, within scope: "session:ID", "user:ID" or "agent:ID"
+	// (as recall.ParseScope reads it), or "" for the whole tenant.
+	// Errors wrapping agentmem.ErrInvalid are shown as a bad request; any
+	// other error as an internal one.
+	Search(ctx context.Context, tenant, query, scope string, k int) ([]HitView, error)
 }
 
 // HitView is what the recall page shows of one hit.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -249,6 +250,23 @@ func barWidth(n, most int) string {
 		return "0"
 	}
 	w := 100 * float64(n) / float64(most)
+	return strconv.FormatFloat(min(100, max(w, 0.5)), 'f', 1, 64)
+}
+
+// TokenBarFull is the token count of a full token bar on the timeline.
+// Every page draws token bars on this one scale, logarithmic from 1 token
+// to TokenBarFull (each tenfold a fifth of the bar), so that a step's bar
+// is the same on every page and in every session, and a 10-token step
+// still shows beside a 10,000-token one.
+const TokenBarFull = 100_000
+
+// tokenBarWidth is the width, in percent of the bar, of a step of n
+// tokens on the one scale of TokenBarFull.
+func tokenBarWidth(n int) string {
+	if n <= 0 {
+		return "0"
+	}
+	w := 100 * math.Log10(1+float64(n)) / math.Log10(1+TokenBarFull)
 	return strconv.FormatFloat(min(100, max(w, 0.5)), 'f', 1, 64)
 }
 

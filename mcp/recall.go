@@ -29,6 +29,8 @@ type SearchMemoryInput struct {
 	Agent     string `json:"agent,omitempty" jsonschema:"only the turns of this agent's sessions"`
 	Before    int    `json:"before,omitempty" jsonschema:"with each match, also return up to this many turns that came just before it in its session"`
 	After     int    `json:"after,omitempty" jsonschema:"with each match, also return up to this many turns that came just after it in its session"`
+	// Similarity is "bm25" (the default) or "tfidf".
+	Similarity string `json:"similarity,omitempty" jsonschema:"how to score matches: bm25 (the default, best for recall) or tfidf (TF-IDF cosine, as simple in-memory vector stores score)"`
 }
 
 // Turn is a turn of a past session (a step of its log) as search_memory
@@ -146,9 +148,13 @@ func (t *tools) searchQuery(in SearchMemoryInput) (recall.Query, error) {
 	if err := checkString("agent", in.Agent, store.MaxFieldBytes); err != nil {
 		return recall.Query{}, err
 	}
+	sim, err := recall.ParseSimilarity(in.Similarity)
+	if err != nil {
+		return recall.Query{}, invalid("similarity", "must be bm25 or tfidf, not %q", in.Similarity)
+	}
 	return recall.Query{
 		Tenant: t.tenant, Text: in.Query, K: in.K, Filter: recall.Scope(in.SessionID, in.UserID, in.Agent),
-		Before: in.Before, After: in.After,
+		Before: in.Before, After: in.After, Similarity: sim,
 	}, nil
 }
 

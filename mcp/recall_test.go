@@ -185,3 +185,26 @@ func TestSearchMemoryBounds(t *testing.T) {
 		t.Errorf("%d hits without k, want %d", len(def.Hits), mcp.DefaultSearchK)
 	}
 }
+
+// similarity=tfidf scores by TF-IDF cosine (in [0, 1]); BM25 stays the
+// default, and an unknown similarity is the caller's error.
+func TestSearchMemorySimilarity(t *testing.T) {
+	lt := newLongTerm(t)
+	e := lt.env(t, "acme")
+	conversations(t, e)
+	var tf, bm mcp.SearchMemoryOutput
+	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "Kyoto ryokan", "similarity": "tfidf"}, &tf)
+	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "Kyoto ryokan"}, &bm)
+	if len(tf.Hits) == 0 || len(bm.Hits) == 0 {
+		t.Fatalf("no hits: tfidf %d, bm25 %d", len(tf.Hits), len(bm.Hits))
+	}
+	for _, h := range tf.Hits {
+		if h.Score <= 0 || h.Score > 1 {
+			t.Fatalf("tfidf score %v of %s is not a cosine", h.Score, h.ID)
+		}
+	}
+	if tf.Hits[0].Score == bm.Hits[0].Score {
+		t.Fatalf("the default scored as tfidf: %v", bm.Hits[0].Score)
+	}
+	callErr(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "Kyoto", "similarity": "cosine"}, "similarity")
+}

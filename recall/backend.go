@@ -53,6 +53,10 @@ type Backend interface {
 	// its own), and never touches the lexical index. It returns how many
 	// were stored.
 	SetEmbeddings(ctx context.Context, tenant string, updates []EmbeddingUpdate) (int, error)
+	// DocFreqs returns the tenant's document count and, of the given
+	// analyzed terms, how many documents hold each: the statistics of a
+	// TF-IDF search (Similarity TFIDF).
+	DocFreqs(ctx context.Context, tenant string, terms []string) (DocStats, error)
 	// Tenants returns the tenants that have documents, sorted.
 	Tenants(ctx context.Context) ([]string, error)
 	// Close releases the backend's resources.

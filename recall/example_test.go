@@ -91,3 +91,30 @@ func ExampleIndexedStore() {
 	// Output:
 	// s1#1 My parrot Kiwi only eats grapes
 }
+
+// The seeds' vector store: upsert without an ID returns a new one, and a
+// search can ask for TF-IDF cosine (BM25 is the default) and filter on
+// metadata.
+func ExampleIndex_Put() {
+	ctx := context.Background()
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+	defer ix.Close()
+	ids, err := ix.Put(ctx,
+		recall.Doc{Tenant: "acme", Text: "The quick brown fox", Metadata: map[string]string{"tag": "test"}},
+		recall.Doc{Tenant: "acme", Text: "A lazy brown dog", Metadata: map[string]string{"tag": "other"}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(ids), ids[0] != "")
+	hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: "quick fox", K: 3, Similarity: recall.TFIDF,
+		Filter: recall.Filter{Metadata: map[string]string{"tag": "test"}}})
+	if err != nil {
+		panic(err)
+	}
+	for _, h := range hits {
+		fmt.Printf("%s %.2f\n", h.Doc.Text, h.Score)
+	}
+	// Output:
+	// 2 true
+	// The quick brown fox 0.89
+}

@@ -133,6 +133,24 @@ func (ix *Index) Upsert(ctx context.Context, docs ...Doc) error {
 	return ix.b.Upsert(ctx, docs...)
 }
 
+// Put upserts documents as Upsert does, giving each one without an ID a
+// new one (a time-sortable UUIDv7, agentmem.NewID), and returns their IDs
+// in order: the seeds' upsert, which returns the document's identifier.
+func (ix *Index) Put(ctx context.Context, docs ...Doc) ([]string, error) {
+	docs = slices.Clone(docs)
+	ids := make([]string, len(docs))
+	for i := range docs {
+		if docs[i].ID == "" {
+			docs[i].ID = agentmem.NewID()
+		}
+		ids[i] = docs[i].ID
+	}
+	if err := ix.Upsert(ctx, docs...); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
 // Get returns the tenant's document with the ID, or an error wrapping
 // agentmem.ErrNotFound.
 func (ix *Index) Get(ctx context.Context, tenant, id string) (Doc, error) {
@@ -173,6 +191,9 @@ type Query struct {
 	// Filter narrows the search (for example to a session, a user or an
 	// agent: see Scope).
 	Filter Filter
+	// Similarity scores text: BM25 (the default, also when empty) or
+	// TFIDF, the seeds' TF-IDF cosine.
+	Similarity Similarity
 	// Before and After, when positive, fill each hit's Window with up to
 	// that many documents of its group before and after it (by Seq), like
 	// Mastra's messageRange.
@@ -206,16 +227,25 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err := checkVector("embedding", q.Embedding); err != nil {
 		return nil, err
 	}
+	if _, err := ParseSimilarity(string(q.Similarity)); err != nil {
+		return nil, err
+	}
 	r := ix.opts.Ranking
 	n := r.Candidates
 	if n <= 0 {
 		n = max(200, 10*q.K)
 	}
-	ranked, err := ix.lexical(ctx, q, n)
+	var ranked []Match
+	var err error
+	if q.Similarity == TFIDF {
+		ranked, err = ix.tfidf(ctx, q, n)
+	} else {
+		ranked, err = ix.lexical(ctx, q, n)
+		ranked = smooth(ranked, r)
+	}
 	if err != nil {
 		return nil, err
 	}
-	ranked = smooth(ranked, r)
 	vec := q.Embedding
 	if len(vec) == 0 && ix.opts.Embedder != nil && q.Text != "" {
 		vs, err := embed(ctx, ix.opts.Embedder, []string{q.Text})
@@ -631,6 +661,37 @@ func ParseScope(s string) (Filter, error) {
 	}
 	if err := CheckFilter(f); err != nil {
 		return Filter{}, &agentmem.InvalidError{Field: "scope", Reason: err.Error()}
+	}
+	return f, nil
+}
+
+// AddFilters adds metadata pairs written "key:value" (the key is what
+// comes before the first colon), as the HTTP API's filter parameter and
+// the CLI take them, to a filter: a hit must have every pair. A pair
+// without a colon or with an empty key, or a key given two values (by
+// the pairs or by the filter already, such as a scope's), is an
+// *agentmem.InvalidError for the field "filter".
+func AddFilters(f Filter, pairs []string) (Filter, error) {
+	if len(pairs) == 0 {
+		return f, nil
+	}
+	m := make(map[string]string, len(f.Metadata)+len(pairs))
+	for k, v := range f.Metadata {
+		m[k] = v
+	}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, ":")
+		if !ok || k == "" {
+			return Filter{}, &agentmem.InvalidError{Field: "filter", Reason: fmt.Sprintf("must be key:value, not %q", p)}
+		}
+		if old, dup := m[k]; dup && old != v {
+			return Filter{}, &agentmem.InvalidError{Field: "filter", Reason: fmt.Sprintf("asks for %s to be both %q and %q", k, old, v)}
+		}
+		m[k] = v
+	}
+	f.Metadata = m
+	if err := CheckFilter(f); err != nil {
+		return Filter{}, &agentmem.InvalidError{Field: "filter", Reason: err.Error()}
 	}
 	return f, nil
 }

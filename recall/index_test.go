@@ -2,11 +2,14 @@ package recall
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem"
 )
 
 func TestTokenize(t *testing.T) {
@@ -260,5 +263,30 @@ func TestCheckDoc(t *testing.T) {
 	}
 	if d.Metadata != nil || d.Embedding != nil || !d.Time.Equal(t1) || d.Time.Location() != time.UTC {
 		t.Errorf("CheckDoc = %+v", d)
+	}
+}
+
+func TestPutGeneratesIDs(t *testing.T) {
+	ctx := context.Background()
+	ix := New(NewMemory(MemoryOptions{}), Options{})
+	defer ix.Close()
+	ids, err := ix.Put(ctx, Doc{Tenant: "t", Text: "The quick brown fox", Metadata: map[string]string{"tag": "test"}},
+		Doc{ID: "mine", Tenant: "t", Text: "a lazy dog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 2 || ids[0] == "" || ids[1] != "mine" {
+		t.Fatalf("Put returned %q; want a new ID, then the given one", ids)
+	}
+	d, err := ix.Get(ctx, "t", ids[0])
+	if err != nil || d.Text != "The quick brown fox" || d.Metadata["tag"] != "test" {
+		t.Fatalf("Get(%q) = %+v, %v", ids[0], d, err)
+	}
+	again, err := ix.Put(ctx, Doc{Tenant: "t", Text: "The quick brown fox"})
+	if err != nil || again[0] == ids[0] {
+		t.Fatalf("a second Put without an ID = %q, %v; want another new ID", again, err)
+	}
+	if _, err := ix.Put(ctx, Doc{Tenant: "t", Text: "\xff"}); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatalf("Put of invalid text: %v, want ErrInvalid", err)
 	}
 }

@@ -494,6 +494,30 @@ func (m *Memory) SetEmbeddings(ctx context.Context, tenant string, updates []Emb
 	return n, nil
 }
 
+// DocFreqs implements Backend.
+func (m *Memory) DocFreqs(ctx context.Context, tenant string, terms []string) (DocStats, error) {
+	if err := CheckTenant(tenant); err != nil {
+		return DocStats{}, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return DocStats{}, err
+	}
+	st := DocStats{DF: map[string]int64{}}
+	t := m.tenants[tenant]
+	if t == nil {
+		return st, nil
+	}
+	st.Docs = int64(len(t.ids))
+	for _, term := range terms {
+		if n := t.df[term]; n > 0 {
+			st.DF[term] = int64(n)
+		}
+	}
+	return st, nil
+}
+
 // Tenants implements Backend.
 func (m *Memory) Tenants(ctx context.Context) ([]string, error) {
 	m.mu.RLock()

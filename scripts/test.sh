@@ -11,8 +11,9 @@
 # (starts with ./ or ../, is . or .., or starts with the module path) limits
 # go vet and staticcheck to those packages too; with none, ./... is added.
 #
-# The framework adapters under adapters/ are modules of their own (each has
-# its go.mod): steps 2, 3 and 6 run in each of them too, on its ./... when no
+# The framework adapters under adapters/ and the proxy's SDK tests
+# (proxy/sdktest) are modules of their own (each has its go.mod): steps 2,
+# 3 and 6 run in each of them too, on its ./... when no
 # package is given, else on the packages given inside it
 # (./adapters/langchaingo/...) or by a pattern that covers it (./...,
 # ./adapters/...); a run given only other packages leaves them out.
@@ -242,9 +243,11 @@ fi
 
 MODULE=$(awk '$1 == "module" { print $2; exit }' go.mod)
 
-# The adapter modules: adapters/NAME with a go.mod of its own.
+# The adapter modules: adapters/NAME with a go.mod of its own, and
+# proxy/sdktest (the official OpenAI and Anthropic Go SDKs against the
+# proxy, kept out of the core module's dependencies).
 ADAPTERS=()
-for mod in adapters/*/go.mod; do
+for mod in adapters/*/go.mod proxy/sdktest/go.mod; do
 	if [[ -f $mod ]]; then
 		ADAPTERS+=("${mod%/go.mod}")
 	fi

@@ -76,8 +76,8 @@ func killRecall(t *testing.T, bin, storeURL string) {
 }
 
 // appendUntilKilled runs killClients clients appending to their own
-// sessions, kills the server after the delay, and returns the appends it
-// acknowledged.
+// sessions, kills the server the delay after the first acknowledged
+// append, and returns the appends it acknowledged.
 func appendUntilKilled(t *testing.T, p *process, round int, after time.Duration) []ackedTurn {
 	t.Helper()
 	var (
@@ -88,6 +88,8 @@ func appendUntilKilled(t *testing.T, p *process, round int, after time.Duration)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	client := &http.Client{Timeout: 10 * time.Second}
+	firstAck := make(chan struct{}) // closed at the first acknowledged append
+	var once sync.Once
 	for c := range killClients {
 		wg.Add(1)
 		go func() {
@@ -111,8 +113,16 @@ func appendUntilKilled(t *testing.T, p *process, round int, after time.Duration)
 				mu.Lock()
 				acked = append(acked, ackedTurn{session: id, seq: ar.Seqs[0], word: w})
 				mu.Unlock()
+				once.Do(func() { close(firstAck) })
 			}
 		}()
+	}
+	// The kill comes a random moment after the first acknowledged append
+	// (on a loaded machine the first may take longer than the moment).
+	select {
+	case <-firstAck:
+	case <-time.After(time.Minute):
+		t.Fatalf("round %d: no append was acknowledged within a minute", round)
 	}
 	time.Sleep(after) // the random moment of the kill, not a synchronisation
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {

@@ -80,6 +80,9 @@ func apiError(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if pe, ok := proxyError(err); ok {
+		return pe
+	}
 	var inv *agentmem.InvalidError
 	var be *agentmem.BudgetError
 	switch {

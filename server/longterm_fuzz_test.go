@@ -24,6 +24,38 @@ func FuzzDecodeUpsertRecall(f *testing.F) {
 	})
 }
 
+// FuzzDecodeRecallSearch: the query parameters of a recall search (scope,
+// filter, similarity and the rest) are refused with a 400 of their own, or
+// make a search the index accepts.
+func FuzzDecodeRecallSearch(f *testing.F) {
+	f.Add("q=quick+fox&k=3&scope=user:alice&filter=tag:work&filter=kind:note&similarity=tfidf&before=1")
+	f.Add("q=fox&filter=user:bob&scope=user:alice")
+	f.Fuzz(func(t *testing.T, rawQuery string) {
+		r, err := http.NewRequest(http.MethodGet, "/v1/recall/search", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.URL.RawQuery = rawQuery
+		// As the route does: its parameters are checked first.
+		if e := onlyParams(r.URL.Query(), "q", "k", "scope", "before", "after", "fresh", "filter...", "similarity"); e != nil {
+			checkRefusal(t, e)
+			return
+		}
+		q, e := decodeRecallSearch(r, "tenant")
+		if e != nil {
+			checkRefusal(t, e)
+			return
+		}
+		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+		if err := ix.Upsert(context.Background(), recall.Doc{ID: "d", Tenant: "tenant", Text: "the quick brown fox"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Search(context.Background(), q); err != nil {
+			t.Fatalf("accepted query %q refused by the index: %v", rawQuery, err)
+		}
+	})
+}
+
 // FuzzRemember drives the facts route with arbitrary bodies: a 2xx or a
 // 4xx with an error body, never a 5xx, and a refusal writes nothing.
 func FuzzRemember(f *testing.F) {

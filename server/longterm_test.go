@@ -475,3 +475,45 @@ func TestDisconnectedAppendIsIndexed(t *testing.T) {
 		}
 	}
 }
+
+// The seeds' vector store: upsert without an ID, search with a metadata
+// filter, and TF-IDF cosine when asked (BM25 stays the default).
+func TestRecallSearchSimilarityAndFilter(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	var up api.UpsertRecallResponse
+	e.must(200, "POST", "/v1/recall", `{"documents":[
+		{"text":"The quick brown fox","metadata":{"tag":"animal"}},
+		{"text":"The lazy dog sleeps while the quick fox runs and jumps and runs","metadata":{"tag":"animal"}},
+		{"text":"quarterly report on the brown company","metadata":{"tag":"work"}}]}`).json(t, &up)
+	if len(up.IDs) != 3 || up.IDs[0] == "" || up.IDs[0] == up.IDs[1] {
+		t.Fatalf("generated IDs %v", up.IDs)
+	}
+	var tf, bm api.RecallSearchResponse
+	e.must(200, "GET", "/v1/recall/search?q=quick+fox&similarity=tfidf", nil).json(t, &tf)
+	e.must(200, "GET", "/v1/recall/search?q=quick+fox", nil).json(t, &bm)
+	if len(tf.Hits) != 2 || tf.Hits[0].ID != up.IDs[0] || tf.Hits[0].Score > 1 || tf.Hits[0].Score <= tf.Hits[1].Score {
+		t.Fatalf("tfidf hits %+v; want the short fox document first, cosine scores", tf.Hits)
+	}
+	if len(bm.Hits) == 0 || bm.Hits[0].Score == tf.Hits[0].Score {
+		t.Fatalf("the default search scored as tfidf: %+v", bm.Hits)
+	}
+	var f api.RecallSearchResponse
+	e.must(200, "GET", "/v1/recall/search?q=brown&filter=tag:work&similarity=tfidf", nil).json(t, &f)
+	if len(f.Hits) != 1 || f.Hits[0].ID != up.IDs[2] {
+		t.Fatalf("filter=tag:work found %+v", f.Hits)
+	}
+	for path, field := range map[string]string{
+		"/v1/recall/search?q=fox&similarity=cosine":                     "similarity",
+		"/v1/recall/search?q=fox&filter=nocolon":                        "filter",
+		"/v1/recall/search?q=fox&filter=:x":                             "filter",
+		"/v1/recall/search?q=fox&filter=tag:a&filter=tag:b":             "filter",
+		"/v1/recall/search?q=fox&scope=user:u1&filter=user:u2":          "filter",
+		"/v1/recall/search?q=fox&filter=" + url.QueryEscape("tag:\xff"): "filter",
+	} {
+		r := e.must(400, "GET", path, nil)
+		if err := r.apiErr(t); err.Code != api.CodeInvalid || !strings.HasPrefix(err.Field, field) {
+			t.Errorf("%s: %+v, want invalid %s", path, err, field)
+		}
+	}
+}

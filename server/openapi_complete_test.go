@@ -72,7 +72,11 @@ func TestOpenAPIComplete(t *testing.T) {
 		for _, p := range append(shared, op.Parameters...) {
 			switch p = resolve(p); p.In {
 			case "query":
-				query = append(query, p.Name)
+				name := p.Name
+				if p.Schema.Type == "array" { // repeatable: "name..." in the route table
+					name += "..."
+				}
+				query = append(query, name)
 			case "path":
 				inPath = append(inPath, p.Name)
 			}
@@ -127,7 +131,10 @@ func TestOpenAPIComplete(t *testing.T) {
 
 // param is a parameter of the OpenAPI document, or a reference to one.
 type param struct {
-	Ref  string `json:"$ref"`
-	Name string `json:"name"`
-	In   string `json:"in"`
+	Ref    string `json:"$ref"`
+	Name   string `json:"name"`
+	In     string `json:"in"`
+	Schema struct {
+		Type string `json:"type"`
+	} `json:"schema"`
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
@@ -151,7 +152,9 @@ func (s *Server) waitForIndex(w http.ResponseWriter, r *http.Request) bool {
 
 // decodeRecallSearch checks the query parameters of a recall search.
 // scope is "session:ID", "user:ID" or "agent:ID"; absent, the search
-// covers the tenant's whole index.
+// covers the tenant's whole index. Each filter is "key:value", a metadata
+// pair every hit must have (see recall.AddFilters); similarity is "bm25"
+// (the default) or "tfidf".
 func decodeRecallSearch(r *http.Request, tenant string) (recall.Query, *Error) {
 	v := r.URL.Query()
 	text := v.Get("q")
@@ -160,6 +163,9 @@ func decodeRecallSearch(r *http.Request, tenant string) (recall.Query, *Error) {
 	}
 	if len(text) > api.MaxQueryBytes {
 		return recall.Query{}, errInvalid("q", "is %d bytes, more than the %d allowed", len(text), api.MaxQueryBytes)
+	}
+	if !utf8.ValidString(text) || strings.ContainsRune(text, 0) {
+		return recall.Query{}, errInvalid("q", "is not valid UTF-8 text (or holds a NUL byte)")
 	}
 	k, e := intParam(v, "k", api.DefaultRecallK, 1, api.MaxRecallK)
 	if e != nil {
@@ -177,7 +183,14 @@ func decodeRecallSearch(r *http.Request, tenant string) (recall.Query, *Error) {
 	if err != nil {
 		return recall.Query{}, apiError(err)
 	}
-	return recall.Query{Tenant: tenant, Text: text, K: k, Filter: f, Before: before, After: after}, nil
+	if f, err = recall.AddFilters(f, v["filter"]); err != nil {
+		return recall.Query{}, apiError(err)
+	}
+	sim, err := recall.ParseSimilarity(v.Get("similarity"))
+	if err != nil {
+		return recall.Query{}, apiError(err)
+	}
+	return recall.Query{Tenant: tenant, Text: text, K: k, Filter: f, Before: before, After: after, Similarity: sim}, nil
 }
 
 // recallDocument converts a document of the index.

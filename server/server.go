@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
+	chatproxy "github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -119,6 +120,11 @@ type Config struct {
 	Inspector http.Handler
 	// InspectorPatterns are the mux patterns of Inspector.
 	InspectorPatterns []string
+	// Proxy, when set, serves the OpenAI- and Anthropic-compatible routes
+	// POST /v1/chat/completions and POST /v1/messages (package proxy);
+	// nil answers them 400 upstream_not_configured. It must use the
+	// server's sessions service (Sessions).
+	Proxy *chatproxy.Proxy
 }
 
 // indexFollower is implemented by a store whose recall index follows its
@@ -277,13 +283,15 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate", "facts", "facts_query", "facts_share"}},
 		{"POST /v1/sessions/{id}/compact", s.compact, false, nil},
 		{"POST /v1/recall", s.upsertRecall, false, nil},
-		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "scope", "before", "after", "fresh"}},
+		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "scope", "before", "after", "fresh", "filter...", "similarity"}},
 		{"GET /v1/recall/{doc}", s.getRecall, false, nil},
 		{"DELETE /v1/recall/{doc}", s.deleteRecall, false, nil},
 		{"POST /v1/users/{user}/facts", s.remember, false, nil},
 		{"GET /v1/users/{user}/facts", s.listFacts, false, []string{"q", "k", "min_confidence", "include_superseded"}},
 		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false, nil},
 		{"DELETE /v1/users/{user}/facts/{fact}", s.forgetFact, false, []string{"reason"}},
+		{"POST /v1/chat/completions", s.chatCompletions, false, nil},
+		{"POST /v1/messages", s.messagesProxy, false, []string{"beta"}},
 	}
 }
 
@@ -370,7 +378,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status(), "duration", d)
 		}
 	}()
-	guarded, ok := s.guard(sw, r, s.open[route], s.browser[route])
+	var guarded *http.Request
+	var ok bool
+	if proxyPatterns[route] {
+		guarded, ok = s.proxyGuard(sw, r)
+	} else {
+		guarded, ok = s.guard(sw, r, s.open[route], s.browser[route])
+	}
 	if !ok {
 		return
 	}

@@ -127,8 +127,9 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // onlyParams refuses query parameters outside allowed (a misspelt
-// parameter would otherwise be ignored silently), repeated ones and
-// names or values that are not valid UTF-8.
+// parameter would otherwise be ignored silently), repeated ones (but those
+// allowed as "name...", which may repeat) and names or values that are not
+// valid UTF-8.
 func onlyParams(q map[string][]string, allowed ...string) *Error {
 	for k, v := range q {
 		if !utf8.ValidString(k) {
@@ -139,14 +140,15 @@ func onlyParams(q map[string][]string, allowed ...string) *Error {
 				return errInvalid(k, "is not valid UTF-8")
 			}
 		}
-		ok := false
+		ok, repeats := false, false
 		for _, a := range allowed {
 			ok = ok || k == a
+			repeats = repeats || a == k+"..."
 		}
-		if !ok {
+		if !ok && !repeats {
 			return errInvalid(k, "is an unknown query parameter")
 		}
-		if len(v) > 1 {
+		if len(v) > 1 && !repeats {
 			return errInvalid(k, "is given more than once")
 		}
 	}

@@ -53,11 +53,9 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 		s.appendMessagesTo(w, r, id, key, expected, tenant, req)
 		return
 	}
+	// The store validates the request (store.ValidateAppend) before
+	// anything else: a bad one is a 400 naming its field.
 	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected, Tenant: tenant}
-	if err := store.ValidateAppend(ar); err != nil {
-		writeError(w, apiError(err))
-		return
-	}
 	resp, err := s.svc.Append(r.Context(), ar)
 	if err != nil {
 		if errors.Is(err, store.ErrIDReused) {

@@ -117,6 +117,50 @@ func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (
 	if at < 0 {
 		return nil, &agentmem.InvalidError{Field: "at", Reason: "is negative"}
 	}
+	if req.Format != "" { // refused before the read
+		if _, err := render.ByName(req.Format); err != nil {
+			return nil, err
+		}
+	}
+	rr := store.ReadRequest{Tenant: req.Tenant, SessionID: req.SessionID}
+	if at > 0 {
+		rr.Limit = int(at) // the entries before at, and at itself
+	}
+	resp, err := s.st.Read(ctx, rr)
+	if err != nil {
+		return nil, err
+	}
+	entries := resp.Entries
+	var produced *store.Entry
+	if at > 0 {
+		for i, e := range resp.Entries {
+			if e.Seq >= at {
+				if e.Seq == at {
+					produced = &resp.Entries[i]
+				}
+				entries = resp.Entries[:i]
+				break
+			}
+		}
+	}
+	lc, err := s.ContextOfLog(ctx, entries, req)
+	if lc != nil {
+		lc.Session, lc.Produced = resp.Session, produced
+	}
+	return lc, err
+}
+
+// ContextOfLog fits the working set that a log's entries give (a prefix of
+// a session's log, in order, as read; store.WorkingSet) as Context fits
+// it, for a caller that has the log already: it restores them into a
+// memory as a bound memory loads them. req's Tenant and SessionID are not
+// used but in errors; the LogContext has no Session. When the pinned
+// steps do not fit the budget, it returns the LogContext without a
+// Context and the *agentmem.BudgetError.
+func (s *Service) ContextOfLog(ctx context.Context, entries []store.Entry, req ContextRequest) (*LogContext, error) {
+	if req.Budget < 0 || req.Budget > s.cfg.MaxContextTokens {
+		return nil, &agentmem.InvalidError{Field: "budget", Reason: fmt.Sprintf("is %d tokens; it must be between 0 and this server's maximum context of %d tokens", req.Budget, s.cfg.MaxContextTokens)}
+	}
 	if req.Format == "" {
 		req.Format = render.NameOpenAI
 	}
@@ -128,29 +172,10 @@ func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (
 	if counter == nil {
 		counter = s.counter
 	}
-	rr := store.ReadRequest{Tenant: req.Tenant, SessionID: req.SessionID}
-	if at > 0 {
-		rr.Limit = int(at) // the entries before at, and at itself
-	}
-	resp, err := s.st.Read(ctx, rr)
-	if err != nil {
-		return nil, err
-	}
-	lc := &LogContext{Session: resp.Session, Entries: resp.Entries, Format: format, Counter: counter}
-	if at > 0 {
-		for i, e := range resp.Entries {
-			if e.Seq >= at {
-				if e.Seq == at {
-					lc.Produced = &resp.Entries[i]
-				}
-				lc.Entries = resp.Entries[:i]
-				break
-			}
-		}
-	}
-	lc.WorkingSet = store.WorkingSet(lc.Entries)
+	lc := &LogContext{Entries: entries, Format: format, Counter: counter}
+	lc.WorkingSet = store.WorkingSet(entries)
 	next := 0
-	for _, e := range lc.Entries {
+	for _, e := range entries {
 		next = max(next, int(e.Seq)+1)
 	}
 	m := agentmem.New(agentmem.Options{Format: format, Counter: counter})
@@ -169,4 +194,31 @@ func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (
 		return lc, err
 	}
 	return lc, nil
+}
+
+// History is a session's working set as the context cache holds it
+// (History).
+type History struct {
+	// Steps are copies of the working set's steps, in order, pending
+	// actions included.
+	Steps []agentmem.Step
+	// LastSeq is the log sequence number the steps reflect at least: an
+	// append conditional on it (ExpectedLastSeq) fails if another writer
+	// got in since.
+	LastSeq int64
+	// UserID is the session's user.
+	UserID string
+}
+
+// History returns a session's working set from the service's cache of
+// session memories, brought up to date with the log first, as Context
+// does: what a writer that recognises what a session already holds (the
+// proxy's requests resending their history) compares with, without
+// reading the whole working set from the store on every call.
+func (s *Service) History(ctx context.Context, tenant, id string) (*History, error) {
+	st, err := s.cache.get(ctx, tenant, id, s.defaultForm())
+	if err != nil {
+		return nil, err
+	}
+	return &History{Steps: st.mem.Steps(), LastSeq: st.seq, UserID: st.user}, nil
 }

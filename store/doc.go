@@ -81,6 +81,17 @@
 // compaction entry too (an amendment when it is one tool result). Both work over any Store, a client
 // of the HTTP API included.
 //
+// # Conversations and agents
+//
+// Conversations is the seeds' ConversationStore over any Store: save a
+// whole conversation (recorded as a compaction, so the log keeps the old
+// content), load it (empty when missing, as the seed; Get is the strict
+// form), list, delete and clear a tenant's conversations. Agents is the
+// seeds' MemoryManager.get_memory: each agent of a run gets a memory of its
+// own, a session created on first use and shared by every process that
+// opens the run. AssignTenant moves a session into a tenant (sessions
+// created before the first API key have none).
+//
 // # Retention
 //
 // A session's Retention says how long it lives: SingleRun sessions end

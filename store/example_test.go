@@ -125,3 +125,67 @@ func ExampleFeed() {
 	// append acme run-1 1 false
 	// delete acme run-1 0 false
 }
+
+// The seeds' ConversationStore: save a conversation, load it back, list
+// the tenant's conversations; a missing one loads empty.
+func ExampleConversations() {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	convs := store.Conversations{Store: st, Tenant: "acme"}
+
+	err := convs.SaveMessages(ctx, "session-abc", []agentmem.Message{
+		{Role: agentmem.RoleUser, Content: agentmem.Text("Hello, how are you?")},
+		{Role: agentmem.RoleAssistant, Content: agentmem.Text("Fine, thanks.")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	snap, err := convs.Load(ctx, "session-abc")
+	if err != nil {
+		log.Fatal(err)
+	}
+	mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	if err := mem.Restore(snap); err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range mem.Messages(agentmem.RenderOptions{}) {
+		fmt.Printf("%s: %s\n", m.Role, m.Text())
+	}
+	ids, _ := convs.List(ctx)
+	fmt.Println(ids)
+	missing, _ := convs.Load(ctx, "nobody")
+	fmt.Println(len(missing.Steps), "steps in a missing conversation")
+	// Output:
+	// user: Hello, how are you?
+	// assistant: Fine, thanks.
+	// [session-abc]
+	// 0 steps in a missing conversation
+}
+
+// Each agent of a run gets its own memory, created the first time it is
+// asked for (the seeds' MemoryManager.get_memory).
+func ExampleAgents() {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "run-7"}); err != nil {
+		log.Fatal(err)
+	}
+	agents, err := store.OpenAgents(ctx, st, "", "run-7", agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer agents.Close(ctx)
+	planner, err := agents.Memory(ctx, "planner")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = planner.AddUser(ctx, "Plan the release.")
+	if _, err := agents.Memory(ctx, "coder"); err != nil {
+		log.Fatal(err)
+	}
+	names, _ := agents.List(ctx)
+	fmt.Println(names, planner.Session().ID)
+	// Output: [coder planner] run-7.planner
+}

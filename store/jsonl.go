@@ -78,7 +78,7 @@ func ValidateImport(s *Session, entries []Entry) error {
 			if e.Compaction != nil {
 				return invalid(f, "a step entry with a compaction record")
 			}
-			if err := validateStep(f+".step", e.Step); err != nil {
+			if _, err := validateStep(f+".step", e.Step); err != nil {
 				return err
 			}
 			if n := e.Step.Info().Number; int64(n) != e.Seq {

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -226,31 +227,31 @@ func ValidateSession(s *Session) error {
 // validateStep checks one step of an append or a compaction: not nil,
 // valid, with at most MaxMetadataKeys metadata entries, with an ID, and a
 // JSON encoding of at most MaxStepBytes.
-func validateStep(field string, s agentmem.Step) error {
+func validateStep(field string, s agentmem.Step) ([]byte, error) {
 	if s == nil {
-		return invalid(field, "is nil")
+		return nil, invalid(field, "is nil")
 	}
 	if err := s.Validate(); err != nil {
-		return fmt.Errorf("%s: %w", field, err)
+		return nil, fmt.Errorf("%s: %w", field, err)
 	}
 	if n := len(s.Info().Metadata); n > MaxMetadataKeys {
-		return invalid(field+".metadata", "has %d keys (at most %d)", n, MaxMetadataKeys)
+		return nil, invalid(field+".metadata", "has %d keys (at most %d)", n, MaxMetadataKeys)
 	}
 	id := s.Info().ID
 	if id == "" {
-		return invalid(field+".id", "is required: the store recognizes retried appends by step ID")
+		return nil, invalid(field+".id", "is required: the store recognizes retried appends by step ID")
 	}
 	if err := validateField(field+".id", id); err != nil {
-		return err
+		return nil, err
 	}
 	b, err := EncodeStep(s)
 	if err != nil {
-		return fmt.Errorf("%s: %w", field, err)
+		return nil, fmt.Errorf("%s: %w", field, err)
 	}
 	if len(b) > MaxStepBytes {
-		return invalid(field, "is %d bytes as JSON (at most %d)", len(b), MaxStepBytes)
+		return nil, invalid(field, "is %d bytes as JSON (at most %d)", len(b), MaxStepBytes)
 	}
-	return nil
+	return b, nil
 }
 
 // ValidateAppend checks an AppendRequest on its own: a valid session ID;
@@ -260,31 +261,44 @@ func validateStep(field string, s agentmem.Step) error {
 // fails; what needs the log (the sequence numbers a compaction names) is
 // checked by CheckCompaction. Errors wrap ErrInvalid.
 func ValidateAppend(req AppendRequest) error {
+	_, err := ValidateAppendEncoded(req)
+	return err
+}
+
+// ValidateAppendEncoded is ValidateAppend that also returns each step's
+// encoding (EncodeStep), which validation computes to check its size: a
+// backend stores it (renumbered) rather than encode the step again.
+func ValidateAppendEncoded(req AppendRequest) ([][]byte, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
-		return err
+		return nil, err
 	}
 	if len(req.Steps) == 0 && req.Compaction == nil {
-		return invalid("steps", "nothing to append: no steps and no compaction")
+		return nil, invalid("steps", "nothing to append: no steps and no compaction")
 	}
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
-		return invalid("expected_last_seq", "is negative")
+		return nil, invalid("expected_last_seq", "is negative")
 	}
+	encoded := make([][]byte, len(req.Steps))
 	ids := make(map[string]int, len(req.Steps))
 	for i, s := range req.Steps {
-		f := fmt.Sprintf("steps[%d]", i)
-		if err := validateStep(f, s); err != nil {
-			return err
+		f := "steps[" + strconv.Itoa(i) + "]"
+		b, err := validateStep(f, s)
+		if err != nil {
+			return nil, err
 		}
+		encoded[i] = b
 		id := s.Info().ID
 		if j, dup := ids[id]; dup {
-			return invalid(f+".id", "%q is also the ID of steps[%d]", id, j)
+			return nil, invalid(f+".id", "%q is also the ID of steps[%d]", id, j)
 		}
 		ids[id] = i
 	}
 	if req.Compaction != nil {
-		return ValidateCompaction(req.Compaction, len(req.Steps))
+		if err := ValidateCompaction(req.Compaction, len(req.Steps)); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return encoded, nil
 }
 
 // ValidateCompaction checks a compaction record on its own, for an append
@@ -329,7 +343,7 @@ func ValidateCompaction(c *CompactionRecord, newSteps int) error {
 	replaced := make(map[int64]bool, len(c.Replaced))
 	for i, s := range c.Replaced {
 		f := fmt.Sprintf("compaction.replaced[%d]", i)
-		if err := validateStep(f, s); err != nil {
+		if _, err := validateStep(f, s); err != nil {
 			return err
 		}
 		n := int64(s.Info().Number)
@@ -358,7 +372,7 @@ func validateAmendment(c *CompactionRecord) error {
 	replaced := make(map[int64]bool, len(c.Replaced))
 	for i, s := range c.Replaced {
 		f := fmt.Sprintf("compaction.replaced[%d]", i)
-		if err := validateStep(f, s); err != nil {
+		if _, err := validateStep(f, s); err != nil {
 			return err
 		}
 		n := int64(s.Info().Number)

@@ -61,7 +61,7 @@ hundred characters of reasoning, one tool call and its result, whose length
 is log-normal around 1,500 characters with 3% of 10,000 to 30,000, mixing
 prose, JSON, code, stack traces and shell output; deterministic for a
 --seed). With --trace it seeds each session from a JSONL trace of OpenAI chat
-messages instead (such as /work/shared/bench/gen_trace.py writes), through
+messages instead (such as 'agentmem bench trace' writes), through
 POST /v1/sessions/{id}/messages.
 
 Then each client, bound to one session (client i to session i mod
@@ -976,37 +976,45 @@ func (g *stepGen) observation(n int) string {
 // callID returns a new tool call ID.
 func (g *stepGen) callID() string { return "call_" + g.hex(24) }
 
-func (g *stepGen) systemPromptStep() []byte {
+func (g *stepGen) systemPromptStep() []byte { return mustStepJSON(g.systemPrompt()) }
+func (g *stepGen) taskStep() []byte         { return mustStepJSON(g.task()) }
+
+// actionStep returns an action step's JSON (see action).
+func (g *stepGen) actionStep(callID string) []byte { return mustStepJSON(g.action(callID)) }
+
+// systemPrompt returns a system prompt of about 2,000 characters.
+func (g *stepGen) systemPrompt() *agentmem.SystemPromptStep {
 	var b strings.Builder
 	b.WriteString("You are a careful autonomous software engineering agent working inside a sandboxed repository. Follow these rules strictly.\n\n")
 	for i := 1; b.Len() < 1900; i++ {
 		fmt.Fprintf(&b, "%d. %s\n", i, g.sentence())
 	}
 	b.WriteString("\nAvailable tools: " + strings.Join(genTools, ", ") + ".")
-	return mustStepJSON(&agentmem.SystemPromptStep{Content: b.String()})
+	return &agentmem.SystemPromptStep{Content: b.String()}
 }
 
-func (g *stepGen) taskStep() []byte {
+// task returns a task of 300 characters.
+func (g *stepGen) task() *agentmem.TaskStep {
 	t := "Task:"
 	for len(t) < 300 {
 		t += " " + g.sentence()
 	}
-	return mustStepJSON(&agentmem.TaskStep{Task: strings.TrimSpace(t[:300])})
+	return &agentmem.TaskStep{Task: strings.TrimSpace(t[:300])}
 }
 
-// actionStep returns an action step: reasoning, one tool call with the
-// given ID, and its result.
-func (g *stepGen) actionStep(callID string) []byte {
+// action returns an action step: reasoning, one tool call with the given
+// ID, and its result.
+func (g *stepGen) action(callID string) *agentmem.ActionStep {
 	reasoning := ""
 	for target := g.between(200, 500); len(reasoning) < target; {
 		reasoning += g.sentence() + " "
 	}
 	args := fmt.Sprintf(`{"path":%q,"query":%q,"request_id":"req_%s"}`, g.path(), g.pick(genFuncs)+" "+g.pick(genWords), g.hex(12))
-	return mustStepJSON(&agentmem.ActionStep{
+	return &agentmem.ActionStep{
 		ModelOutput: strings.TrimSpace(reasoning),
 		ToolCalls:   []agentmem.ToolCall{{ID: callID, Name: g.pick(genTools), Arguments: args}},
 		Results:     []agentmem.ToolResult{{CallID: callID, Content: g.observation(g.observationLen())}},
-	})
+	}
 }
 
 // mustStepJSON encodes a step as the core does; the steps above always

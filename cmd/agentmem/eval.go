@@ -63,7 +63,7 @@ recall.
 
 It never reads the dataset's observation, session_summary or event_summary
 fields, nor the answers.`,
-		Example: `  agentmem eval recall --dataset ../shared/data/locomo-dev/locomo-dev.json
+		Example: `  agentmem eval recall --dataset locomo10.json
   agentmem eval recall --dataset locomo.json --k 10 --unit session --backend sqlite`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -130,7 +130,7 @@ list and revoke, goes to standard error.`,
 			})
 		},
 	}
-	cmd.AddCommand(create, list, revoke)
+	cmd.AddCommand(create, list, revoke, newAssignSessionsCmd(a, &f.store))
 	return cmd
 }
 

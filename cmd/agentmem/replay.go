@@ -45,7 +45,7 @@ kind. With --baseline it also times the tokenizer alone on the trace's text
 (tokenize_seconds) and reports ratio = total_seconds / tokenize_seconds.
 
 A bad trace line stops the run with its line number (exit code 1).`,
-		Example: `  python3 gen_trace.py --steps 1000 --seed 42 --out trace_1k.jsonl
+		Example: `  agentmem bench trace --steps 1000 --seed 42 -o trace_1k.jsonl
   agentmem replay --trace trace_1k.jsonl --budget 8000 --baseline
   agentmem replay --trace trace_1k.jsonl --budget 8000 --format anthropic --out final.json`,
 		Args: cobra.NoArgs,

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/llm"
 	agentmcp "github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -49,6 +50,11 @@ type serveFlags struct {
 	pruneInterval              time.Duration
 	llmBaseURL, llmKey, llmMod string
 	embed                      embedFlags
+	// The proxy routes' upstreams and context windows.
+	upstreamURL, upstreamKey   string
+	anthropicURL, anthropicKey string
+	contextWindows             map[string]int
+	defaultContextWindow       int
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -93,6 +99,16 @@ proxy. --cors-origins lists the browser origins (exact scheme://host[:port],
 no wildcard) whose pages may call the API; CORS is off without it, and
 cross-origin writes from other origins are refused (403).
 
+Memory with no code change: with --upstream-base-url (an OpenAI-compatible
+API, such as https://api.openai.com/v1) POST /v1/chat/completions, and with
+--anthropic-base-url (https://api.anthropic.com) POST /v1/messages, proxy
+the provider's API: point a client's base URL at this server and name a
+session in the X-Agentmem-Session header; agentmem records the
+conversation and sends the model a context fitted to a token budget (see
+docs/proxy.md). --upstream-api-key and --anthropic-api-key (better given
+as AGENTMEM_UPSTREAM_API_KEY and AGENTMEM_ANTHROPIC_API_KEY) win over the
+caller's own credentials, which are forwarded otherwise.
+
 With AGENTMEM_LLM_BASE_URL (an OpenAI-compatible API), the compact route's
 summarize strategy uses the model; the extractive summarizer is always
 there. SIGINT or SIGTERM stops the server after the requests in flight.`,
@@ -125,6 +141,12 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	fl.StringVar(&f.llmBaseURL, "llm-base-url", "", "an OpenAI-compatible API `URL` for LLM summaries (e.g. http://localhost:11434/v1)")
 	fl.StringVar(&f.llmKey, "llm-api-key", "", "the API key of --llm-base-url (prefer AGENTMEM_LLM_API_KEY: flags show in ps)")
 	fl.StringVar(&f.llmMod, "llm-model", "", "the chat model of --llm-base-url")
+	fl.StringVar(&f.upstreamURL, "upstream-base-url", "", "proxy POST /v1/chat/completions to this OpenAI-compatible API `URL` (e.g. https://api.openai.com/v1)")
+	fl.StringVar(&f.upstreamKey, "upstream-api-key", "", "the API key sent to --upstream-base-url instead of the caller's (prefer AGENTMEM_UPSTREAM_API_KEY: flags show in ps)")
+	fl.StringVar(&f.anthropicURL, "anthropic-base-url", "", "proxy POST /v1/messages to this Anthropic API `URL` (e.g. https://api.anthropic.com)")
+	fl.StringVar(&f.anthropicKey, "anthropic-api-key", "", "the API key sent to --anthropic-base-url instead of the caller's (prefer AGENTMEM_ANTHROPIC_API_KEY)")
+	fl.StringToIntVar(&f.contextWindows, "proxy-context-windows", nil, "the proxy's context windows of models, by name prefix (`PREFIX=TOKENS,...`), on top of the built-in ones (gpt-4o=128000, claude=200000, ...)")
+	fl.IntVar(&f.defaultContextWindow, "proxy-default-context-window", proxy.DefaultContextWindow, "the proxy's context window of a model it does not know, in `TOKENS`")
 	addEmbedFlags(fl, &f.embed)
 	return cmd
 }
@@ -217,6 +239,13 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		}
 	}
 	cfg.Auth = auth.NewAuthenticator(keys, auth.AuthenticatorOptions{Require: require})
+	if cfg.Proxy, err = proxy.New(proxy.Config{Sessions: svc, Facts: mems.facts, Recall: mems.recall, Logger: a.log,
+		OpenAI:         proxy.Upstream{BaseURL: f.upstreamURL, APIKey: f.upstreamKey},
+		Anthropic:      proxy.Upstream{BaseURL: f.anthropicURL, APIKey: f.anthropicKey},
+		ContextWindows: f.contextWindows, DefaultContextWindow: f.defaultContextWindow,
+	}); err != nil {
+		return usageError{err}
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return usageError{err}
@@ -242,7 +271,8 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		keysRule = "required once any key exists"
 	}
 	a.log.Info("agentmem serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "api_keys", keysRule,
-		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil)
+		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil,
+		"openai_upstream", redactURL(f.upstreamURL), "anthropic_upstream", redactURL(f.anthropicURL))
 	if !loopback && tlsCfg == nil {
 		a.log.Warn("serving plain HTTP on a non-loopback address: API keys cross the network in clear text; " +
 			"give --tls-cert and --tls-key, or put a TLS-terminating proxy in front")

@@ -273,3 +273,22 @@ func valueEnd(d []byte, i int) int {
 	}
 	return i
 }
+
+// Members calls fn with the key (unescaped) and the raw value of each
+// member of the JSON object data, in order, without decoding them; data
+// that is not an object has none. data must be valid JSON: call it only
+// on what Check accepted.
+func Members(data []byte, fn func(key, raw []byte) error) error { return members(data, fn) }
+
+// Elements calls fn with each element of the JSON array data, raw, in
+// order; data that is not an array has none. data must be valid JSON, as
+// for Members.
+func Elements(data []byte, fn func(i int, raw []byte) error) error { return elements(data, fn) }
+
+// ValueEnd returns the offset just after the JSON value that starts at
+// data[i], judged by its first byte and, for strings, objects and arrays,
+// by the quotes and brackets that end it: it does not check the value.
+// On any input it returns an offset from i to len(data) (i when data[i]
+// starts no value), so a caller that checks what it skips over may scan
+// unchecked input with it.
+func ValueEnd(data []byte, i int) int { return valueEnd(data, i) }

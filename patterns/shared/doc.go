@@ -29,6 +29,11 @@
 // (Subscription.Dropped). Entries carry their sequence number, so a
 // subscriber that sees a gap catches up with Entries(agentID, lastSeq).
 //
+// BroadcastMessage (the seeds' broadcast_message) goes further: it
+// delivers a chat message into the own memory of every member (their
+// memories come from Options.Agents, a store.Agents of the run), durably,
+// and records it in the pool as a global insight.
+//
 // # An agent's context
 //
 // Context renders, within one token budget counted exactly, the shared

@@ -7,6 +7,8 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/patterns/shared"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
 )
 
 // Agents join a pool, share what they learn in a scope, and each sees the
@@ -56,4 +58,36 @@ func Example() {
 	// system: Shared memory (from other agents; cite the author when you use it):
 	// - [insight from researcher, team:backend] The retry loop in payments/client.go has no backoff.
 	// user: Stop the payment retries from hammering the API.
+}
+
+// BroadcastMessage delivers a message into the own memory of every member
+// (the seeds' broadcast_message): the memories of a run's agents.
+func ExamplePool_BroadcastMessage() {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "run-1"}); err != nil {
+		log.Fatal(err)
+	}
+	agents, err := store.OpenAgents(ctx, st, "", "run-1", agentmem.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pool, err := shared.Open(ctx, shared.Options{Store: st, Agents: agents})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	_ = pool.Join("planner")
+	_ = pool.Join("coder")
+
+	msg := agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("The deploy window moved to Friday.")}
+	if _, err := pool.BroadcastMessage(ctx, "planner", msg); err != nil {
+		log.Fatal(err)
+	}
+	coder, _ := agents.Memory(ctx, "coder")
+	for _, m := range coder.Messages(agentmem.RenderOptions{}) {
+		fmt.Printf("coder's memory: %s: %s\n", m.Role, m.Text())
+	}
+	// Output: coder's memory: user: The deploy window moved to Friday.
 }

@@ -60,6 +60,11 @@ type Options struct {
 	// SharedShare is the largest share of a Context budget the shared
 	// entries may take; 0 means DefaultSharedShare.
 	SharedShare float64
+	// Agents holds the members' own memories, into which
+	// BroadcastMessage delivers (the memory of member m is
+	// Agents.Memory(ctx, m)); nil means the pool has none, and
+	// BroadcastMessage is refused.
+	Agents *store.Agents
 }
 
 // Pool is memory shared by agents. It is safe for concurrent use.
@@ -305,6 +310,82 @@ func (p *Pool) add(ctx context.Context, kind Kind, from, text string, scope Scop
 		return Entry{}, fmt.Errorf("shared: entry %s appended but not read back: %w", e.ID, agentmem.ErrNotFound)
 	}
 	return *got, nil
+}
+
+// MetaPoolEntry, MetaShared and MetaSource are the metadata keys
+// BroadcastMessage sets on the message it delivers: the pool entry that
+// records it, "true", and the sender.
+const (
+	MetaPoolEntry = "agentmem.pool_entry"
+	MetaShared    = "shared"
+	MetaSource    = "source"
+)
+
+// BroadcastMessage is the seeds' broadcast_message: it delivers msg into
+// the own memory (Options.Agents) of every member of the pool, the sender
+// included, in the order of their names, and records it in the pool as a
+// global insight (so subscribers are told and Search finds it). Each
+// delivered copy is msg with metadata MetaShared "true", MetaSource from
+// and MetaPoolEntry the entry's ID, and an ID of its own
+// ("<entry>.<agent>").
+//
+// msg must be a user, assistant or system message with text and without
+// tool calls (a tool message needs its call in each memory); from must
+// have joined. Delivery goes on past a member whose memory refuses it: the
+// error then names every member that did not get it (each wrapped), and
+// the entry is returned with it. Errors: agentmem.ErrInvalid for a bad
+// message or a pool without Options.Agents, ErrNotFound for a sender that
+// has not joined.
+func (p *Pool) BroadcastMessage(ctx context.Context, from string, msg agentmem.Message) (Entry, error) {
+	if p.opts.Agents == nil {
+		return Entry{}, &agentmem.InvalidError{Field: "options.agents", Reason: "is nil: the pool has no agent memories to deliver into"}
+	}
+	switch {
+	case msg.Role != agentmem.RoleUser && msg.Role != agentmem.RoleAssistant && msg.Role != agentmem.RoleSystem:
+		return Entry{}, &agentmem.InvalidError{Field: "message.role", Reason: fmt.Sprintf("%q cannot be broadcast (user, assistant or system)", msg.Role)}
+	case len(msg.ToolCalls) > 0:
+		return Entry{}, &agentmem.InvalidError{Field: "message.tool_calls", Reason: "a broadcast message cannot call tools"}
+	}
+	if err := msg.Validate(); err != nil {
+		return Entry{}, err
+	}
+	e, err := p.add(ctx, Insight, from, msg.Text(), Global(), Provenance{})
+	if err != nil {
+		return Entry{}, err
+	}
+	members := p.Members()
+	names := make([]string, 0, len(members))
+	for m := range members {
+		names = append(names, m)
+	}
+	slices.Sort(names)
+	var errs []error
+	for _, agent := range names {
+		if err := p.deliver(ctx, agent, from, e, msg); err != nil {
+			errs = append(errs, fmt.Errorf("shared: broadcast %s to agent %q: %w", e.ID, agent, err))
+		}
+	}
+	return e, errors.Join(errs...)
+}
+
+// deliver adds a broadcast message to one member's memory.
+func (p *Pool) deliver(ctx context.Context, agent, from string, e Entry, msg agentmem.Message) error {
+	mem, err := p.opts.Agents.Memory(ctx, agent)
+	if err != nil {
+		return err
+	}
+	m := msg.Clone()
+	m.ID = e.ID + "." + agent
+	if m.Metadata == nil {
+		m.Metadata = map[string]string{}
+	}
+	m.Metadata[MetaShared] = "true"
+	m.Metadata[MetaSource] = from
+	m.Metadata[MetaPoolEntry] = e.ID
+	if m.Time.IsZero() {
+		m.Time = e.Time
+	}
+	return mem.AddMessage(ctx, m)
 }
 
 // Sync reads the entries other processes appended to the pool's log since

@@ -575,6 +575,44 @@ func (p *Backend) SetEmbeddings(ctx context.Context, tenant string, updates []re
 	return n, nil
 }
 
+// DocFreqs implements recall.Backend: the document count kept with the
+// tenant's statistics, and each term's documents counted through the
+// tsvector's GIN index (the same count Lexical's BM25 uses).
+func (p *Backend) DocFreqs(ctx context.Context, tenant string, terms []string) (recall.DocStats, error) {
+	if err := recall.CheckTenant(tenant); err != nil {
+		return recall.DocStats{}, err
+	}
+	if err := p.open(); err != nil {
+		return recall.DocStats{}, err
+	}
+	st := recall.DocStats{DF: map[string]int64{}}
+	if err := p.pool.QueryRow(ctx, `SELECT coalesce((SELECT n FROM recall_tenants WHERE tenant = $1), 0)`, tenant).Scan(&st.Docs); err != nil {
+		return recall.DocStats{}, p.err("docfreqs", err)
+	}
+	terms = recall.UniqueTerms(terms)
+	if len(terms) == 0 || st.Docs == 0 {
+		return st, nil
+	}
+	rows, err := p.pool.Query(ctx, `SELECT u.lexeme, count(*) FROM recall_docs d, unnest(d.terms) u
+		WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3) GROUP BY u.lexeme`, tenant, tsquery(terms), terms)
+	if err != nil {
+		return recall.DocStats{}, p.err("docfreqs", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var n int64
+		if err := rows.Scan(&t, &n); err != nil {
+			return recall.DocStats{}, p.err("docfreqs", err)
+		}
+		st.DF[t] = n
+	}
+	if err := rows.Err(); err != nil {
+		return recall.DocStats{}, p.err("docfreqs", err)
+	}
+	return st, nil
+}
+
 // Tenants implements recall.Backend.
 func (p *Backend) Tenants(ctx context.Context) ([]string, error) {
 	if err := p.open(); err != nil {

@@ -15,7 +15,7 @@
 //	}
 //
 // Each subtest gets a new, empty backend. Subtests are grouped by
-// behaviour (Docs, Tenants, Filters, Ranking, Neighbours, Vectors, Hybrid,
+// behaviour (Docs, Tenants, Filters, Ranking, TFIDF, Neighbours, Vectors, Hybrid,
 // Reembed, BadInput, Concurrency, Close, Reopen), so one can be run alone
 // with go test -run 'Conformance/Ranking'. Embeddings come from a real
 // recall.LLMEmbedder talking to a local httptest server (see
@@ -60,6 +60,7 @@ func Run(t *testing.T, cfg Config) {
 		{"Tenants", s.tenantTests()},
 		{"Filters", s.filterTests()},
 		{"Ranking", s.rankingTests()},
+		{"TFIDF", s.tfidfTests()},
 		{"Neighbours", s.neighbourTests()},
 		{"Vectors", s.vectorTests()},
 		{"Hybrid", s.hybridTests()},

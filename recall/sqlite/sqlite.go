@@ -689,6 +689,28 @@ func (b *Backend) SetEmbeddings(ctx context.Context, tenant string, updates []re
 	})
 }
 
+// DocFreqs implements recall.Backend, from the statistics every write
+// keeps.
+func (b *Backend) DocFreqs(ctx context.Context, tenant string, terms []string) (recall.DocStats, error) {
+	if err := recall.CheckTenant(tenant); err != nil {
+		return recall.DocStats{}, err
+	}
+	if err := b.open(); err != nil {
+		return recall.DocStats{}, err
+	}
+	n, _, df, err := b.tenantStats(ctx, tenant, recall.UniqueTerms(terms))
+	if err != nil {
+		return recall.DocStats{}, b.err("docfreqs", err)
+	}
+	st := recall.DocStats{Docs: int64(n), DF: make(map[string]int64, len(df))}
+	for t, d := range df {
+		if d > 0 {
+			st.DF[t] = int64(d)
+		}
+	}
+	return st, nil
+}
+
 // Tenants implements recall.Backend.
 func (b *Backend) Tenants(ctx context.Context) ([]string, error) {
 	if err := b.open(); err != nil {

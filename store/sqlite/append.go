@@ -23,14 +23,16 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateAppend(req); err != nil {
+	encoded, err := store.ValidateAppendEncoded(req)
+	if err != nil {
 		return nil, err
 	}
-	return s.commit(ctx, req, preEncode(req.Steps))
+	return s.commit(ctx, req, encoded)
 }
 
 // appendTx is Append inside its transaction.
-// encoded holds the steps' encodings by preEncode (or is nil).
+// encoded holds the steps' encodings by store.ValidateAppendEncoded (or
+// is nil).
 func appendTx(ctx context.Context, tx querier, req store.AppendRequest, encoded [][]byte, now time.Time) (*store.AppendResponse, error) {
 	sess, err := loadSession(ctx, tx, req.Tenant, req.SessionID, now, false)
 	if err != nil {

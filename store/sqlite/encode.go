@@ -14,21 +14,8 @@ import (
 // number into its encoding: JSON encoding is otherwise a large share of
 // the committer's time.
 
-// preEncode encodes the steps of an append as they are (numbered or not).
-// A step that fails to encode gets nil; the committer then encodes it
-// itself and reports the error.
-func preEncode(steps []agentmem.Step) [][]byte {
-	out := make([][]byte, len(steps))
-	for i, st := range steps {
-		if b, err := store.EncodeStep(st); err == nil {
-			out[i] = b
-		}
-	}
-	return out
-}
-
 // encodeNumbered returns store.EncodeStep(store.WithNumber(st, seq)),
-// from pre (st's encoding by preEncode) when it can.
+// from pre (st's encoding by store.ValidateAppendEncoded) when it can.
 func encodeNumbered(st agentmem.Step, pre []byte, seq int64) ([]byte, error) {
 	if b, ok := renumber(pre, st.Kind(), seq); ok {
 		return b, nil

@@ -35,7 +35,7 @@ const maxBatch = 128
 type appendOp struct {
 	ctx context.Context
 	req store.AppendRequest
-	// encoded are req.Steps encoded by preEncode.
+	// encoded are req.Steps encoded by store.ValidateAppendEncoded.
 	encoded [][]byte
 	resp    *store.AppendResponse
 	err     error

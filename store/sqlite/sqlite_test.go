@@ -674,7 +674,11 @@ func TestRenumber(t *testing.T) {
 		t.Fatalf("test covers %d kinds, the core has %d", len(steps), len(agentmem.Kinds()))
 	}
 	for _, st := range steps {
-		pre := preEncode([]agentmem.Step{st})[0]
+		enc, err := store.ValidateAppendEncoded(store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{st}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pre := enc[0]
 		for _, seq := range []int64{1, 9, 10, 4711, 1 << 40} {
 			want, err := store.EncodeStep(store.WithNumber(st, seq))
 			if err != nil {

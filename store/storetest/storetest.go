@@ -19,7 +19,7 @@
 // exactly. Subtests are grouped by behaviour (Sessions, List, Append,
 // Read, Idempotency, Conflicts, Atomicity, Compaction, Pinned, Branches,
 // Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen,
-// Feed, Messages, Amendments),
+// Feed, Messages, Amendments, Conversations, Agents, AssignTenant),
 // so one can be run alone with go test -run 'Conformance/Branches'.
 package storetest
 
@@ -117,6 +117,9 @@ func (s *suite) groups() []group {
 		{"Feed", s.feedTests()},
 		{"Messages", s.messagesTests()},
 		{"Amendments", s.amendmentTests()},
+		{"Conversations", s.conversationTests()},
+		{"Agents", s.agentTests()},
+		{"AssignTenant", s.assignTests()},
 	}
 }
 

@@ -132,6 +132,9 @@ class Client:
                     continue
                 if isinstance(v, bool):
                     v = "true" if v else "false"
+                if isinstance(v, (list, tuple)):  # a repeated parameter
+                    pairs.extend((k, str(item)) for item in v)
+                    continue
                 pairs.append((k, str(v)))
             if pairs:
                 url += "?" + urllib.parse.urlencode(pairs)
@@ -412,12 +415,18 @@ class Client:
         before: Optional[int] = None,
         after: Optional[int] = None,
         fresh: Optional[bool] = None,
+        filter: Optional[Mapping[str, str]] = None,
+        similarity: Optional[str] = None,
     ) -> List[RecallHit]:
         """Searches past turns of every session (and documents): ``scope``
         is ``"session:ID"``, ``"user:ID"`` or ``"agent:ID"``; ``before`` and
         ``after`` add neighbouring turns; ``fresh`` waits until the index has
-        every write made before the search."""
-        query = {"q": q, "k": k, "scope": scope, "before": before, "after": after, "fresh": fresh}
+        every write made before the search; ``filter`` keeps the hits with
+        every one of these metadata pairs; ``similarity`` is ``"bm25"`` (the
+        default) or ``"tfidf"`` (TF-IDF cosine)."""
+        pairs = [k + ":" + v for k, v in (filter or {}).items()]
+        query = {"q": q, "k": k, "scope": scope, "before": before, "after": after, "fresh": fresh,
+                 "filter": pairs or None, "similarity": similarity}
         out = self._json("GET", "/v1/recall/search", query=query)
         return [build(RecallHit, h) for h in out.get("hits") or []]
 

@@ -206,6 +206,10 @@ class LongTermTest(unittest.TestCase):
         self.assertGreater(hits[0].score, 0)
         self.assertEqual([w.text for w in hits[0].window][0], "Where do penguins live?")
         self.assertEqual(self.c.search_recall("penguins", scope="user:" + unique("nobody"), fresh=True), [])
+        # Metadata filters (a repeated query parameter) and TF-IDF cosine.
+        tfidf = self.c.search_recall("penguins antarctica", filter={"user": user}, similarity="tfidf", fresh=True)
+        self.assertIn("Antarctica", tfidf[0].text)
+        self.assertEqual(self.c.search_recall("penguins", filter={"user": user, "team": "nobody"}, fresh=True), [])
         with self.assertRaises(agentmem.InvalidRequestError) as cm:
             self.c.search_recall("x", k=0)
         self.assertEqual(cm.exception.field, "k")

@@ -79,7 +79,8 @@ export interface PopOptions extends CallOptions {
   ifMatch?: number | undefined;
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
+/** Query parameters; an array repeats its parameter (`filter=a:1&filter=b:2`). */
+type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 interface Request {
   method: "GET" | "POST" | "DELETE";
@@ -409,7 +410,12 @@ export class Client {
   async #send(req: Request): Promise<Response> {
     const url = new URL(this.baseUrl + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) {
-      if (v !== undefined) url.searchParams.set(k, String(v));
+      if (v === undefined) continue;
+      if (Array.isArray(v)) {
+        for (const item of v) url.searchParams.append(k, item);
+      } else {
+        url.searchParams.set(k, String(v));
+      }
     }
     const headers: Record<string, string> = { Accept: "application/json", ...this.#headers, ...req.headers };
     if (this.#apiKey !== undefined) headers["Authorization"] = `Bearer ${this.#apiKey}`;

@@ -216,6 +216,11 @@ describe("recall and facts", () => {
     assert.deepEqual(ids, ["doc-1", "doc-2"]);
     const found = await client.searchRecall({ q: "how do I roll back a deploy", k: 1, fresh: true });
     assert.equal(found.hits[0]?.id, "doc-1");
+    // A repeated parameter (filter) and the TF-IDF similarity.
+    const filtered = await client.searchRecall({ q: "roll back the deploy at noon", filter: ["kind:runbook"], similarity: "tfidf", fresh: true });
+    assert.deepEqual(filtered.hits.map((h) => h.id), ["doc-1"]);
+    const none = await client.searchRecall({ q: "roll back the deploy at noon", filter: ["kind:runbook", "team:ops"], fresh: true });
+    assert.deepEqual(none.hits, []);
     assert.equal((await client.getRecall("doc-1")).metadata?.kind, "runbook");
     await client.deleteRecall("doc-1");
     await assert.rejects(client.getRecall("doc-1"), NotFoundError);

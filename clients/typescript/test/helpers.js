@@ -102,3 +102,41 @@ export async function startFaultProxy(target) {
   state.close = () => new Promise((r) => server.close(r));
   return state;
 }
+
+let standinBuilt;
+
+/**
+ * startStandin starts the stand-in provider of the proxy's tests
+ * (proxy/proxytest/cmd/standin, built from this repository): an OpenAI-
+ * and Anthropic-compatible server on a free loopback port that answers as
+ * a scripted tool-using model and checks what it received (POST
+ * /_proxytest/check). It resolves with its URL and a stop function.
+ */
+export async function startStandin() {
+  if (!standinBuilt) {
+    const dir = mkdtempSync(join(tmpdir(), "agentmem-standin-"));
+    standinBuilt = join(dir, "standin");
+    execFileSync("go", ["build", "-o", standinBuilt, "./proxy/proxytest/cmd/standin"], { cwd: repoRoot, stdio: "inherit" });
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  }
+  const child = spawn(standinBuilt, [], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      const line = out.split("\n")[0];
+      if (out.includes("\n")) resolve(line.trim());
+    });
+    child.on("exit", (code) => reject(new Error(`standin exited with ${code}`)));
+    child.on("error", reject);
+  });
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    }
+  };
+  return { url, stop };
+}

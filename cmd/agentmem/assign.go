@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
+	"github.com/spf13/cobra"
+)
+
+// assignFlags are the flags of agentmem keys assign-sessions.
+type assignFlags struct {
+	tenant, backup string
+}
+
+// newAssignSessionsCmd is agentmem keys assign-sessions: sessions created
+// before the first key (no tenant) moved into a tenant, so that its keys
+// reach them.
+func newAssignSessionsCmd(a *app, storeFlag *string) *cobra.Command {
+	var f assignFlags
+	cmd := &cobra.Command{
+		Use:   "assign-sessions --tenant TENANT [SESSION...]",
+		Short: "Move sessions created before the first key into a tenant",
+		Long: `Assign-sessions moves sessions into a tenant, so that the tenant's keys
+reach them. Sessions created while the server ran without keys belong to no
+tenant, and once keys are on (a key always has a tenant) no request reaches
+them: run this once after creating the first key. With no SESSION it moves
+every session that has no tenant; with SESSION IDs, those of the sessions
+without a tenant.
+
+Each session keeps its ID, metadata, times, sequence numbers and steps, byte
+for byte: it is copied into the tenant, indexed for recall there, and only
+then deleted where it was. A session whose ID the tenant already uses is
+not moved (and reported). Before anything changes, every session to move is
+also written to the --backup file (as 'agentmem export' writes it; 'agentmem
+import' reads it back). Run it while no server writes to these sessions.`,
+		Example: `  agentmem keys create --tenant acme
+  agentmem keys assign-sessions --tenant acme                  # every session without a tenant
+  agentmem keys assign-sessions --tenant acme demo run-1       # these two`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAssignSessions(cmd, a, *storeFlag, f, args)
+		},
+	}
+	cmd.Flags().StringVar(&f.tenant, "tenant", "", "the `TENANT` the sessions move into (required)")
+	cmd.Flags().StringVar(&f.backup, "backup", "", "write the sessions, before they move, to this new `FILE` (default: agentmem-assign-<time>.jsonl in the current directory)")
+	return cmd
+}
+
+func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFlags, ids []string) error {
+	ctx := cmd.Context()
+	if f.tenant == "" {
+		return usagef("--tenant is required")
+	}
+	if err := store.ValidateSession(&store.Session{ID: "x", Tenant: f.tenant, Retention: store.SessionRetention}); err != nil {
+		return usagef("--tenant: %v", err)
+	}
+	for _, id := range ids {
+		if err := store.ValidateID(id); err != nil {
+			return usagef("SESSION %q: %v", id, err)
+		}
+	}
+	storeURL, err := resolveStoreURL(a, storeFlag)
+	if err != nil {
+		return err
+	}
+	st, err := openSessionStore(ctx, a, storeURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	mems, err := openMemories(ctx, storeURL, st, embedFlags{}, a.log)
+	if err != nil {
+		return err
+	}
+	defer mems.Close()
+	// Through the indexed store, as serve writes: the moved session's
+	// turns leave the old tenant's recall index and enter the new one's.
+	indexed := mems.indexedStore(st, a.log)
+	defer indexed.Stop()
+
+	if len(ids) == 0 {
+		if ids, err = untenanted(ctx, st); err != nil {
+			return failure{err}
+		}
+	}
+	out := cmd.OutOrStdout()
+	if len(ids) == 0 {
+		fmt.Fprintln(out, "No session without a tenant: nothing to move.")
+		return nil
+	}
+	path := f.backup
+	if path == "" {
+		path = "agentmem-assign-" + time.Now().UTC().Format("20060102T150405Z") + ".jsonl"
+	}
+	backup, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return failure{fmt.Errorf("the backup file: %w", err)}
+	}
+	defer backup.Close()
+	var failed error
+	moved := 0
+	for _, id := range ids {
+		s, err := store.AssignTenant(ctx, indexed, "", id, f.tenant, backup)
+		if err == nil {
+			err = backup.Sync() // the backup is on disk before the next session is deleted
+		}
+		if err != nil {
+			if errors.Is(err, agentmem.ErrNotFound) {
+				err = fmt.Errorf("no such session")
+			}
+			fmt.Fprintf(out, "%s: failed: %v\n", id, err)
+			failed = errors.Join(failed, err)
+			continue
+		}
+		moved++
+		fmt.Fprintf(out, "%s: moved into tenant %s (%d entries)\n", id, s.Tenant, s.LastSeq)
+	}
+	if moved > 0 {
+		if err := indexed.Sync(ctx); err != nil {
+			failed = errors.Join(failed, fmt.Errorf("the sessions moved, but indexing them for recall did not finish: %w (a server on this store finishes it)", err))
+		}
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%d of %d sessions moved into tenant %s; their previous state is in %s\n", moved, len(ids), f.tenant, path)
+	if failed != nil {
+		return failure{errors.New("some sessions did not move")}
+	}
+	return nil
+}
+
+// untenanted returns the IDs of the sessions that have no tenant.
+func untenanted(ctx context.Context, st store.Store) ([]string, error) {
+	var ids []string
+	req := store.ListRequest{PageSize: store.MaxPageSize}
+	for {
+		resp, err := st.List(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range resp.Sessions {
+			if s.Tenant == "" {
+				ids = append(ids, s.ID)
+			}
+		}
+		if resp.NextPageToken == "" {
+			return ids, nil
+		}
+		req.PageToken = resp.NextPageToken
+	}
+}

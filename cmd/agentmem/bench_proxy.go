@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/proxy"
+	"github.com/agentmem/agentmem/proxy/proxytest"
+	"github.com/agentmem/agentmem/store"
+	"github.com/spf13/cobra"
+)
+
+func init() { registerBench(newBenchProxyCmd) }
+
+// proxyBench is what agentmem bench proxy measures.
+type proxyBench struct {
+	Clients  int    `json:"clients"`
+	Turns    int    `json:"turns"`
+	Requests int    `json:"requests"`
+	Mode     string `json:"mode"`
+	Budget   int    `json:"budget"`
+	// Latencies of the same requests sent straight to the stand-in
+	// upstream and through the proxy, and the proxy's overhead (the
+	// difference of the percentiles), in milliseconds.
+	DirectP50   float64 `json:"direct_p50_ms"`
+	DirectP99   float64 `json:"direct_p99_ms"`
+	ProxyP50    float64 `json:"proxy_p50_ms"`
+	ProxyP99    float64 `json:"proxy_p99_ms"`
+	OverheadP50 float64 `json:"overhead_p50_ms"`
+	OverheadP99 float64 `json:"overhead_p99_ms"`
+	// BodyKB is the mean size of a request body the client sent.
+	BodyKB     float64 `json:"body_kb"`
+	GOMAXPROCS int     `json:"gomaxprocs"`
+}
+
+func newBenchProxyCmd(*app) *cobra.Command {
+	var clients, turns, requests, budget int
+	var mode string
+	cmd := &cobra.Command{
+		Use:   "proxy",
+		Short: "Measure the latency the proxy routes add to a call",
+		Long: `proxy measures what POST /v1/chat/completions adds to a call: it starts a
+stand-in OpenAI upstream on loopback (package proxytest, answering at once)
+and an agentmem server over an in-memory store in this process, gives
+each of --clients sessions --turns turns (a user message, then an
+assistant reply; every fifth a tool call with a 1 KB result), then has
+the clients, concurrently, each send --requests requests: the whole
+history plus a new user message (--mode whole, as most agents do) or
+only the new message (--mode new), once straight to the upstream and once
+through the proxy, recording the reply as the client's history does. It
+prints the percentiles of both and their difference, the proxy's
+overhead, as one JSON line.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if clients < 1 || turns < 1 || requests < 1 || budget < 0 {
+				return usagef("--clients, --turns and --requests must be positive, --budget not negative")
+			}
+			if mode != "whole" && mode != "new" {
+				return usagef("--mode is whole or new, not %q", mode)
+			}
+			res, err := runProxyBench(cmd.Context(), clients, turns, requests, budget, mode)
+			if err != nil {
+				return failure{err}
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&clients, "clients", 16, "concurrent clients, each with a session of its own")
+	fl.IntVar(&turns, "turns", 1000, "the turns each session holds before the measurement")
+	fl.IntVar(&requests, "requests", 50, "the requests each client sends (each both ways)")
+	fl.IntVar(&budget, "budget", 8000, "X-Agentmem-Budget of the requests (0: the model's default)")
+	fl.StringVar(&mode, "mode", "whole", "whole (each request resends the history) or new (only the new message)")
+	return cmd
+}
+
+// benchHistory is a session's history of turns, as a client holds it.
+func benchHistory(turns int) []any {
+	h := []any{map[string]any{"role": "system", "content": "You are a helpful agent. Answer briefly."}}
+	filler := strings.Repeat("some words of the conversation ", 6)
+	for i := range turns {
+		h = append(h, map[string]any{"role": "user", "content": fmt.Sprintf("Question %d: %s", i, filler)})
+		if i%5 == 4 {
+			id := fmt.Sprintf("call_%d", i)
+			h = append(h, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": id, "type": "function",
+				"function": map[string]any{"name": "lookup", "arguments": fmt.Sprintf(`{"q":"question %d"}`, i)}}}})
+			h = append(h, map[string]any{"role": "tool", "tool_call_id": id, "content": strings.Repeat(fmt.Sprintf("result %d ", i), 100)})
+		}
+		h = append(h, map[string]any{"role": "assistant", "content": fmt.Sprintf("Answer %d: %s", i, filler)})
+	}
+	return h
+}
+
+func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mode string) (*proxyBench, error) {
+	e, err := proxytest.Start(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	e.Upstream.Fixed = &proxytest.Reply{Text: "ok"}
+	// The sessions, filled straight through the service.
+	histories := make([][]any, clients)
+	for c := range clients {
+		histories[c] = benchHistory(turns)
+		raw, _ := json.Marshal(histories[c])
+		var msgs []agentmem.Message
+		if err := json.Unmarshal(raw, &msgs); err != nil {
+			return nil, err
+		}
+		id := "bench-" + strconv.Itoa(c)
+		if _, err := e.Sessions.Create(ctx, store.CreateRequest{ID: id}); err != nil {
+			return nil, err
+		}
+		for len(msgs) > 0 {
+			n := min(len(msgs), 500)
+			if _, err := e.Sessions.AppendMessages(ctx, store.MessagesRequest{SessionID: id, Messages: msgs[:n]}); err != nil {
+				return nil, err
+			}
+			msgs = msgs[n:]
+		}
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * clients}}
+	post := func(url, session string, body []byte) (map[string]any, time.Duration, error) {
+		req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+		if err != nil {
+			return nil, 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if session != "" {
+			req.Header.Set(proxy.HeaderSession, session)
+			if budget > 0 {
+				req.Header.Set(proxy.HeaderBudget, strconv.Itoa(budget))
+			}
+		}
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, 0, err
+		}
+		raw, err := io.ReadAll(resp.Body)
+		d := time.Since(start)
+		resp.Body.Close()
+		if err != nil {
+			return nil, 0, err
+		}
+		if resp.StatusCode != 200 {
+			return nil, 0, fmt.Errorf("%s: %d %s", url, resp.StatusCode, raw)
+		}
+		var out struct {
+			Choices []struct {
+				Message map[string]any `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(raw, &out); err != nil || len(out.Choices) == 0 {
+			return nil, 0, fmt.Errorf("%s: a completion without choices: %s", url, raw)
+		}
+		return out.Choices[0].Message, d, nil
+	}
+	var (
+		mu             sync.Mutex
+		direct, viaPxy []time.Duration
+		bodyBytes      int64
+		firstErr       error
+	)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := "bench-" + strconv.Itoa(c)
+			// The client's history as JSON, grown message by message as
+			// an SDK re-encodes it (the same bytes each time).
+			hist, _ := json.Marshal(histories[c])
+			hist = hist[:len(hist)-1] // without its closing bracket
+			add := func(m any) []byte {
+				b, _ := json.Marshal(m)
+				hist = append(append(hist, ','), b...)
+				return b
+			}
+			request := func(msgs []byte) []byte {
+				return append(append([]byte(`{"model":"gpt-4o","temperature":0,"messages":`), msgs...), ']', '}')
+			}
+			for r := range requests + 1 { // the first warms the session's cache
+				next := add(map[string]any{"role": "user", "content": fmt.Sprintf("New question %d.", r)})
+				directBody := request(hist)
+				body := directBody
+				if mode == "new" {
+					body = request(append([]byte{'['}, next...))
+				}
+				_, dd, err := post(e.Upstream.OpenAIBaseURL()+"/chat/completions", "", directBody)
+				var reply map[string]any
+				var dp time.Duration
+				if err == nil {
+					reply, dp, err = post(e.Server.URL+"/v1/chat/completions", id, body)
+				}
+				if err != nil {
+					mu.Lock()
+					firstErr = cmp(firstErr, err)
+					mu.Unlock()
+					return
+				}
+				add(reply)
+				if r == 0 {
+					continue
+				}
+				mu.Lock()
+				direct, viaPxy = append(direct, dd), append(viaPxy, dp)
+				bodyBytes += int64(len(body))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	pct := func(ds []time.Duration, p float64) float64 {
+		slices.Sort(ds)
+		i := min(len(ds)-1, int(p*float64(len(ds))))
+		return float64(ds[i].Microseconds()) / 1000
+	}
+	res := &proxyBench{Clients: clients, Turns: turns, Requests: requests, Mode: mode, Budget: budget, GOMAXPROCS: runtime.GOMAXPROCS(0),
+		DirectP50: pct(direct, 0.5), DirectP99: pct(direct, 0.99), ProxyP50: pct(viaPxy, 0.5), ProxyP99: pct(viaPxy, 0.99),
+		BodyKB: float64(bodyBytes) / float64(len(viaPxy)) / 1024}
+	res.OverheadP50, res.OverheadP99 = res.ProxyP50-res.DirectP50, res.ProxyP99-res.DirectP99
+	return res, nil
+}
+
+// cmp keeps the first error.
+func cmp(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}

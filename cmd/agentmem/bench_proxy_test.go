@@ -1,0 +1,31 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBenchProxy runs agentmem bench proxy on a small run of each mode:
+// every request succeeds both ways, and the report adds up.
+func TestBenchProxy(t *testing.T) {
+	for _, mode := range []string{"whole", "new"} {
+		code, stdout, stderr := cli(t, nil, "", "bench", "proxy", "--clients", "2", "--turns", "20", "--requests", "3", "--mode", mode)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%s: exit %d, stderr %q", mode, code, stderr)
+		}
+		var res proxyBench
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&res); err != nil {
+			t.Fatalf("%v: %s", err, stdout)
+		}
+		if res.Clients != 2 || res.Turns != 20 || res.Mode != mode || res.ProxyP50 <= 0 || res.DirectP50 <= 0 ||
+			res.OverheadP50 != res.ProxyP50-res.DirectP50 || res.BodyKB <= 0 {
+			t.Errorf("%s: %+v", mode, res)
+		}
+	}
+	if code, _, stderr := cli(t, nil, "", "bench", "proxy", "--mode", "some"); code == 0 || !strings.Contains(stderr, "--mode") {
+		t.Errorf("a bad mode: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,25 @@
+// Package proxy gives an existing agent memory with no code change: it
+// serves OpenAI's Chat Completions API (POST /v1/chat/completions) and
+// Anthropic's Messages API (POST /v1/messages) in front of the real
+// provider, as a transport over the sessions service (package sessions).
+//
+// A request that names a session (the X-Agentmem-Session header) is
+// recorded in it: agentmem recognises the messages the session already
+// holds (a client may resend its whole history each time, or only its
+// new messages: see the rules in match.go and docs/proxy.md), appends
+// only what is new, then sends the provider the session's context fitted
+// to a token budget (the system prompt and the first task kept, tool
+// calls with their results, the newest turns, a truncated observation
+// rather than nothing, and on request the user's facts and turns
+// recalled from other sessions), with every other field of the request
+// as it came. The answer is relayed as it comes, streamed chunk by chunk
+// or whole, with the provider's status and headers; the assistant's reply
+// (text and tool calls) is appended to the session when the provider has
+// finished it, before the client sees the end of the answer, so that the
+// next request's tool results find their calls. The reply step carries a
+// record of the call in its metadata (MetaCall), which the inspector
+// shows as what the model saw.
+//
+// A request without the header passes through untouched and nothing is
+// recorded.
+package proxy

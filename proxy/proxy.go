@@ -1,0 +1,851 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/sessions"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// Request headers the proxy reads.
+const (
+	// HeaderSession names the session to record the conversation in,
+	// created on first use in the caller's tenant. Without it a request
+	// passes through and nothing is recorded.
+	HeaderSession = "X-Agentmem-Session"
+	// HeaderUser is the user of a session the request creates (whose
+	// facts X-Agentmem-Facts injects); it is ignored for an existing
+	// session.
+	HeaderUser = "X-Agentmem-User"
+	// HeaderBudget is the most tokens the messages sent may cost;
+	// without it, the model's context window less the reply's
+	// max_tokens and the tools' definitions (see Config.ContextWindows).
+	HeaderBudget = "X-Agentmem-Budget"
+	// HeaderFacts asks for up to K of the session user's facts in the
+	// system prompt.
+	HeaderFacts = "X-Agentmem-Facts"
+	// HeaderRecall asks for up to K turns recalled from the tenant's other
+	// sessions (of the same user, when the session has one) in the system
+	// prompt.
+	HeaderRecall = "X-Agentmem-Recall"
+)
+
+// Response headers that say what the context held (on every answer of a
+// request that names a session, the upstream's errors included).
+const (
+	// HeaderContextTokens is what the messages sent cost (agentmem's
+	// cost model, with the tokenizer of HeaderTokenizer).
+	HeaderContextTokens = "X-Agentmem-Context-Tokens"
+	// HeaderTokenizer names the tokenizer that counted them.
+	HeaderTokenizer = "X-Agentmem-Tokenizer"
+	// HeaderStepsKept, HeaderStepsDropped and HeaderStepsTruncated count
+	// the session's steps sent, left out, and sent with their
+	// observations truncated.
+	HeaderStepsKept      = "X-Agentmem-Steps-Kept"
+	HeaderStepsDropped   = "X-Agentmem-Steps-Dropped"
+	HeaderStepsTruncated = "X-Agentmem-Steps-Truncated"
+	// HeaderHistory says how the request's messages were recognised
+	// against the session's (new, continuation, overlap, new_only,
+	// rewind: see docs/proxy.md), HeaderAppended how many were appended
+	// and HeaderRewound how many held ones were popped.
+	HeaderHistory  = "X-Agentmem-History"
+	HeaderAppended = "X-Agentmem-Appended"
+	HeaderRewound  = "X-Agentmem-Rewound"
+	// HeaderFactsInjected and HeaderRecallInjected count the facts and
+	// recalled turns added to the system prompt.
+	HeaderFactsInjected  = "X-Agentmem-Facts-Injected"
+	HeaderRecallInjected = "X-Agentmem-Recall-Injected"
+	// HeaderCreated is "true" when the request created the session.
+	HeaderCreated = "X-Agentmem-Session-Created"
+)
+
+// Defaults and bounds.
+const (
+	// DefaultContextWindow is the context window of a model that
+	// Config.ContextWindows does not know.
+	DefaultContextWindow = 128_000
+	// DefaultOutputTokens is kept for the reply when an OpenAI request
+	// sets neither max_completion_tokens nor max_tokens.
+	DefaultOutputTokens = 4096
+	// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes
+	// is 0: requests carry whole histories, with images.
+	DefaultMaxBodyBytes = 32 << 20
+	// DefaultMaxReplyBytes bounds a non-streamed upstream answer the proxy
+	// reads to record it when Config.MaxReplyBytes is 0; a larger one is
+	// relayed whole, and not recorded.
+	DefaultMaxReplyBytes = 64 << 20
+	// MaxInject bounds X-Agentmem-Facts and X-Agentmem-Recall.
+	MaxInject = 50
+	// InjectShare is the share of the budget kept for the facts, and
+	// again for the recalled turns, when they are asked for.
+	InjectShare = facts.DefaultShare
+	// maxRecallText bounds the text of one recalled turn injected.
+	maxRecallText = 1000
+	// recordAttempts bounds the tries of recording a request that
+	// another writer of the session got ahead of.
+	recordAttempts = 5
+)
+
+// RecallHeader introduces the recalled turns in the system prompt.
+const RecallHeader = "Relevant turns from earlier conversations (recalled by search; they may be out of date):"
+
+// DefaultContextWindows are the context windows of known models, by name
+// prefix (the longest matching prefix wins).
+var DefaultContextWindows = map[string]int{
+	"gpt-4.1":       1_047_576,
+	"gpt-4o":        128_000,
+	"chatgpt-4o":    128_000,
+	"gpt-4-turbo":   128_000,
+	"gpt-4.5":       128_000,
+	"gpt-4":         8_192,
+	"gpt-3.5-turbo": 16_385,
+	"gpt-5":         400_000,
+	"o1":            200_000,
+	"o3":            200_000,
+	"o4":            200_000,
+	"claude":        200_000,
+}
+
+// Upstream is a provider the proxy forwards to.
+type Upstream struct {
+	// BaseURL is the provider's base URL as its SDK takes it: for OpenAI
+	// (and compatible servers) the URL before /chat/completions, such as
+	// https://api.openai.com/v1; for Anthropic the URL before
+	// /v1/messages, such as https://api.anthropic.com. Empty: the route
+	// answers 400 upstream_not_configured.
+	BaseURL string
+	// APIKey, when set, is sent to the provider on every request
+	// (OpenAI: Authorization: Bearer; Anthropic: x-api-key) instead of
+	// the caller's credentials.
+	APIKey string
+}
+
+// Config configures a Proxy.
+type Config struct {
+	// Sessions records the conversations. Required.
+	Sessions *sessions.Service
+	// OpenAI serves POST /v1/chat/completions, Anthropic POST
+	// /v1/messages.
+	OpenAI, Anthropic Upstream
+	// Facts, when set, serves X-Agentmem-Facts; Recall X-Agentmem-Recall.
+	Facts  *facts.Memory
+	Recall *recall.Index
+	// Client sends the upstream requests; nil means a client of its own
+	// (no overall timeout: a stream lasts as long as the model writes;
+	// the caller's cancellation ends it).
+	Client *http.Client
+	// ContextWindows maps model name prefixes to their context windows,
+	// in tokens, on top of DefaultContextWindows; DefaultContextWindow
+	// (0: DefaultContextWindow) is that of other models.
+	ContextWindows       map[string]int
+	DefaultContextWindow int
+	// MaxBodyBytes bounds request bodies (413 beyond); 0 means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxReplyBytes bounds the non-streamed answers recorded; 0 means
+	// DefaultMaxReplyBytes.
+	MaxReplyBytes int64
+	// Logger logs what fails after the answer has begun; nil discards.
+	Logger *slog.Logger
+}
+
+// Proxy serves the OpenAI- and Anthropic-compatible routes. Its methods
+// are safe for concurrent use.
+type Proxy struct {
+	cfg     Config
+	svc     *sessions.Service
+	client  *http.Client
+	windows map[string]int
+	log     *slog.Logger
+	memos   *memos
+	fast    atomic.Int64 // requests recorded by the fast path (memo.go)
+}
+
+// New returns a proxy for cfg.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Sessions == nil {
+		return nil, errors.New("proxy: Config.Sessions is required")
+	}
+	for _, u := range []*Upstream{&cfg.OpenAI, &cfg.Anthropic} {
+		u.BaseURL = strings.TrimRight(u.BaseURL, "/")
+		if u.BaseURL != "" && !strings.HasPrefix(u.BaseURL, "http://") && !strings.HasPrefix(u.BaseURL, "https://") {
+			return nil, fmt.Errorf("proxy: upstream base URL %q: want an http:// or https:// URL", u.BaseURL)
+		}
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxReplyBytes <= 0 {
+		cfg.MaxReplyBytes = DefaultMaxReplyBytes
+	}
+	if cfg.DefaultContextWindow == 0 {
+		cfg.DefaultContextWindow = DefaultContextWindow
+	}
+	if cfg.DefaultContextWindow < 0 {
+		return nil, errors.New("proxy: Config.DefaultContextWindow is negative")
+	}
+	windows := make(map[string]int, len(DefaultContextWindows)+len(cfg.ContextWindows))
+	for k, v := range DefaultContextWindows {
+		windows[k] = v
+	}
+	for k, v := range cfg.ContextWindows {
+		if k == "" || v <= 0 {
+			return nil, fmt.Errorf("proxy: Config.ContextWindows: %q=%d: want a model name prefix and a positive number of tokens", k, v)
+		}
+		windows[k] = v
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	client := cfg.Client
+	if client == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 256 // many agents, one provider
+		client = &http.Client{Transport: t}
+	}
+	return &Proxy{cfg: cfg, svc: cfg.Sessions, client: client, windows: windows, log: cfg.Logger, memos: newMemos()}, nil
+}
+
+// ChatCompletions serves POST /v1/chat/completions (OpenAI's Chat
+// Completions API). It returns an error only when it has written nothing:
+// the caller writes it as an error response (an *Error, or an error of
+// the sessions service). Errors of the upstream provider are relayed as
+// they came.
+func (p *Proxy) ChatCompletions(w http.ResponseWriter, r *http.Request) error {
+	return p.handle(w, r, openAI{})
+}
+
+// Messages serves POST /v1/messages (Anthropic's Messages API), as
+// ChatCompletions does.
+func (p *Proxy) Messages(w http.ResponseWriter, r *http.Request) error {
+	return p.handle(w, r, anthropic{})
+}
+
+// dialect is one provider API's wire format.
+type dialect interface {
+	// name is the API's name ("openai", "anthropic"), also the render
+	// format the context is rendered in.
+	name() string
+	upstream(c *Config) Upstream
+	// path is the route's path after the base URL.
+	path() string
+	// flag names the serve flag that configures the upstream.
+	flag() string
+	// decode returns the request's messages in canonical form.
+	decode(body map[string]json.RawMessage) ([]agentmem.Message, error)
+	// decodeMessages decodes elements of the request's messages member
+	// (not the system prompt), as decode does.
+	decodeMessages(raws []json.RawMessage) ([]agentmem.Message, error)
+	// systemMember reports whether the system prompt is a member of its
+	// own (Anthropic's system).
+	systemMember() bool
+	// encode sets the request's messages (rendered in the API's format).
+	encode(body map[string]json.RawMessage, msgs []agentmem.Message) error
+	// outputTokens is what the request keeps for the reply.
+	outputTokens(body map[string]json.RawMessage) int
+	// credentials sets the upstream request's credentials.
+	credentials(out, in *http.Request, key string)
+	// reply returns the assistant's message of a whole answer, or false.
+	reply(body []byte) (agentmem.Message, bool)
+	// stream returns an accumulator of a streamed answer.
+	stream() accumulator
+}
+
+// accumulator follows a streamed answer, event by event.
+type accumulator interface {
+	// event takes one server-sent event and reports whether it is the
+	// answer's last (the proxy records the reply before relaying it).
+	event(name string, data []byte) (last bool)
+	// reply returns the assistant's message once the answer is
+	// complete, or false.
+	reply(atEOF bool) (agentmem.Message, bool)
+}
+
+// call is a request that names a session: what was recorded and sent.
+type call struct {
+	key    store.Key
+	seq    int64 // the session's last sequence number after the request was recorded
+	body   []byte
+	header http.Header // the agentmem response headers
+	meta   map[string]string
+}
+
+func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect) error {
+	up := d.upstream(&p.cfg)
+	if up.BaseURL == "" {
+		return &Error{Status: http.StatusBadRequest, Code: CodeUpstreamNotConfigured,
+			Message: fmt.Sprintf("this server has no upstream provider for the %s API: start it with %s (or its environment variable)", d.name(), d.flag())}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.cfg.MaxBodyBytes))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeBodyTooLarge,
+				Message: fmt.Sprintf("the request body is larger than %d bytes", p.cfg.MaxBodyBytes)}
+		}
+		return err
+	}
+	sid := r.Header.Get(HeaderSession)
+	if sid == "" {
+		return p.forward(w, r, d, up, body, nil)
+	}
+	c, err := p.prepare(r, d, sid, body)
+	if err != nil {
+		return err
+	}
+	return p.forward(w, r, d, up, c.body, c)
+}
+
+// options are the agentmem request headers.
+type options struct {
+	budget, facts, recall int
+	user                  string
+}
+
+// headerInt reads a non-negative integer header, at most max.
+func headerInt(r *http.Request, name string, max int) (int, error) {
+	v := r.Header.Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 || n > max {
+		return 0, invalid(name, "must be a whole number from 0 to %d, not %q", max, v)
+	}
+	return n, nil
+}
+
+func (p *Proxy) options(r *http.Request) (options, error) {
+	var o options
+	var err error
+	if o.budget, err = headerInt(r, HeaderBudget, p.svc.MaxContextTokens()); err != nil {
+		return o, err
+	}
+	if o.facts, err = headerInt(r, HeaderFacts, MaxInject); err != nil {
+		return o, err
+	}
+	if o.recall, err = headerInt(r, HeaderRecall, MaxInject); err != nil {
+		return o, err
+	}
+	if o.facts > 0 && p.cfg.Facts == nil {
+		return o, &Error{Status: http.StatusBadRequest, Code: api.CodeNotConfigured, Field: HeaderFacts, Message: "facts are not configured on this server"}
+	}
+	if o.recall > 0 && p.cfg.Recall == nil {
+		return o, &Error{Status: http.StatusBadRequest, Code: api.CodeNotConfigured, Field: HeaderRecall, Message: "recall is not configured on this server"}
+	}
+	o.user = r.Header.Get(HeaderUser)
+	return o, nil
+}
+
+// decodeBody decodes a request body: a JSON object whose members are
+// kept as they came. What encoding/json would change silently (invalid
+// UTF-8, a lone surrogate escape, a repeated key) is refused: what is
+// recorded is what was sent.
+func decodeBody(body []byte) (map[string]json.RawMessage, error) {
+	if err := jsoncheck.Check(body); err != nil {
+		var je *jsoncheck.Error
+		if errors.As(err, &je) {
+			return nil, invalid(je.Path, "%s", je.Reason)
+		}
+		return nil, invalid("", "%v", err)
+	}
+	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
+		return nil, invalid("", "the request body must be a JSON object")
+	}
+	fields := map[string]json.RawMessage{}
+	_ = jsoncheck.Members(body, func(key, raw []byte) error {
+		fields[string(key)] = raw
+		return nil
+	})
+	return fields, nil
+}
+
+// prepare records a request's new messages in its session and builds the
+// body to send: the session's context in place of the messages.
+func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*call, error) {
+	ctx := r.Context()
+	tenant := auth.TenantFrom(ctx)
+	if err := store.ValidateID(sid); err != nil {
+		var ie *agentmem.InvalidError
+		if errors.As(err, &ie) {
+			return nil, invalid(HeaderSession, "%s", ie.Reason)
+		}
+		return nil, invalid(HeaderSession, "%v", err)
+	}
+	o, err := p.options(r)
+	if err != nil {
+		return nil, err
+	}
+	key := store.Key{Tenant: tenant, ID: sid}
+	sess, err := p.svc.Get(ctx, tenant, sid)
+	if err != nil && !errors.Is(err, agentmem.ErrNotFound) {
+		return nil, err
+	}
+	var (
+		fields map[string]json.RawMessage
+		raws   []json.RawMessage
+		hashes []uint64
+		msgs   []agentmem.Message
+		rec    *recorded
+	)
+	if sess != nil {
+		var m *memo
+		var ok bool
+		if fields, raws, hashes, m, ok = p.quickBody(body, d, key, sess); ok {
+			if rec, msgs, ok = p.fastRecord(ctx, d, key, m, m.tail(raws, hashes)); !ok {
+				rec = nil
+			}
+		}
+	}
+	created := false
+	if rec == nil {
+		if fields, err = decodeBody(body); err != nil {
+			return nil, err
+		}
+		raws = elements(fields)
+		hashes = p.memos.hash(fields, raws, d.systemMember())
+		if msgs, err = d.decode(fields); err != nil {
+			return nil, err
+		}
+		if sess == nil {
+			if sess, created, err = p.createSession(ctx, tenant, sid, o.user); err != nil {
+				return nil, err
+			}
+		}
+		if rec, err = p.record(ctx, tenant, sid, msgs); err != nil {
+			p.memos.put(key, nil)
+			return nil, err
+		}
+	}
+	var model string
+	_ = json.Unmarshal(fields["model"], &model)
+	p.remember(d, key, sess.CreatedAt, rec, hashes)
+	counter := p.counterFor(model)
+	budget := o.budget
+	if budget == 0 {
+		if budget, err = p.defaultBudget(model, d, fields, counter); err != nil {
+			return nil, err
+		}
+	}
+	factsShare, recallShare := 0, 0
+	if o.facts > 0 {
+		factsShare = int(float64(budget) * InjectShare)
+	}
+	if o.recall > 0 {
+		recallShare = int(float64(budget) * InjectShare)
+	}
+	cx, err := p.svc.Context(ctx, sessions.ContextRequest{Tenant: tenant, SessionID: sid, Budget: budget, Reserve: factsShare + recallShare,
+		Format: d.name(), Counter: counter, TruncateToFill: true})
+	if err != nil {
+		return nil, err
+	}
+	out, tokens := cx.Messages, cx.Tokens
+	var factIDs, recallIDs []string
+	if o.facts > 0 {
+		if cx.UserID == "" {
+			return nil, invalid(HeaderFacts, "the session has no user, so it has no facts to inject: create it with %s", HeaderUser)
+		}
+		var inj facts.Injection
+		out, inj, err = p.cfg.Facts.Inject(ctx, out, facts.InjectOptions{Tenant: tenant, UserID: cx.UserID, K: o.facts, Counter: counter, MaxTokens: max(factsShare, 1)})
+		if err != nil {
+			return nil, err
+		}
+		tokens += inj.Tokens
+		for _, h := range inj.Hits {
+			factIDs = append(factIDs, h.Fact.ID)
+		}
+	}
+	if o.recall > 0 {
+		var added int
+		out, recallIDs, added, err = p.injectRecall(ctx, tenant, sid, cx.UserID, msgs, out, o.recall, counter, recallShare)
+		if err != nil {
+			return nil, err
+		}
+		tokens += added
+	}
+	if err := d.encode(fields, out); err != nil {
+		return nil, err
+	}
+	sent, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	h.Set(HeaderSession, sid)
+	if created {
+		h.Set(HeaderCreated, "true")
+	}
+	h.Set(HeaderBudget, strconv.Itoa(budget))
+	h.Set(HeaderContextTokens, strconv.Itoa(tokens))
+	h.Set(HeaderTokenizer, counter.Name())
+	h.Set(HeaderStepsKept, strconv.Itoa(len(cx.Steps)))
+	h.Set(HeaderStepsDropped, strconv.Itoa(cx.DroppedSteps))
+	h.Set(HeaderStepsTruncated, strconv.Itoa(len(cx.Truncated)))
+	h.Set(HeaderHistory, rec.rule)
+	h.Set(HeaderAppended, strconv.Itoa(rec.appended))
+	h.Set(HeaderRewound, strconv.Itoa(rec.rewound))
+	h.Set(HeaderFactsInjected, strconv.Itoa(len(factIDs)))
+	h.Set(HeaderRecallInjected, strconv.Itoa(len(recallIDs)))
+	meta := callRecord{API: d.name(), Model: model, Budget: budget, Tokens: tokens, Tokenizer: counter.Name(),
+		Kept: len(cx.Steps), Dropped: cx.DroppedSteps, Truncated: len(cx.Truncated), History: rec.rule,
+		Facts: factIDs, Recall: recallIDs, Seq: cx.LastSeq}
+	return &call{key: key, seq: rec.last, body: sent, header: h, meta: meta.metadata()}, nil
+}
+
+// createSession creates the session and reports whether this request did
+// (not a concurrent one, whose session it returns).
+func (p *Proxy) createSession(ctx context.Context, tenant, sid, user string) (*store.Session, bool, error) {
+	sess, err := p.svc.Create(ctx, store.CreateRequest{ID: sid, Tenant: tenant, UserID: user, Agent: "proxy"})
+	switch {
+	case err == nil:
+		p.memos.put(store.Key{Tenant: tenant, ID: sid}, nil) // of a session deleted since
+		return sess, true, nil
+	case errors.Is(err, agentmem.ErrConflict): // created by a concurrent request
+		sess, err = p.svc.Get(ctx, tenant, sid)
+		return sess, false, err
+	case errors.Is(err, agentmem.ErrInvalid):
+		var ie *agentmem.InvalidError
+		if errors.As(err, &ie) && ie.Field == "user_id" {
+			return nil, false, invalid(HeaderUser, "%s", ie.Reason)
+		}
+	}
+	return nil, false, err
+}
+
+// recorded is what recording a request's messages did.
+type recorded struct {
+	rule              string
+	appended, rewound int
+	// last is the session's last sequence number after it.
+	last int64
+}
+
+// record recognises a request's messages against the session's working
+// set (planHistory) and records what is new, conditionally on the
+// working set it read: if another writer got in between, it reads again
+// and starts over.
+func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.Message) (*recorded, error) {
+	for attempt := 1; ; attempt++ {
+		rec, err := p.recordOnce(ctx, tenant, sid, msgs)
+		if err == nil || !errors.Is(err, agentmem.ErrConflict) || errors.Is(err, store.ErrIDReused) || attempt == recordAttempts {
+			return rec, err
+		}
+		var rc *agentmem.ResultConflictError
+		if errors.As(err, &rc) {
+			return nil, err
+		}
+	}
+}
+
+func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message) (*recorded, error) {
+	h, err := p.svc.History(ctx, tenant, sid)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := planHistory(h.Steps, msgs)
+	if err != nil {
+		return nil, err
+	}
+	last := h.LastSeq
+	rec := &recorded{rule: pl.rule}
+	defer func() { rec.last = last }()
+	if pl.system != nil {
+		amend := &store.CompactionRecord{Amend: true}
+		for i, s := range pl.systemSteps {
+			c := *s
+			c.Content = ""
+			if i == 0 {
+				c.Content = *pl.system
+			}
+			amend.Replaced = append(amend.Replaced, &c)
+		}
+		resp, err := p.svc.Append(ctx, store.AppendRequest{Tenant: tenant, SessionID: sid, Compaction: amend, ExpectedLastSeq: &last})
+		if err != nil {
+			return nil, err
+		}
+		last = resp.LastSeq
+	}
+	left := pl.held
+	for pl.rule == ruleRewind && left > pl.from {
+		resp, err := p.svc.Pop(ctx, store.PopRequest{Tenant: tenant, SessionID: sid, ExpectedLastSeq: &last})
+		if err != nil {
+			return nil, err
+		}
+		n := 1
+		if resp.Rest == nil {
+			n = max(1, len(agentmem.OpenAI.StepMessages(resp.Step, agentmem.RenderOptions{})))
+		}
+		left -= n
+		rec.rewound += n
+		last = resp.LastSeq
+	}
+	if add := pl.appended(max(left, 0)); len(add) > 0 {
+		resp, err := p.svc.AppendMessages(ctx, store.MessagesRequest{Tenant: tenant, SessionID: sid, Messages: add, ExpectedLastSeq: &last})
+		if err != nil {
+			return nil, err
+		}
+		rec.appended, last = len(add), resp.LastSeq
+	}
+	return rec, nil
+}
+
+// counterFor returns the tokenizer of a model: o200k_base for OpenAI's
+// GPT-4o and later, cl100k_base for GPT-4 and GPT-3.5, and the sessions
+// service's default for any other (Claude's tokenizer is not public).
+func (p *Proxy) counterFor(model string) tokenizer.Counter {
+	name := ""
+	switch {
+	case hasAnyPrefix(model, "gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "chatgpt-4o", "o1", "o3", "o4"):
+		name = tokenizer.O200kBase
+	case hasAnyPrefix(model, "gpt-4", "gpt-3.5"):
+		name = tokenizer.CL100kBase
+	}
+	if name != "" {
+		if c, err := tokenizer.Get(name); err == nil {
+			return c
+		}
+	}
+	return p.svc.Counter()
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ContextWindow returns the context window the proxy assumes for a model:
+// that of the longest prefix of Config.ContextWindows or
+// DefaultContextWindows that matches, else Config.DefaultContextWindow.
+func (p *Proxy) ContextWindow(model string) int {
+	best, window := -1, p.cfg.DefaultContextWindow
+	for prefix, n := range p.windows {
+		if strings.HasPrefix(model, prefix) && len(prefix) > best {
+			best, window = len(prefix), n
+		}
+	}
+	return window
+}
+
+// defaultBudget is the budget of a request without X-Agentmem-Budget:
+// the model's context window less what the request keeps for the reply
+// and what its other members (tools, response format) cost, capped at
+// the service's maximum context.
+func (p *Proxy) defaultBudget(model string, d dialect, body map[string]json.RawMessage, c tokenizer.Counter) (int, error) {
+	window := p.ContextWindow(model)
+	other := 0
+	for k, v := range body {
+		switch k {
+		case "messages", "system", "model", "stream", "max_tokens", "max_completion_tokens":
+		default:
+			other += c.Count(string(v))
+		}
+	}
+	out := d.outputTokens(body)
+	budget := min(window-out-other, p.svc.MaxContextTokens())
+	if budget < 1 {
+		return 0, invalid(HeaderBudget, "the model %q has a context window of %d tokens; the reply's %d and the request's other members' %d leave none for the messages: set %s", model, window, out, other, HeaderBudget)
+	}
+	return budget, nil
+}
+
+// injectRecall adds up to k turns of the tenant's other sessions (of the
+// same user, when the session has one) relevant to the request's newest
+// user message to the system prompt, within max tokens.
+func (p *Proxy) injectRecall(ctx context.Context, tenant, sid, user string, req, msgs []agentmem.Message, k int, c tokenizer.Counter, maxTokens int) ([]agentmem.Message, []string, int, error) {
+	query := ""
+	for i := len(req) - 1; i >= 0; i-- {
+		if req[i].Role == agentmem.RoleUser && req[i].Text() != "" {
+			query = req[i].Text()
+			break
+		}
+	}
+	if query == "" || maxTokens < 1 {
+		return msgs, nil, 0, nil
+	}
+	q := recall.Query{Tenant: tenant, Text: agentmem.TruncateText(query, recall.MaxTextBytes), K: k + 10}
+	if user != "" {
+		q.Filter.Metadata = map[string]string{recall.MetaUser: user}
+	}
+	hits, err := p.cfg.Recall.Search(ctx, q)
+	if err != nil {
+		return msgs, nil, 0, err
+	}
+	var lines []facts.Hit
+	for _, h := range hits {
+		if h.Doc.Group == sid || len(lines) == k {
+			continue
+		}
+		lines = append(lines, facts.Hit{Fact: facts.Fact{ID: h.Doc.ID, Text: agentmem.TruncateText(h.Doc.Text, maxRecallText)}})
+	}
+	out, shown, used := facts.AddFacts(msgs, lines, c, maxTokens, RecallHeader)
+	ids := make([]string, len(shown))
+	for i, h := range shown {
+		ids[i] = h.Fact.ID
+	}
+	return out, ids, used, nil
+}
+
+// hopHeaders are not forwarded either way.
+var hopHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
+	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true, "Content-Length": true,
+}
+
+// forward sends body to the upstream and relays its answer; with a call,
+// it records the reply.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Upstream, body []byte, c *call) error {
+	ctx := r.Context()
+	target := up.BaseURL + d.path()
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery // Anthropic's ?beta=true
+	}
+	out, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	for k, vs := range r.Header {
+		if hopHeaders[k] || k == "Host" || k == "Accept-Encoding" || k == "Cookie" || k == "Authorization" || k == "X-Api-Key" ||
+			k == "Origin" || strings.HasPrefix(k, "X-Agentmem-") {
+			continue
+		}
+		out.Header[k] = vs
+	}
+	d.credentials(out, r, up.APIKey)
+	out.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := p.client.Do(out)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamUnreachable, Err: err,
+			Message: fmt.Sprintf("the %s upstream could not be reached: %v", d.name(), err)}
+	}
+	defer resp.Body.Close()
+	h := w.Header()
+	for k, vs := range resp.Header {
+		if !hopHeaders[k] {
+			h[k] = vs
+		}
+	}
+	if c != nil {
+		for k, vs := range c.header {
+			h[k] = vs
+		}
+	}
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if ok && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var acc accumulator
+		if c != nil {
+			acc = d.stream()
+		}
+		p.relayStream(w, resp, acc, c)
+		return nil
+	}
+	if !ok || c == nil {
+		w.WriteHeader(resp.StatusCode)
+		p.copyBody(w, resp.Body)
+		return nil
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, p.cfg.MaxReplyBytes+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamUnreachable, Err: err,
+			Message: fmt.Sprintf("the %s upstream's answer was cut off after %s: %v; nothing of it was recorded", d.name(), time.Since(start).Round(time.Millisecond), err)}
+	}
+	if int64(len(raw)) > p.cfg.MaxReplyBytes {
+		// Too large to record: relayed as it comes, and logged.
+		p.log.Warn("proxy: an answer too large to record was relayed", "tenant", c.key.Tenant, "session", c.key.ID, "limit", p.cfg.MaxReplyBytes)
+		p.memos.put(c.key, nil)
+		w.WriteHeader(resp.StatusCode)
+		if _, err := w.Write(raw); err == nil {
+			p.copyBody(w, resp.Body)
+		}
+		return nil
+	}
+	if msg, ok := d.reply(raw); ok {
+		p.recordReply(ctx, c, msg, false)
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(raw)
+	return nil
+}
+
+// copyBody relays a body as it arrives.
+func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader) {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			_ = rc.Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// recordReply appends the assistant's reply to the session, with the
+// record of the call in its metadata, right after the request's messages
+// if no other writer got in between (then the memo of the session is
+// kept up to date), else after what they wrote. It does not fail the
+// answer, which the client is already getting: a failure is logged.
+func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, stream bool) {
+	msg.Metadata = c.meta
+	if stream {
+		msg.Metadata = cloneWith(c.meta, MetaStream, "true")
+	}
+	// The client's cancellation must not lose a reply the upstream
+	// finished.
+	ctx = context.WithoutCancel(ctx)
+	req := store.MessagesRequest{Tenant: c.key.Tenant, SessionID: c.key.ID, Messages: []agentmem.Message{msg}, ExpectedLastSeq: &c.seq}
+	resp, err := p.svc.AppendMessages(ctx, req)
+	if errors.Is(err, agentmem.ErrConflict) {
+		p.memos.put(c.key, nil)
+		req.ExpectedLastSeq = nil
+		resp, err = p.svc.AppendMessages(ctx, req)
+	}
+	if err != nil {
+		p.memos.put(c.key, nil)
+		p.log.Error("proxy: recording the reply failed", "tenant", c.key.Tenant, "session", c.key.ID, "err", err)
+		return
+	}
+	p.replied(c.key, c.seq, resp.LastSeq, msg)
+}
+
+func cloneWith(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for a, b := range m {
+		out[a] = b
+	}
+	out[k] = v
+	return out
+}

@@ -1,0 +1,76 @@
+package proxytest
+
+import (
+	"context"
+	"net/http/httptest"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/proxy"
+	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/sessions"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
+)
+
+// Env is an agentmem server (over an in-memory store) whose proxy routes
+// forward to a stand-in upstream: what a client pointed at agentmem
+// talks to.
+type Env struct {
+	Upstream *Upstream
+	// Server is the agentmem server; its URL is the base URL of an
+	// Anthropic client, and URL+"/v1" that of an OpenAI client.
+	Server   *httptest.Server
+	Sessions *sessions.Service
+	Store    store.Store
+	Proxy    *proxy.Proxy
+}
+
+// Start starts an Env. configure, when set, may change the proxy's and
+// the server's configuration before they are built (the sessions
+// service, the store and the upstreams are set already).
+func Start(configure func(*proxy.Config, *server.Config)) (*Env, error) {
+	e := &Env{Upstream: New(), Store: memstore.New(memstore.Options{})}
+	var err error
+	if e.Sessions, err = sessions.New(sessions.Config{Store: e.Store}); err != nil {
+		e.Upstream.Close()
+		return nil, err
+	}
+	pc := proxy.Config{Sessions: e.Sessions, OpenAI: proxy.Upstream{BaseURL: e.Upstream.OpenAIBaseURL()}, Anthropic: proxy.Upstream{BaseURL: e.Upstream.URL}}
+	sc := server.Config{Store: e.Store, Sessions: e.Sessions}
+	if configure != nil {
+		configure(&pc, &sc)
+	}
+	p, err := proxy.New(pc)
+	if err != nil {
+		e.Upstream.Close()
+		return nil, err
+	}
+	sc.Proxy, e.Proxy = p, p
+	srv, err := server.New(sc)
+	if err != nil {
+		e.Upstream.Close()
+		return nil, err
+	}
+	e.Server = httptest.NewServer(srv)
+	return e, nil
+}
+
+// Close stops the servers.
+func (e *Env) Close() {
+	e.Server.Close()
+	e.Upstream.Close()
+}
+
+// Held returns a session's working set as canonical messages, pending
+// tool calls included: what a client resending its history sends back.
+func (e *Env) Held(ctx context.Context, tenant, id string) ([]agentmem.Message, error) {
+	h, err := e.Sessions.History(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []agentmem.Message
+	for _, s := range h.Steps {
+		msgs = append(msgs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+	}
+	return msgs, nil
+}
