@@ -27,9 +27,17 @@
 #      when missing
 #   4. PostgreSQL: AGENTMEM_TEST_POSTGRES_URL if set, else a throwaway server
 #      (scripts/pg-start.sh) when the server programs are installed; before
-#      it starts, pgvector is built from PGVECTOR_SRC when that is set
-#      (scripts/pgvector-install.sh); then whether the server has pgvector
-#      is reported
+#      it starts, pgvector is built and installed when the server lacks it
+#      (scripts/pgvector-install.sh), from PGVECTOR_SRC or else the
+#      pgvector-*.tar.gz of the vendor directory (../shared/vendor beside
+#      the repository); then whether the server has pgvector is reported
+#   4b. Citus: AGENTMEM_TEST_CITUS_URL if set, else, when the server programs
+#      are installed, Citus is built from the vendor directory (once: the
+#      build is cached under ${XDG_CACHE_HOME:-~/.cache}/agentmem) and
+#      installed (scripts/citus-install.sh), and a throwaway cluster of a
+#      coordinator, two workers and a spare node starts
+#      (scripts/citus-start.sh). Installing into the server's directories
+#      needs root (or sudo -n): without, the Citus tests skip
 #   5. Chromium: AGENTMEM_TEST_CHROMIUM if set, else /usr/bin/chromium (or
 #      chromium / chromium-browser on PATH) when installed
 #   6. go test -race -count=1, reported by internal/testenv/cmd/testrun
@@ -41,22 +49,28 @@
 #      packages are named (or AGENTMEM_TEST_TS=1); in CI nodejs and npm are
 #      installed when missing
 #
-# Without PostgreSQL, Chromium or Node.js 20+ the tests that need them skip,
-# with a reason.
-# In CI (CI=true) nothing may be missing: the script installs staticcheck,
-# Debian's postgresql and chromium (apt-get), gcc for the race detector and
-# nodejs and npm when they are missing, and a failure to do so fails the run.
+# Without PostgreSQL, Citus, Chromium or Node.js 20+ the tests that need them
+# skip, with a reason. In CI (CI=true) nothing may be missing: the script
+# installs staticcheck, Debian's postgresql, the build dependencies of
+# pgvector and Citus (postgresql-server-dev-15 liblz4-dev libzstd-dev
+# libkrb5-dev) and chromium (apt-get), gcc for the race detector and nodejs
+# and npm when they are missing, and a failure to do so, or to build
+# pgvector or Citus, fails the run.
 #
 # Environment (see docs/testing.md):
 #
 #   CI=true                      CI mode, as above
 #   AGENTMEM_TEST_POSTGRES_URL   use this database instead of a throwaway server
+#   AGENTMEM_TEST_CITUS_URL      use this Citus coordinator instead of a
+#                                throwaway cluster (AGENTMEM_TEST_CITUS_SPARE:
+#                                host:port of a node the rebalance test adds)
+#   AGENTMEM_VENDOR              the vendor directory (default ../shared/vendor)
 #   AGENTMEM_TEST_CHROMIUM       use this browser
 #   AGENTMEM_TEST_TIMEOUT        go test -timeout for each test binary (8m)
 #   AGENTMEM_TEST_DEADLINE       limit for the go test step of each module (12m)
 #   AGENTMEM_TEST_RACE=0         run without the race detector
 #   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
-#                                into the server, so its tests run
+#                                into the server (default: the vendor's)
 #   AGENTMEM_TEST_PGVECTOR=1     the pgvector tests fail, not skip, without it
 #   AGENTMEM_TEST_PYTHON=1       run the Python client's suite even when
 #                                packages are named
@@ -83,6 +97,9 @@ REPO_ROOT=$(pwd)
 # scripts/pg-start.sh defines pg_find_bindir, pg_start and pg_stop.
 # shellcheck source=scripts/pg-start.sh
 source "$REPO_ROOT/scripts/pg-start.sh"
+# scripts/citus-start.sh defines citus_start and citus_stop.
+# shellcheck source=scripts/citus-start.sh
+source "$REPO_ROOT/scripts/citus-start.sh"
 
 # --- helpers ---------------------------------------------------------------
 
@@ -126,6 +143,7 @@ cleanup() {
 		kill -TERM "$TESTRUN_PID" 2>/dev/null || true
 		wait "$TESTRUN_PID" 2>/dev/null || true
 	fi
+	citus_stop
 	pg_stop
 	rm -rf "$WORK"
 }
@@ -168,13 +186,25 @@ apt_install() {
 	fi
 }
 
-# install_pgvector: build and install pgvector from $PGVECTOR_SRC
-# (scripts/pgvector-install.sh) before the throwaway server starts. In CI
-# always (without a source it only says so); elsewhere only when
-# PGVECTOR_SRC is set. With a source, a failure is an error in CI, a
-# warning elsewhere; on success the pgvector tests must run
-# (AGENTMEM_TEST_PGVECTOR=1).
+# vendor_file GLOB: print the newest file of the vendor directory
+# ($AGENTMEM_VENDOR, else ../shared/vendor beside the repository, where
+# CI's fresh clone finds it) that matches GLOB; fail if there is none.
+vendor_file() {
+	local dir=${AGENTMEM_VENDOR:-$REPO_ROOT/../shared/vendor} f
+	[[ -d $dir ]] || return 1
+	f=$(find "$dir" -maxdepth 1 -name "$1" | sort -V | tail -n 1)
+	[[ -n $f ]] && printf '%s\n' "$f"
+}
+
+# install_pgvector: build and install pgvector (scripts/pgvector-install.sh)
+# before the throwaway server starts, from $PGVECTOR_SRC or else the vendor
+# directory's tarball; the script does nothing when the server has it.
+# Without a source it only says so. A failure is an error in CI, a warning
+# elsewhere; on success the pgvector tests must run (AGENTMEM_TEST_PGVECTOR=1).
 install_pgvector() {
+	if [[ -z ${PGVECTOR_SRC:-} ]]; then
+		PGVECTOR_SRC=$(vendor_file 'pgvector-*.tar.gz') || PGVECTOR_SRC=
+	fi
 	if [[ -z ${PGVECTOR_SRC:-} ]] && ! in_ci; then
 		return 0
 	fi
@@ -430,6 +460,43 @@ else
 		warn "could not start a throwaway PostgreSQL server; tests that need it will skip"
 		step_warn postgres "failed to start: PostgreSQL tests skip"
 	fi
+fi
+
+log "Citus"
+citus_bindir=${pg_bindir:-$(pg_find_bindir || true)}
+if [[ -n ${AGENTMEM_TEST_CITUS_URL:-} ]]; then
+	note "using AGENTMEM_TEST_CITUS_URL from the environment"
+	step_info citus "given by AGENTMEM_TEST_CITUS_URL"
+elif [[ -z $citus_bindir ]]; then
+	if in_ci; then
+		die "Citus: no PostgreSQL server programs"
+	fi
+	note "no PostgreSQL server programs: the Citus tests skip"
+	step_warn citus "no PostgreSQL: Citus tests skip"
+else
+	# citus_fail REASON: fail the run in CI, else warn that the tests skip.
+	citus_fail() {
+		if in_ci; then
+			die "Citus: $1"
+		fi
+		warn "Citus: $1; the Citus tests skip"
+		step_warn citus "$1: Citus tests skip"
+	}
+	citus_src=${CITUS_SRC:-$(vendor_file 'citus-*.tar.gz' || true)}
+	rc=0
+	"$REPO_ROOT/scripts/citus-install.sh" "$citus_src" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+	case $rc in
+	0)
+		if citus_start "$citus_bindir"; then
+			note "AGENTMEM_TEST_CITUS_URL=$AGENTMEM_TEST_CITUS_URL"
+			step_info citus "throwaway cluster: coordinator and 2 workers on ${CITUS_PORTS[*]:0:3}, spare ${CITUS_PORTS[3]}"
+		else
+			citus_fail "could not start a throwaway cluster (see above)"
+		fi
+		;;
+	3) citus_fail "no Citus source (citus-*.tar.gz in ../shared/vendor, or CITUS_SRC)" ;;
+	*) citus_fail "could not build or install Citus (see above)" ;;
+	esac
 fi
 
 log "pgvector"

@@ -178,7 +178,15 @@ func TestEndToEnd(t *testing.T) {
 // checks two server processes on one database: each sees what the other
 // appended and compacted, at once.
 func TestEndToEndPostgres(t *testing.T) {
-	storeURL := postgresStoreURL(t, "server_e2e")
+	endToEndShared(t, postgresStoreURL(t, "server_e2e"))
+}
+
+// TestEndToEndCitus is TestEndToEndPostgres on a Citus cluster.
+func TestEndToEndCitus(t *testing.T) {
+	endToEndShared(t, citusStoreURL(t, "server_e2e"))
+}
+
+func endToEndShared(t *testing.T, storeURL string) {
 	bin := buildBinary(t)
 	p := startServe(t, bin, nil, "--addr", "127.0.0.1:0", "--store", storeURL)
 	exercise(t, bin, p, storeURL)
@@ -219,7 +227,19 @@ func TestEndToEndPostgres(t *testing.T) {
 // prefix.
 func postgresStoreURL(t *testing.T, prefix string) string {
 	t.Helper()
-	u, err := url.Parse(testenv.PostgresURL(t))
+	return schemaURL(t, testenv.PostgresURL(t), prefix)
+}
+
+// citusStoreURL is postgresStoreURL for the test Citus cluster.
+func citusStoreURL(t *testing.T, prefix string) string {
+	t.Helper()
+	return schemaURL(t, testenv.CitusURL(t), prefix)
+}
+
+// schemaURL returns base with a schema of its own, named from prefix.
+func schemaURL(t *testing.T, base, prefix string) string {
+	t.Helper()
+	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,8 +28,13 @@ import (
 // resultRE matches the result texts of the scale-out test's steps.
 var resultRE = regexp.MustCompile(`client-[0-9]+-round-[0-9]+`)
 
-func TestScaleOutPostgres(t *testing.T) {
-	storeURL := postgresStoreURL(t, "server_scaleout")
+func TestScaleOutPostgres(t *testing.T) { scaleOut(t, postgresStoreURL(t, "server_scaleout")) }
+
+// TestScaleOutCitus is TestScaleOutPostgres on a Citus cluster: the
+// tenants' sessions, keys and feed are spread over its workers.
+func TestScaleOutCitus(t *testing.T) { scaleOut(t, citusStoreURL(t, "server_scaleout")) }
+
+func scaleOut(t *testing.T, storeURL string) {
 	bin := buildBinary(t)
 
 	key := func(tenant string) string {

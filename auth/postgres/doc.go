@@ -7,4 +7,8 @@
 // Importing the package registers the "postgres" and "postgresql"
 // schemes with auth.Open; the URL's schema parameter names the schema,
 // as for the session store.
+//
+// On a Citus coordinator (a database with the citus extension), api_keys
+// is a reference table: a copy on every node, read locally, since a key is
+// looked up before its tenant is known.
 package postgres

@@ -21,8 +21,14 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migrations are the key store's schema, component "keys".
-var migrations = migrate.MustLoad("keys", migrationFiles, "migrations")
+// migrations are the key store's schema, component "keys". On Citus
+// api_keys is a reference table: a key is looked up before its tenant is
+// known, every node holds a copy (the coordinator reads its own), and
+// keys change seldom (creation, revocation, LastUsedAt at most once a
+// minute per key).
+var migrations = migrate.MustLoad("keys", migrationFiles, "migrations").WithCitus(migrate.Citus{
+	Reference: []string{"api_keys"},
+})
 
 func init() {
 	open := func(ctx context.Context, u *url.URL) (auth.KeyStore, error) {

@@ -11,8 +11,13 @@ import (
 	"github.com/agentmem/agentmem/internal/testenv"
 )
 
-func TestConformance(t *testing.T) {
-	url := testenv.PostgresURL(t)
+func TestConformance(t *testing.T) { conformance(t, testenv.PostgresURL(t)) }
+
+// TestConformanceCitus runs the factstest suite on a Citus cluster,
+// where the facts tables are distributed by tenant.
+func TestConformanceCitus(t *testing.T) { conformance(t, testenv.CitusURL(t)) }
+
+func conformance(t *testing.T, url string) {
 	var mu sync.Mutex
 	schemas := map[facts.Store]string{}
 	open := func(t *testing.T, schema string) facts.Store {

@@ -15,4 +15,9 @@
 // user's facts, so concurrent extractions for one user, on any server,
 // run one after the other and never add the same fact twice, while other
 // users' updates proceed in parallel. No extension is needed.
+//
+// On a Citus coordinator (a database with the citus extension) a new
+// schema's tables are distributed by tenant, co-located with the session
+// store's (see internal/migrate and store/postgres): every statement names
+// the tenant, so an update runs on one worker.
 package postgres

@@ -23,8 +23,17 @@ import (
 var migrationFiles embed.FS
 
 // migrations are the facts tables' schema migrations, component "facts"
-// of the agentmem_migrations table.
-var migrations = migrate.MustLoad("facts", migrationFiles, "migrations")
+// of the agentmem_migrations table. On Citus the tables are distributed
+// by tenant, co-located with the session store's (the audit trail's key
+// gains the tenant, which Citus needs in every key).
+var migrations = migrate.MustLoad("facts", migrationFiles, "migrations").WithCitus(migrate.Citus{
+	Distributed: []string{"facts_users", "facts", "facts_audit"},
+	Prepare: `ALTER TABLE facts_users ALTER COLUMN tenant TYPE text COLLATE "C";
+		ALTER TABLE facts ALTER COLUMN tenant TYPE text COLLATE "C";
+		ALTER TABLE facts_audit ALTER COLUMN tenant TYPE text COLLATE "C";
+		ALTER TABLE facts_audit DROP CONSTRAINT facts_audit_pkey;
+		ALTER TABLE facts_audit ADD PRIMARY KEY (tenant, seq);`,
+})
 
 // SchemaVersion is the newest schema version this package knows.
 func SchemaVersion() int { return migrations.Version() }

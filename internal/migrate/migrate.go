@@ -9,6 +9,23 @@
 // applied in one transaction: all or none. A database migrated by a newer
 // agentmem than this one is refused with ErrSchemaTooNew rather than
 // written to.
+//
+// # Citus
+//
+// On PostgreSQL with the citus extension (a Citus coordinator), a
+// component that describes its layout (Set.Citus) gets distributed
+// tables: when its migrations start from nothing, the runner applies them
+// as on PostgreSQL, runs the layout's Prepare SQL, and then, in the same
+// transaction, distributes its tenant-keyed tables by their tenant column
+// (create_distributed_table, co-located with the tenant tables the schema
+// already has, the other components', so that the rows of one tenant in
+// every component of a schema live on one worker) and replicates its
+// reference tables (create_reference_table). The other tables stay plain
+// tables of the coordinator. It records that in the migrations table
+// (component "NAME.citus"), and on every later run it distributes the
+// layout's tables a newer migration added. A schema that already held the
+// component's tables without that record (a PostgreSQL database that was
+// given the extension later) is left as it is.
 package migrate
 
 import (
@@ -49,6 +66,30 @@ type Set struct {
 	Component string
 	// Migrations are in version order, versions 1 to len.
 	Migrations []Migration
+	// Citus is the component's layout on a Citus cluster; nil keeps
+	// every table a plain table of the coordinator.
+	Citus *Citus
+}
+
+// Citus is how a component's tables are laid out on a Citus cluster.
+type Citus struct {
+	// Distributed are the tables sharded by their column "tenant", which
+	// must be of type text COLLATE "C" and part of every primary key and
+	// unique constraint, in the order to distribute them (a table that a
+	// foreign key references first).
+	Distributed []string
+	// Reference are the tables copied to every node.
+	Reference []string
+	// Prepare is SQL run once, after the component's first migrations on
+	// a new Citus database and before its tables are distributed: what
+	// Citus needs that plain PostgreSQL does not.
+	Prepare string
+}
+
+// WithCitus returns the set with the layout c.
+func (s *Set) WithCitus(c Citus) *Set {
+	s.Citus = &c
+	return s
 }
 
 // Version is the newest schema version the set knows.
@@ -240,6 +281,9 @@ func Postgres(ctx context.Context, pool *pgxpool.Pool, schema string, set *Set) 
 			return fmt.Errorf("migrate %s: %s: %w", set.Component, m.Name, err)
 		}
 	}
+	if err := distribute(ctx, tx, set, current == 0); err != nil {
+		return fmt.Errorf("migrate %s: citus: %w", set.Component, err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("migrate %s: commit: %w", set.Component, err)
 	}
@@ -250,6 +294,95 @@ func checkVersion(set *Set, current int, where string) error {
 	if current > set.Version() {
 		return fmt.Errorf("%w: %s has %s at schema version %d, this binary knows versions up to %d; upgrade agentmem",
 			ErrSchemaTooNew, where, set.Component, current, set.Version())
+	}
+	return nil
+}
+
+// IsCitus reports whether the database q is connected to has the citus
+// extension: a Citus coordinator.
+func IsCitus(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&ok)
+	return ok, err
+}
+
+// distribute lays the set's tables out on Citus (see the package
+// documentation), in the migration's transaction; fresh says the
+// component's migrations started from nothing in it. On PostgreSQL
+// without Citus, or for a set without a layout, it does nothing.
+func distribute(ctx context.Context, tx pgx.Tx, set *Set, fresh bool) error {
+	if set.Citus == nil {
+		return nil
+	}
+	citus, err := IsCitus(ctx, tx)
+	if err != nil || !citus {
+		return err
+	}
+	marker := set.Component + ".citus"
+	var laidOut bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+Table+" WHERE component = $1)", marker).Scan(&laidOut); err != nil {
+		return err
+	}
+	if !laidOut {
+		if !fresh {
+			return nil // plain tables from before: left as they are
+		}
+		if set.Citus.Prepare != "" {
+			if _, err := tx.Exec(ctx, set.Citus.Prepare); err != nil {
+				return fmt.Errorf("prepare: %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+Table+" (component, version, name) VALUES ($1, 1, 'distributed')", marker); err != nil {
+			return err
+		}
+	}
+	// done: laid out already, or not created yet (by a migration this
+	// binary does not have, or a later one of the set's).
+	done := func(table string) (bool, error) {
+		var ok bool
+		err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NULL
+			OR EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass($1))`, table).Scan(&ok)
+		return ok, err
+	}
+	for _, t := range set.Citus.Reference {
+		if ok, err := done(t); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := tx.Exec(ctx, "SELECT create_reference_table($1)", t); err != nil {
+			return fmt.Errorf("create_reference_table(%s): %w", t, err)
+		}
+	}
+	// Co-located with the tenant tables the schema has (every
+	// component's), else in a new co-location group: not Citus's
+	// default group, which a concurrent DROP of other tables in it can
+	// delete under this transaction.
+	var peer *string
+	if err := tx.QueryRow(ctx, `SELECT p.logicalrelid::regclass::text FROM pg_dist_partition p
+		JOIN pg_class c ON c.oid = p.logicalrelid
+		WHERE c.relnamespace = current_schema()::regnamespace AND p.partmethod = 'h'
+		ORDER BY p.logicalrelid LIMIT 1`).Scan(&peer); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	for _, t := range set.Citus.Distributed {
+		if ok, err := done(t); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		with := "none"
+		if peer != nil {
+			with = *peer
+		}
+		if _, err := tx.Exec(ctx, "SELECT create_distributed_table($1, 'tenant', colocate_with => $2)", t, with); err != nil {
+			return fmt.Errorf("create_distributed_table(%s): %w", t, err)
+		}
+		peer = &t
 	}
 	return nil
 }

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/agentmem/agentmem/internal/testenv"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite"
 )
@@ -170,5 +172,78 @@ func TestPostgres(t *testing.T) {
 	}
 	if err := sp.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'c1'", schema).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the first migration of a failed run was kept (%d, %v)", n, err)
+	}
+}
+
+// TestCitus: on a Citus coordinator, a component's new tables are laid
+// out as its Citus layout says (distributed by tenant, reference), a table
+// a later migration adds is distributed too, and a schema that held the
+// component's plain tables before is left plain.
+func TestCitus(t *testing.T) {
+	url := testenv.CitusURL(t)
+	ctx := context.Background()
+	open := func(schema string) *pgxpool.Pool {
+		cfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = schema
+		p, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		return p
+	}
+	layout := Citus{Distributed: []string{"d1", "d2"}, Reference: []string{"r1"},
+		Prepare: `ALTER TABLE d1 ALTER COLUMN tenant TYPE text COLLATE "C"`}
+	const (
+		d1 = `CREATE TABLE d1 (tenant text NOT NULL, id text NOT NULL, PRIMARY KEY (tenant, id));
+			CREATE TABLE r1 (id text PRIMARY KEY)`
+		d2 = `CREATE TABLE d2 (tenant text COLLATE "C" NOT NULL, id text NOT NULL, PRIMARY KEY (tenant, id))`
+	)
+	kinds := func(p *pgxpool.Pool) map[string]string {
+		rows, err := p.Query(ctx, `SELECT c.relname::text, coalesce(d.partmethod::text || '/' || d.colocationid, 'local')
+			FROM pg_class c LEFT JOIN pg_dist_partition d ON d.logicalrelid = c.oid
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname <> $1`, Table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		var name, kind string
+		if _, err := pgx.ForEachRow(rows, []any{&name, &kind}, func() error { out[name] = kind; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	fresh := testenv.FreshSchema(t, url)
+	p := open(fresh)
+	if err := Postgres(ctx, p, fresh, testSet(t, "x", d1).WithCitus(layout)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Postgres(ctx, p, fresh, testSet(t, "x", d1, d2).WithCitus(layout)); err != nil {
+		t.Fatal(err)
+	}
+	// Another component of the schema joins the tenant tables' group.
+	other := testSet(t, "y", `CREATE TABLE y1 (tenant text COLLATE "C" NOT NULL, id text NOT NULL, PRIMARY KEY (tenant, id))`)
+	if err := Postgres(ctx, p, fresh, other.WithCitus(Citus{Distributed: []string{"y1"}})); err != nil {
+		t.Fatal(err)
+	}
+	k := kinds(p)
+	if !strings.HasPrefix(k["r1"], "n/") || !strings.HasPrefix(k["d1"], "h/") || k["d1"] != k["d2"] || k["d1"] != k["y1"] {
+		t.Fatalf("new schema: %v; want r1 a reference table (n), d1, d2 and y1 hash-distributed in one co-location group", k)
+	}
+
+	old := testenv.FreshSchema(t, url)
+	p = open(old)
+	if err := Postgres(ctx, p, old, testSet(t, "x", d1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Postgres(ctx, p, old, testSet(t, "x", d1, d2).WithCitus(layout)); err != nil {
+		t.Fatal(err)
+	}
+	if k := kinds(p); k["d1"] != "local" || k["d2"] != "local" || k["r1"] != "local" {
+		t.Fatalf("a schema of plain tables from before: %v; want every table left local", k)
 	}
 }

@@ -35,6 +35,12 @@ func SplitSchema(u *url.URL) (connString, schema string) {
 	return v.String(), schema
 }
 
+// ConfigHook, when set, is called with the configuration of every pool
+// Open creates, before it connects: tests set it to watch what the pools'
+// connections are told (internal/citustest). Set it only while no pool is
+// being opened.
+var ConfigHook func(*pgxpool.Config)
+
 // Open connects a pool to the database connString names (a postgres://
 // or postgresql:// URL, or a key=value connection string, as pgx accepts).
 // With a schema, every connection of the pool has it as its search_path,
@@ -57,6 +63,9 @@ func Open(ctx context.Context, connString, schema string, maxConns int32) (*pgxp
 		// (and every transaction on it) resolves the unqualified table
 		// names to the schema.
 		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	}
+	if ConfigHook != nil {
+		ConfigHook(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -32,6 +32,17 @@ const (
 	// database that tests may use freely (create and drop tables).
 	PostgresURLEnv = "AGENTMEM_TEST_POSTGRES_URL"
 
+	// CitusURLEnv names the variable holding the URL of the coordinator
+	// of a Citus cluster that tests may use freely (create, distribute
+	// and drop tables): scripts/citus-start.sh starts one.
+	CitusURLEnv = "AGENTMEM_TEST_CITUS_URL"
+
+	// CitusSpareEnv names the variable holding host:port of a PostgreSQL
+	// server with Citus installed (database and user as in
+	// AGENTMEM_TEST_CITUS_URL) that is not yet a node of that cluster: the
+	// rebalance test adds it as a worker.
+	CitusSpareEnv = "AGENTMEM_TEST_CITUS_SPARE"
+
 	// ChromiumEnv names the variable holding the path of a Chromium (or
 	// Chrome) executable for browser tests.
 	ChromiumEnv = "AGENTMEM_TEST_CHROMIUM"
@@ -69,6 +80,42 @@ func PostgresURL(t testing.TB) string {
 		"is installed (apt-get install postgresql), or set "+
 		"%s=postgres://USER@HOST:PORT/DB?sslmode=disable (see docs/testing.md)",
 		PostgresURLEnv, PostgresURLEnv)
+	return ""
+}
+
+// CitusURL returns the value of AGENTMEM_TEST_CITUS_URL, the URL of a
+// Citus coordinator the test may use. Unset, the test fails in CI (the
+// CI script must build Citus and start a cluster) and is skipped
+// elsewhere, with a reason that says how to run it.
+func CitusURL(t testing.TB) string {
+	t.Helper()
+	return needEnv(t, CitusURLEnv, "a Citus cluster",
+		"run ./scripts/test.sh, which builds Citus from ../shared/vendor (cached) and starts a local "+
+			"cluster when PostgreSQL and its development files are installed and it runs as root, or "+
+			"start one with scripts/citus-start.sh (see docs/testing.md)")
+}
+
+// CitusSpare returns the value of AGENTMEM_TEST_CITUS_SPARE (see
+// CitusSpareEnv), skipping or failing the test without it as CitusURL
+// does.
+func CitusSpare(t testing.TB) string {
+	t.Helper()
+	return needEnv(t, CitusSpareEnv, "a spare Citus node",
+		"run ./scripts/test.sh or scripts/citus-start.sh, which start one beside the cluster")
+}
+
+// needEnv returns the value of the variable name, or fails the test in
+// CI and skips it elsewhere, saying what is missing and how to get it.
+func needEnv(t testing.TB, name, what, how string) string {
+	t.Helper()
+	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
+		return v
+	}
+	if InCI() {
+		t.Fatalf("testenv: this test needs %s, but %s is not set and CI=true; "+
+			"in CI that is an error, not a skip: %s", what, name, how)
+	}
+	t.Skipf("testenv: skipping: needs %s and %s is not set; %s", what, name, how)
 	return ""
 }
 

@@ -169,6 +169,45 @@ func TestPostgresURL(t *testing.T) {
 	}
 }
 
+func TestCitusURL(t *testing.T) {
+	const url = "postgres://postgres@127.0.0.1:5433/agentmem_test?sslmode=disable"
+	for _, tc := range []struct {
+		name, ci, env string
+		get           func(testing.TB) string
+		varName       string
+		want          outcome
+		contains      []string
+	}{
+		{name: "set", env: url, get: CitusURL, varName: CitusURLEnv, want: returned},
+		{name: "unset skips", get: CitusURL, varName: CitusURLEnv, want: skipped,
+			contains: []string{CitusURLEnv, "./scripts/test.sh", "scripts/citus-start.sh"}},
+		{name: "unset fails in CI", ci: "true", get: CitusURL, varName: CitusURLEnv, want: failed,
+			contains: []string{CitusURLEnv, "CI=true"}},
+		{name: "spare set", env: "127.0.0.1:5434", get: CitusSpare, varName: CitusSpareEnv, want: returned},
+		{name: "spare unset skips", get: CitusSpare, varName: CitusSpareEnv, want: skipped,
+			contains: []string{CitusSpareEnv}},
+		{name: "spare unset fails in CI", ci: "1", get: CitusSpare, varName: CitusSpareEnv, want: failed,
+			contains: []string{CitusSpareEnv}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CI", tc.ci)
+			t.Setenv(tc.varName, tc.env)
+			got, f := run(t, tc.get)
+			if o := outcomeOf(f); o != tc.want {
+				t.Fatalf("outcome = %v (message %q), want %v", o, f.msg, tc.want)
+			}
+			if tc.want == returned && got != strings.TrimSpace(tc.env) {
+				t.Errorf("got %q, want %q", got, tc.env)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(f.msg, s) {
+					t.Errorf("message %q does not mention %q", f.msg, s)
+				}
+			}
+		})
+	}
+}
+
 // writeExecutable creates a file at path with the given mode and returns path.
 func writeExecutable(t *testing.T, path string, mode os.FileMode) string {
 	t.Helper()

@@ -4,25 +4,41 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/recall"
 )
 
 // BenchmarkVector measures Vector (limit 10, no filter) over 20,000
-// documents of 256 dimensions, one tenant, on each search path: exact (in
-// Go), pgvector (a sequential scan ranked in SQL) and pgvector-hnsw (the
-// index, built before timing). The pgvector paths need the extension on
-// the server and are skipped without it. Run it with
+// documents of 256 dimensions (AGENTMEM_BENCH_VECTOR_DOCS sets another
+// number), one tenant, on each search path: exact (in Go), pgvector (a
+// sequential scan ranked in SQL) and pgvector-hnsw (the index, built
+// before timing), reporting each search's latency percentiles too (p50-ms,
+// p99-ms). The pgvector paths need the extension on the server and are
+// skipped without it. Run it with
 //
 //	scripts/pg-start.sh go test -run '^$' -bench Vector -benchtime 50x ./recall/postgres/
+//
+// and on a Citus cluster with AGENTMEM_BENCH_CITUS=1 (under
+// scripts/citus-start.sh).
 func BenchmarkVector(b *testing.B) {
-	const (
-		n    = 20000
-		dims = 256
-	)
-	url := testenv.PostgresURL(b)
+	const dims = 256
+	n := 20000
+	if v, err := strconv.Atoi(os.Getenv("AGENTMEM_BENCH_VECTOR_DOCS")); err == nil && v > 0 {
+		n = v
+		hnswWait = max(hnswWait, time.Duration(n)*10*time.Millisecond) // 100,000: 17 minutes
+	}
+	var url string
+	if os.Getenv("AGENTMEM_BENCH_CITUS") == "1" {
+		url = testenv.CitusURL(b)
+	} else {
+		url = testenv.PostgresURL(b)
+	}
 	schema := testenv.FreshSchema(b, url)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -54,13 +70,23 @@ func BenchmarkVector(b *testing.B) {
 	}
 	run := func(b *testing.B, be *Backend) {
 		b.ReportAllocs()
+		var took []time.Duration
 		b.ResetTimer()
 		for i := 0; b.Loop(); i++ {
+			start := time.Now()
 			ms, err := be.Vector(ctx, recall.VectorQuery{Tenant: "t", Vector: queries[i%len(queries)], Limit: 10})
+			took = append(took, time.Since(start))
 			if err != nil || len(ms) != 10 {
 				b.Fatalf("Vector: %d matches, %v", len(ms), err)
 			}
 		}
+		b.StopTimer()
+		slices.Sort(took)
+		at := func(p float64) float64 {
+			return float64(took[min(len(took)-1, int(p*float64(len(took))))].Microseconds()) / 1000
+		}
+		b.ReportMetric(at(0.50), "p50-ms")
+		b.ReportMetric(at(0.99), "p99-ms")
 	}
 	b.Run("exact", func(b *testing.B) { run(b, exact) })
 	for _, hnsw := range []bool{false, true} {
@@ -79,6 +105,9 @@ func BenchmarkVector(b *testing.B) {
 			defer be.Close()
 			if hnsw && waitHNSW(b, be, dims) != hnswReady {
 				b.Fatal("the HNSW index could not be built")
+			}
+			if hnsw {
+				checkHNSWPlan(b, be, "t", queries[0]) // the figures are the index's
 			}
 			run(b, be)
 		})

@@ -11,8 +11,13 @@ import (
 
 // TestConformance runs the recalltest suite, each subtest in a fresh
 // schema; Reopen opens the same schema again.
-func TestConformance(t *testing.T) {
-	url := testenv.PostgresURL(t)
+func TestConformance(t *testing.T) { conformance(t, testenv.PostgresURL(t)) }
+
+// TestConformanceCitus runs the recalltest suite on a Citus cluster,
+// where recall's tables are distributed by tenant.
+func TestConformanceCitus(t *testing.T) { conformance(t, testenv.CitusURL(t)) }
+
+func conformance(t *testing.T, url string) {
 	schemas := map[recall.Backend]string{}
 	open := func(t *testing.T, schema string) recall.Backend {
 		b, err := Open(context.Background(), url, Options{Schema: schema, MaxConns: 8})

@@ -56,6 +56,16 @@
 // back to exact search at its next search (and logs it), and the next
 // Open that finds pgvector again adds the column back.
 //
+// # Citus
+//
+// On a Citus coordinator (a database with the citus extension) a new
+// schema's recall_docs and recall_tenants are distributed by tenant,
+// co-located with the session store's tables (see internal/migrate and
+// store/postgres): every search and every write names its tenant, so it
+// runs on one worker. pgvector must then be installed on every node;
+// CREATE EXTENSION on the coordinator creates it on the workers, the vec
+// column is added to every shard, and an HNSW index is built per shard.
+//
 // Importing the package registers the "postgres" and "postgresql" URL
 // schemes with recall.Open; a schema=NAME parameter puts the tables in
 // that schema, and pgvector= and pgvector_hnsw= set the options above,

@@ -580,6 +580,12 @@ func (p *Backend) buildHNSW(ctx context.Context, ext *extension, dims int) error
 		return err
 	}
 	p.log.Info("recall/postgres: building an HNSW index in the background", "index", name)
-	_, err = conn.Exec(ctx, hnswIndexSQL(ext.schema, dims))
+	if _, err := conn.Exec(ctx, hnswIndexSQL(ext.schema, dims)); err != nil {
+		return err
+	}
+	// Statistics, so that the planner picks the index: for a table
+	// filled just before (autovacuum analyzes it only later) it estimates
+	// one row and sorts the tenant's rows instead.
+	_, err = conn.Exec(ctx, `ANALYZE recall_docs`)
 	return err
 }

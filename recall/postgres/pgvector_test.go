@@ -68,7 +68,13 @@ func pgvectorAvailable(t testing.TB, url string) bool {
 // pgvector, and skips (or fails, with AGENTMEM_TEST_PGVECTOR=1) otherwise.
 func realPGVectorURL(t testing.TB) string {
 	t.Helper()
-	url := testenv.PostgresURL(t)
+	return pgvectorAt(t, testenv.PostgresURL(t))
+}
+
+// pgvectorAt returns url when its server has pgvector, and skips (or
+// fails, as realPGVectorURL) otherwise.
+func pgvectorAt(t testing.TB, url string) string {
+	t.Helper()
 	if pgvectorAvailable(t, url) {
 		return url
 	}
@@ -149,8 +155,10 @@ func execSQL(t *testing.T, url, sql string) {
 }
 
 // realFlavor is the real extension, in the test database.
-func realFlavor(t *testing.T) *flavor {
-	url := realPGVectorURL(t)
+func realFlavor(t *testing.T) *flavor { return realFlavorAt(realPGVectorURL(t)) }
+
+// realFlavorAt is the real extension in the database at url.
+func realFlavorAt(url string) *flavor {
 	return &flavor{
 		url:         url,
 		drop:        func(t *testing.T) { execSQL(t, url, `DROP EXTENSION IF EXISTS vector CASCADE`) },
@@ -188,6 +196,13 @@ func standInFlavor(t *testing.T) *flavor {
 
 func TestPGVectorStandIn(t *testing.T) { testPGVector(t, standInFlavor(t)) }
 func TestPGVectorReal(t *testing.T)    { testPGVector(t, realFlavor(t)) }
+
+// TestPGVectorCitus runs the real pgvector's tests on a Citus cluster:
+// the extension on every node, recall_docs and its vec column distributed
+// by tenant, the HNSW indexes built on each shard.
+func TestPGVectorCitus(t *testing.T) {
+	testPGVector(t, realFlavorAt(pgvectorAt(t, testenv.CitusURL(t))))
+}
 
 func testPGVector(t *testing.T, f *flavor) {
 	for _, hnsw := range []bool{false, true} {
@@ -342,6 +357,9 @@ func testAgreement(t *testing.T, f *flavor, hnsw bool) {
 		if got := pg.VectorSearch(); got != VectorSearchHNSW {
 			t.Errorf("VectorSearch() = %q", got)
 		}
+		if f.approximate {
+			checkHNSWPlan(t, pg, "a", queries[0])
+		}
 	}
 	ctx := context.Background()
 	var found, wanted int
@@ -412,13 +430,36 @@ func testAgreement(t *testing.T, f *flavor, hnsw bool) {
 
 // waitHNSW starts building the HNSW index of dims and waits until it is
 // ready or its build has failed, and returns which.
+// checkHNSWPlan fails the test unless PostgreSQL plans b's HNSW search
+// of vec in tenant to use the index.
+func checkHNSWPlan(t testing.TB, b *Backend, tenant string, vec []float32) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := b.pool.Query(ctx, "EXPLAIN "+vectorSQL(b.ext.Load().schema, len(vec), true, ""), tenant, vec, candidates(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	var line string
+	if _, err := pgx.ForEachRow(rows, []any{&line}, func() error { plan.WriteString(line + "\n"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan.String(), hnswIndexName(len(vec))) {
+		t.Fatalf("the search does not use the HNSW index %s:\n%s", hnswIndexName(len(vec)), plan.String())
+	}
+}
+
+// hnswWait bounds how long waitHNSW waits for a build; BenchmarkVector's
+// large corpora take longer.
+var hnswWait = 5 * time.Minute
+
 func waitHNSW(t testing.TB, b *Backend, dims int) hnswState {
 	t.Helper()
 	if b.hnsw == nil {
 		t.Fatal("no HNSW indexes")
 	}
 	b.hnsw.ready(b, b.ext.Load(), dims) // starts the build
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(hnswWait)
 	for {
 		b.hnsw.mu.Lock()
 		st := b.hnsw.state[dims]
@@ -427,7 +468,7 @@ func waitHNSW(t testing.TB, b *Backend, dims int) hnswState {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the HNSW index was not built in 5 minutes")
+			t.Fatalf("the HNSW index was not built in %v", hnswWait)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -25,8 +25,14 @@ import (
 var migrationFiles embed.FS
 
 // migrations are the recall index's schema migrations, component "recall"
-// of the agentmem_migrations table.
-var migrations = migrate.MustLoad("recall", migrationFiles, "migrations")
+// of the agentmem_migrations table. On Citus both tables are distributed
+// by tenant, co-located with the session store's: a search, and the
+// writes of one tenant, run on one worker.
+var migrations = migrate.MustLoad("recall", migrationFiles, "migrations").WithCitus(migrate.Citus{
+	Distributed: []string{"recall_tenants", "recall_docs"},
+	Prepare: `ALTER TABLE recall_docs ALTER COLUMN tenant TYPE text COLLATE "C";
+		ALTER TABLE recall_tenants ALTER COLUMN tenant TYPE text COLLATE "C";`,
+})
 
 // SchemaVersion is the newest schema version this package knows.
 func SchemaVersion() int { return migrations.Version() }

@@ -81,11 +81,14 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 	}
 	b := &pgx.Batch{}
 	if len(ins.seqs) > 0 {
-		// One statement inserts the entries and moves last_seq.
+		// One statement inserts the entries and their changes of the
+		// feed and moves last_seq.
 		b.Queue(`WITH ins AS (
 				INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
 				SELECT $8, $1, u.seq, u.kind, u.step_id, u.body, $6
 				FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bytea[]) AS u (seq, kind, step_id, body)
+			), feed AS (
+				`+feedAppendSQL+` SELECT 'append', $1, $8, u.seq FROM unnest($2::bigint[]) AS u (seq) ORDER BY u.seq
 			)
 			UPDATE sessions SET last_seq = $7, updated_at = $6 WHERE tenant = $8 AND id = $1`,
 			sess.ID, ins.seqs, ins.kinds, ins.stepIDs, ins.bodies, now, resp.LastSeq, sess.Tenant)

@@ -12,10 +12,13 @@
 // It uses github.com/jackc/pgx/v5 and a pgxpool connection pool. It needs
 // no extension: everything here runs on plain PostgreSQL (tested with 15),
 // without pgvector, which only the semantic recall of embeddings would use.
+// It runs on a Citus cluster too (tested with Citus 13.2), with its tables
+// distributed by tenant: see Citus below.
 //
 // # Schema and migrations
 //
-// The tables (sessions, entries, agentmem_migrations) live in one schema:
+// The tables (sessions, entries, feed, feed_cursors, agentmem_migrations)
+// live in one schema:
 // Options.Schema, or the "schema" URL parameter, names it; it is created
 // when missing and set as the search_path of every pooled connection, so
 // several stores (tenants, tests) can share a database without seeing one
@@ -78,6 +81,53 @@
 // session row and every part of its log in one snapshot. With WorkingSet
 // it reads the newest compaction entry, the steps that compaction names
 // and the entries after it, not the whole log.
+//
+// # The change feed
+//
+// The feed (store.Feed) is the feed table, written by the same statements
+// that make each change: the append's one statement inserts its entries,
+// their feed rows and the new last_seq; creating a branch, deleting a
+// session (and the history it hands to its branches) and importing write
+// theirs in their transaction (migration 0004 replaced the triggers of
+// 0002, which Citus cannot run on sharded tables). A row's xid is its
+// transaction's ID (the column default, pg_current_xact_id()) and pos its
+// place in the feed. Readers order changes by (xid, pos) and read only
+// those whose xid is below the xmin of their snapshot: every transaction
+// below it has ended, so no change can commit later behind a cursor that
+// has passed it. A long-running transaction holds the feed back until it
+// ends.
+//
+// # Citus
+//
+// On a Citus coordinator (a database with the citus extension) a new
+// schema is laid out for Citus (internal/migrate): sessions, entries and
+// feed are distributed by tenant in one co-location group, with the
+// recall index's and the facts' tables of the schema (see those packages), so
+// one tenant's sessions, log, changes, documents and facts live on one
+// worker; feed_cursors and agentmem_migrations stay tables of the
+// coordinator. The shard count is Citus's citus.shard_count when the
+// tables are created (32 by default; a URL parameter
+// citus.shard_count=N sets it for the connection). A database that held
+// agentmem's tables before it got the extension keeps them as they are.
+// Connect agentmem to the coordinator only.
+//
+// Every request's statements name the tenant, so the coordinator routes
+// each to the one worker holding the tenant's shards, and the whole
+// transaction runs there: Citus commits it on the worker (one phase) in
+// its pre-commit step, before the coordinator's own commit. That is what
+// keeps the feed correct on Citus. The feed's xid is evaluated on the
+// coordinator (Citus evaluates functions of an INSERT there), so it is
+// the coordinator's transaction ID, and readers compare it with the xmin
+// of a coordinator snapshot: when the coordinator's transaction has
+// ended, its worker's has committed. Worker transaction IDs never enter
+// the feed, so they may differ from node to node, and shard moves copy
+// the xid column as data. A transaction that wrote to two workers would
+// commit with two-phase commit, whose workers commit after the
+// coordinator: the store never does that (a prune deletes each session in
+// a transaction of its own), and TestCitusSingleShard checks every
+// request's statements go to one worker. Reading the feed and trimming it
+// (SaveCursor) run on every shard; they serve the background follower,
+// not requests.
 //
 // # Connection poolers
 //

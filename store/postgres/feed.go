@@ -12,15 +12,22 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// The change feed (store.Feed) is the feed table, written by triggers
-// (migrations/0002_feed.sql). Changes are ordered by (xid, pos): the
-// transaction that made them, then their position. A change's watermark
+// The change feed (store.Feed) is the feed table, written by the
+// statements that make each change (feedAppendSQL; see doc.go for why
+// not by triggers, and how this holds on Citus). Changes are ordered by
+// (xid, pos): the transaction that made them, then their position. A change's watermark
 // is its transaction's ID: a read returns only changes of transactions
 // below its snapshot's xmin, all of which have ended, so Through is that
 // xmin when the read reached the end, and FeedHead is the xmax of a new
 // snapshot (every transaction committed before it is below it).
 
 var _ store.Feed = (*Store)(nil)
+
+// feedAppendSQL starts the statement that records changes, followed by
+// VALUES or a SELECT of (kind, session_id, tenant, seq). The xid is the
+// column's default, pg_current_xact_id(): on Citus the coordinator
+// evaluates it, so every change carries its coordinator transaction's ID.
+const feedAppendSQL = `INSERT INTO feed (kind, session_id, tenant, seq)`
 
 // ReadFeed implements store.Feed: the changes after req.After, with their
 // sessions and entries as they are now, read in one snapshot.
@@ -176,7 +183,14 @@ func (s *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCur
 			consumer, strconv.FormatInt(c.Tx, 10), c.Pos); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM feed WHERE (xid, pos) <= (SELECT xid, pos FROM feed_cursors ORDER BY xid, pos LIMIT 1)`)
+		// In two statements: on Citus, feed_cursors is a table of the
+		// coordinator and feed is sharded.
+		var xid string
+		var pos int64
+		if err := tx.QueryRow(ctx, `SELECT xid::text, pos FROM feed_cursors ORDER BY xid, pos LIMIT 1`).Scan(&xid, &pos); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM feed WHERE (xid, pos) <= ($1::text::xid8, $2)`, xid, pos)
 		return err
 	})
 }

@@ -23,7 +23,12 @@ func freshSchema(t testing.TB, url string) string { t.Helper(); return testenv.F
 // (and the schema dropped) when the test ends.
 func openTest(t testing.TB, opts Options) *Store {
 	t.Helper()
-	url := testURL(t)
+	return openAt(t, testURL(t), opts)
+}
+
+// openAt is openTest on the database at url.
+func openAt(t testing.TB, url string, opts Options) *Store {
+	t.Helper()
 	if opts.Schema == "" {
 		opts.Schema = freshSchema(t, url)
 	}

@@ -24,7 +24,9 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 		return err
 	}
 	rows := make([][]any, len(entries))
+	seqs := make([]int64, len(entries))
 	for i, e := range entries {
+		seqs[i] = e.Seq
 		var (
 			stepID *string
 			body   []byte
@@ -58,8 +60,12 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 		if len(rows) == 0 {
 			return nil
 		}
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"entries"},
-			[]string{"tenant", "session_id", "seq", "kind", "step_id", "body", "created_at"}, pgx.CopyFromRows(rows))
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"entries"},
+			[]string{"tenant", "session_id", "seq", "kind", "step_id", "body", "created_at"}, pgx.CopyFromRows(rows)); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, feedAppendSQL+` SELECT 'append', $1, $2, u.seq FROM unnest($3::bigint[]) AS u (seq) ORDER BY u.seq`,
+			sess.ID, sess.Tenant, seqs)
 		return err
 	})
 }

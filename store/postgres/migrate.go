@@ -13,7 +13,13 @@ var migrationFiles embed.FS
 
 // migrations are the store's schema migrations, component "sessions" of
 // the agentmem_migrations table.
-var migrations = migrate.MustLoad("sessions", migrationFiles, "migrations")
+//
+// On Citus, sessions, entries and feed are distributed by tenant (one
+// co-location group with the other components' tenant tables); the feed's
+// consumers' cursors stay a plain table of the coordinator.
+var migrations = migrate.MustLoad("sessions", migrationFiles, "migrations").WithCitus(migrate.Citus{
+	Distributed: []string{"sessions", "entries", "feed"},
+})
 
 // ErrSchemaTooNew is returned by Open when the database's schema was
 // migrated by a newer version of agentmem than this one: this binary does

@@ -14,9 +14,10 @@ import (
 
 // TestMigrationTenantKeys upgrades a schema of version 2 (session IDs
 // global) holding sessions of two tenants, a branch and a feed consumer
-// to version 3 (IDs per tenant): every session, entry and cursor is kept,
-// the branch still reads its parent, and the same ID can then be created
-// in another tenant.
+// to version 3 (IDs per tenant) and on (4: the feed written by the
+// store's statements, not triggers): every session, entry, change and
+// cursor is kept, the branch still reads its parent, the same ID can then
+// be created in another tenant, and a change is recorded once.
 func TestMigrationTenantKeys(t *testing.T) {
 	ctx := context.Background()
 	url := testURL(t)
@@ -64,8 +65,12 @@ func TestMigrationTenantKeys(t *testing.T) {
 	var version, after int
 	st.pool.QueryRow(ctx, "SELECT max(version) FROM agentmem_migrations WHERE component = 'sessions'").Scan(&version)
 	st.pool.QueryRow(ctx, "SELECT count(*) FROM feed").Scan(&after)
-	if version != 3 || after != feedRows {
-		t.Fatalf("after the upgrade: version %d, %d feed rows (want 3, %d)", version, after, feedRows)
+	if version != SchemaVersion() || after != feedRows {
+		t.Fatalf("after the upgrade: version %d, %d feed rows (want %d, %d)", version, after, SchemaVersion(), feedRows)
+	}
+	if n := queryInt(t, st, `SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal
+		AND tgrelid IN ('sessions'::regclass, 'entries'::regclass)`); n != 0 {
+		t.Fatalf("%d feed triggers left after the upgrade", n)
 	}
 	if c, err := st.LoadCursor(ctx, "recall"); err != nil || c.Pos != 2 {
 		t.Fatalf("cursor: %+v, %v", c, err)
@@ -109,5 +114,8 @@ func TestMigrationTenantKeys(t *testing.T) {
 	last := resp.Changes[len(resp.Changes)-1]
 	if last.Tenant != "acme" || last.SessionID != "b" || last.Seq != 3 || last.Entry == nil {
 		t.Fatalf("newest change: %+v", last)
+	}
+	if n := queryInt(t, st, `SELECT count(*) FROM feed WHERE tenant = 'acme' AND session_id = 'b' AND seq = 3`); n != 1 {
+		t.Fatalf("the append is in the feed %d times, want once", n)
 	}
 }

@@ -135,10 +135,16 @@ func insertSession(ctx context.Context, q querier, r *sessionRow) (bool, error) 
 		ON CONFLICT (tenant, id) DO NOTHING`,
 		r.ID, r.Tenant, r.UserID, r.Agent, nullString(r.ParentID), r.ForkSeq, nullString(r.baseID), r.baseSeq,
 		md, string(r.Retention), nullTime(r.ExpiresAt), r.CreatedAt, r.UpdatedAt, r.LastSeq)
-	if err != nil {
+	if err != nil || tag.RowsAffected() != 1 {
 		return false, err
 	}
-	return tag.RowsAffected() == 1, nil
+	if r.ParentID != "" {
+		// A branch: its inherited log is part of its visible log now.
+		if _, err := q.Exec(ctx, feedAppendSQL+` VALUES ('fork', $1, $2, $3)`, r.ID, r.Tenant, r.ForkSeq); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // Create implements store.Store. A branch locks its parent's row against
@@ -341,10 +347,23 @@ func deleteSession(ctx context.Context, tx pgx.Tx, r *sessionRow) error {
 		// The entries d sees through r that r owns: r's own ones up to
 		// d's base point. What r inherited, d goes on reading from r's
 		// base, up to the lower of the two base points.
-		if _, err := tx.Exec(ctx, `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
+		rows, err := tx.Query(ctx, `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
 			SELECT tenant, $1, seq, kind, step_id, body, created_at FROM entries
-			WHERE tenant = $5 AND session_id = $2 AND seq > $3 AND seq <= $4`,
-			d.id, r.ID, r.baseSeq, d.baseSeq, r.Tenant); err != nil {
+			WHERE tenant = $5 AND session_id = $2 AND seq > $3 AND seq <= $4
+			RETURNING seq`,
+			d.id, r.ID, r.baseSeq, d.baseSeq, r.Tenant)
+		if err != nil {
+			return err
+		}
+		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		// Recorded in the feed as appends to d (store.ChangeAppend), from
+		// the list of seqs (a SELECT of the copies would read every shard
+		// on Citus: the row's xid is computed on the coordinator).
+		if _, err := tx.Exec(ctx, feedAppendSQL+` SELECT 'append', $1, $2, u.seq FROM unnest($3::bigint[]) AS u (seq) ORDER BY u.seq`,
+			d.id, r.Tenant, seqs); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, "UPDATE sessions SET base_id = $2, base_seq = $3 WHERE tenant = $4 AND id = $1",
@@ -352,6 +371,9 @@ func deleteSession(ctx context.Context, tx pgx.Tx, r *sessionRow) error {
 			return err
 		}
 	}
-	_, err = tx.Exec(ctx, "DELETE FROM sessions WHERE tenant = $1 AND id = $2", r.Tenant, r.ID)
+	if _, err := tx.Exec(ctx, "DELETE FROM sessions WHERE tenant = $1 AND id = $2", r.Tenant, r.ID); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, feedAppendSQL+` VALUES ('delete', $1, $2, 0)`, r.ID, r.Tenant)
 	return err
 }

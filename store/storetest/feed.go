@@ -134,10 +134,7 @@ func (s *suite) feedTests() []namedTest {
 				t.Fatalf("FeedHead did not move with appends: %d, then %d", head0, head)
 			}
 			// A reader that has not read the appends is behind the head.
-			resp, err := f.ReadFeed(e.ctx, store.FeedRequest{Limit: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := e.readAtLeast(f, store.FeedRequest{Limit: 1}, 1)
 			if !resp.More || resp.Through >= head {
 				t.Fatalf("after 1 of 5 changes: More %v, Through %d, head %d; want More and Through below the head", resp.More, resp.Through, head)
 			}
@@ -154,18 +151,12 @@ func (s *suite) feedTests() []namedTest {
 			}
 			e.create(store.CreateRequest{ID: "a"})
 			e.appendSteps("a", steps("a", 4)...)
-			resp, err := f.ReadFeed(e.ctx, store.FeedRequest{Limit: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := e.readAtLeast(f, store.FeedRequest{Limit: 2}, 2)
 			first := resp.Next
 			if err := f.SaveCursor(e.ctx, "recall", first); err != nil {
 				t.Fatal(err)
 			}
-			resp, err = f.ReadFeed(e.ctx, store.FeedRequest{After: first})
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp = e.readAtLeast(f, store.FeedRequest{After: first}, 2)
 			end := resp.Next
 			if err := f.SaveCursor(e.ctx, "recall", end); err != nil {
 				t.Fatal(err)
@@ -344,6 +335,27 @@ func (e *env) drain(f store.Feed, cur store.FeedCursor, limit int) []store.Chang
 // PostgreSQL feed is held back while an older transaction anywhere in the
 // cluster (another test package's) is still open.
 const feedWait = 30 * time.Second
+
+// readAtLeast reads the feed with req until the read returns at least n
+// changes: a database feed returns a change only once every older
+// transaction has ended, and another test's may still be open.
+func (e *env) readAtLeast(f store.Feed, req store.FeedRequest, n int) *store.FeedResponse {
+	e.t.Helper()
+	deadline := time.Now().Add(feedWait)
+	for {
+		resp, err := f.ReadFeed(e.ctx, req)
+		if err != nil {
+			e.t.Fatalf("ReadFeed: %v", err)
+		}
+		if len(resp.Changes) >= n {
+			return resp
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("ReadFeed(%+v) returned %d changes in %v, want %d", req, len(resp.Changes), feedWait, n)
+		}
+		time.Sleep(10 * time.Millisecond) // an older transaction holds the feed back: poll
+	}
+}
 
 // follow reads the feed after cur until it has read every change
 // committed before the call, calling each with every batch read, and
