@@ -31,6 +31,19 @@ const (
 	CodeUpstreamUnreachable   = "upstream_unreachable"    // 502: the upstream provider could not be reached; nothing was recorded of a reply
 )
 
+// Codes returns every error code, in the order declared above: the list
+// the OpenAPI document's error schema enumerates, and each client maps to
+// its own error class.
+func Codes() []string {
+	return []string{
+		CodeInvalid, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeMethodNotAllowed, CodeConflict,
+		CodeIdempotencyKeyReused, CodeBodyTooLarge, CodeUnsupportedMediaType, CodeBudgetTooSmall,
+		CodeToolResultsMissing, CodeToolResultConflict, CodeNothingToPop, CodeInternal, CodeNotConfigured,
+		CodeSummarizerFailed, CodeUnavailable, CodeIndexBehind, CodeCanceled,
+		CodeUpstreamNotConfigured, CodeHistoryDiverged, CodeUpstreamUnreachable,
+	}
+}
+
 // ErrorBody is the JSON body of every error response:
 //
 //	{"error":{"code":"invalid","message":"...","field":"steps[2].type"}}

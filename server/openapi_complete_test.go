@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentmem/agentmem/api"
 )
 
 // TestOpenAPIComplete: the document is complete enough to generate a
@@ -137,4 +139,28 @@ type param struct {
 	Schema struct {
 		Type string `json:"type"`
 	} `json:"schema"`
+}
+
+// TestOpenAPIErrorCodes checks that the error schema enumerates every code
+// of package api, no more, in its order.
+func TestOpenAPIErrorCodes(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				Error struct {
+					Properties struct {
+						Code struct {
+							Enum []string `json:"enum"`
+						} `json:"code"`
+					} `json:"properties"`
+				} `json:"Error"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIDocument, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := doc.Components.Schemas.Error.Properties.Code.Enum, api.Codes(); !slices.Equal(got, want) {
+		t.Errorf("the error schema's codes:\n%v\nwant api.Codes():\n%v", got, want)
+	}
 }

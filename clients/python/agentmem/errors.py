@@ -42,6 +42,9 @@ __all__ = [
     "UnavailableError",
     "IndexBehindError",
     "CanceledError",
+    "UpstreamNotConfiguredError",
+    "HistoryDivergedError",
+    "UpstreamUnreachableError",
     "ERROR_CLASSES",
     "error_from_response",
 ]
@@ -233,6 +236,27 @@ class CanceledError(APIError):
     code_name = "canceled"
 
 
+class UpstreamNotConfiguredError(InvalidRequestError):
+    """400 ``upstream_not_configured``: the proxy routes (``/v1/chat/completions``,
+    ``/v1/messages``) need an upstream provider the server was not given."""
+
+    code_name = "upstream_not_configured"
+
+
+class HistoryDivergedError(ConflictError):
+    """409 ``history_diverged``: a proxied request's history departs from the
+    session's too far back for the proxy to rewind it."""
+
+    code_name = "history_diverged"
+
+
+class UpstreamUnreachableError(APIError):
+    """502 ``upstream_unreachable``: the proxy could not reach the upstream
+    provider; nothing of a reply was recorded."""
+
+    code_name = "upstream_unreachable"
+
+
 #: The exception class of each API error code.
 ERROR_CLASSES: Dict[str, Type[APIError]] = {
     cls.code_name: cls
@@ -256,6 +280,9 @@ ERROR_CLASSES: Dict[str, Type[APIError]] = {
         UnavailableError,
         IndexBehindError,
         CanceledError,
+        UpstreamNotConfiguredError,
+        HistoryDivergedError,
+        UpstreamUnreachableError,
     )
     if cls.code_name
 }

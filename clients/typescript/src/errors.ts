@@ -100,6 +100,12 @@ export class UnavailableError extends AgentmemError {}
 export class IndexBehindError extends UnavailableError {}
 /** 499 `canceled`: the client went away (only in the server's logs and metrics). */
 export class CanceledError extends AgentmemError {}
+/** 400 `upstream_not_configured`: the proxy routes need an upstream provider the server was not given. */
+export class UpstreamNotConfiguredError extends InvalidError {}
+/** 409 `history_diverged`: a proxied request's history departs from the session's too far back to rewind. */
+export class HistoryDivergedError extends ConflictError {}
+/** 502 `upstream_unreachable`: the proxy could not reach the upstream provider; nothing of a reply was recorded. */
+export class UpstreamUnreachableError extends AgentmemError {}
 
 /**
  * The class of each error code. Typed against the OpenAPI document's
@@ -125,6 +131,9 @@ export const errorClasses: { readonly [C in ErrorCode]: new (d: ErrorDetails) =>
   unavailable: UnavailableError,
   index_behind: IndexBehindError,
   canceled: CanceledError,
+  upstream_not_configured: UpstreamNotConfiguredError,
+  history_diverged: HistoryDivergedError,
+  upstream_unreachable: UpstreamUnreachableError,
 };
 
 /**
