@@ -56,6 +56,13 @@ type FollowerOptions struct {
 	// nothing notified it, before it looks again (for writes by other
 	// processes); 0 means 250ms.
 	Poll time.Duration
+	// Settle is how long the follower lets writes gather after it is
+	// notified of one, before it reads the feed: under a steady stream of
+	// appends it then indexes them in batches of many, one index
+	// transaction for each, rather than one for every append (on SQLite
+	// the index's writes share the store's one writer with the appends).
+	// 0 means DefaultSettle; a negative value reads at once.
+	Settle time.Duration
 	// OnError, when set, receives failures. Reading or indexing that
 	// fails is retried with backoff (up to 5s); a change that can never
 	// be indexed (a corrupt entry, a document the index refuses) is
@@ -112,8 +119,16 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 	if opts.Poll <= 0 {
 		opts.Poll = 250 * time.Millisecond
 	}
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
+	}
 	return &Follower{feed: feed, st: st, x: x, opts: opts, notify: make(chan struct{}, 1), progress: make(chan struct{})}
 }
+
+// DefaultSettle is FollowerOptions.Settle when it is 0: a few
+// milliseconds of the index's lag for batches of all the appends made
+// meanwhile.
+const DefaultSettle = 20 * time.Millisecond
 
 // Observe adds fn to the functions told of every batch applied (after
 // FollowerOptions.OnBatch), such as a server's metrics.
@@ -234,6 +249,15 @@ func (f *Follower) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-f.notify:
+			if f.opts.Settle > 0 {
+				// Let the writes that follow this one gather.
+				timer.Reset(f.opts.Settle)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-timer.C:
+				}
+			}
 		case <-timer.C:
 		}
 	}
