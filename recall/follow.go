@@ -34,6 +34,7 @@ type Follower struct {
 	opts FollowerOptions
 
 	notify chan struct{} // buffered: a pending wake-up
+	urgent chan struct{} // buffered: a wake-up that skips the settling (Sync)
 
 	mu       sync.Mutex
 	through  int64         // the feed watermark applied
@@ -122,7 +123,7 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 	if opts.Settle == 0 {
 		opts.Settle = DefaultSettle
 	}
-	return &Follower{feed: feed, st: st, x: x, opts: opts, notify: make(chan struct{}, 1), progress: make(chan struct{})}
+	return &Follower{feed: feed, st: st, x: x, opts: opts, notify: make(chan struct{}, 1), urgent: make(chan struct{}, 1), progress: make(chan struct{})}
 }
 
 // DefaultSettle is FollowerOptions.Settle when it is 0: a few
@@ -166,7 +167,10 @@ func (f *Follower) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.Notify()
+	select { // read now, without letting writes settle
+	case f.urgent <- struct{}{}:
+	default:
+	}
 	for {
 		f.mu.Lock()
 		through, ch := f.through, f.progress
@@ -250,14 +254,17 @@ func (f *Follower) Run(ctx context.Context) error {
 			return nil
 		case <-f.notify:
 			if f.opts.Settle > 0 {
-				// Let the writes that follow this one gather.
+				// Let the writes that follow this one gather (unless a
+				// Sync waits).
 				timer.Reset(f.opts.Settle)
 				select {
 				case <-ctx.Done():
 					return nil
 				case <-timer.C:
+				case <-f.urgent:
 				}
 			}
+		case <-f.urgent:
 		case <-timer.C:
 		}
 	}
