@@ -47,33 +47,45 @@ type Context struct {
 	Fit int
 }
 
-// Context returns a session's context: its working set fitted to the
-// budget and rendered in the format, from the service's cache of session
-// memories, brought up to date with the log first (so it reflects every
-// append acknowledged before the call, by any process sharing the
-// store).
-func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, error) {
+// rendering checks a request's budget and resolves its format (OpenAI when
+// it names none, recorded in req) and counter, and the budget its steps
+// are fitted to: the budget, or the service's maximum without one, less
+// the reserve.
+func (s *Service) rendering(req *ContextRequest) (agentmem.Format, tokenizer.Counter, int, error) {
 	if req.Budget < 0 || req.Budget > s.cfg.MaxContextTokens {
-		return nil, &agentmem.InvalidError{Field: "budget", Reason: fmt.Sprintf("is %d tokens; it must be between 0 and this server's maximum context of %d tokens", req.Budget, s.cfg.MaxContextTokens)}
+		return nil, nil, 0, &agentmem.InvalidError{Field: "budget", Reason: fmt.Sprintf("is %d tokens; it must be between 0 and this server's maximum context of %d tokens", req.Budget, s.cfg.MaxContextTokens)}
 	}
 	if req.Format == "" {
 		req.Format = render.NameOpenAI
 	}
 	format, err := render.ByName(req.Format)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	counter := req.Counter
 	if counter == nil {
 		counter = s.counter
 	}
-	st, err := s.cache.get(ctx, req.Tenant, req.SessionID, form{req.Format, counter.Name()})
-	if err != nil {
-		return nil, err
-	}
 	fit := req.Budget - req.Reserve
 	if req.Budget == 0 {
 		fit = s.cfg.MaxContextTokens
+	}
+	return format, counter, fit, nil
+}
+
+// Context returns a session's context: its working set fitted to the
+// budget and rendered in the format, from the service's cache of session
+// memories, brought up to date with the log first (so it reflects every
+// append acknowledged before the call, by any process sharing the
+// store).
+func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, error) {
+	format, counter, fit, err := s.rendering(&req)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.cache.get(ctx, req.Tenant, req.SessionID, form{req.Format, counter.Name()})
+	if err != nil {
+		return nil, err
 	}
 	c, err := st.mem.Context(ctx, agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
 	if err != nil {
@@ -111,16 +123,11 @@ type LogContext struct {
 // pinned steps do not fit the budget, it returns the LogContext without
 // a Context and the *agentmem.BudgetError.
 func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (*LogContext, error) {
-	if req.Budget < 0 || req.Budget > s.cfg.MaxContextTokens {
-		return nil, &agentmem.InvalidError{Field: "budget", Reason: fmt.Sprintf("is %d tokens; it must be between 0 and this server's maximum context of %d tokens", req.Budget, s.cfg.MaxContextTokens)}
-	}
 	if at < 0 {
 		return nil, &agentmem.InvalidError{Field: "at", Reason: "is negative"}
 	}
-	if req.Format != "" { // refused before the read
-		if _, err := render.ByName(req.Format); err != nil {
-			return nil, err
-		}
+	if _, _, _, err := s.rendering(&req); err != nil { // refused before the read
+		return nil, err
 	}
 	rr := store.ReadRequest{Tenant: req.Tenant, SessionID: req.SessionID}
 	if at > 0 {
@@ -158,21 +165,11 @@ func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (
 // steps do not fit the budget, it returns the LogContext without a
 // Context and the *agentmem.BudgetError.
 func (s *Service) ContextOfLog(ctx context.Context, entries []store.Entry, req ContextRequest) (*LogContext, error) {
-	if req.Budget < 0 || req.Budget > s.cfg.MaxContextTokens {
-		return nil, &agentmem.InvalidError{Field: "budget", Reason: fmt.Sprintf("is %d tokens; it must be between 0 and this server's maximum context of %d tokens", req.Budget, s.cfg.MaxContextTokens)}
-	}
-	if req.Format == "" {
-		req.Format = render.NameOpenAI
-	}
-	format, err := render.ByName(req.Format)
+	format, counter, fit, err := s.rendering(&req)
 	if err != nil {
 		return nil, err
 	}
-	counter := req.Counter
-	if counter == nil {
-		counter = s.counter
-	}
-	lc := &LogContext{Entries: entries, Format: format, Counter: counter}
+	lc := &LogContext{Entries: entries, Format: format, Counter: counter, Fit: fit}
 	lc.WorkingSet = store.WorkingSet(entries)
 	next := 0
 	for _, e := range entries {
@@ -184,11 +181,7 @@ func (s *Service) ContextOfLog(ctx context.Context, entries []store.Entry, req C
 		// request: %v keeps ErrInvalid from making it one.
 		return nil, fmt.Errorf("sessions: session %s: the log's working set does not restore: %v", req.SessionID, err)
 	}
-	lc.Fit = req.Budget - req.Reserve
-	if req.Budget == 0 {
-		lc.Fit = s.cfg.MaxContextTokens
-	}
-	lc.Context, err = m.Context(ctx, agentmem.ContextOptions{Budget: lc.Fit, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
+	lc.Context, err = m.Context(ctx, agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
 	if err != nil {
 		lc.Context = nil
 		return lc, err
