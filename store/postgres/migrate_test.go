@@ -2,14 +2,12 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/migrate"
 	"github.com/agentmem/agentmem/internal/pgdb"
-	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storetest"
 )
 
 // TestMigrationTenantKeys upgrades a schema of version 2 (session IDs
@@ -75,46 +73,7 @@ func TestMigrationTenantKeys(t *testing.T) {
 	if c, err := st.LoadCursor(ctx, "recall"); err != nil || c.Pos != 2 {
 		t.Fatalf("cursor: %+v, %v", c, err)
 	}
-	ids := func(tenant, id string) []string {
-		t.Helper()
-		r, err := st.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id})
-		if err != nil {
-			t.Fatalf("Read %s/%s: %v", tenant, id, err)
-		}
-		var out []string
-		for _, e := range r.Entries {
-			out = append(out, e.Step.Info().ID)
-		}
-		return out
-	}
-	if got := fmt.Sprint(ids("acme", "a"), ids("acme", "b"), ids("globex", "g")); got != "[a1 a2] [a1 b2] [g1]" {
-		t.Fatalf("logs after the upgrade: %s", got)
-	}
-	if _, err := st.Get(ctx, "globex", "a"); !errors.Is(err, agentmem.ErrNotFound) {
-		t.Fatalf("acme's session seen from globex: %v", err)
-	}
-	if _, err := st.Create(ctx, store.CreateRequest{ID: "a", Tenant: "globex"}); err != nil {
-		t.Fatalf("the same ID in another tenant: %v", err)
-	}
-	if err := st.Delete(ctx, "acme", "a"); err != nil {
-		t.Fatal(err)
-	}
-	if got := fmt.Sprint(ids("acme", "b")); got != "[a1 b2]" {
-		t.Fatalf("branch after its parent's delete: %s", got)
-	}
-	task := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "b3"}, Task: "go on"}
-	if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "b", Steps: []agentmem.Step{task}}); err != nil {
-		t.Fatal(err)
-	}
-	// The feed records the append with its tenant.
-	resp, err := st.ReadFeed(ctx, store.FeedRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := resp.Changes[len(resp.Changes)-1]
-	if last.Tenant != "acme" || last.SessionID != "b" || last.Seq != 3 || last.Entry == nil {
-		t.Fatalf("newest change: %+v", last)
-	}
+	storetest.CheckTenantUpgrade(t, st)
 	if n := queryInt(t, st, `SELECT count(*) FROM feed WHERE tenant = 'acme' AND session_id = 'b' AND seq = 3`); n != 1 {
 		t.Fatalf("the append is in the feed %d times, want once", n)
 	}

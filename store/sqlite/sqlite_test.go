@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/internal/migrate"
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storetest"
 )
 
 func TestBasicLifecycle(t *testing.T) {
@@ -750,37 +751,7 @@ func TestMigrationTenantKeys(t *testing.T) {
 	if c, err := st.LoadCursor(ctx, "recall"); err != nil || c.Pos != 2 {
 		t.Fatalf("cursor: %+v, %v", c, err)
 	}
-	ids := func(tenant, id string) []string {
-		t.Helper()
-		r, err := st.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id})
-		if err != nil {
-			t.Fatalf("Read %s/%s: %v", tenant, id, err)
-		}
-		var out []string
-		for _, e := range r.Entries {
-			out = append(out, e.Step.Info().ID)
-		}
-		return out
-	}
-	if got := fmt.Sprint(ids("acme", "a"), ids("acme", "b"), ids("globex", "g")); got != "[a1 a2] [a1 b2] [g1]" {
-		t.Fatalf("logs after the upgrade: %s", got)
-	}
-	if _, err := st.Get(ctx, "globex", "a"); !errors.Is(err, agentmem.ErrNotFound) {
-		t.Fatalf("acme's session seen from globex: %v", err)
-	}
-	if _, err := st.Create(ctx, store.CreateRequest{ID: "a", Tenant: "globex"}); err != nil {
-		t.Fatalf("the same ID in another tenant: %v", err)
-	}
-	// Deleting the parent still hands its history to the branch.
-	if err := st.Delete(ctx, "acme", "a"); err != nil {
-		t.Fatal(err)
-	}
-	if got := fmt.Sprint(ids("acme", "b")); got != "[a1 b2]" {
-		t.Fatalf("branch after its parent's delete: %s", got)
-	}
-	if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "b", Steps: []agentmem.Step{actionStep("b3", 3, 10)}}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.CheckTenantUpgrade(t, st)
 	var fk int
 	st.r.QueryRow("SELECT count(*) FROM pragma_foreign_key_check").Scan(&fk)
 	if fk != 0 {
