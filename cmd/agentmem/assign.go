@@ -72,15 +72,13 @@ func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFla
 		return err
 	}
 	defer st.Close()
-	mems, err := openMemories(ctx, storeURL, st, embedFlags{}, a.log)
+	// Through the indexed store, as serve writes: the moved session's
+	// turns leave the old tenant's recall index and enter the new one's.
+	indexed, _, done, err := openIndexed(ctx, a, storeURL, st, embedFlags{})
 	if err != nil {
 		return err
 	}
-	defer mems.Close()
-	// Through the indexed store, as serve writes: the moved session's
-	// turns leave the old tenant's recall index and enter the new one's.
-	indexed := mems.indexedStore(st, a.log)
-	defer indexed.Stop()
+	defer done()
 
 	if len(ids) == 0 {
 		if ids, err = untenanted(ctx, st); err != nil {

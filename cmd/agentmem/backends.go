@@ -143,6 +143,21 @@ func embedLoop(ctx context.Context, ix *recall.Index, interval time.Duration, lo
 }
 
 // Close stops the background embedding and closes recall and facts.
+// openIndexed opens the recall index and the facts beside st
+// (openMemories) and wraps st so that every write to it is indexed for
+// recall from its log, in the background, as serve indexes it. done stops
+// the indexing and closes the memories, in that order; st stays open.
+func openIndexed(ctx context.Context, a *app, storeURL string, st store.Store, ef embedFlags) (indexed *recall.IndexedStore, mems *memories, done func(), err error) {
+	if mems, err = openMemories(ctx, storeURL, st, ef, a.log); err != nil {
+		return nil, nil, nil, err
+	}
+	indexed = mems.indexedStore(st, a.log)
+	return indexed, mems, func() {
+		indexed.Stop()
+		mems.Close()
+	}, nil
+}
+
 func (m *memories) Close() error {
 	if m.stopEmbed != nil {
 		m.stopEmbed()

@@ -152,15 +152,13 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	defer st.Close()
 	// Lexical indexing only: the documents are written without vectors,
 	// which a server with an embedder adds in the background.
-	mems, err := openMemories(ctx, storeURL, st, embedFlags{}, a.log)
+	// Import through the indexed store, as serve writes: every imported
+	// session is indexed for recall (the command waits for it below).
+	indexed, _, done, err := openIndexed(ctx, a, storeURL, st, embedFlags{})
 	if err != nil {
 		return err
 	}
-	defer mems.Close()
-	// Import through the indexed store, as serve writes: every imported
-	// session is indexed for recall (the command waits for it below).
-	indexed := mems.indexedStore(st, a.log)
-	defer indexed.Stop()
+	defer done()
 
 	stderr := cmd.ErrOrStderr()
 	bar := newImportBar(f, in, stderr)

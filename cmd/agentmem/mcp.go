@@ -78,15 +78,13 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 		return failure{err}
 	}
 	defer st.Close()
-	mems, err := openMemories(ctx, storeURL, st, f.embed, a.log)
+	// Every step written to the store is indexed for recall, in the
+	// background, from the store's log.
+	indexed, mems, done, err := openIndexed(ctx, a, storeURL, st, f.embed)
 	if err != nil {
 		return err
 	}
-	defer mems.Close()
-	// Every step written to the store is indexed for recall, in the
-	// background, from the store's log.
-	indexed := mems.indexedStore(st, a.log)
-	defer indexed.Stop()
+	defer done()
 	srv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
 		Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion(),

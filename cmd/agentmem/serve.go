@@ -186,15 +186,13 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		return failure{err}
 	}
 	defer st.Close()
-	mems, err := openMemories(ctx, storeURL, st, f.embed, a.log)
+	// Every step written to the store is indexed for recall, in the
+	// background, from the store's log.
+	indexed, mems, done, err := openIndexed(ctx, a, storeURL, st, f.embed)
 	if err != nil {
 		return err
 	}
-	defer mems.Close()
-	// Every step written to the store is indexed for recall, in the
-	// background, from the store's log.
-	indexed := mems.indexedStore(st, a.log)
-	defer indexed.Stop()
+	defer done()
 	cfg.Store, cfg.Recall, cfg.Facts = indexed, mems.recall, mems.facts
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
