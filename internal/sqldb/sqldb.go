@@ -1,0 +1,201 @@
+// Package sqldb is the small layer under agentmem's SQL backends: one
+// interface to a database that the session store, the recall index, the
+// facts store and the API keys are each written against once, and a
+// Dialect that says what differs between SQLite and PostgreSQL (Citus is
+// PostgreSQL here).
+//
+// Queries are written in PostgreSQL's form, with $1, $2, ... placeholders;
+// the SQLite side rewrites them to SQLite's numbered ?1, ?2, ... (which
+// bind by number, as $N does in PostgreSQL). What the two databases spell
+// differently (a JSON or array operator, greatest against max) is chosen
+// by the component from Dialect.Name; how each stores a time is hidden by
+// Dialect.Time and ScanTime.
+//
+// A DB has a reader and a writer. On SQLite the reader is the pool of
+// read-only connections and the writer the one write connection; on
+// PostgreSQL both are the pool. Read runs a function in a transaction that
+// sees one snapshot; Write runs it in a write transaction: on SQLite
+// possibly shared with other writers' (group commit, each in a savepoint of
+// its own), on PostgreSQL its own, run again when the server aborts it for
+// a deadlock or a serialization failure.
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNoRows is the error of a Row's Scan when the query returned no row.
+var ErrNoRows = errors.New("sqldb: no rows in result set")
+
+// Querier runs statements: a DB's reader or writer, or a transaction.
+type Querier interface {
+	// Exec runs a statement and returns how many rows it changed.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	// Query runs a query; the caller closes the Rows.
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+	// QueryRow runs a query that returns at most one row; its Scan
+	// returns ErrNoRows when there is none.
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Rows is the result of a query, read row by row.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	// Err is the error that ended the iteration, if any.
+	Err() error
+	Close()
+}
+
+// Row is the result of QueryRow.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Tx is a transaction of Read or Write.
+type Tx interface {
+	Querier
+}
+
+// DB is an open database.
+type DB interface {
+	// Dialect says which database this is.
+	Dialect() *Dialect
+	// Reader runs statements that only read, outside a transaction.
+	Reader() Querier
+	// Writer runs statements that write, each in a transaction of its
+	// own.
+	Writer() Querier
+	// Read runs fn in a read-only transaction that sees one snapshot of
+	// the database.
+	Read(ctx context.Context, fn func(tx Tx) error) error
+	// Write runs fn in a write transaction and returns once it has
+	// committed (nil) or fn or the commit failed; fn's writes are undone
+	// if it returns an error. fn may run more than once (PostgreSQL
+	// retries a transaction aborted by a deadlock or a serialization
+	// failure), so it must not have effects outside the transaction it
+	// does not repeat safely. On SQLite fn's transaction may hold other
+	// writers' work too: fn gets a context that is never cancelled, and
+	// ctx bounds only the wait for the writer.
+	Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+	// Close releases the DB's connections.
+	Close() error
+}
+
+// Dialect is what differs between the databases that a component cannot
+// write once.
+type Dialect struct {
+	// Name is "sqlite" or "postgres".
+	Name string
+	// Classify marks the errors that may pass when the same work is tried
+	// again later as transient (wrapping agentmem.ErrUnavailable) and
+	// returns the others unchanged.
+	Classify func(error) error
+	// UniqueViolation reports whether err is a unique or primary key
+	// constraint violation, and its message.
+	UniqueViolation func(err error) (string, bool)
+	// timeMicros: times are stored as microseconds since the Unix epoch
+	// (an integer column) rather than as timestamptz.
+	timeMicros bool
+}
+
+// SQLite and Postgres name the dialects.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// IsSQLite reports whether the dialect is SQLite's.
+func (d *Dialect) IsSQLite() bool { return d.Name == SQLite }
+
+// Time returns t as a query argument for a time column: microseconds
+// since the Unix epoch on SQLite, a timestamptz on PostgreSQL. The zero
+// time is NULL.
+func (d *Dialect) Time(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	if d.timeMicros {
+		return t.UnixMicro()
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+// ScanTime returns a scan destination for a time column (either
+// database's form) that sets *t, in UTC; NULL sets the zero time.
+func ScanTime(t *time.Time) sql.Scanner { return (*timeDest)(t) }
+
+type timeDest time.Time
+
+func (d *timeDest) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*d = timeDest(time.Time{})
+	case int64:
+		*d = timeDest(time.UnixMicro(v).UTC())
+	case time.Time:
+		*d = timeDest(v.UTC())
+	default:
+		return fmt.Errorf("sqldb: cannot scan %T into a time", v)
+	}
+	return nil
+}
+
+// Value makes a timeDest usable as an argument too.
+func (d *timeDest) Value() (driver.Value, error) { return time.Time(*d), nil }
+
+// rebound caches rebind's results: a backend's queries are mostly a
+// fixed set of constant strings. Queries built at run time (a list of
+// placeholders as long as the arguments) could make it grow without end,
+// so it stops taking new entries at maxRebound.
+var (
+	rebound      sync.Map
+	reboundCount atomic.Int64
+)
+
+const maxRebound = 4096
+
+// rebind rewrites PostgreSQL's $N placeholders to SQLite's ?N, leaving
+// quoted strings and identifiers alone.
+func rebind(query string) string {
+	if !strings.Contains(query, "$") {
+		return query
+	}
+	if r, ok := rebound.Load(query); ok {
+		return r.(string)
+	}
+	r := rebindText(query)
+	if reboundCount.Add(1) <= maxRebound {
+		rebound.Store(query, r)
+	}
+	return r
+}
+
+func rebindText(query string) string {
+	var b strings.Builder
+	b.Grow(len(query))
+	var quote byte
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '$' && i+1 < len(query) && query[i+1] >= '0' && query[i+1] <= '9':
+			c = '?'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
