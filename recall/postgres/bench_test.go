@@ -12,7 +12,39 @@ import (
 
 	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/recall/recalltest"
 )
+
+// BenchmarkSearch measures a k=10 search over 10,000 synthetic turns in
+// one tenant (recalltest.BenchSearch), the lexical path's figures beside
+// the SQLite backend's. Run it with
+//
+//	scripts/pg-start.sh go test -run '^$' -bench Search -benchtime 200x ./recall/postgres/
+func BenchmarkSearch(b *testing.B) {
+	backend := benchBackend(b)
+	recalltest.BenchSearch(b, backend, 10_000)
+}
+
+// BenchmarkUpsert measures indexing one turn at a time into a tenant
+// that holds 10,000, by 1 and 16 writers (recalltest.BenchUpsert).
+func BenchmarkUpsert(b *testing.B) {
+	for _, writers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			recalltest.BenchUpsert(b, benchBackend(b), 10_000, writers)
+		})
+	}
+}
+
+// benchBackend opens a backend, without pgvector, in a fresh schema.
+func benchBackend(b *testing.B) *Backend {
+	url := testenv.PostgresURL(b)
+	backend, err := Open(context.Background(), url, Options{Schema: testenv.FreshSchema(b, url), PGVector: PGVectorOff, MaxConns: 20, Logger: quietLogger})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { backend.Close() })
+	return backend
+}
 
 // BenchmarkVector measures Vector (limit 10, no filter) over 20,000
 // documents of 256 dimensions (AGENTMEM_BENCH_VECTOR_DOCS sets another
