@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/pgdb"
+	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/recall"
 )
 
@@ -391,13 +392,36 @@ func vectorSQL(ext string, dims int, hnsw bool, cond string) string {
 		ORDER BY ` + order + ` LIMIT $3`
 }
 
+// nearest is the backend's sqlindex.Config.Nearest: the search with
+// pgvector when the backend uses it (and the dimension is pgvector's),
+// else ok false, the exact search.
+func (p *Backend) nearest(ctx context.Context, q recall.VectorQuery, qn float64) (ms []recall.Match, ok bool, err error) {
+	ext := p.ext.Load()
+	if ext == nil || len(q.Vector) > pgvectorMaxDims {
+		return nil, false, nil
+	}
+	ms, err = p.vectorPG(ctx, ext, q)
+	switch {
+	case err == nil:
+		return ms, true, nil
+	case !pgvectorGone(err):
+		return nil, false, err
+	}
+	// The extension or the column was dropped: search exactly from now
+	// on (Open adds the column again when it has pgvector).
+	if p.ext.CompareAndSwap(ext, nil) {
+		p.log.Warn("recall/postgres: pgvector is gone (was the extension dropped?); vector search is exact, in Go, from now on", "err", err)
+	}
+	return nil, false, nil
+}
+
 // vectorPG is Vector with pgvector: the candidates pgvector ranks
 // nearest, scored in Go exactly as the exact path scores them (from the
 // real[] embedding and its stored norm), so that the scores are the same
 // to the bit and ties go by ID.
-func (p *Backend) vectorPG(ctx context.Context, ext *extension, q recall.VectorQuery, qn float64) ([]recall.Match, error) {
+func (p *Backend) vectorPG(ctx context.Context, ext *extension, q recall.VectorQuery) ([]recall.Match, error) {
 	dims := len(q.Vector)
-	cond, fargs := filterSQL(q.Filter, 4)
+	cond, fargs := p.Filter(q.Filter, 4)
 	n := candidates(q.Limit)
 	args := append([]any{q.Tenant, q.Vector, n}, fargs...)
 	if p.hnsw != nil && dims <= hnswMaxDims && p.hnsw.ready(p, ext, dims) {
@@ -405,7 +429,7 @@ func (p *Backend) vectorPG(ctx context.Context, ext *extension, q recall.VectorQ
 			top *recall.TopK
 			got int
 		)
-		err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		err := p.db.Read(ctx, func(tx sqldb.Tx) error {
 			if _, err := tx.Exec(ctx, hnswSettingsSQL, strconv.Itoa(efSearch(n))); err != nil {
 				return err
 			}
@@ -413,7 +437,7 @@ func (p *Backend) vectorPG(ctx context.Context, ext *extension, q recall.VectorQ
 			if err != nil {
 				return err
 			}
-			top, got, err = scoreRows(rows, q.Vector, qn, q.Limit)
+			top, got, err = p.ScoreRows(rows, q.Vector, q.Limit)
 			return err
 		})
 		if err != nil {
@@ -425,38 +449,15 @@ func (p *Backend) vectorPG(ctx context.Context, ext *extension, q recall.VectorQ
 		// Fewer than asked: the index scan gave up (hnsw.max_scan_tuples)
 		// or the tenant has fewer; the exact scan below settles it.
 	}
-	rows, err := p.pool.Query(ctx, vectorSQL(ext.schema, dims, false, cond), args...)
+	rows, err := p.Reader().Query(ctx, vectorSQL(ext.schema, dims, false, cond), args...)
 	if err != nil {
 		return nil, err
 	}
-	top, _, err := scoreRows(rows, q.Vector, qn, q.Limit)
+	top, _, err := p.ScoreRows(rows, q.Vector, q.Limit)
 	if err != nil {
 		return nil, err
 	}
 	return top.Sorted(), nil
-}
-
-// scoreRows scores rows of (id, grp, seq, embedding, emb_norm) by cosine
-// similarity to vec (of norm qn), keeping the best limit, and returns how
-// many rows there were.
-func scoreRows(rows pgx.Rows, vec []float32, qn float64, limit int) (*recall.TopK, int, error) {
-	defer rows.Close()
-	top := recall.NewTopK(limit)
-	n := 0
-	for rows.Next() {
-		var (
-			m    recall.Match
-			v    []float32
-			norm float64
-		)
-		if err := rows.Scan(&m.ID, &m.Group, &m.Seq, &v, &norm); err != nil {
-			return nil, 0, err
-		}
-		m.Score = recall.Dot(vec, v) / (qn * norm)
-		top.Push(m)
-		n++
-	}
-	return top, n, rows.Err()
 }
 
 // --- HNSW ------------------------------------------------------------------
