@@ -171,6 +171,60 @@ func (s *suite) concurrencyTests() []test {
 				t.Errorf("%d documents left, want %d", got, want)
 			}
 		}},
+		{"StatsExact", func(t *testing.T) {
+			// Writers upsert, delete and clear the same few IDs of one
+			// tenant at once, emptying it now and then: the tenant's
+			// document count and document frequencies, which BM25 uses,
+			// must still be exact.
+			b := s.backend(t)
+			const tenant, each = "t", 24
+			ids := []string{"a", "b", "c", "d"}
+			var wg sync.WaitGroup
+			errs := make(chan error, s.cfg.Goroutines)
+			for g := range s.cfg.Goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						var err error
+						switch id := ids[(g+i)%len(ids)]; {
+						case i%8 == 7:
+							_, err = b.Clear(bg, tenant, recall.Filter{})
+						case i%3 == 2:
+							_, err = b.Delete(bg, tenant, id, ids[(g+i+1)%len(ids)])
+						default:
+							err = b.Upsert(bg, recall.Doc{ID: id, Tenant: tenant, Text: fmt.Sprintf("shared words of writer %d", g)},
+								recall.Doc{ID: ids[(g+i+2)%len(ids)], Tenant: tenant, Text: "shared"})
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			n := len(get(t, b, tenant, ids...))
+			term := recall.Tokenize("shared")[0]
+			st, err := b.DocFreqs(bg, tenant, []string{term})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Docs != int64(n) || st.DF[term] != int64(n) {
+				t.Errorf("%d documents, but DocFreqs = %+v", n, st)
+			}
+			if got := count(t, b, tenant, "shared"); got != n {
+				t.Errorf("%d documents, but a search finds %d", n, got)
+			}
+			tenants, err := b.Tenants(bg)
+			if err != nil || slices.Contains(tenants, tenant) != (n > 0) {
+				t.Errorf("%d documents, Tenants = %q, %v", n, tenants, err)
+			}
+		}},
 	}
 }
 
