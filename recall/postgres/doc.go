@@ -11,6 +11,15 @@
 // two backends rank alike. The one approximation is the term frequency,
 // read from a lexeme's positions and so capped at 256.
 //
+// Everything but the tsvector index, BM25 in SQL, the jsonb metadata
+// filter and pgvector is the recall index shared with the SQLite backend
+// (recall/internal/sqlindex, over internal/sqldb): the documents' rows,
+// upsert, delete and clear, the tenants' statistics, reads and exact
+// vector search. A write first locks its tenant's row of recall_tenants,
+// so that a tenant's writes serialize and its statistics stay exact; a
+// transaction aborted by a deadlock or a serialization failure is run
+// again.
+//
 // # Vector search
 //
 // Embeddings are stored in a real[] column, the source of truth, and

@@ -264,21 +264,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // DocFreqs implements sqlindex.Dialect: each term's documents counted
 // through the tsvector's GIN index (the count Lexical's BM25 uses).
-func (tsv) DocFreqs(ctx context.Context, x *sqlindex.Index, tenant string, terms []string) (map[string]int64, error) {
-	rows, err := x.Reader().Query(ctx, `SELECT u.lexeme, count(*) FROM recall_docs d, unnest(d.terms) u
-		WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3) GROUP BY u.lexeme`, tenant, tsquery(terms), terms)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	df := map[string]int64{}
-	for rows.Next() {
-		var t string
-		var n int64
-		if err := rows.Scan(&t, &n); err != nil {
-			return nil, err
-		}
-		df[t] = n
-	}
-	return df, rows.Err()
+func (tsv) DocFreqs(tenant string, terms []string) (string, []any) {
+	return `SELECT u.lexeme, count(*) FROM recall_docs d, unnest(d.terms) u
+		WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3) GROUP BY u.lexeme`, []any{tenant, tsquery(terms), terms}
 }

@@ -14,6 +14,13 @@
 // Candidates are gated on the rarer query terms (recall.GateTerms), and at
 // most recall.GateBudget of them are read, the newest first.
 //
+// Everything but the FTS5 index, the document frequencies and the
+// metadata filter (a table of metadata pairs) is the recall index shared
+// with the PostgreSQL backend (recall/internal/sqlindex, over
+// internal/sqldb): the documents' rows, upsert, delete and clear, the
+// tenants' document counts, reads and vector search. Concurrent writes
+// commit together (sqlitedb.Group).
+//
 // Importing the package registers the "sqlite" URL scheme with
 // recall.Open:
 //

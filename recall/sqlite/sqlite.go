@@ -208,22 +208,8 @@ func phrases(terms []string) string {
 
 // DocFreqs implements sqlindex.Dialect, from the document frequencies
 // every write keeps.
-func (fts) DocFreqs(ctx context.Context, x *sqlindex.Index, tenant string, terms []string) (map[string]int64, error) {
-	rows, err := x.Reader().Query(ctx, `SELECT term, df FROM recall_df WHERE tenant = $1 AND term IN (SELECT value FROM json_each($2))`, tenant, jsonList(terms))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	df := map[string]int64{}
-	for rows.Next() {
-		var t string
-		var d int64
-		if err := rows.Scan(&t, &d); err != nil {
-			return nil, err
-		}
-		df[t] = d
-	}
-	return df, rows.Err()
+func (fts) DocFreqs(tenant string, terms []string) (string, []any) {
+	return `SELECT term, df FROM recall_df WHERE tenant = $1 AND term IN (SELECT value FROM json_each($2))`, []any{tenant, jsonList(terms)}
 }
 
 // Lexical implements sqlindex.Dialect: FTS5 finds the documents that hold
@@ -234,7 +220,7 @@ func (fts) DocFreqs(ctx context.Context, x *sqlindex.Index, tenant string, terms
 // own bm25() is not used: it counts each query term's documents by
 // walking the term's whole posting list at every search, which costs
 // tens of milliseconds per common term at 100,000 documents.
-func (f fts) Lexical(ctx context.Context, x *sqlindex.Index, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
+func (fts) Lexical(ctx context.Context, x *sqlindex.Index, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
 	docs, total, err := x.Stats(ctx, q.Tenant)
 	if err != nil || docs == 0 {
 		return nil, err
@@ -244,7 +230,7 @@ func (f fts) Lexical(ctx context.Context, x *sqlindex.Index, q recall.LexicalQue
 	if n > 0 && total > 0 {
 		avg = float64(total) / n
 	}
-	counts, err := f.DocFreqs(ctx, x, q.Tenant, terms)
+	counts, err := x.TermDocs(ctx, q.Tenant, terms)
 	if err != nil {
 		return nil, err
 	}

@@ -51,9 +51,10 @@ type Dialect interface {
 	// Lexical is recall.Backend's Lexical for a checked query whose
 	// unique terms are terms (not empty).
 	Lexical(ctx context.Context, x *Index, q recall.LexicalQuery, terms []string) ([]recall.Match, error)
-	// DocFreqs returns how many of the tenant's documents hold each of
-	// terms (unique, not empty); the tenant has documents.
-	DocFreqs(ctx context.Context, x *Index, tenant string, terms []string) (map[string]int64, error)
+	// DocFreqs is the query of how many of the tenant's documents hold
+	// each of terms (unique, not empty), rows of (term, count), and its
+	// arguments.
+	DocFreqs(tenant string, terms []string) (query string, args []any)
 }
 
 // Config configures an Index.
@@ -437,13 +438,15 @@ func (x *Index) ScoreRows(rows sqldb.Rows, vec []float32, limit int) (*recall.To
 	qn := recall.Norm(vec)
 	top := recall.NewTopK(limit)
 	n := 0
+	var emb vecScan
+	dest := x.sql.vecDest(&emb)
 	for rows.Next() {
 		var (
 			m    recall.Match
-			emb  vecScan
 			norm float64
 		)
-		if err := rows.Scan(&m.ID, &m.Group, &m.Seq, x.sql.vecDest(&emb), &norm); err != nil {
+		emb = vecScan{}
+		if err := rows.Scan(&m.ID, &m.Group, &m.Seq, dest, &norm); err != nil {
 			return nil, 0, err
 		}
 		v, err := emb.vector()
@@ -505,7 +508,7 @@ func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (re
 	if len(terms) == 0 || n <= 0 {
 		return st, nil
 	}
-	df, err := x.d.DocFreqs(ctx, x, tenant, terms)
+	df, err := x.TermDocs(ctx, tenant, terms)
 	if err != nil {
 		return recall.DocStats{}, x.Err("docfreqs", err)
 	}
@@ -515,6 +518,29 @@ func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (re
 		}
 	}
 	return st, nil
+}
+
+// TermDocs returns how many of the tenant's documents hold each of terms
+// (unique, not empty), as the Dialect counts them.
+func (x *Index) TermDocs(ctx context.Context, tenant string, terms []string) (map[string]int64, error) {
+	query, args := x.d.DocFreqs(tenant, terms)
+	rows, err := x.reader.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	df := make(map[string]int64, len(terms))
+	for rows.Next() {
+		var (
+			t string
+			n int64
+		)
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, err
+		}
+		df[t] = n
+	}
+	return df, rows.Err()
 }
 
 // Tenants implements recall.Backend.
