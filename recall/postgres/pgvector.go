@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/recall/internal/sqlindex"
 )
 
 // PGVectorMode says whether a Backend searches embeddings with the
@@ -395,12 +396,12 @@ func vectorSQL(ext string, dims int, hnsw bool, cond string) string {
 // nearest is the backend's sqlindex.Config.Nearest: the search with
 // pgvector when the backend uses it (and the dimension is pgvector's),
 // else ok false, the exact search.
-func (p *Backend) nearest(ctx context.Context, q recall.VectorQuery, qn float64) (ms []recall.Match, ok bool, err error) {
+func (p *Backend) nearest(ctx context.Context, x *sqlindex.Queries, q recall.VectorQuery) (ms []recall.Match, ok bool, err error) {
 	ext := p.ext.Load()
 	if ext == nil || len(q.Vector) > pgvectorMaxDims {
 		return nil, false, nil
 	}
-	ms, err = p.vectorPG(ctx, ext, q)
+	ms, err = p.vectorPG(ctx, x, ext, q)
 	switch {
 	case err == nil:
 		return ms, true, nil
@@ -419,9 +420,9 @@ func (p *Backend) nearest(ctx context.Context, q recall.VectorQuery, qn float64)
 // nearest, scored in Go exactly as the exact path scores them (from the
 // real[] embedding and its stored norm), so that the scores are the same
 // to the bit and ties go by ID.
-func (p *Backend) vectorPG(ctx context.Context, ext *extension, q recall.VectorQuery) ([]recall.Match, error) {
+func (p *Backend) vectorPG(ctx context.Context, x *sqlindex.Queries, ext *extension, q recall.VectorQuery) ([]recall.Match, error) {
 	dims := len(q.Vector)
-	cond, fargs := p.Filter(q.Filter, 4)
+	cond, fargs := x.Filter(q.Filter, 4)
 	n := candidates(q.Limit)
 	args := append([]any{q.Tenant, q.Vector, n}, fargs...)
 	if p.hnsw != nil && dims <= hnswMaxDims && p.hnsw.ready(p, ext, dims) {
@@ -437,7 +438,7 @@ func (p *Backend) vectorPG(ctx context.Context, ext *extension, q recall.VectorQ
 			if err != nil {
 				return err
 			}
-			top, got, err = p.ScoreRows(rows, q.Vector, q.Limit)
+			top, got, err = x.ScoreRows(rows, q.Vector, q.Limit)
 			return err
 		})
 		if err != nil {
@@ -449,11 +450,11 @@ func (p *Backend) vectorPG(ctx context.Context, ext *extension, q recall.VectorQ
 		// Fewer than asked: the index scan gave up (hnsw.max_scan_tuples)
 		// or the tenant has fewer; the exact scan below settles it.
 	}
-	rows, err := p.Reader().Query(ctx, vectorSQL(ext.schema, dims, false, cond), args...)
+	rows, err := x.Reader().Query(ctx, vectorSQL(ext.schema, dims, false, cond), args...)
 	if err != nil {
 		return nil, err
 	}
-	top, _, err := p.ScoreRows(rows, q.Vector, q.Limit)
+	top, _, err := x.ScoreRows(rows, q.Vector, q.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -197,7 +197,7 @@ func tsquery(terms []string) string {
 }
 
 // Insert implements sqlindex.Dialect: the rows in one batch.
-func (tsv) Insert(ctx context.Context, x *sqlindex.Index, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
+func (tsv) Insert(ctx context.Context, x *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
 	ptx, ok := sqldb.PgxTx(tx)
 	if !ok {
 		return errors.New("not a PostgreSQL transaction")
@@ -228,7 +228,7 @@ func (tsv) MetadataCond(meta map[string]string, arg func(any) string) string {
 // (N - df + 0.5) / (df + 0.5)), N, df and the average length counted over
 // the tenant's documents), from each lexeme's position count as the term
 // frequency (capped at 256).
-func (tsv) Lexical(ctx context.Context, x *sqlindex.Index, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
+func (tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
 	cond, fargs := x.Filter(q.Filter, 5)
 	query := `WITH st AS (
 			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1

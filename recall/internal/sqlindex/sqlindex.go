@@ -22,8 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/agentmem/agentmem/internal/sqldb"
@@ -36,9 +34,9 @@ import (
 type Dialect interface {
 	// Insert writes docs, all of one tenant and none of them in the index
 	// yet, whose analyzed terms (recall.Tokenize) are terms: their
-	// recall_docs rows (InsertSQL, DocArgs) and what the dialect keeps
+	// recall_docs rows (Queries.InsertSQL, DocArgs) and what the dialect keeps
 	// beside them.
-	Insert(ctx context.Context, x *Index, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error
+	Insert(ctx context.Context, q *Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error
 	// Remove deletes the tenant's documents that cond selects, a
 	// condition on recall_docs d whose parameters are args from $2 on ($1
 	// is the tenant), with what the dialect keeps of them, and returns
@@ -50,7 +48,7 @@ type Dialect interface {
 	MetadataCond(meta map[string]string, arg func(v any) string) string
 	// Lexical is recall.Backend's Lexical for a checked query whose
 	// unique terms are terms (not empty).
-	Lexical(ctx context.Context, x *Index, q recall.LexicalQuery, terms []string) ([]recall.Match, error)
+	Lexical(ctx context.Context, q *Queries, lq recall.LexicalQuery, terms []string) ([]recall.Match, error)
 	// DocFreqs is the query of how many of the tenant's documents hold
 	// each of terms (unique, not empty), rows of (term, count), and its
 	// arguments.
@@ -64,23 +62,18 @@ type Config struct {
 	// Dialect is the backend's.
 	Dialect Dialect
 	// Nearest, when set, is what Vector tries first, for a checked query
-	// of a non-zero vector of norm qn: ok false means that it did not
-	// search, and the exact search runs.
-	Nearest func(ctx context.Context, q recall.VectorQuery, qn float64) (ms []recall.Match, ok bool, err error)
+	// of a non-zero vector: ok false means that it did not search, and
+	// the exact search runs.
+	Nearest func(ctx context.Context, q *Queries, vq recall.VectorQuery) (ms []recall.Match, ok bool, err error)
 }
 
 // Index is a recall.Backend over a sqldb.DB. It is safe for concurrent
 // use.
 type Index struct {
-	db      sqldb.DB
-	d       Dialect
-	sql     *sqlText
+	q       *Queries
 	name    string
-	nearest func(ctx context.Context, q recall.VectorQuery, qn float64) ([]recall.Match, bool, error)
-	// reader runs the reads, each query prepared once (on SQLite,
-	// parsing a query costs as much as running a small one).
-	reader *sqldb.Prepared
-	closed atomic.Bool
+	nearest func(ctx context.Context, q *Queries, vq recall.VectorQuery) ([]recall.Match, bool, error)
+	closed  atomic.Bool
 }
 
 var _ recall.Backend = (*Index)(nil)
@@ -89,46 +82,37 @@ var _ recall.Backend = (*Index)(nil)
 // closes db on Close.
 func New(db sqldb.DB, c Config) *Index {
 	return &Index{
-		db:      db,
-		d:       c.Dialect,
-		sql:     textOf(db.Dialect()),
+		q:       &Queries{db: db, d: c.Dialect, sql: textOf(db.Dialect()), reader: sqldb.NewPrepared(db)},
 		name:    c.Name,
 		nearest: c.Nearest,
-		reader:  sqldb.NewPrepared(db),
 	}
 }
-
-// Reader runs the Index's read queries (prepared once each on SQLite).
-func (x *Index) Reader() sqldb.Querier { return x.reader }
-
-// DB is the database of the Index.
-func (x *Index) DB() sqldb.DB { return x.db }
 
 // Close closes the database; later calls fail with recall.ErrClosed.
 func (x *Index) Close() error {
 	if x.closed.Swap(true) {
 		return nil
 	}
-	x.reader.Close()
-	return x.db.Close()
+	x.q.reader.Close()
+	return x.q.db.Close()
 }
 
-// Open returns recall.ErrClosed once the Index is closed.
-func (x *Index) Open() error {
+// open returns recall.ErrClosed once the Index is closed.
+func (x *Index) open() error {
 	if x.closed.Load() {
 		return recall.ErrClosed
 	}
 	return nil
 }
 
-// Err is the error of an operation that failed with err: recall.ErrClosed
+// err is the error of an operation that failed with err: recall.ErrClosed
 // once the Index is closed, else err marked transient or not by the
 // database's dialect.
-func (x *Index) Err(op string, err error) error {
+func (x *Index) err(op string, err error) error {
 	if x.closed.Load() || errors.Is(err, sqlitedb.ErrGroupClosed) {
 		return fmt.Errorf("%s: %s: %w", x.name, op, recall.ErrClosed)
 	}
-	return fmt.Errorf("%s: %s: %w", x.name, op, x.db.Dialect().Classify(err))
+	return fmt.Errorf("%s: %s: %w", x.name, op, x.q.db.Dialect().Classify(err))
 }
 
 // delta is a change of a tenant's statistics.
@@ -139,13 +123,13 @@ type delta struct{ n, len int64 }
 // exact; SQLite has one writer), then applies the change of the tenant's
 // statistics fn returns, with the number of documents it touched.
 func (x *Index) write(ctx context.Context, op, tenant string, fn func(ctx context.Context, tx sqldb.Tx) (int, delta, error)) (int, error) {
-	if err := x.Open(); err != nil {
+	if err := x.open(); err != nil {
 		return 0, err
 	}
 	var n int
-	err := x.db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
-		if x.sql.lock != "" {
-			if _, err := tx.Exec(ctx, x.sql.lock, tenant); err != nil {
+	err := x.q.db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+		if x.q.sql.lock != "" {
+			if _, err := tx.Exec(ctx, x.q.sql.lock, tenant); err != nil {
 				return err
 			}
 		}
@@ -156,37 +140,17 @@ func (x *Index) write(ctx context.Context, op, tenant string, fn func(ctx contex
 		if n, d, err = fn(ctx, tx); err != nil || d == (delta{}) {
 			return err
 		}
-		if _, err := tx.Exec(ctx, x.sql.addStats, tenant, d.n, d.len); err != nil {
+		if _, err := tx.Exec(ctx, x.q.sql.addStats, tenant, d.n, d.len); err != nil {
 			return err
 		}
 		// A tenant left empty has no statistics.
-		_, err = tx.Exec(ctx, x.sql.dropStats, tenant)
+		_, err = tx.Exec(ctx, x.q.sql.dropStats, tenant)
 		return err
 	})
 	if err != nil {
-		return 0, x.Err(op, err)
+		return 0, x.err(op, err)
 	}
 	return n, nil
-}
-
-// insertSQL inserts a row of recall_docs; DocArgs are its arguments.
-const insertSQL = `INSERT INTO recall_docs (tenant, id, text, metadata, time, grp, seq, terms, len, embedding, dims, emb_norm, emb_model)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
-
-// InsertSQL is the statement that inserts a document's row of
-// recall_docs, with DocArgs.
-func (x *Index) InsertSQL() string { return insertSQL }
-
-// DocArgs are InsertSQL's arguments for a document whose terms column is
-// terms (in the dialect's form) and whose length is n terms.
-func (x *Index) DocArgs(d recall.Doc, terms any, n int) []any {
-	var meta any
-	if len(d.Metadata) > 0 {
-		j, _ := json.Marshal(d.Metadata)
-		meta = string(j)
-	}
-	return []any{d.Tenant, d.ID, d.Text, meta, x.db.Dialect().Time(d.Time), d.Group, d.Seq, terms, n,
-		x.sql.vector(d.Embedding), len(d.Embedding), recall.Norm(d.Embedding), d.EmbeddingModel}
 }
 
 // Upsert implements recall.Backend.
@@ -204,7 +168,7 @@ func (x *Index) Upsert(ctx context.Context, docs ...recall.Doc) error {
 	}
 	tenant := docs[0].Tenant
 	_, err = x.write(ctx, "upsert", tenant, func(ctx context.Context, tx sqldb.Tx) (int, delta, error) {
-		n, length, err := x.d.Remove(ctx, tx, tenant, `d.id`+x.sql.inList(2), []any{x.sql.list(ids)})
+		n, length, err := x.q.d.Remove(ctx, tx, tenant, `d.id`+x.q.sql.inList(2), []any{x.q.sql.list(ids)})
 		if err != nil {
 			return 0, delta{}, err
 		}
@@ -212,7 +176,7 @@ func (x *Index) Upsert(ctx context.Context, docs ...recall.Doc) error {
 		for _, t := range terms {
 			d.len += int64(len(t))
 		}
-		return 0, d, x.d.Insert(ctx, x, tx, docs, terms)
+		return 0, d, x.q.d.Insert(ctx, x.q, tx, docs, terms)
 	})
 	return err
 }
@@ -226,7 +190,7 @@ func (x *Index) Delete(ctx context.Context, tenant string, ids ...string) (int, 
 		return 0, nil
 	}
 	return x.write(ctx, "delete", tenant, func(ctx context.Context, tx sqldb.Tx) (int, delta, error) {
-		return x.remove(ctx, tx, tenant, `d.id`+x.sql.inList(2), x.sql.list(ids))
+		return x.remove(ctx, tx, tenant, `d.id`+x.q.sql.inList(2), x.q.sql.list(ids))
 	})
 }
 
@@ -238,7 +202,7 @@ func (x *Index) Clear(ctx context.Context, tenant string, f recall.Filter) (int,
 	if err := recall.CheckFilter(f); err != nil {
 		return 0, err
 	}
-	cond, args := x.Filter(f, 2)
+	cond, args := x.q.Filter(f, 2)
 	return x.write(ctx, "clear", tenant, func(ctx context.Context, tx sqldb.Tx) (int, delta, error) {
 		return x.remove(ctx, tx, tenant, `true`+cond, args...)
 	})
@@ -246,46 +210,20 @@ func (x *Index) Clear(ctx context.Context, tenant string, f recall.Filter) (int,
 
 // remove is the Dialect's Remove as a write's function.
 func (x *Index) remove(ctx context.Context, tx sqldb.Tx, tenant, cond string, args ...any) (int, delta, error) {
-	n, length, err := x.d.Remove(ctx, tx, tenant, cond, args)
+	n, length, err := x.q.d.Remove(ctx, tx, tenant, cond, args)
 	return int(n), delta{-n, -length}, err
-}
-
-// Filter returns the SQL condition of a filter on recall_docs d, to
-// follow another condition (" AND ..."), with its arguments, numbered
-// from next.
-func (x *Index) Filter(f recall.Filter, next int) (string, []any) {
-	f = f.Normalize()
-	var conds []string
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(next+len(args)-1)
-	}
-	if len(f.Metadata) > 0 {
-		conds = append(conds, x.d.MetadataCond(f.Metadata, arg))
-	}
-	if !f.Since.IsZero() {
-		conds = append(conds, `d.time >= `+arg(x.db.Dialect().Time(f.Since)))
-	}
-	if !f.Until.IsZero() {
-		conds = append(conds, `d.time < `+arg(x.db.Dialect().Time(f.Until)))
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " AND " + strings.Join(conds, " AND "), args
 }
 
 const docColumns = `id, tenant, text, metadata, time, grp, seq, embedding, emb_model`
 
 // queryDocs runs a query of docColumns' rows.
 func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([]recall.Doc, error) {
-	if err := x.Open(); err != nil {
+	if err := x.open(); err != nil {
 		return nil, err
 	}
-	rows, err := x.reader.Query(ctx, query, args...)
+	rows, err := x.q.reader.Query(ctx, query, args...)
 	if err != nil {
-		return nil, x.Err(op, err)
+		return nil, x.err(op, err)
 	}
 	defer rows.Close()
 	var out []recall.Doc
@@ -295,21 +233,21 @@ func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([
 			meta []byte
 			emb  vecScan
 		)
-		if err := rows.Scan(&d.ID, &d.Tenant, &d.Text, &meta, sqldb.ScanTime(&d.Time), &d.Group, &d.Seq, x.sql.vecDest(&emb), &d.EmbeddingModel); err != nil {
-			return nil, x.Err(op, err)
+		if err := rows.Scan(&d.ID, &d.Tenant, &d.Text, &meta, sqldb.ScanTime(&d.Time), &d.Group, &d.Seq, x.q.sql.vecDest(&emb), &d.EmbeddingModel); err != nil {
+			return nil, x.err(op, err)
 		}
 		if meta != nil {
 			if err := json.Unmarshal(meta, &d.Metadata); err != nil {
-				return nil, x.Err(op, fmt.Errorf("document %q: metadata: %w", d.ID, err))
+				return nil, x.err(op, fmt.Errorf("document %q: metadata: %w", d.ID, err))
 			}
 		}
 		if d.Embedding, err = emb.vector(); err != nil {
-			return nil, x.Err(op, fmt.Errorf("document %q: %w", d.ID, err))
+			return nil, x.err(op, fmt.Errorf("document %q: %w", d.ID, err))
 		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, x.Err(op, err)
+		return nil, x.err(op, err)
 	}
 	return out, nil
 }
@@ -322,7 +260,7 @@ func (x *Index) Get(ctx context.Context, tenant string, ids ...string) ([]recall
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	docs, err := x.queryDocs(ctx, "get", `SELECT `+docColumns+` FROM recall_docs WHERE tenant = $1 AND id`+x.sql.inList(2), tenant, x.sql.list(ids))
+	docs, err := x.queryDocs(ctx, "get", `SELECT `+docColumns+` FROM recall_docs WHERE tenant = $1 AND id`+x.q.sql.inList(2), tenant, x.q.sql.list(ids))
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +287,7 @@ func (x *Index) Around(ctx context.Context, tenant, group string, from, to int64
 		return nil, nil
 	}
 	return x.queryDocs(ctx, "around", `SELECT `+docColumns+` FROM recall_docs
-		WHERE tenant = $1 AND grp = $2 AND grp <> '' AND seq BETWEEN $3 AND $4 ORDER BY seq, id`+x.sql.collate, tenant, group, from, to)
+		WHERE tenant = $1 AND grp = $2 AND grp <> '' AND seq BETWEEN $3 AND $4 ORDER BY seq, id`+x.q.sql.collate, tenant, group, from, to)
 }
 
 // Stale implements recall.Backend.
@@ -357,8 +295,8 @@ func (x *Index) Stale(ctx context.Context, tenant, model, after string, limit in
 	if err := recall.CheckQuery(tenant, recall.Filter{}, limit); err != nil {
 		return nil, err
 	}
-	return x.queryDocs(ctx, "stale", `SELECT id, tenant, text, metadata, time, grp, seq, `+x.sql.noVector+`, emb_model FROM recall_docs
-		WHERE tenant = $1 AND emb_model <> $2 AND id`+x.sql.collate+` > $3 ORDER BY id`+x.sql.collate+` LIMIT $4`, tenant, model, after, limit)
+	return x.queryDocs(ctx, "stale", `SELECT id, tenant, text, metadata, time, grp, seq, `+x.q.sql.noVector+`, emb_model FROM recall_docs
+		WHERE tenant = $1 AND emb_model <> $2 AND id`+x.q.sql.collate+` > $3 ORDER BY id`+x.q.sql.collate+` LIMIT $4`, tenant, model, after, limit)
 }
 
 // SetEmbeddings implements recall.Backend.
@@ -369,15 +307,15 @@ func (x *Index) SetEmbeddings(ctx context.Context, tenant string, updates []reca
 	if len(updates) == 0 {
 		return 0, nil
 	}
-	if err := x.Open(); err != nil {
+	if err := x.open(); err != nil {
 		return 0, err
 	}
 	var n int
-	err := x.db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+	err := x.q.db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
 		n = 0
 		for _, u := range updates {
 			c, err := tx.Exec(ctx, `UPDATE recall_docs SET embedding = $1, dims = $2, emb_norm = $3, emb_model = $4 WHERE tenant = $5 AND id = $6 AND text = $7`,
-				x.sql.vector(u.Vector), len(u.Vector), recall.Norm(u.Vector), u.Model, tenant, u.ID, u.Text)
+				x.q.sql.vector(u.Vector), len(u.Vector), recall.Norm(u.Vector), u.Model, tenant, u.ID, u.Text)
 			if err != nil {
 				return err
 			}
@@ -386,7 +324,7 @@ func (x *Index) SetEmbeddings(ctx context.Context, tenant string, updates []reca
 		return nil
 	})
 	if err != nil {
-		return 0, x.Err("set embeddings", err)
+		return 0, x.err("set embeddings", err)
 	}
 	return n, nil
 }
@@ -405,69 +343,29 @@ func (x *Index) Vector(ctx context.Context, q recall.VectorQuery) ([]recall.Matc
 	if qn == 0 {
 		return nil, nil
 	}
-	if err := x.Open(); err != nil {
+	if err := x.open(); err != nil {
 		return nil, err
 	}
 	if x.nearest != nil {
-		ms, ok, err := x.nearest(ctx, q, qn)
+		ms, ok, err := x.nearest(ctx, x.q, q)
 		if err != nil {
-			return nil, x.Err("vector", err)
+			return nil, x.err("vector", err)
 		}
 		if ok {
 			return ms, nil
 		}
 	}
-	cond, fargs := x.Filter(q.Filter, 3)
-	rows, err := x.reader.Query(ctx, `SELECT d.id, d.grp, d.seq, d.embedding, d.emb_norm FROM recall_docs d
+	cond, fargs := x.q.Filter(q.Filter, 3)
+	rows, err := x.q.reader.Query(ctx, `SELECT d.id, d.grp, d.seq, d.embedding, d.emb_norm FROM recall_docs d
 		WHERE d.tenant = $1 AND d.dims = $2 AND d.emb_norm > 0`+cond, append([]any{q.Tenant, len(q.Vector)}, fargs...)...)
 	if err != nil {
-		return nil, x.Err("vector", err)
+		return nil, x.err("vector", err)
 	}
-	top, _, err := x.ScoreRows(rows, q.Vector, q.Limit)
+	top, _, err := x.q.ScoreRows(rows, q.Vector, q.Limit)
 	if err != nil {
-		return nil, x.Err("vector", err)
+		return nil, x.err("vector", err)
 	}
 	return top.Sorted(), nil
-}
-
-// ScoreRows scores rows of (id, grp, seq, embedding, emb_norm) by cosine
-// similarity to vec, keeping the best limit, and returns how many rows
-// there were. It closes rows.
-func (x *Index) ScoreRows(rows sqldb.Rows, vec []float32, limit int) (*recall.TopK, int, error) {
-	defer rows.Close()
-	qn := recall.Norm(vec)
-	top := recall.NewTopK(limit)
-	n := 0
-	var emb vecScan
-	dest := x.sql.vecDest(&emb)
-	for rows.Next() {
-		var (
-			m    recall.Match
-			norm float64
-		)
-		emb = vecScan{}
-		if err := rows.Scan(&m.ID, &m.Group, &m.Seq, dest, &norm); err != nil {
-			return nil, 0, err
-		}
-		v, err := emb.vector()
-		if err != nil {
-			return nil, 0, err
-		}
-		m.Score = recall.Dot(vec, v) / (qn * norm)
-		top.Push(m)
-		n++
-	}
-	return top, n, rows.Err()
-}
-
-// Stats returns the tenant's number of documents and their total
-// length (zero for a tenant without documents).
-func (x *Index) Stats(ctx context.Context, tenant string) (n, total int64, err error) {
-	err = x.reader.QueryRow(ctx, x.sql.readStats, tenant).Scan(&n, &total)
-	if errors.Is(err, sqldb.ErrNoRows) {
-		return 0, 0, nil
-	}
-	return n, total, err
 }
 
 // Lexical implements recall.Backend with the Dialect's lexical search.
@@ -479,12 +377,12 @@ func (x *Index) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.Ma
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	if err := x.Open(); err != nil {
+	if err := x.open(); err != nil {
 		return nil, err
 	}
-	ms, err := x.d.Lexical(ctx, x, q, terms)
+	ms, err := x.q.d.Lexical(ctx, x.q, q, terms)
 	if err != nil {
-		return nil, x.Err("lexical", err)
+		return nil, x.err("lexical", err)
 	}
 	return ms, nil
 }
@@ -496,21 +394,21 @@ func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (re
 	if err := recall.CheckTenant(tenant); err != nil {
 		return recall.DocStats{}, err
 	}
-	if err := x.Open(); err != nil {
+	if err := x.open(); err != nil {
 		return recall.DocStats{}, err
 	}
-	n, _, err := x.Stats(ctx, tenant)
+	n, _, err := x.q.Stats(ctx, tenant)
 	if err != nil {
-		return recall.DocStats{}, x.Err("docfreqs", err)
+		return recall.DocStats{}, x.err("docfreqs", err)
 	}
 	st := recall.DocStats{Docs: n, DF: map[string]int64{}}
 	terms = recall.UniqueTerms(terms)
 	if len(terms) == 0 || n <= 0 {
 		return st, nil
 	}
-	df, err := x.TermDocs(ctx, tenant, terms)
+	df, err := x.q.TermDocs(ctx, tenant, terms)
 	if err != nil {
-		return recall.DocStats{}, x.Err("docfreqs", err)
+		return recall.DocStats{}, x.err("docfreqs", err)
 	}
 	for t, d := range df {
 		if d > 0 {
@@ -520,49 +418,26 @@ func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (re
 	return st, nil
 }
 
-// TermDocs returns how many of the tenant's documents hold each of terms
-// (unique, not empty), as the Dialect counts them.
-func (x *Index) TermDocs(ctx context.Context, tenant string, terms []string) (map[string]int64, error) {
-	query, args := x.d.DocFreqs(tenant, terms)
-	rows, err := x.reader.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	df := make(map[string]int64, len(terms))
-	for rows.Next() {
-		var (
-			t string
-			n int64
-		)
-		if err := rows.Scan(&t, &n); err != nil {
-			return nil, err
-		}
-		df[t] = n
-	}
-	return df, rows.Err()
-}
-
 // Tenants implements recall.Backend.
 func (x *Index) Tenants(ctx context.Context) ([]string, error) {
-	if err := x.Open(); err != nil {
+	if err := x.open(); err != nil {
 		return nil, err
 	}
-	rows, err := x.reader.Query(ctx, x.sql.tenants)
+	rows, err := x.q.reader.Query(ctx, x.q.sql.tenants)
 	if err != nil {
-		return nil, x.Err("tenants", err)
+		return nil, x.err("tenants", err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
-			return nil, x.Err("tenants", err)
+			return nil, x.err("tenants", err)
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, x.Err("tenants", err)
+		return nil, x.err("tenants", err)
 	}
 	return out, nil
 }
