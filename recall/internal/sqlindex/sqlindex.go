@@ -140,7 +140,7 @@ func (x *Index) write(ctx context.Context, op, tenant string, fn func(ctx contex
 		if n, d, err = fn(ctx, tx); err != nil || d == (delta{}) {
 			return err
 		}
-		if _, err := tx.Exec(ctx, x.q.sql.addStats, tenant, d.n, d.len); err != nil {
+		if _, err := tx.Exec(ctx, x.q.sql.addStats, tenant, d.n, d.len); err != nil || d.n >= 0 {
 			return err
 		}
 		// A tenant left empty has no statistics.
