@@ -10,9 +10,9 @@ import (
 	"github.com/agentmem/agentmem/facts"
 )
 
-// benchFacts is how many facts each user of the benchmarks has: an
+// benchUserFacts is how many facts each user of the benchmarks has: an
 // Update reads them all, so it is kept fixed whatever b.N is.
-const benchFacts = 16
+const benchUserFacts = 16
 
 // benchFact is the fact k of a user, embedded and with metadata, as
 // extraction writes them.
@@ -28,11 +28,31 @@ func benchFact(user string, k int, at time.Time) facts.Fact {
 	}
 }
 
-// BenchUpdate measures Update: writers goroutines each replace one of
-// the facts of a user of their own (benchFacts facts each, all read by
-// the Update) and append an audit entry, as a reinforcement or a
-// supersession does.
-func BenchUpdate(b *testing.B, st facts.Store, writers int) {
+// Bench runs the facts store benchmarks on stores that open returns (a
+// new, empty one each; Bench closes them):
+//
+//   - Update/writers=N: N goroutines per CPU each replace one of the facts
+//     of a user of their own (benchUserFacts facts each, all read by the
+//     Update) and append an audit entry, as a reinforcement or a
+//     supersession does;
+//   - Facts: the read of a user's facts that every search and injection
+//     makes, for a user with benchUserFacts facts.
+func Bench(b *testing.B, open func(b *testing.B) facts.Store) {
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("Update/writers=%d", writers), func(b *testing.B) {
+			st := open(b)
+			defer st.Close()
+			benchUpdate(b, st, writers)
+		})
+	}
+	b.Run("Facts", func(b *testing.B) {
+		st := open(b)
+		defer st.Close()
+		benchFacts(b, st)
+	})
+}
+
+func benchUpdate(b *testing.B, st facts.Store, writers int) {
 	ctx := context.Background()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var next atomic.Int64
@@ -42,7 +62,7 @@ func BenchUpdate(b *testing.B, st facts.Store, writers int) {
 	b.RunParallel(func(pb *testing.PB) {
 		user := fmt.Sprintf("user-%d", next.Add(1))
 		for k := 0; pb.Next(); k++ {
-			f := benchFact(user, k%benchFacts, at)
+			f := benchFact(user, k%benchUserFacts, at)
 			err := st.Update(ctx, "", user, func(current []facts.Fact) (facts.Changes, error) {
 				return facts.Changes{Put: []facts.Fact{f}, Audit: []facts.AuditEntry{{UserID: user, FactID: f.ID, Action: facts.ActionAdded, By: "bench", At: at}}}, nil
 			})
@@ -54,13 +74,11 @@ func BenchUpdate(b *testing.B, st facts.Store, writers int) {
 	})
 }
 
-// BenchFacts measures Facts, the read of a user's facts that every
-// search and injection makes, for a user with benchFacts facts.
-func BenchFacts(b *testing.B, st facts.Store) {
+func benchFacts(b *testing.B, st facts.Store) {
 	ctx := context.Background()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var put []facts.Fact
-	for k := range benchFacts {
+	for k := range benchUserFacts {
 		put = append(put, benchFact("u", k, at))
 	}
 	if err := st.Update(ctx, "", "u", func([]facts.Fact) (facts.Changes, error) { return facts.Changes{Put: put}, nil }); err != nil {
@@ -71,7 +89,7 @@ func BenchFacts(b *testing.B, st facts.Store) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			fs, err := st.Facts(ctx, "", "u")
-			if err != nil || len(fs) != benchFacts {
+			if err != nil || len(fs) != benchUserFacts {
 				b.Errorf("facts: %d, %v", len(fs), err)
 				return
 			}
