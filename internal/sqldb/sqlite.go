@@ -70,8 +70,10 @@ func (s *SQLiteDB) Read(ctx context.Context, fn func(tx Tx) error) error {
 // Write implements DB. Its transactions reuse the statements prepared on
 // the write connection (stmtCache).
 func (s *SQLiteDB) Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
-	err := s.group.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return fn(ctx, cachedTx{tx, s.stmts})
+	err := guarded(ctx, fn, func(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+		return s.group.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return fn(ctx, cachedTx{tx, s.stmts})
+		})
 	})
 	s.stmts.warm(context.WithoutCancel(ctx))
 	return err

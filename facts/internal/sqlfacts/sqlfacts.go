@@ -112,34 +112,11 @@ func userFacts(ctx context.Context, q sqldb.Querier, tenant, userID string) ([]f
 }
 
 // fnErr carries out of the write transaction what is the caller's to
-// see as it is: an error of fn or of the check of its changes, or fn's
-// panic, raised again in the caller's goroutine (on SQLite fn runs in the
-// group writer's).
-type fnErr struct {
-	err   error
-	panic any
-}
+// see as it is: an error of fn or of the check of its changes. (A panic
+// of fn reaches the caller through sqldb's Write.)
+type fnErr struct{ err error }
 
-func (e *fnErr) Error() string {
-	if e.err == nil {
-		return fmt.Sprint("panic: ", e.panic)
-	}
-	return e.err.Error()
-}
-
-// call runs fn, turning its error or panic into a *fnErr.
-func call(fn func([]facts.Fact) (facts.Changes, error), current []facts.Fact) (c facts.Changes, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &fnErr{panic: p}
-		}
-	}()
-	c, err = fn(current)
-	if err != nil {
-		return c, &fnErr{err: err}
-	}
-	return c, nil
-}
+func (e *fnErr) Error() string { return e.err.Error() }
 
 // Update implements facts.Store: in one write transaction (on SQLite
 // possibly shared with other Updates of the process, each in a savepoint
@@ -163,9 +140,9 @@ func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]fac
 		if err != nil {
 			return err
 		}
-		c, err := call(fn, current)
+		c, err := fn(current)
 		if err != nil {
-			return err
+			return &fnErr{err: err}
 		}
 		taken := func(id string) (bool, error) {
 			var ok bool
@@ -183,9 +160,6 @@ func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]fac
 	})
 	var fe *fnErr
 	if errors.As(err, &fe) {
-		if fe.err == nil {
-			panic(fe.panic)
-		}
 		return fe.err
 	}
 	if err != nil {
