@@ -14,15 +14,14 @@ import (
 // reader itself (pgx keeps each connection's prepared statements).
 //
 // Queries built at run time could make the statements grow without end,
-// so past maxPrepared of them a new query runs unprepared.
+// so past maxStmts of them (as for the write statements, stmtCache) a new
+// query runs unprepared.
 type Prepared struct {
 	Querier
 	db    *sql.DB // nil: no statements kept
 	stmts sync.Map
 	count atomic.Int64
 }
-
-const maxPrepared = 512
 
 // NewPrepared returns a Prepared over db's reader. Close it before db.
 func NewPrepared(db DB) *Prepared {
@@ -39,7 +38,7 @@ func (p *Prepared) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := p.stmts.Load(query); ok {
 		return st.(*sql.Stmt), nil
 	}
-	if p.count.Load() >= maxPrepared {
+	if p.count.Load() >= maxStmts {
 		return nil, nil
 	}
 	st, err := p.db.PrepareContext(ctx, rebind(query))

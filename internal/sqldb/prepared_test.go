@@ -71,14 +71,14 @@ func TestPrepared(t *testing.T) {
 				t.Fatal("a query that does not prepare: no error")
 			}
 			// Past its most, it runs new queries all the same.
-			for i := range 600 {
+			for i := range 300 {
 				var v int64
 				if err := p.QueryRow(ctx, fmt.Sprintf(`SELECT v + %d FROM t WHERE k = $1`, i), "a").Scan(&v); err != nil || v != int64(1+i) {
 					t.Fatalf("query %d: %d, %v", i, v, err)
 				}
 			}
-			if sqlite && p.Len() != 512 {
-				t.Fatalf("Len = %d, want 512, the most", p.Len())
+			if sqlite && p.Len() != 256 {
+				t.Fatalf("Len = %d, want 256, the most", p.Len())
 			}
 		})
 	}

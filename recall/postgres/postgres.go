@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/migrate"
-	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/recall/internal/sqlindex"
@@ -111,20 +110,16 @@ func open(ctx context.Context, connString string, opts Options, probe prober) (*
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pgdb.Open(ctx, connString, opts.Schema, opts.MaxConns)
+	db, err := sqldb.OpenPostgres(ctx, connString, opts.Schema, opts.MaxConns, migrations)
 	if err != nil {
 		return nil, err
 	}
-	if err := migrate.Postgres(ctx, pool, opts.Schema, migrations); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	p := &Backend{pool: pool, db: sqldb.NewPostgres(pool), schema: opts.Schema, log: opts.Logger}
+	p := &Backend{pool: db.Pool(), db: db, schema: opts.Schema, log: opts.Logger}
 	if p.log == nil {
 		p.log = slog.Default()
 	}
 	if err := p.setUpPGVector(ctx, mode, opts.PGVectorHNSW, probe); err != nil {
-		pool.Close()
+		db.Close()
 		return nil, err
 	}
 	p.Index = sqlindex.New(p.db, sqlindex.Config{Name: "recall/postgres", Dialect: tsv{}, Nearest: p.nearest})

@@ -58,11 +58,11 @@ var _ recall.Backend = (*Backend)(nil)
 // Open opens (creating it if needed) the SQLite database at path, or
 // sqlitedb.MemoryPath, and brings the recall tables up to date.
 func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
-	db, err := sqlitedb.OpenMigrated(ctx, path, opts, migrations)
+	db, err := sqldb.OpenSQLite(ctx, path, opts, migrations)
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{sqlindex.New(sqldb.NewSQLite(db), sqlindex.Config{Name: "recall/sqlite", Dialect: fts{}})}, nil
+	return &Backend{sqlindex.New(db, sqlindex.Config{Name: "recall/sqlite", Dialect: fts{}})}, nil
 }
 
 // fts is the SQLite dialect of the index: the documents' terms in the

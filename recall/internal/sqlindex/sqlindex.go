@@ -20,12 +20,9 @@ package sqlindex
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/agentmem/agentmem/internal/sqldb"
-	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/recall"
 )
 
@@ -70,10 +67,10 @@ type Config struct {
 // Index is a recall.Backend over a sqldb.DB. It is safe for concurrent
 // use.
 type Index struct {
-	q       *Queries
-	name    string
+	q *Queries
+	// g closes the database once, and names and classifies the errors.
+	g       *sqldb.Guard
 	nearest func(ctx context.Context, q *Queries, vq recall.VectorQuery) ([]recall.Match, bool, error)
-	closed  atomic.Bool
 }
 
 var _ recall.Backend = (*Index)(nil)
@@ -83,36 +80,16 @@ var _ recall.Backend = (*Index)(nil)
 func New(db sqldb.DB, c Config) *Index {
 	return &Index{
 		q:       &Queries{db: db, d: c.Dialect, sql: textOf(db.Dialect()), reader: sqldb.NewPrepared(db)},
-		name:    c.Name,
+		g:       sqldb.NewGuard(db, c.Name, recall.ErrClosed),
 		nearest: c.Nearest,
 	}
 }
 
 // Close closes the database; later calls fail with recall.ErrClosed.
 func (x *Index) Close() error {
-	if x.closed.Swap(true) {
-		return nil
-	}
+	err := x.g.Close()
 	x.q.reader.Close()
-	return x.q.db.Close()
-}
-
-// open returns recall.ErrClosed once the Index is closed.
-func (x *Index) open() error {
-	if x.closed.Load() {
-		return recall.ErrClosed
-	}
-	return nil
-}
-
-// err is the error of an operation that failed with err: recall.ErrClosed
-// once the Index is closed, else err marked transient or not by the
-// database's dialect.
-func (x *Index) err(op string, err error) error {
-	if x.closed.Load() || errors.Is(err, sqlitedb.ErrGroupClosed) {
-		return fmt.Errorf("%s: %s: %w", x.name, op, recall.ErrClosed)
-	}
-	return fmt.Errorf("%s: %s: %w", x.name, op, x.q.db.Dialect().Classify(err))
+	return err
 }
 
 // delta is a change of a tenant's statistics.
@@ -123,7 +100,7 @@ type delta struct{ n, len int64 }
 // exact; SQLite has one writer), then applies the change of the tenant's
 // statistics fn returns, with the number of documents it touched.
 func (x *Index) write(ctx context.Context, op, tenant string, fn func(ctx context.Context, tx sqldb.Tx) (int, delta, error)) (int, error) {
-	if err := x.open(); err != nil {
+	if err := x.g.Closed(op); err != nil {
 		return 0, err
 	}
 	var n int
@@ -148,7 +125,7 @@ func (x *Index) write(ctx context.Context, op, tenant string, fn func(ctx contex
 		return err
 	})
 	if err != nil {
-		return 0, x.err(op, err)
+		return 0, x.g.Err(op, err)
 	}
 	return n, nil
 }
@@ -218,12 +195,12 @@ const docColumns = `id, tenant, text, metadata, time, grp, seq, embedding, emb_m
 
 // queryDocs runs a query of docColumns' rows.
 func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([]recall.Doc, error) {
-	if err := x.open(); err != nil {
+	if err := x.g.Closed(op); err != nil {
 		return nil, err
 	}
 	rows, err := x.q.reader.Query(ctx, query, args...)
 	if err != nil {
-		return nil, x.err(op, err)
+		return nil, x.g.Err(op, err)
 	}
 	defer rows.Close()
 	var out []recall.Doc
@@ -234,20 +211,20 @@ func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([
 			emb  vecScan
 		)
 		if err := rows.Scan(&d.ID, &d.Tenant, &d.Text, &meta, sqldb.ScanTime(&d.Time), &d.Group, &d.Seq, x.q.sql.vecDest(&emb), &d.EmbeddingModel); err != nil {
-			return nil, x.err(op, err)
+			return nil, x.g.Err(op, err)
 		}
 		if meta != nil {
 			if err := json.Unmarshal(meta, &d.Metadata); err != nil {
-				return nil, x.err(op, fmt.Errorf("document %q: metadata: %w", d.ID, err))
+				return nil, x.g.Err(op, fmt.Errorf("document %q: metadata: %w", d.ID, err))
 			}
 		}
 		if d.Embedding, err = emb.vector(); err != nil {
-			return nil, x.err(op, fmt.Errorf("document %q: %w", d.ID, err))
+			return nil, x.g.Err(op, fmt.Errorf("document %q: %w", d.ID, err))
 		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, x.err(op, err)
+		return nil, x.g.Err(op, err)
 	}
 	return out, nil
 }
@@ -307,7 +284,7 @@ func (x *Index) SetEmbeddings(ctx context.Context, tenant string, updates []reca
 	if len(updates) == 0 {
 		return 0, nil
 	}
-	if err := x.open(); err != nil {
+	if err := x.g.Closed("set embeddings"); err != nil {
 		return 0, err
 	}
 	var n int
@@ -324,7 +301,7 @@ func (x *Index) SetEmbeddings(ctx context.Context, tenant string, updates []reca
 		return nil
 	})
 	if err != nil {
-		return 0, x.err("set embeddings", err)
+		return 0, x.g.Err("set embeddings", err)
 	}
 	return n, nil
 }
@@ -343,13 +320,13 @@ func (x *Index) Vector(ctx context.Context, q recall.VectorQuery) ([]recall.Matc
 	if qn == 0 {
 		return nil, nil
 	}
-	if err := x.open(); err != nil {
+	if err := x.g.Closed("vector"); err != nil {
 		return nil, err
 	}
 	if x.nearest != nil {
 		ms, ok, err := x.nearest(ctx, x.q, q)
 		if err != nil {
-			return nil, x.err("vector", err)
+			return nil, x.g.Err("vector", err)
 		}
 		if ok {
 			return ms, nil
@@ -359,11 +336,11 @@ func (x *Index) Vector(ctx context.Context, q recall.VectorQuery) ([]recall.Matc
 	rows, err := x.q.reader.Query(ctx, `SELECT d.id, d.grp, d.seq, d.embedding, d.emb_norm FROM recall_docs d
 		WHERE d.tenant = $1 AND d.dims = $2 AND d.emb_norm > 0`+cond, append([]any{q.Tenant, len(q.Vector)}, fargs...)...)
 	if err != nil {
-		return nil, x.err("vector", err)
+		return nil, x.g.Err("vector", err)
 	}
 	top, _, err := x.q.ScoreRows(rows, q.Vector, q.Limit)
 	if err != nil {
-		return nil, x.err("vector", err)
+		return nil, x.g.Err("vector", err)
 	}
 	return top.Sorted(), nil
 }
@@ -377,12 +354,12 @@ func (x *Index) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.Ma
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	if err := x.open(); err != nil {
+	if err := x.g.Closed("lexical"); err != nil {
 		return nil, err
 	}
 	ms, err := x.q.d.Lexical(ctx, x.q, q, terms)
 	if err != nil {
-		return nil, x.err("lexical", err)
+		return nil, x.g.Err("lexical", err)
 	}
 	return ms, nil
 }
@@ -394,12 +371,12 @@ func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (re
 	if err := recall.CheckTenant(tenant); err != nil {
 		return recall.DocStats{}, err
 	}
-	if err := x.open(); err != nil {
+	if err := x.g.Closed("docfreqs"); err != nil {
 		return recall.DocStats{}, err
 	}
 	n, _, err := x.q.Stats(ctx, tenant)
 	if err != nil {
-		return recall.DocStats{}, x.err("docfreqs", err)
+		return recall.DocStats{}, x.g.Err("docfreqs", err)
 	}
 	st := recall.DocStats{Docs: n, DF: map[string]int64{}}
 	terms = recall.UniqueTerms(terms)
@@ -408,7 +385,7 @@ func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (re
 	}
 	df, err := x.q.TermDocs(ctx, tenant, terms)
 	if err != nil {
-		return recall.DocStats{}, x.err("docfreqs", err)
+		return recall.DocStats{}, x.g.Err("docfreqs", err)
 	}
 	for t, d := range df {
 		if d > 0 {
@@ -420,24 +397,24 @@ func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (re
 
 // Tenants implements recall.Backend.
 func (x *Index) Tenants(ctx context.Context) ([]string, error) {
-	if err := x.open(); err != nil {
+	if err := x.g.Closed("tenants"); err != nil {
 		return nil, err
 	}
 	rows, err := x.q.reader.Query(ctx, x.q.sql.tenants)
 	if err != nil {
-		return nil, x.err("tenants", err)
+		return nil, x.g.Err("tenants", err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
-			return nil, x.err("tenants", err)
+			return nil, x.g.Err("tenants", err)
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, x.err("tenants", err)
+		return nil, x.g.Err("tenants", err)
 	}
 	return out, nil
 }
