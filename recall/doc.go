@@ -37,7 +37,9 @@
 // package recall/postgres (built-in full-text search; "postgres://")
 // implement Backend and pass the conformance suite of package
 // recall/recalltest. All three analyze with Tokenize and compute the same
-// BM25, so they rank alike.
+// BM25, so they rank alike. The two SQL backends are one implementation
+// (recall/internal/sqlindex, over internal/sqldb) and differ only in their
+// lexical index and, on PostgreSQL, pgvector.
 //
 // # Conversations
 //
