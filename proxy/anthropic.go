@@ -79,7 +79,7 @@ func blocks(raw json.RawMessage, field string) ([]anthropicBlockIn, error) {
 // (thinking, documents) are refused. Errors are *Error (400) naming the
 // field, such as "messages[2].content[0].tool_use_id".
 func DecodeAnthropicRequest(body []byte) ([]agentmem.Message, error) {
-	fields, err := decodeBody(body)
+	fields, _, err := decodeBody(body)
 	if err != nil {
 		return nil, err
 	}

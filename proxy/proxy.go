@@ -294,7 +294,7 @@ func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect) error 
 		return &Error{Status: http.StatusBadRequest, Code: CodeUpstreamNotConfigured,
 			Message: fmt.Sprintf("this server has no upstream provider for the %s API: start it with %s (or its environment variable)", d.name(), d.flag())}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.cfg.MaxBodyBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, p.cfg.MaxBodyBytes), r.ContentLength, p.cfg.MaxBodyBytes)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
@@ -312,6 +312,29 @@ func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect) error 
 		return err
 	}
 	return p.forward(w, r, d, up, c.body, c)
+}
+
+// readBody reads a body of at most max bytes, into a buffer of the size
+// it announces (a resent history is large: growing a buffer to it would
+// copy it over and over).
+func readBody(r io.Reader, size, max int64) ([]byte, error) {
+	if size <= 0 || size > max {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, size+1) // +1: EOF is read into a buffer with room
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than announced: grow
+		}
+	}
 }
 
 // options are the agentmem request headers.
@@ -356,26 +379,28 @@ func (p *Proxy) options(r *http.Request) (options, error) {
 }
 
 // decodeBody decodes a request body: a JSON object whose members are
-// kept as they came. What encoding/json would change silently (invalid
-// UTF-8, a lone surrogate escape, a repeated key) is refused: what is
-// recorded is what was sent.
-func decodeBody(body []byte) (map[string]json.RawMessage, error) {
+// kept as they came, and their keys in order. What encoding/json would
+// change silently (invalid UTF-8, a lone surrogate escape, a repeated
+// key) is refused: what is recorded is what was sent.
+func decodeBody(body []byte) (map[string]json.RawMessage, []string, error) {
 	if err := jsoncheck.Check(body); err != nil {
 		var je *jsoncheck.Error
 		if errors.As(err, &je) {
-			return nil, invalid(je.Path, "%s", je.Reason)
+			return nil, nil, invalid(je.Path, "%s", je.Reason)
 		}
-		return nil, invalid("", "%v", err)
+		return nil, nil, invalid("", "%v", err)
 	}
 	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
-		return nil, invalid("", "the request body must be a JSON object")
+		return nil, nil, invalid("", "the request body must be a JSON object")
 	}
 	fields := map[string]json.RawMessage{}
+	var keys []string
 	_ = jsoncheck.Members(body, func(key, raw []byte) error {
 		fields[string(key)] = raw
+		keys = append(keys, string(key))
 		return nil
 	})
-	return fields, nil
+	return fields, keys, nil
 }
 
 // prepare records a request's new messages in its session and builds the
@@ -401,27 +426,26 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	}
 	var (
 		fields map[string]json.RawMessage
-		raws   []json.RawMessage
-		hashes []uint64
+		keys   []string
+		mk     mark
 		msgs   []agentmem.Message
 		rec    *recorded
 	)
 	if sess != nil {
-		var m *memo
-		var ok bool
-		if fields, raws, hashes, m, ok = p.quickBody(body, d, key, sess); ok {
-			if rec, msgs, ok = p.fastRecord(ctx, d, key, m, m.tail(raws, hashes)); !ok {
+		if sc, m, memo, ok := p.quickBody(body, d, key, sess); ok {
+			if rec, msgs, ok = p.fastRecord(ctx, d, key, memo, sc.tail); ok {
+				fields, keys, mk = sc.fields, sc.keys, m
+			} else {
 				rec = nil
 			}
 		}
 	}
 	created := false
 	if rec == nil {
-		if fields, err = decodeBody(body); err != nil {
+		if fields, keys, err = decodeBody(body); err != nil {
 			return nil, err
 		}
-		raws = elements(fields)
-		hashes = p.memos.hash(fields, raws, d.systemMember())
+		mk = p.memos.markOf(fields, d.systemMember())
 		if msgs, err = d.decode(fields); err != nil {
 			return nil, err
 		}
@@ -437,7 +461,7 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	}
 	var model string
 	_ = json.Unmarshal(fields["model"], &model)
-	p.remember(d, key, sess.CreatedAt, rec, hashes)
+	p.remember(d, key, sess.CreatedAt, rec, mk)
 	counter := p.counterFor(model)
 	budget := o.budget
 	if budget == 0 {
@@ -484,7 +508,7 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	if err := d.encode(fields, out); err != nil {
 		return nil, err
 	}
-	sent, err := json.Marshal(fields)
+	sent, err := encodeBody(keys, fields)
 	if err != nil {
 		return nil, err
 	}
