@@ -102,6 +102,10 @@ const (
 	// recordAttempts bounds the tries of recording a request that
 	// another writer of the session got ahead of.
 	recordAttempts = 5
+	// historyHead and historyTail (plus the request's messages) are the
+	// steps of each end of a session's working set read to recognise a
+	// request of new messages only.
+	historyHead, historyTail = 8, 8
 )
 
 // RecallHeader introduces the recalled turns in the system prompt.
@@ -580,13 +584,22 @@ func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.
 }
 
 func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message) (*recorded, error) {
-	h, err := p.svc.History(ctx, tenant, sid)
+	// The ends of the working set first: enough for a request of new
+	// messages only (planNewOnly), the common case after the first.
+	h, err := p.svc.HistoryEnds(ctx, tenant, sid, historyHead, len(msgs)+historyTail)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := planHistory(h.Steps, msgs)
-	if err != nil {
-		return nil, err
+	pl, ok := planNewOnly(h.Steps[:h.Head], h.Steps[h.Head:], h.Omitted > 0, msgs)
+	if !ok {
+		if h.Omitted > 0 {
+			if h, err = p.svc.History(ctx, tenant, sid); err != nil {
+				return nil, err
+			}
+		}
+		if pl, err = planHistory(h.Steps, msgs); err != nil {
+			return nil, err
+		}
 	}
 	last := h.LastSeq
 	rec := &recorded{rule: pl.rule}
