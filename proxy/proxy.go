@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -75,6 +76,15 @@ const (
 	HeaderRecallInjected = "X-Agentmem-Recall-Injected"
 	// HeaderCreated is "true" when the request created the session.
 	HeaderCreated = "X-Agentmem-Session-Created"
+)
+
+// RequestHeaders are the agentmem request headers the proxy reads, and
+// ResponseHeaders those of its answers: a server lets browser pages send
+// and read them (CORS).
+var (
+	RequestHeaders  = []string{HeaderSession, HeaderUser, HeaderBudget, HeaderFacts, HeaderRecall}
+	ResponseHeaders = []string{HeaderSession, HeaderCreated, HeaderBudget, HeaderContextTokens, HeaderTokenizer, HeaderStepsKept,
+		HeaderStepsDropped, HeaderStepsTruncated, HeaderHistory, HeaderAppended, HeaderRewound, HeaderFactsInjected, HeaderRecallInjected}
 )
 
 // Defaults and bounds.
@@ -181,6 +191,8 @@ type Proxy struct {
 	log     *slog.Logger
 	memos   *memos
 	fast    atomic.Int64 // requests recorded by the fast path (memo.go)
+	// observers watch the calls (observe.go).
+	observers atomic.Pointer[[]Observer]
 }
 
 // New returns a proxy for cfg.
@@ -234,13 +246,13 @@ func New(cfg Config) (*Proxy, error) {
 // the sessions service). Errors of the upstream provider are relayed as
 // they came.
 func (p *Proxy) ChatCompletions(w http.ResponseWriter, r *http.Request) error {
-	return p.handle(w, r, openAI{})
+	return p.observed(w, r, openAI{})
 }
 
 // Messages serves POST /v1/messages (Anthropic's Messages API), as
 // ChatCompletions does.
 func (p *Proxy) Messages(w http.ResponseWriter, r *http.Request) error {
-	return p.handle(w, r, anthropic{})
+	return p.observed(w, r, anthropic{})
 }
 
 // dialect is one provider API's wire format.
@@ -290,9 +302,12 @@ type call struct {
 	body   []byte
 	header http.Header // the agentmem response headers
 	meta   map[string]string
+	// What the context held, and the request's messages appended.
+	tokens, kept, dropped, appended int
 }
 
-func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect) error {
+// handle serves a call, filling in st and tm as it goes.
+func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect, st *Stats, tm *timing) error {
 	up := d.upstream(&p.cfg)
 	if up.BaseURL == "" {
 		return &Error{Status: http.StatusBadRequest, Code: CodeUpstreamNotConfigured,
@@ -309,13 +324,14 @@ func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect) error 
 	}
 	sid := r.Header.Get(HeaderSession)
 	if sid == "" {
-		return p.forward(w, r, d, up, body, nil)
+		return p.forward(w, r, d, up, body, nil, st, tm)
 	}
 	c, err := p.prepare(r, d, sid, body)
 	if err != nil {
 		return err
 	}
-	return p.forward(w, r, d, up, c.body, c)
+	st.ContextTokens, st.StepsKept, st.StepsDropped, st.Appended = c.tokens, c.kept, c.dropped, c.appended
+	return p.forward(w, r, d, up, c.body, c, st, tm)
 }
 
 // readBody reads a body of at most max bytes, into a buffer of the size
@@ -535,7 +551,8 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	meta := callRecord{API: d.name(), Model: model, Budget: budget, Tokens: tokens, Tokenizer: counter.Name(),
 		Kept: len(cx.Steps), Dropped: cx.DroppedSteps, Truncated: len(cx.Truncated), History: rec.rule,
 		Facts: factIDs, Recall: recallIDs, Seq: cx.LastSeq}
-	return &call{key: key, seq: rec.last, body: sent, header: h, meta: meta.metadata()}, nil
+	return &call{key: key, seq: rec.last, body: sent, header: h, meta: meta.metadata(),
+		tokens: tokens, kept: len(cx.Steps), dropped: cx.DroppedSteps, appended: rec.appended}, nil
 }
 
 // createSession creates the session and reports whether this request did
@@ -752,7 +769,7 @@ var hopHeaders = map[string]bool{
 
 // forward sends body to the upstream and relays its answer; with a call,
 // it records the reply.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Upstream, body []byte, c *call) error {
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Upstream, body []byte, c *call, st *Stats, tm *timing) error {
 	ctx := r.Context()
 	target := up.BaseURL + d.path()
 	if r.URL.RawQuery != "" {
@@ -772,6 +789,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 	d.credentials(out, r, up.APIKey)
 	out.Header.Set("Content-Type", "application/json")
 	start := time.Now()
+	tm.sent = start
 	resp, err := p.client.Do(out)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -783,7 +801,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 	defer resp.Body.Close()
 	h := w.Header()
 	for k, vs := range resp.Header {
-		if !hopHeaders[k] {
+		// The server's CORS headers stand, not the provider's; its Vary
+		// (Origin) is kept beside the provider's.
+		switch {
+		case hopHeaders[k] || strings.HasPrefix(k, "Access-Control-"):
+		case k == "Vary":
+			h[k] = append(slices.Clip(h[k]), vs...)
+		default:
 			h[k] = vs
 		}
 	}
@@ -792,22 +816,26 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 			h[k] = vs
 		}
 	}
+	st.Status = resp.StatusCode
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if ok && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var acc accumulator
 		if c != nil {
 			acc = d.stream()
 		}
-		p.relayStream(w, resp, acc, c)
+		st.Stream = true
+		st.Cut, st.Reply = p.relayStream(w, resp, acc, c, tm)
 		return nil
 	}
 	if !ok || c == nil {
 		w.WriteHeader(resp.StatusCode)
-		p.copyBody(w, resp.Body)
+		st.Cut = !p.copyBody(w, resp.Body, tm)
 		return nil
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, p.cfg.MaxReplyBytes+1))
+	tm.end()
 	if err != nil {
+		st.Status = 0
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -818,34 +846,39 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 		// Too large to record: relayed as it comes, and logged.
 		p.log.Warn("proxy: an answer too large to record was relayed", "tenant", c.key.Tenant, "session", c.key.ID, "limit", p.cfg.MaxReplyBytes)
 		p.memos.put(c.key, nil)
+		tm.ended = time.Time{} // the answer goes on
 		w.WriteHeader(resp.StatusCode)
-		if _, err := w.Write(raw); err == nil {
-			p.copyBody(w, resp.Body)
-		}
+		_, err := w.Write(raw)
+		st.Cut = err != nil || !p.copyBody(w, resp.Body, tm)
 		return nil
 	}
 	if msg, ok := d.reply(raw); ok {
-		p.recordReply(ctx, c, msg, false)
+		st.Reply = p.recordReply(ctx, c, msg, false)
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(raw)
 	return nil
 }
 
-// copyBody relays a body as it arrives.
-func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader) {
+// copyBody relays a body as it arrives, and reports whether all of it
+// was (the upstream ended it, and the client took it).
+func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader, tm *timing) bool {
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := body.Read(buf)
+		if err != nil {
+			tm.end()
+		}
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
+				tm.end()
+				return false
 			}
 			_ = rc.Flush()
 		}
 		if err != nil {
-			return
+			return err == io.EOF
 		}
 	}
 }
@@ -854,8 +887,9 @@ func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader) {
 // record of the call in its metadata, right after the request's messages
 // if no other writer got in between (then the memo of the session is
 // kept up to date), else after what they wrote. It does not fail the
-// answer, which the client is already getting: a failure is logged.
-func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, stream bool) {
+// answer, which the client is already getting: a failure is logged. It
+// reports whether the reply was recorded.
+func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, stream bool) bool {
 	msg.Metadata = c.meta
 	if stream {
 		msg.Metadata = cloneWith(c.meta, MetaStream, "true")
@@ -873,9 +907,10 @@ func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, 
 	if err != nil {
 		p.memos.put(c.key, nil)
 		p.log.Error("proxy: recording the reply failed", "tenant", c.key.Tenant, "session", c.key.ID, "err", err)
-		return
+		return false
 	}
 	p.replied(c.key, c.seq, resp.LastSeq, msg)
+	return true
 }
 
 func cloneWith(m map[string]string, k, v string) map[string]string {
