@@ -19,6 +19,7 @@ type anthropic struct{}
 func (anthropic) name() string                { return render.NameAnthropic }
 func (anthropic) upstream(c *Config) Upstream { return c.Anthropic }
 func (anthropic) path() string                { return "/v1/messages" }
+func (anthropic) route() string               { return "/v1/messages" }
 func (anthropic) flag() string                { return "--anthropic-base-url" }
 func (anthropic) stream() accumulator {
 	return &anthropicStream{blocks: map[int]*anthropicStreamBlock{}}

@@ -62,10 +62,7 @@ func (p *Proxy) Observe(o Observer) {
 
 // observed serves a call through handle and reports it to the observers.
 func (p *Proxy) observed(w http.ResponseWriter, r *http.Request, d dialect) error {
-	st := &Stats{Route: d.path(), Session: r.Header.Get(HeaderSession) != ""}
-	if d.name() == "openai" {
-		st.Route = "/v1" + d.path()
-	}
+	st := &Stats{Route: d.route(), Session: r.Header.Get(HeaderSession) != ""}
 	start := time.Now()
 	tm := &timing{}
 	err := p.handle(w, r, d, st, tm)

@@ -263,6 +263,8 @@ type dialect interface {
 	upstream(c *Config) Upstream
 	// path is the route's path after the base URL.
 	path() string
+	// route is the path of the proxy's route.
+	route() string
 	// flag names the serve flag that configures the upstream.
 	flag() string
 	// decode returns the request's messages in canonical form.
