@@ -5,9 +5,29 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
+
+// Append implements store.Store. The request is validated, and its steps
+// encoded, before it is queued; then the store's committer runs it in a
+// write transaction (sqlstore.AppendTx), possibly shared with other
+// appends that were waiting at the same time, each inside a savepoint of
+// its own: its entries are stored all or none, appenders of one session
+// are serialized, and Append returns only after the transaction is
+// committed, fsync included.
+func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	if err := sqlstore.CheckOpen(s.Store); err != nil {
+		return nil, err
+	}
+	encoded, err := store.ValidateAppendEncoded(req)
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, req, encoded)
+}
 
 // Group commit.
 //
@@ -94,7 +114,7 @@ func (s *Store) runBatch(batch []*appendOp) {
 	// statement would roll back the whole transaction, the other appends'
 	// work included. A cancelled append is skipped before it starts.
 	ctx := context.Background()
-	now := s.now()
+	now := sqlstore.Now(s.Store)
 	failAll := func(err error) {
 		for _, op := range batch {
 			op.resp, op.err = nil, err
@@ -102,7 +122,7 @@ func (s *Store) runBatch(batch []*appendOp) {
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		failAll(s.dbErr("append", err))
+		failAll(sqlstore.Err(s.Store, "append", err))
 		return
 	}
 	for _, op := range batch {
@@ -110,28 +130,28 @@ func (s *Store) runBatch(batch []*appendOp) {
 			op.err = fmt.Errorf("sqlite: append: %w", sqlitedb.Classify(err))
 			continue
 		}
-		op.resp, op.err = runOne(ctx, cachedTx{tx, s.wStmts}, op, now)
-		if op.err != nil && !isStoreErr(op.err) {
+		op.resp, op.err = s.runOne(ctx, cachedTx{tx, s.wStmts}, op, now)
+		if op.err != nil && !sqlstore.IsStoreErr(op.err) {
 			// A database error (I/O, disk full...) may have ended the
 			// transaction behind our back: give up on the whole batch
 			// rather than run the rest outside it.
 			tx.Rollback() //nolint:errcheck // the batch fails either way
-			failAll(s.dbErr("append", op.err))
+			failAll(sqlstore.Err(s.Store, "append", op.err))
 			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		failAll(s.dbErr("append: commit", err))
+		failAll(sqlstore.Err(s.Store, "append: commit", err))
 	}
 }
 
 // runOne runs one append of a batch inside a savepoint, and rolls back to
 // it if the append fails, so that it changes nothing.
-func runOne(ctx context.Context, tx querier, op *appendOp, now time.Time) (*store.AppendResponse, error) {
+func (s *Store) runOne(ctx context.Context, tx cachedTx, op *appendOp, now time.Time) (*store.AppendResponse, error) {
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT append"); err != nil {
 		return nil, err
 	}
-	resp, err := appendTx(ctx, tx, op.req, op.encoded, now)
+	resp, err := sqlstore.AppendTx(ctx, s.Store, sqldb.NewSQLiteQuerier(tx), op.req, op.encoded, now)
 	if err != nil {
 		_, rbErr := tx.ExecContext(ctx, "ROLLBACK TO append")
 		if rbErr == nil {

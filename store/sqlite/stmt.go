@@ -83,14 +83,70 @@ func (c *stmtCache) close() {
 	}
 }
 
+// prepare returns the prepared statement for query, preparing it now if
+// it is not yet, or nil if that fails. The caller must hold no connection
+// of the database.
+func (c *stmtCache) prepare(ctx context.Context, query string) *sql.Stmt {
+	c.mu.Lock()
+	st, closed := c.m[query], c.closed
+	c.mu.Unlock()
+	if st != nil || closed {
+		return st
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil // it runs unprepared instead
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev := c.m[query]; prev != nil || c.closed {
+		st.Close()
+		return prev
+	}
+	c.m[query] = st
+	return st
+}
+
+// cachedDB runs statements outside a transaction with the statements of
+// a stmtCache, preparing each the first time it runs. It implements
+// sqldb.SQLConn.
+type cachedDB struct {
+	db *sql.DB
+	c  *stmtCache
+}
+
+// ExecContext implements sqldb.SQLConn.
+func (d cachedDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := d.c.prepare(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return d.db.ExecContext(ctx, query, args...)
+}
+
+// QueryContext implements sqldb.SQLConn.
+func (d cachedDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := d.c.prepare(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return d.db.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext implements sqldb.SQLConn.
+func (d cachedDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := d.c.prepare(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return d.db.QueryRowContext(ctx, query, args...)
+}
+
 // cachedTx is a transaction that uses the statements of a stmtCache. It
-// implements querier.
+// implements sqldb.SQLConn.
 type cachedTx struct {
 	tx *sql.Tx
 	c  *stmtCache
 }
 
-// ExecContext implements querier.
+// ExecContext implements sqldb.SQLConn.
 func (t cachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if st := t.c.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
@@ -98,7 +154,7 @@ func (t cachedTx) ExecContext(ctx context.Context, query string, args ...any) (s
 	return t.tx.ExecContext(ctx, query, args...)
 }
 
-// QueryContext implements querier.
+// QueryContext implements sqldb.SQLConn.
 func (t cachedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if st := t.c.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
@@ -106,7 +162,7 @@ func (t cachedTx) QueryContext(ctx context.Context, query string, args ...any) (
 	return t.tx.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext implements querier.
+// QueryRowContext implements sqldb.SQLConn.
 func (t cachedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := t.c.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
