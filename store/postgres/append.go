@@ -29,17 +29,9 @@ import (
 // COMMIT, so an append to a session that is no branch costs two round
 // trips (a remote database is where that counts).
 func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
-	if err := sqlstore.CheckOpen(s.Store); err != nil {
-		return nil, err
-	}
-	encoded, err := store.ValidateAppendEncoded(req)
+	encoded, err := sqlstore.ValidateAppend(s.Store, req)
 	if err != nil {
 		return nil, err
-	}
-	for i, st := range req.Steps {
-		if err := sqlstore.CheckText(s.Store, fmt.Sprintf("steps[%d].id", i), st.Info().ID); err != nil {
-			return nil, err
-		}
 	}
 	now := sqlstore.Now(s.Store)
 	for attempt := 1; ; attempt++ {

@@ -11,18 +11,16 @@ import (
 	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
 
-// Append implements store.Store. The request is validated, and its steps
-// encoded, before it is queued; then the store's committer runs it in a
-// write transaction (sqlstore.AppendTx), possibly shared with other
+// Append implements store.Store through the group committer below: the
+// calling goroutine checks the request and encodes its steps
+// (sqlstore.ValidateAppend) and queues it; the committer runs it
+// (sqlstore.AppendTx) in a write transaction, possibly shared with other
 // appends that were waiting at the same time, each inside a savepoint of
-// its own: its entries are stored all or none, appenders of one session
-// are serialized, and Append returns only after the transaction is
-// committed, fsync included.
+// its own. So its entries are stored all or none, appenders of one
+// session are serialized, and Append returns only after the transaction
+// is committed, fsync included.
 func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
-	if err := sqlstore.CheckOpen(s.Store); err != nil {
-		return nil, err
-	}
-	encoded, err := store.ValidateAppendEncoded(req)
+	encoded, err := sqlstore.ValidateAppend(s.Store, req)
 	if err != nil {
 		return nil, err
 	}

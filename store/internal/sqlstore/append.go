@@ -29,6 +29,26 @@ type EntryRow struct {
 // Arg returns the row's StepID as a query argument (nil for NULL).
 func (r EntryRow) Arg() any { return nullString(r.StepID) }
 
+// ValidateAppend checks an append before it waits for the database: the
+// store is open, the request valid (store.ValidateAppendEncoded) and its
+// step IDs storable (CheckText). It returns the steps' encodings, for
+// AppendTx or PlanAppend.
+func ValidateAppend(s *Store, req store.AppendRequest) ([][]byte, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	encoded, err := store.ValidateAppendEncoded(req)
+	if err != nil {
+		return nil, err
+	}
+	for i, st := range req.Steps {
+		if err := s.checkText(fmt.Sprintf("steps[%d].id", i), st.Info().ID); err != nil {
+			return nil, err
+		}
+	}
+	return encoded, nil
+}
+
 // LockForAppendSQL is the query that reads the session an append goes to
 // under lock (FOR NO KEY UPDATE on PostgreSQL: the appenders of the
 // session queue on its row, while readers, branch creation and the

@@ -150,6 +150,17 @@ func (d *dialect) time(t time.Time) any {
 // integers as microseconds; the store's SQLite schema keeps nanoseconds.)
 func scanTime(t *time.Time) sql.Scanner { return (*timeDest)(t) }
 
+// scanTimeNotNull returns a scan destination for a time column that is
+// never NULL: t itself where the driver scans the column into a
+// time.Time (PostgreSQL: no value boxed per row; the caller takes t's
+// UTC), else scanTime(t).
+func (d *dialect) scanTimeNotNull(t *time.Time) any {
+	if d.timeNanos {
+		return scanTime(t)
+	}
+	return t
+}
+
 type timeDest time.Time
 
 func (p *timeDest) Scan(v any) error {

@@ -109,30 +109,15 @@ func (s *Store) keys(ctx context.Context, query string, args ...any) ([]store.Ke
 // branches are locked (FOR NO KEY UPDATE, in the order Delete locks them)
 // so that no compaction naming a step can be appended while it goes.
 func (s *Store) pruneCovered(ctx context.Context, tx sqldb.Tx, k store.Key, cutoff time.Time) (int64, error) {
-	o, err := s.loadSession(ctx, tx, k.Tenant, k.ID, s.d.forNoKeyUpdate, time.Time{}, true)
-	if errors.Is(err, agentmem.ErrNotFound) {
-		return 0, nil // deleted meanwhile
+	o, compSeq, work, err := s.lockedCompaction(ctx, tx, k.Tenant, k.ID)
+	if o == nil || err != nil {
+		return 0, err // deleted meanwhile, or failed
 	}
-	if err != nil {
-		return 0, err
-	}
-	segs, err := segments(ctx, tx, o)
-	if err != nil {
-		return 0, err
-	}
-	compSeq, comp, err := s.newestFull(ctx, tx, segs, true)
-	if err != nil {
-		return 0, err
-	}
-	if comp == nil || compSeq <= o.baseSeq {
+	if compSeq <= o.baseSeq {
 		return 0, nil // no compaction of its own: all of its steps are working
 	}
 	// Candidates: own steps before the compaction, older than the
 	// cut-off, not in its working set.
-	work := make(map[int64]bool, len(comp.Working))
-	for _, n := range comp.Working {
-		work[n] = true
-	}
 	var cand []int64
 	err = queryRows(ctx, tx, `SELECT seq FROM entries
 		WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND seq > $3 AND seq < $4 AND created_at < $5 ORDER BY seq`,
@@ -160,27 +145,12 @@ func (s *Store) pruneCovered(ctx context.Context, tx sqldb.Tx, k store.Key, cuto
 		if d.upto < cand[0] {
 			continue // sees none of the candidates
 		}
-		r, err := s.loadSession(ctx, tx, o.Tenant, d.id, s.d.forNoKeyUpdate, time.Time{}, true)
-		if errors.Is(err, agentmem.ErrNotFound) {
-			continue
-		}
+		r, dseq, dwork, err := s.lockedCompaction(ctx, tx, o.Tenant, d.id)
 		if err != nil {
 			return 0, err
 		}
-		dsegs, err := segments(ctx, tx, r)
-		if err != nil {
-			return 0, err
-		}
-		dseq, dcomp, err := s.newestFull(ctx, tx, dsegs, true)
-		if err != nil {
-			return 0, err
-		}
-		var dwork map[int64]bool
-		if dcomp != nil {
-			dwork = make(map[int64]bool, len(dcomp.Working))
-			for _, n := range dcomp.Working {
-				dwork[n] = true
-			}
+		if r == nil {
+			continue // deleted meanwhile
 		}
 		// d sees this session's own entries up to d.upto: of those, its
 		// working set has the ones its compaction names and all after it.
@@ -196,6 +166,33 @@ func (s *Store) pruneCovered(ctx context.Context, tx sqldb.Tx, k store.Key, cuto
 	}
 	return tx.Exec(ctx, `DELETE FROM entries WHERE tenant = $1 AND session_id = $2 AND `+s.d.in("seq", 3),
 		o.Tenant, o.ID, s.d.ints(cand))
+}
+
+// lockedCompaction loads and locks a session (FOR NO KEY UPDATE on
+// PostgreSQL) and finds the newest full compaction of its visible log:
+// its sequence number (0 if there is none) and the set of its Working
+// list. A session that is gone is nil, with no error.
+func (s *Store) lockedCompaction(ctx context.Context, tx sqldb.Tx, tenant, id string) (*SessionRow, int64, map[int64]bool, error) {
+	r, err := s.loadSession(ctx, tx, tenant, id, s.d.forNoKeyUpdate, time.Time{}, true)
+	if errors.Is(err, agentmem.ErrNotFound) {
+		return nil, 0, nil, nil
+	}
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	segs, err := segments(ctx, tx, r)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	seq, comp, err := s.newestFull(ctx, tx, segs, true)
+	if err != nil || comp == nil {
+		return r, 0, nil, err
+	}
+	work := make(map[int64]bool, len(comp.Working))
+	for _, n := range comp.Working {
+		work[n] = true
+	}
+	return r, seq, work, nil
 }
 
 // dependent is a session whose visible log includes another's entries up

@@ -60,7 +60,7 @@ const entryColumns = "seq, kind, body, created_at"
 // entries to out. Decoding (strict JSON and validation of each step) is
 // most of the cost of a long read, so a large result is decoded by
 // GOMAXPROCS goroutines.
-func queryEntries(ctx context.Context, q sqldb.Querier, out []store.Entry, query string, args ...any) ([]store.Entry, error) {
+func (s *Store) queryEntries(ctx context.Context, q sqldb.Querier, out []store.Entry, query string, args ...any) ([]store.Entry, error) {
 	var (
 		raw   [][]byte
 		first = len(out)
@@ -68,14 +68,14 @@ func queryEntries(ctx context.Context, q sqldb.Querier, out []store.Entry, query
 		kind  string
 		body  []byte
 		t     time.Time
-		dest  = []any{&seq, &kind, &body, scanTime(&t)}
+		dest  = []any{&seq, &kind, &body, s.d.scanTimeNotNull(&t)}
 	)
 	err := queryRows(ctx, q, query, args, func(rows sqldb.Rows) error {
 		body = nil // a new slice for each row: raw keeps them
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		out = append(out, store.Entry{Seq: seq, Kind: store.EntryKind(kind), Time: t})
+		out = append(out, store.Entry{Seq: seq, Kind: store.EntryKind(kind), Time: t.UTC()})
 		raw = append(raw, body)
 		return nil
 	})
@@ -166,7 +166,7 @@ func (s *Store) readEntries(ctx context.Context, q sqldb.Querier, segs []segment
 		// Newest segment first, newest entries first, then reversed.
 		for i := len(segs) - 1; i >= 0 && len(out) < req.Last; i-- {
 			sg := segs[i]
-			out, err = queryEntries(ctx, q, out, "SELECT "+entryColumns+` FROM entries
+			out, err = s.queryEntries(ctx, q, out, "SELECT "+entryColumns+` FROM entries
 				WHERE tenant = $1 AND session_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq DESC LIMIT $5`,
 				sg.tenant, sg.id, max(sg.lo, req.After), sg.hi, req.Last-len(out))
 			if err != nil {
@@ -187,7 +187,7 @@ func (s *Store) readEntries(ctx context.Context, q sqldb.Querier, segs []segment
 			}
 			limit = req.Limit - len(out)
 		}
-		out, err = queryEntries(ctx, q, out, "SELECT "+entryColumns+` FROM entries
+		out, err = s.queryEntries(ctx, q, out, "SELECT "+entryColumns+` FROM entries
 			WHERE tenant = $1 AND session_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq LIMIT $5`,
 			sg.tenant, sg.id, max(sg.lo, req.After), sg.hi, limit)
 		if err != nil {
@@ -227,7 +227,7 @@ func (s *Store) readWorkingSet(ctx context.Context, q sqldb.Querier, segs []segm
 				if sg.lo >= named[len(named)-1] || sg.hi < named[0] {
 					continue
 				}
-				entries, err = queryEntries(ctx, q, entries, "SELECT "+entryColumns+` FROM entries
+				entries, err = s.queryEntries(ctx, q, entries, "SELECT "+entryColumns+` FROM entries
 					WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND `+s.d.in("seq", 3)+` AND seq > $4 AND seq <= $5
 					ORDER BY seq`, sg.tenant, sg.id, arg, sg.lo, sg.hi)
 				if err != nil {
@@ -243,7 +243,7 @@ func (s *Store) readWorkingSet(ctx context.Context, q sqldb.Querier, segs []segm
 		if sg.hi <= compSeq {
 			continue
 		}
-		entries, err = queryEntries(ctx, q, entries, "SELECT "+entryColumns+` FROM entries
+		entries, err = s.queryEntries(ctx, q, entries, "SELECT "+entryColumns+` FROM entries
 			WHERE tenant = $1 AND session_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq`,
 			sg.tenant, sg.id, max(sg.lo, compSeq), sg.hi)
 		if err != nil {

@@ -101,11 +101,6 @@ func Err(s *Store, op string, err error) error { return s.err(op, err) }
 // NotFound is the error for a missing (or expired) session.
 func NotFound(s *Store, id string) error { return s.notFound(id) }
 
-// CheckText refuses a text value the database cannot store as
-// ErrInvalid: PostgreSQL's text has no room for the byte 0, which is
-// valid UTF-8 and so passes the store's own checks. On SQLite it is nil.
-func CheckText(s *Store, field, v string) error { return s.checkText(field, v) }
-
 func (s *Store) checkOpen() error {
 	if s.closed.Load() {
 		return store.ErrClosed
@@ -156,6 +151,10 @@ func (s *Store) conflict(format string, args ...any) error {
 	return fmt.Errorf("%s: %s: %w", s.d.name, fmt.Sprintf(format, args...), agentmem.ErrConflict)
 }
 
+// checkText refuses a text value the database cannot store as
+// ErrInvalid, before any SQL runs: PostgreSQL's text has no room for the
+// byte 0, which is valid UTF-8 and so passes the store's own checks. On
+// SQLite it is nil.
 func (s *Store) checkText(field, v string) error {
 	if s.d.noNUL && strings.IndexByte(v, 0) >= 0 {
 		return &agentmem.InvalidError{Field: field, Reason: "contains the byte 0, which PostgreSQL text cannot hold"}
