@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -42,8 +43,8 @@ func ValidateAppend(s *Store, req store.AppendRequest) ([][]byte, error) {
 		return nil, err
 	}
 	for i, st := range req.Steps {
-		if err := s.checkText(fmt.Sprintf("steps[%d].id", i), st.Info().ID); err != nil {
-			return nil, err
+		if id := st.Info().ID; s.d.noNUL && strings.IndexByte(id, 0) >= 0 {
+			return nil, s.checkText(fmt.Sprintf("steps[%d].id", i), id)
 		}
 	}
 	return encoded, nil
