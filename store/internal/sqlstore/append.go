@@ -27,8 +27,8 @@ type EntryRow struct {
 	Time time.Time
 }
 
-// Arg returns the row's StepID as a query argument (nil for NULL).
-func (r EntryRow) Arg() any { return nullString(r.StepID) }
+// stepIDArg returns the row's StepID as a query argument (nil for NULL).
+func (r EntryRow) stepIDArg() any { return nullString(r.StepID) }
 
 // ValidateAppend checks an append before it waits for the database: the
 // store is open, the request valid (store.ValidateAppendEncoded) and its
@@ -71,8 +71,9 @@ func AppendTx(ctx context.Context, s *Store, q sqldb.Querier, req store.AppendRe
 	if err != nil || len(rows) == 0 {
 		return resp, err
 	}
+	tenant, id, at := any(sess.Tenant), any(sess.ID), s.d.time(now) // boxed once
 	for _, r := range rows {
-		if _, err := q.Exec(ctx, insertEntry, sess.Tenant, sess.ID, r.Seq, string(r.Kind), r.Arg(), r.Body, s.d.time(now)); err != nil {
+		if _, err := q.Exec(ctx, insertEntry, tenant, id, r.Seq, string(r.Kind), r.stepIDArg(), r.Body, at); err != nil {
 			return nil, err
 		}
 	}
@@ -86,7 +87,7 @@ func AppendTx(ctx context.Context, s *Store, q sqldb.Querier, req store.AppendRe
 		}
 	}
 	if _, err := q.Exec(ctx, "UPDATE sessions SET last_seq = $1, updated_at = $2 WHERE tenant = $3 AND id = $4",
-		resp.LastSeq, s.d.time(now), sess.Tenant, sess.ID); err != nil {
+		resp.LastSeq, at, tenant, id); err != nil {
 		return nil, err
 	}
 	return resp, nil

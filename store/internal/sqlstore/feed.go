@@ -182,7 +182,7 @@ func (s *Store) feedSessions(ctx context.Context, tx sqldb.Tx, changes []store.C
 	}
 	now := s.now()
 	sessions := make(map[store.Key]*store.Session, len(keys))
-	err := queryRows(ctx, tx, "SELECT "+SessionColumns+" FROM sessions WHERE "+s.d.feed.keysIn,
+	err := queryRows(ctx, tx, "SELECT "+sessionColumns+" FROM sessions WHERE "+s.d.feed.keysIn,
 		[]any{s.d.strings(tenants), s.d.strings(ids)}, func(rows sqldb.Rows) error {
 			r, err := ScanSession(rows)
 			if err != nil {

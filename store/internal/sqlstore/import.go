@@ -59,7 +59,7 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 			err = s.opts.InsertEntries(ctx, tx, sess.Tenant, sess.ID, rows)
 		} else {
 			for _, e := range rows {
-				if _, err = tx.Exec(ctx, insertEntry, sess.Tenant, sess.ID, e.Seq, string(e.Kind), e.Arg(), e.Body, s.d.time(e.Time)); err != nil {
+				if _, err = tx.Exec(ctx, insertEntry, sess.Tenant, sess.ID, e.Seq, string(e.Kind), e.stepIDArg(), e.Body, s.d.time(e.Time)); err != nil {
 					break
 				}
 			}

@@ -25,34 +25,34 @@ type SessionRow struct {
 	baseSeq int64
 }
 
-// SessionColumns are the columns ScanSession reads, in its order.
-const SessionColumns = `id, tenant, user_id, agent, parent_id, fork_seq, base_id, base_seq,
+// sessionColumns are the columns ScanSession reads, in its order.
+const sessionColumns = `id, tenant, user_id, agent, parent_id, fork_seq, base_id, base_seq,
 	metadata, retention, expires_at, created_at, updated_at, last_seq`
 
-// Scanner is a row to scan: sqldb.Row or sqldb.Rows, or a driver's.
-type Scanner interface{ Scan(dest ...any) error }
+// scanner is a row to scan: sqldb.Row or sqldb.Rows, or a driver's.
+type scanner interface{ Scan(dest ...any) error }
 
-// ScanSession scans a row of SessionColumns.
-func ScanSession(sc Scanner) (*SessionRow, error) {
-	var (
+// ScanSession scans a row of sessionColumns.
+func ScanSession(sc scanner) (*SessionRow, error) {
+	// One allocation for the row and its nullable columns.
+	row := &struct {
 		r                          SessionRow
 		parentID, baseID, metadata sql.NullString
-		retention                  string
-	)
-	err := sc.Scan(&r.ID, &r.Tenant, &r.UserID, &r.Agent, &parentID, &r.ForkSeq, &baseID, &r.baseSeq,
-		&metadata, &retention, scanTime(&r.ExpiresAt), scanTime(&r.CreatedAt), scanTime(&r.UpdatedAt), &r.LastSeq)
+	}{}
+	r := &row.r
+	err := sc.Scan(&r.ID, &r.Tenant, &r.UserID, &r.Agent, &row.parentID, &r.ForkSeq, &row.baseID, &r.baseSeq,
+		&row.metadata, (*string)(&r.Retention), scanTime(&r.ExpiresAt), scanTime(&r.CreatedAt), scanTime(&r.UpdatedAt), &r.LastSeq)
 	if err != nil {
 		return nil, err
 	}
-	r.ParentID = parentID.String
-	r.baseID = baseID.String
-	r.Retention = store.Retention(retention)
-	if metadata.Valid {
-		if err := json.Unmarshal([]byte(metadata.String), &r.Metadata); err != nil {
+	r.ParentID = row.parentID.String
+	r.baseID = row.baseID.String
+	if row.metadata.Valid {
+		if err := json.Unmarshal([]byte(row.metadata.String), &r.Metadata); err != nil {
 			return nil, fmt.Errorf("session %q: metadata: %w", r.ID, err)
 		}
 	}
-	return &r, nil
+	return r, nil
 }
 
 // loadSession reads the row of a tenant's session, with lock (one of the
@@ -76,7 +76,7 @@ func (s *Store) loadSession(ctx context.Context, q sqldb.Querier, tenant, id, lo
 	return r, nil
 }
 
-const selectSession = "SELECT " + SessionColumns + " FROM sessions WHERE tenant = $1 AND id = $2"
+const selectSession = "SELECT " + sessionColumns + " FROM sessions WHERE tenant = $1 AND id = $2"
 
 func nullString(s string) any {
 	if s == "" {
@@ -104,7 +104,7 @@ func (s *Store) insertSession(ctx context.Context, q sqldb.Querier, r *SessionRo
 	if err != nil {
 		return false, err
 	}
-	n, err := q.Exec(ctx, "INSERT INTO sessions ("+SessionColumns+`)
+	n, err := q.Exec(ctx, "INSERT INTO sessions ("+sessionColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 		ON CONFLICT (tenant, id) DO NOTHING`,
 		r.ID, r.Tenant, r.UserID, r.Agent, nullString(r.ParentID), r.ForkSeq, nullString(r.baseID), r.baseSeq,
@@ -232,7 +232,7 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 		where = append(where, "(created_at, id, tenant) < ("+arg(s.d.time(after.CreatedAt))+", "+arg(after.ID)+", "+arg(after.Tenant)+")")
 	}
 	// One more than a page tells whether there is a next one.
-	query := "SELECT " + SessionColumns + " FROM sessions WHERE " + strings.Join(where, " AND ") +
+	query := "SELECT " + sessionColumns + " FROM sessions WHERE " + strings.Join(where, " AND ") +
 		" ORDER BY created_at DESC, id DESC, tenant DESC LIMIT " + arg(pageSize+1)
 	resp := &store.ListResponse{}
 	err = func() error {
