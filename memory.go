@@ -361,6 +361,28 @@ func (m *Memory) Steps() []Step {
 	return out
 }
 
+// StepEnds returns copies of the first head and the last tail steps of
+// the working set, at once, and the number of steps left out between
+// them: the ends of a long working set without copying all of it. When
+// they would overlap, first holds every step, last none and omitted is 0.
+func (m *Memory) StepEnds(head, tail int) (first, last []Step, omitted int) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := len(m.entries)
+	head, tail = max(head, 0), max(tail, 0)
+	if head+tail >= n {
+		head, tail = n, 0
+	}
+	clone := func(es []*entry) []Step {
+		out := make([]Step, len(es))
+		for i, e := range es {
+			out[i] = e.step.clone()
+		}
+		return out
+	}
+	return clone(m.entries[:head]), clone(m.entries[n-tail:]), n - head - tail
+}
+
 // Step returns a copy of the step with the given number, if it is in the
 // working set.
 func (m *Memory) Step(number int) (Step, bool) {

@@ -602,3 +602,29 @@ func TestContextReuse(t *testing.T) {
 		t.Fatalf("a steady render with Reuse allocates %.1f times", allocs)
 	}
 }
+
+// TestStepEnds: the first and last steps of the working set, copies, and
+// the number between them; ends that meet give every step.
+func TestStepEnds(t *testing.T) {
+	m := seeded(t, 6)
+	all := m.Steps()
+	nums := func(steps []agentmem.Step) string {
+		var out []int
+		for _, s := range steps {
+			out = append(out, s.Info().Number)
+		}
+		return fmt.Sprint(out)
+	}
+	first, last, omitted := m.StepEnds(2, 3)
+	if want := nums(append(append([]agentmem.Step{}, all[:2]...), all[len(all)-3:]...)); nums(append(first, last...)) != want || omitted != len(all)-5 {
+		t.Errorf("ends 2, 3: %s %s, %d omitted; want %s", nums(first), nums(last), omitted, want)
+	}
+	first[0].(*agentmem.SystemPromptStep).Content = "changed"
+	if s, _ := m.Step(all[0].Info().Number); s.(*agentmem.SystemPromptStep).Content == "changed" {
+		t.Error("StepEnds returned the working set's own step")
+	}
+	first, last, omitted = m.StepEnds(len(all), 1)
+	if nums(first) != nums(all) || len(last) != 0 || omitted != 0 {
+		t.Errorf("ends that meet: %s %s, %d omitted", nums(first), nums(last), omitted)
+	}
+}

@@ -3,9 +3,12 @@ package agentmem
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 )
 
 // Role is the author of a message.
@@ -152,33 +155,31 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 // OpenAI's image_url shape.
 func decodePart(data []byte) (Part, error) {
 	var probe struct {
-		Type     PartType `json:"type"`
-		ImageURL *struct {
-			URL    string `json:"url"`
-			Detail string `json:"detail"`
-		} `json:"image_url"`
+		Type PartType `json:"type"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return Part{}, err
 	}
 	if probe.Type == "image_url" {
-		if err := exactFields(data, &probe); err != nil {
-			return Part{}, err
+		var img struct {
+			Type     PartType `json:"type"`
+			ImageURL *struct {
+				URL    string `json:"url"`
+				Detail string `json:"detail"`
+			} `json:"image_url"`
 		}
-		if probe.ImageURL == nil || probe.ImageURL.URL == "" {
+		if err := jsoncheck.Decode(data, &img); err != nil {
+			return Part{}, decodeError("content", err)
+		}
+		if img.ImageURL == nil || img.ImageURL.URL == "" {
 			return Part{}, invalidf("image_url.url", "is required")
 		}
-		return ImagePart(Image{URL: probe.ImageURL.URL, Detail: probe.ImageURL.Detail}), nil
+		return ImagePart(Image{URL: img.ImageURL.URL, Detail: img.ImageURL.Detail}), nil
 	}
 	type plain Part
 	var p plain
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return Part{}, err
-	}
-	if err := exactFields(data, &p); err != nil {
-		return Part{}, err
+	if err := jsoncheck.Decode(data, &p); err != nil {
+		return Part{}, decodeError("content", err)
 	}
 	switch p.Type {
 	case PartText, PartToolResult:
@@ -226,16 +227,12 @@ func (tc ToolCall) MarshalJSON() ([]byte, error) {
 // refused.
 func (tc *ToolCall) UnmarshalJSON(data []byte) error {
 	var j toolCallJSON
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return invalidf("tool_calls", "unknown field %s in a tool call (allowed: id, type, function with name and arguments)", f)
+	if err := jsoncheck.Decode(data, &j); err != nil {
+		var e *jsoncheck.Error
+		if errors.As(err, &e) && strings.HasSuffix(e.Reason, "is an unknown member") {
+			return invalidf("tool_calls", "unknown field %q in a tool call (allowed: id, type, function with name and arguments)", e.Path)
 		}
-		return err
-	}
-	if err := exactFields(data, &j); err != nil {
-		return err
+		return decodeError("tool_calls", err)
 	}
 	if j.Type != "" && j.Type != "function" {
 		return invalidf("tool_calls.type", "unsupported tool call type %q", j.Type)

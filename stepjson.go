@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/internal/jsoncheck"
@@ -54,8 +53,11 @@ func UnmarshalStep(data []byte) (Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(data, s); err != nil {
-		return nil, jsonInvalid("step", err)
+	// Every step type decodes itself strictly, the whole text included
+	// (decodeStrict): encoding/json's own pass over it first would only
+	// read it once more.
+	if err := s.(json.Unmarshaler).UnmarshalJSON(data); err != nil {
+		return nil, err
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -145,20 +147,13 @@ func required[T any](field string, v *T, dst *T) error {
 	return nil
 }
 
-// decodeStrict decodes data into v refusing unknown fields and member
-// names that match a field only in another letter case (exactFields), and
+// decodeStrict decodes data into v in one pass (jsoncheck.Decode),
+// refusing unknown fields, member names that match a field only in
+// another letter case, repeated keys, invalid UTF-8 and trailing data, and
 // checks the decoded kind.
 func decodeStrict(data []byte, v any, got *StepKind, want StepKind) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonInvalid(string(want), err)
-	}
-	if dec.More() {
-		return invalidf(string(want), "trailing data after the step object")
-	}
-	if err := exactFields(data, v); err != nil {
-		return err
+	if err := jsoncheck.Decode(data, v); err != nil {
+		return decodeError(string(want), err)
 	}
 	if *got != want {
 		return invalidf("type", "is %q, want %q", *got, want)
@@ -166,17 +161,26 @@ func decodeStrict(data []byte, v any, got *StepKind, want StepKind) error {
 	return nil
 }
 
-// exactFields refuses a member of data, which decoded into v (a pointer),
-// whose name matches a field only in another letter case: encoding/json
-// takes "Task" for "task", and of "task" and "Task" keeps the last (see
-// jsoncheck.Fields).
-func exactFields(data []byte, v any) error {
-	err := jsoncheck.Fields(data, reflect.TypeOf(v).Elem())
+// decodeError turns an error of jsoncheck.Decode into an *InvalidError
+// naming the field (field when the text as a whole is wrong). The
+// *InvalidError of a value that decodes itself (a tool call, a message's
+// content) is kept as it is.
+func decodeError(field string, err error) error {
 	var e *jsoncheck.Error
-	if errors.As(err, &e) {
-		return &InvalidError{Field: e.Path, Reason: e.Reason}
+	if !errors.As(err, &e) {
+		return jsonInvalid(field, err)
 	}
-	return err
+	if e.Err != nil {
+		var inv *InvalidError
+		if errors.As(e.Err, &inv) {
+			return inv
+		}
+		return &InvalidError{Field: e.Path, Reason: e.Err.Error()}
+	}
+	if e.Path == "" {
+		return &InvalidError{Field: field, Reason: "the JSON text " + e.Reason}
+	}
+	return &InvalidError{Field: e.Path, Reason: e.Reason}
 }
 
 // The per-type methods below add and check the "type" field. They are

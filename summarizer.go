@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/internal/textcut"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -205,21 +205,13 @@ func cutToTokens(text string, maxTokens int, c tokenizer.Counter) string {
 	lo, hi := 0, len(text)-1 // text[:lo] fits; text[:hi+1] is not known to
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if c.Count(text[:runeFloor(text, mid)]) <= maxTokens {
+		if c.Count(text[:textcut.Floor(text, mid)]) <= maxTokens {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	return text[:runeFloor(text, lo)]
-}
-
-// runeFloor moves a byte offset of s back to the start of a rune.
-func runeFloor(s string, i int) int {
-	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return i
+	return text[:textcut.Floor(text, lo)]
 }
 
 // Summarize summarizes the working set in one call: the steps

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/textcut"
 )
 
 // DefaultExtractContext is how many of the user's facts Memory.Extract
@@ -130,13 +131,5 @@ func turnQuery(msgs []agentmem.Message) string {
 			break
 		}
 	}
-	return cutUTF8(b.String(), MaxTextBytes*8)
-}
-
-// cutUTF8 cuts s to at most n bytes on a rune boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
+	return textcut.Prefix(b.String(), MaxTextBytes*8)
 }

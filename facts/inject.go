@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/textcut"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -90,7 +91,7 @@ func (m *Memory) Inject(ctx context.Context, msgs []agentmem.Message, opts Injec
 		query = lastUserText(msgs)
 	}
 	hits, err := m.Search(ctx, SearchRequest{
-		Tenant: opts.Tenant, UserID: opts.UserID, Query: cutUTF8(query, MaxTextBytes*8),
+		Tenant: opts.Tenant, UserID: opts.UserID, Query: textcut.Prefix(query, MaxTextBytes*8),
 		K: opts.K, MinConfidence: m.opts.InjectThreshold, Fill: !opts.RelevantOnly,
 	})
 	if err != nil {

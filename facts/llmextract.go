@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentmem/agentmem/internal/textcut"
 	"github.com/agentmem/agentmem/llm"
 )
 
@@ -122,12 +123,12 @@ func (e *LLMExtractor) Extract(ctx context.Context, req ExtractRequest) ([]Decis
 		if err == nil {
 			return decisions, nil
 		}
-		last = cutUTF8(out, 512)
+		last = textcut.Prefix(out, 512)
 		if attempt == 2 {
 			return nil, &ExtractionError{Attempts: attempt, Output: last, Err: err}
 		}
 		msgs = append(msgs,
-			llm.Message{Role: "assistant", Content: llm.TextContent(cutUTF8(out, 4096))},
+			llm.Message{Role: "assistant", Content: llm.TextContent(textcut.Prefix(out, 4096))},
 			llm.Message{Role: "user", Content: llm.TextContent("That answer was rejected: " + err.Error() +
 				". Answer again with only the JSON object the schema describes, using only the ids of known_facts.")})
 	}
@@ -247,5 +248,5 @@ func jsonReason(err error) string {
 	if errors.As(err, &te) {
 		return fmt.Sprintf("field %q has the wrong type (%s)", te.Field, te.Value)
 	}
-	return cutUTF8(err.Error(), 200)
+	return textcut.Prefix(err.Error(), 200)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/textcut"
 )
 
 // Names of the tools a Toolbox offers.
@@ -233,7 +234,7 @@ func decodeToolArgs(d toolDef, arguments string) (toolArgs, error) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		if !slices.Contains(d.params, k) {
-			return args, bad(cutUTF8(k, 64), "is not an argument of this tool; its arguments are "+strings.Join(d.params, ", "))
+			return args, bad(textcut.Prefix(k, 64), "is not an argument of this tool; its arguments are "+strings.Join(d.params, ", "))
 		}
 	}
 	for _, p := range d.params {

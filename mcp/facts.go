@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/internal/textcut"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -209,7 +210,7 @@ const forgetDescription = `Forget a remembered fact about a user for good, for e
 	`When a fact has only changed, remember the new one instead.`
 
 func (t *tools) forget(ctx context.Context, in ForgetInput) (ForgetOutput, error) {
-	op := "forget fact " + strconv.Quote(cutUTF8(in.FactID, 80))
+	op := "forget fact " + strconv.Quote(textcut.Prefix(in.FactID, 80))
 	if err := facts.ValidateUser(t.tenant, in.UserID); err != nil {
 		return ForgetOutput{}, t.toolError(ctx, op, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
+	"github.com/agentmem/agentmem/internal/textcut"
 	"github.com/agentmem/agentmem/store"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -139,22 +140,11 @@ func callerName(client string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(client, ""))
-	client = strings.TrimSpace(cutUTF8(client, maxClientName))
+	client = strings.TrimSpace(textcut.Prefix(client, maxClientName))
 	if client == "" {
 		return "mcp"
 	}
 	return "mcp:" + client
-}
-
-// cutUTF8 cuts s to at most n bytes, at a character boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // caller returns who makes the current tool call (see withCaller): the

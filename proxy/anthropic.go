@@ -19,6 +19,7 @@ type anthropic struct{}
 func (anthropic) name() string                { return render.NameAnthropic }
 func (anthropic) upstream(c *Config) Upstream { return c.Anthropic }
 func (anthropic) path() string                { return "/v1/messages" }
+func (anthropic) route() string               { return "/v1/messages" }
 func (anthropic) flag() string                { return "--anthropic-base-url" }
 func (anthropic) stream() accumulator {
 	return &anthropicStream{blocks: map[int]*anthropicStreamBlock{}}
@@ -79,7 +80,7 @@ func blocks(raw json.RawMessage, field string) ([]anthropicBlockIn, error) {
 // (thinking, documents) are refused. Errors are *Error (400) naming the
 // field, such as "messages[2].content[0].tool_use_id".
 func DecodeAnthropicRequest(body []byte) ([]agentmem.Message, error) {
-	fields, err := decodeBody(body)
+	fields, _, err := decodeBody(body)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,15 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 )
 
 // The fuzz targets drive the proxy's request decoders with arbitrary
@@ -59,7 +62,7 @@ func FuzzDecodeOpenAIRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`))
 	f.Add([]byte(`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fields, err := decodeBody(body)
+		fields, keys, err := decodeBody(body)
 		if err != nil {
 			checkDecode(t, nil, err)
 			return
@@ -71,6 +74,108 @@ func FuzzDecodeOpenAIRequest(f *testing.F) {
 			if err := (openAI{}).encode(fields, msgs); err != nil || !json.Valid(fields["messages"]) {
 				t.Fatalf("encode: %v", err)
 			}
+			sent, err := encodeBody(keys, fields)
+			if err != nil || !json.Valid(sent) {
+				t.Fatalf("encodeBody: %v: %s", err, sent)
+			}
 		}
 	})
+}
+
+// FuzzScanBody drives the fast path's scanner (scan.go) with arbitrary
+// bodies, and with a known prefix of their messages: what it accepts, its
+// values checked as quickBody checks them, decodeBody accepts too, with
+// the same members, keys and messages; and a known prefix that ends with
+// an element leaves the elements after it.
+func FuzzScanBody(f *testing.F) {
+	f.Add([]byte(`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`), 1)
+	f.Add([]byte(` { "messages" : [ {"role":"user","content":"a , ]"} , {"role":"assistant","content":"\"b\\"} ] , "stream" : true } `), 1)
+	f.Add([]byte(`{"messages":[],"system":[{"type":"text","text":"s"}]}`), 0)
+	f.Add([]byte(`{"messages":[{"role":"user","content":"x"},]}`), 1)
+	f.Add([]byte(`{"messages":[1,2],"messages":[1,2,3]}`), 2)
+	f.Fuzz(func(t *testing.T, body []byte, k int) {
+		sc, ok := scanBody(body, func([]byte) int { return 0 })
+		fields, keys, err := decodeBody(body)
+		if !ok {
+			return // the general path decides
+		}
+		checked := true
+		for key, v := range sc.fields {
+			if key != "messages" && jsoncheck.Check(v) != nil {
+				checked = false
+			}
+		}
+		for _, r := range sc.tail {
+			if jsoncheck.Check(r) != nil {
+				checked = false
+			}
+		}
+		if !checked {
+			return
+		}
+		if err != nil {
+			t.Fatalf("scanned and checked, but decodeBody refuses it: %v", err)
+		}
+		if !slices.Equal(keys, sc.keys) || len(fields) != len(sc.fields) {
+			t.Fatalf("keys %q, scanned %q", keys, sc.keys)
+		}
+		for key, v := range fields {
+			if !bytes.Equal(v, sc.fields[key]) {
+				t.Fatalf("member %q: %s, scanned %s", key, v, sc.fields[key])
+			}
+		}
+		raws := elements(fields)
+		if len(raws) != len(sc.tail) || !bytes.Equal(messagesPrefix(fields["messages"]), sc.msgs) {
+			t.Fatalf("messages %s: %d elements, scanned %d (%s)", fields["messages"], len(raws), len(sc.tail), sc.msgs)
+		}
+		for i := range raws {
+			if !bytes.Equal(raws[i], sc.tail[i]) {
+				t.Fatalf("element %d: %s, scanned %s", i, raws[i], sc.tail[i])
+			}
+		}
+		// A known prefix of k elements, as a memo of an earlier request
+		// holds it.
+		if k <= 0 || k > len(raws) {
+			return
+		}
+		msgs := fields["messages"]
+		last := raws[k-1] // a subslice of msgs
+		prev := msgs[:cap(msgs)-cap(last)+len(last)]
+		// The same prefix, with a byte of its last element changed, is
+		// not known.
+		other := append([]byte(nil), prev...)
+		other[len(other)-1] ^= 1
+		if _, ok := scanBody(body, func(m []byte) int {
+			if !bytes.HasPrefix(m, other) {
+				return -1
+			}
+			return len(other)
+		}); ok {
+			t.Fatalf("scanned with a known prefix %s that it does not begin with", other)
+		}
+		sk, ok := scanBody(body, func(m []byte) int {
+			if !bytes.HasPrefix(m, prev) {
+				return -1
+			}
+			return len(prev)
+		})
+		if !ok || len(sk.tail) != len(raws)-k || !bytes.Equal(sk.msgs, sc.msgs) {
+			t.Fatalf("known %s: ok %v, %d elements after it, want %d", prev, ok, len(sk.tail), len(raws)-k)
+		}
+		for i, r := range sk.tail {
+			if !bytes.Equal(r, raws[k+i]) {
+				t.Fatalf("element %d after the known prefix: %s, want %s", i, r, raws[k+i])
+			}
+		}
+	})
+}
+
+// elements returns the raw elements of a checked body's messages member.
+func elements(fields map[string]json.RawMessage) []json.RawMessage {
+	var raws []json.RawMessage
+	_ = jsoncheck.Elements(fields["messages"], func(_ int, raw []byte) error {
+		raws = append(raws, raw)
+		return nil
+	})
+	return raws
 }

@@ -136,7 +136,7 @@ func systemText(msgs []agentmem.Message) string {
 // planHistory recognises the request's messages (canonical) against the
 // session's working set.
 func planHistory(steps []agentmem.Step, req []agentmem.Message) (*plan, error) {
-	if p, ok := planNewOnly(steps, req); ok {
+	if p, ok := planNewOnly(steps, steps, false, req); ok {
 		return p, nil
 	}
 	held, heldSys := heldMessages(steps)
@@ -198,14 +198,18 @@ func (p *plan) conversation(k int, rConv, hConv []agentmem.Message) (*plan, erro
 // planNewOnly decides the common case of a request of new messages only
 // (rules 3 and 4) without rendering the whole working set: when the
 // request's first conversation message is not the held one's, only the
-// held system prompt and newest messages matter. It returns false when
-// the request's first conversation message is the held one (or there is
-// none), for planHistory to decide.
-func planNewOnly(steps []agentmem.Step, req []agentmem.Message) (*plan, bool) {
+// held system prompt and newest messages matter. head is a prefix of the
+// working set and tail a suffix: the same slice, the whole working set,
+// unless partial says that steps between them were left out
+// (sessions.Service.HistoryEnds). It returns false when the request's
+// first conversation message is the held one (or there is none), or when
+// what it needs was left out, for planHistory to decide on the whole
+// working set.
+func planNewOnly(head, tail []agentmem.Step, partial bool, req []agentmem.Message) (*plan, bool) {
 	lead := 0
 	var heldSys []*agentmem.SystemPromptStep
-	for lead < len(steps) {
-		s, ok := steps[lead].(*agentmem.SystemPromptStep)
+	for lead < len(head) {
+		s, ok := head[lead].(*agentmem.SystemPromptStep)
 		if !ok {
 			break
 		}
@@ -213,11 +217,11 @@ func planNewOnly(steps []agentmem.Step, req []agentmem.Message) (*plan, bool) {
 		lead++
 	}
 	rSys, rConv := splitSystem(req)
-	if len(rConv) == 0 || len(heldSys) == 0 && len(rSys) > 0 {
+	if len(rConv) == 0 || len(heldSys) == 0 && len(rSys) > 0 || partial && lead == len(head) {
 		return nil, false
 	}
 	var first *agentmem.Message
-	for _, s := range steps[lead:] {
+	for _, s := range head[lead:] {
 		if msgs := agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{}); len(msgs) > 0 {
 			first = &msgs[0]
 			break
@@ -227,9 +231,17 @@ func planNewOnly(steps []agentmem.Step, req []agentmem.Message) (*plan, bool) {
 		return nil, false
 	}
 	// The newest held messages, enough for overlap.
-	var tail []agentmem.Message
-	for i := len(steps) - 1; i >= lead && len(tail) <= len(rConv); i-- {
-		tail = append(agentmem.OpenAI.StepMessages(steps[i], agentmem.RenderOptions{}), tail...)
+	stop := 0 // the first index of tail that is not a leading system prompt step
+	if !partial {
+		stop = lead
+	}
+	var held []agentmem.Message
+	i := len(tail) - 1
+	for ; i >= stop && len(held) <= len(rConv); i-- {
+		held = append(agentmem.OpenAI.StepMessages(tail[i], agentmem.RenderOptions{}), held...)
+	}
+	if partial && i < stop && len(held) <= len(rConv) {
+		return nil, false // overlap may need what was left out
 	}
 	p := &plan{systemSteps: heldSys, conv: rConv}
 	if len(rSys) > 0 {
@@ -241,7 +253,7 @@ func planNewOnly(steps []agentmem.Step, req []agentmem.Message) (*plan, bool) {
 			p.system = &text
 		}
 	}
-	if at, ok := overlap(rConv, tail); ok {
+	if at, ok := overlap(rConv, held); ok {
 		p.from, p.rule = at, ruleOverlap
 	} else {
 		p.from, p.rule = 0, ruleNewOnly

@@ -102,3 +102,54 @@ func TestPlanHistoryTooFarBack(t *testing.T) {
 }
 
 func clip(m []agentmem.Message) []agentmem.Message { return append([]agentmem.Message(nil), m...) }
+
+// TestPlanNewOnlyFromEnds: recognising a request from the ends of the
+// working set alone (as recordOnce first does, sessions.HistoryEnds)
+// decides as planHistory does on the whole of it, or leaves the decision
+// to it when what it needs was left out.
+func TestPlanNewOnlyFromEnds(t *testing.T) {
+	held := []agentmem.Message{sys("S"), user("T")}
+	for i := range 12 {
+		held = append(held, asst("", agentmem.ToolCall{ID: fmt.Sprint("c", i), Name: "f", Arguments: "{}"}), tool(fmt.Sprint("c", i), "r"), asst(fmt.Sprint("A", i)), user(fmt.Sprint("U", i)))
+	}
+	held = append(held, asst("last"))
+	n := len(held)
+	decided := map[string]bool{}
+	for _, c := range []struct {
+		name string
+		req  []agentmem.Message
+		want bool // decided from some ends
+	}{
+		{"new messages only", []agentmem.Message{user("U3")}, true},
+		{"new messages with the system prompt", []agentmem.Message{sys("S"), user("new")}, true},
+		{"another system prompt", []agentmem.Message{sys("S2"), user("new")}, true},
+		{"new-only retry before the reply", []agentmem.Message{user("U11"), asst("last")}, true},
+		{"client trimmed the front", append([]agentmem.Message{sys("S"), user("T")}, append(clip(held[n-6:]), user("more"))...), false},
+		{"trimmed further", append(clip(held[n-6:]), user("more")), true},
+		{"whole history", append(clip(held), user("more")), false},
+		{"only the system prompt", []agentmem.Message{sys("S")}, false},
+	} {
+		steps := heldSteps(t, held)
+		whole, err := planHistory(steps, c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for head := 0; head <= len(steps); head++ {
+			for tail := 0; head+tail < len(steps); tail++ {
+				p, ok := planNewOnly(steps[:head], steps[len(steps)-tail:], true, c.req)
+				if !ok {
+					continue
+				}
+				decided[c.name] = true
+				if p.rule != whole.rule || p.from != whole.from || fmt.Sprint(p.appended(0)) != fmt.Sprint(whole.appended(0)) ||
+					(p.system == nil) != (whole.system == nil) || p.system != nil && *p.system != *whole.system {
+					t.Errorf("%s, head %d tail %d: %s from %d system %v, the whole working set gives %s from %d system %v",
+						c.name, head, tail, p.rule, p.from, p.system, whole.rule, whole.from, whole.system)
+				}
+			}
+		}
+		if decided[c.name] != c.want {
+			t.Errorf("%s: decided from the ends: %v, want %v", c.name, decided[c.name], c.want)
+		}
+	}
+}

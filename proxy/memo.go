@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"hash/maphash"
-	"slices"
 	"sync"
 	"time"
 
@@ -17,18 +16,34 @@ import (
 // history, byte for byte as they sent it last time, plus the reply and
 // what is new. Decoding and comparing a long history on every call would
 // cost what the history is long; instead the proxy remembers, per
-// session, a hash of each raw message of the last request it recorded
-// (and of Anthropic's system member), the reply it recorded after it, and
-// the session's last sequence number then. A request whose raw messages
-// begin with the same bytes, on a session no other writer has touched
-// since (its last sequence number is the same), is decoded only from
-// there: its next message must be the reply (compared as the rules
-// compare), and what follows is new. Anything else takes the general
-// path (planHistory), which gives the same answer.
+// session, the length and a hash of the messages member of the last
+// request it recorded, from its opening bracket to the end of its last
+// message (and a hash of Anthropic's system member), the reply it
+// recorded after it, and the session's last sequence number then. A
+// request whose messages member begins with the same bytes, followed by a
+// comma or the closing bracket, on a session no other writer has touched
+// since (its last sequence number is the same), is scanned and decoded
+// only from there: its next message must be the reply (compared as the
+// rules compare), and what follows is new. Hashing the known bytes is
+// all the known part costs (maphash: some 10 GB/s). Anything else takes
+// the general path (planHistory), which gives the same answer.
 
-// maxMemoHashes bounds the hashes the memos hold, all sessions together
-// (8 bytes each: 32 MiB).
-const maxMemoHashes = 4 << 20
+// maxMemoBytes bounds what the memos hold, all sessions together: some
+// 200 bytes each and the replies they keep.
+const maxMemoBytes = 32 << 20
+
+// memoOverhead is what a memo costs besides its reply.
+const memoOverhead = 200
+
+// mark identifies the messages of a request: the length and hash of its
+// messages member from the opening bracket to the end of its last
+// element, and the hash of its system member (Anthropic). A request
+// without messages has none (size 0).
+type mark struct {
+	size   int
+	sum    uint64
+	system uint64
+}
 
 // memo is what the proxy remembers of a session's last recorded request.
 type memo struct {
@@ -36,19 +51,21 @@ type memo struct {
 	// created is the session's creation time: a session deleted and
 	// created again under its ID is another one.
 	created time.Time
-	hashes  []uint64 // of the request's raw messages (and system member)
+	mark    mark
 	// seq is the session's last sequence number after the request (and
 	// its reply) were recorded; reply is the reply, nil when none was.
 	seq   int64
 	reply *agentmem.Message
+	// bytes is what the memo is accounted for.
+	bytes int
 }
 
 // memos holds the memos of the sessions recently proxied.
 type memos struct {
-	seed   maphash.Seed
-	mu     sync.Mutex
-	m      map[store.Key]*memo
-	hashes int
+	seed  maphash.Seed
+	mu    sync.Mutex
+	m     map[store.Key]*memo
+	bytes int
 }
 
 func newMemos() *memos { return &memos{seed: maphash.MakeSeed(), m: map[store.Key]*memo{}} }
@@ -64,89 +81,122 @@ func (ms *memos) get(k store.Key) *memo {
 func (ms *memos) put(k store.Key, m *memo) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
+	ms.putLocked(k, m)
+}
+
+func (ms *memos) putLocked(k store.Key, m *memo) {
 	if old := ms.m[k]; old != nil {
-		ms.hashes -= len(old.hashes)
+		ms.bytes -= old.bytes
 		delete(ms.m, k)
 	}
-	if m == nil || len(m.hashes) > maxMemoHashes {
+	if m == nil {
+		return
+	}
+	m.bytes = memoOverhead + len(k.Tenant) + len(k.ID)
+	if m.reply != nil {
+		m.bytes += messageBytes(*m.reply)
+	}
+	if m.bytes > maxMemoBytes {
 		return
 	}
 	for other, om := range ms.m {
-		if ms.hashes+len(m.hashes) <= maxMemoHashes {
+		if ms.bytes+m.bytes <= maxMemoBytes {
 			break
 		}
-		ms.hashes -= len(om.hashes)
+		ms.bytes -= om.bytes
 		delete(ms.m, other)
 	}
 	ms.m[k] = m
-	ms.hashes += len(m.hashes)
+	ms.bytes += m.bytes
 }
 
-// elements returns the raw elements of a checked body's messages member.
-func elements(fields map[string]json.RawMessage) []json.RawMessage {
-	var raws []json.RawMessage
-	_ = jsoncheck.Elements(fields["messages"], func(_ int, raw []byte) error {
-		raws = append(raws, raw)
-		return nil
-	})
-	return raws
+// messageBytes estimates what a message held in memory costs.
+func messageBytes(m agentmem.Message) int {
+	n := 64 + len(m.ToolCallID) + len(m.Name)
+	for _, p := range m.Content {
+		n += 48 + len(p.Text)
+		if p.Image != nil {
+			n += len(p.Image.URL) + len(p.Image.Data) + len(p.Image.MediaType) + len(p.Image.Detail)
+		}
+	}
+	for _, c := range m.ToolCalls {
+		n += 48 + len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	for k, v := range m.Metadata {
+		n += 32 + len(k) + len(v)
+	}
+	return n
 }
 
-// hash returns the hashes of a request's raw messages, preceded by that
-// of its system member when the API has one (Anthropic).
-func (ms *memos) hash(fields map[string]json.RawMessage, raws []json.RawMessage, system bool) []uint64 {
-	hashes := make([]uint64, 0, len(raws)+1)
+// markOf returns the mark of a checked body's members.
+func (ms *memos) markOf(fields map[string]json.RawMessage, system bool) mark {
+	prefix := messagesPrefix(fields["messages"])
+	if len(prefix) <= 1 {
+		return mark{}
+	}
+	mk := mark{size: len(prefix), sum: maphash.Bytes(ms.seed, prefix)}
 	if system {
-		hashes = append(hashes, maphash.Bytes(ms.seed, fields["system"]))
+		mk.system = maphash.Bytes(ms.seed, fields["system"])
 	}
-	for _, r := range raws {
-		hashes = append(hashes, maphash.Bytes(ms.seed, r))
-	}
-	return hashes
+	return mk
 }
 
-// match returns the memo of a session that a request extends: the
-// request's raw messages begin with the memo's, and the session (as of
-// its creation) and its last sequence number are the memo's. It returns nil otherwise.
-func (ms *memos) match(key store.Key, api string, sess *store.Session, hashes []uint64) *memo {
+// match returns the memo of a session that a request may extend: the
+// session (as of its creation) and its last sequence number are the
+// memo's. It returns nil otherwise.
+func (ms *memos) match(key store.Key, api string, sess *store.Session) *memo {
 	m := ms.get(key)
-	if m == nil || m.api != api || m.seq != sess.LastSeq || !m.created.Equal(sess.CreatedAt) || len(hashes) < len(m.hashes) || !slices.Equal(hashes[:len(m.hashes)], m.hashes) {
+	if m == nil || m.mark.size == 0 || m.api != api || m.seq != sess.LastSeq || !m.created.Equal(sess.CreatedAt) {
 		return nil
 	}
 	return m
 }
 
-// tail returns the raw messages after the memo's.
-func (m *memo) tail(raws []json.RawMessage, hashes []uint64) []json.RawMessage {
-	return raws[len(m.hashes)-(len(hashes)-len(raws)):]
-}
-
-// quickBody splits a body that extends a memo without checking the
-// memo's part again: the rest (the new messages, the other members) is
-// checked as decodeBody checks a body. It returns false when the body
+// quickBody splits a body that extends a memo without checking or even
+// scanning the memo's part again: the rest (the new messages, the other
+// members) is checked as decodeBody checks a body. It returns the body's
+// members, the mark of its messages and the memo; false when the body
 // does not extend the memo, or does not check (the general path then
 // decodes it and says what is wrong).
-func (p *Proxy) quickBody(body []byte, d dialect, key store.Key, sess *store.Session) (map[string]json.RawMessage, []json.RawMessage, []uint64, *memo, bool) {
-	sc, ok := scanBody(body)
-	if !ok {
-		return nil, nil, nil, nil, false
-	}
-	hashes := p.memos.hash(sc.fields, sc.raws, d.systemMember())
-	m := p.memos.match(key, d.name(), sess, hashes)
+func (p *Proxy) quickBody(body []byte, d dialect, key store.Key, sess *store.Session) (*scanned, mark, *memo, bool) {
+	m := p.memos.match(key, d.name(), sess)
 	if m == nil {
-		return nil, nil, nil, nil, false
+		return nil, mark{}, nil, false
+	}
+	var h maphash.Hash
+	h.SetSeed(p.memos.seed)
+	sc, ok := scanBody(body, func(msgs []byte) int {
+		if len(msgs) < m.mark.size {
+			return -1
+		}
+		_, _ = h.Write(msgs[:m.mark.size])
+		if h.Sum64() != m.mark.sum {
+			return -1
+		}
+		return m.mark.size
+	})
+	if !ok || len(sc.msgs) < m.mark.size {
+		return nil, mark{}, nil, false
+	}
+	mk := mark{size: len(sc.msgs)}
+	_, _ = h.Write(sc.msgs[m.mark.size:])
+	mk.sum = h.Sum64()
+	if d.systemMember() {
+		if mk.system = maphash.Bytes(p.memos.seed, sc.fields["system"]); mk.system != m.mark.system {
+			return nil, mark{}, nil, false
+		}
 	}
 	for k, v := range sc.fields {
 		if k != "messages" && jsoncheck.Check(v) != nil {
-			return nil, nil, nil, nil, false
+			return nil, mark{}, nil, false
 		}
 	}
-	for _, r := range m.tail(sc.raws, hashes) {
+	for _, r := range sc.tail {
 		if jsoncheck.Check(r) != nil {
-			return nil, nil, nil, nil, false
+			return nil, mark{}, nil, false
 		}
 	}
-	return sc.fields, sc.raws, hashes, m, true
+	return sc, mk, m, true
 }
 
 // fastRecord records a request that extends a memo (quickBody): its
@@ -182,13 +232,15 @@ func (p *Proxy) fastRecord(ctx context.Context, d dialect, key store.Key, m *mem
 // then holds exactly the request's conversation: after the rules new,
 // continuation and rewind (not overlap or new_only, after which it holds
 // more).
-func (p *Proxy) remember(d dialect, key store.Key, created time.Time, rec *recorded, hashes []uint64) {
+func (p *Proxy) remember(d dialect, key store.Key, created time.Time, rec *recorded, mk mark) {
 	switch rec.rule {
 	case ruleNew, ruleContinuation, ruleRewind:
-		p.memos.put(key, &memo{api: d.name(), created: created, hashes: hashes, seq: rec.last})
-	default:
-		p.memos.put(key, nil)
+		if mk.size > 0 {
+			p.memos.put(key, &memo{api: d.name(), created: created, mark: mk, seq: rec.last})
+			return
+		}
 	}
+	p.memos.put(key, nil)
 }
 
 // replied updates a session's memo after its reply was appended: seq is
@@ -197,13 +249,12 @@ func (p *Proxy) replied(key store.Key, before, after int64, reply agentmem.Messa
 	p.memos.mu.Lock()
 	defer p.memos.mu.Unlock()
 	if m := p.memos.m[key]; m != nil && m.seq == before && m.reply == nil {
-		m.seq, m.reply = after, &reply
+		n := *m
+		n.seq, n.reply = after, &reply
+		p.memos.putLocked(key, &n)
 		return
 	}
-	if m := p.memos.m[key]; m != nil {
-		p.memos.hashes -= len(m.hashes)
-		delete(p.memos.m, key)
-	}
+	p.memos.putLocked(key, nil)
 }
 
 // FastRecorded returns the number of requests recognised by the fast path

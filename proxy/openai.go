@@ -19,6 +19,7 @@ type openAI struct{}
 func (openAI) name() string                { return render.NameOpenAI }
 func (openAI) upstream(c *Config) Upstream { return c.OpenAI }
 func (openAI) path() string                { return "/chat/completions" }
+func (openAI) route() string               { return "/v1/chat/completions" }
 func (openAI) flag() string                { return "--upstream-base-url" }
 func (openAI) stream() accumulator         { return &openAIStream{calls: map[int]*streamCall{}} }
 func (openAI) outputTokens(body map[string]json.RawMessage) int {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -77,6 +78,15 @@ const (
 	HeaderCreated = "X-Agentmem-Session-Created"
 )
 
+// RequestHeaders are the agentmem request headers the proxy reads, and
+// ResponseHeaders those of its answers: a server lets browser pages send
+// and read them (CORS).
+var (
+	RequestHeaders  = []string{HeaderSession, HeaderUser, HeaderBudget, HeaderFacts, HeaderRecall}
+	ResponseHeaders = []string{HeaderSession, HeaderCreated, HeaderBudget, HeaderContextTokens, HeaderTokenizer, HeaderStepsKept,
+		HeaderStepsDropped, HeaderStepsTruncated, HeaderHistory, HeaderAppended, HeaderRewound, HeaderFactsInjected, HeaderRecallInjected}
+)
+
 // Defaults and bounds.
 const (
 	// DefaultContextWindow is the context window of a model that
@@ -102,6 +112,10 @@ const (
 	// recordAttempts bounds the tries of recording a request that
 	// another writer of the session got ahead of.
 	recordAttempts = 5
+	// historyHead and historyTail (plus the request's messages) are the
+	// steps of each end of a session's working set read to recognise a
+	// request of new messages only.
+	historyHead, historyTail = 8, 8
 )
 
 // RecallHeader introduces the recalled turns in the system prompt.
@@ -177,6 +191,8 @@ type Proxy struct {
 	log     *slog.Logger
 	memos   *memos
 	fast    atomic.Int64 // requests recorded by the fast path (memo.go)
+	// observers watch the calls (observe.go).
+	observers atomic.Pointer[[]Observer]
 }
 
 // New returns a proxy for cfg.
@@ -230,13 +246,13 @@ func New(cfg Config) (*Proxy, error) {
 // the sessions service). Errors of the upstream provider are relayed as
 // they came.
 func (p *Proxy) ChatCompletions(w http.ResponseWriter, r *http.Request) error {
-	return p.handle(w, r, openAI{})
+	return p.observed(w, r, openAI{})
 }
 
 // Messages serves POST /v1/messages (Anthropic's Messages API), as
 // ChatCompletions does.
 func (p *Proxy) Messages(w http.ResponseWriter, r *http.Request) error {
-	return p.handle(w, r, anthropic{})
+	return p.observed(w, r, anthropic{})
 }
 
 // dialect is one provider API's wire format.
@@ -247,6 +263,8 @@ type dialect interface {
 	upstream(c *Config) Upstream
 	// path is the route's path after the base URL.
 	path() string
+	// route is the path of the proxy's route.
+	route() string
 	// flag names the serve flag that configures the upstream.
 	flag() string
 	// decode returns the request's messages in canonical form.
@@ -286,15 +304,18 @@ type call struct {
 	body   []byte
 	header http.Header // the agentmem response headers
 	meta   map[string]string
+	// What the context held, and the request's messages appended.
+	tokens, kept, dropped, appended int
 }
 
-func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect) error {
+// handle serves a call, filling in st and tm as it goes.
+func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect, st *Stats, tm *timing) error {
 	up := d.upstream(&p.cfg)
 	if up.BaseURL == "" {
 		return &Error{Status: http.StatusBadRequest, Code: CodeUpstreamNotConfigured,
 			Message: fmt.Sprintf("this server has no upstream provider for the %s API: start it with %s (or its environment variable)", d.name(), d.flag())}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.cfg.MaxBodyBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, p.cfg.MaxBodyBytes), r.ContentLength, p.cfg.MaxBodyBytes)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
@@ -305,13 +326,37 @@ func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect) error 
 	}
 	sid := r.Header.Get(HeaderSession)
 	if sid == "" {
-		return p.forward(w, r, d, up, body, nil)
+		return p.forward(w, r, d, up, body, nil, st, tm)
 	}
 	c, err := p.prepare(r, d, sid, body)
 	if err != nil {
 		return err
 	}
-	return p.forward(w, r, d, up, c.body, c)
+	st.ContextTokens, st.StepsKept, st.StepsDropped, st.Appended = c.tokens, c.kept, c.dropped, c.appended
+	return p.forward(w, r, d, up, c.body, c, st, tm)
+}
+
+// readBody reads a body of at most max bytes, into a buffer of the size
+// it announces (a resent history is large: growing a buffer to it would
+// copy it over and over).
+func readBody(r io.Reader, size, max int64) ([]byte, error) {
+	if size <= 0 || size > max {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, size+1) // +1: EOF is read into a buffer with room
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than announced: grow
+		}
+	}
 }
 
 // options are the agentmem request headers.
@@ -356,26 +401,28 @@ func (p *Proxy) options(r *http.Request) (options, error) {
 }
 
 // decodeBody decodes a request body: a JSON object whose members are
-// kept as they came. What encoding/json would change silently (invalid
-// UTF-8, a lone surrogate escape, a repeated key) is refused: what is
-// recorded is what was sent.
-func decodeBody(body []byte) (map[string]json.RawMessage, error) {
+// kept as they came, and their keys in order. What encoding/json would
+// change silently (invalid UTF-8, a lone surrogate escape, a repeated
+// key) is refused: what is recorded is what was sent.
+func decodeBody(body []byte) (map[string]json.RawMessage, []string, error) {
 	if err := jsoncheck.Check(body); err != nil {
 		var je *jsoncheck.Error
 		if errors.As(err, &je) {
-			return nil, invalid(je.Path, "%s", je.Reason)
+			return nil, nil, invalid(je.Path, "%s", je.Reason)
 		}
-		return nil, invalid("", "%v", err)
+		return nil, nil, invalid("", "%v", err)
 	}
 	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
-		return nil, invalid("", "the request body must be a JSON object")
+		return nil, nil, invalid("", "the request body must be a JSON object")
 	}
 	fields := map[string]json.RawMessage{}
+	var keys []string
 	_ = jsoncheck.Members(body, func(key, raw []byte) error {
 		fields[string(key)] = raw
+		keys = append(keys, string(key))
 		return nil
 	})
-	return fields, nil
+	return fields, keys, nil
 }
 
 // prepare records a request's new messages in its session and builds the
@@ -401,27 +448,26 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	}
 	var (
 		fields map[string]json.RawMessage
-		raws   []json.RawMessage
-		hashes []uint64
+		keys   []string
+		mk     mark
 		msgs   []agentmem.Message
 		rec    *recorded
 	)
 	if sess != nil {
-		var m *memo
-		var ok bool
-		if fields, raws, hashes, m, ok = p.quickBody(body, d, key, sess); ok {
-			if rec, msgs, ok = p.fastRecord(ctx, d, key, m, m.tail(raws, hashes)); !ok {
+		if sc, m, memo, ok := p.quickBody(body, d, key, sess); ok {
+			if rec, msgs, ok = p.fastRecord(ctx, d, key, memo, sc.tail); ok {
+				fields, keys, mk = sc.fields, sc.keys, m
+			} else {
 				rec = nil
 			}
 		}
 	}
 	created := false
 	if rec == nil {
-		if fields, err = decodeBody(body); err != nil {
+		if fields, keys, err = decodeBody(body); err != nil {
 			return nil, err
 		}
-		raws = elements(fields)
-		hashes = p.memos.hash(fields, raws, d.systemMember())
+		mk = p.memos.markOf(fields, d.systemMember())
 		if msgs, err = d.decode(fields); err != nil {
 			return nil, err
 		}
@@ -437,7 +483,7 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	}
 	var model string
 	_ = json.Unmarshal(fields["model"], &model)
-	p.remember(d, key, sess.CreatedAt, rec, hashes)
+	p.remember(d, key, sess.CreatedAt, rec, mk)
 	counter := p.counterFor(model)
 	budget := o.budget
 	if budget == 0 {
@@ -484,7 +530,7 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	if err := d.encode(fields, out); err != nil {
 		return nil, err
 	}
-	sent, err := json.Marshal(fields)
+	sent, err := encodeBody(keys, fields)
 	if err != nil {
 		return nil, err
 	}
@@ -507,7 +553,8 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	meta := callRecord{API: d.name(), Model: model, Budget: budget, Tokens: tokens, Tokenizer: counter.Name(),
 		Kept: len(cx.Steps), Dropped: cx.DroppedSteps, Truncated: len(cx.Truncated), History: rec.rule,
 		Facts: factIDs, Recall: recallIDs, Seq: cx.LastSeq}
-	return &call{key: key, seq: rec.last, body: sent, header: h, meta: meta.metadata()}, nil
+	return &call{key: key, seq: rec.last, body: sent, header: h, meta: meta.metadata(),
+		tokens: tokens, kept: len(cx.Steps), dropped: cx.DroppedSteps, appended: rec.appended}, nil
 }
 
 // createSession creates the session and reports whether this request did
@@ -556,13 +603,22 @@ func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.
 }
 
 func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message) (*recorded, error) {
-	h, err := p.svc.History(ctx, tenant, sid)
+	// The ends of the working set first: enough for a request of new
+	// messages only (planNewOnly), the common case after the first.
+	h, err := p.svc.HistoryEnds(ctx, tenant, sid, historyHead, len(msgs)+historyTail)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := planHistory(h.Steps, msgs)
-	if err != nil {
-		return nil, err
+	pl, ok := planNewOnly(h.Steps[:h.Head], h.Steps[h.Head:], h.Omitted > 0, msgs)
+	if !ok {
+		if h.Omitted > 0 {
+			if h, err = p.svc.History(ctx, tenant, sid); err != nil {
+				return nil, err
+			}
+		}
+		if pl, err = planHistory(h.Steps, msgs); err != nil {
+			return nil, err
+		}
 	}
 	last := h.LastSeq
 	rec := &recorded{rule: pl.rule}
@@ -715,7 +771,7 @@ var hopHeaders = map[string]bool{
 
 // forward sends body to the upstream and relays its answer; with a call,
 // it records the reply.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Upstream, body []byte, c *call) error {
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Upstream, body []byte, c *call, st *Stats, tm *timing) error {
 	ctx := r.Context()
 	target := up.BaseURL + d.path()
 	if r.URL.RawQuery != "" {
@@ -735,6 +791,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 	d.credentials(out, r, up.APIKey)
 	out.Header.Set("Content-Type", "application/json")
 	start := time.Now()
+	tm.sent = start
 	resp, err := p.client.Do(out)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -746,7 +803,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 	defer resp.Body.Close()
 	h := w.Header()
 	for k, vs := range resp.Header {
-		if !hopHeaders[k] {
+		// The server's CORS headers stand, not the provider's; its Vary
+		// (Origin) is kept beside the provider's.
+		switch {
+		case hopHeaders[k] || strings.HasPrefix(k, "Access-Control-"):
+		case k == "Vary":
+			h[k] = append(slices.Clip(h[k]), vs...)
+		default:
 			h[k] = vs
 		}
 	}
@@ -755,22 +818,26 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 			h[k] = vs
 		}
 	}
+	st.Status = resp.StatusCode
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if ok && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var acc accumulator
 		if c != nil {
 			acc = d.stream()
 		}
-		p.relayStream(w, resp, acc, c)
+		st.Stream = true
+		st.Cut, st.Reply = p.relayStream(w, resp, acc, c, tm)
 		return nil
 	}
 	if !ok || c == nil {
 		w.WriteHeader(resp.StatusCode)
-		p.copyBody(w, resp.Body)
+		st.Cut = !p.copyBody(w, resp.Body, tm)
 		return nil
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, p.cfg.MaxReplyBytes+1))
+	tm.end()
 	if err != nil {
+		st.Status = 0
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -781,34 +848,39 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 		// Too large to record: relayed as it comes, and logged.
 		p.log.Warn("proxy: an answer too large to record was relayed", "tenant", c.key.Tenant, "session", c.key.ID, "limit", p.cfg.MaxReplyBytes)
 		p.memos.put(c.key, nil)
+		tm.ended = time.Time{} // the answer goes on
 		w.WriteHeader(resp.StatusCode)
-		if _, err := w.Write(raw); err == nil {
-			p.copyBody(w, resp.Body)
-		}
+		_, err := w.Write(raw)
+		st.Cut = err != nil || !p.copyBody(w, resp.Body, tm)
 		return nil
 	}
 	if msg, ok := d.reply(raw); ok {
-		p.recordReply(ctx, c, msg, false)
+		st.Reply = p.recordReply(ctx, c, msg, false)
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(raw)
 	return nil
 }
 
-// copyBody relays a body as it arrives.
-func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader) {
+// copyBody relays a body as it arrives, and reports whether all of it
+// was (the upstream ended it, and the client took it).
+func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader, tm *timing) bool {
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := body.Read(buf)
+		if err != nil {
+			tm.end()
+		}
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
+				tm.end()
+				return false
 			}
 			_ = rc.Flush()
 		}
 		if err != nil {
-			return
+			return err == io.EOF
 		}
 	}
 }
@@ -817,8 +889,9 @@ func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader) {
 // record of the call in its metadata, right after the request's messages
 // if no other writer got in between (then the memo of the session is
 // kept up to date), else after what they wrote. It does not fail the
-// answer, which the client is already getting: a failure is logged.
-func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, stream bool) {
+// answer, which the client is already getting: a failure is logged. It
+// reports whether the reply was recorded.
+func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, stream bool) bool {
 	msg.Metadata = c.meta
 	if stream {
 		msg.Metadata = cloneWith(c.meta, MetaStream, "true")
@@ -836,9 +909,10 @@ func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, 
 	if err != nil {
 		p.memos.put(c.key, nil)
 		p.log.Error("proxy: recording the reply failed", "tenant", c.key.Tenant, "session", c.key.ID, "err", err)
-		return
+		return false
 	}
 	p.replied(c.key, c.seq, resp.LastSeq, msg)
+	return true
 }
 
 func cloneWith(m map[string]string, k, v string) map[string]string {

@@ -15,25 +15,27 @@ const maxEventBytes = 16 << 20
 // accumulator it follows the answer, and records the reply before it
 // relays the answer's last event (so that the client's next request finds
 // it recorded); a stream the upstream cuts before its end, or whose
-// client goes away, records nothing of the reply.
-func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, acc accumulator, c *call) {
+// client goes away, records nothing of the reply. It reports whether the
+// stream was cut, and whether the reply was recorded.
+func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, acc accumulator, c *call, tm *timing) (cut, recorded bool) {
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	var ev bytes.Buffer
-	recorded := false
+	last := false // the answer's last event was read
 	send := func() bool {
 		if ev.Len() == 0 {
 			return true
 		}
-		if acc != nil && !recorded {
+		if acc != nil && !last {
 			name, data := parseEvent(ev.Bytes())
 			if acc.event(name, data) {
+				tm.end()
 				if msg, ok := acc.reply(false); ok {
-					p.recordReply(resp.Request.Context(), c, msg, true)
+					recorded = p.recordReply(resp.Request.Context(), c, msg, true)
 				}
-				recorded = true
+				last = true
 			}
 		}
 		_, err := w.Write(ev.Bytes())
@@ -48,37 +50,39 @@ func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, acc accu
 		if len(line) > 0 {
 			if ev.Len()+len(line) > maxEventBytes {
 				p.log.Warn("proxy: a streamed event is too large; the stream is cut", "limit", maxEventBytes)
-				return
+				tm.end()
+				return true, recorded
 			}
 			ev.Write(line)
 			if isBlank(line) && !send() {
-				return // the client went away
+				tm.end()
+				return true, recorded // the client went away
 			}
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue
 		case err == io.EOF:
-			if acc != nil && !recorded {
+			tm.end()
+			if acc != nil && !last {
 				// The stream ended without its last event: the reply is
 				// recorded only if the accumulator holds all of it.
 				name, data := parseEvent(ev.Bytes())
 				acc.event(name, data)
 				if msg, ok := acc.reply(true); ok {
-					p.recordReply(resp.Request.Context(), c, msg, true)
-					recorded = true
+					recorded = p.recordReply(resp.Request.Context(), c, msg, true)
 				}
 			}
-			send()
-			return
+			return !send(), recorded
 		case err != nil:
 			// The upstream cut the stream (or the client's cancellation
 			// closed it): relay what came and record nothing more.
+			tm.end()
 			if ev.Len() > 0 {
 				_, _ = w.Write(ev.Bytes())
 				_ = rc.Flush()
 			}
-			return
+			return true, recorded
 		}
 	}
 }

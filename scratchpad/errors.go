@@ -3,6 +3,8 @@ package scratchpad
 import (
 	"errors"
 	"fmt"
+
+	"github.com/agentmem/agentmem/internal/textcut"
 )
 
 // Sentinel errors. Every error returned by the package wraps one of these,
@@ -62,5 +64,5 @@ func clip(s string) string {
 	if len(s) <= n {
 		return s
 	}
-	return cutUTF8(s, n) + "…"
+	return textcut.Prefix(s, n) + "…"
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/internal/textcut"
 )
 
 // MaxKeyBytes is the longest variable key, in bytes, that Store accepts.
@@ -257,21 +259,9 @@ func cleanEntry(text string, max int) (string, bool) {
 		return text, false
 	}
 	if max <= len(truncationMarker) {
-		return strings.TrimSpace(cutUTF8(text, max)), true
+		return strings.TrimSpace(textcut.Prefix(text, max)), true
 	}
-	return strings.TrimRightFunc(cutUTF8(text, max-len(truncationMarker)), unicode.IsSpace) + truncationMarker, true
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that does not
-// split a character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return strings.TrimRightFunc(textcut.Prefix(text, max-len(truncationMarker)), unicode.IsSpace) + truncationMarker, true
 }
 
 // sortedKeys returns the keys of m in sorted order.

@@ -2,13 +2,11 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -103,68 +101,26 @@ func checkJSONType(ct string) *Error {
 	return nil
 }
 
-// decodeStrict checks a body (checkJSON) and decodes it, one JSON value,
-// into v, refusing unknown fields and trailing data, and names the
-// offending field in the error.
+// decodeStrict decodes a body, one JSON value, into v in one pass
+// (jsoncheck.Decode), refusing what checkJSON refuses and unknown fields,
+// member names that match a field only in letter case and values of the
+// wrong type, naming the offending field in the error.
 func decodeStrict(data []byte, v any) *Error {
-	if e := checkJSON(data, ""); e != nil {
-		return e
-	}
-	return decodeChecked(data, v)
+	return decodeIn(data, v, "")
 }
 
-// decodeChecked is decodeStrict for a body checkJSON has accepted. Member
-// names must match exactly: encoding/json would take "User_ID" for
-// "user_id" (jsoncheck.Fields).
-func decodeChecked(data []byte, v any) *Error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+// decodeIn is decodeStrict for a body whose paths, if it is an array,
+// start with arrayRoot ("steps[2].metadata.k").
+func decodeIn(data []byte, v any, arrayRoot string) *Error {
+	if err := jsoncheck.Decode(data, v); err != nil {
+		var je *jsoncheck.Error
+		if errors.As(err, &je) && je.Err != nil {
+			// A value that decodes itself refused it: its own error.
+			return apiError(je.Err)
+		}
+		return checkError(err, arrayRoot)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errInvalid("", "unexpected data after the JSON value")
-	}
-	return checkError(jsoncheck.Fields(data, reflect.TypeOf(v).Elem()), "")
-}
-
-// jsonError turns an encoding/json error into a 400.
-func jsonError(err error) *Error {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		return errInvalid(te.Field, "must be %s, not a JSON %s", jsonType(te.Type.Kind().String()), te.Value)
-	case errors.As(err, &se):
-		return errInvalid("", "malformed JSON at byte %d: %v", se.Offset, se)
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return errInvalid("", "malformed JSON: unexpected end of the body")
-	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		return errInvalid(f, "is an unknown field")
-	}
-	return errInvalid("", "malformed JSON: %s", msg)
-}
-
-// jsonType names a Go kind the way a JSON client thinks of it.
-func jsonType(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	case "map", "struct":
-		return "an object"
-	case "slice", "array":
-		return "an array"
-	}
-	return "a " + kind
+	return nil
 }
 
 // checkID checks a session ID from a path or a body with

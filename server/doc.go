@@ -46,8 +46,11 @@
 //
 // CORS is off unless Config.CORSOrigins lists origins (exact match, no
 // wildcard): their preflights get 204 with the API's methods and the
-// Authorization, Content-Type, Idempotency-Key and If-Match headers, other
-// origins' preflights 403. Cross-origin writes from a browser page of any
+// Authorization, Content-Type, Idempotency-Key and If-Match headers and
+// the proxy's X-Agentmem-* request headers (proxy.RequestHeaders), their
+// answers expose ETag, Location, Retry-After, WWW-Authenticate and the
+// proxy's response headers (proxy.ResponseHeaders); other origins'
+// preflights get 403. Cross-origin writes from a browser page of any
 // origin not listed are refused (403, http.CrossOriginProtection), CORS or
 // not, so a web page cannot post to a server on localhost.
 //

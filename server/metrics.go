@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentmem/agentmem/api"
+	chatproxy "github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -21,8 +23,19 @@ type metrics struct {
 	// and the number of sessions it holds.
 	cacheBytes    prometheus.Gauge
 	cacheSessions prometheus.Gauge
+	proxy         proxyMetrics
 	handler       http.Handler
 	reg           prometheus.Registerer
+}
+
+// proxyMetrics are the metrics of the proxy routes (ProxyCall).
+type proxyMetrics struct {
+	requests *prometheus.CounterVec
+	upstream *prometheus.HistogramVec
+	overhead *prometheus.HistogramVec
+	tokens   *prometheus.HistogramVec
+	dropped  *prometheus.CounterVec
+	recorded *prometheus.CounterVec
 }
 
 // newMetrics registers the server's metrics with reg, or with a registry
@@ -60,7 +73,38 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 			Help: "The number of session memories the context cache holds.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.cache, m.cacheBytes, m.cacheSessions} {
+	m.proxy = proxyMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_proxy_requests_total",
+			Help: "Calls through the proxy routes, by route, outcome (ok, upstream_error: the upstream's error relayed, cut: an answer cut off after it began, unreachable, refused: the proxy's own 4xx, failed: its own 5xx, canceled) and status class of the answer.",
+		}, []string{"route", "outcome", "status"}),
+		upstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentmem_proxy_upstream_duration_seconds",
+			Help:    "Time from sending a call to the upstream provider until its answer ended (a stream relayed as it came), by route.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"route"}),
+		overhead: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentmem_proxy_overhead_seconds",
+			Help:    "Time the proxy adds to a call that reached the upstream, by route and phase: before (reading the request, recording its new messages, fitting the context, encoding the body sent) and after (recording the reply, writing the answer) the upstream's answer.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}, []string{"route", "phase"}),
+		tokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentmem_proxy_context_tokens",
+			Help:    "Tokens of the messages sent to the upstream for a call that names a session (the context fitted to its budget, facts and recalled turns included), by route.",
+			Buckets: prometheus.ExponentialBuckets(256, 4, 8),
+		}, []string{"route"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_proxy_context_steps_dropped_total",
+			Help: "Steps of the sessions left out of the contexts sent to the upstream (to fit the budget), by route.",
+		}, []string{"route"}),
+		recorded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_proxy_messages_recorded_total",
+			Help: "Messages the proxy recorded in sessions, by route and source: request (the caller's new messages) or reply (the upstream's answer).",
+		}, []string{"route", "source"}),
+	}
+	pm := m.proxy
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.cache, m.cacheBytes, m.cacheSessions,
+		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -127,4 +171,56 @@ func (m *metrics) CacheEvent(event string) { m.cache.WithLabelValues(event).Inc(
 func (m *metrics) CacheSize(bytes int64, sessions int) {
 	m.cacheBytes.Set(float64(bytes))
 	m.cacheSessions.Set(float64(sessions))
+}
+
+// ProxyCall implements proxy.Observer: the agentmem_proxy_* metrics. A
+// call that returned an error is classified as the server answers it.
+func (m *metrics) ProxyCall(st chatproxy.Stats) {
+	route := "POST " + st.Route
+	status, outcome := st.Status, "ok"
+	switch {
+	case st.Err != nil:
+		e := apiError(st.Err)
+		status = e.Status
+		switch {
+		case e.Code == api.CodeUpstreamUnreachable:
+			outcome = "unreachable"
+		case e.Code == api.CodeCanceled:
+			outcome = "canceled"
+		case status >= 500:
+			outcome = "failed"
+		default:
+			outcome = "refused"
+		}
+	case st.Cut:
+		outcome = "cut"
+	case status < 200 || status > 299:
+		outcome = "upstream_error"
+	}
+	p := m.proxy
+	p.requests.WithLabelValues(route, outcome, statusClass(status)).Inc()
+	if st.Err == nil && st.Status != 0 { // the upstream answered
+		p.upstream.WithLabelValues(route).Observe(st.Upstream.Seconds())
+		p.overhead.WithLabelValues(route, "before").Observe(st.Before.Seconds())
+		p.overhead.WithLabelValues(route, "after").Observe(st.After.Seconds())
+	}
+	if st.Session && st.Err == nil {
+		p.tokens.WithLabelValues(route).Observe(float64(st.ContextTokens))
+		p.dropped.WithLabelValues(route).Add(float64(st.StepsDropped))
+	}
+	if st.Appended > 0 {
+		p.recorded.WithLabelValues(route, "request").Add(float64(st.Appended))
+	}
+	if st.Reply {
+		p.recorded.WithLabelValues(route, "reply").Inc()
+	}
+}
+
+// statusClass is a status's class, "2xx" to "5xx" ("4xx" for the 499 of
+// a request the client canceled).
+func statusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "other"
+	}
+	return strconv.Itoa(status/100) + "xx"
 }

@@ -42,9 +42,6 @@ type stepsEnvelope struct {
 // steps without a time get now. Numbers in the body are ignored: the log
 // numbers the steps.
 func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*stepsRequest, *Error) {
-	if e := checkJSON(body, "steps"); e != nil {
-		return nil, e
-	}
 	body = bytes.TrimSpace(body)
 	var raws []json.RawMessage
 	var compaction *store.CompactionRecord
@@ -52,7 +49,7 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 	switch {
 	case len(body) > 0 && body[0] == '{' && isEnvelope(body):
 		var env stepsEnvelope
-		if e := decodeChecked(body, &env); e != nil {
+		if e := decodeStrict(body, &env); e != nil {
 			return nil, e
 		}
 		raws = env.Steps
@@ -69,8 +66,8 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 	case len(body) > 0 && body[0] == '{':
 		raws, single = []json.RawMessage{body}, true
 	case len(body) > 0 && body[0] == '[':
-		if err := json.Unmarshal(body, &raws); err != nil {
-			return nil, jsonError(err)
+		if e := decodeIn(body, &raws, "steps"); e != nil {
+			return nil, e
 		}
 		if len(raws) == 0 {
 			return nil, errInvalid("steps", "is empty: send at least one step")

@@ -11,6 +11,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
+	chatproxy "github.com/agentmem/agentmem/proxy"
 )
 
 // The security layer runs before every route (ServeHTTP): CORS, the
@@ -28,11 +29,13 @@ func Tenant(r *http.Request) string { return auth.TenantFrom(r.Context()) }
 // corsMaxAge is how long a browser may cache a preflight answer (seconds).
 const corsMaxAge = "600"
 
-// corsAllowedHeaders are the request headers a cross-origin page may send.
-const corsAllowedHeaders = "Authorization, Content-Type, Idempotency-Key, If-Match"
+// corsAllowedHeaders are the request headers a cross-origin page may send:
+// the API's and the proxy routes' (X-Agentmem-Session...).
+var corsAllowedHeaders = strings.Join(append([]string{"Authorization", "Content-Type", "Idempotency-Key", "If-Match"}, chatproxy.RequestHeaders...), ", ")
 
-// corsExposedHeaders are the response headers a cross-origin page may read.
-const corsExposedHeaders = "ETag, Location, Retry-After, WWW-Authenticate"
+// corsExposedHeaders are the response headers a cross-origin page may
+// read: the API's and the proxy's answers' (X-Agentmem-Context-Tokens...).
+var corsExposedHeaders = strings.Join(append([]string{"ETag", "Location", "Retry-After", "WWW-Authenticate"}, chatproxy.ResponseHeaders...), ", ")
 
 // corsMethods are the methods of the API.
 var corsMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}

@@ -227,6 +227,9 @@ func New(cfg Config) (*Server, error) {
 	s.counter = s.svc.Counter()
 	s.cfg.MaxContextTokens = s.svc.MaxContextTokens()
 	s.svc.Observe(m)
+	if cfg.Proxy != nil {
+		cfg.Proxy.Observe(m)
+	}
 	s.routes()
 	return s, nil
 }

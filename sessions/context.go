@@ -201,6 +201,10 @@ type History struct {
 	LastSeq int64
 	// UserID is the session's user.
 	UserID string
+	// Omitted, from HistoryEnds, is the number of steps left out between
+	// the first ones and the last ones of Steps (at Steps[Head]); 0 when
+	// Steps is the whole working set.
+	Omitted, Head int
 }
 
 // History returns a session's working set from the service's cache of
@@ -214,4 +218,19 @@ func (s *Service) History(ctx context.Context, tenant, id string) (*History, err
 		return nil, err
 	}
 	return &History{Steps: st.mem.Steps(), LastSeq: st.seq, UserID: st.user}, nil
+}
+
+// HistoryEnds returns, as History does, the first head and the last tail
+// steps of a session's working set, without copying those between: what
+// recognising a request of new messages only looks at. The steps left
+// out (History.Omitted) were between Steps[:History.Head] and the rest;
+// when none were, Steps is the whole working set.
+func (s *Service) HistoryEnds(ctx context.Context, tenant, id string, head, tail int) (*History, error) {
+	st, err := s.cache.get(ctx, tenant, id, s.defaultForm())
+	if err != nil {
+		return nil, err
+	}
+	first, last, omitted := st.mem.StepEnds(head, tail)
+	h := &History{Steps: append(first, last...), Head: len(first), Omitted: omitted, LastSeq: st.seq, UserID: st.user}
+	return h, nil
 }

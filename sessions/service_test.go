@@ -461,3 +461,49 @@ func TestCacheAppliesAmendments(t *testing.T) {
 		t.Errorf("amendments reloaded the memory %d times", rec.count("reload")-reloads)
 	}
 }
+
+// TestHistoryEnds: the ends of a working set are History's first and
+// last steps, with the number of steps between them; ends that meet give
+// the whole working set. A step appended elsewhere is caught up with.
+func TestHistoryEnds(t *testing.T) {
+	ctx := context.Background()
+	svc, st := newService(t, Config{})
+	session(t, svc, "t", "s", 10) // 12 steps
+	whole, err := svc.History(ctx, "t", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbers := func(steps []agentmem.Step) string {
+		var out []int
+		for _, s := range steps {
+			out = append(out, s.Info().Number)
+		}
+		return fmt.Sprint(out)
+	}
+	for _, c := range []struct {
+		head, tail, omitted int
+	}{{2, 3, 7}, {0, 1, 11}, {5, 0, 7}, {6, 6, 0}, {20, 1, 0}, {-1, -1, 12}} {
+		h, err := svc.HistoryEnds(ctx, "t", "s", c.head, c.tail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := whole.Steps
+		if c.omitted > 0 {
+			head, tail := max(c.head, 0), max(c.tail, 0)
+			want = append(clipSteps(whole.Steps[:head]), whole.Steps[len(whole.Steps)-tail:]...)
+		}
+		if h.Omitted != c.omitted || numbers(h.Steps) != numbers(want) || h.Head != len(h.Steps)-max(c.tail, 0) && c.omitted > 0 || h.LastSeq != whole.LastSeq || h.UserID != "u-s" {
+			t.Errorf("ends %d, %d: %s (head %d), %d omitted, seq %d; want %s, %d omitted", c.head, c.tail, numbers(h.Steps), h.Head, h.Omitted, h.LastSeq, numbers(want), c.omitted)
+		}
+	}
+	step := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "later"}, Task: "and then this"}
+	if _, err := st.Store.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := svc.HistoryEnds(ctx, "t", "s", 1, 1)
+	if err != nil || h.Omitted != 11 || numbers(h.Steps) != "[1 13]" || h.LastSeq != whole.LastSeq+1 {
+		t.Fatalf("after an append elsewhere: %s, %d omitted, seq %d, %v", numbers(h.Steps), h.Omitted, h.LastSeq, err)
+	}
+}
+
+func clipSteps(s []agentmem.Step) []agentmem.Step { return append([]agentmem.Step(nil), s...) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/textcut"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -137,9 +138,5 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
+	return textcut.Prefix(s, n) + "…"
 }

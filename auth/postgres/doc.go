@@ -11,4 +11,8 @@
 // On a Citus coordinator (a database with the citus extension), api_keys
 // is a reference table: a copy on every node, read locally, since a key is
 // looked up before its tenant is known.
+//
+// The key store itself (queries, errors) is written once for SQLite and
+// PostgreSQL, in auth/internal/sqlkeys over internal/sqldb; this package
+// holds the PostgreSQL schema and its Citus layout, and connects.
 package postgres

@@ -4,4 +4,8 @@
 // agentmem_migrations table (internal/migrate).
 //
 // Importing the package registers the "sqlite" scheme with auth.Open.
+//
+// The key store itself (queries, errors) is written once for SQLite and
+// PostgreSQL, in auth/internal/sqlkeys over internal/sqldb; this package
+// holds the SQLite schema and opens the file.
 package sqlite

@@ -46,7 +46,7 @@ type proxyBench struct {
 
 func newBenchProxyCmd(*app) *cobra.Command {
 	var clients, turns, requests, budget int
-	var mode string
+	var mode, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Measure the latency the proxy routes add to a call",
@@ -58,8 +58,9 @@ assistant reply; every fifth a tool call with a 1 KB result), then has
 the clients, concurrently, each send --requests requests: the whole
 history plus a new user message (--mode whole, as most agents do) or
 only the new message (--mode new), once straight to the upstream and once
-through the proxy, recording the reply as the client's history does. It
-prints the percentiles of both and their difference, the proxy's
+through the proxy, recording the reply as the client's history does.
+Before them every client sends one request, not measured, that warms its
+session's caches; the measurement starts when all have. It prints the percentiles of both and their difference, the proxy's
 overhead, as one JSON line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,7 +70,9 @@ overhead, as one JSON line.`,
 			if mode != "whole" && mode != "new" {
 				return usagef("--mode is whole or new, not %q", mode)
 			}
-			res, err := runProxyBench(cmd.Context(), clients, turns, requests, budget, mode)
+			res, err := runProxyBench(cmd.Context(), clients, turns, requests, budget, mode, func() (func() error, error) {
+				return startCPUProfile(cpuProfile)
+			})
 			if err != nil {
 				return failure{err}
 			}
@@ -82,6 +85,10 @@ overhead, as one JSON line.`,
 	fl.IntVar(&requests, "requests", 50, "the requests each client sends (each both ways)")
 	fl.IntVar(&budget, "budget", 8000, "X-Agentmem-Budget of the requests (0: the model's default)")
 	fl.StringVar(&mode, "mode", "whole", "whole (each request resends the history) or new (only the new message)")
+	// Hidden: for profiling (the whole process: clients, upstream and
+	// server).
+	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	_ = fl.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -102,7 +109,9 @@ func benchHistory(turns int) []any {
 	return h
 }
 
-func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mode string) (*proxyBench, error) {
+// runProxyBench runs the benchmark; measuring is called when the
+// measured requests start, and the function it returns when they end.
+func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mode string, measuring func() (stop func() error, err error)) (*proxyBench, error) {
 	e, err := proxytest.Start(nil)
 	if err != nil {
 		return nil, err
@@ -167,63 +176,99 @@ func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mo
 		}
 		return out.Choices[0].Message, d, nil
 	}
+	// Each client's history as JSON, grown message by message as an SDK
+	// re-encodes it (the same bytes each time).
+	type benchClient struct {
+		id   string
+		hist []byte // without its closing bracket
+	}
+	cls := make([]*benchClient, clients)
+	for c := range clients {
+		hist, _ := json.Marshal(histories[c])
+		cls[c] = &benchClient{id: "bench-" + strconv.Itoa(c), hist: hist[:len(hist)-1]}
+	}
+	// exchange sends a client's r-th request both ways and adds the reply
+	// to its history.
+	exchange := func(c *benchClient, r int) (dd, dp time.Duration, size int, err error) {
+		add := func(m any) []byte {
+			b, _ := json.Marshal(m)
+			c.hist = append(append(c.hist, ','), b...)
+			return b
+		}
+		request := func(msgs []byte) []byte {
+			return append(append([]byte(`{"model":"gpt-4o","temperature":0,"messages":`), msgs...), ']', '}')
+		}
+		next := add(map[string]any{"role": "user", "content": fmt.Sprintf("New question %d.", r)})
+		directBody := request(c.hist)
+		body := directBody
+		if mode == "new" {
+			body = request(append([]byte{'['}, next...))
+		}
+		if _, dd, err = post(e.Upstream.OpenAIBaseURL()+"/chat/completions", "", directBody); err != nil {
+			return 0, 0, 0, err
+		}
+		reply, dp, err := post(e.Server.URL+"/v1/chat/completions", c.id, body)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		add(reply)
+		return dd, dp, len(body), nil
+	}
 	var (
 		mu             sync.Mutex
 		direct, viaPxy []time.Duration
 		bodyBytes      int64
 		firstErr       error
 	)
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			id := "bench-" + strconv.Itoa(c)
-			// The client's history as JSON, grown message by message as
-			// an SDK re-encodes it (the same bytes each time).
-			hist, _ := json.Marshal(histories[c])
-			hist = hist[:len(hist)-1] // without its closing bracket
-			add := func(m any) []byte {
-				b, _ := json.Marshal(m)
-				hist = append(append(hist, ','), b...)
-				return b
-			}
-			request := func(msgs []byte) []byte {
-				return append(append([]byte(`{"model":"gpt-4o","temperature":0,"messages":`), msgs...), ']', '}')
-			}
-			for r := range requests + 1 { // the first warms the session's cache
-				next := add(map[string]any{"role": "user", "content": fmt.Sprintf("New question %d.", r)})
-				directBody := request(hist)
-				body := directBody
-				if mode == "new" {
-					body = request(append([]byte{'['}, next...))
-				}
-				_, dd, err := post(e.Upstream.OpenAIBaseURL()+"/chat/completions", "", directBody)
-				var reply map[string]any
-				var dp time.Duration
-				if err == nil {
-					reply, dp, err = post(e.Server.URL+"/v1/chat/completions", id, body)
-				}
-				if err != nil {
+	// run runs fn for every client concurrently.
+	run := func(fn func(c *benchClient) error) error {
+		var wg sync.WaitGroup
+		for _, c := range cls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := fn(c); err != nil {
 					mu.Lock()
 					firstErr = cmp(firstErr, err)
 					mu.Unlock()
-					return
 				}
-				add(reply)
-				if r == 0 {
-					continue
-				}
-				mu.Lock()
-				direct, viaPxy = append(direct, dd), append(viaPxy, dp)
-				bodyBytes += int64(len(body))
-				mu.Unlock()
-			}
-		}()
+			}()
+		}
+		wg.Wait()
+		return firstErr
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	// The first request of each session warms its caches (and the
+	// proxy's memo of its history); all are done before the measurement
+	// starts, so that none runs beside it.
+	if err := run(func(c *benchClient) error {
+		_, _, _, err := exchange(c, 0)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	runtime.GC() // of the set-up's garbage
+	stop, err := measuring()
+	if err != nil {
+		return nil, err
+	}
+	err = run(func(c *benchClient) error {
+		for r := 1; r <= requests; r++ {
+			dd, dp, size, err := exchange(c, r)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			direct, viaPxy = append(direct, dd), append(viaPxy, dp)
+			bodyBytes += int64(size)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if perr := stop(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return nil, err
 	}
 	pct := func(ds []time.Duration, p float64) float64 {
 		slices.Sort(ds)

@@ -20,4 +20,9 @@
 // schema's tables are distributed by tenant, co-located with the session
 // store's (see internal/migrate and store/postgres): every statement names
 // the tenant, so an update runs on one worker.
+//
+// The store itself (queries, Update's checks, errors) is written once for
+// SQLite and PostgreSQL, in facts/internal/sqlfacts over internal/sqldb;
+// this package holds the PostgreSQL schema and its Citus layout, and
+// connects.
 package postgres

@@ -13,5 +13,11 @@
 // Per-user serialization comes from SQLite's single writer: every Update
 // is a write transaction begun with BEGIN IMMEDIATE, so concurrent
 // extractions for one user, in one process or several, run one after the
-// other and never add the same fact twice.
+// other and never add the same fact twice. The Updates of one process
+// commit together (internal/sqlitedb's group writer: one transaction, each
+// Update in a savepoint of its own, so one that fails leaves the others).
+//
+// The store itself (queries, Update's checks, errors) is written once for
+// SQLite and PostgreSQL, in facts/internal/sqlfacts over internal/sqldb;
+// this package holds the SQLite schema and opens the file.
 package sqlite

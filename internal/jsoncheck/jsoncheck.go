@@ -29,7 +29,13 @@ type Error struct {
 	// Reason says what is wrong, as a predicate of Path (or of the text):
 	// "is not valid UTF-8 (byte 12)".
 	Reason string
+	// Err, from Decode, is the error of a type that decodes itself and
+	// refused its value (Path names the value); nil otherwise.
+	Err error
 }
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error implements error.
 func (e *Error) Error() string {

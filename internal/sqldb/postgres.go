@@ -67,6 +67,10 @@ func (p *PostgresDB) Read(ctx context.Context, fn func(tx Tx) error) error {
 
 // Write implements DB.
 func (p *PostgresDB) Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+	return guarded(ctx, fn, p.write)
+}
+
+func (p *PostgresDB) write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := p.writeOnce(ctx, fn)
 		if err == nil || attempt == MaxAttempts || !pgdb.Retryable(err) || ctx.Err() != nil {

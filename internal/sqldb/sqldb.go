@@ -84,10 +84,39 @@ type DB interface {
 	// failure), so it must not have effects outside the transaction it
 	// does not repeat safely. On SQLite fn's transaction may hold other
 	// writers' work too: fn gets a context that is never cancelled, and
-	// ctx bounds only the wait for the writer.
+	// ctx bounds only the wait for the writer. A panic of fn rolls its
+	// transaction back and is raised again in Write's caller.
 	Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// Close releases the DB's connections.
 	Close() error
+}
+
+// panicked carries a panic of a Write's function out of its transaction
+// (rolled back), to be raised again in the caller's goroutine: on SQLite
+// the function runs in the group writer's goroutine, and on PostgreSQL an
+// unrecovered panic would leave the transaction's connection busy.
+type panicked struct{ v any }
+
+func (p *panicked) Error() string { return fmt.Sprint("panic: ", p.v) }
+
+// guarded runs write with fn made safe to panic: fn's panic ends its
+// transaction as an error would and is raised again here.
+func guarded(ctx context.Context, fn func(ctx context.Context, tx Tx) error,
+	write func(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error) error {
+	var p *panicked
+	err := write(ctx, func(ctx context.Context, tx Tx) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				p = &panicked{v}
+				err = p
+			}
+		}()
+		return fn(ctx, tx)
+	})
+	if p != nil {
+		panic(p.v)
+	}
+	return err
 }
 
 // Dialect is what differs between the databases that a component cannot

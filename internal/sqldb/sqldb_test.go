@@ -65,6 +65,7 @@ func TestDB(t *testing.T) {
 			t.Run("Errors", func(t *testing.T) { checkErrors(t, db) })
 			t.Run("Write", func(t *testing.T) { checkWrite(t, db) })
 			t.Run("Read", func(t *testing.T) { checkRead(t, db) })
+			t.Run("WritePanics", func(t *testing.T) { checkWritePanics(t, db) })
 		})
 	}
 }
@@ -200,5 +201,36 @@ func checkRead(t *testing.T, db sqldb.DB) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkWritePanics: a panic of a Write's function rolls its transaction
+// back, frees its connection and reaches the caller.
+func checkWritePanics(t *testing.T, db sqldb.DB) {
+	ctx := context.Background()
+	for i := range 12 { // more than the test pool's connections
+		func() {
+			defer func() {
+				if v := recover(); v != "boom" {
+					t.Fatalf("write %d: recovered %v, want the function's panic", i, v)
+				}
+			}()
+			_ = db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+				if _, err := tx.Exec(ctx, `INSERT INTO t (k, v) VALUES ('panicked', 1)`); err != nil {
+					return err
+				}
+				panic("boom")
+			})
+		}()
+	}
+	var n int64
+	if err := db.Reader().QueryRow(ctx, `SELECT count(*) FROM t WHERE k = 'panicked'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows of panicked writes, %v; want none", n, err)
+	}
+	if err := db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO t (k, v) VALUES ('after', 1)`)
+		return err
+	}); err != nil {
+		t.Fatalf("a write after panicked ones: %v", err)
 	}
 }

@@ -36,12 +36,13 @@ func sqliteUnique(err error) (string, bool) {
 type SQLiteDB struct {
 	db    *sqlitedb.DB
 	group *sqlitedb.Group
+	stmts *stmtCache
 	r, w  sqlQuerier
 }
 
 // NewSQLite returns a DB over db, which it closes on Close.
 func NewSQLite(db *sqlitedb.DB) *SQLiteDB {
-	return &SQLiteDB{db: db, group: sqlitedb.NewGroup(db.W), r: sqlQuerier{db.R}, w: sqlQuerier{db.W}}
+	return &SQLiteDB{db: db, group: sqlitedb.NewGroup(db.W), stmts: newStmtCache(db.W), r: sqlQuerier{db.R}, w: sqlQuerier{db.W}}
 }
 
 // SQLite returns the database under the DB, for what only SQLite has.
@@ -66,16 +67,23 @@ func (s *SQLiteDB) Read(ctx context.Context, fn func(tx Tx) error) error {
 	return fn(sqlQuerier{tx})
 }
 
-// Write implements DB.
+// Write implements DB. Its transactions reuse the statements prepared on
+// the write connection (stmtCache).
 func (s *SQLiteDB) Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
-	return s.group.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return fn(ctx, sqlQuerier{tx})
+	err := guarded(ctx, fn, func(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+		return s.group.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return fn(ctx, cachedTx{tx, s.stmts})
+		})
 	})
+	s.stmts.warm(context.WithoutCancel(ctx))
+	return err
 }
 
-// Close implements DB: it stops the group writer and closes the database.
+// Close implements DB: it stops the group writer, closes the prepared
+// statements and closes the database.
 func (s *SQLiteDB) Close() error {
 	s.group.Close()
+	s.stmts.close()
 	return s.db.Close()
 }
 
@@ -90,7 +98,11 @@ type sqlConn interface {
 type sqlQuerier struct{ c sqlConn }
 
 func (q sqlQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := q.c.ExecContext(ctx, rebind(query), args...)
+	return rowsAffected(q.c.ExecContext(ctx, rebind(query), args...))
+}
+
+// rowsAffected is the result of Exec.
+func rowsAffected(res sql.Result, err error) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
@@ -132,10 +144,12 @@ func (r sqlRow) Scan(dest ...any) error {
 // SQLTx returns the database/sql transaction under tx, a transaction of
 // a SQLiteDB, for what only SQLite has; ok is false for any other Tx.
 func SQLTx(tx Tx) (*sql.Tx, bool) {
-	q, ok := tx.(sqlQuerier)
-	if !ok {
-		return nil, false
+	switch q := tx.(type) {
+	case cachedTx:
+		return q.tx, true
+	case sqlQuerier:
+		t, ok := q.c.(*sql.Tx)
+		return t, ok
 	}
-	t, ok := q.c.(*sql.Tx)
-	return t, ok
+	return nil, false
 }

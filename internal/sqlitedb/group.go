@@ -127,6 +127,21 @@ func (g *Group) runBatch(batch []*groupOp) {
 		failAll(err)
 		return
 	}
+	if len(batch) == 1 {
+		// Alone in its transaction, a write needs no savepoint: if it
+		// fails, the transaction is rolled back. (A savepoint costs a copy
+		// of every page the write changes, in the statement journal.)
+		op := batch[0]
+		if op.err = op.ctx.Err(); op.err == nil {
+			op.err = op.fn(ctx, tx)
+		}
+		if op.err != nil {
+			tx.Rollback() //nolint:errcheck // the write fails either way
+			return
+		}
+		op.err = tx.Commit()
+		return
+	}
 	for _, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			op.err = err

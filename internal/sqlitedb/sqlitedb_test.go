@@ -118,6 +118,29 @@ func TestGroupCommitsTogether(t *testing.T) {
 	if err == nil {
 		t.Fatal("a duplicate key was written")
 	}
+	// A write alone in its transaction (no savepoint) that fails after
+	// writing leaves nothing.
+	err = g.Write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES ('alone', 0)`); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("a failed lone write: %v", err)
+	}
+	if n := count(t, db.R); n != 180 {
+		t.Fatalf("%d rows after a failed lone write, want 180", n)
+	}
+	if err := g.Write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO t VALUES ('alone', 0)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db.R); n != 181 {
+		t.Fatalf("%d rows after a lone write, want 181", n)
+	}
 }
 
 func TestGroupContextAndClose(t *testing.T) {

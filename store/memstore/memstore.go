@@ -137,6 +137,24 @@ func (s *session) visible(upTo int64) []store.Entry {
 	return out
 }
 
+// visibleAfter returns the entries of visible(upTo) with seq > after,
+// without going through those before (a reader catching up reads the
+// newest few of a long log).
+func (s *session) visibleAfter(after, upTo int64) []store.Entry {
+	var out []store.Entry
+	if s.parent != nil && after < s.baseSeq {
+		out = s.parent.visibleAfter(after, min(upTo, s.baseSeq))
+	}
+	i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].Seq > after })
+	for _, e := range s.entries[i:] {
+		if e.Seq > upTo {
+			break
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // own returns the index of the session's own entry with this seq, or -1.
 func (s *session) own(seq int64) int {
 	i, ok := slices.BinarySearchFunc(s.entries, seq, func(e store.Entry, seq int64) int { return cmp.Compare(e.Seq, seq) })
@@ -506,8 +524,8 @@ func (st *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRe
 		return nil, err
 	}
 	resp := &store.ReadResponse{Session: s.meta.Clone()}
-	vis := s.visible(math.MaxInt64)
 	if req.WorkingSet {
+		vis := s.visible(math.MaxInt64)
 		ws := store.WorkingSet(vis)
 		resp.Replaced = store.ReplacedSeqs(vis)
 		resp.Steps = make([]agentmem.Step, len(ws))
@@ -516,7 +534,7 @@ func (st *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRe
 		}
 		return resp, nil
 	}
-	sel := store.SelectEntries(vis, req)
+	sel := store.SelectEntries(s.visibleAfter(req.After, math.MaxInt64), req)
 	resp.Entries = make([]store.Entry, len(sel))
 	for i, e := range sel {
 		resp.Entries[i] = e.Clone()

@@ -1,0 +1,281 @@
+// Package sqlfacts is the facts.Store of the SQL backends, written once
+// over internal/sqldb: the queries, the per-user read-modify-write of
+// Update with its checks, the scanning of rows and the mapping of errors.
+// facts/sqlite and facts/postgres open their database, run their own
+// migrations and wrap a Store.
+//
+// What differs between the databases is small and kept in dialect: how
+// Update serializes the updates of a user (SQLite's single writer needs
+// nothing more; PostgreSQL locks the user's row of facts_users), and that
+// PostgreSQL sends an Update's writes in one round trip (a pgx batch).
+package sqlfacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/facts/internal/rowcodec"
+	"github.com/agentmem/agentmem/internal/sqldb"
+)
+
+// Store is a facts.Store over a sqldb.DB whose facts tables are migrated.
+// It is safe for concurrent use.
+type Store struct {
+	g    *sqldb.Guard
+	d    *sqldb.Dialect
+	name string
+	sql  *dialect
+}
+
+var _ facts.Store = (*Store)(nil)
+
+// dialect is the SQL that differs between the databases.
+type dialect struct {
+	// lockUser are the statements, with the tenant and the user ID as $1
+	// and $2, that an Update runs first in its transaction so that the
+	// updates of one user run one after the other across every
+	// connection and process.
+	lockUser []string
+}
+
+var (
+	// SQLite's writes run one at a time (a write transaction holds the
+	// database's write lock from its BEGIN IMMEDIATE): nothing to add.
+	sqliteSQL = &dialect{}
+	// PostgreSQL locks the user's row of facts_users, creating it if
+	// needed; other users' updates proceed in parallel.
+	postgresSQL = &dialect{lockUser: []string{
+		`INSERT INTO facts_users (tenant, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+		`SELECT 1 FROM facts_users WHERE tenant = $1 AND user_id = $2 FOR UPDATE`,
+	}}
+)
+
+// New returns a Store over db, which it closes on Close. Its errors name
+// it "facts/" and the dialect ("facts/sqlite").
+func New(db sqldb.DB) *Store {
+	d := db.Dialect()
+	name := "facts/" + d.Name
+	s := &Store{g: sqldb.NewGuard(db, name, facts.ErrClosed), d: d, name: name, sql: postgresSQL}
+	if d.IsSQLite() {
+		s.sql = sqliteSQL
+	}
+	return s
+}
+
+// Close closes the database; later calls fail with facts.ErrClosed.
+func (s *Store) Close() error { return s.g.Close() }
+
+// columns are the facts columns, in the order scanFact reads them.
+const columns = `tenant, id, user_id, text, confidence, created_at, reinforced_at, reinforcements,
+	source_session, source_step, source_agent, superseded_by, superseded_at, metadata, embedding`
+
+// scanFact reads a row of columns.
+func scanFact(r sqldb.Row) (facts.Fact, error) {
+	var (
+		f       facts.Fact
+		md, vec []byte
+	)
+	if err := r.Scan(&f.Tenant, &f.ID, &f.UserID, &f.Text, &f.Confidence, sqldb.ScanTime(&f.CreatedAt), sqldb.ScanTime(&f.ReinforcedAt),
+		&f.Reinforcements, &f.Source.SessionID, &f.Source.StepSeq, &f.Source.Agent, &f.SupersededBy, sqldb.ScanTime(&f.SupersededAt),
+		&md, &vec); err != nil {
+		return f, err
+	}
+	var err error
+	if f.Metadata, err = rowcodec.DecodeMetadata(md); err != nil {
+		return f, err
+	}
+	f.Embedding, err = rowcodec.DecodeVector(vec)
+	return f, err
+}
+
+// userFacts reads every fact of a user.
+func userFacts(ctx context.Context, q sqldb.Querier, tenant, userID string) ([]facts.Fact, error) {
+	rows, err := q.Query(ctx, `SELECT `+columns+` FROM facts WHERE tenant = $1 AND user_id = $2 ORDER BY created_at, id`, tenant, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []facts.Fact
+	for rows.Next() {
+		f, err := scanFact(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// fnErr carries out of the write transaction what is the caller's to
+// see as it is: an error of fn or of the check of its changes. (A panic
+// of fn reaches the caller through sqldb's Write.)
+type fnErr struct{ err error }
+
+func (e *fnErr) Error() string { return e.err.Error() }
+
+// Update implements facts.Store: in one write transaction (on SQLite
+// possibly shared with other Updates of the process, each in a savepoint
+// of its own; on PostgreSQL run again if the server aborts it for a
+// deadlock), it takes the user's write lock, reads the user's facts,
+// runs fn, checks its changes and writes them.
+func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]facts.Fact) (facts.Changes, error)) error {
+	if err := facts.ValidateUser(tenant, userID); err != nil {
+		return err
+	}
+	if err := s.g.Closed("update"); err != nil {
+		return err
+	}
+	err := s.g.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+		for _, q := range s.sql.lockUser {
+			if _, err := tx.Exec(ctx, q, tenant, userID); err != nil {
+				return err
+			}
+		}
+		current, err := userFacts(ctx, tx, tenant, userID)
+		if err != nil {
+			return err
+		}
+		c, err := fn(current)
+		if err != nil {
+			return &fnErr{err: err}
+		}
+		taken := func(id string) (bool, error) {
+			var ok bool
+			err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM facts WHERE tenant = $1 AND id = $2)`, tenant, id).Scan(&ok)
+			return ok, err
+		}
+		if err := facts.CheckChanges(tenant, userID, current, c, taken); err != nil {
+			var ie *agentmem.InvalidError
+			if errors.As(err, &ie) {
+				return &fnErr{err: err}
+			}
+			return err
+		}
+		return s.apply(ctx, tx, tenant, c)
+	})
+	var fe *fnErr
+	if errors.As(err, &fe) {
+		return fe.err
+	}
+	if err != nil {
+		return s.g.Err("update", err)
+	}
+	return nil
+}
+
+// stmt is a statement and its arguments.
+type stmt struct {
+	sql  string
+	args []any
+}
+
+// apply writes checked changes in tx.
+func (s *Store) apply(ctx context.Context, tx sqldb.Tx, tenant string, c facts.Changes) error {
+	var stmts []stmt
+	for _, f := range c.Put {
+		md, err := rowcodec.Metadata(f.Metadata)
+		if err != nil {
+			return err
+		}
+		var mdText any
+		if md != nil {
+			mdText = string(md)
+		}
+		stmts = append(stmts, stmt{`INSERT INTO facts (` + columns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			ON CONFLICT (tenant, id) DO UPDATE SET user_id = excluded.user_id, text = excluded.text,
+				confidence = excluded.confidence, created_at = excluded.created_at, reinforced_at = excluded.reinforced_at,
+				reinforcements = excluded.reinforcements, source_session = excluded.source_session,
+				source_step = excluded.source_step, source_agent = excluded.source_agent,
+				superseded_by = excluded.superseded_by, superseded_at = excluded.superseded_at,
+				metadata = excluded.metadata, embedding = excluded.embedding`,
+			[]any{f.Tenant, f.ID, f.UserID, f.Text, f.Confidence, s.d.Time(f.CreatedAt), s.d.Time(f.ReinforcedAt), f.Reinforcements,
+				f.Source.SessionID, f.Source.StepSeq, f.Source.Agent, f.SupersededBy, s.d.Time(f.SupersededAt),
+				mdText, rowcodec.Vector(f.Embedding)}})
+	}
+	for _, id := range c.Delete {
+		stmts = append(stmts, stmt{`DELETE FROM facts WHERE tenant = $1 AND id = $2`, []any{tenant, id}})
+	}
+	for _, e := range c.Audit {
+		stmts = append(stmts, stmt{`INSERT INTO facts_audit (tenant, user_id, fact_id, action, by_whom, reason, successor, digest, at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			[]any{e.Tenant, e.UserID, e.FactID, string(e.Action), e.By, e.Reason, e.Successor, e.Digest, s.d.Time(e.At)}})
+	}
+	return execAll(ctx, tx, stmts)
+}
+
+// execAll runs stmts in tx: on PostgreSQL in one round trip (a batch),
+// on SQLite, in process, one after the other.
+func execAll(ctx context.Context, tx sqldb.Tx, stmts []stmt) error {
+	if ptx, ok := sqldb.PgxTx(tx); ok && len(stmts) > 1 {
+		var b pgx.Batch
+		for _, st := range stmts {
+			b.Queue(st.sql, st.args...)
+		}
+		return ptx.SendBatch(ctx, &b).Close()
+	}
+	for _, st := range stmts {
+		if _, err := tx.Exec(ctx, st.sql, st.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Facts implements facts.Store.
+func (s *Store) Facts(ctx context.Context, tenant, userID string) ([]facts.Fact, error) {
+	if err := s.g.Closed("facts"); err != nil {
+		return nil, err
+	}
+	fs, err := userFacts(ctx, s.g.Reader(), tenant, userID)
+	if err != nil {
+		return nil, s.g.Err("facts", err)
+	}
+	return fs, nil
+}
+
+// Get implements facts.Store.
+func (s *Store) Get(ctx context.Context, tenant, id string) (facts.Fact, error) {
+	if err := s.g.Closed("get"); err != nil {
+		return facts.Fact{}, err
+	}
+	f, err := scanFact(s.g.Reader().QueryRow(ctx, `SELECT `+columns+` FROM facts WHERE tenant = $1 AND id = $2`, tenant, id))
+	if errors.Is(err, sqldb.ErrNoRows) {
+		return facts.Fact{}, fmt.Errorf("%s: fact %.80q: %w", s.name, id, agentmem.ErrNotFound)
+	}
+	if err != nil {
+		return facts.Fact{}, s.g.Err("get", err)
+	}
+	return f, nil
+}
+
+// Audit implements facts.Store.
+func (s *Store) Audit(ctx context.Context, tenant, userID string) ([]facts.AuditEntry, error) {
+	if err := s.g.Closed("audit"); err != nil {
+		return nil, err
+	}
+	rows, err := s.g.Reader().Query(ctx, `SELECT seq, fact_id, action, by_whom, reason, successor, digest, at
+		FROM facts_audit WHERE tenant = $1 AND user_id = $2 ORDER BY seq`, tenant, userID)
+	if err != nil {
+		return nil, s.g.Err("audit", err)
+	}
+	defer rows.Close()
+	var out []facts.AuditEntry
+	for rows.Next() {
+		e := facts.AuditEntry{Tenant: tenant, UserID: userID}
+		var action string
+		if err := rows.Scan(&e.Seq, &e.FactID, &action, &e.By, &e.Reason, &e.Successor, &e.Digest, sqldb.ScanTime(&e.At)); err != nil {
+			return nil, s.g.Err("audit", err)
+		}
+		e.Action = facts.Action(action)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.g.Err("audit", err)
+	}
+	return out, nil
+}

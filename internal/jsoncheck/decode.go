@@ -1,0 +1,198 @@
+package jsoncheck
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+)
+
+// strict are the options of Decode. The JSON v2 decoder's defaults already
+// refuse what Check and Fields refuse (invalid UTF-8, lone surrogate
+// escapes, repeated keys, members that match a field only in another
+// letter case); unknown members are refused too. A time.Duration is a
+// number of nanoseconds, as encoding/json writes it.
+var strict = jsonv2.JoinOptions(
+	jsonv2.RejectUnknownMembers(true),
+	jsonv1.FormatDurationAsNano(true),
+	jsontext.AllowDuplicateNames(false),
+	jsontext.AllowInvalidUTF8(false),
+)
+
+// Decode decodes data, which must be exactly one JSON value (surrounding
+// white space aside), into v (a pointer) in one pass, refusing everything
+// Check and Fields refuse: malformed JSON, data after the value, invalid
+// UTF-8, a lone UTF-16 surrogate escape, a key repeated in an object, and
+// a member that names no field of the struct it decodes into exactly
+// (unknown, or matching only in another letter case); and a value of the
+// wrong JSON type for its field. It returns nil or an *Error naming where;
+// the *Error of a type that decodes itself (a json.Unmarshaler) that
+// refused its value wraps that type's error (errors.As finds it) and its
+// Path names the value.
+//
+// It is what the decoders of outside input use on their hot paths: it
+// reads the text once, where Check, encoding/json and Fields read it three
+// times or more.
+func Decode(data []byte, v any) error {
+	err := jsonv2.Unmarshal(data, v, strict)
+	if err == nil {
+		return nil
+	}
+	return decodeError(err)
+}
+
+// decodeError turns an error of the JSON v2 decoder into an *Error.
+func decodeError(err error) error {
+	var se *jsonv2.SemanticError
+	var sy *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &se):
+		path := pointerPath(se.JSONPointer)
+		switch {
+		case errors.Is(se.Err, jsonv2.ErrUnknownName):
+			return &Error{Path: path, Offset: se.ByteOffset, Reason: unknownReason(se.GoType, se.JSONPointer.LastToken())}
+		case se.Err != nil && !isV2Internal(se.Err):
+			// A type that decodes itself refused its value.
+			return &Error{Path: path, Offset: se.ByteOffset, Reason: se.Err.Error(), Err: se.Err}
+		}
+		want := "a valid value"
+		if se.GoType != nil {
+			want = goKind(se.GoType)
+		}
+		got := "value"
+		if se.JSONKind != 0 {
+			got = kindName(se.JSONKind)
+		}
+		if path == "" {
+			return &Error{Offset: se.ByteOffset, Reason: fmt.Sprintf("must be %s, not a JSON %s", want, got)}
+		}
+		return &Error{Path: path, Offset: se.ByteOffset, Reason: fmt.Sprintf("must be %s, not a JSON %s", want, got)}
+	case errors.As(err, &sy):
+		path := pointerPath(sy.JSONPointer)
+		at := sy.ByteOffset
+		switch {
+		case errors.Is(sy.Err, jsontext.ErrDuplicateName):
+			return &Error{Path: path, Offset: at, Reason: "is a repeated key: the keys of a JSON object must be distinct"}
+		case sy.Err != nil && strings.Contains(sy.Err.Error(), "invalid UTF-8"):
+			return &Error{Path: path, Offset: at, Reason: fmt.Sprintf("is not valid UTF-8 (byte %d)", at)}
+		case sy.Err != nil && strings.Contains(sy.Err.Error(), "surrogate"):
+			return &Error{Path: path, Offset: at, Reason: fmt.Sprintf("has a lone UTF-16 surrogate escape (byte %d), which is not valid Unicode", at)}
+		case sy.Err != nil && strings.Contains(sy.Err.Error(), "after top-level value"):
+			return &Error{Offset: at, Reason: "has data after the JSON value"}
+		case errors.Is(sy.Err, errUnexpectedEOF):
+			return &Error{Offset: at, Reason: "is malformed JSON: it ends before the value does"}
+		}
+		return &Error{Offset: at, Reason: fmt.Sprintf("is malformed JSON at byte %d: %v", at, sy.Err)}
+	}
+	return &Error{Reason: "is malformed JSON: " + err.Error()}
+}
+
+// unknownReason says why key is not a member of the struct t: unknown,
+// or matching a field only in another letter case.
+func unknownReason(t reflect.Type, key string) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && t.Kind() == reflect.Struct {
+		for name := range structFields(t) {
+			if strings.EqualFold(name, key) {
+				return "is not a member: names are case-sensitive, and this one is " + strconv.Quote(name)
+			}
+		}
+	}
+	return "is an unknown member"
+}
+
+// errUnexpectedEOF is what the v2 decoder reports for a truncated text.
+var errUnexpectedEOF = func() error {
+	err := jsonv2.Unmarshal([]byte(`{`), new(any))
+	var sy *jsontext.SyntacticError
+	if errors.As(err, &sy) {
+		return sy.Err
+	}
+	return err
+}()
+
+// isV2Internal reports whether err is one of the v2 decoder's own
+// reasons for refusing a value (a number that does not fit, a bad
+// format), not an error a json.Unmarshaler returned.
+func isV2Internal(err error) bool {
+	var ne *strconv.NumError
+	return errors.As(err, &ne) || errors.Is(err, strconv.ErrSyntax) || errors.Is(err, strconv.ErrRange)
+}
+
+// pointerPath turns a JSON Pointer ("/steps/2/metadata/k") into Error's
+// path form ("steps[2].metadata.k"). A token of digits is taken for an
+// array index.
+func pointerPath(p jsontext.Pointer) string {
+	var b []byte
+	for tok := range p.Tokens() {
+		if isIndex(tok) {
+			b = append(b, '[')
+			b = append(b, tok...)
+			b = append(b, ']')
+			continue
+		}
+		b = appendKey(b, tok)
+	}
+	return string(b)
+}
+
+func isIndex(tok string) bool {
+	if tok == "" || len(tok) > 9 {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// goKind names what a Go type holds the way a JSON client thinks of it.
+func goKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a valid value"
+}
+
+// kindName names a JSON kind.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "boolean"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
+}

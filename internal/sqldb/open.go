@@ -1,0 +1,87 @@
+package sqldb
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/agentmem/agentmem/internal/migrate"
+	"github.com/agentmem/agentmem/internal/pgdb"
+	"github.com/agentmem/agentmem/internal/sqlitedb"
+)
+
+// OpenSQLite opens (creating it if needed) the SQLite database at path, or
+// sqlitedb.MemoryPath, as sqlitedb.Open does (the components that open
+// one file share its connections), and brings the schema of one
+// component, its migration set, up to date.
+func OpenSQLite(ctx context.Context, path string, opts sqlitedb.Options, set *migrate.Set) (*SQLiteDB, error) {
+	db, err := sqlitedb.OpenMigrated(ctx, path, opts, set)
+	if err != nil {
+		return nil, err
+	}
+	return NewSQLite(db), nil
+}
+
+// OpenPostgres connects to the database connString names, as pgdb.Open
+// does (schema, "" for the default search_path, is created when missing
+// and set on every connection; maxConns caps the pool, zero for pgxpool's
+// default), and brings the schema of one component, its migration set, up
+// to date (on a Citus coordinator, laid out as the set says).
+func OpenPostgres(ctx context.Context, connString, schema string, maxConns int32, set *migrate.Set) (*PostgresDB, error) {
+	pool, err := pgdb.Open(ctx, connString, schema, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate.Postgres(ctx, pool, schema, set); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return NewPostgres(pool), nil
+}
+
+// Guard is a component's DB with what every backend does around it: it
+// is closed once, and then the component's operations fail with the
+// component's own error for a closed store (rather than with whatever a
+// closed pool says); the other errors are wrapped with the component's
+// name and the operation, and classified by the dialect.
+type Guard struct {
+	DB
+	name     string
+	closeErr error
+	closed   atomic.Bool
+}
+
+// NewGuard returns a Guard over db for the component called name in
+// errors ("facts/sqlite"), whose operations fail with closeErr after
+// Close.
+func NewGuard(db DB, name string, closeErr error) *Guard {
+	return &Guard{DB: db, name: name, closeErr: closeErr}
+}
+
+// Close closes the DB the first time; later calls return nil.
+func (g *Guard) Close() error {
+	if g.closed.Swap(true) {
+		return nil
+	}
+	return g.DB.Close()
+}
+
+// Closed returns the error of op once Close has been called (wrapping
+// the component's closed error), and nil before.
+func (g *Guard) Closed(op string) error {
+	if !g.closed.Load() {
+		return nil
+	}
+	return fmt.Errorf("%s: %s: %w", g.name, op, g.closeErr)
+}
+
+// Err wraps err, an error of the database in op: "name: op: err", err
+// classified by the dialect (transient errors wrap
+// agentmem.ErrUnavailable). After Close it returns Closed(op) instead,
+// since an operation that overlapped Close fails for that reason.
+func (g *Guard) Err(op string, err error) error {
+	if g.closed.Load() {
+		return g.Closed(op)
+	}
+	return fmt.Errorf("%s: %s: %w", g.name, op, g.Dialect().Classify(err))
+}
