@@ -101,7 +101,7 @@ func (s *Store) committer() {
 		for _, op := range batch {
 			close(op.done)
 		}
-		s.wStmts.warm(context.Background())
+		s.wStmts.Warm(context.Background())
 	}
 }
 
@@ -128,7 +128,7 @@ func (s *Store) runBatch(batch []*appendOp) {
 			op.err = fmt.Errorf("sqlite: append: %w", sqlitedb.Classify(err))
 			continue
 		}
-		op.resp, op.err = s.runOne(ctx, cachedTx{tx, s.wStmts}, op, now)
+		op.resp, op.err = s.runOne(ctx, s.wStmts.Tx(tx), op, now)
 		if op.err != nil && !sqlstore.IsStoreErr(op.err) {
 			// A database error (I/O, disk full...) may have ended the
 			// transaction behind our back: give up on the whole batch
@@ -145,15 +145,15 @@ func (s *Store) runBatch(batch []*appendOp) {
 
 // runOne runs one append of a batch inside a savepoint, and rolls back to
 // it if the append fails, so that it changes nothing.
-func (s *Store) runOne(ctx context.Context, tx cachedTx, op *appendOp, now time.Time) (*store.AppendResponse, error) {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT append"); err != nil {
+func (s *Store) runOne(ctx context.Context, tx sqldb.Querier, op *appendOp, now time.Time) (*store.AppendResponse, error) {
+	if _, err := tx.Exec(ctx, "SAVEPOINT append"); err != nil {
 		return nil, err
 	}
-	resp, err := sqlstore.AppendTx(ctx, s.Store, sqldb.NewSQLiteQuerier(tx), op.req, op.encoded, now)
+	resp, err := sqlstore.AppendTx(ctx, s.Store, tx, op.req, op.encoded, now)
 	if err != nil {
-		_, rbErr := tx.ExecContext(ctx, "ROLLBACK TO append")
+		_, rbErr := tx.Exec(ctx, "ROLLBACK TO append")
 		if rbErr == nil {
-			_, rbErr = tx.ExecContext(ctx, "RELEASE append")
+			_, rbErr = tx.Exec(ctx, "RELEASE append")
 		}
 		if rbErr != nil {
 			// Not a store error: runBatch gives up on the batch.
@@ -161,7 +161,7 @@ func (s *Store) runOne(ctx context.Context, tx cachedTx, op *appendOp, now time.
 		}
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, "RELEASE append"); err != nil {
+	if _, err := tx.Exec(ctx, "RELEASE append"); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -19,9 +19,10 @@
 //
 // What really differs stays in the backends: how an append reaches the
 // database (SQLite's group committer, which calls AppendTx; PostgreSQL's
-// pipelined transaction, which calls PlanAppend), SQLite's prepared
-// statements, PostgreSQL's COPY for Import (Options.InsertEntries), and
-// opening, migrating and closing the database.
+// pipelined transaction, which calls PlanAppend), SQLite's transactions
+// on statements kept prepared (sqldb.StmtCache), PostgreSQL's COPY for
+// Import (Options.InsertEntries), and opening, migrating and closing the
+// database.
 package sqlstore
 
 import (
