@@ -4,57 +4,51 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/pgdb"
+	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
 
-// Append implements store.Store. The request is validated before the
-// transaction starts; everything else happens in one transaction that
-// first locks the session's row (FOR NO KEY UPDATE: appenders of the
-// session queue on it, while readers, branch creation and the foreign-key
-// checks of the inserts do not), so the entries are stored all or none,
-// numbered without gaps, and concurrent appenders of one session, in any
-// number of processes, are serialized.
+// Append implements store.Store. The request is validated, and its steps
+// encoded, before the transaction starts; everything else happens in one
+// transaction that first locks the session's row (FOR NO KEY UPDATE:
+// appenders of the session queue on it, while readers, branch creation
+// and the foreign-key checks of the inserts do not), so the entries are
+// stored all or none, numbered without gaps, and concurrent appenders of
+// one session, in any number of processes, are serialized. What it
+// checks under the lock is the shared store's (sqlstore.PlanAppend).
 //
 // The transaction is pipelined: BEGIN, the lock and the lookup of the
 // request's step IDs go to the server together, and so do the insert and
 // COMMIT, so an append to a session that is no branch costs two round
 // trips (a remote database is where that counts).
 func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
-	if err := s.checkOpen(); err != nil {
+	encoded, err := sqlstore.ValidateAppend(s.Store, req)
+	if err != nil {
 		return nil, err
 	}
-	if err := store.ValidateAppend(req); err != nil {
-		return nil, err
-	}
-	for i, st := range req.Steps {
-		if err := checkNoNUL(fmt.Sprintf("steps[%d].id", i), st.Info().ID); err != nil {
-			return nil, err
-		}
-	}
-	now := s.now()
+	now := sqlstore.Now(s.Store)
 	for attempt := 1; ; attempt++ {
-		resp, err := s.appendOnce(ctx, req, now)
+		resp, err := s.appendOnce(ctx, req, encoded, now)
 		if err == nil {
 			return resp, nil
 		}
-		if attempt < maxAttempts && pgdb.Retryable(err) && ctx.Err() == nil {
+		if attempt < sqldb.MaxAttempts && pgdb.Retryable(err) && ctx.Err() == nil {
 			continue
 		}
-		return nil, s.dbErr("append", err)
+		return nil, sqlstore.Err(s.Store, "append", err)
 	}
 }
 
 // appendOnce runs Append's transaction once.
-func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now time.Time) (*store.AppendResponse, error) {
-	if err := s.checkOpen(); err != nil {
+func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, encoded [][]byte, now time.Time) (*store.AppendResponse, error) {
+	if err := sqlstore.CheckOpen(s.Store); err != nil {
 		return nil, err
 	}
 	conn, err := s.pool.Acquire(ctx)
@@ -69,18 +63,30 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 	for i, st := range req.Steps {
 		ids[i] = st.Info().ID
 	}
-	sess, own, err := lockForAppend(ctx, conn, req.Tenant, req.SessionID, ids, now)
+	sess, own, err := s.lockForAppend(ctx, conn, req.Tenant, req.SessionID, ids, now)
 	if err != nil {
 		abort(conn)
 		return nil, err
 	}
-	resp, ins, err := planAppend(ctx, conn, sess, req, ids, own)
+	resp, rows, err := sqlstore.PlanAppend(ctx, s.Store, sqldb.NewPgxQuerier(conn), sess, req, encoded, own)
 	if err != nil {
 		abort(conn)
 		return nil, err
 	}
 	b := &pgx.Batch{}
-	if len(ins.seqs) > 0 {
+	if len(rows) > 0 {
+		var (
+			seqs    = make([]int64, len(rows))
+			kinds   = make([]string, len(rows))
+			stepIDs = make([]*string, len(rows))
+			bodies  = make([][]byte, len(rows))
+		)
+		for i, r := range rows {
+			seqs[i], kinds[i], bodies[i] = r.Seq, string(r.Kind), r.Body
+			if r.StepID != "" {
+				stepIDs[i] = &r.StepID
+			}
+		}
 		// One statement inserts the entries and their changes of the
 		// feed and moves last_seq.
 		b.Queue(`WITH ins AS (
@@ -88,10 +94,10 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 				SELECT $8, $1, u.seq, u.kind, u.step_id, u.body, $6
 				FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bytea[]) AS u (seq, kind, step_id, body)
 			), feed AS (
-				`+feedAppendSQL+` SELECT 'append', $1, $8, u.seq FROM unnest($2::bigint[]) AS u (seq) ORDER BY u.seq
+				`+sqlstore.FeedAppendSQL+` SELECT 'append', $1, $8, u.seq FROM unnest($2::bigint[]) AS u (seq) ORDER BY u.seq
 			)
 			UPDATE sessions SET last_seq = $7, updated_at = $6 WHERE tenant = $8 AND id = $1`,
-			sess.ID, ins.seqs, ins.kinds, ins.stepIDs, ins.bodies, now, resp.LastSeq, sess.Tenant)
+			sess.ID, seqs, kinds, stepIDs, bodies, now, resp.LastSeq, sess.Tenant)
 	}
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
@@ -120,21 +126,21 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, now tim
 // pipelined statements in order, each with a snapshot of its own), so it
 // sees every append committed before. A missing or expired session is
 // ErrNotFound.
-func lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, id string, ids []string, now time.Time) (*sessionRow, map[string]store.StoredStep, error) {
+func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, id string, ids []string, now time.Time) (*sqlstore.SessionRow, map[string]store.StoredStep, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue("SELECT "+sessionColumns+" FROM sessions WHERE tenant = $1 AND id = $2 FOR NO KEY UPDATE", tenant, id)
+	b.Queue(sqlstore.LockForAppendSQL(s.Store), tenant, id)
 	if len(ids) > 0 {
 		b.Queue("SELECT step_id, seq, body FROM entries WHERE tenant = $1 AND session_id = $2 AND step_id = ANY($3)", tenant, id, ids)
 	}
 	br := conn.SendBatch(ctx, b)
-	sess, own, err := func() (*sessionRow, map[string]store.StoredStep, error) {
+	sess, own, err := func() (*sqlstore.SessionRow, map[string]store.StoredStep, error) {
 		if _, err := br.Exec(); err != nil {
 			return nil, nil, err
 		}
-		sess, err := scanSession(br.QueryRow())
+		sess, err := sqlstore.ScanSession(br.QueryRow())
 		if errors.Is(err, pgx.ErrNoRows) {
-			err = notFound(id)
+			err = sqlstore.NotFound(s.Store, id)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -150,7 +156,7 @@ func lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, id string, i
 				st     store.StoredStep
 			)
 			if _, err := pgx.ForEachRow(rows, []any{&stepID, &st.Seq, &st.Body}, func() error {
-				own[stepID] = store.StoredStep{Seq: st.Seq, Body: slices.Clone(st.Body)}
+				own[stepID] = st
 				return nil
 			}); err != nil {
 				return nil, nil, err
@@ -165,7 +171,7 @@ func lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, id string, i
 		return nil, nil, err
 	}
 	if sess.Expired(now) {
-		return nil, nil, notFound(id)
+		return nil, nil, sqlstore.NotFound(s.Store, id)
 	}
 	return sess, own, nil
 }
@@ -181,156 +187,4 @@ func abort(conn *pgxpool.Conn) {
 		// The pool closes a connection released in a transaction.
 		conn.Conn().PgConn().Close(ctx) //nolint:errcheck // it is being thrown away
 	}
-}
-
-// planAppend is Append under the session's lock: it finds the request's
-// steps that are already in the visible log (own holds those of the
-// session's own entries) and answers a retry or refuses a request reusing
-// IDs (see store.CheckRetry), checks ExpectedLastSeq and the compaction,
-// and numbers and encodes the new entries. It returns the response and
-// the rows to insert (none for a retry).
-func planAppend(ctx context.Context, q querier, sess *sessionRow, req store.AppendRequest, ids []string, own map[string]store.StoredStep) (*store.AppendResponse, *insertBatch, error) {
-	segs, err := segments(ctx, q, sess)
-	if err != nil {
-		return nil, nil, err
-	}
-	// Steps already in the visible log: a request whose steps are all
-	// stored (the same steps) is a retry and stores nothing; a request
-	// reusing IDs otherwise is refused.
-	existing := own
-	if len(segs) > 1 && len(existing) < len(ids) {
-		inherited, err := findStepIDs(ctx, q, segs[:len(segs)-1], ids)
-		if err != nil {
-			return nil, nil, err
-		}
-		for id, st := range inherited {
-			existing[id] = st
-		}
-	}
-	ins := &insertBatch{}
-	if len(existing) > 0 {
-		resp, err := retried(ctx, q, segs, req, ids, existing, sess.LastSeq)
-		if resp != nil || err != nil {
-			return resp, ins, err
-		}
-	}
-	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != sess.LastSeq {
-		return nil, nil, fmt.Errorf("postgres: session %q: expected last seq %d, it is %d: %w",
-			sess.ID, *req.ExpectedLastSeq, sess.LastSeq, agentmem.ErrConflict)
-	}
-
-	// Number the new steps and encode them.
-	next := sess.LastSeq
-	seqs := make([]int64, len(req.Steps))
-	for i, st := range req.Steps {
-		next++
-		seqs[i] = next
-		body, err := store.EncodeStep(numbered(st, next))
-		if err != nil {
-			return nil, nil, fmt.Errorf("steps[%d]: %w", i, err)
-		}
-		ins.add(next, store.StepEntry, &ids[i], body)
-	}
-
-	resp := &store.AppendResponse{Seqs: seqs}
-	if c := req.Compaction; c != nil {
-		if err := checkCompaction(ctx, q, segs, c, sess.LastSeq); err != nil {
-			return nil, nil, err
-		}
-		resolved, err := store.ResolveCompaction(c, seqs)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !c.Amend { // an amendment keeps the working set's steps
-			ws, err := workingSteps(ctx, q, segs)
-			if err != nil {
-				return nil, nil, err
-			}
-			for i, st := range req.Steps {
-				ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
-			}
-			if err := store.CheckPinned(resolved, ws); err != nil {
-				return nil, nil, err
-			}
-		}
-		body, err := store.EncodeCompaction(resolved)
-		if err != nil {
-			return nil, nil, err
-		}
-		next++
-		resp.CompactionSeq = next
-		ins.add(next, store.CompactionEntry, nil, body)
-	}
-	resp.LastSeq = next
-	return resp, ins, nil
-}
-
-// insertBatch collects the rows of entries one statement inserts.
-type insertBatch struct {
-	seqs    []int64
-	kinds   []string
-	stepIDs []*string
-	bodies  [][]byte
-}
-
-func (b *insertBatch) add(seq int64, kind store.EntryKind, stepID *string, body []byte) {
-	b.seqs = append(b.seqs, seq)
-	b.kinds = append(b.kinds, string(kind))
-	b.stepIDs = append(b.stepIDs, stepID)
-	b.bodies = append(b.bodies, body)
-}
-
-// retried handles a request some of whose steps are stored (existing, by
-// ID): see store.CheckRetry. For a retry it returns the response (the
-// stored seqs, and the seq of the compaction stored after them if the
-// request has one, checked with store.CheckRetriedCompaction); for a
-// request that reuses IDs otherwise, the error. A retry stores nothing
-// and succeeds whatever its ExpectedLastSeq says.
-func retried(ctx context.Context, q querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]store.StoredStep, lastSeq int64) (*store.AppendResponse, error) {
-	seqs, retry, err := store.CheckStoredRetry(req.Steps, ids, existing)
-	if err != nil || !retry {
-		return nil, err
-	}
-	resp := &store.AppendResponse{Seqs: seqs, LastSeq: lastSeq}
-	if req.Compaction == nil {
-		return resp, nil
-	}
-	after := slices.Max(seqs) + 1
-	var rec *store.CompactionRecord
-	for _, sg := range segs {
-		if after <= sg.lo || after > sg.hi {
-			continue
-		}
-		var (
-			kind string
-			body []byte
-		)
-		err := q.QueryRow(ctx, "SELECT kind, body FROM entries WHERE tenant = $1 AND session_id = $2 AND seq = $3", sg.tenant, sg.id, after).Scan(&kind, &body)
-		if errors.Is(err, pgx.ErrNoRows) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if kind == string(store.CompactionEntry) {
-			if rec, err = store.DecodeCompaction(body); err != nil {
-				return nil, fmt.Errorf("stored entry %d does not decode: %v", after, err)
-			}
-		}
-		break
-	}
-	if err := store.CheckRetriedCompaction(req.Compaction, seqs, after, rec); err != nil {
-		return nil, err
-	}
-	resp.CompactionSeq = after
-	return resp, nil
-}
-
-// numbered returns st numbered n (see store.WithNumber), st itself if it
-// already is.
-func numbered(st agentmem.Step, n int64) agentmem.Step {
-	if int64(st.Info().Number) == n {
-		return st
-	}
-	return store.WithNumber(st, n)
 }

@@ -15,6 +15,14 @@
 // It runs on a Citus cluster too (tested with Citus 13.2), with its tables
 // distributed by tenant: see Citus below.
 //
+// The store's logic (sessions, branches, idempotent appends and their
+// compaction checks, reads, retention, the change feed, import) is
+// written once for this package and package sqlite, in
+// store/internal/sqlstore over internal/sqldb, with PostgreSQL's SQL
+// where it differs (arrays, row locks, the feed's statements and
+// transaction IDs); what is PostgreSQL's own lives here: the pool, the
+// schema and its migrations, the pipelined append and COPY for import.
+//
 // # Schema and migrations
 //
 // The tables (sessions, entries, feed, feed_cursors, agentmem_migrations)

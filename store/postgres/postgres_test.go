@@ -128,7 +128,7 @@ func TestServerGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := &Store{pool: pool, clock: time.Now}
+	dead := newStore(pool, "", time.Now)
 	defer dead.Close()
 	calls := map[string]func() error{
 		"Get":    func() error { _, err := dead.Get(ctx, "", "s"); return err },

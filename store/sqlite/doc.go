@@ -13,6 +13,13 @@
 // The driver is modernc.org/sqlite, a pure-Go SQLite (no cgo), through
 // database/sql.
 //
+// The store's logic (sessions, branches, idempotent appends and their
+// compaction checks, reads, retention, the change feed, import) is
+// written once for this package and package postgres, in
+// store/internal/sqlstore over internal/sqldb; what is SQLite's own lives
+// here: opening the file, the schema and its migrations, the group
+// committer of appends and the statements kept prepared.
+//
 // # Durability: pragmas
 //
 // Every connection runs with

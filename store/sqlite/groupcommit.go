@@ -5,9 +5,27 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
+
+// Append implements store.Store through the group committer below: the
+// calling goroutine checks the request and encodes its steps
+// (sqlstore.ValidateAppend) and queues it; the committer runs it
+// (sqlstore.AppendTx) in a write transaction, possibly shared with other
+// appends that were waiting at the same time, each inside a savepoint of
+// its own. So its entries are stored all or none, appenders of one
+// session are serialized, and Append returns only after the transaction
+// is committed, fsync included.
+func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	encoded, err := sqlstore.ValidateAppend(s.Store, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, req, encoded)
+}
 
 // Group commit.
 //
@@ -83,7 +101,7 @@ func (s *Store) committer() {
 		for _, op := range batch {
 			close(op.done)
 		}
-		s.wStmts.warm(context.Background())
+		s.wStmts.Warm(context.Background())
 	}
 }
 
@@ -94,7 +112,7 @@ func (s *Store) runBatch(batch []*appendOp) {
 	// statement would roll back the whole transaction, the other appends'
 	// work included. A cancelled append is skipped before it starts.
 	ctx := context.Background()
-	now := s.now()
+	now := sqlstore.Now(s.Store)
 	failAll := func(err error) {
 		for _, op := range batch {
 			op.resp, op.err = nil, err
@@ -102,7 +120,7 @@ func (s *Store) runBatch(batch []*appendOp) {
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		failAll(s.dbErr("append", err))
+		failAll(sqlstore.Err(s.Store, "append", err))
 		return
 	}
 	for _, op := range batch {
@@ -110,32 +128,32 @@ func (s *Store) runBatch(batch []*appendOp) {
 			op.err = fmt.Errorf("sqlite: append: %w", sqlitedb.Classify(err))
 			continue
 		}
-		op.resp, op.err = runOne(ctx, cachedTx{tx, s.wStmts}, op, now)
-		if op.err != nil && !isStoreErr(op.err) {
+		op.resp, op.err = s.runOne(ctx, s.wStmts.Tx(tx), op, now)
+		if op.err != nil && !sqlstore.IsStoreErr(op.err) {
 			// A database error (I/O, disk full...) may have ended the
 			// transaction behind our back: give up on the whole batch
 			// rather than run the rest outside it.
 			tx.Rollback() //nolint:errcheck // the batch fails either way
-			failAll(s.dbErr("append", op.err))
+			failAll(sqlstore.Err(s.Store, "append", op.err))
 			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		failAll(s.dbErr("append: commit", err))
+		failAll(sqlstore.Err(s.Store, "append: commit", err))
 	}
 }
 
 // runOne runs one append of a batch inside a savepoint, and rolls back to
 // it if the append fails, so that it changes nothing.
-func runOne(ctx context.Context, tx querier, op *appendOp, now time.Time) (*store.AppendResponse, error) {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT append"); err != nil {
+func (s *Store) runOne(ctx context.Context, tx sqldb.Querier, op *appendOp, now time.Time) (*store.AppendResponse, error) {
+	if _, err := tx.Exec(ctx, "SAVEPOINT append"); err != nil {
 		return nil, err
 	}
-	resp, err := appendTx(ctx, tx, op.req, op.encoded, now)
+	resp, err := sqlstore.AppendTx(ctx, s.Store, tx, op.req, op.encoded, now)
 	if err != nil {
-		_, rbErr := tx.ExecContext(ctx, "ROLLBACK TO append")
+		_, rbErr := tx.Exec(ctx, "ROLLBACK TO append")
 		if rbErr == nil {
-			_, rbErr = tx.ExecContext(ctx, "RELEASE append")
+			_, rbErr = tx.Exec(ctx, "RELEASE append")
 		}
 		if rbErr != nil {
 			// Not a store error: runBatch gives up on the batch.
@@ -143,7 +161,7 @@ func runOne(ctx context.Context, tx querier, op *appendOp, now time.Time) (*stor
 		}
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, "RELEASE append"); err != nil {
+	if _, err := tx.Exec(ctx, "RELEASE append"); err != nil {
 		return nil, err
 	}
 	return resp, nil

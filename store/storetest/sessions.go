@@ -67,6 +67,16 @@ func (s *suite) sessionTests() []namedTest {
 			e.wantErr(err, agentmem.ErrConflict, "Create of an existing ID")
 			e.wantUnchanged(before, "a refused Create")
 		}},
+		{"CreateDuplicateIsConflictFirst", func(t *testing.T) {
+			// An ID in use is a conflict whatever else is wrong with the
+			// request: here its parent is missing too.
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "dup"})
+			before := e.dump()
+			_, err := e.st.Create(e.ctx, store.CreateRequest{ID: "dup", ParentID: "no-such-parent"})
+			e.wantErr(err, agentmem.ErrConflict, "Create of an existing ID with a missing parent")
+			e.wantUnchanged(before, "a refused Create")
+		}},
 		{"CopiesInAndOut", func(t *testing.T) {
 			e := s.open(t)
 			md := map[string]string{"a": "1"}

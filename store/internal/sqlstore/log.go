@@ -1,0 +1,371 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/sqldb"
+	"github.com/agentmem/agentmem/store"
+)
+
+// segment is the part of a visible log that one session owns: its entries
+// with lo < seq <= hi. Every segment of a log is in the session's tenant
+// (a branch is in its parent's).
+type segment struct {
+	tenant, id string
+	lo, hi     int64
+}
+
+// maxChain bounds a chain of bases; a longer one is taken for a cycle.
+const maxChain = 10000
+
+// segments returns the parts of r's visible log, oldest first: the entries
+// r inherited (from its base, its base's base...) and its own. Segments are
+// disjoint ranges of sequence numbers in increasing order. One query reads
+// the whole chain of bases; a session that is no branch needs none.
+func segments(ctx context.Context, q sqldb.Querier, r *SessionRow) ([]segment, error) {
+	segs := []segment{{tenant: r.Tenant, id: r.ID, lo: r.baseSeq, hi: math.MaxInt64}}
+	if r.baseID == "" {
+		return segs, nil
+	}
+	rows, err := q.Query(ctx, `WITH RECURSIVE chain (id, base_id, base_seq, depth) AS (
+			SELECT id, base_id, base_seq, 1 FROM sessions WHERE tenant = $3 AND id = $1
+			UNION ALL
+			SELECT s.id, s.base_id, s.base_seq, c.depth + 1
+			FROM chain c JOIN sessions s ON s.tenant = $3 AND s.id = c.base_id
+			WHERE c.depth <= $2
+		)
+		SELECT id, base_id, base_seq FROM chain ORDER BY depth`, r.baseID, maxChain, r.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	lo, want := r.baseSeq, r.baseID
+	for rows.Next() {
+		var (
+			id      string
+			baseID  *string
+			baseSeq int64
+		)
+		if err := rows.Scan(&id, &baseID, &baseSeq); err != nil {
+			return nil, err
+		}
+		if id != want {
+			break
+		}
+		hi := min(segs[len(segs)-1].hi, lo)
+		if baseID == nil {
+			baseSeq = 0
+		}
+		if baseSeq < hi {
+			segs = append(segs, segment{tenant: r.Tenant, id: id, lo: baseSeq, hi: hi})
+		} else {
+			// Nothing of id's own is visible: keep the bound for the
+			// sessions further up.
+			segs = append(segs, segment{tenant: r.Tenant, id: id, lo: hi, hi: hi})
+		}
+		lo, want = baseSeq, ""
+		if baseID != nil {
+			want = *baseID
+		}
+		if want == "" {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if want != "" {
+		// The FOREIGN KEY on base_id makes this impossible short of a
+		// cycle longer than maxChain.
+		return nil, fmt.Errorf("session %q: its chain of bases is broken at %q", r.ID, want)
+	}
+	// Oldest first, and without the empty ranges.
+	out := make([]segment, 0, len(segs))
+	for i := len(segs) - 1; i >= 0; i-- {
+		if segs[i].lo < segs[i].hi {
+			out = append(out, segs[i])
+		}
+	}
+	return out, nil
+}
+
+// findStepIDs adds to found the steps of the visible log (segs) whose IDs
+// are among ids, by ID. An append of new steps finds none, and so reads
+// no body.
+func (s *Store) findStepIDs(ctx context.Context, q sqldb.Querier, segs []segment, ids []string, found map[string]store.StoredStep) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	// The range of each segment is checked here, not in SQL: with it, the
+	// planner may rather scan the session's log by seq than look the IDs
+	// up in the step-ID index.
+	query, arg := `SELECT step_id, seq, body FROM entries WHERE tenant = $1 AND session_id = $2 AND step_id = $3`, any(ids[0])
+	if len(ids) > 1 {
+		query, arg = `SELECT step_id, seq, body FROM entries WHERE tenant = $1 AND session_id = $2 AND `+s.d.in("step_id", 3), s.d.strings(ids)
+	}
+	for _, sg := range segs {
+		err := queryRows(ctx, q, query, []any{sg.tenant, sg.id, arg}, func(rows sqldb.Rows) error {
+			var id string
+			var st store.StoredStep
+			if err := rows.Scan(&id, &st.Seq, &st.Body); err != nil {
+				return err
+			}
+			if st.Seq > sg.lo && st.Seq <= sg.hi {
+				found[id] = st
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// retried handles a request some of whose steps are stored (existing, by
+// ID): see store.CheckRetry. For a retry it returns the response (the
+// stored seqs, and the seq of the compaction stored after them if the
+// request has one, checked with store.CheckRetriedCompaction); for a
+// request that reuses IDs otherwise, the error. A retry stores nothing
+// and succeeds whatever its ExpectedLastSeq says. A nil response and
+// error cannot happen with existing non-empty, but would mean a new
+// append.
+func (s *Store) retried(ctx context.Context, q sqldb.Querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]store.StoredStep, lastSeq int64) (*store.AppendResponse, error) {
+	seqs, retry, err := store.CheckStoredRetry(req.Steps, ids, existing)
+	if err != nil || !retry {
+		return nil, err
+	}
+	resp := &store.AppendResponse{Seqs: seqs, LastSeq: lastSeq}
+	if req.Compaction != nil {
+		after := slices.Max(seqs) + 1
+		rec, err := compactionAt(ctx, q, segs, after)
+		if err != nil {
+			return nil, err
+		}
+		if err := store.CheckRetriedCompaction(req.Compaction, seqs, after, rec); err != nil {
+			return nil, err
+		}
+		resp.CompactionSeq = after
+	}
+	return resp, nil
+}
+
+// compactionAt returns the record of the visible log's entry at seq if it
+// is a compaction, else nil.
+func compactionAt(ctx context.Context, q sqldb.Querier, segs []segment, seq int64) (*store.CompactionRecord, error) {
+	for _, sg := range segs {
+		if seq <= sg.lo || seq > sg.hi {
+			continue
+		}
+		var kind string
+		var body []byte
+		err := q.QueryRow(ctx, "SELECT kind, body FROM entries WHERE tenant = $1 AND session_id = $2 AND seq = $3", sg.tenant, sg.id, seq).Scan(&kind, &body)
+		if errors.Is(err, sqldb.ErrNoRows) || (err == nil && kind != string(store.CompactionEntry)) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rec, err := store.DecodeCompaction(body)
+		if err != nil {
+			return nil, fmt.Errorf("stored entry %d does not decode: %v", seq, err)
+		}
+		return rec, nil
+	}
+	return nil, nil
+}
+
+// checkCompaction checks a compaction's references against the visible
+// log as it is before the append (entries up to lastSeq): see
+// store.CheckCompaction. Only the steps that have a replacement are
+// read and decoded; for the others, existence is all that is checked. An
+// amendment's references are its copies' steps, which must be in the
+// working set: its cost is that of its copies, not of the working set.
+func (s *Store) checkCompaction(ctx context.Context, q sqldb.Querier, segs []segment, c *store.CompactionRecord, lastSeq int64) error {
+	var refs []int64
+	if c.Amend {
+		for _, r := range c.Replaced {
+			if n := int64(r.Info().Number); n <= lastSeq {
+				refs = append(refs, n)
+			}
+		}
+	}
+	for _, ref := range c.Working {
+		if ref > 0 && ref <= lastSeq {
+			refs = append(refs, ref)
+		}
+	}
+	replaced := make(map[int64]bool, len(c.Replaced))
+	replacedSeqs := make([]int64, 0, len(c.Replaced))
+	for _, r := range c.Replaced {
+		n := int64(r.Info().Number)
+		replaced[n] = true
+		replacedSeqs = append(replacedSeqs, n)
+	}
+	found := make(map[int64]agentmem.Step, len(refs))
+	if len(refs) > 0 {
+		query := `SELECT seq, CASE WHEN ` + s.d.in("seq", 6) + ` THEN body END FROM entries
+			WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND ` + s.d.in("seq", 3) + ` AND seq > $4 AND seq <= $5`
+		refsArg, replacedArg := s.d.ints(refs), s.d.ints(replacedSeqs)
+		for _, sg := range segs {
+			err := queryRows(ctx, q, query, []any{sg.tenant, sg.id, refsArg, sg.lo, sg.hi, replacedArg}, func(rows sqldb.Rows) error {
+				var seq int64
+				var body []byte
+				if err := rows.Scan(&seq, &body); err != nil {
+					return err
+				}
+				if !replaced[seq] {
+					found[seq] = existsStub
+					return nil
+				}
+				st, err := store.DecodeStep(body)
+				if err != nil {
+					return fmt.Errorf("entry %d: %w", seq, err)
+				}
+				found[seq] = st
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	member := func(int64) bool { return true }
+	if c.Amend {
+		var err error
+		if member, err = s.workingSetMember(ctx, q, segs, refs); err != nil {
+			return err
+		}
+	}
+	return store.CheckCompaction(c, func(seq int64) (agentmem.Step, bool) {
+		st, ok := found[seq]
+		return st, ok && member(seq)
+	})
+}
+
+// existsStub stands, in checkCompaction's lookup, for a step that exists
+// and has no replacement: store.CheckCompaction reads only the steps that
+// have one.
+var existsStub agentmem.Step = &agentmem.TaskStep{}
+
+// workingSetMember returns store.InWorkingSet for the visible log, to be
+// asked about seqs: it finds the newest full compaction, and reads its
+// record only if one of seqs is not after it.
+func (s *Store) workingSetMember(ctx context.Context, q sqldb.Querier, segs []segment, seqs []int64) (func(int64) bool, error) {
+	fullSeq, _, err := s.newestFull(ctx, q, segs, false)
+	if err != nil {
+		return nil, err
+	}
+	var full *store.CompactionRecord
+	if slices.ContainsFunc(seqs, func(n int64) bool { return n <= fullSeq }) {
+		if full, err = compactionAt(ctx, q, segs, fullSeq); err != nil {
+			return nil, err
+		}
+	}
+	return func(seq int64) bool { return store.InWorkingSet(seq, fullSeq, full) }, nil
+}
+
+// newestFull returns the sequence number of the newest compaction entry
+// of the visible log that is a full record, not an amendment (0 if there
+// is none; amendments do not change which steps the working set has),
+// and, with record, the record (nil if there is none). It searches the
+// segments from the newest, through the partial index on compaction
+// entries, telling amendments by the start of their encoding
+// (store.AmendPrefix) without reading them.
+func (s *Store) newestFull(ctx context.Context, q sqldb.Querier, segs []segment, record bool) (int64, *store.CompactionRecord, error) {
+	cols := "seq, NULL"
+	if record {
+		cols = "seq, body"
+	}
+	query := "SELECT " + cols + ` FROM entries
+		WHERE tenant = $1 AND session_id = $2 AND kind = 'compaction' AND seq > $3 AND seq <= $4 AND ` + s.d.notAmendment + `
+		ORDER BY seq DESC LIMIT 1`
+	for i := len(segs) - 1; i >= 0; i-- {
+		sg := segs[i]
+		var seq int64
+		var body []byte
+		err := q.QueryRow(ctx, query, sg.tenant, sg.id, sg.lo, sg.hi).Scan(&seq, &body)
+		if errors.Is(err, sqldb.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		if !record {
+			return seq, nil, nil
+		}
+		c, err := store.DecodeCompaction(body)
+		if err != nil {
+			return 0, nil, fmt.Errorf("stored entry %d does not decode: %v", seq, err)
+		}
+		return seq, c, nil
+	}
+	return 0, nil, nil
+}
+
+// workingSteps returns the sequence numbers and kinds of the steps of the
+// working set of the visible log, in order (see store.WorkingSet), for
+// store.CheckPinned. Of each step it reads only the start of its
+// encoding, where its type is (store.EncodedKind).
+func (s *Store) workingSteps(ctx context.Context, q sqldb.Querier, segs []segment) ([]store.WorkingStep, error) {
+	var out []store.WorkingStep
+	after, comp, err := s.newestFull(ctx, q, segs, true)
+	if err != nil {
+		return nil, err
+	}
+	if comp != nil && len(comp.Working) > 0 {
+		kinds := make(map[int64]agentmem.StepKind, len(comp.Working))
+		query := `SELECT seq, ` + s.d.kindPrefix + ` FROM entries
+			WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND ` + s.d.in("seq", 3) + ` AND seq > $4 AND seq <= $5`
+		arg := s.d.ints(comp.Working)
+		for _, sg := range segs {
+			if sg.lo >= after {
+				break
+			}
+			if err := scanKinds(ctx, q, query, func(seq int64, k agentmem.StepKind) { kinds[seq] = k },
+				sg.tenant, sg.id, arg, sg.lo, min(sg.hi, after)); err != nil {
+				return nil, err
+			}
+		}
+		for _, seq := range comp.Working {
+			if k, ok := kinds[seq]; ok {
+				out = append(out, store.WorkingStep{Seq: seq, Kind: k})
+			}
+		}
+	}
+	query := `SELECT seq, ` + s.d.kindPrefix + ` FROM entries
+		WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND seq > $3 AND seq <= $4 ORDER BY seq`
+	for _, sg := range segs {
+		if sg.hi <= after {
+			continue
+		}
+		if err := scanKinds(ctx, q, query, func(seq int64, k agentmem.StepKind) { out = append(out, store.WorkingStep{Seq: seq, Kind: k}) },
+			sg.tenant, sg.id, max(sg.lo, after), sg.hi); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// scanKinds runs a query for (seq, kindPrefix) rows and calls fn with each
+// step's sequence number and kind.
+func scanKinds(ctx context.Context, q sqldb.Querier, query string, fn func(int64, agentmem.StepKind), args ...any) error {
+	return queryRows(ctx, q, query, args, func(rows sqldb.Rows) error {
+		var seq int64
+		var b []byte
+		if err := rows.Scan(&seq, &b); err != nil {
+			return err
+		}
+		k, err := store.EncodedKind(b)
+		if err != nil {
+			return fmt.Errorf("stored entry %d: %v", seq, err)
+		}
+		fn(seq, k)
+		return nil
+	})
+}

@@ -1,0 +1,383 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/sqldb"
+	"github.com/agentmem/agentmem/store"
+)
+
+// SessionRow is a row of the sessions table: the session plus where its
+// inherited history is read from.
+type SessionRow struct {
+	store.Session
+	// baseID and baseSeq: the session sees baseID's visible log up to and
+	// including baseSeq ("" and 0: nothing is inherited).
+	baseID  string
+	baseSeq int64
+}
+
+// sessionColumns are the columns ScanSession reads, in its order.
+const sessionColumns = `id, tenant, user_id, agent, parent_id, fork_seq, base_id, base_seq,
+	metadata, retention, expires_at, created_at, updated_at, last_seq`
+
+// scanner is a row to scan: sqldb.Row or sqldb.Rows, or a driver's.
+type scanner interface{ Scan(dest ...any) error }
+
+// ScanSession scans a row of sessionColumns.
+func ScanSession(sc scanner) (*SessionRow, error) {
+	// One allocation for the row and its nullable columns.
+	row := &struct {
+		r                          SessionRow
+		parentID, baseID, metadata sql.NullString
+	}{}
+	r := &row.r
+	err := sc.Scan(&r.ID, &r.Tenant, &r.UserID, &r.Agent, &row.parentID, &r.ForkSeq, &row.baseID, &r.baseSeq,
+		&row.metadata, (*string)(&r.Retention), scanTime(&r.ExpiresAt), scanTime(&r.CreatedAt), scanTime(&r.UpdatedAt), &r.LastSeq)
+	if err != nil {
+		return nil, err
+	}
+	r.ParentID = row.parentID.String
+	r.baseID = row.baseID.String
+	if row.metadata.Valid {
+		if err := json.Unmarshal([]byte(row.metadata.String), &r.Metadata); err != nil {
+			return nil, fmt.Errorf("session %q: metadata: %w", r.ID, err)
+		}
+	}
+	return r, nil
+}
+
+// loadSession reads the row of a tenant's session, with lock (one of the
+// dialect's, "" for none). A missing session is ErrNotFound, and so is
+// an expired one unless includeExpired.
+func (s *Store) loadSession(ctx context.Context, q sqldb.Querier, tenant, id, lock string, now time.Time, includeExpired bool) (*SessionRow, error) {
+	query := selectSession
+	if lock != "" {
+		query += lock
+	}
+	r, err := ScanSession(q.QueryRow(ctx, query, tenant, id))
+	if errors.Is(err, sqldb.ErrNoRows) {
+		return nil, s.notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !includeExpired && r.Expired(now) {
+		return nil, s.notFound(id)
+	}
+	return r, nil
+}
+
+const selectSession = "SELECT " + sessionColumns + " FROM sessions WHERE tenant = $1 AND id = $2"
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func encodeMetadata(md map[string]string) (any, error) {
+	if len(md) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// insertSession inserts a session row unless its tenant has one with its
+// ID, and reports whether it did. A branch's row records a fork in the
+// feed.
+func (s *Store) insertSession(ctx context.Context, q sqldb.Querier, r *SessionRow) (bool, error) {
+	md, err := encodeMetadata(r.Metadata)
+	if err != nil {
+		return false, err
+	}
+	n, err := q.Exec(ctx, "INSERT INTO sessions ("+sessionColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (tenant, id) DO NOTHING`,
+		r.ID, r.Tenant, r.UserID, r.Agent, nullString(r.ParentID), r.ForkSeq, nullString(r.baseID), r.baseSeq,
+		md, string(r.Retention), s.d.time(r.ExpiresAt), s.d.time(r.CreatedAt), s.d.time(r.UpdatedAt), r.LastSeq)
+	if err != nil || n != 1 {
+		return false, err
+	}
+	if r.ParentID != "" && s.d.feedFork != "" {
+		// A branch: its inherited log is part of its visible log now.
+		if _, err := q.Exec(ctx, s.d.feedFork, r.ID, r.Tenant, r.ForkSeq); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// Create implements store.Store. An ID in use is a conflict whatever
+// else is wrong with the request. A branch locks its parent's row against
+// a concurrent Delete (FOR KEY SHARE on PostgreSQL, which appenders of
+// the parent do not wait for) while it reads the fork point.
+func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateCreate(req); err != nil {
+		return nil, err
+	}
+	if err := s.checkSessionText(req.Tenant, req.UserID, req.Agent); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out *store.Session
+	err := s.write(ctx, "create", func(tx sqldb.Tx) error {
+		r := &SessionRow{}
+		req := req
+		if req.ID != "" {
+			var one int
+			err := tx.QueryRow(ctx, "SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2", req.Tenant, req.ID).Scan(&one)
+			if err == nil {
+				return s.conflict("session %q already exists", req.ID)
+			}
+			if !errors.Is(err, sqldb.ErrNoRows) {
+				return err
+			}
+		}
+		if req.ParentID != "" {
+			parent, err := s.loadSession(ctx, tx, req.Tenant, req.ParentID, s.d.forKeyShare, now, false)
+			if err != nil {
+				return fmt.Errorf("parent: %w", err)
+			}
+			switch {
+			case req.ForkSeq == 0:
+				req.ForkSeq = parent.LastSeq
+			case req.ForkSeq > parent.LastSeq:
+				return &agentmem.InvalidError{Field: "fork_seq",
+					Reason: fmt.Sprintf("%d is after the last entry of session %q (%d)", req.ForkSeq, parent.ID, parent.LastSeq)}
+			}
+			r.baseID, r.baseSeq = parent.ID, req.ForkSeq
+		}
+		r.Session = *store.NewSession(req, now)
+		ok, err := s.insertSession(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return s.conflict("session %q already exists", r.ID)
+		}
+		out = r.Session.Clone()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Get implements store.Store. An expired session is not found.
+func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateKey(tenant, id); err != nil {
+		return nil, err
+	}
+	if err := s.checkText("tenant", tenant); err != nil {
+		return nil, err
+	}
+	r, err := s.loadSession(ctx, s.db.Reader(), tenant, id, "", s.now(), false)
+	if err != nil {
+		return nil, s.err("get", err)
+	}
+	return &r.Session, nil
+}
+
+// List implements store.Store: sessions newest first (created_at, then
+// ID, then tenant, descending), expired ones left out, in pages that
+// resume after the page token's cursor. Each filter has an index in
+// List's order, so the filters and the cursor are one index range scan
+// and a page costs its size, not the number of sessions.
+func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	pageSize, after, err := store.ValidateList(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkSessionText(req.Tenant, req.UserID, req.Agent); err != nil {
+		return nil, err
+	}
+	var (
+		where = []string{"(retention = 'persistent' OR expires_at IS NULL OR expires_at > $1)"}
+		args  = []any{s.d.time(s.now())}
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	for _, f := range []struct{ col, v string }{{"tenant", req.Tenant}, {"user_id", req.UserID}, {"agent", req.Agent}} {
+		if f.v != "" {
+			where = append(where, f.col+" = "+arg(f.v))
+		}
+	}
+	if after != nil {
+		where = append(where, "(created_at, id, tenant) < ("+arg(s.d.time(after.CreatedAt))+", "+arg(after.ID)+", "+arg(after.Tenant)+")")
+	}
+	// One more than a page tells whether there is a next one.
+	query := "SELECT " + sessionColumns + " FROM sessions WHERE " + strings.Join(where, " AND ") +
+		" ORDER BY created_at DESC, id DESC, tenant DESC LIMIT " + arg(pageSize+1)
+	resp := &store.ListResponse{}
+	err = func() error {
+		rows, err := s.db.Reader().Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := ScanSession(rows)
+			if err != nil {
+				return err
+			}
+			resp.Sessions = append(resp.Sessions, &r.Session)
+		}
+		return rows.Err()
+	}()
+	if err != nil {
+		return nil, s.err("list", err)
+	}
+	if len(resp.Sessions) > pageSize {
+		resp.Sessions = resp.Sessions[:pageSize]
+		last := resp.Sessions[pageSize-1]
+		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID, Tenant: last.Tenant})
+	}
+	return resp, nil
+}
+
+// Delete implements store.Store. The sessions that read their history
+// through this one (its branches) get the entries they inherited from it
+// copied into their own logs first, and then read the rest from where
+// this one did; so a branch loses nothing when its parent goes. Deleting
+// an expired session that Prune has not yet removed succeeds.
+//
+// Locks on PostgreSQL: the session's row FOR UPDATE (which waits for its
+// appenders and for branches being created from it), then the rows of
+// its branches, in ID order, FOR UPDATE (which waits for their
+// appenders).
+func (s *Store) Delete(ctx context.Context, tenant, id string) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := store.ValidateKey(tenant, id); err != nil {
+		return err
+	}
+	return s.write(ctx, "delete", func(tx sqldb.Tx) error {
+		r, err := s.loadSession(ctx, tx, tenant, id, s.d.forUpdate, time.Time{}, true)
+		if err != nil {
+			return err
+		}
+		return s.deleteSession(ctx, tx, r)
+	})
+}
+
+// deleteSession deletes a session whose row the transaction has locked,
+// after handing its history to the sessions that read through it.
+//
+// A session d with base p sees p's own entries with p.baseSeq < seq <=
+// d.baseSeq and, below that, p's base up to min(d.baseSeq, p.baseSeq).
+// So d gets copies of the first part and reads the rest from p's base:
+// its visible log is unchanged, and nothing is copied twice. (The
+// provenance d.ParentID and d.ForkSeq does not change.)
+func (s *Store) deleteSession(ctx context.Context, tx sqldb.Tx, p *SessionRow) error {
+	type dependent struct {
+		id      string
+		baseSeq int64
+	}
+	var deps []dependent
+	err := queryRows(ctx, tx, "SELECT id, base_seq FROM sessions WHERE tenant = $1 AND base_id = $2 ORDER BY id"+s.d.forUpdate,
+		[]any{p.Tenant, p.ID}, func(rows sqldb.Rows) error {
+			var d dependent
+			if err := rows.Scan(&d.id, &d.baseSeq); err != nil {
+				return err
+			}
+			deps = append(deps, d)
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	const copyEntries = `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
+		SELECT tenant, $1, seq, kind, step_id, body, created_at FROM entries
+		WHERE tenant = $2 AND session_id = $3 AND seq > $4 AND seq <= $5`
+	for _, d := range deps {
+		args := []any{d.id, p.Tenant, p.ID, p.baseSeq, d.baseSeq}
+		if s.d.feedAppends == "" {
+			if _, err := tx.Exec(ctx, copyEntries, args...); err != nil {
+				return err
+			}
+		} else {
+			// Recorded in the feed as appends to d (store.ChangeAppend),
+			// from the list of seqs (a SELECT of the copies would read
+			// every shard on Citus: the row's xid is computed on the
+			// coordinator).
+			var seqs []int64
+			if err := queryRows(ctx, tx, copyEntries+" RETURNING seq", args, func(rows sqldb.Rows) error {
+				var seq int64
+				err := rows.Scan(&seq)
+				seqs = append(seqs, seq)
+				return err
+			}); err != nil {
+				return err
+			}
+			if err := s.recordAppends(ctx, tx, p.Tenant, d.id, seqs); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, "UPDATE sessions SET base_id = $1, base_seq = $2 WHERE tenant = $3 AND id = $4",
+			nullString(p.baseID), min(d.baseSeq, p.baseSeq), p.Tenant, d.id); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM entries WHERE tenant = $1 AND session_id = $2", p.Tenant, p.ID); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM sessions WHERE tenant = $1 AND id = $2", p.Tenant, p.ID); err != nil {
+		return err
+	}
+	if s.d.feedDelete != "" {
+		_, err = tx.Exec(ctx, s.d.feedDelete, p.ID, p.Tenant)
+	}
+	return err
+}
+
+// recordAppends records appended entries in the feed, where the store's
+// statements write it (PostgreSQL; SQLite's triggers do).
+func (s *Store) recordAppends(ctx context.Context, q sqldb.Querier, tenant, id string, seqs []int64) error {
+	if s.d.feedAppends == "" || len(seqs) == 0 {
+		return nil
+	}
+	_, err := q.Exec(ctx, s.d.feedAppends, id, tenant, seqs)
+	return err
+}
+
+// queryRows runs a query and calls fn for each row.
+func queryRows(ctx context.Context, q sqldb.Querier, query string, args []any, fn func(rows sqldb.Rows) error) error {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
