@@ -7,6 +7,8 @@ require (
 	github.com/cloudwego/eino v0.7.36
 )
 
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
