@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -256,6 +257,13 @@ type ForkRequest struct {
 // "at_seq").
 func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, error) {
 	parent, err := s.st.Get(ctx, req.Tenant, req.SessionID)
+	if errors.Is(err, agentmem.ErrNotFound) && req.ID != "" {
+		// An ID in use is a conflict whatever else is wrong, as the
+		// store's Create answers it.
+		if _, gerr := s.st.Get(ctx, req.Tenant, req.ID); gerr == nil {
+			return nil, fmt.Errorf("session %q already exists: %w", req.ID, agentmem.ErrConflict)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
