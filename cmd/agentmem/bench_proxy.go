@@ -30,6 +30,8 @@ type proxyBench struct {
 	Requests int    `json:"requests"`
 	Mode     string `json:"mode"`
 	Budget   int    `json:"budget"`
+	// UpstreamDelayMS is how long the stand-in upstream took to answer.
+	UpstreamDelayMS float64 `json:"upstream_delay_ms"`
 	// Latencies of the same requests sent straight to the stand-in
 	// upstream and through the proxy, and the proxy's overhead (the
 	// difference of the percentiles), in milliseconds.
@@ -47,6 +49,7 @@ type proxyBench struct {
 func newBenchProxyCmd(*app) *cobra.Command {
 	var clients, turns, requests, budget int
 	var mode, cpuProfile string
+	var delay time.Duration
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Measure the latency the proxy routes add to a call",
@@ -59,18 +62,22 @@ the clients, concurrently, each send --requests requests: the whole
 history plus a new user message (--mode whole, as most agents do) or
 only the new message (--mode new), once straight to the upstream and once
 through the proxy, recording the reply as the client's history does.
+--upstream-delay makes the upstream take that long to answer, as a model
+does: with an upstream that answers at once, concurrent clients keep the
+CPU busy and the figures measure its throughput rather than the latency
+the proxy adds.
 Before them every client sends one request, not measured, that warms its
 session's caches; the measurement starts when all have. It prints the percentiles of both and their difference, the proxy's
 overhead, as one JSON line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if clients < 1 || turns < 1 || requests < 1 || budget < 0 {
-				return usagef("--clients, --turns and --requests must be positive, --budget not negative")
+			if clients < 1 || turns < 1 || requests < 1 || budget < 0 || delay < 0 {
+				return usagef("--clients, --turns and --requests must be positive, --budget and --upstream-delay not negative")
 			}
 			if mode != "whole" && mode != "new" {
 				return usagef("--mode is whole or new, not %q", mode)
 			}
-			res, err := runProxyBench(cmd.Context(), clients, turns, requests, budget, mode, func() (func() error, error) {
+			res, err := runProxyBench(cmd.Context(), clients, turns, requests, budget, mode, delay, func() (func() error, error) {
 				return startCPUProfile(cpuProfile)
 			})
 			if err != nil {
@@ -84,6 +91,7 @@ overhead, as one JSON line.`,
 	fl.IntVar(&turns, "turns", 1000, "the turns each session holds before the measurement")
 	fl.IntVar(&requests, "requests", 50, "the requests each client sends (each both ways)")
 	fl.IntVar(&budget, "budget", 8000, "X-Agentmem-Budget of the requests (0: the model's default)")
+	fl.DurationVar(&delay, "upstream-delay", 0, "how long the stand-in upstream takes to answer each request (0: at once)")
 	fl.StringVar(&mode, "mode", "whole", "whole (each request resends the history) or new (only the new message)")
 	// Hidden: for profiling (the whole process: clients, upstream and
 	// server).
@@ -111,13 +119,14 @@ func benchHistory(turns int) []any {
 
 // runProxyBench runs the benchmark; measuring is called when the
 // measured requests start, and the function it returns when they end.
-func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mode string, measuring func() (stop func() error, err error)) (*proxyBench, error) {
+func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mode string, delay time.Duration, measuring func() (stop func() error, err error)) (*proxyBench, error) {
 	e, err := proxytest.Start(nil)
 	if err != nil {
 		return nil, err
 	}
 	defer e.Close()
 	e.Upstream.Fixed = &proxytest.Reply{Text: "ok"}
+	e.Upstream.Delay = delay
 	// The sessions, filled straight through the service.
 	histories := make([][]any, clients)
 	for c := range clients {
@@ -275,7 +284,7 @@ func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mo
 		i := min(len(ds)-1, int(p*float64(len(ds))))
 		return float64(ds[i].Microseconds()) / 1000
 	}
-	res := &proxyBench{Clients: clients, Turns: turns, Requests: requests, Mode: mode, Budget: budget, GOMAXPROCS: runtime.GOMAXPROCS(0),
+	res := &proxyBench{Clients: clients, Turns: turns, Requests: requests, Mode: mode, Budget: budget, UpstreamDelayMS: float64(delay) / float64(time.Millisecond), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		DirectP50: pct(direct, 0.5), DirectP99: pct(direct, 0.99), ProxyP50: pct(viaPxy, 0.5), ProxyP99: pct(viaPxy, 0.99),
 		BodyKB: float64(bodyBytes) / float64(len(viaPxy)) / 1024}
 	res.OverheadP50, res.OverheadP99 = res.ProxyP50-res.DirectP50, res.ProxyP99-res.DirectP99

@@ -25,6 +25,16 @@ func TestBenchProxy(t *testing.T) {
 			t.Errorf("%s: %+v", mode, res)
 		}
 	}
+	// An upstream that takes 20 ms: every call, direct or proxied, takes
+	// at least that.
+	code, stdout, stderr := cli(t, nil, "", "bench", "proxy", "--clients", "2", "--turns", "20", "--requests", "3", "--upstream-delay", "20ms")
+	var res proxyBench
+	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil {
+		t.Fatalf("--upstream-delay: exit %d, %s %s", code, stdout, stderr)
+	}
+	if res.UpstreamDelayMS != 20 || res.DirectP50 < 20 || res.ProxyP50 < 20 {
+		t.Errorf("--upstream-delay 20ms: %+v", res)
+	}
 	if code, _, stderr := cli(t, nil, "", "bench", "proxy", "--mode", "some"); code == 0 || !strings.Contains(stderr, "--mode") {
 		t.Errorf("a bad mode: exit %d, %q", code, stderr)
 	}

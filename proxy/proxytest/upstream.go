@@ -76,6 +76,11 @@ type Upstream struct {
 	// measurements, where the upstream's own work should not depend on
 	// the body).
 	Fixed *Reply
+	// Delay is how long the upstream takes to answer each request after
+	// reading it, as a model takes to answer (for latency measurements:
+	// with an upstream that answers at once, concurrent clients measure
+	// the machine's CPU rather than the latency the proxy adds).
+	Delay time.Duration
 	// Hold, when set, is called before each event of a stream is sent,
 	// with the request and the event's number (from 0): a test may block
 	// in it to act while a stream is under way.
@@ -204,11 +209,20 @@ func (u *Upstream) begin(w http.ResponseWriter, r *http.Request, api string) (in
 	u.mu.Lock()
 	n := u.calls
 	u.calls++
-	fail, fixed := u.Fail, u.Fixed
+	fail, fixed, delay := u.Fail, u.Fixed, u.Delay
 	if fixed == nil { // a measurement keeps nothing
 		u.received = append(u.received, Received{API: api, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	}
 	u.mu.Unlock()
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return n, nil, nil, false
+		}
+	}
 	if fail != nil {
 		if f := fail(n); f != nil {
 			for k, vs := range f.Header {
