@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/render"
@@ -108,13 +110,31 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 // step: it has a "steps" or "compaction" member and no "type" (every
 // step has one).
 func isEnvelope(body []byte) bool {
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(body, &probe) != nil {
+	// Only the top level's member names are read; values are skipped.
+	// What is wrong with the body (a repeated key, invalid UTF-8) is for
+	// the strict decode that follows to report, naming where.
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}
-	_, typed := probe["type"]
-	_, steps := probe["steps"]
-	_, comp := probe["compaction"]
+	var typed, steps, comp bool
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return false
+		}
+		switch name.String() {
+		case "type":
+			typed = true
+		case "steps":
+			steps = true
+		case "compaction":
+			comp = true
+		}
+		if err := dec.SkipValue(); err != nil {
+			return false
+		}
+	}
 	return !typed && (steps || comp)
 }
 
