@@ -113,9 +113,9 @@ func (c Content) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	if len(c) == 1 && c[0].Type == PartText {
-		return json.Marshal(c[0].Text)
+		return marshalJSON(c[0].Text)
 	}
-	return json.Marshal([]Part(c))
+	return marshalJSON([]Part(c))
 }
 
 // UnmarshalJSON accepts a string, null, or an array of parts.
@@ -219,7 +219,7 @@ func (tc ToolCall) MarshalJSON() ([]byte, error) {
 	var j toolCallJSON
 	j.ID, j.Type = tc.ID, "function"
 	j.Function.Name, j.Function.Arguments = tc.Name, tc.Arguments
-	return json.Marshal(j)
+	return marshalJSON(j)
 }
 
 // UnmarshalJSON decodes OpenAI's shape, strictly: a field it does not

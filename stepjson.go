@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 )
 
@@ -25,12 +28,28 @@ import (
 // its own, which shadows the step's field of the same JSON name, so that
 // its absence shows.
 
+// v1Encoding makes the JSON v2 encoder write exactly what encoding/json
+// writes (HTML-safe escapes, sorted map keys, omitempty as it means
+// there), faster: a step's JSON is what the stores keep, so its bytes
+// must not change.
+var v1Encoding = jsonv1.DefaultOptionsV1()
+
+// marshalJSON encodes v as encoding/json's Marshal does, byte for byte
+// where its strings are valid UTF-8, as every valid step's are (of
+// invalid UTF-8 encoding/json writes the escape \ufffd, and this the
+// character U+FFFD: the same text).
+func marshalJSON(v any) ([]byte, error) { return marshalEngine(v) }
+
+// marshalEngine is marshalJSON's encoder; tests compare it with
+// encoding/json's.
+var marshalEngine = func(v any) ([]byte, error) { return jsonv2.Marshal(v, v1Encoding) }
+
 // MarshalStep encodes a step as JSON.
 func MarshalStep(s Step) ([]byte, error) {
 	if s == nil {
 		return nil, invalidf("step", "is nil")
 	}
-	return json.Marshal(s)
+	return marshalJSON(s)
 }
 
 // UnmarshalStep decodes and validates one step. Errors wrap ErrInvalid.
@@ -189,7 +208,7 @@ func decodeError(field string, err error) error {
 // MarshalJSON implements json.Marshaler.
 func (s *SystemPromptStep) MarshalJSON() ([]byte, error) {
 	type alias SystemPromptStep
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Type StepKind `json:"type"`
 		*alias
 	}{KindSystemPrompt, (*alias)(s)})
@@ -212,7 +231,7 @@ func (s *SystemPromptStep) UnmarshalJSON(data []byte) error {
 // MarshalJSON implements json.Marshaler.
 func (s *TaskStep) MarshalJSON() ([]byte, error) {
 	type alias TaskStep
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Type StepKind `json:"type"`
 		*alias
 	}{KindTask, (*alias)(s)})
@@ -235,7 +254,7 @@ func (s *TaskStep) UnmarshalJSON(data []byte) error {
 // MarshalJSON implements json.Marshaler.
 func (s *ActionStep) MarshalJSON() ([]byte, error) {
 	type alias ActionStep
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Type StepKind `json:"type"`
 		*alias
 	}{KindAction, (*alias)(s)})
@@ -279,7 +298,7 @@ func (s *ActionStep) UnmarshalJSON(data []byte) error {
 // MarshalJSON implements json.Marshaler.
 func (s *PlanningStep) MarshalJSON() ([]byte, error) {
 	type alias PlanningStep
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Type StepKind `json:"type"`
 		*alias
 	}{KindPlanning, (*alias)(s)})
@@ -302,7 +321,7 @@ func (s *PlanningStep) UnmarshalJSON(data []byte) error {
 // MarshalJSON implements json.Marshaler.
 func (s *ScratchpadStep) MarshalJSON() ([]byte, error) {
 	type alias ScratchpadStep
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Type StepKind `json:"type"`
 		*alias
 	}{KindScratchpad, (*alias)(s)})
@@ -325,7 +344,7 @@ func (s *ScratchpadStep) UnmarshalJSON(data []byte) error {
 // MarshalJSON implements json.Marshaler.
 func (s *FinalAnswerStep) MarshalJSON() ([]byte, error) {
 	type alias FinalAnswerStep
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Type StepKind `json:"type"`
 		*alias
 	}{KindFinalAnswer, (*alias)(s)})
@@ -348,7 +367,7 @@ func (s *FinalAnswerStep) UnmarshalJSON(data []byte) error {
 // MarshalJSON implements json.Marshaler.
 func (s *SummaryStep) MarshalJSON() ([]byte, error) {
 	type alias SummaryStep
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Type StepKind `json:"type"`
 		*alias
 	}{KindSummary, (*alias)(s)})
@@ -388,7 +407,7 @@ func (s *SummaryStep) UnmarshalJSON(data []byte) error {
 // MarshalJSON implements json.Marshaler.
 func (s *MessageStep) MarshalJSON() ([]byte, error) {
 	type alias MessageStep
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Type StepKind `json:"type"`
 		*alias
 	}{KindMessage, (*alias)(s)})
