@@ -51,23 +51,29 @@ func openPostgres(t *testing.T) sqldb.DB {
 	return p
 }
 
-// TestDB runs the same checks on every database.
-func TestDB(t *testing.T) {
+// eachDB runs fn on every database, each with the test table.
+func eachDB(t *testing.T, fn func(t *testing.T, db sqldb.DB)) {
 	for name, open := range map[string]func(*testing.T) sqldb.DB{"sqlite": openSQLite, "postgres": openPostgres} {
 		t.Run(name, func(t *testing.T) {
 			db := open(t)
-			ctx := context.Background()
-			if _, err := db.Writer().Exec(ctx, schema(db.Dialect())); err != nil {
+			if _, err := db.Writer().Exec(context.Background(), schema(db.Dialect())); err != nil {
 				t.Fatal(err)
 			}
-			t.Run("Placeholders", func(t *testing.T) { checkPlaceholders(t, db) })
-			t.Run("Times", func(t *testing.T) { checkTimes(t, db) })
-			t.Run("Errors", func(t *testing.T) { checkErrors(t, db) })
-			t.Run("Write", func(t *testing.T) { checkWrite(t, db) })
-			t.Run("Read", func(t *testing.T) { checkRead(t, db) })
-			t.Run("WritePanics", func(t *testing.T) { checkWritePanics(t, db) })
+			fn(t, db)
 		})
 	}
+}
+
+// TestDB runs the same checks on every database.
+func TestDB(t *testing.T) {
+	eachDB(t, func(t *testing.T, db sqldb.DB) {
+		t.Run("Placeholders", func(t *testing.T) { checkPlaceholders(t, db) })
+		t.Run("Times", func(t *testing.T) { checkTimes(t, db) })
+		t.Run("Errors", func(t *testing.T) { checkErrors(t, db) })
+		t.Run("Write", func(t *testing.T) { checkWrite(t, db) })
+		t.Run("Read", func(t *testing.T) { checkRead(t, db) })
+		t.Run("WritePanics", func(t *testing.T) { checkWritePanics(t, db) })
+	})
 }
 
 func checkPlaceholders(t *testing.T, db sqldb.DB) {
