@@ -160,6 +160,14 @@ func (s *IndexedStore) SaveCursor(ctx context.Context, consumer string, c store.
 	return s.feed.SaveCursor(ctx, consumer, c)
 }
 
+// DropCursor implements store.Feed (see ReadFeed).
+func (s *IndexedStore) DropCursor(ctx context.Context, consumer string) error {
+	if s.feed == nil {
+		return errNoFeed(s.Store)
+	}
+	return s.feed.DropCursor(ctx, consumer)
+}
+
 func errNoFeed(st store.Store) error {
 	return fmt.Errorf("recall: %T has no change feed: %w", st, errors.ErrUnsupported)
 }

@@ -31,6 +31,7 @@ func TestIndexedStoreConformance(t *testing.T) {
 			}
 			return is
 		},
+		FeedConsumers: true,
 	})
 }
 

@@ -240,6 +240,13 @@ func (f *faultyStore) SaveCursor(ctx context.Context, consumer string, c store.F
 	return f.feed().SaveCursor(ctx, consumer, c)
 }
 
+func (f *faultyStore) DropCursor(ctx context.Context, consumer string) error {
+	if err := f.err(); err != nil {
+		return err
+	}
+	return f.feed().DropCursor(ctx, consumer)
+}
+
 func (f *faultyStore) err() error {
 	if p := f.fail.Load(); p != nil {
 		return *p

@@ -44,8 +44,14 @@ type Feed interface {
 	// has read it; changes behind them all may be trimmed. So a new
 	// consumer registers by saving the zero cursor before its first read,
 	// and a consumer that is retired for good holds the feed back until
-	// its row is removed.
+	// DropCursor removes its cursor.
 	SaveCursor(ctx context.Context, consumer string, c FeedCursor) error
+	// DropCursor removes a retired consumer's cursor, so that it no
+	// longer holds the feed back, and trims the changes every remaining
+	// consumer has read. Dropping a cursor that was never saved does
+	// nothing. A consumer that reads again after it starts over, from
+	// the oldest change kept.
+	DropCursor(ctx context.Context, consumer string) error
 }
 
 // FeedCursor is a position in a store's feed: just after the change

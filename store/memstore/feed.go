@@ -121,11 +121,38 @@ func (st *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCu
 		return nil
 	}
 	f.cursors[consumer] = c
+	f.trim()
+	return nil
+}
+
+// DropCursor implements store.Feed. The records every remaining consumer
+// has read are dropped.
+func (st *Store) DropCursor(ctx context.Context, consumer string) error {
+	if err := store.ValidateConsumer(consumer); err != nil {
+		return err
+	}
+	if err := st.lock(ctx); err != nil {
+		return err
+	}
+	defer st.mu.Unlock()
+	if _, ok := st.feed.cursors[consumer]; !ok {
+		return nil
+	}
+	delete(st.feed.cursors, consumer)
+	st.feed.trim()
+	return nil
+}
+
+// trim drops the records every consumer with a cursor has read (none
+// when no consumer has one).
+func (f *feed) trim() {
+	if len(f.cursors) == 0 {
+		return
+	}
 	low := int64(math.MaxInt64)
 	for _, cur := range f.cursors {
 		low = min(low, cur.Pos)
 	}
 	i := sort.Search(len(f.recs), func(i int) bool { return f.recs[i].pos > low })
 	f.recs = append(f.recs[:0:0], f.recs[i:]...)
-	return nil
 }

@@ -169,6 +169,13 @@ func (h *handle) SaveCursor(ctx context.Context, consumer string, c store.FeedCu
 	return h.st.SaveCursor(ctx, consumer, c)
 }
 
+func (h *handle) DropCursor(ctx context.Context, consumer string) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	return h.st.DropCursor(ctx, consumer)
+}
+
 func (h *handle) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -188,6 +188,55 @@ func (s *suite) feedTests() []namedTest {
 				}
 			}
 		}},
+		{"DropCursor", func(t *testing.T) {
+			// A retired consumer holds the feed back until its cursor is
+			// dropped; then what the others have read is trimmed.
+			e := s.open(t)
+			f := e.feed()
+			if err := f.SaveCursor(e.ctx, "retired", store.FeedCursor{}); err != nil {
+				t.Fatal(err)
+			}
+			e.create(store.CreateRequest{ID: "a"})
+			e.appendSteps("a", steps("a", 3)...)
+			end := e.readAtLeast(f, store.FeedRequest{}, 3).Next
+			for _, c := range []string{"live", "storetest"} { // e.feed registered the suite's
+				if err := f.SaveCursor(e.ctx, c, end); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := e.drain(f, store.FeedCursor{}, 0); len(got) < 3 {
+				t.Fatalf("%d changes kept while a consumer has read none; want them all", len(got))
+			}
+			if err := f.DropCursor(e.ctx, "retired"); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := f.LoadCursor(e.ctx, "retired"); err != nil || c != (store.FeedCursor{}) {
+				t.Fatalf("LoadCursor of a dropped consumer: %+v, %v; want the zero cursor", c, err)
+			}
+			resp, err := f.ReadFeed(e.ctx, store.FeedRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.cfg.FeedConsumers && len(resp.Changes) != 0 {
+				t.Fatalf("after the retired cursor was dropped, %d changes read by every consumer are kept: %+v", len(resp.Changes), resp.Changes)
+			}
+			if c, err := f.LoadCursor(e.ctx, "live"); err != nil || c != end {
+				t.Fatalf("the remaining consumer's cursor: %+v, %v; want %+v", c, err, end)
+			}
+			// What comes later is there for the remaining consumer.
+			e.appendSteps("a", steps("later", 1)...)
+			if got := e.drain(f, end, 0); len(got) != 1 || got[0].Seq != 4 {
+				t.Fatalf("after the remaining cursor: %+v, want append a 4", got)
+			}
+			// Dropping again, or a consumer that never saved, does nothing.
+			if err := f.DropCursor(e.ctx, "retired"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.DropCursor(e.ctx, "never"); err != nil {
+				t.Fatal(err)
+			}
+			e.wantErr(f.DropCursor(e.ctx, "a/b"), agentmem.ErrInvalid, "DropCursor with a bad name")
+		}},
 		{"NothingForRefusedOrRetriedWrites", func(t *testing.T) {
 			e := s.open(t)
 			f := e.feed()

@@ -52,6 +52,8 @@ type feedDialect struct {
 	// saveCursor saves a consumer's ($1) cursor ($2 its Tx as text, $3 its
 	// Pos) unless the one saved is ahead.
 	saveCursor string
+	// dropCursor deletes a consumer's ($1) cursor.
+	dropCursor string
 	// oldestCursor reads the cursor furthest behind: tx (as text), pos.
 	oldestCursor string
 	// trim deletes the changes up to and including a cursor ($1 its Tx as
@@ -69,6 +71,7 @@ var sqliteFeed = feedDialect{
 	keysIn:       `(tenant, id) IN (SELECT t.value, i.value FROM json_each($1) t JOIN json_each($2) i ON i.key = t.key)`,
 	loadCursor:   `SELECT 0, pos FROM feed_cursors WHERE consumer = $1`,
 	saveCursor:   `INSERT INTO feed_cursors (consumer, pos) VALUES ($1, $3) ON CONFLICT (consumer) DO UPDATE SET pos = excluded.pos WHERE excluded.pos > feed_cursors.pos`,
+	dropCursor:   `DELETE FROM feed_cursors WHERE consumer = $1`,
 	oldestCursor: `SELECT '0', pos FROM feed_cursors ORDER BY pos LIMIT 1`,
 	trim:         `DELETE FROM feed WHERE pos <= $2`,
 }
@@ -87,6 +90,7 @@ var postgresFeed = feedDialect{
 		WHERE (excluded.xid, excluded.pos) > (feed_cursors.xid, feed_cursors.pos)`,
 	// In two statements: on Citus, feed_cursors is a table of the
 	// coordinator and feed is sharded.
+	dropCursor:   `DELETE FROM feed_cursors WHERE consumer = $1`,
 	oldestCursor: `SELECT xid::text, pos FROM feed_cursors ORDER BY xid, pos LIMIT 1`,
 	trim:         `DELETE FROM feed WHERE (xid, pos) <= ($1::text::xid8, $2)`,
 }
@@ -247,12 +251,41 @@ func (s *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCur
 		if _, err := tx.Exec(ctx, f.saveCursor, consumer, strconv.FormatInt(c.Tx, 10), c.Pos); err != nil {
 			return err
 		}
-		var xid string
-		var pos int64
-		if err := tx.QueryRow(ctx, f.oldestCursor).Scan(&xid, &pos); err != nil {
+		return s.trimFeed(ctx, tx)
+	})
+}
+
+// DropCursor implements store.Feed. In the same transaction it deletes
+// the changes every remaining consumer has read.
+func (s *Store) DropCursor(ctx context.Context, consumer string) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := store.ValidateConsumer(consumer); err != nil {
+		return err
+	}
+	return s.write(ctx, "drop cursor", func(tx sqldb.Tx) error {
+		n, err := tx.Exec(ctx, s.d.feed.dropCursor, consumer)
+		if err != nil || n == 0 {
 			return err
 		}
-		_, err := tx.Exec(ctx, f.trim, xid, pos)
-		return err
+		return s.trimFeed(ctx, tx)
 	})
+}
+
+// trimFeed deletes the changes every consumer with a cursor has read
+// (none when no consumer has one: a consumer yet to register may need
+// them).
+func (s *Store) trimFeed(ctx context.Context, tx sqldb.Tx) error {
+	var xid string
+	var pos int64
+	err := tx.QueryRow(ctx, s.d.feed.oldestCursor).Scan(&xid, &pos)
+	if errors.Is(err, sqldb.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, s.d.feed.trim, xid, pos)
+	return err
 }
