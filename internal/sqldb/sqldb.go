@@ -162,20 +162,39 @@ func (d *Dialect) Time(t time.Time) any {
 // database's form) that sets *t, in UTC; NULL sets the zero time.
 func ScanTime(t *time.Time) sql.Scanner { return (*timeDest)(t) }
 
-type timeDest time.Time
+// ScanNanoTime is ScanTime for a column that SQLite holds as nanoseconds
+// since the Unix epoch rather than microseconds (the session store's).
+func ScanNanoTime(t *time.Time) sql.Scanner { return (*nanoTimeDest)(t) }
+
+type (
+	timeDest     time.Time
+	nanoTimeDest time.Time
+)
 
 func (d *timeDest) Scan(v any) error {
+	t, err := scannedTime(v, time.UnixMicro)
+	*d = timeDest(t)
+	return err
+}
+
+func (d *nanoTimeDest) Scan(v any) error {
+	t, err := scannedTime(v, func(n int64) time.Time { return time.Unix(0, n) })
+	*d = nanoTimeDest(t)
+	return err
+}
+
+// scannedTime is the time of a scanned value: NULL (the zero time), an
+// integer (read by fromInt) or a time, in UTC.
+func scannedTime(v any, fromInt func(int64) time.Time) (time.Time, error) {
 	switch v := v.(type) {
 	case nil:
-		*d = timeDest(time.Time{})
+		return time.Time{}, nil
 	case int64:
-		*d = timeDest(time.UnixMicro(v).UTC())
+		return fromInt(v).UTC(), nil
 	case time.Time:
-		*d = timeDest(v.UTC())
-	default:
-		return fmt.Errorf("sqldb: cannot scan %T into a time", v)
+		return v.UTC(), nil
 	}
-	return nil
+	return time.Time{}, fmt.Errorf("sqldb: cannot scan %T into a time", v)
 }
 
 // Value makes a timeDest usable as an argument too.

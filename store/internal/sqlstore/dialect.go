@@ -148,7 +148,7 @@ func (d *dialect) time(t time.Time) any {
 // scanTime returns a scan destination for a time column of either form
 // that sets *t, in UTC; NULL sets the zero time. (sqldb.ScanTime reads
 // integers as microseconds; the store's SQLite schema keeps nanoseconds.)
-func scanTime(t *time.Time) sql.Scanner { return (*timeDest)(t) }
+func scanTime(t *time.Time) sql.Scanner { return sqldb.ScanNanoTime(t) }
 
 // scanTimeNotNull returns a scan destination for a time column that is
 // never NULL: t itself where the driver scans the column into a
@@ -159,20 +159,4 @@ func (d *dialect) scanTimeNotNull(t *time.Time) any {
 		return scanTime(t)
 	}
 	return t
-}
-
-type timeDest time.Time
-
-func (p *timeDest) Scan(v any) error {
-	switch v := v.(type) {
-	case nil:
-		*p = timeDest(time.Time{})
-	case int64:
-		*p = timeDest(time.Unix(0, v).UTC())
-	case time.Time:
-		*p = timeDest(v.UTC())
-	default:
-		return fmt.Errorf("cannot scan %T into a time", v)
-	}
-	return nil
 }
