@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -41,22 +42,71 @@ const MaxTermBytes = 255
 
 // Tokenize analyzes text into index terms: it lower-cases the text, splits
 // it on every rune that is not a Unicode letter or digit, drops English
-// stop words, cuts words longer than MaxTermBytes and stems the rest (see Stem). The same analysis is applied to
-// documents and queries.
+// stop words, cuts words longer than MaxTermBytes and stems the rest (see
+// Stem). The same analysis is applied to documents and queries.
+//
+// It gives what strings.FieldsFunc(strings.ToLower(text), not a letter
+// or digit) would, word by word (an invalid UTF-8 byte is a separator),
+// in one pass that lower-cases each word into a buffer and stems from
+// the buffer: indexing a turn tokenizes all of its text.
 func Tokenize(text string) []string {
-	var terms []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if stopWords[f] {
+	terms := make([]string, 0, len(text)/8)
+	var word []byte
+	emit := func() {
+		if len(word) == 0 || stopWords[string(word)] {
+			word = word[:0]
+			return
+		}
+		if len(word) > MaxTermBytes {
+			word = []byte(strings.ToValidUTF8(string(word[:MaxTermBytes]), ""))
+		}
+		terms = append(terms, stemBytes(word))
+		word = word[:0]
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+				word = append(word, c)
+			case 'A' <= c && c <= 'Z':
+				word = append(word, c+'a'-'A')
+			default:
+				emit()
+			}
 			continue
 		}
-		if len(f) > MaxTermBytes {
-			f = strings.ToValidUTF8(f[:MaxTermBytes], "")
+		r, n := utf8.DecodeRuneInString(text[i:])
+		i += n
+		if r == utf8.RuneError && n == 1 {
+			emit() // strings.ToLower makes it U+FFFD, a separator
+			continue
 		}
-		terms = append(terms, Stem(f))
+		if r = unicode.ToLower(r); unicode.IsLetter(r) || unicode.IsDigit(r) {
+			word = utf8.AppendRune(word, r)
+		} else {
+			emit()
+		}
 	}
+	emit()
 	return terms
+}
+
+// stemBytes is Stem of a word in a buffer the caller reuses.
+func stemBytes(word []byte) string {
+	if len(word) <= 2 {
+		return string(word)
+	}
+	for _, c := range word {
+		if c < 'a' || c > 'z' {
+			return string(word)
+		}
+	}
+	if len(word) > maxCachedStem {
+		return english.Stem(string(word), true)
+	}
+	return stems.getBytes(word)
 }
 
 // Stem reduces a lower-case English word to its stem with the Snowball
@@ -117,7 +167,24 @@ func (c *stemCache) get(word string) string {
 	if ok {
 		return st
 	}
-	st = english.Stem(word, true)
+	return c.add(sh, word)
+}
+
+// getBytes is get of a word in a buffer, which it does not keep.
+func (c *stemCache) getBytes(word []byte) string {
+	sh := &c.shards[maphash.Bytes(c.seed, word)%stemShards]
+	sh.mu.RLock()
+	st, ok := sh.m[string(word)]
+	sh.mu.RUnlock()
+	if ok {
+		return st
+	}
+	return c.add(sh, string(word))
+}
+
+// add stems a word missing from its shard sh and caches it.
+func (c *stemCache) add(sh *stemShard, word string) string {
+	st := english.Stem(word, true)
 	sh.mu.Lock()
 	if len(sh.m) >= stemShardCap {
 		clear(sh.m)

@@ -88,6 +88,47 @@ func (s *suite) tfidfTests() []test {
 				t.Fatalf("an empty tenant: %+v, %v", st, err)
 			}
 		}},
+		{"DocFreqsOfIdentifiers", func(t *testing.T) {
+			// Terms that look like IDs, hashes and numbers are counted as
+			// exactly as words (a backend may keep them apart): in one
+			// tenant only, and after an upsert that changes a document's
+			// text, a delete and a clear.
+			b := s.backend(t)
+			const hash, num, short = "f9a6dabda26c", "2024112415", "x9"
+			upsert(t, b,
+				recall.Doc{ID: "a", Tenant: "t", Text: "call req_f9a6dabda26c returned 2024112415 rows, x9"},
+				recall.Doc{ID: "b", Tenant: "t", Text: "retry f9a6dabda26c: 2024112415", Metadata: map[string]string{"k": "v"}},
+				recall.Doc{ID: "c", Tenant: "t", Text: "nothing to see f9a6dabda26cff"})
+			upsert(t, b, recall.Doc{ID: "d", Tenant: "u", Text: "f9a6dabda26c f9a6dabda26c in another tenant"})
+			df := func(want map[string]int64) {
+				t.Helper()
+				st, err := b.DocFreqs(bg, "t", []string{hash, num, short, "f9a6dabda26cff", "00000000000"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !maps.Equal(st.DF, want) {
+					t.Fatalf("DocFreqs = %v, want %v", st.DF, want)
+				}
+			}
+			df(map[string]int64{hash: 2, num: 2, short: 1, "f9a6dabda26cff": 1})
+			if got := count(t, b, "t", "F9A6DABDA26C"); got != 2 {
+				t.Errorf("a search for the hash finds %d documents, want 2", got)
+			}
+			upsert(t, b, recall.Doc{ID: "a", Tenant: "t", Text: "call returned nothing"})
+			df(map[string]int64{hash: 1, num: 1, "f9a6dabda26cff": 1})
+			if _, err := b.Delete(bg, "t", "c"); err != nil {
+				t.Fatal(err)
+			}
+			df(map[string]int64{hash: 1, num: 1})
+			if _, err := b.Clear(bg, "t", recall.Filter{Metadata: map[string]string{"k": "v"}}); err != nil {
+				t.Fatal(err)
+			}
+			df(map[string]int64{})
+			st, err := b.DocFreqs(bg, "u", []string{hash})
+			if err != nil || st.DF[hash] != 1 {
+				t.Fatalf("the other tenant: %+v, %v", st, err)
+			}
+		}},
 		{"CosineAsTheSeed", func(t *testing.T) {
 			b := s.backend(t)
 			upsert(t, b, docs("t")...)

@@ -67,8 +67,36 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 
 // fts is the SQLite dialect of the index: the documents' terms in the
 // FTS5 table recall_fts (its rowid the document's), their metadata pairs
-// in recall_meta, and each term's document frequency in recall_df.
+// in recall_meta, and the document frequency of each term but the
+// identifiers (see identifier) in recall_df.
 type fts struct{}
+
+// identifier reports whether a term looks like an identifier, a hash, a
+// timestamp or a long number: ASCII digits and letters (and letters
+// outside ASCII) only, with a digit, and eight bytes or more, or five or
+// more of which more than half are digits ("f9a6dabda26c", "10436",
+// "2024112415"). recall_df keeps no row for such a term: its document
+// frequency is counted in the FTS index when a search asks for it.
+//
+// Nearly every term that occurs in a single document is one of these
+// (tool output is full of IDs, hashes and sizes): a turn holds a dozen or
+// more, and one row of recall_df each, inserted at random places of its
+// B-tree, made the document frequencies most of the cost of indexing.
+// Their postings are short, so counting them is cheap. The rule is the
+// schema's: migration 0002 removed their rows, and a change of it needs
+// a migration too.
+func identifier(term string) bool {
+	digits := 0
+	for i := 0; i < len(term); i++ {
+		switch c := term[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c < 0x80 && (c < 'a' || c > 'z'):
+			return false // not a term: no document holds it
+		}
+	}
+	return digits > 0 && (len(term) >= 8 || len(term) >= 5 && 2*digits > len(term))
+}
 
 // jsonList is a list as a query argument, for json_each.
 func jsonList[T any](v []T) string {
@@ -78,7 +106,7 @@ func jsonList[T any](v []T) string {
 
 // Insert implements sqlindex.Dialect.
 func (fts) Insert(ctx context.Context, x *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
-	df := map[string]int64{}
+	df := newDFDelta()
 	for i, d := range docs {
 		joined := strings.Join(terms[i], " ")
 		if _, err := tx.Exec(ctx, x.InsertSQL(), x.DocArgs(d, joined, len(terms[i]))...); err != nil {
@@ -96,7 +124,7 @@ func (fts) Insert(ctx context.Context, x *sqlindex.Queries, tx sqldb.Tx, docs []
 		if _, err := tx.Exec(ctx, `INSERT INTO recall_fts (rowid, terms) VALUES (last_insert_rowid(), $1)`, joined); err != nil {
 			return err
 		}
-		countTerms(df, terms[i], 1)
+		df.count(terms[i], 1)
 	}
 	return applyDF(ctx, tx, docs[0].Tenant, df)
 }
@@ -108,7 +136,7 @@ func (fts) Remove(ctx context.Context, tx sqldb.Tx, tenant, cond string, args []
 		return 0, 0, err
 	}
 	var gone []int64
-	df := map[string]int64{}
+	df := newDFDelta()
 	for rows.Next() {
 		var (
 			row   int64
@@ -121,7 +149,7 @@ func (fts) Remove(ctx context.Context, tx sqldb.Tx, tenant, cond string, args []
 		gone = append(gone, row)
 		t := strings.Fields(terms)
 		length += int64(len(t))
-		countTerms(df, t, -1)
+		df.count(t, -1)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || len(gone) == 0 {
@@ -138,29 +166,50 @@ func (fts) Remove(ctx context.Context, tx sqldb.Tx, tenant, cond string, args []
 	return int64(len(gone)), length, applyDF(ctx, tx, tenant, df)
 }
 
-// countTerms counts a document's distinct terms in (sign 1) or out (sign
-// -1) of document frequencies.
-func countTerms(df map[string]int64, terms []string, sign int64) {
-	seen := make(map[string]bool, len(terms))
+// count counts a document's distinct terms, but the identifiers, in
+// (sign 1) or out (sign -1) of the document frequencies.
+func (df *dfDelta) count(terms []string, sign int64) {
+	df.docs++
 	for _, t := range terms {
-		if !seen[t] {
-			seen[t] = true
-			df[t] += sign
+		c := df.m[t]
+		if c.doc == df.docs || c.doc < 0 {
+			continue // seen in this document, or an identifier
 		}
+		if c.doc == 0 && identifier(t) {
+			df.m[t] = termCount{doc: -1}
+			continue
+		}
+		df.m[t] = termCount{n: c.n + sign, doc: df.docs}
 	}
 }
 
+// dfDelta is a change of a tenant's document frequencies, counted
+// document by document (count) with one map lookup a term.
+type dfDelta struct {
+	m    map[string]termCount
+	docs int
+}
+
+func newDFDelta() *dfDelta { return &dfDelta{m: map[string]termCount{}} }
+
+// termCount is a term's change of document frequency, and the number of
+// the last document counted that held it (-1 for an identifier).
+type termCount struct {
+	n   int64
+	doc int
+}
+
 // applyDF writes a change of the tenant's document frequencies.
-func applyDF(ctx context.Context, tx sqldb.Tx, tenant string, df map[string]int64) error {
+func applyDF(ctx context.Context, tx sqldb.Tx, tenant string, df *dfDelta) error {
 	// The document frequencies change in one statement each way, not one
 	// per term: a turn has about a hundred distinct terms, and a statement
 	// per term made the statistics most of an upsert's cost.
-	changed := make(map[string]int64, len(df))
+	changed := make(map[string]int64, len(df.m))
 	anyNegative := false
-	for t, d := range df {
-		if d != 0 {
-			changed[t] = d
-			anyNegative = anyNegative || d < 0
+	for t, c := range df.m {
+		if c.doc > 0 && c.n != 0 {
+			changed[t] = c.n
+			anyNegative = anyNegative || c.n < 0
 		}
 	}
 	if len(changed) == 0 {
@@ -209,10 +258,25 @@ func phrases(terms []string) string {
 	return strings.Join(q, " OR ")
 }
 
-// DocFreqs implements sqlindex.Dialect, from the document frequencies
-// every write keeps.
+// DocFreqs implements sqlindex.Dialect: the document frequencies every
+// write keeps, and those of identifiers counted in the FTS index.
 func (fts) DocFreqs(tenant string, terms []string) (string, []any) {
-	return `SELECT term, df FROM recall_df WHERE tenant = $1 AND term IN (SELECT value FROM json_each($2))`, []any{tenant, jsonList(terms)}
+	var words, ids []string
+	for _, t := range terms {
+		if identifier(t) {
+			ids = append(ids, t)
+		} else {
+			words = append(words, t)
+		}
+	}
+	const kept = `SELECT term, df FROM recall_df WHERE tenant = $1 AND term IN (SELECT value FROM json_each($2))`
+	if len(ids) == 0 {
+		return kept, []any{tenant, jsonList(words)}
+	}
+	// An identifier holds no quote or separator, so it is a phrase of one
+	// term as it is.
+	return kept + ` UNION ALL SELECT t.value, (SELECT count(*) FROM recall_fts f JOIN recall_docs d ON d.rowid = f.rowid
+		WHERE recall_fts MATCH '"' || t.value || '"' AND d.tenant = $1) FROM json_each($3) t`, []any{tenant, jsonList(words), jsonList(ids)}
 }
 
 // Lexical implements sqlindex.Dialect: FTS5 finds the documents that hold

@@ -1,0 +1,63 @@
+package recall
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// tokenizeReference is Tokenize's definition, written plainly: the
+// fast Tokenize must give the same terms.
+func tokenizeReference(text string) []string {
+	var terms []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if stopWords[f] {
+			continue
+		}
+		if len(f) > MaxTermBytes {
+			f = strings.ToValidUTF8(f[:MaxTermBytes], "")
+		}
+		terms = append(terms, Stem(f))
+	}
+	return terms
+}
+
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{
+		"The Cats AREN'T running, Anna's café-Bar: 2023! Ünïcode_Straße generously",
+		"call req_f9a6dabda26c returned 2024112415 rows",
+		"\xff\xfeinvalid\xc3 utf-8 \uFFFD replacement",
+		"KELVIN \u212A İSTANBUL ΣΊΣΥΦΟΣ",
+		strings.Repeat("a", 300) + " " + strings.Repeat("é", 200),
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, want := Tokenize(text), tokenizeReference(text)
+		if !slices.Equal(got, want) {
+			t.Fatalf("Tokenize(%q) = %q, want %q", text, got, want)
+		}
+	})
+}
+
+func BenchmarkTokenize(b *testing.B) {
+	text := strings.Repeat("Traceback (most recent call last): File \"docs/opts.py\", line 42, in compute: "+
+		"DeadlockError: lock timeout after 2024112415 ms on req_f9a6dabda26c; retrying the container's release. ", 20)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Tokenize(text)
+	}
+}
+
+func BenchmarkTokenizeReference(b *testing.B) {
+	text := strings.Repeat("Traceback (most recent call last): File \"docs/opts.py\", line 42, in compute: "+
+		"DeadlockError: lock timeout after 2024112415 ms on req_f9a6dabda26c; retrying the container's release. ", 20)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tokenizeReference(text)
+	}
+}
