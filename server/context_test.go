@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -201,8 +202,9 @@ func TestContextCatchesUp(t *testing.T) {
 }
 
 // TestContextStoreCalls checks the cost of a cached context: one Get
-// when nothing is new; a Get and a read of the new entries when something
-// is.
+// when nothing is new or when what is new was appended through the
+// service (which adds it to the cached memory as it writes it); a Get and
+// a read of the new entries when another writer appended them.
 func TestContextStoreCalls(t *testing.T) {
 	e := newEnv(t)
 	e.session("s", 10)
@@ -214,12 +216,34 @@ func TestContextStoreCalls(t *testing.T) {
 	if r, g := e.store.reads.Load()-reads, e.store.gets.Load()-gets; r != 0 || g != 5 {
 		t.Errorf("%d reads and %d gets for 5 cached contexts", r, g)
 	}
+	appends := e.cacheEvents("append")
 	e.appendSteps("s", actionStep(99, "new"))
 	reads, gets = e.store.reads.Load(), e.store.gets.Load()
 	var c api.ContextResponse
 	e.must(200, "GET", "/v1/sessions/s/context?budget=1000", nil).json(t, &c)
-	if r, g := e.store.reads.Load()-reads, e.store.gets.Load()-gets; r != 1 || g != 1 || c.LastSeq != 13 {
-		t.Errorf("%d reads and %d gets to catch up one step (last %d)", r, g, c.LastSeq)
+	if r, g := e.store.reads.Load()-reads, e.store.gets.Load()-gets; r != 0 || g != 1 || c.LastSeq != 13 {
+		t.Errorf("%d reads and %d gets after an append through the service (last %d)", r, g, c.LastSeq)
+	}
+	if e.cacheEvents("append") != appends+1 {
+		t.Error("the append did not reach the cached memory")
+	}
+	// The context is the one the log gives.
+	e.srv.svc.DropCache()
+	var fresh api.ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context?budget=1000", nil).json(t, &fresh)
+	if !reflect.DeepEqual(c, fresh) {
+		t.Errorf("the context after the append:\n%+v\nread from the log:\n%+v", c, fresh)
+	}
+
+	ctx := context.Background()
+	step := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "other", Time: fixedNow}, Task: "from another instance"}
+	if _, err := e.mem.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
+		t.Fatal(err)
+	}
+	reads, gets = e.store.reads.Load(), e.store.gets.Load()
+	e.must(200, "GET", "/v1/sessions/s/context?budget=1000", nil).json(t, &c)
+	if r, g := e.store.reads.Load()-reads, e.store.gets.Load()-gets; r != 1 || g != 1 || c.LastSeq != 14 {
+		t.Errorf("%d reads and %d gets to catch up with another writer's step (last %d)", r, g, c.LastSeq)
 	}
 }
 

@@ -359,6 +359,66 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	return next, nil
 }
 
+// appended adds to the cached memory of a session the steps an append
+// wrote, when they follow what it holds: no other writer got in between,
+// and the append added steps only (no compaction, no step stored
+// before). Otherwise it does nothing, and the next use reads the log.
+// The steps added are copies of the request's, which the store encoded:
+// as the log's, but for the decoding.
+func (c *cache) appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
+	n := len(req.Steps)
+	if c.max <= 0 || n == 0 || req.Compaction != nil || resp == nil || len(resp.Seqs) != n || resp.CompactionSeq != 0 {
+		return
+	}
+	first := resp.Seqs[0]
+	for i, seq := range resp.Seqs {
+		if seq != first+int64(i) {
+			return
+		}
+	}
+	if resp.LastSeq != first+int64(n-1) {
+		return // some steps were stored before: the log has them
+	}
+	key := store.Key{Tenant: req.Tenant, ID: req.SessionID}
+	c.mu.Lock()
+	el, ok := c.byKey[key]
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	v := el.Value.(*view)
+	if !v.addAppended(ctx, c, first, req.Steps, resp.LastSeq) {
+		return
+	}
+	c.svc.event("append")
+	c.account(v, nil)
+}
+
+// addAppended adds steps numbered from first, and reports whether it
+// did: only if the view holds the log up to first-1.
+func (v *view) addAppended(ctx context.Context, c *cache, first int64, steps []agentmem.Step, last int64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	cur := v.state.Load()
+	if cur == nil || cur.seq != first-1 {
+		return false
+	}
+	var bytes int64
+	for i, s := range steps {
+		s = agentmem.CloneStep(s)
+		if _, err := v.addLocked(ctx, cur.mem, store.Entry{Seq: first + int64(i), Kind: store.StepEntry, Step: s}); err != nil {
+			// The memory may hold some of the steps: the next sync
+			// reads the log after cur.seq and skips those.
+			c.svc.log.Warn("session cache: adding appended steps failed; the log will be read", "tenant", v.key.Tenant, "session", v.key.ID, "seq", first+int64(i), "err", err)
+			return false
+		}
+		bytes += stepBytes(s)
+	}
+	v.state.Store(&viewState{mem: cur.mem, seq: last, created: cur.created, user: cur.user,
+		steps: cur.steps + len(steps), stepBytes: cur.stepBytes + bytes})
+	return true
+}
+
 // load loads the view on first use.
 func (v *view) load(ctx context.Context, c *cache) (*viewState, error) {
 	v.mu.Lock()
@@ -384,7 +444,7 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 		return nil, err
 	}
 	j := &replayJournal{}
-	mem := agentmem.New(agentmem.Options{Counter: c.svc.counter, Journal: j, Clock: c.svc.now})
+	mem := agentmem.New(agentmem.Options{Counter: c.svc.counter, Journal: j, Clock: j.clock(c.svc.now)})
 	snap := &agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: int(resp.Session.LastSeq) + 1, Steps: resp.Steps}
 	if err := mem.Restore(snap); err != nil {
 		return nil, fmt.Errorf("sessions: loading session %s: %w", v.key.ID, err)
@@ -409,6 +469,8 @@ func (v *view) addLocked(ctx context.Context, mem *agentmem.Memory, e store.Entr
 		return false, nil // already there (a load raced with an append)
 	}
 	v.journal.next = int(e.Seq)
+	v.journal.adding.Store(true)
+	defer v.journal.adding.Store(false)
 	_, err := mem.Add(ctx, e.Step)
 	return err == nil, err
 }
@@ -454,6 +516,20 @@ func (v *view) amendLocked(ctx context.Context, mem *agentmem.Memory, rec *store
 type replayJournal struct {
 	next     int
 	amending bool
+	// adding is set while a step of the log is added: the memory's
+	// clock is then zero, so that a step without a time keeps none, as
+	// in a memory restored from the log (Memory.Add would stamp it).
+	adding atomic.Bool
+}
+
+// clock is the cached memory's clock: now, but while a step is added.
+func (j *replayJournal) clock(now func() time.Time) func() time.Time {
+	return func() time.Time {
+		if j.adding.Load() {
+			return time.Time{}
+		}
+		return now()
+	}
 }
 
 // Append implements agentmem.Journal.

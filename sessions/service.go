@@ -53,7 +53,10 @@ type Config struct {
 // Service.Observe).
 type Observer interface {
 	// CacheEvent reports one event: "hit", "miss" (a first load),
-	// "catchup" (entries appended since were applied), "reload" (the
+	// "append" (steps appended through the service were added to the
+	// cached memory as they were written), "catchup" (entries appended
+	// since, by another process or with an amendment, were read from the
+	// log and applied), "reload" (the
 	// memory was rebuilt, after a compaction), "evict" and "too_large"
 	// (a session larger than the whole cache, not kept).
 	CacheEvent(event string)
@@ -291,7 +294,28 @@ func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, er
 // (store.Store.Append): the store checks everything, in the append's own
 // transaction.
 func (s *Service) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
-	return s.st.Append(ctx, req)
+	return s.writer().Append(ctx, req)
+}
+
+// writer is the store as the service writes to it: the steps of an
+// append that follows what the context cache holds of the session are
+// added to the cached memory as they are written, so that the next
+// context need not read and decode them from the log again.
+func (s *Service) writer() store.Store { return writeThrough{s.st, s.cache} }
+
+// writeThrough is a store whose appends reach the context cache too.
+type writeThrough struct {
+	store.Store
+	c *cache
+}
+
+// Append implements store.Store.
+func (w writeThrough) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	resp, err := w.Store.Append(ctx, req)
+	if err == nil {
+		w.c.appended(ctx, req, resp)
+	}
+	return resp, err
 }
 
 // AppendMessages appends chat messages to a session, item by item
@@ -301,13 +325,13 @@ func (s *Service) AppendMessages(ctx context.Context, req store.MessagesRequest)
 	if req.Now == nil {
 		req.Now = s.clock
 	}
-	return store.AppendMessages(ctx, s.st, req)
+	return store.AppendMessages(ctx, s.writer(), req)
 }
 
 // Pop removes the newest message of a session's working set and returns
 // it (store.Pop).
 func (s *Service) Pop(ctx context.Context, req store.PopRequest) (*store.PopResponse, error) {
-	return store.Pop(ctx, s.st, req)
+	return store.Pop(ctx, s.writer(), req)
 }
 
 // Read reads a session's log (store.Store.Read).
@@ -319,5 +343,5 @@ func (s *Service) Read(ctx context.Context, req store.ReadRequest) (*store.ReadR
 // (store.Clear): the log keeps what happened, and the session stays
 // usable.
 func (s *Service) Clear(ctx context.Context, req store.ClearRequest) (*store.ClearResponse, error) {
-	return store.Clear(ctx, s.st, req)
+	return store.Clear(ctx, s.writer(), req)
 }

@@ -1,7 +1,9 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -507,3 +509,66 @@ func TestHistoryEnds(t *testing.T) {
 }
 
 func clipSteps(s []agentmem.Step) []agentmem.Step { return append([]agentmem.Step(nil), s...) }
+
+// TestAppendedMatchesLog appends steps of every kind through the service,
+// as a server decodes them from a request, with a cached memory of the
+// session: the steps join the cached memory as they are written, and
+// the context is then the one the log gives (read after the cache is
+// dropped), in every format.
+func TestAppendedMatchesLog(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	svc, st := newService(t, Config{})
+	svc.Observe(rec)
+	session(t, svc, "t", "s", 2)
+	if _, err := svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	bodies := []string{
+		`{"type":"task","id":"t2","task":"Now check the logs","time":"2026-03-01T14:00:00+02:00","metadata":{"source":"user"}}`,
+		`{"type":"planning","id":"p1","plan":"1. grep\n2. read"}`,
+		`{"type":"action","id":"a9","thought":"look","model_output":"calling grep","tool_calls":[{"id":"c9","type":"function","function":{"name":"grep","arguments":"{\"q\":\"err\"}"}}],` +
+			`"results":[{"call_id":"c9","content":"main.go:12: err"}],"observation":"one match"}`,
+		`{"type":"action","id":"a10","error":"the tool timed out"}`,
+		`{"type":"message","id":"m1","message":{"role":"user","content":[{"type":"text","text":"and the tests?"}],"name":"ann"}}`,
+		`{"type":"scratchpad","id":"n1","content":"remember: main.go"}`,
+		`{"type":"final_answer","id":"f1","answer":"Fixed on line 12.","time":"2026-03-01T12:05:00Z"}`,
+	}
+	for i, b := range bodies {
+		s, err := agentmem.UnmarshalStep([]byte(b))
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if _, err := svc.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{s}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec.count("append") != len(bodies) {
+		t.Errorf("%d appends reached the cache, want %d", rec.count("append"), len(bodies))
+	}
+	formats := []string{"openai", "anthropic", "observation"}
+	cached := map[string]*Context{}
+	reads := st.reads.Load()
+	for _, f := range formats {
+		c, err := svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s", Format: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached[f] = c
+	}
+	if r := st.reads.Load() - reads; r != 0 {
+		t.Errorf("%d reads of the log for contexts of a session appended through the service", r)
+	}
+	svc.DropCache()
+	for _, f := range formats {
+		c, err := svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s", Format: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(cached[f])
+		want, _ := json.Marshal(c)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the context of the cached memory\n%s\nis not the log's\n%s", f, got, want)
+		}
+	}
+}
