@@ -62,7 +62,7 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 		}, []string{"op"}),
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_session_cache_total",
-			Help: "Session memory cache events: hit, miss (loaded from the store), catchup (applied entries another writer appended), reload (rebuilt after a compaction), evict (dropped to stay within the cache's bytes) and too_large (a session larger than the whole cache, served without being kept).",
+			Help: "Session memory cache events: hit, miss (loaded from the store), append (steps appended through this server added as they were written), catchup (applied entries read from the log: another writer's, or amendments), reload (rebuilt after a compaction), evict (dropped to stay within the cache's bytes) and too_large (a session larger than the whole cache, served without being kept).",
 		}, []string{"event"}),
 		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "agentmem_session_cache_bytes",
