@@ -131,9 +131,9 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	fl.StringSliceVar(&f.corsOrigins, "cors-origins", nil, "browser `ORIGINS` (comma-separated scheme://host[:port]) allowed to call the API; CORS is off without it")
 	fl.StringVar(&f.tokenizer, "tokenizer", tokenizer.O200kBase, "the default token counter of the context route: o200k_base, cl100k_base or heuristic")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "the largest request body, in `BYTES`")
-	f.cacheBytes = server.DefaultCacheBytes
+	f.cacheBytes = byteSize(defaultCacheBytes(memoryLimit("/")))
 	fl.Var(&f.cacheBytes, "cache-bytes", "bound the sessions' steps and renderings the context route keeps in memory to `SIZE` (e.g. 64MiB, 1GiB; -1: keep none), least recently used out, a session larger than it served without being kept; "+
-		"the default holds about 28 sessions of 1,000 realistic agent steps read in one format, or 580 of 50 steps")
+		"the default is a quarter of the memory the process may use (its cgroup's limit or the machine's), from 256MiB to 1GiB: 1GiB holds about 110 sessions of 1,000 realistic agent steps read in one format")
 	fl.IntVar(&f.maxContextTokens, "max-context-tokens", server.DefaultMaxContextTokens, "the most `TOKENS` a context holds: a context request without a budget, and the inspector's context page, are fitted to it; a larger budget is refused (400). "+
 		"The default is the largest context window of current models")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to wait for requests in flight on SIGINT or SIGTERM")
