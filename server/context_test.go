@@ -382,3 +382,20 @@ func TestContextWithoutBudgetIsCapped(t *testing.T) {
 		t.Errorf("pinned steps over the maximum: %+v", ae)
 	}
 }
+
+// TestResponseEscaping checks that responses escape as encoding/json does
+// with SetEscapeHTML(false): HTML's characters as they are, U+2028 and
+// U+2029 escaped (TestMain compares every response with encoding/json's
+// too). (Members that are JSON already, such as the steps route's steps
+// or the Anthropic messages, are written as they were encoded.)
+func TestResponseEscaping(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	e.appendSteps("s", `{"type":"task","task":"<b>a & b</b>\u2028\u2029 \"q\" \\ \u0007"}`)
+	for _, path := range []string{"/v1/sessions/s/context"} {
+		body := string(e.must(200, "GET", path, nil).body)
+		if !strings.Contains(body, `<b>a & b</b>\u2028\u2029 \"q\" \\ \u0007`) {
+			t.Errorf("%s: %s", path, body)
+		}
+	}
+}

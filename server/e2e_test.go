@@ -64,10 +64,35 @@ func buildBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// Every response the tests make the server write is encoded by
+	// encoding/json too, and must be the same bytes.
+	var (
+		mu         sync.Mutex
+		mismatches []string
+		checked    int
+	)
+	encodeCheck = func(v any, got []byte) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		err := enc.Encode(v)
+		mu.Lock()
+		defer mu.Unlock()
+		checked++
+		if err != nil || !bytes.Equal(got, want.Bytes()) {
+			mismatches = append(mismatches, fmt.Sprintf("%T:\n got %.2000s\nwant %.2000s (%v)", v, got, want.Bytes(), err))
+		}
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	mu.Lock()
+	if len(mismatches) > 0 {
+		fmt.Fprintf(os.Stderr, "%d of %d responses were not encoded as encoding/json encodes them; the first:\n%s\n", len(mismatches), checked, mismatches[0])
+		code = 1
+	}
+	mu.Unlock()
 	os.Exit(code)
 }
 
