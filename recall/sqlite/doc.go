@@ -11,7 +11,11 @@
 // computes it, so the two rank alike. FTS5's bm25() is not used: it
 // counts each query term's documents by walking the term's whole posting
 // list at every search, which took 90 ms per search at 100,000 turns.
-// Candidates are gated on the rarer query terms (recall.GateTerms), and at
+// The exception are terms that look like identifiers (hashes, IDs, long
+// numbers: see identifier): nearly all of them occur in one document
+// each, and a row of document frequency apiece made those rows most of
+// the cost of indexing a turn; a search counts their short posting lists
+// instead. Candidates are gated on the rarer query terms (recall.GateTerms), and at
 // most recall.GateBudget of them are read, the newest first.
 //
 // Everything but the FTS5 index, the document frequencies and the

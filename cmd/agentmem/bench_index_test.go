@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/recall"
+	rsqlite "github.com/agentmem/agentmem/recall/sqlite"
+	"github.com/agentmem/agentmem/store"
+)
+
+// BenchmarkIndexTurns measures what the recall index's follower does for
+// every append under load: the documents of `agentmem bench load`'s
+// realistic action steps (tool calls, results with paths, IDs and
+// tracebacks), 16 sessions in turn, upserted into a SQLite index in
+// batches of 512, as the follower writes a batch of the feed. Each
+// iteration indexes one batch into an index that already holds the
+// earlier ones; docs/s is the index's throughput on one core.
+func BenchmarkIndexTurns(b *testing.B) {
+	ctx := context.Background()
+	backend, err := rsqlite.Open(ctx, filepath.Join(b.TempDir(), "recall.db"), rsqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer backend.Close()
+	ix := recall.New(backend, recall.Options{})
+	g := newStepGen(7)
+	const batch = 512
+	now := time.Now()
+	turn := 0
+	next := func() []recall.Doc {
+		docs := make([]recall.Doc, 0, batch)
+		for len(docs) < batch {
+			sess := &store.Session{ID: fmt.Sprintf("s%d", turn%16), Tenant: "default"}
+			docs = append(docs, recall.StepDocs(sess, store.Entry{Seq: int64(turn/16 + 1), Kind: store.StepEntry, Step: g.action(g.callID()), Time: now})...)
+			turn++
+		}
+		return docs
+	}
+	for range 4 { // an index that is not empty
+		if err := ix.Upsert(ctx, next()...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var indexed int
+	var took time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		docs := next()
+		b.StartTimer()
+		t0 := time.Now()
+		if err := ix.Upsert(ctx, docs...); err != nil {
+			b.Fatal(err)
+		}
+		took += time.Since(t0)
+		indexed += len(docs)
+	}
+	b.ReportMetric(float64(indexed)/took.Seconds(), "docs/s")
+	b.ReportMetric(float64(took.Microseconds())/float64(indexed), "µs/doc")
+}
