@@ -222,6 +222,12 @@ func (db *DB) closePools() error {
 //     (NORMAL would risk the last commits on power loss);
 //   - foreign_keys=ON.
 //
+// The write connection also gets cache_size=32MiB (SQLite's default is
+// 2 MiB): a batch of the recall index's writes, or a group of appends,
+// dirties more pages than that, and a transaction whose dirty pages
+// overflow the cache writes them to the WAL before it commits, some of
+// them twice (10% of indexing a batch of turns, BenchmarkIndexTurns).
+//
 // Write connections begin every transaction with BEGIN IMMEDIATE
 // (_txlock): a transaction that will write takes the write lock when it
 // starts, so two writers never both read and then deadlock upgrading
@@ -240,6 +246,7 @@ func dsnParams(opts Options, memory, readOnly bool) string {
 		q.Add("_pragma", "query_only(ON)")
 	} else {
 		q.Set("_txlock", "immediate")
+		q.Add("_pragma", "cache_size(-32768)")
 	}
 	return q.Encode()
 }

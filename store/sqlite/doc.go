@@ -38,7 +38,10 @@
 //     failing at once with SQLITE_BUSY;
 //   - mmap_size=256MiB: reads of the database file are served from a
 //     memory map, without a system call and a copy per page (it halves the
-//     cost of reading a long log).
+//     cost of reading a long log);
+//   - cache_size=32MiB on the one write connection: a group of appends, or
+//     a batch of the recall index's writes, fits in the page cache instead
+//     of spilling pages to the WAL before it commits.
 //
 // TestCrashSafety checks the durability claim the hard way: a child
 // process appends as fast as it can and is killed with SIGKILL at a random
