@@ -58,6 +58,11 @@ type DB struct {
 	// files; nil for an in-memory database.
 	shared *sharedFile
 	closed sync.Once
+	// stopCheckpoints stops the file's checkpointer (see checkpoint.go),
+	// which closes checkpointsDone once it has; nil for an in-memory
+	// database and for a DB that shares another's pools.
+	stopCheckpoints chan struct{}
+	checkpointsDone chan struct{}
 }
 
 // The open files of the process. The components that keep data in one
@@ -73,9 +78,10 @@ var files struct {
 
 // sharedFile is an open file's pools and how many DBs use them.
 type sharedFile struct {
-	key  string
-	w, r *sql.DB
-	refs int
+	key        string
+	w, r       *sql.DB
+	refs       int
+	stop, done chan struct{} // the checkpointer's
 }
 
 // Open opens (creating it if needed) the SQLite database at path: a file
@@ -97,7 +103,7 @@ func Open(path string, opts Options) (*DB, error) {
 	defer files.Unlock()
 	if f, ok := files.m[abs]; ok {
 		f.refs++
-		return &DB{W: f.w, R: f.r, shared: f}, nil
+		return &DB{W: f.w, R: f.r, shared: f, stopCheckpoints: f.stop, checkpointsDone: f.done}, nil
 	}
 	db, err := openFile(abs, opts)
 	if err != nil {
@@ -106,7 +112,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if files.m == nil {
 		files.m = map[string]*sharedFile{}
 	}
-	db.shared = &sharedFile{key: abs, w: db.W, r: db.R, refs: 1}
+	db.shared = &sharedFile{key: abs, w: db.W, r: db.R, refs: 1, stop: db.stopCheckpoints, done: db.checkpointsDone}
 	files.m[abs] = db.shared
 	return db, nil
 }
@@ -161,6 +167,15 @@ func openFile(path string, opts Options) (*DB, error) {
 	}
 	db.R.SetMaxOpenConns(opts.ReadConns)
 	db.R.SetMaxIdleConns(opts.ReadConns)
+	ck, err := sql.Open("sqlite", name+"?"+dsnParams(opts, false, false))
+	if err != nil {
+		db.W.Close()
+		db.R.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	single(ck)
+	db.stopCheckpoints, db.checkpointsDone = make(chan struct{}), make(chan struct{})
+	go checkpointer(ck, db.stopCheckpoints, db.checkpointsDone)
 	return db, nil
 }
 
@@ -194,8 +209,12 @@ func (db *DB) Close() error {
 	return err
 }
 
-// closePools closes both pools.
+// closePools stops the checkpointer and closes both pools.
 func (db *DB) closePools() error {
+	if db.stopCheckpoints != nil {
+		close(db.stopCheckpoints)
+		<-db.checkpointsDone
+	}
 	var errR error
 	if db.R != nil && db.R != db.W {
 		errR = db.R.Close()
@@ -222,7 +241,10 @@ func (db *DB) closePools() error {
 //     (NORMAL would risk the last commits on power loss);
 //   - foreign_keys=ON.
 //
-// The write connection also gets cache_size=32MiB (SQLite's default is
+// The write connection also gets wal_autocheckpoint=16384 pages: the
+// file's checkpointer (checkpoint.go) copies the WAL into the database in
+// the background, and the automatic checkpoint in a commit is only the
+// bound should it fall behind. It also gets cache_size=32MiB (SQLite's default is
 // 2 MiB): a batch of the recall index's writes, or a group of appends,
 // dirties more pages than that, and a transaction whose dirty pages
 // overflow the cache writes them to the WAL before it commits, some of
@@ -247,6 +269,9 @@ func dsnParams(opts Options, memory, readOnly bool) string {
 	} else {
 		q.Set("_txlock", "immediate")
 		q.Add("_pragma", "cache_size(-32768)")
+		if !memory {
+			q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(autoCheckpointPages)+")")
+		}
 	}
 	return q.Encode()
 }

@@ -41,7 +41,11 @@
 //     cost of reading a long log);
 //   - cache_size=32MiB on the one write connection: a group of appends, or
 //     a batch of the recall index's writes, fits in the page cache instead
-//     of spilling pages to the WAL before it commits.
+//     of spilling pages to the WAL before it commits;
+//   - checkpoints in the background: a connection of their own copies the
+//     WAL into the file every 200 ms (PASSIVE, beside the writes), rather
+//     than the commit that fills 1,000 pages making every writer wait;
+//     wal_autocheckpoint=16384 pages bounds the WAL should it fall behind.
 //
 // TestCrashSafety checks the durability claim the hard way: a child
 // process appends as fast as it can and is killed with SIGKILL at a random
