@@ -121,10 +121,10 @@ func (c Conversations) Save(ctx context.Context, id string, snap *agentmem.Snaps
 	}
 	for attempt := 1; ; attempt++ {
 		err := c.save(ctx, id, steps)
-		if !lostRace(err) || attempt >= MessageAttempts {
+		if !LostRace(err) || attempt >= MessageAttempts {
 			return err
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := Backoff(ctx, attempt); err != nil {
 			return err
 		}
 	}

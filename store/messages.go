@@ -152,8 +152,8 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		}
 		resp, err := st.Append(ctx, ar)
 		if err != nil {
-			if conditional && lostRace(err) && attempt < MessageAttempts {
-				if err := backoff(ctx, attempt); err != nil {
+			if conditional && LostRace(err) && attempt < MessageAttempts {
+				if err := Backoff(ctx, attempt); err != nil {
 					return nil, err
 				}
 				continue
@@ -265,15 +265,18 @@ func withoutStep(ws *ReadResponse, seq int64) *CompactionRecord {
 	return rec
 }
 
-// lostRace reports whether an append failed because another writer
-// appended first (and not because of reused step IDs).
-func lostRace(err error) bool {
+// LostRace reports whether a conditional append (ExpectedLastSeq) failed
+// because another writer appended first, and not because of reused step
+// IDs: the writer should read again and retry (after Backoff).
+func LostRace(err error) bool {
 	return errors.Is(err, agentmem.ErrConflict) && !errors.Is(err, ErrIDReused)
 }
 
-// backoff waits a little, more after each attempt, with jitter, so that
-// writers that keep colliding spread out.
-func backoff(ctx context.Context, attempt int) error {
+// Backoff waits before the next attempt of a writer that lost a race
+// (LostRace) attempt times: a random time up to 2 ms per attempt, so that
+// writers that keep colliding spread out instead of colliding again. It
+// returns ctx's error if ctx ends first.
+func Backoff(ctx context.Context, attempt int) error {
 	d := time.Duration(rand.Int64N(int64(attempt)*int64(2*time.Millisecond) + 1))
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -464,8 +467,8 @@ func rewriteWorkingSet(ctx context.Context, st Store, tenant, id string, expecte
 		}
 		resp, err := st.Append(ctx, AppendRequest{SessionID: id, Compaction: rec, ExpectedLastSeq: &last, Tenant: tenant})
 		if err != nil {
-			if expected == nil && lostRace(err) && attempt < MessageAttempts {
-				if err := backoff(ctx, attempt); err != nil {
+			if expected == nil && LostRace(err) && attempt < MessageAttempts {
+				if err := Backoff(ctx, attempt); err != nil {
 					return nil, err
 				}
 				continue

@@ -152,7 +152,10 @@ func (h *ChatMessageHistory) SetMessages(ctx context.Context, messages []llms.Ch
 // replace makes steps the session's working set, in one append
 // conditional on the working set it read: the new steps and a compaction
 // that keeps only them. Another writer getting in between makes it read
-// again and retry.
+// again and retry, after a random wait that grows with each attempt (so
+// that writers replacing one history at once spread out rather than
+// collide again: without it, four such writers under the race detector
+// sometimes made one lose ten times in a row).
 func (h *ChatMessageHistory) replace(ctx context.Context, steps []agentmem.Step) error {
 	for attempt := 1; ; attempt++ {
 		ws, err := h.c.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})
@@ -183,8 +186,10 @@ func (h *ChatMessageHistory) replace(ctx context.Context, steps []agentmem.Step)
 		if err == nil {
 			return nil
 		}
-		lostRace := errors.Is(err, agentmem.ErrConflict) && !errors.Is(err, store.ErrIDReused)
-		if !lostRace || attempt >= replaceAttempts || ctx.Err() != nil {
+		if !store.LostRace(err) || attempt >= replaceAttempts {
+			return err
+		}
+		if err := store.Backoff(ctx, attempt); err != nil {
 			return err
 		}
 	}
