@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/recall"
+	rpostgres "github.com/agentmem/agentmem/recall/postgres"
 	rsqlite "github.com/agentmem/agentmem/recall/sqlite"
 	"github.com/agentmem/agentmem/store"
 )
@@ -15,17 +17,34 @@ import (
 // BenchmarkIndexTurns measures what the recall index's follower does for
 // every append under load: the documents of `agentmem bench load`'s
 // realistic action steps (tool calls, results with paths, IDs and
-// tracebacks), 16 sessions in turn, upserted into a SQLite index in
-// batches of 512, as the follower writes a batch of the feed. Each
-// iteration indexes one batch into an index that already holds the
-// earlier ones; docs/s is the index's throughput on one core.
+// tracebacks), 16 sessions in turn, upserted into an index in batches of
+// 512, as the follower writes a batch of the feed: a SQLite index, and a
+// PostgreSQL one when AGENTMEM_TEST_POSTGRES_URL names a database (see
+// docs/testing.md). Each iteration indexes one batch into an index that
+// already holds the earlier ones; docs/s is the index's throughput (on
+// PostgreSQL the server's work included, on the same machine).
 func BenchmarkIndexTurns(b *testing.B) {
+	b.Run("backend=sqlite", func(b *testing.B) {
+		backend, err := rsqlite.Open(context.Background(), filepath.Join(b.TempDir(), "recall.db"), rsqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer backend.Close()
+		benchIndexTurns(b, backend)
+	})
+	b.Run("backend=postgres", func(b *testing.B) {
+		url := testenv.PostgresURL(b)
+		backend, err := rpostgres.Open(context.Background(), url, rpostgres.Options{Schema: testenv.FreshSchema(b, url), PGVector: rpostgres.PGVectorOff})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer backend.Close()
+		benchIndexTurns(b, backend)
+	})
+}
+
+func benchIndexTurns(b *testing.B, backend recall.Backend) {
 	ctx := context.Background()
-	backend, err := rsqlite.Open(ctx, filepath.Join(b.TempDir(), "recall.db"), rsqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer backend.Close()
 	ix := recall.New(backend, recall.Options{})
 	g := newStepGen(7)
 	const batch = 512

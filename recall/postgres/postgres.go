@@ -4,15 +4,14 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/migrate"
@@ -142,44 +141,51 @@ type tsv struct{}
 
 // quoteLexeme quotes a lexeme for tsvector and tsquery input: verbatim,
 // with quotes and backslashes doubled.
-func quoteLexeme(s string) string {
-	if !strings.ContainsAny(s, `'\`) {
-		return "'" + s + "'"
-	}
-	return "'" + lexemeQuoter.Replace(s) + "'"
-}
-
-// lexemeQuoter doubles quotes and backslashes. A Replacer is built on its
-// first use, which costs far more than replacing: it is built once.
-var lexemeQuoter = strings.NewReplacer(`'`, `''`, `\`, `\\`)
+func quoteLexeme(s string) string { return string(appendLexeme(nil, s)) }
 
 // tsvector is the tsvector literal of analyzed terms: each lexeme with
-// positions 1..tf (at most 256), so cardinality(positions) is tf.
+// positions 1..tf (at most 256), so cardinality(positions) is tf. It
+// sorts a copy of the terms and counts the runs of equal ones.
 func tsvector(terms []string) string {
-	tf := map[string]int{}
-	for _, t := range terms {
-		tf[t]++
+	sorted := slices.Clone(terms)
+	slices.Sort(sorted)
+	size := 0
+	for _, t := range sorted {
+		size += len(t) + 6
 	}
-	keys := make([]string, 0, len(tf))
-	for t := range tf {
-		keys = append(keys, t)
-	}
-	slices.Sort(keys)
-	var sb strings.Builder
-	for i, t := range keys {
-		if i > 0 {
-			sb.WriteByte(' ')
+	b := make([]byte, 0, size)
+	for i := 0; i < len(sorted); {
+		t := sorted[i]
+		tf := 1
+		for i+tf < len(sorted) && sorted[i+tf] == t {
+			tf++
 		}
-		sb.WriteString(quoteLexeme(t))
-		sb.WriteByte(':')
-		for p := 1; p <= min(tf[t], 256); p++ {
+		i += tf
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		b = appendLexeme(b, t)
+		b = append(b, ':')
+		for p := 1; p <= min(tf, 256); p++ {
 			if p > 1 {
-				sb.WriteByte(',')
+				b = append(b, ',')
 			}
-			sb.WriteString(strconv.Itoa(p))
+			b = strconv.AppendInt(b, int64(p), 10)
 		}
 	}
-	return sb.String()
+	return string(b)
+}
+
+// appendLexeme appends a lexeme quoted as quoteLexeme quotes it.
+func appendLexeme(b []byte, s string) []byte {
+	b = append(b, '\'')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\'' || c == '\\' {
+			b = append(b, c)
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '\'')
 }
 
 // tsquery is the tsquery literal that matches any of the terms.
@@ -191,17 +197,55 @@ func tsquery(terms []string) string {
 	return strings.Join(q, " | ")
 }
 
-// Insert implements sqlindex.Dialect: the rows in one batch.
-func (tsv) Insert(ctx context.Context, x *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
-	ptx, ok := sqldb.PgxTx(tx)
-	if !ok {
-		return errors.New("not a PostgreSQL transaction")
-	}
-	batch := &pgx.Batch{}
+// insertSQL inserts the rows of recall_docs of one tenant ($1) in one
+// statement, from arrays of their columns (a statement for each row cost
+// the server three times as much per document, and this process a pgx
+// batch of them).
+const insertSQL = `INSERT INTO recall_docs (tenant, id, text, metadata, time, grp, seq, terms, len, embedding, dims, emb_norm, emb_model)
+	SELECT $1, u.id, u.text, u.metadata::jsonb, u.time, u.grp, u.seq, u.terms::tsvector, u.len, u.embedding::real[], u.dims, u.emb_norm, u.emb_model
+	FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[], $8::text[], $9::integer[], $10::text[], $11::integer[], $12::float8[], $13::text[])
+		AS u (id, text, metadata, time, grp, seq, terms, len, embedding, dims, emb_norm, emb_model)`
+
+// Insert implements sqlindex.Dialect: the rows in one statement.
+func (tsv) Insert(ctx context.Context, _ *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
+	n := len(docs)
+	var (
+		ids, texts, grps, tsvs, models = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		metas, embs                    = make([]*string, n), make([]*string, n)
+		times                          = make([]*time.Time, n)
+		seqs                           = make([]int64, n)
+		lens, dims                     = make([]int32, n), make([]int32, n)
+		norms                          = make([]float64, n)
+	)
 	for i, d := range docs {
-		batch.Queue(x.InsertSQL(), x.DocArgs(d, tsvector(terms[i]), len(terms[i]))...)
+		ids[i], texts[i], grps[i], seqs[i], models[i] = d.ID, d.Text, d.Group, d.Seq, d.EmbeddingModel
+		metas[i] = sqlindex.MetadataJSON(d)
+		if !d.Time.IsZero() {
+			t := d.Time.UTC().Truncate(time.Microsecond)
+			times[i] = &t
+		}
+		tsvs[i], lens[i] = tsvector(terms[i]), int32(len(terms[i]))
+		if len(d.Embedding) > 0 {
+			e := realArray(d.Embedding)
+			embs[i], dims[i], norms[i] = &e, int32(len(d.Embedding)), recall.Norm(d.Embedding)
+		}
 	}
-	return ptx.SendBatch(ctx, batch).Close()
+	_, err := tx.Exec(ctx, insertSQL, docs[0].Tenant, ids, texts, metas, times, grps, seqs, tsvs, lens, embs, dims, norms, models)
+	return err
+}
+
+// realArray is the real[] literal of v: each float32 in the shortest form
+// that reads back as the same value.
+func realArray(v []float32) string {
+	b := make([]byte, 0, 2+len(v)*12)
+	b = append(b, '{')
+	for i, f := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+	}
+	return string(append(b, '}'))
 }
 
 // Remove implements sqlindex.Dialect.

@@ -38,12 +38,22 @@ func (q *Queries) InsertSQL() string { return insertSQL }
 // terms (in the dialect's form) and whose length is n terms.
 func (q *Queries) DocArgs(d recall.Doc, terms any, n int) []any {
 	var meta any
-	if len(d.Metadata) > 0 {
-		j, _ := json.Marshal(d.Metadata)
-		meta = string(j)
+	if j := MetadataJSON(d); j != nil {
+		meta = *j
 	}
 	return []any{d.Tenant, d.ID, d.Text, meta, q.db.Dialect().Time(d.Time), d.Group, d.Seq, terms, n,
 		q.sql.vector(d.Embedding), len(d.Embedding), recall.Norm(d.Embedding), d.EmbeddingModel}
+}
+
+// MetadataJSON is the metadata column of a document: its metadata as a
+// JSON object, nil (NULL) when it has none.
+func MetadataJSON(d recall.Doc) *string {
+	if len(d.Metadata) == 0 {
+		return nil
+	}
+	j, _ := json.Marshal(d.Metadata)
+	s := string(j)
+	return &s
 }
 
 // Filter returns the SQL condition of a filter on recall_docs d, to
