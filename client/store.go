@@ -147,7 +147,8 @@ func (c *Client) Get(ctx context.Context, tenant, id string) (*store.Session, er
 
 // List implements store.Store with GET /v1/sessions. The server lists the
 // API key's tenant's sessions only; a req.Tenant filter other than that
-// tenant gives an empty list.
+// tenant (with ExactTenant, the default tenant included) gives an empty
+// list.
 func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
 	if c.closed.Load() {
 		return nil, store.ErrClosed
@@ -183,7 +184,7 @@ func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 		c.learnTenant(s.Tenant)
 		// Every session listed is the key's tenant's: the filter keeps
 		// all or none.
-		if req.Tenant != "" && s.Tenant != req.Tenant {
+		if (req.Tenant != "" || req.ExactTenant) && s.Tenant != req.Tenant {
 			return &store.ListResponse{}, nil
 		}
 		resp.Sessions = append(resp.Sessions, s)

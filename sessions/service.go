@@ -190,44 +190,11 @@ func (s *Service) Get(ctx context.Context, tenant, id string) (*store.Session, e
 	return s.st.Get(ctx, tenant, id)
 }
 
-// maxListRounds bounds the store pages one List reads for the default
-// tenant.
-const maxListRounds = 8
-
-// List lists the sessions of one tenant, exactly (req.Tenant is ignored):
-// a store's List does not filter by the default tenant "", so for it the
-// sessions of other tenants are dropped here, reading on until the page
-// is full, for at most maxListRounds store pages (then the page is short,
-// with a token to go on).
+// List lists the sessions of one tenant, the default tenant "" included
+// (req.Tenant and req.ExactTenant are set from tenant).
 func (s *Service) List(ctx context.Context, tenant string, req store.ListRequest) (*store.ListResponse, error) {
-	req.Tenant = tenant
-	if tenant != "" {
-		return s.st.List(ctx, req)
-	}
-	size := req.PageSize
-	if size == 0 {
-		size = store.DefaultPageSize
-	}
-	size = min(size, store.MaxPageSize)
-	out := &store.ListResponse{}
-	for range maxListRounds {
-		req.PageSize = size - len(out.Sessions)
-		page, err := s.st.List(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, sess := range page.Sessions {
-			if sess.Tenant == "" {
-				out.Sessions = append(out.Sessions, sess)
-			}
-		}
-		out.NextPageToken = page.NextPageToken
-		if page.NextPageToken == "" || len(out.Sessions) >= size {
-			break
-		}
-		req.PageToken = page.NextPageToken
-	}
-	return out, nil
+	req.Tenant, req.ExactTenant = tenant, true
+	return s.st.List(ctx, req)
 }
 
 // Delete deletes a session of a tenant (store.Store.Delete) and drops its

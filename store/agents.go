@@ -107,14 +107,14 @@ func (a *Agents) Memory(ctx context.Context, agent string) (*Bound, error) {
 // tenant and user, so it costs what listing those does.
 func (a *Agents) List(ctx context.Context) ([]string, error) {
 	var names []string
-	req := ListRequest{Tenant: a.run.Tenant, UserID: a.run.UserID, PageSize: 1000}
+	req := ListRequest{Tenant: a.run.Tenant, ExactTenant: true, UserID: a.run.UserID, PageSize: 1000}
 	for {
 		resp, err := a.st.List(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range resp.Sessions {
-			if s.Metadata[MetaRun] == a.run.ID && s.Tenant == a.run.Tenant && s.Agent != "" && s.ID == a.run.ID+"."+s.Agent {
+			if s.Metadata[MetaRun] == a.run.ID && s.Agent != "" && s.ID == a.run.ID+"."+s.Agent {
 				names = append(names, s.Agent)
 			}
 		}

@@ -237,16 +237,14 @@ func sameCopies(replaced []agentmem.Step, ws *ReadResponse) bool {
 // seed's list_conversations does. Every session of the tenant is one.
 func (c Conversations) List(ctx context.Context) ([]string, error) {
 	var ids []string
-	req := ListRequest{Tenant: c.Tenant, PageSize: 1000}
+	req := ListRequest{Tenant: c.Tenant, ExactTenant: true, PageSize: 1000}
 	for {
 		resp, err := c.Store.List(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range resp.Sessions {
-			if s.Tenant == c.Tenant {
-				ids = append(ids, s.ID)
-			}
+			ids = append(ids, s.ID)
 		}
 		if resp.NextPageToken == "" {
 			break

@@ -138,11 +138,18 @@ type CreateRequest struct {
 
 // ListRequest filters and pages List. Zero fields do not filter.
 type ListRequest struct {
-	Tenant    string
-	UserID    string
-	Agent     string
-	PageSize  int    // 0: 50; larger than 1000: 1000; negative: ErrInvalid
-	PageToken string // from a previous ListResponse; a bad one is ErrInvalid
+	// Tenant lists only that tenant's sessions; empty lists every
+	// tenant's, unless ExactTenant.
+	Tenant string
+	// ExactTenant lists only Tenant's sessions even when Tenant is the
+	// default tenant "" (a caller that serves one tenant sets it: the
+	// default tenant's sessions are then read through the index by
+	// tenant, not picked out of every tenant's).
+	ExactTenant bool
+	UserID      string
+	Agent       string
+	PageSize    int    // 0: 50; larger than 1000: 1000; negative: ErrInvalid
+	PageToken   string // from a previous ListResponse; a bad one is ErrInvalid
 }
 
 // ListResponse is a page of sessions.

@@ -214,7 +214,7 @@ func ValidateList(req ListRequest) (pageSize int, after *Cursor, err error) {
 
 // Matches reports whether a session passes a ListRequest's filters.
 func (req ListRequest) Matches(s *Session) bool {
-	return (req.Tenant == "" || s.Tenant == req.Tenant) &&
+	return (req.Tenant == "" && !req.ExactTenant || s.Tenant == req.Tenant) &&
 		(req.UserID == "" || s.UserID == req.UserID) &&
 		(req.Agent == "" || s.Agent == req.Agent)
 }

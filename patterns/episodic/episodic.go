@@ -439,7 +439,7 @@ func (m *Memory) list(ctx context.Context, limit int) ([]Episode, error) {
 // newest first by start time.
 func (m *Memory) sessions(ctx context.Context, limit int) ([]*store.Session, error) {
 	var out []*store.Session
-	req := store.ListRequest{Tenant: m.opts.Tenant, UserID: m.opts.UserID, Agent: m.opts.Agent, PageSize: store.MaxPageSize}
+	req := store.ListRequest{Tenant: m.opts.Tenant, ExactTenant: true, UserID: m.opts.UserID, Agent: m.opts.Agent, PageSize: store.MaxPageSize}
 	for {
 		resp, err := m.opts.Store.List(ctx, req)
 		if err != nil {

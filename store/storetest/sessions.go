@@ -203,6 +203,11 @@ func (s *suite) listTests() []namedTest {
 				{store.ListRequest{Tenant: "t1", UserID: "u1", Agent: "planner"}, []string{"a1"}},
 				{store.ListRequest{Tenant: "t1", Agent: "planner", PageSize: 1}, []string{"a3", "a1"}},
 				{store.ListRequest{Tenant: "nobody"}, nil},
+				// ExactTenant: the default tenant's sessions alone.
+				{store.ListRequest{ExactTenant: true}, []string{"a5"}},
+				{store.ListRequest{ExactTenant: true, PageSize: 1}, []string{"a5"}},
+				{store.ListRequest{ExactTenant: true, UserID: "u1"}, nil},
+				{store.ListRequest{Tenant: "t1", ExactTenant: true, UserID: "u1"}, []string{"a2", "a1"}},
 			} {
 				if got := e.listAll(c.req, 0); !slices.Equal(got, c.want) {
 					t.Errorf("List(%+v) = %v, want %v", c.req, got, c.want)

@@ -223,7 +223,10 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	for _, f := range []struct{ col, v string }{{"tenant", req.Tenant}, {"user_id", req.UserID}, {"agent", req.Agent}} {
+	if req.Tenant != "" || req.ExactTenant {
+		where = append(where, "tenant = "+arg(req.Tenant))
+	}
+	for _, f := range []struct{ col, v string }{{"user_id", req.UserID}, {"agent", req.Agent}} {
 		if f.v != "" {
 			where = append(where, f.col+" = "+arg(f.v))
 		}
