@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/internal/httpbody"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/sessions"
@@ -315,7 +316,7 @@ func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect, st *St
 		return &Error{Status: http.StatusBadRequest, Code: CodeUpstreamNotConfigured,
 			Message: fmt.Sprintf("this server has no upstream provider for the %s API: start it with %s (or its environment variable)", d.name(), d.flag())}
 	}
-	body, err := readBody(http.MaxBytesReader(w, r.Body, p.cfg.MaxBodyBytes), r.ContentLength, p.cfg.MaxBodyBytes)
+	body, err := httpbody.Read(http.MaxBytesReader(w, r.Body, p.cfg.MaxBodyBytes), r.ContentLength, p.cfg.MaxBodyBytes)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
@@ -334,29 +335,6 @@ func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect, st *St
 	}
 	st.ContextTokens, st.StepsKept, st.StepsDropped, st.Appended = c.tokens, c.kept, c.dropped, c.appended
 	return p.forward(w, r, d, up, c.body, c, st, tm)
-}
-
-// readBody reads a body of at most max bytes, into a buffer of the size
-// it announces (a resent history is large: growing a buffer to it would
-// copy it over and over).
-func readBody(r io.Reader, size, max int64) ([]byte, error) {
-	if size <= 0 || size > max {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, size+1) // +1: EOF is read into a buffer with room
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // longer than announced: grow
-		}
-	}
 }
 
 // options are the agentmem request headers.
