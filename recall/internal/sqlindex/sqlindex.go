@@ -31,8 +31,9 @@ import (
 type Dialect interface {
 	// Insert writes docs, all of one tenant and none of them in the index
 	// yet, whose analyzed terms (recall.Tokenize) are terms: their
-	// recall_docs rows (Queries.InsertSQL, DocArgs) and what the dialect keeps
-	// beside them.
+	// recall_docs rows (a row at a time with Queries.InsertSQL and
+	// DocArgs, or in one statement of the dialect's with MetadataJSON for
+	// the metadata column) and what the dialect keeps beside them.
 	Insert(ctx context.Context, q *Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error
 	// Remove deletes the tenant's documents that cond selects, a
 	// condition on recall_docs d whose parameters are args from $2 on ($1
