@@ -41,3 +41,22 @@ func DropSchema(t testing.TB, url, name string) {
 		t.Errorf("drop schema %s: %v", name, err)
 	}
 }
+
+// LargeValueCompression returns the compression method the backends'
+// migrations choose for large values on the server at url: "lz4" when the
+// server was built with it, else "pglz".
+func LargeValueCompression(t testing.TB, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	// A server without lz4 refuses it as a setting too.
+	if _, err := conn.Exec(ctx, "SET default_toast_compression = lz4"); err != nil {
+		return "pglz"
+	}
+	return "lz4"
+}
