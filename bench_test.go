@@ -229,3 +229,20 @@ func BenchmarkUnmarshalStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMarshalStep encodes a ~2 KB action step, what a store does for
+// every step appended.
+func BenchmarkMarshalStep(b *testing.B) {
+	step := storetest.BenchStep("id", 7, storetest.BenchStepSize)
+	data, err := agentmem.MarshalStep(step)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := agentmem.MarshalStep(step); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

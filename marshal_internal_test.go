@@ -91,10 +91,21 @@ func TestMarshalStepAsEncodingJSON(t *testing.T) {
 	engine := marshalEngine
 	marshalEngine = json.Marshal
 	want := encode()
+	var viaMethod [][]byte // encoding/json through the steps' MarshalJSON
+	for _, s := range steps {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaMethod = append(viaMethod, b)
+	}
 	marshalEngine = engine
 	for i := range steps {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Errorf("%s:\n%s\nencoding/json:\n%s", steps[i].Kind(), got[i], want[i])
+		}
+		if !bytes.Equal(got[i], viaMethod[i]) {
+			t.Errorf("%s:\n%s\nencoding/json through MarshalJSON:\n%s", steps[i].Kind(), got[i], viaMethod[i])
 		}
 	}
 }

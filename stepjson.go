@@ -49,6 +49,12 @@ func MarshalStep(s Step) ([]byte, error) {
 	if s == nil {
 		return nil, invalidf("step", "is nil")
 	}
+	// The step's JSON form directly: through its MarshalJSON, the
+	// encoder would check and copy the bytes the method returns, and
+	// copy them again.
+	if w, ok := s.(interface{ wire() any }); ok {
+		return marshalJSON(w.wire())
+	}
 	return marshalJSON(s)
 }
 
@@ -206,12 +212,15 @@ func decodeError(field string, err error) error {
 // written out per type because Go cannot embed a type parameter.
 
 // MarshalJSON implements json.Marshaler.
-func (s *SystemPromptStep) MarshalJSON() ([]byte, error) {
+func (s *SystemPromptStep) MarshalJSON() ([]byte, error) { return marshalJSON(s.wire()) }
+
+// wire is the step's JSON form: its fields and its type.
+func (s *SystemPromptStep) wire() any {
 	type alias SystemPromptStep
-	return marshalJSON(struct {
+	return struct {
 		Type StepKind `json:"type"`
 		*alias
-	}{KindSystemPrompt, (*alias)(s)})
+	}{KindSystemPrompt, (*alias)(s)}
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -229,12 +238,15 @@ func (s *SystemPromptStep) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (s *TaskStep) MarshalJSON() ([]byte, error) {
+func (s *TaskStep) MarshalJSON() ([]byte, error) { return marshalJSON(s.wire()) }
+
+// wire is the step's JSON form: its fields and its type.
+func (s *TaskStep) wire() any {
 	type alias TaskStep
-	return marshalJSON(struct {
+	return struct {
 		Type StepKind `json:"type"`
 		*alias
-	}{KindTask, (*alias)(s)})
+	}{KindTask, (*alias)(s)}
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -252,12 +264,15 @@ func (s *TaskStep) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (s *ActionStep) MarshalJSON() ([]byte, error) {
+func (s *ActionStep) MarshalJSON() ([]byte, error) { return marshalJSON(s.wire()) }
+
+// wire is the step's JSON form: its fields and its type.
+func (s *ActionStep) wire() any {
 	type alias ActionStep
-	return marshalJSON(struct {
+	return struct {
 		Type StepKind `json:"type"`
 		*alias
-	}{KindAction, (*alias)(s)})
+	}{KindAction, (*alias)(s)}
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -296,12 +311,15 @@ func (s *ActionStep) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (s *PlanningStep) MarshalJSON() ([]byte, error) {
+func (s *PlanningStep) MarshalJSON() ([]byte, error) { return marshalJSON(s.wire()) }
+
+// wire is the step's JSON form: its fields and its type.
+func (s *PlanningStep) wire() any {
 	type alias PlanningStep
-	return marshalJSON(struct {
+	return struct {
 		Type StepKind `json:"type"`
 		*alias
-	}{KindPlanning, (*alias)(s)})
+	}{KindPlanning, (*alias)(s)}
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -319,12 +337,15 @@ func (s *PlanningStep) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (s *ScratchpadStep) MarshalJSON() ([]byte, error) {
+func (s *ScratchpadStep) MarshalJSON() ([]byte, error) { return marshalJSON(s.wire()) }
+
+// wire is the step's JSON form: its fields and its type.
+func (s *ScratchpadStep) wire() any {
 	type alias ScratchpadStep
-	return marshalJSON(struct {
+	return struct {
 		Type StepKind `json:"type"`
 		*alias
-	}{KindScratchpad, (*alias)(s)})
+	}{KindScratchpad, (*alias)(s)}
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -342,12 +363,15 @@ func (s *ScratchpadStep) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (s *FinalAnswerStep) MarshalJSON() ([]byte, error) {
+func (s *FinalAnswerStep) MarshalJSON() ([]byte, error) { return marshalJSON(s.wire()) }
+
+// wire is the step's JSON form: its fields and its type.
+func (s *FinalAnswerStep) wire() any {
 	type alias FinalAnswerStep
-	return marshalJSON(struct {
+	return struct {
 		Type StepKind `json:"type"`
 		*alias
-	}{KindFinalAnswer, (*alias)(s)})
+	}{KindFinalAnswer, (*alias)(s)}
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -365,12 +389,15 @@ func (s *FinalAnswerStep) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (s *SummaryStep) MarshalJSON() ([]byte, error) {
+func (s *SummaryStep) MarshalJSON() ([]byte, error) { return marshalJSON(s.wire()) }
+
+// wire is the step's JSON form: its fields and its type.
+func (s *SummaryStep) wire() any {
 	type alias SummaryStep
-	return marshalJSON(struct {
+	return struct {
 		Type StepKind `json:"type"`
 		*alias
-	}{KindSummary, (*alias)(s)})
+	}{KindSummary, (*alias)(s)}
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -405,12 +432,15 @@ func (s *SummaryStep) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (s *MessageStep) MarshalJSON() ([]byte, error) {
+func (s *MessageStep) MarshalJSON() ([]byte, error) { return marshalJSON(s.wire()) }
+
+// wire is the step's JSON form: its fields and its type.
+func (s *MessageStep) wire() any {
 	type alias MessageStep
-	return marshalJSON(struct {
+	return struct {
 		Type StepKind `json:"type"`
 		*alias
-	}{KindMessage, (*alias)(s)})
+	}{KindMessage, (*alias)(s)}
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
