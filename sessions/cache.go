@@ -301,8 +301,12 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sess.LastSeq == st.seq && sess.CreatedAt.Equal(st.created) {
-		return st, nil
+	if sess.CreatedAt.Equal(st.created) {
+		// An append through this service may have brought the memory
+		// up to date meanwhile.
+		if cur := v.state.Load(); sess.LastSeq == cur.seq {
+			return cur, nil
+		}
 	}
 	resp, err := c.svc.st.Read(ctx, store.ReadRequest{Tenant: v.key.Tenant, SessionID: v.key.ID, After: st.seq})
 	if err != nil {
@@ -311,9 +315,25 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	cur := v.state.Load()
-	if !resp.Session.CreatedAt.Equal(cur.created) || resp.Session.LastSeq < cur.seq {
+	if !resp.Session.CreatedAt.Equal(cur.created) {
 		// The session was deleted and created again under the same ID.
 		return v.reloadLocked(ctx, c)
+	}
+	if resp.Session.LastSeq < cur.seq {
+		// Either the memory is newer than this read (appends through
+		// this service, or another request's catching up, added to it
+		// after the read: many clients of one session make that
+		// common), or the session was deleted and created again, with
+		// fewer entries, in the same tick of the store's clock. A read
+		// now tells which.
+		now, err := c.svc.st.Get(ctx, v.key.Tenant, v.key.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !now.CreatedAt.Equal(cur.created) || now.LastSeq < cur.seq {
+			return v.reloadLocked(ctx, c)
+		}
+		return cur, nil
 	}
 	added, addedBytes, caught := 0, int64(0), false
 	for _, e := range resp.Entries {

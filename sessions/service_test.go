@@ -23,11 +23,17 @@ import (
 type countingStore struct {
 	store.Store
 	reads, gets atomic.Int64
+	// afterRead, when set, runs after each read, before it returns.
+	afterRead func()
 }
 
 func (c *countingStore) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	c.reads.Add(1)
-	return c.Store.Read(ctx, req)
+	resp, err := c.Store.Read(ctx, req)
+	if c.afterRead != nil {
+		c.afterRead()
+	}
+	return resp, err
 }
 
 func (c *countingStore) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
@@ -100,6 +106,58 @@ func session(t *testing.T, svc *Service, tenant, id string, n int) {
 	}
 	if _, err := svc.Append(ctx, store.AppendRequest{Tenant: tenant, SessionID: id, Steps: steps}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestContextReadOlderThanMemory: a context whose read of the log is
+// older than the cached memory (appends through the service landed
+// after the read) uses the memory as it is, without reloading it. Many
+// clients appending to one session and reading its context make this
+// common; it used to reload the session every time.
+func TestContextReadOlderThanMemory(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	svc, st := newService(t, Config{})
+	svc.Observe(rec)
+	session(t, svc, "t", "s", 3) // steps 1-5
+	if _, err := svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	task := func(id string) []agentmem.Step {
+		return []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id}, Task: "and then " + id}}
+	}
+	// Step 6 from another process: the memory does not know of it.
+	if _, err := st.Store.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: task("elsewhere")}); err != nil {
+		t.Fatal(err)
+	}
+	// While the next context reads the log after 5, another context
+	// catches the memory up to 6 and an append through the service adds
+	// 7 to it: the read, through 6, is then older than the memory.
+	var nested atomic.Bool
+	st.afterRead = func() {
+		if !nested.CompareAndSwap(false, true) {
+			return // the other context's read
+		}
+		if _, err := svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s"}); err != nil {
+			t.Error(err)
+		}
+		if _, err := svc.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: task("here")}); err != nil {
+			t.Error(err)
+		}
+	}
+	c, err := svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s"})
+	st.afterRead = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LastSeq != 7 || fmt.Sprint(c.Steps) != "[1 2 3 4 5 6 7]" {
+		t.Errorf("context through %d of steps %v, want 7 of [1 2 3 4 5 6 7]", c.LastSeq, c.Steps)
+	}
+	if n := rec.count("reload"); n != 0 {
+		t.Errorf("%d reloads of the memory, want none", n)
+	}
+	if n := rec.count("append"); n != 1 {
+		t.Errorf("%d appends applied to the memory, want 1 (7)", n)
 	}
 }
 
