@@ -27,13 +27,20 @@ import (
 // The transaction is pipelined: BEGIN, the lock and the lookup of the
 // request's step IDs go to the server together, and so do the insert and
 // COMMIT, so an append to a session that is no branch costs two round
-// trips (a remote database is where that counts).
+// trips (a remote database is where that counts). Appends to one session
+// from this process take turns before they take a connection
+// (appendQueue).
 func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	encoded, err := sqlstore.ValidateAppend(s.Store, req)
 	if err != nil {
 		return nil, err
 	}
 	now := sqlstore.Now(s.Store)
+	done, err := s.queue.wait(ctx, store.Key{Tenant: req.Tenant, ID: req.SessionID})
+	if err != nil {
+		return nil, sqlstore.Err(s.Store, "append", err)
+	}
+	defer done()
 	for attempt := 1; ; attempt++ {
 		resp, err := s.appendOnce(ctx, req, encoded, now)
 		if err == nil {

@@ -54,6 +54,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 	clock  func() time.Time
+	queue  appendQueue // appends to one session take turns in the process
 }
 
 var (

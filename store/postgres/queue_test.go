@@ -1,0 +1,79 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/agentmem/agentmem/store"
+)
+
+// TestAppendQueue: appends to one session take turns, appends to others
+// do not wait for them, a waiter whose context ends gives up, and a
+// session's queue is gone when nothing holds or waits for it.
+func TestAppendQueue(t *testing.T) {
+	var q appendQueue
+	ctx := context.Background()
+	a, b := store.Key{Tenant: "t", ID: "a"}, store.Key{Tenant: "t", ID: "b"}
+	doneA, err := q.wait(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another session's turn comes at once.
+	doneB, err := q.wait(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doneB()
+	// The same session's waits while a holds it, until its context ends.
+	cctx, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error)
+	go func() {
+		_, err := q.wait(cctx, a)
+		gaveUp <- err
+	}()
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a waiter whose context ended: %v", err)
+	}
+	// Waiters of a session run one at a time, each after the holder.
+	var (
+		mu      sync.Mutex
+		inside  int
+		most    int
+		wg      sync.WaitGroup
+		started = make(chan struct{})
+	)
+	for range 8 {
+		wg.Go(func() {
+			started <- struct{}{}
+			done, err := q.wait(ctx, a)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			inside++
+			most = max(most, inside)
+			mu.Unlock()
+			runtime.Gosched() // let another in, if the turn let it
+			mu.Lock()
+			inside--
+			mu.Unlock()
+			done()
+		})
+	}
+	for range 8 {
+		<-started
+	}
+	doneA()
+	wg.Wait()
+	if most != 1 {
+		t.Errorf("%d appends to one session had their turn at once", most)
+	}
+	if n := q.len(); n != 0 {
+		t.Errorf("%d sessions still queued after every turn ended", n)
+	}
+}
