@@ -189,13 +189,7 @@ func appendLexeme(b []byte, s string) []byte {
 }
 
 // tsquery is the tsquery literal that matches any of the terms.
-func tsquery(terms []string) string {
-	q := make([]string, len(terms))
-	for i, t := range terms {
-		q[i] = quoteLexeme(t)
-	}
-	return strings.Join(q, " | ")
-}
+func tsquery(terms []string) string { return strings.Join(termQueries(terms), " | ") }
 
 // insertSQL inserts the rows of recall_docs of one tenant ($1) in one
 // statement, from arrays of their columns (a statement for each row cost
@@ -268,22 +262,29 @@ func (tsv) MetadataCond(meta map[string]string, arg func(any) string) string {
 // the tenant's documents), from each lexeme's position count as the term
 // frequency (capped at 256).
 func (tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
-	cond, fargs := x.Filter(q.Filter, 5)
+	// The filter is applied before the matching documents' terms are
+	// unnested, so a scoped search reads the terms of the documents in
+	// its scope only; the document frequencies are the tenant's, counted
+	// through the GIN index (docFreqSQL). Unnesting every matching
+	// document's terms to count them cost a search on a common word
+	// hundreds of milliseconds once the tenant had tens of thousands of
+	// documents holding it, whatever its scope. Each document's terms
+	// are summed in one order (the lexemes'), so that documents alike
+	// score alike to the last bit, and ties go by ID.
+	cond, fargs := x.Filter(q.Filter, 6)
 	query := `WITH st AS (
 			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1
+		), df AS MATERIALIZED (` + docFreqSQL("$1", "$3", "$5") + `
 		), m AS (
-			SELECT d.id, d.grp, d.seq, d.len, d.metadata, d.time, u.lexeme, cardinality(u.positions) AS tf
+			SELECT d.id, d.grp, d.seq, d.len, u.lexeme, cardinality(u.positions) AS tf
 			FROM recall_docs d, unnest(d.terms) u
-			WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3)
-		), df AS (
-			SELECT lexeme, count(*)::float8 AS df FROM m GROUP BY lexeme
+			WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3)` + cond + `
 		)
 		SELECT d.id, d.grp, d.seq,
-			sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * d.tf * ` + ftoa(k1+1) + ` / (d.tf + ` + ftoa(k1) + ` * (1 - ` + ftoa(b) + ` + ` + ftoa(b) + ` * d.len / st.avg))) AS s
+			sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * d.tf * ` + ftoa(k1+1) + ` / (d.tf + ` + ftoa(k1) + ` * (1 - ` + ftoa(b) + ` + ` + ftoa(b) + ` * d.len / st.avg)) ORDER BY d.lexeme) AS s
 		FROM m d JOIN df USING (lexeme) CROSS JOIN st
-		WHERE true` + cond + `
 		GROUP BY d.id, d.grp, d.seq ORDER BY s DESC, d.id COLLATE "C" LIMIT $4`
-	rows, err := x.Reader().Query(ctx, query, append([]any{q.Tenant, tsquery(terms), terms, q.Limit}, fargs...)...)
+	rows, err := x.Reader().Query(ctx, query, append([]any{q.Tenant, tsquery(terms), terms, q.Limit, termQueries(terms)}, fargs...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -299,11 +300,28 @@ func (tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQue
 	return out, rows.Err()
 }
 
+// docFreqSQL selects (lexeme, df): for each of the terms (the text array
+// placeholder terms), the number of the tenant's documents that hold it,
+// counted through the GIN index by the term's own tsquery (queries, the
+// text array termQueries makes).
+func docFreqSQL(tenant, terms, queries string) string {
+	return `SELECT u.lexeme, (SELECT count(*) FROM recall_docs c WHERE c.tenant = ` + tenant + ` AND c.terms @@ u.q::tsquery)::float8 AS df
+			FROM unnest(` + terms + `::text[], ` + queries + `::text[]) AS u (lexeme, q)`
+}
+
+// termQueries is the tsquery literal of each term alone.
+func termQueries(terms []string) []string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = quoteLexeme(t)
+	}
+	return q
+}
+
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // DocFreqs implements sqlindex.Dialect: each term's documents counted
 // through the tsvector's GIN index (the count Lexical's BM25 uses).
 func (tsv) DocFreqs(tenant string, terms []string) (string, []any) {
-	return `SELECT u.lexeme, count(*) FROM recall_docs d, unnest(d.terms) u
-		WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3) GROUP BY u.lexeme`, []any{tenant, tsquery(terms), terms}
+	return `SELECT lexeme, df::bigint FROM (` + docFreqSQL("$1", "$2", "$3") + `) f WHERE df > 0`, []any{tenant, terms, termQueries(terms)}
 }
