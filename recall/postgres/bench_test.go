@@ -25,6 +25,14 @@ func BenchmarkSearch(b *testing.B) {
 	recalltest.BenchSearch(b, backend, 10_000)
 }
 
+// BenchmarkSearchScoped is BenchmarkSearch with each search scoped to
+// one session of 20 turns (recalltest.BenchSearchScoped).
+//
+//	scripts/pg-start.sh go test -run '^$' -bench SearchScoped -benchtime 200x ./recall/postgres/
+func BenchmarkSearchScoped(b *testing.B) {
+	recalltest.BenchSearchScoped(b, benchBackend(b), 10_000)
+}
+
 // BenchmarkUpsert measures indexing one turn at a time into a tenant
 // that holds 10,000, by 1 and 16 writers (recalltest.BenchUpsert).
 func BenchmarkUpsert(b *testing.B) {

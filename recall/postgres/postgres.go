@@ -262,29 +262,8 @@ func (tsv) MetadataCond(meta map[string]string, arg func(any) string) string {
 // the tenant's documents), from each lexeme's position count as the term
 // frequency (capped at 256).
 func (tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
-	// The filter is applied before the matching documents' terms are
-	// unnested, so a scoped search reads the terms of the documents in
-	// its scope only; the document frequencies are the tenant's, counted
-	// through the GIN index (docFreqSQL). Unnesting every matching
-	// document's terms to count them cost a search on a common word
-	// hundreds of milliseconds once the tenant had tens of thousands of
-	// documents holding it, whatever its scope. Each document's terms
-	// are summed in one order (the lexemes'), so that documents alike
-	// score alike to the last bit, and ties go by ID.
-	cond, fargs := x.Filter(q.Filter, 6)
-	query := `WITH st AS (
-			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1
-		), df AS MATERIALIZED (` + docFreqSQL("$1", "$3", "$5") + `
-		), m AS (
-			SELECT d.id, d.grp, d.seq, d.len, u.lexeme, cardinality(u.positions) AS tf
-			FROM recall_docs d, unnest(d.terms) u
-			WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3)` + cond + `
-		)
-		SELECT d.id, d.grp, d.seq,
-			sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * d.tf * ` + ftoa(k1+1) + ` / (d.tf + ` + ftoa(k1) + ` * (1 - ` + ftoa(b) + ` + ` + ftoa(b) + ` * d.len / st.avg)) ORDER BY d.lexeme) AS s
-		FROM m d JOIN df USING (lexeme) CROSS JOIN st
-		GROUP BY d.id, d.grp, d.seq ORDER BY s DESC, d.id COLLATE "C" LIMIT $4`
-	rows, err := x.Reader().Query(ctx, query, append([]any{q.Tenant, tsquery(terms), terms, q.Limit, termQueries(terms)}, fargs...)...)
+	query, args := lexicalSQL(x, q, terms)
+	rows, err := x.Reader().Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +277,53 @@ func (tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQue
 		out = append(out, m)
 	}
 	return out, rows.Err()
+}
+
+// lexicalSQL is Lexical's query and its arguments. Both forms read the
+// terms of the matching documents (unnested) for BM25's term frequencies,
+// with the tenant's document frequencies:
+//
+//   - Without a filter, the document frequencies are counted from those
+//     same rows: one pass over the documents that hold a query term.
+//   - With a filter (a session's scope, say), only the documents in scope
+//     are unnested, and each term's documents are counted through the GIN
+//     index (docFreqSQL), in a materialized CTE (inlined, the count ran
+//     once per joined row). Unnesting every matching document of the
+//     tenant, to apply the scope after, cost a scoped search on a common
+//     word 250 ms once the tenant had thousands of long documents (tool
+//     output: each tsvector detoasted), and made recall searches 95% of
+//     the database's time in bench load's mixed traffic. On short turns,
+//     the counts cost more than that one pass (BenchmarkSearchScoped: 62
+//     against 96 ms), which is why searches without a filter keep it.
+//
+// With a filter, each document's terms are summed in one order (the
+// lexemes'), so that documents alike score alike to the last bit and ties
+// go by ID, as in the in-memory backend; without one, the plan already
+// sums them in the order unnest gives (and the sort costs 5–10%).
+func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string) (string, []any) {
+	bm25 := `sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * d.tf * ` + ftoa(k1+1) + ` / (d.tf + ` + ftoa(k1) + ` * (1 - ` + ftoa(b) + ` + ` + ftoa(b) + ` * d.len / st.avg))`
+	const stats = `WITH st AS (
+			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1
+		)`
+	const matching = `SELECT d.id, d.grp, d.seq, d.len, u.lexeme, cardinality(u.positions) AS tf
+			FROM recall_docs d, unnest(d.terms) u
+			WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3)`
+	const rank = `
+		GROUP BY d.id, d.grp, d.seq ORDER BY s DESC, d.id COLLATE "C" LIMIT $4`
+	cond, fargs := x.Filter(q.Filter, 6)
+	if cond == "" {
+		return stats + `, m AS (` + matching + `
+		), df AS (
+			SELECT lexeme, count(*)::float8 AS df FROM m GROUP BY lexeme
+		)
+		SELECT d.id, d.grp, d.seq, ` + bm25 + `) AS s
+		FROM m d JOIN df USING (lexeme) CROSS JOIN st` + rank, []any{q.Tenant, tsquery(terms), terms, q.Limit}
+	}
+	return stats + `, df AS MATERIALIZED (` + docFreqSQL("$1", "$3", "$5") + `
+		), m AS (` + matching + cond + `
+		)
+		SELECT d.id, d.grp, d.seq, ` + bm25 + ` ORDER BY d.lexeme) AS s
+		FROM m d JOIN df USING (lexeme) CROSS JOIN st` + rank, append([]any{q.Tenant, tsquery(terms), terms, q.Limit, termQueries(terms)}, fargs...)
 }
 
 // docFreqSQL selects (lexeme, df): for each of the terms (the text array
@@ -323,5 +349,6 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 // DocFreqs implements sqlindex.Dialect: each term's documents counted
 // through the tsvector's GIN index (the count Lexical's BM25 uses).
 func (tsv) DocFreqs(tenant string, terms []string) (string, []any) {
-	return `SELECT lexeme, df::bigint FROM (` + docFreqSQL("$1", "$2", "$3") + `) f WHERE df > 0`, []any{tenant, terms, termQueries(terms)}
+	return `SELECT u.lexeme, count(*) FROM recall_docs d, unnest(d.terms) u
+		WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3) GROUP BY u.lexeme`, []any{tenant, tsquery(terms), terms}
 }

@@ -102,7 +102,14 @@ func (c *Corpus) Query() string {
 // synthetic turns in one tenant of the backend, and reports the p50 and
 // p99 latency of one search in milliseconds besides ns/op. The backend is
 // filled before the timer starts.
-func BenchSearch(b *testing.B, backend recall.Backend, n int) {
+func BenchSearch(b *testing.B, backend recall.Backend, n int) { benchSearch(b, backend, n, false) }
+
+// BenchSearchScoped is BenchSearch with each search scoped to one session
+// (a metadata filter on 20 of the n turns), as an agent recalls from its
+// own history: its cost should follow the scope, not the tenant.
+func BenchSearchScoped(b *testing.B, backend recall.Backend, n int) { benchSearch(b, backend, n, true) }
+
+func benchSearch(b *testing.B, backend recall.Backend, n int, scoped bool) {
 	c := NewCorpus(42)
 	docs := c.Docs("bench", n)
 	for start := 0; start < len(docs); start += 1000 {
@@ -111,26 +118,30 @@ func BenchSearch(b *testing.B, backend recall.Backend, n int) {
 		}
 	}
 	ix := recall.New(backend, recall.Options{})
-	queries := make([]string, 256)
+	queries := make([]recall.Query, 256)
 	for i := range queries {
-		queries[i] = c.Query()
+		queries[i] = recall.Query{Tenant: "bench", Text: c.Query(), K: 10}
+		if scoped {
+			queries[i].Filter = recall.Filter{Metadata: map[string]string{"session": docs[c.rng.IntN(len(docs))].Group}}
+		}
 	}
 	// Warm up caches (and SQLite's page cache) before measuring.
 	for _, q := range queries[:16] {
-		if _, err := ix.Search(bg, recall.Query{Tenant: "bench", Text: q, K: 10}); err != nil {
+		if _, err := ix.Search(bg, q); err != nil {
 			b.Fatal(err)
 		}
 	}
 	lat := make([]time.Duration, 0, b.N)
 	for i := 0; b.Loop(); i++ {
+		q := queries[i%len(queries)]
 		t := time.Now()
-		hits, err := ix.Search(bg, recall.Query{Tenant: "bench", Text: queries[i%len(queries)], K: 10})
+		hits, err := ix.Search(bg, q)
 		lat = append(lat, time.Since(t))
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(hits) == 0 {
-			b.Fatalf("no hits for %q", queries[i%len(queries)])
+		if len(hits) == 0 && !scoped { // a session may hold none of the words
+			b.Fatalf("no hits for %q", q.Text)
 		}
 	}
 	b.StopTimer()

@@ -24,6 +24,17 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchScoped is a search of 10,000 turns scoped to one
+// session of 20 (recalltest.BenchSearchScoped).
+func BenchmarkSearchScoped(b *testing.B) {
+	backend, err := Open(context.Background(), filepath.Join(b.TempDir(), "recall.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer backend.Close()
+	recalltest.BenchSearchScoped(b, backend, 10_000)
+}
+
 // BenchmarkUpsert measures indexing one turn at a time into a SQLite
 // file that holds 10,000, by 1 and 16 writers; see docs/benchmarks.md.
 func BenchmarkUpsert(b *testing.B) {
