@@ -25,9 +25,15 @@ import (
 // watches. Tests that use it must not run in parallel with others of
 // their package (the hook is global).
 type Watcher struct {
-	url     string
-	mu      sync.Mutex
-	notices []*pgconn.Notice
+	// OnePhase makes SingleShard fail an operation that committed in two
+	// phases (PREPARE TRANSACTION), whose workers commit after the
+	// coordinator: the store's feed cannot allow that, as a reader
+	// would see the coordinator's transaction ended before its rows
+	// (see store/postgres's doc).
+	OnePhase bool
+	url      string
+	mu       sync.Mutex
+	notices  []*pgconn.Notice
 }
 
 // Watch starts watching the pools opened from now until the test ends;
@@ -72,6 +78,9 @@ func (w *Watcher) SingleShard(t testing.TB, op string, fn func() error) {
 	for _, n := range w.notices {
 		if !strings.HasPrefix(n.Message, "issuing ") {
 			continue
+		}
+		if w.OnePhase && strings.HasPrefix(n.Message, "issuing PREPARE TRANSACTION") {
+			t.Errorf("%s committed in two phases (%s)", op, n.Message)
 		}
 		if m := nodeRE.FindStringSubmatch(n.Detail); m != nil {
 			nodes[m[1]] = true

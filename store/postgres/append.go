@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,29 +84,8 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, encoded
 	}
 	b := &pgx.Batch{}
 	if len(rows) > 0 {
-		var (
-			seqs    = make([]int64, len(rows))
-			kinds   = make([]string, len(rows))
-			stepIDs = make([]*string, len(rows))
-			bodies  = make([][]byte, len(rows))
-		)
-		for i, r := range rows {
-			seqs[i], kinds[i], bodies[i] = r.Seq, string(r.Kind), r.Body
-			if r.StepID != "" {
-				stepIDs[i] = &r.StepID
-			}
-		}
-		// One statement inserts the entries and their changes of the
-		// feed and moves last_seq.
-		b.Queue(`WITH ins AS (
-				INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
-				SELECT $8, $1, u.seq, u.kind, u.step_id, u.body, $6
-				FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bytea[]) AS u (seq, kind, step_id, body)
-			), feed AS (
-				`+sqlstore.FeedAppendSQL+` SELECT 'append', $1, $8, u.seq FROM unnest($2::bigint[]) AS u (seq) ORDER BY u.seq
-			)
-			UPDATE sessions SET last_seq = $7, updated_at = $6 WHERE tenant = $8 AND id = $1`,
-			sess.ID, seqs, kinds, stepIDs, bodies, now, resp.LastSeq, sess.Tenant)
+		sql, args := appendStatement(sess, rows, now, resp.LastSeq)
+		b.Queue(sql, args...)
 	}
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
@@ -203,4 +184,39 @@ func abort(conn *pgxpool.Conn) {
 		// The pool closes a connection released in a transaction.
 		conn.Conn().PgConn().Close(ctx) //nolint:errcheck // it is being thrown away
 	}
+}
+
+// appendStatement is the one statement that inserts an append's entries
+// and their changes of the feed, and moves the session's last_seq: rows
+// as VALUES lists, in sequence order (the feed's pos follows it).
+//
+// Not INSERT ... SELECT FROM unnest(arrays): on Citus, such an insert
+// followed by another write in the transaction (the session's update)
+// goes through a connection of its own, so the transaction committed in
+// two phases, its worker after the coordinator (see
+// sqlstore.FeedAppendValues; TestConformanceCitus/Feed/FollowWhileWriting
+// failed under load). VALUES lists keep the transaction on one
+// connection.
+func appendStatement(sess *sqlstore.SessionRow, rows []sqlstore.EntryRow, now time.Time, lastSeq int64) (string, []any) {
+	args := make([]any, 0, 4+4*len(rows))
+	args = append(args, sess.ID, sess.Tenant, now, lastSeq)
+	var entries strings.Builder
+	for i, r := range rows {
+		var stepID *string
+		if r.StepID != "" {
+			stepID = &r.StepID
+		}
+		args = append(args, r.Seq, string(r.Kind), stepID, r.Body)
+		if i > 0 {
+			entries.WriteString(", ")
+		}
+		p := func(k int) string { return "$" + strconv.Itoa(len(args)-4+k) }
+		entries.WriteString("($2, $1, " + p(1) + "::bigint, " + p(2) + ", " + p(3) + ", " + p(4) + "::bytea, $3)")
+	}
+	return `WITH ins AS (
+			INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at) VALUES ` + entries.String() + `
+		), feed AS (
+			` + sqlstore.FeedAppendSQL + ` ` + sqlstore.FeedAppendValues(1, 2, 5, 4, len(rows)) + `
+		)
+		UPDATE sessions SET last_seq = $4, updated_at = $3 WHERE tenant = $2 AND id = $1`, args
 }

@@ -60,11 +60,13 @@ func TestCitusLayout(t *testing.T) {
 // on Citus and checks, from the commands the coordinator sends
 // (citus.log_remote_commands), that each one touches one worker and one
 // shard group (the tenant's): no request runs a cross-shard query or
-// transaction.
+// transaction; and that each commits in one phase (no PREPARE
+// TRANSACTION), which the feed needs.
 func TestCitusSingleShard(t *testing.T) {
 	url := testenv.CitusURL(t)
 	ctx := context.Background()
 	w := citustest.Watch(t, url)
+	w.OnePhase = true
 	st := openAt(t, url, Options{})
 	check := func(op string, fn func() error) { t.Helper(); w.SingleShard(t, op, fn) }
 	step := func(id string) []agentmem.Step {

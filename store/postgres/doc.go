@@ -132,8 +132,12 @@
 // the xid column as data. A transaction that wrote to two workers would
 // commit with two-phase commit, whose workers commit after the
 // coordinator: the store never does that (a prune deletes each session in
-// a transaction of its own), and TestCitusSingleShard checks every
-// request's statements go to one worker. Reading the feed and trimming it
+// a transaction of its own). Citus also commits in two phases a
+// transaction that wrote through two connections to one worker, which an
+// INSERT ... SELECT followed by another write does (Citus runs the insert
+// on a connection of its own): the store writes its entries and feed
+// rows as VALUES lists instead. TestCitusSingleShard checks every
+// request's statements go to one worker and commit in one phase. Reading the feed and trimming it
 // (SaveCursor) run on every shard; they serve the background follower,
 // not requests.
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/internal/sqldb"
@@ -72,7 +73,7 @@ func dialectOf(d *sqldb.Dialect) *dialect {
 		noLimit:        nil,
 		kindPrefix:     kindPrefix(`'\x` + hex.EncodeToString([]byte(`{"type":"`)) + `'::bytea`),
 		notAmendment:   notAmendment(`'\x` + hex.EncodeToString([]byte(store.AmendPrefix)) + `'::bytea`),
-		feedAppends:    feedInsert + `SELECT 'append', $1, $2, u.seq FROM unnest($3::bigint[]) AS u (seq) ORDER BY u.seq`,
+		feedAppends:    feedInsert,
 		feedFork:       feedInsert + `VALUES ('fork', $1, $2, $3)`,
 		feedDelete:     feedInsert + `VALUES ('delete', $1, $2, 0)`,
 		feed:           postgresFeed,
@@ -80,11 +81,34 @@ func dialectOf(d *sqldb.Dialect) *dialect {
 }
 
 // FeedAppendSQL starts PostgreSQL's statement that records changes in
-// the feed, followed by VALUES or a SELECT of (kind, session_id, tenant,
-// seq). The xid is the column's default, pg_current_xact_id(): on Citus
-// the coordinator evaluates it, so every change carries its coordinator
-// transaction's ID.
+// the feed, followed by VALUES of (kind, session_id, tenant, seq) (see
+// FeedAppendValues). The xid is the column's default,
+// pg_current_xact_id(): on Citus the coordinator evaluates it, so every
+// change carries its coordinator transaction's ID.
 const FeedAppendSQL = `INSERT INTO feed (kind, session_id, tenant, seq)`
+
+// FeedAppendValues is the VALUES list of the appends of entries to one
+// session, in the order of seqs: the session's ID is parameter id, its
+// tenant parameter tenant, and the seqs parameters first, first+stride,
+// first+2*stride, ....
+//
+// A VALUES list, not a SELECT FROM unnest(seqs): on Citus, an INSERT ...
+// SELECT with another write in its transaction goes through a connection
+// of its own, so the transaction commits in two phases, its worker after
+// the coordinator. A feed reader could then see the coordinator's
+// transaction ended before its rows are visible, and pass them by.
+// TestCitusSingleShard fails on two-phase commits.
+func FeedAppendValues(id, tenant, first, stride, n int) string {
+	var b strings.Builder
+	b.WriteString("VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("('append', $" + strconv.Itoa(id) + ", $" + strconv.Itoa(tenant) + ", $" + strconv.Itoa(first+stride*i) + "::bigint)")
+	}
+	return b.String()
+}
 
 func kindPrefix(typePrefix string) string {
 	return fmt.Sprintf(`CASE WHEN substr(body, 1, 9) = %s THEN substr(body, 1, %d) ELSE body END`, typePrefix, store.KindPrefixBytes)

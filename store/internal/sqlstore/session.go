@@ -366,7 +366,12 @@ func (s *Store) recordAppends(ctx context.Context, q sqldb.Querier, tenant, id s
 	if s.d.feedAppends == "" || len(seqs) == 0 {
 		return nil
 	}
-	_, err := q.Exec(ctx, s.d.feedAppends, id, tenant, seqs)
+	args := make([]any, 0, 2+len(seqs))
+	args = append(args, id, tenant)
+	for _, seq := range seqs {
+		args = append(args, seq)
+	}
+	_, err := q.Exec(ctx, s.d.feedAppends+FeedAppendValues(1, 2, 3, 1, len(seqs)), args...)
 	return err
 }
 
