@@ -56,11 +56,3 @@ func (q *appendQueue) wait(ctx context.Context, key store.Key) (done func(), err
 		return nil, ctx.Err()
 	}
 }
-
-// len is the number of sessions with appends holding or waiting for a
-// turn.
-func (q *appendQueue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.turns)
-}

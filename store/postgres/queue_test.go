@@ -73,7 +73,7 @@ func TestAppendQueue(t *testing.T) {
 	if most != 1 {
 		t.Errorf("%d appends to one session had their turn at once", most)
 	}
-	if n := q.len(); n != 0 {
+	if n := len(q.turns); n != 0 {
 		t.Errorf("%d sessions still queued after every turn ended", n)
 	}
 }

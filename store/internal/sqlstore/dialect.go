@@ -61,7 +61,7 @@ func dialectOf(d *sqldb.Dialect) *dialect {
 			feed:         sqliteFeed,
 		}
 	}
-	const feedInsert = `INSERT INTO feed (kind, session_id, tenant, seq) `
+	const feedInsert = FeedAppendSQL + ` `
 	return &dialect{
 		Dialect:        d,
 		name:           "postgres",
