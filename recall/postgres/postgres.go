@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/migrate"
@@ -143,17 +144,16 @@ type tsv struct{}
 // with quotes and backslashes doubled.
 func quoteLexeme(s string) string { return string(appendLexeme(nil, s)) }
 
-// tsvector is the tsvector literal of analyzed terms: each lexeme with
-// positions 1..tf (at most 256), so cardinality(positions) is tf. It
-// sorts a copy of the terms and counts the runs of equal ones.
-func tsvector(terms []string) string {
+// tsvector is the tsvector of analyzed terms: each lexeme with positions
+// 1..tf (at most 256), so cardinality(positions) is tf, in the order
+// PostgreSQL keeps them (bytewise, as Go compares strings). It goes to
+// the server in tsvector's binary form, which it reads about ten times
+// faster than the text literal (whose parsing was half the cost of
+// indexing a document, its GIN entries the rest).
+func tsvector(terms []string) pgtype.TSVector {
 	sorted := slices.Clone(terms)
 	slices.Sort(sorted)
-	size := 0
-	for _, t := range sorted {
-		size += len(t) + 6
-	}
-	b := make([]byte, 0, size)
+	lexemes := make([]pgtype.TSVectorLexeme, 0, len(sorted))
 	for i := 0; i < len(sorted); {
 		t := sorted[i]
 		tf := 1
@@ -161,20 +161,20 @@ func tsvector(terms []string) string {
 			tf++
 		}
 		i += tf
-		if len(b) > 0 {
-			b = append(b, ' ')
-		}
-		b = appendLexeme(b, t)
-		b = append(b, ':')
-		for p := 1; p <= min(tf, 256); p++ {
-			if p > 1 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(p), 10)
-		}
+		// The positions are read only: every lexeme shares one array.
+		lexemes = append(lexemes, pgtype.TSVectorLexeme{Word: t, Positions: tfPositions[:min(tf, len(tfPositions))]})
 	}
-	return string(b)
+	return pgtype.TSVector{Lexemes: lexemes, Valid: true}
 }
+
+// tfPositions are the positions 1..256 (tsvector's most per lexeme).
+var tfPositions = func() []pgtype.TSVectorPosition {
+	p := make([]pgtype.TSVectorPosition, 256)
+	for i := range p {
+		p[i].Position = uint16(i + 1)
+	}
+	return p
+}()
 
 // appendLexeme appends a lexeme quoted as quoteLexeme quotes it.
 func appendLexeme(b []byte, s string) []byte {
@@ -196,20 +196,21 @@ func tsquery(terms []string) string { return strings.Join(termQueries(terms), " 
 // the server three times as much per document, and this process a pgx
 // batch of them).
 const insertSQL = `INSERT INTO recall_docs (tenant, id, text, metadata, time, grp, seq, terms, len, embedding, dims, emb_norm, emb_model)
-	SELECT $1, u.id, u.text, u.metadata::jsonb, u.time, u.grp, u.seq, u.terms::tsvector, u.len, u.embedding::real[], u.dims, u.emb_norm, u.emb_model
-	FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[], $8::text[], $9::integer[], $10::text[], $11::integer[], $12::float8[], $13::text[])
+	SELECT $1, u.id, u.text, u.metadata::jsonb, u.time, u.grp, u.seq, u.terms, u.len, u.embedding::real[], u.dims, u.emb_norm, u.emb_model
+	FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[], $8::tsvector[], $9::integer[], $10::text[], $11::integer[], $12::float8[], $13::text[])
 		AS u (id, text, metadata, time, grp, seq, terms, len, embedding, dims, emb_norm, emb_model)`
 
 // Insert implements sqlindex.Dialect: the rows in one statement.
 func (tsv) Insert(ctx context.Context, _ *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
 	n := len(docs)
 	var (
-		ids, texts, grps, tsvs, models = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		metas, embs                    = make([]*string, n), make([]*string, n)
-		times                          = make([]*time.Time, n)
-		seqs                           = make([]int64, n)
-		lens, dims                     = make([]int32, n), make([]int32, n)
-		norms                          = make([]float64, n)
+		ids, texts, grps, models = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		tsvs                     = make([]pgtype.TSVector, n)
+		metas, embs              = make([]*string, n), make([]*string, n)
+		times                    = make([]*time.Time, n)
+		seqs                     = make([]int64, n)
+		lens, dims               = make([]int32, n), make([]int32, n)
+		norms                    = make([]float64, n)
 	)
 	for i, d := range docs {
 		ids[i], texts[i], grps[i], seqs[i], models[i] = d.ID, d.Text, d.Group, d.Seq, d.EmbeddingModel

@@ -154,10 +154,49 @@ func benchSearch(b *testing.B, backend recall.Backend, n int, scoped bool) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
 
-// BenchUpsert measures Backend.Upsert of one turn at a time (as a server
-// indexes each appended step) into a tenant already holding n turns, by
-// writers goroutines at once.
+// BenchUpsert measures Backend.Upsert of one turn at a time into a
+// tenant already holding n turns, by writers goroutines at once.
 func BenchUpsert(b *testing.B, backend recall.Backend, n, writers int) {
+	texts := seedUpsert(b, backend, n)
+	var next atomic.Int64
+	b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1)
+			if err := backend.Upsert(bg, turnDoc(texts, i)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchUpsertBatch measures Backend.Upsert of batch turns at once (as a
+// recall.Follower indexes the log) into a tenant already holding n
+// turns, reporting the time per document (ns/doc) too.
+func BenchUpsertBatch(b *testing.B, backend recall.Backend, n, batch int) {
+	texts := seedUpsert(b, backend, n)
+	docs := make([]recall.Doc, batch)
+	var next int64
+	b.ResetTimer()
+	for range b.N {
+		for j := range docs {
+			next++
+			docs[j] = turnDoc(texts, next)
+		}
+		if err := backend.Upsert(bg, docs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/doc")
+}
+
+// seedUpsert fills the tenant "bench" of backend with n documents of a
+// corpus and returns the texts of new turns: turns of an agent's run are
+// longer than chat turns, a few hundred words of reasoning, tool output
+// and code.
+func seedUpsert(b *testing.B, backend recall.Backend, n int) []string {
 	c := NewCorpus(7)
 	docs := c.Docs("bench", n)
 	for start := 0; start < len(docs); start += 1000 {
@@ -165,26 +204,17 @@ func BenchUpsert(b *testing.B, backend recall.Backend, n, writers int) {
 			b.Fatal(err)
 		}
 	}
-	// Turns of an agent's run are longer than chat turns: a few hundred
-	// words of reasoning, tool output and code.
 	texts := make([]string, 64)
 	for i := range texts {
 		texts[i] = c.Sentence(300)
 	}
-	var next atomic.Int64
-	b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			i := next.Add(1)
-			d := recall.Doc{
-				ID: fmt.Sprintf("new#%d", i), Tenant: "bench", Text: texts[i%int64(len(texts))],
-				Group: "new", Seq: i, Time: time.Unix(i, 0),
-			}
-			if err := backend.Upsert(bg, d); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
+	return texts
+}
+
+// turnDoc is the i-th new turn of BenchUpsert's session "new".
+func turnDoc(texts []string, i int64) recall.Doc {
+	return recall.Doc{
+		ID: fmt.Sprintf("new#%d", i), Tenant: "bench", Text: texts[i%int64(len(texts))],
+		Group: "new", Seq: i, Time: time.Unix(i, 0),
+	}
 }

@@ -49,3 +49,15 @@ func BenchmarkUpsert(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUpsertBatch measures indexing 256 turns at once, as the
+// server's recall.Follower indexes the log, into a SQLite file that holds
+// 10,000 (recalltest.BenchUpsertBatch).
+func BenchmarkUpsertBatch(b *testing.B) {
+	backend, err := Open(context.Background(), filepath.Join(b.TempDir(), "recall.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer backend.Close()
+	recalltest.BenchUpsertBatch(b, backend, 10_000, 256)
+}
