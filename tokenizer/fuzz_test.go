@@ -10,7 +10,8 @@ import (
 // merge), the pieces equal regexp2's split with tiktoken's pattern,
 // Count(s) == len(Encode(s)), Decode(Encode(s)) is s (with each byte of
 // invalid UTF-8 replaced by U+FFFD), counting in chunks cut at
-// pieceBoundary adds up to Count, and nothing panics. Seeds are in
+// pieceBoundary adds up to Count (in parallel and through a ChunkCache),
+// and nothing panics. Seeds are in
 // testdata/fuzz/FuzzO200k and testdata/fuzz/FuzzCL100k; run one with
 //
 //	go test -run '^$' -fuzz '^FuzzO200k$' -fuzztime 8m ./tokenizer/
@@ -45,6 +46,12 @@ func fuzzEncoding(f *testing.F, name string) {
 		}
 		if n := e.(*bpe).countParallel(s, 3, 1); n != len(ids) {
 			t.Fatalf("countParallel with 1-byte chunks = %d, Count = %d", n, len(ids))
+		}
+		cc := &chunkCache{e: e.(*bpe), size: 1, counts: map[string]int{}}
+		for range 2 { // counted, then from the cache
+			if n := cc.Count(s); n != len(ids) {
+				t.Fatalf("a ChunkCache with 1-byte chunks counts %d, Count = %d", n, len(ids))
+			}
 		}
 	})
 }
