@@ -297,9 +297,9 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 	newest := kept == 0 && !opts.DropOversizedNewest
 	if (opts.TruncateToFill || newest) && !unlimited && start > next {
 		if a, ok := v.entries[start-1].step.(*ActionStep); ok {
-			if t := fitTruncated(a, v.entries[start-1].render(f, c, ro).total, opts.Budget-used, f, c, ro); t != nil {
-				filler = &entry{step: t}
-				used += filler.render(f, c, ro).total
+			if t, r := fitTruncated(a, v.entries[start-1].render(f, c, ro).total, opts.Budget-used, f, c, ro); t != nil {
+				filler = &entry{step: t, renders: []rendered{r}}
+				used += r.total
 			}
 		}
 	}
@@ -414,9 +414,9 @@ func trailingAnswers(entries []*entry, f Format, c tokenizer.Counter, ro RenderO
 }
 
 // fitTruncated returns a copy of a whose observations are truncated so that
-// it costs at most room tokens, or nil if even an empty observation does
-// not fit or the step has nothing to truncate. full is what a costs whole
-// (more than room).
+// it costs at most room tokens, and its rendering, or nil if even an empty
+// observation does not fit or the step has nothing to truncate. full is
+// what a costs whole (more than room).
 //
 // It looks for the largest per-observation byte limit that fits, a limit
 // whose successor does not, counting only the truncated step at each
@@ -427,13 +427,13 @@ func trailingAnswers(entries []*entry, f Format, c tokenizer.Counter, ro RenderO
 // most twice as many): 40% fewer probes than a bisection on realistic
 // steps (TestFitTruncated), each a count of a step of about the final
 // size.
-func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, ro RenderOptions) *ActionStep {
+func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, ro RenderOptions) (*ActionStep, rendered) {
 	longest := len(a.Observation)
 	for _, r := range a.Results {
 		longest = max(longest, len(r.Content))
 	}
 	if longest == 0 || room <= 0 {
-		return nil
+		return nil, rendered{}
 	}
 	// The probes count ever shorter cuts of the same texts: a chunk cache
 	// tokenizes each shared chunk once (3.6x faster on a 16 kB output).
@@ -442,7 +442,7 @@ func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, 
 	lo, hi := 0, longest // lo fits; hi, the whole step, does not
 	costLo, costHi := cost(lo), full
 	if costLo > room {
-		return nil
+		return nil, rendered{}
 	}
 	// False position converges in a few probes on a cost that is about
 	// linear, and could take many on one that is not: after as many
@@ -464,9 +464,10 @@ func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, 
 		}
 	}
 	if lo == 0 {
-		return nil // nothing of the observations would show
+		return nil, rendered{} // nothing of the observations would show
 	}
-	return a.Truncate(lo)
+	t := a.Truncate(lo)
+	return t, renderStep(t, f, c, ro) // every chunk counted already
 }
 
 // strategyView applies a strategy to a copy of the working set and returns

@@ -83,12 +83,17 @@ func TestFitTruncated(t *testing.T) {
 		full := renderStep(a, f, c, RenderOptions{}).total
 		room := 1 + r.IntN(full-1)
 		c.calls = 0
-		got := fitTruncated(a, full, room, f, c, RenderOptions{})
+		got, r := fitTruncated(a, full, room, f, c, RenderOptions{})
 		probes += c.calls
+		if got != nil { // not the probes: the rendering of the step found
+			c.calls = 0
+			renderStep(got, f, c, RenderOptions{})
+			probes -= c.calls
+		}
 		// The counting wrapper hides the encoding from the chunk cache:
 		// with the encoding itself the probes count through one, and
 		// must find the same step.
-		if cached := fitTruncated(a, full, room, f, base, RenderOptions{}); (cached == nil) != (got == nil) || (got != nil && !stepsEqual(cached, got)) {
+		if cached, _ := fitTruncated(a, full, room, f, base, RenderOptions{}); (cached == nil) != (got == nil) || (got != nil && !stepsEqual(cached, got)) {
 			t.Errorf("case %d: counting through a chunk cache fits another step", i)
 		}
 		c.calls = 0
@@ -115,6 +120,9 @@ func TestFitTruncated(t *testing.T) {
 		}
 		if cost(lim) > room {
 			t.Errorf("case %d: the truncated step costs %d, room %d", i, cost(lim), room)
+		}
+		if r.total != cost(lim) || len(r.msgs) == 0 {
+			t.Errorf("case %d: the rendering returned costs %d in %d messages, the step %d", i, r.total, len(r.msgs), cost(lim))
 		}
 		// The next longer truncation (several limits can give the same
 		// one: a cut falls on a rune boundary) does not fit.
