@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -81,8 +82,9 @@ func (d Doc) Clone() Doc {
 }
 
 // Filter narrows a search, a scan or a Clear to the documents that hold
-// every pair of Metadata and whose Time is in [Since, Until). Zero fields
-// do not filter; the zero Filter matches every document of the tenant.
+// every pair of Metadata, whose Time is in [Since, Until) and that are
+// inside one of the Spans. Zero fields do not filter; the zero Filter
+// matches every document of the tenant.
 type Filter struct {
 	Metadata map[string]string
 	// Since, when set, keeps documents with Time at or after it.
@@ -90,6 +92,25 @@ type Filter struct {
 	// Until, when set, keeps documents with Time before it. Documents with
 	// a zero Time are outside every range that sets Since or Until.
 	Until time.Time
+	// Spans, when set, keeps the documents inside one of them (at most
+	// MaxSpans): the turns of a conversation that several groups hold,
+	// such as a branch's own and those it inherited (see Lineage).
+	Spans []Span
+}
+
+// A Span is a run of one group's documents: those of Group with
+// After < Seq <= Through (no upper bound when Through is 0).
+type Span struct {
+	Group          string
+	After, Through int64
+}
+
+// MaxSpans is the most spans a Filter may hold.
+const MaxSpans = 64
+
+// Holds reports whether the span holds a document of group at seq.
+func (s Span) Holds(group string, seq int64) bool {
+	return group == s.Group && seq > s.After && (s.Through == 0 || seq <= s.Through)
 }
 
 // Match reports whether d passes the filter.
@@ -108,6 +129,9 @@ func (f Filter) Match(d *Doc) bool {
 	if !f.Until.IsZero() && !d.Time.Before(f.Until) {
 		return false
 	}
+	if len(f.Spans) > 0 && !slices.ContainsFunc(f.Spans, func(s Span) bool { return s.Holds(d.Group, d.Seq) }) {
+		return false
+	}
 	return true
 }
 
@@ -115,6 +139,7 @@ func (f Filter) Match(d *Doc) bool {
 // microsecond as stored times are.
 func (f Filter) Normalize() Filter {
 	f.Metadata = maps.Clone(f.Metadata)
+	f.Spans = slices.Clone(f.Spans)
 	f.Since = normTime(f.Since)
 	f.Until = normTime(f.Until)
 	return f
@@ -252,7 +277,25 @@ func checkVector(field string, v []float32) error {
 
 // CheckFilter validates a filter's metadata like a document's.
 func CheckFilter(f Filter) error {
-	return prefixInvalid("filter.", checkMetadata(f.Metadata))
+	if err := checkMetadata(f.Metadata); err != nil {
+		return prefixInvalid("filter.", err)
+	}
+	if len(f.Spans) > MaxSpans {
+		return invalid("filter.spans", "has %d spans, more than the %d allowed", len(f.Spans), MaxSpans)
+	}
+	for i, s := range f.Spans {
+		field := "filter.spans[" + strconv.Itoa(i) + "]"
+		if err := checkString(field+".group", s.Group, MaxGroupLen); err != nil {
+			return err
+		}
+		if s.Group == "" {
+			return invalid(field+".group", "is empty")
+		}
+		if s.After < 0 || s.Through < 0 || (s.Through != 0 && s.Through <= s.After) {
+			return invalid(field, "after %d and through %d hold no sequence number", s.After, s.Through)
+		}
+	}
+	return nil
 }
 
 // prefixInvalid puts prefix before the field of an *agentmem.InvalidError.

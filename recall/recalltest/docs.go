@@ -1,11 +1,14 @@
 package recalltest
 
 import (
+	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/recall"
 )
 
@@ -252,6 +255,50 @@ func (s *suite) filterTests() []test {
 			}
 			if got := count(t, b, "t", "standup"); got != 4 {
 				t.Errorf("%d docs left, want 4", got)
+			}
+		}},
+		{"Spans", func(t *testing.T) {
+			// A branch "b" forked from "p" at 2, and "c" from "b" at 3.
+			b := s.backend(t)
+			for g, seqs := range map[string][]int64{"p": {1, 2, 3, 4}, "b": {1, 3, 4, 5}, "c": {4, 6}, "x": {1}} {
+				for _, seq := range seqs {
+					upsert(t, b, recall.Doc{ID: g + "#" + strconv.FormatInt(seq, 10), Tenant: "t", Text: "turn notes", Group: g, Seq: seq, Metadata: map[string]string{"kind": "action"}})
+				}
+			}
+			upsert(t, b, recall.Doc{ID: "loose", Tenant: "t", Text: "turn notes"}) // no group
+			lineage := []recall.Span{{Group: "c", After: 3}, {Group: "b", After: 2, Through: 3}, {Group: "p", Through: 2}}
+			for _, tc := range []struct {
+				f    recall.Filter
+				want []string
+			}{
+				{recall.Filter{Spans: lineage}, []string{"b#3", "c#4", "c#6", "p#1", "p#2"}},
+				{recall.Filter{Spans: lineage[1:2]}, []string{"b#3"}},
+				{recall.Filter{Spans: []recall.Span{{Group: "x"}}}, []string{"x#1"}},
+				{recall.Filter{Spans: []recall.Span{{Group: "p", After: 3}}}, []string{"p#4"}},
+				{recall.Filter{Spans: lineage, Metadata: map[string]string{"kind": "action"}}, []string{"b#3", "c#4", "c#6", "p#1", "p#2"}},
+				{recall.Filter{Spans: lineage, Metadata: map[string]string{"kind": "other"}}, nil},
+				{recall.Filter{Spans: []recall.Span{{Group: "none"}}}, nil},
+			} {
+				got := lexical(t, b, "t", "turn", 20, tc.f)
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+					t.Errorf("spans %v: %v, want %v", tc.f.Spans, got, tc.want)
+				}
+			}
+			bad := []recall.Filter{
+				{Spans: []recall.Span{{Group: ""}}},
+				{Spans: []recall.Span{{Group: "p", After: 3, Through: 3}}},
+				{Spans: []recall.Span{{Group: "p", After: -1}}},
+				{Spans: make([]recall.Span, recall.MaxSpans+1)},
+			}
+			for _, f := range bad {
+				if _, err := b.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: []string{"turn"}, Filter: f, Limit: 5}); !errors.Is(err, agentmem.ErrInvalid) {
+					t.Errorf("spans %v: %v, want an invalid filter", f.Spans, err)
+				}
+			}
+			n, err := b.Clear(bg, "t", recall.Filter{Spans: lineage[2:]})
+			if err != nil || n != 2 {
+				t.Errorf("Clear(spans of p through 2) = %d, %v; want 2", n, err)
 			}
 		}},
 	}

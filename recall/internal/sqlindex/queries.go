@@ -76,6 +76,17 @@ func (q *Queries) Filter(f recall.Filter, next int) (string, []any) {
 	if !f.Until.IsZero() {
 		conds = append(conds, `d.time < `+arg(q.db.Dialect().Time(f.Until)))
 	}
+	if len(f.Spans) > 0 {
+		spans := make([]string, len(f.Spans))
+		for i, s := range f.Spans {
+			spans[i] = `(d.grp = ` + arg(s.Group) + ` AND d.seq > ` + arg(s.After)
+			if s.Through != 0 {
+				spans[i] += ` AND d.seq <= ` + arg(s.Through)
+			}
+			spans[i] += `)`
+		}
+		conds = append(conds, `(`+strings.Join(spans, ` OR `)+`)`)
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
