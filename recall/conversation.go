@@ -146,6 +146,10 @@ type Indexer struct {
 	Store store.Store
 }
 
+// lineage reports whether the index finds a branch's inherited history
+// through its lineage, so that it is not indexed again for the branch.
+func (x *Indexer) lineage() bool { return x.Index.opts.Lineage != nil }
+
 // Add indexes entries appended to a session (see StepDocs).
 func (x *Indexer) Add(ctx context.Context, sess *store.Session, entries ...store.Entry) error {
 	docs := entryDocs(sess, entries)

@@ -16,7 +16,8 @@ import (
 // reads the changes after its durable cursor in batches, indexes the
 // entries appended (StepDocs: steps, and the copies of amendments, such
 // as an action completed by a tool result appended later), the history a
-// branch inherits, and forgets deleted sessions, then saves its cursor. Nothing is indexed on a
+// branch inherits (unless the index resolves branches' lineage: see
+// Options.Lineage), and forgets deleted sessions, then saves its cursor. Nothing is indexed on a
 // request's path, so a client that goes away after its append is
 // acknowledged, or a process that crashes right after committing, cannot
 // leave a turn unsearchable: whichever process follows the feed next
@@ -359,8 +360,8 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 				return err
 			}
 		case store.ChangeFork:
-			if c.Session == nil {
-				continue
+			if c.Session == nil || f.x.lineage() {
+				continue // gone, or found through its lineage
 			}
 			if err := f.forked(ctx, w, c.Session, c.Seq); err != nil {
 				return err

@@ -39,6 +39,15 @@ type Options struct {
 	// so an outage of the embedding service degrades recall instead of
 	// stopping it.
 	OnEmbedError func(ctx context.Context, err error)
+	// Lineage, when set, resolves the conversation of a session a search
+	// is scoped to (its filter's MetaSession): for a branch, whose
+	// inherited turns are indexed under the sessions that logged them,
+	// the search covers the spans Lineage returns instead of the
+	// session's own documents only, and ranks them, and fills windows, as
+	// one conversation. Hits keep their documents' IDs and metadata: an
+	// inherited turn is found as its ancestor's document, with the step
+	// number it has in the branch too. A server sets StoreLineage.
+	Lineage LineageFunc
 }
 
 // Ranking tunes how Search ranks. Every technique is general (none
@@ -230,6 +239,27 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if _, err := ParseSimilarity(string(q.Similarity)); err != nil {
 		return nil, err
 	}
+	if id := q.Filter.Metadata[MetaSession]; id != "" && ix.opts.Lineage != nil && len(q.Filter.Spans) == 0 {
+		spans, err := ix.opts.Lineage(ctx, q.Tenant, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(spans) > 1 || (len(spans) == 1 && spans[0].After > 0) {
+			// A branch: its conversation, over the documents of the
+			// sessions that logged its turns.
+			f := q.Filter.Normalize()
+			delete(f.Metadata, MetaSession)
+			f.Spans = spans
+			q.Filter = f
+			view := &Index{b: &lineageView{Backend: ix.b, as: id, spans: spans}, opts: ix.opts}
+			return view.search(ctx, q)
+		}
+	}
+	return ix.search(ctx, q)
+}
+
+// search is Search of a checked query.
+func (ix *Index) search(ctx context.Context, q Query) ([]Hit, error) {
 	r := ix.opts.Ranking
 	n := r.Candidates
 	if n <= 0 {

@@ -13,8 +13,9 @@ import (
 
 // IndexedStore is a store.Store that keeps conversation recall in step
 // with what it stores: every step appended to any session becomes a
-// document (see StepDocs), a branch is indexed with the history it
-// inherits, and a deleted session is forgotten. Wrap the store a server or
+// document (see StepDocs), a branch's inherited history is found through
+// its lineage (Options.Lineage; without it, indexed again as the
+// branch's), and a deleted session is forgotten. Wrap the store a server or
 // an agent writes through, and every turn of every session becomes
 // searchable across sessions (Scope) with no other call.
 //
@@ -173,8 +174,11 @@ func errNoFeed(st store.Store) error {
 }
 
 // Create creates a session; a branch is indexed with the history it
-// inherits, as Indexer.Backfill would index it (by the follower, with a
-// feed).
+// inherits, as Indexer.Backfill would index it: by the follower, with a
+// feed, unless the index finds that history through the branch's
+// lineage (Options.Lineage); without a feed always (the copies are what
+// the branch is found with once its parent is deleted, which a store
+// without a feed does not report).
 func (s *IndexedStore) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
 	sess, err := s.Store.Create(ctx, req)
 	if err != nil || sess.ParentID == "" {

@@ -96,9 +96,9 @@ type ChangeKind string
 // Change kinds.
 const (
 	// ChangeAppend is an entry appended to a session's log, by Append or
-	// Import. A backend may also record the entries Delete copies from a
-	// deleted session into its branches (they were already visible
-	// there).
+	// Import, or an entry Delete copied from a deleted session into a
+	// branch of it: visible there before, it is now the branch's own
+	// (see Segmenter).
 	ChangeAppend ChangeKind = "append"
 	// ChangeFork is a branch created: it inherits its parent's log up to
 	// Seq (its ForkSeq), which is now part of its own visible log.

@@ -347,3 +347,26 @@ const (
 // agentmem.ErrUnavailable: a server whose store is closed is shutting
 // down, and the call may succeed on another instance or after a restart.
 var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)
+
+// A Segment is a run of a session's visible log held in the log of
+// Session (the session itself, or a session it inherits from): the
+// entries with After < Seq <= Through. Through is 0 for the session's own
+// segment, which has no upper bound.
+type Segment struct {
+	Session        string
+	After, Through int64
+}
+
+// Segmenter is implemented by stores that tell where a session's visible
+// log is held (every backend of this module does). A branch reads its
+// history up to the fork point from its parent's log, which may read part
+// of it from its own parent's; Delete hands a deleted session's part to
+// its branches. Something derived from the logs, such as a recall index
+// holding each session's own entries once, finds a session's history
+// through its segments.
+type Segmenter interface {
+	// Segments returns the segments of the session's visible log, its
+	// own first, then older ones: disjoint runs of sequence numbers, in
+	// decreasing order. A missing or expired session is ErrNotFound.
+	Segments(ctx context.Context, tenant, id string) ([]Segment, error)
+}

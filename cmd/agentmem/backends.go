@@ -91,6 +91,9 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 		}}
 		fOpts.Embedder = emb
 	}
+	// A branch's inherited turns are indexed once, under the session
+	// that logged them; a search scoped to the branch follows its lineage.
+	rOpts.Lineage = recall.StoreLineage(st)
 	ix, err := recall.Open(ctx, storeURL, rOpts)
 	if err != nil {
 		return nil, failure{fmt.Errorf("opening the recall index: %w", err)}

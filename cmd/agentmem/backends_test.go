@@ -7,10 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 )
@@ -89,5 +93,99 @@ func TestMemoriesEmbedInTheBackground(t *testing.T) {
 	}
 	if _, err := openMemories(ctx, url, st, embedFlags{baseURL: srv.URL}, nil); err == nil {
 		t.Error("--embed-base-url without --embed-model accepted")
+	}
+}
+
+// A serving command's recall index finds a branch's inherited turns
+// through its lineage: a fork indexes nothing; a search scoped to the
+// branch finds the parent's documents up to the fork point, and none of
+// the parent's later turns; once the parent is deleted, the branch's own
+// copies (handed over by the store) are found instead. On SQLite and on
+// PostgreSQL.
+func TestMemoriesFollowLineage(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) {
+		memoriesFollowLineage(t, "sqlite://"+filepath.Join(t.TempDir(), "a.db"))
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		url := testenv.PostgresURL(t)
+		sep := "?"
+		if strings.Contains(url, "?") {
+			sep = "&"
+		}
+		memoriesFollowLineage(t, url+sep+"schema="+testenv.FreshSchema(t, url))
+	})
+}
+
+func memoriesFollowLineage(t *testing.T, url string) {
+	ctx := context.Background()
+	raw, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	m, err := openMemories(ctx, url, raw, embedFlags{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	st := m.indexedStore(raw, slog.New(slog.DiscardHandler))
+	defer st.Stop()
+	step := func(text string) agentmem.Step {
+		return &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
+	}
+	for _, c := range []struct {
+		id, parent string
+		fork       int64
+		texts      []string
+	}{
+		{"p", "", 0, []string{"the staging database", "the deploy key", "the parent's later turn"}},
+		{"b", "p", 2, []string{"the branch's own turn"}},
+	} {
+		if _, err := st.Create(ctx, store.CreateRequest{ID: c.id, ParentID: c.parent, ForkSeq: c.fork}); err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range c.texts {
+			if _, err := st.Append(ctx, store.AppendRequest{SessionID: c.id, Steps: []agentmem.Step{step(text)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	found := func(session, q string) []string {
+		t.Helper()
+		if err := st.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := m.recall.Search(ctx, recall.Query{Text: q, K: 5, Filter: recall.Scope(session, "", "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range hits {
+			if strings.Contains(h.Doc.Text, q) {
+				ids = append(ids, h.Doc.ID)
+			}
+		}
+		return ids
+	}
+	if got := found("b", "staging"); !slices.Equal(got, []string{"p#1"}) {
+		t.Errorf("branch search for an inherited turn: %v, want p#1", got)
+	}
+	if got := found("b", "later turn"); len(got) != 0 {
+		t.Errorf("branch search for the parent's turn after the fork: %v, want none", got)
+	}
+	if got := found("b", "own turn"); !slices.Equal(got, []string{"b#3"}) {
+		t.Errorf("branch search for its own turn: %v, want b#3", got)
+	}
+	if docs, err := m.recall.Get(ctx, "", "b#1"); err == nil {
+		t.Errorf("the fork indexed the inherited turn again: %+v", docs)
+	}
+	if err := st.Delete(ctx, "", "p"); err != nil {
+		t.Fatal(err)
+	}
+	if got := found("b", "staging"); !slices.Equal(got, []string{"b#1"}) {
+		t.Errorf("branch search after the parent's deletion: %v, want b#1", got)
+	}
+	if got := found("b", "deploy key"); !slices.Equal(got, []string{"b#2"}) {
+		t.Errorf("branch search after the parent's deletion: %v, want b#2", got)
 	}
 }

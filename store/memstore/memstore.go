@@ -295,6 +295,39 @@ func (st *Store) Get(ctx context.Context, tenant, id string) (*store.Session, er
 	return s.meta.Clone(), nil
 }
 
+// Segments implements store.Segmenter.
+func (st *Store) Segments(ctx context.Context, tenant, id string) ([]store.Segment, error) {
+	if err := store.ValidateKey(tenant, id); err != nil {
+		return nil, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	s, err := st.live(tenant, id, st.now())
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Segment
+	var upTo int64 // 0: no bound
+	for cur := s; cur != nil; cur = cur.parent {
+		var after int64
+		if cur.parent != nil {
+			after = cur.baseSeq
+		}
+		if upTo == 0 || upTo > after {
+			out = append(out, store.Segment{Session: cur.meta.ID, After: after, Through: upTo})
+		}
+		if cur.parent == nil || cur.baseSeq == 0 {
+			break
+		}
+		if upTo == 0 || cur.baseSeq < upTo {
+			upTo = cur.baseSeq
+		}
+	}
+	return out, nil
+}
+
 // List implements store.Store.
 func (st *Store) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
 	size, after, err := store.ValidateList(req)
@@ -367,6 +400,9 @@ func (st *Store) delete(s *session) {
 			own = append(own, e)
 		}
 		b.entries = append(own, b.entries...)
+		for _, e := range own { // now the branch's own (store.ChangeAppend)
+			st.feed.add(store.ChangeAppend, &b.meta, e.Seq, st.now())
+		}
 		b.parent = s.parent
 		if s.parent != nil {
 			b.baseSeq = min(s.baseSeq, b.baseSeq)

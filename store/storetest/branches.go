@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,6 +34,51 @@ func (e *env) wantLog(id string, want []string, what string) {
 
 func (s *suite) branchTests() []namedTest {
 	return []namedTest{
+		{"Segments", func(t *testing.T) {
+			e := s.open(t)
+			sg, ok := e.st.(store.Segmenter)
+			if !ok {
+				t.Skip("the store does not implement store.Segmenter")
+			}
+			segs := func(id string) string {
+				t.Helper()
+				got, err := sg.Segments(e.ctx, "", id)
+				if err != nil {
+					t.Fatalf("Segments(%s): %v", id, err)
+				}
+				return fmt.Sprint(got)
+			}
+			e.create(store.CreateRequest{ID: "g"})
+			e.appendSteps("g", steps("g", 3)...)
+			e.create(store.CreateRequest{ID: "p", ParentID: "g", ForkSeq: 2})
+			e.appendSteps("p", steps("p", 3)...) // seqs 3-5
+			e.create(store.CreateRequest{ID: "b", ParentID: "p", ForkSeq: 4})
+			e.appendSteps("b", steps("b", 1)...) // seq 5
+			e.create(store.CreateRequest{ID: "c", ParentID: "b", ForkSeq: 1})
+			for id, want := range map[string]string{
+				"g": "[{g 0 0}]",
+				"p": "[{p 2 0} {g 0 2}]",
+				"b": "[{b 4 0} {p 2 4} {g 0 2}]",
+				"c": "[{c 1 0} {g 0 1}]", // forked inside what b inherits from g
+			} {
+				if got := segs(id); got != want {
+					t.Errorf("Segments(%s) = %s, want %s", id, got, want)
+				}
+			}
+			// Deleting p hands its own part of b's history to b.
+			if err := e.st.Delete(e.ctx, "", "p"); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := segs("b"), "[{b 2 0} {g 0 2}]"; got != want {
+				t.Errorf("Segments(b) after p's deletion = %s, want %s", got, want)
+			}
+			if _, err := sg.Segments(e.ctx, "", "p"); !errors.Is(err, agentmem.ErrNotFound) {
+				t.Errorf("Segments of a deleted session: %v, want ErrNotFound", err)
+			}
+			if _, err := sg.Segments(e.ctx, "other-tenant", "g"); !errors.Is(err, agentmem.ErrNotFound) {
+				t.Errorf("Segments in another tenant: %v, want ErrNotFound", err)
+			}
+		}},
 		{"SeesParentUpToFork", func(t *testing.T) {
 			e := s.open(t)
 			ps := e.parentWith5("p")

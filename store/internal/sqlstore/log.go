@@ -369,3 +369,39 @@ func scanKinds(ctx context.Context, q sqldb.Querier, query string, fn func(int64
 		return nil
 	})
 }
+
+// Segments implements store.Segmenter, from the chain of bases segments
+// reads.
+func (s *Store) Segments(ctx context.Context, tenant, id string) ([]store.Segment, error) {
+	if err := store.ValidateKey(tenant, id); err != nil {
+		return nil, err
+	}
+	if err := s.checkText("tenant", tenant); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out []store.Segment
+	err := s.read(ctx, "segments", func(tx sqldb.Tx) error {
+		sess, err := s.loadSession(ctx, tx, tenant, id, "", now, false)
+		if err != nil {
+			return err
+		}
+		segs, err := segments(ctx, tx, sess)
+		if err != nil {
+			return err
+		}
+		out = make([]store.Segment, 0, len(segs))
+		for i := len(segs) - 1; i >= 0; i-- { // the session's own first
+			g := store.Segment{Session: segs[i].id, After: segs[i].lo, Through: segs[i].hi}
+			if g.Through == math.MaxInt64 {
+				g.Through = 0
+			}
+			out = append(out, g)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,152 @@
+package recall_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
+)
+
+// With Options.Lineage, a branch's inherited turns are indexed once,
+// under the session that logged them, and a search scoped to the branch
+// finds them through its lineage: windows and fork chains cross fork
+// points, turns the parent logged after the fork stay out, old copies of
+// inherited turns are not found twice, and when the parent is deleted
+// the branch's own copies (handed over by the store) take over; a
+// session created later under the parent's ID is no ancestor.
+func TestLineage(t *testing.T) {
+	ctx := context.Background()
+	var tick atomic.Int64
+	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0.Add(time.Duration(tick.Add(1)) * time.Second) }})
+	if recall.StoreLineage(noFeed{st}) != nil {
+		t.Error("StoreLineage of a store that does not tell its segments is not nil")
+	}
+	backend := recall.NewMemory(recall.MemoryOptions{})
+	ix := recall.New(backend, recall.Options{Lineage: recall.StoreLineage(st)})
+	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
+	defer is.Stop()
+
+	msg := func(text string) agentmem.Step {
+		return &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
+	}
+	create := func(id, parent string, forkSeq int64, texts ...string) {
+		t.Helper()
+		if _, err := is.Create(ctx, store.CreateRequest{ID: id, Tenant: "acme", ParentID: parent, ForkSeq: forkSeq}); err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			if _, err := is.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: id, Steps: []agentmem.Step{msg(text)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	search := func(session, q string, before, after int) []recall.Hit {
+		t.Helper()
+		if err := is.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: q, K: 10, Filter: recall.Scope(session, "", ""), Before: before, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	ids := func(docs []recall.Doc) []string {
+		out := make([]string, len(docs))
+		for i, d := range docs {
+			out[i] = d.ID
+		}
+		return out
+	}
+	// The hits that hold the word (the others are neighbours, which
+	// rank too).
+	holding := func(hits []recall.Hit, word string) []string {
+		var out []string
+		for _, h := range hits {
+			if strings.Contains(h.Doc.Text, word) {
+				out = append(out, h.Doc.ID)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	expect := func(session, q string, want ...string) {
+		t.Helper()
+		if got := holding(search(session, q, 0, 0), q); !slices.Equal(got, want) {
+			t.Errorf("search %s for %q: %v, want %v", session, q, got, want)
+		}
+	}
+
+	create("p", "", 0, "alpha apples", "beta bananas", "gamma grapes", "delta dates")
+	create("b", "p", 2, "epsilon eggs")  // b: p#1, p#2, then b#3
+	create("c", "b", 3, "zeta zucchini") // c: p#1, p#2, b#3, then c#4
+	create("d", "p", 0, "eta eggplants") // forked at p's end: p#1-p#4, then d#5
+
+	// Nothing is indexed again for the branches.
+	if err := is.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := holding(searchAll(t, ix, "apples"), "apples"); !slices.Equal(got, []string{"p#1"}) {
+		t.Errorf("tenant-wide search for apples: %v, want p#1 once", got)
+	}
+	expect("b", "apples", "p#1")
+	expect("b", "grapes")        // logged by p after the fork
+	expect("b", "eggs", "b#3")   // the branch's own
+	expect("c", "apples", "p#1") // two forks up
+	expect("c", "eggs", "b#3")
+	expect("c", "zucchini", "c#4")
+	expect("d", "apples", "p#1")
+	expect("d", "grapes", "p#3")
+	expect("p", "eggs") // a parent does not see its branches
+	// A window is the branch's conversation across fork points.
+	hits := search("c", "eggs", 2, 1)
+	if len(hits) == 0 || hits[0].Doc.ID != "b#3" || !slices.Equal(ids(hits[0].Window), []string{"p#1", "p#2", "b#3", "c#4"}) {
+		t.Errorf("window around b#3 in c: %+v", hits)
+	}
+	hits = search("b", "bananas", 0, 2)
+	if len(hits) == 0 || hits[0].Doc.ID != "p#2" || !slices.Equal(ids(hits[0].Window), []string{"p#2", "b#3"}) {
+		t.Errorf("window around p#2 in b: %+v", hits)
+	}
+	// An index that copied inherited turns (as before Lineage) does not
+	// find them twice.
+	if err := ix.Upsert(ctx, recall.Doc{ID: "b#1", Tenant: "acme", Text: "alpha apples", Group: "b", Seq: 1, Metadata: map[string]string{recall.MetaSession: "b", recall.MetaStep: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	expect("b", "apples", "p#1")
+
+	// The parent deleted: the store hands its history to b, whose own
+	// documents then hold it.
+	if err := is.Delete(ctx, "acme", "p"); err != nil {
+		t.Fatal(err)
+	}
+	expect("b", "apples", "b#1")
+	expect("b", "bananas", "b#2")
+	expect("b", "grapes")
+	expect("c", "bananas", "b#2")
+	hits = search("c", "eggs", 2, 1)
+	if len(hits) == 0 || hits[0].Doc.ID != "b#3" || !slices.Equal(ids(hits[0].Window), []string{"b#1", "b#2", "b#3", "c#4"}) {
+		t.Errorf("window around b#3 in c, p deleted: %+v", hits)
+	}
+	// A new session under the parent's ID is unrelated to b.
+	create("p", "", 0, "alpha apples again")
+	expect("b", "apples", "b#1")
+	expect("p", "apples", "p#1")
+}
+
+// searchAll returns the tenant-wide hits for q.
+func searchAll(t *testing.T, ix *recall.Index, q string) []recall.Hit {
+	t.Helper()
+	hits, err := ix.Search(context.Background(), recall.Query{Tenant: "acme", Text: q, K: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hits
+}
