@@ -77,9 +77,11 @@ func (q *Queries) Filter(f recall.Filter, next int) (string, []any) {
 		conds = append(conds, `d.time < `+arg(q.db.Dialect().Time(f.Until)))
 	}
 	if len(f.Spans) > 0 {
+		// grp <> '' lets a generic plan use the partial index on
+		// (tenant, grp, seq), as Around's query does.
 		spans := make([]string, len(f.Spans))
 		for i, s := range f.Spans {
-			spans[i] = `(d.grp = ` + arg(s.Group) + ` AND d.seq > ` + arg(s.After)
+			spans[i] = `(d.grp = ` + arg(s.Group) + ` AND d.grp <> '' AND d.seq > ` + arg(s.After)
 			if s.Through != 0 {
 				spans[i] += ` AND d.seq <= ` + arg(s.Through)
 			}

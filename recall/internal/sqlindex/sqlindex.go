@@ -181,6 +181,25 @@ func (x *Index) Clear(ctx context.Context, tenant string, f recall.Filter) (int,
 		return 0, err
 	}
 	cond, args := x.q.Filter(f, 2)
+	// Nothing to remove is common (a session forgotten when it was
+	// deleted, then again when a follower of the log reaches its
+	// deletion): a read tells, without waiting for a write transaction
+	// (on SQLite, the one writer).
+	if err := x.g.Closed("clear"); err != nil {
+		return 0, err
+	}
+	rows, err := x.q.reader.Query(ctx, `SELECT 1 FROM recall_docs d WHERE d.tenant = $1`+cond+` LIMIT 1`, append([]any{tenant}, args...)...)
+	if err != nil {
+		return 0, x.g.Err("clear", err)
+	}
+	some := rows.Next()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, x.g.Err("clear", err)
+	}
+	if !some {
+		return 0, nil
+	}
 	return x.write(ctx, "clear", tenant, func(ctx context.Context, tx sqldb.Tx) (int, delta, error) {
 		return x.remove(ctx, tx, tenant, `true`+cond, args...)
 	})
