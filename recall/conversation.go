@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -167,9 +168,31 @@ func (x *Indexer) Forget(ctx context.Context, sess *store.Session) (int, error) 
 	return x.Index.Clear(ctx, sess.Tenant, Filter{Metadata: map[string]string{MetaSession: sess.ID}})
 }
 
+// inheritedThrough returns the last seq of a session's log found through
+// its lineage (0: none): what Backfill does not index again.
+func (x *Indexer) inheritedThrough(ctx context.Context, tenant, id string) (int64, error) {
+	if !x.lineage() {
+		return 0, nil
+	}
+	sg, ok := x.Store.(store.Segmenter)
+	if !ok {
+		return 0, nil
+	}
+	segs, err := sg.Segments(ctx, tenant, id)
+	if errors.Is(err, agentmem.ErrNotFound) || (err == nil && len(segs) == 0) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return segs[0].After, nil
+}
+
 // Backfill indexes every entry of the sessions the request lists (all
 // pages), as Add would have, and returns the number of documents
-// written. Indexing is idempotent, so it can run again after a crash.
+// written. Of a branch whose history the index finds through its lineage
+// (Options.Lineage, over a store.Segmenter), only the entries of its own
+// log. Indexing is idempotent, so it can run again after a crash.
 func (x *Indexer) Backfill(ctx context.Context, req store.ListRequest) (int, error) {
 	n := 0
 	for {
@@ -178,7 +201,16 @@ func (x *Indexer) Backfill(ctx context.Context, req store.ListRequest) (int, err
 			return n, err
 		}
 		for _, s := range page.Sessions {
-			resp, err := x.Store.Read(ctx, store.ReadRequest{Tenant: s.Tenant, SessionID: s.ID})
+			rr := store.ReadRequest{Tenant: s.Tenant, SessionID: s.ID}
+			if after, err := x.inheritedThrough(ctx, s.Tenant, s.ID); err != nil {
+				return n, fmt.Errorf("recall: backfill session %q: %w", s.ID, err)
+			} else if after > 0 {
+				rr.After = after // found through the session's lineage
+			}
+			resp, err := x.Store.Read(ctx, rr)
+			if errors.Is(err, agentmem.ErrNotFound) {
+				continue // deleted since it was listed
+			}
 			if err != nil {
 				return n, fmt.Errorf("recall: backfill session %q: %w", s.ID, err)
 			}

@@ -150,3 +150,46 @@ func searchAll(t *testing.T, ix *recall.Index, q string) []recall.Hit {
 	}
 	return hits
 }
+
+// Backfill into an index that follows lineages indexes each session's own
+// entries only: a branch's inherited history is its parent's documents.
+func TestBackfillFollowsLineage(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	for _, c := range []struct {
+		id, parent string
+		fork       int64
+		n          int
+	}{{"p", "", 0, 3}, {"b", "p", 2, 2}} {
+		if _, err := st.Create(ctx, store.CreateRequest{ID: c.id, Tenant: "acme", ParentID: c.parent, ForkSeq: c.fork}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range c.n {
+			step := &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("turn " + c.id + string(rune('a'+i)))}}
+			if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: c.id, Steps: []agentmem.Step{step}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, lineage := range []bool{true, false} {
+		var opts recall.Options
+		want := []string{"b#1", "b#2", "b#3", "b#4", "p#1", "p#2", "p#3"}
+		if lineage {
+			opts.Lineage = recall.StoreLineage(st)
+			want = []string{"b#3", "b#4", "p#1", "p#2", "p#3"}
+		}
+		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), opts)
+		n, err := (&recall.Indexer{Index: ix, Store: st}).Backfill(ctx, store.ListRequest{})
+		if err != nil || n != len(want) {
+			t.Fatalf("lineage %v: Backfill = %d, %v; want %d documents", lineage, n, err, len(want))
+		}
+		var got []string
+		for _, h := range searchAll(t, ix, "turn") {
+			got = append(got, h.Doc.ID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("lineage %v: indexed %v, want %v", lineage, got, want)
+		}
+	}
+}
