@@ -56,3 +56,65 @@ func largeDocumentCompression(t *testing.T, url string) {
 		t.Fatalf("search for %q: %d hits, want d1 with its %d bytes of text", words[1234], len(hits), len(text))
 	}
 }
+
+// TestGINPendingLists checks that the GIN indexes keep short pending lists
+// (migration 0003), on PostgreSQL and, in every shard, on Citus.
+func TestGINPendingLists(t *testing.T) { ginPendingLists(t, testenv.PostgresURL(t), false) }
+
+// TestGINPendingListsCitus is TestGINPendingLists on a Citus cluster.
+func TestGINPendingListsCitus(t *testing.T) { ginPendingLists(t, testenv.CitusURL(t), true) }
+
+func ginPendingLists(t *testing.T, url string, citus bool) {
+	schema := testenv.FreshSchema(t, url)
+	b, err := Open(context.Background(), url, Options{Schema: schema, PGVector: PGVectorOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	q := `SELECT c.relname || ' ' || coalesce(c.reloptions::text, '{}') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = '` + schema + `' AND (c.relname LIKE 'recall_docs_terms%' OR c.relname LIKE 'recall_docs_metadata%') ORDER BY 1`
+	var indexes []string
+	if citus {
+		// The shards' indexes, on the workers.
+		rows, err := b.pool.Query(ctx, `SELECT result FROM run_command_on_workers($1)`, `SELECT string_agg(x, '|') FROM (`+q+`) AS s (x)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var r string
+			if err := rows.Scan(&r); err != nil {
+				t.Fatal(err)
+			}
+			if r != "" {
+				indexes = append(indexes, strings.Split(r, "|")...)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		rows, err := b.pool.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var r string
+			if err := rows.Scan(&r); err != nil {
+				t.Fatal(err)
+			}
+			indexes = append(indexes, r)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(indexes) < 2 {
+		t.Fatalf("found %d GIN indexes of recall_docs (%v), want the terms' and the metadata's", len(indexes), indexes)
+	}
+	for _, ix := range indexes {
+		if !strings.Contains(ix, "gin_pending_list_limit=256") {
+			t.Errorf("index %s: want gin_pending_list_limit=256", ix)
+		}
+	}
+}
