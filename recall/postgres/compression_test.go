@@ -74,40 +74,27 @@ func ginPendingLists(t *testing.T, url string, citus bool) {
 	ctx := context.Background()
 	q := `SELECT c.relname || ' ' || coalesce(c.reloptions::text, '{}') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = '` + schema + `' AND (c.relname LIKE 'recall_docs_terms%' OR c.relname LIKE 'recall_docs_metadata%') ORDER BY 1`
-	var indexes []string
+	// On Citus, the shards' indexes, on the workers.
+	query, args := q, []any(nil)
 	if citus {
-		// The shards' indexes, on the workers.
-		rows, err := b.pool.Query(ctx, `SELECT result FROM run_command_on_workers($1)`, `SELECT string_agg(x, '|') FROM (`+q+`) AS s (x)`)
-		if err != nil {
+		query, args = `SELECT result FROM run_command_on_workers($1)`, []any{`SELECT string_agg(x, '|') FROM (` + q + `) AS s (x)`}
+	}
+	rows, err := b.pool.Query(ctx, query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexes []string
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var r string
-			if err := rows.Scan(&r); err != nil {
-				t.Fatal(err)
-			}
-			if r != "" {
-				indexes = append(indexes, strings.Split(r, "|")...)
-			}
+		if r != "" {
+			indexes = append(indexes, strings.Split(r, "|")...)
 		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		rows, err := b.pool.Query(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var r string
-			if err := rows.Scan(&r); err != nil {
-				t.Fatal(err)
-			}
-			indexes = append(indexes, r)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	if len(indexes) < 2 {
 		t.Fatalf("found %d GIN indexes of recall_docs (%v), want the terms' and the metadata's", len(indexes), indexes)

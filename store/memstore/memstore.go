@@ -281,33 +281,38 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 
 // Get implements store.Store.
 func (st *Store) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
-	if err := store.ValidateKey(tenant, id); err != nil {
-		return nil, err
-	}
-	if err := st.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer st.mu.Unlock()
-	s, err := st.live(tenant, id, st.now())
+	s, unlock, err := st.lockLive(ctx, tenant, id)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	return s.meta.Clone(), nil
+}
+
+// lockLive checks a session's key, locks the store and returns the live
+// session, with the function that unlocks the store.
+func (st *Store) lockLive(ctx context.Context, tenant, id string) (*session, func(), error) {
+	if err := store.ValidateKey(tenant, id); err != nil {
+		return nil, nil, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return nil, nil, err
+	}
+	s, err := st.live(tenant, id, st.now())
+	if err != nil {
+		st.mu.Unlock()
+		return nil, nil, err
+	}
+	return s, st.mu.Unlock, nil
 }
 
 // Segments implements store.Segmenter.
 func (st *Store) Segments(ctx context.Context, tenant, id string) ([]store.Segment, error) {
-	if err := store.ValidateKey(tenant, id); err != nil {
-		return nil, err
-	}
-	if err := st.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer st.mu.Unlock()
-	s, err := st.live(tenant, id, st.now())
+	s, unlock, err := st.lockLive(ctx, tenant, id)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []store.Segment
 	var upTo int64 // 0: no bound
 	for cur := s; cur != nil; cur = cur.parent {
