@@ -24,7 +24,7 @@ const (
 type SearchMemoryInput struct {
 	Query     string `json:"query" jsonschema:"what to look for, in a few words or a question, e.g. where does the user live"`
 	K         int    `json:"k,omitempty" jsonschema:"the most matching turns to return"`
-	SessionID string `json:"session_id,omitempty" jsonschema:"only the turns of this session"`
+	SessionID string `json:"session_id,omitempty" jsonschema:"only the turns of this session, as it sees them: for a branch, those it inherited too"`
 	UserID    string `json:"user_id,omitempty" jsonschema:"only the turns of this user's sessions"`
 	Agent     string `json:"agent,omitempty" jsonschema:"only the turns of this agent's sessions"`
 	Before    int    `json:"before,omitempty" jsonschema:"with each match, also return up to this many turns that came just before it in its session"`
