@@ -71,11 +71,21 @@ test("the client works in a browser, across origins", { skip }, async () => {
   const browser = spawn(
     chromium,
     ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", `--user-data-dir=${profile}`, `${origin}/`],
-    { stdio: "ignore" },
+    { stdio: ["ignore", "ignore", "pipe"] },
   );
+  // The end of Chromium's stderr, to say why it failed.
+  let stderr = "";
+  browser.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+  let timer;
   try {
-    const exited = new Promise((_, reject) => browser.once("exit", (code) => reject(new Error(`chromium exited with ${code}`))));
-    const out = await Promise.race([result, exited]);
+    // Chromium that cannot start, exits, or never runs the page fails
+    // the test rather than leaving it waiting.
+    const failed = new Promise((_, reject) => {
+      browser.once("error", (err) => reject(new Error(`chromium did not start: ${err.message}`)));
+      browser.once("exit", (code, signal) => reject(new Error(`chromium exited (${code ?? signal}) before the page reported:\n${stderr}`)));
+      timer = setTimeout(() => reject(new Error(`the page reported nothing within 60 s; chromium's stderr:\n${stderr}`)), 60_000);
+    });
+    const out = await Promise.race([result, failed]);
     assert.equal(out.error, undefined);
     assert.equal(out.created, "browser-1");
     assert.deepEqual(out.seqs, [1, 2]);
@@ -87,7 +97,8 @@ test("the client works in a browser, across origins", { skip }, async () => {
     ]);
     assert.equal(out.notFound, true);
   } finally {
-    if (browser.exitCode === null) {
+    clearTimeout(timer);
+    if (browser.pid !== undefined && browser.exitCode === null && browser.signalCode === null) {
       const gone = new Promise((r) => browser.once("exit", r));
       browser.kill("SIGTERM");
       await gone;
