@@ -396,6 +396,7 @@ func (st *Store) Delete(ctx context.Context, tenant, id string) error {
 
 // delete removes a session, detaching its branches. st.mu must be held.
 func (st *Store) delete(s *session) {
+	now := st.now()
 	for b := range s.branches {
 		var own []store.Entry
 		for _, e := range s.entries {
@@ -406,7 +407,7 @@ func (st *Store) delete(s *session) {
 		}
 		b.entries = append(own, b.entries...)
 		for _, e := range own { // now the branch's own (store.ChangeAppend)
-			st.feed.add(store.ChangeAppend, &b.meta, e.Seq, st.now())
+			st.feed.add(store.ChangeAppend, &b.meta, e.Seq, now)
 		}
 		b.parent = s.parent
 		if s.parent != nil {
@@ -421,7 +422,7 @@ func (st *Store) delete(s *session) {
 		delete(s.parent.branches, s)
 	}
 	delete(st.sessions, s.meta.Key())
-	st.feed.add(store.ChangeDelete, &s.meta, 0, st.now())
+	st.feed.add(store.ChangeDelete, &s.meta, 0, now)
 }
 
 // Append implements store.Store.
