@@ -281,8 +281,8 @@ func (tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQue
 }
 
 // lexicalSQL is Lexical's query and its arguments. Both forms read the
-// terms of the matching documents (unnested) for BM25's term frequencies,
-// with the tenant's document frequencies:
+// query's lexemes of the matching documents (queryLexemes) for BM25's
+// term frequencies, with the tenant's document frequencies:
 //
 //   - Without a filter, the document frequencies are counted from those
 //     same rows: one pass over the documents that hold a query term.
@@ -307,8 +307,8 @@ func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string) (str
 			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1
 		)`
 	const matching = `SELECT d.id, d.grp, d.seq, d.len, u.lexeme, cardinality(u.positions) AS tf
-			FROM recall_docs d, unnest(d.terms) u
-			WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3)`
+			FROM recall_docs d, unnest(` + queryLexemes + `) u
+			WHERE d.tenant = $1 AND d.terms @@ $2::tsquery`
 	const rank = `
 		GROUP BY d.id, d.grp, d.seq ORDER BY s DESC, d.id COLLATE "C" LIMIT $4`
 	cond, fargs := x.Filter(q.Filter, 6)
@@ -350,6 +350,16 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 // DocFreqs implements sqlindex.Dialect: each term's documents counted
 // through the tsvector's GIN index (the count Lexical's BM25 uses).
 func (tsv) DocFreqs(tenant string, terms []string) (string, []any) {
-	return `SELECT u.lexeme, count(*) FROM recall_docs d, unnest(d.terms) u
-		WHERE d.tenant = $1 AND d.terms @@ $2::tsquery AND u.lexeme = ANY($3) GROUP BY u.lexeme`, []any{tenant, tsquery(terms), terms}
+	return `SELECT u.lexeme, count(*) FROM recall_docs d, unnest(` + queryLexemes + `) u
+		WHERE d.tenant = $1 AND d.terms @@ $2::tsquery GROUP BY u.lexeme`, []any{tenant, tsquery(terms), terms}
 }
+
+// queryLexemes is the SQL of a document's terms (d.terms) cut to the
+// query's lexemes (the text array $3), with their positions: setweight
+// marks them (weight A; every stored lexeme has the default, D) and
+// ts_filter keeps the marked. A document's term frequencies are read from
+// that vector of a lexeme or two, not by unnesting the whole vector,
+// which built a row with two arrays for each of its lexemes: the most of
+// a search's time, 0.06 ms a document on an idle server against 0.01 ms
+// cut first.
+const queryLexemes = `ts_filter(setweight(d.terms, 'A', $3::text[]), '{a}')`
