@@ -33,6 +33,15 @@ func BenchmarkSearchScoped(b *testing.B) {
 	recalltest.BenchSearchScoped(b, benchBackend(b), 10_000)
 }
 
+// BenchmarkSearchScopedLong is BenchmarkSearchScoped over 5,000 turns of
+// 200 to 400 words (recalltest.BenchSearchScopedLong), as an agent's
+// steps with tool output are.
+//
+//	scripts/pg-start.sh go test -run '^$' -bench SearchScopedLong -benchtime 200x ./recall/postgres/
+func BenchmarkSearchScopedLong(b *testing.B) {
+	recalltest.BenchSearchScopedLong(b, benchBackend(b), 5_000)
+}
+
 // BenchmarkUpsert measures indexing one turn at a time into a tenant
 // that holds 10,000, by 1 and 16 writers (recalltest.BenchUpsert).
 func BenchmarkUpsert(b *testing.B) {

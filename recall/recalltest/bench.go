@@ -68,7 +68,14 @@ func (c *Corpus) Sentence(n int) string {
 
 // Docs returns n turns for a tenant, in conversations of 10 sessions of
 // 20 turns.
-func (c *Corpus) Docs(tenant string, n int) []recall.Doc {
+func (c *Corpus) Docs(tenant string, n int) []recall.Doc { return c.docs(tenant, n, 6, 30) }
+
+// LongDocs is Docs with turns of 200 to 400 words (1.5 to 3 kB), as an
+// agent's steps are: model output with tool calls and their results.
+func (c *Corpus) LongDocs(tenant string, n int) []recall.Doc { return c.docs(tenant, n, 200, 400) }
+
+// docs returns n turns of minWords to maxWords words.
+func (c *Corpus) docs(tenant string, n, minWords, maxWords int) []recall.Doc {
 	start := time.Date(2025, 1, 1, 9, 0, 0, 0, time.UTC)
 	docs := make([]recall.Doc, n)
 	for i := range docs {
@@ -82,7 +89,7 @@ func (c *Corpus) Docs(tenant string, n int) []recall.Doc {
 		docs[i] = recall.Doc{
 			ID:       fmt.Sprintf("%s#%d", group, turn+1),
 			Tenant:   tenant,
-			Text:     speaker + ": " + c.Sentence(6+c.rng.IntN(25)),
+			Text:     speaker + ": " + c.Sentence(minWords+c.rng.IntN(maxWords-minWords+1)),
 			Metadata: map[string]string{"session": group, "user": a},
 			Time:     start.Add(time.Duration(conv)*24*time.Hour + time.Duration(sess)*7*24*time.Hour + time.Duration(turn)*time.Minute),
 			Group:    group,
@@ -109,9 +116,19 @@ func BenchSearch(b *testing.B, backend recall.Backend, n int) { benchSearch(b, b
 // own history: its cost should follow the scope, not the tenant.
 func BenchSearchScoped(b *testing.B, backend recall.Backend, n int) { benchSearch(b, backend, n, true) }
 
+// BenchSearchScopedLong is BenchSearchScoped over n long turns
+// (Corpus.LongDocs), where reading a matching turn's terms costs more.
+func BenchSearchScopedLong(b *testing.B, backend recall.Backend, n int) {
+	c := NewCorpus(42)
+	benchSearchDocs(b, backend, c, c.LongDocs("bench", n), true)
+}
+
 func benchSearch(b *testing.B, backend recall.Backend, n int, scoped bool) {
 	c := NewCorpus(42)
-	docs := c.Docs("bench", n)
+	benchSearchDocs(b, backend, c, c.Docs("bench", n), scoped)
+}
+
+func benchSearchDocs(b *testing.B, backend recall.Backend, c *Corpus, docs []recall.Doc, scoped bool) {
 	for start := 0; start < len(docs); start += 1000 {
 		if err := backend.Upsert(bg, docs[start:min(start+1000, len(docs))]...); err != nil {
 			b.Fatal(err)

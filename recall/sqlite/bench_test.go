@@ -35,6 +35,17 @@ func BenchmarkSearchScoped(b *testing.B) {
 	recalltest.BenchSearchScoped(b, backend, 10_000)
 }
 
+// BenchmarkSearchScopedLong is BenchmarkSearchScoped over 5,000 turns
+// of 200 to 400 words (recalltest.BenchSearchScopedLong).
+func BenchmarkSearchScopedLong(b *testing.B) {
+	backend, err := Open(context.Background(), filepath.Join(b.TempDir(), "recall.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer backend.Close()
+	recalltest.BenchSearchScopedLong(b, backend, 5_000)
+}
+
 // BenchmarkUpsert measures indexing one turn at a time into a SQLite
 // file that holds 10,000, by 1 and 16 writers; see docs/benchmarks.md.
 func BenchmarkUpsert(b *testing.B) {
