@@ -30,6 +30,12 @@
 # by logical replication) and citus.shard_count = 4: every test creates its
 # tables in a schema of its own, and 4 shards per table (not Citus's default
 # 32) keep that fast while still spreading every table over both workers.
+# fsync is off (the cluster is thrown away) but synchronous_commit is not:
+# with it off, a shard move can lose a write acknowledged just before its
+# switch-over (Citus waits for the new placement to reach the source's
+# pg_current_wal_lsn(), the WAL *write* position, which an asynchronous
+# commit may not have reached yet), and TestCitusRebalance refuses such a
+# cluster (see docs/operations.md, Adding a worker).
 #
 # If this script is killed with SIGKILL nothing can clean up: stop the
 # leftover nodes with `pg_ctl -D /tmp/agentmem-citus.XXXXXX/NODE stop` (as
@@ -81,7 +87,6 @@ _citus_node() {
 		max_connections = 300
 		shared_buffers = 32MB
 		fsync = off
-		synchronous_commit = off
 		full_page_writes = off
 		citus.shard_count = 4
 	EOF

@@ -141,6 +141,18 @@
 // (SaveCursor) run on every shard; they serve the background follower,
 // not requests.
 //
+// Shards may move while the store runs (citus_rebalance_start; see
+// TestCitusRebalance): writes to a moving shard wait at the switch-over,
+// and reads go to the old placement until it. The workers must commit
+// synchronously (synchronous_commit on, PostgreSQL's default, or local,
+// remote_write, remote_apply): Citus ends a move once the new placement
+// has replayed the source's WAL up to pg_current_wal_lsn(), the WAL
+// write position, which a commit made with synchronous_commit off may
+// not have reached yet; such an append, acknowledged and read back, is
+// then lost with the old placement. The worker's setting is what counts
+// (Citus commits on the worker through its own connections), and the
+// store leaves it to the operator: docs/operations.md says how to check.
+//
 // # Connection poolers
 //
 // The store sets its schema as the search_path start-up parameter of each
