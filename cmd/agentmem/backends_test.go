@@ -189,3 +189,24 @@ func memoriesFollowLineage(t *testing.T, url string) {
 		t.Errorf("branch search after the parent's deletion: %v, want b#2", got)
 	}
 }
+
+// serve warns, at start, when the database acknowledges commits before
+// they are durable (synchronous_commit = off), and only then.
+func TestServeWarnsOfAsyncCommits(t *testing.T) {
+	url := testenv.PostgresURL(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	url += sep + "schema=" + testenv.FreshSchema(t, url)
+	const warning = "the database acknowledges commits before they are durable"
+
+	s := serve(t, nil, "--addr", "127.0.0.1:0", "--store", url)
+	if strings.Contains(s.log.String(), warning) {
+		t.Errorf("serve warned of asynchronous commits with synchronous_commit on:\n%s", s.log)
+	}
+	s = serve(t, nil, "--addr", "127.0.0.1:0", "--store", url+"&synchronous_commit=off")
+	if log := s.log.String(); !strings.Contains(log, warning) || !strings.Contains(log, "servers=server") {
+		t.Errorf("serve with synchronous_commit off did not warn, naming the server:\n%s", log)
+	}
+}

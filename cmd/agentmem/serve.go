@@ -186,6 +186,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		return failure{err}
 	}
 	defer st.Close()
+	warnAsyncCommits(ctx, a.log, st)
 	// Every step written to the store is indexed for recall, in the
 	// background, from the store's log.
 	indexed, mems, done, err := openIndexed(ctx, a, storeURL, st, f.embed)
@@ -361,4 +362,25 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// warnAsyncCommits logs a warning when the store's database acknowledges
+// commits before they are durable (postgres.Store.AsyncCommits): a crash,
+// or on Citus a shard move, can then lose acknowledged appends.
+func warnAsyncCommits(ctx context.Context, log *slog.Logger, st store.Store) {
+	c, ok := st.(interface {
+		AsyncCommits(context.Context) ([]string, error)
+	})
+	if !ok {
+		return
+	}
+	servers, err := c.AsyncCommits(ctx)
+	switch {
+	case err != nil:
+		log.Warn("could not read the database's synchronous_commit", "err", err)
+	case len(servers) > 0:
+		log.Warn("the database acknowledges commits before they are durable (synchronous_commit = off): "+
+			"a crash can lose acknowledged appends, and so can a Citus shard move; set synchronous_commit on "+
+			"(docs/operations.md, Storage: Durability)", "servers", strings.Join(servers, ","))
+	}
 }

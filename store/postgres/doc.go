@@ -151,7 +151,9 @@
 // not have reached yet; such an append, acknowledged and read back, is
 // then lost with the old placement. The worker's setting is what counts
 // (Citus commits on the worker through its own connections), and the
-// store leaves it to the operator: docs/operations.md says how to check.
+// store leaves it to the operator: Store.AsyncCommits names the servers
+// and workers that commit asynchronously (agentmem serve warns at start),
+// and docs/operations.md says how to check by hand.
 //
 // # Connection poolers
 //
