@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -356,7 +357,7 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 			if c.Session == nil || c.Entry == nil {
 				continue // gone since: nothing to index
 			}
-			if err := w.add(StepDocs(c.Session, *c.Entry)); err != nil {
+			if err := w.add(StepDocs(c.Session, *c.Entry), c.Entry.Kind == store.StepEntry); err != nil {
 				return err
 			}
 		case store.ChangeFork:
@@ -415,7 +416,7 @@ func (f *Follower) forked(ctx context.Context, w *docWriter, sess *store.Session
 			if e.Seq > upTo {
 				return nil
 			}
-			if err := w.add(StepDocs(resp.Session, e)); err != nil {
+			if err := w.add(StepDocs(resp.Session, e), e.Kind == store.StepEntry); err != nil {
 				return err
 			}
 			after = e.Seq
@@ -425,35 +426,78 @@ func (f *Follower) forked(ctx context.Context, w *docWriter, sess *store.Session
 }
 
 // docWriter collects documents per tenant and upserts them in bounded
-// groups; a later document with an ID already collected replaces it.
+// groups; a later document with an ID already collected replaces it,
+// except that a turn's first version never replaces another (add).
 type docWriter struct {
 	ctx     context.Context
 	f       *Follower
-	tenants []string           // in the order first seen
-	sets    map[string]*docSet // by tenant
+	tenants []string                   // in the order first seen
+	sets    map[string]*docSet         // by tenant
+	firsts  map[string]map[string]bool // by tenant: IDs collected as first versions
 	n       int
 	written int
 }
 
-func (w *docWriter) add(docs []Doc) error {
+// add collects docs. first says they are the first version of their
+// turns: a step entry's, which is logged before any amendment of the
+// step. A first version is dropped when a document of its turn is
+// already collected or indexed: that one is the same or an amendment. A
+// step's entry comes after its amendments only when a deleted parent
+// hands a branch the history the branch inherited, and the branch may
+// have amended one of those steps already (a tool's result for a call
+// its parent left pending); an index that followed the log from an
+// older cursor, or that was backfilled, also holds documents newer than
+// the entries it reads again.
+func (w *docWriter) add(docs []Doc, first bool) error {
 	if w.sets == nil {
-		w.sets = map[string]*docSet{}
+		w.sets, w.firsts = map[string]*docSet{}, map[string]map[string]bool{}
 	}
 	for _, d := range docs {
 		set := w.sets[d.Tenant]
 		if set == nil {
 			set = &docSet{}
 			w.sets[d.Tenant] = set
+			w.firsts[d.Tenant] = map[string]bool{}
 			w.tenants = append(w.tenants, d.Tenant)
+		}
+		if _, ok := set.at[d.ID]; ok && first {
+			continue
 		}
 		before := len(set.docs)
 		set.add(d)
 		w.n += len(set.docs) - before
+		if first {
+			w.firsts[d.Tenant][d.ID] = true
+		} else {
+			delete(w.firsts[d.Tenant], d.ID)
+		}
 	}
 	if w.n >= maxFlush {
 		return w.flush()
 	}
 	return nil
+}
+
+// indexed drops from docs the first versions whose turns the index
+// already holds.
+func (w *docWriter) indexed(tenant string, docs []Doc) ([]Doc, error) {
+	firsts := w.firsts[tenant]
+	if len(firsts) == 0 {
+		return docs, nil
+	}
+	ids := make([]string, 0, len(firsts))
+	for id := range firsts {
+		ids = append(ids, id)
+	}
+	have, err := w.f.x.Index.b.Get(w.ctx, tenant, ids...)
+	if err != nil || len(have) == 0 {
+		return docs, err
+	}
+	held := make(map[string]bool, len(have))
+	for _, d := range have {
+		held[d.ID] = true
+	}
+	return slices.DeleteFunc(docs, func(d Doc) bool { return firsts[d.ID] && held[d.ID] }), nil
 }
 
 // flush writes the documents collected. A group the index refuses as
@@ -462,8 +506,14 @@ func (w *docWriter) add(docs []Doc) error {
 // stop the feed.
 func (w *docWriter) flush() error {
 	for _, t := range w.tenants {
-		docs := w.sets[t].docs
-		err := w.f.x.Index.Upsert(w.ctx, docs...)
+		docs, err := w.indexed(t, w.sets[t].docs)
+		if err != nil {
+			return err
+		}
+		if len(docs) == 0 {
+			continue
+		}
+		err = w.f.x.Index.Upsert(w.ctx, docs...)
 		if errors.Is(err, agentmem.ErrInvalid) {
 			err = nil
 			for _, d := range docs {
@@ -479,7 +529,7 @@ func (w *docWriter) flush() error {
 		}
 		w.written += len(docs)
 	}
-	w.tenants, w.sets, w.n = nil, nil, 0
+	w.tenants, w.sets, w.firsts, w.n = nil, nil, nil, 0
 	return nil
 }
 

@@ -46,7 +46,11 @@ type Options struct {
 	// session's own documents only, and ranks them, and fills windows, as
 	// one conversation. Hits keep their documents' IDs and metadata: an
 	// inherited turn is found as its ancestor's document, with the step
-	// number it has in the branch too. A server sets StoreLineage.
+	// number it has in the branch too, unless a nearer session of the
+	// lineage holds a document of that turn (its amendment of the step):
+	// for each turn, the nearest session's document is the one found.
+	// The documents must be StepDocs' ("<session>#<seq>"). A server sets
+	// StoreLineage.
 	Lineage LineageFunc
 }
 
@@ -246,12 +250,14 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		if len(spans) > 1 || (len(spans) == 1 && spans[0].After > 0) {
 			// A branch: its conversation, over the documents of the
-			// sessions that logged its turns.
+			// sessions that logged its turns, and those each session
+			// holds of the turns it inherited (lineageView).
+			v := newLineageView(ix.b, id, spans)
 			f := q.Filter.Normalize()
 			delete(f.Metadata, MetaSession)
-			f.Spans = spans
+			f.Spans = v.reach
 			q.Filter = f
-			view := &Index{b: &lineageView{Backend: ix.b, as: id, spans: spans}, opts: ix.opts}
+			view := &Index{b: v, opts: ix.opts}
 			return view.search(ctx, q)
 		}
 	}

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -67,59 +68,119 @@ func segmentLineage(sg store.Segmenter) LineageFunc {
 // turn's neighbours and the group's weight cross fork points), and a
 // window around a turn of any of its spans is a window of the
 // conversation. Documents keep their own IDs and groups.
+//
+// A session may hold documents of turns it inherited: an amendment in
+// its own log of an inherited step (a tool's result sent to a branch for
+// a call its parent left pending) is indexed under the session, at the
+// step's number; so were copies of its whole inherited history, in
+// indexes written before lineage. Such a document is the session's view
+// of the turn, so for each turn the nearest session of the lineage that
+// holds a document of it wins: a search reaches every span's documents
+// from the first turn (reach), and drops a match that a nearer span
+// shadows.
 type lineageView struct {
 	Backend
 	as    string // the session searched
 	spans []Span // its lineage, the session's own span first
+	reach []Span // spans, each from the first turn
 }
 
-// asGroup presents matches of the lineage's spans as the session's.
-func (v *lineageView) asGroup(ms []Match) []Match {
+func newLineageView(b Backend, as string, spans []Span) *lineageView {
+	reach := make([]Span, len(spans))
+	for i, s := range spans {
+		reach[i] = Span{Group: s.Group, Through: s.Through}
+	}
+	return &lineageView{Backend: b, as: as, spans: spans, reach: reach}
+}
+
+// span returns the index of the nearest span of group, or -1.
+func (v *lineageView) span(group string) int {
+	return slices.IndexFunc(v.spans, func(s Span) bool { return s.Group == group })
+}
+
+// holds reports whether group is one of the lineage's.
+func (v *lineageView) holds(group string) bool { return v.span(group) >= 0 }
+
+// visible drops the matches that a nearer span shadows (it holds a
+// document of the same turn) and presents the rest as the session's.
+// Documents are StepDocs': a session's document of turn n is "<session>#n".
+func (v *lineageView) visible(ctx context.Context, tenant string, ms []Match) ([]Match, error) {
+	var ids []string
+	for _, m := range ms {
+		for _, s := range v.spans[:max(v.span(m.Group), 0)] {
+			ids = append(ids, s.Group+"#"+seqString(m.Seq))
+		}
+	}
+	if len(ids) > 0 {
+		slices.Sort(ids)
+		docs, err := v.Backend.Get(ctx, tenant, slices.Compact(ids)...)
+		if err != nil {
+			return nil, err
+		}
+		if len(docs) > 0 {
+			shadow := make(map[string]bool, len(docs))
+			for _, d := range docs {
+				shadow[d.ID] = true
+			}
+			ms = slices.DeleteFunc(ms, func(m Match) bool {
+				return slices.ContainsFunc(v.spans[:max(v.span(m.Group), 0)], func(s Span) bool { return shadow[s.Group+"#"+seqString(m.Seq)] })
+			})
+		}
+	}
 	for i := range ms {
 		if ms[i].Group != "" && v.holds(ms[i].Group) {
 			ms[i].Group = v.as
 		}
 	}
-	return ms
-}
-
-func (v *lineageView) holds(group string) bool {
-	return slices.ContainsFunc(v.spans, func(s Span) bool { return s.Group == group })
+	return ms, nil
 }
 
 // Lexical implements Backend.
 func (v *lineageView) Lexical(ctx context.Context, q LexicalQuery) ([]Match, error) {
 	ms, err := v.Backend.Lexical(ctx, q)
-	return v.asGroup(ms), err
+	if err != nil {
+		return nil, err
+	}
+	return v.visible(ctx, q.Tenant, ms)
 }
 
 // Vector implements Backend.
 func (v *lineageView) Vector(ctx context.Context, q VectorQuery) ([]Match, error) {
 	ms, err := v.Backend.Vector(ctx, q)
-	return v.asGroup(ms), err
+	if err != nil {
+		return nil, err
+	}
+	return v.visible(ctx, q.Tenant, ms)
 }
 
 // Around implements Backend: around the session, or a group of its
-// lineage, it returns the conversation's documents from each span, in
-// Seq order (the spans hold disjoint runs of sequence numbers).
+// lineage, it returns the conversation's documents, in Seq order, each
+// turn's from the nearest span that holds one.
 func (v *lineageView) Around(ctx context.Context, tenant, group string, from, to int64) ([]Doc, error) {
 	if group != v.as && !v.holds(group) {
 		return v.Backend.Around(ctx, tenant, group, from, to)
 	}
 	var out []Doc
-	for _, s := range slices.Backward(v.spans) { // oldest turns first
-		lo, hi := max(from, s.After+1), to
+	taken := map[int64]bool{}
+	for _, s := range v.spans { // nearest first
+		hi := to
 		if s.Through != 0 {
 			hi = min(hi, s.Through)
 		}
-		if lo > hi {
+		if from > hi {
 			continue
 		}
-		docs, err := v.Backend.Around(ctx, tenant, s.Group, lo, hi)
+		docs, err := v.Backend.Around(ctx, tenant, s.Group, from, hi)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, docs...)
+		for _, d := range docs {
+			if !taken[d.Seq] {
+				taken[d.Seq] = true
+				out = append(out, d)
+			}
+		}
 	}
+	slices.SortFunc(out, func(a, b Doc) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, nil
 }

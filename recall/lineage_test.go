@@ -18,7 +18,8 @@ import (
 // under the session that logged them, and a search scoped to the branch
 // finds them through its lineage: windows and fork chains cross fork
 // points, turns the parent logged after the fork stay out, old copies of
-// inherited turns are not found twice, and when the parent is deleted
+// inherited turns are not found twice (a session's own document of a
+// turn is its view of it), and when the parent is deleted
 // the branch's own copies (handed over by the store) take over; a
 // session created later under the parent's ID is no ancestor.
 func TestLineage(t *testing.T) {
@@ -116,11 +117,17 @@ func TestLineage(t *testing.T) {
 		t.Errorf("window around p#2 in b: %+v", hits)
 	}
 	// An index that copied inherited turns (as before Lineage) does not
-	// find them twice.
+	// find them twice: the branch's copy is its turn.
 	if err := ix.Upsert(ctx, recall.Doc{ID: "b#1", Tenant: "acme", Text: "alpha apples", Group: "b", Seq: 1, Metadata: map[string]string{recall.MetaSession: "b", recall.MetaStep: "1"}}); err != nil {
 		t.Fatal(err)
 	}
-	expect("b", "apples", "p#1")
+	expect("b", "apples", "b#1")
+	expect("c", "apples", "b#1")
+	expect("d", "apples", "p#1")
+	hits = search("c", "eggs", 2, 1)
+	if len(hits) == 0 || hits[0].Doc.ID != "b#3" || !slices.Equal(ids(hits[0].Window), []string{"b#1", "p#2", "b#3", "c#4"}) {
+		t.Errorf("window around b#3 in c, with b's copy of turn 1: %+v", hits)
+	}
 
 	// The parent deleted: the store hands its history to b, whose own
 	// documents then hold it.
@@ -192,4 +199,112 @@ func TestBackfillFollowsLineage(t *testing.T) {
 			t.Errorf("lineage %v: indexed %v, want %v", lineage, got, want)
 		}
 	}
+}
+
+// A branch's amendment of a step it inherited (a tool's result for a call
+// its parent left pending, sent to the branch) is indexed under the
+// branch, at the step's number: a search scoped to the branch, or to a
+// branch of it, finds the branch's version of the turn and not the
+// parent's, before and after the parent amends the step its own way, and
+// after the parent is deleted; the parent's search finds its own.
+func TestLineageAmendedInheritedStep(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{Lineage: recall.StoreLineage(st)})
+	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
+	defer is.Stop()
+
+	msg := func(id, text string) *agentmem.MessageStep {
+		return &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: id}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
+	}
+	appendTo := func(session string, req store.AppendRequest) {
+		t.Helper()
+		req.Tenant, req.SessionID = "acme", session
+		if _, err := is.Append(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// amend replaces turn 1 of session (its step s1) by a copy with text.
+	amend := func(session, text string) {
+		t.Helper()
+		c := msg("s1", text)
+		c.Number = 1
+		appendTo(session, store.AppendRequest{Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c}}})
+	}
+	expect := func(session, q string, want ...string) {
+		t.Helper()
+		if err := is.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: q, K: 10, Filter: recall.Scope(session, "", "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			if strings.Contains(h.Doc.Text, q) {
+				got = append(got, h.Doc.ID)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("search %s for %q: %v, want %v", session, q, got, want)
+		}
+	}
+	for _, c := range []store.CreateRequest{{ID: "q"}} {
+		c.Tenant = "acme"
+		if _, err := is.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendTo("q", store.AppendRequest{Steps: []agentmem.Step{msg("s1", "kappa kiwis"), msg("s2", "lambda lemons")}})
+	for _, c := range []store.CreateRequest{{ID: "r", ParentID: "q", ForkSeq: 2}} {
+		c.Tenant = "acme"
+		if _, err := is.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	amend("r", "kappa kumquats")
+	if _, err := is.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "s", ParentID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+
+	expect("r", "kumquats", "r#1")
+	expect("r", "kiwis")
+	expect("r", "lemons", "q#2")
+	expect("s", "kumquats", "r#1")
+	expect("s", "kiwis")
+	expect("q", "kumquats")
+	expect("q", "kiwis", "q#1")
+
+	// The parent amends the turn its own way: the branch keeps its own.
+	amend("q", "kappa kaki")
+	expect("q", "kaki", "q#1")
+	expect("r", "kaki")
+	expect("r", "kumquats", "r#1")
+	expect("s", "kaki")
+
+	// A window in the branch takes each turn from the nearest session.
+	if err := is.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: "lemons", K: 1, Filter: recall.Scope("s", "", ""), Before: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || len(hits[0].Window) != 2 || hits[0].Window[0].ID != "r#1" || hits[0].Window[1].ID != "q#2" {
+		t.Errorf("window around q#2 in s: %+v", hits)
+	}
+
+	// The parent deleted: the store hands its history to r, whose feed
+	// then holds r's entries of turns 1 and 2 after its amendment of
+	// turn 1. The amendment stays what r's turn 1 is.
+	if err := is.Delete(ctx, "acme", "q"); err != nil {
+		t.Fatal(err)
+	}
+	expect("r", "kumquats", "r#1")
+	expect("r", "kiwis")
+	expect("r", "lemons", "r#2")
+	expect("s", "kumquats", "r#1")
+	expect("s", "lemons", "r#2")
 }

@@ -179,6 +179,26 @@ func memoriesFollowLineage(t *testing.T, url string) {
 	if docs, err := m.recall.Get(ctx, "", "b#1"); err == nil {
 		t.Errorf("the fork indexed the inherited turn again: %+v", docs)
 	}
+	// The branch amends its inherited turn 2: its version is the
+	// branch's, found in its search instead of the parent's.
+	r, err := st.Read(ctx, store.ReadRequest{SessionID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := agentmem.CloneStep(r.Entries[1].Step).(*agentmem.MessageStep)
+	c.Message.Content = agentmem.Text("the rotated deploy key")
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "b", Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := found("b", "rotated"); !slices.Equal(got, []string{"b#2"}) {
+		t.Errorf("branch search for its amendment of an inherited turn: %v, want b#2", got)
+	}
+	if got := found("b", "the deploy key"); len(got) != 0 {
+		t.Errorf("branch search for the parent's version of the turn it amended: %v, want none", got)
+	}
+	if got := found("p", "rotated"); len(got) != 0 {
+		t.Errorf("parent search for its branch's amendment: %v, want none", got)
+	}
 	if err := st.Delete(ctx, "", "p"); err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +207,9 @@ func memoriesFollowLineage(t *testing.T, url string) {
 	}
 	if got := found("b", "deploy key"); !slices.Equal(got, []string{"b#2"}) {
 		t.Errorf("branch search after the parent's deletion: %v, want b#2", got)
+	}
+	if got := found("b", "rotated"); !slices.Equal(got, []string{"b#2"}) {
+		t.Errorf("branch search for its amendment after the parent's deletion: %v, want b#2", got)
 	}
 }
 
