@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,8 +38,19 @@ func DropSchema(t testing.TB, url, name string) {
 		return
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
-		t.Errorf("drop schema %s: %v", name, err)
+	for attempt := 1; ; attempt++ {
+		_, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
+		// Dropping schemas that share a catalog row (pgvector's types,
+		// say) at once can fail with "tuple concurrently updated":
+		// another try goes through.
+		if err != nil && attempt < 5 && strings.Contains(err.Error(), "tuple concurrently updated") {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+		}
+		return
 	}
 }
 
