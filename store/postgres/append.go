@@ -48,12 +48,23 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 		if err == nil {
 			return resp, nil
 		}
-		if attempt < sqldb.MaxAttempts && pgdb.Retryable(err) && ctx.Err() == nil {
+		if attempt < sqldb.MaxAttempts && (pgdb.Retryable(err) || pgdb.IsUniqueViolation(err)) && ctx.Err() == nil {
 			continue
 		}
 		return nil, sqlstore.Err(s.Store, "append", err)
 	}
 }
+
+// An append retries a unique violation too (up to sqldb.MaxAttempts): an
+// entry numbered, or a step ID logged, by another appender of the
+// session that the row lock did not keep out. The lock keeps every other
+// appender out on PostgreSQL, but on Citus an append that locked the
+// session's row on a shard's old placement just before a move's
+// switch-over inserts on the new one, after appends the lock did not
+// see. The transaction wrote nothing, and the next attempt locks the
+// row where it is now and plans again, seeing those appends: the append
+// takes its turn, or is found already stored, instead of failing with
+// ErrConflict.
 
 // appendOnce runs Append's transaction once.
 func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, encoded [][]byte, now time.Time) (*store.AppendResponse, error) {

@@ -143,7 +143,11 @@
 //
 // Shards may move while the store runs (citus_rebalance_start; see
 // TestCitusRebalance): writes to a moving shard wait at the switch-over,
-// and reads go to the old placement until it. The workers must commit
+// and reads go to the old placement until it. An append that locked its
+// session's row on the old placement just before the switch-over inserts
+// on the new one, where another process's append to the same session may
+// have gone first; its insert then meets a unique violation, and the
+// append runs again (as it does after a deadlock), taking its turn. The workers must commit
 // synchronously (synchronous_commit on, PostgreSQL's default, or local,
 // remote_write, remote_apply): Citus ends a move once the new placement
 // has replayed the source's WAL up to pg_current_wal_lsn(), the WAL

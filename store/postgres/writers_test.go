@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -152,5 +153,62 @@ func appendExpecting(ctx context.Context, st store.Store, id string, step agentm
 			return 0, err
 		}
 		time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+	}
+}
+
+// TestAppendRetriesUniqueViolation: an append whose insert meets an entry
+// the session's row lock did not keep out (on Citus, one inserted on a
+// shard's new placement while the append locked the old; played here by
+// a trigger that fails the first insert with a unique violation) runs
+// its transaction again, and the step is stored once, instead of the
+// append failing with ErrConflict. A violation that lasts still fails,
+// with ErrConflict, after sqldb.MaxAttempts tries, and stores nothing.
+func TestAppendRetriesUniqueViolation(t *testing.T) {
+	st := openTest(t, Options{})
+	ctx := context.Background()
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	// The calls are counted by a sequence: a failing transaction rolls
+	// back whatever else the trigger writes.
+	execSQL(t, st, `CREATE SEQUENCE inject_calls`)
+	execSQL(t, st, `CREATE TABLE inject (fail_through bigint NOT NULL)`)
+	execSQL(t, st, `CREATE FUNCTION inject_unique() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF nextval('inject_calls') <= (SELECT fail_through FROM inject) THEN
+				RAISE EXCEPTION 'duplicate key value violates unique constraint "entries_pkey"' USING ERRCODE = 'unique_violation';
+			END IF;
+			RETURN NEW;
+		END $$`)
+	execSQL(t, st, `CREATE TRIGGER inject_unique BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION inject_unique()`)
+
+	// Two failures, then the insert goes through (sqldb.MaxAttempts is 3).
+	execSQL(t, st, `INSERT INTO inject VALUES (2)`)
+	resp, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{action("a1", "s")}})
+	if err != nil {
+		t.Fatalf("append after two unique violations: %v", err)
+	}
+	if resp.LastSeq != 1 {
+		t.Errorf("LastSeq %d, want 1", resp.LastSeq)
+	}
+	if n := queryInt(t, st, `SELECT last_value FROM inject_calls`); n != 3 {
+		t.Errorf("the insert ran %d times, want 3", n)
+	}
+
+	// Failures that outlast the tries: ErrConflict, nothing stored.
+	execSQL(t, st, `UPDATE inject SET fail_through = 1000`)
+	_, err = st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{action("a2", "s")}})
+	if !errors.Is(err, agentmem.ErrConflict) {
+		t.Errorf("append against a lasting unique violation: %v, want ErrConflict", err)
+	}
+	if n := queryInt(t, st, `SELECT last_value FROM inject_calls`); n != 3+sqldb.MaxAttempts {
+		t.Errorf("the insert ran %d times in all, want %d", n, 3+sqldb.MaxAttempts)
+	}
+	r, err := st.Read(ctx, store.ReadRequest{SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Entries) != 1 || r.Session.LastSeq != 1 {
+		t.Errorf("the log holds %d entries, last_seq %d; want a1 alone", len(r.Entries), r.Session.LastSeq)
 	}
 }
