@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem"
@@ -18,6 +19,25 @@ const (
 	MetaStep    = "step"
 	MetaKind    = "kind"
 )
+
+// MetaEntry is the metadata key StepDocs writes on the documents of an
+// amendment's copies: the sequence number of the compaction entry that
+// amended the step (the step's own document, made from its entry, has
+// none: its entry's number is its step's). A session's log amends a step
+// after logging it, so the document of the highest entry is the step as
+// the session has it now (see EntrySeq).
+const MetaEntry = "entry"
+
+// EntrySeq is the sequence number of the log entry d was made from: its
+// MetaEntry, or else its Seq.
+func EntrySeq(d *Doc) int64 {
+	if v, ok := d.Metadata[MetaEntry]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return d.Seq
+}
 
 // MaxObservationBytes is how much of a step's tool results and
 // observation StepDocs indexes: enough for what a tool found to be
@@ -45,14 +65,18 @@ const MaxObservationBytes = 2000
 // The document's ID is "<session>#<seq>", its Group the session and its
 // Seq the entry's sequence number, its Time the step's time (the entry's
 // when the step has none), and its metadata session, user, agent (when
-// set), step (the sequence number) and kind. It is a pure function, so a
+// set), step (the sequence number) and kind, and for an amendment's
+// copies entry (MetaEntry). It is a pure function, so a
 // server can call it on every append and a backfill gives the same
 // documents.
 func StepDocs(sess *store.Session, e store.Entry) []Doc {
 	if c := e.Compaction; e.Kind == store.CompactionEntry && c != nil && c.Amend && sess != nil {
 		var docs []Doc
 		for _, r := range c.Replaced {
-			docs = append(docs, StepDocs(sess, store.Entry{Seq: int64(r.Info().Number), Kind: store.StepEntry, Step: r, Time: e.Time})...)
+			for _, d := range StepDocs(sess, store.Entry{Seq: int64(r.Info().Number), Kind: store.StepEntry, Step: r, Time: e.Time}) {
+				d.Metadata[MetaEntry] = seqString(e.Seq)
+				docs = append(docs, d)
+			}
 		}
 		return docs
 	}

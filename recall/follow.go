@@ -357,7 +357,7 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 			if c.Session == nil || c.Entry == nil {
 				continue // gone since: nothing to index
 			}
-			if err := w.add(StepDocs(c.Session, *c.Entry), c.Entry.Kind == store.StepEntry); err != nil {
+			if err := w.add(StepDocs(c.Session, *c.Entry)); err != nil {
 				return err
 			}
 		case store.ChangeFork:
@@ -416,7 +416,7 @@ func (f *Follower) forked(ctx context.Context, w *docWriter, sess *store.Session
 			if e.Seq > upTo {
 				return nil
 			}
-			if err := w.add(StepDocs(resp.Session, e), e.Kind == store.StepEntry); err != nil {
+			if err := w.add(StepDocs(resp.Session, e)); err != nil {
 				return err
 			}
 			after = e.Seq
@@ -426,51 +426,40 @@ func (f *Follower) forked(ctx context.Context, w *docWriter, sess *store.Session
 }
 
 // docWriter collects documents per tenant and upserts them in bounded
-// groups; a later document with an ID already collected replaces it,
-// except that a turn's first version never replaces another (add).
+// groups. Of two documents with one ID, collected or indexed, the one
+// made from the later log entry (EntrySeq) is kept: a step's entry
+// comes after its amendments only when a deleted parent hands a branch
+// the history the branch inherited, and the branch may have amended one
+// of those steps already (a tool's result for a call its parent left
+// pending); and an index that follows the log again from an older
+// cursor, or was backfilled, holds documents newer than the entries it
+// reads again.
 type docWriter struct {
 	ctx     context.Context
 	f       *Follower
-	tenants []string                   // in the order first seen
-	sets    map[string]*docSet         // by tenant
-	firsts  map[string]map[string]bool // by tenant: IDs collected as first versions
+	tenants []string           // in the order first seen
+	sets    map[string]*docSet // by tenant
 	n       int
 	written int
 }
 
-// add collects docs. first says they are the first version of their
-// turns: a step entry's, which is logged before any amendment of the
-// step. A first version is dropped when a document of its turn is
-// already collected or indexed: that one is the same or an amendment. A
-// step's entry comes after its amendments only when a deleted parent
-// hands a branch the history the branch inherited, and the branch may
-// have amended one of those steps already (a tool's result for a call
-// its parent left pending); an index that followed the log from an
-// older cursor, or that was backfilled, also holds documents newer than
-// the entries it reads again.
-func (w *docWriter) add(docs []Doc, first bool) error {
+func (w *docWriter) add(docs []Doc) error {
 	if w.sets == nil {
-		w.sets, w.firsts = map[string]*docSet{}, map[string]map[string]bool{}
+		w.sets = map[string]*docSet{}
 	}
 	for _, d := range docs {
 		set := w.sets[d.Tenant]
 		if set == nil {
 			set = &docSet{}
 			w.sets[d.Tenant] = set
-			w.firsts[d.Tenant] = map[string]bool{}
 			w.tenants = append(w.tenants, d.Tenant)
 		}
-		if _, ok := set.at[d.ID]; ok && first {
+		if i, ok := set.at[d.ID]; ok && EntrySeq(&set.docs[i]) > EntrySeq(&d) {
 			continue
 		}
 		before := len(set.docs)
 		set.add(d)
 		w.n += len(set.docs) - before
-		if first {
-			w.firsts[d.Tenant][d.ID] = true
-		} else {
-			delete(w.firsts[d.Tenant], d.ID)
-		}
 	}
 	if w.n >= maxFlush {
 		return w.flush()
@@ -478,26 +467,25 @@ func (w *docWriter) add(docs []Doc, first bool) error {
 	return nil
 }
 
-// indexed drops from docs the first versions whose turns the index
-// already holds.
-func (w *docWriter) indexed(tenant string, docs []Doc) ([]Doc, error) {
-	firsts := w.firsts[tenant]
-	if len(firsts) == 0 {
-		return docs, nil
-	}
-	ids := make([]string, 0, len(firsts))
-	for id := range firsts {
-		ids = append(ids, id)
+// newer drops from docs those whose turns the index holds from a later
+// log entry.
+func (w *docWriter) newer(tenant string, docs []Doc) ([]Doc, error) {
+	ids := make([]string, len(docs))
+	for i := range docs {
+		ids[i] = docs[i].ID
 	}
 	have, err := w.f.x.Index.b.Get(w.ctx, tenant, ids...)
 	if err != nil || len(have) == 0 {
 		return docs, err
 	}
-	held := make(map[string]bool, len(have))
-	for _, d := range have {
-		held[d.ID] = true
+	held := make(map[string]int64, len(have))
+	for i := range have {
+		held[have[i].ID] = EntrySeq(&have[i])
 	}
-	return slices.DeleteFunc(docs, func(d Doc) bool { return firsts[d.ID] && held[d.ID] }), nil
+	return slices.DeleteFunc(docs, func(d Doc) bool {
+		seq, ok := held[d.ID]
+		return ok && seq > EntrySeq(&d)
+	}), nil
 }
 
 // flush writes the documents collected. A group the index refuses as
@@ -506,7 +494,7 @@ func (w *docWriter) indexed(tenant string, docs []Doc) ([]Doc, error) {
 // stop the feed.
 func (w *docWriter) flush() error {
 	for _, t := range w.tenants {
-		docs, err := w.indexed(t, w.sets[t].docs)
+		docs, err := w.newer(t, w.sets[t].docs)
 		if err != nil {
 			return err
 		}
@@ -529,7 +517,7 @@ func (w *docWriter) flush() error {
 		}
 		w.written += len(docs)
 	}
-	w.tenants, w.sets, w.firsts, w.n = nil, nil, nil, 0
+	w.tenants, w.sets, w.n = nil, nil, 0
 	return nil
 }
 

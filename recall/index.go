@@ -48,9 +48,10 @@ type Options struct {
 	// inherited turn is found as its ancestor's document, with the step
 	// number it has in the branch too, unless a nearer session of the
 	// lineage holds a document of that turn (its amendment of the step):
-	// for each turn, the nearest session's document is the one found.
-	// The documents must be StepDocs' ("<session>#<seq>"). A server sets
-	// StoreLineage.
+	// for each turn, the nearest session's document is the one found, and
+	// an ancestor's document made from an entry after the fork point (its
+	// later amendment, MetaEntry) is not. The documents must be StepDocs'
+	// ("<session>#<seq>"). A server sets StoreLineage.
 	Lineage LineageFunc
 }
 

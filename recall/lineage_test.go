@@ -268,6 +268,11 @@ func TestLineageAmendedInheritedStep(t *testing.T) {
 	if _, err := is.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "s", ParentID: "r"}); err != nil {
 		t.Fatal(err)
 	}
+	// u, forked from q too, never amends the turn.
+	if _, err := is.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "u", ParentID: "q", ForkSeq: 2}); err != nil {
+		t.Fatal(err)
+	}
+	expect("u", "kiwis", "q#1")
 
 	expect("r", "kumquats", "r#1")
 	expect("r", "kiwis")
@@ -277,12 +282,16 @@ func TestLineageAmendedInheritedStep(t *testing.T) {
 	expect("q", "kumquats")
 	expect("q", "kiwis", "q#1")
 
-	// The parent amends the turn its own way: the branch keeps its own.
+	// The parent amends the turn its own way: the branch keeps its own,
+	// and u, which forked before, does not see the parent's amendment
+	// (its version of the turn is gone from the index with it).
 	amend("q", "kappa kaki")
 	expect("q", "kaki", "q#1")
 	expect("r", "kaki")
 	expect("r", "kumquats", "r#1")
 	expect("s", "kaki")
+	expect("u", "kaki")
+	expect("u", "lemons", "q#2")
 
 	// A window in the branch takes each turn from the nearest session.
 	if err := is.Sync(ctx); err != nil {
@@ -307,4 +316,66 @@ func TestLineageAmendedInheritedStep(t *testing.T) {
 	expect("r", "lemons", "r#2")
 	expect("s", "kumquats", "r#1")
 	expect("s", "lemons", "r#2")
+}
+
+// When a deleted parent hands a branch its history, the parent's
+// amendments of a step before the fork come after the branch's own
+// amendment of it in the feed: the branch's stays its turn.
+func TestLineageHandoverKeepsBranchAmendment(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{Lineage: recall.StoreLineage(st)})
+	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
+	defer is.Stop()
+	amend := func(session, text string) {
+		t.Helper()
+		c := &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: "m1", Number: 1}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
+		if _, err := is.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: session, Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func(session, q string) []string {
+		t.Helper()
+		if err := is.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: q, K: 5, Filter: recall.Scope(session, "", "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range hits {
+			if strings.Contains(h.Doc.Text, q) {
+				ids = append(ids, h.Doc.ID)
+			}
+		}
+		return ids
+	}
+	if _, err := is.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	m1 := &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: "m1"}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("mu mangoes")}}
+	if _, err := is.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "x", Steps: []agentmem.Step{m1}}); err != nil {
+		t.Fatal(err)
+	}
+	amend("x", "mu melons") // entry 2 of x
+	if _, err := is.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "y", ParentID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := found("y", "melons"); !slices.Equal(got, []string{"x#1"}) {
+		t.Errorf("y, forked after x's amendment, finds %v for it, want x#1", got)
+	}
+	amend("y", "mu mulberries") // entry 3 of y
+	if got := found("y", "mulberries"); !slices.Equal(got, []string{"y#1"}) {
+		t.Errorf("y's amendment: %v, want y#1", got)
+	}
+	if err := is.Delete(ctx, "acme", "x"); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string][]string{"mulberries": {"y#1"}, "melons": nil, "mangoes": nil} {
+		if got := found("y", q); !slices.Equal(got, want) {
+			t.Errorf("after x's deletion, y finds %v for %q, want %v", got, q, want)
+		}
+	}
 }
