@@ -199,6 +199,18 @@ func memoriesFollowLineage(t *testing.T, url string) {
 	if got := found("p", "rotated"); len(got) != 0 {
 		t.Errorf("parent search for its branch's amendment: %v, want none", got)
 	}
+	// The parent amends turn 1 after the fork: not the branch's.
+	c1 := agentmem.CloneStep(r.Entries[0].Step).(*agentmem.MessageStep)
+	c1.Message.Content = agentmem.Text("the replica database")
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "p", Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := found("p", "replica"); !slices.Equal(got, []string{"p#1"}) {
+		t.Errorf("parent search for its amendment: %v, want p#1", got)
+	}
+	if got := found("b", "replica"); len(got) != 0 {
+		t.Errorf("branch search for its parent's amendment after the fork: %v, want none", got)
+	}
 	if err := st.Delete(ctx, "", "p"); err != nil {
 		t.Fatal(err)
 	}
