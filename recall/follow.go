@@ -470,9 +470,11 @@ func (w *docWriter) add(docs []Doc) error {
 // newer drops from docs those whose turns the index holds from a later
 // log entry.
 func (w *docWriter) newer(tenant string, docs []Doc) ([]Doc, error) {
-	ids := make([]string, len(docs))
+	ids := make([]string, 0, len(docs))
 	for i := range docs {
-		ids[i] = docs[i].ID
+		if CheckID(docs[i].ID) == nil { // Upsert reports the others
+			ids = append(ids, docs[i].ID)
+		}
 	}
 	have, err := w.f.x.Index.b.Get(w.ctx, tenant, ids...)
 	if err != nil || len(have) == 0 {

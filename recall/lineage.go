@@ -119,6 +119,8 @@ func (v *lineageView) visible(ctx context.Context, tenant string, ms []Match) ([
 			ids = append(ids, s.Group+"#"+seqString(m.Seq))
 		}
 	}
+	// An ID too long to be a document's names none.
+	ids = slices.DeleteFunc(ids, func(id string) bool { return CheckID(id) != nil })
 	if len(ids) > 0 {
 		slices.Sort(ids)
 		docs, err := v.Backend.Get(ctx, tenant, slices.Compact(ids)...)
