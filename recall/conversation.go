@@ -29,12 +29,11 @@ const (
 const MetaEntry = "entry"
 
 // EntrySeq is the sequence number of the log entry d was made from: its
-// MetaEntry, or else its Seq.
+// MetaEntry when that is 1 to 18 decimal digits, or else its Seq.
 func EntrySeq(d *Doc) int64 {
-	if v, ok := d.Metadata[MetaEntry]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
+	if v, ok := d.Metadata[MetaEntry]; ok && len(v) >= 1 && len(v) <= 18 && strings.Trim(v, "0123456789") == "" {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
 	}
 	return d.Seq
 }

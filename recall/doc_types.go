@@ -99,7 +99,9 @@ type Filter struct {
 }
 
 // A Span is a run of one group's documents: those of Group with
-// After < Seq <= Through (no upper bound when Through is 0).
+// After < Seq <= Through (no upper bound when Through is 0), made from
+// log entries up to Through (EntrySeq): a session's amendment of a turn
+// after the span's end is not in it.
 type Span struct {
 	Group          string
 	After, Through int64
@@ -108,10 +110,18 @@ type Span struct {
 // MaxSpans is the most spans a Filter may hold.
 const MaxSpans = 64
 
-// Holds reports whether the span holds a document of group at seq.
+// Holds reports whether the span holds a document of group at seq made
+// from its step's own entry.
 func (s Span) Holds(group string, seq int64) bool {
 	return group == s.Group && seq > s.After && (s.Through == 0 || seq <= s.Through)
 }
+
+// holdsDoc reports whether the span holds d.
+func (s Span) holdsDoc(d *Doc) bool { return s.Holds(d.Group, d.Seq) && s.holdsEntry(EntrySeq(d)) }
+
+// holdsEntry reports whether the span's session logged entry before the
+// span ends.
+func (s Span) holdsEntry(entry int64) bool { return s.Through == 0 || entry <= s.Through }
 
 // Match reports whether d passes the filter.
 func (f Filter) Match(d *Doc) bool {
@@ -129,7 +139,7 @@ func (f Filter) Match(d *Doc) bool {
 	if !f.Until.IsZero() && !d.Time.Before(f.Until) {
 		return false
 	}
-	if len(f.Spans) > 0 && !slices.ContainsFunc(f.Spans, func(s Span) bool { return s.Holds(d.Group, d.Seq) }) {
+	if len(f.Spans) > 0 && !slices.ContainsFunc(f.Spans, func(s Span) bool { return s.holdsDoc(d) }) {
 		return false
 	}
 	return true

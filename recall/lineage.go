@@ -101,21 +101,17 @@ func (v *lineageView) span(group string) int {
 // holds reports whether group is one of the lineage's.
 func (v *lineageView) holds(group string) bool { return v.span(group) >= 0 }
 
-// visible drops the matches that the lineage does not see, and presents
-// the rest as the session's: a match that a nearer span shadows (it holds
-// a document of the same turn), and an ancestor's document made after
-// the fork point (its amendment of a turn the session inherited before
-// it: a tool's result the session never had). Documents are StepDocs':
-// a session's document of turn n is "<session>#n".
+// visible drops the matches that a nearer span shadows (it holds a
+// document of the same turn that is in it: made before that span ends),
+// and presents the rest as the session's. An ancestor's document made
+// after the fork point (its amendment of a turn the session inherited
+// before it: a tool's result the session never had) is not in its span
+// (Span), so the backend has left it out. Documents are StepDocs': a
+// session's document of turn n is "<session>#n".
 func (v *lineageView) visible(ctx context.Context, tenant string, ms []Match) ([]Match, error) {
 	var ids []string
 	for _, m := range ms {
-		i := v.span(m.Group)
-		if i <= 0 {
-			continue
-		}
-		ids = append(ids, m.ID)
-		for _, s := range v.spans[:i] {
+		for _, s := range v.spans[:max(v.span(m.Group), 0)] {
 			ids = append(ids, s.Group+"#"+seqString(m.Seq))
 		}
 	}
@@ -127,23 +123,18 @@ func (v *lineageView) visible(ctx context.Context, tenant string, ms []Match) ([
 		if err != nil {
 			return nil, err
 		}
-		held := make(map[string]int64, len(docs)) // ID: entry
-		for i := range docs {
-			held[docs[i].ID] = EntrySeq(&docs[i])
-		}
-		ms = slices.DeleteFunc(ms, func(m Match) bool {
-			i := v.span(m.Group)
-			if i <= 0 {
-				return false
+		if len(docs) > 0 {
+			held := make(map[string]int64, len(docs)) // ID: entry
+			for i := range docs {
+				held[docs[i].ID] = EntrySeq(&docs[i])
 			}
-			if entry, ok := held[m.ID]; ok && !v.spans[i].holdsEntry(entry) {
-				return true
-			}
-			return slices.ContainsFunc(v.spans[:i], func(s Span) bool {
-				entry, ok := held[s.Group+"#"+seqString(m.Seq)]
-				return ok && s.holdsEntry(entry)
+			ms = slices.DeleteFunc(ms, func(m Match) bool {
+				return slices.ContainsFunc(v.spans[:max(v.span(m.Group), 0)], func(s Span) bool {
+					entry, ok := held[s.Group+"#"+seqString(m.Seq)]
+					return ok && s.holdsEntry(entry)
+				})
 			})
-		})
+		}
 	}
 	for i := range ms {
 		if ms[i].Group != "" && v.holds(ms[i].Group) {
@@ -152,10 +143,6 @@ func (v *lineageView) visible(ctx context.Context, tenant string, ms []Match) ([
 	}
 	return ms, nil
 }
-
-// holdsEntry reports whether the span's session logged entry before the
-// span ends.
-func (s Span) holdsEntry(entry int64) bool { return s.Through == 0 || entry <= s.Through }
 
 // Lexical implements Backend.
 func (v *lineageView) Lexical(ctx context.Context, q LexicalQuery) ([]Match, error) {

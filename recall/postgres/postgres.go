@@ -256,6 +256,12 @@ func (tsv) MetadataCond(meta map[string]string, arg func(any) string) string {
 	return `d.metadata @> ` + arg(string(j)) + `::jsonb`
 }
 
+// EntryAtMost implements sqlindex.Dialect.
+func (tsv) EntryAtMost(through string) string {
+	e := `(d.metadata->>'` + recall.MetaEntry + `')`
+	return `(CASE WHEN ` + e + ` ~ '^[0-9]{1,18}$' THEN ` + e + `::bigint ELSE d.seq END) <= ` + through
+}
+
 // Lexical implements sqlindex.Dialect: the tsvector's GIN index finds
 // the documents holding a query term, and BM25 is computed in SQL exactly
 // as the in-memory backend computes it (k1 = 1.2, b = 0.75, idf = ln(1 +

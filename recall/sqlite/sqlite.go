@@ -252,6 +252,12 @@ func (fts) MetadataCond(meta map[string]string, arg func(any) string) string {
 	return strings.Join(conds, " AND ")
 }
 
+// EntryAtMost implements sqlindex.Dialect.
+func (fts) EntryAtMost(through string) string {
+	const e = `json_extract(d.metadata, '$.` + recall.MetaEntry + `')`
+	return `(CASE WHEN typeof(` + e + `) = 'text' AND length(` + e + `) BETWEEN 1 AND 18 AND ` + e + ` NOT GLOB '*[^0-9]*' THEN CAST(` + e + ` AS INTEGER) ELSE d.seq END) <= ` + through
+}
+
 // phrases is an FTS5 OR of terms, each a quoted phrase.
 func phrases(terms []string) string {
 	q := make([]string, len(terms))

@@ -83,7 +83,8 @@ func (q *Queries) Filter(f recall.Filter, next int) (string, []any) {
 		for i, s := range f.Spans {
 			spans[i] = `(d.grp = ` + arg(s.Group) + ` AND d.grp <> '' AND d.seq > ` + arg(s.After)
 			if s.Through != 0 {
-				spans[i] += ` AND d.seq <= ` + arg(s.Through)
+				through := arg(s.Through)
+				spans[i] += ` AND d.seq <= ` + through + ` AND ` + q.d.EntryAtMost(through)
 			}
 			spans[i] += `)`
 		}

@@ -44,6 +44,11 @@ type Dialect interface {
 	// metadata holds every pair of meta (which is not empty); arg adds a
 	// query parameter and returns its placeholder.
 	MetadataCond(meta map[string]string, arg func(v any) string) string
+	// EntryAtMost is the condition on recall_docs d that the document was
+	// made from a log entry at most through (a placeholder): its metadata's
+	// recall.MetaEntry when that is 1 to 18 decimal digits, or else its
+	// seq (recall.EntrySeq).
+	EntryAtMost(through string) string
 	// Lexical is recall.Backend's Lexical for a checked query whose
 	// unique terms are terms (not empty).
 	Lexical(ctx context.Context, q *Queries, lq recall.LexicalQuery, terms []string) ([]recall.Match, error)
