@@ -209,12 +209,8 @@ func TestBackfillFollowsLineage(t *testing.T) {
 // after the parent is deleted; the parent's search finds its own.
 func TestLineageAmendedInheritedStep(t *testing.T) {
 	ctx := context.Background()
-	st := memstore.New(memstore.Options{})
-	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{Lineage: recall.StoreLineage(st)})
-	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
-	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
-	defer is.Stop()
-
+	lf := newLineageFixture(t)
+	is := lf.is
 	msg := func(id, text string) *agentmem.MessageStep {
 		return &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: id}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
 	}
@@ -225,29 +221,10 @@ func TestLineageAmendedInheritedStep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// amend replaces turn 1 of session (its step s1) by a copy with text.
-	amend := func(session, text string) {
-		t.Helper()
-		c := msg("s1", text)
-		c.Number = 1
-		appendTo(session, store.AppendRequest{Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c}}})
-	}
+	amend := func(session, text string) { t.Helper(); lf.amend(session, "s1", text) }
 	expect := func(session, q string, want ...string) {
 		t.Helper()
-		if err := is.Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
-		hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: q, K: 10, Filter: recall.Scope(session, "", "")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, h := range hits {
-			if strings.Contains(h.Doc.Text, q) {
-				got = append(got, h.Doc.ID)
-			}
-		}
-		if !slices.Equal(got, want) {
+		if got := lf.found(session, q); !slices.Equal(got, want) {
 			t.Errorf("search %s for %q: %v, want %v", session, q, got, want)
 		}
 	}
@@ -297,7 +274,7 @@ func TestLineageAmendedInheritedStep(t *testing.T) {
 	if err := is.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: "lemons", K: 1, Filter: recall.Scope("s", "", ""), Before: 1})
+	hits, err := lf.ix.Search(ctx, recall.Query{Tenant: "acme", Text: "lemons", K: 1, Filter: recall.Scope("s", "", ""), Before: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,35 +300,8 @@ func TestLineageAmendedInheritedStep(t *testing.T) {
 // amendment of it in the feed: the branch's stays its turn.
 func TestLineageHandoverKeepsBranchAmendment(t *testing.T) {
 	ctx := context.Background()
-	st := memstore.New(memstore.Options{})
-	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{Lineage: recall.StoreLineage(st)})
-	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
-	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
-	defer is.Stop()
-	amend := func(session, text string) {
-		t.Helper()
-		c := &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: "m1", Number: 1}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
-		if _, err := is.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: session, Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c}}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	found := func(session, q string) []string {
-		t.Helper()
-		if err := is.Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
-		hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: q, K: 5, Filter: recall.Scope(session, "", "")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, h := range hits {
-			if strings.Contains(h.Doc.Text, q) {
-				ids = append(ids, h.Doc.ID)
-			}
-		}
-		return ids
-	}
+	lf := newLineageFixture(t)
+	is, amend, found := lf.is, func(session, text string) { t.Helper(); lf.amend(session, "m1", text) }, lf.found
 	if _, err := is.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -378,4 +328,51 @@ func TestLineageHandoverKeepsBranchAmendment(t *testing.T) {
 			t.Errorf("after x's deletion, y finds %v for %q, want %v", got, q, want)
 		}
 	}
+}
+
+// lineageFixture is a store whose index follows lineages, for the tests
+// of amended turns: tenant "acme", message steps.
+type lineageFixture struct {
+	t  *testing.T
+	is *recall.IndexedStore
+	ix *recall.Index
+}
+
+func newLineageFixture(t *testing.T) *lineageFixture {
+	st := memstore.New(memstore.Options{})
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{Lineage: recall.StoreLineage(st)})
+	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
+	t.Cleanup(is.Stop)
+	return &lineageFixture{t: t, is: is, ix: ix}
+}
+
+// amend replaces turn 1 of session (its step stepID) by a copy with text.
+func (f *lineageFixture) amend(session, stepID, text string) {
+	f.t.Helper()
+	c := &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: stepID, Number: 1}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
+	if _, err := f.is.Append(context.Background(), store.AppendRequest{Tenant: "acme", SessionID: session, Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c}}}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// found returns the IDs of the hits holding q of a search scoped to
+// session, once the index has every write.
+func (f *lineageFixture) found(session, q string) []string {
+	f.t.Helper()
+	ctx := context.Background()
+	if err := f.is.Sync(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	hits, err := f.ix.Search(ctx, recall.Query{Tenant: "acme", Text: q, K: 10, Filter: recall.Scope(session, "", "")})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range hits {
+		if strings.Contains(h.Doc.Text, q) {
+			ids = append(ids, h.Doc.ID)
+		}
+	}
+	return ids
 }
