@@ -256,7 +256,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 			v := newLineageView(ix.b, id, spans)
 			f := q.Filter.Normalize()
 			delete(f.Metadata, MetaSession)
-			f.Spans = v.reach
+			f.Spans = v.spans
 			q.Filter = f
 			view := &Index{b: v, opts: ix.opts}
 			return view.search(ctx, q)

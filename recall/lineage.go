@@ -76,21 +76,21 @@ func segmentLineage(sg store.Segmenter) LineageFunc {
 // indexes written before lineage. Such a document is the session's view
 // of the turn, so for each turn the nearest session of the lineage that
 // holds a document of it wins: a search reaches every span's documents
-// from the first turn (reach), and drops a match that a nearer span
-// shadows.
+// from the first turn, and drops a match that a nearer span shadows.
 type lineageView struct {
 	Backend
 	as    string // the session searched
-	spans []Span // its lineage, the session's own span first
-	reach []Span // spans, each from the first turn
+	spans []Span // its lineage, the session's own span first, each from the first turn
 }
 
+// newLineageView returns the view of the session as's lineage, spans as
+// LineageFunc returns them.
 func newLineageView(b Backend, as string, spans []Span) *lineageView {
 	reach := make([]Span, len(spans))
 	for i, s := range spans {
 		reach[i] = Span{Group: s.Group, Through: s.Through}
 	}
-	return &lineageView{Backend: b, as: as, spans: spans, reach: reach}
+	return &lineageView{Backend: b, as: as, spans: reach}
 }
 
 // span returns the index of the nearest span of group, or -1.
@@ -184,7 +184,7 @@ func (v *lineageView) Around(ctx context.Context, tenant, group string, from, to
 			return nil, err
 		}
 		for _, d := range docs {
-			if !taken[d.Seq] && s.holdsEntry(EntrySeq(&d)) {
+			if !taken[d.Seq] && s.holdsDoc(&d) {
 				taken[d.Seq] = true
 				out = append(out, d)
 			}

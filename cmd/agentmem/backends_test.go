@@ -185,11 +185,16 @@ func memoriesFollowLineage(t *testing.T, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := agentmem.CloneStep(r.Entries[1].Step).(*agentmem.MessageStep)
-	c.Message.Content = agentmem.Text("the rotated deploy key")
-	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "b", Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c}}}); err != nil {
-		t.Fatal(err)
+	// amend replaces p's turn n, as session has it, by a copy with text.
+	amend := func(session string, n int, text string) {
+		t.Helper()
+		c := agentmem.CloneStep(r.Entries[n-1].Step).(*agentmem.MessageStep)
+		c.Message.Content = agentmem.Text(text)
+		if _, err := st.Append(ctx, store.AppendRequest{SessionID: session, Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c}}}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	amend("b", 2, "the rotated deploy key")
 	if got := found("b", "rotated"); !slices.Equal(got, []string{"b#2"}) {
 		t.Errorf("branch search for its amendment of an inherited turn: %v, want b#2", got)
 	}
@@ -200,11 +205,7 @@ func memoriesFollowLineage(t *testing.T, url string) {
 		t.Errorf("parent search for its branch's amendment: %v, want none", got)
 	}
 	// The parent amends turn 1 after the fork: not the branch's.
-	c1 := agentmem.CloneStep(r.Entries[0].Step).(*agentmem.MessageStep)
-	c1.Message.Content = agentmem.Text("the replica database")
-	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "p", Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{c1}}}); err != nil {
-		t.Fatal(err)
-	}
+	amend("p", 1, "the replica database")
 	if got := found("p", "replica"); !slices.Equal(got, []string{"p#1"}) {
 		t.Errorf("parent search for its amendment: %v, want p#1", got)
 	}
