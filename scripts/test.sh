@@ -209,14 +209,22 @@ install_pgvector() {
 		return 0
 	fi
 	local rc=0
-	"$REPO_ROOT/scripts/pgvector-install.sh" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+	# The source goes as the script's argument: PGVECTOR_SRC found in the
+	# vendor directory is this shell's variable, not the script's.
+	"$REPO_ROOT/scripts/pgvector-install.sh" ${PGVECTOR_SRC:+"$PGVECTOR_SRC"} 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
 	case $rc in
 	0)
 		if [[ -n ${PGVECTOR_SRC:-} ]]; then
 			export AGENTMEM_TEST_PGVECTOR=1
 		fi
 		;;
-	3) ;; # no source: the pgvector step below reports it
+	3)
+		# No source and the server lacks pgvector: in CI the real
+		# extension's tests must run, so that fails the run.
+		if in_ci; then
+			die "pgvector is not installed and there is no source (pgvector-*.tar.gz in ../shared/vendor, or PGVECTOR_SRC)"
+		fi
+		;;
 	*)
 		if in_ci; then
 			die "could not install pgvector from PGVECTOR_SRC=$PGVECTOR_SRC"
@@ -510,8 +518,15 @@ else
 	pgv=$("$psql" -X -A -t -d "$AGENTMEM_TEST_POSTGRES_URL" \
 		-c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'" 2>/dev/null || echo '?')
 	case $pgv in
-	1) step_info pgvector "available: recall/postgres tests the real extension too" ;;
+	1)
+		# The server has it: its tests must run, not skip.
+		export AGENTMEM_TEST_PGVECTOR=1
+		step_info pgvector "available: recall/postgres tests the real extension too"
+		;;
 	0)
+		if in_ci; then
+			die "the throwaway PostgreSQL server has no pgvector: CI must test the real extension"
+		fi
 		note "the server has no pgvector: TestPGVectorReal skips (the stand-in tests run);"
 		note "to test the real extension: PGVECTOR_SRC=<pgvector source tree or .tar.gz> ./scripts/test.sh"
 		step_warn pgvector "not installed: the real-pgvector tests skip"
