@@ -26,20 +26,31 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 // BenchmarkSearchScoped is BenchmarkSearch with each search scoped to
-// one session of 20 turns (recalltest.BenchSearchScoped).
+// one session of 20 turns (recalltest.BenchSearchScoped), over 10,000
+// turns or the number AGENTMEM_BENCH_SEARCH_DOCS says.
 //
 //	scripts/pg-start.sh go test -run '^$' -bench SearchScoped -benchtime 200x ./recall/postgres/
 func BenchmarkSearchScoped(b *testing.B) {
-	recalltest.BenchSearchScoped(b, benchBackend(b), 10_000)
+	recalltest.BenchSearchScoped(b, benchBackend(b), benchSearchDocs(10_000))
 }
 
 // BenchmarkSearchScopedLong is BenchmarkSearchScoped over 5,000 turns of
 // 200 to 400 words (recalltest.BenchSearchScopedLong), as an agent's
-// steps with tool output are.
+// steps with tool output are, or the number AGENTMEM_BENCH_SEARCH_DOCS
+// says.
 //
 //	scripts/pg-start.sh go test -run '^$' -bench SearchScopedLong -benchtime 200x ./recall/postgres/
 func BenchmarkSearchScopedLong(b *testing.B) {
-	recalltest.BenchSearchScopedLong(b, benchBackend(b), 5_000)
+	recalltest.BenchSearchScopedLong(b, benchBackend(b), benchSearchDocs(5_000))
+}
+
+// benchSearchDocs is the number of turns AGENTMEM_BENCH_SEARCH_DOCS says,
+// or else n.
+func benchSearchDocs(n int) int {
+	if v, err := strconv.Atoi(os.Getenv("AGENTMEM_BENCH_SEARCH_DOCS")); err == nil && v > 0 {
+		return v
+	}
+	return n
 }
 
 // BenchmarkUpsert measures indexing one turn at a time into a tenant
@@ -57,6 +68,19 @@ func BenchmarkUpsert(b *testing.B) {
 // 10,000 (recalltest.BenchUpsertBatch).
 func BenchmarkUpsertBatch(b *testing.B) {
 	recalltest.BenchUpsertBatch(b, benchBackend(b), 10_000, 256)
+}
+
+// BenchmarkUpsertBatchSearched is BenchmarkUpsertBatch after 256 scoped
+// searches (recalltest.BenchUpsertBatchSearched): the batches then keep
+// the rows of recall_df those searches gave their common terms.
+func BenchmarkUpsertBatchSearched(b *testing.B) {
+	backend := benchBackend(b)
+	recalltest.BenchUpsertBatchSearched(b, backend, 10_000, 256)
+	var rows int
+	if err := backend.pool.QueryRow(context.Background(), `SELECT count(*) FROM recall_df`).Scan(&rows); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(rows), "df-rows")
 }
 
 // benchBackend opens a backend, without pgvector, in a fresh schema.

@@ -11,16 +11,28 @@ import (
 
 // TestConformance runs the recalltest suite, each subtest in a fresh
 // schema; Reopen opens the same schema again.
-func TestConformance(t *testing.T) { conformance(t, testenv.PostgresURL(t)) }
+func TestConformance(t *testing.T) { conformance(t, testenv.PostgresURL(t), Options{}) }
+
+// TestConformanceDocFreqRows runs the recalltest suite with a row of
+// recall_df for every term a scoped search counts (dfRows, from one
+// document instead of DefaultDocFreqRows): the suite's searches, scores
+// included, must come out the same when their document frequencies are
+// read from rows that every later write keeps up to date.
+func TestConformanceDocFreqRows(t *testing.T) {
+	conformance(t, testenv.PostgresURL(t), Options{dfMin: 1})
+}
 
 // TestConformanceCitus runs the recalltest suite on a Citus cluster,
-// where recall's tables are distributed by tenant.
-func TestConformanceCitus(t *testing.T) { conformance(t, testenv.CitusURL(t)) }
+// where recall's tables are distributed by tenant, with rows of
+// recall_df for every term counted.
+func TestConformanceCitus(t *testing.T) { conformance(t, testenv.CitusURL(t), Options{dfMin: 1}) }
 
-func conformance(t *testing.T, url string) {
+func conformance(t *testing.T, url string, opts Options) {
 	schemas := map[recall.Backend]string{}
 	open := func(t *testing.T, schema string) recall.Backend {
-		b, err := Open(context.Background(), url, Options{Schema: schema, MaxConns: 8})
+		o := opts
+		o.Schema, o.MaxConns = schema, 8
+		b, err := Open(context.Background(), url, o)
 		if err != nil {
 			t.Fatal(err)
 		}

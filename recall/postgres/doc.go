@@ -11,6 +11,15 @@
 // two backends rank alike. The one approximation is the term frequency,
 // read from a lexeme's positions and so capped at 256.
 //
+// A search with a filter (a session's scope, say) reads each query
+// term's number of the tenant's documents from recall_df when the term
+// has a row there, and otherwise counts them through the GIN index; it
+// gives a row to each term it counted in at least DefaultDocFreqRows
+// documents, and every write of the tenant's documents keeps those rows
+// exact (see dfRows in df.go). Counting a common term read most of the
+// tenant's documents, so a scoped search used to cost more as the tenant
+// grew; with the rows it costs what its scope holds.
+//
 // Everything but the tsvector index, BM25 in SQL, the jsonb metadata
 // filter and pgvector is the recall index shared with the SQLite backend
 // (recall/internal/sqlindex, over internal/sqldb): the documents' rows,
@@ -68,7 +77,7 @@
 // # Citus
 //
 // On a Citus coordinator (a database with the citus extension) a new
-// schema's recall_docs and recall_tenants are distributed by tenant,
+// schema's recall_docs, recall_tenants and recall_df are distributed by tenant,
 // co-located with the session store's tables (see internal/migrate and
 // store/postgres): every search and every write names its tenant, so it
 // runs on one worker. pgvector must then be installed on every node;

@@ -29,7 +29,7 @@ var migrationFiles embed.FS
 // by tenant, co-located with the session store's: a search, and the
 // writes of one tenant, run on one worker.
 var migrations = migrate.MustLoad("recall", migrationFiles, "migrations").WithCitus(migrate.Citus{
-	Distributed: []string{"recall_tenants", "recall_docs"},
+	Distributed: []string{"recall_tenants", "recall_docs", "recall_df"},
 	Prepare: `ALTER TABLE recall_docs ALTER COLUMN tenant TYPE text COLLATE "C";
 		ALTER TABLE recall_tenants ALTER COLUMN tenant TYPE text COLLATE "C";`,
 })
@@ -69,9 +69,13 @@ type Options struct {
 	// parameter pgvector_hnsw sets it.
 	PGVectorHNSW bool
 	// Logger receives what the backend finds out about pgvector (at
-	// open, when it goes away, HNSW index builds); nil means
+	// open, when it goes away, HNSW index builds) and the failures to
+	// keep a searched term's document frequency (see dfRows); nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// dfMin, for tests, replaces DefaultDocFreqRows; negative: no rows.
+	dfMin int64
 }
 
 // BM25 parameters, the same as the in-memory backend's defaults.
@@ -122,7 +126,14 @@ func open(ctx context.Context, connString string, opts Options, probe prober) (*
 		db.Close()
 		return nil, err
 	}
-	p.Index = sqlindex.New(p.db, sqlindex.Config{Name: "recall/postgres", Dialect: tsv{}, Nearest: p.nearest})
+	dfMin := int64(DefaultDocFreqRows)
+	switch {
+	case opts.dfMin > 0:
+		dfMin = opts.dfMin
+	case opts.dfMin < 0:
+		dfMin = 0
+	}
+	p.Index = sqlindex.New(p.db, sqlindex.Config{Name: "recall/postgres", Dialect: tsv{df: newDFRows(dfMin, p.log)}, Nearest: p.nearest})
 	return p, nil
 }
 
@@ -136,9 +147,12 @@ func (p *Backend) Close() error {
 }
 
 // tsv is the PostgreSQL dialect of the index: the documents' terms in the
-// tsvector column terms (GIN-indexed), BM25 computed in SQL, and the
-// metadata filter a jsonb containment (GIN-indexed).
-type tsv struct{}
+// tsvector column terms (GIN-indexed), BM25 computed in SQL with the
+// document frequencies of the terms searched most kept in recall_df
+// (dfRows), and the metadata filter a jsonb containment (GIN-indexed).
+type tsv struct {
+	df *dfRows
+}
 
 // quoteLexeme quotes a lexeme for tsvector and tsquery input: verbatim,
 // with quotes and backslashes doubled.
@@ -200,8 +214,9 @@ const insertSQL = `INSERT INTO recall_docs (tenant, id, text, metadata, time, gr
 	FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[], $8::tsvector[], $9::integer[], $10::text[], $11::integer[], $12::float8[], $13::text[])
 		AS u (id, text, metadata, time, grp, seq, terms, len, embedding, dims, emb_norm, emb_model)`
 
-// Insert implements sqlindex.Dialect: the rows in one statement.
-func (tsv) Insert(ctx context.Context, _ *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
+// Insert implements sqlindex.Dialect: the rows in one statement, then
+// the rows of recall_df of the terms they hold (dfRows).
+func (t tsv) Insert(ctx context.Context, _ *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
 	n := len(docs)
 	var (
 		ids, texts, grps, models = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -225,8 +240,10 @@ func (tsv) Insert(ctx context.Context, _ *sqlindex.Queries, tx sqldb.Tx, docs []
 			embs[i], dims[i], norms[i] = &e, int32(len(d.Embedding)), recall.Norm(d.Embedding)
 		}
 	}
-	_, err := tx.Exec(ctx, insertSQL, docs[0].Tenant, ids, texts, metas, times, grps, seqs, tsvs, lens, embs, dims, norms, models)
-	return err
+	if _, err := tx.Exec(ctx, insertSQL, docs[0].Tenant, ids, texts, metas, times, grps, seqs, tsvs, lens, embs, dims, norms, models); err != nil {
+		return err
+	}
+	return t.df.added(ctx, tx, docs[0].Tenant, tsvs)
 }
 
 // realArray is the real[] literal of v: each float32 in the shortest form
@@ -243,10 +260,10 @@ func realArray(v []float32) string {
 	return string(append(b, '}'))
 }
 
-// Remove implements sqlindex.Dialect.
+// Remove implements sqlindex.Dialect, with the rows of recall_df of the
+// terms the documents held (removeSQL).
 func (tsv) Remove(ctx context.Context, tx sqldb.Tx, tenant, cond string, args []any) (n, length int64, err error) {
-	err = tx.QueryRow(ctx, `WITH gone AS (DELETE FROM recall_docs d WHERE d.tenant = $1 AND `+cond+` RETURNING d.len)
-		SELECT count(*), coalesce(sum(len), 0) FROM gone`, append([]any{tenant}, args...)...).Scan(&n, &length)
+	err = tx.QueryRow(ctx, removeSQL(cond), append([]any{tenant}, args...)...).Scan(&n, &length)
 	return n, length, err
 }
 
@@ -268,22 +285,46 @@ func (tsv) EntryAtMost(through string) string {
 // (N - df + 0.5) / (df + 0.5)), N, df and the average length counted over
 // the tenant's documents), from each lexeme's position count as the term
 // frequency (capped at 256).
-func (tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
-	query, args := lexicalSQL(x, q, terms)
+//
+// A scoped search also returns the terms it counted in at least
+// dfRows.min documents, and gives them rows of recall_df before it
+// returns (dfRows.add), so that the next searches read their counts.
+func (t tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
+	query, args := lexicalSQL(x, q, terms, t.df.min)
 	rows, err := x.Reader().Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []recall.Match
+	var (
+		out     []recall.Match
+		counted []string // terms to keep the document frequency of
+	)
 	for rows.Next() {
-		var m recall.Match
-		if err := rows.Scan(&m.ID, &m.Group, &m.Seq, &m.Score); err != nil {
+		var (
+			m  recall.Match
+			id *string // NULL on the rows of counted terms
+			// seq is NULL on those rows
+			seq *int64
+		)
+		if err := rows.Scan(&id, &m.Group, &seq, &m.Score); err != nil {
 			return nil, err
 		}
+		if id == nil {
+			counted = append(counted, m.Group)
+			continue
+		}
+		m.ID, m.Seq = *id, *seq
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if len(counted) > 0 {
+		t.df.add(ctx, x, q.Tenant, counted, termQueries(counted))
+	}
+	return out, nil
 }
 
 // lexicalSQL is Lexical's query and its arguments. Both forms read the
@@ -293,21 +334,27 @@ func (tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQue
 //   - Without a filter, the document frequencies are counted from those
 //     same rows: one pass over the documents that hold a query term.
 //   - With a filter (a session's scope, say), only the documents in scope
-//     are unnested, and each term's documents are counted through the GIN
-//     index (docFreqSQL), in a materialized CTE (inlined, the count ran
-//     once per joined row). Unnesting every matching document of the
-//     tenant, to apply the scope after, cost a scoped search on a common
-//     word 250 ms once the tenant had thousands of long documents (tool
-//     output: each tsvector detoasted), and made recall searches 95% of
-//     the database's time in bench load's mixed traffic. On short turns,
-//     the counts cost more than that one pass (BenchmarkSearchScoped: 62
-//     against 96 ms), which is why searches without a filter keep it.
+//     are unnested, and each term's documents are read from its row of
+//     recall_df or else counted through the GIN index (docFreqSQL), in a
+//     materialized CTE (inlined, the count ran once per joined row).
+//     Unnesting every matching document of the tenant, to apply the scope
+//     after, cost a scoped search on a common word 250 ms once the tenant
+//     had thousands of long documents (tool output: each tsvector
+//     detoasted), and made recall searches 95% of the database's time in
+//     bench load's mixed traffic. On short turns, the counts cost more
+//     than that one pass (BenchmarkSearchScoped: 62 against 96 ms, before
+//     recall_df), which is why searches without a filter keep it.
 //
 // With a filter, each document's terms are summed in one order (the
 // lexemes'), so that documents alike score alike to the last bit and ties
 // go by ID, as in the in-memory backend; without one, the plan already
 // sums them in the order unnest gives (and the sort costs 5–10%).
-func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string) (string, []any) {
+//
+// With a filter, a term's count is its row of recall_df when it has one
+// (dfRows), and after the matches, ordered, come rows (NULL, term, NULL,
+// count) of the terms without one counted in at least dfMin documents (0:
+// none), for Lexical to give rows.
+func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string, dfMin int64) (string, []any) {
 	bm25 := `sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * d.tf * ` + ftoa(k1+1) + ` / (d.tf + ` + ftoa(k1) + ` * (1 - ` + ftoa(b) + ` + ` + ftoa(b) + ` * d.len / st.avg))`
 	const stats = `WITH st AS (
 			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1
@@ -326,20 +373,29 @@ func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string) (str
 		SELECT d.id, d.grp, d.seq, ` + bm25 + `) AS s
 		FROM m d JOIN df USING (lexeme) CROSS JOIN st` + rank, []any{q.Tenant, tsquery(terms), terms, q.Limit}
 	}
+	minArg := "$" + strconv.Itoa(6+len(fargs))
 	return stats + `, df AS MATERIALIZED (` + docFreqSQL("$1", "$3", "$5") + `
 		), m AS (` + matching + cond + `
+		), top AS (
+			SELECT d.id, d.grp, d.seq, ` + bm25 + ` ORDER BY d.lexeme) AS s
+			FROM m d JOIN df USING (lexeme) CROSS JOIN st` + rank + `
 		)
-		SELECT d.id, d.grp, d.seq, ` + bm25 + ` ORDER BY d.lexeme) AS s
-		FROM m d JOIN df USING (lexeme) CROSS JOIN st` + rank, append([]any{q.Tenant, tsquery(terms), terms, q.Limit, termQueries(terms)}, fargs...)
+		SELECT id, grp, seq, s FROM (
+			SELECT 0 AS k, id, grp, seq, s FROM top
+			UNION ALL SELECT 1, NULL, lexeme, NULL, df FROM df WHERE counted AND ` + minArg + `::bigint > 0 AND df >= ` + minArg + `::bigint
+		) r ORDER BY k, s DESC, id COLLATE "C"`, append(append([]any{q.Tenant, tsquery(terms), terms, q.Limit, termQueries(terms)}, fargs...), dfMin)
 }
 
-// docFreqSQL selects (lexeme, df): for each of the terms (the text array
-// placeholder terms), the number of the tenant's documents that hold it,
-// counted through the GIN index by the term's own tsquery (queries, the
-// text array termQueries makes).
+// docFreqSQL selects (lexeme, df, counted): for each of the terms (the
+// text array placeholder terms), the number of the tenant's documents
+// that hold it, from its row of recall_df (dfRows), or else counted
+// (counted true) through the GIN index by the term's own tsquery
+// (queries, the text array termQueries makes).
 func docFreqSQL(tenant, terms, queries string) string {
-	return `SELECT u.lexeme, (SELECT count(*) FROM recall_docs c WHERE c.tenant = ` + tenant + ` AND c.terms @@ u.q::tsquery)::float8 AS df
-			FROM unnest(` + terms + `::text[], ` + queries + `::text[]) AS u (lexeme, q)`
+	return `SELECT u.lexeme, coalesce(f.df, (SELECT count(*) FROM recall_docs c WHERE c.tenant = ` + tenant + ` AND c.terms @@ u.q::tsquery))::float8 AS df,
+				f.df IS NULL AS counted
+			FROM unnest(` + terms + `::text[], ` + queries + `::text[]) AS u (lexeme, q)
+			LEFT JOIN recall_df f ON f.tenant = ` + tenant + ` AND f.lexeme = u.lexeme`
 }
 
 // termQueries is the tsquery literal of each term alone.

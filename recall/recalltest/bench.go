@@ -142,8 +142,9 @@ func benchSearchDocs(b *testing.B, backend recall.Backend, c *Corpus, docs []rec
 			queries[i].Filter = recall.Filter{Metadata: map[string]string{"session": docs[c.rng.IntN(len(docs))].Group}}
 		}
 	}
-	// Warm up caches (and SQLite's page cache) before measuring.
-	for _, q := range queries[:16] {
+	// Warm up caches (SQLite's page cache, the document frequencies
+	// recall/postgres keeps of searched terms) before measuring.
+	for _, q := range queries {
 		if _, err := ix.Search(bg, q); err != nil {
 			b.Fatal(err)
 		}
@@ -193,7 +194,29 @@ func BenchUpsert(b *testing.B, backend recall.Backend, n, writers int) {
 // recall.Follower indexes the log) into a tenant already holding n
 // turns, reporting the time per document (ns/doc) too.
 func BenchUpsertBatch(b *testing.B, backend recall.Backend, n, batch int) {
+	benchUpsertBatch(b, backend, n, batch, false)
+}
+
+// BenchUpsertBatchSearched is BenchUpsertBatch after 256 searches of the
+// tenant, each scoped to one of its sessions: a backend that keeps the
+// document frequencies of searched terms (recall/postgres) then has
+// them to keep up to date as it indexes.
+func BenchUpsertBatchSearched(b *testing.B, backend recall.Backend, n, batch int) {
+	benchUpsertBatch(b, backend, n, batch, true)
+}
+
+func benchUpsertBatch(b *testing.B, backend recall.Backend, n, batch int, searched bool) {
 	texts := seedUpsert(b, backend, n)
+	if searched {
+		c := NewCorpus(8)
+		ix := recall.New(backend, recall.Options{})
+		for i := range 256 {
+			f := recall.Filter{Metadata: map[string]string{"session": fmt.Sprintf("c%d-s%d", i%max(n/200, 1), i%10)}}
+			if _, err := ix.Search(bg, recall.Query{Tenant: "bench", Text: c.Query(), K: 10, Filter: f}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	docs := make([]recall.Doc, batch)
 	var next int64
 	b.ResetTimer()

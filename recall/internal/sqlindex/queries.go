@@ -30,6 +30,13 @@ const insertSQL = `INSERT INTO recall_docs (tenant, id, text, metadata, time, gr
 // Reader runs the Index's read queries (prepared once each on SQLite).
 func (q *Queries) Reader() sqldb.Querier { return q.reader }
 
+// Write runs fn in a write transaction of the Index's database. It
+// takes no lock of its own: fn takes the locks it needs (on PostgreSQL,
+// a tenant's writes of its documents hold its row of recall_tenants).
+func (q *Queries) Write(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
+	return q.db.Write(ctx, fn)
+}
+
 // InsertSQL is the statement that inserts a document's row of
 // recall_docs, with DocArgs.
 func (q *Queries) InsertSQL() string { return insertSQL }

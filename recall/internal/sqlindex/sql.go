@@ -19,8 +19,9 @@ type sqlText struct {
 	lock string
 	// addStats adds to a tenant's ($1) document count ($2) and total
 	// length ($3); dropStats deletes the statistics of a tenant left
-	// empty; readStats reads them; tenants lists the tenants with
-	// documents.
+	// empty (on PostgreSQL with its rows of recall_df, which its
+	// df_version, gone with its row, no longer vouches for); readStats
+	// reads them; tenants lists the tenants with documents.
 	addStats, dropStats, readStats, tenants string
 	// collate follows a text expression in an ORDER BY or a comparison
 	// to make it bytewise (SQLite's default; PostgreSQL's default
@@ -69,7 +70,7 @@ func textOf(d *sqldb.Dialect) *sqlText {
 			vecDest: func(v *vecScan) any { return &v.b },
 		}, "recall_stats")
 	}
-	return statsText(&sqlText{
+	s := statsText(&sqlText{
 		lock:     `INSERT INTO recall_tenants (tenant) VALUES ($1) ON CONFLICT (tenant) DO UPDATE SET n = recall_tenants.n`,
 		collate:  ` COLLATE "C"`,
 		noVector: `NULL::real[]`,
@@ -83,6 +84,9 @@ func textOf(d *sqldb.Dialect) *sqlText {
 		},
 		vecDest: func(v *vecScan) any { return &v.f },
 	}, "recall_tenants")
+	s.dropStats = `WITH gone AS (` + s.dropStats + ` RETURNING tenant)
+		DELETE FROM recall_df WHERE tenant = $1 AND EXISTS (SELECT 1 FROM gone)`
+	return s
 }
 
 // statsText sets the statements on the statistics table.
