@@ -68,10 +68,12 @@ type Backend interface {
 // Lucene's cutoff frequency: in a tenant of at least GateMinDocs
 // documents, only documents holding one of the gate terms (see GateTerms)
 // are candidates, and the commoner query terms add to their scores
-// without making candidates of their own. When no document holds a gate
-// term, every term makes candidates. A document holding only common
-// query terms rarely belongs in the top results; below GateMinDocs,
-// scoring is exhaustive.
+// without making candidates of their own. When no document that holds a
+// gate term passes the search's filter (a session's scope may hold none
+// of the tenant's rarer terms), every term makes candidates. A document
+// holding only common query terms rarely belongs in the top results;
+// below GateMinDocs, scoring is exhaustive. Every backend gates alike
+// (the conformance suite's Ranking/Gating).
 const (
 	GateMinDocs = 10_000
 	// GateBudget is the number of postings the gate terms may hold

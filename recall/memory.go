@@ -346,7 +346,10 @@ func (m *Memory) Lexical(ctx context.Context, q LexicalQuery) ([]Match, error) {
 	for _, term := range terms {
 		score(term, true)
 	}
-	generate := len(touched) == 0
+	// When no document the gate terms found passes the filter (a
+	// session's scope holds none of the rarer terms), the other terms
+	// make candidates too, as when the gate found none at all.
+	generate := !slices.ContainsFunc(touched, func(slot int32) bool { return f.Match(&t.slots[slot].doc) })
 	for _, term := range common {
 		score(term, generate)
 	}

@@ -6,19 +6,20 @@
 // (recall.Tokenize, the same analyzer as the other backends) are stored
 // verbatim as a tsvector with a GIN index, which finds the documents
 // holding a query term; BM25 is then computed in SQL exactly as the
-// in-memory backend computes it (Lucene's idf, k1 = 1.2, b = 0.75), with
+// in-memory backend computes it (Lucene's idf, k1 = 1.2, b = 0.75, its
+// candidate gating on the rarer query terms: see recall.GateTerms), with
 // the collection statistics of the tenant alone (recall_tenants), so the
 // two backends rank alike. The one approximation is the term frequency,
 // read from a lexeme's positions and so capped at 256.
 //
-// A search with a filter (a session's scope, say) reads each query
-// term's number of the tenant's documents from recall_df when the term
-// has a row there, and otherwise counts them through the GIN index; it
-// gives a row to each term it counted in at least DefaultDocFreqRows
-// documents, and every write of the tenant's documents keeps those rows
-// exact (see dfRows in df.go). Counting a common term read most of the
-// tenant's documents, so a scoped search used to cost more as the tenant
-// grew; with the rows it costs what its scope holds.
+// A search reads each query term's number of the tenant's documents
+// from recall_df when the term has a row there, and otherwise counts
+// them through the GIN index; it gives a row to each term it counted in
+// at least DefaultDocFreqRows documents, and every write of the tenant's
+// documents keeps those rows exact (see dfRows in df.go). Counting a
+// common term read most of the tenant's documents; with the rows and the
+// gating, a search reads the postings of its rarer terms and the
+// documents in its scope, not the tenant's.
 //
 // Everything but the tsvector index, BM25 in SQL, the jsonb metadata
 // filter and pgvector is the recall index shared with the SQLite backend

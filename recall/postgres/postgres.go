@@ -327,58 +327,74 @@ func (t tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQ
 	return out, nil
 }
 
-// lexicalSQL is Lexical's query and its arguments. Both forms read the
-// query's lexemes of the matching documents (queryLexemes) for BM25's
-// term frequencies, with the tenant's document frequencies:
+// lexicalSQL is Lexical's query and its arguments: BM25 with the
+// in-memory backend's candidate gating (recall.GateTerms), in one
+// statement.
 //
-//   - Without a filter, the document frequencies are counted from those
-//     same rows: one pass over the documents that hold a query term.
-//   - With a filter (a session's scope, say), only the documents in scope
-//     are unnested, and each term's documents are read from its row of
-//     recall_df or else counted through the GIN index (docFreqSQL), in a
-//     materialized CTE (inlined, the count ran once per joined row).
-//     Unnesting every matching document of the tenant, to apply the scope
-//     after, cost a scoped search on a common word 250 ms once the tenant
-//     had thousands of long documents (tool output: each tsvector
-//     detoasted), and made recall searches 95% of the database's time in
-//     bench load's mixed traffic. On short turns, the counts cost more
-//     than that one pass (BenchmarkSearchScoped: 62 against 96 ms, before
-//     recall_df), which is why searches without a filter keep it.
+//   - df: each query term's number of the tenant's documents, from its
+//     row of recall_df or else counted through the GIN index by the
+//     term's own tsquery (docFreqSQL), in a materialized CTE (inlined,
+//     the count ran once per joined row).
+//   - gate: in a tenant of recall.GateMinDocs documents or more, the
+//     rarest terms, as many as fit together in recall.GateBudget
+//     documents and at least the rarest (ties in the query's order);
+//     below, every term a document holds.
+//   - cand: the documents that hold a gate term and pass the filter;
+//     when there are none (a session's scope holds none of the rarer
+//     terms), those that hold any query term and pass it.
+//   - m: the query's lexemes of each candidate (queryLexemes) with their
+//     term frequencies, every query term scoring, the commoner ones too.
 //
-// With a filter, each document's terms are summed in one order (the
-// lexemes'), so that documents alike score alike to the last bit and ties
-// go by ID, as in the in-memory backend; without one, the plan already
-// sums them in the order unnest gives (and the sort costs 5–10%).
+// So a search reads the postings of its rarer terms and the documents in
+// its scope, however large the tenant and however common its other
+// terms. (Before, a search without a filter read every document that
+// held a query term, to count the terms' documents from those same rows;
+// one with a filter counted each term through the GIN index, which read
+// most of the tenant's documents for a common word.)
 //
-// With a filter, a term's count is its row of recall_df when it has one
-// (dfRows), and after the matches, ordered, come rows (NULL, term, NULL,
-// count) of the terms without one counted in at least dfMin documents (0:
-// none), for Lexical to give rows.
+// Each document's terms are summed in one order (the lexemes'), so that
+// documents alike score alike to the last bit and ties go by ID, as in
+// the in-memory backend.
+//
+// After the matches, ordered, come rows (NULL, term, NULL, count) of the
+// terms without a row of recall_df counted in at least dfMin documents
+// (0: none), for Lexical to give rows.
 func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string, dfMin int64) (string, []any) {
 	bm25 := `sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * d.tf * ` + ftoa(k1+1) + ` / (d.tf + ` + ftoa(k1) + ` * (1 - ` + ftoa(b) + ` + ` + ftoa(b) + ` * d.len / st.avg))`
-	const stats = `WITH st AS (
-			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1
-		)`
-	const matching = `SELECT d.id, d.grp, d.seq, d.len, u.lexeme, cardinality(u.positions) AS tf
-			FROM recall_docs d, unnest(` + queryLexemes + `) u
-			WHERE d.tenant = $1 AND d.terms @@ $2::tsquery`
-	const rank = `
-		GROUP BY d.id, d.grp, d.seq ORDER BY s DESC, d.id COLLATE "C" LIMIT $4`
 	cond, fargs := x.Filter(q.Filter, 6)
-	if cond == "" {
-		return stats + `, m AS (` + matching + `
-		), df AS (
-			SELECT lexeme, count(*)::float8 AS df FROM m GROUP BY lexeme
-		)
-		SELECT d.id, d.grp, d.seq, ` + bm25 + `) AS s
-		FROM m d JOIN df USING (lexeme) CROSS JOIN st` + rank, []any{q.Tenant, tsquery(terms), terms, q.Limit}
-	}
 	minArg := "$" + strconv.Itoa(6+len(fargs))
-	return stats + `, df AS MATERIALIZED (` + docFreqSQL("$1", "$3", "$5") + `
-		), m AS (` + matching + cond + `
+	// The gate's tsquery, made in the statement, is a value the planner
+	// cannot estimate. Without a filter the GIN index finds its
+	// documents. With one, the documents in scope are what to read
+	// first: the condition on every query term ($2, which the gate's
+	// terms are among) gives the planner the estimate that leads it to
+	// the filter's index, as when it was the only condition.
+	gated := `d.terms @@ (SELECT string_agg(q, ' | ')::tsquery FROM gate)`
+	if cond != "" {
+		gated = `d.terms @@ $2::tsquery AND ` + gated
+	}
+	return `WITH st AS (
+			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1
+		), df AS MATERIALIZED (` + docFreqSQL("$1", "$3", "$5") + `
+		), gate AS MATERIALIZED (
+			SELECT g.q FROM (
+				SELECT q, sum(df) OVER w AS run, row_number() OVER w AS rn FROM df WHERE df > 0 WINDOW w AS (ORDER BY df, i)
+			) g CROSS JOIN st
+			WHERE st.n < ` + strconv.Itoa(recall.GateMinDocs) + ` OR g.rn = 1 OR g.run <= ` + strconv.Itoa(recall.GateBudget) + `
+		), cand AS MATERIALIZED (
+			SELECT d.id, d.grp, d.seq, d.len, d.terms FROM recall_docs d
+			WHERE d.tenant = $1 AND ` + gated + cond + `
+		), m AS (
+			SELECT d.id, d.grp, d.seq, d.len, u.lexeme, cardinality(u.positions) AS tf
+			FROM (
+				SELECT * FROM cand
+				UNION ALL SELECT d.id, d.grp, d.seq, d.len, d.terms FROM recall_docs d
+				WHERE NOT EXISTS (SELECT 1 FROM cand) AND d.tenant = $1 AND d.terms @@ $2::tsquery` + cond + `
+			) d, unnest(` + queryLexemes + `) u
 		), top AS (
 			SELECT d.id, d.grp, d.seq, ` + bm25 + ` ORDER BY d.lexeme) AS s
-			FROM m d JOIN df USING (lexeme) CROSS JOIN st` + rank + `
+			FROM m d JOIN df USING (lexeme) CROSS JOIN st
+			GROUP BY d.id, d.grp, d.seq ORDER BY s DESC, d.id COLLATE "C" LIMIT $4
 		)
 		SELECT id, grp, seq, s FROM (
 			SELECT 0 AS k, id, grp, seq, s FROM top
@@ -386,15 +402,15 @@ func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string, dfMi
 		) r ORDER BY k, s DESC, id COLLATE "C"`, append(append([]any{q.Tenant, tsquery(terms), terms, q.Limit, termQueries(terms)}, fargs...), dfMin)
 }
 
-// docFreqSQL selects (lexeme, df, counted): for each of the terms (the
-// text array placeholder terms), the number of the tenant's documents
-// that hold it, from its row of recall_df (dfRows), or else counted
-// (counted true) through the GIN index by the term's own tsquery
-// (queries, the text array termQueries makes).
+// docFreqSQL selects (lexeme, q, i, df, counted): for each of the terms
+// (the text array placeholder terms, i its place in it), with its own
+// tsquery q (queries, the text array termQueries makes), the number of
+// the tenant's documents that hold it, from its row of recall_df
+// (dfRows), or else counted (counted true) through the GIN index.
 func docFreqSQL(tenant, terms, queries string) string {
-	return `SELECT u.lexeme, coalesce(f.df, (SELECT count(*) FROM recall_docs c WHERE c.tenant = ` + tenant + ` AND c.terms @@ u.q::tsquery))::float8 AS df,
+	return `SELECT u.lexeme, u.q, u.i, coalesce(f.df, (SELECT count(*) FROM recall_docs c WHERE c.tenant = ` + tenant + ` AND c.terms @@ u.q::tsquery))::float8 AS df,
 				f.df IS NULL AS counted
-			FROM unnest(` + terms + `::text[], ` + queries + `::text[]) AS u (lexeme, q)
+			FROM unnest(` + terms + `::text[], ` + queries + `::text[]) WITH ORDINALITY AS u (lexeme, q, i)
 			LEFT JOIN recall_df f ON f.tenant = ` + tenant + ` AND f.lexeme = u.lexeme`
 }
 

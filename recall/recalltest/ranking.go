@@ -135,6 +135,87 @@ func (s *suite) rankingTests() []test {
 				}
 			}
 		}},
+		{"Gating", func(t *testing.T) {
+			// A tenant of recall.GateMinDocs documents: candidates are
+			// gated on the rarer query terms (recall.GateTerms), on every
+			// backend as in memory, with and without a filter; a search
+			// scoped to a session whose documents hold no gate term makes
+			// candidates of the other terms' documents in the session.
+			b := s.backend(t)
+			mem := recall.NewMemory(recall.MemoryOptions{})
+			defer mem.Close()
+			c := NewCorpus(11)
+			docs := c.Docs("t", recall.GateMinDocs)
+			docs = append(docs[:len(docs)-1], recall.Doc{ID: "needle", Tenant: "t", Group: "elsewhere", Seq: 1,
+				Text: "zqneedle in a haystack", Metadata: map[string]string{"session": "elsewhere"}})
+			for start := 0; start < len(docs); start += 1000 {
+				upsert(t, b, docs[start:min(start+1000, len(docs))]...)
+				upsert(t, mem, docs[start:min(start+1000, len(docs))]...)
+			}
+			scope := recall.Filter{Metadata: map[string]string{"session": docs[0].Group}}
+			type query struct {
+				terms []string
+				f     recall.Filter
+			}
+			// A rare term held outside the scope only, and a common one
+			// held in it.
+			common := recall.Tokenize(docs[0].Text)[1]
+			queries := []query{
+				{recall.UniqueTerms(append(recall.Tokenize("zqneedle"), common)), recall.Filter{}},
+				{recall.UniqueTerms(append(recall.Tokenize("zqneedle"), common)), scope},
+			}
+			for i := range 60 {
+				q := query{terms: recall.UniqueTerms(recall.Tokenize(c.Query()))}
+				if i%2 == 1 {
+					q.f = recall.Filter{Metadata: map[string]string{"session": docs[c.rng.IntN(len(docs))].Group}}
+				}
+				queries = append(queries, q)
+			}
+			compared := 0
+			for _, q := range queries {
+				want, err := mem.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: q.terms, Limit: 10, Filter: q.f})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(q.f.Metadata) == 0 {
+					// A backend may read at most recall.GateBudget
+					// candidates (SQLite's, the newest): compare the
+					// queries whose rarest term fits.
+					st, err := mem.DocFreqs(bg, "t", q.terms)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rarest := int64(math.MaxInt64)
+					for _, n := range st.DF {
+						if n > 0 {
+							rarest = min(rarest, n)
+						}
+					}
+					if rarest > recall.GateBudget {
+						continue
+					}
+				}
+				got, err := b.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: q.terms, Limit: 10, Filter: q.f})
+				if err != nil {
+					t.Fatal(err)
+				}
+				compared++
+				if len(got) != len(want) {
+					t.Fatalf("%v %v: %d matches %v, memory has %d %v", q.terms, q.f.Metadata, len(got), matchIDs(got), len(want), matchIDs(want))
+				}
+				for i := range got {
+					if got[i].ID != want[i].ID || math.Abs(got[i].Score-want[i].Score) > 1e-9*want[i].Score {
+						t.Fatalf("%v %v: match %d is %+v, memory's %+v", q.terms, q.f.Metadata, i, got[i], want[i])
+					}
+				}
+				if q.terms[0] == "zqneedl" && len(q.f.Metadata) > 0 && len(got) == 0 {
+					t.Errorf("%v in %v: nothing found, though the session holds %q", q.terms, q.f.Metadata, common)
+				}
+			}
+			if compared < len(queries)/2 {
+				t.Errorf("only %d of %d queries compared", compared, len(queries))
+			}
+		}},
 		{"IndexSearch", func(t *testing.T) {
 			b := s.backend(t)
 			ix := recall.New(b, recall.Options{})
