@@ -339,9 +339,9 @@ func (t tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQ
 //     rarest terms, as many as fit together in recall.GateBudget
 //     documents and at least the rarest (ties in the query's order);
 //     below, every term a document holds.
-//   - cand: the documents that hold a gate term and pass the filter;
-//     when there are none (a session's scope holds none of the rarer
-//     terms), those that hold any query term and pass it.
+//   - candidates: the documents that hold a gate term and pass the
+//     filter; when there are none (a session's scope holds none of the
+//     rarer terms), those that hold any query term and pass it.
 //   - m: the query's lexemes of each candidate (queryLexemes) with their
 //     term frequencies, every query term scoring, the commoner ones too.
 //
@@ -363,15 +363,20 @@ func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string, dfMi
 	bm25 := `sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * d.tf * ` + ftoa(k1+1) + ` / (d.tf + ` + ftoa(k1) + ` * (1 - ` + ftoa(b) + ` + ` + ftoa(b) + ` * d.len / st.avg))`
 	cond, fargs := x.Filter(q.Filter, 6)
 	minArg := "$" + strconv.Itoa(6+len(fargs))
-	// The gate's tsquery, made in the statement, is a value the planner
-	// cannot estimate. Without a filter the GIN index finds its
-	// documents. With one, the documents in scope are what to read
-	// first: the condition on every query term ($2, which the gate's
-	// terms are among) gives the planner the estimate that leads it to
-	// the filter's index, as when it was the only condition.
-	gated := `d.terms @@ (SELECT string_agg(q, ' | ')::tsquery FROM gate)`
+	// cands selects the candidates. Without a filter, the documents that
+	// hold a gate term, which the GIN index finds: when the gate has
+	// terms, some document holds one. With a filter, the documents in
+	// scope that hold a query term, which the plan finds as it found them
+	// when that was the only condition (the gate's tsquery, made in the
+	// statement, is a value the planner cannot estimate), and of those
+	// the ones that hold a gate term, unless none does.
+	gate := `(SELECT string_agg(q, ' | ')::tsquery FROM gate)`
+	// ($2 is named once in every form, for its type.)
+	cands := `SELECT d.id, d.grp, d.seq, d.len, d.terms FROM recall_docs d WHERE d.tenant = $1 AND d.terms @@ ` + gate + ` AND $2::tsquery IS NOT NULL`
 	if cond != "" {
-		gated = `d.terms @@ $2::tsquery AND ` + gated
+		cands = `SELECT d.id, d.grp, d.seq, d.len, d.terms FROM recall_docs d
+			WHERE d.tenant = $1 AND d.terms @@ $2::tsquery` + cond + `
+			AND (d.terms @@ ` + gate + ` OR NOT EXISTS (SELECT 1 FROM recall_docs d WHERE d.tenant = $1 AND d.terms @@ ` + gate + cond + `))`
 	}
 	return `WITH st AS (
 			SELECT n::float8 AS n, greatest(total_len::float8 / greatest(n, 1), 1) AS avg FROM recall_tenants WHERE tenant = $1
@@ -381,16 +386,9 @@ func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string, dfMi
 				SELECT q, sum(df) OVER w AS run, row_number() OVER w AS rn FROM df WHERE df > 0 WINDOW w AS (ORDER BY df, i)
 			) g CROSS JOIN st
 			WHERE st.n < ` + strconv.Itoa(recall.GateMinDocs) + ` OR g.rn = 1 OR g.run <= ` + strconv.Itoa(recall.GateBudget) + `
-		), cand AS MATERIALIZED (
-			SELECT d.id, d.grp, d.seq, d.len, d.terms FROM recall_docs d
-			WHERE d.tenant = $1 AND ` + gated + cond + `
 		), m AS (
 			SELECT d.id, d.grp, d.seq, d.len, u.lexeme, cardinality(u.positions) AS tf
-			FROM (
-				SELECT * FROM cand
-				UNION ALL SELECT d.id, d.grp, d.seq, d.len, d.terms FROM recall_docs d
-				WHERE NOT EXISTS (SELECT 1 FROM cand) AND d.tenant = $1 AND d.terms @@ $2::tsquery` + cond + `
-			) d, unnest(` + queryLexemes + `) u
+			FROM (` + cands + `) d, unnest(` + queryLexemes + `) u
 		), top AS (
 			SELECT d.id, d.grp, d.seq, ` + bm25 + ` ORDER BY d.lexeme) AS s
 			FROM m d JOIN df USING (lexeme) CROSS JOIN st
