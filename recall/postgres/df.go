@@ -13,7 +13,7 @@ import (
 	"github.com/agentmem/agentmem/recall/internal/sqlindex"
 )
 
-// DefaultDocFreqRows is the document count from which a scoped search
+// DefaultDocFreqRows is the document count from which a search
 // keeps a term's document frequency in recall_df (see dfRows): below it,
 // counting the term's documents through the GIN index at each search
 // costs less than keeping the count up to date.
@@ -27,7 +27,7 @@ const maxTrackedTenants = 1024
 // dfRows keeps the document frequencies of the terms searches ask for
 // most in recall_df, exactly (migration 0004).
 //
-// A scoped search's BM25 needs each query term's number of the tenant's
+// A search's BM25 needs each query term's number of the tenant's
 // documents. It reads the term's row of recall_df, or, for a term without
 // one, counts the documents through the GIN index. Counting grows with
 // the tenant (a common word, in most of its documents, costs a read of

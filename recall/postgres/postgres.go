@@ -286,7 +286,7 @@ func (tsv) EntryAtMost(through string) string {
 // the tenant's documents), from each lexeme's position count as the term
 // frequency (capped at 256).
 //
-// A scoped search also returns the terms it counted in at least
+// A search (scoped or not) also returns the terms it counted in at least
 // dfRows.min documents, and gives them rows of recall_df before it
 // returns (dfRows.add), so that the next searches read their counts.
 func (t tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
