@@ -12,18 +12,28 @@ package agentmem
 // first user message is pinned for as long as the conversation lasts.
 type Pinning struct {
 	// SystemPrompts pins every system prompt.
-	SystemPrompts bool
+	SystemPrompts bool `json:"system_prompts"`
 	// FirstTask pins the first task of the working set: an agent run's
 	// task, a chat's first user message.
-	FirstTask bool
+	FirstTask bool `json:"first_task"`
 	// Tasks pins every task, as seed 002's keep_last_n_steps keeps every
 	// SystemPromptStep and TaskStep.
-	Tasks bool
+	Tasks bool `json:"tasks"`
+	// Summary pins the newest summary of the working set: it stands for
+	// everything older than the steps a context shows, so dropping it
+	// first would leave the model with neither the old steps nor their
+	// summary. A new summary folds the older ones in (see Summarize).
+	Summary bool `json:"summary"`
 }
 
-// DefaultPinning pins every system prompt and the first task: the pinning
-// of a Memory whose Options.Pinning is nil.
-var DefaultPinning = Pinning{SystemPrompts: true, FirstTask: true}
+// DefaultPinning pins every system prompt, the first task and the newest
+// summary: the pinning of a Memory whose Options.Pinning is nil.
+var DefaultPinning = Pinning{SystemPrompts: true, FirstTask: true, Summary: true}
+
+// ChatPinning pins every system prompt and the newest summary: what a chat
+// wants, whose first user message is one question among many rather than
+// the task of a run.
+var ChatPinning = Pinning{SystemPrompts: true, Summary: true}
 
 // Flags applies the pinning to the kinds of a list of steps, in order,
 // and reports which are pinned.
