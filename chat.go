@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -16,13 +17,12 @@ import (
 // message the result of its call, and agent_call and agent_response
 // messages MessageSteps.
 //
-// Memory.AddMessage holds a pending action back, apart from the working
-// set, until every call has its result, and then adds it; a message other
-// than a tool result that arrives meanwhile adds it at once with an error
-// result for each unanswered call, so the rendered history stays valid. A
-// store instead keeps a pending action in the session's log and working
-// set, where tool results appended later, in any number of requests,
-// complete it (see store.AppendMessages); contexts leave it out until then.
+// A pending action is kept in the working set, as a store keeps it in a
+// session's log: tool results that arrive later, after other messages
+// too, complete it, and contexts leave it out until then (they list it in
+// Context.Pending), so every call a model is shown has its result. The
+// in-process memory and a store therefore take the same messages the same
+// way (see store.AppendMessages).
 
 // MetaIsError is the metadata key that marks a tool message as an error
 // result ("true"): chat APIs have no field for it, Anthropic's has.
@@ -32,52 +32,129 @@ const MetaIsError = "is_error"
 // arrived.
 const MissingResult = "(no result was recorded for this tool call)"
 
-// AddMessage adds one chat message (see FoldMessages). A tool result that
-// repeats the one its call already has changes nothing; a different one
-// is refused with a *ResultConflictError.
+// A JournalAmender is a Journal that can record modified copies of steps
+// in place, the working set otherwise unchanged, in a write whose size
+// does not grow with the working set: a store's amendment record. A
+// memory completes a pending action so when its journal is one, and with
+// a full compaction otherwise.
+type JournalAmender interface {
+	Journal
+	// Amend durably records that the steps (copies of steps of the
+	// working set, with their numbers and IDs) now stand in place of the
+	// steps with the same numbers.
+	Amend(ctx context.Context, steps []Step) error
+}
+
+// AddMessage adds one chat message (see FoldMessages). An assistant
+// message whose tool calls await results is added as a pending action;
+// a tool message completes the action that made its call, however many
+// messages came in between. A tool result that repeats the one its call
+// already has changes nothing; a different one is refused with a
+// *ResultConflictError, and one for a call no action of the working set
+// made with an *InvalidError.
 func (m *Memory) AddMessage(ctx context.Context, msg Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.wmu.Lock()
 	var open []*ActionStep
-	if m.pending != nil {
-		open = []*ActionStep{m.pending}
+	if msg.Role == RoleTool {
+		m.mu.RLock()
+		open = m.callersLocked(msg.ToolCallID)
+		m.mu.RUnlock()
 	}
-	f, err := FoldMessages(open, []Message{msg}, FoldOptions{})
+	f, err := FoldMessages(open, []Message{msg}, FoldOptions{KeepPending: true})
+	if err == nil && len(f.Updated) > 0 {
+		err = m.amend(ctx, f.Updated)
+	}
+	if err == nil {
+		_, err = m.commit(ctx, f.Steps)
+	}
+	trigger := err == nil && m.overPolicy()
+	m.wmu.Unlock()
 	if err != nil {
-		m.wmu.Unlock()
 		return unindex(err)
 	}
-	pending := m.pending
-	var steps []Step
-	for _, a := range f.Updated { // the pending action, answered
-		pending = nil
-		if a.Pending() {
-			pending = a
-		} else {
-			steps = append(steps, a)
-		}
-	}
-	for _, s := range f.Steps {
-		if a, ok := s.(*ActionStep); ok && a.Pending() {
-			pending = a
-		} else {
-			steps = append(steps, s)
-		}
-	}
-	_, err = m.commit(ctx, steps)
-	if err == nil {
-		m.mu.Lock()
-		m.pending = pending
-		m.mu.Unlock()
-	}
-	trigger := err == nil && len(steps) > 0 && m.overPolicy()
-	m.wmu.Unlock()
 	if trigger {
 		m.autoPrune(ctx)
 	}
-	return err
+	return nil
+}
+
+// callersLocked returns the action a tool result for callID may answer:
+// the newest pending action that awaits it or, when none does, the newest
+// action that made the call (so that a repeated result is recognised).
+// m.mu must be held.
+func (m *Memory) callersLocked(callID string) []*ActionStep {
+	for k := len(m.waiting) - 1; k >= 0; k-- {
+		a := m.entries[m.waiting[k]].step.(*ActionStep)
+		if slices.Contains(a.Unanswered(), callID) {
+			return []*ActionStep{a}
+		}
+	}
+	for i := len(m.entries) - 1; i >= 0; i-- {
+		if a, ok := m.entries[i].step.(*ActionStep); ok && a.callName(callID) != "" {
+			return []*ActionStep{a}
+		}
+	}
+	return nil
+}
+
+// amend puts completed copies of actions of the working set in place of
+// the actions, recording them in the journal first. m.wmu must be held.
+func (m *Memory) amend(ctx context.Context, steps []*ActionStep) error {
+	m.mu.RLock()
+	at := make([]int, len(steps))
+	for k, a := range steps {
+		if at[k] = m.indexOf(a.Number); at[k] < 0 {
+			m.mu.RUnlock()
+			return fmt.Errorf("agentmem: amended step %d is not in the working set", a.Number)
+		}
+	}
+	m.mu.RUnlock()
+	if m.journal != nil {
+		copies := make([]Step, len(steps))
+		for k, a := range steps {
+			copies[k] = a
+		}
+		if j, ok := m.journal.(JournalAmender); ok {
+			if err := j.Amend(ctx, copies); err != nil {
+				return err
+			}
+		} else {
+			m.mu.RLock()
+			working := make([]Step, len(m.entries))
+			for i, e := range m.entries {
+				working[i] = e.step
+			}
+			for k, a := range steps {
+				working[at[k]] = a
+			}
+			m.mu.RUnlock()
+			if _, err := m.journal.Compact(ctx, JournalCompaction{Working: working, Replaced: at}); err != nil {
+				return err
+			}
+		}
+	}
+	entries := make([]*entry, len(steps))
+	for k, a := range steps {
+		entries[k] = &entry{step: a}
+		entries[k].render(m.format, m.counter, RenderOptions{}) // count before readers see it
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, e := range entries {
+		m.entries[at[k]] = e
+		if !IsPending(e.step) {
+			m.waiting = slices.DeleteFunc(m.waiting, func(i int) bool { return i == at[k] })
+			if m.policy != nil && m.policy.MaxTokens > 0 {
+				m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
+			}
+		}
+	}
+	// A strategy that read the old copies must not put them back.
+	m.epoch++
+	return nil
 }
 
 // unindex takes the "messages[0]" that FoldMessages puts before the field
@@ -118,16 +195,15 @@ func (m *Memory) AddToolResult(ctx context.Context, callID, content string, isEr
 	return m.AddMessage(ctx, msg)
 }
 
-// Pending returns a copy of the action AddMessage holds back because its
-// tool calls still await results, or nil. (Pending actions in the working
-// set itself, such as a store's, are listed by Context.)
+// Pending returns a copy of the newest pending action of the working set,
+// whose tool calls await results, or nil.
 func (m *Memory) Pending() *ActionStep {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.pending == nil {
+	if len(m.waiting) == 0 {
 		return nil
 	}
-	return m.pending.clone().(*ActionStep)
+	return m.entries[m.waiting[len(m.waiting)-1]].step.clone().(*ActionStep)
 }
 
 // FoldOptions configure FoldMessages.
@@ -412,21 +488,22 @@ func orderResults(p *ActionStep) *ActionStep {
 	return p
 }
 
-// FlushPending adds a pending action now, answering its unanswered calls
-// with an error result (MissingResult).
+// FlushPending completes every pending action of the working set,
+// answering its unanswered calls with an error result (MissingResult), as
+// a store's flushing append does.
 func (m *Memory) FlushPending(ctx context.Context) error {
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
-	if m.pending == nil {
+	m.mu.RLock()
+	var done []*ActionStep
+	for _, i := range m.waiting {
+		done = append(done, answerAll(m.entries[i].step.(*ActionStep)))
+	}
+	m.mu.RUnlock()
+	if len(done) == 0 {
 		return nil
 	}
-	if _, err := m.commit(ctx, []Step{answerAll(m.pending)}); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	m.pending = nil
-	m.mu.Unlock()
-	return nil
+	return m.amend(ctx, done)
 }
 
 // PopMessage splits the newest message off a step, as a store's pop does

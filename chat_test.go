@@ -2,6 +2,7 @@ package agentmem_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,8 +26,8 @@ func TestAddMessageFoldsIntoSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if m.Len() != 2 || m.Pending() == nil {
-		t.Fatalf("len %d pending %v: the action must wait for all its results", m.Len(), m.Pending())
+	if m.Len() != 3 || m.Pending() == nil {
+		t.Fatalf("len %d pending %v: the action must wait, in the working set, for all its results", m.Len(), m.Pending())
 	}
 	c, _ := m.Context(bg, agentmem.ContextOptions{})
 	for _, msg := range c.Messages {
@@ -70,18 +71,55 @@ func TestAddMessageRefusesOrphans(t *testing.T) {
 	if err := m.AddMessage(bg, agentmem.Message{Role: agentmem.RoleUser, ToolCalls: []agentmem.ToolCall{call("z", "f")}}); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatalf("user with tool calls: %v", err)
 	}
-	if m.Len() != 0 {
-		t.Fatalf("refused messages changed the memory: %d", m.Len())
+	if m.Len() != 1 || m.Pending() == nil {
+		t.Fatalf("refused messages changed the memory: %d steps", m.Len())
 	}
 }
 
-func TestUnansweredCallsGetErrorResults(t *testing.T) {
+// A tool result that arrives after other messages completes its call, as
+// a store's append does, instead of being refused and lost.
+func TestLateToolResultCompletesItsCall(t *testing.T) {
 	m := newMem(t)
 	_ = m.AddUser(bg, "task")
 	_ = m.AddAssistant(bg, agentmem.Message{ToolCalls: []agentmem.ToolCall{call("a", "f")}})
-	_ = m.AddUser(bg, "never mind")
+	_ = m.AddUser(bg, "and also this")
+	c, err := m.Context(bg, agentmem.ContextOptions{})
+	if err != nil || len(c.Pending) != 1 || len(c.Messages) != 2 {
+		t.Fatalf("before the result: pending %v, %d messages, %v", c.Pending, len(c.Messages), err)
+	}
+	if err := m.AddToolResult(bg, "a", "late result", false); err != nil {
+		t.Fatalf("late result: %v", err)
+	}
 	a := agentmem.StepsOf[*agentmem.ActionStep](m)
-	if len(a) != 1 || a[0].Results[0].Content != agentmem.MissingResult || !a[0].Results[0].IsError {
+	if len(a) != 1 || a[0].Pending() || a[0].Results[0].Content != "late result" {
+		t.Fatalf("action = %+v", a)
+	}
+	c, _ = m.Context(bg, agentmem.ContextOptions{})
+	roles := []agentmem.Role{}
+	for _, msg := range c.Messages {
+		roles = append(roles, msg.Role)
+	}
+	want := []agentmem.Role{agentmem.RoleUser, agentmem.RoleAssistant, agentmem.RoleTool, agentmem.RoleUser}
+	if len(c.Pending) != 0 || !slices.Equal(roles, want) {
+		t.Fatalf("after the result: pending %v, roles %v, want %v", c.Pending, roles, want)
+	}
+	if err := m.AddToolResult(bg, "a", "late result", false); err != nil {
+		t.Fatalf("a repeated result: %v", err)
+	}
+	if err := m.AddToolResult(bg, "a", "another", false); !errors.Is(err, agentmem.ErrConflict) {
+		t.Fatalf("a different result: %v", err)
+	}
+}
+
+func TestFlushPendingAnswersWithErrors(t *testing.T) {
+	m := newMem(t)
+	_ = m.AddUser(bg, "task")
+	_ = m.AddAssistant(bg, agentmem.Message{ToolCalls: []agentmem.ToolCall{call("a", "f")}})
+	if err := m.FlushPending(bg); err != nil {
+		t.Fatal(err)
+	}
+	a := agentmem.StepsOf[*agentmem.ActionStep](m)
+	if len(a) != 1 || a[0].Results[0].Content != agentmem.MissingResult || !a[0].Results[0].IsError || m.Pending() != nil {
 		t.Fatalf("unanswered call: %+v", a)
 	}
 }

@@ -61,8 +61,15 @@ func (m *Memory) Prune(ctx context.Context, s Strategy) (*Compaction, error) {
 	if s == nil {
 		return nil, invalidf("strategy", "is nil and the memory has no default strategy (Options.Prune)")
 	}
+	return m.pruneTo(ctx, s, 0)
+}
+
+// pruneTo implements Prune, with the Env's target (see Env.Target).
+func (m *Memory) pruneTo(ctx context.Context, s Strategy, target int) (*Compaction, error) {
 	in, byStep, epoch := m.cloneForStrategy()
-	out, err := s.Apply(ctx, slices.Clone(in), m.env(in, byStep, m.format, m.counter))
+	env := m.env(in, byStep, m.format, m.counter)
+	env.target = target
+	out, err := s.Apply(ctx, slices.Clone(in), env)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +147,7 @@ func (m *Memory) compact(ctx context.Context, epoch uint64, in []Step, byStep ma
 		m.next = max(m.next, n+1)
 	}
 	m.entries = plan.entries
-	m.pinned = m.pin.indexes(plan.entries)
-	m.waiting = waitingIndexes(plan.entries)
+	m.layout = m.pin.layoutOf(plan.entries)
 	m.epoch++
 	m.recountLocked()
 	plan.comp.After = len(plan.entries)
@@ -291,7 +297,7 @@ func (m *Memory) TrimToFit(ctx context.Context, opts ContextOptions) (*Compactio
 // trim implements TrimToFit. m.wmu must be held.
 func (m *Memory) trim(ctx context.Context, opts ContextOptions, f Format, c tokenizer.Counter) (*Compaction, error) {
 	m.mu.RLock()
-	res, err := workingView{entries: m.entries, pinned: m.pinned, waiting: m.waiting}.fit(opts, f, c)
+	res, err := workingView{entries: m.entries, layout: m.layout}.fit(opts, f, c)
 	m.mu.RUnlock()
 	if err != nil {
 		return nil, err
@@ -325,12 +331,22 @@ func (m *Memory) notify(comp *Compaction, err error) {
 }
 
 // StepsToSummarize returns copies of the steps a summary would replace if
-// the newest keepRecent unpinned steps were kept verbatim: every other
-// unpinned step, oldest first (the seeds' messages_to_summarize, in steps).
+// the newest keepRecent unpinned steps were kept verbatim (see
+// SummaryUnits for how whole turns round that up), oldest first: the
+// seeds' messages_to_summarize, in steps. An earlier summary among them is
+// the summary to extend.
 func (m *Memory) StepsToSummarize(keepRecent int) []Step {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	idx := m.olderUnpinnedLocked(keepRecent)
+	steps := make([]Step, len(m.entries))
+	flags := make([]bool, len(m.entries))
+	for i, e := range m.entries {
+		steps[i] = e.step
+	}
+	for _, i := range m.pinned {
+		flags[i] = true
+	}
+	idx := olderUnits(SummaryUnits(steps, flags), keepRecent, steps)
 	out := make([]Step, len(idx))
 	for i, j := range idx {
 		out[i] = m.entries[j].step.clone()
@@ -347,25 +363,54 @@ func (m *Memory) MessagesToSummarize(keepRecent int) []Message {
 	return msgs
 }
 
-// olderUnpinnedLocked returns the indexes of the unpinned entries older
-// than the newest keepRecent unpinned ones.
-func (m *Memory) olderUnpinnedLocked(keepRecent int) []int {
-	var unpinned []int
-	p := 0
-	for i := range m.entries {
-		if p < len(m.pinned) && m.pinned[p] == i {
-			p++
+// SummaryUnits splits the steps a summary may replace into units, oldest
+// first, each a list of indexes into steps: a summary replaces whole
+// units, so that what stays is whole turns. A turn (see StartsTurn) whose
+// question is not pinned is one unit of its unpinned steps; in a turn
+// whose question is pinned (an agent run's task) and before the first
+// question, each unpinned step is a unit of its own. Summaries are units
+// even when pinned: a new summary folds the older ones in. pinned flags
+// the pinned steps.
+func SummaryUnits(steps []Step, pinned []bool) [][]int {
+	var units [][]int
+	whole := false // in a turn whose question is not pinned
+	for i, s := range steps {
+		if StartsTurn(s) {
+			whole = !pinned[i]
+			if whole {
+				units = append(units, []int{i})
+			}
 			continue
 		}
-		unpinned = append(unpinned, i)
+		if pinned[i] && s.Kind() != KindSummary {
+			continue
+		}
+		if whole {
+			units[len(units)-1] = append(units[len(units)-1], i)
+		} else {
+			units = append(units, []int{i})
+		}
 	}
-	if keepRecent < 0 {
-		keepRecent = 0
+	return units
+}
+
+// olderUnits returns, ascending, the indexes of the units older than the
+// newest ones that hold keepRecent steps other than summaries (all of
+// them when keepRecent is zero or less).
+func olderUnits(units [][]int, keepRecent int, steps []Step) []int {
+	k := len(units)
+	for kept := 0; k > 0 && kept < keepRecent; k-- {
+		for _, i := range units[k-1] {
+			if steps[i].Kind() != KindSummary {
+				kept++
+			}
+		}
 	}
-	if len(unpinned) <= keepRecent {
-		return nil
+	var idx []int
+	for _, u := range units[:k] {
+		idx = append(idx, u...)
 	}
-	return unpinned[:len(unpinned)-keepRecent]
+	return idx
 }
 
 // SetSummary replaces the steps StepsToSummarize(keepRecent) returns with
@@ -392,18 +437,18 @@ func (m *Memory) SetSummary(ctx context.Context, text string, keepRecent int) (*
 }
 
 // insertSummary returns steps with a SummaryStep holding text before the
-// first unpinned step (at the end when every step is pinned), in place of
-// the unpinned summaries among them.
+// first summary or unpinned step (at the end when there is none), in place
+// of the summaries among them.
 func insertSummary(steps []Step, env *Env, text string) []Step {
 	sum := &SummaryStep{Summary: text}
 	out := make([]Step, 0, len(steps)+1)
 	placed := false
 	for _, s := range steps {
-		pinned := env.Pinned(s)
-		if !pinned && !placed {
+		isSum := s.Kind() == KindSummary
+		if !placed && (isSum || !env.Pinned(s)) {
 			out, placed = append(out, sum), true
 		}
-		if !pinned && s.Kind() == KindSummary {
+		if isSum {
 			sum.Covers = append(sum.Covers, CoveredBy(s)...)
 			continue
 		}
@@ -416,24 +461,23 @@ func insertSummary(steps []Step, env *Env, text string) []Step {
 	return out
 }
 
-// ReplaceWithSummary returns steps with every unpinned step except the
-// newest keepRecent replaced by one SummaryStep holding text, placed where
-// the first replaced step was. The summary covers the replaced steps'
-// numbers and, for replaced summaries, the numbers they covered.
+// ReplaceWithSummary returns steps with the units of SummaryUnits older
+// than the newest that hold keepRecent unpinned steps replaced by one
+// SummaryStep holding text, placed where the first replaced step was: the
+// older turns go whole, and the turns kept are whole. The summary covers
+// the replaced steps' numbers and, for replaced summaries, the numbers
+// they covered.
 func ReplaceWithSummary(steps []Step, env *Env, text string, keepRecent int) []Step {
-	var unpinned []int
-	for i, s := range steps {
-		if !env.Pinned(s) {
-			unpinned = append(unpinned, i)
-		}
-	}
-	if keepRecent < 0 {
-		keepRecent = 0
-	}
-	if len(unpinned) <= keepRecent {
+	_, pinned := pinEnv(steps, env)
+	return replaceUnits(steps, olderUnits(SummaryUnits(steps, pinned), keepRecent, steps), text)
+}
+
+// replaceUnits returns steps with those at the indexes replace (ascending)
+// replaced by one SummaryStep holding text, where the first of them was.
+func replaceUnits(steps []Step, replace []int, text string) []Step {
+	if len(replace) == 0 {
 		return steps
 	}
-	replace := unpinned[:len(unpinned)-keepRecent]
 	gone := make(map[int]bool, len(replace))
 	var covers []Range
 	for _, i := range replace {

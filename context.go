@@ -79,6 +79,7 @@ type Context struct {
 	// Storage kept for ContextOptions.Reuse.
 	shown []*entry
 	muted []*entry // final answers among shown that end the context
+	head  []int    // indexes of the steps shown before the window
 	parts []Part
 	calls []ToolCall
 }
@@ -91,7 +92,7 @@ func (c *Context) reset(budget int, format, counter string) *Context {
 		Budget: budget, Format: format, Counter: counter,
 		Messages: c.Messages[:0], Steps: c.Steps[:0], Dropped: c.Dropped[:0],
 		Truncated: c.Truncated[:0], Summarized: c.Summarized[:0], Pending: c.Pending[:0],
-		shown: c.shown[:0], muted: c.muted[:0], parts: c.parts[:0], calls: c.calls[:0],
+		shown: c.shown[:0], muted: c.muted[:0], head: c.head[:0], parts: c.parts[:0], calls: c.calls[:0],
 	}
 	return c
 }
@@ -113,24 +114,37 @@ type DroppedRun struct {
 }
 
 // Context renders the working set to fit a token budget, without changing
-// it: the pinned steps (Options.Pinning: by default the system prompts and
-// the first task) always, then the newest steps that fit, walking back
-// from the end and stopping at the first that does not, so the kept window
-// has no gaps. A tool call and its results belong to one step and so are
-// kept or dropped together. Pending actions (whose calls await results)
-// are never shown: they are listed in Context.Pending, not in Dropped.
+// it. What is shown, in the working set's order:
 //
-// When the newest step alone does not fit in what the pinned steps leave,
-// it is shown with its observations truncated to fit rather than dropped
-// (Context.NewestTruncated; see ContextOptions.DropOversizedNewest). A
-// final answer is shown as the assistant's message when later steps
-// follow it, and renders nothing when it ends the context (see
-// FinalAnswerStep).
+//   - the pinned steps (Options.Pinning: by default the system prompts,
+//     the first task and the newest summary), always;
+//   - then the newest turns that fit, whole. A turn is a user's message
+//     and every step up to the next one (StartsTurn), so the model never
+//     sees an answer or a tool result without the question it answers:
+//     fitting walks back from the newest turn and stops at the first that
+//     does not fit. A turn whose question is pinned (an agent run's task)
+//     and the steps before the first question are shown step by step
+//     instead, newest first, as far as they fit. A tool call and its
+//     results belong to one step and so are kept or dropped together.
+//
+// When the newest turn alone does not fit, its question is shown with the
+// newest of its steps that fit after it; if none does, the newest step is
+// shown with its observations truncated to fit (Context.NewestTruncated;
+// see ContextOptions.DropOversizedNewest). With TruncateToFill, the turn
+// that did not fit is shown so too: its question first, then its newest
+// steps, the oldest of them truncated to fill the budget.
+//
+// Pending actions (whose calls await results) are never shown: they are
+// listed in Context.Pending, not in Dropped. A final answer is shown as
+// the assistant's message when later steps follow it, and renders nothing
+// when it ends the context (see FinalAnswerStep).
 //
 // Each step is rendered and counted once per format and counter and the
 // result cached, so the cost of a call follows the number of steps kept,
 // not the length of the history. If the pinned steps alone exceed the
-// budget, the error is a *BudgetError wrapping ErrBudgetTooSmall.
+// budget, or they and the newest turn's question do, the error is a
+// *BudgetError wrapping ErrBudgetTooSmall: a context without the question
+// it should answer is not worth sending.
 func (m *Memory) Context(ctx context.Context, opts ContextOptions) (*Context, error) {
 	f, c := opts.Format, opts.Counter
 	if f == nil {
@@ -151,7 +165,7 @@ func (m *Memory) Context(ctx context.Context, opts ContextOptions) (*Context, er
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	v := workingView{entries: m.entries, pinned: m.pinned, waiting: m.waiting}
+	v := workingView{entries: m.entries, layout: m.layout}
 	return v.fit(opts, f, c)
 }
 
@@ -159,8 +173,7 @@ func (m *Memory) Context(ctx context.Context, opts ContextOptions) (*Context, er
 // rearrangement of it.
 type workingView struct {
 	entries []*entry
-	pinned  []int
-	waiting []int // indexes of the pending actions, ascending
+	layout
 }
 
 // fit implements Context over a view. A format may insert messages when
@@ -187,62 +200,171 @@ func (v workingView) fit(opts ContextOptions, f Format, c tokenizer.Counter) (*C
 	return nil, fmt.Errorf("agentmem: format %s keeps exceeding the budget when assembling", f.Name())
 }
 
+// fitting is the state of one fit: what is chosen so far, walking back
+// from the newest step.
+type fitting struct {
+	v      workingView
+	f      Format
+	c      tokenizer.Counter
+	ro     RenderOptions
+	budget int // <= 0: no limit
+	used   int
+	muted  []int // final answers that end the view: shown, at no cost
+
+	pinned, waiting cursor
+	// start is the oldest index of the window of steps shown whole at the
+	// end of the view: every step from it on is shown but the pending.
+	start int
+	// kept reports that an unpinned step that renders something is shown.
+	kept bool
+}
+
+// cost returns what step i costs shown.
+func (ft *fitting) cost(i int) int { return ft.v.entries[i].render(ft.f, ft.c, ft.ro).total }
+
+func (ft *fitting) fits(n int) bool { return ft.budget <= 0 || ft.used+n <= ft.budget }
+
+// free reports whether step i is shown without being chosen: pinned
+// (counted already), pending (never shown) or a muted final answer.
+func (ft *fitting) free(i int) bool {
+	return ft.pinned.has(i) || ft.waiting.has(i) || slices.Contains(ft.muted, i)
+}
+
+// steps shows the steps from hi down to lo, newest first, as far as they
+// fit, and returns the index of the first that did not, or -1.
+func (ft *fitting) steps(hi, lo int) int {
+	for i := hi; i >= lo; i-- {
+		if ft.free(i) {
+			ft.start = i
+			continue
+		}
+		n := ft.cost(i)
+		if !ft.fits(n) {
+			return i
+		}
+		ft.used += n
+		ft.start = i
+		ft.kept = ft.kept || n > 0
+	}
+	return -1
+}
+
+// whole shows the steps from hi down to lo if they all fit, and reports
+// whether they did; if not, it shows none and leaves the cursors as they
+// were. Its cost is bounded by the budget, not by the turn's length: it
+// stops adding up once the sum is over.
+func (ft *fitting) whole(hi, lo int) bool {
+	saved := *ft
+	sum, kept := 0, false
+	for i := hi; i >= lo; i-- {
+		if ft.free(i) {
+			continue
+		}
+		n := ft.cost(i)
+		if sum += n; !ft.fits(sum) {
+			*ft = saved
+			return false
+		}
+		kept = kept || n > 0
+	}
+	ft.used += sum
+	ft.start = lo
+	ft.kept = ft.kept || kept
+	return true
+}
+
 // fitOnce fits the view to budget once.
 func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokenizer.Counter) (*Context, error) {
 	opts.Budget = budget
 	ro := RenderOptions{SummaryMode: opts.SummaryMode}
-	unlimited := opts.Budget <= 0
-	need := ReplyPriming
+	ft := &fitting{
+		v: v, f: f, c: c, ro: ro, budget: budget, start: len(v.entries),
+		pinned:  newCursor(v.pinned),
+		waiting: newCursor(v.waiting),
+	}
+	ft.used = ReplyPriming
 	for _, i := range v.pinned {
-		need += v.entries[i].render(f, c, ro).total
+		ft.used += ft.cost(i)
 	}
-	if !unlimited && need > opts.Budget {
-		return nil, &BudgetError{Budget: opts.Budget, Required: need}
+	if !ft.fits(0) {
+		return nil, &BudgetError{Budget: budget, Required: ft.used}
 	}
-	used := need
 	// Final answers that end the context render nothing and cost nothing.
-	muted := trailingAnswers(v.entries, f, c, ro)
-	// Walk back from the newest step; start ends as the index of the
-	// oldest step of the kept window. Pending actions cost nothing and
-	// are passed over (and not shown).
-	start := len(v.entries)
-	pi := len(v.pinned) - 1  // walks the pinned indexes down with i
-	wi := len(v.waiting) - 1 // and the pending ones
-	kept := 0                // unpinned steps kept that render something
-	for i := len(v.entries) - 1; i >= 0; i-- {
-		if pi >= 0 && v.pinned[pi] == i {
-			start = i
-			pi--
+	ft.muted = trailingAnswers(v.entries, f, c, ro)
+	// Walk back turn by turn. stop ends as the index of the step that did
+	// not fit, the one truncate-to-fill may show cut; question as the
+	// unpinned question shown before the window, of a turn shown in part.
+	stop, question := -1, -1
+	turns := newCursor(v.turns)
+	pinnedQ := newCursor(v.pinned)
+	for end := len(v.entries) - 1; end >= 0; {
+		q := turns.last(end) // the turn's question; -1: the steps before the first
+		if q < 0 || pinnedQ.has(q) {
+			// Shown step by step: the question is pinned, or there is none.
+			if stop = ft.steps(end, max(q, 0)); stop >= 0 {
+				break
+			}
+			end = q - 1
 			continue
 		}
-		if wi >= 0 && v.waiting[wi] == i {
-			start = i
-			wi--
+		if ft.whole(end, q) {
+			end = q - 1
 			continue
 		}
-		if slices.Contains(muted, i) {
-			start = i
-			continue
-		}
-		cost := v.entries[i].render(f, c, ro).total
-		if !unlimited && used+cost > opts.Budget {
+		// The turn does not fit whole. The newest turn, and with
+		// TruncateToFill any, is shown in part: its question, then as many
+		// of its newest steps as fit.
+		newest := q == v.turns[len(v.turns)-1]
+		if ft.kept && !opts.TruncateToFill {
 			break
 		}
-		used += cost
-		start = i
-		if cost > 0 {
-			kept++
+		qc := ft.cost(q)
+		if !ft.fits(qc) {
+			if newest && !ft.kept {
+				return nil, &BudgetError{Budget: budget, Required: ft.used + qc}
+			}
+			break
 		}
+		ft.used += qc
+		question = q
+		stop = ft.steps(end, q+1)
+		break
 	}
 	out := opts.Reuse
 	if out == nil {
 		out = new(Context)
 	}
 	out.reset(opts.Budget, f.Name(), c.Name())
+	// The step that did not fit, truncated to fill the budget: on request,
+	// and by default when nothing newer is shown.
+	var filler *entry
+	if stop >= 0 && budget > 0 && (opts.TruncateToFill || (!ft.kept && !opts.DropOversizedNewest)) {
+		if a, ok := v.entries[stop].step.(*ActionStep); ok {
+			if t, r := fitTruncated(a, v.entries[stop].render(f, c, ro).total, budget-ft.used, f, c, ro); t != nil {
+				filler = &entry{step: t, renders: []rendered{r}}
+				ft.used += r.total
+				out.NewestTruncated = !ft.kept
+			}
+		}
+	}
+	v.assemble(out, ft, question, stop, filler)
+	copyMessages(out, f, c, ro)
+	assembled, delta := f.Assemble(out.Messages, c)
+	out.Messages = assembled
+	out.Tokens = ft.used + delta
+	out.delta = delta
+	return out, nil
+}
+
+// assemble lists what a fit chose in out, in the view's order: the pinned
+// steps before the window, the question of a turn shown in part and the
+// filler (the truncated copy of the step at index stop) among them, the
+// window, and the runs of steps dropped between them.
+func (v workingView) assemble(out *Context, ft *fitting, question, stop int, filler *entry) {
 	addEntry := func(e *entry) {
 		out.shown = append(out.shown, e)
 		if e.step.Kind() == KindFinalAnswer {
-			for _, i := range muted {
+			for _, i := range ft.muted {
 				if v.entries[i] == e {
 					out.muted = append(out.muted, e)
 				}
@@ -256,10 +378,9 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 		a := v.entries[i].step.(*ActionStep)
 		out.Pending = append(out.Pending, PendingAction{Step: a.Number, ToolCallIDs: a.Unanswered()})
 	}
-	// Pinned steps before the window, and the runs of dropped steps
-	// between them (pending actions there are not dropped steps: they
-	// split the runs).
-	wi = 0
+	// Runs of dropped steps (pending actions there are not dropped steps:
+	// they split the runs).
+	wi := 0
 	dropRun := func(from, to int) {
 		for from <= to {
 			for wi < len(v.waiting) && v.waiting[wi] < from {
@@ -280,45 +401,44 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 			from = end + 2 // past the pending action
 		}
 	}
-	next := 0 // next index not yet accounted for
+	// The steps shown before the window, ascending: the pinned ones, the
+	// question and the filler (neither of which is pinned).
+	head := out.head[:0]
 	for _, p := range v.pinned {
-		if p >= start {
+		if p >= ft.start {
 			break
 		}
-		if p > next {
-			dropRun(next, p-1)
-		}
-		addEntry(v.entries[p])
-		next = p + 1
+		head = append(head, p)
 	}
-	// The newest step that did not fit, truncated to fill the budget: on
-	// request, and by default when it is the newest step of all.
-	var filler *entry
-	newest := kept == 0 && !opts.DropOversizedNewest
-	if (opts.TruncateToFill || newest) && !unlimited && start > next {
-		if a, ok := v.entries[start-1].step.(*ActionStep); ok {
-			if t, r := fitTruncated(a, v.entries[start-1].render(f, c, ro).total, opts.Budget-used, f, c, ro); t != nil {
-				filler = &entry{step: t, renders: []rendered{r}}
-				used += r.total
-			}
-		}
+	insert := func(i int) {
+		at, _ := slices.BinarySearch(head, i)
+		head = slices.Insert(head, at, i)
 	}
-	if start > next {
-		end := start - 1
-		if filler != nil {
-			end--
-		}
-		if end >= next {
-			dropRun(next, end)
-		}
+	if question >= 0 {
+		insert(question)
 	}
 	if filler != nil {
-		addEntry(filler)
-		out.Truncated = append(out.Truncated, filler.step.Info().Number)
-		out.NewestTruncated = kept == 0
+		insert(stop)
+	}
+	out.head = head
+	next := 0 // next index not yet accounted for
+	for _, i := range head {
+		if i > next {
+			dropRun(next, i-1)
+		}
+		if i == stop {
+			addEntry(filler)
+			out.Truncated = append(out.Truncated, filler.step.Info().Number)
+		} else {
+			addEntry(v.entries[i])
+		}
+		next = i + 1
+	}
+	if ft.start > next {
+		dropRun(next, ft.start-1)
 	}
 	wi = 0
-	for i := start; i < len(v.entries); i++ {
+	for i := ft.start; i < len(v.entries); i++ {
 		for wi < len(v.waiting) && v.waiting[wi] < i {
 			wi++
 		}
@@ -327,12 +447,6 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 		}
 		addEntry(v.entries[i])
 	}
-	copyMessages(out, f, c, ro)
-	assembled, delta := f.Assemble(out.Messages, c)
-	out.Messages = assembled
-	out.Tokens = used + delta
-	out.delta = delta
-	return out, nil
 }
 
 // copyMessages fills out.Messages and out.Steps with copies of the cached
@@ -493,18 +607,6 @@ func (m *Memory) strategyView(ctx context.Context, s Strategy, f Format, c token
 		}
 		v.entries = append(v.entries, &entry{step: st})
 	}
-	v.pinned = m.pin.indexes(v.entries)
-	v.waiting = waitingIndexes(v.entries)
+	v.layout = m.pin.layoutOf(v.entries)
 	return v, nil
-}
-
-// waitingIndexes returns the indexes of the pending actions, ascending.
-func waitingIndexes(entries []*entry) []int {
-	var idx []int
-	for i, e := range entries {
-		if IsPending(e.step) {
-			idx = append(idx, i)
-		}
-	}
-	return idx
 }

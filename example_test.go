@@ -42,13 +42,15 @@ func Example() {
 }
 
 // The seeds' message-level surface: add OpenAI-style chat messages; a tool
-// call is held back until its result arrives, so it never renders alone.
+// call waits, pending, until its result arrives, and is never rendered
+// without it.
 func ExampleMemory_AddMessage() {
 	ctx := context.Background()
 	mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic()})
 	mem.AddUser(ctx, "What is the weather in Paris?")
 	mem.AddAssistant(ctx, agentmem.Message{ToolCalls: []agentmem.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}})
-	fmt.Println("steps while the call is pending:", mem.Len())
+	ctxView, _ := mem.Context(ctx, agentmem.ContextOptions{})
+	fmt.Println("messages while the call is pending:", len(ctxView.Messages), "pending:", len(ctxView.Pending))
 	mem.AddToolResult(ctx, "c1", "18°C, cloudy", false)
 	mem.AddAssistant(ctx, agentmem.Message{Content: agentmem.Text("It is 18°C and cloudy in Paris.")})
 	for _, m := range mem.Messages(agentmem.RenderOptions{}) {
@@ -59,7 +61,7 @@ func ExampleMemory_AddMessage() {
 		fmt.Printf("%s: %s\n", m.Role, text)
 	}
 	// Output:
-	// steps while the call is pending: 1
+	// messages while the call is pending: 1 pending: 1
 	// user: What is the weather in Paris?
 	// assistant: → weather{"city":"Paris"}
 	// tool: 18°C, cloudy

@@ -64,28 +64,30 @@ func TestJournalNumbersSteps(t *testing.T) {
 		t.Fatalf("number %d, want the journal's 100", info.Number)
 	}
 	_ = m.AddAssistant(bg, agentmem.Message{ToolCalls: []agentmem.ToolCall{call("a", "f")}})
-	if len(j.steps) != 1 {
-		t.Fatal("a pending action was journaled before its results")
+	if len(j.steps) != 2 || !agentmem.IsPending(j.steps[1]) {
+		t.Fatal("a pending action was not journaled as it came")
 	}
 	if err := m.AddToolResult(bg, "a", "r", false); err != nil {
 		t.Fatal(err)
 	}
-	if len(j.steps) != 2 || j.steps[1].Kind() != agentmem.KindAction {
-		t.Fatalf("journal has %d steps", len(j.steps))
+	// The result completes the action in place: a journal that cannot
+	// amend records a compaction that replaces it.
+	if len(j.comps) != 1 || fmt.Sprint(j.comps[0].Replaced) != "[1]" || agentmem.IsPending(j.comps[0].Working[1]) {
+		t.Fatalf("journal compactions = %+v", j.comps)
 	}
 	comp, err := m.SetSummary(bg, "sum", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := j.comps[0]
+	c := j.comps[1]
 	if len(c.Added) != 1 || c.Working[c.Added[0]].Kind() != agentmem.KindSummary || fmt.Sprint(c.Removed) != "[101]" {
 		t.Fatalf("journal compaction = %+v", c)
 	}
-	if got := comp.Added[0].Info().Number; got != 102 {
-		t.Fatalf("summary number %d, want 102 from the journal", got)
+	if got := comp.Added[0].Info().Number; got != 103 {
+		t.Fatalf("summary number %d, want 103 from the journal", got)
 	}
-	if info := mustAdd(t, m, &agentmem.ScratchpadStep{Content: "n"}); info.Number != 104 {
-		t.Fatalf("number after compaction %d, want 104", info.Number)
+	if info := mustAdd(t, m, &agentmem.ScratchpadStep{Content: "n"}); info.Number != 105 {
+		t.Fatalf("number after compaction %d, want 105", info.Number)
 	}
 }
 

@@ -68,10 +68,36 @@ const DefaultMaxSteps = 1000
 // more than MaxSteps steps or its full rendering (default format and
 // counter) costs more than MaxTokens, Strategy is applied. A zero limit is
 // not checked.
+//
+// MaxTokens is a trigger, and TargetTokens the low-water mark the
+// compaction aims at (Env.Target): a compaction that brought the working
+// set just under the trigger would run again on the next add, and with an
+// LLM summarizer that is one more model call per step. Aiming lower, a
+// policy compacts once per MaxTokens − TargetTokens tokens of growth.
 type Policy struct {
 	MaxSteps  int
 	MaxTokens int
-	Strategy  Strategy
+	// TargetTokens is the size a compaction triggered by MaxTokens aims
+	// at; zero means DefaultTargetShare of MaxTokens. It must be below
+	// MaxTokens.
+	TargetTokens int
+	Strategy     Strategy
+}
+
+// DefaultTargetShare is the share of Policy.MaxTokens a compaction aims
+// at when Policy.TargetTokens is zero: half.
+const DefaultTargetShare = 0.5
+
+// target returns the policy's TargetTokens, or its default; 0 without a
+// token limit.
+func (p *Policy) target() int {
+	switch {
+	case p == nil || p.MaxTokens <= 0:
+		return 0
+	case p.TargetTokens > 0 && p.TargetTokens < p.MaxTokens:
+		return p.TargetTokens
+	}
+	return int(float64(p.MaxTokens) * DefaultTargetShare)
 }
 
 // Memory is an agent's short-term memory: the ordered working set of steps
@@ -98,12 +124,10 @@ type Memory struct {
 	wmu     sync.Mutex
 	mu      sync.RWMutex
 	entries []*entry
-	next    int         // next step number
-	epoch   uint64      // bumped by every change other than an append
-	pinned  []int       // indexes of pinned entries, ascending
-	waiting []int       // indexes of pending actions (ActionStep.Pending), ascending
-	tokens  int         // sum of default costs, maintained only when the policy has MaxTokens
-	pending *ActionStep // held back by AddMessage, not in entries
+	next    int    // next step number
+	epoch   uint64 // bumped by every change other than an append
+	layout         // of entries
+	tokens  int    // sum of default costs, maintained only when the policy has MaxTokens
 }
 
 // entry is one step of the working set with its render cache.
@@ -290,11 +314,19 @@ func (m *Memory) appendLocked(e *entry) {
 	s := e.step
 	m.next = max(m.next, s.Info().Number+1)
 	m.entries = append(m.entries, e)
+	i := len(m.entries) - 1
 	if m.pinsNext(s.Kind()) {
-		m.pinned = append(m.pinned, len(m.entries)-1)
+		if s.Kind() == KindSummary {
+			// Only the newest summary is pinned.
+			m.pinned = slices.DeleteFunc(m.pinned, func(j int) bool { return m.entries[j].step.Kind() == KindSummary })
+		}
+		m.pinned = append(m.pinned, i)
+	}
+	if StartsTurn(s) {
+		m.turns = append(m.turns, i)
 	}
 	if IsPending(s) {
-		m.waiting = append(m.waiting, len(m.entries)-1)
+		m.waiting = append(m.waiting, i)
 		return // it costs nothing until it is complete: contexts leave it out
 	}
 	if m.policy != nil && m.policy.MaxTokens > 0 {
@@ -333,7 +365,7 @@ func (m *Memory) overPolicy() bool {
 // Options.OnCompact; a conflict means another compaction just ran, which
 // is what the policy wanted anyway.
 func (m *Memory) autoPrune(ctx context.Context) {
-	_, _ = m.Prune(ctx, m.policy.Strategy)
+	_, _ = m.pruneTo(ctx, m.policy.Strategy, m.policy.target())
 }
 
 // Len returns the number of steps in the working set.
@@ -470,10 +502,8 @@ func (m *Memory) Clear(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.entries = nil
-	m.pinned = nil
-	m.waiting = nil
+	m.layout = layout{}
 	m.tokens = 0
-	m.pending = nil
 	m.epoch++
 	return nil
 }

@@ -169,7 +169,7 @@ func TestAddMessageRetriedToolResult(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Field != "" || ce.CallID != "a" {
 		t.Fatalf("another result: %v", err)
 	}
-	if p := m.Pending(); p == nil || len(p.Results) != 1 || p.Results[0].Content != "ra" || m.Len() != 0 {
+	if p := m.Pending(); p == nil || len(p.Results) != 1 || p.Results[0].Content != "ra" || m.Len() != 1 {
 		t.Fatalf("pending %+v, len %d", p, m.Len())
 	}
 }

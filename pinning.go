@@ -40,6 +40,7 @@ var ChatPinning = Pinning{SystemPrompts: true, Summary: true}
 func (p Pinning) Flags(kinds []StepKind) []bool {
 	flags := make([]bool, len(kinds))
 	seenTask := false
+	summary := -1
 	for i, k := range kinds {
 		switch k {
 		case KindSystemPrompt:
@@ -47,20 +48,28 @@ func (p Pinning) Flags(kinds []StepKind) []bool {
 		case KindTask:
 			flags[i] = p.Tasks || (p.FirstTask && !seenTask)
 			seenTask = true
+		case KindSummary:
+			summary = i
 		}
+	}
+	if summary >= 0 {
+		flags[summary] = p.Summary
 	}
 	return flags
 }
 
 // pinsKind reports whether a step of kind k appended to a working set is
 // pinned; hasTask says whether the working set already has a task (with
-// FirstTask, whether it has a pinned one).
+// FirstTask, whether it has a pinned one). A summary appended is the
+// newest, so Summary pins it.
 func (p Pinning) pinsKind(k StepKind, hasTask bool) bool {
 	switch k {
 	case KindSystemPrompt:
 		return p.SystemPrompts
 	case KindTask:
 		return p.Tasks || (p.FirstTask && !hasTask)
+	case KindSummary:
+		return p.Summary
 	}
 	return false
 }
@@ -74,17 +83,78 @@ func (p Pinning) stepFlags(steps []Step) []bool {
 	return p.Flags(kinds)
 }
 
-// indexes returns the indexes of the pinned entries, ascending.
-func (p Pinning) indexes(entries []*entry) []int {
+// StartsTurn reports whether s starts a turn: a turn is a user's message
+// (a task, or a message step from the user or another agent's call) and
+// every step up to the next one. Contexts keep or drop the turns of a
+// chat whole, so that the model never sees an answer without its
+// question (see Memory.Context).
+func StartsTurn(s Step) bool {
+	switch s := s.(type) {
+	case *TaskStep:
+		return true
+	case *MessageStep:
+		return s.Message.Role == RoleUser || s.Message.Role == RoleAgentCall
+	}
+	return false
+}
+
+// layout indexes a working set for fitting: its pinned entries, its
+// pending actions and the entries that start turns, each ascending. A
+// memory keeps it up to date as steps are appended, so that fitting a
+// context costs what it shows, not the length of the history.
+type layout struct {
+	pinned  []int
+	waiting []int // pending actions (ActionStep.Pending)
+	turns   []int // entries that start a turn (StartsTurn)
+}
+
+// layoutOf indexes entries under pinning p.
+func (p Pinning) layoutOf(entries []*entry) layout {
+	var l layout
 	kinds := make([]StepKind, len(entries))
 	for i, e := range entries {
 		kinds[i] = e.step.Kind()
-	}
-	var idx []int
-	for i, pinned := range p.Flags(kinds) {
-		if pinned {
-			idx = append(idx, i)
+		if IsPending(e.step) {
+			l.waiting = append(l.waiting, i)
+		}
+		if StartsTurn(e.step) {
+			l.turns = append(l.turns, i)
 		}
 	}
-	return idx
+	for i, pinned := range p.Flags(kinds) {
+		if pinned {
+			l.pinned = append(l.pinned, i)
+		}
+	}
+	return l
+}
+
+// cursor answers, for indexes asked in decreasing order, whether each is
+// in an ascending list, in time proportional to the indexes asked and
+// the list's elements passed over. A copy saves its position.
+type cursor struct {
+	list []int
+	k    int
+}
+
+func newCursor(list []int) cursor { return cursor{list: list, k: len(list) - 1} }
+
+// has reports whether i is in the list; i must not exceed the index
+// asked before.
+func (c *cursor) has(i int) bool {
+	for c.k >= 0 && c.list[c.k] > i {
+		c.k--
+	}
+	return c.k >= 0 && c.list[c.k] == i
+}
+
+// last returns the largest element of the list not above i, or -1.
+func (c *cursor) last(i int) int {
+	for c.k >= 0 && c.list[c.k] > i {
+		c.k--
+	}
+	if c.k < 0 {
+		return -1
+	}
+	return c.list[c.k]
 }

@@ -51,6 +51,88 @@ func randomHistory(t *testing.T, r *rand.Rand, m *agentmem.Memory, n int) {
 	}
 }
 
+// checkTurns checks what a context shows of a working set against the
+// rules of fitting: every pinned step is shown; steps keep their order;
+// a step shown that is not pinned has its turn's question shown too; of
+// each turn, the steps shown (but its question) are its newest; the turns
+// newer than one shown in part are shown whole; every step is shown,
+// dropped or pending.
+func checkTurns(t *testing.T, pin agentmem.Pinning, steps []agentmem.Step, c *agentmem.Context) {
+	t.Helper()
+	kinds := make([]agentmem.StepKind, len(steps))
+	pos := make(map[int]int, len(steps))
+	for i, s := range steps {
+		kinds[i] = s.Kind()
+		pos[s.Info().Number] = i
+	}
+	pinned := pin.Flags(kinds)
+	shown := make([]bool, len(steps))
+	for k, n := range c.Steps {
+		i, ok := pos[n]
+		if !ok {
+			t.Fatalf("step %d shown is not in the working set", n)
+		}
+		if k > 0 && i <= pos[c.Steps[k-1]] {
+			t.Fatalf("steps out of order: %v", c.Steps)
+		}
+		shown[i] = true
+	}
+	pending := 0
+	for i, s := range steps {
+		if agentmem.IsPending(s) {
+			pending++
+			if shown[i] {
+				t.Fatalf("pending step %d shown", s.Info().Number)
+			}
+		}
+		if pinned[i] && !shown[i] {
+			t.Fatalf("pinned step %d (%s) not shown: %v", s.Info().Number, s.Kind(), c.Steps)
+		}
+	}
+	if len(c.Steps)+c.DroppedSteps+pending != len(steps) {
+		t.Fatalf("shown %d + dropped %d + pending %d != %d", len(c.Steps), c.DroppedSteps, pending, len(steps))
+	}
+	// Walk the turns newest first.
+	whole := true // every turn newer than this one was shown whole
+	for end := len(steps) - 1; end >= 0; {
+		q := end
+		for q >= 0 && !agentmem.StartsTurn(steps[q]) {
+			q--
+		}
+		from := q + 1 // the turn's steps but its question
+		if q < 0 {
+			from = 0
+		}
+		// The steps of the turn that may be dropped, newest first: shown
+		// ones must come first.
+		gap, any := false, false
+		for i := end; i >= from; i-- {
+			if pinned[i] || agentmem.IsPending(steps[i]) {
+				continue
+			}
+			switch {
+			case shown[i] && gap:
+				t.Fatalf("turn of step %d: step %d shown after an older one was dropped: %v", q, steps[i].Info().Number, c.Steps)
+			case shown[i]:
+				any = true
+			default:
+				gap = true
+			}
+		}
+		if q >= 0 && !pinned[q] {
+			if any && !shown[q] {
+				t.Fatalf("steps of the turn of step %d shown without its question: %v", steps[q].Info().Number, c.Steps)
+			}
+			gap = gap || !shown[q]
+		}
+		if (any || (q >= 0 && shown[q] && !pinned[q])) && !whole {
+			t.Fatalf("turn of step %d shown after a newer turn was not shown whole: %v", q, c.Steps)
+		}
+		whole = whole && !gap
+		end = q - 1
+	}
+}
+
 // checkInvariants checks a rendered OpenAI context against the rules every
 // render must keep.
 func checkInvariants(t *testing.T, m *agentmem.Memory, c *agentmem.Context, counter tokenizer.Counter, budget int) {
@@ -62,32 +144,10 @@ func checkInvariants(t *testing.T, m *agentmem.Memory, c *agentmem.Context, coun
 		t.Fatalf("reported %d tokens, messages cost %d", c.Tokens, got)
 	}
 	steps := m.Steps()
-	// Pinned: the system prompt and first task are shown.
-	if len(c.Steps) < 2 || c.Steps[0] != steps[0].Info().Number || c.Steps[1] != steps[1].Info().Number {
-		t.Fatalf("pinned steps missing: %v", c.Steps[:min(3, len(c.Steps))])
-	}
 	if c.Messages[0].Role != agentmem.RoleSystem {
 		t.Fatal("first message is not the system prompt")
 	}
-	// Order kept, and the unpinned steps shown are a suffix of the working set.
-	pos := make(map[int]int, len(steps))
-	for i, s := range steps {
-		pos[s.Info().Number] = i
-	}
-	for i := 1; i < len(c.Steps); i++ {
-		if pos[c.Steps[i]] <= pos[c.Steps[i-1]] {
-			t.Fatalf("steps out of order: %v", c.Steps)
-		}
-	}
-	if len(c.Steps) > 2 {
-		first := pos[c.Steps[2]]
-		if len(c.Steps)-2 != len(steps)-first {
-			t.Fatalf("gap in the kept window: %d shown from index %d of %d", len(c.Steps)-2, first, len(steps))
-		}
-	}
-	if len(c.Steps)+c.DroppedSteps != len(steps) {
-		t.Fatalf("shown %d + dropped %d != %d", len(c.Steps), c.DroppedSteps, len(steps))
-	}
+	checkTurns(t, m.Pinning(), steps, c)
 	// Pairs intact: every tool message answers an open call, every call is answered.
 	open := map[string]bool{}
 	for i, msg := range c.Messages {

@@ -303,7 +303,7 @@ func TestPinningIsAChoice(t *testing.T) {
 		want    string
 	}{
 		{"default: system prompt and first question", nil, "system: be kind\nuser: question 1\nuser: question 6\nassistant: answer 6"},
-		{"a chat's: the system prompt only", &agentmem.Pinning{SystemPrompts: true}, "system: be kind\nassistant: answer 5\nuser: question 6\nassistant: answer 6"},
+		{"a chat's: the system prompt only, and whole turns", &agentmem.Pinning{SystemPrompts: true}, "system: be kind\nuser: question 6\nassistant: answer 6"},
 		{"nothing: preserve_system=False", &agentmem.Pinning{}, "user: question 5\nassistant: answer 5\nuser: question 6\nassistant: answer 6"},
 	}
 	for _, tc := range cases {

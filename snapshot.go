@@ -20,8 +20,10 @@ type Snapshot struct {
 	Version    int      `json:"version"`
 	NextNumber int      `json:"next_number"`
 	Steps      StepList `json:"steps"`
-	// Pending is an action whose tool calls still await results
-	// (message-level API).
+	// Pending is an action whose tool calls still await results, as
+	// snapshots of earlier versions held it apart from Steps. Restore
+	// adds it to the working set, after Steps; Snapshot leaves it empty,
+	// since pending actions are steps of the working set now.
 	Pending *ActionStep `json:"pending,omitempty"`
 }
 
@@ -32,9 +34,6 @@ func (m *Memory) Snapshot() *Snapshot {
 	s := &Snapshot{Version: SnapshotVersion, NextNumber: m.next, Steps: make(StepList, len(m.entries))}
 	for i, e := range m.entries {
 		s.Steps[i] = e.step.clone()
-	}
-	if m.pending != nil {
-		s.Pending = m.pending.clone().(*ActionStep)
 	}
 	return s
 }
@@ -74,22 +73,31 @@ func (m *Memory) Restore(s *Snapshot) error {
 		}
 		entries[i] = &entry{step: st.clone()}
 	}
-	var pending *ActionStep
 	if s.Pending != nil {
-		pending = s.Pending.clone().(*ActionStep)
-		if err := validateToolCalls("pending.tool_calls", pending.ToolCalls); err != nil {
+		// An earlier version's held-back action: a step after the others.
+		p := s.Pending.clone().(*ActionStep)
+		if err := validateToolCalls("pending.tool_calls", p.ToolCalls); err != nil {
 			return err
 		}
+		info := p.Info()
+		info.Number = next
+		if info.ID == "" {
+			info.ID = m.newID()
+		}
+		if info.Time.IsZero() {
+			info.Time = m.now()
+		}
+		p.setInfo(info)
+		entries = append(entries, &entry{step: p})
+		next++
 	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.entries = entries
-	m.pinned = m.pin.indexes(entries)
-	m.waiting = waitingIndexes(entries)
+	m.layout = m.pin.layoutOf(entries)
 	m.next = max(next, m.next)
-	m.pending = pending
 	m.epoch++
 	m.recountLocked()
 	return nil

@@ -320,7 +320,8 @@ func TestPruneObservationsOlderThanUsesMemoryClock(t *testing.T) {
 
 func TestTokenBudget(t *testing.T) {
 	steps := stList("S T A P A N A M A U A")
-	env := stEnv()
+	// The summary (U) is not pinned here, so that only the head is.
+	env := agentmem.NewEnv(agentmem.EnvOptions{Now: stNow, Counter: stWords{}, Pinning: &agentmem.Pinning{SystemPrompts: true, FirstTask: true}})
 	pinnedCost := agentmem.ReplyPriming + env.Tokens(steps[0]) + env.Tokens(steps[1])
 	total := agentmem.ReplyPriming
 	for _, s := range steps {

@@ -55,6 +55,9 @@ type Env struct {
 	// pins holds the (number, ID) of the pinned steps of the working set
 	// the strategy runs on; nil when the Env knows no working set.
 	pins map[stepKey]bool
+	// target is what a policy's compaction aims the working set at, in
+	// tokens (Target).
+	target int
 }
 
 // stepKey identifies a step across copies: modified copies keep the
@@ -130,6 +133,19 @@ func (e *Env) Counter() tokenizer.Counter {
 	return e.counter
 }
 
+// Target returns the size, in tokens, that the strategy should bring the
+// working set to or below, or 0 when there is none: a Policy with a token
+// limit runs its strategy with its TargetTokens, so that a compaction
+// makes room for a stretch of growth rather than for the next step only.
+// Strategies that can choose how much to compact (Summarize) aim at it;
+// others ignore it.
+func (e *Env) Target() int {
+	if e == nil {
+		return 0
+	}
+	return e.target
+}
+
 // Tokens returns the cost of rendering s (its messages, without reply
 // priming).
 func (e *Env) Tokens(s Step) int {
@@ -168,10 +184,17 @@ func (e *Env) pinRule() Pinning {
 	return *e.pinning
 }
 
-// PinnedFlags applies the default pinning rule (DefaultPinning) to a list
-// of steps: every system prompt and the first task are pinned.
+// headPinning pins the head of a run: its system prompts and its first
+// task. It is the rule PinnedFlags and PinnedKinds apply.
+var headPinning = Pinning{SystemPrompts: true, FirstTask: true}
+
+// PinnedFlags flags the head of a run among a list of steps: every system
+// prompt and the first task. These are the steps a compaction record must
+// keep unless it names them removed (see PinnedKinds); DefaultPinning
+// pins the newest summary besides, which a compaction replaces when it
+// writes a new one.
 func PinnedFlags(steps []Step) []bool {
-	return DefaultPinning.stepFlags(steps)
+	return headPinning.stepFlags(steps)
 }
 
 // PinnedKinds is PinnedFlags for the kinds of a list of steps, in order:
@@ -179,7 +202,7 @@ func PinnedFlags(steps []Step) []bool {
 // compaction with it, knowing the kinds of a working set's steps without
 // decoding them.
 func PinnedKinds(kinds []StepKind) []bool {
-	return DefaultPinning.Flags(kinds)
+	return headPinning.Flags(kinds)
 }
 
 // withPins returns a copy of e that pins exactly the flagged steps.

@@ -97,17 +97,27 @@ func (o SummarizeOptions) config() summarizeConfig {
 // Summarize returns a strategy that replaces older steps with a summary,
 // the seeds' messages_to_summarize → LLM → set_summary → trim_to_recent
 // as one atomic step. When there are more than opts.Trigger unpinned
-// steps, or they cost more than opts.TriggerTokens, every unpinned step
-// but the newest opts.KeepRecent is replaced by one SummaryStep (see
-// ReplaceWithSummary) whose text s writes from them.
+// steps, or they cost more than opts.TriggerTokens, the oldest steps are
+// replaced by one SummaryStep whose text s writes from them, keeping
+// verbatim the newest whole turns that hold opts.KeepRecent unpinned steps
+// (see ReplaceWithSummary and SummaryUnits): a turn is summarized whole or
+// not at all, so the turns kept have their questions.
 //
-// A summary among the replaced steps is not summarized again as a step:
-// its text is passed as SummaryRequest.Previous, so that the new summary
-// extends it, and the new summary covers what it covered. If the summary
-// text costs more than opts.MaxSummaryTokens, s is asked once to condense
-// it (a request with only Previous, MaxTokens and Condense set); if it is
-// still too long it is cut to fit, so the summary stays bounded however
-// long the run.
+// Run by a Policy with a token limit, the strategy aims at the policy's
+// target instead (Env.Target): it keeps the newest whole turns that fit in
+// the target together with the pinned steps and a summary of up to
+// opts.MaxSummaryTokens, and summarizes the rest, so that the working set
+// grows by the difference between the policy's limit and its target before
+// the next summary. The newest unit (a turn, or an agent run's newest
+// step) is always kept.
+//
+// Earlier summaries are not summarized again as steps: their text is
+// passed as SummaryRequest.Previous, so that the new summary extends it,
+// and the new summary covers what they covered and takes their place
+// (pinned or not). If the summary text costs more than
+// opts.MaxSummaryTokens, s is asked once to condense it (a request with
+// only Previous, MaxTokens and Condense set); if it is still too long it
+// is cut to fit, so the summary stays bounded however long the run.
 //
 // An error from s, or an empty summary, is returned by Apply, and a Prune
 // that applies the strategy then leaves the memory unchanged. Under Prune
@@ -122,18 +132,25 @@ func summarizeStrategy(sum Summarizer, cfg summarizeConfig) Strategy {
 			return nil, invalidf("summarizer", "is nil")
 		}
 		env, pinned := pinEnv(steps, env)
-		var unpinned []int
-		for i := range steps {
-			if !pinned[i] {
-				unpinned = append(unpinned, i)
+		units := SummaryUnits(steps, pinned)
+		var replace []int
+		if target := env.Target(); target > 0 {
+			replace = cfg.toTarget(steps, pinned, units, env, target)
+		} else {
+			var unpinned []int
+			for i := range steps {
+				if !pinned[i] && steps[i].Kind() != KindSummary {
+					unpinned = append(unpinned, i)
+				}
 			}
-		}
-		if len(unpinned) <= cfg.keepRecent || !cfg.triggered(steps, unpinned, env) {
-			return slices.Clone(steps), nil
+			if len(unpinned) <= cfg.keepRecent || !cfg.triggered(steps, unpinned, env) {
+				return slices.Clone(steps), nil
+			}
+			replace = olderUnits(units, cfg.keepRecent, steps)
 		}
 		req := SummaryRequest{MaxTokens: cfg.maxTokens}
 		var previous []string
-		for _, i := range unpinned[:len(unpinned)-cfg.keepRecent] {
+		for _, i := range replace {
 			if s, ok := steps[i].(*SummaryStep); ok {
 				previous = append(previous, s.Summary)
 				continue
@@ -149,8 +166,39 @@ func summarizeStrategy(sum Summarizer, cfg summarizeConfig) Strategy {
 		if err != nil {
 			return nil, err
 		}
-		return ReplaceWithSummary(steps, env, text, cfg.keepRecent), nil
+		return replaceUnits(steps, replace, text), nil
 	})
+}
+
+// toTarget returns, ascending, the indexes of the units to summarize so
+// that the pinned steps, a summary of at most c.maxTokens and the newest
+// units kept fit in target: every unit but the newest that fit, and at
+// least the newest one.
+func (c summarizeConfig) toTarget(steps []Step, pinned []bool, units [][]int, env *Env, target int) []int {
+	used := ReplyPriming + c.maxTokens
+	for i, s := range steps {
+		if pinned[i] && s.Kind() != KindSummary {
+			used += env.Tokens(s)
+		}
+	}
+	k := len(units)
+	for ; k > 0; k-- {
+		cost := 0
+		for _, i := range units[k-1] {
+			if steps[i].Kind() != KindSummary {
+				cost += env.Tokens(steps[i])
+			}
+		}
+		if k < len(units) && used+cost > target {
+			break
+		}
+		used += cost
+	}
+	var idx []int
+	for _, u := range units[:k] {
+		idx = append(idx, u...)
+	}
+	return idx
 }
 
 // triggered reports whether the unpinned steps call for a summary.

@@ -77,9 +77,6 @@ func (m *Memory) write(w io.Writer, detail bool) error {
 			}
 		}
 	}
-	if m.pending != nil {
-		ew.printf("  pending action: %d tool calls, %d results\n", len(m.pending.ToolCalls), len(m.pending.Results))
-	}
 	return ew.err
 }
 

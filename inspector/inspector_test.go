@@ -341,7 +341,7 @@ func TestWhatTheModelSaw(t *testing.T) {
 	}{
 		{"before the summary", seqSummary, "budget=400", agentmem.ContextOptions{Budget: 400, Counter: c}, []string{inspector.StatusShown, inspector.StatusPruned}},
 		{"after the summary, no budget", seqEdit, "", agentmem.ContextOptions{Counter: c}, []string{inspector.StatusShown, inspector.StatusSummarized}},
-		{"small budget", seqFinalCheck, "budget=250", agentmem.ContextOptions{Budget: 250, Counter: c},
+		{"small budget", seqFinalCheck, "budget=300", agentmem.ContextOptions{Budget: 300, Counter: c},
 			[]string{inspector.StatusShown, inspector.StatusTruncated, inspector.StatusSummarized, inspector.StatusPruned}},
 		{"truncated to fill", seqFinalCheck, "budget=270&truncate=1", agentmem.ContextOptions{Budget: 270, Counter: c, TruncateToFill: true},
 			[]string{inspector.StatusTruncated}},

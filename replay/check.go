@@ -46,6 +46,7 @@ type checker struct {
 	taskText   string       // the text of the first user message
 	hasTask    bool         // the task has been added
 	pinned     map[int]bool // step numbers of pinned steps
+	turn       []int        // by step number: the number of its turn's question, -1 before the first
 	v          Violations
 	first      []Violation
 	seen       map[string]bool
@@ -120,7 +121,7 @@ func (ch *checker) check(c *agentmem.Context, newest, render, line int) {
 			ch.report("api_rule", &ch.v.APIRule, render, line, "%v", err)
 		}
 	}
-	if gap := ch.windowGap(c.Steps, newest); gap != "" {
+	if gap := ch.windowGap(c, newest); gap != "" {
 		ch.report("window_gap", &ch.v.WindowGap, render, line, "%s", gap)
 	}
 }
@@ -210,38 +211,61 @@ func toolPairing(msgs []agentmem.Message) (orphan, unanswered string) {
 	return orphan, unanswered
 }
 
-// windowGap checks that the unpinned steps shown are the newest unpinned
-// steps of the working set, contiguous: after the replay's adds the
-// working set holds every step number from 0 to newest, so each shown
-// unpinned step must be followed by the next unpinned number, and the last
-// must be the newest unpinned number. Showing no unpinned step is not a
-// gap (the newest step may not fit). It returns a description or "".
-func (ch *checker) windowGap(steps []int, newest int) string {
-	prev := -1 // previous unpinned step shown
-	for _, n := range steps {
-		if ch.pinned[n] {
-			continue
+// windowGap checks that the unpinned steps shown are whole turns, the
+// newest ones: after the replay's adds the working set holds every step
+// number from 0 to newest, so, walking back from the newest, each shown
+// unpinned step must be the next unpinned, not pending number, but for
+// one gap, between the oldest step shown and the newest of its turn, when
+// the oldest is that turn's question (a turn shown in part); and the
+// oldest step shown must start its turn, unless the turn's question is
+// pinned or there is none. Showing no unpinned step is not a gap (the
+// newest step may not fit). It returns a description or "".
+func (ch *checker) windowGap(c *agentmem.Context, newest int) string {
+	var pending map[int]bool
+	for _, p := range c.Pending {
+		if pending == nil {
+			pending = make(map[int]bool, len(c.Pending))
 		}
-		if prev >= 0 {
-			want := prev + 1
-			for ch.pinned[want] {
-				want++
-			}
-			if n != want {
-				return fmt.Sprintf("step %d follows step %d in the window; step %d is missing", n, prev, want)
-			}
-		}
-		prev = n
+		pending[p.Step] = true
 	}
-	if prev < 0 {
+	var shown []int
+	for _, n := range c.Steps {
+		if !ch.pinned[n] {
+			shown = append(shown, n)
+		}
+	}
+	if len(shown) == 0 {
 		return ""
 	}
-	last := newest
-	for last >= 0 && ch.pinned[last] {
-		last--
+	expect := newest
+	for k := len(shown) - 1; k >= 0; k-- {
+		n := shown[k]
+		for expect > n && (ch.pinned[expect] || pending[expect]) {
+			expect--
+		}
+		if n == expect {
+			expect--
+			continue
+		}
+		if k == 0 && ch.turnOf(expect) == n {
+			return "" // the question of a turn shown in part
+		}
+		if k == len(shown)-1 {
+			return fmt.Sprintf("the window ends at step %d, not at the newest step %d", n, expect)
+		}
+		return fmt.Sprintf("step %d follows step %d in the window; step %d is missing", shown[k+1], n, expect)
 	}
-	if prev != last {
-		return fmt.Sprintf("the window ends at step %d, not at the newest step %d", prev, last)
+	if t := ch.turnOf(shown[0]); t >= 0 && t != shown[0] && !ch.pinned[t] {
+		return fmt.Sprintf("step %d is shown without the question of its turn, step %d", shown[0], t)
 	}
 	return ""
+}
+
+// turnOf returns the number of the question of step n's turn, or -1
+// before the first question.
+func (ch *checker) turnOf(n int) int {
+	if n < 0 || n >= len(ch.turn) {
+		return -1
+	}
+	return ch.turn[n]
 }

@@ -50,7 +50,10 @@
 //     before the next assistant message or the end;
 //   - api_rule: any other rule of the format's API, from render.Validate;
 //   - window_gap: the steps shown besides the pinned ones (system prompts
-//     and the task) are not the newest steps, contiguous.
+//     and the task) are not the newest whole turns: a gap among them, a
+//     window that does not end at the newest step, or a step shown without
+//     its turn's question (the one gap allowed is inside the oldest turn
+//     shown, after its question, when it is shown in part).
 //
 // Each kind counts at most once per render; total is the sum of the kinds.
 // The structural checks cost O(messages in the render); the recount hashes

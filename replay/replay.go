@@ -187,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	r := &runner{
-		mem:   agentmem.New(agentmem.Options{Format: format, Counter: counter}),
+		mem:   agentmem.New(agentmem.Options{Format: format, Counter: counter, Policy: &agentmem.Policy{}}),
 		opts:  agentmem.ContextOptions{Budget: cfg.Budget},
 		check: newChecker(format.Name(), cfg.Budget, counter),
 	}
@@ -305,7 +305,7 @@ func (r *runner) run(ctx context.Context, lr *lineReader, res *Result) (*agentme
 		if err != nil {
 			return nil, &LineError{Line: lr.line, Err: err}
 		}
-		r.trackPinned(msg)
+		r.trackSteps(msg)
 	}
 	if messages == 0 {
 		return nil, &LineError{Line: 1, Err: errors.New("the trace is empty")}
@@ -385,13 +385,24 @@ func (r *runner) trackCalls(m agentmem.Message) {
 	}
 }
 
-// trackPinned records the step numbers of the pinned steps (every system
-// prompt and the first task) and the texts the checker looks for. It runs
-// after the message was added: a system or user message is then the
-// newest step.
-func (r *runner) trackPinned(m agentmem.Message) {
+// trackSteps records the turn of a new step, the step numbers of the
+// pinned steps (every system prompt and the first task) and the texts the
+// checker looks for. It runs after the message was added: a message that
+// is a step of its own (all but tool results) is then the newest step.
+func (r *runner) trackSteps(m agentmem.Message) {
 	ch := r.check
 	newest := r.mem.NextNumber() - 1
+	for len(ch.turn) <= newest {
+		n := len(ch.turn)
+		switch {
+		case n == newest && (m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAgentCall):
+			ch.turn = append(ch.turn, n)
+		case n > 0:
+			ch.turn = append(ch.turn, ch.turn[n-1])
+		default:
+			ch.turn = append(ch.turn, -1)
+		}
+	}
 	switch m.Role {
 	case agentmem.RoleSystem:
 		ch.pinned[newest] = true

@@ -400,8 +400,8 @@ func TestBaseline(t *testing.T) {
 }
 
 func TestUnansweredCalls(t *testing.T) {
-	// c1 never gets a result: the memory answers it with an error result
-	// when the next assistant message arrives, and the renders stay valid.
+	// c1 never gets a result: its action stays pending in the working set,
+	// left out of every render, and the renders stay valid.
 	trace := strings.Join([]string{lSystem, lTask, lCall,
 		`{"role":"assistant","content":"Next.","tool_calls":[{"id":"c2","function":{"name":"grep","arguments":"{}"}}]}`,
 		`{"role":"tool","tool_call_id":"c2","content":"found"}`,
@@ -410,7 +410,7 @@ func TestUnansweredCalls(t *testing.T) {
 	}, "\n")
 	for _, format := range []string{"openai", "anthropic", "observation"} {
 		res := run(t, replay.Config{Trace: strings.NewReader(trace), Budget: 1000, Format: format})
-		if res.UnansweredCalls != 2 || res.Violations.Total != 0 || res.Steps != 3 || res.Renders != 5 {
+		if res.UnansweredCalls != 2 || res.Violations.Total != 0 || res.Steps != 4 || res.Renders != 5 {
 			t.Errorf("%s: unanswered %d, steps %d, renders %d, violations %+v %+v", format, res.UnansweredCalls, res.Steps, res.Renders, res.Violations, res.FirstViolations)
 		}
 	}

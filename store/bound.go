@@ -353,6 +353,29 @@ func (j *journal) Compact(ctx context.Context, c agentmem.JournalCompaction) ([]
 	return toInts(resp.Seqs), nil
 }
 
+// Amend implements agentmem.JournalAmender: the copies go to the log as
+// one amendment record (see CompactionRecord), whose size does not grow
+// with the working set.
+func (j *journal) Amend(ctx context.Context, steps []agentmem.Step) error {
+	exp, err := j.expected()
+	if err != nil {
+		return err
+	}
+	rec := &CompactionRecord{Amend: true, Replaced: steps}
+	if _, err := j.appendRetrying(ctx, AppendRequest{Compaction: rec}, exp); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	if j.copies == nil {
+		j.copies = make(map[int64]bool, len(steps))
+	}
+	for _, s := range steps {
+		j.copies[int64(s.Info().Number)] = true
+	}
+	j.mu.Unlock()
+	return nil
+}
+
 func toInts(seqs []int64) []int {
 	out := make([]int, len(seqs))
 	for i, s := range seqs {
