@@ -12,8 +12,10 @@ import (
 )
 
 // Options configures a Memory. The zero value works: OpenAI format,
-// o200k_base token counts, the system clock, UUIDv7 step IDs, no automatic
-// pruning, the system prompts and the first task pinned.
+// o200k_base token counts, the system clock, UUIDv7 step IDs, the system
+// prompts, the first task and the newest summary pinned, and, as the
+// seeds' MemoryManager, KeepRecent(DefaultKeepSteps) applied past
+// DefaultMaxSteps (1,000) steps.
 //
 // The seeds' MemoryManager(system_prompt, prune_strategy) is
 // Options{SystemPrompt: ..., Prune: ...}: the prompt is the first step,
@@ -25,14 +27,15 @@ type Options struct {
 	// Counter is the default token counter; nil means o200k_base.
 	Counter tokenizer.Counter
 	// Policy, when set, prunes the working set automatically after an add
-	// makes it exceed the policy's limits. When it is nil and Prune is
-	// set, the policy is Policy{MaxSteps: DefaultMaxSteps, Strategy:
-	// Prune}, as the seeds' MemoryManager prunes past 1,000 steps; give a
-	// Policy without limits (&Policy{}) to have a default strategy and no
-	// automatic pruning.
+	// makes it exceed the policy's limits. When it is nil, the policy is
+	// Policy{MaxSteps: DefaultMaxSteps, Strategy: Prune}, as the seeds'
+	// MemoryManager prunes past 1,000 steps; give a Policy without limits
+	// (&Policy{}) for no automatic pruning.
 	Policy *Policy
 	// Prune is the memory's default strategy: what Memory.Prune applies
-	// when it is given none (the seeds' prune()).
+	// when it is given none (the seeds' prune()). Nil means
+	// KeepRecent(DefaultKeepSteps), the seeds' keep_last_n_steps(50) in
+	// whole turns.
 	Prune Strategy
 	// SystemPrompt, when not empty, is added by New as the memory's first
 	// step, a SystemPromptStep (invalid UTF-8 in it is replaced by
@@ -59,10 +62,15 @@ type Options struct {
 	OnCompact func(*Compaction, error)
 }
 
-// DefaultMaxSteps is the number of steps past which a memory with a
-// default strategy (Options.Prune) and no Policy prunes itself: the seeds'
-// automatic prune past 1,000 steps.
+// DefaultMaxSteps is the number of steps past which a memory with no
+// Policy prunes itself with its default strategy (Options.Prune): the
+// seeds' automatic prune past 1,000 steps.
 const DefaultMaxSteps = 1000
+
+// DefaultKeepSteps is the number of unpinned steps the default strategy,
+// KeepRecent, keeps (rounded up to whole turns): the seeds'
+// keep_last_n_steps(50).
+const DefaultKeepSteps = 50
 
 // Policy triggers automatic pruning. After an add, if the working set has
 // more than MaxSteps steps or its full rendering (default format and
@@ -181,7 +189,10 @@ func New(opts Options) *Memory {
 	if opts.Pinning != nil {
 		m.pin = *opts.Pinning
 	}
-	if m.policy == nil && m.prune != nil {
+	if m.prune == nil {
+		m.prune = KeepRecent(DefaultKeepSteps)
+	}
+	if m.policy == nil {
 		m.policy = &Policy{MaxSteps: DefaultMaxSteps, Strategy: m.prune}
 	}
 	if opts.SystemPrompt != "" && m.journal == nil {

@@ -392,7 +392,8 @@ func TestSeedWindowsAndReorderingStrategies(t *testing.T) {
 }
 
 // Issue 13 item 12: Options as the seed's MemoryManager(system_prompt,
-// prune_strategy), with its automatic prune past 1,000 steps.
+// prune_strategy), with its automatic prune past 1,000 steps and its
+// default strategy.
 func TestOptionsSystemPromptAndDefaultStrategy(t *testing.T) {
 	m := agentmem.New(agentmem.Options{Counter: words{}, SystemPrompt: "You are a helpful assistant.", Prune: agentmem.KeepLastN(50)})
 	steps := m.Steps()
@@ -422,9 +423,24 @@ func TestOptionsSystemPromptAndDefaultStrategy(t *testing.T) {
 	if m.Len() != 52 {
 		t.Fatalf("past %d steps the working set has %d steps", agentmem.DefaultMaxSteps, m.Len())
 	}
-	// Without a default strategy, Prune(nil) is refused.
-	if _, err := newMem(t).Prune(bg, nil); !errors.Is(err, agentmem.ErrInvalid) {
-		t.Fatalf("Prune(nil) without a default: %v", err)
+	// Without Options.Prune the default strategy is KeepRecent(50), in
+	// whole turns, applied past 1,000 steps: a chat keeps its newest 25
+	// turns of a question and an answer, each with its question.
+	chat := agentmem.New(agentmem.Options{Counter: words{}, Pinning: &agentmem.ChatPinning})
+	for i := 0; chat.NextNumber() <= agentmem.DefaultMaxSteps; i++ {
+		if err := chat.AddUser(bg, fmt.Sprintf("question %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chat.AddAssistant(bg, agentmem.Message{Content: agentmem.Text(fmt.Sprintf("answer %d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := chat.Steps()
+	if len(kept) < agentmem.DefaultKeepSteps || len(kept) > agentmem.DefaultKeepSteps+2 || kept[0].Kind() != agentmem.KindTask || kept[len(kept)-1].Info().Number != chat.NextNumber()-1 {
+		t.Fatalf("the default prune kept %d steps, from %s", len(kept), kept[0].Kind())
+	}
+	if _, err := newMem(t).Prune(bg, nil); err != nil {
+		t.Fatalf("Prune(nil) with the default strategy: %v", err)
 	}
 	// A Policy without limits keeps the default strategy but turns the
 	// automatic prune off.

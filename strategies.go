@@ -36,6 +36,27 @@ func KeepLastN(n int) Strategy {
 	})
 }
 
+// KeepRecent keeps the pinned steps and the newest whole turns that hold
+// at least n other steps, dropping the older ones: KeepLastN rounded up to
+// whole turns (see SummaryUnits), so that no turn left loses its question.
+// In an agent run, whose task is pinned, it keeps the newest n steps. It
+// is a memory's default strategy (see Options.Prune). A negative n counts
+// as zero.
+func KeepRecent(n int) Strategy {
+	n = max(n, 0)
+	return StrategyFunc(func(_ context.Context, steps []Step, env *Env) ([]Step, error) {
+		_, pinned := pinEnv(steps, env)
+		keep := make([]bool, len(steps))
+		for i := range keep {
+			keep[i] = true
+		}
+		for _, i := range olderUnits(SummaryUnits(steps, pinned), n, steps) {
+			keep[i] = pinned[i]
+		}
+		return keepMasked(steps, keep), nil
+	})
+}
+
 // KeepLastNActions is tinyAgent's keep_last_n_steps: it keeps the pinned
 // steps, every step that is not an action (plans, notes, summaries,
 // messages, later tasks) and the newest n action steps, dropping older

@@ -464,7 +464,8 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 		return nil, err
 	}
 	j := &replayJournal{}
-	mem := agentmem.New(agentmem.Options{Counter: c.svc.counter, Journal: j, Clock: j.clock(c.svc.now)})
+	// No Policy: the cache mirrors the log, and never prunes on its own.
+	mem := agentmem.New(agentmem.Options{Counter: c.svc.counter, Journal: j, Clock: j.clock(c.svc.now), Policy: &agentmem.Policy{}})
 	snap := &agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: int(resp.Session.LastSeq) + 1, Steps: resp.Steps}
 	if err := mem.Restore(snap); err != nil {
 		return nil, fmt.Errorf("sessions: loading session %s: %w", v.key.ID, err)

@@ -3,6 +3,7 @@ package summarize
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem"
@@ -17,6 +18,11 @@ import (
 // important lines first (plain tool calls before errors and notes, older
 // before newer), so the summary stays bounded. A previous summary is kept
 // as the digest's first lines and condensed the same way.
+//
+// No line is said twice: a line that repeats an earlier one but for its
+// step numbers (a user who gave the same correction in several turns, a
+// previous summary that already holds it) is said once, with every step
+// number, where it was said last.
 type Extractive struct {
 	// Counter measures MaxTokens; nil means the heuristic counter.
 	Counter tokenizer.Counter
@@ -65,7 +71,73 @@ func (e Extractive) Summarize(_ context.Context, req agentmem.SummaryRequest) (s
 			add(2, "%s", clip(s.Summary, 4*width))
 		}
 	}
-	return e.fit(lines, req.MaxTokens), nil
+	return e.fit(dedupe(lines), req.MaxTokens), nil
+}
+
+// dedupe merges the lines that say the same but for their step numbers
+// ("#3 task: x" and "#7 task: x" become "#3, #7 task: x"), keeping the
+// merged line where the last of them was, with the highest weight.
+func dedupe(lines []line) []line {
+	type said struct {
+		nums []string
+		at   int // index in out
+	}
+	seen := make(map[string]*said, len(lines))
+	out := make([]line, 0, len(lines))
+	for _, l := range lines {
+		nums, rest := stepNumbers(l.text)
+		prev, ok := seen[rest]
+		if !ok {
+			seen[rest] = &said{nums: nums, at: len(out)}
+			out = append(out, l)
+			continue
+		}
+		for _, n := range nums {
+			if !slices.Contains(prev.nums, n) {
+				prev.nums = append(prev.nums, n)
+			}
+		}
+		l.weight = max(l.weight, out[prev.at].weight)
+		out[prev.at].text = "" // said again below
+		l.text = rest
+		if len(prev.nums) > 0 {
+			l.text = "#" + strings.Join(prev.nums, ", #") + " " + rest
+		}
+		prev.at = len(out)
+		out = append(out, l)
+	}
+	kept := out[:0]
+	for _, l := range out {
+		if l.text != "" {
+			l.order = len(kept)
+			kept = append(kept, l)
+		}
+	}
+	return kept
+}
+
+// stepNumbers splits a digest line into the step numbers it starts with
+// ("#3, #7 ") and the rest.
+func stepNumbers(text string) (nums []string, rest string) {
+	rest = text
+	for strings.HasPrefix(rest, "#") {
+		end := 1
+		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		if end == 1 {
+			break
+		}
+		nums = append(nums, rest[1:end])
+		rest = rest[end:]
+		if r, ok := strings.CutPrefix(rest, ", "); ok && strings.HasPrefix(r, "#") {
+			rest = r
+			continue
+		}
+		rest = strings.TrimPrefix(rest, " ")
+		break
+	}
+	return nums, rest
 }
 
 func (e Extractive) action(add func(int, string, ...any), n int, s *agentmem.ActionStep, width int) {

@@ -249,3 +249,50 @@ func TestLLMSummarizerSeesBothSidesOfAChat(t *testing.T) {
 		t.Fatalf("Summary() = %q", mem.Summary())
 	}
 }
+
+// TestExtractiveNeverRepeats: a correction the user gave in ten turns, and
+// summaries of summaries that carry it, are said once in the digest.
+func TestExtractiveNeverRepeats(t *testing.T) {
+	ctx := context.Background()
+	mem := agentmem.New(agentmem.Options{Counter: tokenizer.NewHeuristic(), Pinning: &agentmem.ChatPinning})
+	var summaries []string
+	sum := agentmem.SummarizerFunc(func(ctx context.Context, req agentmem.SummaryRequest) (string, error) {
+		text, err := summarize.Extractive{}.Summarize(ctx, req)
+		summaries = append(summaries, text)
+		return text, err
+	})
+	for i := range 10 {
+		for _, msg := range []agentmem.Message{
+			{Role: agentmem.RoleUser, Content: agentmem.Text("No, use metric units please.")},
+			{Role: agentmem.RoleAssistant, Content: agentmem.Text(fmt.Sprintf("Sorry: it is %d degrees Celsius.", 10+i))},
+		} {
+			if err := mem.AddMessage(ctx, msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%3 == 2 {
+			if _, err := mem.Summarize(ctx, sum, 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(summaries) != 3 {
+		t.Fatalf("%d summaries, want 3", len(summaries))
+	}
+	for _, text := range summaries {
+		if n := strings.Count(text, "use metric units"); n != 1 {
+			t.Fatalf("the correction is said %d times:\n%s", n, text)
+		}
+		seen := map[string]bool{}
+		for _, l := range strings.Split(text, "\n") {
+			if seen[l] {
+				t.Fatalf("line %q repeated:\n%s", l, text)
+			}
+			seen[l] = true
+		}
+	}
+	last := summaries[len(summaries)-1]
+	if !strings.Contains(last, "#0, #2, #4") || !strings.Contains(last, "12 degrees") {
+		t.Fatalf("the last summary lost what the first said:\n%s", last)
+	}
+}
