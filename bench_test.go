@@ -83,7 +83,7 @@ func benchMemory(b *testing.B, n int) *agentmem.Memory {
 	}
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(42, uint64(n)))
-	m := agentmem.New(agentmem.Options{Counter: c})
+	m := agentmem.New(agentmem.Options{Counter: c, Policy: &agentmem.Policy{}})
 	if _, err := m.Add(ctx, &agentmem.SystemPromptStep{Content: benchText(r, 2000)}); err != nil {
 		b.Fatal(err)
 	}
@@ -99,34 +99,70 @@ func benchMemory(b *testing.B, n int) *agentmem.Memory {
 	return m
 }
 
+// benchChat returns a chat of a system prompt and turns of a question, a
+// tool call with its result and an answer, n steps in all, pinned as a
+// chat is (ChatPinning), every step already counted: what a context keeps
+// or drops by whole turns.
+func benchChat(b *testing.B, n int) *agentmem.Memory {
+	b.Helper()
+	c, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(43, uint64(n)))
+	m := agentmem.New(agentmem.Options{Counter: c, Pinning: &agentmem.ChatPinning, Policy: &agentmem.Policy{}})
+	if _, err := m.Add(ctx, &agentmem.SystemPromptStep{Content: benchText(r, 2000)}); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; m.Len() < n; i++ {
+		for _, s := range []agentmem.Step{&agentmem.TaskStep{Task: benchText(r, 300)}, benchStep(r, i), &agentmem.ActionStep{ModelOutput: benchText(r, 400)}} {
+			if _, err := m.Add(ctx, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	_ = m.Tokens()
+	return m
+}
+
 // BenchmarkContext renders the context of a memory holding 100, 1,000 and
 // 10,000 steps under an 8,000-token budget. The per-render cost should not
 // grow with the history. Besides the mean (ns/op) it reports the 99th
 // percentile of the single renders (p99-ns).
 func BenchmarkContext(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
-		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
-			m := benchMemory(b, n)
-			ctx := context.Background()
-			opts := agentmem.ContextOptions{Budget: benchBudget}
-			var kept int
-			times := make([]time.Duration, 0, 1<<20)
-			b.ReportAllocs()
-			for b.Loop() {
-				t := time.Now()
-				c, err := m.Context(ctx, opts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(times) < cap(times) {
-					times = append(times, time.Since(t))
-				}
-				kept = len(c.Steps)
-			}
-			b.ReportMetric(float64(kept), "steps_kept")
-			reportP99(b, times)
-		})
+	for _, bc := range []struct {
+		name string
+		mem  func(*testing.B, int) *agentmem.Memory
+	}{{"steps", benchMemory}, {"chat-steps", benchChat}} {
+		for _, n := range []int{100, 1000, 10000} {
+			b.Run(fmt.Sprintf("%s=%d", bc.name, n), func(b *testing.B) {
+				benchContext(b, bc.mem(b, n))
+			})
+		}
 	}
+}
+
+// benchContext renders m's context under the benchmark budget.
+func benchContext(b *testing.B, m *agentmem.Memory) {
+	ctx := context.Background()
+	opts := agentmem.ContextOptions{Budget: benchBudget}
+	var kept int
+	times := make([]time.Duration, 0, 1<<20)
+	b.ReportAllocs()
+	for b.Loop() {
+		t := time.Now()
+		c, err := m.Context(ctx, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(times) < cap(times) {
+			times = append(times, time.Since(t))
+		}
+		kept = len(c.Steps)
+	}
+	b.ReportMetric(float64(kept), "steps_kept")
+	reportP99(b, times)
 }
 
 // BenchmarkContextReuse is BenchmarkContext as an agent loop that hands
