@@ -372,6 +372,23 @@ func (m *Memory) overPolicy() bool {
 		(p.MaxTokens > 0 && m.tokens+ReplyPriming > p.MaxTokens)
 }
 
+// ApplyPolicy compacts the working set now if it exceeds the memory's
+// Policy, as an add that took it past the policy would, and returns the
+// compaction (one that changed nothing when the working set is within the
+// policy). A memory loaded from a log (a store's bound memory) may hold
+// more than its policy allows without an add to trigger it: a server's
+// automatic compaction, which runs apart from the appends, calls it.
+func (m *Memory) ApplyPolicy(ctx context.Context) (*Compaction, error) {
+	m.wmu.Lock()
+	over := m.overPolicy()
+	n := len(m.entries)
+	m.wmu.Unlock()
+	if !over {
+		return &Compaction{Before: n, After: n}, nil
+	}
+	return m.pruneTo(ctx, m.policy.Strategy, m.policy.target())
+}
+
 // autoPrune applies the policy's strategy. Prune reports the outcome to
 // Options.OnCompact; a conflict means another compaction just ran, which
 // is what the policy wanted anyway.

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/follow"
 )
 
 // Follower keeps conversation recall in step with a store's log by
@@ -30,84 +29,29 @@ import (
 // sharing the store); Sync waits until everything committed before it is
 // indexed (read-your-writes). Its methods are safe for concurrent use.
 type Follower struct {
-	feed store.Feed
-	st   store.Store
-	x    *Indexer
-	opts FollowerOptions
-
-	notify chan struct{} // buffered: a pending wake-up
-	urgent chan struct{} // buffered: a wake-up that skips the settling (Sync)
-
-	mu       sync.Mutex
-	through  int64         // the feed watermark applied
-	progress chan struct{} // closed and replaced when through moves
-	behind   time.Time     // the time of the oldest change read but not yet applied
-	status   FollowStatus
-	watchers []func(BatchInfo)
+	*follow.Follower
+	st store.Store
+	x  *Indexer
 }
 
-// FollowerOptions configure a Follower. The zero value is a good default.
-type FollowerOptions struct {
-	// Consumer names the follower's durable cursor in the store; empty
-	// means "recall". Followers in several processes sharing one store
-	// under one name share the cursor (each indexes what it reads, which
-	// is harmless: indexing is idempotent).
-	Consumer string
-	// Batch is the most changes read and indexed at once; 0 means 512.
-	Batch int
-	// Poll is how long the follower waits, when the feed is quiet and
-	// nothing notified it, before it looks again (for writes by other
-	// processes); 0 means 250ms.
-	Poll time.Duration
-	// Settle is how long the follower lets writes gather after it is
-	// notified of one, before it reads the feed: under a steady stream of
-	// appends it then indexes them in batches of many, one index
-	// transaction for each, rather than one for every append (on SQLite
-	// the index's writes share the store's one writer with the appends).
-	// 0 means DefaultSettle; a negative value reads at once.
-	Settle time.Duration
-	// OnError, when set, receives failures. Reading or indexing that
-	// fails is retried with backoff (up to 5s); a change that can never
-	// be indexed (a corrupt entry, a document the index refuses) is
-	// reported and skipped.
-	OnError func(err error)
-	// OnBatch, when set, is told of every batch applied.
-	OnBatch func(BatchInfo)
-}
+// FollowerOptions configure a Follower (follow.Options). The zero value
+// is a good default: the cursor is named DefaultConsumer. A change that
+// can never be indexed (a corrupt entry, a document the index refuses)
+// is reported to OnError and skipped.
+type FollowerOptions = follow.Options
 
-// BatchInfo describes a batch of changes a Follower applied.
-type BatchInfo struct {
-	// Changes is the number of changes in the batch and Docs the number
-	// of documents it wrote.
-	Changes, Docs int
-	// Lags are, for each change, how long after it was committed it was
-	// indexed (by the store's clock against this process's).
-	Lags []time.Duration
-	// Took is how long applying the batch took.
-	Took time.Duration
-}
+// BatchInfo describes a batch of changes a Follower applied: Written is
+// the number of documents it wrote.
+type BatchInfo = follow.BatchInfo
 
 // FollowStatus is a Follower's progress.
-type FollowStatus struct {
-	// Running says that Run is following the feed.
-	Running bool
-	// Through is the feed watermark indexed (see store.FeedResponse).
-	Through int64
-	// Cursor is the position after the last change indexed.
-	Cursor store.FeedCursor
-	// Lag is how long the oldest change read but not yet indexed has
-	// waited; zero when the follower has caught up with what it read.
-	Lag time.Duration
-	// Applied counts the changes indexed since the follower started,
-	// Errors the failures.
-	Applied, Errors int64
-	// LastError is the newest failure's message, empty if none since
-	// the last batch indexed.
-	LastError string
-}
+type FollowStatus = follow.Status
 
 // DefaultConsumer is the cursor name of a Follower's zero Options.
 const DefaultConsumer = "recall"
+
+// DefaultSettle is FollowerOptions.Settle when it is 0.
+const DefaultSettle = follow.DefaultSettle
 
 // NewFollower returns a Follower that indexes what feed reports about
 // st's sessions into x. It does nothing until Run.
@@ -115,227 +59,9 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 	if opts.Consumer == "" {
 		opts.Consumer = DefaultConsumer
 	}
-	if opts.Batch <= 0 {
-		opts.Batch = 512
-	}
-	opts.Batch = min(opts.Batch, store.MaxFeedLimit)
-	if opts.Poll <= 0 {
-		opts.Poll = 250 * time.Millisecond
-	}
-	if opts.Settle == 0 {
-		opts.Settle = DefaultSettle
-	}
-	return &Follower{feed: feed, st: st, x: x, opts: opts, notify: make(chan struct{}, 1), urgent: make(chan struct{}, 1), progress: make(chan struct{})}
-}
-
-// DefaultSettle is FollowerOptions.Settle when it is 0: a few
-// milliseconds of the index's lag for batches of all the appends made
-// meanwhile.
-const DefaultSettle = 20 * time.Millisecond
-
-// Observe adds fn to the functions told of every batch applied (after
-// FollowerOptions.OnBatch), such as a server's metrics.
-func (f *Follower) Observe(fn func(BatchInfo)) {
-	f.mu.Lock()
-	f.watchers = append(f.watchers, fn)
-	f.mu.Unlock()
-}
-
-// Notify wakes the follower to read the feed now.
-func (f *Follower) Notify() {
-	select {
-	case f.notify <- struct{}{}:
-	default:
-	}
-}
-
-// Status returns the follower's progress.
-func (f *Follower) Status() FollowStatus {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	st := f.status
-	st.Through = f.through
-	if !f.behind.IsZero() {
-		st.Lag = max(time.Since(f.behind), 0)
-	}
-	return st
-}
-
-// Sync waits until every change committed to the store before the call
-// has been indexed, or ctx ends. Run must be running (in this process)
-// for it to return nil.
-func (f *Follower) Sync(ctx context.Context) error {
-	head, err := f.feed.FeedHead(ctx)
-	if err != nil {
-		return err
-	}
-	select { // read now, without letting writes settle
-	case f.urgent <- struct{}{}:
-	default:
-	}
-	for {
-		f.mu.Lock()
-		through, ch := f.through, f.progress
-		f.mu.Unlock()
-		if through >= head {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("recall: waiting for the index to reach the log: %w", ctx.Err())
-		}
-	}
-}
-
-// Run follows the feed until ctx ends (returning nil) or the store is
-// closed (returning store.ErrClosed). Failures are reported to OnError
-// and retried.
-func (f *Follower) Run(ctx context.Context) error {
-	f.setRunning(true)
-	defer f.setRunning(false)
-	backoff := newBackoff()
-	var cur store.FeedCursor
-	for {
-		c, err := f.feed.LoadCursor(ctx, f.opts.Consumer)
-		if err == nil && c == (store.FeedCursor{}) {
-			// Register, so that the feed keeps what this consumer has
-			// not read yet (a no-op for a consumer at the start).
-			err = f.feed.SaveCursor(ctx, f.opts.Consumer, c)
-		}
-		if err == nil {
-			cur = c
-			break
-		}
-		if stop, err := f.failed(ctx, err, backoff); stop {
-			return err
-		}
-	}
-	f.mu.Lock()
-	f.status.Cursor = cur
-	f.mu.Unlock()
-	timer := time.NewTimer(f.opts.Poll)
-	defer timer.Stop()
-	for {
-		if ctx.Err() != nil {
-			return nil
-		}
-		resp, err := f.feed.ReadFeed(ctx, store.FeedRequest{After: cur, Limit: f.opts.Batch})
-		if err == nil && len(resp.Changes) > 0 {
-			f.markBehind(resp.Changes[0].Time)
-			err = f.apply(ctx, resp.Changes)
-			if err == nil {
-				// A cursor that fails to save only means rereading (and
-				// reindexing, harmlessly) after a restart.
-				if serr := f.feed.SaveCursor(ctx, f.opts.Consumer, resp.Next); serr != nil && !errors.Is(serr, context.Canceled) {
-					f.report(fmt.Errorf("recall: saving the feed cursor: %w", serr))
-				}
-			}
-		}
-		if err != nil {
-			if stop, err := f.failed(ctx, err, backoff); stop {
-				return err
-			}
-			continue
-		}
-		backoff.reset()
-		cur = resp.Next
-		f.advance(resp, len(resp.Changes))
-		if resp.More {
-			continue
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(f.opts.Poll)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-f.notify:
-			if f.opts.Settle > 0 {
-				// Let the writes that follow this one gather (unless a
-				// Sync waits).
-				timer.Reset(f.opts.Settle)
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-timer.C:
-				case <-f.urgent:
-				}
-			}
-		case <-f.urgent:
-		case <-timer.C:
-		}
-	}
-}
-
-// failed reports err and waits out the backoff; it says whether Run must
-// stop (its context ended or the store is closed) and with what.
-func (f *Follower) failed(ctx context.Context, err error, b *backoff) (bool, error) {
-	switch {
-	case ctx.Err() != nil:
-		return true, nil
-	case errors.Is(err, store.ErrClosed):
-		return true, err
-	}
-	f.report(err)
-	select {
-	case <-ctx.Done():
-		return true, nil
-	case <-time.After(b.next()):
-		return false, nil
-	}
-}
-
-func (f *Follower) setRunning(on bool) {
-	f.mu.Lock()
-	f.status.Running = on
-	f.mu.Unlock()
-}
-
-func (f *Follower) markBehind(t time.Time) {
-	f.mu.Lock()
-	if f.behind.IsZero() && !t.IsZero() {
-		f.behind = t
-	}
-	f.mu.Unlock()
-}
-
-// advance publishes a batch applied.
-func (f *Follower) advance(resp *store.FeedResponse, n int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.status.Cursor = resp.Next
-	f.status.Applied += int64(n)
-	if n > 0 {
-		f.status.LastError = ""
-	}
-	switch {
-	case !resp.More:
-		f.behind = time.Time{}
-	case n > 0:
-		// More is waiting: the oldest change not applied yet was made
-		// after the newest applied, so its wait is at most this one's.
-		f.behind = resp.Changes[n-1].Time
-	}
-	if resp.Through > f.through {
-		f.through = resp.Through
-		close(f.progress)
-		f.progress = make(chan struct{})
-	}
-}
-
-func (f *Follower) report(err error) {
-	f.mu.Lock()
-	f.status.Errors++
-	f.status.LastError = err.Error()
-	f.mu.Unlock()
-	if f.opts.OnError != nil {
-		f.opts.OnError(err)
-	}
+	f := &Follower{st: st, x: x}
+	f.Follower = follow.New(feed, f.apply, opts)
+	return f
 }
 
 // maxFlush bounds the documents written in one upsert.
@@ -345,28 +71,27 @@ const maxFlush = 1024
 // entries and forked histories are written together, per tenant, and a
 // deletion drops the session's documents collected before it, then
 // forgets the session.
-func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
-	start := time.Now()
+func (f *Follower) apply(ctx context.Context, changes []store.Change) (int, error) {
 	w := &docWriter{ctx: ctx, f: f}
 	for _, c := range changes {
 		switch c.Kind {
 		case store.ChangeAppend:
 			if c.Err != nil {
-				f.report(fmt.Errorf("recall: skipping entry %d of session %q: %w", c.Seq, c.SessionID, c.Err))
+				f.Report(fmt.Errorf("recall: skipping entry %d of session %q: %w", c.Seq, c.SessionID, c.Err))
 				continue
 			}
 			if c.Session == nil || c.Entry == nil {
 				continue // gone since: nothing to index
 			}
 			if err := w.add(StepDocs(c.Session, *c.Entry)); err != nil {
-				return err
+				return 0, err
 			}
 		case store.ChangeFork:
 			if c.Session == nil || f.x.lineage() {
 				continue // gone, or found through its lineage
 			}
 			if err := f.forked(ctx, w, c.Session, c.Seq); err != nil {
-				return err
+				return 0, err
 			}
 		case store.ChangeDelete:
 			// The session's documents collected so far would be written
@@ -377,30 +102,14 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 			// behind).
 			w.forget(c.Tenant, c.SessionID)
 			if _, err := f.x.Forget(ctx, &store.Session{ID: c.SessionID, Tenant: c.Tenant}); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
 	if err := w.flush(); err != nil {
-		return err
+		return 0, err
 	}
-	f.mu.Lock()
-	watchers := f.watchers
-	f.mu.Unlock()
-	if f.opts.OnBatch != nil || len(watchers) > 0 {
-		now := time.Now()
-		info := BatchInfo{Changes: len(changes), Docs: w.written, Took: now.Sub(start), Lags: make([]time.Duration, len(changes))}
-		for i, c := range changes {
-			info.Lags[i] = max(now.Sub(c.Time), 0)
-		}
-		if f.opts.OnBatch != nil {
-			f.opts.OnBatch(info)
-		}
-		for _, fn := range watchers {
-			fn(info)
-		}
-	}
-	return nil
+	return w.written, nil
 }
 
 // forked indexes the history a branch inherited, up to its fork point.
@@ -533,7 +242,7 @@ func (w *docWriter) flush() error {
 			err = nil
 			for _, d := range docs {
 				if e := w.f.x.Index.Upsert(w.ctx, d); errors.Is(e, agentmem.ErrInvalid) {
-					w.f.report(fmt.Errorf("recall: skipping document %q: %w", d.ID, e))
+					w.f.Report(fmt.Errorf("recall: skipping document %q: %w", d.ID, e))
 				} else if e != nil {
 					return e
 				}
@@ -547,19 +256,3 @@ func (w *docWriter) flush() error {
 	w.tenants, w.sets, w.n = nil, nil, 0
 	return nil
 }
-
-// backoff is an exponential delay between retries: 100ms doubling to 5s.
-type backoff struct{ d time.Duration }
-
-func newBackoff() *backoff { return &backoff{} }
-
-func (b *backoff) next() time.Duration {
-	if b.d == 0 {
-		b.d = 100 * time.Millisecond
-	} else {
-		b.d = min(2*b.d, 5*time.Second)
-	}
-	return b.d
-}
-
-func (b *backoff) reset() { b.d = 0 }
