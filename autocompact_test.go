@@ -111,3 +111,36 @@ func TestAutoCompactionSettles(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyPolicy: a memory restored over its policy is compacted by
+// ApplyPolicy (an add would have done it), down to the target; within
+// the policy it changes nothing.
+func TestApplyPolicy(t *testing.T) {
+	ctx := context.Background()
+	counter := tokenizer.NewHeuristic()
+	full := agentmem.New(agentmem.Options{Counter: counter, Policy: &agentmem.Policy{}})
+	mustAdd(t, full, &agentmem.SystemPromptStep{Content: "sys"})
+	mustAdd(t, full, &agentmem.TaskStep{Task: "task"})
+	for i := range 40 {
+		mustAdd(t, full, &agentmem.ActionStep{ModelOutput: strings.Repeat(fmt.Sprintf("step %d. ", i), 40)})
+	}
+	policy := &agentmem.Policy{MaxTokens: 2000, TargetTokens: 1000,
+		Strategy: agentmem.Summarize(summarize.Extractive{Counter: counter}, agentmem.SummarizeOptions{MaxSummaryTokens: 200})}
+	m := agentmem.New(agentmem.Options{Counter: counter, Policy: policy})
+	if err := m.Restore(full.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	if m.Tokens() <= 2000 {
+		t.Fatalf("the restored memory costs %d tokens: the test needs it over the policy", m.Tokens())
+	}
+	comp, err := m.ApplyPolicy(ctx)
+	if err != nil || !comp.Changed() {
+		t.Fatalf("ApplyPolicy over the policy: %+v, %v", comp, err)
+	}
+	if got := m.Tokens(); got > 1000 {
+		t.Fatalf("after ApplyPolicy the working set costs %d tokens, over the target 1000", got)
+	}
+	if comp, err := m.ApplyPolicy(ctx); err != nil || comp.Changed() {
+		t.Fatalf("ApplyPolicy within the policy: %+v, %v", comp, err)
+	}
+}
