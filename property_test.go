@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/turncheck"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -52,84 +53,11 @@ func randomHistory(t *testing.T, r *rand.Rand, m *agentmem.Memory, n int) {
 }
 
 // checkTurns checks what a context shows of a working set against the
-// rules of fitting: every pinned step is shown; steps keep their order;
-// a step shown that is not pinned has its turn's question shown too; of
-// each turn, the steps shown (but its question) are its newest; the turns
-// newer than one shown in part are shown whole; every step is shown,
-// dropped or pending.
+// rules of fitting (turncheck.Check).
 func checkTurns(t *testing.T, pin agentmem.Pinning, steps []agentmem.Step, c *agentmem.Context) {
 	t.Helper()
-	kinds := make([]agentmem.StepKind, len(steps))
-	pos := make(map[int]int, len(steps))
-	for i, s := range steps {
-		kinds[i] = s.Kind()
-		pos[s.Info().Number] = i
-	}
-	pinned := pin.Flags(kinds)
-	shown := make([]bool, len(steps))
-	for k, n := range c.Steps {
-		i, ok := pos[n]
-		if !ok {
-			t.Fatalf("step %d shown is not in the working set", n)
-		}
-		if k > 0 && i <= pos[c.Steps[k-1]] {
-			t.Fatalf("steps out of order: %v", c.Steps)
-		}
-		shown[i] = true
-	}
-	pending := 0
-	for i, s := range steps {
-		if agentmem.IsPending(s) {
-			pending++
-			if shown[i] {
-				t.Fatalf("pending step %d shown", s.Info().Number)
-			}
-		}
-		if pinned[i] && !shown[i] {
-			t.Fatalf("pinned step %d (%s) not shown: %v", s.Info().Number, s.Kind(), c.Steps)
-		}
-	}
-	if len(c.Steps)+c.DroppedSteps+pending != len(steps) {
-		t.Fatalf("shown %d + dropped %d + pending %d != %d", len(c.Steps), c.DroppedSteps, pending, len(steps))
-	}
-	// Walk the turns newest first.
-	whole := true // every turn newer than this one was shown whole
-	for end := len(steps) - 1; end >= 0; {
-		q := end
-		for q >= 0 && !agentmem.StartsTurn(steps[q]) {
-			q--
-		}
-		from := q + 1 // the turn's steps but its question
-		if q < 0 {
-			from = 0
-		}
-		// The steps of the turn that may be dropped, newest first: shown
-		// ones must come first.
-		gap, any := false, false
-		for i := end; i >= from; i-- {
-			if pinned[i] || agentmem.IsPending(steps[i]) {
-				continue
-			}
-			switch {
-			case shown[i] && gap:
-				t.Fatalf("turn of step %d: step %d shown after an older one was dropped: %v", q, steps[i].Info().Number, c.Steps)
-			case shown[i]:
-				any = true
-			default:
-				gap = true
-			}
-		}
-		if q >= 0 && !pinned[q] {
-			if any && !shown[q] {
-				t.Fatalf("steps of the turn of step %d shown without its question: %v", steps[q].Info().Number, c.Steps)
-			}
-			gap = gap || !shown[q]
-		}
-		if (any || (q >= 0 && shown[q] && !pinned[q])) && !whole {
-			t.Fatalf("turn of step %d shown after a newer turn was not shown whole: %v", q, c.Steps)
-		}
-		whole = whole && !gap
-		end = q - 1
+	if err := turncheck.Check(pin, steps, c.Steps, c.DroppedSteps); err != nil {
+		t.Fatal(err)
 	}
 }
 

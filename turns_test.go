@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/turncheck"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -165,16 +166,8 @@ func TestPropertyWholeTurns(t *testing.T) {
 // the working set, if it has one.
 func checkNewestQuestion(t *testing.T, steps []agentmem.Step, c *agentmem.Context) {
 	t.Helper()
-	for i := len(steps) - 1; i >= 0; i-- {
-		if agentmem.StartsTurn(steps[i]) {
-			n := steps[i].Info().Number
-			for _, s := range c.Steps {
-				if s == n {
-					return
-				}
-			}
-			t.Fatalf("the newest question, step %d, is not shown: %v", n, c.Steps)
-		}
+	if err := turncheck.NewestQuestion(steps, c.Steps); err != nil {
+		t.Fatal(err)
 	}
 }
 
