@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/turncheck"
+	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store"
+)
+
+// TestContextShowsWholeTurns: chats appended message by message over
+// POST /messages, with tool results that sometimes arrive after the next
+// question, read back through GET /context at many budgets in every
+// format, with and without truncate-to-fill: no context shows part of a
+// turn without its question, the pinned steps are always shown, the
+// newest question too, and a budget that cannot hold them is a 422.
+func TestContextShowsWholeTurns(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	shown, refused := 0, 0
+	for it := range 6 {
+		r := rand.New(rand.NewPCG(uint64(it), 28))
+		id := fmt.Sprintf("chat-%d", it)
+		e.create(id)
+		post := func(msg string) {
+			t.Helper()
+			e.must(201, "POST", "/v1/sessions/"+id+"/messages", msg)
+		}
+		post(`{"role":"system","content":"You answer questions about the weather."}`)
+		var late []string
+		for turn := range 4 + r.IntN(8) {
+			post(fmt.Sprintf(`{"role":"user","content":"Q%d: what is the weather in city %d?"}`, turn, turn))
+			for _, msg := range late {
+				post(msg)
+			}
+			late = nil
+			for c := range r.IntN(3) {
+				callID := fmt.Sprintf("call_%d_%d", turn, c)
+				post(`{"role":"assistant","tool_calls":[{"id":"` + callID + `","type":"function","function":{"name":"weather","arguments":"{}"}}]}`)
+				result := toolResult(callID, strings.Repeat(fmt.Sprintf("city %d: mild, 14 degrees. ", turn), 20+r.IntN(200)))
+				if r.IntN(5) == 0 {
+					late = append(late, result)
+					break
+				}
+				post(result)
+			}
+			if late == nil {
+				post(fmt.Sprintf(`{"role":"assistant","content":"A%d: it is mild"}`, turn))
+			}
+		}
+		ws, err := e.mem.Read(ctx, store.ReadRequest{SessionID: id, WorkingSet: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var full api.ContextResponse
+		e.must(200, "GET", "/v1/sessions/"+id+"/context", nil).json(t, &full)
+		for range 25 {
+			budget := 1 + r.IntN(full.Tokens+100)
+			format := render.Names()[r.IntN(len(render.Names()))]
+			q := fmt.Sprintf("/v1/sessions/%s/context?budget=%d&format=%s", id, budget, format)
+			if r.IntN(2) == 0 {
+				q += "&truncate=true"
+			}
+			resp := e.do("GET", q, nil)
+			if resp.code == 422 {
+				if d := resp.apiErr(t); d.Code != "budget_too_small" {
+					t.Fatalf("%s: 422 %+v", q, d)
+				}
+				refused++
+				continue
+			}
+			if resp.code != 200 {
+				t.Fatalf("%s: %d %s", q, resp.code, resp.body)
+			}
+			var c api.ContextResponse
+			resp.json(t, &c)
+			if err := turncheck.Check(agentmem.DefaultPinning, ws.Steps, c.Steps, c.DroppedSteps); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if err := turncheck.NewestQuestion(ws.Steps, c.Steps); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			shown++
+		}
+	}
+	if shown == 0 || refused == 0 {
+		t.Fatalf("%d contexts shown, %d refused: the budgets should give both", shown, refused)
+	}
+}
