@@ -161,3 +161,50 @@ func TestValidateImportAmendment(t *testing.T) {
 		}
 	}
 }
+
+// TestExportSettings: a session's settings are in its export's header and
+// come back on import; an export without them (as every export made
+// before sessions had settings) imports a session without them; bad ones
+// are refused as the header's.
+func TestExportSettings(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{Clock: fixedClock()})
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s", Pinning: &agentmem.ChatPinning,
+		AutoCompact: &store.AutoCompact{MaxTokens: 8000, TargetTokens: 4000, KeepRecent: 6, Summarizer: store.SummarizerExtractive}}); err != nil {
+		t.Fatal(err)
+	}
+	got := export(t, st, "s")
+	want := `{"agentmem_export":1,"session":{"id":"s","retention":"session","created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z","last_seq":0,` +
+		`"pinning":{"system_prompts":true,"first_task":false,"tasks":false,"summary":true},"auto_compact":{"max_tokens":8000,"target_tokens":4000,"keep_recent":6,"summarizer":"extractive"}}}` + "\n"
+	if got != want {
+		t.Fatalf("export:\n%s\nwant\n%s", got, want)
+	}
+	dst := memstore.New(memstore.Options{Clock: fixedClock()})
+	s, err := store.Import(ctx, dst, strings.NewReader(got), store.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pinning == nil || *s.Pinning != agentmem.ChatPinning || s.AutoCompact == nil || s.AutoCompact.MaxTokens != 8000 {
+		t.Fatalf("imported session: %+v", s)
+	}
+	if again := export(t, dst, "s"); again != got {
+		t.Fatalf("re-export:\n%s\nwant\n%s", again, got)
+	}
+	old := `{"agentmem_export":1,"session":{"id":"old","retention":"session","created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z","last_seq":0}}` + "\n"
+	s, err = store.Import(ctx, dst, strings.NewReader(old), store.ImportOptions{})
+	if err != nil || s.Pinning != nil || s.AutoCompact != nil {
+		t.Fatalf("import of an export without settings: %+v, %v", s, err)
+	}
+	if p := s.EffectivePinning(); p != agentmem.DefaultPinning {
+		t.Fatalf("a session without a pinning pins %+v, want the default", p)
+	}
+	for _, bad := range []string{
+		strings.Replace(want, `"max_tokens":8000`, `"max_tokens":0`, 1),
+		strings.Replace(want, `"summary":true`, `"summary":true,"everything":true`, 1),
+	} {
+		_, err := store.Import(ctx, memstore.New(memstore.Options{}), strings.NewReader(bad), store.ImportOptions{})
+		if !errors.Is(err, agentmem.ErrInvalid) {
+			t.Errorf("import of bad settings %s: %v, want ErrInvalid", bad, err)
+		}
+	}
+}

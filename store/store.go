@@ -107,6 +107,13 @@ type Session struct {
 	// LastSeq is the sequence number of the newest entry of the session's
 	// log, inherited history included (a new branch starts at ForkSeq).
 	LastSeq int64 `json:"last_seq"`
+	// Pinning is what the session's contexts always show (see
+	// agentmem.Pinning); nil means agentmem.DefaultPinning (see
+	// EffectivePinning). Fixed at creation.
+	Pinning *agentmem.Pinning `json:"pinning,omitempty"`
+	// AutoCompact, when set, has the session's working set compacted
+	// automatically (see AutoCompact); nil: never. Fixed at creation.
+	AutoCompact *AutoCompact `json:"auto_compact,omitempty"`
 }
 
 // Key names a session: its tenant and its ID (see Store on tenants).
@@ -134,6 +141,11 @@ type CreateRequest struct {
 	// means the parent's LastSeq).
 	ParentID string
 	ForkSeq  int64
+	// Pinning and AutoCompact are the session's settings (see Session),
+	// stored as given: a branch does not take its parent's unless they
+	// are passed (sessions.Service.Fork does).
+	Pinning     *agentmem.Pinning
+	AutoCompact *AutoCompact
 }
 
 // ListRequest filters and pages List. Zero fields do not filter.

@@ -124,6 +124,9 @@ func ValidateCreate(req CreateRequest) error {
 	if err := ValidateRetention(req.Retention); err != nil {
 		return err
 	}
+	if err := ValidateAutoCompact(req.AutoCompact); err != nil {
+		return err
+	}
 	if req.TTL < 0 {
 		return invalid("ttl", "is negative")
 	}
@@ -152,7 +155,8 @@ func ValidateCreate(req CreateRequest) error {
 // of now: a new ID if none was given, the default retention, ExpiresAt
 // from the TTL, CreatedAt = UpdatedAt = now and LastSeq = ForkSeq. For a
 // branch the backend must first resolve ForkSeq 0 to the parent's LastSeq
-// (and check 0 < ForkSeq <= the parent's LastSeq). The metadata is copied.
+// (and check 0 < ForkSeq <= the parent's LastSeq). The metadata and the
+// settings are copied.
 func NewSession(req CreateRequest, now time.Time) *Session {
 	s := &Session{
 		ID:        req.ID,
@@ -167,6 +171,7 @@ func NewSession(req CreateRequest, now time.Time) *Session {
 		UpdatedAt: now,
 		LastSeq:   req.ForkSeq,
 	}
+	s.Pinning, s.AutoCompact = cloneSettings(req.Pinning, req.AutoCompact)
 	if s.ID == "" {
 		s.ID = agentmem.NewID()
 	}
@@ -192,6 +197,7 @@ func (s *Session) Clone() *Session {
 	}
 	c := *s
 	c.Metadata = cloneMap(s.Metadata)
+	c.Pinning, c.AutoCompact = cloneSettings(s.Pinning, s.AutoCompact)
 	return &c
 }
 
@@ -205,7 +211,8 @@ func ValidateSession(s *Session) error {
 	if err := ValidateID(s.ID); err != nil {
 		return err
 	}
-	req := CreateRequest{ID: s.ID, Tenant: s.Tenant, UserID: s.UserID, Agent: s.Agent, Metadata: s.Metadata, Retention: s.Retention, ParentID: s.ParentID, ForkSeq: s.ForkSeq}
+	req := CreateRequest{ID: s.ID, Tenant: s.Tenant, UserID: s.UserID, Agent: s.Agent, Metadata: s.Metadata, Retention: s.Retention,
+		ParentID: s.ParentID, ForkSeq: s.ForkSeq, Pinning: s.Pinning, AutoCompact: s.AutoCompact}
 	if err := ValidateCreate(req); err != nil {
 		return err
 	}

@@ -251,9 +251,16 @@ func sessionLine(s *store.Session) string {
 		}
 		return t.UTC().Format(time.RFC3339Nano)
 	}
-	return fmt.Sprintf("id=%q tenant=%q user=%q agent=%q parent=%q fork=%d md={%s} ret=%s exp=%s created=%s updated=%s last=%d",
+	pin, auto := "-", "-"
+	if s.Pinning != nil {
+		pin = fmt.Sprintf("%+v", *s.Pinning)
+	}
+	if s.AutoCompact != nil {
+		auto = fmt.Sprintf("%+v", *s.AutoCompact)
+	}
+	return fmt.Sprintf("id=%q tenant=%q user=%q agent=%q parent=%q fork=%d md={%s} ret=%s exp=%s created=%s updated=%s last=%d pin=%s auto=%s",
 		s.ID, s.Tenant, s.UserID, s.Agent, s.ParentID, s.ForkSeq, md.String(), s.Retention,
-		ts(s.ExpiresAt), ts(s.CreatedAt), ts(s.UpdatedAt), s.LastSeq)
+		ts(s.ExpiresAt), ts(s.CreatedAt), ts(s.UpdatedAt), s.LastSeq, pin, auto)
 }
 
 // dump renders everything a reader can see in the store: every listed

@@ -68,7 +68,8 @@ func (s *suite) importTests() []namedTest {
 			e.compactedSession("src")
 			e.clock.Advance(time.Minute)
 			e.appendSteps("src", steps("src-late", 2)...)
-			e.create(store.CreateRequest{ID: "meta", Tenant: "t", UserID: "u", Agent: "a", Metadata: map[string]string{"k": "v"}, Retention: store.SingleRun, TTL: 48 * time.Hour})
+			e.create(store.CreateRequest{ID: "meta", Tenant: "t", UserID: "u", Agent: "a", Metadata: map[string]string{"k": "v"}, Retention: store.SingleRun, TTL: 48 * time.Hour,
+				Pinning: &agentmem.Pinning{Tasks: true}, AutoCompact: &store.AutoCompact{MaxTokens: 500, Summarizer: store.SummarizerExtractive}})
 			e.appendSteps("t/meta", messageStep("m1", "hi"))
 			for _, id := range []string{"src", "t/meta"} {
 				out := e.export(id)

@@ -17,7 +17,7 @@ func (s *suite) reopenTests() []namedTest {
 			e := s.open(t)
 			e.compactedSession("c")
 			e.create(store.CreateRequest{ID: "b", ParentID: "c", ForkSeq: 6, UserID: "u", Metadata: map[string]string{"k": "v"}})
-			e.create(store.CreateRequest{ID: "b", Tenant: "t", Agent: "ag"})
+			e.create(store.CreateRequest{ID: "b", Tenant: "t", Agent: "ag", Pinning: &agentmem.ChatPinning, AutoCompact: &store.AutoCompact{MaxTokens: 9000, KeepRecent: 2}})
 			e.appendSteps("t/b", steps("tb", 1)...)
 			e.appendSteps("b", steps("b", 2)...)
 			e.create(store.CreateRequest{ID: "ttl", TTL: time.Hour, Retention: store.SingleRun})

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,6 +93,98 @@ func (s *suite) sessionTests() []namedTest {
 			if e.get("c").Metadata["a"] != "1" {
 				t.Fatal("changing a session Get returned changed the store")
 			}
+		}},
+		{"Settings", func(t *testing.T) {
+			// A session's pinning and automatic compaction are stored,
+			// returned by Create, Get and List, and copied in and out.
+			e := s.open(t)
+			pin := &agentmem.Pinning{SystemPrompts: true}
+			auto := &store.AutoCompact{MaxTokens: 8000, TargetTokens: 3000, KeepRecent: 4, Summarizer: store.SummarizerExtractive}
+			got := e.create(store.CreateRequest{ID: "set", Pinning: pin, AutoCompact: auto})
+			want := "pin={SystemPrompts:true FirstTask:false Tasks:false Summary:false} auto={MaxTokens:8000 TargetTokens:3000 KeepRecent:4 Summarizer:extractive}"
+			if line := sessionLine(got); !strings.HasSuffix(line, want) {
+				t.Fatalf("Create returned %s\nwant settings %s", line, want)
+			}
+			pin.SystemPrompts, auto.MaxTokens = false, 1
+			got.Pinning.Tasks, got.AutoCompact.KeepRecent = true, 99
+			if line := sessionLine(e.get("set")); !strings.HasSuffix(line, want) {
+				t.Fatalf("Get returned %s after the caller changed its values\nwant settings %s", line, want)
+			}
+			e.get("set").Pinning.Summary = true
+			if line := sessionLine(e.get("set")); !strings.HasSuffix(line, want) {
+				t.Fatalf("changing a session Get returned changed the store: %s", line)
+			}
+			e.create(store.CreateRequest{ID: "other", Pinning: &agentmem.ChatPinning})
+			resp, err := e.st.List(e.ctx, store.ListRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wants := map[string]string{"set": want, "other": "pin={SystemPrompts:true FirstTask:false Tasks:false Summary:true}"}
+			if len(resp.Sessions) != len(wants) {
+				t.Fatalf("List returned %d sessions, want %d", len(resp.Sessions), len(wants))
+			}
+			for _, sess := range resp.Sessions {
+				if line := sessionLine(sess); !strings.Contains(line, wants[sess.ID]) {
+					t.Errorf("List: %s\nwant settings %s", line, wants[sess.ID])
+				}
+			}
+		}},
+		{"SettingsAsGiven", func(t *testing.T) {
+			// Settings are stored as given: a session without them has
+			// none (nil: the defaults), one with some only those, and a
+			// branch the ones it is created with, not its parent's
+			// (sessions.Service.Fork passes the parent's).
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "pin-only", Pinning: &agentmem.Pinning{}})
+			e.create(store.CreateRequest{ID: "auto-only", AutoCompact: &store.AutoCompact{MaxTokens: 100, Summarizer: store.SummarizerLLM}})
+			e.create(store.CreateRequest{ID: "none"})
+			e.appendSteps("auto-only", taskStep("t1", "x"))
+			e.create(store.CreateRequest{ID: "branch", ParentID: "auto-only"})
+			e.create(store.CreateRequest{ID: "branch2", ParentID: "auto-only", Pinning: &agentmem.ChatPinning})
+			wants := map[string]string{
+				"pin-only":  "pin={SystemPrompts:false FirstTask:false Tasks:false Summary:false} auto=-",
+				"auto-only": "pin=- auto={MaxTokens:100 TargetTokens:0 KeepRecent:0 Summarizer:llm}",
+				"none":      "pin=- auto=-",
+				"branch":    "pin=- auto=-",
+				"branch2":   "pin={SystemPrompts:true FirstTask:false Tasks:false Summary:true} auto=-",
+			}
+			resp, err := e.st.List(e.ctx, store.ListRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Sessions) != len(wants) {
+				t.Fatalf("List returned %d sessions, want %d", len(resp.Sessions), len(wants))
+			}
+			for _, sess := range resp.Sessions {
+				w := wants[sess.ID]
+				if !strings.HasSuffix(sessionLine(sess), w) {
+					t.Errorf("List: %s\nwant settings %s", sessionLine(sess), w)
+				}
+				if got := sessionLine(e.get(sess.ID)); !strings.HasSuffix(got, w) {
+					t.Errorf("Get: %s\nwant settings %s", got, w)
+				}
+			}
+		}},
+		{"BadSettings", func(t *testing.T) {
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "keep"})
+			before := e.dump()
+			for field, a := range map[string]*store.AutoCompact{
+				"auto_compact.max_tokens":     {},
+				"auto_compact.max_tokens ":    {MaxTokens: -5},
+				"auto_compact.max_tokens  ":   {MaxTokens: store.MaxAutoCompactTokens + 1},
+				"auto_compact.target_tokens":  {MaxTokens: 100, TargetTokens: 100},
+				"auto_compact.target_tokens ": {MaxTokens: 100, TargetTokens: -1},
+				"auto_compact.keep_recent":    {MaxTokens: 100, KeepRecent: -1},
+				"auto_compact.summarizer":     {MaxTokens: 100, Summarizer: "abstractive"},
+			} {
+				_, err := e.st.Create(e.ctx, store.CreateRequest{ID: "bad", AutoCompact: a})
+				var inv *agentmem.InvalidError
+				if !errors.As(err, &inv) || inv.Field != strings.TrimSpace(field) {
+					t.Errorf("Create with auto_compact %+v: %v, want an *InvalidError for %s", *a, err, strings.TrimSpace(field))
+				}
+			}
+			e.wantUnchanged(before, "refused Creates")
 		}},
 		{"GetMissing", func(t *testing.T) {
 			e := s.open(t)

@@ -21,7 +21,8 @@ import (
 //   - session "g" of tenant "globex" with step "g1".
 //
 // It checks that every log reads back in its tenant, that another
-// tenant's session is not found, that "a" is then free in "globex", that
+// tenant's session is not found, that "a" is then free in "globex" (and
+// that the sessions have no settings but those created since), that
 // deleting "a" hands its history to its branch, and that an append after
 // the upgrade reaches the feed (when the store has one) with its tenant.
 // It changes the store.
@@ -46,8 +47,15 @@ func CheckTenantUpgrade(t testing.TB, st store.Store) {
 	if _, err := st.Get(ctx, "globex", "a"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("acme's session seen from globex: %v", err)
 	}
-	if _, err := st.Create(ctx, store.CreateRequest{ID: "a", Tenant: "globex"}); err != nil {
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "a", Tenant: "globex", Pinning: &agentmem.ChatPinning}); err != nil {
 		t.Fatalf("the same ID in another tenant: %v", err)
+	}
+	// Sessions older than settings have none; a new one keeps its own.
+	if s, err := st.Get(ctx, "acme", "a"); err != nil || s.Pinning != nil || s.AutoCompact != nil {
+		t.Fatalf("a session from before the upgrade: %+v, %v", s, err)
+	}
+	if s, err := st.Get(ctx, "globex", "a"); err != nil || s.Pinning == nil || *s.Pinning != agentmem.ChatPinning {
+		t.Fatalf("a session created after the upgrade: %+v, %v", s, err)
 	}
 	// Deleting the parent still hands its history to the branch.
 	if err := st.Delete(ctx, "acme", "a"); err != nil {

@@ -27,7 +27,14 @@ type SessionRow struct {
 
 // sessionColumns are the columns ScanSession reads, in its order.
 const sessionColumns = `id, tenant, user_id, agent, parent_id, fork_seq, base_id, base_seq,
-	metadata, retention, expires_at, created_at, updated_at, last_seq`
+	metadata, retention, expires_at, created_at, updated_at, last_seq, settings`
+
+// settings is the JSON form of the settings column: a session's settings,
+// each left out when the session has none.
+type settings struct {
+	Pinning     *agentmem.Pinning  `json:"pinning,omitempty"`
+	AutoCompact *store.AutoCompact `json:"auto_compact,omitempty"`
+}
 
 // scanner is a row to scan: sqldb.Row or sqldb.Rows, or a driver's.
 type scanner interface{ Scan(dest ...any) error }
@@ -36,14 +43,22 @@ type scanner interface{ Scan(dest ...any) error }
 func ScanSession(sc scanner) (*SessionRow, error) {
 	// One allocation for the row and its nullable columns.
 	row := &struct {
-		r                          SessionRow
-		parentID, baseID, metadata sql.NullString
+		r                                    SessionRow
+		parentID, baseID, metadata, settings sql.NullString
 	}{}
 	r := &row.r
 	err := sc.Scan(&r.ID, &r.Tenant, &r.UserID, &r.Agent, &row.parentID, &r.ForkSeq, &row.baseID, &r.baseSeq,
-		&row.metadata, (*string)(&r.Retention), scanTime(&r.ExpiresAt), scanTime(&r.CreatedAt), scanTime(&r.UpdatedAt), &r.LastSeq)
+		&row.metadata, (*string)(&r.Retention), scanTime(&r.ExpiresAt), scanTime(&r.CreatedAt), scanTime(&r.UpdatedAt), &r.LastSeq,
+		&row.settings)
 	if err != nil {
 		return nil, err
+	}
+	if row.settings.Valid {
+		var set settings
+		if err := json.Unmarshal([]byte(row.settings.String), &set); err != nil {
+			return nil, fmt.Errorf("session %q: settings: %w", r.ID, err)
+		}
+		r.Pinning, r.AutoCompact = set.Pinning, set.AutoCompact
 	}
 	r.ParentID = row.parentID.String
 	r.baseID = row.baseID.String
@@ -96,6 +111,19 @@ func encodeMetadata(md map[string]string) (any, error) {
 	return string(b), nil
 }
 
+// encodeSettings returns the settings column of a session: NULL when it
+// has no settings.
+func encodeSettings(s *store.Session) (any, error) {
+	if s.Pinning == nil && s.AutoCompact == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(settings{Pinning: s.Pinning, AutoCompact: s.AutoCompact})
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
 // insertSession inserts a session row unless its tenant has one with its
 // ID, and reports whether it did. A branch's row records a fork in the
 // feed.
@@ -104,11 +132,15 @@ func (s *Store) insertSession(ctx context.Context, q sqldb.Querier, r *SessionRo
 	if err != nil {
 		return false, err
 	}
+	set, err := encodeSettings(&r.Session)
+	if err != nil {
+		return false, err
+	}
 	n, err := q.Exec(ctx, "INSERT INTO sessions ("+sessionColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 		ON CONFLICT (tenant, id) DO NOTHING`,
 		r.ID, r.Tenant, r.UserID, r.Agent, nullString(r.ParentID), r.ForkSeq, nullString(r.baseID), r.baseSeq,
-		md, string(r.Retention), s.d.time(r.ExpiresAt), s.d.time(r.CreatedAt), s.d.time(r.UpdatedAt), r.LastSeq)
+		md, string(r.Retention), s.d.time(r.ExpiresAt), s.d.time(r.CreatedAt), s.d.time(r.UpdatedAt), r.LastSeq, set)
 	if err != nil || n != 1 {
 		return false, err
 	}
