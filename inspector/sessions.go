@@ -259,7 +259,7 @@ func (in *Inspector) chartSizes(ctx context.Context, sess *store.Session, v view
 		q.Set("at", strconv.FormatInt(seq, 10))
 		return withQuery(sessionURL(sess.ID)+"/context", q)
 	}
-	d.Sizes, err = newSizeChart(ctx, in.svc, resp.Entries, v, in.fitTo(v), link)
+	d.Sizes, err = newSizeChart(ctx, in.svc, resp.Session, resp.Entries, v, in.fitTo(v), link)
 	return err
 }
 

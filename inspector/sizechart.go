@@ -78,11 +78,11 @@ func sampleCalls(idx []int, n int) []int {
 	return out
 }
 
-// newSizeChart renders the context of each call of the log (sampled down
-// to MaxChartCalls) under v, fitted to fit tokens, and draws it; link
-// gives a call's page. It
-// returns nil for a log without calls.
-func newSizeChart(ctx context.Context, svc *sessions.Service, entries []store.Entry, v view, fit int, link func(seq int64) string) (*sizeChart, error) {
+// newSizeChart renders the context of each call of sess's log (sampled
+// down to MaxChartCalls) under v, fitted to fit tokens with the session's
+// pinning, and draws it; link gives a call's page. It returns nil for a
+// log without calls.
+func newSizeChart(ctx context.Context, svc *sessions.Service, sess *store.Session, entries []store.Entry, v view, fit int, link func(seq int64) string) (*sizeChart, error) {
 	counter, err := tokenizer.Get(v.Tokenizer)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func newSizeChart(ctx context.Context, svc *sessions.Service, entries []store.En
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lc, err := svc.ContextOfLog(ctx, entries[:i], sessions.ContextRequest{Budget: fit, Format: v.Format, Counter: counter, TruncateToFill: v.Truncate})
+		lc, err := svc.ContextOfLog(ctx, sess, entries[:i], sessions.ContextRequest{Budget: fit, Format: v.Format, Counter: counter, TruncateToFill: v.Truncate})
 		var be *agentmem.BudgetError
 		if err != nil && !errors.As(err, &be) {
 			return nil, err

@@ -464,8 +464,11 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 		return nil, err
 	}
 	j := &replayJournal{}
-	// No Policy: the cache mirrors the log, and never prunes on its own.
-	mem := agentmem.New(agentmem.Options{Counter: c.svc.counter, Journal: j, Clock: j.clock(c.svc.now), Policy: &agentmem.Policy{}})
+	// The memory pins what the session pins, and never prunes itself (a
+	// Policy without limits): it mirrors the log, whose compactions are
+	// the only ones it applies.
+	pin := resp.Session.EffectivePinning()
+	mem := agentmem.New(agentmem.Options{Counter: c.svc.counter, Journal: j, Clock: j.clock(c.svc.now), Pinning: &pin, Policy: &agentmem.Policy{}})
 	snap := &agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: int(resp.Session.LastSeq) + 1, Steps: resp.Steps}
 	if err := mem.Restore(snap); err != nil {
 		return nil, fmt.Errorf("sessions: loading session %s: %w", v.key.ID, err)

@@ -82,7 +82,13 @@ func (s *Service) Compact(ctx context.Context, tenant, id string, p Plan) (*Comp
 	default:
 		return nil, &agentmem.InvalidError{Field: "strategy", Reason: fmt.Sprintf("unknown strategy %q", p.Strategy)}
 	}
-	b, err := store.OpenTenantMemory(ctx, s.st, tenant, id, agentmem.Options{Counter: s.counter, Clock: s.clock})
+	// The compaction keeps what the session pins (fixed at its creation).
+	sess, err := s.st.Get(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	pin := sess.EffectivePinning()
+	b, err := store.OpenTenantMemory(ctx, s.st, tenant, id, agentmem.Options{Counter: s.counter, Clock: s.clock, Pinning: &pin, Policy: &agentmem.Policy{}})
 	if err != nil {
 		return nil, err
 	}

@@ -150,9 +150,9 @@ func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (
 			}
 		}
 	}
-	lc, err := s.ContextOfLog(ctx, entries, req)
+	lc, err := s.ContextOfLog(ctx, resp.Session, entries, req)
 	if lc != nil {
-		lc.Session, lc.Produced = resp.Session, produced
+		lc.Produced = produced
 	}
 	return lc, err
 }
@@ -160,22 +160,27 @@ func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (
 // ContextOfLog fits the working set that a log's entries give (a prefix of
 // a session's log, in order, as read; store.WorkingSet) as Context fits
 // it, for a caller that has the log already: it restores them into a
-// memory as a bound memory loads them. req's Tenant and SessionID are not
-// used but in errors; the LogContext has no Session. When the pinned
-// steps do not fit the budget, it returns the LogContext without a
-// Context and the *agentmem.BudgetError.
-func (s *Service) ContextOfLog(ctx context.Context, entries []store.Entry, req ContextRequest) (*LogContext, error) {
+// memory as a bound memory loads them, pinning what sess pins
+// (store.Session.EffectivePinning; nil: the default pinning). req's
+// Tenant and SessionID are not used but in errors; the LogContext's
+// Session is sess. When the pinned steps do not fit the budget, it
+// returns the LogContext without a Context and the *agentmem.BudgetError.
+func (s *Service) ContextOfLog(ctx context.Context, sess *store.Session, entries []store.Entry, req ContextRequest) (*LogContext, error) {
 	format, counter, fit, err := s.rendering(&req)
 	if err != nil {
 		return nil, err
 	}
-	lc := &LogContext{Entries: entries, Format: format, Counter: counter, Fit: fit}
+	lc := &LogContext{Session: sess, Entries: entries, Format: format, Counter: counter, Fit: fit}
 	lc.WorkingSet = store.WorkingSet(entries)
 	next := 0
 	for _, e := range entries {
 		next = max(next, int(e.Seq)+1)
 	}
-	m := agentmem.New(agentmem.Options{Format: format, Counter: counter})
+	pin := agentmem.DefaultPinning
+	if sess != nil {
+		pin = sess.EffectivePinning()
+	}
+	m := agentmem.New(agentmem.Options{Format: format, Counter: counter, Pinning: &pin, Policy: &agentmem.Policy{}})
 	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: next, Steps: lc.WorkingSet}); err != nil {
 		// A stored log that does not restore is a failure, not a bad
 		// request: %v keeps ErrInvalid from making it one.

@@ -180,8 +180,32 @@ func (s *Service) size(bytes int64, sessions int) {
 // the OpenAI format with the default counter.
 func (s *Service) defaultForm() form { return form{render.NameOpenAI, s.counter.Name()} }
 
-// Create creates a session in req.Tenant (store.Store.Create).
+// Create creates a session in req.Tenant (store.Store.Create) with its
+// settings as they apply, so that what the session reads back is what
+// its contexts and compactions use: a missing pinning is
+// agentmem.DefaultPinning, and an automatic compaction has its defaults
+// filled in (store.AutoCompact.WithDefaults; the summarizer is the LLM
+// one when the service has one). The LLM summarizer on a service without
+// one is an *agentmem.InvalidError.
 func (s *Service) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
+	if req.Pinning == nil {
+		p := agentmem.DefaultPinning
+		req.Pinning = &p
+	}
+	if a := req.AutoCompact; a != nil {
+		if err := store.ValidateAutoCompact(a); err != nil {
+			return nil, err
+		}
+		if a.Summarizer == store.SummarizerLLM && s.cfg.Summarizer == nil {
+			return nil, &agentmem.InvalidError{Field: "auto_compact.summarizer", Reason: `"llm" needs an LLM summarizer, and this server has none configured`}
+		}
+		def := store.SummarizerExtractive
+		if s.cfg.Summarizer != nil {
+			def = store.SummarizerLLM
+		}
+		filled := a.WithDefaults(def)
+		req.AutoCompact = &filled
+	}
 	return s.st.Create(ctx, req)
 }
 
@@ -219,10 +243,15 @@ type ForkRequest struct {
 	Metadata  map[string]string
 	Retention store.Retention
 	TTL       time.Duration
+	// Pinning and AutoCompact default to the parent's: a branch goes on
+	// as its parent would have, unless it is given settings of its own.
+	Pinning     *agentmem.Pinning
+	AutoCompact *store.AutoCompact
 }
 
 // Fork creates a branch of a session: a session of the same tenant, user
-// and agent that sees the parent's log up to AtSeq. An AtSeq after the
+// and agent that sees the parent's log up to AtSeq, created as Create
+// creates one. An AtSeq after the
 // parent's last sequence number is an *agentmem.InvalidError (field
 // "at_seq").
 func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, error) {
@@ -244,9 +273,16 @@ func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, er
 		ID: req.ID, Tenant: parent.Tenant, UserID: parent.UserID, Agent: parent.Agent,
 		Metadata: req.Metadata, Retention: req.Retention, TTL: req.TTL,
 		ParentID: parent.ID, ForkSeq: req.AtSeq,
+		Pinning: req.Pinning, AutoCompact: req.AutoCompact,
 	}
 	if cr.Metadata == nil {
 		cr.Metadata = parent.Metadata
+	}
+	if cr.Pinning == nil {
+		cr.Pinning = parent.Pinning
+	}
+	if cr.AutoCompact == nil {
+		cr.AutoCompact = parent.AutoCompact
 	}
 	if cr.Retention == "" {
 		cr.Retention = parent.Retention
@@ -254,7 +290,7 @@ func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, er
 			cr.Retention = store.SessionRetention
 		}
 	}
-	return s.st.Create(ctx, cr)
+	return s.Create(ctx, cr)
 }
 
 // Append appends steps (and a compaction record) to a session's log
