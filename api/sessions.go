@@ -75,19 +75,28 @@ type CreateSessionRequest struct {
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	Retention  store.Retention   `json:"retention,omitempty"`
 	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
+	// Pinning is what the session's contexts always show; absent means
+	// agentmem.DefaultPinning (the system prompts, the first task and
+	// the newest summary). The session stores the pinning that applies.
+	Pinning *agentmem.Pinning `json:"pinning,omitempty"`
+	// AutoCompact has the session compacted automatically (see
+	// store.AutoCompact); absent: never.
+	AutoCompact *store.AutoCompact `json:"auto_compact,omitempty"`
 }
 
 // ForkRequest is the body of POST /v1/sessions/{id}/fork. The branch gets
-// the parent's tenant, user and agent, and, when left out, its metadata
-// and retention.
+// the parent's tenant, user and agent, and, when left out, its metadata,
+// retention, pinning and automatic compaction.
 type ForkRequest struct {
 	// AtSeq is the sequence number to fork at; 0 or absent means the
 	// parent's last.
-	AtSeq      int64             `json:"at_seq,omitempty"`
-	ID         string            `json:"id,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	Retention  store.Retention   `json:"retention,omitempty"`
-	TTLSeconds int64             `json:"ttl_seconds,omitempty"`
+	AtSeq       int64              `json:"at_seq,omitempty"`
+	ID          string             `json:"id,omitempty"`
+	Metadata    map[string]string  `json:"metadata,omitempty"`
+	Retention   store.Retention    `json:"retention,omitempty"`
+	TTLSeconds  int64              `json:"ttl_seconds,omitempty"`
+	Pinning     *agentmem.Pinning  `json:"pinning,omitempty"`
+	AutoCompact *store.AutoCompact `json:"auto_compact,omitempty"`
 }
 
 // PopResponse is the body of a successful POST /v1/sessions/{id}/pop: the

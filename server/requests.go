@@ -268,7 +268,8 @@ func decodeCreate(body []byte) (store.CreateRequest, *Error) {
 	if err != nil {
 		return store.CreateRequest{}, err
 	}
-	cr := store.CreateRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl}
+	cr := store.CreateRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl,
+		Pinning: req.Pinning, AutoCompact: req.AutoCompact}
 	if err := store.ValidateCreate(cr); err != nil {
 		return store.CreateRequest{}, apiError(err)
 	}
@@ -307,7 +308,13 @@ func decodeFork(body []byte) (api.ForkRequest, time.Duration, *Error) {
 		}
 	}
 	ttl, err := checkTTL(req.Retention, req.TTLSeconds)
-	return req, ttl, err
+	if err != nil {
+		return req, 0, err
+	}
+	if err := store.ValidateAutoCompact(req.AutoCompact); err != nil {
+		return req, 0, apiError(err)
+	}
+	return req, ttl, nil
 }
 
 // decodeCompact decodes and checks the body of POST /compact. haveLLM says

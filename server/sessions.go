@@ -113,7 +113,8 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	branch, err := s.svc.Fork(r.Context(), sessions.ForkRequest{Tenant: Tenant(r), SessionID: id,
-		AtSeq: req.AtSeq, ID: req.ID, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl})
+		AtSeq: req.AtSeq, ID: req.ID, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl,
+		Pinning: req.Pinning, AutoCompact: req.AutoCompact})
 	if err != nil {
 		if errors.Is(err, agentmem.ErrNotFound) { // no parent (or it went away meanwhile)
 			err = errNoSession(id)
