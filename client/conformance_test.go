@@ -39,6 +39,10 @@ var unsupported = map[string]string{
 	"Append/EveryStepKind":   "the server gives a step without a time the server's clock; a store keeps it zero",
 	"Append/StepAtSizeLimit": "the server adds a time to a step without one, which makes a step at the size limit too large",
 
+	// The server stores a session's settings as they apply, not as
+	// given.
+	"Sessions/SettingsAsGiven": "the server stores the settings that apply: the default pinning, auto_compact's defaults, a branch its parent's; and it refuses the llm summarizer without an LLM",
+
 	// A branch created through the fork route gets its parent's user
 	// and agent.
 	"Branches/SeesParentUpToFork": "the fork route gives a branch its parent's agent; the test asks for another",

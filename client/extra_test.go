@@ -413,3 +413,35 @@ func TestItems(t *testing.T) {
 		t.Errorf("items of a missing session: %v", err)
 	}
 }
+
+// TestSessionSettings: Create and Fork send a session's settings and
+// return them as the server stores them (a fork without them takes its
+// parent's).
+func TestSessionSettings(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	s, err := c.Create(ctx, store.CreateRequest{ID: "chat", Pinning: &agentmem.ChatPinning, AutoCompact: &store.AutoCompact{MaxTokens: 4000}})
+	want := store.AutoCompact{MaxTokens: 4000, TargetTokens: 2000, KeepRecent: agentmem.DefaultKeepRecent, Summarizer: store.SummarizerExtractive}
+	if err != nil || *s.Pinning != agentmem.ChatPinning || *s.AutoCompact != want {
+		t.Fatalf("Create: %+v, %v", s, err)
+	}
+	if _, err := c.AppendMessages(ctx, "chat", []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("hi")}}, client.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	br, err := c.Fork(ctx, "chat", client.ForkRequest{ID: "b"})
+	if err != nil || *br.Pinning != agentmem.ChatPinning || *br.AutoCompact != want {
+		t.Fatalf("Fork: %+v, %v", br, err)
+	}
+	br, err = c.Fork(ctx, "chat", client.ForkRequest{ID: "b2", Pinning: &agentmem.Pinning{FirstTask: true}})
+	if err != nil || *br.Pinning != (agentmem.Pinning{FirstTask: true}) || *br.AutoCompact != want {
+		t.Fatalf("Fork with a pinning: %+v, %v", br, err)
+	}
+	if got, err := c.Get(ctx, "", "b2"); err != nil || *got.Pinning != *br.Pinning {
+		t.Fatalf("Get: %+v, %v", got, err)
+	}
+	_, err = c.Create(ctx, store.CreateRequest{ID: "bad", AutoCompact: &store.AutoCompact{MaxTokens: 10, TargetTokens: 20}})
+	var inv *agentmem.InvalidError
+	if !errors.As(err, &inv) || inv.Field != "auto_compact.target_tokens" {
+		t.Fatalf("bad settings: %v", err)
+	}
+}

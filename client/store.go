@@ -40,6 +40,10 @@ func ttlSeconds(op string, ttl time.Duration) (int64, error) {
 // the parent's is refused, and a branch created without Metadata gets
 // its parent's metadata. TTLs are whole seconds. These refusals are
 // *UnsupportedError, before anything is written.
+//
+// The server stores a session's settings as they apply: a session
+// created without a Pinning gets agentmem.DefaultPinning, an AutoCompact
+// its defaults, and a branch created without them its parent's.
 func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
 	if c.closed.Load() {
 		return nil, store.ErrClosed
@@ -71,14 +75,16 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 		}
 		if _, err := c.call(ctx, request{
 			method: http.MethodPost, path: "/v1/sessions/" + pathID(req.ParentID) + "/fork",
-			body: ForkRequest{AtSeq: req.ForkSeq, ID: req.ID, Metadata: req.Metadata, Retention: retention, TTLSeconds: ttl},
+			body: ForkRequest{AtSeq: req.ForkSeq, ID: req.ID, Metadata: req.Metadata, Retention: retention, TTLSeconds: ttl,
+				Pinning: req.Pinning, AutoCompact: req.AutoCompact},
 		}, &sess); err != nil {
 			return nil, err
 		}
 	} else {
 		if _, err := c.call(ctx, request{
 			method: http.MethodPost, path: "/v1/sessions",
-			body: api.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl},
+			body: api.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl,
+				Pinning: req.Pinning, AutoCompact: req.AutoCompact},
 		}, &sess); err != nil {
 			return nil, err
 		}
