@@ -48,6 +48,17 @@ const (
 	// sessions (of the same user, when the session has one) in the system
 	// prompt.
 	HeaderRecall = "X-Agentmem-Recall"
+	// HeaderPinning is the pinning of a session the request creates, a
+	// JSON object as the API's "pinning" ({"system_prompts":true,...});
+	// without it, agentmem.ChatPinning (the system prompts and the newest
+	// summary: a chat's first question is one among many). It is ignored
+	// for an existing session.
+	HeaderPinning = "X-Agentmem-Pinning"
+	// HeaderAutoCompact is the automatic compaction of a session the
+	// request creates, a JSON object as the API's "auto_compact"
+	// ({"max_tokens":N,...}; see store.AutoCompact); without it, none. It
+	// is ignored for an existing session.
+	HeaderAutoCompact = "X-Agentmem-Auto-Compact"
 )
 
 // Response headers that say what the context held (on every answer of a
@@ -83,7 +94,7 @@ const (
 // ResponseHeaders those of its answers: a server lets browser pages send
 // and read them (CORS).
 var (
-	RequestHeaders  = []string{HeaderSession, HeaderUser, HeaderBudget, HeaderFacts, HeaderRecall}
+	RequestHeaders  = []string{HeaderSession, HeaderUser, HeaderBudget, HeaderFacts, HeaderRecall, HeaderPinning, HeaderAutoCompact}
 	ResponseHeaders = []string{HeaderSession, HeaderCreated, HeaderBudget, HeaderContextTokens, HeaderTokenizer, HeaderStepsKept,
 		HeaderStepsDropped, HeaderStepsTruncated, HeaderHistory, HeaderAppended, HeaderRewound, HeaderFactsInjected, HeaderRecallInjected}
 )
@@ -341,6 +352,30 @@ func (p *Proxy) handle(w http.ResponseWriter, r *http.Request, d dialect, st *St
 type options struct {
 	budget, facts, recall int
 	user                  string
+	// The settings of a session the request creates.
+	pinning *agentmem.Pinning
+	auto    *store.AutoCompact
+}
+
+// headerJSON decodes a header whose value is a JSON object into v,
+// strictly (unknown members, repeated keys and values of the wrong type
+// are refused, naming them), and reports whether the header was given.
+func headerJSON(r *http.Request, name string, v any) (bool, error) {
+	raw := strings.TrimSpace(r.Header.Get(name))
+	if raw == "" {
+		return false, nil
+	}
+	if raw[0] != '{' {
+		return true, invalid(name, "must be a JSON object, not %.40q", raw)
+	}
+	if err := jsoncheck.Decode([]byte(raw), v); err != nil {
+		var je *jsoncheck.Error
+		if errors.As(err, &je) && je.Path != "" {
+			return true, invalid(name, "%s %s", je.Path, je.Reason)
+		}
+		return true, invalid(name, "must be a JSON object: %v", err)
+	}
+	return true, nil
 }
 
 // headerInt reads a non-negative integer header, at most max.
@@ -375,7 +410,41 @@ func (p *Proxy) options(r *http.Request) (options, error) {
 		return o, &Error{Status: http.StatusBadRequest, Code: api.CodeNotConfigured, Field: HeaderRecall, Message: "recall is not configured on this server"}
 	}
 	o.user = r.Header.Get(HeaderUser)
+	// A member the header leaves out is false, as in the API's body.
+	var pin agentmem.Pinning
+	given, err := headerJSON(r, HeaderPinning, &pin)
+	if err != nil {
+		return o, err
+	}
+	if !given {
+		pin = agentmem.ChatPinning
+	}
+	o.pinning = &pin
+	var auto store.AutoCompact
+	if given, err = headerJSON(r, HeaderAutoCompact, &auto); err != nil {
+		return o, err
+	}
+	if given {
+		if err := store.ValidateAutoCompact(&auto); err != nil {
+			return o, settingsError(err)
+		}
+		o.auto = &auto
+	}
 	return o, nil
+}
+
+// settingsError converts an *agentmem.InvalidError about a session's
+// automatic compaction ("auto_compact.max_tokens") into the proxy's error
+// about the header that carries it; other errors are returned as they
+// are.
+func settingsError(err error) error {
+	var ie *agentmem.InvalidError
+	if errors.As(err, &ie) {
+		if member, ok := strings.CutPrefix(ie.Field, "auto_compact."); ok {
+			return invalid(HeaderAutoCompact, "%s %s", member, ie.Reason)
+		}
+	}
+	return err
 }
 
 // decodeBody decodes a request body: a JSON object whose members are
@@ -450,7 +519,7 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 			return nil, err
 		}
 		if sess == nil {
-			if sess, created, err = p.createSession(ctx, tenant, sid, o.user); err != nil {
+			if sess, created, err = p.createSession(ctx, tenant, sid, o); err != nil {
 				return nil, err
 			}
 		}
@@ -535,10 +604,12 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 		tokens: tokens, kept: len(cx.Steps), dropped: cx.DroppedSteps, appended: rec.appended}, nil
 }
 
-// createSession creates the session and reports whether this request did
-// (not a concurrent one, whose session it returns).
-func (p *Proxy) createSession(ctx context.Context, tenant, sid, user string) (*store.Session, bool, error) {
-	sess, err := p.svc.Create(ctx, store.CreateRequest{ID: sid, Tenant: tenant, UserID: user, Agent: "proxy"})
+// createSession creates the session, with the user and the settings of
+// the request's headers, and reports whether this request did (not a
+// concurrent one, whose session it returns).
+func (p *Proxy) createSession(ctx context.Context, tenant, sid string, o options) (*store.Session, bool, error) {
+	sess, err := p.svc.Create(ctx, store.CreateRequest{ID: sid, Tenant: tenant, UserID: o.user, Agent: "proxy",
+		Pinning: o.pinning, AutoCompact: o.auto})
 	switch {
 	case err == nil:
 		p.memos.put(store.Key{Tenant: tenant, ID: sid}, nil) // of a session deleted since
@@ -551,6 +622,7 @@ func (p *Proxy) createSession(ctx context.Context, tenant, sid, user string) (*s
 		if errors.As(err, &ie) && ie.Field == "user_id" {
 			return nil, false, invalid(HeaderUser, "%s", ie.Reason)
 		}
+		return nil, false, settingsError(err)
 	}
 	return nil, false, err
 }

@@ -110,11 +110,12 @@ func openAIReply(t *testing.T, r response, stream bool) (map[string]any, string)
 
 // TestOpenAIConversation: a 30-request tool-using conversation whose tool
 // results are large, resending its whole history each time, streamed and
-// not: every body the upstream received fits the budget (the exact
-// tokenizer), keeps the system prompt and the first task, answers every
-// tool call; the session holds every message exactly once; the streamed
-// text is the upstream's; the other members of the request reach the
-// upstream as they were sent.
+// not, in a session that pins its first task (an agent run: see
+// X-Agentmem-Pinning): every body the upstream received fits the budget
+// (the exact tokenizer), keeps the system prompt and the first task,
+// answers every tool call; the session holds every message exactly once;
+// the streamed text is the upstream's; the other members of the request
+// reach the upstream as they were sent.
 func TestOpenAIConversation(t *testing.T) {
 	e := newEnv(t, nil)
 	const budget = 3000
@@ -122,7 +123,8 @@ func TestOpenAIConversation(t *testing.T) {
 		map[string]any{"role": "system", "content": systemPrompt},
 		map[string]any{"role": "user", "content": firstTask},
 	}
-	hdr := map[string]string{proxy.HeaderSession: "conv-1", proxy.HeaderBudget: strconv.Itoa(budget)}
+	hdr := map[string]string{proxy.HeaderSession: "conv-1", proxy.HeaderBudget: strconv.Itoa(budget),
+		proxy.HeaderPinning: `{"system_prompts":true,"first_task":true,"summary":true}`}
 	dropped := 0
 	for n := range 30 {
 		stream := n%2 == 1
@@ -174,7 +176,9 @@ func TestOpenAIConversation(t *testing.T) {
 }
 
 // TestAnthropicConversation is TestOpenAIConversation for the Messages
-// API: system apart, tool_use and tool_result blocks, streaming events.
+// API (system apart, tool_use and tool_result blocks, streaming events),
+// in a session of the proxy's default pinning, a chat's: the system
+// prompt is kept, the first question need not be.
 func TestAnthropicConversation(t *testing.T) {
 	e := newEnv(t, nil)
 	const budget = 3000
@@ -261,7 +265,7 @@ func TestAnthropicConversation(t *testing.T) {
 			t.Errorf("request %d: system %s", n, sent["system"])
 		}
 		tokens, _ := strconv.Atoi(r.header.Get(proxy.HeaderContextTokens))
-		if cost, err := proxytest.Check(got, budget, o200k(t), systemPrompt, firstTask); err != nil || cost != tokens {
+		if cost, err := proxytest.Check(got, budget, o200k(t), systemPrompt, ""); err != nil || cost != tokens {
 			t.Errorf("request %d: %v; the messages cost %d tokens, the header says %d", n, err, cost, tokens)
 		}
 		history = append(history, map[string]any{"role": "assistant", "content": content})

@@ -477,9 +477,10 @@ func (r Reply) String() string {
 // Check verifies a request the upstream received from the proxy: its
 // messages cost at most budget tokens under agentmem's cost model with
 // counter c (the exact tokenizer of OpenAI models), the first is the
-// system prompt system and the next the first task, and every tool call
-// has its result in the API's rules (render.Validate). It returns what
-// the messages cost.
+// system prompt system and, unless task is empty, the next the first task
+// (a session that pins it: a chat's pinning, the proxy's default, does
+// not), and every tool call has its result in the API's rules
+// (render.Validate). It returns what the messages cost.
 func Check(r Received, budget int, c tokenizer.Counter, system, task string) (int, error) {
 	var msgs []agentmem.Message
 	format := render.NameOpenAI
@@ -507,7 +508,7 @@ func Check(r Received, budget int, c tokenizer.Counter, system, task string) (in
 		return cost, fmt.Errorf("the messages cost %d tokens, over the budget of %d", cost, budget)
 	case len(msgs) < 2 || msgs[0].Role != agentmem.RoleSystem || msgs[0].Text() != system:
 		return cost, fmt.Errorf("the system prompt was not kept first: %.300s", r.Body)
-	case msgs[1].Role != agentmem.RoleUser || len(msgs[1].Content) == 0 || msgs[1].Content[0].Text != task:
+	case task != "" && (msgs[1].Role != agentmem.RoleUser || len(msgs[1].Content) == 0 || msgs[1].Content[0].Text != task):
 		// (Anthropic's format merges the task with the next user
 		// message when the turns between them were dropped.)
 		return cost, fmt.Errorf("the first task was not kept second: %.300s", r.Body)

@@ -42,10 +42,11 @@ func start(t *testing.T) *proxytest.Env {
 	return e
 }
 
-// check verifies every request the upstream received and that the
-// session holds the client's history exactly once (want: the history as
-// canonical messages).
-func check(t *testing.T, e *proxytest.Env, session string, want []agentmem.Message) {
+// check verifies every request the upstream received (with the first
+// task kept second unless task is empty: see proxytest.Check) and that
+// the session holds the client's history exactly once (want: the history
+// as canonical messages).
+func check(t *testing.T, e *proxytest.Env, session, task string, want []agentmem.Message) {
 	t.Helper()
 	c, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
@@ -56,7 +57,7 @@ func check(t *testing.T, e *proxytest.Env, session string, want []agentmem.Messa
 		t.Fatalf("the upstream received %d requests, want %d", len(rec), requests)
 	}
 	for n, r := range rec {
-		if _, err := proxytest.Check(r, budget, c, systemPrompt, firstTask); err != nil {
+		if _, err := proxytest.Check(r, budget, c, systemPrompt, task); err != nil {
 			t.Errorf("request %d: %v", n, err)
 		}
 	}
@@ -73,12 +74,14 @@ func check(t *testing.T, e *proxytest.Env, session string, want []agentmem.Messa
 
 // TestOpenAIGo: the official Go SDK of OpenAI, unmodified, runs a
 // 30-request tool-using conversation through agentmem, resending its
-// whole history each time, streamed and not.
+// whole history each time, streamed and not, in a session that pins its
+// first task (X-Agentmem-Pinning, a JSON header the SDK passes as it is).
 func TestOpenAIGo(t *testing.T) {
 	e := start(t)
 	const session = "openai-go"
 	client := openai.NewClient(option.WithBaseURL(e.Server.URL+"/v1"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0),
-		option.WithHeader(proxy.HeaderSession, session), option.WithHeader(proxy.HeaderBudget, strconv.Itoa(budget)))
+		option.WithHeader(proxy.HeaderSession, session), option.WithHeader(proxy.HeaderBudget, strconv.Itoa(budget)),
+		option.WithHeader(proxy.HeaderPinning, `{"system_prompts":true,"first_task":true,"summary":true}`))
 	params := openai.ChatCompletionNewParams{
 		Model:    "gpt-4o",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(systemPrompt), openai.UserMessage(firstTask)},
@@ -125,10 +128,12 @@ func TestOpenAIGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(t, e, session, want)
+	check(t, e, session, firstTask, want)
 }
 
-// TestAnthropicGo: the official Go SDK of Anthropic, likewise.
+// TestAnthropicGo: the official Go SDK of Anthropic, likewise, in a
+// session of the proxy's default pinning (a chat's: the first question
+// need not be kept).
 func TestAnthropicGo(t *testing.T) {
 	e := start(t)
 	const session = "anthropic-go"
@@ -188,5 +193,5 @@ func TestAnthropicGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(t, e, session, want)
+	check(t, e, session, "", want)
 }

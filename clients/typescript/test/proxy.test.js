@@ -5,9 +5,10 @@
 // tool-using conversation with large tool results, streamed and not,
 // resending its whole history each time; the stand-in checks every body
 // it received (the budget counted with the exact tokenizer, the system
-// prompt and first task kept, every tool call answered), the session
-// holds every message exactly once, and the streamed text is the
-// stand-in's.
+// prompt kept, and the first task too in the OpenAI session, which pins it
+// with X-Agentmem-Pinning, while the Anthropic one has the proxy's default
+// pinning, a chat's; every tool call answered), the session holds every
+// message exactly once, and the streamed text is the stand-in's.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
@@ -39,11 +40,14 @@ async function replies() {
   return (await fetch(`${standin.url}/_proxytest/replies`)).json();
 }
 
-/** checks returns the stand-in's check of every request it received since `from`. */
-async function checks(from) {
+/**
+ * checks returns the stand-in's check of every request it received since
+ * `from`, with `task` kept second (none: the first task need not be kept).
+ */
+async function checks(from, task) {
   const res = await fetch(`${standin.url}/_proxytest/check`, {
     method: "POST",
-    body: JSON.stringify({ budget, tokenizer: "o200k_base", system: systemPrompt, task: firstTask }),
+    body: JSON.stringify({ budget, tokenizer: "o200k_base", system: systemPrompt, task }),
   });
   return (await res.json()).slice(from);
 }
@@ -59,7 +63,11 @@ describe("proxy", () => {
     const session = "ts-openai";
     const from = (await replies()).length;
     const openai = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "sk-test", maxRetries: 0,
-      defaultHeaders: { "X-Agentmem-Session": session, "X-Agentmem-Budget": String(budget) } });
+      defaultHeaders: {
+        "X-Agentmem-Session": session,
+        "X-Agentmem-Budget": String(budget),
+        "X-Agentmem-Pinning": JSON.stringify({ system_prompts: true, first_task: true, summary: true }),
+      } });
     const messages = [{ role: "system", content: systemPrompt }, { role: "user", content: firstTask }];
     const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { query: { type: "string" } } } } }];
     let lastHeaders;
@@ -87,7 +95,7 @@ describe("proxy", () => {
       }
     }
     assert.ok(Number(lastHeaders.get("x-agentmem-context-tokens")) <= budget);
-    for (const [n, c] of (await checks(from)).entries()) assert.equal(c.error, undefined, `request ${n}: ${c.error}`);
+    for (const [n, c] of (await checks(from, firstTask)).entries()) assert.equal(c.error, undefined, `request ${n}: ${c.error}`);
     // The session holds every message once: its context without a budget
     // is the client's history but the last message, not sent yet.
     const ctx = await heldContext(session, "openai");
@@ -132,7 +140,7 @@ describe("proxy", () => {
         messages.push({ role: "user", content: [{ type: "text", text: `Now question ${n}.` }] });
       }
     }
-    for (const [n, c] of (await checks(from)).entries()) assert.equal(c.error, undefined, `request ${n}: ${c.error}`);
+    for (const [n, c] of (await checks(from, "")).entries()) assert.equal(c.error, undefined, `request ${n}: ${c.error}`);
     // The session holds every message once: as Anthropic messages, its
     // context without a budget is the client's history but the last.
     const ctx = await heldContext(session, "anthropic");
