@@ -68,6 +68,20 @@ func enum(values ...string) func(*jsonschema.Schema) {
 // infers as "null or array").
 func array(s *jsonschema.Schema) { s.Types, s.Type = nil, "array" }
 
+// object makes a struct pointer's schema an object that cannot be null (a
+// pointer infers as "null or object").
+func object(s *jsonschema.Schema) { s.Types, s.Type = nil, "object" }
+
+// optional makes every property of an object optional (a field without
+// omitempty infers as required).
+func optional(s *jsonschema.Schema) { s.Required = nil }
+
+// describe sets a property's description (for the fields of a type whose
+// struct tags are not this package's).
+func describe(d string) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) { s.Description = d }
+}
+
 // between bounds a number.
 func between(lo, hi float64) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) { s.Minimum, s.Maximum = &lo, &hi }

@@ -48,6 +48,9 @@ type SessionInfo struct {
 	UpdatedAt time.Time         `json:"updated_at"`
 	ExpiresAt *time.Time        `json:"expires_at,omitempty" jsonschema:"when the session expires; absent: never"`
 	LastSeq   int64             `json:"last_seq" jsonschema:"the sequence number of the newest entry of the session's log (0: empty)"`
+	// Pinning and AutoCompact are the session's settings.
+	Pinning     *agentmem.Pinning  `json:"pinning,omitempty" jsonschema:"what get_context always shows, whatever the budget"`
+	AutoCompact *store.AutoCompact `json:"auto_compact,omitempty" jsonschema:"when the server compacts the session by itself; absent: never"`
 }
 
 // sessionInfo converts a store session.
@@ -55,6 +58,7 @@ func sessionInfo(s *store.Session) SessionInfo {
 	out := SessionInfo{
 		ID: s.ID, UserID: s.UserID, Agent: s.Agent, Metadata: s.Metadata, Retention: string(s.Retention),
 		ParentID: s.ParentID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, LastSeq: s.LastSeq,
+		Pinning: s.Pinning, AutoCompact: s.AutoCompact,
 	}
 	if !s.ExpiresAt.IsZero() {
 		e := s.ExpiresAt
@@ -73,6 +77,10 @@ type CreateSessionInput struct {
 	Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string labels, such as a project or a topic"`
 	Retention  string            `json:"retention,omitempty" jsonschema:"session: kept until deleted or until ttl_seconds pass (the default); persistent: kept until deleted"`
 	TTLSeconds int64             `json:"ttl_seconds,omitempty" jsonschema:"delete the session this many seconds after creation (retention session only); 0 or absent: never"`
+	// Pinning and AutoCompact are the session's settings, fixed at its
+	// creation.
+	Pinning     *agentmem.Pinning  `json:"pinning,omitempty" jsonschema:"what get_context always shows, whatever the budget: members left out are false; absent: system_prompts, first_task and summary. A chat usually wants system_prompts and summary"`
+	AutoCompact *store.AutoCompact `json:"auto_compact,omitempty" jsonschema:"have the server summarize the oldest turns by itself when the session's messages pass max_tokens; absent: never"`
 }
 
 var createSessionSchema = []edit{
@@ -82,6 +90,17 @@ var createSessionSchema = []edit{
 	at("user_id", length(0, store.MaxFieldBytes)),
 	at("agent", length(0, store.MaxFieldBytes)),
 	at("metadata", maxProperties(store.MaxMetadataKeys)),
+	at("pinning", object, optional),
+	at("pinning.system_prompts", describe("always show every system prompt")),
+	at("pinning.first_task", describe("always show the first task: the first user message")),
+	at("pinning.tasks", describe("always show every task (user message)")),
+	at("pinning.summary", describe("always show the newest summary of older messages")),
+	at("auto_compact", object),
+	at("auto_compact.max_tokens", between(1, store.MaxAutoCompactTokens), describe("compact when the session's messages cost more than this many tokens")),
+	at("auto_compact.target_tokens", atLeast(0), describe("compact down to this many tokens, below max_tokens; 0 or absent: half of max_tokens")),
+	at("auto_compact.keep_recent", between(0, store.MaxAutoCompactKeepRecent), describe("the newest messages kept as they are; 0 or absent: 6")),
+	at("auto_compact.summarizer", enum(store.SummarizerExtractive, store.SummarizerLLM),
+		describe("who writes the summary: extractive (sentences of the messages) or llm (the server's model); absent: llm when the server has one")),
 }
 
 const createSessionDescription = `Create a new session: a durable conversation log that append writes to and get_context reads from. Create one per conversation or agent run, and keep its id. Returns the session, with its id.`
@@ -95,6 +114,7 @@ func (t *tools) createSession(ctx context.Context, in CreateSessionInput) (Sessi
 	req := store.CreateRequest{
 		ID: in.ID, Tenant: t.tenant, UserID: in.UserID, Agent: in.Agent, Metadata: in.Metadata,
 		Retention: r, TTL: time.Duration(in.TTLSeconds) * time.Second,
+		Pinning: in.Pinning, AutoCompact: in.AutoCompact,
 	}
 	if err := store.ValidateCreate(req); err != nil {
 		return SessionInfo{}, t.toolError(ctx, op, err)
