@@ -38,8 +38,10 @@ type Option func(*ChatMessageHistory)
 
 // WithSession sets the attributes of the session the history creates when
 // its first message is added to a session that does not exist: its user,
-// agent, metadata and retention. Its ID is the history's. Without it the
-// session is created with none.
+// agent, metadata, retention and settings. Its ID is the history's.
+// Without it the session is created with none. Either way a session
+// created without a pinning gets agentmem.ChatPinning: a chat's first
+// question is one among many, not a task to pin for ever.
 func WithSession(req store.CreateRequest) Option {
 	return func(h *ChatMessageHistory) { h.create = req }
 }
@@ -60,6 +62,10 @@ func NewChatMessageHistory(c *client.Client, sessionID string, opts ...Option) (
 		o(h)
 	}
 	h.create.ID = sessionID
+	if h.create.Pinning == nil {
+		p := agentmem.ChatPinning
+		h.create.Pinning = &p
+	}
 	return h, nil
 }
 

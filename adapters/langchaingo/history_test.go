@@ -298,6 +298,20 @@ func TestClearAndSetMessages(t *testing.T) {
 	if err != nil || sess.UserID != "ann" || sess.Agent != "weather" || sess.Metadata["app"] != "demo" {
 		t.Fatalf("the session created: %+v, %v", sess, err)
 	}
+	// A chat's pinning, unless WithSession gives another.
+	if sess.Pinning == nil || *sess.Pinning != agentmem.ChatPinning {
+		t.Fatalf("the session created pins %+v, want a chat's", sess.Pinning)
+	}
+	h3, err := amlc.NewChatMessageHistory(srv.Client, "run", amlc.WithSession(store.CreateRequest{Pinning: &agentmem.DefaultPinning}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h3.AddUserMessage(ctx, "Plan the trip."); err != nil {
+		t.Fatal(err)
+	}
+	if sess, err := srv.Client.Get(ctx, "", "run"); err != nil || *sess.Pinning != agentmem.DefaultPinning {
+		t.Fatalf("a session created WithSession's pinning: %+v, %v", sess, err)
+	}
 	if err := h.Clear(ctx); err != nil {
 		t.Fatal(err)
 	}
