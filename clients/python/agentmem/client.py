@@ -15,11 +15,13 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 from .errors import TransportError, UnavailableError, error_from_response
 from .types import (
     AppendResult,
+    AutoCompact,
     CompactResult,
     Context,
     Fact,
     FactHistory,
     FactSource,
+    Pinning,
     PopResult,
     RecallHit,
     RememberResult,
@@ -27,6 +29,7 @@ from .types import (
     SessionPage,
     StepsPage,
     build,
+    settings_json,
 )
 
 __all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_MAX_RETRIES", "MAX_BATCH"]
@@ -200,12 +203,19 @@ class Client:
         metadata: Optional[Mapping[str, str]] = None,
         retention: Optional[str] = None,
         ttl_seconds: Optional[int] = None,
+        pinning: Union[Pinning, Mapping[str, bool], None] = None,
+        auto_compact: Union[AutoCompact, Mapping[str, Any], None] = None,
     ) -> Session:
         """Creates a session (``POST /v1/sessions``); without ``id`` the
         server makes one. ``retention`` is ``"single_run"``, ``"session"``
-        (the default) or ``"persistent"``. An ID in use raises
+        (the default) or ``"persistent"``. ``pinning`` is what its contexts
+        always show (default :data:`~agentmem.DEFAULT_PINNING`; a chat
+        wants :data:`~agentmem.CHAT_PINNING`) and ``auto_compact`` its
+        automatic compaction (default: none), both fixed at creation and
+        given as their dataclasses or as mappings. An ID in use raises
         :class:`~agentmem.ConflictError`."""
-        body = _drop_none(id=id, user_id=user_id, agent=agent, metadata=metadata, retention=retention, ttl_seconds=ttl_seconds)
+        body = _drop_none(id=id, user_id=user_id, agent=agent, metadata=metadata, retention=retention, ttl_seconds=ttl_seconds,
+                          pinning=settings_json(pinning), auto_compact=settings_json(auto_compact))
         return build(Session, self._json("POST", "/v1/sessions", body=body))
 
     def get_session(self, session_id: str) -> Session:
@@ -250,10 +260,15 @@ class Client:
         metadata: Optional[Mapping[str, str]] = None,
         retention: Optional[str] = None,
         ttl_seconds: Optional[int] = None,
+        pinning: Union[Pinning, Mapping[str, bool], None] = None,
+        auto_compact: Union[AutoCompact, Mapping[str, Any], None] = None,
     ) -> Session:
         """Creates a branch of a session that sees its log up to ``at_seq``
-        (default: all of it), and returns the branch."""
-        body = _drop_none(at_seq=at_seq, id=new_id, metadata=metadata, retention=retention, ttl_seconds=ttl_seconds)
+        (default: all of it), and returns the branch. What is left out
+        (``metadata``, ``retention``, ``pinning``, ``auto_compact``) is the
+        parent's."""
+        body = _drop_none(at_seq=at_seq, id=new_id, metadata=metadata, retention=retention, ttl_seconds=ttl_seconds,
+                          pinning=settings_json(pinning), auto_compact=settings_json(auto_compact))
         return build(Session, self._json("POST", "/v1/sessions/" + _quote(session_id) + "/fork", body=body))
 
     # --- writes ------------------------------------------------------------

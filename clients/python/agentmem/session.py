@@ -7,6 +7,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Type
 from .aio import AsyncClient
 from .client import Client, batches
 from .errors import ConflictError, NotFoundError, NothingToPopError
+from .types import CHAT_PINNING, AutoCompact, Pinning
 
 __all__ = ["AgentmemSession"]
 
@@ -42,7 +43,9 @@ class AgentmemSession:
     whatever their type (messages, ``function_call`` and its output added
     in one call or separate ones, ``reasoning``, tool calls of every
     kind). The session is created on first use (with ``user_id``,
-    ``agent``, ``metadata`` and ``retention``) if it does not exist. The
+    ``agent``, ``metadata``, ``retention``, ``pinning``, by default
+    :data:`~agentmem.CHAT_PINNING`, and ``auto_compact``) if it does not
+    exist. The
     conversation renders as chat turns in agentmem's contexts and
     inspector, and is indexed for recall.
 
@@ -50,6 +53,11 @@ class AgentmemSession:
         session_id: the agentmem session ID (letters, digits and ``._:-``).
         client: an :class:`~agentmem.AsyncClient`, or a blocking
             :class:`~agentmem.Client` (run in a thread).
+        pinning: what the session's contexts always show, when this
+            creates it: by default a chat's, the system prompts and the
+            newest summary (the first question is one among many).
+        auto_compact: the session's automatic compaction, when this
+            creates it; default none.
         session_settings: the SDK's ``SessionSettings``; its ``limit`` is
             the default of :meth:`get_items`.
     """
@@ -63,12 +71,14 @@ class AgentmemSession:
         agent: Optional[str] = None,
         metadata: Optional[Mapping[str, str]] = None,
         retention: Optional[str] = None,
+        pinning: Union[Pinning, Mapping[str, bool]] = CHAT_PINNING,
+        auto_compact: Union[AutoCompact, Mapping[str, Any], None] = None,
         session_settings: Any = None,
     ) -> None:
         self.session_id = session_id
         self.client = client if isinstance(client, AsyncClient) else AsyncClient(client=client)
         self.session_settings = session_settings
-        self._create = dict(user_id=user_id, agent=agent, metadata=metadata, retention=retention)
+        self._create = dict(user_id=user_id, agent=agent, metadata=metadata, retention=retention, pinning=pinning, auto_compact=auto_compact)
         self._exists = False
 
     def __repr__(self) -> str:

@@ -15,6 +15,10 @@ from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar, Union
 
 __all__ = [
+    "Pinning",
+    "AutoCompact",
+    "DEFAULT_PINNING",
+    "CHAT_PINNING",
     "Session",
     "SessionPage",
     "AppendResult",
@@ -78,6 +82,54 @@ def _one(cls: Type[Any]) -> Any:
     return dataclasses.field(default=None, metadata={"conv": lambda v: _build(cls, v)})
 
 
+@dataclasses.dataclass(frozen=True)
+class Pinning:
+    """What a session's contexts always show, whatever the budget, and its
+    compactions keep (the API's ``pinning``). Fields left out are false."""
+
+    #: Every system prompt.
+    system_prompts: bool = False
+    #: The first task: an agent run's task, a chat's first user message.
+    first_task: bool = False
+    #: Every task (every user message).
+    tasks: bool = False
+    #: The newest summary of what the context no longer shows.
+    summary: bool = False
+
+
+#: The pinning of a session created without one: an agent run's
+#: instructions, its task and the newest summary.
+DEFAULT_PINNING = Pinning(system_prompts=True, first_task=True, summary=True)
+#: A chat's pinning: its first question is one among many.
+CHAT_PINNING = Pinning(system_prompts=True, summary=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoCompact:
+    """A session's automatic compaction (the API's ``auto_compact``): when
+    its working set costs more than ``max_tokens``, the server summarizes
+    its oldest turns down to ``target_tokens``. Zero and ``None`` fields
+    take the server's defaults (half of ``max_tokens``; 6 recent steps;
+    the LLM summarizer when the server has one), which the session then
+    shows."""
+
+    max_tokens: int
+    target_tokens: int = 0
+    keep_recent: int = 0
+    #: ``"extractive"`` or ``"llm"``.
+    summarizer: Optional[str] = None
+
+
+def settings_json(value: Union[Pinning, AutoCompact, Mapping[str, Any], None]) -> Optional[Dict[str, Any]]:
+    """The JSON of a setting given as its dataclass or as a mapping
+    (passed as it is), ``None`` members left out."""
+    if value is None:
+        return None
+    if isinstance(value, (Pinning, AutoCompact)):
+        return {k: v for k, v in dataclasses.asdict(value).items() if v is not None}
+    return dict(value)
+
+
 @dataclasses.dataclass
 class Session:
     """A session's metadata (``GET /v1/sessions/{id}``)."""
@@ -96,6 +148,12 @@ class Session:
     fork_seq: Optional[int] = None
     metadata: Dict[str, str] = dataclasses.field(default_factory=dict)
     expires_at: Optional[datetime] = _time_field()
+    #: What the session's contexts pin, as it applies (``None`` only for
+    #: sessions older than settings, which pin :data:`DEFAULT_PINNING`).
+    pinning: Optional[Pinning] = _one(Pinning)
+    #: Its automatic compaction, with the defaults filled in; ``None``:
+    #: none.
+    auto_compact: Optional[AutoCompact] = _one(AutoCompact)
 
 
 @dataclasses.dataclass

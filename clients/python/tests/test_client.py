@@ -58,6 +58,28 @@ class SessionsTest(unittest.TestCase):
         self.assertEqual((cm2.exception.status, cm2.exception.code), (404, "not_found"))
         self.assertEqual(self.c.get_session(branch.id).parent_id, sid)
 
+    def test_settings(self) -> None:
+        sid = unique("chat")
+        s = self.c.create_session(sid, pinning=agentmem.CHAT_PINNING, auto_compact=agentmem.AutoCompact(max_tokens=8000))
+        self.assertEqual(s.pinning, agentmem.Pinning(system_prompts=True, summary=True))
+        self.assertEqual(s.auto_compact, agentmem.AutoCompact(max_tokens=8000, target_tokens=4000, keep_recent=6, summarizer="extractive"))
+        self.assertEqual(self.c.get_session(sid), s)
+        # Plain mappings do too; members left out of a pinning are false.
+        run = self.c.create_session(unique("run"), pinning={"tasks": True}, auto_compact={"max_tokens": 100, "target_tokens": 10})
+        self.assertEqual(run.pinning, agentmem.Pinning(tasks=True))
+        self.assertEqual((run.auto_compact.target_tokens, run.auto_compact.keep_recent), (10, 6))
+        # Without them: the default pinning, no automatic compaction.
+        plain = self.c.create_session(unique("plain"))
+        self.assertEqual((plain.pinning, plain.auto_compact), (agentmem.DEFAULT_PINNING, None))
+        # A fork takes its parent's unless it gives its own.
+        self.c.append_messages(sid, {"role": "user", "content": "hi"})
+        self.assertEqual(self.c.fork_session(sid, new_id=unique("b")).pinning, agentmem.CHAT_PINNING)
+        own = self.c.fork_session(sid, new_id=unique("b"), pinning=agentmem.Pinning(first_task=True), auto_compact={"max_tokens": 50})
+        self.assertEqual((own.pinning, own.auto_compact.max_tokens), (agentmem.Pinning(first_task=True), 50))
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            self.c.create_session(unique("bad"), auto_compact=agentmem.AutoCompact(max_tokens=100, target_tokens=100))
+        self.assertEqual((cm.exception.field, cm.exception.status), ("auto_compact.target_tokens", 400))
+
     def test_bad_input(self) -> None:
         with self.assertRaises(agentmem.InvalidRequestError) as cm:
             self.c.create_session("../etc")

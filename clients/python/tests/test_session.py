@@ -157,7 +157,14 @@ class SessionProtocolTest(unittest.IsolatedAsyncioTestCase):
     async def test_first_use_and_errors(self) -> None:
         s = self.session(metadata={"app": "x"})
         self.assertEqual(await s.get_items(), [])  # creates it
-        self.assertEqual((await self.client.get_session(s.session_id)).metadata, {"app": "x"})
+        created = await self.client.get_session(s.session_id)
+        # A chat's pinning: the system prompts and the summary, not the
+        # first question.
+        self.assertEqual((created.metadata, created.pinning, created.auto_compact), ({"app": "x"}, agentmem.CHAT_PINNING, None))
+        u = self.session(pinning=agentmem.DEFAULT_PINNING, auto_compact=agentmem.AutoCompact(max_tokens=9000))
+        await u.add_items([{"role": "user", "content": "hi"}])
+        created = await self.client.get_session(u.session_id)
+        self.assertEqual((created.pinning, created.auto_compact.max_tokens), (agentmem.DEFAULT_PINNING, 9000))
         # A session deleted under it is not created again silently.
         await self.client.delete_session(s.session_id)
         with self.assertRaises(agentmem.NotFoundError):
