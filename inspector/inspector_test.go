@@ -456,7 +456,7 @@ func TestWhatTheModelSawBudgetTooSmall(t *testing.T) {
 	if !errors.As(err, &be) {
 		t.Fatalf("the library accepts budget 10: %v", err)
 	}
-	if want := fmt.Sprintf("A budget of 10 tokens cannot hold the pinned steps (system prompt and task): they need %d.", be.Required); !strings.Contains(body, want) {
+	if want := fmt.Sprintf("A budget of 10 tokens cannot hold the session's pinned steps (system prompts, first task, summary): they need %d.", be.Required); !strings.Contains(body, want) {
 		t.Errorf("the page does not say %q", want)
 	}
 	if strings.Contains(body, `id="ctx-tokens"`) {

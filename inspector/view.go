@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -283,6 +284,13 @@ type sessionHead struct {
 	Retention         string
 	LastSeq           int64
 	Metadata          []kv
+	// Pinned says what the session's contexts pin, and PinnedDefault
+	// whether that is the default of a session that has no pinning of
+	// its own; AutoCompact says what its automatic compaction is ("" when
+	// it has none).
+	Pinned        string
+	PinnedDefault bool
+	AutoCompact   string
 }
 
 type kv struct{ K, V string }
@@ -309,7 +317,31 @@ func newSessionHead(s *store.Session) sessionHead {
 		h.Metadata = append(h.Metadata, kv{k, v})
 	}
 	slices.SortFunc(h.Metadata, func(a, b kv) int { return strings.Compare(a.K, b.K) })
+	h.Pinned, h.PinnedDefault = pinnedText(s.EffectivePinning()), s.Pinning == nil
+	if a := s.AutoCompact; a != nil {
+		h.AutoCompact = fmt.Sprintf("past %d tokens, down to %d, keeping the newest %d steps", a.MaxTokens, a.Target(), cmp.Or(a.KeepRecent, agentmem.DefaultKeepRecent))
+		if a.Summarizer != "" {
+			h.AutoCompact += ", " + a.Summarizer + " summaries"
+		}
+	}
 	return h
+}
+
+// pinnedText says what a pinning pins, in words.
+func pinnedText(p agentmem.Pinning) string {
+	var kinds []string
+	for _, k := range []struct {
+		on   bool
+		name string
+	}{{p.SystemPrompts, "system prompts"}, {p.Tasks, "every task"}, {p.FirstTask && !p.Tasks, "first task"}, {p.Summary, "summary"}} {
+		if k.on {
+			kinds = append(kinds, k.name)
+		}
+	}
+	if len(kinds) == 0 {
+		return "nothing"
+	}
+	return strings.Join(kinds, ", ")
 }
 
 func sessionURL(id string) string { return "/sessions/" + url.PathEscape(id) }
