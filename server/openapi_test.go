@@ -3,9 +3,12 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
@@ -80,6 +83,8 @@ func TestOpenAPILimits(t *testing.T) {
 		"FactSource.session_id.maxLength":                              facts.MaxFieldBytes,
 		"OpenAIMessage.id.maxLength":                                   store.MaxFieldBytes,
 		"parameters/IdempotencyKey.schema.maxLength":                   maxIdempotencyKey,
+		"AutoCompact.max_tokens.maximum":                               store.MaxAutoCompactTokens,
+		"AutoCompact.keep_recent.maximum":                              store.MaxAutoCompactKeepRecent,
 	}
 	for _, k := range steps {
 		want[k+".metadata.maxProperties"] = store.MaxMetadataKeys
@@ -144,6 +149,36 @@ func TestOpenAPIStepRequired(t *testing.T) {
 				if e == nil || e.Status != 400 || e.Field != member {
 					t.Errorf("%s with %s %s: %v, want 400 naming it", kind, member, variant, fmt.Sprint(e))
 				}
+			}
+		}
+	}
+}
+
+// TestOpenAPISessionSettings: the document's Pinning and AutoCompact have
+// the members of the Go types, and the session and the requests that
+// create one refer to them.
+func TestOpenAPISessionSettings(t *testing.T) {
+	s := openAPISchemas(t)
+	for name, typ := range map[string]reflect.Type{"Pinning": reflect.TypeFor[agentmem.Pinning](), "AutoCompact": reflect.TypeFor[store.AutoCompact]()} {
+		var want []string
+		for f := range typ.Fields() {
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			want = append(want, tag)
+		}
+		var got []string
+		for k := range at(t, s[name], "properties").(map[string]any) {
+			got = append(got, k)
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the document has %v, the Go type %v", name, got, want)
+		}
+	}
+	for _, schema := range []string{"Session", "CreateSessionRequest", "ForkRequest"} {
+		for member, ref := range map[string]string{"pinning": "Pinning", "auto_compact": "AutoCompact"} {
+			if got := at(t, s[schema], member+".$ref"); got != "#/components/schemas/"+ref {
+				t.Errorf("%s.%s refers to %v", schema, member, got)
 			}
 		}
 	}
