@@ -150,7 +150,13 @@ export class Client {
 
   // --- sessions -----------------------------------------------------------
 
-  /** Creates a session (`POST /v1/sessions`); its ID is new unless `req.id` names one (409 `conflict` if taken). */
+  /**
+   * Creates a session (`POST /v1/sessions`); its ID is new unless `req.id`
+   * names one (409 `conflict` if taken). Its settings, `req.pinning` (by
+   * default `DEFAULT_PINNING`; a chat wants `CHAT_PINNING`)
+   * and `req.auto_compact`, are fixed at creation; the session returned
+   * shows them as they apply.
+   */
   createSession(req: CreateSessionRequest = {}, opts: CallOptions = {}): Promise<Session> {
     return this.#json({ method: "POST", path: "/v1/sessions", body: req, safe: false, signal: opts.signal });
   }
@@ -195,7 +201,11 @@ export class Client {
     await this.#send({ method: "DELETE", path: `/v1/sessions/${seg(id)}`, safe: true, signal: opts.signal });
   }
 
-  /** Forks a session (`POST /v1/sessions/{id}/fork`): a branch that sees its log up to `req.at_seq`. */
+  /**
+   * Forks a session (`POST /v1/sessions/{id}/fork`): a branch that sees its
+   * log up to `req.at_seq`, with the parent's metadata, retention and
+   * settings unless `req` gives others.
+   */
   forkSession(id: string, req: ForkRequest = {}, opts: CallOptions = {}): Promise<Session> {
     return this.#json({ method: "POST", path: `/v1/sessions/${seg(id)}/fork`, body: req, safe: false, signal: opts.signal });
   }

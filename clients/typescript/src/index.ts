@@ -14,3 +14,4 @@ export type { AppendMessagesOptions, AppendOptions, CallOptions, ClientOptions, 
 export * from "./errors.js";
 export type * from "./types.js";
 export { workingSet } from "./workingset.js";
+export { CHAT_PINNING, DEFAULT_PINNING } from "./settings.js";

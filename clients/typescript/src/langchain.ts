@@ -8,6 +8,7 @@ import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { Client } from "./client.js";
 import { once } from "./once.js";
+import { CHAT_PINNING } from "./settings.js";
 import type { CreateSessionRequest, OpenAIMessage, Schemas, Step } from "./types.js";
 
 /** The options of an {@link AgentmemChatMessageHistory}. */
@@ -16,7 +17,11 @@ export interface AgentmemChatMessageHistoryOptions {
   client: Client;
   /** The agentmem session's ID (created on first use when missing). */
   sessionId: string;
-  /** What the session is created with on first use (user, agent, metadata, retention); its `id` is `sessionId`. */
+  /**
+   * What the session is created with on first use (user, agent, metadata,
+   * retention, settings); its `id` is `sessionId`, and its `pinning`, when
+   * this leaves it out, {@link CHAT_PINNING}.
+   */
   create?: Omit<CreateSessionRequest, "id"> | undefined;
 }
 
@@ -63,7 +68,7 @@ export class AgentmemChatMessageHistory extends BaseListChatMessageHistory {
     super();
     this.client = options.client;
     this.sessionId = options.sessionId;
-    const create = { ...options.create, id: options.sessionId };
+    const create = { pinning: CHAT_PINNING, ...options.create, id: options.sessionId };
     this.#ensure = once(() => this.client.ensureSession(create));
   }
 

@@ -7,6 +7,7 @@
 import type { AgentInputItem, OpenAIResponsesCompactionArgs, OpenAIResponsesCompactionAwareSession, OpenAIResponsesCompactionResult } from "@openai/agents-core";
 import type { Client } from "./client.js";
 import { once } from "./once.js";
+import { CHAT_PINNING } from "./settings.js";
 import { NothingToPopError } from "./errors.js";
 import type { CompactRequest, CompactResponse, CreateSessionRequest, Item } from "./types.js";
 
@@ -16,7 +17,11 @@ export interface AgentmemSessionOptions {
   client: Client;
   /** The agentmem session's ID (created on first use when missing). */
   sessionId: string;
-  /** What the session is created with on first use (user, agent, metadata, retention); its `id` is `sessionId`. */
+  /**
+   * What the session is created with on first use (user, agent, metadata,
+   * retention, settings); its `id` is `sessionId`, and its `pinning`, when
+   * this leaves it out, {@link CHAT_PINNING}.
+   */
   create?: Omit<CreateSessionRequest, "id"> | undefined;
   /**
    * The agentmem compaction to run after each turn the runner stores
@@ -63,7 +68,7 @@ export class AgentmemSession implements OpenAIResponsesCompactionAwareSession {
   constructor(options: AgentmemSessionOptions) {
     this.client = options.client;
     this.sessionId = options.sessionId;
-    const create = { ...options.create, id: options.sessionId };
+    const create = { pinning: CHAT_PINNING, ...options.create, id: options.sessionId };
     this.#ensure = once(() => this.client.ensureSession(create));
     this.compaction = options.compaction;
   }

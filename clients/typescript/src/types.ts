@@ -17,6 +17,10 @@ export type Session = Schemas["Session"];
 export type CreateSessionRequest = Schemas["CreateSessionRequest"];
 /** The body of `POST /v1/sessions/{id}/fork`. */
 export type ForkRequest = Schemas["ForkRequest"];
+/** What a session's contexts always show, whatever the budget (members left out are false). */
+export type Pinning = Schemas["Pinning"];
+/** A session's automatic compaction: a trigger (`max_tokens`) and a target below it. */
+export type AutoCompact = Schemas["AutoCompact"];
 /** A page of `GET /v1/sessions`. */
 export type ListSessionsResponse = Schemas["ListSessionsResponse"];
 /** The query of `GET /v1/sessions`. */

@@ -5,9 +5,11 @@ import { after, before, describe, test } from "node:test";
 import {
   AgentmemError,
   BudgetTooSmallError,
+  CHAT_PINNING,
   Client,
   ConflictError,
   ConnectionError,
+  DEFAULT_PINNING,
   IdempotencyKeyReusedError,
   InvalidError,
   NotFoundError,
@@ -68,6 +70,23 @@ describe("sessions", () => {
     assert.equal(await client.ensureSession({ id: "ensured", user_id: "u9" }), true);
     assert.equal((await client.getSession("ensured")).user_id, "u9");
     await assert.rejects(client.ensureSession({ id: "bad id" }), InvalidError);
+  });
+
+  test("settings: pinning and auto_compact on create and fork, as they apply", async () => {
+    const s = await client.createSession({ id: "set-chat", pinning: CHAT_PINNING, auto_compact: { max_tokens: 8000 } });
+    assert.deepEqual(s.pinning, { system_prompts: true, first_task: false, tasks: false, summary: true });
+    assert.deepEqual(s.auto_compact, { max_tokens: 8000, target_tokens: 4000, keep_recent: 6, summarizer: "extractive" });
+    assert.deepEqual(await client.getSession("set-chat"), s);
+    const plain = await client.createSession({ id: "set-plain" });
+    assert.deepEqual([plain.pinning, plain.auto_compact], [DEFAULT_PINNING, undefined]);
+    await client.appendMessages("set-chat", [{ role: "user", content: "hi" }]);
+    assert.deepEqual((await client.forkSession("set-chat", { id: "set-b" })).pinning, CHAT_PINNING, "a fork takes its parent's");
+    const own = await client.forkSession("set-chat", { id: "set-b2", pinning: { tasks: true }, auto_compact: { max_tokens: 50 } });
+    assert.deepEqual([own.pinning.tasks, own.pinning.system_prompts, own.auto_compact.max_tokens], [true, false, 50]);
+    await assert.rejects(
+      client.createSession({ id: "set-bad", auto_compact: { max_tokens: 100, target_tokens: 100 } }),
+      (e) => e instanceof InvalidError && e.field === "auto_compact.target_tokens",
+    );
   });
 
   test("bad input is an InvalidError naming the field", async () => {

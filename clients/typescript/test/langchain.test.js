@@ -7,7 +7,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
 import { fakeModel } from "@langchain/core/testing";
-import { Client } from "@agentmem/client";
+import { CHAT_PINNING, Client } from "@agentmem/client";
 import { AgentmemChatMessageHistory } from "@agentmem/client/langchain";
 import { startServer } from "./helpers.js";
 
@@ -80,6 +80,7 @@ describe("AgentmemChatMessageHistory", () => {
     const s = await client.getSession("lc-pending");
     assert.equal(s.user_id, "lc-user");
     assert.equal(s.agent, "lc");
+    assert.deepEqual(s.pinning, CHAT_PINNING, "a chat's pinning");
   });
 
   test("content blocks are stored as their text; other blocks are refused before anything is sent", async () => {
@@ -109,18 +110,17 @@ describe("AgentmemChatMessageHistory", () => {
       await history.addMessage(new AIMessage({ content: `answer ${i}`, id: `a${i}` }));
     }
     await client.compact("lc-compact", { strategy: "keep_last_n", n: 2 });
-    // The first human message is pinned; the newest two stay.
+    // A chat pins no question (CHAT_PINNING): the newest two stay.
     assert.deepEqual(
       (await history.getMessages()).map((m) => `${m.getType()}:${m.id}`),
-      ["human:h1", "human:h4", "ai:a4"],
+      ["human:h4", "ai:a4"],
     );
     await history.addMessage(new HumanMessage({ content: "question 5", id: "h5" }));
     await client.compact("lc-compact", { strategy: "summarize", keep_recent: 1, summarizer: "extractive" });
     const got = await history.getMessages();
-    assert.deepEqual(got.map((m) => m.getType()), ["human", "system", "human"]);
-    assert.equal(got[0].id, "h1");
-    assert.match(got[1].content, /question 4|answer 4/);
-    assert.equal(got[2].id, "h5");
+    assert.deepEqual(got.map((m) => m.getType()), ["system", "human"]);
+    assert.match(got[0].content, /question 4|answer 4/);
+    assert.equal(got[1].id, "h5");
   });
 
   test("RunnableWithMessageHistory runs turns with tool calls over it", async () => {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Agent, Runner, tool } from "@openai/agents";
 import { z } from "zod";
-import { Client } from "@agentmem/client";
+import { CHAT_PINNING, Client } from "@agentmem/client";
 import { AgentmemSession } from "@agentmem/client/openai-agents";
 import { startServer } from "./helpers.js";
 
@@ -55,6 +55,8 @@ describe("AgentmemSession", () => {
   test("items of every type round-trip exactly, in order", async () => {
     const session = new AgentmemSession({ client, sessionId: "oa-items" });
     assert.equal(await session.getSessionId(), "oa-items");
+    // Created with a chat's pinning: the first question is one among many.
+    assert.deepEqual((await client.getSession("oa-items")).pinning, CHAT_PINNING);
     const items = [
       { role: "system", content: "Be concise." },
       { role: "user", content: "What is 2+2? Also weather." },
@@ -161,29 +163,24 @@ describe("AgentmemSession", () => {
     const model = new ScriptedModel([1, 2, 3, 4].map((i) => [say(`m${i}`, `answer ${i}`)]));
     const agent = new Agent({ name: "compacting", instructions: "x", model });
     const runner = new Runner({ tracingDisabled: true });
-    // keep_last_n: the first task is pinned (always kept); of the rest,
-    // the newest two steps stay.
+    // keep_last_n: a chat pins no question (CHAT_PINNING), so the
+    // newest two steps stay.
     const session = new AgentmemSession({ client, sessionId: "oa-compact", compaction: { strategy: "keep_last_n", n: 2 } });
     const user = (text) => ({ type: "message", role: "user", content: text });
     for (let i = 1; i <= 4; i++) {
       await runner.run(agent, `q${i}`, { session });
       const items = await session.getItems();
-      if (i === 1) {
-        assert.equal(session.lastCompaction.changed, false);
-        assert.deepEqual(items, [user("q1"), say("m1", "answer 1")]);
-      } else {
-        assert.equal(session.lastCompaction.changed, true);
-        assert.deepEqual(items, [user("q1"), user(`q${i}`), say(`m${i}`, `answer ${i}`)]);
-      }
+      assert.equal(session.lastCompaction.changed, i > 1);
+      assert.deepEqual(items, [user(`q${i}`), say(`m${i}`, `answer ${i}`)]);
     }
     // The last turn's model saw the compacted history.
-    assert.deepEqual(model.inputs[3], [user("q1"), user("q3"), say("m3", "answer 3"), user("q4")]);
+    assert.deepEqual(model.inputs[3], [user("q3"), say("m3", "answer 3"), user("q4")]);
     // The log keeps every turn.
     const log = await client.readSteps("oa-compact");
     assert.equal(log.steps.length, 8);
     // Without the option the hook does nothing.
     const plain = new AgentmemSession({ client, sessionId: "oa-compact" });
     assert.equal(await plain.runCompaction({ force: true }), null);
-    assert.equal((await plain.getItems()).length, 3);
+    assert.equal((await plain.getItems()).length, 2);
   });
 });
