@@ -66,19 +66,10 @@ func (s *Service) Compact(ctx context.Context, tenant, id string, p Plan) (*Comp
 	switch p.Strategy {
 	case api.StrategyKeepLastN, api.StrategyTokenBudget, api.StrategyPruneOldObservations:
 	case api.StrategySummarize:
-		switch p.Summarizer {
-		case api.SummarizerExtractive, "":
-			sum = summarize.Extractive{Counter: s.counter}
-			p.Summarizer = api.SummarizerExtractive
-		case api.SummarizerLLM:
-			if s.cfg.Summarizer == nil {
-				return nil, &agentmem.InvalidError{Field: "summarizer", Reason: `"llm" needs an LLM summarizer, and this server has none configured`}
-			}
-			sum = s.cfg.Summarizer
-		default:
-			return nil, &agentmem.InvalidError{Field: "summarizer", Reason: fmt.Sprintf("unknown summarizer %q", p.Summarizer)}
+		var err error
+		if sum, err = s.summarizer(p.Summarizer); err != nil {
+			return nil, err
 		}
-		sum = tagSummarizer{p.Summarizer, sum}
 	default:
 		return nil, &agentmem.InvalidError{Field: "strategy", Reason: fmt.Sprintf("unknown strategy %q", p.Strategy)}
 	}
@@ -116,6 +107,25 @@ func (s *Service) Compact(ctx context.Context, tenant, id string, p Plan) (*Comp
 			return nil, err
 		}
 	}
+}
+
+// summarizer returns the summarizer a compaction names (empty is the
+// extractive one), whose errors are *SummarizerError; an unknown one, or
+// the LLM one on a service without it, is an *agentmem.InvalidError.
+func (s *Service) summarizer(name string) (agentmem.Summarizer, error) {
+	var sum agentmem.Summarizer
+	switch name {
+	case api.SummarizerExtractive, "":
+		sum, name = summarize.Extractive{Counter: s.counter}, api.SummarizerExtractive
+	case api.SummarizerLLM:
+		if s.cfg.Summarizer == nil {
+			return nil, &agentmem.InvalidError{Field: "summarizer", Reason: `"llm" needs an LLM summarizer, and this server has none configured`}
+		}
+		sum = s.cfg.Summarizer
+	default:
+		return nil, &agentmem.InvalidError{Field: "summarizer", Reason: fmt.Sprintf("unknown summarizer %q", name)}
+	}
+	return tagSummarizer{name, sum}, nil
 }
 
 // tagSummarizer marks the errors of a summarizer, to tell them from the

@@ -89,6 +89,9 @@ type Service struct {
 	cache   *cache
 	// observers are told of the cache's events (Observe).
 	observers atomic.Pointer[[]Observer]
+	// compactor is the running automatic compaction (StartCompactor), if
+	// any: the service's appends wake it.
+	compactor atomic.Pointer[Compactor]
 }
 
 // New returns a service over cfg.Store.
@@ -199,14 +202,19 @@ func (s *Service) Create(ctx context.Context, req store.CreateRequest) (*store.S
 		if a.Summarizer == store.SummarizerLLM && s.cfg.Summarizer == nil {
 			return nil, &agentmem.InvalidError{Field: "auto_compact.summarizer", Reason: `"llm" needs an LLM summarizer, and this server has none configured`}
 		}
-		def := store.SummarizerExtractive
-		if s.cfg.Summarizer != nil {
-			def = store.SummarizerLLM
-		}
-		filled := a.WithDefaults(def)
+		filled := a.WithDefaults(s.defaultSummarizer())
 		req.AutoCompact = &filled
 	}
 	return s.st.Create(ctx, req)
+}
+
+// defaultSummarizer names the summarizer an automatic compaction uses
+// when its settings name none: the LLM one when the service has one.
+func (s *Service) defaultSummarizer() string {
+	if s.cfg.Summarizer != nil {
+		return store.SummarizerLLM
+	}
+	return store.SummarizerExtractive
 }
 
 // Get returns the session of a tenant with this ID.
@@ -317,6 +325,7 @@ func (w writeThrough) Append(ctx context.Context, req store.AppendRequest) (*sto
 	resp, err := w.Store.Append(ctx, req)
 	if err == nil {
 		w.c.appended(ctx, req, resp)
+		w.c.svc.wake()
 	}
 	return resp, err
 }

@@ -6,7 +6,9 @@ import (
 	"io"
 
 	agentmcp "github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/follow"
 	"github.com/agentmem/agentmem/tokenizer"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -85,9 +87,17 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 		return err
 	}
 	defer done()
+	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, Logger: a.log})
+	if err != nil {
+		return usageError{err}
+	}
+	defer svc.DropCache()
+	if feed, ok := st.(store.Feed); ok {
+		defer startCompactor(a, svc, feed)()
+	}
 	srv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
-		Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion(),
+		Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {
 		return usageError{err}
@@ -99,6 +109,16 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 	}
 	a.log.Info("mcp client disconnected")
 	return nil
+}
+
+// startCompactor compacts, in the background, the sessions created with
+// automatic compaction (sessions.Compactor), following feed, and returns
+// the function that stops it.
+func startCompactor(a *app, svc *sessions.Service, feed store.Feed) func() {
+	_, stop := svc.StartCompactor(feed, follow.Options{OnError: func(err error) {
+		a.log.Warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log", "err", err)
+	}})
+	return stop
 }
 
 // nopWriteCloser is a Writer whose Close does nothing: stdout stays open.

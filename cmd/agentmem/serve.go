@@ -208,6 +208,11 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	}
 	defer svc.DropCache()
 	cfg.Sessions = svc
+	// Sessions created with automatic compaction are compacted in the
+	// background, from the store's log.
+	if feed, ok := st.(store.Feed); ok {
+		defer startCompactor(a, svc, feed)()
+	}
 	msrv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
 		Logger: a.log, Version: buildVersion(), Sessions: svc,
