@@ -165,7 +165,8 @@ type Config struct {
 	Recall *recall.Index
 	// Client sends the upstream requests; nil means a client of its own
 	// (no overall timeout: a stream lasts as long as the model writes;
-	// the caller's cancellation ends it).
+	// the caller's cancellation ends it). Its CheckRedirect is replaced:
+	// the proxy follows no redirect.
 	Client *http.Client
 	// ContextWindows maps model name prefixes to their context windows,
 	// in tokens, on top of DefaultContextWindows; DefaultContextWindow
@@ -232,13 +233,19 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	client := cfg.Client
-	if client == nil {
+	var client http.Client
+	if cfg.Client != nil {
+		client = *cfg.Client
+	} else {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256 // many agents, one provider
-		client = &http.Client{Transport: t}
+		client.Transport = t
 	}
-	return &Proxy{cfg: cfg, svc: cfg.Sessions, client: client, windows: windows, log: cfg.Logger, memos: newMemos()}, nil
+	// No redirect is followed, whatever the client given: following one
+	// would send the request's body and the provider key to wherever the
+	// upstream points (forward answers a redirect with 502).
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Proxy{cfg: cfg, svc: cfg.Sessions, client: &client, windows: windows, log: cfg.Logger, memos: newMemos()}, nil
 }
 
 // ChatCompletions serves POST /v1/chat/completions (OpenAI's Chat
@@ -779,6 +786,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 			Message: fmt.Sprintf("the %s upstream could not be reached: %v", d.name(), err)}
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return redirected(d, resp)
+	}
 	h := w.Header()
 	for k, vs := range resp.Header {
 		// The server's CORS headers stand, not the provider's; its Vary
@@ -838,6 +848,20 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(raw)
 	return nil
+}
+
+// redirected refuses an upstream's redirect. The proxy sends the
+// provider key and the request only to the configured upstream: a
+// redirect, even to the same host, is neither followed nor relayed (a
+// client following it would send its own credentials there), and the
+// call fails with 502 upstream_redirect, whose cause (logged by the
+// server, never sent) names the target.
+func redirected(d dialect, resp *http.Response) error {
+	loc := resp.Header.Get("Location")
+	return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamRedirect,
+		Err: fmt.Errorf("the %s upstream %s answered %s, redirecting to %q", d.name(), resp.Request.URL.Redacted(), resp.Status, loc),
+		Message: fmt.Sprintf("the %s upstream answered %s, a redirect: the proxy follows no redirects, so that the request and the provider key reach only the configured upstream; "+
+			"configure the provider's final URL with %s", d.name(), resp.Status, d.flag())}
 }
 
 // copyBody relays a body as it arrives, and reports whether all of it
