@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
@@ -99,10 +100,10 @@ const (
 	// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes
 	// is 0: requests carry whole histories, with images.
 	DefaultMaxBodyBytes = 32 << 20
-	// DefaultMaxReplyBytes bounds a non-streamed upstream answer the proxy
-	// reads to record it when Config.MaxReplyBytes is 0; a larger one is
-	// relayed whole, and not recorded.
-	DefaultMaxReplyBytes = 64 << 20
+	// DefaultMaxReplyBytes is Config.MaxReplyBytes when it is 0: far more
+	// than a model writes in one reply (128,000 tokens of text are about
+	// 0.5 MB), little enough for many calls at once.
+	DefaultMaxReplyBytes = 1 << 20
 	// MaxInject bounds X-Agentmem-Facts and X-Agentmem-Recall.
 	MaxInject = 50
 	// InjectShare is the share of the budget kept for the facts, and
@@ -176,7 +177,13 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxReplyBytes bounds the non-streamed answers recorded; 0 means
+	// MaxReplyBytes bounds what the proxy holds of one answer to record
+	// its reply: a whole answer up to it is read before it is relayed;
+	// of a larger one, and of a stream, the text and tool call arguments
+	// kept (with at most 64 KiB of structure, and a stream's event being
+	// read). A reply larger than that reaches the client whole and is
+	// recorded cut short, marked MetaReplyTruncated; so is one larger
+	// than a step may be (store.MaxStepBytes as JSON). 0 means
 	// DefaultMaxReplyBytes.
 	MaxReplyBytes int64
 	// Logger logs what fails after the answer has begun; nil discards.
@@ -211,7 +218,10 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if cfg.MaxReplyBytes <= 0 {
+	if cfg.MaxReplyBytes < 0 {
+		return nil, fmt.Errorf("proxy: Config.MaxReplyBytes is %d: want a positive number of bytes, or 0 for %d", cfg.MaxReplyBytes, DefaultMaxReplyBytes)
+	}
+	if cfg.MaxReplyBytes == 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
 	if cfg.DefaultContextWindow == 0 {
@@ -291,18 +301,28 @@ type dialect interface {
 	credentials(out, in *http.Request, key string)
 	// reply returns the assistant's message of a whole answer, or false.
 	reply(body []byte) (agentmem.Message, bool)
-	// stream returns an accumulator of a streamed answer.
-	stream() accumulator
+	// stream returns an accumulator of a streamed answer that holds what
+	// the budget lets it.
+	stream(bu *budget) accumulator
 }
 
-// accumulator follows a streamed answer, event by event.
+// accumulator follows a streamed answer, event by event, holding as much
+// of the reply as its budget lets it.
 type accumulator interface {
 	// event takes one server-sent event and reports whether it is the
 	// answer's last (the proxy records the reply before relaying it).
 	event(name string, data []byte) (last bool)
+	// missed says that an event was not taken, or taken cut short (it
+	// was too large to hold): the reply lacks part of it, and holds
+	// nothing more of text or arguments.
+	missed()
 	// reply returns the assistant's message once the answer is
 	// complete, or false.
 	reply(atEOF bool) (agentmem.Message, bool)
+	// truncated reports whether the reply was cut short (the budget, a
+	// missed event); held is what the accumulator holds.
+	truncated() bool
+	held() int
 }
 
 // call is a request that names a session: what was recorded and sent.
@@ -811,10 +831,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 	if ok && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var acc accumulator
 		if c != nil {
-			acc = d.stream()
+			acc = d.stream(newBudget(p.cfg.MaxReplyBytes))
 		}
 		st.Stream = true
-		st.Cut, st.Reply = p.relayStream(w, resp, acc, c, tm)
+		p.relayStream(w, resp, acc, c, st, tm)
 		return nil
 	}
 	if !ok || c == nil {
@@ -822,9 +842,22 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 		st.Cut = !p.copyBody(w, resp.Body, tm)
 		return nil
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, p.cfg.MaxReplyBytes+1))
-	tm.end()
+	return p.relayWhole(w, resp, d, c, st, tm, start)
+}
+
+// relayWhole relays a whole (not streamed) answer of a call and records
+// its reply before the client has the end of it. An answer of at most
+// Config.MaxReplyBytes is read whole, recorded, then relayed (one the
+// upstream cuts off fails with 502). A larger one is relayed as it comes
+// and read by a reducer that keeps what the reply's budget holds, its
+// last piece held back until the reply, cut short, is recorded (one the
+// upstream cuts off then records nothing).
+func (p *Proxy) relayWhole(w http.ResponseWriter, resp *http.Response, d dialect, c *call, st *Stats, tm *timing, start time.Time) error {
+	ctx := resp.Request.Context()
+	limit := p.cfg.MaxReplyBytes
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
+		tm.end()
 		st.Status = 0
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -832,21 +865,65 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 		return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamUnreachable, Err: err,
 			Message: fmt.Sprintf("the %s upstream's answer was cut off after %s: %v; nothing of it was recorded", d.name(), time.Since(start).Round(time.Millisecond), err)}
 	}
-	if int64(len(raw)) > p.cfg.MaxReplyBytes {
-		// Too large to record: relayed as it comes, and logged.
-		p.log.Warn("proxy: an answer too large to record was relayed", "tenant", c.key.Tenant, "session", c.key.ID, "limit", p.cfg.MaxReplyBytes)
-		p.memos.put(c.key, nil)
-		tm.ended = time.Time{} // the answer goes on
+	st.ReplyHeld = cap(raw)
+	if int64(len(raw)) <= limit {
+		tm.end()
+		if msg, ok := d.reply(raw); ok {
+			st.Reply, st.ReplyTruncated = p.recordReply(ctx, c, msg, replyInfo{bytes: int64(len(raw)), invalidUTF8: !utf8.Valid(raw)})
+		}
 		w.WriteHeader(resp.StatusCode)
-		_, err := w.Write(raw)
-		st.Cut = err != nil || !p.copyBody(w, resp.Body, tm)
+		_, _ = w.Write(raw)
 		return nil
 	}
-	if msg, ok := d.reply(raw); ok {
-		st.Reply = p.recordReply(ctx, c, msg, false)
-	}
+	red := newReducer(newBudget(limit))
+	var u utf8Check
+	red.Write(raw)
+	u.Write(raw)
+	total := int64(len(raw))
+	st.ReplyHeld = cap(raw) + red.held()
 	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(raw)
+	rc := http.NewResponseController(w)
+	pending := raw
+	raw = nil
+	bufs := [2][]byte{make([]byte, 32<<10), make([]byte, 32<<10)}
+	for i := 0; ; i ^= 1 {
+		// pending is raw or the other buffer: this one is free.
+		buf := bufs[i]
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			red.Write(buf[:n])
+			u.Write(buf[:n])
+			total += int64(n)
+			if _, werr := w.Write(pending); werr != nil {
+				tm.end()
+				st.Cut = true // the client went away
+				return nil
+			}
+			_ = rc.Flush()
+			pending = buf[:n]
+			st.ReplyHeld = max(st.ReplyHeld, red.held()+len(pending))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// The upstream cut the answer: relay what came, record
+			// nothing.
+			tm.end()
+			_, _ = w.Write(pending)
+			st.Cut = true
+			return nil
+		}
+	}
+	tm.end()
+	if doc, ok := red.Result(); ok {
+		if msg, ok := d.reply(doc); ok {
+			st.Reply, st.ReplyTruncated = p.recordReply(ctx, c, msg, replyInfo{truncated: true, bytes: total, invalidUTF8: u.Invalid()})
+		}
+	}
+	if _, err := w.Write(pending); err != nil {
+		st.Cut = true
+	}
 	return nil
 }
 
@@ -887,16 +964,46 @@ func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader, tm *timing) bool
 	}
 }
 
+// replyInfo is what the proxy knows of a reply it records, besides the
+// message: whether it was streamed, cut short (truncated: the budget, a
+// missed event), its size as the upstream sent it, and whether it held
+// bytes that are not UTF-8.
+type replyInfo struct {
+	stream, truncated, invalidUTF8 bool
+	bytes                          int64
+}
+
 // recordReply appends the assistant's reply to the session, with the
 // record of the call in its metadata, right after the request's messages
 // if no other writer got in between (then the memo of the session is
-// kept up to date), else after what they wrote. It does not fail the
-// answer, which the client is already getting: a failure is logged. It
-// reports whether the reply was recorded.
-func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, stream bool) bool {
-	msg.Metadata = c.meta
-	if stream {
-		msg.Metadata = cloneWith(c.meta, MetaStream, "true")
+// kept up to date), else after what they wrote. A reply larger than a
+// step may be is cut to fit (fitStep). It does not fail the answer,
+// which the client is already getting: a failure is logged. It reports
+// whether the reply was recorded, and whether it was cut short.
+func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, ri replyInfo) (recorded, truncated bool) {
+	md := make(map[string]string, len(c.meta)+4)
+	for k, v := range c.meta {
+		md[k] = v
+	}
+	if ri.stream {
+		md[MetaStream] = "true"
+	}
+	if ri.invalidUTF8 {
+		md[MetaReplyInvalidUTF8] = "true"
+	}
+	// Measured with the marks of a cut, which it may need.
+	md[MetaReplyTruncated], md[MetaReplyBytes] = "true", strconv.FormatInt(ri.bytes, 10)
+	msg.Metadata = md
+	cut, err := fitStep(&msg)
+	if err != nil {
+		p.memos.put(c.key, nil)
+		p.log.Error("proxy: recording the reply failed", "tenant", c.key.Tenant, "session", c.key.ID, "err", err)
+		return false, false
+	}
+	truncated = ri.truncated || cut
+	if !truncated {
+		delete(md, MetaReplyTruncated)
+		delete(md, MetaReplyBytes)
 	}
 	// The client's cancellation must not lose a reply the upstream
 	// finished.
@@ -911,17 +1018,12 @@ func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, 
 	if err != nil {
 		p.memos.put(c.key, nil)
 		p.log.Error("proxy: recording the reply failed", "tenant", c.key.Tenant, "session", c.key.ID, "err", err)
-		return false
+		return false, truncated
+	}
+	if truncated {
+		p.log.Info("proxy: a reply larger than the proxy holds was recorded cut short", "tenant", c.key.Tenant, "session", c.key.ID,
+			"bytes", ri.bytes, "max_reply_bytes", p.cfg.MaxReplyBytes)
 	}
 	p.replied(c.key, c.seq, resp.LastSeq, msg)
-	return true
-}
-
-func cloneWith(m map[string]string, k, v string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for a, b := range m {
-		out[a] = b
-	}
-	out[k] = v
-	return out
+	return true, truncated
 }

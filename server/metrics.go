@@ -40,6 +40,8 @@ type proxyMetrics struct {
 	// error code): not the store's failures, whose counter is
 	// storeErrors.
 	upstreamErrors *prometheus.CounterVec
+	// truncated counts the replies recorded cut short.
+	truncated *prometheus.CounterVec
 }
 
 // newMetrics registers the server's metrics with reg, or with a registry
@@ -109,10 +111,14 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 			Name: "agentmem_proxy_upstream_errors_total",
 			Help: "Calls through the proxy routes that failed because of the upstream provider, by route and code: upstream_unreachable (it could not be reached, or its answer broke off before it could be recorded) or upstream_redirect (it answered with a redirect, which the proxy does not follow).",
 		}, []string{"route", "code"}),
+		truncated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_proxy_replies_truncated_total",
+			Help: "Replies the proxy recorded cut short, by route: larger than --proxy-max-reply-bytes (or than a step may be), relayed whole to the client.",
+		}, []string{"route"}),
 	}
 	pm := m.proxy
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.cache, m.cacheBytes, m.cacheSessions,
-		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded, pm.upstreamErrors} {
+		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded, pm.upstreamErrors, pm.truncated} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -226,6 +232,9 @@ func (m *metrics) ProxyCall(st chatproxy.Stats) {
 	}
 	if st.Reply {
 		p.recorded.WithLabelValues(route, "reply").Inc()
+		if st.ReplyTruncated {
+			p.truncated.WithLabelValues(route).Inc()
+		}
 	}
 }
 
