@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/internal/httpbody"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -430,8 +431,25 @@ func decodeBody(body []byte) (map[string]json.RawMessage, []string, error) {
 	return fields, keys, nil
 }
 
+// decodeRequest decodes a request body: its members, their keys in
+// order, the mark of its messages (memo.go), and its messages.
+func (p *Proxy) decodeRequest(d dialect, body []byte) (map[string]json.RawMessage, []string, mark, []agentmem.Message, error) {
+	fields, keys, err := decodeBody(body)
+	if err != nil {
+		return nil, nil, mark{}, nil, err
+	}
+	mk := p.memos.markOf(fields, d.systemMember())
+	msgs, err := d.decode(fields)
+	if err != nil {
+		return nil, nil, mark{}, nil, err
+	}
+	return fields, keys, mk, msgs, nil
+}
+
 // prepare records a request's new messages in its session and builds the
-// body to send: the session's context in place of the messages.
+// body to send: the session's context in place of the messages. Whatever
+// can refuse the request is checked before anything is written (see
+// refuse.go): a refused request changes nothing.
 func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*call, error) {
 	ctx := r.Context()
 	tenant := auth.TenantFrom(ctx)
@@ -457,40 +475,30 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 		mk     mark
 		msgs   []agentmem.Message
 		rec    *recorded
+		// The fast path: the memo a body extends, and its new messages.
+		fast    *memo
+		fastNew []agentmem.Message
 	)
 	if sess != nil {
 		if sc, m, memo, ok := p.quickBody(body, d, key, sess); ok {
-			if rec, msgs, ok = p.fastRecord(ctx, d, key, memo, sc.tail); ok {
-				fields, keys, mk = sc.fields, sc.keys, m
-			} else {
-				rec = nil
+			if fastNew, ok = p.fastMessages(d, memo, sc.tail); ok {
+				fields, keys, mk, fast = sc.fields, sc.keys, m, memo
 			}
 		}
 	}
-	created := false
-	if rec == nil {
-		if fields, keys, err = decodeBody(body); err != nil {
-			return nil, err
-		}
-		mk = p.memos.markOf(fields, d.systemMember())
-		if msgs, err = d.decode(fields); err != nil {
-			return nil, err
-		}
-		if sess == nil {
-			if sess, created, err = p.createSession(ctx, tenant, sid, o.user); err != nil {
-				return nil, err
-			}
-		}
-		if rec, err = p.record(ctx, tenant, sid, msgs); err != nil {
-			p.memos.put(key, nil)
+	if fast == nil {
+		if fields, keys, mk, msgs, err = p.decodeRequest(d, body); err != nil {
 			return nil, err
 		}
 	}
+	// What depends on the request alone.
 	var model string
 	_ = json.Unmarshal(fields["model"], &model)
-	p.remember(d, key, sess.CreatedAt, rec, mk)
 	counter := p.counterFor(model)
 	budget := o.budget
+	if budget > p.svc.MaxContextTokens() {
+		return nil, invalid(HeaderBudget, "is %d tokens; it must be at most this server's maximum context of %d tokens", budget, p.svc.MaxContextTokens())
+	}
 	if budget == 0 {
 		if budget, err = p.defaultBudget(model, d, fields, counter); err != nil {
 			return nil, err
@@ -503,6 +511,47 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	if o.recall > 0 {
 		recallShare = int(float64(budget) * InjectShare)
 	}
+	user := o.user
+	if sess != nil {
+		user = sess.UserID
+	}
+	if o.facts > 0 && user == "" {
+		return nil, invalid(HeaderFacts, "the session has no user, so it has no facts to inject: create it with %s", HeaderUser)
+	}
+	format, err := render.ByName(d.name())
+	if err != nil {
+		return nil, err
+	}
+	fc := &fitCheck{format: format, counter: counter, fit: budget - factsShare - recallShare, pin: agentmem.DefaultPinning}
+	// What depends on the session too, checked on what the request would
+	// make of it, then written.
+	if fast != nil {
+		var ok bool
+		if rec, ok, err = p.fastRecord(ctx, key, fast, fastNew, fc); err != nil {
+			return nil, err
+		}
+		if ok {
+			msgs = fastNew
+		} else if fields, keys, mk, msgs, err = p.decodeRequest(d, body); err != nil {
+			return nil, err
+		}
+	}
+	created := false
+	if rec == nil {
+		if sess == nil {
+			if err := p.checkNew(tenant, sid, msgs, fc); err != nil {
+				return nil, err
+			}
+			if sess, created, err = p.createSession(ctx, tenant, sid, o.user); err != nil {
+				return nil, err
+			}
+		}
+		if rec, err = p.record(ctx, tenant, sid, msgs, fc); err != nil {
+			p.memos.put(key, nil)
+			return nil, err
+		}
+	}
+	p.remember(d, key, sess.CreatedAt, rec, mk)
 	cx, err := p.svc.Context(ctx, sessions.ContextRequest{Tenant: tenant, SessionID: sid, Budget: budget, Reserve: factsShare + recallShare,
 		Format: d.name(), Counter: counter, TruncateToFill: true})
 	if err != nil {
@@ -594,9 +643,9 @@ type recorded struct {
 // set (planHistory) and records what is new, conditionally on the
 // working set it read: if another writer got in between, it reads again
 // and starts over.
-func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.Message) (*recorded, error) {
+func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	for attempt := 1; ; attempt++ {
-		rec, err := p.recordOnce(ctx, tenant, sid, msgs)
+		rec, err := p.recordOnce(ctx, tenant, sid, msgs, fc)
 		if err == nil || !errors.Is(err, agentmem.ErrConflict) || errors.Is(err, store.ErrIDReused) || attempt == recordAttempts {
 			return rec, err
 		}
@@ -607,23 +656,30 @@ func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.
 	}
 }
 
-func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message) (*recorded, error) {
+// recordOnce recognises the request's messages, checks what that would
+// make of the session (checkPlan), then records it.
+func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	// The ends of the working set first: enough for a request of new
 	// messages only (planNewOnly), the common case after the first.
 	h, err := p.svc.HistoryEnds(ctx, tenant, sid, historyHead, len(msgs)+historyTail)
 	if err != nil {
 		return nil, err
 	}
-	pl, ok := planNewOnly(h.Steps[:h.Head], h.Steps[h.Head:], h.Omitted > 0, msgs)
+	partial := h.Omitted > 0
+	pl, ok := planNewOnly(h.Steps[:h.Head], h.Steps[h.Head:], partial, msgs)
 	if !ok {
-		if h.Omitted > 0 {
+		if partial {
 			if h, err = p.svc.History(ctx, tenant, sid); err != nil {
 				return nil, err
 			}
+			partial = false
 		}
 		if pl, err = planHistory(h.Steps, msgs); err != nil {
 			return nil, err
 		}
+	}
+	if err := p.checkPlan(ctx, tenant, sid, h, partial, pl, fc); err != nil {
+		return nil, err
 	}
 	last := h.LastSeq
 	rec := &recorded{rule: pl.rule}
