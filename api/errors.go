@@ -29,6 +29,7 @@ const (
 	CodeUpstreamNotConfigured = "upstream_not_configured" // 400: the server has no upstream provider for this API
 	CodeHistoryDiverged       = "history_diverged"        // 409: the request's history departs from the session's too far back to rewind
 	CodeUpstreamUnreachable   = "upstream_unreachable"    // 502: the upstream provider could not be reached; nothing was recorded of a reply
+	CodeUpstreamRedirect      = "upstream_redirect"       // 502: the upstream provider answered with a redirect, which the proxy does not follow; nothing was recorded of a reply
 )
 
 // Codes returns every error code, in the order declared above: the list
@@ -40,7 +41,7 @@ func Codes() []string {
 		CodeIdempotencyKeyReused, CodeBodyTooLarge, CodeUnsupportedMediaType, CodeBudgetTooSmall,
 		CodeToolResultsMissing, CodeToolResultConflict, CodeNothingToPop, CodeInternal, CodeNotConfigured,
 		CodeSummarizerFailed, CodeUnavailable, CodeIndexBehind, CodeCanceled,
-		CodeUpstreamNotConfigured, CodeHistoryDiverged, CodeUpstreamUnreachable,
+		CodeUpstreamNotConfigured, CodeHistoryDiverged, CodeUpstreamUnreachable, CodeUpstreamRedirect,
 	}
 }
 

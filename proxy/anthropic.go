@@ -21,8 +21,8 @@ func (anthropic) upstream(c *Config) Upstream { return c.Anthropic }
 func (anthropic) path() string                { return "/v1/messages" }
 func (anthropic) route() string               { return "/v1/messages" }
 func (anthropic) flag() string                { return "--anthropic-base-url" }
-func (anthropic) stream() accumulator {
-	return &anthropicStream{blocks: map[int]*anthropicStreamBlock{}}
+func (anthropic) stream(bu *budget) accumulator {
+	return &anthropicStream{bu: bu, blocks: map[int]*anthropicStreamBlock{}}
 }
 func (anthropic) outputTokens(body map[string]json.RawMessage) int {
 	var n int
@@ -348,18 +348,19 @@ func anthropicReply(bs []anthropicBlockIn) (agentmem.Message, bool) {
 	return assistantMessage(strings.Join(texts, "\n"), calls)
 }
 
-// anthropicStream accumulates a streamed message.
+// anthropicStream accumulates a streamed message, as much of it as its
+// budget holds.
 type anthropicStream struct {
+	bu      *budget
 	blocks  map[int]*anthropicStreamBlock
 	stopped bool // message_stop arrived
 	failed  bool // an error event arrived
 }
 
 type anthropicStreamBlock struct {
-	block anthropicBlockIn
-	text  strings.Builder
-	json  strings.Builder
-	done  bool
+	block      anthropicBlockIn
+	text, json []byte
+	done       bool
 }
 
 func (s *anthropicStream) event(name string, data []byte) bool {
@@ -381,16 +382,25 @@ func (s *anthropicStream) event(name string, data []byte) bool {
 	}
 	switch name {
 	case "content_block_start":
-		b := &anthropicStreamBlock{block: ev.ContentBlock}
-		b.text.WriteString(ev.ContentBlock.Text)
+		cb := ev.ContentBlock
+		if _, ok := s.blocks[ev.Index]; ok || !s.bu.short(cb.Type, cb.ID, cb.Name) {
+			return false
+		}
+		// Only what a reply records is kept of the block (not its
+		// source or content, which a reply's blocks do not carry).
+		b := &anthropicStreamBlock{block: anthropicBlockIn{Type: cb.Type, ID: cb.ID, Name: cb.Name}}
+		b.text = s.bu.add(b.text, cb.Text)
+		if cb.Type == "tool_use" && len(cb.Input) > 0 && len(cb.Input) <= shortString {
+			b.block.Input = cb.Input
+		}
 		s.blocks[ev.Index] = b
 	case "content_block_delta":
 		if b := s.blocks[ev.Index]; b != nil {
 			switch ev.Delta.Type {
 			case "text_delta":
-				b.text.WriteString(ev.Delta.Text)
+				b.text = s.bu.add(b.text, ev.Delta.Text)
 			case "input_json_delta":
-				b.json.WriteString(ev.Delta.PartialJSON)
+				b.json = s.bu.add(b.json, ev.Delta.PartialJSON)
 			}
 		}
 	case "content_block_stop":
@@ -405,6 +415,10 @@ func (s *anthropicStream) event(name string, data []byte) bool {
 	}
 	return false
 }
+
+func (s *anthropicStream) missed()         { s.bu.miss() }
+func (s *anthropicStream) truncated() bool { return s.bu.cut }
+func (s *anthropicStream) held() int       { return s.bu.held() }
 
 func (s *anthropicStream) reply(bool) (agentmem.Message, bool) {
 	if !s.stopped || s.failed {
@@ -422,9 +436,9 @@ func (s *anthropicStream) reply(bool) (agentmem.Message, bool) {
 			return agentmem.Message{}, false
 		}
 		out := b.block
-		out.Text = b.text.String()
-		if j := b.json.String(); j != "" {
-			out.Input = json.RawMessage(j)
+		out.Text = string(b.text)
+		if len(b.json) > 0 {
+			out.Input = json.RawMessage(b.json)
 		}
 		bs = append(bs, out)
 	}

@@ -16,9 +16,14 @@
 // or whole, with the provider's status and headers; the assistant's reply
 // (text and tool calls) is appended to the session when the provider has
 // finished it, before the client sees the end of the answer, so that the
-// next request's tool results find their calls. The reply step carries a
-// record of the call in its metadata (MetaCall), which the inspector
-// shows as what the model saw.
+// next request's tool results find their calls. What the proxy holds of
+// an answer to record its reply is bounded (Config.MaxReplyBytes): a
+// larger reply reaches the client whole and is recorded cut short,
+// marked so (MetaReplyTruncated). The reply step carries a record of the
+// call in its metadata (CallOf), which the inspector shows as what the
+// model saw. A request the proxy refuses changes nothing, and the proxy
+// follows no redirect of the provider: the request and the provider key
+// go only to the configured upstream.
 //
 // A request without the header passes through untouched and nothing is
 // recorded.

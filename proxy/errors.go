@@ -12,6 +12,7 @@ const (
 	CodeUpstreamNotConfigured = api.CodeUpstreamNotConfigured
 	CodeHistoryDiverged       = api.CodeHistoryDiverged
 	CodeUpstreamUnreachable   = api.CodeUpstreamUnreachable
+	CodeUpstreamRedirect      = api.CodeUpstreamRedirect
 )
 
 // Error is an error of the proxy itself (not of the upstream provider,

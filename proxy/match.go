@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/agentmem/agentmem"
 )
@@ -101,9 +102,24 @@ func heldMessages(steps []agentmem.Step) ([]agentmem.Message, []*agentmem.System
 		} else {
 			leading = false
 		}
-		msgs = append(msgs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+		msgs = append(msgs, stepMessages(s)...)
 	}
 	return msgs, sys
+}
+
+// stepMessages renders a held step in canonical form. The assistant
+// message of a reply recorded cut short carries MetaReplyTruncated, for
+// sameMessage.
+func stepMessages(s agentmem.Step) []agentmem.Message {
+	msgs := agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})
+	if s.Info().Metadata[MetaReplyTruncated] == "true" {
+		for i := range msgs {
+			if msgs[i].Role == agentmem.RoleAssistant {
+				msgs[i].Metadata = map[string]string{MetaReplyTruncated: "true"}
+			}
+		}
+	}
+	return msgs
 }
 
 // splitSystem splits messages into their leading system messages and the
@@ -222,7 +238,7 @@ func planNewOnly(head, tail []agentmem.Step, partial bool, req []agentmem.Messag
 	}
 	var first *agentmem.Message
 	for _, s := range head[lead:] {
-		if msgs := agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{}); len(msgs) > 0 {
+		if msgs := stepMessages(s); len(msgs) > 0 {
 			first = &msgs[0]
 			break
 		}
@@ -238,7 +254,7 @@ func planNewOnly(head, tail []agentmem.Step, partial bool, req []agentmem.Messag
 	var held []agentmem.Message
 	i := len(tail) - 1
 	for ; i >= stop && len(held) <= len(rConv); i-- {
-		held = append(agentmem.OpenAI.StepMessages(tail[i], agentmem.RenderOptions{}), held...)
+		held = append(stepMessages(tail[i]), held...)
 	}
 	if partial && i < stop && len(held) <= len(rConv) {
 		return nil, false // overlap may need what was left out
@@ -294,11 +310,17 @@ func overlap(req, held []agentmem.Message) (int, bool) {
 	return 0, false
 }
 
-// sameMessage reports whether two canonical messages say the same to a
-// model: role, text, images, tool calls (arguments compared as JSON when
-// they are) and tool results with their error flag. Names, IDs, times and
-// other metadata are not compared.
+// sameMessage reports whether a request's canonical message says the same
+// to a model as a held one: role, text, images, tool calls (arguments
+// compared as JSON when they are) and tool results with their error
+// flag. Names, IDs, times and other metadata are not compared. A held
+// reply recorded cut short (MetaReplyTruncated) is the same as the whole
+// reply the client got and sends back: its text is a prefix of the
+// message's, and its tool calls (IDs and names) begin the message's.
 func sameMessage(a, b agentmem.Message) bool {
+	if b.Metadata[MetaReplyTruncated] == "true" {
+		return truncationOf(a, b)
+	}
 	if a.Role != b.Role || a.ToolCallID != b.ToolCallID || a.Text() != b.Text() || len(a.ToolCalls) != len(b.ToolCalls) {
 		return false
 	}
@@ -344,4 +366,19 @@ func sameArguments(a, b string) bool {
 		return false
 	}
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// truncationOf reports whether a held reply recorded cut short is a
+// truncation of a message: the same role, a prefix of its text, and the
+// first of its tool calls by ID and name (their arguments may be cut).
+func truncationOf(a, b agentmem.Message) bool {
+	if a.Role != b.Role || !strings.HasPrefix(a.Text(), b.Text()) || len(b.ToolCalls) > len(a.ToolCalls) {
+		return false
+	}
+	for i, c := range b.ToolCalls {
+		if d := a.ToolCalls[i]; c.ID != d.ID || c.Name != d.Name {
+			return false
+		}
+	}
+	return true
 }

@@ -199,33 +199,62 @@ func (p *Proxy) quickBody(body []byte, d dialect, key store.Key, sess *store.Ses
 	return sc, mk, m, true
 }
 
-// fastRecord records a request that extends a memo (quickBody): its
-// next message must be the memo's reply, if one was recorded, and what
-// follows is appended, conditionally on the memo's sequence number. It
-// returns false when the request does not go on so, or when the append
-// lost a race (nothing was written then): the general path takes over.
-func (p *Proxy) fastRecord(ctx context.Context, d dialect, key store.Key, m *memo, tail []json.RawMessage) (*recorded, []agentmem.Message, bool) {
+// fastMessages decodes the new messages of a request that extends a memo
+// (quickBody): its next message must be the memo's reply, if one was
+// recorded, and what follows is new. It returns false when the request
+// does not go on so: the general path takes over.
+func (p *Proxy) fastMessages(d dialect, m *memo, tail []json.RawMessage) ([]agentmem.Message, bool) {
 	msgs, err := d.decodeMessages(tail)
 	if err != nil {
-		return nil, nil, false // the general path says what is wrong
+		return nil, false // the general path says what is wrong
 	}
 	if m.reply != nil {
 		if len(msgs) == 0 || !sameMessage(msgs[0], *m.reply) {
-			return nil, nil, false
+			return nil, false
 		}
 		msgs = msgs[1:]
+	}
+	return msgs, true
+}
+
+// fastRecord records the new messages of a request that extends a memo
+// (fastMessages), conditionally on the memo's sequence number, once the
+// steps the session would pin are found to fit (else the error, and
+// nothing is written). It returns false when the append lost a race
+// (nothing was written then): the general path takes over.
+func (p *Proxy) fastRecord(ctx context.Context, key store.Key, m *memo, msgs []agentmem.Message, fc *fitCheck) (*recorded, bool, error) {
+	need, err := p.pinnedNeed(ctx, key.Tenant, key.ID, fc)
+	if err != nil {
+		return nil, false, err
+	}
+	hasTask := true
+	if fc.needsTask(msgs) {
+		h, err := p.svc.HistoryEnds(ctx, key.Tenant, key.ID, historyHead, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		if hasTask, err = p.hasTask(ctx, key.Tenant, key.ID, h.Steps[:h.Head], h.Omitted > 0); err != nil {
+			return nil, false, err
+		}
+	}
+	added, err := fc.addedNeed(msgs, hasTask)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := fc.refuse(need + added); err != nil {
+		return nil, false, err
 	}
 	rec := &recorded{rule: ruleContinuation, last: m.seq}
 	if len(msgs) > 0 {
 		seq := m.seq
 		resp, err := p.svc.AppendMessages(ctx, store.MessagesRequest{Tenant: key.Tenant, SessionID: key.ID, Messages: msgs, ExpectedLastSeq: &seq})
 		if err != nil {
-			return nil, nil, false
+			return nil, false, nil
 		}
 		rec.appended, rec.last = len(msgs), resp.LastSeq
 	}
 	p.fast.Add(1)
-	return rec, msgs, true
+	return rec, true, nil
 }
 
 // remember sets the memo of a request just recorded, when the session

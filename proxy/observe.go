@@ -39,9 +39,16 @@ type Stats struct {
 	// StepsDropped count the session's steps sent and left out.
 	ContextTokens, StepsKept, StepsDropped int
 	// Appended is the number of the request's messages recorded; Reply
-	// reports whether the reply was.
-	Appended int
-	Reply    bool
+	// reports whether the reply was, and ReplyTruncated whether it was
+	// recorded cut short (larger than Config.MaxReplyBytes, or than a
+	// step may be).
+	Appended              int
+	Reply, ReplyTruncated bool
+	// ReplyHeld is the most bytes of the answer the proxy held at once
+	// to record its reply (the answer, its events, what it kept of
+	// them): bounded by Config.MaxReplyBytes, whatever the answer's
+	// size.
+	ReplyHeld int
 }
 
 // Observe adds an observer of the proxy's calls. It is safe to call at

@@ -21,7 +21,9 @@ func (openAI) upstream(c *Config) Upstream { return c.OpenAI }
 func (openAI) path() string                { return "/chat/completions" }
 func (openAI) route() string               { return "/v1/chat/completions" }
 func (openAI) flag() string                { return "--upstream-base-url" }
-func (openAI) stream() accumulator         { return &openAIStream{calls: map[int]*streamCall{}} }
+func (openAI) stream(bu *budget) accumulator {
+	return &openAIStream{bu: bu, calls: map[int]*streamCall{}}
+}
 func (openAI) outputTokens(body map[string]json.RawMessage) int {
 	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
 		var n int
@@ -243,9 +245,11 @@ func assistantMessage(text string, calls []agentmem.ToolCall) (agentmem.Message,
 	return m, true
 }
 
-// openAIStream accumulates a streamed completion's first choice.
+// openAIStream accumulates a streamed completion's first choice, as much
+// of it as its budget holds.
 type openAIStream struct {
-	text, refusal strings.Builder
+	bu            *budget
+	text, refusal []byte
 	calls         map[int]*streamCall
 	finished      bool
 }
@@ -253,7 +257,7 @@ type openAIStream struct {
 // streamCall is a tool call being streamed.
 type streamCall struct {
 	id, name string
-	args     strings.Builder
+	args     []byte
 }
 
 func (s *openAIStream) event(_ string, data []byte) bool {
@@ -287,24 +291,26 @@ func (s *openAIStream) event(_ string, data []byte) bool {
 			continue
 		}
 		if c.Delta.Content != nil {
-			s.text.WriteString(*c.Delta.Content)
+			s.text = s.bu.add(s.text, *c.Delta.Content)
 		}
 		if c.Delta.Refusal != nil {
-			s.refusal.WriteString(*c.Delta.Refusal)
+			s.refusal = s.bu.add(s.refusal, *c.Delta.Refusal)
 		}
 		for _, tc := range c.Delta.ToolCalls {
 			sc := s.calls[tc.Index]
 			if sc == nil {
-				sc = &streamCall{}
+				// A call begins with its ID; one the budget cannot
+				// hold is left out, its later deltas with it.
+				if tc.ID == "" || !s.bu.short(tc.ID, tc.Function.Name) {
+					continue
+				}
+				sc = &streamCall{id: tc.ID}
 				s.calls[tc.Index] = sc
 			}
-			if tc.ID != "" {
-				sc.id = tc.ID
-			}
-			if tc.Function.Name != "" {
+			if tc.Function.Name != "" && len(tc.Function.Name) <= shortString {
 				sc.name = tc.Function.Name
 			}
-			sc.args.WriteString(tc.Function.Arguments)
+			sc.args = s.bu.add(sc.args, tc.Function.Arguments)
 		}
 		if c.FinishReason != nil && *c.FinishReason != "" {
 			s.finished = true
@@ -313,13 +319,17 @@ func (s *openAIStream) event(_ string, data []byte) bool {
 	return false
 }
 
+func (s *openAIStream) missed()         { s.bu.miss() }
+func (s *openAIStream) truncated() bool { return s.bu.cut }
+func (s *openAIStream) held() int       { return s.bu.held() }
+
 func (s *openAIStream) reply(bool) (agentmem.Message, bool) {
 	if !s.finished {
 		return agentmem.Message{}, false
 	}
-	text := s.text.String()
+	text := string(s.text)
 	if text == "" {
-		text = s.refusal.String()
+		text = string(s.refusal)
 	}
 	idx := make([]int, 0, len(s.calls))
 	for i := range s.calls {
@@ -329,7 +339,11 @@ func (s *openAIStream) reply(bool) (agentmem.Message, bool) {
 	var calls []agentmem.ToolCall
 	for _, i := range idx {
 		c := s.calls[i]
-		calls = append(calls, agentmem.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+		if c.name == "" {
+			s.bu.cut = true
+			continue
+		}
+		calls = append(calls, agentmem.ToolCall{ID: c.id, Name: c.name, Arguments: string(c.args)})
 	}
 	return assistantMessage(text, calls)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
@@ -22,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/internal/httpbody"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -110,10 +112,10 @@ const (
 	// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes
 	// is 0: requests carry whole histories, with images.
 	DefaultMaxBodyBytes = 32 << 20
-	// DefaultMaxReplyBytes bounds a non-streamed upstream answer the proxy
-	// reads to record it when Config.MaxReplyBytes is 0; a larger one is
-	// relayed whole, and not recorded.
-	DefaultMaxReplyBytes = 64 << 20
+	// DefaultMaxReplyBytes is Config.MaxReplyBytes when it is 0: far more
+	// than a model writes in one reply (128,000 tokens of text are about
+	// 0.5 MB), little enough for many calls at once.
+	DefaultMaxReplyBytes = 1 << 20
 	// MaxInject bounds X-Agentmem-Facts and X-Agentmem-Recall.
 	MaxInject = 50
 	// InjectShare is the share of the budget kept for the facts, and
@@ -176,7 +178,8 @@ type Config struct {
 	Recall *recall.Index
 	// Client sends the upstream requests; nil means a client of its own
 	// (no overall timeout: a stream lasts as long as the model writes;
-	// the caller's cancellation ends it).
+	// the caller's cancellation ends it). Its CheckRedirect is replaced:
+	// the proxy follows no redirect.
 	Client *http.Client
 	// ContextWindows maps model name prefixes to their context windows,
 	// in tokens, on top of DefaultContextWindows; DefaultContextWindow
@@ -186,7 +189,13 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxReplyBytes bounds the non-streamed answers recorded; 0 means
+	// MaxReplyBytes bounds what the proxy holds of one answer to record
+	// its reply: a whole answer up to it is read before it is relayed;
+	// of a larger one, and of a stream, the text and tool call arguments
+	// kept (with at most 64 KiB of structure, and a stream's event being
+	// read). A reply larger than that reaches the client whole and is
+	// recorded cut short, marked MetaReplyTruncated; so is one larger
+	// than a step may be (store.MaxStepBytes as JSON). 0 means
 	// DefaultMaxReplyBytes.
 	MaxReplyBytes int64
 	// Logger logs what fails after the answer has begun; nil discards.
@@ -221,7 +230,10 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if cfg.MaxReplyBytes <= 0 {
+	if cfg.MaxReplyBytes < 0 {
+		return nil, fmt.Errorf("proxy: Config.MaxReplyBytes is %d: want a positive number of bytes, or 0 for %d", cfg.MaxReplyBytes, DefaultMaxReplyBytes)
+	}
+	if cfg.MaxReplyBytes == 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
 	if cfg.DefaultContextWindow == 0 {
@@ -243,13 +255,19 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	client := cfg.Client
-	if client == nil {
+	var client http.Client
+	if cfg.Client != nil {
+		client = *cfg.Client
+	} else {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256 // many agents, one provider
-		client = &http.Client{Transport: t}
+		client.Transport = t
 	}
-	return &Proxy{cfg: cfg, svc: cfg.Sessions, client: client, windows: windows, log: cfg.Logger, memos: newMemos()}, nil
+	// No redirect is followed, whatever the client given: following one
+	// would send the request's body and the provider key to wherever the
+	// upstream points (forward answers a redirect with 502).
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Proxy{cfg: cfg, svc: cfg.Sessions, client: &client, windows: windows, log: cfg.Logger, memos: newMemos()}, nil
 }
 
 // ChatCompletions serves POST /v1/chat/completions (OpenAI's Chat
@@ -295,18 +313,28 @@ type dialect interface {
 	credentials(out, in *http.Request, key string)
 	// reply returns the assistant's message of a whole answer, or false.
 	reply(body []byte) (agentmem.Message, bool)
-	// stream returns an accumulator of a streamed answer.
-	stream() accumulator
+	// stream returns an accumulator of a streamed answer that holds what
+	// the budget lets it.
+	stream(bu *budget) accumulator
 }
 
-// accumulator follows a streamed answer, event by event.
+// accumulator follows a streamed answer, event by event, holding as much
+// of the reply as its budget lets it.
 type accumulator interface {
 	// event takes one server-sent event and reports whether it is the
 	// answer's last (the proxy records the reply before relaying it).
 	event(name string, data []byte) (last bool)
+	// missed says that an event was not taken, or taken cut short (it
+	// was too large to hold): the reply lacks part of it, and holds
+	// nothing more of text or arguments.
+	missed()
 	// reply returns the assistant's message once the answer is
 	// complete, or false.
 	reply(atEOF bool) (agentmem.Message, bool)
+	// truncated reports whether the reply was cut short (the budget, a
+	// missed event); held is what the accumulator holds.
+	truncated() bool
+	held() int
 }
 
 // call is a request that names a session: what was recorded and sent.
@@ -472,8 +500,25 @@ func decodeBody(body []byte) (map[string]json.RawMessage, []string, error) {
 	return fields, keys, nil
 }
 
+// decodeRequest decodes a request body: its members, their keys in
+// order, the mark of its messages (memo.go), and its messages.
+func (p *Proxy) decodeRequest(d dialect, body []byte) (map[string]json.RawMessage, []string, mark, []agentmem.Message, error) {
+	fields, keys, err := decodeBody(body)
+	if err != nil {
+		return nil, nil, mark{}, nil, err
+	}
+	mk := p.memos.markOf(fields, d.systemMember())
+	msgs, err := d.decode(fields)
+	if err != nil {
+		return nil, nil, mark{}, nil, err
+	}
+	return fields, keys, mk, msgs, nil
+}
+
 // prepare records a request's new messages in its session and builds the
-// body to send: the session's context in place of the messages.
+// body to send: the session's context in place of the messages. Whatever
+// can refuse the request is checked before anything is written (see
+// refuse.go): a refused request changes nothing.
 func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*call, error) {
 	ctx := r.Context()
 	tenant := auth.TenantFrom(ctx)
@@ -499,40 +544,30 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 		mk     mark
 		msgs   []agentmem.Message
 		rec    *recorded
+		// The fast path: the memo a body extends, and its new messages.
+		fast    *memo
+		fastNew []agentmem.Message
 	)
 	if sess != nil {
 		if sc, m, memo, ok := p.quickBody(body, d, key, sess); ok {
-			if rec, msgs, ok = p.fastRecord(ctx, d, key, memo, sc.tail); ok {
-				fields, keys, mk = sc.fields, sc.keys, m
-			} else {
-				rec = nil
+			if fastNew, ok = p.fastMessages(d, memo, sc.tail); ok {
+				fields, keys, mk, fast = sc.fields, sc.keys, m, memo
 			}
 		}
 	}
-	created := false
-	if rec == nil {
-		if fields, keys, err = decodeBody(body); err != nil {
-			return nil, err
-		}
-		mk = p.memos.markOf(fields, d.systemMember())
-		if msgs, err = d.decode(fields); err != nil {
-			return nil, err
-		}
-		if sess == nil {
-			if sess, created, err = p.createSession(ctx, tenant, sid, o); err != nil {
-				return nil, err
-			}
-		}
-		if rec, err = p.record(ctx, tenant, sid, msgs); err != nil {
-			p.memos.put(key, nil)
+	if fast == nil {
+		if fields, keys, mk, msgs, err = p.decodeRequest(d, body); err != nil {
 			return nil, err
 		}
 	}
+	// What depends on the request alone.
 	var model string
 	_ = json.Unmarshal(fields["model"], &model)
-	p.remember(d, key, sess.CreatedAt, rec, mk)
 	counter := p.counterFor(model)
 	budget := o.budget
+	if budget > p.svc.MaxContextTokens() {
+		return nil, invalid(HeaderBudget, "is %d tokens; it must be at most this server's maximum context of %d tokens", budget, p.svc.MaxContextTokens())
+	}
 	if budget == 0 {
 		if budget, err = p.defaultBudget(model, d, fields, counter); err != nil {
 			return nil, err
@@ -545,6 +580,53 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	if o.recall > 0 {
 		recallShare = int(float64(budget) * InjectShare)
 	}
+	user := o.user
+	if sess != nil {
+		user = sess.UserID
+	}
+	if o.facts > 0 && user == "" {
+		return nil, invalid(HeaderFacts, "the session has no user, so it has no facts to inject: create it with %s", HeaderUser)
+	}
+	format, err := render.ByName(d.name())
+	if err != nil {
+		return nil, err
+	}
+	// The pinning the context applies: the session's, or the one the
+	// request would create it with.
+	pin := *o.pinning
+	if sess != nil {
+		pin = sess.EffectivePinning()
+	}
+	fc := &fitCheck{format: format, counter: counter, fit: budget - factsShare - recallShare, pin: pin}
+	// What depends on the session too, checked on what the request would
+	// make of it, then written.
+	if fast != nil {
+		var ok bool
+		if rec, ok, err = p.fastRecord(ctx, key, fast, fastNew, fc); err != nil {
+			return nil, err
+		}
+		if ok {
+			msgs = fastNew
+		} else if fields, keys, mk, msgs, err = p.decodeRequest(d, body); err != nil {
+			return nil, err
+		}
+	}
+	created := false
+	if rec == nil {
+		if sess == nil {
+			if err := p.checkNew(tenant, sid, msgs, fc); err != nil {
+				return nil, err
+			}
+			if sess, created, err = p.createSession(ctx, tenant, sid, o); err != nil {
+				return nil, err
+			}
+		}
+		if rec, err = p.record(ctx, tenant, sid, msgs, fc); err != nil {
+			p.memos.put(key, nil)
+			return nil, err
+		}
+	}
+	p.remember(d, key, sess.CreatedAt, rec, mk)
 	cx, err := p.svc.Context(ctx, sessions.ContextRequest{Tenant: tenant, SessionID: sid, Budget: budget, Reserve: factsShare + recallShare,
 		Format: d.name(), Counter: counter, TruncateToFill: true})
 	if err != nil {
@@ -639,9 +721,9 @@ type recorded struct {
 // set (planHistory) and records what is new, conditionally on the
 // working set it read: if another writer got in between, it reads again
 // and starts over.
-func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.Message) (*recorded, error) {
+func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	for attempt := 1; ; attempt++ {
-		rec, err := p.recordOnce(ctx, tenant, sid, msgs)
+		rec, err := p.recordOnce(ctx, tenant, sid, msgs, fc)
 		if err == nil || !errors.Is(err, agentmem.ErrConflict) || errors.Is(err, store.ErrIDReused) || attempt == recordAttempts {
 			return rec, err
 		}
@@ -652,23 +734,30 @@ func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.
 	}
 }
 
-func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message) (*recorded, error) {
+// recordOnce recognises the request's messages, checks what that would
+// make of the session (checkPlan), then records it.
+func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	// The ends of the working set first: enough for a request of new
 	// messages only (planNewOnly), the common case after the first.
 	h, err := p.svc.HistoryEnds(ctx, tenant, sid, historyHead, len(msgs)+historyTail)
 	if err != nil {
 		return nil, err
 	}
-	pl, ok := planNewOnly(h.Steps[:h.Head], h.Steps[h.Head:], h.Omitted > 0, msgs)
+	partial := h.Omitted > 0
+	pl, ok := planNewOnly(h.Steps[:h.Head], h.Steps[h.Head:], partial, msgs)
 	if !ok {
-		if h.Omitted > 0 {
+		if partial {
 			if h, err = p.svc.History(ctx, tenant, sid); err != nil {
 				return nil, err
 			}
+			partial = false
 		}
 		if pl, err = planHistory(h.Steps, msgs); err != nil {
 			return nil, err
 		}
+	}
+	if err := p.checkPlan(ctx, tenant, sid, h, partial, pl, fc); err != nil {
+		return nil, err
 	}
 	last := h.LastSeq
 	rec := &recorded{rule: pl.rule}
@@ -851,6 +940,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 			Message: fmt.Sprintf("the %s upstream could not be reached: %v", d.name(), err)}
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return redirected(d, resp)
+	}
 	h := w.Header()
 	for k, vs := range resp.Header {
 		// The server's CORS headers stand, not the provider's; its Vary
@@ -873,10 +965,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 	if ok && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var acc accumulator
 		if c != nil {
-			acc = d.stream()
+			acc = d.stream(newBudget(p.cfg.MaxReplyBytes))
 		}
 		st.Stream = true
-		st.Cut, st.Reply = p.relayStream(w, resp, acc, c, tm)
+		p.relayStream(w, resp, acc, c, st, tm)
 		return nil
 	}
 	if !ok || c == nil {
@@ -884,9 +976,22 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 		st.Cut = !p.copyBody(w, resp.Body, tm)
 		return nil
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, p.cfg.MaxReplyBytes+1))
-	tm.end()
+	return p.relayWhole(w, resp, d, c, st, tm, start)
+}
+
+// relayWhole relays a whole (not streamed) answer of a call and records
+// its reply before the client has the end of it. An answer of at most
+// Config.MaxReplyBytes is read whole, recorded, then relayed (one the
+// upstream cuts off fails with 502). A larger one is relayed as it comes
+// and read by a reducer that keeps what the reply's budget holds, its
+// last piece held back until the reply, cut short, is recorded (one the
+// upstream cuts off then records nothing).
+func (p *Proxy) relayWhole(w http.ResponseWriter, resp *http.Response, d dialect, c *call, st *Stats, tm *timing, start time.Time) error {
+	ctx := resp.Request.Context()
+	limit := p.cfg.MaxReplyBytes
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
+		tm.end()
 		st.Status = 0
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -894,22 +999,80 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 		return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamUnreachable, Err: err,
 			Message: fmt.Sprintf("the %s upstream's answer was cut off after %s: %v; nothing of it was recorded", d.name(), time.Since(start).Round(time.Millisecond), err)}
 	}
-	if int64(len(raw)) > p.cfg.MaxReplyBytes {
-		// Too large to record: relayed as it comes, and logged.
-		p.log.Warn("proxy: an answer too large to record was relayed", "tenant", c.key.Tenant, "session", c.key.ID, "limit", p.cfg.MaxReplyBytes)
-		p.memos.put(c.key, nil)
-		tm.ended = time.Time{} // the answer goes on
+	st.ReplyHeld = cap(raw)
+	if int64(len(raw)) <= limit {
+		tm.end()
+		if msg, ok := d.reply(raw); ok {
+			st.Reply, st.ReplyTruncated = p.recordReply(ctx, c, msg, replyInfo{bytes: int64(len(raw)), invalidUTF8: !utf8.Valid(raw)})
+		}
 		w.WriteHeader(resp.StatusCode)
-		_, err := w.Write(raw)
-		st.Cut = err != nil || !p.copyBody(w, resp.Body, tm)
+		_, _ = w.Write(raw)
 		return nil
 	}
-	if msg, ok := d.reply(raw); ok {
-		st.Reply = p.recordReply(ctx, c, msg, false)
-	}
+	red := newReducer(newBudget(limit))
+	var u utf8Check
+	red.Write(raw)
+	u.Write(raw)
+	total := int64(len(raw))
+	st.ReplyHeld = cap(raw) + red.held()
 	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(raw)
+	rc := http.NewResponseController(w)
+	pending := raw
+	raw = nil
+	bufs := [2][]byte{make([]byte, 32<<10), make([]byte, 32<<10)}
+	for i := 0; ; i ^= 1 {
+		// pending is raw or the other buffer: this one is free.
+		buf := bufs[i]
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			red.Write(buf[:n])
+			u.Write(buf[:n])
+			total += int64(n)
+			if _, werr := w.Write(pending); werr != nil {
+				tm.end()
+				st.Cut = true // the client went away
+				return nil
+			}
+			_ = rc.Flush()
+			pending = buf[:n]
+			st.ReplyHeld = max(st.ReplyHeld, red.held()+len(pending))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// The upstream cut the answer: relay what came, record
+			// nothing.
+			tm.end()
+			_, _ = w.Write(pending)
+			st.Cut = true
+			return nil
+		}
+	}
+	tm.end()
+	if doc, ok := red.Result(); ok {
+		if msg, ok := d.reply(doc); ok {
+			st.Reply, st.ReplyTruncated = p.recordReply(ctx, c, msg, replyInfo{truncated: true, bytes: total, invalidUTF8: u.Invalid()})
+		}
+	}
+	if _, err := w.Write(pending); err != nil {
+		st.Cut = true
+	}
 	return nil
+}
+
+// redirected refuses an upstream's redirect. The proxy sends the
+// provider key and the request only to the configured upstream: a
+// redirect, even to the same host, is neither followed nor relayed (a
+// client following it would send its own credentials there), and the
+// call fails with 502 upstream_redirect, whose cause (logged by the
+// server, never sent) names the target.
+func redirected(d dialect, resp *http.Response) error {
+	loc := resp.Header.Get("Location")
+	return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamRedirect,
+		Err: fmt.Errorf("the %s upstream %s answered %s, redirecting to %q", d.name(), resp.Request.URL.Redacted(), resp.Status, loc),
+		Message: fmt.Sprintf("the %s upstream answered %s, a redirect: the proxy follows no redirects, so that the request and the provider key reach only the configured upstream; "+
+			"configure the provider's final URL with %s", d.name(), resp.Status, d.flag())}
 }
 
 // copyBody relays a body as it arrives, and reports whether all of it
@@ -935,16 +1098,46 @@ func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader, tm *timing) bool
 	}
 }
 
+// replyInfo is what the proxy knows of a reply it records, besides the
+// message: whether it was streamed, cut short (truncated: the budget, a
+// missed event), its size as the upstream sent it, and whether it held
+// bytes that are not UTF-8.
+type replyInfo struct {
+	stream, truncated, invalidUTF8 bool
+	bytes                          int64
+}
+
 // recordReply appends the assistant's reply to the session, with the
 // record of the call in its metadata, right after the request's messages
 // if no other writer got in between (then the memo of the session is
-// kept up to date), else after what they wrote. It does not fail the
-// answer, which the client is already getting: a failure is logged. It
-// reports whether the reply was recorded.
-func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, stream bool) bool {
-	msg.Metadata = c.meta
-	if stream {
-		msg.Metadata = cloneWith(c.meta, MetaStream, "true")
+// kept up to date), else after what they wrote. A reply larger than a
+// step may be is cut to fit (fitStep). It does not fail the answer,
+// which the client is already getting: a failure is logged. It reports
+// whether the reply was recorded, and whether it was cut short.
+func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, ri replyInfo) (recorded, truncated bool) {
+	md := make(map[string]string, len(c.meta)+4)
+	for k, v := range c.meta {
+		md[k] = v
+	}
+	if ri.stream {
+		md[MetaStream] = "true"
+	}
+	if ri.invalidUTF8 {
+		md[MetaReplyInvalidUTF8] = "true"
+	}
+	// Measured with the marks of a cut, which it may need.
+	md[MetaReplyTruncated], md[MetaReplyBytes] = "true", strconv.FormatInt(ri.bytes, 10)
+	msg.Metadata = md
+	cut, err := fitStep(&msg)
+	if err != nil {
+		p.memos.put(c.key, nil)
+		p.log.Error("proxy: recording the reply failed", "tenant", c.key.Tenant, "session", c.key.ID, "err", err)
+		return false, false
+	}
+	truncated = ri.truncated || cut
+	if !truncated {
+		delete(md, MetaReplyTruncated)
+		delete(md, MetaReplyBytes)
 	}
 	// The client's cancellation must not lose a reply the upstream
 	// finished.
@@ -959,17 +1152,12 @@ func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, 
 	if err != nil {
 		p.memos.put(c.key, nil)
 		p.log.Error("proxy: recording the reply failed", "tenant", c.key.Tenant, "session", c.key.ID, "err", err)
-		return false
+		return false, truncated
+	}
+	if truncated {
+		p.log.Info("proxy: a reply larger than the proxy holds was recorded cut short", "tenant", c.key.Tenant, "session", c.key.ID,
+			"bytes", ri.bytes, "max_reply_bytes", p.cfg.MaxReplyBytes)
 	}
 	p.replied(c.key, c.seq, resp.LastSeq, msg)
-	return true
-}
-
-func cloneWith(m map[string]string, k, v string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for a, b := range m {
-		out[a] = b
-	}
-	out[k] = v
-	return out
+	return true, truncated
 }

@@ -40,6 +40,17 @@ const (
 	MetaSeq = "proxy.context_seq"
 	// MetaStream is "true" for a streamed answer.
 	MetaStream = "proxy.stream"
+	// MetaReplyTruncated is "true" when the reply recorded is cut short:
+	// the answer held more text and tool call arguments than
+	// Config.MaxReplyBytes, or more than a step may hold; the client got
+	// all of it. MetaReplyBytes is then the answer's size in bytes, as
+	// the upstream sent it (a stream's up to its last event).
+	MetaReplyTruncated = "proxy.reply_truncated"
+	MetaReplyBytes     = "proxy.reply_bytes"
+	// MetaReplyInvalidUTF8 is "true" when the answer held bytes that are
+	// not UTF-8: the client got them as they came, and the reply records
+	// U+FFFD in their place (a step's text is UTF-8).
+	MetaReplyInvalidUTF8 = "proxy.reply_invalid_utf8"
 )
 
 // callRecord is what the metadata of a reply records.
@@ -104,6 +115,12 @@ type Call struct {
 	// reflected.
 	ContextSeq int64
 	Stream     bool
+	// ReplyTruncated: the reply was recorded cut short, from an answer
+	// of ReplyBytes bytes. ReplyInvalidUTF8: the answer held bytes that
+	// are not UTF-8, recorded as U+FFFD.
+	ReplyTruncated   bool
+	ReplyBytes       int64
+	ReplyInvalidUTF8 bool
 }
 
 // CallOf reads the record of a proxied call from a reply step's
@@ -124,7 +141,9 @@ func CallOf(md map[string]string) (*Call, bool) {
 		return strings.Split(md[k], ",")
 	}
 	seq, _ := strconv.ParseInt(md[MetaSeq], 10, 64)
+	size, _ := strconv.ParseInt(md[MetaReplyBytes], 10, 64)
 	return &Call{API: api, Model: md[MetaModel], Tokenizer: md[MetaTokenizer], History: md[MetaHistory],
 		Budget: num(MetaBudget), Tokens: num(MetaTokens), Kept: num(MetaKept), Dropped: num(MetaDropped), Truncated: num(MetaTruncated),
-		Facts: list(MetaFacts), Recall: list(MetaRecall), ContextSeq: seq, Stream: md[MetaStream] == "true"}, true
+		Facts: list(MetaFacts), Recall: list(MetaRecall), ContextSeq: seq, Stream: md[MetaStream] == "true",
+		ReplyTruncated: md[MetaReplyTruncated] == "true", ReplyBytes: size, ReplyInvalidUTF8: md[MetaReplyInvalidUTF8] == "true"}, true
 }

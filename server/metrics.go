@@ -36,6 +36,12 @@ type proxyMetrics struct {
 	tokens   *prometheus.HistogramVec
 	dropped  *prometheus.CounterVec
 	recorded *prometheus.CounterVec
+	// upstreamErrors counts the calls the upstream failed (by route and
+	// error code): not the store's failures, whose counter is
+	// storeErrors.
+	upstreamErrors *prometheus.CounterVec
+	// truncated counts the replies recorded cut short.
+	truncated *prometheus.CounterVec
 }
 
 // newMetrics registers the server's metrics with reg, or with a registry
@@ -76,7 +82,7 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 	m.proxy = proxyMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_proxy_requests_total",
-			Help: "Calls through the proxy routes, by route, outcome (ok, upstream_error: the upstream's error relayed, cut: an answer cut off after it began, unreachable, refused: the proxy's own 4xx, failed: its own 5xx, canceled) and status class of the answer.",
+			Help: "Calls through the proxy routes, by route, outcome (ok, upstream_error: the upstream's error relayed, cut: an answer cut off after it began, unreachable, redirect: the upstream answered with a redirect, not followed, refused: the proxy's own 4xx, failed: its own 5xx, canceled) and status class of the answer.",
 		}, []string{"route", "outcome", "status"}),
 		upstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "agentmem_proxy_upstream_duration_seconds",
@@ -101,10 +107,18 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 			Name: "agentmem_proxy_messages_recorded_total",
 			Help: "Messages the proxy recorded in sessions, by route and source: request (the caller's new messages) or reply (the upstream's answer).",
 		}, []string{"route", "source"}),
+		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_proxy_upstream_errors_total",
+			Help: "Calls through the proxy routes that failed because of the upstream provider, by route and code: upstream_unreachable (it could not be reached, or its answer broke off before it could be recorded) or upstream_redirect (it answered with a redirect, which the proxy does not follow).",
+		}, []string{"route", "code"}),
+		truncated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_proxy_replies_truncated_total",
+			Help: "Replies the proxy recorded cut short, by route: larger than --proxy-max-reply-bytes (or than a step may be), relayed whole to the client.",
+		}, []string{"route"}),
 	}
 	pm := m.proxy
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.cache, m.cacheBytes, m.cacheSessions,
-		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded} {
+		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded, pm.upstreamErrors, pm.truncated} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -185,6 +199,8 @@ func (m *metrics) ProxyCall(st chatproxy.Stats) {
 		switch {
 		case e.Code == api.CodeUpstreamUnreachable:
 			outcome = "unreachable"
+		case e.Code == api.CodeUpstreamRedirect:
+			outcome = "redirect"
 		case e.Code == api.CodeCanceled:
 			outcome = "canceled"
 		case status >= 500:
@@ -199,6 +215,9 @@ func (m *metrics) ProxyCall(st chatproxy.Stats) {
 	}
 	p := m.proxy
 	p.requests.WithLabelValues(route, outcome, statusClass(status)).Inc()
+	if pe, ok := upstreamFailure(st.Err); ok {
+		p.upstreamErrors.WithLabelValues(route, pe.Code).Inc()
+	}
 	if st.Err == nil && st.Status != 0 { // the upstream answered
 		p.upstream.WithLabelValues(route).Observe(st.Upstream.Seconds())
 		p.overhead.WithLabelValues(route, "before").Observe(st.Before.Seconds())
@@ -213,6 +232,9 @@ func (m *metrics) ProxyCall(st chatproxy.Stats) {
 	}
 	if st.Reply {
 		p.recorded.WithLabelValues(route, "reply").Inc()
+		if st.ReplyTruncated {
+			p.truncated.WithLabelValues(route).Inc()
+		}
 	}
 }
 

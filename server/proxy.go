@@ -37,9 +37,33 @@ func (s *Server) proxied(w http.ResponseWriter, r *http.Request, serve func(*cha
 			Message: "this server has no upstream provider: start it with --upstream-base-url (OpenAI-compatible) or --anthropic-base-url"})
 		return
 	}
-	if err := serve(s.cfg.Proxy, w, r); err != nil {
-		s.fail(w, r, "proxy", err)
+	err := serve(s.cfg.Proxy, w, r)
+	if err == nil {
+		return
 	}
+	if pe, ok := upstreamFailure(err); ok {
+		// The provider's failure, not the store's: counted by
+		// ProxyCall (agentmem_proxy_upstream_errors_total) and logged
+		// with its cause, which the answer does not give.
+		s.log.Warn("proxy: the upstream failed", "code", pe.Code, "method", r.Method, "path", r.URL.Path, "err", pe.Err)
+		writeError(w, apiError(err))
+		return
+	}
+	s.fail(w, r, "proxy", err)
+}
+
+// upstreamFailure returns the error of a proxied call that failed because
+// of the upstream provider: it could not be reached, or it redirected.
+func upstreamFailure(err error) (*chatproxy.Error, bool) {
+	var pe *chatproxy.Error
+	if !errors.As(err, &pe) {
+		return nil, false
+	}
+	switch pe.Code {
+	case api.CodeUpstreamUnreachable, api.CodeUpstreamRedirect:
+		return pe, true
+	}
+	return nil, false
 }
 
 // proxyError converts an error of the proxy.

@@ -102,6 +102,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 		}
 	}
 	if err := sec.crossOrigin.Check(r); err != nil {
+		closeUnread(w, r)
 		s.log.Info("refused a cross-origin write", "method", r.Method, "path", r.URL.Path, "origin", origin)
 		writeError(w, &Error{Status: http.StatusForbidden, Code: api.CodeForbidden, Field: "Origin",
 			Message: "cross-origin writes are refused: this origin is not in the server's CORS origins"})
@@ -115,6 +116,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 	}
 	id, err := sec.auth.Authenticate(r)
 	if err != nil {
+		closeUnread(w, r)
 		var ue *auth.UnauthenticatedError
 		if !errors.As(err, &ue) {
 			s.fail(w, r, "auth", err)
@@ -136,6 +138,18 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 		return nil, false
 	}
 	return r.WithContext(auth.NewContext(r.Context(), id)), true
+}
+
+// closeUnread has the connection of a request refused before its body was
+// read closed after the answer. Otherwise net/http reads (and discards) up
+// to 256 KiB of the body before it sends the answer, so that the
+// connection can serve another request: a client that announces a body
+// and never sends it holds the connection, and a file descriptor, until
+// the server's read timeout, and enough of them lock every client out.
+func closeUnread(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // preflight answers a CORS preflight request: 204 with the allowed

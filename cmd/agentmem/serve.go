@@ -55,6 +55,7 @@ type serveFlags struct {
 	anthropicURL, anthropicKey string
 	contextWindows             map[string]int
 	defaultContextWindow       int
+	maxReplyBytes              byteSize
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -147,6 +148,8 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	fl.StringVar(&f.anthropicKey, "anthropic-api-key", "", "the API key sent to --anthropic-base-url instead of the caller's (prefer AGENTMEM_ANTHROPIC_API_KEY)")
 	fl.StringToIntVar(&f.contextWindows, "proxy-context-windows", nil, "the proxy's context windows of models, by name prefix (`PREFIX=TOKENS,...`), on top of the built-in ones (gpt-4o=128000, claude=200000, ...)")
 	fl.IntVar(&f.defaultContextWindow, "proxy-default-context-window", proxy.DefaultContextWindow, "the proxy's context window of a model it does not know, in `TOKENS`")
+	f.maxReplyBytes = proxy.DefaultMaxReplyBytes
+	fl.Var(&f.maxReplyBytes, "proxy-max-reply-bytes", "the most of one provider answer the proxy holds to record its reply (`SIZE`, e.g. 1MiB): a larger reply reaches the client whole and is recorded cut short, marked proxy.reply_truncated")
 	addEmbedFlags(fl, &f.embed)
 	return cmd
 }
@@ -246,7 +249,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if cfg.Proxy, err = proxy.New(proxy.Config{Sessions: svc, Facts: mems.facts, Recall: mems.recall, Logger: a.log,
 		OpenAI:         proxy.Upstream{BaseURL: f.upstreamURL, APIKey: f.upstreamKey},
 		Anthropic:      proxy.Upstream{BaseURL: f.anthropicURL, APIKey: f.anthropicKey},
-		ContextWindows: f.contextWindows, DefaultContextWindow: f.defaultContextWindow,
+		ContextWindows: f.contextWindows, DefaultContextWindow: f.defaultContextWindow, MaxReplyBytes: int64(f.maxReplyBytes),
 	}); err != nil {
 		return usageError{err}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
@@ -272,8 +273,13 @@ func (u *Upstream) pieces(s string) []string {
 	}
 	var out []string
 	for len(s) > size {
-		out = append(out, s[:size])
-		s = s[size:]
+		// A provider streams whole characters.
+		n := size
+		for n > 1 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		out = append(out, s[:n])
+		s = s[n:]
 	}
 	if s != "" {
 		out = append(out, s)

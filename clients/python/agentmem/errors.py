@@ -45,6 +45,7 @@ __all__ = [
     "UpstreamNotConfiguredError",
     "HistoryDivergedError",
     "UpstreamUnreachableError",
+    "UpstreamRedirectError",
     "ERROR_CLASSES",
     "error_from_response",
 ]
@@ -257,6 +258,15 @@ class UpstreamUnreachableError(APIError):
     code_name = "upstream_unreachable"
 
 
+class UpstreamRedirectError(APIError):
+    """502 ``upstream_redirect``: the upstream provider answered with a
+    redirect, which the proxy does not follow (the server's provider key and
+    the request go only to the configured upstream); nothing of a reply was
+    recorded."""
+
+    code_name = "upstream_redirect"
+
+
 #: The exception class of each API error code.
 ERROR_CLASSES: Dict[str, Type[APIError]] = {
     cls.code_name: cls
@@ -283,6 +293,7 @@ ERROR_CLASSES: Dict[str, Type[APIError]] = {
         UpstreamNotConfiguredError,
         HistoryDivergedError,
         UpstreamUnreachableError,
+        UpstreamRedirectError,
     )
     if cls.code_name
 }

@@ -106,6 +106,8 @@ export class UpstreamNotConfiguredError extends InvalidError {}
 export class HistoryDivergedError extends ConflictError {}
 /** 502 `upstream_unreachable`: the proxy could not reach the upstream provider; nothing of a reply was recorded. */
 export class UpstreamUnreachableError extends AgentmemError {}
+/** 502 `upstream_redirect`: the upstream provider answered with a redirect, which the proxy does not follow; nothing of a reply was recorded. */
+export class UpstreamRedirectError extends AgentmemError {}
 
 /**
  * The class of each error code. Typed against the OpenAPI document's
@@ -134,6 +136,7 @@ export const errorClasses: { readonly [C in ErrorCode]: new (d: ErrorDetails) =>
   upstream_not_configured: UpstreamNotConfiguredError,
   history_diverged: HistoryDivergedError,
   upstream_unreachable: UpstreamUnreachableError,
+  upstream_redirect: UpstreamRedirectError,
 };
 
 /**
