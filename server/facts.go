@@ -36,7 +36,7 @@ func (s *Server) factsMemory(w http.ResponseWriter) (*facts.Memory, bool) {
 func factsUser(r *http.Request) (string, *Error) {
 	user := r.PathValue("user")
 	if err := facts.ValidateUser(Tenant(r), user); err != nil {
-		e := apiError(err)
+		e := inputError(err)
 		e.Field = "user"
 		return "", e
 	}

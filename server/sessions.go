@@ -48,7 +48,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	req := store.ListRequest{UserID: q.Get("user_id"), Agent: q.Get("agent"), PageSize: size, PageToken: q.Get("page_token")}
 	if _, _, err := store.ValidateList(req); err != nil {
-		writeError(w, apiError(err))
+		writeError(w, inputError(err))
 		return
 	}
 	resp, err := s.svc.List(r.Context(), Tenant(r), req)
