@@ -25,9 +25,15 @@ import (
 // as ErrIDReused, for one that reuses step IDs for a different request),
 // ErrInvalid for bad input (which changes nothing), and ErrUnavailable for
 // a failure of the backend that may pass (a busy or unreachable database,
-// a timeout, ErrClosed); any other error is one nobody expected, such as a
-// stored entry that does not decode. Every method checks its input with
-// the Validate functions of this package before anything else.
+// a timeout, ErrClosed; agentmem.ErrExhausted when it is out of disk
+// space or memory); a session whose stored record does not decode is
+// agentmem.ErrDamaged (a *agentmem.DamagedError) to the methods that
+// return it or change its log (Get, Read, Append, Create of a branch of
+// it), and left out of List (see ListResponse.Damaged), while Delete and
+// Prune delete it as any other; any other error is one nobody expected,
+// such as a stored entry that does not decode. Every method checks its
+// input with the Validate functions of this package before anything
+// else.
 //
 // An expired session (see Session.ExpiresAt) is ErrNotFound to Get, Read,
 // Append and List, and to Create as a parent, from the moment it expires,
@@ -50,7 +56,9 @@ type Store interface {
 	Get(ctx context.Context, tenant, id string) (*Session, error)
 	// List returns sessions, newest first (CreatedAt descending, then ID
 	// descending, then Tenant descending), filtered and paged. Expired
-	// sessions are left out.
+	// sessions are left out, and so are damaged ones (whose stored record
+	// does not decode): each is listed in ListResponse.Damaged, in its
+	// place on its page, and reported to ctx (agentmem.ReportDamaged).
 	List(ctx context.Context, req ListRequest) (*ListResponse, error)
 	// Delete deletes a session and its log. Branches of it keep the
 	// history they inherited (it is copied into them first), and their
@@ -154,7 +162,12 @@ type ListRequest struct {
 
 // ListResponse is a page of sessions.
 type ListResponse struct {
-	Sessions      []*Session
+	Sessions []*Session
+	// Damaged are the sessions of the page whose stored record does not
+	// decode, in List's order, each with its tenant, ID and error: they
+	// take their places in the page (a page holds at most PageSize
+	// sessions and damaged ones together) but are not in Sessions.
+	Damaged       []*agentmem.DamagedError
 	NextPageToken string // empty on the last page
 }
 
