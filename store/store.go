@@ -361,6 +361,17 @@ const (
 // down, and the call may succeed on another instance or after a restart.
 var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)
 
+// Pinger is implemented by stores that can tell whether they can serve,
+// as a server's readiness asks (every backend of this module does, and
+// recall.IndexedStore passes it on). Ping checks that the backend
+// answers and can write, not that any record decodes: it returns nil,
+// ErrClosed after Close, or an error wrapping agentmem.ErrUnavailable
+// (agentmem.ErrExhausted while the backend is out of disk space or
+// memory).
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // A Segment is a run of a session's visible log held in the log of
 // Session (the session itself, or a session it inherits from): the
 // entries with After < Seq <= Through. Through is 0 for the session's own
