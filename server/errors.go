@@ -106,10 +106,21 @@ func apiError(err error) *Error {
 		return &Error{Status: statusClientClosed, Code: api.CodeCanceled, Message: "the request was canceled", cause: err}
 	case errors.Is(err, store.ErrClosed):
 		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "the server is shutting down", RetryAfter: 1, cause: err}
+	case errors.Is(err, agentmem.ErrExhausted):
+		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+			Message:    "the store is out of disk space or memory; retry later (a write that got this answer may or may not have been stored: retry it with the same Idempotency-Key)",
+			RetryAfter: 1, cause: err}
 	case transient(err):
 		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
 			Message:    "the store is unavailable; retry later (a write that got this answer may or may not have been stored: retry it with the same Idempotency-Key)",
 			RetryAfter: 1, cause: err}
+	}
+	var dmg *agentmem.DamagedError
+	if errors.As(err, &dmg) {
+		// Not the record's content, which may be anything: its kind, ID
+		// and that it does not decode.
+		return &Error{Status: http.StatusInternalServerError, Code: api.CodeInternal,
+			Message: fmt.Sprintf("the stored %s %q is damaged: it does not decode, and cannot be read until it is repaired or deleted (the server's log has the details)", dmg.Kind, dmg.ID), cause: err}
 	}
 	return errInternal(err)
 }

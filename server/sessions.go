@@ -56,7 +56,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "list", err)
 		return
 	}
-	out := api.ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
+	out := api.ListSessionsResponse{Sessions: resp.Sessions, Damaged: api.Damaged(resp.Damaged), NextPageToken: resp.NextPageToken}
 	if out.Sessions == nil {
 		out.Sessions = []*store.Session{}
 	}
