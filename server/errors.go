@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -123,6 +124,29 @@ func apiError(err error) *Error {
 			Message: fmt.Sprintf("the stored %s %q is damaged: it does not decode, and cannot be read until it is repaired or deleted (the server's log has the details)", dmg.Kind, dmg.ID), cause: err}
 	}
 	return errInternal(err)
+}
+
+// collectDamaged returns a context whose reads report the damaged
+// records they leave out to the returned function's list too (besides
+// the server's log and metric), and that function: the records, each
+// once, in the order met, in their wire form for a list's "damaged".
+func collectDamaged(ctx context.Context) (context.Context, func() []api.DamagedRecord) {
+	var (
+		mu   sync.Mutex
+		seen []*agentmem.DamagedError
+	)
+	ctx = agentmem.WithDamageReporter(ctx, func(d *agentmem.DamagedError) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.ContainsFunc(seen, func(s *agentmem.DamagedError) bool { return s.Kind == d.Kind && s.ID == d.ID }) {
+			seen = append(seen, d)
+		}
+	})
+	return ctx, func() []api.DamagedRecord {
+		mu.Lock()
+		defer mu.Unlock()
+		return api.Damaged(seen)
+	}
 }
 
 // transient reports whether err is a failure that may pass if the request

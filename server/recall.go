@@ -113,12 +113,13 @@ func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
 	if fresh && !s.waitForIndex(w, r) {
 		return
 	}
-	hits, err := ix.Search(r.Context(), q)
+	ctx, damaged := collectDamaged(r.Context())
+	hits, err := ix.Search(ctx, q)
 	if err != nil {
 		s.fail(w, r, "recall_search", err)
 		return
 	}
-	out := api.RecallSearchResponse{Hits: make([]api.RecallHit, len(hits))}
+	out := api.RecallSearchResponse{Hits: make([]api.RecallHit, len(hits)), Damaged: damaged()}
 	for i, h := range hits {
 		out.Hits[i] = recallHit(h)
 	}
