@@ -152,17 +152,13 @@ func (s *Store) err(op string, err error) error {
 	return err
 }
 
-// pingConsumer is the feed consumer Ping's probe writes a cursor for and
-// deletes in the same transaction: no consumer can have the name (it is
-// not a valid one), and no other transaction sees the row.
-const pingConsumer = "#ping"
-
 // Ping reports whether the store can serve, as a server's readiness
 // asks: its database answers a query and, after an operation failed for
-// want of disk space or memory, a probe write succeeds (a small one: a
-// feed cursor written and deleted in one transaction), so that the store
-// is ready again once there is room, without waiting for a client's
-// write. It returns nil, store.ErrClosed, or an error wrapping
+// want of disk space or memory, a probe write succeeds: a feed cursor
+// that no consumer can have, written and deleted in one transaction (no
+// other transaction sees it), under a name that needs room on SQLite
+// (see the dialect's pingConsumer). So the store is ready again once
+// there is room, without waiting for a client's write. It returns nil, store.ErrClosed, or an error wrapping
 // agentmem.ErrUnavailable: agentmem.ErrExhausted while writes still fail
 // for want of room.
 func (s *Store) Ping(ctx context.Context) error {
@@ -179,10 +175,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	f := &s.d.feed
 	err := s.write(ctx, "ping", func(tx sqldb.Tx) error {
-		if _, err := tx.Exec(ctx, f.saveCursor, pingConsumer, "0", 0); err != nil {
+		if _, err := tx.Exec(ctx, f.saveCursor, s.d.pingConsumer, "0", 0); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, f.dropCursor, pingConsumer)
+		_, err := tx.Exec(ctx, f.dropCursor, s.d.pingConsumer)
 		return err
 	})
 	if err != nil {
