@@ -73,9 +73,10 @@ func errNotFound(format string, args ...any) *Error {
 
 // apiError classifies err: the sentinels of package agentmem map to their
 // statuses; a transient failure (agentmem.ErrUnavailable, which the
-// backends wrap around a busy, unreachable or closed store, and a context
-// deadline) is 503 with Retry-After; a cancelled request is 499; anything
-// else is a failure nobody expected (a corrupt record, a bug): 500, with a
+// backends wrap around a busy, unreachable, full or closed store, and a
+// context deadline) is 503 with Retry-After; a cancelled request is 499;
+// a damaged record (agentmem.ErrDamaged) is 500 with a message that names
+// it; anything else is a failure nobody expected (a bug): 500, with a
 // message that gives nothing away (the cause is logged by Server.fail).
 // Errors that are already *Error pass through.
 func apiError(err error) *Error {
