@@ -36,6 +36,9 @@ type RememberResponse struct {
 // FactsResponse is the answer of GET /v1/users/{user}/facts.
 type FactsResponse struct {
 	Facts []FactView `json:"facts"`
+	// Damaged are the user's facts left out because their stored form
+	// does not decode.
+	Damaged []DamagedRecord `json:"damaged,omitempty"`
 }
 
 // FactResponse is the answer of GET /v1/users/{user}/facts/{fact}: the

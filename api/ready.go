@@ -4,6 +4,10 @@ package api
 type ReadyResponse struct {
 	// Status is "ready" or "unavailable".
 	Status string `json:"status"`
+	// Reason says why the server is unavailable: "the store is out of
+	// disk space or memory: ...", "the store is unreachable or busy", or
+	// "the server is shutting down".
+	Reason string `json:"reason,omitempty"`
 	// RecallIndex is the progress of the recall index that follows the
 	// log, when the server has one. Its lag does not make the server
 	// unready: searches see what it has indexed.

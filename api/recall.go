@@ -61,4 +61,7 @@ type RecallHit struct {
 // RecallSearchResponse is the answer of GET /v1/recall/search.
 type RecallSearchResponse struct {
 	Hits []RecallHit `json:"hits"`
+	// Damaged are the documents the search found but left out because
+	// their stored form does not decode.
+	Damaged []DamagedRecord `json:"damaged,omitempty"`
 }

@@ -59,8 +59,34 @@ type CompactionEntry struct {
 
 // ListSessionsResponse is the body of GET /v1/sessions.
 type ListSessionsResponse struct {
-	Sessions      []*store.Session `json:"sessions"`
-	NextPageToken string           `json:"next_page_token,omitempty"`
+	Sessions []*store.Session `json:"sessions"`
+	// Damaged are the sessions of the page whose stored record does not
+	// decode: left out of Sessions, they take their places in the page
+	// (see store.ListResponse).
+	Damaged       []DamagedRecord `json:"damaged,omitempty"`
+	NextPageToken string          `json:"next_page_token,omitempty"`
+}
+
+// DamagedRecord is a record that a list or a search left out because its
+// stored form does not decode (agentmem.ErrDamaged): the server logs it
+// and counts it in agentmem_damaged_records_total, and a read of it by ID
+// answers 500.
+type DamagedRecord struct {
+	ID string `json:"id"`
+	// Error says why it does not decode.
+	Error string `json:"error"`
+}
+
+// Damaged returns the wire form of damaged records.
+func Damaged(ds []*agentmem.DamagedError) []DamagedRecord {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]DamagedRecord, len(ds))
+	for i, d := range ds {
+		out[i] = DamagedRecord{ID: d.ID, Error: d.Err.Error()}
+	}
+	return out
 }
 
 // MaxStepsPerRequest bounds the steps (or messages) of one append.

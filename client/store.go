@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -194,6 +195,15 @@ func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 			return &store.ListResponse{}, nil
 		}
 		resp.Sessions = append(resp.Sessions, s)
+	}
+	if len(out.Damaged) > 0 {
+		// The server lists the key's tenant's damaged sessions.
+		tenant, _ := c.knownTenant()
+		for _, d := range out.Damaged {
+			de := &agentmem.DamagedError{Kind: "session", Tenant: tenant, ID: d.ID, Err: errors.New(d.Error)}
+			resp.Damaged = append(resp.Damaged, de)
+			agentmem.ReportDamaged(ctx, de)
+		}
 	}
 	return resp, nil
 }

@@ -17,8 +17,16 @@ import (
 type sessionsData struct {
 	Query    listQuery
 	Sessions []sessionHead
+	// Damaged are the sessions of the page whose stored record does not
+	// decode: named, with why, rather than failing the page.
+	Damaged  []damagedRow
 	NextURL  string
 	FirstURL string // set when this is not the first page
+}
+
+// damagedRow is a damaged record a page names.
+type damagedRow struct {
+	ID, Error string
 }
 
 // sessions serves the sessions list: GET /?user=&agent=&size=&page=.
@@ -32,14 +40,18 @@ func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	list, next, err := in.listSessions(r.Context(), tenant, l)
+	resp, err := in.svc.List(r.Context(), tenant, store.ListRequest{UserID: l.User, Agent: l.Agent, PageSize: l.Size, PageToken: l.Page})
 	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
+	next := resp.NextPageToken
 	d := &sessionsData{Query: l}
-	for _, s := range list {
+	for _, s := range resp.Sessions {
 		d.Sessions = append(d.Sessions, newSessionHead(s))
+	}
+	for _, dmg := range resp.Damaged {
+		d.Damaged = append(d.Damaged, damagedRow{ID: dmg.ID, Error: dmg.Err.Error()})
 	}
 	q := l.values(in.cfg.PageSize)
 	if next != "" {
@@ -51,16 +63,6 @@ func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 		d.FirstURL = withQuery("/", q)
 	}
 	in.show(w, r, "sessions", page{Title: "Sessions", Nav: "sessions", Tenant: tenant, Data: d})
-}
-
-// listSessions returns a page of the tenant's sessions and the token of
-// the next page ("" on the last): sessions.Service.List.
-func (in *Inspector) listSessions(ctx context.Context, tenant string, l listQuery) ([]*store.Session, string, error) {
-	resp, err := in.svc.List(ctx, tenant, store.ListRequest{UserID: l.User, Agent: l.Agent, PageSize: l.Size, PageToken: l.Page})
-	if err != nil {
-		return nil, "", err
-	}
-	return resp.Sessions, resp.NextPageToken, nil
 }
 
 // getSession returns the tenant's session id, or an error the error page

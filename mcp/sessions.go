@@ -139,8 +139,18 @@ type ListSessionsInput struct {
 // ListSessionsOutput is the output of list_sessions.
 type ListSessionsOutput struct {
 	Sessions []SessionInfo `json:"sessions" jsonschema:"the sessions, newest first"`
+	// Damaged are the sessions of the page whose stored record does not
+	// decode, left out of Sessions (store.ListResponse.Damaged).
+	Damaged []DamagedSession `json:"damaged,omitempty" jsonschema:"sessions of this page whose stored record is damaged (does not decode): left out of sessions; reading one fails"`
 	// NextPageToken is empty on the last page.
 	NextPageToken string `json:"next_page_token,omitempty" jsonschema:"pass it as page_token to get more; absent on the last page"`
+}
+
+// DamagedSession is a session list_sessions left out because its stored
+// record does not decode.
+type DamagedSession struct {
+	ID    string `json:"id" jsonschema:"the session's ID"`
+	Error string `json:"error" jsonschema:"why its record does not decode"`
 }
 
 var listSessionsSchema = []edit{
@@ -162,6 +172,9 @@ func (t *tools) listSessions(ctx context.Context, in ListSessionsInput) (ListSes
 	}
 	for _, s := range resp.Sessions {
 		out.Sessions = append(out.Sessions, sessionInfo(s))
+	}
+	for _, d := range resp.Damaged {
+		out.Damaged = append(out.Damaged, DamagedSession{ID: d.ID, Error: d.Err.Error()})
 	}
 	out.NextPageToken = resp.NextPageToken
 	return out, nil

@@ -166,13 +166,22 @@ func (ix *Index) Put(ctx context.Context, docs ...Doc) ([]string, error) {
 }
 
 // Get returns the tenant's document with the ID, or an error wrapping
-// agentmem.ErrNotFound.
+// agentmem.ErrNotFound, or a *agentmem.DamagedError when its stored form
+// does not decode (which the backend's Get leaves out).
 func (ix *Index) Get(ctx context.Context, tenant, id string) (Doc, error) {
-	docs, err := ix.b.Get(ctx, tenant, id)
+	var damaged *agentmem.DamagedError
+	docs, err := ix.b.Get(agentmem.WithDamageReporter(ctx, func(d *agentmem.DamagedError) {
+		if d.ID == id {
+			damaged = d
+		}
+	}), tenant, id)
 	if err != nil {
 		return Doc{}, err
 	}
 	if len(docs) == 0 {
+		if damaged != nil {
+			return Doc{}, fmt.Errorf("recall: %w", damaged)
+		}
 		return Doc{}, fmt.Errorf("recall: document %q: %w", id, agentmem.ErrNotFound)
 	}
 	return docs[0], nil

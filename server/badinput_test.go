@@ -56,6 +56,8 @@ func TestBadInputCorpus(t *testing.T) {
 		"null":             `null`,
 		"an array of junk": `[1,2,3]`,
 		"wrong types":      `{"id":7,"text":false,"documents":"x","strategy":[],"at_seq":"3","user_id":{}}`,
+		"malformed time":   `{"documents":[{"text":"a","time":"now"}],"time":"2026-11-27","type":"task","task":"t"}`,
+		"out of range":     `{"documents":[{"text":"a","seq":1e30}],"at_seq":1e30,"ttl_seconds":-1.5,"n":1e300}`,
 		"unknown field":    `{"colour":"red"}`,
 		"invalid UTF-8":    []byte("{\"text\":\"\xff\xfe\",\"task\":\"\xc3\"}"),
 		"lone surrogate":   `{"text":"\ud800","type":"task","task":"\udfff"}`,
@@ -196,6 +198,51 @@ func TestMemberNamesAreCaseSensitive(t *testing.T) {
 		}
 		if err := r.apiErr(t); err.Field != c.field || err.Code != api.CodeInvalid {
 			t.Errorf("POST %s %s: %+v, want field %q", c.path, c.body, err, c.field)
+		}
+	}
+	if e.dump() != before {
+		t.Error("a refused request changed the store")
+	}
+}
+
+// TestBadValueForms: a value of the right JSON kind in the wrong form (a
+// time that is not RFC 3339, a number out of its field's range) or of the
+// wrong kind for a field with a form of its own (a time given as an
+// object) is a 400 naming the field and the form it must have, on every
+// route, never a 500; and nothing is stored.
+func TestBadValueForms(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+","+taskStep+"]")
+	before := e.dump()
+	const rfc3339 = "RFC 3339"
+	for _, c := range []struct{ path, body, field, want string }{
+		{"/v1/recall", `{"documents":[{"text":"a","time":"now"}]}`, "documents[0].time", rfc3339},
+		{"/v1/recall", `{"documents":[{"text":"a","time":"2026-11-27"}]}`, "documents[0].time", rfc3339},
+		{"/v1/recall", `{"documents":[{"text":"a","time":"2026-11-27T25:00:00Z"}]}`, "documents[0].time", rfc3339},
+		{"/v1/recall", `{"documents":[{"text":"a","time":{}}]}`, "documents[0].time", rfc3339},
+		{"/v1/recall", `{"documents":[{"text":"a","time":1764000000}]}`, "documents[0].time", rfc3339},
+		{"/v1/recall", `{"documents":[{"text":"a","seq":1.5}]}`, "documents[0].seq", "not 1.5"},
+		{"/v1/recall", `{"documents":[{"text":"a","seq":1e30}]}`, "documents[0].seq", "9223372036854775807"},
+		{"/v1/recall", `{"documents":[{"text":"a","embedding":[1e300]}]}`, "documents[0].embedding[0]", "3.4e+38"},
+		{"/v1/recall", `{"documents":[{"text":"a","metadata":[]}]}`, "documents[0].metadata", "an object of strings"},
+		{"/v1/sessions/s/steps", `{"type":"task","task":"a","time":"yesterday"}`, "time", rfc3339},
+		{"/v1/sessions/s/steps", `[{"type":"task","task":"a","time":{}}]`, "steps[0].time", rfc3339},
+		{"/v1/sessions/s/steps", `{"type":"action","tool_calls":[{"id":"c","function":{"name":"f"}}],"results":[{"call_id":"c","content":"r"}],"duration_ns":"1s"}`, "duration_ns", "nanoseconds"},
+		{"/v1/sessions", `{"ttl_seconds":1.5}`, "ttl_seconds", "an integer"},
+		{"/v1/sessions", `{"ttl_seconds":"60"}`, "ttl_seconds", "an integer"},
+		{"/v1/sessions/s/fork", `{"at_seq":-1.5}`, "at_seq", "not -1.5"},
+		{"/v1/users/u1/facts", `{"text":"Likes tea","confidence":"high"}`, "confidence", "a number"},
+	} {
+		r := e.do("POST", c.path, c.body)
+		if r.code != http.StatusBadRequest {
+			t.Errorf("POST %s %s: status %d: %s", c.path, c.body, r.code, r.body)
+			continue
+		}
+		err := r.apiErr(t)
+		if err.Field != c.field || err.Code != api.CodeInvalid || !strings.Contains(err.Message, c.want) || strings.Contains(err.Message, "an object, not a JSON object") {
+			t.Errorf("POST %s %s: %+v, want field %q and a message with %q", c.path, c.body, err, c.field, c.want)
 		}
 	}
 	if e.dump() != before {

@@ -117,15 +117,36 @@ func decodeStrict(data []byte, v any) *Error {
 // decodeIn is decodeStrict for a body whose paths, if it is an array,
 // start with arrayRoot ("steps[2].metadata.k").
 func decodeIn(data []byte, v any, arrayRoot string) *Error {
-	if err := jsoncheck.Decode(data, v); err != nil {
-		var je *jsoncheck.Error
-		if errors.As(err, &je) && je.Err != nil {
-			// A value that decodes itself refused it: its own error.
-			return apiError(je.Err)
-		}
-		return checkError(err, arrayRoot)
+	err := jsoncheck.Decode(data, v)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var je *jsoncheck.Error
+	if errors.As(err, &je) && je.Err != nil {
+		// A value that decodes itself refused it: its own error when
+		// that is one of bad input (it names the field), else the
+		// decoder's, which names the value. Either way a 400: nothing
+		// in a request's text is the server's failure.
+		var inv *agentmem.InvalidError
+		if errors.As(je.Err, &inv) {
+			return inputError(inv)
+		}
+	}
+	return checkError(err, arrayRoot)
+}
+
+// inputError is the answer to a request whose input (its body, path or
+// query) a decoder or a check refused with err: apiError's for an error
+// of bad input (400 naming the field, or 422 for a budget), and for any
+// other error a 400 with its text. A request's text is never the
+// server's failure, and nothing about it passes with time, so no
+// decoding error becomes a 500 or a 503, whatever the decoder of a value
+// returned.
+func inputError(err error) *Error {
+	if e := apiError(err); e.Status >= 400 && e.Status < 500 {
+		return e
+	}
+	return &Error{Status: http.StatusBadRequest, Code: api.CodeInvalid, Message: err.Error(), cause: err}
 }
 
 // checkID checks a session ID from a path or a body with
@@ -133,7 +154,7 @@ func decodeIn(data []byte, v any, arrayRoot string) *Error {
 // letter or digit: no "/", no "..").
 func checkID(field, id string) *Error {
 	if err := store.ValidateID(id); err != nil {
-		e := apiError(err)
+		e := inputError(err)
 		e.Field = field
 		return e
 	}

@@ -129,12 +129,22 @@
 // (or another tenant's), 409 conflict (or idempotency_key_reused,
 // tool_result_conflict, nothing_to_pop), 413 body too large, 415 not
 // application/json, 422 budget too small (with the tokens required), 500
-// a failure nobody expected (a stored record that does not decode, a bug:
-// the message gives nothing away, the log has the cause), 502 the LLM
-// summarizer failed, 503 a transient failure of the store (busy,
-// unreachable, timed out, shutting down: the backends mark it
-// agentmem.ErrUnavailable), with Retry-After. A panic is recovered into a
-// 500 and logged with its stack.
+// a failure nobody expected (a bug: the message gives nothing away, the
+// log has the cause) or a read of a damaged record (one whose stored form
+// does not decode: the message names it), 502 the LLM summarizer failed,
+// 503 a transient failure of the store (busy, unreachable, timed out, out
+// of disk space or memory, shutting down: the backends mark it
+// agentmem.ErrUnavailable), with Retry-After. No decoding or check of a
+// request's input is a 5xx. A panic is recovered into a 500 and logged
+// with its stack.
+//
+// # Damaged records
+//
+// A damaged record fails only the reads of it: the routes that list
+// sessions, search recall or list facts leave it out and name it in their
+// "damaged" member, and the server logs it and counts it
+// (agentmem_damaged_records_total). /readyz asks the store whether it can
+// serve (store.Pinger), never whether a record decodes.
 //
 // # Strict decoding
 //

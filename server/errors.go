@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -72,9 +73,10 @@ func errNotFound(format string, args ...any) *Error {
 
 // apiError classifies err: the sentinels of package agentmem map to their
 // statuses; a transient failure (agentmem.ErrUnavailable, which the
-// backends wrap around a busy, unreachable or closed store, and a context
-// deadline) is 503 with Retry-After; a cancelled request is 499; anything
-// else is a failure nobody expected (a corrupt record, a bug): 500, with a
+// backends wrap around a busy, unreachable, full or closed store, and a
+// context deadline) is 503 with Retry-After; a cancelled request is 499;
+// a damaged record (agentmem.ErrDamaged) is 500 with a message that names
+// it; anything else is a failure nobody expected (a bug): 500, with a
 // message that gives nothing away (the cause is logged by Server.fail).
 // Errors that are already *Error pass through.
 func apiError(err error) *Error {
@@ -106,12 +108,46 @@ func apiError(err error) *Error {
 		return &Error{Status: statusClientClosed, Code: api.CodeCanceled, Message: "the request was canceled", cause: err}
 	case errors.Is(err, store.ErrClosed):
 		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable, Message: "the server is shutting down", RetryAfter: 1, cause: err}
+	case errors.Is(err, agentmem.ErrExhausted):
+		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+			Message:    "the store is out of disk space or memory; retry later (a write that got this answer may or may not have been stored: retry it with the same Idempotency-Key)",
+			RetryAfter: 1, cause: err}
 	case transient(err):
 		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
 			Message:    "the store is unavailable; retry later (a write that got this answer may or may not have been stored: retry it with the same Idempotency-Key)",
 			RetryAfter: 1, cause: err}
 	}
+	var dmg *agentmem.DamagedError
+	if errors.As(err, &dmg) {
+		// Not the record's content, which may be anything: its kind, ID
+		// and that it does not decode.
+		return &Error{Status: http.StatusInternalServerError, Code: api.CodeInternal,
+			Message: fmt.Sprintf("the stored %s %q is damaged: it does not decode, and cannot be read until it is repaired or deleted (the server's log has the details)", dmg.Kind, dmg.ID), cause: err}
+	}
 	return errInternal(err)
+}
+
+// collectDamaged returns a context whose reads report the damaged
+// records they leave out to the returned function's list too (besides
+// the server's log and metric), and that function: the records, each
+// once, in the order met, in their wire form for a list's "damaged".
+func collectDamaged(ctx context.Context) (context.Context, func() []api.DamagedRecord) {
+	var (
+		mu   sync.Mutex
+		seen []*agentmem.DamagedError
+	)
+	ctx = agentmem.WithDamageReporter(ctx, func(d *agentmem.DamagedError) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.ContainsFunc(seen, func(s *agentmem.DamagedError) bool { return s.Kind == d.Kind && s.ID == d.ID }) {
+			seen = append(seen, d)
+		}
+	})
+	return ctx, func() []api.DamagedRecord {
+		mu.Lock()
+		defer mu.Unlock()
+		return api.Damaged(seen)
+	}
 }
 
 // transient reports whether err is a failure that may pass if the request

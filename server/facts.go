@@ -36,7 +36,7 @@ func (s *Server) factsMemory(w http.ResponseWriter) (*facts.Memory, bool) {
 func factsUser(r *http.Request) (string, *Error) {
 	user := r.PathValue("user")
 	if err := facts.ValidateUser(Tenant(r), user); err != nil {
-		e := apiError(err)
+		e := inputError(err)
 		e.Field = "user"
 		return "", e
 	}
@@ -124,8 +124,9 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		minConf = f
 	}
 	out := api.FactsResponse{Facts: []api.FactView{}}
+	ctx, damaged := collectDamaged(r.Context())
 	if query == "" && k == 0 {
-		fs, err := m.List(r.Context(), Tenant(r), user, superseded)
+		fs, err := m.List(ctx, Tenant(r), user, superseded)
 		if err != nil {
 			s.fail(w, r, "facts_list", err)
 			return
@@ -136,10 +137,11 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		sortByConfidence(out.Facts)
+		out.Damaged = damaged()
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
-	hits, err := m.Search(r.Context(), facts.SearchRequest{
+	hits, err := m.Search(ctx, facts.SearchRequest{
 		Tenant: Tenant(r), UserID: user, Query: query, K: k, MinConfidence: minConf, IncludeSuperseded: superseded,
 	})
 	if err != nil {
@@ -150,6 +152,7 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		rel, score := h.Relevance, h.Score
 		out.Facts = append(out.Facts, api.FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score})
 	}
+	out.Damaged = damaged()
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -32,7 +32,7 @@ func decodeItems(body []byte) ([]json.RawMessage, *Error) {
 		return nil, errInvalid("items", "has %d items; at most %d per request", len(req.Items), api.MaxStepsPerRequest)
 	}
 	if err := responses.Check(req.Items); err != nil {
-		return nil, apiError(err)
+		return nil, inputError(err)
 	}
 	return req.Items, nil
 }

@@ -18,6 +18,7 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	storeErrors *prometheus.CounterVec
+	damaged     *prometheus.CounterVec
 	cache       *prometheus.CounterVec
 	// cacheBytes and cacheSessions are the session cache's accounted size
 	// and the number of sessions it holds.
@@ -66,6 +67,10 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 			Name: "agentmem_store_errors_total",
 			Help: "Store calls that failed for a reason other than the request (the store was unreachable or broken), by operation.",
 		}, []string{"op"}),
+		damaged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_damaged_records_total",
+			Help: "Damaged records (whose stored form does not decode) that reads of collections met and left out, by kind (session, document, fact): a record is counted each time a read meets it.",
+		}, []string{"kind"}),
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_session_cache_total",
 			Help: "Session memory cache events: hit, miss (loaded from the store), append (steps appended through this server added as they were written), catchup (applied entries read from the log: another writer's, or amendments), reload (rebuilt after a compaction), evict (dropped to stay within the cache's bytes) and too_large (a session larger than the whole cache, served without being kept).",
@@ -117,7 +122,7 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 		}, []string{"route"}),
 	}
 	pm := m.proxy
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.cache, m.cacheBytes, m.cacheSessions,
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.damaged, m.cache, m.cacheBytes, m.cacheSessions,
 		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded, pm.upstreamErrors, pm.truncated} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

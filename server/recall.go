@@ -85,7 +85,7 @@ func decodeUpsertRecall(body []byte, tenant string) ([]recall.Doc, *Error) {
 		}
 		checked, err := recall.CheckDoc(doc)
 		if err != nil {
-			e := apiError(err)
+			e := inputError(err)
 			e.Field = prefixField("documents["+strconv.Itoa(i)+"]", e.Field)
 			return nil, e
 		}
@@ -113,12 +113,13 @@ func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
 	if fresh && !s.waitForIndex(w, r) {
 		return
 	}
-	hits, err := ix.Search(r.Context(), q)
+	ctx, damaged := collectDamaged(r.Context())
+	hits, err := ix.Search(ctx, q)
 	if err != nil {
 		s.fail(w, r, "recall_search", err)
 		return
 	}
-	out := api.RecallSearchResponse{Hits: make([]api.RecallHit, len(hits))}
+	out := api.RecallSearchResponse{Hits: make([]api.RecallHit, len(hits)), Damaged: damaged()}
 	for i, h := range hits {
 		out.Hits[i] = recallHit(h)
 	}
@@ -181,14 +182,14 @@ func decodeRecallSearch(r *http.Request, tenant string) (recall.Query, *Error) {
 	}
 	f, err := recall.ParseScope(v.Get("scope"))
 	if err != nil {
-		return recall.Query{}, apiError(err)
+		return recall.Query{}, inputError(err)
 	}
 	if f, err = recall.AddFilters(f, v["filter"]); err != nil {
-		return recall.Query{}, apiError(err)
+		return recall.Query{}, inputError(err)
 	}
 	sim, err := recall.ParseSimilarity(v.Get("similarity"))
 	if err != nil {
-		return recall.Query{}, apiError(err)
+		return recall.Query{}, inputError(err)
 	}
 	return recall.Query{Tenant: tenant, Text: text, K: k, Filter: f, Before: before, After: after, Similarity: sim}, nil
 }
@@ -222,7 +223,7 @@ func recallHit(h recall.Hit) api.RecallHit {
 func recallDocID(r *http.Request) (string, *Error) {
 	id := r.PathValue("doc")
 	if err := recall.CheckID(id); err != nil {
-		e := apiError(err)
+		e := inputError(err)
 		e.Field = "doc"
 		return "", e
 	}

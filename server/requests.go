@@ -58,7 +58,7 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 		if len(env.Compaction) > 0 && !bytes.Equal(env.Compaction, []byte("null")) {
 			c, err := store.DecodeAppendCompaction(env.Compaction, len(raws))
 			if err != nil {
-				return nil, apiError(err)
+				return nil, inputError(err)
 			}
 			compaction = c
 		}
@@ -84,7 +84,7 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 	for i, raw := range raws {
 		s, err := agentmem.UnmarshalStep(raw)
 		if err != nil {
-			e := apiError(err)
+			e := inputError(err)
 			if !single {
 				e.Field = prefixField(fmt.Sprintf("steps[%d]", i), e.Field)
 			}
@@ -172,7 +172,7 @@ func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 	if e == nil {
 		var err error
 		if msgs, err = render.DecodeOpenAIMessages(body); err != nil {
-			e = apiError(err)
+			e = inputError(err)
 		}
 	}
 	if e != nil {
@@ -271,7 +271,7 @@ func decodeCreate(body []byte) (store.CreateRequest, *Error) {
 	cr := store.CreateRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl,
 		Pinning: req.Pinning, AutoCompact: req.AutoCompact}
 	if err := store.ValidateCreate(cr); err != nil {
-		return store.CreateRequest{}, apiError(err)
+		return store.CreateRequest{}, inputError(err)
 	}
 	return cr, nil
 }

@@ -134,12 +134,10 @@ type indexFollower interface {
 	Follower() *recall.Follower
 }
 
-// Pinger is implemented by stores that can check that their backend is
-// reachable. /readyz uses it; for a store without it, /readyz lists one
-// session instead.
-type Pinger interface {
-	Ping(ctx context.Context) error
-}
+// Pinger is implemented by stores that can tell whether they can serve
+// (store.Pinger: every backend of this module). /readyz uses it; for a
+// store without it, /readyz lists one session instead.
+type Pinger = store.Pinger
 
 // Server serves the agentmem HTTP API. It is an http.Handler; create it
 // with New and call Close when done.
@@ -391,7 +389,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.ServeHTTP(sw, guarded)
+	// The damaged records the request's reads leave out are logged and
+	// counted; the routes that list things also name them in their
+	// answers (collectDamaged).
+	h.ServeHTTP(sw, guarded.WithContext(agentmem.WithDamageReporter(guarded.Context(), func(d *agentmem.DamagedError) {
+		s.metrics.damaged.WithLabelValues(d.Kind).Inc()
+		s.log.Error("damaged record left out", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err,
+			"method", r.Method, "path", r.URL.Path)
+	})))
 }
 
 // unmatched answers a request no route matches: the mux's own 404, 405
@@ -518,8 +523,10 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers whether the store is reachable: 200, or 503 with
-// Retry-After.
+// readyz answers whether the store can serve (store.Pinger: it answers,
+// and it can write): 200, or 503 with Retry-After and the reason. What
+// the store holds does not count: a damaged record fails only the reads
+// of it.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadyTimeout)
 	defer cancel()
@@ -530,13 +537,28 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		_, err = s.store.List(ctx, store.ListRequest{PageSize: 1})
 	}
 	if err != nil {
+		reason := notReady(err)
 		s.metrics.storeErrors.WithLabelValues("ping").Inc()
-		s.log.Warn("not ready: the store is unreachable", "err", err)
+		s.log.Warn("not ready: "+reason, "err", err)
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, api.ReadyResponse{Status: "unavailable", RecallIndex: s.indexStatus()})
+		writeJSON(w, http.StatusServiceUnavailable, api.ReadyResponse{Status: "unavailable", Reason: reason, RecallIndex: s.indexStatus()})
 		return
 	}
 	writeJSON(w, http.StatusOK, api.ReadyResponse{Status: "ready", RecallIndex: s.indexStatus()})
+}
+
+// notReady says why a store's Ping failed, for /readyz, which needs no
+// key: the class of the failure, never the store's own words.
+func notReady(err error) string {
+	switch {
+	case errors.Is(err, store.ErrClosed):
+		return "the server is shutting down"
+	case errors.Is(err, agentmem.ErrExhausted):
+		return "the store is out of disk space or memory: writes fail until it has room again"
+	case transient(err):
+		return "the store is unreachable or busy"
+	}
+	return "the store failed"
 }
 
 func (s *Server) indexStatus() *api.IndexStatus {

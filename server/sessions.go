@@ -48,7 +48,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	req := store.ListRequest{UserID: q.Get("user_id"), Agent: q.Get("agent"), PageSize: size, PageToken: q.Get("page_token")}
 	if _, _, err := store.ValidateList(req); err != nil {
-		writeError(w, apiError(err))
+		writeError(w, inputError(err))
 		return
 	}
 	resp, err := s.svc.List(r.Context(), Tenant(r), req)
@@ -56,7 +56,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "list", err)
 		return
 	}
-	out := api.ListSessionsResponse{Sessions: resp.Sessions, NextPageToken: resp.NextPageToken}
+	out := api.ListSessionsResponse{Sessions: resp.Sessions, Damaged: api.Damaged(resp.Damaged), NextPageToken: resp.NextPageToken}
 	if out.Sessions == nil {
 		out.Sessions = []*store.Session{}
 	}

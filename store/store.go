@@ -25,9 +25,15 @@ import (
 // as ErrIDReused, for one that reuses step IDs for a different request),
 // ErrInvalid for bad input (which changes nothing), and ErrUnavailable for
 // a failure of the backend that may pass (a busy or unreachable database,
-// a timeout, ErrClosed); any other error is one nobody expected, such as a
-// stored entry that does not decode. Every method checks its input with
-// the Validate functions of this package before anything else.
+// a timeout, ErrClosed; agentmem.ErrExhausted when it is out of disk
+// space or memory); a session whose stored record does not decode is
+// agentmem.ErrDamaged (a *agentmem.DamagedError) to the methods that
+// return it or change its log (Get, Read, Append, Create of a branch of
+// it), and left out of List (see ListResponse.Damaged), while Delete and
+// Prune delete it as any other; any other error is one nobody expected,
+// such as a stored entry that does not decode. Every method checks its
+// input with the Validate functions of this package before anything
+// else.
 //
 // An expired session (see Session.ExpiresAt) is ErrNotFound to Get, Read,
 // Append and List, and to Create as a parent, from the moment it expires,
@@ -50,7 +56,9 @@ type Store interface {
 	Get(ctx context.Context, tenant, id string) (*Session, error)
 	// List returns sessions, newest first (CreatedAt descending, then ID
 	// descending, then Tenant descending), filtered and paged. Expired
-	// sessions are left out.
+	// sessions are left out, and so are damaged ones (whose stored record
+	// does not decode): each is listed in ListResponse.Damaged, in its
+	// place on its page, and reported to ctx (agentmem.ReportDamaged).
 	List(ctx context.Context, req ListRequest) (*ListResponse, error)
 	// Delete deletes a session and its log. Branches of it keep the
 	// history they inherited (it is copied into them first), and their
@@ -166,7 +174,12 @@ type ListRequest struct {
 
 // ListResponse is a page of sessions.
 type ListResponse struct {
-	Sessions      []*Session
+	Sessions []*Session
+	// Damaged are the sessions of the page whose stored record does not
+	// decode, in List's order, each with its tenant, ID and error: they
+	// take their places in the page (a page holds at most PageSize
+	// sessions and damaged ones together) but are not in Sessions.
+	Damaged       []*agentmem.DamagedError
 	NextPageToken string // empty on the last page
 }
 
@@ -359,6 +372,17 @@ const (
 // agentmem.ErrUnavailable: a server whose store is closed is shutting
 // down, and the call may succeed on another instance or after a restart.
 var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)
+
+// Pinger is implemented by stores that can tell whether they can serve,
+// as a server's readiness asks (every backend of this module does, and
+// recall.IndexedStore passes it on). Ping checks that the backend
+// answers and can write, not that any record decodes: it returns nil,
+// ErrClosed after Close, or an error wrapping agentmem.ErrUnavailable
+// (agentmem.ErrExhausted while the backend is out of disk space or
+// memory).
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
 
 // A Segment is a run of a session's visible log held in the log of
 // Session (the session itself, or a session it inherits from): the

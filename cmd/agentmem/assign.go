@@ -129,7 +129,9 @@ func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFla
 	return nil
 }
 
-// untenanted returns the IDs of the sessions that have no tenant.
+// untenanted returns the IDs of the sessions that have no tenant, the
+// damaged ones too (List leaves them out, and moving one fails, which
+// names it, rather than leaving it behind unsaid).
 func untenanted(ctx context.Context, st store.Store) ([]string, error) {
 	var ids []string
 	req := store.ListRequest{PageSize: store.MaxPageSize}
@@ -141,6 +143,11 @@ func untenanted(ctx context.Context, st store.Store) ([]string, error) {
 		for _, s := range resp.Sessions {
 			if s.Tenant == "" {
 				ids = append(ids, s.ID)
+			}
+		}
+		for _, d := range resp.Damaged {
+			if d.Tenant == "" {
+				ids = append(ids, d.ID)
 			}
 		}
 		if resp.NextPageToken == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,35 @@ func TestKeysAssignSessions(t *testing.T) {
 	}
 	if s, _ := st.Get(ctx, "acme", "demo"); s.Tenant != "acme" {
 		t.Fatalf("demo moved although its backup could not be written: %+v", s)
+	}
+}
+
+// A damaged session without a tenant is not left behind unsaid: the
+// others move, it is named as failed, and the exit code is 1.
+func TestKeysAssignSessionsDamaged(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "agentmem.db")
+	st, err := sqlite.Open(ctx, db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"good", "bad"} {
+		if _, err := st.Create(ctx, store.CreateRequest{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	raw, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE sessions SET metadata = '{"m":' WHERE id = 'bad'`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	env := map[string]string{"AGENTMEM_STORE": "sqlite://" + db}
+	code, stdout, stderr := cli(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", filepath.Join(t.TempDir(), "b.jsonl"))
+	if code != 1 || !strings.Contains(stdout, "good: moved into tenant acme") || !strings.Contains(stdout, "bad: failed:") || !strings.Contains(stdout, "damaged") {
+		t.Fatalf("assign-sessions: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/llm"
 	"github.com/agentmem/agentmem/recall"
@@ -58,6 +59,9 @@ func (m *memories) indexedStore(st store.Store, log *slog.Logger) *recall.Indexe
 	}
 	indexed.Follow.OnError = func(err error) {
 		log.Warn("recall indexing failed; the write is stored, and indexing is retried from the index's cursor in the log", "err", err)
+	}
+	indexed.Follow.OnDamaged = func(d *agentmem.DamagedError) {
+		log.Error("damaged record left out by recall indexing", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
 	}
 	indexed.Start()
 	return indexed

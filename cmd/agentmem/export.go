@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
@@ -46,7 +48,9 @@ Name the sessions, or select them: --all exports every session, --user and
 out); --tenant confines either way to one tenant (default: every tenant).
 Session IDs are per tenant: a named session is looked up in --tenant (the
 default tenant "" when it is not given); one that does not exist there is
-an error and nothing is written.
+an error and nothing is written. A selected session whose stored record
+does not decode (damaged) is left out: every other session is written,
+the damaged ones are named on standard error, and the exit code is 1.
 
 The output goes to standard output, or to -o FILE, which is written
 completely or not at all (a temporary file renamed into place, mode 0600:
@@ -102,9 +106,12 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 	defer st.Close()
 
 	// Find every session first, so that a missing one writes nothing.
-	var keys []store.Key
+	var (
+		keys    []store.Key
+		damaged []*agentmem.DamagedError
+	)
 	if selecting {
-		keys, err = listSessions(ctx, st, list)
+		keys, damaged, err = listSessions(ctx, st, list)
 		if err != nil {
 			return failure{err}
 		}
@@ -130,28 +137,43 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 			progressbar.OptionSetSpinnerChangeInterval(0),
 		)
 	}
-	n, size, err := writeExport(ctx, st, keys, selecting, f.out, stdout, bar)
+	n, size, skipped, err := writeExport(ctx, st, keys, selecting, f.out, stdout, bar)
 	if bar != nil {
 		_ = bar.Finish() // clears it
 	}
 	if err != nil {
 		return failure{err}
 	}
+	damaged = append(damaged, skipped...)
 	dest := f.out
 	if dest == "" || dest == "-" {
 		dest = "stdout"
 	}
-	if n == 0 {
+	if n == 0 && len(damaged) == 0 {
 		a.log.Warn("no sessions matched: nothing exported", "tenant", f.tenant, "user", f.user, "agent", f.agent)
 	}
 	a.log.Info("exported", "sessions", n, "bytes", size, "to", dest)
+	if len(damaged) > 0 {
+		// Every healthy session is written; the damaged ones are named,
+		// and the exit status says that the export is not whole.
+		names := make([]string, len(damaged))
+		for i, d := range damaged {
+			a.log.Error("damaged session not exported", "tenant", d.Tenant, "id", d.ID, "err", d.Err)
+			names[i] = strconv.Quote(d.ID)
+			if d.Tenant != "" {
+				names[i] += " (tenant " + strconv.Quote(d.Tenant) + ")"
+			}
+		}
+		return failure{fmt.Errorf("%d damaged sessions were not exported (their stored records do not decode): %s", len(damaged), strings.Join(names, ", "))}
+	}
 	return nil
 }
 
 // writeExport exports the sessions to the file path, written completely
 // or not at all, or to stdout when path is "" or "-". It returns how many
-// sessions and bytes it wrote.
-func writeExport(ctx context.Context, st store.Store, keys []store.Key, selected bool, path string, stdout io.Writer, bar *progressbar.ProgressBar) (int, int64, error) {
+// sessions and bytes it wrote, and the selected sessions it left out as
+// damaged (see exportSessions).
+func writeExport(ctx context.Context, st store.Store, keys []store.Key, selected bool, path string, stdout io.Writer, bar *progressbar.ProgressBar) (int, int64, []*agentmem.DamagedError, error) {
 	var (
 		w      = stdout
 		commit = func() error { return nil }
@@ -160,13 +182,13 @@ func writeExport(ctx context.Context, st store.Store, keys []store.Key, selected
 	if path != "" && path != "-" {
 		file, err := newAtomicFile(path)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		w, commit, abort = file, file.commit, file.abort
 	}
 	cw := &countingWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 256<<10)
-	n, err := exportSessions(ctx, st, keys, selected, bw, bar)
+	n, damaged, err := exportSessions(ctx, st, keys, selected, bw, bar)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -175,51 +197,64 @@ func writeExport(ctx context.Context, st store.Store, keys []store.Key, selected
 	}
 	if err != nil {
 		abort()
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	return n, cw.n, nil
+	return n, cw.n, damaged, nil
 }
 
 // exportSessions writes the sessions one after the other and returns how
 // many it wrote, advancing bar (if not nil) by one for each. A selected
-// session deleted since it was listed is skipped; a named one is an
-// error.
-func exportSessions(ctx context.Context, st store.Store, keys []store.Key, selected bool, w io.Writer, bar *progressbar.ProgressBar) (int, error) {
+// session deleted since it was listed is skipped, and so is one that is
+// damaged (its stored record does not decode) before anything of it was
+// written, which it returns; a named one is an error either way.
+func exportSessions(ctx context.Context, st store.Store, keys []store.Key, selected bool, w io.Writer, bar *progressbar.ProgressBar) (int, []*agentmem.DamagedError, error) {
 	n := 0
+	var damaged []*agentmem.DamagedError
+	cw := &countingWriter{w: w}
 	for _, k := range keys {
 		if err := ctx.Err(); err != nil {
-			return n, err
+			return n, damaged, err
 		}
 		id := k.ID
-		err := store.Export(ctx, st, k.Tenant, k.ID, w)
+		before := cw.n
+		err := store.Export(ctx, st, k.Tenant, k.ID, cw)
 		if bar != nil {
 			_ = bar.Add(1)
 		}
 		if selected && errors.Is(err, agentmem.ErrNotFound) {
 			continue
 		}
+		var d *agentmem.DamagedError
+		if selected && errors.As(err, &d) && cw.n == before {
+			damaged = append(damaged, d)
+			continue
+		}
 		if err != nil {
-			return n, fmt.Errorf("session %q: %w", id, err)
+			return n, damaged, fmt.Errorf("session %q: %w", id, err)
 		}
 		n++
 	}
-	return n, nil
+	return n, damaged, nil
 }
 
 // listSessions returns the keys of every session req selects, newest
-// first.
-func listSessions(ctx context.Context, st store.Store, req store.ListRequest) ([]store.Key, error) {
-	var keys []store.Key
+// first, and the damaged sessions the lists left out.
+func listSessions(ctx context.Context, st store.Store, req store.ListRequest) ([]store.Key, []*agentmem.DamagedError, error) {
+	var (
+		keys    []store.Key
+		damaged []*agentmem.DamagedError
+	)
 	for {
 		page, err := st.List(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, s := range page.Sessions {
 			keys = append(keys, s.Key())
 		}
+		damaged = append(damaged, page.Damaged...)
 		if page.NextPageToken == "" {
-			return keys, nil
+			return keys, damaged, nil
 		}
 		req.PageToken = page.NextPageToken
 	}

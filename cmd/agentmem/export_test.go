@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -167,7 +168,7 @@ func sameSession(t *testing.T, src, dst store.Store, id string) {
 // sessionIDs lists the IDs of every session of a store, sorted.
 func sessionIDs(t *testing.T, st store.Store) []string {
 	t.Helper()
-	keys, err := listSessions(context.Background(), st, store.ListRequest{PageSize: store.MaxPageSize})
+	keys, _, err := listSessions(context.Background(), st, store.ListRequest{PageSize: store.MaxPageSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,17 +352,17 @@ func TestExportSessionsSkipsDeleted(t *testing.T) {
 	seedSessions(t, url)
 	st := openTestStore(t, url)
 	var b bytes.Buffer
-	n, err := exportSessions(context.Background(), st, []store.Key{{ID: "s2"}, {ID: "gone"}}, true, &b, nil)
+	n, _, err := exportSessions(context.Background(), st, []store.Key{{ID: "s2"}, {ID: "gone"}}, true, &b, nil)
 	if err != nil || n != 1 || !strings.HasPrefix(b.String(), `{"agentmem_export":1,"session":{"id":"s2"`) {
 		t.Fatalf("exportSessions: %d, %v", n, err)
 	}
-	_, err = exportSessions(context.Background(), st, []store.Key{{ID: "gone"}}, false, &b, nil)
+	_, _, err = exportSessions(context.Background(), st, []store.Key{{ID: "gone"}}, false, &b, nil)
 	if !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("a named session deleted meanwhile: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := exportSessions(ctx, st, []store.Key{{ID: "s2"}}, true, &b, nil); !errors.Is(err, context.Canceled) {
+	if _, _, err := exportSessions(ctx, st, []store.Key{{ID: "s2"}}, true, &b, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -387,7 +388,7 @@ func TestWriteExportFailsWhole(t *testing.T) {
 	st := failingRead{openTestStore(t, url), "s3"}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.jsonl")
-	if _, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s2"}, {ID: "s3"}}, true, out, nil, nil); err == nil || !strings.Contains(err.Error(), `session "s3": disk on fire`) {
+	if _, _, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s2"}, {ID: "s3"}}, true, out, nil, nil); err == nil || !strings.Contains(err.Error(), `session "s3": disk on fire`) {
 		t.Fatalf("writeExport: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -396,7 +397,7 @@ func TestWriteExportFailsWhole(t *testing.T) {
 	if err := os.WriteFile(out, []byte("old\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s3"}}, true, out, nil, nil); err == nil {
+	if _, _, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s3"}}, true, out, nil, nil); err == nil {
 		t.Fatal("no error")
 	}
 	if data, _ := os.ReadFile(out); string(data) != "old\n" {
@@ -405,7 +406,7 @@ func TestWriteExportFailsWhole(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("files left by a failed export: %v", entries)
 	}
-	n, size, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s2"}}, true, out, nil, nil)
+	n, size, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s2"}}, true, out, nil, nil)
 	data, _ := os.ReadFile(out)
 	if err != nil || n != 2 || size != int64(len(data)) || !strings.HasPrefix(string(data), `{"agentmem_export":1,"session":{"id":"s1"`) {
 		t.Fatalf("writeExport: %d sessions, %d bytes, %v: %q", n, size, err, data)
@@ -429,4 +430,39 @@ func TestExportProgressBar(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "contradict") {
 		t.Errorf("--progress --no-progress: exit %d, %q", code, stderr)
 	}
+}
+
+// A session whose stored record does not decode does not stop a backup:
+// export --all writes every healthy session, to the file, names the
+// damaged ones on stderr and exits 1; the file imports back whole.
+func TestExportAllPastDamagedSession(t *testing.T) {
+	url := newStoreURL(t, "a.db")
+	seedSessions(t, url)
+	db, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(url, "sqlite://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE sessions SET metadata = '{"m":' WHERE id = 's2'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out := filepath.Join(t.TempDir(), "backup.jsonl")
+	code, stdout, stderr := cli(t, map[string]string{"AGENTMEM_STORE": url}, "", "export", "--all", "-o", out)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, `damaged`) || !strings.Contains(stderr, `"s2"`) || !strings.Contains(stderr, "sessions=2") {
+		t.Fatalf("export: exit %d, stdout %q, stderr %q; want exit 1 naming s2", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the healthy sessions were not written: %v", err)
+	}
+	if n := strings.Count(string(data), `{"agentmem_export":1,`); n != 2 || strings.Contains(string(data), `"id":"s2"`) {
+		t.Fatalf("the export has %d headers, want s1 and s3:\n%s", n, data)
+	}
+	dstURL := newStoreURL(t, "dst.db")
+	if code, stdout, stderr := cli(t, nil, "", "import", "--store", dstURL, out); code != 0 {
+		t.Fatalf("import: exit %d, %q %q", code, stdout, stderr)
+	}
+	src, dst := openTestStore(t, url), openTestStore(t, dstURL)
+	sameSession(t, src, dst, "s1")
+	sameSession(t, src, dst, "s3")
 }

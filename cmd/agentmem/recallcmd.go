@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/spf13/cobra"
@@ -51,6 +52,9 @@ search prints the best hits for a query, one JSON object per line.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withMemories(cmd.Context(), a, f, func(ctx context.Context, st store.Store, m *memories) error {
+				ctx = agentmem.WithDamageReporter(ctx, func(d *agentmem.DamagedError) {
+					a.log.Error("damaged record left out", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
+				})
 				n, err := m.indexer.Backfill(ctx, store.ListRequest{Tenant: f.tenant, PageSize: store.MaxPageSize})
 				if err != nil {
 					return failure{err}

@@ -46,6 +46,12 @@ type Config struct {
 	Share func(t *testing.T, st facts.Store) facts.Store
 	// Writers is the number of concurrent writers; zero means 16.
 	Writers int
+	// Damage, when set, damages the stored fact tenant/id in st so that
+	// it does not decode (its metadata not an object of strings), as a
+	// row changed by hand or by a faulty disk would be. The suite then
+	// checks what the store does with a damaged fact; a backend that
+	// cannot hold one (the in-memory one) leaves it nil.
+	Damage func(t *testing.T, st facts.Store, tenant, id string)
 }
 
 // Run runs the conformance suite against the backend cfg describes.
@@ -73,6 +79,7 @@ func Run(t *testing.T, cfg Config) {
 		{"Search", []test{{"Ranking", s.searchRanking}}},
 		{"Concurrency", []test{{"SameFact", s.concurrentSame}, {"Supersede", s.concurrentSupersede}, {"Users", s.concurrentUsers}}},
 		{"Close", []test{{"Closed", s.closed}}},
+		{"Damaged", []test{{"SkipAndReport", s.damaged}}},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

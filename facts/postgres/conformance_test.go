@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/facts/factstest"
 	"github.com/agentmem/agentmem/facts/postgres"
 	"github.com/agentmem/agentmem/internal/testenv"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestConformance(t *testing.T) { conformance(t, testenv.PostgresURL(t)) }
@@ -37,6 +38,21 @@ func conformance(t *testing.T, url string) {
 			schema := schemas[st]
 			mu.Unlock()
 			return open(t, schema)
+		},
+		// jsonb holds only JSON: the damage is metadata that is not an
+		// object of strings.
+		Damage: func(t *testing.T, st facts.Store, tenant, id string) {
+			mu.Lock()
+			schema := schemas[st]
+			mu.Unlock()
+			conn, err := pgx.Connect(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(context.Background(), `UPDATE `+pgx.Identifier{schema, "facts"}.Sanitize()+` SET metadata = '{"m":1}' WHERE tenant = $1 AND id = $2`, tenant, id); err != nil {
+				t.Fatal(err)
+			}
 		},
 	})
 }

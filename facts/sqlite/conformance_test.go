@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -31,6 +32,19 @@ func TestConformance(t *testing.T) {
 			path := paths[st]
 			mu.Unlock()
 			return open(t, path)
+		},
+		Damage: func(t *testing.T, st facts.Store, tenant, id string) {
+			mu.Lock()
+			path := paths[st]
+			mu.Unlock()
+			db, err := sql.Open("sqlite", "file:"+path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`UPDATE facts SET metadata = '{"m":' WHERE tenant = ? AND id = ?`, tenant, id); err != nil {
+				t.Fatal(err)
+			}
 		},
 	})
 }

@@ -1,11 +1,14 @@
 package jsoncheck
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -43,35 +46,33 @@ func Decode(data []byte, v any) error {
 	if err == nil {
 		return nil
 	}
-	return decodeError(err)
+	return decodeError(data, err)
 }
 
-// decodeError turns an error of the JSON v2 decoder into an *Error.
-func decodeError(err error) error {
+// decodeError turns an error of the JSON v2 decoder, decoding data, into
+// an *Error.
+func decodeError(data []byte, err error) error {
 	var se *jsonv2.SemanticError
 	var sy *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &se):
 		path := pointerPath(se.JSONPointer)
-		switch {
-		case errors.Is(se.Err, jsonv2.ErrUnknownName):
+		if errors.Is(se.Err, jsonv2.ErrUnknownName) {
 			return &Error{Path: path, Offset: se.ByteOffset, Reason: unknownReason(se.GoType, se.JSONPointer.LastToken())}
-		case se.Err != nil && !isV2Internal(se.Err):
+		}
+		var want string
+		var form bool
+		if se.GoType != nil {
+			want, form = expected(se.GoType, se.JSONKind == scalarKind(se.GoType))
+		}
+		if se.Err != nil && !isV2Internal(se.Err) && !form {
 			// A type that decodes itself refused its value.
 			return &Error{Path: path, Offset: se.ByteOffset, Reason: se.Err.Error(), Err: se.Err}
 		}
-		want := "a valid value"
-		if se.GoType != nil {
-			want = goKind(se.GoType)
+		if want == "" {
+			want = "a valid value"
 		}
-		got := "value"
-		if se.JSONKind != 0 {
-			got = kindName(se.JSONKind)
-		}
-		if path == "" {
-			return &Error{Offset: se.ByteOffset, Reason: fmt.Sprintf("must be %s, not a JSON %s", want, got)}
-		}
-		return &Error{Path: path, Offset: se.ByteOffset, Reason: fmt.Sprintf("must be %s, not a JSON %s", want, got)}
+		return &Error{Path: path, Offset: se.ByteOffset, Reason: fmt.Sprintf("must be %s, not %s", want, given(data, se))}
 	case errors.As(err, &sy):
 		path := pointerPath(sy.JSONPointer)
 		at := sy.ByteOffset
@@ -155,27 +156,111 @@ func isIndex(tok string) bool {
 	return true
 }
 
-// goKind names what a Go type holds the way a JSON client thinks of it.
-func goKind(t reflect.Type) string {
+// expected says what a value of the Go type t must be, in the terms of a
+// JSON client: its kind and, where the type narrows it, its form ("a
+// date and time in RFC 3339 form") and, with inRange (the value was a
+// number, as the type takes, but out of its range), its range ("an
+// integer from 0 to 255"). form reports a type of a form of its own
+// that the decoder checks (a time), whose errors the description
+// replaces.
+func expected(t reflect.Type, inRange bool) (want string, form bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case timeType:
+		return `a date and time in RFC 3339 form, such as "2026-11-27T09:30:00Z"`, true
+	case durationType:
+		return "an integer number of nanoseconds", true
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string", false
+	case reflect.Bool:
+		return "true or false", false
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if !inRange {
+			return "an integer", false
+		}
+		bits := t.Bits()
+		return fmt.Sprintf("an integer from %d to %d", -1<<(bits-1), 1<<(bits-1)-1), false
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if !inRange {
+			return "an integer", false
+		}
+		return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<(t.Bits()-1)*2-1), false
+	case reflect.Float32:
+		if !inRange {
+			return "a number", false
+		}
+		return fmt.Sprintf("a number from %.2g to %.2g", -math.MaxFloat32, math.MaxFloat32), false
+	case reflect.Float64:
+		return "a number", false
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a string of base64", false
+		}
+		return "an array", false
+	case reflect.Array:
+		return fmt.Sprintf("an array of %d elements", t.Len()), false
+	case reflect.Map:
+		if t.Elem().Kind() == reflect.String {
+			return "an object of strings", false
+		}
+		return "an object", false
+	case reflect.Struct:
+		return "an object", false
+	case reflect.Interface:
+		return "a JSON value", false
+	}
+	return "", false
+}
+
+var (
+	timeType     = reflect.TypeFor[time.Time]()
+	durationType = reflect.TypeFor[time.Duration]()
+)
+
+// scalarKind is the JSON kind of the values of t when they are numbers
+// ('0') or strings ('"'), and 0 otherwise.
+func scalarKind(t reflect.Type) jsontext.Kind {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return '0'
+	case reflect.String:
+		return '"'
 	}
-	return "a valid value"
+	if t == timeType {
+		return '"'
+	}
+	return 0
+}
+
+// maxShown bounds the text of a refused value that an error quotes.
+const maxShown = 40
+
+// given describes the value a SemanticError refused: the value itself
+// when it is a short number or string of the kind its type takes (its
+// range or form was wrong: 1.5, "now"), else its JSON kind ("a JSON
+// object").
+func given(data []byte, se *jsonv2.SemanticError) string {
+	got := "a JSON value"
+	if se.JSONKind != 0 {
+		got = "a JSON " + kindName(se.JSONKind)
+	}
+	if se.GoType == nil || se.JSONKind != scalarKind(se.GoType) || se.ByteOffset < 0 || se.ByteOffset >= int64(len(data)) {
+		return got
+	}
+	v, err := jsontext.NewDecoder(bytes.NewReader(data[se.ByteOffset:])).ReadValue()
+	if err != nil || len(v) > maxShown || v.Kind() != se.JSONKind {
+		return got
+	}
+	return string(v)
 }
 
 // kindName names a JSON kind.

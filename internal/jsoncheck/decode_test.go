@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // decodeTarget has what the agentmem types have: nested structs, a map,
@@ -19,6 +20,10 @@ type decodeTarget struct {
 	Meta  map[string]string `json:"metadata"`
 	Items []decodeTarget    `json:"items"`
 	Self  *selfDecoder      `json:"self"`
+	At    *time.Time        `json:"at"`
+	Wait  time.Duration     `json:"wait"`
+	Small uint8             `json:"small"`
+	Vec   []float32         `json:"vec"`
 }
 
 type selfDecoder struct{ s string }
@@ -62,6 +67,20 @@ func TestDecode(t *testing.T) {
 		{in: `{"metadata":{"a":1}}`, path: "metadata.a", reason: "must be a string, not a JSON number"},
 		{in: `{"items":{}}`, path: "items", reason: "must be an array, not a JSON object"},
 		{in: `[]`, reason: "must be an object, not a JSON array"},
+		{in: `{"n":1e30}`, path: "n", reason: "must be an integer from -9223372036854775808 to 9223372036854775807, not 1e30"},
+		{in: `{"small":300}`, path: "small", reason: "must be an integer from 0 to 255, not 300"},
+		{in: `{"small":-1}`, path: "small", reason: "must be an integer from 0 to 255, not -1"},
+		{in: `{"vec":[1,1e39]}`, path: "vec[1]", reason: "must be a number from -3.4e+38 to 3.4e+38, not 1e39"},
+		{in: `{"small":"` + strings.Repeat("9", 50) + `"}`, path: "small", reason: "must be an integer, not a JSON string"},
+		{in: `{"small":` + strings.Repeat("9", 50) + `}`, path: "small", reason: "must be an integer from 0 to 255, not a JSON number"},
+		{in: `{"at":"2026-11-27T09:30:00+01:00"}`},
+		{in: `{"at":"now"}`, path: "at", reason: `must be a date and time in RFC 3339 form, such as "2026-11-27T09:30:00Z", not "now"`},
+		{in: `{"at":"2026-11-27"}`, path: "at", reason: `RFC 3339 form, such as "2026-11-27T09:30:00Z", not "2026-11-27"`},
+		{in: `{"at":"2026-11-27T25:00:00Z"}`, path: "at", reason: `RFC 3339 form`},
+		{in: `{"at":{}}`, path: "at", reason: `RFC 3339 form, such as "2026-11-27T09:30:00Z", not a JSON object`},
+		{in: `{"at":17}`, path: "at", reason: `RFC 3339 form, such as "2026-11-27T09:30:00Z", not a JSON number`},
+		{in: `{"wait":"1s"}`, path: "wait", reason: `must be an integer number of nanoseconds, not a JSON string`},
+		{in: `{"wait":1.5}`, path: "wait", reason: `must be an integer number of nanoseconds, not 1.5`},
 
 		{in: `{"self":"bad"}`, path: "self", reason: "refused by the type"},
 

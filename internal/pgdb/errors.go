@@ -18,11 +18,32 @@ import (
 // says it is, and err unchanged otherwise. Every PostgreSQL backend passes
 // its errors through it, so that callers tell an outage (retry later) from
 // a failure nobody expected (a corrupt row, a bug).
+//
+// Resource exhaustion (see Exhausted) wraps agentmem.ErrExhausted, which
+// is ErrUnavailable too.
 func Classify(err error) error {
 	if err == nil || errors.Is(err, agentmem.ErrUnavailable) || !Transient(err) {
 		return err
 	}
+	if Exhausted(err) {
+		return fmt.Errorf("%w: %w", agentmem.ErrExhausted, err)
+	}
 	return fmt.Errorf("%w: %w", agentmem.ErrUnavailable, err)
+}
+
+// Exhausted reports whether err is the server out of room: SQLSTATE
+// 53000 insufficient_resources, 53100 disk_full or 53200 out_of_memory.
+// Such a failure passes once room is made.
+func Exhausted(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "53000", "53100", "53200":
+		return true
+	}
+	return false
 }
 
 // Transient reports whether err is a failure of PostgreSQL, or of the way
@@ -34,6 +55,7 @@ func Classify(err error) error {
 //   - the server is shutting down, starting up or out of connections
 //     (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
 //     cannot_connect_now, 53300 too_many_connections);
+//   - the server is out of disk space or memory (see Exhausted);
 //   - the transaction lost a race it may win next time (40001
 //     serialization_failure, 40P01 deadlock_detected, 55P03
 //     lock_not_available);
@@ -63,6 +85,9 @@ func Transient(err error) bool {
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "57P01", "57P02", "57P03", "53300", "40001", "40P01", "55P03", "57014":
+			return true
+		}
+		if Exhausted(err) {
 			return true
 		}
 		return strings.HasPrefix(pgErr.Code, "08")

@@ -146,3 +146,34 @@ func TestClassifyServerErrors(t *testing.T) {
 	_, err = pool.Exec(ctx, `SELECT 1 / (v - v) FROM t`)
 	checkClassified(t, "division by zero", err, false)
 }
+
+// TestClassifyExhausted: the server out of disk space or memory (SQLSTATE
+// class 53: 53000 insufficient_resources, 53100 disk_full, 53200
+// out_of_memory) is resource exhaustion, transient and
+// agentmem.ErrExhausted; too many connections (53300) is transient but
+// not exhaustion of the server's room, and a configuration limit (53400)
+// is neither.
+func TestClassifyExhausted(t *testing.T) {
+	pool, _ := openTest(t)
+	ctx := context.Background()
+	raise := func(code string) error {
+		_, err := pool.Exec(ctx, `DO $$ BEGIN RAISE EXCEPTION 'raised' USING ERRCODE = '`+code+`'; END $$`)
+		return err
+	}
+	for _, c := range []struct {
+		code                 string
+		transient, exhausted bool
+	}{
+		{"53000", true, true},
+		{"53100", true, true},
+		{"53200", true, true},
+		{"53300", true, false},
+		{"53400", false, false},
+	} {
+		err := raise(c.code)
+		checkClassified(t, c.code, err, c.transient)
+		if got := errors.Is(Classify(err), agentmem.ErrExhausted); got != c.exhausted || Exhausted(err) != c.exhausted {
+			t.Errorf("%s: Classify(%v) is ErrExhausted: %v, Exhausted: %v; want %v", c.code, err, got, Exhausted(err), c.exhausted)
+		}
+	}
+}

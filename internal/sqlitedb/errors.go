@@ -12,12 +12,17 @@ import (
 
 // Classify returns err marked as transient (wrapping
 // agentmem.ErrUnavailable, and still err for errors.As) when Transient
-// says it is, and err unchanged otherwise. Every SQLite backend passes its
-// errors through it, so that callers tell a busy database (retry later)
-// from a failure nobody expected (a corrupt row, a bug).
+// says it is, and err unchanged otherwise; resource exhaustion (see
+// Exhausted) wraps agentmem.ErrExhausted, which is ErrUnavailable too.
+// Every SQLite backend passes its errors through it, so that callers tell
+// a busy or full database (retry later) from a failure nobody expected (a
+// corrupt row, a bug).
 func Classify(err error) error {
 	if err == nil || errors.Is(err, agentmem.ErrUnavailable) || !Transient(err) {
 		return err
+	}
+	if Exhausted(err) {
+		return fmt.Errorf("%w: %w", agentmem.ErrExhausted, err)
 	}
 	return fmt.Errorf("%w: %w", agentmem.ErrUnavailable, err)
 }
@@ -25,9 +30,10 @@ func Classify(err error) error {
 // Transient reports whether err is a failure of SQLite that may pass if
 // the same work is tried again later: the database is locked by another
 // connection or process beyond the busy timeout (SQLITE_BUSY and
-// SQLITE_LOCKED, with their extended codes), or a context deadline passed
-// before the work was done. A context cancelled by the caller is not
-// transient: it is the caller's own doing.
+// SQLITE_LOCKED, with their extended codes), SQLite is out of room (see
+// Exhausted), or a context deadline passed before the work was done. A
+// context cancelled by the caller is not transient: it is the caller's
+// own doing.
 func Transient(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
@@ -42,5 +48,24 @@ func Transient(err error) bool {
 			return true
 		}
 	}
-	return false
+	return Exhausted(err)
+}
+
+// Exhausted reports whether err is SQLite out of room: SQLITE_FULL (the
+// database has reached its max_page_count, or its file system is full:
+// SQLite's VFS reports a write that finds no space, ENOSPC, as
+// SQLITE_FULL) or out of memory (SQLITE_NOMEM, SQLITE_IOERR_NOMEM).
+// Such a failure passes once room is made. Other I/O errors do not count:
+// the driver does not give their errno, and a failing disk is no
+// passing condition.
+func Exhausted(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_NOMEM:
+		return true
+	}
+	return se.Code() == sqlite3.SQLITE_IOERR_NOMEM
 }

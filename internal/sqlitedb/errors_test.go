@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +94,46 @@ func TestClassify(t *testing.T) {
 		}
 		if !c.transient && got != c.err {
 			t.Errorf("%s: Classify changed %v into %v", c.name, c.err, got)
+		}
+	}
+}
+
+// TestClassifyFull: a write into a database that has reached its size
+// (SQLITE_FULL, here through max_page_count; SQLite's VFS reports a
+// file system without room, ENOSPC, the same way) is resource exhaustion:
+// transient, agentmem.ErrExhausted, the driver's error reachable; and the
+// same write succeeds once there is room.
+func TestClassifyFull(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	var pages int64
+	if err := db.W.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 64<<10)
+	_, err := db.W.ExecContext(ctx, `INSERT INTO t VALUES ($1, 1)`, big)
+	if err == nil {
+		t.Fatal("a write past max_page_count succeeded")
+	}
+	if !Transient(err) || !Exhausted(err) {
+		t.Fatalf("Transient, Exhausted(%v) = %v, %v; want true, true", err, Transient(err), Exhausted(err))
+	}
+	c := Classify(err)
+	if !errors.Is(c, agentmem.ErrExhausted) || !errors.Is(c, agentmem.ErrUnavailable) || !errors.Is(c, err) {
+		t.Errorf("Classify(%v) = %v; want it wrapping ErrExhausted and the driver's error", err, c)
+	}
+	if _, err := db.W.ExecContext(ctx, `PRAGMA max_page_count = 1000000`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(ctx, `INSERT INTO t VALUES ($1, 1)`, big); err != nil {
+		t.Fatalf("the write once there is room: %v", err)
+	}
+	for _, other := range []error{context.Canceled, ErrGroupClosed, errors.New("corrupt")} {
+		if Exhausted(other) {
+			t.Errorf("Exhausted(%v) = true", other)
 		}
 	}
 }

@@ -47,5 +47,12 @@ func conformance(t *testing.T, url string, opts Options) {
 			}
 			return open(t, schemas[b])
 		},
+		// jsonb holds only JSON: the damage is metadata that is not an
+		// object of strings.
+		Damage: func(t *testing.T, b recall.Backend, tenant, id string) {
+			if _, err := b.(*Backend).pool.Exec(context.Background(), `UPDATE recall_docs SET metadata = '{"m":1}' WHERE tenant = $1 AND id = $2`, tenant, id); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }

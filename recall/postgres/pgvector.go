@@ -438,7 +438,7 @@ func (p *Backend) vectorPG(ctx context.Context, x *sqlindex.Queries, ext *extens
 			if err != nil {
 				return err
 			}
-			top, got, err = x.ScoreRows(rows, q.Vector, q.Limit)
+			top, got, err = x.ScoreRows(ctx, q.Tenant, rows, q.Vector, q.Limit)
 			return err
 		})
 		if err != nil {
@@ -454,7 +454,7 @@ func (p *Backend) vectorPG(ctx context.Context, x *sqlindex.Queries, ext *extens
 	if err != nil {
 		return nil, err
 	}
-	top, _, err := x.ScoreRows(rows, q.Vector, q.Limit)
+	top, _, err := x.ScoreRows(ctx, q.Tenant, rows, q.Vector, q.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@
 //
 // Each subtest gets a new, empty backend. Subtests are grouped by
 // behaviour (Docs, Tenants, Filters, Ranking, TFIDF, Neighbours, Vectors, Hybrid,
-// Reembed, BadInput, Concurrency, Close, Reopen), so one can be run alone
-// with go test -run 'Conformance/Ranking'. Embeddings come from a real
+// Reembed, BadInput, Concurrency, Close, Reopen, Damaged), so one can be
+// run alone with go test -run 'Conformance/Ranking'. Embeddings come from a real
 // recall.LLMEmbedder talking to a local httptest server (see
 // EmbeddingServer).
 package recalltest
@@ -40,6 +40,13 @@ type Config struct {
 	Reopen func(t *testing.T, b recall.Backend) recall.Backend
 	// Goroutines sizes the concurrency test; 0 means 8.
 	Goroutines int
+	// Damage, when set, damages the stored document tenant/id in b so
+	// that it does not decode (its metadata not an object of strings), as
+	// a row changed by hand or by a faulty disk would be. The suite then
+	// checks what the backend does with a damaged document (the Damaged
+	// tests); a backend that cannot hold one (the in-memory one) leaves
+	// it nil.
+	Damage func(t *testing.T, b recall.Backend, tenant, id string)
 }
 
 // Run runs the conformance suite against the backend cfg describes.
@@ -69,6 +76,7 @@ func Run(t *testing.T, cfg Config) {
 		{"Concurrency", s.concurrencyTests()},
 		{"Close", s.closeTests()},
 		{"Reopen", s.reopenTests()},
+		{"Damaged", s.damagedTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

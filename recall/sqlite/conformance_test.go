@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -35,6 +36,19 @@ func TestConformance(t *testing.T) {
 			path := paths[b]
 			mu.Unlock()
 			return open(t, path)
+		},
+		Damage: func(t *testing.T, b recall.Backend, tenant, id string) {
+			mu.Lock()
+			path := paths[b]
+			mu.Unlock()
+			db, err := sql.Open("sqlite", "file:"+path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`UPDATE recall_docs SET metadata = '{"m":' WHERE tenant = ? AND id = ?`, tenant, id); err != nil {
+				t.Fatal(err)
+			}
 		},
 	})
 }

@@ -252,9 +252,11 @@ func (fts) MetadataCond(meta map[string]string, arg func(any) string) string {
 	return strings.Join(conds, " AND ")
 }
 
-// EntryAtMost implements sqlindex.Dialect.
+// EntryAtMost implements sqlindex.Dialect. Metadata that is not JSON (a
+// damaged row) counts as none, for json_extract would fail the whole
+// query on it.
 func (fts) EntryAtMost(through string) string {
-	const e = `json_extract(d.metadata, '$.` + recall.MetaEntry + `')`
+	const e = `(CASE WHEN json_valid(d.metadata) THEN json_extract(d.metadata, '$.` + recall.MetaEntry + `') END)`
 	return `(CASE WHEN typeof(` + e + `) = 'text' AND length(` + e + `) BETWEEN 1 AND 18 AND ` + e + ` NOT GLOB '*[^0-9]*' THEN CAST(` + e + ` AS INTEGER) ELSE d.seq END) <= ` + through
 }
 

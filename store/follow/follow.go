@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -50,6 +51,11 @@ type Options struct {
 	// retried with backoff (up to 5s), and those reported by the apply
 	// function for changes it skipped.
 	OnError func(err error)
+	// OnDamaged, when set, is told of every damaged record (one whose
+	// stored form does not decode) that the follower's reads, and those of
+	// the apply function, left out (see agentmem.ReportDamaged); the
+	// follower goes on without it.
+	OnDamaged func(*agentmem.DamagedError)
 	// OnBatch, when set, is told of every batch applied.
 	OnBatch func(BatchInfo)
 }
@@ -185,6 +191,9 @@ func (f *Follower) Sync(ctx context.Context) error {
 // closed (returning store.ErrClosed). Failures are reported to OnError
 // and retried.
 func (f *Follower) Run(ctx context.Context) error {
+	if f.opts.OnDamaged != nil {
+		ctx = agentmem.WithDamageReporter(ctx, f.opts.OnDamaged)
+	}
 	f.setRunning(true)
 	defer f.setRunning(false)
 	backoff := newBackoff()

@@ -680,6 +680,16 @@ func (st *Store) ImportEntries(ctx context.Context, s *store.Session, entries []
 	return nil
 }
 
+// Ping reports whether the store can serve: nil until Close, then
+// store.ErrClosed.
+func (st *Store) Ping(ctx context.Context) error {
+	if err := st.lock(ctx); err != nil {
+		return err
+	}
+	st.mu.Unlock()
+	return nil
+}
+
 // Close implements store.Store: it drops every session. Later calls
 // return store.ErrClosed; closing again returns nil.
 func (st *Store) Close() error {

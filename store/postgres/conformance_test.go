@@ -38,5 +38,19 @@ func conformance(t *testing.T, url string) {
 			}
 			return re
 		},
+		Damage: damage,
 	})
+}
+
+// damage makes the stored metadata of a session malformed JSON, as a
+// row changed by hand would be.
+func damage(t *testing.T, st store.Store, tenant, id string) {
+	t.Helper()
+	tag, err := st.(*Store).pool.Exec(context.Background(), `UPDATE sessions SET metadata = '{"m":' WHERE tenant = $1 AND id = $2`, tenant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tag.RowsAffected() != 1 {
+		t.Fatalf("damaged %d rows", tag.RowsAffected())
+	}
 }

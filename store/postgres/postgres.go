@@ -34,7 +34,11 @@ type Options struct {
 	// default search_path (usually "public"), left as it is.
 	Schema string
 	// Clock is the only source of time the store reads: session and entry
-	// times, expiry, and the default PruneRequest.Now. Nil means time.Now.
+	// times, expiry, and the default PruneRequest.Now. Nil means the
+	// database's clock (clock_timestamp()), so that every server that
+	// shares the database judges expiry alike whatever its own clock says:
+	// read by a query in Prune, and elsewhere as the local clock plus the
+	// database's offset from it, measured at Open and every minute after.
 	Clock func() time.Time
 	// MaxConns caps the connection pool. Zero means pgxpool's default
 	// (the larger of 4 and the number of CPUs) unless the URL sets
@@ -55,6 +59,9 @@ type Store struct {
 	schema string
 	clock  func() time.Time
 	queue  appendQueue // appends to one session take turns in the process
+	// dbc is the database's clock, when the store reads it (no
+	// Options.Clock).
+	dbc *dbClock
 }
 
 var (
@@ -73,6 +80,11 @@ var (
 // returned. Operations on a closed store fail with store.ErrClosed;
 // closing it again does nothing.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	return open(ctx, url, opts, time.Now)
+}
+
+// open is Open on a machine whose clock is local.
+func open(ctx context.Context, url string, opts Options, local func() time.Time) (*Store, error) {
 	pool, err := pgdb.Open(ctx, url, opts.Schema, opts.MaxConns)
 	if err != nil {
 		return nil, err
@@ -81,20 +93,49 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, pgdb.Classify(err)
 	}
-	return newStore(pool, opts.Schema, opts.Clock), nil
+	if opts.Clock != nil {
+		return newStore(pool, opts.Schema, opts.Clock, nil), nil
+	}
+	dbc, err := newDBClock(ctx, pool, local)
+	if err != nil {
+		pool.Close()
+		return nil, pgdb.Classify(err)
+	}
+	return newStore(pool, opts.Schema, dbc.Now, dbc), nil
 }
 
-// newStore returns the store over a pool whose schema is migrated.
-func newStore(pool *pgxpool.Pool, schema string, clock func() time.Time) *Store {
-	if clock == nil {
-		clock = time.Now
+// newStore returns the store over a pool whose schema is migrated, that
+// reads clock; dbc, when clock is the database's, is stopped on Close.
+func newStore(pool *pgxpool.Pool, schema string, clock func() time.Time, dbc *dbClock) *Store {
+	o := sqlstore.Options{Clock: clock, InsertEntries: copyEntries}
+	if dbc != nil {
+		o.OnClose = dbc.close
 	}
 	return &Store{
-		Store:  sqlstore.New(sqldb.NewPostgres(pool), sqlstore.Options{Clock: clock, InsertEntries: copyEntries}),
+		Store:  sqlstore.New(sqldb.NewPostgres(pool), o),
 		pool:   pool,
 		schema: schema,
 		clock:  clock,
+		dbc:    dbc,
 	}
+}
+
+// Prune implements store.Store. Without PruneRequest.Now and with the
+// database's clock, it judges expiry by the database's clock read by a
+// query: a deletion cannot be undone, so it does not rest on the offset
+// measured last.
+func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.PruneResponse, error) {
+	if req.Now.IsZero() && s.dbc != nil {
+		if err := sqlstore.CheckOpen(s.Store); err != nil {
+			return nil, err
+		}
+		now, err := s.dbc.exact(ctx)
+		if err != nil {
+			return nil, sqlstore.Err(s.Store, "prune", err)
+		}
+		req.Now = now
+	}
+	return s.Store.Prune(ctx, req)
 }
 
 // openURL is the store.Opener for postgres:// and postgresql:// URLs. The

@@ -128,7 +128,7 @@ func TestServerGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := newStore(pool, "", time.Now)
+	dead := newStore(pool, "", time.Now, nil)
 	defer dead.Close()
 	calls := map[string]func() error{
 		"Get":    func() error { _, err := dead.Get(ctx, "", "s"); return err },

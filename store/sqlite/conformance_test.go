@@ -46,5 +46,19 @@ func TestConformance(t *testing.T) {
 		},
 		Goroutines:  32,
 		AppendsEach: 10,
+		Damage:      damage,
 	})
+}
+
+// damage makes the stored metadata of a session malformed JSON, as a
+// row changed by hand would be.
+func damage(t *testing.T, st store.Store, tenant, id string) {
+	t.Helper()
+	n, err := st.(*Store).w.ExecContext(context.Background(), `UPDATE sessions SET metadata = '{"m":' WHERE tenant = ? AND id = ?`, tenant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := n.RowsAffected(); rows != 1 {
+		t.Fatalf("damaged %d rows", rows)
+	}
 }

@@ -18,6 +18,11 @@ func (s *suite) closeTests() []namedTest {
 		{"ErrClosed", func(t *testing.T) {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "x"})
+			if p, ok := e.st.(store.Pinger); ok {
+				if err := p.Ping(e.ctx); err != nil {
+					t.Fatalf("Ping of an open store: %v", err)
+				}
+			}
 			if err := e.st.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
@@ -33,6 +38,9 @@ func (s *suite) closeTests() []namedTest {
 				},
 				"Read":  func() error { _, err := e.st.Read(ctx, store.ReadRequest{SessionID: "x"}); return err },
 				"Prune": func() error { _, err := e.st.Prune(ctx, store.PruneRequest{}); return err },
+			}
+			if p, ok := e.st.(store.Pinger); ok {
+				calls["Ping"] = func() error { return p.Ping(ctx) }
 			}
 			if imp, ok := e.st.(store.Importer); ok {
 				calls["ImportEntries"] = func() error {

@@ -341,7 +341,7 @@ func (e *env) listAll(req store.ListRequest, pageSize int) []string {
 		if pageSize > 0 && len(resp.Sessions) > pageSize {
 			e.t.Fatalf("List returned %d sessions for page size %d", len(resp.Sessions), pageSize)
 		}
-		if resp.NextPageToken != "" && len(resp.Sessions) == 0 {
+		if resp.NextPageToken != "" && len(resp.Sessions)+len(resp.Damaged) == 0 {
 			e.t.Fatal("List returned an empty page with a next-page token")
 		}
 		for _, s := range resp.Sessions {

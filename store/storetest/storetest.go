@@ -19,7 +19,8 @@
 // exactly. Subtests are grouped by behaviour (Sessions, List, Append,
 // Read, Idempotency, Conflicts, Atomicity, Compaction, Pinned, Branches,
 // Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen,
-// Feed, Messages, Amendments, Conversations, Agents, AssignTenant),
+// Feed, Messages, Amendments, Conversations, Agents, AssignTenant,
+// Damaged),
 // so one can be run alone with go test -run 'Conformance/Branches'.
 package storetest
 
@@ -56,6 +57,12 @@ type Config struct {
 	// cursor may hold changes back: the feed tests then do not expect
 	// the changes every test consumer has read to be trimmed.
 	FeedConsumers bool
+	// Damage, when set, damages the stored record of the session tenant/id
+	// in st so that its metadata does not decode, as a row changed by
+	// hand or by a faulty disk would be. The suite then checks what the
+	// store does with a damaged record (the Damaged tests); a backend that
+	// cannot hold one (the in-memory store) leaves it nil.
+	Damage func(t *testing.T, st store.Store, tenant, id string)
 }
 
 // Run runs the conformance suite against the backend cfg describes, one
@@ -125,6 +132,7 @@ func (s *suite) groups() []group {
 		{"Conversations", s.conversationTests()},
 		{"Agents", s.agentTests()},
 		{"AssignTenant", s.assignTests()},
+		{"Damaged", s.damagedTests()},
 	}
 }
 

@@ -74,7 +74,8 @@ func (s *Store) Close() error { return s.g.Close() }
 const columns = `tenant, id, user_id, text, confidence, created_at, reinforced_at, reinforcements,
 	source_session, source_step, source_agent, superseded_by, superseded_at, metadata, embedding`
 
-// scanFact reads a row of columns.
+// scanFact reads a row of columns. A row whose metadata or embedding does
+// not decode is damaged: its error is a *agentmem.DamagedError.
 func scanFact(r sqldb.Row) (facts.Fact, error) {
 	var (
 		f       facts.Fact
@@ -86,14 +87,18 @@ func scanFact(r sqldb.Row) (facts.Fact, error) {
 		return f, err
 	}
 	var err error
-	if f.Metadata, err = rowcodec.DecodeMetadata(md); err != nil {
-		return f, err
+	if f.Metadata, err = rowcodec.DecodeMetadata(md); err == nil {
+		f.Embedding, err = rowcodec.DecodeVector(vec)
 	}
-	f.Embedding, err = rowcodec.DecodeVector(vec)
-	return f, err
+	if err != nil {
+		return f, &agentmem.DamagedError{Kind: "fact", Tenant: f.Tenant, ID: f.ID, Err: err}
+	}
+	return f, nil
 }
 
-// userFacts reads every fact of a user.
+// userFacts reads every fact of a user. A fact that does not decode is
+// left out and reported to ctx (agentmem.ReportDamaged): one damaged fact
+// must not take the user's others with it, in reads or in Update.
 func userFacts(ctx context.Context, q sqldb.Querier, tenant, userID string) ([]facts.Fact, error) {
 	rows, err := q.Query(ctx, `SELECT `+columns+` FROM facts WHERE tenant = $1 AND user_id = $2 ORDER BY created_at, id`, tenant, userID)
 	if err != nil {
@@ -103,6 +108,11 @@ func userFacts(ctx context.Context, q sqldb.Querier, tenant, userID string) ([]f
 	var out []facts.Fact
 	for rows.Next() {
 		f, err := scanFact(rows)
+		var d *agentmem.DamagedError
+		if errors.As(err, &d) {
+			agentmem.ReportDamaged(ctx, d)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/recall"
 )
@@ -103,10 +105,12 @@ func (q *Queries) Filter(f recall.Filter, next int) (string, []any) {
 	return " AND " + strings.Join(conds, " AND "), args
 }
 
-// ScoreRows scores rows of (id, grp, seq, embedding, emb_norm) by cosine
-// similarity to vec, keeping the best limit, and returns how many rows
-// there were. It closes rows.
-func (q *Queries) ScoreRows(rows sqldb.Rows, vec []float32, limit int) (*recall.TopK, int, error) {
+// ScoreRows scores rows of (id, grp, seq, embedding, emb_norm) of the
+// tenant's documents by cosine similarity to vec, keeping the best limit,
+// and returns how many rows there were. A row whose embedding does not
+// decode to a vector of vec's dimension is left out and reported to ctx
+// (agentmem.ReportDamaged). It closes rows.
+func (q *Queries) ScoreRows(ctx context.Context, tenant string, rows sqldb.Rows, vec []float32, limit int) (*recall.TopK, int, error) {
 	defer rows.Close()
 	qn := recall.Norm(vec)
 	top := recall.NewTopK(limit)
@@ -123,8 +127,12 @@ func (q *Queries) ScoreRows(rows sqldb.Rows, vec []float32, limit int) (*recall.
 			return nil, 0, err
 		}
 		v, err := emb.vector()
+		if err == nil && len(v) != len(vec) {
+			err = fmt.Errorf("%d numbers where its dimension says %d", len(v), len(vec))
+		}
 		if err != nil {
-			return nil, 0, err
+			agentmem.ReportDamaged(ctx, &agentmem.DamagedError{Kind: "document", Tenant: tenant, ID: m.ID, Err: fmt.Errorf("its embedding does not decode: %w", err)})
+			continue
 		}
 		m.Score = recall.Dot(vec, v) / (qn * norm)
 		top.Push(m)

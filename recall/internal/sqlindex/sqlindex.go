@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/recall"
 )
@@ -218,7 +219,10 @@ func (x *Index) remove(ctx context.Context, tx sqldb.Tx, tenant, cond string, ar
 
 const docColumns = `id, tenant, text, metadata, time, grp, seq, embedding, emb_model`
 
-// queryDocs runs a query of docColumns' rows.
+// queryDocs runs a query of docColumns' rows. A row that does not decode
+// (its metadata not an object of strings, its embedding not a vector) is
+// left out and reported to ctx (agentmem.ReportDamaged): one damaged
+// document must not fail every read, and so every search, that meets it.
 func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([]recall.Doc, error) {
 	if err := x.g.Closed(op); err != nil {
 		return nil, err
@@ -238,13 +242,20 @@ func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([
 		if err := rows.Scan(&d.ID, &d.Tenant, &d.Text, &meta, sqldb.ScanTime(&d.Time), &d.Group, &d.Seq, x.q.sql.vecDest(&emb), &d.EmbeddingModel); err != nil {
 			return nil, x.g.Err(op, err)
 		}
+		var bad error
 		if meta != nil {
 			if err := json.Unmarshal(meta, &d.Metadata); err != nil {
-				return nil, x.g.Err(op, fmt.Errorf("document %q: metadata: %w", d.ID, err))
+				bad = fmt.Errorf("its metadata does not decode: %w", err)
 			}
 		}
-		if d.Embedding, err = emb.vector(); err != nil {
-			return nil, x.g.Err(op, fmt.Errorf("document %q: %w", d.ID, err))
+		if bad == nil {
+			if d.Embedding, err = emb.vector(); err != nil {
+				bad = fmt.Errorf("its embedding does not decode: %w", err)
+			}
+		}
+		if bad != nil {
+			agentmem.ReportDamaged(ctx, &agentmem.DamagedError{Kind: "document", Tenant: d.Tenant, ID: d.ID, Err: bad})
+			continue
 		}
 		out = append(out, d)
 	}
@@ -363,7 +374,7 @@ func (x *Index) Vector(ctx context.Context, q recall.VectorQuery) ([]recall.Matc
 	if err != nil {
 		return nil, x.g.Err("vector", err)
 	}
-	top, _, err := x.q.ScoreRows(rows, q.Vector, q.Limit)
+	top, _, err := x.q.ScoreRows(ctx, q.Tenant, rows, q.Vector, q.Limit)
 	if err != nil {
 		return nil, x.g.Err("vector", err)
 	}

@@ -45,7 +45,22 @@ type dialect struct {
 	feedAppends, feedFork, feedDelete string
 	// feed is how the feed is ordered and read.
 	feed feedDialect
+	// pingConsumer is the consumer name of Ping's probe write (see Ping).
+	pingConsumer string
 }
+
+// The consumer names of Ping's probe write. No consumer can have them
+// (a valid name does not begin with "#"). SQLite's is 64 KiB long, so
+// that the probe needs room the database does not have while it is
+// full: new pages of the file, frames of its WAL beyond those a failed
+// write left (a probe of a few bytes fits in a page that has room, and
+// would call the store ready while a step's append still fails).
+// PostgreSQL's is short: an index entry holds at most a few kilobytes,
+// and its disk fills for every database of the server at once.
+var (
+	sqlitePingConsumer   = "#ping" + strings.Repeat(".", 64<<10)
+	postgresPingConsumer = "#ping"
+)
 
 // dialectOf returns the store's dialect for a database's.
 func dialectOf(d *sqldb.Dialect) *dialect {
@@ -59,6 +74,7 @@ func dialectOf(d *sqldb.Dialect) *dialect {
 			kindPrefix:   kindPrefix(`x'` + hex.EncodeToString([]byte(`{"type":"`)) + `'`),
 			notAmendment: notAmendment(`x'` + hex.EncodeToString([]byte(store.AmendPrefix)) + `'`),
 			feed:         sqliteFeed,
+			pingConsumer: sqlitePingConsumer,
 		}
 	}
 	const feedInsert = FeedAppendSQL + ` `
@@ -77,6 +93,7 @@ func dialectOf(d *sqldb.Dialect) *dialect {
 		feedFork:       feedInsert + `VALUES ('fork', $1, $2, $3)`,
 		feedDelete:     feedInsert + `VALUES ('delete', $1, $2, 0)`,
 		feed:           postgresFeed,
+		pingConsumer:   postgresPingConsumer,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
 )
@@ -189,7 +190,12 @@ func (s *Store) feedSessions(ctx context.Context, tx sqldb.Tx, changes []store.C
 	err := queryRows(ctx, tx, "SELECT "+sessionColumns+" FROM sessions WHERE "+s.d.feed.keysIn,
 		[]any{s.d.strings(tenants), s.d.strings(ids)}, func(rows sqldb.Rows) error {
 			r, err := ScanSession(rows)
-			if err != nil {
+			var d *agentmem.DamagedError
+			if errors.As(err, &d) {
+				// Its changes go on with what decodes: a consumer of
+				// the log does not need the session's metadata.
+				agentmem.ReportDamaged(ctx, d)
+			} else if err != nil {
 				return err
 			}
 			if !r.Expired(now) {

@@ -382,7 +382,7 @@ func (s *Store) Segments(ctx context.Context, tenant, id string) ([]store.Segmen
 	now := s.now()
 	var out []store.Segment
 	err := s.read(ctx, "segments", func(tx sqldb.Tx) error {
-		sess, err := s.loadSession(ctx, tx, tenant, id, "", now, false)
+		sess, err := keysOnly(s.loadSession(ctx, tx, tenant, id, "", now, false))
 		if err != nil {
 			return err
 		}

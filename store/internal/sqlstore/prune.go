@@ -41,7 +41,7 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 		var deleted *store.Session
 		err := s.write(ctx, "prune", func(tx sqldb.Tx) error {
 			deleted = nil
-			r, err := s.loadSession(ctx, tx, k.Tenant, k.ID, s.d.forUpdate, time.Time{}, true)
+			r, err := keysOnly(s.loadSession(ctx, tx, k.Tenant, k.ID, s.d.forUpdate, time.Time{}, true))
 			if errors.Is(err, agentmem.ErrNotFound) {
 				return nil // deleted meanwhile
 			}
@@ -173,7 +173,7 @@ func (s *Store) pruneCovered(ctx context.Context, tx sqldb.Tx, k store.Key, cuto
 // its sequence number (0 if there is none) and the set of its Working
 // list. A session that is gone is nil, with no error.
 func (s *Store) lockedCompaction(ctx context.Context, tx sqldb.Tx, tenant, id string) (*SessionRow, int64, map[int64]bool, error) {
-	r, err := s.loadSession(ctx, tx, tenant, id, s.d.forNoKeyUpdate, time.Time{}, true)
+	r, err := keysOnly(s.loadSession(ctx, tx, tenant, id, s.d.forNoKeyUpdate, time.Time{}, true))
 	if errors.Is(err, agentmem.ErrNotFound) {
 		return nil, 0, nil, nil
 	}

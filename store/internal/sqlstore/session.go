@@ -39,7 +39,11 @@ type settings struct {
 // scanner is a row to scan: sqldb.Row or sqldb.Rows, or a driver's.
 type scanner interface{ Scan(dest ...any) error }
 
-// ScanSession scans a row of sessionColumns.
+// ScanSession scans a row of sessionColumns. A row whose metadata does
+// not decode is damaged: it is returned all the same, its Metadata nil,
+// with a *agentmem.DamagedError, so that what needs only the session's
+// keys and log (Delete, Prune, the feed: see keysOnly) goes on, while
+// what returns the session fails or leaves it out.
 func ScanSession(sc scanner) (*SessionRow, error) {
 	// One allocation for the row and its nullable columns.
 	row := &struct {
@@ -64,15 +68,28 @@ func ScanSession(sc scanner) (*SessionRow, error) {
 	r.baseID = row.baseID.String
 	if row.metadata.Valid {
 		if err := json.Unmarshal([]byte(row.metadata.String), &r.Metadata); err != nil {
-			return nil, fmt.Errorf("session %q: metadata: %w", r.ID, err)
+			r.Metadata = nil
+			return r, &agentmem.DamagedError{Kind: "session", Tenant: r.Tenant, ID: r.ID, Err: fmt.Errorf("its metadata does not decode: %w", err)}
 		}
 	}
 	return r, nil
 }
 
+// keysOnly returns a session row that loadSession returned with a
+// *agentmem.DamagedError as if it were sound: what only needs its keys,
+// fork point and log (deleting it, pruning it, listing its segments) does
+// not need what does not decode.
+func keysOnly(r *SessionRow, err error) (*SessionRow, error) {
+	if r != nil && errors.Is(err, agentmem.ErrDamaged) {
+		return r, nil
+	}
+	return r, err
+}
+
 // loadSession reads the row of a tenant's session, with lock (one of the
 // dialect's, "" for none). A missing session is ErrNotFound, and so is
-// an expired one unless includeExpired.
+// an expired one unless includeExpired. A damaged one is returned with
+// its *agentmem.DamagedError (see ScanSession and keysOnly).
 func (s *Store) loadSession(ctx context.Context, q sqldb.Querier, tenant, id, lock string, now time.Time, includeExpired bool) (*SessionRow, error) {
 	query := selectSession
 	if lock != "" {
@@ -82,13 +99,13 @@ func (s *Store) loadSession(ctx context.Context, q sqldb.Querier, tenant, id, lo
 	if errors.Is(err, sqldb.ErrNoRows) {
 		return nil, s.notFound(id)
 	}
-	if err != nil {
+	if r == nil {
 		return nil, err
 	}
 	if !includeExpired && r.Expired(now) {
 		return nil, s.notFound(id)
 	}
-	return r, nil
+	return r, err
 }
 
 const selectSession = "SELECT " + sessionColumns + " FROM sessions WHERE tenant = $1 AND id = $2"
@@ -270,6 +287,10 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 	query := "SELECT " + sessionColumns + " FROM sessions WHERE " + strings.Join(where, " AND ") +
 		" ORDER BY created_at DESC, id DESC, tenant DESC LIMIT " + arg(pageSize+1)
 	resp := &store.ListResponse{}
+	var (
+		page []*SessionRow // the page's rows, damaged ones too, whose last makes the cursor
+		more bool
+	)
 	err = func() error {
 		rows, err := s.db.Reader().Query(ctx, query, args...)
 		if err != nil {
@@ -277,20 +298,31 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 		}
 		defer rows.Close()
 		for rows.Next() {
-			r, err := ScanSession(rows)
-			if err != nil {
-				return err
+			if len(page) == pageSize {
+				more = true
+				break
 			}
-			resp.Sessions = append(resp.Sessions, &r.Session)
+			r, err := ScanSession(rows)
+			var d *agentmem.DamagedError
+			if errors.As(err, &d) {
+				resp.Damaged = append(resp.Damaged, d)
+			} else if err != nil {
+				return err
+			} else {
+				resp.Sessions = append(resp.Sessions, &r.Session)
+			}
+			page = append(page, r)
 		}
 		return rows.Err()
 	}()
 	if err != nil {
 		return nil, s.err("list", err)
 	}
-	if len(resp.Sessions) > pageSize {
-		resp.Sessions = resp.Sessions[:pageSize]
-		last := resp.Sessions[pageSize-1]
+	for _, d := range resp.Damaged {
+		agentmem.ReportDamaged(ctx, d)
+	}
+	if more {
+		last := page[pageSize-1]
 		resp.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID, Tenant: last.Tenant})
 	}
 	return resp, nil
@@ -314,7 +346,7 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 		return err
 	}
 	return s.write(ctx, "delete", func(tx sqldb.Tx) error {
-		r, err := s.loadSession(ctx, tx, tenant, id, s.d.forUpdate, time.Time{}, true)
+		r, err := keysOnly(s.loadSession(ctx, tx, tenant, id, s.d.forUpdate, time.Time{}, true))
 		if err != nil {
 			return err
 		}

@@ -61,6 +61,10 @@ type Store struct {
 	clock  func() time.Time
 	opts   Options
 	closed atomic.Bool
+	// exhausted is the newest error of an operation that failed for want
+	// of disk space or memory (agentmem.ErrExhausted), until Ping finds
+	// that the store can write again.
+	exhausted atomic.Pointer[error]
 }
 
 // New returns a Store over db, whose schema the backend has migrated.
@@ -141,7 +145,47 @@ func (s *Store) err(op string, err error) error {
 	if msg, ok := s.d.UniqueViolation(err); ok {
 		return fmt.Errorf("%s: %s: %w: %s", s.d.name, op, agentmem.ErrConflict, msg)
 	}
-	return fmt.Errorf("%s: %s: %w", s.d.name, op, s.d.Classify(err))
+	err = fmt.Errorf("%s: %s: %w", s.d.name, op, s.d.Classify(err))
+	if errors.Is(err, agentmem.ErrExhausted) {
+		s.exhausted.Store(&err)
+	}
+	return err
+}
+
+// Ping reports whether the store can serve, as a server's readiness
+// asks: its database answers a query and, after an operation failed for
+// want of disk space or memory, a probe write succeeds: a feed cursor
+// that no consumer can have, written and deleted in one transaction (no
+// other transaction sees it), under a name that needs room on SQLite
+// (see the dialect's pingConsumer). So the store is ready again once
+// there is room, without waiting for a client's write. It returns nil, store.ErrClosed, or an error wrapping
+// agentmem.ErrUnavailable: agentmem.ErrExhausted while writes still fail
+// for want of room.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	var one int
+	if err := s.db.Reader().QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return s.err("ping", err)
+	}
+	failed := s.exhausted.Load()
+	if failed == nil {
+		return nil
+	}
+	f := &s.d.feed
+	err := s.write(ctx, "ping", func(tx sqldb.Tx) error {
+		if _, err := tx.Exec(ctx, f.saveCursor, s.d.pingConsumer, "0", 0); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, f.dropCursor, s.d.pingConsumer)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.exhausted.CompareAndSwap(failed, nil)
+	return nil
 }
 
 func (s *Store) notFound(id string) error {
