@@ -594,12 +594,19 @@ func (m *Memory) MessageByID(id string) (Message, error) {
 // canonicalMessages renders a step in canonical form, as Recent and
 // MessageByID return it: the message that is the step's own (its ID is
 // the step's, or it is the first) carries the step's metadata, the keys
-// of the message's own metadata (a tool result's is_error) first. The
+// of the message's own metadata (a tool result's is_error) first, and a
+// tool message carries its result's metadata (ToolResult.Metadata). The
 // messages are the caller's.
 func canonicalMessages(s Step) []Message {
 	msgs := s.Messages(RenderOptions{})
+	a, _ := s.(*ActionStep)
 	for i := range msgs {
 		msgs[i] = msgs[i].Clone() // they may share slices with the step
+		if a != nil && msgs[i].Role == RoleTool {
+			if r, ok := a.Result(msgs[i].ToolCallID); ok {
+				msgs[i] = withResultMetadata(msgs[i], r)
+			}
+		}
 	}
 	info := s.Info()
 	if len(info.Metadata) == 0 || len(msgs) == 0 {

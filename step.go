@@ -288,6 +288,19 @@ func (s *ActionStep) resultMessage(r ToolResult) Message {
 	return m
 }
 
+// withResultMetadata returns m, a tool message rendered from r, with r's
+// own metadata added, as a read of the message (Memory.Recent,
+// PopMessage) gives it: the message's keys (its is_error) win.
+func withResultMetadata(m Message, r ToolResult) Message {
+	if len(r.Metadata) == 0 {
+		return m
+	}
+	md := cloneMap(r.Metadata)
+	maps.Copy(md, m.Metadata)
+	m.Metadata = md
+	return m
+}
+
 // PopResult splits the result of the call callID off the action: it
 // returns the result as a tool message (as Messages renders it), with the
 // result's own metadata added, and a copy of the action without it, whose
@@ -297,12 +310,7 @@ func (s *ActionStep) PopResult(callID string) (msg Message, rest *ActionStep, ok
 		if r.CallID != callID {
 			continue
 		}
-		msg = s.resultMessage(r)
-		if len(r.Metadata) > 0 {
-			md := cloneMap(r.Metadata)
-			maps.Copy(md, msg.Metadata)
-			msg.Metadata = md
-		}
+		msg = withResultMetadata(s.resultMessage(r), r)
 		rest = s.clone().(*ActionStep)
 		rest.Results = slices.Delete(rest.Results, i, i+1)
 		return msg, rest, true

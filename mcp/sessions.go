@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -157,6 +158,9 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty" jsonschema:"assistant messages only: the tool calls the model made. Each call's result is a tool message with its id, in this append or a later one"`
 	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"tool messages only: the id of the tool call this is the result of"`
 	IsError    bool       `json:"is_error,omitempty" jsonschema:"tool messages only: the tool failed and content is its error"`
+	// Metadata is kept with the step the message starts or, for a tool
+	// message, with its result (agentmem.ToolResult.Metadata).
+	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"free-form labels kept with the message (a tool message's with its result) and returned by pop; not shown to the model"`
 }
 
 // ToolCall is a tool call of an assistant message.
@@ -188,6 +192,7 @@ var appendSchema = []edit{
 	at("messages.[].role", enum(string(agentmem.RoleSystem), string(agentmem.RoleUser), string(agentmem.RoleAssistant), string(agentmem.RoleTool))),
 	at("messages.[].tool_calls.[].id", length(1, 256)),
 	at("messages.[].tool_calls.[].name", length(1, 256)),
+	at("messages.[].metadata", maxProperties(store.MaxMetadataKeys)),
 	at("idempotency_key", length(1, maxIdempotencyKey), pattern(`^[!-~]+$`)),
 }
 
@@ -242,15 +247,40 @@ func chatMessages(in []Message) ([]agentmem.Message, error) {
 		for _, c := range m.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, agentmem.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
+		if err := checkMetadata(field+".metadata", m.Metadata); err != nil {
+			return nil, err
+		}
+		msg.Metadata = maps.Clone(m.Metadata)
 		if m.IsError {
 			if msg.Role != agentmem.RoleTool {
 				return nil, invalid(field+".is_error", "only a tool message can be an error result")
 			}
-			msg.Metadata = map[string]string{agentmem.MetaIsError: "true"}
+			if msg.Metadata == nil {
+				msg.Metadata = map[string]string{}
+			}
+			msg.Metadata[agentmem.MetaIsError] = "true"
 		}
 		out[i] = msg
 	}
 	return out, nil
+}
+
+// checkMetadata checks a message's metadata as a session's is checked:
+// at most store.MaxMetadataKeys entries, keys of 1 to store.MaxFieldBytes
+// bytes and values of at most that many, without NUL.
+func checkMetadata(field string, md map[string]string) error {
+	if len(md) > store.MaxMetadataKeys {
+		return invalid(field, "has %d keys (at most %d)", len(md), store.MaxMetadataKeys)
+	}
+	for k, v := range md {
+		if k == "" || len(k) > store.MaxFieldBytes || strings.IndexByte(k, 0) >= 0 {
+			return invalid(field, "has a key that is not 1 to %d bytes without NUL", store.MaxFieldBytes)
+		}
+		if len(v) > store.MaxFieldBytes || strings.IndexByte(v, 0) >= 0 {
+			return invalid(field+"["+k+"]", "must be at most %d bytes, without NUL", store.MaxFieldBytes)
+		}
+	}
+	return nil
 }
 
 // get_context
@@ -387,7 +417,7 @@ func (t *tools) pop(ctx context.Context, in PopInput) (PopOutput, error) {
 		return PopOutput{}, t.toolError(ctx, op, err)
 	}
 	m := agentmem.ChatRoles(resp.Message)
-	out := Message{Role: string(m.Role), Content: m.Text(), Name: m.Name, ToolCallID: m.ToolCallID, IsError: m.Metadata[agentmem.MetaIsError] == "true"}
+	out := Message{Role: string(m.Role), Content: m.Text(), Name: m.Name, ToolCallID: m.ToolCallID, IsError: m.Metadata[agentmem.MetaIsError] == "true", Metadata: m.Metadata}
 	for _, c := range m.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}

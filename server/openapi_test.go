@@ -79,6 +79,9 @@ func TestOpenAPILimits(t *testing.T) {
 		"RememberRequest.text.maxLength":                               facts.MaxTextBytes,
 		"FactSource.session_id.maxLength":                              facts.MaxFieldBytes,
 		"OpenAIMessage.id.maxLength":                                   store.MaxFieldBytes,
+		"OpenAIMessage.metadata.maxProperties":                         store.MaxMetadataKeys,
+		"OpenAIMessage.metadata.propertyNames.maxLength":               store.MaxFieldBytes,
+		"OpenAIMessage.metadata.additionalProperties.maxLength":        store.MaxFieldBytes,
 		"parameters/IdempotencyKey.schema.maxLength":                   maxIdempotencyKey,
 	}
 	for _, k := range steps {
