@@ -12,8 +12,10 @@ import (
 // (the rule docs/proxy.md states; plan implements it).
 //
 // The session's held messages are its working set rendered in canonical
-// form (agentmem.OpenAI, no budget), pending actions included: what a
-// client that resends its whole history sends back. Both lists are split
+// form (heldStep: each step's messages with the chat roles, no budget),
+// pending actions included: what a client that resends its whole history
+// sends back, images where it sent them (a tool result's in its tool
+// message, as decoded from either API). Both lists are split
 // into their leading system messages (the system prompt) and the rest
 // (the conversation), and compared message by message with sameMessage,
 // which looks at what the model reads: role, text, images, tool calls and
@@ -89,6 +91,17 @@ const (
 	ruleRewind       = "rewind"       // rule 5
 )
 
+// heldStep renders a step as the messages a client holds for it: its
+// canonical messages with the chat roles (agentmem.ChatRoles), images
+// where they came (a format's rendering may move or describe them).
+func heldStep(s agentmem.Step) []agentmem.Message {
+	msgs := s.Messages(agentmem.RenderOptions{})
+	for i := range msgs {
+		msgs[i] = agentmem.ChatRoles(msgs[i])
+	}
+	return msgs
+}
+
 // heldMessages renders a working set in canonical form, pending actions
 // included, and returns the system prompt steps that lead it.
 func heldMessages(steps []agentmem.Step) ([]agentmem.Message, []*agentmem.SystemPromptStep) {
@@ -101,7 +114,7 @@ func heldMessages(steps []agentmem.Step) ([]agentmem.Message, []*agentmem.System
 		} else {
 			leading = false
 		}
-		msgs = append(msgs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+		msgs = append(msgs, heldStep(s)...)
 	}
 	return msgs, sys
 }
@@ -155,7 +168,7 @@ func planHistory(steps []agentmem.Step, req []agentmem.Message) (*plan, error) {
 	default:
 		var hs []agentmem.Message
 		for _, s := range heldSys {
-			hs = append(hs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+			hs = append(hs, heldStep(s)...)
 		}
 		if text := systemText(rSys); systemText(hs) != text {
 			p.system = &text
@@ -222,7 +235,7 @@ func planNewOnly(head, tail []agentmem.Step, partial bool, req []agentmem.Messag
 	}
 	var first *agentmem.Message
 	for _, s := range head[lead:] {
-		if msgs := agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{}); len(msgs) > 0 {
+		if msgs := heldStep(s); len(msgs) > 0 {
 			first = &msgs[0]
 			break
 		}
@@ -238,7 +251,7 @@ func planNewOnly(head, tail []agentmem.Step, partial bool, req []agentmem.Messag
 	var held []agentmem.Message
 	i := len(tail) - 1
 	for ; i >= stop && len(held) <= len(rConv); i-- {
-		held = append(agentmem.OpenAI.StepMessages(tail[i], agentmem.RenderOptions{}), held...)
+		held = append(heldStep(tail[i]), held...)
 	}
 	if partial && i < stop && len(held) <= len(rConv) {
 		return nil, false // overlap may need what was left out
@@ -247,7 +260,7 @@ func planNewOnly(head, tail []agentmem.Step, partial bool, req []agentmem.Messag
 	if len(rSys) > 0 {
 		var hs []agentmem.Message
 		for _, s := range heldSys {
-			hs = append(hs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+			hs = append(hs, heldStep(s)...)
 		}
 		if text := systemText(rSys); systemText(hs) != text {
 			p.system = &text

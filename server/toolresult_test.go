@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/api"
@@ -79,4 +81,84 @@ func TestMessageMetadataRefused(t *testing.T) {
 			t.Errorf("%s: %+v, want invalid naming %s", body, err, field)
 		}
 	}
+}
+
+// TestImagesOutsideUserMessages: images in assistant and tool messages
+// (a screenshot tool's), sent to POST /messages as image_url parts, in a
+// typed step to POST /steps, or in a function_call_output item, are kept,
+// shown in the context where the format's API takes them (described where
+// it does not), and given back by pop.
+func TestImagesOutsideUserMessages(t *testing.T) {
+	e := newEnv(t)
+	e.create("s")
+	shot := "data:image/png;base64,iVBORw0KGgo="
+	e.appendMessages("s", `[{"role":"user","content":"What does the page show?"},
+		{"role":"assistant","content":[{"type":"text","text":"Looking."},{"type":"image_url","image_url":{"url":"https://x.test/sketch.png"}}],"tool_calls":[{"id":"c1","function":{"name":"screenshot","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"the page"},{"type":"image_url","image_url":{"url":"`+shot+`","detail":"low"}}]}]`)
+	var c api.ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context", nil).json(t, &c)
+	wire := mustMarshal(t, c.Messages)
+	for _, want := range []string{
+		`{"content":"Looking.\n[image: https://x.test/sketch.png]","role":"assistant","tool_calls":`,
+		`{"content":"the page\n[image: image/png, 8 B]","role":"tool","tool_call_id":"c1"}`,
+		`{"content":[{"text":"Images returned by tool call c1 (screenshot):","type":"text"},{"image_url":{"detail":"low","url":"` + shot + `"},"type":"image_url"}],"role":"user"}`,
+	} {
+		if !strings.Contains(wire, want) {
+			t.Errorf("openai context %s\nlacks %s", wire, want)
+		}
+	}
+	e.must(200, "GET", "/v1/sessions/s/context?format=anthropic", nil).json(t, &c)
+	if wire := mustMarshal(t, c.Messages); !strings.Contains(wire, `"content":[{"text":"the page","type":"text"},{"source":{"data":"iVBORw0KGgo=","media_type":"image/png","type":"base64"},"type":"image"}]`) {
+		t.Errorf("anthropic context %s lacks the tool_result's image", wire)
+	}
+	var pop api.PopResponse
+	e.must(200, "POST", "/v1/sessions/s/pop", nil).json(t, &pop)
+	if got := mustMarshal(t, pop.Message.Content); got != `[{"text":"the page","type":"text"},{"image_url":{"detail":"low","url":"`+shot+`"},"type":"image_url"}]` {
+		t.Errorf("pop of the result: %s", got)
+	}
+
+	// A typed action with images, and an item with one.
+	e.create("typed")
+	e.must(201, "POST", "/v1/sessions/typed/steps", `{"type":"action","model_output":"shot","images":[{"url":"https://x.test/a.png"}],
+		"tool_calls":[{"id":"c","type":"function","function":{"name":"screenshot","arguments":"{}"}}],
+		"results":[{"call_id":"c","content":"","images":[{"media_type":"image/png","data":"iVBORw0KGgo="}]}]}`)
+	var read struct {
+		Steps []struct {
+			Images  []agentmemImage `json:"images"`
+			Results []struct {
+				Images []agentmemImage `json:"images"`
+			} `json:"results"`
+		} `json:"steps"`
+	}
+	e.must(200, "GET", "/v1/sessions/typed/steps", nil).json(t, &read)
+	if len(read.Steps) != 1 || len(read.Steps[0].Images) != 1 || len(read.Steps[0].Results[0].Images) != 1 || read.Steps[0].Results[0].Images[0].MediaType != "image/png" {
+		t.Errorf("typed steps read back as %+v", read)
+	}
+	e.create("items")
+	e.must(201, "POST", "/v1/sessions/items/items", `{"items":[{"role":"user","content":"shoot"},{"type":"function_call","call_id":"c","name":"screenshot","arguments":"{}"},
+		{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"`+shot+`"}]}]}`)
+	e.must(200, "GET", "/v1/sessions/items/context?format=anthropic", nil).json(t, &c)
+	if wire := mustMarshal(t, c.Messages); !strings.Contains(wire, `"content":[{"source":{"data":"iVBORw0KGgo=","media_type":"image/png","type":"base64"},"type":"image"}]`) {
+		t.Errorf("the items session's anthropic context %s lacks the output's image", wire)
+	}
+	// Still refused: a system message's image.
+	err := e.must(400, "POST", "/v1/sessions/s/messages", `{"role":"system","content":[{"type":"image_url","image_url":{"url":"https://x"}}]}`).apiErr(t)
+	if err.Field != "content[0]" {
+		t.Errorf("a system message's image: %+v", err)
+	}
+}
+
+type agentmemImage struct {
+	URL       string `json:"url"`
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"`
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
