@@ -83,6 +83,9 @@ func TestOpenAPILimits(t *testing.T) {
 		"OpenAIMessage.metadata.propertyNames.maxLength":               store.MaxFieldBytes,
 		"OpenAIMessage.metadata.additionalProperties.maxLength":        store.MaxFieldBytes,
 		"parameters/IdempotencyKey.schema.maxLength":                   maxIdempotencyKey,
+		"parameters/SessionID.schema.maxLength":                        store.MaxIDLen,
+		"CreateSessionRequest.id.maxLength":                            store.MaxIDLen,
+		"ForkRequest.id.maxLength":                                     store.MaxIDLen,
 	}
 	for _, k := range steps {
 		want[k+".metadata.maxProperties"] = store.MaxMetadataKeys
