@@ -240,8 +240,8 @@ type Folded struct {
 	// still be pending.
 	Updated []*ActionStep
 	// Repeated are the indexes of the tool messages that repeated the
-	// result their call already had (the same content and error flag),
-	// as a retried request does: they changed nothing.
+	// result their call already had (the same content, images and error
+	// flag), as a retried request does: they changed nothing.
 	Repeated []int
 }
 
@@ -279,13 +279,14 @@ func (e *ResultConflictError) Unwrap() error { return ErrConflict }
 //   - Every message must be valid (Message.Validate).
 //   - A system message becomes a SystemPromptStep; a user message a
 //     TaskStep (text and images); an assistant message an ActionStep
-//     with its output and tool calls, pending until every call has a
-//     result; agent_call and agent_response messages MessageSteps.
+//     with its output, images and tool calls, pending until every call
+//     has a result; agent_call and agent_response messages MessageSteps.
 //   - A tool message answers its call: the newest action, of this
 //     request's new steps and then of open, that made the call and has
-//     no result for it yet. If every action that made the call has a
-//     result for it, the newest one's must be the same (content and
-//     error flag: the message is then Repeated and changes nothing) or
+//     no result for it yet, with its text, images and metadata (a
+//     ToolResult). If every action that made the call has a result for
+//     it, the newest one's must be the same (content, images and error
+//     flag: the message is then Repeated and changes nothing) or
 //     the fold fails with a *ResultConflictError. A call no action made
 //     is refused (ErrInvalid, field messages[i].tool_call_id).
 //   - Without KeepPending, a message other than a tool result first
@@ -388,7 +389,7 @@ func (f *folder) add(i int, msg Message) error {
 		t.Task = strings.Join(text, "\n")
 		s = t
 	case RoleAssistant:
-		a := &ActionStep{StepInfo: info, ModelOutput: msg.Text(), ToolCalls: msg.ToolCalls, Name: msg.Name, Data: msg.Data}
+		a := &ActionStep{StepInfo: info, ModelOutput: msg.Text(), ToolCalls: msg.ToolCalls, Name: msg.Name, Data: msg.Data, Images: contentImages(msg.Content)}
 		if len(a.ToolCalls) > 0 {
 			f.acts = append(f.acts, &foldAct{a: a, orig: -1, step: len(f.out.Steps), owned: true})
 		}
@@ -403,7 +404,7 @@ func (f *folder) add(i int, msg Message) error {
 
 // result folds tool message i.
 func (f *folder) result(i int, msg Message) error {
-	r := ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata[MetaIsError] == "true"}
+	r := ToolResult{CallID: msg.ToolCallID, ID: msg.ID, Content: msg.Text(), IsError: msg.Metadata[MetaIsError] == "true", Images: contentImages(msg.Content)}
 	if len(msg.Metadata) > 0 {
 		r.Metadata = cloneMap(msg.Metadata)
 		delete(r.Metadata, MetaIsError)
@@ -430,11 +431,23 @@ func (f *folder) result(i int, msg Message) error {
 	if answered == nil {
 		return invalidf("tool_call_id", "tool result for %q has no pending tool call with that ID", r.CallID)
 	}
-	if old, _ := answered.a.Result(r.CallID); old.Content != r.Content || old.IsError != r.IsError {
+	if old, _ := answered.a.Result(r.CallID); old.Content != r.Content || old.IsError != r.IsError || !sameImages(old.Images, r.Images) {
 		return &ResultConflictError{CallID: r.CallID}
 	}
 	f.out.Repeated = append(f.out.Repeated, i)
 	return nil
+}
+
+// contentImages returns the images of a message's content, in order (its
+// text is Content.String), or nil.
+func contentImages(c Content) []Image {
+	var out []Image
+	for _, p := range c {
+		if p.Type == PartImage {
+			out = append(out, *p.Image)
+		}
+	}
+	return out
 }
 
 // atMessage puts "messages[i]" before the field of an error about message
@@ -594,12 +607,19 @@ func (m *Memory) MessageByID(id string) (Message, error) {
 // canonicalMessages renders a step in canonical form, as Recent and
 // MessageByID return it: the message that is the step's own (its ID is
 // the step's, or it is the first) carries the step's metadata, the keys
-// of the message's own metadata (a tool result's is_error) first. The
+// of the message's own metadata (a tool result's is_error) first, and a
+// tool message carries its result's metadata (ToolResult.Metadata). The
 // messages are the caller's.
 func canonicalMessages(s Step) []Message {
 	msgs := s.Messages(RenderOptions{})
+	a, _ := s.(*ActionStep)
 	for i := range msgs {
 		msgs[i] = msgs[i].Clone() // they may share slices with the step
+		if a != nil && msgs[i].Role == RoleTool {
+			if r, ok := a.Result(msgs[i].ToolCallID); ok {
+				msgs[i] = withResultMetadata(msgs[i], r)
+			}
+		}
 	}
 	info := s.Info()
 	if len(info.Metadata) == 0 || len(msgs) == 0 {

@@ -5,7 +5,9 @@ import "github.com/agentmem/agentmem/tokenizer"
 // The chat cost model. A message costs MessageOverhead tokens plus the
 // exact BPE count of its text, plus NameOverhead and the name's tokens when
 // it has a name, plus for every tool call (or tool_use block) its name and
-// arguments and ToolCallOverhead, plus ImageTokens per image. A request
+// arguments and ToolCallOverhead, plus ImageTokens per image (an image
+// part's, or one of a tool_result part's images: every image the model is
+// shown costs the same, whoever's message holds it). A request
 // costs the sum of its messages plus ReplyPriming. These are OpenAI's
 // documented figures for chat messages; tool-call and image figures follow
 // OpenAI's guidance for low-detail images and function calls.
@@ -49,7 +51,7 @@ func partTokens(c tokenizer.Counter, p Part) int {
 		}
 		return ToolCallOverhead
 	case PartToolResult:
-		return ToolResultExtra + c.Count(p.Text)
+		return ToolResultExtra + c.Count(p.Text) + ImageTokens*len(p.Images)
 	}
 	return c.Count(p.Text)
 }

@@ -1,6 +1,10 @@
 package agentmem
 
-import "github.com/agentmem/agentmem/tokenizer"
+import (
+	"strings"
+
+	"github.com/agentmem/agentmem/tokenizer"
+)
 
 // Format renders steps as the messages of one chat API. agentmem provides
 // OpenAI's chat format here; package render adds Anthropic's messages
@@ -28,6 +32,15 @@ type Format interface {
 // messages, each result a "tool" message with its tool_call_id. Agent calls
 // become user messages naming the calling agent and agent responses become
 // assistant messages. It is the default format of a Memory.
+//
+// The API takes images only from the user, so images elsewhere are shown
+// as follows. A tool result's images are described in its tool message
+// (Image.Describe) and shown in one user message after the step's last
+// tool message, each result's images after the text "Images returned by
+// tool call ID (NAME):" (ToolImagesText), as smolagents shows a step's
+// observation images: the model sees them, and the tool messages still
+// follow their calls as the API requires. An assistant's images are
+// described in its text (DescribeImages).
 var OpenAI Format = openAIFormat{}
 
 type openAIFormat struct{}
@@ -36,13 +49,69 @@ func (openAIFormat) Name() string { return "openai" }
 
 func (openAIFormat) StepMessages(s Step, opts RenderOptions) []Message {
 	msgs := s.Messages(opts)
-	for i := range msgs {
-		msgs[i] = ChatRoles(msgs[i])
-		if msgs[i].Role == RoleTool {
-			msgs[i].Name = "" // OpenAI's tool messages have no name field
+	out := make([]Message, 0, len(msgs)+1)
+	var shown Content // the tool results' images, for a user message
+	for i, m := range msgs {
+		m = ChatRoles(m)
+		switch m.Role {
+		case RoleTool:
+			if imgs := contentImages(m.Content); len(imgs) > 0 {
+				shown = append(shown, TextPart(ToolImagesText(m.ToolCallID, m.Name)))
+				for _, img := range imgs {
+					shown = append(shown, ImagePart(img))
+				}
+				m = DescribeImages(m)
+			}
+			m.Name = "" // OpenAI's tool messages have no name field
+		case RoleAssistant:
+			m = DescribeImages(m)
+		}
+		out = append(out, m)
+		if len(shown) > 0 && (i+1 == len(msgs) || msgs[i+1].Role != RoleTool) {
+			out = append(out, Message{Role: RoleUser, Content: shown, Time: m.Time})
+			shown = nil
 		}
 	}
-	return msgs
+	return out
+}
+
+// ToolImagesText is the text before the images of a tool result that a
+// format shows in a user message of their own (see OpenAI): "Images
+// returned by tool call ID (NAME):", without the name when it is empty.
+func ToolImagesText(callID, name string) string {
+	if name == "" {
+		return "Images returned by tool call " + callID + ":"
+	}
+	return "Images returned by tool call " + callID + " (" + name + "):"
+}
+
+// DescribeImages returns m with its image parts replaced by their
+// descriptions (Image.Describe): one text part holding its text parts and
+// the descriptions, in content order, each on a line of its own, followed
+// by its other parts. A message without images is returned as it is. It
+// is how a format shows the images of a message whose API role takes none
+// (an assistant's, in every API), so that the model knows they were
+// there.
+func DescribeImages(m Message) Message {
+	if contentImages(m.Content) == nil {
+		return m
+	}
+	var text []string
+	var rest Content
+	for _, p := range m.Content {
+		switch p.Type {
+		case PartText:
+			if p.Text != "" {
+				text = append(text, p.Text)
+			}
+		case PartImage:
+			text = append(text, p.Image.Describe())
+		default:
+			rest = append(rest, p)
+		}
+	}
+	m.Content = append(Content{TextPart(strings.Join(text, "\n"))}, rest...)
+	return m
 }
 
 func (openAIFormat) Assemble(msgs []Message, _ tokenizer.Counter) ([]Message, int) { return msgs, 0 }

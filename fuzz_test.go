@@ -16,6 +16,7 @@ func FuzzUnmarshalStep(f *testing.F) {
 	f.Add([]byte(`{"type":"action","number":3,"model_output":"x","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"a","content":"r"}]}`))
 	f.Add([]byte(`{"type":"summary","summary":"s","covers":[{"from":1,"to":4}]}`))
 	f.Add([]byte(`{"type":"task","task":"t","images":[{"url":"https://x"}]}`))
+	f.Add([]byte(`{"type":"action","model_output":"x","images":[{"url":"https://x"}],"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}],"results":[{"call_id":"a","content":"","images":[{"media_type":"image/png","data":"AAAA"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := agentmem.UnmarshalStep(data)
 		if err != nil {
@@ -101,6 +102,7 @@ func FuzzMessageJSON(f *testing.F) {
 	f.Add([]byte(`{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"https://x"}}]}`))
 	f.Add([]byte(`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}`))
 	f.Add([]byte(`{"role":"tool","tool_call_id":"c","content":"r","metadata":{"k":"v"}}`))
+	f.Add([]byte(`{"role":"tool","tool_call_id":"c","content":[{"type":"text","text":"r"},{"type":"image","image":{"url":"https://x"}},{"type":"tool_result","tool_call_id":"c","images":[{"data":"AAAA"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var m agentmem.Message
 		if err := json.Unmarshal(data, &m); err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +59,57 @@ type Image struct {
 	Detail    string `json:"detail,omitempty"`     // "low", "high" or "auto" (OpenAI)
 }
 
+// Describe returns the text that stands for the image where a chat format
+// cannot show one (an assistant message, for every API): "[image: URL]"
+// for an image given by an http(s) URL, "[image: MEDIA_TYPE, SIZE]" for
+// inline data or a data: URL, SIZE its bytes ("512 B", "12 kB",
+// "1.5 MB"; the media type is left out when unknown). The model then
+// knows an image was there and what it was.
+func (img Image) Describe() string {
+	mediaType, size := img.MediaType, len(img.Data)
+	if img.URL != "" {
+		mt, n, ok := dataURLSize(img.URL)
+		if !ok {
+			return "[image: " + img.URL + "]"
+		}
+		mediaType, size = mt, n
+	}
+	if mediaType == "" {
+		return "[image: " + byteSize(size) + "]"
+	}
+	return "[image: " + mediaType + ", " + byteSize(size) + "]"
+}
+
+// dataURLSize returns the media type of a data: URL and the size of the
+// bytes it holds; ok is false for a URL of another scheme.
+func dataURLSize(u string) (mediaType string, size int, ok bool) {
+	if len(u) < 5 || !strings.EqualFold(u[:5], "data:") {
+		return "", 0, false
+	}
+	meta, data, _ := strings.Cut(u[5:], ",")
+	mediaType, params, _ := strings.Cut(meta, ";")
+	for p := range strings.SplitSeq(params, ";") {
+		if strings.EqualFold(p, "base64") {
+			data = strings.TrimRight(data, "=")
+			return mediaType, len(data) * 3 / 4, true
+		}
+	}
+	// Percent-encoded: each %XX is one byte.
+	return mediaType, len(data) - 2*strings.Count(data, "%"), true
+}
+
+// byteSize writes a size in bytes for people: B below 1000, kB (rounded)
+// below a million, MB with one decimal above.
+func byteSize(n int) string {
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n) + " B"
+	case n < 999500:
+		return strconv.Itoa((n+500)/1000) + " kB"
+	}
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+}
+
 // Part is one piece of a message's content.
 type Part struct {
 	Type  PartType `json:"type"`
@@ -65,9 +118,11 @@ type Part struct {
 	// ToolCall is set on PartToolUse parts.
 	ToolCall *ToolCall `json:"tool_call,omitempty"`
 	// ToolCallID and IsError are set on PartToolResult parts; the result
-	// text is in Text.
-	ToolCallID string `json:"tool_call_id,omitempty"`
-	IsError    bool   `json:"is_error,omitempty"`
+	// text is in Text and its images, if any, in Images (Anthropic's
+	// tool_result block holds image blocks).
+	ToolCallID string  `json:"tool_call_id,omitempty"`
+	IsError    bool    `json:"is_error,omitempty"`
+	Images     []Image `json:"images,omitempty"`
 }
 
 // TextPart returns a text part.
@@ -289,10 +344,12 @@ func (m Message) Validate() error {
 	if err := validateContent("content", m.Content); err != nil {
 		return err
 	}
-	if m.Role != RoleUser && m.Role != RoleAgentCall {
+	if m.Role == RoleSystem || m.Role == RoleAgentResponse {
+		// A system prompt is text in every API, and an agent's response
+		// is text between agents.
 		for i, p := range m.Content {
 			if p.Type == PartImage {
-				return invalidf(fmt.Sprintf("content[%d]", i), "images are accepted only in user messages, not %s", m.Role)
+				return invalidf(fmt.Sprintf("content[%d]", i), "images are accepted in user, assistant and tool messages, not %s", m.Role)
 			}
 		}
 	}
@@ -340,7 +397,11 @@ func validateContent(field string, c Content) error {
 			return err
 		}
 		switch p.Type {
-		case PartText, PartToolResult:
+		case PartText:
+		case PartToolResult:
+			if err := validImages(f+".images", p.Images); err != nil {
+				return err
+			}
 		case PartImage:
 			if p.Image == nil || (p.Image.URL == "" && len(p.Image.Data) == 0) {
 				return invalidf(f+".image", "needs a URL or data")
@@ -354,6 +415,23 @@ func validateContent(field string, c Content) error {
 		}
 	}
 	return nil
+}
+
+// validImages checks that every image has a URL or data.
+func validImages(field string, imgs []Image) error {
+	for i, img := range imgs {
+		if img.URL == "" && len(img.Data) == 0 {
+			return invalidf(fmt.Sprintf("%s[%d]", field, i), "needs a URL or data")
+		}
+	}
+	return nil
+}
+
+// sameImages reports whether two lists hold the same images in order.
+func sameImages(a, b []Image) bool {
+	return slices.EqualFunc(a, b, func(x, y Image) bool {
+		return x.URL == y.URL && x.MediaType == y.MediaType && x.Detail == y.Detail && bytes.Equal(x.Data, y.Data)
+	})
 }
 
 func validateToolCalls(field string, calls []ToolCall) error {
@@ -405,6 +483,7 @@ func clonePart(p Part) Part {
 		tc := *p.ToolCall
 		p.ToolCall = &tc
 	}
+	p.Images = cloneImages(p.Images)
 	return p
 }
 

@@ -158,12 +158,7 @@ func (s *TaskStep) Validate() error {
 	if err := validNameData(s.Name, s.Data); err != nil {
 		return err
 	}
-	for i, img := range s.Images {
-		if img.URL == "" && len(img.Data) == 0 {
-			return invalidf(fmt.Sprintf("images[%d]", i), "needs a URL or data")
-		}
-	}
-	return nil
+	return validImages("images", s.Images)
 }
 
 func (s *TaskStep) clone() Step {
@@ -206,6 +201,10 @@ type ToolResult struct {
 	// original item here, so that it survives amendments, pops and
 	// compactions with the result.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Images are the images the tool returned (a screenshot, a chart): the
+	// image parts of the tool message, after its text. Formats whose tool
+	// result cannot hold images show them otherwise (see OpenAI).
+	Images []Image `json:"images,omitempty"`
 }
 
 // ActionStep is one turn of the agent loop: the model's reasoning and
@@ -243,27 +242,35 @@ type ActionStep struct {
 	// so that the message renders as it was given.
 	Name string          `json:"name,omitempty"`
 	Data json.RawMessage `json:"structured_data,omitempty"`
+	// Images are the images of the assistant message the step came from,
+	// after its text. No chat API takes images from the assistant, so
+	// formats describe them in text (Image.Describe).
+	Images []Image `json:"images,omitempty"`
 }
 
 // Kind implements Step.
 func (*ActionStep) Kind() StepKind { return KindAction }
 
-// Messages implements Step: an assistant message with the model's output
-// and tool calls, one tool message per result, then the observation and
-// error (if any) as user messages. In summary mode the model's raw output
-// is left out when the step calls tools (see RenderOptions.SummaryMode).
-// A pending action renders the results it has; contexts leave it out
+// Messages implements Step: an assistant message with the model's output,
+// its images and its tool calls, one tool message per result (its text,
+// then its images), then the observation and error (if any) as user
+// messages. In summary mode the model's raw output and images are left
+// out when the step calls tools (see RenderOptions.SummaryMode). A
+// pending action renders the results it has; contexts leave it out
 // whole.
 func (s *ActionStep) Messages(opts RenderOptions) []Message {
 	msgs := make([]Message, 0, 1+len(s.Results)+2)
-	text := s.assistantText()
+	text, images := s.assistantText(), s.Images
 	if opts.SummaryMode && len(s.ToolCalls) > 0 {
-		text = ""
+		text, images = "", nil
 	}
-	if text != "" || len(s.ToolCalls) > 0 || len(s.Data) > 0 {
+	if text != "" || len(images) > 0 || len(s.ToolCalls) > 0 || len(s.Data) > 0 {
 		m := Message{ID: s.ID, Role: RoleAssistant, Name: s.Name, ToolCalls: s.ToolCalls, Data: cloneSlice(s.Data), Time: s.Time}
 		if text != "" {
 			m.Content = Text(text)
+		}
+		for _, img := range images {
+			m.Content = append(m.Content, ImagePart(img))
 		}
 		msgs = append(msgs, m)
 	}
@@ -282,9 +289,25 @@ func (s *ActionStep) Messages(opts RenderOptions) []Message {
 // resultMessage renders one result as a tool message.
 func (s *ActionStep) resultMessage(r ToolResult) Message {
 	m := Message{ID: r.ID, Role: RoleTool, ToolCallID: r.CallID, Name: s.callName(r.CallID), Content: Text(r.Content), Time: s.Time}
+	for _, img := range r.Images {
+		m.Content = append(m.Content, ImagePart(img))
+	}
 	if r.IsError {
 		m.Metadata = map[string]string{MetaIsError: "true"}
 	}
+	return m
+}
+
+// withResultMetadata returns m, a tool message rendered from r, with r's
+// own metadata added, as a read of the message (Memory.Recent,
+// PopMessage) gives it: the message's keys (its is_error) win.
+func withResultMetadata(m Message, r ToolResult) Message {
+	if len(r.Metadata) == 0 {
+		return m
+	}
+	md := cloneMap(r.Metadata)
+	maps.Copy(md, m.Metadata)
+	m.Metadata = md
 	return m
 }
 
@@ -297,12 +320,7 @@ func (s *ActionStep) PopResult(callID string) (msg Message, rest *ActionStep, ok
 		if r.CallID != callID {
 			continue
 		}
-		msg = s.resultMessage(r)
-		if len(r.Metadata) > 0 {
-			md := cloneMap(r.Metadata)
-			maps.Copy(md, msg.Metadata)
-			msg.Metadata = md
-		}
+		msg = withResultMetadata(s.resultMessage(r), r)
 		rest = s.clone().(*ActionStep)
 		rest.Results = slices.Delete(rest.Results, i, i+1)
 		return msg, rest, true
@@ -397,6 +415,9 @@ func (s *ActionStep) Validate() error {
 	if err := validNameData(s.Name, s.Data); err != nil {
 		return err
 	}
+	if err := validImages("images", s.Images); err != nil {
+		return err
+	}
 	calls := make(map[string]bool, len(s.ToolCalls))
 	for _, c := range s.ToolCalls {
 		calls[c.ID] = true
@@ -412,6 +433,9 @@ func (s *ActionStep) Validate() error {
 		}
 		answered[r.CallID] = true
 		if err := validText(f+".content", r.Content); err != nil {
+			return err
+		}
+		if err := validImages(f+".images", r.Images); err != nil {
 			return err
 		}
 		for k, v := range r.Metadata {
@@ -447,6 +471,7 @@ func (s *ActionStep) clone() Step {
 	c.ToolCalls = cloneSlice(s.ToolCalls)
 	c.Results = cloneResults(s.Results)
 	c.Data = cloneSlice(s.Data)
+	c.Images = cloneImages(s.Images)
 	if s.Usage != nil {
 		u := *s.Usage
 		c.Usage = &u
@@ -458,6 +483,7 @@ func cloneResults(rs []ToolResult) []ToolResult {
 	out := cloneSlice(rs)
 	for i := range out {
 		out[i].Metadata = cloneMap(out[i].Metadata)
+		out[i].Images = cloneImages(out[i].Images)
 	}
 	return out
 }

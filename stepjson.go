@@ -287,6 +287,7 @@ func (s *ActionStep) UnmarshalJSON(data []byte) error {
 			Content  *string           `json:"content"`
 			IsError  bool              `json:"is_error,omitempty"`
 			Metadata map[string]string `json:"metadata,omitempty"`
+			Images   []Image           `json:"images,omitempty"`
 		} `json:"results,omitempty"`
 	}{alias: (*alias)(s)}
 	if err := decodeStrict(data, &w, &w.Type, KindAction); err != nil {
@@ -298,7 +299,7 @@ func (s *ActionStep) UnmarshalJSON(data []byte) error {
 	}
 	for i, r := range w.Results {
 		f := fmt.Sprintf("results[%d].", i)
-		res := ToolResult{ID: r.ID, IsError: r.IsError, Metadata: r.Metadata}
+		res := ToolResult{ID: r.ID, IsError: r.IsError, Metadata: r.Metadata, Images: r.Images}
 		if err := required(f+"call_id", r.CallID, &res.CallID); err != nil {
 			return err
 		}

@@ -135,6 +135,10 @@ type PopResponse struct {
 	// IsError is set when the message is a tool result recorded as an
 	// error (OpenAI's tool messages have no field for it).
 	IsError bool `json:"is_error,omitempty"`
+	// Metadata is the message's metadata: a tool result's own
+	// (agentmem.ToolResult.Metadata, with is_error "true" for an error),
+	// else its step's.
+	Metadata map[string]string `json:"metadata,omitempty"`
 	// Removed is true when the whole step left the working set; false
 	// when the message was one tool result of an action, which stays
 	// with that call pending again.

@@ -280,8 +280,15 @@ func contextErr(ctx context.Context) error {
 
 // send sends req once.
 func (c *Client) send(ctx context.Context, req request, body []byte) (*response, time.Duration, error) {
+	// req.path holds escaped segments (pathID): the URL keeps them as
+	// they are, so that an ID's "/" or "%" is not taken for a separator,
+	// or escaped twice.
 	u := *c.base
-	u.Path = c.base.Path + req.path
+	u.RawPath = c.base.EscapedPath() + req.path
+	var err error
+	if u.Path, err = url.PathUnescape(u.RawPath); err != nil {
+		return nil, 0, fmt.Errorf("agentmem client: %s %s: %w", req.method, req.path, err)
+	}
 	if len(req.query) > 0 {
 		u.RawQuery = req.query.Encode()
 	}

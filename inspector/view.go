@@ -195,6 +195,10 @@ func newMessageView(m agentmem.Message, tokens int) messageView {
 		switch p.Type {
 		case agentmem.PartImage:
 			pv.Text = imageText(p.Image)
+		case agentmem.PartToolResult:
+			for _, img := range p.Images { // a screenshot, in Anthropic's tool_result
+				pv.Text += "\n" + imageText(&img)
+			}
 		case agentmem.PartToolUse:
 			if p.ToolCall != nil {
 				pv.Call = &callView{ID: p.ToolCall.ID, Name: p.ToolCall.Name, Args: prettyJSON(p.ToolCall.Arguments)}

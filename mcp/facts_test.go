@@ -130,7 +130,7 @@ func TestRemember(t *testing.T) {
 	bad(map[string]any{"user_id": "alice", "text": "x", "confidence": 1.5}, "confidence")
 	bad(map[string]any{"user_id": "alice", "text": "x", "confidence": -0.1}, "confidence")
 	bad(map[string]any{"user_id": "alice", "text": "x", "session_id": "ghost"}, `session "ghost" does not exist`)
-	bad(map[string]any{"user_id": "alice", "text": "x", "session_id": "../etc"}, "session_id")
+	bad(map[string]any{"user_id": "alice", "text": "x", "session_id": ".."}, "session_id")
 	bad(map[string]any{"user_id": "alice", "text": "x", "metadata": manyLabels(facts.MaxMetadataKeys + 1)}, "metadata")
 	bad(map[string]any{"user_id": "alice", "text": "x", "metadata": map[string]string{"": "v"}}, "metadata")
 	bad(map[string]any{"user_id": "alice", "text": "x", "fact": "y"}, "fact")

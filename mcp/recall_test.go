@@ -116,7 +116,7 @@ func TestSearchMemoryErrors(t *testing.T) {
 	bad(map[string]any{"query": "x", "k": 2.5}, "k")
 	bad(map[string]any{"query": "x", "before": -1}, "before")
 	bad(map[string]any{"query": "x", "after": mcp.MaxWindow + 1}, "after")
-	bad(map[string]any{"query": "x", "session_id": "../etc/passwd"}, "session_id")
+	bad(map[string]any{"query": "x", "session_id": ".."}, "session_id")
 	bad(map[string]any{"query": "x", "user_id": strings.Repeat("u", 257)}, "user_id")
 	bad(map[string]any{"query": "x", "agent": "a\x00b"}, "agent", "NUL")
 	bad(map[string]any{"query": "x", "scope": "all"}, "scope")

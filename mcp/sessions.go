@@ -2,8 +2,11 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -190,6 +193,19 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty" jsonschema:"assistant messages only: the tool calls the model made. Each call's result is a tool message with its id, in this append or a later one"`
 	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"tool messages only: the id of the tool call this is the result of"`
 	IsError    bool       `json:"is_error,omitempty" jsonschema:"tool messages only: the tool failed and content is its error"`
+	// Images are the message's images, after its text: a user's, an
+	// assistant's (kept on its action) or a tool's (kept with its
+	// result, agentmem.ToolResult.Images).
+	Images []Image `json:"images,omitempty" jsonschema:"images the message holds, after its text: a user's, an assistant's, or a tool's output (a screenshot). Not in system messages"`
+	// Metadata is kept with the step the message starts or, for a tool
+	// message, with its result (agentmem.ToolResult.Metadata).
+	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"free-form labels kept with the message (a tool message's with its result) and returned by pop; not shown to the model"`
+}
+
+// Image is an image of a message, given by URL.
+type Image struct {
+	URL    string `json:"url" jsonschema:"an http(s) URL, or a data: URL holding the image (data:image/png;base64,...)"`
+	Detail string `json:"detail,omitempty" jsonschema:"OpenAI's detail level: low, high or auto"`
 }
 
 // ToolCall is a tool call of an assistant message.
@@ -221,10 +237,13 @@ var appendSchema = []edit{
 	at("messages.[].role", enum(string(agentmem.RoleSystem), string(agentmem.RoleUser), string(agentmem.RoleAssistant), string(agentmem.RoleTool))),
 	at("messages.[].tool_calls.[].id", length(1, 256)),
 	at("messages.[].tool_calls.[].name", length(1, 256)),
+	at("messages.[].metadata", maxProperties(store.MaxMetadataKeys)),
+	at("messages.[].images.[].url", pattern(`^(?i)(https?|data):`)),
+	at("messages.[].images.[].detail", enum("low", "high", "auto")),
 	at("idempotency_key", length(1, maxIdempotencyKey), pattern(`^[!-~]+$`)),
 }
 
-const appendDescription = `Append messages to a session's log, in OpenAI's chat shape: role system, user, assistant or tool. An assistant message may carry tool_calls; their results are tool messages (tool_call_id = the call's id), in the same append or in later ones: a call without its result yet is kept pending, and get_context leaves it out (and lists it under pending) until the result is appended. A tool message that repeats its call's result stores nothing; one whose call was never made, or whose call already has a different result, is refused. Messages are stored durably and atomically (all or none). Returns the new log sequence numbers.`
+const appendDescription = `Append messages to a session's log, in OpenAI's chat shape: role system, user, assistant or tool. An assistant message may carry tool_calls; their results are tool messages (tool_call_id = the call's id), in the same append or in later ones: a call without its result yet is kept pending, and get_context leaves it out (and lists it under pending) until the result is appended. A tool message that repeats its call's result stores nothing; one whose call was never made, or whose call already has a different result, is refused. User, assistant and tool messages may carry images (http(s) or data: URLs): a tool's (a screenshot) is kept with its result and shown to the model where the format's API takes it, described in text where it does not. Messages are stored durably and atomically (all or none). Returns the new log sequence numbers.`
 
 func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error) {
 	op := "append to session " + strconv.Quote(in.SessionID)
@@ -272,18 +291,56 @@ func chatMessages(in []Message) ([]agentmem.Message, error) {
 		if m.Content != "" {
 			msg.Content = agentmem.Text(m.Content)
 		}
+		for j, img := range m.Images {
+			f := fmt.Sprintf("%s.images[%d]", field, j)
+			lower := strings.ToLower(img.URL)
+			if !strings.HasPrefix(lower, "https://") && !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "data:") {
+				return nil, invalid(f+".url", "must be an http(s) or data: URL")
+			}
+			switch img.Detail {
+			case "", "low", "high", "auto":
+			default:
+				return nil, invalid(f+".detail", "must be low, high or auto, not %q", img.Detail)
+			}
+			msg.Content = append(msg.Content, agentmem.ImagePart(agentmem.Image{URL: img.URL, Detail: img.Detail}))
+		}
 		for _, c := range m.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, agentmem.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
+		if err := checkMetadata(field+".metadata", m.Metadata); err != nil {
+			return nil, err
+		}
+		msg.Metadata = maps.Clone(m.Metadata)
 		if m.IsError {
 			if msg.Role != agentmem.RoleTool {
 				return nil, invalid(field+".is_error", "only a tool message can be an error result")
 			}
-			msg.Metadata = map[string]string{agentmem.MetaIsError: "true"}
+			if msg.Metadata == nil {
+				msg.Metadata = map[string]string{}
+			}
+			msg.Metadata[agentmem.MetaIsError] = "true"
 		}
 		out[i] = msg
 	}
 	return out, nil
+}
+
+// checkMetadata checks a message's metadata as a session's is checked:
+// at most store.MaxMetadataKeys entries, keys of 1 to store.MaxFieldBytes
+// bytes and values of at most that many, without NUL.
+func checkMetadata(field string, md map[string]string) error {
+	if len(md) > store.MaxMetadataKeys {
+		return invalid(field, "has %d keys (at most %d)", len(md), store.MaxMetadataKeys)
+	}
+	for k, v := range md {
+		if k == "" || len(k) > store.MaxFieldBytes || strings.IndexByte(k, 0) >= 0 {
+			return invalid(field, "has a key that is not 1 to %d bytes without NUL", store.MaxFieldBytes)
+		}
+		if len(v) > store.MaxFieldBytes || strings.IndexByte(v, 0) >= 0 {
+			return invalid(field+"["+k+"]", "must be at most %d bytes, without NUL", store.MaxFieldBytes)
+		}
+	}
+	return nil
 }
 
 // get_context
@@ -420,11 +477,29 @@ func (t *tools) pop(ctx context.Context, in PopInput) (PopOutput, error) {
 		return PopOutput{}, t.toolError(ctx, op, err)
 	}
 	m := agentmem.ChatRoles(resp.Message)
-	out := Message{Role: string(m.Role), Content: m.Text(), Name: m.Name, ToolCallID: m.ToolCallID, IsError: m.Metadata[agentmem.MetaIsError] == "true"}
+	out := Message{Role: string(m.Role), Content: m.Text(), Name: m.Name, ToolCallID: m.ToolCallID, IsError: m.Metadata[agentmem.MetaIsError] == "true", Metadata: m.Metadata}
+	for _, p := range m.Content {
+		if p.Type == agentmem.PartImage && p.Image != nil {
+			out.Images = append(out.Images, Image{URL: imageURL(*p.Image), Detail: p.Image.Detail})
+		}
+	}
 	for _, c := range m.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return PopOutput{Seq: resp.Seq, Message: out, Removed: resp.Rest == nil, LastSeq: resp.LastSeq}, nil
+}
+
+// imageURL returns an image's URL, or a data: URL of its inline bytes
+// (their media type sniffed when not given).
+func imageURL(img agentmem.Image) string {
+	if img.URL != "" {
+		return img.URL
+	}
+	mt := img.MediaType
+	if mt == "" {
+		mt = http.DetectContentType(img.Data)
+	}
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
 }
 
 // nonNil makes an empty list encode as [] rather than null.

@@ -87,7 +87,7 @@ func TestCreateSession(t *testing.T) {
 	}
 
 	callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "chat-1"}, "create_session", "chat-1")
-	callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "../etc"}, "id")
+	callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": ".."}, "id")
 	callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"retention": "forever"}, "retention")
 	callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"retention": "persistent", "ttl_seconds": 60}, "ttl_seconds", "persistent")
 	callErr(t, e.cs, mcp.ToolCreateSession, map[string]any{"ttl_seconds": -1}, "ttl_seconds")
@@ -252,7 +252,7 @@ func TestGetContextBudget(t *testing.T) {
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "long", "format": "gemini"}, "format")
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "long", "tokenizer": "llama"}, "tokenizer")
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "nope"}, `session "nope" does not exist`)
-	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "a/b"}, "session_id")
+	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": ".."}, "session_id")
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{}, "session_id")
 }
 
@@ -286,7 +286,7 @@ func TestAppendErrors(t *testing.T) {
 	}
 	msgs := func(m ...map[string]any) []map[string]any { return m }
 	call(mcp.ToolAppend, map[string]any{"session_id": "ghost", "messages": turn}, `session "ghost" does not exist`)
-	call(mcp.ToolAppend, map[string]any{"session_id": "../s", "messages": turn}, "session_id")
+	call(mcp.ToolAppend, map[string]any{"session_id": "s\n", "messages": turn}, "session_id")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s"}, "messages")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": msgs()}, "messages")
 	call(mcp.ToolAppend, map[string]any{"session_id": "s", "messages": msgs(map[string]any{"role": "wizard", "content": "x"})}, "role")

@@ -172,11 +172,14 @@ func (t *tools) session(ctx context.Context, id string) (*store.Session, error) 
 
 // badSessionID is the error for a malformed session ID.
 func badSessionID(id string) error {
-	return invalid("session_id", "%q is not a session ID: session IDs are 1 to %d characters from A-Z a-z 0-9 . _ : -, starting with a letter or digit", id, store.MaxIDLen)
+	return invalid("session_id", "%.140q is not a session ID: session IDs are any text of 1 to %d bytes without control characters, but \".\" and \"..\"", id, store.MaxIDLen)
 }
 
 // Schema edits shared by several tools.
 var sessionIDEdits = []func(*jsonschema.Schema){length(1, store.MaxIDLen), pattern(sessionIDPattern)}
 
-// sessionIDPattern is store.ValidateID's rule as a regular expression.
-const sessionIDPattern = `^[A-Za-z0-9][A-Za-z0-9._:-]*$`
+// sessionIDPattern is store.ValidateID's rule as a regular expression, as
+// far as one that both Go and ECMAScript read can say it: no control
+// characters (the tools refuse "." and ".." and check the length in
+// bytes).
+const sessionIDPattern = `^[^\x00-\x1f\x7f-\x9f]+$`

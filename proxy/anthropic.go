@@ -188,11 +188,11 @@ func userMessages(bs []anthropicBlockIn, field string) ([]agentmem.Message, erro
 			if b.ToolUseID == "" {
 				return nil, invalid(f+".tool_use_id", "is required")
 			}
-			text, err := resultText(b.Content, f+".content")
+			content, err := resultContent(b.Content, f+".content")
 			if err != nil {
 				return nil, err
 			}
-			m := agentmem.Message{Role: agentmem.RoleTool, ToolCallID: b.ToolUseID, Content: agentmem.Text(text)}
+			m := agentmem.Message{Role: agentmem.RoleTool, ToolCallID: b.ToolUseID, Content: content}
 			if b.IsError {
 				m.Metadata = map[string]string{agentmem.MetaIsError: "true"}
 			}
@@ -250,23 +250,35 @@ func compactJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
-// resultText returns a tool result's text: a string or text blocks.
-func resultText(raw json.RawMessage, field string) (string, error) {
+// resultContent returns a tool result's content as a tool message's: its
+// text (a string, or its text blocks joined by newlines), then its images
+// (a screenshot tool's), which the result keeps (ToolResult.Images).
+func resultContent(raw json.RawMessage, field string) (agentmem.Content, error) {
 	if isNull(raw) {
-		return "", nil
+		return agentmem.Text(""), nil
 	}
 	bs, err := blocks(raw, field)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var texts []string
+	var imgs agentmem.Content
 	for j, b := range bs {
-		if b.Type != "text" {
-			return "", invalid(fmt.Sprintf("%s[%d].type", field, j), "the proxy supports only text in a tool result, not %q", b.Type)
+		f := fmt.Sprintf("%s[%d]", field, j)
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "image":
+			img, err := anthropicImage(b, f)
+			if err != nil {
+				return nil, err
+			}
+			imgs = append(imgs, agentmem.ImagePart(img))
+		default:
+			return nil, invalid(f+".type", "the proxy supports text and image blocks in a tool result, not %q", b.Type)
 		}
-		texts = append(texts, b.Text)
 	}
-	return strings.Join(texts, "\n"), nil
+	return append(agentmem.Text(strings.Join(texts, "\n")), imgs...), nil
 }
 
 // anthropicImage decodes an image block.

@@ -52,6 +52,7 @@ func FuzzDecodeAnthropicRequest(f *testing.F) {
 	f.Add([]byte(`{"system":"s","messages":[{"role":"user","content":"hi"}]}`))
 	f.Add([]byte(`{"messages":[{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"t","name":"f","input":{"x":1}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}],"is_error":true},{"type":"text","text":"go on"}]}]}`))
 	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}]}`))
+	f.Add([]byte(`{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"shot","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},{"type":"image","source":{"type":"url","url":"https://x/a.png"}},{"type":"text","text":"r"}]}]}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		msgs, err := DecodeAnthropicRequest(body)
 		checkDecode(t, msgs, err)
@@ -61,6 +62,7 @@ func FuzzDecodeAnthropicRequest(f *testing.F) {
 func FuzzDecodeOpenAIRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`))
 	f.Add([]byte(`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]}`))
+	f.Add([]byte(`{"messages":[{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"https://x/a.png"}}],"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fields, keys, err := decodeBody(body)
 		if err != nil {

@@ -13,8 +13,10 @@ import (
 // (the rule docs/proxy.md states; plan implements it).
 //
 // The session's held messages are its working set rendered in canonical
-// form (agentmem.OpenAI, no budget), pending actions included: what a
-// client that resends its whole history sends back. Both lists are split
+// form (heldStep: each step's messages with the chat roles, no budget),
+// pending actions included: what a client that resends its whole history
+// sends back, images where it sent them (a tool result's in its tool
+// message, as decoded from either API). Both lists are split
 // into their leading system messages (the system prompt) and the rest
 // (the conversation), and compared message by message with sameMessage,
 // which looks at what the model reads: role, text, images, tool calls and
@@ -90,6 +92,17 @@ const (
 	ruleRewind       = "rewind"       // rule 5
 )
 
+// heldStep renders a step as the messages a client holds for it: its
+// canonical messages with the chat roles (agentmem.ChatRoles), images
+// where they came (a format's rendering may move or describe them).
+func heldStep(s agentmem.Step) []agentmem.Message {
+	msgs := s.Messages(agentmem.RenderOptions{})
+	for i := range msgs {
+		msgs[i] = agentmem.ChatRoles(msgs[i])
+	}
+	return msgs
+}
+
 // heldMessages renders a working set in canonical form, pending actions
 // included, and returns the system prompt steps that lead it.
 func heldMessages(steps []agentmem.Step) ([]agentmem.Message, []*agentmem.SystemPromptStep) {
@@ -111,7 +124,7 @@ func heldMessages(steps []agentmem.Step) ([]agentmem.Message, []*agentmem.System
 // message of a reply recorded cut short carries MetaReplyTruncated, for
 // sameMessage.
 func stepMessages(s agentmem.Step) []agentmem.Message {
-	msgs := agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})
+	msgs := heldStep(s)
 	if s.Info().Metadata[MetaReplyTruncated] == "true" {
 		for i := range msgs {
 			if msgs[i].Role == agentmem.RoleAssistant {
@@ -171,7 +184,7 @@ func planHistory(steps []agentmem.Step, req []agentmem.Message) (*plan, error) {
 	default:
 		var hs []agentmem.Message
 		for _, s := range heldSys {
-			hs = append(hs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+			hs = append(hs, heldStep(s)...)
 		}
 		if text := systemText(rSys); systemText(hs) != text {
 			p.system = &text
@@ -263,7 +276,7 @@ func planNewOnly(head, tail []agentmem.Step, partial bool, req []agentmem.Messag
 	if len(rSys) > 0 {
 		var hs []agentmem.Message
 		for _, s := range heldSys {
-			hs = append(hs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+			hs = append(hs, heldStep(s)...)
 		}
 		if text := systemText(rSys); systemText(hs) != text {
 			p.system = &text

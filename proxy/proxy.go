@@ -786,7 +786,7 @@ func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agent
 		}
 		n := 1
 		if resp.Rest == nil {
-			n = max(1, len(agentmem.OpenAI.StepMessages(resp.Step, agentmem.RenderOptions{})))
+			n = max(1, len(heldStep(resp.Step)))
 		}
 		left -= n
 		rec.rewound += n

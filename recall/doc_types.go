@@ -19,8 +19,10 @@ import (
 const (
 	// MaxTenantLen is the longest tenant name, in bytes.
 	MaxTenantLen = 128
-	// MaxIDLen is the longest document ID, in bytes.
-	MaxIDLen = 256
+	// MaxIDLen is the longest document ID, in bytes: room for the IDs
+	// made of a session's ID (up to store.MaxIDLen bytes) and a suffix,
+	// as StepDocs' "<session>#<seq>".
+	MaxIDLen = 512
 	// MaxGroupLen is the longest group name, in bytes.
 	MaxGroupLen = 256
 	// MaxTextBytes is the longest document text, in bytes. StepDocs

@@ -33,7 +33,10 @@ const (
 // by text parts for the step's observation and error. Agent calls and
 // responses become user and assistant messages (agentmem.ChatRoles); agent
 // calls and structured data that have no API field become text parts.
-// Images stay image parts. Names are dropped: the API has no name field.
+// A user's images stay image parts, a tool result's images stay with it
+// (the part's Images: the API's tool_result block holds image blocks), and
+// an assistant's, which the API does not take, are described in its text
+// (agentmem.DescribeImages). Names are dropped: the API has no name field.
 // Empty and whitespace-only text parts are dropped, assistant text loses
 // its trailing whitespace (the API refuses a final assistant message that
 // ends in whitespace), and a message left without content gets the text
@@ -139,9 +142,11 @@ func anthropicMessage(m agentmem.Message, isErr bool) (agentmem.Message, bool) {
 			ToolCallID: m.ToolCallID,
 			Text:       m.Content.String(),
 			IsError:    isErr || m.Metadata["is_error"] == "true",
+			Images:     images(m.Content),
 		}
 		m.Role, m.Content = agentmem.RoleUser, agentmem.Content{res}
 	case agentmem.RoleAssistant:
+		m = agentmem.DescribeImages(m) // the API takes no images from the assistant
 		if len(m.ToolCalls) > 0 {
 			content := make(agentmem.Content, 0, len(m.Content)+len(m.ToolCalls))
 			content = append(content, m.Content...)
@@ -160,6 +165,17 @@ func anthropicMessage(m agentmem.Message, isErr bool) (agentmem.Message, bool) {
 		m.Content = agentmem.Text(EmptyText)
 	}
 	return m, true
+}
+
+// images returns the images of content's image parts, in order, or nil.
+func images(c agentmem.Content) []agentmem.Image {
+	var out []agentmem.Image
+	for _, p := range c {
+		if p.Type == agentmem.PartImage && p.Image != nil {
+			out = append(out, *p.Image)
+		}
+	}
+	return out
 }
 
 // cleanParts returns a copy of parts without empty or whitespace-only text

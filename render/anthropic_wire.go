@@ -34,6 +34,9 @@ type AnthropicMessage struct {
 //	{"type":"image","source":{...}}
 //	{"type":"tool_use","id":...,"name":...,"input":{...}}
 //	{"type":"tool_result","tool_use_id":...,"content":...,"is_error":...}
+//
+// A tool_result's content is its text, or, when the result has images,
+// its blocks: the text (when not empty) and the image blocks.
 type AnthropicBlock struct {
 	Type string
 	// Text is the text of a text block.
@@ -44,10 +47,13 @@ type AnthropicBlock struct {
 	ID    string
 	Name  string
 	Input json.RawMessage
-	// ToolUseID, Content and IsError are a tool_result block's answer.
+	// ToolUseID, Content and IsError are a tool_result block's answer;
+	// Blocks, when set, is its content instead of Content: a text block
+	// and image blocks.
 	ToolUseID string
 	Content   string
 	IsError   bool
+	Blocks    []AnthropicBlock
 }
 
 // AnthropicImageSource is an image given by URL ({"type":"url","url":...})
@@ -84,6 +90,14 @@ func (b AnthropicBlock) MarshalJSON() ([]byte, error) {
 			Input json.RawMessage `json:"input"`
 		}{b.Type, b.ID, b.Name, input})
 	case "tool_result":
+		if len(b.Blocks) > 0 {
+			return json.Marshal(struct {
+				Type      string           `json:"type"`
+				ToolUseID string           `json:"tool_use_id"`
+				Content   []AnthropicBlock `json:"content"`
+				IsError   bool             `json:"is_error"`
+			}{b.Type, b.ToolUseID, b.Blocks, b.IsError})
+		}
 		return json.Marshal(struct {
 			Type      string `json:"type"`
 			ToolUseID string `json:"tool_use_id"`
@@ -103,7 +117,8 @@ func (b AnthropicBlock) MarshalJSON() ([]byte, error) {
 // messages' text parts become System, joined by blank lines. A tool_use
 // block's input is the call's arguments when they are a JSON object, {}
 // when they are empty, and {"_raw": ARGUMENTS} otherwise. Images become
-// url or base64 sources (data: URLs are decoded to base64 sources).
+// url or base64 sources (data: URLs are decoded to base64 sources), a tool
+// result's inside its tool_result block.
 func AnthropicRequest(msgs []agentmem.Message) AnthropicBody {
 	prepared := make([]agentmem.Message, 0, len(msgs))
 	for _, m := range msgs {
@@ -150,7 +165,17 @@ func anthropicBlock(p agentmem.Part) (AnthropicBlock, bool) {
 		}
 		return AnthropicBlock{Type: "tool_use", ID: p.ToolCall.ID, Name: p.ToolCall.Name, Input: toolInput(p.ToolCall.Arguments)}, true
 	case agentmem.PartToolResult:
-		return AnthropicBlock{Type: "tool_result", ToolUseID: p.ToolCallID, Content: p.Text, IsError: p.IsError}, true
+		b := AnthropicBlock{Type: "tool_result", ToolUseID: p.ToolCallID, Content: p.Text, IsError: p.IsError}
+		if len(p.Images) > 0 {
+			if p.Text != "" {
+				b.Blocks = append(b.Blocks, AnthropicBlock{Type: "text", Text: p.Text})
+			}
+			for _, img := range p.Images {
+				b.Blocks = append(b.Blocks, AnthropicBlock{Type: "image", Source: imageSource(img)})
+			}
+			b.Content = ""
+		}
+		return b, true
 	}
 	return AnthropicBlock{}, false
 }

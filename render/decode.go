@@ -17,9 +17,11 @@ import (
 //
 //   - role is "system" (or "developer", decoded as system), "user",
 //     "assistant" or "tool";
-//   - content is a string or an array of {"type":"text"} and (in user
-//     messages only) {"type":"image_url"} parts; it is required except on
-//     an assistant message with tool calls or a refusal;
+//   - content is a string or an array of {"type":"text"} and (except in
+//     system messages) {"type":"image_url"} parts; it is required except
+//     on an assistant message with tool calls or a refusal. Images in
+//     assistant and tool messages are agentmem's extension of the API
+//     (a tool's screenshot), kept on the action and its result;
 //   - tool_calls only on assistant messages, each with an id, type
 //     "function" (or none) and a function name; tool_call_id, required, only
 //     on tool messages;
@@ -280,8 +282,8 @@ func decodePart(raw json.RawMessage, field string, role agentmem.Role) (agentmem
 		if _, ok := fields["text"]; ok {
 			return agentmem.Part{}, bad(join(field, "text"), "is not allowed on an image_url part")
 		}
-		if role != agentmem.RoleUser {
-			return agentmem.Part{}, bad(field, "images are only allowed in user messages, not %s", role)
+		if role == agentmem.RoleSystem {
+			return agentmem.Part{}, bad(field, "images are allowed in user, assistant and tool messages, not in a system message")
 		}
 		return decodeImage(fields["image_url"], join(field, "image_url"))
 	case "":

@@ -76,7 +76,7 @@ func TestDecodeOpenAIMessagesErrors(t *testing.T) {
 		{`[{"role":"user","content":[{"type":"image_url","image_url":{"url":"ftp://x"}}]}]`, "messages[0].content[0].image_url.url", "http(s) or data:"},
 		{`[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x","detail":"max"}}]}]`, "messages[0].content[0].image_url.detail", "low, high or auto"},
 		{`[{"role":"user","content":[{"type":"image_url"}]}]`, "messages[0].content[0].image_url", "required"},
-		{`[{"role":"system","content":[{"type":"image_url","image_url":{"url":"https://x"}}]}]`, "messages[0].content[0]", "only allowed in user"},
+		{`[{"role":"system","content":[{"type":"image_url","image_url":{"url":"https://x"}}]}]`, "messages[0].content[0]", "not in a system message"},
 		{`[{"role":"user","content":"x"},{"role":"assistant"}]`, "messages[1].content", "without tool calls"},
 		{`[{"role":"assistant","content":"x","tool_calls":{}}]`, "messages[0].tool_calls", "array"},
 		{`[{"role":"user","content":"x","tool_calls":[]}]`, "messages[0].tool_calls", "only allowed on an assistant"},

@@ -17,6 +17,15 @@
 //     without a tool role: the calls are "Action: NAME ARGS" lines of the
 //     assistant's text and the results a user message "Observation: ...".
 //
+// Images outside user messages (a tool's screenshot, an assistant's
+// image) are shown where the API takes them and described in text where
+// it does not: a tool result's images stay in Anthropic's tool_result
+// block, follow the step's tool messages in a user message of OpenAI's
+// format, and join the Observation message of the observation format; an
+// assistant's are described in its text in every format
+// (agentmem.DescribeImages). Each image shown costs
+// agentmem.ImageTokens, as a user's does.
+//
 // Every merge Assemble makes is a pure concatenation of content parts, so
 // the cost model of agentmem (MessageTokens) of the merged message is the
 // sum of its parts less one MessageOverhead per merge, and

@@ -39,7 +39,11 @@ func show(msgs []agentmem.Message) string {
 				if p.IsError {
 					bang = "!"
 				}
-				fmt.Fprintf(&b, " tool_result(%s%s %q)", p.ToolCallID, bang, p.Text)
+				imgs := ""
+				if len(p.Images) > 0 {
+					imgs = fmt.Sprintf(" +%d images", len(p.Images))
+				}
+				fmt.Fprintf(&b, " tool_result(%s%s %q%s)", p.ToolCallID, bang, p.Text, imgs)
 			}
 		}
 		for _, tc := range m.ToolCalls {

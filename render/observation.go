@@ -20,7 +20,10 @@ import (
 //     ("Error: CONTENT" for an error result). When the step made more than
 //     one call, each result is labelled with its tool's name,
 //     "Observation (NAME): CONTENT", and the results are separated by blank
-//     lines. The step's observation and error follow in the same message;
+//     lines. The step's observation and error follow in the same message,
+//     and then the results' images, in call order;
+//   - an assistant's images are described in its text
+//     (agentmem.DescribeImages): the APIs take images from the user only;
 //   - agent calls and responses become user and assistant messages
 //     (agentmem.ChatRoles), their agent calls and structured data text.
 //
@@ -37,22 +40,29 @@ func (observationFormat) StepMessages(s agentmem.Step, opts agentmem.RenderOptio
 	if !isAction {
 		for i := range msgs {
 			msgs[i] = chatMessage(msgs[i])
+			if msgs[i].Role == agentmem.RoleAssistant {
+				msgs[i] = agentmem.DescribeImages(msgs[i])
+			}
 		}
 		return msgs
 	}
 	out := make([]agentmem.Message, 0, 2)
 	var user []string // the texts of the step's one user message
+	var shown agentmem.Content
 	userID := ""
 	for _, m := range msgs {
 		m = chatMessage(m)
 		switch m.Role {
 		case agentmem.RoleAssistant:
-			out = append(out, actionMessage(m))
+			out = append(out, actionMessage(agentmem.DescribeImages(m)))
 		case agentmem.RoleTool:
 			if userID == "" {
 				userID = m.ID
 			}
 			user = append(user, resultText(a, m))
+			for _, img := range images(m.Content) {
+				shown = append(shown, agentmem.ImagePart(img))
+			}
 		default:
 			user = append(user, m.Content.String())
 		}
@@ -61,7 +71,7 @@ func (observationFormat) StepMessages(s agentmem.Step, opts agentmem.RenderOptio
 		out = append(out, agentmem.Message{
 			ID:      userID,
 			Role:    agentmem.RoleUser,
-			Content: agentmem.Text(strings.Join(user, "\n\n")),
+			Content: append(agentmem.Text(strings.Join(user, "\n\n")), shown...),
 			Time:    a.Time,
 		})
 	}

@@ -60,7 +60,11 @@ type OpenAIFunction struct {
 //     the API has no field for, are appended as text parts;
 //   - tool_use parts become tool calls and each tool_result part its own
 //     tool message (the API has no error flag: IsError is lost);
-//   - inline image data becomes a data: URL;
+//   - inline image data becomes a data: URL; the images of tool and
+//     assistant messages are written as image_url parts of their content,
+//     as agentmem's own routes take them (DecodeOpenAIMessages), though
+//     OpenAI's API takes images from the user only (the OpenAI format
+//     never puts them elsewhere: see agentmem.OpenAI);
 //   - a single text part is a plain string, empty text parts are left out,
 //     and empty content is "" except for an assistant message with tool
 //     calls, whose content is null;
@@ -109,7 +113,15 @@ func appendOpenAI(out []OpenAIMessage, m agentmem.Message) []OpenAIMessage {
 			}
 		case agentmem.PartToolResult:
 			blocks = true
-			out = append(out, OpenAIMessage{Role: string(agentmem.RoleTool), Content: p.Text, ToolCallID: p.ToolCallID})
+			var content any = p.Text
+			if len(p.Images) > 0 {
+				c := agentmem.Text(p.Text)
+				for _, img := range p.Images {
+					c = append(c, agentmem.ImagePart(img))
+				}
+				content = openAIContent(c, false)
+			}
+			out = append(out, OpenAIMessage{Role: string(agentmem.RoleTool), Content: content, ToolCallID: p.ToolCallID})
 		default:
 			rest = append(rest, p)
 		}

@@ -18,7 +18,8 @@ import (
 // system prompt and the task (pinned), then mixes every step kind:
 // multi-call actions with error results, step errors and observations,
 // plans, scratchpad notes, summaries, later tasks and system prompts, and
-// messages between agents. Texts include empty and blank ones.
+// messages between agents, with images in tasks, tool results and the
+// assistant's messages. Texts include empty and blank ones.
 func randomMemory(t testing.TB, r *rand.Rand, counter tokenizer.Counter, format agentmem.Format, n int) *agentmem.Memory {
 	t.Helper()
 	words := []string{"alpha", "beta", "δέλτα", `{"k":1}`, "func main()", "\n", "  ", "42", "日本語", "🙂"}
@@ -66,7 +67,14 @@ func randomMemory(t testing.TB, r *rand.Rand, counter tokenizer.Counter, format 
 					args = "not json"
 				}
 				a.ToolCalls = append(a.ToolCalls, agentmem.ToolCall{ID: id, Name: []string{"search", "read", "run"}[r.IntN(3)], Arguments: args})
-				a.Results = append(a.Results, agentmem.ToolResult{CallID: id, Content: text(100), IsError: r.IntN(5) == 0})
+				res := agentmem.ToolResult{CallID: id, Content: text(100), IsError: r.IntN(5) == 0}
+				if r.IntN(6) == 0 { // a screenshot
+					res.Images = []agentmem.Image{{Data: []byte("\x89PNG\r\n\x1a\n"), MediaType: "image/png"}, {URL: "https://x.test/s.png"}}[:1+r.IntN(2)]
+				}
+				a.Results = append(a.Results, res)
+			}
+			if r.IntN(8) == 0 {
+				a.Images = []agentmem.Image{{URL: "https://x.test/sketch.png"}}
 			}
 			if r.IntN(4) == 0 {
 				a.Observation = text(30)
@@ -104,7 +112,11 @@ func randomMemory(t testing.TB, r *rand.Rand, counter tokenizer.Counter, format 
 			s = &agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleUser, Name: "ann",
 				Content: agentmem.Content{agentmem.TextPart(text(5)), img}}}
 		default:
-			s = &agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text(text(8))}}
+			msg := agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text(text(8))}
+			if r.IntN(4) == 0 {
+				msg.Content = append(msg.Content, img)
+			}
+			s = &agentmem.MessageStep{Message: msg}
 		}
 		mustAdd(t, m, s)
 	}

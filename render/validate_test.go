@@ -94,7 +94,8 @@ func TestValidateOpenAI(t *testing.T) {
 		{"call never answered", []agentmem.Message{user("u"), calls("a")}, `messages[1]: tool calls "a" are never answered`},
 		{"agent role", []agentmem.Message{{Role: agentmem.RoleAgentCall, Content: agentmem.Text("x")}}, "messages[0]: not an OpenAI chat role"},
 		{"tool_use part", []agentmem.Message{uses("a")}, "messages[0]: tool_use part"},
-		{"image in assistant", []agentmem.Message{withParts(asst("a"), img)}, "messages[0].content[1]: images are accepted only in user"},
+		{"image in assistant", []agentmem.Message{withParts(asst("a"), img)}, "messages[0]: content[1] is an image in a message of role assistant; images are allowed only in user messages"},
+		{"image in tool", []agentmem.Message{calls("a"), withParts(tool("a"), img)}, "messages[1]: content[1] is an image in a message of role tool; images are allowed only in user messages"},
 		{"message invalid on its own", []agentmem.Message{{Role: agentmem.RoleTool}}, "messages[0].tool_call_id: required"},
 		{"bad utf-8", []agentmem.Message{user("\xff")}, "messages[0].content[0].text: UTF-8"},
 	})
@@ -107,9 +108,13 @@ func TestValidateAnthropic(t *testing.T) {
 		{"alternation with tools", []agentmem.Message{sys("s"), user("u"), withParts(asst("a"), uses("x", "y").Content...),
 			withParts(results("y", "x"), agentmem.TextPart("obs")), asst("ok")}, ""},
 		{"no system", []agentmem.Message{user("u"), asst("a")}, ""},
+		{"images in a tool_result", []agentmem.Message{user("u"), uses("a"), {Role: agentmem.RoleUser, Content: agentmem.Content{
+			{Type: agentmem.PartToolResult, ToolCallID: "a", Images: []agentmem.Image{{URL: "https://x.test/i.png"}}}}}}, ""},
+		{"tool_result image without source", []agentmem.Message{user("u"), uses("a"), {Role: agentmem.RoleUser, Content: agentmem.Content{
+			{Type: agentmem.PartToolResult, ToolCallID: "a", Images: []agentmem.Image{{Detail: "low"}}}}}}, "messages[2].content[0].images[0]: needs a URL or data"},
 		{"second system", []agentmem.Message{sys("s"), user("u"), sys("t")}, "messages[2]: system message after the start"},
 		{"system not first", []agentmem.Message{user("u"), sys("s")}, "messages[1]: system message after the start"},
-		{"system with image", []agentmem.Message{withParts(sys("s"), img)}, "messages[0].content[1]: images are accepted only in user"},
+		{"system with image", []agentmem.Message{withParts(sys("s"), img)}, "messages[0].content[1]: images are accepted in user, assistant and tool messages, not system"},
 		{"first is assistant", []agentmem.Message{sys("s"), asst("a")}, "messages[1]: must be a user message"},
 		{"two users", []agentmem.Message{user("u"), user("v")}, "messages[1]: follows another user message"},
 		{"two assistants", []agentmem.Message{user("u"), asst("a"), asst("b")}, "messages[2]: follows another assistant"},
@@ -129,7 +134,7 @@ func TestValidateAnthropic(t *testing.T) {
 		{"tool_result in assistant message", []agentmem.Message{user("u"), {Role: agentmem.RoleAssistant, Content: results("a").Content}}, "messages[1]: content[0]: a tool_result part in an assistant"},
 		{"duplicate tool_use id", []agentmem.Message{user("u"), uses("a"), results("a"), uses("a"), results("a")}, `messages[3]: content[0]: tool_use ID "a" is used twice`},
 		{"tool_use without name", []agentmem.Message{user("u"), {Role: agentmem.RoleAssistant, Content: agentmem.Content{{Type: agentmem.PartToolUse, ToolCall: &agentmem.ToolCall{ID: "a"}}}}}, "messages[1]: content[0]: a tool_use part needs an ID and a name"},
-		{"image in assistant", []agentmem.Message{user("u"), withParts(asst("a"), img)}, "messages[1].content[1]: images are accepted only in user"},
+		{"image in assistant", []agentmem.Message{user("u"), withParts(asst("a"), img)}, "messages[1]: content[1] is an image in a message of role assistant; images are allowed only in user messages"},
 		{"final assistant ends in space", []agentmem.Message{user("u"), asst("a\n")}, "messages[1]: must not end in whitespace"},
 		{"non-final assistant may end in space", []agentmem.Message{user("u"), asst("a\n"), user("v")}, ""},
 	})
@@ -143,7 +148,7 @@ func TestValidateObservation(t *testing.T) {
 		{"tool_call_id", []agentmem.Message{{Role: agentmem.RoleUser, ToolCallID: "a", Content: agentmem.Text("x")}}, "messages[0]: has a tool_call_id"},
 		{"tool_use part", []agentmem.Message{uses("a")}, "messages[0]: tool_use part"},
 		{"agent role", []agentmem.Message{{Role: agentmem.RoleAgentCall, Content: agentmem.Text("x")}}, "messages[0]: not a chat role"},
-		{"image in system", []agentmem.Message{withParts(sys("s"), img)}, "messages[0].content[1]: images are accepted only in user"},
+		{"image in system", []agentmem.Message{withParts(sys("s"), img)}, "messages[0].content[1]: images are accepted in user, assistant and tool messages, not system"},
 	})
 }
 

@@ -11,11 +11,13 @@
 //     input_text, output_text, refusal, input_image and other content
 //     parts): a user, assistant or system message (developer is system),
 //     whose text is the text of its parts, so it renders in contexts and
-//     recall indexes it; a user message keeps its image URLs as images;
+//     recall indexes it; a user or assistant message keeps its image URLs
+//     as images;
 //   - function_call: an assistant message with that one tool call, an
 //     action that is pending until its output arrives;
 //   - function_call_output: the tool result of its call, in the same
-//     request or any later one;
+//     request or any later one, with the images of its input_image parts
+//     (a screenshot tool's: agentmem.ToolResult.Images);
 //   - any other item (reasoning, web_search_call, file_search_call,
 //     computer_call and its output, image_generation_call, mcp_*,
 //     custom_tool_call, item_reference, types to come...): an assistant
@@ -39,6 +41,7 @@ package responses
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -270,7 +273,7 @@ func decodeMessage(fields map[string]json.RawMessage) (agentmem.Message, error) 
 	if text != "" || len(images) == 0 {
 		m.Content = agentmem.Text(text)
 	}
-	if m.Role == agentmem.RoleUser {
+	if m.Role != agentmem.RoleSystem {
 		for _, img := range images {
 			m.Content = append(m.Content, agentmem.ImagePart(img))
 		}
@@ -319,17 +322,22 @@ func decodeOutput(fields map[string]json.RawMessage) (agentmem.Message, error) {
 		// One part, as the JavaScript Agents SDK writes a text output.
 		raw = append(append(json.RawMessage{'['}, t...), ']')
 	}
-	text, _, err := contentText(raw, "output")
+	text, images, err := contentText(raw, "output")
 	if err != nil {
 		return agentmem.Message{}, err
 	}
-	return agentmem.Message{Role: agentmem.RoleTool, ToolCallID: id, Content: agentmem.Text(text)}, nil
+	m := agentmem.Message{Role: agentmem.RoleTool, ToolCallID: id, Content: agentmem.Text(text)}
+	for _, img := range images {
+		m.Content = append(m.Content, agentmem.ImagePart(img))
+	}
+	return m, nil
 }
 
 // contentText returns the text of a message's content or an output: a
 // string, or the text of an array of parts (input_text, output_text and
 // refusal parts, joined by newlines), and the images it has (input_image
-// parts with an image_url).
+// parts with an image_url, and the JavaScript Agents SDK's image parts
+// whose image is a URL).
 func contentText(raw json.RawMessage, field string) (string, []agentmem.Image, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -376,6 +384,14 @@ func contentText(raw json.RawMessage, field string) (string, []agentmem.Image, e
 				_ = json.Unmarshal(d, &img.Detail)
 			}
 			images = append(images, img)
+			continue
+		case "image":
+			// The JavaScript SDK's image output: its image is a URL, or
+			// an object (inline data, a file) that stays in the item only.
+			var url string
+			if json.Unmarshal(p["image"], &url) == nil && url != "" {
+				images = append(images, agentmem.Image{URL: url})
+			}
 			continue
 		default:
 			continue // a file, audio...: not text
@@ -525,8 +541,15 @@ func fromMessage(m agentmem.Message) []json.RawMessage {
 	}
 	switch m.Role {
 	case agentmem.RoleTool:
-		return []json.RawMessage{enc(map[string]any{"type": TypeFunctionCallOutput, "call_id": m.ToolCallID, "output": m.Text()})}
+		var output any = m.Text()
+		if parts := inputParts(m.Content); hasImage(m.Content) {
+			output = parts
+		}
+		return []json.RawMessage{enc(map[string]any{"type": TypeFunctionCallOutput, "call_id": m.ToolCallID, "output": output})}
 	case agentmem.RoleAssistant, agentmem.RoleAgentResponse:
+		// An assistant message's content is output text: its images are
+		// described in it.
+		m = agentmem.DescribeImages(m)
 		var out []json.RawMessage
 		if text := m.Text(); text != "" || len(m.ToolCalls) == 0 {
 			out = append(out, enc(map[string]any{"role": "assistant", "content": text}))
@@ -539,25 +562,39 @@ func fromMessage(m agentmem.Message) []json.RawMessage {
 		return []json.RawMessage{enc(map[string]any{"role": "system", "content": m.Text()})}
 	}
 	// user, agent_call
-	var images []agentmem.Image
+	if !hasImage(m.Content) {
+		return []json.RawMessage{enc(map[string]any{"role": "user", "content": m.Text()})}
+	}
+	return []json.RawMessage{enc(map[string]any{"role": "user", "content": inputParts(m.Content)})}
+}
+
+// hasImage reports whether content has an image part.
+func hasImage(c agentmem.Content) bool {
+	return slices.ContainsFunc(c, func(p agentmem.Part) bool { return p.Type == agentmem.PartImage && p.Image != nil })
+}
+
+// inputParts writes content as input parts: its text, then its images
+// (inline data as a data: URL).
+func inputParts(c agentmem.Content) []map[string]any {
 	var text []string
-	for _, p := range m.Content {
-		if p.Type == agentmem.PartImage && p.Image != nil && p.Image.URL != "" {
-			images = append(images, *p.Image)
+	var parts []map[string]any
+	for _, p := range c {
+		if p.Type == agentmem.PartImage && p.Image != nil {
+			parts = append(parts, map[string]any{"type": "input_image", "image_url": imageURL(*p.Image), "detail": cmp.Or(p.Image.Detail, "auto")})
 		} else if p.Text != "" {
 			text = append(text, p.Text)
 		}
 	}
-	if len(images) == 0 {
-		return []json.RawMessage{enc(map[string]any{"role": "user", "content": strings.Join(text, "\n")})}
-	}
-	parts := []map[string]any{}
 	if len(text) > 0 {
-		parts = append(parts, map[string]any{"type": "input_text", "text": strings.Join(text, "\n")})
+		parts = append([]map[string]any{{"type": "input_text", "text": strings.Join(text, "\n")}}, parts...)
 	}
-	for _, img := range images {
-		p := map[string]any{"type": "input_image", "image_url": img.URL, "detail": cmp.Or(img.Detail, "auto")}
-		parts = append(parts, p)
+	return parts
+}
+
+// imageURL returns an image's URL, or a data: URL of its inline bytes.
+func imageURL(img agentmem.Image) string {
+	if img.URL != "" {
+		return img.URL
 	}
-	return []json.RawMessage{enc(map[string]any{"role": "user", "content": parts})}
+	return "data:" + cmp.Or(img.MediaType, "application/octet-stream") + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
 }

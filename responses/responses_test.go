@@ -171,7 +171,7 @@ func TestConversion(t *testing.T) {
 		3: {role: agentmem.RoleUser, text: "And this picture?", images: 1},
 		5: {role: agentmem.RoleAssistant, call: "call_1"},
 		7: {role: agentmem.RoleTool, text: "sunny, 21°C <b>", call: "call_1"},
-		8: {role: agentmem.RoleTool, text: "12:00", call: "call_2"},
+		8: {role: agentmem.RoleTool, text: "12:00", call: "call_2", images: 1},
 		9: {role: agentmem.RoleAssistant, text: "Sunny, 21°C.\nNo pictures."},
 	}
 	for i, m := range msgs {
@@ -246,7 +246,8 @@ func TestJavaScriptSDKItems(t *testing.T) {
 	if m := msgs[3]; m.Role != agentmem.RoleTool || m.ToolCallID != "call_1" || m.Text() != "21C, clear" {
 		t.Errorf("function_call_result with one part: %+v", m)
 	}
-	if m := msgs[4]; m.Role != agentmem.RoleTool || m.ToolCallID != "call_2" || m.Text() != "noon" {
+	if m := msgs[4]; m.Role != agentmem.RoleTool || m.ToolCallID != "call_2" || m.Text() != "noon" ||
+		len(m.Content) != 2 || m.Content[1].Image == nil || m.Content[1].Image.URL != "https://example.com/c.png" {
 		t.Errorf("function_call_result with parts: %+v", m)
 	}
 	s := &session{t: t}
@@ -328,7 +329,10 @@ func TestStepsWrittenOtherwise(t *testing.T) {
 			ToolCalls: []agentmem.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}},
 			Results:   []agentmem.ToolResult{{CallID: "c", Content: "done"}}},
 		&agentmem.SummaryStep{StepInfo: agentmem.StepInfo{ID: "4"}, Summary: "earlier"},
-		&agentmem.FinalAnswerStep{StepInfo: agentmem.StepInfo{ID: "5"}, Answer: "42"},
+		&agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "5"}, ModelOutput: "shooting", Images: []agentmem.Image{{URL: "https://x/sketch.png"}},
+			ToolCalls: []agentmem.ToolCall{{ID: "s", Name: "screenshot", Arguments: "{}"}},
+			Results:   []agentmem.ToolResult{{CallID: "s", Content: "the page", Images: []agentmem.Image{{MediaType: "image/png", Data: []byte{1, 2, 3}, Detail: "low"}}}}},
+		&agentmem.FinalAnswerStep{StepInfo: agentmem.StepInfo{ID: "6"}, Answer: "42"},
 	}
 	got := responses.Items(steps)
 	want := []string{
@@ -338,6 +342,9 @@ func TestStepsWrittenOtherwise(t *testing.T) {
 		`{"arguments":"{}","call_id":"c","name":"f","type":"function_call"}`,
 		`{"call_id":"c","output":"done","type":"function_call_output"}`,
 		`{"content":"Summary of earlier steps:\nearlier","role":"user"}`,
+		`{"content":"shooting\n[image: https://x/sketch.png]","role":"assistant"}`,
+		`{"arguments":"{}","call_id":"s","name":"screenshot","type":"function_call"}`,
+		`{"call_id":"s","output":[{"text":"the page","type":"input_text"},{"detail":"low","image_url":"data:image/png;base64,AQID","type":"input_image"}],"type":"function_call_output"}`,
 		`{"content":"42","role":"assistant"}`,
 	}
 	if len(got) != len(want) {
@@ -348,7 +355,7 @@ func TestStepsWrittenOtherwise(t *testing.T) {
 			t.Fatalf("item %d: %s, want %s", i, got[i], want[i])
 		}
 	}
-	if _, i, call, _ := responses.Newest(steps); i != 4 || call != "" {
+	if _, i, call, _ := responses.Newest(steps); i != 5 || call != "" {
 		t.Fatalf("newest: %d %q", i, call)
 	}
 }

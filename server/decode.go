@@ -150,8 +150,9 @@ func inputError(err error) *Error {
 }
 
 // checkID checks a session ID from a path or a body with
-// store.ValidateID (1 to 128 characters from [A-Za-z0-9._:-], the first a
-// letter or digit: no "/", no "..").
+// store.ValidateID: any text of 1 to 256 bytes without control
+// characters, but "." and "..". A path carries it percent-encoded ("a/b"
+// as a%2Fb), and the mux gives it decoded.
 func checkID(field, id string) *Error {
 	if err := store.ValidateID(id); err != nil {
 		e := inputError(err)

@@ -406,7 +406,8 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	}
 
 	// Error paths over the wire.
-	p.call(t, 400, "GET", "/v1/sessions/..%2Fetc", "", nil)
+	p.call(t, 400, "GET", "/v1/sessions/a%0Ab", "", nil)
+	p.call(t, 404, "GET", "/v1/sessions/..%2Fetc", "", nil) // any text is an ID: this one names no session
 	p.call(t, 404, "GET", "/v1/sessions/missing/context", "", nil)
 	p.call(t, 415, "POST", "/v1/sessions/e2e/steps", "", nil)
 	p.call(t, 400, "POST", "/v1/sessions/e2e/steps", `{"type":"thought"}`, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,7 +80,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if res.Outcome == facts.OutcomeAdded {
 		status = http.StatusCreated
-		w.Header().Set("Location", "/v1/users/"+user+"/facts/"+res.Fact.ID)
+		w.Header().Set("Location", "/v1/users/"+url.PathEscape(user)+"/facts/"+url.PathEscape(res.Fact.ID))
 	}
 	writeJSON(w, status, api.RememberResponse{Outcome: res.Outcome, Fact: s.factView(m, res.Fact)})
 }

@@ -102,7 +102,7 @@ func TestRecallRoutes(t *testing.T) {
 		{"POST", "/v1/recall", `{"documents":[{"id":"x","text":"a"},{"id":"x","text":"b"}]}`, "documents[1].id"},
 		{"POST", "/v1/recall", `{"documents":[{"id":"ok","text":"a"},{"id":"bad","text":"b","embedding":"no"}]}`, "documents[1].embedding"},
 		{"POST", "/v1/recall", `{"documents":[{"text":"a","colour":"red"}]}`, "documents[0].colour"},
-		{"POST", "/v1/recall", `{"documents":[{"id":"ok","text":"a"},{"id":"` + strings.Repeat("x", 300) + `","text":"b"}]}`, "documents[1].id"},
+		{"POST", "/v1/recall", `{"documents":[{"id":"ok","text":"a"},{"id":"` + strings.Repeat("x", recall.MaxIDLen+1) + `","text":"b"}]}`, "documents[1].id"},
 	} {
 		r := e.do(tc.method, tc.path, nilIfEmpty(tc.body))
 		if r.code != 400 {

@@ -82,9 +82,15 @@ func TestOpenAPILimits(t *testing.T) {
 		"RememberRequest.text.maxLength":                               facts.MaxTextBytes,
 		"FactSource.session_id.maxLength":                              facts.MaxFieldBytes,
 		"OpenAIMessage.id.maxLength":                                   store.MaxFieldBytes,
+		"OpenAIMessage.metadata.maxProperties":                         store.MaxMetadataKeys,
+		"OpenAIMessage.metadata.propertyNames.maxLength":               store.MaxFieldBytes,
+		"OpenAIMessage.metadata.additionalProperties.maxLength":        store.MaxFieldBytes,
 		"parameters/IdempotencyKey.schema.maxLength":                   maxIdempotencyKey,
 		"AutoCompact.max_tokens.maximum":                               store.MaxAutoCompactTokens,
 		"AutoCompact.keep_recent.maximum":                              store.MaxAutoCompactKeepRecent,
+		"parameters/SessionID.schema.maxLength":                        store.MaxIDLen,
+		"CreateSessionRequest.id.maxLength":                            store.MaxIDLen,
+		"ForkRequest.id.maxLength":                                     store.MaxIDLen,
 	}
 	for _, k := range steps {
 		want[k+".metadata.maxProperties"] = store.MaxMetadataKeys

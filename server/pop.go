@@ -26,8 +26,8 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 		s.rewriteFailed(w, r, id, expected, "pop", err)
 		return
 	}
-	out := api.PopResponse{Seq: resp.Seq, IsError: resp.Message.Metadata[agentmem.MetaIsError] == "true", Removed: resp.Rest == nil,
-		CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq}
+	out := api.PopResponse{Seq: resp.Seq, IsError: resp.Message.Metadata[agentmem.MetaIsError] == "true", Metadata: resp.Message.Metadata,
+		Removed: resp.Rest == nil, CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq}
 	if wire := render.OpenAIRequest([]agentmem.Message{resp.Message}); len(wire) > 0 {
 		out.Message = wire[0]
 	}

@@ -167,7 +167,7 @@ func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 	if single {
 		body = append(append([]byte{'['}, body...), ']')
 	}
-	body, ids, e := takeMessageIDs(body)
+	body, extras, e := takeMessageExtras(body)
 	var msgs []agentmem.Message
 	if e == nil {
 		var err error
@@ -181,8 +181,8 @@ func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 		}
 		return nil, e
 	}
-	for i, id := range ids {
-		msgs[i].ID = id
+	for i, x := range extras {
+		msgs[i].ID, msgs[i].Metadata = x.ID, x.Metadata
 	}
 	if len(msgs) == 0 {
 		return nil, errInvalid("messages", "is empty: send at least one message")
@@ -193,50 +193,75 @@ func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 	return &stepsRequest{messages: msgs, flush: flush, single: single}, nil
 }
 
-// takeMessageIDs takes the "id" members, agentmem's one addition to
-// OpenAI's chat message, out of a JSON array of messages, so that the
-// strict OpenAI decoder sees the rest: it returns the array without them
-// and the IDs by message index (nil when no message has one). A message
-// ID becomes the ID of the step the message starts (a task, an action, a
-// system prompt) or of the tool result it carries, so a framework's
-// message IDs read back as they were sent; it must be a non-empty string
-// within store.MaxFieldBytes bytes, without NUL. body has been checked
-// (checkJSON): valid JSON without repeated keys.
-func takeMessageIDs(body []byte) ([]byte, []string, *Error) {
-	if !bytes.Contains(body, []byte(`"id"`)) {
-		return body, nil, nil // fast path: tool call IDs are "id" too, but most bodies have none
+// messageExtras are agentmem's additions to OpenAI's chat message, which
+// takeMessageExtras takes out of a request's messages.
+type messageExtras struct {
+	// ID becomes the ID of the step the message starts (a task, an
+	// action, a system prompt) or of the tool result it carries, so a
+	// framework's message IDs read back as they were sent.
+	ID string
+	// Metadata becomes the metadata of that step or tool result
+	// (agentmem.Message.Metadata; a tool message's is_error "true" marks
+	// its result an error).
+	Metadata map[string]string
+}
+
+// takeMessageExtras takes the "id" and "metadata" members, agentmem's
+// additions to OpenAI's chat message, out of a JSON array of messages, so
+// that the strict OpenAI decoder sees the rest: it returns the array
+// without them and the extras by message index (nil when no message has
+// any). An ID must be a non-empty string within store.MaxFieldBytes bytes,
+// without NUL; metadata an object of at most store.MaxMetadataKeys
+// strings, its keys non-empty and keys and values within
+// store.MaxFieldBytes bytes, without NUL (as a session's). body has been
+// checked (checkJSON): valid JSON without repeated keys.
+func takeMessageExtras(body []byte) ([]byte, []messageExtras, *Error) {
+	if !bytes.Contains(body, []byte(`"id"`)) && !bytes.Contains(body, []byte(`"metadata"`)) {
+		return body, nil, nil // fast path: tool call IDs are "id" too, but most bodies have neither
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
 		return body, nil, nil // not an array: the decoder says why
 	}
-	var ids []string
+	var extras []messageExtras
 	changed := false
 	for i, raw := range raws {
 		var fields map[string]json.RawMessage
 		if json.Unmarshal(raw, &fields) != nil {
 			continue // not an object: the decoder says why
 		}
-		idRaw, ok := fields["id"]
-		if !ok {
+		idRaw, hasID := fields["id"]
+		mdRaw, hasMD := fields["metadata"]
+		if !hasID && !hasMD {
 			continue
 		}
-		field := fmt.Sprintf("messages[%d].id", i)
-		var id string
-		if err := json.Unmarshal(idRaw, &id); err != nil {
-			return nil, nil, errInvalid(field, "must be a string")
+		if extras == nil {
+			extras = make([]messageExtras, len(raws))
 		}
-		if id == "" || len(id) > store.MaxFieldBytes || strings.IndexByte(id, 0) >= 0 {
-			return nil, nil, errInvalid(field, "must be 1 to %d bytes, without NUL", store.MaxFieldBytes)
+		prefix := fmt.Sprintf("messages[%d]", i)
+		if hasID {
+			field := prefix + ".id"
+			var id string
+			if err := json.Unmarshal(idRaw, &id); err != nil {
+				return nil, nil, errInvalid(field, "must be a string")
+			}
+			if !shortText(id) {
+				return nil, nil, errInvalid(field, "must be 1 to %d bytes, without NUL", store.MaxFieldBytes)
+			}
+			extras[i].ID = id
+			delete(fields, "id")
 		}
-		if ids == nil {
-			ids = make([]string, len(raws))
+		if hasMD {
+			md, e := messageMetadata(prefix+".metadata", mdRaw)
+			if e != nil {
+				return nil, nil, e
+			}
+			extras[i].Metadata = md
+			delete(fields, "metadata")
 		}
-		ids[i] = id
-		delete(fields, "id")
 		b, err := json.Marshal(fields)
 		if err != nil {
-			return nil, nil, errInvalid(field, "%v", err)
+			return nil, nil, errInvalid(prefix, "%v", err)
 		}
 		raws[i] = b
 		changed = true
@@ -248,7 +273,34 @@ func takeMessageIDs(body []byte) ([]byte, []string, *Error) {
 	if err != nil {
 		return nil, nil, errInvalid("messages", "%v", err)
 	}
-	return out, ids, nil
+	return out, extras, nil
+}
+
+// messageMetadata decodes and checks the "metadata" of a message (see
+// takeMessageExtras); null is none.
+func messageMetadata(field string, raw json.RawMessage) (map[string]string, *Error) {
+	var md map[string]string
+	if err := json.Unmarshal(raw, &md); err != nil {
+		return nil, errInvalid(field, "must be an object whose values are strings")
+	}
+	if len(md) > store.MaxMetadataKeys {
+		return nil, errInvalid(field, "has %d keys (at most %d)", len(md), store.MaxMetadataKeys)
+	}
+	for k, v := range md {
+		if !shortText(k) {
+			return nil, errInvalid(field, "has a key that is not 1 to %d bytes without NUL", store.MaxFieldBytes)
+		}
+		if len(v) > store.MaxFieldBytes || strings.IndexByte(v, 0) >= 0 {
+			return nil, errInvalid(field+"["+k+"]", "must be at most %d bytes, without NUL", store.MaxFieldBytes)
+		}
+	}
+	return md, nil
+}
+
+// shortText reports whether s is 1 to store.MaxFieldBytes bytes without
+// NUL.
+func shortText(s string) bool {
+	return s != "" && len(s) <= store.MaxFieldBytes && strings.IndexByte(s, 0) < 0
 }
 
 // decodeCreate decodes and checks the body of POST /v1/sessions.

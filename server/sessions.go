@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"unicode/utf8"
 
@@ -33,7 +34,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "create", err)
 		return
 	}
-	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
+	w.Header().Set("Location", "/v1/sessions/"+url.PathEscape(sess.ID))
 	w.Header().Set("ETag", etag(sess.LastSeq))
 	writeJSON(w, http.StatusCreated, sess)
 }
@@ -122,7 +123,7 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "create", err)
 		return
 	}
-	w.Header().Set("Location", "/v1/sessions/"+branch.ID)
+	w.Header().Set("Location", "/v1/sessions/"+url.PathEscape(branch.ID))
 	w.Header().Set("ETag", etag(branch.LastSeq))
 	writeJSON(w, http.StatusCreated, branch)
 }

@@ -51,16 +51,21 @@ func OpenAgents(ctx context.Context, st Store, tenant, runID string, opts agentm
 	return &Agents{st: st, run: run, opts: opts, open: map[string]*Bound{}}, nil
 }
 
-// AgentSessionID is the session ID of an agent's memory in a run. It is
-// ErrInvalid when the agent's name does not fit in a session ID (letters,
-// digits and ._:- only, MaxIDLen in all).
+// AgentSessionID is the session ID of an agent's memory in a run: the
+// run's ID and the agent's name joined by a dot ("run.Research Agent").
+// The name is any text without control characters (see ValidateID); it is
+// ErrInvalid when the session ID would not be one (over MaxIDLen bytes in
+// all).
 func AgentSessionID(runID, agent string) (string, error) {
-	if err := validateID("agent", agent); err != nil {
+	if err := validName("agent", agent, MaxIDLen); err != nil {
 		return "", err
 	}
 	id := runID + "." + agent
 	if len(id) > MaxIDLen {
-		return "", invalid("agent", "%q is too long: the session ID %q of its memory would exceed %d characters", agent, runID+"."+agent, MaxIDLen)
+		return "", invalid("agent", "%.140q is too long: the session ID of its memory, the run's ID and the name joined by a dot, would be %d bytes (at most %d)", agent, len(id), MaxIDLen)
+	}
+	if err := ValidateID(id); err != nil {
+		return "", fmt.Errorf("agent %.140q: %w", agent, err)
 	}
 	return id, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -156,14 +157,20 @@ func ValidateSaveCursor(consumer string, c FeedCursor) error {
 	return err
 }
 
-// ValidateConsumer checks the name of a feed consumer: 1 to 64 bytes,
-// like a session ID.
+// consumerPattern is what a feed consumer's name may look like: a name an
+// operator gives a follower (the recall index's "recall"), kept to
+// letters, digits and ._:- so that it reads the same in every log and
+// metric.
+var consumerPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+
+// ValidateConsumer checks the name of a feed consumer: 1 to 64
+// characters from [A-Za-z0-9._:-], the first a letter or digit.
 func ValidateConsumer(name string) error {
 	if len(name) > 64 {
 		return fmt.Errorf("store: feed consumer name is longer than 64 bytes: %w", agentmem.ErrInvalid)
 	}
-	if err := ValidateID(name); err != nil {
-		return fmt.Errorf("store: feed consumer name: %w", err)
+	if !consumerPattern.MatchString(name) {
+		return fmt.Errorf("store: feed consumer name %.80q: 1 to 64 characters from [A-Za-z0-9._:-], the first a letter or digit: %w", name, agentmem.ErrInvalid)
 	}
 	return nil
 }

@@ -364,7 +364,7 @@ type PruneResponse struct {
 
 // Limits on input, checked by every backend (see Validate*).
 const (
-	MaxIDLen     = 128
+	MaxIDLen     = 256     // a session ID, in bytes
 	MaxStepBytes = 4 << 20 // a step's JSON encoding
 )
 

@@ -2,10 +2,10 @@ package store
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
@@ -25,18 +25,19 @@ const (
 	DefaultPageSize = 50
 )
 
-// idPattern is what a session ID may look like: safe as a file name, a
-// URL path segment and a database key, with no way to climb a directory.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-
 // invalid returns an *agentmem.InvalidError, which wraps agentmem.ErrInvalid.
 func invalid(field, format string, args ...any) error {
 	return &agentmem.InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// ValidateID checks a session ID: 1 to MaxIDLen characters from
-// [A-Za-z0-9._:-], the first a letter or digit. That refuses empty IDs,
-// spaces, slashes and path traversal ("../x"). Errors wrap ErrInvalid.
+// ValidateID checks a session ID, which is also a conversation's ID
+// (Conversations) and holds an agent's name (AgentSessionID): any text of
+// 1 to MaxIDLen bytes of valid UTF-8 without control characters (C0, DEL
+// and C1), such as "user@example.com" or "Research Agent", except "." and
+// "..", which no URL path segment can hold (clients leave dots unescaped,
+// and servers clean such segments away). The backends keep it as it is,
+// as a bound parameter of their statements; URLs carry it
+// percent-encoded, and pages escape it. Errors wrap ErrInvalid.
 func ValidateID(id string) error { return validateID("session_id", id) }
 
 // ValidateKey checks what names a session: its tenant (valid UTF-8, at
@@ -50,11 +51,30 @@ func ValidateKey(tenant, id string) error {
 }
 
 func validateID(field, id string) error {
-	if !idPattern.MatchString(id) {
-		if id == "" {
-			return invalid(field, "is required")
-		}
-		return invalid(field, "%.140q is not a valid session ID (1-%d characters from [A-Za-z0-9._:-], starting with a letter or digit)", id, MaxIDLen)
+	if err := validName(field, id, MaxIDLen); err != nil {
+		return err
+	}
+	if id == "." || id == ".." {
+		return invalid(field, "%q is not a valid session ID: a URL path segment cannot hold it", id)
+	}
+	return nil
+}
+
+// validName checks a name that is a key, such as a session ID or an
+// agent's name: 1 to max bytes of valid UTF-8 without control characters,
+// which no header, log line or page shows as they are.
+func validName(field, name string, max int) error {
+	switch {
+	case name == "":
+		return invalid(field, "is required")
+	case len(name) > max:
+		return invalid(field, "is %d bytes long (at most %d)", len(name), max)
+	case !utf8.ValidString(name):
+		return invalid(field, "is not valid UTF-8")
+	}
+	if i := strings.IndexFunc(name, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return invalid(field, "%.140q contains the control character %U (at byte %d)", name, r, i)
 	}
 	return nil
 }

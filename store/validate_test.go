@@ -12,12 +12,13 @@ import (
 )
 
 func TestValidateID(t *testing.T) {
-	for _, id := range []string{"a", "0", "A-b_c.d:e", strings.Repeat("z", store.MaxIDLen), "0192f1a4-7d3e-7c2a-9a51-2b7e2c1d3e4f"} {
+	for _, id := range []string{"a", "0", "A-b_c.d:e", strings.Repeat("z", store.MaxIDLen), "0192f1a4-7d3e-7c2a-9a51-2b7e2c1d3e4f",
+		"user@example.com", "Research Agent", " ", "../x", "a/b", `a\b`, "-a", ".a", "...", "é", strings.Repeat("é", store.MaxIDLen/2)} {
 		if err := store.ValidateID(id); err != nil {
 			t.Errorf("ValidateID(%q) = %v", id, err)
 		}
 	}
-	for _, id := range []string{"", " ", "../x", "..", "a/b", `a\b`, "a b", "-a", ".a", "é", "a\x00", "a\n", strings.Repeat("z", store.MaxIDLen+1)} {
+	for _, id := range []string{"", ".", "..", "a\x00", "a\n", "\ta", "\x7f", "a\u0085", "\xff", strings.Repeat("z", store.MaxIDLen+1), strings.Repeat("é", store.MaxIDLen/2) + "z"} {
 		err := store.ValidateID(id)
 		var inv *agentmem.InvalidError
 		if !errors.As(err, &inv) || !errors.Is(err, agentmem.ErrInvalid) || inv.Field != "session_id" {

@@ -138,7 +138,7 @@ func TestPageToken(t *testing.T) {
 	if err != nil || !got.CreatedAt.Equal(c.CreatedAt) || got.ID != c.ID || got.Tenant != c.Tenant {
 		t.Fatalf("DecodePageToken(EncodePageToken(%+v)) = %+v, %v", c, got, err)
 	}
-	for _, bad := range []string{"", "!!", "AAAA", store.EncodePageToken(store.Cursor{ID: "../x"})} {
+	for _, bad := range []string{"", "!!", "AAAA", store.EncodePageToken(store.Cursor{ID: ".."})} {
 		if _, err := store.DecodePageToken(bad); !errors.Is(err, agentmem.ErrInvalid) {
 			t.Errorf("DecodePageToken(%q) = %v", bad, err)
 		}

@@ -224,7 +224,7 @@ func (c customHuman) GetContent() string            { return c.text }
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	srv := servertest.New(t)
-	if _, err := amlc.NewChatMessageHistory(srv.Client, "../etc"); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := amlc.NewChatMessageHistory(srv.Client, "a\nb"); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Errorf("a bad session ID: %v, want ErrInvalid", err)
 	}
 	if _, err := amlc.NewChatMessageHistory(nil, "s"); err == nil {

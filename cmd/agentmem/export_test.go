@@ -307,7 +307,7 @@ func TestExportErrors(t *testing.T) {
 	}{
 		{[]string{"export"}, 2, "name the sessions to export, or give --all"},
 		{[]string{"export", "s1", "--all"}, 2, "not both"},
-		{[]string{"export", "../etc/passwd"}, 2, `SESSION "../etc/passwd"`},
+		{[]string{"export", "a\tb"}, 2, `SESSION "a\tb"`},
 		{[]string{"export", "s1", "nope", "-o", out}, 1, `session "nope" not found`},
 		{[]string{"export", "s2", "--tenant", "acme", "-o", out}, 1, `session "s2" not found`},
 		{[]string{"export", "--all", "--store", "mem://"}, 2, "mem://"},

@@ -156,7 +156,7 @@ func TestInspectErrors(t *testing.T) {
 		{[]string{"inspect", "nope"}, 1, `agentmem inspect: session "nope" not found`},
 		{[]string{"inspect", "s1", "--tenant", "globex"}, 1, `agentmem inspect: session "s1" not found`},
 		{[]string{"inspect", "s2", "--tenant", "acme"}, 1, `session "s2" not found`},
-		{[]string{"inspect", "../x"}, 2, `SESSION "../x"`},
+		{[]string{"inspect", ".."}, 2, `SESSION ".."`},
 		{[]string{"inspect"}, 2, "accepts 1 arg(s), received 0"},
 		{[]string{"inspect", "s1", "s2"}, 2, "accepts 1 arg(s), received 2"},
 		{[]string{"inspect", "s1", "--format", "xml"}, 2, `--format "xml"`},

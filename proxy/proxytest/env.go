@@ -70,7 +70,9 @@ func (e *Env) Held(ctx context.Context, tenant, id string) ([]agentmem.Message, 
 	}
 	var msgs []agentmem.Message
 	for _, s := range h.Steps {
-		msgs = append(msgs, agentmem.OpenAI.StepMessages(s, agentmem.RenderOptions{})...)
+		for _, m := range s.Messages(agentmem.RenderOptions{}) {
+			msgs = append(msgs, agentmem.ChatRoles(m))
+		}
 	}
 	return msgs, nil
 }

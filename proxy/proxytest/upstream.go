@@ -7,6 +7,7 @@
 package proxytest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -534,17 +535,8 @@ func AnthropicMessages(body []byte) ([]agentmem.Message, error) {
 	var req struct {
 		System   string `json:"system"`
 		Messages []struct {
-			Role    string `json:"role"`
-			Content []struct {
-				Type      string          `json:"type"`
-				Text      string          `json:"text"`
-				ID        string          `json:"id"`
-				Name      string          `json:"name"`
-				Input     json.RawMessage `json:"input"`
-				ToolUseID string          `json:"tool_use_id"`
-				Content   string          `json:"content"`
-				IsError   bool            `json:"is_error"`
-			} `json:"content"`
+			Role    string           `json:"role"`
+			Content []anthropicBlock `json:"content"`
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -562,8 +554,38 @@ func AnthropicMessages(body []byte) ([]agentmem.Message, error) {
 				msg.Content = append(msg.Content, agentmem.TextPart(b.Text))
 			case "tool_use":
 				msg.Content = append(msg.Content, agentmem.Part{Type: agentmem.PartToolUse, ToolCall: &agentmem.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)}})
+			case "image":
+				img, err := b.image()
+				if err != nil {
+					return nil, err
+				}
+				msg.Content = append(msg.Content, agentmem.ImagePart(img))
 			case "tool_result":
-				msg.Content = append(msg.Content, agentmem.Part{Type: agentmem.PartToolResult, ToolCallID: b.ToolUseID, Text: b.Content, IsError: b.IsError})
+				res := agentmem.Part{Type: agentmem.PartToolResult, ToolCallID: b.ToolUseID, IsError: b.IsError}
+				if err := json.Unmarshal(b.Content, &res.Text); err != nil && len(b.Content) > 0 {
+					var inner []anthropicBlock
+					if err := json.Unmarshal(b.Content, &inner); err != nil {
+						return nil, fmt.Errorf("a tool_result's content: %w", err)
+					}
+					for _, ib := range inner {
+						switch ib.Type {
+						case "text":
+							if res.Text != "" {
+								res.Text += "\n"
+							}
+							res.Text += ib.Text
+						case "image":
+							img, err := ib.image()
+							if err != nil {
+								return nil, err
+							}
+							res.Images = append(res.Images, img)
+						default:
+							return nil, fmt.Errorf("unexpected block %q in a tool_result", ib.Type)
+						}
+					}
+				}
+				msg.Content = append(msg.Content, res)
 			default:
 				return nil, fmt.Errorf("unexpected block %q", b.Type)
 			}
@@ -571,4 +593,37 @@ func AnthropicMessages(body []byte) ([]agentmem.Message, error) {
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+// anthropicBlock is a content block of an Anthropic request.
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"` // a string, or text and image blocks
+	IsError   bool            `json:"is_error"`
+	Source    *struct {
+		Type      string `json:"type"`
+		URL       string `json:"url"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+}
+
+// image returns an image block's image.
+func (b anthropicBlock) image() (agentmem.Image, error) {
+	switch {
+	case b.Source == nil:
+		return agentmem.Image{}, fmt.Errorf("an image block without a source")
+	case b.Source.Type == "url":
+		return agentmem.Image{URL: b.Source.URL}, nil
+	}
+	data, err := base64.StdEncoding.DecodeString(b.Source.Data)
+	if err != nil {
+		return agentmem.Image{}, fmt.Errorf("an image block's data: %w", err)
+	}
+	return agentmem.Image{MediaType: b.Source.MediaType, Data: data}, nil
 }

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -117,12 +119,41 @@ func (s *suite) agentTests() []namedTest {
 			e.wantErr(err, agentmem.ErrNotFound, "OpenAgents(missing run)")
 			e.create(store.CreateRequest{ID: "run"})
 			a := e.agents("run")
-			for _, name := range []string{"", "a/b", "../x", string(make([]byte, store.MaxIDLen))} {
+			for _, name := range []string{"", "a\nb", "\xff", strings.Repeat("a", store.MaxIDLen-len("run.")+1)} {
 				_, err := a.Memory(e.ctx, name)
-				e.wantErr(err, agentmem.ErrInvalid, "Memory("+name+")")
+				e.wantErr(err, agentmem.ErrInvalid, fmt.Sprintf("Memory(%q)", name))
 			}
 			if names, _ := a.List(e.ctx); len(names) != 0 {
 				t.Fatalf("refused names created %v", names)
+			}
+		}},
+		{"AnyNames", func(t *testing.T) {
+			// Agent names are any text, as the seeds' agent names are
+			// ("Research Agent"): the memory's session ID is the run's and
+			// the name joined by a dot, at most store.MaxIDLen bytes.
+			e := s.open(t)
+			e.create(store.CreateRequest{ID: "run 1"})
+			a := e.agents("run 1")
+			names := []string{"Research Agent", "a/b", "../x", "ünï", ".", strings.Repeat("n", store.MaxIDLen-len("run 1."))}
+			for _, name := range names {
+				m := e.agentMemory(a, name)
+				if _, err := m.Add(e.ctx, taskStep("", "hello "+name)); err != nil {
+					t.Fatalf("Memory(%q).Add: %v", name, err)
+				}
+				id, err := store.AgentSessionID("run 1", name)
+				if err != nil || id != "run 1."+name {
+					t.Fatalf("AgentSessionID(%q) = %q, %v", name, id, err)
+				}
+				if g, err := e.st.Get(e.ctx, "", id); err != nil || g.Agent != name || g.LastSeq != 1 {
+					t.Fatalf("the memory of %q: %+v, %v", name, g, err)
+				}
+			}
+			listed, err := a.List(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := slices.Sorted(slices.Values(names)); !slices.Equal(listed, want) {
+				t.Fatalf("List = %q, want %q", listed, want)
 			}
 		}},
 		{"SingleRunClose", func(t *testing.T) {

@@ -76,7 +76,7 @@ func (s *suite) assignTests() []namedTest {
 			var backup bytes.Buffer
 			_, err := store.AssignTenant(e.ctx, e.st, "", "old", "bad\x00tenant", &backup)
 			e.wantErr(err, agentmem.ErrInvalid, "a bad tenant")
-			_, err = store.AssignTenant(e.ctx, e.st, "", "../x", "acme", &backup)
+			_, err = store.AssignTenant(e.ctx, e.st, "", "..", "acme", &backup)
 			e.wantErr(err, agentmem.ErrInvalid, "a bad ID")
 			_, err = store.AssignTenant(e.ctx, e.st, "", "missing", "acme", &backup)
 			e.wantErr(err, agentmem.ErrNotFound, "a missing session")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +14,22 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// badSessionIDs are refused everywhere a session ID is taken.
+// badSessionIDs are refused everywhere a session ID is taken: control
+// characters (C0, DEL, C1), invalid UTF-8, "." and ".." (a URL path
+// segment cannot hold them: clients do not escape dots, and paths are
+// cleaned), and more than store.MaxIDLen bytes.
 var badSessionIDs = []string{
-	"../x", "..", ".", "./x", "a/b", "/abs", `a\b`, " ", " x", "x ", "a b", "\tx",
-	"x\x00", "x\n", "-x", "_x", ":x", "ünï", "\xff", strings.Repeat("a", store.MaxIDLen+1), "%2e%2e",
+	".", "..", "\tx", "x\x00", "x\n", "a\rb", "\x7f", "x\u0085", "\xff", "a\xc3",
+	strings.Repeat("a", store.MaxIDLen+1), strings.Repeat("é", store.MaxIDLen/2) + "x",
+}
+
+// anySessionIDs are session IDs of any text, as conversation IDs are
+// (user@example.com, a user's name): every backend takes them as they
+// are, as keys and in pages of List.
+var anySessionIDs = []string{
+	"user@example.com", "Research Agent", "a/b", "../x", "./x", "/abs", `a\b`, " ", " x", "x ", "...",
+	"-x", "_x", ":x", "ünï", "日本語 ✓", "%2e%2e", "%", "?q=1#frag&x", `"quoted"`, "x'; DROP TABLE sessions; --",
+	"<script>alert(1)</script>", strings.Repeat("a", store.MaxIDLen), strings.Repeat("é", store.MaxIDLen/2),
 }
 
 func (s *suite) badInputTests() []namedTest {
@@ -126,10 +139,70 @@ func (s *suite) badInputTests() []namedTest {
 				e.wantErr(f(), agentmem.ErrInvalid, "an empty session ID")
 			}
 			e.wantUnchanged(before, "calls with bad session IDs")
-			// The longest valid ID and every allowed character work.
-			for _, id := range []string{strings.Repeat("a", store.MaxIDLen), "A-z_0.9:x", "0"} {
-				e.create(store.CreateRequest{ID: id})
-				e.get(id)
+		}},
+		{"AnySessionIDs", func(t *testing.T) {
+			e := s.open(t)
+			for i, id := range anySessionIDs {
+				if err := store.ValidateID(id); err != nil {
+					t.Fatalf("ValidateID(%q): %v", id, err)
+				}
+				if c := e.create(store.CreateRequest{ID: id, UserID: id, Agent: id}); c.ID != id {
+					t.Fatalf("Create(%q) made %q", id, c.ID)
+				}
+				e.append(store.AppendRequest{SessionID: id, Steps: []agentmem.Step{taskStep(fmt.Sprint("s", i), "hello "+id)}})
+				if g, err := e.st.Get(e.ctx, "", id); err != nil || g.ID != id || g.UserID != id || g.LastSeq != 1 {
+					t.Fatalf("Get(%q) = %+v, %v", id, g, err)
+				}
+				r := e.read(store.ReadRequest{SessionID: id})
+				if len(r.Entries) != 1 || r.Entries[0].Step.(*agentmem.TaskStep).Task != "hello "+id {
+					t.Fatalf("Read(%q) = %+v", id, r.Entries)
+				}
+				// A branch of it.
+				b := e.create(store.CreateRequest{ID: fmt.Sprint("branch ", i), ParentID: id})
+				if b.ParentID != id || b.ForkSeq != 1 {
+					t.Fatalf("the branch of %q: %s", id, sessionLine(b))
+				}
+			}
+			// Each is its own key: no two are taken for one another, and
+			// List pages through them (its page token carries the ID).
+			var listed []string
+			req := store.ListRequest{PageSize: 3}
+			for {
+				resp, err := e.st.List(e.ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range resp.Sessions {
+					listed = append(listed, s.ID)
+				}
+				if resp.NextPageToken == "" {
+					break
+				}
+				req.PageToken = resp.NextPageToken
+			}
+			var want []string
+			for i, id := range anySessionIDs {
+				want = append(want, id, fmt.Sprint("branch ", i))
+			}
+			slices.Sort(listed)
+			slices.Sort(want)
+			if !slices.Equal(listed, want) {
+				t.Fatalf("List gave %q\nwant %q", listed, want)
+			}
+			for i, id := range anySessionIDs {
+				if err := e.st.Delete(e.ctx, "", fmt.Sprint("branch ", i)); err != nil {
+					t.Fatalf("Delete of the branch of %q: %v", id, err)
+				}
+				resp, err := e.st.List(e.ctx, store.ListRequest{UserID: id, Agent: id})
+				if err != nil || len(resp.Sessions) != 1 || resp.Sessions[0].ID != id {
+					t.Fatalf("List of user %q: %v %v", id, resp, err)
+				}
+				if err := e.st.Delete(e.ctx, "", id); err != nil {
+					t.Fatalf("Delete(%q): %v", id, err)
+				}
+				if _, err := e.st.Get(e.ctx, "", id); !errors.Is(err, agentmem.ErrNotFound) {
+					t.Fatalf("Get(%q) after Delete: %v", id, err)
+				}
 			}
 		}},
 		{"CreateFields", func(t *testing.T) {

@@ -384,7 +384,7 @@ func (s *suite) boundTests() []namedTest {
 			e.wantErr(err, agentmem.ErrInvalid, "OpenMemory with a journal of its own")
 			_, err = store.OpenMemory(e.ctx, e.st, "missing", e.memOptions())
 			e.wantErr(err, agentmem.ErrNotFound, "OpenMemory of a missing session")
-			_, err = store.OpenMemory(e.ctx, e.st, "../x", e.memOptions())
+			_, err = store.OpenMemory(e.ctx, e.st, "x\n", e.memOptions())
 			e.wantErr(err, agentmem.ErrInvalid, "OpenMemory with a bad ID")
 			b := e.openMemory("x")
 			if err := b.Close(e.ctx); err != nil {

@@ -266,7 +266,7 @@ func (s *suite) conversationTests() []namedTest {
 			e := s.open(t)
 			c := e.conversations("")
 			e.wantErr(c.Save(e.ctx, "c", nil), agentmem.ErrInvalid, "Save(nil)")
-			e.wantErr(c.Save(e.ctx, "../x", &agentmem.Snapshot{Version: agentmem.SnapshotVersion}), agentmem.ErrInvalid, "Save(bad ID)")
+			e.wantErr(c.Save(e.ctx, "x\x00", &agentmem.Snapshot{Version: agentmem.SnapshotVersion}), agentmem.ErrInvalid, "Save(bad ID)")
 			e.wantErr(c.Save(e.ctx, "c", &agentmem.Snapshot{Steps: []agentmem.Step{&agentmem.ActionStep{Results: []agentmem.ToolResult{{CallID: "orphan", Content: "x"}}}}}), agentmem.ErrInvalid, "Save(invalid step)")
 			_, err := c.Load(e.ctx, "")
 			e.wantErr(err, agentmem.ErrInvalid, "Load(empty ID)")

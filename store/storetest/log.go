@@ -218,7 +218,7 @@ func (s *suite) readTests() []namedTest {
 				{SessionID: "r", WorkingSet: true, After: 2},
 				{SessionID: "r", WorkingSet: true, Limit: 2},
 				{SessionID: ""},
-				{SessionID: "../r"},
+				{SessionID: "r\n"},
 			} {
 				_, err := e.st.Read(e.ctx, req)
 				e.wantErr(err, agentmem.ErrInvalid, fmt.Sprintf("Read(%+v)", req))

@@ -207,6 +207,9 @@ class PopResult:
     last_seq: int = 0
     #: Set when the message is a tool result recorded as an error.
     is_error: bool = False
+    #: The message's metadata, as appended: a tool result's own (with
+    #: ``is_error`` ``"true"`` for an error result), else its step's.
+    metadata: Dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass

@@ -81,9 +81,10 @@ class SessionsTest(unittest.TestCase):
         self.assertEqual((cm.exception.field, cm.exception.status), ("auto_compact.target_tokens", 400))
 
     def test_bad_input(self) -> None:
-        with self.assertRaises(agentmem.InvalidRequestError) as cm:
-            self.c.create_session("../etc")
-        self.assertEqual((cm.exception.field, cm.exception.status), ("id", 400))
+        for bad in ("..", "a\nb"):
+            with self.assertRaises(agentmem.InvalidRequestError) as cm:
+                self.c.create_session(bad)
+            self.assertEqual((cm.exception.field, cm.exception.status), ("id", 400))
         with self.assertRaises(agentmem.InvalidRequestError) as cm:
             self.c.list_sessions(page_size=-1)
         self.assertEqual(cm.exception.field, "page_size")
@@ -92,6 +93,29 @@ class SessionsTest(unittest.TestCase):
 
     def test_health(self) -> None:
         self.assertTrue(self.c.health())
+
+    def test_any_session_id(self) -> None:
+        # A session ID is any text without control characters (a
+        # conversation keyed by an e-mail address, an agent's name): the
+        # client percent-encodes it as a path segment.
+        suffix = unique("")
+        for sid in ("user@example.com" + suffix, "Research Agent" + suffix, "a/b ü?x=1#frag%" + suffix, "../x" + suffix):
+            s = self.c.create_session(sid, user_id=sid)
+            self.assertEqual((s.id, self.c.get_session(sid).id), (sid, sid))
+            self.c.append_messages(sid, [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}])
+            self.assertEqual(self.c.get_context(sid).last_seq, 2)
+            self.assertEqual(len(self.c.read_steps(sid).steps), 2)
+            branch = self.c.fork_session(sid, new_id=sid + " (branch)")
+            self.assertEqual((branch.id, branch.parent_id), (sid + " (branch)", sid))
+            self.assertEqual(self.c.pop_message(sid).message["content"], "hi")
+            self.c.add_items(sid, [{"role": "user", "content": "again"}])
+            self.assertEqual(len(self.c.get_items(sid)), 2)
+            self.c.compact(sid, "keep_last_n", n=1)
+            self.assertEqual({x.id for x in self.c.iter_sessions(user_id=sid)}, {sid, branch.id})
+            self.c.delete_session(branch.id)
+            self.c.delete_session(sid)
+            with self.assertRaises(agentmem.NotFoundError):
+                self.c.get_session(sid)
 
 
 class WritesTest(unittest.TestCase):
@@ -158,6 +182,18 @@ class WritesTest(unittest.TestCase):
         with self.assertRaises(agentmem.NothingToPopError) as cm5:
             self.c.pop_message(self.sid)
         self.assertEqual(cm5.exception.code, "nothing_to_pop")
+
+    def test_tool_result_metadata_and_images(self) -> None:
+        # A tool result's metadata and images (a screenshot) are kept, and
+        # pop gives them back.
+        self.c.append_messages(self.sid, [{"role": "user", "content": "What does the page show?"},
+                                          {"role": "assistant", "content": None, "tool_calls": [call("c2", "screenshot", "{}")]}])
+        shot = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+        self.c.append_messages(self.sid, {"role": "tool", "tool_call_id": "c2", "content": [{"type": "text", "text": "the page"}, shot], "metadata": {"source": "browser"}})
+        ctx = self.c.get_context(self.sid, format="anthropic")
+        self.assertIn("iVBORw0KGgo=", str(ctx.messages))
+        p = self.c.pop_message(self.sid)
+        self.assertEqual((p.message["tool_call_id"], p.message["content"][1], p.metadata), ("c2", shot, {"source": "browser"}))
 
     def test_steps_context_and_compaction(self) -> None:
         steps = [

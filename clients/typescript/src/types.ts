@@ -27,7 +27,7 @@ export type ListSessionsResponse = Schemas["ListSessionsResponse"];
 export type ListSessionsQuery = NonNullable<operations["listSessions"]["parameters"]["query"]>;
 /** A typed step of a session's log (one of the step kinds, by `type`). */
 export type Step = Schemas["Step"];
-/** An OpenAI chat-completions message, plus agentmem's optional `id`. */
+/** An OpenAI chat-completions message, plus agentmem's optional `id` and `metadata`. */
 export type OpenAIMessage = Schemas["OpenAIMessage"];
 /** What an append stored: the new steps' sequence numbers and the session's last. */
 export type AppendResponse = Schemas["AppendResponse"];

@@ -69,7 +69,7 @@ describe("sessions", () => {
     assert.equal((await client.getSession("taken")).user_id, undefined);
     assert.equal(await client.ensureSession({ id: "ensured", user_id: "u9" }), true);
     assert.equal((await client.getSession("ensured")).user_id, "u9");
-    await assert.rejects(client.ensureSession({ id: "bad id" }), InvalidError);
+    await assert.rejects(client.ensureSession({ id: ".." }), InvalidError);
   });
 
   test("settings: pinning and auto_compact on create and fork, as they apply", async () => {
@@ -90,8 +90,32 @@ describe("sessions", () => {
   });
 
   test("bad input is an InvalidError naming the field", async () => {
-    await assert.rejects(client.createSession({ id: "no spaces allowed" }), (e) => e instanceof InvalidError && e.field === "id");
+    await assert.rejects(client.createSession({ id: "no\ncontrol characters" }), (e) => e instanceof InvalidError && e.field === "id");
     await assert.rejects(client.readSteps("taken", { limit: 0 }), (e) => e instanceof InvalidError && e.field === "limit");
+  });
+
+  test("any text without control characters is a session ID, percent-encoded in paths", async () => {
+    for (const id of ["user@example.com", "Research Agent", "a/b ü?x=1#frag%", "../x"]) {
+      assert.equal((await client.createSession({ id, user_id: id })).id, id);
+      assert.equal((await client.getSession(id)).id, id);
+      await client.appendMessages(id, [
+        { role: "user", content: "hello" },
+        { role: "assistant", content: "hi" },
+      ]);
+      assert.equal((await client.getContext(id)).last_seq, 2);
+      assert.equal((await client.readSteps(id)).steps.length, 2);
+      const branch = await client.forkSession(id, { id: `${id} (branch)` });
+      assert.equal(branch.parent_id, id);
+      assert.equal((await client.pop(id)).message.content, "hi");
+      await client.appendItems(id, [{ role: "user", content: "again" }]);
+      assert.equal((await client.getItems(id)).length, 2);
+      await client.compact(id, { strategy: "keep_last_n", n: 1 });
+      const page = await client.listSessions({ user_id: id });
+      assert.deepEqual(page.sessions.map((s) => s.id).sort(), [id, `${id} (branch)`].sort());
+      await client.deleteSession(branch.id);
+      await client.deleteSession(id);
+      await assert.rejects(client.getSession(id), NotFoundError);
+    }
   });
 });
 
@@ -155,6 +179,20 @@ describe("steps and messages", () => {
       client.appendMessages("msgs", { role: "tool", tool_call_id: "nope", content: "x" }),
       (e) => e instanceof InvalidError && e.field === "tool_call_id",
     );
+  });
+
+  test("pop gives a tool result back with its metadata and images", async () => {
+    await client.createSession({ id: "pop-meta" });
+    await client.appendMessages("pop-meta", [
+      { role: "user", content: "What does the page show?" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "screenshot", arguments: "{}" } }] },
+    ]);
+    const shot = { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } };
+    await client.appendMessages("pop-meta", { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "the page" }, shot], metadata: { source: "browser" } });
+    const p = await client.pop("pop-meta");
+    assert.equal(p.message.tool_call_id, "c1");
+    assert.deepEqual(p.message.content[1], shot);
+    assert.deepEqual(p.metadata, { source: "browser" });
   });
 
   test("pop removes the newest message; an empty session is NothingToPopError", async () => {
