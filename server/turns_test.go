@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/internal/turncheck"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/follow"
 )
 
 // TestContextShowsWholeTurns: chats appended message by message over
@@ -91,5 +92,48 @@ func TestContextShowsWholeTurns(t *testing.T) {
 	}
 	if shown == 0 || refused == 0 {
 		t.Fatalf("%d contexts shown, %d refused: the budgets should give both", shown, refused)
+	}
+}
+
+// TestAutoCompactOverHTTP: a session created with "auto_compact" and a
+// chat's pinning, appended to over POST /messages, is compacted in the
+// background by the service's compactor: once it has caught up, the
+// context has the summary, costs at most max_tokens, and shows whole
+// turns; GET /v1/sessions/{id} returns the settings.
+func TestAutoCompactOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	c, stop := e.srv.Sessions().StartCompactor(nil, follow.Options{})
+	if c == nil {
+		t.Fatal("the test store has no feed")
+	}
+	defer stop()
+	e.must(201, "POST", "/v1/sessions", `{"id":"ac","pinning":{"system_prompts":true,"summary":true},"auto_compact":{"max_tokens":3000,"target_tokens":1500}}`)
+	var sess store.Session
+	e.must(200, "GET", "/v1/sessions/ac", nil).json(t, &sess)
+	if sess.AutoCompact == nil || sess.AutoCompact.MaxTokens != 3000 || sess.AutoCompact.TargetTokens != 1500 || sess.Pinning == nil || sess.Pinning.FirstTask {
+		t.Fatalf("settings as read: pinning %+v, auto_compact %+v", sess.Pinning, sess.AutoCompact)
+	}
+	e.must(201, "POST", "/v1/sessions/ac/messages", `{"role":"system","content":"You answer questions about files."}`)
+	for i := range 20 {
+		e.must(201, "POST", "/v1/sessions/ac/messages", fmt.Sprintf(`[{"role":"user","content":"Q%d: what is in file %d?"},
+			{"role":"assistant","content":"A%d: %s"}]`, i, i, i, strings.Repeat("a line of the file. ", 30)))
+	}
+	if err := c.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var cx api.ContextResponse
+	e.must(200, "GET", "/v1/sessions/ac/context", nil).json(t, &cx)
+	if cx.Tokens > 3000 || len(cx.Summarized) == 0 {
+		t.Fatalf("after the compactor caught up: %d tokens, summarized %v", cx.Tokens, cx.Summarized)
+	}
+	ws, err := e.mem.Read(context.Background(), store.ReadRequest{SessionID: "ac", WorkingSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := turncheck.Check(agentmem.ChatPinning, ws.Steps, cx.Steps, cx.DroppedSteps); err != nil {
+		t.Fatal(err)
+	}
+	if ws.Steps[1].Kind() != agentmem.KindSummary || !agentmem.StartsTurn(ws.Steps[2]) {
+		t.Fatalf("the summary is not right after the system prompt, before whole turns: %s, %s", ws.Steps[1].Kind(), ws.Steps[2].Kind())
 	}
 }
