@@ -508,6 +508,7 @@ func TestBadInput(t *testing.T) {
 		{"/v1/chat/completions", map[string]string{proxy.HeaderSession: "s", proxy.HeaderBudget: "-1"}, map[string]any{"messages": ok}, proxy.HeaderBudget},
 		{"/v1/chat/completions", map[string]string{proxy.HeaderSession: "s", proxy.HeaderFacts: "3"}, map[string]any{"messages": ok}, proxy.HeaderFacts},
 		{"/v1/chat/completions", map[string]string{proxy.HeaderSession: ".."}, map[string]any{"messages": ok}, proxy.HeaderSession},
+		{"/v1/chat/completions", map[string]string{proxy.HeaderSession: strings.Repeat("s", store.MaxIDLen+1)}, map[string]any{"messages": ok}, proxy.HeaderSession},
 		{"/v1/chat/completions", map[string]string{proxy.HeaderSession: "s"}, []byte(`[1]`), ""},
 		{"/v1/chat/completions", map[string]string{proxy.HeaderSession: "s"}, map[string]any{"messages": []any{map[string]any{"role": "tool", "content": "x"}}}, "messages[0].tool_call_id"},
 		{"/v1/messages", map[string]string{proxy.HeaderSession: "s"}, map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "document"}}}}}, "messages[0].content[0].type"},

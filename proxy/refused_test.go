@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -141,5 +142,40 @@ func TestRewindCheckedBeforePops(t *testing.T) {
 	r = e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4o", "messages": edited})
 	if r.status != 200 || r.header.Get(proxy.HeaderHistory) != "rewind" || r.header.Get(proxy.HeaderRewound) != "2" || r.header.Get(proxy.HeaderAppended) != "1" {
 		t.Errorf("an edited result: %d %s %v", r.status, r.body, r.header)
+	}
+}
+
+// TestRefusalFollowsTheSessionsPinning: what must fit the budget before
+// anything is written is what the session pins (its own pinning, fixed
+// at its creation), not the default: a session that pins every task is
+// refused a new question its pins would not fit, one that pins only its
+// system prompt is not.
+func TestRefusalFollowsTheSessionsPinning(t *testing.T) {
+	e := newEnv(t, nil)
+	question := strings.Repeat("a long question with many words in it ", 10)
+	for _, c := range []struct {
+		pin    agentmem.Pinning
+		status int
+	}{
+		{agentmem.Pinning{SystemPrompts: true, Tasks: true}, 422},
+		{agentmem.Pinning{SystemPrompts: true}, 200},
+	} {
+		sid := fmt.Sprintf("pin-%v", c.pin.Tasks)
+		pin := c.pin
+		if _, err := e.svc.Create(t.Context(), store.CreateRequest{ID: sid, Pinning: &pin}); err != nil {
+			t.Fatal(err)
+		}
+		first := []any{map[string]any{"role": "system", "content": "Be brief."}, map[string]any{"role": "user", "content": question}}
+		r := e.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: sid}, map[string]any{"model": "gpt-4o", "messages": first})
+		reply, _ := openAIReply(t, r, false)
+		sess, _ := e.svc.Get(t.Context(), "", sid)
+		// The budget holds the first question pinned, not a second one.
+		budget := r.header.Get(proxy.HeaderContextTokens)
+		h := append(first, reply, map[string]any{"role": "user", "content": question + "again"})
+		r = e.post(t, "/v1/chat/completions", map[string]string{proxy.HeaderSession: sid, proxy.HeaderBudget: budget}, map[string]any{"model": "gpt-4o", "messages": h})
+		got, _ := e.svc.Get(t.Context(), "", sid)
+		if r.status != c.status || c.status != 200 && got.LastSeq != sess.LastSeq {
+			t.Errorf("%+v: %d %s, want %d; the log went from %d to %d entries", c.pin, r.status, r.body, c.status, sess.LastSeq, got.LastSeq)
+		}
 	}
 }
