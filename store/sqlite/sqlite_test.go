@@ -83,7 +83,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{SessionID: "s", Steps: []agentmem.Step{taskStep("ok", "fine"), taskStep("bad", "\xff")}},
 		{SessionID: "s", Steps: []agentmem.Step{taskStep("ok", "fine"), &agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "x"}, Results: []agentmem.ToolResult{{CallID: "nope"}}}}},
 		{SessionID: "s", Steps: []agentmem.Step{taskStep("ok", "fine")}, Compaction: &store.CompactionRecord{Working: []int64{7}}},
-		{SessionID: "../s", Steps: []agentmem.Step{taskStep("ok", "fine")}},
+		{SessionID: "s\x01", Steps: []agentmem.Step{taskStep("ok", "fine")}},
 		{SessionID: "s", Steps: []agentmem.Step{taskStep("big", strings.Repeat("x", store.MaxStepBytes))}},
 	}
 	for i, req := range bad {
