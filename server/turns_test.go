@@ -23,7 +23,6 @@ import (
 // newest question too, and a budget that cannot hold them is a 422.
 func TestContextShowsWholeTurns(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
 	shown, refused := 0, 0
 	for it := range 6 {
 		r := rand.New(rand.NewPCG(uint64(it), 28))
@@ -55,43 +54,98 @@ func TestContextShowsWholeTurns(t *testing.T) {
 				post(fmt.Sprintf(`{"role":"assistant","content":"A%d: it is mild"}`, turn))
 			}
 		}
-		ws, err := e.mem.Read(ctx, store.ReadRequest{SessionID: id, WorkingSet: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var full api.ContextResponse
-		e.must(200, "GET", "/v1/sessions/"+id+"/context", nil).json(t, &full)
-		for range 25 {
-			budget := 1 + r.IntN(full.Tokens+100)
-			format := render.Names()[r.IntN(len(render.Names()))]
-			q := fmt.Sprintf("/v1/sessions/%s/context?budget=%d&format=%s", id, budget, format)
-			if r.IntN(2) == 0 {
-				q += "&truncate=true"
-			}
-			resp := e.do("GET", q, nil)
-			if resp.code == 422 {
-				if d := resp.apiErr(t); d.Code != "budget_too_small" {
-					t.Fatalf("%s: 422 %+v", q, d)
-				}
-				refused++
-				continue
-			}
-			if resp.code != 200 {
-				t.Fatalf("%s: %d %s", q, resp.code, resp.body)
-			}
-			var c api.ContextResponse
-			resp.json(t, &c)
-			if err := turncheck.Check(agentmem.DefaultPinning, ws.Steps, c.Steps, c.DroppedSteps); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			if err := turncheck.NewestQuestion(ws.Steps, c.Steps); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			shown++
-		}
+		s, f := e.checkWholeTurns(r, id, agentmem.DefaultPinning)
+		shown, refused = shown+s, refused+f
 	}
 	if shown == 0 || refused == 0 {
 		t.Fatalf("%d contexts shown, %d refused: the budgets should give both", shown, refused)
+	}
+}
+
+// checkWholeTurns reads a session's context through GET /context at 25
+// random budgets and formats, with and without truncate-to-fill, and
+// checks each against the working set under pin (turncheck); it returns
+// how many contexts were shown and how many refused with 422.
+func (e *env) checkWholeTurns(r *rand.Rand, id string, pin agentmem.Pinning) (shown, refused int) {
+	t := e.t
+	t.Helper()
+	ws, err := e.mem.Read(context.Background(), store.ReadRequest{SessionID: id, WorkingSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full api.ContextResponse
+	e.must(200, "GET", "/v1/sessions/"+id+"/context", nil).json(t, &full)
+	for range 25 {
+		budget := 1 + r.IntN(full.Tokens+100)
+		format := render.Names()[r.IntN(len(render.Names()))]
+		q := fmt.Sprintf("/v1/sessions/%s/context?budget=%d&format=%s", id, budget, format)
+		if r.IntN(2) == 0 {
+			q += "&truncate=true"
+		}
+		resp := e.do("GET", q, nil)
+		if resp.code == 422 {
+			if d := resp.apiErr(t); d.Code != "budget_too_small" {
+				t.Fatalf("%s: 422 %+v", q, d)
+			}
+			refused++
+			continue
+		}
+		if resp.code != 200 {
+			t.Fatalf("%s: %d %s", q, resp.code, resp.body)
+		}
+		var c api.ContextResponse
+		resp.json(t, &c)
+		if err := turncheck.Check(pin, ws.Steps, c.Steps, c.DroppedSteps); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if err := turncheck.NewestQuestion(ws.Steps, c.Steps); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		shown++
+	}
+	return shown, refused
+}
+
+// TestItemsContextShowsWholeTurns: the same over the items routes (the
+// OpenAI Agents SDK's session), with a chat's pinning, as the clients'
+// SDK sessions create theirs.
+func TestItemsContextShowsWholeTurns(t *testing.T) {
+	e := newEnv(t)
+	shown := 0
+	for it := range 6 {
+		r := rand.New(rand.NewPCG(uint64(it), 29))
+		id := fmt.Sprintf("items-%d", it)
+		// As the Python and TypeScript clients' SDK sessions create it.
+		e.must(201, "POST", "/v1/sessions", `{"id":"`+id+`","pinning":{"system_prompts":true,"summary":true}}`)
+		var items []string
+		for turn := range 4 + r.IntN(8) {
+			items = append(items, fmt.Sprintf(`{"role":"user","content":"Q%d: what is the weather in city %d?"}`, turn, turn))
+			for c := range r.IntN(3) {
+				callID := fmt.Sprintf("call_%d_%d", turn, c)
+				items = append(items,
+					`{"type":"function_call","call_id":"`+callID+`","name":"weather","arguments":"{}"}`,
+					`{"type":"function_call_output","call_id":"`+callID+`","output":`+quote(strings.Repeat(fmt.Sprintf("city %d: mild. ", turn), 20+r.IntN(200)))+`}`)
+			}
+			items = append(items, fmt.Sprintf(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"A%d: it is mild"}]}`, turn))
+			// The SDK adds a turn's items in one or a few calls.
+			e.must(201, "POST", "/v1/sessions/"+id+"/items", itemsBody(items...))
+			items = nil
+		}
+		var sess store.Session
+		e.must(200, "GET", "/v1/sessions/"+id, nil).json(t, &sess)
+		if sess.Pinning == nil || *sess.Pinning != agentmem.ChatPinning {
+			t.Fatalf("an items session pins %+v, want a chat's", sess.Pinning)
+		}
+		s, _ := e.checkWholeTurns(r, id, agentmem.ChatPinning)
+		shown += s
+	}
+	if shown == 0 {
+		t.Fatal("no context shown")
+	}
+	// The newest question alone does not fit in 5 tokens: a 422, not a
+	// context without it.
+	if d := e.must(422, "GET", "/v1/sessions/items-0/context?budget=5", nil).apiErr(t); d.Code != "budget_too_small" {
+		t.Fatalf("budget 5: %+v", d)
 	}
 }
 
