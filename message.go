@@ -40,10 +40,12 @@ func (r Role) Valid() bool {
 // PartType is the kind of a content part.
 type PartType string
 
-// Content part kinds. Text and image parts appear in any message. ToolUse and
-// ToolResult parts appear only in messages rendered for block-based APIs
-// (Anthropic's tool_use and tool_result blocks); canonical messages carry tool
-// calls in Message.ToolCalls and tool results as RoleTool messages.
+// Content part kinds. Text parts appear in any message, image parts in
+// any but system and agent_response messages (a tool's screenshot is an
+// image part of its tool message). ToolUse and ToolResult parts appear only
+// in messages rendered for block-based APIs (Anthropic's tool_use and
+// tool_result blocks); canonical messages carry tool calls in
+// Message.ToolCalls and tool results as RoleTool messages.
 const (
 	PartText       PartType = "text"
 	PartImage      PartType = "image"
