@@ -66,7 +66,9 @@ func checkDamagedSession(t *testing.T, st store.Store, exec func(query string)) 
 	e.create("s1")
 	e.create("s2")
 	e.create("s3")
+	e.create("s4")
 	exec(`UPDATE sessions SET metadata = '{"m":' WHERE id = 's2'`)
+	exec(`UPDATE sessions SET settings = '{"pinning":' WHERE id = 's4'`)
 
 	e.must(200, "GET", "/readyz", nil)
 	var list api.ListSessionsResponse
@@ -78,8 +80,9 @@ func checkDamagedSession(t *testing.T, st store.Store, exec func(query string)) 
 	if strings.Join(ids, ",") != "s3,s1" {
 		t.Errorf("listed %v, want s3 and s1", ids)
 	}
-	if len(list.Damaged) != 1 || list.Damaged[0].ID != "s2" || !strings.Contains(list.Damaged[0].Error, "metadata") {
-		t.Errorf("damaged %+v, want s2 and why", list.Damaged)
+	if len(list.Damaged) != 2 || list.Damaged[0].ID != "s4" || !strings.Contains(list.Damaged[0].Error, "settings") ||
+		list.Damaged[1].ID != "s2" || !strings.Contains(list.Damaged[1].Error, "metadata") {
+		t.Errorf("damaged %+v, want s4 and s2 and why", list.Damaged)
 	}
 	// Paged one at a time, the damaged one takes its place.
 	var pages []string
@@ -96,7 +99,7 @@ func checkDamagedSession(t *testing.T, st store.Store, exec func(query string)) 
 			break
 		}
 	}
-	if strings.Join(pages, ",") != "s3,!s2,s1" {
+	if strings.Join(pages, ",") != "!s4,s3,!s2,s1" {
 		t.Errorf("pages %v", pages)
 	}
 	if n := e.metric(`agentmem_damaged_records_total{kind="session"}`); n < 1 {
@@ -111,7 +114,9 @@ func checkDamagedSession(t *testing.T, st store.Store, exec func(query string)) 
 	if msg := r.apiErr(t).Message; !strings.Contains(msg, `"s2"`) || !strings.Contains(msg, "damaged") {
 		t.Errorf("the damaged session's error says %q", msg)
 	}
+	checkStatus(t, "read of the session with damaged settings", e.do("GET", "/v1/sessions/s4/context", nil), 500, api.CodeInternal)
 	e.must(200, "GET", "/v1/sessions/s1", nil)
+	e.must(204, "DELETE", "/v1/sessions/s4", nil)
 	e.must(204, "DELETE", "/v1/sessions/s2", nil)
 	e.must(404, "GET", "/v1/sessions/s2", nil)
 	var after api.ListSessionsResponse

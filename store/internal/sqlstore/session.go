@@ -39,11 +39,12 @@ type settings struct {
 // scanner is a row to scan: sqldb.Row or sqldb.Rows, or a driver's.
 type scanner interface{ Scan(dest ...any) error }
 
-// ScanSession scans a row of sessionColumns. A row whose metadata does
-// not decode is damaged: it is returned all the same, its Metadata nil,
-// with a *agentmem.DamagedError, so that what needs only the session's
-// keys and log (Delete, Prune, the feed: see keysOnly) goes on, while
-// what returns the session fails or leaves it out.
+// ScanSession scans a row of sessionColumns. A row whose metadata or
+// settings do not decode is damaged: it is returned all the same, what
+// does not decode left zero, with a *agentmem.DamagedError, so that what
+// needs only the session's keys and log (Delete, Prune, the feed: see
+// keysOnly) goes on, while what returns the session fails or leaves it
+// out.
 func ScanSession(sc scanner) (*SessionRow, error) {
 	// One allocation for the row and its nullable columns.
 	row := &struct {
@@ -57,15 +58,15 @@ func ScanSession(sc scanner) (*SessionRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.ParentID = row.parentID.String
+	r.baseID = row.baseID.String
 	if row.settings.Valid {
 		var set settings
 		if err := json.Unmarshal([]byte(row.settings.String), &set); err != nil {
-			return nil, fmt.Errorf("session %q: settings: %w", r.ID, err)
+			return r, &agentmem.DamagedError{Kind: "session", Tenant: r.Tenant, ID: r.ID, Err: fmt.Errorf("its settings do not decode: %w", err)}
 		}
 		r.Pinning, r.AutoCompact = set.Pinning, set.AutoCompact
 	}
-	r.ParentID = row.parentID.String
-	r.baseID = row.baseID.String
 	if row.metadata.Valid {
 		if err := json.Unmarshal([]byte(row.metadata.String), &r.Metadata); err != nil {
 			r.Metadata = nil
