@@ -30,7 +30,7 @@ func TestKillDuringAutoCompaction(t *testing.T) {
 	storeURL := "sqlite://" + filepath.Join(t.TempDir(), "compact.db")
 	var (
 		mu       sync.Mutex
-		answer   bool          // the summarizer answers (after the restart)
+		answer   bool // the summarizer answers (after the restart)
 		held     = make(chan struct{})
 		heldOnce sync.Once
 		stop     = make(chan struct{}) // closed when the test ends
