@@ -67,7 +67,7 @@
 #   AGENTMEM_VENDOR              the vendor directory (default ../shared/vendor)
 #   AGENTMEM_TEST_CHROMIUM       use this browser
 #   AGENTMEM_TEST_TIMEOUT        go test -timeout for each test binary (8m)
-#   AGENTMEM_TEST_DEADLINE       limit for the go test step of each module (12m)
+#   AGENTMEM_TEST_DEADLINE       limit for the go test step of each module (16m)
 #   AGENTMEM_TEST_RACE=0         run without the race detector
 #   PGVECTOR_SRC                 a pgvector source tree or .tar.gz to install
 #                                into the server (default: the vendor's)
@@ -594,7 +594,7 @@ else
 fi
 
 GO_TEST_FLAGS=("${RACE[@]}" -count=1 "-timeout=${AGENTMEM_TEST_TIMEOUT:-8m}")
-DEADLINE=${AGENTMEM_TEST_DEADLINE:-12m}
+DEADLINE=${AGENTMEM_TEST_DEADLINE:-16m}
 TESTRUN=$WORK/testrun
 if ! go build -o "$TESTRUN" ./internal/testenv/cmd/testrun; then
 	# The reporter does not build (go.mod broken?): go test runs plainly so
