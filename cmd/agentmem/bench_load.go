@@ -818,7 +818,7 @@ func (l *loadRun) cleanup(ids []string) {
 const callPlaceholder = "call_PLACEHOLDER_0123456789ab"
 
 // stepGen generates realistic agent steps as the core's step JSON: the
-// shapes and sizes of /work/shared/bench/gen_trace.py (a system prompt of
+// shapes and sizes of ../shared/bench/gen_trace.py (a system prompt of
 // about 2,000 characters, a task of about 300, then actions with 200-500
 // characters of reasoning, one tool call, and a result of log-normal
 // length around 1,500 characters, 3% of 10,000-30,000, mixing prose,
