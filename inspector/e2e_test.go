@@ -153,10 +153,10 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("session.png")
 
-	// What the model saw at step 13 under a small budget, which leaves
-	// out the summary: the steps it covers show as summarized, the
-	// shortened edit as truncated, the steps that do not fit as pruned.
-	const budget = 250
+	// What the model saw at step 13 under a small budget: the steps the
+	// pinned summary covers show as summarized, the newest step, cut to
+	// fit, as truncated, the steps that do not fit as pruned.
+	const budget = 300
 	do("open what the model saw at step 13",
 		chromedp.Click(chromedp.CSS(`#e13 a.saw`)),
 		chromedp.WaitVisible(chromedp.CSS("#steps")),
@@ -167,7 +167,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := srv.URL + "/sessions/fix-login/context?at=13&format=openai&tokenizer=o200k_base&budget=250"; loc != want {
+	if want := srv.URL + "/sessions/fix-login/context?at=13&format=openai&tokenizer=o200k_base&budget=" + strconv.Itoa(budget); loc != want {
 		t.Errorf("the form led to %s, want the shareable %s", loc, want)
 	}
 	counter, _ := tokenizer.Get(tokenizer.O200kBase)
