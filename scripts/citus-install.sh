@@ -9,9 +9,8 @@
 # SRC is a Citus release tarball (citus-VERSION.tar.gz); without it,
 # $CITUS_SRC, else citus-*.tar.gz in the vendor directory: $AGENTMEM_VENDOR,
 # else ../shared/vendor beside the repository (where CI's fresh clone finds
-# it), else /work/shared/vendor. A patch named citus-VERSION-pgMAJOR-*.patch
-# beside the tarball is applied (vendor/README.md says why). The script never
-# downloads Citus.
+# it). A patch named citus-VERSION-pgMAJOR-*.patch beside the tarball is
+# applied (vendor/README.md says why). The script never downloads Citus.
 #
 # The build is cached outside the repository, keyed by the Citus version and
 # the server's exact version (the patch depends on the minor release):
@@ -43,7 +42,7 @@ source "$REPO_ROOT/scripts/pg-start.sh"
 # vendor_dir: print the directory of the third-party sources.
 vendor_dir() {
 	local d
-	for d in "${AGENTMEM_VENDOR:-}" "$REPO_ROOT/../shared/vendor" /work/shared/vendor; do
+	for d in "${AGENTMEM_VENDOR:-}" "$REPO_ROOT/../shared/vendor"; do
 		if [[ -n $d && -d $d ]]; then
 			(cd "$d" && pwd)
 			return 0

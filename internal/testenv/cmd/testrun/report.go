@@ -32,6 +32,9 @@ type summary struct {
 	PackagesFailed int
 	PackagesNoTest int // packages with no test files
 
+	// PackagesTimedOut counts test binaries that ran past go test's
+	// -timeout: the one failure a slower machine causes by itself.
+	PackagesTimedOut int
 	DeadlineExceeded bool
 }
 
@@ -47,6 +50,7 @@ type pkgState struct {
 	tests       map[string]*testState
 	order       []string // test names in the order they started
 	failedTests int
+	timeout     string // the -timeout the test binary ran past, if it did
 }
 
 func (p *pkgState) test(name string) *testState {
@@ -120,6 +124,9 @@ func (r *reporter) event(ev event) {
 			io.WriteString(r.out, ev.Output)
 		}
 		p := r.pkg(ev.Package)
+		if m := timedOutRE.FindStringSubmatch(ev.Output); m != nil {
+			p.timeout = m[1]
+		}
 		if ev.Test == "" {
 			p.out.WriteString(ev.Output)
 		} else {
@@ -174,7 +181,13 @@ func (r *reporter) packageDone(ev event) {
 		}
 	case "fail":
 		r.sum.PackagesFailed++
-		if p.failedTests == 0 {
+		if p.timeout != "" {
+			r.sum.PackagesTimedOut++
+			if p.failedTests == 0 {
+				r.sum.Failed++
+			}
+			r.failedNames = append(r.failedNames, ev.Package+" (timed out after "+p.timeout+")")
+		} else if p.failedTests == 0 {
 			// A build failure, a panic or timeout that no test event caught,
 			// or a failing TestMain: count it, or a failed run could report
 			// "0 failed".
@@ -201,6 +214,9 @@ func (r *reporter) packageDone(ev event) {
 	}
 	delete(r.pkgs, ev.Package)
 }
+
+// timedOutRE matches the panic of a test binary that ran past its -timeout.
+var timedOutRE = regexp.MustCompile(`panic: test timed out after (\S+)`)
 
 // finish prints the lists of skipped and failed tests and returns the counts.
 func (r *reporter) finish() summary {
@@ -348,8 +364,8 @@ func (s summary) write(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "passed=%d\nfailed=%d\nskipped=%d\nfailed_tests=%d\n"+
 		"packages=%d\npackages_ok=%d\npackages_failed=%d\npackages_no_test=%d\n"+
-		"deadline_exceeded=%d\n",
+		"packages_timed_out=%d\ndeadline_exceeded=%d\n",
 		s.Passed, s.Failed, s.Skipped, s.FailedTests,
-		s.Packages, s.PackagesOK, s.PackagesFailed, s.PackagesNoTest, b)
+		s.Packages, s.PackagesOK, s.PackagesFailed, s.PackagesNoTest, s.PackagesTimedOut, b)
 	return err
 }

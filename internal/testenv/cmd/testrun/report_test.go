@@ -150,13 +150,33 @@ func TestReporterPanicOutsideTestEvents(t *testing.T) {
 		out(pkg, "", "FAIL\t"+pkg+"\t1.005s\n"),
 		event{Action: "fail", Package: pkg},
 	)
-	if sum.Failed != 1 || sum.FailedTests != 0 || sum.PackagesFailed != 1 {
+	if sum.Failed != 1 || sum.FailedTests != 0 || sum.PackagesFailed != 1 || sum.PackagesTimedOut != 1 {
 		t.Errorf("summary = %+v", sum)
 	}
-	for _, s := range []string{"panic: test timed out", "FAIL\t" + pkg, pkg + " (package failed outside any test)"} {
+	for _, s := range []string{"panic: test timed out", "FAIL\t" + pkg, pkg + " (timed out after 1s)"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("output does not contain %q:\n%s", s, got)
 		}
+	}
+}
+
+func TestReporterTimeoutOfAFailedTest(t *testing.T) {
+	// When the timed-out test gets a fail event of its own, the package is
+	// still named as timed out, with the -timeout it ran past.
+	const pkg = "example.com/m/t"
+	got, sum := feed(t, false,
+		event{Action: "start", Package: pkg},
+		event{Action: "run", Package: pkg, Test: "TestSlow"},
+		out(pkg, "TestSlow", "panic: test timed out after 8m0s\n\trunning tests:\n\t\tTestSlow (8m0s)\n"),
+		event{Action: "fail", Package: pkg, Test: "TestSlow"},
+		out(pkg, "", "FAIL\t"+pkg+"\t480.1s\n"),
+		event{Action: "fail", Package: pkg},
+	)
+	if sum.Failed != 1 || sum.FailedTests != 1 || sum.PackagesTimedOut != 1 {
+		t.Errorf("summary = %+v", sum)
+	}
+	if !strings.Contains(got, pkg+" (timed out after 8m0s)") {
+		t.Errorf("output does not name the timed-out package:\n%s", got)
 	}
 }
 
@@ -247,7 +267,7 @@ func TestSummaryWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "passed=5\nfailed=2\nskipped=1\nfailed_tests=1\npackages=3\n" +
-		"packages_ok=1\npackages_failed=1\npackages_no_test=1\ndeadline_exceeded=1\n"
+		"packages_ok=1\npackages_failed=1\npackages_no_test=1\npackages_timed_out=0\ndeadline_exceeded=1\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
