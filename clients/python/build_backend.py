@@ -24,7 +24,13 @@ ROOT = Path(__file__).resolve().parent
 NAME = "agentmem"
 SUMMARY = "The Python client of agentmem, the memory layer for LLM agents, with an OpenAI Agents SDK session"
 REQUIRES_PYTHON = ">=3.9"
-CLASSIFIERS = ["Programming Language :: Python :: 3", "Framework :: AsyncIO", "Typing :: Typed"]
+LICENSE = "Apache-2.0"
+CLASSIFIERS = [
+    "License :: OSI Approved :: Apache Software License",
+    "Programming Language :: Python :: 3",
+    "Framework :: AsyncIO",
+    "Typing :: Typed",
+]
 TAG = "py3-none-any"
 
 
@@ -36,6 +42,15 @@ def version() -> str:
     return m.group(1)
 
 
+def license_text() -> bytes:
+    """The license's text: LICENSE beside this file in an sdist, the
+    repository's in a checkout."""
+    for p in (ROOT / "LICENSE", ROOT.parents[1] / "LICENSE"):
+        if p.is_file():
+            return p.read_bytes()
+    raise RuntimeError("no LICENSE file beside build_backend.py or at the repository's root")
+
+
 def metadata() -> str:
     """The core metadata (METADATA / PKG-INFO), version 2.1."""
     lines = [
@@ -43,6 +58,7 @@ def metadata() -> str:
         f"Name: {NAME}",
         f"Version: {version()}",
         f"Summary: {SUMMARY}",
+        f"License: {LICENSE}",
         f"Requires-Python: {REQUIRES_PYTHON}",
     ]
     lines += [f"Classifier: {c}" for c in CLASSIFIERS]
@@ -69,6 +85,7 @@ def _write_wheel(wheel_directory: str, files: List[Tuple[str, bytes]]) -> str:
         (f"{info}/METADATA", metadata().encode("utf-8")),
         (f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: agentmem build_backend\nRoot-Is-Purelib: true\nTag: {TAG}\n".encode()),
         (f"{info}/top_level.txt", f"{NAME}\n".encode()),
+        (f"{info}/LICENSE", license_text()),
     ]
     record = io.StringIO()
     for name, data in files:
@@ -120,8 +137,8 @@ def build_sdist(sdist_directory: str, config_settings: Optional[Dict] = None) ->
         for p in paths:
             if p.exists():
                 tar.add(p, arcname=f"{base}/{p.relative_to(ROOT).as_posix()}")
-        data = metadata().encode("utf-8")
-        ti = tarfile.TarInfo(f"{base}/PKG-INFO")
-        ti.size, ti.mtime, ti.mode = len(data), 315532800, 0o644
-        tar.addfile(ti, io.BytesIO(data))
+        for name, data in (("PKG-INFO", metadata().encode("utf-8")), ("LICENSE", license_text())):
+            ti = tarfile.TarInfo(f"{base}/{name}")
+            ti.size, ti.mtime, ti.mode = len(data), 315532800, 0o644
+            tar.addfile(ti, io.BytesIO(data))
     return filename

@@ -63,14 +63,21 @@ class PackageTest(unittest.TestCase):
             with tarfile.open(Path(tmp, sdist)) as tar:
                 names = set(tar.getnames())
             base = f"agentmem-{agentmem.__version__}/"
-            for want in ("pyproject.toml", "build_backend.py", "PKG-INFO", "agentmem/__init__.py", "agentmem/py.typed"):
+            for want in ("pyproject.toml", "build_backend.py", "PKG-INFO", "LICENSE", "agentmem/__init__.py", "agentmem/py.typed"):
                 self.assertIn(base + want, names)
+            with tarfile.open(Path(tmp, sdist)) as tar:
+                pkg_info = tar.extractfile(base + "PKG-INFO").read().decode()
+                license_text = tar.extractfile(base + "LICENSE").read()
+            self.assertIn("\nLicense: Apache-2.0\n", pkg_info)
+            self.assertIn(b"Apache License", license_text)
             wheel = backend.build_editable(tmp)
             with zipfile.ZipFile(Path(tmp, wheel)) as z:
                 pth = z.read("__editable__.agentmem.pth").decode().strip()
                 record = z.read(f"agentmem-{agentmem.__version__}.dist-info/RECORD").decode()
+                wheel_license = z.read(f"agentmem-{agentmem.__version__}.dist-info/LICENSE")
             self.assertEqual(Path(pth), HERE)
             self.assertIn("__editable__.agentmem.pth,sha256=", record)
+            self.assertIn(b"Apache License", wheel_license)
 
 
 if __name__ == "__main__":
