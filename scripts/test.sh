@@ -592,6 +592,17 @@ else
 	fi
 fi
 
+# --- 5b. release tools ------------------------------------------------------
+
+# The release script's test packs Windows archives with zip.
+if ! command -v zip >/dev/null; then
+	if in_ci; then
+		apt_install zip || die "could not install zip"
+	else
+		note "zip not found: the release script's test skips (install it: apt-get install zip)"
+	fi
+fi
+
 # --- 6. go test ------------------------------------------------------------
 
 # The race detector needs cgo, so a C compiler.

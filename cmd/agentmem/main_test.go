@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -124,8 +125,30 @@ func TestHelp(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	code, stdout, _ := cli(t, nil, "", "version")
-	if code != 0 || !strings.HasPrefix(stdout, "agentmem ") {
+	if code != 0 || !strings.HasPrefix(stdout, "agentmem ") || !strings.Contains(stdout, runtime.Version()) {
 		t.Fatalf("exit %d: %q", code, stdout)
+	}
+	code, flag, _ := cli(t, nil, "", "--version")
+	if code != 0 || flag != stdout {
+		t.Errorf("--version: exit %d, %q; want what the version command prints, %q", code, flag, stdout)
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	for _, tc := range []struct {
+		b    buildStamp
+		want string
+	}{
+		{buildStamp{}, "agentmem devel ("},
+		{buildStamp{Version: "v1.2.3", Commit: "0123456789abcdef0123", Date: "2026-11-27T12:00:00Z"},
+			"agentmem v1.2.3 (commit 0123456789ab, built 2026-11-27T12:00:00Z, "},
+		{buildStamp{Commit: "0123456789abcdef", Date: "2026-11-27T12:00:00Z", Modified: true},
+			"agentmem devel (commit 0123456789ab-dirty, built 2026-11-27T12:00:00Z, "},
+	} {
+		got := versionLine(tc.b)
+		if !strings.HasPrefix(got, tc.want) || !strings.HasSuffix(got, runtime.GOOS+"/"+runtime.GOARCH+")") {
+			t.Errorf("versionLine(%+v) = %q, want it to start %q", tc.b, got, tc.want)
+		}
 	}
 }
 

@@ -60,6 +60,9 @@ command line wins over its variable.`,
 			return a.setupLog(stderr)
 		},
 	}
+	// --version prints what `agentmem version` does.
+	root.Version = versionLine(readBuild())
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "diagnostics on stderr at or above `LEVEL`: debug, info, warn or error")
 	root.SetIn(stdin)
 	root.SetOut(stdout)

@@ -119,6 +119,22 @@ func needEnv(t testing.TB, name, what, how string) string {
 	return ""
 }
 
+// Program returns the path of the program name on PATH. Without it the
+// test fails in CI (the CI script must install it) and is skipped
+// elsewhere, saying how to get it.
+func Program(t testing.TB, name, how string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if InCI() {
+		t.Fatalf("testenv: this test needs %s, which is not on PATH, and CI=true; "+
+			"in CI that is an error, not a skip: %s", name, how)
+	}
+	t.Skipf("testenv: skipping: needs %s, which is not on PATH; %s", name, how)
+	return ""
+}
+
 // chromiumCandidates are looked for, in order, when AGENTMEM_TEST_CHROMIUM is
 // unset outside CI: absolute paths are checked directly, bare names are looked
 // up on PATH. Tests replace it.
