@@ -23,6 +23,9 @@ type app struct {
 	// lookupEnv reads an environment variable (os.LookupEnv in main).
 	lookupEnv func(string) (string, bool)
 	logLevel  string
+	// setDefault makes the logger slog's default too; main sets it, tests,
+	// which run commands side by side, do not.
+	setDefault bool
 }
 
 // Run the PersistentPreRunE hooks of every ancestor, not only the
@@ -78,7 +81,13 @@ command line wins over its variable.`,
 // execute runs the command line args and returns the exit code: 0, 1 when
 // the command failed, 2 for a usage error. Errors go to stderr.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	a := &app{lookupEnv: lookupEnv, log: slog.New(slog.NewTextHandler(stderr, nil))}
+	return executeApp(ctx, &app{lookupEnv: lookupEnv}, args, stdin, stdout, stderr)
+}
+
+// executeApp is execute with the app given: main's makes its logger
+// slog's default.
+func executeApp(ctx context.Context, a *app, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a.log = slog.New(slog.NewTextHandler(stderr, nil))
 	root := newRoot(a, stdin, stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -148,5 +157,10 @@ func (a *app) setupLog(stderr io.Writer) error {
 		return usagef("--log-level %q: want debug, info, warn or error", a.logLevel)
 	}
 	a.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Packages opened by URL (the registry's backends) log to the default
+	// logger: make it this one, so that every line has one format.
+	if a.setDefault {
+		slog.SetDefault(a.log)
+	}
 	return nil
 }

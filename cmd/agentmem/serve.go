@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +29,7 @@ import (
 	// The store backends, registered with store.Open by URL scheme.
 	_ "github.com/agentmem/agentmem/store/memstore"
 	_ "github.com/agentmem/agentmem/store/postgres"
-	_ "github.com/agentmem/agentmem/store/sqlite"
+	sqlitestore "github.com/agentmem/agentmem/store/sqlite"
 
 	// The key store backends, registered with auth.Open by URL scheme:
 	// the keys live in the same database as the sessions.
@@ -277,6 +279,8 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if !require {
 		keysRule = "required once any key exists"
 	}
+	// Where everything is, before the line that says the server is up.
+	a.log.Info("endpoints", endpoints(ln.Addr(), tlsCfg != nil, f.upstreamURL != "", f.anthropicURL != "", storeURL)...)
 	a.log.Info("agentmem serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "api_keys", keysRule,
 		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil,
 		"openai_upstream", redactURL(f.upstreamURL), "anthropic_upstream", redactURL(f.anthropicURL))
@@ -375,6 +379,38 @@ func isLoopback(host string) bool {
 // warnAsyncCommits logs a warning when the store's database acknowledges
 // commits before they are durable (postgres.Store.AsyncCommits): a crash,
 // or on Citus a shard move, can then lose acknowledged appends.
+// endpoints are the attributes of the start-up line that says where
+// everything is: the URLs of the API, the inspector, MCP and the proxy
+// routes that are on, and where the data lives. A wildcard address is
+// shown as localhost, the one name that reaches it from this machine.
+func endpoints(addr net.Addr, tls, openAI, anthropic bool, storeURL string) []any {
+	host := addr.String()
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		host = net.JoinHostPort("localhost", strconv.Itoa(ta.Port))
+	}
+	base := "http://" + host
+	if tls {
+		base = "https://" + host
+	}
+	attrs := []any{"api", base + "/v1", "inspector", base + "/", "mcp", base + server.MCPPath}
+	if openAI {
+		attrs = append(attrs, "openai_proxy", base+"/v1/chat/completions")
+	}
+	if anthropic {
+		attrs = append(attrs, "anthropic_proxy", base+"/v1/messages")
+	}
+	data := redactURL(storeURL)
+	if u, err := url.Parse(storeURL); err == nil && u.Scheme == sqlitestore.Scheme {
+		if path, _, err := sqlitestore.ParseURL(u); err == nil {
+			data = "memory (lost when the server stops)"
+			if path != sqlitestore.MemoryPath {
+				data, _ = filepath.Abs(path)
+			}
+		}
+	}
+	return append(attrs, "data", data)
+}
+
 func warnAsyncCommits(ctx context.Context, log *slog.Logger, st store.Store) {
 	c, ok := st.(interface {
 		AsyncCommits(context.Context) ([]string, error)
