@@ -400,9 +400,12 @@ func endpoints(addr net.Addr, tls, openAI, anthropic bool, storeURL string) []an
 		attrs = append(attrs, "anthropic_proxy", base+"/v1/messages")
 	}
 	data := redactURL(storeURL)
-	if u, err := url.Parse(storeURL); err == nil && u.Scheme == sqlitestore.Scheme {
+	const inMemory = "memory (lost when the server stops)"
+	if u, err := url.Parse(storeURL); err == nil && u.Scheme == "mem" {
+		data = inMemory
+	} else if err == nil && u.Scheme == sqlitestore.Scheme {
 		if path, _, err := sqlitestore.ParseURL(u); err == nil {
-			data = "memory (lost when the server stops)"
+			data = inMemory
 			if path != sqlitestore.MemoryPath {
 				data, _ = filepath.Abs(path)
 			}
