@@ -67,7 +67,7 @@ func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFla
 	if err != nil {
 		return err
 	}
-	st, err := openSessionStore(ctx, a, storeURL)
+	st, err := openSessionStore(ctx, a, storeURL, false)
 	if err != nil {
 		return err
 	}

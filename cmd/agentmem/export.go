@@ -99,7 +99,7 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 	if _, _, err := store.ValidateList(list); err != nil {
 		return usageError{err}
 	}
-	st, err := openSessionStore(ctx, a, f.store)
+	st, err := openSessionStore(ctx, a, f.store, true)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ it is not indexed ('agentmem recall backfill' indexes it).`,
 
 // withFeed runs fn with the feed of the store storeFlag names.
 func withFeed(ctx context.Context, a *app, storeFlag string, fn func(context.Context, store.Feed) error) error {
-	st, err := openSessionStore(ctx, a, storeFlag)
+	st, err := openSessionStore(ctx, a, storeFlag, true)
 	if err != nil {
 		return err
 	}

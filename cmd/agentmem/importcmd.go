@@ -145,7 +145,7 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openSessionStore(ctx, a, storeURL)
+	st, err := openSessionStore(ctx, a, storeURL, false)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.W
 	if err := store.ValidateID(id); err != nil {
 		return usagef("SESSION %q: %v", id, err)
 	}
-	st, err := openSessionStore(ctx, a, f.store)
+	st, err := openSessionStore(ctx, a, f.store, true)
 	if err != nil {
 		return err
 	}
@@ -225,9 +225,14 @@ func groupDigits(n int) string {
 // openSessionStore opens the session store of --store (or AGENTMEM_STORE,
 // or the default SQLite file) for inspect, export and import. A mem://
 // store is refused: a new one is empty, and whatever is put in it is gone
-// when the command exits.
-func openSessionStore(ctx context.Context, a *app, storeFlag string) (store.Store, error) {
-	storeURL, err := resolveStoreURL(a, storeFlag)
+// when the command exits. With readOnly, a missing SQLite file is an error
+// rather than a new store.
+func openSessionStore(ctx context.Context, a *app, storeFlag string, readOnly bool) (store.Store, error) {
+	resolve := resolveStoreURL
+	if readOnly {
+		resolve = resolveExistingStoreURL
+	}
+	storeURL, err := resolve(a, storeFlag)
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ search prints the best hits for a query, one JSON object per line.`,
 		Short: "Index every session's log again",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withMemories(cmd.Context(), a, f, func(ctx context.Context, st store.Store, m *memories) error {
+			return withMemories(cmd.Context(), a, f, false, func(ctx context.Context, st store.Store, m *memories) error {
 				ctx = agentmem.WithDamageReporter(ctx, func(d *agentmem.DamagedError) {
 					a.log.Error("damaged record left out", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
 				})
@@ -79,7 +79,7 @@ search prints the best hits for a query, one JSON object per line.`,
 				}
 				q.Filter = filter
 			}
-			return withMemories(cmd.Context(), a, f, func(ctx context.Context, _ store.Store, m *memories) error {
+			return withMemories(cmd.Context(), a, f, true, func(ctx context.Context, _ store.Store, m *memories) error {
 				hits, err := m.recall.Search(ctx, q)
 				if err != nil {
 					return failure{err}
@@ -127,9 +127,14 @@ func hitJSON(h recall.Hit) map[string]any {
 }
 
 // withMemories opens the store and the long-term memories at --store and
-// runs fn.
-func withMemories(ctx context.Context, a *app, f recallFlags, fn func(context.Context, store.Store, *memories) error) error {
-	storeURL, err := resolveStoreURL(a, f.store)
+// runs fn. With readOnly, a missing SQLite file is an error rather than a
+// new store.
+func withMemories(ctx context.Context, a *app, f recallFlags, readOnly bool, fn func(context.Context, store.Store, *memories) error) error {
+	resolve := resolveStoreURL
+	if readOnly {
+		resolve = resolveExistingStoreURL
+	}
+	storeURL, err := resolve(a, f.store)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+
+	sqlitestore "github.com/agentmem/agentmem/store/sqlite"
 )
 
 // storeFlagUsage is the usage of the --store flag every command that opens
@@ -15,10 +19,40 @@ const storeFlagUsage = "the store `URL`: sqlite:///path.db, postgres://..., mem:
 // --store or AGENTMEM_STORE) when set, or else the default SQLite file of
 // defaultStorePath.
 func resolveStoreURL(a *app, flagValue string) (string, error) {
+	return storeURL(a, flagValue, true)
+}
+
+// resolveExistingStoreURL is resolveStoreURL for commands that only read
+// (inspect, export, recall search): a SQLite file must exist, since
+// opening a missing one would create an empty store and report on it, and
+// a typo would leave a new file behind.
+func resolveExistingStoreURL(a *app, flagValue string) (string, error) {
+	raw, err := storeURL(a, flagValue, false)
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != sqlitestore.Scheme {
+		return raw, nil // the backend reports a bad URL
+	}
+	path, _, err := sqlitestore.ParseURL(u)
+	if err != nil || path == sqlitestore.MemoryPath {
+		return raw, nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", failure{fmt.Errorf("no store at %s: this command only reads, and creates none (agentmem serve or import creates one; --store names another)", path)}
+		}
+		return "", failure{err}
+	}
+	return raw, nil
+}
+
+func storeURL(a *app, flagValue string, create bool) (string, error) {
 	if flagValue != "" {
 		return flagValue, nil
 	}
-	path, err := defaultStorePath(a.lookupEnv)
+	path, err := defaultStorePath(a.lookupEnv, create)
 	if err != nil {
 		return "", failure{err}
 	}
@@ -27,8 +61,8 @@ func resolveStoreURL(a *app, flagValue string) (string, error) {
 
 // defaultStorePath returns the default SQLite file,
 // $XDG_DATA_HOME/agentmem/agentmem.db or ~/.local/share/agentmem/agentmem.db,
-// creating its directory (0700) if needed.
-func defaultStorePath(lookupEnv func(string) (string, bool)) (string, error) {
+// creating its directory (0700) if create is set and it is missing.
+func defaultStorePath(lookupEnv func(string) (string, bool), create bool) (string, error) {
 	dir, _ := lookupEnv("XDG_DATA_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
 		home, _ := lookupEnv("HOME")
@@ -42,6 +76,9 @@ func defaultStorePath(lookupEnv func(string) (string, bool)) (string, error) {
 		dir = filepath.Join(home, ".local", "share")
 	}
 	dir = filepath.Join(dir, "agentmem")
+	if !create {
+		return filepath.Join(dir, "agentmem.db"), nil
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating the data directory: %w", err)
 	}
