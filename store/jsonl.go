@@ -237,6 +237,10 @@ type ImportOptions struct {
 	// NewID imports the session under a new ID (a UUIDv7), so a session
 	// can be copied into the store it came from. ID wins over NewID.
 	NewID bool
+	// Tenant, when set, is the tenant the session is imported into instead
+	// of the exported one: sessions exported from a store without API keys
+	// belong to the default tenant "", which no key can reach.
+	Tenant string
 	// Progress, when set, is called after each line read with the number
 	// of lines and bytes read so far (for a progress bar).
 	Progress func(lines int, bytes int64)
@@ -269,6 +273,9 @@ func Import(ctx context.Context, st Store, r io.Reader, opts ImportOptions) (*Se
 		s.ID = opts.ID
 	case opts.NewID:
 		s.ID = agentmem.NewID()
+	}
+	if opts.Tenant != "" {
+		s.Tenant = opts.Tenant
 	}
 	// Keep the precision every backend keeps, so an import reads back the
 	// same everywhere.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/store"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -26,6 +27,7 @@ func init() { register(newImportCmd) }
 // importFlags are the flags of agentmem import.
 type importFlags struct {
 	store, onConflict  string
+	tenant             string
 	newIDs, allowShort bool
 	progress           progressFlags
 	json               bool
@@ -77,6 +79,10 @@ too (--allow-short-log accepts it). One line per session says what became
 of it (imported, failed and why, or skipped), naming the lines of the input
 it came from; the exit code is 1 if any session failed.
 
+A session is imported into the tenant it was exported from; --tenant puts
+every session into another, e.g. sessions of a server without API keys
+(the default tenant) into the tenant of a key (agentmem keys create).
+
 A session is imported under its exported ID; --new-ids gives every session
 a new one (to copy sessions into the store they came from). An ID already
 in use is a failure, unless --on-conflict says to skip the session or to
@@ -91,6 +97,7 @@ never).`,
 		Example: `  agentmem import backup.jsonl
   agentmem export --all --store sqlite:///old.db | agentmem import --store postgres://db/agentmem
   agentmem import --new-ids session.jsonl          # a copy beside the original
+  agentmem import --tenant acme backup.jsonl       # into the tenant of acme's keys
   agentmem import --on-conflict skip --json backup.jsonl | jq -c 'select(.status == "failed")'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,6 +110,7 @@ never).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.store, "store", "", storeFlagUsage)
+	fl.StringVar(&f.tenant, "tenant", "", "import every session into this `TENANT` (the one API keys of that tenant reach) instead of the tenant it was exported from")
 	fl.BoolVar(&f.newIDs, "new-ids", false, "import every session under a new ID (a UUIDv7) instead of its exported one")
 	fl.StringVar(&f.onConflict, "on-conflict", conflictFail, "what to do with a session whose ID is in use, `POLICY`: fail (report it, exit 1), skip (report it, exit 0) or new-id (import it under a new ID)")
 	fl.BoolVar(&f.allowShort, "allow-short-log", false, "import a session whose log ends before its header's last_seq instead of taking it as truncated")
@@ -124,6 +132,11 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	}
 	if f.maxLineBytes < 1 {
 		return usagef("--max-line-bytes must be positive")
+	}
+	if f.tenant != "" {
+		if err := auth.ValidateTenant(f.tenant); err != nil {
+			return usagef("--tenant: %v", err)
+		}
 	}
 	var (
 		in   io.Reader = cmd.InOrStdin()
@@ -168,6 +181,7 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	out := cmd.OutOrStdout()
 	im := &sessionImporter{
 		st:         indexed,
+		tenant:     f.tenant,
 		newIDs:     f.newIDs,
 		onConflict: f.onConflict,
 		allowShort: f.allowShort,
@@ -366,6 +380,7 @@ func plural(n int, one, many string) string {
 // sessionImporter imports the sessions of a stream one by one.
 type sessionImporter struct {
 	st         store.Store // must implement store.Importer
+	tenant     string      // the tenant to import into; "" keeps the exported one
 	newIDs     bool
 	onConflict string
 	allowShort bool
@@ -417,7 +432,7 @@ func (im *sessionImporter) importChunk(ctx context.Context, c *exportChunk) (imp
 		}
 		return fail(fmt.Errorf("the log ends %s but the header's last_seq is %d: the input looks truncated (--allow-short-log imports it anyway)", end, c.lastSeq))
 	}
-	opts := store.ImportOptions{NewID: im.newIDs, MaxLineBytes: im.maxLine}
+	opts := store.ImportOptions{NewID: im.newIDs, Tenant: im.tenant, MaxLineBytes: im.maxLine}
 	s, err := store.Import(ctx, im.st, bytes.NewReader(c.data), opts)
 	if errors.Is(err, agentmem.ErrConflict) && !im.newIDs {
 		switch im.onConflict {

@@ -265,6 +265,42 @@ func TestImportConflicts(t *testing.T) {
 	}
 }
 
+// TestImportIntoTenant: --tenant puts every session into that tenant, where
+// its keys reach them, whatever tenant they were exported from.
+func TestImportIntoTenant(t *testing.T) {
+	src, ex := seededExports(t)
+	dstURL := newStoreURL(t, "t.db")
+	env := map[string]string{"AGENTMEM_STORE": dstURL}
+	code, stdout, stderr := cli(t, env, ex["s1"]+ex["s2"], "import", "--json", "--tenant", "acme")
+	rep := parseReport(t, stdout)
+	if code != 0 || len(rep) != 2 {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	dst := openTestStore(t, dstURL)
+	for _, r := range rep {
+		if r.Status != importImported || r.Tenant != "acme" || r.ID != r.SourceID {
+			t.Errorf("%+v, want %s imported into acme", r, r.SourceID)
+		}
+		got, err := dst.Get(context.Background(), "acme", r.ID)
+		if err != nil {
+			t.Fatalf("%s in acme: %v", r.ID, err)
+		}
+		want, err := src.Get(context.Background(), "", r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.LastSeq != want.LastSeq || got.UserID != want.UserID {
+			t.Errorf("%s in acme: %+v, want the exported %+v", r.ID, got, want)
+		}
+		if _, err := dst.Get(context.Background(), "", r.ID); !errors.Is(err, agentmem.ErrNotFound) {
+			t.Errorf("%s is in the default tenant too: %v", r.ID, err)
+		}
+	}
+	if code, _, stderr := cli(t, env, ex["s3"], "import", "--tenant", "-bad"); code != 2 || !strings.Contains(stderr, "--tenant") {
+		t.Errorf("a bad tenant: exit %d: %s", code, stderr)
+	}
+}
+
 func TestImportUsageAndInputErrors(t *testing.T) {
 	_, ex := seededExports(t)
 	dstURL := newStoreURL(t, "d.db")
