@@ -26,53 +26,104 @@ func (m *Memory) Visualize() string {
 // followed by a preview of the step's content.
 func (m *Memory) Dump(w io.Writer) error { return m.write(w, true) }
 
-func (m *Memory) write(w io.Writer, detail bool) error {
+// Overview describes the working set step by step: what Visualize draws,
+// as data (agentmem inspect --json prints it).
+type Overview struct {
+	Steps   []StepOverview `json:"steps"`
+	Actions int            `json:"actions"`
+	// Tokens is what the whole working set costs, reply priming included.
+	Tokens  int    `json:"tokens"`
+	Format  string `json:"format"`
+	Counter string `json:"counter"`
+}
+
+// StepOverview is one step of an Overview.
+type StepOverview struct {
+	Number int      `json:"number"`
+	Kind   StepKind `json:"kind"`
+	// Tokens is what the step costs rendered under the memory's format and
+	// counter.
+	Tokens int `json:"tokens"`
+	// Pinned steps are shown in every context.
+	Pinned bool `json:"pinned,omitempty"`
+	// Tools are the names of an action's tool calls, in order.
+	Tools []string `json:"tools,omitempty"`
+	// ObservationChars is the length of an action's observations.
+	ObservationChars int `json:"observation_chars,omitempty"`
+	// Pending lists the call IDs of an action that await results.
+	Pending []string `json:"pending,omitempty"`
+	// Error reports an action that failed.
+	Error bool `json:"error,omitempty"`
+	// Covers are the step numbers a summary replaces.
+	Covers []Range `json:"covers,omitempty"`
+}
+
+// Overview returns the working set step by step.
+func (m *Memory) Overview() Overview {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	total, actions := ReplyPriming, 0
-	costs := make([]int, len(m.entries))
-	for i, e := range m.entries {
-		costs[i] = e.render(m.format, m.counter, RenderOptions{}).total
-		total += costs[i]
-		if e.step.Kind() == KindAction {
-			actions++
-		}
-	}
-	ew := &errWriter{w: w}
-	ew.printf("Memory: %d steps (%d actions), %s tokens [%s, %s]\n", len(m.entries), actions, thousands(total), m.format.Name(), m.counter.Name())
+	return m.overview()
+}
+
+func (m *Memory) overview() Overview {
+	o := Overview{Tokens: ReplyPriming, Format: m.format.Name(), Counter: m.counter.Name(), Steps: make([]StepOverview, len(m.entries))}
 	pinned := make(map[int]bool, len(m.pinned))
 	for _, i := range m.pinned {
 		pinned[i] = true
 	}
 	for i, e := range m.entries {
-		info := e.step.Info()
-		mark := " "
-		if pinned[i] {
-			mark = "*"
-		}
-		ew.printf("%s #%-4d %-14s %7s tok", mark, info.Number, e.step.Kind(), thousands(costs[i]))
+		so := StepOverview{Number: e.step.Info().Number, Kind: e.step.Kind(), Pinned: pinned[i],
+			Tokens: e.render(m.format, m.counter, RenderOptions{}).total}
 		switch s := e.step.(type) {
 		case *ActionStep:
-			var names []string
+			o.Actions++
 			for _, c := range s.ToolCalls {
-				names = append(names, c.Name)
+				so.Tools = append(so.Tools, c.Name)
 			}
-			if len(names) > 0 {
-				ew.printf("  %s", strings.Join(names, ","))
-			}
-			ew.printf("  obs %s chars", thousands(s.ObservationLen()))
+			so.ObservationChars = s.ObservationLen()
 			if s.Pending() {
-				ew.printf("  pending %s", strings.Join(s.Unanswered(), ","))
+				so.Pending = s.Unanswered()
 			}
-			if s.Error != "" {
+			so.Error = s.Error != ""
+		case *SummaryStep:
+			so.Covers = s.Covers
+		}
+		o.Tokens += so.Tokens
+		o.Steps[i] = so
+	}
+	return o
+}
+
+func (m *Memory) write(w io.Writer, detail bool) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	o := m.overview()
+	ew := &errWriter{w: w}
+	ew.printf("Memory: %d steps (%d actions), %s tokens [%s, %s]\n", len(o.Steps), o.Actions, thousands(o.Tokens), o.Format, o.Counter)
+	for i, so := range o.Steps {
+		mark := " "
+		if so.Pinned {
+			mark = "*"
+		}
+		ew.printf("%s #%-4d %-14s %7s tok", mark, so.Number, so.Kind, thousands(so.Tokens))
+		switch so.Kind {
+		case KindAction:
+			if len(so.Tools) > 0 {
+				ew.printf("  %s", strings.Join(so.Tools, ","))
+			}
+			ew.printf("  obs %s chars", thousands(so.ObservationChars))
+			if len(so.Pending) > 0 {
+				ew.printf("  pending %s", strings.Join(so.Pending, ","))
+			}
+			if so.Error {
 				ew.printf("  error")
 			}
-		case *SummaryStep:
-			ew.printf("  covers %s", formatRanges(s.Covers))
+		case KindSummary:
+			ew.printf("  covers %s", formatRanges(so.Covers))
 		}
 		ew.printf("\n")
 		if detail {
-			for _, msg := range e.step.Messages(RenderOptions{}) {
+			for _, msg := range m.entries[i].step.Messages(RenderOptions{}) {
 				ew.printf("        %-9s %s\n", msg.Role, preview(msg, 100))
 			}
 		}

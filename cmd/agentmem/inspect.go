@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +25,7 @@ func init() { register(newInspectCmd) }
 type inspectFlags struct {
 	store, tenant, format, tokenizer string
 	budget                           int
-	truncate, detail                 bool
+	truncate, detail, json           bool
 }
 
 func newInspectCmd(a *app) *cobra.Command {
@@ -43,6 +44,10 @@ prompt and the first task), which every context keeps.
 With --budget it also renders the context a model would be sent under that
 many tokens, and says which steps it shows, which it drops, truncates or
 replaces by summaries. --detail adds a preview of every step's messages.
+--json prints the same as one JSON object instead: "session", "working_set"
+(each step's number, kind, tokens, whether it is pinned, ...) and, with
+--budget, "context" (the messages and which steps they show) or
+"budget_error".
 
 It only reads: the session is not changed (a single_run session is not
 ended). Session IDs are per tenant: the session is looked up in --tenant
@@ -65,6 +70,7 @@ there is an error (exit code 1).`,
 	fl.IntVar(&f.budget, "budget", 0, "also show the context that fits `N` tokens (0: none)")
 	fl.BoolVar(&f.truncate, "truncate", false, "with --budget, let the newest step that does not fit be shown truncated to fill the budget")
 	fl.BoolVar(&f.detail, "detail", false, "add a preview of every step's messages")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object: the session, its working set step by step, and with --budget the context")
 	return cmd
 }
 
@@ -83,6 +89,9 @@ func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.W
 	if f.truncate && f.budget == 0 {
 		return usagef("--truncate needs --budget")
 	}
+	if f.json && f.detail {
+		return usagef("--detail is for the text form: --json has every step already")
+	}
 	if err := store.ValidateID(id); err != nil {
 		return usagef("SESSION %q: %v", id, err)
 	}
@@ -99,6 +108,9 @@ func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.W
 		return sessionErr(id, err)
 	}
 	sess := b.Session()
+	if f.json {
+		return writeInspectJSON(ctx, out, b, sess, f)
+	}
 	ew := &inspectPrinter{w: out}
 	writeSessionHeader(ew, sess)
 	if ew.err != nil {
@@ -127,6 +139,43 @@ func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.W
 	}
 	if ew.err != nil {
 		return failure{ew.err}
+	}
+	return nil
+}
+
+// inspectJSON is what inspect --json prints.
+type inspectJSON struct {
+	Session     *store.Session    `json:"session"`
+	WorkingSet  agentmem.Overview `json:"working_set"`
+	Context     *agentmem.Context `json:"context,omitempty"`
+	BudgetError *budgetErrorJSON  `json:"budget_error,omitempty"`
+}
+
+// budgetErrorJSON says that a context does not fit its budget.
+type budgetErrorJSON struct {
+	Budget   int    `json:"budget"`
+	Required int    `json:"required"`
+	Message  string `json:"message"`
+}
+
+func writeInspectJSON(ctx context.Context, out io.Writer, b *store.Bound, sess *store.Session, f inspectFlags) error {
+	v := inspectJSON{Session: sess, WorkingSet: b.Overview()}
+	if f.budget > 0 {
+		res, err := b.Context(ctx, agentmem.ContextOptions{Budget: f.budget, TruncateToFill: f.truncate})
+		var be *agentmem.BudgetError
+		switch {
+		case errors.As(err, &be):
+			v.BudgetError = &budgetErrorJSON{Budget: f.budget, Required: be.Required, Message: be.Error()}
+		case err != nil:
+			return failure{err}
+		default:
+			v.Context = res
+		}
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return failure{err}
 	}
 	return nil
 }

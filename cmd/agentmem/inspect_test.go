@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -86,6 +88,55 @@ func TestInspect(t *testing.T) {
 	after, _ := st.Get(context.Background(), "", "s1")
 	if again != stdout || before.LastSeq != after.LastSeq || !before.UpdatedAt.Equal(after.UpdatedAt) {
 		t.Errorf("inspect changed something")
+	}
+}
+
+// TestInspectJSON: --json prints the session, the working set the library
+// describes and the context it renders, as data.
+func TestInspectJSON(t *testing.T) {
+	url := newStoreURL(t, "a.db")
+	seedSessions(t, url)
+	env := map[string]string{"AGENTMEM_STORE": url}
+	code, stdout, stderr := cli(t, env, "", "inspect", "s1", "--json", "--budget", "100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Session     store.Session     `json:"session"`
+		WorkingSet  agentmem.Overview `json:"working_set"`
+		Context     *agentmem.Context `json:"context"`
+		BudgetError json.RawMessage   `json:"budget_error"`
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	st := openTestStore(t, url)
+	resp, err := st.Read(context.Background(), store.ReadRequest{SessionID: "s1", WorkingSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := agentmem.New(agentmem.Options{})
+	if err := m.Restore(&agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: int(resp.Session.LastSeq) + 1, Steps: resp.Steps}); err != nil {
+		t.Fatal(err)
+	}
+	if want := m.Overview(); !reflect.DeepEqual(got.WorkingSet, want) {
+		t.Errorf("working_set %+v, want the library's %+v", got.WorkingSet, want)
+	}
+	if got.Session.ID != "s1" || got.Session.UserID != "alice" || got.Session.LastSeq != 8 {
+		t.Errorf("session %+v", got.Session)
+	}
+	if got.Context == nil || !reflect.DeepEqual(got.Context.Steps, []int{1, 2, 6, 8}) || got.BudgetError != nil {
+		t.Errorf("context %+v, budget error %s; want steps 1, 2, 6 and 8", got.Context, got.BudgetError)
+	}
+	// Too small a budget is data too.
+	_, stdout, _ = cli(t, env, "", "inspect", "s1", "--json", "--budget", "10")
+	if !strings.Contains(stdout, `"budget_error": {`) || !strings.Contains(stdout, `"required": `) || strings.Contains(stdout, `"context"`) {
+		t.Errorf("--budget 10:\n%s", stdout)
+	}
+	if code, _, stderr := cli(t, env, "", "inspect", "s1", "--json", "--detail"); code != 2 || !strings.Contains(stderr, "--detail") {
+		t.Errorf("--json --detail: exit %d: %s", code, stderr)
 	}
 }
 
