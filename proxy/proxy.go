@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,7 +268,34 @@ func New(cfg Config) (*Proxy, error) {
 	// would send the request's body and the provider key to wherever the
 	// upstream points (forward answers a redirect with 502).
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for _, w := range UpstreamWarnings(cfg.OpenAI, cfg.Anthropic) {
+		cfg.Logger.Warn(w)
+	}
 	return &Proxy{cfg: cfg, svc: cfg.Sessions, client: &client, windows: windows, log: cfg.Logger, memos: newMemos()}, nil
+}
+
+// UpstreamWarnings says what looks wrong about the base URLs of an OpenAI
+// and an Anthropic upstream (either may be empty): a base URL the
+// provider's SDK would not take sends every call to a path that does not
+// exist, and the caller sees only the provider's 404. New logs them.
+func UpstreamWarnings(openAI, anthropic Upstream) []string {
+	var out []string
+	if u, err := url.Parse(strings.TrimRight(openAI.BaseURL, "/")); openAI.BaseURL != "" && err == nil {
+		if u.Path == "" {
+			out = append(out, fmt.Sprintf("the OpenAI upstream %s has no path: calls go to %s/chat/completions; "+
+				"OpenAI's base URL is the one before /chat/completions, usually ending in /v1 (https://api.openai.com/v1)", u.Redacted(), u.Redacted()))
+		}
+		if strings.HasSuffix(u.Path, "/chat/completions") {
+			out = append(out, fmt.Sprintf("the OpenAI upstream %s names the route itself: calls go to %s/chat/completions; give the URL before /chat/completions", u.Redacted(), u.Redacted()))
+		}
+	}
+	if u, err := url.Parse(strings.TrimRight(anthropic.BaseURL, "/")); anthropic.BaseURL != "" && err == nil {
+		if strings.HasSuffix(u.Path, "/v1") || strings.HasSuffix(u.Path, "/v1/messages") {
+			out = append(out, fmt.Sprintf("the Anthropic upstream %s ends in %s: calls go to %s/v1/messages; "+
+				"Anthropic's base URL is the one before /v1/messages (https://api.anthropic.com)", u.Redacted(), u.Path[strings.LastIndex(u.Path, "/v1"):], u.Redacted()))
+		}
+	}
+	return out
 }
 
 // ChatCompletions serves POST /v1/chat/completions (OpenAI's Chat
@@ -902,6 +930,15 @@ func (p *Proxy) injectRecall(ctx context.Context, tenant, sid, user string, req,
 	return out, ids, used, nil
 }
 
+// redact hides a password in a URL for the log.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
 // hopHeaders are not forwarded either way.
 var hopHeaders = map[string]bool{
 	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
@@ -936,6 +973,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		p.log.WarnContext(ctx, "the upstream could not be reached", "upstream", d.name(), "url", redact(target), "err", err)
 		return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamUnreachable, Err: err,
 			Message: fmt.Sprintf("the %s upstream could not be reached: %v", d.name(), err)}
 	}
@@ -962,6 +1000,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 	}
 	st.Status = resp.StatusCode
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+		// The provider has no such route: most often a base URL that lacks
+		// or repeats a part of the path. Say which URL was called.
+		p.log.WarnContext(ctx, "the upstream has no such route: check its base URL", "upstream", d.name(), "url", redact(target), "status", resp.StatusCode)
+	}
 	if ok && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var acc accumulator
 		if c != nil {
