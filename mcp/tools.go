@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,6 +32,27 @@ const (
 	// The recall tool, registered when Config.Recall is set.
 	ToolSearchMemory = "search_memory"
 )
+
+// toolAnnotations describe each tool to MCP hosts, which show the title and
+// use the hints to tell reads from writes (a host may run read-only tools
+// without asking, and ask before a destructive one). Every tool works on
+// agentmem's own store, a closed world.
+var toolAnnotations = map[string]sdk.ToolAnnotations{
+	ToolCreateSession: {Title: "Create a session", DestructiveHint: ptr(false)},
+	ToolListSessions:  {Title: "List sessions", ReadOnlyHint: true},
+	// With an idempotency_key a retry stores nothing more; without one it
+	// appends again, so the tool as a whole is not idempotent.
+	ToolAppend:     {Title: "Append messages to a session", DestructiveHint: ptr(false)},
+	ToolGetContext: {Title: "Get a session's context", ReadOnlyHint: true},
+	ToolPop:        {Title: "Remove a session's newest message", DestructiveHint: ptr(true)},
+	// Remembering a known fact again reinforces it: not idempotent.
+	ToolRemember:     {Title: "Remember a fact about a user", DestructiveHint: ptr(false)},
+	ToolRecallFacts:  {Title: "Recall facts about a user", ReadOnlyHint: true},
+	ToolForget:       {Title: "Forget a fact about a user", DestructiveHint: ptr(true), IdempotentHint: true},
+	ToolSearchMemory: {Title: "Search past conversations", ReadOnlyHint: true},
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // tools holds what every tool handler of one tenant needs.
 type tools struct {
@@ -71,7 +93,12 @@ func add[In, Out any](sv *sdk.Server, name, description string, edits []edit, h 
 	if err != nil {
 		return err
 	}
-	sdk.AddTool(sv, &sdk.Tool{Name: name, Description: description, InputSchema: in},
+	ann, ok := toolAnnotations[name]
+	if !ok {
+		return fmt.Errorf("mcp: the tool %s has no annotations", name)
+	}
+	ann.OpenWorldHint = ptr(false)
+	sdk.AddTool(sv, &sdk.Tool{Name: name, Title: ann.Title, Description: description, InputSchema: in, Annotations: &ann},
 		func(ctx context.Context, req *sdk.CallToolRequest, input In) (*sdk.CallToolResult, Out, error) {
 			var zero Out
 			if req != nil && req.Params != nil {
