@@ -124,9 +124,6 @@ const (
 	InjectShare = facts.DefaultShare
 	// maxRecallText bounds the text of one recalled turn injected.
 	maxRecallText = 1000
-	// recordAttempts bounds the tries of recording a request that
-	// another writer of the session got ahead of.
-	recordAttempts = 5
 	// historyHead and historyTail (plus the request's messages) are the
 	// steps of each end of a session's working set read to recognise a
 	// request of new messages only.
@@ -748,18 +745,19 @@ type recorded struct {
 // record recognises a request's messages against the session's working
 // set (planHistory) and records what is new, conditionally on the
 // working set it read: if another writer got in between, it reads again
-// and starts over.
+// and starts over, within the service's retry policy
+// (sessions.Service.Retry).
 func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
-	for attempt := 1; ; attempt++ {
-		rec, err := p.recordOnce(ctx, tenant, sid, msgs, fc)
-		if err == nil || !errors.Is(err, agentmem.ErrConflict) || errors.Is(err, store.ErrIDReused) || attempt == recordAttempts {
-			return rec, err
-		}
-		var rc *agentmem.ResultConflictError
-		if errors.As(err, &rc) {
-			return nil, err
-		}
+	var rec *recorded
+	err := p.svc.Retry(ctx, tenant, sid, "record", func(int) error {
+		var err error
+		rec, err = p.recordOnce(ctx, tenant, sid, msgs, fc)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return rec, nil
 }
 
 // recordOnce recognises the request's messages, checks what that would

@@ -11,7 +11,8 @@ import (
 
 // compact serves POST /v1/sessions/{id}/compact (sessions.Service.Compact:
 // atomically, and only if no other writer appended in between, else
-// retried up to three times, then 409).
+// planned and tried again within the service's retry policy, then 503:
+// see Busy sessions in the package documentation).
 func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 	id, e := sessionID(r)
 	if e != nil {

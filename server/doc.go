@@ -83,9 +83,10 @@
 // server of a deployment, complete it, each with a compaction entry that
 // is an amendment: it keeps the working set and carries only the action's
 // copy with the new result (GET /steps shows it with "amend": true), so a
-// completion costs the same however long the session. Those appends are conditional on the working set read, so
-// concurrent results for one action are all kept (the loser of a race
-// reads again and retries). The context leaves pending actions out and
+// completion costs the same however long the session. Those appends are
+// conditional on the working set read, so concurrent results for one
+// action are all kept (the loser of a race reads again and retries; see
+// Busy sessions below). The context leaves pending actions out and
 // lists them under "pending". A tool message whose call nobody made is
 // 400; one that repeats its call's result is a retry that stores nothing;
 // one with a different result is 409 tool_result_conflict.
@@ -118,7 +119,24 @@
 // Compactions run on a memory bound to the session (store.OpenMemory):
 // the journal records them atomically, and only if nothing was appended
 // since the memory was loaded; a compaction that loses such a race is
-// reloaded and run again (then 409).
+// reloaded and run again (see Busy sessions).
+//
+// # Busy sessions
+//
+// A write whose client states no position in the log (no If-Match) but
+// that the server appends conditionally on what it read (a tool result
+// completing a stored call, a pop, a clear, a compaction, the items
+// route's outputs, the proxy's recording) is retried by the server when
+// another writer gets ahead of it: each try reads the session again,
+// within the bound of sessions.Config.Retry (store.DefaultRetry: 50
+// tries within 3 seconds, with jittered waits growing to 64 ms, ending
+// early with the request's context). Such writes of one server take
+// turns per session, so they do not race one another. When every try
+// lost, the answer is 503 unavailable with Retry-After, nothing stored
+// (store.ErrContended). A write with If-Match is tried once: its
+// conflict is the answer, 409 with the current ETag. The metrics
+// agentmem_write_retries_total and agentmem_write_contended_total count
+// the retries and the give-ups by operation.
 //
 // # Errors
 //
@@ -134,7 +152,8 @@
 // does not decode: the message names it), 502 the LLM summarizer failed,
 // 503 a transient failure of the store (busy, unreachable, timed out, out
 // of disk space or memory, shutting down: the backends mark it
-// agentmem.ErrUnavailable), with Retry-After. No decoding or check of a
+// agentmem.ErrUnavailable) or a session too busy for a write without
+// If-Match (see Busy sessions), with Retry-After. No decoding or check of a
 // request's input is a 5xx. A panic is recovered into a 500 and logged
 // with its stack.
 //

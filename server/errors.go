@@ -74,7 +74,8 @@ func errNotFound(format string, args ...any) *Error {
 // apiError classifies err: the sentinels of package agentmem map to their
 // statuses; a transient failure (agentmem.ErrUnavailable, which the
 // backends wrap around a busy, unreachable, full or closed store, and a
-// context deadline) is 503 with Retry-After; a cancelled request is 499;
+// context deadline) is 503 with Retry-After, and so is a write that other
+// writers of the session got ahead of on every try (store.ErrContended); a cancelled request is 499;
 // a damaged record (agentmem.ErrDamaged) is 500 with a message that names
 // it; anything else is a failure nobody expected (a bug): 500, with a
 // message that gives nothing away (the cause is logged by Server.fail).
@@ -99,6 +100,13 @@ func apiError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: api.CodeInvalid, Message: err.Error(), cause: err}
 	case errors.Is(err, agentmem.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: err.Error(), cause: err}
+	case errors.Is(err, store.ErrContended):
+		// A write that stated no position, retried within the server's
+		// bound (store.RetryPolicy): the session is busy, not the
+		// request wrong.
+		return &Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable,
+			Message:    "other writers of the session kept getting ahead of this write, on every try the server makes: nothing was stored; retry later",
+			RetryAfter: 1, cause: err}
 	case errors.Is(err, agentmem.ErrConflict):
 		return &Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: err.Error(), cause: err}
 	case errors.Is(err, agentmem.ErrBudgetTooSmall):

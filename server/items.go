@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,8 +40,9 @@ func decodeItems(body []byte) ([]json.RawMessage, *Error) {
 // messages (responses.ToMessages) appended by store.AppendMessages, as
 // the messages route appends them, with the same response. Items that
 // begin with an output are placed after the newest step of the working
-// set, which is read first; the append is then conditional on it and
-// tried again when another writer got in between.
+// set, which is read first; the append is then conditional on it and,
+// without If-Match, tried again when another writer got in between
+// (sessions.Service.Retry).
 func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 	id, key, expected, body, e := s.appendInput(w, r)
 	if e != nil {
@@ -56,14 +56,20 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := Tenant(r)
 	ctx := r.Context()
-	for attempt := 1; ; attempt++ {
+	// once reads what the items need, converts them and appends them,
+	// conditionally on what it read.
+	var resp *store.MessagesResponse
+	var refused *Error
+	op := "append" // or "read", for the failures of the store
+	once := func(int) error {
+		refused, op = nil, "append"
 		opts := responses.Options{NewID: itemIDs(key)}
 		cond := expected
 		if responses.NeedsState(items) {
 			ws, err := s.workingSet(ctx, tenant, id)
 			if err != nil {
-				s.fail(w, r, "read", err)
-				return
+				op = "read"
+				return err
 			}
 			if n := len(ws.Steps); n > 0 {
 				opts.Newest = ws.Steps[n-1].Info().ID
@@ -75,27 +81,35 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 		}
 		msgs, err := responses.ToMessages(items, opts)
 		if err != nil {
-			writeError(w, apiError(err))
-			return
+			refused = apiError(err)
+			return err
 		}
-		resp, err := s.svc.AppendMessages(ctx, store.MessagesRequest{
+		resp, err = s.svc.AppendMessages(ctx, store.MessagesRequest{
 			SessionID: id, Tenant: tenant, Messages: msgs, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: cond,
 		})
-		if err != nil {
-			if e := messagesError(err, key, false); e != nil {
-				e.Field = itemField(e.Field)
-				writeError(w, e)
-				return
-			}
-			if errors.Is(err, agentmem.ErrConflict) && expected == nil && cond != nil && attempt < store.MessageAttempts {
-				continue // another writer got in between the read and the append
-			}
-			s.rewriteFailed(w, r, id, expected, "append", err)
-			return
+		if e := messagesError(err, key, false); e != nil {
+			e.Field = itemField(e.Field)
+			refused = e
 		}
+		return err
+	}
+	var err error
+	if expected != nil || !responses.NeedsState(items) {
+		// The client's position, whose conflict is the answer, or items
+		// that need nothing read here (AppendMessages retries what it
+		// reads itself).
+		err = once(1)
+	} else {
+		err = s.svc.Retry(ctx, tenant, id, "items", once)
+	}
+	switch {
+	case refused != nil:
+		writeError(w, refused)
+	case err != nil:
+		s.rewriteFailed(w, r, id, expected, op, err)
+	default:
 		w.Header().Set("ETag", etag(resp.LastSeq))
 		writeJSON(w, http.StatusCreated, api.AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
-		return
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	chatproxy "github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,6 +21,10 @@ type metrics struct {
 	storeErrors *prometheus.CounterVec
 	damaged     *prometheus.CounterVec
 	cache       *prometheus.CounterVec
+	// retries and contended count the writes that lost races with other
+	// writers of a session (sessions.RetryObserver).
+	retries   *prometheus.CounterVec
+	contended *prometheus.CounterVec
 	// cacheBytes and cacheSessions are the session cache's accounted size
 	// and the number of sessions it holds.
 	cacheBytes    prometheus.Gauge
@@ -75,6 +80,14 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 			Name: "agentmem_session_cache_total",
 			Help: "Session memory cache events: hit, miss (loaded from the store), append (steps appended through this server added as they were written), catchup (applied entries read from the log: another writer's, or amendments), reload (rebuilt after a compaction), evict (dropped to stay within the cache's bytes) and too_large (a session larger than the whole cache, served without being kept).",
 		}, []string{"event"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_write_retries_total",
+			Help: "Tries of writes that state no position in the log (tool results completing stored calls, compactions, pops and clears, appends without If-Match) that another writer of the session got ahead of and that the server made again, by operation: messages, items, append, pop, clear, compact, auto_compact, record (the proxy).",
+		}, []string{"op"}),
+		contended: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_write_contended_total",
+			Help: "Writes that state no position in the log that other writers of the session got ahead of on every try the server's bound allows, answered 503 with nothing stored, by operation (as agentmem_write_retries_total).",
+		}, []string{"op"}),
 		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "agentmem_session_cache_bytes",
 			Help: "The accounted size of the session memories the context cache holds (bounded by --cache-bytes): their steps' JSON and the rendered forms they keep, estimated high.",
@@ -122,7 +135,7 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 		}, []string{"route"}),
 	}
 	pm := m.proxy
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.damaged, m.cache, m.cacheBytes, m.cacheSessions,
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.damaged, m.cache, m.retries, m.contended, m.cacheBytes, m.cacheSessions,
 		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded, pm.upstreamErrors, pm.truncated} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -190,6 +203,18 @@ func (m *metrics) CacheEvent(event string) { m.cache.WithLabelValues(event).Inc(
 func (m *metrics) CacheSize(bytes int64, sessions int) {
 	m.cacheBytes.Set(float64(bytes))
 	m.cacheSessions.Set(float64(sessions))
+}
+
+var _ sessions.RetryObserver = (*metrics)(nil)
+
+// WriteRetry implements sessions.RetryObserver:
+// agentmem_write_retries_total and agentmem_write_contended_total.
+func (m *metrics) WriteRetry(op string, retried bool) {
+	if retried {
+		m.retries.WithLabelValues(op).Inc()
+	} else {
+		m.contended.WithLabelValues(op).Inc()
+	}
 }
 
 // ProxyCall implements proxy.Observer: the agentmem_proxy_* metrics. A

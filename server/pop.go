@@ -59,9 +59,10 @@ func (s *Server) popInput(w http.ResponseWriter, r *http.Request) (id string, ex
 }
 
 // rewriteFailed answers the failure of a write that rewrites the working
-// set (store.Pop, store.Clear): 409 nothing_to_pop for a pop of an empty
-// one, 409 with the current ETag when If-Match did not hold, 409 when
-// other writers kept getting ahead, else as any store error.
+// set (store.Pop, store.Clear) or completes its tool calls (POST /items):
+// 409 nothing_to_pop for a pop of an empty one, 409 with the current ETag
+// when If-Match did not hold, else as any store error (503 when other
+// writers kept getting ahead: store.ErrContended).
 func (s *Server) rewriteFailed(w http.ResponseWriter, r *http.Request, id string, expected *int64, op string, err error) {
 	switch {
 	case errors.Is(err, store.ErrNothingToPop):
@@ -69,9 +70,6 @@ func (s *Server) rewriteFailed(w http.ResponseWriter, r *http.Request, id string
 			Message: "the session's working set is empty: there is nothing to pop"})
 	case errors.Is(err, agentmem.ErrConflict) && expected != nil:
 		s.conflict(w, r, id, err)
-	case errors.Is(err, agentmem.ErrConflict):
-		writeError(w, &Error{Status: http.StatusConflict, Code: api.CodeConflict, cause: err,
-			Message: "other writers kept changing the session while this request changed its working set: nothing was changed; retry"})
 	default:
 		s.fail(w, r, op, sessionErr(id, err))
 	}

@@ -489,9 +489,15 @@ func (w *bufferedWriter) Write(b []byte) (int, error) {
 // fail writes err as an error response, counting and logging the errors
 // that are the server's fault: a store that is unavailable (503) as a
 // warning, a failure nobody expected (500) as an error, with its cause.
+// A write that other writers of its session kept getting ahead of (503,
+// store.ErrContended) is logged as a warning, and counted by
+// agentmem_write_contended_total, not as the store's error.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err error) {
 	e := apiError(err)
 	switch {
+	case errors.Is(err, store.ErrContended):
+		// Not the store's failure: agentmem_write_retries_total counts it.
+		s.log.Warn("write contended", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
 	case e.Status == http.StatusInternalServerError:
 		s.metrics.storeErrors.WithLabelValues(op).Inc()
 		s.log.Error("internal error", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)

@@ -120,9 +120,6 @@ func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, ke
 			writeError(w, e)
 		case errors.Is(err, agentmem.ErrConflict) && expected != nil:
 			s.conflict(w, r, id, err)
-		case errors.Is(err, agentmem.ErrConflict):
-			writeError(w, &Error{Status: http.StatusConflict, Code: api.CodeConflict, cause: err,
-				Message: "other writers kept changing the session's tool calls while this request completed them: nothing was stored; retry"})
 		default:
 			s.fail(w, r, "append", sessionErr(id, err))
 		}

@@ -27,8 +27,9 @@ const CompactorConsumer = "auto-compact"
 // compaction is an ordinary compaction entry, appended only if the log is
 // still where the compactor read it (a bound memory's journal), so a
 // concurrent append is never lost: the compactor reads the session again
-// and tries once more, and an append after that is a change of its own
-// that brings the compactor back. Its cursor is saved once a batch is
+// and tries again, within the service's retry policy (Service.Retry),
+// and an append after that is a change of its own that brings the
+// compactor back. Its cursor is saved once a batch is
 // done, so a compaction that a crash interrupted is done again by
 // whichever process follows the feed next.
 type Compactor struct {
@@ -143,17 +144,17 @@ func (s *Service) autoCompact(ctx context.Context, sess *store.Session) (bool, e
 	opts := agentmem.SummarizeOptions{KeepRecent: ac.KeepRecent, MaxSummaryTokens: max(ac.TargetTokens/4, 1)}
 	policy := &agentmem.Policy{MaxTokens: ac.MaxTokens, TargetTokens: ac.TargetTokens, Strategy: agentmem.Summarize(sum, opts)}
 	pin := sess.EffectivePinning()
-	for attempt := 1; ; attempt++ {
+	changed := false
+	err = s.compactRetry(sess.Tenant, sess.ID, sum).Do(ctx, "auto_compact", func(int) error {
 		b, err := store.OpenTenantMemory(ctx, s.st, sess.Tenant, sess.ID, agentmem.Options{Counter: s.counter, Clock: s.clock, Pinning: &pin, Policy: policy})
 		if err != nil {
-			return false, err
+			return err
 		}
 		comp, err := b.ApplyPolicy(ctx)
 		if err == nil {
-			return comp.Changed(), nil
+			changed = comp.Changed()
 		}
-		if !errors.Is(err, agentmem.ErrConflict) || attempt == compactAttempts {
-			return false, err
-		}
-	}
+		return err
+	})
+	return changed, err
 }

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agentmem/agentmem"
@@ -29,10 +28,6 @@ type Plan struct {
 	Summarizer string
 }
 
-// compactAttempts bounds the tries of a compaction that lost a race with
-// another writer of the session.
-const compactAttempts = 3
-
 // SummarizerError is the error of a compaction whose summarizer failed:
 // nothing was written, and the call may be retried.
 type SummarizerError struct {
@@ -57,8 +52,9 @@ type Compacted struct {
 // bound to the session (store.OpenTenantMemory), so it is recorded in the
 // log through the bound memory's journal, atomically and only if no other
 // writer appended in between; if one did, the memory is reloaded and the
-// compaction tried again, up to three times (then the store's
-// agentmem.ErrConflict). A failure of the summarizer is a
+// compaction planned and tried again, within the service's policy (see
+// Retry; then a *store.ContendedError), each try in the session's turn
+// unless it waits for the LLM summarizer. A failure of the summarizer is a
 // *SummarizerError; an unknown strategy or summarizer an
 // *agentmem.InvalidError.
 func (s *Service) Compact(ctx context.Context, tenant, id string, p Plan) (*Compacted, error) {
@@ -85,8 +81,15 @@ func (s *Service) Compact(ctx context.Context, tenant, id string, p Plan) (*Comp
 	}
 	// b is not closed: Close would delete a single-run session, and a
 	// bound memory holds nothing but memory.
-	for attempt := 1; ; attempt++ {
-		var comp *agentmem.Compaction
+	var comp *agentmem.Compaction
+	err = s.compactRetry(tenant, id, sum).Do(ctx, "compact", func(attempt int) error {
+		if attempt > 1 {
+			// Another writer got in between: catch up with the log.
+			if err := b.Reload(ctx); err != nil {
+				return err
+			}
+		}
+		var err error
 		switch p.Strategy {
 		case api.StrategyKeepLastN:
 			comp, err = b.Prune(ctx, agentmem.KeepLastN(p.N))
@@ -97,16 +100,23 @@ func (s *Service) Compact(ctx context.Context, tenant, id string, p Plan) (*Comp
 		case api.StrategySummarize:
 			comp, err = b.Summarize(ctx, sum, p.KeepRecent)
 		}
-		if err == nil {
-			return &Compacted{Compaction: comp, LastSeq: b.Session().LastSeq}, nil
-		}
-		if !errors.Is(err, agentmem.ErrConflict) || attempt == compactAttempts {
-			return nil, err
-		}
-		if err := b.Reload(ctx); err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return &Compacted{Compaction: comp, LastSeq: b.Session().LastSeq}, nil
+}
+
+// compactRetry returns the retry policy of a compaction whose summarizer
+// is sum (nil: none): its tries take the session's turn (Retry), unless
+// they wait for an LLM, which would hold up the session's other writes
+// for as long; those compete with them.
+func (s *Service) compactRetry(tenant, id string, sum agentmem.Summarizer) *store.RetryPolicy {
+	if t, ok := sum.(tagSummarizer); ok && t.name == api.SummarizerLLM {
+		return s.retry
+	}
+	return s.retryIn(tenant, id)
 }
 
 // summarizer returns the summarizer a compaction names (empty is the

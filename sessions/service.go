@@ -47,6 +47,10 @@ type Config struct {
 	Summarizer agentmem.Summarizer
 	// Logger logs what the service recovers from; nil discards it.
 	Logger *slog.Logger
+	// Retry bounds the retries of the writes that do not depend on the
+	// log's position (see Service.Retry); nil means store.DefaultRetry.
+	// Its OnLost, if any, is told of lost races besides the observers.
+	Retry *store.RetryPolicy
 }
 
 // Observer watches a Service's context cache, for metrics (see
@@ -63,6 +67,18 @@ type Observer interface {
 	// CacheSize reports the bytes the cache accounts for and the number
 	// of sessions it holds, after each change.
 	CacheSize(bytes int64, sessions int)
+}
+
+// RetryObserver is an Observer that is told of the writes that lost a
+// race with other writers of a session too (see Service.Retry), for
+// metrics.
+type RetryObserver interface {
+	Observer
+	// WriteRetry reports a try of a write (op: "append", "messages",
+	// "items", "pop", "clear", "compact", "auto_compact", "record") that
+	// another writer got ahead of: retried says whether it was tried
+	// again, or gave up (store.ErrContended).
+	WriteRetry(op string, retried bool)
 }
 
 // Service is the one implementation of what can be done to a session
@@ -92,6 +108,11 @@ type Service struct {
 	// compactor is the running automatic compaction (StartCompactor), if
 	// any: the service's appends wake it.
 	compactor atomic.Pointer[Compactor]
+	// retry is Config.Retry, with the observers told of lost races.
+	retry *store.RetryPolicy
+	// turns are the sessions' turns of the writes that read before they
+	// write (retryIn).
+	turns turns
 }
 
 // New returns a service over cfg.Store.
@@ -126,7 +147,56 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, st: cfg.Store, counter: cfg.Counter, clock: cfg.Clock, log: cfg.Logger}
 	s.cache = newCache(s, cfg.CacheBytes)
+	retry := store.DefaultRetry
+	if cfg.Retry != nil {
+		retry = *cfg.Retry
+	}
+	own := retry.OnLost
+	retry.OnLost = func(op string, attempt int, retried bool) {
+		if own != nil {
+			own(op, attempt, retried)
+		}
+		if list := s.observers.Load(); list != nil {
+			for _, o := range *list {
+				if ro, ok := o.(RetryObserver); ok {
+					ro.WriteRetry(op, retried)
+				}
+			}
+		}
+	}
+	s.retry = &retry
 	return s, nil
+}
+
+// Retry runs write, a write to a session of a tenant that does not
+// depend on the log's position (its caller stated none: no If-Match, no
+// expected last sequence number) but is appended conditionally on what
+// it read, and runs it again while another writer gets ahead of it,
+// within the service's policy (Config.Retry; see store.RetryPolicy.Do):
+// each try reads what it needs again. Each try takes the session's turn
+// among the service's writes that read before they write, so that those
+// never get ahead of one another. The service's own such writes (tool
+// results that complete stored calls, pops, clears and compactions) go
+// through it; a transport's (op names it) may too. Every lost race is
+// reported to the observers that are RetryObservers. When every try
+// lost, the error is a *store.ContendedError (store.ErrContended, which
+// wraps agentmem.ErrUnavailable).
+//
+// A try must be quick, since the session's other such writes wait for
+// it, and must not itself make a write of the service that takes the
+// turn (one without a position of its own): the turn is not reentrant.
+// Writes with an expected last sequence number take no turn.
+func (s *Service) Retry(ctx context.Context, tenant, id, op string, write func(attempt int) error) error {
+	return s.retryIn(tenant, id).Do(ctx, op, write)
+}
+
+// retryIn returns the service's policy with each try in the session's
+// turn.
+func (s *Service) retryIn(tenant, id string) *store.RetryPolicy {
+	p := *s.retry
+	key := store.Key{Tenant: tenant, ID: id}
+	p.Turn = func(ctx context.Context) (func(), error) { return s.turns.wait(ctx, key) }
+	return &p
 }
 
 // Store returns the store the service reads and writes.
@@ -144,7 +214,8 @@ func (s *Service) HasLLMSummarizer() bool { return s.cfg.Summarizer != nil }
 func (s *Service) now() time.Time { return s.clock() }
 
 // Observe adds an observer of the context cache: it is told of every
-// event from now on, and of the cache's size now.
+// event from now on, and of the cache's size now; a RetryObserver is
+// told of the writes that lose races too (see Retry).
 func (s *Service) Observe(o Observer) {
 	for {
 		old := s.observers.Load()
@@ -303,9 +374,20 @@ func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, er
 
 // Append appends steps (and a compaction record) to a session's log
 // (store.Store.Append): the store checks everything, in the append's own
-// transaction.
+// transaction. An append without ExpectedLastSeq that fails on a conflict
+// anyway (a backend that saw another appender's entry where it did not
+// expect one) is tried again (Retry).
 func (s *Service) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
-	return s.writer().Append(ctx, req)
+	if req.ExpectedLastSeq != nil {
+		return s.writer().Append(ctx, req)
+	}
+	var resp *store.AppendResponse
+	err := s.retry.Do(ctx, "append", func(int) error {
+		var err error
+		resp, err = s.writer().Append(ctx, req)
+		return err
+	})
+	return resp, err
 }
 
 // writer is the store as the service writes to it: the steps of an
@@ -332,17 +414,24 @@ func (w writeThrough) Append(ctx context.Context, req store.AppendRequest) (*sto
 
 // AppendMessages appends chat messages to a session, item by item
 // (store.AppendMessages): an assistant message's tool calls wait, pending,
-// for their results. A request without Now gets the service's clock.
+// for their results. A request without Now gets the service's clock, one
+// without Retry the service's policy (see Retry).
 func (s *Service) AppendMessages(ctx context.Context, req store.MessagesRequest) (*store.MessagesResponse, error) {
 	if req.Now == nil {
 		req.Now = s.clock
+	}
+	if req.Retry == nil {
+		req.Retry = s.retryIn(req.Tenant, req.SessionID)
 	}
 	return store.AppendMessages(ctx, s.writer(), req)
 }
 
 // Pop removes the newest message of a session's working set and returns
-// it (store.Pop).
+// it (store.Pop), retried as Retry says when req has no ExpectedLastSeq.
 func (s *Service) Pop(ctx context.Context, req store.PopRequest) (*store.PopResponse, error) {
+	if req.Retry == nil {
+		req.Retry = s.retryIn(req.Tenant, req.SessionID)
+	}
 	return store.Pop(ctx, s.writer(), req)
 }
 
@@ -353,7 +442,10 @@ func (s *Service) Read(ctx context.Context, req store.ReadRequest) (*store.ReadR
 
 // Clear empties a session's working set with a compaction entry
 // (store.Clear): the log keeps what happened, and the session stays
-// usable.
+// usable. It is retried as Retry says when req has no ExpectedLastSeq.
 func (s *Service) Clear(ctx context.Context, req store.ClearRequest) (*store.ClearResponse, error) {
+	if req.Retry == nil {
+		req.Retry = s.retryIn(req.Tenant, req.SessionID)
+	}
 	return store.Clear(ctx, s.writer(), req)
 }

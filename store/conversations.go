@@ -29,6 +29,9 @@ type Conversations struct {
 	// Tenant owns the conversations: sessions of other tenants are
 	// invisible (another tenant's conversation is "not found").
 	Tenant string
+	// Retry bounds the retries of a Save that another writer got ahead
+	// of; nil means DefaultRetry.
+	Retry *RetryPolicy
 }
 
 // ConversationNotFoundError is Get's error for a conversation that does
@@ -97,8 +100,8 @@ func (c Conversations) SaveMessages(ctx context.Context, id string, msgs []agent
 // last step, still pending.
 //
 // When another writer changes the conversation meanwhile, Save reads it
-// again and retries (up to MessageAttempts times): the last save wins, as
-// the seed's overwrite does. Errors: agentmem.ErrInvalid for a bad ID or
+// again and retries, within c.Retry (then a *ContendedError): the last
+// save wins, as the seed's overwrite does. Errors: agentmem.ErrInvalid for a bad ID or
 // snapshot (nothing is written), and what the Store returns.
 func (c Conversations) Save(ctx context.Context, id string, snap *agentmem.Snapshot) error {
 	if err := ValidateID(id); err != nil {
@@ -119,15 +122,7 @@ func (c Conversations) Save(ctx context.Context, id string, snap *agentmem.Snaps
 			return fmt.Errorf("snapshot.steps[%d]: %w", i, err)
 		}
 	}
-	for attempt := 1; ; attempt++ {
-		err := c.save(ctx, id, steps)
-		if !LostRace(err) || attempt >= MessageAttempts {
-			return err
-		}
-		if err := Backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
+	return c.Retry.Do(ctx, "save", func(int) error { return c.save(ctx, id, steps) })
 }
 
 // save is one attempt of Save.

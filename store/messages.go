@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -29,10 +27,6 @@ import (
 // the working set this way append conditionally (ExpectedLastSeq) on the
 // working set they read, so two tool results appended at once cannot
 // lose one another: the one that loses the race reads again and retries.
-
-// MessageAttempts bounds how many times AppendMessages and Pop try an
-// append that another writer of the session got ahead of.
-const MessageAttempts = 10
 
 // MessagesRequest appends chat messages to a session (AppendMessages).
 type MessagesRequest struct {
@@ -61,6 +55,9 @@ type MessagesRequest struct {
 	// append fails with agentmem.ErrConflict (a request whose tool
 	// results all repeat recorded ones stores nothing and succeeds).
 	ExpectedLastSeq *int64
+	// Retry bounds the retries of an append without ExpectedLastSeq that
+	// another writer got ahead of; nil means DefaultRetry.
+	Retry *RetryPolicy
 }
 
 // MessagesResponse reports what AppendMessages stored.
@@ -91,9 +88,10 @@ type MessagesResponse struct {
 // working set stays as it is, with the new steps after it, and the
 // action's copy with its new result stands in for it. That append is
 // conditional on the working set read; if another writer got in between,
-// the working set is read and the messages folded again, up to
-// MessageAttempts times. A request whose tool messages answer only calls
-// of its own is appended without reading anything.
+// the working set is read and the messages folded again, within
+// req.Retry (see RetryPolicy.Do), unless the request gave its own
+// ExpectedLastSeq. A request whose tool messages answer only calls of its
+// own is appended without reading anything.
 //
 // Errors: agentmem.ErrInvalid for bad input (an *agentmem.InvalidError
 // whose field names the message, as "messages[i]"; a tool message whose
@@ -101,8 +99,8 @@ type MessagesResponse struct {
 // *agentmem.ResultConflictError for a tool message whose call already
 // has a different result, and whatever Read and Append return (an
 // *IDReusedError for a key reused for other messages, ErrConflict when
-// ExpectedLastSeq does not hold or the attempts run out). Nothing is
-// stored when it fails.
+// ExpectedLastSeq does not hold, a *ContendedError when other writers
+// got ahead of every try). Nothing is stored when it fails.
 func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*MessagesResponse, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
@@ -118,7 +116,10 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		now = time.Now
 	}
 	needState := req.Flush || answersEarlierCalls(req.Messages)
-	for attempt := 1; ; attempt++ {
+	// once folds the messages against the working set as it is now and
+	// appends them; the amendment of a stored action is conditional on
+	// that working set.
+	once := func() (*MessagesResponse, error) {
 		var ws *ReadResponse
 		var open []*agentmem.ActionStep
 		if needState {
@@ -139,12 +140,11 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 			return out, nil
 		}
 		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant}
-		conditional := false
 		if len(f.Updated) > 0 {
 			ar.Compaction = amendment(f.Updated)
 			if ar.ExpectedLastSeq == nil {
 				last := ws.Session.LastSeq
-				ar.ExpectedLastSeq, conditional = &last, true
+				ar.ExpectedLastSeq = &last
 			}
 			for _, u := range f.Updated {
 				out.Updated = append(out.Updated, int64(u.Number))
@@ -152,12 +152,6 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		}
 		resp, err := st.Append(ctx, ar)
 		if err != nil {
-			if conditional && LostRace(err) && attempt < MessageAttempts {
-				if err := Backoff(ctx, attempt); err != nil {
-					return nil, err
-				}
-				continue
-			}
 			return nil, err
 		}
 		if resp.Seqs != nil {
@@ -166,6 +160,21 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		out.CompactionSeq, out.LastSeq = resp.CompactionSeq, resp.LastSeq
 		return out, nil
 	}
+	if req.ExpectedLastSeq != nil || !needState {
+		// The caller's position, whose conflict is the answer, or an
+		// append of new steps that depends on nothing read.
+		return once()
+	}
+	var out *MessagesResponse
+	err := req.Retry.Do(ctx, "messages", func(int) error {
+		var err error
+		out, err = once()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // readWorkingSet reads a session's working set for a writer.
@@ -265,29 +274,6 @@ func withoutStep(ws *ReadResponse, seq int64) *CompactionRecord {
 	return rec
 }
 
-// LostRace reports whether a conditional append (ExpectedLastSeq) failed
-// because another writer appended first, and not because of reused step
-// IDs: the writer should read again and retry (after Backoff).
-func LostRace(err error) bool {
-	return errors.Is(err, agentmem.ErrConflict) && !errors.Is(err, ErrIDReused)
-}
-
-// Backoff waits before the next attempt of a writer that lost a race
-// (LostRace) attempt times: a random time up to 2 ms per attempt, so that
-// writers that keep colliding spread out instead of colliding again. It
-// returns ctx's error if ctx ends first.
-func Backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(rand.Int64N(int64(attempt)*int64(2*time.Millisecond) + 1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // ErrNothingToPop reports a pop of a session whose working set is empty.
 // It wraps agentmem.ErrConflict: the session's state, not the request,
 // is what stands in the way.
@@ -310,6 +296,9 @@ type PopRequest struct {
 	// (agentmem.PopMessage). A choice that names no step, or a call with
 	// no result, is ErrInvalid. It is called again on each attempt.
 	Target func(steps []agentmem.Step) (index int, callID string)
+	// Retry bounds the retries of a pop without ExpectedLastSeq that
+	// another writer got ahead of; nil means DefaultRetry.
+	Retry *RetryPolicy
 }
 
 // PopResponse reports what Pop took out.
@@ -340,14 +329,15 @@ type PopResponse struct {
 // action, an amendment that carries a copy of the action without that
 // result (the call is then pending: a tool message appended later answers
 // it again). Without ExpectedLastSeq, a pop that another writer got ahead
-// of reads the working set again and retries, up to MessageAttempts
-// times. A session whose working set is empty is ErrNothingToPop.
+// of reads the working set again and retries, within req.Retry (then a
+// *ContendedError). A session whose working set is empty is
+// ErrNothingToPop.
 func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	var out *PopResponse
-	resp, err := rewriteWorkingSet(ctx, st, req.Tenant, req.SessionID, req.ExpectedLastSeq, func(ws *ReadResponse) (*CompactionRecord, error) {
+	resp, err := rewriteWorkingSet(ctx, st, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "pop", func(ws *ReadResponse) (*CompactionRecord, error) {
 		if len(ws.Steps) == 0 {
 			return nil, fmt.Errorf("session %s: %w", req.SessionID, ErrNothingToPop)
 		}
@@ -395,6 +385,9 @@ type ClearRequest struct {
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// clear fails with agentmem.ErrConflict and changes nothing.
 	ExpectedLastSeq *int64
+	// Retry bounds the retries of a clear without ExpectedLastSeq that
+	// another writer got ahead of; nil means DefaultRetry.
+	Retry *RetryPolicy
 }
 
 // ClearResponse reports what Clear did.
@@ -415,14 +408,14 @@ type ClearResponse struct {
 // keeps what happened and the session stays usable (what is appended
 // next starts a new working set). A working set that is empty already is
 // left as it is. Without ExpectedLastSeq, a clear that another writer got
-// ahead of reads the working set again and retries, up to
-// MessageAttempts times.
+// ahead of reads the working set again and retries, within req.Retry
+// (then a *ContendedError).
 func Clear(ctx context.Context, st Store, req ClearRequest) (*ClearResponse, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	out := &ClearResponse{}
-	resp, err := rewriteWorkingSet(ctx, st, req.Tenant, req.SessionID, req.ExpectedLastSeq, func(ws *ReadResponse) (*CompactionRecord, error) {
+	resp, err := rewriteWorkingSet(ctx, st, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "clear", func(ws *ReadResponse) (*CompactionRecord, error) {
 		out.Removed = make([]int64, len(ws.Steps))
 		for i, s := range ws.Steps {
 			out.Removed[i] = int64(s.Info().Number)
@@ -446,13 +439,13 @@ func Clear(ctx context.Context, st Store, req ClearRequest) (*ClearResponse, err
 // session's working set, conditionally on the working set read: with
 // expected, only if the session's LastSeq is that (ErrConflict
 // otherwise); without, a write that another writer got ahead of reads the
-// working set again and calls change again, up to MessageAttempts times.
+// working set again and calls change again, within retry (op names it).
 // A nil record from change writes nothing (the response is then nil).
-func rewriteWorkingSet(ctx context.Context, st Store, tenant, id string, expected *int64, change func(ws *ReadResponse) (*CompactionRecord, error)) (*AppendResponse, error) {
+func rewriteWorkingSet(ctx context.Context, st Store, tenant, id string, expected *int64, retry *RetryPolicy, op string, change func(ws *ReadResponse) (*CompactionRecord, error)) (*AppendResponse, error) {
 	if expected != nil && *expected < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
-	for attempt := 1; ; attempt++ {
+	once := func() (*AppendResponse, error) {
 		ws, err := readWorkingSet(ctx, st, tenant, id)
 		if err != nil {
 			return nil, err
@@ -465,16 +458,19 @@ func rewriteWorkingSet(ctx context.Context, st Store, tenant, id string, expecte
 		if err != nil || rec == nil {
 			return nil, err
 		}
-		resp, err := st.Append(ctx, AppendRequest{SessionID: id, Compaction: rec, ExpectedLastSeq: &last, Tenant: tenant})
-		if err != nil {
-			if expected == nil && LostRace(err) && attempt < MessageAttempts {
-				if err := Backoff(ctx, attempt); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			return nil, err
-		}
-		return resp, nil
+		return st.Append(ctx, AppendRequest{SessionID: id, Compaction: rec, ExpectedLastSeq: &last, Tenant: tenant})
 	}
+	if expected != nil {
+		return once() // the caller's position: its conflict is the answer
+	}
+	var resp *AppendResponse
+	err := retry.Do(ctx, op, func(int) error {
+		var err error
+		resp, err = once()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }

@@ -133,8 +133,7 @@ class MethodNotAllowedError(APIError):
 
 class ConflictError(APIError):
     """409 ``conflict``: ``If-Match`` did not hold (``last_seq`` is the
-    session's current one), an ID is taken, or other writers kept getting
-    ahead."""
+    session's current one), or an ID is taken."""
 
     code_name = "conflict"
 
@@ -218,8 +217,11 @@ class SummarizerFailedError(APIError):
 
 
 class UnavailableError(APIError):
-    """503 ``unavailable``: the store is busy, unreachable or shutting down.
-    The client retries these itself (see ``Client(max_retries=...)``)."""
+    """503 ``unavailable``: the store is busy, unreachable or shutting down,
+    or other writers of the session got ahead of a write without
+    ``If-Match`` on every try the server made (nothing was stored). The
+    client retries these itself when the request is safe to repeat (see
+    ``Client(max_retries=...)``)."""
 
     code_name = "unavailable"
 

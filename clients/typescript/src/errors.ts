@@ -94,7 +94,7 @@ export class InternalError extends AgentmemError {}
 export class NotConfiguredError extends AgentmemError {}
 /** 502 `summarizer_failed`: the LLM summarizer failed; retry. */
 export class SummarizerFailedError extends AgentmemError {}
-/** 503 `unavailable`: the store is busy, unreachable, timed out or shutting down; retried by the client, then thrown. */
+/** 503 `unavailable`: the store is busy, unreachable, timed out or shutting down, or other writers of the session got ahead of a write without If-Match on every try the server made; retried by the client, then thrown. */
 export class UnavailableError extends AgentmemError {}
 /** 503 `index_behind`: a fresh recall search timed out waiting for the index; retry. */
 export class IndexBehindError extends UnavailableError {}
