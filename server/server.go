@@ -278,7 +278,7 @@ func (s *Server) routeTable() []route {
 		{"POST /v1/sessions/{id}/messages", s.appendMessages, false, []string{"flush_pending"}},
 		{"POST /v1/sessions/{id}/pop", s.pop, false, nil},
 		{"POST /v1/sessions/{id}/items", s.appendItems, false, nil},
-		{"GET /v1/sessions/{id}/items", s.readItems, false, []string{"limit"}},
+		{"GET /v1/sessions/{id}/items", s.readItems, false, []string{"limit", "page_size", "page_token"}},
 		{"POST /v1/sessions/{id}/items/pop", s.popItem, false, nil},
 		{"DELETE /v1/sessions/{id}/items", s.clearItems, false, nil},
 		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate", "facts", "facts_query", "facts_share"}},
