@@ -288,7 +288,7 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/recall/{doc}", s.getRecall, false, nil},
 		{"DELETE /v1/recall/{doc}", s.deleteRecall, false, nil},
 		{"POST /v1/users/{user}/facts", s.remember, false, nil},
-		{"GET /v1/users/{user}/facts", s.listFacts, false, []string{"q", "k", "min_confidence", "include_superseded"}},
+		{"GET /v1/users/{user}/facts", s.listFacts, false, []string{"q", "k", "min_confidence", "include_superseded", "page_size", "page_token"}},
 		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false, nil},
 		{"DELETE /v1/users/{user}/facts/{fact}", s.forgetFact, false, []string{"reason"}},
 		{"POST /v1/chat/completions", s.chatCompletions, false, nil},
