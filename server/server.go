@@ -284,7 +284,7 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate", "facts", "facts_query", "facts_share"}},
 		{"POST /v1/sessions/{id}/compact", s.compact, false, nil},
 		{"POST /v1/recall", s.upsertRecall, false, nil},
-		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "scope", "before", "after", "fresh", "filter...", "similarity"}},
+		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "offset", "scope", "before", "after", "fresh", "filter...", "similarity"}},
 		{"GET /v1/recall/{doc}", s.getRecall, false, nil},
 		{"DELETE /v1/recall/{doc}", s.deleteRecall, false, nil},
 		{"POST /v1/users/{user}/facts", s.remember, false, nil},

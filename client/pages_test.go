@@ -122,3 +122,30 @@ func TestItemsPages(t *testing.T) {
 		t.Errorf("read %d pages, want 5", seen.pages)
 	}
 }
+
+// TestSearchFactsPages: SearchFacts without Text or K lists every fact of
+// a user with more facts than a page of the server's list.
+func TestSearchFactsPages(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil, withLongTerm)
+	n := api.DefaultFactsPageSize + 7
+	for i := range n {
+		if _, err := c.Remember(ctx, "alice", api.RememberRequest{Text: fmt.Sprintf("Collects stamp %d.", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.SearchFacts(ctx, "alice", client.FactsQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, f := range got {
+		ids[f.ID] = true
+	}
+	if len(got) != n || len(ids) != n {
+		t.Fatalf("%d facts, %d distinct; want %d", len(got), len(ids), n)
+	}
+	if top, err := c.SearchFacts(ctx, "alice", client.FactsQuery{K: 3}); err != nil || len(top) != 3 {
+		t.Fatalf("k=3: %d facts, %v", len(top), err)
+	}
+}
