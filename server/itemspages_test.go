@@ -1,12 +1,17 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/testenv"
+	"github.com/agentmem/agentmem/store/postgres"
+	"github.com/agentmem/agentmem/store/sqlite"
 )
 
 // userItems returns n user message items, "<prefix>0" to "<prefix>n-1".
@@ -66,7 +71,29 @@ func (e *env) readAllItems(id string, q url.Values) ([]string, int) {
 // returns one bounded page and a token that reads the rest; following
 // the tokens gives every item, in order, as of the first page.
 func TestItemsPages(t *testing.T) {
-	e := newEnv(t)
+	itemsPagesScenario(t, newEnv(t))
+}
+
+func TestItemsPagesOnSQLite(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	itemsPagesScenario(t, envOn(t, st))
+}
+
+func TestItemsPagesOnPostgres(t *testing.T) {
+	url := testenv.PostgresURL(t)
+	st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	itemsPagesScenario(t, envOn(t, st))
+}
+
+func itemsPagesScenario(t *testing.T, e *env) {
 	e.create("big")
 	want := userItems("m", 0, 2*api.DefaultItemsPageSize+5)
 	e.appendItems("big", want)
