@@ -33,12 +33,24 @@ type RememberResponse struct {
 	Fact    FactView      `json:"fact"`
 }
 
+// Page sizes of GET /v1/users/{user}/facts without q or k (a search
+// returns its k best, k at most MaxFactsK).
+const (
+	DefaultFactsPageSize = 100
+	MaxFactsPageSize     = 1000
+	// MaxFactsK bounds k of a facts search.
+	MaxFactsK = 200
+)
+
 // FactsResponse is the answer of GET /v1/users/{user}/facts.
 type FactsResponse struct {
 	Facts []FactView `json:"facts"`
 	// Damaged are the user's facts left out because their stored form
 	// does not decode.
 	Damaged []DamagedRecord `json:"damaged,omitempty"`
+	// NextPageToken reads the next page of a list (without q or k), as
+	// page_token; empty on the last page and for a search.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // FactResponse is the answer of GET /v1/users/{user}/facts/{fact}: the

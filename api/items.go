@@ -12,11 +12,28 @@ type ItemsRequest struct {
 	Items []json.RawMessage `json:"items"`
 }
 
-// ItemsResponse is the body of GET /v1/sessions/{id}/items.
+// Bounds of GET /v1/sessions/{id}/items: a page holds at most page_size
+// items (DefaultItemsPageSize when none is asked for) and stops before
+// the item that would take it past MaxItemsPageBytes of items (a page
+// has at least one item); next_page_token reads on.
+const (
+	DefaultItemsPageSize = 1000
+	MaxItemsPageSize     = 10000
+	MaxItemsPageBytes    = 8 << 20
+)
+
+// ItemsResponse is the body of GET /v1/sessions/{id}/items: a page of
+// the items.
 type ItemsResponse struct {
-	// Items are the working set's items, oldest first, each exactly as
-	// it was appended.
+	// Items are the page's items, oldest first, each exactly as it was
+	// appended.
 	Items []json.RawMessage `json:"items"`
+	// NextPageToken reads the next page, as page_token; empty on the
+	// last page. The pages together are the items as of the first page:
+	// steps appended since come after them and are not in them, and a
+	// pop, clear or compaction since makes the next page 409 conflict (a
+	// reader starts again from the first page).
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // PopItemResponse is the body of POST /v1/sessions/{id}/items/pop.

@@ -14,6 +14,13 @@ const (
 	MaxRecallWindow = 20
 	// MaxQueryBytes bounds the text of a search query.
 	MaxQueryBytes = 8 << 10
+	// MaxRecallOffset bounds offset of a recall search.
+	MaxRecallOffset = 1000
+	// MaxRecallSearchBytes bounds the hits of one answer of a recall
+	// search, as JSON: a hit (with its window) that would take them past
+	// it is left out with the hits after it, and NextOffset says where
+	// they start. The best hit is always there.
+	MaxRecallSearchBytes = 8 << 20
 )
 
 // RecallDocument is a document of the recall index as the API shows it.
@@ -61,6 +68,10 @@ type RecallHit struct {
 // RecallSearchResponse is the answer of GET /v1/recall/search.
 type RecallSearchResponse struct {
 	Hits []RecallHit `json:"hits"`
+	// NextOffset is set when hits were left out to keep the answer within
+	// MaxRecallSearchBytes: the offset of the first left out, to search
+	// again with (and the same query) to get them.
+	NextOffset int `json:"next_offset,omitempty"`
 	// Damaged are the documents the search found but left out because
 	// their stored form does not decode.
 	Damaged []DamagedRecord `json:"damaged,omitempty"`

@@ -79,5 +79,10 @@
 //     a local store.
 //
 // A Client is safe for concurrent use. Its responses are read with a size
-// limit (WithMaxResponseBytes); long logs are read in pages.
+// limit (WithMaxResponseBytes). The server answers lists a page at a
+// time, and the methods that return everything read every page: long
+// logs (Read), a session's items (Items) and a user's facts (SearchFacts
+// without a query). The records a list or a search left out as damaged
+// go to the context's damage reporter (agentmem.WithDamageReporter), as a
+// local store's do.
 package client

@@ -267,6 +267,11 @@ type RecallQuery struct {
 	// K is the number of hits (0: the server's default,
 	// api.DefaultRecallK).
 	K int
+	// Offset skips the Offset best hits (at most api.MaxRecallOffset).
+	// An answer holds at most api.MaxRecallSearchBytes of hits: when
+	// SearchRecall returns fewer than K hits, searching again with Offset
+	// moved past them gets any the server left out.
+	Offset int
 	// Scope limits the search: "session:ID", "user:ID" or "agent:ID";
 	// empty searches the tenant's whole index.
 	Scope string
@@ -309,6 +314,9 @@ func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]api.RecallH
 	if q.K != 0 {
 		v.Set("k", strconv.Itoa(q.K))
 	}
+	if q.Offset != 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
 	if q.Scope != "" {
 		v.Set("scope", q.Scope)
 	}
@@ -331,6 +339,7 @@ func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]api.RecallH
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/recall/search", query: v, idempotent: true}, &out); err != nil {
 		return nil, err
 	}
+	c.reportDamaged(ctx, "document", out.Damaged)
 	return out.Hits, nil
 }
 
@@ -373,7 +382,7 @@ func (c *Client) Remember(ctx context.Context, userID string, req api.RememberRe
 // FactsQuery selects a user's facts (GET /v1/users/{user}/facts). With
 // Text or K, the facts most relevant to Text, ranked by relevance times
 // confidence (Relevance and Score set); with neither, every valid fact,
-// most confident first.
+// most confident first, read a page at a time.
 type FactsQuery struct {
 	Text              string
 	K                 int
@@ -399,11 +408,28 @@ func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) (
 	if q.IncludeSuperseded {
 		v.Set("include_superseded", "true")
 	}
-	var out api.FactsResponse
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts", query: v, idempotent: true}, &out); err != nil {
-		return nil, err
+	// A list (neither Text nor K) comes a page at a time
+	// (api.DefaultFactsPageSize facts): every page is read.
+	var all []api.FactView
+	for {
+		var out api.FactsResponse
+		if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts", query: v, idempotent: true}, &out); err != nil {
+			return nil, err
+		}
+		c.reportDamaged(ctx, "fact", out.Damaged)
+		if all == nil {
+			all = out.Facts
+		} else {
+			all = append(all, out.Facts...)
+		}
+		if out.NextPageToken == "" {
+			return all, nil
+		}
+		if len(out.Facts) == 0 {
+			return nil, fmt.Errorf("agentmem client: the server returned an empty page of facts with a next page")
+		}
+		v.Set("page_token", out.NextPageToken)
 	}
-	return out.Facts, nil
 }
 
 // GetFact returns a fact of a user and the chain of facts it superseded

@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -43,22 +45,46 @@ func (c *Client) AppendItems(ctx context.Context, sessionID string, items []json
 // Items returns a session's working set as Responses-API input items,
 // oldest first, each exactly as it was appended (GET
 // /v1/sessions/{id}/items); limit > 0 returns the newest limit of them.
+// The server answers a page at a time (api.DefaultItemsPageSize items,
+// at most api.MaxItemsPageBytes); Items reads every page, so it returns
+// every item as of its first page. When a pop, a clear or a compaction
+// changes the items between two pages (409 on page_token), it reads
+// again from the first page, a few times.
 func (c *Client) Items(ctx context.Context, sessionID string, limit int) ([]json.RawMessage, error) {
 	if err := store.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
-	var q url.Values
+	for attempt := 1; ; attempt++ {
+		items, err := c.readItems(ctx, sessionID, limit)
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusConflict && e.Field == "page_token" && attempt < readConsistencyAttempts {
+			continue
+		}
+		return items, err
+	}
+}
+
+// readItems reads every page of a read of a session's items.
+func (c *Client) readItems(ctx context.Context, sessionID string, limit int) ([]json.RawMessage, error) {
+	q := url.Values{}
 	if limit > 0 {
-		q = url.Values{"limit": {strconv.Itoa(limit)}}
+		q.Set("limit", strconv.Itoa(limit))
 	}
-	var out api.ItemsResponse
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(sessionID) + "/items", query: q, idempotent: true}, &out); err != nil {
-		return nil, err
+	items := []json.RawMessage{}
+	for {
+		var out api.ItemsResponse
+		if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(sessionID) + "/items", query: q, idempotent: true}, &out); err != nil {
+			return nil, err
+		}
+		items = append(items, out.Items...)
+		if out.NextPageToken == "" {
+			return items, nil
+		}
+		if len(out.Items) == 0 {
+			return nil, fmt.Errorf("agentmem client: the server returned an empty page of items with a next page")
+		}
+		q = url.Values{"page_token": {out.NextPageToken}}
 	}
-	if out.Items == nil {
-		out.Items = []json.RawMessage{}
-	}
-	return out.Items, nil
 }
 
 // PopItem removes the newest item from a session's working set and

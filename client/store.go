@@ -196,16 +196,25 @@ func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 		}
 		resp.Sessions = append(resp.Sessions, s)
 	}
-	if len(out.Damaged) > 0 {
-		// The server lists the key's tenant's damaged sessions.
-		tenant, _ := c.knownTenant()
-		for _, d := range out.Damaged {
-			de := &agentmem.DamagedError{Kind: "session", Tenant: tenant, ID: d.ID, Err: errors.New(d.Error)}
-			resp.Damaged = append(resp.Damaged, de)
-			agentmem.ReportDamaged(ctx, de)
-		}
-	}
+	resp.Damaged = c.reportDamaged(ctx, "session", out.Damaged)
 	return resp, nil
+}
+
+// reportDamaged returns the damaged records of a list or a search
+// answered by the server (of the key's tenant, of kind: "session",
+// "fact", "document"), each reported to ctx's damage reporter
+// (agentmem.ReportDamaged) as a local store reports them.
+func (c *Client) reportDamaged(ctx context.Context, kind string, ds []api.DamagedRecord) []*agentmem.DamagedError {
+	if len(ds) == 0 {
+		return nil
+	}
+	tenant, _ := c.knownTenant()
+	out := make([]*agentmem.DamagedError, len(ds))
+	for i, d := range ds {
+		out[i] = &agentmem.DamagedError{Kind: kind, Tenant: tenant, ID: d.ID, Err: errors.New(d.Error)}
+		agentmem.ReportDamaged(ctx, out[i])
+	}
+	return out
 }
 
 // Delete implements store.Store with DELETE /v1/sessions/{id}, in the

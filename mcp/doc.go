@@ -25,6 +25,16 @@
 // the handler runs, and the output schema describes the structured result,
 // which is also sent as JSON text for clients without structured output.
 //
+// # Bounds
+//
+// A tool's output goes into a model's context, so none grows with a
+// session or an index: get_context without a budget is fitted to
+// DefaultContextBudget tokens (Config.DefaultContextBudget), and the
+// results of search_memory, recall_facts and list_sessions hold at most
+// MaxOutputBytes of JSON, each turn's text at most MaxTurnTextBytes. What
+// was cut is said in the output's note, with how to get it (a larger
+// budget, next_offset as offset, next_page_token).
+//
 // # Appends, whole turns or item by item
 //
 // append folds messages into steps (agentmem.FoldMessages) through

@@ -133,6 +133,7 @@ type RecallFactsInput struct {
 	UserID string `json:"user_id" jsonschema:"the user whose facts to recall"`
 	Query  string `json:"query,omitempty" jsonschema:"what to look for, in a few words, e.g. the user's last message; facts sharing no word with it are left out. Absent or empty: the user's most confident facts"`
 	K      int    `json:"k,omitempty" jsonschema:"the most facts to return"`
+	Offset int    `json:"offset,omitempty" jsonschema:"skip this many of the best facts: pass the next_offset of an earlier call, with the same arguments, to see the facts it left out"`
 }
 
 // FactHit is a fact recall_facts found.
@@ -145,17 +146,24 @@ type FactHit struct {
 // RecallFactsOutput is the output of recall_facts.
 type RecallFactsOutput struct {
 	Facts []FactHit `json:"facts" jsonschema:"the facts, best first: most relevant and most confident"`
+	// NextOffset is set when facts were left out to keep the output
+	// within MaxOutputBytes.
+	NextOffset int `json:"next_offset,omitempty" jsonschema:"set when more facts were found than fit in this result: call recall_facts again with the same arguments and this offset to see them"`
+	// Note says what was left out and how to get it.
+	Note string `json:"note,omitempty" jsonschema:"what was left out to keep this result short, and how to see it"`
 }
 
 var recallFactsSchema = []edit{
 	at("user_id", userIDEdits...),
 	at("query", length(0, MaxQueryBytes)),
 	at("k", between(1, MaxFactsK), byDefault(DefaultFactsK)),
+	at("offset", between(0, MaxOffset)),
 }
 
 const recallFactsDescription = `Recall what is remembered about a user: their facts most relevant to a query (or, without one, the most confident), best first, ` +
 	`each with its id and its confidence now (0 to 1; facts not seen again fade over months, so low means old or uncertain). ` +
-	`Call it at the start of a conversation or before answering something personal.`
+	`Call it at the start of a conversation or before answering something personal. ` +
+	`A result holds at most 32 KiB: facts that do not fit are left out, with a next_offset to see them.`
 
 func (t *tools) recallFacts(ctx context.Context, in RecallFactsInput) (RecallFactsOutput, error) {
 	const op = "recall_facts"
@@ -171,15 +179,23 @@ func (t *tools) recallFacts(ctx context.Context, in RecallFactsInput) (RecallFac
 	if in.K < 1 || in.K > MaxFactsK {
 		return RecallFactsOutput{}, t.toolError(ctx, op, invalid("k", "must be between 1 and %d", MaxFactsK))
 	}
-	hits, err := t.cfg.Facts.Search(ctx, facts.SearchRequest{Tenant: t.tenant, UserID: in.UserID, Query: in.Query, K: in.K})
+	if in.Offset < 0 || in.Offset > MaxOffset {
+		return RecallFactsOutput{}, t.toolError(ctx, op, invalid("offset", "must be between 0 and %d", MaxOffset))
+	}
+	hits, err := t.cfg.Facts.Search(ctx, facts.SearchRequest{Tenant: t.tenant, UserID: in.UserID, Query: in.Query, K: in.Offset + in.K})
 	if err != nil {
 		return RecallFactsOutput{}, t.toolError(ctx, op, err)
 	}
+	hits = hits[min(in.Offset, len(hits)):]
 	out := RecallFactsOutput{Facts: make([]FactHit, len(hits))}
 	for i, h := range hits {
 		fi := t.factInfo(h.Fact)
 		fi.Confidence = h.Confidence
 		out.Facts[i] = FactHit{FactInfo: fi, Relevance: h.Relevance, Score: h.Score}
+	}
+	if n := fitting(out.Facts); n < len(out.Facts) {
+		out.Facts, out.NextOffset = out.Facts[:n], in.Offset+n
+		out.Note = fmt.Sprintf("More facts were found than fit in this result: call recall_facts again with the same arguments and offset %d to see them.", out.NextOffset)
 	}
 	return out, nil
 }

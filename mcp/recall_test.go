@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -150,7 +151,10 @@ func TestSearchMemoryTenantsAreIsolated(t *testing.T) {
 	}
 }
 
-// Long sessions: k and the window bound what comes back.
+// Long sessions: k and the window bound what comes back, and a result
+// holds at most mcp.MaxOutputBytes: the matches that do not fit are left
+// out, with a next_offset that gets them (the 50 best matches here take
+// several calls).
 func TestSearchMemoryBounds(t *testing.T) {
 	e := newLongTerm(t).env(t, "")
 	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "long"}, nil)
@@ -159,30 +163,95 @@ func TestSearchMemoryBounds(t *testing.T) {
 		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("note %d about the garden and its roses", i)})
 	}
 	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "long", "messages": msgs}, nil)
-	var out mcp.SearchMemoryOutput
-	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "garden roses", "k": mcp.MaxSearchK, "before": mcp.MaxWindow, "after": mcp.MaxWindow}, &out)
-	if len(out.Hits) != mcp.MaxSearchK {
-		t.Fatalf("%d hits, k %d", len(out.Hits), mcp.MaxSearchK)
+	seen := map[string]bool{}
+	offset, results := 0, 0
+	for {
+		args := map[string]any{"query": "garden roses", "k": mcp.MaxSearchK - offset, "before": mcp.MaxWindow, "after": mcp.MaxWindow, "offset": offset}
+		res := callRaw(t, e.cs, mcp.ToolSearchMemory, args)
+		if res.IsError || len(text(res)) > mcp.MaxOutputBytes {
+			t.Fatalf("a result of %d bytes (error %v)", len(text(res)), res.IsError)
+		}
+		var out mcp.SearchMemoryOutput
+		if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &out); err != nil {
+			t.Fatal(err)
+		}
+		results++
+		for _, h := range out.Hits {
+			if seen[h.ID] {
+				t.Fatalf("hit %s again after offset %d", h.ID, offset)
+			}
+			seen[h.ID] = true
+			if len(h.Before) > mcp.MaxWindow || len(h.After) > mcp.MaxWindow {
+				t.Fatalf("hit %d: window %d+%d", h.Seq, len(h.Before), len(h.After))
+			}
+			for _, b := range h.Before {
+				if b.Seq >= h.Seq {
+					t.Errorf("hit %d: turn %d is not before it", h.Seq, b.Seq)
+				}
+			}
+			for _, a := range h.After {
+				if a.Seq <= h.Seq {
+					t.Errorf("hit %d: turn %d is not after it", h.Seq, a.Seq)
+				}
+			}
+		}
+		if offset+len(out.Hits) >= mcp.MaxSearchK {
+			if out.NextOffset != 0 {
+				t.Errorf("next_offset %d after the k-th hit", out.NextOffset)
+			}
+			break
+		}
+		if out.NextOffset != offset+len(out.Hits) || !strings.Contains(out.Note, fmt.Sprintf("offset %d", out.NextOffset)) {
+			t.Fatalf("%d hits from offset %d: next_offset %d, note %q", len(out.Hits), offset, out.NextOffset, out.Note)
+		}
+		offset = out.NextOffset
 	}
-	for _, h := range out.Hits {
-		if len(h.Before) > mcp.MaxWindow || len(h.After) > mcp.MaxWindow {
-			t.Fatalf("hit %d: window %d+%d", h.Seq, len(h.Before), len(h.After))
-		}
-		for _, b := range h.Before {
-			if b.Seq >= h.Seq {
-				t.Errorf("hit %d: turn %d is not before it", h.Seq, b.Seq)
-			}
-		}
-		for _, a := range h.After {
-			if a.Seq <= h.Seq {
-				t.Errorf("hit %d: turn %d is not after it", h.Seq, a.Seq)
-			}
-		}
+	if len(seen) != mcp.MaxSearchK || results < 2 {
+		t.Fatalf("%d hits in %d results, want %d in more than one", len(seen), results, mcp.MaxSearchK)
 	}
 	var def mcp.SearchMemoryOutput
 	call(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "garden roses"}, &def)
-	if len(def.Hits) != mcp.DefaultSearchK {
-		t.Errorf("%d hits without k, want %d", len(def.Hits), mcp.DefaultSearchK)
+	if len(def.Hits) != mcp.DefaultSearchK || def.NextOffset != 0 || def.Note != "" {
+		t.Errorf("%d hits without k (next_offset %d, note %q), want %d", len(def.Hits), def.NextOffset, def.Note, mcp.DefaultSearchK)
+	}
+	callErr(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "garden", "offset": mcp.MaxOffset + 1}, "offset")
+}
+
+// A turn's text is cut to mcp.MaxTurnTextBytes, and a match whose window
+// of turns alone passes mcp.MaxOutputBytes keeps the turns nearest it.
+func TestSearchMemoryLongTurns(t *testing.T) {
+	e := newLongTerm(t).env(t, "")
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "long"}, nil)
+	var msgs []map[string]any
+	for i := range 25 {
+		word := "filler"
+		if i == 12 {
+			word = "needle"
+		}
+		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("%s %d ", word, i) + strings.Repeat("lorem ipsum ", 500)})
+	}
+	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "long", "messages": msgs}, nil)
+	res := callRaw(t, e.cs, mcp.ToolSearchMemory, map[string]any{"query": "needle", "k": 1, "before": mcp.MaxWindow, "after": mcp.MaxWindow})
+	if res.IsError || len(text(res)) > mcp.MaxOutputBytes {
+		t.Fatalf("a result of %d bytes (error %v)", len(text(res)), res.IsError)
+	}
+	var out mcp.SearchMemoryOutput
+	if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Hits) != 1 || out.Hits[0].Seq != 13 {
+		t.Fatalf("hits: %+v", out.Hits)
+	}
+	h := out.Hits[0]
+	if !h.Truncated || len(h.Text) > mcp.MaxTurnTextBytes || !strings.HasPrefix(h.Text, "needle 12 lorem") {
+		t.Errorf("the match's text: %d bytes, truncated %v", len(h.Text), h.Truncated)
+	}
+	n := len(h.Before) + len(h.After)
+	if n == 0 || n >= 2*mcp.MaxWindow || h.Before[len(h.Before)-1].Seq != 12 || h.After[0].Seq != 14 {
+		t.Errorf("window: %d before, %d after", len(h.Before), len(h.After))
+	}
+	if !strings.Contains(out.Note, "truncated") || !strings.Contains(out.Note, "nearest") {
+		t.Errorf("note %q", out.Note)
 	}
 }
 

@@ -59,6 +59,12 @@ type Config struct {
 	// largest budget, and what a call without a budget is fitted to. 0
 	// means DefaultMaxContextTokens; more than MaxBudget is MaxBudget.
 	MaxContextTokens int
+	// DefaultContextBudget is get_context's budget when a call gives none
+	// (or 0), so that a long session is not read whole into a model's
+	// context; 0 means DefaultContextBudget, and more than
+	// MaxContextTokens is MaxContextTokens. A call that gives none but
+	// whose pinned steps need more gets what they need.
+	DefaultContextBudget int
 	// Sessions, when set, is the sessions service the session tools call,
 	// shared with the other transports of the process (the HTTP API, the
 	// inspector) so that they serve sessions alike from one context
@@ -117,6 +123,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Sessions = svc
 	}
 	cfg.Counter, cfg.MaxContextTokens = cfg.Sessions.Counter(), cfg.Sessions.MaxContextTokens()
+	if cfg.DefaultContextBudget <= 0 {
+		cfg.DefaultContextBudget = DefaultContextBudget
+	}
+	cfg.DefaultContextBudget = min(cfg.DefaultContextBudget, cfg.MaxContextTokens)
 	s := &Server{cfg: cfg, byTenant: map[string]*sdk.Server{}}
 	sv, err := s.build(cfg.Tenant)
 	if err != nil {

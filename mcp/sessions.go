@@ -161,7 +161,7 @@ var listSessionsSchema = []edit{
 	at("page_token", length(0, 1024)),
 }
 
-const listSessionsDescription = `List sessions, newest first, optionally only those of one user or one agent. Use it to find a session to continue. Returns at most page_size sessions and, if there are more, a next_page_token.`
+const listSessionsDescription = `List sessions, newest first, optionally only those of one user or one agent. Use it to find a session to continue. Returns at most page_size sessions (fewer when they would pass 32 KiB) and, if there are more, a next_page_token.`
 
 func (t *tools) listSessions(ctx context.Context, in ListSessionsInput) (ListSessionsOutput, error) {
 	const op = "list_sessions"
@@ -180,6 +180,14 @@ func (t *tools) listSessions(ctx context.Context, in ListSessionsInput) (ListSes
 		out.Damaged = append(out.Damaged, DamagedSession{ID: d.ID, Error: d.Err.Error()})
 	}
 	out.NextPageToken = resp.NextPageToken
+	if n := fitting(out.Sessions); n < len(out.Sessions) {
+		// The next page starts after the last session shown, as the
+		// store's own token would (a damaged session after it may be
+		// named again there).
+		last := resp.Sessions[n-1]
+		out.Sessions = out.Sessions[:n]
+		out.NextPageToken = store.EncodePageToken(store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID, Tenant: last.Tenant})
+	}
 	return out, nil
 }
 
@@ -348,7 +356,7 @@ func checkMetadata(field string, md map[string]string) error {
 // GetContextInput is the input of get_context.
 type GetContextInput struct {
 	SessionID      string `json:"session_id" jsonschema:"the session to render"`
-	Budget         int    `json:"budget,omitempty" jsonschema:"the most tokens the messages may cost; the newest messages that fit are kept, with the system prompt and the first task always kept. 0 or absent: the server's maximum context (1,000,000 tokens unless configured)"`
+	Budget         int    `json:"budget,omitempty" jsonschema:"the most tokens the messages may cost; the newest messages that fit are kept, with the system prompt and the first task always kept. 0 or absent: 8000 tokens unless the server is configured otherwise (more if the pinned messages need it); ask for more, up to the server's maximum context (1,000,000 tokens unless configured), to see more of a long session"`
 	Format         string `json:"format,omitempty" jsonschema:"the chat API shape of the messages: openai (tool role), anthropic (system apart, tool_use/tool_result blocks) or observation (tool results as user messages)"`
 	Tokenizer      string `json:"tokenizer,omitempty" jsonschema:"how tokens are counted: o200k_base (GPT-4o and later), cl100k_base (GPT-4) or heuristic (characters/4, for other models); absent: the server's default"`
 	TruncateToFill bool   `json:"truncate_to_fill,omitempty" jsonschema:"show the newest step that does not fit with its tool outputs cut, to fill the budget"`
@@ -359,7 +367,7 @@ type GetContextInput struct {
 type ContextOutput struct {
 	Format    string `json:"format"`
 	Tokenizer string `json:"tokenizer"`
-	Budget    int    `json:"budget" jsonschema:"the budget asked for (0: none)"`
+	Budget    int    `json:"budget" jsonschema:"the budget the messages were fitted to: the one asked for, or the default when the call gave none"`
 	Tokens    int    `json:"tokens" jsonschema:"what the messages cost, counted with tokenizer, request overhead included"`
 	Messages  any    `json:"messages" jsonschema:"the messages in the format's wire shape: an array of chat messages for openai and observation, an object {system, messages} for anthropic"`
 	Steps     []int  `json:"steps" jsonschema:"the log sequence numbers of the steps shown, in order"`
@@ -371,6 +379,8 @@ type ContextOutput struct {
 	Summarized      []agentmem.Range      `json:"summarized" jsonschema:"the steps the summaries shown stand for"`
 	Pending         []PendingCalls        `json:"pending" jsonschema:"assistant messages whose tool calls await results: left out of messages until the results are appended"`
 	LastSeq         int64                 `json:"last_seq" jsonschema:"the log sequence number the context reflects"`
+	// Note says what the budget left out and how to see it.
+	Note string `json:"note,omitempty" jsonschema:"what was left out to fit the budget, and how to see more"`
 }
 
 // PendingCalls is an assistant message whose tool calls await results.
@@ -386,7 +396,7 @@ var getContextSchema = []edit{
 	at("tokenizer", enum(tokenizer.Names()...)),
 }
 
-const getContextDescription = `Get a session's conversation as the messages to send to a model, fitted to a token budget and rendered for a chat API (openai, anthropic or observation). The system prompt and first task are always kept; older steps are left out first, and a tool call is never separated from its result. Returns the messages, their exact token count, and which steps were left out, truncated or summarized.`
+const getContextDescription = `Get a session's conversation as the messages to send to a model, fitted to a token budget (8000 tokens unless you ask for another) and rendered for a chat API (openai, anthropic or observation). The system prompt and first task are always kept; older steps are left out first, and a tool call is never separated from its result. Returns the messages, their exact token count, which steps were left out, truncated or summarized, and a note saying how to see more when something was left out.`
 
 func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutput, error) {
 	op := "get_context of session " + strconv.Quote(in.SessionID)
@@ -409,8 +419,20 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	if err := store.ValidateID(in.SessionID); err != nil {
 		return ContextOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
 	}
-	c, err := t.cfg.Sessions.Context(ctx, sessions.ContextRequest{Tenant: t.tenant, SessionID: in.SessionID, Budget: in.Budget,
-		Format: in.Format, Counter: counter, TruncateToFill: in.TruncateToFill})
+	budget, defaulted := in.Budget, in.Budget == 0
+	if defaulted {
+		budget = t.cfg.DefaultContextBudget
+	}
+	req := sessions.ContextRequest{Tenant: t.tenant, SessionID: in.SessionID, Budget: budget,
+		Format: in.Format, Counter: counter, TruncateToFill: in.TruncateToFill}
+	c, err := t.cfg.Sessions.Context(ctx, req)
+	var be *agentmem.BudgetError
+	if defaulted && errors.As(err, &be) && be.Required <= t.cfg.MaxContextTokens {
+		// The default is no budget the caller chose: the pinned
+		// messages, which every context shows, get what they need.
+		req.Budget = be.Required
+		c, err = t.cfg.Sessions.Context(ctx, req)
+	}
 	if err != nil {
 		if errors.Is(err, agentmem.ErrNotFound) {
 			err = sessionNotFound(in.SessionID)
@@ -421,10 +443,29 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	if err != nil {
 		return ContextOutput{}, t.toolError(ctx, op, err)
 	}
+	var note notes
+	if c.DroppedSteps > 0 {
+		why := ""
+		if defaulted {
+			why = " (the default, as the call gave no budget)"
+		}
+		note.add("%d older steps of the session were left out to fit %d tokens%s.", c.DroppedSteps, req.Budget, why)
+	}
+	if c.NewestTruncated {
+		note.add("The newest step did not fit whole: its tool outputs are cut.")
+	}
+	if len(note) > 0 {
+		if req.Budget < t.cfg.MaxContextTokens {
+			note.add("Call get_context again with a larger budget (at most %d) to see more.", t.cfg.MaxContextTokens)
+		} else {
+			note.add("This is the server's maximum context.")
+		}
+	}
 	return ContextOutput{
-		Format: c.Format, Tokenizer: c.Counter, Budget: in.Budget, Tokens: c.Tokens, Messages: wire,
+		Format: c.Format, Tokenizer: c.Counter, Budget: req.Budget, Tokens: c.Tokens, Messages: wire,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
 		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: c.LastSeq,
+		Note: note.String(),
 	}, nil
 }
 

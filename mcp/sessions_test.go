@@ -167,7 +167,7 @@ func TestAppendThenGetContext(t *testing.T) {
 
 	var c mcp.ContextOutput
 	call(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "s"}, &c)
-	if c.Format != "openai" || c.Tokenizer != "o200k_base" || c.Budget != 0 || c.LastSeq != 4 ||
+	if c.Format != "openai" || c.Tokenizer != "o200k_base" || c.Budget != mcp.DefaultContextBudget || c.LastSeq != 4 || c.Note != "" ||
 		!slices.Equal(c.Steps, []int{1, 2, 3, 4}) || c.DroppedSteps != 0 || len(c.Dropped) != 0 {
 		t.Errorf("context: %+v", c)
 	}
@@ -256,8 +256,9 @@ func TestGetContextBudget(t *testing.T) {
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{}, "session_id")
 }
 
-// A get_context without a budget is fitted to the server's maximum
-// context, not rendered whole; a larger budget is refused.
+// A get_context without a budget is fitted to the default budget, at
+// most the server's maximum context, not rendered whole; a larger budget
+// is refused.
 func TestGetContextMaxContextTokens(t *testing.T) {
 	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
 	t.Cleanup(func() { st.Close() })
@@ -271,7 +272,7 @@ func TestGetContextMaxContextTokens(t *testing.T) {
 	}
 	var c mcp.ContextOutput
 	call(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "long"}, &c)
-	if c.Tokens > 800 || c.DroppedSteps == 0 || c.Budget != 0 || c.Steps[0] != 1 || c.Steps[len(c.Steps)-1] != 22 {
+	if c.Tokens > 800 || c.DroppedSteps == 0 || c.Budget != 800 || c.Steps[0] != 1 || c.Steps[len(c.Steps)-1] != 22 || !strings.Contains(c.Note, "maximum context") {
 		t.Fatalf("without a budget: %d tokens, %d dropped, budget %d, steps %v", c.Tokens, c.DroppedSteps, c.Budget, c.Steps)
 	}
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "long", "budget": 801}, "maximum context of 800 tokens")

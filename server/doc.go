@@ -20,6 +20,7 @@
 //	POST   /v1/sessions/{id}/steps        append steps (typed step JSON)
 //	GET    /v1/sessions/{id}/steps        read the log (after, limit, last)
 //	POST   /v1/sessions/{id}/messages     append OpenAI chat messages
+//	GET    /v1/sessions/{id}/items        read the items (limit, page_size, page_token)
 //	GET    /v1/sessions/{id}/context      render (budget, format, tokenizer, truncate)
 //	POST   /v1/sessions/{id}/compact      prune or summarize now
 //	GET    /healthz /readyz /metrics      operations
@@ -114,7 +115,12 @@
 // A context is bounded by Config.MaxContextTokens (1,000,000 by default):
 // a request without a budget is fitted to it, rendering only the steps
 // that fit and listing the others as dropped, and a larger budget is a
-// 400. The steps route reads a whole log, by pages.
+// 400. The steps route reads a whole log, by pages. Every other list is
+// paged too, so no answer grows with a session or an index: a session's
+// items (api.DefaultItemsPageSize items, at most api.MaxItemsPageBytes, a
+// page token that reads on as of the first page), a user's facts
+// (api.DefaultFactsPageSize) and a recall search's hits (at most
+// api.MaxRecallSearchBytes, with next_offset).
 //
 // Compactions run on a memory bound to the session (store.OpenMemory):
 // the journal records them atomically, and only if nothing was appended

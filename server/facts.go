@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
@@ -19,7 +22,7 @@ import (
 // Bounds of the facts routes.
 const (
 	// MaxFactsK bounds k of a facts search.
-	MaxFactsK = 200
+	MaxFactsK = api.MaxFactsK
 	// MaxReasonBytes bounds the reason of a forget.
 	MaxReasonBytes = 1024
 )
@@ -87,8 +90,8 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 
 // listFacts serves GET /v1/users/{user}/facts: with q (or k), the user's
 // facts most relevant to q, ranked by relevance times confidence; without,
-// every valid fact (superseded ones too with include_superseded), most
-// confident first.
+// a page of the valid facts (superseded ones too with include_superseded),
+// most confident first (factsCursor).
 func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 	m, ok := s.factsMemory(w)
 	if !ok {
@@ -110,6 +113,11 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	size, e := intParam(v, "page_size", api.DefaultFactsPageSize, 1, api.MaxFactsPageSize)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	superseded, e := boolParam(v, "include_superseded")
 	if e != nil {
 		writeError(w, e)
@@ -124,20 +132,42 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		}
 		minConf = f
 	}
+	search := query != "" || k > 0
+	for _, p := range []string{"page_size", "page_token"} {
+		if search && v.Get(p) != "" {
+			writeError(w, errInvalid(p, "pages the list of facts, without q or k: a search returns its k best (k from 1 to %d)", MaxFactsK))
+			return
+		}
+	}
 	out := api.FactsResponse{Facts: []api.FactView{}}
 	ctx, damaged := collectDamaged(r.Context())
-	if query == "" && k == 0 {
+	if !search {
+		cur := &factsCursor{at: m.Options().Clock().UTC()}
+		if token := v.Get("page_token"); token != "" {
+			if cur, e = parseFactsToken(token); e != nil {
+				writeError(w, e)
+				return
+			}
+		}
 		fs, err := m.List(ctx, Tenant(r), user, superseded)
 		if err != nil {
 			s.fail(w, r, "facts_list", err)
 			return
 		}
+		decay := m.Options().Decay
 		for _, f := range fs {
-			if fv := s.factView(m, f); fv.EffectiveConfidence >= minConf {
+			fv := api.FactView{Fact: f, EffectiveConfidence: decay.Effective(f, cur.at)}
+			if fv.EffectiveConfidence >= minConf && cur.before(fv) {
 				out.Facts = append(out.Facts, fv)
 			}
 		}
 		sortByConfidence(out.Facts)
+		if len(out.Facts) > size {
+			out.Facts = out.Facts[:size]
+			last := out.Facts[size-1]
+			cur.conf, cur.id = last.EffectiveConfidence, last.ID
+			out.NextPageToken = cur.token()
+		}
 		out.Damaged = damaged()
 		writeJSON(w, http.StatusOK, out)
 		return
@@ -155,6 +185,51 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 	}
 	out.Damaged = damaged()
 	writeJSON(w, http.StatusOK, out)
+}
+
+// factsCursor is where a list of facts goes on: the time its first page
+// was read, whose effective confidences order every page (decay with a
+// floor can change the order of two facts with time), and the last fact
+// of the previous page (its confidence then, and its ID); nil id: the
+// first page. A fact remembered, reinforced or forgotten between pages
+// may be missed or seen twice, as a session in the list of sessions.
+type factsCursor struct {
+	at   time.Time
+	conf float64
+	id   string
+}
+
+// before reports whether fv comes after the cursor in the list's order
+// (sortByConfidence), that is, belongs to a later page.
+func (c *factsCursor) before(fv api.FactView) bool {
+	switch {
+	case c.id == "":
+		return true
+	case fv.EffectiveConfidence != c.conf:
+		return fv.EffectiveConfidence < c.conf
+	}
+	return fv.ID > c.id
+}
+
+// token returns the cursor as an opaque page token: URL-safe base64 of
+// the time (Unix nanoseconds), the confidence's bits and the ID.
+func (c *factsCursor) token() string {
+	b := binary.BigEndian.AppendUint64(nil, uint64(c.at.UnixNano()))
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.conf))
+	return base64.RawURLEncoding.EncodeToString(append(b, c.id...))
+}
+
+// parseFactsToken decodes a page token made by factsCursor.token.
+func parseFactsToken(token string) (*factsCursor, *Error) {
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(b) <= 16 || len(b) > 16+facts.MaxFieldBytes {
+		return nil, errInvalid("page_token", "is not a next_page_token of this route: pass the one the previous page returned, or leave page_token out to read from the first fact")
+	}
+	c := &factsCursor{at: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), conf: math.Float64frombits(binary.BigEndian.Uint64(b[8:])), id: string(b[16:])}
+	if math.IsNaN(c.conf) || c.conf < 0 || c.conf > 1 {
+		return nil, errInvalid("page_token", "is not a next_page_token of this route: pass the one the previous page returned, or leave page_token out to read from the first fact")
+	}
+	return c, nil
 }
 
 // sortByConfidence orders facts by effective confidence, highest first,

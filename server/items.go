@@ -2,7 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -153,30 +157,144 @@ func (s *Server) workingSet(ctx context.Context, tenant, id string) (*store.Read
 	return ws, nil
 }
 
-// readItems serves GET /v1/sessions/{id}/items?limit=N: the working
-// set's items, oldest first (with limit, the newest N).
+// readItems serves GET /v1/sessions/{id}/items?limit=&page_size=&page_token=:
+// a page of the working set's items, oldest first (with limit, of its
+// newest limit items). A page holds at most page_size items and
+// api.MaxItemsPageBytes of them; next_page_token reads on (itemsCursor).
 func (s *Server) readItems(w http.ResponseWriter, r *http.Request) {
 	id, e := sessionID(r)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	limit, e := intParam(r.URL.Query(), "limit", 0, 1, int(^uint(0)>>1))
+	q := r.URL.Query()
+	limit, e := intParam(q, "limit", 0, 1, int(^uint(0)>>1))
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	ws, err := s.workingSet(r.Context(), Tenant(r), id)
+	size, e := intParam(q, "page_size", api.DefaultItemsPageSize, 1, api.MaxItemsPageSize)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var cur *itemsCursor
+	if token := q.Get("page_token"); token != "" {
+		if limit > 0 {
+			writeError(w, errInvalid("limit", "cannot be combined with page_token: the token goes on with the read its first page began, limit included"))
+			return
+		}
+		if cur, e = parseItemsToken(token); e != nil {
+			writeError(w, e)
+			return
+		}
+	}
+	tenant := Tenant(r)
+	ws, err := s.workingSet(r.Context(), tenant, id)
 	if err != nil {
 		s.fail(w, r, "read", err)
 		return
 	}
 	items := responses.Items(ws.Steps)
-	if limit > 0 && len(items) > limit {
-		items = items[len(items)-limit:]
+	if cur == nil {
+		cur = &itemsCursor{seq: ws.Session.LastSeq, end: len(items)}
+		if limit > 0 && len(items) > limit {
+			cur.off = len(items) - limit
+		}
+	} else {
+		same, err := s.onlyAppended(r.Context(), tenant, id, cur.seq, ws.Session.LastSeq)
+		if err != nil {
+			s.fail(w, r, "read", sessionErr(id, err))
+			return
+		}
+		if !same || cur.end > len(items) {
+			writeError(w, &Error{Status: http.StatusConflict, Code: api.CodeConflict, Field: "page_token",
+				Message: fmt.Sprintf("the session's items changed since the first page was read (a pop, a clear, a compaction or an output for an earlier call, or more than %d entries appended): read them again from the first page, without page_token", api.MaxReadLimit)})
+			return
+		}
+	}
+	page := items[cur.off:min(cur.end, cur.off+size)]
+	n, bytes := 0, 0
+	for ; n < len(page); n++ {
+		b := len(page[n]) + 1 // and its comma
+		if n > 0 && bytes+b > api.MaxItemsPageBytes {
+			break
+		}
+		bytes += b
+	}
+	out := api.ItemsResponse{Items: page[:n]}
+	if cur.off += n; cur.off < cur.end {
+		out.NextPageToken = cur.token()
 	}
 	w.Header().Set("ETag", etag(ws.Session.LastSeq))
-	writeJSON(w, http.StatusOK, api.ItemsResponse{Items: items})
+	writeJSON(w, http.StatusOK, out)
+}
+
+// itemsCursor is where a read of a session's items goes on: the
+// session's last sequence number when its first page was read, the index
+// of the next item, and the end of the read (the number of items then).
+// The items before the end are the same on a later page as long as only
+// steps were appended since (onlyAppended): an append adds items after
+// them and changes none of them.
+type itemsCursor struct {
+	seq      int64
+	off, end int
+}
+
+// token returns the cursor as an opaque page token: URL-safe base64 of
+// its three numbers as unsigned varints.
+func (c *itemsCursor) token() string {
+	b := binary.AppendUvarint(nil, uint64(c.seq))
+	b = binary.AppendUvarint(b, uint64(c.off))
+	b = binary.AppendUvarint(b, uint64(c.end))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// parseItemsToken decodes a page token made by itemsCursor.token.
+func parseItemsToken(token string) (*itemsCursor, *Error) {
+	bad := errInvalid("page_token", "is not a next_page_token of this route: pass the one the previous page returned, or leave page_token out to read from the first item")
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return nil, bad
+	}
+	var v [3]uint64
+	for i := range v {
+		n := 0
+		if v[i], n = binary.Uvarint(b); n <= 0 {
+			return nil, bad
+		}
+		b = b[n:]
+	}
+	const maxInt = uint64(int(^uint(0) >> 1))
+	if len(b) != 0 || v[0] > math.MaxInt64 || v[2] > maxInt || v[1] >= v[2] {
+		return nil, bad
+	}
+	return &itemsCursor{seq: int64(v[0]), off: int(v[1]), end: int(v[2])}, nil
+}
+
+// onlyAppended reports whether the log of a session whose last sequence
+// number was since and is now last has only step entries after since: no
+// compaction entry, which a pop, a clear, a compaction and an output
+// completing an earlier call write, and which may change the items an
+// earlier page returned. More than api.MaxReadLimit entries are not read:
+// false.
+func (s *Server) onlyAppended(ctx context.Context, tenant, id string, since, last int64) (bool, error) {
+	switch {
+	case last == since:
+		return true, nil
+	case last < since || last-since > api.MaxReadLimit:
+		return false, nil
+	}
+	resp, err := s.svc.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id, After: since, Limit: int(last - since)})
+	if err != nil {
+		return false, err
+	}
+	for _, en := range resp.Entries {
+		if en.Kind != store.StepEntry {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // popItem serves POST /v1/sessions/{id}/items/pop: it removes the newest

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -94,13 +95,20 @@ func decodeUpsertRecall(body []byte, tenant string) ([]recall.Doc, *Error) {
 	return docs, nil
 }
 
-// searchRecall serves GET /v1/recall/search?q=&k=&scope=&before=&after=.
+// searchRecall serves GET /v1/recall/search?q=&k=&offset=&scope=&before=&after=:
+// the k hits after the offset best, as many as fit in
+// api.MaxRecallSearchBytes (NextOffset says where the rest start).
 func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
 	ix, ok := s.recallIndex(w)
 	if !ok {
 		return
 	}
 	q, e := decodeRecallSearch(r, Tenant(r))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	offset, e := intParam(r.URL.Query(), "offset", 0, 0, api.MaxRecallOffset)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -114,15 +122,29 @@ func (s *Server) searchRecall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, damaged := collectDamaged(r.Context())
+	q.K += offset
 	hits, err := ix.Search(ctx, q)
 	if err != nil {
 		s.fail(w, r, "recall_search", err)
 		return
 	}
-	out := api.RecallSearchResponse{Hits: make([]api.RecallHit, len(hits)), Damaged: damaged()}
+	hits = hits[min(offset, len(hits)):]
+	out := api.RecallSearchResponse{Hits: make([]api.RecallHit, 0, len(hits))}
+	size := 0
 	for i, h := range hits {
-		out.Hits[i] = recallHit(h)
+		hit := recallHit(h)
+		b, err := json.Marshal(hit)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		if size += len(b) + 1; i > 0 && size > api.MaxRecallSearchBytes {
+			out.NextOffset = offset + i
+			break
+		}
+		out.Hits = append(out.Hits, hit)
 	}
+	out.Damaged = damaged()
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -22,8 +22,10 @@ from .types import (
     AppendResult,
     CompactResult,
     Context,
+    DamagedRecord,
     Fact,
     FactHistory,
+    FactsPage,
     FactSource,
     PopResult,
     RecallHit,
@@ -58,12 +60,13 @@ class AsyncClient:
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_retry_wait: float = 30.0,
+        on_damaged: Optional[Callable[[DamagedRecord], None]] = None,
         client: Optional[Client] = None,
     ) -> None:
         if client is None:
             if base_url is None:
                 raise ValueError("give base_url or client")
-            client = Client(base_url, api_key, timeout=timeout, max_retries=max_retries, max_retry_wait=max_retry_wait)
+            client = Client(base_url, api_key, timeout=timeout, max_retries=max_retries, max_retry_wait=max_retry_wait, on_damaged=on_damaged)
         #: The blocking client the calls run on.
         self.sync = client
 
@@ -116,9 +119,9 @@ class AsyncClient:
         """See :meth:`Client.add_items`."""
         return await self._run(self.sync.add_items, session_id, items, **kwargs)
 
-    async def get_items(self, session_id: str, *, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+    async def get_items(self, session_id: str, *, limit: Optional[int] = None, page_size: Optional[int] = None) -> List[Dict[str, Any]]:
         """See :meth:`Client.get_items`."""
-        return await self._run(self.sync.get_items, session_id, limit=limit)
+        return await self._run(self.sync.get_items, session_id, limit=limit, page_size=page_size)
 
     async def pop_item(self, session_id: str, *, if_match: Optional[int] = None) -> Dict[str, Any]:
         """See :meth:`Client.pop_item`."""
@@ -147,6 +150,10 @@ class AsyncClient:
     async def search_facts(self, user_id: str, q: Optional[str] = None, **kwargs: Any) -> List[Fact]:
         """See :meth:`Client.search_facts`."""
         return await self._run(self.sync.search_facts, user_id, q, **kwargs)
+
+    async def list_facts(self, user_id: str, **kwargs: Any) -> FactsPage:
+        """See :meth:`Client.list_facts`."""
+        return await self._run(self.sync.list_facts, user_id, **kwargs)
 
     async def get_fact(self, user_id: str, fact_id: str) -> FactHistory:
         """See :meth:`Client.get_fact`."""

@@ -10,16 +10,18 @@ import urllib.parse
 import urllib.request
 import uuid
 from email.utils import parsedate_to_datetime
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .errors import TransportError, UnavailableError, error_from_response
+from .errors import ConflictError, TransportError, UnavailableError, error_from_response
 from .types import (
     AppendResult,
     AutoCompact,
     CompactResult,
     Context,
+    DamagedRecord,
     Fact,
     FactHistory,
+    FactsPage,
     FactSource,
     Pinning,
     PopResult,
@@ -41,6 +43,9 @@ DEFAULT_MAX_RETRIES = 3
 #: The most steps, messages or items one append may carry (the server's
 #: MaxStepsPerRequest).
 MAX_BATCH = 1000
+#: How many times a read of every item starts over when the items change
+#: between two of its pages.
+_READ_ATTEMPTS = 3
 
 JSON = Any
 Query = Mapping[str, Any]
@@ -82,6 +87,11 @@ class Client:
             are always retried safely.
         max_retry_wait: the longest wait before a retry, in seconds.
         user_agent: the User-Agent header.
+        on_damaged: called with a :class:`~agentmem.DamagedRecord` for each
+            record that a list or a search answered by the server left out
+            because its stored form does not decode (the pages of
+            :meth:`list_sessions` and :meth:`list_facts` also carry them);
+            by default they are only in those pages.
     """
 
     def __init__(
@@ -93,6 +103,7 @@ class Client:
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_retry_wait: float = 30.0,
         user_agent: str = "agentmem-python",
+        on_damaged: Optional[Callable[[DamagedRecord], None]] = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http or https URL, not {base_url!r}")
@@ -104,6 +115,7 @@ class Client:
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
         self.user_agent = user_agent
+        self.on_damaged = on_damaged
 
     def __repr__(self) -> str:
         return f"agentmem.Client({self.base_url!r})"
@@ -192,6 +204,15 @@ class Client:
     def _json(self, method: str, path: str, **kw: Any) -> JSON:
         return self.request(method, path, **kw)[2]
 
+    def _damaged(self, kind: str, out: Mapping[str, Any]) -> List[DamagedRecord]:
+        """The damaged records of a list or search answer, each passed to
+        ``on_damaged``."""
+        records = [DamagedRecord(id=d.get("id", ""), error=d.get("error", ""), kind=kind) for d in out.get("damaged") or []]
+        if self.on_damaged is not None:
+            for r in records:
+                self.on_damaged(r)
+        return records
+
     # --- sessions ----------------------------------------------------------
 
     def create_session(
@@ -234,7 +255,10 @@ class Client:
         """Lists one page of sessions, newest first (see
         :meth:`iter_sessions` for all of them)."""
         q = {"user_id": user_id, "agent": agent, "page_size": page_size, "page_token": page_token}
-        return build(SessionPage, self._json("GET", "/v1/sessions", query=q))
+        out = self._json("GET", "/v1/sessions", query=q)
+        page = build(SessionPage, {k: v for k, v in out.items() if k != "damaged"})
+        page.damaged = self._damaged("session", out)
+        return page
 
     def iter_sessions(self, *, user_id: Optional[str] = None, agent: Optional[str] = None, page_size: Optional[int] = None) -> Iterator[Session]:
         """Yields every session, newest first, reading page after page."""
@@ -349,11 +373,30 @@ class Client:
         body = {"items": [dict(i) for i in items]}
         return self._append("/v1/sessions/" + _quote(session_id) + "/items", body, idempotency_key, if_match)
 
-    def get_items(self, session_id: str, *, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+    def get_items(self, session_id: str, *, limit: Optional[int] = None, page_size: Optional[int] = None) -> List[Dict[str, Any]]:
         """Returns the session's items, oldest first, exactly as appended
-        (with ``limit``, the newest N, still oldest first)."""
-        out = self._json("GET", "/v1/sessions/" + _quote(session_id) + "/items", query={"limit": limit})
-        return list(out["items"])
+        (with ``limit``, the newest N, still oldest first). The server
+        answers a page at a time (``page_size`` items, 1000 by default, and
+        at most 8 MiB): every page is read, so all the items come back, as
+        of the first page. If a pop, a clear or a compaction changes them
+        between two pages, the read starts over (a few times)."""
+        path = "/v1/sessions/" + _quote(session_id) + "/items"
+        attempt = 0
+        while True:
+            attempt += 1
+            items: List[Dict[str, Any]] = []
+            q: Dict[str, Any] = {"limit": limit, "page_size": page_size}
+            try:
+                while True:
+                    out = self._json("GET", path, query=q)
+                    items.extend(out["items"])
+                    token = out.get("next_page_token")
+                    if not token:
+                        return items
+                    q = {"page_size": page_size, "page_token": token}
+            except ConflictError as e:
+                if e.field != "page_token" or attempt >= _READ_ATTEMPTS:
+                    raise
 
     def pop_item(self, session_id: str, *, if_match: Optional[int] = None) -> Dict[str, Any]:
         """Removes the newest item and returns it exactly as appended. A
@@ -426,6 +469,7 @@ class Client:
         q: str,
         *,
         k: Optional[int] = None,
+        offset: Optional[int] = None,
         scope: Optional[str] = None,
         before: Optional[int] = None,
         after: Optional[int] = None,
@@ -438,11 +482,14 @@ class Client:
         ``after`` add neighbouring turns; ``fresh`` waits until the index has
         every write made before the search; ``filter`` keeps the hits with
         every one of these metadata pairs; ``similarity`` is ``"bm25"`` (the
-        default) or ``"tfidf"`` (TF-IDF cosine)."""
+        default) or ``"tfidf"`` (TF-IDF cosine). An answer holds at most 8
+        MiB of hits: when fewer than ``k`` come back, search again with
+        ``offset`` moved past them to get any the server left out."""
         pairs = [k + ":" + v for k, v in (filter or {}).items()]
-        query = {"q": q, "k": k, "scope": scope, "before": before, "after": after, "fresh": fresh,
+        query = {"q": q, "k": k, "offset": offset, "scope": scope, "before": before, "after": after, "fresh": fresh,
                  "filter": pairs or None, "similarity": similarity}
         out = self._json("GET", "/v1/recall/search", query=query)
+        self._damaged("document", out)
         return [build(RecallHit, h) for h in out.get("hits") or []]
 
     def remember(
@@ -470,11 +517,51 @@ class Client:
         min_confidence: Optional[float] = None,
         include_superseded: Optional[bool] = None,
     ) -> List[Fact]:
-        """Returns a user's facts: those relevant to ``q`` first when given,
-        else the most confident."""
+        """Returns a user's facts: with ``q`` or ``k``, the ``k`` most
+        relevant to ``q`` (the most confident without ``q``); with neither,
+        every fact, most confident first (:meth:`iter_facts`)."""
+        if not q and k is None:
+            return list(self.iter_facts(user_id, min_confidence=min_confidence, include_superseded=include_superseded))
         query = {"q": q, "k": k, "min_confidence": min_confidence, "include_superseded": include_superseded}
         out = self._json("GET", "/v1/users/" + _quote(user_id) + "/facts", query=query)
+        self._damaged("fact", out)
         return [build(Fact, f) for f in out.get("facts") or []]
+
+    def list_facts(
+        self,
+        user_id: str,
+        *,
+        min_confidence: Optional[float] = None,
+        include_superseded: Optional[bool] = None,
+        page_size: Optional[int] = None,
+        page_token: Optional[str] = None,
+    ) -> FactsPage:
+        """Lists one page of a user's facts, most confident first (at most
+        ``page_size``, 100 by default); see :meth:`iter_facts` for all of
+        them."""
+        query = {"min_confidence": min_confidence, "include_superseded": include_superseded, "page_size": page_size, "page_token": page_token}
+        out = self._json("GET", "/v1/users/" + _quote(user_id) + "/facts", query=query)
+        page = build(FactsPage, {k: v for k, v in out.items() if k != "damaged"})
+        page.damaged = self._damaged("fact", out)
+        return page
+
+    def iter_facts(
+        self,
+        user_id: str,
+        *,
+        min_confidence: Optional[float] = None,
+        include_superseded: Optional[bool] = None,
+        page_size: Optional[int] = None,
+    ) -> Iterator[Fact]:
+        """Yields every fact of a user, most confident first, reading page
+        after page."""
+        token: Optional[str] = None
+        while True:
+            page = self.list_facts(user_id, min_confidence=min_confidence, include_superseded=include_superseded, page_size=page_size, page_token=token)
+            yield from page.facts
+            if not page.next_page_token:
+                return
+            token = page.next_page_token
 
     def get_fact(self, user_id: str, fact_id: str) -> FactHistory:
         """Returns a fact and the facts it superseded."""

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_PINNING",
     "CHAT_PINNING",
     "Session",
+    "DamagedRecord",
     "SessionPage",
     "AppendResult",
     "StepsPage",
@@ -32,6 +33,7 @@ __all__ = [
     "RecallHit",
     "FactSource",
     "Fact",
+    "FactsPage",
     "RememberResult",
     "FactHistory",
 ]
@@ -157,11 +159,26 @@ class Session:
 
 
 @dataclasses.dataclass
+class DamagedRecord:
+    """A record a list or a search left out because its stored form does
+    not decode (the server logs it; a read of it by ID fails with 500)."""
+
+    id: str
+    #: Why it does not decode.
+    error: str = ""
+    #: ``"session"``, ``"fact"`` or ``"document"`` (a recall document).
+    kind: str = ""
+
+
+@dataclasses.dataclass
 class SessionPage:
     """A page of sessions, newest first; ``next_page_token`` is ``None`` on
     the last page."""
 
     sessions: List[Session] = _list_of(Session)
+    #: The sessions of the page whose stored record is damaged: left out
+    #: of ``sessions``, they take their places in the page.
+    damaged: List[DamagedRecord] = _list_of(DamagedRecord)
     next_page_token: Optional[str] = None
 
 
@@ -258,6 +275,18 @@ class Fact:
     superseded_by: Optional[str] = None
     superseded_at: Optional[datetime] = _time_field()
     metadata: Dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class FactsPage:
+    """A page of a user's facts, most confident first
+    (:meth:`~agentmem.Client.list_facts`); ``next_page_token`` is ``None``
+    on the last page."""
+
+    facts: List[Fact] = _list_of(Fact)
+    #: The user's facts left out because their stored form is damaged.
+    damaged: List[DamagedRecord] = _list_of(DamagedRecord)
+    next_page_token: Optional[str] = None
 
 
 @dataclasses.dataclass

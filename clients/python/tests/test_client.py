@@ -3,7 +3,9 @@ errors each refusal maps to."""
 
 from __future__ import annotations
 
+import os
 import re
+import sqlite3
 import unittest
 from datetime import datetime
 
@@ -328,6 +330,95 @@ class ItemsTest(unittest.TestCase):
         self.assertEqual(cm.exception.field, "items[0].call_id")
         with self.assertRaises(agentmem.NotFoundError):
             c.get_items(unique("missing"))
+
+
+class PagesTest(unittest.TestCase):
+    """Reads of every item or fact follow the server's pages."""
+
+    def test_items_of_more_than_a_page(self) -> None:
+        c = agentmem.Client(server().url)
+        sid = unique("pages")
+        c.create_session(sid)
+        items = [{"role": "user", "content": f"m{i}"} for i in range(2 * agentmem.MAX_BATCH + 5)]
+        for i in range(0, len(items), agentmem.MAX_BATCH):
+            c.add_items(sid, items[i : i + agentmem.MAX_BATCH])
+        # The server answers one bounded page and a token.
+        page = c.request("GET", "/v1/sessions/" + sid + "/items")[2]
+        self.assertEqual(len(page["items"]), 1000)
+        self.assertTrue(page["next_page_token"])
+        self.assertEqual(c.get_items(sid), items)
+        self.assertEqual(c.get_items(sid, limit=1500), items[-1500:])
+        self.assertEqual(c.get_items(sid, limit=30, page_size=7), items[-30:])
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            c.get_items(sid, page_size=0)
+        self.assertEqual(cm.exception.field, "page_size")
+        self.assertIn("from 1 to 10000", cm.exception.message)
+
+    def test_items_changed_between_pages(self) -> None:
+        # A pop between two pages: the read starts over and sees it.
+        c = PopAfterFirstPage(server().url)
+        sid = unique("popped")
+        c.create_session(sid)
+        items = [{"role": "user", "content": f"m{i}"} for i in range(25)]
+        c.add_items(sid, items)
+        c.pop_sid = sid
+        self.assertEqual(c.get_items(sid, page_size=10), items[:-1])
+        self.assertEqual(c.pages, 4)  # a page (the next is refused), then 3 from the first
+
+    def test_facts_of_more_than_a_page(self) -> None:
+        c = agentmem.Client(server().url)
+        user = unique("collector")
+        for i in range(105):
+            c.remember(user, f"Collects stamp {i}.")
+        page = c.list_facts(user, page_size=40)
+        self.assertEqual((len(page.facts), page.damaged), (40, []))
+        self.assertTrue(page.next_page_token)
+        every = c.search_facts(user)
+        self.assertEqual(len({f.id for f in every}), 105)
+        self.assertEqual([f.id for f in c.iter_facts(user, page_size=40)], [f.id for f in every])
+        self.assertEqual(len(c.search_facts(user, k=3)), 3)
+
+
+class PopAfterFirstPage(agentmem.Client):
+    """A client that pops an item of session pop_sid after reading the
+    first page of its items, once, and counts the pages it reads (those
+    answered)."""
+
+    pop_sid = ""
+    pages = 0
+
+    def _json(self, method: str, path: str, **kw):  # type: ignore[no-untyped-def]
+        out = super()._json(method, path, **kw)
+        if method == "GET" and path.endswith("/items"):
+            self.pages += 1
+            if self.pop_sid:
+                sid, self.pop_sid = self.pop_sid, ""
+                agentmem.Client(self.base_url).pop_item(sid)
+        return out
+
+
+class DamagedTest(unittest.TestCase):
+    """A session whose stored record does not decode is named in the
+    page's damaged list and passed to on_damaged."""
+
+    def test_damaged_session(self) -> None:
+        srv = Server()
+        self.addCleanup(srv.stop)
+        seen = []
+        c = agentmem.Client(srv.url, on_damaged=seen.append)
+        c.create_session("s1")
+        c.create_session("s2")
+        db = sqlite3.connect(os.path.join(srv.dir, "agentmem.db"))
+        try:
+            db.execute("""UPDATE sessions SET metadata = '{"m":' WHERE id = 's2'""")
+            db.commit()
+        finally:
+            db.close()
+        page = c.list_sessions()
+        self.assertEqual([s.id for s in page.sessions], ["s1"])
+        self.assertEqual([(d.id, d.kind) for d in page.damaged], [("s2", "session")])
+        self.assertTrue(page.damaged[0].error)
+        self.assertEqual(seen, page.damaged)
 
 
 class APIKeyTest(unittest.TestCase):

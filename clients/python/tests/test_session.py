@@ -184,7 +184,9 @@ class SessionProtocolTest(unittest.IsolatedAsyncioTestCase):
     async def test_blocking_client_and_batches(self) -> None:
         s = agentmem.AgentmemSession(unique("sdk"), agentmem.Client(server().url))
         self.assertIsInstance(s.client, agentmem.AsyncClient)
-        many = [{"role": "user", "content": f"message {i}"} for i in range(agentmem.MAX_BATCH + 5)]
+        # More items than a batch, and than a page of the server's (1000):
+        # get_items reads every page.
+        many = [{"role": "user", "content": f"message {i}"} for i in range(2 * agentmem.MAX_BATCH + 5)]
         await s.add_items(many)
         got = await s.get_items()
         self.assertEqual(got, many)

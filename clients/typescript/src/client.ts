@@ -6,8 +6,11 @@ import type {
   ContextQuery,
   ContextResponse,
   CreateSessionRequest,
+  Damaged,
+  DamagedRecord,
   Fact,
   FactsQuery,
+  FactsResponse,
   ForkRequest,
   Item,
   ListSessionsQuery,
@@ -46,6 +49,12 @@ export interface ClientOptions {
   fetch?: typeof fetch | undefined;
   /** Headers sent with every request. */
   headers?: Record<string, string> | undefined;
+  /**
+   * Called for each record a list or a search answered by the server
+   * left out because its stored form does not decode (a session, a fact
+   * or a recall document); the answers' `damaged` lists name them too.
+   */
+  onDamaged?: ((d: Damaged) => void) | undefined;
 }
 
 /** Options every call takes. */
@@ -71,6 +80,14 @@ export interface AppendOptions extends CallOptions {
 export interface AppendMessagesOptions extends AppendOptions {
   /** Record every tool call still pending after the request as failed. */
   flushPending?: boolean | undefined;
+}
+
+/** The query of {@link Client.getItems} (`GET /v1/sessions/{id}/items`). */
+export interface GetItemsQuery {
+  /** Only the newest `limit` items (still oldest first). */
+  limit?: number | undefined;
+  /** The items per page the server answers (1 to 10000; default 1000). */
+  page_size?: number | undefined;
 }
 
 /** Options of a pop. */
@@ -121,6 +138,7 @@ export class Client {
   readonly #maxWait: number;
   readonly #fetch: typeof fetch;
   readonly #headers: Record<string, string>;
+  readonly #onDamaged: ((d: Damaged) => void) | undefined;
 
   /** Makes a client of the server at `options.baseUrl`. */
   constructor(options: ClientOptions) {
@@ -146,6 +164,7 @@ export class Client {
     this.#maxWait = options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.#headers = { ...options.headers };
+    this.#onDamaged = options.onDamaged;
   }
 
   // --- sessions -----------------------------------------------------------
@@ -181,9 +200,15 @@ export class Client {
     return this.#json({ method: "GET", path: `/v1/sessions/${seg(id)}`, safe: true, signal: opts.signal });
   }
 
-  /** Lists the sessions of the key's tenant, newest first, a page at a time (`GET /v1/sessions`). */
-  listSessions(query: ListSessionsQuery = {}, opts: CallOptions = {}): Promise<ListSessionsResponse> {
-    return this.#json({ method: "GET", path: "/v1/sessions", query, safe: true, signal: opts.signal });
+  /**
+   * Lists the sessions of the key's tenant, newest first, a page at a time
+   * (`GET /v1/sessions`); the page's `damaged` names the sessions left out
+   * because their stored record does not decode.
+   */
+  async listSessions(query: ListSessionsQuery = {}, opts: CallOptions = {}): Promise<ListSessionsResponse> {
+    const page = await this.#json<ListSessionsResponse>({ method: "GET", path: "/v1/sessions", query, safe: true, signal: opts.signal });
+    this.#damaged("session", page.damaged);
+    return page;
   }
 
   /** Lists every session of the key's tenant that matches, following the pages. */
@@ -328,16 +353,40 @@ export class Client {
     });
   }
 
-  /** Returns the session's items, oldest first: the newest `limit` when given (`GET /v1/sessions/{id}/items`). */
-  async getItems(id: string, query: { limit?: number | undefined } = {}, opts: CallOptions = {}): Promise<Item[]> {
-    const r = await this.#json<{ items: Item[] }>({
-      method: "GET",
-      path: `/v1/sessions/${seg(id)}/items`,
-      query,
-      safe: true,
-      signal: opts.signal,
-    });
-    return r.items;
+  /**
+   * Returns the session's items, oldest first: the newest `limit` when
+   * given (`GET /v1/sessions/{id}/items`). The server answers a page at a
+   * time (`page_size` items, 1000 by default, and at most 8 MiB): every
+   * page is read, so all the items come back, as of the first page. If a
+   * pop, a clear or a compaction changes them between two pages, the read
+   * starts over (a few times).
+   */
+  async getItems(id: string, query: GetItemsQuery = {}, opts: CallOptions = {}): Promise<Item[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#readItems(id, query, opts);
+      } catch (e) {
+        if (!(e instanceof ConflictError && e.code === "conflict" && e.field === "page_token") || attempt >= READ_ATTEMPTS) throw e;
+      }
+    }
+  }
+
+  /** Reads every page of a read of the session's items. */
+  async #readItems(id: string, query: GetItemsQuery, opts: CallOptions): Promise<Item[]> {
+    const items: Item[] = [];
+    let q: Query = { ...query };
+    for (;;) {
+      const r = await this.#json<{ items: Item[]; next_page_token?: string }>({
+        method: "GET",
+        path: `/v1/sessions/${seg(id)}/items`,
+        query: q,
+        safe: true,
+        signal: opts.signal,
+      });
+      items.push(...r.items);
+      if (!r.next_page_token) return items;
+      q = { page_size: query.page_size, page_token: r.next_page_token };
+    }
   }
 
   /** Removes the newest item and returns it (`POST /v1/sessions/{id}/items/pop`); {@link NothingToPopError} when there is none. */
@@ -364,9 +413,16 @@ export class Client {
     return r.ids;
   }
 
-  /** Searches the tenant's recall index (`GET /v1/recall/search`): past turns of every session and indexed documents. */
-  searchRecall(query: RecallSearchQuery, opts: CallOptions = {}): Promise<RecallSearchResponse> {
-    return this.#json({ method: "GET", path: "/v1/recall/search", query, safe: true, signal: opts.signal });
+  /**
+   * Searches the tenant's recall index (`GET /v1/recall/search`): past
+   * turns of every session and indexed documents. An answer holds at most
+   * 8 MiB of hits: when it left some out, its `next_offset` is where they
+   * start (search again with `offset` set to it).
+   */
+  async searchRecall(query: RecallSearchQuery, opts: CallOptions = {}): Promise<RecallSearchResponse> {
+    const r = await this.#json<RecallSearchResponse>({ method: "GET", path: "/v1/recall/search", query, safe: true, signal: opts.signal });
+    this.#damaged("document", r.damaged);
+    return r;
   }
 
   /** Returns a recall document (`GET /v1/recall/{doc}`). */
@@ -386,10 +442,41 @@ export class Client {
     return this.#json({ method: "POST", path: `/v1/users/${seg(user)}/facts`, body: req, safe: false, signal: opts.signal });
   }
 
-  /** Lists or searches (with `query.q`) the facts about a user (`GET /v1/users/{user}/facts`). */
-  async searchFacts(user: string, query: FactsQuery = {}, opts: CallOptions = {}): Promise<Fact[]> {
-    const r = await this.#json<{ facts: Fact[] }>({ method: "GET", path: `/v1/users/${seg(user)}/facts`, query, safe: true, signal: opts.signal });
+  /**
+   * Searches (with `query.q` or `query.k`) the facts about a user, or,
+   * without them, lists every fact, most confident first, reading every
+   * page (`GET /v1/users/{user}/facts`).
+   */
+  async searchFacts(user: string, query: Omit<FactsQuery, "page_size" | "page_token"> = {}, opts: CallOptions = {}): Promise<Fact[]> {
+    if (!query.q && query.k === undefined) {
+      const all: Fact[] = [];
+      for await (const f of this.allFacts(user, query, opts)) all.push(f);
+      return all;
+    }
+    const r = await this.listFacts(user, query, opts);
     return r.facts;
+  }
+
+  /**
+   * Returns a page of a user's facts, most confident first (at most
+   * `query.page_size`, 100 by default; `next_page_token` reads on), or,
+   * with `query.q` or `query.k`, a search's answer (`GET
+   * /v1/users/{user}/facts`).
+   */
+  async listFacts(user: string, query: FactsQuery = {}, opts: CallOptions = {}): Promise<FactsResponse> {
+    const r = await this.#json<FactsResponse>({ method: "GET", path: `/v1/users/${seg(user)}/facts`, query, safe: true, signal: opts.signal });
+    this.#damaged("fact", r.damaged);
+    return r;
+  }
+
+  /** Lists every fact of a user, most confident first, following the pages. */
+  async *allFacts(user: string, query: Omit<FactsQuery, "q" | "k" | "page_token"> = {}, opts: CallOptions = {}): AsyncGenerator<Fact> {
+    let token: string | undefined;
+    do {
+      const page = await this.listFacts(user, token === undefined ? query : { ...query, page_token: token }, opts);
+      yield* page.facts;
+      token = page.next_page_token;
+    } while (token);
   }
 
   /** Returns a fact (`GET /v1/users/{user}/facts/{fact}`). */
@@ -410,6 +497,12 @@ export class Client {
   }
 
   // --- transport -------------------------------------------------------------
+
+  /** Passes the damaged records of an answer to the onDamaged option. */
+  #damaged(kind: Damaged["kind"], records: DamagedRecord[] | undefined): void {
+    if (this.#onDamaged === undefined) return;
+    for (const d of records ?? []) this.#onDamaged({ ...d, kind });
+  }
 
   async #json<T>(req: Request): Promise<T> {
     const r = await this.#send(req);
@@ -479,6 +572,8 @@ export class Client {
 
 /** The page size of {@link Client.readWorkingSet}'s reads. */
 const READ_PAGE = 1000;
+/** How many times {@link Client.getItems} starts over when the items change between two of its pages. */
+const READ_ATTEMPTS = 3;
 
 /** seg escapes a path segment. */
 function seg(s: string): string {

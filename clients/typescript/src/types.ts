@@ -65,6 +65,12 @@ export type RememberResponse = Schemas["RememberResponse"];
 export type Fact = Schemas["Fact"];
 /** The query of `GET /v1/users/{user}/facts`. */
 export type FactsQuery = NonNullable<operations["listFacts"]["parameters"]["query"]>;
+/** A record a list or a search left out because its stored form does not decode. */
+export type DamagedRecord = Schemas["DamagedRecord"];
+/** A damaged record with the kind of record it is. */
+export type Damaged = DamagedRecord & { kind: "session" | "fact" | "document" };
+/** A page of the list of a user's facts, or a facts search's answer (`GET /v1/users/{user}/facts`). */
+export type FactsResponse = Schemas["FactsResponse"];
 /** The code of an API error (`error.code` of an error response). */
 export type ErrorCode = Schemas["Error"]["code"];
 /** The body of an error response. */

@@ -298,6 +298,88 @@ describe("recall and facts", () => {
   });
 });
 
+describe("pages", () => {
+  const many = (n, from = 0) => Array.from({ length: n }, (_, i) => ({ role: "user", content: `m${from + i}` }));
+  const appendAll = async (id, items) => {
+    for (let i = 0; i < items.length; i += 1000) await client.appendItems(id, items.slice(i, i + 1000));
+  };
+
+  test("getItems reads every page of a session with more items than a page", async () => {
+    await client.createSession({ id: "pages-items" });
+    const items = many(2005);
+    await appendAll("pages-items", items);
+    // The server answers one bounded page and a token.
+    const first = await (await fetch(`${server.baseUrl}/v1/sessions/pages-items/items`)).json();
+    assert.equal(first.items.length, 1000);
+    assert.ok(first.next_page_token);
+    assert.deepEqual(await client.getItems("pages-items"), items);
+    assert.deepEqual(await client.getItems("pages-items", { limit: 1500 }), items.slice(-1500));
+    assert.deepEqual(await client.getItems("pages-items", { limit: 30, page_size: 7 }), items.slice(-30));
+    await assert.rejects(client.getItems("pages-items", { page_size: 0 }), (e) => e instanceof InvalidError && e.field === "page_size" && /from 1 to 10000/.test(e.message));
+  });
+
+  test("getItems starts over when a pop changes the items between pages", async () => {
+    await client.createSession({ id: "pages-pop" });
+    const items = many(25);
+    await client.appendItems("pages-pop", items);
+    let pages = 0;
+    let popped = false;
+    const c = new Client({
+      baseUrl: server.baseUrl,
+      fetch: async (url, init) => {
+        const r = await fetch(url, init);
+        if (String(url).includes("/pages-pop/items?") && r.ok) {
+          pages++;
+          if (!popped) {
+            popped = true;
+            await client.popItem("pages-pop");
+          }
+        }
+        return r;
+      },
+    });
+    assert.deepEqual(await c.getItems("pages-pop", { page_size: 10 }), items.slice(0, -1));
+    assert.equal(pages, 4); // a page (the next is refused), then 3 from the first
+  });
+
+  test("searchFacts without q or k reads every page; listFacts is one", async () => {
+    for (let i = 0; i < 105; i++) await client.remember("pages-collector", { text: `Collects stamp ${i}.` });
+    const page = await client.listFacts("pages-collector", { page_size: 40 });
+    assert.equal(page.facts.length, 40);
+    assert.ok(page.next_page_token);
+    const every = await client.searchFacts("pages-collector");
+    assert.equal(new Set(every.map((f) => f.id)).size, 105);
+    assert.equal((await client.searchFacts("pages-collector", { k: 3 })).length, 3);
+  });
+
+  test("damaged records of lists and searches go to onDamaged", async () => {
+    // The server names a damaged record in the answer's damaged list
+    // (server/damaged_test.go makes one); here the answers say so.
+    const seen = [];
+    const c = new Client({
+      baseUrl: server.baseUrl,
+      onDamaged: (d) => seen.push(d),
+      fetch: async (url, init) => {
+        const r = await fetch(url, init);
+        const u = new URL(String(url));
+        if (!["/v1/sessions", "/v1/recall/search", "/v1/users/pages-damaged/facts"].includes(u.pathname)) return r;
+        const body = await r.json();
+        body.damaged = [{ id: `bad-${u.pathname.split("/")[2]}`, error: "does not decode" }];
+        return new Response(JSON.stringify(body), { status: r.status, headers: { "Content-Type": "application/json" } });
+      },
+    });
+    const page = await c.listSessions();
+    assert.deepEqual(page.damaged, [{ id: "bad-sessions", error: "does not decode" }]);
+    await c.searchFacts("pages-damaged");
+    await c.searchRecall({ q: "anything" });
+    assert.deepEqual(seen, [
+      { id: "bad-sessions", error: "does not decode", kind: "session" },
+      { id: "bad-users", error: "does not decode", kind: "fact" },
+      { id: "bad-recall", error: "does not decode", kind: "document" },
+    ]);
+  });
+});
+
 describe("errors and retries", () => {
   test("every error code of the document has its class", () => {
     for (const [code, cls] of Object.entries(errorClasses)) {

@@ -91,6 +91,14 @@ describe("AgentmemSession", () => {
     assert.deepEqual(await session.getItems(), [{ role: "user", content: "fresh start" }]);
   });
 
+  test("getItems returns every item of a session larger than a page of the server's", async () => {
+    const session = new AgentmemSession({ client, sessionId: "oa-many" });
+    const items = Array.from({ length: 2105 }, (_, i) => ({ role: "user", content: `message ${i}` }));
+    for (let i = 0; i < items.length; i += 1000) await session.addItems(items.slice(i, i + 1000));
+    assert.deepEqual(await session.getItems(), items);
+    assert.deepEqual(await session.getItems(1200), items.slice(-1200));
+  });
+
   test("a Runner runs turns with tool calls over the session", async () => {
     const calls = [];
     const weather = tool({
