@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/tokenizer"
 )
 
 // wordSession writes a session of a system prompt, a task and n actions,
@@ -83,7 +84,10 @@ const (
 func TestSessionPageLongWordsBounded(t *testing.T) {
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
-	in, err := inspector.New(inspector.Config{Store: st})
+	// The heuristic tokenizer: what a page shows and links to does not
+	// depend on the tokenizer, and BPE on these words is slow under the
+	// race detector (BenchmarkSessionPage measures it).
+	in, err := inspector.New(inspector.Config{Store: st, DefaultTokenizer: tokenizer.Heuristic})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +150,7 @@ func TestSessionPageLongWordsBounded(t *testing.T) {
 func TestContextPageLongSessionPaged(t *testing.T) {
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
-	in, err := inspector.New(inspector.Config{Store: st})
+	in, err := inspector.New(inspector.Config{Store: st, DefaultTokenizer: tokenizer.Heuristic}) // see TestSessionPageLongWordsBounded
 	if err != nil {
 		t.Fatal(err)
 	}
