@@ -281,6 +281,11 @@ func (e *ResultConflictError) Unwrap() error { return ErrConflict }
 //     TaskStep (text and images); an assistant message an ActionStep
 //     with its output, images and tool calls, pending until every call
 //     has a result; agent_call and agent_response messages MessageSteps.
+//   - An assistant message may not make a call with the ID of a call
+//     of an earlier message that has no result yet (ErrInvalid, field
+//     messages[i].tool_calls[j].id): one result would answer one of
+//     them, and the other would wait for good. Once a call has its
+//     result, its ID may be used again.
 //   - A tool message answers its call: the newest action, of this
 //     request's new steps and then of open, that made the call and has
 //     no result for it yet, with its text, images and metadata (a
@@ -333,7 +338,27 @@ type foldAct struct {
 	a     *ActionStep
 	orig  int  // index in open, or -1 for a new step
 	step  int  // index in out.Steps of a new step, or -1
+	msg   int  // index in the messages of a new step's message
 	owned bool // a is the fold's own copy
+}
+
+// callsFree checks that no call of calls has the ID of a call that an
+// earlier message of the fold made and that has no result yet: a result
+// answers one of them, and the other would wait for one for good. The
+// same ID twice in one message is Message.Validate's to refuse; an ID
+// made again once its call has its result is another call.
+func (f *folder) callsFree(calls []ToolCall) error {
+	for j, c := range calls {
+		for _, act := range f.acts {
+			if act.orig >= 0 || act.a.callName(c.ID) == "" {
+				continue
+			}
+			if _, answered := act.a.Result(c.ID); !answered {
+				return invalidf(fmt.Sprintf("tool_calls[%d].id", j), "%q is also the ID of a call of messages[%d] that has no result yet: a call ID is made again only once its call has its result", c.ID, act.msg)
+			}
+		}
+	}
+	return nil
 }
 
 // set replaces the action with c, a changed copy.
@@ -389,9 +414,12 @@ func (f *folder) add(i int, msg Message) error {
 		t.Task = strings.Join(text, "\n")
 		s = t
 	case RoleAssistant:
+		if err := f.callsFree(msg.ToolCalls); err != nil {
+			return err
+		}
 		a := &ActionStep{StepInfo: info, ModelOutput: msg.Text(), ToolCalls: msg.ToolCalls, Name: msg.Name, Data: msg.Data, Images: contentImages(msg.Content)}
 		if len(a.ToolCalls) > 0 {
-			f.acts = append(f.acts, &foldAct{a: a, orig: -1, step: len(f.out.Steps), owned: true})
+			f.acts = append(f.acts, &foldAct{a: a, orig: -1, step: len(f.out.Steps), msg: i, owned: true})
 		}
 		s = a
 	default: // agent_call, agent_response

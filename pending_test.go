@@ -369,3 +369,38 @@ func TestResultMetadata(t *testing.T) {
 		t.Fatalf("invalid metadata: %v", err)
 	}
 }
+
+// TestFoldMessagesRefusesACallIDPendingTwice: a call made while a call of
+// an earlier message of the same fold with that ID awaits its result
+// would leave one of them pending for good (a result answers one), so it
+// is refused, naming the call, as Message.Validate refuses the same ID
+// twice in one message. An ID made again once its call has its result is
+// another call.
+func TestFoldMessagesRefusesACallIDPendingTwice(t *testing.T) {
+	assistant := func(calls ...agentmem.ToolCall) agentmem.Message {
+		return agentmem.Message{Role: agentmem.RoleAssistant, ToolCalls: calls}
+	}
+	for _, opts := range []agentmem.FoldOptions{{KeepPending: true}, {KeepPending: true, Flush: true}} {
+		for _, msgs := range [][]agentmem.Message{
+			{assistant(call("c1", "f")), assistant(call("c1", "g"))},
+			{assistant(call("c0", "f"), call("c1", "f")), {Role: agentmem.RoleUser, Content: agentmem.Text("and?")}, toolMsg("c0", "r0"), assistant(call("c2", "g"), call("c1", "g"))},
+		} {
+			last := len(msgs) - 1
+			_, err := agentmem.FoldMessages(nil, msgs, opts)
+			var ie *agentmem.InvalidError
+			if !errors.As(err, &ie) || ie.Field != "messages["+string(rune('0'+last))+"].tool_calls["+string(rune('0'+len(msgs[last].ToolCalls)-1))+"].id" ||
+				!strings.Contains(ie.Reason, `"c1" is also the ID of a call of messages[0] that has no result yet`) {
+				t.Errorf("%+v: %v", opts, err)
+			}
+		}
+	}
+	// Again once answered: two calls, each with its result.
+	f, err := agentmem.FoldMessages(nil, []agentmem.Message{assistant(call("c1", "f")), toolMsg("c1", "r1"), assistant(call("c1", "g")), toolMsg("c1", "r2")}, agentmem.FoldOptions{KeepPending: true})
+	if err != nil || len(f.Steps) != 2 || agentmem.IsPending(f.Steps[0]) || agentmem.IsPending(f.Steps[1]) {
+		t.Fatalf("a call ID used again after its result: %+v, %v", f, err)
+	}
+	// Without KeepPending, the next message answers the call first.
+	if _, err := agentmem.FoldMessages(nil, []agentmem.Message{assistant(call("c1", "f")), assistant(call("c1", "g"))}, agentmem.FoldOptions{}); err != nil {
+		t.Fatalf("a call ID used again after its call was answered as missing: %v", err)
+	}
+}

@@ -62,8 +62,8 @@ func counts(t *testing.T, body string) map[string]int {
 // TestWhatTheModelSawLongSessionIsBounded opens the "what the model saw"
 // page of long sessions without a budget: the context is fitted to the
 // maximum (as the library fits it to that budget), the page says what was
-// left out, its log lists the newest MaxContextLogRows entries with a
-// note for the others, and its size does not grow with the log.
+// left out, its log lists the newest ContextLogPage entries with a note
+// and a link for the others, and its size does not grow with the log.
 func TestWhatTheModelSawLongSessionIsBounded(t *testing.T) {
 	const maxTokens = 3000
 	st := memstore.New(memstore.Options{})
@@ -89,15 +89,15 @@ func TestWhatTheModelSawLongSessionIsBounded(t *testing.T) {
 		if !strings.Contains(note, "maximum context of <b>3000</b> tokens") || !strings.Contains(note, fmt.Sprintf("<b>%d</b> older steps", lib.DroppedSteps)) {
 			t.Errorf("%s: the page does not say the context was capped: %q", id, note)
 		}
-		// The newest MaxContextLogRows entries are listed, with their
+		// The newest ContextLogPage entries are listed, with their
 		// statuses; the counts cover every entry.
 		got := statusesOf(body)
 		want := expectedStatuses(t, st, id, 0, lib, ws)
 		entries := n + 2
-		if len(got) != inspector.MaxContextLogRows {
-			t.Errorf("%s: %d log rows, want %d", id, len(got), inspector.MaxContextLogRows)
+		if len(got) != inspector.ContextLogPage {
+			t.Errorf("%s: %d log rows, want %d", id, len(got), inspector.ContextLogPage)
 		}
-		for seq := int64(entries - inspector.MaxContextLogRows + 1); seq <= int64(entries); seq++ {
+		for seq := int64(entries - inspector.ContextLogPage + 1); seq <= int64(entries); seq++ {
 			if got[seq] != want[seq] {
 				t.Errorf("%s: step %d is %q, want %q", id, seq, got[seq], want[seq])
 			}
@@ -107,9 +107,9 @@ func TestWhatTheModelSawLongSessionIsBounded(t *testing.T) {
 			t.Errorf("%s: counts %v; the library shows %d steps and drops %d", id, c, len(lib.Steps), lib.DroppedSteps)
 		}
 		hidden := regexp.MustCompile(`<p class="note" id="log-hidden">(.*?)</p>`).FindStringSubmatch(body)
-		if hidden == nil || !strings.Contains(hidden[1], fmt.Sprintf("The <b>%d</b> oldest log entries are not listed", entries-inspector.MaxContextLogRows)) ||
-			!strings.Contains(hidden[1], `href="/sessions/`+id+`"`) {
-			t.Errorf("%s: no note on the entries left out of the log: %v", id, hidden)
+		if hidden == nil || !strings.Contains(hidden[1], fmt.Sprintf("This page lists <b>%d</b> of the log's %d entries: <b>%d</b> older ones are not listed here.", inspector.ContextLogPage, entries, entries-inspector.ContextLogPage)) ||
+			!strings.Contains(body, fmt.Sprintf(`id="older-log" href="/sessions/%s/context?before=%d"`, id, entries-inspector.ContextLogPage+1)) {
+			t.Errorf("%s: no note on the entries left out of the log, or no link to them: %v", id, hidden)
 		}
 	}
 	// A budget that shows more of the log: the wire JSON is left out
@@ -123,7 +123,7 @@ func TestWhatTheModelSawLongSessionIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	body = mustGet(t, big, "/sessions/long-3000/context", http.StatusOK)
-	if strings.Contains(body, `class="wire"`) || !regexp.MustCompile(`<p class="note" id="wire-omitted">The request body in openai wire JSON \(\d+ bytes\) is too large to show here`).MatchString(body) {
+	if strings.Contains(body, `class="wire"`) || !regexp.MustCompile(`<p class="note" id="wire-omitted">The request body in openai wire JSON \(at least \d+ bytes\) is too large to show here`).MatchString(body) {
 		t.Error("the page of a large context shows its wire JSON, or does not say it left it out")
 	}
 	if sizes[3000] > sizes[1500]*11/10 {

@@ -1,10 +1,12 @@
 package inspector
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,17 +27,11 @@ const (
 	StatusPending    = "pending"    // not sent: its tool calls await results
 )
 
-// Bounds of the "what the model saw" page.
-const (
-	// MaxContextLogRows bounds the log entries the page lists: the newest
-	// of the prefix. Its counts of statuses cover every entry, and the
-	// session page lists the others.
-	MaxContextLogRows = 1000
-	// MaxWireBytes bounds the request body in wire JSON the page shows
-	// under the messages (which it repeats); a larger one is left out,
-	// with a note.
-	MaxWireBytes = 1 << 20
-)
+// MaxWireBytes bounds the request body in wire JSON the "what the model
+// saw" page shows under the messages (which it repeats); a larger one is
+// left out, with a note. (ContextPage and ContextLogPage bound the
+// messages and the log entries it shows.)
+const MaxWireBytes = 1 << 20
 
 // modelView is what the model saw at one call: the context rendered from
 // the working set of a prefix of a session's log, and the status of every
@@ -45,14 +41,22 @@ type modelView struct {
 	Context *agentmem.Context
 	// BudgetErr is set when the pinned steps alone exceed the budget.
 	BudgetErr *agentmem.BudgetError
-	// Messages are Context's messages with their token counts and, when
-	// the format keeps one message list per step, their steps.
-	Messages []messageView
-	// Log is the newest entries of the prefix (at most
-	// MaxContextLogRows), each step with its status; Hidden counts the
-	// older ones it leaves out.
-	Log    []logRow
-	Hidden int
+	// Messages are one page of Context's messages (ContextPage, from
+	// the MsgFrom'th, counted from 0), with their token counts and, when
+	// the format keeps one message list per step, their steps;
+	// MessageSum is the cost of all of them, and Page and Pages number
+	// the page.
+	Messages    []messageView
+	MsgFrom     int
+	MessageSum  int
+	Page, Pages int
+	// Log is one page of the entries of the prefix (ContextLogPage, or
+	// fewer when their steps hold MaxTimelineBytes of text: LogFull),
+	// each step with its status; Hidden counts the older entries it
+	// leaves out, and Newer the newer ones.
+	Log           []logRow
+	Hidden, Newer int
+	LogFull       bool
 	// Counts are the statuses of every step of the prefix.
 	Counts map[string]int
 }
@@ -82,14 +86,24 @@ func (in *Inspector) fitTo(v view) int {
 
 // buildModelView turns a session's log and the context its working set
 // gave (sessions.Service.ContextAt; be is its *agentmem.BudgetError, if
-// the pinned steps did not fit) into what the page shows: the messages
-// with their costs, and a status for each entry of the log.
-func buildModelView(lc *sessions.LogContext, be *agentmem.BudgetError) *modelView {
+// the pinned steps did not fit) into what the page shows: page (from 1)
+// of the messages with their costs, and a status for each entry of the
+// log, of which it describes one page: the newest entries before seq
+// before (0: the newest of all). A page past the messages' last is an
+// *agentmem.InvalidError.
+func buildModelView(lc *sessions.LogContext, be *agentmem.BudgetError, page int, before int64) (*modelView, error) {
 	f, c, ws, res := lc.Format, lc.Counter, lc.WorkingSet, lc.Context
-	mv := &modelView{Counts: map[string]int{}, BudgetErr: be}
+	mv := &modelView{Counts: map[string]int{}, BudgetErr: be, Page: page, Pages: 1}
 	if res != nil {
 		mv.Context = res
-		mv.Messages = messageViews(res, ws, f, c)
+		mv.Pages = max(1, (len(res.Messages)+ContextPage-1)/ContextPage)
+		if page > mv.Pages {
+			return nil, invalid("page", "is %d; this context's messages fill %d pages", page, mv.Pages)
+		}
+		mv.MsgFrom = (page - 1) * ContextPage
+		mv.Messages, mv.MessageSum = messageViews(res, ws, f, c, mv.MsgFrom, min(len(res.Messages), mv.MsgFrom+ContextPage))
+	} else if page > 1 {
+		return nil, invalid("page", "is %d; no messages were sent", page)
 	}
 	rows := statuses(lc.Entries, ws, res)
 	for _, row := range rows {
@@ -97,22 +111,32 @@ func buildModelView(lc *sessions.LogContext, be *agentmem.BudgetError) *modelVie
 			mv.Counts[row.Status]++
 		}
 	}
-	if len(rows) > MaxContextLogRows {
-		mv.Hidden = len(rows) - MaxContextLogRows
-		rows = rows[mv.Hidden:]
+	end := len(rows)
+	if before > 0 {
+		end, _ = slices.BinarySearchFunc(rows, before, func(r logRow, seq int64) int { return cmp.Compare(r.Seq, seq) })
 	}
-	for i := range rows {
-		rows[i].describe(f, c)
+	// The page of the log, from its newest entry back: its steps are
+	// described (rendered and counted) as the timeline's are, so it ends
+	// as a page of the timeline does.
+	start, size := end, 0
+	for start > 0 && end-start < ContextLogPage {
+		if size >= MaxTimelineBytes {
+			mv.LogFull = true
+			break
+		}
+		start--
+		size += rows[start].describe(f, c)
 	}
-	mv.Log = rows
-	return mv
+	mv.Log, mv.Hidden, mv.Newer = rows[start:end], start, len(rows)-end
+	return mv, nil
 }
 
-// messageViews returns the context's messages with their costs. When the
-// format's assembly kept the steps' messages as they were (one list per
-// step, as OpenAI's and the observation format do), each message is
-// labelled with its step.
-func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, c tokenizer.Counter) []messageView {
+// messageViews returns the messages lo to hi of the context with their
+// costs, and the cost of all its messages. When the format's assembly
+// kept the steps' messages as they were (one list per step, as OpenAI's
+// and the observation format do), each message is labelled with its
+// step.
+func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, c tokenizer.Counter, lo, hi int) ([]messageView, int) {
 	byNumber := make(map[int]agentmem.Step, len(ws))
 	for _, s := range ws {
 		byNumber[s.Info().Number] = s
@@ -139,14 +163,21 @@ func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, 
 		}
 	}
 	labelled := len(owner) == len(res.Messages)
-	out := make([]messageView, len(res.Messages))
+	out := make([]messageView, 0, hi-lo)
+	sum := 0
 	for i, msg := range res.Messages {
-		out[i] = newMessageView(msg, agentmem.MessageTokens(c, msg))
-		if labelled {
-			out[i].Step, out[i].HasStep = owner[i], true
+		tokens := agentmem.MessageTokens(c, msg)
+		sum += tokens
+		if i < lo || i >= hi {
+			continue
 		}
+		mv := newMessageView(msg, tokens)
+		if labelled {
+			mv.Step, mv.HasStep = owner[i], true
+		}
+		out = append(out, mv)
 	}
-	return out
+	return out, sum
 }
 
 // statuses gives every entry of the prefix its status in the context
@@ -246,14 +277,17 @@ func newLogRow(seq int64, s agentmem.Step, f agentmem.Format, c tokenizer.Counte
 	return row
 }
 
-// describe fills in the tokens and preview of a step's row.
-func (row *logRow) describe(f agentmem.Format, c tokenizer.Counter) {
+// describe fills in the tokens and preview of a step's row, and returns
+// the size of the text it counted (messagesBytes).
+func (row *logRow) describe(f agentmem.Format, c tokenizer.Counter) int {
 	if row.step == nil {
-		return
+		return 0
 	}
-	_, _, row.Tokens = stepCost(f, c, row.step)
+	var msgs []agentmem.Message
+	msgs, _, row.Tokens = stepCost(f, c, row.step)
 	row.Preview = preview(row.step)
 	row.step = nil
+	return messagesBytes(msgs)
 }
 
 func inRanges(rs []agentmem.Range, n int) bool {
@@ -300,15 +334,25 @@ type contextData struct {
 	MaxTokens    int
 	Capped       bool
 	BudgetBar    string
-	MessageSum   int
 	ReplyPriming int
 	Wire         string
-	// WireOmitted is the size of the wire JSON when it is over
-	// MaxWireBytes, and so not shown.
+	// WireOmitted is, when the wire JSON is over MaxWireBytes and so not
+	// shown, its size, or the size of the messages' text when that alone
+	// is over MaxWireBytes (the JSON is not built then).
 	WireOmitted int
 	PrevURL     string
 	NextURL     string
 	TimelineURL string
+	// The pages of the messages (FirstMsgURL and PrevMsgURL are set when
+	// this is not the first, NextMsgURL and LastMsgURL when it is not the
+	// last) and of the log (OlderLogURL when older entries are not
+	// listed, NewestLogURL when newer ones are not).
+	FirstMsgURL, PrevMsgURL, NextMsgURL, LastMsgURL string
+	OlderLogURL, NewestLogURL                       string
+	// MsgShownFrom and MsgShownTo number the first and last messages
+	// shown, from 1; LogTotal counts the log's entries before the call.
+	MsgShownFrom, MsgShownTo, LogTotal int
+	MaxBytes                           string
 	// Hidden carries the query parameters the form does not show.
 	HiddenAt string
 }
@@ -356,6 +400,11 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
+	msgPage, before, err := parseContextPages(q)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
 	if v.Budget > in.cfg.MaxContextTokens {
 		in.fail(w, r, invalid("budget", "is %d tokens, more than this server's maximum context of %d tokens", v.Budget, in.cfg.MaxContextTokens))
 		return
@@ -365,11 +414,14 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call := in.proxiedCall(r, sess, at, q, &v)
-	counter, err := tokenizer.Get(v.Tokenizer)
+	tc, err := tokenizer.Get(v.Tokenizer)
 	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
+	// The context, its messages and the steps of its log are counted by
+	// one counter, each text once.
+	counter := newPageCounter(tc)
 	lc, err := in.svc.ContextAt(r.Context(), sessions.ContextRequest{Tenant: sess.Tenant, SessionID: sess.ID, Budget: in.fitTo(v),
 		Format: v.Format, Counter: counter, TruncateToFill: v.Truncate}, at)
 	var be *agentmem.BudgetError
@@ -382,30 +434,33 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 	}
 	sess = lc.Session
 	produced := lc.Produced
-	mv := buildModelView(lc, be)
+	mv, err := buildModelView(lc, be, msgPage, before)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
 	d := &contextData{
 		S: newSessionHead(sess), At: at, View: v, Call: call, Formats: render.Names(), Tokenizers: tokenizer.Names(), MV: mv,
 		Budget: v.Budget, MaxTokens: in.cfg.MaxContextTokens, ReplyPriming: agentmem.ReplyPriming,
-		TimelineURL: withQuery(sessionURL(sess.ID), v.values(in.def)),
+		TimelineURL:  withQuery(sessionURL(sess.ID), v.values(in.def)),
+		MsgShownFrom: mv.MsgFrom + 1, MsgShownTo: mv.MsgFrom + len(mv.Messages), LogTotal: mv.Hidden + len(mv.Log) + mv.Newer, MaxBytes: strconv.Itoa(MaxTimelineBytes>>20) + " MiB",
 	}
 	if at > 0 {
 		d.HiddenAt = strconv.FormatInt(at, 10)
 	}
 	if produced != nil && produced.Step != nil {
-		f, _ := render.ByName(v.Format)
-		c, _ := tokenizer.Get(v.Tokenizer)
-		row := newLogRow(produced.Seq, produced.Step, f, c)
+		row := newLogRow(produced.Seq, produced.Step, lc.Format, counter)
 		d.Produced = &row
 	}
 	if res := mv.Context; res != nil {
 		d.Tokens = res.Tokens
 		d.Capped = v.Budget == 0 && res.DroppedSteps > 0
 		d.BudgetBar = barWidth(res.Tokens, v.Budget)
-		for _, m := range mv.Messages {
-			d.MessageSum += m.Tokens
-		}
-		wire, err := render.Encode(v.Format, res.Messages)
-		if err == nil {
+		// The wire JSON holds the messages' text: when that alone is over
+		// the bound, the JSON is not built only to be left out.
+		if text := messagesBytes(res.Messages); text > MaxWireBytes {
+			d.WireOmitted = text
+		} else if wire, err := render.Encode(v.Format, res.Messages); err == nil {
 			b, err := json.MarshalIndent(wire, "", "  ")
 			switch {
 			case err != nil:
@@ -422,6 +477,33 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 			lq.Set("at", strconv.FormatInt(n, 10))
 		}
 		return withQuery(sessionURL(sess.ID)+"/context", lq)
+	}
+	// The other pages of this context's messages and log, each link
+	// keeping the other list's page.
+	pageLink := func(page int, before int64) string {
+		lq := v.values(in.def)
+		if at > 0 {
+			lq.Set("at", strconv.FormatInt(at, 10))
+		}
+		if page > 1 {
+			lq.Set("page", strconv.Itoa(page))
+		}
+		if before > 0 {
+			lq.Set("before", strconv.FormatInt(before, 10))
+		}
+		return withQuery(sessionURL(sess.ID)+"/context", lq)
+	}
+	if mv.Page > 1 {
+		d.FirstMsgURL, d.PrevMsgURL = pageLink(1, before), pageLink(mv.Page-1, before)
+	}
+	if mv.Page < mv.Pages {
+		d.NextMsgURL, d.LastMsgURL = pageLink(mv.Page+1, before), pageLink(mv.Pages, before)
+	}
+	if mv.Hidden > 0 {
+		d.OlderLogURL = pageLink(mv.Page, mv.Log[0].Seq)
+	}
+	if mv.Newer > 0 {
+		d.NewestLogURL = pageLink(mv.Page, 0)
 	}
 	if at > 1 {
 		d.PrevURL = link(at - 1)

@@ -29,6 +29,13 @@
 // point marked as shown, truncated, summarized or pruned, as the context
 // result reports them.
 //
+// Every page is bounded by what it shows, not by what the session holds:
+// long logs are paged (the timeline by Config.TimelinePage entries, what
+// the model saw by ContextPage messages and ContextLogPage log entries),
+// a message shows at most MaxShownText bytes and a word MaxShownWord,
+// cut before anything else is done with them, and a page tokenizes each
+// text once.
+//
 // Facts and recall come from the small FactsSource and RecallSource
 // interfaces of this package; FactsFrom and RecallFrom adapt the facts
 // memory and the recall index to them. A page whose source is not

@@ -147,6 +147,32 @@ func parseAt(q url.Values) (int64, error) {
 	return n, nil
 }
 
+// maxContextPage bounds the page parameter of the context page (a
+// context of MaxBudget tokens has fewer messages than this many pages of
+// ContextPage).
+const maxContextPage = MaxBudget / ContextPage
+
+// parseContextPages reads the page parameters of the context page: page,
+// the page of the messages (1 when absent), and before, the sequence
+// number the log's page lists the entries before (0 when absent: the
+// newest).
+func parseContextPages(q url.Values) (page int, before int64, err error) {
+	page = 1
+	if q.Get("page") != "" {
+		if page, err = intParam(q, "page", 1, maxContextPage); err != nil {
+			return 0, 0, err
+		}
+	}
+	if s := q.Get("before"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || strconv.FormatInt(n, 10) != s {
+			return 0, 0, invalid("before", "must be a sequence number (a whole number from 1)")
+		}
+		before = n
+	}
+	return page, before, nil
+}
+
 // parseAfter reads the after parameter of the session page.
 func parseAfter(q url.Values) (int64, error) {
 	s := q.Get("after")

@@ -22,9 +22,9 @@ type recallData struct {
 type hitRow struct {
 	Rank int
 	ID   string
-	// Text is the hit's text in segments, those that match a query term
-	// marked.
-	Text       []segment
+	// Text is the hit's text as shown (clip), in segments, those that
+	// match a query term marked.
+	Text       shownText
 	Score      string
 	SessionID  string
 	SessionURL string
@@ -59,7 +59,7 @@ func (in *Inspector) recall(w http.ResponseWriter, r *http.Request) {
 		}
 		for i, h := range hits[:min(len(hits), rq.K)] {
 			row := hitRow{
-				Rank: i + 1, ID: h.ID, Text: highlight(h.Text, terms), Score: strconv.FormatFloat(h.Score, 'f', 3, 64),
+				Rank: i + 1, ID: h.ID, Text: highlightShown(clip(h.Text, MaxShownText), terms), Score: strconv.FormatFloat(h.Score, 'f', 3, 64),
 				SessionID: h.SessionID, Seq: h.Seq, User: h.UserID, Time: formatTime(h.Time),
 			}
 			if h.SessionID != "" && store.ValidateID(h.SessionID) == nil {
@@ -81,11 +81,22 @@ func (in *Inspector) recall(w http.ResponseWriter, r *http.Request) {
 	in.show(w, r, "recall", page{Title: title, Nav: "recall", Tenant: tenant, Data: d})
 }
 
-// segment is a run of a hit's text; Mark is set on a word that matches a
-// term of the query.
-type segment struct {
-	Text string
-	Mark bool
+// highlightShown marks the words of a text as shown (clip) that match a
+// query term (highlight): the text is cut before it is highlighted, so
+// that the work follows what the page shows.
+func highlightShown(t shownText, terms map[string]bool) shownText {
+	out := shownText{More: t.More}
+	for _, s := range t.Segs {
+		hs := highlight(s.Text, terms)
+		if s.Cut > 0 {
+			if len(hs) == 0 {
+				hs = append(hs, segment{})
+			}
+			hs[len(hs)-1].Cut = s.Cut
+		}
+		out.Segs = append(out.Segs, hs...)
+	}
+	return out
 }
 
 // highlight splits text into segments, marking the words that match a

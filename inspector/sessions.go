@@ -188,7 +188,8 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		entries = entries[:in.cfg.TimelinePage]
 	}
 	f, _ := render.ByName(v.Format)
-	c, _ := tokenizer.Get(v.Tokenizer)
+	tc, _ := tokenizer.Get(v.Tokenizer)
+	c := newPageCounter(tc) // shared with the chart, which counts these steps again
 	vq := v.values(in.def)
 	d := &timelineData{
 		S: newSessionHead(sess), View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(),
@@ -213,10 +214,9 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 			row.Tools = toolNames(e.Step)
 			row.Covers = covers(e.Step)
 			row.Tokens = total
+			size += messagesBytes(msgs)
 			for i, m := range msgs {
-				mv := newMessageView(m, costs[i])
-				size += mv.textBytes()
-				row.Messages = append(row.Messages, mv)
+				row.Messages = append(row.Messages, newMessageView(m, costs[i]))
 			}
 			cq := v.values(in.def)
 			cq.Set("at", strconv.FormatInt(e.Seq, 10))
@@ -235,7 +235,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 	}
 	if after > 0 {
 		d.FirstURL = withQuery(sessionURL(sess.ID), vq)
-	} else if err := in.chartSizes(r.Context(), sess, v, d); err != nil {
+	} else if err := in.chartSizes(r.Context(), sess, v, c, d); err != nil {
 		in.fail(w, r, err)
 		return
 	}
@@ -243,8 +243,9 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 }
 
 // chartSizes draws the context size of every call of the session (see
-// newSizeChart) into the first page's data, or says why it cannot.
-func (in *Inspector) chartSizes(ctx context.Context, sess *store.Session, v view, d *timelineData) error {
+// newSizeChart), counted by the page's counter, into the first page's
+// data, or says why it cannot.
+func (in *Inspector) chartSizes(ctx context.Context, sess *store.Session, v view, c *pageCounter, d *timelineData) error {
 	if v.Budget > in.cfg.MaxContextTokens {
 		return invalid("budget", "is %d tokens, more than this server's maximum context of %d tokens", v.Budget, in.cfg.MaxContextTokens)
 	}
@@ -261,7 +262,11 @@ func (in *Inspector) chartSizes(ctx context.Context, sess *store.Session, v view
 		q.Set("at", strconv.FormatInt(seq, 10))
 		return withQuery(sessionURL(sess.ID)+"/context", q)
 	}
-	d.Sizes, err = newSizeChart(ctx, in.svc, resp.Session, resp.Entries, v, in.fitTo(v), link)
+	d.Sizes, err = newSizeChart(ctx, in.svc, resp.Session, resp.Entries, v, in.fitTo(v), c, link)
+	if errors.Is(err, errChartText) {
+		d.SizesNote = "This session's log holds more than " + strconv.Itoa(MaxChartBytes>>20) + " MiB of text beyond this page's: the chart of what each call was sent is not drawn. Each step's page (what the model saw) shows it."
+		return nil
+	}
 	return err
 }
 

@@ -78,15 +78,24 @@ func sampleCalls(idx []int, n int) []int {
 	return out
 }
 
+// errChartText is newSizeChart's error for a log with more text than it
+// counts (MaxChartBytes).
+var errChartText = errors.New("inspector: the log holds too much text for the chart")
+
 // newSizeChart renders the context of each call of sess's log (sampled
-// down to MaxChartCalls) under v, fitted to fit tokens with the session's
-// pinning, and draws it; link gives a call's page. It returns nil for a
-// log without calls.
-func newSizeChart(ctx context.Context, svc *sessions.Service, sess *store.Session, entries []store.Entry, v view, fit int, link func(seq int64) string) (*sizeChart, error) {
-	counter, err := tokenizer.Get(v.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
+// down to MaxChartCalls) under v, counted by counter (v's tokenizer) and
+// fitted to fit tokens with the session's pinning, and draws it; link
+// gives a call's page. It returns nil for a log without calls.
+//
+// The contexts before the calls share most of their steps, so they are
+// counted by one page counter (counter, if it is one): each text is
+// tokenized once for the chart, not once for each call it is sent to.
+// When that is more than MaxChartBytes of text the counter has not
+// counted yet, it returns errChartText.
+func newSizeChart(ctx context.Context, svc *sessions.Service, sess *store.Session, entries []store.Entry, v view, fit int, counter tokenizer.Counter, link func(seq int64) string) (*sizeChart, error) {
+	pc := asPageCounter(counter)
+	pc.limitTo(MaxChartBytes)
+	defer pc.limitTo(0)
 	var calls []int
 	for i, e := range entries {
 		if e.Kind == store.StepEntry && e.Step != nil && isCall(e.Step) {
@@ -103,10 +112,13 @@ func newSizeChart(ctx context.Context, svc *sessions.Service, sess *store.Sessio
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lc, err := svc.ContextOfLog(ctx, sess, entries[:i], sessions.ContextRequest{Budget: fit, Format: v.Format, Counter: counter, TruncateToFill: v.Truncate})
+		lc, err := svc.ContextOfLog(ctx, sess, entries[:i], sessions.ContextRequest{Budget: fit, Format: v.Format, Counter: pc, TruncateToFill: v.Truncate})
 		var be *agentmem.BudgetError
 		if err != nil && !errors.As(err, &be) {
 			return nil, err
+		}
+		if pc.exceeded() {
+			return nil, errChartText
 		}
 		pt := sizePoint{Seq: entries[i].Seq, URL: link(entries[i].Seq)}
 		if lc.Context != nil {

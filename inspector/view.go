@@ -34,45 +34,59 @@ func stepCost(f agentmem.Format, c tokenizer.Counter, s agentmem.Step) (msgs []a
 	return msgs, costs, total
 }
 
-// preview returns a one-line summary of a step's content.
+// preview returns a one-line summary of a step's content. It reads no
+// more of the step's texts than the line can show.
 func preview(s agentmem.Step) string {
-	var text string
+	var parts []string
 	switch s := s.(type) {
 	case *agentmem.SystemPromptStep:
-		text = s.Content
+		parts = append(parts, s.Content)
 	case *agentmem.TaskStep:
-		text = s.Task
+		parts = append(parts, s.Task)
 	case *agentmem.ActionStep:
-		var parts []string
 		if out := firstNonEmpty(s.ModelOutput, s.Thought); out != "" {
 			parts = append(parts, out)
 		}
 		for _, c := range s.ToolCalls {
-			parts = append(parts, c.Name+"("+c.Arguments+")")
+			parts = append(parts, c.Name+"("+cutBytes(c.Arguments, previewBytes)+")")
 		}
 		for _, r := range s.Results {
-			parts = append(parts, "→ "+r.Content)
+			parts = append(parts, "→ "+cutBytes(r.Content, previewBytes))
 		}
 		if s.Observation != "" {
-			parts = append(parts, "→ "+s.Observation)
+			parts = append(parts, "→ "+cutBytes(s.Observation, previewBytes))
 		}
 		if s.Error != "" {
-			parts = append(parts, "error: "+s.Error)
+			parts = append(parts, "error: "+cutBytes(s.Error, previewBytes))
 		}
-		text = strings.Join(parts, "  ")
 	case *agentmem.PlanningStep:
-		text = s.Plan
+		parts = append(parts, s.Plan)
 	case *agentmem.ScratchpadStep:
-		text = s.Content
+		parts = append(parts, s.Content)
 	case *agentmem.FinalAnswerStep:
-		text = s.Answer
+		parts = append(parts, s.Answer)
 	case *agentmem.SummaryStep:
-		text = s.Summary
+		parts = append(parts, s.Summary)
 	case *agentmem.MessageStep:
-		text = string(s.Message.Role) + ": " + s.Message.Text()
+		parts = append(parts, string(s.Message.Role)+": "+cutBytes(s.Message.Text(), previewBytes))
 	}
-	return shorten(text, previewRunes)
+	var b strings.Builder
+	for i, p := range parts {
+		if b.Len() >= previewBytes {
+			break
+		}
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		b.WriteString(cutBytes(p, previewBytes))
+	}
+	return shorten(b.String(), previewRunes)
 }
+
+// previewBytes bounds the text preview reads of each of a step's texts,
+// and in all: what previewRunes runes can take, with room for white
+// space that shorten collapses.
+const previewBytes = 16 * previewRunes
 
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
@@ -141,7 +155,8 @@ func formatSeqs(seqs []int64) string {
 	return formatRanges(rs)
 }
 
-// messageView is a rendered message as the pages show it.
+// messageView is a rendered message as the pages show it: its texts cut
+// to MaxShownText together (clip).
 type messageView struct {
 	Role       string
 	Name       string
@@ -155,26 +170,10 @@ type messageView struct {
 	IsError bool
 }
 
-// textBytes is the size of the text a page shows for m: its parts' text
-// and its calls' arguments.
-func (m messageView) textBytes() int {
-	n := 0
-	for _, p := range m.Parts {
-		n += len(p.Text)
-		if p.Call != nil {
-			n += len(p.Call.Args)
-		}
-	}
-	for _, c := range m.Calls {
-		n += len(c.Args)
-	}
-	return n
-}
-
 // partView is one content part.
 type partView struct {
 	Type    string // text, image, tool_use, tool_result, data
-	Text    string
+	Text    shownText
 	Call    *callView // tool_use
 	CallID  string    // tool_result
 	IsError bool
@@ -184,38 +183,87 @@ type partView struct {
 type callView struct {
 	ID   string
 	Name string
-	Args string
+	Args shownText
+}
+
+// clipper cuts the texts of one message to what is left of its share
+// (MaxShownText), in order.
+type clipper struct{ left int }
+
+// text clips s to what is left.
+func (c *clipper) text(s string) shownText {
+	t := clip(s, c.left)
+	c.left -= t.Len()
+	return t
+}
+
+// json clips JSON text, indented when it is short enough to be shown
+// whole: a longer one is cut as it is, not indented first.
+func (c *clipper) json(s string) shownText {
+	if len(s) <= c.left {
+		s = prettyJSON(s)
+	}
+	return c.text(s)
 }
 
 func newMessageView(m agentmem.Message, tokens int) messageView {
 	v := messageView{Role: string(m.Role), Name: m.Name, ToolCallID: m.ToolCallID, Tokens: tokens,
 		IsError: m.Metadata[agentmem.MetaIsError] == "true"}
+	c := &clipper{left: MaxShownText}
 	for _, p := range m.Content {
-		pv := partView{Type: string(p.Type), Text: p.Text, CallID: p.ToolCallID, IsError: p.IsError}
+		pv := partView{Type: string(p.Type), CallID: p.ToolCallID, IsError: p.IsError}
 		switch p.Type {
 		case agentmem.PartImage:
-			pv.Text = imageText(p.Image)
+			pv.Text = c.text(imageText(p.Image))
 		case agentmem.PartToolResult:
-			for _, img := range p.Images { // a screenshot, in Anthropic's tool_result
-				pv.Text += "\n" + imageText(&img)
+			text := p.Text
+			if len(p.Images) > 0 && len(text) < c.left {
+				for _, img := range p.Images { // a screenshot, in Anthropic's tool_result
+					text += "\n" + imageText(&img)
+				}
 			}
+			pv.Text = c.text(text)
 		case agentmem.PartToolUse:
 			if p.ToolCall != nil {
-				pv.Call = &callView{ID: p.ToolCall.ID, Name: p.ToolCall.Name, Args: prettyJSON(p.ToolCall.Arguments)}
+				pv.Call = &callView{ID: p.ToolCall.ID, Name: p.ToolCall.Name, Args: c.json(p.ToolCall.Arguments)}
 			}
+		default:
+			pv.Text = c.text(p.Text)
 		}
 		v.Parts = append(v.Parts, pv)
 	}
-	for _, c := range m.ToolCalls {
-		v.Calls = append(v.Calls, callView{ID: c.ID, Name: c.Name, Args: prettyJSON(c.Arguments)})
+	for _, tc := range m.ToolCalls {
+		v.Calls = append(v.Calls, callView{ID: tc.ID, Name: tc.Name, Args: c.json(tc.Arguments)})
 	}
 	for _, ac := range m.AgentCalls {
-		v.Calls = append(v.Calls, callView{ID: ac.ID, Name: "→ agent " + ac.Agent, Args: ac.Request})
+		v.Calls = append(v.Calls, callView{ID: ac.ID, Name: "→ agent " + ac.Agent, Args: c.text(ac.Request)})
 	}
 	if len(m.Data) > 0 {
-		v.Parts = append(v.Parts, partView{Type: "data", Text: prettyJSON(string(m.Data))})
+		v.Parts = append(v.Parts, partView{Type: "data", Text: c.json(string(m.Data))})
 	}
 	return v
+}
+
+// messagesBytes is the size of the text of messages: what counting them
+// reads (agentmem.MessageTokens), and what a page would show uncut.
+func messagesBytes(msgs []agentmem.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Name) + len(m.Data)
+		for _, p := range m.Content {
+			n += len(p.Text)
+			if p.ToolCall != nil {
+				n += len(p.ToolCall.Name) + len(p.ToolCall.Arguments)
+			}
+		}
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Arguments)
+		}
+		for _, c := range m.AgentCalls {
+			n += len(c.Agent) + len(c.Request)
+		}
+	}
+	return n
 }
 
 func imageText(img *agentmem.Image) string {

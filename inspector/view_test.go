@@ -14,7 +14,7 @@ func TestMessageViewToolResultImages(t *testing.T) {
 		Images: []agentmem.Image{{MediaType: "image/png", Data: []byte{1, 2, 3}}, {URL: "https://x.test/a.png"}},
 	}}}
 	v := newMessageView(m, 0)
-	if len(v.Parts) != 1 || v.Parts[0].Text != "the page\n[image image/png, 3 bytes]\n[image https://x.test/a.png]" {
+	if len(v.Parts) != 1 || plain(v.Parts[0].Text) != "the page\n[image image/png, 3 bytes]\n[image https://x.test/a.png]" {
 		t.Errorf("parts %+v", v.Parts)
 	}
 }

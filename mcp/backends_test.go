@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/internal/testenv"
@@ -63,5 +64,12 @@ func toolScenario(t *testing.T, st store.Store) {
 	if len(l.Sessions) != 0 {
 		t.Errorf("globex lists %+v", l)
 	}
-	callErr(t, acme.cs, mcp.ToolCreateSession, map[string]any{"id": "s1"}, "s1")
+	// An ID in use: the message says so in the same words on every
+	// backend, without naming it.
+	msg := callErr(t, acme.cs, mcp.ToolCreateSession, map[string]any{"id": "s1"}, `session "s1" already exists`)
+	for _, name := range []string{"sqlite", "postgres", "memstore"} {
+		if strings.Contains(strings.ToLower(msg), name) {
+			t.Errorf("create_session of an ID in use: the error %q names %s", msg, name)
+		}
+	}
 }

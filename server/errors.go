@@ -72,14 +72,19 @@ func errNotFound(format string, args ...any) *Error {
 }
 
 // apiError classifies err: the sentinels of package agentmem map to their
-// statuses; a transient failure (agentmem.ErrUnavailable, which the
+// statuses, a session ID in use (*store.ExistsError) to 409 on the field
+// id; a transient failure (agentmem.ErrUnavailable, which the
 // backends wrap around a busy, unreachable, full or closed store, and a
 // context deadline) is 503 with Retry-After, and so is a write that other
 // writers of the session got ahead of on every try (store.ErrContended); a cancelled request is 499;
 // a damaged record (agentmem.ErrDamaged) is 500 with a message that names
 // it; anything else is a failure nobody expected (a bug): 500, with a
 // message that gives nothing away (the cause is logged by Server.fail).
-// Errors that are already *Error pass through.
+// Errors that are already *Error pass through. A message never names the
+// backend: it is what a typed error says about the request (an
+// *agentmem.InvalidError's reason, the session of an *store.ExistsError,
+// which every backend returns as it is), or the text of another error of
+// the sentinels, which the stores write without their name.
 func apiError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -90,7 +95,11 @@ func apiError(err error) *Error {
 	}
 	var inv *agentmem.InvalidError
 	var be *agentmem.BudgetError
+	var ee *store.ExistsError
 	switch {
+	case errors.As(err, &ee):
+		return &Error{Status: http.StatusConflict, Code: api.CodeConflict, Field: "id", cause: err,
+			Message: ee.Error() + ": choose another ID, or leave it out for a new one"}
 	case errors.As(err, &be):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: api.CodeBudgetTooSmall, Field: "budget",
 			Message: be.Error(), Required: be.Required, Budget: be.Budget, cause: err}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -92,7 +93,7 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 			SessionID: id, Tenant: tenant, Messages: msgs, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: cond,
 		})
 		if e := messagesError(err, key, false); e != nil {
-			e.Field = itemField(e.Field)
+			e.Field, e.Message = itemField(e.Field), itemRefs(e.Message)
 			refused = e
 		}
 		return err
@@ -134,19 +135,30 @@ func itemIDs(key string) func() string {
 
 // itemField renames the field of an error about a message that an item
 // became ("messages[2].tool_call_id") after the item ("items[2].call_id").
+// A function_call item is a message with one tool call, whose ID is the
+// item's call_id ("messages[2].tool_calls[0].id").
 func itemField(f string) string {
 	rest, ok := strings.CutPrefix(f, "messages[")
 	if !ok {
 		return f
 	}
 	f = "items[" + rest
-	for msg, item := range map[string]string{".tool_call_id": ".call_id", ".content": ".output"} {
+	for msg, item := range map[string]string{".tool_call_id": ".call_id", ".content": ".output", ".tool_calls[0].id": ".call_id"} {
 		if strings.HasSuffix(f, "]"+msg) {
 			return strings.TrimSuffix(f, msg) + item
 		}
 	}
 	return f
 }
+
+// messageRef is a reference to a message of the request in an error's
+// message ("messages[2]").
+var messageRef = regexp.MustCompile(`\bmessages\[(\d+)\]`)
+
+// itemRefs renames the references to messages in an error's message
+// after the items they are ("a call of messages[0]": "items[0]"), each
+// item being one message.
+func itemRefs(msg string) string { return messageRef.ReplaceAllString(msg, "items[$1]") }
 
 // workingSet reads the working set of a session of tenant.
 func (s *Server) workingSet(ctx context.Context, tenant, id string) (*store.ReadResponse, error) {

@@ -124,10 +124,16 @@ func itemsScenario(t *testing.T, e *env) {
 		{400, `{"items":[{"role":"user","content":"x","content":"y"}]}`, "items[0].content", api.CodeInvalid},
 		{400, `[` + itemUser + `]`, "", api.CodeInvalid},
 		{400, `{"itemz":[]}`, "itemz", api.CodeInvalid},
+		// Two calls with one ID, both awaiting their output: one output
+		// would leave the other pending for good.
+		{400, itemsBody(`{"type":"function_call","call_id":"dup","name":"f","arguments":"{}"}`, itemUser, `{"type":"function_call","call_id":"dup","name":"g","arguments":"{}"}`), "items[2].call_id", api.CodeInvalid},
 	} {
 		ae := e.must(tc.status, "POST", "/v1/sessions/it/items", tc.body).apiErr(t)
 		if ae.Code != tc.code || ae.Field != tc.field {
 			t.Fatalf("%s: %+v, want %s on %q", tc.body, ae, tc.code, tc.field)
+		}
+		if tc.field == "items[2].call_id" && ae.Message != `"dup" is also the ID of a call of items[0] that has no result yet: a call ID is made again only once its call has its result` {
+			t.Fatalf("the refusal of a call ID made twice says %q", ae.Message)
 		}
 	}
 	ae := e.must(409, "POST", "/v1/sessions/it/items", itemsBody(itemUser), "If-Match", `"5"`).apiErr(t)

@@ -321,6 +321,8 @@ func TestAppendMessagesBadInput(t *testing.T) {
 		{"orphan tool result", `[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c1","content":"r"}]`, "messages[1].tool_call_id", 400},
 		{"wrong call", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"r"}]`, "messages[1].tool_call_id", 400},
 		{"two results", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c1","content":"other"}]`, "messages[2].content", 409},
+		{"one call ID twice in a message", `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c1","type":"function","function":{"name":"g","arguments":"{}"}}]}`, "tool_calls[1].id", 400},
+		{"one call ID pending twice", `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"g","arguments":"{}"}}]}]`, "messages[1].tool_calls[0].id", 400},
 		{"bad flag", `{"role":"user","content":"x"}`, "flush_pending", 400},
 	} {
 		t.Run(c.name, func(t *testing.T) {

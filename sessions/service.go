@@ -339,7 +339,7 @@ func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, er
 		// An ID in use is a conflict whatever else is wrong, as the
 		// store's Create answers it.
 		if _, gerr := s.st.Get(ctx, req.Tenant, req.ID); gerr == nil {
-			return nil, fmt.Errorf("session %q already exists: %w", req.ID, agentmem.ErrConflict)
+			return nil, &store.ExistsError{Tenant: req.Tenant, ID: req.ID}
 		}
 	}
 	if err != nil {

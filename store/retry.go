@@ -8,6 +8,21 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
+// ExistsError is the error of a Create, a branch or an import whose
+// session ID is in use in its tenant. It wraps agentmem.ErrConflict.
+// Backends return it as it is, without their name or anything else
+// around it, so that a transport can show its message to the client:
+// the message names the session only.
+type ExistsError struct {
+	// Tenant and ID name the session.
+	Tenant, ID string
+}
+
+func (e *ExistsError) Error() string { return fmt.Sprintf("session %q already exists", e.ID) }
+
+// Unwrap makes errors.Is(err, agentmem.ErrConflict) true.
+func (e *ExistsError) Unwrap() error { return agentmem.ErrConflict }
+
 // ErrIDReused reports an append that reuses step IDs (idempotency keys)
 // of an earlier append for a request that is not a retry of it: a step
 // whose ID is stored already but whose content differs, a request whose

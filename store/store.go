@@ -21,7 +21,8 @@ import (
 // goroutines and, for the database backends, by many processes.
 //
 // Errors wrap the agentmem sentinels: ErrNotFound for a missing session,
-// ErrConflict for an append whose ExpectedLastSeq does not match (and,
+// ErrConflict for a session ID in use (an *ExistsError), for an append
+// whose ExpectedLastSeq does not match (and,
 // as ErrIDReused, for one that reuses step IDs for a different request),
 // ErrInvalid for bad input (which changes nothing), and ErrUnavailable for
 // a failure of the backend that may pass (a busy or unreachable database,
@@ -49,8 +50,9 @@ import (
 type Store interface {
 	// Create creates a session in req.Tenant. An ID in use in that tenant,
 	// even by an expired session Prune has not deleted yet, is refused
-	// with ErrConflict; an empty ID gets a new one. A branch of a parent
-	// missing from that tenant is ErrNotFound.
+	// with an *ExistsError (ErrConflict), returned as it is; an empty ID
+	// gets a new one. A branch of a parent missing from that tenant is
+	// ErrNotFound.
 	Create(ctx context.Context, req CreateRequest) (*Session, error)
 	// Get returns the session of a tenant with this ID.
 	Get(ctx context.Context, tenant, id string) (*Session, error)

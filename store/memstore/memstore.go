@@ -245,7 +245,7 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	defer st.mu.Unlock()
 	now := st.now()
 	if req.ID != "" && st.sessions[store.Key{Tenant: req.Tenant, ID: req.ID}] != nil {
-		return nil, fmt.Errorf("session %q already exists: %w", req.ID, agentmem.ErrConflict)
+		return nil, &store.ExistsError{Tenant: req.Tenant, ID: req.ID}
 	}
 	var parent *session
 	if req.ParentID != "" {
@@ -668,7 +668,7 @@ func (st *Store) ImportEntries(ctx context.Context, s *store.Session, entries []
 	}
 	defer st.mu.Unlock()
 	if st.sessions[s.Key()] != nil {
-		return fmt.Errorf("session %q already exists: %w", s.ID, agentmem.ErrConflict)
+		return &store.ExistsError{Tenant: s.Tenant, ID: s.ID}
 	}
 	ns := &session{meta: *s.Clone(), entries: own}
 	ns.reindex()

@@ -150,6 +150,21 @@ func (e *env) wantErr(err, target error, what string) {
 	}
 }
 
+// wantExists fails unless err is a *store.ExistsError for the session id
+// (so it wraps agentmem.ErrConflict) and says nothing else: a transport
+// shows its message as it is, so it must not name the backend.
+func (e *env) wantExists(err error, id, what string) {
+	e.t.Helper()
+	e.wantErr(err, agentmem.ErrConflict, what)
+	var ee *store.ExistsError
+	if !errors.As(err, &ee) || ee.ID != id {
+		e.t.Fatalf("%s: got error %v, want a *store.ExistsError for %q", what, err, id)
+	}
+	if err.Error() != ee.Error() {
+		e.t.Fatalf("%s: the error says %q, more than the *store.ExistsError's %q", what, err.Error(), ee.Error())
+	}
+}
+
 func seqsOf(entries []store.Entry) []int64 {
 	out := make([]int64, len(entries))
 	for i, en := range entries {

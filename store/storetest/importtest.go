@@ -148,6 +148,9 @@ func (s *suite) importTests() []namedTest {
 			before := e.dump()
 			_, err := e.importString(out, store.ImportOptions{})
 			e.wantErr(err, agentmem.ErrConflict, "Import over an existing session")
+			if ee := (*store.ExistsError)(nil); !errors.As(err, &ee) || ee.ID != "orig" {
+				t.Fatalf("Import over an existing session: %v, want a *store.ExistsError", err)
+			}
 			e.wantUnchanged(before, "a refused import")
 			cp, err := e.importString(out, store.ImportOptions{ID: "copy"})
 			if err != nil || cp.ID != "copy" {
@@ -242,7 +245,7 @@ func (s *suite) importTests() []namedTest {
 
 			before := e.dump()
 			err := imp.ImportEntries(e.ctx, &store.Session{ID: "direct", Retention: store.SessionRetention, CreatedAt: Epoch, UpdatedAt: Epoch}, nil)
-			e.wantErr(err, agentmem.ErrConflict, "ImportEntries over an existing session")
+			e.wantExists(err, "direct", "ImportEntries over an existing session")
 			for name, c := range map[string]struct {
 				s *store.Session
 				e []store.Entry

@@ -36,7 +36,7 @@ func (s *suite) retentionTests() []namedTest {
 				t.Fatalf("List shows %v, want only the live session", ids)
 			}
 			_, err = e.st.Create(e.ctx, store.CreateRequest{ID: "ttl"})
-			e.wantErr(err, agentmem.ErrConflict, "Create over an expired session Prune has not deleted")
+			e.wantExists(err, "ttl", "Create over an expired session Prune has not deleted")
 			resp, err := e.st.Prune(e.ctx, store.PruneRequest{})
 			if err != nil || resp.SessionsDeleted != 1 {
 				t.Fatalf("Prune: %+v, %v", resp, err)

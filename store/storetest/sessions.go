@@ -65,7 +65,7 @@ func (s *suite) sessionTests() []namedTest {
 			e.appendSteps("dup", taskStep("t", "x"))
 			before := e.dump()
 			_, err := e.st.Create(e.ctx, store.CreateRequest{ID: "dup", Agent: "second"})
-			e.wantErr(err, agentmem.ErrConflict, "Create of an existing ID")
+			e.wantExists(err, "dup", "Create of an existing ID")
 			e.wantUnchanged(before, "a refused Create")
 		}},
 		{"CreateDuplicateIsConflictFirst", func(t *testing.T) {
@@ -75,7 +75,7 @@ func (s *suite) sessionTests() []namedTest {
 			e.create(store.CreateRequest{ID: "dup"})
 			before := e.dump()
 			_, err := e.st.Create(e.ctx, store.CreateRequest{ID: "dup", ParentID: "no-such-parent"})
-			e.wantErr(err, agentmem.ErrConflict, "Create of an existing ID with a missing parent")
+			e.wantExists(err, "dup", "Create of an existing ID with a missing parent")
 			e.wantUnchanged(before, "a refused Create")
 		}},
 		{"CopiesInAndOut", func(t *testing.T) {

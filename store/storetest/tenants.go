@@ -41,7 +41,7 @@ func (s *suite) tenantTests() []namedTest {
 				}
 			}
 			_, err := e.st.Create(e.ctx, store.CreateRequest{ID: "shared-x", Tenant: "acme"})
-			e.wantErr(err, agentmem.ErrConflict, "an ID in use in its own tenant")
+			e.wantExists(err, "shared-x", "an ID in use in its own tenant")
 
 			// List pages through all three, each once, in order.
 			var got []string

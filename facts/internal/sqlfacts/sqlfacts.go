@@ -255,7 +255,7 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (facts.Fact, error) 
 	}
 	f, err := scanFact(s.g.Reader().QueryRow(ctx, `SELECT `+columns+` FROM facts WHERE tenant = $1 AND id = $2`, tenant, id))
 	if errors.Is(err, sqldb.ErrNoRows) {
-		return facts.Fact{}, fmt.Errorf("%s: fact %.80q: %w", s.name, id, agentmem.ErrNotFound)
+		return facts.Fact{}, fmt.Errorf("facts: fact %.80q: %w", id, agentmem.ErrNotFound) // as the memory store says it: no backend's name
 	}
 	if err != nil {
 		return facts.Fact{}, s.g.Err("get", err)

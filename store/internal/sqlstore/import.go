@@ -50,7 +50,7 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 			return err
 		}
 		if !ok {
-			return s.conflict("import: session %q already exists", sess.ID)
+			return &store.ExistsError{Tenant: sess.Tenant, ID: sess.ID}
 		}
 		if len(rows) == 0 {
 			return nil

@@ -194,7 +194,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 			var one int
 			err := tx.QueryRow(ctx, "SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2", req.Tenant, req.ID).Scan(&one)
 			if err == nil {
-				return s.conflict("session %q already exists", req.ID)
+				return &store.ExistsError{Tenant: req.Tenant, ID: req.ID}
 			}
 			if !errors.Is(err, sqldb.ErrNoRows) {
 				return err
@@ -220,7 +220,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 			return err
 		}
 		if !ok {
-			return s.conflict("session %q already exists", r.ID)
+			return &store.ExistsError{Tenant: r.Tenant, ID: r.ID}
 		}
 		out = r.Session.Clone()
 		return nil

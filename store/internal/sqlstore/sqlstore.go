@@ -128,7 +128,8 @@ func isStoreErr(err error) bool {
 // err turns an error from the database into the store's error. The
 // contract's errors pass through. A unique violation (two creators of
 // one session ID, which the checks make impossible short of a race or a
-// bug) is ErrConflict; an operation that lost a race with Close reports
+// bug) is ErrConflict, a *uniqueError that names neither the backend nor
+// its tables; an operation that lost a race with Close reports
 // store.ErrClosed; a transient failure (a locked database, a lost
 // connection, a server shutting down, a deadlock that outlived the
 // retries, a timeout) wraps agentmem.ErrUnavailable (Dialect.Classify);
@@ -142,8 +143,8 @@ func (s *Store) err(op string, err error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("%s: %s: %w (%v)", s.d.name, op, store.ErrClosed, err)
 	}
-	if msg, ok := s.d.UniqueViolation(err); ok {
-		return fmt.Errorf("%s: %s: %w: %s", s.d.name, op, agentmem.ErrConflict, msg)
+	if _, ok := s.d.UniqueViolation(err); ok {
+		return &uniqueError{op: op, err: err}
 	}
 	err = fmt.Errorf("%s: %s: %w", s.d.name, op, s.d.Classify(err))
 	if errors.Is(err, agentmem.ErrExhausted) {
@@ -188,12 +189,32 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// uniqueError is a unique violation (see Store.err), an error of the
+// contract: its message is the store's, without the database's (which
+// names tables, in the backend's words), and errors.As still finds the
+// driver's error.
+type uniqueError struct {
+	op  string
+	err error
+}
+
+func (e *uniqueError) Error() string {
+	return e.op + ": another request wrote the same record at the same time: " + agentmem.ErrConflict.Error()
+}
+
+// Unwrap makes errors.Is(err, agentmem.ErrConflict) true, and errors.As
+// find the driver's error.
+func (e *uniqueError) Unwrap() []error { return []error{agentmem.ErrConflict, e.err} }
+
+// notFound and conflict are errors of the contract, which transports
+// show to their clients: they say what is wrong and do not name the
+// backend (its failures, which are only logged, do).
 func (s *Store) notFound(id string) error {
-	return fmt.Errorf("%s: session %q: %w", s.d.name, id, agentmem.ErrNotFound)
+	return fmt.Errorf("session %q: %w", id, agentmem.ErrNotFound)
 }
 
 func (s *Store) conflict(format string, args ...any) error {
-	return fmt.Errorf("%s: %s: %w", s.d.name, fmt.Sprintf(format, args...), agentmem.ErrConflict)
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), agentmem.ErrConflict)
 }
 
 // checkText refuses a text value the database cannot store as
@@ -202,7 +223,7 @@ func (s *Store) conflict(format string, args ...any) error {
 // SQLite it is nil.
 func (s *Store) checkText(field, v string) error {
 	if s.d.noNUL && strings.IndexByte(v, 0) >= 0 {
-		return &agentmem.InvalidError{Field: field, Reason: "contains the byte 0, which PostgreSQL text cannot hold"}
+		return &agentmem.InvalidError{Field: field, Reason: "contains the byte 0, which this store's text cannot hold"}
 	}
 	return nil
 }
