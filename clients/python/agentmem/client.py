@@ -257,7 +257,7 @@ class Client:
         q = {"user_id": user_id, "agent": agent, "page_size": page_size, "page_token": page_token}
         out = self._json("GET", "/v1/sessions", query=q)
         page = build(SessionPage, {k: v for k, v in out.items() if k != "damaged"})
-        page.damaged = self._damaged("session", out)
+        page.damaged = list(self._damaged("session", out))  # the client's DamagedRecord, with its kind
         return page
 
     def iter_sessions(self, *, user_id: Optional[str] = None, agent: Optional[str] = None, page_size: Optional[int] = None) -> Iterator[Session]:
@@ -542,7 +542,7 @@ class Client:
         query = {"min_confidence": min_confidence, "include_superseded": include_superseded, "page_size": page_size, "page_token": page_token}
         out = self._json("GET", "/v1/users/" + _quote(user_id) + "/facts", query=query)
         page = build(FactsPage, {k: v for k, v in out.items() if k != "damaged"})
-        page.damaged = self._damaged("fact", out)
+        page.damaged = list(self._damaged("fact", out))  # the client's DamagedRecord, with its kind
         return page
 
     def iter_facts(
