@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newEvalCmd) }
+func init() { cli.Register(newEvalCmd) }
 
 // newEvalCmd builds agentmem-bench eval, the parent of the evaluations.
 func newEvalCmd(a *cli.App) *cobra.Command {
@@ -120,12 +118,8 @@ fields, nor the answers.`,
 			}
 			rep.Dataset = f.dataset
 			rep.Seconds = time.Since(start).Seconds()
-			line, err := json.Marshal(rep)
-			if err != nil {
-				return cli.Failure(err)
-			}
-			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", line); err != nil {
-				return cli.Failure(err)
+			if err := cli.PrintJSONLine(cmd.OutOrStdout(), rep); err != nil {
+				return err
 			}
 			return nil
 		},

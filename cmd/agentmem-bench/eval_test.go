@@ -1,28 +1,18 @@
 package main
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 	"github.com/agentmem/agentmem/recall"
 )
 
 const tinyLoCoMo = "../../recall/testdata/tiny.json"
 
-// evalReport decodes the one JSON line of agentmem eval recall.
+// evalReport decodes the one JSON line of agentmem-bench eval recall.
 func evalReport(t *testing.T, stdout string) recall.Report {
 	t.Helper()
-	if strings.Count(stdout, "\n") != 1 {
-		t.Fatalf("stdout is not one line: %q", stdout)
-	}
-	var rep recall.Report
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
-	return rep
+	return clitest.DecodeLine[recall.Report](t, stdout)
 }
 
 func TestEvalRecall(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentmem/agentmem/internal/bench/load"
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
@@ -50,12 +50,7 @@ func TestBenchLoad(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var res load.Result
-			dec := json.NewDecoder(strings.NewReader(stdout))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&res); err != nil {
-				t.Fatalf("%v: %s", err, stdout)
-			}
+			res := clitest.DecodeLine[load.Result](t, stdout)
 			if res.Op != op || res.Clients != 3 || res.Sessions != 2 || res.Steps != 40 || res.Failed != 0 || len(res.Errors) != 0 {
 				t.Errorf("result: %+v", res)
 			}

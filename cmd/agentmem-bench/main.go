@@ -41,13 +41,6 @@ func main() {
 	os.Exit(code)
 }
 
-// commands holds the constructors of the subcommands. Each lives in its
-// own file and adds itself from an init function with register.
-var commands []func(*cli.App) *cobra.Command
-
-// register adds a subcommand constructor; call it from init.
-func register(newCmd func(*cli.App) *cobra.Command) { commands = append(commands, newCmd) }
-
 // newRoot builds the command tree. Each call builds a fresh tree, so
 // tests can run commands side by side.
 func newRoot(a *cli.App, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -63,7 +56,7 @@ flag's name in upper case, dashes as underscores (AGENTMEM_API_KEY for
 --api-key). A flag given on the command line wins over its variable.`,
 		Args: cobra.NoArgs,
 	}
-	return a.Root(root, stdin, stdout, stderr, commands)
+	return a.Root(root, stdin, stdout, stderr)
 }
 
 // execute runs the command line args and returns the exit code: 0, 1 when

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/internal/bench/proxybench"
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 )
 
 // TestBenchProxy runs agentmem-bench proxy on a small run of each mode:
@@ -16,12 +17,7 @@ func TestBenchProxy(t *testing.T) {
 		if code != 0 || stderr != "" {
 			t.Fatalf("%s: exit %d, stderr %q", mode, code, stderr)
 		}
-		var res proxybench.Result
-		dec := json.NewDecoder(strings.NewReader(stdout))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&res); err != nil {
-			t.Fatalf("%v: %s", err, stdout)
-		}
+		res := clitest.DecodeLine[proxybench.Result](t, stdout)
 		if res.Clients != 2 || res.Turns != 20 || res.Mode != mode || res.ProxyP50 <= 0 || res.DirectP50 <= 0 ||
 			res.OverheadP50 != res.ProxyP50-res.DirectP50 || res.BodyKB <= 0 {
 			t.Errorf("%s: %+v", mode, res)

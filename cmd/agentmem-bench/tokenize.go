@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newTokenizeCmd) }
+func init() { cli.Register(newTokenizeCmd) }
 
 // tokenizeFlags are the flags of agentmem-bench tokenize.
 type tokenizeFlags struct {
@@ -127,12 +126,8 @@ func runTokenize(cmd *cobra.Command, f tokenizeFlags, file string) error {
 	if best > 0 {
 		res.MBPerSecond = round6(float64(len(text)) / 1e6 / best.Seconds())
 	}
-	line, err := json.Marshal(res)
-	if err != nil {
-		return cli.Failure(err)
-	}
-	if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", line); err != nil {
-		return cli.Failure(err)
+	if err := cli.PrintJSONLine(cmd.OutOrStdout(), res); err != nil {
+		return err
 	}
 	return nil
 }

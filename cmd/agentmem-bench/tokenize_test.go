@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
@@ -17,16 +17,7 @@ func benchTokenize(t *testing.T, stdin string, args ...string) tokenizeResult {
 	if code != 0 || stderr != "" {
 		t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
 	}
-	if strings.Count(stdout, "\n") != 1 || !strings.HasSuffix(stdout, "\n") {
-		t.Fatalf("stdout is not one line: %q", stdout)
-	}
-	var res tokenizeResult
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
-	return res
+	return clitest.DecodeLine[tokenizeResult](t, stdout)
 }
 
 func TestBenchTokenize(t *testing.T) {

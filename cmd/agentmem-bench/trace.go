@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newTraceCmd) }
+func init() { cli.Register(newTraceCmd) }
 
 // traceFlags are the flags of agentmem-bench trace.
 type traceFlags struct {
