@@ -18,7 +18,7 @@ import (
 
 // BenchmarkWholeHistory measures a request through the proxy that
 // resends a session's whole history of 1,000 turns plus a new message
-// (agentmem bench proxy measures the overhead under concurrency).
+// (agentmem-bench proxy measures the overhead under concurrency).
 func BenchmarkWholeHistory(b *testing.B) {
 	e, err := proxytest.Start(nil)
 	if err != nil {

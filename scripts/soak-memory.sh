@@ -7,18 +7,20 @@
 #   e.g. scripts/soak-memory.sh ./agentmem --cache-bytes 64MiB
 #
 # It starts BINARY (default: agentmem on PATH) as `serve` over a new SQLite
-# file in a temporary directory, then runs `BINARY bench load --op context`
+# file in a temporary directory, then runs `agentmem-bench load --op
+# context` (the binary BENCH, by default one built from this checkout)
 # against it: SESSIONS sessions of STEPS generated steps each (realistic
 # agent actions, about 3 KB of JSON each), one client per session reading
 # its context at BUDGET tokens (0: no budget) for DURATION. Meanwhile it
 # samples the server's resident set size every second (VmRSS, and RssAnon:
 # VmRSS less the pages of files, such as the SQLite file the store maps),
 # and prints it when idle, during seeding (the peak) and during the reads
-# (the peak and the last sample), the bench load result, and at the end of
+# (the peak and the last sample), the load result, and at the end of
 # the reads the server's session cache gauges and Go heap. Everything is
 # removed at the end.
 #
-# Environment: SESSIONS (30), STEPS (1500), DURATION (60s), BUDGET (8000).
+# Environment: SESSIONS (30), STEPS (1500), DURATION (60s), BUDGET (8000),
+# BENCH (an agentmem-bench binary).
 set -euo pipefail
 
 bin=${1:-agentmem}
@@ -27,6 +29,8 @@ sessions=${SESSIONS:-30}
 steps=${STEPS:-1500}
 duration=${DURATION:-60s}
 budget=${BUDGET:-8000}
+bench=${BENCH:-}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 dir=$(mktemp -d /tmp/agentmem-soak.XXXXXX)
 server_pid=
@@ -40,6 +44,11 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
+
+if [ -z "$bench" ]; then
+	bench=$dir/agentmem-bench
+	(cd "$repo" && go build -o "$bench" ./cmd/agentmem-bench)
+fi
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
@@ -59,10 +68,10 @@ sampler_pid=$!
 sleep 2
 idle=$(rss)
 
-"$bin" bench load --server "$url" --op context --sessions "$sessions" --clients "$sessions" --steps "$steps" \
+"$bench" load --server "$url" --op context --sessions "$sessions" --clients "$sessions" --steps "$steps" \
 	--budget "$budget" --duration "$duration" --warmup 5s --keep 2>"$dir/load.log" >"$dir/load.json" &
 load_pid=$!
-# The reads start when bench load logs "running".
+# The reads start when the load generator logs "running".
 until grep -q '"running"\|msg=running' "$dir/load.log" 2>/dev/null || ! kill -0 "$load_pid" 2>/dev/null; do sleep 0.5; done
 start=$(date +%s)
 wait "$load_pid" || { cat "$dir/load.log"; exit 1; }

@@ -14,7 +14,7 @@ const benchSize = 10 << 20
 // benchText is about 10 MiB of mixed prose, dialogue and Go source (a
 // third each by document count), generated from a fixed seed like the test
 // corpus. `go test -run TestWriteBenchText` writes it to a file for
-// agentmem bench tokenize.
+// agentmem-bench tokenize.
 var benchText = sync.OnceValue(func() string {
 	r := &rng{s: 0x62656e6368} // "bench"
 	gens := []func(*rng) string{genProse, genDialogue, genGo}
@@ -171,7 +171,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // TestWriteBenchText writes benchText to $TOKENIZER_BENCH_TEXT, if set, for
-// agentmem bench tokenize:
+// agentmem-bench tokenize:
 //
 //	TOKENIZER_BENCH_TEXT=/tmp/mixed10m.txt go test -run TestWriteBenchText ./tokenizer/
 func TestWriteBenchText(t *testing.T) {

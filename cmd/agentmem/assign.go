@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/store"
 	"github.com/spf13/cobra"
 )
@@ -20,7 +21,7 @@ type assignFlags struct {
 // newAssignSessionsCmd is agentmem keys assign-sessions: sessions created
 // before the first key (no tenant) moved into a tenant, so that its keys
 // reach them.
-func newAssignSessionsCmd(a *app, storeFlag *string) *cobra.Command {
+func newAssignSessionsCmd(a *cli.App, storeFlag *string) *cobra.Command {
 	var f assignFlags
 	cmd := &cobra.Command{
 		Use:   "assign-sessions --tenant TENANT [SESSION...]",
@@ -50,17 +51,17 @@ import' reads it back). Run it while no server writes to these sessions.`,
 	return cmd
 }
 
-func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFlags, ids []string) error {
+func runAssignSessions(cmd *cobra.Command, a *cli.App, storeFlag string, f assignFlags, ids []string) error {
 	ctx := cmd.Context()
 	if f.tenant == "" {
-		return usagef("--tenant is required")
+		return cli.Usagef("--tenant is required")
 	}
 	if err := store.ValidateSession(&store.Session{ID: "x", Tenant: f.tenant, Retention: store.SessionRetention}); err != nil {
-		return usagef("--tenant: %v", err)
+		return cli.Usagef("--tenant: %v", err)
 	}
 	for _, id := range ids {
 		if err := store.ValidateID(id); err != nil {
-			return usagef("SESSION %q: %v", id, err)
+			return cli.Usagef("SESSION %q: %v", id, err)
 		}
 	}
 	storeURL, err := resolveStoreURL(a, storeFlag)
@@ -82,7 +83,7 @@ func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFla
 
 	if len(ids) == 0 {
 		if ids, err = untenanted(ctx, st); err != nil {
-			return failure{err}
+			return cli.Failure(err)
 		}
 	}
 	out := cmd.OutOrStdout()
@@ -96,7 +97,7 @@ func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFla
 	}
 	backup, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return failure{fmt.Errorf("the backup file: %w", err)}
+		return cli.Failure(fmt.Errorf("the backup file: %w", err))
 	}
 	defer backup.Close()
 	var failed error
@@ -124,7 +125,7 @@ func runAssignSessions(cmd *cobra.Command, a *app, storeFlag string, f assignFla
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%d of %d sessions moved into tenant %s; their previous state is in %s\n", moved, len(ids), f.tenant, path)
 	if failed != nil {
-		return failure{errors.New("some sessions did not move")}
+		return cli.Failure(errors.New("some sessions did not move"))
 	}
 	return nil
 }

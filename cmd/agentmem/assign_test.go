@@ -37,11 +37,11 @@ func TestKeysAssignSessions(t *testing.T) {
 	env := map[string]string{"AGENTMEM_STORE": "sqlite://" + db}
 	backup := filepath.Join(dir, "backup.jsonl")
 
-	code, _, stderr := cli(t, env, "", "keys", "assign-sessions", "--backup", backup)
+	code, _, stderr := runCLI(t, env, "", "keys", "assign-sessions", "--backup", backup)
 	if code != 2 || !strings.Contains(stderr, "--tenant is required") {
 		t.Fatalf("without --tenant: exit %d, %q", code, stderr)
 	}
-	code, stdout, stderr := cli(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", backup)
+	code, stdout, stderr := runCLI(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", backup)
 	if code != 0 || !strings.Contains(stdout, "demo: moved into tenant acme") || !strings.Contains(stdout, "run-1: moved into tenant acme") ||
 		strings.Contains(stdout, "theirs") || !strings.Contains(stderr, "2 of 2 sessions moved") {
 		t.Fatalf("assign-sessions: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
@@ -68,15 +68,15 @@ func TestKeysAssignSessions(t *testing.T) {
 
 	// Nothing left to move; a named missing session fails; an existing
 	// backup file is never overwritten.
-	code, stdout, _ = cli(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", filepath.Join(dir, "b2.jsonl"))
+	code, stdout, _ = runCLI(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", filepath.Join(dir, "b2.jsonl"))
 	if code != 0 || !strings.Contains(stdout, "nothing to move") {
 		t.Fatalf("second run: exit %d %q", code, stdout)
 	}
-	code, stdout, _ = cli(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", filepath.Join(dir, "b3.jsonl"), "nope")
+	code, stdout, _ = runCLI(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", filepath.Join(dir, "b3.jsonl"), "nope")
 	if code != 1 || !strings.Contains(stdout, "nope: failed: no such session") {
 		t.Fatalf("a missing session: exit %d %q", code, stdout)
 	}
-	code, _, stderr = cli(t, env, "", "keys", "assign-sessions", "--tenant", "globex", "--backup", backup, "demo")
+	code, _, stderr = runCLI(t, env, "", "keys", "assign-sessions", "--tenant", "globex", "--backup", backup, "demo")
 	if code != 1 || !strings.Contains(stderr, "backup") {
 		t.Fatalf("over an existing backup: exit %d %q", code, stderr)
 	}
@@ -109,7 +109,7 @@ func TestKeysAssignSessionsDamaged(t *testing.T) {
 	}
 	raw.Close()
 	env := map[string]string{"AGENTMEM_STORE": "sqlite://" + db}
-	code, stdout, stderr := cli(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", filepath.Join(t.TempDir(), "b.jsonl"))
+	code, stdout, stderr := runCLI(t, env, "", "keys", "assign-sessions", "--tenant", "acme", "--backup", filepath.Join(t.TempDir(), "b.jsonl"))
 	if code != 1 || !strings.Contains(stdout, "good: moved into tenant acme") || !strings.Contains(stdout, "bad: failed:") || !strings.Contains(stdout, "damaged") {
 		t.Fatalf("assign-sessions: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}

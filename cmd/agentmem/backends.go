@@ -19,6 +19,7 @@ import (
 	// sessions.
 	_ "github.com/agentmem/agentmem/facts/postgres"
 	_ "github.com/agentmem/agentmem/facts/sqlite"
+	"github.com/agentmem/agentmem/internal/cli"
 	_ "github.com/agentmem/agentmem/recall/postgres"
 	_ "github.com/agentmem/agentmem/recall/sqlite"
 )
@@ -82,11 +83,11 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 	}
 	if ef.baseURL != "" {
 		if ef.model == "" {
-			return nil, usagef("--embed-base-url needs --embed-model")
+			return nil, cli.Usagef("--embed-base-url needs --embed-model")
 		}
 		emb, err := recall.NewLLMEmbedder(llm.Config{BaseURL: ef.baseURL, APIKey: ef.key, EmbeddingModel: ef.model})
 		if err != nil {
-			return nil, usagef("--embed-base-url: %v", err)
+			return nil, cli.Usagef("--embed-base-url: %v", err)
 		}
 		// Writes never wait on the embedding service: documents are
 		// indexed lexically at once and embedded in the background.
@@ -100,12 +101,12 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 	rOpts.Lineage = recall.StoreLineage(st)
 	ix, err := recall.Open(ctx, storeURL, rOpts)
 	if err != nil {
-		return nil, failure{fmt.Errorf("opening the recall index: %w", err)}
+		return nil, cli.Failure(fmt.Errorf("opening the recall index: %w", err))
 	}
 	fst, err := facts.Open(ctx, storeURL)
 	if err != nil {
 		ix.Close()
-		return nil, failure{fmt.Errorf("opening the facts: %w", err)}
+		return nil, cli.Failure(fmt.Errorf("opening the facts: %w", err))
 	}
 	m := &memories{
 		recall:  ix,
@@ -154,11 +155,11 @@ func embedLoop(ctx context.Context, ix *recall.Index, interval time.Duration, lo
 // (openMemories) and wraps st so that every write to it is indexed for
 // recall from its log, in the background, as serve indexes it. done stops
 // the indexing and closes the memories, in that order; st stays open.
-func openIndexed(ctx context.Context, a *app, storeURL string, st store.Store, ef embedFlags) (indexed *recall.IndexedStore, mems *memories, done func(), err error) {
-	if mems, err = openMemories(ctx, storeURL, st, ef, a.log); err != nil {
+func openIndexed(ctx context.Context, a *cli.App, storeURL string, st store.Store, ef embedFlags) (indexed *recall.IndexedStore, mems *memories, done func(), err error) {
+	if mems, err = openMemories(ctx, storeURL, st, ef, a.Log); err != nil {
 		return nil, nil, nil, err
 	}
-	indexed = mems.indexedStore(st, a.log)
+	indexed = mems.indexedStore(st, a.Log)
 	return indexed, mems, func() {
 		indexed.Stop()
 		mems.Close()

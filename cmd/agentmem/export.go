@@ -6,18 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/store"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newExportCmd) }
+func init() { cli.Register(newExportCmd) }
 
 // exportProgressMin is the fewest sessions that get a progress bar
 // without --progress.
@@ -30,7 +29,7 @@ type exportFlags struct {
 	progress                        progressFlags
 }
 
-func newExportCmd(a *app) *cobra.Command {
+func newExportCmd(a *cli.App) *cobra.Command {
 	var f exportFlags
 	cmd := &cobra.Command{
 		Use:   "export [SESSION...] [--all] [--user USER] [--agent AGENT] [-o FILE]",
@@ -77,13 +76,13 @@ shows it always, --no-progress never).`,
 	return cmd
 }
 
-func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout, stderr io.Writer) error {
+func runExport(ctx context.Context, a *cli.App, f exportFlags, ids []string, stdout, stderr io.Writer) error {
 	selecting := f.all || f.user != "" || f.agent != ""
 	switch {
 	case len(ids) > 0 && selecting:
-		return usagef("name sessions or select them with --all, --user or --agent, not both")
+		return cli.Usagef("name sessions or select them with --all, --user or --agent, not both")
 	case len(ids) == 0 && !selecting:
-		return usagef("name the sessions to export, or give --all, --user or --agent")
+		return cli.Usagef("name the sessions to export, or give --all, --user or --agent")
 	}
 	if err := f.progress.check(); err != nil {
 		return err
@@ -92,12 +91,12 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 	ids = dedupe(ids)
 	for _, id := range ids {
 		if err := store.ValidateID(id); err != nil {
-			return usagef("SESSION %q: %v", id, err)
+			return cli.Usagef("SESSION %q: %v", id, err)
 		}
 	}
 	list := store.ListRequest{Tenant: f.tenant, UserID: f.user, Agent: f.agent, PageSize: store.MaxPageSize}
 	if _, _, err := store.ValidateList(list); err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	st, err := openSessionStore(ctx, a, f.store, true)
 	if err != nil {
@@ -113,7 +112,7 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 	if selecting {
 		keys, damaged, err = listSessions(ctx, st, list)
 		if err != nil {
-			return failure{err}
+			return cli.Failure(err)
 		}
 	} else {
 		for _, id := range ids {
@@ -142,7 +141,7 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 		_ = bar.Finish() // clears it
 	}
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	damaged = append(damaged, skipped...)
 	dest := f.out
@@ -150,21 +149,21 @@ func runExport(ctx context.Context, a *app, f exportFlags, ids []string, stdout,
 		dest = "stdout"
 	}
 	if n == 0 && len(damaged) == 0 {
-		a.log.Warn("no sessions matched: nothing exported", "tenant", f.tenant, "user", f.user, "agent", f.agent)
+		a.Log.Warn("no sessions matched: nothing exported", "tenant", f.tenant, "user", f.user, "agent", f.agent)
 	}
-	a.log.Info("exported", "sessions", n, "bytes", size, "to", dest)
+	a.Log.Info("exported", "sessions", n, "bytes", size, "to", dest)
 	if len(damaged) > 0 {
 		// Every healthy session is written; the damaged ones are named,
 		// and the exit status says that the export is not whole.
 		names := make([]string, len(damaged))
 		for i, d := range damaged {
-			a.log.Error("damaged session not exported", "tenant", d.Tenant, "id", d.ID, "err", d.Err)
+			a.Log.Error("damaged session not exported", "tenant", d.Tenant, "id", d.ID, "err", d.Err)
 			names[i] = strconv.Quote(d.ID)
 			if d.Tenant != "" {
 				names[i] += " (tenant " + strconv.Quote(d.Tenant) + ")"
 			}
 		}
-		return failure{fmt.Errorf("%d damaged sessions were not exported (their stored records do not decode): %s", len(damaged), strings.Join(names, ", "))}
+		return cli.Failure(fmt.Errorf("%d damaged sessions were not exported (their stored records do not decode): %s", len(damaged), strings.Join(names, ", ")))
 	}
 	return nil
 }
@@ -180,11 +179,11 @@ func writeExport(ctx context.Context, st store.Store, keys []store.Key, selected
 		abort  = func() {}
 	)
 	if path != "" && path != "-" {
-		file, err := newAtomicFile(path)
+		file, err := cli.CreateAtomic(path)
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		w, commit, abort = file, file.commit, file.abort
+		w, commit, abort = file, file.Commit, file.Abort
 	}
 	cw := &countingWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 256<<10)
@@ -283,44 +282,4 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// atomicFile is a file that appears at its path complete or not at all:
-// it is written to a temporary file in the same directory and renamed
-// into place by commit.
-type atomicFile struct {
-	*os.File
-	path string
-}
-
-// newAtomicFile creates the temporary file of path (mode 0600).
-func newAtomicFile(path string) (*atomicFile, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, err
-	}
-	return &atomicFile{File: tmp, path: path}, nil
-}
-
-// commit makes the file durable and renames it into place.
-func (f *atomicFile) commit() error {
-	if err := f.Sync(); err != nil {
-		f.abort()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), f.path); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
-
-// abort removes the temporary file.
-func (f *atomicFile) abort() {
-	_ = f.Close()
-	_ = os.Remove(f.Name())
 }

@@ -185,7 +185,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	seedSessions(t, srcURL)
 	file := filepath.Join(t.TempDir(), "backup.jsonl")
 
-	code, stdout, stderr := cli(t, map[string]string{"AGENTMEM_STORE": srcURL}, "", "export", "--all", "-o", file)
+	code, stdout, stderr := runCLI(t, map[string]string{"AGENTMEM_STORE": srcURL}, "", "export", "--all", "-o", file)
 	if code != 0 || stdout != "" || !strings.Contains(stderr, "sessions=3") {
 		t.Fatalf("export: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -200,7 +200,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Errorf("export file mode: %v %v", fi.Mode(), err)
 	}
 
-	code, stdout, stderr = cli(t, nil, "", "import", "--store", dstURL, file)
+	code, stdout, stderr = runCLI(t, nil, "", "import", "--store", dstURL, file)
 	if code != 0 {
 		t.Fatalf("import: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -218,7 +218,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 
 	// The imported sessions are indexed for recall.
-	code, stdout, stderr = cli(t, nil, "", "recall", "search", "orders table locked", "--store", dstURL, "--k", "1")
+	code, stdout, stderr = runCLI(t, nil, "", "recall", "search", "orders table locked", "--store", dstURL, "--k", "1")
 	if code != 0 || !strings.Contains(stdout, `"session_id":"s`) {
 		t.Errorf("recall search after import: exit %d, %q %q", code, stdout, stderr)
 	}
@@ -229,7 +229,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 func TestExportNamedToStdoutImportFromStdin(t *testing.T) {
 	srcURL, dstURL := newStoreURL(t, "src.db"), newStoreURL(t, "dst.db")
 	seedSessions(t, srcURL)
-	code, stdout, stderr := cli(t, nil, "", "export", "--store", srcURL, "s2", "s1", "s2", "--log-level", "warn")
+	code, stdout, stderr := runCLI(t, nil, "", "export", "--store", srcURL, "s2", "s1", "s2", "--log-level", "warn")
 	if code != 0 || stderr != "" {
 		t.Fatalf("export: exit %d, %q", code, stderr)
 	}
@@ -237,7 +237,7 @@ func TestExportNamedToStdoutImportFromStdin(t *testing.T) {
 	if want := exportOf(t, src, "s2") + exportOf(t, src, "s1"); stdout != want {
 		t.Fatalf("export of s2 s1 s2:\n%s\nwant the two exports, each once:\n%s", stdout, want)
 	}
-	code, out, stderr := cli(t, nil, stdout, "import", "--store", dstURL, "-", "--json")
+	code, out, stderr := runCLI(t, nil, stdout, "import", "--store", dstURL, "-", "--json")
 	if code != 0 {
 		t.Fatalf("import: exit %d, %q %q", code, out, stderr)
 	}
@@ -284,12 +284,12 @@ func TestExportSelection(t *testing.T) {
 		{[]string{"s1", "--tenant", "acme"}, []string{"s1"}},
 		{[]string{"s3"}, []string{"s3"}},
 	} {
-		code, stdout, stderr := cli(t, env, "", append([]string{"export"}, tc.args...)...)
+		code, stdout, stderr := runCLI(t, env, "", append([]string{"export"}, tc.args...)...)
 		if code != 0 || !reflect.DeepEqual(headers(stdout), tc.want) {
 			t.Errorf("export %v: exit %d, sessions %v, want %v (%s)", tc.args, code, headers(stdout), tc.want, stderr)
 		}
 	}
-	if _, stdout, _ := cli(t, env, "", "export", "s1", "--tenant", "acme"); !strings.Contains(stdout, `"tenant":"acme","user_id":"carol"`) {
+	if _, stdout, _ := runCLI(t, env, "", "export", "s1", "--tenant", "acme"); !strings.Contains(stdout, `"tenant":"acme","user_id":"carol"`) {
 		t.Errorf("export s1 --tenant acme is not acme's s1: %s", stdout)
 	}
 }
@@ -313,7 +313,7 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", "--all", "--store", "mem://"}, 2, "mem://"},
 		{[]string{"export", "--all", "-o", filepath.Join(dir, "missing", "out.jsonl")}, 1, "no such file or directory"},
 	} {
-		code, stdout, stderr := cli(t, env, "", tc.args...)
+		code, stdout, stderr := runCLI(t, env, "", tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.stderr) || stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, stderr, stdout, tc.code, tc.stderr)
 		}
@@ -332,13 +332,13 @@ func TestExportReplacesFileAtomically(t *testing.T) {
 	if err := os.WriteFile(out, []byte("old\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, _ := cli(t, nil, "", "export", "--store", url, "s1", "missing", "-o", out); code != 1 {
+	if code, _, _ := runCLI(t, nil, "", "export", "--store", url, "s1", "missing", "-o", out); code != 1 {
 		t.Fatalf("exit %d", code)
 	}
 	if data, _ := os.ReadFile(out); string(data) != "old\n" {
 		t.Fatalf("a failed export changed the file: %q", data)
 	}
-	if code, _, _ := cli(t, nil, "", "export", "--store", url, "s2", "-o", out); code != 0 {
+	if code, _, _ := runCLI(t, nil, "", "export", "--store", url, "s2", "-o", out); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	if data, _ := os.ReadFile(out); !strings.HasPrefix(string(data), `{"agentmem_export":1,"session":{"id":"s2"`) {
@@ -417,16 +417,16 @@ func TestExportProgressBar(t *testing.T) {
 	url := newStoreURL(t, "a.db")
 	seedSessions(t, url)
 	out := filepath.Join(t.TempDir(), "out.jsonl")
-	code, _, stderr := cli(t, nil, "", "export", "--store", url, "--all", "-o", out, "--progress")
+	code, _, stderr := runCLI(t, nil, "", "export", "--store", url, "--all", "-o", out, "--progress")
 	if code != 0 || !strings.Contains(stderr, "exporting") || !strings.Contains(stderr, "(1/3)") {
 		t.Errorf("--progress: exit %d, %q", code, stderr)
 	}
 	// Not a terminal, and few sessions: no bar.
-	code, _, stderr = cli(t, nil, "", "export", "--store", url, "--all", "-o", out)
+	code, _, stderr = runCLI(t, nil, "", "export", "--store", url, "--all", "-o", out)
 	if code != 0 || strings.Contains(stderr, "exporting") {
 		t.Errorf("no --progress: exit %d, %q", code, stderr)
 	}
-	code, _, stderr = cli(t, nil, "", "export", "--store", url, "--all", "--progress", "--no-progress")
+	code, _, stderr = runCLI(t, nil, "", "export", "--store", url, "--all", "--progress", "--no-progress")
 	if code != 2 || !strings.Contains(stderr, "contradict") {
 		t.Errorf("--progress --no-progress: exit %d, %q", code, stderr)
 	}
@@ -447,7 +447,7 @@ func TestExportAllPastDamagedSession(t *testing.T) {
 	}
 	db.Close()
 	out := filepath.Join(t.TempDir(), "backup.jsonl")
-	code, stdout, stderr := cli(t, map[string]string{"AGENTMEM_STORE": url}, "", "export", "--all", "-o", out)
+	code, stdout, stderr := runCLI(t, map[string]string{"AGENTMEM_STORE": url}, "", "export", "--all", "-o", out)
 	if code != 1 || stdout != "" || !strings.Contains(stderr, `damaged`) || !strings.Contains(stderr, `"s2"`) || !strings.Contains(stderr, "sessions=2") {
 		t.Fatalf("export: exit %d, stdout %q, stderr %q; want exit 1 naming s2", code, stdout, stderr)
 	}
@@ -459,7 +459,7 @@ func TestExportAllPastDamagedSession(t *testing.T) {
 		t.Fatalf("the export has %d headers, want s1 and s3:\n%s", n, data)
 	}
 	dstURL := newStoreURL(t, "dst.db")
-	if code, stdout, stderr := cli(t, nil, "", "import", "--store", dstURL, out); code != 0 {
+	if code, stdout, stderr := runCLI(t, nil, "", "import", "--store", dstURL, out); code != 0 {
 		t.Fatalf("import: exit %d, %q %q", code, stdout, stderr)
 	}
 	src, dst := openTestStore(t, url), openTestStore(t, dstURL)

@@ -6,14 +6,15 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/store"
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newFeedCmd) }
+func init() { cli.Register(newFeedCmd) }
 
 // newFeedCmd is agentmem feed: the store's change feed and its consumers.
-func newFeedCmd(a *app) *cobra.Command {
+func newFeedCmd(a *cli.App) *cobra.Command {
 	var storeFlag string
 	cmd := &cobra.Command{
 		Use:   "feed",
@@ -66,7 +67,7 @@ it is not indexed ('agentmem recall backfill' indexes it).`,
 }
 
 // withFeed runs fn with the feed of the store storeFlag names.
-func withFeed(ctx context.Context, a *app, storeFlag string, fn func(context.Context, store.Feed) error) error {
+func withFeed(ctx context.Context, a *cli.App, storeFlag string, fn func(context.Context, store.Feed) error) error {
 	st, err := openSessionStore(ctx, a, storeFlag, true)
 	if err != nil {
 		return err
@@ -74,13 +75,13 @@ func withFeed(ctx context.Context, a *app, storeFlag string, fn func(context.Con
 	defer st.Close()
 	f, ok := st.(store.Feed)
 	if !ok {
-		return usagef("the store %T has no change feed", st)
+		return cli.Usagef("the store %T has no change feed", st)
 	}
 	if err := fn(ctx, f); err != nil {
 		if errors.Is(err, agentmem.ErrInvalid) {
-			return usagef("%v", err)
+			return cli.Usagef("%v", err)
 		}
-		return failure{err}
+		return cli.Failure(err)
 	}
 	return nil
 }

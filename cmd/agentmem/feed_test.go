@@ -40,15 +40,15 @@ func TestFeedDropCursor(t *testing.T) {
 	}
 	st.Close()
 
-	code, stdout, stderr := cli(t, nil, "", "feed", "cursor", "live", "--store", url)
+	code, stdout, stderr := runCLI(t, nil, "", "feed", "cursor", "live", "--store", url)
 	if code != 0 || !strings.Contains(stdout, "live") || !strings.Contains(stdout, "pos") {
 		t.Fatalf("feed cursor: exit %d, %q, %q", code, stdout, stderr)
 	}
-	code, stdout, stderr = cli(t, nil, "", "feed", "drop-cursor", "old", "--store", url)
+	code, stdout, stderr = runCLI(t, nil, "", "feed", "drop-cursor", "old", "--store", url)
 	if code != 0 || !strings.Contains(stdout, "dropped") {
 		t.Fatalf("feed drop-cursor: exit %d, %q, %q", code, stdout, stderr)
 	}
-	if code, _, stderr := cli(t, nil, "", "feed", "drop-cursor", "a/b", "--store", url); code != 2 || stderr == "" {
+	if code, _, stderr := runCLI(t, nil, "", "feed", "drop-cursor", "a/b", "--store", url); code != 2 || stderr == "" {
 		t.Fatalf("a bad consumer name: exit %d, %q; want a usage error", code, stderr)
 	}
 

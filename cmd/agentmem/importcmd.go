@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/store"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -22,7 +23,7 @@ import (
 	"golang.org/x/term"
 )
 
-func init() { register(newImportCmd) }
+func init() { cli.Register(newImportCmd) }
 
 // importFlags are the flags of agentmem import.
 type importFlags struct {
@@ -59,7 +60,7 @@ const (
 	progressThrottle = 100 * time.Millisecond
 )
 
-func newImportCmd(a *app) *cobra.Command {
+func newImportCmd(a *cli.App) *cobra.Command {
 	var f importFlags
 	cmd := &cobra.Command{
 		Use:   "import [FILE|-]",
@@ -120,22 +121,22 @@ never).`,
 	return cmd
 }
 
-func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
+func runImport(cmd *cobra.Command, a *cli.App, f importFlags, path string) error {
 	ctx := cmd.Context()
 	switch f.onConflict {
 	case conflictFail, conflictSkip, conflictNewID:
 	default:
-		return usagef("--on-conflict %q: want fail, skip or new-id", f.onConflict)
+		return cli.Usagef("--on-conflict %q: want fail, skip or new-id", f.onConflict)
 	}
 	if err := f.progress.check(); err != nil {
 		return err
 	}
 	if f.maxLineBytes < 1 {
-		return usagef("--max-line-bytes must be positive")
+		return cli.Usagef("--max-line-bytes must be positive")
 	}
 	if f.tenant != "" {
 		if err := auth.ValidateTenant(f.tenant); err != nil {
-			return usagef("--tenant: %v", err)
+			return cli.Usagef("--tenant: %v", err)
 		}
 	}
 	var (
@@ -143,12 +144,12 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 		name           = "standard input"
 	)
 	if path == "-" && isTerminal(in) {
-		return usagef("give the FILE to import: standard input is a terminal")
+		return cli.Usagef("give the FILE to import: standard input is a terminal")
 	}
 	if path != "-" {
 		file, err := os.Open(path)
 		if err != nil {
-			return failure{err}
+			return cli.Failure(err)
 		}
 		defer file.Close()
 		in, name = file, path
@@ -206,10 +207,10 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	}
 	if sum.imported > 0 {
 		if serr := indexed.Sync(ctx); serr != nil && err == nil {
-			err = failure{fmt.Errorf("the sessions are imported, but indexing them for recall did not finish: %w (a server on this store finishes it)", serr)}
+			err = cli.Failure(fmt.Errorf("the sessions are imported, but indexing them for recall did not finish: %w (a server on this store finishes it)", serr))
 		}
 	}
-	a.log.Info("import done", "input", name, "imported", sum.imported, "failed", sum.failed, "skipped", sum.skipped, "entries", sum.entries)
+	a.Log.Info("import done", "input", name, "imported", sum.imported, "failed", sum.failed, "skipped", sum.skipped, "entries", sum.entries)
 	if !f.json {
 		if _, werr := fmt.Fprintln(out, sum.text()); werr != nil && err == nil {
 			err = werr
@@ -217,13 +218,13 @@ func runImport(cmd *cobra.Command, a *app, f importFlags, path string) error {
 	}
 	switch {
 	case err != nil && sum.total() > 0:
-		return failure{fmt.Errorf("%w (after %d sessions: %s)", err, sum.total(), sum.text())}
+		return cli.Failure(fmt.Errorf("%w (after %d sessions: %s)", err, sum.total(), sum.text()))
 	case err != nil:
-		return failure{err}
+		return cli.Failure(err)
 	case sum.failed > 0:
-		return failure{fmt.Errorf("%d of %s failed to import", sum.failed, plural(sum.total(), "session", "sessions"))}
+		return cli.Failure(fmt.Errorf("%d of %s failed to import", sum.failed, plural(sum.total(), "session", "sessions")))
 	case sum.total() == 0:
-		return failure{fmt.Errorf("%s holds no sessions", name)}
+		return cli.Failure(fmt.Errorf("%s holds no sessions", name))
 	}
 	return nil
 }
@@ -271,7 +272,7 @@ func addProgressFlags(fl *pflag.FlagSet, p *progressFlags) {
 // check refuses --progress with --no-progress.
 func (p progressFlags) check() error {
 	if p.always && p.never {
-		return usagef("--progress and --no-progress contradict each other")
+		return cli.Usagef("--progress and --no-progress contradict each other")
 	}
 	return nil
 }

@@ -121,7 +121,7 @@ func TestImportMalformedSessions(t *testing.T) {
 
 	dstURL := newStoreURL(t, "dst.db")
 	file := writeFile(t, in.String())
-	code, stdout, stderr := cli(t, nil, "", "import", "--store", dstURL, "--json", file)
+	code, stdout, stderr := runCLI(t, nil, "", "import", "--store", dstURL, "--json", file)
 	if code != 1 || !strings.Contains(stderr, "agentmem import: 6 of 8 sessions failed to import") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
@@ -172,7 +172,7 @@ func TestImportMalformedSessions(t *testing.T) {
 func TestImportTextReport(t *testing.T) {
 	_, ex := seededExports(t)
 	in := "not an export\n" + ex["s2"] + strings.Replace(renamed(t, ex["s2"], "x"), `"type":"final_answer"`, `"type":"telepathy"`, 1)
-	code, stdout, stderr := cli(t, nil, in, "import", "--store", newStoreURL(t, "d.db"), "-")
+	code, stdout, stderr := runCLI(t, nil, in, "import", "--store", newStoreURL(t, "d.db"), "-")
 	if code != 1 || !strings.Contains(stderr, "2 of 3 sessions failed") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
@@ -202,7 +202,7 @@ func TestImportTruncatedAtLineBoundary(t *testing.T) {
 	cut := strings.Join(strings.SplitAfter(s1, "\n")[:6], "") // header and 5 of 8 entries
 	headerOnly := renamed(t, strings.SplitAfter(ex["s2"], "\n")[0], "h")
 	dstURL := newStoreURL(t, "d.db")
-	code, stdout, _ := cli(t, nil, cut+headerOnly, "import", "--store", dstURL, "--json")
+	code, stdout, _ := runCLI(t, nil, cut+headerOnly, "import", "--store", dstURL, "--json")
 	rep := parseReport(t, stdout)
 	if code != 1 || len(rep) != 2 ||
 		rep[0].Status != importFailed || !strings.Contains(rep[0].Error, "the log ends at seq 5 but the header's last_seq is 8: the input looks truncated") ||
@@ -212,7 +212,7 @@ func TestImportTruncatedAtLineBoundary(t *testing.T) {
 	if ids := sessionIDs(t, openTestStore(t, dstURL)); len(ids) != 0 {
 		t.Fatalf("a truncated session was imported: %v", ids)
 	}
-	code, stdout, _ = cli(t, nil, cut, "import", "--store", dstURL, "--json", "--allow-short-log")
+	code, stdout, _ = runCLI(t, nil, cut, "import", "--store", dstURL, "--json", "--allow-short-log")
 	if rep := parseReport(t, stdout); code != 0 || len(rep) != 1 || rep[0].Status != importImported || rep[0].Entries != 5 {
 		t.Fatalf("--allow-short-log: exit %d: %s", code, stdout)
 	}
@@ -223,17 +223,17 @@ func TestImportConflicts(t *testing.T) {
 	in := ex["s1"] + ex["s2"]
 	dstURL := newStoreURL(t, "d.db")
 	env := map[string]string{"AGENTMEM_STORE": dstURL}
-	if code, _, stderr := cli(t, env, in, "import"); code != 0 {
+	if code, _, stderr := runCLI(t, env, in, "import"); code != 0 {
 		t.Fatalf("first import: exit %d: %s", code, stderr)
 	}
 	// Again: every ID is in use.
-	code, stdout, stderr := cli(t, env, in, "import", "--json")
+	code, stdout, stderr := runCLI(t, env, in, "import", "--json")
 	rep := parseReport(t, stdout)
 	if code != 1 || len(rep) != 2 || rep[0].Status != importFailed || !strings.Contains(rep[0].Error, "the ID is in use") ||
 		!strings.Contains(stderr, "2 of 2 sessions failed") {
 		t.Fatalf("re-import: exit %d: %s %s", code, stdout, stderr)
 	}
-	code, stdout, _ = cli(t, env, in, "import", "--on-conflict", "skip")
+	code, stdout, _ = runCLI(t, env, in, "import", "--on-conflict", "skip")
 	if code != 0 || !strings.Contains(stdout, "skipped   s1 (lines 1-9, 8 entries): the ID is in use") ||
 		!strings.Contains(stdout, "0 sessions imported (0 entries), 0 failed, 2 skipped") {
 		t.Fatalf("--on-conflict skip: exit %d: %s", code, stdout)
@@ -244,7 +244,7 @@ func TestImportConflicts(t *testing.T) {
 	}
 	// new-id on conflict, and --new-ids: copies under new IDs, whole.
 	for _, args := range [][]string{{"--on-conflict", "new-id"}, {"--new-ids"}} {
-		code, stdout, _ = cli(t, env, in, append([]string{"import", "--json"}, args...)...)
+		code, stdout, _ = runCLI(t, env, in, append([]string{"import", "--json"}, args...)...)
 		rep = parseReport(t, stdout)
 		if code != 0 || len(rep) != 2 {
 			t.Fatalf("%v: exit %d: %s", args, code, stdout)
@@ -271,7 +271,7 @@ func TestImportIntoTenant(t *testing.T) {
 	src, ex := seededExports(t)
 	dstURL := newStoreURL(t, "t.db")
 	env := map[string]string{"AGENTMEM_STORE": dstURL}
-	code, stdout, stderr := cli(t, env, ex["s1"]+ex["s2"], "import", "--json", "--tenant", "acme")
+	code, stdout, stderr := runCLI(t, env, ex["s1"]+ex["s2"], "import", "--json", "--tenant", "acme")
 	rep := parseReport(t, stdout)
 	if code != 0 || len(rep) != 2 {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
@@ -296,7 +296,7 @@ func TestImportIntoTenant(t *testing.T) {
 			t.Errorf("%s is in the default tenant too: %v", r.ID, err)
 		}
 	}
-	if code, _, stderr := cli(t, env, ex["s3"], "import", "--tenant", "-bad"); code != 2 || !strings.Contains(stderr, "--tenant") {
+	if code, _, stderr := runCLI(t, env, ex["s3"], "import", "--tenant", "-bad"); code != 2 || !strings.Contains(stderr, "--tenant") {
 		t.Errorf("a bad tenant: exit %d: %s", code, stderr)
 	}
 }
@@ -320,7 +320,7 @@ func TestImportUsageAndInputErrors(t *testing.T) {
 		{[]string{"import"}, "", 1, "standard input holds no sessions"},
 		{[]string{"import", "-"}, "\n\n", 1, "holds no sessions"},
 	} {
-		code, stdout, stderr := cli(t, env, tc.stdin, tc.args...)
+		code, stdout, stderr := runCLI(t, env, tc.stdin, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.stderr) {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, stderr, stdout, tc.code, tc.stderr)
 		}
@@ -331,7 +331,7 @@ func TestImportUsageAndInputErrors(t *testing.T) {
 func TestImportLineLimit(t *testing.T) {
 	_, ex := seededExports(t)
 	dstURL := newStoreURL(t, "d.db")
-	code, stdout, _ := cli(t, nil, ex["s1"]+ex["s2"], "import", "--store", dstURL, "--json", "--max-line-bytes", "1000")
+	code, stdout, _ := runCLI(t, nil, ex["s1"]+ex["s2"], "import", "--store", dstURL, "--json", "--max-line-bytes", "1000")
 	rep := parseReport(t, stdout)
 	if code != 1 || len(rep) != 2 || rep[0].Status != importFailed || rep[0].Error != "line 5: is longer than 1000 bytes (see --max-line-bytes)" ||
 		rep[0].LastLine != 9 || rep[1].Status != importImported || rep[1].FirstLine != 10 {
@@ -353,7 +353,7 @@ func TestImportProgressBar(t *testing.T) {
 		{[]string{"--no-progress"}, nil, false},
 	} {
 		args := append([]string{"import", "--store", newStoreURL(t, "d.db"), file}, tc.args...)
-		code, _, stderr := cli(t, tc.env, "", args...)
+		code, _, stderr := runCLI(t, tc.env, "", args...)
 		if code != 0 || strings.Contains(stderr, "importing") != tc.bar {
 			t.Errorf("%v %v: exit %d, want bar %v, stderr %q", tc.args, tc.env, code, tc.bar, stderr)
 		}
@@ -555,11 +555,11 @@ func TestImportTestdataRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"AGENTMEM_STORE": newStoreURL(t, "a.db"), "AGENTMEM_LOG_LEVEL": "warn"}
-	code, stdout, stderr := cli(t, env, "", "import", "testdata/import/sessions.jsonl")
+	code, stdout, stderr := runCLI(t, env, "", "import", "testdata/import/sessions.jsonl")
 	if code != 0 || !strings.Contains(stdout, "3 sessions imported (15 entries), 0 failed, 0 skipped") {
 		t.Fatalf("import: exit %d: %s %s", code, stdout, stderr)
 	}
-	code, stdout, stderr = cli(t, env, "", "export", "--all")
+	code, stdout, stderr = runCLI(t, env, "", "export", "--all")
 	if code != 0 || stdout != string(want) {
 		t.Fatalf("export: exit %d: %s\n%s\nwant\n%s", code, stderr, stdout, want)
 	}
@@ -569,7 +569,7 @@ func TestImportTestdataRoundTrip(t *testing.T) {
 // good one is stored.
 func TestImportMalformedTestdata(t *testing.T) {
 	dstURL := newStoreURL(t, "a.db")
-	code, stdout, stderr := cli(t, nil, "", "import", "--store", dstURL, "testdata/import/malformed.jsonl")
+	code, stdout, stderr := runCLI(t, nil, "", "import", "--store", dstURL, "testdata/import/malformed.jsonl")
 	if code != 1 || !strings.Contains(stderr, "6 of 7 sessions failed to import") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -13,13 +13,14 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newInspectCmd) }
+func init() { cli.Register(newInspectCmd) }
 
 // inspectFlags are the flags of agentmem inspect.
 type inspectFlags struct {
@@ -28,7 +29,7 @@ type inspectFlags struct {
 	truncate, detail, json           bool
 }
 
-func newInspectCmd(a *app) *cobra.Command {
+func newInspectCmd(a *cli.App) *cobra.Command {
 	var f inspectFlags
 	cmd := &cobra.Command{
 		Use:   "inspect SESSION",
@@ -74,26 +75,26 @@ there is an error (exit code 1).`,
 	return cmd
 }
 
-func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.Writer) error {
+func runInspect(ctx context.Context, a *cli.App, f inspectFlags, id string, out io.Writer) error {
 	format, err := render.ByName(f.format)
 	if err != nil {
-		return usagef("--format %q: %v", f.format, err)
+		return cli.Usagef("--format %q: %v", f.format, err)
 	}
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
-		return usagef("--tokenizer %q: %v", f.tokenizer, err)
+		return cli.Usagef("--tokenizer %q: %v", f.tokenizer, err)
 	}
 	if f.budget < 0 {
-		return usagef("--budget must not be negative")
+		return cli.Usagef("--budget must not be negative")
 	}
 	if f.truncate && f.budget == 0 {
-		return usagef("--truncate needs --budget")
+		return cli.Usagef("--truncate needs --budget")
 	}
 	if f.json && f.detail {
-		return usagef("--detail is for the text form: --json has every step already")
+		return cli.Usagef("--detail is for the text form: --json has every step already")
 	}
 	if err := store.ValidateID(id); err != nil {
-		return usagef("SESSION %q: %v", id, err)
+		return cli.Usagef("SESSION %q: %v", id, err)
 	}
 	st, err := openSessionStore(ctx, a, f.store, true)
 	if err != nil {
@@ -114,7 +115,7 @@ func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.W
 	ew := &inspectPrinter{w: out}
 	writeSessionHeader(ew, sess)
 	if ew.err != nil {
-		return failure{ew.err}
+		return cli.Failure(ew.err)
 	}
 	if f.detail {
 		err = b.Dump(out)
@@ -122,7 +123,7 @@ func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.W
 		_, err = io.WriteString(out, b.Visualize())
 	}
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	if f.budget > 0 {
 		res, err := b.Context(ctx, agentmem.ContextOptions{Budget: f.budget, TruncateToFill: f.truncate})
@@ -132,13 +133,13 @@ func runInspect(ctx context.Context, a *app, f inspectFlags, id string, out io.W
 			ew.printf("Context at budget %s [%s, %s]: does not fit: the pinned system prompt and task need %s tokens\n",
 				groupDigits(f.budget), format.Name(), counter.Name(), groupDigits(be.Required))
 		case err != nil:
-			return failure{err}
+			return cli.Failure(err)
 		default:
 			writeContext(ew, res)
 		}
 	}
 	if ew.err != nil {
-		return failure{ew.err}
+		return cli.Failure(ew.err)
 	}
 	return nil
 }
@@ -167,7 +168,7 @@ func writeInspectJSON(ctx context.Context, out io.Writer, b *store.Bound, sess *
 		case errors.As(err, &be):
 			v.BudgetError = &budgetErrorJSON{Budget: f.budget, Required: be.Required, Message: be.Error()}
 		case err != nil:
-			return failure{err}
+			return cli.Failure(err)
 		default:
 			v.Context = res
 		}
@@ -175,7 +176,7 @@ func writeInspectJSON(ctx context.Context, out io.Writer, b *store.Bound, sess *
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	return nil
 }
@@ -276,7 +277,7 @@ func groupDigits(n int) string {
 // store is refused: a new one is empty, and whatever is put in it is gone
 // when the command exits. With readOnly, a missing SQLite file is an error
 // rather than a new store.
-func openSessionStore(ctx context.Context, a *app, storeFlag string, readOnly bool) (store.Store, error) {
+func openSessionStore(ctx context.Context, a *cli.App, storeFlag string, readOnly bool) (store.Store, error) {
 	resolve := resolveStoreURL
 	if readOnly {
 		resolve = resolveExistingStoreURL
@@ -286,11 +287,11 @@ func openSessionStore(ctx context.Context, a *app, storeFlag string, readOnly bo
 		return nil, err
 	}
 	if u, err := url.Parse(storeURL); err == nil && u.Scheme == "mem" {
-		return nil, usagef("--store mem:// lives only as long as one command: give a sqlite:// or postgres:// store")
+		return nil, cli.Usagef("--store mem:// lives only as long as one command: give a sqlite:// or postgres:// store")
 	}
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {
-		return nil, failure{err}
+		return nil, cli.Failure(err)
 	}
 	return st, nil
 }
@@ -300,11 +301,11 @@ func openSessionStore(ctx context.Context, a *app, storeFlag string, readOnly bo
 func sessionErr(id string, err error) error {
 	switch {
 	case errors.Is(err, agentmem.ErrNotFound):
-		return failure{fmt.Errorf("session %q not found", id)}
+		return cli.Failure(fmt.Errorf("session %q not found", id))
 	case errors.Is(err, agentmem.ErrInvalid):
-		return usagef("SESSION %q: %v", id, err)
+		return cli.Usagef("SESSION %q: %v", id, err)
 	}
-	return failure{fmt.Errorf("session %q: %w", id, err)}
+	return cli.Failure(fmt.Errorf("session %q: %w", id, err))
 }
 
 // inspectPrinter keeps the first write error so printing code stays linear.

@@ -41,7 +41,7 @@ func TestInspect(t *testing.T) {
 	url := newStoreURL(t, "a.db")
 	seedSessions(t, url)
 	env := map[string]string{"AGENTMEM_STORE": url}
-	code, stdout, stderr := cli(t, env, "", "inspect", "s1")
+	code, stdout, stderr := runCLI(t, env, "", "inspect", "s1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -75,7 +75,7 @@ func TestInspect(t *testing.T) {
 	}
 
 	// Another format and counter change the counts as the library's do.
-	code, stdout, _ = cli(t, env, "", "inspect", "s1", "--format", "anthropic", "--tokenizer", "heuristic")
+	code, stdout, _ = runCLI(t, env, "", "inspect", "s1", "--format", "anthropic", "--tokenizer", "heuristic")
 	if vis := visualizeFor(t, st, "s1", "anthropic", "heuristic"); code != 0 || !strings.Contains(stdout, vis) || !strings.Contains(vis, "[anthropic, heuristic]") {
 		t.Errorf("inspect --format anthropic --tokenizer heuristic: exit %d\n%s\nwant\n%s", code, stdout, vis)
 	}
@@ -83,8 +83,8 @@ func TestInspect(t *testing.T) {
 	// inspect only reads: a second look is the same, and the session is
 	// unchanged.
 	before, _ := st.Get(context.Background(), "", "s1")
-	_, again, _ := cli(t, env, "", "inspect", "s1")
-	_, stdout, _ = cli(t, env, "", "inspect", "s1")
+	_, again, _ := runCLI(t, env, "", "inspect", "s1")
+	_, stdout, _ = runCLI(t, env, "", "inspect", "s1")
 	after, _ := st.Get(context.Background(), "", "s1")
 	if again != stdout || before.LastSeq != after.LastSeq || !before.UpdatedAt.Equal(after.UpdatedAt) {
 		t.Errorf("inspect changed something")
@@ -97,7 +97,7 @@ func TestInspectJSON(t *testing.T) {
 	url := newStoreURL(t, "a.db")
 	seedSessions(t, url)
 	env := map[string]string{"AGENTMEM_STORE": url}
-	code, stdout, stderr := cli(t, env, "", "inspect", "s1", "--json", "--budget", "100")
+	code, stdout, stderr := runCLI(t, env, "", "inspect", "s1", "--json", "--budget", "100")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -131,11 +131,11 @@ func TestInspectJSON(t *testing.T) {
 		t.Errorf("context %+v, budget error %s; want steps 1, 2, 6 and 8", got.Context, got.BudgetError)
 	}
 	// Too small a budget is data too.
-	_, stdout, _ = cli(t, env, "", "inspect", "s1", "--json", "--budget", "10")
+	_, stdout, _ = runCLI(t, env, "", "inspect", "s1", "--json", "--budget", "10")
 	if !strings.Contains(stdout, `"budget_error": {`) || !strings.Contains(stdout, `"required": `) || strings.Contains(stdout, `"context"`) {
 		t.Errorf("--budget 10:\n%s", stdout)
 	}
-	if code, _, stderr := cli(t, env, "", "inspect", "s1", "--json", "--detail"); code != 2 || !strings.Contains(stderr, "--detail") {
+	if code, _, stderr := runCLI(t, env, "", "inspect", "s1", "--json", "--detail"); code != 2 || !strings.Contains(stderr, "--detail") {
 		t.Errorf("--json --detail: exit %d: %s", code, stderr)
 	}
 }
@@ -146,7 +146,7 @@ func TestInspectBudget(t *testing.T) {
 	env := map[string]string{"AGENTMEM_STORE": url}
 
 	// Room for everything.
-	code, stdout, _ := cli(t, env, "", "inspect", "s1", "--budget", "8000")
+	code, stdout, _ := runCLI(t, env, "", "inspect", "s1", "--budget", "8000")
 	want := regexp.MustCompile(`(?m)^Context at budget 8,000 \[openai, o200k_base\]: ([0-9,]+) tokens in 9 messages, 6 of 6 steps shown\n  shown       #1-#2, #6, #4-#5, #8\n  summarized  #3\n\z`)
 	m := want.FindStringSubmatch(stdout)
 	if code != 0 || m == nil {
@@ -159,17 +159,17 @@ func TestInspectBudget(t *testing.T) {
 
 	// A tight budget keeps the pinned steps (the summary among them) and
 	// the newest that fit.
-	code, stdout, _ = cli(t, env, "", "inspect", "s1", "--budget", "100")
+	code, stdout, _ = runCLI(t, env, "", "inspect", "s1", "--budget", "100")
 	if code != 0 || !regexp.MustCompile(`(?m)^Context at budget 100 \[openai, o200k_base\]: [0-9]+ tokens in [0-9]+ messages, 4 of 6 steps shown\n  shown       #1-#2, #6, #8\n  dropped     #4, #5\n`).MatchString(stdout) {
 		t.Fatalf("inspect --budget 100: exit %d\n%s", code, stdout)
 	}
 	// Truncation fills the budget with the newest step that did not fit.
-	code, stdout, _ = cli(t, env, "", "inspect", "s1", "--budget", "148", "--truncate")
+	code, stdout, _ = runCLI(t, env, "", "inspect", "s1", "--budget", "148", "--truncate")
 	if code != 0 || !regexp.MustCompile(`(?m)^  truncated   #4$`).MatchString(stdout) {
 		t.Fatalf("inspect --budget 148 --truncate: exit %d\n%s", code, stdout)
 	}
 	// Too small for the pinned steps: said, not failed.
-	code, stdout, _ = cli(t, env, "", "inspect", "s1", "--budget", "10")
+	code, stdout, _ = runCLI(t, env, "", "inspect", "s1", "--budget", "10")
 	if code != 0 || !regexp.MustCompile(`(?m)^Context at budget 10 \[openai, o200k_base\]: does not fit: the pinned system prompt and task need [0-9]+ tokens$`).MatchString(stdout) {
 		t.Fatalf("inspect --budget 10: exit %d\n%s", code, stdout)
 	}
@@ -179,7 +179,7 @@ func TestInspectDetailAndBranch(t *testing.T) {
 	url := newStoreURL(t, "a.db")
 	seedSessions(t, url)
 	env := map[string]string{"AGENTMEM_STORE": url}
-	code, stdout, _ := cli(t, env, "", "inspect", "s1", "--detail")
+	code, stdout, _ := runCLI(t, env, "", "inspect", "s1", "--detail")
 	for _, want := range []string{
 		"        system    You are a careful coding agent.\n",
 		"        user      Find why the staging deploy failed — café ☕\n",
@@ -189,7 +189,7 @@ func TestInspectDetailAndBranch(t *testing.T) {
 			t.Errorf("inspect --detail: exit %d, lacks %q:\n%s", code, want, stdout)
 		}
 	}
-	code, stdout, _ = cli(t, env, "", "inspect", "s3")
+	code, stdout, _ = runCLI(t, env, "", "inspect", "s3")
 	if code != 0 || !strings.Contains(stdout, "  log        last seq 4, a branch of s1 at seq 3\n") ||
 		!strings.Contains(stdout, "Memory: 4 steps (2 actions)") || !strings.Contains(stdout, "git_log") {
 		t.Errorf("inspect of a branch: exit %d\n%s", code, stdout)
@@ -217,7 +217,7 @@ func TestInspectErrors(t *testing.T) {
 		{[]string{"inspect", "s1", "--truncate"}, 2, "--truncate needs --budget"},
 		{[]string{"inspect", "s1", "--store", "mem://"}, 2, "mem://"},
 	} {
-		code, stdout, stderr := cli(t, env, "", tc.args...)
+		code, stdout, stderr := runCLI(t, env, "", tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.stderr) || stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, stderr, stdout, tc.code, tc.stderr)
 		}
@@ -228,11 +228,11 @@ func TestInspectErrors(t *testing.T) {
 	if _, err := st.Create(context.Background(), store.CreateRequest{ID: "t9", Tenant: "acme"}); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := cli(t, env, "", "inspect", "t9"); code != 1 || !strings.Contains(stderr, `session "t9" not found`) {
+	if code, _, stderr := runCLI(t, env, "", "inspect", "t9"); code != 1 || !strings.Contains(stderr, `session "t9" not found`) {
 		t.Errorf("inspect of acme's session in the default tenant: exit %d %q", code, stderr)
 	}
 	env["AGENTMEM_TENANT"] = "acme"
-	if code, stdout, stderr := cli(t, env, "", "inspect", "t9"); code != 0 || !strings.HasPrefix(stdout, "Session t9\n") || !strings.Contains(stdout, "tenant     acme") {
+	if code, stdout, stderr := runCLI(t, env, "", "inspect", "t9"); code != 0 || !strings.HasPrefix(stdout, "Session t9\n") || !strings.Contains(stdout, "tenant     acme") {
 		t.Errorf("inspect with AGENTMEM_TENANT=acme: exit %d %q %q", code, stderr, stdout)
 	}
 }
@@ -246,7 +246,7 @@ func TestSessionCommandsHelp(t *testing.T) {
 		{"export", []string{"export [SESSION...]", "Examples:", "--all", "--user", "--agent", "--tenant", "-o, --output", "--progress", "agentmem import"}},
 		{"import", []string{"import [FILE|-]", "Examples:", "--new-ids", "--on-conflict", "--progress", "--no-progress", "--allow-short-log", "--json"}},
 	} {
-		code, stdout, stderr := cli(t, nil, "", tc.cmd, "--help")
+		code, stdout, stderr := runCLI(t, nil, "", tc.cmd, "--help")
 		if code != 0 || stderr != "" {
 			t.Errorf("%s --help: exit %d, %q", tc.cmd, code, stderr)
 		}
@@ -256,7 +256,7 @@ func TestSessionCommandsHelp(t *testing.T) {
 			}
 		}
 	}
-	_, stdout, _ := cli(t, nil, "", "--help")
+	_, stdout, _ := runCLI(t, nil, "", "--help")
 	for _, c := range []string{"inspect", "export", "import"} {
 		if !regexp.MustCompile(`(?m)^  ` + c + ` +\S`).MatchString(stdout) {
 			t.Errorf("the root help does not list %s:\n%s", c, stdout)
@@ -276,7 +276,7 @@ func TestInspectKeepsSingleRunSession(t *testing.T) {
 	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "run", Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "t"}, Task: "count to 3"}}}); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := cli(t, nil, "", "inspect", "run", "--store", url)
+	code, stdout, stderr := runCLI(t, nil, "", "inspect", "run", "--store", url)
 	if code != 0 || !strings.Contains(stdout, "  retention  single_run\n") || !strings.Contains(stdout, "Memory: 1 steps (0 actions)") {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}

@@ -11,10 +11,11 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newKeysCmd) }
+func init() { cli.Register(newKeysCmd) }
 
 // keysFlags are the flags of agentmem keys and its subcommands.
 type keysFlags struct {
@@ -22,7 +23,7 @@ type keysFlags struct {
 	json                bool
 }
 
-func newKeysCmd(a *app) *cobra.Command {
+func newKeysCmd(a *cli.App) *cobra.Command {
 	var f keysFlags
 	cmd := &cobra.Command{
 		Use:   "keys",
@@ -56,11 +57,11 @@ list and revoke, goes to standard error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withKeys(cmd.Context(), a, f.store, func(ctx context.Context, keys *auth.Keys) error {
 				if f.tenant == "" {
-					return usagef("--tenant is required")
+					return cli.Usagef("--tenant is required")
 				}
 				first, err := keys.Store().Any(ctx)
 				if err != nil {
-					return failure{err}
+					return cli.Failure(err)
 				}
 				token, key, err := keys.Create(ctx, f.tenant, f.name)
 				if err != nil {
@@ -94,7 +95,7 @@ list and revoke, goes to standard error.`,
 					enc := json.NewEncoder(out)
 					for _, k := range list {
 						if err := enc.Encode(k); err != nil {
-							return failure{err}
+							return cli.Failure(err)
 						}
 					}
 					return nil
@@ -135,17 +136,17 @@ list and revoke, goes to standard error.`,
 }
 
 // withKeys opens the key store of --store, runs fn and closes it.
-func withKeys(ctx context.Context, a *app, storeFlag string, fn func(context.Context, *auth.Keys) error) error {
+func withKeys(ctx context.Context, a *cli.App, storeFlag string, fn func(context.Context, *auth.Keys) error) error {
 	storeURL, err := resolveStoreURL(a, storeFlag)
 	if err != nil {
 		return err
 	}
 	if u, err := url.Parse(storeURL); err == nil && u.Scheme == "mem" {
-		return usagef("--store mem:// keeps nothing after this command: keys need a sqlite:// or postgres:// store")
+		return cli.Usagef("--store mem:// keeps nothing after this command: keys need a sqlite:// or postgres:// store")
 	}
 	ks, err := auth.Open(ctx, storeURL)
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	defer ks.Close()
 	return fn(ctx, auth.NewKeys(ks, auth.KeysOptions{}))
@@ -157,14 +158,14 @@ func keysErr(err error) error {
 	var inv *agentmem.InvalidError
 	if errors.As(err, &inv) {
 		if inv.Field == "id" {
-			return usagef("KEY_ID: %s", inv.Reason)
+			return cli.Usagef("KEY_ID: %s", inv.Reason)
 		}
-		return usagef("--%s: %s", inv.Field, inv.Reason)
+		return cli.Usagef("--%s: %s", inv.Field, inv.Reason)
 	}
 	if errors.Is(err, agentmem.ErrInvalid) {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
-	return failure{err}
+	return cli.Failure(err)
 }
 
 // stamp formats a time for the key list; "-" for none.

@@ -33,7 +33,7 @@ var tokenRE = regexp.MustCompile(`^am_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n$`)
 // createKey runs agentmem keys create and returns the key.
 func createKey(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
-	code, stdout, stderr := cli(t, env, "", append([]string{"keys", "create"}, args...)...)
+	code, stdout, stderr := runCLI(t, env, "", append([]string{"keys", "create"}, args...)...)
 	if code != 0 || !tokenRE.MatchString(stdout) || !strings.Contains(stderr, "shown once") {
 		t.Fatalf("keys create: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -45,29 +45,29 @@ func TestKeysCommand(t *testing.T) {
 	db := filepath.Join(dir, "agentmem.db")
 	env := map[string]string{"AGENTMEM_STORE": "sqlite://" + db}
 	first := createKey(t, env, "--tenant", "acme", "--name", "ci")
-	code, _, stderr := cli(t, env, "", "keys", "create", "--tenant", "globex")
+	code, _, stderr := runCLI(t, env, "", "keys", "create", "--tenant", "globex")
 	if code != 0 || strings.Contains(stderr, "first key") {
 		t.Errorf("second key: exit %d, %q", code, stderr)
 	}
 	id := first[3:15]
 
 	// list: IDs, never secrets.
-	code, stdout, _ := cli(t, env, "", "keys", "list")
+	code, stdout, _ := runCLI(t, env, "", "keys", "list")
 	if code != 0 || !strings.Contains(stdout, id) || !strings.Contains(stdout, "globex") || strings.Contains(stdout, first[16:]) {
 		t.Errorf("list: exit %d\n%s", code, stdout)
 	}
-	code, stdout, _ = cli(t, env, "", "keys", "list", "--tenant", "acme", "--json")
+	code, stdout, _ = runCLI(t, env, "", "keys", "list", "--tenant", "acme", "--json")
 	var k auth.Key
 	if code != 0 || strings.Count(stdout, "\n") != 1 || json.Unmarshal([]byte(stdout), &k) != nil || k.ID != id || k.Name != "ci" || k.Revoked() {
 		t.Errorf("list --json: exit %d %q", code, stdout)
 	}
 
 	// revoke, then the list says so.
-	code, stdout, _ = cli(t, env, "", "keys", "revoke", id)
+	code, stdout, _ = runCLI(t, env, "", "keys", "revoke", id)
 	if code != 0 || !strings.Contains(stdout, "Revoked key "+id+" of tenant acme") {
 		t.Errorf("revoke: exit %d %q", code, stdout)
 	}
-	code, stdout, _ = cli(t, env, "", "keys", "list", "--tenant", "acme")
+	code, stdout, _ = runCLI(t, env, "", "keys", "list", "--tenant", "acme")
 	if code != 0 || !strings.Contains(stdout, "revoked 20") {
 		t.Errorf("list after revoke: %q", stdout)
 	}
@@ -95,7 +95,7 @@ func TestKeysCommand(t *testing.T) {
 		{[]string{"keys", "list", "--store", "mem://"}, 2, "mem://"},
 		{[]string{"keys", "list", "--store", "ftp://x"}, 1, "unknown scheme"},
 	} {
-		code, _, stderr := cli(t, env, "", c.args...)
+		code, _, stderr := runCLI(t, env, "", c.args...)
 		if code != c.code || !strings.Contains(stderr, c.stderr) {
 			t.Errorf("%v: exit %d %q, want %d %q", c.args, code, stderr, c.code, c.stderr)
 		}
@@ -244,7 +244,7 @@ func TestKeysAgainstServe(t *testing.T) {
 		t.Errorf("healthz without a key: %d", code)
 	}
 	// Revoked: refused within the cache period.
-	if code, _, stderr := cli(t, env, "", "keys", "revoke", key[3:15]); code != 0 {
+	if code, _, stderr := runCLI(t, env, "", "keys", "revoke", key[3:15]); code != 0 {
 		t.Fatal(stderr)
 	}
 	var last string
@@ -254,7 +254,7 @@ func TestKeysAgainstServe(t *testing.T) {
 		return code == 401 && strings.Contains(body, "revoked")
 	}, &last)
 	// The key's last use was recorded.
-	_, stdout, _ := cli(t, env, "", "keys", "list", "--json")
+	_, stdout, _ := runCLI(t, env, "", "keys", "list", "--json")
 	var k auth.Key
 	if json.Unmarshal([]byte(stdout), &k) != nil || k.LastUsedAt.IsZero() {
 		t.Errorf("last use not recorded: %s", stdout)
@@ -276,7 +276,7 @@ func TestServeRefusals(t *testing.T) {
 		{[]string{"--addr", "127.0.0.1:0", "--store", "mem://", "--cors-origins", "*"}, "wildcard"},
 		{[]string{"--addr", "127.0.0.1:0", "--insecure-no-auth"}, "unknown flag"},
 	} {
-		code, _, stderr := cli(t, nil, "", append([]string{"serve"}, c.args...)...)
+		code, _, stderr := runCLI(t, nil, "", append([]string{"serve"}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.stderr) {
 			t.Errorf("%v: exit %d %q, want 2 and %q", c.args, code, stderr, c.stderr)
 		}
@@ -284,11 +284,11 @@ func TestServeRefusals(t *testing.T) {
 	// A revoked key is not an active one.
 	env := map[string]string{"AGENTMEM_STORE": dbURL}
 	key := createKey(t, env, "--tenant", "acme")
-	cli(t, env, "", "keys", "revoke", key[3:15])
-	if code, _, stderr := cli(t, env, "", "serve", "--addr", "0.0.0.0:0"); code != 2 || !strings.Contains(stderr, "no active key") {
+	runCLI(t, env, "", "keys", "revoke", key[3:15])
+	if code, _, stderr := runCLI(t, env, "", "serve", "--addr", "0.0.0.0:0"); code != 2 || !strings.Contains(stderr, "no active key") {
 		t.Errorf("only a revoked key: exit %d %q", code, stderr)
 	}
-	code, stdout, _ := cli(t, nil, "", "serve", "--help")
+	code, stdout, _ := runCLI(t, nil, "", "serve", "--help")
 	for _, want := range []string{"--require-keys", "--tls-cert", "--tls-key", "--cors-origins", "404", "Authorization: Bearer"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("serve --help lacks %q", want)

@@ -11,13 +11,14 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/store"
 	"github.com/spf13/cobra"
 )
 
 func init() {
-	register(newSessionsCmd)
-	register(newFactsCmd)
+	cli.Register(newSessionsCmd)
+	cli.Register(newFactsCmd)
 }
 
 // sessionsFlags are the flags of agentmem sessions list.
@@ -27,7 +28,7 @@ type sessionsFlags struct {
 	json                       bool
 }
 
-func newSessionsCmd(a *app) *cobra.Command {
+func newSessionsCmd(a *cli.App) *cobra.Command {
 	var f sessionsFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
@@ -65,13 +66,13 @@ It only reads: a store that does not exist is an error.`,
 	return cmd
 }
 
-func runSessionsList(ctx context.Context, a *app, f sessionsFlags, out, stderr io.Writer) error {
+func runSessionsList(ctx context.Context, a *cli.App, f sessionsFlags, out, stderr io.Writer) error {
 	if f.limit < 0 {
-		return usagef("--limit must not be negative")
+		return cli.Usagef("--limit must not be negative")
 	}
 	req := store.ListRequest{Tenant: f.tenant, UserID: f.user, Agent: f.agent, PageSize: store.MaxPageSize}
 	if _, _, err := store.ValidateList(req); err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	st, err := openSessionStore(ctx, a, f.store, true)
 	if err != nil {
@@ -87,7 +88,7 @@ func runSessionsList(ctx context.Context, a *app, f sessionsFlags, out, stderr i
 	for f.limit == 0 || n < f.limit {
 		resp, err := st.List(ctx, req)
 		if err != nil {
-			return failure{err}
+			return cli.Failure(err)
 		}
 		for _, d := range resp.Damaged {
 			damaged++
@@ -100,7 +101,7 @@ func runSessionsList(ctx context.Context, a *app, f sessionsFlags, out, stderr i
 			n++
 			if f.json {
 				if err := enc.Encode(s); err != nil {
-					return failure{err}
+					return cli.Failure(err)
 				}
 				continue
 			}
@@ -112,10 +113,10 @@ func runSessionsList(ctx context.Context, a *app, f sessionsFlags, out, stderr i
 		req.PageToken = resp.NextPageToken
 	}
 	if err := tw.Flush(); err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	if damaged > 0 {
-		return failure{fmt.Errorf("%d damaged session records left out", damaged)}
+		return cli.Failure(fmt.Errorf("%d damaged session records left out", damaged))
 	}
 	return nil
 }
@@ -128,7 +129,7 @@ type factsFlags struct {
 	minConfidence    float64
 }
 
-func newFactsCmd(a *app) *cobra.Command {
+func newFactsCmd(a *cli.App) *cobra.Command {
 	var f factsFlags
 	cmd := &cobra.Command{
 		Use:   "facts",
@@ -176,7 +177,7 @@ again) and where they came from. Both subcommands only read.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.k < 1 {
-				return usagef("--k must be at least 1")
+				return cli.Usagef("--k must be at least 1")
 			}
 			return withMemories(cmd.Context(), a, f.recall, true, func(ctx context.Context, _ store.Store, m *memories) error {
 				hits, err := m.facts.Search(ctx, facts.SearchRequest{Tenant: f.recall.tenant, UserID: args[0], Query: args[1],
@@ -200,9 +201,9 @@ again) and where they came from. Both subcommands only read.`,
 // error, anything else a failure.
 func factsErr(err error) error {
 	if errors.Is(err, agentmem.ErrInvalid) {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
-	return failure{err}
+	return cli.Failure(err)
 }
 
 // writeFacts prints facts as a table (with the relevance column for a
@@ -212,7 +213,7 @@ func writeFacts(out io.Writer, hits []facts.Hit, asJSON, relevance bool) error {
 		enc := json.NewEncoder(out)
 		for _, h := range hits {
 			if err := enc.Encode(h); err != nil {
-				return failure{err}
+				return cli.Failure(err)
 			}
 		}
 		return nil
@@ -236,7 +237,7 @@ func writeFacts(out io.Writer, hits []facts.Hit, asJSON, relevance bool) error {
 		}
 	}
 	if err := tw.Flush(); err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	return nil
 }

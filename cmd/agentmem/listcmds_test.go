@@ -16,7 +16,7 @@ func TestSessionsList(t *testing.T) {
 	seedSessions(t, url)
 	env := map[string]string{"AGENTMEM_STORE": url}
 
-	code, stdout, stderr := cli(t, env, "", "sessions", "list")
+	code, stdout, stderr := runCLI(t, env, "", "sessions", "list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -29,7 +29,7 @@ func TestSessionsList(t *testing.T) {
 	}
 
 	// --json: one session a line, as the store has it; filters and a limit.
-	code, stdout, _ = cli(t, env, "", "sessions", "list", "--user", "alice", "--json")
+	code, stdout, _ = runCLI(t, env, "", "sessions", "list", "--user", "alice", "--json")
 	var ids []string
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	for dec.More() {
@@ -45,11 +45,11 @@ func TestSessionsList(t *testing.T) {
 	if code != 0 || len(ids) != 2 {
 		t.Errorf("--user alice --json: exit %d, sessions %v", code, ids)
 	}
-	code, stdout, _ = cli(t, env, "", "sessions", "list", "--limit", "1", "--json")
+	code, stdout, _ = runCLI(t, env, "", "sessions", "list", "--limit", "1", "--json")
 	if code != 0 || strings.Count(stdout, "\n") != 1 {
 		t.Errorf("--limit 1: exit %d:\n%s", code, stdout)
 	}
-	if code, _, stderr := cli(t, env, "", "sessions", "list", "--limit", "-1"); code != 2 || !strings.Contains(stderr, "--limit") {
+	if code, _, stderr := runCLI(t, env, "", "sessions", "list", "--limit", "-1"); code != 2 || !strings.Contains(stderr, "--limit") {
 		t.Errorf("--limit -1: exit %d: %s", code, stderr)
 	}
 }
@@ -71,7 +71,7 @@ func TestFactsListAndSearch(t *testing.T) {
 	fs.Close()
 	env := map[string]string{"AGENTMEM_STORE": url}
 
-	code, stdout, stderr := cli(t, env, "", "facts", "list", "alice")
+	code, stdout, stderr := runCLI(t, env, "", "facts", "list", "alice")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -81,7 +81,7 @@ func TestFactsListAndSearch(t *testing.T) {
 		t.Errorf("facts list alice:\n%s", stdout)
 	}
 
-	code, stdout, _ = cli(t, env, "", "facts", "search", "alice", "which editor", "--json")
+	code, stdout, _ = runCLI(t, env, "", "facts", "search", "alice", "which editor", "--json")
 	var hits []facts.Hit
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	for dec.More() {
@@ -94,7 +94,7 @@ func TestFactsListAndSearch(t *testing.T) {
 	if code != 0 || len(hits) == 0 || hits[0].Fact.Text != "uses vim as editor" || hits[0].Relevance <= 0 {
 		t.Errorf("facts search: exit %d, hits %+v", code, hits)
 	}
-	if code, _, _ := cli(t, env, "", "facts", "list", "nobody"); code != 0 {
+	if code, _, _ := runCLI(t, env, "", "facts", "list", "nobody"); code != 0 {
 		t.Errorf("a user with no facts: exit %d", code)
 	}
 }

@@ -15,14 +15,15 @@
 //	export    write sessions to a JSONL file
 //	import    read sessions from a JSONL file
 //	replay    replay an agent trace through the memory engine and measure it
-//	eval      evaluate recall on a LoCoMo-format dataset
-//	bench     measure whole runs: token counting, server load
 //	version   print the version
 //
 // Every flag can also be given by an environment variable: the flag's name
 // in upper case with dashes as underscores, after AGENTMEM_ (for example
 // AGENTMEM_TOKENIZER=cl100k_base for --tokenizer). A flag given on the
 // command line wins over its variable.
+//
+// The load generators and evaluations are a command of their own,
+// agentmem-bench.
 //
 // Exit codes: 0 on success, 1 when a command fails, 2 for a usage error (an
 // unknown command or flag, a missing or invalid flag value).
@@ -33,11 +34,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/agentmem/agentmem/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := executeApp(ctx, &app{lookupEnv: os.LookupEnv, setDefault: true}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := executeApp(ctx, &cli.App{LookupEnv: os.LookupEnv, SetDefault: true}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,38 +8,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 	"github.com/agentmem/agentmem/replay"
 )
 
 const sample = "../../replay/testdata/sample.jsonl"
 
-// cli runs the command line in-process with the given environment.
-func cli(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
+// runCLI runs the command line in-process with the given environment.
+func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	code = execute(context.Background(), args, strings.NewReader(stdin), &out, &errb, lookup)
-	return code, out.String(), errb.String()
+	return clitest.Run(t, execute, env, stdin, args...)
 }
 
 // result decodes the one JSON line of a replay.
 func result(t *testing.T, stdout string) replay.Result {
 	t.Helper()
-	if strings.Count(stdout, "\n") != 1 || !strings.HasSuffix(stdout, "\n") {
-		t.Fatalf("stdout is not one line: %q", stdout)
-	}
-	var res replay.Result
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
-	return res
+	return clitest.DecodeLine[replay.Result](t, stdout)
 }
 
 func TestReplaySample(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "final.json")
-	code, stdout, stderr := cli(t, nil, "", "replay", "--trace", sample, "--budget", "3000", "--baseline", "--out", out)
+	code, stdout, stderr := runCLI(t, nil, "", "replay", "--trace", sample, "--budget", "3000", "--baseline", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -68,7 +55,7 @@ func TestReplayFromStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := cli(t, nil, string(data), "replay", "--trace", "-", "--budget", "3000", "--log-level", "error")
+	code, stdout, stderr := runCLI(t, nil, string(data), "replay", "--trace", "-", "--budget", "3000", "--log-level", "error")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -79,7 +66,7 @@ func TestReplayFromStdin(t *testing.T) {
 
 func TestFlagsFromEnvironment(t *testing.T) {
 	env := map[string]string{"AGENTMEM_TRACE": sample, "AGENTMEM_BUDGET": "2500", "AGENTMEM_FORMAT": "anthropic", "AGENTMEM_TOKENIZER": "cl100k_base", "AGENTMEM_LOG_LEVEL": "warn"}
-	code, stdout, stderr := cli(t, env, "", "replay")
+	code, stdout, stderr := runCLI(t, env, "", "replay")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -87,29 +74,21 @@ func TestFlagsFromEnvironment(t *testing.T) {
 		t.Errorf("the environment was not read: %s", stdout)
 	}
 	// A flag on the command line wins.
-	code, stdout, _ = cli(t, env, "", "replay", "--format", "observation")
+	code, stdout, _ = runCLI(t, env, "", "replay", "--format", "observation")
 	if res := result(t, stdout); code != 0 || res.Format != "observation" || res.Budget != 2500 {
 		t.Errorf("exit %d: %s", code, stdout)
 	}
 	// A bad value is a usage error naming the variable.
 	env["AGENTMEM_BUDGET"] = "lots"
-	code, _, stderr = cli(t, env, "", "replay")
+	code, _, stderr = runCLI(t, env, "", "replay")
 	if code != 2 || !strings.Contains(stderr, "AGENTMEM_BUDGET") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
 
-func TestEnvName(t *testing.T) {
-	for flag, want := range map[string]string{"tokenizer": "AGENTMEM_TOKENIZER", "log-level": "AGENTMEM_LOG_LEVEL", "max-line-bytes": "AGENTMEM_MAX_LINE_BYTES"} {
-		if got := envName(flag); got != want {
-			t.Errorf("envName(%q) = %q, want %q", flag, got, want)
-		}
-	}
-}
-
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"help"}, {}, {"replay", "--help"}, {"help", "replay"}} {
-		code, stdout, stderr := cli(t, nil, "", args...)
+		code, stdout, stderr := runCLI(t, nil, "", args...)
 		if code != 0 || !strings.Contains(stdout, "Usage:") || stderr != "" {
 			t.Errorf("%v: exit %d, stdout %.100q, stderr %q", args, code, stdout, stderr)
 		}
@@ -124,11 +103,11 @@ func TestHelp(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	code, stdout, _ := cli(t, nil, "", "version")
+	code, stdout, _ := runCLI(t, nil, "", "version")
 	if code != 0 || !strings.HasPrefix(stdout, "agentmem ") || !strings.Contains(stdout, runtime.Version()) {
 		t.Fatalf("exit %d: %q", code, stdout)
 	}
-	code, flag, _ := cli(t, nil, "", "--version")
+	code, flag, _ := runCLI(t, nil, "", "--version")
 	if code != 0 || flag != stdout {
 		t.Errorf("--version: exit %d, %q; want what the version command prints, %q", code, flag, stdout)
 	}
@@ -176,7 +155,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", "--trace", bad, "--budget", "100"}, 1, "trace line 3: "},
 		{[]string{"replay", "--trace", sample, "--budget", "100"}, 1, "render 1 (before trace line 3)"},
 	} {
-		code, stdout, stderr := cli(t, nil, "", tc.args...)
+		code, stdout, stderr := runCLI(t, nil, "", tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.stderr) || stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, stderr, stdout, tc.code, tc.stderr)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/agentmem/agentmem/internal/cli"
 	agentmcp "github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -14,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newMCPCmd) }
+func init() { cli.Register(newMCPCmd) }
 
 // mcpFlags are the flags of agentmem mcp.
 type mcpFlags struct {
@@ -22,7 +23,7 @@ type mcpFlags struct {
 	embed                    embedFlags
 }
 
-func newMCPCmd(a *app) *cobra.Command {
+func newMCPCmd(a *cli.App) *cobra.Command {
 	var f mcpFlags
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -66,10 +67,10 @@ See docs/mcp.md for client configuration.`,
 	return cmd
 }
 
-func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.Writer) error {
+func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout io.Writer) error {
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
-		return usagef("--tokenizer %q: %v", f.tokenizer, err)
+		return cli.Usagef("--tokenizer %q: %v", f.tokenizer, err)
 	}
 	storeURL, err := resolveStoreURL(a, f.store)
 	if err != nil {
@@ -77,7 +78,7 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 	}
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	defer st.Close()
 	// Every step written to the store is indexed for recall, in the
@@ -87,9 +88,9 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 		return err
 	}
 	defer done()
-	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, Logger: a.log})
+	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, Logger: a.Log})
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	defer svc.DropCache()
 	if feed, ok := st.(store.Feed); ok {
@@ -97,26 +98,26 @@ func runMCP(ctx context.Context, a *app, f mcpFlags, stdin io.Reader, stdout io.
 	}
 	srv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
-		Tenant: f.tenant, Counter: counter, Logger: a.log, Version: buildVersion(), Sessions: svc,
+		Tenant: f.tenant, Counter: counter, Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
-	a.log.Info("agentmem mcp serving on stdio", "store", redactURL(storeURL), "tenant", f.tenant)
+	a.Log.Info("agentmem mcp serving on stdio", "store", redactURL(storeURL), "tenant", f.tenant)
 	t := &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) {
-		return failure{err}
+		return cli.Failure(err)
 	}
-	a.log.Info("mcp client disconnected")
+	a.Log.Info("mcp client disconnected")
 	return nil
 }
 
 // startCompactor compacts, in the background, the sessions created with
 // automatic compaction (sessions.Compactor), following feed, and returns
 // the function that stops it.
-func startCompactor(a *app, svc *sessions.Service, feed store.Feed) func() {
+func startCompactor(a *cli.App, svc *sessions.Service, feed store.Feed) func() {
 	_, stop := svc.StartCompactor(feed, follow.Options{OnError: func(err error) {
-		a.log.Warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log", "err", err)
+		a.Log.Warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log", "err", err)
 	}})
 	return stop
 }

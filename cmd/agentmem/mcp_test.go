@@ -243,15 +243,15 @@ func (l *lockedBuffer) String() string {
 }
 
 func TestMCPUsageErrors(t *testing.T) {
-	code, _, stderr := cli(t, nil, "", "mcp", "--tokenizer", "llama", "--store", "mem://")
+	code, _, stderr := runCLI(t, nil, "", "mcp", "--tokenizer", "llama", "--store", "mem://")
 	if code != 2 || !strings.Contains(stderr, "--tokenizer") {
 		t.Errorf("bad tokenizer: exit %d: %s", code, stderr)
 	}
-	code, _, stderr = cli(t, nil, "", "mcp", "--store", "nosuch://x")
+	code, _, stderr = runCLI(t, nil, "", "mcp", "--store", "nosuch://x")
 	if code != 1 || !strings.Contains(stderr, "nosuch") {
 		t.Errorf("bad store: exit %d: %s", code, stderr)
 	}
-	code, stdout, _ := cli(t, nil, "", "mcp", "--help")
+	code, stdout, _ := runCLI(t, nil, "", "mcp", "--help")
 	if code != 0 || !strings.Contains(stdout, "docs/mcp.md") || !strings.Contains(stdout, "--tenant") {
 		t.Errorf("help: exit %d: %s", code, stdout)
 	}
@@ -261,7 +261,7 @@ func TestMCPUsageErrors(t *testing.T) {
 // nothing but protocol (here: nothing), the logs go to stderr.
 func TestMCPInProcessStdio(t *testing.T) {
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n"
-	code, stdout, stderr := cli(t, map[string]string{"AGENTMEM_STORE": "mem://"}, initialize, "mcp")
+	code, stdout, stderr := runCLI(t, map[string]string{"AGENTMEM_STORE": "mem://"}, initialize, "mcp")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -21,7 +21,7 @@ func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
 		{"feed", "cursor", "recall", "--store", "sqlite://" + missing},
 		{"inspect", "s1"}, // the default store, which does not exist yet
 	} {
-		code, stdout, stderr := cli(t, map[string]string{"HOME": home}, "", args...)
+		code, stdout, stderr := runCLI(t, map[string]string{"HOME": home}, "", args...)
 		if code != 1 || stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q; want exit 1 and nothing", args, code, stdout)
 		}

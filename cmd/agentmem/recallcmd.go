@@ -7,12 +7,13 @@ import (
 	"strconv"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newRecallCmd) }
+func init() { cli.Register(newRecallCmd) }
 
 // recallFlags are the flags of agentmem recall and its subcommands.
 type recallFlags struct {
@@ -21,7 +22,7 @@ type recallFlags struct {
 	embed                embedFlags
 }
 
-func newRecallCmd(a *app) *cobra.Command {
+func newRecallCmd(a *cli.App) *cobra.Command {
 	var f recallFlags
 	cmd := &cobra.Command{
 		Use:   "recall",
@@ -53,11 +54,11 @@ search prints the best hits for a query, one JSON object per line.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withMemories(cmd.Context(), a, f, false, func(ctx context.Context, st store.Store, m *memories) error {
 				ctx = agentmem.WithDamageReporter(ctx, func(d *agentmem.DamagedError) {
-					a.log.Error("damaged record left out", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
+					a.Log.Error("damaged record left out", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
 				})
 				n, err := m.indexer.Backfill(ctx, store.ListRequest{Tenant: f.tenant, PageSize: store.MaxPageSize})
 				if err != nil {
-					return failure{err}
+					return cli.Failure(err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "{\"documents\":%d}\n", n)
 				return nil
@@ -75,19 +76,19 @@ search prints the best hits for a query, one JSON object per line.`,
 			if f.scope != "" {
 				filter, err := recall.ParseScope(f.scope)
 				if err != nil {
-					return usagef("--scope: %v", err)
+					return cli.Usagef("--scope: %v", err)
 				}
 				q.Filter = filter
 			}
 			return withMemories(cmd.Context(), a, f, true, func(ctx context.Context, _ store.Store, m *memories) error {
 				hits, err := m.recall.Search(ctx, q)
 				if err != nil {
-					return failure{err}
+					return cli.Failure(err)
 				}
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				for _, h := range hits {
 					if err := enc.Encode(hitJSON(h)); err != nil {
-						return failure{err}
+						return cli.Failure(err)
 					}
 				}
 				return nil
@@ -129,7 +130,7 @@ func hitJSON(h recall.Hit) map[string]any {
 // withMemories opens the store and the long-term memories at --store and
 // runs fn. With readOnly, a missing SQLite file is an error rather than a
 // new store.
-func withMemories(ctx context.Context, a *app, f recallFlags, readOnly bool, fn func(context.Context, store.Store, *memories) error) error {
+func withMemories(ctx context.Context, a *cli.App, f recallFlags, readOnly bool, fn func(context.Context, store.Store, *memories) error) error {
 	resolve := resolveStoreURL
 	if readOnly {
 		resolve = resolveExistingStoreURL
@@ -140,10 +141,10 @@ func withMemories(ctx context.Context, a *app, f recallFlags, readOnly bool, fn 
 	}
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	defer st.Close()
-	m, err := openMemories(ctx, storeURL, st, f.embed, a.log)
+	m, err := openMemories(ctx, storeURL, st, f.embed, a.Log)
 	if err != nil {
 		return err
 	}

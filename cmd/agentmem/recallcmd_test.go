@@ -33,14 +33,14 @@ func TestRecallBackfillAndSearch(t *testing.T) {
 	st.Close()
 
 	env := map[string]string{"AGENTMEM_STORE": url}
-	if code, out, errOut := cli(t, env, "", "recall", "search", "orders table"); code != 0 || out != "" {
+	if code, out, errOut := runCLI(t, env, "", "recall", "search", "orders table"); code != 0 || out != "" {
 		t.Fatalf("search before backfill: exit %d, %q %q", code, out, errOut)
 	}
-	code, out, errOut := cli(t, env, "", "recall", "backfill")
+	code, out, errOut := runCLI(t, env, "", "recall", "backfill")
 	if code != 0 || strings.TrimSpace(out) != `{"documents":2}` {
 		t.Fatalf("backfill: exit %d, %q %q", code, out, errOut)
 	}
-	code, out, errOut = cli(t, env, "", "recall", "search", "orders table locked", "--k", "1", "--scope", "user:alice", "--before", "1")
+	code, out, errOut = runCLI(t, env, "", "recall", "search", "orders table locked", "--k", "1", "--scope", "user:alice", "--before", "1")
 	if code != 0 {
 		t.Fatalf("search: exit %d, %q", code, errOut)
 	}
@@ -53,10 +53,10 @@ func TestRecallBackfillAndSearch(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &hit); err != nil || hit.ID != "s1#2" || hit.SessionID != "s1" || hit.Step != 2 || len(hit.Window) != 2 {
 		t.Fatalf("search: %q (%v)", out, err)
 	}
-	if code, _, errOut := cli(t, env, "", "recall", "search", "x", "--scope", "team:a"); code != 2 || !strings.Contains(errOut, "scope") {
+	if code, _, errOut := runCLI(t, env, "", "recall", "search", "x", "--scope", "team:a"); code != 2 || !strings.Contains(errOut, "scope") {
 		t.Errorf("bad scope: exit %d, %q", code, errOut)
 	}
-	if code, _, _ := cli(t, env, "", "recall", "search"); code != 2 {
+	if code, _, _ := runCLI(t, env, "", "recall", "search"); code != 2 {
 		t.Errorf("no query: exit %d", code)
 	}
 }

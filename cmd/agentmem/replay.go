@@ -2,21 +2,18 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
 
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/replay"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newReplayCmd) }
+func init() { cli.Register(newReplayCmd) }
 
 // replayFlags are the flags of agentmem replay.
 type replayFlags struct {
@@ -26,7 +23,7 @@ type replayFlags struct {
 	cpuProfile, memProfile        string
 }
 
-func newReplayCmd(a *app) *cobra.Command {
+func newReplayCmd(a *cli.App) *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
 		Use:   "replay --trace FILE --budget N",
@@ -45,7 +42,7 @@ kind. With --baseline it also times the tokenizer alone on the trace's text
 (tokenize_seconds) and reports ratio = total_seconds / tokenize_seconds.
 
 A bad trace line stops the run with its line number (exit code 1).`,
-		Example: `  agentmem bench trace --steps 1000 --seed 42 -o trace_1k.jsonl
+		Example: `  agentmem-bench trace --steps 1000 --seed 42 -o trace_1k.jsonl
   agentmem replay --trace trace_1k.jsonl --budget 8000 --baseline
   agentmem replay --trace trace_1k.jsonl --budget 8000 --format anthropic --out final.json`,
 		Args: cobra.NoArgs,
@@ -69,18 +66,18 @@ A bad trace line stops the run with its line number (exit code 1).`,
 	return cmd
 }
 
-func runReplay(cmd *cobra.Command, a *app, f replayFlags) error {
+func runReplay(cmd *cobra.Command, a *cli.App, f replayFlags) error {
 	if f.trace == "" {
-		return usagef("--trace is required")
+		return cli.Usagef("--trace is required")
 	}
 	if f.budget < 1 {
-		return usagef("--budget is required and must be at least 1 token")
+		return cli.Usagef("--budget is required and must be at least 1 token")
 	}
 	var trace io.Reader = cmd.InOrStdin()
 	if f.trace != "-" {
 		file, err := os.Open(f.trace)
 		if err != nil {
-			return failure{err}
+			return cli.Failure(err)
 		}
 		defer file.Close()
 		trace = file
@@ -92,78 +89,40 @@ func runReplay(cmd *cobra.Command, a *app, f replayFlags) error {
 		Tokenizer: f.tokenizer,
 		Format:    f.format,
 		Baseline:  f.baseline,
-		Logger:    a.log,
+		Logger:    a.Log,
 	}
 	if f.out != "" {
 		cfg.Out = &out
 	}
-	stopProfile, err := startCPUProfile(f.cpuProfile)
+	stopProfile, err := cli.StartCPUProfile(f.cpuProfile)
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	res, err := replay.Run(cmd.Context(), cfg)
 	if perr := stopProfile(); err == nil && perr != nil {
 		err = perr
 	}
 	if errors.Is(err, replay.ErrConfig) {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	if f.memProfile != "" {
-		if err := writeHeapProfile(f.memProfile); err != nil {
-			return failure{err}
+		if err := cli.WriteHeapProfile(f.memProfile); err != nil {
+			return cli.Failure(err)
 		}
 	}
 	if f.out != "" {
 		if err := os.WriteFile(f.out, out.Bytes(), 0o644); err != nil {
-			return failure{err}
+			return cli.Failure(err)
 		}
 	}
-	line, err := json.Marshal(res)
-	if err != nil {
-		return failure{err}
-	}
-	if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", line); err != nil {
-		return failure{err}
+	if err := cli.PrintJSONLine(cmd.OutOrStdout(), res); err != nil {
+		return err
 	}
 	if res.Violations.Total > 0 {
-		a.log.Warn("the replay found violations", "total", res.Violations.Total)
+		a.Log.Warn("the replay found violations", "total", res.Violations.Total)
 	}
 	return nil
-}
-
-// startCPUProfile starts a CPU profile to path, if set, and returns the
-// function that stops it.
-func startCPUProfile(path string) (stop func() error, err error) {
-	if path == "" {
-		return func() error { return nil }, nil
-	}
-	file, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(file); err != nil {
-		file.Close()
-		return nil, err
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return file.Close()
-	}, nil
-}
-
-// writeHeapProfile writes a heap profile to path.
-func writeHeapProfile(path string) error {
-	file, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	runtime.GC()
-	if err := pprof.WriteHeapProfile(file); err != nil {
-		file.Close()
-		return err
-	}
-	return file.Close()
 }

@@ -35,9 +35,10 @@ import (
 	// the keys live in the same database as the sessions.
 	_ "github.com/agentmem/agentmem/auth/postgres"
 	_ "github.com/agentmem/agentmem/auth/sqlite"
+	"github.com/agentmem/agentmem/internal/cli"
 )
 
-func init() { register(newServeCmd) }
+func init() { cli.Register(newServeCmd) }
 
 // serveFlags are the flags of agentmem serve.
 type serveFlags struct {
@@ -60,7 +61,7 @@ type serveFlags struct {
 	maxReplyBytes              byteSize
 }
 
-func newServeCmd(a *app) *cobra.Command {
+func newServeCmd(a *cli.App) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -156,19 +157,19 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	return cmd
 }
 
-func runServe(ctx context.Context, a *app, f serveFlags) error {
+func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	loopback, err := listenIsLoopback(f.addr)
 	if err != nil {
 		return err
 	}
 	if f.shutdownTimeout <= 0 {
-		return usagef("--shutdown-timeout must be positive")
+		return cli.Usagef("--shutdown-timeout must be positive")
 	}
 	if f.pruneInterval < 0 {
-		return usagef("--prune-interval must not be negative")
+		return cli.Usagef("--prune-interval must not be negative")
 	}
 	if f.maxContextTokens < 1 || f.maxContextTokens > server.MaxBudget {
-		return usagef("--max-context-tokens must be from 1 to %d", server.MaxBudget)
+		return cli.Usagef("--max-context-tokens must be from 1 to %d", server.MaxBudget)
 	}
 	tlsCfg, err := loadTLS(f.tlsCert, f.tlsKey)
 	if err != nil {
@@ -178,20 +179,20 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{Logger: a.log, MaxBodyBytes: f.maxBodyBytes, DefaultTokenizer: f.tokenizer, CacheBytes: int64(f.cacheBytes), MaxContextTokens: f.maxContextTokens, CORSOrigins: f.corsOrigins}
+	cfg := server.Config{Logger: a.Log, MaxBodyBytes: f.maxBodyBytes, DefaultTokenizer: f.tokenizer, CacheBytes: int64(f.cacheBytes), MaxContextTokens: f.maxContextTokens, CORSOrigins: f.corsOrigins}
 	if f.llmBaseURL != "" {
 		client, err := llm.New(llm.Config{BaseURL: f.llmBaseURL, APIKey: f.llmKey, Model: f.llmMod})
 		if err != nil {
-			return usagef("--llm-base-url: %v", err)
+			return cli.Usagef("--llm-base-url: %v", err)
 		}
 		cfg.Summarizer = summarize.NewLLM(client, summarize.LLMOptions{})
 	}
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	defer st.Close()
-	warnAsyncCommits(ctx, a.log, st)
+	warnAsyncCommits(ctx, a.Log, st)
 	// Every step written to the store is indexed for recall, in the
 	// background, from the store's log.
 	indexed, mems, done, err := openIndexed(ctx, a, storeURL, st, f.embed)
@@ -202,14 +203,14 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	cfg.Store, cfg.Recall, cfg.Facts = indexed, mems.recall, mems.facts
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
-		return usagef("--tokenizer %q: %v", f.tokenizer, err)
+		return cli.Usagef("--tokenizer %q: %v", f.tokenizer, err)
 	}
 	// One sessions service for the API, MCP and the inspector: they serve
 	// sessions alike, from one context cache.
 	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, CacheBytes: int64(f.cacheBytes),
-		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.log})
+		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log})
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	defer svc.DropCache()
 	cfg.Sessions = svc
@@ -220,24 +221,24 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	}
 	msrv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall,
-		Logger: a.log, Version: buildVersion(), Sessions: svc,
+		Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	cfg.MCP = agentmcp.NewHTTPHandler(msrv, func(r *http.Request) (string, error) { return server.Tenant(r), nil })
 	insp, err := inspector.New(inspector.Config{
 		Store: indexed, Tenant: func(r *http.Request) (string, error) { return server.Tenant(r), nil },
 		Facts: inspector.FactsFrom(mems.facts), Recall: inspector.RecallFrom(mems.recall),
-		DefaultTokenizer: f.tokenizer, MaxContextTokens: f.maxContextTokens, Logger: a.log, Sessions: svc,
+		DefaultTokenizer: f.tokenizer, MaxContextTokens: f.maxContextTokens, Logger: a.Log, Sessions: svc,
 	})
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	cfg.Inspector, cfg.InspectorPatterns = insp, inspector.Patterns
 	ks, err := auth.Open(ctx, storeURL)
 	if err != nil {
-		return failure{fmt.Errorf("opening the API keys: %w", err)}
+		return cli.Failure(fmt.Errorf("opening the API keys: %w", err))
 	}
 	defer ks.Close()
 	keys := auth.NewKeys(ks, auth.KeysOptions{})
@@ -248,22 +249,22 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		}
 	}
 	cfg.Auth = auth.NewAuthenticator(keys, auth.AuthenticatorOptions{Require: require})
-	if cfg.Proxy, err = proxy.New(proxy.Config{Sessions: svc, Facts: mems.facts, Recall: mems.recall, Logger: a.log,
+	if cfg.Proxy, err = proxy.New(proxy.Config{Sessions: svc, Facts: mems.facts, Recall: mems.recall, Logger: a.Log,
 		OpenAI:         proxy.Upstream{BaseURL: f.upstreamURL, APIKey: f.upstreamKey},
 		Anthropic:      proxy.Upstream{BaseURL: f.anthropicURL, APIKey: f.anthropicKey},
 		ContextWindows: f.contextWindows, DefaultContextWindow: f.defaultContextWindow, MaxReplyBytes: int64(f.maxReplyBytes),
 	}); err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	defer srv.Close()
 
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	hs := &http.Server{
 		Handler:           srv,
@@ -272,7 +273,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	keysRule := "required"
@@ -280,12 +281,12 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 		keysRule = "required once any key exists"
 	}
 	// Where everything is, before the line that says the server is up.
-	a.log.Info("endpoints", endpoints(ln.Addr(), tlsCfg != nil, f.upstreamURL != "", f.anthropicURL != "", storeURL)...)
-	a.log.Info("agentmem serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "api_keys", keysRule,
+	a.Log.Info("endpoints", endpoints(ln.Addr(), tlsCfg != nil, f.upstreamURL != "", f.anthropicURL != "", storeURL)...)
+	a.Log.Info("agentmem serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "api_keys", keysRule,
 		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil,
 		"openai_upstream", redactURL(f.upstreamURL), "anthropic_upstream", redactURL(f.anthropicURL))
 	if !loopback && tlsCfg == nil {
-		a.log.Warn("serving plain HTTP on a non-loopback address: API keys cross the network in clear text; " +
+		a.Log.Warn("serving plain HTTP on a non-loopback address: API keys cross the network in clear text; " +
 			"give --tls-cert and --tls-key, or put a TLS-terminating proxy in front")
 	}
 	served := make(chan error, 1)
@@ -299,24 +300,24 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 	if f.pruneInterval > 0 {
 		rctx, stop := context.WithCancel(ctx)
 		defer stop()
-		go runRetention(rctx, indexed, f.pruneInterval, a.log) // forgets expired sessions' recall documents too
+		go runRetention(rctx, indexed, f.pruneInterval, a.Log) // forgets expired sessions' recall documents too
 	}
 	select {
 	case err := <-served:
-		return failure{err}
+		return cli.Failure(err)
 	case <-ctx.Done():
 	}
-	a.log.Info("shutting down: finishing the requests in flight", "timeout", f.shutdownTimeout)
+	a.Log.Info("shutting down: finishing the requests in flight", "timeout", f.shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
-		return failure{fmt.Errorf("shutdown: %w (requests still in flight were cut off)", err)}
+		return cli.Failure(fmt.Errorf("shutdown: %w (requests still in flight were cut off)", err))
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return failure{err}
+		return cli.Failure(err)
 	}
-	a.log.Info("stopped")
+	a.Log.Info("stopped")
 	return nil
 }
 
@@ -325,7 +326,7 @@ func runServe(ctx context.Context, a *app, f serveFlags) error {
 func listenIsLoopback(addr string) (bool, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return false, usagef("--addr %q: want HOST:PORT (%v)", addr, err)
+		return false, cli.Usagef("--addr %q: want HOST:PORT (%v)", addr, err)
 	}
 	return isLoopback(host), nil
 }
@@ -336,7 +337,7 @@ func listenIsLoopback(addr string) (bool, error) {
 func checkActiveKeys(ctx context.Context, keys *auth.Keys, addr, storeURL string) error {
 	list, err := keys.List(ctx, "")
 	if err != nil {
-		return failure{fmt.Errorf("reading the API keys: %w", err)}
+		return cli.Failure(fmt.Errorf("reading the API keys: %w", err))
 	}
 	for _, k := range list {
 		if !k.Revoked() {
@@ -344,10 +345,10 @@ func checkActiveKeys(ctx context.Context, keys *auth.Keys, addr, storeURL string
 		}
 	}
 	if u, err := url.Parse(storeURL); err == nil && u.Scheme == "mem" {
-		return usagef("--addr %q is not a loopback address, so every request needs an API key, and a mem:// store "+
+		return cli.Usagef("--addr %q is not a loopback address, so every request needs an API key, and a mem:// store "+
 			"keeps no keys: use a sqlite:// or postgres:// store and create a key with 'agentmem keys create'", addr)
 	}
-	return usagef("--addr %q is not a loopback address, so every request needs an API key, and the store has no active key: "+
+	return cli.Usagef("--addr %q is not a loopback address, so every request needs an API key, and the store has no active key: "+
 		"create one first with 'agentmem keys create --tenant T --store %s'", addr, redactURL(storeURL))
 }
 
@@ -358,11 +359,11 @@ func loadTLS(certFile, keyFile string) (*tls.Config, error) {
 		return nil, nil
 	}
 	if certFile == "" || keyFile == "" {
-		return nil, usagef("--tls-cert and --tls-key go together: give both, or neither")
+		return nil, cli.Usagef("--tls-cert and --tls-key go together: give both, or neither")
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, usagef("--tls-cert/--tls-key: %v", err)
+		return nil, cli.Usagef("--tls-cert/--tls-key: %v", err)
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
 }

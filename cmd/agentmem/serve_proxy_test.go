@@ -34,7 +34,7 @@ func TestServeProxy(t *testing.T) {
 	if code != 400 || !strings.Contains(body, "upstream_not_configured") || !strings.Contains(body, "--anthropic-base-url") {
 		t.Errorf("no Anthropic upstream: %d %s", code, body)
 	}
-	if code, _, stderr := cli(t, nil, "", "serve", "--addr", "127.0.0.1:0", "--store", "mem://", "--upstream-base-url", "ftp://x"); code != 2 || !strings.Contains(stderr, "http://") {
+	if code, _, stderr := runCLI(t, nil, "", "serve", "--addr", "127.0.0.1:0", "--store", "mem://", "--upstream-base-url", "ftp://x"); code != 2 || !strings.Contains(stderr, "http://") {
 		t.Errorf("a bad upstream URL: exit %d %q", code, stderr)
 	}
 }

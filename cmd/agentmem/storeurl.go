@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentmem/agentmem/internal/cli"
 	sqlitestore "github.com/agentmem/agentmem/store/sqlite"
 )
 
@@ -18,7 +19,7 @@ const storeFlagUsage = "the store `URL`: sqlite:///path.db, postgres://..., mem:
 // resolveStoreURL returns the store URL a command opens: flagValue (from
 // --store or AGENTMEM_STORE) when set, or else the default SQLite file of
 // defaultStorePath.
-func resolveStoreURL(a *app, flagValue string) (string, error) {
+func resolveStoreURL(a *cli.App, flagValue string) (string, error) {
 	return storeURL(a, flagValue, true)
 }
 
@@ -26,7 +27,7 @@ func resolveStoreURL(a *app, flagValue string) (string, error) {
 // (inspect, export, recall search): a SQLite file must exist, since
 // opening a missing one would create an empty store and report on it, and
 // a typo would leave a new file behind.
-func resolveExistingStoreURL(a *app, flagValue string) (string, error) {
+func resolveExistingStoreURL(a *cli.App, flagValue string) (string, error) {
 	raw, err := storeURL(a, flagValue, false)
 	if err != nil {
 		return "", err
@@ -41,20 +42,20 @@ func resolveExistingStoreURL(a *app, flagValue string) (string, error) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", failure{fmt.Errorf("no store at %s: this command only reads, and creates none (agentmem serve or import creates one; --store names another)", path)}
+			return "", cli.Failure(fmt.Errorf("no store at %s: this command only reads, and creates none (agentmem serve or import creates one; --store names another)", path))
 		}
-		return "", failure{err}
+		return "", cli.Failure(err)
 	}
 	return raw, nil
 }
 
-func storeURL(a *app, flagValue string, create bool) (string, error) {
+func storeURL(a *cli.App, flagValue string, create bool) (string, error) {
 	if flagValue != "" {
 		return flagValue, nil
 	}
-	path, err := defaultStorePath(a.lookupEnv, create)
+	path, err := defaultStorePath(a.LookupEnv, create)
 	if err != nil {
-		return "", failure{err}
+		return "", cli.Failure(err)
 	}
 	return "sqlite://" + (&url.URL{Path: path}).EscapedPath(), nil
 }

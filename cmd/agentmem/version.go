@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/spf13/cobra"
 )
 
@@ -19,9 +20,9 @@ import (
 // `go build` in a git checkout.
 var version, commit, date string
 
-func init() { register(newVersionCmd) }
+func init() { cli.Register(newVersionCmd) }
 
-func newVersionCmd(*app) *cobra.Command {
+func newVersionCmd(*cli.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date",

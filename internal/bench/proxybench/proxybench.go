@@ -1,4 +1,8 @@
-package main
+// Package proxybench measures what agentmem's proxy routes add to a call:
+// the same requests sent straight to a stand-in upstream and through the
+// proxy of a server in this process, by concurrent clients
+// (agentmem-bench proxy).
+package proxybench
 
 import (
 	"bytes"
@@ -18,13 +22,10 @@ import (
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/proxy/proxytest"
 	"github.com/agentmem/agentmem/store"
-	"github.com/spf13/cobra"
 )
 
-func init() { registerBench(newBenchProxyCmd) }
-
-// proxyBench is what agentmem bench proxy measures.
-type proxyBench struct {
+// Result is what a run measures (agentmem-bench proxy prints it as JSON).
+type Result struct {
 	Clients  int    `json:"clients"`
 	Turns    int    `json:"turns"`
 	Requests int    `json:"requests"`
@@ -46,60 +47,6 @@ type proxyBench struct {
 	GOMAXPROCS int     `json:"gomaxprocs"`
 }
 
-func newBenchProxyCmd(*app) *cobra.Command {
-	var clients, turns, requests, budget int
-	var mode, cpuProfile string
-	var delay time.Duration
-	cmd := &cobra.Command{
-		Use:   "proxy",
-		Short: "Measure the latency the proxy routes add to a call",
-		Long: `proxy measures what POST /v1/chat/completions adds to a call: it starts a
-stand-in OpenAI upstream on loopback (package proxytest, answering at once)
-and an agentmem server over an in-memory store in this process, gives
-each of --clients sessions --turns turns (a user message, then an
-assistant reply; every fifth a tool call with a 1 KB result), then has
-the clients, concurrently, each send --requests requests: the whole
-history plus a new user message (--mode whole, as most agents do) or
-only the new message (--mode new), once straight to the upstream and once
-through the proxy, recording the reply as the client's history does.
---upstream-delay makes the upstream take that long to answer, as a model
-does: with an upstream that answers at once, concurrent clients keep the
-CPU busy and the figures measure its throughput rather than the latency
-the proxy adds.
-Before them every client sends one request, not measured, that warms its
-session's caches; the measurement starts when all have. It prints the percentiles of both and their difference, the proxy's
-overhead, as one JSON line.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if clients < 1 || turns < 1 || requests < 1 || budget < 0 || delay < 0 {
-				return usagef("--clients, --turns and --requests must be positive, --budget and --upstream-delay not negative")
-			}
-			if mode != "whole" && mode != "new" {
-				return usagef("--mode is whole or new, not %q", mode)
-			}
-			res, err := runProxyBench(cmd.Context(), clients, turns, requests, budget, mode, delay, func() (func() error, error) {
-				return startCPUProfile(cpuProfile)
-			})
-			if err != nil {
-				return failure{err}
-			}
-			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
-		},
-	}
-	fl := cmd.Flags()
-	fl.IntVar(&clients, "clients", 16, "concurrent clients, each with a session of its own")
-	fl.IntVar(&turns, "turns", 1000, "the turns each session holds before the measurement")
-	fl.IntVar(&requests, "requests", 50, "the requests each client sends (each both ways)")
-	fl.IntVar(&budget, "budget", 8000, "X-Agentmem-Budget of the requests (0: the model's default)")
-	fl.DurationVar(&delay, "upstream-delay", 0, "how long the stand-in upstream takes to answer each request (0: at once)")
-	fl.StringVar(&mode, "mode", "whole", "whole (each request resends the history) or new (only the new message)")
-	// Hidden: for profiling (the whole process: clients, upstream and
-	// server).
-	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE`")
-	_ = fl.MarkHidden("cpuprofile")
-	return cmd
-}
-
 // benchHistory is a session's history of turns, as a client holds it.
 func benchHistory(turns int) []any {
 	h := []any{map[string]any{"role": "system", "content": "You are a helpful agent. Answer briefly."}}
@@ -117,20 +64,38 @@ func benchHistory(turns int) []any {
 	return h
 }
 
-// runProxyBench runs the benchmark; measuring is called when the
-// measured requests start, and the function it returns when they end.
-func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mode string, delay time.Duration, measuring func() (stop func() error, err error)) (*proxyBench, error) {
+// Config is a run's shape.
+type Config struct {
+	// Clients send their requests concurrently, each on a session of its
+	// own that holds Turns turns (a user message, then an assistant reply;
+	// every fifth a tool call with a 1 KB result) before the measurement.
+	Clients, Turns int
+	// Requests is how many requests each client sends, each both ways.
+	Requests int
+	// Budget is X-Agentmem-Budget of the proxied requests (0: the model's
+	// default).
+	Budget int
+	// Mode is "whole" (each request resends the history, as most agents
+	// do) or "new" (only the new message).
+	Mode string
+	// UpstreamDelay is how long the stand-in upstream takes to answer.
+	UpstreamDelay time.Duration
+}
+
+// Run runs the benchmark; measuring is called when the measured requests
+// start, and the function it returns when they end.
+func Run(ctx context.Context, cfg Config, measuring func() (stop func() error, err error)) (*Result, error) {
 	e, err := proxytest.Start(nil)
 	if err != nil {
 		return nil, err
 	}
 	defer e.Close()
 	e.Upstream.Fixed = &proxytest.Reply{Text: "ok"}
-	e.Upstream.Delay = delay
+	e.Upstream.Delay = cfg.UpstreamDelay
 	// The sessions, filled straight through the service.
-	histories := make([][]any, clients)
-	for c := range clients {
-		histories[c] = benchHistory(turns)
+	histories := make([][]any, cfg.Clients)
+	for c := range cfg.Clients {
+		histories[c] = benchHistory(cfg.Turns)
 		raw, _ := json.Marshal(histories[c])
 		var msgs []agentmem.Message
 		if err := json.Unmarshal(raw, &msgs); err != nil {
@@ -148,7 +113,7 @@ func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mo
 			msgs = msgs[n:]
 		}
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * clients}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * cfg.Clients}}
 	post := func(url, session string, body []byte) (map[string]any, time.Duration, error) {
 		req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
 		if err != nil {
@@ -157,8 +122,8 @@ func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mo
 		req.Header.Set("Content-Type", "application/json")
 		if session != "" {
 			req.Header.Set(proxy.HeaderSession, session)
-			if budget > 0 {
-				req.Header.Set(proxy.HeaderBudget, strconv.Itoa(budget))
+			if cfg.Budget > 0 {
+				req.Header.Set(proxy.HeaderBudget, strconv.Itoa(cfg.Budget))
 			}
 		}
 		start := time.Now()
@@ -191,8 +156,8 @@ func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mo
 		id   string
 		hist []byte // without its closing bracket
 	}
-	cls := make([]*benchClient, clients)
-	for c := range clients {
+	cls := make([]*benchClient, cfg.Clients)
+	for c := range cfg.Clients {
 		hist, _ := json.Marshal(histories[c])
 		cls[c] = &benchClient{id: "bench-" + strconv.Itoa(c), hist: hist[:len(hist)-1]}
 	}
@@ -210,7 +175,7 @@ func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mo
 		next := add(map[string]any{"role": "user", "content": fmt.Sprintf("New question %d.", r)})
 		directBody := request(c.hist)
 		body := directBody
-		if mode == "new" {
+		if cfg.Mode == "new" {
 			body = request(append([]byte{'['}, next...))
 		}
 		if _, dd, err = post(e.Upstream.OpenAIBaseURL()+"/chat/completions", "", directBody); err != nil {
@@ -261,7 +226,7 @@ func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mo
 		return nil, err
 	}
 	err = run(func(c *benchClient) error {
-		for r := 1; r <= requests; r++ {
+		for r := 1; r <= cfg.Requests; r++ {
 			dd, dp, size, err := exchange(c, r)
 			if err != nil {
 				return err
@@ -284,7 +249,7 @@ func runProxyBench(ctx context.Context, clients, turns, requests, budget int, mo
 		i := min(len(ds)-1, int(p*float64(len(ds))))
 		return float64(ds[i].Microseconds()) / 1000
 	}
-	res := &proxyBench{Clients: clients, Turns: turns, Requests: requests, Mode: mode, Budget: budget, UpstreamDelayMS: float64(delay) / float64(time.Millisecond), GOMAXPROCS: runtime.GOMAXPROCS(0),
+	res := &Result{Clients: cfg.Clients, Turns: cfg.Turns, Requests: cfg.Requests, Mode: cfg.Mode, Budget: cfg.Budget, UpstreamDelayMS: float64(cfg.UpstreamDelay) / float64(time.Millisecond), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		DirectP50: pct(direct, 0.5), DirectP99: pct(direct, 0.99), ProxyP50: pct(viaPxy, 0.5), ProxyP99: pct(viaPxy, 0.99),
 		BodyKB: float64(bodyBytes) / float64(len(viaPxy)) / 1024}
 	res.OverheadP50, res.OverheadP99 = res.ProxyP50-res.DirectP50, res.ProxyP99-res.DirectP99

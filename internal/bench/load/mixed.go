@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The mixed operation of agentmem bench load: a soak of the traffic a
+// The mixed operation of agentmem-bench load: a soak of the traffic a
 // server sees, each client drawing its next request at random:
 //
 //	45%  append one action step to a session (a seeded one or its own)
@@ -42,7 +42,7 @@ type mixedClient struct {
 }
 
 func (l *loadRun) newMixedClient(c int, seeded []string, templates [][]byte) *mixedClient {
-	return &mixedClient{l: l, c: c, rng: rand.New(rand.NewPCG(l.f.seed, uint64(c))), seeded: seeded, tmpl: templates, counts: map[string]int64{}}
+	return &mixedClient{l: l, c: c, rng: rand.New(rand.NewPCG(l.f.Seed, uint64(c))), seeded: seeded, tmpl: templates, counts: map[string]int64{}}
 }
 
 // step runs one request and returns its status, the status it wanted,
@@ -117,12 +117,12 @@ func (m *mixedClient) cleanup(ctx context.Context) {
 	}
 }
 
-// rssReport is the server's resident memory over a run, in MiB: the
+// RSSReport is the server's resident memory over a run, in MiB: the
 // process's resident size (process_resident_memory_bytes, which counts
 // the pages of files the process maps, such as a SQLite database's) and
 // its Go heap in use (go_memstats_heap_inuse_bytes), which is what the
 // context cache bounds.
-type rssReport struct {
+type RSSReport struct {
 	// HeapStart, HeapFirstHalfMax, HeapSecondHalfMax and HeapEnd are the
 	// Go heap's samples, as the resident ones below.
 	HeapStart         float64 `json:"heap_start_mib"`
@@ -174,13 +174,13 @@ func (l *loadRun) readRSS(ctx context.Context) (rss, heap float64, ok bool) {
 	return rss, heap, gotRSS && gotHeap
 }
 
-func (s *rssSampler) finish() *rssReport {
+func (s *rssSampler) finish() *RSSReport {
 	s.s.halt()
 	if len(s.samples) == 0 {
 		return nil
 	}
 	n := len(s.samples)
-	r := &rssReport{Start: roundTo(s.samples[0], 1), End: roundTo(s.samples[n-1], 1), Samples: n,
+	r := &RSSReport{Start: roundTo(s.samples[0], 1), End: roundTo(s.samples[n-1], 1), Samples: n,
 		HeapStart: roundTo(s.heap[0], 1), HeapEnd: roundTo(s.heap[n-1], 1)}
 	for i := range n {
 		if i < n/2 {

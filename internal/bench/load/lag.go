@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// indexLag is how far the server's recall index, which follows the
+// IndexLag is how far the server's recall index, which follows the
 // session log in the background, was behind the appends of a run, as the
 // server reports it: the distribution of its per-change indexing lag over
 // the measured period (agentmem_recall_index_lag_seconds in /metrics: a
@@ -22,7 +22,7 @@ import (
 // the largest lag /readyz showed while sampling it every 100ms, and how
 // long after the run a fresh=true search took (the index catching up with
 // the last appends).
-type indexLag struct {
+type IndexLag struct {
 	Changes    int64   `json:"changes"`
 	P50        float64 `json:"p50_ms_at_most"`
 	P99        float64 `json:"p99_ms_at_most"`

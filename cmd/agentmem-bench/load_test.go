@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentmem/agentmem/internal/bench/load"
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
@@ -44,17 +45,12 @@ func TestBenchLoad(t *testing.T) {
 	for _, op := range []string{"append", "context", "loop", "mixed"} {
 		t.Run(op, func(t *testing.T) {
 			ts, st, contexts := benchServer(t)
-			code, stdout, stderr := cli(t, nil, "", "bench", "load", "--server", ts.URL, "--op", op,
+			code, stdout, stderr := runCLI(t, nil, "", "load", "--server", ts.URL, "--op", op,
 				"--clients", "3", "--sessions", "2", "--steps", "40", "--duration", "300ms", "--warmup", "50ms", "--budget", "2000")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var res loadResult
-			dec := json.NewDecoder(strings.NewReader(stdout))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&res); err != nil {
-				t.Fatalf("%v: %s", err, stdout)
-			}
+			res := clitest.DecodeLine[load.Result](t, stdout)
 			if res.Op != op || res.Clients != 3 || res.Sessions != 2 || res.Steps != 40 || res.Failed != 0 || len(res.Errors) != 0 {
 				t.Errorf("result: %+v", res)
 			}
@@ -89,13 +85,13 @@ func TestBenchLoadBadFlags(t *testing.T) {
 		{"--server", "http://127.0.0.1:1", "--format", "xml"},
 		{"--server", "http://127.0.0.1:1", "--duration", "0s"},
 	} {
-		code, _, stderr := cli(t, nil, "", append([]string{"bench", "load"}, args...)...)
+		code, _, stderr := runCLI(t, nil, "", append([]string{"load"}, args...)...)
 		if code != 2 || stderr == "" {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
 	}
 	// A server that is not there is a failure (1), not a usage error.
-	code, _, stderr := cli(t, nil, "", "bench", "load", "--server", "http://127.0.0.1:1", "--duration", "100ms")
+	code, _, stderr := runCLI(t, nil, "", "load", "--server", "http://127.0.0.1:1", "--duration", "100ms")
 	if code != 1 || !strings.Contains(stderr, "127.0.0.1:1") {
 		t.Errorf("no server: exit %d: %s", code, stderr)
 	}

@@ -1,35 +1,25 @@
 package main
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 	"github.com/agentmem/agentmem/recall"
 )
 
 const tinyLoCoMo = "../../recall/testdata/tiny.json"
 
-// evalReport decodes the one JSON line of agentmem eval recall.
+// evalReport decodes the one JSON line of agentmem-bench eval recall.
 func evalReport(t *testing.T, stdout string) recall.Report {
 	t.Helper()
-	if strings.Count(stdout, "\n") != 1 {
-		t.Fatalf("stdout is not one line: %q", stdout)
-	}
-	var rep recall.Report
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
-	return rep
+	return clitest.DecodeLine[recall.Report](t, stdout)
 }
 
 func TestEvalRecall(t *testing.T) {
 	// The figures of recall.TestEvaluate, through the command, with both
 	// backends.
 	for _, backend := range []string{"mem", "sqlite"} {
-		code, stdout, stderr := cli(t, nil, "", "eval", "recall", "--dataset", tinyLoCoMo, "--k", "5,1", "--backend", backend)
+		code, stdout, stderr := runCLI(t, nil, "", "eval", "recall", "--dataset", tinyLoCoMo, "--k", "5,1", "--backend", backend)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", backend, code, stderr)
 		}
@@ -40,7 +30,7 @@ func TestEvalRecall(t *testing.T) {
 	}
 	// Sessions: "What does Alice play?" has evidence in session 2 and a
 	// missing session 9, so it scores 1/2 at any k.
-	code, stdout, stderr := cli(t, nil, "", "eval", "recall", "--dataset", tinyLoCoMo, "--k", "1,2", "--unit", "session")
+	code, stdout, stderr := runCLI(t, nil, "", "eval", "recall", "--dataset", tinyLoCoMo, "--k", "1,2", "--unit", "session")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -56,11 +46,11 @@ func TestEvalRecallUsage(t *testing.T) {
 		{"eval", "recall", "--dataset", tinyLoCoMo, "--unit", "word"},
 		{"eval", "recall", "--dataset", tinyLoCoMo, "--backend", "oracle"},
 	} {
-		if code, _, _ := cli(t, nil, "", args...); code != 2 {
+		if code, _, _ := runCLI(t, nil, "", args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
-	if code, _, _ := cli(t, nil, "", "eval", "recall", "--dataset", "/nonexistent.json"); code != 1 {
+	if code, _, _ := runCLI(t, nil, "", "eval", "recall", "--dataset", "/nonexistent.json"); code != 1 {
 		t.Errorf("missing file: exit %d, want 1", code)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ func TestLagBetween(t *testing.T) {
 	if n != 120 || p99 != -1 {
 		t.Fatalf("n %d, p99 %v; want 120, -1", n, p99)
 	}
-	if _, err := json.Marshal(indexLag{Changes: n, P99: p99}); err != nil {
+	if _, err := json.Marshal(IndexLag{Changes: n, P99: p99}); err != nil {
 		t.Fatal(err)
 	}
 }

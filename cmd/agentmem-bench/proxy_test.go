@@ -4,22 +4,20 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agentmem/agentmem/internal/bench/proxybench"
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 )
 
-// TestBenchProxy runs agentmem bench proxy on a small run of each mode:
+// TestBenchProxy runs agentmem-bench proxy on a small run of each mode:
 // every request succeeds both ways, and the report adds up.
 func TestBenchProxy(t *testing.T) {
 	for _, mode := range []string{"whole", "new"} {
-		code, stdout, stderr := cli(t, nil, "", "bench", "proxy", "--clients", "2", "--turns", "20", "--requests", "3", "--mode", mode)
+		code, stdout, stderr := runCLI(t, nil, "", "proxy", "--clients", "2", "--turns", "20", "--requests", "3", "--mode", mode)
 		if code != 0 || stderr != "" {
 			t.Fatalf("%s: exit %d, stderr %q", mode, code, stderr)
 		}
-		var res proxyBench
-		dec := json.NewDecoder(strings.NewReader(stdout))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&res); err != nil {
-			t.Fatalf("%v: %s", err, stdout)
-		}
+		res := clitest.DecodeLine[proxybench.Result](t, stdout)
 		if res.Clients != 2 || res.Turns != 20 || res.Mode != mode || res.ProxyP50 <= 0 || res.DirectP50 <= 0 ||
 			res.OverheadP50 != res.ProxyP50-res.DirectP50 || res.BodyKB <= 0 {
 			t.Errorf("%s: %+v", mode, res)
@@ -27,15 +25,15 @@ func TestBenchProxy(t *testing.T) {
 	}
 	// An upstream that takes 20 ms: every call, direct or proxied, takes
 	// at least that.
-	code, stdout, stderr := cli(t, nil, "", "bench", "proxy", "--clients", "2", "--turns", "20", "--requests", "3", "--upstream-delay", "20ms")
-	var res proxyBench
+	code, stdout, stderr := runCLI(t, nil, "", "proxy", "--clients", "2", "--turns", "20", "--requests", "3", "--upstream-delay", "20ms")
+	var res proxybench.Result
 	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil {
 		t.Fatalf("--upstream-delay: exit %d, %s %s", code, stdout, stderr)
 	}
 	if res.UpstreamDelayMS != 20 || res.DirectP50 < 20 || res.ProxyP50 < 20 {
 		t.Errorf("--upstream-delay 20ms: %+v", res)
 	}
-	if code, _, stderr := cli(t, nil, "", "bench", "proxy", "--mode", "some"); code == 0 || !strings.Contains(stderr, "--mode") {
+	if code, _, stderr := runCLI(t, nil, "", "proxy", "--mode", "some"); code == 0 || !strings.Contains(stderr, "--mode") {
 		t.Errorf("a bad mode: exit %d, %q", code, stderr)
 	}
 }

@@ -1,21 +1,20 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/recall"
 	recallsqlite "github.com/agentmem/agentmem/recall/sqlite"
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newEvalCmd) }
+func init() { cli.Register(newEvalCmd) }
 
-// newEvalCmd builds agentmem eval, the parent of the evaluations.
-func newEvalCmd(a *app) *cobra.Command {
+// newEvalCmd builds agentmem-bench eval, the parent of the evaluations.
+func newEvalCmd(a *cli.App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Evaluate agentmem's memory on a benchmark",
@@ -25,7 +24,7 @@ func newEvalCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// evalRecallFlags are the flags of agentmem eval recall.
+// evalRecallFlags are the flags of agentmem-bench eval recall.
 type evalRecallFlags struct {
 	dataset string
 	ks      []int
@@ -35,7 +34,7 @@ type evalRecallFlags struct {
 	ranking recall.Ranking
 }
 
-func newEvalRecallCmd(_ *app) *cobra.Command {
+func newEvalRecallCmd(_ *cli.App) *cobra.Command {
 	f := evalRecallFlags{ranking: recall.DefaultRanking}
 	cmd := &cobra.Command{
 		Use:   "recall --dataset FILE [--k 5,10,25,50] [--unit turn|session] [--backend mem|sqlite]",
@@ -63,33 +62,33 @@ recall.
 
 It never reads the dataset's observation, session_summary or event_summary
 fields, nor the answers.`,
-		Example: `  agentmem eval recall --dataset locomo10.json
-  agentmem eval recall --dataset locomo.json --k 10 --unit session --backend sqlite`,
+		Example: `  agentmem-bench eval recall --dataset locomo10.json
+  agentmem-bench eval recall --dataset locomo.json --k 10 --unit session --backend sqlite`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.dataset == "" {
-				return usagef("--dataset is required")
+				return cli.Usagef("--dataset is required")
 			}
 			if len(f.ks) == 0 {
-				return usagef("--k: give at least one cut-off")
+				return cli.Usagef("--k: give at least one cut-off")
 			}
 			for _, k := range f.ks {
 				if k < 1 {
-					return usagef("--k %d: every cut-off must be at least 1", k)
+					return cli.Usagef("--k %d: every cut-off must be at least 1", k)
 				}
 			}
 			if f.unit != recall.UnitTurn && f.unit != recall.UnitSession {
-				return usagef("--unit %q: turn or session", f.unit)
+				return cli.Usagef("--unit %q: turn or session", f.unit)
 			}
 			start := time.Now()
 			file, err := os.Open(f.dataset)
 			if err != nil {
-				return failure{err}
+				return cli.Failure(err)
 			}
 			defer file.Close()
 			convs, err := recall.DecodeLoCoMo(file)
 			if err != nil {
-				return failure{err}
+				return cli.Failure(err)
 			}
 			opts := recall.EvalOptions{
 				Memory:  recall.MemoryOptions{K1: f.k1, B: f.b},
@@ -101,30 +100,26 @@ fields, nor the answers.`,
 			case "sqlite":
 				dir, err := os.MkdirTemp("", "agentmem-eval-")
 				if err != nil {
-					return failure{err}
+					return cli.Failure(err)
 				}
 				defer os.RemoveAll(dir)
 				b, err := recallsqlite.Open(cmd.Context(), filepath.Join(dir, "recall.db"), recallsqlite.Options{})
 				if err != nil {
-					return failure{err}
+					return cli.Failure(err)
 				}
 				defer b.Close()
 				opts.Backend = b
 			default:
-				return usagef("--backend %q: mem or sqlite", f.backend)
+				return cli.Usagef("--backend %q: mem or sqlite", f.backend)
 			}
 			rep, err := recall.Evaluate(cmd.Context(), convs, f.ks, opts)
 			if err != nil {
-				return failure{err}
+				return cli.Failure(err)
 			}
 			rep.Dataset = f.dataset
 			rep.Seconds = time.Since(start).Seconds()
-			line, err := json.Marshal(rep)
-			if err != nil {
-				return failure{err}
-			}
-			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", line); err != nil {
-				return failure{err}
+			if err := cli.PrintJSONLine(cmd.OutOrStdout(), rep); err != nil {
+				return err
 			}
 			return nil
 		},

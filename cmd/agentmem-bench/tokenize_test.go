@@ -1,32 +1,23 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/internal/cli/clitest"
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
-// benchTokenize runs agentmem bench tokenize and decodes its JSON line.
+// benchTokenize runs agentmem-bench tokenize and decodes its JSON line.
 func benchTokenize(t *testing.T, stdin string, args ...string) tokenizeResult {
 	t.Helper()
-	code, stdout, stderr := cli(t, nil, stdin, append([]string{"bench", "tokenize"}, args...)...)
+	code, stdout, stderr := runCLI(t, nil, stdin, append([]string{"tokenize"}, args...)...)
 	if code != 0 || stderr != "" {
 		t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
 	}
-	if strings.Count(stdout, "\n") != 1 || !strings.HasSuffix(stdout, "\n") {
-		t.Fatalf("stdout is not one line: %q", stdout)
-	}
-	var res tokenizeResult
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
-	return res
+	return clitest.DecodeLine[tokenizeResult](t, stdout)
 }
 
 func TestBenchTokenize(t *testing.T) {
@@ -76,13 +67,13 @@ func TestBenchTokenizeErrors(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"bench", "tokenize"}, 2, "accepts 1 arg"},
-		{[]string{"bench", "tokenize", "--encoding", "gpt2", "-"}, 2, `unknown encoding "gpt2"`},
-		{[]string{"bench", "tokenize", "--repeat", "0", "-"}, 2, "--repeat"},
-		{[]string{"bench", "tokenize", "--workers", "-1", "-"}, 2, "--workers"},
-		{[]string{"bench", "tokenize", filepath.Join(t.TempDir(), "missing.txt")}, 1, "no such file"},
+		{[]string{"tokenize"}, 2, "accepts 1 arg"},
+		{[]string{"tokenize", "--encoding", "gpt2", "-"}, 2, `unknown encoding "gpt2"`},
+		{[]string{"tokenize", "--repeat", "0", "-"}, 2, "--repeat"},
+		{[]string{"tokenize", "--workers", "-1", "-"}, 2, "--workers"},
+		{[]string{"tokenize", filepath.Join(t.TempDir(), "missing.txt")}, 1, "no such file"},
 	} {
-		code, stdout, stderr := cli(t, nil, "", tc.args...)
+		code, stdout, stderr := runCLI(t, nil, "", tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.stderr) || stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, stderr, stdout, tc.code, tc.stderr)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -9,22 +8,23 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/spf13/cobra"
 )
 
-func init() { registerBench(newBenchTokenizeCmd) }
+func init() { cli.Register(newTokenizeCmd) }
 
-// benchTokenizeFlags are the flags of agentmem bench tokenize.
-type benchTokenizeFlags struct {
+// tokenizeFlags are the flags of agentmem-bench tokenize.
+type tokenizeFlags struct {
 	encoding string
 	parallel bool
 	workers  int
 	repeat   int
 }
 
-func newBenchTokenizeCmd(a *app) *cobra.Command {
-	var f benchTokenizeFlags
+func newTokenizeCmd(*cli.App) *cobra.Command {
+	var f tokenizeFlags
 	cmd := &cobra.Command{
 		Use:   "tokenize --encoding o200k_base [--parallel] FILE",
 		Short: "Count the tokens of a file and measure the counter's throughput",
@@ -40,12 +40,12 @@ It prints one JSON line on stdout: the encoding, the file's bytes, its
 tokens, the fastest run's seconds and MB/s (10^6 bytes a second, as go
 test reports), every run's seconds, and load_ms, the time the encoding's
 first use took in this process (loading its embedded ranks).`,
-		Example: `  agentmem bench tokenize --encoding o200k_base corpus.txt
-  agentmem bench tokenize --encoding cl100k_base --parallel --repeat 5 corpus.txt
-  cat notes.md | agentmem bench tokenize --encoding o200k_base -`,
+		Example: `  agentmem-bench tokenize --encoding o200k_base corpus.txt
+  agentmem-bench tokenize --encoding cl100k_base --parallel --repeat 5 corpus.txt
+  cat notes.md | agentmem-bench tokenize --encoding o200k_base -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runBenchTokenize(cmd, f, args[0])
+			return runTokenize(cmd, f, args[0])
 		},
 	}
 	fl := cmd.Flags()
@@ -56,7 +56,7 @@ first use took in this process (loading its embedded ranks).`,
 	return cmd
 }
 
-// tokenizeResult is the JSON line agentmem bench tokenize prints.
+// tokenizeResult is the JSON line agentmem-bench tokenize prints.
 type tokenizeResult struct {
 	Encoding    string    `json:"encoding"`
 	File        string    `json:"file"`
@@ -70,16 +70,16 @@ type tokenizeResult struct {
 	LoadMS      float64   `json:"load_ms"`
 }
 
-func runBenchTokenize(cmd *cobra.Command, f benchTokenizeFlags, file string) error {
+func runTokenize(cmd *cobra.Command, f tokenizeFlags, file string) error {
 	counter, err := tokenizer.Get(f.encoding)
 	if err != nil {
-		return usagef("--encoding: %v", err)
+		return cli.Usagef("--encoding: %v", err)
 	}
 	if f.repeat < 1 {
-		return usagef("--repeat must be at least 1, not %d", f.repeat)
+		return cli.Usagef("--repeat must be at least 1, not %d", f.repeat)
 	}
 	if f.workers < 0 {
-		return usagef("--workers must not be negative, not %d", f.workers)
+		return cli.Usagef("--workers must not be negative, not %d", f.workers)
 	}
 	workers := 1
 	if f.parallel {
@@ -95,7 +95,7 @@ func runBenchTokenize(cmd *cobra.Command, f benchTokenizeFlags, file string) err
 		data, err = os.ReadFile(file)
 	}
 	if err != nil {
-		return failure{err}
+		return cli.Failure(err)
 	}
 	text := string(data)
 
@@ -116,7 +116,7 @@ func runBenchTokenize(cmd *cobra.Command, f benchTokenizeFlags, file string) err
 		}
 		d := time.Since(start)
 		if len(res.Runs) > 0 && n != res.Tokens {
-			return failure{fmt.Errorf("run %d counted %d tokens, run 1 %d", len(res.Runs)+1, n, res.Tokens)}
+			return cli.Failure(fmt.Errorf("run %d counted %d tokens, run 1 %d", len(res.Runs)+1, n, res.Tokens))
 		}
 		res.Tokens = n
 		res.Runs = append(res.Runs, round6(d.Seconds()))
@@ -126,12 +126,8 @@ func runBenchTokenize(cmd *cobra.Command, f benchTokenizeFlags, file string) err
 	if best > 0 {
 		res.MBPerSecond = round6(float64(len(text)) / 1e6 / best.Seconds())
 	}
-	line, err := json.Marshal(res)
-	if err != nil {
-		return failure{err}
-	}
-	if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", line); err != nil {
-		return failure{err}
+	if err := cli.PrintJSONLine(cmd.OutOrStdout(), res); err != nil {
+		return err
 	}
 	return nil
 }

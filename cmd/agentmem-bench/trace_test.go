@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/replay"
 )
 
-// bench trace writes what the README runs replay on: OpenAI-format
-// messages, deterministic for a seed.
+// agentmem-bench trace writes what the README runs agentmem replay on:
+// OpenAI-format messages, deterministic for a seed.
 func TestBenchTrace(t *testing.T) {
-	code, out, stderr := cli(t, nil, "", "bench", "trace", "--steps", "5", "--seed", "7")
+	code, out, stderr := runCLI(t, nil, "", "trace", "--steps", "5", "--seed", "7")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -51,17 +52,18 @@ func TestBenchTrace(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if code, _, stderr := cli(t, nil, "", "bench", "trace", "--steps", "5", "--seed", "7", "-o", path); code != 0 {
+	if code, _, stderr := runCLI(t, nil, "", "trace", "--steps", "5", "--seed", "7", "-o", path); code != 0 {
 		t.Fatalf("-o: exit %d: %s", code, stderr)
 	}
 	if data, err := os.ReadFile(path); err != nil || string(data) != out {
 		t.Fatalf("-o wrote another trace (%v)", err)
 	}
-	if _, other, _ := cli(t, nil, "", "bench", "trace", "--steps", "5", "--seed", "8"); other == out {
+	if _, other, _ := runCLI(t, nil, "", "trace", "--steps", "5", "--seed", "8"); other == out {
 		t.Fatal("another seed gave the same trace")
 	}
-	code, out, _ = cli(t, nil, "", "replay", "--trace", path, "--budget", "4000")
-	if code != 0 || !strings.Contains(out, `"steps":5`) || !strings.Contains(out, `"total":0`) {
-		t.Fatalf("replay of the trace: exit %d %s", code, out)
+	// agentmem replay replays it (package replay), without a violation.
+	res, err := replay.Run(t.Context(), replay.Config{Trace: strings.NewReader(out), Budget: 4000})
+	if err != nil || res.Steps != 5 || res.Violations.Total != 0 {
+		t.Fatalf("replay of the trace: %+v, %v", res, err)
 	}
 }

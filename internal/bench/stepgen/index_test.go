@@ -1,4 +1,4 @@
-package main
+package stepgen_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/bench/stepgen"
 	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/recall"
 	rpostgres "github.com/agentmem/agentmem/recall/postgres"
@@ -15,7 +16,7 @@ import (
 )
 
 // BenchmarkIndexTurns measures what the recall index's follower does for
-// every append under load: the documents of `agentmem bench load`'s
+// every append under load: the documents of `agentmem-bench load`'s
 // realistic action steps (tool calls, results with paths, IDs and
 // tracebacks), 16 sessions in turn, upserted into an index in batches of
 // 512, as the follower writes a batch of the feed: a SQLite index, and a
@@ -46,7 +47,7 @@ func BenchmarkIndexTurns(b *testing.B) {
 func benchIndexTurns(b *testing.B, backend recall.Backend) {
 	ctx := context.Background()
 	ix := recall.New(backend, recall.Options{})
-	g := newStepGen(7)
+	g := stepgen.New(7)
 	const batch = 512
 	now := time.Now()
 	turn := 0
@@ -54,7 +55,7 @@ func benchIndexTurns(b *testing.B, backend recall.Backend) {
 		docs := make([]recall.Doc, 0, batch)
 		for len(docs) < batch {
 			sess := &store.Session{ID: fmt.Sprintf("s%d", turn%16), Tenant: "default"}
-			docs = append(docs, recall.StepDocs(sess, store.Entry{Seq: int64(turn/16 + 1), Kind: store.StepEntry, Step: g.action(g.callID()), Time: now})...)
+			docs = append(docs, recall.StepDocs(sess, store.Entry{Seq: int64(turn/16 + 1), Kind: store.StepEntry, Step: g.Action(g.CallID()), Time: now})...)
 			turn++
 		}
 		return docs
