@@ -11,11 +11,14 @@
 //	mcp       the MCP tools over stdio, for desktop assistants and IDEs
 //	keys      create, list and revoke API keys
 //	recall    search the recall index, or rebuild it from the sessions
-//	inspect   show a session as text: its steps and what the model would see
+//	inspect   show a session as text or JSON: its steps and what the model would see
+//	sessions  list the sessions of the store
+//	facts     list and search what is known about a user
+//	feed      show or drop a consumer's cursor on the change feed
 //	export    write sessions to a JSONL file
 //	import    read sessions from a JSONL file
 //	replay    replay an agent trace through the memory engine and measure it
-//	version   print the version
+//	version   print the version, commit and build date (also --version)
 //
 // Every flag can also be given by an environment variable: the flag's name
 // in upper case with dashes as underscores, after AGENTMEM_ (for example
