@@ -31,7 +31,7 @@ func TestCitusLayout(t *testing.T) {
 		t.Errorf("sessions has %d shards, want the 6 of citus.shard_count", n)
 	}
 	rows, err := st.pool.Query(context.Background(), `SELECT logicalrelid::regclass::text, column_to_column_name(logicalrelid, partkey), colocationid
-		FROM pg_dist_partition WHERE logicalrelid::regclass::text IN ('sessions', 'entries', 'feed', 'feed_cursors') ORDER BY 1`)
+		FROM pg_dist_partition WHERE logicalrelid::regclass::text IN ('sessions', 'entries', 'feed', 'feed_cursors', 'idempotency_keys') ORDER BY 1`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +46,8 @@ func TestCitusLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 {
-		t.Fatalf("distributed tables: %+v, want entries, feed and sessions", got)
+	if len(got) != 4 {
+		t.Fatalf("distributed tables: %+v, want entries, feed, idempotency_keys and sessions", got)
 	}
 	for _, d := range got {
 		if d.column != "tenant" || d.group != got[0].group {
