@@ -51,6 +51,12 @@ var unsupported = map[string]string{
 	// the store's Importer; the API has no route for it.
 	"AssignTenant/": "the HTTP API cannot recreate a session exactly (no store.Importer); agentmem keys assign-sessions runs on the store",
 
+	// The routes fingerprint the requests they are sent themselves, from
+	// their Idempotency-Key: a Client's Append does not send
+	// AppendRequest.Idempotency, and its answer does not say whether it
+	// was a retry. The server's tests check the keys on every route.
+	"IdempotencyKeys/": "the API fingerprints each route's requests itself: Append sends no store.Idempotency, and its answer has no Retried",
+
 	// There is no route for Prune: retention is the server's business.
 	"Retention/TTLExpiry":                       pruneReason,
 	"Retention/PersistentAndSessionNeverExpire": pruneReason,

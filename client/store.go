@@ -241,6 +241,12 @@ func (c *Client) Delete(ctx context.Context, tenant, id string) error {
 // api.MaxStepsPerRequest steps and its body size (413, ErrInvalid).
 // Steps have IDs, so a request that failed with a retryable error is sent
 // again (WithRetries): the server stores its steps once.
+//
+// The route fingerprints what it is sent itself, so req.Idempotency is not
+// sent: the step IDs, which a key derives, make a retry idempotent (as for
+// a session appended to before keys were recorded, see
+// store.AppendRequest). A request that only checks its key (store.KeyOnly)
+// finds no record and stores nothing.
 func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	if c.closed.Load() {
 		return nil, store.ErrClosed
@@ -250,6 +256,13 @@ func (c *Client) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	}
 	if err := c.checkTenant("Append", req.Tenant); err != nil {
 		return nil, err
+	}
+	if store.KeyOnly(req) {
+		s, err := c.Get(ctx, req.Tenant, req.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		return &store.AppendResponse{LastSeq: s.LastSeq}, nil
 	}
 	body, err := encodeSteps(req.Steps)
 	if err != nil {

@@ -45,8 +45,11 @@
 // later calls answer it; flush_pending records every call still pending as
 // failed. pop removes the newest message (store.Pop). The append is one
 // atomic store append; with idempotency_key the steps' IDs are KEY/0,
-// KEY/1, ..., so a retried call stores nothing twice, and a call reusing
-// the key with other messages is refused and stores nothing.
+// KEY/1, ..., and the key is recorded with the messages' fingerprint
+// (store.MessagesFingerprint), so a retried call stores nothing twice and
+// is answered as the first was, and a call reusing the key with other
+// messages, or a request of the HTTP API with the key on another route,
+// is refused and stores nothing.
 //
 // # Errors
 //

@@ -345,7 +345,7 @@ func TestAppendIdempotent(t *testing.T) {
 	changed := slices.Clone(turn)
 	changed[1] = map[string]any{"role": "user", "content": "Delete main.go."}
 	callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "s", "messages": changed, "idempotency_key": "turn-1"},
-		`idempotency_key "turn-1" was already used for a different append`, `step ID "turn-1/1"`, "nothing was stored")
+		`idempotency_key "turn-1" was already used for a different append`, "another request was stored with it at seqs 1 to 4", "nothing was stored")
 	longer := append(slices.Clone(turn), map[string]any{"role": "user", "content": "Thanks."})
 	callErr(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "s", "messages": longer, "idempotency_key": "turn-1"},
 		`idempotency_key "turn-1" was already used for a different append`)

@@ -222,20 +222,17 @@ func parseIfMatch(h string, present bool) (*int64, *Error) {
 func etag(seq int64) string { return `"` + strconv.FormatInt(seq, 10) + `"` }
 
 // stepIDs gives the steps that have no ID one derived from the
-// Idempotency-Key (the key itself for a single step, key/i for the i-th
-// of a list), or a new ID when there is no key, and refuses an ID used
-// twice in one request.
+// Idempotency-Key (key/i for the i-th step, a single step being the
+// 0th, as every route derives them), or a new ID when there is no key,
+// and refuses an ID used twice in one request.
 func stepIDs(steps []agentmem.Step, key string, single bool, newID func() string) ([]agentmem.Step, *Error) {
 	seen := make(map[string]int, len(steps))
 	for i, s := range steps {
 		info := s.Info()
 		if info.ID == "" {
-			switch {
-			case key == "":
+			if key == "" {
 				info.ID = newID()
-			case single:
-				info.ID = key
-			default:
+			} else {
 				info.ID = key + "/" + strconv.Itoa(i)
 			}
 			s = withInfo(s, info)

@@ -181,7 +181,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 					}
 				}
 				mu.Lock()
-				acked[w] = append(acked[w], key)
+				acked[w] = append(acked[w], key+"/0") // the step's ID, from the key
 				mu.Unlock()
 				if ok++; !full && ok == before {
 					warm.Done()
@@ -243,7 +243,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 			}
 			var ids []string
 			for _, en := range resp.Entries {
-				if en.Step != nil && en.Step.Info().ID != "probe" {
+				if en.Step != nil && en.Step.Info().ID != "probe/0" {
 					ids = append(ids, en.Step.Info().ID)
 				}
 			}

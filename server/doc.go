@@ -58,14 +58,22 @@
 // # Writes
 //
 // An append is decoded and checked completely, then written to the log in
-// one atomic store append: all of its steps or none. Steps without an ID
-// get one from the Idempotency-Key header (KEY for one step, KEY/INDEX in
-// a list), so a client that retries after a timeout or a 503 stores its
-// steps once: a request whose steps are all stored, each the same but for
-// its number and time, is answered with their numbers. The key means it:
-// reused for a different body (a changed step, more steps, another
-// compaction) it is refused with 409 idempotency_key_reused and nothing is
-// stored (see store.AppendRequest). If-Match carries the session's
+// one atomic store append: all of its steps or none. An Idempotency-Key
+// names one request to the session on every route (POST /steps,
+// /messages, /items, and the MCP append tool): the append records the
+// key with a fingerprint of the request (the route and its normalized
+// body, store.StepsFingerprint, store.MessagesFingerprint,
+// store.Fingerprint for items) in the same transaction, so a client that
+// retries after a timeout or a 503 stores its request once and is
+// answered as the first time (seqs, compaction_seq, updated), while a
+// different request with the key, on any route (a changed step, more or
+// fewer steps or messages, another compaction), is refused with 409
+// idempotency_key_reused and nothing is stored (see
+// store.AppendRequest). Steps without an ID get KEY/INDEX from the key,
+// KEY/0 for a single step, as messages and items do. In sessions appended
+// to before keys were recorded, the step IDs decide: a request whose steps
+// are all stored, each the same but for its number and time, is a retry.
+// If-Match carries the session's
 // expected last sequence number (every write answers with it as the
 // ETag): a mismatch is 409, with the current number, and changes nothing.
 //

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -61,6 +62,12 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := Tenant(r)
 	ctx := r.Context()
+	// The key names the items as sent: the messages they become depend
+	// on the working set (where an output is placed).
+	fp := ""
+	if key != "" {
+		fp = itemsFingerprint(items)
+	}
 	// once reads what the items need, converts them and appends them,
 	// conditionally on what it read.
 	var resp *store.MessagesResponse
@@ -90,7 +97,7 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		resp, err = s.svc.AppendMessages(ctx, store.MessagesRequest{
-			SessionID: id, Tenant: tenant, Messages: msgs, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: cond,
+			SessionID: id, Tenant: tenant, Messages: msgs, IdempotencyKey: key, Fingerprint: fp, Now: s.now, ExpectedLastSeq: cond,
 		})
 		if e := messagesError(err, key, false); e != nil {
 			e.Field, e.Message = itemField(e.Field), itemRefs(e.Message)
@@ -116,6 +123,22 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", etag(resp.LastSeq))
 		writeJSON(w, http.StatusCreated, api.AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
 	}
+}
+
+// itemsFingerprint is the fingerprint of a POST /items request (kind
+// "items", store.Fingerprint): each item's JSON without insignificant
+// whitespace. decodeItems has checked the items.
+func itemsFingerprint(items []json.RawMessage) string {
+	parts := make([][]byte, len(items))
+	for i, it := range items {
+		var b bytes.Buffer
+		if json.Compact(&b, it) != nil {
+			parts[i] = it
+			continue
+		}
+		parts[i] = b.Bytes()
+	}
+	return store.Fingerprint("items", parts...)
 }
 
 // itemIDs gives the IDs of the steps that items become: KEY/0, KEY/1,

@@ -95,9 +95,9 @@ func itemByItem(t *testing.T, e *env) {
 		t.Fatalf("the first result: %+v", ar)
 	}
 	e.wantPending("s", []api.PendingCalls{{Seq: 3, ToolCallIDs: []string{"c1"}}}, "c1", "c2")
-	// A retry of it stores nothing.
+	// A retry of it stores nothing and is answered as the request was.
 	ar = e.appendMessages("s", toolResult("c2", "/src"), "Idempotency-Key", "turn-2")
-	if ar.LastSeq != 4 || len(ar.Seqs) != 0 || ar.Updated != nil {
+	if ar.LastSeq != 4 || len(ar.Seqs) != 0 || !slices.Equal(ar.Updated, []int64{3}) || ar.CompactionSeq != 4 {
 		t.Fatalf("the retried result: %+v", ar)
 	}
 	// The last result completes the action.

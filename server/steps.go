@@ -56,6 +56,14 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 	// The store validates the request (store.ValidateAppend) before
 	// anything else: a bad one is a 400 naming its field.
 	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected, Tenant: tenant}
+	if key != "" {
+		fp, err := store.StepsFingerprint(req.steps, req.compaction)
+		if err != nil {
+			writeError(w, inputError(err))
+			return
+		}
+		ar.Idempotency = &store.Idempotency{Key: key, Fingerprint: fp}
+	}
 	resp, err := s.svc.Append(r.Context(), ar)
 	if err != nil {
 		if errors.Is(err, store.ErrIDReused) {

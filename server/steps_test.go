@@ -82,7 +82,7 @@ func TestAppendIdempotencyKey(t *testing.T) {
 	for _, s := range rs.Steps {
 		ids = append(ids, s.Info().ID)
 	}
-	if strings.Join(ids, " ") != "turn-1 turn-2/0 turn-2/1" {
+	if strings.Join(ids, " ") != "turn-1/0 turn-2/0 turn-2/1" {
 		t.Errorf("IDs %v", ids)
 	}
 	// A step's own ID wins over the key.
@@ -527,7 +527,7 @@ func TestAppendCompactionRetry(t *testing.T) {
 	}
 	before := e.dump()
 	r := e.do("POST", "/v1/sessions/s/steps", `{"steps":[`+summary+`],"compaction":{"working":[1,2,-1,4],"removed":[3]}}`, "Idempotency-Key", "sum")
-	if r.code != 409 || r.apiErr(t).Code != api.CodeIdempotencyKeyReused || !strings.Contains(r.apiErr(t).Message, "compaction") {
+	if r.code != 409 || r.apiErr(t).Code != api.CodeIdempotencyKeyReused || !strings.Contains(r.apiErr(t).Message, `"sum" was already used for a different request`) {
 		t.Errorf("envelope retried with another compaction: %d %s", r.code, r.body)
 	}
 	if after := e.dump(); after != before {

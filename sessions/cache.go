@@ -387,7 +387,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 // as the log's, but for the decoding.
 func (c *cache) appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
 	n := len(req.Steps)
-	if c.max <= 0 || n == 0 || req.Compaction != nil || resp == nil || len(resp.Seqs) != n || resp.CompactionSeq != 0 {
+	if c.max <= 0 || n == 0 || req.Compaction != nil || resp == nil || resp.Retried || len(resp.Seqs) != n || resp.CompactionSeq != 0 {
 		return
 	}
 	first := resp.Seqs[0]

@@ -39,10 +39,12 @@
 // set's steps and only replaces some of them by copies, such as a tool
 // call completed by a result sent later; it costs what its copies do.
 //
-// Appends are atomic (all or none), idempotent (step IDs are idempotency
-// keys: a retry of a request whose steps are stored gets the original
-// sequence numbers and stores nothing, while reusing the IDs for a
-// different request is refused with ErrIDReused) and optionally
+// Appends are atomic (all or none), idempotent (an idempotency key,
+// recorded with the fingerprint of its request in the append's
+// transaction, names one request: a retry gets the original answer and
+// stores nothing, another request with the key is refused with
+// ErrIDReused; step IDs are idempotency keys too, which decide where no
+// key was recorded: see AppendRequest and CheckKey) and optionally
 // conditional: with ExpectedLastSeq, an append by
 // a writer that has not seen the latest entries fails with ErrConflict
 // instead of interleaving silently.

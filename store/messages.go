@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -41,11 +42,19 @@ type MessagesRequest struct {
 	// this request and of the session's working set, with an error result
 	// (agentmem.MissingResult).
 	Flush bool
-	// IdempotencyKey, when set, gives the new steps whose message has no
-	// ID the IDs KEY/0, KEY/1, ..., in order, so that sending the same
-	// request again stores nothing twice (see AppendRequest). Without one
-	// they get IDs from NewID.
+	// IdempotencyKey, when set, names the request (see
+	// AppendRequest.Idempotency): the append records it with the
+	// request's Fingerprint, so that the same request sent again stores
+	// nothing twice and is answered as the first was, and another request
+	// with the key is refused. It also gives the new steps whose message
+	// has no ID the IDs KEY/0, KEY/1, ..., in order. Without one they get
+	// IDs from NewID.
 	IdempotencyKey string
+	// Fingerprint is the fingerprint recorded with IdempotencyKey: what
+	// the request asks to store, as the caller received it; empty means
+	// MessagesFingerprint(Messages, Flush). A transport whose requests are
+	// not messages (the HTTP API's items) gives its own.
+	Fingerprint string
 	// NewID makes step IDs when there is no key; nil means agentmem.NewID.
 	NewID func() string
 	// Now is the time given to new steps whose message has none; nil
@@ -93,6 +102,12 @@ type MessagesResponse struct {
 // ExpectedLastSeq. A request whose tool messages answer only calls of its
 // own is appended without reading anything.
 //
+// With an idempotency key, the key's record decides first: a retry of the
+// request is answered as the request was (its seqs, its amendment's seq
+// and the actions it completed), whatever the session holds now, even
+// when its tool messages now repeat recorded results or answer calls
+// that left the working set; another request with the key is refused.
+//
 // Errors: agentmem.ErrInvalid for bad input (an *agentmem.InvalidError
 // whose field names the message, as "messages[i]"; a tool message whose
 // call no action of the request or the working set made is one), an
@@ -110,6 +125,20 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 	}
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
+	}
+	var key *Idempotency
+	if req.IdempotencyKey != "" {
+		key = &Idempotency{Key: req.IdempotencyKey, Fingerprint: req.Fingerprint}
+		if key.Fingerprint == "" {
+			fp, err := MessagesFingerprint(req.Messages, req.Flush)
+			if err != nil {
+				return nil, invalid("messages", "%v", err)
+			}
+			key.Fingerprint = fp
+		}
+		if err := validateIdempotency(key); err != nil {
+			return nil, err
+		}
 	}
 	now := req.Now
 	if now == nil {
@@ -131,15 +160,30 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		}
 		f, err := agentmem.FoldMessages(open, req.Messages, agentmem.FoldOptions{KeepPending: true, Flush: req.Flush, NewID: stepIDs(req), Now: now})
 		if err != nil {
+			// A retry of a request whose calls are no longer what they
+			// were (answered, or out of the working set) is still a
+			// retry, and a request reusing the key is refused as such.
+			if key != nil {
+				out, kerr := checkMessagesKey(ctx, st, req, key, nil)
+				if out != nil || errors.Is(kerr, ErrIDReused) {
+					return out, kerr
+				}
+			}
 			return nil, err
 		}
 		out := &MessagesResponse{Seqs: []int64{}, Repeated: f.Repeated}
 		if len(f.Steps) == 0 && len(f.Updated) == 0 {
-			// Every message repeated a recorded result: nothing to store.
+			// Every message repeated a recorded result: nothing to store,
+			// unless the key was used for another request.
+			if key != nil {
+				if out, kerr := checkMessagesKey(ctx, st, req, key, f.Repeated); out != nil || kerr != nil {
+					return out, kerr
+				}
+			}
 			out.LastSeq = ws.Session.LastSeq
 			return out, nil
 		}
-		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant}
+		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant, Idempotency: key}
 		if len(f.Updated) > 0 {
 			ar.Compaction = amendment(f.Updated)
 			if ar.ExpectedLastSeq == nil {
@@ -153,6 +197,9 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		resp, err := st.Append(ctx, ar)
 		if err != nil {
 			return nil, err
+		}
+		if resp.Retried && key != nil {
+			return retriedMessages(ctx, st, req, resp, f.Repeated)
 		}
 		if resp.Seqs != nil {
 			out.Seqs = resp.Seqs
@@ -173,6 +220,41 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// checkMessagesKey checks the idempotency key of a request that has
+// nothing to append, or whose messages no longer fold (a KeyOnly append):
+// a retry is answered as the request was, a request reusing the key is
+// refused, and otherwise it returns nil, nil.
+func checkMessagesKey(ctx context.Context, st Store, req MessagesRequest, key *Idempotency, repeated []int) (*MessagesResponse, error) {
+	resp, err := st.Append(ctx, AppendRequest{Tenant: req.Tenant, SessionID: req.SessionID, Idempotency: key})
+	if err != nil || !resp.Retried {
+		return nil, err
+	}
+	return retriedMessages(ctx, st, req, resp, repeated)
+}
+
+// retriedMessages answers a retry of a request with an idempotency key
+// as the request was answered: the seqs of its steps and of its
+// amendment, and the actions the amendment completed, which it reads.
+func retriedMessages(ctx context.Context, st Store, req MessagesRequest, resp *AppendResponse, repeated []int) (*MessagesResponse, error) {
+	out := &MessagesResponse{Seqs: resp.Seqs, CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq, Repeated: repeated}
+	if out.Seqs == nil {
+		out.Seqs = []int64{}
+	}
+	if resp.CompactionSeq == 0 {
+		return out, nil
+	}
+	r, err := st.Read(ctx, ReadRequest{Tenant: req.Tenant, SessionID: req.SessionID, After: resp.CompactionSeq - 1, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Entries) == 1 && r.Entries[0].Compaction != nil {
+		for _, c := range r.Entries[0].Compaction.Replaced {
+			out.Updated = append(out.Updated, int64(c.Info().Number))
+		}
 	}
 	return out, nil
 }

@@ -23,11 +23,12 @@ func (e *ExistsError) Error() string { return fmt.Sprintf("session %q already ex
 // Unwrap makes errors.Is(err, agentmem.ErrConflict) true.
 func (e *ExistsError) Unwrap() error { return agentmem.ErrConflict }
 
-// ErrIDReused reports an append that reuses step IDs (idempotency keys)
-// of an earlier append for a request that is not a retry of it: a step
-// whose ID is stored already but whose content differs, a request whose
-// steps are partly stored, or a retry whose compaction differs from the
-// one stored with its steps. Nothing is stored. It wraps
+// ErrIDReused reports an append that reuses the idempotency key or the
+// step IDs of an earlier append for a request that is not a retry of it:
+// a key recorded with another fingerprint, a step whose ID is stored
+// already but whose content differs, a request whose steps are partly
+// stored, or a retry whose compaction differs from the one stored with
+// its steps. Nothing is stored. It wraps
 // agentmem.ErrConflict; the errors Append returns for it are
 // *IDReusedError.
 var ErrIDReused = fmt.Errorf("store: step IDs reused for a different request: %w", agentmem.ErrConflict)
@@ -36,13 +37,18 @@ var ErrIDReused = fmt.Errorf("store: step IDs reused for a different request: %w
 // says what differs.
 type IDReusedError struct {
 	// Index is the index in AppendRequest.Steps of the step that differs,
-	// or -1 when the steps match and the compaction differs.
+	// or -1 when the steps match and the compaction differs, or when the
+	// idempotency key's record does (Key is then set).
 	Index int
+	// Key is the request's idempotency key when what the request
+	// contradicts is the key's record: the key was used for another
+	// request (see CheckKey).
+	Key string
 	// ID is the ID of the step at Index (empty when Index is -1).
 	ID string
 	// Seq is the sequence number of the stored entry the request
 	// contradicts (0 for a step of a partly stored request that is not
-	// stored).
+	// stored; the first entry of the key's request with Key).
 	Seq int64
 	// Reason says what differs, for people, as a predicate of the step
 	// or the compaction ("differs from the step stored at seq 4").
@@ -50,13 +56,21 @@ type IDReusedError struct {
 }
 
 func (e *IDReusedError) Error() string {
+	if e.Key != "" {
+		return fmt.Sprintf("store: idempotency key %q: %s; a request that reuses an idempotency key must be a retry of the same request, a new request needs a new key: %v",
+			e.Key, e.What(), agentmem.ErrConflict)
+	}
 	return fmt.Sprintf("store: %s; a request that reuses step IDs must be a retry of the same request, a new request needs new IDs: %v",
 		e.What(), agentmem.ErrConflict)
 }
 
 // What says what differs: the step (by ID and index) or the compaction,
-// and Reason, as transports put it in their messages.
+// and Reason (with Key, Reason alone, which says where the key's request
+// is), as transports put it in their messages.
 func (e *IDReusedError) What() string {
+	if e.Key != "" {
+		return e.Reason
+	}
 	if e.Index < 0 {
 		return "the compaction " + e.Reason
 	}

@@ -239,11 +239,24 @@ type CompactionRecord struct {
 }
 
 // AppendRequest appends entries to a session's log. A request needs at
-// least one step or a compaction.
+// least one step or a compaction, or an idempotency key to check.
 //
-// Step IDs make appends idempotent: they are the request's idempotency
-// keys (the HTTP API derives them from the Idempotency-Key header). A
-// request whose steps are none of them in the session's visible log (a
+// An idempotency key (Idempotency) decides first, when the session's
+// visible log has a record of it: a request with the recorded fingerprint
+// is a retry, answered with the recorded seqs and compaction seq, storing
+// nothing, whatever ExpectedLastSeq says; a request with another
+// fingerprint is refused with an *IDReusedError, storing nothing (see
+// CheckKey). An append with a key that stores entries records the key
+// with them, atomically. A request with a key and nothing to append
+// (KeyOnly) only checks the key: it answers a retry as above, refuses
+// another request as above, and otherwise stores nothing and answers the
+// session's LastSeq, Retried false.
+//
+// Without a key, or with one the log has no record of (entries stored
+// before keys were recorded), step IDs make appends idempotent: they are
+// the request's idempotency keys (the HTTP API derives them from the
+// Idempotency-Key header). A request whose steps are none of them in the
+// session's visible log (a
 // branch's inherited history included) is a new append. A request whose
 // steps are all there, each the same step (SameStep: equal but for Number
 // and Time), is a retry: it stores nothing (not its compaction either:
@@ -284,6 +297,9 @@ type AppendRequest struct {
 	// append fails with ErrConflict and changes nothing (a retry passes
 	// whatever it says).
 	ExpectedLastSeq *int64
+	// Idempotency, when set, names the request by an idempotency key and
+	// the fingerprint of what it asks to store (see above and CheckKey).
+	Idempotency *Idempotency
 }
 
 // NewStepRef is the placeholder for AppendRequest.Steps[i] in a
@@ -299,6 +315,9 @@ type AppendResponse struct {
 	CompactionSeq int64
 	// LastSeq is the session's LastSeq after the append.
 	LastSeq int64
+	// Retried reports that the request was a retry of one stored before
+	// (by its idempotency key or its step IDs): it stored nothing.
+	Retried bool
 }
 
 // ReadRequest reads a session's log. With WorkingSet, the result is the

@@ -299,8 +299,13 @@ func ValidateAppendEncoded(req AppendRequest) ([][]byte, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
-	if len(req.Steps) == 0 && req.Compaction == nil {
+	if len(req.Steps) == 0 && req.Compaction == nil && req.Idempotency == nil {
 		return nil, invalid("steps", "nothing to append: no steps and no compaction")
+	}
+	if req.Idempotency != nil {
+		if err := validateIdempotency(req.Idempotency); err != nil {
+			return nil, err
+		}
 	}
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
 		return nil, invalid("expected_last_seq", "is negative")

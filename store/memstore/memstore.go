@@ -77,6 +77,8 @@ type session struct {
 	branches map[*session]struct{}
 	entries  []store.Entry    // own entries, in sequence order
 	ids      map[string]int64 // step ID -> seq, for own step entries
+	// keys are the records of the idempotency keys of own entries.
+	keys map[string]store.KeyRecord
 }
 
 // New returns an empty store.
@@ -195,6 +197,18 @@ func (s *session) seqOfID(id string, upTo int64) (int64, bool) {
 		return s.parent.seqOfID(id, min(upTo, s.baseSeq))
 	}
 	return 0, false
+}
+
+// keyRecord returns the record of an idempotency key in the visible log up
+// to upTo: one whose entries are all there.
+func (s *session) keyRecord(key string, upTo int64) *store.KeyRecord {
+	if r, ok := s.keys[key]; ok && r.LastSeq <= upTo {
+		return &r
+	}
+	if s.parent != nil {
+		return s.parent.keyRecord(key, min(upTo, s.baseSeq))
+	}
+	return nil
 }
 
 // newestFull returns the newest compaction entry of the visible log up to
@@ -406,6 +420,14 @@ func (st *Store) delete(s *session) {
 			own = append(own, e)
 		}
 		b.entries = append(own, b.entries...)
+		for k, r := range s.keys {
+			if r.LastSeq <= b.baseSeq {
+				if b.keys == nil {
+					b.keys = map[string]store.KeyRecord{}
+				}
+				b.keys[k] = r
+			}
+		}
 		for _, e := range own { // now the branch's own (store.ChangeAppend)
 			st.feed.add(store.ChangeAppend, &b.meta, e.Seq, now)
 		}
@@ -441,6 +463,17 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	}
 	last := s.meta.LastSeq
 
+	// The idempotency key's record decides, when there is one.
+	if req.Idempotency != nil {
+		resp, err := store.CheckKey(req, s.keyRecord(req.Idempotency.Key, math.MaxInt64), last)
+		if err != nil || resp != nil {
+			return resp, err
+		}
+		if store.KeyOnly(req) {
+			return &store.AppendResponse{LastSeq: last}, nil
+		}
+	}
+
 	// Steps already in the visible log: a request whose steps are all
 	// stored (the same steps) is a retry and stores nothing; a request
 	// reusing IDs otherwise is refused.
@@ -463,7 +496,7 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 			return nil, err
 		}
 		if retry {
-			resp := &store.AppendResponse{Seqs: seqs, LastSeq: last}
+			resp := &store.AppendResponse{Seqs: seqs, LastSeq: last, Retried: true}
 			if req.Compaction != nil {
 				var rec *store.CompactionRecord
 				if o, i := s.owner(maxOld + 1); o != nil && o.entries[i].Kind == store.CompactionEntry {
@@ -549,6 +582,12 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	s.meta.LastSeq = next
 	s.meta.UpdatedAt = now
 	resp.LastSeq = next
+	if k := req.Idempotency; k != nil {
+		if s.keys == nil {
+			s.keys = map[string]store.KeyRecord{}
+		}
+		s.keys[k.Key] = store.NewKeyRecord(k.Fingerprint, resp)
+	}
 	return resp, nil
 }
 

@@ -83,7 +83,11 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, encoded
 	for i, st := range req.Steps {
 		ids[i] = st.Info().ID
 	}
-	sess, own, err := s.lockForAppend(ctx, conn, req.Tenant, req.SessionID, ids, now)
+	key := ""
+	if req.Idempotency != nil {
+		key = req.Idempotency.Key
+	}
+	sess, own, err := s.lockForAppend(ctx, conn, req.Tenant, req.SessionID, ids, key, now)
 	if err != nil {
 		abort(conn)
 		return nil, err
@@ -95,7 +99,7 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, encoded
 	}
 	b := &pgx.Batch{}
 	if len(rows) > 0 {
-		sql, args := appendStatement(sess, rows, now, resp.LastSeq)
+		sql, args := appendStatement(sess, rows, now, resp.LastSeq, req.Idempotency, resp)
 		b.Queue(sql, args...)
 	}
 	b.Queue("COMMIT")
@@ -120,12 +124,13 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, encoded
 }
 
 // lockForAppend begins the transaction, locks the session's row and
-// finds which of ids are steps of the session's own log, in one round
-// trip. The lookup runs after the lock is granted (the server runs the
-// pipelined statements in order, each with a snapshot of its own), so it
-// sees every append committed before. A missing or expired session is
+// finds which of ids are steps of the session's own log and the record of
+// the idempotency key (if not "") in it, in one round trip. The lookups
+// run after the lock is granted (the server runs the pipelined
+// statements in order, each with a snapshot of its own), so they see
+// every append committed before. A missing or expired session is
 // ErrNotFound.
-func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, id string, ids []string, now time.Time) (*sqlstore.SessionRow, map[string]store.StoredStep, error) {
+func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, id string, ids []string, key string, now time.Time) (*sqlstore.SessionRow, *sqlstore.Own, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(sqlstore.LockForAppendSQL(s.Store), tenant, id)
@@ -141,8 +146,11 @@ func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, i
 	default:
 		b.Queue("SELECT step_id, seq, body FROM entries WHERE tenant = $1 AND session_id = $2 AND step_id = ANY($3)", tenant, id, ids)
 	}
+	if key != "" {
+		b.Queue(sqlstore.SelectKeySQL, tenant, id, key)
+	}
 	br := conn.SendBatch(ctx, b)
-	sess, own, err := func() (*sqlstore.SessionRow, map[string]store.StoredStep, error) {
+	sess, own, err := func() (*sqlstore.SessionRow, *sqlstore.Own, error) {
 		if _, err := br.Exec(); err != nil {
 			return nil, nil, err
 		}
@@ -170,7 +178,20 @@ func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, i
 				return nil, nil, err
 			}
 		}
-		return sess, own, nil
+		out := &sqlstore.Own{Steps: own}
+		if key != "" {
+			var r store.KeyRecord
+			var steps int64
+			err := br.QueryRow().Scan(&r.Fingerprint, &r.Seq, &r.LastSeq, &steps)
+			switch {
+			case err == nil:
+				r.Steps = int(steps)
+				out.Key = &r
+			case !errors.Is(err, pgx.ErrNoRows):
+				return nil, nil, err
+			}
+		}
+		return sess, out, nil
 	}()
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -208,7 +229,7 @@ func abort(conn *pgxpool.Conn) {
 // sqlstore.FeedAppendValues; TestConformanceCitus/Feed/FollowWhileWriting
 // failed under load). VALUES lists keep the transaction on one
 // connection.
-func appendStatement(sess *sqlstore.SessionRow, rows []sqlstore.EntryRow, now time.Time, lastSeq int64) (string, []any) {
+func appendStatement(sess *sqlstore.SessionRow, rows []sqlstore.EntryRow, now time.Time, lastSeq int64, key *store.Idempotency, resp *store.AppendResponse) (string, []any) {
 	args := make([]any, 0, 4+4*len(rows))
 	args = append(args, sess.ID, sess.Tenant, now, lastSeq)
 	var entries strings.Builder
@@ -224,9 +245,20 @@ func appendStatement(sess *sqlstore.SessionRow, rows []sqlstore.EntryRow, now ti
 		p := func(k int) string { return "$" + strconv.Itoa(len(args)-4+k) }
 		entries.WriteString("($2, $1, " + p(1) + "::bigint, " + p(2) + ", " + p(3) + ", " + p(4) + "::bytea, $3)")
 	}
+	keys := ""
+	if key != nil {
+		// The key's record, in the same statement (sqlstore.InsertKeySQL).
+		n := len(args)
+		args = append(args, sqlstore.KeyArgs(key, resp)...)
+		p := func(k int) string { return "$" + strconv.Itoa(n+k) }
+		keys = `, keys AS (
+			INSERT INTO idempotency_keys (tenant, session_id, request_key, fingerprint, seq, last_seq, steps)
+			VALUES ($2, $1, ` + p(1) + `, ` + p(2) + `, ` + p(3) + `::bigint, ` + p(4) + `::bigint, ` + p(5) + `::integer)
+		)`
+	}
 	return `WITH ins AS (
 			INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at) VALUES ` + entries.String() + `
-		), feed AS (
+		)` + keys + `, feed AS (
 			` + sqlstore.FeedAppendSQL + ` ` + sqlstore.FeedAppendValues(1, 2, 5, 4, len(rows)) + `
 		)
 		UPDATE sessions SET last_seq = $4, updated_at = $3 WHERE tenant = $2 AND id = $1`, args

@@ -31,7 +31,7 @@ func TestCitusLayout(t *testing.T) {
 		t.Errorf("sessions has %d shards, want the 6 of citus.shard_count", n)
 	}
 	rows, err := st.pool.Query(context.Background(), `SELECT logicalrelid::regclass::text, column_to_column_name(logicalrelid, partkey), colocationid
-		FROM pg_dist_partition WHERE logicalrelid::regclass::text IN ('sessions', 'entries', 'feed', 'feed_cursors') ORDER BY 1`)
+		FROM pg_dist_partition WHERE logicalrelid::regclass::text IN ('sessions', 'entries', 'feed', 'feed_cursors', 'idempotency_keys') ORDER BY 1`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +46,8 @@ func TestCitusLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 {
-		t.Fatalf("distributed tables: %+v, want entries, feed and sessions", got)
+	if len(got) != 4 {
+		t.Fatalf("distributed tables: %+v, want entries, feed, idempotency_keys and sessions", got)
 	}
 	for _, d := range got {
 		if d.column != "tenant" || d.group != got[0].group {
@@ -89,6 +89,18 @@ func TestCitusSingleShard(t *testing.T) {
 		_, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "a", Steps: step("a2")})
 		return err
 	})
+	keyed := store.AppendRequest{Tenant: "acme", SessionID: "a", Steps: step("k/0"), Idempotency: &store.Idempotency{Key: "k", Fingerprint: "f"}}
+	check("append with an idempotency key", func() error {
+		_, err := st.Append(ctx, keyed)
+		return err
+	})
+	check("retried append with an idempotency key", func() error {
+		r, err := st.Append(ctx, keyed)
+		if err == nil && !r.Retried {
+			t.Errorf("retried append with a key: %+v", r)
+		}
+		return err
+	})
 	check("create a branch", func() error {
 		_, err := st.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "b", ParentID: "a"})
 		return err
@@ -97,20 +109,29 @@ func TestCitusSingleShard(t *testing.T) {
 		_, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "b", Steps: step("b1")})
 		return err
 	})
+	check("append to the branch with a key of its history", func() error {
+		k := keyed
+		k.SessionID = "b"
+		r, err := st.Append(ctx, k)
+		if err == nil && !r.Retried {
+			t.Errorf("the branch's retry of its parent's keyed append: %+v", r)
+		}
+		return err
+	})
 	check("get", func() error {
 		_, err := st.Get(ctx, "acme", "b")
 		return err
 	})
 	check("read", func() error {
 		r, err := st.Read(ctx, store.ReadRequest{Tenant: "acme", SessionID: "b"})
-		if err == nil && len(r.Entries) != 4 {
-			t.Errorf("read: %d entries, want 4", len(r.Entries))
+		if err == nil && len(r.Entries) != 5 {
+			t.Errorf("read: %d entries, want 5", len(r.Entries))
 		}
 		return err
 	})
 	check("context (working set)", func() error {
 		r, err := st.Read(ctx, store.ReadRequest{Tenant: "acme", SessionID: "b", WorkingSet: true})
-		if got := workingIDs(r.Steps); err == nil && !slices.Equal(got, []string{"a2", "b1"}) {
+		if got := workingIDs(r.Steps); err == nil && !slices.Equal(got, []string{"a2", "k/0", "b1"}) {
 			t.Errorf("context: %v", got)
 		}
 		return err
@@ -120,4 +141,43 @@ func TestCitusSingleShard(t *testing.T) {
 		_, err := st.List(ctx, store.ListRequest{Tenant: "acme"})
 		return err
 	})
+}
+
+// TestCitusUpgradeDistributesKeys opens a Citus schema laid out before
+// migration 7 (its idempotency_keys table dropped, its version row
+// removed) again: the migration creates the table and the runner
+// distributes it by tenant, co-located with the tenant's sessions, so a
+// keyed append and its retry go to one shard group.
+func TestCitusUpgradeDistributesKeys(t *testing.T) {
+	url := testenv.CitusURL(t)
+	ctx := context.Background()
+	schema := freshSchema(t, url)
+	old := openAt(t, url, Options{Schema: schema})
+	execSQL(t, old, `DROP TABLE idempotency_keys`)
+	execSQL(t, old, `DELETE FROM agentmem_migrations WHERE component = 'sessions' AND version = 7`)
+	if _, err := old.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	w := citustest.Watch(t, url)
+	w.OnePhase = true
+	st := openAt(t, url, Options{Schema: schema})
+	if n := queryInt(t, st, `SELECT count(DISTINCT colocationid) FROM pg_dist_partition
+		WHERE logicalrelid IN ('sessions'::regclass, 'idempotency_keys'::regclass)
+		AND column_to_column_name(logicalrelid, partkey) = 'tenant'`); n != 1 ||
+		queryInt(t, st, `SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'idempotency_keys'::regclass`) != 1 {
+		t.Fatal("idempotency_keys is not distributed by tenant with sessions after the upgrade")
+	}
+	req := store.AppendRequest{Tenant: "acme", SessionID: "s", Idempotency: &store.Idempotency{Key: "k", Fingerprint: "f"},
+		Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "k/0"}, Task: "t"}}}
+	for _, op := range []string{"a keyed append", "its retry"} {
+		w.SingleShard(t, op, func() error {
+			r, err := st.Append(ctx, req)
+			if err == nil && (r.Retried != (op == "its retry") || !slices.Equal(r.Seqs, []int64{1})) {
+				t.Errorf("%s: %+v", op, r)
+			}
+			return err
+		})
+	}
 }

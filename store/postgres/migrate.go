@@ -14,11 +14,12 @@ var migrationFiles embed.FS
 // migrations are the store's schema migrations, component "sessions" of
 // the agentmem_migrations table.
 //
-// On Citus, sessions, entries and feed are distributed by tenant (one
-// co-location group with the other components' tenant tables); the feed's
-// consumers' cursors stay a plain table of the coordinator.
+// On Citus, sessions, entries, feed and idempotency_keys are distributed
+// by tenant (one co-location group with the other components' tenant
+// tables); the feed's consumers' cursors stay a plain table of the
+// coordinator.
 var migrations = migrate.MustLoad("sessions", migrationFiles, "migrations").WithCitus(migrate.Citus{
-	Distributed: []string{"sessions", "entries", "feed"},
+	Distributed: []string{"sessions", "entries", "feed", "idempotency_keys"},
 })
 
 // ErrSchemaTooNew is returned by Open when the database's schema was

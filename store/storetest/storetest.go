@@ -17,7 +17,7 @@
 // Each subtest gets a new, empty store from Config.New, driven by a manual
 // Clock that the subtest advances, so expiry and pruning are tested
 // exactly. Subtests are grouped by behaviour (Sessions, List, Append,
-// Read, Idempotency, Conflicts, Atomicity, Compaction, Pinned, Branches,
+// Read, Idempotency, IdempotencyKeys, Conflicts, Atomicity, Compaction, Pinned, Branches,
 // Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen,
 // Feed, Messages, Amendments, Conversations, Agents, AssignTenant,
 // Damaged),
@@ -113,6 +113,7 @@ func (s *suite) groups() []group {
 		{"Tenants", s.tenantTests()},
 		{"Read", s.readTests()},
 		{"Idempotency", s.idempotencyTests()},
+		{"IdempotencyKeys", s.keyTests()},
 		{"Conflicts", s.conflictTests()},
 		{"Atomicity", s.atomicityTests()},
 		{"Compaction", s.compactionTests()},

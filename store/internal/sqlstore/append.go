@@ -77,6 +77,11 @@ func AppendTx(ctx context.Context, s *Store, q sqldb.Querier, req store.AppendRe
 			return nil, err
 		}
 	}
+	if k := req.Idempotency; k != nil {
+		if _, err := q.Exec(ctx, InsertKeySQL, append([]any{tenant, id}, KeyArgs(k, resp)...)...); err != nil {
+			return nil, err
+		}
+	}
 	if s.d.feedAppends != "" {
 		seqs := make([]int64, len(rows))
 		for i, r := range rows {
@@ -96,22 +101,69 @@ func AppendTx(ctx context.Context, s *Store, q sqldb.Querier, req store.AppendRe
 // insertEntry inserts one entry.
 const insertEntry = `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`
 
+// InsertKeySQL records an append's idempotency key ($1 the tenant, $2 the
+// session, the rest KeyArgs), in the append's transaction.
+const InsertKeySQL = `INSERT INTO idempotency_keys (tenant, session_id, request_key, fingerprint, seq, last_seq, steps) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+
+// KeyArgs are the arguments of InsertKeySQL after the tenant and the
+// session for an append with key k that stored what resp reports: the
+// key, the fingerprint, the first and last entries' seqs and the number
+// of steps (store.NewKeyRecord).
+func KeyArgs(k *store.Idempotency, resp *store.AppendResponse) []any {
+	r := store.NewKeyRecord(k.Fingerprint, resp)
+	return []any{k.Key, r.Fingerprint, r.Seq, r.LastSeq, int64(r.Steps)}
+}
+
+// Own is what PostgreSQL's append finds of a request in the session's own
+// log in the round trip that takes the lock (see PlanAppend).
+type Own struct {
+	// Steps are the request's steps found, by ID.
+	Steps map[string]store.StoredStep
+	// Key is the record of the request's idempotency key, if the session
+	// has one of its own.
+	Key *store.KeyRecord
+}
+
 // PlanAppend is an append under the session's lock, up to what it
-// writes: it finds the request's steps that are already in the visible
-// log and answers a retry or refuses a request reusing IDs (see
+// writes: it looks the request's idempotency key up (store.CheckKey),
+// finds the request's steps that are already in the visible log and
+// answers a retry or refuses a request reusing IDs (see
 // store.CheckRetry), checks ExpectedLastSeq and the compaction (its
 // references, and its pinned steps: store.CheckPinned), and numbers and
 // encodes the new entries. It returns the response and the rows to
-// insert (none for a retry).
+// insert (none for a retry or a request that only checks its key); when
+// there are rows and the request has a key, the caller records it too
+// (InsertKeySQL), in the same transaction.
 //
-// own, when not nil, holds the request's steps found among the session's
-// own entries (PostgreSQL looks them up in the round trip that takes the
-// lock); PlanAppend then looks only in the inherited ones. encoded holds
-// the steps' encodings by store.ValidateAppendEncoded, or is nil.
-func PlanAppend(ctx context.Context, s *Store, q sqldb.Querier, sess *SessionRow, req store.AppendRequest, encoded [][]byte, own map[string]store.StoredStep) (*store.AppendResponse, []EntryRow, error) {
+// own, when not nil, holds what the request has in the session's own log
+// (PostgreSQL looks it up in the round trip that takes the lock);
+// PlanAppend then looks only in the inherited log. encoded holds the
+// steps' encodings by store.ValidateAppendEncoded, or is nil.
+func PlanAppend(ctx context.Context, s *Store, q sqldb.Querier, sess *SessionRow, req store.AppendRequest, encoded [][]byte, own *Own) (*store.AppendResponse, []EntryRow, error) {
 	segs, err := segments(ctx, q, sess)
 	if err != nil {
 		return nil, nil, err
+	}
+	if k := req.Idempotency; k != nil {
+		var rec *store.KeyRecord
+		switch {
+		case own == nil:
+			rec, err = s.findKey(ctx, q, segs, k.Key)
+		case own.Key != nil:
+			rec = own.Key
+		case len(segs) > 1:
+			rec, err = s.findKey(ctx, q, segs[:len(segs)-1], k.Key)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		resp, err := store.CheckKey(req, rec, sess.LastSeq)
+		if err != nil || resp != nil {
+			return resp, nil, err
+		}
+		if store.KeyOnly(req) {
+			return &store.AppendResponse{LastSeq: sess.LastSeq}, nil, nil
+		}
 	}
 	// Steps already in the visible log: a request whose steps are all
 	// stored (the same steps) is a retry and stores nothing; a request
@@ -120,9 +172,15 @@ func PlanAppend(ctx context.Context, s *Store, q sqldb.Querier, sess *SessionRow
 	for i, st := range req.Steps {
 		ids[i] = st.Info().ID
 	}
-	existing := own
+	var existing map[string]store.StoredStep
+	if own != nil {
+		existing = own.Steps
+		if existing == nil {
+			existing = map[string]store.StoredStep{}
+		}
+	}
 	switch {
-	case existing == nil:
+	case own == nil:
 		existing = make(map[string]store.StoredStep, len(ids))
 		if err := s.findStepIDs(ctx, q, segs, ids, existing); err != nil {
 			return nil, nil, err

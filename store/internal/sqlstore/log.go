@@ -127,6 +127,44 @@ func (s *Store) findStepIDs(ctx context.Context, q sqldb.Querier, segs []segment
 	return nil
 }
 
+// findKey returns the record of an idempotency key in the visible log
+// (segs), nil if there is none: a record whose entries are all in one
+// segment. A session records a key only when its visible log has none,
+// so at most one segment has it.
+func (s *Store) findKey(ctx context.Context, q sqldb.Querier, segs []segment, key string) (*store.KeyRecord, error) {
+	for i := len(segs) - 1; i >= 0; i-- {
+		sg := segs[i]
+		r, err := scanKey(q.QueryRow(ctx, SelectKeySQL, sg.tenant, sg.id, key))
+		if err != nil {
+			return nil, err
+		}
+		if r != nil && r.Seq > sg.lo && r.LastSeq <= sg.hi {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// SelectKeySQL reads the record of an idempotency key ($3) of a session's
+// own log ($1 the tenant, $2 the session): its fingerprint, seq, last_seq
+// and steps (store.KeyRecord).
+const SelectKeySQL = `SELECT fingerprint, seq, last_seq, steps FROM idempotency_keys WHERE tenant = $1 AND session_id = $2 AND request_key = $3`
+
+// scanKey scans the row of SelectKeySQL: nil, nil when there is none.
+func scanKey(row sqldb.Row) (*store.KeyRecord, error) {
+	var r store.KeyRecord
+	var steps int64
+	err := row.Scan(&r.Fingerprint, &r.Seq, &r.LastSeq, &steps)
+	if errors.Is(err, sqldb.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Steps = int(steps)
+	return &r, nil
+}
+
 // retried handles a request some of whose steps are stored (existing, by
 // ID): see store.CheckRetry. For a retry it returns the response (the
 // stored seqs, and the seq of the compaction stored after them if the
@@ -140,7 +178,7 @@ func (s *Store) retried(ctx context.Context, q sqldb.Querier, segs []segment, re
 	if err != nil || !retry {
 		return nil, err
 	}
-	resp := &store.AppendResponse{Seqs: seqs, LastSeq: lastSeq}
+	resp := &store.AppendResponse{Seqs: seqs, LastSeq: lastSeq, Retried: true}
 	if req.Compaction != nil {
 		after := slices.Max(seqs) + 1
 		rec, err := compactionAt(ctx, q, segs, after)

@@ -384,6 +384,9 @@ func (s *Store) deleteSession(ctx context.Context, tx sqldb.Tx, p *SessionRow) e
 	const copyEntries = `INSERT INTO entries (tenant, session_id, seq, kind, step_id, body, created_at)
 		SELECT tenant, $1, seq, kind, step_id, body, created_at FROM entries
 		WHERE tenant = $2 AND session_id = $3 AND seq > $4 AND seq <= $5`
+	const copyKeys = `INSERT INTO idempotency_keys (tenant, session_id, request_key, fingerprint, seq, last_seq, steps)
+		SELECT tenant, $1, request_key, fingerprint, seq, last_seq, steps FROM idempotency_keys
+		WHERE tenant = $2 AND session_id = $3 AND seq > $4 AND last_seq <= $5`
 	for _, d := range deps {
 		args := []any{d.id, p.Tenant, p.ID, p.baseSeq, d.baseSeq}
 		if s.d.feedAppends == "" {
@@ -408,12 +411,19 @@ func (s *Store) deleteSession(ctx context.Context, tx sqldb.Tx, p *SessionRow) e
 				return err
 			}
 		}
+		// The records of the idempotency keys of the entries copied.
+		if _, err := tx.Exec(ctx, copyKeys, args...); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "UPDATE sessions SET base_id = $1, base_seq = $2 WHERE tenant = $3 AND id = $4",
 			nullString(p.baseID), min(d.baseSeq, p.baseSeq), p.Tenant, d.id); err != nil {
 			return err
 		}
 	}
 	if _, err := tx.Exec(ctx, "DELETE FROM entries WHERE tenant = $1 AND session_id = $2", p.Tenant, p.ID); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE tenant = $1 AND session_id = $2", p.Tenant, p.ID); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, "DELETE FROM sessions WHERE tenant = $1 AND id = $2", p.Tenant, p.ID); err != nil {
