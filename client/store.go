@@ -79,7 +79,7 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 			body: ForkRequest{AtSeq: req.ForkSeq, ID: req.ID, Metadata: req.Metadata, Retention: retention, TTLSeconds: ttl,
 				Pinning: req.Pinning, AutoCompact: req.AutoCompact},
 		}, &sess); err != nil {
-			return nil, err
+			return nil, existsError(err, req)
 		}
 	} else {
 		if _, err := c.call(ctx, request{
@@ -87,7 +87,7 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 			body: api.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTLSeconds: ttl,
 				Pinning: req.Pinning, AutoCompact: req.AutoCompact},
 		}, &sess); err != nil {
-			return nil, err
+			return nil, existsError(err, req)
 		}
 	}
 	if err := checkSession(&sess); err != nil {
@@ -100,6 +100,17 @@ func (c *Client) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	}
 	c.learnTenant(sess.Tenant)
 	return &sess, nil
+}
+
+// existsError turns the server's answer that a create's ID is in use (409
+// conflict on the field id) into the *store.ExistsError every store
+// returns, so that callers tell it from other conflicts alike.
+func existsError(err error, req store.CreateRequest) error {
+	var e *Error
+	if req.ID != "" && errors.As(err, &e) && e.Status == http.StatusConflict && e.Code == api.CodeConflict && e.Field == "id" {
+		return &store.ExistsError{Tenant: req.Tenant, ID: req.ID}
+	}
+	return err
 }
 
 // checkTenant refuses, with an *UnsupportedError, a request (op) for a
