@@ -96,8 +96,9 @@ func TestSharesTheSessionsFile(t *testing.T) {
 		rows.Scan(&c)
 		comps = append(comps, c)
 	}
-	if got := strings.Join(comps, " "); got != "keys:1 sessions:1 sessions:2 sessions:3 sessions:4" {
-		t.Errorf("migrations: %s", got)
+	// The keys' migration beside the session store's, whatever their number.
+	if got := strings.Join(comps, " "); !strings.HasPrefix(got, "keys:1 sessions:1 sessions:2 ") {
+		t.Errorf("migrations: %s, want keys:1 beside the sessions' own", got)
 	}
 }
 
