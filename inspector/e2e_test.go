@@ -230,6 +230,21 @@ func TestBrowser(t *testing.T) {
 	if got := text(`#facts tr.superseded td.text s`); got != "Prefers Go for backend services" {
 		t.Errorf("superseded fact: %q", got)
 	}
+	// How many times each fact was seen again.
+	seen := map[string]string{}
+	for _, kv := range strs(`[...document.querySelectorAll('#facts tr.fact')].map(tr => tr.querySelector('td.text').textContent + '=' + tr.querySelector('td.seen').textContent)`) {
+		k, v, _ := strings.Cut(kv, "=")
+		seen[k] = v
+	}
+	for _, fv := range aliceFacts() {
+		text := fv.Text
+		if fv.Superseded {
+			text += " superseded by “" + fv.SupersededBy + "”"
+		}
+		if got := seen[text]; got != strconv.Itoa(fv.Reinforcements) {
+			t.Errorf("fact %q shows %q reinforcements, want %d", text, got, fv.Reinforcements)
+		}
+	}
 	shot("facts.png")
 
 	// Recall: the tenant's entries only.

@@ -58,12 +58,16 @@ func aliceFacts() []inspector.FactView {
 	day := 24 * time.Hour
 	old := decaying("Prefers Go for backend services", 0.8, 0.1, 5*day, factsNow.Add(-20*day), time.Time{})
 	old.Superseded, old.SupersededBy = true, "Prefers Go and Rust for backend services"
+	auth := decaying("Works on the shop's auth module", 0.9, 0.2, 10*day, factsNow.Add(-12*day), factsNow.Add(-2*day))
+	auth.Reinforcements = 7
+	langs := decaying("Prefers Go and Rust for backend services", 0.85, 0.1, 5*day, factsNow.Add(-6*day), factsNow.Add(-1*day))
+	langs.Reinforcements = 1
 	return []inspector.FactView{
-		decaying("Works on the shop's auth module", 0.9, 0.2, 10*day, factsNow.Add(-12*day), factsNow.Add(-2*day)),
+		auth,
 		decaying("Uses PostgreSQL 17 in production", 0.95, 0.3, 30*day, factsNow.Add(-25*day), time.Time{}),
 		decaying("Is on call the week of March 23", 0.7, 0, 2*day, factsNow.Add(-3*day), time.Time{}),
 		old,
-		decaying("Prefers Go and Rust for backend services", 0.85, 0.1, 5*day, factsNow.Add(-6*day), factsNow.Add(-1*day)),
+		langs,
 	}
 }
 

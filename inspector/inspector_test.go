@@ -637,6 +637,17 @@ func TestFactsPage(t *testing.T) {
 	if strings.Count(body, `<path class="past"`) != 2*len(facts)-1 {
 		t.Errorf("%d past lines, want one per fact on the overview and one per sparkline", strings.Count(body, `<path class="past"`))
 	}
+	// Each fact says how many times it was seen again, superseded ones
+	// too.
+	seen := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?s)<tr class="fact[^"]*" data-current="[0-9.]+">.*?<td class="text">(?:<s>)?([^<]*).*?<td class="num seen">(\d+)</td>`).FindAllStringSubmatch(body, -1) {
+		seen[html.UnescapeString(m[1])] = m[2]
+	}
+	for _, fv := range facts {
+		if got, want := seen[fv.Text], strconv.Itoa(fv.Reinforcements); got != want {
+			t.Errorf("fact %q: seen again %q times, want %s", fv.Text, got, want)
+		}
+	}
 	if body := mustGet(t, f.in, "/facts?user=nobody", http.StatusOK); !strings.Contains(body, "No facts about this user.") {
 		t.Error("a user without facts is not said to have none")
 	}
