@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
@@ -87,7 +89,12 @@ type timelineData struct {
 	View       view
 	Formats    []string
 	Tokenizers []string
+	// Entries are the page's rows: its steps, compactions and
+	// amendments of steps on earlier pages (an amendment of a step of
+	// the page is in that step's row). EntryCount counts the log entries
+	// they show.
 	Entries    []entryRow
+	EntryCount int
 	// PageTokens sums the tokens of the steps of this page.
 	PageTokens int
 	// Sizes charts the context of each model call of the session (on the
@@ -104,38 +111,29 @@ type timelineData struct {
 	NextCallURL string
 }
 
-// entryRow is one log entry on the session page.
+// entryRow is one row of the session page: a step (with the amendments
+// that completed it), a compaction, or an amendment of a step on an
+// earlier page.
 type entryRow struct {
 	Seq        int64
 	Time       string
 	Compaction *compactionView
-	Kind       string
-	Preview    string
-	Tools      []string
-	Covers     string
-	Tokens     int
-	Bar        string // the token bar's width in percent
+	// Amendment says what an amendment of steps on earlier pages did.
+	Amendment string
+	Kind      string
+	Preview   string
+	Tools     []string
+	Covers    string
+	Tokens    int
+	Bar       string // the token bar's width in percent
+	// Arrived are the amendments of this page that completed the step;
+	// Awaiting is set when it still awaits results at the page's end.
+	Arrived    []arrivalView
+	Awaiting   bool
 	ContextURL string
 	Messages   []messageView
-}
 
-// compactionView is a compaction entry on the pages: a full record, or an
-// amendment (Amend), which keeps the working set and replaces steps only.
-type compactionView struct {
-	Amend    bool
-	Working  int
-	Removed  string
-	Replaced string
-}
-
-func newCompactionView(c *store.CompactionRecord) *compactionView {
-	v := &compactionView{Amend: c.Amend, Working: len(c.Working), Removed: formatSeqs(c.Removed)}
-	seqs := make([]int64, len(c.Replaced))
-	for i, s := range c.Replaced {
-		seqs[i] = int64(s.Info().Number)
-	}
-	v.Replaced = formatSeqs(seqs)
-	return v
+	time time.Time // the entry's time
 }
 
 // sessionView starts a handler of a session's page: the caller's tenant,
@@ -195,38 +193,80 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		S: newSessionHead(sess), View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(),
 		NextCallURL: withQuery(sessionURL(sess.ID)+"/context", vq), MaxBytes: strconv.Itoa(MaxTimelineBytes>>20) + " MiB",
 	}
+	// The page ends early once the text of its entries, the steps and
+	// the amendments' copies, reaches MaxTimelineBytes.
 	size := 0
 	for i, e := range entries {
 		if size >= MaxTimelineBytes {
-			// The messages of this page are already large: the next page
-			// goes on from here.
 			entries, more, d.Full = entries[:i], true, true
 			break
 		}
-		row := entryRow{Seq: e.Seq, Time: formatTime(e.Time), Kind: string(e.Kind)}
 		switch {
-		case e.Kind == store.CompactionEntry && e.Compaction != nil:
-			row.Compaction = newCompactionView(e.Compaction)
 		case e.Step != nil:
-			msgs, costs, total := stepCost(f, c, e.Step)
-			row.Kind = string(e.Step.Kind())
-			row.Preview = preview(e.Step)
-			row.Tools = toolNames(e.Step)
-			row.Covers = covers(e.Step)
-			row.Tokens = total
-			size += messagesBytes(msgs)
-			for i, m := range msgs {
-				row.Messages = append(row.Messages, newMessageView(m, costs[i]))
+			size += messagesBytes(f.StepMessages(e.Step, agentmem.RenderOptions{}))
+		case e.Compaction != nil && e.Compaction.Amend:
+			for _, r := range e.Compaction.Replaced {
+				size += messagesBytes(f.StepMessages(r, agentmem.RenderOptions{}))
 			}
-			cq := v.values(in.def)
-			cq.Set("at", strconv.FormatInt(e.Seq, 10))
-			row.ContextURL = withQuery(sessionURL(sess.ID)+"/context", cq)
-			d.PageTokens += total
+		}
+	}
+	d.EntryCount = len(entries)
+	vs := newVersions()
+	rowOf := map[int64]int{} // a step's seq -> its row
+	for _, e := range entries {
+		row := entryRow{Seq: e.Seq, Time: formatTime(e.Time), Kind: string(e.Kind), time: e.Time}
+		switch {
+		case e.Kind == store.CompactionEntry && e.Compaction != nil && e.Compaction.Amend:
+			var off []string
+			anchored := false
+			for _, r := range e.Compaction.Replaced {
+				n := int64(r.Info().Number)
+				prev, known := vs.amend(r)
+				k, onPage := rowOf[n]
+				if !known || !onPage {
+					off = append(off, describeOffPage(n, r))
+					continue
+				}
+				step := &d.Entries[k]
+				step.Arrived = append(step.Arrived, arrivalView{Seq: e.Seq, Anchor: !anchored,
+					Text: arrivalText(describeAmendment(prev, r), step.time, e.Time, false)})
+				anchored = true
+			}
+			if len(off) == 0 {
+				continue
+			}
+			row.Kind, row.Amendment = "amendment", strings.Join(off, "; ")
+		case e.Kind == store.CompactionEntry && e.Compaction != nil:
+			row.Compaction = vs.compact(e.Compaction)
+		case e.Step != nil:
+			vs.step(e.Seq, e.Step)
+			rowOf[e.Seq] = len(d.Entries)
+			row.Kind = string(e.Step.Kind())
 		}
 		d.Entries = append(d.Entries, row)
 	}
+	// Each step's row shows it completed by the amendments of the page:
+	// what the model sees.
 	for i := range d.Entries {
-		d.Entries[i].Bar = tokenBarWidth(d.Entries[i].Tokens)
+		row := &d.Entries[i]
+		s, ok := vs.shown[row.Seq]
+		if !ok || row.Compaction != nil || row.Amendment != "" {
+			continue
+		}
+		msgs, costs, total := stepCost(f, c, s)
+		row.Preview = preview(s)
+		row.Tools = toolNames(s)
+		row.Covers = covers(s)
+		row.Tokens = total
+		row.Awaiting = agentmem.IsPending(s)
+		for k, m := range msgs {
+			row.Messages = append(row.Messages, newMessageView(m, costs[k]))
+		}
+		cq := v.values(in.def)
+		cq.Set("at", strconv.FormatInt(row.Seq, 10))
+		row.ContextURL = withQuery(sessionURL(sess.ID)+"/context", cq)
+		d.PageTokens += total
+		row.Bar = tokenBarWidth(row.Tokens)
 	}
 	if more {
 		nq := v.values(in.def)
