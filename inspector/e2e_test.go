@@ -246,6 +246,36 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the point led to a page of %s tokens, want %d", got, lib.Tokens)
 	}
 
+	// A branch, from its parent's list of branches: the entries it
+	// inherited are marked as such and muted, with the fork point drawn
+	// after the last of them.
+	do("open fix-login's branch from its page",
+		chromedp.Navigate(srv.URL+"/sessions/fix-login"),
+		chromedp.WaitVisible(chromedp.CSS("#branches")),
+		chromedp.Click(chromedp.CSS(`#branches a.id[href="/sessions/fix-login-retry"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#fork")))
+	if got := text(`#session-id`); got != "fix-login-retry" {
+		t.Fatalf("the branches list led to %q", got)
+	}
+	rows := strs(`[...document.querySelectorAll('#timeline > li')].map(li => li.id + ':' + (li.dataset.from || '') + ':' + (li.classList.contains('inherited') ? 'inherited' : ''))`)
+	var want []string
+	for _, seq := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10} {
+		want = append(want, "e"+strconv.Itoa(seq)+":fix-login:inherited")
+	}
+	want = append(want, "fork::", "e"+strconv.Itoa(seqRetryRun)+"::", "e"+strconv.Itoa(seqRetryAnswer)+"::")
+	if !slices.Equal(rows, want) {
+		t.Errorf("the branch's rows %q, want %q", rows, want)
+	}
+	// Inherited rows look muted beside the branch's own.
+	opacity := strs(`[document.querySelector('#e3 .row'), document.querySelector('#e11 .row')].map(r => getComputedStyle(r).opacity)`)
+	if compareFloat(opacity[0], opacity[1]) >= 0 {
+		t.Errorf("an inherited row's opacity %s, the branch's own %s", opacity[0], opacity[1])
+	}
+	if got := text(`#fork`); !strings.Contains(got, "inherited from fix-login") {
+		t.Errorf("the fork point says %q", got)
+	}
+	shot("branch.png")
+
 	// Alice's facts, from the session's header.
 	do("open alice's facts",
 		chromedp.Navigate(srv.URL+"/sessions/fix-login"),

@@ -31,7 +31,7 @@ type damagedRow struct {
 	ID, Error string
 }
 
-// sessions serves the sessions list: GET /?user=&agent=&size=&page=.
+// sessions serves the sessions list: GET /?user=&agent=&parent=&size=&page=.
 func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 	tenant, ok := in.tenant(w, r)
 	if !ok {
@@ -42,7 +42,7 @@ func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	resp, err := in.svc.List(r.Context(), tenant, store.ListRequest{UserID: l.User, Agent: l.Agent, PageSize: l.Size, PageToken: l.Page})
+	resp, err := in.svc.List(r.Context(), tenant, store.ListRequest{UserID: l.User, Agent: l.Agent, ParentID: l.Parent, PageSize: l.Size, PageToken: l.Page})
 	if err != nil {
 		in.fail(w, r, err)
 		return
@@ -97,6 +97,11 @@ type timelineData struct {
 	EntryCount int
 	// PageTokens sums the tokens of the steps of this page.
 	PageTokens int
+	// Branches are the session's branches (on the first page), at most
+	// MaxBranchesShown of them; AllBranchesURL lists every one when there
+	// are more.
+	Branches       []branchRow
+	AllBranchesURL string
 	// Sizes charts the context of each model call of the session (on the
 	// first page); SizesNote says why there is none when the log is too
 	// long for it.
@@ -112,12 +117,16 @@ type timelineData struct {
 }
 
 // entryRow is one row of the session page: a step (with the amendments
-// that completed it), a compaction, or an amendment of a step on an
-// earlier page.
+// that completed it), a compaction, an amendment of a step on an earlier
+// page, or a branch's fork point (Fork).
 type entryRow struct {
-	Seq        int64
-	Time       string
-	Compaction *compactionView
+	Seq int64
+	// From is the session a branch inherited the entry from ("" for the
+	// session's own entries), and FromURL its page.
+	From, FromURL string
+	Fork          *forkView
+	Time          string
+	Compaction    *compactionView
 	// Amendment says what an amendment of steps on earlier pages did.
 	Amendment string
 	Kind      string
@@ -134,6 +143,89 @@ type entryRow struct {
 	Messages   []messageView
 
 	time time.Time // the entry's time
+}
+
+// forkView is the fork point of a branch, drawn after the last entry it
+// inherited.
+type forkView struct {
+	Parent, ParentURL string
+	Seq               int64
+}
+
+// branchRow is a branch on its parent's page.
+type branchRow struct {
+	ID, URL string
+	ForkSeq int64
+	LastSeq int64
+	Created string
+}
+
+// MaxBranchesShown bounds the branches a session's page lists; a link
+// then leads to the sessions list of all of them.
+const MaxBranchesShown = 20
+
+// lineage tells where the entries of a branch's log come from: those up
+// to the fork point were inherited, from the parent or, through it, from
+// an older session whose log holds them.
+type lineage struct {
+	id, parent string
+	fork       int64
+	segs       []store.Segment
+}
+
+// lineageOf returns sess's lineage: from the store's segments when it
+// can tell them (store.Segmenter), else every inherited entry is the
+// parent's.
+func (in *Inspector) lineageOf(ctx context.Context, sess *store.Session) (lineage, error) {
+	l := lineage{id: sess.ID, parent: sess.ParentID, fork: sess.ForkSeq}
+	if sess.ParentID == "" {
+		return l, nil
+	}
+	if sg, ok := in.cfg.Store.(store.Segmenter); ok {
+		segs, err := sg.Segments(ctx, sess.Tenant, sess.ID)
+		if err != nil {
+			return l, err
+		}
+		l.segs = segs
+	}
+	return l, nil
+}
+
+// from returns the session entry seq was inherited from, or "" for the
+// branch's own entries. An inherited entry the branch's log holds itself
+// (its parent was deleted, which hands the history to its branches) is
+// the parent's.
+func (l lineage) from(seq int64) string {
+	if l.parent == "" || seq > l.fork {
+		return ""
+	}
+	for _, s := range l.segs {
+		if s.Session != l.id && seq > s.After && (s.Through == 0 || seq <= s.Through) {
+			return s.Session
+		}
+	}
+	return l.parent
+}
+
+// branches lists sess's branches, newest first, into the first page's
+// data. A session created after another of the same ID was deleted is
+// not the parent of that one's branches (they keep its ID as where they
+// came from): those created before sess are left out.
+func (in *Inspector) branches(ctx context.Context, sess *store.Session, d *timelineData) error {
+	resp, err := in.svc.List(ctx, sess.Tenant, store.ListRequest{ParentID: sess.ID, PageSize: MaxBranchesShown})
+	if err != nil {
+		return err
+	}
+	for _, b := range resp.Sessions {
+		if b.CreatedAt.Before(sess.CreatedAt) {
+			continue
+		}
+		d.Branches = append(d.Branches, branchRow{ID: b.ID, URL: sessionURL(b.ID), ForkSeq: b.ForkSeq, LastSeq: b.LastSeq, Created: formatTime(b.CreatedAt)})
+	}
+	if resp.NextPageToken != "" {
+		d.AllBranchesURL = "/?" + url.Values{"parent": {sess.ID}}.Encode()
+	}
+	return nil
 }
 
 // sessionView starts a handler of a session's page: the caller's tenant,
@@ -211,10 +303,26 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.EntryCount = len(entries)
+	lin, err := in.lineageOf(r.Context(), sess)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
 	vs := newVersions()
 	rowOf := map[int64]int{} // a step's seq -> its row
-	for _, e := range entries {
+	// The fork point is drawn after the branch's last inherited entry,
+	// on the page that holds it.
+	fork := func() {
+		d.Entries = append(d.Entries, entryRow{Seq: lin.fork, Fork: &forkView{Parent: lin.parent, ParentURL: sessionURL(lin.parent), Seq: lin.fork}})
+	}
+	for i, e := range entries {
+		if i > 0 && lin.parent != "" && entries[i-1].Seq == lin.fork {
+			fork()
+		}
 		row := entryRow{Seq: e.Seq, Time: formatTime(e.Time), Kind: string(e.Kind), time: e.Time}
+		if row.From = lin.from(e.Seq); row.From != "" {
+			row.FromURL = sessionURL(row.From)
+		}
 		switch {
 		case e.Kind == store.CompactionEntry && e.Compaction != nil && e.Compaction.Amend:
 			var off []string
@@ -229,7 +337,7 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 				}
 				step := &d.Entries[k]
 				step.Arrived = append(step.Arrived, arrivalView{Seq: e.Seq, Anchor: !anchored,
-					Text: arrivalText(describeAmendment(prev, r), step.time, e.Time, false)})
+					Text: arrivalText(describeAmendment(prev, r), step.time, e.Time, step.From != "" && row.From == "")})
 				anchored = true
 			}
 			if len(off) == 0 {
@@ -245,12 +353,15 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Entries = append(d.Entries, row)
 	}
+	if n := len(entries); n > 0 && lin.parent != "" && entries[n-1].Seq == lin.fork {
+		fork()
+	}
 	// Each step's row shows it completed by the amendments of the page:
 	// what the model sees.
 	for i := range d.Entries {
 		row := &d.Entries[i]
 		s, ok := vs.shown[row.Seq]
-		if !ok || row.Compaction != nil || row.Amendment != "" {
+		if !ok || row.Compaction != nil || row.Amendment != "" || row.Fork != nil {
 			continue
 		}
 		msgs, costs, total := stepCost(f, c, s)
@@ -275,6 +386,9 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 	}
 	if after > 0 {
 		d.FirstURL = withQuery(sessionURL(sess.ID), vq)
+	} else if err := in.branches(r.Context(), sess, d); err != nil {
+		in.fail(w, r, err)
+		return
 	} else if err := in.chartSizes(r.Context(), sess, v, c, d); err != nil {
 		in.fail(w, r, err)
 		return
