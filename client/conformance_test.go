@@ -26,6 +26,7 @@ var unsupported = map[string]string{
 	// sessions in tenants of its choosing.
 	"Sessions/CreateAllFields": tenantReason,
 	"List/Filters":             tenantReason,
+	"List/ByParentTenant":      tenantReason,
 	"BadInput/CreateFields":    tenantReason,
 	"Messages/Tenant":          tenantReason,
 	"Conversations/Tenants":    tenantReason,

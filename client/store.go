@@ -181,6 +181,9 @@ func (c *Client) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 	if req.Agent != "" {
 		q.Set("agent", req.Agent)
 	}
+	if req.ParentID != "" {
+		q.Set("parent_id", req.ParentID)
+	}
 	if req.PageSize > 0 {
 		q.Set("page_size", strconv.Itoa(min(req.PageSize, store.MaxPageSize)))
 	}

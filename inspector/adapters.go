@@ -27,7 +27,7 @@ func (s factsSource) List(ctx context.Context, tenant, user string) ([]FactView,
 		f := f
 		out = append(out, FactView{
 			ID: f.ID, Text: f.Text, Confidence: f.Confidence,
-			CreatedAt: f.CreatedAt, ReinforcedAt: f.ReinforcedAt,
+			CreatedAt: f.CreatedAt, ReinforcedAt: f.ReinforcedAt, Reinforcements: f.Reinforcements,
 			Superseded: !f.Valid(), SupersededBy: f.SupersededBy,
 			EffectiveAt: func(t time.Time) float64 { return decay.Effective(f, t) },
 		})

@@ -35,6 +35,12 @@ func TestAdapters(t *testing.T) {
 	if _, err := mem.Supersede(ctx, facts.SupersedeRequest{ID: old.Fact.ID, Text: "Lives in Lisbon", Confidence: 0.9}); err != nil {
 		t.Fatal(err)
 	}
+	// Remembered twice more: seen again twice.
+	for range 2 {
+		if r, err := mem.Remember(ctx, facts.RememberRequest{UserID: "alice", Text: "Lives in Lisbon", Confidence: 0.9}); err != nil || r.Outcome != facts.OutcomeReinforced {
+			t.Fatalf("Remember again: %v %+v", err, r)
+		}
+	}
 	if _, err := mem.Remember(ctx, facts.RememberRequest{Tenant: "acme", UserID: "alice", Text: "ACME-CONFIDENTIAL"}); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +55,10 @@ func TestAdapters(t *testing.T) {
 			if v.Superseded {
 				t.Error("the successor is shown superseded")
 			}
-			if got, want := v.EffectiveAt(later), 0.1+(0.9-0.1)/2; fmt.Sprintf("%.6f", got) != fmt.Sprintf("%.6f", want) {
+			if v.Reinforcements != 2 {
+				t.Errorf("the fact seen twice again shows %d reinforcements", v.Reinforcements)
+			}
+			if got, want := v.EffectiveAt(later), 0.1+(v.Confidence-0.1)/2; fmt.Sprintf("%.6f", got) != fmt.Sprintf("%.6f", want) {
 				t.Errorf("confidence after one half-life %v, want %v", got, want)
 			}
 		} else if !v.Superseded || v.SupersededBy == "" {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/proxy"
@@ -61,17 +62,20 @@ type modelView struct {
 	Counts map[string]int
 }
 
-// logRow is one log entry with what became of it in the context.
+// logRow is one log entry with what became of it in the context: a
+// step, with the amendments that completed it (Arrived), or a
+// compaction.
 type logRow struct {
 	Seq        int64
 	Kind       string
 	Status     string // one of the Status constants; "" for a compaction
 	Detail     string
+	Arrived    []string
 	Tokens     int
 	Preview    string
 	Compaction *compactionView
 
-	step agentmem.Step // the entry's step, until describe
+	step agentmem.Step // the entry's step, completed, until describe
 }
 
 // fitTo is the budget a view's context is fitted to: its budget, or
@@ -212,10 +216,6 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 		}
 		summarized = res.Summarized
 	}
-	replaced := map[int]bool{}
-	for _, n := range store.ReplacedSeqs(entries) {
-		replaced[int(n)] = true
-	}
 	removedBy := map[int]int64{}
 	for _, e := range entries {
 		if e.Kind == store.CompactionEntry && e.Compaction != nil {
@@ -224,34 +224,55 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 			}
 		}
 	}
+	// An amendment is shown in the row of the step it completed (the
+	// steps it amends are in the working set, so in the prefix), and the
+	// row describes the completed step.
+	vs := newVersions()
 	var rows []logRow
+	rowOf := map[int64]int{}
+	times := map[int64]time.Time{}
 	for _, e := range entries {
-		if e.Kind == store.CompactionEntry && e.Compaction != nil {
-			rows = append(rows, logRow{Seq: e.Seq, Kind: string(e.Kind), Compaction: newCompactionView(e.Compaction)})
+		switch {
+		case e.Kind == store.CompactionEntry && e.Compaction != nil && e.Compaction.Amend:
+			for _, r := range e.Compaction.Replaced {
+				n := int64(r.Info().Number)
+				prev, known := vs.amend(r)
+				if k, ok := rowOf[n]; ok && known {
+					rows[k].Arrived = append(rows[k].Arrived, arrivalText(describeAmendment(prev, r), times[n], e.Time, false))
+				}
+			}
+		case e.Kind == store.CompactionEntry && e.Compaction != nil:
+			rows = append(rows, logRow{Seq: e.Seq, Kind: string(e.Kind), Compaction: vs.compact(e.Compaction)})
+		case e.Step != nil:
+			vs.step(e.Seq, e.Step)
+			rowOf[e.Seq], times[e.Seq] = len(rows), e.Time
+			rows = append(rows, logRow{Seq: e.Seq, Kind: string(e.Step.Kind())})
+		}
+	}
+	for k := range rows {
+		row := &rows[k]
+		if row.Compaction != nil {
 			continue
 		}
-		if e.Step == nil {
-			continue
-		}
-		n := int(e.Seq)
-		row := logRow{Seq: e.Seq, Kind: string(e.Step.Kind()), step: e.Step}
+		n := int(row.Seq)
+		row.step = vs.shown[row.Seq]
 		i, inWS := index[n]
 		switch {
 		case res == nil:
 			row.Status, row.Detail = StatusPruned, "nothing was sent: the budget cannot hold the pinned steps"
 		case inWS && agentmem.IsPending(ws[i]):
 			row.Status, row.Detail = StatusPending, "not sent: tool calls "+strings.Join(ws[i].(*agentmem.ActionStep).Unanswered(), ", ")+" await their results"
-		case shown[n] && replaced[n] && agentmem.IsPending(e.Step) && !truncated[n]:
-			row.Status, row.Detail = StatusShown, "with the tool results appended after it"
 		case n == newestCut:
 			row.Status, row.Detail = StatusTruncated, "the newest step alone was larger than what the budget left after the pinned steps: sent with its observations shortened to fit, rather than left out, so the model sees its last result"
 		case truncated[n]:
 			row.Status, row.Detail = StatusTruncated, "observations shortened to fill the budget"
-		case shown[n] && replaced[n]:
+		case shown[n] && inWS && !vs.same(ws[i], row.step):
 			row.Status, row.Detail = StatusTruncated, "observations shortened by a compaction"
+		case shown[n] && vs.amended(row.Seq):
+			row.Status, row.Detail = StatusShown, "with the tool results that arrived after it"
 		case shown[n]:
 			row.Status = StatusShown
-			if cv := covers(e.Step); cv != "" {
+			if cv := covers(row.step); cv != "" {
 				row.Detail = "summarizes steps " + cv
 			}
 		case dropped[n]:
@@ -265,7 +286,6 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 		default:
 			row.Status, row.Detail = StatusPruned, "not in the working set"
 		}
-		rows = append(rows, row)
 	}
 	return rows
 }

@@ -12,9 +12,11 @@
 //
 // # Pages
 //
-//	/                              sessions, filtered by user and agent, paged
+//	/                              sessions, filtered by user, agent and parent, paged
 //	/sessions/{id}                 the session's log: steps with a token bar each,
-//	                               compactions as markers
+//	                               the tool results that arrived after a call in
+//	                               its row, compactions as markers, a branch's
+//	                               inherited entries marked; its branches
 //	/sessions/{id}/context?at=N    exactly what the model saw at the call that
 //	                               produced step N (no at: the next call), under
 //	                               a budget, format and tokenizer given as query

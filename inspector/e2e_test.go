@@ -103,7 +103,7 @@ func TestBrowser(t *testing.T) {
 	do("open the sessions list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#sessions")))
 	ids := strs(`[...document.querySelectorAll('#sessions tr.session a.id')].map(a => a.textContent)`)
 	slices.Sort(ids)
-	if want := []string{"fix-login", "fix-login-retry", "lit-review", "plan-sprint"}; !slices.Equal(ids, want) {
+	if want := []string{"chat-tools", "fix-login", "fix-login-retry", "lit-review", "plan-sprint"}; !slices.Equal(ids, want) {
 		t.Fatalf("sessions listed: %q, want %q", ids, want)
 	}
 	shot("sessions.png")
@@ -152,6 +152,41 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("step #3's tool call: %q, want read_file", got)
 	}
 	shot("session.png")
+
+	// A chat whose tool results arrived in requests of their own: their
+	// amendments are in the rows of the calls they completed, which say
+	// when each result arrived; the one real compaction keeps its row.
+	do("open chat-tools", chromedp.Navigate(srv.URL+"/sessions/chat-tools"), chromedp.WaitVisible(chromedp.CSS("#timeline")))
+	kinds = strs(`[...document.querySelectorAll('#timeline > li')].map(li => li.dataset.kind)`)
+	if want := []string{"system_prompt", "task", "action", "action", "compaction", "action", "action"}; !slices.Equal(kinds, want) {
+		t.Fatalf("chat-tools timeline kinds: %q, want %q", kinds, want)
+	}
+	for seq, want := range map[int][]string{
+		seqChatRead: {"result of read_file arrived"},
+		seqChatGrep: {"result of grep arrived"},
+		seqChatBoth: {"result of run_tests arrived", "result of lint arrived"},
+	} {
+		got := strs(`[...document.querySelectorAll('#e` + strconv.Itoa(seq) + ` summary .arrived')].filter(e => e.getBoundingClientRect().width > 0).map(e => e.textContent)`)
+		if len(got) != len(want) {
+			t.Errorf("#%d shows arrivals %q, want %q", seq, got, want)
+			continue
+		}
+		for i := range want {
+			if !strings.HasPrefix(got[i], want[i]+" +") {
+				t.Errorf("#%d shows %q, want %q and when", seq, got[i], want[i])
+			}
+		}
+	}
+	// A link to an amendment's entry lands on the row of its step.
+	if got := strs(`[document.getElementById('e` + strconv.Itoa(seqChatReadOK) + `').closest('li.entry').id]`); !slices.Equal(got, []string{"e" + strconv.Itoa(seqChatRead)}) {
+		t.Errorf("#e%d is in the row %q, want e%d's", seqChatReadOK, got, seqChatRead)
+	}
+	do("open step 3 of chat-tools", chromedp.Click(chromedp.CSS(`#e3 summary`)), chromedp.WaitVisible(chromedp.CSS(`#e3 ol.messages`)))
+	if roles := strs(`[...document.querySelectorAll('#e3 li.msg .role')].map(e => e.textContent)`); !slices.Equal(roles, []string{"assistant", "tool"}) {
+		t.Errorf("#3's messages: %q, want the call and its result", roles)
+	}
+	shot("session-tools.png")
+	do("back to fix-login", chromedp.Navigate(srv.URL+"/sessions/fix-login"), chromedp.WaitVisible(chromedp.CSS("#timeline")))
 
 	// What the model saw at step 13 under a small budget: the steps the
 	// pinned summary covers show as summarized, the newest step, cut to
@@ -211,6 +246,36 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the point led to a page of %s tokens, want %d", got, lib.Tokens)
 	}
 
+	// A branch, from its parent's list of branches: the entries it
+	// inherited are marked as such and muted, with the fork point drawn
+	// after the last of them.
+	do("open fix-login's branch from its page",
+		chromedp.Navigate(srv.URL+"/sessions/fix-login"),
+		chromedp.WaitVisible(chromedp.CSS("#branches")),
+		chromedp.Click(chromedp.CSS(`#branches a.id[href="/sessions/fix-login-retry"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#fork")))
+	if got := text(`#session-id`); got != "fix-login-retry" {
+		t.Fatalf("the branches list led to %q", got)
+	}
+	rows := strs(`[...document.querySelectorAll('#timeline > li')].map(li => li.id + ':' + (li.dataset.from || '') + ':' + (li.classList.contains('inherited') ? 'inherited' : ''))`)
+	var want []string
+	for _, seq := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10} {
+		want = append(want, "e"+strconv.Itoa(seq)+":fix-login:inherited")
+	}
+	want = append(want, "fork::", "e"+strconv.Itoa(seqRetryRun)+"::", "e"+strconv.Itoa(seqRetryAnswer)+"::")
+	if !slices.Equal(rows, want) {
+		t.Errorf("the branch's rows %q, want %q", rows, want)
+	}
+	// Inherited rows look muted beside the branch's own.
+	opacity := strs(`[document.querySelector('#e3 .row'), document.querySelector('#e11 .row')].map(r => getComputedStyle(r).opacity)`)
+	if compareFloat(opacity[0], opacity[1]) >= 0 {
+		t.Errorf("an inherited row's opacity %s, the branch's own %s", opacity[0], opacity[1])
+	}
+	if got := text(`#fork`); !strings.Contains(got, "inherited from fix-login") {
+		t.Errorf("the fork point says %q", got)
+	}
+	shot("branch.png")
+
 	// Alice's facts, from the session's header.
 	do("open alice's facts",
 		chromedp.Navigate(srv.URL+"/sessions/fix-login"),
@@ -229,6 +294,21 @@ func TestBrowser(t *testing.T) {
 	}
 	if got := text(`#facts tr.superseded td.text s`); got != "Prefers Go for backend services" {
 		t.Errorf("superseded fact: %q", got)
+	}
+	// How many times each fact was seen again.
+	seen := map[string]string{}
+	for _, kv := range strs(`[...document.querySelectorAll('#facts tr.fact')].map(tr => tr.querySelector('td.text').textContent + '=' + tr.querySelector('td.seen').textContent)`) {
+		k, v, _ := strings.Cut(kv, "=")
+		seen[k] = v
+	}
+	for _, fv := range aliceFacts() {
+		text := fv.Text
+		if fv.Superseded {
+			text += " superseded by “" + fv.SupersededBy + "”"
+		}
+		if got := seen[text]; got != strconv.Itoa(fv.Reinforcements) {
+			t.Errorf("fact %q shows %q reinforcements, want %d", text, got, fv.Reinforcements)
+		}
 	}
 	shot("facts.png")
 

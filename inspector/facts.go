@@ -38,6 +38,7 @@ type factRow struct {
 	CurrentBar   string
 	Created      string
 	Reinforced   string
+	Seen         int // times seen again (FactView.Reinforcements)
 	SupersededBy string
 	Class        string
 	Spark        *chart
@@ -105,7 +106,7 @@ func (in *Inspector) factsView(d *factsData, list []FactView, now time.Time) {
 			Base:       strconv.FormatFloat(min(1, max(0, f.Confidence)), 'f', 2, 64),
 			Current:    strconv.FormatFloat(cur, 'f', 2, 64),
 			CurrentBar: barWidth(int(cur*1000+0.5), 1000),
-			Created:    formatTime(f.CreatedAt), Reinforced: formatTime(f.ReinforcedAt),
+			Created:    formatTime(f.CreatedAt), Reinforced: formatTime(f.ReinforcedAt), Seen: f.Reinforcements,
 			SupersededBy: f.SupersededBy, Class: class,
 			Spark: newChart([]FactView{f}, []string{class}, ts, sparkW, sparkH, false),
 		}

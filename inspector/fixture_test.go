@@ -122,9 +122,17 @@ func seedLogin(t testing.TB, st store.Store, tenant, id string, clock func() tim
 	add(&agentmem.FinalAnswerStep{Answer: "auth/login.go passed the password and the hash to bcrypt.CompareHashAndPassword in the wrong order; swapping them fixes TestLoginCase03."})
 }
 
+// The sequence numbers of the fix-login-retry branch's own steps: it
+// forks fix-login after seqRerun.
+const (
+	seqRetryRun    = 11 // action run_tests
+	seqRetryAnswer = 12 // final answer
+)
+
 // seedOthers adds sessions beside fix-login: another of alice's, one of
-// bob's with another agent, a branch, and one of another tenant (acme)
-// with a user also called alice.
+// bob's with another agent, alice's chat-tools (see seedToolResults), a
+// branch of fix-login with steps of its own, and one of another tenant
+// (acme) with a user also called alice.
 func seedOthers(t testing.TB, st store.Store, clock func() time.Time) {
 	t.Helper()
 	ctx := context.Background()
@@ -141,8 +149,83 @@ func seedOthers(t testing.TB, st store.Store, clock func() time.Time) {
 	}
 	mk(store.CreateRequest{ID: "plan-sprint", UserID: "alice", Agent: "planner"}, "Plan the next sprint from the open issues.")
 	mk(store.CreateRequest{ID: "lit-review", UserID: "bob", Agent: "researcher"}, "Summarize recent work on retrieval-augmented agents.")
+	seedToolResults(t, st, "", "chat-tools", clock)
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "fix-login-retry", ParentID: "fix-login", ForkSeq: seqRerun}); err != nil {
 		t.Fatal(err)
 	}
+	b, err := store.OpenMemory(ctx, st, "fix-login-retry", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []agentmem.Step{
+		&agentmem.ActionStep{Thought: "Run the tests three times: is it flaky?",
+			ToolCalls: []agentmem.ToolCall{{ID: "call_retry", Name: "run_tests", Arguments: `{"pkg":"./auth","count":3}`}},
+			Results:   []agentmem.ToolResult{{CallID: "call_retry", Content: "ok  \tgithub.com/example/shop/auth\t0.588s"}}},
+		&agentmem.FinalAnswerStep{Answer: "Not flaky: the swapped arguments were the whole bug."},
+	} {
+		if _, err := b.Add(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mk(store.CreateRequest{ID: "acme-secret", Tenant: "acme", UserID: "alice", Agent: "coder"}, "ACME-CONFIDENTIAL: rotate the payment keys.")
+}
+
+// The sequence numbers of the chat-tools session's log (see
+// seedToolResults): a chat whose tool results arrived in requests of
+// their own, as agent frameworks save them, each completing its call
+// with an amendment.
+const (
+	seqChatSystem = 1
+	seqChatTask   = 2
+	seqChatRead   = 3  // action read_file, pending until 4
+	seqChatReadOK = 4  // amendment: read_file's result
+	seqChatGrep   = 5  // action grep, pending until 6
+	seqChatGrepOK = 6  // amendment: grep's result
+	seqChatPrune  = 7  // compaction: shortens 3's result, carries 5's completed copy
+	seqChatBoth   = 8  // action calling run_tests and lint at once
+	seqChatTests  = 9  // amendment: run_tests' result
+	seqChatLint   = 10 // amendment: lint's result
+	seqChatAnswer = 11 // the answer: an action without calls
+)
+
+// seedToolResults writes the chat-tools session of user alice, message
+// by message through store.AppendMessages, one request each, with one
+// real compaction among the amendments.
+func seedToolResults(t testing.TB, st store.Store, tenant, id string, clock func() time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.Create(ctx, store.CreateRequest{ID: id, Tenant: tenant, UserID: "alice", Agent: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	add := func(m agentmem.Message) {
+		t.Helper()
+		if _, err := store.AppendMessages(ctx, st, store.MessagesRequest{Tenant: tenant, SessionID: id, Messages: []agentmem.Message{m}, Now: clock}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(text string, calls ...agentmem.ToolCall) {
+		add(agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text(text), ToolCalls: calls})
+	}
+	result := func(callID, text string) {
+		add(agentmem.Message{Role: agentmem.RoleTool, ToolCallID: callID, Content: agentmem.Text(text)})
+	}
+	add(agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text("You are a coding assistant with tools.")})
+	add(agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("Why does the cart total round wrong?")})
+	call("Read the cart code.", agentmem.ToolCall{ID: "call_read", Name: "read_file", Arguments: `{"path":"cart/total.go"}`})
+	result("call_read", longTest)
+	call("Find the rounding.", agentmem.ToolCall{ID: "call_grep", Name: "grep", Arguments: `{"pattern":"math.Round"}`})
+	result("call_grep", "cart/total.go:31:\treturn math.Round(total*100) / 100")
+	m, err := store.OpenTenantMemory(ctx, st, tenant, id, agentmem.Options{Counter: tokenizer.NewHeuristic(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Prune(ctx, agentmem.PruneOldObservations(1, 80)); err != nil {
+		t.Fatal(err)
+	}
+	call("Run the tests and the linter.",
+		agentmem.ToolCall{ID: "call_tests", Name: "run_tests", Arguments: `{"pkg":"./cart"}`},
+		agentmem.ToolCall{ID: "call_lint", Name: "lint", Arguments: `{"pkg":"./cart"}`})
+	result("call_tests", "--- FAIL: TestTotalRounding (0.00s)\n    total_test.go:12: got 10.01, want 10.00")
+	result("call_lint", "cart/total.go:31: floating-point money")
+	add(agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text("The total is rounded as a float: keep cents in integers.")})
 }

@@ -58,12 +58,16 @@ func aliceFacts() []inspector.FactView {
 	day := 24 * time.Hour
 	old := decaying("Prefers Go for backend services", 0.8, 0.1, 5*day, factsNow.Add(-20*day), time.Time{})
 	old.Superseded, old.SupersededBy = true, "Prefers Go and Rust for backend services"
+	auth := decaying("Works on the shop's auth module", 0.9, 0.2, 10*day, factsNow.Add(-12*day), factsNow.Add(-2*day))
+	auth.Reinforcements = 7
+	langs := decaying("Prefers Go and Rust for backend services", 0.85, 0.1, 5*day, factsNow.Add(-6*day), factsNow.Add(-1*day))
+	langs.Reinforcements = 1
 	return []inspector.FactView{
-		decaying("Works on the shop's auth module", 0.9, 0.2, 10*day, factsNow.Add(-12*day), factsNow.Add(-2*day)),
+		auth,
 		decaying("Uses PostgreSQL 17 in production", 0.95, 0.3, 30*day, factsNow.Add(-25*day), time.Time{}),
 		decaying("Is on call the week of March 23", 0.7, 0, 2*day, factsNow.Add(-3*day), time.Time{}),
 		old,
-		decaying("Prefers Go and Rust for backend services", 0.85, 0.1, 5*day, factsNow.Add(-6*day), factsNow.Add(-1*day)),
+		langs,
 	}
 }
 
@@ -232,7 +236,8 @@ func libContext(t testing.TB, st store.Store, id string, at int64, opts agentmem
 // expectedStatuses derives, from the library's context and working set
 // for a call, the status the inspector should give each step of the log
 // before it: shown steps are shown (truncated when the context reports
-// it, or when the working set holds a shortened copy), working-set steps
+// it, or when the working set holds a shortened copy, not the step as
+// logged and completed by the amendments before the call), working-set steps
 // left out are pruned, and steps outside the working set are summarized
 // when a summary of the working set covers them, pruned otherwise.
 func expectedStatuses(t testing.TB, st store.Store, id string, at int64, c *agentmem.Context, ws []agentmem.Step) map[int64]string {
@@ -245,6 +250,13 @@ func expectedStatuses(t testing.TB, st store.Store, id string, at int64, c *agen
 	for _, s := range ws {
 		inWS[s.Info().Number] = s
 	}
+	// A step completed by an amendment (a tool result sent later) is
+	// compared with its completed copy: only a shorter one is truncated.
+	upTo := at - 1
+	if at == 0 {
+		upTo = 0
+	}
+	done := completed(resp.Entries, upTo)
 	out := map[int64]string{}
 	for _, e := range resp.Entries {
 		if e.Step == nil || (at > 0 && e.Seq >= at) {
@@ -255,7 +267,7 @@ func expectedStatuses(t testing.TB, st store.Store, id string, at int64, c *agen
 		switch {
 		case slices.Contains(c.Truncated, n):
 			out[e.Seq] = inspector.StatusTruncated
-		case slices.Contains(c.Steps, n) && !reflect.DeepEqual(s, e.Step):
+		case slices.Contains(c.Steps, n) && !reflect.DeepEqual(s, done[e.Seq]):
 			out[e.Seq] = inspector.StatusTruncated
 		case slices.Contains(c.Steps, n):
 			out[e.Seq] = inspector.StatusShown

@@ -42,7 +42,7 @@ func listed(body string) []string {
 func TestSessionsListShowsTheTenantsSessionsNewestFirst(t *testing.T) {
 	f := newFixture(t, inspector.Config{})
 	body := mustGet(t, f.in, "/", http.StatusOK)
-	want := []string{"fix-login-retry", "lit-review", "plan-sprint", "fix-login"}
+	want := []string{"fix-login-retry", "chat-tools", "lit-review", "plan-sprint", "fix-login"}
 	if got := listed(body); !slices.Equal(got, want) {
 		t.Fatalf("listed %q, want %q", got, want)
 	}
@@ -56,7 +56,7 @@ func TestSessionsListShowsTheTenantsSessionsNewestFirst(t *testing.T) {
 	}
 
 	for q, want := range map[string][]string{
-		"/?user=alice":             {"plan-sprint", "fix-login"},
+		"/?user=alice":             {"chat-tools", "plan-sprint", "fix-login"},
 		"/?agent=researcher":       {"lit-review"},
 		"/?user=alice&agent=coder": {"fix-login"},
 		"/?user=nobody":            nil,
@@ -127,30 +127,31 @@ func TestSessionsListSkipsOtherTenantsWhenPaging(t *testing.T) {
 			next = html.UnescapeString(m[1])
 		}
 	}
-	want := []string{"newest-default", "fix-login-retry", "lit-review", "plan-sprint", "fix-login"}
+	want := []string{"newest-default", "fix-login-retry", "chat-tools", "lit-review", "plan-sprint", "fix-login"}
 	if !slices.Equal(all, want) {
 		t.Errorf("pages listed %q, want %q", all, want)
 	}
 }
 
-// timelineRow is a step row of the session page.
+// timelineRow is a row of the session page: a step (kind is its kind),
+// a compaction ("compaction") or an amendment of a step on another page
+// ("amendment").
 type timelineRow struct {
 	seq    int64
 	kind   string
 	tokens int
+	class  string // the li's classes
+	from   string // data-from: the session an inherited entry comes from
 }
 
 func timeline(t *testing.T, body string) []timelineRow {
 	t.Helper()
 	var out []timelineRow
-	re := regexp.MustCompile(`<li class="entry (step|compaction)" id="e(\d+)" data-seq="\d+"(?: data-kind="([a-z_]+)" data-tokens="(\d+)")?>`)
+	re := regexp.MustCompile(`<li class="(entry (?:step|compaction|amendment)[^"]*)" id="e(\d+)" data-seq="\d+" data-kind="([a-z_]+)"(?: data-tokens="(\d+)")?(?: data-from="([^"]*)")?>`)
 	for _, m := range re.FindAllStringSubmatch(body, -1) {
 		seq, _ := strconv.ParseInt(m[2], 10, 64)
-		row := timelineRow{seq: seq, kind: "compaction"}
-		if m[1] == "step" {
-			row.kind = m[3]
-			row.tokens, _ = strconv.Atoi(m[4])
-		}
+		row := timelineRow{seq: seq, kind: m[3], class: m[1], from: html.UnescapeString(m[5])}
+		row.tokens, _ = strconv.Atoi(m[4])
 		out = append(out, row)
 	}
 	return out
@@ -637,6 +638,17 @@ func TestFactsPage(t *testing.T) {
 	if strings.Count(body, `<path class="past"`) != 2*len(facts)-1 {
 		t.Errorf("%d past lines, want one per fact on the overview and one per sparkline", strings.Count(body, `<path class="past"`))
 	}
+	// Each fact says how many times it was seen again, superseded ones
+	// too.
+	seen := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?s)<tr class="fact[^"]*" data-current="[0-9.]+">.*?<td class="text">(?:<s>)?([^<]*).*?<td class="num seen">(\d+)</td>`).FindAllStringSubmatch(body, -1) {
+		seen[html.UnescapeString(m[1])] = m[2]
+	}
+	for _, fv := range facts {
+		if got, want := seen[fv.Text], strconv.Itoa(fv.Reinforcements); got != want {
+			t.Errorf("fact %q: seen again %q times, want %s", fv.Text, got, want)
+		}
+	}
 	if body := mustGet(t, f.in, "/facts?user=nobody", http.StatusOK); !strings.Contains(body, "No facts about this user.") {
 		t.Error("a user without facts is not said to have none")
 	}
@@ -766,23 +778,33 @@ func TestWhatTheModelSawPendingCalls(t *testing.T) {
 	}
 	add(agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "g1", Content: agentmem.Text("found it")})
 	body = mustGet(t, f.in, "/sessions/items/context", http.StatusOK)
-	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusShown || !strings.Contains(m[2], "appended after") {
+	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusShown || !strings.Contains(m[2], "arrived after it") {
 		t.Fatalf("the completed step's row: %q", m)
 	}
 	if n := len(sentMessages(body)); n != 4 {
 		t.Fatalf("%d messages sent after the result, want 4", n)
 	}
-	// The completion is an amendment of step 3, on both pages.
-	if !strings.Contains(body, "amended 3 (working set kept)") {
-		t.Fatalf("the context page does not show the amendment:\n%s", body)
+	// The completion is an amendment of step 3, shown in its row on both
+	// pages, not as a compaction.
+	if !strings.Contains(body, `<span class="arrived">result of grep arrived &#43;`) || strings.Contains(body, `<tr class="compaction"`) {
+		t.Fatalf("the context page does not show the amendment in #3's row:\n%s", body)
 	}
-	if page := mustGet(t, f.in, "/sessions/items", http.StatusOK); !strings.Contains(page, "amended copies of 3 (working set kept)") {
-		t.Fatalf("the session page does not show the amendment:\n%s", page)
+	if page := mustGet(t, f.in, "/sessions/items", http.StatusOK); !strings.Contains(page, `<span class="arrived" id="e4" data-seq="4">result of grep arrived &#43;`) || strings.Contains(page, "entry compaction") {
+		t.Fatalf("the session page does not show the amendment in #3's row:\n%s", page)
 	}
 	// At the call after the assistant message, it was still pending.
 	body = mustGet(t, f.in, "/sessions/items/context?at=4", http.StatusOK)
 	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusPending {
 		t.Fatalf("the row as of seq 4: %q", m)
+	}
+	// A result popped (store.Pop) is an amendment too: the row says the
+	// result was withdrawn, and the call awaits its result again.
+	if _, err := store.Pop(ctx, f.st, store.PopRequest{SessionID: "items"}); err != nil {
+		t.Fatal(err)
+	}
+	page := mustGet(t, f.in, "/sessions/items", http.StatusOK)
+	if !strings.Contains(page, `<span class="arrived" id="e5" data-seq="5">result of grep withdrawn &#43;`) || !strings.Contains(page, "awaiting its result") || strings.Contains(page, "entry compaction") {
+		t.Fatalf("the session page after the pop:\n%s", page)
 	}
 }
 

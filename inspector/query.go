@@ -92,16 +92,20 @@ func parseView(q url.Values, def view) (view, error) {
 // listQuery is the sessions page's query.
 type listQuery struct {
 	User, Agent string
+	Parent      string // lists the branches of this session
 	Page        string // a store page token
 	Size        int
 }
 
 func parseList(q url.Values, defSize int) (listQuery, error) {
-	l := listQuery{User: q.Get("user"), Agent: q.Get("agent"), Page: q.Get("page"), Size: defSize}
+	l := listQuery{User: q.Get("user"), Agent: q.Get("agent"), Parent: q.Get("parent"), Page: q.Get("page"), Size: defSize}
 	for _, f := range []struct{ name, v string }{{"user", l.User}, {"agent", l.Agent}} {
 		if err := textParam(f.name, f.v, store.MaxFieldBytes); err != nil {
 			return listQuery{}, err
 		}
+	}
+	if l.Parent != "" && store.ValidateID(l.Parent) != nil {
+		return listQuery{}, invalid("parent", "is not a session ID")
 	}
 	if l.Page != "" {
 		if _, err := store.DecodePageToken(l.Page); err != nil {
@@ -126,6 +130,9 @@ func (l listQuery) values(defSize int) url.Values {
 	}
 	if l.Agent != "" {
 		q.Set("agent", l.Agent)
+	}
+	if l.Parent != "" {
+		q.Set("parent", l.Parent)
 	}
 	if l.Size != defSize {
 		q.Set("size", strconv.Itoa(l.Size))

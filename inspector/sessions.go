@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/render"
@@ -29,7 +31,7 @@ type damagedRow struct {
 	ID, Error string
 }
 
-// sessions serves the sessions list: GET /?user=&agent=&size=&page=.
+// sessions serves the sessions list: GET /?user=&agent=&parent=&size=&page=.
 func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 	tenant, ok := in.tenant(w, r)
 	if !ok {
@@ -40,7 +42,7 @@ func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	resp, err := in.svc.List(r.Context(), tenant, store.ListRequest{UserID: l.User, Agent: l.Agent, PageSize: l.Size, PageToken: l.Page})
+	resp, err := in.svc.List(r.Context(), tenant, store.ListRequest{UserID: l.User, Agent: l.Agent, ParentID: l.Parent, PageSize: l.Size, PageToken: l.Page})
 	if err != nil {
 		in.fail(w, r, err)
 		return
@@ -87,9 +89,19 @@ type timelineData struct {
 	View       view
 	Formats    []string
 	Tokenizers []string
+	// Entries are the page's rows: its steps, compactions and
+	// amendments of steps on earlier pages (an amendment of a step of
+	// the page is in that step's row). EntryCount counts the log entries
+	// they show.
 	Entries    []entryRow
+	EntryCount int
 	// PageTokens sums the tokens of the steps of this page.
 	PageTokens int
+	// Branches are the session's branches (on the first page), at most
+	// MaxBranchesShown of them; AllBranchesURL lists every one when there
+	// are more.
+	Branches       []branchRow
+	AllBranchesURL string
 	// Sizes charts the context of each model call of the session (on the
 	// first page); SizesNote says why there is none when the log is too
 	// long for it.
@@ -104,38 +116,116 @@ type timelineData struct {
 	NextCallURL string
 }
 
-// entryRow is one log entry on the session page.
+// entryRow is one row of the session page: a step (with the amendments
+// that completed it), a compaction, an amendment of a step on an earlier
+// page, or a branch's fork point (Fork).
 type entryRow struct {
-	Seq        int64
-	Time       string
-	Compaction *compactionView
-	Kind       string
-	Preview    string
-	Tools      []string
-	Covers     string
-	Tokens     int
-	Bar        string // the token bar's width in percent
+	Seq int64
+	// From is the session a branch inherited the entry from ("" for the
+	// session's own entries), and FromURL its page.
+	From, FromURL string
+	Fork          *forkView
+	Time          string
+	Compaction    *compactionView
+	// Amendment says what an amendment of steps on earlier pages did.
+	Amendment string
+	Kind      string
+	Preview   string
+	Tools     []string
+	Covers    string
+	Tokens    int
+	Bar       string // the token bar's width in percent
+	// Arrived are the amendments of this page that completed the step;
+	// Awaiting is set when it still awaits results at the page's end.
+	Arrived    []arrivalView
+	Awaiting   bool
 	ContextURL string
 	Messages   []messageView
+
+	time time.Time // the entry's time
 }
 
-// compactionView is a compaction entry on the pages: a full record, or an
-// amendment (Amend), which keeps the working set and replaces steps only.
-type compactionView struct {
-	Amend    bool
-	Working  int
-	Removed  string
-	Replaced string
+// forkView is the fork point of a branch, drawn after the last entry it
+// inherited.
+type forkView struct {
+	Parent, ParentURL string
+	Seq               int64
 }
 
-func newCompactionView(c *store.CompactionRecord) *compactionView {
-	v := &compactionView{Amend: c.Amend, Working: len(c.Working), Removed: formatSeqs(c.Removed)}
-	seqs := make([]int64, len(c.Replaced))
-	for i, s := range c.Replaced {
-		seqs[i] = int64(s.Info().Number)
+// branchRow is a branch on its parent's page.
+type branchRow struct {
+	ID, URL string
+	ForkSeq int64
+	LastSeq int64
+	Created string
+}
+
+// MaxBranchesShown bounds the branches a session's page lists; a link
+// then leads to the sessions list of all of them.
+const MaxBranchesShown = 20
+
+// lineage tells where the entries of a branch's log come from: those up
+// to the fork point were inherited, from the parent or, through it, from
+// an older session whose log holds them.
+type lineage struct {
+	id, parent string
+	fork       int64
+	segs       []store.Segment
+}
+
+// lineageOf returns sess's lineage: from the store's segments when it
+// can tell them (store.Segmenter), else every inherited entry is the
+// parent's.
+func (in *Inspector) lineageOf(ctx context.Context, sess *store.Session) (lineage, error) {
+	l := lineage{id: sess.ID, parent: sess.ParentID, fork: sess.ForkSeq}
+	if sess.ParentID == "" {
+		return l, nil
 	}
-	v.Replaced = formatSeqs(seqs)
-	return v
+	if sg, ok := in.cfg.Store.(store.Segmenter); ok {
+		segs, err := sg.Segments(ctx, sess.Tenant, sess.ID)
+		if err != nil {
+			return l, err
+		}
+		l.segs = segs
+	}
+	return l, nil
+}
+
+// from returns the session entry seq was inherited from, or "" for the
+// branch's own entries. An inherited entry the branch's log holds itself
+// (its parent was deleted, which hands the history to its branches) is
+// the parent's.
+func (l lineage) from(seq int64) string {
+	if l.parent == "" || seq > l.fork {
+		return ""
+	}
+	for _, s := range l.segs {
+		if s.Session != l.id && seq > s.After && (s.Through == 0 || seq <= s.Through) {
+			return s.Session
+		}
+	}
+	return l.parent
+}
+
+// branches lists sess's branches, newest first, into the first page's
+// data. A session created after another of the same ID was deleted is
+// not the parent of that one's branches (they keep its ID as where they
+// came from): those created before sess are left out.
+func (in *Inspector) branches(ctx context.Context, sess *store.Session, d *timelineData) error {
+	resp, err := in.svc.List(ctx, sess.Tenant, store.ListRequest{ParentID: sess.ID, PageSize: MaxBranchesShown})
+	if err != nil {
+		return err
+	}
+	for _, b := range resp.Sessions {
+		if b.CreatedAt.Before(sess.CreatedAt) {
+			continue
+		}
+		d.Branches = append(d.Branches, branchRow{ID: b.ID, URL: sessionURL(b.ID), ForkSeq: b.ForkSeq, LastSeq: b.LastSeq, Created: formatTime(b.CreatedAt)})
+	}
+	if resp.NextPageToken != "" {
+		d.AllBranchesURL = "/?" + url.Values{"parent": {sess.ID}}.Encode()
+	}
+	return nil
 }
 
 // sessionView starts a handler of a session's page: the caller's tenant,
@@ -195,38 +285,99 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		S: newSessionHead(sess), View: v, Formats: render.Names(), Tokenizers: tokenizer.Names(),
 		NextCallURL: withQuery(sessionURL(sess.ID)+"/context", vq), MaxBytes: strconv.Itoa(MaxTimelineBytes>>20) + " MiB",
 	}
+	// The page ends early once the text of its entries, the steps and
+	// the amendments' copies, reaches MaxTimelineBytes.
 	size := 0
 	for i, e := range entries {
 		if size >= MaxTimelineBytes {
-			// The messages of this page are already large: the next page
-			// goes on from here.
 			entries, more, d.Full = entries[:i], true, true
 			break
 		}
-		row := entryRow{Seq: e.Seq, Time: formatTime(e.Time), Kind: string(e.Kind)}
 		switch {
-		case e.Kind == store.CompactionEntry && e.Compaction != nil:
-			row.Compaction = newCompactionView(e.Compaction)
 		case e.Step != nil:
-			msgs, costs, total := stepCost(f, c, e.Step)
-			row.Kind = string(e.Step.Kind())
-			row.Preview = preview(e.Step)
-			row.Tools = toolNames(e.Step)
-			row.Covers = covers(e.Step)
-			row.Tokens = total
-			size += messagesBytes(msgs)
-			for i, m := range msgs {
-				row.Messages = append(row.Messages, newMessageView(m, costs[i]))
+			size += messagesBytes(f.StepMessages(e.Step, agentmem.RenderOptions{}))
+		case e.Compaction != nil && e.Compaction.Amend:
+			for _, r := range e.Compaction.Replaced {
+				size += messagesBytes(f.StepMessages(r, agentmem.RenderOptions{}))
 			}
-			cq := v.values(in.def)
-			cq.Set("at", strconv.FormatInt(e.Seq, 10))
-			row.ContextURL = withQuery(sessionURL(sess.ID)+"/context", cq)
-			d.PageTokens += total
+		}
+	}
+	d.EntryCount = len(entries)
+	lin, err := in.lineageOf(r.Context(), sess)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	vs := newVersions()
+	rowOf := map[int64]int{} // a step's seq -> its row
+	// The fork point is drawn after the branch's last inherited entry,
+	// on the page that holds it.
+	fork := func() {
+		d.Entries = append(d.Entries, entryRow{Seq: lin.fork, Fork: &forkView{Parent: lin.parent, ParentURL: sessionURL(lin.parent), Seq: lin.fork}})
+	}
+	for i, e := range entries {
+		if i > 0 && lin.parent != "" && entries[i-1].Seq == lin.fork {
+			fork()
+		}
+		row := entryRow{Seq: e.Seq, Time: formatTime(e.Time), Kind: string(e.Kind), time: e.Time}
+		if row.From = lin.from(e.Seq); row.From != "" {
+			row.FromURL = sessionURL(row.From)
+		}
+		switch {
+		case e.Kind == store.CompactionEntry && e.Compaction != nil && e.Compaction.Amend:
+			var off []string
+			anchored := false
+			for _, r := range e.Compaction.Replaced {
+				n := int64(r.Info().Number)
+				prev, known := vs.amend(r)
+				k, onPage := rowOf[n]
+				if !known || !onPage {
+					off = append(off, describeOffPage(n, r))
+					continue
+				}
+				step := &d.Entries[k]
+				step.Arrived = append(step.Arrived, arrivalView{Seq: e.Seq, Anchor: !anchored,
+					Text: arrivalText(describeAmendment(prev, r), step.time, e.Time, step.From != "" && row.From == "")})
+				anchored = true
+			}
+			if len(off) == 0 {
+				continue
+			}
+			row.Kind, row.Amendment = "amendment", strings.Join(off, "; ")
+		case e.Kind == store.CompactionEntry && e.Compaction != nil:
+			row.Compaction = vs.compact(e.Compaction)
+		case e.Step != nil:
+			vs.step(e.Seq, e.Step)
+			rowOf[e.Seq] = len(d.Entries)
+			row.Kind = string(e.Step.Kind())
 		}
 		d.Entries = append(d.Entries, row)
 	}
+	if n := len(entries); n > 0 && lin.parent != "" && entries[n-1].Seq == lin.fork {
+		fork()
+	}
+	// Each step's row shows it completed by the amendments of the page:
+	// what the model sees.
 	for i := range d.Entries {
-		d.Entries[i].Bar = tokenBarWidth(d.Entries[i].Tokens)
+		row := &d.Entries[i]
+		s, ok := vs.shown[row.Seq]
+		if !ok || row.Compaction != nil || row.Amendment != "" || row.Fork != nil {
+			continue
+		}
+		msgs, costs, total := stepCost(f, c, s)
+		row.Preview = preview(s)
+		row.Tools = toolNames(s)
+		row.Covers = covers(s)
+		row.Tokens = total
+		row.Awaiting = agentmem.IsPending(s)
+		for k, m := range msgs {
+			row.Messages = append(row.Messages, newMessageView(m, costs[k]))
+		}
+		cq := v.values(in.def)
+		cq.Set("at", strconv.FormatInt(row.Seq, 10))
+		row.ContextURL = withQuery(sessionURL(sess.ID)+"/context", cq)
+		d.PageTokens += total
+		row.Bar = tokenBarWidth(row.Tokens)
 	}
 	if more {
 		nq := v.values(in.def)
@@ -235,6 +386,9 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 	}
 	if after > 0 {
 		d.FirstURL = withQuery(sessionURL(sess.ID), vq)
+	} else if err := in.branches(r.Context(), sess, d); err != nil {
+		in.fail(w, r, err)
+		return
 	} else if err := in.chartSizes(r.Context(), sess, v, c, d); err != nil {
 		in.fail(w, r, err)
 		return

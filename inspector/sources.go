@@ -30,6 +30,9 @@ type FactView struct {
 	// ReinforcedAt is when the fact was last reinforced; zero means never
 	// (the page then treats CreatedAt as the last reinforcement).
 	ReinforcedAt time.Time
+	// Reinforcements counts how many times the fact was seen again after
+	// it was first recorded.
+	Reinforcements int
 	// Superseded reports that a newer fact replaced this one (it is kept
 	// for history); SupersededBy optionally names or quotes the newer one.
 	Superseded   bool

@@ -13,7 +13,7 @@
 // OpenAPI), describes every route; a test keeps it in sync with the mux.
 //
 //	POST   /v1/sessions                   create a session
-//	GET    /v1/sessions                   list (user_id, agent, page_size, page_token)
+//	GET    /v1/sessions                   list (user_id, agent, parent_id, page_size, page_token)
 //	GET    /v1/sessions/{id}              get
 //	DELETE /v1/sessions/{id}              delete
 //	POST   /v1/sessions/{id}/fork         branch at a sequence number

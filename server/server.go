@@ -269,7 +269,7 @@ func (s *Server) routeTable() []route {
 		{"GET /metrics", s.metrics.handler.ServeHTTP, true, nil},
 		{"GET /v1/openapi.json", s.serveOpenAPI, true, nil},
 		{"POST /v1/sessions", s.createSession, false, nil},
-		{"GET /v1/sessions", s.listSessions, false, []string{"user_id", "agent", "page_size", "page_token"}},
+		{"GET /v1/sessions", s.listSessions, false, []string{"user_id", "agent", "parent_id", "page_size", "page_token"}},
 		{"GET /v1/sessions/{id}", s.getSession, false, nil},
 		{"DELETE /v1/sessions/{id}", s.deleteSession, false, nil},
 		{"POST /v1/sessions/{id}/fork", s.forkSession, false, nil},

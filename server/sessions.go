@@ -47,7 +47,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	req := store.ListRequest{UserID: q.Get("user_id"), Agent: q.Get("agent"), PageSize: size, PageToken: q.Get("page_token")}
+	req := store.ListRequest{UserID: q.Get("user_id"), Agent: q.Get("agent"), ParentID: q.Get("parent_id"), PageSize: size, PageToken: q.Get("page_token")}
 	if _, _, err := store.ValidateList(req); err != nil {
 		writeError(w, inputError(err))
 		return

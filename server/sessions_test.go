@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +147,27 @@ func TestForkSession(t *testing.T) {
 	e.must(404, "POST", "/v1/sessions/nope/fork", `{}`)
 	if e.dump() != before {
 		t.Error("a refused fork changed the store")
+	}
+
+	// parent_id lists a session's branches, not their own.
+	e.must(201, "POST", "/v1/sessions/b/fork", `{"id":"bb"}`)
+	var page api.ListSessionsResponse
+	e.must(200, "GET", "/v1/sessions?parent_id=p", nil).json(t, &page)
+	var ids []string
+	for _, s := range page.Sessions {
+		ids = append(ids, s.ID)
+	}
+	want := []string{tip.ID, "b"}
+	slices.Sort(ids)
+	if slices.Sort(want); !slices.Equal(ids, want) {
+		t.Errorf("branches of p: %v, want %s and b", ids, tip.ID)
+	}
+	e.must(200, "GET", "/v1/sessions?parent_id=b", nil).json(t, &page)
+	if len(page.Sessions) != 1 || page.Sessions[0].ID != "bb" {
+		t.Errorf("branches of b: %+v", page.Sessions)
+	}
+	if err := e.must(400, "GET", "/v1/sessions?parent_id=..", nil).apiErr(t); err.Field != "parent_id" {
+		t.Errorf("a bad parent_id: %+v", err)
 	}
 }
 

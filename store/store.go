@@ -170,8 +170,14 @@ type ListRequest struct {
 	ExactTenant bool
 	UserID      string
 	Agent       string
-	PageSize    int    // 0: 50; larger than 1000: 1000; negative: ErrInvalid
-	PageToken   string // from a previous ListResponse; a bad one is ErrInvalid
+	// ParentID lists only the branches created from the session with
+	// this ID in the listed tenants (Session.ParentID), not their own
+	// branches. ParentID records where a branch came from, so the
+	// branches of a deleted session are still listed by its ID. A
+	// ParentID that is not a valid session ID is ErrInvalid.
+	ParentID  string
+	PageSize  int    // 0: 50; larger than 1000: 1000; negative: ErrInvalid
+	PageToken string // from a previous ListResponse; a bad one is ErrInvalid
 }
 
 // ListResponse is a page of sessions.

@@ -194,6 +194,11 @@ func ValidateList(req ListRequest) (pageSize int, after *Cursor, err error) {
 			return 0, nil, err
 		}
 	}
+	if req.ParentID != "" {
+		if err := validateID("parent_id", req.ParentID); err != nil {
+			return 0, nil, err
+		}
+	}
 	switch {
 	case req.PageSize < 0:
 		return 0, nil, invalid("page_size", "is negative")
@@ -216,7 +221,8 @@ func ValidateList(req ListRequest) (pageSize int, after *Cursor, err error) {
 func (req ListRequest) Matches(s *Session) bool {
 	return (req.Tenant == "" && !req.ExactTenant || s.Tenant == req.Tenant) &&
 		(req.UserID == "" || s.UserID == req.UserID) &&
-		(req.Agent == "" || s.Agent == req.Agent)
+		(req.Agent == "" || s.Agent == req.Agent) &&
+		(req.ParentID == "" || s.ParentID == req.ParentID)
 }
 
 // Now returns the time a store records: clock() in UTC, truncated to the

@@ -144,17 +144,19 @@ func TestCitusSingleShard(t *testing.T) {
 }
 
 // TestCitusUpgradeDistributesKeys opens a Citus schema laid out before
-// migration 7 (its idempotency_keys table dropped, its version row
-// removed) again: the migration creates the table and the runner
-// distributes it by tenant, co-located with the tenant's sessions, so a
-// keyed append and its retry go to one shard group.
+// migration 7 (its idempotency_keys table and the later migrations'
+// index dropped, their version rows removed) again: the migration
+// creates the table and the runner distributes it by tenant, co-located
+// with the tenant's sessions, so a keyed append and its retry go to one
+// shard group; the later ones apply to the distributed tables.
 func TestCitusUpgradeDistributesKeys(t *testing.T) {
 	url := testenv.CitusURL(t)
 	ctx := context.Background()
 	schema := freshSchema(t, url)
 	old := openAt(t, url, Options{Schema: schema})
 	execSQL(t, old, `DROP TABLE idempotency_keys`)
-	execSQL(t, old, `DELETE FROM agentmem_migrations WHERE component = 'sessions' AND version = 7`)
+	execSQL(t, old, `DROP INDEX sessions_by_parent`)
+	execSQL(t, old, `DELETE FROM agentmem_migrations WHERE component = 'sessions' AND version >= 7`)
 	if _, err := old.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +170,14 @@ func TestCitusUpgradeDistributesKeys(t *testing.T) {
 		AND column_to_column_name(logicalrelid, partkey) = 'tenant'`); n != 1 ||
 		queryInt(t, st, `SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'idempotency_keys'::regclass`) != 1 {
 		t.Fatal("idempotency_keys is not distributed by tenant with sessions after the upgrade")
+	}
+	// Migration 8's index, created on the distributed sessions table,
+	// serves a list of a session's branches.
+	if _, err := st.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "b", ParentID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := st.List(ctx, store.ListRequest{Tenant: "acme", ParentID: "s"}); err != nil || len(resp.Sessions) != 1 || resp.Sessions[0].ID != "b" {
+		t.Fatalf("the branches of s after the upgrade: %v %+v", err, resp)
 	}
 	req := store.AppendRequest{Tenant: "acme", SessionID: "s", Idempotency: &store.Idempotency{Key: "k", Fingerprint: "f"},
 		Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "k/0"}, Task: "t"}}}

@@ -50,7 +50,8 @@
 // on session and sequence number — with UNIQUE (tenant, session_id,
 // step_id) so a step is stored once. A partial index on compaction entries finds a session's newest
 // compaction without scanning its log, and indexes on (tenant | user_id |
-// agent, created_at, id) serve List's filters in its order.
+// agent, created_at, id) serve List's filters in its order, and one on
+// (tenant, parent_id, created_at, id) a session's branches.
 //
 // Entry bodies are the step's (or compaction record's) JSON exactly as
 // store.EncodeStep produced it, kept as bytea: not jsonb, which reorders

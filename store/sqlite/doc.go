@@ -72,7 +72,8 @@
 // is found without scanning the log. Entry bodies are the JSON of
 // store.EncodeStep or store.EncodeCompaction, kept byte for byte as BLOBs:
 // an export reads back exactly. Indexes on (tenant | user_id | agent,
-// created_at, id) serve List's filters in its order (newest first).
+// created_at, id) serve List's filters in its order (newest first), and
+// one on (tenant, parent_id, created_at, id) a session's branches.
 //
 // # Branches
 //

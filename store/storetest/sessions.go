@@ -307,6 +307,76 @@ func (s *suite) listTests() []namedTest {
 				}
 			}
 		}},
+		{"ByParent", func(t *testing.T) {
+			e := s.open(t)
+			e.parentWith5("p")
+			e.create(store.CreateRequest{ID: "q"})
+			e.appendSteps("q", steps("q", 1)...)
+			for _, r := range []store.CreateRequest{
+				{ID: "b1", ParentID: "p", ForkSeq: 2},
+				{ID: "qb", ParentID: "q", ForkSeq: 1},
+				{ID: "b2", ParentID: "p"}, // at the parent's last entry
+				{ID: "c", ParentID: "b1", ForkSeq: 1},
+				{ID: "b3", ParentID: "p", ForkSeq: 5},
+			} {
+				e.clock.Advance(time.Second)
+				e.create(r)
+			}
+			for _, c := range []struct {
+				req  store.ListRequest
+				want []string
+			}{
+				// A session's branches, newest first; not its branches'
+				// branches.
+				{store.ListRequest{ParentID: "p"}, []string{"b3", "b2", "b1"}},
+				{store.ListRequest{ParentID: "p", PageSize: 1}, []string{"b3", "b2", "b1"}},
+				{store.ListRequest{ParentID: "p", PageSize: 2}, []string{"b3", "b2", "b1"}},
+				{store.ListRequest{ParentID: "b1"}, []string{"c"}},
+				{store.ListRequest{ParentID: "q"}, []string{"qb"}},
+				{store.ListRequest{ParentID: "c"}, nil},
+				{store.ListRequest{ParentID: "nobody"}, nil},
+				{store.ListRequest{ParentID: "p", ExactTenant: true}, []string{"b3", "b2", "b1"}},
+			} {
+				if got := e.listAll(c.req, c.req.PageSize); !slices.Equal(got, c.want) {
+					t.Errorf("List(%+v) = %v, want %v", c.req, got, c.want)
+				}
+			}
+			// ParentID records where a branch came from: the branches of
+			// a deleted session are still listed by it.
+			if err := e.st.Delete(e.ctx, "", "p"); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.listAll(store.ListRequest{ParentID: "p"}, 0); !slices.Equal(got, []string{"b3", "b2", "b1"}) {
+				t.Errorf("the branches of a deleted session: %v, want [b3 b2 b1]", got)
+			}
+			for _, bad := range []string{"bad\nid", strings.Repeat("x", store.MaxIDLen+1), ".."} {
+				_, err := e.st.List(e.ctx, store.ListRequest{ParentID: bad})
+				e.wantErr(err, agentmem.ErrInvalid, fmt.Sprintf("List with parent ID %q", bad))
+			}
+		}},
+		{"ByParentTenant", func(t *testing.T) {
+			e := s.open(t)
+			for _, tenant := range []string{"t1", "t2"} {
+				e.create(store.CreateRequest{ID: "p", Tenant: tenant})
+				e.appendSteps(tenant+"/p", steps(tenant+"-p", 2)...)
+				e.clock.Advance(time.Second)
+				e.create(store.CreateRequest{ID: "b-" + tenant, Tenant: tenant, ParentID: "p", ForkSeq: 1})
+				e.clock.Advance(time.Second)
+			}
+			for _, c := range []struct {
+				req  store.ListRequest
+				want []string
+			}{
+				{store.ListRequest{Tenant: "t1", ParentID: "p"}, []string{"b-t1"}},
+				{store.ListRequest{Tenant: "t2", ParentID: "p"}, []string{"b-t2"}},
+				{store.ListRequest{ParentID: "p"}, []string{"b-t2", "b-t1"}},
+				{store.ListRequest{ExactTenant: true, ParentID: "p"}, nil},
+			} {
+				if got := e.listAll(c.req, 0); !slices.Equal(got, c.want) {
+					t.Errorf("List(%+v) = %v, want %v", c.req, got, c.want)
+				}
+			}
+		}},
 		{"PageSizeBounds", func(t *testing.T) {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "x"})

@@ -249,22 +249,26 @@ class Client:
         *,
         user_id: Optional[str] = None,
         agent: Optional[str] = None,
+        parent_id: Optional[str] = None,
         page_size: Optional[int] = None,
         page_token: Optional[str] = None,
     ) -> SessionPage:
         """Lists one page of sessions, newest first (see
-        :meth:`iter_sessions` for all of them)."""
-        q = {"user_id": user_id, "agent": agent, "page_size": page_size, "page_token": page_token}
+        :meth:`iter_sessions` for all of them); ``parent_id`` lists the
+        branches of that session."""
+        q = {"user_id": user_id, "agent": agent, "parent_id": parent_id, "page_size": page_size, "page_token": page_token}
         out = self._json("GET", "/v1/sessions", query=q)
         page = build(SessionPage, {k: v for k, v in out.items() if k != "damaged"})
         page.damaged = list(self._damaged("session", out))  # the client's DamagedRecord, with its kind
         return page
 
-    def iter_sessions(self, *, user_id: Optional[str] = None, agent: Optional[str] = None, page_size: Optional[int] = None) -> Iterator[Session]:
+    def iter_sessions(
+        self, *, user_id: Optional[str] = None, agent: Optional[str] = None, parent_id: Optional[str] = None, page_size: Optional[int] = None
+    ) -> Iterator[Session]:
         """Yields every session, newest first, reading page after page."""
         token: Optional[str] = None
         while True:
-            page = self.list_sessions(user_id=user_id, agent=agent, page_size=page_size, page_token=token)
+            page = self.list_sessions(user_id=user_id, agent=agent, parent_id=parent_id, page_size=page_size, page_token=token)
             yield from page.sessions
             if not page.next_page_token:
                 return

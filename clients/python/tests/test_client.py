@@ -114,6 +114,7 @@ class SessionsTest(unittest.TestCase):
             self.assertEqual(len(self.c.get_items(sid)), 2)
             self.c.compact(sid, "keep_last_n", n=1)
             self.assertEqual({x.id for x in self.c.iter_sessions(user_id=sid)}, {sid, branch.id})
+            self.assertEqual([x.id for x in self.c.iter_sessions(parent_id=sid)], [branch.id])
             self.c.delete_session(branch.id)
             self.c.delete_session(sid)
             with self.assertRaises(agentmem.NotFoundError):

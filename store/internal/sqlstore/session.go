@@ -276,7 +276,7 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 	if req.Tenant != "" || req.ExactTenant {
 		where = append(where, "tenant = "+arg(req.Tenant))
 	}
-	for _, f := range []struct{ col, v string }{{"user_id", req.UserID}, {"agent", req.Agent}} {
+	for _, f := range []struct{ col, v string }{{"user_id", req.UserID}, {"agent", req.Agent}, {"parent_id", req.ParentID}} {
 		if f.v != "" {
 			where = append(where, f.col+" = "+arg(f.v))
 		}
