@@ -386,7 +386,7 @@ fi
 # --- 1b. machine paths -----------------------------------------------------
 
 # Scripts, docs and comments must work on any machine: no absolute path of
-# one machine's checkout or home (examples use /home/you). testdata holds
+# one machine's checkout or home (examples use /home/you/...). testdata holds
 # recorded material and is exempt.
 log "machine paths"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
