@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -47,7 +48,7 @@ import' reads it back). Run it while no server writes to these sessions.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.tenant, "tenant", "", "the `TENANT` the sessions move into (required)")
-	cmd.Flags().StringVar(&f.backup, "backup", "", "write the sessions, before they move, to this new `FILE` (default: agentmem-assign-<time>.jsonl in the current directory)")
+	cmd.Flags().StringVar(&f.backup, "backup", "", "write the sessions, before they move, to this new `FILE` (default: backups/agentmem-assign-<time>.jsonl in agentmem's data directory, $XDG_DATA_HOME/agentmem or ~/.local/share/agentmem)")
 	return cmd
 }
 
@@ -93,7 +94,11 @@ func runAssignSessions(cmd *cobra.Command, a *cli.App, storeFlag string, f assig
 	}
 	path := f.backup
 	if path == "" {
-		path = "agentmem-assign-" + time.Now().UTC().Format("20060102T150405Z") + ".jsonl"
+		dir, err := dataDir(a.LookupEnv, "backups", true)
+		if err != nil {
+			return cli.Failure(err)
+		}
+		path = filepath.Join(dir, "agentmem-assign-"+time.Now().UTC().Format("20060102T150405Z")+".jsonl")
 	}
 	backup, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {

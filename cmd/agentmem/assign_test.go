@@ -114,3 +114,31 @@ func TestKeysAssignSessionsDamaged(t *testing.T) {
 		t.Fatalf("assign-sessions: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
+
+// TestAssignSessionsDefaultBackup: without --backup the backup goes to the
+// data directory's backups/, not the current directory.
+func TestAssignSessionsDefaultBackup(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	st, err := store.Open(context.Background(), "sqlite://"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(context.Background(), store.CreateRequest{ID: "demo"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	data := filepath.Join(dir, "xdg")
+	env := map[string]string{"AGENTMEM_STORE": "sqlite://" + db, "XDG_DATA_HOME": data}
+	code, _, stderr := runCLI(t, env, "", "keys", "assign-sessions", "--tenant", "acme")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(data, "agentmem", "backups", "agentmem-assign-*.jsonl"))
+	if len(files) != 1 || !strings.Contains(stderr, files[0]) {
+		t.Fatalf("backups %v; stderr %q should name the one backup", files, stderr)
+	}
+	if cwd, _ := filepath.Glob("agentmem-assign-*.jsonl"); len(cwd) != 0 {
+		t.Errorf("a backup was written into the current directory: %v", cwd)
+	}
+}

@@ -64,26 +64,39 @@ func storeURL(a *cli.App, flagValue string, create bool) (string, error) {
 // $XDG_DATA_HOME/agentmem/agentmem.db or ~/.local/share/agentmem/agentmem.db,
 // creating its directory (0700) if create is set and it is missing.
 func defaultStorePath(lookupEnv func(string) (string, bool), create bool) (string, error) {
+	dir, err := dataDir(lookupEnv, "", create)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "agentmem.db"), nil
+}
+
+// dataDir returns agentmem's data directory, $XDG_DATA_HOME/agentmem or
+// ~/.local/share/agentmem, or its subdirectory sub: where the default
+// store lives and where commands put the files they write by themselves
+// (backups), never the current directory. With create, a missing
+// directory is made (0700).
+func dataDir(lookupEnv func(string) (string, bool), sub string, create bool) (string, error) {
 	dir, _ := lookupEnv("XDG_DATA_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
 		home, _ := lookupEnv("HOME")
 		if home == "" {
 			h, err := os.UserHomeDir()
 			if err != nil {
-				return "", fmt.Errorf("no data directory for the default store (set --store, XDG_DATA_HOME or HOME): %w", err)
+				return "", fmt.Errorf("no data directory (set --store, XDG_DATA_HOME or HOME): %w", err)
 			}
 			home = h
 		}
 		dir = filepath.Join(home, ".local", "share")
 	}
-	dir = filepath.Join(dir, "agentmem")
+	dir = filepath.Join(dir, "agentmem", sub)
 	if !create {
-		return filepath.Join(dir, "agentmem.db"), nil
+		return dir, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating the data directory: %w", err)
 	}
-	return filepath.Join(dir, "agentmem.db"), nil
+	return dir, nil
 }
 
 // redactURL hides a password in a store URL for the log.
