@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/store"
 	"github.com/spf13/cobra"
@@ -78,10 +76,7 @@ func withFeed(ctx context.Context, a *cli.App, storeFlag string, fn func(context
 		return cli.Usagef("the store %T has no change feed", st)
 	}
 	if err := fn(ctx, f); err != nil {
-		if errors.Is(err, agentmem.ErrInvalid) {
-			return cli.Usagef("%v", err)
-		}
-		return cli.Failure(err)
+		return cli.Classify(err)
 	}
 	return nil
 }

@@ -162,10 +162,7 @@ func keysErr(err error) error {
 		}
 		return cli.Usagef("--%s: %s", inv.Field, inv.Reason)
 	}
-	if errors.Is(err, agentmem.ErrInvalid) {
-		return cli.UsageError(err)
-	}
-	return cli.Failure(err)
+	return cli.Classify(err)
 }
 
 // stamp formats a time for the key list; "-" for none.

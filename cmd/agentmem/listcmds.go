@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/store"
@@ -156,7 +153,7 @@ again) and where they came from. Both subcommands only read.`,
 			return withMemories(cmd.Context(), a, f.recall, true, func(ctx context.Context, _ store.Store, m *memories) error {
 				all, err := m.facts.List(ctx, f.recall.tenant, args[0], f.superseded)
 				if err != nil {
-					return factsErr(err)
+					return cli.Classify(err)
 				}
 				hits := make([]facts.Hit, len(all))
 				for i, ft := range all {
@@ -183,7 +180,7 @@ again) and where they came from. Both subcommands only read.`,
 				hits, err := m.facts.Search(ctx, facts.SearchRequest{Tenant: f.recall.tenant, UserID: args[0], Query: args[1],
 					K: f.k, MinConfidence: f.minConfidence, IncludeSuperseded: f.superseded})
 				if err != nil {
-					return factsErr(err)
+					return cli.Classify(err)
 				}
 				return writeFacts(cmd.OutOrStdout(), hits, f.json, true)
 			})
@@ -195,15 +192,6 @@ again) and where they came from. Both subcommands only read.`,
 	sf.BoolVar(&f.superseded, "superseded", false, "also search facts a later one contradicted")
 	cmd.AddCommand(list, search)
 	return cmd
-}
-
-// factsErr classifies an error of the facts memory: bad input is a usage
-// error, anything else a failure.
-func factsErr(err error) error {
-	if errors.Is(err, agentmem.ErrInvalid) {
-		return cli.UsageError(err)
-	}
-	return cli.Failure(err)
 }
 
 // writeFacts prints facts as a table (with the relevance column for a
@@ -229,12 +217,11 @@ func writeFacts(out io.Writer, hits []facts.Hit, asJSON, relevance bool) error {
 		if h.Fact.SupersededBy != "" {
 			text += "  (superseded by " + h.Fact.SupersededBy + ")"
 		}
-		seen := strconv.Itoa(h.Fact.Reinforcements+1) + "x"
+		rel := ""
 		if relevance {
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%s\n", h.Fact.ID, h.Relevance, h.Confidence, seen, text)
-		} else {
-			fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\n", h.Fact.ID, h.Confidence, seen, text)
+			rel = fmt.Sprintf("%.2f\t", h.Relevance)
 		}
+		fmt.Fprintf(tw, "%s\t%s%.2f\t%dx\t%s\n", h.Fact.ID, rel, h.Confidence, h.Fact.Reinforcements+1, text)
 	}
 	if err := tw.Flush(); err != nil {
 		return cli.Failure(err)

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/agentmem/agentmem"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -136,6 +137,15 @@ func (e failure) Unwrap() error { return e.err }
 
 // Failure marks err as a command that could not do its work: exit code 1.
 func Failure(err error) error { return failure{err} }
+
+// Classify marks an error of the library: bad input (agentmem.ErrInvalid)
+// is a usage error, anything else a failure.
+func Classify(err error) error {
+	if errors.Is(err, agentmem.ErrInvalid) {
+		return UsageError(err)
+	}
+	return Failure(err)
+}
 
 // BindEnv sets every flag not given on the command line from its
 // environment variable, AGENTMEM_<NAME> (see EnvName), if that is set.
