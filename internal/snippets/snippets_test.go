@@ -473,12 +473,16 @@ func (fr *fileRun) runPython(t *testing.T, b *Block, src string) string {
 		}
 		fr.python = p
 	}
+	// The block's lines keep their numbers in the page, for tracebacks.
 	path := filepath.Join(fr.tmp, fmt.Sprintf("L%d.py", b.Line))
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Repeat("\n", b.Line)+src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, ok, err := fr.python.run(path, fmt.Sprintf("%s:%d", b.File, b.Line+1), time.Minute)
-	if err != nil || !ok {
+	out, errOut, ok, err := fr.python.run(path, b.File, time.Minute)
+	if err == nil && !ok {
+		err = fmt.Errorf("the block raised an exception")
+	}
+	if err != nil {
 		t.Fatalf("%s: %v\n--- stdout\n%s--- stderr\n%s", b, err, out, errOut)
 	}
 	return out
