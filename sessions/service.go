@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/turns"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -111,8 +112,13 @@ type Service struct {
 	// retry is Config.Retry, with the observers told of lost races.
 	retry *store.RetryPolicy
 	// turns are the sessions' turns of the writes that read before they
-	// write (retryIn).
-	turns turns
+	// write (retryIn): one that read the session appends before the next
+	// reads it, so they never get ahead of one another, and retry only
+	// when a writer that takes no turn (a plain append, a compaction
+	// waiting for an LLM, another process) got in between. Without turns
+	// the results of one action sent at once lose most of their tries to
+	// each other.
+	turns turns.Turns[store.Key]
 }
 
 // New returns a service over cfg.Store.
@@ -195,7 +201,7 @@ func (s *Service) Retry(ctx context.Context, tenant, id, op string, write func(a
 func (s *Service) retryIn(tenant, id string) *store.RetryPolicy {
 	p := *s.retry
 	key := store.Key{Tenant: tenant, ID: id}
-	p.Turn = func(ctx context.Context) (func(), error) { return s.turns.wait(ctx, key) }
+	p.Turn = func(ctx context.Context) (func(), error) { return s.turns.Wait(ctx, key) }
 	return &p
 }
 

@@ -31,14 +31,14 @@ import (
 // COMMIT, so an append to a session that is no branch costs two round
 // trips (a remote database is where that counts). Appends to one session
 // from this process take turns before they take a connection
-// (appendQueue).
+// (Store.queue).
 func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	encoded, err := sqlstore.ValidateAppend(s.Store, req)
 	if err != nil {
 		return nil, err
 	}
 	now := sqlstore.Now(s.Store)
-	done, err := s.queue.wait(ctx, store.Key{Tenant: req.Tenant, ID: req.SessionID})
+	done, err := s.queue.Wait(ctx, store.Key{Tenant: req.Tenant, ID: req.SessionID})
 	if err != nil {
 		return nil, sqlstore.Err(s.Store, "append", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/internal/sqldb"
+	"github.com/agentmem/agentmem/internal/turns"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
@@ -58,7 +59,13 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 	clock  func() time.Time
-	queue  appendQueue // appends to one session take turns in the process
+	// queue makes a process's appends to one session take turns before
+	// they take a connection: the session's row lock serializes them in
+	// any case, and queued there each would hold a connection of the pool
+	// while it waited, so a few busy sessions could take every connection
+	// from the reads and the appends to other sessions. The row lock still
+	// serializes the appends of several processes.
+	queue turns.Turns[store.Key]
 	// dbc is the database's clock, when the store reads it (no
 	// Options.Clock).
 	dbc *dbClock

@@ -1,4 +1,4 @@
-package postgres
+package turns
 
 import (
 	"context"
@@ -6,23 +6,21 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-
-	"github.com/agentmem/agentmem/store"
 )
 
-// TestAppendQueue: appends to one session take turns, appends to others
-// do not wait for them, a waiter whose context ends gives up, and a
-// session's queue is gone when nothing holds or waits for it.
-func TestAppendQueue(t *testing.T) {
-	var q appendQueue
+// TestTurns: holders of one key take turns, those of others do not wait
+// for them, a waiter whose context ends gives up, and a key's state is gone
+// when nothing holds or waits for it.
+func TestTurns(t *testing.T) {
+	var q Turns[string]
 	ctx := context.Background()
-	a, b := store.Key{Tenant: "t", ID: "a"}, store.Key{Tenant: "t", ID: "b"}
-	doneA, err := q.wait(ctx, a)
+	a, b := "a", "b"
+	doneA, err := q.Wait(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Another session's turn comes at once.
-	doneB, err := q.wait(ctx, b)
+	doneB, err := q.Wait(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +29,7 @@ func TestAppendQueue(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	gaveUp := make(chan error)
 	go func() {
-		_, err := q.wait(cctx, a)
+		_, err := q.Wait(cctx, a)
 		gaveUp <- err
 	}()
 	cancel()
@@ -49,7 +47,7 @@ func TestAppendQueue(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			started <- struct{}{}
-			done, err := q.wait(ctx, a)
+			done, err := q.Wait(ctx, a)
 			if err != nil {
 				t.Error(err)
 				return
@@ -71,9 +69,9 @@ func TestAppendQueue(t *testing.T) {
 	doneA()
 	wg.Wait()
 	if most != 1 {
-		t.Errorf("%d appends to one session had their turn at once", most)
+		t.Errorf("%d holders of one key had their turn at once", most)
 	}
-	if n := len(q.turns); n != 0 {
-		t.Errorf("%d sessions still queued after every turn ended", n)
+	if n := q.Len(); n != 0 {
+		t.Errorf("%d keys still held after every turn ended", n)
 	}
 }
