@@ -1,11 +1,9 @@
 package proxy_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentmem/agentmem/proxy"
@@ -38,28 +36,10 @@ func TestUpstreamWarnings(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log destination safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestUpstreamNotFoundIsLogged: a base URL without the provider's path
 // makes every call 404 at the provider; the log names the URL called.
 func TestUpstreamNotFoundIsLogged(t *testing.T) {
-	var log lockedBuffer
+	var log syncBuffer
 	e := newEnv(t, func(pc *proxy.Config, _ *server.Config) {
 		pc.OpenAI.BaseURL = strings.TrimSuffix(pc.OpenAI.BaseURL, "/v1") + "/wrong"
 		pc.Logger = slog.New(slog.NewTextHandler(&log, nil))
