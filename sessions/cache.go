@@ -69,6 +69,9 @@ type view struct {
 	mu      sync.Mutex
 	state   atomic.Pointer[viewState] // nil until loaded
 	journal *replayJournal            // of state's memory; with mu held
+	// copies are the numbers of the steps of state's memory that are
+	// modified copies (store.ReadResponse.Replaced); with mu held.
+	copies map[int]bool
 
 	// With the cache's mu held: the forms (format and tokenizer) the
 	// memory has rendered steps in, and the size the cache accounts for
@@ -199,12 +202,12 @@ func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState,
 	return st, nil
 }
 
-// with runs f on the state of a session's memory, up to date with the log
+// with runs f on a session's view and its state, up to date with the log
 // as of now (as get), holding the view's lock: the memory then holds
 // exactly the entries up to the state's seq, which neither catching up
 // nor an append through the service changes until f returns. f must be
 // quick and must not use the cache.
-func (c *cache) with(ctx context.Context, key store.Key, f func(*viewState)) error {
+func (c *cache) with(ctx context.Context, key store.Key, f func(*view, *viewState)) error {
 	v, hit := c.lookup(key)
 	if hit {
 		c.svc.event("hit")
@@ -219,7 +222,7 @@ func (c *cache) with(ctx context.Context, key store.Key, f func(*viewState)) err
 	c.account(v, &df)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	f(v.state.Load())
+	f(v, v.state.Load())
 	return nil
 }
 
@@ -525,6 +528,10 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 		st.stepBytes += stepBytes(s)
 	}
 	v.journal = j
+	v.copies = make(map[int]bool, len(resp.Replaced))
+	for _, n := range resp.Replaced {
+		v.copies[int(n)] = true
+	}
 	v.state.Store(st)
 	return st, nil
 }
@@ -559,6 +566,9 @@ func (v *view) amendLocked(ctx context.Context, mem *agentmem.Memory, rec *store
 	}
 	if err := mem.Amend(ctx, rec.Replaced...); err != nil {
 		return 0, err
+	}
+	for _, r := range rec.Replaced {
+		v.copies[r.Info().Number] = true
 	}
 	return delta, nil
 }

@@ -184,6 +184,16 @@ func TestToolResultFoldsAgainstCache(t *testing.T) {
 	if len(r.Updated) != 1 || r.Seqs == nil || r.LastSeq != r.CompactionSeq {
 		t.Fatalf("the result that lost a race: %+v", r)
 	}
+	// A pop of the result, and the result sent again, take the working
+	// set from the cache too.
+	appendMsgs(callMsg("c4"))
+	appendMsgs(resultMsg("c4", "four"))
+	st.take()
+	if p, err := svc.Pop(ctx, store.PopRequest{Tenant: "t", SessionID: "s"}); err != nil || p.Rest == nil {
+		t.Fatalf("pop: %+v, %v", p, err)
+	}
+	appendMsgs(resultMsg("c4", "four again"))
+	noWorkingSet("a pop and a result", st.take(), 0)
 	if n := rec.count("reload"); n != 0 {
 		t.Errorf("%d reloads of the cached memory", n)
 	}

@@ -478,16 +478,32 @@ func (w workingSets) OpenActions(ctx context.Context, key store.Key, msgs []agen
 	}
 	var open []*agentmem.ActionStep
 	var seq int64
-	err := w.s.cache.with(ctx, key, func(st *viewState) {
+	err := w.s.cache.with(ctx, key, func(_ *view, st *viewState) {
 		open, seq = st.mem.OpenActions(msgs, flush), st.seq
 	})
 	return open, seq, err
 }
 
-// WorkingSet implements store.WorkingSets: a pop or a clear reads the
-// working set from the store.
+// WorkingSet implements store.WorkingSets from the session's cached
+// memory, brought up to date with the log (read from the store when the
+// service keeps no cache): copies of its steps, the numbers of those that
+// are modified copies, and a Session of which only the key, the user,
+// the creation time and LastSeq are set.
 func (w workingSets) WorkingSet(ctx context.Context, key store.Key) (*store.ReadResponse, error) {
-	return store.StoreWorkingSets(w.s.st).WorkingSet(ctx, key)
+	if w.s.cache.max <= 0 {
+		return store.StoreWorkingSets(w.s.st).WorkingSet(ctx, key)
+	}
+	var resp *store.ReadResponse
+	err := w.s.cache.with(ctx, key, func(v *view, st *viewState) {
+		resp = &store.ReadResponse{Steps: st.mem.Steps(),
+			Session: &store.Session{Tenant: key.Tenant, ID: key.ID, UserID: st.user, CreatedAt: st.created, LastSeq: st.seq}}
+		for _, s := range resp.Steps {
+			if n := s.Info().Number; v.copies[n] {
+				resp.Replaced = append(resp.Replaced, int64(n))
+			}
+		}
+	})
+	return resp, err
 }
 
 // Appended implements store.WorkingSets.
