@@ -28,10 +28,17 @@ import (
 // Catching up costs what was appended, not the session's length: new step
 // entries are added to the memory as they are (their numbers are their
 // sequence numbers, supplied by a journal that writes nothing, see
-// replayJournal), keeping the cached counts of the steps already there. A
-// compaction entry reorders the working set, so on one the memory is
-// rebuilt from a working-set read (its counts are then redone lazily, for
-// the steps a context shows).
+// replayJournal), keeping the cached counts of the steps already there;
+// an amendment (a tool result that completes a stored call, a popped
+// result) puts its copies in place of the steps they stand in for
+// (Memory.Amend). A full compaction entry reorders the working set, so on
+// one the memory is rebuilt from a working-set read (its counts are then
+// redone lazily, for the steps a context shows).
+//
+// The service's message-level writes (AppendMessages, Pop, Clear) take the
+// working set they change from here too, up to date with the log, and
+// what the service appends is added to the cached memory as it is
+// written, when nothing else got in between.
 
 // cache is an LRU of session memories bounded by their size in bytes
 // (see viewSize for what is counted).

@@ -58,10 +58,10 @@ type Config struct {
 // Service.Observe).
 type Observer interface {
 	// CacheEvent reports one event: "hit", "miss" (a first load),
-	// "append" (steps appended through the service were added to the
-	// cached memory as they were written), "catchup" (entries appended
-	// since, by another process or with an amendment, were read from the
-	// log and applied), "reload" (the
+	// "append" (steps and amendments appended through the service were
+	// added to the cached memory as they were written), "catchup"
+	// (entries appended since by another writer were read from the log
+	// and applied), "reload" (the
 	// memory was rebuilt, after a compaction), "evict" and "too_large"
 	// (a session larger than the whole cache, not kept).
 	CacheEvent(event string)
