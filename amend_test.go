@@ -167,3 +167,76 @@ func TestOpenActions(t *testing.T) {
 		t.Fatal("OpenActions returned the memory's own step")
 	}
 }
+
+// TestMemoryOpenActionsFoldAsTheWholeChoice: folding messages against a
+// memory's OpenActions gives what folding them against the function
+// OpenActions' choice over its steps gives (the new steps, the updated
+// copies, the repeated results, the error), for every sequence of up to
+// three messages among results for pending, answered, reused and unknown
+// calls, new calls and other messages, with and without flush; and the
+// memory's choice leaves out the actions that have their results when
+// the results are for pending calls.
+func TestMemoryOpenActionsFoldAsTheWholeChoice(t *testing.T) {
+	m := agentmem.New(agentmem.Options{Counter: words{}, Policy: &agentmem.Policy{}})
+	calls := func(ids ...string) []agentmem.ToolCall {
+		var out []agentmem.ToolCall
+		for _, id := range ids {
+			out = append(out, call(id, "f"))
+		}
+		return out
+	}
+	results := func(ids ...string) []agentmem.ToolResult {
+		var out []agentmem.ToolResult
+		for _, id := range ids {
+			out = append(out, agentmem.ToolResult{CallID: id, Content: "r " + id})
+		}
+		return out
+	}
+	mustAdd(t, m, &agentmem.TaskStep{Task: "task"})
+	mustAdd(t, m, &agentmem.ActionStep{ToolCalls: calls("x"), Results: results("x")})
+	mustAdd(t, m, &agentmem.ActionStep{ToolCalls: calls("a", "b"), Results: results("a")}) // pending: b
+	mustAdd(t, m, &agentmem.ActionStep{ToolCalls: calls("b"), Results: results("b")})      // b again, answered
+	mustAdd(t, m, &agentmem.ActionStep{ToolCalls: calls("c", "d")})                        // pending: c, d
+	mustAdd(t, m, &agentmem.ActionStep{ToolCalls: calls("a")})                             // a again, pending
+	candidates := []agentmem.Message{
+		toolMsg("b", "r b"), toolMsg("b", "other"), toolMsg("c", "r c"), toolMsg("d", "r d"),
+		toolMsg("a", "r a"), toolMsg("x", "r x"), toolMsg("zz", "r zz"),
+		{Role: agentmem.RoleAssistant, ToolCalls: calls("c")},
+		{Role: agentmem.RoleUser, Content: agentmem.Text("next")},
+	}
+	fold := func(open []*agentmem.ActionStep, msgs []agentmem.Message, flush bool) string {
+		n := 0
+		f, err := agentmem.FoldMessages(open, msgs, agentmem.FoldOptions{KeepPending: true, Flush: flush, NewID: func() string { n++; return fmt.Sprint("n", n) }})
+		b, _ := json.Marshal(f)
+		return fmt.Sprintf("%s %v", b, err)
+	}
+	var seqs [][]agentmem.Message
+	for _, a := range candidates {
+		seqs = append(seqs, []agentmem.Message{a})
+		for _, b := range candidates {
+			seqs = append(seqs, []agentmem.Message{a, b})
+			for _, c := range candidates {
+				seqs = append(seqs, []agentmem.Message{a, b, c})
+			}
+		}
+	}
+	steps := m.Steps()
+	fewer := 0
+	for _, msgs := range seqs {
+		for _, flush := range []bool{false, true} {
+			mine, whole := m.OpenActions(msgs, flush), agentmem.OpenActions(steps, msgs, flush)
+			if len(mine) < len(whole) {
+				fewer++
+			}
+			if got, want := fold(mine, msgs, flush), fold(whole, msgs, flush); got != want {
+				t.Fatalf("%+v flush %v: folded against the memory's choice\n%s\nagainst the whole choice\n%s", msgs, flush, got, want)
+			}
+		}
+	}
+	if fewer == 0 {
+		t.Fatal("the memory's choice was never smaller than the whole one")
+	}
+	if open := m.OpenActions([]agentmem.Message{toolMsg("b", "r b")}, false); len(open) != 1 || open[0].Number != 2 {
+		t.Fatalf("a result for a pending call: %+v", open)
+	}
+}

@@ -775,9 +775,15 @@ func OpenActions(steps []Step, msgs []Message, flush bool) []*ActionStep {
 }
 
 // OpenActions returns copies of the actions of the working set that a
-// fold of msgs may give results to (see the function OpenActions), in
-// order: what a writer that holds a session's working set in a memory
-// folds the session's new messages against, without copying the rest.
+// fold of msgs may give results to, in order: what a writer that holds a
+// session's working set in a memory folds the session's new messages
+// against, without copying the rest. FoldMessages folds msgs against them
+// as it does against the function OpenActions' choice, which they are,
+// but when every tool message of msgs names a call of its own that a
+// pending action awaits (the common case of results sent as they come):
+// they are then the pending actions of that choice, found without
+// looking at the other steps, since an action that has its results is
+// one the fold does not look at.
 func (m *Memory) OpenActions(msgs []Message, flush bool) []*ActionStep {
 	pick := opener(msgs, flush)
 	if pick == nil {
@@ -786,6 +792,14 @@ func (m *Memory) OpenActions(msgs []Message, flush bool) []*ActionStep {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var open []*ActionStep
+	if m.awaitedLocked(msgs) {
+		for _, i := range m.waiting {
+			if a := m.entries[i].step.(*ActionStep); pick(a) {
+				open = append(open, a.clone().(*ActionStep))
+			}
+		}
+		return open
+	}
 	for _, e := range m.entries {
 		if a, ok := e.step.(*ActionStep); ok && pick(a) {
 			open = append(open, a.clone().(*ActionStep))
@@ -794,17 +808,60 @@ func (m *Memory) OpenActions(msgs []Message, flush bool) []*ActionStep {
 	return open
 }
 
+// awaitedLocked reports whether every tool message of msgs names a call
+// that no other of them names and that a pending action of the working
+// set awaits (made, with no result yet). A fold then gives each its
+// result in the newest action that awaits it, among those of the request
+// and the pending ones, and compares none with a recorded result: the
+// actions that have their results play no part. m.mu must be held.
+func (m *Memory) awaitedLocked(msgs []Message) bool {
+	var seen []string
+	for _, msg := range msgs {
+		if msg.Role != RoleTool {
+			continue
+		}
+		id := msg.ToolCallID
+		if slices.Contains(seen, id) {
+			return false
+		}
+		seen = append(seen, id)
+		awaited := false
+		for _, i := range m.waiting {
+			a := m.entries[i].step.(*ActionStep)
+			if _, answered := a.Result(id); a.callName(id) != "" && !answered {
+				awaited = true
+				break
+			}
+		}
+		if !awaited {
+			return false
+		}
+	}
+	return true
+}
+
 // opener returns OpenActions' choice of an action, nil when it picks
 // none.
 func opener(msgs []Message, flush bool) func(*ActionStep) bool {
-	named := map[string]bool{}
+	var named []string
 	for _, m := range msgs {
-		if m.Role == RoleTool {
-			named[m.ToolCallID] = true
+		if m.Role == RoleTool && !slices.Contains(named, m.ToolCallID) {
+			named = append(named, m.ToolCallID)
 		}
 	}
 	if len(named) == 0 && !flush {
 		return nil
+	}
+	// A request names a few calls, and a long working set has many: the
+	// names are compared in a list, which costs less than hashing each
+	// call's ID, unless there are many.
+	has := func(id string) bool { return slices.Contains(named, id) }
+	if len(named) > 8 {
+		set := make(map[string]bool, len(named))
+		for _, id := range named {
+			set[id] = true
+		}
+		has = func(id string) bool { return set[id] }
 	}
 	return func(a *ActionStep) bool {
 		if len(a.ToolCalls) == 0 {
@@ -814,7 +871,7 @@ func opener(msgs []Message, flush bool) func(*ActionStep) bool {
 			return true
 		}
 		for _, c := range a.ToolCalls {
-			if named[c.ID] {
+			if has(c.ID) {
 				return true
 			}
 		}

@@ -133,9 +133,10 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 // writer got ahead of asks again.
 type WorkingSets interface {
 	// OpenActions returns the actions of a session's working set that a
-	// fold of msgs may give results to (agentmem.OpenActions), as copies
-	// the caller may change, and the session's LastSeq as of that
-	// working set.
+	// fold of msgs may give results to (agentmem.OpenActions, or a choice
+	// the messages fold against the same way, as
+	// agentmem.Memory.OpenActions), as copies the caller may change, and
+	// the session's LastSeq as of that working set.
 	OpenActions(ctx context.Context, key Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error)
 	// WorkingSet returns a session's working set as a Read with
 	// WorkingSet returns it: its Steps, Replaced and Session (of which
