@@ -25,18 +25,25 @@ import (
 // in one request and, in a second request, its result; only the second
 // is timed. It runs on sessions of 10 and 10,000 steps, through the
 // messages route and the items route, on SQLite and, when
-// AGENTMEM_TEST_POSTGRES_URL is set, on PostgreSQL. Besides the mean
-// (ns/op) it reports the median (p50-ms) and the 90th percentile
-// (p90-ms) of the tool-result requests; run it with -benchtime=20x for
-// the median over 20.
+// AGENTMEM_TEST_POSTGRES_URL is set, on PostgreSQL. The sessions'
+// earlier actions were sent whole (history=whole) or, as such clients
+// build them, each call and then its result (history=amended: an
+// amendment entry for every action). Besides the mean (ns/op) it
+// reports the median (p50-ms) and the 90th percentile (p90-ms) of the
+// tool-result requests; run it with -benchtime=20x for the median over
+// 20.
 func BenchmarkToolResult(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run("store="+backend, func(b *testing.B) {
 			for _, route := range []string{"messages", "items"} {
 				b.Run("route="+route, func(b *testing.B) {
-					for _, n := range []int{10, 10_000} {
-						b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
-							benchToolResult(b, openBenchStore(b, backend), route, n)
+					for _, history := range []string{"whole", "amended"} {
+						b.Run("history="+history, func(b *testing.B) {
+							for _, n := range []int{10, 10_000} {
+								b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+									benchToolResult(b, openBenchStore(b, backend), route, history == "amended", n)
+								})
+							}
 						})
 					}
 				})
@@ -69,30 +76,43 @@ func openBenchStore(b *testing.B, backend string) store.Store {
 }
 
 // benchToolResult runs BenchmarkToolResult's ops on a session of n
-// steps (a system prompt, a task and completed tool-calling actions) in
-// st, through route ("messages" or "items").
-func benchToolResult(b *testing.B, st store.Store, route string, n int) {
+// steps (a system prompt, a task and completed tool-calling actions,
+// each completed by an amendment entry when amended) in st, through
+// route ("messages" or "items"). The session is imported whole
+// (store.Importer), so that setting it up costs the same whatever the
+// appends cost.
+func benchToolResult(b *testing.B, st store.Store, route string, amended bool, n int) {
 	ctx := context.Background()
-	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
-		b.Fatal(err)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var entries []store.Entry
+	add := func(s agentmem.Step) int64 {
+		seq := int64(len(entries) + 1)
+		info := s.Info()
+		info.Number, info.Time = int(seq), at
+		entries = append(entries, store.Entry{Seq: seq, Kind: store.StepEntry, Step: agentmem.WithInfo(s, info), Time: at})
+		return seq
 	}
-	steps := []agentmem.Step{
-		&agentmem.SystemPromptStep{StepInfo: agentmem.StepInfo{ID: "sys"}, Content: "You are a coding agent."},
-		&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "task"}, Task: "Find the failing test and fix it."},
-	}
+	add(&agentmem.SystemPromptStep{StepInfo: agentmem.StepInfo{ID: "sys"}, Content: "You are a coding agent."})
+	add(&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "task"}, Task: "Find the failing test and fix it."})
 	for i := range n - 2 {
 		call := fmt.Sprintf("setup-%d", i)
-		steps = append(steps, &agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "a-" + call},
+		a := &agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "a-" + call},
 			ModelOutput: "Reading the next file.",
-			ToolCalls:   []agentmem.ToolCall{{ID: call, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"pkg/f%d.go"}`, i)}},
-			Results:     []agentmem.ToolResult{{CallID: call, Content: strings.Repeat(fmt.Sprintf("func f%d(x int) int { return x * %d }\n", i, i), 6)}}})
-	}
-	for len(steps) > 0 {
-		k := min(len(steps), 500)
-		if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: steps[:k]}); err != nil {
-			b.Fatal(err)
+			ToolCalls:   []agentmem.ToolCall{{ID: call, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"pkg/f%d.go"}`, i)}}}
+		result := agentmem.ToolResult{CallID: call, Content: strings.Repeat(fmt.Sprintf("func f%d(x int) int { return x * %d }\n", i, i), 6)}
+		if !amended {
+			a.Results = []agentmem.ToolResult{result}
+			add(a)
+			continue
 		}
-		steps = steps[k:]
+		done := agentmem.CloneStep(a).(*agentmem.ActionStep)
+		done.Number, done.Time, done.Results = int(add(a)), at, []agentmem.ToolResult{result}
+		entries = append(entries, store.Entry{Seq: int64(len(entries) + 1), Kind: store.CompactionEntry, Time: at,
+			Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{done}}})
+	}
+	sess := &store.Session{ID: "s", Retention: store.Persistent, CreatedAt: at, UpdatedAt: at, LastSeq: int64(len(entries))}
+	if err := st.(store.Importer).ImportEntries(ctx, sess, entries); err != nil {
+		b.Fatal(err)
 	}
 	srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
