@@ -210,10 +210,12 @@ func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState,
 }
 
 // with runs f on a session's view and its state, up to date with the log
-// as of now (as get), holding the view's lock: the memory then holds
-// exactly the entries up to the state's seq, which neither catching up
-// nor an append through the service changes until f returns. f must be
-// quick and must not use the cache.
+// as of now (as get), holding the view's lock: the memory then holds the
+// entries up to the state's seq (and, after an add that failed half-way,
+// some after it: a write conditional on the seq then loses and tries
+// again), and neither catching up nor an append through the service
+// changes it until f returns. f must be quick and must not use the
+// cache.
 func (c *cache) with(ctx context.Context, key store.Key, f func(*view, *viewState)) error {
 	v, hit := c.lookup(key)
 	if hit {

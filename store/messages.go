@@ -559,12 +559,12 @@ func ClearWith(ctx context.Context, st Store, ws WorkingSets, req ClearRequest) 
 }
 
 // rewriteWorkingSet appends the compaction record that change makes of a
-// session's working set (as ws gives it), conditionally on the working
-// set read: with
-// expected, only if the session's LastSeq is that (ErrConflict
-// otherwise); without, a write that another writer got ahead of reads the
-// working set again and calls change again, within retry (op names it).
-// A nil record from change writes nothing (the response is then nil).
+// session's working set (as sets gives it, and tells sets of the append),
+// conditionally on the working set read: with expected, only if the
+// session's LastSeq is that (ErrConflict otherwise); without, a write
+// that another writer got ahead of reads the working set again and calls
+// change again, within retry (op names it). A nil record from change
+// writes nothing (the response is then nil).
 func rewriteWorkingSet(ctx context.Context, st Store, sets WorkingSets, tenant, id string, expected *int64, retry *RetryPolicy, op string, change func(ws *ReadResponse) (*CompactionRecord, error)) (*AppendResponse, error) {
 	if expected != nil && *expected < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
