@@ -65,7 +65,7 @@ func (m *Memory) AddMessage(ctx context.Context, msg Message) error {
 	}
 	f, err := FoldMessages(open, []Message{msg}, FoldOptions{KeepPending: true})
 	if err == nil && len(f.Updated) > 0 {
-		err = m.amend(ctx, f.Updated)
+		err = m.amend(ctx, actionSteps(f.Updated))
 	}
 	if err == nil {
 		_, err = m.commit(ctx, f.Steps)
@@ -100,25 +100,69 @@ func (m *Memory) callersLocked(callID string) []*ActionStep {
 	return nil
 }
 
-// amend puts completed copies of actions of the working set in place of
-// the actions, recording them in the journal first. m.wmu must be held.
-func (m *Memory) amend(ctx context.Context, steps []*ActionStep) error {
+// Amend puts copies of steps of the working set in place of the steps
+// with the same numbers, as a store's amendment does (a tool result that
+// completes a stored call, a result popped off an action): each copy
+// must have the number, ID and kind of a step of the working set, and
+// stands in for it with its render cache counted anew; the other steps
+// keep theirs. A copy may complete an action or leave it pending again.
+// With a journal, the copies are recorded first (JournalAmender.Amend,
+// or a compaction that replaces them where the journal is not one). It
+// costs what the copies do, not the length of the working set, unlike a
+// compaction (Prune) that replaces the same steps. A copy that stands in
+// for no step of the working set, or for the same step as another, is an
+// *InvalidError, and nothing changes.
+func (m *Memory) Amend(ctx context.Context, copies ...Step) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, s := range copies {
+		if s == nil {
+			return invalidf(fmt.Sprintf("copies[%d]", i), "is nil")
+		}
+		if err := s.Validate(); err != nil {
+			return err
+		}
+	}
+	if len(copies) == 0 {
+		return nil
+	}
+	steps := make([]Step, len(copies))
+	for i, s := range copies {
+		steps[i] = s.clone()
+	}
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	return m.amend(ctx, steps)
+}
+
+// amend puts copies of steps of the working set in place of the steps,
+// recording them in the journal first (see Amend). The copies are the
+// memory's to keep. m.wmu must be held.
+func (m *Memory) amend(ctx context.Context, steps []Step) error {
 	m.mu.RLock()
 	at := make([]int, len(steps))
-	for k, a := range steps {
-		if at[k] = m.indexOf(a.Number); at[k] < 0 {
+	for k, s := range steps {
+		info := s.Info()
+		at[k] = m.indexOf(info.Number)
+		var reason string
+		switch {
+		case at[k] < 0:
+			reason = fmt.Sprintf("stands in for step %d, which is not in the working set", info.Number)
+		case m.entries[at[k]].step.Info().ID != info.ID || m.entries[at[k]].step.Kind() != s.Kind():
+			reason = fmt.Sprintf("has the number of step %d but not its ID and kind", info.Number)
+		case slices.Contains(at[:k], at[k]):
+			reason = fmt.Sprintf("stands in for step %d, as an earlier copy does", info.Number)
+		}
+		if reason != "" {
 			m.mu.RUnlock()
-			return fmt.Errorf("agentmem: amended step %d is not in the working set", a.Number)
+			return invalidf(fmt.Sprintf("copies[%d]", k), "%s", reason)
 		}
 	}
 	m.mu.RUnlock()
 	if m.journal != nil {
-		copies := make([]Step, len(steps))
-		for k, a := range steps {
-			copies[k] = a
-		}
 		if j, ok := m.journal.(JournalAmender); ok {
-			if err := j.Amend(ctx, copies); err != nil {
+			if err := j.Amend(ctx, steps); err != nil {
 				return err
 			}
 		} else {
@@ -127,8 +171,8 @@ func (m *Memory) amend(ctx context.Context, steps []*ActionStep) error {
 			for i, e := range m.entries {
 				working[i] = e.step
 			}
-			for k, a := range steps {
-				working[at[k]] = a
+			for k, s := range steps {
+				working[at[k]] = s
 			}
 			m.mu.RUnlock()
 			if _, err := m.journal.Compact(ctx, JournalCompaction{Working: working, Replaced: at}); err != nil {
@@ -137,24 +181,41 @@ func (m *Memory) amend(ctx context.Context, steps []*ActionStep) error {
 		}
 	}
 	entries := make([]*entry, len(steps))
-	for k, a := range steps {
-		entries[k] = &entry{step: a}
+	for k, s := range steps {
+		entries[k] = &entry{step: s}
 		entries[k].render(m.format, m.counter, RenderOptions{}) // count before readers see it
 	}
+	counted := m.policy != nil && m.policy.MaxTokens > 0
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, e := range entries {
-		m.entries[at[k]] = e
-		if !IsPending(e.step) {
-			m.waiting = slices.DeleteFunc(m.waiting, func(i int) bool { return i == at[k] })
-			if m.policy != nil && m.policy.MaxTokens > 0 {
-				m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
-			}
+		i, old := at[k], m.entries[at[k]]
+		m.entries[i] = e
+		was, is := IsPending(old.step), IsPending(e.step)
+		m.waiting = setIndex(m.waiting, i, is)
+		m.turns = setIndex(m.turns, i, StartsTurn(e.step))
+		if counted && !was {
+			m.tokens -= old.render(m.format, m.counter, RenderOptions{}).total
+		}
+		if counted && !is {
+			m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
 		}
 	}
 	// A strategy that read the old copies must not put them back.
 	m.epoch++
 	return nil
+}
+
+// setIndex returns the ascending list of indexes with i in it or not.
+func setIndex(list []int, i int, in bool) []int {
+	k, found := slices.BinarySearch(list, i)
+	switch {
+	case in && !found:
+		return slices.Insert(list, k, i)
+	case !in && found:
+		return slices.Delete(list, k, k+1)
+	}
+	return list
 }
 
 // unindex takes the "messages[0]" that FoldMessages puts before the field
@@ -544,7 +605,7 @@ func (m *Memory) FlushPending(ctx context.Context) error {
 	if len(done) == 0 {
 		return nil
 	}
-	return m.amend(ctx, done)
+	return m.amend(ctx, actionSteps(done))
 }
 
 // PopMessage splits the newest message off a step, as a store's pop does
@@ -683,4 +744,137 @@ func StepsFromMessages(msgs []Message) ([]Step, error) {
 		s.setInfo(info)
 	}
 	return f.Steps, nil
+}
+
+// actionSteps returns actions as steps.
+func actionSteps(actions []*ActionStep) []Step {
+	out := make([]Step, len(actions))
+	for i, a := range actions {
+		out[i] = a
+	}
+	return out
+}
+
+// OpenActions returns the actions among steps (a working set, in order)
+// that a fold of msgs may give results to (FoldMessages' open): those
+// that made a call a tool message of msgs names, answered or not (so
+// that a result sent again is recognised as a retry), and, with flush,
+// every pending one. They are steps' own actions, in order.
+func OpenActions(steps []Step, msgs []Message, flush bool) []*ActionStep {
+	pick := opener(msgs, flush)
+	if pick == nil {
+		return nil
+	}
+	var open []*ActionStep
+	for _, s := range steps {
+		if a, ok := s.(*ActionStep); ok && pick(a) {
+			open = append(open, a)
+		}
+	}
+	return open
+}
+
+// OpenActions returns copies of the actions of the working set that a
+// fold of msgs may give results to, in order: what a writer that holds a
+// session's working set in a memory folds the session's new messages
+// against, without copying the rest. FoldMessages folds msgs against them
+// as it does against the function OpenActions' choice, which they are,
+// but when every tool message of msgs names a call of its own that a
+// pending action awaits (the common case of results sent as they come):
+// they are then the pending actions of that choice, found without
+// looking at the other steps, since an action that has its results is
+// one the fold does not look at.
+func (m *Memory) OpenActions(msgs []Message, flush bool) []*ActionStep {
+	pick := opener(msgs, flush)
+	if pick == nil {
+		return nil
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var open []*ActionStep
+	if m.awaitedLocked(msgs) {
+		for _, i := range m.waiting {
+			if a := m.entries[i].step.(*ActionStep); pick(a) {
+				open = append(open, a.clone().(*ActionStep))
+			}
+		}
+		return open
+	}
+	for _, e := range m.entries {
+		if a, ok := e.step.(*ActionStep); ok && pick(a) {
+			open = append(open, a.clone().(*ActionStep))
+		}
+	}
+	return open
+}
+
+// awaitedLocked reports whether every tool message of msgs names a call
+// that no other of them names and that a pending action of the working
+// set awaits (made, with no result yet). A fold then gives each its
+// result in the newest action that awaits it, among those of the request
+// and the pending ones, and compares none with a recorded result: the
+// actions that have their results play no part. m.mu must be held.
+func (m *Memory) awaitedLocked(msgs []Message) bool {
+	var seen []string
+	for _, msg := range msgs {
+		if msg.Role != RoleTool {
+			continue
+		}
+		id := msg.ToolCallID
+		if slices.Contains(seen, id) {
+			return false
+		}
+		seen = append(seen, id)
+		awaited := false
+		for _, i := range m.waiting {
+			a := m.entries[i].step.(*ActionStep)
+			if _, answered := a.Result(id); a.callName(id) != "" && !answered {
+				awaited = true
+				break
+			}
+		}
+		if !awaited {
+			return false
+		}
+	}
+	return true
+}
+
+// opener returns OpenActions' choice of an action, nil when it picks
+// none.
+func opener(msgs []Message, flush bool) func(*ActionStep) bool {
+	var named []string
+	for _, m := range msgs {
+		if m.Role == RoleTool && !slices.Contains(named, m.ToolCallID) {
+			named = append(named, m.ToolCallID)
+		}
+	}
+	if len(named) == 0 && !flush {
+		return nil
+	}
+	// A request names a few calls, and a long working set has many: the
+	// names are compared in a list, which costs less than hashing each
+	// call's ID, unless there are many.
+	has := func(id string) bool { return slices.Contains(named, id) }
+	if len(named) > 8 {
+		set := make(map[string]bool, len(named))
+		for _, id := range named {
+			set[id] = true
+		}
+		has = func(id string) bool { return set[id] }
+	}
+	return func(a *ActionStep) bool {
+		if len(a.ToolCalls) == 0 {
+			return false
+		}
+		if flush && a.Pending() {
+			return true
+		}
+		for _, c := range a.ToolCalls {
+			if has(c.ID) {
+				return true
+			}
+		}
+		return false
+	}
 }

@@ -85,7 +85,8 @@
 // # Tool calls over HTTP, item by item
 //
 // POST /messages folds chat messages into steps (agentmem.FoldMessages,
-// through store.AppendMessages), and messages may come one request at a
+// through sessions.Service.AppendMessages, against the working set the
+// server's context cache holds), and messages may come one request at a
 // time, as agent frameworks save them. An assistant message whose tool
 // calls have no results yet is stored durably, in the log, as a pending
 // action; tool messages sent later, in any number of requests and to any
@@ -141,7 +142,8 @@
 // that the server appends conditionally on what it read (a tool result
 // completing a stored call, a pop, a clear, a compaction, the items
 // route's outputs, the proxy's recording) is retried by the server when
-// another writer gets ahead of it: each try reads the session again,
+// another writer gets ahead of it: each try brings the session up to
+// date again (the context cache reads what the other writer appended),
 // within the bound of sessions.Config.Retry (store.DefaultRetry: 50
 // tries within 3 seconds, with jittered waits growing to 64 ms, ending
 // early with the request's context). Such writes of one server take

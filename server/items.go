@@ -46,7 +46,8 @@ func decodeItems(body []byte) ([]json.RawMessage, *Error) {
 // messages (responses.ToMessages) appended by store.AppendMessages, as
 // the messages route appends them, with the same response. Items that
 // begin with an output are placed after the newest step of the working
-// set, which is read first; the append is then conditional on it and,
+// set, which the service's cache gives (sessions.Service.HistoryEnds, up
+// to date with the log); the append is then conditional on it and,
 // without If-Match, tried again when another writer got in between
 // (sessions.Service.Retry).
 func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
@@ -78,15 +79,18 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 		opts := responses.Options{NewID: itemIDs(key)}
 		cond := expected
 		if responses.NeedsState(items) {
-			ws, err := s.workingSet(ctx, tenant, id)
+			// The newest step, from the service's cache of working sets
+			// (brought up to date with the log), not from a read of the
+			// whole working set.
+			h, err := s.svc.HistoryEnds(ctx, tenant, id, 0, 1)
 			if err != nil {
 				op = "read"
-				return err
+				return sessionErr(id, err)
 			}
-			if n := len(ws.Steps); n > 0 {
-				opts.Newest = ws.Steps[n-1].Info().ID
+			if n := len(h.Steps); n > 0 {
+				opts.Newest = h.Steps[n-1].Info().ID
 			}
-			opts.LastSeq = ws.Session.LastSeq
+			opts.LastSeq = h.LastSeq
 			if cond == nil {
 				cond = &opts.LastSeq
 			}

@@ -28,10 +28,17 @@ import (
 // Catching up costs what was appended, not the session's length: new step
 // entries are added to the memory as they are (their numbers are their
 // sequence numbers, supplied by a journal that writes nothing, see
-// replayJournal), keeping the cached counts of the steps already there. A
-// compaction entry reorders the working set, so on one the memory is
-// rebuilt from a working-set read (its counts are then redone lazily, for
-// the steps a context shows).
+// replayJournal), keeping the cached counts of the steps already there;
+// an amendment (a tool result that completes a stored call, a popped
+// result) puts its copies in place of the steps they stand in for
+// (Memory.Amend). A full compaction entry reorders the working set, so on
+// one the memory is rebuilt from a working-set read (its counts are then
+// redone lazily, for the steps a context shows).
+//
+// The service's message-level writes (AppendMessages, Pop, Clear) take the
+// working set they change from here too, up to date with the log, and
+// what the service appends is added to the cached memory as it is
+// written, when nothing else got in between.
 
 // cache is an LRU of session memories bounded by their size in bytes
 // (see viewSize for what is counted).
@@ -69,6 +76,9 @@ type view struct {
 	mu      sync.Mutex
 	state   atomic.Pointer[viewState] // nil until loaded
 	journal *replayJournal            // of state's memory; with mu held
+	// copies are the numbers of the steps of state's memory that are
+	// modified copies (store.ReadResponse.Replaced); with mu held.
+	copies map[int]bool
 
 	// With the cache's mu held: the forms (format and tokenizer) the
 	// memory has rendered steps in, and the size the cache accounts for
@@ -197,6 +207,32 @@ func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState,
 	}
 	c.account(v, &f)
 	return st, nil
+}
+
+// with runs f on a session's view and its state, up to date with the log
+// as of now (as get), holding the view's lock: the memory then holds the
+// entries up to the state's seq (and, after an add that failed half-way,
+// some after it: a write conditional on the seq then loses and tries
+// again), and neither catching up nor an append through the service
+// changes it until f returns. f must be quick and must not use the
+// cache.
+func (c *cache) with(ctx context.Context, key store.Key, f func(*view, *viewState)) error {
+	v, hit := c.lookup(key)
+	if hit {
+		c.svc.event("hit")
+	}
+	if _, err := v.sync(ctx, c); err != nil {
+		if hit && errors.Is(err, agentmem.ErrNotFound) {
+			c.evict(key)
+		}
+		return err
+	}
+	df := c.svc.defaultForm()
+	c.account(v, &df)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	f(v, v.state.Load())
+	return nil
 }
 
 // lookup returns the cached view of a session, or a new unloaded one that
@@ -379,25 +415,34 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	return next, nil
 }
 
-// appended adds to the cached memory of a session the steps an append
-// wrote, when they follow what it holds: no other writer got in between,
-// and the append added steps only (no compaction, no step stored
-// before). Otherwise it does nothing, and the next use reads the log.
-// The steps added are copies of the request's, which the store encoded:
-// as the log's, but for the decoding.
+// appended adds to the cached memory of a session what an append wrote,
+// when it follows what the memory holds (no other writer got in
+// between): its steps, and an amendment's copies in place of the steps
+// they stand in for. An append with a full compaction, or that stored
+// nothing (a retry), changes nothing here, and the next use reads the
+// log. The steps and copies added are copies of the request's, which the
+// store encoded: as the log's, but for the decoding.
 func (c *cache) appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
+	rec := req.Compaction
 	n := len(req.Steps)
-	if c.max <= 0 || n == 0 || req.Compaction != nil || resp == nil || resp.Retried || len(resp.Seqs) != n || resp.CompactionSeq != 0 {
+	if c.max <= 0 || resp == nil || resp.Retried || len(resp.Seqs) != n || (rec != nil && !rec.Amend) || (n == 0 && rec == nil) {
 		return
 	}
-	first := resp.Seqs[0]
+	// The entries written are the steps, then the amendment, one after
+	// another up to LastSeq.
+	first := resp.LastSeq - int64(n) + 1
+	if rec != nil {
+		first--
+		if resp.CompactionSeq != resp.LastSeq {
+			return
+		}
+	} else if resp.CompactionSeq != 0 {
+		return
+	}
 	for i, seq := range resp.Seqs {
 		if seq != first+int64(i) {
 			return
 		}
-	}
-	if resp.LastSeq != first+int64(n-1) {
-		return // some steps were stored before: the log has them
 	}
 	key := store.Key{Tenant: req.Tenant, ID: req.SessionID}
 	c.mu.Lock()
@@ -407,32 +452,42 @@ func (c *cache) appended(ctx context.Context, req store.AppendRequest, resp *sto
 		return
 	}
 	v := el.Value.(*view)
-	if !v.addAppended(ctx, c, first, req.Steps, resp.LastSeq) {
+	if !v.addAppended(ctx, c, first, req.Steps, rec, resp.LastSeq) {
 		return
 	}
 	c.svc.event("append")
 	c.account(v, nil)
 }
 
-// addAppended adds steps numbered from first, and reports whether it
-// did: only if the view holds the log up to first-1.
-func (v *view) addAppended(ctx context.Context, c *cache, first int64, steps []agentmem.Step, last int64) bool {
+// addAppended adds steps numbered from first and then applies the
+// amendment rec (nil: none), and reports whether it did: only if the view
+// holds the log up to first-1.
+func (v *view) addAppended(ctx context.Context, c *cache, first int64, steps []agentmem.Step, rec *store.CompactionRecord, last int64) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	cur := v.state.Load()
 	if cur == nil || cur.seq != first-1 {
 		return false
 	}
+	// On a failure the memory may hold some of what was written: the
+	// next sync reads the log after cur.seq, skips the steps it holds
+	// and, if an amendment does not apply, reloads.
 	var bytes int64
 	for i, s := range steps {
 		s = agentmem.CloneStep(s)
 		if _, err := v.addLocked(ctx, cur.mem, store.Entry{Seq: first + int64(i), Kind: store.StepEntry, Step: s}); err != nil {
-			// The memory may hold some of the steps: the next sync
-			// reads the log after cur.seq and skips those.
 			c.svc.log.Warn("session cache: adding appended steps failed; the log will be read", "tenant", v.key.Tenant, "session", v.key.ID, "seq", first+int64(i), "err", err)
 			return false
 		}
 		bytes += stepBytes(s)
+	}
+	if rec != nil {
+		delta, err := v.amendLocked(ctx, cur.mem, rec)
+		if err != nil {
+			c.svc.log.Warn("session cache: applying an appended amendment failed; the log will be read", "tenant", v.key.Tenant, "session", v.key.ID, "seq", last, "err", err)
+			return false
+		}
+		bytes += delta
 	}
 	v.state.Store(&viewState{mem: cur.mem, seq: last, created: cur.created, user: cur.user,
 		steps: cur.steps + len(steps), stepBytes: cur.stepBytes + bytes})
@@ -482,6 +537,10 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 		st.stepBytes += stepBytes(s)
 	}
 	v.journal = j
+	v.copies = make(map[int]bool, len(resp.Replaced))
+	for _, n := range resp.Replaced {
+		v.copies[int(n)] = true
+	}
 	v.state.Store(st)
 	return st, nil
 }
@@ -499,47 +558,39 @@ func (v *view) addLocked(ctx context.Context, mem *agentmem.Memory, e store.Entr
 	return err == nil, err
 }
 
-// amendLocked applies an amendment read from the log to mem: each copy
-// it carries replaces the step of the working set with its number (a
-// compaction through the replay journal, which writes nothing). It
-// returns the change in the steps' bytes. A copy of a step mem does not
-// hold is an error (the caller reloads). v.mu must be held.
+// amendLocked applies an amendment (read from the log, or appended
+// through the service) to mem: each copy it carries replaces the step of
+// the working set with its number (agentmem.Memory.Amend, which costs
+// what the copies do). It returns the change in the steps' bytes. A copy
+// of a step mem does not hold is an error (the caller reloads). v.mu must
+// be held.
 func (v *view) amendLocked(ctx context.Context, mem *agentmem.Memory, rec *store.CompactionRecord) (int64, error) {
-	copies := make(map[int]agentmem.Step, len(rec.Replaced))
-	for _, r := range rec.Replaced {
-		copies[r.Info().Number] = r
-	}
 	var delta int64
-	v.journal.amending = true
-	defer func() { v.journal.amending = false }()
-	_, err := mem.Prune(ctx, agentmem.StrategyFunc(func(_ context.Context, steps []agentmem.Step, _ *agentmem.Env) ([]agentmem.Step, error) {
-		found := 0
-		delta = 0
-		for i, s := range steps {
-			if c, ok := copies[s.Info().Number]; ok {
-				delta += stepBytes(c) - stepBytes(s)
-				steps[i] = agentmem.CloneStep(c)
-				found++
-			}
+	for _, r := range rec.Replaced {
+		old, ok := mem.Step(r.Info().Number)
+		if !ok {
+			return 0, fmt.Errorf("sessions: an amendment replaces step %d, which is not in the cached working set", r.Info().Number)
 		}
-		if found != len(copies) {
-			return nil, fmt.Errorf("sessions: an amendment replaces %d steps, %d of them in the cached working set", len(copies), found)
-		}
-		return steps, nil
-	}))
-	return delta, err
+		delta += stepBytes(r) - stepBytes(old)
+	}
+	if err := mem.Amend(ctx, rec.Replaced...); err != nil {
+		return 0, err
+	}
+	for _, r := range rec.Replaced {
+		v.copies[r.Info().Number] = true
+	}
+	return delta, nil
 }
 
 // replayJournal is the journal of a cached memory: the memory only
 // mirrors the log, so the journal writes nothing and hands out the
 // sequence number the step already has in the log (set in next before
-// each Add). It refuses compactions, which go to the log through a memory
-// bound to the session, never through the cache; but for the one it
-// applies when it reads an amendment from the log (amending): steps
-// replaced by copies, none added or removed.
+// each Add), and records the amendments the cache applies
+// (Memory.Amend) as the nothing they are here. It refuses compactions,
+// which go to the log through a memory bound to the session, never
+// through the cache.
 type replayJournal struct {
-	next     int
-	amending bool
+	next int
 	// adding is set while a step of the log is added: the memory's
 	// clock is then zero, so that a step without a time keeps none, as
 	// in a memory restored from the log (Memory.Add would stamp it).
@@ -565,12 +616,12 @@ func (j *replayJournal) Append(_ context.Context, steps []agentmem.Step) ([]int,
 }
 
 // Compact implements agentmem.Journal.
-func (j *replayJournal) Compact(_ context.Context, c agentmem.JournalCompaction) ([]int, error) {
-	if !j.amending || len(c.Added) > 0 || len(c.Removed) > 0 {
-		return nil, errors.New("sessions: a cached session memory is read-only; compact through a bound memory")
-	}
-	return []int{}, nil
+func (j *replayJournal) Compact(context.Context, agentmem.JournalCompaction) ([]int, error) {
+	return nil, errors.New("sessions: a cached session memory is read-only; compact through a bound memory")
 }
+
+// Amend implements agentmem.JournalAmender: the amendment is in the log.
+func (j *replayJournal) Amend(context.Context, []agentmem.Step) error { return nil }
 
 // CacheStats is the state of a Service's context cache.
 type CacheStats struct {

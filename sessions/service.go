@@ -58,10 +58,10 @@ type Config struct {
 // Service.Observe).
 type Observer interface {
 	// CacheEvent reports one event: "hit", "miss" (a first load),
-	// "append" (steps appended through the service were added to the
-	// cached memory as they were written), "catchup" (entries appended
-	// since, by another process or with an amendment, were read from the
-	// log and applied), "reload" (the
+	// "append" (steps and amendments appended through the service were
+	// added to the cached memory as they were written), "catchup"
+	// (entries appended since by another writer were read from the log
+	// and applied), "reload" (the
 	// memory was rebuilt, after a compaction), "evict" and "too_large"
 	// (a session larger than the whole cache, not kept).
 	CacheEvent(event string)
@@ -385,43 +385,51 @@ func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, er
 // expect one) is tried again (Retry).
 func (s *Service) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	if req.ExpectedLastSeq != nil {
-		return s.writer().Append(ctx, req)
+		return s.append(ctx, req)
 	}
 	var resp *store.AppendResponse
 	err := s.retry.Do(ctx, "append", func(int) error {
 		var err error
-		resp, err = s.writer().Append(ctx, req)
+		resp, err = s.append(ctx, req)
 		return err
 	})
 	return resp, err
 }
 
-// writer is the store as the service writes to it: the steps of an
-// append that follows what the context cache holds of the session are
-// added to the cached memory as they are written, so that the next
-// context need not read and decode them from the log again.
-func (s *Service) writer() store.Store { return writeThrough{s.st, s.cache} }
-
-// writeThrough is a store whose appends reach the context cache too.
-type writeThrough struct {
-	store.Store
-	c *cache
-}
-
-// Append implements store.Store.
-func (w writeThrough) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
-	resp, err := w.Store.Append(ctx, req)
+// append appends to the store and tells the context cache and the
+// automatic compaction of what it stored.
+func (s *Service) append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
+	resp, err := s.st.Append(ctx, req)
 	if err == nil {
-		w.c.appended(ctx, req, resp)
-		w.c.svc.wake()
+		s.appended(ctx, req, resp)
 	}
 	return resp, err
+}
+
+// appended is told of an append that succeeded: the entries it stored
+// join the session's cached memory when they follow what it holds, so
+// that the next use need not read and decode them from the log again,
+// and the automatic compaction, if any, looks at the session. What was
+// stored is added whether or not the caller is still waiting.
+func (s *Service) appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
+	s.cache.appended(context.WithoutCancel(ctx), req, resp)
+	s.wake()
 }
 
 // AppendMessages appends chat messages to a session, item by item
 // (store.AppendMessages): an assistant message's tool calls wait, pending,
 // for their results. A request without Now gets the service's clock, one
 // without Retry the service's policy (see Retry).
+//
+// The messages are folded against the session's working set as the
+// context cache holds it, brought up to date with the log first (a Get,
+// and a read of the entries appended since when there are any), not read
+// from the store: a tool result that completes a stored call costs what
+// it stores, however long the session. The completion is appended
+// conditionally on the sequence number the cache reflects; when another
+// writer got in first, the cache catches up with the entries after it
+// and the result is folded again, within the retry policy. A session
+// that is not cached is loaded into the cache, once.
 func (s *Service) AppendMessages(ctx context.Context, req store.MessagesRequest) (*store.MessagesResponse, error) {
 	if req.Now == nil {
 		req.Now = s.clock
@@ -429,7 +437,7 @@ func (s *Service) AppendMessages(ctx context.Context, req store.MessagesRequest)
 	if req.Retry == nil {
 		req.Retry = s.retryIn(req.Tenant, req.SessionID)
 	}
-	return store.AppendMessages(ctx, s.writer(), req)
+	return store.AppendMessagesWith(ctx, s.st, workingSets{s}, req)
 }
 
 // Pop removes the newest message of a session's working set and returns
@@ -438,7 +446,7 @@ func (s *Service) Pop(ctx context.Context, req store.PopRequest) (*store.PopResp
 	if req.Retry == nil {
 		req.Retry = s.retryIn(req.Tenant, req.SessionID)
 	}
-	return store.Pop(ctx, s.writer(), req)
+	return store.PopWith(ctx, s.st, workingSets{s}, req)
 }
 
 // Read reads a session's log (store.Store.Read).
@@ -453,5 +461,52 @@ func (s *Service) Clear(ctx context.Context, req store.ClearRequest) (*store.Cle
 	if req.Retry == nil {
 		req.Retry = s.retryIn(req.Tenant, req.SessionID)
 	}
-	return store.Clear(ctx, s.writer(), req)
+	return store.ClearWith(ctx, s.st, workingSets{s}, req)
+}
+
+// workingSets are the working sets the service's message-level writes
+// (AppendMessages, Pop, Clear) change: the context cache's, and what they
+// append goes to the cache as it is written.
+type workingSets struct{ s *Service }
+
+// OpenActions implements store.WorkingSets from the session's cached
+// memory, brought up to date with the log (read from the store when the
+// service keeps no cache).
+func (w workingSets) OpenActions(ctx context.Context, key store.Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error) {
+	if w.s.cache.max <= 0 {
+		return store.StoreWorkingSets(w.s.st).OpenActions(ctx, key, msgs, flush)
+	}
+	var open []*agentmem.ActionStep
+	var seq int64
+	err := w.s.cache.with(ctx, key, func(_ *view, st *viewState) {
+		open, seq = st.mem.OpenActions(msgs, flush), st.seq
+	})
+	return open, seq, err
+}
+
+// WorkingSet implements store.WorkingSets from the session's cached
+// memory, brought up to date with the log (read from the store when the
+// service keeps no cache): copies of its steps, the numbers of those that
+// are modified copies, and a Session of which only the key, the user,
+// the creation time and LastSeq are set.
+func (w workingSets) WorkingSet(ctx context.Context, key store.Key) (*store.ReadResponse, error) {
+	if w.s.cache.max <= 0 {
+		return store.StoreWorkingSets(w.s.st).WorkingSet(ctx, key)
+	}
+	var resp *store.ReadResponse
+	err := w.s.cache.with(ctx, key, func(v *view, st *viewState) {
+		resp = &store.ReadResponse{Steps: st.mem.Steps(),
+			Session: &store.Session{Tenant: key.Tenant, ID: key.ID, UserID: st.user, CreatedAt: st.created, LastSeq: st.seq}}
+		for _, s := range resp.Steps {
+			if n := s.Info().Number; v.copies[n] {
+				resp.Replaced = append(resp.Replaced, int64(n))
+			}
+		}
+	})
+	return resp, err
+}
+
+// Appended implements store.WorkingSets.
+func (w workingSets) Appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
+	w.s.appended(ctx, req, resp)
 }

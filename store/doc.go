@@ -81,7 +81,11 @@
 // session of many tool calls completed one by one stores each copy once.
 // Pop removes the newest message of the working set, recorded as a
 // compaction entry too (an amendment when it is one tool result). Both work over any Store, a client
-// of the HTTP API included.
+// of the HTTP API included. They read the working set from the store on
+// each try; AppendMessagesWith, PopWith and ClearWith take it from a
+// WorkingSets instead, as package sessions gives the working sets its
+// cache holds, so that a tool result sent on its own costs what it
+// stores, not the length of the session.
 //
 // # Conversations and agents
 //

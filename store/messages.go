@@ -117,6 +117,62 @@ type MessagesResponse struct {
 // ExpectedLastSeq does not hold, a *ContendedError when other writers
 // got ahead of every try). Nothing is stored when it fails.
 func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*MessagesResponse, error) {
+	return AppendMessagesWith(ctx, st, StoreWorkingSets(st), req)
+}
+
+// WorkingSets gives the message-level writes of this package
+// (AppendMessagesWith, PopWith, ClearWith) the working sets of the
+// sessions they change, as of each try, and learns what they appended.
+// StoreWorkingSets reads them from the store on every try; package
+// sessions gives the ones its cache holds, brought up to date with the
+// log, and adds what was appended to them, so that a tool result sent on
+// its own costs what it stores, not the length of the session.
+//
+// Whatever it gives, the log decides: a write that changes what it read
+// appends conditionally on the LastSeq it read, and one that another
+// writer got ahead of asks again.
+type WorkingSets interface {
+	// OpenActions returns the actions of a session's working set that a
+	// fold of msgs may give results to (agentmem.OpenActions, or a choice
+	// the messages fold against the same way, as
+	// agentmem.Memory.OpenActions), as copies the caller may change, and
+	// the session's LastSeq as of that working set.
+	OpenActions(ctx context.Context, key Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error)
+	// WorkingSet returns a session's working set as a Read with
+	// WorkingSet returns it: its Steps, Replaced and Session (of which
+	// the writes use the LastSeq). The caller may change the steps.
+	WorkingSet(ctx context.Context, key Key) (*ReadResponse, error)
+	// Appended is told of each append of these writes that stored
+	// entries (not of a retry that found them stored): the request as it
+	// was appended and the store's response.
+	Appended(ctx context.Context, req AppendRequest, resp *AppendResponse)
+}
+
+// StoreWorkingSets returns the WorkingSets that read each working set
+// from st (a Read with WorkingSet) and are told of nothing.
+func StoreWorkingSets(st Store) WorkingSets { return storeWorkingSets{st} }
+
+type storeWorkingSets struct{ st Store }
+
+func (w storeWorkingSets) OpenActions(ctx context.Context, key Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error) {
+	ws, err := w.WorkingSet(ctx, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	return agentmem.OpenActions(ws.Steps, msgs, flush), ws.Session.LastSeq, nil
+}
+
+func (w storeWorkingSets) WorkingSet(ctx context.Context, key Key) (*ReadResponse, error) {
+	return readWorkingSet(ctx, w.st, key.Tenant, key.ID)
+}
+
+func (storeWorkingSets) Appended(context.Context, AppendRequest, *AppendResponse) {}
+
+// AppendMessagesWith is AppendMessages with the working sets that ws
+// gives: it folds the messages against the open actions ws returns, and
+// tells ws of what it appended. st is the store it appends to and reads
+// an idempotency key's earlier request from.
+func AppendMessagesWith(ctx context.Context, st Store, ws WorkingSets, req MessagesRequest) (*MessagesResponse, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
@@ -149,14 +205,13 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 	// appends them; the amendment of a stored action is conditional on
 	// that working set.
 	once := func() (*MessagesResponse, error) {
-		var ws *ReadResponse
 		var open []*agentmem.ActionStep
+		var last int64 // the LastSeq open reflects
 		if needState {
 			var err error
-			if ws, err = readWorkingSet(ctx, st, req.Tenant, req.SessionID); err != nil {
+			if open, last, err = ws.OpenActions(ctx, Key{Tenant: req.Tenant, ID: req.SessionID}, req.Messages, req.Flush); err != nil {
 				return nil, err
 			}
-			open = openActions(ws.Steps, req.Messages, req.Flush)
 		}
 		f, err := agentmem.FoldMessages(open, req.Messages, agentmem.FoldOptions{KeepPending: true, Flush: req.Flush, NewID: stepIDs(req), Now: now})
 		if err != nil {
@@ -180,14 +235,13 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 					return out, kerr
 				}
 			}
-			out.LastSeq = ws.Session.LastSeq
+			out.LastSeq = last
 			return out, nil
 		}
 		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant, Idempotency: key}
 		if len(f.Updated) > 0 {
 			ar.Compaction = amendment(f.Updated)
 			if ar.ExpectedLastSeq == nil {
-				last := ws.Session.LastSeq
 				ar.ExpectedLastSeq = &last
 			}
 			for _, u := range f.Updated {
@@ -197,6 +251,9 @@ func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*Messag
 		resp, err := st.Append(ctx, ar)
 		if err != nil {
 			return nil, err
+		}
+		if !resp.Retried {
+			ws.Appended(ctx, ar, resp)
 		}
 		if resp.Retried && key != nil {
 			return retriedMessages(ctx, st, req, resp, f.Repeated)
@@ -277,34 +334,6 @@ func answersEarlierCalls(msgs []agentmem.Message) bool {
 		}
 	}
 	return false
-}
-
-// openActions picks the actions of a working set that the messages may
-// answer: those that made a call a tool message names (answered or not,
-// so that a retried result is recognised) and, with flush, every pending
-// one.
-func openActions(ws []agentmem.Step, msgs []agentmem.Message, flush bool) []*agentmem.ActionStep {
-	named := map[string]bool{}
-	for _, m := range msgs {
-		if m.Role == agentmem.RoleTool {
-			named[m.ToolCallID] = true
-		}
-	}
-	var open []*agentmem.ActionStep
-	for _, s := range ws {
-		a, ok := s.(*agentmem.ActionStep)
-		if !ok || len(a.ToolCalls) == 0 {
-			continue
-		}
-		pick := flush && a.Pending()
-		for _, c := range a.ToolCalls {
-			pick = pick || named[c.ID]
-		}
-		if pick {
-			open = append(open, a)
-		}
-	}
-	return open
 }
 
 // stepIDs returns the ID maker of a request's new steps: KEY/0, KEY/1,
@@ -415,11 +444,17 @@ type PopResponse struct {
 // *ContendedError). A session whose working set is empty is
 // ErrNothingToPop.
 func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
+	return PopWith(ctx, st, StoreWorkingSets(st), req)
+}
+
+// PopWith is Pop with the working sets that ws gives (see
+// AppendMessagesWith).
+func PopWith(ctx context.Context, st Store, ws WorkingSets, req PopRequest) (*PopResponse, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	var out *PopResponse
-	resp, err := rewriteWorkingSet(ctx, st, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "pop", func(ws *ReadResponse) (*CompactionRecord, error) {
+	resp, err := rewriteWorkingSet(ctx, st, ws, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "pop", func(ws *ReadResponse) (*CompactionRecord, error) {
 		if len(ws.Steps) == 0 {
 			return nil, fmt.Errorf("session %s: %w", req.SessionID, ErrNothingToPop)
 		}
@@ -493,11 +528,17 @@ type ClearResponse struct {
 // ahead of reads the working set again and retries, within req.Retry
 // (then a *ContendedError).
 func Clear(ctx context.Context, st Store, req ClearRequest) (*ClearResponse, error) {
+	return ClearWith(ctx, st, StoreWorkingSets(st), req)
+}
+
+// ClearWith is Clear with the working sets that ws gives (see
+// AppendMessagesWith).
+func ClearWith(ctx context.Context, st Store, ws WorkingSets, req ClearRequest) (*ClearResponse, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	out := &ClearResponse{}
-	resp, err := rewriteWorkingSet(ctx, st, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "clear", func(ws *ReadResponse) (*CompactionRecord, error) {
+	resp, err := rewriteWorkingSet(ctx, st, ws, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "clear", func(ws *ReadResponse) (*CompactionRecord, error) {
 		out.Removed = make([]int64, len(ws.Steps))
 		for i, s := range ws.Steps {
 			out.Removed[i] = int64(s.Info().Number)
@@ -518,17 +559,18 @@ func Clear(ctx context.Context, st Store, req ClearRequest) (*ClearResponse, err
 }
 
 // rewriteWorkingSet appends the compaction record that change makes of a
-// session's working set, conditionally on the working set read: with
-// expected, only if the session's LastSeq is that (ErrConflict
-// otherwise); without, a write that another writer got ahead of reads the
-// working set again and calls change again, within retry (op names it).
-// A nil record from change writes nothing (the response is then nil).
-func rewriteWorkingSet(ctx context.Context, st Store, tenant, id string, expected *int64, retry *RetryPolicy, op string, change func(ws *ReadResponse) (*CompactionRecord, error)) (*AppendResponse, error) {
+// session's working set (as sets gives it, and tells sets of the append),
+// conditionally on the working set read: with expected, only if the
+// session's LastSeq is that (ErrConflict otherwise); without, a write
+// that another writer got ahead of reads the working set again and calls
+// change again, within retry (op names it). A nil record from change
+// writes nothing (the response is then nil).
+func rewriteWorkingSet(ctx context.Context, st Store, sets WorkingSets, tenant, id string, expected *int64, retry *RetryPolicy, op string, change func(ws *ReadResponse) (*CompactionRecord, error)) (*AppendResponse, error) {
 	if expected != nil && *expected < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
 	once := func() (*AppendResponse, error) {
-		ws, err := readWorkingSet(ctx, st, tenant, id)
+		ws, err := sets.WorkingSet(ctx, Key{Tenant: tenant, ID: id})
 		if err != nil {
 			return nil, err
 		}
@@ -540,7 +582,12 @@ func rewriteWorkingSet(ctx context.Context, st Store, tenant, id string, expecte
 		if err != nil || rec == nil {
 			return nil, err
 		}
-		return st.Append(ctx, AppendRequest{SessionID: id, Compaction: rec, ExpectedLastSeq: &last, Tenant: tenant})
+		ar := AppendRequest{SessionID: id, Compaction: rec, ExpectedLastSeq: &last, Tenant: tenant}
+		resp, err := st.Append(ctx, ar)
+		if err == nil && !resp.Retried {
+			sets.Appended(ctx, ar, resp)
+		}
+		return resp, err
 	}
 	if expected != nil {
 		return once() // the caller's position: its conflict is the answer

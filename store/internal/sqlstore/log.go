@@ -246,7 +246,12 @@ func (s *Store) checkCompaction(ctx context.Context, q sqldb.Querier, segs []seg
 		replacedSeqs = append(replacedSeqs, n)
 	}
 	found := make(map[int64]agentmem.Step, len(refs))
-	if len(refs) > 0 {
+	if c.Amend {
+		if err := s.findCopied(ctx, q, segs, c, lastSeq, found); err != nil {
+			return err
+		}
+	}
+	if len(refs) > 0 && len(found) < len(refs) {
 		query := `SELECT seq, CASE WHEN ` + s.d.in("seq", 6) + ` THEN body END FROM entries
 			WHERE tenant = $1 AND session_id = $2 AND kind = 'step' AND ` + s.d.in("seq", 3) + ` AND seq > $4 AND seq <= $5`
 		refsArg, replacedArg := s.d.ints(refs), s.d.ints(replacedSeqs)
@@ -286,6 +291,47 @@ func (s *Store) checkCompaction(ctx context.Context, q sqldb.Querier, segs []seg
 	})
 }
 
+// findCopied finds the steps an amendment's copies stand in for by their
+// IDs, with an equality on every column of the step-ID index, and adds
+// those whose sequence number is the copy's to found, decoded. On
+// PostgreSQL, the generic plan of a lookup by sequence numbers (= ANY)
+// on a table whose statistics predate its growth filtered the session's
+// whole log through that index instead; an equality on all of its
+// columns is looked up whatever the statistics say. A copy not found
+// this way is looked up by its sequence number (checkCompaction), so the
+// errors are those of that lookup.
+func (s *Store) findCopied(ctx context.Context, q sqldb.Querier, segs []segment, c *store.CompactionRecord, lastSeq int64, found map[int64]agentmem.Step) error {
+	const query = `SELECT seq, body FROM entries WHERE tenant = $1 AND session_id = $2 AND step_id = $3 AND kind = 'step'`
+	for _, r := range c.Replaced {
+		info := r.Info()
+		n := int64(info.Number)
+		if info.ID == "" || n > lastSeq {
+			continue
+		}
+		for _, sg := range segs {
+			if n <= sg.lo || n > sg.hi {
+				continue
+			}
+			var seq int64
+			var body []byte
+			err := q.QueryRow(ctx, query, sg.tenant, sg.id, info.ID).Scan(&seq, &body)
+			if errors.Is(err, sqldb.ErrNoRows) || (err == nil && seq != n) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			st, err := store.DecodeStep(body)
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", seq, err)
+			}
+			found[seq] = st
+			break
+		}
+	}
+	return nil
+}
+
 // existsStub stands, in checkCompaction's lookup, for a step that exists
 // and has no replacement: store.CheckCompaction reads only the steps that
 // have one.
@@ -293,9 +339,18 @@ var existsStub agentmem.Step = &agentmem.TaskStep{}
 
 // workingSetMember returns store.InWorkingSet for the visible log, to be
 // asked about seqs: it finds the newest full compaction, and reads its
-// record only if one of seqs is not after it.
+// record only if one of seqs is not after it. Only a full compaction
+// after the lowest of seqs matters: the steps after the newest one are
+// in the working set, so the search stops there, and costs the
+// compaction entries after the steps asked about (an amendment of a
+// recent step looks at the few amendments since, not at every one the
+// session has).
 func (s *Store) workingSetMember(ctx context.Context, q sqldb.Querier, segs []segment, seqs []int64) (func(int64) bool, error) {
-	fullSeq, _, err := s.newestFull(ctx, q, segs, false)
+	var above int64
+	if len(seqs) > 0 {
+		above = slices.Min(seqs)
+	}
+	fullSeq, _, err := s.newestFullAfter(ctx, q, segs, false, above)
 	if err != nil {
 		return nil, err
 	}
@@ -316,6 +371,12 @@ func (s *Store) workingSetMember(ctx context.Context, q sqldb.Querier, segs []se
 // entries, telling amendments by the start of their encoding
 // (store.AmendPrefix) without reading them.
 func (s *Store) newestFull(ctx context.Context, q sqldb.Querier, segs []segment, record bool) (int64, *store.CompactionRecord, error) {
+	return s.newestFullAfter(ctx, q, segs, record, 0)
+}
+
+// newestFullAfter is newestFull among the compaction entries after seq
+// above: 0 when none of those is a full record.
+func (s *Store) newestFullAfter(ctx context.Context, q sqldb.Querier, segs []segment, record bool, above int64) (int64, *store.CompactionRecord, error) {
 	cols := "seq, NULL"
 	if record {
 		cols = "seq, body"
@@ -325,9 +386,12 @@ func (s *Store) newestFull(ctx context.Context, q sqldb.Querier, segs []segment,
 		ORDER BY seq DESC LIMIT 1`
 	for i := len(segs) - 1; i >= 0; i-- {
 		sg := segs[i]
+		if sg.hi <= above {
+			break
+		}
 		var seq int64
 		var body []byte
-		err := q.QueryRow(ctx, query, sg.tenant, sg.id, sg.lo, sg.hi).Scan(&seq, &body)
+		err := q.QueryRow(ctx, query, sg.tenant, sg.id, max(sg.lo, above), sg.hi).Scan(&seq, &body)
 		if errors.Is(err, sqldb.ErrNoRows) {
 			continue
 		}
