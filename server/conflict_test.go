@@ -1,15 +1,10 @@
 package server
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/internal/testenv"
-	"github.com/agentmem/agentmem/store/postgres"
-	"github.com/agentmem/agentmem/store/sqlite"
 )
 
 // conflictScenario creates sessions whose ID the tenant already has, by
@@ -46,20 +41,11 @@ func TestConflictOnMemory(t *testing.T) {
 }
 
 func TestConflictOnSQLite(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t)
 	conflictScenario(t, envOn(t, st))
 }
 
 func TestConflictOnPostgres(t *testing.T) {
-	url := testenv.PostgresURL(t)
-	st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := postgresStore(t)
 	conflictScenario(t, envOn(t, st))
 }

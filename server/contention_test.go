@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,11 +12,8 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/postgres"
-	"github.com/agentmem/agentmem/store/sqlite"
 )
 
 // A busy session: writers append to it while the results of its pending
@@ -192,21 +188,12 @@ func TestBusySession(t *testing.T) {
 }
 
 func TestBusySessionOnSQLite(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t)
 	busyScenario(t, newEnv(t, patient(st)))
 }
 
 func TestBusySessionOnPostgres(t *testing.T) {
-	url := testenv.PostgresURL(t)
-	st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := postgresStore(t)
 	busyScenario(t, newEnv(t, patient(st)))
 }
 

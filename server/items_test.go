@@ -2,18 +2,13 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/internal/testenv"
-	"github.com/agentmem/agentmem/store/postgres"
-	"github.com/agentmem/agentmem/store/sqlite"
 )
 
 // The items routes: a session as the Responses-API items the OpenAI
@@ -257,20 +252,11 @@ func TestItems(t *testing.T) {
 }
 
 func TestItemsOnSQLite(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t)
 	itemsScenario(t, envOn(t, st))
 }
 
 func TestItemsOnPostgres(t *testing.T) {
-	url := testenv.PostgresURL(t)
-	st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := postgresStore(t)
 	itemsScenario(t, envOn(t, st))
 }

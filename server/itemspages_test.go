@@ -1,17 +1,12 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/internal/testenv"
-	"github.com/agentmem/agentmem/store/postgres"
-	"github.com/agentmem/agentmem/store/sqlite"
 )
 
 // userItems returns n user message items, "<prefix>0" to "<prefix>n-1".
@@ -75,21 +70,12 @@ func TestItemsPages(t *testing.T) {
 }
 
 func TestItemsPagesOnSQLite(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t)
 	itemsPagesScenario(t, envOn(t, st))
 }
 
 func TestItemsPagesOnPostgres(t *testing.T) {
-	url := testenv.PostgresURL(t)
-	st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := postgresStore(t)
 	itemsPagesScenario(t, envOn(t, st))
 }
 

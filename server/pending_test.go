@@ -292,11 +292,7 @@ func TestPop(t *testing.T) {
 }
 
 func TestPendingOnSQLite(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t)
 	e := envOn(t, st)
 	itemByItem(t, e)
 	concurrentResults(t, e)
@@ -304,12 +300,7 @@ func TestPendingOnSQLite(t *testing.T) {
 }
 
 func TestPendingOnPostgres(t *testing.T) {
-	url := testenv.PostgresURL(t)
-	st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := postgresStore(t)
 	e := envOn(t, st)
 	itemByItem(t, e)
 	concurrentResults(t, e)
@@ -317,6 +308,31 @@ func TestPendingOnPostgres(t *testing.T) {
 }
 
 // envOn returns an env whose server uses st.
+// sqliteStore opens a new SQLite store for the test, closed when it ends.
+func sqliteStore(t *testing.T) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// postgresStore opens the test database's store in a schema of its own,
+// closed when the test ends; without PostgreSQL the test is skipped (or
+// fails in CI).
+func postgresStore(t *testing.T) store.Store {
+	t.Helper()
+	url := testenv.PostgresURL(t)
+	st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func envOn(t *testing.T, st store.Store) *env {
 	t.Helper()
 	return newEnv(t, func(c *Config) { c.Store = st })
