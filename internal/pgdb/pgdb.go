@@ -45,7 +45,7 @@ var ConfigHook func(*pgxpool.Config)
 // or postgresql:// URL, or a key=value connection string, as pgx accepts).
 // With a schema, every connection of the pool has it as its search_path,
 // so unqualified table names resolve to it; the schema is not created
-// here (migrate.Postgres creates it). maxConns > 0 caps the pool.
+// here (Migrate creates it). maxConns > 0 caps the pool.
 func Open(ctx context.Context, connString, schema string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {

@@ -32,7 +32,7 @@ func OpenPostgres(ctx context.Context, connString, schema string, maxConns int32
 	if err != nil {
 		return nil, err
 	}
-	if err := migrate.Postgres(ctx, pool, schema, set); err != nil {
+	if err := pgdb.Migrate(ctx, pool, schema, set); err != nil {
 		pool.Close()
 		return nil, err
 	}
