@@ -2,6 +2,12 @@
 // agentmem component that keeps data in PostgreSQL needs them: an
 // optional schema as every connection's search_path, and connection
 // errors that never quote a password.
+//
+// It is also where PostgreSQL meets internal/sqldb and internal/migrate:
+// SQLDB is the sqldb.DB the backends are written against, Dialect its
+// dialect, Migrate the migration runner (with the Citus layout). This
+// package and pgx are what a PostgreSQL backend links, and no SQLite
+// backend does.
 package pgdb
 
 import (
