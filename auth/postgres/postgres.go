@@ -11,7 +11,6 @@ import (
 	"github.com/agentmem/agentmem/auth/internal/sqlkeys"
 	"github.com/agentmem/agentmem/internal/migrate"
 	"github.com/agentmem/agentmem/internal/pgdb"
-	"github.com/agentmem/agentmem/internal/sqldb"
 )
 
 //go:embed migrations/*.sql
@@ -52,7 +51,7 @@ var _ auth.KeyStore = (*Store)(nil)
 // schema ("" for the default search_path) holding the table, and brings
 // the table up to date.
 func Open(ctx context.Context, connString, schema string) (*Store, error) {
-	db, err := sqldb.OpenPostgres(ctx, connString, schema, maxConns, migrations)
+	db, err := pgdb.OpenSQLDB(ctx, connString, schema, maxConns, migrations)
 	if err != nil {
 		return nil, err
 	}

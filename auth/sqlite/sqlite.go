@@ -8,7 +8,6 @@ import (
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/auth/internal/sqlkeys"
 	"github.com/agentmem/agentmem/internal/migrate"
-	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 )
 
@@ -40,9 +39,9 @@ var _ auth.KeyStore = (*Store)(nil)
 // Open opens (creating it if needed) the SQLite database at path, or
 // sqlitedb.MemoryPath, and brings the key table up to date.
 func Open(ctx context.Context, path string, opts sqlitedb.Options) (*Store, error) {
-	db, err := sqldb.OpenSQLite(ctx, path, opts, migrations)
+	db, err := sqlitedb.OpenSQLDB(ctx, path, opts, migrations)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Store: sqlkeys.New(db), db: db.SQLite()}, nil
+	return &Store{Store: sqlkeys.New(db), db: db.DB()}, nil
 }

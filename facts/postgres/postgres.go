@@ -9,7 +9,6 @@ import (
 	"github.com/agentmem/agentmem/facts/internal/sqlfacts"
 	"github.com/agentmem/agentmem/internal/migrate"
 	"github.com/agentmem/agentmem/internal/pgdb"
-	"github.com/agentmem/agentmem/internal/sqldb"
 )
 
 //go:embed migrations/*.sql
@@ -61,7 +60,7 @@ var _ facts.Store = (*Store)(nil)
 // Open connects to the database connString names and brings the facts
 // tables up to date.
 func Open(ctx context.Context, connString string, opts Options) (*Store, error) {
-	db, err := sqldb.OpenPostgres(ctx, connString, opts.Schema, opts.MaxConns, migrations)
+	db, err := pgdb.OpenSQLDB(ctx, connString, opts.Schema, opts.MaxConns, migrations)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/facts/internal/sqlfacts"
 	"github.com/agentmem/agentmem/internal/migrate"
-	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 )
 
@@ -56,7 +55,7 @@ var _ facts.Store = (*Store)(nil)
 // Open opens (creating it if needed) the SQLite database at path, or
 // sqlitedb.MemoryPath, and brings the facts tables up to date.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
-	db, err := sqldb.OpenSQLite(ctx, path, opts, migrations)
+	db, err := sqlitedb.OpenSQLDB(ctx, path, opts, migrations)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 // Package migrate applies the embedded SQL migrations of agentmem's
 // database backends (sessions, recall, facts, keys), for SQLite and for
-// PostgreSQL, with one runner.
+// PostgreSQL, by one set of rules.
+//
+// SQLite's runner is here (SQLite), over database/sql; PostgreSQL's is
+// pgdb.Migrate, beside the pgx driver it needs, so that this package
+// imports no database driver and a SQLite backend does not link pgx.
 //
 // Each component has its own numbered migrations (NNNN_name.sql, from 1,
 // without gaps) and its own row set in one table, agentmem_migrations
@@ -33,15 +37,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ErrSchemaTooNew is returned when a component's schema in the database
@@ -139,9 +139,10 @@ func MustLoad(component string, fsys fs.FS, dir string) *Set {
 	return s
 }
 
-// legacyComponent is the component whose migrations an older agentmem
+// LegacyComponent is the component whose migrations an older agentmem
 // recorded in a schema_migrations table of its own: the session store's.
-const legacyComponent = "sessions"
+// A runner that finds that table adopts its rows as this component's.
+const LegacyComponent = "sessions"
 
 // SQLite brings the set's schema up to date in one write transaction. The
 // database should be opened so that transactions take the write lock
@@ -170,7 +171,7 @@ func SQLite(ctx context.Context, db *sql.DB, set *Set) error {
 	}
 	if legacy > 0 {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO `+Table+` (component, version, name, applied_at)
-			SELECT ?, version, name, applied_at FROM schema_migrations`, legacyComponent); err != nil {
+			SELECT ?, version, name, applied_at FROM schema_migrations`, LegacyComponent); err != nil {
 			return fmt.Errorf("migrate %s: adopting schema_migrations: %w", set.Component, err)
 		}
 		if _, err := tx.ExecContext(ctx, "DROP TABLE schema_migrations"); err != nil {
@@ -181,7 +182,7 @@ func SQLite(ctx context.Context, db *sql.DB, set *Set) error {
 	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM "+Table+" WHERE component = ?", set.Component).Scan(&current); err != nil {
 		return fmt.Errorf("migrate %s: %w", set.Component, err)
 	}
-	if err := checkVersion(set, current, "the database"); err != nil {
+	if err := set.CheckVersion(current, "the database"); err != nil {
 		return err
 	}
 	if current == set.Version() && legacy == 0 {
@@ -201,188 +202,13 @@ func SQLite(ctx context.Context, db *sql.DB, set *Set) error {
 	return nil
 }
 
-// lockKey is the advisory lock that serializes migrations of one schema:
-// several servers that start at once migrate one after the other, and the
-// later ones find nothing left to do. Every component of a schema shares
-// it, since they share the migrations table.
-func lockKey(schema string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("agentmem migrations\x00" + schema))
-	return int64(h.Sum64())
-}
-
-// Postgres brings the set's schema up to date in one transaction, holding
-// a transaction-scoped advisory lock. schema is the schema the tables live
-// in ("" for the connection's search_path), created when missing; the
-// pool's connections must have it first in their search_path.
-func Postgres(ctx context.Context, pool *pgxpool.Pool, schema string, set *Set) error {
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("migrate %s: %w", set.Component, err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(schema)); err != nil {
-		return fmt.Errorf("migrate %s: lock: %w", set.Component, err)
-	}
-	if schema != "" {
-		// Under the lock, so that concurrent openers do not race to
-		// create it. Only when missing: CREATE SCHEMA IF NOT EXISTS
-		// needs the CREATE privilege on the database even when the
-		// schema exists, which a user given a schema may not have.
-		var exists bool
-		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists); err != nil {
-			return fmt.Errorf("migrate %s: %w", set.Component, err)
-		}
-		if !exists {
-			if _, err := tx.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
-				return fmt.Errorf("migrate %s: create schema %q: %w", set.Component, schema, err)
-			}
-		}
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+Table+` (
-		component  text        NOT NULL,
-		version    integer     NOT NULL,
-		name       text        NOT NULL,
-		applied_at timestamptz NOT NULL DEFAULT now(),
-		PRIMARY KEY (component, version)
-	)`); err != nil {
-		return fmt.Errorf("migrate %s: %w", set.Component, err)
-	}
-	var legacy bool
-	if err := tx.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&legacy); err != nil {
-		return fmt.Errorf("migrate %s: %w", set.Component, err)
-	}
-	if legacy {
-		if _, err := tx.Exec(ctx, `INSERT INTO `+Table+` (component, version, name, applied_at)
-			SELECT $1, version, name, applied_at FROM schema_migrations ON CONFLICT DO NOTHING`, legacyComponent); err != nil {
-			return fmt.Errorf("migrate %s: adopting schema_migrations: %w", set.Component, err)
-		}
-		if _, err := tx.Exec(ctx, "DROP TABLE schema_migrations"); err != nil {
-			return fmt.Errorf("migrate %s: adopting schema_migrations: %w", set.Component, err)
-		}
-	}
-	var current int
-	if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+Table+" WHERE component = $1", set.Component).Scan(&current); err != nil {
-		return fmt.Errorf("migrate %s: %w", set.Component, err)
-	}
-	where := "schema (default)"
-	if schema != "" {
-		where = fmt.Sprintf("schema %q", schema)
-	}
-	if err := checkVersion(set, current, where); err != nil {
-		return err
-	}
-	for _, m := range set.Migrations[current:] {
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return fmt.Errorf("migrate %s: %s: %w", set.Component, m.Name, err)
-		}
-		if _, err := tx.Exec(ctx, "INSERT INTO "+Table+" (component, version, name) VALUES ($1, $2, $3)", set.Component, m.Version, m.Name); err != nil {
-			return fmt.Errorf("migrate %s: %s: %w", set.Component, m.Name, err)
-		}
-	}
-	if err := distribute(ctx, tx, set, current == 0); err != nil {
-		return fmt.Errorf("migrate %s: citus: %w", set.Component, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("migrate %s: commit: %w", set.Component, err)
-	}
-	return nil
-}
-
-func checkVersion(set *Set, current int, where string) error {
+// CheckVersion returns ErrSchemaTooNew, naming where ("the database",
+// "schema \"a\""), when current, the component's version recorded there,
+// is newer than the set: a runner checks it before it migrates.
+func (set *Set) CheckVersion(current int, where string) error {
 	if current > set.Version() {
 		return fmt.Errorf("%w: %s has %s at schema version %d, this binary knows versions up to %d; upgrade agentmem",
 			ErrSchemaTooNew, where, set.Component, current, set.Version())
-	}
-	return nil
-}
-
-// IsCitus reports whether the database q is connected to has the citus
-// extension: a Citus coordinator.
-func IsCitus(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}) (bool, error) {
-	var ok bool
-	err := q.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&ok)
-	return ok, err
-}
-
-// distribute lays the set's tables out on Citus (see the package
-// documentation), in the migration's transaction; fresh says the
-// component's migrations started from nothing in it. On PostgreSQL
-// without Citus, or for a set without a layout, it does nothing.
-func distribute(ctx context.Context, tx pgx.Tx, set *Set, fresh bool) error {
-	if set.Citus == nil {
-		return nil
-	}
-	citus, err := IsCitus(ctx, tx)
-	if err != nil || !citus {
-		return err
-	}
-	marker := set.Component + ".citus"
-	var laidOut bool
-	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+Table+" WHERE component = $1)", marker).Scan(&laidOut); err != nil {
-		return err
-	}
-	if !laidOut {
-		if !fresh {
-			return nil // plain tables from before: left as they are
-		}
-		if set.Citus.Prepare != "" {
-			if _, err := tx.Exec(ctx, set.Citus.Prepare); err != nil {
-				return fmt.Errorf("prepare: %w", err)
-			}
-		}
-		if _, err := tx.Exec(ctx, "INSERT INTO "+Table+" (component, version, name) VALUES ($1, 1, 'distributed')", marker); err != nil {
-			return err
-		}
-	}
-	// done: laid out already, or not created yet (by a migration this
-	// binary does not have, or a later one of the set's).
-	done := func(table string) (bool, error) {
-		var ok bool
-		err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NULL
-			OR EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass($1))`, table).Scan(&ok)
-		return ok, err
-	}
-	for _, t := range set.Citus.Reference {
-		if ok, err := done(t); err != nil || ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := tx.Exec(ctx, "SELECT create_reference_table($1)", t); err != nil {
-			return fmt.Errorf("create_reference_table(%s): %w", t, err)
-		}
-	}
-	// Co-located with the tenant tables the schema has (every
-	// component's), else in a new co-location group: not Citus's
-	// default group, which a concurrent DROP of other tables in it can
-	// delete under this transaction.
-	var peer *string
-	if err := tx.QueryRow(ctx, `SELECT p.logicalrelid::regclass::text FROM pg_dist_partition p
-		JOIN pg_class c ON c.oid = p.logicalrelid
-		WHERE c.relnamespace = current_schema()::regnamespace AND p.partmethod = 'h'
-		ORDER BY p.logicalrelid LIMIT 1`).Scan(&peer); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return err
-	}
-	for _, t := range set.Citus.Distributed {
-		if ok, err := done(t); err != nil || ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		with := "none"
-		if peer != nil {
-			with = *peer
-		}
-		if _, err := tx.Exec(ctx, "SELECT create_distributed_table($1, 'tenant', colocate_with => $2)", t, with); err != nil {
-			return fmt.Errorf("create_distributed_table(%s): %w", t, err)
-		}
-		peer = &t
 	}
 	return nil
 }

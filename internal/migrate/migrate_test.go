@@ -1,4 +1,4 @@
-package migrate
+package migrate_test
 
 import (
 	"context"
@@ -9,19 +9,21 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/agentmem/agentmem/internal/migrate"
+	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite"
 )
 
-func testSet(t *testing.T, component string, sqls ...string) *Set {
+func testSet(t *testing.T, component string, sqls ...string) *migrate.Set {
 	t.Helper()
 	fsys := fstest.MapFS{}
 	for i, s := range sqls {
 		fsys[filepath.Join("m", []string{"0001_a.sql", "0002_b.sql", "0003_c.sql"}[i])] = &fstest.MapFile{Data: []byte(s)}
 	}
-	set, err := Load(component, fsys, "m")
+	set, err := migrate.Load(component, fsys, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +37,11 @@ func TestLoadRefusesBadNames(t *testing.T) {
 		"gap":       {"m/0001_a.sql": {Data: []byte("SELECT 1")}, "m/0003_c.sql": {Data: []byte("SELECT 1")}},
 		"empty":     {"m/README": {Data: []byte("x")}},
 	} {
-		if _, err := Load("x", fsys, "m"); err == nil {
+		if _, err := migrate.Load("x", fsys, "m"); err == nil {
 			t.Errorf("%s: Load succeeded", name)
 		}
 	}
-	set, err := Load("x", fstest.MapFS{"m/0002_b.sql": {Data: []byte("B")}, "m/0001_a.sql": {Data: []byte("A")}}, "m")
+	set, err := migrate.Load("x", fstest.MapFS{"m/0002_b.sql": {Data: []byte("B")}, "m/0001_a.sql": {Data: []byte("A")}}, "m")
 	if err != nil || set.Version() != 2 || set.Migrations[0].SQL != "A" || set.Migrations[1].Name != "0002_b" {
 		t.Fatalf("Load: %+v, %v", set, err)
 	}
@@ -61,15 +63,15 @@ func TestSQLiteComponents(t *testing.T) {
 	a1 := testSet(t, "a", "CREATE TABLE a1 (x INTEGER)")
 	b := testSet(t, "b", "CREATE TABLE b1 (x INTEGER)", "CREATE TABLE b2 (x INTEGER)")
 	for range 2 { // the second round is a no-op
-		if err := SQLite(ctx, db, a1); err != nil {
+		if err := migrate.SQLite(ctx, db, a1); err != nil {
 			t.Fatal(err)
 		}
-		if err := SQLite(ctx, db, b); err != nil {
+		if err := migrate.SQLite(ctx, db, b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	a2 := testSet(t, "a", "CREATE TABLE a1 (x INTEGER)", "CREATE TABLE a2 (x INTEGER)")
-	if err := SQLite(ctx, db, a2); err != nil {
+	if err := migrate.SQLite(ctx, db, a2); err != nil {
 		t.Fatal(err)
 	}
 	var n int
@@ -77,12 +79,12 @@ func TestSQLiteComponents(t *testing.T) {
 	if n != 4 {
 		t.Fatalf("%d of 4 tables", n)
 	}
-	db.QueryRow("SELECT count(*) FROM " + Table).Scan(&n)
+	db.QueryRow("SELECT count(*) FROM " + migrate.Table).Scan(&n)
 	if n != 4 {
 		t.Fatalf("%d migration rows, want 4", n)
 	}
 	// The older binary that knows only a1 refuses the newer schema.
-	if err := SQLite(ctx, db, a1); !errors.Is(err, ErrSchemaTooNew) {
+	if err := migrate.SQLite(ctx, db, a1); !errors.Is(err, migrate.ErrSchemaTooNew) {
 		t.Fatalf("older set: %v, want ErrSchemaTooNew", err)
 	}
 }
@@ -91,7 +93,7 @@ func TestSQLiteFailedMigrationChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	db := openSQLite(t)
 	bad := testSet(t, "a", "CREATE TABLE a1 (x INTEGER)", "CREATE TABLE nope (")
-	if err := SQLite(ctx, db, bad); err == nil {
+	if err := migrate.SQLite(ctx, db, bad); err == nil {
 		t.Fatal("a broken migration succeeded")
 	}
 	var n int
@@ -113,15 +115,15 @@ func TestSQLiteAdoptsLegacyTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another component first: the legacy rows are adopted all the same.
-	if err := SQLite(ctx, db, testSet(t, "recall", "CREATE TABLE r1 (x INTEGER)")); err != nil {
+	if err := migrate.SQLite(ctx, db, testSet(t, "recall", "CREATE TABLE r1 (x INTEGER)")); err != nil {
 		t.Fatal(err)
 	}
 	sessions := testSet(t, "sessions", "CREATE TABLE s1 (x INTEGER)", "CREATE TABLE s2 (x INTEGER)")
-	if err := SQLite(ctx, db, sessions); err != nil {
+	if err := migrate.SQLite(ctx, db, sessions); err != nil {
 		t.Fatalf("sessions after adoption: %v (migration 1 must not run again)", err)
 	}
 	var n int
-	db.QueryRow("SELECT count(*) FROM " + Table + " WHERE component = 'sessions'").Scan(&n)
+	db.QueryRow("SELECT count(*) FROM " + migrate.Table + " WHERE component = 'sessions'").Scan(&n)
 	if n != 2 {
 		t.Fatalf("%d sessions rows, want 2", n)
 	}
@@ -151,23 +153,23 @@ func TestPostgres(t *testing.T) {
 	a := testSet(t, "a", "CREATE TABLE a1 (x integer)")
 	b := testSet(t, "b", "CREATE TABLE b1 (x integer)", "CREATE TABLE b2 (x integer)")
 	for range 2 {
-		if err := Postgres(ctx, sp, schema, a); err != nil {
+		if err := pgdb.Migrate(ctx, sp, schema, a); err != nil {
 			t.Fatal(err)
 		}
-		if err := Postgres(ctx, sp, schema, b); err != nil {
+		if err := pgdb.Migrate(ctx, sp, schema, b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var n int
-	if err := sp.QueryRow(ctx, "SELECT count(*) FROM "+Table).Scan(&n); err != nil || n != 3 {
+	if err := sp.QueryRow(ctx, "SELECT count(*) FROM "+migrate.Table).Scan(&n); err != nil || n != 3 {
 		t.Fatalf("%d migration rows (%v), want 3", n, err)
 	}
 	older := testSet(t, "b", "CREATE TABLE b1 (x integer)")
-	if err := Postgres(ctx, sp, schema, older); !errors.Is(err, ErrSchemaTooNew) {
+	if err := pgdb.Migrate(ctx, sp, schema, older); !errors.Is(err, migrate.ErrSchemaTooNew) {
 		t.Fatalf("older set: %v, want ErrSchemaTooNew", err)
 	}
 	bad := testSet(t, "c", "CREATE TABLE c1 (x integer)", "CREATE TABLE nope (")
-	if err := Postgres(ctx, sp, schema, bad); err == nil {
+	if err := pgdb.Migrate(ctx, sp, schema, bad); err == nil {
 		t.Fatal("a broken migration succeeded")
 	}
 	if err := sp.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'c1'", schema).Scan(&n); err != nil || n != 0 {
@@ -195,7 +197,7 @@ func TestCitus(t *testing.T) {
 		t.Cleanup(p.Close)
 		return p
 	}
-	layout := Citus{Distributed: []string{"d1", "d2"}, Reference: []string{"r1"},
+	layout := migrate.Citus{Distributed: []string{"d1", "d2"}, Reference: []string{"r1"},
 		Prepare: `ALTER TABLE d1 ALTER COLUMN tenant TYPE text COLLATE "C"`}
 	const (
 		d1 = `CREATE TABLE d1 (tenant text NOT NULL, id text NOT NULL, PRIMARY KEY (tenant, id));
@@ -205,7 +207,7 @@ func TestCitus(t *testing.T) {
 	kinds := func(p *pgxpool.Pool) map[string]string {
 		rows, err := p.Query(ctx, `SELECT c.relname::text, coalesce(d.partmethod::text || '/' || d.colocationid, 'local')
 			FROM pg_class c LEFT JOIN pg_dist_partition d ON d.logicalrelid = c.oid
-			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname <> $1`, Table)
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname <> $1`, migrate.Table)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,15 +221,15 @@ func TestCitus(t *testing.T) {
 
 	fresh := testenv.FreshSchema(t, url)
 	p := open(fresh)
-	if err := Postgres(ctx, p, fresh, testSet(t, "x", d1).WithCitus(layout)); err != nil {
+	if err := pgdb.Migrate(ctx, p, fresh, testSet(t, "x", d1).WithCitus(layout)); err != nil {
 		t.Fatal(err)
 	}
-	if err := Postgres(ctx, p, fresh, testSet(t, "x", d1, d2).WithCitus(layout)); err != nil {
+	if err := pgdb.Migrate(ctx, p, fresh, testSet(t, "x", d1, d2).WithCitus(layout)); err != nil {
 		t.Fatal(err)
 	}
 	// Another component of the schema joins the tenant tables' group.
 	other := testSet(t, "y", `CREATE TABLE y1 (tenant text COLLATE "C" NOT NULL, id text NOT NULL, PRIMARY KEY (tenant, id))`)
-	if err := Postgres(ctx, p, fresh, other.WithCitus(Citus{Distributed: []string{"y1"}})); err != nil {
+	if err := pgdb.Migrate(ctx, p, fresh, other.WithCitus(migrate.Citus{Distributed: []string{"y1"}})); err != nil {
 		t.Fatal(err)
 	}
 	k := kinds(p)
@@ -237,10 +239,10 @@ func TestCitus(t *testing.T) {
 
 	old := testenv.FreshSchema(t, url)
 	p = open(old)
-	if err := Postgres(ctx, p, old, testSet(t, "x", d1)); err != nil {
+	if err := pgdb.Migrate(ctx, p, old, testSet(t, "x", d1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := Postgres(ctx, p, old, testSet(t, "x", d1, d2).WithCitus(layout)); err != nil {
+	if err := pgdb.Migrate(ctx, p, old, testSet(t, "x", d1, d2).WithCitus(layout)); err != nil {
 		t.Fatal(err)
 	}
 	if k := kinds(p); k["d1"] != "local" || k["d2"] != "local" || k["r1"] != "local" {

@@ -2,6 +2,12 @@
 // agentmem component that keeps data in PostgreSQL needs them: an
 // optional schema as every connection's search_path, and connection
 // errors that never quote a password.
+//
+// It is also where PostgreSQL meets internal/sqldb and internal/migrate:
+// SQLDB is the sqldb.DB the backends are written against, Dialect its
+// dialect, Migrate the migration runner (with the Citus layout). This
+// package and pgx are what a PostgreSQL backend links, and no SQLite
+// backend does.
 package pgdb
 
 import (
@@ -45,7 +51,7 @@ var ConfigHook func(*pgxpool.Config)
 // or postgresql:// URL, or a key=value connection string, as pgx accepts).
 // With a schema, every connection of the pool has it as its search_path,
 // so unqualified table names resolve to it; the schema is not created
-// here (migrate.Postgres creates it). maxConns > 0 caps the pool.
+// here (Migrate creates it). maxConns > 0 caps the pool.
 func Open(ctx context.Context, connString, schema string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {

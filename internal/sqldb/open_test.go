@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/migrate"
+	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/internal/testenv"
@@ -38,14 +39,14 @@ func TestOpenMigrated(t *testing.T) {
 		"sqlite": func(t *testing.T) func(set *migrate.Set) (sqldb.DB, error) {
 			path := filepath.Join(t.TempDir(), "m.db")
 			return func(set *migrate.Set) (sqldb.DB, error) {
-				return sqldb.OpenSQLite(ctx, path, sqlitedb.Options{}, set)
+				return sqlitedb.OpenSQLDB(ctx, path, sqlitedb.Options{}, set)
 			}
 		},
 		"postgres": func(t *testing.T) func(set *migrate.Set) (sqldb.DB, error) {
 			url := testenv.PostgresURL(t)
 			schema := testenv.FreshSchema(t, url)
 			return func(set *migrate.Set) (sqldb.DB, error) {
-				return sqldb.OpenPostgres(ctx, url, schema, 2, set)
+				return pgdb.OpenSQLDB(ctx, url, schema, 2, set)
 			}
 		},
 	}

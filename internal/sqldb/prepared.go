@@ -14,7 +14,7 @@ import (
 // reader itself (pgx keeps each connection's prepared statements).
 //
 // Queries built at run time could make the statements grow without end,
-// so past maxStmts of them (as for the write statements, stmtCache) a new
+// so past MaxStmts of them (as for the write statements, stmtCache) a new
 // query runs unprepared.
 type Prepared struct {
 	Querier
@@ -23,11 +23,20 @@ type Prepared struct {
 	count atomic.Int64
 }
 
+// SQLReader is a DB whose reads run on a database/sql pool of a SQLite
+// database (sqlitedb.SQLDB): a Prepared keeps its statements prepared on
+// that pool.
+type SQLReader interface {
+	DB
+	// ReadPool is the pool of the DB's Reader.
+	ReadPool() *sql.DB
+}
+
 // NewPrepared returns a Prepared over db's reader. Close it before db.
 func NewPrepared(db DB) *Prepared {
 	p := &Prepared{Querier: db.Reader()}
-	if s, ok := db.(*SQLiteDB); ok {
-		p.db = s.db.R
+	if s, ok := db.(SQLReader); ok {
+		p.db = s.ReadPool()
 	}
 	return p
 }
@@ -38,7 +47,7 @@ func (p *Prepared) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := p.stmts.Load(query); ok {
 		return st.(*sql.Stmt), nil
 	}
-	if p.count.Load() >= maxStmts {
+	if p.count.Load() >= MaxStmts {
 		return nil, nil
 	}
 	st, err := p.db.PrepareContext(ctx, rebind(query))

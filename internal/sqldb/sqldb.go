@@ -4,12 +4,21 @@
 // Dialect that says what differs between SQLite and PostgreSQL (Citus is
 // PostgreSQL here).
 //
+// The package imports no database driver, so that a backend links only its
+// own database's (a test checks it): SQLite's DB and Dialect are
+// sqlitedb.SQLDB and sqlitedb.Dialect (over modernc.org/sqlite),
+// PostgreSQL's pgdb.SQLDB and pgdb.Dialect (over pgx). What is here is what
+// the components and both databases share, and what needs no more than
+// database/sql: the Queriers over database/sql that rewrite placeholders,
+// the caches of prepared statements (StmtCache, Prepared), Guard, ExecAll
+// and the scanning of times.
+//
 // Queries are written in PostgreSQL's form, with $1, $2, ... placeholders;
 // the SQLite side rewrites them to SQLite's numbered ?1, ?2, ... (which
 // bind by number, as $N does in PostgreSQL). What the two databases spell
 // differently (a JSON or array operator, greatest against max) is chosen
 // by the component from Dialect.Name; how each stores a time is hidden by
-// Dialect.Time and ScanTime.
+// Dialect.Time and Dialect.ScanTime.
 //
 // A DB has a reader and a writer. On SQLite the reader is the pool of
 // read-only connections and the writer the one write connection; on
@@ -65,6 +74,35 @@ type Tx interface {
 	Querier
 }
 
+// Stmt is a statement and its arguments, one of those ExecAll runs.
+type Stmt struct {
+	SQL  string
+	Args []any
+}
+
+// Batcher is a Querier that sends several statements to the database in
+// one round trip: PostgreSQL's (a pgx batch).
+type Batcher interface {
+	// ExecBatch runs stmts, in order, in one round trip, and returns the
+	// first error.
+	ExecBatch(ctx context.Context, stmts []Stmt) error
+}
+
+// ExecAll runs stmts in tx, in order: in one round trip where tx is a
+// Batcher and there is more than one, else one after the other (SQLite
+// runs them in process).
+func ExecAll(ctx context.Context, tx Tx, stmts []Stmt) error {
+	if b, ok := tx.(Batcher); ok && len(stmts) > 1 {
+		return b.ExecBatch(ctx, stmts)
+	}
+	for _, st := range stmts {
+		if _, err := tx.Exec(ctx, st.SQL, st.Args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // DB is an open database.
 type DB interface {
 	// Dialect says which database this is.
@@ -99,9 +137,11 @@ type panicked struct{ v any }
 
 func (p *panicked) Error() string { return fmt.Sprint("panic: ", p.v) }
 
-// guarded runs write with fn made safe to panic: fn's panic ends its
-// transaction as an error would and is raised again here.
-func guarded(ctx context.Context, fn func(ctx context.Context, tx Tx) error,
+// SafeWrite runs write, a DB's way of running a write transaction, with
+// fn made safe to panic: fn's panic ends its transaction as an error
+// would and is raised again in SafeWrite's caller. Every DB's Write goes
+// through it.
+func SafeWrite(ctx context.Context, fn func(ctx context.Context, tx Tx) error,
 	write func(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error) error {
 	var p *panicked
 	err := write(ctx, func(ctx context.Context, tx Tx) (err error) {
@@ -131,9 +171,14 @@ type Dialect struct {
 	// UniqueViolation reports whether err is a unique or primary key
 	// constraint violation, and its message.
 	UniqueViolation func(err error) (string, bool)
-	// timeMicros: times are stored as microseconds since the Unix epoch
-	// (an integer column) rather than as timestamptz.
-	timeMicros bool
+	// TimeMicros says that times are stored as microseconds since the
+	// Unix epoch (an integer column) rather than as timestamptz.
+	TimeMicros bool
+	// TimeDest, when set, is ScanTime's scan destination for the
+	// driver's own scanning, which is cheaper than the sql.Scanner of
+	// the package's ScanTime (pgx boxes every value it hands to one);
+	// nil is the package's ScanTime.
+	TimeDest func(t *time.Time) sql.Scanner
 }
 
 // SQLite and Postgres name the dialects.
@@ -152,14 +197,25 @@ func (d *Dialect) Time(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
-	if d.timeMicros {
+	if d.TimeMicros {
 		return t.UnixMicro()
 	}
 	return t.UTC().Truncate(time.Microsecond)
 }
 
+// ScanTime returns the dialect's scan destination for a time column
+// that sets *t, in UTC; NULL sets the zero time.
+func (d *Dialect) ScanTime(t *time.Time) sql.Scanner {
+	if d.TimeDest != nil {
+		return d.TimeDest(t)
+	}
+	return ScanTime(t)
+}
+
 // ScanTime returns a scan destination for a time column (either
-// database's form) that sets *t, in UTC; NULL sets the zero time.
+// database's form) that sets *t, in UTC; NULL sets the zero time. A
+// component scans with its Dialect's ScanTime, which may be the driver's
+// own.
 func ScanTime(t *time.Time) sql.Scanner { return (*timeDest)(t) }
 
 // ScanNanoTime is ScanTime for a column that SQLite holds as nanoseconds

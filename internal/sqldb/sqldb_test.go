@@ -30,7 +30,7 @@ func openSQLite(t *testing.T) sqldb.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sqldb.NewSQLite(db)
+	s := sqlitedb.NewSQLDB(db)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -46,7 +46,7 @@ func openPostgres(t *testing.T) sqldb.DB {
 	if _, err := pool.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{name}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
-	p := sqldb.NewPostgres(pool)
+	p := pgdb.NewSQLDB(pool)
 	t.Cleanup(func() { p.Close() })
 	return p
 }
@@ -73,6 +73,7 @@ func TestDB(t *testing.T) {
 		t.Run("Write", func(t *testing.T) { checkWrite(t, db) })
 		t.Run("Read", func(t *testing.T) { checkRead(t, db) })
 		t.Run("WritePanics", func(t *testing.T) { checkWritePanics(t, db) })
+		t.Run("ExecAll", func(t *testing.T) { checkExecAll(t, db) })
 	})
 }
 
@@ -109,7 +110,7 @@ func checkTimes(t *testing.T, db sqldb.DB) {
 	for rows.Next() {
 		var k string
 		var ts time.Time
-		if err := rows.Scan(&k, sqldb.ScanTime(&ts)); err != nil {
+		if err := rows.Scan(&k, d.ScanTime(&ts)); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, ts)
@@ -238,5 +239,34 @@ func checkWritePanics(t *testing.T, db sqldb.DB) {
 		return err
 	}); err != nil {
 		t.Fatalf("a write after panicked ones: %v", err)
+	}
+}
+
+// checkExecAll: ExecAll runs a write's statements in order (PostgreSQL's
+// in one batch) and returns the first one's error, whose write is then
+// undone whole.
+func checkExecAll(t *testing.T, db sqldb.DB) {
+	ctx := context.Background()
+	insert := func(k string, v int) sqldb.Stmt {
+		return sqldb.Stmt{SQL: `INSERT INTO t (k, v) VALUES ($1, $2)`, Args: []any{k, v}}
+	}
+	update := sqldb.Stmt{SQL: `UPDATE t SET v = v * 10 WHERE k = $1`, Args: []any{"e1"}}
+	if err := db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+		return sqldb.ExecAll(ctx, tx, []sqldb.Stmt{insert("e1", 1), update, insert("e2", 2)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+		return sqldb.ExecAll(ctx, tx, []sqldb.Stmt{insert("e3", 3), insert("e1", 4), insert("e4", 4)})
+	})
+	if _, ok := db.Dialect().UniqueViolation(err); !ok {
+		t.Fatalf("a batch with a duplicate key: %v; want the unique violation", err)
+	}
+	var n, v int64
+	if err := db.Reader().QueryRow(ctx, `SELECT count(*), sum(v) FROM t WHERE k LIKE 'e%'`).Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || v != 12 {
+		t.Fatalf("%d rows summing to %d; want e1 (10, updated in order) and e2 (2), the failed batch's undone", n, v)
 	}
 }

@@ -6,10 +6,11 @@ import (
 	"sync"
 )
 
-// maxStmts bounds the statements a stmtCache keeps: a backend's write
-// statements are a few dozen constant strings, and those built at run time
-// (a placeholder per argument) past the bound are prepared at each use.
-const maxStmts = 256
+// MaxStmts bounds the statements a StmtCache or a Prepared keeps: a
+// backend's statements are a few dozen constant strings, and those built
+// at run time (a placeholder per argument) past the bound are prepared at
+// each use.
+const MaxStmts = 256
 
 // stmtCache keeps statements prepared on SQLite's one write connection,
 // for its write transactions to reuse: preparing a statement (parsing and
@@ -37,7 +38,7 @@ func (c *stmtCache) get(query string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.m[query]
-	if st == nil && !c.closed && len(c.m)+len(c.missed) < maxStmts {
+	if st == nil && !c.closed && len(c.m)+len(c.missed) < MaxStmts {
 		c.missed[query] = true
 	}
 	return st

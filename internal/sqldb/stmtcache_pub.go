@@ -8,8 +8,8 @@ import (
 // StmtCache keeps the statements of a database/sql pool of a SQLite
 // database prepared, for a component that runs its own transactions (the
 // session store's group committer of appends, its reads) rather than
-// Write's and Read's: the cache of a SQLiteDB's writes, given to them.
-// Its Queriers rewrite $N placeholders as the SQLiteDB's do.
+// Write's and Read's, and for the writes of sqlitedb.SQLDB. Its Queriers
+// rewrite $N placeholders as NewSQLiteQuerier's do.
 type StmtCache struct{ c *stmtCache }
 
 // NewStmtCache returns a cache of statements prepared on db. Close closes
@@ -35,12 +35,19 @@ func (c *StmtCache) Warm(ctx context.Context) { c.c.warm(ctx) }
 // unprepared.
 func (c *StmtCache) Close() { c.c.close() }
 
+// Len is how many prepared statements the cache keeps.
+func (c *StmtCache) Len() int {
+	c.c.mu.Lock()
+	defer c.c.mu.Unlock()
+	return len(c.c.m)
+}
+
 // prepare returns the prepared statement of query, preparing it now if it
 // is not yet (within the cache's bound), or nil, and the statement then
 // runs unprepared.
 func (c *stmtCache) prepare(ctx context.Context, query string) *sql.Stmt {
 	c.mu.Lock()
-	st, full := c.m[query], c.closed || len(c.m) >= maxStmts
+	st, full := c.m[query], c.closed || len(c.m) >= MaxStmts
 	c.mu.Unlock()
 	if st != nil || full {
 		return st

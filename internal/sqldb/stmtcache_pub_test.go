@@ -1,4 +1,4 @@
-package sqldb
+package sqldb_test
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 )
 
 // TestStmtCacheQueriers: a StmtCache's transaction Querier runs missed
 // statements unprepared and Warm prepares them for the next transaction;
 // its DB Querier prepares a statement the first time it runs and reuses
-// it; neither keeps more than maxStmts; after Close both still run
+// it; neither keeps more than MaxStmts; after Close both still run
 // statements, unprepared.
 func TestStmtCacheQueriers(t *testing.T) {
 	db, err := sqlitedb.Open(filepath.Join(t.TempDir(), "p.db"), sqlitedb.Options{})
@@ -24,13 +25,10 @@ func TestStmtCacheQueriers(t *testing.T) {
 	if _, err := db.W.ExecContext(ctx, `CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)`); err != nil {
 		t.Fatal(err)
 	}
-	w, r := NewStmtCache(db.W), NewStmtCache(db.R)
-	prepared := func(c *StmtCache, q string) *stmtByQuery {
-		c.c.mu.Lock()
-		defer c.c.mu.Unlock()
-		return &stmtByQuery{st: c.c.m[rebind(q)] != nil, n: len(c.c.m)}
-	}
+	w, r := sqldb.NewStmtCache(db.W), sqldb.NewStmtCache(db.R)
 
+	// Each cache meets one statement first, so that one prepared
+	// statement is that one.
 	const insert = `INSERT INTO t (k, v) VALUES ($1, $2)`
 	for i := range 2 {
 		tx, err := db.W.BeginTx(ctx, nil)
@@ -43,12 +41,12 @@ func TestStmtCacheQueriers(t *testing.T) {
 		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 && prepared(w, insert).st {
+		if i == 0 && w.Len() != 0 {
 			t.Fatal("prepared inside the transaction, which holds the one write connection")
 		}
 		w.Warm(ctx)
-		if !prepared(w, insert).st {
-			t.Fatalf("after transaction %d and Warm the insert is not prepared", i)
+		if w.Len() != 1 {
+			t.Fatalf("after transaction %d and Warm, %d statements prepared; want the insert", i, w.Len())
 		}
 	}
 
@@ -58,38 +56,33 @@ func TestStmtCacheQueriers(t *testing.T) {
 		if err := r.DB().QueryRow(ctx, count, 0).Scan(&n); err != nil || n != 2 {
 			t.Fatalf("count: %d, %v", n, err)
 		}
-		if p := prepared(r, count); !p.st || p.n != 1 {
-			t.Fatalf("the reader's query is not prepared once: %+v", p)
+		if r.Len() != 1 {
+			t.Fatalf("the reader's query is not prepared once: %d statements", r.Len())
 		}
 	}
 	var one int
-	if err := r.DB().QueryRow(ctx, `SELECT 1 FROM t WHERE k = $1`, "zz").Scan(&one); err != ErrNoRows {
+	if err := r.DB().QueryRow(ctx, `SELECT 1 FROM t WHERE k = $1`, "zz").Scan(&one); err != sqldb.ErrNoRows {
 		t.Fatalf("missing row: %v, want ErrNoRows", err)
 	}
-	for i := range maxStmts + 5 {
+	for i := range sqldb.MaxStmts + 5 {
 		if err := r.DB().QueryRow(ctx, fmt.Sprintf(`SELECT %d`, i)).Scan(&one); err != nil || one != i {
 			t.Fatalf("statement %d: %d, %v", i, one, err)
 		}
 	}
-	if p := prepared(r, count); p.n > maxStmts {
-		t.Fatalf("%d statements kept, more than %d", p.n, maxStmts)
+	if r.Len() > sqldb.MaxStmts {
+		t.Fatalf("%d statements kept, more than %d", r.Len(), sqldb.MaxStmts)
 	}
 
 	w.Close()
 	r.Close()
-	if p := prepared(r, count); p.n != 0 {
-		t.Fatalf("%d statements left after Close", p.n)
+	if r.Len() != 0 {
+		t.Fatalf("%d statements left after Close", r.Len())
 	}
 	var n int
 	if err := r.DB().QueryRow(ctx, count, 0).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("count after Close: %d, %v", n, err)
 	}
-	if p := prepared(r, count); p.n != 0 {
+	if r.Len() != 0 {
 		t.Fatal("a closed cache prepared a statement")
 	}
-}
-
-type stmtByQuery struct {
-	st bool
-	n  int
 }

@@ -3,9 +3,8 @@ package sqldb
 import (
 	"context"
 	"database/sql"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"errors"
+	"fmt"
 )
 
 // SQLConn is what *sql.DB, *sql.Tx and *sql.Conn have in common: a
@@ -18,22 +17,70 @@ type SQLConn interface {
 }
 
 // NewSQLiteQuerier returns a Querier over c, a connection or transaction
-// of a SQLite database, that behaves as the Queriers of a SQLiteDB do: it
-// rewrites $N placeholders to ?N before c sees the query, and its Row's
-// Scan returns ErrNoRows. It is for a component that runs its own
-// transactions on SQLite (its own group committer, or statements it keeps
-// prepared) and still writes its queries once.
+// of a SQLite database, that behaves as the Queriers of sqlitedb.SQLDB do
+// (they are made by it): it rewrites $N placeholders to ?N before c sees
+// the query, and its Row's Scan returns ErrNoRows. It is for a component
+// that runs its own transactions on SQLite (its own group committer, or
+// statements it keeps prepared) and still writes its queries once.
 func NewSQLiteQuerier(c SQLConn) Querier { return sqlQuerier{c} }
 
-// PgxConn is what *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn and pgx.Tx have
-// in common.
-type PgxConn interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+// sqlQuerier is a Querier over database/sql.
+type sqlQuerier struct{ c SQLConn }
+
+func (q sqlQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return rowsAffected(q.c.ExecContext(ctx, rebind(query), args...))
 }
 
-// NewPgxQuerier returns a Querier over c, as the Queriers of a PostgresDB
-// are: for a component that runs statements on a connection it holds (a
-// transaction begun in a pipeline of its own, say).
-func NewPgxQuerier(c PgxConn) Querier { return pgQuerier{c} }
+// rowsAffected is the result of Exec.
+func rowsAffected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqldb: rows affected: %w", err)
+	}
+	return n, nil
+}
+
+func (q sqlQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	rows, err := q.c.QueryContext(ctx, rebind(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (q sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return sqlRow{q.c.QueryRowContext(ctx, rebind(query), args...)}
+}
+
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }
+
+type sqlRow struct{ *sql.Row }
+
+func (r sqlRow) Scan(dest ...any) error {
+	if err := r.Row.Scan(dest...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNoRows
+		}
+		return err
+	}
+	return nil
+}
+
+// SQLTx returns the database/sql transaction under tx, a Querier of a
+// transaction made by NewSQLiteQuerier or a StmtCache (as sqlitedb.SQLDB's
+// are), for what only SQLite has; ok is false for any other Tx.
+func SQLTx(tx Tx) (*sql.Tx, bool) {
+	switch q := tx.(type) {
+	case cachedTx:
+		return q.tx, true
+	case sqlQuerier:
+		t, ok := q.c.(*sql.Tx)
+		return t, ok
+	}
+	return nil, false
+}

@@ -13,7 +13,7 @@ import (
 )
 
 // checkQuerier runs the same statements through a Querier made by
-// NewSQLiteQuerier or NewPgxQuerier: placeholders by number, rows
+// NewSQLiteQuerier or pgdb.NewQuerier: placeholders by number, rows
 // affected, a query's rows, and ErrNoRows.
 func checkQuerier(t *testing.T, q sqldb.Querier) {
 	t.Helper()
@@ -71,9 +71,10 @@ func TestNewSQLiteQuerier(t *testing.T) {
 	}
 }
 
-// TestNewPgxQuerier: a Querier over a connection held from a pool, in a
-// transaction begun by a statement, as a pipelined writer does.
-func TestNewPgxQuerier(t *testing.T) {
+// TestPgxQuerier: pgdb.NewQuerier's Querier over a connection held
+// from a pool, in a transaction begun by a statement, as a pipelined
+// writer does.
+func TestPgxQuerier(t *testing.T) {
 	url := testenv.PostgresURL(t)
 	name := testenv.FreshSchema(t, url)
 	ctx := context.Background()
@@ -93,7 +94,7 @@ func TestNewPgxQuerier(t *testing.T) {
 	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)
 	}
-	checkQuerier(t, sqldb.NewPgxQuerier(conn))
+	checkQuerier(t, pgdb.NewQuerier(conn))
 	if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}

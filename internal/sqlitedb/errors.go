@@ -69,3 +69,16 @@ func Exhausted(err error) bool {
 	}
 	return se.Code() == sqlite3.SQLITE_IOERR_NOMEM
 }
+
+// uniqueViolation is Dialect's UniqueViolation: a UNIQUE or PRIMARY KEY
+// constraint failed.
+func uniqueViolation(err error) (string, bool) {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return se.Error(), true
+		}
+	}
+	return "", false
+}

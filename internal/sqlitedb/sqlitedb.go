@@ -3,6 +3,10 @@
 // one writer connection and a pool of readers, WAL, durable commits, and
 // the sqlite:// URL forms. The session store, the recall index, the facts
 // store and the API keys can share one file this way.
+//
+// It is also where SQLite meets internal/sqldb: SQLDB is the sqldb.DB the
+// backends are written against, Dialect its dialect. This package and the
+// driver are what a SQLite backend links, and no PostgreSQL backend does.
 package sqlitedb
 
 import (

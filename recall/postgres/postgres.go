@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/migrate"
+	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/recall/internal/sqlindex"
@@ -89,7 +90,7 @@ const (
 type Backend struct {
 	*sqlindex.Index
 	pool   *pgxpool.Pool
-	db     *sqldb.PostgresDB
+	db     *pgdb.SQLDB
 	schema string
 	log    *slog.Logger
 	// ext is the pgvector extension vector search uses; nil for the
@@ -114,7 +115,7 @@ func open(ctx context.Context, connString string, opts Options, probe prober) (*
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqldb.OpenPostgres(ctx, connString, opts.Schema, opts.MaxConns, migrations)
+	db, err := pgdb.OpenSQLDB(ctx, connString, opts.Schema, opts.MaxConns, migrations)
 	if err != nil {
 		return nil, err
 	}

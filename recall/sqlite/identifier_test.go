@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/migrate"
 	"github.com/agentmem/agentmem/internal/sqldb"
+	"github.com/agentmem/agentmem/internal/sqlitedb"
 )
 
 func TestIdentifier(t *testing.T) {
@@ -48,7 +49,7 @@ func TestMigrationDropsIdentifierRows(t *testing.T) {
 	}
 	v1 := migrate.MustLoad("recall", fstest.MapFS{"m/0001_init.sql": {Data: first}}, "m")
 	path := filepath.Join(t.TempDir(), "recall.db")
-	db, err := sqldb.OpenSQLite(ctx, path, Options{}, v1)
+	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, v1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestMigrationDropsIdentifierRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	db2, err := sqldb.OpenSQLite(ctx, path, Options{}, migrations)
+	db2, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrations)
 	if err != nil {
 		t.Fatal(err)
 	}

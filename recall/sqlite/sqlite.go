@@ -58,7 +58,7 @@ var _ recall.Backend = (*Backend)(nil)
 // Open opens (creating it if needed) the SQLite database at path, or
 // sqlitedb.MemoryPath, and brings the recall tables up to date.
 func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
-	db, err := sqldb.OpenSQLite(ctx, path, opts, migrations)
+	db, err := sqlitedb.OpenSQLDB(ctx, path, opts, migrations)
 	if err != nil {
 		return nil, err
 	}

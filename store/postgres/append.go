@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/pgdb"
-	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
@@ -48,14 +47,14 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 		if err == nil {
 			return resp, nil
 		}
-		if attempt < sqldb.MaxAttempts && (pgdb.Retryable(err) || pgdb.IsUniqueViolation(err)) && ctx.Err() == nil {
+		if attempt < pgdb.MaxAttempts && (pgdb.Retryable(err) || pgdb.IsUniqueViolation(err)) && ctx.Err() == nil {
 			continue
 		}
 		return nil, sqlstore.Err(s.Store, "append", err)
 	}
 }
 
-// An append retries a unique violation too (up to sqldb.MaxAttempts): an
+// An append retries a unique violation too (up to pgdb.MaxAttempts): an
 // entry numbered, or a step ID logged, by another appender of the
 // session that the row lock did not keep out. The lock keeps every other
 // appender out on PostgreSQL, but on Citus an append that locked the
@@ -92,7 +91,7 @@ func (s *Store) appendOnce(ctx context.Context, req store.AppendRequest, encoded
 		abort(conn)
 		return nil, err
 	}
-	resp, rows, err := sqlstore.PlanAppend(ctx, s.Store, sqldb.NewPgxQuerier(conn), sess, req, encoded, own)
+	resp, rows, err := sqlstore.PlanAppend(ctx, s.Store, pgdb.NewQuerier(conn), sess, req, encoded, own)
 	if err != nil {
 		abort(conn)
 		return nil, err

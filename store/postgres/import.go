@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
@@ -15,7 +16,7 @@ import (
 // (sqlstore.Options.InsertEntries: the shared ImportEntries validates,
 // encodes, creates the session and records the feed).
 func copyEntries(ctx context.Context, tx sqldb.Tx, tenant, id string, rows []sqlstore.EntryRow) error {
-	ptx, ok := sqldb.PgxTx(tx)
+	ptx, ok := pgdb.PgxTx(tx)
 	if !ok {
 		return errors.New("import: not a PostgreSQL transaction")
 	}

@@ -5,6 +5,7 @@ import (
 	"embed"
 
 	"github.com/agentmem/agentmem/internal/migrate"
+	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -35,5 +36,5 @@ func SchemaVersion() int { return migrations.Version() }
 // applied or none is. schema is the store's schema ("" for the default
 // search_path), created when missing.
 func migrateDB(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	return migrate.Postgres(ctx, pool, schema, migrations)
+	return pgdb.Migrate(ctx, pool, schema, migrations)
 }

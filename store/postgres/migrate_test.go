@@ -25,7 +25,7 @@ func TestMigrationTenantKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	v2 := &migrate.Set{Component: migrations.Component, Migrations: migrations.Migrations[:2]}
-	if err := migrate.Postgres(ctx, pool, schema, v2); err != nil {
+	if err := pgdb.Migrate(ctx, pool, schema, v2); err != nil {
 		t.Fatal(err)
 	}
 	body := func(id string, seq int) []byte {

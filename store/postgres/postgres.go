@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/pgdb"
-	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/internal/turns"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/internal/sqlstore"
@@ -119,7 +118,7 @@ func newStore(pool *pgxpool.Pool, schema string, clock func() time.Time, dbc *db
 		o.OnClose = dbc.close
 	}
 	return &Store{
-		Store:  sqlstore.New(sqldb.NewPostgres(pool), o),
+		Store:  sqlstore.New(pgdb.NewSQLDB(pool), o),
 		pool:   pool,
 		schema: schema,
 		clock:  clock,

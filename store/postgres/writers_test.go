@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/internal/sqldb"
+	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -162,7 +162,7 @@ func appendExpecting(ctx context.Context, st store.Store, id string, step agentm
 // a trigger that fails the first insert with a unique violation) runs
 // its transaction again, and the step is stored once, instead of the
 // append failing with ErrConflict. A violation that lasts still fails,
-// with ErrConflict, after sqldb.MaxAttempts tries, and stores nothing.
+// with ErrConflict, after pgdb.MaxAttempts tries, and stores nothing.
 func TestAppendRetriesUniqueViolation(t *testing.T) {
 	st := openTest(t, Options{})
 	ctx := context.Background()
@@ -182,7 +182,7 @@ func TestAppendRetriesUniqueViolation(t *testing.T) {
 		END $$`)
 	execSQL(t, st, `CREATE TRIGGER inject_unique BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION inject_unique()`)
 
-	// Two failures, then the insert goes through (sqldb.MaxAttempts is 3).
+	// Two failures, then the insert goes through (pgdb.MaxAttempts is 3).
 	execSQL(t, st, `INSERT INTO inject VALUES (2)`)
 	resp, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{action("a1", "s")}})
 	if err != nil {
@@ -201,8 +201,8 @@ func TestAppendRetriesUniqueViolation(t *testing.T) {
 	if !errors.Is(err, agentmem.ErrConflict) {
 		t.Errorf("append against a lasting unique violation: %v, want ErrConflict", err)
 	}
-	if n := queryInt(t, st, `SELECT last_value FROM inject_calls`); n != 3+sqldb.MaxAttempts {
-		t.Errorf("the insert ran %d times in all, want %d", n, 3+sqldb.MaxAttempts)
+	if n := queryInt(t, st, `SELECT last_value FROM inject_calls`); n != 3+pgdb.MaxAttempts {
+		t.Errorf("the insert ran %d times in all, want %d", n, 3+pgdb.MaxAttempts)
 	}
 	r, err := st.Read(ctx, store.ReadRequest{SessionID: "s"})
 	if err != nil {

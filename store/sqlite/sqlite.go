@@ -117,7 +117,7 @@ func (s *Store) closeDBs() error {
 type conn struct{ s *Store }
 
 // Dialect implements sqldb.DB.
-func (c conn) Dialect() *sqldb.Dialect { return sqldb.SQLiteDialect }
+func (c conn) Dialect() *sqldb.Dialect { return sqlitedb.Dialect }
 
 // Reader implements sqldb.DB.
 func (c conn) Reader() sqldb.Querier { return c.s.rStmts.DB() }

@@ -59,10 +59,10 @@ func (s *Store) Insert(ctx context.Context, rec *auth.Record) error {
 // columns are the api_keys columns, in the order scan reads them.
 const columns = "id, tenant, name, hash, created_at, last_used_at, revoked_at"
 
-func scan(row sqldb.Row) (*auth.Record, error) {
+func (s *Store) scan(row sqldb.Row) (*auth.Record, error) {
 	var r auth.Record
 	if err := row.Scan(&r.ID, &r.Tenant, &r.Name, &r.Hash,
-		sqldb.ScanTime(&r.CreatedAt), sqldb.ScanTime(&r.LastUsedAt), sqldb.ScanTime(&r.RevokedAt)); err != nil {
+		s.d.ScanTime(&r.CreatedAt), s.d.ScanTime(&r.LastUsedAt), s.d.ScanTime(&r.RevokedAt)); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -73,7 +73,7 @@ func (s *Store) Lookup(ctx context.Context, id string) (*auth.Record, error) {
 	if err := s.g.Closed("lookup"); err != nil {
 		return nil, err
 	}
-	r, err := scan(s.g.Reader().QueryRow(ctx, "SELECT "+columns+" FROM api_keys WHERE id = $1", id))
+	r, err := s.scan(s.g.Reader().QueryRow(ctx, "SELECT "+columns+" FROM api_keys WHERE id = $1", id))
 	if errors.Is(err, sqldb.ErrNoRows) {
 		return nil, auth.NotFound(id)
 	}
@@ -101,7 +101,7 @@ func (s *Store) List(ctx context.Context, tenant string) ([]*auth.Key, error) {
 	defer rows.Close()
 	out := []*auth.Key{}
 	for rows.Next() {
-		r, err := scan(rows)
+		r, err := s.scan(rows)
 		if err != nil {
 			return nil, s.g.Err("list", err)
 		}
@@ -118,7 +118,7 @@ func (s *Store) Revoke(ctx context.Context, id string, at time.Time) (*auth.Key,
 	if err := s.g.Closed("revoke"); err != nil {
 		return nil, err
 	}
-	r, err := scan(s.g.Writer().QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1)
+	r, err := s.scan(s.g.Writer().QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1)
 		WHERE id = $2 RETURNING `+columns, s.d.Time(at), id))
 	if errors.Is(err, sqldb.ErrNoRows) {
 		return nil, auth.NotFound(id)

@@ -7,15 +7,13 @@
 // What differs between the databases is small and kept in dialect: how
 // Update serializes the updates of a user (SQLite's single writer needs
 // nothing more; PostgreSQL locks the user's row of facts_users), and that
-// PostgreSQL sends an Update's writes in one round trip (a pgx batch).
+// PostgreSQL sends an Update's writes in one round trip (sqldb.ExecAll).
 package sqlfacts
 
 import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
@@ -76,13 +74,13 @@ const columns = `tenant, id, user_id, text, confidence, created_at, reinforced_a
 
 // scanFact reads a row of columns. A row whose metadata or embedding does
 // not decode is damaged: its error is a *agentmem.DamagedError.
-func scanFact(r sqldb.Row) (facts.Fact, error) {
+func (s *Store) scanFact(r sqldb.Row) (facts.Fact, error) {
 	var (
 		f       facts.Fact
 		md, vec []byte
 	)
-	if err := r.Scan(&f.Tenant, &f.ID, &f.UserID, &f.Text, &f.Confidence, sqldb.ScanTime(&f.CreatedAt), sqldb.ScanTime(&f.ReinforcedAt),
-		&f.Reinforcements, &f.Source.SessionID, &f.Source.StepSeq, &f.Source.Agent, &f.SupersededBy, sqldb.ScanTime(&f.SupersededAt),
+	if err := r.Scan(&f.Tenant, &f.ID, &f.UserID, &f.Text, &f.Confidence, s.d.ScanTime(&f.CreatedAt), s.d.ScanTime(&f.ReinforcedAt),
+		&f.Reinforcements, &f.Source.SessionID, &f.Source.StepSeq, &f.Source.Agent, &f.SupersededBy, s.d.ScanTime(&f.SupersededAt),
 		&md, &vec); err != nil {
 		return f, err
 	}
@@ -99,7 +97,7 @@ func scanFact(r sqldb.Row) (facts.Fact, error) {
 // userFacts reads every fact of a user. A fact that does not decode is
 // left out and reported to ctx (agentmem.ReportDamaged): one damaged fact
 // must not take the user's others with it, in reads or in Update.
-func userFacts(ctx context.Context, q sqldb.Querier, tenant, userID string) ([]facts.Fact, error) {
+func (s *Store) userFacts(ctx context.Context, q sqldb.Querier, tenant, userID string) ([]facts.Fact, error) {
 	rows, err := q.Query(ctx, `SELECT `+columns+` FROM facts WHERE tenant = $1 AND user_id = $2 ORDER BY created_at, id`, tenant, userID)
 	if err != nil {
 		return nil, err
@@ -107,7 +105,7 @@ func userFacts(ctx context.Context, q sqldb.Querier, tenant, userID string) ([]f
 	defer rows.Close()
 	var out []facts.Fact
 	for rows.Next() {
-		f, err := scanFact(rows)
+		f, err := s.scanFact(rows)
 		var d *agentmem.DamagedError
 		if errors.As(err, &d) {
 			agentmem.ReportDamaged(ctx, d)
@@ -146,7 +144,7 @@ func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]fac
 				return err
 			}
 		}
-		current, err := userFacts(ctx, tx, tenant, userID)
+		current, err := s.userFacts(ctx, tx, tenant, userID)
 		if err != nil {
 			return err
 		}
@@ -178,15 +176,9 @@ func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]fac
 	return nil
 }
 
-// stmt is a statement and its arguments.
-type stmt struct {
-	sql  string
-	args []any
-}
-
 // apply writes checked changes in tx.
 func (s *Store) apply(ctx context.Context, tx sqldb.Tx, tenant string, c facts.Changes) error {
-	var stmts []stmt
+	var stmts []sqldb.Stmt
 	for _, f := range c.Put {
 		md, err := rowcodec.Metadata(f.Metadata)
 		if err != nil {
@@ -196,44 +188,26 @@ func (s *Store) apply(ctx context.Context, tx sqldb.Tx, tenant string, c facts.C
 		if md != nil {
 			mdText = string(md)
 		}
-		stmts = append(stmts, stmt{`INSERT INTO facts (` + columns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO facts (` + columns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 			ON CONFLICT (tenant, id) DO UPDATE SET user_id = excluded.user_id, text = excluded.text,
 				confidence = excluded.confidence, created_at = excluded.created_at, reinforced_at = excluded.reinforced_at,
 				reinforcements = excluded.reinforcements, source_session = excluded.source_session,
 				source_step = excluded.source_step, source_agent = excluded.source_agent,
 				superseded_by = excluded.superseded_by, superseded_at = excluded.superseded_at,
 				metadata = excluded.metadata, embedding = excluded.embedding`,
-			[]any{f.Tenant, f.ID, f.UserID, f.Text, f.Confidence, s.d.Time(f.CreatedAt), s.d.Time(f.ReinforcedAt), f.Reinforcements,
+			Args: []any{f.Tenant, f.ID, f.UserID, f.Text, f.Confidence, s.d.Time(f.CreatedAt), s.d.Time(f.ReinforcedAt), f.Reinforcements,
 				f.Source.SessionID, f.Source.StepSeq, f.Source.Agent, f.SupersededBy, s.d.Time(f.SupersededAt),
 				mdText, rowcodec.Vector(f.Embedding)}})
 	}
 	for _, id := range c.Delete {
-		stmts = append(stmts, stmt{`DELETE FROM facts WHERE tenant = $1 AND id = $2`, []any{tenant, id}})
+		stmts = append(stmts, sqldb.Stmt{SQL: `DELETE FROM facts WHERE tenant = $1 AND id = $2`, Args: []any{tenant, id}})
 	}
 	for _, e := range c.Audit {
-		stmts = append(stmts, stmt{`INSERT INTO facts_audit (tenant, user_id, fact_id, action, by_whom, reason, successor, digest, at)
+		stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO facts_audit (tenant, user_id, fact_id, action, by_whom, reason, successor, digest, at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			[]any{e.Tenant, e.UserID, e.FactID, string(e.Action), e.By, e.Reason, e.Successor, e.Digest, s.d.Time(e.At)}})
+			Args: []any{e.Tenant, e.UserID, e.FactID, string(e.Action), e.By, e.Reason, e.Successor, e.Digest, s.d.Time(e.At)}})
 	}
-	return execAll(ctx, tx, stmts)
-}
-
-// execAll runs stmts in tx: on PostgreSQL in one round trip (a batch),
-// on SQLite, in process, one after the other.
-func execAll(ctx context.Context, tx sqldb.Tx, stmts []stmt) error {
-	if ptx, ok := sqldb.PgxTx(tx); ok && len(stmts) > 1 {
-		var b pgx.Batch
-		for _, st := range stmts {
-			b.Queue(st.sql, st.args...)
-		}
-		return ptx.SendBatch(ctx, &b).Close()
-	}
-	for _, st := range stmts {
-		if _, err := tx.Exec(ctx, st.sql, st.args...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sqldb.ExecAll(ctx, tx, stmts)
 }
 
 // Facts implements facts.Store.
@@ -241,7 +215,7 @@ func (s *Store) Facts(ctx context.Context, tenant, userID string) ([]facts.Fact,
 	if err := s.g.Closed("facts"); err != nil {
 		return nil, err
 	}
-	fs, err := userFacts(ctx, s.g.Reader(), tenant, userID)
+	fs, err := s.userFacts(ctx, s.g.Reader(), tenant, userID)
 	if err != nil {
 		return nil, s.g.Err("facts", err)
 	}
@@ -253,7 +227,7 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (facts.Fact, error) 
 	if err := s.g.Closed("get"); err != nil {
 		return facts.Fact{}, err
 	}
-	f, err := scanFact(s.g.Reader().QueryRow(ctx, `SELECT `+columns+` FROM facts WHERE tenant = $1 AND id = $2`, tenant, id))
+	f, err := s.scanFact(s.g.Reader().QueryRow(ctx, `SELECT `+columns+` FROM facts WHERE tenant = $1 AND id = $2`, tenant, id))
 	if errors.Is(err, sqldb.ErrNoRows) {
 		return facts.Fact{}, fmt.Errorf("facts: fact %.80q: %w", id, agentmem.ErrNotFound) // as the memory store says it: no backend's name
 	}
@@ -278,7 +252,7 @@ func (s *Store) Audit(ctx context.Context, tenant, userID string) ([]facts.Audit
 	for rows.Next() {
 		e := facts.AuditEntry{Tenant: tenant, UserID: userID}
 		var action string
-		if err := rows.Scan(&e.Seq, &e.FactID, &action, &e.By, &e.Reason, &e.Successor, &e.Digest, sqldb.ScanTime(&e.At)); err != nil {
+		if err := rows.Scan(&e.Seq, &e.FactID, &action, &e.By, &e.Reason, &e.Successor, &e.Digest, s.d.ScanTime(&e.At)); err != nil {
 			return nil, s.g.Err("audit", err)
 		}
 		e.Action = facts.Action(action)

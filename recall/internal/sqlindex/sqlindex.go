@@ -232,6 +232,7 @@ func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([
 		return nil, x.g.Err(op, err)
 	}
 	defer rows.Close()
+	dialect := x.q.db.Dialect()
 	var out []recall.Doc
 	for rows.Next() {
 		var (
@@ -239,7 +240,7 @@ func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([
 			meta []byte
 			emb  vecScan
 		)
-		if err := rows.Scan(&d.ID, &d.Tenant, &d.Text, &meta, sqldb.ScanTime(&d.Time), &d.Group, &d.Seq, x.q.sql.vecDest(&emb), &d.EmbeddingModel); err != nil {
+		if err := rows.Scan(&d.ID, &d.Tenant, &d.Text, &meta, dialect.ScanTime(&d.Time), &d.Group, &d.Seq, x.q.sql.vecDest(&emb), &d.EmbeddingModel); err != nil {
 			return nil, x.g.Err(op, err)
 		}
 		var bad error

@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmem/agentmem/internal/sqldb"
+	"github.com/agentmem/agentmem/internal/pgdb"
+	"github.com/agentmem/agentmem/internal/sqlitedb"
 )
 
 // TestListArguments: on SQLite a list parameter is JSON that json_each
 // reads back as the values, whatever the strings hold; on PostgreSQL it
 // is the slice itself (an array).
 func TestListArguments(t *testing.T) {
-	lite, pg := dialectOf(sqldb.SQLiteDialect), dialectOf(sqldb.PostgresDialect)
+	lite, pg := dialectOf(sqlitedb.Dialect), dialectOf(pgdb.Dialect)
 	strs := []string{"plain", `quo"te`, `back\\slash`, "ünï", "tab\tnew\nline", "\x00nul", ""}
 	var gotStrs []string
 	if err := json.Unmarshal([]byte(lite.strings(strs).(string)), &gotStrs); err != nil || !slices.Equal(gotStrs, strs) {
@@ -40,7 +41,7 @@ func TestListArguments(t *testing.T) {
 // TestTimes: SQLite's store keeps INTEGER nanoseconds, PostgreSQL
 // timestamptz; both scan back to the same UTC time, NULL to zero.
 func TestTimes(t *testing.T) {
-	lite, pg := dialectOf(sqldb.SQLiteDialect), dialectOf(sqldb.PostgresDialect)
+	lite, pg := dialectOf(sqlitedb.Dialect), dialectOf(pgdb.Dialect)
 	at := time.Date(2026, 11, 24, 12, 0, 0, 123456000, time.FixedZone("x", 3600))
 	if got := lite.time(at); got != at.UnixNano() {
 		t.Fatalf("sqlite argument: %v", got)

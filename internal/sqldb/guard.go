@@ -1,43 +1,9 @@
 package sqldb
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
-
-	"github.com/agentmem/agentmem/internal/migrate"
-	"github.com/agentmem/agentmem/internal/pgdb"
-	"github.com/agentmem/agentmem/internal/sqlitedb"
 )
-
-// OpenSQLite opens (creating it if needed) the SQLite database at path, or
-// sqlitedb.MemoryPath, as sqlitedb.Open does (the components that open
-// one file share its connections), and brings the schema of one
-// component, its migration set, up to date.
-func OpenSQLite(ctx context.Context, path string, opts sqlitedb.Options, set *migrate.Set) (*SQLiteDB, error) {
-	db, err := sqlitedb.OpenMigrated(ctx, path, opts, set)
-	if err != nil {
-		return nil, err
-	}
-	return NewSQLite(db), nil
-}
-
-// OpenPostgres connects to the database connString names, as pgdb.Open
-// does (schema, "" for the default search_path, is created when missing
-// and set on every connection; maxConns caps the pool, zero for pgxpool's
-// default), and brings the schema of one component, its migration set, up
-// to date (on a Citus coordinator, laid out as the set says).
-func OpenPostgres(ctx context.Context, connString, schema string, maxConns int32, set *migrate.Set) (*PostgresDB, error) {
-	pool, err := pgdb.Open(ctx, connString, schema, maxConns)
-	if err != nil {
-		return nil, err
-	}
-	if err := migrate.Postgres(ctx, pool, schema, set); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return NewPostgres(pool), nil
-}
 
 // Guard is a component's DB with what every backend does around it: it
 // is closed once, and then the component's operations fail with the

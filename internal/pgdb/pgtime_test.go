@@ -1,31 +1,30 @@
-package sqldb_test
+package pgdb
 
 import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/agentmem/agentmem/internal/sqldb"
 )
 
 // TestScanTimePostgres scans timestamptz values of PostgreSQL, NULL and
-// infinity among them, into ScanTime, and checks that it costs no more
-// allocations than scanning into a *time.Time (pgx's sql.Scanner path
-// boxes each value).
+// infinity among them, into the Dialect's ScanTime, and checks that it
+// costs no more allocations than scanning into a *time.Time (pgx's
+// sql.Scanner path boxes each value).
 func TestScanTimePostgres(t *testing.T) {
-	db := openPostgres(t)
+	pool, _ := openTest(t)
+	db := NewSQLDB(pool) // closed with the pool
 	ctx := context.Background()
 	at := time.Date(2026, 11, 24, 12, 30, 1, 123456000, time.UTC)
 	var got, null time.Time
 	null = time.Now()
 	if err := db.Reader().QueryRow(ctx, `SELECT $1::timestamptz, NULL::timestamptz`, at).
-		Scan(sqldb.ScanTime(&got), sqldb.ScanTime(&null)); err != nil {
+		Scan(Dialect.ScanTime(&got), Dialect.ScanTime(&null)); err != nil {
 		t.Fatal(err)
 	}
 	if !got.Equal(at) || got.Location() != time.UTC || !null.IsZero() {
 		t.Fatalf("scanned %v (%v) and %v; want %v in UTC and the zero time", got, got.Location(), null, at)
 	}
-	if err := db.Reader().QueryRow(ctx, `SELECT 'infinity'::timestamptz`).Scan(sqldb.ScanTime(&got)); err == nil {
+	if err := db.Reader().QueryRow(ctx, `SELECT 'infinity'::timestamptz`).Scan(Dialect.ScanTime(&got)); err == nil {
 		t.Fatalf("infinity scanned as %v", got)
 	}
 	// The allocations that each row adds to a query of n rows, scanned
@@ -51,7 +50,7 @@ func TestScanTimePostgres(t *testing.T) {
 		return (scan(65) - scan(1)) / 64
 	}
 	plain := perRow(func() any { return &got })
-	if st := perRow(func() any { return sqldb.ScanTime(&got) }); st > plain {
+	if st := perRow(func() any { return Dialect.ScanTime(&got) }); st > plain {
 		t.Errorf("ScanTime costs %.2f allocations a row, a *time.Time %.2f", st, plain)
 	}
 }

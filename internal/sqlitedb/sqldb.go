@@ -1,0 +1,91 @@
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/agentmem/agentmem/internal/migrate"
+	"github.com/agentmem/agentmem/internal/sqldb"
+)
+
+// Dialect is SQLite's sqldb.Dialect.
+var Dialect = &sqldb.Dialect{
+	Name:            sqldb.SQLite,
+	Classify:        Classify,
+	UniqueViolation: uniqueViolation,
+	TimeMicros:      true,
+}
+
+// SQLDB is a sqldb.DB over an open SQLite database: reads on its pool of
+// readers, writes through its one write connection, the write
+// transactions of many goroutines committed together (Group).
+type SQLDB struct {
+	db    *DB
+	group *Group
+	stmts *sqldb.StmtCache
+	r, w  sqldb.Querier
+}
+
+var _ sqldb.SQLReader = (*SQLDB)(nil)
+
+// NewSQLDB returns a sqldb.DB over db, which it closes on Close.
+func NewSQLDB(db *DB) *SQLDB {
+	return &SQLDB{db: db, group: NewGroup(db.W), stmts: sqldb.NewStmtCache(db.W), r: sqldb.NewSQLiteQuerier(db.R), w: sqldb.NewSQLiteQuerier(db.W)}
+}
+
+// OpenSQLDB opens (creating it if needed) the SQLite database at path, or
+// MemoryPath, as Open does (the components that open one file share its
+// connections), brings the schema of one component, its migration set, up
+// to date, and returns a sqldb.DB over it.
+func OpenSQLDB(ctx context.Context, path string, opts Options, set *migrate.Set) (*SQLDB, error) {
+	db, err := OpenMigrated(ctx, path, opts, set)
+	if err != nil {
+		return nil, err
+	}
+	return NewSQLDB(db), nil
+}
+
+// DB returns the database under the SQLDB, for what only SQLite has.
+func (s *SQLDB) DB() *DB { return s.db }
+
+// ReadPool implements sqldb.SQLReader.
+func (s *SQLDB) ReadPool() *sql.DB { return s.db.R }
+
+// Dialect implements sqldb.DB.
+func (s *SQLDB) Dialect() *sqldb.Dialect { return Dialect }
+
+// Reader implements sqldb.DB.
+func (s *SQLDB) Reader() sqldb.Querier { return s.r }
+
+// Writer implements sqldb.DB.
+func (s *SQLDB) Writer() sqldb.Querier { return s.w }
+
+// Read implements sqldb.DB.
+func (s *SQLDB) Read(ctx context.Context, fn func(tx sqldb.Tx) error) error {
+	tx, err := s.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep
+	return fn(sqldb.NewSQLiteQuerier(tx))
+}
+
+// Write implements sqldb.DB. Its transactions reuse the statements
+// prepared on the write connection (sqldb.StmtCache).
+func (s *SQLDB) Write(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
+	err := sqldb.SafeWrite(ctx, fn, func(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
+		return s.group.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return fn(ctx, s.stmts.Tx(tx))
+		})
+	})
+	s.stmts.Warm(context.WithoutCancel(ctx))
+	return err
+}
+
+// Close implements sqldb.DB: it stops the group writer, closes the
+// prepared statements and closes the database.
+func (s *SQLDB) Close() error {
+	s.group.Close()
+	s.stmts.Close()
+	return s.db.Close()
+}
