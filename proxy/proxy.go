@@ -761,7 +761,8 @@ func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.
 }
 
 // recordOnce recognises the request's messages, checks what that would
-// make of the session (checkPlan), then records it.
+// make of the session (checkPlan), then records it in one write
+// conditional on the working set it read (sessions.Service.Record).
 func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	// The ends of the working set first: enough for a request of new
 	// messages only (planNewOnly), the common case after the first.
@@ -785,47 +786,16 @@ func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agent
 	if err := p.checkPlan(ctx, tenant, sid, h, partial, pl, fc); err != nil {
 		return nil, err
 	}
-	last := h.LastSeq
-	rec := &recorded{rule: pl.rule}
-	defer func() { rec.last = last }()
-	if pl.system != nil {
-		amend := &store.CompactionRecord{Amend: true}
-		for i, s := range pl.systemSteps {
-			c := *s
-			c.Content = ""
-			if i == 0 {
-				c.Content = *pl.system
-			}
-			amend.Replaced = append(amend.Replaced, &c)
-		}
-		resp, err := p.svc.Append(ctx, store.AppendRequest{Tenant: tenant, SessionID: sid, Compaction: amend, ExpectedLastSeq: &last})
-		if err != nil {
-			return nil, err
-		}
-		last = resp.LastSeq
+	keep := -1
+	if pl.rule == ruleRewind {
+		keep = pl.from
 	}
-	left := pl.held
-	for pl.rule == ruleRewind && left > pl.from {
-		resp, err := p.svc.Pop(ctx, store.PopRequest{Tenant: tenant, SessionID: sid, ExpectedLastSeq: &last})
-		if err != nil {
-			return nil, err
-		}
-		n := 1
-		if resp.Rest == nil {
-			n = max(1, len(heldStep(resp.Step)))
-		}
-		left -= n
-		rec.rewound += n
-		last = resp.LastSeq
+	resp, err := p.svc.Record(ctx, store.RecordRequest{Tenant: tenant, SessionID: sid, ExpectedLastSeq: h.LastSeq,
+		System: pl.system, Keep: keep, Messages: pl.appended})
+	if err != nil {
+		return nil, err
 	}
-	if add := pl.appended(max(left, 0)); len(add) > 0 {
-		resp, err := p.svc.AppendMessages(ctx, store.MessagesRequest{Tenant: tenant, SessionID: sid, Messages: add, ExpectedLastSeq: &last})
-		if err != nil {
-			return nil, err
-		}
-		rec.appended, last = len(add), resp.LastSeq
-	}
-	return rec, nil
+	return &recorded{rule: pl.rule, appended: resp.Appended, rewound: resp.Rewound, last: resp.LastSeq}, nil
 }
 
 // counterFor returns the tokenizer of a model: o200k_base for OpenAI's

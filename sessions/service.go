@@ -449,6 +449,19 @@ func (s *Service) Pop(ctx context.Context, req store.PopRequest) (*store.PopResp
 	return store.PopWith(ctx, s.st, workingSets{s}, req)
 }
 
+// Record records what a client holds of a session in one conditional
+// write (store.Record): messages taken off, the system prompt replaced and
+// new messages appended, against the session's working set as the context
+// cache holds it. A request without Now gets the service's clock. It is
+// not retried: a caller that compares with the working set first compares
+// again when it loses a race (see Retry).
+func (s *Service) Record(ctx context.Context, req store.RecordRequest) (*store.RecordResponse, error) {
+	if req.Now == nil {
+		req.Now = s.clock
+	}
+	return store.Record(ctx, s.st, workingSets{s}, req)
+}
+
 // Read reads a session's log (store.Store.Read).
 func (s *Service) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	return s.st.Read(ctx, req)
