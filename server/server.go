@@ -217,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 			cacheBytes = -1 // no cache
 		}
 		if s.svc, err = sessions.New(sessions.Config{Store: cfg.Store, Counter: counter, Clock: cfg.Clock, CacheBytes: cacheBytes,
-			MaxContextTokens: cfg.MaxContextTokens, Summarizer: cfg.Summarizer, Logger: cfg.Logger}); err != nil {
+			MaxContextTokens: cfg.MaxContextTokens, Summarizer: cfg.Summarizer, Logger: cfg.Logger, Facts: cfg.Facts, Recall: cfg.Recall}); err != nil {
 			return nil, err
 		}
 		s.ownSvc = true
