@@ -121,8 +121,6 @@ const (
 	// InjectShare is the share of the budget kept for the facts, and
 	// again for the recalled turns, when they are asked for.
 	InjectShare = facts.DefaultShare
-	// maxRecallText bounds the text of one recalled turn injected.
-	maxRecallText = 1000
 	// historyHead and historyTail (plus the request's messages) are the
 	// steps of each end of a session's working set read to recognise a
 	// request of new messages only.
@@ -130,7 +128,7 @@ const (
 )
 
 // RecallHeader introduces the recalled turns in the system prompt.
-const RecallHeader = "Relevant turns from earlier conversations (recalled by search; they may be out of date):"
+const RecallHeader = sessions.RecallHeader
 
 // DefaultContextWindows are the context windows of known models, by name
 // prefix (the longest matching prefix wins).

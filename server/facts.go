@@ -358,4 +358,3 @@ func first(q map[string][]string, name string) string {
 	}
 	return ""
 }
-
