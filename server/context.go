@@ -69,8 +69,13 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	ro, e := s.recallOptions(q)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	c, err := s.svc.Context(r.Context(), sessions.ContextRequest{Tenant: Tenant(r), SessionID: id, Budget: budget,
-		Format: formatName, Counter: counter, TruncateToFill: truncate, Facts: fo})
+		Format: formatName, Counter: counter, TruncateToFill: truncate, Facts: fo, Recall: ro})
 	if err != nil {
 		var be *agentmem.BudgetError
 		switch {
@@ -101,7 +106,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	out := api.ContextResponse{
 		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
+		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq, Recalled: c.Recalled,
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeJSON(w, http.StatusOK, out)

@@ -21,6 +21,8 @@ import (
 const (
 	// MaxFactsK bounds k of a facts search.
 	MaxFactsK = api.MaxFactsK
+	// MaxRecallK bounds recall=K of the context route.
+	MaxRecallK = 50
 	// MaxReasonBytes bounds the reason of a forget.
 	MaxReasonBytes = 1024
 )
@@ -349,6 +351,20 @@ func (s *Server) factsOptions(q map[string][]string) (*sessions.FactsRequest, *E
 		return nil, errNotConfigured("facts")
 	}
 	return fo, nil
+}
+
+// recallOptions reads recall=K: the turns of other sessions the context
+// route asks the sessions service to add (nil: none), within
+// facts.DefaultShare of the budget.
+func (s *Server) recallOptions(q map[string][]string) (*sessions.RecallRequest, *Error) {
+	k, e := intParam(q, "recall", 0, 0, MaxRecallK)
+	if e != nil || k == 0 {
+		return nil, e
+	}
+	if !s.svc.HasRecall() {
+		return nil, errNotConfigured("recall")
+	}
+	return &sessions.RecallRequest{K: k, Share: facts.DefaultShare}, nil
 }
 
 // first returns the first value of a query parameter.
