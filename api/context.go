@@ -43,6 +43,10 @@ type ContextResponse struct {
 	// system prompt (with facts=K), most relevant first; their tokens are
 	// in Tokens.
 	Facts []FactView `json:"facts,omitempty"`
+	// Recalled are the IDs of the recall documents (turns of other
+	// sessions) injected into the system prompt (with recall=K), most
+	// relevant first; their tokens are in Tokens.
+	Recalled []string `json:"recalled,omitempty"`
 }
 
 // PendingCalls is a pending action of a session: the sequence number of

@@ -311,3 +311,34 @@ func TestLongTermFailureIsAToolError(t *testing.T) {
 		t.Errorf("the failures are not logged: %s", logs)
 	}
 }
+
+// TestGetContextWithFacts: get_context with facts=K adds the session
+// user's facts to the system prompt, as the HTTP API's context route
+// does, and names them; a session without a user is refused.
+func TestGetContextWithFacts(t *testing.T) {
+	e := newLongTerm(t).env(t, "acme")
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "trip", "user_id": "alice"}, nil)
+	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "trip", "messages": []map[string]any{
+		{"role": "system", "content": "You plan trips."},
+		{"role": "user", "content": "Book me a way to Lyon."},
+	}}, nil)
+	var rem struct {
+		Fact struct {
+			ID string `json:"id"`
+		} `json:"fact"`
+	}
+	call(t, e.cs, mcp.ToolRemember, map[string]any{"user_id": "alice", "text": "Alice prefers trains to planes"}, &rem)
+	var c mcp.ContextOutput
+	call(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "trip", "budget": 2000, "facts": 3}, &c)
+	if !slices.Equal(c.Facts, []string{rem.Fact.ID}) || !strings.Contains(fmt.Sprint(c.Messages), "Alice prefers trains") {
+		t.Errorf("facts %v, messages %v", c.Facts, c.Messages)
+	}
+	var plain mcp.ContextOutput
+	call(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "trip", "budget": 2000}, &plain)
+	if plain.Facts != nil || strings.Contains(fmt.Sprint(plain.Messages), "Alice prefers trains") || plain.Tokens >= c.Tokens {
+		t.Errorf("without facts: %v, %d tokens (with: %d)", plain.Facts, plain.Tokens, c.Tokens)
+	}
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "anon"}, nil)
+	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "anon", "messages": []map[string]any{{"role": "user", "content": "hi"}}}, nil)
+	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "anon", "facts": 2}, "no user_id")
+}

@@ -116,7 +116,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Sessions == nil {
 		svc, err := sessions.New(sessions.Config{Store: cfg.Store, Counter: cfg.Counter, Clock: cfg.Clock,
-			MaxContextTokens: cfg.MaxContextTokens, Logger: cfg.Logger})
+			MaxContextTokens: cfg.MaxContextTokens, Logger: cfg.Logger, Facts: cfg.Facts, Recall: cfg.Recall})
 		if err != nil {
 			return nil, fmt.Errorf("mcp: %w", err)
 		}

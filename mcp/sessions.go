@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -22,6 +23,8 @@ import (
 const (
 	// MaxMessages bounds the messages of one append.
 	MaxMessages = 1000
+	// MaxInject bounds get_context's facts and recall.
+	MaxInject = 50
 	// MaxBudget bounds get_context's budget.
 	MaxBudget = 10_000_000
 	// DefaultMaxContextTokens is Config.MaxContextTokens when it is 0: a
@@ -360,6 +363,8 @@ type GetContextInput struct {
 	Format         string `json:"format,omitempty" jsonschema:"the chat API shape of the messages: openai (tool role), anthropic (system apart, tool_use/tool_result blocks) or observation (tool results as user messages)"`
 	Tokenizer      string `json:"tokenizer,omitempty" jsonschema:"how tokens are counted: o200k_base (GPT-4o and later), cl100k_base (GPT-4) or heuristic (characters/4, for other models); absent: the server's default"`
 	TruncateToFill bool   `json:"truncate_to_fill,omitempty" jsonschema:"show the newest step that does not fit with its tool outputs cut, to fill the budget"`
+	Facts          int    `json:"facts,omitempty" jsonschema:"add up to this many of the session user's facts, the most relevant to the newest question, to the system prompt, within a tenth of the budget (the conversation gets the rest); the session needs a user_id"`
+	Recall         int    `json:"recall,omitempty" jsonschema:"add up to this many turns of the user's other sessions (the tenant's, for a session without a user), the most relevant to the newest question, to the system prompt, within another tenth of the budget"`
 }
 
 // ContextOutput is the output of get_context: the messages to send to the
@@ -379,6 +384,8 @@ type ContextOutput struct {
 	Summarized      []agentmem.Range      `json:"summarized" jsonschema:"the steps the summaries shown stand for"`
 	Pending         []PendingCalls        `json:"pending" jsonschema:"assistant messages whose tool calls await results: left out of messages until the results are appended"`
 	LastSeq         int64                 `json:"last_seq" jsonschema:"the log sequence number the context reflects"`
+	Facts           []string              `json:"facts,omitempty" jsonschema:"the IDs of the facts added to the system prompt, when facts were asked for"`
+	Recalled        []string              `json:"recalled,omitempty" jsonschema:"the IDs of the recalled turns added to the system prompt, when recall was asked for"`
 	// Note says what the budget left out and how to see it.
 	Note string `json:"note,omitempty" jsonschema:"what was left out to fit the budget, and how to see more"`
 }
@@ -394,6 +401,8 @@ var getContextSchema = []edit{
 	at("budget", between(0, MaxBudget)), // and at most Config.MaxContextTokens, checked by the tool
 	at("format", enum(render.Names()...), byDefault(render.NameOpenAI)),
 	at("tokenizer", enum(tokenizer.Names()...)),
+	at("facts", between(0, MaxInject)),
+	at("recall", between(0, MaxInject)),
 }
 
 const getContextDescription = `Get a session's conversation as the messages to send to a model, fitted to a token budget (8000 tokens unless you ask for another) and rendered for a chat API (openai, anthropic or observation). The system prompt and first task are always kept; older steps are left out first, and a tool call is never separated from its result. Returns the messages, their exact token count, which steps were left out, truncated or summarized, and a note saying how to see more when something was left out.`
@@ -423,8 +432,17 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 	if defaulted {
 		budget = t.cfg.DefaultContextBudget
 	}
+	if in.Facts < 0 || in.Facts > MaxInject || in.Recall < 0 || in.Recall > MaxInject {
+		return ContextOutput{}, t.toolError(ctx, op, invalid("facts", "facts and recall must be between 0 and %d", MaxInject))
+	}
 	req := sessions.ContextRequest{Tenant: t.tenant, SessionID: in.SessionID, Budget: budget,
 		Format: in.Format, Counter: counter, TruncateToFill: in.TruncateToFill}
+	if in.Facts > 0 {
+		req.Facts = &sessions.FactsRequest{K: in.Facts}
+	}
+	if in.Recall > 0 {
+		req.Recall = &sessions.RecallRequest{K: in.Recall}
+	}
 	c, err := t.cfg.Sessions.Context(ctx, req)
 	var be *agentmem.BudgetError
 	if defaulted && errors.As(err, &be) && be.Required <= t.cfg.MaxContextTokens {
@@ -465,8 +483,17 @@ func (t *tools) getContext(ctx context.Context, in GetContextInput) (ContextOutp
 		Format: c.Format, Tokenizer: c.Counter, Budget: req.Budget, Tokens: c.Tokens, Messages: wire,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
 		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: c.LastSeq,
-		Note: note.String(),
+		Facts: factIDs(c.Facts), Recalled: c.Recalled, Note: note.String(),
 	}, nil
+}
+
+// factIDs lists the IDs of the facts a context shows.
+func factIDs(hits []facts.Hit) []string {
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.Fact.ID)
+	}
+	return ids
 }
 
 // pendingCalls converts a context's pending actions.

@@ -110,6 +110,16 @@ func (e *env) held(t *testing.T, id string) []render.OpenAIMessage {
 	return render.OpenAIRequest(msgs)
 }
 
+// lastSeq returns a session's LastSeq.
+func (e *env) lastSeq(t *testing.T, id string) int64 {
+	t.Helper()
+	sess, err := e.svc.Get(context.Background(), "", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess.LastSeq
+}
+
 // wire returns messages in OpenAI wire form, as JSON, for comparison.
 func wire(t *testing.T, v any) string {
 	t.Helper()

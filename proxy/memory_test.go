@@ -22,6 +22,7 @@ import (
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -147,7 +148,6 @@ func TestFactsAndRecall(t *testing.T) {
 	fm := facts.New(facts.NewMemStore(), facts.Options{})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 	e := newEnv(t, func(pc *proxy.Config, sc *server.Config) {
-		pc.Facts, pc.Recall = fm, ix
 		sc.Facts, sc.Recall = fm, ix
 	})
 	ctx := context.Background()
@@ -278,7 +278,12 @@ func TestFastPath(t *testing.T) {
 // the upstream received.
 func TestInspectorShowsTheCall(t *testing.T) {
 	e := newEnv(t, func(_ *proxy.Config, sc *server.Config) {
-		insp, err := inspector.New(inspector.Config{Store: sc.Store, Sessions: sc.Sessions, Tenant: func(*http.Request) (string, error) { return "", nil }})
+		svc, err := sessions.New(sessions.Config{Store: sc.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Sessions = svc
+		insp, err := inspector.New(inspector.Config{Store: sc.Store, Sessions: svc, Tenant: func(*http.Request) (string, error) { return "", nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,6 @@ import (
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/internal/httpbody"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
-	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -122,8 +121,6 @@ const (
 	// InjectShare is the share of the budget kept for the facts, and
 	// again for the recalled turns, when they are asked for.
 	InjectShare = facts.DefaultShare
-	// maxRecallText bounds the text of one recalled turn injected.
-	maxRecallText = 1000
 	// historyHead and historyTail (plus the request's messages) are the
 	// steps of each end of a session's working set read to recognise a
 	// request of new messages only.
@@ -131,7 +128,7 @@ const (
 )
 
 // RecallHeader introduces the recalled turns in the system prompt.
-const RecallHeader = "Relevant turns from earlier conversations (recalled by search; they may be out of date):"
+const RecallHeader = sessions.RecallHeader
 
 // DefaultContextWindows are the context windows of known models, by name
 // prefix (the longest matching prefix wins).
@@ -171,9 +168,6 @@ type Config struct {
 	// OpenAI serves POST /v1/chat/completions, Anthropic POST
 	// /v1/messages.
 	OpenAI, Anthropic Upstream
-	// Facts, when set, serves X-Agentmem-Facts; Recall X-Agentmem-Recall.
-	Facts  *facts.Memory
-	Recall *recall.Index
 	// Client sends the upstream requests; nil means a client of its own
 	// (no overall timeout: a stream lasts as long as the model writes;
 	// the caller's cancellation ends it). Its CheckRedirect is replaced:
@@ -456,10 +450,10 @@ func (p *Proxy) options(r *http.Request) (options, error) {
 	if o.recall, err = headerInt(r, HeaderRecall, MaxInject); err != nil {
 		return o, err
 	}
-	if o.facts > 0 && p.cfg.Facts == nil {
+	if o.facts > 0 && !p.svc.HasFacts() {
 		return o, &Error{Status: http.StatusBadRequest, Code: api.CodeNotConfigured, Field: HeaderFacts, Message: "facts are not configured on this server"}
 	}
-	if o.recall > 0 && p.cfg.Recall == nil {
+	if o.recall > 0 && !p.svc.HasRecall() {
 		return o, &Error{Status: http.StatusBadRequest, Code: api.CodeNotConfigured, Field: HeaderRecall, Message: "recall is not configured on this server"}
 	}
 	o.user = r.Header.Get(HeaderUser)
@@ -598,12 +592,14 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 			return nil, err
 		}
 	}
-	factsShare, recallShare := 0, 0
+	// The facts and recalled turns get their share of the budget, which
+	// the steps leave out (sessions.Service.Context).
+	var injects sessions.ContextRequest
 	if o.facts > 0 {
-		factsShare = int(float64(budget) * InjectShare)
+		injects.Facts = &sessions.FactsRequest{K: o.facts, Share: InjectShare}
 	}
 	if o.recall > 0 {
-		recallShare = int(float64(budget) * InjectShare)
+		injects.Recall = &sessions.RecallRequest{K: o.recall, Share: InjectShare}
 	}
 	user := o.user
 	if sess != nil {
@@ -622,7 +618,8 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 	if sess != nil {
 		pin = sess.EffectivePinning()
 	}
-	fc := &fitCheck{format: format, counter: counter, fit: budget - factsShare - recallShare, pin: pin}
+	injects.Budget = budget
+	fc := &fitCheck{format: format, counter: counter, fit: budget - sessions.Reserved(&injects), pin: pin}
 	// What depends on the session too, checked on what the request would
 	// make of it, then written.
 	if fast != nil {
@@ -652,35 +649,23 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 		}
 	}
 	p.remember(d, key, sess.CreatedAt, rec, mk)
-	cx, err := p.svc.Context(ctx, sessions.ContextRequest{Tenant: tenant, SessionID: sid, Budget: budget, Reserve: factsShare + recallShare,
-		Format: d.name(), Counter: counter, TruncateToFill: true})
+	if injects.Recall != nil {
+		injects.Recall.Query = newestUserText(msgs)
+	}
+	cx, err := p.svc.Context(ctx, sessions.ContextRequest{Tenant: tenant, SessionID: sid, Budget: budget,
+		Format: d.name(), Counter: counter, TruncateToFill: true, Facts: injects.Facts, Recall: injects.Recall})
+	if errors.Is(err, sessions.ErrNoUser) {
+		return nil, invalid(HeaderFacts, "the session has no user, so it has no facts to inject: create it with %s", HeaderUser)
+	}
 	if err != nil {
 		return nil, err
 	}
 	out, tokens := cx.Messages, cx.Tokens
-	var factIDs, recallIDs []string
-	if o.facts > 0 {
-		if cx.UserID == "" {
-			return nil, invalid(HeaderFacts, "the session has no user, so it has no facts to inject: create it with %s", HeaderUser)
-		}
-		var inj facts.Injection
-		out, inj, err = p.cfg.Facts.Inject(ctx, out, facts.InjectOptions{Tenant: tenant, UserID: cx.UserID, K: o.facts, Counter: counter, MaxTokens: max(factsShare, 1)})
-		if err != nil {
-			return nil, err
-		}
-		tokens += inj.Tokens
-		for _, h := range inj.Hits {
-			factIDs = append(factIDs, h.Fact.ID)
-		}
+	factIDs := make([]string, len(cx.Facts))
+	for i, h := range cx.Facts {
+		factIDs[i] = h.Fact.ID
 	}
-	if o.recall > 0 {
-		var added int
-		out, recallIDs, added, err = p.injectRecall(ctx, tenant, sid, cx.UserID, msgs, out, o.recall, counter, recallShare)
-		if err != nil {
-			return nil, err
-		}
-		tokens += added
-	}
+	recallIDs := cx.Recalled
 	if err := d.encode(fields, out); err != nil {
 		return nil, err
 	}
@@ -761,7 +746,8 @@ func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.
 }
 
 // recordOnce recognises the request's messages, checks what that would
-// make of the session (checkPlan), then records it.
+// make of the session (checkPlan), then records it in one write
+// conditional on the working set it read (sessions.Service.Record).
 func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	// The ends of the working set first: enough for a request of new
 	// messages only (planNewOnly), the common case after the first.
@@ -785,47 +771,16 @@ func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agent
 	if err := p.checkPlan(ctx, tenant, sid, h, partial, pl, fc); err != nil {
 		return nil, err
 	}
-	last := h.LastSeq
-	rec := &recorded{rule: pl.rule}
-	defer func() { rec.last = last }()
-	if pl.system != nil {
-		amend := &store.CompactionRecord{Amend: true}
-		for i, s := range pl.systemSteps {
-			c := *s
-			c.Content = ""
-			if i == 0 {
-				c.Content = *pl.system
-			}
-			amend.Replaced = append(amend.Replaced, &c)
-		}
-		resp, err := p.svc.Append(ctx, store.AppendRequest{Tenant: tenant, SessionID: sid, Compaction: amend, ExpectedLastSeq: &last})
-		if err != nil {
-			return nil, err
-		}
-		last = resp.LastSeq
+	keep := -1
+	if pl.rule == ruleRewind {
+		keep = pl.from
 	}
-	left := pl.held
-	for pl.rule == ruleRewind && left > pl.from {
-		resp, err := p.svc.Pop(ctx, store.PopRequest{Tenant: tenant, SessionID: sid, ExpectedLastSeq: &last})
-		if err != nil {
-			return nil, err
-		}
-		n := 1
-		if resp.Rest == nil {
-			n = max(1, len(heldStep(resp.Step)))
-		}
-		left -= n
-		rec.rewound += n
-		last = resp.LastSeq
+	resp, err := p.svc.Record(ctx, store.RecordRequest{Tenant: tenant, SessionID: sid, ExpectedLastSeq: h.LastSeq,
+		System: pl.system, Keep: keep, Messages: pl.appended})
+	if err != nil {
+		return nil, err
 	}
-	if add := pl.appended(max(left, 0)); len(add) > 0 {
-		resp, err := p.svc.AppendMessages(ctx, store.MessagesRequest{Tenant: tenant, SessionID: sid, Messages: add, ExpectedLastSeq: &last})
-		if err != nil {
-			return nil, err
-		}
-		rec.appended, last = len(add), resp.LastSeq
-	}
-	return rec, nil
+	return &recorded{rule: pl.rule, appended: resp.Appended, rewound: resp.Rewound, last: resp.LastSeq}, nil
 }
 
 // counterFor returns the tokenizer of a model: o200k_base for OpenAI's
@@ -891,41 +846,15 @@ func (p *Proxy) defaultBudget(model string, d dialect, body map[string]json.RawM
 	return budget, nil
 }
 
-// injectRecall adds up to k turns of the tenant's other sessions (of the
-// same user, when the session has one) relevant to the request's newest
-// user message to the system prompt, within max tokens.
-func (p *Proxy) injectRecall(ctx context.Context, tenant, sid, user string, req, msgs []agentmem.Message, k int, c tokenizer.Counter, maxTokens int) ([]agentmem.Message, []string, int, error) {
-	query := ""
-	for i := len(req) - 1; i >= 0; i-- {
-		if req[i].Role == agentmem.RoleUser && req[i].Text() != "" {
-			query = req[i].Text()
-			break
+// newestUserText returns the text of the newest user message that has
+// one: what the recalled turns are found by.
+func newestUserText(msgs []agentmem.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == agentmem.RoleUser && msgs[i].Text() != "" {
+			return msgs[i].Text()
 		}
 	}
-	if query == "" || maxTokens < 1 {
-		return msgs, nil, 0, nil
-	}
-	q := recall.Query{Tenant: tenant, Text: agentmem.TruncateText(query, recall.MaxTextBytes), K: k + 10}
-	if user != "" {
-		q.Filter.Metadata = map[string]string{recall.MetaUser: user}
-	}
-	hits, err := p.cfg.Recall.Search(ctx, q)
-	if err != nil {
-		return msgs, nil, 0, err
-	}
-	var lines []facts.Hit
-	for _, h := range hits {
-		if h.Doc.Group == sid || len(lines) == k {
-			continue
-		}
-		lines = append(lines, facts.Hit{Fact: facts.Fact{ID: h.Doc.ID, Text: agentmem.TruncateText(h.Doc.Text, maxRecallText)}})
-	}
-	out, shown, used := facts.AddFacts(msgs, lines, c, maxTokens, RecallHeader)
-	ids := make([]string, len(shown))
-	for i, h := range shown {
-		ids[i] = h.Fact.ID
-	}
-	return out, ids, used, nil
+	return ""
 }
 
 // redact hides a password in a URL for the log.

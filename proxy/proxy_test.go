@@ -375,9 +375,15 @@ func TestEditedHistoryRewinds(t *testing.T) {
 	r = e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4o", "messages": h})
 	openAIReply(t, r, false)
 	// Edit question 2.
+	before := e.lastSeq(t, "edit")
 	h[len(h)-1] = map[string]any{"role": "user", "content": "question 2, edited"}
 	r = e.post(t, "/v1/chat/completions", hdr, map[string]any{"model": "gpt-4o", "messages": h})
 	a3, _ := openAIReply(t, r, false)
+	// One write takes question 2 and its answer off and appends the edited
+	// question (a step and a compaction); the reply is the third entry.
+	if got := e.lastSeq(t, "edit") - before; got != 3 {
+		t.Errorf("the edited request and its reply wrote %d log entries, want 3", got)
+	}
 	if r.header.Get(proxy.HeaderHistory) != "rewind" || r.header.Get(proxy.HeaderRewound) != "2" || r.header.Get(proxy.HeaderAppended) != "1" {
 		t.Errorf("an edited history: headers %v", r.header)
 	}

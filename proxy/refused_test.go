@@ -22,7 +22,7 @@ import (
 // upstream.
 func TestRefusedRequestChangesNothing(t *testing.T) {
 	fm := facts.New(facts.NewMemStore(), facts.Options{})
-	e := newEnv(t, func(pc *proxy.Config, sc *server.Config) { pc.Facts, sc.Facts = fm, fm })
+	e := newEnv(t, func(_ *proxy.Config, sc *server.Config) { sc.Facts = fm })
 	long := strings.Repeat("You are a very careful agent with a very long system prompt. ", 20)
 	user := func(s string) any { return map[string]any{"role": "user", "content": s} }
 	sys := func(s string) any { return map[string]any{"role": "system", "content": s} }

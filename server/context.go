@@ -64,13 +64,18 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	fo, e := s.factsOptions(q, budget)
+	fo, e := s.factsOptions(q)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	c, err := s.svc.Context(r.Context(), sessions.ContextRequest{Tenant: Tenant(r), SessionID: id, Budget: budget, Reserve: fo.reserve,
-		Format: formatName, Counter: counter, TruncateToFill: truncate})
+	ro, e := s.recallOptions(q)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	c, err := s.svc.Context(r.Context(), sessions.ContextRequest{Tenant: Tenant(r), SessionID: id, Budget: budget,
+		Format: formatName, Counter: counter, TruncateToFill: truncate, Facts: fo, Recall: ro})
 	if err != nil {
 		var be *agentmem.BudgetError
 		switch {
@@ -83,16 +88,14 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if counter == nil {
-		counter = s.counter
-	}
 	seq := c.LastSeq
 	msgs, tokens := c.Messages, c.Tokens
 	var shown []api.FactView
-	if fo.k > 0 {
-		if msgs, shown, tokens, err = s.injectFacts(r.Context(), Tenant(r), c.UserID, fo, msgs, tokens, counter); err != nil {
-			s.fail(w, r, "facts_inject", err)
-			return
+	if c.Facts != nil {
+		shown = make([]api.FactView, len(c.Facts))
+		for i, h := range c.Facts {
+			rel, score := h.Relevance, h.Score
+			shown[i] = api.FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score}
 		}
 	}
 	wire, err := render.Encode(formatName, msgs)
@@ -103,7 +106,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	out := api.ContextResponse{
 		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq,
+		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq, Recalled: c.Recalled,
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeJSON(w, http.StatusOK, out)

@@ -41,9 +41,9 @@
 // parent's). A session of another tenant is answered 404 on every route,
 // byte for byte as a missing session, and nothing is changed; lists show
 // only the tenant's sessions; the context cache checks the tenant on every
-// use. Session IDs are global: creating a session under an ID another
-// tenant uses is 409, as for an ID of one's own, which tells that the ID
-// is taken and nothing else (let the server pick IDs to avoid even that).
+// use. Session IDs are per tenant: two tenants may each have a session
+// "chat-1", and creating a session under an ID another tenant uses
+// succeeds and tells nothing of it.
 //
 // CORS is off unless Config.CORSOrigins lists origins (exact match, no
 // wildcard): their preflights get 204 with the API's methods and the

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"math"
@@ -12,17 +11,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
-	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/sessions"
 )
 
 // Bounds of the facts routes.
 const (
 	// MaxFactsK bounds k of a facts search.
 	MaxFactsK = api.MaxFactsK
+	// MaxRecallK bounds recall=K of the context route.
+	MaxRecallK = 50
 	// MaxReasonBytes bounds the reason of a forget.
 	MaxReasonBytes = 1024
 )
@@ -321,49 +321,50 @@ func (s *Server) forgetFact(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// contextFacts are the facts parameters of the context route.
-type contextFacts struct {
-	k       int
-	query   string
-	share   float64
-	reserve int  // the tokens kept out of the context's budget for them
-	limited bool // there is a budget: the facts get reserve tokens at most
-}
-
-// factsOptions reads facts=K, facts_query and facts_share. With facts
-// and a budget, share × budget tokens (facts.DefaultShare by default) are
-// kept out of the steps' budget for the facts.
-func (s *Server) factsOptions(q map[string][]string, budget int) (contextFacts, *Error) {
-	var fo contextFacts
+// factsOptions reads facts=K, facts_query and facts_share: the facts the
+// context route asks the sessions service to add (nil: none). With a
+// budget, share × budget tokens (facts.DefaultShare by default) are kept
+// out of the steps' budget for them.
+func (s *Server) factsOptions(q map[string][]string) (*sessions.FactsRequest, *Error) {
 	k, e := intParam(q, "facts", 0, 0, MaxFactsK)
 	if e != nil {
-		return fo, e
+		return nil, e
 	}
-	fo.k, fo.query = k, first(q, "facts_query")
-	if len(fo.query) > api.MaxQueryBytes {
-		return fo, errInvalid("facts_query", "is %d bytes, more than the %d allowed", len(fo.query), api.MaxQueryBytes)
+	fo := &sessions.FactsRequest{K: k, Query: first(q, "facts_query"), Share: facts.DefaultShare}
+	if len(fo.Query) > api.MaxQueryBytes {
+		return nil, errInvalid("facts_query", "is %d bytes, more than the %d allowed", len(fo.Query), api.MaxQueryBytes)
 	}
-	fo.share = facts.DefaultShare
 	if v := first(q, "facts_share"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f > 0 && f <= 0.9) {
-			return fo, errInvalid("facts_share", "must be a number in (0, 0.9], not %q", v)
+			return nil, errInvalid("facts_share", "must be a number in (0, 0.9], not %q", v)
 		}
-		fo.share = f
+		fo.Share = f
 	}
-	if fo.k == 0 {
-		if fo.query != "" || first(q, "facts_share") != "" {
-			return fo, errInvalid("facts", "facts_query and facts_share need facts=K (the number of facts to inject)")
+	if fo.K == 0 {
+		if fo.Query != "" || first(q, "facts_share") != "" {
+			return nil, errInvalid("facts", "facts_query and facts_share need facts=K (the number of facts to inject)")
 		}
-		return fo, nil
+		return nil, nil
 	}
-	if s.cfg.Facts == nil {
-		return fo, errNotConfigured("facts")
-	}
-	if budget > 0 {
-		fo.limited, fo.reserve = true, int(float64(budget)*fo.share)
+	if !s.svc.HasFacts() {
+		return nil, errNotConfigured("facts")
 	}
 	return fo, nil
+}
+
+// recallOptions reads recall=K: the turns of other sessions the context
+// route asks the sessions service to add (nil: none), within
+// facts.DefaultShare of the budget.
+func (s *Server) recallOptions(q map[string][]string) (*sessions.RecallRequest, *Error) {
+	k, e := intParam(q, "recall", 0, 0, MaxRecallK)
+	if e != nil || k == 0 {
+		return nil, e
+	}
+	if !s.svc.HasRecall() {
+		return nil, errNotConfigured("recall")
+	}
+	return &sessions.RecallRequest{K: k, Share: facts.DefaultShare}, nil
 }
 
 // first returns the first value of a query parameter.
@@ -372,32 +373,4 @@ func first(q map[string][]string, name string) string {
 		return vs[0]
 	}
 	return ""
-}
-
-// injectFacts adds up to fo.k facts about user, relevant to the last user
-// message (or fo.query), to the system prompt of msgs, within the tokens
-// reserved for them (no limit without a budget). It returns the messages,
-// the facts shown and the request's new cost.
-func (s *Server) injectFacts(ctx context.Context, tenant, user string, fo contextFacts, msgs []agentmem.Message, tokens int, c tokenizer.Counter) ([]agentmem.Message, []api.FactView, int, error) {
-	if user == "" {
-		return msgs, nil, tokens, errInvalid("facts", "the session has no user_id, so it has no facts to inject")
-	}
-	if fo.limited && fo.reserve == 0 {
-		return msgs, []api.FactView{}, tokens, nil // a budget too small to share
-	}
-	m := s.cfg.Facts
-	opts := facts.InjectOptions{Tenant: tenant, UserID: user, Query: fo.query, K: fo.k, Counter: c, MaxTokens: fo.reserve}
-	if !fo.limited {
-		opts.MaxTokens = math.MaxInt32 // no budget: every fact fits
-	}
-	out, inj, err := m.Inject(ctx, msgs, opts)
-	if err != nil {
-		return msgs, nil, tokens, err
-	}
-	shown := make([]api.FactView, len(inj.Hits))
-	for i, h := range inj.Hits {
-		rel, score := h.Relevance, h.Score
-		shown[i] = api.FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score}
-	}
-	return out, shown, tokens + inj.Tokens, nil
 }

@@ -365,6 +365,49 @@ func TestContextInjectsFacts(t *testing.T) {
 	}
 }
 
+// The context route adds turns of the user's other sessions relevant to
+// the newest question, within their share of the budget, and never the
+// session's own.
+func TestContextInjectsRecall(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	e.create("old") // user u1
+	e.appendSteps("old", "["+sysStep+","+taskStep+`,{"type":"message","message":{"role":"user","content":"My dog Pixel hates thunderstorms"}}]`)
+	e.create("s")
+	e.appendSteps("s", "["+sysStep+`,{"type":"task","task":"What does my dog fear?"}]`)
+	var res api.RecallSearchResponse
+	e.must(200, "GET", "/v1/recall/search?q=dog&fresh=true", nil).json(t, &res)
+
+	var plain, with api.ContextResponse
+	e.must(200, "GET", "/v1/sessions/s/context?budget=3000", nil).json(t, &plain)
+	e.must(200, "GET", "/v1/sessions/s/context?budget=3000&recall=3", nil).json(t, &with)
+	if len(with.Recalled) == 0 || !strings.HasPrefix(with.Recalled[0], "old#") {
+		t.Fatalf("recalled %v", with.Recalled)
+	}
+	for _, id := range with.Recalled {
+		if strings.HasPrefix(id, "s#") {
+			t.Errorf("the session's own turn %s was recalled into it", id)
+		}
+	}
+	msgs, _ := json.Marshal(with.Messages)
+	if !strings.Contains(string(msgs), "Pixel hates thunderstorms") || with.Tokens <= plain.Tokens || with.Tokens > 3000 {
+		t.Errorf("tokens %d (plain %d), messages %s", with.Tokens, plain.Tokens, msgs)
+	}
+	if plain.Recalled != nil {
+		t.Errorf("recalled without recall=K: %v", plain.Recalled)
+	}
+	for _, q := range []string{"recall=-1", "recall=51", "recall=x"} {
+		if r := e.do("GET", "/v1/sessions/s/context?"+q, nil); r.code != 400 || r.apiErr(t).Field != "recall" {
+			t.Errorf("%s: %d %s", q, r.code, r.body)
+		}
+	}
+	plainEnv := newEnv(t)
+	plainEnv.create("s")
+	if r := plainEnv.do("GET", "/v1/sessions/s/context?recall=3", nil); r.code != 501 {
+		t.Errorf("without recall configured: %d %s", r.code, r.body)
+	}
+}
+
 // TestFreshRecallSearch checks read-your-writes on recall search: with
 // fresh=true a search waits for the index to reach the writes before it,
 // and answers 503 index_behind when the index cannot in time. /readyz

@@ -217,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 			cacheBytes = -1 // no cache
 		}
 		if s.svc, err = sessions.New(sessions.Config{Store: cfg.Store, Counter: counter, Clock: cfg.Clock, CacheBytes: cacheBytes,
-			MaxContextTokens: cfg.MaxContextTokens, Summarizer: cfg.Summarizer, Logger: cfg.Logger}); err != nil {
+			MaxContextTokens: cfg.MaxContextTokens, Summarizer: cfg.Summarizer, Logger: cfg.Logger, Facts: cfg.Facts, Recall: cfg.Recall}); err != nil {
 			return nil, err
 		}
 		s.ownSvc = true
@@ -281,7 +281,7 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/sessions/{id}/items", s.readItems, false, []string{"limit", "page_size", "page_token"}},
 		{"POST /v1/sessions/{id}/items/pop", s.popItem, false, nil},
 		{"DELETE /v1/sessions/{id}/items", s.clearItems, false, nil},
-		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate", "facts", "facts_query", "facts_share"}},
+		{"GET /v1/sessions/{id}/context", s.getContext, false, []string{"budget", "format", "tokenizer", "truncate", "facts", "facts_query", "facts_share", "recall"}},
 		{"POST /v1/sessions/{id}/compact", s.compact, false, nil},
 		{"POST /v1/recall", s.upsertRecall, false, nil},
 		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "offset", "scope", "before", "after", "fresh", "filter...", "similarity"}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -21,8 +22,13 @@ type ContextRequest struct {
 	// budget above the maximum is an *agentmem.InvalidError.
 	Budget int
 	// Reserve is taken off the budget for what the caller adds to the
-	// context (facts injected into the system prompt).
+	// context itself.
 	Reserve int
+	// Facts and Recall, when set, add the session user's facts and turns
+	// of other sessions to the context's system prompt, each within its
+	// share of the budget, which the steps' budget leaves out.
+	Facts  *FactsRequest
+	Recall *RecallRequest
 	// Format names the rendering (render.ByName); empty means OpenAI.
 	Format string
 	// Counter counts tokens; nil means the service's.
@@ -33,10 +39,19 @@ type ContextRequest struct {
 }
 
 // Context is a session's context: what agentmem.Memory.Context returns,
-// the log sequence number it reflects, and the session's user (whose
-// facts a caller may add).
+// with what the request asked to add, the log sequence number it reflects
+// and the session's user.
 type Context struct {
 	*agentmem.Context
+	// Messages and Tokens are the context's, with the facts and turns
+	// added to its system prompt (the embedded Context's without them).
+	Messages []agentmem.Message
+	Tokens   int
+	// Facts are the facts added, in the order shown: nil when the request
+	// asked for none, empty when none was found or fitted.
+	Facts []facts.Hit
+	// Recalled are the IDs of the recall documents (turns) added.
+	Recalled []string
 	// LastSeq is the log sequence number the context reflects: every
 	// entry up to it, and nothing after.
 	LastSeq int64
@@ -66,7 +81,7 @@ func (s *Service) rendering(req *ContextRequest) (agentmem.Format, tokenizer.Cou
 	if counter == nil {
 		counter = s.counter
 	}
-	fit := req.Budget - req.Reserve
+	fit := req.Budget - req.Reserve - Reserved(req)
 	if req.Budget == 0 {
 		fit = s.cfg.MaxContextTokens
 	}
@@ -91,7 +106,11 @@ func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, er
 	if err != nil {
 		return nil, err
 	}
-	return &Context{Context: c, LastSeq: st.seq, UserID: st.user, Fit: fit}, nil
+	out := &Context{Context: c, Messages: c.Messages, Tokens: c.Tokens, LastSeq: st.seq, UserID: st.user, Fit: fit}
+	if err := s.inject(ctx, &req, out, counter); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // LogContext is a session's log up to a point and the context its working

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/internal/turns"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -46,6 +48,11 @@ type Config struct {
 	// Summarizer is the LLM summarizer of the summarize strategy
 	// (SummarizerLLM); nil: only the extractive one is available.
 	Summarizer agentmem.Summarizer
+	// Facts and Recall serve the facts and recalled turns a context
+	// request may ask for (ContextRequest.Facts and Recall); nil: such a
+	// request is an *agentmem.InvalidError.
+	Facts  Facts
+	Recall Recall
 	// Logger logs what the service recovers from; nil discards it.
 	Logger *slog.Logger
 	// Retry bounds the retries of the writes that do not depend on the
@@ -123,6 +130,13 @@ type Service struct {
 
 // New returns a service over cfg.Store.
 func New(cfg Config) (*Service, error) {
+	// A nil *facts.Memory or *recall.Index in the interface is none.
+	if f, ok := cfg.Facts.(*facts.Memory); ok && f == nil {
+		cfg.Facts = nil
+	}
+	if r, ok := cfg.Recall.(*recall.Index); ok && r == nil {
+		cfg.Recall = nil
+	}
 	if cfg.Store == nil {
 		return nil, fmt.Errorf("sessions: Config.Store is required: %w", agentmem.ErrInvalid)
 	}
@@ -447,6 +461,19 @@ func (s *Service) Pop(ctx context.Context, req store.PopRequest) (*store.PopResp
 		req.Retry = s.retryIn(req.Tenant, req.SessionID)
 	}
 	return store.PopWith(ctx, s.st, workingSets{s}, req)
+}
+
+// Record records what a client holds of a session in one conditional
+// write (store.Record): messages taken off, the system prompt replaced and
+// new messages appended, against the session's working set as the context
+// cache holds it. A request without Now gets the service's clock. It is
+// not retried: a caller that compares with the working set first compares
+// again when it loses a race (see Retry).
+func (s *Service) Record(ctx context.Context, req store.RecordRequest) (*store.RecordResponse, error) {
+	if req.Now == nil {
+		req.Now = s.clock
+	}
+	return store.Record(ctx, s.st, workingSets{s}, req)
 }
 
 // Read reads a session's log (store.Store.Read).

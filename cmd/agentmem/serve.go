@@ -208,7 +208,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// One sessions service for the API, MCP and the inspector: they serve
 	// sessions alike, from one context cache.
 	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, CacheBytes: int64(f.cacheBytes),
-		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log})
+		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log, Facts: mems.facts, Recall: mems.recall})
 	if err != nil {
 		return cli.UsageError(err)
 	}
@@ -249,7 +249,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 		}
 	}
 	cfg.Auth = auth.NewAuthenticator(keys, auth.AuthenticatorOptions{Require: require})
-	if cfg.Proxy, err = proxy.New(proxy.Config{Sessions: svc, Facts: mems.facts, Recall: mems.recall, Logger: a.Log,
+	if cfg.Proxy, err = proxy.New(proxy.Config{Sessions: svc, Logger: a.Log,
 		OpenAI:         proxy.Upstream{BaseURL: f.upstreamURL, APIKey: f.upstreamKey},
 		Anthropic:      proxy.Upstream{BaseURL: f.anthropicURL, APIKey: f.anthropicKey},
 		ContextWindows: f.contextWindows, DefaultContextWindow: f.defaultContextWindow, MaxReplyBytes: int64(f.maxReplyBytes),

@@ -26,19 +26,27 @@ type Env struct {
 }
 
 // Start starts an Env. configure, when set, may change the proxy's and
-// the server's configuration before they are built (the sessions
-// service, the store and the upstreams are set already).
+// the server's configuration before they are built (the store and the
+// upstreams are set already). Unless it sets the server's Sessions, the
+// sessions service is built after it, with the server's Facts and Recall,
+// and serves both.
 func Start(configure func(*proxy.Config, *server.Config)) (*Env, error) {
 	e := &Env{Upstream: New(), Store: memstore.New(memstore.Options{})}
-	var err error
-	if e.Sessions, err = sessions.New(sessions.Config{Store: e.Store}); err != nil {
-		e.Upstream.Close()
-		return nil, err
-	}
-	pc := proxy.Config{Sessions: e.Sessions, OpenAI: proxy.Upstream{BaseURL: e.Upstream.OpenAIBaseURL()}, Anthropic: proxy.Upstream{BaseURL: e.Upstream.URL}}
-	sc := server.Config{Store: e.Store, Sessions: e.Sessions}
+	pc := proxy.Config{OpenAI: proxy.Upstream{BaseURL: e.Upstream.OpenAIBaseURL()}, Anthropic: proxy.Upstream{BaseURL: e.Upstream.URL}}
+	sc := server.Config{Store: e.Store}
 	if configure != nil {
 		configure(&pc, &sc)
+	}
+	if sc.Sessions == nil {
+		var err error
+		if sc.Sessions, err = sessions.New(sessions.Config{Store: sc.Store, Facts: sc.Facts, Recall: sc.Recall}); err != nil {
+			e.Upstream.Close()
+			return nil, err
+		}
+	}
+	e.Sessions = sc.Sessions
+	if pc.Sessions == nil {
+		pc.Sessions = sc.Sessions
 	}
 	p, err := proxy.New(pc)
 	if err != nil {

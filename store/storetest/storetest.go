@@ -129,6 +129,7 @@ func (s *suite) groups() []group {
 		{"Reopen", s.reopenTests()},
 		{"Feed", s.feedTests()},
 		{"Messages", s.messagesTests()},
+		{"Record", s.recordTests()},
 		{"Amendments", s.amendmentTests()},
 		{"Conversations", s.conversationTests()},
 		{"Agents", s.agentTests()},

@@ -348,6 +348,10 @@ class ContextResponse:
     #: in tokens.
     facts: List[Fact] = dataclasses.field(default_factory=list)
 
+    #: The IDs of the recall documents (turns of other sessions) injected (with
+    #: recall=K), most relevant first; their tokens are in tokens.
+    recalled: List[str] = dataclasses.field(default_factory=list)
+
     @classmethod
     def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
         """Builds a ContextResponse from its JSON object."""

@@ -429,12 +429,14 @@ class Client:
         facts: Optional[int] = None,
         facts_query: Optional[str] = None,
         facts_share: Optional[float] = None,
+        recall: Optional[int] = None,
     ) -> Context:
         """Returns what the model should see: the working set rendered in
         ``format`` (``"openai"``, ``"anthropic"`` or ``"observation"``),
         fitted to ``budget`` tokens, with up to ``facts`` facts about the
-        session's user in the system prompt. Pinned steps that do not fit
-        raise :class:`~agentmem.BudgetTooSmallError`."""
+        session's user and up to ``recall`` turns of the user's other
+        sessions in the system prompt. Pinned steps that do not fit raise
+        :class:`~agentmem.BudgetTooSmallError`."""
         q = {
             "budget": budget,
             "format": format,
@@ -443,6 +445,7 @@ class Client:
             "facts": facts,
             "facts_query": facts_query,
             "facts_share": facts_share,
+            "recall": recall,
         }
         return build(Context, self._json("GET", "/v1/sessions/" + _quote(session_id) + "/context", query=q))
 

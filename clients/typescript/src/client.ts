@@ -324,7 +324,8 @@ export class Client {
    * Returns the session's context (`GET /v1/sessions/{id}/context`): its
    * messages rendered in `query.format` (openai by default), fitted to
    * `query.budget` tokens, with up to `query.facts` facts about the
-   * session's user.
+   * session's user and up to `query.recall` turns of the user's other
+   * sessions.
    */
   getContext(id: string, query: ContextQuery = {}, opts: CallOptions = {}): Promise<ContextResponse> {
     return this.#json({ method: "GET", path: `/v1/sessions/${seg(id)}/context`, query, safe: true, signal: opts.signal });
