@@ -1,7 +1,5 @@
 package api
 
-import "github.com/agentmem/agentmem"
-
 // ContextResponse is the body of GET /v1/sessions/{id}/context: the
 // messages to send to the model and a record of what was left out.
 type ContextResponse struct {
@@ -16,14 +14,15 @@ type ContextResponse struct {
 	// Tokens is what the messages cost, reply priming included.
 	Tokens int `json:"tokens"`
 	// Messages is the request body's messages in the format's wire form
-	// (render.Encode): an array of OpenAI chat messages for "openai" and
-	// "observation", an object {"system", "messages"} for "anthropic".
+	// (render.Encode): an array of OpenAI chat messages (OpenAIMessage)
+	// for "openai" and "observation", an object {"system", "messages"} of
+	// Anthropic's Messages API for "anthropic".
 	Messages any `json:"messages"`
 	// Steps are the sequence numbers of the steps shown, in order.
 	Steps []int `json:"steps"`
 	// Dropped are the runs of steps of the working set left out.
-	Dropped      []agentmem.DroppedRun `json:"dropped"`
-	DroppedSteps int                   `json:"dropped_steps"`
+	Dropped      []DroppedRun `json:"dropped"`
+	DroppedSteps int          `json:"dropped_steps"`
 	// Truncated are the steps shown with their observations cut.
 	Truncated []int `json:"truncated"`
 	// NewestTruncated reports that the newest step alone cost more than
@@ -32,7 +31,7 @@ type ContextResponse struct {
 	// (agentmem.Context.NewestTruncated).
 	NewestTruncated bool `json:"newest_truncated"`
 	// Summarized are the step numbers covered by the summaries shown.
-	Summarized []agentmem.Range `json:"summarized"`
+	Summarized []Range `json:"summarized"`
 	// Pending are the actions of the working set whose tool calls await
 	// results: they are left out of the messages until their results are
 	// appended, so every tool call shown has its result.
@@ -54,4 +53,19 @@ type ContextResponse struct {
 type PendingCalls struct {
 	Seq         int64    `json:"seq"`
 	ToolCallIDs []string `json:"tool_call_ids"`
+}
+
+// DroppedRun is a run of consecutive steps of the working set left out of
+// a context: the numbers of its first and last steps and how many steps
+// it has.
+type DroppedRun struct {
+	First int `json:"first"`
+	Last  int `json:"last"`
+	Count int `json:"count"`
+}
+
+// Range is a range of step numbers, From to To, both included.
+type Range struct {
+	From int `json:"from"`
+	To   int `json:"to"`
 }

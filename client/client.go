@@ -10,11 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/agentmem/agentmem/store"
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/api"
 )
 
 // Defaults of the options.
@@ -32,13 +33,9 @@ const (
 	maxRetryWait = 10 * time.Second
 )
 
-// Client is a remote memory: it talks to an agentmem server
-// (`agentmem serve`, package server) over its HTTP JSON API. It
-// implements store.Store, so a program written against a local store
-// switches to the server by changing the constructor (see the package
-// documentation for what the API cannot do), and has the server's other
-// routes as methods: Context, Compact, AppendMessages, Fork, recall and
-// user facts.
+// Client talks to an agentmem server (`agentmem serve`, package server)
+// over its HTTP JSON API: a method per route, with the wire types of
+// package api.
 //
 // A Client is safe for concurrent use by many goroutines.
 type Client struct {
@@ -49,14 +46,10 @@ type Client struct {
 	userAgent  string
 	maxBody    int64
 	retries    int
-	tenant     string // WithTenant, or learned from a session
-	tenantSet  bool
-	tenantMu   sync.Mutex
+	damaged    DamageHandler
 	closed     atomic.Bool
 	retryDelay func(attempt int, after time.Duration) time.Duration
 }
-
-var _ store.Store = (*Client)(nil)
 
 // Option configures a Client.
 type Option func(*Client) error
@@ -128,15 +121,18 @@ func WithRetries(n int) Option {
 	}
 }
 
-// WithTenant tells the client the tenant of its API key (the server has
-// no route that says it). The store.Store methods need it only for a
-// CreateRequest that names a Tenant: the server puts every session in
-// the key's tenant, so a request for another one is refused before it is
-// sent. Without it, the client learns the tenant from the first session
-// the server returns.
-func WithTenant(tenant string) Option {
+// DamageHandler receives a record a search left out because its stored
+// form does not decode (api.DamagedRecord), and its kind: "fact" or
+// "document".
+type DamageHandler func(ctx context.Context, kind string, d api.DamagedRecord)
+
+// WithDamageHandler has the client pass h the damaged records of the
+// answers of SearchRecall and SearchFacts, which return only what
+// decodes (ListSessions returns its damaged sessions in its answer). The
+// default drops them; the server logs every one.
+func WithDamageHandler(h DamageHandler) Option {
 	return func(c *Client) error {
-		c.tenant, c.tenantSet = tenant, true
+		c.damaged = h
 		return nil
 	}
 }
@@ -179,13 +175,12 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 // BaseURL returns the server's base URL, as given to New.
 func (c *Client) BaseURL() string { return c.base.String() }
 
-// Close implements store.Store: later calls fail with store.ErrClosed. It
-// closes the idle connections of the client's own http.Client (not those
-// of one given with WithHTTPClient). Calling it twice returns
-// store.ErrClosed, as a local store does.
+// Close makes later calls fail with ErrClosed, and closes the idle
+// connections of the client's own http.Client (not those of one given
+// with WithHTTPClient). Calling it twice returns ErrClosed.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
-		return store.ErrClosed
+		return ErrClosed
 	}
 	if c.ownHC {
 		c.hc.CloseIdleConnections()
@@ -223,11 +218,11 @@ type response struct {
 
 // do sends req, retrying as configured, and returns a 2xx answer or the
 // error: *Error for an error answer, one wrapping ErrUnavailable for a
-// transport failure, store.ErrClosed after Close, the context's error
-// when it ends.
+// transport failure, ErrClosed after Close, the context's error when it
+// ends.
 func (c *Client) do(ctx context.Context, req request) (*response, error) {
 	if c.closed.Load() {
-		return nil, store.ErrClosed
+		return nil, ErrClosed
 	}
 	var body []byte
 	switch b := req.body.(type) {
@@ -383,19 +378,22 @@ func jsonUnmarshal(data []byte, v any) error {
 // pathID escapes a path segment.
 func pathID(s string) string { return url.PathEscape(s) }
 
-// learnTenant records the tenant of a session the server returned, when
-// none was configured.
-func (c *Client) learnTenant(s string) {
-	c.tenantMu.Lock()
-	defer c.tenantMu.Unlock()
-	if !c.tenantSet {
-		c.tenant, c.tenantSet = s, true
+// reportDamaged passes the damaged records of an answer to the damage
+// handler, if any.
+func (c *Client) reportDamaged(ctx context.Context, kind string, ds []api.DamagedRecord) {
+	if c.damaged == nil {
+		return
+	}
+	for _, d := range ds {
+		c.damaged(ctx, kind, d)
 	}
 }
 
-// knownTenant returns the key's tenant, if known.
-func (c *Client) knownTenant() (string, bool) {
-	c.tenantMu.Lock()
-	defer c.tenantMu.Unlock()
-	return c.tenant, c.tenantSet
+// newKey returns a new Idempotency-Key (a UUIDv7).
+func newKey() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
 }

@@ -2,9 +2,13 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,15 +18,37 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/client"
-	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
 )
 
 // testNow is the clock of the servers of these tests.
 var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func fixedClock() time.Time { return testNow }
+
+// newTestServer serves the real server.Handler over a new memstore, both
+// on clock, and returns it with the store.
+func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Config)) (*httptest.Server, *memstore.Store) {
+	t.Helper()
+	mem := memstore.New(memstore.Options{Clock: clock})
+	cfg := server.Config{Store: mem, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Close()
+		mem.Close()
+	})
+	return ts, mem
+}
 
 // newClient returns a client of a new test server (see newTestServer).
 func newClient(t *testing.T, copts []client.Option, sopts ...func(*server.Config)) *client.Client {
@@ -53,27 +79,28 @@ func task(id, text string) *agentmem.TaskStep {
 func TestNotFound(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	_, err := c.Get(ctx, "", "missing")
-	if !errors.Is(err, agentmem.ErrNotFound) {
-		t.Fatalf("Get of a missing session: %v, want ErrNotFound", err)
+	_, err := c.GetSession(ctx, "missing")
+	if !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("GetSession of a missing session: %v, want ErrNotFound", err)
 	}
 	if e := apiErr(t, err); e.Status != 404 || e.Code != api.CodeNotFound || e.Message == "" || e.Retryable() {
 		t.Errorf("error %+v", e)
 	}
 	for what, err := range map[string]error{
-		"Delete": c.Delete(ctx, "", "missing"),
-		"Append": func() error {
-			_, err := c.Append(ctx, store.AppendRequest{SessionID: "missing", Steps: []agentmem.Step{task("t1", "x")}})
+		"DeleteSession": c.DeleteSession(ctx, "missing"),
+		"AppendSteps": func() error {
+			_, err := c.AppendSteps(ctx, "missing", steps(t, task("t1", "x")), client.AppendOptions{})
 			return err
 		}(),
-		"Read": func() error { _, err := c.Read(ctx, store.ReadRequest{SessionID: "missing"}); return err }(),
+		"ReadSteps": func() error { _, err := c.ReadSteps(ctx, "missing", client.ReadQuery{}); return err }(),
+		"ReadLog":   func() error { _, err := c.ReadLog(ctx, "missing", 0, 0); return err }(),
 		"Context": func() error {
 			_, err := c.Context(ctx, "missing", client.ContextOptions{})
 			return err
 		}(),
-		"Fork": func() error { _, err := c.Create(ctx, store.CreateRequest{ParentID: "missing"}); return err }(),
+		"Fork": func() error { _, err := c.Fork(ctx, "missing", api.ForkRequest{}); return err }(),
 	} {
-		if !errors.Is(err, agentmem.ErrNotFound) {
+		if !errors.Is(err, client.ErrNotFound) {
 			t.Errorf("%s: %v, want ErrNotFound", what, err)
 		}
 	}
@@ -82,16 +109,17 @@ func TestNotFound(t *testing.T) {
 func TestConflictOnIfMatch(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("a", "one"), task("b", "two")}, ExpectedLastSeq: new(int64)})
+	two := steps(t, task("a", "one"), task("b", "two"))
+	resp, err := c.AppendSteps(ctx, "s", two, client.AppendOptions{IfMatch: new(int64)})
 	if err != nil || resp.LastSeq != 2 || len(resp.Seqs) != 2 || resp.Seqs[1] != 2 {
-		t.Fatalf("Append: %+v, %v", resp, err)
+		t.Fatalf("AppendSteps: %+v, %v", resp, err)
 	}
 	stale := int64(1)
-	_, err = c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("c", "three")}, ExpectedLastSeq: &stale})
-	if !errors.Is(err, agentmem.ErrConflict) {
+	_, err = c.AppendSteps(ctx, "s", steps(t, task("c", "three")), client.AppendOptions{IfMatch: &stale})
+	if !errors.Is(err, client.ErrConflict) {
 		t.Fatalf("stale If-Match: %v, want ErrConflict", err)
 	}
 	e := apiErr(t, err)
@@ -99,29 +127,57 @@ func TestConflictOnIfMatch(t *testing.T) {
 		t.Errorf("error %+v", e)
 	}
 	// A retry of stored steps succeeds whatever If-Match says.
-	if resp, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("a", "one"), task("b", "two")}, ExpectedLastSeq: &stale}); err != nil || resp.Seqs[0] != 1 {
+	if resp, err := c.AppendSteps(ctx, "s", two, client.AppendOptions{IfMatch: &stale}); err != nil || resp.Seqs[0] != 1 {
 		t.Errorf("retry: %+v, %v", resp, err)
 	}
-	// A taken ID is a conflict too.
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); !errors.Is(err, agentmem.ErrConflict) {
-		t.Errorf("Create of a taken ID: %v", err)
+	// Stored IDs for other steps are refused.
+	if _, err := c.AppendSteps(ctx, "s", steps(t, task("a", "other")), client.AppendOptions{}); !errors.Is(err, client.ErrIDReused) || !errors.Is(err, client.ErrConflict) {
+		t.Errorf("a reused step ID: %v", err)
+	}
+	// A taken ID is a conflict too, on the field id.
+	_, err = c.CreateSession(ctx, api.CreateSessionRequest{ID: "s"})
+	if e := apiErr(t, err); !errors.Is(err, client.ErrConflict) || e.Field != "id" {
+		t.Errorf("CreateSession of a taken ID: %v", err)
+	}
+}
+
+func TestAppendWithCompaction(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, nil)
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AppendSteps(ctx, "s", steps(t, task("a", "one")), client.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The new step replaces the old one in the working set, in one write.
+	working := []int64{-1}
+	resp, err := c.AppendWithCompaction(ctx, "s", api.AppendStepsRequest{
+		Steps:      steps(t, task("b", "two")),
+		Compaction: &api.CompactionRecord{Working: &working, Removed: []int64{1}},
+	}, client.AppendOptions{})
+	if err != nil || fmt.Sprint(resp.Seqs) != "[2]" || resp.CompactionSeq != 3 || resp.LastSeq != 3 {
+		t.Fatalf("AppendWithCompaction: %+v, %v", resp, err)
+	}
+	_, es := readLog(t, c, "s")
+	if ws := store.WorkingSet(es); len(ws) != 1 || ws[0].Info().ID != "b" {
+		t.Errorf("working set %v", ws)
+	}
+	if _, err := c.AppendWithCompaction(ctx, "s", api.AppendStepsRequest{}, client.AppendOptions{}); !errors.Is(err, client.ErrInvalid) || errors.As(err, new(*client.Error)) {
+		t.Errorf("no compaction: %v", err)
 	}
 }
 
 func TestInvalidWithField(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	// The server's 400: an unknown strategy.
 	_, err := c.Compact(ctx, "s", client.CompactRequest{Strategy: "shrink"})
-	var inv *agentmem.InvalidError
-	if !errors.Is(err, agentmem.ErrInvalid) || !errors.As(err, &inv) || inv.Field != "strategy" {
-		t.Fatalf("Compact with a bad strategy: %v", err)
-	}
-	if e := apiErr(t, err); e.Status != 400 || e.Code != api.CodeInvalid || e.Field != "strategy" {
-		t.Errorf("error %+v", e)
+	if e := apiErr(t, err); !errors.Is(err, client.ErrInvalid) || e.Status != 400 || e.Code != api.CodeInvalid || e.Field != "strategy" {
+		t.Errorf("Compact with a bad strategy: %v", err)
 	}
 	// A field of another strategy.
 	_, err = c.Compact(ctx, "s", client.CompactRequest{Strategy: api.StrategyKeepLastN, N: client.Int(2), Budget: client.Int(9)})
@@ -129,18 +185,21 @@ func TestInvalidWithField(t *testing.T) {
 		t.Errorf("error %+v", e)
 	}
 	// A tool result without its call, in a list: the field is a path.
-	_, err = c.AppendOpenAIMessages(ctx, "s", []render.OpenAIMessage{
+	_, err = c.AppendMessages(ctx, "s", []api.OpenAIMessage{
 		{Role: "user", Content: "hi"},
 		{Role: "tool", ToolCallID: "call_9", Content: "42"},
 	}, client.AppendOptions{})
-	if e := apiErr(t, err); e.Status != 400 || e.Field != "messages[1].tool_call_id" || !errors.Is(err, agentmem.ErrInvalid) {
+	if e := apiErr(t, err); e.Status != 400 || e.Field != "messages[1].tool_call_id" || !errors.Is(err, client.ErrInvalid) {
 		t.Errorf("orphan tool result: %v", err)
 	}
-	// Input a store would refuse is refused before anything is sent, with
-	// the store's own error.
-	_, err = c.Get(ctx, "", "..")
-	if !errors.Is(err, agentmem.ErrInvalid) || errors.As(err, new(*client.Error)) {
-		t.Errorf("Get of a bad ID: %v", err)
+	// A step the server cannot decode.
+	_, err = c.AppendSteps(ctx, "s", []json.RawMessage{json.RawMessage(`{"type":"task","task":"x","color":"red"}`)}, client.AppendOptions{})
+	if e := apiErr(t, err); !errors.Is(err, client.ErrInvalid) || !strings.Contains(e.Field, "color") {
+		t.Errorf("a step with an unknown field: %v", err)
+	}
+	// An empty ID is refused before anything is sent.
+	if _, err := c.GetSession(ctx, ""); !errors.Is(err, client.ErrInvalid) || errors.As(err, new(*client.Error)) {
+		t.Errorf("GetSession of an empty ID: %v", err)
 	}
 }
 
@@ -148,13 +207,11 @@ func TestUnauthorized(t *testing.T) {
 	ctx := context.Background()
 	keys := auth.NewKeys(auth.NewMemStore(), auth.KeysOptions{Clock: fixedClock})
 	authn := auth.NewAuthenticator(keys, auth.AuthenticatorOptions{Require: true, CacheTTL: -1, Clock: fixedClock})
-	withAuth := func(c *server.Config) { c.Auth = authn }
 	token, _, err := keys.Create(ctx, "acme", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := newTestServer(t, fixedClock, withAuth)
-
+	ts, _ := newTestServer(t, fixedClock, func(c *server.Config) { c.Auth = authn })
 	for name, opts := range map[string][]client.Option{
 		"no key":    nil,
 		"wrong key": {client.WithAPIKey("am_0123456789ab_wrongwrongwrongwrongwrong")},
@@ -163,7 +220,7 @@ func TestUnauthorized(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.List(ctx, store.ListRequest{})
+		_, err = c.ListSessions(ctx, client.ListQuery{})
 		if !errors.Is(err, client.ErrUnauthorized) {
 			t.Fatalf("%s: %v, want ErrUnauthorized", name, err)
 		}
@@ -171,59 +228,30 @@ func TestUnauthorized(t *testing.T) {
 			t.Errorf("%s: error %+v", name, e)
 		}
 	}
-
-	// The right key reaches its tenant, which the client then knows.
+	// The right key reaches its tenant.
 	c, err := client.New(ts.URL, client.WithAPIKey(token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s", Tenant: "acme"}); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("Create with a tenant before the client knows its own: %v", err)
-	}
-	s, err := c.Create(ctx, store.CreateRequest{ID: "s", UserID: "u"})
-	if err != nil || s.Tenant != "acme" {
-		t.Fatalf("Create: %+v, %v", s, err)
-	}
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s2", Tenant: "acme"}); err != nil {
-		t.Errorf("Create in the key's tenant: %v", err)
-	}
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s3", Tenant: "other"}); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("Create in another tenant: %v", err)
-	}
-	// A wrong WithTenant: the session lands in the key's tenant, and the
-	// client takes it back.
-	wrong, err := client.New(ts.URL, client.WithAPIKey(token), client.WithTenant("other"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wrong.Create(ctx, store.CreateRequest{ID: "s4", Tenant: "other"}); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("Create with a wrong WithTenant: %v", err)
-	}
-	if _, err := c.Get(ctx, "", "s4"); !errors.Is(err, agentmem.ErrNotFound) {
-		t.Errorf("the session created under a wrong WithTenant is still there: %v", err)
-	}
-	for tenant, want := range map[string]int{"": 2, "acme": 2, "other": 0} {
-		l, err := c.List(ctx, store.ListRequest{Tenant: tenant})
-		if err != nil || len(l.Sessions) != want {
-			t.Errorf("List tenant %q: %+v, %v", tenant, l, err)
-		}
+	if s, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s"}); err != nil || s.Tenant != "acme" {
+		t.Errorf("CreateSession: %+v, %v", s, err)
 	}
 }
 
 func TestBodyTooLarge(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil, func(c *server.Config) { c.MaxBodyBytes = 4096 })
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("big", strings.Repeat("x", 10000))}})
-	if !errors.Is(err, agentmem.ErrInvalid) {
+	_, err := c.AppendSteps(ctx, "s", steps(t, task("big", strings.Repeat("x", 10000))), client.AppendOptions{})
+	if !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("too large: %v, want ErrInvalid", err)
 	}
 	if e := apiErr(t, err); e.Status != 413 || e.Code != api.CodeBodyTooLarge {
 		t.Errorf("error %+v", e)
 	}
-	if r, err := c.Read(ctx, store.ReadRequest{SessionID: "s"}); err != nil || len(r.Entries) != 0 {
+	if r, err := c.ReadSteps(ctx, "s", client.ReadQuery{}); err != nil || len(r.Steps) != 0 {
 		t.Errorf("a refused append stored something: %+v, %v", r, err)
 	}
 }
@@ -278,7 +306,7 @@ func TestUnavailableRetryAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	flaky.failures.Store(1)
-	_, err = c.Get(ctx, "", "s")
+	_, err = c.GetSession(ctx, "s")
 	if !errors.Is(err, client.ErrUnavailable) {
 		t.Fatalf("outage: %v, want ErrUnavailable", err)
 	}
@@ -295,8 +323,8 @@ func TestUnavailableRetryAfter(t *testing.T) {
 	flaky.failures.Store(1)
 	flaky.gets.Store(0)
 	start := time.Now()
-	if s, err := c.Get(ctx, "", "s"); err != nil || s.ID != "s" {
-		t.Fatalf("Get after one failure: %+v, %v", s, err)
+	if s, err := c.GetSession(ctx, "s"); err != nil || s.ID != "s" {
+		t.Fatalf("GetSession after one failure: %+v, %v", s, err)
 	}
 	if d := time.Since(start); d < 900*time.Millisecond || flaky.gets.Load() != 2 {
 		t.Errorf("retried after %v with %d gets; want Retry-After's 1s and 2", d, flaky.gets.Load())
@@ -305,25 +333,25 @@ func TestUnavailableRetryAfter(t *testing.T) {
 	// A write that is not safe to repeat is not retried.
 	flaky.failures.Store(1)
 	flaky.gets.Store(0)
-	if err := c.Delete(ctx, "", "s"); !errors.Is(err, client.ErrUnavailable) || flaky.deletes.Load() != 1 {
-		t.Errorf("Delete during an outage: %v after %d deletes", err, flaky.deletes.Load())
+	if err := c.DeleteSession(ctx, "s"); !errors.Is(err, client.ErrUnavailable) || flaky.deletes.Load() != 1 {
+		t.Errorf("DeleteSession during an outage: %v after %d deletes", err, flaky.deletes.Load())
 	}
 
 	// A context that ends stops the wait.
 	flaky.failures.Store(5)
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, err := c.Get(cctx, "", "s"); !errors.Is(err, client.ErrUnavailable) {
-		t.Errorf("Get with a short context: %v", err)
+	if _, err := c.GetSession(cctx, "s"); !errors.Is(err, client.ErrUnavailable) {
+		t.Errorf("GetSession with a short context: %v", err)
 	}
 
 	// A failure nobody expected is a 500, which is not retried.
 	flaky.failures.Store(1)
 	flaky.gets.Store(0)
 	flaky.broken.Store(true)
-	_, err = c.Get(ctx, "", "s")
+	_, err = c.GetSession(ctx, "s")
 	if errors.Is(err, client.ErrUnavailable) || flaky.gets.Load() != 1 {
-		t.Errorf("Get of a broken store: %v after %d gets; want a 500 that is not retried", err, flaky.gets.Load())
+		t.Errorf("GetSession of a broken store: %v after %d gets; want a 500 that is not retried", err, flaky.gets.Load())
 	}
 	if e := apiErr(t, err); e.Status != 500 || e.Code != api.CodeInternal || e.Retryable() || strings.Contains(e.Message, "decode") {
 		t.Errorf("error %+v", e)
@@ -337,45 +365,21 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(context.Background(), "", "s"); !errors.Is(err, client.ErrUnavailable) || errors.As(err, new(*client.Error)) {
+	if _, err := c.GetSession(context.Background(), "s"); !errors.Is(err, client.ErrUnavailable) || errors.As(err, new(*client.Error)) {
 		t.Errorf("unreachable server: %v", err)
 	}
 }
 
-func TestUnsupported(t *testing.T) {
+func TestNotConfigured(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
-	var ue *client.UnsupportedError
-	if _, err := c.Prune(ctx, store.PruneRequest{}); !errors.Is(err, errors.ErrUnsupported) || !errors.As(err, &ue) || ue.Op != "Prune" {
-		t.Errorf("Prune: %v", err)
-	}
-	// An append with a compaction record goes through the route's
-	// envelope form.
-	resp, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{task("a", "x")},
-		Compaction: &store.CompactionRecord{Working: []int64{store.NewStepRef(0)}}})
-	if err != nil || resp.CompactionSeq != 2 || fmt.Sprint(resp.Seqs) != "[1]" {
-		t.Errorf("Append with a compaction: %+v %v", resp, err)
-	}
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "t", TTL: 1500 * time.Millisecond}); !errors.As(err, &ue) {
-		t.Errorf("Create with a sub-second TTL: %v", err)
-	}
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "b", ParentID: "s", Agent: "other"}); !errors.As(err, &ue) {
-		t.Errorf("branch with another agent: %v", err)
-	}
 	// Routes of a server started without recall or facts: 501.
-	_, err = c.SearchRecall(ctx, client.RecallQuery{Text: "x"})
+	_, err := c.SearchRecall(ctx, client.RecallQuery{Text: "x"})
 	if !errors.Is(err, errors.ErrUnsupported) || apiErr(t, err).Code != api.CodeNotConfigured {
 		t.Errorf("recall without an index: %v", err)
 	}
 	if _, err := c.SearchFacts(ctx, "u", client.FactsQuery{}); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("facts without a memory: %v", err)
-	}
-	// Nothing was written by the refused calls.
-	if l, err := c.List(ctx, store.ListRequest{}); err != nil || len(l.Sessions) != 1 {
-		t.Errorf("List: %+v, %v", l, err)
 	}
 }
 
@@ -385,13 +389,13 @@ func TestClosed(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Close(); !errors.Is(err, store.ErrClosed) {
+	if err := c.Close(); !errors.Is(err, client.ErrClosed) {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := c.Get(ctx, "", "s"); !errors.Is(err, store.ErrClosed) {
-		t.Errorf("Get after Close: %v", err)
+	if _, err := c.GetSession(ctx, "s"); !errors.Is(err, client.ErrClosed) {
+		t.Errorf("GetSession after Close: %v", err)
 	}
-	if _, err := c.Context(ctx, "s", client.ContextOptions{}); !errors.Is(err, store.ErrClosed) {
+	if _, err := c.Context(ctx, "s", client.ContextOptions{}); !errors.Is(err, client.ErrClosed) {
 		t.Errorf("Context after Close: %v", err)
 	}
 }
@@ -399,12 +403,12 @@ func TestClosed(t *testing.T) {
 func TestMaxResponseBytes(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, []client.Option{client.WithMaxResponseBytes(200)})
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s", Metadata: map[string]string{"a": strings.Repeat("v", 200), "b": strings.Repeat("v", 200)}}); err == nil || !strings.Contains(err.Error(), "larger than 200 bytes") {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s", Metadata: map[string]string{"a": strings.Repeat("v", 200), "b": strings.Repeat("v", 200)}}); err == nil || !strings.Contains(err.Error(), "larger than 200 bytes") {
 		t.Errorf("an answer over the limit: %v", err)
 	}
 }
 
-func TestNewAndOpen(t *testing.T) {
+func TestNew(t *testing.T) {
 	ctx := context.Background()
 	for _, bad := range []string{"", "ftp://host", "http://", "http://u:p@host", "http://host?x=1", "::"} {
 		if _, err := client.New(bad); err == nil {
@@ -432,31 +436,11 @@ func TestNewAndOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	if gotUA.Load() != "test-agent/2" || gotAuth.Load() != "Bearer k" || gotPath.Load() != "/v1/sessions" {
 		t.Errorf("request: UA %v, Authorization %v, path %v", gotUA.Load(), gotAuth.Load(), gotPath.Load())
-	}
-
-	// store.Open with an http URL returns a Client.
-	st, err := store.Open(ctx, ps.URL+"/memory?api_key=k&retries=0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, ok := st.(*client.Client); !ok {
-		t.Fatalf("store.Open returned %T", st)
-	}
-	if s, err := st.Get(ctx, "", "s"); err != nil || s.ID != "s" {
-		t.Errorf("Get through store.Open: %+v, %v", s, err)
-	}
-	for _, bad := range []string{"?retries=-1", "?apikey=k", "?api_key=a&api_key=b"} {
-		if _, err := store.Open(ctx, ps.URL+bad); err == nil {
-			t.Errorf("store.Open(%q) succeeded", bad)
-		} else if strings.Contains(err.Error(), "api_key=") {
-			t.Errorf("the error shows the key: %v", err)
-		}
 	}
 }
 
@@ -491,7 +475,7 @@ func TestProxyErrorPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	fail.Store(2)
-	if l, err := c.List(ctx, store.ListRequest{}); err != nil || len(l.Sessions) != 0 {
-		t.Errorf("List after two 502s: %+v, %v", l, err)
+	if l, err := c.ListSessions(ctx, client.ListQuery{}); err != nil || len(l.Sessions) != 0 {
+		t.Errorf("ListSessions after two 502s: %+v, %v", l, err)
 	}
 }

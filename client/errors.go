@@ -8,16 +8,36 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/store"
 )
 
-// Sentinel errors of the client for the failures a local store has no
-// sentinel for. An *Error wraps one of them, or one of the agentmem
-// sentinels (see Error.Unwrap), so errors.Is works on every error the
-// client returns.
+// Sentinel errors. An *Error wraps one of them (see Error.Unwrap), so
+// errors.Is tells the failures apart without looking at statuses and
+// codes. Package client/remote maps them to the sentinels of a local
+// store (agentmem.ErrNotFound, ...).
 var (
+	// ErrInvalid: the request is malformed or breaks a rule (400, 413,
+	// 415, and 422 other than budget_too_small); Error.Field names the
+	// offending input. A request the client refuses before sending it
+	// (an empty session ID, say) wraps it too.
+	ErrInvalid = errors.New("agentmem client: invalid request")
+	// ErrNotFound: no such session, fact, document or route (404).
+	ErrNotFound = errors.New("agentmem client: not found")
+	// ErrConflict: If-Match did not hold (Error.LastSeq has the session's
+	// last sequence number), an ID is taken, or a tool result contradicts
+	// the one its call has (409).
+	ErrConflict = errors.New("agentmem client: conflict")
+	// ErrIDReused: an append reused an Idempotency-Key or step IDs for a
+	// different body; nothing was stored (409 idempotency_key_reused). It
+	// wraps ErrConflict.
+	ErrIDReused = fmt.Errorf("agentmem client: idempotency key or step IDs reused for a different request (%w)", ErrConflict)
+	// ErrNothingToPop: a pop of a session whose working set is empty (409
+	// nothing_to_pop). It wraps ErrConflict.
+	ErrNothingToPop = fmt.Errorf("agentmem client: nothing to pop (%w)", ErrConflict)
+	// ErrBudgetTooSmall: the pinned steps need more tokens than the
+	// budget (422 budget_too_small); Error.Required and Error.Budget say
+	// how many.
+	ErrBudgetTooSmall = errors.New("agentmem client: the budget is too small for the pinned steps")
 	// ErrUnauthorized: the server wants an API key and got none, or a
 	// bad or revoked one (401).
 	ErrUnauthorized = errors.New("agentmem client: unauthorized")
@@ -27,23 +47,23 @@ var (
 	// (429, 502, 503, 504, the server could not be reached, or the
 	// context's deadline passed); retry later. A write that failed so may
 	// or may not have been stored; retrying it is safe when it is
-	// idempotent (steps with IDs, messages with an Idempotency-Key). It
-	// wraps agentmem.ErrUnavailable, as a local store's transient
-	// failures do.
-	ErrUnavailable = fmt.Errorf("agentmem client: unavailable (%w)", agentmem.ErrUnavailable)
+	// idempotent (steps with IDs, messages with an Idempotency-Key).
+	ErrUnavailable = errors.New("agentmem client: unavailable")
+	// ErrClosed: the client was closed (Close).
+	ErrClosed = errors.New("agentmem client: closed")
 )
 
 // Error is an error answered by the server: its HTTP status and the
-// {"error":{"code","message","field"}} body of the API (see server.Error).
+// {"error":{"code","message","field"}} body of the API (api.ErrorBody).
 //
-// errors.Is maps it back to the sentinels a local store returns:
+// errors.Is maps it to the client's sentinels:
 //
-//	400, 413, 415, any other 422             agentmem.ErrInvalid (and errors.As finds an *agentmem.InvalidError)
-//	404                                      agentmem.ErrNotFound
-//	409 (tool_result_conflict included)      agentmem.ErrConflict
-//	409 idempotency_key_reused               store.ErrIDReused (which wraps agentmem.ErrConflict)
-//	409 nothing_to_pop                       store.ErrNothingToPop (which wraps agentmem.ErrConflict)
-//	422 budget_too_small                     agentmem.ErrBudgetTooSmall (and errors.As finds an *agentmem.BudgetError)
+//	400, 413, 415, any other 422             ErrInvalid
+//	404                                      ErrNotFound
+//	409 (tool_result_conflict included)      ErrConflict
+//	409 idempotency_key_reused               ErrIDReused (which wraps ErrConflict)
+//	409 nothing_to_pop                       ErrNothingToPop (which wraps ErrConflict)
+//	422 budget_too_small                     ErrBudgetTooSmall
 //	401                                      ErrUnauthorized
 //	403                                      ErrForbidden
 //	405, 501                                 errors.ErrUnsupported
@@ -86,27 +106,27 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the sentinels err stands for (see Error), so errors.Is
-// and errors.As see through it.
+// Unwrap returns the sentinel err stands for (see Error), so errors.Is
+// sees through it.
 func (e *Error) Unwrap() []error {
 	switch e.Status {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
-		return []error{&agentmem.InvalidError{Field: e.Field, Reason: e.Message}}
+		return []error{ErrInvalid}
 	case http.StatusNotFound:
-		return []error{agentmem.ErrNotFound}
+		return []error{ErrNotFound}
 	case http.StatusConflict:
 		switch e.Code {
 		case api.CodeIdempotencyKeyReused:
-			return []error{store.ErrIDReused}
+			return []error{ErrIDReused}
 		case api.CodeNothingToPop:
-			return []error{store.ErrNothingToPop}
+			return []error{ErrNothingToPop}
 		}
-		return []error{agentmem.ErrConflict}
+		return []error{ErrConflict}
 	case http.StatusUnprocessableEntity:
 		if e.Code == api.CodeBudgetTooSmall {
-			return []error{&agentmem.BudgetError{Budget: e.Budget, Required: e.Required}}
+			return []error{ErrBudgetTooSmall}
 		}
-		return []error{&agentmem.InvalidError{Field: e.Field, Reason: e.Message}}
+		return []error{ErrInvalid}
 	case http.StatusUnauthorized:
 		return []error{ErrUnauthorized}
 	case http.StatusForbidden:
@@ -129,24 +149,6 @@ func (e *Error) Retryable() bool {
 	}
 	return false
 }
-
-// UnsupportedError is returned, before anything is sent, for a store.Store
-// call the HTTP API cannot express (Prune, a branch with its own user or
-// agent, ...). It wraps errors.ErrUnsupported.
-type UnsupportedError struct {
-	// Op is the method ("Prune", "Append", ...).
-	Op string
-	// Reason says what the API lacks.
-	Reason string
-}
-
-// Error implements error.
-func (e *UnsupportedError) Error() string {
-	return "agentmem client: " + e.Op + " is not supported over HTTP: " + e.Reason
-}
-
-// Unwrap makes errors.Is(err, errors.ErrUnsupported) true.
-func (e *UnsupportedError) Unwrap() error { return errors.ErrUnsupported }
 
 // maxErrorBody bounds the error body the client reads.
 const maxErrorBody = 64 << 10
@@ -200,4 +202,19 @@ func parseETag(v string) (int64, bool) {
 	v = strings.Trim(v, `"`)
 	n, err := strconv.ParseInt(v, 10, 64)
 	return n, err == nil && n >= 0
+}
+
+// invalid returns the error of a request the client refuses before
+// sending it: field is what is wrong with it.
+func invalid(field, reason string) error {
+	return fmt.Errorf("agentmem client: %s %s: %w", field, reason, ErrInvalid)
+}
+
+// checkID refuses an empty ID (of field) before anything is sent: it
+// would name another route.
+func checkID(field, id string) error {
+	if id == "" {
+		return invalid(field, "is empty")
+	}
+	return nil
 }

@@ -8,12 +8,10 @@ import (
 	"log/slog"
 	"net/http/httptest"
 
-	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/server"
-	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
-	"github.com/agentmem/agentmem/tokenizer"
 )
 
 // startServer starts what `agentmem serve` runs, on a loopback port, for
@@ -24,58 +22,6 @@ func startServer() *httptest.Server {
 		log.Fatal(err)
 	}
 	return httptest.NewServer(srv)
-}
-
-// runAgent is code written against store.Store: it does not know whether
-// its memory is in the process or on a server.
-func runAgent(ctx context.Context, st store.Store) {
-	if _, err := st.Create(ctx, store.CreateRequest{ID: "run-1", Agent: "researcher"}); err != nil {
-		log.Fatal(err)
-	}
-	m, err := store.OpenMemory(ctx, st, "run-1", agentmem.Options{Counter: tokenizer.NewHeuristic()})
-	if err != nil {
-		log.Fatal(err)
-	}
-	_, _ = m.Add(ctx, &agentmem.SystemPromptStep{Content: "You are a researcher."})
-	_, _ = m.Add(ctx, &agentmem.TaskStep{Task: "Find the boiling point of water."})
-	_, _ = m.Add(ctx, &agentmem.ActionStep{Thought: "search", Observation: "100 °C at sea level"})
-
-	// Later, or in another process: resume from the session.
-	resumed, err := store.OpenMemory(ctx, st, "run-1", agentmem.Options{Counter: tokenizer.NewHeuristic()})
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, s := range resumed.Steps() {
-		fmt.Println(s.Info().Number, s.Kind())
-	}
-}
-
-// The same program with an in-process store and with a server: only the
-// constructor changes.
-func Example() {
-	ts := startServer() // `agentmem serve` elsewhere
-	defer ts.Close()
-	ctx := context.Background()
-
-	// In process:
-	//	st := memstore.New(memstore.Options{})
-	// or st, err := store.Open(ctx, "sqlite:///path/to/file.db").
-	//
-	// Remote (store.Open(ctx, "http://127.0.0.1:8080") works too, with
-	// this package imported):
-	// Add client.WithAPIKey(key) for a server that wants a key (`agentmem
-	// keys create`).
-	st, err := client.New(ts.URL)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer st.Close()
-
-	runAgent(ctx, st)
-	// Output:
-	// 1 system_prompt
-	// 2 task
-	// 3 action
 }
 
 // The context of a session that fits a token budget, rendered by the
@@ -90,13 +36,13 @@ func ExampleClient_Context() {
 	}
 	defer c.Close()
 
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "chat"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "chat"}); err != nil {
 		log.Fatal(err)
 	}
-	_, err = c.AppendMessages(ctx, "chat", []agentmem.Message{
-		{Role: agentmem.RoleSystem, Content: agentmem.Text("You are terse.")},
-		{Role: agentmem.RoleUser, Content: agentmem.Text("What is 6 times 7?")},
-		{Role: agentmem.RoleAssistant, Content: agentmem.Text("42")},
+	_, err = c.AppendMessages(ctx, "chat", []api.OpenAIMessage{
+		{Role: "system", Content: "You are terse."},
+		{Role: "user", Content: "What is 6 times 7?"},
+		{Role: "assistant", Content: "42"},
 	}, client.AppendOptions{IdempotencyKey: "turn-1"})
 	if err != nil {
 		log.Fatal(err)

@@ -9,10 +9,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/render"
-	"github.com/agentmem/agentmem/store"
 )
 
 // ContextOptions are the query parameters of GET
@@ -40,10 +37,10 @@ type ContextOptions struct {
 // server renders it (GET /v1/sessions/{id}/context). The response's
 // Messages holds the request body's messages as a json.RawMessage, in the
 // format's wire form: an array of OpenAI chat messages for "openai" and
-// "observation" (decode it into []render.OpenAIMessage), an object
-// render.AnthropicBody for "anthropic".
+// "observation" (OpenAIMessages decodes it), an object {"system",
+// "messages"} of Anthropic's Messages API for "anthropic".
 func (c *Client) Context(ctx context.Context, sessionID string, opts ContextOptions) (*api.ContextResponse, error) {
-	if err := store.ValidateID(sessionID); err != nil {
+	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -79,12 +76,12 @@ func (c *Client) Context(ctx context.Context, sessionID string, opts ContextOpti
 
 // OpenAIMessages decodes the messages of a context rendered in the
 // "openai" or "observation" format.
-func OpenAIMessages(resp *api.ContextResponse) ([]render.OpenAIMessage, error) {
+func OpenAIMessages(resp *api.ContextResponse) ([]api.OpenAIMessage, error) {
 	raw, ok := resp.Messages.(json.RawMessage)
 	if !ok {
 		return nil, errors.New("agentmem client: the context's messages are not raw JSON (not from Client.Context)")
 	}
-	var msgs []render.OpenAIMessage
+	var msgs []api.OpenAIMessage
 	if err := json.Unmarshal(raw, &msgs); err != nil {
 		return nil, fmt.Errorf("agentmem client: the context's messages are not OpenAI messages (format %q): %w", resp.Format, err)
 	}
@@ -103,73 +100,11 @@ func Int(v int) *int { return &v }
 // Compact prunes or summarizes a session's working set now (POST
 // /v1/sessions/{id}/compact). The log keeps every step it takes out.
 func (c *Client) Compact(ctx context.Context, sessionID string, req CompactRequest) (*api.CompactResponse, error) {
-	if err := store.ValidateID(sessionID); err != nil {
+	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
 	var out api.CompactResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/compact", body: req}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// AppendOptions are the headers and parameters of an append route.
-type AppendOptions struct {
-	// IdempotencyKey names the request: steps without an ID get one
-	// derived from it, so sending the same request again stores nothing
-	// twice. Without one the client makes up a new key for the call, so
-	// that its own retries (WithRetries) are safe; give one to make
-	// retries of your own safe too (after a crash, say).
-	IdempotencyKey string
-	// IfMatch, when set, is the session's expected last sequence number:
-	// the append fails with 409 (agentmem.ErrConflict) if it is not, and
-	// Error.LastSeq holds the current one.
-	IfMatch *int64
-	// FlushPending records every tool call still without a result after
-	// the request, of the request or of the session, as failed (POST
-	// /messages only); otherwise such calls stay pending until their
-	// results are appended.
-	FlushPending bool
-}
-
-func (o AppendOptions) header() map[string]string {
-	h := map[string]string{}
-	if o.IdempotencyKey != "" {
-		h["Idempotency-Key"] = o.IdempotencyKey
-	}
-	if o.IfMatch != nil {
-		h["If-Match"] = strconv.Quote(strconv.FormatInt(*o.IfMatch, 10))
-	}
-	return h
-}
-
-// AppendSteps appends steps in the core's typed step JSON (POST
-// /v1/sessions/{id}/steps). Unlike Append, steps may lack IDs and times.
-// The steps are sent as a list, so a step without an ID gets KEY/i (i its
-// index in steps) from opts.IdempotencyKey, or a new ID without a key; a
-// step without a time gets the server's clock.
-func (c *Client) AppendSteps(ctx context.Context, sessionID string, steps []agentmem.Step, opts AppendOptions) (*api.AppendResponse, error) {
-	if err := store.ValidateID(sessionID); err != nil {
-		return nil, err
-	}
-	body, err := encodeSteps(steps)
-	if err != nil {
-		return nil, err
-	}
-	// A retry stores nothing twice when every step has an ID, its own or
-	// one derived from the key: without a key, a step without an ID gets
-	// one derived from a new key.
-	if opts.IdempotencyKey == "" {
-		for _, s := range steps {
-			if s != nil && s.Info().ID == "" {
-				opts.IdempotencyKey = agentmem.NewID()
-				break
-			}
-		}
-	}
-	var out api.AppendResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/steps",
-		body: body, header: opts.header(), idempotent: true}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -181,16 +116,10 @@ func (c *Client) AppendSteps(ctx context.Context, sessionID string, steps []agen
 // results yet is kept pending, and tool messages sent later complete it
 // (the response's Updated names the actions they completed); the context
 // leaves pending calls out and lists them in ContextResponse.Pending (see
-// opts.FlushPending). The messages are sent in OpenAI's wire form
-// (render.OpenAIRequest).
-func (c *Client) AppendMessages(ctx context.Context, sessionID string, msgs []agentmem.Message, opts AppendOptions) (*api.AppendResponse, error) {
-	return c.AppendOpenAIMessages(ctx, sessionID, render.OpenAIRequest(msgs), opts)
-}
-
-// AppendOpenAIMessages appends OpenAI chat messages as they are (see
-// AppendMessages).
-func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msgs []render.OpenAIMessage, opts AppendOptions) (*api.AppendResponse, error) {
-	if err := store.ValidateID(sessionID); err != nil {
+// opts.FlushPending). The request carries an Idempotency-Key
+// (opts.IdempotencyKey, or a new one), so a retry stores nothing twice.
+func (c *Client) AppendMessages(ctx context.Context, sessionID string, msgs []api.OpenAIMessage, opts AppendOptions) (*api.AppendResponse, error) {
+	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
 	var q url.Values
@@ -198,11 +127,11 @@ func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msg
 		q = url.Values{"flush_pending": {"true"}}
 	}
 	if msgs == nil {
-		msgs = []render.OpenAIMessage{}
+		msgs = []api.OpenAIMessage{}
 	}
 	if opts.IdempotencyKey == "" {
 		// A key of its own makes the request safe to send again.
-		opts.IdempotencyKey = agentmem.NewID()
+		opts.IdempotencyKey = newKey()
 	}
 	var out api.AppendResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/messages", query: q,
@@ -210,54 +139,6 @@ func (c *Client) AppendOpenAIMessages(ctx context.Context, sessionID string, msg
 		return nil, err
 	}
 	return &out, nil
-}
-
-// PopOptions are the headers of POST /v1/sessions/{id}/pop.
-type PopOptions struct {
-	// IfMatch, when set, is the session's expected last sequence number:
-	// the pop fails with 409 (agentmem.ErrConflict) if it is not, and
-	// Error.LastSeq holds the current one.
-	IfMatch *int64
-}
-
-// Pop removes the newest message from a session's working set and returns
-// it (POST /v1/sessions/{id}/pop; see store.Pop for what the newest
-// message is). A pop is not idempotent, so the client does not retry it;
-// set opts.IfMatch to make a retry of your own safe. An empty session is
-// an *Error wrapping store.ErrNothingToPop.
-func (c *Client) Pop(ctx context.Context, sessionID string, opts PopOptions) (*api.PopResponse, error) {
-	if err := store.ValidateID(sessionID); err != nil {
-		return nil, err
-	}
-	var out api.PopResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/pop",
-		header: AppendOptions{IfMatch: opts.IfMatch}.header()}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// ForkRequest is the body of POST /v1/sessions/{id}/fork. The branch gets
-// the parent's tenant, user and agent, and, when left out, its metadata
-// and retention.
-type ForkRequest = api.ForkRequest
-
-// Fork creates a branch of a session that sees its log up to req.AtSeq
-// (POST /v1/sessions/{id}/fork), with the server's fork semantics (see
-// ForkRequest); Create with a ParentID is the store.Store way.
-func (c *Client) Fork(ctx context.Context, sessionID string, req ForkRequest) (*store.Session, error) {
-	if err := store.ValidateID(sessionID); err != nil {
-		return nil, err
-	}
-	var sess store.Session
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/fork", body: req}, &sess); err != nil {
-		return nil, err
-	}
-	if err := checkSession(&sess); err != nil {
-		return nil, err
-	}
-	c.learnTenant(sess.Tenant)
-	return &sess, nil
 }
 
 // RecallQuery is a recall search (GET /v1/recall/search).
@@ -345,8 +226,8 @@ func (c *Client) SearchRecall(ctx context.Context, q RecallQuery) ([]api.RecallH
 
 // GetRecall returns a document of the recall index (GET /v1/recall/{doc}).
 func (c *Client) GetRecall(ctx context.Context, docID string) (*api.RecallDocument, error) {
-	if docID == "" {
-		return nil, &agentmem.InvalidError{Field: "doc", Reason: "is empty"}
+	if err := checkID("doc", docID); err != nil {
+		return nil, err
 	}
 	var out api.RecallDocument
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/recall/" + pathID(docID), idempotent: true}, &out); err != nil {
@@ -356,10 +237,10 @@ func (c *Client) GetRecall(ctx context.Context, docID string) (*api.RecallDocume
 }
 
 // DeleteRecall deletes a document of the recall index (DELETE
-// /v1/recall/{doc}); a missing one is agentmem.ErrNotFound.
+// /v1/recall/{doc}); a missing one is ErrNotFound.
 func (c *Client) DeleteRecall(ctx context.Context, docID string) error {
-	if docID == "" {
-		return &agentmem.InvalidError{Field: "doc", Reason: "is empty"}
+	if err := checkID("doc", docID); err != nil {
+		return err
 	}
 	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/recall/" + pathID(docID)})
 	return err
@@ -369,8 +250,8 @@ func (c *Client) DeleteRecall(ctx context.Context, docID string) error {
 // already known (POST /v1/users/{user}/facts); the response's Outcome
 // says which.
 func (c *Client) Remember(ctx context.Context, userID string, req api.RememberRequest) (*api.RememberResponse, error) {
-	if userID == "" {
-		return nil, &agentmem.InvalidError{Field: "user", Reason: "is empty"}
+	if err := checkID("user", userID); err != nil {
+		return nil, err
 	}
 	var out api.RememberResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/users/" + pathID(userID) + "/facts", body: req}, &out); err != nil {
@@ -392,8 +273,8 @@ type FactsQuery struct {
 
 // SearchFacts returns a user's facts (see FactsQuery).
 func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) ([]api.FactView, error) {
-	if userID == "" {
-		return nil, &agentmem.InvalidError{Field: "user", Reason: "is empty"}
+	if err := checkID("user", userID); err != nil {
+		return nil, err
 	}
 	v := url.Values{}
 	if q.Text != "" {
@@ -435,8 +316,11 @@ func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) (
 // GetFact returns a fact of a user and the chain of facts it superseded
 // or that superseded it (GET /v1/users/{user}/facts/{fact}).
 func (c *Client) GetFact(ctx context.Context, userID, factID string) (*api.FactResponse, error) {
-	if userID == "" || factID == "" {
-		return nil, &agentmem.InvalidError{Field: "fact", Reason: "the user and the fact ID are required"}
+	if err := checkID("user", userID); err != nil {
+		return nil, err
+	}
+	if err := checkID("fact", factID); err != nil {
+		return nil, err
 	}
 	var out api.FactResponse
 	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts/" + pathID(factID), idempotent: true}, &out); err != nil {
@@ -449,8 +333,11 @@ func (c *Client) GetFact(ctx context.Context, userID, factID string) (*api.FactR
 // /v1/users/{user}/facts/{fact}); the user's audit log records the API
 // key, the time and reason (empty: the server's default).
 func (c *Client) Forget(ctx context.Context, userID, factID, reason string) error {
-	if userID == "" || factID == "" {
-		return &agentmem.InvalidError{Field: "fact", Reason: "the user and the fact ID are required"}
+	if err := checkID("user", userID); err != nil {
+		return err
+	}
+	if err := checkID("fact", factID); err != nil {
+		return err
 	}
 	var q url.Values
 	if reason != "" {

@@ -15,7 +15,9 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/client/remote"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
@@ -39,27 +41,51 @@ func withLongTerm(c *server.Config) {
 }
 
 // turn is a conversation turn with a tool call, as OpenAI messages.
-func turn(i string) []agentmem.Message {
+func turn(i string) []api.OpenAIMessage {
 	call := "call_" + i
-	return []agentmem.Message{
+	return apiconv.OpenAIMessages([]agentmem.Message{
 		{Role: agentmem.RoleUser, Content: agentmem.Text("question " + i + ": where is the staging database?")},
 		{Role: agentmem.RoleAssistant, ToolCalls: []agentmem.ToolCall{{ID: call, Name: "search", Arguments: `{"q":"staging ` + i + `"}`}}},
 		{Role: agentmem.RoleTool, ToolCallID: call, Content: agentmem.Text(strings.Repeat("staging runs on port 5433. ", 20))},
 		{Role: agentmem.RoleAssistant, Content: agentmem.Text("It is on port 5433 (" + i + ").")},
+	})
+}
+
+// steps encodes typed steps in the step JSON.
+func steps(t *testing.T, ss ...agentmem.Step) []json.RawMessage {
+	t.Helper()
+	raw, err := apiconv.Steps(ss)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return raw
+}
+
+// readLog reads a session's whole log as store entries.
+func readLog(t *testing.T, c *client.Client, id string) (*api.ReadStepsResponse, []store.Entry) {
+	t.Helper()
+	page, err := c.ReadLog(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := apiconv.EntriesFromAPI(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page, es
 }
 
 func TestSessionRoutes(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil, withLongTerm)
-	s, err := c.Create(ctx, store.CreateRequest{ID: "s", UserID: "u1", Agent: "helper", Metadata: map[string]string{"k": "v"}})
+	s, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s", UserID: "u1", Agent: "helper", Metadata: map[string]string{"k": "v"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{
+	if _, err := c.AppendSteps(ctx, "s", steps(t,
 		&agentmem.SystemPromptStep{StepInfo: agentmem.StepInfo{ID: "sys"}, Content: "You are helpful."},
 		task("task", "Find the staging database."),
-	}}); err != nil {
+	), client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Messages: a whole turn per request; the key makes a retry store
@@ -96,13 +122,17 @@ func TestSessionRoutes(t *testing.T) {
 		last = r.LastSeq
 	}
 	// Steps without IDs get them from the key: KEY/0, KEY/1, ...
-	r, err := c.AppendSteps(ctx, "s", []agentmem.Step{&agentmem.FinalAnswerStep{Answer: "5433"}}, client.AppendOptions{IdempotencyKey: "final"})
+	r, err := c.AppendSteps(ctx, "s", steps(t, &agentmem.FinalAnswerStep{Answer: "5433"}), client.AppendOptions{IdempotencyKey: "final"})
 	if err != nil || len(r.Seqs) != 1 {
 		t.Fatalf("AppendSteps: %+v, %v", r, err)
 	}
-	rd, err := c.Read(ctx, store.ReadRequest{SessionID: "s", Last: 1})
-	if err != nil || len(rd.Entries) != 1 || rd.Entries[0].Step.Info().ID != "final/0" || rd.Session.LastSeq != r.LastSeq || rd.Session.UserID != "u1" {
-		t.Fatalf("Read last: %+v, %v (%+v, %+v)", rd, err, rd.Session, rd.Entries[0].Step)
+	rd, err := c.ReadSteps(ctx, "s", client.ReadQuery{Last: 1})
+	if err != nil || len(rd.Steps) != 1 || rd.LastSeq != r.LastSeq {
+		t.Fatalf("ReadSteps last: %+v, %v", rd, err)
+	}
+	var h api.StepHeader
+	if err := json.Unmarshal(rd.Steps[0], &h); err != nil || h.ID != "final/0" || h.Type != "final_answer" || h.Number != r.Seqs[0] {
+		t.Fatalf("the last step: %s (%+v, %v)", rd.Steps[0], h, err)
 	}
 
 	// Context: the messages that fit, and what was left out.
@@ -127,35 +157,29 @@ func TestSessionRoutes(t *testing.T) {
 	}
 	// A budget below the pinned steps: 422 with the figures.
 	_, err = c.Context(ctx, "s", client.ContextOptions{Budget: 3})
-	var be *agentmem.BudgetError
-	if !errors.Is(err, agentmem.ErrBudgetTooSmall) || !errors.As(err, &be) || be.Budget != 3 || be.Required <= 3 {
-		t.Errorf("tiny budget: %v (%+v)", err, be)
+	if e := apiErr(t, err); !errors.Is(err, client.ErrBudgetTooSmall) || e.Budget != 3 || e.Required <= 3 {
+		t.Errorf("tiny budget: %v (%+v)", err, e)
 	}
 
 	// Compact: the working set shrinks; the log keeps everything.
-	before, err := c.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, es := readLog(t, c, "s")
+	before := store.WorkingSet(es)
 	comp, err := c.Compact(ctx, "s", client.CompactRequest{Strategy: api.StrategySummarize, KeepRecent: client.Int(2)})
 	if err != nil || !comp.Changed || comp.Summary == "" || comp.After >= comp.Before || len(comp.Added) != 1 {
 		t.Fatalf("Compact: %+v, %v", comp, err)
 	}
-	after, err := c.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
-	if err != nil || len(after.Steps) != comp.After || len(after.Steps) >= len(before.Steps) || after.Session.LastSeq != comp.LastSeq {
-		t.Fatalf("working set after Compact: %d steps (want %d), %v", len(after.Steps), comp.After, err)
+	log, es := readLog(t, c, "s")
+	after := store.WorkingSet(es)
+	if len(after) != comp.After || len(after) >= len(before) || log.LastSeq != comp.LastSeq {
+		t.Fatalf("working set after Compact: %d steps (want %d)", len(after), comp.After)
 	}
-	if _, ok := after.Steps[len(after.Steps)-3].(*agentmem.SummaryStep); !ok {
-		t.Errorf("no summary before the kept steps: %T", after.Steps[len(after.Steps)-3])
-	}
-	log, err := c.Read(ctx, store.ReadRequest{SessionID: "s"})
-	if err != nil {
-		t.Fatal(err)
+	if _, ok := after[len(after)-3].(*agentmem.SummaryStep); !ok {
+		t.Errorf("no summary before the kept steps: %T", after[len(after)-3])
 	}
 	// Two compactions: the flush that answered the pending call, and the
 	// summary.
 	var comps int
-	for _, en := range log.Entries {
+	for _, en := range es {
 		if en.Kind == store.CompactionEntry {
 			comps++
 			if en.Time.IsZero() || (en.Seq == comp.LastSeq && len(en.Compaction.Working) != comp.After) {
@@ -163,90 +187,107 @@ func TestSessionRoutes(t *testing.T) {
 			}
 		}
 	}
-	if comps != 2 || int64(len(log.Entries)) != comp.LastSeq {
-		t.Errorf("log: %d entries, %d compactions, last seq %d", len(log.Entries), comps, comp.LastSeq)
+	if comps != 2 || len(log.Compactions) != 2 || int64(len(es)) != comp.LastSeq {
+		t.Errorf("log: %d entries, %d compactions, last seq %d", len(es), comps, comp.LastSeq)
 	}
 	// The bound memory of the store package loads the compacted working
-	// set through the client.
-	b, err := store.OpenMemory(ctx, c, "s", agentmem.Options{})
+	// set through the client's store adapter.
+	b, err := store.OpenMemory(ctx, remote.New(c), "s", agentmem.Options{})
 	if err != nil || len(b.Steps()) != comp.After {
 		t.Fatalf("OpenMemory: %v", err)
 	}
 
 	// Fork: the server's semantics (the parent's user, agent, metadata).
-	br, err := c.Fork(ctx, "s", client.ForkRequest{AtSeq: 2, ID: "s-branch"})
+	br, err := c.Fork(ctx, "s", api.ForkRequest{AtSeq: 2, ID: "s-branch"})
 	if err != nil || br.ParentID != "s" || br.ForkSeq != 2 || br.UserID != "u1" || br.Agent != "helper" || br.Metadata["k"] != "v" || br.LastSeq != 2 {
 		t.Fatalf("Fork: %+v, %v", br, err)
 	}
-	// Create with a parent: the store's (the retention is not inherited).
-	br2, err := c.Create(ctx, store.CreateRequest{ID: "s-branch2", ParentID: "s", ForkSeq: 3, UserID: "u1"})
-	if err != nil || br2.ForkSeq != 3 || br2.Retention != store.SessionRetention {
-		t.Fatalf("Create of a branch: %+v, %v", br2, err)
+	if _, err := c.Fork(ctx, "s", api.ForkRequest{AtSeq: 3, ID: "s-branch2"}); err != nil {
+		t.Fatal(err)
 	}
-	if rb, err := c.Read(ctx, store.ReadRequest{SessionID: "s-branch"}); err != nil || len(rb.Entries) != 2 || rb.Entries[1].Step.Info().ID != "task" {
-		t.Errorf("branch log: %+v, %v", rb, err)
+	if _, rb := readLog(t, c, "s-branch"); len(rb) != 2 || rb[1].Step.Info().ID != "task" {
+		t.Errorf("branch log: %+v", rb)
 	}
-	if l, err := c.List(ctx, store.ListRequest{UserID: "u1", PageSize: 2}); err != nil || len(l.Sessions) != 2 || l.NextPageToken == "" || l.Sessions[0].ID != s.ID && l.Sessions[0].ParentID == "" {
-		t.Errorf("List: %+v, %v", l, err)
+	l, err := c.ListSessions(ctx, client.ListQuery{UserID: "u1", PageSize: 2})
+	if err != nil || len(l.Sessions) != 2 || l.NextPageToken == "" || l.Sessions[0].ID != s.ID && l.Sessions[0].ParentID == "" {
+		t.Fatalf("ListSessions: %+v, %v", l, err)
+	}
+	if l2, err := c.ListSessions(ctx, client.ListQuery{UserID: "u1", PageToken: l.NextPageToken}); err != nil || len(l2.Sessions) != 1 || l2.NextPageToken != "" {
+		t.Errorf("ListSessions, page 2: %+v, %v", l2, err)
+	}
+	if err := c.DeleteSession(ctx, "s-branch2"); err != nil {
+		t.Errorf("DeleteSession: %v", err)
+	}
+	if _, err := c.GetSession(ctx, "s-branch2"); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("GetSession of a deleted session: %v", err)
 	}
 }
 
 func TestReadPages(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	// More entries than one page of the read route.
 	const n = api.DefaultReadLimit*2 + 17
 	for start := 0; start < n; start += api.MaxStepsPerRequest {
-		var steps []agentmem.Step
+		var ss []agentmem.Step
 		for i := start; i < min(n, start+api.MaxStepsPerRequest); i++ {
-			steps = append(steps, task(fmt.Sprintf("t%d", i), "x"))
+			ss = append(ss, task(fmt.Sprintf("t%d", i), "x"))
 		}
-		if _, err := c.Append(ctx, store.AppendRequest{SessionID: "s", Steps: steps}); err != nil {
+		if _, err := c.AppendSteps(ctx, "s", steps(t, ss...), client.AppendOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// A compaction entry among the steps, in the second page.
+	if _, err := c.AppendWithCompaction(ctx, "s", api.AppendStepsRequest{Compaction: &api.CompactionRecord{Amend: true,
+		Replaced: steps(t, &agentmem.TaskStep{StepInfo: agentmem.StepInfo{Number: 1500, ID: "t1499"}, Task: "y"})}}, client.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const last = n + 1
 	for _, tc := range []struct {
-		req        store.ReadRequest
+		after      int64
+		limit      int
 		first, cnt int64
 	}{
-		{store.ReadRequest{}, 1, n},
-		{store.ReadRequest{After: 10}, 11, n - 10},
-		{store.ReadRequest{After: 10, Limit: 1500}, 11, 1500},
-		{store.ReadRequest{Last: 5}, n - 4, 5},
-		{store.ReadRequest{Last: n - 3}, 4, n - 3},
-		{store.ReadRequest{After: n}, 0, 0},
+		{0, 0, 1, last},
+		{10, 0, 11, last - 10},
+		{10, 1500, 11, 1500},
+		{last - 1, 0, last, 1},
+		{last, 0, 0, 0},
 	} {
-		tc.req.SessionID = "s"
-		r, err := c.Read(ctx, tc.req)
+		r, err := c.ReadLog(ctx, "s", tc.after, tc.limit)
 		if err != nil {
-			t.Fatalf("Read(%+v): %v", tc.req, err)
+			t.Fatalf("ReadLog(%d, %d): %v", tc.after, tc.limit, err)
 		}
-		if int64(len(r.Entries)) != tc.cnt || (tc.cnt > 0 && r.Entries[0].Seq != tc.first) || r.Session.LastSeq != n {
-			t.Errorf("Read(%+v): %d entries from %v, last %d", tc.req, len(r.Entries), r.Entries[:min(1, len(r.Entries))], r.Session.LastSeq)
+		es, err := apiconv.EntriesFromAPI(r)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for i, en := range r.Entries {
-			if en.Seq != tc.first+int64(i) || en.Step.Info().Number != int(en.Seq) {
-				t.Fatalf("Read(%+v): entry %d has seq %d", tc.req, i, en.Seq)
+		if int64(len(es)) != tc.cnt || (tc.cnt > 0 && es[0].Seq != tc.first) || r.LastSeq != last {
+			t.Errorf("ReadLog(%d, %d): %d entries from %v, last %d", tc.after, tc.limit, len(es), es[:min(1, len(es))], r.LastSeq)
+		}
+		for i, en := range es {
+			if en.Seq != tc.first+int64(i) || (en.Kind == store.StepEntry) != (en.Seq != last) {
+				t.Fatalf("ReadLog(%d, %d): entry %d has seq %d (%s)", tc.after, tc.limit, i, en.Seq, en.Kind)
 			}
 		}
 	}
-	if ws, err := c.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true}); err != nil || len(ws.Steps) != n {
-		t.Errorf("working set: %v", err)
+	if r, err := c.ReadSteps(ctx, "s", client.ReadQuery{Last: 5}); err != nil || len(r.Steps) != 4 || len(r.Compactions) != 1 || r.Compactions[0].Seq != last {
+		t.Errorf("ReadSteps of the last 5: %+v, %v", r, err)
 	}
 }
 
 func TestRecallAndFacts(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil, withLongTerm)
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "s", UserID: "u1"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "s", UserID: "u1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.AppendMessages(ctx, "s", []agentmem.Message{
-		{Role: agentmem.RoleUser, Content: agentmem.Text("My dog Pixel hates thunderstorms")},
-		{Role: agentmem.RoleAssistant, Content: agentmem.Text("Noted: Pixel and storms.")},
+	if _, err := c.AppendMessages(ctx, "s", []api.OpenAIMessage{
+		{Role: "user", Content: "My dog Pixel hates thunderstorms"},
+		{Role: "assistant", Content: "Noted: Pixel and storms."},
 	}, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -271,19 +312,19 @@ func TestRecallAndFacts(t *testing.T) {
 	if err := c.DeleteRecall(ctx, "note-1"); err != nil {
 		t.Errorf("DeleteRecall: %v", err)
 	}
-	if _, err := c.GetRecall(ctx, "note-1"); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := c.GetRecall(ctx, "note-1"); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("GetRecall of a deleted document: %v", err)
 	}
-	if _, err := c.SearchRecall(ctx, client.RecallQuery{Text: "x", Scope: "planet:earth"}); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := c.SearchRecall(ctx, client.RecallQuery{Text: "x", Scope: "planet:earth"}); !errors.Is(err, client.ErrInvalid) {
 		t.Errorf("bad scope: %v", err)
 	}
 
 	// Facts: remember, reinforce, search, get, forget.
-	rem, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "Prefers table-driven tests", Confidence: 0.8, Source: facts.Source{SessionID: "s"}})
-	if err != nil || rem.Outcome != facts.OutcomeAdded || rem.Fact.ID == "" || rem.Fact.EffectiveConfidence <= 0 {
+	rem, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "Prefers table-driven tests", Confidence: 0.8, Source: api.FactSource{SessionID: "s"}})
+	if err != nil || rem.Outcome != api.OutcomeAdded || rem.Fact.ID == "" || rem.Fact.EffectiveConfidence <= 0 {
 		t.Fatalf("Remember: %+v, %v", rem, err)
 	}
-	if again, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "prefers table driven tests"}); err != nil || again.Outcome != facts.OutcomeReinforced || again.Fact.ID != rem.Fact.ID {
+	if again, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "prefers table driven tests"}); err != nil || again.Outcome != api.OutcomeReinforced || again.Fact.ID != rem.Fact.ID {
 		t.Errorf("Remember again: %+v, %v", again, err)
 	}
 	fs, err := c.SearchFacts(ctx, "u1", client.FactsQuery{Text: "tests", K: 3})
@@ -296,10 +337,10 @@ func TestRecallAndFacts(t *testing.T) {
 	if got, err := c.GetFact(ctx, "u1", rem.Fact.ID); err != nil || got.Fact.Text != "Prefers table-driven tests" {
 		t.Errorf("GetFact: %+v, %v", got, err)
 	}
-	if _, err := c.GetFact(ctx, "u2", rem.Fact.ID); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := c.GetFact(ctx, "u2", rem.Fact.ID); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("GetFact of another user: %v", err)
 	}
-	if _, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "x", Confidence: 7}); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := c.Remember(ctx, "u1", api.RememberRequest{Text: "x", Confidence: 7}); !errors.Is(err, client.ErrInvalid) {
 		t.Errorf("Remember with confidence 7: %v", err)
 	}
 	// The context can carry the user's facts.
@@ -310,10 +351,10 @@ func TestRecallAndFacts(t *testing.T) {
 	if err := c.Forget(ctx, "u1", rem.Fact.ID, "test"); err != nil {
 		t.Errorf("Forget: %v", err)
 	}
-	if _, err := c.GetFact(ctx, "u1", rem.Fact.ID); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := c.GetFact(ctx, "u1", rem.Fact.ID); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("GetFact of a forgotten fact: %v", err)
 	}
-	if err := c.Forget(ctx, "u1", rem.Fact.ID, ""); !errors.Is(err, agentmem.ErrNotFound) {
+	if err := c.Forget(ctx, "u1", rem.Fact.ID, ""); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("Forget twice: %v", err)
 	}
 }
@@ -321,10 +362,10 @@ func TestRecallAndFacts(t *testing.T) {
 func TestPop(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "p"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "p"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Pop(ctx, "p", client.PopOptions{}); !errors.Is(err, store.ErrNothingToPop) || !errors.Is(err, agentmem.ErrConflict) {
+	if _, err := c.Pop(ctx, "p", client.PopOptions{}); !errors.Is(err, client.ErrNothingToPop) || !errors.Is(err, client.ErrConflict) {
 		t.Fatalf("pop of an empty session: %v", err)
 	}
 	r, err := c.AppendMessages(ctx, "p", turn("1")[:3], client.AppendOptions{})
@@ -333,7 +374,7 @@ func TestPop(t *testing.T) {
 	}
 	stale := r.LastSeq - 1
 	_, err = c.Pop(ctx, "p", client.PopOptions{IfMatch: &stale})
-	if e := apiErr(t, err); e.Status != 409 || e.LastSeq == nil || *e.LastSeq != r.LastSeq || !errors.Is(err, agentmem.ErrConflict) {
+	if e := apiErr(t, err); e.Status != 409 || e.LastSeq == nil || *e.LastSeq != r.LastSeq || !errors.Is(err, client.ErrConflict) {
 		t.Fatalf("a stale If-Match: %v", err)
 	}
 	p, err := c.Pop(ctx, "p", client.PopOptions{IfMatch: &r.LastSeq})
@@ -344,7 +385,7 @@ func TestPop(t *testing.T) {
 	if err != nil || len(cx.Pending) != 1 || !slices.Equal(cx.Pending[0].ToolCallIDs, []string{"call_1"}) {
 		t.Fatalf("context after the pop: %+v, %v", cx, err)
 	}
-	if _, err := c.Pop(ctx, "missing", client.PopOptions{}); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := c.Pop(ctx, "missing", client.PopOptions{}); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("pop of a missing session: %v", err)
 	}
 }
@@ -352,7 +393,7 @@ func TestPop(t *testing.T) {
 func TestItems(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "it"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "it"}); err != nil {
 		t.Fatal(err)
 	}
 	items := []json.RawMessage{
@@ -403,45 +444,45 @@ func TestItems(t *testing.T) {
 	if left, err := c.Items(ctx, "it", 0); err != nil || len(left) != 0 {
 		t.Errorf("after clear: %s, %v", left, err)
 	}
-	if _, err := c.PopItem(ctx, "it", client.PopOptions{}); !errors.Is(err, store.ErrNothingToPop) {
+	if _, err := c.PopItem(ctx, "it", client.PopOptions{}); !errors.Is(err, client.ErrNothingToPop) {
 		t.Errorf("pop of a cleared session: %v", err)
 	}
-	if _, err := c.AppendItems(ctx, "it", []json.RawMessage{json.RawMessage(`{"type":"function_call_output","call_id":"nobody","output":"x"}`)}, client.AppendOptions{}); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := c.AppendItems(ctx, "it", []json.RawMessage{json.RawMessage(`{"type":"function_call_output","call_id":"nobody","output":"x"}`)}, client.AppendOptions{}); !errors.Is(err, client.ErrInvalid) {
 		t.Errorf("an output of an unknown call: %v", err)
 	}
-	if _, err := c.Items(ctx, "missing", 0); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := c.Items(ctx, "missing", 0); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("items of a missing session: %v", err)
 	}
 }
 
-// TestSessionSettings: Create and Fork send a session's settings and
+// TestSessionSettings: CreateSession and Fork send a session's settings and
 // return them as the server stores them (a fork without them takes its
 // parent's).
 func TestSessionSettings(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, nil)
-	s, err := c.Create(ctx, store.CreateRequest{ID: "chat", Pinning: &agentmem.ChatPinning, AutoCompact: &store.AutoCompact{MaxTokens: 4000}})
-	want := store.AutoCompact{MaxTokens: 4000, TargetTokens: 2000, KeepRecent: agentmem.DefaultKeepRecent, Summarizer: store.SummarizerExtractive}
-	if err != nil || *s.Pinning != agentmem.ChatPinning || *s.AutoCompact != want {
-		t.Fatalf("Create: %+v, %v", s, err)
+	chat := api.Pinning{SystemPrompts: true, Summary: true}
+	s, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "chat", Pinning: &chat, AutoCompact: &api.AutoCompact{MaxTokens: 4000}})
+	want := api.AutoCompact{MaxTokens: 4000, TargetTokens: 2000, KeepRecent: agentmem.DefaultKeepRecent, Summarizer: api.SummarizerExtractive}
+	if err != nil || *s.Pinning != chat || *s.AutoCompact != want {
+		t.Fatalf("CreateSession: %+v, %v", s, err)
 	}
-	if _, err := c.AppendMessages(ctx, "chat", []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("hi")}}, client.AppendOptions{}); err != nil {
+	if _, err := c.AppendMessages(ctx, "chat", []api.OpenAIMessage{{Role: "user", Content: "hi"}}, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	br, err := c.Fork(ctx, "chat", client.ForkRequest{ID: "b"})
-	if err != nil || *br.Pinning != agentmem.ChatPinning || *br.AutoCompact != want {
+	br, err := c.Fork(ctx, "chat", api.ForkRequest{ID: "b"})
+	if err != nil || *br.Pinning != chat || *br.AutoCompact != want {
 		t.Fatalf("Fork: %+v, %v", br, err)
 	}
-	br, err = c.Fork(ctx, "chat", client.ForkRequest{ID: "b2", Pinning: &agentmem.Pinning{FirstTask: true}})
-	if err != nil || *br.Pinning != (agentmem.Pinning{FirstTask: true}) || *br.AutoCompact != want {
+	br, err = c.Fork(ctx, "chat", api.ForkRequest{ID: "b2", Pinning: &api.Pinning{FirstTask: true}})
+	if err != nil || *br.Pinning != (api.Pinning{FirstTask: true}) || *br.AutoCompact != want {
 		t.Fatalf("Fork with a pinning: %+v, %v", br, err)
 	}
-	if got, err := c.Get(ctx, "", "b2"); err != nil || *got.Pinning != *br.Pinning {
-		t.Fatalf("Get: %+v, %v", got, err)
+	if got, err := c.GetSession(ctx, "b2"); err != nil || *got.Pinning != *br.Pinning {
+		t.Fatalf("GetSession: %+v, %v", got, err)
 	}
-	_, err = c.Create(ctx, store.CreateRequest{ID: "bad", AutoCompact: &store.AutoCompact{MaxTokens: 10, TargetTokens: 20}})
-	var inv *agentmem.InvalidError
-	if !errors.As(err, &inv) || inv.Field != "auto_compact.target_tokens" {
+	_, err = c.CreateSession(ctx, api.CreateSessionRequest{ID: "bad", AutoCompact: &api.AutoCompact{MaxTokens: 10, TargetTokens: 20}})
+	if e := apiErr(t, err); !errors.Is(err, client.ErrInvalid) || e.Field != "auto_compact.target_tokens" {
 		t.Fatalf("bad settings: %v", err)
 	}
 }

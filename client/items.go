@@ -9,9 +9,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/store"
 )
 
 // The items routes: a session as the Responses-API input items that the
@@ -25,14 +23,14 @@ import (
 // Idempotency-Key (opts.IdempotencyKey, or a new one), so a retry stores
 // nothing twice.
 func (c *Client) AppendItems(ctx context.Context, sessionID string, items []json.RawMessage, opts AppendOptions) (*api.AppendResponse, error) {
-	if err := store.ValidateID(sessionID); err != nil {
+	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
 	if items == nil {
 		items = []json.RawMessage{}
 	}
 	if opts.IdempotencyKey == "" {
-		opts.IdempotencyKey = agentmem.NewID()
+		opts.IdempotencyKey = newKey()
 	}
 	var out api.AppendResponse
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/items",
@@ -51,7 +49,7 @@ func (c *Client) AppendItems(ctx context.Context, sessionID string, items []json
 // changes the items between two pages (409 on page_token), it reads
 // again from the first page, a few times.
 func (c *Client) Items(ctx context.Context, sessionID string, limit int) ([]json.RawMessage, error) {
-	if err := store.ValidateID(sessionID); err != nil {
+	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -90,9 +88,9 @@ func (c *Client) readItems(ctx context.Context, sessionID string, limit int) ([]
 // PopItem removes the newest item from a session's working set and
 // returns it (POST /v1/sessions/{id}/items/pop): a function call's output
 // popped leaves the call pending again. Like Pop it is not retried; an
-// empty session is an *Error wrapping store.ErrNothingToPop.
+// empty session is an *Error wrapping ErrNothingToPop.
 func (c *Client) PopItem(ctx context.Context, sessionID string, opts PopOptions) (json.RawMessage, error) {
-	if err := store.ValidateID(sessionID); err != nil {
+	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
 	var out api.PopItemResponse
@@ -107,10 +105,14 @@ func (c *Client) PopItem(ctx context.Context, sessionID string, opts PopOptions)
 // /v1/sessions/{id}/items): the log keeps what happened, as a compaction
 // entry, and the session stays usable.
 func (c *Client) ClearItems(ctx context.Context, sessionID string, opts PopOptions) error {
-	if err := store.ValidateID(sessionID); err != nil {
+	if err := checkID("session", sessionID); err != nil {
 		return err
 	}
 	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/sessions/" + pathID(sessionID) + "/items",
 		header: AppendOptions{IfMatch: opts.IfMatch}.header()})
 	return err
 }
+
+// readConsistencyAttempts bounds how often Items starts over when the
+// session changed between its pages.
+const readConsistencyAttempts = 3

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/client"
-	"github.com/agentmem/agentmem/store"
 )
 
 // itemsOf returns n user message items numbered from 0.
@@ -82,7 +81,7 @@ func TestItemsPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "big"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "big"}); err != nil {
 		t.Fatal(err)
 	}
 	want := itemsOf(2*api.DefaultItemsPageSize + 3)

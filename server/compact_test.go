@@ -37,7 +37,7 @@ func TestCompactStrategies(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(c.Messages), "[truncated") {
 		t.Error("the context does not show truncated observations")
 	}
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 12 || len(rs.Compactions) != 1 || len(rs.Compactions[0].Replaced) != 8 || rs.Compactions[0].Seq != 13 {
 		t.Errorf("log: %d steps, compactions %+v", len(rs.Steps), rs.Compactions)

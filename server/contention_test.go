@@ -125,7 +125,7 @@ func busyScenario(t *testing.T, e *env) {
 		}
 	}
 	// Each writer's step is in the log once.
-	var log api.ReadStepsResponse
+	var log readSteps
 	e.must(200, "GET", "/v1/sessions/busy/steps?limit=10000", nil).json(t, &log)
 	seen := map[string]int{}
 	for _, st := range log.Steps {
@@ -271,7 +271,7 @@ func TestContendedWrites(t *testing.T) {
 	}
 	// Nothing but the intruder's steps was stored: the call is pending,
 	// the working set whole.
-	var log api.ReadStepsResponse
+	var log readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps?limit=10000", nil).json(t, &log)
 	if len(log.Compactions) != 0 || len(log.Steps) != 2+int(in.steps.Load()) {
 		t.Fatalf("the log after refused writes: %d steps (%d the intruder's), %d compactions", len(log.Steps), in.steps.Load(), len(log.Compactions))

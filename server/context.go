@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -95,7 +96,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		shown = make([]api.FactView, len(c.Facts))
 		for i, h := range c.Facts {
 			rel, score := h.Relevance, h.Score
-			shown[i] = api.FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score}
+			shown[i] = api.FactView{Fact: apiconv.Fact(h.Fact), EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score}
 		}
 	}
 	wire, err := render.Encode(formatName, msgs)
@@ -105,8 +106,8 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	}
 	out := api.ContextResponse{
 		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
-		Steps: nonNil(c.Steps), Dropped: nonNil(c.Dropped), DroppedSteps: c.DroppedSteps,
-		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(c.Summarized), Pending: pendingCalls(c.Pending), LastSeq: seq, Recalled: c.Recalled,
+		Steps: nonNil(c.Steps), Dropped: nonNil(apiconv.DroppedRuns(c.Dropped)), DroppedSteps: c.DroppedSteps,
+		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(apiconv.Ranges(c.Summarized)), Pending: pendingCalls(c.Pending), LastSeq: seq, Recalled: c.Recalled,
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeJSON(w, http.StatusOK, out)

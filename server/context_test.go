@@ -297,7 +297,7 @@ func TestConcurrentAppendsAndContexts(t *testing.T) {
 		t.Error(err)
 	}
 	for _, id := range []string{"a", "b"} {
-		var rs api.ReadStepsResponse
+		var rs readSteps
 		e.must(200, "GET", "/v1/sessions/"+id+"/steps?limit=10000", nil).json(t, &rs)
 		want := 2 + writers/2*perWriter
 		if len(rs.Steps) != want || rs.LastSeq != int64(want) {
@@ -352,7 +352,7 @@ func TestContextWithoutBudgetIsCapped(t *testing.T) {
 	// The pinned steps, then the newest that fit; the rest is reported.
 	shown := len(c.Steps)
 	if shown < 4 || c.Steps[0] != 1 || c.Steps[1] != 2 || c.Steps[shown-1] != 1002 || c.DroppedSteps != 1002-shown ||
-		len(c.Dropped) != 1 || c.Dropped[0] != (agentmem.DroppedRun{First: 3, Last: 1002 - shown + 2, Count: 1002 - shown}) {
+		len(c.Dropped) != 1 || c.Dropped[0] != (api.DroppedRun{First: 3, Last: 1002 - shown + 2, Count: 1002 - shown}) {
 		t.Errorf("no budget: steps %v, dropped %+v (%d)", c.Steps, c.Dropped, c.DroppedSteps)
 	}
 	if len(r.body) > sessionBytes/20 {

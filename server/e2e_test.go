@@ -335,7 +335,7 @@ func exercise(t *testing.T, bin string, p *process, storeURL string) {
 	if len(c.Summarized) == 0 || len(c.Steps) != 2+1+4 {
 		t.Errorf("context after compaction: steps %v summarized %v", c.Steps, c.Summarized)
 	}
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	p.call(t, 200, "GET", "/v1/sessions/e2e/steps?last=5", "", &rs)
 	if len(rs.Steps)+len(rs.Compactions) != 5 {
 		t.Errorf("last=5: %d steps, %d compactions", len(rs.Steps), len(rs.Compactions))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/store"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -163,7 +164,7 @@ func collectDamaged(ctx context.Context) (context.Context, func() []api.DamagedR
 	return ctx, func() []api.DamagedRecord {
 		mu.Lock()
 		defer mu.Unlock()
-		return api.Damaged(seen)
+		return apiconv.Damaged(seen)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/sessions"
 )
 
@@ -49,7 +50,7 @@ func factsUser(r *http.Request) (string, *Error) {
 
 // factView is a fact with its effective confidence.
 func (s *Server) factView(m *facts.Memory, f facts.Fact) api.FactView {
-	return api.FactView{Fact: f, EffectiveConfidence: m.Confidence(f)}
+	return api.FactView{Fact: apiconv.Fact(f), EffectiveConfidence: m.Confidence(f)}
 }
 
 // remember serves POST /v1/users/{user}/facts.
@@ -74,7 +75,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := m.Remember(r.Context(), facts.RememberRequest{
-		Tenant: Tenant(r), UserID: user, Text: req.Text, Confidence: req.Confidence, Source: req.Source, Metadata: req.Metadata,
+		Tenant: Tenant(r), UserID: user, Text: req.Text, Confidence: req.Confidence, Source: apiconv.FactSourceFromAPI(req.Source), Metadata: req.Metadata,
 	})
 	if err != nil {
 		s.fail(w, r, "facts_remember", err)
@@ -85,7 +86,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 		w.Header().Set("Location", "/v1/users/"+url.PathEscape(user)+"/facts/"+url.PathEscape(res.Fact.ID))
 	}
-	writeJSON(w, status, api.RememberResponse{Outcome: res.Outcome, Fact: s.factView(m, res.Fact)})
+	writeJSON(w, status, api.RememberResponse{Outcome: string(res.Outcome), Fact: s.factView(m, res.Fact)})
 }
 
 // listFacts serves GET /v1/users/{user}/facts: with q (or k), the user's
@@ -156,7 +157,7 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		}
 		decay := m.Options().Decay
 		for _, f := range fs {
-			fv := api.FactView{Fact: f, EffectiveConfidence: decay.Effective(f, cur.at)}
+			fv := api.FactView{Fact: apiconv.Fact(f), EffectiveConfidence: decay.Effective(f, cur.at)}
 			if fv.EffectiveConfidence >= minConf && cur.before(fv) {
 				out.Facts = append(out.Facts, fv)
 			}
@@ -181,7 +182,7 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, h := range hits {
 		rel, score := h.Relevance, h.Score
-		out.Facts = append(out.Facts, api.FactView{Fact: h.Fact, EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score})
+		out.Facts = append(out.Facts, api.FactView{Fact: apiconv.Fact(h.Fact), EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score})
 	}
 	out.Damaged = damaged()
 	writeJSON(w, http.StatusOK, out)
@@ -286,7 +287,7 @@ func (s *Server) getFact(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "facts_history", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.FactResponse{Fact: s.factView(m, f), History: hist})
+	writeJSON(w, http.StatusOK, api.FactResponse{Fact: s.factView(m, f), History: apiconv.Facts(hist)})
 }
 
 // forgetFact serves DELETE /v1/users/{user}/facts/{fact}?reason=: the

@@ -365,3 +365,22 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// readSteps is the body of GET /v1/sessions/{id}/steps
+// (api.ReadStepsResponse) with its steps decoded into typed steps.
+type readSteps struct {
+	Steps       agentmem.StepList `json:"steps"`
+	Compactions []compactionEntry `json:"compactions,omitempty"`
+	LastSeq     int64             `json:"last_seq"`
+}
+
+// compactionEntry is an api.CompactionEntry with its replaced copies
+// decoded into typed steps.
+type compactionEntry struct {
+	Seq      int64             `json:"seq"`
+	Time     time.Time         `json:"time"`
+	Amend    bool              `json:"amend,omitempty"`
+	Working  *[]int64          `json:"working,omitempty"`
+	Removed  []int64           `json:"removed,omitempty"`
+	Replaced agentmem.StepList `json:"replaced,omitempty"`
+}

@@ -38,7 +38,7 @@ func TestAnySessionIDs(t *testing.T) {
 		if c.LastSeq != 2 || len(c.Steps) != 2 {
 			t.Fatalf("the context of %q: %+v", id, c)
 		}
-		var read api.ReadStepsResponse
+		var read readSteps
 		e.must(200, "GET", p+"/steps", nil).json(t, &read)
 		if len(read.Steps) != 2 {
 			t.Fatalf("the steps of %q: %+v", id, read)

@@ -227,7 +227,7 @@ func itemsScenario(t *testing.T, e *env) {
 		t.Fatalf("clear: %q %v", r2.body, r2.header)
 	}
 	e.wantItems("it", "")
-	var log api.ReadStepsResponse
+	var log readSteps
 	e.must(200, "GET", "/v1/sessions/it/steps?limit=10000", nil).json(t, &log)
 	last := log.Compactions[len(log.Compactions)-1]
 	if len(log.Steps) != 7 || last.Working == nil || len(*last.Working) != 0 || len(last.Removed) != 4 || log.LastSeq != last.Seq {

@@ -136,14 +136,14 @@ func TestFactsRoutes(t *testing.T) {
 	var rem api.RememberResponse
 	r := e.must(201, "POST", "/v1/users/alice/facts", `{"text":"Prefers answers in French","confidence":0.8,"source":{"session_id":"s1","step_seq":4}}`)
 	r.json(t, &rem)
-	if rem.Outcome != facts.OutcomeAdded || rem.Fact.ID == "" || rem.Fact.EffectiveConfidence != 0.8 || rem.Fact.Source.SessionID != "s1" ||
+	if rem.Outcome != api.OutcomeAdded || rem.Fact.ID == "" || rem.Fact.EffectiveConfidence != 0.8 || rem.Fact.Source.SessionID != "s1" ||
 		r.header.Get("Location") != "/v1/users/alice/facts/"+rem.Fact.ID {
 		t.Fatalf("remember: %+v %v", rem, r.header)
 	}
 	id := rem.Fact.ID
 	// The same fact again reinforces it: no duplicate.
 	e.must(200, "POST", "/v1/users/alice/facts", `{"text":"prefers answers in French."}`).json(t, &rem)
-	if rem.Outcome != facts.OutcomeReinforced || rem.Fact.ID != id || rem.Fact.Confidence <= 0.8 {
+	if rem.Outcome != api.OutcomeReinforced || rem.Fact.ID != id || rem.Fact.Confidence <= 0.8 {
 		t.Errorf("reinforce: %+v", rem)
 	}
 	e.must(201, "POST", "/v1/users/alice/facts", `{"text":"Has a dog called Pixel","confidence":0.6}`)
@@ -493,7 +493,7 @@ func TestDisconnectedAppendIsIndexed(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // polling the server's progress, bounded
 	}
-	var steps api.ReadStepsResponse
+	var steps readSteps
 	e.must(200, "GET", "/v1/sessions/s1/steps", nil).json(t, &steps)
 	if len(steps.Steps) == 0 {
 		// Every request was canceled before its append committed: this

@@ -117,7 +117,7 @@ func itemByItem(t *testing.T, e *env) {
 		t.Fatalf("context after the results: steps %v last %d", c.Steps, c.LastSeq)
 	}
 	// The log keeps the pending original and the two completions.
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 3 || !rs.Steps[2].(*agentmem.ActionStep).Pending() || len(rs.Compactions) != 2 {
 		t.Fatalf("log: %d steps, %d compactions", len(rs.Steps), len(rs.Compactions))
@@ -280,7 +280,7 @@ func popScenario(t *testing.T, e *env) {
 	e.must(409, "POST", "/v1/sessions/p/pop", nil)
 	// The log keeps it all: 4 steps, and 8 compactions (7 pops and the
 	// completion).
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/p/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 4 || len(rs.Compactions) != 8 || rs.LastSeq != 12 {
 		t.Fatalf("log: %d steps, %d compactions, last %d", len(rs.Steps), len(rs.Compactions), rs.LastSeq)

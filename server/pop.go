@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -28,7 +28,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 	}
 	out := api.PopResponse{Seq: resp.Seq, IsError: resp.Message.Metadata[agentmem.MetaIsError] == "true", Metadata: resp.Message.Metadata,
 		Removed: resp.Rest == nil, CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq}
-	if wire := render.OpenAIRequest([]agentmem.Message{resp.Message}); len(wire) > 0 {
+	if wire := apiconv.OpenAIMessages([]agentmem.Message{resp.Message}); len(wire) > 0 {
 		out.Message = wire[0]
 	}
 	w.Header().Set("ETag", etag(resp.LastSeq))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -316,12 +317,12 @@ func decodeCreate(body []byte) (store.CreateRequest, *Error) {
 			return store.CreateRequest{}, err
 		}
 	}
-	ttl, err := checkTTL(req.Retention, req.TTLSeconds)
+	ttl, err := checkTTL(store.Retention(req.Retention), req.TTLSeconds)
 	if err != nil {
 		return store.CreateRequest{}, err
 	}
-	cr := store.CreateRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl,
-		Pinning: req.Pinning, AutoCompact: req.AutoCompact}
+	cr := store.CreateRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: store.Retention(req.Retention), TTL: ttl,
+		Pinning: apiconv.PinningFromAPI(req.Pinning), AutoCompact: apiconv.AutoCompactFromAPI(req.AutoCompact)}
 	if err := store.ValidateCreate(cr); err != nil {
 		return store.CreateRequest{}, inputError(err)
 	}
@@ -359,11 +360,11 @@ func decodeFork(body []byte) (api.ForkRequest, time.Duration, *Error) {
 			return req, 0, err
 		}
 	}
-	ttl, err := checkTTL(req.Retention, req.TTLSeconds)
+	ttl, err := checkTTL(store.Retention(req.Retention), req.TTLSeconds)
 	if err != nil {
 		return req, 0, err
 	}
-	if err := store.ValidateAutoCompact(req.AutoCompact); err != nil {
+	if err := store.ValidateAutoCompact(apiconv.AutoCompactFromAPI(req.AutoCompact)); err != nil {
 		return req, 0, apiError(err)
 	}
 	return req, ttl, nil

@@ -155,7 +155,7 @@ func scaleOut(t *testing.T, storeURL string) {
 	total := 0
 	for s := range sessions {
 		id := fmt.Sprintf("shared-%d", s)
-		var rs api.ReadStepsResponse
+		var rs readSteps
 		procs[s%2].call(t, 200, "GET", "/v1/sessions/"+id+"/steps?limit=10000", "", &rs, authA...)
 		// The steps holding each result text (a step may repeat its
 		// result, e.g. as its observation).
@@ -209,7 +209,7 @@ func scaleOut(t *testing.T, storeURL string) {
 	var rem api.RememberResponse
 	procs[1].call(t, 201, "POST", "/v1/users/u1/facts", `{"text":"Owns the SECRET-ZEBRA account"}`, &rem, authA...)
 	procs[0].call(t, 201, "POST", "/v1/sessions", `{"id":"b1"}`, nil, authB...)
-	var before api.ReadStepsResponse
+	var before readSteps
 	procs[0].call(t, 200, "GET", "/v1/sessions/shared-0/steps?limit=10000", "", &before, authA...)
 
 	// The cross-tenant probe: every route that takes an ID, with B's key
@@ -243,7 +243,7 @@ func scaleOut(t *testing.T, storeURL string) {
 		}
 	}
 	// Nothing B tried changed A's data; A still reaches it.
-	var after api.ReadStepsResponse
+	var after readSteps
 	procs[1].call(t, 200, "GET", "/v1/sessions/shared-0/steps?limit=10000", "", &after, authA...)
 	if after.LastSeq != before.LastSeq || len(after.Steps) != len(before.Steps) {
 		t.Errorf("B's probes changed shared-0: last seq %d -> %d", before.LastSeq, after.LastSeq)

@@ -264,7 +264,7 @@ func TestCrossTenantProbe(t *testing.T) {
 	e.mustAs(409, b, "POST", "/v1/sessions", `{"id":"a1"}`) // B's own ID now
 	e.mustAs(201, b, "POST", "/v1/sessions/a1/steps", taskStep)
 	// A still reaches all of its own, unchanged.
-	var got api.ReadStepsResponse
+	var got readSteps
 	e.mustAs(200, a, "GET", "/v1/sessions/a1/steps", "").json(t, &got)
 	var sa store.Session
 	e.mustAs(200, a, "GET", "/v1/sessions/a1", "").json(t, &sa)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
@@ -36,7 +37,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "/v1/sessions/"+url.PathEscape(sess.ID))
 	w.Header().Set("ETag", etag(sess.LastSeq))
-	writeJSON(w, http.StatusCreated, sess)
+	writeJSON(w, http.StatusCreated, apiconv.Session(sess))
 }
 
 // listSessions serves GET /v1/sessions.
@@ -57,10 +58,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "list", err)
 		return
 	}
-	out := api.ListSessionsResponse{Sessions: resp.Sessions, Damaged: api.Damaged(resp.Damaged), NextPageToken: resp.NextPageToken}
-	if out.Sessions == nil {
-		out.Sessions = []*store.Session{}
-	}
+	out := api.ListSessionsResponse{Sessions: apiconv.Sessions(resp.Sessions), Damaged: apiconv.Damaged(resp.Damaged), NextPageToken: resp.NextPageToken}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -77,7 +75,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", etag(sess.LastSeq))
-	writeJSON(w, http.StatusOK, sess)
+	writeJSON(w, http.StatusOK, apiconv.Session(sess))
 }
 
 // deleteSession serves DELETE /v1/sessions/{id}.
@@ -114,8 +112,8 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	branch, err := s.svc.Fork(r.Context(), sessions.ForkRequest{Tenant: Tenant(r), SessionID: id,
-		AtSeq: req.AtSeq, ID: req.ID, Metadata: req.Metadata, Retention: req.Retention, TTL: ttl,
-		Pinning: req.Pinning, AutoCompact: req.AutoCompact})
+		AtSeq: req.AtSeq, ID: req.ID, Metadata: req.Metadata, Retention: store.Retention(req.Retention), TTL: ttl,
+		Pinning: apiconv.PinningFromAPI(req.Pinning), AutoCompact: apiconv.AutoCompactFromAPI(req.AutoCompact)})
 	if err != nil {
 		if errors.Is(err, agentmem.ErrNotFound) { // no parent (or it went away meanwhile)
 			err = errNoSession(id)
@@ -125,7 +123,7 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "/v1/sessions/"+url.PathEscape(branch.ID))
 	w.Header().Set("ETag", etag(branch.LastSeq))
-	writeJSON(w, http.StatusCreated, branch)
+	writeJSON(w, http.StatusCreated, apiconv.Session(branch))
 }
 
 // onlyParams refuses query parameters outside allowed (a misspelt

@@ -107,7 +107,7 @@ func TestForkSession(t *testing.T) {
 	// The branch sees the parent's history up to the fork point; writes
 	// to it do not show in the parent.
 	e.appendSteps("b", actionStep(9, "branch only"))
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/b/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 4 || rs.LastSeq != 4 || !strings.Contains(fmt.Sprint(rs.Steps[3]), "branch only") {
 		t.Errorf("branch log: %d steps, last %d", len(rs.Steps), rs.LastSeq)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -232,23 +233,10 @@ func (s *Server) readSteps(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "read", sessionErr(id, err))
 		return
 	}
-	out := api.ReadStepsResponse{Steps: make(agentmem.StepList, 0, len(resp.Entries)), LastSeq: resp.Session.LastSeq}
-	for _, en := range resp.Entries {
-		switch {
-		case en.Kind == store.StepEntry && en.Step != nil:
-			out.Steps = append(out.Steps, en.Step)
-		case en.Kind == store.CompactionEntry && en.Compaction != nil:
-			c := api.CompactionEntry{Seq: en.Seq, Time: en.Time, Amend: en.Compaction.Amend,
-				Removed: en.Compaction.Removed, Replaced: en.Compaction.Replaced}
-			if !c.Amend {
-				working := en.Compaction.Working
-				if working == nil {
-					working = []int64{}
-				}
-				c.Working = &working
-			}
-			out.Compactions = append(out.Compactions, c)
-		}
+	out, err := apiconv.ReadSteps(resp.Entries, resp.Session.LastSeq)
+	if err != nil {
+		s.internal(w, r, err)
+		return
 	}
 	w.Header().Set("ETag", etag(resp.Session.LastSeq))
 	writeJSON(w, http.StatusOK, out)

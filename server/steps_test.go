@@ -28,7 +28,7 @@ func TestAppendStepsAndRead(t *testing.T) {
 	if fmt.Sprint(list.Seqs) != "[2 3 4]" || list.LastSeq != 4 {
 		t.Errorf("list: %+v", list)
 	}
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Steps) != 4 || rs.LastSeq != 4 {
 		t.Fatalf("read: %d steps, last %d", len(rs.Steps), rs.LastSeq)
@@ -76,7 +76,7 @@ func TestAppendIdempotencyKey(t *testing.T) {
 	if fmt.Sprint(first.Seqs) != "[2 3]" || fmt.Sprint(again.Seqs) != "[2 3]" || again.LastSeq != 3 {
 		t.Errorf("retry of a list: %+v then %+v", first, again)
 	}
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	var ids []string
 	for _, s := range rs.Steps {
@@ -223,7 +223,7 @@ func TestAppendBadInput(t *testing.T) {
 	e.appendSteps("s", taskStep, "Content-Type", "application/json; charset=UTF-8")
 	// Escaped surrogate pairs and escaped backslashes are fine.
 	e.appendSteps("s", `{"type":"task","task":"smile \ud83d\ude00, path C:\\ud800"}`)
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps?last=1", nil).json(t, &rs)
 	if got := rs.Steps[0].(*agentmem.TaskStep).Task; got != `smile 😀, path C:\ud800` {
 		t.Errorf("escapes: %q", got)
@@ -254,7 +254,7 @@ func TestAppendMessages(t *testing.T) {
 	if fmt.Sprint(ar.Seqs) != "[1 2 3 4]" || ar.LastSeq != 4 {
 		t.Fatalf("retry: %+v", ar)
 	}
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	kinds := ""
 	for _, s := range rs.Steps {
@@ -368,7 +368,7 @@ func TestAppendCompaction(t *testing.T) {
 	if fmt.Sprint(ar.Seqs) != "[5]" || ar.CompactionSeq != 6 || ar.LastSeq != 6 {
 		t.Fatalf("append with compaction: %+v", ar)
 	}
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Compactions) != 1 || rs.Compactions[0].Working == nil || fmt.Sprint(*rs.Compactions[0].Working) != "[1 2 5]" || fmt.Sprint(rs.Compactions[0].Removed) != "[3 4]" || rs.Compactions[0].Amend {
 		t.Fatalf("the compaction entry: %+v", rs.Compactions)
@@ -423,7 +423,7 @@ func TestAppendAmendment(t *testing.T) {
 	if len(ar.Seqs) != 0 || ar.CompactionSeq != 4 || ar.LastSeq != 4 {
 		t.Fatalf("append of an amendment: %+v", ar)
 	}
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	if len(rs.Compactions) != 1 || !rs.Compactions[0].Amend || rs.Compactions[0].Working != nil || len(rs.Compactions[0].Replaced) != 1 {
 		t.Fatalf("the amendment as read: %+v", rs.Compactions)
@@ -481,7 +481,7 @@ func TestAppendIdempotencyKeyReused(t *testing.T) {
 	}
 
 	before := e.dump()
-	var rs api.ReadStepsResponse
+	var rs readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &rs)
 	for _, c := range []struct{ path, body, key, field string }{
 		{"steps", `{"type":"task","task":"Another task."}`, "one", "Idempotency-Key"},
@@ -505,7 +505,7 @@ func TestAppendIdempotencyKeyReused(t *testing.T) {
 	if after := e.dump(); after != before {
 		t.Errorf("requests reusing keys changed the store:\n%s\n%s", before, after)
 	}
-	var again api.ReadStepsResponse
+	var again readSteps
 	e.must(200, "GET", "/v1/sessions/s/steps", nil).json(t, &again)
 	if len(again.Steps) != len(rs.Steps) || again.LastSeq != 6 {
 		t.Errorf("GET /steps after the refused requests: %d steps, last %d", len(again.Steps), again.LastSeq)

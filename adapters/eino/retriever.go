@@ -34,6 +34,7 @@ import (
 
 	"github.com/agentmem/agentmem/adapters/internal/recalldoc"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/client/remote"
 	"github.com/cloudwego/eino/callbacks"
 	"github.com/cloudwego/eino/components"
 	"github.com/cloudwego/eino/components/retriever"
@@ -120,7 +121,7 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts ...retrieve
 
 	hits, err := r.c.SearchRecall(ctx, q)
 	if err != nil {
-		return nil, err
+		return nil, remote.MapError(err)
 	}
 	docs = make([]*schema.Document, 0, len(hits))
 	for _, d := range recalldoc.FromHits(hits) {

@@ -45,6 +45,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/adapters/internal/recalldoc"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/client/remote"
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core"
 	"github.com/firebase/genkit/go/genkit"
@@ -145,7 +146,7 @@ func retrieve(ctx context.Context, c *client.Client, q client.RecallQuery, req *
 	q.Fresh = q.Fresh || o.Fresh
 	hits, err := c.SearchRecall(ctx, q)
 	if err != nil {
-		return nil, err
+		return nil, remote.MapError(err)
 	}
 	resp := &ai.RetrieverResponse{Documents: make([]*ai.Document, len(hits))}
 	for i, d := range recalldoc.FromHits(hits) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/client/remote"
 	"github.com/agentmem/agentmem/store"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
@@ -26,7 +27,8 @@ const replaceAttempts = 10
 // A ChatMessageHistory is safe for concurrent use; several processes may
 // share a session.
 type ChatMessageHistory struct {
-	c         *client.Client
+	// st is the client as a store (its errors are the store's).
+	st        *remote.Store
 	sessionID string
 	create    store.CreateRequest
 }
@@ -57,7 +59,7 @@ func NewChatMessageHistory(c *client.Client, sessionID string, opts ...Option) (
 	if err := store.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
-	h := &ChatMessageHistory{c: c, sessionID: sessionID}
+	h := &ChatMessageHistory{st: remote.New(c), sessionID: sessionID}
 	for _, o := range opts {
 		o(h)
 	}
@@ -96,18 +98,18 @@ func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMe
 	if m.Role == agentmem.RoleTool {
 		// The server completes the action that made the call, in its
 		// working set: no read of it here.
-		_, err := h.c.AppendMessages(ctx, h.sessionID, []agentmem.Message{m}, client.AppendOptions{})
+		_, err := h.st.AppendMessages(ctx, h.sessionID, []agentmem.Message{m}, client.AppendOptions{})
 		return err
 	}
 	// The message is folded into its step here (it keeps its metadata,
 	// which the messages route has no place for) and appended as it is.
 	req := store.MessagesRequest{SessionID: h.sessionID, Messages: []agentmem.Message{m}}
-	_, err = store.AppendMessages(ctx, h.c, req)
+	_, err = store.AppendMessages(ctx, h.st, req)
 	if errors.Is(err, agentmem.ErrNotFound) {
 		if err := h.createSession(ctx); err != nil {
 			return err
 		}
-		_, err = store.AppendMessages(ctx, h.c, req)
+		_, err = store.AppendMessages(ctx, h.st, req)
 	}
 	return err
 }
@@ -117,7 +119,7 @@ func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMe
 // a compaction of the server took out (the log keeps all of it). A
 // session that does not exist has none.
 func (h *ChatMessageHistory) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
-	ws, err := h.c.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})
+	ws, err := h.st.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})
 	if errors.Is(err, agentmem.ErrNotFound) {
 		return []llms.ChatMessage{}, nil
 	}
@@ -130,7 +132,8 @@ func (h *ChatMessageHistory) Messages(ctx context.Context) ([]llms.ChatMessage, 
 // Clear empties the session's working set: Messages and the contexts the
 // server renders have nothing of it after, while the session's log keeps
 // every message (as after any compaction), with its attributes and
-// branches. To erase the messages, delete the session (client.Delete).
+// branches. To erase the messages, delete the session
+// (client.Client.DeleteSession).
 func (h *ChatMessageHistory) Clear(ctx context.Context) error {
 	return h.replace(ctx, nil)
 }
@@ -164,7 +167,7 @@ func (h *ChatMessageHistory) SetMessages(ctx context.Context, messages []llms.Ch
 // sometimes made one lose ten times in a row).
 func (h *ChatMessageHistory) replace(ctx context.Context, steps []agentmem.Step) error {
 	for attempt := 1; ; attempt++ {
-		ws, err := h.c.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})
+		ws, err := h.st.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})
 		if errors.Is(err, agentmem.ErrNotFound) {
 			if len(steps) == 0 {
 				return nil // nothing to clear
@@ -188,7 +191,7 @@ func (h *ChatMessageHistory) replace(ctx context.Context, steps []agentmem.Step)
 			rec.Removed[i] = int64(s.Info().Number)
 		}
 		last := ws.Session.LastSeq
-		_, err = h.c.Append(ctx, store.AppendRequest{SessionID: h.sessionID, Steps: steps, Compaction: rec, ExpectedLastSeq: &last})
+		_, err = h.st.Append(ctx, store.AppendRequest{SessionID: h.sessionID, Steps: steps, Compaction: rec, ExpectedLastSeq: &last})
 		if err == nil {
 			return nil
 		}
@@ -204,7 +207,7 @@ func (h *ChatMessageHistory) replace(ctx context.Context, steps []agentmem.Step)
 // createSession creates the history's session; one created meanwhile by
 // another writer will do.
 func (h *ChatMessageHistory) createSession(ctx context.Context) error {
-	_, err := h.c.Create(ctx, h.create)
+	_, err := h.st.Create(ctx, h.create)
 	if errors.Is(err, agentmem.ErrConflict) {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/adapters/internal/servertest"
 	amlc "github.com/agentmem/agentmem/adapters/langchaingo"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/client/remote"
 	"github.com/agentmem/agentmem/store"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/memory"
@@ -116,7 +117,7 @@ func TestSessionIsAgentmemShaped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ws, err := srv.Client.Read(ctx, store.ReadRequest{SessionID: "shaped", WorkingSet: true})
+	ws, err := remote.New(srv.Client).Read(ctx, store.ReadRequest{SessionID: "shaped", WorkingSet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// Nothing was stored, not even the session.
-	if _, err := srv.Client.Get(ctx, "", "bad"); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := remote.New(srv.Client).Get(ctx, "", "bad"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Errorf("refused messages created the session: %v", err)
 	}
 	// Another implementation of a known type is stored by its type.
@@ -283,7 +284,7 @@ func TestClearAndSetMessages(t *testing.T) {
 	if err := h.Clear(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Client.Get(ctx, "", "clear"); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := remote.New(srv.Client).Get(ctx, "", "clear"); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("Clear created the session: %v", err)
 	}
 	if got, err := h.Messages(ctx); err != nil || len(got) != 0 || got == nil {
@@ -294,7 +295,7 @@ func TestClearAndSetMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sess, err := srv.Client.Get(ctx, "", "clear")
+	sess, err := remote.New(srv.Client).Get(ctx, "", "clear")
 	if err != nil || sess.UserID != "ann" || sess.Agent != "weather" || sess.Metadata["app"] != "demo" {
 		t.Fatalf("the session created: %+v, %v", sess, err)
 	}
@@ -309,7 +310,7 @@ func TestClearAndSetMessages(t *testing.T) {
 	if err := h3.AddUserMessage(ctx, "Plan the trip."); err != nil {
 		t.Fatal(err)
 	}
-	if sess, err := srv.Client.Get(ctx, "", "run"); err != nil || *sess.Pinning != agentmem.DefaultPinning {
+	if sess, err := remote.New(srv.Client).Get(ctx, "", "run"); err != nil || *sess.Pinning != agentmem.DefaultPinning {
 		t.Fatalf("a session created WithSession's pinning: %+v, %v", sess, err)
 	}
 	if err := h.Clear(ctx); err != nil {
@@ -321,7 +322,7 @@ func TestClearAndSetMessages(t *testing.T) {
 	if err := h.Clear(ctx); err != nil {
 		t.Fatalf("Clear of an empty history: %v", err)
 	}
-	log, err := srv.Client.Read(ctx, store.ReadRequest{SessionID: "clear"})
+	log, err := remote.New(srv.Client).Read(ctx, store.ReadRequest{SessionID: "clear"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func TestClearAndSetMessages(t *testing.T) {
 	if err := h2.SetMessages(ctx, set); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := srv.Client.Get(ctx, "", "set-new"); err != nil || s.UserID != "bob" {
+	if s, err := remote.New(srv.Client).Get(ctx, "", "set-new"); err != nil || s.UserID != "bob" {
 		t.Errorf("SetMessages created %+v, %v", s, err)
 	}
 	got, _ = h2.Messages(ctx)
@@ -483,10 +484,10 @@ func TestEmptyMessages(t *testing.T) {
 func TestStepsOfOtherWriters(t *testing.T) {
 	ctx := context.Background()
 	h, srv := newHistory(t, "others")
-	if _, err := srv.Client.Create(ctx, store.CreateRequest{ID: "others"}); err != nil {
+	if _, err := remote.New(srv.Client).Create(ctx, store.CreateRequest{ID: "others"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Client.AppendSteps(ctx, "others", []agentmem.Step{
+	if _, err := remote.New(srv.Client).AppendSteps(ctx, "others", []agentmem.Step{
 		&agentmem.SystemPromptStep{Content: "Be brief."},
 		&agentmem.TaskStep{Task: "Count the files.", Images: []agentmem.Image{{URL: "https://example.com/a.png"}}},
 		&agentmem.ActionStep{Thought: "I will list them.", ToolCalls: []agentmem.ToolCall{{ID: "ls", Name: "shell", Arguments: `{"cmd":"ls"}`}},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem/adapters/internal/recalldoc"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/client/remote"
 	"github.com/tmc/langchaingo/schema"
 )
 
@@ -42,7 +43,7 @@ func (r *Retriever) GetRelevantDocuments(ctx context.Context, query string) ([]s
 	q.Text = query
 	hits, err := r.c.SearchRecall(ctx, q)
 	if err != nil {
-		return nil, err
+		return nil, remote.MapError(err)
 	}
 	docs := make([]schema.Document, len(hits))
 	for i, d := range recalldoc.FromHits(hits) {

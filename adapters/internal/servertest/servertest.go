@@ -14,13 +14,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/server"
-	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
 
@@ -99,12 +97,12 @@ func Seed(ctx context.Context, c *client.Client) error {
 	); err != nil {
 		return err
 	}
-	if _, err := c.Create(ctx, store.CreateRequest{ID: "chat-1"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "chat-1"}); err != nil {
 		return err
 	}
-	_, err := c.AppendMessages(ctx, "chat-1", []agentmem.Message{
-		{Role: agentmem.RoleUser, Content: agentmem.Text("My dog Rex is afraid of thunderstorms.")},
-		{Role: agentmem.RoleAssistant, Content: agentmem.Text("Poor Rex! A quiet room helps during storms.")},
+	_, err := c.AppendMessages(ctx, "chat-1", []api.OpenAIMessage{
+		{Role: "user", Content: "My dog Rex is afraid of thunderstorms."},
+		{Role: "assistant", Content: "Poor Rex! A quiet room helps during storms."},
 	}, client.AppendOptions{})
 	return err
 }

@@ -1,4 +1,4 @@
-package client_test
+package remote_test
 
 import (
 	"flag"
@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/client/remote"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/store/storetest"
 )
 
-// unsupported lists the conformance subtests a Client cannot pass, each
+// unsupported lists the conformance subtests a Store cannot pass, each
 // with the reason: what the HTTP API does not offer. Keys are subtest
 // names below TestConformance ("Group/Test"); a key ending in "/" covers a
 // whole group.
@@ -53,7 +54,7 @@ var unsupported = map[string]string{
 	"AssignTenant/": "the HTTP API cannot recreate a session exactly (no store.Importer); agentmem keys assign-sessions runs on the store",
 
 	// The routes fingerprint the requests they are sent themselves, from
-	// their Idempotency-Key: a Client's Append does not send
+	// their Idempotency-Key: a Store's Append does not send
 	// AppendRequest.Idempotency, and its answer does not say whether it
 	// was a retry. The server's tests check the keys on every route.
 	"IdempotencyKeys/": "the API fingerprints each route's requests itself: Append sends no store.Idempotency, and its answer has no Retried",
@@ -123,9 +124,9 @@ func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Co
 	return ts, mem
 }
 
-// TestConformance runs the store conformance suite against a Client of
+// TestConformance runs the store conformance suite against a Store of
 // the real server.Handler over a memstore, both on the suite's clock.
-// Besides the subtests of unsupported, the suite skips Import (a Client
+// Besides the subtests of unsupported, the suite skips Import (a Store
 // is not a store.Importer) and Reopen (no Config.Reopen: its test needs
 // compaction records and Prune).
 func TestConformance(t *testing.T) {
@@ -137,7 +138,7 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return c
+			return remote.New(c)
 		},
 	})
 	if t.Failed() {

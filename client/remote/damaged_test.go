@@ -1,4 +1,4 @@
-package client_test
+package remote_test
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/client/remote"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/sqlite"
 )
 
 // TestListDamaged: a session the server's list leaves out as damaged is
-// in the Client's ListResponse.Damaged, with its ID and why, and is
+// in the Store's ListResponse.Damaged, with its ID and why, and is
 // reported to the context, as a store's List does.
 func TestListDamaged(t *testing.T) {
 	ctx := context.Background()
@@ -35,10 +36,11 @@ func TestListDamaged(t *testing.T) {
 	defer srv.Close()
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	c, err := client.New(ts.URL)
+	cl, err := client.New(ts.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := remote.New(cl)
 	for _, id := range []string{"s1", "s2"} {
 		if _, err := c.Create(ctx, store.CreateRequest{ID: id}); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,109 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/store"
+)
+
+// UnsupportedError is returned, before anything is sent, for a store.Store
+// call the HTTP API cannot express (Prune, a branch with its own user or
+// agent, ...). It wraps errors.ErrUnsupported.
+type UnsupportedError struct {
+	// Op is the method ("Prune", "Append", ...).
+	Op string
+	// Reason says what the API lacks.
+	Reason string
+}
+
+// Error implements error.
+func (e *UnsupportedError) Error() string {
+	return "agentmem remote: " + e.Op + " is not supported over HTTP: " + e.Reason
+}
+
+// Unwrap makes errors.Is(err, errors.ErrUnsupported) true.
+func (e *UnsupportedError) Unwrap() error { return errors.ErrUnsupported }
+
+// MapError returns err, an error of a client.Client, as an error that
+// also wraps the sentinel a local store returns for the same failure, so
+// that code written against a store handles it as it handles a store's:
+//
+//	client.ErrInvalid          agentmem.ErrInvalid (errors.As finds an *agentmem.InvalidError with the field)
+//	client.ErrNotFound         agentmem.ErrNotFound
+//	client.ErrConflict         agentmem.ErrConflict
+//	client.ErrIDReused         store.ErrIDReused
+//	client.ErrNothingToPop     store.ErrNothingToPop
+//	client.ErrBudgetTooSmall   agentmem.ErrBudgetTooSmall (errors.As finds an *agentmem.BudgetError)
+//	client.ErrUnavailable      agentmem.ErrUnavailable
+//	client.ErrClosed           store.ErrClosed
+//
+// errors.As still finds the *client.Error. Other errors (nil included)
+// are returned as they are.
+func MapError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *client.Error
+	isAPI := errors.As(err, &e)
+	var sentinel error
+	switch {
+	case errors.Is(err, client.ErrClosed):
+		sentinel = store.ErrClosed
+	case errors.Is(err, client.ErrInvalid):
+		inv := &agentmem.InvalidError{Reason: err.Error()}
+		if isAPI {
+			inv.Field, inv.Reason = e.Field, e.Message
+		}
+		sentinel = inv
+	case errors.Is(err, client.ErrNotFound):
+		sentinel = agentmem.ErrNotFound
+	case errors.Is(err, client.ErrIDReused):
+		sentinel = store.ErrIDReused
+	case errors.Is(err, client.ErrNothingToPop):
+		sentinel = store.ErrNothingToPop
+	case errors.Is(err, client.ErrConflict):
+		sentinel = agentmem.ErrConflict
+	case errors.Is(err, client.ErrBudgetTooSmall):
+		be := &agentmem.BudgetError{}
+		if isAPI {
+			be.Budget, be.Required = e.Budget, e.Required
+		}
+		sentinel = be
+	case errors.Is(err, client.ErrUnavailable):
+		sentinel = agentmem.ErrUnavailable
+	default:
+		return err
+	}
+	return &mappedError{err: err, sentinel: sentinel}
+}
+
+// mappedError is an error of the client that also wraps the domain's
+// sentinel for it.
+type mappedError struct {
+	err      error
+	sentinel error
+}
+
+func (e *mappedError) Error() string   { return e.err.Error() }
+func (e *mappedError) Unwrap() []error { return []error{e.err, e.sentinel} }
+
+// existsError turns the server's answer that a create's ID is in use (409
+// conflict on the field id) into the *store.ExistsError every store
+// returns, so that callers tell it from other conflicts alike.
+func existsError(err error, req store.CreateRequest) error {
+	var e *client.Error
+	if req.ID != "" && errors.As(err, &e) && e.Code == api.CodeConflict && e.Field == "id" {
+		return &store.ExistsError{Tenant: req.Tenant, ID: req.ID}
+	}
+	return MapError(err)
+}
+
+// malformed is the error of an answer of the server that does not make
+// sense.
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("agentmem remote: the server returned "+format, args...)
+}
