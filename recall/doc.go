@@ -23,8 +23,9 @@
 // in, as Ranking sets: pseudo-relevance feedback (the terms that weigh
 // most in the top results are searched for too), a share of the scores of
 // a document's neighbours in its group and of its group's, and optionally
-// diversity across groups. When the Index has an Embedder (an
-// OpenAI-compatible /v1/embeddings client: NewLLMEmbedder) or a query
+// diversity across groups. When the Index has an agentmem.Embedder
+// (such as an llm.Client, for any OpenAI-compatible /v1/embeddings
+// endpoint) or a query
 // carries a vector, vector results are fused with the lexical ones by
 // reciprocal rank. Each hit can carry its window of neighbouring
 // documents, like Mastra's messageRange. Reembed and StartReembed

@@ -26,7 +26,7 @@ type Index struct {
 type Options struct {
 	// Embedder, when set, embeds the documents Upsert receives without a
 	// vector and the text of queries without one, and Reembed uses it.
-	Embedder Embedder
+	Embedder agentmem.Embedder
 	// DeferEmbedding makes Upsert write documents without a vector at
 	// once, leaving them to Reembed (typically running in the background,
 	// see Index.StartReembed), so that writes never wait on an embedding
@@ -140,7 +140,7 @@ func (ix *Index) Upsert(ctx context.Context, docs ...Doc) error {
 				return err
 			}
 			for j, i := range at {
-				docs[i].Embedding, docs[i].EmbeddingModel = vecs[j], e.Model()
+				docs[i].Embedding, docs[i].EmbeddingModel = vecs[j], e.EmbeddingModel()
 			}
 		}
 	}

@@ -103,10 +103,11 @@ func (s *EmbeddingServer) Vector(model, text string) []float32 {
 	return v
 }
 
-// Embedder returns a recall.LLMEmbedder for the model on this server.
-func (s *EmbeddingServer) Embedder(t testing.TB, model string) *recall.LLMEmbedder {
+// Embedder returns an llm.Client, an agentmem.Embedder, for the model on
+// this server.
+func (s *EmbeddingServer) Embedder(t testing.TB, model string) *llm.Client {
 	t.Helper()
-	e, err := recall.NewLLMEmbedder(llm.Config{BaseURL: s.URL + "/v1", EmbeddingModel: model, MaxRetries: -1})
+	e, err := llm.New(llm.Config{BaseURL: s.URL + "/v1", EmbeddingModel: model, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
