@@ -59,6 +59,10 @@ func (ix *Index) Reembed(ctx context.Context, opts ReembedOptions) (int, error) 
 	if e == nil {
 		return 0, errors.New("recall: reembed: the index has no Embedder")
 	}
+	es := ix.caps.Embeddings
+	if es == nil {
+		return 0, unsupported("re-embedding", "an embedding store")
+	}
 	batch := opts.Batch
 	if batch <= 0 {
 		batch = DefaultReembedBatch
@@ -77,7 +81,7 @@ func (ix *Index) Reembed(ctx context.Context, opts ReembedOptions) (int, error) 
 			if err := ctx.Err(); err != nil {
 				return done, err
 			}
-			docs, err := ix.b.Stale(ctx, tenant, e.EmbeddingModel(), after, batch)
+			docs, err := es.Stale(ctx, tenant, e.EmbeddingModel(), after, batch)
 			if err != nil {
 				return done, err
 			}
@@ -97,7 +101,7 @@ func (ix *Index) Reembed(ctx context.Context, opts ReembedOptions) (int, error) 
 			for i, d := range docs {
 				ups[i] = EmbeddingUpdate{ID: d.ID, Text: d.Text, Vector: vecs[i], Model: e.EmbeddingModel()}
 			}
-			n, err := ix.b.SetEmbeddings(ctx, tenant, ups)
+			n, err := es.SetEmbeddings(ctx, tenant, ups)
 			if err != nil {
 				return done, err
 			}
