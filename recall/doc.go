@@ -47,10 +47,4 @@
 // StepDocs turns every step of a session's log into a document (Group the
 // session, Seq the step), and Indexer keeps an Index in step with a
 // store.Store; Scope filters a search to a session, a user or an agent.
-//
-// The package also evaluates retrieval on LoCoMo-format conversations
-// (DecodeLoCoMo, Evaluate): every turn of a conversation is indexed with
-// its speaker, its session's date and its image caption, and evidence
-// recall@k is measured for every question, as the LoCoMo paper defines
-// it.
 package recall
