@@ -9,13 +9,6 @@ import (
 	"unicode"
 )
 
-// An Embedder turns texts into vectors whose cosine similarity measures
-// how alike the texts are in meaning. It returns one vector per text, in
-// order.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
-
 // DefaultMMRLambda is the default weight of relevance against diversity in
 // MMR.
 const DefaultMMRLambda = 0.7

@@ -139,6 +139,7 @@ func TestMMREmbedder(t *testing.T) {
 type embedFunc func(context.Context, []string) ([][]float32, error)
 
 func (f embedFunc) Embed(ctx context.Context, in []string) ([][]float32, error) { return f(ctx, in) }
+func (f embedFunc) EmbeddingModel() string                                      { return "func-1" }
 
 func TestMMRNeedsBudgetOrKeep(t *testing.T) {
 	if _, err := agentmem.MMR(agentmem.MMROptions{}).Apply(stCtx(), stRedundantHistory(), stEnv()); !errors.Is(err, agentmem.ErrInvalid) {

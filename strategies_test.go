@@ -423,6 +423,8 @@ func (r *stRecorder) Summarize(_ context.Context, req agentmem.SummaryRequest) (
 // stEmbedder embeds a text as the counts of a few marker words.
 type stEmbedder struct{ calls [][]string }
 
+func (e *stEmbedder) EmbeddingModel() string { return "marker-words-1" }
+
 func (e *stEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	e.calls = append(e.calls, slices.Clone(texts))
 	out := make([][]float32, len(texts))

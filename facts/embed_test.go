@@ -11,6 +11,8 @@ import (
 // switchEmbedder embeds by a few topic words, until it is switched off.
 type switchEmbedder struct{ down atomic.Bool }
 
+func (e *switchEmbedder) EmbeddingModel() string { return "topics-1" }
+
 func (e *switchEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	if e.down.Load() {
 		return nil, errors.New("embeddings: 503 service unavailable")

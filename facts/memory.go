@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/agentmem/agentmem"
 )
 
 // Defaults of Options. They are deliberately gentle (see ANCHORS: a decay
@@ -56,7 +58,7 @@ type Options struct {
 	// Embedder, when set, embeds every new fact and every search query:
 	// relevance is then the cosine of the vectors, and two facts whose
 	// vectors' cosine reaches EmbeddingSimilarity are the same fact.
-	Embedder Embedder
+	Embedder agentmem.Embedder
 	// EmbeddingSimilarity is the cosine threshold used with Embedder;
 	// zero means DefaultEmbeddingSimilarity.
 	EmbeddingSimilarity float64

@@ -1,19 +1,11 @@
 package facts
 
 import (
-	"context"
 	"math"
 	"strings"
 
 	"github.com/agentmem/agentmem/recall"
 )
-
-// Embedder turns texts into vectors, one per text, in order. An
-// *llm.Client is one (any OpenAI-compatible /v1/embeddings endpoint); so
-// is anything that satisfies agentmem.Embedder.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
 
 // BM25 parameters, the usual ones.
 const (

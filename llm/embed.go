@@ -8,7 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/agentmem/agentmem"
 )
+
+// A Client is an agentmem.Embedder: recall, facts and MMR embed with it.
+var _ agentmem.Embedder = (*Client)(nil)
 
 type embedRequestWire struct {
 	Model string   `json:"model"`
@@ -55,6 +60,9 @@ func (v *embeddingVector) UnmarshalJSON(data []byte) error {
 	*v = f
 	return nil
 }
+
+// EmbeddingModel returns Config.EmbeddingModel, the model Embed uses.
+func (c *Client) EmbeddingModel() string { return c.cfg.EmbeddingModel }
 
 // Embed returns one embedding per input, in input order, using
 // Config.EmbeddingModel (POST {BaseURL}/embeddings). Inputs are sent in

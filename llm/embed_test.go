@@ -68,6 +68,9 @@ func TestEmbedOrderAndBatching(t *testing.T) {
 			t.Errorf("vector %d = %v, want [%d %d]", i, v, i, -i)
 		}
 	}
+	if m := c.EmbeddingModel(); m != "embed-model" {
+		t.Errorf("EmbeddingModel() = %q, want the model the vectors came from", m)
+	}
 	wantBatches := [][]string{{"in-0", "in-1", "in-2"}, {"in-3", "in-4", "in-5"}, {"in-6"}}
 	if fmt.Sprint(batches) != fmt.Sprint(wantBatches) {
 		t.Errorf("batches = %v, want %v", batches, wantBatches)

@@ -3,23 +3,30 @@ package recall
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 
 	"github.com/agentmem/agentmem/internal/registry"
 )
 
-// Backend is what a recall backend implements: storage of documents, a
-// lexical (BM25) and a vector (cosine) candidate search, neighbours and a
-// scan for re-embedding. Index builds search on it; callers use Index.
+// Backend stores documents: the one capability every recall backend has.
+// What else a backend can do is discovered once, by CapabilitiesOf, and
+// makes the Capabilities an Index searches with: a lexical search
+// (LexicalSearcher), a vector search (VectorSearcher), and a scan and
+// update of embeddings for re-embedding (EmbeddingStore). The backends of
+// this module (Memory, recall/sqlite, recall/postgres) have every
+// capability. Callers use Index.
 //
-// Every method is scoped to one tenant and never reads or writes another
-// tenant's documents. Input is checked with CheckDocs, CheckTenant,
-// CheckID and CheckFilter before anything is written, and refused with an
-// error wrapping agentmem.ErrInvalid. Implementations are safe for
-// concurrent use, and return copies: changing a document passed in or
-// returned never changes what the backend holds. Every backend passes the
-// conformance suite of package recalltest.
+// Every method of every capability is scoped to one tenant and never
+// reads or writes another tenant's documents. Input is checked with
+// CheckDocs, CheckTenant, CheckID and CheckFilter before anything is
+// written, and refused with an error wrapping agentmem.ErrInvalid.
+// Implementations are safe for concurrent use, and return copies:
+// changing a document passed in or returned never changes what the
+// backend holds. Every backend passes the conformance suite of package
+// recalltest.
 type Backend interface {
 	// Upsert adds documents of one tenant, replacing those with the same
 	// IDs, atomically: all or none.
@@ -33,17 +40,39 @@ type Backend interface {
 	// Clear removes the tenant's documents that pass the filter (all of
 	// them with the zero Filter) and returns how many there were.
 	Clear(ctx context.Context, tenant string, f Filter) (int, error)
+	// Around returns the documents of a group with from <= Seq <= to, in
+	// Seq order (ties by ID).
+	Around(ctx context.Context, tenant, group string, from, to int64) ([]Doc, error)
+	// Tenants returns the tenants that have documents, sorted.
+	Tenants(ctx context.Context) ([]string, error)
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// LexicalSearcher is a backend's lexical index: BM25 candidates and the
+// statistics of a TF-IDF search.
+type LexicalSearcher interface {
 	// Lexical returns the Limit documents that best match the analyzed
 	// query terms by BM25 among those that pass the filter, best first,
 	// ties by ID. Only documents holding at least one term are returned.
 	Lexical(ctx context.Context, q LexicalQuery) ([]Match, error)
+	// DocFreqs returns the tenant's document count and, of the given
+	// analyzed terms, how many documents hold each: the statistics of a
+	// TF-IDF search (Similarity TFIDF).
+	DocFreqs(ctx context.Context, tenant string, terms []string) (DocStats, error)
+}
+
+// VectorSearcher is a backend's vector index.
+type VectorSearcher interface {
 	// Vector returns the Limit documents with an embedding of the query's
 	// dimension closest to the query vector by cosine similarity, among
 	// those that pass the filter, best first, ties by ID.
 	Vector(ctx context.Context, q VectorQuery) ([]Match, error)
-	// Around returns the documents of a group with from <= Seq <= to, in
-	// Seq order (ties by ID).
-	Around(ctx context.Context, tenant, group string, from, to int64) ([]Doc, error)
+}
+
+// EmbeddingStore lets Index.Reembed find and replace embeddings of
+// another model without rewriting documents.
+type EmbeddingStore interface {
 	// Stale returns up to limit documents of the tenant, in ID order after
 	// the ID after, whose EmbeddingModel is not model: what Index.Reembed
 	// re-embeds. The documents' embeddings may be left out.
@@ -53,14 +82,36 @@ type Backend interface {
 	// its own), and never touches the lexical index. It returns how many
 	// were stored.
 	SetEmbeddings(ctx context.Context, tenant string, updates []EmbeddingUpdate) (int, error)
-	// DocFreqs returns the tenant's document count and, of the given
-	// analyzed terms, how many documents hold each: the statistics of a
-	// TF-IDF search (Similarity TFIDF).
-	DocFreqs(ctx context.Context, tenant string, terms []string) (DocStats, error)
-	// Tenants returns the tenants that have documents, sorted.
-	Tenants(ctx context.Context) ([]string, error)
-	// Close releases the backend's resources.
-	Close() error
+}
+
+// Capabilities are what a backend can do besides storing documents; a
+// nil field is a capability it lacks. An Index without one refuses, with
+// an error wrapping errors.ErrUnsupported, what needs it: a TF-IDF search
+// or a text search with nothing to embed it without a LexicalSearcher, a
+// query vector without a VectorSearcher, Reembed without an
+// EmbeddingStore.
+type Capabilities struct {
+	Lexical    LexicalSearcher
+	Vector     VectorSearcher
+	Embeddings EmbeddingStore
+}
+
+// CapabilitiesOf returns the capabilities of b: the interfaces its
+// dynamic type implements. It is the one place they are discovered, so a
+// wrapper of a backend has the capabilities it implements itself, not
+// those of the backend it wraps.
+func CapabilitiesOf(b Backend) Capabilities {
+	var c Capabilities
+	c.Lexical, _ = b.(LexicalSearcher)
+	c.Vector, _ = b.(VectorSearcher)
+	c.Embeddings, _ = b.(EmbeddingStore)
+	return c
+}
+
+// unsupported is the error of an Index asked for what needs a capability
+// its backend lacks.
+func unsupported(what, capability string) error {
+	return fmt.Errorf("recall: %s needs %s, which the backend lacks: %w", what, capability, errors.ErrUnsupported)
 }
 
 // Candidate gating bounds the cost of a lexical search in a large
@@ -115,7 +166,7 @@ type Match struct {
 	Score float64
 }
 
-// LexicalQuery is a Backend.Lexical search.
+// LexicalQuery is a LexicalSearcher.Lexical search.
 type LexicalQuery struct {
 	Tenant string
 	// Terms are analyzed query terms (see Tokenize), each once.
@@ -125,7 +176,7 @@ type LexicalQuery struct {
 	Limit int
 }
 
-// VectorQuery is a Backend.Vector search.
+// VectorQuery is a VectorSearcher.Vector search.
 type VectorQuery struct {
 	Tenant string
 	Vector []float32
@@ -134,7 +185,8 @@ type VectorQuery struct {
 	Limit int
 }
 
-// EmbeddingUpdate is a new embedding for a document (Backend.SetEmbeddings).
+// EmbeddingUpdate is a new embedding for a document
+// (EmbeddingStore.SetEmbeddings).
 type EmbeddingUpdate struct {
 	ID string
 	// Text is the text the vector was computed from: the update applies

@@ -23,19 +23,27 @@
 // in, as Ranking sets: pseudo-relevance feedback (the terms that weigh
 // most in the top results are searched for too), a share of the scores of
 // a document's neighbours in its group and of its group's, and optionally
-// diversity across groups. When the Index has an Embedder (an
-// OpenAI-compatible /v1/embeddings client: NewLLMEmbedder) or a query
-// carries a vector, vector results are fused with the lexical ones by
-// reciprocal rank. Each hit can carry its window of neighbouring
+// diversity across groups. When the Index has an agentmem.Embedder (such
+// as an llm.Client, for any OpenAI-compatible /v1/embeddings endpoint) or
+// a query carries a vector, vector results are fused with the lexical
+// ones by reciprocal rank. Each hit can carry its window of neighbouring
 // documents, like Mastra's messageRange. Reembed and StartReembed
 // re-embed, in the background, documents embedded by another model,
 // without touching the lexical index.
 //
 // # Backends
 //
+// A backend is split into capabilities, each a small interface: Backend
+// stores documents, and every backend has it; LexicalSearcher (BM25
+// candidates and document frequencies), VectorSearcher (cosine
+// candidates) and EmbeddingStore (what Reembed scans and updates) are
+// what else it may do. CapabilitiesOf discovers them, once, into the
+// Capabilities an Index searches with; an Index refuses, with an error
+// wrapping errors.ErrUnsupported, what needs one its backend lacks.
+//
 // Memory (here; "mem://"), package recall/sqlite (FTS5; "sqlite://") and
 // package recall/postgres (built-in full-text search; "postgres://")
-// implement Backend and pass the conformance suite of package
+// have every capability and pass the conformance suite of package
 // recall/recalltest. All three analyze with Tokenize and compute the same
 // BM25, so they rank alike. The two SQL backends are one implementation
 // (recall/internal/sqlindex, over internal/sqldb) and differ only in their
@@ -46,10 +54,4 @@
 // StepDocs turns every step of a session's log into a document (Group the
 // session, Seq the step), and Indexer keeps an Index in step with a
 // store.Store; Scope filters a search to a session, a user or an agent.
-//
-// The package also evaluates retrieval on LoCoMo-format conversations
-// (DecodeLoCoMo, Evaluate): every turn of a conversation is indexed with
-// its speaker, its session's date and its image caption, and evidence
-// recall@k is measured for every question, as the LoCoMo paper defines
-// it.
 package recall

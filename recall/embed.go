@@ -7,48 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/agentmem/agentmem/llm"
+	"github.com/agentmem/agentmem"
 )
 
-// Embedder turns texts into vectors whose cosine similarity measures how
-// alike the texts are in meaning, one vector per text, in order. Model
-// names the model: documents embedded by another model are re-embedded
-// (Index.Reembed).
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	Model() string
-}
-
-// LLMEmbedder is an Embedder over an OpenAI-compatible /v1/embeddings
-// endpoint (llm.Client.Embed).
-type LLMEmbedder struct {
-	client *llm.Client
-	model  string
-}
-
-// NewLLMEmbedder returns an Embedder that calls the embeddings endpoint of
-// cfg with cfg.EmbeddingModel, which is required.
-func NewLLMEmbedder(cfg llm.Config) (*LLMEmbedder, error) {
-	if cfg.EmbeddingModel == "" {
-		return nil, invalid("embedding_model", "is empty: an embedder needs a model")
-	}
-	c, err := llm.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &LLMEmbedder{client: c, model: cfg.EmbeddingModel}, nil
-}
-
-// Embed implements Embedder.
-func (e *LLMEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	return e.client.Embed(ctx, texts)
-}
-
-// Model implements Embedder.
-func (e *LLMEmbedder) Model() string { return e.model }
-
 // embed calls e and checks that it returned one finite vector per text.
-func embed(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+func embed(ctx context.Context, e agentmem.Embedder, texts []string) ([][]float32, error) {
 	vecs, err := e.Embed(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("recall: embed: %w", err)
@@ -96,6 +59,10 @@ func (ix *Index) Reembed(ctx context.Context, opts ReembedOptions) (int, error) 
 	if e == nil {
 		return 0, errors.New("recall: reembed: the index has no Embedder")
 	}
+	es := ix.caps.Embeddings
+	if es == nil {
+		return 0, unsupported("re-embedding", "an embedding store")
+	}
 	batch := opts.Batch
 	if batch <= 0 {
 		batch = DefaultReembedBatch
@@ -114,7 +81,7 @@ func (ix *Index) Reembed(ctx context.Context, opts ReembedOptions) (int, error) 
 			if err := ctx.Err(); err != nil {
 				return done, err
 			}
-			docs, err := ix.b.Stale(ctx, tenant, e.Model(), after, batch)
+			docs, err := es.Stale(ctx, tenant, e.EmbeddingModel(), after, batch)
 			if err != nil {
 				return done, err
 			}
@@ -132,9 +99,9 @@ func (ix *Index) Reembed(ctx context.Context, opts ReembedOptions) (int, error) 
 			}
 			ups := make([]EmbeddingUpdate, len(docs))
 			for i, d := range docs {
-				ups[i] = EmbeddingUpdate{ID: d.ID, Text: d.Text, Vector: vecs[i], Model: e.Model()}
+				ups[i] = EmbeddingUpdate{ID: d.ID, Text: d.Text, Vector: vecs[i], Model: e.EmbeddingModel()}
 			}
-			n, err := ix.b.SetEmbeddings(ctx, tenant, ups)
+			n, err := es.SetEmbeddings(ctx, tenant, ups)
 			if err != nil {
 				return done, err
 			}

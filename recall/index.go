@@ -18,6 +18,7 @@ import (
 // use.
 type Index struct {
 	b    Backend
+	caps Capabilities
 	opts Options
 }
 
@@ -26,7 +27,7 @@ type Index struct {
 type Options struct {
 	// Embedder, when set, embeds the documents Upsert receives without a
 	// vector and the text of queries without one, and Reembed uses it.
-	Embedder Embedder
+	Embedder agentmem.Embedder
 	// DeferEmbedding makes Upsert write documents without a vector at
 	// once, leaving them to Reembed (typically running in the background,
 	// see Index.StartReembed), so that writes never wait on an embedding
@@ -101,18 +102,22 @@ var DefaultRanking = Ranking{
 	GroupDecay:      -1,
 }
 
-// New returns an Index over the backend. Closing the Index closes the
-// backend.
+// New returns an Index over the backend, searching with its capabilities
+// (CapabilitiesOf). Closing the Index closes the backend.
 func New(b Backend, opts Options) *Index {
 	if opts.Ranking == nil {
 		r := DefaultRanking
 		opts.Ranking = &r
 	}
-	return &Index{b: b, opts: opts}
+	return &Index{b: b, caps: CapabilitiesOf(b), opts: opts}
 }
 
 // Backend returns the index's backend.
 func (ix *Index) Backend() Backend { return ix.b }
+
+// Capabilities returns the capabilities of the index's backend that it
+// searches with.
+func (ix *Index) Capabilities() Capabilities { return ix.caps }
 
 // Close closes the backend.
 func (ix *Index) Close() error { return ix.b.Close() }
@@ -140,7 +145,7 @@ func (ix *Index) Upsert(ctx context.Context, docs ...Doc) error {
 				return err
 			}
 			for j, i := range at {
-				docs[i].Embedding, docs[i].EmbeddingModel = vecs[j], e.Model()
+				docs[i].Embedding, docs[i].EmbeddingModel = vecs[j], e.EmbeddingModel()
 			}
 		}
 	}
@@ -262,12 +267,12 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 			// A branch: its conversation, over the documents of the
 			// sessions that logged its turns, and those each session
 			// holds of the turns it inherited (lineageView).
-			v := newLineageView(ix.b, id, spans)
+			v := newLineageView(ix.b, ix.caps, id, spans)
 			f := q.Filter.Normalize()
 			delete(f.Metadata, MetaSession)
 			f.Spans = v.spans
 			q.Filter = f
-			view := &Index{b: v, opts: ix.opts}
+			view := &Index{b: v, caps: v.caps(), opts: ix.opts}
 			return view.search(ctx, q)
 		}
 	}
@@ -281,11 +286,21 @@ func (ix *Index) search(ctx context.Context, q Query) ([]Hit, error) {
 	if n <= 0 {
 		n = max(200, 10*q.K)
 	}
+	lex, vs := ix.caps.Lexical, ix.caps.Vector
+	switch {
+	case len(q.Embedding) > 0 && vs == nil:
+		return nil, unsupported("a query vector", "vector search")
+	case q.Similarity == TFIDF && lex == nil:
+		return nil, unsupported("a TF-IDF search", "lexical search")
+	case lex == nil && len(q.Embedding) == 0 && (vs == nil || ix.opts.Embedder == nil):
+		return nil, unsupported("a search without a query vector", "lexical search")
+	}
 	var ranked []Match
 	var err error
-	if q.Similarity == TFIDF {
+	switch {
+	case q.Similarity == TFIDF:
 		ranked, err = ix.tfidf(ctx, q, n)
-	} else {
+	case lex != nil:
 		ranked, err = ix.lexical(ctx, q, n)
 		ranked = smooth(ranked, r)
 	}
@@ -293,11 +308,13 @@ func (ix *Index) search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, err
 	}
 	vec := q.Embedding
-	if len(vec) == 0 && ix.opts.Embedder != nil && q.Text != "" {
-		vs, err := embed(ctx, ix.opts.Embedder, []string{q.Text})
+	if len(vec) == 0 && vs != nil && ix.opts.Embedder != nil && q.Text != "" {
+		qv, err := embed(ctx, ix.opts.Embedder, []string{q.Text})
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case err != nil && lex == nil:
+			return nil, err
 		case err != nil:
 			// The embedding service is down: lexical ranking still
 			// answers, as it does for documents not yet embedded.
@@ -305,12 +322,12 @@ func (ix *Index) search(ctx context.Context, q Query) ([]Hit, error) {
 				ix.opts.OnEmbedError(ctx, err)
 			}
 		default:
-			vec = vs[0]
+			vec = qv[0]
 		}
 	}
 	if len(vec) > 0 {
 		vq := VectorQuery{Tenant: q.Tenant, Vector: vec, Filter: q.Filter, Limit: n}
-		vm, err := ix.b.Vector(ctx, vq)
+		vm, err := vs.Vector(ctx, vq)
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +352,7 @@ func (ix *Index) lexical(ctx context.Context, q Query, n int) ([]Match, error) {
 		return nil, nil
 	}
 	lq := LexicalQuery{Tenant: q.Tenant, Terms: terms, Filter: q.Filter, Limit: n}
-	ms, err := ix.b.Lexical(ctx, lq)
+	ms, err := ix.caps.Lexical.Lexical(ctx, lq)
 	if err != nil || len(ms) == 0 {
 		return ms, err
 	}
@@ -357,7 +374,7 @@ func (ix *Index) lexical(ctx context.Context, q Query, n int) ([]Match, error) {
 		return ms, nil
 	}
 	lq.Terms = exp
-	more, err := ix.b.Lexical(ctx, lq)
+	more, err := ix.caps.Lexical.Lexical(ctx, lq)
 	if err != nil {
 		return nil, err
 	}

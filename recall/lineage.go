@@ -79,18 +79,32 @@ func segmentLineage(sg store.Segmenter) LineageFunc {
 // from the first turn, and drops a match that a nearer span shadows.
 type lineageView struct {
 	Backend
-	as    string // the session searched
-	spans []Span // its lineage, the session's own span first, each from the first turn
+	under Capabilities // the backend's
+	as    string       // the session searched
+	spans []Span       // its lineage, the session's own span first, each from the first turn
 }
 
 // newLineageView returns the view of the session as's lineage, spans as
-// LineageFunc returns them.
-func newLineageView(b Backend, as string, spans []Span) *lineageView {
+// LineageFunc returns them, over a backend and its capabilities.
+func newLineageView(b Backend, caps Capabilities, as string, spans []Span) *lineageView {
 	reach := make([]Span, len(spans))
 	for i, s := range spans {
 		reach[i] = Span{Group: s.Group, Through: s.Through}
 	}
-	return &lineageView{Backend: b, as: as, spans: reach}
+	return &lineageView{Backend: b, under: caps, as: as, spans: reach}
+}
+
+// caps returns the view's capabilities: the backend's, its searches seen
+// through the view.
+func (v *lineageView) caps() Capabilities {
+	c := v.under
+	if c.Lexical != nil {
+		c.Lexical = v
+	}
+	if c.Vector != nil {
+		c.Vector = v
+	}
+	return c
 }
 
 // span returns the index of the nearest span of group, or -1.
@@ -144,18 +158,23 @@ func (v *lineageView) visible(ctx context.Context, tenant string, ms []Match) ([
 	return ms, nil
 }
 
-// Lexical implements Backend.
+// DocFreqs implements LexicalSearcher: the tenant's statistics.
+func (v *lineageView) DocFreqs(ctx context.Context, tenant string, terms []string) (DocStats, error) {
+	return v.under.Lexical.DocFreqs(ctx, tenant, terms)
+}
+
+// Lexical implements LexicalSearcher.
 func (v *lineageView) Lexical(ctx context.Context, q LexicalQuery) ([]Match, error) {
-	ms, err := v.Backend.Lexical(ctx, q)
+	ms, err := v.under.Lexical.Lexical(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	return v.visible(ctx, q.Tenant, ms)
 }
 
-// Vector implements Backend.
+// Vector implements VectorSearcher.
 func (v *lineageView) Vector(ctx context.Context, q VectorQuery) ([]Match, error) {
-	ms, err := v.Backend.Vector(ctx, q)
+	ms, err := v.under.Vector.Vector(ctx, q)
 	if err != nil {
 		return nil, err
 	}

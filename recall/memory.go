@@ -25,7 +25,7 @@ type MemoryOptions struct {
 	B float64
 }
 
-// Memory is the in-memory Backend: an inverted index ranked by Okapi BM25
+// Memory is the in-memory Backend, with every capability: an inverted index ranked by Okapi BM25
 // (idf = ln(1 + (N - df + 0.5) / (df + 0.5)), as Lucene computes it, so
 // that no term weighs zero or less), with exact cosine scoring of
 // embeddings. It keeps nothing across restarts. Its methods are safe for
@@ -38,7 +38,12 @@ type Memory struct {
 	closed  bool
 }
 
-var _ Backend = (*Memory)(nil)
+var (
+	_ Backend         = (*Memory)(nil)
+	_ LexicalSearcher = (*Memory)(nil)
+	_ VectorSearcher  = (*Memory)(nil)
+	_ EmbeddingStore  = (*Memory)(nil)
+)
 
 // memTenant is one tenant's documents. Documents live in slots; a deleted
 // or replaced document's slot is emptied and its postings are skipped
@@ -282,7 +287,7 @@ func (m *Memory) Clear(ctx context.Context, tenant string, f Filter) (int, error
 // scorePool recycles the score accumulators of Lexical.
 var scorePool = sync.Pool{New: func() any { return new([]float64) }}
 
-// Lexical implements Backend.
+// Lexical implements LexicalSearcher.
 func (m *Memory) Lexical(ctx context.Context, q LexicalQuery) ([]Match, error) {
 	if err := CheckQuery(q.Tenant, q.Filter, q.Limit); err != nil {
 		return nil, err
@@ -366,7 +371,7 @@ func (m *Memory) Lexical(ctx context.Context, q LexicalQuery) ([]Match, error) {
 	return top.Sorted(), nil
 }
 
-// Vector implements Backend.
+// Vector implements VectorSearcher.
 func (m *Memory) Vector(ctx context.Context, q VectorQuery) ([]Match, error) {
 	if err := CheckQuery(q.Tenant, q.Filter, q.Limit); err != nil {
 		return nil, err
@@ -433,7 +438,7 @@ func sortBySeq(docs []Doc) {
 	})
 }
 
-// Stale implements Backend.
+// Stale implements EmbeddingStore.
 func (m *Memory) Stale(ctx context.Context, tenant, model, after string, limit int) ([]Doc, error) {
 	if err := CheckTenant(tenant); err != nil {
 		return nil, err
@@ -466,7 +471,7 @@ func (m *Memory) Stale(ctx context.Context, tenant, model, after string, limit i
 	return out, nil
 }
 
-// SetEmbeddings implements Backend.
+// SetEmbeddings implements EmbeddingStore.
 func (m *Memory) SetEmbeddings(ctx context.Context, tenant string, updates []EmbeddingUpdate) (int, error) {
 	if err := CheckUpdates(tenant, updates); err != nil {
 		return 0, err
@@ -497,7 +502,7 @@ func (m *Memory) SetEmbeddings(ctx context.Context, tenant string, updates []Emb
 	return n, nil
 }
 
-// DocFreqs implements Backend.
+// DocFreqs implements LexicalSearcher.
 func (m *Memory) DocFreqs(ctx context.Context, tenant string, terms []string) (DocStats, error) {
 	if err := CheckTenant(tenant); err != nil {
 		return DocStats{}, err

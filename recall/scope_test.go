@@ -38,7 +38,7 @@ func TestParseScope(t *testing.T) {
 // failingEmbedder is an embedding service that is down.
 type failingEmbedder struct{}
 
-func (failingEmbedder) Model() string { return "down-1" }
+func (failingEmbedder) EmbeddingModel() string { return "down-1" }
 func (failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
 	return nil, errors.New("503 service unavailable")
 }

@@ -37,7 +37,7 @@ func ParseSimilarity(s string) (Similarity, error) {
 	return "", invalid("similarity", "%q is not %q or %q", s, BM25, TFIDF)
 }
 
-// DocStats are a tenant's collection statistics (Backend.DocFreqs).
+// DocStats are a tenant's collection statistics (LexicalSearcher.DocFreqs).
 type DocStats struct {
 	// Docs is the number of the tenant's documents.
 	Docs int64
@@ -71,7 +71,7 @@ func (ix *Index) tfidf(ctx context.Context, q Query, n int) ([]Match, error) {
 	if len(qterms) == 0 {
 		return nil, nil
 	}
-	cands, err := ix.b.Lexical(ctx, LexicalQuery{Tenant: q.Tenant, Terms: UniqueTerms(qterms), Filter: q.Filter, Limit: n})
+	cands, err := ix.caps.Lexical.Lexical(ctx, LexicalQuery{Tenant: q.Tenant, Terms: UniqueTerms(qterms), Filter: q.Filter, Limit: n})
 	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (ix *Index) tfidf(ctx context.Context, q Query, n int) ([]Match, error) {
 		docTerms[i] = Tokenize(d.Text)
 		all = append(all, docTerms[i]...)
 	}
-	st, err := ix.b.DocFreqs(ctx, q.Tenant, UniqueTerms(all))
+	st, err := ix.caps.Lexical.DocFreqs(ctx, q.Tenant, UniqueTerms(all))
 	if err != nil {
 		return nil, err
 	}

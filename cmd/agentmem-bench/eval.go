@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/bench/locomo"
 	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/recall"
 	recallsqlite "github.com/agentmem/agentmem/recall/sqlite"
@@ -77,7 +78,7 @@ fields, nor the answers.`,
 					return cli.Usagef("--k %d: every cut-off must be at least 1", k)
 				}
 			}
-			if f.unit != recall.UnitTurn && f.unit != recall.UnitSession {
+			if f.unit != locomo.UnitTurn && f.unit != locomo.UnitSession {
 				return cli.Usagef("--unit %q: turn or session", f.unit)
 			}
 			start := time.Now()
@@ -86,11 +87,11 @@ fields, nor the answers.`,
 				return cli.Failure(err)
 			}
 			defer file.Close()
-			convs, err := recall.DecodeLoCoMo(file)
+			convs, err := locomo.DecodeLoCoMo(file)
 			if err != nil {
 				return cli.Failure(err)
 			}
-			opts := recall.EvalOptions{
+			opts := locomo.EvalOptions{
 				Memory:  recall.MemoryOptions{K1: f.k1, B: f.b},
 				Ranking: &f.ranking,
 				Unit:    f.unit,
@@ -112,7 +113,7 @@ fields, nor the answers.`,
 			default:
 				return cli.Usagef("--backend %q: mem or sqlite", f.backend)
 			}
-			rep, err := recall.Evaluate(cmd.Context(), convs, f.ks, opts)
+			rep, err := locomo.Evaluate(cmd.Context(), convs, f.ks, opts)
 			if err != nil {
 				return cli.Failure(err)
 			}
@@ -128,7 +129,7 @@ fields, nor the answers.`,
 	r := &f.ranking
 	fl.StringVar(&f.dataset, "dataset", "", "the LoCoMo-format JSON `FILE` (required)")
 	fl.IntSliceVar(&f.ks, "k", []int{5, 10, 25, 50}, "the cut-offs k of recall@k")
-	fl.StringVar(&f.unit, "unit", recall.UnitTurn, "what is counted: turn or session (see above)")
+	fl.StringVar(&f.unit, "unit", locomo.UnitTurn, "what is counted: turn or session (see above)")
 	fl.StringVar(&f.backend, "backend", "mem", "the index backend: mem or sqlite")
 	fl.Float64Var(&f.k1, "k1", recall.DefaultK1, "BM25's term frequency saturation k1 (mem backend)")
 	fl.Float64Var(&f.b, "b", recall.DefaultB, "BM25's length normalization b (mem backend)")

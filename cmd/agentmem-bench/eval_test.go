@@ -3,20 +3,20 @@ package main
 import (
 	"testing"
 
+	"github.com/agentmem/agentmem/internal/bench/locomo"
 	"github.com/agentmem/agentmem/internal/cli/clitest"
-	"github.com/agentmem/agentmem/recall"
 )
 
-const tinyLoCoMo = "../../recall/testdata/tiny.json"
+const tinyLoCoMo = "../../internal/bench/locomo/testdata/tiny.json"
 
 // evalReport decodes the one JSON line of agentmem-bench eval recall.
-func evalReport(t *testing.T, stdout string) recall.Report {
+func evalReport(t *testing.T, stdout string) locomo.Report {
 	t.Helper()
-	return clitest.DecodeLine[recall.Report](t, stdout)
+	return clitest.DecodeLine[locomo.Report](t, stdout)
 }
 
 func TestEvalRecall(t *testing.T) {
-	// The figures of recall.TestEvaluate, through the command, with both
+	// The figures of locomo.TestEvaluate, through the command, with both
 	// backends.
 	for _, backend := range []string{"mem", "sqlite"} {
 		code, stdout, stderr := runCLI(t, nil, "", "eval", "recall", "--dataset", tinyLoCoMo, "--k", "5,1", "--backend", backend)

@@ -85,7 +85,7 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 		if ef.model == "" {
 			return nil, cli.Usagef("--embed-base-url needs --embed-model")
 		}
-		emb, err := recall.NewLLMEmbedder(llm.Config{BaseURL: ef.baseURL, APIKey: ef.key, EmbeddingModel: ef.model})
+		emb, err := llm.New(llm.Config{BaseURL: ef.baseURL, APIKey: ef.key, EmbeddingModel: ef.model})
 		if err != nil {
 			return nil, cli.Usagef("--embed-base-url: %v", err)
 		}

@@ -100,7 +100,12 @@ type Backend struct {
 	hnsw *hnswIndexes
 }
 
-var _ recall.Backend = (*Backend)(nil)
+var (
+	_ recall.Backend         = (*Backend)(nil)
+	_ recall.LexicalSearcher = (*Backend)(nil)
+	_ recall.VectorSearcher  = (*Backend)(nil)
+	_ recall.EmbeddingStore  = (*Backend)(nil)
+)
 
 // Open connects to the database connString names, brings the recall
 // tables up to date, and chooses the vector search path (see

@@ -58,7 +58,7 @@ func (s *suite) damagedTests() []test {
 				t.Errorf("Around = %v, %v; want d1 and d3", docIDs(docs), err)
 			}
 			wantReported("Around")
-			docs, err = b.Stale(ctx, "acme", "model", "", 10)
+			docs, err = embeddingsOf(t, b).Stale(ctx, "acme", "model", "", 10)
 			if err != nil || !slices.Equal(docIDs(docs), []string{"d1", "d3"}) {
 				t.Errorf("Stale = %v, %v; want d1 and d3", docIDs(docs), err)
 			}

@@ -156,7 +156,7 @@ func (s *suite) tenantTests() []test {
 				if d := get(t, b, tenant, "same"); len(d) != 1 || d[0].Tenant != tenant || d[0].Text != "secret plan of "+tenant+" launch" {
 					t.Errorf("tenant %q: Get = %+v", tenant, d)
 				}
-				vm, err := b.Vector(bg, recall.VectorQuery{Tenant: tenant, Vector: vec, Limit: 10})
+				vm, err := vectorOf(t, b).Vector(bg, recall.VectorQuery{Tenant: tenant, Vector: vec, Limit: 10})
 				if err != nil || !slices.Equal(matchIDs(vm), []string{"same"}) {
 					t.Errorf("tenant %q: Vector = %v, %v", tenant, matchIDs(vm), err)
 				}
@@ -164,7 +164,7 @@ func (s *suite) tenantTests() []test {
 				if err != nil || !slices.Equal(docIDs(ns), []string{"same", "only-" + tenant}) {
 					t.Errorf("tenant %q: Around = %v, %v", tenant, docIDs(ns), err)
 				}
-				st, err := b.Stale(bg, tenant, "new", "", 10)
+				st, err := embeddingsOf(t, b).Stale(bg, tenant, "new", "", 10)
 				if err != nil || !slices.Equal(docIDs(st), []string{"only-" + tenant, "same"}) {
 					t.Errorf("tenant %q: Stale = %v, %v", tenant, docIDs(st), err)
 				}
@@ -176,7 +176,7 @@ func (s *suite) tenantTests() []test {
 				t.Errorf("an unknown tenant sees documents: %v", got)
 			}
 			// Writes to one tenant leave the others alone.
-			if n, err := b.SetEmbeddings(bg, "acme", []recall.EmbeddingUpdate{{ID: "same", Text: "secret plan of acme launch", Vector: []float32{3, 2, 1}, Model: "new"}}); err != nil || n != 1 {
+			if n, err := embeddingsOf(t, b).SetEmbeddings(bg, "acme", []recall.EmbeddingUpdate{{ID: "same", Text: "secret plan of acme launch", Vector: []float32{3, 2, 1}, Model: "new"}}); err != nil || n != 1 {
 				t.Fatalf("SetEmbeddings = %d, %v", n, err)
 			}
 			if n, err := b.Delete(bg, "acme", "same"); err != nil || n != 1 {
@@ -309,7 +309,7 @@ func (s *suite) filterTests() []test {
 				{Spans: make([]recall.Span, recall.MaxSpans+1)},
 			}
 			for _, f := range bad {
-				if _, err := b.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: []string{"turn"}, Filter: f, Limit: 5}); !errors.Is(err, agentmem.ErrInvalid) {
+				if _, err := lexicalOf(t, b).Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: []string{"turn"}, Filter: f, Limit: 5}); !errors.Is(err, agentmem.ErrInvalid) {
 					t.Errorf("spans %v: %v, want an invalid filter", f.Spans, err)
 				}
 			}

@@ -103,10 +103,11 @@ func (s *EmbeddingServer) Vector(model, text string) []float32 {
 	return v
 }
 
-// Embedder returns a recall.LLMEmbedder for the model on this server.
-func (s *EmbeddingServer) Embedder(t testing.TB, model string) *recall.LLMEmbedder {
+// Embedder returns an llm.Client, an agentmem.Embedder, for the model on
+// this server.
+func (s *EmbeddingServer) Embedder(t testing.TB, model string) *llm.Client {
 	t.Helper()
-	e, err := recall.NewLLMEmbedder(llm.Config{BaseURL: s.URL + "/v1", EmbeddingModel: model, MaxRetries: -1})
+	e, err := llm.New(llm.Config{BaseURL: s.URL + "/v1", EmbeddingModel: model, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func upsert(t *testing.T, b recall.Backend, docs ...recall.Doc) {
 
 func lexical(t *testing.T, b recall.Backend, tenant, query string, limit int, f recall.Filter) []string {
 	t.Helper()
-	ms, err := b.Lexical(bg, recall.LexicalQuery{Tenant: tenant, Terms: recall.UniqueTerms(recall.Tokenize(query)), Filter: f, Limit: limit})
+	ms, err := lexicalOf(t, b).Lexical(bg, recall.LexicalQuery{Tenant: tenant, Terms: recall.UniqueTerms(recall.Tokenize(query)), Filter: f, Limit: limit})
 	if err != nil {
 		t.Fatalf("Lexical(%q): %v", query, err)
 	}
@@ -167,4 +168,37 @@ func get(t *testing.T, b recall.Backend, tenant string, ids ...string) []recall.
 func count(t *testing.T, b recall.Backend, tenant, query string) int {
 	t.Helper()
 	return len(lexical(t, b, tenant, query, 10000, recall.Filter{}))
+}
+
+// lexicalOf returns b's lexical search (recall.CapabilitiesOf); the test
+// is skipped for a backend without one.
+func lexicalOf(t testing.TB, b recall.Backend) recall.LexicalSearcher {
+	t.Helper()
+	c := recall.CapabilitiesOf(b).Lexical
+	if c == nil {
+		t.Skipf("%T has no lexical search", b)
+	}
+	return c
+}
+
+// vectorOf returns b's vector search; the test is skipped for a backend
+// without one.
+func vectorOf(t testing.TB, b recall.Backend) recall.VectorSearcher {
+	t.Helper()
+	c := recall.CapabilitiesOf(b).Vector
+	if c == nil {
+		t.Skipf("%T has no vector search", b)
+	}
+	return c
+}
+
+// embeddingsOf returns b's embedding store; the test is skipped for a
+// backend without one.
+func embeddingsOf(t testing.TB, b recall.Backend) recall.EmbeddingStore {
+	t.Helper()
+	c := recall.CapabilitiesOf(b).Embeddings
+	if c == nil {
+		t.Skipf("%T has no embedding store", b)
+	}
+	return c
 }

@@ -58,19 +58,28 @@ func (s *suite) badInputTests() []test {
 				t.Errorf("refused upserts created tenants %q", tenants)
 			}
 			upsert(t, b, good)
-			for name, err := range map[string]error{
-				"Get empty id":        second(b.Get(bg, "t", "")),
-				"Get NUL tenant":      second(b.Get(bg, "\x00", "ok")),
-				"Delete invalid id":   second(b.Delete(bg, "t", "\xff")),
-				"Clear bad filter":    second(b.Clear(bg, "t", recall.Filter{Metadata: map[string]string{"k": "\x00"}})),
-				"Lexical limit 0":     second(b.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: []string{"fine"}})),
-				"Lexical bad tenant":  second(b.Lexical(bg, recall.LexicalQuery{Tenant: "\xff", Terms: []string{"fine"}, Limit: 1})),
-				"Vector NaN":          second(b.Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{float32(math.NaN())}, Limit: 1})),
-				"Around bad tenant":   second(b.Around(bg, "\x00", "g", 0, 1)),
-				"Stale limit 0":       second(b.Stale(bg, "t", "m", "", 0)),
-				"SetEmbeddings NaN":   second(b.SetEmbeddings(bg, "t", []recall.EmbeddingUpdate{{ID: "ok", Text: "fine words", Vector: []float32{float32(math.NaN())}}})),
-				"SetEmbeddings no id": second(b.SetEmbeddings(bg, "t", []recall.EmbeddingUpdate{{Text: "fine words", Vector: []float32{1}}})),
-			} {
+			refused := map[string]error{
+				"Get empty id":      second(b.Get(bg, "t", "")),
+				"Get NUL tenant":    second(b.Get(bg, "\x00", "ok")),
+				"Delete invalid id": second(b.Delete(bg, "t", "\xff")),
+				"Clear bad filter":  second(b.Clear(bg, "t", recall.Filter{Metadata: map[string]string{"k": "\x00"}})),
+				"Around bad tenant": second(b.Around(bg, "\x00", "g", 0, 1)),
+			}
+			// Each capability the backend has refuses bad input too.
+			c := recall.CapabilitiesOf(b)
+			if c.Lexical != nil {
+				refused["Lexical limit 0"] = second(c.Lexical.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: []string{"fine"}}))
+				refused["Lexical bad tenant"] = second(c.Lexical.Lexical(bg, recall.LexicalQuery{Tenant: "\xff", Terms: []string{"fine"}, Limit: 1}))
+			}
+			if c.Vector != nil {
+				refused["Vector NaN"] = second(c.Vector.Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{float32(math.NaN())}, Limit: 1}))
+			}
+			if c.Embeddings != nil {
+				refused["Stale limit 0"] = second(c.Embeddings.Stale(bg, "t", "m", "", 0))
+				refused["SetEmbeddings NaN"] = second(c.Embeddings.SetEmbeddings(bg, "t", []recall.EmbeddingUpdate{{ID: "ok", Text: "fine words", Vector: []float32{float32(math.NaN())}}}))
+				refused["SetEmbeddings no id"] = second(c.Embeddings.SetEmbeddings(bg, "t", []recall.EmbeddingUpdate{{Text: "fine words", Vector: []float32{1}}}))
+			}
+			for name, err := range refused {
 				if !errors.Is(err, agentmem.ErrInvalid) {
 					t.Errorf("%s: %v, want ErrInvalid", name, err)
 				}
@@ -210,7 +219,7 @@ func (s *suite) concurrencyTests() []test {
 			}
 			n := len(get(t, b, tenant, ids...))
 			term := recall.Tokenize("shared")[0]
-			st, err := b.DocFreqs(bg, tenant, []string{term})
+			st, err := lexicalOf(t, b).DocFreqs(bg, tenant, []string{term})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +251,7 @@ func (s *suite) closeTests() []test {
 			if err := b.Upsert(bg, recall.Doc{ID: "b", Tenant: "t", Text: "x"}); !errors.Is(err, recall.ErrClosed) {
 				t.Errorf("Upsert after Close: %v", err)
 			}
-			if _, err := b.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: []string{"x"}, Limit: 1}); !errors.Is(err, recall.ErrClosed) {
+			if _, err := lexicalOf(t, b).Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: []string{"x"}, Limit: 1}); !errors.Is(err, recall.ErrClosed) {
 				t.Errorf("Lexical after Close: %v", err)
 			}
 			if _, err := b.Get(bg, "t", "a"); !errors.Is(err, recall.ErrClosed) {
@@ -272,7 +281,7 @@ func (s *suite) reopenTests() []test {
 			if got := lexical(t, b, "t", "memory other", 10, recall.Filter{Metadata: map[string]string{"k": "v"}}); !slices.Equal(got, []string{"a"}) {
 				t.Errorf("lexical after reopen: %v", got)
 			}
-			if ms, err := b.Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{1, 0.5}, Limit: 1}); err != nil || len(ms) != 1 {
+			if ms, err := vectorOf(t, b).Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{1, 0.5}, Limit: 1}); err != nil || len(ms) != 1 {
 				t.Errorf("vector after reopen: %v, %v", matchIDs(ms), err)
 			}
 		}},

@@ -24,7 +24,7 @@ func (s *suite) rankingTests() []test {
 				recall.Doc{ID: "rare", Tenant: "t", Text: "migration meeting"},
 				recall.Doc{ID: "none", Tenant: "t", Text: "lunch menu for friday"})
 			upsert(t, b, docs...)
-			ms, err := b.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize("deploy migrations"), Limit: 50})
+			ms, err := lexicalOf(t, b).Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize("deploy migrations"), Limit: 50})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func (s *suite) rankingTests() []test {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := b.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: terms, Limit: 20})
+				got, err := lexicalOf(t, b).Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: terms, Limit: 20})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -195,7 +195,7 @@ func (s *suite) rankingTests() []test {
 						continue
 					}
 				}
-				got, err := b.Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: q.terms, Limit: 10, Filter: q.f})
+				got, err := lexicalOf(t, b).Lexical(bg, recall.LexicalQuery{Tenant: "t", Terms: q.terms, Limit: 10, Filter: q.f})
 				if err != nil {
 					t.Fatal(err)
 				}

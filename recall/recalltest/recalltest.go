@@ -18,7 +18,7 @@
 // behaviour (Docs, Tenants, Filters, Ranking, TFIDF, Neighbours, Vectors, Hybrid,
 // Reembed, BadInput, Concurrency, Close, Reopen, Damaged), so one can be
 // run alone with go test -run 'Conformance/Ranking'. Embeddings come from a real
-// recall.LLMEmbedder talking to a local httptest server (see
+// llm.Client talking to a local httptest server (see
 // EmbeddingServer).
 package recalltest
 

@@ -68,7 +68,7 @@ func (s *suite) tfidfTests() []test {
 			upsert(t, b, docs("t")...)
 			upsert(t, b, recall.Doc{ID: "other", Tenant: "u", Text: "fox fox fox"})
 			terms := recall.UniqueTerms(recall.Tokenize("fox quick brown unicorn"))
-			st, err := b.DocFreqs(bg, "t", terms)
+			st, err := lexicalOf(t, b).DocFreqs(bg, "t", terms)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,11 +79,11 @@ func (s *suite) tfidfTests() []test {
 			if _, err := b.Delete(bg, "t", "fox"); err != nil {
 				t.Fatal(err)
 			}
-			st, err = b.DocFreqs(bg, "t", terms)
+			st, err = lexicalOf(t, b).DocFreqs(bg, "t", terms)
 			if err != nil || st.Docs != 4 || st.DF["fox"] != 2 || st.DF["quick"] != 1 {
 				t.Fatalf("after a delete: %+v, %v", st, err)
 			}
-			st, err = b.DocFreqs(bg, "empty", terms)
+			st, err = lexicalOf(t, b).DocFreqs(bg, "empty", terms)
 			if err != nil || st.Docs != 0 || len(st.DF) != 0 {
 				t.Fatalf("an empty tenant: %+v, %v", st, err)
 			}
@@ -102,7 +102,7 @@ func (s *suite) tfidfTests() []test {
 			upsert(t, b, recall.Doc{ID: "d", Tenant: "u", Text: "f9a6dabda26c f9a6dabda26c in another tenant"})
 			df := func(want map[string]int64) {
 				t.Helper()
-				st, err := b.DocFreqs(bg, "t", []string{hash, num, short, "f9a6dabda26cff", "00000000000"})
+				st, err := lexicalOf(t, b).DocFreqs(bg, "t", []string{hash, num, short, "f9a6dabda26cff", "00000000000"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -124,7 +124,7 @@ func (s *suite) tfidfTests() []test {
 				t.Fatal(err)
 			}
 			df(map[string]int64{})
-			st, err := b.DocFreqs(bg, "u", []string{hash})
+			st, err := lexicalOf(t, b).DocFreqs(bg, "u", []string{hash})
 			if err != nil || st.DF[hash] != 1 {
 				t.Fatalf("the other tenant: %+v, %v", st, err)
 			}

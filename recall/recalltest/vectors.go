@@ -24,7 +24,7 @@ func (s *suite) vectorTests() []test {
 				recall.Doc{ID: "zero", Tenant: "t", Text: "zero", Embedding: []float32{0, 0, 0}},
 				recall.Doc{ID: "dim2", Tenant: "t", Text: "other dimension", Embedding: []float32{1, 0}},
 				recall.Doc{ID: "none", Tenant: "t", Text: "no vector"})
-			ms, err := b.Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{2, 1, 0}, Limit: 10})
+			ms, err := vectorOf(t, b).Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{2, 1, 0}, Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,14 +37,14 @@ func (s *suite) vectorTests() []test {
 					t.Errorf("%s: cosine %v, want %v", m.ID, m.Score, want[i])
 				}
 			}
-			if ms, _ := b.Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{2, 1, 0}, Limit: 2}); !slices.Equal(matchIDs(ms), []string{"xy", "x"}) {
+			if ms, _ := vectorOf(t, b).Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{2, 1, 0}, Limit: 2}); !slices.Equal(matchIDs(ms), []string{"xy", "x"}) {
 				t.Errorf("limit 2: %v", matchIDs(ms))
 			}
-			if ms, _ := b.Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{0, 0, 0}, Limit: 2}); len(ms) != 0 {
+			if ms, _ := vectorOf(t, b).Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{0, 0, 0}, Limit: 2}); len(ms) != 0 {
 				t.Errorf("a zero query vector matched %v", matchIDs(ms))
 			}
 			upsert(t, b, recall.Doc{ID: "x", Tenant: "t", Text: "x", Embedding: []float32{0, 0, 1}, Metadata: map[string]string{"k": "v"}})
-			ms, _ = b.Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{0, 0, 1}, Limit: 10, Filter: recall.Filter{Metadata: map[string]string{"k": "v"}}})
+			ms, _ = vectorOf(t, b).Vector(bg, recall.VectorQuery{Tenant: "t", Vector: []float32{0, 0, 1}, Limit: 10, Filter: recall.Filter{Metadata: map[string]string{"k": "v"}}})
 			if !slices.Equal(matchIDs(ms), []string{"x"}) || math.Abs(ms[0].Score-1) > 1e-6 {
 				t.Errorf("replaced vector with filter: %+v", ms)
 			}
@@ -57,6 +57,8 @@ func (s *suite) hybridTests() []test {
 		{"Fusion", func(t *testing.T) {
 			srv := NewEmbeddingServer(t, map[string]string{"automobil": "car", "car": "automobil"})
 			b := s.backend(t)
+			lexicalOf(t, b)
+			vectorOf(t, b)
 			ix := recall.New(b, recall.Options{Embedder: srv.Embedder(t, "m1")})
 			if err := ix.Upsert(bg,
 				recall.Doc{ID: "lex", Tenant: "t", Text: "my car broke down on the highway"},
@@ -114,6 +116,8 @@ func (s *suite) reembedTests() []test {
 		{"ModelChange", func(t *testing.T) {
 			srv := NewEmbeddingServer(t, nil)
 			b := s.backend(t)
+			vectorOf(t, b)
+			embeddingsOf(t, b)
 			// Written with no embedder: lexical only.
 			var docs []recall.Doc
 			for i := range 25 {
@@ -169,7 +173,7 @@ func (s *suite) reembedTests() []test {
 		{"StaleText", func(t *testing.T) {
 			b := s.backend(t)
 			upsert(t, b, recall.Doc{ID: "d", Tenant: "t", Text: "new text"})
-			n, err := b.SetEmbeddings(bg, "t", []recall.EmbeddingUpdate{
+			n, err := embeddingsOf(t, b).SetEmbeddings(bg, "t", []recall.EmbeddingUpdate{
 				{ID: "d", Text: "old text", Vector: []float32{1}, Model: "m"},
 				{ID: "missing", Text: "x", Vector: []float32{1}, Model: "m"},
 			})
@@ -179,7 +183,7 @@ func (s *suite) reembedTests() []test {
 			if d := get(t, b, "t", "d")[0]; d.Embedding != nil || d.EmbeddingModel != "" {
 				t.Errorf("stale embedding stored: %+v", d)
 			}
-			st, err := b.Stale(bg, "t", "m", "", 10)
+			st, err := embeddingsOf(t, b).Stale(bg, "t", "m", "", 10)
 			if err != nil || !slices.Equal(docIDs(st), []string{"d"}) {
 				t.Errorf("Stale = %v, %v", docIDs(st), err)
 			}
@@ -187,6 +191,7 @@ func (s *suite) reembedTests() []test {
 		{"Cancel", func(t *testing.T) {
 			srv := NewEmbeddingServer(t, nil)
 			b := s.backend(t)
+			embeddingsOf(t, b)
 			var docs []recall.Doc
 			for i := range 50 {
 				docs = append(docs, recall.Doc{ID: fmt.Sprintf("d%02d", i), Tenant: "t", Text: fmt.Sprintf("text %d", i)})

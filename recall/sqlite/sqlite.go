@@ -53,7 +53,12 @@ type Backend struct {
 	*sqlindex.Index
 }
 
-var _ recall.Backend = (*Backend)(nil)
+var (
+	_ recall.Backend         = (*Backend)(nil)
+	_ recall.LexicalSearcher = (*Backend)(nil)
+	_ recall.VectorSearcher  = (*Backend)(nil)
+	_ recall.EmbeddingStore  = (*Backend)(nil)
+)
 
 // Open opens (creating it if needed) the SQLite database at path, or
 // sqlitedb.MemoryPath, and brings the recall tables up to date.

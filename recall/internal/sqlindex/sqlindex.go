@@ -50,7 +50,7 @@ type Dialect interface {
 	// recall.MetaEntry when that is 1 to 18 decimal digits, or else its
 	// seq (recall.EntrySeq).
 	EntryAtMost(through string) string
-	// Lexical is recall.Backend's Lexical for a checked query whose
+	// Lexical is recall.LexicalSearcher's Lexical for a checked query whose
 	// unique terms are terms (not empty).
 	Lexical(ctx context.Context, q *Queries, lq recall.LexicalQuery, terms []string) ([]recall.Match, error)
 	// DocFreqs is the query of how many of the tenant's documents hold
@@ -71,8 +71,8 @@ type Config struct {
 	Nearest func(ctx context.Context, q *Queries, vq recall.VectorQuery) (ms []recall.Match, ok bool, err error)
 }
 
-// Index is a recall.Backend over a sqldb.DB. It is safe for concurrent
-// use.
+// Index is a recall.Backend, with every capability, over a sqldb.DB. It
+// is safe for concurrent use.
 type Index struct {
 	q *Queries
 	// g closes the database once, and names and classifies the errors.
@@ -80,7 +80,12 @@ type Index struct {
 	nearest func(ctx context.Context, q *Queries, vq recall.VectorQuery) ([]recall.Match, bool, error)
 }
 
-var _ recall.Backend = (*Index)(nil)
+var (
+	_ recall.Backend         = (*Index)(nil)
+	_ recall.LexicalSearcher = (*Index)(nil)
+	_ recall.VectorSearcher  = (*Index)(nil)
+	_ recall.EmbeddingStore  = (*Index)(nil)
+)
 
 // New returns an Index over db, whose recall tables are up to date. It
 // closes db on Close.
@@ -304,7 +309,7 @@ func (x *Index) Around(ctx context.Context, tenant, group string, from, to int64
 		WHERE tenant = $1 AND grp = $2 AND grp <> '' AND seq BETWEEN $3 AND $4 ORDER BY seq, id`+x.q.sql.collate, tenant, group, from, to)
 }
 
-// Stale implements recall.Backend.
+// Stale implements recall.EmbeddingStore.
 func (x *Index) Stale(ctx context.Context, tenant, model, after string, limit int) ([]recall.Doc, error) {
 	if err := recall.CheckQuery(tenant, recall.Filter{}, limit); err != nil {
 		return nil, err
@@ -313,7 +318,7 @@ func (x *Index) Stale(ctx context.Context, tenant, model, after string, limit in
 		WHERE tenant = $1 AND emb_model <> $2 AND id`+x.q.sql.collate+` > $3 ORDER BY id`+x.q.sql.collate+` LIMIT $4`, tenant, model, after, limit)
 }
 
-// SetEmbeddings implements recall.Backend.
+// SetEmbeddings implements recall.EmbeddingStore.
 func (x *Index) SetEmbeddings(ctx context.Context, tenant string, updates []recall.EmbeddingUpdate) (int, error) {
 	if err := recall.CheckUpdates(tenant, updates); err != nil {
 		return 0, err
@@ -343,7 +348,7 @@ func (x *Index) SetEmbeddings(ctx context.Context, tenant string, updates []reca
 	return n, nil
 }
 
-// Vector implements recall.Backend: Config.Nearest's search when it
+// Vector implements recall.VectorSearcher: Config.Nearest's search when it
 // searches, else exact cosine scoring of the tenant's embeddings of the
 // query's dimension.
 func (x *Index) Vector(ctx context.Context, q recall.VectorQuery) ([]recall.Match, error) {
@@ -382,7 +387,7 @@ func (x *Index) Vector(ctx context.Context, q recall.VectorQuery) ([]recall.Matc
 	return top.Sorted(), nil
 }
 
-// Lexical implements recall.Backend with the Dialect's lexical search.
+// Lexical implements recall.LexicalSearcher with the Dialect's lexical search.
 func (x *Index) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.Match, error) {
 	if err := recall.CheckQuery(q.Tenant, q.Filter, q.Limit); err != nil {
 		return nil, err
@@ -401,7 +406,7 @@ func (x *Index) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.Ma
 	return ms, nil
 }
 
-// DocFreqs implements recall.Backend: the tenant's document count kept
+// DocFreqs implements recall.LexicalSearcher: the tenant's document count kept
 // by every write, and the terms' document frequencies as the Dialect
 // counts them (the counts its Lexical uses).
 func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (recall.DocStats, error) {

@@ -1,4 +1,10 @@
-package recall
+// Package locomo evaluates the retrieval of package recall on
+// LoCoMo-format conversations (DecodeLoCoMo, Evaluate): every turn of a
+// conversation is indexed with its speaker, its session's date and its
+// image caption, and evidence recall@k is measured for every question,
+// as the LoCoMo paper defines it. The benchmark command's "eval recall"
+// runs it.
+package locomo
 
 import (
 	"context"
@@ -10,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agentmem/agentmem/recall"
 )
 
 // Conversation is a LoCoMo conversation: its turns and the questions
@@ -226,44 +234,45 @@ type EvalOptions struct {
 	// Backend, when set, is the backend the conversations are indexed
 	// into, one tenant per conversation (tenant "locomo/<sample_id>");
 	// Evaluate clears those tenants before and after. Nil means a new
-	// Memory backend with MemoryOptions.
-	Backend Backend
+	// recall.Memory backend with Memory.
+	Backend recall.Backend
 	// Memory configures the default backend's BM25.
-	Memory MemoryOptions
-	// Ranking tunes the search; nil means DefaultRanking.
-	Ranking *Ranking
+	Memory recall.MemoryOptions
+	// Ranking tunes the search; nil means recall.DefaultRanking.
+	Ranking *recall.Ranking
 	// Unit is UnitTurn (the default) or UnitSession.
 	Unit string
 }
 
 // Evaluate measures evidence recall@k for each k of ks (positive) on the
 // conversations, as the LoCoMo paper does: every turn of a conversation is
-// indexed (see TurnText) into a fresh tenant of an Index, with its session
-// as Group and its place in the session as Seq; for every question with
-// evidence the top max(ks) turns are retrieved, and recall@k is the
-// fraction of the question's evidence ids (see ParseEvidence) among the
-// first k (see EvalOptions.Unit for sessions). Ids that name no turn count
-// as misses. Questions whose evidence holds no id are skipped.
+// indexed (see TurnText) into a fresh tenant of a recall.Index, with its
+// session as Group and its place in the session as Seq; for every
+// question with evidence the top max(ks) turns are retrieved, and
+// recall@k is the fraction of the question's evidence ids (see
+// ParseEvidence) among the first k (see EvalOptions.Unit for sessions).
+// Ids that name no turn count as misses. Questions whose evidence holds
+// no id are skipped.
 func Evaluate(ctx context.Context, convs []Conversation, ks []int, opts EvalOptions) (Report, error) {
 	ks = slices.Clone(ks)
 	slices.Sort(ks)
 	ks = slices.Compact(ks)
 	if len(ks) == 0 || ks[0] < 1 {
-		return Report{}, fmt.Errorf("recall: the cut-offs must be at least 1, got %v", ks)
+		return Report{}, fmt.Errorf("locomo: the cut-offs must be at least 1, got %v", ks)
 	}
 	switch opts.Unit {
 	case "":
 		opts.Unit = UnitTurn
 	case UnitTurn, UnitSession:
 	default:
-		return Report{}, fmt.Errorf("recall: unknown evaluation unit %q (turn or session)", opts.Unit)
+		return Report{}, fmt.Errorf("locomo: unknown evaluation unit %q (turn or session)", opts.Unit)
 	}
 	b := opts.Backend
 	if b == nil {
-		b = NewMemory(opts.Memory)
+		b = recall.NewMemory(opts.Memory)
 		defer b.Close()
 	}
-	ix := New(b, Options{Ranking: opts.Ranking})
+	ix := recall.New(b, recall.Options{Ranking: opts.Ranking})
 	maxK := ks[len(ks)-1]
 	type sums struct {
 		n   int
@@ -273,7 +282,7 @@ func Evaluate(ctx context.Context, convs []Conversation, ks []int, opts EvalOpti
 	byCat := map[int]*sums{}
 	for ci, c := range convs {
 		tenant := "locomo/" + strconv.Itoa(ci) + "/" + c.ID
-		if _, err := b.Clear(ctx, tenant, Filter{}); err != nil {
+		if _, err := b.Clear(ctx, tenant, recall.Filter{}); err != nil {
 			return Report{}, err
 		}
 		if err := indexConversation(ctx, ix, tenant, c); err != nil {
@@ -288,7 +297,7 @@ func Evaluate(ctx context.Context, convs []Conversation, ks []int, opts EvalOpti
 			if opts.Unit == UnitSession {
 				k = len(c.Turns) // every turn, to rank every session
 			}
-			hits, err := ix.Search(ctx, Query{Tenant: tenant, Text: q.Text, K: max(k, 1)})
+			hits, err := ix.Search(ctx, recall.Query{Tenant: tenant, Text: q.Text, K: max(k, 1)})
 			if err != nil {
 				return Report{}, err
 			}
@@ -312,7 +321,7 @@ func Evaluate(ctx context.Context, convs []Conversation, ks []int, opts EvalOpti
 				cat.sum[j] += r
 			}
 		}
-		if _, err := b.Clear(ctx, tenant, Filter{}); err != nil {
+		if _, err := b.Clear(ctx, tenant, recall.Filter{}); err != nil {
 			return Report{}, err
 		}
 	}
@@ -335,13 +344,13 @@ func Evaluate(ctx context.Context, convs []Conversation, ks []int, opts EvalOpti
 }
 
 // indexConversation upserts every turn of c into the tenant, in batches.
-func indexConversation(ctx context.Context, ix *Index, tenant string, c Conversation) error {
-	docs := make([]Doc, 0, len(c.Turns))
+func indexConversation(ctx context.Context, ix *recall.Index, tenant string, c Conversation) error {
+	docs := make([]recall.Doc, 0, len(c.Turns))
 	seq := map[int]int64{}
 	for i, t := range c.Turns {
 		seq[t.Session]++
 		// The position keeps IDs unique even if a dia_id repeats.
-		docs = append(docs, Doc{
+		docs = append(docs, recall.Doc{
 			ID:       strconv.Itoa(i),
 			Tenant:   tenant,
 			Text:     TurnText(t),
