@@ -22,7 +22,7 @@ import (
 // too, complete it, and contexts leave it out until then (they list it in
 // Context.Pending), so every call a model is shown has its result. The
 // in-process memory and a store therefore take the same messages the same
-// way (see store.AppendMessages).
+// way (see sessions.Service.AppendMessages).
 
 // MetaIsError is the metadata key that marks a tool message as an error
 // result ("true"): chat APIs have no field for it, Anthropic's has.

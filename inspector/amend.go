@@ -182,7 +182,7 @@ func results(names []string) string {
 
 // describeAmendment says what an amendment's copy of a step changed from
 // prev, the step as it stood before: the results that arrived, or that
-// were taken back (store.Pop of a tool result).
+// were taken back (sessions.Service.Pop of a tool result).
 func describeAmendment(prev, copy agentmem.Step) string {
 	before, after := answered(prev), answered(copy)
 	arrived, withdrawn := map[string]bool{}, map[string]bool{}

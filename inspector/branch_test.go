@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/inspector"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -118,7 +119,7 @@ func TestBranchTimeline(t *testing.T) {
 	if _, err := f.st.Create(ctx, store.CreateRequest{ID: "chat-b", ParentID: "chat-tools", ForkSeq: seqChatRead}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.AppendMessages(ctx, f.st, store.MessagesRequest{SessionID: "chat-b", Messages: []agentmem.Message{{Role: agentmem.RoleTool, ToolCallID: "call_read", Content: agentmem.Text("another file")}}}); err != nil {
+	if _, err := newStoreService(t, f.st).AppendMessages(ctx, sessions.MessagesRequest{SessionID: "chat-b", Messages: []agentmem.Message{{Role: agentmem.RoleTool, ToolCallID: "call_read", Content: agentmem.Text("another file")}}}); err != nil {
 		t.Fatal(err)
 	}
 	chat := mustGet(t, f.in, "/sessions/chat-b", http.StatusOK)

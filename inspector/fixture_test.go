@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -189,7 +190,7 @@ const (
 )
 
 // seedToolResults writes the chat-tools session of user alice, message
-// by message through store.AppendMessages, one request each, with one
+// by message through sessions.Service.AppendMessages, one request each, with one
 // real compaction among the amendments.
 func seedToolResults(t testing.TB, st store.Store, tenant, id string, clock func() time.Time) {
 	t.Helper()
@@ -199,7 +200,7 @@ func seedToolResults(t testing.TB, st store.Store, tenant, id string, clock func
 	}
 	add := func(m agentmem.Message) {
 		t.Helper()
-		if _, err := store.AppendMessages(ctx, st, store.MessagesRequest{Tenant: tenant, SessionID: id, Messages: []agentmem.Message{m}, Now: clock}); err != nil {
+		if _, err := newStoreService(t, st).AppendMessages(ctx, sessions.MessagesRequest{Tenant: tenant, SessionID: id, Messages: []agentmem.Message{m}, Now: clock}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -228,4 +229,14 @@ func seedToolResults(t testing.TB, st store.Store, tenant, id string, clock func
 	result("call_tests", "--- FAIL: TestTotalRounding (0.00s)\n    total_test.go:12: got 10.01, want 10.00")
 	result("call_lint", "cart/total.go:31: floating-point money")
 	add(agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text("The total is rounded as a float: keep cents in integers.")})
+}
+
+// newStoreService returns a sessions service over st, without a cache.
+func newStoreService(t testing.TB, st store.Store) *sessions.Service {
+	t.Helper()
+	svc, err := sessions.New(sessions.Config{Store: st, CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

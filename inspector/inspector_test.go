@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/tokenizer"
@@ -762,7 +763,7 @@ func TestWhatTheModelSawPendingCalls(t *testing.T) {
 	}
 	add := func(msgs ...agentmem.Message) {
 		t.Helper()
-		if _, err := store.AppendMessages(ctx, f.st, store.MessagesRequest{SessionID: "items", Messages: msgs}); err != nil {
+		if _, err := newStoreService(t, f.st).AppendMessages(ctx, sessions.MessagesRequest{SessionID: "items", Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -797,9 +798,9 @@ func TestWhatTheModelSawPendingCalls(t *testing.T) {
 	if m := row.FindStringSubmatch(body); m == nil || m[1] != inspector.StatusPending {
 		t.Fatalf("the row as of seq 4: %q", m)
 	}
-	// A result popped (store.Pop) is an amendment too: the row says the
+	// A result popped (sessions.Service.Pop) is an amendment too: the row says the
 	// result was withdrawn, and the call awaits its result again.
-	if _, err := store.Pop(ctx, f.st, store.PopRequest{SessionID: "items"}); err != nil {
+	if _, err := newStoreService(t, f.st).Pop(ctx, sessions.PopRequest{SessionID: "items"}); err != nil {
 		t.Fatal(err)
 	}
 	page := mustGet(t, f.in, "/sessions/items", http.StatusOK)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/inspector"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -31,7 +32,7 @@ func TestSessionSettings(t *testing.T) {
 				agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(fmt.Sprintf("Q%d: the weather in city %d?", i, i))},
 				agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text(fmt.Sprintf("A%d: ", i) + strings.Repeat("mild and dry ", 30))})
 		}
-		if _, err := store.AppendMessages(ctx, f.st, store.MessagesRequest{SessionID: id, Messages: msgs}); err != nil {
+		if _, err := newStoreService(t, f.st).AppendMessages(ctx, sessions.MessagesRequest{SessionID: id, Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
 	}

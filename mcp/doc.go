@@ -38,12 +38,12 @@
 // # Appends, whole turns or item by item
 //
 // append folds messages into steps (agentmem.FoldMessages) through
-// store.AppendMessages, as the HTTP API's messages route does: a whole turn
+// sessions.Service.AppendMessages, as the HTTP API's messages route does: a whole turn
 // at a time, or one message at a time. An assistant message whose tool
 // calls have no results yet is stored as a pending action, which
 // get_context leaves out (and lists under pending) until tool messages in
 // later calls answer it; flush_pending records every call still pending as
-// failed. pop removes the newest message (store.Pop). The append is one
+// failed. pop removes the newest message (sessions.Service.Pop). The append is one
 // atomic store append; with idempotency_key the steps' IDs are KEY/0,
 // KEY/1, ..., and the key is recorded with the messages' fingerprint
 // (store.MessagesFingerprint), so a retried call stores nothing twice and

@@ -147,7 +147,7 @@ func FuzzLongTermArgs(f *testing.F) {
 			t.Fatal(err)
 		}
 		turn := []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("the garden has roses")}, {Role: agentmem.RoleAssistant, Content: agentmem.Text("roses need sun")}}
-		if _, err := store.AppendMessages(ctx, indexed, store.MessagesRequest{Tenant: "fuzz", SessionID: "s1", Messages: turn, Now: clock}); err != nil {
+		if _, err := newStoreService(t, indexed).AppendMessages(ctx, sessions.MessagesRequest{Tenant: "fuzz", SessionID: "s1", Messages: turn, Now: clock}); err != nil {
 			t.Fatal(err)
 		}
 		known, err := fm.Remember(ctx, facts.RememberRequest{Tenant: "fuzz", UserID: "alice", Text: "Drinks coffee."})
@@ -233,4 +233,14 @@ func withSessions(t *testing.T, cfg Config) *Config {
 	}
 	cfg.Sessions, cfg.Counter, cfg.MaxContextTokens = svc, svc.Counter(), svc.MaxContextTokens()
 	return &cfg
+}
+
+// newStoreService returns a sessions service over st, without a cache.
+func newStoreService(t testing.TB, st store.Store) *sessions.Service {
+	t.Helper()
+	svc, err := sessions.New(sessions.Config{Store: st, CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

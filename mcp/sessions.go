@@ -265,7 +265,7 @@ func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error
 	if err != nil {
 		return AppendOutput{}, t.toolError(ctx, op, err)
 	}
-	resp, err := t.cfg.Sessions.AppendMessages(ctx, store.MessagesRequest{
+	resp, err := t.cfg.Sessions.AppendMessages(ctx, sessions.MessagesRequest{
 		SessionID: in.SessionID, Tenant: t.tenant, Messages: msgs, Flush: in.FlushPending, IdempotencyKey: in.IdempotencyKey, NewID: t.cfg.NewID, Now: t.cfg.Clock,
 	})
 	if errors.Is(err, agentmem.ErrNotFound) {
@@ -286,7 +286,7 @@ func (t *tools) append(ctx context.Context, in AppendInput) (AppendOutput, error
 	return AppendOutput{Seqs: resp.Seqs, LastSeq: resp.LastSeq, Updated: resp.Updated}, nil
 }
 
-// chatMessages converts the messages of an append; store.AppendMessages
+// chatMessages converts the messages of an append; sessions.Service.AppendMessages
 // folds them into steps (agentmem.FoldMessages), as on the HTTP API.
 func chatMessages(in []Message) ([]agentmem.Message, error) {
 	if len(in) == 0 {
@@ -533,7 +533,7 @@ func (t *tools) pop(ctx context.Context, in PopInput) (PopOutput, error) {
 	if err := store.ValidateID(in.SessionID); err != nil {
 		return PopOutput{}, t.toolError(ctx, op, badSessionID(in.SessionID))
 	}
-	resp, err := t.cfg.Sessions.Pop(ctx, store.PopRequest{Tenant: t.tenant, SessionID: in.SessionID, ExpectedLastSeq: in.ExpectedLastSeq})
+	resp, err := t.cfg.Sessions.Pop(ctx, sessions.PopRequest{Tenant: t.tenant, SessionID: in.SessionID, ExpectedLastSeq: in.ExpectedLastSeq})
 	switch {
 	case errors.Is(err, agentmem.ErrNotFound):
 		return PopOutput{}, t.toolError(ctx, op, sessionNotFound(in.SessionID))

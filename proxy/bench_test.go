@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/proxy/proxytest"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -39,7 +40,7 @@ func BenchmarkWholeHistory(b *testing.B) {
 	if _, err := e.Sessions.Create(ctx, store.CreateRequest{ID: "b"}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := e.Sessions.AppendMessages(ctx, store.MessagesRequest{SessionID: "b", Messages: msgs}); err != nil {
+	if _, err := e.Sessions.AppendMessages(ctx, sessions.MessagesRequest{SessionID: "b", Messages: msgs}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()

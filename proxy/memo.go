@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -247,7 +248,7 @@ func (p *Proxy) fastRecord(ctx context.Context, key store.Key, m *memo, msgs []a
 	rec := &recorded{rule: ruleContinuation, last: m.seq}
 	if len(msgs) > 0 {
 		seq := m.seq
-		resp, err := p.svc.AppendMessages(ctx, store.MessagesRequest{Tenant: key.Tenant, SessionID: key.ID, Messages: msgs, ExpectedLastSeq: &seq})
+		resp, err := p.svc.AppendMessages(ctx, sessions.MessagesRequest{Tenant: key.Tenant, SessionID: key.ID, Messages: msgs, ExpectedLastSeq: &seq})
 		if err != nil {
 			return nil, false, nil
 		}

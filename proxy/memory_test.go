@@ -23,7 +23,6 @@ import (
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/sessions"
-	"github.com/agentmem/agentmem/store"
 )
 
 // TestCredentials: the configured upstream key wins over the caller's;
@@ -239,7 +238,7 @@ func TestFastPath(t *testing.T) {
 	}
 	// Another writer appends: the memo no longer applies.
 	other := agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("from elsewhere")}
-	if _, err := e.svc.AppendMessages(context.Background(), store.MessagesRequest{SessionID: "fast", Messages: []agentmem.Message{other}}); err != nil {
+	if _, err := e.svc.AppendMessages(context.Background(), sessions.MessagesRequest{SessionID: "fast", Messages: []agentmem.Message{other}}); err != nil {
 		t.Fatal(err)
 	}
 	h = append(h, send(false))

@@ -775,7 +775,7 @@ func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agent
 	if pl.rule == ruleRewind {
 		keep = pl.from
 	}
-	resp, err := p.svc.Record(ctx, store.RecordRequest{Tenant: tenant, SessionID: sid, ExpectedLastSeq: h.LastSeq,
+	resp, err := p.svc.Record(ctx, sessions.RecordRequest{Tenant: tenant, SessionID: sid, ExpectedLastSeq: h.LastSeq,
 		System: pl.system, Keep: keep, Messages: pl.appended})
 	if err != nil {
 		return nil, err
@@ -1112,7 +1112,7 @@ func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, 
 	// The client's cancellation must not lose a reply the upstream
 	// finished.
 	ctx = context.WithoutCancel(ctx)
-	req := store.MessagesRequest{Tenant: c.key.Tenant, SessionID: c.key.ID, Messages: []agentmem.Message{msg}, ExpectedLastSeq: &c.seq}
+	req := sessions.MessagesRequest{Tenant: c.key.Tenant, SessionID: c.key.ID, Messages: []agentmem.Message{msg}, ExpectedLastSeq: &c.seq}
 	resp, err := p.svc.AppendMessages(ctx, req)
 	if errors.Is(err, agentmem.ErrConflict) {
 		p.memos.put(c.key, nil)

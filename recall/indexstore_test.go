@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/store/storetest"
@@ -243,7 +244,7 @@ func TestIndexedStoreAmendments(t *testing.T) {
 			}
 			add := func(msgs ...agentmem.Message) {
 				t.Helper()
-				if _, err := store.AppendMessages(ctx, is, store.MessagesRequest{SessionID: "s", Messages: msgs}); err != nil {
+				if _, err := newStoreService(t, is).AppendMessages(ctx, sessions.MessagesRequest{SessionID: "s", Messages: msgs}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -285,4 +286,14 @@ func TestIndexedStoreAmendments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newStoreService returns a sessions service over st, without a cache.
+func newStoreService(t testing.TB, st store.Store) *sessions.Service {
+	t.Helper()
+	svc, err := sessions.New(sessions.Config{Store: st, CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

@@ -116,7 +116,7 @@ func Check(items []json.RawMessage) error {
 }
 
 // ToMessages converts items to chat messages, one each, for
-// store.AppendMessages (or agentmem.FoldMessages with KeepPending). Each
+// sessions.Service.AppendMessages (or agentmem.FoldMessages with KeepPending). Each
 // message carries its item's JSON (MetaItem); an output carries its place
 // too (MetaAfter): after the step item before it in the request, or, when
 // it comes first, after opts.Newest with W = opts.LastSeq. Outputs placed
@@ -431,7 +431,7 @@ func Items(steps []agentmem.Step) []json.RawMessage {
 }
 
 // Newest returns the newest item of a working set (the last of Items),
-// with what a pop takes out to remove it (store.PopRequest.Target): the
+// with what a pop takes out to remove it (sessions.PopRequest.Target): the
 // index of its step and, for an output, the ID of its call. ok is false
 // when the working set has no items.
 func Newest(steps []agentmem.Step) (item json.RawMessage, index int, callID string, ok bool) {

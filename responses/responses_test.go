@@ -61,7 +61,7 @@ func compact(t *testing.T, s string) string {
 }
 
 // session folds item lists appended one request after another, as
-// store.AppendMessages does (KeepPending, the working set's actions
+// sessions.Service.AppendMessages does (KeepPending, the working set's actions
 // open), and numbers the steps as a log would.
 type session struct {
 	t     *testing.T

@@ -103,7 +103,7 @@
 // ?flush_pending=true records every call still pending as failed.
 //
 // POST /pop removes the newest message of the working set and returns it
-// (the Agents SDK's pop_item; see store.Pop and agentmem.PopMessage for
+// (the Agents SDK's pop_item; see sessions.Service.Pop and agentmem.PopMessage for
 // what the newest message is for each step kind), recorded as a
 // compaction entry so the log keeps what happened. Popping a tool result
 // makes its call pending again.

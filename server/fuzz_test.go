@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/responses"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
@@ -102,7 +103,7 @@ func FuzzDecodeSteps(f *testing.F) {
 }
 
 // FuzzDecodeMessages decodes a messages body and appends it, as the
-// handler does (store.AppendMessages), to a session whose working set
+// handler does (sessions.Service.AppendMessages), to a session whose working set
 // holds a pending action with calls "p1" (answered "r1") and "p2": a
 // refusal is a 4xx that stores nothing; what is accepted stores valid
 // steps, and the working set's pending actions are exactly those whose
@@ -136,7 +137,7 @@ func FuzzDecodeMessages(f *testing.F) {
 		if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{pending}}); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := store.AppendMessages(ctx, st, store.MessagesRequest{SessionID: "s", Messages: req.messages, Flush: flush,
+		resp, err := newStoreService(t, st).AppendMessages(ctx, sessions.MessagesRequest{SessionID: "s", Messages: req.messages, Flush: flush,
 			IdempotencyKey: key, Now: func() time.Time { return fixedNow }})
 		after, rerr := st.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
 		if rerr != nil {
@@ -239,4 +240,14 @@ func FuzzDecodeItems(f *testing.F) {
 			}
 		}
 	})
+}
+
+// newStoreService returns a sessions service over st, without a cache.
+func newStoreService(t testing.TB, st store.Store) *sessions.Service {
+	t.Helper()
+	svc, err := sessions.New(sessions.Config{Store: st, CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

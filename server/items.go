@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/responses"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -43,7 +44,7 @@ func decodeItems(body []byte) ([]json.RawMessage, *Error) {
 }
 
 // appendItems serves POST /v1/sessions/{id}/items: the items become
-// messages (responses.ToMessages) appended by store.AppendMessages, as
+// messages (responses.ToMessages) appended by sessions.Service.AppendMessages, as
 // the messages route appends them, with the same response. Items that
 // begin with an output are placed after the newest step of the working
 // set, which the service's cache gives (sessions.Service.HistoryEnds, up
@@ -71,7 +72,7 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 	}
 	// once reads what the items need, converts them and appends them,
 	// conditionally on what it read.
-	var resp *store.MessagesResponse
+	var resp *sessions.MessagesResponse
 	var refused *Error
 	op := "append" // or "read", for the failures of the store
 	once := func(int) error {
@@ -100,7 +101,7 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 			refused = apiError(err)
 			return err
 		}
-		resp, err = s.svc.AppendMessages(ctx, store.MessagesRequest{
+		resp, err = s.svc.AppendMessages(ctx, sessions.MessagesRequest{
 			SessionID: id, Tenant: tenant, Messages: msgs, IdempotencyKey: key, Fingerprint: fp, Now: s.now, ExpectedLastSeq: cond,
 		})
 		if e := messagesError(err, key, false); e != nil {
@@ -146,7 +147,7 @@ func itemsFingerprint(items []json.RawMessage) string {
 }
 
 // itemIDs gives the IDs of the steps that items become: KEY/0, KEY/1,
-// ... with an Idempotency-Key, as store.AppendMessages derives them, so
+// ... with an Idempotency-Key, as sessions.Service.AppendMessages derives them, so
 // that a retry stores nothing twice; new IDs without.
 func itemIDs(key string) func() string {
 	if key == "" {
@@ -337,7 +338,7 @@ func (s *Server) onlyAppended(ctx context.Context, tenant, id string, since, las
 }
 
 // popItem serves POST /v1/sessions/{id}/items/pop: it removes the newest
-// item (responses.Newest) from the working set, with store.Pop, and
+// item (responses.Newest) from the working set, with sessions.Service.Pop, and
 // returns it. A function_call_output popped leaves its call pending
 // again.
 func (s *Server) popItem(w http.ResponseWriter, r *http.Request) {
@@ -347,7 +348,7 @@ func (s *Server) popItem(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := Tenant(r)
 	var item json.RawMessage
-	resp, err := s.svc.Pop(r.Context(), store.PopRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected,
+	resp, err := s.svc.Pop(r.Context(), sessions.PopRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected,
 		Target: func(steps []agentmem.Step) (int, string) {
 			newest, i, callID, _ := responses.Newest(steps) // every step has an item
 			item = newest
@@ -362,7 +363,7 @@ func (s *Server) popItem(w http.ResponseWriter, r *http.Request) {
 }
 
 // clearItems serves DELETE /v1/sessions/{id}/items: it empties the
-// working set (store.Clear), recorded as a compaction entry; the log
+// working set (sessions.Service.Clear), recorded as a compaction entry; the log
 // keeps every step and the session stays usable.
 func (s *Server) clearItems(w http.ResponseWriter, r *http.Request) {
 	id, expected, ok := s.popInput(w, r)
@@ -370,7 +371,7 @@ func (s *Server) clearItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tenant := Tenant(r)
-	resp, err := s.svc.Clear(r.Context(), store.ClearRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected})
+	resp, err := s.svc.Clear(r.Context(), sessions.ClearRequest{SessionID: id, Tenant: tenant, ExpectedLastSeq: expected})
 	if err != nil {
 		s.rewriteFailed(w, r, id, expected, "clear", err)
 		return

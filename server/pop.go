@@ -7,10 +7,11 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/apiconv"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
-// pop serves POST /v1/sessions/{id}/pop (store.Pop): it removes the
+// pop serves POST /v1/sessions/{id}/pop (sessions.Service.Pop): it removes the
 // newest message from the session's working set and returns it. The body
 // is empty or {}. With If-Match, only if the session's last sequence
 // number is still the one given (409 otherwise, with the current one in
@@ -21,7 +22,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	resp, err := s.svc.Pop(r.Context(), store.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
+	resp, err := s.svc.Pop(r.Context(), sessions.PopRequest{Tenant: Tenant(r), SessionID: id, ExpectedLastSeq: expected})
 	if err != nil {
 		s.rewriteFailed(w, r, id, expected, "pop", err)
 		return
@@ -59,7 +60,7 @@ func (s *Server) popInput(w http.ResponseWriter, r *http.Request) (id string, ex
 }
 
 // rewriteFailed answers the failure of a write that rewrites the working
-// set (store.Pop, store.Clear) or completes its tool calls (POST /items):
+// set (sessions.Service.Pop, sessions.Service.Clear) or completes its tool calls (POST /items):
 // 409 nothing_to_pop for a pop of an empty one, 409 with the current ETag
 // when If-Match did not hold, else as any store error (503 when other
 // writers kept getting ahead: store.ErrContended).

@@ -155,7 +155,7 @@ func prefixField(parent, field string) string {
 // decodeMessages decodes the body of POST /v1/sessions/{id}/messages: one
 // OpenAI chat message or an array of them (render.DecodeOpenAIMessages,
 // strictly). The messages are folded into steps when they are appended
-// (store.AppendMessages), against the session's pending tool calls.
+// (sessions.Service.AppendMessages), against the session's pending tool calls.
 func decodeMessages(body []byte, flush bool) (*stepsRequest, *Error) {
 	if e := checkJSON(body, "messages"); e != nil {
 		if e.Field == "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/apiconv"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -117,10 +118,10 @@ func ifMatchHeader(r *http.Request) (*int64, *Error) {
 }
 
 // appendMessagesTo appends the messages of a POST /messages body
-// (store.AppendMessages): folded into steps against the session's pending
+// (sessions.Service.AppendMessages): folded into steps against the session's pending
 // tool calls, which tool messages complete.
 func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, key string, expected *int64, tenant string, req *stepsRequest) {
-	resp, err := s.svc.AppendMessages(r.Context(), store.MessagesRequest{
+	resp, err := s.svc.AppendMessages(r.Context(), sessions.MessagesRequest{
 		SessionID: id, Tenant: tenant, Messages: req.messages, Flush: req.flush, IdempotencyKey: key, Now: s.now, ExpectedLastSeq: expected,
 	})
 	if err != nil {
@@ -138,7 +139,7 @@ func (s *Server) appendMessagesTo(w http.ResponseWriter, r *http.Request, id, ke
 	writeJSON(w, http.StatusCreated, api.AppendResponse{Seqs: resp.Seqs, LastSeq: resp.LastSeq, CompactionSeq: resp.CompactionSeq, Updated: resp.Updated})
 }
 
-// messagesError answers the refusals of store.AppendMessages that the
+// messagesError answers the refusals of sessions.Service.AppendMessages that the
 // request itself causes (nil for the others): bad input (400, naming the
 // message), a tool result that contradicts the recorded one (409
 // tool_result_conflict) and a reused Idempotency-Key (409).

@@ -82,7 +82,7 @@ func chatTurn(t *testing.T, svc *Service, id string, i int) {
 		{Role: agentmem.RoleTool, ToolCallID: callID, Content: agentmem.Text(strings.Repeat(fmt.Sprintf("line of file %d. ", i), 30+i%5*20))},
 		{Role: agentmem.RoleAssistant, Content: agentmem.Text(fmt.Sprintf("A%d: it says line %d.", i, i))},
 	}
-	if _, err := svc.AppendMessages(context.Background(), store.MessagesRequest{SessionID: id, Messages: msgs}); err != nil {
+	if _, err := svc.AppendMessages(context.Background(), MessagesRequest{SessionID: id, Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -114,7 +114,7 @@ func TestAutoCompaction(t *testing.T) {
 	ctx := context.Background()
 	ac := store.AutoCompact{MaxTokens: 4000, TargetTokens: 2000, KeepRecent: 4, Summarizer: store.SummarizerLLM}
 	autoSession(t, svc, "chat", ac)
-	if _, err := svc.AppendMessages(ctx, store.MessagesRequest{SessionID: "chat", Messages: []agentmem.Message{{Role: agentmem.RoleSystem, Content: agentmem.Text("You read files.")}}}); err != nil {
+	if _, err := svc.AppendMessages(ctx, MessagesRequest{SessionID: "chat", Messages: []agentmem.Message{{Role: agentmem.RoleSystem, Content: agentmem.Text("You read files.")}}}); err != nil {
 		t.Fatal(err)
 	}
 	growth, prev := 0, 0

@@ -24,7 +24,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	add := func(m agentmem.Message) {
-		if _, err := svc.AppendMessages(ctx, store.MessagesRequest{Tenant: "acme", SessionID: "chat-1", Messages: []agentmem.Message{m}}); err != nil {
+		if _, err := svc.AppendMessages(ctx, sessions.MessagesRequest{Tenant: "acme", SessionID: "chat-1", Messages: []agentmem.Message{m}}); err != nil {
 			log.Fatal(err)
 		}
 	}

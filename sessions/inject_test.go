@@ -29,7 +29,7 @@ func TestContextInjects(t *testing.T) {
 	if _, err := svc.Create(ctx, store.CreateRequest{ID: "s", UserID: "ann"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.AppendMessages(ctx, store.MessagesRequest{SessionID: "s", Messages: []agentmem.Message{
+	if _, err := svc.AppendMessages(ctx, MessagesRequest{SessionID: "s", Messages: []agentmem.Message{
 		{Role: agentmem.RoleSystem, Content: agentmem.Text("You are a travel agent.")},
 		{Role: agentmem.RoleUser, Content: agentmem.Text("Where should I travel in spring?")},
 	}}); err != nil {
@@ -78,7 +78,7 @@ func TestContextInjects(t *testing.T) {
 	if _, err := svc.Create(ctx, store.CreateRequest{ID: "anon"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.AppendMessages(ctx, store.MessagesRequest{SessionID: "anon", Messages: []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("hi")}}}); err != nil {
+	if _, err := svc.AppendMessages(ctx, MessagesRequest{SessionID: "anon", Messages: []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("hi")}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Context(ctx, ContextRequest{SessionID: "anon", Facts: &FactsRequest{K: 1}}); !errors.Is(err, ErrNoUser) {

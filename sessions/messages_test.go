@@ -109,9 +109,9 @@ func TestToolResultFoldsAgainstCache(t *testing.T) {
 	}
 	svc.Observe(rec)
 	session(t, svc, "t", "s", 300)
-	appendMsgs := func(msgs ...agentmem.Message) *store.MessagesResponse {
+	appendMsgs := func(msgs ...agentmem.Message) *MessagesResponse {
 		t.Helper()
-		r, err := svc.AppendMessages(ctx, store.MessagesRequest{Tenant: "t", SessionID: "s", Messages: msgs})
+		r, err := svc.AppendMessages(ctx, MessagesRequest{Tenant: "t", SessionID: "s", Messages: msgs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestToolResultFoldsAgainstCache(t *testing.T) {
 	appendMsgs(callMsg("c4"))
 	appendMsgs(resultMsg("c4", "four"))
 	st.take()
-	if p, err := svc.Pop(ctx, store.PopRequest{Tenant: "t", SessionID: "s"}); err != nil || p.Rest == nil {
+	if p, err := svc.Pop(ctx, PopRequest{Tenant: "t", SessionID: "s"}); err != nil || p.Rest == nil {
 		t.Fatalf("pop: %+v, %v", p, err)
 	}
 	appendMsgs(resultMsg("c4", "four again"))
@@ -231,7 +231,7 @@ func encodeSteps(t *testing.T, steps []agentmem.Step) string {
 
 // TestCachedMessagesMatchStore sends the same requests, one at a time,
 // to two sessions: through the service, which folds them against its
-// cached working set, and through store.AppendMessages, which reads the
+// cached working set, and through Service.AppendMessages, which reads the
 // working set from the store each time. The answers (or errors) and the
 // logs, entry by entry as encoded, are the same: pending calls, results
 // sent alone, repeated and conflicting results, unknown calls, flushes,
@@ -290,19 +290,19 @@ func TestCachedMessagesMatchStore(t *testing.T) {
 		var out any
 		var err error
 		if s.pop {
-			req := store.PopRequest{Tenant: "t", SessionID: sess}
+			req := PopRequest{Tenant: "t", SessionID: sess}
 			if sess == "svc" {
 				out, err = svc.Pop(ctx, req)
 			} else {
-				out, err = store.Pop(ctx, st, req)
+				out, err = pop(ctx, st, newStoreWorkingSets(st), req)
 			}
 		} else {
-			req := store.MessagesRequest{Tenant: "t", SessionID: sess, Messages: s.msgs, Flush: s.flush, IdempotencyKey: s.key,
+			req := MessagesRequest{Tenant: "t", SessionID: sess, Messages: s.msgs, Flush: s.flush, IdempotencyKey: s.key,
 				ExpectedLastSeq: s.expected, NewID: newID(sess), Now: func() time.Time { return t0 }}
 			if sess == "svc" {
 				out, err = svc.AppendMessages(ctx, req)
 			} else {
-				out, err = store.AppendMessages(ctx, st, req)
+				out, err = appendMessages(ctx, st, newStoreWorkingSets(st), req)
 			}
 		}
 		if err != nil {

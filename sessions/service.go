@@ -430,65 +430,9 @@ func (s *Service) appended(ctx context.Context, req store.AppendRequest, resp *s
 	s.wake()
 }
 
-// AppendMessages appends chat messages to a session, item by item
-// (store.AppendMessages): an assistant message's tool calls wait, pending,
-// for their results. A request without Now gets the service's clock, one
-// without Retry the service's policy (see Retry).
-//
-// The messages are folded against the session's working set as the
-// context cache holds it, brought up to date with the log first (a Get,
-// and a read of the entries appended since when there are any), not read
-// from the store: a tool result that completes a stored call costs what
-// it stores, however long the session. The completion is appended
-// conditionally on the sequence number the cache reflects; when another
-// writer got in first, the cache catches up with the entries after it
-// and the result is folded again, within the retry policy. A session
-// that is not cached is loaded into the cache, once.
-func (s *Service) AppendMessages(ctx context.Context, req store.MessagesRequest) (*store.MessagesResponse, error) {
-	if req.Now == nil {
-		req.Now = s.clock
-	}
-	if req.Retry == nil {
-		req.Retry = s.retryIn(req.Tenant, req.SessionID)
-	}
-	return store.AppendMessagesWith(ctx, s.st, workingSets{s}, req)
-}
-
-// Pop removes the newest message of a session's working set and returns
-// it (store.Pop), retried as Retry says when req has no ExpectedLastSeq.
-func (s *Service) Pop(ctx context.Context, req store.PopRequest) (*store.PopResponse, error) {
-	if req.Retry == nil {
-		req.Retry = s.retryIn(req.Tenant, req.SessionID)
-	}
-	return store.PopWith(ctx, s.st, workingSets{s}, req)
-}
-
-// Record records what a client holds of a session in one conditional
-// write (store.Record): messages taken off, the system prompt replaced and
-// new messages appended, against the session's working set as the context
-// cache holds it. A request without Now gets the service's clock. It is
-// not retried: a caller that compares with the working set first compares
-// again when it loses a race (see Retry).
-func (s *Service) Record(ctx context.Context, req store.RecordRequest) (*store.RecordResponse, error) {
-	if req.Now == nil {
-		req.Now = s.clock
-	}
-	return store.Record(ctx, s.st, workingSets{s}, req)
-}
-
 // Read reads a session's log (store.Store.Read).
 func (s *Service) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	return s.st.Read(ctx, req)
-}
-
-// Clear empties a session's working set with a compaction entry
-// (store.Clear): the log keeps what happened, and the session stays
-// usable. It is retried as Retry says when req has no ExpectedLastSeq.
-func (s *Service) Clear(ctx context.Context, req store.ClearRequest) (*store.ClearResponse, error) {
-	if req.Retry == nil {
-		req.Retry = s.retryIn(req.Tenant, req.SessionID)
-	}
-	return store.ClearWith(ctx, s.st, workingSets{s}, req)
 }
 
 // workingSets are the working sets the service's message-level writes
@@ -496,12 +440,12 @@ func (s *Service) Clear(ctx context.Context, req store.ClearRequest) (*store.Cle
 // append goes to the cache as it is written.
 type workingSets struct{ s *Service }
 
-// OpenActions implements store.WorkingSets from the session's cached
+// OpenActions implements workingSetSource from the session's cached
 // memory, brought up to date with the log (read from the store when the
 // service keeps no cache).
 func (w workingSets) OpenActions(ctx context.Context, key store.Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error) {
 	if w.s.cache.max <= 0 {
-		return store.StoreWorkingSets(w.s.st).OpenActions(ctx, key, msgs, flush)
+		return newStoreWorkingSets(w.s.st).OpenActions(ctx, key, msgs, flush)
 	}
 	var open []*agentmem.ActionStep
 	var seq int64
@@ -511,14 +455,14 @@ func (w workingSets) OpenActions(ctx context.Context, key store.Key, msgs []agen
 	return open, seq, err
 }
 
-// WorkingSet implements store.WorkingSets from the session's cached
+// WorkingSet implements workingSetSource from the session's cached
 // memory, brought up to date with the log (read from the store when the
 // service keeps no cache): copies of its steps, the numbers of those that
 // are modified copies, and a Session of which only the key, the user,
 // the creation time and LastSeq are set.
 func (w workingSets) WorkingSet(ctx context.Context, key store.Key) (*store.ReadResponse, error) {
 	if w.s.cache.max <= 0 {
-		return store.StoreWorkingSets(w.s.st).WorkingSet(ctx, key)
+		return newStoreWorkingSets(w.s.st).WorkingSet(ctx, key)
 	}
 	var resp *store.ReadResponse
 	err := w.s.cache.with(ctx, key, func(v *view, st *viewState) {
@@ -533,7 +477,7 @@ func (w workingSets) WorkingSet(ctx context.Context, key store.Key) (*store.Read
 	return resp, err
 }
 
-// Appended implements store.WorkingSets.
+// Appended implements workingSetSource.
 func (w workingSets) Appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
 	w.s.appended(ctx, req, resp)
 }

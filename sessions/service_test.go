@@ -475,7 +475,7 @@ func TestCacheAppliesAmendments(t *testing.T) {
 	session(t, svc, "t", "s", 3)
 	msgs := func(ms ...agentmem.Message) {
 		t.Helper()
-		if _, err := svc.AppendMessages(ctx, store.MessagesRequest{Tenant: "t", SessionID: "s", Messages: ms}); err != nil {
+		if _, err := svc.AppendMessages(ctx, MessagesRequest{Tenant: "t", SessionID: "s", Messages: ms}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -513,7 +513,7 @@ func TestCacheAppliesAmendments(t *testing.T) {
 	if c := ask(svc); len(c.Pending) != 0 || !strings.Contains(fmt.Sprint(c.Messages), "the second result") {
 		t.Fatalf("after both results: pending %v, %v", c.Pending, c.Messages)
 	}
-	if _, err := svc.Pop(ctx, store.PopRequest{Tenant: "t", SessionID: "s"}); err != nil {
+	if _, err := svc.Pop(ctx, PopRequest{Tenant: "t", SessionID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	same("a result popped")

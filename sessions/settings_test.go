@@ -27,7 +27,7 @@ func chat(t *testing.T, svc *Service, req store.CreateRequest, n int) *store.Ses
 			agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(fmt.Sprintf("Q%d: what is the weather in city %d?", i, i))},
 			agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text(fmt.Sprintf("A%d: ", i) + strings.Repeat("mild and dry ", 30))})
 	}
-	if _, err := svc.AppendMessages(ctx, store.MessagesRequest{Tenant: req.Tenant, SessionID: sess.ID, Messages: msgs}); err != nil {
+	if _, err := svc.AppendMessages(ctx, MessagesRequest{Tenant: req.Tenant, SessionID: sess.ID, Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
 	return sess

@@ -205,3 +205,8 @@ func LostRace(err error) bool {
 func Backoff(ctx context.Context, attempt int) error {
 	return sleep(ctx, DefaultRetry.wait(max(attempt, 1)))
 }
+
+// ErrNothingToPop reports a pop of a session whose working set is empty.
+// It wraps agentmem.ErrConflict: the session's state, not the request,
+// is what stands in the way.
+var ErrNothingToPop = fmt.Errorf("store: the session's working set is empty: nothing to pop: %w", agentmem.ErrConflict)

@@ -277,3 +277,8 @@ func (c Conversations) Clear(ctx context.Context) (int, error) {
 	}
 	return len(ids), nil
 }
+
+// readWorkingSet reads a session's working set.
+func readWorkingSet(ctx context.Context, st Store, tenant, id string) (*ReadResponse, error) {
+	return st.Read(ctx, ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
+}

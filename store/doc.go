@@ -73,19 +73,9 @@
 //
 // # Messages, item by item
 //
-// AppendMessages appends chat messages as agent frameworks save them, one
-// at a time if they like: an assistant message whose tool calls have no
-// results yet is stored as a pending action (agentmem.ActionStep.Pending),
-// which contexts leave out, and tool messages appended later complete it
-// with an amendment that carries the completed copy alone, so that a
-// session of many tool calls completed one by one stores each copy once.
-// Pop removes the newest message of the working set, recorded as a
-// compaction entry too (an amendment when it is one tool result). Both work over any Store, a client
-// of the HTTP API included. They read the working set from the store on
-// each try; AppendMessagesWith, PopWith and ClearWith take it from a
-// WorkingSets instead, as package sessions gives the working sets its
-// cache holds, so that a tool result sent on its own costs what it
-// stores, not the length of the session.
+// Chat messages appended one at a time, as agent frameworks save them,
+// pops and clears are the sessions service's (package sessions): it folds
+// them into steps and compaction entries that it appends here.
 //
 // # Conversations and agents
 //

@@ -115,8 +115,8 @@ func KeyOnly(req AppendRequest) bool {
 	return req.Idempotency != nil && len(req.Steps) == 0 && req.Compaction == nil
 }
 
-// validateIdempotency checks AppendRequest.Idempotency.
-func validateIdempotency(k *Idempotency) error {
+// ValidateIdempotency checks AppendRequest.Idempotency.
+func ValidateIdempotency(k *Idempotency) error {
 	switch {
 	case k.Key == "" || len(k.Key) > MaxIDLen:
 		return invalid("idempotency.key", "must be 1 to %d bytes", MaxIDLen)

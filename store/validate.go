@@ -303,7 +303,7 @@ func ValidateAppendEncoded(req AppendRequest) ([][]byte, error) {
 		return nil, invalid("steps", "nothing to append: no steps and no compaction")
 	}
 	if req.Idempotency != nil {
-		if err := validateIdempotency(req.Idempotency); err != nil {
+		if err := ValidateIdempotency(req.Idempotency); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/client"
@@ -101,15 +102,20 @@ func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMe
 		_, err := h.st.AppendMessages(ctx, h.sessionID, []agentmem.Message{m}, client.AppendOptions{})
 		return err
 	}
-	// The message is folded into its step here (it keeps its metadata,
-	// which the messages route has no place for) and appended as it is.
-	req := store.MessagesRequest{SessionID: h.sessionID, Messages: []agentmem.Message{m}}
-	_, err = store.AppendMessages(ctx, h.st, req)
+	// Any other message is a step of its own (an AI message's calls wait,
+	// pending, for their results), folded here so that it keeps its
+	// metadata, and appended as it is.
+	f, err := agentmem.FoldMessages(nil, []agentmem.Message{m}, agentmem.FoldOptions{KeepPending: true, NewID: agentmem.NewID, Now: time.Now})
+	if err != nil {
+		return err
+	}
+	req := store.AppendRequest{SessionID: h.sessionID, Steps: f.Steps}
+	_, err = h.st.Append(ctx, req)
 	if errors.Is(err, agentmem.ErrNotFound) {
 		if err := h.createSession(ctx); err != nil {
 			return err
 		}
-		_, err = store.AppendMessages(ctx, h.st, req)
+		_, err = h.st.Append(ctx, req)
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -123,7 +124,7 @@ func (s *suite) amendmentTests() []namedTest {
 			e.wantSteps(e.workingSet("f"), want, "working set after an amendment on a full record")
 			// Pop takes out the newest step with a full record: the copies
 			// stay.
-			if r, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "f"}); err != nil || r.Seq != 9 {
+			if r, err := e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "f"}); err != nil || r.Seq != 9 {
 				t.Fatalf("pop: %+v, %v", r, err)
 			}
 			e.wantSteps(e.workingSet("f"), want[:4], "working set after a pop")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -261,9 +262,9 @@ func (s *suite) keyTests() []namedTest {
 		{"Messages", func(t *testing.T) {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "m"})
-			turn := store.MessagesRequest{SessionID: "m", IdempotencyKey: "t1", Now: e.clock.Now,
+			turn := sessions.MessagesRequest{SessionID: "m", IdempotencyKey: "t1", Now: e.clock.Now,
 				Messages: []agentmem.Message{userMsg("task"), callsMsg("two calls", "a", "b")}}
-			first, err := store.AppendMessages(e.ctx, e.st, turn)
+			first, err := e.svc().AppendMessages(e.ctx, turn)
 			if err != nil || !slices.Equal(first.Seqs, []int64{1, 2}) {
 				t.Fatalf("the turn: %+v, %v", first, err)
 			}
@@ -272,24 +273,24 @@ func (s *suite) keyTests() []namedTest {
 			// request: the step-ID rule alone took it for a retry.
 			dropped := turn
 			dropped.Messages = turn.Messages[:1]
-			_, err = store.AppendMessages(e.ctx, e.st, dropped)
+			_, err = e.svc().AppendMessages(e.ctx, dropped)
 			e.wantKeyReused(err, "t1", "a retry without the request's last message")
 			e.wantUnchanged(before, "a retry without the request's last message")
 			flushed := turn
 			flushed.Flush = true
-			_, err = store.AppendMessages(e.ctx, e.st, flushed)
+			_, err = e.svc().AppendMessages(e.ctx, flushed)
 			e.wantKeyReused(err, "t1", "the request with flush")
 			e.wantUnchanged(before, "the request with flush")
 
 			// A result for a stored call, retried, is answered as it
 			// was: its amendment and the action it completed.
-			res := store.MessagesRequest{SessionID: "m", IdempotencyKey: "r1", Messages: []agentmem.Message{resultMsg("a", "ra")}}
-			r, err := store.AppendMessages(e.ctx, e.st, res)
+			res := sessions.MessagesRequest{SessionID: "m", IdempotencyKey: "r1", Messages: []agentmem.Message{resultMsg("a", "ra")}}
+			r, err := e.svc().AppendMessages(e.ctx, res)
 			if err != nil || len(r.Seqs) != 0 || r.CompactionSeq != 3 || !slices.Equal(r.Updated, []int64{2}) {
 				t.Fatalf("the result: %+v, %v", r, err)
 			}
 			before = e.dump()
-			again, err := store.AppendMessages(e.ctx, e.st, res)
+			again, err := e.svc().AppendMessages(e.ctx, res)
 			if err != nil || len(again.Seqs) != 0 || again.CompactionSeq != 3 || !slices.Equal(again.Updated, []int64{2}) || again.LastSeq != 3 {
 				t.Fatalf("the result retried: %+v, %v", again, err)
 			}
@@ -303,20 +304,20 @@ func (s *suite) keyTests() []namedTest {
 			} {
 				other := res
 				other.Messages = []agentmem.Message{msg}
-				_, err = store.AppendMessages(e.ctx, e.st, other)
+				_, err = e.svc().AppendMessages(e.ctx, other)
 				e.wantKeyReused(err, "r1", "the key with "+what)
 				e.wantUnchanged(before, "the key with "+what)
 			}
 			// A recorded key is refused for another request even when
 			// that one would store nothing (its result is recorded).
-			t1Repeat := store.MessagesRequest{SessionID: "m", IdempotencyKey: "t1", Messages: []agentmem.Message{resultMsg("a", "ra")}}
-			_, err = store.AppendMessages(e.ctx, e.st, t1Repeat)
+			t1Repeat := sessions.MessagesRequest{SessionID: "m", IdempotencyKey: "t1", Messages: []agentmem.Message{resultMsg("a", "ra")}}
+			_, err = e.svc().AppendMessages(e.ctx, t1Repeat)
 			e.wantKeyReused(err, "t1", "a recorded key with a repeated result")
 			e.wantUnchanged(before, "a recorded key with a repeated result")
 			// The request's own fingerprint, when given, names it.
 			fp := res
 			fp.Fingerprint = "another transport's request"
-			_, err = store.AppendMessages(e.ctx, e.st, fp)
+			_, err = e.svc().AppendMessages(e.ctx, fp)
 			e.wantKeyReused(err, "r1", "the same messages with another fingerprint")
 		}},
 	}

@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
-// Message-level writes (store.AppendMessages and store.Pop) are built on
+// Message-level writes (sessions.Service.AppendMessages and sessions.Service.Pop) are built on
 // Append and Read; these tests check that every backend gives them what
 // they rely on: a pending action stored as a step, compaction records
 // whose copies complete it, conditional appends that lose no result when
@@ -34,10 +35,10 @@ func resultMsg(id, content string) agentmem.Message {
 	return agentmem.Message{Role: agentmem.RoleTool, ToolCallID: id, Content: agentmem.Text(content)}
 }
 
-// appendMessages appends messages with store.AppendMessages.
-func (e *env) appendMessages(id string, msgs ...agentmem.Message) *store.MessagesResponse {
+// appendMessages appends messages with sessions.Service.AppendMessages.
+func (e *env) appendMessages(id string, msgs ...agentmem.Message) *sessions.MessagesResponse {
 	e.t.Helper()
-	resp, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: id, Messages: msgs, Now: e.clock.Now})
+	resp, err := e.svc().AppendMessages(e.ctx, sessions.MessagesRequest{SessionID: id, Messages: msgs, Now: e.clock.Now})
 	if err != nil {
 		e.t.Fatalf("AppendMessages to %q: %v", id, err)
 	}
@@ -177,32 +178,32 @@ func (s *suite) messagesTests() []namedTest {
 				t.Fatalf("retried result: %+v", r)
 			}
 			e.wantUnchanged(before, "a retried result")
-			req := store.MessagesRequest{SessionID: "m", Messages: []agentmem.Message{resultMsg("b", "rb"), resultMsg("a", "another")}}
-			_, err := store.AppendMessages(e.ctx, e.st, req)
+			req := sessions.MessagesRequest{SessionID: "m", Messages: []agentmem.Message{resultMsg("b", "rb"), resultMsg("a", "another")}}
+			_, err := e.svc().AppendMessages(e.ctx, req)
 			var ce *agentmem.ResultConflictError
 			if !errors.As(err, &ce) || ce.Field != "messages[1]" || ce.CallID != "a" {
 				t.Fatalf("another result for an answered call: %v", err)
 			}
 			e.wantUnchanged(before, "a conflicting result")
 			req.Messages = []agentmem.Message{userMsg("x"), resultMsg("nobody", "r")}
-			_, err = store.AppendMessages(e.ctx, e.st, req)
+			_, err = e.svc().AppendMessages(e.ctx, req)
 			var ie *agentmem.InvalidError
 			if !errors.As(err, &ie) || ie.Field != "messages[1].tool_call_id" {
 				t.Fatalf("a result for an unknown call: %v", err)
 			}
 			e.wantUnchanged(before, "an unknown call")
 			req.Messages, req.ExpectedLastSeq = []agentmem.Message{resultMsg("b", "rb")}, ptr(int64(1))
-			_, err = store.AppendMessages(e.ctx, e.st, req)
+			_, err = e.svc().AppendMessages(e.ctx, req)
 			e.wantErr(err, agentmem.ErrConflict, "a stale ExpectedLastSeq")
 			e.wantUnchanged(before, "a stale ExpectedLastSeq")
 			// With a key, the request's new steps are KEY/0, ... and a retry
 			// of the whole request stores nothing twice.
-			req = store.MessagesRequest{SessionID: "m", IdempotencyKey: "k1", Messages: []agentmem.Message{resultMsg("b", "rb"), userMsg("next")}}
-			first, err := store.AppendMessages(e.ctx, e.st, req)
+			req = sessions.MessagesRequest{SessionID: "m", IdempotencyKey: "k1", Messages: []agentmem.Message{resultMsg("b", "rb"), userMsg("next")}}
+			first, err := e.svc().AppendMessages(e.ctx, req)
 			if err != nil || !slices.Equal(first.Seqs, []int64{3}) || first.CompactionSeq != 4 {
 				t.Fatalf("keyed request: %+v, %v", first, err)
 			}
-			again, err := store.AppendMessages(e.ctx, e.st, req)
+			again, err := e.svc().AppendMessages(e.ctx, req)
 			if err != nil || !slices.Equal(again.Seqs, first.Seqs) || again.LastSeq != 4 || !slices.Equal(again.Repeated, []int{0}) {
 				t.Fatalf("retried keyed request: %+v, %v", again, err)
 			}
@@ -214,7 +215,7 @@ func (s *suite) messagesTests() []namedTest {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "m"})
 			e.appendMessages("m", userMsg("task"), callsMsg("", "a", "b"), resultMsg("b", "rb"))
-			r, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "m", Flush: true, Messages: []agentmem.Message{callsMsg("", "c")}})
+			r, err := e.svc().AppendMessages(e.ctx, sessions.MessagesRequest{SessionID: "m", Flush: true, Messages: []agentmem.Message{callsMsg("", "c")}})
 			if err != nil || !slices.Equal(r.Seqs, []int64{3}) || !slices.Equal(r.Updated, []int64{2}) {
 				t.Fatalf("flush: %+v, %v", r, err)
 			}
@@ -238,7 +239,7 @@ func (s *suite) messagesTests() []namedTest {
 			errs := make(chan error, calls)
 			for _, id := range ids {
 				wg.Go(func() {
-					_, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "m", Messages: []agentmem.Message{resultMsg(id, "result of "+id)}})
+					_, err := e.svc().AppendMessages(e.ctx, sessions.MessagesRequest{SessionID: "m", Messages: []agentmem.Message{resultMsg(id, "result of "+id)}})
 					if err != nil {
 						errs <- fmt.Errorf("result %s: %w", id, err)
 					}
@@ -269,27 +270,27 @@ func (s *suite) messagesTests() []namedTest {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "t", Tenant: "acme"})
 			e.create(store.CreateRequest{ID: "empty", Tenant: "acme"})
-			if _, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{Tenant: "acme", SessionID: "t", Messages: []agentmem.Message{userMsg("task"), callsMsg("", "a")}}); err != nil {
+			if _, err := e.svc().AppendMessages(e.ctx, sessions.MessagesRequest{Tenant: "acme", SessionID: "t", Messages: []agentmem.Message{userMsg("task"), callsMsg("", "a")}}); err != nil {
 				t.Fatal(err)
 			}
 			before := e.dump()
 			other, acme := "globex", "acme"
 			for _, msgs := range [][]agentmem.Message{{userMsg("hi")}, {resultMsg("a", "ra")}, {resultMsg("nobody", "r")}} {
-				_, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "t", Tenant: other, Messages: msgs})
+				_, err := e.svc().AppendMessages(e.ctx, sessions.MessagesRequest{SessionID: "t", Tenant: other, Messages: msgs})
 				e.wantErr(err, agentmem.ErrNotFound, "messages for another tenant's session")
 			}
 			for _, id := range []string{"t", "empty"} {
-				_, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: id, Tenant: other})
+				_, err := e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: id, Tenant: other})
 				e.wantErr(err, agentmem.ErrNotFound, "a pop of another tenant's session")
-				_, err = store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: id, Tenant: other})
+				_, err = e.svc().Clear(e.ctx, sessions.ClearRequest{SessionID: id, Tenant: other})
 				e.wantErr(err, agentmem.ErrNotFound, "a clear of another tenant's session")
 			}
 			e.wantUnchanged(before, "writes for another tenant")
-			r, err := store.AppendMessages(e.ctx, e.st, store.MessagesRequest{SessionID: "t", Tenant: acme, Messages: []agentmem.Message{resultMsg("a", "ra")}})
+			r, err := e.svc().AppendMessages(e.ctx, sessions.MessagesRequest{SessionID: "t", Tenant: acme, Messages: []agentmem.Message{resultMsg("a", "ra")}})
 			if err != nil || !slices.Equal(r.Updated, []int64{2}) {
 				t.Fatalf("a result for the session's own tenant: %+v, %v", r, err)
 			}
-			if _, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "t", Tenant: acme}); err != nil {
+			if _, err := e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "t", Tenant: acme}); err != nil {
 				t.Fatalf("a pop for the session's own tenant: %v", err)
 			}
 		}},
@@ -298,9 +299,9 @@ func (s *suite) messagesTests() []namedTest {
 			e.create(store.CreateRequest{ID: "p"})
 			e.appendMessages("p", agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text("sys")}, userMsg("task"),
 				callsMsg("two calls", "a", "b"), resultMsg("a", "ra"), resultMsg("b", "rb"))
-			pop := func(what string) *store.PopResponse {
+			pop := func(what string) *sessions.PopResponse {
 				t.Helper()
-				r, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "p"})
+				r, err := e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "p"})
 				if err != nil {
 					t.Fatalf("pop %s: %v", what, err)
 				}
@@ -333,10 +334,10 @@ func (s *suite) messagesTests() []namedTest {
 			}
 			// A stale ExpectedLastSeq changes nothing.
 			before := e.dump()
-			_, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "p", ExpectedLastSeq: ptr(r.LastSeq - 1)})
+			_, err := e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "p", ExpectedLastSeq: ptr(r.LastSeq - 1)})
 			e.wantErr(err, agentmem.ErrConflict, "a pop with a stale ExpectedLastSeq")
 			e.wantUnchanged(before, "a pop with a stale ExpectedLastSeq")
-			r, err = store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "p", ExpectedLastSeq: ptr(r.LastSeq)})
+			r, err = e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "p", ExpectedLastSeq: ptr(r.LastSeq)})
 			if err != nil || r.Seq != 2 || r.Message.Role != agentmem.RoleUser || r.Message.Text() != "task" {
 				t.Fatalf("pop the task: %+v, %v", r, err)
 			}
@@ -347,7 +348,7 @@ func (s *suite) messagesTests() []namedTest {
 				t.Fatalf("working set after popping everything: %d steps", len(ws))
 			}
 			before = e.dump()
-			_, err = store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "p"})
+			_, err = e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "p"})
 			if !errors.Is(err, store.ErrNothingToPop) || !strings.Contains(err.Error(), "p") {
 				t.Fatalf("pop of an empty session: %v", err)
 			}
@@ -358,7 +359,7 @@ func (s *suite) messagesTests() []namedTest {
 			if n := len(entries); n != 3+1+6 {
 				t.Fatalf("log has %d entries", n)
 			}
-			_, err = store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "missing"})
+			_, err = e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "missing"})
 			e.wantErr(err, agentmem.ErrNotFound, "a pop of a missing session")
 		}},
 		{"PopTarget", func(t *testing.T) {
@@ -375,7 +376,7 @@ func (s *suite) messagesTests() []namedTest {
 				t.Fatalf("the stored result: %+v", a.Results)
 			}
 			var seen int
-			r, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "pt", Target: func(ws []agentmem.Step) (int, string) {
+			r, err := e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "pt", Target: func(ws []agentmem.Step) (int, string) {
 				seen = len(ws)
 				return 1, "a"
 			}})
@@ -393,13 +394,13 @@ func (s *suite) messagesTests() []namedTest {
 				func([]agentmem.Step) (int, string) { return 1, "a" }, // no result any more
 				func([]agentmem.Step) (int, string) { return 0, "a" }, // not an action
 			} {
-				_, err := store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "pt", Target: target})
+				_, err := e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "pt", Target: target})
 				e.wantErr(err, agentmem.ErrInvalid, "a pop of a bad target")
 			}
 			e.wantUnchanged(before, "pops of bad targets")
 			// "" pops the chosen step's newest message: here the whole
 			// pending action a, which is not the newest step.
-			r, err = store.Pop(e.ctx, e.st, store.PopRequest{SessionID: "pt", Target: func([]agentmem.Step) (int, string) { return 1, "" }})
+			r, err = e.svc().Pop(e.ctx, sessions.PopRequest{SessionID: "pt", Target: func([]agentmem.Step) (int, string) { return 1, "" }})
 			if err != nil || r.Seq != 2 || r.Rest != nil || len(r.Message.ToolCalls) != 1 || r.Message.ToolCalls[0].ID != "a" {
 				t.Fatalf("pop action a whole: %+v, %v", r, err)
 			}
@@ -419,10 +420,10 @@ func (s *suite) messagesTests() []namedTest {
 			e.create(store.CreateRequest{ID: "c"})
 			e.appendMessages("c", agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text("sys")}, userMsg("task"), callsMsg("", "a"))
 			before := e.dump()
-			_, err := store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: "c", ExpectedLastSeq: ptr(int64(2))})
+			_, err := e.svc().Clear(e.ctx, sessions.ClearRequest{SessionID: "c", ExpectedLastSeq: ptr(int64(2))})
 			e.wantErr(err, agentmem.ErrConflict, "a clear with a stale ExpectedLastSeq")
 			e.wantUnchanged(before, "refused clears")
-			r, err := store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: "c", ExpectedLastSeq: ptr(int64(3))})
+			r, err := e.svc().Clear(e.ctx, sessions.ClearRequest{SessionID: "c", ExpectedLastSeq: ptr(int64(3))})
 			if err != nil || !slices.Equal(r.Removed, []int64{1, 2, 3}) || r.CompactionSeq != 4 || r.LastSeq != 4 {
 				t.Fatalf("clear: %+v, %v", r, err)
 			}
@@ -431,7 +432,7 @@ func (s *suite) messagesTests() []namedTest {
 			}
 			// Clearing an empty working set writes nothing.
 			before = e.dump()
-			if r, err = store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: "c"}); err != nil || len(r.Removed) != 0 || r.CompactionSeq != 0 || r.LastSeq != 4 {
+			if r, err = e.svc().Clear(e.ctx, sessions.ClearRequest{SessionID: "c"}); err != nil || len(r.Removed) != 0 || r.CompactionSeq != 0 || r.LastSeq != 4 {
 				t.Fatalf("clear of an empty working set: %+v, %v", r, err)
 			}
 			e.wantUnchanged(before, "a clear of an empty working set")
@@ -442,7 +443,7 @@ func (s *suite) messagesTests() []namedTest {
 			if n := len(e.entries("c")); n != 5 {
 				t.Fatalf("the log has %d entries, want 5", n)
 			}
-			_, err = store.Clear(e.ctx, e.st, store.ClearRequest{SessionID: "missing"})
+			_, err = e.svc().Clear(e.ctx, sessions.ClearRequest{SessionID: "missing"})
 			e.wantErr(err, agentmem.ErrNotFound, "a clear of a missing session")
 		}},
 	}

@@ -5,16 +5,17 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
-// record calls store.Record over the store's own working sets.
-func (e *env) record(req store.RecordRequest) (*store.RecordResponse, error) {
+// record calls sessions.Service.Record over the store's own working sets.
+func (e *env) record(req sessions.RecordRequest) (*sessions.RecordResponse, error) {
 	e.t.Helper()
 	if req.Now == nil {
 		req.Now = e.clock.Now
 	}
-	return store.Record(e.ctx, e.st, store.StoreWorkingSets(e.st), req)
+	return e.svc().Record(e.ctx, req)
 }
 
 // heldTexts renders a working set as one line per message, "role:text", tool
@@ -50,7 +51,7 @@ func (s *suite) recordTests() []namedTest {
 		{"AppendOnly", func(t *testing.T) {
 			e := s.open(t)
 			last := held(e)
-			r, err := e.record(store.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: -1,
+			r, err := e.record(sessions.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: -1,
 				Messages: func(left int) []agentmem.Message {
 					if left != 5 {
 						t.Errorf("left %d, want the 5 conversation messages", left)
@@ -76,7 +77,7 @@ func (s *suite) recordTests() []namedTest {
 			last := held(e)
 			before := len(e.entries("r"))
 			sys := "sys v2"
-			r, err := e.record(store.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: 3, System: &sys,
+			r, err := e.record(sessions.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: 3, System: &sys,
 				Messages: func(left int) []agentmem.Message {
 					if left != 3 {
 						t.Errorf("left %d, want 3", left)
@@ -113,7 +114,7 @@ func (s *suite) recordTests() []namedTest {
 			// learns how many are left.
 			e := s.open(t)
 			last := held(e)
-			r, err := e.record(store.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: 1,
+			r, err := e.record(sessions.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: 1,
 				Messages: func(left int) []agentmem.Message {
 					if left != 1 {
 						t.Errorf("left %d, want 1", left)
@@ -135,7 +136,7 @@ func (s *suite) recordTests() []namedTest {
 			e := s.open(t)
 			last := held(e)
 			sys := "new rules"
-			r, err := e.record(store.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: -1, System: &sys})
+			r, err := e.record(sessions.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: -1, System: &sys})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +150,7 @@ func (s *suite) recordTests() []namedTest {
 		{"Nothing", func(t *testing.T) {
 			e := s.open(t)
 			last := held(e)
-			r, err := e.record(store.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: -1})
+			r, err := e.record(sessions.RecordRequest{SessionID: "r", ExpectedLastSeq: last, Keep: -1})
 			if err != nil || r.LastSeq != last {
 				t.Fatalf("record of nothing: %+v, %v", r, err)
 			}
@@ -160,7 +161,7 @@ func (s *suite) recordTests() []namedTest {
 		{"Conflict", func(t *testing.T) {
 			e := s.open(t)
 			last := held(e)
-			_, err := e.record(store.RecordRequest{SessionID: "r", ExpectedLastSeq: last - 1, Keep: 0,
+			_, err := e.record(sessions.RecordRequest{SessionID: "r", ExpectedLastSeq: last - 1, Keep: 0,
 				Messages: func(int) []agentmem.Message { return []agentmem.Message{userMsg("late")} }})
 			e.wantErr(err, agentmem.ErrConflict, "a record against an older working set")
 			if got := len(e.entries("r")); int64(got) != last {

@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -186,6 +187,19 @@ func (s *suite) open(t *testing.T) *env {
 	e := &env{t: t, s: s, clock: clock, st: st, ctx: context.Background()}
 	t.Cleanup(func() { closeQuietly(t, st) })
 	return e
+}
+
+// svc returns a sessions service over the store without a cache, whose
+// message-level writes (AppendMessages, Pop, Clear, Record) read the
+// store on every try: built on Append and Read, they rely on what every
+// backend must give them.
+func (e *env) svc() *sessions.Service {
+	e.t.Helper()
+	svc, err := sessions.New(sessions.Config{Store: e.st, CacheBytes: -1, Clock: e.clock.Now})
+	if err != nil {
+		e.t.Fatalf("sessions.New: %v", err)
+	}
+	return svc
 }
 
 // another returns a second, empty store with its own clock (for imports).

@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/proxy/proxytest"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -107,7 +108,7 @@ func Run(ctx context.Context, cfg Config, measuring func() (stop func() error, e
 		}
 		for len(msgs) > 0 {
 			n := min(len(msgs), 500)
-			if _, err := e.Sessions.AppendMessages(ctx, store.MessagesRequest{SessionID: id, Messages: msgs[:n]}); err != nil {
+			if _, err := e.Sessions.AppendMessages(ctx, sessions.MessagesRequest{SessionID: id, Messages: msgs[:n]}); err != nil {
 				return nil, err
 			}
 			msgs = msgs[n:]

@@ -1,4 +1,4 @@
-package store
+package sessions
 
 import (
 	"context"
@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
 )
 
 // Message-level writes: chat messages appended one at a time, as agent
 // frameworks save them (the OpenAI Agents SDK's sessions, LangChain's
 // chat histories, the Vercel AI SDK), and the newest message popped. They
-// are built on Append and Read, so every backend, and a client of the
-// HTTP API, has them.
+// are built on the store's Append and Read, so every backend has them.
 //
 // An assistant message whose tool calls have no results yet is stored as
 // an ordinary step entry: an agentmem.ActionStep that is pending
 // (ActionStep.Pending), which a context leaves out. A tool message
 // appended later completes it with an amendment (a compaction entry with
-// CompactionRecord.Amend set) that keeps the working set as it is and
+// store.CompactionRecord.Amend set) that keeps the working set as it is and
 // carries only a copy of the action with the new result (the same number
 // and ID), so the log keeps what happened in order, the working set shows
 // the completed action where the call was made, and a completion stores
@@ -32,7 +32,7 @@ import (
 // MessagesRequest appends chat messages to a session (AppendMessages).
 type MessagesRequest struct {
 	SessionID string
-	// Tenant and SessionID name the session (see Store).
+	// Tenant and SessionID name the session (see store.Store).
 	Tenant string
 	// Messages are folded into steps by agentmem.FoldMessages with
 	// KeepPending: an assistant message's tool calls wait for their
@@ -43,7 +43,7 @@ type MessagesRequest struct {
 	// (agentmem.MissingResult).
 	Flush bool
 	// IdempotencyKey, when set, names the request (see
-	// AppendRequest.Idempotency): the append records it with the
+	// store.AppendRequest.Idempotency): the append records it with the
 	// request's Fingerprint, so that the same request sent again stores
 	// nothing twice and is answered as the first was, and another request
 	// with the key is refused. It also gives the new steps whose message
@@ -52,7 +52,7 @@ type MessagesRequest struct {
 	IdempotencyKey string
 	// Fingerprint is the fingerprint recorded with IdempotencyKey: what
 	// the request asks to store, as the caller received it; empty means
-	// MessagesFingerprint(Messages, Flush). A transport whose requests are
+	// store.MessagesFingerprint(Messages, Flush). A transport whose requests are
 	// not messages (the HTTP API's items) gives its own.
 	Fingerprint string
 	// NewID makes step IDs when there is no key; nil means agentmem.NewID.
@@ -65,8 +65,8 @@ type MessagesRequest struct {
 	// results all repeat recorded ones stores nothing and succeeds).
 	ExpectedLastSeq *int64
 	// Retry bounds the retries of an append without ExpectedLastSeq that
-	// another writer got ahead of; nil means DefaultRetry.
-	Retry *RetryPolicy
+	// another writer got ahead of; nil means store.DefaultRetry.
+	Retry *store.RetryPolicy
 }
 
 // MessagesResponse reports what AppendMessages stored.
@@ -87,74 +87,41 @@ type MessagesResponse struct {
 	LastSeq int64
 }
 
-// AppendMessages folds chat messages into steps (agentmem.FoldMessages)
-// and appends them to a session's log, atomically.
-//
-// A tool message answers a call made by an earlier message of the same
-// request or by an action of the session's working set. One that answers
-// a stored action completes it (or brings it nearer completion) with an
-// amendment in the same append, after the request's new steps: the
-// working set stays as it is, with the new steps after it, and the
-// action's copy with its new result stands in for it. That append is
-// conditional on the working set read; if another writer got in between,
-// the working set is read and the messages folded again, within
-// req.Retry (see RetryPolicy.Do), unless the request gave its own
-// ExpectedLastSeq. A request whose tool messages answer only calls of its
-// own is appended without reading anything.
-//
-// With an idempotency key, the key's record decides first: a retry of the
-// request is answered as the request was (its seqs, its amendment's seq
-// and the actions it completed), whatever the session holds now, even
-// when its tool messages now repeat recorded results or answer calls
-// that left the working set; another request with the key is refused.
-//
-// Errors: agentmem.ErrInvalid for bad input (an *agentmem.InvalidError
-// whose field names the message, as "messages[i]"; a tool message whose
-// call no action of the request or the working set made is one), an
-// *agentmem.ResultConflictError for a tool message whose call already
-// has a different result, and whatever Read and Append return (an
-// *IDReusedError for a key reused for other messages, ErrConflict when
-// ExpectedLastSeq does not hold, a *ContendedError when other writers
-// got ahead of every try). Nothing is stored when it fails.
-func AppendMessages(ctx context.Context, st Store, req MessagesRequest) (*MessagesResponse, error) {
-	return AppendMessagesWith(ctx, st, StoreWorkingSets(st), req)
-}
-
-// WorkingSets gives the message-level writes of this package
-// (AppendMessagesWith, PopWith, ClearWith) the working sets of the
-// sessions they change, as of each try, and learns what they appended.
-// StoreWorkingSets reads them from the store on every try; package
-// sessions gives the ones its cache holds, brought up to date with the
-// log, and adds what was appended to them, so that a tool result sent on
-// its own costs what it stores, not the length of the session.
+// workingSetSource gives the message-level writes (appendMessages, pop,
+// clearWorkingSet, record) the working sets of the sessions they change,
+// as of each try, and learns what they appended. The service's cache
+// gives the ones it holds, brought up to date with the log, and adds what
+// was appended to them, so that a tool result sent on its own costs what
+// it stores, not the length of the session; without a cache they are
+// read from the store on every try (newStoreWorkingSets).
 //
 // Whatever it gives, the log decides: a write that changes what it read
 // appends conditionally on the LastSeq it read, and one that another
 // writer got ahead of asks again.
-type WorkingSets interface {
+type workingSetSource interface {
 	// OpenActions returns the actions of a session's working set that a
 	// fold of msgs may give results to (agentmem.OpenActions, or a choice
 	// the messages fold against the same way, as
 	// agentmem.Memory.OpenActions), as copies the caller may change, and
 	// the session's LastSeq as of that working set.
-	OpenActions(ctx context.Context, key Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error)
+	OpenActions(ctx context.Context, key store.Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error)
 	// WorkingSet returns a session's working set as a Read with
-	// WorkingSet returns it: its Steps, Replaced and Session (of which
+	// WorkingSet returns it: its Steps, Replaced and store.Session (of which
 	// the writes use the LastSeq). The caller may change the steps.
-	WorkingSet(ctx context.Context, key Key) (*ReadResponse, error)
+	WorkingSet(ctx context.Context, key store.Key) (*store.ReadResponse, error)
 	// Appended is told of each append of these writes that stored
 	// entries (not of a retry that found them stored): the request as it
 	// was appended and the store's response.
-	Appended(ctx context.Context, req AppendRequest, resp *AppendResponse)
+	Appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse)
 }
 
-// StoreWorkingSets returns the WorkingSets that read each working set
-// from st (a Read with WorkingSet) and are told of nothing.
-func StoreWorkingSets(st Store) WorkingSets { return storeWorkingSets{st} }
+// newStoreWorkingSets returns the working sets read from st (a Read with
+// WorkingSet), which are told of nothing.
+func newStoreWorkingSets(st store.Store) workingSetSource { return storeWorkingSets{st} }
 
-type storeWorkingSets struct{ st Store }
+type storeWorkingSets struct{ st store.Store }
 
-func (w storeWorkingSets) OpenActions(ctx context.Context, key Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error) {
+func (w storeWorkingSets) OpenActions(ctx context.Context, key store.Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error) {
 	ws, err := w.WorkingSet(ctx, key)
 	if err != nil {
 		return nil, 0, err
@@ -162,18 +129,18 @@ func (w storeWorkingSets) OpenActions(ctx context.Context, key Key, msgs []agent
 	return agentmem.OpenActions(ws.Steps, msgs, flush), ws.Session.LastSeq, nil
 }
 
-func (w storeWorkingSets) WorkingSet(ctx context.Context, key Key) (*ReadResponse, error) {
+func (w storeWorkingSets) WorkingSet(ctx context.Context, key store.Key) (*store.ReadResponse, error) {
 	return readWorkingSet(ctx, w.st, key.Tenant, key.ID)
 }
 
-func (storeWorkingSets) Appended(context.Context, AppendRequest, *AppendResponse) {}
+func (storeWorkingSets) Appended(context.Context, store.AppendRequest, *store.AppendResponse) {}
 
-// AppendMessagesWith is AppendMessages with the working sets that ws
+// appendMessages is Service.AppendMessages over the working sets ws
 // gives: it folds the messages against the open actions ws returns, and
 // tells ws of what it appended. st is the store it appends to and reads
 // an idempotency key's earlier request from.
-func AppendMessagesWith(ctx context.Context, st Store, ws WorkingSets, req MessagesRequest) (*MessagesResponse, error) {
-	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
+func appendMessages(ctx context.Context, st store.Store, ws workingSetSource, req MessagesRequest) (*MessagesResponse, error) {
+	if err := store.ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	if len(req.Messages) == 0 {
@@ -182,17 +149,17 @@ func AppendMessagesWith(ctx context.Context, st Store, ws WorkingSets, req Messa
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
-	var key *Idempotency
+	var key *store.Idempotency
 	if req.IdempotencyKey != "" {
-		key = &Idempotency{Key: req.IdempotencyKey, Fingerprint: req.Fingerprint}
+		key = &store.Idempotency{Key: req.IdempotencyKey, Fingerprint: req.Fingerprint}
 		if key.Fingerprint == "" {
-			fp, err := MessagesFingerprint(req.Messages, req.Flush)
+			fp, err := store.MessagesFingerprint(req.Messages, req.Flush)
 			if err != nil {
 				return nil, invalid("messages", "%v", err)
 			}
 			key.Fingerprint = fp
 		}
-		if err := validateIdempotency(key); err != nil {
+		if err := store.ValidateIdempotency(key); err != nil {
 			return nil, err
 		}
 	}
@@ -209,7 +176,7 @@ func AppendMessagesWith(ctx context.Context, st Store, ws WorkingSets, req Messa
 		var last int64 // the LastSeq open reflects
 		if needState {
 			var err error
-			if open, last, err = ws.OpenActions(ctx, Key{Tenant: req.Tenant, ID: req.SessionID}, req.Messages, req.Flush); err != nil {
+			if open, last, err = ws.OpenActions(ctx, store.Key{Tenant: req.Tenant, ID: req.SessionID}, req.Messages, req.Flush); err != nil {
 				return nil, err
 			}
 		}
@@ -220,7 +187,7 @@ func AppendMessagesWith(ctx context.Context, st Store, ws WorkingSets, req Messa
 			// retry, and a request reusing the key is refused as such.
 			if key != nil {
 				out, kerr := checkMessagesKey(ctx, st, req, key, nil)
-				if out != nil || errors.Is(kerr, ErrIDReused) {
+				if out != nil || errors.Is(kerr, store.ErrIDReused) {
 					return out, kerr
 				}
 			}
@@ -238,7 +205,7 @@ func AppendMessagesWith(ctx context.Context, st Store, ws WorkingSets, req Messa
 			out.LastSeq = last
 			return out, nil
 		}
-		ar := AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant, Idempotency: key}
+		ar := store.AppendRequest{SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: req.ExpectedLastSeq, Tenant: req.Tenant, Idempotency: key}
 		if len(f.Updated) > 0 {
 			ar.Compaction = amendment(f.Updated)
 			if ar.ExpectedLastSeq == nil {
@@ -282,11 +249,11 @@ func AppendMessagesWith(ctx context.Context, st Store, ws WorkingSets, req Messa
 }
 
 // checkMessagesKey checks the idempotency key of a request that has
-// nothing to append, or whose messages no longer fold (a KeyOnly append):
+// nothing to append, or whose messages no longer fold (a store.KeyOnly append):
 // a retry is answered as the request was, a request reusing the key is
 // refused, and otherwise it returns nil, nil.
-func checkMessagesKey(ctx context.Context, st Store, req MessagesRequest, key *Idempotency, repeated []int) (*MessagesResponse, error) {
-	resp, err := st.Append(ctx, AppendRequest{Tenant: req.Tenant, SessionID: req.SessionID, Idempotency: key})
+func checkMessagesKey(ctx context.Context, st store.Store, req MessagesRequest, key *store.Idempotency, repeated []int) (*MessagesResponse, error) {
+	resp, err := st.Append(ctx, store.AppendRequest{Tenant: req.Tenant, SessionID: req.SessionID, Idempotency: key})
 	if err != nil || !resp.Retried {
 		return nil, err
 	}
@@ -296,7 +263,7 @@ func checkMessagesKey(ctx context.Context, st Store, req MessagesRequest, key *I
 // retriedMessages answers a retry of a request with an idempotency key
 // as the request was answered: the seqs of its steps and of its
 // amendment, and the actions the amendment completed, which it reads.
-func retriedMessages(ctx context.Context, st Store, req MessagesRequest, resp *AppendResponse, repeated []int) (*MessagesResponse, error) {
+func retriedMessages(ctx context.Context, st store.Store, req MessagesRequest, resp *store.AppendResponse, repeated []int) (*MessagesResponse, error) {
 	out := &MessagesResponse{Seqs: resp.Seqs, CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq, Repeated: repeated}
 	if out.Seqs == nil {
 		out.Seqs = []int64{}
@@ -304,7 +271,7 @@ func retriedMessages(ctx context.Context, st Store, req MessagesRequest, resp *A
 	if resp.CompactionSeq == 0 {
 		return out, nil
 	}
-	r, err := st.Read(ctx, ReadRequest{Tenant: req.Tenant, SessionID: req.SessionID, After: resp.CompactionSeq - 1, Limit: 1})
+	r, err := st.Read(ctx, store.ReadRequest{Tenant: req.Tenant, SessionID: req.SessionID, After: resp.CompactionSeq - 1, Limit: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +284,8 @@ func retriedMessages(ctx context.Context, st Store, req MessagesRequest, resp *A
 }
 
 // readWorkingSet reads a session's working set for a writer.
-func readWorkingSet(ctx context.Context, st Store, tenant, id string) (*ReadResponse, error) {
-	return st.Read(ctx, ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
+func readWorkingSet(ctx context.Context, st store.Store, tenant, id string) (*store.ReadResponse, error) {
+	return st.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
 }
 
 // answersEarlierCalls reports whether a tool message answers a call that
@@ -355,8 +322,8 @@ func stepIDs(req MessagesRequest) func() string {
 
 // amendment is the compaction record that replaces the actions changed
 // stands in for by those copies, keeping the working set as it is.
-func amendment(changed []*agentmem.ActionStep) *CompactionRecord {
-	rec := &CompactionRecord{Amend: true, Replaced: make([]agentmem.Step, len(changed))}
+func amendment(changed []*agentmem.ActionStep) *store.CompactionRecord {
+	rec := &store.CompactionRecord{Amend: true, Replaced: make([]agentmem.Step, len(changed))}
 	for i, c := range changed {
 		rec.Replaced[i] = c
 	}
@@ -366,12 +333,12 @@ func amendment(changed []*agentmem.ActionStep) *CompactionRecord {
 // withoutStep is the full compaction record that keeps the working set ws
 // read but for its step seq, which it removes. The copies in the working
 // set go again (a full record's copies replace every earlier one).
-func withoutStep(ws *ReadResponse, seq int64) *CompactionRecord {
+func withoutStep(ws *store.ReadResponse, seq int64) *store.CompactionRecord {
 	copies := make(map[int64]bool, len(ws.Replaced))
 	for _, n := range ws.Replaced {
 		copies[n] = true
 	}
-	rec := &CompactionRecord{Working: make([]int64, 0, len(ws.Steps)), Removed: []int64{seq}}
+	rec := &store.CompactionRecord{Working: make([]int64, 0, len(ws.Steps)), Removed: []int64{seq}}
 	for _, s := range ws.Steps {
 		n := int64(s.Info().Number)
 		if n == seq {
@@ -385,15 +352,10 @@ func withoutStep(ws *ReadResponse, seq int64) *CompactionRecord {
 	return rec
 }
 
-// ErrNothingToPop reports a pop of a session whose working set is empty.
-// It wraps agentmem.ErrConflict: the session's state, not the request,
-// is what stands in the way.
-var ErrNothingToPop = fmt.Errorf("store: the session's working set is empty: nothing to pop: %w", agentmem.ErrConflict)
-
 // PopRequest pops the newest message of a session (Pop).
 type PopRequest struct {
 	SessionID string
-	// Tenant and SessionID name the session (see Store).
+	// Tenant and SessionID name the session (see store.Store).
 	Tenant string
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// pop fails with agentmem.ErrConflict and changes nothing.
@@ -408,8 +370,8 @@ type PopRequest struct {
 	// no result, is ErrInvalid. It is called again on each attempt.
 	Target func(steps []agentmem.Step) (index int, callID string)
 	// Retry bounds the retries of a pop without ExpectedLastSeq that
-	// another writer got ahead of; nil means DefaultRetry.
-	Retry *RetryPolicy
+	// another writer got ahead of; nil means store.DefaultRetry.
+	Retry *store.RetryPolicy
 }
 
 // PopResponse reports what Pop took out.
@@ -431,32 +393,15 @@ type PopResponse struct {
 	LastSeq       int64
 }
 
-// Pop removes the newest message from a session's working set and
-// returns it: the newest message (agentmem.PopMessage) of the newest step
-// of the working set, pending actions included, or what Target chooses.
-// It is recorded as a compaction entry, not a deletion, so the log keeps
-// what happened: a full record whose working set no longer names the step
-// (its Removed list does), or, when the message is one tool result of an
-// action, an amendment that carries a copy of the action without that
-// result (the call is then pending: a tool message appended later answers
-// it again). Without ExpectedLastSeq, a pop that another writer got ahead
-// of reads the working set again and retries, within req.Retry (then a
-// *ContendedError). A session whose working set is empty is
-// ErrNothingToPop.
-func Pop(ctx context.Context, st Store, req PopRequest) (*PopResponse, error) {
-	return PopWith(ctx, st, StoreWorkingSets(st), req)
-}
-
-// PopWith is Pop with the working sets that ws gives (see
-// AppendMessagesWith).
-func PopWith(ctx context.Context, st Store, ws WorkingSets, req PopRequest) (*PopResponse, error) {
-	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
+// pop is Service.Pop over the working sets ws gives (see appendMessages).
+func pop(ctx context.Context, st store.Store, ws workingSetSource, req PopRequest) (*PopResponse, error) {
+	if err := store.ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	var out *PopResponse
-	resp, err := rewriteWorkingSet(ctx, st, ws, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "pop", func(ws *ReadResponse) (*CompactionRecord, error) {
+	resp, err := rewriteWorkingSet(ctx, st, ws, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "pop", func(ws *store.ReadResponse) (*store.CompactionRecord, error) {
 		if len(ws.Steps) == 0 {
-			return nil, fmt.Errorf("session %s: %w", req.SessionID, ErrNothingToPop)
+			return nil, fmt.Errorf("session %s: %w", req.SessionID, store.ErrNothingToPop)
 		}
 		i, callID := len(ws.Steps)-1, ""
 		if req.Target != nil {
@@ -497,14 +442,14 @@ func PopWith(ctx context.Context, st Store, ws WorkingSets, req PopRequest) (*Po
 // ClearRequest empties a session's working set (Clear).
 type ClearRequest struct {
 	SessionID string
-	// Tenant and SessionID name the session (see Store).
+	// Tenant and SessionID name the session (see store.Store).
 	Tenant string
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// clear fails with agentmem.ErrConflict and changes nothing.
 	ExpectedLastSeq *int64
 	// Retry bounds the retries of a clear without ExpectedLastSeq that
-	// another writer got ahead of; nil means DefaultRetry.
-	Retry *RetryPolicy
+	// another writer got ahead of; nil means store.DefaultRetry.
+	Retry *store.RetryPolicy
 }
 
 // ClearResponse reports what Clear did.
@@ -519,26 +464,14 @@ type ClearResponse struct {
 	LastSeq       int64
 }
 
-// Clear empties a session's working set, as agentmem.Memory.Clear does a
-// bound memory's: a full compaction record whose working set is empty and
-// whose Removed list names every step, pinned ones included, so the log
-// keeps what happened and the session stays usable (what is appended
-// next starts a new working set). A working set that is empty already is
-// left as it is. Without ExpectedLastSeq, a clear that another writer got
-// ahead of reads the working set again and retries, within req.Retry
-// (then a *ContendedError).
-func Clear(ctx context.Context, st Store, req ClearRequest) (*ClearResponse, error) {
-	return ClearWith(ctx, st, StoreWorkingSets(st), req)
-}
-
-// ClearWith is Clear with the working sets that ws gives (see
-// AppendMessagesWith).
-func ClearWith(ctx context.Context, st Store, ws WorkingSets, req ClearRequest) (*ClearResponse, error) {
-	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
+// clearWorkingSet is Service.Clear over the working sets ws gives (see
+// appendMessages).
+func clearWorkingSet(ctx context.Context, st store.Store, ws workingSetSource, req ClearRequest) (*ClearResponse, error) {
+	if err := store.ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	out := &ClearResponse{}
-	resp, err := rewriteWorkingSet(ctx, st, ws, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "clear", func(ws *ReadResponse) (*CompactionRecord, error) {
+	resp, err := rewriteWorkingSet(ctx, st, ws, req.Tenant, req.SessionID, req.ExpectedLastSeq, req.Retry, "clear", func(ws *store.ReadResponse) (*store.CompactionRecord, error) {
 		out.Removed = make([]int64, len(ws.Steps))
 		for i, s := range ws.Steps {
 			out.Removed[i] = int64(s.Info().Number)
@@ -547,7 +480,7 @@ func ClearWith(ctx context.Context, st Store, ws WorkingSets, req ClearRequest) 
 			out.LastSeq = ws.Session.LastSeq
 			return nil, nil
 		}
-		return &CompactionRecord{Working: []int64{}, Removed: out.Removed}, nil
+		return &store.CompactionRecord{Working: []int64{}, Removed: out.Removed}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -565,12 +498,12 @@ func ClearWith(ctx context.Context, st Store, ws WorkingSets, req ClearRequest) 
 // that another writer got ahead of reads the working set again and calls
 // change again, within retry (op names it). A nil record from change
 // writes nothing (the response is then nil).
-func rewriteWorkingSet(ctx context.Context, st Store, sets WorkingSets, tenant, id string, expected *int64, retry *RetryPolicy, op string, change func(ws *ReadResponse) (*CompactionRecord, error)) (*AppendResponse, error) {
+func rewriteWorkingSet(ctx context.Context, st store.Store, sets workingSetSource, tenant, id string, expected *int64, retry *store.RetryPolicy, op string, change func(ws *store.ReadResponse) (*store.CompactionRecord, error)) (*store.AppendResponse, error) {
 	if expected != nil && *expected < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
-	once := func() (*AppendResponse, error) {
-		ws, err := sets.WorkingSet(ctx, Key{Tenant: tenant, ID: id})
+	once := func() (*store.AppendResponse, error) {
+		ws, err := sets.WorkingSet(ctx, store.Key{Tenant: tenant, ID: id})
 		if err != nil {
 			return nil, err
 		}
@@ -582,7 +515,7 @@ func rewriteWorkingSet(ctx context.Context, st Store, sets WorkingSets, tenant, 
 		if err != nil || rec == nil {
 			return nil, err
 		}
-		ar := AppendRequest{SessionID: id, Compaction: rec, ExpectedLastSeq: &last, Tenant: tenant}
+		ar := store.AppendRequest{SessionID: id, Compaction: rec, ExpectedLastSeq: &last, Tenant: tenant}
 		resp, err := st.Append(ctx, ar)
 		if err == nil && !resp.Retried {
 			sets.Appended(ctx, ar, resp)
@@ -592,7 +525,7 @@ func rewriteWorkingSet(ctx context.Context, st Store, sets WorkingSets, tenant, 
 	if expected != nil {
 		return once() // the caller's position: its conflict is the answer
 	}
-	var resp *AppendResponse
+	var resp *store.AppendResponse
 	err := retry.Do(ctx, op, func(int) error {
 		var err error
 		resp, err = once()
@@ -602,4 +535,90 @@ func rewriteWorkingSet(ctx context.Context, st Store, sets WorkingSets, tenant, 
 		return nil, err
 	}
 	return resp, nil
+}
+
+// invalid returns an *agentmem.InvalidError for field.
+func invalid(field, format string, args ...any) error {
+	return &agentmem.InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// AppendMessages folds chat messages into steps (agentmem.FoldMessages)
+// and appends them to a session's log, atomically.
+//
+// A tool message answers a call made by an earlier message of the same
+// request or by an action of the session's working set. One that answers
+// a stored action completes it (or brings it nearer completion) with an
+// amendment in the same append, after the request's new steps: the
+// working set stays as it is, with the new steps after it, and the
+// action's copy with its new result stands in for it. That append is
+// conditional on the working set read; if another writer got in between,
+// the working set is read and the messages folded again, within
+// req.Retry (see store.RetryPolicy.Do), unless the request gave its own
+// ExpectedLastSeq. A request whose tool messages answer only calls of its
+// own is appended without reading anything.
+//
+// With an idempotency key, the key's record decides first: a retry of the
+// request is answered as the request was (its seqs, its amendment's seq
+// and the actions it completed), whatever the session holds now, even
+// when its tool messages now repeat recorded results or answer calls
+// that left the working set; another request with the key is refused.
+//
+// Errors: agentmem.ErrInvalid for bad input (an *agentmem.InvalidError
+// whose field names the message, as "messages[i]"; a tool message whose
+// call no action of the request or the working set made is one), an
+// *agentmem.ResultConflictError for a tool message whose call already
+// has a different result, and whatever Read and Append return (an
+// *store.IDReusedError for a key reused for other messages, ErrConflict when
+// ExpectedLastSeq does not hold, a *store.ContendedError when other writers
+// got ahead of every try). Nothing is stored when it fails.
+//
+// The messages are folded against the session's working set as the
+// context cache holds it, brought up to date with the log first, not read
+// from the store: a tool result that completes a stored call costs what
+// it stores, however long the session. A request without Now gets the
+// service's clock, one without Retry the service's policy (see Retry).
+func (s *Service) AppendMessages(ctx context.Context, req MessagesRequest) (*MessagesResponse, error) {
+	if req.Now == nil {
+		req.Now = s.clock
+	}
+	if req.Retry == nil {
+		req.Retry = s.retryIn(req.Tenant, req.SessionID)
+	}
+	return appendMessages(ctx, s.st, workingSets{s}, req)
+}
+
+// Pop removes the newest message from a session's working set and
+// returns it: the newest message (agentmem.PopMessage) of the newest step
+// of the working set, pending actions included, or what Target chooses.
+// It is recorded as a compaction entry, not a deletion, so the log keeps
+// what happened: a full record whose working set no longer names the step
+// (its Removed list does), or, when the message is one tool result of an
+// action, an amendment that carries a copy of the action without that
+// result (the call is then pending: a tool message appended later answers
+// it again). Without ExpectedLastSeq, a pop that another writer got ahead
+// of reads the working set again and retries, within req.Retry (then a
+// *store.ContendedError). A session whose working set is empty is
+// store.ErrNothingToPop. A request without Retry gets the service's
+// policy (see Retry).
+func (s *Service) Pop(ctx context.Context, req PopRequest) (*PopResponse, error) {
+	if req.Retry == nil {
+		req.Retry = s.retryIn(req.Tenant, req.SessionID)
+	}
+	return pop(ctx, s.st, workingSets{s}, req)
+}
+
+// Clear empties a session's working set, as agentmem.Memory.Clear does a
+// bound memory's: a full compaction record whose working set is empty and
+// whose Removed list names every step, pinned ones included, so the log
+// keeps what happened and the session stays usable (what is appended
+// next starts a new working set). A working set that is empty already is
+// left as it is. Without ExpectedLastSeq, a clear that another writer got
+// ahead of reads the working set again and retries, within req.Retry
+// (then a *store.ContendedError). A request without Retry gets the
+// service's policy (see Retry).
+func (s *Service) Clear(ctx context.Context, req ClearRequest) (*ClearResponse, error) {
+	if req.Retry == nil {
+		req.Retry = s.retryIn(req.Tenant, req.SessionID)
+	}
+	return clearWorkingSet(ctx, s.st, workingSets{s}, req)
 }

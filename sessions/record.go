@@ -1,4 +1,4 @@
-package store
+package sessions
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
 )
 
 // RecordRequest records what a client holds of a session in one
@@ -16,7 +17,7 @@ import (
 // working set.
 type RecordRequest struct {
 	SessionID string
-	// Tenant and SessionID name the session (see Store).
+	// Tenant and SessionID name the session (see store.Store).
 	Tenant string
 	// ExpectedLastSeq is the LastSeq of the working set the caller
 	// compared with. Record changes nothing and fails with
@@ -61,11 +62,11 @@ type RecordResponse struct {
 	LastSeq int64
 }
 
-// Record takes messages off a session's working set, replaces its system
+// record takes messages off a session's working set, replaces its system
 // prompt and appends messages, as RecordRequest says, in one append
 // conditional on req.ExpectedLastSeq: a crash or a concurrent writer
 // leaves the session as it was before or as it is after, never halfway.
-// The working set comes from ws (see AppendMessagesWith), and the append
+// The working set comes from ws (see appendMessages), and the append
 // is told to it.
 //
 // When nothing is taken off, the append is the new steps and an
@@ -77,14 +78,14 @@ type RecordResponse struct {
 //
 // Errors: those of AppendMessages, and agentmem.ErrConflict when the
 // session's LastSeq is not ExpectedLastSeq.
-func Record(ctx context.Context, st Store, ws WorkingSets, req RecordRequest) (*RecordResponse, error) {
-	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
+func record(ctx context.Context, st store.Store, ws workingSetSource, req RecordRequest) (*RecordResponse, error) {
+	if err := store.ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
 	if req.ExpectedLastSeq < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
-	key := Key{Tenant: req.Tenant, ID: req.SessionID}
+	key := store.Key{Tenant: req.Tenant, ID: req.SessionID}
 	cur, err := ws.WorkingSet(ctx, key)
 	if err != nil {
 		return nil, err
@@ -159,14 +160,14 @@ func Record(ctx context.Context, st Store, ws WorkingSets, req RecordRequest) (*
 	} else {
 		f = &agentmem.Folded{}
 	}
-	ar := AppendRequest{Tenant: req.Tenant, SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: &req.ExpectedLastSeq}
+	ar := store.AppendRequest{Tenant: req.Tenant, SessionID: req.SessionID, Steps: f.Steps, ExpectedLastSeq: &req.ExpectedLastSeq}
 	switch {
 	case len(removed) > 0:
 		copies := make(map[int64]bool, len(cur.Replaced))
 		for _, n := range cur.Replaced {
 			copies[n] = true
 		}
-		rec := &CompactionRecord{Working: make([]int64, 0, len(steps)+len(f.Steps)), Removed: removed}
+		rec := &store.CompactionRecord{Working: make([]int64, 0, len(steps)+len(f.Steps)), Removed: removed}
 		for _, s := range steps {
 			n := int64(s.Info().Number)
 			rec.Working = append(rec.Working, n)
@@ -177,11 +178,11 @@ func Record(ctx context.Context, st Store, ws WorkingSets, req RecordRequest) (*
 			}
 		}
 		for i := range f.Steps {
-			rec.Working = append(rec.Working, NewStepRef(i))
+			rec.Working = append(rec.Working, store.NewStepRef(i))
 		}
 		ar.Compaction = rec
 	case len(changed) > 0:
-		rec := &CompactionRecord{Amend: true}
+		rec := &store.CompactionRecord{Amend: true}
 		for _, s := range steps {
 			if c, ok := changed[int64(s.Info().Number)]; ok {
 				rec.Replaced = append(rec.Replaced, c)
@@ -201,4 +202,17 @@ func Record(ctx context.Context, st Store, ws WorkingSets, req RecordRequest) (*
 	}
 	out.Seqs, out.CompactionSeq, out.LastSeq = resp.Seqs, resp.CompactionSeq, resp.LastSeq
 	return out, nil
+}
+
+// Record records what a client holds of a session in one conditional
+// write: messages taken off, the system prompt replaced and
+// new messages appended, against the session's working set as the context
+// cache holds it. A request without Now gets the service's clock. It is
+// not retried: a caller that compares with the working set first compares
+// again when it loses a race (see Retry).
+func (s *Service) Record(ctx context.Context, req RecordRequest) (*RecordResponse, error) {
+	if req.Now == nil {
+		req.Now = s.clock
+	}
+	return record(ctx, s.st, workingSets{s}, req)
 }
