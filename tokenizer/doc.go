@@ -103,20 +103,16 @@
 //
 // # Cost model
 //
-// Measured on a 2-core amd64 VM on 10 MiB of mixed prose, dialogue and Go
-// source (go test -bench 'Mixed|Load' ./tokenizer/; docs/benchmarks.md has
-// the commands and all the figures):
+// The figures are in docs/benchmarks.md, with the commands that measure
+// them (go test -bench 'Mixed|Load' ./tokenizer/):
 //
 //   - First use: an encoding parses its embedded ranks on its first Count,
-//     Encode or Decode (not in Get), once, race-free (sync.Once): 16 to
-//     20 ms and 11.7 MB of heap kept for o200k_base, 7 ms and 6 MB for
-//     cl100k_base (BenchmarkLoad); in a fresh process, where the memory
-//     must be faulted in, 43 to 54 ms and 26 to 27 ms. Call Count("") at
-//     start-up to pay it early.
-//   - Count: linear in the input, 85 to 88 MB/s for o200k_base and 89 to
-//     90 MB/s for cl100k_base on one core, where tiktoken-go, the
-//     reference, counts 3.0 to 3.9 MB/s; no allocation. CountParallel:
-//     about 160 MB/s on two cores. Encode: 70 to 80 MB/s, allocating only
-//     the IDs it returns. Concurrent calls share only read-only tables.
-//   - Heuristic: over 1 GB/s, no allocation, no load.
+//     Encode or Decode (not in Get), once, race-free (sync.Once), and
+//     keeps them on the heap (megabytes; tens of milliseconds). Call
+//     Count("") at start-up to pay it early.
+//   - Count: linear in the input, without allocating, tens of times
+//     faster than tiktoken-go, the reference. CountParallel splits the
+//     input across cores. Encode allocates only the IDs it returns.
+//     Concurrent calls share only read-only tables.
+//   - Heuristic: no allocation, no load.
 package tokenizer

@@ -44,7 +44,7 @@ var (
 )
 
 // buildClassTable fills classTable from Go's unicode tables, the ones
-// regexp2 matches \p{L}, \p{N} and \s with (about 1 ms).
+// regexp2 matches \p{L}, \p{N} and \s with.
 func buildClassTable() *[classTableSize]uint8 {
 	t := new([classTableSize]uint8)
 	for r := range classTableSize {

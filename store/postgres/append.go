@@ -138,9 +138,8 @@ func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, i
 	case 1:
 		// An equality on every column of the step-ID index: its plan looks
 		// the ID up whatever the table's statistics say. With = ANY, the
-		// generic plan of a table analyzed while small filtered the
-		// session's whole log instead (0.6 ms an append, the most costly
-		// statement of a load of appends to new sessions).
+		// generic plan of a table analyzed while small filters the
+		// session's whole log instead.
 		b.Queue("SELECT step_id, seq, body FROM entries WHERE tenant = $1 AND session_id = $2 AND step_id = $3", tenant, id, ids[0])
 	default:
 		b.Queue("SELECT step_id, seq, body FROM entries WHERE tenant = $1 AND session_id = $2 AND step_id = ANY($3)", tenant, id, ids)
