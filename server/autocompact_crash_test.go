@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -72,9 +73,11 @@ func TestKillDuringAutoCompaction(t *testing.T) {
 		}
 		break
 	}
+	// The compactor lets appends gather for a while (sessions.CompactorSettle)
+	// before it reads them.
 	select {
 	case <-held:
-	default:
+	case <-time.After(sessions.CompactorSettle + 30*time.Second):
 		t.Fatal("100 turns did not start a compaction")
 	}
 	// Appends go on while the compaction waits for its summary.

@@ -69,6 +69,10 @@ type FeedRequest struct {
 	After FeedCursor
 	// Limit bounds the changes returned: 0 means 256, at most 10,000.
 	Limit int
+	// WithoutEntries leaves every change's Entry (and Err) nil, for a
+	// consumer that needs only which sessions changed and how they are
+	// now: the store then neither reads nor decodes the entries.
+	WithoutEntries bool
 }
 
 // Limits of FeedRequest.

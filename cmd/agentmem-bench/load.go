@@ -56,7 +56,12 @@ how far the server's recall index (which follows the log in the
 background) was behind: its per-change lag over the measured period from
 /metrics (p50 and p99, as the upper bounds of the histogram's buckets),
 the largest lag /readyz showed, sampled every 100ms, and how long a
-fresh=true search took right after the run. A run with any failed request exits
+fresh=true search took right after the run. server_cpu is the CPU time the
+server process spent during the measured period (process_cpu_seconds_total
+in its /metrics, read when the period starts and ends, so the load
+generator's own CPU is not in it) and that time in milliseconds per
+request (with loop, per loop): what the server's work costs on a machine
+the load generator shares. A run with any failed request exits
 with status 1 after printing it. The seeded sessions are deleted at the end
 unless --keep.
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/agentmem/agentmem/internal/bench/load"
 	"github.com/agentmem/agentmem/internal/cli/clitest"
@@ -26,7 +27,11 @@ func benchServer(t *testing.T) (*httptest.Server, store.Store, *atomic.Int64) {
 	indexed := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
 	indexed.Start()
 	t.Cleanup(indexed.Stop)
-	srv, err := server.New(server.Config{Store: indexed, Recall: ix, Registerer: prometheus.NewRegistry()})
+	// The process collector reports this test process's CPU time as the
+	// server's, which the run reads from /metrics.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv, err := server.New(server.Config{Store: indexed, Recall: ix, Registerer: reg, Gatherer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +64,10 @@ func TestBenchLoad(t *testing.T) {
 			}
 			if op != "context" && (res.IndexLag == nil || res.IndexLag.Changes < 1 || res.IndexLag.P99 < res.IndexLag.P50) {
 				t.Errorf("index lag: %+v", res.IndexLag)
+			}
+			// The server (this process) spent CPU on the run's requests.
+			if res.ServerCPU == nil || res.ServerCPU.Seconds <= 0 || res.ServerCPU.MsPerOp <= 0 {
+				t.Errorf("server CPU: %+v", res.ServerCPU)
 			}
 			if op == "mixed" && (len(res.Ops) < 4 || res.Ops["append"] < 1) {
 				t.Errorf("mixed ops: %+v", res.Ops)

@@ -38,6 +38,10 @@ type Options struct {
 	Consumer string
 	// Batch is the most changes read and applied at once; 0 means 512.
 	Batch int
+	// WithoutEntries reads the feed without the appended entries
+	// (store.FeedRequest.WithoutEntries), for an apply function that
+	// needs only the changed sessions.
+	WithoutEntries bool
 	// Poll is how long the follower waits, when the feed is quiet and
 	// nothing notified it, before it looks again (for writes by other
 	// processes); 0 means 250ms.
@@ -222,7 +226,7 @@ func (f *Follower) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		resp, err := f.feed.ReadFeed(ctx, store.FeedRequest{After: cur, Limit: f.opts.Batch})
+		resp, err := f.feed.ReadFeed(ctx, store.FeedRequest{After: cur, Limit: f.opts.Batch, WithoutEntries: f.opts.WithoutEntries})
 		if err == nil && len(resp.Changes) > 0 {
 			f.markBehind(resp.Changes[0].Time)
 			err = f.applyBatch(ctx, resp.Changes)

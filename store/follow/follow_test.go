@@ -3,6 +3,7 @@ package follow_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -69,5 +70,47 @@ func TestFollowerResumes(t *testing.T) {
 	}
 	if st := f.Status(); st.Applied != 1 || st.Errors != 0 {
 		t.Fatalf("status %+v", st)
+	}
+}
+
+// TestFollowerWithoutEntries: a follower with WithoutEntries is given the
+// appends with their sessions and without their entries; one without it,
+// with them.
+func TestFollowerWithoutEntries(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	step := agentmem.WithInfo(&agentmem.TaskStep{Task: "one"}, agentmem.StepInfo{ID: "one"})
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
+		t.Fatal(err)
+	}
+	// Both consumers hold the feed from the start.
+	for _, without := range []bool{false, true} {
+		if err := st.SaveCursor(ctx, fmt.Sprintf("test-%v", without), store.FeedCursor{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, without := range []bool{false, true} {
+		var got []store.Change
+		apply := func(_ context.Context, changes []store.Change) (int, error) {
+			got = append(got, changes...)
+			return len(changes), nil
+		}
+		f := follow.New(st, apply, follow.Options{Consumer: fmt.Sprintf("test-%v", without), WithoutEntries: without})
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = f.Run(rctx) }()
+		err := f.Sync(ctx)
+		cancel()
+		<-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Session == nil || got[0].Session.ID != "s" || (got[0].Entry == nil) != without {
+			t.Fatalf("WithoutEntries %v: changes %+v", without, got)
+		}
 	}
 }

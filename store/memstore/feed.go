@@ -64,7 +64,7 @@ func (st *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fe
 				sessions[key] = sess
 			}
 			c.Session = sess
-			if sess != nil && r.kind == store.ChangeAppend {
+			if sess != nil && r.kind == store.ChangeAppend && !req.WithoutEntries {
 				if o, k := st.sessions[key].owner(r.seq); o != nil {
 					e := o.entries[k].Clone()
 					c.Entry = &e

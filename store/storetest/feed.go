@@ -91,6 +91,47 @@ func (s *suite) feedTests() []namedTest {
 				t.Fatalf("delete gone: %+v", c)
 			}
 		}},
+		{"WithoutEntries", func(t *testing.T) {
+			e := s.open(t)
+			f := e.feed()
+			e.create(store.CreateRequest{ID: "a", Tenant: "t1", UserID: "u"})
+			e.appendSteps("t1/a", taskStep("a1", "find the bug"), actionStep("a2"))
+			e.create(store.CreateRequest{ID: "b", Tenant: "t1", ParentID: "a", ForkSeq: 1})
+			if err := e.st.Delete(e.ctx, "t1", "a"); err != nil {
+				t.Fatal(err)
+			}
+			all := e.drain(f, store.FeedCursor{}, 0)
+			// The same changes, each with its session as it is now and no
+			// entry, read through a cursor limit at a time.
+			var got []store.Change
+			for cur := (store.FeedCursor{}); len(got) < len(all); {
+				resp := e.readAtLeast(f, store.FeedRequest{After: cur, Limit: 2, WithoutEntries: true}, 1)
+				got = append(got, resp.Changes...)
+				cur = resp.Next
+			}
+			if len(got) != len(all) {
+				t.Fatalf("%d changes without entries, %d with", len(got), len(all))
+			}
+			entries := 0
+			for i, c := range got {
+				w := all[i]
+				if c.Kind != w.Kind || c.Tenant != w.Tenant || c.SessionID != w.SessionID || c.Seq != w.Seq || !c.Time.Equal(w.Time) {
+					t.Fatalf("change %d: %+v, want %+v", i, c, w)
+				}
+				if (c.Session == nil) != (w.Session == nil) || c.Session != nil && (c.Session.ID != w.Session.ID || c.Session.LastSeq != w.Session.LastSeq) {
+					t.Fatalf("change %d: session %+v, want %+v", i, c.Session, w.Session)
+				}
+				if c.Entry != nil || c.Err != nil {
+					t.Fatalf("change %d: entry %+v, err %v; want neither", i, c.Entry, c.Err)
+				}
+				if w.Entry != nil {
+					entries++
+				}
+			}
+			if entries == 0 {
+				t.Fatalf("no change read with entries has one: %+v", all)
+			}
+		}},
 		{"Paging", func(t *testing.T) {
 			e := s.open(t)
 			f := e.feed()

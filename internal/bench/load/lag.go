@@ -179,6 +179,18 @@ func (l *loadRun) metricLines(ctx context.Context, each func(line string)) bool 
 	return true
 }
 
+// readCPU reads process_cpu_seconds_total, the server process's CPU
+// time, from /metrics; false when the server does not report it.
+func (l *loadRun) readCPU(ctx context.Context) (seconds float64, ok bool) {
+	l.metricLines(ctx, func(line string) {
+		if v, found := strings.CutPrefix(line, "process_cpu_seconds_total "); found {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			seconds, ok = f, err == nil
+		}
+	})
+	return seconds, ok
+}
+
 // catchUp times a fresh=true recall search made right after the run: how
 // long the index took to reach the last appends.
 func (l *loadRun) catchUp(ctx context.Context) (float64, bool) {

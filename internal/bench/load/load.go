@@ -100,6 +100,22 @@ type Result struct {
 	// server's resident memory during it.
 	Ops map[string]int64 `json:"ops,omitempty"`
 	RSS *RSSReport       `json:"rss,omitempty"`
+	// ServerCPU is the CPU time the server process spent during the
+	// measured period, from its /metrics (absent when it has none).
+	ServerCPU *ServerCPU `json:"server_cpu,omitempty"`
+}
+
+// ServerCPU is the CPU time, user and system, that the server process
+// spent during the measured period, read from process_cpu_seconds_total
+// in its /metrics when the period starts and when it ends: the cost of
+// the load to the server, whatever else shares the machine. It includes
+// the server's background work (the recall index following the appends)
+// and the two reads of /metrics; the counter's resolution is 10 ms.
+type ServerCPU struct {
+	Seconds float64 `json:"seconds"`
+	// MsPerOp is Seconds in milliseconds divided by the requests of the
+	// measured period (with loop, the loops).
+	MsPerOp float64 `json:"ms_per_op"`
 }
 
 // LatencySummary is a latency distribution in milliseconds.
@@ -213,8 +229,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		lagBefore lagHistogram
 		behind    *behindSampler
 	)
-	var rss *rssSampler
+	var (
+		rss       *rssSampler
+		cpuBefore float64
+		cpuOK     bool
+	)
 	l.onMeasure = func() {
+		cpuBefore, cpuOK = l.readCPU(ctx)
 		if cfg.Op != OpContext {
 			lagBefore = l.readLagHistogram(ctx)
 			behind = l.sampleBehind(ctx)
@@ -226,6 +247,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stats := l.drive(ctx, ids)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("interrupted: %w", err)
+	}
+	var cpu float64
+	if cpuOK {
+		cpu, cpuOK = l.readCPU(ctx)
+		cpu -= cpuBefore
 	}
 	if rss != nil {
 		res.RSS = rss.finish()
@@ -268,6 +294,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.ResponseBytes = bytes / res.Requests
 	}
 	res.Latency = summarizeLatency(samples)
+	if cpuOK && res.Requests > 0 {
+		res.ServerCPU = &ServerCPU{Seconds: roundTo(cpu, 2), MsPerOp: roundTo(cpu*1000/float64(res.Requests), 3)}
+	}
 	if res.Failed > 0 {
 		return res, fmt.Errorf("%d of %d requests failed (%v); the first: %s", res.Failed, res.Requests, res.Errors, l.firstError())
 	}

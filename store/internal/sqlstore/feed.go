@@ -41,8 +41,9 @@ type feedDialect struct {
 	// its Pos), below the snapshot's watermark ($1, as text), at most $4
 	// of them, in order, with the entry of each append: tx, pos, kind,
 	// session_id, tenant, seq, at, and the entry's kind, body, created_at
-	// (NULL when it is gone).
-	read string
+	// (NULL when it is gone). readKeys is read with NULL for the entry's
+	// columns (FeedRequest.WithoutEntries).
+	read, readKeys string
 	// head is one past the newest watermark given out.
 	head string
 	// keysIn is the condition that a session's (tenant, id) is one of the
@@ -62,12 +63,26 @@ type feedDialect struct {
 	trim string
 }
 
-const feedColumns = `f.kind, f.session_id, f.tenant, f.seq, f.at, e.kind, e.body, e.created_at
+const (
+	feedColumns = `f.kind, f.session_id, f.tenant, f.seq, f.at, e.kind, e.body, e.created_at
 	FROM feed f LEFT JOIN entries e ON f.kind = 'append' AND e.tenant = f.tenant AND e.session_id = f.session_id AND e.seq = f.seq`
+	// feedKeyColumns are feedColumns without the entries, typed as
+	// theirs on PostgreSQL.
+	sqliteFeedKeyColumns   = `f.kind, f.session_id, f.tenant, f.seq, f.at, NULL, NULL, NULL FROM feed f`
+	postgresFeedKeyColumns = `f.kind, f.session_id, f.tenant, f.seq, f.at, NULL::text, NULL::bytea, NULL::timestamptz FROM feed f`
+)
+
+// The feed's reads after a cursor, with the columns of feedColumns or
+// the feed key columns.
+const (
+	sqliteFeedAfter   = ` WHERE f.pos > $3 ORDER BY f.pos LIMIT $4`
+	postgresFeedAfter = ` WHERE f.xid < $1::text::xid8 AND (f.xid, f.pos) > ($2::text::xid8, $3)
+		ORDER BY f.xid, f.pos LIMIT $4`
+)
 
 var sqliteFeed = feedDialect{
-	read: `SELECT 0, f.pos, ` + feedColumns + `
-		WHERE f.pos > $3 ORDER BY f.pos LIMIT $4`,
+	read:         `SELECT 0, f.pos, ` + feedColumns + sqliteFeedAfter,
+	readKeys:     `SELECT 0, f.pos, ` + sqliteFeedKeyColumns + sqliteFeedAfter,
 	head:         `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'feed'), 0) + 1`,
 	keysIn:       `(tenant, id) IN (SELECT t.value, i.value FROM json_each($1) t JOIN json_each($2) i ON i.key = t.key)`,
 	loadCursor:   `SELECT 0, pos FROM feed_cursors WHERE consumer = $1`,
@@ -80,9 +95,8 @@ var sqliteFeed = feedDialect{
 var postgresFeed = feedDialect{
 	bySnapshot: true,
 	snapshot:   `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`,
-	read: `SELECT f.xid::text::bigint, f.pos, ` + feedColumns + `
-		WHERE f.xid < $1::text::xid8 AND (f.xid, f.pos) > ($2::text::xid8, $3)
-		ORDER BY f.xid, f.pos LIMIT $4`,
+	read:       `SELECT f.xid::text::bigint, f.pos, ` + feedColumns + postgresFeedAfter,
+	readKeys:   `SELECT f.xid::text::bigint, f.pos, ` + postgresFeedKeyColumns + postgresFeedAfter,
 	head:       `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`,
 	keysIn:     `(tenant, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
 	loadCursor: `SELECT xid::text::bigint, pos FROM feed_cursors WHERE consumer = $1`,
@@ -97,7 +111,8 @@ var postgresFeed = feedDialect{
 }
 
 // ReadFeed implements store.Feed: the changes after req.After, with their
-// sessions and entries as they are now, read in one snapshot.
+// sessions and (unless req.WithoutEntries) entries as they are now, read
+// in one snapshot.
 func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.FeedResponse, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -116,7 +131,11 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 				return err
 			}
 		}
-		rows, err := tx.Query(ctx, f.read, strconv.FormatInt(snap, 10), strconv.FormatInt(req.After.Tx, 10), req.After.Pos, limit+1)
+		query := f.read
+		if req.WithoutEntries {
+			query = f.readKeys
+		}
+		rows, err := tx.Query(ctx, query, strconv.FormatInt(snap, 10), strconv.FormatInt(req.After.Tx, 10), req.After.Pos, limit+1)
 		if err != nil {
 			return err
 		}
