@@ -51,8 +51,8 @@ type Options struct {
 	// lineage holds a document of that turn (its amendment of the step):
 	// for each turn, the nearest session's document is the one found, and
 	// an ancestor's document made from an entry after the fork point (its
-	// later amendment, MetaEntry) is not. The documents must be StepDocs'
-	// ("<session>#<seq>"). A server sets StoreLineage.
+	// later amendment, MetaEntry) is not. The documents must be recallview.StepDocs'
+	// ("<session>#<seq>"). A server sets recallview.StoreLineage.
 	Lineage LineageFunc
 }
 
@@ -684,7 +684,7 @@ func (ix *Index) at(ctx context.Context, tenant, group string, seq int64, f Filt
 }
 
 // Scope returns the filter of a conversation scope: the metadata pairs
-// StepDocs writes for a session, a user and an agent (empty values do not
+// recallview.StepDocs writes for a session, a user and an agent (empty values do not
 // filter). Search with it finds the turns of this session, of every
 // session of this user, or of this agent.
 func Scope(session, user, agent string) Filter {

@@ -1,15 +1,4 @@
-// Package follow follows a store's change feed (store.Feed) in the
-// background for what is derived from the log: it reads the changes after
-// a durable cursor in batches, hands each batch to an apply function, and
-// saves the cursor once the batch is applied. A process that crashes
-// after committing a write, or a client that goes away after its write
-// was acknowledged, therefore cannot leave the derived state behind:
-// whichever process follows the feed next resumes at the saved cursor.
-// Reading is at-least-once, so applying a batch must be idempotent.
-//
-// The recall index (package recall) and the sessions' automatic
-// compaction (package sessions) follow the log with it.
-package follow
+package views
 
 import (
 	"context"
@@ -116,9 +105,9 @@ type Follower struct {
 	watchers []func(BatchInfo)
 }
 
-// New returns a Follower that applies what feed reports with apply. It
+// NewFollower returns a Follower that applies what feed reports with apply. It
 // does nothing until Run.
-func New(feed store.Feed, apply Func, opts Options) *Follower {
+func NewFollower(feed store.Feed, apply Func, opts Options) *Follower {
 	if opts.Batch <= 0 {
 		opts.Batch = 512
 	}

@@ -1,4 +1,4 @@
-package follow_test
+package views_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/follow"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views"
 )
 
 // TestFollowerResumes: a follower applies every change, Sync waits for
@@ -35,8 +35,8 @@ func TestFollowerResumes(t *testing.T) {
 		return len(changes), nil
 	}
 	var errs []error
-	run := func() (*follow.Follower, func()) {
-		f := follow.New(st, apply, follow.Options{Consumer: "test", OnError: func(err error) { errs = append(errs, err) }})
+	run := func() (*views.Follower, func()) {
+		f := views.NewFollower(st, apply, views.Options{Consumer: "test", OnError: func(err error) { errs = append(errs, err) }})
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = f.Run(rctx) }()

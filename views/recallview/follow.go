@@ -1,4 +1,4 @@
-package recall
+package recallview
 
 import (
 	"context"
@@ -7,8 +7,9 @@ import (
 	"slices"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/follow"
+	"github.com/agentmem/agentmem/views"
 )
 
 // Follower keeps conversation recall in step with a store's log by
@@ -29,29 +30,29 @@ import (
 // sharing the store); Sync waits until everything committed before it is
 // indexed (read-your-writes). Its methods are safe for concurrent use.
 type Follower struct {
-	*follow.Follower
+	*views.Follower
 	st store.Store
 	x  *Indexer
 }
 
-// FollowerOptions configure a Follower (follow.Options). The zero value
+// FollowerOptions configure a Follower (views.Options). The zero value
 // is a good default: the cursor is named DefaultConsumer. A change that
 // can never be indexed (a corrupt entry, a document the index refuses)
 // is reported to OnError and skipped.
-type FollowerOptions = follow.Options
+type FollowerOptions = views.Options
 
 // BatchInfo describes a batch of changes a Follower applied: Written is
 // the number of documents it wrote.
-type BatchInfo = follow.BatchInfo
+type BatchInfo = views.BatchInfo
 
 // FollowStatus is a Follower's progress.
-type FollowStatus = follow.Status
+type FollowStatus = views.Status
 
 // DefaultConsumer is the cursor name of a Follower's zero Options.
 const DefaultConsumer = "recall"
 
 // DefaultSettle is FollowerOptions.Settle when it is 0.
-const DefaultSettle = follow.DefaultSettle
+const DefaultSettle = views.DefaultSettle
 
 // NewFollower returns a Follower that indexes what feed reports about
 // st's sessions into x. It does nothing until Run.
@@ -60,7 +61,7 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 		opts.Consumer = DefaultConsumer
 	}
 	f := &Follower{st: st, x: x}
-	f.Follower = follow.New(feed, f.apply, opts)
+	f.Follower = views.NewFollower(feed, f.apply, opts)
 	return f
 }
 
@@ -157,7 +158,7 @@ type docWriter struct {
 	written int
 }
 
-func (w *docWriter) add(docs []Doc) error {
+func (w *docWriter) add(docs []recall.Doc) error {
 	if w.sets == nil {
 		w.sets = map[string]*docSet{}
 	}
@@ -168,7 +169,7 @@ func (w *docWriter) add(docs []Doc) error {
 			w.sets[d.Tenant] = set
 			w.tenants = append(w.tenants, d.Tenant)
 		}
-		if i, ok := set.at[d.ID]; ok && EntrySeq(&set.docs[i]) > EntrySeq(&d) {
+		if i, ok := set.at[d.ID]; ok && recall.EntrySeq(&set.docs[i]) > recall.EntrySeq(&d) {
 			continue
 		}
 		before := len(set.docs)
@@ -189,7 +190,7 @@ func (w *docWriter) forget(tenant, session string) {
 	if set == nil {
 		return
 	}
-	kept := slices.DeleteFunc(set.docs, func(d Doc) bool { return d.Metadata[MetaSession] == session })
+	kept := slices.DeleteFunc(set.docs, func(d recall.Doc) bool { return d.Metadata[recall.MetaSession] == session })
 	if len(kept) == len(set.docs) {
 		return
 	}
@@ -203,24 +204,24 @@ func (w *docWriter) forget(tenant, session string) {
 
 // newer drops from docs those whose turns the index holds from a later
 // log entry.
-func (w *docWriter) newer(tenant string, docs []Doc) ([]Doc, error) {
+func (w *docWriter) newer(tenant string, docs []recall.Doc) ([]recall.Doc, error) {
 	ids := make([]string, 0, len(docs))
 	for i := range docs {
-		if CheckID(docs[i].ID) == nil { // Upsert reports the others
+		if recall.CheckID(docs[i].ID) == nil { // Upsert reports the others
 			ids = append(ids, docs[i].ID)
 		}
 	}
-	have, err := w.f.x.Index.b.Get(w.ctx, tenant, ids...)
+	have, err := w.f.x.Index.Backend().Get(w.ctx, tenant, ids...)
 	if err != nil || len(have) == 0 {
 		return docs, err
 	}
 	held := make(map[string]int64, len(have))
 	for i := range have {
-		held[have[i].ID] = EntrySeq(&have[i])
+		held[have[i].ID] = recall.EntrySeq(&have[i])
 	}
-	return slices.DeleteFunc(docs, func(d Doc) bool {
+	return slices.DeleteFunc(docs, func(d recall.Doc) bool {
 		seq, ok := held[d.ID]
-		return ok && seq > EntrySeq(&d)
+		return ok && seq > recall.EntrySeq(&d)
 	}), nil
 }
 
