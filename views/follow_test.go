@@ -3,8 +3,10 @@ package views_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
@@ -22,7 +24,7 @@ func TestFollowerResumes(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[int64]int{}
 	fail := true
-	apply := func(_ context.Context, changes []store.Change) (int, error) {
+	apply := func(_ context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if fail {
@@ -69,5 +71,73 @@ func TestFollowerResumes(t *testing.T) {
 	}
 	if st := f.Status(); st.Applied != 1 || st.Errors != 0 {
 		t.Fatalf("status %+v", st)
+	}
+}
+
+// savesCounted is a store that counts the cursors saved in its feed.
+type savesCounted struct {
+	*memstore.Store
+	mu    sync.Mutex
+	saves []store.FeedCursor
+}
+
+func (s *savesCounted) SaveCursor(ctx context.Context, consumer string, c store.FeedCursor) error {
+	s.mu.Lock()
+	s.saves = append(s.saves, c)
+	s.mu.Unlock()
+	return s.Store.SaveCursor(ctx, consumer, c)
+}
+
+// TestFollowerSavesCursorLazily: a follower saves its cursor in the feed
+// at most every SaveEvery, not after every batch (each save is a durable
+// commit), and saves what it applied when it stops, so that the next
+// follower resumes after it.
+func TestFollowerSavesCursorLazily(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New(memstore.Options{})
+	defer mem.Close()
+	st := &savesCounted{Store: mem}
+	var mu sync.Mutex
+	applied := 0
+	apply := func(_ context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
+		mu.Lock()
+		applied += len(changes)
+		mu.Unlock()
+		return len(changes), nil
+	}
+	f := views.NewFollower(st, apply, views.Options{Consumer: "lazy", SaveEvery: time.Hour, Settle: -1})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.Run(rctx) }()
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 { // five batches
+		if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{agentmem.WithInfo(&agentmem.TaskStep{Task: fmt.Sprint(i)}, agentmem.StepInfo{ID: fmt.Sprint(i)})}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.mu.Lock()
+	during := len(st.saves)
+	st.mu.Unlock()
+	if during != 1 { // the registration of the zero cursor
+		t.Fatalf("%d cursors saved while following, want only the registration", during)
+	}
+	head, err := st.ReadFeed(ctx, store.FeedRequest{Limit: store.MaxFeedLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	if c, err := st.LoadCursor(ctx, "lazy"); err != nil || c != head.Next {
+		t.Fatalf("the cursor saved when the follower stopped: %+v, %v; want the feed's end %+v", c, err, head.Next)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if applied != 5 {
+		t.Fatalf("%d changes applied, want the 5 appends", applied)
 	}
 }

@@ -90,7 +90,7 @@ func Start(svc *sessions.Service, feed store.Feed, opts views.Options) (*Compact
 // busy, the summarizer is down, another writer kept winning) fails the
 // batch, which is tried again; one that will not (a session that no
 // longer decodes) is reported and skipped.
-func (c *Compactor) apply(ctx context.Context, changes []store.Change) (int, error) {
+func (c *Compactor) apply(ctx context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
 	seen := make(map[store.Key]bool)
 	compacted := 0
 	for _, ch := range changes {
