@@ -31,7 +31,9 @@ type tenantBatch struct {
 // SQLite possibly shared with other writers', committed together) that
 // takes the lock of each tenant it writes to, in the tenants' order (so
 // that two batches never wait for each other's), applies the tenant's
-// clears and then its upserts, and saves the checkpoint.
+// clears and then its upserts, and saves the checkpoint. A batch with a
+// checkpoint is redoable (sqldb.Redoable): its commit does not wait for
+// the disk.
 func (x *Index) WriteBatch(ctx context.Context, b recall.Batch) error {
 	clears, groups, err := recall.CheckBatch(b)
 	if err != nil {
@@ -68,6 +70,11 @@ func (x *Index) WriteBatch(ctx context.Context, b recall.Batch) error {
 		tenants = append(tenants, t)
 	}
 	slices.Sort(tenants)
+	if b.Checkpoint != nil {
+		// A batch lost to a power failure is lost with its checkpoint,
+		// and its follower writes it again from the one before.
+		ctx = sqldb.Redoable(ctx)
+	}
 	err = x.q.db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
 		for _, tenant := range tenants {
 			tb := byTenant[tenant]
