@@ -67,17 +67,22 @@ func (l *lostCursors) SaveCursor(context.Context, string, store.FeedCursor) erro
 	return nil
 }
 
-// runFollower runs a follower until the test ends.
-func runFollower(t *testing.T, f *recallview.Follower) {
+// runFollower runs a follower until stop is called or the test ends.
+func runFollower(t *testing.T, f *recallview.Follower) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func syncFollower(t *testing.T, f *recallview.Follower) {
@@ -118,7 +123,7 @@ func TestFollowerCommitsCursorWithDocuments(t *testing.T) {
 		mu.Unlock()
 	}}
 	f := recallview.NewFollower(st, st, &recallview.Indexer{Index: ix, Store: st}, opts)
-	runFollower(t, f)
+	stop := runFollower(t, f)
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "s", Tenant: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +154,7 @@ func TestFollowerCommitsCursorWithDocuments(t *testing.T) {
 
 	// A new follower (a restarted process) over the same index: the
 	// feed has no cursor of it, the index has.
+	stop()
 	if c, err := st.LoadCursor(ctx, recallview.DefaultConsumer); err != nil || c != (store.FeedCursor{}) {
 		t.Fatalf("the feed holds a cursor %+v, %v: the test needs none", c, err)
 	}
