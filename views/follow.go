@@ -249,7 +249,9 @@ func (f *Follower) Run(ctx context.Context) error {
 		// applying again, harmlessly) what was applied after the one
 		// saved, after a restart, and holding the feed back meanwhile.
 		if err := f.feed.SaveCursor(ctx, f.opts.Consumer, cur); err != nil {
-			if !errors.Is(err, context.Canceled) {
+			// A closed store has nothing to save into: the next follower
+			// reads again from the cursor saved last.
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrClosed) {
 				f.Report(fmt.Errorf("%s: saving the feed cursor: %w", f.opts.Consumer, err))
 			}
 			return

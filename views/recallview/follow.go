@@ -87,6 +87,12 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 // checkpoint reads the cursor the index keeps with the documents.
 func (f *Follower) checkpoint(ctx context.Context) (store.FeedCursor, bool, error) {
 	v, ok, err := f.x.Index.Checkpoint(ctx, f.consumer)
+	if errors.Is(err, recall.ErrClosed) {
+		// Nothing can be indexed: the follower starts from the feed's
+		// cursor, and every batch it reads fails (reported, and retried)
+		// as it would have.
+		return store.FeedCursor{}, false, nil
+	}
 	if err != nil || !ok {
 		return store.FeedCursor{}, false, err
 	}
