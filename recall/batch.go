@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 )
 
 // Batch is writes to an index that commit together, all or none, with a
@@ -117,28 +118,11 @@ func (ix *Index) WriteBatch(ctx context.Context, b Batch) error {
 	if !ok {
 		return fmt.Errorf("recall: %T does not write batches: %w", ix.b, errors.ErrUnsupported)
 	}
-	if e := ix.opts.Embedder; e != nil && !ix.opts.DeferEmbedding {
-		var texts []string
-		var at []int
-		for i, d := range b.Upserts {
-			if len(d.Embedding) == 0 {
-				texts = append(texts, d.Text)
-				at = append(at, i)
-			}
-		}
-		if len(texts) > 0 {
-			vecs, err := embed(ctx, e, texts)
-			if err != nil {
-				return err
-			}
-			docs := make([]Doc, len(b.Upserts))
-			copy(docs, b.Upserts)
-			for j, i := range at {
-				docs[i].Embedding, docs[i].EmbeddingModel = vecs[j], e.Model()
-			}
-			b.Upserts = docs
-		}
+	docs := slices.Clone(b.Upserts)
+	if err := ix.embedMissing(ctx, docs); err != nil {
+		return err
 	}
+	b.Upserts = docs
 	return bw.WriteBatch(ctx, b)
 }
 

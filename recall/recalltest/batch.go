@@ -79,7 +79,7 @@ func (s *suite) batchTests() []test {
 			}
 			// Statistics follow the batch: the tenant's document count
 			// is what it holds.
-			st, err := b.DocFreqs(bg, "a", []string{"turn"})
+			st, err := lexicalOf(t, b).DocFreqs(bg, "a", []string{"turn"})
 			if err != nil {
 				t.Fatal(err)
 			}
