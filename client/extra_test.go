@@ -22,6 +22,7 @@ import (
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 func newHTTPServer(t *testing.T, h http.Handler) *httptest.Server {
@@ -36,7 +37,7 @@ func newHTTPServer(t *testing.T, h http.Handler) *httptest.Server {
 func withLongTerm(c *server.Config) {
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 	c.Recall = ix
-	c.Store = recall.NewIndexedStore(c.Store, &recall.Indexer{Index: ix, Store: c.Store})
+	c.Store = recallview.NewIndexedStore(c.Store, &recallview.Indexer{Index: ix, Store: c.Store})
 	c.Facts = facts.New(facts.NewMemStore(), facts.Options{Clock: fixedClock})
 }
 

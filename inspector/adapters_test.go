@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // The adapters put the real facts memory and recall index behind the
@@ -67,7 +68,7 @@ func TestAdapters(t *testing.T) {
 	}
 
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	if _, err := (&recall.Indexer{Index: ix, Store: f.st}).Backfill(ctx, recallAll()); err != nil {
+	if _, err := (&recallview.Indexer{Index: ix, Store: f.st}).Backfill(ctx, recallAll()); err != nil {
 		t.Fatal(err)
 	}
 	in, err := inspector.New(inspector.Config{Store: f.st, Facts: src, Recall: inspector.RecallFrom(ix), Clock: func() time.Time { return now }})

@@ -20,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/views/recallview"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -137,7 +138,7 @@ func FuzzLongTermArgs(f *testing.F) {
 		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 		defer ix.Close()
 		fm := facts.New(facts.NewMemStore(), facts.Options{Clock: clock})
-		indexed := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+		indexed := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
 		var logs bytes.Buffer
 		cfg := Config{Store: indexed, Facts: fm, Recall: ix, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clock, NewID: agentmem.NewID}
 		tt := &tools{cfg: withSessions(t, cfg), tenant: "fuzz"}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views/recallview"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,11 +61,11 @@ func newEnvWith(t *testing.T, cfg mcp.Config) *env {
 }
 
 // longTerm is a deployment with long-term memory: a memstore wrapped in
-// a recall.IndexedStore (every appended step is indexed), its recall
+// a recallview.IndexedStore (every appended step is indexed), its recall
 // index, and a facts memory whose clock the test moves. The servers of
 // several tenants share it, as serve's do.
 type longTerm struct {
-	st    *recall.IndexedStore
+	st    *recallview.IndexedStore
 	ix    *recall.Index
 	facts *facts.Memory
 	clock *testClock
@@ -76,7 +77,7 @@ func newLongTerm(t *testing.T) *longTerm {
 	clock := &testClock{now: t0}
 	base := memstore.New(memstore.Options{Clock: clock.Now})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	st := recall.NewIndexedStore(base, &recall.Indexer{Index: ix, Store: base})
+	st := recallview.NewIndexedStore(base, &recallview.Indexer{Index: ix, Store: base})
 	st.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing session %s: %v", id, err) }
 	fm := facts.New(facts.NewMemStore(), facts.Options{Clock: clock.Now})
 	t.Cleanup(func() { base.Close(); ix.Close(); fm.Store().Close() })

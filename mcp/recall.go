@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/internal/textcut"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // Bounds of search_memory's arguments.
@@ -141,11 +142,11 @@ const indexWait = 2 * time.Second
 
 // waitForIndex waits, at most indexWait, until the recall index has every
 // write committed before the call, when it follows the store's log
-// (recall.IndexedStore), so that an agent finds what it has just
+// (recallview.IndexedStore), so that an agent finds what it has just
 // appended. If the index is further behind, the search goes on with what
 // it has (and the delay is logged).
 func (t *tools) waitForIndex(ctx context.Context) {
-	fs, ok := t.cfg.Store.(interface{ Follower() *recall.Follower })
+	fs, ok := t.cfg.Store.(interface{ Follower() *recallview.Follower })
 	if !ok {
 		return
 	}
@@ -225,7 +226,7 @@ func memoryHit(h recall.Hit) MemoryHit {
 }
 
 // turn converts a document of the index: a conversation turn names its
-// session and step (see recall.StepDocs).
+// session and step (see recallview.StepDocs).
 func turn(d recall.Doc) Turn {
 	out := Turn{Text: d.Text, Kind: d.Metadata[recall.MetaKind]}
 	if len(out.Text) > MaxTurnTextBytes {

@@ -28,7 +28,7 @@ const maxTenantServers = 1024
 // Config configures a Server. Store is required; the rest is optional.
 type Config struct {
 	// Store holds the sessions the session tools read and write. With
-	// Recall, make it a recall.IndexedStore over the same index, so that
+	// Recall, make it a recallview.IndexedStore over the same index, so that
 	// every turn appended is found by search_memory.
 	Store store.Store
 	// Facts, when set, is the user-facts memory of the remember,

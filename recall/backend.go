@@ -15,7 +15,9 @@ import (
 // What else a backend can do is discovered once, by CapabilitiesOf, and
 // makes the Capabilities an Index searches with: a lexical search
 // (LexicalSearcher), a vector search (VectorSearcher), and a scan and
-// update of embeddings for re-embedding (EmbeddingStore). The backends of
+// update of embeddings for re-embedding (EmbeddingStore); and, asked for
+// by Index.WriteBatch, writes committed in one transaction with a
+// checkpoint (BatchWriter). The backends of
 // this module (Memory, recall/sqlite, recall/postgres) have every
 // capability. Callers use Index.
 //

@@ -21,8 +21,7 @@ func TestImportsNoSessionsOrModels(t *testing.T) {
 	}
 	forbidden := []string{
 		"github.com/agentmem/agentmem/llm",
-		// TODO(views): enable once the log followers have moved to package views.
-		// "github.com/agentmem/agentmem/store",
+		"github.com/agentmem/agentmem/store",
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, f := range forbidden {

@@ -21,11 +21,11 @@ const (
 	MaxTenantLen = 128
 	// MaxIDLen is the longest document ID, in bytes: room for the IDs
 	// made of a session's ID (up to store.MaxIDLen bytes) and a suffix,
-	// as StepDocs' "<session>#<seq>".
+	// as recallview.StepDocs' "<session>#<seq>".
 	MaxIDLen = 512
 	// MaxGroupLen is the longest group name, in bytes.
 	MaxGroupLen = 256
-	// MaxTextBytes is the longest document text, in bytes. StepDocs
+	// MaxTextBytes is the longest document text, in bytes. recallview.StepDocs
 	// truncates long observations well below it.
 	MaxTextBytes = 256 << 10
 	// MaxMetadata is the largest number of metadata pairs of a document.

@@ -51,8 +51,8 @@ type Options struct {
 	// lineage holds a document of that turn (its amendment of the step):
 	// for each turn, the nearest session's document is the one found, and
 	// an ancestor's document made from an entry after the fork point (its
-	// later amendment, MetaEntry) is not. The documents must be StepDocs'
-	// ("<session>#<seq>"). A server sets StoreLineage.
+	// later amendment, MetaEntry) is not. The documents must be recallview.StepDocs'
+	// ("<session>#<seq>"). A server sets recallview.StoreLineage.
 	Lineage LineageFunc
 }
 
@@ -130,26 +130,38 @@ func (ix *Index) Upsert(ctx context.Context, docs ...Doc) error {
 	if err != nil || len(docs) == 0 {
 		return err
 	}
-	if e := ix.opts.Embedder; e != nil && !ix.opts.DeferEmbedding {
-		var texts []string
-		var at []int
-		for i, d := range docs {
-			if len(d.Embedding) == 0 {
-				texts = append(texts, d.Text)
-				at = append(at, i)
-			}
-		}
-		if len(texts) > 0 {
-			vecs, err := embed(ctx, e, texts)
-			if err != nil {
-				return err
-			}
-			for j, i := range at {
-				docs[i].Embedding, docs[i].EmbeddingModel = vecs[j], e.EmbeddingModel()
-			}
-		}
+	if err := ix.embedMissing(ctx, docs); err != nil {
+		return err
 	}
 	return ix.b.Upsert(ctx, docs...)
+}
+
+// embedMissing embeds, in place, the documents without a vector, when the
+// index has an Embedder and does not defer embedding.
+func (ix *Index) embedMissing(ctx context.Context, docs []Doc) error {
+	e := ix.opts.Embedder
+	if e == nil || ix.opts.DeferEmbedding {
+		return nil
+	}
+	var texts []string
+	var at []int
+	for i, d := range docs {
+		if len(d.Embedding) == 0 {
+			texts = append(texts, d.Text)
+			at = append(at, i)
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	vecs, err := embed(ctx, e, texts)
+	if err != nil {
+		return err
+	}
+	for j, i := range at {
+		docs[i].Embedding, docs[i].EmbeddingModel = vecs[j], e.EmbeddingModel()
+	}
+	return nil
 }
 
 // Put upserts documents as Upsert does, giving each one without an ID a
@@ -684,7 +696,7 @@ func (ix *Index) at(ctx context.Context, tenant, group string, seq int64, f Filt
 }
 
 // Scope returns the filter of a conversation scope: the metadata pairs
-// StepDocs writes for a session, a user and an agent (empty values do not
+// recallview.StepDocs writes for a session, a user and an agent (empty values do not
 // filter). Search with it finds the turns of this session, of every
 // session of this user, or of this agent.
 func Scope(session, user, agent string) Filter {

@@ -3,11 +3,7 @@ package recall
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
-
-	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/store"
 )
 
 // A LineageFunc returns the spans of documents that make up a session's
@@ -18,50 +14,10 @@ import (
 // the session's metadata as asked.
 type LineageFunc func(ctx context.Context, tenant, session string) ([]Span, error)
 
-// StoreLineage is the LineageFunc of the sessions of st, whose documents
-// StepDocs makes (their Group is the session's ID and their Seq the
-// entry's): a session's spans are the segments of its log
-// (store.Segmenter), each session's own entries indexed once, under it. A
-// branch's history up to its fork point is then not indexed again for
-// the branch (a Follower indexes nothing for a fork); when its parent is
-// deleted, the store hands the parent's part to the branch as appends,
-// which are indexed as the branch's. StoreLineage returns nil when st
-// (or the store it wraps, see IndexedStore.Unwrap) does not implement
-// store.Segmenter.
-func StoreLineage(st store.Store) LineageFunc {
-	for {
-		if sg, ok := st.(store.Segmenter); ok {
-			return segmentLineage(sg)
-		}
-		u, ok := st.(interface{ Unwrap() store.Store })
-		if !ok {
-			return nil
-		}
-		st = u.Unwrap()
-	}
-}
-
-func segmentLineage(sg store.Segmenter) LineageFunc {
-	return func(ctx context.Context, tenant, id string) ([]Span, error) {
-		segs, err := sg.Segments(ctx, tenant, id)
-		if errors.Is(err, agentmem.ErrNotFound) {
-			return nil, nil // searched as asked: nothing to find
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(segs) > MaxSpans {
-			// The oldest turns of a chain of more than MaxSpans forks
-			// are left out.
-			segs = segs[:MaxSpans]
-		}
-		spans := make([]Span, len(segs))
-		for i, g := range segs {
-			spans[i] = Span{Group: g.Session, After: g.After, Through: g.Through}
-		}
-		return spans, nil
-	}
-}
+// Lineage returns the index's Options.Lineage: nil when the index does
+// not resolve sessions' lineage, and a branch's inherited history must
+// then be indexed again as the branch's.
+func (ix *Index) Lineage() LineageFunc { return ix.opts.Lineage }
 
 // lineageView is the Backend a search scoped to a session with a lineage
 // runs on: the ranking sees the session's conversation as one group (a
@@ -120,7 +76,7 @@ func (v *lineageView) holds(group string) bool { return v.span(group) >= 0 }
 // and presents the rest as the session's. An ancestor's document made
 // after the fork point (its amendment of a turn the session inherited
 // before it: a tool's result the session never had) is not in its span
-// (Span), so the backend has left it out. Documents are StepDocs': a
+// (Span), so the backend has left it out. Documents are recallview.StepDocs': a
 // session's document of turn n is "<session>#n".
 func (v *lineageView) visible(ctx context.Context, tenant string, ms []Match) ([]Match, error) {
 	var ids []string

@@ -33,9 +33,10 @@ type MemoryOptions struct {
 type Memory struct {
 	k1, b float64
 
-	mu      sync.RWMutex
-	tenants map[string]*memTenant
-	closed  bool
+	mu          sync.RWMutex
+	tenants     map[string]*memTenant
+	checkpoints map[string]string // BatchWriter's, by name
+	closed      bool
 }
 
 var (
@@ -88,6 +89,16 @@ func NewMemory(opts MemoryOptions) *Memory {
 	return m
 }
 
+// newMemDoc analyzes a checked document.
+func newMemDoc(d Doc) *memDoc {
+	terms := Tokenize(d.Text)
+	e := &memDoc{doc: d, tf: make(map[string]int32, len(terms)), length: len(terms), norm: norm(d.Embedding)}
+	for _, t := range terms {
+		e.tf[t]++
+	}
+	return e
+}
+
 func newMemTenant() *memTenant {
 	return &memTenant{ids: map[string]int32{}, postings: map[string][]posting{}, df: map[string]int{}, groups: map[string]map[int32]struct{}{}}
 }
@@ -111,12 +122,7 @@ func (m *Memory) Upsert(ctx context.Context, docs ...Doc) error {
 	// Analyze outside the lock.
 	entries := make([]*memDoc, len(docs))
 	for i, d := range docs {
-		terms := Tokenize(d.Text)
-		e := &memDoc{doc: d, tf: make(map[string]int32, len(terms)), length: len(terms), norm: norm(d.Embedding)}
-		for _, t := range terms {
-			e.tf[t]++
-		}
-		entries[i] = e
+		entries[i] = newMemDoc(d)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

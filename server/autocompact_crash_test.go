@@ -14,8 +14,8 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views/autocompact"
 )
 
 // TestKillDuringAutoCompaction runs `agentmem serve` on SQLite with an LLM
@@ -73,11 +73,11 @@ func TestKillDuringAutoCompaction(t *testing.T) {
 		}
 		break
 	}
-	// The compactor lets appends gather for a while (sessions.CompactorSettle)
+	// The compactor lets appends gather for a while (autocompact.Settle)
 	// before it reads them.
 	select {
 	case <-held:
-	case <-time.After(sessions.CompactorSettle + 30*time.Second):
+	case <-time.After(autocompact.Settle + 30*time.Second):
 		t.Fatal("100 turns did not start a compaction")
 	}
 	// Appends go on while the compaction waits for its summary.

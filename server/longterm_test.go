@@ -20,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // withLongTerm gives the server a recall index (fed by an IndexedStore
@@ -28,7 +29,7 @@ func withLongTerm(now *time.Time) func(*Config) {
 	return func(c *Config) {
 		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 		c.Recall = ix
-		c.Store = recall.NewIndexedStore(c.Store, &recall.Indexer{Index: ix, Store: c.Store})
+		c.Store = recallview.NewIndexedStore(c.Store, &recallview.Indexer{Index: ix, Store: c.Store})
 		c.Facts = facts.New(facts.NewMemStore(), facts.Options{
 			Clock: func() time.Time { return *now },
 			Decay: facts.Decay{HalfLife: 24 * time.Hour, Floor: 0.1},
@@ -414,9 +415,9 @@ func TestContextInjectsRecall(t *testing.T) {
 // reports the index's progress.
 func TestFreshRecallSearch(t *testing.T) {
 	now := fixedNow
-	var indexed *recall.IndexedStore
+	var indexed *recallview.IndexedStore
 	e := newEnv(t, withLongTerm(&now), func(c *Config) {
-		indexed = c.Store.(*recall.IndexedStore)
+		indexed = c.Store.(*recallview.IndexedStore)
 		c.IndexWait = 200 * time.Millisecond
 	})
 	e.create("s1")

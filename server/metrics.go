@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentmem/agentmem/api"
 	chatproxy "github.com/agentmem/agentmem/proxy"
-	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/sessions"
+	"github.com/agentmem/agentmem/views/recallview"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -155,7 +155,7 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 
 // watchIndex registers the metrics of a recall index that follows the
 // store's log, and observes the batches it indexes.
-func (m *metrics) watchIndex(f *recall.Follower) error {
+func (m *metrics) watchIndex(f *recallview.Follower) error {
 	lag := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "agentmem_recall_index_lag_seconds",
 		Help:    "For each change to the log (an appended entry, a fork, a deletion), how long after its commit the recall index had applied it.",
@@ -179,7 +179,7 @@ func (m *metrics) watchIndex(f *recall.Follower) error {
 			return err
 		}
 	}
-	f.Observe(func(b recall.BatchInfo) {
+	f.Observe(func(b recallview.BatchInfo) {
 		batches.Observe(float64(b.Changes))
 		for _, d := range b.Lags {
 			lag.Observe(d.Seconds())

@@ -20,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/views/recallview"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -101,7 +102,7 @@ type Config struct {
 	CORSOrigins []string
 	// Recall, when set, serves the recall routes (/v1/recall...): the
 	// tenant's documents and every conversation turn indexed into it (see
-	// recall.IndexedStore, which Store should then be). Nil answers them
+	// recallview.IndexedStore, which Store should then be). Nil answers them
 	// 501.
 	Recall *recall.Index
 	// IndexWait bounds how long a recall search with fresh=true waits for
@@ -128,10 +129,10 @@ type Config struct {
 }
 
 // indexFollower is implemented by a store whose recall index follows its
-// log (recall.IndexedStore): the server reports the follower's progress
+// log (recallview.IndexedStore): the server reports the follower's progress
 // in /readyz and /metrics, and waits for it on a fresh recall search.
 type indexFollower interface {
-	Follower() *recall.Follower
+	Follower() *recallview.Follower
 }
 
 // Pinger is implemented by stores that can tell whether they can serve
@@ -152,9 +153,9 @@ type Server struct {
 	counter tokenizer.Counter
 	now     func() time.Time
 	sec     *security
-	index   *recall.Follower // the recall index's follower of the log, if any
-	open    map[string]bool  // route pattern: needs no key
-	browser map[string]bool  // route pattern: a page for browsers (Basic auth too)
+	index   *recallview.Follower // the recall index's follower of the log, if any
+	open    map[string]bool      // route pattern: needs no key
+	browser map[string]bool      // route pattern: a page for browsers (Basic auth too)
 
 	closeOnce sync.Once
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/agentmem/agentmem/internal/turncheck"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/follow"
+	"github.com/agentmem/agentmem/views"
+	"github.com/agentmem/agentmem/views/autocompact"
 )
 
 // TestContextShowsWholeTurns: chats appended message by message over
@@ -156,7 +157,7 @@ func TestItemsContextShowsWholeTurns(t *testing.T) {
 // turns; GET /v1/sessions/{id} returns the settings.
 func TestAutoCompactOverHTTP(t *testing.T) {
 	e := newEnv(t)
-	c, stop := e.srv.Sessions().StartCompactor(nil, follow.Options{})
+	c, stop := autocompact.Start(e.srv.Sessions(), nil, views.Options{})
 	if c == nil {
 		t.Fatal("the test store has no feed")
 	}

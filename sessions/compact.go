@@ -152,3 +152,47 @@ func (t tagSummarizer) Summarize(ctx context.Context, req agentmem.SummaryReques
 	}
 	return text, err
 }
+
+// AutoCompact compacts a session whose settings ask for automatic
+// compaction (store.Session.AutoCompact) if its working set costs more
+// than AutoCompact.MaxTokens, summarizing the oldest whole turns down to
+// AutoCompact.TargetTokens, and reports whether it did. The automatic
+// compactor (package views/autocompact) calls it for the sessions the
+// log says were appended to.
+func (s *Service) AutoCompact(ctx context.Context, sess *store.Session) (bool, error) {
+	if sess.AutoCompact == nil {
+		return false, nil
+	}
+	ac := sess.AutoCompact.WithDefaults(s.defaultSummarizer())
+	// What the working set costs now, from the context cache: a lookup
+	// of the counts of its steps, rendered once.
+	st, err := s.cache.get(ctx, sess.Tenant, sess.ID, s.defaultForm())
+	if err != nil {
+		return false, err
+	}
+	if st.mem.Tokens() <= ac.MaxTokens {
+		return false, nil
+	}
+	sum, err := s.summarizer(ac.Summarizer)
+	if err != nil {
+		return false, err
+	}
+	// The summary takes at most a quarter of the target, so that the
+	// turns kept have the rest.
+	opts := agentmem.SummarizeOptions{KeepRecent: ac.KeepRecent, MaxSummaryTokens: max(ac.TargetTokens/4, 1)}
+	policy := &agentmem.Policy{MaxTokens: ac.MaxTokens, TargetTokens: ac.TargetTokens, Strategy: agentmem.Summarize(sum, opts)}
+	pin := sess.EffectivePinning()
+	changed := false
+	err = s.compactRetry(sess.Tenant, sess.ID, sum).Do(ctx, "auto_compact", func(int) error {
+		b, err := store.OpenTenantMemory(ctx, s.st, sess.Tenant, sess.ID, agentmem.Options{Counter: s.counter, Clock: s.clock, Pinning: &pin, Policy: policy})
+		if err != nil {
+			return err
+		}
+		comp, err := b.ApplyPolicy(ctx)
+		if err == nil {
+			changed = comp.Changed()
+		}
+		return err
+	})
+	return changed, err
+}

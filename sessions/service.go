@@ -113,9 +113,9 @@ type Service struct {
 	cache   *cache
 	// observers are told of the cache's events (Observe).
 	observers atomic.Pointer[[]Observer]
-	// compactor is the running automatic compaction (StartCompactor), if
-	// any: the service's appends wake it.
-	compactor atomic.Pointer[Compactor]
+	// notify are the functions told of the service's appends
+	// (NotifyAppends), such as the automatic compaction's.
+	notify atomic.Pointer[[]*func()]
 	// retry is Config.Retry, with the observers told of lost races.
 	retry *store.RetryPolicy
 	// turns are the sessions' turns of the writes that read before they

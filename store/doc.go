@@ -113,7 +113,7 @@
 // (an entry appended, a branch forked, a session deleted), recorded by the
 // transaction that makes it and read in commit order after a durable
 // cursor. What is derived from the log, such as the recall index
-// (recall.Follower), follows the feed in the background instead of being
+// (recallview.Follower), follows the feed in the background instead of being
 // written on the request's path, and catches up after a crash or restart
 // on its own.
 //

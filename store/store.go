@@ -402,7 +402,7 @@ var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)
 
 // Pinger is implemented by stores that can tell whether they can serve,
 // as a server's readiness asks (every backend of this module does, and
-// recall.IndexedStore passes it on). Ping checks that the backend
+// recallview.IndexedStore passes it on). Ping checks that the backend
 // answers and can write, not that any record decodes: it returns nil,
 // ErrClosed after Close, or an error wrapping agentmem.ErrUnavailable
 // (agentmem.ErrExhausted while the backend is out of disk space or

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // benchServer serves the real API over a memory store, with a recall
@@ -24,7 +25,7 @@ func benchServer(t *testing.T) (*httptest.Server, store.Store, *atomic.Int64) {
 	t.Helper()
 	st := memstore.New(memstore.Options{})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	indexed := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	indexed := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
 	indexed.Start()
 	t.Cleanup(indexed.Stop)
 	// The process collector reports this test process's CPU time as the

@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/llm"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views/recallview"
 	"github.com/spf13/pflag"
 
 	// The facts and recall backends, registered with facts.Open and
@@ -41,7 +42,7 @@ func addEmbedFlags(fl *pflag.FlagSet, f *embedFlags) {
 // that keeps conversation recall in step with the store) and user facts.
 type memories struct {
 	recall  *recall.Index
-	indexer *recall.Indexer
+	indexer *recallview.Indexer
 	facts   *facts.Memory
 	// stopEmbed stops the background embedding; nil without an embedder.
 	stopEmbed func()
@@ -53,8 +54,8 @@ type memories struct {
 // caller stops it with Stop before closing the index and the store).
 // Writes never wait on the index; a failure to index is logged and
 // retried from the follower's durable cursor.
-func (m *memories) indexedStore(st store.Store, log *slog.Logger) *recall.IndexedStore {
-	indexed := recall.NewIndexedStore(st, m.indexer)
+func (m *memories) indexedStore(st store.Store, log *slog.Logger) *recallview.IndexedStore {
+	indexed := recallview.NewIndexedStore(st, m.indexer)
 	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
 		log.WarnContext(ctx, "recall indexing failed; the write is stored (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
 	}
@@ -98,7 +99,7 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 	}
 	// A branch's inherited turns are indexed once, under the session
 	// that logged them; a search scoped to the branch follows its lineage.
-	rOpts.Lineage = recall.StoreLineage(st)
+	rOpts.Lineage = recallview.StoreLineage(st)
 	ix, err := recall.Open(ctx, storeURL, rOpts)
 	if err != nil {
 		return nil, cli.Failure(fmt.Errorf("opening the recall index: %w", err))
@@ -110,7 +111,7 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 	}
 	m := &memories{
 		recall:  ix,
-		indexer: &recall.Indexer{Index: ix, Store: st},
+		indexer: &recallview.Indexer{Index: ix, Store: st},
 		facts:   facts.New(fst, fOpts),
 	}
 	if rOpts.Embedder != nil {
@@ -155,7 +156,7 @@ func embedLoop(ctx context.Context, ix *recall.Index, interval time.Duration, lo
 // (openMemories) and wraps st so that every write to it is indexed for
 // recall from its log, in the background, as serve indexes it. done stops
 // the indexing and closes the memories, in that order; st stays open.
-func openIndexed(ctx context.Context, a *cli.App, storeURL string, st store.Store, ef embedFlags) (indexed *recall.IndexedStore, mems *memories, done func(), err error) {
+func openIndexed(ctx context.Context, a *cli.App, storeURL string, st store.Store, ef embedFlags) (indexed *recallview.IndexedStore, mems *memories, done func(), err error) {
 	if mems, err = openMemories(ctx, storeURL, st, ef, a.Log); err != nil {
 		return nil, nil, nil, err
 	}

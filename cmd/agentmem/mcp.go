@@ -9,8 +9,9 @@ import (
 	agentmcp "github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/follow"
 	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/views"
+	"github.com/agentmem/agentmem/views/autocompact"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -113,10 +114,10 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 }
 
 // startCompactor compacts, in the background, the sessions created with
-// automatic compaction (sessions.Compactor), following feed, and returns
+// automatic compaction (autocompact.Compactor), following feed, and returns
 // the function that stops it.
 func startCompactor(a *cli.App, svc *sessions.Service, feed store.Feed) func() {
-	_, stop := svc.StartCompactor(feed, follow.Options{OnError: func(err error) {
+	_, stop := autocompact.Start(svc, feed, views.Options{OnError: func(err error) {
 		a.Log.Warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log", "err", err)
 	}})
 	return stop

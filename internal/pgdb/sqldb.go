@@ -104,6 +104,12 @@ func (p *SQLDB) writeOnce(ctx context.Context, fn func(ctx context.Context, tx s
 	if err != nil {
 		return err
 	}
+	if sqldb.IsRedoable(ctx) {
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit TO off"); err != nil {
+			rollback(tx)
+			return err
+		}
+	}
 	if err := fn(ctx, querier{tx}); err != nil {
 		rollback(tx)
 		return err

@@ -3,6 +3,7 @@ package sqlitedb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"sync"
 
@@ -44,10 +45,13 @@ type Group struct {
 
 // groupOp is a write waiting for the Group's goroutine.
 type groupOp struct {
-	ctx  context.Context
-	fn   func(ctx context.Context, tx *sql.Tx) error
-	err  error
-	done chan struct{}
+	ctx context.Context
+	fn  func(ctx context.Context, tx *sql.Tx) error
+	// redoable: the write need not be durable when it commits
+	// (WriteRedoable).
+	redoable bool
+	err      error
+	done     chan struct{}
 }
 
 // NewGroup starts a Group writing to db, normally a DB's W. Close stops
@@ -66,7 +70,22 @@ func NewGroup(db *sql.DB) *Group {
 // fn has started, Write waits for the commit even if ctx ends, so that
 // it never reports a failure for a write that was stored.
 func (g *Group) Write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	op := &groupOp{ctx: ctx, fn: fn, done: make(chan struct{})}
+	return g.write(ctx, fn, false)
+}
+
+// WriteRedoable is Write for a write that need not be durable when it
+// commits, because it is redone after a power failure loses it (see
+// sqldb.Redoable): a batch of such writes alone commits with
+// synchronous=NORMAL, without an fsync; the WAL frames it appends are
+// synced by the next durable commit or checkpoint, and a power failure
+// before that loses the batch whole. A batch that holds a durable write
+// commits durably, the redoable ones included.
+func (g *Group) WriteRedoable(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return g.write(ctx, fn, true)
+}
+
+func (g *Group) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, redoable bool) error {
+	op := &groupOp{ctx: ctx, fn: fn, redoable: redoable, done: make(chan struct{})}
 	select {
 	case g.q <- op:
 	case <-ctx.Done():
@@ -122,7 +141,25 @@ func (g *Group) runBatch(batch []*groupOp) {
 			op.err = err
 		}
 	}
-	tx, err := g.db.BeginTx(ctx, nil)
+	redoable := true
+	for _, op := range batch {
+		redoable = redoable && op.redoable
+	}
+	begin := g.db.BeginTx
+	if redoable {
+		conn, err := g.db.Conn(ctx)
+		if err != nil {
+			failAll(err)
+			return
+		}
+		defer restoreSync(conn)
+		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+			failAll(err)
+			return
+		}
+		begin = conn.BeginTx
+	}
+	tx, err := begin(ctx, nil)
 	if err != nil {
 		failAll(err)
 		return
@@ -175,4 +212,15 @@ func (g *Group) runBatch(batch []*groupOp) {
 	if err := tx.Commit(); err != nil {
 		failAll(err)
 	}
+}
+
+// restoreSync makes conn, the write connection, commit durably again
+// (synchronous=FULL, as every connection is opened) and returns it to
+// its pool; a connection that fails to is discarded, so that no durable
+// write ever commits on it.
+func restoreSync(conn *sql.Conn) {
+	if _, err := conn.ExecContext(context.Background(), "PRAGMA synchronous = FULL"); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	_ = conn.Close()
 }

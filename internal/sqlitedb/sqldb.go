@@ -74,7 +74,11 @@ func (s *SQLDB) Read(ctx context.Context, fn func(tx sqldb.Tx) error) error {
 // prepared on the write connection (sqldb.StmtCache).
 func (s *SQLDB) Write(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
 	err := sqldb.SafeWrite(ctx, fn, func(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
-		return s.group.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		write := s.group.Write
+		if sqldb.IsRedoable(ctx) {
+			write = s.group.WriteRedoable
+		}
+		return write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			return fn(ctx, s.stmts.Tx(tx))
 		})
 	})

@@ -160,3 +160,48 @@ func TestGroupContextAndClose(t *testing.T) {
 		t.Fatalf("a write after Close: err %v, ran %v", err, ran)
 	}
 }
+
+// TestGroupRedoable: a redoable write commits and is read back, and the
+// write connection commits durably again afterwards (synchronous=FULL,
+// 2), whether the redoable batch committed or failed.
+func TestGroupRedoable(t *testing.T) {
+	db, _ := openTemp(t)
+	g := NewGroup(db.W)
+	defer g.Close()
+	ctx := context.Background()
+	synchronous := func() int {
+		t.Helper()
+		var n int
+		if err := db.W.QueryRow(`PRAGMA synchronous`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	insert := func(k string) func(ctx context.Context, tx *sql.Tx) error {
+		return func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO t (k, v) VALUES (?, 1)`, k)
+			return err
+		}
+	}
+	if err := g.WriteRedoable(ctx, insert("a")); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db.R); n != 1 {
+		t.Fatalf("%d rows after a redoable write", n)
+	}
+	if s := synchronous(); s != 2 {
+		t.Fatalf("synchronous = %d after a redoable write, want 2 (FULL)", s)
+	}
+	if err := g.WriteRedoable(ctx, insert("a")); err == nil {
+		t.Fatal("a duplicate key was written")
+	}
+	if s := synchronous(); s != 2 {
+		t.Fatalf("synchronous = %d after a failed redoable write, want 2 (FULL)", s)
+	}
+	if err := g.Write(ctx, insert("b")); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db.R); n != 2 {
+		t.Fatalf("%d rows", n)
+	}
+}

@@ -19,7 +19,7 @@
 // holds its steps, and whose last step, once it has ended, is the summary
 // (a SummaryStep covering the episode's steps, marked in its metadata).
 // Its steps, summary and metadata are documents of the recall index
-// (IDs "ep/<session>#<seq>", metadata as recall.StepDocs writes them, plus
+// (IDs "ep/<session>#<seq>", metadata as recallview.StepDocs writes them, plus
 // "pattern": "episode"). On the SQLite or PostgreSQL backends everything
 // survives a restart: Open resumes the current episode. No table of its
 // own is needed. End indexes the whole episode again, so a crash between a

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // This file is the package's only use of the recall index: an episode's
@@ -27,11 +28,11 @@ type episodeIndex struct {
 }
 
 // docs returns the documents of a session's log entries (see
-// recall.StepDocs), marked as an episode's.
+// recallview.StepDocs), marked as an episode's.
 func (x episodeIndex) docs(sess *store.Session, entries ...store.Entry) []recall.Doc {
 	var out []recall.Doc
 	for _, e := range entries {
-		for _, d := range recall.StepDocs(sess, e) {
+		for _, d := range recallview.StepDocs(sess, e) {
 			d.ID = docPrefix + d.ID
 			d.Metadata[docPattern] = "episode"
 			out = append(out, d)

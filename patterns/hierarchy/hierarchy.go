@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/summarize"
 	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // Defaults of Options.
@@ -311,7 +312,7 @@ func (m *Memory) coreFromStep(ctx context.Context, n int, importance float64) er
 // or a search shows.
 func (m *Memory) stepText(s agentmem.Step) string {
 	info := s.Info()
-	docs := recall.StepDocs(m.working.Session(), store.Entry{Seq: int64(info.Number), Kind: store.StepEntry, Step: s, Time: info.Time})
+	docs := recallview.StepDocs(m.working.Session(), store.Entry{Seq: int64(info.Number), Kind: store.StepEntry, Step: s, Time: info.Time})
 	if len(docs) == 0 {
 		return ""
 	}

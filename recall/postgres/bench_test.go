@@ -64,7 +64,7 @@ func BenchmarkUpsert(b *testing.B) {
 }
 
 // BenchmarkUpsertBatch measures Upsert of 256 turns at once, as the
-// server's recall.Follower indexes the log, into a tenant that holds
+// server's recallview.Follower indexes the log, into a tenant that holds
 // 10,000 (recalltest.BenchUpsertBatch).
 func BenchmarkUpsertBatch(b *testing.B) {
 	recalltest.BenchUpsertBatch(b, benchBackend(b), 10_000, 256)

@@ -191,7 +191,7 @@ func BenchUpsert(b *testing.B, backend recall.Backend, n, writers int) {
 }
 
 // BenchUpsertBatch measures Backend.Upsert of batch turns at once (as a
-// recall.Follower indexes the log) into a tenant already holding n
+// recallview.Follower indexes the log) into a tenant already holding n
 // turns, reporting the time per document (ns/doc) too.
 func BenchUpsertBatch(b *testing.B, backend recall.Backend, n, batch int) {
 	benchUpsertBatch(b, backend, n, batch, false)

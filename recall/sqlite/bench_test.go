@@ -62,7 +62,7 @@ func BenchmarkUpsert(b *testing.B) {
 }
 
 // BenchmarkUpsertBatch measures indexing 256 turns at once, as the
-// server's recall.Follower indexes the log, into a SQLite file that holds
+// server's recallview.Follower indexes the log, into a SQLite file that holds
 // 10,000 (recalltest.BenchUpsertBatch).
 func BenchmarkUpsertBatch(b *testing.B) {
 	backend, err := Open(context.Background(), filepath.Join(b.TempDir(), "recall.db"), Options{})

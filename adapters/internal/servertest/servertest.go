@@ -20,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // Server is a running server and a client of it.
@@ -36,7 +37,7 @@ type Server struct {
 func Start() (*Server, error) {
 	mem := memstore.New(memstore.Options{})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	indexed := recall.NewIndexedStore(mem, &recall.Indexer{Index: ix, Store: mem})
+	indexed := recallview.NewIndexedStore(mem, &recallview.Indexer{Index: ix, Store: mem})
 	indexed.Start()
 	srv, err := server.New(server.Config{
 		Store:  indexed,

@@ -13,6 +13,7 @@ import (
 	rpostgres "github.com/agentmem/agentmem/recall/postgres"
 	rsqlite "github.com/agentmem/agentmem/recall/sqlite"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // BenchmarkIndexTurns measures what the recall index's follower does for
@@ -55,7 +56,7 @@ func benchIndexTurns(b *testing.B, backend recall.Backend) {
 		docs := make([]recall.Doc, 0, batch)
 		for len(docs) < batch {
 			sess := &store.Session{ID: fmt.Sprintf("s%d", turn%16), Tenant: "default"}
-			docs = append(docs, recall.StepDocs(sess, store.Entry{Seq: int64(turn/16 + 1), Kind: store.StepEntry, Step: g.Action(g.CallID()), Time: now})...)
+			docs = append(docs, recallview.StepDocs(sess, store.Entry{Seq: int64(turn/16 + 1), Kind: store.StepEntry, Step: g.Action(g.CallID()), Time: now})...)
 			turn++
 		}
 		return docs

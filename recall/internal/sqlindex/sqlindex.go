@@ -116,30 +116,34 @@ func (x *Index) write(ctx context.Context, op, tenant string, fn func(ctx contex
 		return 0, err
 	}
 	var n int
-	err := x.q.db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
-		if x.q.sql.lock != "" {
-			if _, err := tx.Exec(ctx, x.q.sql.lock, tenant); err != nil {
-				return err
-			}
-		}
-		var (
-			d   delta
-			err error
-		)
-		if n, d, err = fn(ctx, tx); err != nil || d == (delta{}) {
-			return err
-		}
-		if _, err := tx.Exec(ctx, x.q.sql.addStats, tenant, d.n, d.len); err != nil || d.n >= 0 {
-			return err
-		}
-		// A tenant left empty has no statistics.
-		_, err = tx.Exec(ctx, x.q.sql.dropStats, tenant)
+	err := x.q.db.Write(ctx, func(ctx context.Context, tx sqldb.Tx) (err error) {
+		n, err = x.inTenant(ctx, tx, tenant, fn)
 		return err
 	})
 	if err != nil {
 		return 0, x.g.Err(op, err)
 	}
 	return n, nil
+}
+
+// inTenant runs fn in tx, a write transaction, holding the tenant's lock,
+// and applies the change of the tenant's statistics it returns.
+func (x *Index) inTenant(ctx context.Context, tx sqldb.Tx, tenant string, fn func(ctx context.Context, tx sqldb.Tx) (int, delta, error)) (int, error) {
+	if x.q.sql.lock != "" {
+		if _, err := tx.Exec(ctx, x.q.sql.lock, tenant); err != nil {
+			return 0, err
+		}
+	}
+	n, d, err := fn(ctx, tx)
+	if err != nil || d == (delta{}) {
+		return n, err
+	}
+	if _, err := tx.Exec(ctx, x.q.sql.addStats, tenant, d.n, d.len); err != nil || d.n >= 0 {
+		return n, err
+	}
+	// A tenant left empty has no statistics.
+	_, err = tx.Exec(ctx, x.q.sql.dropStats, tenant)
+	return n, err
 }
 
 // Upsert implements recall.Backend.
@@ -157,17 +161,25 @@ func (x *Index) Upsert(ctx context.Context, docs ...recall.Doc) error {
 	}
 	tenant := docs[0].Tenant
 	_, err = x.write(ctx, "upsert", tenant, func(ctx context.Context, tx sqldb.Tx) (int, delta, error) {
-		n, length, err := x.q.d.Remove(ctx, tx, tenant, `d.id`+x.q.sql.inList(2), []any{x.q.sql.list(ids)})
-		if err != nil {
-			return 0, delta{}, err
-		}
-		d := delta{n: int64(len(docs)) - n, len: -length}
-		for _, t := range terms {
-			d.len += int64(len(t))
-		}
-		return 0, d, x.q.d.Insert(ctx, x.q, tx, docs, terms)
+		d, err := x.upsert(ctx, tx, docs, ids, terms)
+		return 0, d, err
 	})
 	return err
+}
+
+// upsert writes checked documents of one tenant, with their IDs and
+// analyzed terms, in tx, and returns the change of the tenant's
+// statistics.
+func (x *Index) upsert(ctx context.Context, tx sqldb.Tx, docs []recall.Doc, ids []string, terms [][]string) (delta, error) {
+	n, length, err := x.q.d.Remove(ctx, tx, docs[0].Tenant, `d.id`+x.q.sql.inList(2), []any{x.q.sql.list(ids)})
+	if err != nil {
+		return delta{}, err
+	}
+	d := delta{n: int64(len(docs)) - n, len: -length}
+	for _, t := range terms {
+		d.len += int64(len(t))
+	}
+	return d, x.q.d.Insert(ctx, x.q, tx, docs, terms)
 }
 
 // Delete implements recall.Backend.

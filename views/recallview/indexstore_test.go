@@ -1,4 +1,4 @@
-package recall_test
+package recallview_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/store/storetest"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // An IndexedStore is still a store: the whole conformance suite passes
@@ -24,7 +25,7 @@ func TestIndexedStoreConformance(t *testing.T) {
 			st := memstore.New(memstore.Options{Clock: clock})
 			ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 			var mu sync.Mutex
-			is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+			is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
 			is.OnError = func(_ context.Context, id string, err error) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -87,7 +88,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 		st = noFeed{mem}
 	}
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
 	var (
 		errMu     sync.Mutex
 		indexErrs []error
@@ -225,7 +226,7 @@ func TestIndexedStoreAmendments(t *testing.T) {
 				st = noFeed{mem}
 			}
 			ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-			is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+			is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
 			is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
 			defer is.Stop()
 			search := func(q string) []recall.Hit {
@@ -278,7 +279,7 @@ func TestIndexedStoreAmendments(t *testing.T) {
 				t.Fatalf("after a truncating compaction: %+v", hits)
 			}
 			// A backfill gives the same document.
-			if _, err := (&recall.Indexer{Index: ix, Store: st}).Backfill(ctx, store.ListRequest{}); err != nil {
+			if _, err := (&recallview.Indexer{Index: ix, Store: st}).Backfill(ctx, store.ListRequest{}); err != nil {
 				t.Fatal(err)
 			}
 			if hits := search("xylophone"); !withResult(hits) {

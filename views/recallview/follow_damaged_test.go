@@ -1,4 +1,4 @@
-package recall_test
+package recallview_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/sqlite"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // TestFollowerDamagedSession: a session whose stored metadata does not
@@ -47,7 +48,7 @@ func TestFollowerDamagedSession(t *testing.T) {
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 	var mu sync.Mutex
 	var damaged []string
-	f := recall.NewFollower(st, st, &recall.Indexer{Index: ix, Store: st}, recall.FollowerOptions{
+	f := recallview.NewFollower(st, st, &recallview.Indexer{Index: ix, Store: st}, recallview.FollowerOptions{
 		OnDamaged: func(d *agentmem.DamagedError) {
 			mu.Lock()
 			damaged = append(damaged, d.ID)

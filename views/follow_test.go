@@ -1,4 +1,4 @@
-package follow_test
+package views_test
 
 import (
 	"context"
@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/follow"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views"
 )
 
 // TestFollowerResumes: a follower applies every change, Sync waits for
@@ -23,7 +24,7 @@ func TestFollowerResumes(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[int64]int{}
 	fail := true
-	apply := func(_ context.Context, changes []store.Change) (int, error) {
+	apply := func(_ context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if fail {
@@ -36,8 +37,8 @@ func TestFollowerResumes(t *testing.T) {
 		return len(changes), nil
 	}
 	var errs []error
-	run := func() (*follow.Follower, func()) {
-		f := follow.New(st, apply, follow.Options{Consumer: "test", OnError: func(err error) { errs = append(errs, err) }})
+	run := func() (*views.Follower, func()) {
+		f := views.NewFollower(st, apply, views.Options{Consumer: "test", OnError: func(err error) { errs = append(errs, err) }})
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = f.Run(rctx) }()
@@ -73,6 +74,74 @@ func TestFollowerResumes(t *testing.T) {
 	}
 }
 
+// savesCounted is a store that counts the cursors saved in its feed.
+type savesCounted struct {
+	*memstore.Store
+	mu    sync.Mutex
+	saves []store.FeedCursor
+}
+
+func (s *savesCounted) SaveCursor(ctx context.Context, consumer string, c store.FeedCursor) error {
+	s.mu.Lock()
+	s.saves = append(s.saves, c)
+	s.mu.Unlock()
+	return s.Store.SaveCursor(ctx, consumer, c)
+}
+
+// TestFollowerSavesCursorLazily: a follower saves its cursor in the feed
+// at most every SaveEvery, not after every batch (each save is a durable
+// commit), and saves what it applied when it stops, so that the next
+// follower resumes after it.
+func TestFollowerSavesCursorLazily(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New(memstore.Options{})
+	defer mem.Close()
+	st := &savesCounted{Store: mem}
+	var mu sync.Mutex
+	applied := 0
+	apply := func(_ context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
+		mu.Lock()
+		applied += len(changes)
+		mu.Unlock()
+		return len(changes), nil
+	}
+	f := views.NewFollower(st, apply, views.Options{Consumer: "lazy", SaveEvery: time.Hour, Settle: -1})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.Run(rctx) }()
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 { // five batches
+		if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{agentmem.WithInfo(&agentmem.TaskStep{Task: fmt.Sprint(i)}, agentmem.StepInfo{ID: fmt.Sprint(i)})}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.mu.Lock()
+	during := len(st.saves)
+	st.mu.Unlock()
+	if during != 1 { // the registration of the zero cursor
+		t.Fatalf("%d cursors saved while following, want only the registration", during)
+	}
+	head, err := st.ReadFeed(ctx, store.FeedRequest{Limit: store.MaxFeedLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	if c, err := st.LoadCursor(ctx, "lazy"); err != nil || c != head.Next {
+		t.Fatalf("the cursor saved when the follower stopped: %+v, %v; want the feed's end %+v", c, err, head.Next)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if applied != 5 {
+		t.Fatalf("%d changes applied, want the 5 appends", applied)
+	}
+}
+
 // TestFollowerWithoutEntries: a follower with WithoutEntries is given the
 // appends with their sessions and without their entries; one without it,
 // with them.
@@ -95,11 +164,11 @@ func TestFollowerWithoutEntries(t *testing.T) {
 	}
 	for _, without := range []bool{false, true} {
 		var got []store.Change
-		apply := func(_ context.Context, changes []store.Change) (int, error) {
+		apply := func(_ context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
 			got = append(got, changes...)
 			return len(changes), nil
 		}
-		f := follow.New(st, apply, follow.Options{Consumer: fmt.Sprintf("test-%v", without), WithoutEntries: without})
+		f := views.NewFollower(st, apply, views.Options{Consumer: fmt.Sprintf("test-%v", without), WithoutEntries: without})
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = f.Run(rctx) }()

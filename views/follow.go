@@ -1,15 +1,4 @@
-// Package follow follows a store's change feed (store.Feed) in the
-// background for what is derived from the log: it reads the changes after
-// a durable cursor in batches, hands each batch to an apply function, and
-// saves the cursor once the batch is applied. A process that crashes
-// after committing a write, or a client that goes away after its write
-// was acknowledged, therefore cannot leave the derived state behind:
-// whichever process follows the feed next resumes at the saved cursor.
-// Reading is at-least-once, so applying a batch must be idempotent.
-//
-// The recall index (package recall) and the sessions' automatic
-// compaction (package sessions) follow the log with it.
-package follow
+package views
 
 import (
 	"context"
@@ -23,11 +12,13 @@ import (
 )
 
 // Func applies a batch of changes, in order, and returns how many items
-// it wrote (reported in BatchInfo). An error leaves the cursor where it
-// was: the batch is read and applied again after a backoff. A change that
-// can never be applied should be reported (Follower.Report) and skipped,
-// not returned as an error, or the follower would retry it for ever.
-type Func func(ctx context.Context, changes []store.Change) (written int, err error)
+// it wrote (reported in BatchInfo); next is the cursor after the batch,
+// which a view that keeps its own cursor (Options.Checkpoint) commits
+// with its writes. An error leaves the cursor where it was: the batch is
+// read and applied again after a backoff. A change that can never be
+// applied should be reported (Follower.Report) and skipped, not returned
+// as an error, or the follower would retry it for ever.
+type Func func(ctx context.Context, changes []store.Change, next store.FeedCursor) (written int, err error)
 
 // Options configure a Follower.
 type Options struct {
@@ -62,7 +53,28 @@ type Options struct {
 	OnDamaged func(*agentmem.DamagedError)
 	// OnBatch, when set, is told of every batch applied.
 	OnBatch func(BatchInfo)
+	// Checkpoint, when set, reads the cursor that the view keeps with
+	// what it derives, ok false when it has none yet: the apply function
+	// commits each batch's cursor (Func's next) in the transaction of the
+	// batch's writes, so that a crash can neither lose the cursor of
+	// writes committed nor move it past writes that were not, and the
+	// follower resumes from it (from the cursor saved in the feed when
+	// the view has none). The cursor saved in the feed is then only what
+	// the view holds the feed back to (see store.Feed.SaveCursor).
+	Checkpoint func(ctx context.Context) (c store.FeedCursor, ok bool, err error)
+	// SaveEvery is how often, at most, the follower saves its cursor in
+	// the feed, and it saves it when Run returns; 0 means
+	// DefaultSaveEvery, and a negative value saves it after every batch.
+	// A save is a durable write (an fsync, on SQLite), and saving after
+	// every batch doubled the commits of a view that follows a steady
+	// stream of appends. A process that crashes reads again, and applies
+	// again, what it applied after the cursor saved last (applying is
+	// idempotent); a view with a Checkpoint resumes from its own.
+	SaveEvery time.Duration
 }
+
+// DefaultSaveEvery is Options.SaveEvery when it is 0.
+const DefaultSaveEvery = time.Second
 
 // DefaultSettle is Options.Settle when it is 0: a few milliseconds of lag
 // for batches of all the appends made meanwhile.
@@ -120,9 +132,9 @@ type Follower struct {
 	watchers []func(BatchInfo)
 }
 
-// New returns a Follower that applies what feed reports with apply. It
+// NewFollower returns a Follower that applies what feed reports with apply. It
 // does nothing until Run.
-func New(feed store.Feed, apply Func, opts Options) *Follower {
+func NewFollower(feed store.Feed, apply Func, opts Options) *Follower {
 	if opts.Batch <= 0 {
 		opts.Batch = 512
 	}
@@ -132,6 +144,9 @@ func New(feed store.Feed, apply Func, opts Options) *Follower {
 	}
 	if opts.Settle == 0 {
 		opts.Settle = DefaultSettle
+	}
+	if opts.SaveEvery == 0 {
+		opts.SaveEvery = DefaultSaveEvery
 	}
 	return &Follower{feed: feed, apply: apply, opts: opts, notify: make(chan struct{}, 1), urgent: make(chan struct{}, 1), progress: make(chan struct{})}
 }
@@ -209,6 +224,17 @@ func (f *Follower) Run(ctx context.Context) error {
 			// not read yet (a no-op for a consumer at the start).
 			err = f.feed.SaveCursor(ctx, f.opts.Consumer, c)
 		}
+		if err == nil && f.opts.Checkpoint != nil {
+			// The view's own cursor is where its writes are; the feed's
+			// may lag behind it (SaveEvery).
+			var (
+				own store.FeedCursor
+				ok  bool
+			)
+			if own, ok, err = f.opts.Checkpoint(ctx); err == nil && ok {
+				c = own
+			}
+		}
 		if err == nil {
 			cur = c
 			break
@@ -217,6 +243,31 @@ func (f *Follower) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	// saved is the cursor saved in the feed last, at savedAt.
+	saved, savedAt := cur, time.Now()
+	save := func(ctx context.Context) {
+		if cur == saved {
+			return
+		}
+		// A cursor that fails to save only means reading again (and
+		// applying again, harmlessly) what was applied after the one
+		// saved, after a restart, and holding the feed back meanwhile.
+		if err := f.feed.SaveCursor(ctx, f.opts.Consumer, cur); err != nil {
+			// A closed store has nothing to save into: the next follower
+			// reads again from the cursor saved last.
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrClosed) {
+				f.Report(fmt.Errorf("%s: saving the feed cursor: %w", f.opts.Consumer, err))
+			}
+			return
+		}
+		saved, savedAt = cur, time.Now()
+	}
+	defer func() {
+		// What was applied is saved when the follower stops.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		save(sctx)
+	}()
 	f.mu.Lock()
 	f.status.Cursor = cur
 	f.mu.Unlock()
@@ -229,15 +280,7 @@ func (f *Follower) Run(ctx context.Context) error {
 		resp, err := f.feed.ReadFeed(ctx, store.FeedRequest{After: cur, Limit: f.opts.Batch, WithoutEntries: f.opts.WithoutEntries})
 		if err == nil && len(resp.Changes) > 0 {
 			f.markBehind(resp.Changes[0].Time)
-			err = f.applyBatch(ctx, resp.Changes)
-			if err == nil {
-				// A cursor that fails to save only means reading the
-				// batch again (and applying it again, harmlessly) after
-				// a restart.
-				if serr := f.feed.SaveCursor(ctx, f.opts.Consumer, resp.Next); serr != nil && !errors.Is(serr, context.Canceled) {
-					f.Report(fmt.Errorf("%s: saving the feed cursor: %w", f.opts.Consumer, serr))
-				}
-			}
+			err = f.applyBatch(ctx, resp.Changes, resp.Next)
 		}
 		if err != nil {
 			if stop, err := f.failed(ctx, err, backoff); stop {
@@ -247,6 +290,9 @@ func (f *Follower) Run(ctx context.Context) error {
 		}
 		backoff.reset()
 		cur = resp.Next
+		if time.Since(savedAt) >= f.opts.SaveEvery {
+			save(ctx)
+		}
 		f.advance(resp, len(resp.Changes))
 		if resp.More {
 			continue
@@ -280,9 +326,9 @@ func (f *Follower) Run(ctx context.Context) error {
 }
 
 // applyBatch applies a batch and tells the observers.
-func (f *Follower) applyBatch(ctx context.Context, changes []store.Change) error {
+func (f *Follower) applyBatch(ctx context.Context, changes []store.Change, next store.FeedCursor) error {
 	start := time.Now()
-	written, err := f.apply(ctx, changes)
+	written, err := f.apply(ctx, changes, next)
 	if err != nil {
 		return err
 	}

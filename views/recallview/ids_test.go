@@ -1,4 +1,4 @@
-package recall_test
+package recallview_test
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // TestStepDocsOfAnySessionID: a session ID may be any text of up to
@@ -19,7 +20,7 @@ func TestStepDocsOfAnySessionID(t *testing.T) {
 			t.Fatal(err)
 		}
 		sess := &store.Session{ID: id, Tenant: "acme", UserID: id, Agent: id}
-		docs := recall.StepDocs(sess, store.Entry{Seq: math.MaxInt64, Kind: store.StepEntry, Step: &agentmem.TaskStep{Task: "Fix the login bug"}})
+		docs := recallview.StepDocs(sess, store.Entry{Seq: math.MaxInt64, Kind: store.StepEntry, Step: &agentmem.TaskStep{Task: "Fix the login bug"}})
 		if len(docs) != 1 {
 			t.Fatalf("%q: %d documents", id, len(docs))
 		}

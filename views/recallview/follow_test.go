@@ -1,4 +1,4 @@
-package recall_test
+package recallview_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // TestFollowerSettles: after a notification the follower lets the writes
@@ -25,9 +26,9 @@ func TestFollowerSettles(t *testing.T) {
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 	var mu sync.Mutex
 	var batches []int
-	f := recall.NewFollower(st, st, &recall.Indexer{Index: ix, Store: st}, recall.FollowerOptions{
+	f := recallview.NewFollower(st, st, &recallview.Indexer{Index: ix, Store: st}, recallview.FollowerOptions{
 		Settle: time.Hour, Poll: time.Hour, // only a notification or a Sync wakes it
-		OnBatch: func(b recall.BatchInfo) {
+		OnBatch: func(b recallview.BatchInfo) {
 			mu.Lock()
 			batches = append(batches, b.Changes)
 			mu.Unlock()
@@ -95,7 +96,7 @@ func TestFollowerDeletionInBatch(t *testing.T) {
 	defer st.Close()
 	backend := &upsertCounter{Backend: recall.NewMemory(recall.MemoryOptions{})}
 	ix := recall.New(backend, recall.Options{})
-	f := recall.NewFollower(st, st, &recall.Indexer{Index: ix, Store: st}, recall.FollowerOptions{Settle: time.Hour, Poll: time.Hour})
+	f := recallview.NewFollower(st, st, &recallview.Indexer{Index: ix, Store: st}, recallview.FollowerOptions{Settle: time.Hour, Poll: time.Hour})
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
 	if err := f.Sync(ctx); err != nil { // the follower has read the (empty) feed

@@ -1,14 +1,16 @@
-package recall
+package recallview
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/follow"
+	"github.com/agentmem/agentmem/views"
 )
 
 // Follower keeps conversation recall in step with a store's log by
@@ -17,61 +19,99 @@ import (
 // entries appended (StepDocs: steps, and the copies of amendments, such
 // as an action completed by a tool result appended later), the history a
 // branch inherits (unless the index resolves branches' lineage: see
-// Options.Lineage), and forgets deleted sessions, then saves its cursor. Nothing is indexed on a
+// Options.Lineage), and forgets deleted sessions. Nothing is indexed on a
 // request's path, so a client that goes away after its append is
 // acknowledged, or a process that crashes right after committing, cannot
 // leave a turn unsearchable: whichever process follows the feed next
-// resumes at the saved cursor. Indexing is idempotent (an upsert by
-// step), so a batch read again after a crash does no harm.
+// resumes at the saved cursor.
+//
+// When the index's backend writes batches (recall.BatchWriter: every
+// backend of this module), a batch's documents, its deletions and the
+// cursor after it commit in one transaction of the index (a checkpoint
+// named after the consumer), and the follower resumes from that cursor:
+// a crash can neither index a batch twice nor lose its cursor, and a
+// batch costs one commit. Over another backend the documents are
+// upserted per tenant and the cursor is saved in the store's feed; a
+// batch read again after a crash is indexed again, which does no harm
+// (an upsert by step).
 //
 // Run follows the feed until its context ends; Notify wakes it at once
 // after a write (otherwise it polls, to see the writes of other processes
 // sharing the store); Sync waits until everything committed before it is
 // indexed (read-your-writes). Its methods are safe for concurrent use.
 type Follower struct {
-	*follow.Follower
-	st store.Store
-	x  *Indexer
+	*views.Follower
+	st       store.Store
+	x        *Indexer
+	consumer string
+	// batches: the index writes batches, and keeps the cursor.
+	batches bool
 }
 
-// FollowerOptions configure a Follower (follow.Options). The zero value
+// FollowerOptions configure a Follower (views.Options). The zero value
 // is a good default: the cursor is named DefaultConsumer. A change that
 // can never be indexed (a corrupt entry, a document the index refuses)
 // is reported to OnError and skipped.
-type FollowerOptions = follow.Options
+type FollowerOptions = views.Options
 
 // BatchInfo describes a batch of changes a Follower applied: Written is
 // the number of documents it wrote.
-type BatchInfo = follow.BatchInfo
+type BatchInfo = views.BatchInfo
 
 // FollowStatus is a Follower's progress.
-type FollowStatus = follow.Status
+type FollowStatus = views.Status
 
 // DefaultConsumer is the cursor name of a Follower's zero Options.
 const DefaultConsumer = "recall"
 
 // DefaultSettle is FollowerOptions.Settle when it is 0.
-const DefaultSettle = follow.DefaultSettle
+const DefaultSettle = views.DefaultSettle
 
 // NewFollower returns a Follower that indexes what feed reports about
-// st's sessions into x. It does nothing until Run.
+// st's sessions into x. It does nothing until Run. Unless opts has a
+// Checkpoint of its own, the follower keeps its cursor in the index when
+// the index's backend is a recall.BatchWriter.
 func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptions) *Follower {
 	if opts.Consumer == "" {
 		opts.Consumer = DefaultConsumer
 	}
-	f := &Follower{st: st, x: x}
-	f.Follower = follow.New(feed, f.apply, opts)
+	f := &Follower{st: st, x: x, consumer: opts.Consumer}
+	if _, ok := x.Index.Backend().(recall.BatchWriter); ok && opts.Checkpoint == nil {
+		f.batches = true
+		opts.Checkpoint = f.checkpoint
+	}
+	f.Follower = views.NewFollower(feed, f.apply, opts)
 	return f
 }
 
-// maxFlush bounds the documents written in one upsert.
+// checkpoint reads the cursor the index keeps with the documents.
+func (f *Follower) checkpoint(ctx context.Context) (store.FeedCursor, bool, error) {
+	v, ok, err := f.x.Index.Checkpoint(ctx, f.consumer)
+	if errors.Is(err, recall.ErrClosed) {
+		// Nothing can be indexed: the follower starts from the feed's
+		// cursor, and every batch it reads fails (reported, and retried)
+		// as it would have.
+		return store.FeedCursor{}, false, nil
+	}
+	if err != nil || !ok {
+		return store.FeedCursor{}, false, err
+	}
+	var c store.FeedCursor
+	if err := json.Unmarshal([]byte(v), &c); err != nil {
+		return store.FeedCursor{}, false, fmt.Errorf("recall: the index's cursor %q does not decode: %w", v, err)
+	}
+	return c, true, nil
+}
+
+// maxFlush bounds the documents written in one upsert, without batches.
 const maxFlush = 1024
 
 // apply indexes a batch of changes, in order: the documents of appended
 // entries and forked histories are written together, per tenant, and a
 // deletion drops the session's documents collected before it, then
-// forgets the session.
-func (f *Follower) apply(ctx context.Context, changes []store.Change) (int, error) {
+// forgets the session. With batches it all commits in one transaction
+// with next, the cursor after the changes.
+func (f *Follower) apply(ctx context.Context, changes []store.Change, next store.FeedCursor) (int, error) {
 	w := &docWriter{ctx: ctx, f: f}
 	for _, c := range changes {
 		switch c.Kind {
@@ -101,10 +141,15 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) (int, erro
 			// deletion every few dozen changes, kept the index seconds
 			// behind).
 			w.forget(c.Tenant, c.SessionID)
-			if _, err := f.x.Forget(ctx, &store.Session{ID: c.SessionID, Tenant: c.Tenant}); err != nil {
+			if f.batches {
+				w.clear(c.Tenant, c.SessionID)
+			} else if _, err := f.x.Forget(ctx, &store.Session{ID: c.SessionID, Tenant: c.Tenant}); err != nil {
 				return 0, err
 			}
 		}
+	}
+	if f.batches {
+		return w.commit(next)
 	}
 	if err := w.flush(); err != nil {
 		return 0, err
@@ -155,9 +200,13 @@ type docWriter struct {
 	sets    map[string]*docSet // by tenant
 	n       int
 	written int
+	// clears are the deletions of a batch (Follower.batches), and
+	// cleared their sessions, by tenant.
+	clears  []recall.Clear
+	cleared map[string]map[string]bool
 }
 
-func (w *docWriter) add(docs []Doc) error {
+func (w *docWriter) add(docs []recall.Doc) error {
 	if w.sets == nil {
 		w.sets = map[string]*docSet{}
 	}
@@ -168,17 +217,59 @@ func (w *docWriter) add(docs []Doc) error {
 			w.sets[d.Tenant] = set
 			w.tenants = append(w.tenants, d.Tenant)
 		}
-		if i, ok := set.at[d.ID]; ok && EntrySeq(&set.docs[i]) > EntrySeq(&d) {
+		if i, ok := set.at[d.ID]; ok && recall.EntrySeq(&set.docs[i]) > recall.EntrySeq(&d) {
 			continue
 		}
 		before := len(set.docs)
 		set.add(d)
 		w.n += len(set.docs) - before
 	}
-	if w.n >= maxFlush {
+	if w.n >= maxFlush && !w.f.batches {
 		return w.flush()
 	}
 	return nil
+}
+
+// clear adds the deletion of a tenant's session's documents to the
+// batch.
+func (w *docWriter) clear(tenant, session string) {
+	w.clears = append(w.clears, recall.Clear{Tenant: tenant, Filter: recall.Filter{Metadata: map[string]string{recall.MetaSession: session}}})
+	if w.cleared == nil {
+		w.cleared = map[string]map[string]bool{}
+	}
+	if w.cleared[tenant] == nil {
+		w.cleared[tenant] = map[string]bool{}
+	}
+	w.cleared[tenant][session] = true
+}
+
+// commit writes what the batch collected, its deletions first, and the
+// cursor after it, in one transaction of the index. A document the
+// index refuses as invalid is reported and skipped, so that one bad
+// document cannot stop the feed.
+func (w *docWriter) commit(next store.FeedCursor) (int, error) {
+	cursor, err := json.Marshal(next)
+	if err != nil {
+		return 0, err
+	}
+	b := recall.Batch{Clears: w.clears, Checkpoint: &recall.Checkpoint{Name: w.f.consumer, Value: string(cursor)}}
+	for _, t := range w.tenants {
+		docs, err := w.newer(t, w.sets[t].docs)
+		if err != nil {
+			return 0, err
+		}
+		for _, d := range docs {
+			if _, err := recall.CheckDoc(d); err != nil {
+				w.f.Report(fmt.Errorf("recall: skipping document %q: %w", d.ID, err))
+				continue
+			}
+			b.Upserts = append(b.Upserts, d)
+		}
+	}
+	if err := w.f.x.Index.WriteBatch(w.ctx, b); err != nil {
+		return 0, err
+	}
+	return len(b.Upserts), nil
 }
 
 // forget drops the documents collected of a tenant's session (those
@@ -189,7 +280,7 @@ func (w *docWriter) forget(tenant, session string) {
 	if set == nil {
 		return
 	}
-	kept := slices.DeleteFunc(set.docs, func(d Doc) bool { return d.Metadata[MetaSession] == session })
+	kept := slices.DeleteFunc(set.docs, func(d recall.Doc) bool { return d.Metadata[recall.MetaSession] == session })
 	if len(kept) == len(set.docs) {
 		return
 	}
@@ -203,24 +294,27 @@ func (w *docWriter) forget(tenant, session string) {
 
 // newer drops from docs those whose turns the index holds from a later
 // log entry.
-func (w *docWriter) newer(tenant string, docs []Doc) ([]Doc, error) {
+func (w *docWriter) newer(tenant string, docs []recall.Doc) ([]recall.Doc, error) {
 	ids := make([]string, 0, len(docs))
 	for i := range docs {
-		if CheckID(docs[i].ID) == nil { // Upsert reports the others
+		if recall.CheckID(docs[i].ID) == nil { // Upsert reports the others
 			ids = append(ids, docs[i].ID)
 		}
 	}
-	have, err := w.f.x.Index.b.Get(w.ctx, tenant, ids...)
+	have, err := w.f.x.Index.Backend().Get(w.ctx, tenant, ids...)
 	if err != nil || len(have) == 0 {
 		return docs, err
 	}
 	held := make(map[string]int64, len(have))
 	for i := range have {
-		held[have[i].ID] = EntrySeq(&have[i])
+		if w.cleared[tenant][have[i].Metadata[recall.MetaSession]] {
+			continue // the batch deletes it before it writes docs
+		}
+		held[have[i].ID] = recall.EntrySeq(&have[i])
 	}
-	return slices.DeleteFunc(docs, func(d Doc) bool {
+	return slices.DeleteFunc(docs, func(d recall.Doc) bool {
 		seq, ok := held[d.ID]
-		return ok && seq > EntrySeq(&d)
+		return ok && seq > recall.EntrySeq(&d)
 	}), nil
 }
 

@@ -1,4 +1,4 @@
-package sessions
+package autocompact_test
 
 import (
 	"context"
@@ -11,12 +11,17 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/follow"
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/summarize"
 	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/views"
+	"github.com/agentmem/agentmem/views/autocompact"
 )
+
+// t0 is the time of the services' clocks.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // countingSummarizer is the extractive summarizer, counting its calls; it
 // can be made to wait at its next call until released.
@@ -50,12 +55,12 @@ func (c *countingSummarizer) Summarize(ctx context.Context, req agentmem.Summary
 }
 
 // feedService returns a service over a memstore, which has a change feed.
-func feedService(t *testing.T, cfg Config) (*Service, *memstore.Store) {
+func feedService(t *testing.T, cfg sessions.Config) (*sessions.Service, *memstore.Store) {
 	t.Helper()
 	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
 	t.Cleanup(func() { st.Close() })
 	cfg.Store, cfg.Clock = st, func() time.Time { return t0 }
-	svc, err := New(cfg)
+	svc, err := sessions.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +68,7 @@ func feedService(t *testing.T, cfg Config) (*Service, *memstore.Store) {
 }
 
 // autoSession creates a chat session with automatic compaction.
-func autoSession(t *testing.T, svc *Service, id string, ac store.AutoCompact) {
+func autoSession(t *testing.T, svc *sessions.Service, id string, ac store.AutoCompact) {
 	t.Helper()
 	pin := agentmem.ChatPinning
 	if _, err := svc.Create(context.Background(), store.CreateRequest{ID: id, Pinning: &pin, AutoCompact: &ac}); err != nil {
@@ -73,7 +78,7 @@ func autoSession(t *testing.T, svc *Service, id string, ac store.AutoCompact) {
 
 // chatTurn appends turn i of a chat: a question, a tool call with a long
 // result, an answer.
-func chatTurn(t *testing.T, svc *Service, id string, i int) {
+func chatTurn(t *testing.T, svc *sessions.Service, id string, i int) {
 	t.Helper()
 	callID := fmt.Sprintf("call_%d", i)
 	msgs := []agentmem.Message{
@@ -82,15 +87,15 @@ func chatTurn(t *testing.T, svc *Service, id string, i int) {
 		{Role: agentmem.RoleTool, ToolCallID: callID, Content: agentmem.Text(strings.Repeat(fmt.Sprintf("line of file %d. ", i), 30+i%5*20))},
 		{Role: agentmem.RoleAssistant, Content: agentmem.Text(fmt.Sprintf("A%d: it says line %d.", i, i))},
 	}
-	if _, err := svc.AppendMessages(context.Background(), MessagesRequest{SessionID: id, Messages: msgs}); err != nil {
+	if _, err := svc.AppendMessages(context.Background(), sessions.MessagesRequest{SessionID: id, Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // workingSet reads a session's working set and what it costs.
-func workingSet(t *testing.T, svc *Service, id string) ([]agentmem.Step, int) {
+func workingSet(t *testing.T, svc *sessions.Service, id string) ([]agentmem.Step, int) {
 	t.Helper()
-	c, err := svc.Context(context.Background(), ContextRequest{SessionID: id})
+	c, err := svc.Context(context.Background(), sessions.ContextRequest{SessionID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +113,13 @@ func workingSet(t *testing.T, svc *Service, id string) ([]agentmem.Step, int) {
 // every step appended is in the working set or covered by its summary.
 func TestAutoCompaction(t *testing.T) {
 	sum := &countingSummarizer{}
-	svc, _ := feedService(t, Config{Summarizer: sum})
-	c, stop := svc.StartCompactor(nil, follow.Options{})
+	svc, _ := feedService(t, sessions.Config{Summarizer: sum})
+	c, stop := autocompact.Start(svc, nil, views.Options{})
 	defer stop()
 	ctx := context.Background()
 	ac := store.AutoCompact{MaxTokens: 4000, TargetTokens: 2000, KeepRecent: 4, Summarizer: store.SummarizerLLM}
 	autoSession(t, svc, "chat", ac)
-	if _, err := svc.AppendMessages(ctx, MessagesRequest{SessionID: "chat", Messages: []agentmem.Message{{Role: agentmem.RoleSystem, Content: agentmem.Text("You read files.")}}}); err != nil {
+	if _, err := svc.AppendMessages(ctx, sessions.MessagesRequest{SessionID: "chat", Messages: []agentmem.Message{{Role: agentmem.RoleSystem, Content: agentmem.Text("You read files.")}}}); err != nil {
 		t.Fatal(err)
 	}
 	growth, prev := 0, 0
@@ -166,7 +171,7 @@ func TestAutoCompaction(t *testing.T) {
 // the log, in another service over the store, compacts the session.
 func TestAutoCompactionResumes(t *testing.T) {
 	sum := &countingSummarizer{hold: make(chan struct{}), held: make(chan struct{})}
-	svc, st := feedService(t, Config{Summarizer: sum})
+	svc, st := feedService(t, sessions.Config{Summarizer: sum})
 	ctx := context.Background()
 	ac := store.AutoCompact{MaxTokens: 1500, TargetTokens: 800, Summarizer: store.SummarizerLLM}
 	autoSession(t, svc, "chat", ac)
@@ -177,7 +182,7 @@ func TestAutoCompactionResumes(t *testing.T) {
 	if before <= ac.MaxTokens {
 		t.Fatalf("the session costs %d tokens: the test needs it over %d", before, ac.MaxTokens)
 	}
-	_, stop := svc.StartCompactor(nil, follow.Options{})
+	_, stop := autocompact.Start(svc, nil, views.Options{})
 	<-sum.held // the summarizer is running
 	stop()
 	if _, now := workingSet(t, svc, "chat"); now != before {
@@ -187,11 +192,11 @@ func TestAutoCompactionResumes(t *testing.T) {
 	sum.mu.Lock()
 	sum.hold = nil
 	sum.mu.Unlock()
-	other, err := New(Config{Store: st, Summarizer: sum, Clock: svc.clock})
+	other, err := sessions.New(sessions.Config{Store: st, Summarizer: sum, Clock: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, stop2 := other.StartCompactor(nil, follow.Options{})
+	c, stop2 := autocompact.Start(other, nil, views.Options{})
 	defer stop2()
 	if err := c.Sync(ctx); err != nil {
 		t.Fatal(err)
@@ -205,7 +210,7 @@ func TestAutoCompactionResumes(t *testing.T) {
 // are never compacted, and a deleted one is passed over.
 func TestAutoCompactionSkipsOthers(t *testing.T) {
 	sum := &countingSummarizer{}
-	svc, _ := feedService(t, Config{Summarizer: sum})
+	svc, _ := feedService(t, sessions.Config{Summarizer: sum})
 	ctx := context.Background()
 	if _, err := svc.Create(ctx, store.CreateRequest{ID: "plain"}); err != nil {
 		t.Fatal(err)
@@ -218,7 +223,7 @@ func TestAutoCompactionSkipsOthers(t *testing.T) {
 	if err := svc.Delete(ctx, "", "gone"); err != nil {
 		t.Fatal(err)
 	}
-	c, stop := svc.StartCompactor(nil, follow.Options{})
+	c, stop := autocompact.Start(svc, nil, views.Options{})
 	defer stop()
 	if err := c.Sync(ctx); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package recall_test
+package recallview_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // With Options.Lineage, a branch's inherited turns are indexed once,
@@ -26,12 +27,12 @@ func TestLineage(t *testing.T) {
 	ctx := context.Background()
 	var tick atomic.Int64
 	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0.Add(time.Duration(tick.Add(1)) * time.Second) }})
-	if recall.StoreLineage(noFeed{st}) != nil {
+	if recallview.StoreLineage(noFeed{st}) != nil {
 		t.Error("StoreLineage of a store that does not tell its segments is not nil")
 	}
 	backend := recall.NewMemory(recall.MemoryOptions{})
-	ix := recall.New(backend, recall.Options{Lineage: recall.StoreLineage(st)})
-	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	ix := recall.New(backend, recall.Options{Lineage: recallview.StoreLineage(st)})
+	is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
 	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
 	defer is.Stop()
 
@@ -182,11 +183,11 @@ func TestBackfillFollowsLineage(t *testing.T) {
 		var opts recall.Options
 		want := []string{"b#1", "b#2", "b#3", "b#4", "p#1", "p#2", "p#3"}
 		if lineage {
-			opts.Lineage = recall.StoreLineage(st)
+			opts.Lineage = recallview.StoreLineage(st)
 			want = []string{"b#3", "b#4", "p#1", "p#2", "p#3"}
 		}
 		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), opts)
-		n, err := (&recall.Indexer{Index: ix, Store: st}).Backfill(ctx, store.ListRequest{})
+		n, err := (&recallview.Indexer{Index: ix, Store: st}).Backfill(ctx, store.ListRequest{})
 		if err != nil || n != len(want) {
 			t.Fatalf("lineage %v: Backfill = %d, %v; want %d documents", lineage, n, err, len(want))
 		}
@@ -334,14 +335,14 @@ func TestLineageHandoverKeepsBranchAmendment(t *testing.T) {
 // of amended turns: tenant "acme", message steps.
 type lineageFixture struct {
 	t  *testing.T
-	is *recall.IndexedStore
+	is *recallview.IndexedStore
 	ix *recall.Index
 }
 
 func newLineageFixture(t *testing.T) *lineageFixture {
 	st := memstore.New(memstore.Options{})
-	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{Lineage: recall.StoreLineage(st)})
-	is := recall.NewIndexedStore(st, &recall.Indexer{Index: ix, Store: st})
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{Lineage: recallview.StoreLineage(st)})
+	is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
 	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
 	t.Cleanup(is.Stop)
 	return &lineageFixture{t: t, is: is, ix: ix}

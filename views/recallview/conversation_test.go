@@ -1,4 +1,4 @@
-package recall_test
+package recallview_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views/recallview"
 )
 
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -38,7 +39,7 @@ func TestStepDocs(t *testing.T) {
 	}
 	for i, tt := range tests {
 		seq := int64(i + 1)
-		docs := recall.StepDocs(sess, entry(seq, tt.step))
+		docs := recallview.StepDocs(sess, entry(seq, tt.step))
 		if tt.want == "" {
 			if len(docs) != 0 {
 				t.Errorf("%T: %d docs, want none", tt.step, len(docs))
@@ -58,15 +59,15 @@ func TestStepDocs(t *testing.T) {
 		}
 	}
 	// Long observations are cut; the step's own time wins over the entry's.
-	docs := recall.StepDocs(sess, entry(9, &agentmem.ActionStep{StepInfo: agentmem.StepInfo{Time: t0}, Observation: big}))
-	if len(docs) != 1 || len(docs[0].Text) > recall.MaxObservationBytes+100 || !docs[0].Time.Equal(t0) {
+	docs := recallview.StepDocs(sess, entry(9, &agentmem.ActionStep{StepInfo: agentmem.StepInfo{Time: t0}, Observation: big}))
+	if len(docs) != 1 || len(docs[0].Text) > recallview.MaxObservationBytes+100 || !docs[0].Time.Equal(t0) {
 		t.Errorf("long observation: %d bytes, time %v", len(docs[0].Text), docs[0].Time)
 	}
 	// Compaction entries and a nil session give nothing.
-	if got := recall.StepDocs(sess, store.Entry{Seq: 10, Kind: store.CompactionEntry}); got != nil {
+	if got := recallview.StepDocs(sess, store.Entry{Seq: 10, Kind: store.CompactionEntry}); got != nil {
 		t.Errorf("compaction: %v", got)
 	}
-	if got := recall.StepDocs(nil, entry(1, &agentmem.TaskStep{Task: "x"})); got != nil {
+	if got := recallview.StepDocs(nil, entry(1, &agentmem.TaskStep{Task: "x"})); got != nil {
 		t.Errorf("nil session: %v", got)
 	}
 }
@@ -112,7 +113,7 @@ func TestIndexer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	x := &recall.Indexer{Index: ix, Store: st}
+	x := &recallview.Indexer{Index: ix, Store: st}
 	n, err := x.Backfill(ctx, store.ListRequest{Tenant: "acme", PageSize: 1})
 	if err != nil || n != 4 {
 		t.Fatalf("Backfill = %d, %v; want 4", n, err)

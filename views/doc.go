@@ -1,0 +1,19 @@
+// Package views is where what agentmem derives from the sessions' logs
+// lives: the views of the log. A view follows the store's change feed
+// (store.Feed) in the background with a Follower: it reads the changes
+// after a durable cursor in batches, hands each batch to an apply
+// function, and saves the cursor once the batch is applied. A process
+// that crashes after committing a write, or a client that goes away
+// after its write was acknowledged, therefore cannot leave a view
+// behind: whichever process follows the feed next resumes at the saved
+// cursor. Reading is at-least-once, so applying a batch must be
+// idempotent.
+//
+// The views are its subpackages: recallview, the recall index's
+// documents of every turn (package recall is the index alone, which
+// knows nothing of sessions), and autocompact, the sessions' automatic
+// compaction. They live here, above both the store and what they
+// derive, so that the store knows nothing of its views and the derived
+// components nothing of the log: how a view follows the log, batches its
+// writes and keeps its cursor is written once, here.
+package views

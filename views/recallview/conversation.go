@@ -1,0 +1,263 @@
+package recallview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/recall"
+	"github.com/agentmem/agentmem/store"
+)
+
+// MaxObservationBytes is how much of a step's tool results and
+// observation StepDocs indexes: enough for what a tool found to be
+// recalled, not a whole file dump.
+const MaxObservationBytes = 2000
+
+// StepDocs returns what recall indexes of a session's log entry: for a
+// step, one document with the text worth recalling, or none for steps
+// with nothing to recall (system prompts, empty steps). A compaction
+// entry that is an amendment (store.CompactionRecord.Amend, such as a
+// tool call completed by a result sent later) gives the documents of its
+// copies, each as the step entry it stands in for would (the same ID),
+// so a step's document shows it as amended; a full compaction record
+// gives none: its copies are truncations and summaries' stand-ins, which
+// must not replace the full text. The text of each kind:
+//
+//   - task: the task;
+//   - message: "<name or role>: <text>";
+//   - action: the thought, the model's output, each tool call (name and
+//     arguments), then tool results and the observation, each cut to
+//     MaxObservationBytes, and the error;
+//   - planning: the plan; scratchpad: the note; summary: the summary;
+//   - final answer: the answer.
+//
+// The document's ID is "<session>#<seq>", its Group the session and its
+// Seq the entry's sequence number, its Time the step's time (the entry's
+// when the step has none), and its metadata session, user, agent (when
+// set), step (the sequence number) and kind, and for an amendment's
+// copies entry (MetaEntry). It is a pure function, so a
+// server can call it on every append and a backfill gives the same
+// documents.
+func StepDocs(sess *store.Session, e store.Entry) []recall.Doc {
+	if c := e.Compaction; e.Kind == store.CompactionEntry && c != nil && c.Amend && sess != nil {
+		var docs []recall.Doc
+		for _, r := range c.Replaced {
+			for _, d := range StepDocs(sess, store.Entry{Seq: int64(r.Info().Number), Kind: store.StepEntry, Step: r, Time: e.Time}) {
+				d.Metadata[recall.MetaEntry] = strconv.FormatInt(e.Seq, 10)
+				docs = append(docs, d)
+			}
+		}
+		return docs
+	}
+	if e.Step == nil || sess == nil {
+		return nil
+	}
+	text := stepText(e.Step)
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	text = agentmem.TruncateText(strings.ToValidUTF8(strings.ReplaceAll(text, "\x00", ""), "\uFFFD"), recall.MaxTextBytes-64)
+	meta := map[string]string{
+		recall.MetaSession: sess.ID,
+		recall.MetaStep:    strconv.FormatInt(e.Seq, 10),
+		recall.MetaKind:    string(e.Step.Kind()),
+	}
+	if sess.UserID != "" {
+		meta[recall.MetaUser] = sess.UserID
+	}
+	if sess.Agent != "" {
+		meta[recall.MetaAgent] = sess.Agent
+	}
+	t := e.Step.Info().Time
+	if t.IsZero() {
+		t = e.Time
+	}
+	return []recall.Doc{{
+		ID:       sess.ID + "#" + strconv.FormatInt(e.Seq, 10),
+		Tenant:   sess.Tenant,
+		Text:     text,
+		Metadata: meta,
+		Time:     t,
+		Group:    sess.ID,
+		Seq:      e.Seq,
+	}}
+}
+
+// stepText is the recallable text of a step.
+func stepText(s agentmem.Step) string {
+	var b strings.Builder
+	line := func(s string) {
+		if strings.TrimSpace(s) == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	obs := func(s string) string { return agentmem.TruncateText(s, MaxObservationBytes) }
+	switch s := s.(type) {
+	case *agentmem.TaskStep:
+		line(s.Task)
+	case *agentmem.MessageStep:
+		who := s.Message.Name
+		if who == "" {
+			who = string(s.Message.Role)
+		}
+		if text := s.Message.Text(); strings.TrimSpace(text) != "" {
+			line(who + ": " + text)
+		}
+	case *agentmem.ActionStep:
+		line(s.Thought)
+		line(s.ModelOutput)
+		for _, c := range s.ToolCalls {
+			line(strings.TrimSpace(c.Name + " " + obs(c.Arguments)))
+		}
+		for _, r := range s.Results {
+			line(obs(r.Content))
+		}
+		line(obs(s.Observation))
+		line(s.Error)
+	case *agentmem.PlanningStep:
+		line(s.Plan)
+	case *agentmem.ScratchpadStep:
+		line(s.Content)
+	case *agentmem.SummaryStep:
+		line(s.Summary)
+	case *agentmem.FinalAnswerStep:
+		line(s.Answer)
+	}
+	return b.String()
+}
+
+// Indexer keeps an Index's conversation recall in step with a store: it
+// indexes the entries a server appends, backfills sessions written
+// before, and forgets deleted sessions.
+type Indexer struct {
+	// Index receives the documents.
+	Index *recall.Index
+	// Store is where Backfill reads sessions.
+	Store store.Store
+}
+
+// lineage reports whether the index finds a branch's inherited history
+// through its lineage, so that it is not indexed again for the branch.
+func (x *Indexer) lineage() bool { return x.Index.Lineage() != nil }
+
+// Add indexes entries appended to a session (see StepDocs).
+func (x *Indexer) Add(ctx context.Context, sess *store.Session, entries ...store.Entry) error {
+	docs := entryDocs(sess, entries)
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := x.Index.Upsert(ctx, docs...); err != nil {
+		return fmt.Errorf("recall: index session %q: %w", sess.ID, err)
+	}
+	return nil
+}
+
+// Forget removes a session's documents.
+func (x *Indexer) Forget(ctx context.Context, sess *store.Session) (int, error) {
+	return x.Index.Clear(ctx, sess.Tenant, recall.Filter{Metadata: map[string]string{recall.MetaSession: sess.ID}})
+}
+
+// inheritedThrough returns the last seq of a session's log found through
+// its lineage (0: none): what Backfill does not index again.
+func (x *Indexer) inheritedThrough(ctx context.Context, tenant, id string) (int64, error) {
+	if !x.lineage() {
+		return 0, nil
+	}
+	sg, ok := x.Store.(store.Segmenter)
+	if !ok {
+		return 0, nil
+	}
+	segs, err := sg.Segments(ctx, tenant, id)
+	if errors.Is(err, agentmem.ErrNotFound) || (err == nil && len(segs) == 0) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return segs[0].After, nil
+}
+
+// Backfill indexes every entry of the sessions the request lists (all
+// pages), as Add would have, and returns the number of documents
+// written. Of a branch whose history the index finds through its lineage
+// (Options.Lineage, over a store.Segmenter), only the entries of its own
+// log. Indexing is idempotent, so it can run again after a crash.
+func (x *Indexer) Backfill(ctx context.Context, req store.ListRequest) (int, error) {
+	n := 0
+	for {
+		page, err := x.Store.List(ctx, req)
+		if err != nil {
+			return n, err
+		}
+		for _, s := range page.Sessions {
+			rr := store.ReadRequest{Tenant: s.Tenant, SessionID: s.ID}
+			if after, err := x.inheritedThrough(ctx, s.Tenant, s.ID); err != nil {
+				return n, fmt.Errorf("recall: backfill session %q: %w", s.ID, err)
+			} else if after > 0 {
+				rr.After = after // found through the session's lineage
+			}
+			resp, err := x.Store.Read(ctx, rr)
+			if errors.Is(err, agentmem.ErrNotFound) {
+				continue // deleted since it was listed
+			}
+			if err != nil {
+				return n, fmt.Errorf("recall: backfill session %q: %w", s.ID, err)
+			}
+			const batch = 256
+			for start := 0; start < len(resp.Entries); start += batch {
+				docs := entryDocs(resp.Session, resp.Entries[start:min(start+batch, len(resp.Entries))])
+				if len(docs) == 0 {
+					continue
+				}
+				if err := x.Index.Upsert(ctx, docs...); err != nil {
+					return n, fmt.Errorf("recall: backfill session %q: %w", s.ID, err)
+				}
+				n += len(docs)
+			}
+		}
+		if page.NextPageToken == "" {
+			return n, nil
+		}
+		req.PageToken = page.NextPageToken
+	}
+}
+
+// entryDocs returns the documents of entries of a session (StepDocs), one
+// per ID: an amendment's document replaces the one of the step it
+// amends, as a later upsert would (an upsert takes an ID once).
+func entryDocs(sess *store.Session, entries []store.Entry) []recall.Doc {
+	var set docSet
+	for _, e := range entries {
+		set.add(StepDocs(sess, e)...)
+	}
+	return set.docs
+}
+
+// docSet collects documents in order; a later document with the ID of one
+// collected replaces it (an upsert refuses an ID repeated in one call).
+type docSet struct {
+	docs []recall.Doc
+	at   map[string]int // ID: index in docs
+}
+
+func (s *docSet) add(docs ...recall.Doc) {
+	if s.at == nil {
+		s.at = map[string]int{}
+	}
+	for _, d := range docs {
+		if i, ok := s.at[d.ID]; ok {
+			s.docs[i] = d
+			continue
+		}
+		s.at[d.ID] = len(s.docs)
+		s.docs = append(s.docs, d)
+	}
+}

@@ -1,0 +1,11 @@
+// Package recallview is the recall index's view of the sessions' logs:
+// every step of every session becomes a document of a recall.Index
+// (StepDocs), found by a search scoped to its session, user or agent
+// (recall.Scope), and through a branch's lineage (StoreLineage).
+//
+// A Follower keeps an index in step with a store by following the
+// store's change feed (package views); IndexedStore wraps a store so that
+// writes through it wake its Follower (or, over a store without a feed,
+// index synchronously); Indexer indexes a session's entries directly and
+// backfills sessions written before.
+package recallview
