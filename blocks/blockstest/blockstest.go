@@ -321,9 +321,15 @@ func (s *suite) readOnly(t *testing.T) {
 	for name, err := range map[string]error{
 		"append":  func() error { _, err := m.Append(ctx, key("persona"), "x", agent); return err }(),
 		"replace": func() error { _, err := m.Replace(ctx, key("persona"), "kind", "rude", agent); return err }(),
-		"set":     func() error { _, err := m.Set(ctx, blocks.SetRequest{Key: key("persona"), Value: "x", Edit: agent}); return err }(),
-		"unlock":  func() error { _, err := m.Set(ctx, blocks.SetRequest{Key: key("persona"), Value: "Be kind.", ReadOnly: ptr(false), Edit: agent}); return err }(),
-		"delete":  m.Delete(ctx, key("persona"), agent),
+		"set": func() error {
+			_, err := m.Set(ctx, blocks.SetRequest{Key: key("persona"), Value: "x", Edit: agent})
+			return err
+		}(),
+		"unlock": func() error {
+			_, err := m.Set(ctx, blocks.SetRequest{Key: key("persona"), Value: "Be kind.", ReadOnly: ptr(false), Edit: agent})
+			return err
+		}(),
+		"delete": m.Delete(ctx, key("persona"), agent),
 	} {
 		var ro *blocks.ReadOnlyError
 		if !errors.As(err, &ro) || !errors.Is(err, blocks.ErrReadOnly) || !errors.Is(err, agentmem.ErrConflict) {
@@ -411,8 +417,11 @@ func (s *suite) ifVersion(t *testing.T) {
 	for name, err := range map[string]error{
 		"append":  func() error { _, err := m.Append(ctx, k, "C", blocks.Edit{IfVersion: 1}); return err }(),
 		"replace": func() error { _, err := m.Replace(ctx, k, "A", "C", blocks.Edit{IfVersion: 1}); return err }(),
-		"set":     func() error { _, err := m.Set(ctx, blocks.SetRequest{Key: k, Value: "C", Edit: blocks.Edit{IfVersion: 3}}); return err }(),
-		"delete":  m.Delete(ctx, k, blocks.Edit{IfVersion: 1}),
+		"set": func() error {
+			_, err := m.Set(ctx, blocks.SetRequest{Key: k, Value: "C", Edit: blocks.Edit{IfVersion: 3}})
+			return err
+		}(),
+		"delete": m.Delete(ctx, k, blocks.Edit{IfVersion: 1}),
 	} {
 		var ve *blocks.VersionError
 		if !errors.As(err, &ve) || ve.Current != 2 || !errors.Is(err, agentmem.ErrConflict) {
