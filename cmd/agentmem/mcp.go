@@ -88,7 +88,7 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 		return err
 	}
 	defer done()
-	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, Logger: a.Log, Facts: mems.facts, Recall: mems.recall})
+	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks})
 	if err != nil {
 		return cli.UsageError(err)
 	}
