@@ -15,6 +15,12 @@ type Blocks interface {
 	List(ctx context.Context, tenant string, owner blocks.Owner) ([]blocks.Block, error)
 }
 
+// ownerDeleter is a Blocks that deletes an owner's blocks
+// (*blocks.Memory): Delete deletes a session's with it.
+type ownerDeleter interface {
+	DeleteOwner(ctx context.Context, tenant string, owner blocks.Owner) error
+}
+
 // HasBlocks reports whether the service shows memory blocks in contexts.
 func (s *Service) HasBlocks() bool { return s.cfg.Blocks != nil }
 

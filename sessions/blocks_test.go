@@ -153,3 +153,21 @@ func TestContextBlocksWithoutSystemPrompt(t *testing.T) {
 		t.Fatalf("tokens %d", c.Tokens)
 	}
 }
+
+// TestDeleteDeletesSessionBlocks: deleting a session deletes its blocks,
+// not its user's.
+func TestDeleteDeletesSessionBlocks(t *testing.T) {
+	ctx := context.Background()
+	svc, bm := blocksService(t, 1)
+	setBlock(t, bm, blocks.Session("s"), "task", "plan")
+	setBlock(t, bm, blocks.User("ann"), "human", "Ann")
+	if err := svc.Delete(ctx, "", "s"); err != nil {
+		t.Fatal(err)
+	}
+	if bs, err := bm.List(ctx, "", blocks.Session("s")); err != nil || len(bs) != 0 {
+		t.Fatalf("the session's blocks: %+v %v", bs, err)
+	}
+	if bs, err := bm.List(ctx, "", blocks.User("ann")); err != nil || len(bs) != 1 {
+		t.Fatalf("the user's blocks: %+v %v", bs, err)
+	}
+}

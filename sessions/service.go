@@ -328,12 +328,22 @@ func (s *Service) List(ctx context.Context, tenant string, req store.ListRequest
 	return s.st.List(ctx, req)
 }
 
-// Delete deletes a session of a tenant (store.Store.Delete) and drops its
-// cached memory.
+// Delete deletes a session of a tenant (store.Store.Delete), drops its
+// cached memory and deletes its memory blocks (Config.Blocks).
 func (s *Service) Delete(ctx context.Context, tenant, id string) error {
 	err := s.st.Delete(ctx, tenant, id)
 	s.cache.evict(store.Key{Tenant: tenant, ID: id})
-	return err
+	if err != nil {
+		return err
+	}
+	// The session's memory blocks go with it (a session made again with
+	// the ID starts without them). The session is deleted whatever
+	// happens to them: a failure here is the error, and a retry of the
+	// delete finds no session.
+	if d, ok := s.cfg.Blocks.(ownerDeleter); ok {
+		return d.DeleteOwner(ctx, tenant, blocks.Session(id))
+	}
+	return nil
 }
 
 // ForkRequest creates a branch of a session (Fork).
