@@ -97,7 +97,7 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 		defer startCompactor(a, svc, feed)()
 	}
 	srv, err := agentmcp.New(agentmcp.Config{
-		Store: indexed, Facts: mems.facts, Recall: mems.recall,
+		Store: indexed, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
 		Tenant: f.tenant, Counter: counter, Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {

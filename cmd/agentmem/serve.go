@@ -220,7 +220,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 		defer startCompactor(a, svc, feed)()
 	}
 	msrv, err := agentmcp.New(agentmcp.Config{
-		Store: indexed, Facts: mems.facts, Recall: mems.recall,
+		Store: indexed, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
 		Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {
