@@ -33,7 +33,7 @@ func blocksService(t *testing.T, turns int) (*Service, *blocks.Memory) {
 			agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(fmt.Sprintf("Question %d: %s", i, strings.Repeat("where should I go next? ", 5)))},
 			agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text(fmt.Sprintf("Answer %d: %s", i, strings.Repeat("somewhere warm and quiet. ", 5)))})
 	}
-	if _, err := svc.AppendMessages(ctx, store.MessagesRequest{SessionID: "s", Messages: msgs}); err != nil {
+	if _, err := svc.AppendMessages(ctx, MessagesRequest{SessionID: "s", Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
 	return svc, bm
@@ -138,7 +138,7 @@ func TestContextBlocksWithoutSystemPrompt(t *testing.T) {
 	if _, err := svc.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.AppendMessages(ctx, store.MessagesRequest{SessionID: "s", Messages: []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("hi")}}}); err != nil {
+	if _, err := svc.AppendMessages(ctx, MessagesRequest{SessionID: "s", Messages: []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("hi")}}}); err != nil {
 		t.Fatal(err)
 	}
 	setBlock(t, bm, blocks.Session("s"), "persona", "Cheerful.")
