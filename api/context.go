@@ -46,6 +46,10 @@ type ContextResponse struct {
 	// sessions) injected into the system prompt (with recall=K), most
 	// relevant first; their tokens are in Tokens.
 	Recalled []string `json:"recalled,omitempty"`
+	// Blocks are the memory blocks shown after the system prompt (the
+	// user's, then the session's), always, pinned; their tokens are in
+	// Tokens.
+	Blocks []ContextBlock `json:"blocks,omitempty"`
 }
 
 // PendingCalls is a pending action of a session: the sequence number of

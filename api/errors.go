@@ -13,6 +13,9 @@ const (
 	CodeBodyTooLarge         = "body_too_large"         // 413
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415: the body is not application/json
 	CodeBudgetTooSmall       = "budget_too_small"       // 422: the pinned steps need more tokens than the budget
+	CodeOverLimit            = "over_limit"             // 422: a block's edit would take it past its limit; nothing changed
+	CodeNoMatch              = "no_match"               // 422: a block's replace names old text that does not occur exactly once; nothing changed
+	CodeReadOnly             = "read_only"              // 409: an append or replace of a read-only block
 	CodeToolResultsMissing   = "tool_results_missing"   // 422: no longer returned: tool calls whose results have not arrived are stored as pending
 	CodeToolResultConflict   = "tool_result_conflict"   // 409: a tool result for a call that already has a different one; nothing was stored
 	CodeNothingToPop         = "nothing_to_pop"         // 409: a pop of a session whose working set is empty
@@ -39,6 +42,7 @@ func Codes() []string {
 	return []string{
 		CodeInvalid, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeMethodNotAllowed, CodeConflict,
 		CodeIdempotencyKeyReused, CodeBodyTooLarge, CodeUnsupportedMediaType, CodeBudgetTooSmall,
+		CodeOverLimit, CodeNoMatch, CodeReadOnly,
 		CodeToolResultsMissing, CodeToolResultConflict, CodeNothingToPop, CodeInternal, CodeNotConfigured,
 		CodeSummarizerFailed, CodeUnavailable, CodeIndexBehind, CodeCanceled,
 		CodeUpstreamNotConfigured, CodeHistoryDiverged, CodeUpstreamUnreachable, CodeUpstreamRedirect,

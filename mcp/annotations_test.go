@@ -15,10 +15,10 @@ func TestToolAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := map[string]bool{mcp.ToolListSessions: true, mcp.ToolGetContext: true, mcp.ToolRecallFacts: true, mcp.ToolSearchMemory: true}
-	destructive := map[string]bool{mcp.ToolPop: true, mcp.ToolForget: true}
-	if len(res.Tools) != 9 {
-		t.Errorf("%d tools, want 9", len(res.Tools))
+	readOnly := map[string]bool{mcp.ToolListSessions: true, mcp.ToolGetContext: true, mcp.ToolRecallFacts: true, mcp.ToolSearchMemory: true, mcp.ToolMemoryList: true}
+	destructive := map[string]bool{mcp.ToolPop: true, mcp.ToolForget: true, mcp.ToolMemoryReplace: true, mcp.ToolMemoryRethink: true}
+	if len(res.Tools) != 13 {
+		t.Errorf("%d tools, want 13", len(res.Tools))
 	}
 	for _, tool := range res.Tools {
 		a := tool.Annotations

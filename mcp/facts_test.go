@@ -31,6 +31,10 @@ func TestLongTermToolsListed(t *testing.T) {
 		mcp.ToolRecallFacts:   {"user_id"},
 		mcp.ToolForget:        {"user_id", "fact_id", "reason"},
 		mcp.ToolSearchMemory:  {"query"},
+		mcp.ToolMemoryList:    {"session_id"},
+		mcp.ToolMemoryAppend:  {"session_id", "label", "text"},
+		mcp.ToolMemoryReplace: {"session_id", "label", "old", "new"},
+		mcp.ToolMemoryRethink: {"session_id", "label", "value"},
 	}
 	checkTools(t, res.Tools, want)
 
@@ -68,7 +72,7 @@ func TestLongTermToolsListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tool := range res.Tools {
-		if slices.Contains([]string{mcp.ToolRemember, mcp.ToolRecallFacts, mcp.ToolForget, mcp.ToolSearchMemory}, tool.Name) {
+		if slices.Contains([]string{mcp.ToolRemember, mcp.ToolRecallFacts, mcp.ToolForget, mcp.ToolSearchMemory, mcp.ToolMemoryList, mcp.ToolMemoryAppend}, tool.Name) {
 			t.Errorf("a server without long-term memory lists %s", tool.Name)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/recall"
@@ -65,10 +66,11 @@ func newEnvWith(t *testing.T, cfg mcp.Config) *env {
 // index, and a facts memory whose clock the test moves. The servers of
 // several tenants share it, as serve's do.
 type longTerm struct {
-	st    *recallview.IndexedStore
-	ix    *recall.Index
-	facts *facts.Memory
-	clock *testClock
+	st     *recallview.IndexedStore
+	ix     *recall.Index
+	facts  *facts.Memory
+	blocks *blocks.Memory
+	clock  *testClock
 }
 
 // newLongTerm makes a longTerm over in-memory backends.
@@ -80,14 +82,15 @@ func newLongTerm(t *testing.T) *longTerm {
 	st := recallview.NewIndexedStore(base, &recallview.Indexer{Index: ix, Store: base})
 	st.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing session %s: %v", id, err) }
 	fm := facts.New(facts.NewMemStore(), facts.Options{Clock: clock.Now})
-	t.Cleanup(func() { base.Close(); ix.Close(); fm.Store().Close() })
-	return &longTerm{st: st, ix: ix, facts: fm, clock: clock}
+	bm := blocks.New(blocks.NewMemStore(), blocks.Options{Clock: clock.Now})
+	t.Cleanup(func() { base.Close(); ix.Close(); fm.Store().Close(); bm.Store().Close() })
+	return &longTerm{st: st, ix: ix, facts: fm, blocks: bm, clock: clock}
 }
 
 // env starts a server for tenant with every tool.
 func (lt *longTerm) env(t *testing.T, tenant string) *env {
 	t.Helper()
-	return newEnvWith(t, mcp.Config{Store: lt.st, Tenant: tenant, Facts: lt.facts, Recall: lt.ix})
+	return newEnvWith(t, mcp.Config{Store: lt.st, Tenant: tenant, Facts: lt.facts, Recall: lt.ix, Blocks: lt.blocks})
 }
 
 // testClock is a clock the test sets.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/sessions"
@@ -37,6 +38,11 @@ type Config struct {
 	// Recall, when set, is the recall index search_memory searches; nil
 	// leaves that tool out.
 	Recall *recall.Index
+	// Blocks, when set, are the memory blocks of the memory_list,
+	// memory_append, memory_replace and memory_rethink tools, and those
+	// get_context shows (a Sessions given must have them as its
+	// Config.Blocks); nil leaves those tools out.
+	Blocks *blocks.Memory
 	// Tenant is the tenant every tool acts for when the server runs on a
 	// transport of its own (Run, SDK: stdio, in-memory). Over HTTP the
 	// tenant comes from each request instead (see NewHTTPHandler). ""
@@ -116,7 +122,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Sessions == nil {
 		svc, err := sessions.New(sessions.Config{Store: cfg.Store, Counter: cfg.Counter, Clock: cfg.Clock,
-			MaxContextTokens: cfg.MaxContextTokens, Logger: cfg.Logger, Facts: cfg.Facts, Recall: cfg.Recall})
+			MaxContextTokens: cfg.MaxContextTokens, Logger: cfg.Logger, Facts: cfg.Facts, Recall: cfg.Recall, Blocks: cfg.Blocks})
 		if err != nil {
 			return nil, fmt.Errorf("mcp: %w", err)
 		}
@@ -193,6 +199,9 @@ func instructions(cfg *Config) string {
 	if cfg.Recall != nil {
 		s += " " + recallInstructions
 	}
+	if cfg.Blocks != nil {
+		s += " " + blocksInstructions
+	}
 	return s
 }
 
@@ -200,5 +209,6 @@ func instructions(cfg *Config) string {
 const (
 	sessionInstructions = `agentmem is a memory for LLM agents. Sessions hold a conversation's messages as a durable log: create_session starts one, append adds messages (tool calls with their results), get_context returns the messages that fit a token budget in a chosen API format and says what was left out, list_sessions finds sessions.`
 	factsInstructions   = `Long-term facts about users outlive sessions: remember records a durable fact a user stated (saying it again reinforces it), recall_facts returns a user's most relevant facts with their confidence now (facts not seen again fade), forget deletes a wrong or unwanted fact for good.`
+	blocksInstructions  = `Memory blocks are labelled sections that every context of a session shows after its system prompt (the session's and its user's): memory_list shows them, and memory_append, memory_replace and memory_rethink edit them, within each block's limit in characters.`
 	recallInstructions  = `search_memory searches the turns of past sessions (of one session, user or agent, or all) and returns each match with its session, step and, on request, the turns around it.`
 )

@@ -31,6 +31,11 @@ const (
 	ToolForget      = "forget"
 	// The recall tool, registered when Config.Recall is set.
 	ToolSearchMemory = "search_memory"
+	// The memory blocks tools, registered when Config.Blocks is set.
+	ToolMemoryList    = "memory_list"
+	ToolMemoryAppend  = "memory_append"
+	ToolMemoryReplace = "memory_replace"
+	ToolMemoryRethink = "memory_rethink"
 )
 
 // toolAnnotations describe each tool to MCP hosts, which show the title and
@@ -50,6 +55,13 @@ var toolAnnotations = map[string]sdk.ToolAnnotations{
 	ToolRecallFacts:  {Title: "Recall facts about a user", ReadOnlyHint: true},
 	ToolForget:       {Title: "Forget a fact about a user", DestructiveHint: ptr(true), IdempotentHint: true},
 	ToolSearchMemory: {Title: "Search past conversations", ReadOnlyHint: true},
+	ToolMemoryList:   {Title: "List a session's memory blocks", ReadOnlyHint: true},
+	// Appending the same text again appends it twice: not idempotent.
+	ToolMemoryAppend: {Title: "Append to a memory block", DestructiveHint: ptr(false)},
+	// A replace or a rewrite takes text out of the block (its history
+	// keeps it).
+	ToolMemoryReplace: {Title: "Replace text in a memory block", DestructiveHint: ptr(true)},
+	ToolMemoryRethink: {Title: "Rewrite a memory block", DestructiveHint: ptr(true), IdempotentHint: true},
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -80,6 +92,14 @@ func (t *tools) register(sv *sdk.Server) error {
 	}
 	if t.cfg.Recall != nil {
 		errs = append(errs, add(sv, ToolSearchMemory, searchMemoryDescription, searchMemorySchema, t.searchMemory))
+	}
+	if t.cfg.Blocks != nil {
+		errs = append(errs,
+			add(sv, ToolMemoryList, memoryListDescription, memoryListSchema, t.memoryList),
+			add(sv, ToolMemoryAppend, memoryAppendDescription, memoryAppendSchema, t.memoryAppend),
+			add(sv, ToolMemoryReplace, memoryReplaceDescription, memoryReplaceSchema, t.memoryReplace),
+			add(sv, ToolMemoryRethink, memoryRethinkDescription, memoryRethinkSchema, t.memoryRethink),
+		)
 	}
 	return errors.Join(errs...)
 }

@@ -16,12 +16,14 @@ import (
 // error and that nothing changed: sessions, logs, facts or recall.
 func TestBadInputCorpus(t *testing.T) {
 	now := fixedNow
-	e := newEnv(t, withLongTerm(&now), func(c *Config) { c.MaxBodyBytes = 64 << 10 })
+	e := newEnv(t, withLongTerm(&now), withBlocks, func(c *Config) { c.MaxBodyBytes = 64 << 10 })
 	e.create("s")
 	e.appendSteps("s", "["+sysStep+","+taskStep+","+actionStep(1, "out")+"]")
 	var rem api.RememberResponse
 	e.must(201, "POST", "/v1/users/u1/facts", `{"text":"Uses Go"}`).json(t, &rem)
 	e.must(200, "POST", "/v1/recall", `{"documents":[{"id":"d1","text":"a note"}]}`)
+	e.must(201, "PUT", "/v1/users/u1/blocks/persona", `{"value":"Uses Go"}`)
+	e.must(201, "PUT", "/v1/sessions/s/blocks/persona", `{"value":"the plan"}`)
 
 	state := func() string {
 		t.Helper()
@@ -44,6 +46,10 @@ func TestBadInputCorpus(t *testing.T) {
 		}
 		for _, h := range hits {
 			b.WriteString(h.Doc.ID + h.Doc.Text + "\n")
+		}
+		for _, path := range []string{"/v1/users/u1/blocks", "/v1/sessions/s/blocks"} {
+			b.Write(e.must(200, "GET", path, nil).body)
+			b.Write(e.must(200, "GET", path+"/persona/history", nil).body)
 		}
 		return b.String()
 	}
@@ -69,9 +75,10 @@ func TestBadInputCorpus(t *testing.T) {
 	// are free text (an e-mail address, a name): not blank, bounded, no
 	// NUL.
 	badIDs := map[string][]string{
-		"{id}":   {"..%2F..%2Fetc%2Fpasswd", "%2E%2E", "a%00b", strings.Repeat("x", 300), "-lead", "sp%20ace"},
-		"{doc}":  {"a%00b", strings.Repeat("x", 300)},
-		"{user}": {"a%00b", "%20", strings.Repeat("x", 300)},
+		"{id}":    {"..%2F..%2Fetc%2Fpasswd", "%2E%2E", "a%00b", strings.Repeat("x", 300), "-lead", "sp%20ace"},
+		"{doc}":   {"a%00b", strings.Repeat("x", 300)},
+		"{user}":  {"a%00b", "%20", strings.Repeat("x", 300)},
+		"{label}": {"a%00b", "9lives", "a%20b", strings.Repeat("x", 300)},
 	}
 
 	for _, rt := range e.srv.routeTable() {
@@ -79,7 +86,7 @@ func TestBadInputCorpus(t *testing.T) {
 			continue
 		}
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		concrete := strings.NewReplacer("{id}", "s", "{user}", "u1", "{fact}", rem.Fact.ID, "{doc}", "d1").Replace(path)
+		concrete := strings.NewReplacer("{id}", "s", "{user}", "u1", "{fact}", rem.Fact.ID, "{doc}", "d1", "{label}", "persona").Replace(path)
 		check := func(what, target string, body any, headers ...string) {
 			t.Helper()
 			r := e.do(method, target, body, headers...)
@@ -105,7 +112,7 @@ func TestBadInputCorpus(t *testing.T) {
 				continue
 			}
 			for _, id := range ids {
-				target := strings.NewReplacer(param, id, "{id}", "s", "{user}", "u1", "{fact}", rem.Fact.ID, "{doc}", "d1").Replace(path)
+				target := strings.NewReplacer(param, id, "{id}", "s", "{user}", "u1", "{fact}", rem.Fact.ID, "{doc}", "d1", "{label}", "persona").Replace(path)
 				var body any
 				if method == "POST" {
 					body = `{}`

@@ -108,6 +108,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(apiconv.DroppedRuns(c.Dropped)), DroppedSteps: c.DroppedSteps,
 		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(apiconv.Ranges(c.Summarized)), Pending: pendingCalls(c.Pending), LastSeq: seq, Recalled: c.Recalled,
+		Blocks: apiconv.ContextBlocks(c.Blocks),
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeJSON(w, http.StatusOK, out)

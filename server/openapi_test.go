@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
@@ -91,6 +92,22 @@ func TestOpenAPILimits(t *testing.T) {
 		"parameters/SessionID.schema.maxLength":                        store.MaxIDLen,
 		"CreateSessionRequest.id.maxLength":                            store.MaxIDLen,
 		"ForkRequest.id.maxLength":                                     store.MaxIDLen,
+		"PutBlockRequest.limit.maximum":                                blocks.MaxLimit,
+		"Block.limit.maximum":                                          blocks.MaxLimit,
+		"PutBlockRequest.description.maxLength":                        blocks.MaxDescriptionBytes,
+		"PutBlockRequest.by.maxLength":                                 blocks.MaxFieldBytes,
+		"parameters/BlockLabel.schema.maxLength":                       blocks.MaxLabelBytes,
+		"parameters/BlockUserID.schema.maxLength":                      blocks.MaxFieldBytes,
+	}
+	// The api package's copies of the blocks' limits, for clients.
+	for name, pair := range map[string][2]int{
+		"MaxBlockLimit": {api.MaxBlockLimit, blocks.MaxLimit}, "DefaultBlockLimit": {api.DefaultBlockLimit, blocks.DefaultLimit},
+		"MaxBlockLabelBytes": {api.MaxBlockLabelBytes, blocks.MaxLabelBytes}, "MaxBlockDescriptionBytes": {api.MaxBlockDescriptionBytes, blocks.MaxDescriptionBytes},
+		"MaxBlockHistory": {api.MaxBlockHistory, blocks.MaxHistory},
+	} {
+		if pair[0] != pair[1] {
+			t.Errorf("api.%s is %d, package blocks says %d", name, pair[0], pair[1])
+		}
 	}
 	for _, k := range steps {
 		want[k+".metadata.maxProperties"] = store.MaxMetadataKeys

@@ -176,19 +176,26 @@ type probe struct {
 func probes(id string) map[string]probe {
 	base := "/v1/sessions/" + id
 	return map[string]probe{
-		"GET /v1/sessions/{id}":            {"GET", base, "", nil},
-		"DELETE /v1/sessions/{id}":         {"DELETE", base, "", nil},
-		"POST /v1/sessions/{id}/fork":      {"POST", base + "/fork", `{"at_seq":1,"id":"stolen"}`, nil},
-		"POST /v1/sessions/{id}/steps":     {"POST", base + "/steps", taskStep, []string{"Idempotency-Key", "k1"}},
-		"GET /v1/sessions/{id}/steps":      {"GET", base + "/steps", "", nil},
-		"POST /v1/sessions/{id}/messages":  {"POST", base + "/messages", `{"role":"user","content":"hi"}`, nil},
-		"GET /v1/sessions/{id}/context":    {"GET", base + "/context?budget=8000", "", nil},
-		"POST /v1/sessions/{id}/compact":   {"POST", base + "/compact", `{"strategy":"keep_last_n","n":1}`, nil},
-		"POST /v1/sessions/{id}/pop":       {"POST", base + "/pop", "", nil},
-		"POST /v1/sessions/{id}/items":     {"POST", base + "/items", `{"items":[{"role":"user","content":"hi"}]}`, nil},
-		"GET /v1/sessions/{id}/items":      {"GET", base + "/items?limit=5", "", nil},
-		"POST /v1/sessions/{id}/items/pop": {"POST", base + "/items/pop", "", nil},
-		"DELETE /v1/sessions/{id}/items":   {"DELETE", base + "/items", "", nil},
+		"GET /v1/sessions/{id}":                         {"GET", base, "", nil},
+		"DELETE /v1/sessions/{id}":                      {"DELETE", base, "", nil},
+		"POST /v1/sessions/{id}/fork":                   {"POST", base + "/fork", `{"at_seq":1,"id":"stolen"}`, nil},
+		"POST /v1/sessions/{id}/steps":                  {"POST", base + "/steps", taskStep, []string{"Idempotency-Key", "k1"}},
+		"GET /v1/sessions/{id}/steps":                   {"GET", base + "/steps", "", nil},
+		"POST /v1/sessions/{id}/messages":               {"POST", base + "/messages", `{"role":"user","content":"hi"}`, nil},
+		"GET /v1/sessions/{id}/context":                 {"GET", base + "/context?budget=8000", "", nil},
+		"POST /v1/sessions/{id}/compact":                {"POST", base + "/compact", `{"strategy":"keep_last_n","n":1}`, nil},
+		"POST /v1/sessions/{id}/pop":                    {"POST", base + "/pop", "", nil},
+		"POST /v1/sessions/{id}/items":                  {"POST", base + "/items", `{"items":[{"role":"user","content":"hi"}]}`, nil},
+		"GET /v1/sessions/{id}/items":                   {"GET", base + "/items?limit=5", "", nil},
+		"POST /v1/sessions/{id}/items/pop":              {"POST", base + "/items/pop", "", nil},
+		"DELETE /v1/sessions/{id}/items":                {"DELETE", base + "/items", "", nil},
+		"GET /v1/sessions/{id}/blocks":                  {"GET", base + "/blocks", "", nil},
+		"GET /v1/sessions/{id}/blocks/{label}":          {"GET", base + "/blocks/notes", "", nil},
+		"PUT /v1/sessions/{id}/blocks/{label}":          {"PUT", base + "/blocks/notes", `{"value":"stolen"}`, nil},
+		"DELETE /v1/sessions/{id}/blocks/{label}":       {"DELETE", base + "/blocks/notes", "", nil},
+		"POST /v1/sessions/{id}/blocks/{label}/append":  {"POST", base + "/blocks/notes/append", `{"text":" more"}`, nil},
+		"POST /v1/sessions/{id}/blocks/{label}/replace": {"POST", base + "/blocks/notes/replace", `{"old":"plan","new":"stolen"}`, nil},
+		"GET /v1/sessions/{id}/blocks/{label}/history":  {"GET", base + "/blocks/notes/history", "", nil},
 	}
 }
 
@@ -197,9 +204,10 @@ func probes(id string) map[string]probe {
 // exist, and nothing changes. A new route that takes an ID must be added
 // to probes, or this test fails.
 func TestCrossTenantProbe(t *testing.T) {
-	e := newAuthEnv(t, true)
+	e := newAuthEnv(t, true, withBlocks)
 	a, b := e.key("tenant-a"), e.key("tenant-b")
 	e.mustAs(201, a, "POST", "/v1/sessions", `{"id":"a1","user_id":"u1"}`)
+	e.mustAs(201, a, "PUT", "/v1/sessions/a1/blocks/notes", `{"value":"the plan"}`)
 	e.mustAs(201, a, "POST", "/v1/sessions/a1/steps", "["+sysStep+","+taskStep+","+actionStep(1, "out")+","+actionStep(2, "out")+"]")
 	e.mustAs(200, a, "POST", "/v1/sessions/a1/compact", `{"strategy":"keep_last_n","n":1}`)
 	e.mustAs(201, a, "POST", "/v1/sessions/a1/fork", `{"at_seq":3,"id":"a1-branch"}`)

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
 	chatproxy "github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/recall"
@@ -112,6 +113,12 @@ type Config struct {
 	// Facts, when set, serves the user facts routes
 	// (/v1/users/{user}/facts...). Nil answers them 501.
 	Facts *facts.Memory
+	// Blocks, when set, serves the memory blocks routes
+	// (/v1/users/{user}/blocks..., /v1/sessions/{id}/blocks...) and is the
+	// blocks the contexts of the server's own sessions service show (a
+	// Sessions given must have them as its Config.Blocks). Nil answers
+	// the routes 501.
+	Blocks *blocks.Memory
 	// MCP, when set, is served at /mcp (the MCP streamable HTTP
 	// transport), behind the same authentication as the API.
 	MCP http.Handler
@@ -218,7 +225,7 @@ func New(cfg Config) (*Server, error) {
 			cacheBytes = -1 // no cache
 		}
 		if s.svc, err = sessions.New(sessions.Config{Store: cfg.Store, Counter: counter, Clock: cfg.Clock, CacheBytes: cacheBytes,
-			MaxContextTokens: cfg.MaxContextTokens, Summarizer: cfg.Summarizer, Logger: cfg.Logger, Facts: cfg.Facts, Recall: cfg.Recall}); err != nil {
+			MaxContextTokens: cfg.MaxContextTokens, Summarizer: cfg.Summarizer, Logger: cfg.Logger, Facts: cfg.Facts, Recall: cfg.Recall, Blocks: cfg.Blocks}); err != nil {
 			return nil, err
 		}
 		s.ownSvc = true
@@ -292,6 +299,20 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/users/{user}/facts", s.listFacts, false, []string{"q", "k", "min_confidence", "include_superseded", "page_size", "page_token"}},
 		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false, nil},
 		{"DELETE /v1/users/{user}/facts/{fact}", s.forgetFact, false, []string{"reason"}},
+		{"GET /v1/users/{user}/blocks", s.listBlocks, false, nil},
+		{"GET /v1/users/{user}/blocks/{label}", s.getBlock, false, nil},
+		{"PUT /v1/users/{user}/blocks/{label}", s.putBlock, false, nil},
+		{"DELETE /v1/users/{user}/blocks/{label}", s.deleteBlock, false, nil},
+		{"POST /v1/users/{user}/blocks/{label}/append", s.appendBlock, false, nil},
+		{"POST /v1/users/{user}/blocks/{label}/replace", s.replaceBlock, false, nil},
+		{"GET /v1/users/{user}/blocks/{label}/history", s.blockHistory, false, nil},
+		{"GET /v1/sessions/{id}/blocks", s.listBlocks, false, nil},
+		{"GET /v1/sessions/{id}/blocks/{label}", s.getBlock, false, nil},
+		{"PUT /v1/sessions/{id}/blocks/{label}", s.putBlock, false, nil},
+		{"DELETE /v1/sessions/{id}/blocks/{label}", s.deleteBlock, false, nil},
+		{"POST /v1/sessions/{id}/blocks/{label}/append", s.appendBlock, false, nil},
+		{"POST /v1/sessions/{id}/blocks/{label}/replace", s.replaceBlock, false, nil},
+		{"GET /v1/sessions/{id}/blocks/{label}/history", s.blockHistory, false, nil},
 		{"POST /v1/chat/completions", s.chatCompletions, false, nil},
 		{"POST /v1/messages", s.messagesProxy, false, []string{"beta"}},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/store"
@@ -43,10 +44,14 @@ type ContextRequest struct {
 // and the session's user.
 type Context struct {
 	*agentmem.Context
-	// Messages and Tokens are the context's, with the facts and turns
-	// added to its system prompt (the embedded Context's without them).
+	// Messages and Tokens are the context's, with the memory blocks, the
+	// facts and the turns added to its system prompt (the embedded
+	// Context's without them).
 	Messages []agentmem.Message
 	Tokens   int
+	// Blocks are the memory blocks shown, in order (blocks.Shown): the
+	// user's, then the session's.
+	Blocks []blocks.Block
 	// Facts are the facts added, in the order shown: nil when the request
 	// asked for none, empty when none was found or fitted.
 	Facts []facts.Hit
@@ -92,7 +97,11 @@ func (s *Service) rendering(req *ContextRequest) (agentmem.Format, tokenizer.Cou
 // budget and rendered in the format, from the service's cache of session
 // memories, brought up to date with the log first (so it reflects every
 // append acknowledged before the call, by any process sharing the
-// store).
+// store). With Config.Blocks, the memory blocks of the session's user and
+// of the session (blocks.Shown) follow the system prompt (blocks.Render),
+// always and pinned: the steps are fitted to what the budget leaves after
+// them, and when the pinned steps and the blocks do not fit the error is
+// the *agentmem.BudgetError.
 func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, error) {
 	format, counter, fit, err := s.rendering(&req)
 	if err != nil {
@@ -102,11 +111,17 @@ func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, er
 	if err != nil {
 		return nil, err
 	}
-	c, err := st.mem.Context(ctx, agentmem.ContextOptions{Budget: fit, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
+	shown, err := s.blocksOf(ctx, req.Tenant, req.SessionID, st.user)
 	if err != nil {
 		return nil, err
 	}
-	out := &Context{Context: c, Messages: c.Messages, Tokens: c.Tokens, LastSeq: st.seq, UserID: st.user, Fit: fit}
+	c, msgs, tokens, err := fitWithBlocks(fit, blocks.Render(shown), counter, func(budget int) (*agentmem.Context, error) {
+		return st.mem.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &Context{Context: c, Messages: msgs, Tokens: tokens, Blocks: shown, LastSeq: st.seq, UserID: st.user, Fit: fit}
 	if err := s.inject(ctx, &req, out, counter); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/internal/turns"
 	"github.com/agentmem/agentmem/recall"
@@ -53,6 +54,10 @@ type Config struct {
 	// request is an *agentmem.InvalidError.
 	Facts  Facts
 	Recall Recall
+	// Blocks, when set, holds the memory blocks every context of a
+	// session shows after its system prompt, pinned: the session's and
+	// its user's (Context). Nil: contexts show none.
+	Blocks Blocks
 	// Logger logs what the service recovers from; nil discards it.
 	Logger *slog.Logger
 	// Retry bounds the retries of the writes that do not depend on the
@@ -136,6 +141,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if r, ok := cfg.Recall.(*recall.Index); ok && r == nil {
 		cfg.Recall = nil
+	}
+	if b, ok := cfg.Blocks.(*blocks.Memory); ok && b == nil {
+		cfg.Blocks = nil
 	}
 	if cfg.Store == nil {
 		return nil, fmt.Errorf("sessions: Config.Store is required: %w", agentmem.ErrInvalid)
@@ -320,12 +328,22 @@ func (s *Service) List(ctx context.Context, tenant string, req store.ListRequest
 	return s.st.List(ctx, req)
 }
 
-// Delete deletes a session of a tenant (store.Store.Delete) and drops its
-// cached memory.
+// Delete deletes a session of a tenant (store.Store.Delete), drops its
+// cached memory and deletes its memory blocks (Config.Blocks).
 func (s *Service) Delete(ctx context.Context, tenant, id string) error {
 	err := s.st.Delete(ctx, tenant, id)
 	s.cache.evict(store.Key{Tenant: tenant, ID: id})
-	return err
+	if err != nil {
+		return err
+	}
+	// The session's memory blocks go with it (a session made again with
+	// the ID starts without them). The session is deleted whatever
+	// happens to them: a failure here is the error, and a retry of the
+	// delete finds no session.
+	if d, ok := s.cfg.Blocks.(ownerDeleter); ok {
+		return d.DeleteOwner(ctx, tenant, blocks.Session(id))
+	}
+	return nil
 }
 
 // ForkRequest creates a branch of a session (Fork).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/llm"
 	"github.com/agentmem/agentmem/recall"
@@ -15,9 +16,11 @@ import (
 	"github.com/agentmem/agentmem/views/recallview"
 	"github.com/spf13/pflag"
 
-	// The facts and recall backends, registered with facts.Open and
-	// recall.Open by URL scheme: they live in the same database as the
-	// sessions.
+	// The blocks, facts and recall backends, registered with blocks.Open,
+	// facts.Open and recall.Open by URL scheme: they live in the same
+	// database as the sessions.
+	_ "github.com/agentmem/agentmem/blocks/postgres"
+	_ "github.com/agentmem/agentmem/blocks/sqlite"
 	_ "github.com/agentmem/agentmem/facts/postgres"
 	_ "github.com/agentmem/agentmem/facts/sqlite"
 	"github.com/agentmem/agentmem/internal/cli"
@@ -39,11 +42,13 @@ func addEmbedFlags(fl *pflag.FlagSet, f *embedFlags) {
 
 // memories are the long-term memories a serving command opens beside the
 // session store, in the same database: the recall index (with the indexer
-// that keeps conversation recall in step with the store) and user facts.
+// that keeps conversation recall in step with the store), user facts and
+// memory blocks.
 type memories struct {
 	recall  *recall.Index
 	indexer *recallview.Indexer
 	facts   *facts.Memory
+	blocks  *blocks.Memory
 	// stopEmbed stops the background embedding; nil without an embedder.
 	stopEmbed func()
 }
@@ -73,7 +78,8 @@ func (m *memories) indexedStore(st store.Store, log *slog.Logger) *recallview.In
 // written since its last pass (a variable for tests).
 var embedEvery = 10 * time.Second
 
-// openMemories opens recall and facts at storeURL, next to st.
+// openMemories opens recall, facts and memory blocks at storeURL, next to
+// st.
 func openMemories(ctx context.Context, storeURL string, st store.Store, ef embedFlags, log *slog.Logger) (*memories, error) {
 	var (
 		rOpts recall.Options
@@ -109,10 +115,17 @@ func openMemories(ctx context.Context, storeURL string, st store.Store, ef embed
 		ix.Close()
 		return nil, cli.Failure(fmt.Errorf("opening the facts: %w", err))
 	}
+	bst, err := blocks.Open(ctx, storeURL)
+	if err != nil {
+		ix.Close()
+		fst.Close()
+		return nil, cli.Failure(fmt.Errorf("opening the memory blocks: %w", err))
+	}
 	m := &memories{
 		recall:  ix,
 		indexer: &recallview.Indexer{Index: ix, Store: st},
 		facts:   facts.New(fst, fOpts),
+		blocks:  blocks.New(bst, blocks.Options{}),
 	}
 	if rOpts.Embedder != nil {
 		ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -151,7 +164,6 @@ func embedLoop(ctx context.Context, ix *recall.Index, interval time.Duration, lo
 	}
 }
 
-// Close stops the background embedding and closes recall and facts.
 // openIndexed opens the recall index and the facts beside st
 // (openMemories) and wraps st so that every write to it is indexed for
 // recall from its log, in the background, as serve indexes it. done stops
@@ -167,9 +179,11 @@ func openIndexed(ctx context.Context, a *cli.App, storeURL string, st store.Stor
 	}, nil
 }
 
+// Close stops the background embedding and closes recall, facts and the
+// memory blocks.
 func (m *memories) Close() error {
 	if m.stopEmbed != nil {
 		m.stopEmbed()
 	}
-	return errors.Join(m.recall.Close(), m.facts.Store().Close())
+	return errors.Join(m.recall.Close(), m.facts.Store().Close(), m.blocks.Store().Close())
 }

@@ -89,7 +89,7 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 		return err
 	}
 	defer done()
-	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, Logger: a.Log, Facts: mems.facts, Recall: mems.recall})
+	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks})
 	if err != nil {
 		return cli.UsageError(err)
 	}
@@ -98,7 +98,7 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 		defer startCompactor(a, svc, feed)()
 	}
 	srv, err := agentmcp.New(agentmcp.Config{
-		Store: indexed, Facts: mems.facts, Recall: mems.recall,
+		Store: indexed, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
 		Tenant: f.tenant, Counter: counter, Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {

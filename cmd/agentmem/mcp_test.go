@@ -56,7 +56,7 @@ func TestMCPBinary(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"append", "create_session", "forget", "get_context", "list_sessions", "pop", "recall_facts", "remember", "search_memory"}
+	want := []string{"append", "create_session", "forget", "get_context", "list_sessions", "memory_append", "memory_list", "memory_replace", "memory_rethink", "pop", "recall_facts", "remember", "search_memory"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
@@ -96,6 +96,22 @@ func TestMCPBinary(t *testing.T) {
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_context", Arguments: map[string]any{"session_id": "proj-1", "budget": 3}})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "too small") {
 		t.Fatalf("a budget too small: %+v, %v", res, err)
+	}
+
+	// The agent keeps notes in a memory block of the session, which its
+	// contexts show after the system prompt.
+	var blk agentmcp.BlockOutput
+	call("memory_rethink", map[string]any{"session_id": "proj-1", "label": "notes", "value": "The login test fails: token expired."}, &blk)
+	call("memory_append", map[string]any{"session_id": "proj-1", "label": "notes", "text": "Next: check the clock."}, &blk)
+	call("memory_replace", map[string]any{"session_id": "proj-1", "label": "notes", "old": "token expired", "new": "the token expired"}, &blk)
+	var blks agentmcp.MemoryListOutput
+	call("memory_list", map[string]any{"session_id": "proj-1"}, &blks)
+	if len(blks.Blocks) != 1 || blks.Blocks[0].Label != "notes" || blks.Blocks[0].Value != "The login test fails: the token expired.\nNext: check the clock." || blks.Blocks[0].Version != 3 {
+		t.Fatalf("memory_list: %+v", blks)
+	}
+	call("get_context", map[string]any{"session_id": "proj-1", "budget": 8000}, &c)
+	if wire := fmt.Sprint(c.Messages); !strings.Contains(wire, "<notes") || !strings.Contains(wire, "check the clock") {
+		t.Fatalf("the context does not show the block: %v", c.Messages)
 	}
 
 	// The turn appended above is indexed: search_memory finds it.

@@ -200,7 +200,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 		return err
 	}
 	defer done()
-	cfg.Store, cfg.Recall, cfg.Facts = indexed, mems.recall, mems.facts
+	cfg.Store, cfg.Recall, cfg.Facts, cfg.Blocks = indexed, mems.recall, mems.facts, mems.blocks
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
 		return cli.Usagef("--tokenizer %q: %v", f.tokenizer, err)
@@ -208,7 +208,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// One sessions service for the API, MCP and the inspector: they serve
 	// sessions alike, from one context cache.
 	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, CacheBytes: int64(f.cacheBytes),
-		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log, Facts: mems.facts, Recall: mems.recall})
+		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks})
 	if err != nil {
 		return cli.UsageError(err)
 	}
@@ -220,7 +220,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 		defer startCompactor(a, svc, feed)()
 	}
 	msrv, err := agentmcp.New(agentmcp.Config{
-		Store: indexed, Facts: mems.facts, Recall: mems.recall,
+		Store: indexed, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
 		Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {

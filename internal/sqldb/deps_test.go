@@ -22,7 +22,7 @@ func TestDriverDeps(t *testing.T) {
 		sqlite = "modernc.org/"
 	)
 	forbidden := map[string][]string{"internal/sqldb": {pgx, sqlite}}
-	for _, c := range []string{"store", "recall", "facts", "auth"} {
+	for _, c := range []string{"store", "recall", "facts", "auth", "blocks"} {
 		forbidden[c+"/sqlite"] = []string{pgx}
 		forbidden[c+"/postgres"] = []string{sqlite}
 	}

@@ -48,6 +48,11 @@ __all__ = [
     "ItemsResponse",
     "PopItemResponse",
     "DamagedRecord",
+    "Block",
+    "BlocksResponse",
+    "BlockChange",
+    "BlockHistoryResponse",
+    "ContextBlock",
 ]
 
 _T = TypeVar("_T")
@@ -352,6 +357,11 @@ class ContextResponse:
     #: recall=K), most relevant first; their tokens are in tokens.
     recalled: List[str] = dataclasses.field(default_factory=list)
 
+    #: The memory blocks shown after the system prompt (the user's, then the
+    #: session's), always and pinned; their tokens are in tokens. Absent when
+    #: none.
+    blocks: List[ContextBlock] = dataclasses.field(default_factory=list)
+
     @classmethod
     def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
         """Builds a ContextResponse from its JSON object."""
@@ -359,6 +369,7 @@ class ContextResponse:
             "dropped": list_of(DroppedRun.from_json),
             "pending": list_of(PendingCalls.from_json),
             "facts": list_of(Fact.from_json),
+            "blocks": list_of(ContextBlock.from_json),
         })
 
 
@@ -736,4 +747,159 @@ class DamagedRecord:
     @classmethod
     def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
         """Builds a DamagedRecord from its JSON object."""
+        return build(cls, data, {})
+
+
+@dataclasses.dataclass
+class Block:
+    """A memory block: labelled text of a user or a session, shown after the
+    system prompt of every context of its sessions, which the agent edits.
+
+    The answer of:
+
+    - ``GET /v1/sessions/{id}/blocks/{label}`` (Get a memory block of a
+      session)
+    - ``PUT /v1/sessions/{id}/blocks/{label}`` (Create or rewrite a memory
+      block of a session)
+    - ``POST /v1/sessions/{id}/blocks/{label}/append`` (Append text to a memory
+      block of a session)
+    - ``POST /v1/sessions/{id}/blocks/{label}/replace`` (Replace text, which
+      must occur once, in a memory block of a session)
+    - ``GET /v1/users/{user}/blocks/{label}`` (Get a memory block of a user)
+    - ``PUT /v1/users/{user}/blocks/{label}`` (Create or rewrite a memory block
+      of a user)
+    - ``POST /v1/users/{user}/blocks/{label}/append`` (Append text to a memory
+      block of a user)
+    - ``POST /v1/users/{user}/blocks/{label}/replace`` (Replace text, which
+      must occur once, in a memory block of a user)
+    """
+
+    label: str = ""
+
+    #: One of ``"user"``, ``"session"``.
+    owner: str = ""
+
+    #: The user's or the session's ID.
+    owner_id: str = ""
+
+    value: str = ""
+
+    #: The most characters (Unicode code points) the value may hold: an edit
+    #: past it is refused (422 over_limit), never cut.
+    limit: int = 0
+
+    #: The value's length in characters.
+    chars: int = 0
+
+    #: Refuses the agent's edits: the memory tools, append and replace (409
+    #: read_only); PUT may still set it.
+    read_only: bool = False
+
+    #: 1 when created, one more at each change: the ETag, which If-Match takes.
+    version: int = 0
+
+    created_at: Optional[datetime] = None
+    updated_at: Optional[datetime] = None
+
+    #: What the block is for.
+    description: Optional[str] = None
+
+    #: Who made the last change.
+    updated_by: Optional[str] = None
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a Block from its JSON object."""
+        return build(cls, data, {
+            "created_at": parse_time,
+            "updated_at": parse_time,
+        })
+
+
+@dataclasses.dataclass
+class BlocksResponse:
+    """The API's ``BlocksResponse`` object.
+
+    The answer of:
+
+    - ``GET /v1/sessions/{id}/blocks`` (List the memory blocks of a session)
+    - ``GET /v1/users/{user}/blocks`` (List the memory blocks of a user)
+    """
+
+    #: The owner's blocks, by label.
+    blocks: List[Block] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a BlocksResponse from its JSON object."""
+        return build(cls, data, {
+            "blocks": list_of(Block.from_json),
+        })
+
+
+@dataclasses.dataclass
+class BlockChange:
+    """The API's ``BlockChange`` object."""
+
+    #: The block's version after the change.
+    version: int = 0
+
+    #: One of ``"created"``, ``"set"``, ``"appended"``, ``"replaced"``.
+    action: str = ""
+
+    at: Optional[datetime] = None
+
+    #: The value before the change (empty when it created the block).
+    before: str = ""
+
+    #: The value after it.
+    after: str = ""
+
+    by: Optional[str] = None
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a BlockChange from its JSON object."""
+        return build(cls, data, {
+            "at": parse_time,
+        })
+
+
+@dataclasses.dataclass
+class BlockHistoryResponse:
+    """The API's ``BlockHistoryResponse`` object.
+
+    The answer of:
+
+    - ``GET /v1/sessions/{id}/blocks/{label}/history`` (The history of a memory
+      block of a session)
+    - ``GET /v1/users/{user}/blocks/{label}/history`` (The history of a memory
+      block of a user)
+    """
+
+    #: The block's newest changes (at most 100), oldest first.
+    changes: List[BlockChange] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a BlockHistoryResponse from its JSON object."""
+        return build(cls, data, {
+            "changes": list_of(BlockChange.from_json),
+        })
+
+
+@dataclasses.dataclass
+class ContextBlock:
+    """The API's ``ContextBlock`` object."""
+
+    label: str = ""
+
+    #: One of ``"user"``, ``"session"``.
+    owner: str = ""
+
+    version: int = 0
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a ContextBlock from its JSON object."""
         return build(cls, data, {})

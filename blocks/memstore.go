@@ -1,0 +1,162 @@
+package blocks
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync"
+)
+
+// MemScheme is the URL scheme of the in-memory Store ("mem://").
+const MemScheme = "mem"
+
+func init() {
+	Register(MemScheme, func(_ context.Context, u *url.URL) (Store, error) {
+		if u.Host != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return nil, fmt.Errorf("blocks: open %q: a mem:// URL takes no host, path or parameters", u.Redacted())
+		}
+		return NewMemStore(), nil
+	})
+}
+
+// MemStore is a Store in process memory, for tests, examples and
+// throwaway runs; it is lost when the process ends. One lock serializes
+// its writes.
+type MemStore struct {
+	mu      sync.RWMutex
+	closed  bool
+	blocks  map[Key]Block
+	history map[Key][]Change
+}
+
+var _ Store = (*MemStore)(nil)
+
+// NewMemStore returns an empty in-memory Store.
+func NewMemStore() *MemStore {
+	return &MemStore{blocks: map[Key]Block{}, history: map[Key][]Change{}}
+}
+
+// Get implements Store.
+func (s *MemStore) Get(ctx context.Context, k Key) (Block, error) {
+	if err := ctx.Err(); err != nil {
+		return Block{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return Block{}, ErrClosed
+	}
+	b, ok := s.blocks[k]
+	if !ok {
+		return Block{}, notFound(k)
+	}
+	return b, nil
+}
+
+// List implements Store.
+func (s *MemStore) List(ctx context.Context, tenant string, owner Owner) ([]Block, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	var out []Block
+	for k, b := range s.blocks {
+		if k.Tenant == tenant && k.Owner == owner {
+			out = append(out, b)
+		}
+	}
+	SortBlocks(out)
+	return out, nil
+}
+
+// Put implements Store.
+func (s *MemStore) Put(ctx context.Context, b Block, c Change) error {
+	if err := CheckPut(b, c); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.blocks[b.Key].Version != b.Version-1 {
+		return ErrStale
+	}
+	s.blocks[b.Key] = b
+	h := append(s.history[b.Key], c)
+	if len(h) > MaxHistory {
+		h = append([]Change(nil), h[len(h)-MaxHistory:]...)
+	}
+	s.history[b.Key] = h
+	return nil
+}
+
+// Delete implements Store.
+func (s *MemStore) Delete(ctx context.Context, k Key, version int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	b, ok := s.blocks[k]
+	switch {
+	case !ok:
+		return notFound(k)
+	case b.Version != version:
+		return ErrStale
+	}
+	delete(s.blocks, k)
+	delete(s.history, k)
+	return nil
+}
+
+// DeleteOwner implements Store.
+func (s *MemStore) DeleteOwner(ctx context.Context, tenant string, owner Owner) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	for k := range s.blocks {
+		if k.Tenant == tenant && k.Owner == owner {
+			delete(s.blocks, k)
+			delete(s.history, k)
+		}
+	}
+	return nil
+}
+
+// History implements Store.
+func (s *MemStore) History(ctx context.Context, k Key) ([]Change, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return append([]Change(nil), s.history[k]...), nil
+}
+
+// Close implements Store. The blocks are dropped.
+func (s *MemStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.blocks, s.history = nil, nil
+	return nil
+}

@@ -1,0 +1,108 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/blocks"
+	"github.com/agentmem/agentmem/tokenizer"
+)
+
+// Blocks is where Context finds the memory blocks of a session and of its
+// user to show; *blocks.Memory is one.
+type Blocks interface {
+	List(ctx context.Context, tenant string, owner blocks.Owner) ([]blocks.Block, error)
+}
+
+// ownerDeleter is a Blocks that deletes an owner's blocks
+// (*blocks.Memory): Delete deletes a session's with it.
+type ownerDeleter interface {
+	DeleteOwner(ctx context.Context, tenant string, owner blocks.Owner) error
+}
+
+// HasBlocks reports whether the service shows memory blocks in contexts.
+func (s *Service) HasBlocks() bool { return s.cfg.Blocks != nil }
+
+// blocksOf returns the blocks a session's context shows (blocks.Shown):
+// its user's, when it has a user, then its own.
+func (s *Service) blocksOf(ctx context.Context, tenant, sessionID, userID string) ([]blocks.Block, error) {
+	if s.cfg.Blocks == nil {
+		return nil, nil
+	}
+	var user []blocks.Block
+	if userID != "" {
+		var err error
+		if user, err = s.cfg.Blocks.List(ctx, tenant, blocks.User(userID)); err != nil {
+			return nil, err
+		}
+	}
+	own, err := s.cfg.Blocks.List(ctx, tenant, blocks.Session(sessionID))
+	if err != nil {
+		return nil, err
+	}
+	return blocks.Shown(user, own), nil
+}
+
+// maxBlockFits bounds the fittings of a context with blocks: the first
+// fitting leaves room for the blocks as a message of their own, which
+// costs at least what appending them to the system prompt adds (the
+// message's overhead covers the separator's tokens); a tokenizer that
+// merges across the join might need one more.
+const maxBlockFits = 3
+
+// fitWithBlocks fits the session's steps to what fit leaves after the
+// blocks' text, and shows the text after the system prompt (withText).
+// When the pinned steps and the blocks do not fit, the error is the
+// *agentmem.BudgetError, whose Required counts the blocks.
+func fitWithBlocks(fit int, text string, counter tokenizer.Counter, fitSteps func(budget int) (*agentmem.Context, error)) (*agentmem.Context, []agentmem.Message, int, error) {
+	if text == "" {
+		c, err := fitSteps(fit)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		return c, c.Messages, c.Tokens, nil
+	}
+	reserve := agentmem.MessageTokens(counter, agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text(text)})
+	for try := 1; ; try++ {
+		// A budget of 0 is no budget: 1 is the smallest that fits
+		// nothing, so that the budget error says what the pinned steps
+		// need.
+		c, err := fitSteps(max(fit-reserve, 1))
+		var be *agentmem.BudgetError
+		if errors.As(err, &be) {
+			return nil, nil, 0, &agentmem.BudgetError{Budget: fit, Required: be.Required + reserve}
+		}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		msgs, used := withText(c.Messages, text, counter)
+		if c.Tokens+used <= fit {
+			return c, msgs, c.Tokens + used, nil
+		}
+		if try == maxBlockFits {
+			return nil, nil, 0, &agentmem.BudgetError{Budget: fit, Required: c.Tokens + used}
+		}
+		reserve += c.Tokens + used - fit
+	}
+}
+
+// withText returns msgs with text appended to the first message, after a
+// blank line, if it is a system message, or put first as a new system
+// message; and what that adds to the request's cost. msgs is not
+// modified.
+func withText(msgs []agentmem.Message, text string, counter tokenizer.Counter) ([]agentmem.Message, int) {
+	out := make([]agentmem.Message, 0, len(msgs)+1)
+	if len(msgs) == 0 || msgs[0].Role != agentmem.RoleSystem {
+		sys := agentmem.Message{Role: agentmem.RoleSystem, Content: agentmem.Text(text)}
+		return append(append(out, sys), msgs...), agentmem.MessageTokens(counter, sys)
+	}
+	sys := msgs[0].Clone()
+	if n := len(sys.Content); n > 0 && sys.Content[n-1].Type == agentmem.PartText {
+		sys.Content[n-1].Text += "\n\n" + text
+	} else {
+		sys.Content = append(sys.Content, agentmem.TextPart(text))
+	}
+	used := agentmem.MessageTokens(counter, sys) - agentmem.MessageTokens(counter, msgs[0])
+	return append(append(out, sys), msgs[1:]...), used
+}
