@@ -109,12 +109,6 @@ func (f Fact) HoldsAt(t time.Time) bool {
 	return !t.Before(f.ValidFrom) && (f.ValidTo.IsZero() || t.Before(f.ValidTo))
 }
 
-// openAt reports whether the fact is not superseded and not closed by t:
-// what a new observation at t may reinforce.
-func (f Fact) openAt(t time.Time) bool {
-	return f.Valid() && (f.ValidTo.IsZero() || t.Before(f.ValidTo))
-}
-
 // State returns the fields of f that an edit can change, as the audit log
 // records them before and after a change.
 func (f Fact) State() *FactState {

@@ -345,11 +345,9 @@ func (s *suite) editBad(t *testing.T) {
 	}
 	for _, id := range []string{a.Fact.ID, b.Fact.ID} {
 		got, err := e.mem.Get(e.ctx, "", id)
-		want := a.Fact
+		want := *b.Previous
 		if id == b.Fact.ID {
 			want = b.Fact
-		} else {
-			want = *b.Previous
 		}
 		if err != nil {
 			t.Fatal(err)
