@@ -10,6 +10,15 @@ type RememberRequest struct {
 	Confidence float64           `json:"confidence,omitempty"`
 	Source     FactSource        `json:"source,omitzero"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
+	// ValidFrom is when the fact became true in the world (RFC 3339);
+	// absent means when it is recorded.
+	ValidFrom time.Time `json:"valid_from,omitzero"`
+	// ValidTo is when it stopped being true, after ValidFrom; absent
+	// means it still is.
+	ValidTo time.Time `json:"valid_to,omitzero"`
+	// Supersedes is the ID of a fact of the user that this one replaces:
+	// that fact is marked superseded and closed at this one's ValidFrom.
+	Supersedes string `json:"supersedes,omitempty"`
 }
 
 // FactView is a fact as the API shows it: the stored fact and what its
@@ -32,6 +41,9 @@ const (
 	// OutcomeReinforced: the same fact was already known, by similarity,
 	// and its confidence rose (200).
 	OutcomeReinforced = "reinforced"
+	// OutcomeSuperseded: with supersedes, the old fact was superseded and
+	// closed (200); the fact is its successor, new or reinforced.
+	OutcomeSuperseded = "superseded"
 )
 
 // Fact is one thing known about a user, such as "prefers answers in
@@ -59,9 +71,14 @@ type Fact struct {
 	Source FactSource `json:"source,omitzero"`
 	// SupersededBy is the ID of the fact that contradicted this one, and
 	// SupersededAt when; empty and zero while the fact is valid.
-	SupersededBy string            `json:"superseded_by,omitempty"`
-	SupersededAt time.Time         `json:"superseded_at,omitzero"`
-	Metadata     map[string]string `json:"metadata,omitempty"`
+	SupersededBy string    `json:"superseded_by,omitempty"`
+	SupersededAt time.Time `json:"superseded_at,omitzero"`
+	// ValidFrom is when the fact became true in the world (event time;
+	// by default when it was recorded), ValidTo when it stopped; absent
+	// while it still holds.
+	ValidFrom time.Time         `json:"valid_from"`
+	ValidTo   time.Time         `json:"valid_to,omitzero"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
 }
 
 // FactSource is where a fact was learnt: a session, a step of it, an
@@ -74,10 +91,13 @@ type FactSource struct {
 
 // RememberResponse is the answer of POST /v1/users/{user}/facts.
 type RememberResponse struct {
-	// Outcome is "added" (201) or "reinforced" (200: the same fact was
-	// already known, by similarity, and its confidence rose).
+	// Outcome is "added" (201), "reinforced" (200: the same fact was
+	// already known, by similarity, and its confidence rose) or, with
+	// supersedes, "superseded" (200).
 	Outcome string   `json:"outcome"`
 	Fact    FactView `json:"fact"`
+	// Previous is, for "superseded", the old fact as now recorded.
+	Previous *FactView `json:"previous,omitempty"`
 }
 
 // Page sizes of GET /v1/users/{user}/facts without q or k (a search
@@ -106,3 +126,60 @@ type FactResponse struct {
 	Fact    FactView `json:"fact"`
 	History []Fact   `json:"history,omitempty"`
 }
+
+// FactPatch is the body of PATCH /v1/users/{user}/facts/{fact}, a JSON
+// merge patch (RFC 7396): a member left out is left as it is. In
+// metadata, a key whose value is null is removed; metadata: null removes
+// every key; valid_to: null reopens the fact (it still holds). text,
+// confidence and valid_from cannot be null.
+type FactPatch struct {
+	Text       *string            `json:"text,omitempty"`
+	Confidence *float64           `json:"confidence,omitempty"`
+	Metadata   map[string]*string `json:"metadata,omitempty"`
+	ValidFrom  *time.Time         `json:"valid_from,omitempty"`
+	ValidTo    *time.Time         `json:"valid_to,omitempty"`
+	// Reason says why, for the fact's history.
+	Reason string `json:"reason,omitempty"`
+}
+
+// FactState is what a fact said at one point of its history.
+type FactState struct {
+	Text       string            `json:"text"`
+	Confidence float64           `json:"confidence"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	ValidFrom  time.Time         `json:"valid_from"`
+	ValidTo    time.Time         `json:"valid_to,omitzero"`
+}
+
+// FactChange is one change of a fact's history: who did what, when and
+// why, and what the fact said before and after.
+type FactChange struct {
+	Seq int64 `json:"seq"`
+	// Action is "added", "updated", "superseded" or "forgotten".
+	Action string `json:"action"`
+	// By is who acted: an agent, an API key, an MCP client.
+	By     string    `json:"by,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+	// Successor is, for "superseded", the fact that replaced this one.
+	Successor string `json:"successor,omitempty"`
+	// Digest is, for "forgotten", "sha256:" and the hex SHA-256 of the
+	// forgotten text.
+	Digest string `json:"digest,omitempty"`
+	// Before and After are what the fact said before and after: After
+	// alone for "added", both for "updated" and "superseded", neither
+	// for "forgotten" (forgetting erases them from every change).
+	Before *FactState `json:"before,omitempty"`
+	After  *FactState `json:"after,omitempty"`
+}
+
+// FactHistoryResponse is the answer of GET
+// /v1/users/{user}/facts/{fact}/history.
+type FactHistoryResponse struct {
+	// Changes are the fact's changes, oldest first.
+	Changes []FactChange `json:"changes"`
+}
+
+// MaxFactFilters bounds the filter=key:value parameters of GET
+// /v1/users/{user}/facts.
+const MaxFactFilters = 8

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"reflect"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -124,12 +125,15 @@ func (b *batch) termsOf(i int) map[string]int {
 
 // match returns the index of the valid fact most similar to text, other
 // than the fact except, if it reaches the similarity threshold; else -1.
-func (b *batch) match(text string, except string) int {
+// Only facts whose validity overlaps [from, to) are candidates (a zero to
+// is open-ended): the same statement about another period is another
+// fact.
+func (b *batch) match(text string, except string, from, to time.Time) int {
 	tf := termFreq(text)
 	vec := b.vecs[text]
 	best, bestSim := -1, 0.0
 	for i, f := range b.facts {
-		if !f.Valid() || f.ID == except {
+		if !f.Valid() || f.ID == except || !overlaps(f, from, to) {
 			continue
 		}
 		var sim float64
@@ -145,6 +149,12 @@ func (b *batch) match(text string, except string) int {
 		}
 	}
 	return best
+}
+
+// overlaps reports whether f's validity and [from, to) share a moment; a
+// zero to, or ValidTo, is open-ended.
+func overlaps(f Fact, from, to time.Time) bool {
+	return (to.IsZero() || f.ValidFrom.Before(to)) && (f.ValidTo.IsZero() || from.Before(f.ValidTo))
 }
 
 // confidence returns c, or the default for 0.
@@ -169,18 +179,33 @@ func (b *batch) reinforce(i int, c float64) Fact {
 	return f.Clone()
 }
 
+// validity is when a new fact holds: From (zero: when it is recorded)
+// until To (zero: open-ended).
+type validity struct{ From, To time.Time }
+
+// from returns v.From, or the batch's time for zero.
+func (b *batch) from(v validity) time.Time {
+	if v.From.IsZero() {
+		return b.now
+	}
+	return v.From
+}
+
 // add appends a new fact.
-func (b *batch) add(text string, c float64, src Source, md map[string]string) Fact {
+func (b *batch) add(text string, c float64, src Source, md map[string]string, v validity) Fact {
 	f := Fact{
 		ID: agentmem.NewID(), Tenant: b.tenant, UserID: b.userID, Text: text,
 		Confidence: b.confidence(c), CreatedAt: b.now, ReinforcedAt: b.now,
 		Source: src, Metadata: maps.Clone(md), Embedding: b.vecs[text],
+		ValidFrom: b.from(v), ValidTo: v.To,
 	}
 	b.index[f.ID] = len(b.facts)
 	b.facts = append(b.facts, f)
 	b.terms = append(b.terms, nil)
 	b.dirty[f.ID] = true
-	b.audit = append(b.audit, b.entry(f.ID, ActionAdded, src.Agent, ""))
+	e := b.entry(f.ID, ActionAdded, src.Agent, "")
+	e.After = f.State()
+	b.audit = append(b.audit, e)
 	return f.Clone()
 }
 
@@ -190,10 +215,10 @@ func (b *batch) entry(factID string, a Action, by, reason string) AuditEntry {
 }
 
 // remember adds text or reinforces the fact that says it.
-func (b *batch) remember(text string, c float64, src Source, md map[string]string) Result {
-	i := b.match(text, "")
+func (b *batch) remember(text string, c float64, src Source, md map[string]string, v validity) Result {
+	i := b.match(text, "", b.from(v), v.To)
 	if i < 0 {
-		return Result{Outcome: OutcomeAdded, Fact: b.add(text, c, src, md)}
+		return Result{Outcome: OutcomeAdded, Fact: b.add(text, c, src, md, v)}
 	}
 	if src.SessionID != "" && b.facts[i].Source.SessionID == src.SessionID && b.facts[i].Source.StepSeq == src.StepSeq {
 		return Result{Outcome: OutcomeIgnored, Fact: b.facts[i].Clone()}
@@ -244,10 +269,13 @@ func (b *batch) reinforceID(id string, c float64) (Result, error) {
 	return Result{Outcome: OutcomeReinforced, Fact: b.reinforce(i, c)}, nil
 }
 
-// supersede replaces the fact id by text. With follow, a fact already
+// supersede replaces the fact id by text, and closes it: its ValidTo
+// becomes when the successor holds from (v.From, or now), unless it was
+// already closed earlier, and never before its own ValidFrom (a fact
+// superseded before it held never held). With follow, a fact already
 // superseded is followed to its valid successor (an extraction that raced
 // with another); without, it is a conflict.
-func (b *batch) supersede(id, text string, c float64, src Source, md map[string]string, by, reason string, follow bool) (Result, error) {
+func (b *batch) supersede(id, text string, c float64, src Source, md map[string]string, by, reason string, follow bool, v validity) (Result, error) {
 	i, err := b.lookup(id)
 	if err != nil {
 		return Result{}, err
@@ -269,19 +297,34 @@ func (b *batch) supersede(id, text string, c float64, src Source, md map[string]
 		return Result{Outcome: OutcomeReinforced, Fact: b.reinforce(i, c)}, nil
 	}
 	var succ Fact
-	if j := b.match(text, old.ID); j >= 0 {
+	closeAt := b.from(v)
+	if j := b.match(text, old.ID, closeAt, v.To); j >= 0 {
 		succ = b.reinforce(j, c)
 	} else {
-		succ = b.add(text, c, src, md)
+		succ = b.add(text, c, src, md, v)
 	}
 	p := &b.facts[i]
+	before := p.State()
 	p.SupersededBy, p.SupersededAt = succ.ID, b.now
+	closeAt = latest(closeAt, p.ValidFrom)
+	if p.ValidTo.IsZero() || p.ValidTo.After(closeAt) {
+		p.ValidTo = closeAt
+	}
 	b.dirty[p.ID] = true
 	e := b.entry(p.ID, ActionSuperseded, by, reason)
 	e.Successor = succ.ID
+	e.Before, e.After = before, p.State()
 	b.audit = append(b.audit, e)
 	prev := p.Clone()
 	return Result{Outcome: OutcomeSuperseded, Fact: succ, Previous: &prev}, nil
+}
+
+// latest returns the later of two times.
+func latest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
 }
 
 // forget deletes the fact id.
@@ -337,11 +380,11 @@ func (m *Memory) Apply(ctx context.Context, tenant, userID string, src Source, d
 			var err error
 			switch d.Op {
 			case OpAdd:
-				results[i] = b.remember(d.Text, d.Confidence, src, nil)
+				results[i] = b.remember(d.Text, d.Confidence, src, nil, validity{})
 			case OpReinforce:
 				results[i], err = b.reinforceID(d.FactID, d.Confidence)
 			case OpSupersede:
-				results[i], err = b.supersede(d.FactID, d.Text, d.Confidence, src, nil, src.Agent, "contradicted by a later turn", true)
+				results[i], err = b.supersede(d.FactID, d.Text, d.Confidence, src, nil, src.Agent, "contradicted by a later turn", true, validity{})
 			case OpIgnore:
 				results[i] = Result{Outcome: OutcomeIgnored}
 			}
@@ -355,4 +398,75 @@ func (m *Memory) Apply(ctx context.Context, tenant, userID string, src Source, d
 		return nil, err
 	}
 	return results, nil
+}
+
+// edit changes the fact req.ID in place and records the change.
+func (b *batch) edit(req EditRequest) (Fact, error) {
+	i, err := b.lookup(req.ID)
+	if err != nil {
+		return Fact{}, err
+	}
+	f := &b.facts[i]
+	before := f.State()
+	next := f.Clone()
+	if req.Text != nil && *req.Text != f.Text {
+		next.Text, next.Embedding = *req.Text, b.vecs[*req.Text]
+	}
+	if req.Confidence != nil && *req.Confidence != f.Confidence {
+		next.Confidence = *req.Confidence
+		next.ReinforcedAt = latest(b.now, f.ReinforcedAt)
+	}
+	if req.ClearMetadata || len(req.Metadata) > 0 {
+		md := map[string]string{}
+		if !req.ClearMetadata {
+			md = maps.Clone(f.Metadata)
+			if md == nil {
+				md = map[string]string{}
+			}
+		}
+		for k, v := range req.Metadata {
+			if v == nil {
+				delete(md, k)
+			} else {
+				md[k] = *v
+			}
+		}
+		if len(md) > MaxMetadataKeys {
+			return Fact{}, invalid("metadata", "would have %d keys (at most %d)", len(md), MaxMetadataKeys)
+		}
+		if len(md) == 0 {
+			md = nil
+		}
+		next.Metadata = md
+	}
+	if req.ValidFrom != nil {
+		if req.ValidFrom.IsZero() {
+			return Fact{}, invalid("valid_from", "cannot be removed: every fact holds from some time")
+		}
+		next.ValidFrom = storedTime(*req.ValidFrom)
+	}
+	if req.ValidTo != nil {
+		next.ValidTo = storedTime(*req.ValidTo)
+		if next.ValidTo.IsZero() && !f.Valid() {
+			return Fact{}, invalid("valid_to", "cannot be removed from a superseded fact (superseded by %.80q): it stopped holding when its successor began", f.SupersededBy)
+		}
+	}
+	if (req.ValidFrom != nil || req.ValidTo != nil) && !next.ValidTo.IsZero() && !next.ValidTo.After(next.ValidFrom) {
+		field := "valid_to"
+		if req.ValidTo == nil {
+			field = "valid_from"
+		}
+		return Fact{}, invalid(field, "valid_to %s is not after valid_from %s", next.ValidTo.Format(time.RFC3339Nano), next.ValidFrom.Format(time.RFC3339Nano))
+	}
+	after := next.State()
+	if reflect.DeepEqual(before, after) {
+		return f.Clone(), nil
+	}
+	*f = next
+	b.dirty[f.ID] = true
+	b.terms[i] = nil
+	e := b.entry(f.ID, ActionUpdated, req.By, req.Reason)
+	e.Before, e.After = before, after
+	b.audit = append(b.audit, e)
+	return f.Clone(), nil
 }

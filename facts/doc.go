@@ -35,6 +35,20 @@
 // Search ranks by relevance (BM25 over the user's facts, or embedding
 // cosine) times effective confidence.
 //
+// # Facts in time
+//
+// Beside its record times (CreatedAt, ReinforcedAt, SupersededAt: when
+// the memory learnt or changed it), a fact has event times: ValidFrom,
+// when it became true in the world (by default when it was recorded), and
+// ValidTo, when it stopped (zero while it holds). Superseding a fact
+// closes it at its successor's ValidFrom rather than hiding it. Lists and
+// searches show the facts that hold now; ListRequest.AsOf and
+// SearchRequest.AsOf show those that held at a time, as the memory knows
+// them now, with their confidence now: decay says how much the memory
+// trusts a fact, which an as-of question does not change. Memory.Edit
+// changes a fact in place, and Memory.Changelog lists every change (add,
+// edit, supersession, forget) with what the fact said before and after.
+//
 // # Extraction, tools and injection
 //
 // After a turn, an Extractor proposes Decisions (add, reinforce,

@@ -27,6 +27,9 @@ const (
 	MaxMetadataKeys = 32
 	// MaxEmbeddingDims bounds the length of a fact's embedding.
 	MaxEmbeddingDims = 8192
+	// MaxMetadataFilters bounds the metadata entries a list or search
+	// filters on (ListRequest.Metadata, SearchRequest.Metadata).
+	MaxMetadataFilters = 8
 )
 
 // Source says where a fact was learnt: the session and step of the turn
@@ -49,6 +52,12 @@ func (s Source) IsZero() bool { return s == Source{} }
 // Decay.Effective(f, now), which decays with time unless the fact is
 // reinforced. A contradicted fact is not deleted: SupersededBy names its
 // successor and SupersededAt says when, so past states stay readable.
+//
+// A fact has two kinds of time. Record times (CreatedAt, ReinforcedAt,
+// SupersededAt) say when the memory learnt or changed it; event times
+// (ValidFrom, ValidTo) say when it was true in the world. A fact holds at
+// t when ValidFrom ≤ t < ValidTo (HoldsAt); superseding a fact closes it,
+// setting its ValidTo to when its successor became true.
 type Fact struct {
 	// ID identifies the fact within its tenant (a UUIDv7, so IDs sort by
 	// creation time).
@@ -77,6 +86,14 @@ type Fact struct {
 	SupersededBy string `json:"superseded_by,omitempty"`
 	// SupersededAt is when the fact was superseded; zero while valid.
 	SupersededAt time.Time `json:"superseded_at,omitzero"`
+	// ValidFrom is when the fact became true in the world; by default
+	// when it was recorded.
+	ValidFrom time.Time `json:"valid_from"`
+	// ValidTo is when the fact stopped being true in the world; zero
+	// while it still is, as far as the memory knows. It is never before
+	// ValidFrom; equal to it, the fact never held (it was superseded
+	// before it became true).
+	ValidTo time.Time `json:"valid_to,omitzero"`
 	// Metadata is free-form caller data.
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Embedding is the fact text's vector when Memory has an Embedder.
@@ -85,6 +102,96 @@ type Fact struct {
 
 // Valid reports whether the fact is still valid: not superseded.
 func (f Fact) Valid() bool { return f.SupersededBy == "" }
+
+// HoldsAt reports whether the fact was true in the world at t:
+// ValidFrom ≤ t < ValidTo (a zero ValidTo is open-ended).
+func (f Fact) HoldsAt(t time.Time) bool {
+	return !t.Before(f.ValidFrom) && (f.ValidTo.IsZero() || t.Before(f.ValidTo))
+}
+
+// State returns the fields of f that an edit can change, as the audit log
+// records them before and after a change.
+func (f Fact) State() *FactState {
+	return &FactState{Text: f.Text, Confidence: f.Confidence, Metadata: maps.Clone(f.Metadata), ValidFrom: f.ValidFrom, ValidTo: f.ValidTo}
+}
+
+// FactState is what a fact said at one point of its history: the fields
+// a change (an edit, a supersession) can change.
+type FactState struct {
+	Text       string            `json:"text"`
+	Confidence float64           `json:"confidence"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	ValidFrom  time.Time         `json:"valid_from"`
+	ValidTo    time.Time         `json:"valid_to,omitzero"`
+}
+
+// clone returns a deep copy of s (nil for nil).
+func (s *FactState) clone() *FactState {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Metadata = maps.Clone(s.Metadata)
+	return &c
+}
+
+// validate checks a recorded state; field prefixes the field names.
+func (s *FactState) validate(field string) error {
+	if s == nil {
+		return nil
+	}
+	if err := checkText(field+".text", s.Text); err != nil {
+		return err
+	}
+	if err := checkConfidence(field+".confidence", s.Confidence); err != nil {
+		return err
+	}
+	if err := checkValidity(field+".", s.ValidFrom, s.ValidTo); err != nil {
+		return err
+	}
+	return checkMetadata(s.Metadata)
+}
+
+// checkValidity checks a fact's event times: valid_from set, valid_to
+// zero or not before it.
+func checkValidity(field string, from, to time.Time) error {
+	if from.IsZero() {
+		return invalid(field+"valid_from", "is required")
+	}
+	if !to.IsZero() && to.Before(from) {
+		return invalid(field+"valid_to", "%s is before valid_from %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// CheckMetadataFilter checks a metadata filter (ListRequest.Metadata): at
+// most MaxMetadataFilters entries, keys non-empty, keys and values valid
+// UTF-8 without NUL and at most MaxFieldBytes. Errors are
+// *agentmem.InvalidError.
+func CheckMetadataFilter(md map[string]string) error {
+	if len(md) > MaxMetadataFilters {
+		return invalid("metadata", "filters on %d keys (at most %d)", len(md), MaxMetadataFilters)
+	}
+	for k, v := range md {
+		if err := checkField("metadata key", k, MaxFieldBytes, true); err != nil {
+			return err
+		}
+		if err := checkField(fmt.Sprintf("metadata.%s", k), v, MaxFieldBytes, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// matchesMetadata reports whether f has every entry of filter.
+func (f Fact) matchesMetadata(filter map[string]string) bool {
+	for k, v := range filter {
+		if got, ok := f.Metadata[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
 
 // Clone returns a deep copy of f.
 func (f Fact) Clone() Fact {
@@ -227,6 +334,9 @@ func ValidateFact(f Fact) error {
 		return invalid("reinforcements", "%d is negative", f.Reinforcements)
 	}
 	if err := checkSource(f.Source); err != nil {
+		return err
+	}
+	if err := checkValidity("", f.ValidFrom, f.ValidTo); err != nil {
 		return err
 	}
 	if err := checkField("superseded_by", f.SupersededBy, MaxFieldBytes, false); err != nil {

@@ -162,19 +162,58 @@ type RememberRequest struct {
 	Confidence float64
 	Source     Source
 	Metadata   map[string]string
+	// ValidFrom is when the fact became true in the world; zero means
+	// when it is recorded.
+	ValidFrom time.Time
+	// ValidTo is when it stopped being true, after ValidFrom; zero means
+	// it still is.
+	ValidTo time.Time
+}
+
+// validity checks the event times of a request and returns them as
+// stored (UTC, microseconds): valid_to, when set, must be after
+// valid_from (or after now when valid_from is not given).
+func (m *Memory) validity(from, to time.Time) (validity, error) {
+	v := validity{From: storedTime(from), To: storedTime(to)}
+	start := v.From
+	if start.IsZero() {
+		start = m.now()
+	}
+	if !v.To.IsZero() && !v.To.After(start) {
+		what := "valid_from"
+		if v.From.IsZero() {
+			what = "now (valid_from's default)"
+		}
+		return v, invalid("valid_to", "%s is not after %s %s", v.To.Format(time.RFC3339Nano), what, start.Format(time.RFC3339Nano))
+	}
+	return v, nil
+}
+
+// storedTime returns t as the backends keep it: UTC, to the microsecond;
+// zero stays zero.
+func storedTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Microsecond)
 }
 
 // Remember records a fact about a user, or reinforces the valid fact that
-// says the same (see Options.Similarity), and returns which it did. If a
-// fact that says the same was already learnt from the same source (a
-// non-empty Source.SessionID, same step), the call is a replay and is
-// Ignored. Bad input is an *agentmem.InvalidError and nothing is written.
+// says the same (see Options.Similarity) and holds at some time of the
+// request's validity, and returns which it did. If a fact that says the
+// same was already learnt from the same source (a non-empty
+// Source.SessionID, same step), the call is a replay and is Ignored. Bad
+// input is an *agentmem.InvalidError and nothing is written.
 func (m *Memory) Remember(ctx context.Context, req RememberRequest) (Result, error) {
 	if err := ValidateUser(req.Tenant, req.UserID); err != nil {
 		return Result{}, err
 	}
 	op := Decision{Op: OpAdd, Text: req.Text, Confidence: req.Confidence}
 	if err := op.validate("", req.Source, req.Metadata); err != nil {
+		return Result{}, err
+	}
+	v, err := m.validity(req.ValidFrom, req.ValidTo)
+	if err != nil {
 		return Result{}, err
 	}
 	vecs, err := m.embedTexts(ctx, []string{req.Text})
@@ -184,7 +223,7 @@ func (m *Memory) Remember(ctx context.Context, req RememberRequest) (Result, err
 	var res Result
 	err = m.store.Update(ctx, req.Tenant, req.UserID, func(current []Fact) (Changes, error) {
 		b := m.newBatch(req.Tenant, req.UserID, current, vecs)
-		res = b.remember(req.Text, req.Confidence, req.Source, req.Metadata)
+		res = b.remember(req.Text, req.Confidence, req.Source, req.Metadata, v)
 		return b.changes(), nil
 	})
 	if err != nil {
@@ -204,6 +243,10 @@ type SupersedeRequest struct {
 	Confidence float64 // 0 means Options.DefaultConfidence
 	Source     Source
 	Metadata   map[string]string
+	// ValidFrom is when the new fact became true (zero: now), and so
+	// when the old one stopped; ValidTo is when the new one stops (zero:
+	// it still holds).
+	ValidFrom, ValidTo time.Time
 	// By and Reason go into the audit log.
 	By, Reason string
 }
@@ -211,9 +254,11 @@ type SupersedeRequest struct {
 // Supersede marks the fact req.ID superseded by a new fact with req.Text
 // (or, if a valid fact of the user already says that, by that fact, which
 // is reinforced) and records it in the audit log. The old fact is kept,
-// linked to its successor. A fact already superseded is an error wrapping
-// agentmem.ErrConflict that names its successor; a missing one wraps
-// agentmem.ErrNotFound.
+// linked to its successor, and closed: its ValidTo becomes the new fact's
+// ValidFrom (now by default) unless it was closed earlier, so it still
+// answers as-of queries for its period. A fact already superseded is an
+// error wrapping agentmem.ErrConflict that names its successor; a missing
+// one wraps agentmem.ErrNotFound.
 func (m *Memory) Supersede(ctx context.Context, req SupersedeRequest) (Result, error) {
 	if err := checkField("id", req.ID, MaxFieldBytes, true); err != nil {
 		return Result{}, err
@@ -223,6 +268,10 @@ func (m *Memory) Supersede(ctx context.Context, req SupersedeRequest) (Result, e
 		return Result{}, err
 	}
 	if err := checkAuditText(req.By, req.Reason, false); err != nil {
+		return Result{}, err
+	}
+	v, err := m.validity(req.ValidFrom, req.ValidTo)
+	if err != nil {
 		return Result{}, err
 	}
 	old, err := m.store.Get(ctx, req.Tenant, req.ID)
@@ -236,7 +285,7 @@ func (m *Memory) Supersede(ctx context.Context, req SupersedeRequest) (Result, e
 	var res Result
 	err = m.store.Update(ctx, req.Tenant, old.UserID, func(current []Fact) (Changes, error) {
 		b := m.newBatch(req.Tenant, old.UserID, current, vecs)
-		r, err := b.supersede(req.ID, req.Text, req.Confidence, req.Source, req.Metadata, req.By, req.Reason, false)
+		r, err := b.supersede(req.ID, req.Text, req.Confidence, req.Source, req.Metadata, req.By, req.Reason, false, v)
 		res = r
 		return b.changes(), err
 	})
@@ -283,17 +332,166 @@ func (m *Memory) Get(ctx context.Context, tenant, id string) (Fact, error) {
 	return m.store.Get(ctx, tenant, id)
 }
 
-// List returns the user's facts, oldest first: the valid ones, and the
-// superseded ones too when includeSuperseded is set.
+// List returns the user's facts that hold now, oldest first, or every
+// fact, superseded and closed ones too, when includeSuperseded is set.
+// It is ListFacts with only these fields.
 func (m *Memory) List(ctx context.Context, tenant, userID string, includeSuperseded bool) ([]Fact, error) {
+	return m.ListFacts(ctx, ListRequest{Tenant: tenant, UserID: userID, IncludeSuperseded: includeSuperseded})
+}
+
+// ListRequest asks Memory.ListFacts for some of a user's facts.
+type ListRequest struct {
+	Tenant string
+	UserID string
+	// IncludeSuperseded lists every fact recorded, whatever its validity;
+	// without it (and without AsOf), only the facts that hold now.
+	IncludeSuperseded bool
+	// AsOf, when set, lists the facts that held at that time
+	// (ValidFrom ≤ AsOf < ValidTo), superseded or not, as the memory
+	// knows them now: event time, not record time. It excludes
+	// IncludeSuperseded.
+	AsOf time.Time
+	// Metadata keeps only the facts whose metadata has every one of these
+	// entries (exact match); at most MaxMetadataFilters.
+	Metadata map[string]string
+}
+
+// check checks the request.
+func (r ListRequest) check() error {
+	if err := ValidateUser(r.Tenant, r.UserID); err != nil {
+		return err
+	}
+	if !r.AsOf.IsZero() && r.IncludeSuperseded {
+		return invalid("as_of", "lists the facts that held at a time; include_superseded lists every fact: give one or the other")
+	}
+	return CheckMetadataFilter(r.Metadata)
+}
+
+// ListFacts returns the user's facts the request selects, oldest first.
+// Bad input is an *agentmem.InvalidError.
+func (m *Memory) ListFacts(ctx context.Context, req ListRequest) ([]Fact, error) {
+	if err := req.check(); err != nil {
+		return nil, err
+	}
+	fs, err := m.store.Facts(ctx, req.Tenant, req.UserID)
+	if err != nil {
+		return nil, err
+	}
+	at := req.AsOf
+	if at.IsZero() {
+		at = m.now()
+	}
+	return slices.DeleteFunc(fs, func(f Fact) bool {
+		return (!req.IncludeSuperseded && !f.HoldsAt(at)) || !f.matchesMetadata(req.Metadata)
+	}), nil
+}
+
+// EditRequest asks Memory.Edit to change a fact. A nil field is left as
+// it is.
+type EditRequest struct {
+	Tenant string
+	// ID is the fact to change.
+	ID string
+	// Text replaces the fact's text (re-embedded with the Embedder).
+	Text *string
+	// Confidence replaces the base confidence as of now: decay restarts
+	// from the edit (it is not counted as a reinforcement).
+	Confidence *float64
+	// ClearMetadata removes every metadata entry, before Metadata is
+	// merged.
+	ClearMetadata bool
+	// Metadata is merged into the fact's metadata: a key with a nil value
+	// is removed, others are set.
+	Metadata map[string]*string
+	// ValidFrom replaces when the fact became true.
+	ValidFrom *time.Time
+	// ValidTo replaces when it stopped being true; a zero time reopens
+	// the fact (it still holds), which a superseded fact cannot be.
+	ValidTo *time.Time
+	// By and Reason go into the audit log.
+	By, Reason string
+}
+
+// Edit changes a fact in place, keeping its ID, and records the change,
+// before and after, in the user's audit log (see Changelog). An edit that
+// changes nothing writes nothing. A missing fact wraps
+// agentmem.ErrNotFound; bad input is an *agentmem.InvalidError naming
+// the field, and nothing is written.
+func (m *Memory) Edit(ctx context.Context, req EditRequest) (Fact, error) {
+	if err := checkField("id", req.ID, MaxFieldBytes, true); err != nil {
+		return Fact{}, err
+	}
+	if req.Text != nil {
+		if err := checkText("text", *req.Text); err != nil {
+			return Fact{}, err
+		}
+	}
+	if req.Confidence != nil {
+		if err := checkConfidence("confidence", *req.Confidence); err != nil {
+			return Fact{}, err
+		}
+	}
+	if len(req.Metadata) > MaxMetadataKeys {
+		return Fact{}, invalid("metadata", "has %d keys (at most %d)", len(req.Metadata), MaxMetadataKeys)
+	}
+	for k, v := range req.Metadata {
+		if err := checkField("metadata key", k, MaxFieldBytes, true); err != nil {
+			return Fact{}, err
+		}
+		if v != nil {
+			if err := checkField(fmt.Sprintf("metadata[%q]", k), *v, MaxFieldBytes, false); err != nil {
+				return Fact{}, err
+			}
+		}
+	}
+	if err := checkAuditText(req.By, req.Reason, false); err != nil {
+		return Fact{}, err
+	}
+	f, err := m.store.Get(ctx, req.Tenant, req.ID)
+	if err != nil {
+		return Fact{}, err
+	}
+	var vecs map[string][]float32
+	if req.Text != nil && *req.Text != f.Text {
+		if vecs, err = m.embedTexts(ctx, []string{*req.Text}); err != nil {
+			return Fact{}, err
+		}
+	}
+	var out Fact
+	err = m.store.Update(ctx, req.Tenant, f.UserID, func(current []Fact) (Changes, error) {
+		b := m.newBatch(req.Tenant, f.UserID, current, vecs)
+		var err error
+		out, err = b.edit(req)
+		return b.changes(), err
+	})
+	if err != nil {
+		return Fact{}, err
+	}
+	return out, nil
+}
+
+// Changelog returns the entries of the user's audit log about the fact
+// id, oldest first: its addition, edits, supersession and forgetting,
+// each with who, when and why, and what the fact said before and after
+// (but nothing of what a forgotten fact said). Reinforcements are not in
+// it: they are counted in Fact.Reinforcements. A fact with no entry for
+// this user is an error wrapping agentmem.ErrNotFound.
+func (m *Memory) Changelog(ctx context.Context, tenant, userID, id string) ([]AuditEntry, error) {
 	if err := ValidateUser(tenant, userID); err != nil {
 		return nil, err
 	}
-	fs, err := m.store.Facts(ctx, tenant, userID)
-	if err != nil || includeSuperseded {
-		return fs, err
+	if err := checkField("id", id, MaxFieldBytes, true); err != nil {
+		return nil, err
 	}
-	return slices.DeleteFunc(fs, func(f Fact) bool { return !f.Valid() }), nil
+	all, err := m.store.Audit(ctx, tenant, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.DeleteFunc(all, func(e AuditEntry) bool { return e.FactID != id })
+	if len(out) == 0 {
+		return nil, fmt.Errorf("facts: fact %.80q of user %.80q: %w", id, userID, agentmem.ErrNotFound)
+	}
+	return out, nil
 }
 
 // History returns the supersession chain the fact id belongs to, oldest

@@ -90,6 +90,12 @@ func (s *MemStore) Update(ctx context.Context, tenant, userID string, fn func([]
 	for _, id := range c.Delete {
 		delete(byID, id)
 		delete(s.owner[tenant], id)
+		// Forgetting erases what the fact said from its audit entries.
+		for i, e := range s.audit[tenant][userID] {
+			if e.FactID == id {
+				s.audit[tenant][userID][i].Before, s.audit[tenant][userID][i].After = nil, nil
+			}
+		}
 	}
 	next := make([]Fact, 0, len(byID))
 	for _, f := range byID {
@@ -108,6 +114,7 @@ func (s *MemStore) Update(ctx context.Context, tenant, userID string, fn func([]
 	for _, e := range c.Audit {
 		s.seq++
 		e.Seq = s.seq
+		e.Before, e.After = e.Before.clone(), e.After.clone()
 		s.audit[tenant][userID] = append(s.audit[tenant][userID], e)
 	}
 	return nil
@@ -156,7 +163,11 @@ func (s *MemStore) Audit(ctx context.Context, tenant, userID string) ([]AuditEnt
 	if s.closed {
 		return nil, ErrClosed
 	}
-	return append([]AuditEntry(nil), s.audit[tenant][userID]...), nil
+	out := append([]AuditEntry(nil), s.audit[tenant][userID]...)
+	for i := range out {
+		out[i].Before, out[i].After = out[i].Before.clone(), out[i].After.clone()
+	}
+	return out, nil
 }
 
 // Close implements Store. The facts are dropped.

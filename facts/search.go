@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/agentmem/agentmem/recall"
 )
@@ -27,8 +28,18 @@ type SearchRequest struct {
 	// no query term, ranked after every fact that does: a short list of
 	// what is known about the user, whatever the question.
 	Fill bool
-	// IncludeSuperseded searches superseded facts too.
+	// IncludeSuperseded searches every fact recorded, superseded and
+	// closed ones too; without it (and without AsOf), only the facts that
+	// hold now.
 	IncludeSuperseded bool
+	// AsOf, when set, searches the facts that held at that time
+	// (ValidFrom ≤ AsOf < ValidTo; see ListRequest.AsOf). Confidence is
+	// still what a fact is worth now: decay measures how much the memory
+	// trusts what it knows, which an as-of question does not change.
+	AsOf time.Time
+	// Metadata keeps only the facts whose metadata has every one of these
+	// entries (exact match); at most MaxMetadataFilters.
+	Metadata map[string]string
 }
 
 // Hit is one search result.
@@ -58,7 +69,9 @@ func (m *Memory) Search(ctx context.Context, req SearchRequest) ([]Hit, error) {
 	if err := checkField("query", req.Query, MaxTextBytes*8, false); err != nil {
 		return nil, err
 	}
-	all, err := m.List(ctx, req.Tenant, req.UserID, req.IncludeSuperseded)
+	all, err := m.ListFacts(ctx, ListRequest{
+		Tenant: req.Tenant, UserID: req.UserID, IncludeSuperseded: req.IncludeSuperseded, AsOf: req.AsOf, Metadata: req.Metadata,
+	})
 	if err != nil {
 		return nil, err
 	}

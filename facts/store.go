@@ -51,6 +51,8 @@ type Changes struct {
 	// Put are facts to insert, or to replace by ID.
 	Put []Fact
 	// Delete are IDs of the user's facts to delete (forgotten facts).
+	// Deleting a fact also erases the Before and After of its audit
+	// entries, since forgetting must erase what the fact said.
 	Delete []string
 	// Audit are entries to append to the user's audit log.
 	Audit []AuditEntry
@@ -63,12 +65,16 @@ func (c Changes) IsZero() bool { return len(c.Put) == 0 && len(c.Delete) == 0 &&
 type Action string
 
 // The audited actions. Reinforcement is not audited (it is counted in
-// Fact.Reinforcements): the log records what changed which facts are
-// valid.
+// Fact.Reinforcements and dated by Fact.ReinforcedAt): a line per
+// sighting would grow without bound. The log records what changed what
+// a fact says or when it holds.
 const (
 	ActionAdded      Action = "added"
 	ActionSuperseded Action = "superseded"
 	ActionForgotten  Action = "forgotten"
+	// ActionUpdated is an edit (Memory.Edit): text, confidence,
+	// metadata or validity.
+	ActionUpdated Action = "updated"
 )
 
 // AuditEntry is one line of a user's audit log: who did what to which
@@ -93,6 +99,12 @@ type AuditEntry struct {
 	// the forgotten text.
 	Digest string    `json:"digest,omitempty"`
 	At     time.Time `json:"at"`
+	// Before and After are what the fact said before and after the
+	// action: After alone for ActionAdded, both for ActionSuperseded (its
+	// ValidTo closed) and ActionUpdated, neither for ActionForgotten.
+	// Forgetting a fact erases them from its earlier entries.
+	Before *FactState `json:"before,omitempty"`
+	After  *FactState `json:"after,omitempty"`
 }
 
 // validateAudit checks an audit entry for user (tenant, userID).
@@ -101,7 +113,7 @@ func validateAudit(tenant, userID string, e AuditEntry) error {
 		return invalid("audit.user_id", "entry for %q/%q in an update of %q/%q", e.Tenant, e.UserID, tenant, userID)
 	}
 	switch e.Action {
-	case ActionAdded, ActionSuperseded, ActionForgotten:
+	case ActionAdded, ActionSuperseded, ActionForgotten, ActionUpdated:
 	default:
 		return invalid("audit.action", "unknown action %q", e.Action)
 	}
@@ -112,6 +124,12 @@ func validateAudit(tenant, userID string, e AuditEntry) error {
 		if err := checkField(f.name, f.v, MaxFieldBytes, f.name == "audit.fact_id"); err != nil {
 			return err
 		}
+	}
+	if err := e.Before.validate("audit.before"); err != nil {
+		return err
+	}
+	if err := e.After.validate("audit.after"); err != nil {
+		return err
 	}
 	return checkField("audit.reason", e.Reason, MaxReasonBytes, false)
 }

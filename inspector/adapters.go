@@ -28,7 +28,7 @@ func (s factsSource) List(ctx context.Context, tenant, user string) ([]FactView,
 		out = append(out, FactView{
 			ID: f.ID, Text: f.Text, Confidence: f.Confidence,
 			CreatedAt: f.CreatedAt, ReinforcedAt: f.ReinforcedAt, Reinforcements: f.Reinforcements,
-			Superseded: !f.Valid(), SupersededBy: f.SupersededBy,
+			Superseded: !f.Valid(), SupersededBy: f.SupersededBy, ValidFrom: f.ValidFrom, ValidTo: f.ValidTo,
 			EffectiveAt: func(t time.Time) float64 { return decay.Effective(f, t) },
 		})
 	}

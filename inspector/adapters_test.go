@@ -62,7 +62,7 @@ func TestAdapters(t *testing.T) {
 			if got, want := v.EffectiveAt(later), 0.1+(v.Confidence-0.1)/2; fmt.Sprintf("%.6f", got) != fmt.Sprintf("%.6f", want) {
 				t.Errorf("confidence after one half-life %v, want %v", got, want)
 			}
-		} else if !v.Superseded || v.SupersededBy == "" {
+		} else if !v.Superseded || v.SupersededBy == "" || v.ValidFrom.IsZero() || v.ValidTo.IsZero() {
 			t.Errorf("the superseded fact: %+v", v)
 		}
 	}
@@ -76,7 +76,7 @@ func TestAdapters(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := mustGet(t, in, "/facts?user=alice", http.StatusOK)
-	if !strings.Contains(body, "Lives in Lisbon") || !strings.Contains(body, "<s>Lives in Porto</s>") || strings.Contains(body, "ACME") {
+	if !strings.Contains(body, "Lives in Lisbon") || !strings.Contains(body, "<s>Lives in Porto</s>") || !strings.Contains(body, `class="muted valid">held `) || strings.Contains(body, "ACME") {
 		t.Errorf("facts page of the real memory:\n%s", body)
 	}
 	hits, err := inspector.RecallFrom(ix).Search(ctx, "", "bcrypt password", "", 3)

@@ -40,6 +40,7 @@ type factRow struct {
 	Reinforced   string
 	Seen         int // times seen again (FactView.Reinforcements)
 	SupersededBy string
+	Valid        string // when the fact held, when that says more than its creation
 	Class        string
 	Spark        *chart
 }
@@ -107,7 +108,7 @@ func (in *Inspector) factsView(d *factsData, list []FactView, now time.Time) {
 			Current:    strconv.FormatFloat(cur, 'f', 2, 64),
 			CurrentBar: barWidth(int(cur*1000+0.5), 1000),
 			Created:    formatTime(f.CreatedAt), Reinforced: formatTime(f.ReinforcedAt), Seen: f.Reinforcements,
-			SupersededBy: f.SupersededBy, Class: class,
+			SupersededBy: f.SupersededBy, Valid: validity(f), Class: class,
 			Spark: newChart([]FactView{f}, []string{class}, ts, sparkW, sparkH, false),
 		}
 	}
@@ -117,6 +118,22 @@ func (in *Inspector) factsView(d *factsData, list []FactView, now time.Time) {
 	for i, f := range old {
 		d.Superseded = append(d.Superseded, row(len(active)+i, f, "superseded"))
 	}
+}
+
+// validity says when f held in the world: "held FROM – TO" once it ended,
+// "holds since FROM" when it began at another time than it was recorded,
+// else nothing (it holds since it was recorded, as the created column
+// says).
+func validity(f FactView) string {
+	switch {
+	case f.ValidFrom.IsZero():
+		return ""
+	case !f.ValidTo.IsZero():
+		return "held " + formatTime(f.ValidFrom) + " – " + formatTime(f.ValidTo)
+	case !f.ValidFrom.Equal(f.CreatedAt):
+		return "holds since " + formatTime(f.ValidFrom)
+	}
+	return ""
 }
 
 // factsURL links to a user's facts.

@@ -37,6 +37,10 @@ type FactView struct {
 	// for history); SupersededBy optionally names or quotes the newer one.
 	Superseded   bool
 	SupersededBy string
+	// ValidFrom and ValidTo are when the fact was true in the world, if
+	// the source knows: zero ValidFrom means unknown, zero ValidTo that
+	// it still holds. A superseded fact held until its successor began.
+	ValidFrom, ValidTo time.Time
 	// EffectiveAt returns the fact's confidence at time t, decay applied,
 	// for t from CreatedAt on. The chart samples it from CreatedAt to a
 	// little past now. Nil means the fact does not decay: Confidence at

@@ -41,15 +41,34 @@ type FactInfo struct {
 	SessionID      string            `json:"session_id,omitempty" jsonschema:"the session it was first learnt in"`
 	Agent          string            `json:"agent,omitempty" jsonschema:"the agent or MCP client that first remembered it"`
 	Metadata       map[string]string `json:"metadata,omitempty" jsonschema:"free-form labels"`
+	ValidFrom      time.Time         `json:"valid_from" jsonschema:"when the fact became true in the world (by default when it was remembered)"`
+	ValidTo        *time.Time        `json:"valid_to,omitempty" jsonschema:"when it stopped being true; absent while it holds"`
 }
 
 // factInfo converts a fact, with its effective confidence now.
 func (t *tools) factInfo(f facts.Fact) FactInfo {
-	return FactInfo{
+	fi := FactInfo{
 		ID: f.ID, UserID: f.UserID, Text: f.Text, Confidence: t.cfg.Facts.Confidence(f), BaseConfidence: f.Confidence,
 		CreatedAt: f.CreatedAt, ReinforcedAt: f.ReinforcedAt, Reinforcements: f.Reinforcements,
-		SessionID: f.Source.SessionID, Agent: f.Source.Agent, Metadata: f.Metadata,
+		SessionID: f.Source.SessionID, Agent: f.Source.Agent, Metadata: f.Metadata, ValidFrom: f.ValidFrom,
 	}
+	if !f.ValidTo.IsZero() {
+		to := f.ValidTo
+		fi.ValidTo = &to
+	}
+	return fi
+}
+
+// timeArg parses an RFC 3339 time argument; empty is the zero time.
+func timeArg(field, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, invalid(field, "%.40q is not an RFC 3339 time such as 2026-03-01T12:00:00Z", v)
+	}
+	return t, nil
 }
 
 // Schema edits shared by the facts tools.
@@ -64,6 +83,8 @@ type RememberInput struct {
 	Confidence float64           `json:"confidence,omitempty" jsonschema:"how sure the fact is, from 0 to 1 (1: the user said it plainly); 0 or absent: the memory's default (0.7)"`
 	SessionID  string            `json:"session_id,omitempty" jsonschema:"the session the fact was learnt in, recorded as its source (it must exist)"`
 	Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string labels, such as a topic"`
+	ValidFrom  string            `json:"valid_from,omitempty" jsonschema:"when the fact became true in the world, RFC 3339 (e.g. 2026-03-01T00:00:00Z); absent: now"`
+	ValidTo    string            `json:"valid_to,omitempty" jsonschema:"when it stopped being true, RFC 3339, after valid_from; absent: it still holds"`
 }
 
 // RememberOutput is the output of remember.
@@ -78,6 +99,8 @@ var rememberSchema = []edit{
 	at("confidence", between(0, 1)),
 	at("session_id", sessionIDEdits...),
 	at("metadata", maxProperties(facts.MaxMetadataKeys)),
+	at("valid_from", length(0, 64)),
+	at("valid_to", length(0, 64)),
 }
 
 const rememberDescription = `Remember a durable fact about a user for future conversations: a preference, circumstance, relationship, plan or constraint that the user stated. ` +
@@ -103,6 +126,14 @@ func (t *tools) remember(ctx context.Context, in RememberInput) (RememberOutput,
 	if len(in.Metadata) > facts.MaxMetadataKeys {
 		return RememberOutput{}, t.toolError(ctx, op, invalid("metadata", "has %d labels; at most %d", len(in.Metadata), facts.MaxMetadataKeys))
 	}
+	from, err := timeArg("valid_from", in.ValidFrom)
+	if err != nil {
+		return RememberOutput{}, t.toolError(ctx, op, err)
+	}
+	to, err := timeArg("valid_to", in.ValidTo)
+	if err != nil {
+		return RememberOutput{}, t.toolError(ctx, op, err)
+	}
 	src := facts.Source{Agent: caller(ctx)}
 	if in.SessionID != "" {
 		// The source is a session of this tenant, at the turn it has
@@ -118,7 +149,7 @@ func (t *tools) remember(ctx context.Context, in RememberInput) (RememberOutput,
 		}
 	}
 	res, err := t.cfg.Facts.Remember(ctx, facts.RememberRequest{
-		Tenant: t.tenant, UserID: in.UserID, Text: text, Confidence: in.Confidence, Source: src, Metadata: in.Metadata,
+		Tenant: t.tenant, UserID: in.UserID, Text: text, Confidence: in.Confidence, Source: src, Metadata: in.Metadata, ValidFrom: from, ValidTo: to,
 	})
 	if err != nil {
 		return RememberOutput{}, t.toolError(ctx, op, err)
@@ -134,6 +165,9 @@ type RecallFactsInput struct {
 	Query  string `json:"query,omitempty" jsonschema:"what to look for, in a few words, e.g. the user's last message; facts sharing no word with it are left out. Absent or empty: the user's most confident facts"`
 	K      int    `json:"k,omitempty" jsonschema:"the most facts to return"`
 	Offset int    `json:"offset,omitempty" jsonschema:"skip this many of the best facts: pass the next_offset of an earlier call, with the same arguments, to see the facts it left out"`
+	AsOf   string `json:"as_of,omitempty" jsonschema:"an RFC 3339 time: recall what held then (superseded facts included) instead of now; confidence is still the one now"`
+	// Metadata keeps the facts whose metadata has every pair.
+	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"keep only the facts whose metadata has every one of these labels, exactly"`
 }
 
 // FactHit is a fact recall_facts found.
@@ -158,6 +192,8 @@ var recallFactsSchema = []edit{
 	at("query", length(0, MaxQueryBytes)),
 	at("k", between(1, MaxFactsK), byDefault(DefaultFactsK)),
 	at("offset", between(0, MaxOffset)),
+	at("as_of", length(0, 64)),
+	at("metadata", maxProperties(facts.MaxMetadataFilters)),
 }
 
 const recallFactsDescription = `Recall what is remembered about a user: their facts most relevant to a query (or, without one, the most confident), best first, ` +
@@ -182,7 +218,11 @@ func (t *tools) recallFacts(ctx context.Context, in RecallFactsInput) (RecallFac
 	if in.Offset < 0 || in.Offset > MaxOffset {
 		return RecallFactsOutput{}, t.toolError(ctx, op, invalid("offset", "must be between 0 and %d", MaxOffset))
 	}
-	hits, err := t.cfg.Facts.Search(ctx, facts.SearchRequest{Tenant: t.tenant, UserID: in.UserID, Query: in.Query, K: in.Offset + in.K})
+	asOf, err := timeArg("as_of", in.AsOf)
+	if err != nil {
+		return RecallFactsOutput{}, t.toolError(ctx, op, err)
+	}
+	hits, err := t.cfg.Facts.Search(ctx, facts.SearchRequest{Tenant: t.tenant, UserID: in.UserID, Query: in.Query, K: in.Offset + in.K, AsOf: asOf, Metadata: in.Metadata})
 	if err != nil {
 		return RecallFactsOutput{}, t.toolError(ctx, op, err)
 	}

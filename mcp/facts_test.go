@@ -346,3 +346,45 @@ func TestGetContextWithFacts(t *testing.T) {
 	call(t, e.cs, mcp.ToolAppend, map[string]any{"session_id": "anon", "messages": []map[string]any{{"role": "user", "content": "hi"}}}, nil)
 	callErr(t, e.cs, mcp.ToolGetContext, map[string]any{"session_id": "anon", "facts": 2}, "no user_id")
 }
+
+// remember takes when a fact held; recall_facts answers as of a time and
+// filters on metadata.
+func TestFactsInTime(t *testing.T) {
+	lt := newLongTerm(t)
+	e := lt.env(t, "acme")
+	var berlin mcp.RememberOutput
+	call(t, e.cs, mcp.ToolRemember, map[string]any{"user_id": "alice", "text": "Lives in Berlin.", "valid_from": "2020-05-01T00:00:00Z",
+		"valid_to": "2025-06-01T00:00:00Z", "metadata": map[string]string{"topic": "home"}}, &berlin)
+	if berlin.Fact.ValidFrom.Format(time.RFC3339) != "2020-05-01T00:00:00Z" || berlin.Fact.ValidTo == nil || berlin.Fact.ValidTo.Format(time.RFC3339) != "2025-06-01T00:00:00Z" {
+		t.Fatalf("remember with validity: %+v", berlin.Fact)
+	}
+	var tea mcp.RememberOutput
+	call(t, e.cs, mcp.ToolRemember, map[string]any{"user_id": "alice", "text": "Drinks tea.", "metadata": map[string]string{"topic": "food"}}, &tea)
+	if !tea.Fact.ValidFrom.Equal(t0) || tea.Fact.ValidTo != nil {
+		t.Fatalf("default validity: %+v", tea.Fact)
+	}
+	ids := func(out mcp.RecallFactsOutput) []string {
+		var s []string
+		for _, f := range out.Facts {
+			s = append(s, f.ID)
+		}
+		return s
+	}
+	var now, then, food mcp.RecallFactsOutput
+	call(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice"}, &now)
+	call(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice", "as_of": "2024-01-01T00:00:00Z"}, &then)
+	call(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice", "metadata": map[string]string{"topic": "food"}}, &food)
+	if got := ids(now); !slices.Equal(got, []string{tea.Fact.ID}) {
+		t.Errorf("now: %v, want only the tea (Berlin ended)", got)
+	}
+	if got := ids(then); !slices.Equal(got, []string{berlin.Fact.ID}) {
+		t.Errorf("as of 2024: %v, want Berlin", got)
+	}
+	if got := ids(food); !slices.Equal(got, []string{tea.Fact.ID}) {
+		t.Errorf("topic food: %v", got)
+	}
+	callErr(t, e.cs, mcp.ToolRemember, map[string]any{"user_id": "alice", "text": "x", "valid_from": "yesterday"}, "valid_from")
+	callErr(t, e.cs, mcp.ToolRemember, map[string]any{"user_id": "alice", "text": "x", "valid_from": "2026-01-01T00:00:00Z", "valid_to": "2025-01-01T00:00:00Z"}, "valid_to")
+	callErr(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice", "as_of": "soon"}, "as_of")
+	callErr(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice", "metadata": manyLabels(facts.MaxMetadataFilters + 1)}, "metadata")
+}

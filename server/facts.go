@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/url"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
@@ -74,9 +77,24 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	res, err := m.Remember(r.Context(), facts.RememberRequest{
-		Tenant: Tenant(r), UserID: user, Text: req.Text, Confidence: req.Confidence, Source: apiconv.FactSourceFromAPI(req.Source), Metadata: req.Metadata,
-	})
+	var (
+		res facts.Result
+		err error
+	)
+	if req.Supersedes != "" {
+		if _, ok := s.userFact(w, r, m, user, req.Supersedes, "supersedes"); !ok {
+			return
+		}
+		res, err = m.Supersede(r.Context(), facts.SupersedeRequest{
+			Tenant: Tenant(r), ID: req.Supersedes, Text: req.Text, Confidence: req.Confidence, Source: apiconv.FactSourceFromAPI(req.Source),
+			Metadata: req.Metadata, ValidFrom: req.ValidFrom, ValidTo: req.ValidTo, By: who(r),
+		})
+	} else {
+		res, err = m.Remember(r.Context(), facts.RememberRequest{
+			Tenant: Tenant(r), UserID: user, Text: req.Text, Confidence: req.Confidence, Source: apiconv.FactSourceFromAPI(req.Source),
+			Metadata: req.Metadata, ValidFrom: req.ValidFrom, ValidTo: req.ValidTo,
+		})
+	}
 	if err != nil {
 		s.fail(w, r, "facts_remember", err)
 		return
@@ -86,7 +104,63 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 		w.Header().Set("Location", "/v1/users/"+url.PathEscape(user)+"/facts/"+url.PathEscape(res.Fact.ID))
 	}
-	writeJSON(w, status, api.RememberResponse{Outcome: string(res.Outcome), Fact: s.factView(m, res.Fact)})
+	out := api.RememberResponse{Outcome: string(res.Outcome), Fact: s.factView(m, res.Fact)}
+	if res.Previous != nil {
+		prev := s.factView(m, *res.Previous)
+		out.Previous = &prev
+	}
+	writeJSON(w, status, out)
+}
+
+// who is who acts through the API, for the audit log: the API key, or
+// "api" without one.
+func who(r *http.Request) string {
+	if id, ok := auth.FromContext(r.Context()); ok && id.KeyID != "" {
+		return "api key " + id.KeyID
+	}
+	return "api"
+}
+
+// timeParam parses an RFC 3339 time query parameter; absent is zero.
+func timeParam(q map[string][]string, name string) (time.Time, *Error) {
+	v := first(q, name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, errInvalid(name, "must be an RFC 3339 time such as 2026-03-01T12:00:00Z, not %q", v)
+	}
+	return t, nil
+}
+
+// factFilter parses the filter=key:value parameters of the facts list: the
+// metadata entries every fact must have.
+func factFilter(q map[string][]string) (map[string]string, *Error) {
+	pairs := q["filter"]
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	if len(pairs) > api.MaxFactFilters {
+		return nil, errInvalid("filter", "is given %d times (at most %d)", len(pairs), api.MaxFactFilters)
+	}
+	md := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, ":")
+		if !ok || k == "" {
+			return nil, errInvalid("filter", "must be key:value (a metadata entry every fact must have), not %q", p)
+		}
+		if old, dup := md[k]; dup && old != v {
+			return nil, errInvalid("filter", "asks for %s to be both %q and %q", k, old, v)
+		}
+		md[k] = v
+	}
+	if err := facts.CheckMetadataFilter(md); err != nil {
+		e := inputError(err)
+		e.Field = "filter"
+		return nil, e
+	}
+	return md, nil
 }
 
 // listFacts serves GET /v1/users/{user}/facts: with q (or k), the user's
@@ -124,6 +198,20 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	asOf, e := timeParam(v, "as_of")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if !asOf.IsZero() && superseded {
+		writeError(w, errInvalid("as_of", "lists the facts that held at a time, include_superseded every fact: give one or the other"))
+		return
+	}
+	filter, e := factFilter(v)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	minConf := 0.0
 	if s := v.Get("min_confidence"); s != "" {
 		f, err := strconv.ParseFloat(s, 64)
@@ -150,7 +238,7 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		fs, err := m.List(ctx, Tenant(r), user, superseded)
+		fs, err := m.ListFacts(ctx, facts.ListRequest{Tenant: Tenant(r), UserID: user, IncludeSuperseded: superseded, AsOf: asOf, Metadata: filter})
 		if err != nil {
 			s.fail(w, r, "facts_list", err)
 			return
@@ -174,7 +262,7 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hits, err := m.Search(ctx, facts.SearchRequest{
-		Tenant: Tenant(r), UserID: user, Query: query, K: k, MinConfidence: minConf, IncludeSuperseded: superseded,
+		Tenant: Tenant(r), UserID: user, Query: query, K: k, MinConfidence: minConf, IncludeSuperseded: superseded, AsOf: asOf, Metadata: filter,
 	})
 	if err != nil {
 		s.fail(w, r, "facts_search", err)
@@ -255,9 +343,15 @@ func (s *Server) ownFact(w http.ResponseWriter, r *http.Request, m *facts.Memory
 		writeError(w, e)
 		return facts.Fact{}, false
 	}
-	id := r.PathValue("fact")
-	if id == "" || len(id) > facts.MaxFieldBytes || strings.ContainsAny(id, "/\x00") {
-		writeError(w, errInvalid("fact", "%q is not a fact ID", id))
+	return s.userFact(w, r, m, user, r.PathValue("fact"), "fact")
+}
+
+// userFact returns the fact id of user in the request's tenant, or false
+// after answering: a bad ID is a 400 naming field, a fact of another user
+// or tenant is not found, as a missing one.
+func (s *Server) userFact(w http.ResponseWriter, r *http.Request, m *facts.Memory, user, id, field string) (facts.Fact, bool) {
+	if e := checkFactID(id, field); e != nil {
+		writeError(w, e)
 		return facts.Fact{}, false
 	}
 	f, err := m.Get(r.Context(), Tenant(r), id)
@@ -311,15 +405,112 @@ func (s *Server) forgetFact(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	by := "api"
-	if id, ok := auth.FromContext(r.Context()); ok && id.KeyID != "" {
-		by = "api key " + id.KeyID
-	}
-	if err := m.Forget(r.Context(), Tenant(r), f.ID, by, reason); err != nil {
+	if err := m.Forget(r.Context(), Tenant(r), f.ID, who(r), reason); err != nil {
 		s.fail(w, r, "facts_forget", err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// checkFactID checks a fact ID from a path or a body.
+func checkFactID(id, field string) *Error {
+	if id == "" || len(id) > facts.MaxFieldBytes || strings.ContainsAny(id, "/\x00") {
+		return errInvalid(field, "%q is not a fact ID", id)
+	}
+	return nil
+}
+
+// updateFact serves PATCH /v1/users/{user}/facts/{fact}: a JSON merge
+// patch of the fact's text, confidence, metadata and validity, recorded
+// in its history with who (the API key) changed it.
+func (s *Server) updateFact(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.factsMemory(w)
+	if !ok {
+		return
+	}
+	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var patch api.FactPatch
+	if e := decodeStrict(body, &patch); e != nil {
+		writeError(w, e)
+		return
+	}
+	// Which members are null, which decoding into pointers cannot tell
+	// from absent ones.
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		writeError(w, errInvalid("", "the body must be a JSON object"))
+		return
+	}
+	isNull := func(name string) bool { v, ok := raw[name]; return ok && string(v) == "null" }
+	for _, name := range []string{"text", "confidence", "valid_from"} {
+		if isNull(name) {
+			writeError(w, errInvalid(name, "cannot be null: leave it out to keep it"))
+			return
+		}
+	}
+	if len(raw) == 0 || (len(raw) == 1 && raw["reason"] != nil) {
+		writeError(w, errInvalid("", "the patch changes nothing: give text, confidence, metadata, valid_from or valid_to"))
+		return
+	}
+	if len(patch.Reason) > MaxReasonBytes {
+		writeError(w, errInvalid("reason", "is %d bytes, more than the %d allowed", len(patch.Reason), MaxReasonBytes))
+		return
+	}
+	req := facts.EditRequest{
+		Tenant: Tenant(r), Text: patch.Text, Confidence: patch.Confidence, Metadata: patch.Metadata, ClearMetadata: isNull("metadata"),
+		ValidFrom: patch.ValidFrom, ValidTo: patch.ValidTo, By: who(r), Reason: patch.Reason,
+	}
+	if isNull("valid_to") {
+		req.ValidTo = &time.Time{}
+	}
+	if req.ValidFrom != nil && req.ValidFrom.IsZero() {
+		writeError(w, errInvalid("valid_from", "must be a time after year 1"))
+		return
+	}
+	f, ok := s.ownFact(w, r, m)
+	if !ok {
+		return
+	}
+	req.ID = f.ID
+	f, err := m.Edit(r.Context(), req)
+	if err != nil {
+		s.fail(w, r, "facts_update", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.factView(m, f))
+}
+
+// factHistory serves GET /v1/users/{user}/facts/{fact}/history: every
+// change of the fact, oldest first, a forgotten fact's too.
+func (s *Server) factHistory(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.factsMemory(w)
+	if !ok {
+		return
+	}
+	user, e := factsUser(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	id := r.PathValue("fact")
+	if e := checkFactID(id, "fact"); e != nil {
+		writeError(w, e)
+		return
+	}
+	log, err := m.Changelog(r.Context(), Tenant(r), user, id)
+	if errors.Is(err, agentmem.ErrNotFound) {
+		writeError(w, errNotFound("fact %q of user %q not found", id, user))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, "facts_history", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.FactHistoryResponse{Changes: apiconv.FactChanges(log)})
 }
 
 // factsOptions reads facts=K, facts_query and facts_share: the facts the

@@ -220,6 +220,7 @@ func TestLongTermNotConfigured(t *testing.T) {
 	for _, p := range [][2]string{
 		{"GET", "/v1/recall/search?q=a"}, {"POST", "/v1/recall"}, {"GET", "/v1/recall/x"}, {"DELETE", "/v1/recall/x"},
 		{"GET", "/v1/users/u/facts"}, {"POST", "/v1/users/u/facts"}, {"GET", "/v1/users/u/facts/f"}, {"DELETE", "/v1/users/u/facts/f"},
+		{"PATCH", "/v1/users/u/facts/f"}, {"GET", "/v1/users/u/facts/f/history"},
 	} {
 		r := e.do(p[0], p[1], nil)
 		if r.code != http.StatusNotImplemented || r.apiErr(t).Code != api.CodeNotConfigured {
@@ -243,6 +244,7 @@ func TestLongTermCrossTenant(t *testing.T) {
 	probes := [][2]string{
 		{"GET", "/v1/recall/doc-a"}, {"DELETE", "/v1/recall/doc-a"}, {"GET", "/v1/recall/" + url.PathEscape("a1#1")},
 		{"GET", "/v1/users/alice/facts/" + rem.Fact.ID}, {"DELETE", "/v1/users/alice/facts/" + rem.Fact.ID},
+		{"GET", "/v1/users/alice/facts/" + rem.Fact.ID + "/history"},
 	}
 	for _, p := range probes {
 		got := e.as(b, p[0], p[1], "")
@@ -253,6 +255,9 @@ func TestLongTermCrossTenant(t *testing.T) {
 		if strings.Contains(string(got.body), "tenant-a") {
 			t.Errorf("%s %s leaks the tenant: %s", p[0], p[1], got.body)
 		}
+	}
+	if got := e.as(b, "PATCH", "/v1/users/alice/facts/"+rem.Fact.ID, `{"text":"Owned by B now"}`); got.code != 404 {
+		t.Errorf("PATCH of A's fact with B's key: %d %s", got.code, got.body)
 	}
 	for _, p := range []string{"/v1/recall/search?q=SECRET-ZEBRA", "/v1/users/alice/facts", "/v1/users/alice/facts?q=SECRET-ZEBRA"} {
 		if r := e.mustAs(200, b, "GET", p, ""); strings.Contains(string(r.body), "ZEBRA") {

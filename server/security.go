@@ -38,7 +38,7 @@ var corsAllowedHeaders = strings.Join(append([]string{"Authorization", "Content-
 var corsExposedHeaders = strings.Join(append([]string{"ETag", "Location", "Retry-After", "WWW-Authenticate"}, chatproxy.ResponseHeaders...), ", ")
 
 // corsMethods are the methods of the API.
-var corsMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
+var corsMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPatch, http.MethodDelete}
 
 // security is the server's request guard, built from the Config.
 type security struct {

@@ -23,7 +23,7 @@ func benchFact(user string, k int, at time.Time) facts.Fact {
 	}
 	return facts.Fact{
 		ID: fmt.Sprintf("%s-f%d", user, k), UserID: user, Text: fmt.Sprintf("Fact number %d about %s.", k, user),
-		Confidence: 0.8, CreatedAt: at, ReinforcedAt: at, Source: facts.Source{SessionID: "s1", StepSeq: int64(k), Agent: "bench"},
+		Confidence: 0.8, CreatedAt: at, ReinforcedAt: at, ValidFrom: at, Source: facts.Source{SessionID: "s1", StepSeq: int64(k), Agent: "bench"},
 		Metadata: map[string]string{"topic": "bench"}, Embedding: vec,
 	}
 }

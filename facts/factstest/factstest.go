@@ -77,6 +77,9 @@ func Run(t *testing.T, cfg Config) {
 		{"BadInput", []test{{"Remember", s.badRemember}, {"Other", s.badOther}, {"Update", s.badUpdate}}},
 		{"Atomicity", []test{{"Apply", s.atomicApply}, {"FnError", s.atomicFnError}}},
 		{"Search", []test{{"Ranking", s.searchRanking}}},
+		{"Time", []test{{"Validity", s.timeValidity}, {"SupersedeCloses", s.timeSupersedeCloses}, {"AsOf", s.timeAsOf}, {"Periods", s.timePeriods}}},
+		{"Edit", []test{{"Fields", s.editFields}, {"Bad", s.editBad}, {"ForgetErases", s.editForgetErases}}},
+		{"Filter", []test{{"Metadata", s.filterMetadata}}},
 		{"Concurrency", []test{{"SameFact", s.concurrentSame}, {"Supersede", s.concurrentSupersede}, {"Users", s.concurrentUsers}}},
 		{"Close", []test{{"Closed", s.closed}}},
 		{"Damaged", []test{{"SkipAndReport", s.damaged}}},
@@ -189,7 +192,7 @@ func sameFact(t *testing.T, got, want facts.Fact) {
 	if got.ID != want.ID || got.Tenant != want.Tenant || got.UserID != want.UserID || got.Text != want.Text ||
 		!near(got.Confidence, want.Confidence) || !got.CreatedAt.Equal(want.CreatedAt) || !got.ReinforcedAt.Equal(want.ReinforcedAt) ||
 		got.Reinforcements != want.Reinforcements || got.Source != want.Source || got.SupersededBy != want.SupersededBy ||
-		!got.SupersededAt.Equal(want.SupersededAt) || len(got.Metadata) != len(want.Metadata) || !slices.Equal(got.Embedding, want.Embedding) {
+		!got.SupersededAt.Equal(want.SupersededAt) || !got.ValidFrom.Equal(want.ValidFrom) || !got.ValidTo.Equal(want.ValidTo) || len(got.Metadata) != len(want.Metadata) || !slices.Equal(got.Embedding, want.Embedding) {
 		t.Fatalf("fact differs:\n got %+v\nwant %+v", got, want)
 	}
 	for k, v := range want.Metadata {
@@ -210,7 +213,7 @@ func (s *suite) rememberGetList(t *testing.T) {
 		t.Fatalf("Remember = %+v, want added", r)
 	}
 	want := facts.Fact{ID: r.Fact.ID, UserID: "alice", Text: "Prefers answers in French.", Confidence: 0.9,
-		CreatedAt: e.now(), ReinforcedAt: e.now(), Source: src}
+		CreatedAt: e.now(), ReinforcedAt: e.now(), ValidFrom: e.now(), Source: src}
 	sameFact(t, r.Fact, want)
 	got, err := e.mem.Get(e.ctx, "", r.Fact.ID)
 	if err != nil {
@@ -261,7 +264,8 @@ func (s *suite) metadata(t *testing.T) {
 func (s *suite) embedding(t *testing.T) {
 	e := s.env(t)
 	vec := []float32{0.25, -1.5, 3e-7, 1e30}
-	f := facts.Fact{ID: "fact-1", UserID: "u", Text: "Speaks Dutch.", Confidence: 0.5, CreatedAt: e.now(), ReinforcedAt: e.now(), Embedding: vec}
+	f := facts.Fact{ID: "fact-1", UserID: "u", Text: "Speaks Dutch.", Confidence: 0.5, CreatedAt: e.now(), ReinforcedAt: e.now(),
+		ValidFrom: e.now().Add(-time.Hour), ValidTo: e.now().Add(time.Hour), Embedding: vec}
 	err := e.st.Update(e.ctx, "", "u", func(cur []facts.Fact) (facts.Changes, error) {
 		return facts.Changes{Put: []facts.Fact{f}}, nil
 	})
@@ -392,8 +396,9 @@ func (s *suite) supersedeChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rb.Outcome != facts.OutcomeSuperseded || rb.Previous == nil || rb.Previous.SupersededBy != rb.Fact.ID || !rb.Previous.SupersededAt.Equal(e.now()) {
-		t.Fatalf("Supersede = %+v", rb)
+	if rb.Outcome != facts.OutcomeSuperseded || rb.Previous == nil || rb.Previous.SupersededBy != rb.Fact.ID || !rb.Previous.SupersededAt.Equal(e.now()) ||
+		!rb.Previous.ValidTo.Equal(rb.Fact.ValidFrom) || !rb.Fact.ValidFrom.Equal(e.now()) {
+		t.Fatalf("Supersede = %+v, want the old fact closed when the new one began (now)", rb)
 	}
 	e.clock.Advance(time.Minute)
 	rc, err := e.mem.Supersede(e.ctx, facts.SupersedeRequest{ID: rb.Fact.ID, Text: "Lives in Tokyo.", Source: facts.Source{Agent: "planner"}})
@@ -658,7 +663,7 @@ func (s *suite) badOther(t *testing.T) {
 
 func (s *suite) badUpdate(t *testing.T) {
 	e := s.env(t)
-	good := facts.Fact{ID: "good", UserID: "u", Text: "Fine.", Confidence: 0.5, CreatedAt: e.now(), ReinforcedAt: e.now()}
+	good := facts.Fact{ID: "good", UserID: "u", Text: "Fine.", Confidence: 0.5, CreatedAt: e.now(), ReinforcedAt: e.now(), ValidFrom: e.now()}
 	bads := map[string]func(f facts.Fact) facts.Fact{
 		"no ID":            func(f facts.Fact) facts.Fact { f.ID = ""; return f },
 		"other user":       func(f facts.Fact) facts.Fact { f.UserID = "v"; return f },
@@ -668,6 +673,8 @@ func (s *suite) badUpdate(t *testing.T) {
 		"half superseded":  func(f facts.Fact) facts.Fact { f.SupersededBy = "x"; return f },
 		"self superseding": func(f facts.Fact) facts.Fact { f.SupersededBy, f.SupersededAt = f.ID, e.now(); return f },
 		"NaN embedding":    func(f facts.Fact) facts.Fact { f.Embedding = []float32{float32(math.NaN())}; return f },
+		"no valid_from":    func(f facts.Fact) facts.Fact { f.ValidFrom = time.Time{}; return f },
+		"valid_to before":  func(f facts.Fact) facts.Fact { f.ValidTo = f.ValidFrom.Add(-time.Second); return f },
 	}
 	for name, mutate := range bads {
 		base := good
@@ -737,7 +744,7 @@ func (s *suite) atomicFnError(t *testing.T) {
 	e := s.env(t)
 	boom := errors.New("boom")
 	err := e.st.Update(e.ctx, "", "u", func([]facts.Fact) (facts.Changes, error) {
-		return facts.Changes{Put: []facts.Fact{{ID: "x", UserID: "u", Text: "t", Confidence: 1, CreatedAt: e.now(), ReinforcedAt: e.now()}}}, boom
+		return facts.Changes{Put: []facts.Fact{{ID: "x", UserID: "u", Text: "t", Confidence: 1, CreatedAt: e.now(), ReinforcedAt: e.now(), ValidFrom: e.now()}}}, boom
 	})
 	if !errors.Is(err, boom) {
 		t.Fatalf("Update = %v, want fn's error", err)

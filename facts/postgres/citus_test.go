@@ -24,7 +24,7 @@ func TestCitusSingleShard(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	f := facts.Fact{ID: "f1", Tenant: "acme", UserID: "alice", Text: "Speaks Dutch.", Confidence: 0.8, CreatedAt: now, ReinforcedAt: now}
+	f := facts.Fact{ID: "f1", Tenant: "acme", UserID: "alice", Text: "Speaks Dutch.", Confidence: 0.8, CreatedAt: now, ReinforcedAt: now, ValidFrom: now}
 	w.SingleShard(t, "update", func() error {
 		return st.Update(ctx, "acme", "alice", func([]facts.Fact) (facts.Changes, error) {
 			return facts.Changes{Put: []facts.Fact{f}, Audit: []facts.AuditEntry{{Tenant: "acme", UserID: "alice", FactID: "f1", Action: facts.ActionAdded, By: "test", At: now}}}, nil

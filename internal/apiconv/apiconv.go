@@ -255,7 +255,28 @@ func Fact(f facts.Fact) api.Fact {
 		ID: f.ID, Tenant: f.Tenant, UserID: f.UserID, Text: f.Text, Confidence: f.Confidence,
 		CreatedAt: f.CreatedAt, ReinforcedAt: f.ReinforcedAt, Reinforcements: f.Reinforcements,
 		Source: FactSource(f.Source), SupersededBy: f.SupersededBy, SupersededAt: f.SupersededAt, Metadata: f.Metadata,
+		ValidFrom: f.ValidFrom, ValidTo: f.ValidTo,
 	}
+}
+
+// FactState returns the wire form of a fact's recorded state; nil for nil.
+func FactState(s *facts.FactState) *api.FactState {
+	if s == nil {
+		return nil
+	}
+	return &api.FactState{Text: s.Text, Confidence: s.Confidence, Metadata: s.Metadata, ValidFrom: s.ValidFrom, ValidTo: s.ValidTo}
+}
+
+// FactChanges returns the wire form of a fact's changelog.
+func FactChanges(es []facts.AuditEntry) []api.FactChange {
+	out := make([]api.FactChange, len(es))
+	for i, e := range es {
+		out[i] = api.FactChange{
+			Seq: e.Seq, Action: string(e.Action), By: e.By, Reason: e.Reason, At: e.At, Successor: e.Successor, Digest: e.Digest,
+			Before: FactState(e.Before), After: FactState(e.After),
+		}
+	}
+	return out
 }
 
 // Facts returns the wire form of facts.

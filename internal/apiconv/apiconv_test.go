@@ -24,6 +24,7 @@ func TestMirrors(t *testing.T) {
 		{reflect.TypeFor[api.AutoCompact](), reflect.TypeFor[store.AutoCompact]()},
 		{reflect.TypeFor[api.Fact](), reflect.TypeFor[facts.Fact]()},
 		{reflect.TypeFor[api.FactSource](), reflect.TypeFor[facts.Source]()},
+		{reflect.TypeFor[api.FactState](), reflect.TypeFor[facts.FactState]()},
 		{reflect.TypeFor[api.DroppedRun](), reflect.TypeFor[agentmem.DroppedRun]()},
 		{reflect.TypeFor[api.Range](), reflect.TypeFor[agentmem.Range]()},
 		{reflect.TypeFor[api.OpenAIMessage](), reflect.TypeFor[render.OpenAIMessage]()},
@@ -98,13 +99,26 @@ func TestFact(t *testing.T) {
 	f := facts.Fact{
 		ID: "f", Tenant: "acme", UserID: "u", Text: "likes tea", Confidence: 0.8, CreatedAt: t0, ReinforcedAt: t1, Reinforcements: 2,
 		Source: facts.Source{SessionID: "s", StepSeq: 4, Agent: "a"}, SupersededBy: "g", SupersededAt: t2,
-		Metadata: map[string]string{"k": "v"}, Embedding: []float32{1, 2},
+		ValidFrom: t0.Add(-time.Hour), ValidTo: t2, Metadata: map[string]string{"k": "v"}, Embedding: []float32{1, 2},
 	}
 	sameJSON(t, "fact", Fact(f), f)
 	sameJSON(t, "bare fact", Fact(facts.Fact{ID: "f"}), facts.Fact{ID: "f"})
 	sameJSON(t, "facts", Facts([]facts.Fact{f}), []facts.Fact{f})
 	if got := FactSourceFromAPI(FactSource(f.Source)); got != f.Source {
 		t.Errorf("source round trip: %+v", got)
+	}
+	log := []facts.AuditEntry{
+		{Seq: 1, Tenant: "acme", UserID: "u", FactID: "f", Action: facts.ActionAdded, By: "a", At: t0, After: f.State()},
+		{Seq: 2, Tenant: "acme", UserID: "u", FactID: "f", Action: facts.ActionUpdated, By: "b", Reason: "r", At: t1, Before: f.State(), After: &facts.FactState{Text: "x", ValidFrom: t0}},
+		{Seq: 3, Tenant: "acme", UserID: "u", FactID: "f", Action: facts.ActionForgotten, At: t2, Digest: "sha256:00"},
+	}
+	changes := FactChanges(log)
+	for i, e := range log {
+		sameJSON(t, "state before", changes[i].Before, e.Before)
+		sameJSON(t, "state after", changes[i].After, e.After)
+		if c := changes[i]; c.Seq != e.Seq || c.Action != string(e.Action) || c.By != e.By || c.Reason != e.Reason || !c.At.Equal(e.At) || c.Digest != e.Digest {
+			t.Errorf("change %d = %+v, want %+v", i, c, e)
+		}
 	}
 }
 

@@ -17,11 +17,11 @@ the :class:`APIError` subclass of the API's error code
 
 from . import errors, types
 from .aio import AsyncClient
-from .client import MAX_BATCH, Client, new_idempotency_key
+from .client import MAX_BATCH, UNSET, Client, new_idempotency_key
 from .errors import *  # noqa: F401,F403 (the exceptions, listed in errors.__all__)
 from .session import AgentmemSession
 from .types import *  # noqa: F401,F403 (the result dataclasses, listed in types.__all__)
 
 __version__ = "0.1.0"
 
-__all__ = ["Client", "AsyncClient", "AgentmemSession", "MAX_BATCH", "new_idempotency_key"] + errors.__all__ + types.__all__
+__all__ = ["Client", "AsyncClient", "AgentmemSession", "MAX_BATCH", "UNSET", "new_idempotency_key"] + errors.__all__ + types.__all__

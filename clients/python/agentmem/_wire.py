@@ -53,6 +53,9 @@ __all__ = [
     "BlockChange",
     "BlockHistoryResponse",
     "ContextBlock",
+    "FactState",
+    "FactChange",
+    "FactHistoryResponse",
 ]
 
 _T = TypeVar("_T")
@@ -581,7 +584,11 @@ class FactSource:
 
 @dataclasses.dataclass
 class Fact:
-    """The API's ``Fact`` object."""
+    """The API's ``Fact`` object.
+
+    The answer of ``PATCH /v1/users/{user}/facts/{fact}`` (Change a fact,
+    recorded in its history).
+    """
 
     id: str = ""
     user_id: str = ""
@@ -596,6 +603,11 @@ class Fact:
 
     created_at: Optional[datetime] = None
     reinforced_at: Optional[datetime] = None
+
+    #: When the fact became true in the world (event time); by default when it
+    #: was recorded.
+    valid_from: Optional[datetime] = None
+
     tenant: Optional[str] = None
 
     #: Search results only: relevance to q in [0, 1].
@@ -612,6 +624,11 @@ class Fact:
     superseded_by: Optional[str] = None
 
     superseded_at: Optional[datetime] = None
+
+    #: When it stopped being true; absent while it holds. Superseding a fact
+    #: sets it to its successor's valid_from.
+    valid_to: Optional[datetime] = None
+
     metadata: Dict[str, str] = dataclasses.field(default_factory=dict)
 
     @classmethod
@@ -620,8 +637,10 @@ class Fact:
         return build(cls, data, {
             "created_at": parse_time,
             "reinforced_at": parse_time,
+            "valid_from": parse_time,
             "source": FactSource.from_json,
             "superseded_at": parse_time,
+            "valid_to": parse_time,
         })
 
 
@@ -633,16 +652,20 @@ class RememberResponse:
     user).
     """
 
-    #: One of ``"added"``, ``"reinforced"``.
+    #: One of ``"added"``, ``"reinforced"``, ``"superseded"``.
     outcome: str = ""
 
     fact: Optional[Fact] = None
+
+    #: With supersedes: the old fact, superseded and closed.
+    previous: Optional[Fact] = None
 
     @classmethod
     def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
         """Builds a RememberResponse from its JSON object."""
         return build(cls, data, {
             "fact": Fact.from_json,
+            "previous": Fact.from_json,
         })
 
 
@@ -903,3 +926,83 @@ class ContextBlock:
     def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
         """Builds a ContextBlock from its JSON object."""
         return build(cls, data, {})
+
+
+@dataclasses.dataclass
+class FactState:
+    """The API's ``FactState`` object."""
+
+    text: str = ""
+    confidence: float = 0.0
+    valid_from: Optional[datetime] = None
+
+    #: The fact's metadata then.
+    metadata: Dict[str, str] = dataclasses.field(default_factory=dict)
+
+    #: Absent: it held open-ended.
+    valid_to: Optional[datetime] = None
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a FactState from its JSON object."""
+        return build(cls, data, {
+            "valid_from": parse_time,
+            "valid_to": parse_time,
+        })
+
+
+@dataclasses.dataclass
+class FactChange:
+    """The API's ``FactChange`` object."""
+
+    seq: int = 0
+
+    #: One of ``"added"``, ``"updated"``, ``"superseded"``, ``"forgotten"``.
+    action: str = ""
+
+    at: Optional[datetime] = None
+
+    #: Who: the API key, the agent, the MCP client.
+    by: Optional[str] = None
+
+    reason: Optional[str] = None
+
+    #: superseded: the fact that replaced this one.
+    successor: Optional[str] = None
+
+    #: forgotten: sha256: and the hex SHA-256 of the forgotten text.
+    digest: Optional[str] = None
+
+    #: What the fact said before: updated and superseded.
+    before: Optional[FactState] = None
+
+    #: What it said after: added, updated and superseded. Forgetting erases
+    #: before and after from every change.
+    after: Optional[FactState] = None
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a FactChange from its JSON object."""
+        return build(cls, data, {
+            "at": parse_time,
+            "before": FactState.from_json,
+            "after": FactState.from_json,
+        })
+
+
+@dataclasses.dataclass
+class FactHistoryResponse:
+    """The API's ``FactHistoryResponse`` object.
+
+    The answer of ``GET /v1/users/{user}/facts/{fact}/history`` (Every
+    change of a fact).
+    """
+
+    changes: List[FactChange] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a FactHistoryResponse from its JSON object."""
+        return build(cls, data, {
+            "changes": list_of(FactChange.from_json),
+        })

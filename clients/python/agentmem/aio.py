@@ -24,6 +24,7 @@ from .types import (
     Context,
     DamagedRecord,
     Fact,
+    FactChange,
     FactHistory,
     FactsPage,
     FactSource,
@@ -162,6 +163,14 @@ class AsyncClient:
     async def forget(self, user_id: str, fact_id: str, *, reason: Optional[str] = None) -> None:
         """See :meth:`Client.forget`."""
         await self._run(self.sync.forget, user_id, fact_id, reason=reason)
+
+    async def update_fact(self, user_id: str, fact_id: str, **kwargs: Any) -> Fact:
+        """See :meth:`Client.update_fact`."""
+        return await self._run(self.sync.update_fact, user_id, fact_id, **kwargs)
+
+    async def fact_history(self, user_id: str, fact_id: str) -> List[FactChange]:
+        """See :meth:`Client.fact_history`."""
+        return await self._run(self.sync.fact_history, user_id, fact_id)
 
     async def health(self) -> bool:
         """See :meth:`Client.health`."""

@@ -9,6 +9,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -20,6 +21,7 @@ from .types import (
     Context,
     DamagedRecord,
     Fact,
+    FactChange,
     FactHistory,
     FactsPage,
     FactSource,
@@ -34,7 +36,7 @@ from .types import (
     settings_json,
 )
 
-__all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_MAX_RETRIES", "MAX_BATCH"]
+__all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_MAX_RETRIES", "MAX_BATCH", "UNSET"]
 
 #: Seconds a request may take, by default.
 DEFAULT_TIMEOUT = 30.0
@@ -49,6 +51,18 @@ _READ_ATTEMPTS = 3
 
 JSON = Any
 Query = Mapping[str, Any]
+
+
+class _Unset:
+    """The type of UNSET."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+#: The default of :meth:`Client.update_fact`'s arguments: left as it is
+#: (where None sends null, which removes or reopens).
+UNSET: Any = _Unset()
 
 
 def _quote(segment: str) -> str:
@@ -507,12 +521,20 @@ class Client:
         confidence: Optional[float] = None,
         source: Optional[Union[FactSource, Mapping[str, Any]]] = None,
         metadata: Optional[Mapping[str, str]] = None,
+        valid_from: Optional[Union[datetime, str]] = None,
+        valid_to: Optional[Union[datetime, str]] = None,
+        supersedes: Optional[str] = None,
     ) -> RememberResult:
         """Remembers a fact about a user; the same fact again reinforces it
-        instead of adding a duplicate."""
+        instead of adding a duplicate. ``valid_from`` and ``valid_to`` say
+        when it was true in the world (a timezone-aware datetime or an RFC
+        3339 string; ``valid_from`` defaults to now); ``supersedes`` names a
+        fact it replaces, which is kept and closed at this one's
+        ``valid_from`` (outcome ``"superseded"``, with ``previous``)."""
         if isinstance(source, FactSource):
             source = _drop_none(session_id=source.session_id, step_seq=source.step_seq, agent=source.agent)
-        body = _drop_none(text=text, confidence=confidence, source=source, metadata=metadata)
+        body = _drop_none(text=text, confidence=confidence, source=source, metadata=metadata,
+                          valid_from=_rfc3339(valid_from, "valid_from"), valid_to=_rfc3339(valid_to, "valid_to"), supersedes=supersedes)
         return build(RememberResult, self._json("POST", "/v1/users/" + _quote(user_id) + "/facts", body=body))
 
     def search_facts(
@@ -523,13 +545,19 @@ class Client:
         k: Optional[int] = None,
         min_confidence: Optional[float] = None,
         include_superseded: Optional[bool] = None,
+        as_of: Optional[Union[datetime, str]] = None,
+        filter: Optional[Mapping[str, str]] = None,
     ) -> List[Fact]:
         """Returns a user's facts: with ``q`` or ``k``, the ``k`` most
         relevant to ``q`` (the most confident without ``q``); with neither,
-        every fact, most confident first (:meth:`iter_facts`)."""
+        every fact, most confident first (:meth:`iter_facts`). Without
+        ``as_of``, the facts that hold now; with it, those that held then
+        (their ``effective_confidence`` is still the one now). ``filter``
+        keeps the facts whose metadata has every pair."""
         if not q and k is None:
-            return list(self.iter_facts(user_id, min_confidence=min_confidence, include_superseded=include_superseded))
-        query = {"q": q, "k": k, "min_confidence": min_confidence, "include_superseded": include_superseded}
+            return list(self.iter_facts(user_id, min_confidence=min_confidence, include_superseded=include_superseded, as_of=as_of, filter=filter))
+        query = {"q": q, "k": k, "min_confidence": min_confidence, "include_superseded": include_superseded,
+                 "as_of": _rfc3339(as_of, "as_of"), "filter": _pairs(filter)}
         out = self._json("GET", "/v1/users/" + _quote(user_id) + "/facts", query=query)
         self._damaged("fact", out)
         return [build(Fact, f) for f in out.get("facts") or []]
@@ -540,13 +568,16 @@ class Client:
         *,
         min_confidence: Optional[float] = None,
         include_superseded: Optional[bool] = None,
+        as_of: Optional[Union[datetime, str]] = None,
+        filter: Optional[Mapping[str, str]] = None,
         page_size: Optional[int] = None,
         page_token: Optional[str] = None,
     ) -> FactsPage:
         """Lists one page of a user's facts, most confident first (at most
         ``page_size``, 100 by default); see :meth:`iter_facts` for all of
-        them."""
-        query = {"min_confidence": min_confidence, "include_superseded": include_superseded, "page_size": page_size, "page_token": page_token}
+        them, and :meth:`search_facts` for ``as_of`` and ``filter``."""
+        query = {"min_confidence": min_confidence, "include_superseded": include_superseded, "as_of": _rfc3339(as_of, "as_of"),
+                 "filter": _pairs(filter), "page_size": page_size, "page_token": page_token}
         out = self._json("GET", "/v1/users/" + _quote(user_id) + "/facts", query=query)
         page = build(FactsPage, {k: v for k, v in out.items() if k != "damaged"})
         page.damaged = list(self._damaged("fact", out))  # the client's DamagedRecord, with its kind
@@ -558,13 +589,16 @@ class Client:
         *,
         min_confidence: Optional[float] = None,
         include_superseded: Optional[bool] = None,
+        as_of: Optional[Union[datetime, str]] = None,
+        filter: Optional[Mapping[str, str]] = None,
         page_size: Optional[int] = None,
     ) -> Iterator[Fact]:
         """Yields every fact of a user, most confident first, reading page
         after page."""
         token: Optional[str] = None
         while True:
-            page = self.list_facts(user_id, min_confidence=min_confidence, include_superseded=include_superseded, page_size=page_size, page_token=token)
+            page = self.list_facts(user_id, min_confidence=min_confidence, include_superseded=include_superseded, as_of=as_of, filter=filter,
+                                   page_size=page_size, page_token=token)
             yield from page.facts
             if not page.next_page_token:
                 return
@@ -578,6 +612,41 @@ class Client:
         """Forgets a fact."""
         self.request("DELETE", "/v1/users/" + _quote(user_id) + "/facts/" + _quote(fact_id), query={"reason": reason})
 
+    def update_fact(
+        self,
+        user_id: str,
+        fact_id: str,
+        *,
+        text: Any = UNSET,
+        confidence: Any = UNSET,
+        metadata: Any = UNSET,
+        valid_from: Any = UNSET,
+        valid_to: Any = UNSET,
+        reason: Optional[str] = None,
+    ) -> Fact:
+        """Changes a fact in place (a JSON merge patch): an argument left
+        out is left as it is. ``metadata`` is merged (a key set to None is
+        removed; ``metadata=None`` removes every key); ``valid_to=None``
+        reopens the fact. The change goes into the fact's history
+        (:meth:`fact_history`). Returns the fact as now recorded."""
+        body: Dict[str, Any] = {}
+        for name, value in (("text", text), ("confidence", confidence), ("metadata", metadata)):
+            if value is not UNSET:
+                body[name] = value
+        for name, value in (("valid_from", valid_from), ("valid_to", valid_to)):
+            if value is not UNSET:
+                body[name] = None if value is None else _rfc3339(value, name)
+        if reason is not None:
+            body["reason"] = reason
+        return build(Fact, self._json("PATCH", "/v1/users/" + _quote(user_id) + "/facts/" + _quote(fact_id), body=body))
+
+    def fact_history(self, user_id: str, fact_id: str) -> List[FactChange]:
+        """Returns every change of a fact, oldest first: added, updated,
+        superseded, forgotten, with who, when, why, and what it said before
+        and after (nothing of what a forgotten fact said)."""
+        out = self._json("GET", "/v1/users/" + _quote(user_id) + "/facts/" + _quote(fact_id) + "/history")
+        return [build(FactChange, c) for c in out.get("changes") or []]
+
     # --- operations --------------------------------------------------------
 
     def health(self) -> bool:
@@ -587,6 +656,21 @@ class Client:
 
 def _drop_none(**kw: Any) -> Dict[str, Any]:
     return {k: v for k, v in kw.items() if v is not None}
+
+
+def _rfc3339(value: Optional[Union[datetime, str]], name: str) -> Optional[str]:
+    """Formats a time argument: a timezone-aware datetime, or an RFC 3339
+    string passed as it is; None stays None."""
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ValueError(f"{name} must be a timezone-aware datetime or an RFC 3339 string, not {value!r}")
+    return value.isoformat()
+
+
+def _pairs(md: Optional[Mapping[str, str]]) -> Optional[List[str]]:
+    """The filter=key:value parameters of a metadata filter."""
+    return [k + ":" + v for k, v in md.items()] if md else None
 
 
 def _retry_after(value: Optional[str]) -> Optional[float]:

@@ -18,7 +18,7 @@ from typing import Any, Dict, Mapping, Optional, Type, TypeVar, Union
 
 from . import _wire
 from ._decode import parse_time  # noqa: F401 (agentmem.types.parse_time, as before)
-from ._wire import AutoCompact, DroppedRun, Fact, FactSource, PendingCalls, Pinning, RecallDocument, RecallHit, Session
+from ._wire import AutoCompact, DroppedRun, Fact, FactChange, FactSource, FactState, PendingCalls, Pinning, RecallDocument, RecallHit, Session
 
 __all__ = [
     "Pinning",
@@ -39,6 +39,8 @@ __all__ = [
     "RecallHit",
     "FactSource",
     "Fact",
+    "FactChange",
+    "FactState",
     "FactsPage",
     "RememberResult",
     "FactHistory",

@@ -7,7 +7,7 @@ import os
 import re
 import sqlite3
 import unittest
-from datetime import datetime
+from datetime import datetime, timezone
 
 import agentmem
 
@@ -302,6 +302,47 @@ class LongTermTest(unittest.TestCase):
         with self.assertRaises(agentmem.InvalidRequestError) as cm:
             self.c.remember(user, "")
         self.assertEqual(cm.exception.field, "text")
+
+    def test_facts_in_time(self) -> None:
+        user = unique("mover")
+        berlin = self.c.remember(user, "Lives in Berlin", valid_from=datetime(2020, 5, 1, tzinfo=timezone.utc), metadata={"topic": "home"}).fact
+        self.assertEqual(berlin.valid_from, datetime(2020, 5, 1, tzinfo=timezone.utc))
+        self.assertIsNone(berlin.valid_to)
+        moved = self.c.remember(user, "Lives in Paris", supersedes=berlin.id, valid_from="2025-06-01T00:00:00Z", metadata={"topic": "home"})
+        self.assertEqual(moved.outcome, "superseded")
+        self.assertEqual((moved.previous.id, moved.previous.valid_to), (berlin.id, datetime(2025, 6, 1, tzinfo=timezone.utc)))
+        self.c.remember(user, "Drinks tea", metadata={"topic": "food"})
+        self.assertEqual(sorted(f.text for f in self.c.search_facts(user)), ["Drinks tea", "Lives in Paris"])
+        self.assertEqual([f.id for f in self.c.search_facts(user, as_of=datetime(2024, 1, 1, tzinfo=timezone.utc))], [berlin.id])
+        self.assertEqual([f.id for f in self.c.search_facts(user, "lives", as_of="2025-06-01T00:00:00Z")], [moved.fact.id])
+        self.assertEqual([f.text for f in self.c.search_facts(user, filter={"topic": "food"})], ["Drinks tea"])
+        self.assertEqual([f.text for f in self.c.list_facts(user, filter={"topic": "home"}, include_superseded=True).facts].count("Lives in Berlin"), 1)
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            self.c.remember(user, "Bad", valid_from="2026-01-01T00:00:00Z", valid_to="2025-01-01T00:00:00Z")
+        self.assertEqual(cm.exception.field, "valid_to")
+        with self.assertRaises(ValueError):
+            self.c.search_facts(user, as_of=datetime(2024, 1, 1))
+
+        # Editing, and the history of the changes.
+        f = self.c.update_fact(user, moved.fact.id, text="Lives in Paris, 11th", metadata={"topic": None, "city": "paris"}, reason="more precise")
+        self.assertEqual((f.id, f.text, f.metadata), (moved.fact.id, "Lives in Paris, 11th", {"city": "paris"}))
+        f = self.c.update_fact(user, moved.fact.id, valid_to="2030-01-01T00:00:00Z", confidence=0.9)
+        self.assertEqual((f.valid_to, f.confidence), (datetime(2030, 1, 1, tzinfo=timezone.utc), 0.9))
+        f = self.c.update_fact(user, moved.fact.id, valid_to=None, metadata=None)
+        self.assertEqual((f.valid_to, f.metadata), (None, {}))
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            self.c.update_fact(user, moved.fact.id, text=None)
+        self.assertEqual(cm.exception.field, "text")
+        history = self.c.fact_history(user, moved.fact.id)
+        self.assertEqual([c.action for c in history], ["added", "updated", "updated", "updated"])
+        self.assertEqual((history[1].reason, history[1].before.text, history[1].after.text), ("more precise", "Lives in Paris", "Lives in Paris, 11th"))
+        old = self.c.fact_history(user, berlin.id)
+        self.assertEqual([c.action for c in old], ["added", "superseded"])
+        self.assertEqual((old[1].successor, old[1].after.valid_to), (moved.fact.id, datetime(2025, 6, 1, tzinfo=timezone.utc)))
+        self.c.forget(user, moved.fact.id, reason="asked")
+        gone = self.c.fact_history(user, moved.fact.id)
+        self.assertEqual(gone[-1].action, "forgotten")
+        self.assertTrue(all(c.before is None and c.after is None for c in gone))
 
 
 class ItemsTest(unittest.TestCase):

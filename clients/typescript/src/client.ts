@@ -9,6 +9,8 @@ import type {
   Damaged,
   DamagedRecord,
   Fact,
+  FactChange,
+  FactPatch,
   FactsQuery,
   FactsResponse,
   ForkRequest,
@@ -100,7 +102,7 @@ export interface PopOptions extends CallOptions {
 type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 interface Request {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   path: string;
   query?: Query | undefined;
   body?: unknown;
@@ -484,6 +486,30 @@ export class Client {
   async getFact(user: string, fact: string, opts: CallOptions = {}): Promise<Fact> {
     const r = await this.#json<{ fact: Fact }>({ method: "GET", path: `/v1/users/${seg(user)}/facts/${seg(fact)}`, safe: true, signal: opts.signal });
     return r.fact;
+  }
+
+  /**
+   * Changes a fact in place (`PATCH /v1/users/{user}/facts/{fact}`, a JSON
+   * merge patch; see FactPatch) and returns it as now recorded; the change
+   * goes into its history.
+   */
+  updateFact(user: string, fact: string, patch: FactPatch, opts: CallOptions = {}): Promise<Fact> {
+    return this.#json({ method: "PATCH", path: `/v1/users/${seg(user)}/facts/${seg(fact)}`, body: patch, safe: false, signal: opts.signal });
+  }
+
+  /**
+   * Returns every change of a fact, oldest first (`GET
+   * /v1/users/{user}/facts/{fact}/history`): added, updated, superseded,
+   * forgotten, with what it said before and after.
+   */
+  async factHistory(user: string, fact: string, opts: CallOptions = {}): Promise<FactChange[]> {
+    const r = await this.#json<{ changes: FactChange[] }>({
+      method: "GET",
+      path: `/v1/users/${seg(user)}/facts/${seg(fact)}/history`,
+      safe: true,
+      signal: opts.signal,
+    });
+    return r.changes;
   }
 
   /** Forgets a fact (`DELETE /v1/users/{user}/facts/{fact}`), with an optional reason kept in the audit log. */

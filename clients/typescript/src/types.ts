@@ -65,6 +65,16 @@ export type RememberResponse = Schemas["RememberResponse"];
 export type Fact = Schemas["Fact"];
 /** The query of `GET /v1/users/{user}/facts`. */
 export type FactsQuery = NonNullable<operations["listFacts"]["parameters"]["query"]>;
+/**
+ * The body of `PATCH /v1/users/{user}/facts/{fact}`, a JSON merge patch: a
+ * member left out is left as it is; `null` removes a metadata key (or, for
+ * `metadata`, every key) and, for `valid_to`, reopens the fact.
+ */
+export type FactPatch = Schemas["FactPatch"];
+/** What a fact said at one point of its history. */
+export type FactState = Schemas["FactState"];
+/** One change of a fact: who did what, when, why, before and after. */
+export type FactChange = Schemas["FactChange"];
 /** A record a list or a search left out because its stored form does not decode. */
 export type DamagedRecord = Schemas["DamagedRecord"];
 /** A damaged record with the kind of record it is. */

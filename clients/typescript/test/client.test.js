@@ -296,6 +296,30 @@ describe("recall and facts", () => {
     const left = await client.searchFacts("u-facts");
     assert.deepEqual(left.map((f) => f.text), ["Has a cat named Miso."]);
   });
+
+  test("facts in time: supersede closes, as_of, filter, update, history", async () => {
+    const berlin = await client.remember("u-time", { text: "Lives in Berlin.", valid_from: "2020-05-01T00:00:00Z", metadata: { topic: "home" } });
+    assert.equal(berlin.fact.valid_from, "2020-05-01T00:00:00Z");
+    const paris = await client.remember("u-time", { text: "Lives in Paris.", supersedes: berlin.fact.id, valid_from: "2025-06-01T00:00:00Z" });
+    assert.equal(paris.outcome, "superseded");
+    assert.equal(paris.previous?.valid_to, "2025-06-01T00:00:00Z");
+    await client.remember("u-time", { text: "Drinks tea.", metadata: { topic: "food" } });
+    const then = await client.searchFacts("u-time", { as_of: "2024-01-01T00:00:00Z" });
+    assert.deepEqual(then.map((f) => f.id), [berlin.fact.id]);
+    const food = await client.searchFacts("u-time", { filter: ["topic:food"] });
+    assert.deepEqual(food.map((f) => f.text), ["Drinks tea."]);
+    const f = await client.updateFact("u-time", paris.fact.id, { text: "Lives in Paris, 11th.", metadata: { city: "paris" }, reason: "precise" });
+    assert.equal(f.text, "Lives in Paris, 11th.");
+    const reopened = await client.updateFact("u-time", paris.fact.id, { valid_to: null, metadata: null });
+    assert.equal(reopened.metadata, undefined);
+    await assert.rejects(client.updateFact("u-time", paris.fact.id, { confidence: 2 }), (e) => e instanceof InvalidError && e.field === "confidence");
+    const history = await client.factHistory("u-time", paris.fact.id);
+    assert.deepEqual(history.map((c) => c.action), ["added", "updated", "updated"]);
+    assert.equal(history[1]?.before?.text, "Lives in Paris.");
+    assert.equal(history[1]?.after?.metadata?.city, "paris");
+    const old = await client.factHistory("u-time", berlin.fact.id);
+    assert.deepEqual(old.map((c) => c.action), ["added", "superseded"]);
+  });
 });
 
 describe("pages", () => {

@@ -1,5 +1,6 @@
 // Package rowcodec encodes the fields of a fact that SQL backends keep as
-// opaque values: the embedding as a blob and the metadata as JSON.
+// opaque values: the embedding as a blob, the metadata and the states of
+// audit entries as JSON.
 package rowcodec
 
 import (
@@ -7,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/agentmem/agentmem/facts"
 )
 
 // Vector encodes v as little-endian float32s; nil for an empty vector.
@@ -57,4 +60,29 @@ func DecodeMetadata(b []byte) (map[string]string, error) {
 		return nil, nil
 	}
 	return md, nil
+}
+
+// State encodes an audit entry's state as a JSON object; nil (SQL NULL)
+// for nil.
+func State(st *facts.FactState) (any, error) {
+	if st == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// DecodeState decodes what State encoded; nil for an empty value.
+func DecodeState(b []byte) (*facts.FactState, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var st facts.FactState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("audit state: %w", err)
+	}
+	return &st, nil
 }

@@ -70,7 +70,7 @@ func (s *Store) Close() error { return s.g.Close() }
 
 // columns are the facts columns, in the order scanFact reads them.
 const columns = `tenant, id, user_id, text, confidence, created_at, reinforced_at, reinforcements,
-	source_session, source_step, source_agent, superseded_by, superseded_at, metadata, embedding`
+	source_session, source_step, source_agent, superseded_by, superseded_at, metadata, embedding, valid_from, valid_to`
 
 // scanFact reads a row of columns. A row whose metadata or embedding does
 // not decode is damaged: its error is a *agentmem.DamagedError.
@@ -81,7 +81,7 @@ func (s *Store) scanFact(r sqldb.Row) (facts.Fact, error) {
 	)
 	if err := r.Scan(&f.Tenant, &f.ID, &f.UserID, &f.Text, &f.Confidence, s.d.ScanTime(&f.CreatedAt), s.d.ScanTime(&f.ReinforcedAt),
 		&f.Reinforcements, &f.Source.SessionID, &f.Source.StepSeq, &f.Source.Agent, &f.SupersededBy, s.d.ScanTime(&f.SupersededAt),
-		&md, &vec); err != nil {
+		&md, &vec, s.d.ScanTime(&f.ValidFrom), s.d.ScanTime(&f.ValidTo)); err != nil {
 		return f, err
 	}
 	var err error
@@ -188,24 +188,36 @@ func (s *Store) apply(ctx context.Context, tx sqldb.Tx, tenant string, c facts.C
 		if md != nil {
 			mdText = string(md)
 		}
-		stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO facts (` + columns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO facts (` + columns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 			ON CONFLICT (tenant, id) DO UPDATE SET user_id = excluded.user_id, text = excluded.text,
 				confidence = excluded.confidence, created_at = excluded.created_at, reinforced_at = excluded.reinforced_at,
 				reinforcements = excluded.reinforcements, source_session = excluded.source_session,
 				source_step = excluded.source_step, source_agent = excluded.source_agent,
 				superseded_by = excluded.superseded_by, superseded_at = excluded.superseded_at,
-				metadata = excluded.metadata, embedding = excluded.embedding`,
+				metadata = excluded.metadata, embedding = excluded.embedding,
+				valid_from = excluded.valid_from, valid_to = excluded.valid_to`,
 			Args: []any{f.Tenant, f.ID, f.UserID, f.Text, f.Confidence, s.d.Time(f.CreatedAt), s.d.Time(f.ReinforcedAt), f.Reinforcements,
 				f.Source.SessionID, f.Source.StepSeq, f.Source.Agent, f.SupersededBy, s.d.Time(f.SupersededAt),
-				mdText, rowcodec.Vector(f.Embedding)}})
+				mdText, rowcodec.Vector(f.Embedding), s.d.Time(f.ValidFrom), s.d.Time(f.ValidTo)}})
 	}
 	for _, id := range c.Delete {
-		stmts = append(stmts, sqldb.Stmt{SQL: `DELETE FROM facts WHERE tenant = $1 AND id = $2`, Args: []any{tenant, id}})
+		stmts = append(stmts, sqldb.Stmt{SQL: `DELETE FROM facts WHERE tenant = $1 AND id = $2`, Args: []any{tenant, id}},
+			// Forgetting erases what the fact said from its audit entries.
+			sqldb.Stmt{SQL: `UPDATE facts_audit SET before_state = NULL, after_state = NULL
+				WHERE tenant = $1 AND fact_id = $2 AND (before_state IS NOT NULL OR after_state IS NOT NULL)`, Args: []any{tenant, id}})
 	}
 	for _, e := range c.Audit {
-		stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO facts_audit (tenant, user_id, fact_id, action, by_whom, reason, successor, digest, at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			Args: []any{e.Tenant, e.UserID, e.FactID, string(e.Action), e.By, e.Reason, e.Successor, e.Digest, s.d.Time(e.At)}})
+		before, err := rowcodec.State(e.Before)
+		if err != nil {
+			return err
+		}
+		after, err := rowcodec.State(e.After)
+		if err != nil {
+			return err
+		}
+		stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO facts_audit (tenant, user_id, fact_id, action, by_whom, reason, successor, digest, at, before_state, after_state)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			Args: []any{e.Tenant, e.UserID, e.FactID, string(e.Action), e.By, e.Reason, e.Successor, e.Digest, s.d.Time(e.At), before, after}})
 	}
 	return sqldb.ExecAll(ctx, tx, stmts)
 }
@@ -242,7 +254,7 @@ func (s *Store) Audit(ctx context.Context, tenant, userID string) ([]facts.Audit
 	if err := s.g.Closed("audit"); err != nil {
 		return nil, err
 	}
-	rows, err := s.g.Reader().Query(ctx, `SELECT seq, fact_id, action, by_whom, reason, successor, digest, at
+	rows, err := s.g.Reader().Query(ctx, `SELECT seq, fact_id, action, by_whom, reason, successor, digest, at, before_state, after_state
 		FROM facts_audit WHERE tenant = $1 AND user_id = $2 ORDER BY seq`, tenant, userID)
 	if err != nil {
 		return nil, s.g.Err("audit", err)
@@ -251,9 +263,19 @@ func (s *Store) Audit(ctx context.Context, tenant, userID string) ([]facts.Audit
 	var out []facts.AuditEntry
 	for rows.Next() {
 		e := facts.AuditEntry{Tenant: tenant, UserID: userID}
-		var action string
-		if err := rows.Scan(&e.Seq, &e.FactID, &action, &e.By, &e.Reason, &e.Successor, &e.Digest, s.d.ScanTime(&e.At)); err != nil {
+		var (
+			action        string
+			before, after []byte
+		)
+		if err := rows.Scan(&e.Seq, &e.FactID, &action, &e.By, &e.Reason, &e.Successor, &e.Digest, s.d.ScanTime(&e.At), &before, &after); err != nil {
 			return nil, s.g.Err("audit", err)
+		}
+		var err error
+		if e.Before, err = rowcodec.DecodeState(before); err == nil {
+			e.After, err = rowcodec.DecodeState(after)
+		}
+		if err != nil {
+			return nil, &agentmem.DamagedError{Kind: "fact audit entry", Tenant: tenant, ID: fmt.Sprint(e.Seq), Err: err}
 		}
 		e.Action = facts.Action(action)
 		out = append(out, e)

@@ -46,7 +46,7 @@ func TestUpdatePanic(t *testing.T) {
 			defer cancel()
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			put := func(id string) facts.Changes {
-				return facts.Changes{Put: []facts.Fact{{ID: id, UserID: "u", Text: "Likes tea.", Confidence: 1, CreatedAt: now, ReinforcedAt: now}}}
+				return facts.Changes{Put: []facts.Fact{{ID: id, UserID: "u", Text: "Likes tea.", Confidence: 1, CreatedAt: now, ReinforcedAt: now, ValidFrom: now}}}
 			}
 			got := func() (p any) {
 				defer func() { p = recover() }()
