@@ -26,31 +26,10 @@ var ErrUnknownTool = errors.New("blocks: unknown tool")
 
 // ArgumentError describes invalid arguments to a tool call. It wraps
 // agentmem.ErrInvalid, and its message can be handed back to the model.
-type ArgumentError struct {
-	Tool string
-	// Field names the offending argument; empty when the arguments as a
-	// whole are wrong.
-	Field  string
-	Reason string
-}
+type ArgumentError = agentmem.ToolArgumentError
 
-func (e *ArgumentError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("blocks: invalid arguments for %s: %s", e.Tool, e.Reason)
-	}
-	return fmt.Sprintf("blocks: invalid arguments for %s: field %q %s", e.Tool, e.Field, e.Reason)
-}
-
-// Unwrap returns agentmem.ErrInvalid.
-func (e *ArgumentError) Unwrap() error { return agentmem.ErrInvalid }
-
-// Tool describes a function-calling tool as chat APIs expect it: a name,
-// a description for the model and a JSON Schema of its arguments.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
+// Tool describes a function-calling tool as chat APIs expect it.
+type Tool = agentmem.Tool
 
 // Toolbox lets an agent edit the memory blocks its context shows, by
 // calling tools: memory_append {label, text}, memory_replace {label, old,

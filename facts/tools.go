@@ -27,34 +27,10 @@ var ErrUnknownTool = errors.New("facts: unknown tool")
 
 // ArgumentError describes invalid arguments to a tool call. It wraps
 // agentmem.ErrInvalid, and its message can be handed back to the model.
-type ArgumentError struct {
-	// Tool is the tool that was called.
-	Tool string
-	// Field names the offending argument; empty when the arguments as a
-	// whole are wrong (not JSON, not an object).
-	Field string
-	// Reason says what is wrong.
-	Reason string
-}
+type ArgumentError = agentmem.ToolArgumentError
 
-// Error names the tool, the field and the problem.
-func (e *ArgumentError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("facts: invalid arguments for %s: %s", e.Tool, e.Reason)
-	}
-	return fmt.Sprintf("facts: invalid arguments for %s: field %q %s", e.Tool, e.Field, e.Reason)
-}
-
-// Unwrap returns agentmem.ErrInvalid.
-func (e *ArgumentError) Unwrap() error { return agentmem.ErrInvalid }
-
-// Tool describes a function-calling tool as chat APIs expect it: a name,
-// a description for the model and a JSON Schema of its arguments.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
+// Tool describes a function-calling tool as chat APIs expect it.
+type Tool = agentmem.Tool
 
 // Toolbox lets an agent manage what it remembers about one user by
 // calling tools, the rule-free alternative to an Extractor: remember

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentmem/agentmem"
 )
 
 // Names of the tools returned by Pad.Tools.
@@ -18,17 +20,8 @@ const (
 	ToolContext = "scratchpad_context"
 )
 
-// Tool describes a function-calling tool in the shape chat APIs expect:
-// a name, a description for the model and a JSON Schema for the
-// arguments.
-type Tool struct {
-	// Name is the name the model calls the tool by.
-	Name string `json:"name"`
-	// Description tells the model what the tool does and when to use it.
-	Description string `json:"description"`
-	// Parameters is a JSON Schema of type "object" for the arguments.
-	Parameters json.RawMessage `json:"parameters"`
-}
+// Tool describes a function-calling tool in the shape chat APIs expect.
+type Tool = agentmem.Tool
 
 // schema is the JSON Schema of a tool's arguments.
 type schema struct {

@@ -154,14 +154,8 @@ func (s *Server) putBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	var req api.PutBlockRequest
-	if e := decodeStrict(body, &req); e != nil {
-		writeError(w, e)
+	req, ok := readJSON[api.PutBlockRequest](s, w, r)
+	if !ok {
 		return
 	}
 	if req.Value == nil {
@@ -201,14 +195,8 @@ func (s *Server) appendBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	var req api.AppendBlockRequest
-	if e := decodeStrict(body, &req); e != nil {
-		writeError(w, e)
+	req, ok := readJSON[api.AppendBlockRequest](s, w, r)
+	if !ok {
 		return
 	}
 	b, err := m.Append(r.Context(), k, req.Text, blocks.Edit{By: by(req.By), IfVersion: ifVersion, Agent: true})
@@ -230,14 +218,8 @@ func (s *Server) replaceBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	var req api.ReplaceBlockRequest
-	if e := decodeStrict(body, &req); e != nil {
-		writeError(w, e)
+	req, ok := readJSON[api.ReplaceBlockRequest](s, w, r)
+	if !ok {
 		return
 	}
 	b, err := m.Replace(r.Context(), k, req.Old, req.New, blocks.Edit{By: by(req.By), IfVersion: ifVersion, Agent: true})

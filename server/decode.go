@@ -114,6 +114,22 @@ func decodeStrict(data []byte, v any) *Error {
 	return decodeIn(data, v, "")
 }
 
+// readJSON reads a required JSON body of at most the server's limit into
+// a T, strictly (decodeStrict). On failure it answers the request and
+// reports false.
+func readJSON[T any](s *Server, w http.ResponseWriter, r *http.Request) (T, bool) {
+	var v T
+	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
+	if e == nil {
+		e = decodeStrict(body, &v)
+	}
+	if e != nil {
+		writeError(w, e)
+		return v, false
+	}
+	return v, true
+}
+
 // decodeIn is decodeStrict for a body whose paths, if it is an array,
 // start with arrayRoot ("steps[2].metadata.k").
 func decodeIn(data []byte, v any, arrayRoot string) *Error {

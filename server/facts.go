@@ -67,14 +67,8 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes, false)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	var req api.RememberRequest
-	if e := decodeStrict(body, &req); e != nil {
-		writeError(w, e)
+	req, ok := readJSON[api.RememberRequest](s, w, r)
+	if !ok {
 		return
 	}
 	var (
