@@ -20,6 +20,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeV
 from .client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Client
 from .types import (
     AppendResult,
+    Block,
+    BlockChange,
     CompactResult,
     Context,
     DamagedRecord,
@@ -171,6 +173,34 @@ class AsyncClient:
     async def fact_history(self, user_id: str, fact_id: str) -> List[FactChange]:
         """See :meth:`Client.fact_history`."""
         return await self._run(self.sync.fact_history, user_id, fact_id)
+
+    async def list_blocks(self, **kwargs: Any) -> List[Block]:
+        """See :meth:`Client.list_blocks`."""
+        return await self._run(self.sync.list_blocks, **kwargs)
+
+    async def get_block(self, label: str, **kwargs: Any) -> Block:
+        """See :meth:`Client.get_block`."""
+        return await self._run(self.sync.get_block, label, **kwargs)
+
+    async def put_block(self, label: str, value: str, **kwargs: Any) -> Block:
+        """See :meth:`Client.put_block`."""
+        return await self._run(self.sync.put_block, label, value, **kwargs)
+
+    async def delete_block(self, label: str, **kwargs: Any) -> None:
+        """See :meth:`Client.delete_block`."""
+        await self._run(self.sync.delete_block, label, **kwargs)
+
+    async def append_block(self, label: str, text: str, **kwargs: Any) -> Block:
+        """See :meth:`Client.append_block`."""
+        return await self._run(self.sync.append_block, label, text, **kwargs)
+
+    async def replace_block(self, label: str, old: str, new: str, **kwargs: Any) -> Block:
+        """See :meth:`Client.replace_block`."""
+        return await self._run(self.sync.replace_block, label, old, new, **kwargs)
+
+    async def block_history(self, label: str, **kwargs: Any) -> List[BlockChange]:
+        """See :meth:`Client.block_history`."""
+        return await self._run(self.sync.block_history, label, **kwargs)
 
     async def health(self) -> bool:
         """See :meth:`Client.health`."""

@@ -17,6 +17,8 @@ from .errors import ConflictError, TransportError, UnavailableError, error_from_
 from .types import (
     AppendResult,
     AutoCompact,
+    Block,
+    BlockChange,
     CompactResult,
     Context,
     DamagedRecord,
@@ -96,7 +98,8 @@ class Client:
             busy or unreachable) is sent again, after the ``Retry-After`` the
             server gives (at most ``max_retry_wait`` seconds each time).
             Only requests that are safe to repeat are retried: reads,
-            deletes, and writes with an idempotency key or ``If-Match``.
+            deletes, PUTs (a block rewritten to the same value again), and
+            writes with an idempotency key or ``If-Match``.
             Appends get a new idempotency key when you give none, so they
             are always retried safely.
         max_retry_wait: the longest wait before a retry, in seconds.
@@ -178,7 +181,7 @@ class Client:
             hdrs.update({k: v for k, v in headers.items() if v is not None})
         if retry is None:
             names = {k.lower() for k in hdrs}
-            retry = method in ("GET", "HEAD", "DELETE") or "idempotency-key" in names or "if-match" in names
+            retry = method in ("GET", "HEAD", "PUT", "DELETE") or "idempotency-key" in names or "if-match" in names
         attempt = 0
         while True:
             try:
@@ -647,6 +650,96 @@ class Client:
         out = self._json("GET", "/v1/users/" + _quote(user_id) + "/facts/" + _quote(fact_id) + "/history")
         return [build(FactChange, c) for c in out.get("changes") or []]
 
+    # --- memory blocks -----------------------------------------------------
+
+    def list_blocks(self, *, user_id: Optional[str] = None, session_id: Optional[str] = None) -> List[Block]:
+        """Returns the memory blocks of a user (``user_id``) or of a
+        session (``session_id``), by label. Every block method takes
+        exactly one of the two: a user's blocks are shown in every session
+        of the user, a session's in that session only (and hide the user's
+        of the same label)."""
+        out = self._json("GET", _blocks_path(user_id, session_id))
+        return [build(Block, b) for b in out.get("blocks") or []]
+
+    def get_block(self, label: str, *, user_id: Optional[str] = None, session_id: Optional[str] = None) -> Block:
+        """Returns a memory block; a missing one raises
+        :class:`~agentmem.NotFoundError`."""
+        return build(Block, self._json("GET", _blocks_path(user_id, session_id, label)))
+
+    def put_block(
+        self,
+        label: str,
+        value: str,
+        *,
+        user_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        limit: Optional[int] = None,
+        description: Optional[str] = None,
+        read_only: Optional[bool] = None,
+        by: Optional[str] = None,
+        if_match: Optional[int] = None,
+    ) -> Block:
+        """Creates a memory block or rewrites it whole, and returns it.
+        ``limit`` is the most characters its value may hold (5,000 when
+        created without one; left out, a rewrite keeps the block's);
+        ``read_only`` refuses the agent's edits (``append_block``,
+        ``replace_block`` and the memory tools), not this method's; ``by``
+        is who the change is recorded as. ``if_match`` writes only if the
+        block is still at that version (else
+        :class:`~agentmem.ConflictError`). A value past the limit raises
+        :class:`~agentmem.OverLimitError`."""
+        body = _drop_none(value=value, limit=limit, description=description, read_only=read_only, by=by)
+        return build(Block, self._json("PUT", _blocks_path(user_id, session_id, label), body=body, headers=_if_match(if_match)))
+
+    def delete_block(self, label: str, *, user_id: Optional[str] = None, session_id: Optional[str] = None, if_match: Optional[int] = None) -> None:
+        """Deletes a memory block and its history (``if_match`` as
+        :meth:`put_block`)."""
+        self.request("DELETE", _blocks_path(user_id, session_id, label), headers=_if_match(if_match))
+
+    def append_block(
+        self,
+        label: str,
+        text: str,
+        *,
+        user_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        by: Optional[str] = None,
+        if_match: Optional[int] = None,
+    ) -> Block:
+        """Adds ``text`` at the end of a memory block, on a new line when
+        the block is not empty, and returns the block. Past its limit it
+        raises :class:`~agentmem.OverLimitError`; a read-only block
+        :class:`~agentmem.ReadOnlyError`. Without ``if_match`` the append
+        applies to whatever version the block has, and is not retried
+        after a 503 (it could land twice)."""
+        body = _drop_none(text=text, by=by)
+        return build(Block, self._json("POST", _blocks_path(user_id, session_id, label) + "/append", body=body, headers=_if_match(if_match)))
+
+    def replace_block(
+        self,
+        label: str,
+        old: str,
+        new: str,
+        *,
+        user_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        by: Optional[str] = None,
+        if_match: Optional[int] = None,
+    ) -> Block:
+        """Replaces ``old``, which must occur exactly once in the memory
+        block (else :class:`~agentmem.NoMatchError`), with ``new`` (which
+        may be empty), and returns the block. Errors and ``if_match`` as
+        :meth:`append_block`."""
+        body = _drop_none(old=old, new=new, by=by)
+        return build(Block, self._json("POST", _blocks_path(user_id, session_id, label) + "/replace", body=body, headers=_if_match(if_match)))
+
+    def block_history(self, label: str, *, user_id: Optional[str] = None, session_id: Optional[str] = None) -> List[BlockChange]:
+        """Returns the newest changes of a memory block (at most 100),
+        oldest first: created, set, appended, replaced, with who, when,
+        and the value before and after."""
+        out = self._json("GET", _blocks_path(user_id, session_id, label) + "/history")
+        return [build(BlockChange, c) for c in out.get("changes") or []]
+
     # --- operations --------------------------------------------------------
 
     def health(self) -> bool:
@@ -656,6 +749,21 @@ class Client:
 
 def _drop_none(**kw: Any) -> Dict[str, Any]:
     return {k: v for k, v in kw.items() if v is not None}
+
+
+def _blocks_path(user_id: Optional[str], session_id: Optional[str], label: Optional[str] = None) -> str:
+    """The path of the memory blocks of exactly one owner, a user or a
+    session, and of one of them when label is given."""
+    if (user_id is None) == (session_id is None):
+        raise ValueError("give exactly one of user_id and session_id: the owner of the blocks")
+    path = "/v1/users/" + _quote(user_id) if user_id is not None else "/v1/sessions/" + _quote(session_id or "")
+    path += "/blocks"
+    return path if label is None else path + "/" + _quote(label)
+
+
+def _if_match(version: Optional[int]) -> Optional[Dict[str, str]]:
+    """The If-Match header of an expected version, or None."""
+    return {"If-Match": f'"{version}"'} if version is not None else None
 
 
 def _rfc3339(value: Optional[Union[datetime, str]], name: str) -> Optional[str]:

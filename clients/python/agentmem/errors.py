@@ -31,10 +31,13 @@ __all__ = [
     "IdempotencyKeyReusedError",
     "ToolResultConflictError",
     "NothingToPopError",
+    "ReadOnlyError",
     "BodyTooLargeError",
     "UnsupportedMediaTypeError",
     "UnprocessableError",
     "BudgetTooSmallError",
+    "OverLimitError",
+    "NoMatchError",
     "ToolResultsMissingError",
     "InternalServerError",
     "NotConfiguredError",
@@ -133,7 +136,8 @@ class MethodNotAllowedError(APIError):
 
 class ConflictError(APIError):
     """409 ``conflict``: ``If-Match`` did not hold (``last_seq`` is the
-    session's current one), or an ID is taken."""
+    session's current one; for a memory block, read it again for its
+    version), or an ID is taken."""
 
     code_name = "conflict"
 
@@ -156,6 +160,14 @@ class NothingToPopError(ConflictError):
     """409 ``nothing_to_pop``: the session's working set is empty."""
 
     code_name = "nothing_to_pop"
+
+
+class ReadOnlyError(ConflictError):
+    """409 ``read_only``: an append or a replace of a read-only memory
+    block; nothing changed (:meth:`~agentmem.Client.put_block` may still
+    set it)."""
+
+    code_name = "read_only"
 
 
 class BodyTooLargeError(APIError):
@@ -189,6 +201,22 @@ class BudgetTooSmallError(UnprocessableError):
     def budget(self) -> Optional[int]:
         """The budget asked for."""
         return self.body.get("budget")
+
+
+class OverLimitError(UnprocessableError):
+    """422 ``over_limit``: the edit would take a memory block past its
+    limit of characters; ``field`` names the input (``value``, ``text``,
+    ``new``, or ``limit``). Nothing changed."""
+
+    code_name = "over_limit"
+
+
+class NoMatchError(UnprocessableError):
+    """422 ``no_match``: a memory block replace's ``old`` text occurs zero
+    times or more than once in the block (the message says how often).
+    Nothing changed."""
+
+    code_name = "no_match"
 
 
 class ToolResultsMissingError(UnprocessableError):
@@ -282,9 +310,12 @@ ERROR_CLASSES: Dict[str, Type[APIError]] = {
         IdempotencyKeyReusedError,
         ToolResultConflictError,
         NothingToPopError,
+        ReadOnlyError,
         BodyTooLargeError,
         UnsupportedMediaTypeError,
         BudgetTooSmallError,
+        OverLimitError,
+        NoMatchError,
         ToolResultsMissingError,
         InternalServerError,
         NotConfiguredError,

@@ -18,7 +18,7 @@ from typing import Any, Dict, Mapping, Optional, Type, TypeVar, Union
 
 from . import _wire
 from ._decode import parse_time  # noqa: F401 (agentmem.types.parse_time, as before)
-from ._wire import AutoCompact, DroppedRun, Fact, FactChange, FactSource, FactState, PendingCalls, Pinning, RecallDocument, RecallHit, Session
+from ._wire import AutoCompact, Block, BlockChange, ContextBlock, DroppedRun, Fact, FactChange, FactSource, FactState, PendingCalls, Pinning, RecallDocument, RecallHit, Session
 
 __all__ = [
     "Pinning",
@@ -44,6 +44,9 @@ __all__ = [
     "FactsPage",
     "RememberResult",
     "FactHistory",
+    "Block",
+    "BlockChange",
+    "ContextBlock",
 ]
 
 T = TypeVar("T")

@@ -52,6 +52,14 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual((await c.get_fact(user, r.fact.id)).fact.text, "Likes tea")
         await c.forget(user, r.fact.id)
         self.assertEqual(await c.search_facts(user), [])
+        b = await c.put_block("human", "Name: Ann.", user_id=user)
+        b = await c.append_block("human", "Likes tea.", user_id=user, if_match=b.version)
+        b = await c.replace_block("human", "tea", "coffee", user_id=user)
+        self.assertEqual((await c.get_block("human", user_id=user)).value, "Name: Ann.\nLikes coffee.")
+        self.assertEqual([x.label for x in await c.list_blocks(user_id=user)], ["human"])
+        self.assertEqual([h.action for h in await c.block_history("human", user_id=user)], ["created", "appended", "replaced"])
+        await c.delete_block("human", user_id=user, if_match=b.version)
+        self.assertEqual(await c.list_blocks(user_id=user), [])
         hits = await c.search_recall("three lookups", scope="session:" + sid, fresh=True)
         self.assertEqual(hits[0].session_id, sid)
 
@@ -68,6 +76,9 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(agentmem.InvalidRequestError) as cm:
             await c.get_context(sid, budget=-1)
         self.assertEqual(cm.exception.field, "budget")
+        with self.assertRaises(agentmem.NoMatchError):
+            await c.put_block("b", "x", session_id=sid)
+            await c.replace_block("b", "y", "z", session_id=sid)
         with self.assertRaises(ValueError):
             agentmem.AsyncClient()
 

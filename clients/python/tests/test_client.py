@@ -345,6 +345,80 @@ class LongTermTest(unittest.TestCase):
         self.assertTrue(all(c.before is None and c.after is None for c in gone))
 
 
+class BlocksTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.c = agentmem.Client(server().url)
+
+    def test_user_and_session_blocks(self) -> None:
+        user = unique("blocky")
+        b = self.c.put_block("human", "Name: Ann.", user_id=user, limit=40, description="the user", by="app")
+        self.assertEqual((b.label, b.owner, b.owner_id, b.value, b.limit, b.chars, b.version, b.description, b.updated_by),
+                         ("human", "user", user, "Name: Ann.", 40, 10, 1, "the user", "app"))
+        self.assertEqual(self.c.get_block("human", user_id=user).value, "Name: Ann.")
+        b = self.c.append_block("human", "Likes trains.", user_id=user, by="agent")
+        self.assertEqual((b.value, b.version), ("Name: Ann.\nLikes trains.", 2))
+        b = self.c.replace_block("human", "trains", "night trains", user_id=user, if_match=2)
+        self.assertEqual((b.value, b.version, b.limit), ("Name: Ann.\nLikes night trains.", 3, 40))
+        b = self.c.put_block("human", "Name: Ann.", user_id=user, if_match=3)  # a rewrite keeps the limit
+        self.assertEqual((b.version, b.limit), (4, 40))
+        history = self.c.block_history("human", user_id=user)
+        self.assertEqual([(h.version, h.action) for h in history], [(1, "created"), (2, "appended"), (3, "replaced"), (4, "set")])
+        self.assertEqual((history[1].by, history[1].before, history[1].after), ("agent", "Name: Ann.", "Name: Ann.\nLikes trains."))
+        self.assertIsNotNone(history[0].at)
+
+        # A session's block, shown in its context after the user's.
+        sid = unique("bs")
+        self.c.create_session(sid, user_id=user)
+        self.c.put_block("task", "Plan a trip.", session_id=sid, read_only=True)
+        self.assertEqual([x.label for x in self.c.list_blocks(session_id=sid)], ["task"])
+        self.assertEqual([x.label for x in self.c.list_blocks(user_id=user)], ["human"])
+        self.c.append_messages(sid, [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Hi"}])
+        ctx = self.c.get_context(sid, budget=4000)
+        self.assertEqual([(x.label, x.owner, x.version) for x in ctx.blocks], [("human", "user", 4), ("task", "session", 1)])
+        self.assertIn("Plan a trip.", ctx.messages[0]["content"])
+
+        self.c.delete_block("human", user_id=user, if_match=4)
+        self.assertEqual(self.c.list_blocks(user_id=user), [])
+        with self.assertRaises(agentmem.NotFoundError):
+            self.c.get_block("human", user_id=user)
+        with self.assertRaises(agentmem.NotFoundError):
+            self.c.list_blocks(session_id=unique("nosuch"))
+        with self.assertRaises(ValueError):
+            self.c.list_blocks()
+        with self.assertRaises(ValueError):
+            self.c.get_block("human", user_id=user, session_id=sid)
+
+    def test_refusals(self) -> None:
+        user = unique("refused")
+        self.c.put_block("notes", "one two two", user_id=user, limit=20)
+        with self.assertRaises(agentmem.OverLimitError) as over:
+            self.c.append_block("notes", "x" * 20, user_id=user)
+        self.assertEqual((over.exception.status, over.exception.field), (422, "text"))
+        self.assertIsInstance(over.exception, agentmem.UnprocessableError)
+        with self.assertRaises(agentmem.NoMatchError) as nm:
+            self.c.replace_block("notes", "two", "three", user_id=user)
+        self.assertEqual((nm.exception.status, nm.exception.field), (422, "old"))
+        with self.assertRaises(agentmem.NoMatchError):
+            self.c.replace_block("notes", "four", "five", user_id=user)
+        with self.assertRaises(agentmem.ConflictError) as stale:
+            self.c.put_block("notes", "new", user_id=user, if_match=7)
+        self.assertEqual((type(stale.exception), stale.exception.code, stale.exception.field), (agentmem.ConflictError, "conflict", "If-Match"))
+        with self.assertRaises(agentmem.ConflictError):
+            self.c.delete_block("notes", user_id=user, if_match=2)
+        self.c.put_block("notes", "locked", user_id=user, read_only=True)
+        with self.assertRaises(agentmem.ReadOnlyError) as ro:
+            self.c.append_block("notes", "more", user_id=user)
+        self.assertEqual((ro.exception.status, ro.exception.code), (409, "read_only"))
+        with self.assertRaises(agentmem.ReadOnlyError):
+            self.c.replace_block("notes", "locked", "open", user_id=user)
+        with self.assertRaises(agentmem.InvalidRequestError) as bad:
+            self.c.put_block("not a label", "x", user_id=user)
+        self.assertEqual(bad.exception.field, "label")
+        # Nothing of the refused edits was written.
+        self.assertEqual([(h.version, h.action) for h in self.c.block_history("notes", user_id=user)], [(1, "created"), (2, "set")])
+        self.assertEqual(self.c.get_block("notes", user_id=user).value, "locked")
+
+
 class ItemsTest(unittest.TestCase):
     """The items methods; the session protocol over them is in
     test_session."""

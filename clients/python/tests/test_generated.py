@@ -98,6 +98,9 @@ class CurrentTest(unittest.TestCase):
             ("AutoCompact", "AutoCompact"),
             ("PendingCalls", "PendingCalls"),
             ("DroppedRun", "DroppedRun"),
+            ("Block", "Block"),
+            ("BlockChange", "BlockChange"),
+            ("ContextBlock", "ContextBlock"),
         ]:
             self.assertIs(getattr(agentmem, name), getattr(_wire, schema), name)
         self.assertTrue(issubclass(agentmem.DamagedRecord, _wire.DamagedRecord))

@@ -1,6 +1,9 @@
 import { ConflictError, ConnectionError, errorFromResponse, UnavailableError } from "./errors.js";
 import type {
+  AppendBlockRequest,
   AppendResponse,
+  Block,
+  BlockChange,
   CompactRequest,
   CompactResponse,
   ContextQuery,
@@ -19,6 +22,7 @@ import type {
   ListSessionsResponse,
   OpenAIMessage,
   PopResponse,
+  PutBlockRequest,
   ReadStepsQuery,
   ReadStepsResponse,
   RecallDocument,
@@ -27,6 +31,7 @@ import type {
   RecallSearchResponse,
   RememberRequest,
   RememberResponse,
+  ReplaceBlockRequest,
   Session,
   Step,
 } from "./types.js";
@@ -40,7 +45,8 @@ export interface ClientOptions {
   apiKey?: string | undefined;
   /**
    * How many times a request that is safe to repeat (a read, a delete, an
-   * append with an Idempotency-Key or with step IDs, a pop with If-Match)
+   * append with an Idempotency-Key or with step IDs, a pop with If-Match,
+   * a put of a memory block, an edit of one with If-Match)
    * is sent again after a 503 or a failed connection. Default 2; 0 turns
    * retries off.
    */
@@ -98,11 +104,28 @@ export interface PopOptions extends CallOptions {
   ifMatch?: number | undefined;
 }
 
+/**
+ * The owner of memory blocks: a user (its blocks are shown in every
+ * session of the user) or a session (shown in that session only, hiding
+ * the user's block of the same label).
+ */
+export type BlockOwner = { user: string; session?: undefined } | { session: string; user?: undefined };
+
+/** Options of a write of a memory block. */
+export interface BlockWriteOptions extends CallOptions {
+  /**
+   * The block's expected version (as read): the write is refused with 409
+   * `conflict` if the block has changed since. Makes an append or a
+   * replace safe to retry.
+   */
+  ifMatch?: number | undefined;
+}
+
 /** Query parameters; an array repeats its parameter (`filter=a:1&filter=b:2`). */
 type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 interface Request {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   query?: Query | undefined;
   body?: unknown;
@@ -119,8 +142,8 @@ export const DEFAULT_MAX_RETRY_WAIT_MS = 10_000;
 
 /**
  * A client of the agentmem HTTP API: sessions, message and step appends,
- * pop, context, compaction, recall and user facts, and the items of the
- * OpenAI Agents SDK. Errors are thrown as the subclass of
+ * pop, context, compaction, recall, user facts, memory blocks, and the
+ * items of the OpenAI Agents SDK. Errors are thrown as the subclass of
  * {@link AgentmemError} of their code; a request that is safe to repeat
  * is retried after a 503 as Retry-After says (bounded).
  *
@@ -523,6 +546,89 @@ export class Client {
     });
   }
 
+  // --- memory blocks ----------------------------------------------------------
+
+  /** Returns the memory blocks of a user or a session, by label (`GET .../blocks`). */
+  async listBlocks(owner: BlockOwner, opts: CallOptions = {}): Promise<Block[]> {
+    const r = await this.#json<{ blocks?: Block[] }>({ method: "GET", path: blocksPath(owner), safe: true, signal: opts.signal });
+    return r.blocks ?? [];
+  }
+
+  /** Returns a memory block (`GET .../blocks/{label}`); {@link NotFoundError} if there is none. */
+  async getBlock(owner: BlockOwner, label: string, opts: CallOptions = {}): Promise<Block> {
+    return this.#json({ method: "GET", path: blocksPath(owner, label), safe: true, signal: opts.signal });
+  }
+
+  /**
+   * Creates a memory block or rewrites it whole (`PUT .../blocks/{label}`)
+   * and returns it. `req.limit` is the most characters its value may hold
+   * (5,000 when created without one; left out, a rewrite keeps the
+   * block's); `req.read_only` refuses the agent's edits (append, replace
+   * and the memory tools), not this method's. A value past the limit is
+   * {@link OverLimitError}. Safe to retry: the same PUT again changes
+   * nothing.
+   */
+  async putBlock(owner: BlockOwner, label: string, req: PutBlockRequest, opts: BlockWriteOptions = {}): Promise<Block> {
+    return this.#json({
+      method: "PUT",
+      path: blocksPath(owner, label),
+      body: req,
+      headers: ifMatchHeader(opts.ifMatch),
+      safe: true,
+      signal: opts.signal,
+    });
+  }
+
+  /** Deletes a memory block and its history (`DELETE .../blocks/{label}`). */
+  async deleteBlock(owner: BlockOwner, label: string, opts: BlockWriteOptions = {}): Promise<void> {
+    await this.#send({ method: "DELETE", path: blocksPath(owner, label), headers: ifMatchHeader(opts.ifMatch), safe: true, signal: opts.signal });
+  }
+
+  /**
+   * Adds `req.text` at the end of a memory block, on a new line when it
+   * is not empty (`POST .../blocks/{label}/append`), and returns the
+   * block. Past its limit it is {@link OverLimitError}; a read-only block
+   * is {@link ReadOnlyError}. Retried after a 503 only with `ifMatch`
+   * (else it could land twice).
+   */
+  async appendBlock(owner: BlockOwner, label: string, req: AppendBlockRequest, opts: BlockWriteOptions = {}): Promise<Block> {
+    return this.#json({
+      method: "POST",
+      path: `${blocksPath(owner, label)}/append`,
+      body: req,
+      headers: ifMatchHeader(opts.ifMatch),
+      safe: opts.ifMatch !== undefined,
+      signal: opts.signal,
+    });
+  }
+
+  /**
+   * Replaces `req.old`, which must occur exactly once in the memory block
+   * (else {@link NoMatchError}), with `req.new` (`POST
+   * .../blocks/{label}/replace`), and returns the block. Errors and
+   * retries as {@link appendBlock}.
+   */
+  async replaceBlock(owner: BlockOwner, label: string, req: ReplaceBlockRequest, opts: BlockWriteOptions = {}): Promise<Block> {
+    return this.#json({
+      method: "POST",
+      path: `${blocksPath(owner, label)}/replace`,
+      body: req,
+      headers: ifMatchHeader(opts.ifMatch),
+      safe: opts.ifMatch !== undefined,
+      signal: opts.signal,
+    });
+  }
+
+  /**
+   * Returns the newest changes of a memory block (at most 100), oldest
+   * first (`GET .../blocks/{label}/history`): created, set, appended,
+   * replaced, with who, when, and the value before and after.
+   */
+  async blockHistory(owner: BlockOwner, label: string, opts: CallOptions = {}): Promise<BlockChange[]> {
+    const r = await this.#json<{ changes?: BlockChange[] }>({ method: "GET", path: `${blocksPath(owner, label)}/history`, safe: true, signal: opts.signal });
+    return r.changes ?? [];
+  }
+
   // --- transport -------------------------------------------------------------
 
   /** Passes the damaged records of an answer to the onDamaged option. */
@@ -605,6 +711,16 @@ const READ_ATTEMPTS = 3;
 /** seg escapes a path segment. */
 function seg(s: string): string {
   return encodeURIComponent(s);
+}
+
+/** blocksPath is the path of an owner's memory blocks, or of one of them. */
+function blocksPath(owner: BlockOwner, label?: string): string {
+  // Called from async methods, so that a bad owner rejects their promise.
+  if ((owner.user === undefined) === (owner.session === undefined)) {
+    throw new TypeError("agentmem: a block owner is { user } or { session }");
+  }
+  const base = owner.user !== undefined ? `/v1/users/${seg(owner.user)}/blocks` : `/v1/sessions/${seg(owner.session ?? "")}/blocks`;
+  return label === undefined ? base : `${base}/${seg(label)}`;
 }
 
 function appendHeaders(opts: AppendOptions): Record<string, string> {

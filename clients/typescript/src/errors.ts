@@ -72,7 +72,7 @@ export class ForbiddenError extends AgentmemError {}
 export class NotFoundError extends AgentmemError {}
 /** 405 `method_not_allowed`. */
 export class MethodNotAllowedError extends AgentmemError {}
-/** 409 `conflict`: If-Match did not hold, or an ID is taken; `lastSeq` is the session's. */
+/** 409 `conflict`: If-Match did not hold (`lastSeq` is the session's; a memory block's version is read again), or an ID is taken. */
 export class ConflictError extends AgentmemError {}
 /** 409 `idempotency_key_reused`: an append reused an Idempotency-Key (or step IDs) for a different body; nothing was stored. */
 export class IdempotencyKeyReusedError extends ConflictError {}
@@ -80,12 +80,18 @@ export class IdempotencyKeyReusedError extends ConflictError {}
 export class ToolResultConflictError extends ConflictError {}
 /** 409 `nothing_to_pop`: a pop of a session whose working set is empty. */
 export class NothingToPopError extends ConflictError {}
+/** 409 `read_only`: an append or a replace of a read-only memory block; nothing changed (a put may still set it). */
+export class ReadOnlyError extends ConflictError {}
 /** 413 `body_too_large`. */
 export class BodyTooLargeError extends AgentmemError {}
 /** 415 `unsupported_media_type`. */
 export class UnsupportedMediaTypeError extends AgentmemError {}
 /** 422 `budget_too_small`: the pinned steps need more tokens (`required`) than the budget (`budget`). */
 export class BudgetTooSmallError extends AgentmemError {}
+/** 422 `over_limit`: the edit would take a memory block past its limit of characters; `field` names the input. Nothing changed. */
+export class OverLimitError extends AgentmemError {}
+/** 422 `no_match`: a memory block replace's `old` text occurs zero times or more than once in the block. Nothing changed. */
+export class NoMatchError extends AgentmemError {}
 /** 422 `tool_results_missing`: no longer returned by the server (pending tool calls are stored as pending). */
 export class ToolResultsMissingError extends AgentmemError {}
 /** 500 `internal`: a failure nobody expected; the server logs it. */
@@ -124,6 +130,9 @@ export const errorClasses: { readonly [C in ErrorCode]: new (d: ErrorDetails) =>
   body_too_large: BodyTooLargeError,
   unsupported_media_type: UnsupportedMediaTypeError,
   budget_too_small: BudgetTooSmallError,
+  over_limit: OverLimitError,
+  no_match: NoMatchError,
+  read_only: ReadOnlyError,
   tool_results_missing: ToolResultsMissingError,
   tool_result_conflict: ToolResultConflictError,
   nothing_to_pop: NothingToPopError,

@@ -10,7 +10,7 @@
  * @packageDocumentation
  */
 export { Client, DEFAULT_MAX_RETRY_WAIT_MS, DEFAULT_RETRIES } from "./client.js";
-export type { AppendMessagesOptions, AppendOptions, CallOptions, ClientOptions, GetItemsQuery, PopOptions } from "./client.js";
+export type { AppendMessagesOptions, AppendOptions, BlockOwner, BlockWriteOptions, CallOptions, ClientOptions, GetItemsQuery, PopOptions } from "./client.js";
 export * from "./errors.js";
 export type * from "./types.js";
 export { workingSet } from "./workingset.js";

@@ -81,6 +81,18 @@ export type DamagedRecord = Schemas["DamagedRecord"];
 export type Damaged = DamagedRecord & { kind: "session" | "fact" | "document" };
 /** A page of the list of a user's facts, or a facts search's answer (`GET /v1/users/{user}/facts`). */
 export type FactsResponse = Schemas["FactsResponse"];
+/** A memory block: labelled text of a user or a session, shown after the system prompt of every context of its sessions. */
+export type Block = Schemas["Block"];
+/** One change of a memory block: its version after, the action, who, when, the value before and after. */
+export type BlockChange = Schemas["BlockChange"];
+/** A memory block a context shows: its label, owner and version. */
+export type ContextBlock = Schemas["ContextBlock"];
+/** The body of `PUT .../blocks/{label}`: the block's value, and its limit, description and read-only flag. */
+export type PutBlockRequest = Schemas["PutBlockRequest"];
+/** The body of `POST .../blocks/{label}/append`. */
+export type AppendBlockRequest = Schemas["AppendBlockRequest"];
+/** The body of `POST .../blocks/{label}/replace`. */
+export type ReplaceBlockRequest = Schemas["ReplaceBlockRequest"];
 /** The code of an API error (`error.code` of an error response). */
 export type ErrorCode = Schemas["Error"]["code"];
 /** The body of an error response. */

@@ -12,8 +12,11 @@ import {
   DEFAULT_PINNING,
   IdempotencyKeyReusedError,
   InvalidError,
+  NoMatchError,
   NotFoundError,
   NothingToPopError,
+  OverLimitError,
+  ReadOnlyError,
   ToolResultConflictError,
   UnavailableError,
   errorClasses,
@@ -319,6 +322,63 @@ describe("recall and facts", () => {
     assert.equal(history[1]?.after?.metadata?.city, "paris");
     const old = await client.factHistory("u-time", berlin.fact.id);
     assert.deepEqual(old.map((c) => c.action), ["added", "superseded"]);
+  });
+});
+
+describe("memory blocks", () => {
+  test("put, get, append, replace, list, history, delete; shown in the context", async () => {
+    const ann = { user: "u-blocks" };
+    let b = await client.putBlock(ann, "human", { value: "Name: Ann.", limit: 40, description: "the user", by: "app" });
+    assert.deepEqual(
+      [b.label, b.owner, b.owner_id, b.value, b.limit, b.chars, b.version, b.description, b.updated_by],
+      ["human", "user", "u-blocks", "Name: Ann.", 40, 10, 1, "the user", "app"],
+    );
+    assert.equal((await client.getBlock(ann, "human")).value, "Name: Ann.");
+    b = await client.appendBlock(ann, "human", { text: "Likes trains.", by: "agent" });
+    assert.deepEqual([b.value, b.version], ["Name: Ann.\nLikes trains.", 2]);
+    b = await client.replaceBlock(ann, "human", { old: "trains", new: "night trains" }, { ifMatch: 2 });
+    assert.deepEqual([b.value, b.version, b.limit], ["Name: Ann.\nLikes night trains.", 3, 40]);
+    b = await client.putBlock(ann, "human", { value: "Name: Ann." }, { ifMatch: 3 }); // a rewrite keeps the limit
+    assert.deepEqual([b.version, b.limit], [4, 40]);
+    const history = await client.blockHistory(ann, "human");
+    assert.deepEqual(history.map((h) => [h.version, h.action]), [[1, "created"], [2, "appended"], [3, "replaced"], [4, "set"]]);
+    assert.deepEqual([history[1]?.by, history[1]?.before, history[1]?.after], ["agent", "Name: Ann.", "Name: Ann.\nLikes trains."]);
+
+    const session = { session: "sess-blocks" };
+    await client.createSession({ id: "sess-blocks", user_id: "u-blocks" });
+    await client.putBlock(session, "task", { value: "Plan a trip.", read_only: true });
+    assert.deepEqual((await client.listBlocks(session)).map((x) => x.label), ["task"]);
+    assert.deepEqual((await client.listBlocks(ann)).map((x) => x.label), ["human"]);
+    await client.appendMessages("sess-blocks", [{ role: "system", content: "You plan trips." }, { role: "user", content: "Hi" }]);
+    const ctx = await client.getContext("sess-blocks", { budget: 4000 });
+    assert.deepEqual(ctx.blocks?.map((x) => [x.label, x.owner, x.version]), [["human", "user", 4], ["task", "session", 1]]);
+
+    await client.deleteBlock(ann, "human", { ifMatch: 4 });
+    assert.deepEqual(await client.listBlocks(ann), []);
+    await assert.rejects(client.getBlock(ann, "human"), NotFoundError);
+    await assert.rejects(client.listBlocks({ session: "no-such-session" }), NotFoundError);
+    await assert.rejects(client.getBlock({}, "human"), TypeError);
+    await assert.rejects(client.listBlocks({ user: "u-blocks", session: "sess-blocks" }), TypeError);
+  });
+
+  test("refusals are typed and change nothing", async () => {
+    const u = { user: "u-refused" };
+    await client.putBlock(u, "notes", { value: "one two two", limit: 20 });
+    await assert.rejects(client.appendBlock(u, "notes", { text: "x".repeat(20) }), (e) => e instanceof OverLimitError && e.status === 422 && e.field === "text");
+    await assert.rejects(client.replaceBlock(u, "notes", { old: "two", new: "three" }), (e) => e instanceof NoMatchError && e.status === 422 && e.field === "old");
+    await assert.rejects(client.replaceBlock(u, "notes", { old: "four", new: "five" }), NoMatchError);
+    await assert.rejects(
+      client.putBlock(u, "notes", { value: "new" }, { ifMatch: 7 }),
+      (e) => e.constructor === ConflictError && e.code === "conflict" && e.field === "If-Match",
+    );
+    await assert.rejects(client.deleteBlock(u, "notes", { ifMatch: 2 }), ConflictError);
+    await client.putBlock(u, "notes", { value: "locked", read_only: true });
+    await assert.rejects(client.appendBlock(u, "notes", { text: "more" }), (e) => e instanceof ReadOnlyError && e instanceof ConflictError && e.status === 409);
+    await assert.rejects(client.replaceBlock(u, "notes", { old: "locked", new: "open" }), ReadOnlyError);
+    await assert.rejects(client.putBlock(u, "not a label", { value: "x" }), (e) => e instanceof InvalidError && e.field === "label");
+    const history = await client.blockHistory(u, "notes");
+    assert.deepEqual(history.map((h) => [h.version, h.action]), [[1, "created"], [2, "set"]]);
+    assert.equal((await client.getBlock(u, "notes")).value, "locked");
   });
 });
 
