@@ -327,6 +327,36 @@ func (m *Memory) Forget(ctx context.Context, tenant, id, by, reason string) erro
 	})
 }
 
+// ForgetUser forgets every fact of the user, valid or superseded, in one
+// Store.Update, as Forget forgets one: each gets an audit entry of who,
+// when, why and the digest of its text, and its text is erased from its
+// earlier entries. It returns how many facts were forgotten; a user with
+// none forgets none, so a repeated call is harmless. by and reason are
+// required.
+func (m *Memory) ForgetUser(ctx context.Context, tenant, userID, by, reason string) (int, error) {
+	if err := ValidateUser(tenant, userID); err != nil {
+		return 0, err
+	}
+	if err := checkAuditText(by, reason, true); err != nil {
+		return 0, err
+	}
+	var n int
+	err := m.store.Update(ctx, tenant, userID, func(current []Fact) (Changes, error) {
+		b := m.newBatch(tenant, userID, current, nil)
+		for _, f := range current {
+			if err := b.forget(f.ID, by, reason); err != nil {
+				return Changes{}, err
+			}
+		}
+		n = len(current)
+		return b.changes(), nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // Get returns a fact by ID, or an error wrapping agentmem.ErrNotFound.
 func (m *Memory) Get(ctx context.Context, tenant, id string) (Fact, error) {
 	return m.store.Get(ctx, tenant, id)

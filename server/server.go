@@ -295,6 +295,7 @@ func (s *Server) routeTable() []route {
 		{"GET /v1/recall/search", s.searchRecall, false, []string{"q", "k", "offset", "scope", "before", "after", "fresh", "filter...", "similarity"}},
 		{"GET /v1/recall/{doc}", s.getRecall, false, nil},
 		{"DELETE /v1/recall/{doc}", s.deleteRecall, false, nil},
+		{"DELETE /v1/users/{user}", s.forgetUser, false, []string{"reason"}},
 		{"POST /v1/users/{user}/facts", s.remember, false, nil},
 		{"GET /v1/users/{user}/facts", s.listFacts, false, []string{"q", "k", "min_confidence", "include_superseded", "as_of", "filter...", "page_size", "page_token"}},
 		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false, nil},

@@ -72,7 +72,7 @@ func Run(t *testing.T, cfg Config) {
 		{"Reinforce", []test{{"SameFact", s.reinforceSame}, {"DifferentFact", s.reinforceDifferent}}},
 		{"Decay", []test{{"HalfLife", s.decayHalfLife}, {"ReinforceRestarts", s.decayReinforce}}},
 		{"Supersede", []test{{"Chain", s.supersedeChain}, {"Conflict", s.supersedeConflict}, {"ToExisting", s.supersedeToExisting}}},
-		{"Forget", []test{{"Audited", s.forgetAudited}, {"Missing", s.forgetMissing}}},
+		{"Forget", []test{{"Audited", s.forgetAudited}, {"Missing", s.forgetMissing}, {"User", s.forgetUser}}},
 		{"Tenants", []test{{"Isolation", s.tenantIsolation}, {"IDTaken", s.tenantIDTaken}}},
 		{"BadInput", []test{{"Remember", s.badRemember}, {"Other", s.badOther}, {"Update", s.badUpdate}}},
 		{"Atomicity", []test{{"Apply", s.atomicApply}, {"FnError", s.atomicFnError}}},
@@ -532,6 +532,62 @@ func (s *suite) forgetMissing(t *testing.T) {
 	}
 	if n := len(e.list("", "u", true)); n != 1 || len(e.audit("", "u")) != 1 {
 		t.Fatal("a refused forget wrote something")
+	}
+}
+
+// forgetUser: ForgetUser forgets every fact of one user in one tenant,
+// superseded ones too, audits each without its text, and leaves other
+// users and tenants alone; a second call forgets nothing.
+func (s *suite) forgetUser(t *testing.T) {
+	e := s.env(t)
+	a := e.remember("acme", "alice", "Lives in Berlin.", 0)
+	if _, err := e.mem.Supersede(e.ctx, facts.SupersedeRequest{Tenant: "acme", ID: a.Fact.ID, Text: "Lives in Paris."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.mem.Edit(e.ctx, facts.EditRequest{Tenant: "acme", ID: e.remember("acme", "alice", "Has a cat.", 0).Fact.ID, Text: ptr("Has a cat named Tom.")}); err != nil {
+		t.Fatal(err)
+	}
+	bob := e.remember("acme", "bob", "Lives in Paris.", 0)
+	other := e.remember("globex", "alice", "Lives in Paris.", 0)
+	if _, err := e.mem.ForgetUser(e.ctx, "acme", "alice", "", "why"); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatalf("ForgetUser without by = %v, want ErrInvalid", err)
+	}
+	n, err := e.mem.ForgetUser(e.ctx, "acme", "alice", "op", "erasure request")
+	if err != nil || n != 3 {
+		t.Fatalf("ForgetUser = %d, %v; want 3", n, err)
+	}
+	if left := e.list("acme", "alice", true); len(left) != 0 {
+		t.Fatalf("facts left: %+v", left)
+	}
+	au := e.audit("acme", "alice")
+	forgotten := 0
+	for _, x := range au {
+		if x.Before != nil || x.After != nil {
+			t.Fatalf("an entry of a forgotten fact keeps what it said: %+v", x)
+		}
+		if s := fmt.Sprintf("%+v", x); strings.Contains(s, "Paris") || strings.Contains(s, "Berlin") || strings.Contains(s, "cat") {
+			t.Fatalf("the audit log keeps the forgotten text: %s", s)
+		}
+		if x.Action == facts.ActionForgotten {
+			forgotten++
+			if x.By != "op" || x.Reason != "erasure request" || !strings.HasPrefix(x.Digest, "sha256:") {
+				t.Fatalf("forget entry = %+v", x)
+			}
+		}
+	}
+	if forgotten != 3 {
+		t.Fatalf("%d forget entries, want 3: %+v", forgotten, au)
+	}
+	for _, f := range []facts.Fact{bob.Fact, other.Fact} {
+		if g, err := e.mem.Get(e.ctx, f.Tenant, f.ID); err != nil || g.Text != "Lives in Paris." {
+			t.Fatalf("another user's fact = %+v, %v; want it kept", g, err)
+		}
+	}
+	if n, err := e.mem.ForgetUser(e.ctx, "acme", "alice", "op", "again"); err != nil || n != 0 {
+		t.Fatalf("ForgetUser again = %d, %v; want 0", n, err)
+	}
+	if len(e.audit("acme", "alice")) != len(au) {
+		t.Fatal("a repeated ForgetUser wrote to the audit log")
 	}
 }
 

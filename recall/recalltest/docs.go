@@ -131,6 +131,38 @@ func (s *suite) docTests() []test {
 				t.Errorf("after rewriting: %v", got)
 			}
 		}},
+		{"ClearByUser", func(t *testing.T) {
+			// Forgetting a user clears every document of the tenant whose
+			// metadata names the user, whatever its session or other
+			// metadata, and nothing of another user or tenant.
+			b := s.backend(t)
+			user := func(u, sess string) map[string]string {
+				md := map[string]string{recall.MetaUser: u, "kind": "turn"}
+				if sess != "" {
+					md[recall.MetaSession] = sess
+				}
+				return md
+			}
+			upsert(t, b, recall.Doc{ID: "a1", Tenant: "t", Text: "shared term", Group: "s1", Seq: 1, Metadata: user("alice", "s1")},
+				recall.Doc{ID: "a2", Tenant: "t", Text: "shared term", Group: "s2", Seq: 1, Metadata: user("alice", "s2")},
+				recall.Doc{ID: "a3", Tenant: "t", Text: "shared term", Metadata: user("alice", "")},
+				recall.Doc{ID: "b1", Tenant: "t", Text: "shared term", Group: "s3", Seq: 1, Metadata: user("bob", "s3")},
+				recall.Doc{ID: "n1", Tenant: "t", Text: "shared term"})
+			upsert(t, b, recall.Doc{ID: "a1", Tenant: "u", Text: "shared term", Metadata: user("alice", "s1")})
+			n, err := b.Clear(bg, "t", recall.Filter{Metadata: map[string]string{recall.MetaUser: "alice"}})
+			if err != nil || n != 3 {
+				t.Fatalf("Clear(user=alice) = %d, %v; want 3", n, err)
+			}
+			if got := lexical(t, b, "t", "term", 10, recall.Filter{}); !slices.Equal(got, []string{"b1", "n1"}) {
+				t.Errorf("after Clear(user=alice): %v, want [b1 n1]", got)
+			}
+			if ds, err := b.Get(bg, "u", "a1"); err != nil || len(ds) != 1 {
+				t.Errorf("another tenant's document of the user = %v, %v; want it kept", docIDs(ds), err)
+			}
+			if n, err := b.Clear(bg, "t", recall.Filter{Metadata: map[string]string{recall.MetaUser: "alice"}}); err != nil || n != 0 {
+				t.Errorf("Clear(user=alice) again = %d, %v; want 0", n, err)
+			}
+		}},
 	}
 }
 

@@ -56,6 +56,7 @@ __all__ = [
     "FactState",
     "FactChange",
     "FactHistoryResponse",
+    "ForgetUserResponse",
 ]
 
 _T = TypeVar("_T")
@@ -1006,3 +1007,29 @@ class FactHistoryResponse:
         return build(cls, data, {
             "changes": list_of(FactChange.from_json),
         })
+
+
+@dataclasses.dataclass
+class ForgetUserResponse:
+    """The API's ``ForgetUserResponse`` object.
+
+    The answer of ``DELETE /v1/users/{user}`` (Forget a user: erase the
+    user's sessions, facts, memory blocks and recall documents).
+    """
+
+    #: The user's sessions deleted, with their logs.
+    sessions: int = 0
+
+    #: The user's facts forgotten, superseded ones too.
+    facts: int = 0
+
+    #: Recall documents deleted whose metadata names the user.
+    documents: int = 0
+
+    #: Memory blocks deleted: the user's own and those of the user's sessions.
+    blocks: int = 0
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds a ForgetUserResponse from its JSON object."""
+        return build(cls, data, {})

@@ -166,6 +166,10 @@ class AsyncClient:
         """See :meth:`Client.forget`."""
         await self._run(self.sync.forget, user_id, fact_id, reason=reason)
 
+    async def forget_user(self, user_id: str, *, reason: Optional[str] = None) -> Any:
+        """See :meth:`Client.forget_user`."""
+        return await self._run(self.sync.forget_user, user_id, reason=reason)
+
     async def update_fact(self, user_id: str, fact_id: str, **kwargs: Any) -> Fact:
         """See :meth:`Client.update_fact`."""
         return await self._run(self.sync.update_fact, user_id, fact_id, **kwargs)

@@ -37,6 +37,7 @@ from .types import (
     build,
     settings_json,
 )
+from ._wire import ForgetUserResponse
 
 __all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_MAX_RETRIES", "MAX_BATCH", "UNSET"]
 
@@ -614,6 +615,12 @@ class Client:
     def forget(self, user_id: str, fact_id: str, *, reason: Optional[str] = None) -> None:
         """Forgets a fact."""
         self.request("DELETE", "/v1/users/" + _quote(user_id) + "/facts/" + _quote(fact_id), query={"reason": reason})
+
+    def forget_user(self, user_id: str, *, reason: Optional[str] = None) -> ForgetUserResponse:
+        """Erases everything the tenant holds about a user: sessions,
+        facts, memory blocks and recall documents. Safe to repeat: a retry
+        after a failure erases what is left. Returns the counts erased."""
+        return build(ForgetUserResponse, self._json("DELETE", "/v1/users/" + _quote(user_id), query={"reason": reason}))
 
     def update_fact(
         self,

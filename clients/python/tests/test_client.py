@@ -275,6 +275,27 @@ class LongTermTest(unittest.TestCase):
             self.c.search_recall("x", k=0)
         self.assertEqual(cm.exception.field, "k")
 
+    def test_forget_user(self) -> None:
+        user, other = unique("leaver"), unique("stayer")
+        for u in (user, other):
+            self.c.create_session(unique("fu"), user_id=u)
+        sid = unique("fu")
+        self.c.create_session(sid, user_id=user)
+        self.c.append_messages(sid, [{"role": "user", "content": "Penguins of the forgotten kind"}])
+        self.c.remember(user, "Lives in Lyon")
+        self.c.remember(other, "Lives in Oslo")
+        self.assertTrue(self.c.search_recall("penguins forgotten", scope="user:" + user, fresh=True))
+        out = self.c.forget_user(user, reason="asked to")
+        self.assertEqual((out.sessions, out.facts), (2, 1))
+        self.assertGreaterEqual(out.documents, 1)
+        self.assertEqual(self.c.list_sessions(user_id=user).sessions, [])
+        self.assertEqual(self.c.search_facts(user), [])
+        self.assertEqual(self.c.search_recall("penguins forgotten", scope="user:" + user, fresh=True), [])
+        self.assertEqual([f.text for f in self.c.search_facts(other)], ["Lives in Oslo"])
+        self.assertEqual(len(self.c.list_sessions(user_id=other).sessions), 1)
+        again = self.c.forget_user(user)
+        self.assertEqual((again.sessions, again.facts, again.documents, again.blocks), (0, 0, 0, 0))
+
     def test_facts(self) -> None:
         user = unique("fan")
         r = self.c.remember(user, "Prefers answers in French", confidence=0.8, source=agentmem.FactSource(session_id="s1", step_seq=2), metadata={"from": "chat"})

@@ -13,6 +13,7 @@ import type {
   DamagedRecord,
   Fact,
   FactChange,
+  ForgetUserResponse,
   FactPatch,
   FactsQuery,
   FactsResponse,
@@ -459,6 +460,16 @@ export class Client {
   /** Deletes a recall document (`DELETE /v1/recall/{doc}`). */
   async deleteRecall(doc: string, opts: CallOptions = {}): Promise<void> {
     await this.#send({ method: "DELETE", path: `/v1/recall/${seg(doc)}`, safe: true, signal: opts.signal });
+  }
+
+  /**
+   * Forgets a user (`DELETE /v1/users/{user}`): erases the user's sessions,
+   * facts, memory blocks and recall documents in the key's tenant, and
+   * returns what was erased. Safe to repeat: a retry after a failure
+   * erases what is left.
+   */
+  forgetUser(user: string, opts: CallOptions & { reason?: string | undefined } = {}): Promise<ForgetUserResponse> {
+    return this.#json({ method: "DELETE", path: `/v1/users/${seg(user)}`, query: { reason: opts.reason }, safe: true, signal: opts.signal });
   }
 
   // --- facts ----------------------------------------------------------------

@@ -75,6 +75,8 @@ export type FactPatch = Schemas["FactPatch"];
 export type FactState = Schemas["FactState"];
 /** One change of a fact: who did what, when, why, before and after. */
 export type FactChange = Schemas["FactChange"];
+/** What `DELETE /v1/users/{user}` erased (`Client.forgetUser`). */
+export type ForgetUserResponse = Schemas["ForgetUserResponse"];
 /** A record a list or a search left out because its stored form does not decode. */
 export type DamagedRecord = Schemas["DamagedRecord"];
 /** A damaged record with the kind of record it is. */

@@ -300,6 +300,21 @@ describe("recall and facts", () => {
     assert.deepEqual(left.map((f) => f.text), ["Has a cat named Miso."]);
   });
 
+  test("forgetUser erases the user's sessions, facts and documents, and only theirs", async () => {
+    await client.createSession({ id: "fu-s1", user_id: "u-leaver" });
+    await client.appendMessages("fu-s1", [{ role: "user", content: "okapi sightings" }]);
+    await client.remember("u-leaver", { text: "Likes okapis." });
+    await client.remember("u-stayer", { text: "Likes okapis too." });
+    const out = await client.forgetUser("u-leaver", { reason: "asked" });
+    assert.equal(out.sessions, 1);
+    assert.equal(out.facts, 1);
+    assert.ok(out.documents >= 1);
+    assert.deepEqual((await client.listSessions({ user_id: "u-leaver" })).sessions, []);
+    assert.deepEqual(await client.searchFacts("u-leaver"), []);
+    assert.equal((await client.searchFacts("u-stayer")).length, 1);
+    assert.deepEqual(await client.forgetUser("u-leaver"), { sessions: 0, facts: 0, documents: 0, blocks: 0 });
+  });
+
   test("facts in time: supersede closes, as_of, filter, update, history", async () => {
     const berlin = await client.remember("u-time", { text: "Lives in Berlin.", valid_from: "2020-05-01T00:00:00Z", metadata: { topic: "home" } });
     assert.equal(berlin.fact.valid_from, "2020-05-01T00:00:00Z");
