@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/llm"
 	agentmcp "github.com/agentmem/agentmem/mcp"
@@ -114,8 +115,10 @@ as AGENTMEM_UPSTREAM_API_KEY and AGENTMEM_ANTHROPIC_API_KEY) win over the
 caller's own credentials, which are forwarded otherwise.
 
 With AGENTMEM_LLM_BASE_URL (an OpenAI-compatible API), the compact route's
-summarize strategy uses the model; the extractive summarizer is always
-there. SIGINT or SIGTERM stops the server after the requests in flight.`,
+summarize strategy uses the model (the extractive summarizer is always
+there), and so does fact extraction: POST /v1/users/{user}/facts/extract
+and, with --extract-facts, the turns of sessions with a user, learnt in
+the background from the store's log. SIGINT or SIGTERM stops the server after the requests in flight.`,
 		Example: `  agentmem serve
   agentmem serve --addr 127.0.0.1:9000 --store sqlite:///var/lib/agentmem/agentmem.db
   AGENTMEM_STORE=mem:// agentmem serve --log-level debug
@@ -186,6 +189,9 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 			return cli.Usagef("--llm-base-url: %v", err)
 		}
 		cfg.Summarizer = summarize.NewLLM(client, summarize.LLMOptions{})
+		// The same model learns facts from turns (POST
+		// /v1/users/{user}/facts/extract, --extract-facts).
+		cfg.Extractor = &facts.LLMExtractor{Client: client}
 	}
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {
