@@ -56,6 +56,8 @@ const Window = 64
 // crashes between applying a batch and saving its cursor extracts that
 // batch's turns again: an add of what the same turn already added is then
 // ignored (its source is the same), but a reinforcement counts twice.
+// For the same reason, one process should extract the turns of a store:
+// followers in several processes each extract what they read.
 type Learner struct {
 	*views.Follower
 	cfg Config
