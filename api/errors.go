@@ -22,6 +22,7 @@ const (
 	CodeInternal             = "internal"               // 500: a failure nobody expected (a corrupt record, a bug); the server logs it
 	CodeNotConfigured        = "not_configured"         // 501: the server was started without what the route needs (recall, facts)
 	CodeSummarizerFailed     = "summarizer_failed"      // 502: the LLM summarizer failed; retry
+	CodeExtractionFailed     = "extraction_failed"      // 502: the fact extractor (an LLM) failed or answered nothing usable; nothing was written; retry
 	CodeUnavailable          = "unavailable"            // 503: the store is busy, unreachable, timed out or shutting down, or other writers of the session got ahead of a write without If-Match on every try the server made; retry
 	CodeIndexBehind          = "index_behind"           // 503: a fresh recall search timed out waiting for the index; retry
 	CodeCanceled             = "canceled"               // 499: the client went away (only in logs and metrics)
@@ -44,7 +45,7 @@ func Codes() []string {
 		CodeIdempotencyKeyReused, CodeBodyTooLarge, CodeUnsupportedMediaType, CodeBudgetTooSmall,
 		CodeOverLimit, CodeNoMatch, CodeReadOnly,
 		CodeToolResultsMissing, CodeToolResultConflict, CodeNothingToPop, CodeInternal, CodeNotConfigured,
-		CodeSummarizerFailed, CodeUnavailable, CodeIndexBehind, CodeCanceled,
+		CodeSummarizerFailed, CodeExtractionFailed, CodeUnavailable, CodeIndexBehind, CodeCanceled,
 		CodeUpstreamNotConfigured, CodeHistoryDiverged, CodeUpstreamUnreachable, CodeUpstreamRedirect,
 	}
 }

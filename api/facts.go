@@ -183,3 +183,38 @@ type FactHistoryResponse struct {
 // MaxFactFilters bounds the filter=key:value parameters of GET
 // /v1/users/{user}/facts.
 const MaxFactFilters = 8
+
+// ExtractFactsRequest is the body of POST /v1/users/{user}/facts/extract:
+// a conversation turn for the server's extractor to learn from.
+type ExtractFactsRequest struct {
+	// Messages are the turn, as OpenAI chat messages (the shape of POST
+	// /v1/sessions/{id}/messages): typically the user's message(s) and
+	// the assistant's answer. At least one.
+	Messages []OpenAIMessage `json:"messages"`
+	// Source is recorded on the facts the turn adds.
+	Source FactSource `json:"source,omitzero"`
+}
+
+// ExtractFactsResponse is the answer of POST
+// /v1/users/{user}/facts/extract: what the extractor decided and what
+// each decision did, in its order.
+type ExtractFactsResponse struct {
+	Decisions []ExtractedDecision `json:"decisions"`
+}
+
+// ExtractedDecision is one decision of an extraction and what it did.
+type ExtractedDecision struct {
+	// Action is the extractor's decision: "add", "reinforce",
+	// "supersede" or "ignore".
+	Action string `json:"action"`
+	// Outcome is what it did: "added", "reinforced" (an add of what a
+	// valid fact already says reinforces it), "superseded", or "ignored"
+	// (nothing written: an ignore, or an add of what the same source
+	// already taught).
+	Outcome string `json:"outcome"`
+	// Fact is the fact added or reinforced or, for "superseded", the
+	// successor.
+	Fact *FactView `json:"fact,omitempty"`
+	// Previous is, for "superseded", the old fact as now recorded.
+	Previous *FactView `json:"previous,omitempty"`
+}

@@ -2,8 +2,10 @@ package facts
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/textcut"
@@ -181,8 +183,8 @@ type WrapOptions struct {
 	UserID string
 	// Source is recorded on extracted facts.
 	Source Source
-	// Extractor learns from each turn after the model answers; nil means
-	// no extraction.
+	// Extractor learns from each turn after the model answers, in the
+	// background; nil means no extraction.
 	Extractor Extractor
 	// NoInject turns injection off.
 	NoInject bool
@@ -192,25 +194,38 @@ type WrapOptions struct {
 	Inject InjectOptions
 	// OnError receives the errors of injection and extraction, which
 	// never fail the call: an *ExtractionError, a store error. Nil
-	// drops them.
+	// drops them. Extraction errors arrive from the background, after
+	// the call returned.
 	OnError func(error)
 	// OnTurn, when set, receives what each turn injected and extracted
-	// (the Extraction is nil when extraction is off or failed).
+	// (the Extraction is nil when extraction is off or failed): with an
+	// Extractor, from the background once the turn's extraction is done.
 	OnTurn func(Injection, *Extraction)
 }
 
 // Wrap returns a ModelFunc that runs next with the user's relevant facts
 // injected into the system prompt, then learns from the turn: the user
 // messages that follow the last assistant message of the input, and the
-// reply. Extraction runs after next returns and before the wrapped call
-// does, so the next turn sees its facts. Failures to inject or extract go
-// to OnError; the model's reply is always returned.
+// reply. The reply is returned as soon as next returns: extraction (a
+// model call of its own, with LLMExtractor) runs in the background, with
+// the call's context values but not its cancellation, and the turns of
+// one wrapped function are extracted one at a time, in the order of the
+// calls (their OnError and OnTurn are never called concurrently). A call
+// made before the previous turn's extraction is done does not see its
+// facts: Flush waits for them. Extractions still running when the
+// process exits are lost (their turns are not learnt from): call Flush
+// before exiting. Failures to inject or extract go to OnError; the
+// model's reply is always returned.
 func (m *Memory) Wrap(next ModelFunc, opts WrapOptions) ModelFunc {
 	report := func(err error) {
 		if err != nil && opts.OnError != nil {
 			opts.OnError(err)
 		}
 	}
+	var (
+		mu   sync.Mutex
+		last chan struct{} // closed when the latest turn's extraction is done
+	)
 	return func(ctx context.Context, msgs []agentmem.Message) (agentmem.Message, error) {
 		var inj Injection
 		in := msgs
@@ -227,19 +242,89 @@ func (m *Memory) Wrap(next ModelFunc, opts WrapOptions) ModelFunc {
 		if err != nil {
 			return reply, err
 		}
-		var ex *Extraction
-		if opts.Extractor != nil {
-			turn := append(lastTurn(msgs), reply)
-			ex, err = m.Extract(ctx, opts.Extractor, Turn{Tenant: opts.Tenant, UserID: opts.UserID, Messages: turn, Source: opts.Source})
+		if opts.Extractor == nil {
+			if opts.OnTurn != nil {
+				opts.OnTurn(inj, nil)
+			}
+			return reply, nil
+		}
+		turn := Turn{Tenant: opts.Tenant, UserID: opts.UserID, Messages: append(lastTurn(msgs), reply), Source: opts.Source}
+		mu.Lock()
+		prev, done := last, make(chan struct{})
+		last = done
+		mu.Unlock()
+		m.bg.add()
+		go func() {
+			defer m.bg.done()
+			defer close(done)
+			if prev != nil {
+				<-prev
+			}
+			ex, err := m.Extract(context.WithoutCancel(ctx), opts.Extractor, turn)
 			if err != nil {
 				report(err)
 				ex = nil
 			}
-		}
-		if opts.OnTurn != nil {
-			opts.OnTurn(inj, ex)
-		}
+			if opts.OnTurn != nil {
+				opts.OnTurn(inj, ex)
+			}
+		}()
 		return reply, nil
+	}
+}
+
+// Flush waits until the extractions that Wrap runs in the background,
+// of every function it wrapped for m, are done (their facts stored, their
+// OnError and OnTurn called), or ctx ends. Call it before exiting, so that
+// no turn goes unlearnt, and in tests before looking at the facts.
+func (m *Memory) Flush(ctx context.Context) error {
+	return m.bg.wait(ctx)
+}
+
+// background counts the extractions running in the background.
+type background struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n is 0
+}
+
+func newBackground() *background {
+	idle := make(chan struct{})
+	close(idle)
+	return &background{idle: idle}
+}
+
+func (b *background) add() {
+	b.mu.Lock()
+	if b.n == 0 {
+		b.idle = make(chan struct{})
+	}
+	b.n++
+	b.mu.Unlock()
+}
+
+func (b *background) done() {
+	b.mu.Lock()
+	if b.n--; b.n == 0 {
+		close(b.idle)
+	}
+	b.mu.Unlock()
+}
+
+// wait waits until n is 0, or ctx ends.
+func (b *background) wait(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		n, idle := b.n, b.idle
+		b.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return fmt.Errorf("facts: waiting for the extractions in the background: %w", ctx.Err())
+		}
 	}
 }
 

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,8 +170,16 @@ func TestWrapEndToEnd(t *testing.T) {
 	if err != nil || reply.Text() != "Here is an idea." {
 		t.Fatalf("turn 1 = %v, %v", reply, err)
 	}
+	// The turn is learnt from in the background: the next one sees its
+	// facts once it is done.
+	if err := mem.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	msgs = append(msgs, reply, agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("What should I cook tonight?")})
 	if _, err := call(ctx, msgs); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(errs) != 0 {
@@ -201,7 +212,68 @@ func TestWrapKeepsTheTurn(t *testing.T) {
 	if err != nil || reply.Text() != "ok" {
 		t.Fatalf("reply %v, %v", reply, err)
 	}
+	if err := mem.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != 1 || !errors.Is(got[0], ErrExtraction) {
 		t.Fatalf("OnError got %v", got)
+	}
+}
+
+// TestWrapDoesNotWaitForExtraction: the reply is returned while the
+// turn's extraction is still running; Flush waits for it (or for its
+// context), and the turns of one wrapped function are extracted in order.
+func TestWrapDoesNotWaitForExtraction(t *testing.T) {
+	ctx := context.Background()
+	mem := New(NewMemStore(), Options{})
+	release := make(chan struct{})
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	slow := ExtractorFunc(func(_ context.Context, req ExtractRequest) ([]Decision, error) {
+		<-release
+		text := req.Messages[0].Text()
+		mu.Lock()
+		seen = append(seen, text)
+		mu.Unlock()
+		return []Decision{{Op: OpAdd, Text: text}}, nil
+	})
+	var turns atomic.Int32
+	call := mem.Wrap(func(context.Context, []agentmem.Message) (agentmem.Message, error) {
+		return agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text("ok")}, nil
+	}, WrapOptions{UserID: "u", Extractor: slow, NoInject: true, OnTurn: func(_ Injection, ex *Extraction) {
+		if ex != nil {
+			turns.Add(1)
+		}
+	}})
+	// The caller's context ends with its call; the extraction goes on.
+	cctx, cancel := context.WithCancel(ctx)
+	for _, text := range []string{"Likes green apples.", "Owns a red bicycle.", "Speaks fluent Japanese."} {
+		if reply, err := call(cctx, []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}); err != nil || reply.Text() != "ok" {
+			t.Fatalf("reply %v, %v", reply, err)
+		}
+	}
+	cancel()
+	if fs, _ := mem.List(ctx, "", "u", false); len(fs) != 0 {
+		t.Fatalf("facts before the extractions ran: %+v", fs)
+	}
+	short, stop := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer stop()
+	if err := mem.Flush(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Flush while extractions wait: %v", err)
+	}
+	close(release)
+	if err := mem.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := turns.Load(); n != 3 {
+		t.Errorf("OnTurn saw %d extractions, want 3", n)
+	}
+	if want := []string{"Likes green apples.", "Owns a red bicycle.", "Speaks fluent Japanese."}; !slices.Equal(seen, want) {
+		t.Errorf("extracted %q, want %q in order", seen, want)
+	}
+	if fs, _ := mem.List(ctx, "", "u", false); len(fs) != 3 {
+		t.Errorf("facts after Flush: %+v", fs)
 	}
 }

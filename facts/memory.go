@@ -99,6 +99,7 @@ func (o Options) withDefaults() Options {
 type Memory struct {
 	store Store
 	opts  Options
+	bg    *background // the extractions Wrap runs after its calls return
 }
 
 // New returns a Memory over st. It panics if st is nil.
@@ -107,7 +108,7 @@ func New(st Store, opts Options) *Memory {
 		panic("facts: New needs a Store")
 	}
 	o := opts.withDefaults()
-	return &Memory{store: st, opts: o}
+	return &Memory{store: st, opts: o, bg: newBackground()}
 }
 
 // Store returns the Memory's Store.

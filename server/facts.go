@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/auth"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/internal/apiconv"
+	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 )
 
@@ -559,4 +561,86 @@ func first(q map[string][]string, name string) string {
 		return vs[0]
 	}
 	return ""
+}
+
+// extractBody is the body of POST /v1/users/{user}/facts/extract as the
+// server decodes it: the messages are decoded by the OpenAI message
+// decoder (render.DecodeOpenAIMessages), as those of POST /messages: an
+// array of them, or one.
+type extractBody struct {
+	Messages json.RawMessage `json:"messages"`
+	Source   api.FactSource  `json:"source"`
+}
+
+// extractFacts serves POST /v1/users/{user}/facts/extract: the server's
+// extractor learns from a turn, and its decisions are applied to the
+// user's facts at once (facts.Memory.Extract).
+func (s *Server) extractFacts(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.factsMemory(w)
+	if !ok {
+		return
+	}
+	if s.cfg.Extractor == nil {
+		writeError(w, errNotConfigured("fact extraction (an LLM: serve --llm-base-url)"))
+		return
+	}
+	user, e := factsUser(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	req, ok := readJSON[extractBody](s, w, r)
+	if !ok {
+		return
+	}
+	if len(req.Messages) == 0 || string(req.Messages) == "null" {
+		writeError(w, errInvalid("messages", "is required: an array of OpenAI chat messages (the turn to learn from)"))
+		return
+	}
+	raw := bytes.TrimSpace(req.Messages)
+	if raw[0] == '{' { // one message, as POST /messages takes it
+		raw = append(append([]byte{'['}, raw...), ']')
+	}
+	msgs, err := render.DecodeOpenAIMessages(raw)
+	if err != nil {
+		writeError(w, inputError(err))
+		return
+	}
+	switch {
+	case len(msgs) == 0:
+		writeError(w, errInvalid("messages", "is empty: send at least one message"))
+		return
+	case len(msgs) > api.MaxStepsPerRequest:
+		writeError(w, errInvalid("messages", "has %d messages; at most %d per request", len(msgs), api.MaxStepsPerRequest))
+		return
+	}
+	ex, err := m.Extract(r.Context(), s.cfg.Extractor, facts.Turn{
+		Tenant: Tenant(r), UserID: user, Messages: msgs, Source: apiconv.FactSourceFromAPI(req.Source),
+	})
+	if err != nil {
+		var xe *facts.ExtractionError
+		if errors.As(err, &xe) {
+			s.log.Warn("facts extract: the extractor failed", "user", user, "attempts", xe.Attempts, "err", err)
+			writeError(w, &Error{Status: http.StatusBadGateway, Code: api.CodeExtractionFailed, Field: "extractor",
+				Message: "the fact extractor failed; nothing was written: " + xe.Err.Error(), RetryAfter: 1, cause: err})
+			return
+		}
+		s.fail(w, r, "facts_extract", err)
+		return
+	}
+	out := api.ExtractFactsResponse{Decisions: make([]api.ExtractedDecision, len(ex.Decisions))}
+	for i, d := range ex.Decisions {
+		res := ex.Results[i]
+		x := api.ExtractedDecision{Action: string(d.Op), Outcome: string(res.Outcome)}
+		if res.Fact.ID != "" {
+			v := s.factView(m, res.Fact)
+			x.Fact = &v
+		}
+		if res.Previous != nil {
+			v := s.factView(m, *res.Previous)
+			x.Previous = &v
+		}
+		out.Decisions[i] = x
+	}
+	writeJSON(w, http.StatusOK, out)
 }

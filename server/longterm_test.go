@@ -34,8 +34,17 @@ func withLongTerm(now *time.Time) func(*Config) {
 			Clock: func() time.Time { return *now },
 			Decay: facts.Decay{HalfLife: 24 * time.Hour, Floor: 0.1},
 		})
+		c.Extractor = echoExtractor
 	}
 }
+
+// echoExtractor remembers the text of a turn's first message, as is.
+var echoExtractor = facts.ExtractorFunc(func(_ context.Context, req facts.ExtractRequest) ([]facts.Decision, error) {
+	if len(req.Messages) == 0 || req.Messages[0].Text() == "" {
+		return nil, nil
+	}
+	return []facts.Decision{{Op: facts.OpAdd, Text: req.Messages[0].Text()}}, nil
+})
 
 func TestRecallRoutes(t *testing.T) {
 	now := fixedNow

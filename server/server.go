@@ -113,6 +113,10 @@ type Config struct {
 	// Facts, when set, serves the user facts routes
 	// (/v1/users/{user}/facts...). Nil answers them 501.
 	Facts *facts.Memory
+	// Extractor, when set with Facts, serves POST
+	// /v1/users/{user}/facts/extract: it learns facts from a turn (an
+	// LLM, facts.LLMExtractor). Nil answers that route 501.
+	Extractor facts.Extractor
 	// Blocks, when set, serves the memory blocks routes
 	// (/v1/users/{user}/blocks..., /v1/sessions/{id}/blocks...) and is the
 	// blocks the contexts of the server's own sessions service show (a
@@ -298,6 +302,7 @@ func (s *Server) routeTable() []route {
 		{"DELETE /v1/users/{user}", s.forgetUser, false, []string{"reason"}},
 		{"POST /v1/users/{user}/facts", s.remember, false, nil},
 		{"GET /v1/users/{user}/facts", s.listFacts, false, []string{"q", "k", "min_confidence", "include_superseded", "as_of", "filter...", "page_size", "page_token"}},
+		{"POST /v1/users/{user}/facts/extract", s.extractFacts, false, nil},
 		{"GET /v1/users/{user}/facts/{fact}", s.getFact, false, nil},
 		{"PATCH /v1/users/{user}/facts/{fact}", s.updateFact, false, nil},
 		{"GET /v1/users/{user}/facts/{fact}/history", s.factHistory, false, nil},

@@ -151,6 +151,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", "--nope"}, 2, "unknown flag: --nope"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"--log-level", "loud", "version"}, 2, "--log-level"},
+		{[]string{"serve", "--store", "mem://", "--extract-facts"}, 2, "--extract-facts needs a model"},
 		{[]string{"replay", "--trace", filepath.Join(dir, "missing.jsonl"), "--budget", "100"}, 1, "no such file"},
 		{[]string{"replay", "--trace", bad, "--budget", "100"}, 1, "trace line 3: "},
 		{[]string{"replay", "--trace", sample, "--budget", "100"}, 1, "render 1 (before trace line 3)"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/internal/cli"
 	agentmcp "github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/sessions"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/agentmem/agentmem/views"
 	"github.com/agentmem/agentmem/views/autocompact"
+	"github.com/agentmem/agentmem/views/factextract"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -121,6 +123,15 @@ func startCompactor(a *cli.App, svc *sessions.Service, feed store.Feed) func() {
 		a.Log.Warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log", "err", err)
 	}})
 	return stop
+}
+
+// startFactExtraction runs the fact extraction of sessions with a user,
+// following feed, until the returned stop is called.
+func startFactExtraction(a *cli.App, svc *sessions.Service, feed store.Feed, mem *facts.Memory, ex facts.Extractor) (func(), error) {
+	_, stop, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Follow: views.Options{OnError: func(err error) {
+		a.Log.Warn("fact extraction failed: the turn is retried from the cursor in the log, unless the error says it was skipped", "err", err)
+	}}})
+	return stop, err
 }
 
 // nopWriteCloser is a Writer whose Close does nothing: stdout stays open.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/auth"
+	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/llm"
 	agentmcp "github.com/agentmem/agentmem/mcp"
@@ -52,6 +53,7 @@ type serveFlags struct {
 	shutdownTimeout            time.Duration
 	pruneInterval              time.Duration
 	llmBaseURL, llmKey, llmMod string
+	extractFacts               bool
 	embed                      embedFlags
 	// The proxy routes' upstreams and context windows.
 	upstreamURL, upstreamKey   string
@@ -114,8 +116,10 @@ as AGENTMEM_UPSTREAM_API_KEY and AGENTMEM_ANTHROPIC_API_KEY) win over the
 caller's own credentials, which are forwarded otherwise.
 
 With AGENTMEM_LLM_BASE_URL (an OpenAI-compatible API), the compact route's
-summarize strategy uses the model; the extractive summarizer is always
-there. SIGINT or SIGTERM stops the server after the requests in flight.`,
+summarize strategy uses the model (the extractive summarizer is always
+there), and so does fact extraction: POST /v1/users/{user}/facts/extract
+and, with --extract-facts, the turns of sessions with a user, learnt in
+the background from the store's log. SIGINT or SIGTERM stops the server after the requests in flight.`,
 		Example: `  agentmem serve
   agentmem serve --addr 127.0.0.1:9000 --store sqlite:///var/lib/agentmem/agentmem.db
   AGENTMEM_STORE=mem:// agentmem serve --log-level debug
@@ -145,6 +149,7 @@ there. SIGINT or SIGTERM stops the server after the requests in flight.`,
 	fl.StringVar(&f.llmBaseURL, "llm-base-url", "", "an OpenAI-compatible API `URL` for LLM summaries (e.g. http://localhost:11434/v1)")
 	fl.StringVar(&f.llmKey, "llm-api-key", "", "the API key of --llm-base-url (prefer AGENTMEM_LLM_API_KEY: flags show in ps)")
 	fl.StringVar(&f.llmMod, "llm-model", "", "the chat model of --llm-base-url")
+	fl.BoolVar(&f.extractFacts, "extract-facts", false, "learn facts about users from every turn of every session with a user_id, in the background (the model of --llm-base-url; docs/operations.md)")
 	fl.StringVar(&f.upstreamURL, "upstream-base-url", "", "proxy POST /v1/chat/completions to this OpenAI-compatible API `URL` (e.g. https://api.openai.com/v1)")
 	fl.StringVar(&f.upstreamKey, "upstream-api-key", "", "the API key sent to --upstream-base-url instead of the caller's (prefer AGENTMEM_UPSTREAM_API_KEY: flags show in ps)")
 	fl.StringVar(&f.anthropicURL, "anthropic-base-url", "", "proxy POST /v1/messages to this Anthropic API `URL` (e.g. https://api.anthropic.com)")
@@ -164,6 +169,9 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	}
 	if f.shutdownTimeout <= 0 {
 		return cli.Usagef("--shutdown-timeout must be positive")
+	}
+	if f.extractFacts && f.llmBaseURL == "" {
+		return cli.Usagef("--extract-facts needs a model: give --llm-base-url (or AGENTMEM_LLM_BASE_URL)")
 	}
 	if f.pruneInterval < 0 {
 		return cli.Usagef("--prune-interval must not be negative")
@@ -186,6 +194,9 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 			return cli.Usagef("--llm-base-url: %v", err)
 		}
 		cfg.Summarizer = summarize.NewLLM(client, summarize.LLMOptions{})
+		// The same model learns facts from turns (POST
+		// /v1/users/{user}/facts/extract, --extract-facts).
+		cfg.Extractor = &facts.LLMExtractor{Client: client}
 	}
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {
@@ -218,6 +229,15 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// background, from the store's log.
 	if feed, ok := st.(store.Feed); ok {
 		defer startCompactor(a, svc, feed)()
+		// With --extract-facts, the turns of sessions with a user are
+		// learnt from in the background too.
+		if f.extractFacts && mems.facts != nil {
+			stop, err := startFactExtraction(a, svc, feed, mems.facts, cfg.Extractor)
+			if err != nil {
+				return cli.UsageError(err)
+			}
+			defer stop()
+		}
 	}
 	msrv, err := agentmcp.New(agentmcp.Config{
 		Store: indexed, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
@@ -283,7 +303,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// Where everything is, before the line that says the server is up.
 	a.Log.Info("endpoints", endpoints(ln.Addr(), tlsCfg != nil, f.upstreamURL != "", f.anthropicURL != "", storeURL)...)
 	a.Log.Info("agentmem serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "api_keys", keysRule,
-		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil,
+		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil, "extract_facts", f.extractFacts,
 		"openai_upstream", redactURL(f.upstreamURL), "anthropic_upstream", redactURL(f.anthropicURL))
 	if !loopback && tlsCfg == nil {
 		a.Log.Warn("serving plain HTTP on a non-loopback address: API keys cross the network in clear text; " +

@@ -43,6 +43,8 @@ __all__ = [
     "FactSource",
     "Fact",
     "RememberResponse",
+    "ExtractFactsResponse",
+    "ExtractedDecision",
     "FactsResponse",
     "FactResponse",
     "ItemsResponse",
@@ -664,6 +666,53 @@ class RememberResponse:
     @classmethod
     def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
         """Builds a RememberResponse from its JSON object."""
+        return build(cls, data, {
+            "fact": Fact.from_json,
+            "previous": Fact.from_json,
+        })
+
+
+@dataclasses.dataclass
+class ExtractFactsResponse:
+    """The API's ``ExtractFactsResponse`` object.
+
+    The answer of ``POST /v1/users/{user}/facts/extract`` (Learn facts about
+    a user from a conversation turn).
+    """
+
+    #: The extractor's decisions, in order, each with what it did.
+    decisions: List[ExtractedDecision] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds an ExtractFactsResponse from its JSON object."""
+        return build(cls, data, {
+            "decisions": list_of(ExtractedDecision.from_json),
+        })
+
+
+@dataclasses.dataclass
+class ExtractedDecision:
+    """The API's ``ExtractedDecision`` object."""
+
+    #: The extractor's decision. One of ``"add"``, ``"reinforce"``,
+    #: ``"supersede"``, ``"ignore"``.
+    action: str = ""
+
+    #: What it did: an add of what a valid fact already says reinforces it;
+    #: ignored writes nothing. One of ``"added"``, ``"reinforced"``,
+    #: ``"superseded"``, ``"ignored"``.
+    outcome: str = ""
+
+    #: The fact added or reinforced, or the successor of a superseded one.
+    fact: Optional[Fact] = None
+
+    #: For superseded: the old fact, superseded and closed.
+    previous: Optional[Fact] = None
+
+    @classmethod
+    def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
+        """Builds an ExtractedDecision from its JSON object."""
         return build(cls, data, {
             "fact": Fact.from_json,
             "previous": Fact.from_json,

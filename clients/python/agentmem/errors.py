@@ -42,6 +42,7 @@ __all__ = [
     "InternalServerError",
     "NotConfiguredError",
     "SummarizerFailedError",
+    "ExtractionFailedError",
     "UnavailableError",
     "IndexBehindError",
     "CanceledError",
@@ -244,6 +245,13 @@ class SummarizerFailedError(APIError):
     code_name = "summarizer_failed"
 
 
+class ExtractionFailedError(APIError):
+    """502 ``extraction_failed``: the server's fact extractor (an LLM)
+    failed or answered nothing usable; nothing was written; retry."""
+
+    code_name = "extraction_failed"
+
+
 class UnavailableError(APIError):
     """503 ``unavailable``: the store is busy, unreachable or shutting down,
     or other writers of the session got ahead of a write without
@@ -320,6 +328,7 @@ ERROR_CLASSES: Dict[str, Type[APIError]] = {
         InternalServerError,
         NotConfiguredError,
         SummarizerFailedError,
+        ExtractionFailedError,
         UnavailableError,
         IndexBehindError,
         CanceledError,

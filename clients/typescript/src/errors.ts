@@ -100,6 +100,8 @@ export class InternalError extends AgentmemError {}
 export class NotConfiguredError extends AgentmemError {}
 /** 502 `summarizer_failed`: the LLM summarizer failed; retry. */
 export class SummarizerFailedError extends AgentmemError {}
+/** 502 `extraction_failed`: the server's fact extractor (an LLM) failed or answered nothing usable; nothing was written; retry. */
+export class ExtractionFailedError extends AgentmemError {}
 /** 503 `unavailable`: the store is busy, unreachable, timed out or shutting down, or other writers of the session got ahead of a write without If-Match on every try the server made; retried by the client, then thrown. */
 export class UnavailableError extends AgentmemError {}
 /** 503 `index_behind`: a fresh recall search timed out waiting for the index; retry. */
@@ -139,6 +141,7 @@ export const errorClasses: { readonly [C in ErrorCode]: new (d: ErrorDetails) =>
   internal: InternalError,
   not_configured: NotConfiguredError,
   summarizer_failed: SummarizerFailedError,
+  extraction_failed: ExtractionFailedError,
   unavailable: UnavailableError,
   index_behind: IndexBehindError,
   canceled: CanceledError,

@@ -1,0 +1,273 @@
+// Package factextract is fact extraction as a view of the log: it follows
+// the store's change feed (package views) and, for every turn of a
+// session with a user (the user's messages and the assistant's answer),
+// asks an extractor (an LLM, facts.LLMExtractor) what the turn teaches
+// about the user and applies its decisions to the user's facts
+// (facts.Memory.Extract).
+package factextract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/llm"
+	"github.com/agentmem/agentmem/sessions"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/views"
+)
+
+// Consumer is the name of the extraction's cursor in the store's feed.
+const Consumer = "fact-extract"
+
+// Settle is the Learner's views.Options.Settle when it is 0: extraction
+// is on no request's path and waits for a model anyway, so it lets
+// appends gather for a second (a turn's user message and answer are
+// often appended a moment apart).
+const Settle = time.Second
+
+// Window is the most log entries read back from a turn's answer to find
+// the user messages it answers.
+const Window = 64
+
+// Learner extracts facts, in the background, from the turns of the
+// sessions that have a user (store.Session.UserID) and that Config.Select
+// accepts: it follows the store's change feed, and every appended step
+// that ends a turn (an assistant message that calls no tool: a message or
+// final answer step) is a turn: the user messages since the previous
+// turn's end (within Window entries) and that answer. Its facts are the
+// session's user's, in the session's tenant, with the session and the
+// answer's sequence number as their source.
+//
+// Nothing of this is on a request's path. A model outage (the model
+// cannot be reached, answers 5xx or 429) or a store that is unavailable
+// fails the batch, which the follower reads again after a backoff (up to
+// 5s): turns are delayed, never lost, and the turns of the batch already
+// extracted are not extracted again by this process. A turn that can
+// never be extracted (the model's output is rejected twice, or it refuses
+// the request as malformed) is reported (Options.OnError) and skipped.
+//
+// The cursor is saved in the feed after every batch. A process that
+// crashes between applying a batch and saving its cursor extracts that
+// batch's turns again: an add of what the same turn already added is then
+// ignored (its source is the same), but a reinforcement counts twice.
+// For the same reason, one process should extract the turns of a store:
+// followers in several processes each extract what they read.
+type Learner struct {
+	*views.Follower
+	cfg Config
+	// done holds the turns extracted in the batch being applied, so that
+	// a batch retried after a failure does not extract them again.
+	done map[turnKey]bool
+}
+
+// turnKey names a turn: its session and its answer's sequence number.
+type turnKey struct {
+	tenant, session string
+	seq             int64
+}
+
+// Config configures a Learner.
+type Config struct {
+	// Store is the sessions' store, to read a turn's user messages.
+	// Required.
+	Store store.Store
+	// Facts is where the facts go; required.
+	Facts *facts.Memory
+	// Extractor decides what to remember; required.
+	Extractor facts.Extractor
+	// Select, when set, says which sessions with a user are extracted;
+	// nil means all of them.
+	Select func(*store.Session) bool
+	// Follow configures the follower; a zero Consumer is Consumer, a zero
+	// Settle Settle, and SaveEvery is always after every batch.
+	Follow views.Options
+}
+
+// New returns a Learner that follows feed, the change feed of
+// cfg.Store. It does nothing until Run; Start runs one.
+func New(feed store.Feed, cfg Config) (*Learner, error) {
+	if cfg.Store == nil || cfg.Facts == nil || cfg.Extractor == nil || feed == nil {
+		return nil, errors.New("factextract: a store, its feed, a facts memory and an extractor are required")
+	}
+	opts := cfg.Follow
+	if opts.Consumer == "" {
+		opts.Consumer = Consumer
+	}
+	if opts.Settle == 0 {
+		opts.Settle = Settle
+	}
+	// A turn extracted costs a model call: the cursor is saved after
+	// every batch, so that a restart repeats none.
+	opts.SaveEvery = -1
+	l := &Learner{cfg: cfg, done: map[turnKey]bool{}}
+	l.Follower = views.NewFollower(feed, l.apply, opts)
+	return l, nil
+}
+
+// Start runs a Learner over the service's store and feed (nil: the
+// store's own, if it is a store.Feed) until the returned stop is called;
+// the service's appends wake it. Without a feed it returns nil and a stop
+// that does nothing. Stop waits for the extraction in flight, which its
+// context cancels: a turn whose extraction is cut short is extracted
+// again by the next follower, from the cursor saved.
+func Start(svc *sessions.Service, feed store.Feed, cfg Config) (*Learner, func(), error) {
+	if feed == nil {
+		f, ok := svc.Store().(store.Feed)
+		if !ok {
+			return nil, func() {}, nil
+		}
+		feed = f
+	}
+	if cfg.Store == nil {
+		cfg.Store = svc.Store()
+	}
+	l, err := New(feed, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = l.Run(ctx) // failures went to Follow.OnError
+	}()
+	unwatch := svc.NotifyAppends(l.Notify)
+	var once sync.Once
+	return l, func() {
+		once.Do(func() {
+			unwatch()
+			cancel()
+			<-done
+		})
+	}, nil
+}
+
+// apply extracts the turns that a batch of changes ends, in order.
+func (l *Learner) apply(ctx context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
+	written := 0
+	for _, ch := range changes {
+		sess := ch.Session
+		if ch.Kind != store.ChangeAppend || sess == nil || sess.UserID == "" || ch.Entry == nil ||
+			ch.Entry.Kind != store.StepEntry || !endsTurn(ch.Entry.Step) {
+			continue
+		}
+		if l.cfg.Select != nil && !l.cfg.Select(sess) {
+			continue
+		}
+		key := turnKey{sess.Tenant, sess.ID, ch.Entry.Seq}
+		if l.done[key] {
+			continue
+		}
+		n, err := l.extract(ctx, sess, ch.Entry)
+		if err != nil {
+			if retry(ctx, err) {
+				return written, fmt.Errorf("fact extraction: session %q, turn ending at step %d: %w", sess.ID, ch.Entry.Seq, err)
+			}
+			l.Report(fmt.Errorf("fact extraction: skipping the turn of session %q ending at step %d: %w", sess.ID, ch.Entry.Seq, err))
+		}
+		l.done[key] = true
+		written += n
+	}
+	clear(l.done) // the batch is applied: the cursor moves past it
+	return written, nil
+}
+
+// extract learns from the turn that answer ends and returns the number of
+// facts written.
+func (l *Learner) extract(ctx context.Context, sess *store.Session, answer *store.Entry) (int, error) {
+	if answer.Seq <= 1 {
+		return 0, nil // nothing before it
+	}
+	after := max(answer.Seq-Window-1, 0)
+	resp, err := l.cfg.Store.Read(ctx, store.ReadRequest{Tenant: sess.Tenant, SessionID: sess.ID, After: after, Limit: int(answer.Seq - after - 1)})
+	if err != nil {
+		if errors.Is(err, agentmem.ErrNotFound) {
+			return 0, nil // deleted since
+		}
+		return 0, err
+	}
+	var user []agentmem.Message
+	for i := len(resp.Entries) - 1; i >= 0; i-- {
+		e := resp.Entries[i]
+		if e.Kind != store.StepEntry || e.Step == nil || e.Seq >= answer.Seq {
+			continue
+		}
+		if endsTurn(e.Step) {
+			break
+		}
+		msgs := e.Step.Messages(agentmem.RenderOptions{})
+		for j := len(msgs) - 1; j >= 0; j-- {
+			if msgs[j].Role == agentmem.RoleUser {
+				user = append(user, msgs[j])
+			}
+		}
+	}
+	if len(user) == 0 {
+		return 0, nil // an answer to nothing the user said
+	}
+	turn := make([]agentmem.Message, 0, len(user)+1)
+	for i := len(user) - 1; i >= 0; i-- {
+		turn = append(turn, user[i])
+	}
+	turn = append(turn, answer.Step.Messages(agentmem.RenderOptions{})...)
+	ex, err := l.cfg.Facts.Extract(ctx, l.cfg.Extractor, facts.Turn{
+		Tenant: sess.Tenant, UserID: sess.UserID, Messages: turn,
+		Source: facts.Source{SessionID: sess.ID, StepSeq: answer.Seq, Agent: sess.Agent},
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range ex.Results {
+		if r.Outcome != facts.OutcomeIgnored {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// endsTurn reports whether a step ends a turn: it renders as an assistant
+// message with text that calls no tool.
+func endsTurn(s agentmem.Step) bool {
+	if s == nil {
+		return false
+	}
+	msgs := s.Messages(agentmem.RenderOptions{})
+	if len(msgs) == 0 {
+		return false
+	}
+	last := msgs[len(msgs)-1]
+	return last.Role == agentmem.RoleAssistant && len(last.ToolCalls) == 0 && last.Text() != ""
+}
+
+// retry reports whether a failed extraction may pass if tried again: the
+// model or the store was unavailable, or the follower is stopping. A
+// model that answered with output rejected twice, or refused the request
+// itself as malformed, would fail the same way again.
+func retry(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, agentmem.ErrUnavailable) {
+		return true
+	}
+	var xe *facts.ExtractionError
+	if !errors.As(err, &xe) {
+		return false
+	}
+	var inv *agentmem.InvalidError
+	if errors.As(xe.Err, &inv) {
+		return false // the model answered, twice, with what could not be used
+	}
+	var ae *llm.APIError
+	if errors.As(xe.Err, &ae) {
+		switch ae.StatusCode {
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+			return false
+		}
+	}
+	return true
+}
