@@ -26,7 +26,7 @@ const exportProgressMin = 100
 type exportFlags struct {
 	store, tenant, user, agent, out string
 	all                             bool
-	progress                        progressFlags
+	progress                        cli.Progress
 }
 
 func newExportCmd(a *cli.App) *cobra.Command {
@@ -72,7 +72,7 @@ shows it always, --no-progress never).`,
 	fl.StringVar(&f.agent, "agent", "", "export every session of this `AGENT`")
 	fl.StringVar(&f.tenant, "tenant", "", "only this `TENANT`'s sessions (default: every tenant)")
 	fl.StringVarP(&f.out, "output", "o", "", "write to `FILE` instead of standard output (- for standard output)")
-	addProgressFlags(fl, &f.progress)
+	f.progress.AddFlags(fl)
 	return cmd
 }
 
@@ -84,7 +84,7 @@ func runExport(ctx context.Context, a *cli.App, f exportFlags, ids []string, std
 	case len(ids) == 0 && !selecting:
 		return cli.Usagef("name the sessions to export, or give --all, --user or --agent")
 	}
-	if err := f.progress.check(); err != nil {
+	if err := f.progress.Check(); err != nil {
 		return err
 	}
 	toFile := f.out != "" && f.out != "-"
@@ -124,17 +124,8 @@ func runExport(ctx context.Context, a *cli.App, f exportFlags, ids []string, std
 	}
 
 	var bar *progressbar.ProgressBar
-	if f.progress.show(isTerminal(stderr) && len(keys) >= exportProgressMin && (toFile || !isTerminal(stdout))) {
-		bar = progressbar.NewOptions(len(keys),
-			progressbar.OptionSetWriter(stderr),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetDescription("exporting"),
-			progressbar.OptionSetItsString("sessions"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(progressThrottle),
-			progressbar.OptionSetSpinnerChangeInterval(0),
-		)
+	if f.progress.Show(cli.IsTerminal(stderr) && len(keys) >= exportProgressMin && (toFile || !cli.IsTerminal(stdout))) {
+		bar = cli.NewBar(stderr, int64(len(keys)), "exporting", "sessions")
 	}
 	n, size, skipped, err := writeExport(ctx, st, keys, selecting, f.out, stdout, bar)
 	if bar != nil {

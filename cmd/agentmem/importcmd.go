@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/auth"
@@ -19,8 +18,6 @@ import (
 	"github.com/agentmem/agentmem/store"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"golang.org/x/term"
 )
 
 func init() { cli.Register(newImportCmd) }
@@ -30,7 +27,7 @@ type importFlags struct {
 	store, onConflict  string
 	tenant             string
 	newIDs, allowShort bool
-	progress           progressFlags
+	progress           cli.Progress
 	json               bool
 	maxLineBytes       int
 }
@@ -56,8 +53,6 @@ const (
 	// progressMinBytes is the smallest input that gets a progress bar
 	// without --progress.
 	progressMinBytes = 1 << 20
-	// progressThrottle is how often the progress bar is redrawn at most.
-	progressThrottle = 100 * time.Millisecond
 )
 
 func newImportCmd(a *cli.App) *cobra.Command {
@@ -116,7 +111,7 @@ never).`,
 	fl.StringVar(&f.onConflict, "on-conflict", conflictFail, "what to do with a session whose ID is in use, `POLICY`: fail (report it, exit 1), skip (report it, exit 0) or new-id (import it under a new ID)")
 	fl.BoolVar(&f.allowShort, "allow-short-log", false, "import a session whose log ends before its header's last_seq instead of taking it as truncated")
 	fl.BoolVar(&f.json, "json", false, "report one JSON object per session instead of text")
-	addProgressFlags(fl, &f.progress)
+	f.progress.AddFlags(fl)
 	fl.IntVar(&f.maxLineBytes, "max-line-bytes", defaultMaxLineBytes, "the longest line, in `BYTES` (a step is at most 4 MiB as JSON; a compaction line holds copies of steps)")
 	return cmd
 }
@@ -128,7 +123,7 @@ func runImport(cmd *cobra.Command, a *cli.App, f importFlags, path string) error
 	default:
 		return cli.Usagef("--on-conflict %q: want fail, skip or new-id", f.onConflict)
 	}
-	if err := f.progress.check(); err != nil {
+	if err := f.progress.Check(); err != nil {
 		return err
 	}
 	if f.maxLineBytes < 1 {
@@ -143,7 +138,7 @@ func runImport(cmd *cobra.Command, a *cli.App, f importFlags, path string) error
 		in   io.Reader = cmd.InOrStdin()
 		name           = "standard input"
 	)
-	if path == "-" && isTerminal(in) {
+	if path == "-" && cli.IsTerminal(in) {
 		return cli.Usagef("give the FILE to import: standard input is a terminal")
 	}
 	if path != "-" {
@@ -177,7 +172,7 @@ func runImport(cmd *cobra.Command, a *cli.App, f importFlags, path string) error
 	stderr := cmd.ErrOrStderr()
 	bar := newImportBar(f, in, stderr)
 	if bar != nil {
-		in = io.TeeReader(in, progressSink{bar})
+		in = io.TeeReader(in, cli.ProgressSink{Bar: bar})
 	}
 	out := cmd.OutOrStdout()
 	im := &sessionImporter{
@@ -189,7 +184,7 @@ func runImport(cmd *cobra.Command, a *cli.App, f importFlags, path string) error
 		maxLine:    f.maxLineBytes,
 	}
 	// On a terminal, a report line must not run into the bar's line.
-	clearBar := bar != nil && isTerminal(out)
+	clearBar := bar != nil && cli.IsTerminal(out)
 	var sum importSummary
 	err = im.run(ctx, in, func(r importResult) error {
 		if clearBar {
@@ -239,7 +234,7 @@ func newImportBar(f importFlags, in io.Reader, stderr io.Writer) *progressbar.Pr
 			size = fi.Size()
 		}
 	}
-	if !f.progress.show(isTerminal(stderr) && (size < 0 || size >= progressMinBytes)) {
+	if !f.progress.Show(cli.IsTerminal(stderr) && (size < 0 || size >= progressMinBytes)) {
 		return nil
 	}
 	if size >= 0 {
@@ -247,57 +242,7 @@ func newImportBar(f importFlags, in io.Reader, stderr io.Writer) *progressbar.Pr
 		// full only when Finish says the import is.
 		size++
 	}
-	return progressbar.NewOptions64(size,
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetDescription("importing"),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(progressThrottle),
-		// No spinner goroutine: the bar renders as the input is read.
-		progressbar.OptionSetSpinnerChangeInterval(0),
-	)
-}
-
-// progressFlags are --progress and --no-progress.
-type progressFlags struct{ always, never bool }
-
-// addProgressFlags adds --progress and --no-progress to fl.
-func addProgressFlags(fl *pflag.FlagSet, p *progressFlags) {
-	fl.BoolVar(&p.always, "progress", false, "always show the progress bar on standard error")
-	fl.BoolVar(&p.never, "no-progress", false, "never show the progress bar")
-}
-
-// check refuses --progress with --no-progress.
-func (p progressFlags) check() error {
-	if p.always && p.never {
-		return cli.Usagef("--progress and --no-progress contradict each other")
-	}
-	return nil
-}
-
-// show reports whether to draw a progress bar: always with --progress,
-// never with --no-progress, and otherwise when auto says so (standard
-// error is a terminal and the work is large).
-func (p progressFlags) show(auto bool) bool {
-	return p.always || !p.never && auto
-}
-
-// progressSink advances a progress bar by the bytes written to it. It
-// never fails: a bar that cannot draw (an empty input, one that grew
-// while read) must not fail the import.
-type progressSink struct{ bar *progressbar.ProgressBar }
-
-func (p progressSink) Write(b []byte) (int, error) {
-	_ = p.bar.Add(len(b))
-	return len(b), nil
-}
-
-// isTerminal reports whether f (an io.Reader or io.Writer) is a terminal.
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	return ok && term.IsTerminal(int(file.Fd()))
+	return cli.NewBar(stderr, size, "importing", "")
 }
 
 // importResult is what became of one session of the input.
