@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -123,6 +124,9 @@ type Follower struct {
 
 	notify chan struct{} // buffered: a pending wake-up
 	urgent chan struct{} // buffered: a wake-up that skips the settling (Sync)
+	// syncs counts the Syncs waiting: a wake-up on urgent counts only
+	// while one waits (see wait).
+	syncs atomic.Int32
 
 	mu       sync.Mutex
 	through  int64         // the feed watermark applied
@@ -187,6 +191,8 @@ func (f *Follower) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	f.syncs.Add(1)
+	defer f.syncs.Add(-1)
 	select { // read now, without letting writes settle
 	case f.urgent <- struct{}{}:
 	default:
@@ -304,23 +310,51 @@ func (f *Follower) Run(ctx context.Context) error {
 			}
 		}
 		timer.Reset(f.opts.Poll)
+		if !f.wait(ctx, timer) {
+			return nil
+		}
+	}
+}
+
+// wait waits, after a read that found nothing more, for a reason to read
+// again: a notification (then for the writes that follow it to settle,
+// unless a Sync waits), a Sync, or the poll timer. It reports false when
+// ctx ends. A wake-up on urgent counts only while a Sync waits: one that
+// found the follower caught up may have left it behind.
+func (f *Follower) wait(ctx context.Context, timer *time.Timer) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return false
 		case <-f.notify:
-			if f.opts.Settle > 0 {
-				// Let the writes that follow this one gather (unless a
-				// Sync waits).
-				timer.Reset(f.opts.Settle)
+			if f.opts.Settle <= 0 || f.syncs.Load() > 0 {
+				return true
+			}
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			timer.Reset(f.opts.Settle)
+			for {
 				select {
 				case <-ctx.Done():
-					return nil
+					return false
 				case <-timer.C:
+					return true
 				case <-f.urgent:
+					if f.syncs.Load() > 0 {
+						return true
+					}
 				}
 			}
 		case <-f.urgent:
+			if f.syncs.Load() > 0 {
+				return true
+			}
 		case <-timer.C:
+			return true
 		}
 	}
 }
