@@ -509,7 +509,7 @@ func rewriteWorkingSet(ctx context.Context, st store.Store, sets workingSetSourc
 		}
 		last := ws.Session.LastSeq
 		if expected != nil && *expected != last {
-			return nil, fmt.Errorf("%w: session %s: expected last seq %d, it is %d", agentmem.ErrConflict, id, *expected, last)
+			return nil, &store.StaleError{SessionID: id, Expected: *expected, LastSeq: last}
 		}
 		rec, err := change(ws)
 		if err != nil || rec == nil {

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -91,7 +90,7 @@ func record(ctx context.Context, st store.Store, ws workingSetSource, req Record
 		return nil, err
 	}
 	if last := cur.Session.LastSeq; last != req.ExpectedLastSeq {
-		return nil, fmt.Errorf("%w: session %s: expected last seq %d, it is %d", agentmem.ErrConflict, req.SessionID, req.ExpectedLastSeq, last)
+		return nil, &store.StaleError{SessionID: req.SessionID, Expected: req.ExpectedLastSeq, LastSeq: last}
 	}
 	steps := cur.Steps
 	// changed holds the copies this write makes, by step number.

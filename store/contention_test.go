@@ -12,7 +12,7 @@ import (
 
 // errLost is the error of a conditional append that another writer got
 // ahead of, as the backends report it.
-var errLost = fmt.Errorf("session %q: expected last seq 3, it is 4: %w", "s", agentmem.ErrConflict)
+var errLost = &StaleError{SessionID: "s", Expected: 3, LastSeq: 4}
 
 // TestRetryPolicyDo: a write that loses races is tried again until it
 // succeeds, within the policy's tries, and each lost race is reported.

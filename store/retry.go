@@ -196,10 +196,13 @@ func CheckRetriedCompaction(c *CompactionRecord, seqs []int64, after int64, stor
 }
 
 // StoredStep is a step of a session's visible log that a backend found by
-// its ID: its sequence number and its stored encoding.
+// its ID: its sequence number and its stored encoding, or the step itself
+// for a backend that keeps steps decoded.
 type StoredStep struct {
 	Seq  int64
 	Body []byte
+	// Step, when not nil, is the stored step, and Body is not read.
+	Step agentmem.Step
 }
 
 // CheckStoredRetry decodes the stored steps among a request's step IDs
@@ -214,9 +217,12 @@ func CheckStoredRetry(steps []agentmem.Step, ids []string, existing map[string]S
 		if !ok {
 			continue
 		}
-		step, err := DecodeStep(st.Body)
-		if err != nil {
-			return nil, false, fmt.Errorf("stored entry %d does not decode: %v", st.Seq, err)
+		step := st.Step
+		if step == nil {
+			var err error
+			if step, err = DecodeStep(st.Body); err != nil {
+				return nil, false, fmt.Errorf("stored entry %d does not decode: %v", st.Seq, err)
+			}
 		}
 		seqs[i], stored[i] = st.Seq, step
 	}

@@ -225,20 +225,6 @@ func (s *session) newestFull(upTo int64) *store.Entry {
 	return nil
 }
 
-// workingSteps returns the working set of the visible log followed by
-// the new step entries of an append, as store.CheckPinned sees them.
-func (s *session) workingSteps(add []store.Entry) []store.WorkingStep {
-	ws := store.WorkingSet(s.visible(math.MaxInt64))
-	out := make([]store.WorkingStep, 0, len(ws)+len(add))
-	for _, st := range ws {
-		out = append(out, store.WorkingStep{Seq: int64(st.Info().Number), Kind: st.Kind()})
-	}
-	for _, e := range add {
-		out = append(out, store.WorkingStep{Seq: e.Seq, Kind: e.Step.Kind()})
-	}
-	return out
-}
-
 func (s *session) reindex() {
 	s.ids = make(map[string]int64, len(s.entries))
 	for _, e := range s.entries {
@@ -447,9 +433,11 @@ func (st *Store) delete(s *session) {
 	st.feed.add(store.ChangeDelete, &s.meta, 0, now)
 }
 
-// Append implements store.Store.
+// Append implements store.Store: store.PlanAppend over the session's
+// log, under the store's lock.
 func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
-	if err := store.ValidateAppend(req); err != nil {
+	encoded, err := store.ValidateAppendEncoded(req)
+	if err != nil {
 		return nil, err
 	}
 	if err := st.lock(ctx); err != nil {
@@ -461,117 +449,26 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	if err != nil {
 		return nil, err
 	}
-	last := s.meta.LastSeq
-
-	// The idempotency key's record decides, when there is one.
-	if req.Idempotency != nil {
-		resp, err := store.CheckKey(req, s.keyRecord(req.Idempotency.Key, math.MaxInt64), last)
-		if err != nil || resp != nil {
-			return resp, err
-		}
-		if store.KeyOnly(req) {
-			return &store.AppendResponse{LastSeq: last}, nil
-		}
+	resp, planned, err := store.PlanAppend(ctx, logView{s}, req.SessionID, s.meta.LastSeq, req, encoded)
+	if err != nil || len(planned) == 0 {
+		return resp, err
 	}
-
-	// Steps already in the visible log: a request whose steps are all
-	// stored (the same steps) is a retry and stores nothing; a request
-	// reusing IDs otherwise is refused.
-	seqs := make([]int64, len(req.Steps))
-	var stored []agentmem.Step
-	var maxOld int64
-	for i, step := range req.Steps {
-		if seq, ok := s.seqOfID(step.Info().ID, math.MaxInt64); ok {
-			if stored == nil {
-				stored = make([]agentmem.Step, len(req.Steps))
-			}
-			seqs[i] = seq
-			stored[i], _ = s.stepBySeq(seq)
-			maxOld = max(maxOld, seq)
+	// Decode every new entry before changing anything (all or none): what
+	// the store keeps is exactly what its encoding says, as on the
+	// database backends.
+	add := make([]store.Entry, len(planned))
+	for i, p := range planned {
+		e := store.Entry{Seq: p.Seq, Kind: p.Kind, Time: now}
+		if p.Kind == store.StepEntry {
+			e.Step, err = store.DecodeStep(p.Body)
+		} else {
+			e.Compaction, err = store.DecodeCompaction(p.Body)
 		}
-	}
-	if stored != nil {
-		retry, err := store.CheckRetry(req.Steps, stored, seqs)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("entry %d: %w", p.Seq, err)
 		}
-		if retry {
-			resp := &store.AppendResponse{Seqs: seqs, LastSeq: last, Retried: true}
-			if req.Compaction != nil {
-				var rec *store.CompactionRecord
-				if o, i := s.owner(maxOld + 1); o != nil && o.entries[i].Kind == store.CompactionEntry {
-					rec = o.entries[i].Compaction
-				}
-				if err := store.CheckRetriedCompaction(req.Compaction, seqs, maxOld+1, rec); err != nil {
-					return nil, err
-				}
-				resp.CompactionSeq = maxOld + 1
-			}
-			return resp, nil
-		}
+		add[i] = e
 	}
-	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != last {
-		return nil, fmt.Errorf("session %q: expected last seq %d, but it is %d: %w", req.SessionID, *req.ExpectedLastSeq, last, agentmem.ErrConflict)
-	}
-	if req.Compaction != nil {
-		lookup := s.stepBySeq
-		if req.Compaction.Amend {
-			// An amendment's copies stand in for steps of the working set.
-			var fullSeq int64
-			var full *store.CompactionRecord
-			if e := s.newestFull(math.MaxInt64); e != nil {
-				fullSeq, full = e.Seq, e.Compaction
-			}
-			lookup = func(seq int64) (agentmem.Step, bool) {
-				if !store.InWorkingSet(seq, fullSeq, full) {
-					return nil, false
-				}
-				return s.stepBySeq(seq)
-			}
-		}
-		if err := store.CheckCompaction(req.Compaction, lookup); err != nil {
-			return nil, err
-		}
-	}
-
-	// Build every new entry before changing anything: all or none.
-	var add []store.Entry
-	next := last
-	for i, step := range req.Steps {
-		if seqs[i] != 0 {
-			continue
-		}
-		next++
-		n, _, err := store.Normalize(step, next)
-		if err != nil {
-			return nil, fmt.Errorf("steps[%d]: %w", i, err)
-		}
-		seqs[i] = next
-		add = append(add, store.Entry{Seq: next, Kind: store.StepEntry, Step: n, Time: now})
-	}
-	resp := &store.AppendResponse{Seqs: seqs}
-	if req.Compaction != nil {
-		rec, err := store.ResolveCompaction(req.Compaction, seqs)
-		if err != nil {
-			return nil, err
-		}
-		if !rec.Amend { // an amendment keeps the working set's steps
-			if err := store.CheckPinned(rec, s.workingSteps(add)); err != nil {
-				return nil, err
-			}
-		}
-		for i, r := range rec.Replaced {
-			n, _, err := store.Normalize(r, int64(r.Info().Number))
-			if err != nil {
-				return nil, fmt.Errorf("compaction.replaced[%d]: %w", i, err)
-			}
-			rec.Replaced[i] = n
-		}
-		next++
-		resp.CompactionSeq = next
-		add = append(add, store.Entry{Seq: next, Kind: store.CompactionEntry, Compaction: rec, Time: now})
-	}
-
 	s.entries = append(s.entries, add...)
 	for _, e := range add {
 		if e.Kind == store.StepEntry {
@@ -579,9 +476,8 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 		}
 		st.feed.add(store.ChangeAppend, &s.meta, e.Seq, now)
 	}
-	s.meta.LastSeq = next
+	s.meta.LastSeq = resp.LastSeq
 	s.meta.UpdatedAt = now
-	resp.LastSeq = next
 	if k := req.Idempotency; k != nil {
 		if s.keys == nil {
 			s.keys = map[string]store.KeyRecord{}
@@ -589,6 +485,67 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 		s.keys[k.Key] = store.NewKeyRecord(k.Fingerprint, resp)
 	}
 	return resp, nil
+}
+
+// logView is store.LogView over a session's visible log, under the
+// store's lock.
+type logView struct{ s *session }
+
+// Key implements store.LogView.
+func (v logView) Key(_ context.Context, key string) (*store.KeyRecord, error) {
+	return v.s.keyRecord(key, math.MaxInt64), nil
+}
+
+// StepsByID implements store.LogView.
+func (v logView) StepsByID(_ context.Context, ids []string) (map[string]store.StoredStep, error) {
+	var found map[string]store.StoredStep
+	for _, id := range ids {
+		if seq, ok := v.s.seqOfID(id, math.MaxInt64); ok {
+			if found == nil {
+				found = make(map[string]store.StoredStep, len(ids))
+			}
+			step, _ := v.s.stepBySeq(seq)
+			found[id] = store.StoredStep{Seq: seq, Step: step}
+		}
+	}
+	return found, nil
+}
+
+// CompactionAt implements store.LogView.
+func (v logView) CompactionAt(_ context.Context, seq int64) (*store.CompactionRecord, error) {
+	if o, i := v.s.owner(seq); o != nil && o.entries[i].Kind == store.CompactionEntry {
+		return o.entries[i].Compaction, nil
+	}
+	return nil, nil
+}
+
+// CompactionLookup implements store.LogView.
+func (v logView) CompactionLookup(_ context.Context, c *store.CompactionRecord, lastSeq int64) (func(int64) (agentmem.Step, bool), error) {
+	if !c.Amend {
+		return v.s.stepBySeq, nil
+	}
+	// An amendment's copies stand in for steps of the working set.
+	var fullSeq int64
+	var full *store.CompactionRecord
+	if e := v.s.newestFull(math.MaxInt64); e != nil {
+		fullSeq, full = e.Seq, e.Compaction
+	}
+	return func(seq int64) (agentmem.Step, bool) {
+		if !store.InWorkingSet(seq, fullSeq, full) {
+			return nil, false
+		}
+		return v.s.stepBySeq(seq)
+	}, nil
+}
+
+// WorkingSteps implements store.LogView.
+func (v logView) WorkingSteps(context.Context) ([]store.WorkingStep, error) {
+	ws := store.WorkingSet(v.s.visible(math.MaxInt64))
+	out := make([]store.WorkingStep, len(ws))
+	for i, st := range ws {
+		out[i] = store.WorkingStep{Seq: int64(st.Info().Number), Kind: st.Kind()}
+	}
+	return out, nil
 }
 
 // Read implements store.Store.

@@ -4,7 +4,4 @@ import "github.com/agentmem/agentmem/store/internal/sqlstore"
 
 // The tests of this package name functions of the session store that
 // package sqlstore now holds for both SQL backends.
-var (
-	isStoreErr = sqlstore.IsStoreErr
-	renumber   = sqlstore.Renumber
-)
+var isStoreErr = sqlstore.IsStoreErr

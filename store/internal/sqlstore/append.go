@@ -1,10 +1,8 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -125,147 +123,85 @@ type Own struct {
 }
 
 // PlanAppend is an append under the session's lock, up to what it
-// writes: it looks the request's idempotency key up (store.CheckKey),
-// finds the request's steps that are already in the visible log and
-// answers a retry or refuses a request reusing IDs (see
-// store.CheckRetry), checks ExpectedLastSeq and the compaction (its
-// references, and its pinned steps: store.CheckPinned), and numbers and
-// encodes the new entries. It returns the response and the rows to
-// insert (none for a retry or a request that only checks its key); when
-// there are rows and the request has a key, the caller records it too
-// (InsertKeySQL), in the same transaction.
+// writes: store.PlanAppend over the session's visible log. It returns the
+// response and the rows to insert (none for a retry or a request that
+// only checks its key); when there are rows and the request has a key,
+// the caller records it too (InsertKeySQL), in the same transaction.
 //
 // own, when not nil, holds what the request has in the session's own log
-// (PostgreSQL looks it up in the round trip that takes the lock);
-// PlanAppend then looks only in the inherited log. encoded holds the
-// steps' encodings by store.ValidateAppendEncoded, or is nil.
+// (PostgreSQL looks it up in the round trip that takes the lock); the
+// view then looks only in the inherited log. encoded holds the steps'
+// encodings by store.ValidateAppendEncoded, or is nil.
 func PlanAppend(ctx context.Context, s *Store, q sqldb.Querier, sess *SessionRow, req store.AppendRequest, encoded [][]byte, own *Own) (*store.AppendResponse, []EntryRow, error) {
 	segs, err := segments(ctx, q, sess)
 	if err != nil {
 		return nil, nil, err
 	}
-	if k := req.Idempotency; k != nil {
-		var rec *store.KeyRecord
-		switch {
-		case own == nil:
-			rec, err = s.findKey(ctx, q, segs, k.Key)
-		case own.Key != nil:
-			rec = own.Key
-		case len(segs) > 1:
-			rec, err = s.findKey(ctx, q, segs[:len(segs)-1], k.Key)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		resp, err := store.CheckKey(req, rec, sess.LastSeq)
-		if err != nil || resp != nil {
-			return resp, nil, err
-		}
-		if store.KeyOnly(req) {
-			return &store.AppendResponse{LastSeq: sess.LastSeq}, nil, nil
-		}
+	v := &logView{s: s, q: q, segs: segs, own: own}
+	resp, add, err := store.PlanAppend(ctx, v, sess.ID, sess.LastSeq, req, encoded)
+	if err != nil || len(add) == 0 {
+		return resp, nil, err
 	}
-	// Steps already in the visible log: a request whose steps are all
-	// stored (the same steps) is a retry and stores nothing; a request
-	// reusing IDs otherwise is refused.
-	ids := make([]string, len(req.Steps))
-	for i, st := range req.Steps {
-		ids[i] = st.Info().ID
+	rows := make([]EntryRow, len(add))
+	for i, e := range add {
+		rows[i] = EntryRow{Seq: e.Seq, Kind: e.Kind, StepID: e.StepID, Body: e.Body}
 	}
-	var existing map[string]store.StoredStep
-	if own != nil {
-		existing = own.Steps
-		if existing == nil {
-			existing = map[string]store.StoredStep{}
-		}
-	}
-	switch {
-	case own == nil:
-		existing = make(map[string]store.StoredStep, len(ids))
-		if err := s.findStepIDs(ctx, q, segs, ids, existing); err != nil {
-			return nil, nil, err
-		}
-	case len(segs) > 1 && len(existing) < len(ids):
-		if err := s.findStepIDs(ctx, q, segs[:len(segs)-1], ids, existing); err != nil {
-			return nil, nil, err
-		}
-	}
-	if len(existing) > 0 {
-		resp, err := s.retried(ctx, q, segs, req, ids, existing, sess.LastSeq)
-		if resp != nil || err != nil {
-			return resp, nil, err
-		}
-	}
-	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != sess.LastSeq {
-		return nil, nil, s.conflict("session %q: expected last seq %d, it is %d", sess.ID, *req.ExpectedLastSeq, sess.LastSeq)
-	}
-	if req.Compaction != nil {
-		if err := s.checkCompaction(ctx, q, segs, req.Compaction, sess.LastSeq); err != nil {
-			return nil, nil, err
-		}
-	}
-
-	// Number the new steps and encode them.
-	next := sess.LastSeq
-	seqs := make([]int64, len(req.Steps))
-	rows := make([]EntryRow, 0, len(req.Steps)+1)
-	for i, st := range req.Steps {
-		next++
-		seqs[i] = next
-		var pre []byte
-		if i < len(encoded) {
-			pre = encoded[i]
-		}
-		body, err := encodeNumbered(st, pre, next)
-		if err != nil {
-			return nil, nil, fmt.Errorf("steps[%d]: %w", i, err)
-		}
-		rows = append(rows, EntryRow{Seq: next, Kind: store.StepEntry, StepID: ids[i], Body: body})
-	}
-	resp := &store.AppendResponse{Seqs: seqs}
-	if c := req.Compaction; c != nil {
-		resolved, err := store.ResolveCompaction(c, seqs)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !c.Amend { // an amendment keeps the working set's steps
-			ws, err := s.workingSteps(ctx, q, segs)
-			if err != nil {
-				return nil, nil, err
-			}
-			for i, st := range req.Steps {
-				ws = append(ws, store.WorkingStep{Seq: seqs[i], Kind: st.Kind()})
-			}
-			if err := store.CheckPinned(resolved, ws); err != nil {
-				return nil, nil, err
-			}
-		}
-		body, err := store.EncodeCompaction(resolved)
-		if err != nil {
-			return nil, nil, err
-		}
-		next++
-		resp.CompactionSeq = next
-		rows = append(rows, EntryRow{Seq: next, Kind: store.CompactionEntry, Body: body})
-	}
-	resp.LastSeq = next
 	return resp, rows, nil
 }
 
-// Steps are encoded by the goroutine that calls Append, before it waits
-// for the database (store.ValidateAppendEncoded), so that under the
-// session's lock (or in SQLite's committer, which runs the appends of
-// every goroutine one after the other) only each step's sequence number
-// is spliced into its encoding: JSON encoding is otherwise a large share
-// of that serial time.
+// logView is store.LogView over the segments of a session's visible log,
+// inside the append's transaction.
+type logView struct {
+	s    *Store
+	q    sqldb.Querier
+	segs []segment
+	own  *Own
+}
 
-// encodeNumbered returns store.EncodeStep(store.WithNumber(st, seq)),
-// from pre (st's encoding by store.ValidateAppendEncoded) when it can.
-func encodeNumbered(st agentmem.Step, pre []byte, seq int64) ([]byte, error) {
-	if b, ok := Renumber(pre, st.Kind(), seq); ok {
-		return b, nil
+// Key implements store.LogView.
+func (v *logView) Key(ctx context.Context, key string) (*store.KeyRecord, error) {
+	switch {
+	case v.own == nil:
+		return v.s.findKey(ctx, v.q, v.segs, key)
+	case v.own.Key != nil:
+		return v.own.Key, nil
+	case len(v.segs) > 1:
+		return v.s.findKey(ctx, v.q, v.segs[:len(v.segs)-1], key)
 	}
-	return store.EncodeStep(numbered(st, seq))
+	return nil, nil
+}
+
+// StepsByID implements store.LogView.
+func (v *logView) StepsByID(ctx context.Context, ids []string) (map[string]store.StoredStep, error) {
+	if v.own == nil {
+		found := make(map[string]store.StoredStep, len(ids))
+		return found, v.s.findStepIDs(ctx, v.q, v.segs, ids, found)
+	}
+	found := v.own.Steps
+	if found == nil {
+		found = map[string]store.StoredStep{}
+	}
+	if len(v.segs) > 1 && len(found) < len(ids) {
+		if err := v.s.findStepIDs(ctx, v.q, v.segs[:len(v.segs)-1], ids, found); err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// CompactionAt implements store.LogView.
+func (v *logView) CompactionAt(ctx context.Context, seq int64) (*store.CompactionRecord, error) {
+	return compactionAt(ctx, v.q, v.segs, seq)
+}
+
+// CompactionLookup implements store.LogView.
+func (v *logView) CompactionLookup(ctx context.Context, c *store.CompactionRecord, lastSeq int64) (func(int64) (agentmem.Step, bool), error) {
+	return v.s.compactionLookup(ctx, v.q, v.segs, c, lastSeq)
+}
+
+// WorkingSteps implements store.LogView.
+func (v *logView) WorkingSteps(ctx context.Context) ([]store.WorkingStep, error) {
+	return v.s.workingSteps(ctx, v.q, v.segs)
 }
 
 // numbered returns st numbered n (see store.WithNumber), st itself if it
@@ -275,32 +211,4 @@ func numbered(st agentmem.Step, n int64) agentmem.Step {
 		return st
 	}
 	return store.WithNumber(st, n)
-}
-
-// Renumber replaces the number of an encoded step with seq. The core
-// encodes a step as {"type":"<kind>","number":<n>,...}; if b does not
-// start that way, Renumber reports false and the caller encodes the step
-// again. TestRenumber (store/sqlite) checks that the result is byte for
-// byte the encoding of the numbered step, for every kind of step.
-func Renumber(b []byte, kind agentmem.StepKind, seq int64) ([]byte, bool) {
-	prefix := `{"type":"` + string(kind) + `","number":`
-	if !bytes.HasPrefix(b, []byte(prefix)) {
-		return nil, false
-	}
-	rest := b[len(prefix):]
-	i := 0
-	if i < len(rest) && rest[i] == '-' {
-		i++
-	}
-	j := i
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	if j == i || j == len(rest) || (rest[j] != ',' && rest[j] != '}') {
-		return nil, false
-	}
-	out := make([]byte, 0, len(b)+20)
-	out = append(out, prefix...)
-	out = strconv.AppendInt(out, seq, 10)
-	return append(out, rest[j:]...), true
 }

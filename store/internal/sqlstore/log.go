@@ -165,34 +165,6 @@ func scanKey(row sqldb.Row) (*store.KeyRecord, error) {
 	return &r, nil
 }
 
-// retried handles a request some of whose steps are stored (existing, by
-// ID): see store.CheckRetry. For a retry it returns the response (the
-// stored seqs, and the seq of the compaction stored after them if the
-// request has one, checked with store.CheckRetriedCompaction); for a
-// request that reuses IDs otherwise, the error. A retry stores nothing
-// and succeeds whatever its ExpectedLastSeq says. A nil response and
-// error cannot happen with existing non-empty, but would mean a new
-// append.
-func (s *Store) retried(ctx context.Context, q sqldb.Querier, segs []segment, req store.AppendRequest, ids []string, existing map[string]store.StoredStep, lastSeq int64) (*store.AppendResponse, error) {
-	seqs, retry, err := store.CheckStoredRetry(req.Steps, ids, existing)
-	if err != nil || !retry {
-		return nil, err
-	}
-	resp := &store.AppendResponse{Seqs: seqs, LastSeq: lastSeq, Retried: true}
-	if req.Compaction != nil {
-		after := slices.Max(seqs) + 1
-		rec, err := compactionAt(ctx, q, segs, after)
-		if err != nil {
-			return nil, err
-		}
-		if err := store.CheckRetriedCompaction(req.Compaction, seqs, after, rec); err != nil {
-			return nil, err
-		}
-		resp.CompactionSeq = after
-	}
-	return resp, nil
-}
-
 // compactionAt returns the record of the visible log's entry at seq if it
 // is a compaction, else nil.
 func compactionAt(ctx context.Context, q sqldb.Querier, segs []segment, seq int64) (*store.CompactionRecord, error) {
@@ -218,13 +190,13 @@ func compactionAt(ctx context.Context, q sqldb.Querier, segs []segment, seq int6
 	return nil, nil
 }
 
-// checkCompaction checks a compaction's references against the visible
-// log as it is before the append (entries up to lastSeq): see
-// store.CheckCompaction. Only the steps that have a replacement are
+// compactionLookup returns the lookup with which store.CheckCompaction
+// checks a compaction's references against the visible log as it is
+// before the append (entries up to lastSeq): see store.LogView. Only the steps that have a replacement are
 // read and decoded; for the others, existence is all that is checked. An
 // amendment's references are its copies' steps, which must be in the
 // working set: its cost is that of its copies, not of the working set.
-func (s *Store) checkCompaction(ctx context.Context, q sqldb.Querier, segs []segment, c *store.CompactionRecord, lastSeq int64) error {
+func (s *Store) compactionLookup(ctx context.Context, q sqldb.Querier, segs []segment, c *store.CompactionRecord, lastSeq int64) (func(int64) (agentmem.Step, bool), error) {
 	var refs []int64
 	if c.Amend {
 		for _, r := range c.Replaced {
@@ -248,7 +220,7 @@ func (s *Store) checkCompaction(ctx context.Context, q sqldb.Querier, segs []seg
 	found := make(map[int64]agentmem.Step, len(refs))
 	if c.Amend {
 		if err := s.findCopied(ctx, q, segs, c, lastSeq, found); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if len(refs) > 0 && len(found) < len(refs) {
@@ -274,7 +246,7 @@ func (s *Store) checkCompaction(ctx context.Context, q sqldb.Querier, segs []seg
 				return nil
 			})
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
@@ -282,13 +254,13 @@ func (s *Store) checkCompaction(ctx context.Context, q sqldb.Querier, segs []seg
 	if c.Amend {
 		var err error
 		if member, err = s.workingSetMember(ctx, q, segs, refs); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return store.CheckCompaction(c, func(seq int64) (agentmem.Step, bool) {
+	return func(seq int64) (agentmem.Step, bool) {
 		st, ok := found[seq]
 		return st, ok && member(seq)
-	})
+	}, nil
 }
 
 // findCopied finds the steps an amendment's copies stand in for by their

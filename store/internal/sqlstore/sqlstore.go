@@ -206,15 +206,11 @@ func (e *uniqueError) Error() string {
 // find the driver's error.
 func (e *uniqueError) Unwrap() []error { return []error{agentmem.ErrConflict, e.err} }
 
-// notFound and conflict are errors of the contract, which transports
+// notFound is an error of the contract, which transports
 // show to their clients: they say what is wrong and do not name the
 // backend (its failures, which are only logged, do).
 func (s *Store) notFound(id string) error {
 	return fmt.Errorf("session %q: %w", id, agentmem.ErrNotFound)
-}
-
-func (s *Store) conflict(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), agentmem.ErrConflict)
 }
 
 // checkText refuses a text value the database cannot store as
