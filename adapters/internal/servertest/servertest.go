@@ -42,8 +42,8 @@ func Start() (*Server, error) {
 		Store:          mem,
 		Recall:         ix,
 		RecallFollower: follower,
-		Facts:  facts.New(facts.NewMemStore(), facts.Options{}),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Facts:          facts.New(facts.NewMemStore(), facts.Options{}),
+		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		stopIndex()
