@@ -42,8 +42,19 @@ func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Co
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv)
+	stopIndex := func() {}
+	if f := cfg.RecallFollower; f != nil { // withLongTerm
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = f.Run(ctx)
+		}()
+		stopIndex = func() { cancel(); <-done }
+	}
 	t.Cleanup(func() {
 		ts.Close()
+		stopIndex()
 		srv.Close()
 		mem.Close()
 	})

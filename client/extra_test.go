@@ -22,6 +22,7 @@ import (
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/views/recallview"
 )
 
@@ -32,12 +33,14 @@ func newHTTPServer(t *testing.T, h http.Handler) *httptest.Server {
 	return s
 }
 
-// withLongTerm gives the server a recall index fed by every append and a
-// facts memory, as `agentmem serve` does.
+// withLongTerm gives the server a recall index that follows its store's
+// log (newTestServer runs the follower) and a facts memory, as `agentmem
+// serve` does.
 func withLongTerm(c *server.Config) {
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 	c.Recall = ix
-	c.Store = recallview.NewIndexedStore(c.Store, &recallview.Indexer{Index: ix, Store: c.Store})
+	mem := c.Store.(*memstore.Store)
+	c.RecallFollower = recallview.NewFollower(mem, mem, &recallview.Indexer{Index: ix, Store: mem}, recallview.FollowerOptions{})
 	c.Facts = facts.New(facts.NewMemStore(), facts.Options{Clock: fixedClock})
 }
 

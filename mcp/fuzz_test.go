@@ -138,17 +138,18 @@ func FuzzLongTermArgs(f *testing.F) {
 		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 		defer ix.Close()
 		fm := facts.New(facts.NewMemStore(), facts.Options{Clock: clock})
-		indexed := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
+		follower, stop := recallview.Start(st, st, &recallview.Indexer{Index: ix, Store: st}, recallview.FollowerOptions{})
+		defer stop()
 		var logs bytes.Buffer
-		cfg := Config{Store: indexed, Facts: fm, Recall: ix, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clock, NewID: agentmem.NewID}
+		cfg := Config{Store: st, Facts: fm, Recall: ix, RecallFollower: follower, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clock, NewID: agentmem.NewID}
 		tt := &tools{cfg: withSessions(t, cfg), tenant: "fuzz"}
 
 		// A session with turns and a fact, for the arguments to reach.
-		if _, err := indexed.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "fuzz", UserID: "alice", Agent: "coder"}); err != nil {
+		if _, err := st.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "fuzz", UserID: "alice", Agent: "coder"}); err != nil {
 			t.Fatal(err)
 		}
 		turn := []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("the garden has roses")}, {Role: agentmem.RoleAssistant, Content: agentmem.Text("roses need sun")}}
-		if _, err := newStoreService(t, indexed).AppendMessages(ctx, sessions.MessagesRequest{Tenant: "fuzz", SessionID: "s1", Messages: turn, Now: clock}); err != nil {
+		if _, err := newStoreService(t, st).AppendMessages(ctx, sessions.MessagesRequest{Tenant: "fuzz", SessionID: "s1", Messages: turn, Now: clock}); err != nil {
 			t.Fatal(err)
 		}
 		known, err := fm.Remember(ctx, facts.RememberRequest{Tenant: "fuzz", UserID: "alice", Text: "Drinks coffee."})

@@ -61,12 +61,13 @@ func newEnvWith(t *testing.T, cfg mcp.Config) *env {
 	return &env{t: t, st: cfg.Store, srv: srv, cs: connect(t, srv.SDK()), logs: logs, tenant: cfg.Tenant}
 }
 
-// longTerm is a deployment with long-term memory: a memstore wrapped in
-// a recallview.IndexedStore (every appended step is indexed), its recall
-// index, and a facts memory whose clock the test moves. The servers of
-// several tenants share it, as serve's do.
+// longTerm is a deployment with long-term memory: a memstore whose log a
+// recall follower indexes (every appended step), its recall index, and a
+// facts memory whose clock the test moves. The servers of several
+// tenants share it, as serve's do.
 type longTerm struct {
-	st     *recallview.IndexedStore
+	st     *memstore.Store
+	follow *recallview.Follower
 	ix     *recall.Index
 	facts  *facts.Memory
 	blocks *blocks.Memory
@@ -79,18 +80,19 @@ func newLongTerm(t *testing.T) *longTerm {
 	clock := &testClock{now: t0}
 	base := memstore.New(memstore.Options{Clock: clock.Now})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	st := recallview.NewIndexedStore(base, &recallview.Indexer{Index: ix, Store: base})
-	st.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing session %s: %v", id, err) }
+	follow, stop := recallview.Start(base, base, &recallview.Indexer{Index: ix, Store: base}, recallview.FollowerOptions{
+		OnError: func(err error) { t.Errorf("indexing: %v", err) },
+	})
 	fm := facts.New(facts.NewMemStore(), facts.Options{Clock: clock.Now})
 	bm := blocks.New(blocks.NewMemStore(), blocks.Options{Clock: clock.Now})
-	t.Cleanup(func() { base.Close(); ix.Close(); fm.Store().Close(); bm.Store().Close() })
-	return &longTerm{st: st, ix: ix, facts: fm, blocks: bm, clock: clock}
+	t.Cleanup(func() { stop(); base.Close(); ix.Close(); fm.Store().Close(); bm.Store().Close() })
+	return &longTerm{st: base, follow: follow, ix: ix, facts: fm, blocks: bm, clock: clock}
 }
 
 // env starts a server for tenant with every tool.
 func (lt *longTerm) env(t *testing.T, tenant string) *env {
 	t.Helper()
-	return newEnvWith(t, mcp.Config{Store: lt.st, Tenant: tenant, Facts: lt.facts, Recall: lt.ix, Blocks: lt.blocks})
+	return newEnvWith(t, mcp.Config{Store: lt.st, Tenant: tenant, Facts: lt.facts, Recall: lt.ix, RecallFollower: lt.follow, Blocks: lt.blocks})
 }
 
 // testClock is a clock the test sets.

@@ -137,7 +137,7 @@ func TestHTTPHandlerDefaultTenant(t *testing.T) {
 // too.
 func TestHTTPHandlerLongTerm(t *testing.T) {
 	lt := newLongTerm(t)
-	srv, err := mcp.New(mcp.Config{Store: lt.st, Facts: lt.facts, Recall: lt.ix})
+	srv, err := mcp.New(mcp.Config{Store: lt.st, Facts: lt.facts, Recall: lt.ix, RecallFollower: lt.follow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/agentmem/agentmem/internal/textcut"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // Bounds of search_memory's arguments.
@@ -142,15 +141,11 @@ const indexWait = 2 * time.Second
 
 // waitForIndex waits, at most indexWait, until the recall index has every
 // write committed before the call, when it follows the store's log
-// (recallview.IndexedStore), so that an agent finds what it has just
+// (Config.RecallFollower), so that an agent finds what it has just
 // appended. If the index is further behind, the search goes on with what
 // it has (and the delay is logged).
 func (t *tools) waitForIndex(ctx context.Context) {
-	fs, ok := t.cfg.Store.(interface{ Follower() *recallview.Follower })
-	if !ok {
-		return
-	}
-	f := fs.Follower()
+	f := t.cfg.RecallFollower
 	if f == nil {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 
 // conversations creates two sessions of alice (agents coder and planner)
 // and one of bob through the tools, each turn appended with append, so
-// that the IndexedStore indexes them.
+// that the recall follower indexes them.
 func conversations(t *testing.T, e *env) {
 	t.Helper()
 	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "trip", "user_id": "alice", "agent": "planner"}, nil)

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/views/recallview"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,9 +29,7 @@ const maxTenantServers = 1024
 
 // Config configures a Server. Store is required; the rest is optional.
 type Config struct {
-	// Store holds the sessions the session tools read and write. With
-	// Recall, make it a recallview.IndexedStore over the same index, so that
-	// every turn appended is found by search_memory.
+	// Store holds the sessions the session tools read and write.
 	Store store.Store
 	// Facts, when set, is the user-facts memory of the remember,
 	// recall_facts and forget tools; nil leaves those tools out.
@@ -38,6 +37,12 @@ type Config struct {
 	// Recall, when set, is the recall index search_memory searches; nil
 	// leaves that tool out.
 	Recall *recall.Index
+	// RecallFollower, when set, is the view that indexes Store's log into
+	// Recall (recallview.Start): search_memory waits for it, briefly, so
+	// that an agent finds what it has just appended. The writes of a
+	// sessions service the server makes wake it; those of a Sessions
+	// given must (sessions.Service.NotifyWrites).
+	RecallFollower *recallview.Follower
 	// Blocks, when set, are the memory blocks of the memory_list,
 	// memory_append, memory_replace and memory_rethink tools, and those
 	// get_context shows (a Sessions given must have them as its
@@ -125,6 +130,9 @@ func New(cfg Config) (*Server, error) {
 			MaxContextTokens: cfg.MaxContextTokens, Logger: cfg.Logger, Facts: cfg.Facts, Recall: cfg.Recall, Blocks: cfg.Blocks})
 		if err != nil {
 			return nil, fmt.Errorf("mcp: %w", err)
+		}
+		if cfg.RecallFollower != nil {
+			svc.NotifyWrites(cfg.RecallFollower.Notify)
 		}
 		cfg.Sessions = svc
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
-	"github.com/agentmem/agentmem/views/recallview"
 )
 
 // forgetWorld fills two tenants with the same two users, each with two
@@ -151,10 +150,8 @@ func (f *failingFacts) Update(ctx context.Context, tenant, userID string, fn fun
 func TestForgetUserRetry(t *testing.T) {
 	now := fixedNow
 	ff := &failingFacts{Store: facts.NewMemStore()}
-	var indexed *recallview.IndexedStore
 	e := newEnv(t, withLongTerm(&now), withBlocks, func(c *Config) {
 		c.Facts = facts.New(ff, facts.Options{Clock: func() time.Time { return now }})
-		indexed = c.Store.(*recallview.IndexedStore)
 		c.IndexWait = 200 * time.Millisecond
 	})
 	e.must(201, "POST", "/v1/sessions", `{"id":"s1","user_id":"alice"}`)
@@ -176,7 +173,7 @@ func TestForgetUserRetry(t *testing.T) {
 	}
 
 	e.must(201, "POST", "/v1/sessions", `{"id":"s2","user_id":"bob"}`)
-	indexed.Stop()
+	e.stopIndex()
 	e.must(201, "POST", "/v1/sessions/s2/messages", `{"role":"user","content":"zebra"}`)
 	r = e.do("DELETE", "/v1/users/bob", nil)
 	if r.code != 503 || r.header.Get("Retry-After") == "" || r.apiErr(t).Code != api.CodeIndexBehind {

@@ -32,6 +32,8 @@ type env struct {
 	store *faultyStore
 	mem   *memstore.Store
 	logs  *syncBuffer
+	// stopIndex stops the recall follower (withLongTerm), if any.
+	stopIndex func()
 }
 
 // newEnv returns a server over a new memstore; opts may change the
@@ -53,14 +55,23 @@ func newEnv(t *testing.T, opts ...func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopIndex := func() {}
+	if f := cfg.RecallFollower; f != nil { // withLongTerm
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = f.Run(ctx)
+		}()
+		var once sync.Once
+		stopIndex = func() { once.Do(func() { cancel(); <-done }) }
+	}
 	t.Cleanup(func() {
-		if is, ok := cfg.Store.(interface{ Stop() }); ok {
-			is.Stop() // a recall follower (withLongTerm)
-		}
+		stopIndex()
 		srv.Close()
 		mem.Close()
 	})
-	return &env{t: t, srv: srv, store: fs, mem: mem, logs: logs}
+	return &env{t: t, srv: srv, store: fs, mem: mem, logs: logs, stopIndex: stopIndex}
 }
 
 // response is a recorded response.

@@ -19,17 +19,20 @@ import (
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/agentmem/agentmem/views/recallview"
 )
 
-// withLongTerm gives the server a recall index (fed by an IndexedStore
-// over the env's store) and a facts memory on the env's fixed clock.
+// withLongTerm gives the server a recall index (fed by a follower of the
+// env's store, which newEnv runs) and a facts memory on the env's fixed
+// clock.
 func withLongTerm(now *time.Time) func(*Config) {
 	return func(c *Config) {
 		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 		c.Recall = ix
-		c.Store = recallview.NewIndexedStore(c.Store, &recallview.Indexer{Index: ix, Store: c.Store})
+		mem := c.Store.(*faultyStore).Store.(*memstore.Store)
+		c.RecallFollower = recallview.NewFollower(mem, mem, &recallview.Indexer{Index: ix, Store: mem}, recallview.FollowerOptions{})
 		c.Facts = facts.New(facts.NewMemStore(), facts.Options{
 			Clock: func() time.Time { return *now },
 			Decay: facts.Decay{HalfLife: 24 * time.Hour, Floor: 0.1},
@@ -429,9 +432,7 @@ func TestContextInjectsRecall(t *testing.T) {
 // reports the index's progress.
 func TestFreshRecallSearch(t *testing.T) {
 	now := fixedNow
-	var indexed *recallview.IndexedStore
 	e := newEnv(t, withLongTerm(&now), func(c *Config) {
-		indexed = c.Store.(*recallview.IndexedStore)
 		c.IndexWait = 200 * time.Millisecond
 	})
 	e.create("s1")
@@ -450,7 +451,7 @@ func TestFreshRecallSearch(t *testing.T) {
 
 	// With the follower stopped, a fresh search cannot see a new write:
 	// 503 index_behind, while a plain search answers with what is indexed.
-	indexed.Stop()
+	e.stopIndex()
 	e.appendSteps("s1", `{"type":"message","message":{"role":"user","content":"the parrot also likes grapes"}}`)
 	r := e.do("GET", "/v1/recall/search?q=grapes&fresh=true", nil)
 	if r.code != 503 || r.header.Get("Retry-After") == "" || r.apiErr(t).Code != api.CodeIndexBehind {

@@ -102,10 +102,16 @@ type Config struct {
 	// from any other origin are refused with 403 either way.
 	CORSOrigins []string
 	// Recall, when set, serves the recall routes (/v1/recall...): the
-	// tenant's documents and every conversation turn indexed into it (see
-	// recallview.IndexedStore, which Store should then be). Nil answers them
-	// 501.
+	// tenant's documents and every conversation turn indexed into it (by
+	// RecallFollower). Nil answers them 501.
 	Recall *recall.Index
+	// RecallFollower, when set, is the view that indexes the store's log
+	// into Recall (recallview.Start): the server reports its progress in
+	// /readyz and /metrics, waits for it on a fresh recall search and
+	// after deleting a session, so that what was deleted is not found.
+	// The writes of a sessions service the server makes wake it; those of
+	// a Sessions given must (sessions.Service.NotifyWrites).
+	RecallFollower *recallview.Follower
 	// IndexWait bounds how long a recall search with fresh=true waits for
 	// the index to reach every write committed before it; 0 means
 	// DefaultIndexWait.
@@ -137,13 +143,6 @@ type Config struct {
 	// nil answers them 400 upstream_not_configured. It must use the
 	// server's sessions service (Sessions).
 	Proxy *chatproxy.Proxy
-}
-
-// indexFollower is implemented by a store whose recall index follows its
-// log (recallview.IndexedStore): the server reports the follower's progress
-// in /readyz and /metrics, and waits for it on a fresh recall search.
-type indexFollower interface {
-	Follower() *recallview.Follower
 }
 
 // Pinger is implemented by stores that can tell whether they can serve
@@ -216,11 +215,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.IndexWait = DefaultIndexWait
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), metrics: m, counter: counter, now: cfg.Clock, sec: sec}
-	if fs, ok := cfg.Store.(indexFollower); ok {
-		if s.index = fs.Follower(); s.index != nil {
-			if err := m.watchIndex(s.index); err != nil {
-				return nil, fmt.Errorf("server: registering metrics: %w", err)
-			}
+	if s.index = cfg.RecallFollower; s.index != nil {
+		if err := m.watchIndex(s.index); err != nil {
+			return nil, fmt.Errorf("server: registering metrics: %w", err)
 		}
 	}
 	if s.svc = cfg.Sessions; s.svc == nil {
@@ -233,6 +230,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.ownSvc = true
+		if s.index != nil {
+			s.svc.NotifyWrites(s.index.Notify) // the service lives as long as the server
+		}
 	}
 	s.counter = s.svc.Counter()
 	s.cfg.MaxContextTokens = s.svc.MaxContextTokens()

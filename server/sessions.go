@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -90,6 +91,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "delete", sessionErr(id, err))
 		return
 	}
+	s.awaitIndex(r.Context(), "delete")
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -185,4 +187,20 @@ func boolParam(q map[string][]string, name string) (bool, *Error) {
 		return true, nil
 	}
 	return false, errInvalid(name, "must be true or false, not %q", v)
+}
+
+// awaitIndex waits, at most Config.IndexWait, for the recall index to
+// follow the log up to the write just made, so that what a delete
+// removed is not found by the searches that come after it. The write is
+// stored either way: an index further behind is logged and catches up
+// by itself.
+func (s *Server) awaitIndex(ctx context.Context, op string) {
+	if s.index == nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.IndexWait)
+	defer cancel()
+	if err := s.index.Sync(wctx); err != nil && ctx.Err() == nil {
+		s.log.WarnContext(ctx, "the recall index is behind the log; it catches up by itself", "op", op, "err", err)
+	}
 }

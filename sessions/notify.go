@@ -2,11 +2,12 @@ package sessions
 
 import "slices"
 
-// NotifyAppends adds fn to the functions told of every append the
-// service stores (a follower of the store's log woken at once, such as
-// the automatic compaction of package views/autocompact) until the
-// returned function removes it. fn must not block.
-func (s *Service) NotifyAppends(fn func()) (remove func()) {
+// NotifyWrites adds fn to the functions told of every write the service
+// makes (appends, and the creation and deletion of sessions) until the
+// returned function removes it: the views that follow the store's log
+// (package views) are woken at once rather than at their next poll. fn
+// must not block.
+func (s *Service) NotifyWrites(fn func()) (remove func()) {
 	p := &fn
 	s.updateNotify(func(list []*func()) []*func() { return append(list, p) })
 	return func() {
@@ -16,7 +17,7 @@ func (s *Service) NotifyAppends(fn func()) (remove func()) {
 	}
 }
 
-// updateNotify replaces the list of NotifyAppends' functions by edit's
+// updateNotify replaces the list of NotifyWrites' functions by edit's
 // change of a copy of it.
 func (s *Service) updateNotify(edit func([]*func()) []*func()) {
 	for {
@@ -32,8 +33,7 @@ func (s *Service) updateNotify(edit func([]*func()) []*func()) {
 	}
 }
 
-// wake tells the functions of NotifyAppends that a session was appended
-// to.
+// wake tells the functions of NotifyWrites that the service wrote.
 func (s *Service) wake() {
 	if list := s.notify.Load(); list != nil {
 		for _, fn := range *list {

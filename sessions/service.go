@@ -119,7 +119,7 @@ type Service struct {
 	// observers are told of the cache's events (Observe).
 	observers atomic.Pointer[[]Observer]
 	// notify are the functions told of the service's appends
-	// (NotifyAppends), such as the automatic compaction's.
+	// (NotifyWrites), such as the automatic compaction's.
 	notify atomic.Pointer[[]*func()]
 	// retry is Config.Retry, with the observers told of lost races.
 	retry *store.RetryPolicy
@@ -304,7 +304,11 @@ func (s *Service) Create(ctx context.Context, req store.CreateRequest) (*store.S
 		filled := a.WithDefaults(s.defaultSummarizer())
 		req.AutoCompact = &filled
 	}
-	return s.st.Create(ctx, req)
+	sess, err := s.st.Create(ctx, req)
+	if err == nil && sess.ParentID != "" {
+		s.wake() // a branch's inherited history is indexed as its own
+	}
+	return sess, err
 }
 
 // defaultSummarizer names the summarizer an automatic compaction uses
@@ -336,6 +340,7 @@ func (s *Service) Delete(ctx context.Context, tenant, id string) error {
 	if err != nil {
 		return err
 	}
+	s.wake()
 	// The session's memory blocks go with it (a session made again with
 	// the ID starts without them). The session is deleted whatever
 	// happens to them: a failure here is the error, and a retry of the

@@ -401,8 +401,7 @@ const (
 var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)
 
 // Pinger is implemented by stores that can tell whether they can serve,
-// as a server's readiness asks (every backend of this module does, and
-// recallview.IndexedStore passes it on). Ping checks that the backend
+// as a server's readiness asks (every backend of this module does). Ping checks that the backend
 // answers and can write, not that any record decodes: it returns nil,
 // ErrClosed after Close, or an error wrapping agentmem.ErrUnavailable
 // (agentmem.ErrExhausted while the backend is out of disk space or

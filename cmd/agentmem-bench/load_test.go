@@ -25,14 +25,13 @@ func benchServer(t *testing.T) (*httptest.Server, store.Store, *atomic.Int64) {
 	t.Helper()
 	st := memstore.New(memstore.Options{})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	indexed := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
-	indexed.Start()
-	t.Cleanup(indexed.Stop)
+	follower, stop := recallview.Start(st, st, &recallview.Indexer{Index: ix, Store: st}, recallview.FollowerOptions{})
+	t.Cleanup(stop)
 	// The process collector reports this test process's CPU time as the
 	// server's, which the run reads from /metrics.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := server.New(server.Config{Store: indexed, Recall: ix, Registerer: reg, Gatherer: reg})
+	srv, err := server.New(server.Config{Store: st, Recall: ix, RecallFollower: follower, Registerer: reg, Gatherer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

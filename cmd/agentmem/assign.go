@@ -74,9 +74,9 @@ func runAssignSessions(cmd *cobra.Command, a *cli.App, storeFlag string, f assig
 		return err
 	}
 	defer st.Close()
-	// Through the indexed store, as serve writes: the moved session's
-	// turns leave the old tenant's recall index and enter the new one's.
-	indexed, _, done, err := openIndexed(ctx, a, storeURL, st, embedFlags{})
+	// The recall view follows the store's log, as serve's does: the moved
+	// session's turns leave the old tenant's index and enter the new one's.
+	follower, _, done, err := openIndexed(ctx, a, storeURL, st, embedFlags{})
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func runAssignSessions(cmd *cobra.Command, a *cli.App, storeFlag string, f assig
 	var failed error
 	moved := 0
 	for _, id := range ids {
-		s, err := store.AssignTenant(ctx, indexed, "", id, f.tenant, backup)
+		s, err := store.AssignTenant(ctx, st, "", id, f.tenant, backup)
 		if err == nil {
 			err = backup.Sync() // the backup is on disk before the next session is deleted
 		}
@@ -124,7 +124,7 @@ func runAssignSessions(cmd *cobra.Command, a *cli.App, storeFlag string, f assig
 		fmt.Fprintf(out, "%s: moved into tenant %s (%d entries)\n", id, s.Tenant, s.LastSeq)
 	}
 	if moved > 0 {
-		if err := indexed.Sync(ctx); err != nil {
+		if err := follower.Sync(ctx); err != nil {
 			failed = errors.Join(failed, fmt.Errorf("the sessions moved, but indexing them for recall did not finish: %w (a server on this store finishes it)", err))
 		}
 	}

@@ -53,25 +53,25 @@ type memories struct {
 	stopEmbed func()
 }
 
-// indexedStore wraps st so that every step written to the store is
-// indexed for recall, as serve, mcp and import need, and starts the
-// follower that indexes the store's change feed in the background (the
-// caller stops it with Stop before closing the index and the store).
-// Writes never wait on the index; a failure to index is logged and
-// retried from the follower's durable cursor.
-func (m *memories) indexedStore(st store.Store, log *slog.Logger) *recallview.IndexedStore {
-	indexed := recallview.NewIndexedStore(st, m.indexer)
-	indexed.OnError = func(ctx context.Context, sessionID string, err error) {
-		log.WarnContext(ctx, "recall indexing failed; the write is stored (agentmem recall backfill repairs the index)", "session", sessionID, "err", err)
+// follow starts the view that indexes st's log for recall in the
+// background (recallview.Start), as serve, mcp and import need; the
+// caller stops it with the returned function before closing the index
+// and the store. Writes never wait on the index; a failure to index is
+// logged and retried from the follower's durable cursor.
+func (m *memories) follow(st store.Store, log *slog.Logger) (*recallview.Follower, func(), error) {
+	feed, ok := st.(store.Feed)
+	if !ok {
+		return nil, nil, fmt.Errorf("recall: the store %T has no change feed to index", st)
 	}
-	indexed.Follow.OnError = func(err error) {
-		log.Warn("recall indexing failed; the write is stored, and indexing is retried from the index's cursor in the log", "err", err)
-	}
-	indexed.Follow.OnDamaged = func(d *agentmem.DamagedError) {
-		log.Error("damaged record left out by recall indexing", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
-	}
-	indexed.Start()
-	return indexed
+	f, stop := recallview.Start(feed, st, m.indexer, recallview.FollowerOptions{
+		OnError: func(err error) {
+			log.Warn("recall indexing failed; the write is stored, and indexing is retried from the index's cursor in the log", "err", err)
+		},
+		OnDamaged: func(d *agentmem.DamagedError) {
+			log.Error("damaged record left out by recall indexing", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
+		},
+	})
+	return f, stop, nil
 }
 
 // embedEvery is how often the background embedding looks for documents
@@ -165,16 +165,20 @@ func embedLoop(ctx context.Context, ix *recall.Index, interval time.Duration, lo
 }
 
 // openIndexed opens the recall index and the facts beside st
-// (openMemories) and wraps st so that every write to it is indexed for
-// recall from its log, in the background, as serve indexes it. done stops
-// the indexing and closes the memories, in that order; st stays open.
-func openIndexed(ctx context.Context, a *cli.App, storeURL string, st store.Store, ef embedFlags) (indexed *recallview.IndexedStore, mems *memories, done func(), err error) {
+// (openMemories) and starts indexing st's log for recall, in the
+// background, as serve indexes it. done stops the indexing and closes the
+// memories, in that order; st stays open.
+func openIndexed(ctx context.Context, a *cli.App, storeURL string, st store.Store, ef embedFlags) (follower *recallview.Follower, mems *memories, done func(), err error) {
 	if mems, err = openMemories(ctx, storeURL, st, ef, a.Log); err != nil {
 		return nil, nil, nil, err
 	}
-	indexed = mems.indexedStore(st, a.Log)
-	return indexed, mems, func() {
-		indexed.Stop()
+	follower, stop, err := mems.follow(st, a.Log)
+	if err != nil {
+		mems.Close()
+		return nil, nil, nil, err
+	}
+	return follower, mems, func() {
+		stop()
 		mems.Close()
 	}, nil
 }

@@ -128,8 +128,12 @@ func memoriesFollowLineage(t *testing.T, url string) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	st := m.indexedStore(raw, slog.New(slog.DiscardHandler))
-	defer st.Stop()
+	f, stop, err := m.follow(raw, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	st := raw
 	step := func(text string) agentmem.Step {
 		return &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
 	}
@@ -152,7 +156,7 @@ func memoriesFollowLineage(t *testing.T, url string) {
 	}
 	found := func(session, q string) []string {
 		t.Helper()
-		if err := st.Sync(ctx); err != nil {
+		if err := f.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
 		hits, err := m.recall.Search(ctx, recall.Query{Text: q, K: 5, Filter: recall.Scope(session, "", "")})

@@ -161,9 +161,9 @@ func runImport(cmd *cobra.Command, a *cli.App, f importFlags, path string) error
 	defer st.Close()
 	// Lexical indexing only: the documents are written without vectors,
 	// which a server with an embedder adds in the background.
-	// Import through the indexed store, as serve writes: every imported
-	// session is indexed for recall (the command waits for it below).
-	indexed, _, done, err := openIndexed(ctx, a, storeURL, st, embedFlags{})
+	// The recall view follows the store's log, as serve's does: every
+	// imported session is indexed (the command waits for it below).
+	follower, _, done, err := openIndexed(ctx, a, storeURL, st, embedFlags{})
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func runImport(cmd *cobra.Command, a *cli.App, f importFlags, path string) error
 	}
 	out := cmd.OutOrStdout()
 	im := &sessionImporter{
-		st:         indexed,
+		st:         st,
 		tenant:     f.tenant,
 		newIDs:     f.newIDs,
 		onConflict: f.onConflict,
@@ -201,7 +201,7 @@ func runImport(cmd *cobra.Command, a *cli.App, f importFlags, path string) error
 		_ = bar.Finish() // clears it
 	}
 	if sum.imported > 0 {
-		if serr := indexed.Sync(ctx); serr != nil && err == nil {
+		if serr := follower.Sync(ctx); serr != nil && err == nil {
 			err = cli.Failure(fmt.Errorf("the sessions are imported, but indexing them for recall did not finish: %w (a server on this store finishes it)", serr))
 		}
 	}

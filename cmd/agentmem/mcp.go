@@ -86,21 +86,22 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 	defer st.Close()
 	// Every step written to the store is indexed for recall, in the
 	// background, from the store's log.
-	indexed, mems, done, err := openIndexed(ctx, a, storeURL, st, f.embed)
+	follower, mems, done, err := openIndexed(ctx, a, storeURL, st, f.embed)
 	if err != nil {
 		return err
 	}
 	defer done()
-	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks})
+	svc, err := sessions.New(sessions.Config{Store: st, Counter: counter, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks})
 	if err != nil {
 		return cli.UsageError(err)
 	}
 	defer svc.DropCache()
+	defer svc.NotifyWrites(follower.Notify)()
 	if feed, ok := st.(store.Feed); ok {
 		defer startCompactor(a, svc, feed)()
 	}
 	srv, err := agentmcp.New(agentmcp.Config{
-		Store: indexed, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
+		Store: st, Facts: mems.facts, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
 		Tenant: f.tenant, Counter: counter, Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {

@@ -206,24 +206,25 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	warnAsyncCommits(ctx, a.Log, st)
 	// Every step written to the store is indexed for recall, in the
 	// background, from the store's log.
-	indexed, mems, done, err := openIndexed(ctx, a, storeURL, st, f.embed)
+	follower, mems, done, err := openIndexed(ctx, a, storeURL, st, f.embed)
 	if err != nil {
 		return err
 	}
 	defer done()
-	cfg.Store, cfg.Recall, cfg.Facts, cfg.Blocks = indexed, mems.recall, mems.facts, mems.blocks
+	cfg.Store, cfg.Recall, cfg.RecallFollower, cfg.Facts, cfg.Blocks = st, mems.recall, follower, mems.facts, mems.blocks
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
 		return cli.Usagef("--tokenizer %q: %v", f.tokenizer, err)
 	}
 	// One sessions service for the API, MCP and the inspector: they serve
 	// sessions alike, from one context cache.
-	svc, err := sessions.New(sessions.Config{Store: indexed, Counter: counter, CacheBytes: int64(f.cacheBytes),
+	svc, err := sessions.New(sessions.Config{Store: st, Counter: counter, CacheBytes: int64(f.cacheBytes),
 		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks})
 	if err != nil {
 		return cli.UsageError(err)
 	}
 	defer svc.DropCache()
+	defer svc.NotifyWrites(follower.Notify)()
 	cfg.Sessions = svc
 	// Sessions created with automatic compaction are compacted in the
 	// background, from the store's log.
@@ -240,7 +241,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 		}
 	}
 	msrv, err := agentmcp.New(agentmcp.Config{
-		Store: indexed, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
+		Store: st, Facts: mems.facts, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
 		Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {
@@ -248,7 +249,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	}
 	cfg.MCP = agentmcp.NewHTTPHandler(msrv, func(r *http.Request) (string, error) { return server.Tenant(r), nil })
 	insp, err := inspector.New(inspector.Config{
-		Store: indexed, Tenant: func(r *http.Request) (string, error) { return server.Tenant(r), nil },
+		Store: st, Tenant: func(r *http.Request) (string, error) { return server.Tenant(r), nil },
 		Facts: inspector.FactsFrom(mems.facts), Recall: inspector.RecallFrom(mems.recall),
 		DefaultTokenizer: f.tokenizer, MaxContextTokens: f.maxContextTokens, Logger: a.Log, Sessions: svc,
 	})
@@ -320,7 +321,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	if f.pruneInterval > 0 {
 		rctx, stop := context.WithCancel(ctx)
 		defer stop()
-		go runRetention(rctx, indexed, f.pruneInterval, a.Log) // forgets expired sessions' recall documents too
+		go runRetention(rctx, st, f.pruneInterval, a.Log) // the recall view forgets the expired sessions' documents
 	}
 	select {
 	case err := <-served:

@@ -54,7 +54,7 @@ type Config struct {
 	Goroutines  int
 	AppendsEach int
 	// FeedConsumers says that the store follows its own feed under a
-	// consumer of its own (a recallview.IndexedStore's follower), whose
+	// consumer of its own (a view such as a recall follower), whose
 	// cursor may hold changes back: the feed tests then do not expect
 	// the changes every test consumer has read to be trimmed.
 	FeedConsumers bool

@@ -70,7 +70,7 @@ func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Compactor 
 // Start runs a Compactor following feed, the change feed of the
 // service's store (nil: the store's own, if it is a store.Feed), until
 // the returned stop is called; the service's appends wake it
-// (sessions.Service.NotifyAppends). Without a feed it returns nil and a
+// (sessions.Service.NotifyWrites). Without a feed it returns nil and a
 // stop that does nothing.
 func Start(svc *sessions.Service, feed store.Feed, opts views.Options) (*Compactor, func()) {
 	if feed == nil {
@@ -87,7 +87,7 @@ func Start(svc *sessions.Service, feed store.Feed, opts views.Options) (*Compact
 		defer close(done)
 		_ = c.Run(ctx) // failures went to opts.OnError
 	}()
-	unwatch := svc.NotifyAppends(c.Notify)
+	unwatch := svc.NotifyWrites(c.Notify)
 	var once sync.Once
 	return c, func() {
 		once.Do(func() {

@@ -137,7 +137,7 @@ func Start(svc *sessions.Service, feed store.Feed, cfg Config) (*Learner, func()
 		defer close(done)
 		_ = l.Run(ctx) // failures went to Follow.OnError
 	}()
-	unwatch := svc.NotifyAppends(l.Notify)
+	unwatch := svc.NotifyWrites(l.Notify)
 	var once sync.Once
 	return l, func() {
 		once.Do(func() {

@@ -4,8 +4,8 @@
 // (recall.Scope), and through a branch's lineage (StoreLineage).
 //
 // A Follower keeps an index in step with a store by following the
-// store's change feed (package views); IndexedStore wraps a store so that
-// writes through it wake its Follower (or, over a store without a feed,
-// index synchronously); Indexer indexes a session's entries directly and
-// backfills sessions written before.
+// store's change feed (package views); Start runs one in the background,
+// and a sessions service's writes wake it (sessions.Service.NotifyWrites).
+// Indexer indexes a session's entries directly and backfills sessions
+// written before.
 package recallview

@@ -27,25 +27,25 @@ func ExampleStepDocs() {
 	// map[user:alice]
 }
 
-// An IndexedStore makes every turn written to a store searchable: a
-// follower indexes the store's change feed in the background, and Sync
-// waits until it has reached the writes made so far (read-your-writes).
-func ExampleIndexedStore() {
+// Start makes every turn written to a store searchable: a follower
+// indexes the store's change feed in the background, and Sync waits
+// until it has reached the writes made so far (read-your-writes).
+func ExampleStart() {
 	ctx := context.Background()
 	st := memstore.New(memstore.Options{}) // or SQLite, PostgreSQL
+	defer st.Close()
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	indexed := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
-	defer indexed.Close() // stops the follower, then closes the store
-	indexed.Start()
+	follower, stop := recallview.Start(st, st, &recallview.Indexer{Index: ix, Store: st}, recallview.FollowerOptions{})
+	defer stop()
 
-	if _, err := indexed.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "acme", UserID: "alice"}); err != nil {
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "acme", UserID: "alice"}); err != nil {
 		panic(err)
 	}
 	turn := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "t1"}, Task: "My parrot Kiwi only eats grapes"}
-	if _, err := indexed.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "s1", Steps: []agentmem.Step{turn}}); err != nil {
+	if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "s1", Steps: []agentmem.Step{turn}}); err != nil {
 		panic(err)
 	}
-	if err := indexed.Sync(ctx); err != nil {
+	if err := follower.Sync(ctx); err != nil {
 		panic(err)
 	}
 	hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: "what does the parrot eat", K: 1, Filter: recall.Scope("", "alice", "")})

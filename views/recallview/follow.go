@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/recall"
@@ -82,6 +83,29 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 	}
 	f.Follower = views.NewFollower(feed, f.apply, opts)
 	return f
+}
+
+// Start runs a Follower that indexes what feed reports about st's
+// sessions into x, in the background, until the returned stop is called
+// (stop waits for the batch being indexed and may be called more than
+// once). The follower polls the feed; wake it at once after a write with
+// Notify, as a sessions.Service's NotifyWrites does for the writes made
+// through it.
+func Start(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptions) (*Follower, func()) {
+	f := NewFollower(feed, st, x, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.Run(ctx) // failures went to opts.OnError
+	}()
+	var once sync.Once
+	return f, func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
 }
 
 // checkpoint reads the cursor the index keeps with the documents.

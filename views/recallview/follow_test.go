@@ -47,7 +47,7 @@ func TestFollowerSettles(t *testing.T) {
 		if _, err := st.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
 			t.Fatal(err)
 		}
-		f.Notify() // as IndexedStore does after every append
+		f.Notify() // as a sessions service does after every write
 	}
 	sctx, scancel := context.WithTimeout(ctx, time.Minute)
 	defer scancel()

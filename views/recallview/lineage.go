@@ -17,19 +17,12 @@ import (
 // the branch (a Follower indexes nothing for a fork); when its parent is
 // deleted, the store hands the parent's part to the branch as appends,
 // which are indexed as the branch's. StoreLineage returns nil when st
-// (or the store it wraps, see IndexedStore.Unwrap) does not implement
-// store.Segmenter.
+// does not implement store.Segmenter.
 func StoreLineage(st store.Store) recall.LineageFunc {
-	for {
-		if sg, ok := st.(store.Segmenter); ok {
-			return segmentLineage(sg)
-		}
-		u, ok := st.(interface{ Unwrap() store.Store })
-		if !ok {
-			return nil
-		}
-		st = u.Unwrap()
+	if sg, ok := st.(store.Segmenter); ok {
+		return segmentLineage(sg)
 	}
+	return nil
 }
 
 func segmentLineage(sg store.Segmenter) recall.LineageFunc {

@@ -32,9 +32,11 @@ func TestLineage(t *testing.T) {
 	}
 	backend := recall.NewMemory(recall.MemoryOptions{})
 	ix := recall.New(backend, recall.Options{Lineage: recallview.StoreLineage(st)})
-	is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
-	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
-	defer is.Stop()
+	f, stop := recallview.Start(st, st, &recallview.Indexer{Index: ix, Store: st}, recallview.FollowerOptions{
+		OnError: func(err error) { t.Errorf("indexing: %v", err) },
+	})
+	defer stop()
+	is := st
 
 	msg := func(text string) agentmem.Step {
 		return &agentmem.MessageStep{StepInfo: agentmem.StepInfo{ID: agentmem.NewID()}, Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}}
@@ -52,7 +54,7 @@ func TestLineage(t *testing.T) {
 	}
 	search := func(session, q string, before, after int) []recall.Hit {
 		t.Helper()
-		if err := is.Sync(ctx); err != nil {
+		if err := f.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
 		hits, err := ix.Search(ctx, recall.Query{Tenant: "acme", Text: q, K: 10, Filter: recall.Scope(session, "", ""), Before: before, After: after})
@@ -93,7 +95,7 @@ func TestLineage(t *testing.T) {
 	create("d", "p", 0, "eta eggplants") // forked at p's end: p#1-p#4, then d#5
 
 	// Nothing is indexed again for the branches.
-	if err := is.Sync(ctx); err != nil {
+	if err := f.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := holding(searchAll(t, ix, "apples"), "apples"); !slices.Equal(got, []string{"p#1"}) {
@@ -272,7 +274,7 @@ func TestLineageAmendedInheritedStep(t *testing.T) {
 	expect("u", "lemons", "q#2")
 
 	// A window in the branch takes each turn from the nearest session.
-	if err := is.Sync(ctx); err != nil {
+	if err := lf.follow.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	hits, err := lf.ix.Search(ctx, recall.Query{Tenant: "acme", Text: "lemons", K: 1, Filter: recall.Scope("s", "", ""), Before: 1})
@@ -334,18 +336,20 @@ func TestLineageHandoverKeepsBranchAmendment(t *testing.T) {
 // lineageFixture is a store whose index follows lineages, for the tests
 // of amended turns: tenant "acme", message steps.
 type lineageFixture struct {
-	t  *testing.T
-	is *recallview.IndexedStore
-	ix *recall.Index
+	t      *testing.T
+	is     *memstore.Store
+	follow *recallview.Follower
+	ix     *recall.Index
 }
 
 func newLineageFixture(t *testing.T) *lineageFixture {
 	st := memstore.New(memstore.Options{})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{Lineage: recallview.StoreLineage(st)})
-	is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
-	is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
-	t.Cleanup(is.Stop)
-	return &lineageFixture{t: t, is: is, ix: ix}
+	f, stop := recallview.Start(st, st, &recallview.Indexer{Index: ix, Store: st}, recallview.FollowerOptions{
+		OnError: func(err error) { t.Errorf("indexing: %v", err) },
+	})
+	t.Cleanup(stop)
+	return &lineageFixture{t: t, is: st, follow: f, ix: ix}
 }
 
 // amend replaces turn 1 of session (its step stepID) by a copy with text.
@@ -362,7 +366,7 @@ func (f *lineageFixture) amend(session, stepID, text string) {
 func (f *lineageFixture) found(session, q string) []string {
 	f.t.Helper()
 	ctx := context.Background()
-	if err := f.is.Sync(ctx); err != nil {
+	if err := f.follow.Sync(ctx); err != nil {
 		f.t.Fatal(err)
 	}
 	hits, err := f.ix.Search(ctx, recall.Query{Tenant: "acme", Text: q, K: 10, Filter: recall.Scope(session, "", "")})

@@ -37,16 +37,16 @@ type Server struct {
 func Start() (*Server, error) {
 	mem := memstore.New(memstore.Options{})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	indexed := recallview.NewIndexedStore(mem, &recallview.Indexer{Index: ix, Store: mem})
-	indexed.Start()
+	follower, stopIndex := recallview.Start(mem, mem, &recallview.Indexer{Index: ix, Store: mem}, recallview.FollowerOptions{})
 	srv, err := server.New(server.Config{
-		Store:  indexed,
-		Recall: ix,
-		Facts:  facts.New(facts.NewMemStore(), facts.Options{}),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Store:          mem,
+		Recall:         ix,
+		RecallFollower: follower,
+		Facts:          facts.New(facts.NewMemStore(), facts.Options{}),
+		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
-		indexed.Stop()
+		stopIndex()
 		ix.Close()
 		mem.Close()
 		return nil, err
@@ -55,7 +55,7 @@ func Start() (*Server, error) {
 	c, err := client.New(ts.URL)
 	if err != nil {
 		ts.Close()
-		indexed.Stop()
+		stopIndex()
 		srv.Close()
 		ix.Close()
 		mem.Close()
@@ -64,7 +64,7 @@ func Start() (*Server, error) {
 	return &Server{URL: ts.URL, Client: c, stop: func() {
 		_ = c.Close()
 		ts.Close()
-		indexed.Stop()
+		stopIndex()
 		srv.Close()
 		ix.Close()
 		mem.Close()

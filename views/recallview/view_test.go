@@ -13,32 +13,11 @@ import (
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
-	"github.com/agentmem/agentmem/store/storetest"
 	"github.com/agentmem/agentmem/views/recallview"
 )
 
-// An IndexedStore is still a store: the whole conformance suite passes
-// through it.
-func TestIndexedStoreConformance(t *testing.T) {
-	storetest.Run(t, storetest.Config{
-		New: func(t *testing.T, clock func() time.Time) store.Store {
-			st := memstore.New(memstore.Options{Clock: clock})
-			ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-			var mu sync.Mutex
-			is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
-			is.OnError = func(_ context.Context, id string, err error) {
-				mu.Lock()
-				defer mu.Unlock()
-				t.Errorf("indexing %s: %v", id, err)
-			}
-			return is
-		},
-		FeedConsumers: true,
-	})
-}
-
-// noFeed hides a store's change feed, so that an IndexedStore over it
-// indexes synchronously.
+// noFeed hides a store's change feed and its segments: a store that
+// tells nothing but what store.Store does.
 type noFeed struct{ st *memstore.Store }
 
 func (n noFeed) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
@@ -67,40 +46,32 @@ func (n noFeed) ImportEntries(ctx context.Context, s *store.Session, entries []s
 	return n.st.ImportEntries(ctx, s, entries)
 }
 
-// TestIndexedStore runs over a store with a change feed (a follower
-// indexes in the background) and over one without (indexing follows each
-// write): the index ends up the same.
-func TestIndexedStore(t *testing.T) {
-	for _, feed := range []bool{true, false} {
-		name := "Feed"
-		if !feed {
-			name = "NoFeed"
-		}
-		t.Run(name, func(t *testing.T) { testIndexedStore(t, feed) })
-	}
-}
-
-func testIndexedStore(t *testing.T, feed bool) {
+// TestView: a follower started with Start indexes what is written to
+// the store it follows (appends, branches, imports) and forgets what is
+// deleted or pruned; an index that fails is reported, and the writes are
+// stored all the same.
+func TestView(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
-	var st store.Store = mem
-	if !feed {
-		st = noFeed{mem}
-	}
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-	is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
 	var (
 		errMu     sync.Mutex
 		indexErrs []error
 		reported  = make(chan struct{}, 100)
 	)
-	is.OnError = func(_ context.Context, _ string, err error) {
-		errMu.Lock()
-		indexErrs = append(indexErrs, err)
-		errMu.Unlock()
-		reported <- struct{}{}
-	}
-	defer is.Stop()
+	fw, stop := recallview.Start(mem, mem, &recallview.Indexer{Index: ix, Store: mem}, recallview.FollowerOptions{
+		OnError: func(err error) {
+			errMu.Lock()
+			indexErrs = append(indexErrs, err)
+			errMu.Unlock()
+			select {
+			case reported <- struct{}{}:
+			default:
+			}
+		},
+	})
+	defer stop()
+	is := mem
 
 	if _, err := is.Create(ctx, store.CreateRequest{ID: "s1", Tenant: "acme", UserID: "alice"}); err != nil {
 		t.Fatal(err)
@@ -113,7 +84,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 	}
 	search := func(tenant, q string, f recall.Filter) []recall.Hit {
 		t.Helper()
-		if err := is.Sync(ctx); err != nil { // read-your-writes
+		if err := fw.Sync(ctx); err != nil { // read-your-writes
 			t.Fatal(err)
 		}
 		hits, err := ix.Search(ctx, recall.Query{Tenant: tenant, Text: q, K: 5, Filter: f})
@@ -196,6 +167,7 @@ func testIndexedStore(t *testing.T, feed bool) {
 	if _, err := is.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "s2", Steps: []agentmem.Step{msg("c", "hello")}}); err != nil {
 		t.Fatalf("append with a closed index: %v", err)
 	}
+	fw.Notify()
 	<-reported // the failure is reported (by the follower, as it retries)
 	errMu.Lock()
 	if len(indexErrs) < 1 || !errors.Is(indexErrs[0], recall.ErrClosed) {
@@ -208,84 +180,74 @@ func testIndexedStore(t *testing.T, feed bool) {
 	}
 }
 
-// TestIndexedStoreAmendments: an action whose tool call is answered by a
-// later append (an amendment) is indexed with its result, with a feed and
-// without; a full compaction's copy (a truncation) does not replace the
-// full text.
-func TestIndexedStoreAmendments(t *testing.T) {
-	for _, feed := range []bool{true, false} {
-		name := "Feed"
-		if !feed {
-			name = "NoFeed"
+// TestViewAmendments: an action whose tool call is answered by a later
+// append (an amendment) is indexed with its result; a full compaction's
+// copy (a truncation) does not replace the full text.
+func TestViewAmendments(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
+	var st store.Store = mem
+	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
+	f, stop := recallview.Start(mem, mem, &recallview.Indexer{Index: ix, Store: mem}, recallview.FollowerOptions{
+		OnError: func(err error) { t.Errorf("indexing: %v", err) },
+	})
+	defer stop()
+	is := mem
+	search := func(q string) []recall.Hit {
+		t.Helper()
+		if err := f.Sync(ctx); err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			mem := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
-			var st store.Store = mem
-			if !feed {
-				st = noFeed{mem}
-			}
-			ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
-			is := recallview.NewIndexedStore(st, &recallview.Indexer{Index: ix, Store: st})
-			is.OnError = func(_ context.Context, id string, err error) { t.Errorf("indexing %s: %v", id, err) }
-			defer is.Stop()
-			search := func(q string) []recall.Hit {
-				t.Helper()
-				if err := is.Sync(ctx); err != nil {
-					t.Fatal(err)
-				}
-				hits, err := ix.Search(ctx, recall.Query{Text: q, K: 5})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return hits
-			}
-			if _, err := is.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
-				t.Fatal(err)
-			}
-			add := func(msgs ...agentmem.Message) {
-				t.Helper()
-				if _, err := newStoreService(t, is).AppendMessages(ctx, sessions.MessagesRequest{SessionID: "s", Messages: msgs}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			add(agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("where is the config?")})
-			add(agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text("searching"),
-				ToolCalls: []agentmem.ToolCall{{ID: "g1", Name: "grep", Arguments: `{"q":"config"}`}}})
-			// withResult is the first hit if it is the action, with its
-			// result.
-			withResult := func(hits []recall.Hit) bool {
-				return len(hits) > 0 && hits[0].Doc.ID == "s#2" && strings.Contains(hits[0].Doc.Text, "grep") && strings.Contains(hits[0].Doc.Text, "xylophone.yaml")
-			}
-			for _, h := range search("xylophone") {
-				if strings.Contains(h.Doc.Text, "xylophone") {
-					t.Fatalf("found before the result: %+v", h)
-				}
-			}
-			add(agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "g1", Content: agentmem.Text("found in xylophone.yaml")})
-			if hits := search("xylophone"); !withResult(hits) {
-				t.Fatalf("the completed action: %+v", hits)
-			}
-			// A full record whose copy truncates the action is not indexed.
-			ws, err := is.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			short := store.WithNumber(ws.Steps[1].(*agentmem.ActionStep).Truncate(3), 2)
-			if _, err := is.Append(ctx, store.AppendRequest{SessionID: "s", Compaction: &store.CompactionRecord{Working: []int64{1, 2}, Replaced: []agentmem.Step{short}}}); err != nil {
-				t.Fatal(err)
-			}
-			if hits := search("xylophone"); !withResult(hits) {
-				t.Fatalf("after a truncating compaction: %+v", hits)
-			}
-			// A backfill gives the same document.
-			if _, err := (&recallview.Indexer{Index: ix, Store: st}).Backfill(ctx, store.ListRequest{}); err != nil {
-				t.Fatal(err)
-			}
-			if hits := search("xylophone"); !withResult(hits) {
-				t.Fatalf("after a backfill: %+v", hits)
-			}
-		})
+		hits, err := ix.Search(ctx, recall.Query{Text: q, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	if _, err := is.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	add := func(msgs ...agentmem.Message) {
+		t.Helper()
+		if _, err := newStoreService(t, is).AppendMessages(ctx, sessions.MessagesRequest{SessionID: "s", Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text("where is the config?")})
+	add(agentmem.Message{Role: agentmem.RoleAssistant, Content: agentmem.Text("searching"),
+		ToolCalls: []agentmem.ToolCall{{ID: "g1", Name: "grep", Arguments: `{"q":"config"}`}}})
+	// withResult is the first hit if it is the action, with its
+	// result.
+	withResult := func(hits []recall.Hit) bool {
+		return len(hits) > 0 && hits[0].Doc.ID == "s#2" && strings.Contains(hits[0].Doc.Text, "grep") && strings.Contains(hits[0].Doc.Text, "xylophone.yaml")
+	}
+	for _, h := range search("xylophone") {
+		if strings.Contains(h.Doc.Text, "xylophone") {
+			t.Fatalf("found before the result: %+v", h)
+		}
+	}
+	add(agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "g1", Content: agentmem.Text("found in xylophone.yaml")})
+	if hits := search("xylophone"); !withResult(hits) {
+		t.Fatalf("the completed action: %+v", hits)
+	}
+	// A full record whose copy truncates the action is not indexed.
+	ws, err := is.Read(ctx, store.ReadRequest{SessionID: "s", WorkingSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := store.WithNumber(ws.Steps[1].(*agentmem.ActionStep).Truncate(3), 2)
+	if _, err := is.Append(ctx, store.AppendRequest{SessionID: "s", Compaction: &store.CompactionRecord{Working: []int64{1, 2}, Replaced: []agentmem.Step{short}}}); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search("xylophone"); !withResult(hits) {
+		t.Fatalf("after a truncating compaction: %+v", hits)
+	}
+	// A backfill gives the same document.
+	if _, err := (&recallview.Indexer{Index: ix, Store: st}).Backfill(ctx, store.ListRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search("xylophone"); !withResult(hits) {
+		t.Fatalf("after a backfill: %+v", hits)
 	}
 }
 
