@@ -426,6 +426,29 @@ func TestContextInjectsRecall(t *testing.T) {
 	}
 }
 
+// TestDeleteLeavesNothingFound: once DELETE /v1/sessions/{id} answers,
+// a search (without fresh=true) finds nothing of the session: the delete
+// waits for the recall view to follow it.
+func TestDeleteLeavesNothingFound(t *testing.T) {
+	now := fixedNow
+	e := newEnv(t, withLongTerm(&now))
+	for i := range 20 {
+		id := fmt.Sprintf("s%d", i)
+		e.create(id)
+		e.appendSteps(id, `{"type":"message","message":{"role":"user","content":"the parrot is named Kiwi"}}`)
+		var res api.RecallSearchResponse
+		e.must(200, "GET", "/v1/recall/search?q=parrot&fresh=true", nil).json(t, &res)
+		if len(res.Hits) != 1 {
+			t.Fatalf("before the delete: %+v", res.Hits)
+		}
+		e.must(204, "DELETE", "/v1/sessions/"+id, nil)
+		e.must(200, "GET", "/v1/recall/search?q=parrot", nil).json(t, &res)
+		if len(res.Hits) != 0 {
+			t.Fatalf("round %d: a search right after the delete found %+v", i, res.Hits)
+		}
+	}
+}
+
 // TestFreshRecallSearch checks read-your-writes on recall search: with
 // fresh=true a search waits for the index to reach the writes before it,
 // and answers 503 index_behind when the index cannot in time. /readyz
