@@ -160,9 +160,9 @@ func documents(ctx context.Context, cfg Config, tenant, user string, out *Erased
 // first, damaged ones too (the store found them by their user).
 func sessionsOf(ctx context.Context, svc *sessions.Service, tenant, user string) ([]string, error) {
 	var ids []string
-	req := store.ListRequest{UserID: user, PageSize: 1000}
+	req := store.ListRequest{Tenant: tenant, UserID: user, PageSize: 1000}
 	for {
-		resp, err := svc.List(ctx, tenant, req)
+		resp, err := svc.List(ctx, req)
 		if err != nil {
 			return ids, fmt.Errorf("forget: listing sessions: %w", err)
 		}

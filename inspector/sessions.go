@@ -42,7 +42,7 @@ func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	resp, err := in.svc.List(r.Context(), tenant, store.ListRequest{UserID: l.User, Agent: l.Agent, ParentID: l.Parent, PageSize: l.Size, PageToken: l.Page})
+	resp, err := in.svc.List(r.Context(), store.ListRequest{Tenant: tenant, UserID: l.User, Agent: l.Agent, ParentID: l.Parent, PageSize: l.Size, PageToken: l.Page})
 	if err != nil {
 		in.fail(w, r, err)
 		return
@@ -212,7 +212,7 @@ func (l lineage) from(seq int64) string {
 // not the parent of that one's branches (they keep its ID as where they
 // came from): those created before sess are left out.
 func (in *Inspector) branches(ctx context.Context, sess *store.Session, d *timelineData) error {
-	resp, err := in.svc.List(ctx, sess.Tenant, store.ListRequest{ParentID: sess.ID, PageSize: MaxBranchesShown})
+	resp, err := in.svc.List(ctx, store.ListRequest{Tenant: sess.Tenant, ParentID: sess.ID, PageSize: MaxBranchesShown})
 	if err != nil {
 		return err
 	}

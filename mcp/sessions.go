@@ -172,7 +172,7 @@ func (t *tools) listSessions(ctx context.Context, in ListSessionsInput) (ListSes
 		in.PageSize = DefaultPageSize
 	}
 	out := ListSessionsOutput{Sessions: []SessionInfo{}}
-	resp, err := t.cfg.Sessions.List(ctx, t.tenant, store.ListRequest{UserID: in.UserID, Agent: in.Agent, PageSize: in.PageSize, PageToken: in.PageToken})
+	resp, err := t.cfg.Sessions.List(ctx, store.ListRequest{Tenant: t.tenant, UserID: in.UserID, Agent: in.Agent, PageSize: in.PageSize, PageToken: in.PageToken})
 	if err != nil {
 		return ListSessionsOutput{}, t.toolError(ctx, op, err)
 	}

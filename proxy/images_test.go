@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/proxy/proxytest"
 	"github.com/agentmem/agentmem/render"
+	"github.com/agentmem/agentmem/sessions"
 )
 
 // TestToolResultImages: a screenshot tool's result, an Anthropic
@@ -48,7 +49,7 @@ func TestToolResultImages(t *testing.T) {
 	if err := render.Validate(render.NameAnthropic, msgs); err != nil {
 		t.Errorf("the upstream got an invalid request: %v", err)
 	}
-	h, err := e.svc.History(context.Background(), "", "shot-a")
+	h, err := e.svc.History(context.Background(), sessions.HistoryRequest{SessionID: "shot-a"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -230,7 +230,7 @@ func (p *Proxy) fastRecord(ctx context.Context, key store.Key, m *memo, msgs []a
 	}
 	hasTask := true
 	if fc.needsTask(msgs) {
-		h, err := p.svc.HistoryEnds(ctx, key.Tenant, key.ID, historyHead, 0)
+		h, err := p.svc.History(ctx, sessions.HistoryRequest{Tenant: key.Tenant, SessionID: key.ID, Head: historyHead, Tail: 0})
 		if err != nil {
 			return nil, false, err
 		}

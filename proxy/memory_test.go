@@ -185,7 +185,7 @@ func TestFactsAndRecall(t *testing.T) {
 	}
 	// The session records the user's messages, not the injected text;
 	// the reply's metadata records the call.
-	h, err := e.svc.History(ctx, "", "new")
+	h, err := e.svc.History(ctx, sessions.HistoryRequest{Tenant: "", SessionID: "new"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestInspectorShowsTheCall(t *testing.T) {
 		h = append(h, map[string]any{"role": "user", "content": results})
 	}
 	// The last reply's step.
-	hist, err := e.svc.History(context.Background(), "", "seen")
+	hist, err := e.svc.History(context.Background(), sessions.HistoryRequest{SessionID: "seen"})
 	if err != nil {
 		t.Fatal(err)
 	}

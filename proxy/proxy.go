@@ -450,10 +450,10 @@ func (p *Proxy) options(r *http.Request) (options, error) {
 	if o.recall, err = headerInt(r, HeaderRecall, MaxInject); err != nil {
 		return o, err
 	}
-	if o.facts > 0 && !p.svc.HasFacts() {
+	if o.facts > 0 && !p.svc.Features().Facts {
 		return o, &Error{Status: http.StatusBadRequest, Code: api.CodeNotConfigured, Field: HeaderFacts, Message: "facts are not configured on this server"}
 	}
-	if o.recall > 0 && !p.svc.HasRecall() {
+	if o.recall > 0 && !p.svc.Features().Recall {
 		return o, &Error{Status: http.StatusBadRequest, Code: api.CodeNotConfigured, Field: HeaderRecall, Message: "recall is not configured on this server"}
 	}
 	o.user = r.Header.Get(HeaderUser)
@@ -751,7 +751,7 @@ func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.
 func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	// The ends of the working set first: enough for a request of new
 	// messages only (planNewOnly), the common case after the first.
-	h, err := p.svc.HistoryEnds(ctx, tenant, sid, historyHead, len(msgs)+historyTail)
+	h, err := p.svc.History(ctx, sessions.HistoryRequest{Tenant: tenant, SessionID: sid, Head: historyHead, Tail: len(msgs) + historyTail})
 	if err != nil {
 		return nil, err
 	}
@@ -759,7 +759,7 @@ func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agent
 	pl, ok := planNewOnly(h.Steps[:h.Head], h.Steps[h.Head:], partial, msgs)
 	if !ok {
 		if partial {
-			if h, err = p.svc.History(ctx, tenant, sid); err != nil {
+			if h, err = p.svc.History(ctx, sessions.HistoryRequest{Tenant: tenant, SessionID: sid}); err != nil {
 				return nil, err
 			}
 			partial = false

@@ -481,7 +481,7 @@ func TestPassThrough(t *testing.T) {
 	if r.header.Get(proxy.HeaderSession) != "" {
 		t.Error("a pass-through has agentmem headers")
 	}
-	list, err := e.svc.List(t.Context(), "", store.ListRequest{})
+	list, err := e.svc.List(t.Context(), store.ListRequest{})
 	if err != nil || len(list.Sessions) != 0 {
 		t.Errorf("a pass-through recorded %v (%v)", list, err)
 	}

@@ -127,7 +127,7 @@ func (p *Proxy) hasTask(ctx context.Context, tenant, sid string, head []agentmem
 	if !partial {
 		return false, nil
 	}
-	h, err := p.svc.History(ctx, tenant, sid)
+	h, err := p.svc.History(ctx, sessions.HistoryRequest{Tenant: tenant, SessionID: sid})
 	if err != nil {
 		return false, err
 	}
@@ -225,7 +225,7 @@ func (p *Proxy) checkPlan(ctx context.Context, tenant, sid string, h *sessions.H
 	}
 	if (pl.system != nil || pl.rule == ruleRewind) && len(add) > 0 {
 		if partial {
-			whole, err := p.svc.History(ctx, tenant, sid)
+			whole, err := p.svc.History(ctx, sessions.HistoryRequest{Tenant: tenant, SessionID: sid})
 			if err != nil {
 				return err
 			}

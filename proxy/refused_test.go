@@ -104,7 +104,7 @@ func TestRefusedRequestChangesNothing(t *testing.T) {
 	if r.status != 200 || r.header.Get(proxy.HeaderAppended) != "1" {
 		t.Errorf("a request that fits: %d %v", r.status, r.header)
 	}
-	if list, err := e.svc.List(t.Context(), "", store.ListRequest{}); err != nil || len(list.Sessions) != 1 {
+	if list, err := e.svc.List(t.Context(), store.ListRequest{}); err != nil || len(list.Sessions) != 1 {
 		t.Errorf("sessions: %v %v", list, err)
 	}
 }

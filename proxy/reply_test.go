@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/proxy/proxytest"
 	"github.com/agentmem/agentmem/server"
+	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -107,7 +108,7 @@ func (h *heldStats) last() proxy.Stats {
 // lastStep returns the newest step of a session's working set.
 func (e *env) lastStep(t *testing.T, id string) agentmem.Step {
 	t.Helper()
-	h, err := e.svc.History(t.Context(), "", id)
+	h, err := e.svc.History(t.Context(), sessions.HistoryRequest{SessionID: id})
 	if err != nil || len(h.Steps) == 0 {
 		t.Fatalf("the session %s: %v", id, err)
 	}

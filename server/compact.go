@@ -24,12 +24,12 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	plan, e := decodeCompact(body, s.svc.HasLLMSummarizer())
+	plan, e := decodeCompact(body, s.svc.Features().LLMSummarizer)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	res, err := s.svc.Compact(r.Context(), Tenant(r), id, plan)
+	res, err := s.svc.Compact(r.Context(), sessions.CompactRequest{Tenant: Tenant(r), SessionID: id, Plan: plan})
 	if err != nil {
 		var se *sessions.SummarizerError
 		if errors.As(err, &se) {

@@ -535,7 +535,7 @@ func (s *Server) factsOptions(q map[string][]string) (*sessions.FactsRequest, *E
 		}
 		return nil, nil
 	}
-	if !s.svc.HasFacts() {
+	if !s.svc.Features().Facts {
 		return nil, errNotConfigured("facts")
 	}
 	return fo, nil
@@ -549,7 +549,7 @@ func (s *Server) recallOptions(q map[string][]string) (*sessions.RecallRequest, 
 	if e != nil || k == 0 {
 		return nil, e
 	}
-	if !s.svc.HasRecall() {
+	if !s.svc.Features().Recall {
 		return nil, errNotConfigured("recall")
 	}
 	return &sessions.RecallRequest{K: k, Share: facts.DefaultShare}, nil

@@ -83,7 +83,7 @@ func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 			// The newest step, from the service's cache of working sets
 			// (brought up to date with the log), not from a read of the
 			// whole working set.
-			h, err := s.svc.HistoryEnds(ctx, tenant, id, 0, 1)
+			h, err := s.svc.History(ctx, sessions.HistoryRequest{Tenant: tenant, SessionID: id, Head: 0, Tail: 1})
 			if err != nil {
 				op = "read"
 				return sessionErr(id, err)

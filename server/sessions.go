@@ -49,12 +49,12 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	req := store.ListRequest{UserID: q.Get("user_id"), Agent: q.Get("agent"), ParentID: q.Get("parent_id"), PageSize: size, PageToken: q.Get("page_token")}
+	req := store.ListRequest{Tenant: Tenant(r), UserID: q.Get("user_id"), Agent: q.Get("agent"), ParentID: q.Get("parent_id"), PageSize: size, PageToken: q.Get("page_token")}
 	if _, _, err := store.ValidateList(req); err != nil {
 		writeError(w, inputError(err))
 		return
 	}
-	resp, err := s.svc.List(r.Context(), Tenant(r), req)
+	resp, err := s.svc.List(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, "list", err)
 		return

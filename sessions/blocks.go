@@ -21,9 +21,6 @@ type ownerDeleter interface {
 	DeleteOwner(ctx context.Context, tenant string, owner blocks.Owner) error
 }
 
-// HasBlocks reports whether the service shows memory blocks in contexts.
-func (s *Service) HasBlocks() bool { return s.cfg.Blocks != nil }
-
 // blocksOf returns the blocks a session's context shows (blocks.Shown):
 // its user's, when it has a user, then its own.
 func (s *Service) blocksOf(ctx context.Context, tenant, sessionID, userID string) ([]blocks.Block, error) {

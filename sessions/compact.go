@@ -41,6 +41,13 @@ func (e *SummarizerError) Error() string { return "summarizer " + e.Summarizer +
 // Unwrap returns the summarizer's error.
 func (e *SummarizerError) Unwrap() error { return e.Err }
 
+// CompactRequest runs a compaction on a session of a tenant (Compact).
+type CompactRequest struct {
+	Tenant    string
+	SessionID string
+	Plan
+}
+
 // Compacted is what a compaction did.
 type Compacted struct {
 	*agentmem.Compaction
@@ -57,7 +64,8 @@ type Compacted struct {
 // unless it waits for the LLM summarizer. A failure of the summarizer is a
 // *SummarizerError; an unknown strategy or summarizer an
 // *agentmem.InvalidError.
-func (s *Service) Compact(ctx context.Context, tenant, id string, p Plan) (*Compacted, error) {
+func (s *Service) Compact(ctx context.Context, req CompactRequest) (*Compacted, error) {
+	tenant, id, p := req.Tenant, req.SessionID, req.Plan
 	var sum agentmem.Summarizer
 	switch p.Strategy {
 	case api.StrategyKeepLastN, api.StrategyTokenBudget, api.StrategyPruneOldObservations:

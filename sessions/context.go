@@ -240,10 +240,20 @@ type History struct {
 	LastSeq int64
 	// UserID is the session's user.
 	UserID string
-	// Omitted, from HistoryEnds, is the number of steps left out between
-	// the first ones and the last ones of Steps (at Steps[Head]); 0 when
-	// Steps is the whole working set.
+	// Omitted, when the request asked for the ends only, is the number of
+	// steps left out between the first ones and the last ones of Steps
+	// (at Steps[Head]); 0 when Steps is the whole working set.
 	Omitted, Head int
+}
+
+// HistoryRequest asks for a session's working set (History).
+type HistoryRequest struct {
+	Tenant    string
+	SessionID string
+	// Head and Tail, when either is positive, ask for the first Head and
+	// the last Tail steps only, without copying those between: what
+	// recognising a request of new messages looks at. Both 0: every step.
+	Head, Tail int
 }
 
 // History returns a session's working set from the service's cache of
@@ -251,25 +261,14 @@ type History struct {
 // does: what a writer that recognises what a session already holds (the
 // proxy's requests resending their history) compares with, without
 // reading the whole working set from the store on every call.
-func (s *Service) History(ctx context.Context, tenant, id string) (*History, error) {
-	st, err := s.cache.get(ctx, tenant, id, s.defaultForm())
+func (s *Service) History(ctx context.Context, req HistoryRequest) (*History, error) {
+	st, err := s.cache.get(ctx, req.Tenant, req.SessionID, s.defaultForm())
 	if err != nil {
 		return nil, err
 	}
-	return &History{Steps: st.mem.Steps(), LastSeq: st.seq, UserID: st.user}, nil
-}
-
-// HistoryEnds returns, as History does, the first head and the last tail
-// steps of a session's working set, without copying those between: what
-// recognising a request of new messages only looks at. The steps left
-// out (History.Omitted) were between Steps[:History.Head] and the rest;
-// when none were, Steps is the whole working set.
-func (s *Service) HistoryEnds(ctx context.Context, tenant, id string, head, tail int) (*History, error) {
-	st, err := s.cache.get(ctx, tenant, id, s.defaultForm())
-	if err != nil {
-		return nil, err
+	if req.Head <= 0 && req.Tail <= 0 {
+		return &History{Steps: st.mem.Steps(), LastSeq: st.seq, UserID: st.user}, nil
 	}
-	first, last, omitted := st.mem.StepEnds(head, tail)
-	h := &History{Steps: append(first, last...), Head: len(first), Omitted: omitted, LastSeq: st.seq, UserID: st.user}
-	return h, nil
+	first, last, omitted := st.mem.StepEnds(max(req.Head, 0), max(req.Tail, 0))
+	return &History{Steps: append(first, last...), Head: len(first), Omitted: omitted, LastSeq: st.seq, UserID: st.user}, nil
 }

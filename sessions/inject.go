@@ -84,13 +84,6 @@ func Reserved(req *ContextRequest) int {
 	return n
 }
 
-// HasFacts reports whether the service has facts to add to a context.
-func (s *Service) HasFacts() bool { return s.cfg.Facts != nil }
-
-// HasRecall reports whether the service has a recall index to add turns
-// to a context from.
-func (s *Service) HasRecall() bool { return s.cfg.Recall != nil }
-
 // inject adds what req asks for to c: the facts first, then the recalled
 // turns, each within its allowance.
 func (s *Service) inject(ctx context.Context, req *ContextRequest, c *Context, counter tokenizer.Counter) error {

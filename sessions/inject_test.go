@@ -89,7 +89,7 @@ func TestContextInjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bare.HasFacts() || bare.HasRecall() {
+	if bare.Features().Facts || bare.Features().Recall {
 		t.Error("a service given a nil *facts.Memory has facts")
 	}
 	for _, req := range []ContextRequest{{SessionID: "s", Facts: &FactsRequest{K: 1}}, {SessionID: "s", Recall: &RecallRequest{K: 1}}} {

@@ -198,7 +198,7 @@ func TestToolResultFoldsAgainstCache(t *testing.T) {
 		t.Errorf("%d reloads of the cached memory", n)
 	}
 	// The cache holds what the log gives.
-	cached, err := svc.History(ctx, "t", "s")
+	cached, err := svc.History(ctx, HistoryRequest{Tenant: "t", SessionID: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestCachedMessagesMatchStore(t *testing.T) {
 		t.Fatalf("the log has only %d entries: the requests did not run", len(want))
 	}
 	// The cached working set is the log's.
-	h, err := svc.History(ctx, "t", "svc")
+	h, err := svc.History(ctx, HistoryRequest{Tenant: "t", SessionID: "svc"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -236,8 +236,23 @@ func (s *Service) Counter() tokenizer.Counter { return s.counter }
 // MaxContextTokens returns the largest context the service serves.
 func (s *Service) MaxContextTokens() int { return s.cfg.MaxContextTokens }
 
-// HasLLMSummarizer reports whether the summarize strategy can use an LLM.
-func (s *Service) HasLLMSummarizer() bool { return s.cfg.Summarizer != nil }
+// Features says which of its optional parts a service has (Features).
+type Features struct {
+	// Facts: a context can show the user's facts (ContextRequest.Facts).
+	Facts bool
+	// Recall: a context can show turns of the user's other sessions
+	// (ContextRequest.Recall).
+	Recall bool
+	// Blocks: contexts show the session's and its user's memory blocks.
+	Blocks bool
+	// LLMSummarizer: the summarize strategy can ask a language model.
+	LLMSummarizer bool
+}
+
+// Features returns the optional parts the service has, from its Config.
+func (s *Service) Features() Features {
+	return Features{Facts: s.cfg.Facts != nil, Recall: s.cfg.Recall != nil, Blocks: s.cfg.Blocks != nil, LLMSummarizer: s.cfg.Summarizer != nil}
+}
 
 func (s *Service) now() time.Time { return s.clock() }
 
@@ -325,10 +340,10 @@ func (s *Service) Get(ctx context.Context, tenant, id string) (*store.Session, e
 	return s.st.Get(ctx, tenant, id)
 }
 
-// List lists the sessions of one tenant, the default tenant "" included
-// (req.Tenant and req.ExactTenant are set from tenant).
-func (s *Service) List(ctx context.Context, tenant string, req store.ListRequest) (*store.ListResponse, error) {
-	req.Tenant, req.ExactTenant = tenant, true
+// List lists the sessions of the tenant req.Tenant only, the default
+// tenant "" included: a transport serves one tenant per request.
+func (s *Service) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
+	req.ExactTenant = true
 	return s.st.List(ctx, req)
 }
 

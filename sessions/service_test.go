@@ -276,7 +276,7 @@ func TestContextCatchesUp(t *testing.T) {
 	if rec.count("catchup") != 1 || rec.count("reload") != 0 || rec.count("miss") != 1 {
 		t.Errorf("events %v: want one miss and one catch-up", rec.events)
 	}
-	if _, err := svc.Compact(ctx, "t", "s", Plan{Strategy: api.StrategyKeepLastN, N: 1}); err != nil {
+	if _, err := svc.Compact(ctx, CompactRequest{Tenant: "t", SessionID: "s", Plan: Plan{Strategy: api.StrategyKeepLastN, N: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	c, err = svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s"})
@@ -338,9 +338,9 @@ func TestListOneTenant(t *testing.T) {
 	}
 	for _, tenant := range []string{"", "acme"} {
 		var got []string
-		req := store.ListRequest{PageSize: 2, Tenant: "ignored"}
+		req := store.ListRequest{PageSize: 2, Tenant: tenant}
 		for {
-			page, err := svc.List(ctx, tenant, req)
+			page, err := svc.List(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,29 +399,29 @@ func TestCompact(t *testing.T) {
 	ctx := context.Background()
 	svc, _ := newService(t, Config{Summarizer: failingSummarizer{}})
 	session(t, svc, "", "s", 6)
-	res, err := svc.Compact(ctx, "", "s", Plan{Strategy: api.StrategyPruneOldObservations, KeepLastN: 2, MaxLength: 20})
+	res, err := svc.Compact(ctx, CompactRequest{Tenant: "", SessionID: "s", Plan: Plan{Strategy: api.StrategyPruneOldObservations, KeepLastN: 2, MaxLength: 20}})
 	if err != nil || len(res.Replaced) != 4 || res.LastSeq != 9 {
 		t.Fatalf("prune_old_observations: %+v %v", res, err)
 	}
-	res, err = svc.Compact(ctx, "", "s", Plan{Strategy: api.StrategySummarize, KeepRecent: 2})
+	res, err = svc.Compact(ctx, CompactRequest{Tenant: "", SessionID: "s", Plan: Plan{Strategy: api.StrategySummarize, KeepRecent: 2}})
 	if err != nil || len(res.Added) != 1 || res.Added[0].Kind() != agentmem.KindSummary {
 		t.Fatalf("extractive summary: %+v %v", res, err)
 	}
 	var se *SummarizerError
-	if _, err := svc.Compact(ctx, "", "s", Plan{Strategy: api.StrategySummarize, Summarizer: api.SummarizerLLM}); !errors.As(err, &se) || se.Summarizer != api.SummarizerLLM {
+	if _, err := svc.Compact(ctx, CompactRequest{Tenant: "", SessionID: "s", Plan: Plan{Strategy: api.StrategySummarize, Summarizer: api.SummarizerLLM}}); !errors.As(err, &se) || se.Summarizer != api.SummarizerLLM {
 		t.Errorf("a failing summarizer: %v", err)
 	}
 	for _, p := range []Plan{{Strategy: "shuffle"}, {Strategy: api.StrategySummarize, Summarizer: "oracle"}} {
-		if _, err := svc.Compact(ctx, "", "s", p); !errors.Is(err, agentmem.ErrInvalid) {
+		if _, err := svc.Compact(ctx, CompactRequest{SessionID: "s", Plan: p}); !errors.Is(err, agentmem.ErrInvalid) {
 			t.Errorf("%+v: %v", p, err)
 		}
 	}
-	if _, err := svc.Compact(ctx, "other", "s", Plan{Strategy: api.StrategyKeepLastN, N: 1}); !errors.Is(err, agentmem.ErrNotFound) {
+	if _, err := svc.Compact(ctx, CompactRequest{Tenant: "other", SessionID: "s", Plan: Plan{Strategy: api.StrategyKeepLastN, N: 1}}); !errors.Is(err, agentmem.ErrNotFound) {
 		t.Errorf("another tenant's session: %v", err)
 	}
 	noLLM, _ := newService(t, Config{})
 	session(t, noLLM, "", "s", 1)
-	if _, err := noLLM.Compact(ctx, "", "s", Plan{Strategy: api.StrategySummarize, Summarizer: api.SummarizerLLM}); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := noLLM.Compact(ctx, CompactRequest{SessionID: "s", Plan: Plan{Strategy: api.StrategySummarize, Summarizer: api.SummarizerLLM}}); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Errorf("llm without a summarizer: %v", err)
 	}
 }
@@ -433,7 +433,7 @@ func TestContextAtMatchesContext(t *testing.T) {
 	ctx := context.Background()
 	svc, _ := newService(t, Config{})
 	session(t, svc, "t", "s", 8)
-	if _, err := svc.Compact(ctx, "t", "s", Plan{Strategy: api.StrategyKeepLastN, N: 2}); err != nil {
+	if _, err := svc.Compact(ctx, CompactRequest{Tenant: "t", SessionID: "s", Plan: Plan{Strategy: api.StrategyKeepLastN, N: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, budget := range []int{0, 400, 2000} {
@@ -522,14 +522,15 @@ func TestCacheAppliesAmendments(t *testing.T) {
 	}
 }
 
-// TestHistoryEnds: the ends of a working set are History's first and
-// last steps, with the number of steps between them; ends that meet give
-// the whole working set. A step appended elsewhere is caught up with.
+// TestHistoryEnds: the ends of a working set (HistoryRequest.Head and
+// Tail) are its first and last steps, with the number of steps between
+// them; ends that meet, or none asked for, give the whole working set. A
+// step appended elsewhere is caught up with.
 func TestHistoryEnds(t *testing.T) {
 	ctx := context.Background()
 	svc, st := newService(t, Config{})
 	session(t, svc, "t", "s", 10) // 12 steps
-	whole, err := svc.History(ctx, "t", "s")
+	whole, err := svc.History(ctx, HistoryRequest{Tenant: "t", SessionID: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,8 +543,8 @@ func TestHistoryEnds(t *testing.T) {
 	}
 	for _, c := range []struct {
 		head, tail, omitted int
-	}{{2, 3, 7}, {0, 1, 11}, {5, 0, 7}, {6, 6, 0}, {20, 1, 0}, {-1, -1, 12}} {
-		h, err := svc.HistoryEnds(ctx, "t", "s", c.head, c.tail)
+	}{{2, 3, 7}, {0, 1, 11}, {5, 0, 7}, {6, 6, 0}, {20, 1, 0}, {0, 0, 0}, {-1, -1, 0}} {
+		h, err := svc.History(ctx, HistoryRequest{Tenant: "t", SessionID: "s", Head: c.head, Tail: c.tail})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -560,7 +561,7 @@ func TestHistoryEnds(t *testing.T) {
 	if _, err := st.Store.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := svc.HistoryEnds(ctx, "t", "s", 1, 1)
+	h, err := svc.History(ctx, HistoryRequest{Tenant: "t", SessionID: "s", Head: 1, Tail: 1})
 	if err != nil || h.Omitted != 11 || numbers(h.Steps) != "[1 13]" || h.LastSeq != whole.LastSeq+1 {
 		t.Fatalf("after an append elsewhere: %s, %d omitted, seq %d, %v", numbers(h.Steps), h.Omitted, h.LastSeq, err)
 	}

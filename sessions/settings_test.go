@@ -73,7 +73,7 @@ func TestSessionPinning(t *testing.T) {
 		if shows(lc.Context) != want || lc.Session.ID != id {
 			t.Errorf("%s: ContextAt shows Q0: %v, want %v", id, shows(lc.Context), want)
 		}
-		if _, err := svc.Compact(ctx, "t", id, Plan{Strategy: api.StrategyKeepLastN, N: 2}); err != nil {
+		if _, err := svc.Compact(ctx, CompactRequest{Tenant: "t", SessionID: id, Plan: Plan{Strategy: api.StrategyKeepLastN, N: 2}}); err != nil {
 			t.Fatal(err)
 		}
 		c, err = svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: id})
@@ -166,11 +166,11 @@ func TestCacheNeverPrunes(t *testing.T) {
 		}
 	}
 	add(0, n-10)
-	if h, err := svc.History(ctx, "", "long"); err != nil || len(h.Steps) != n-10 {
+	if h, err := svc.History(ctx, HistoryRequest{Tenant: "", SessionID: "long"}); err != nil || len(h.Steps) != n-10 {
 		t.Fatalf("a load: %d steps, %v", len(h.Steps), err)
 	}
 	add(n-10, n) // through the service: added to the cached memory
-	h, err := svc.History(ctx, "", "long")
+	h, err := svc.History(ctx, HistoryRequest{Tenant: "", SessionID: "long"})
 	if err != nil || len(h.Steps) != n || h.LastSeq != int64(n) {
 		t.Fatalf("after appends: %d steps up to %d, %v; want %d", len(h.Steps), h.LastSeq, err, n)
 	}

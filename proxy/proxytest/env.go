@@ -72,7 +72,7 @@ func (e *Env) Close() {
 // Held returns a session's working set as canonical messages, pending
 // tool calls included: what a client resending its history sends back.
 func (e *Env) Held(ctx context.Context, tenant, id string) ([]agentmem.Message, error) {
-	h, err := e.Sessions.History(ctx, tenant, id)
+	h, err := e.Sessions.History(ctx, sessions.HistoryRequest{Tenant: tenant, SessionID: id})
 	if err != nil {
 		return nil, err
 	}
