@@ -230,7 +230,7 @@ func (p *plan) conversation(k int, rConv, hConv []agentmem.Message) (*plan, erro
 // held system prompt and newest messages matter. head is a prefix of the
 // working set and tail a suffix: the same slice, the whole working set,
 // unless partial says that steps between them were left out
-// (sessions.Service.HistoryEnds). It returns false when the request's
+// (sessions.Service.History with Head and Tail). It returns false when the request's
 // first conversation message is the held one (or there is none), or when
 // what it needs was left out, for planHistory to decide on the whole
 // working set.

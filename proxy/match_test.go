@@ -104,7 +104,7 @@ func TestPlanHistoryTooFarBack(t *testing.T) {
 func clip(m []agentmem.Message) []agentmem.Message { return append([]agentmem.Message(nil), m...) }
 
 // TestPlanNewOnlyFromEnds: recognising a request from the ends of the
-// working set alone (as recordOnce first does, sessions.HistoryEnds)
+// working set alone (as recordOnce first does, sessions.Service.History with Head and Tail)
 // decides as planHistory does on the whole of it, or leaves the decision
 // to it when what it needs was left out.
 func TestPlanNewOnlyFromEnds(t *testing.T) {

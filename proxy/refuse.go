@@ -164,7 +164,7 @@ func (p *Proxy) checkNew(tenant, sid string, msgs []agentmem.Message, fc *fitChe
 // prompt, or pops), the messages it appends make valid steps (an append
 // alone that fails writes nothing). h is the working set the plan was
 // made on, whole unless partial (then its ends,
-// sessions.Service.HistoryEnds).
+// sessions.Service.History with Head and Tail).
 func (p *Proxy) checkPlan(ctx context.Context, tenant, sid string, h *sessions.History, partial bool, pl *plan, fc *fitCheck) error {
 	need, err := p.pinnedNeed(ctx, tenant, sid, fc)
 	if err != nil {

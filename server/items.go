@@ -47,7 +47,7 @@ func decodeItems(body []byte) ([]json.RawMessage, *Error) {
 // messages (responses.ToMessages) appended by sessions.Service.AppendMessages, as
 // the messages route appends them, with the same response. Items that
 // begin with an output are placed after the newest step of the working
-// set, which the service's cache gives (sessions.Service.HistoryEnds, up
+// set, which the service's cache gives (sessions.Service.History with Head and Tail, up
 // to date with the log); the append is then conditional on it and,
 // without If-Match, tried again when another writer got in between
 // (sessions.Service.Retry).
