@@ -24,12 +24,14 @@ func FuzzHandler(f *testing.F) {
 		{"/sessions/../etc/passwd", ""},
 		{"/facts", "user=alice"},
 		{"/recall", "q=bcrypt&k=3"},
+		{"/blocks", "user=alice&label=human"},
+		{"/blocks", "session=fix-login"},
 		{"/static/style.css", ""},
 		{"/static/../inspector.go", ""},
 	} {
 		f.Add(s.path, s.query)
 	}
-	fx := newFixture(f, inspector.Config{Facts: newFacts()})
+	fx := newFixture(f, inspector.Config{Facts: newFacts(), Blocks: newBlocks(f, tickClock(t0))})
 	f.Fuzz(func(t *testing.T, path, query string) {
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path

@@ -528,7 +528,7 @@ func TestTenancy(t *testing.T) {
 	}
 
 	denied := newFixture(t, inspector.Config{Tenant: func(*http.Request) (string, error) { return "", errors.New("no key: secret detail") }})
-	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context", "/facts", "/recall"} {
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context", "/facts", "/recall", "/blocks?user=alice"} {
 		resp, body := get(t, denied.in, target)
 		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "secret detail") || strings.Contains(body, "fix-login") {
 			t.Errorf("GET %s without a tenant: %d, want 401 showing nothing", target, resp.StatusCode)
@@ -538,7 +538,7 @@ func TestTenancy(t *testing.T) {
 
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	f := newFixture(t, inspector.Config{})
-	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall",
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall", "/blocks",
 		"/static/style.css", "/static/missing.js", "/nope", "/?size=-1", "/sessions/acme-secret"} {
 		resp, _ := get(t, f.in, target)
 		if got := resp.Header.Get("Content-Security-Policy"); got != inspector.ContentSecurityPolicy {
@@ -557,8 +557,9 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	}
 	// Nothing loads from elsewhere, and no page has inline scripts,
 	// styles or event handlers.
-	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=13&budget=250", "/facts?user=alice", "/recall?q=x"} {
-		body := mustGet(t, newFixture(t, inspector.Config{Facts: newFacts()}).in, target, http.StatusOK)
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=13&budget=250", "/facts?user=alice", "/recall?q=x",
+		"/blocks?user=alice", "/blocks?user=alice&label=human"} {
+		body := mustGet(t, newFixture(t, inspector.Config{Facts: newFacts(), Blocks: newBlocks(t, tickClock(t0))}).in, target, http.StatusOK)
 		for _, bad := range []string{"<script", "style=", " onload=", " onclick=", "http://", "https://"} {
 			if strings.Contains(body, bad) {
 				t.Errorf("GET %s contains %q", target, bad)
@@ -737,7 +738,7 @@ func TestMountedByPatterns(t *testing.T) {
 	for _, p := range inspector.Patterns {
 		mux.Handle(p, f.in)
 	}
-	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall", "/static/style.css"} {
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall", "/blocks", "/static/style.css"} {
 		resp, body := get(t, mux, target)
 		_, direct := get(t, f.in, target)
 		if resp.StatusCode != http.StatusOK || body != direct {
