@@ -165,6 +165,26 @@ func (in *Inspector) sessionBlocks(ctx context.Context, sess *store.Session) ([]
 	return []blockGroup{user, own}, nil
 }
 
+// shownBlocks counts the blocks a session's contexts show now
+// (blocks.Shown); 0 without a blocks source.
+func (in *Inspector) shownBlocks(ctx context.Context, sess *store.Session) (int, error) {
+	if in.cfg.Blocks == nil {
+		return 0, nil
+	}
+	var user []blocks.Block
+	if sess.UserID != "" {
+		var err error
+		if user, err = in.cfg.Blocks.List(ctx, sess.Tenant, blocks.User(sess.UserID)); err != nil {
+			return 0, err
+		}
+	}
+	own, err := in.cfg.Blocks.List(ctx, sess.Tenant, blocks.Session(sess.ID))
+	if err != nil {
+		return 0, err
+	}
+	return len(blocks.Shown(user, own)), nil
+}
+
 // blocksPage serves memory blocks: GET /blocks?user=U or ?session=S, an
 // owner's blocks (a session's with its user's); with &label=L, that block
 // and its versions.

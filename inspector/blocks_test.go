@@ -443,3 +443,21 @@ func FuzzBlockPages(f *testing.F) {
 		}
 	})
 }
+
+// TestContextSaysBlocksAreLeftOut: "what the model saw" rebuilds the
+// steps of a call, not the blocks as they were then; it says how many
+// blocks the session's contexts show, and links to them.
+func TestContextSaysBlocksAreLeftOut(t *testing.T) {
+	f := newFixture(t, inspector.Config{Blocks: newBlocks(t, tickClock(t0))})
+	body := mustGet(t, f.in, "/sessions/fix-login/context?at=3", http.StatusOK)
+	// alice's human and fix-login's task, which hides alice's task.
+	if !strings.Contains(body, `also show <b>2</b> memory blocks`) || !strings.Contains(body, `<a href="/blocks?session=fix-login">`) {
+		t.Error("the context page does not say which blocks it leaves out")
+	}
+	if body := mustGet(t, f.in, "/sessions/chat-tools/context", http.StatusOK); !strings.Contains(body, `id="blocks-left-out"`) {
+		t.Error("chat-tools, of alice, does not say alice's blocks are left out")
+	}
+	if body := mustGet(t, f.in, "/sessions/fix-login-retry/context", http.StatusOK); strings.Contains(body, `id="blocks-left-out"`) {
+		t.Error("a session without blocks says blocks are left out")
+	}
+}
