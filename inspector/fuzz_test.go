@@ -23,6 +23,7 @@ func FuzzHandler(f *testing.F) {
 		{"/sessions/acme-secret/context", "at=1"},
 		{"/sessions/../etc/passwd", ""},
 		{"/facts", "user=alice"},
+		{"/facts/history", "user=alice&id=f-go"},
 		{"/recall", "q=bcrypt&k=3"},
 		{"/blocks", "user=alice&label=human"},
 		{"/blocks", "session=fix-login"},

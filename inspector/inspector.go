@@ -60,6 +60,7 @@ var Patterns = []string{
 	"GET /sessions/{id}",
 	"GET /sessions/{id}/context",
 	"GET /facts",
+	"GET /facts/history",
 	"GET /recall",
 	"GET /blocks",
 	"GET /static/{name}",
@@ -191,7 +192,7 @@ func New(cfg Config) (*Inspector, error) {
 		pages: pages,
 		log:   cfg.Logger,
 	}
-	handlers := []http.HandlerFunc{in.sessions, in.session, in.context, in.facts, in.recall, in.blocksPage, in.static}
+	handlers := []http.HandlerFunc{in.sessions, in.session, in.context, in.facts, in.factHistory, in.recall, in.blocksPage, in.static}
 	for i, p := range Patterns {
 		in.mux.HandleFunc(p, handlers[i])
 	}
