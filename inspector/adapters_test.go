@@ -189,9 +189,9 @@ func TestFactHistory(t *testing.T) {
 	for i, want := range [][]string{
 		{`<span class="by">by agent</span><span class="reason">because moved</span>`,
 			`<dt>superseded by</dt><dd><a class="successor" href="` + html.EscapeString(history(lisbon.Fact.ID)) + `">Lives in Lisbon</a></dd>`,
-			`<dd class="valid">since 2026-03-18 12:00:00Z → 2026-03-18 12:00:00Z – 2026-03-20 14:00:00Z</dd>`},
+			`<dd class="valid"><span class="was">since 2026-03-18 12:00:00Z</span> → 2026-03-18 12:00:00Z – 2026-03-20 14:00:00Z</dd>`},
 		{`<span class="by">by operator</span><span class="reason">because more precise</span>`,
-			`<pre class="diff">Lives in Porto<ins>, Portugal</ins></pre>`, `<dd>0.90 → 0.70</dd>`},
+			`<pre class="diff">Lives in Porto<ins>, Portugal</ins></pre>`, `<dd><span class="was">0.90</span> → 0.70</dd>`},
 		{`<pre class="facttext">Lives in Porto</pre>`, `<dd>0.90</dd>`, `<dd class="valid">since 2026-03-18 12:00:00Z</dd>`},
 	} {
 		for _, s := range want {

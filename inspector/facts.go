@@ -221,9 +221,21 @@ type factChangeRow struct {
 	// altered it.
 	Text *shownText
 	Diff *diffView
-	// Confidence and Valid say what the change made them, "a → b" when
-	// it changed them.
-	Confidence, Valid string
+	// Confidence and Valid are what the change made them, and what they
+	// were when it changed them.
+	Confidence, Valid *transition
+}
+
+// transition is a value a change set: what it was (empty when the change
+// left it as it was) and what it is after.
+type transition struct{ Was, Now string }
+
+// changed returns the transition from a to b.
+func changed(a, b string) *transition {
+	if a == b {
+		return &transition{Now: a}
+	}
+	return &transition{Was: cmp.Or(a, "unknown"), Now: cmp.Or(b, "unknown")}
 }
 
 // factHistory serves a fact's history: GET /facts/history?user=&id=.
@@ -342,7 +354,8 @@ func (in *Inspector) factHistoryView(ctx context.Context, d *factHistoryData, sr
 		case after != nil || before != nil:
 			st := cmp.Or(after, before)
 			t := clip(st.Text, MaxShownText)
-			row.Text, row.Confidence, row.Valid = &t, confidence(st.Confidence), validity(st.ValidFrom, st.ValidTo)
+			row.Text = &t
+			row.Confidence, row.Valid = &transition{Now: confidence(st.Confidence)}, &transition{Now: validity(st.ValidFrom, st.ValidTo)}
 		}
 		d.Changes = append(d.Changes, row)
 	}
@@ -351,11 +364,3 @@ func (in *Inspector) factHistoryView(ctx context.Context, d *factHistoryData, sr
 
 // confidence formats a confidence as the pages do.
 func confidence(c float64) string { return strconv.FormatFloat(min(1, max(0, c)), 'f', 2, 64) }
-
-// changed says "a → b", or a when they are the same.
-func changed(a, b string) string {
-	if a == b {
-		return a
-	}
-	return cmp.Or(a, "unknown") + " → " + cmp.Or(b, "unknown")
-}
