@@ -11,7 +11,8 @@ import (
 
 // FactsFrom returns the FactsSource of a facts.Memory: every fact of the
 // user, superseded ones included, with its decay curve under the
-// Memory's policy.
+// Memory's policy. It is a FactHistorySource: each fact's changes are
+// those of the user's audit log (facts.Memory.Changelog).
 func FactsFrom(m *facts.Memory) FactsSource { return factsSource{m} }
 
 type factsSource struct{ m *facts.Memory }
@@ -28,9 +29,28 @@ func (s factsSource) List(ctx context.Context, tenant, user string) ([]FactView,
 		out = append(out, FactView{
 			ID: f.ID, Text: f.Text, Confidence: f.Confidence,
 			CreatedAt: f.CreatedAt, ReinforcedAt: f.ReinforcedAt, Reinforcements: f.Reinforcements,
-			Superseded: !f.Valid(), SupersededBy: f.SupersededBy, ValidFrom: f.ValidFrom, ValidTo: f.ValidTo,
+			Superseded: !f.Valid(), SupersededBy: f.SupersededBy, SupersededAt: f.SupersededAt, ValidFrom: f.ValidFrom, ValidTo: f.ValidTo,
 			EffectiveAt: func(t time.Time) float64 { return decay.Effective(f, t) },
 		})
+	}
+	return out, nil
+}
+
+func (s factsSource) Changes(ctx context.Context, tenant, user, id string) ([]FactChangeView, error) {
+	log, err := s.m.Changelog(ctx, tenant, user, id)
+	if err != nil {
+		return nil, err
+	}
+	state := func(st *facts.FactState) *FactStateView {
+		if st == nil {
+			return nil
+		}
+		return &FactStateView{Text: st.Text, Confidence: st.Confidence, ValidFrom: st.ValidFrom, ValidTo: st.ValidTo}
+	}
+	out := make([]FactChangeView, 0, len(log))
+	for _, e := range log {
+		out = append(out, FactChangeView{Action: string(e.Action), By: e.By, Reason: e.Reason, At: e.At,
+			Successor: e.Successor, Before: state(e.Before), After: state(e.After)})
 	}
 	return out, nil
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,7 +80,8 @@ func TestAdapters(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := mustGet(t, in, "/facts?user=alice", http.StatusOK)
-	if !strings.Contains(body, "Lives in Lisbon") || !strings.Contains(body, "<s>Lives in Porto</s>") || !strings.Contains(body, `class="muted valid">held `) || strings.Contains(body, "ACME") {
+	if !strings.Contains(body, "Lives in Lisbon") || !strings.Contains(body, "<s>Lives in Porto</s>") || !strings.Contains(body, `by <a href="#fact-1">#1 “Lives in Lisbon”</a>`) ||
+		!strings.Contains(body, `<td class="time valid">never held: superseded before it began, `) || strings.Contains(body, "ACME") {
 		t.Errorf("facts page of the real memory:\n%s", body)
 	}
 	hits, err := inspector.RecallFrom(ix).Search(ctx, "", "bcrypt password", "", 3)
@@ -110,3 +115,121 @@ func TestAdapters(t *testing.T) {
 
 // recallAll lists every session of the default tenant.
 func recallAll() store.ListRequest { return store.ListRequest{} }
+
+// TestFactHistory: the history of a fact of the real facts memory, from
+// its audit log: what was done to it, by whom, when and why, with what
+// it said before and after, and the supersession chain it is in.
+func TestFactHistory(t *testing.T) {
+	ctx := context.Background()
+	now := factsNow
+	mem := facts.New(facts.NewMemStore(), facts.Options{Clock: func() time.Time { return now }})
+	porto, err := mem.Remember(ctx, facts.RememberRequest{UserID: "alice", Text: "Lives in Porto", Confidence: 0.9, ValidFrom: now.Add(-48 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	text, conf := "Lives in Porto, Portugal", 0.7
+	if _, err := mem.Edit(ctx, facts.EditRequest{ID: porto.Fact.ID, Text: &text, Confidence: &conf, By: "operator", Reason: "more precise"}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	lisbon, err := mem.Supersede(ctx, facts.SupersedeRequest{ID: porto.Fact.ID, Text: "Lives in Lisbon", Confidence: 0.9, By: "agent", Reason: "moved"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := mem.Remember(ctx, facts.RememberRequest{UserID: "alice", Text: "Has a cat <b>Tom</b>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Forget(ctx, "", cat.Fact.ID, "alice", "asked to forget"); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := mem.Remember(ctx, facts.RememberRequest{Tenant: "acme", UserID: "alice", Text: "ACME-CONFIDENTIAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := `"><script>alert(1)</script><img src=x onerror=alert(2)>`
+	bad, err := mem.Remember(ctx, facts.RememberRequest{UserID: "alice", Text: "Likes " + evil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evilText := "Likes " + evil + " and </pre>"
+	if _, err := mem.Edit(ctx, facts.EditRequest{ID: bad.Fact.ID, Text: &evilText, By: evil, Reason: evil}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Supersede(ctx, facts.SupersedeRequest{ID: bad.Fact.ID, Text: evil, By: evil, Reason: evil}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, inspector.Config{Facts: inspector.FactsFrom(mem), Clock: func() time.Time { return now }})
+	for _, target := range []string{"/facts?user=alice", "/facts/history?" + url.Values{"user": {"alice"}, "id": {bad.Fact.ID}}.Encode()} {
+		body := mustGet(t, f.in, target, http.StatusOK)
+		if strings.Contains(body, "<script") || strings.Contains(body, "<img") {
+			t.Errorf("GET %s carries the markup unescaped", target)
+		}
+		checkMarkup(t, target, body)
+	}
+
+	history := func(id string) string { return "/facts/history?" + url.Values{"user": {"alice"}, "id": {id}}.Encode() }
+	body := mustGet(t, f.in, "/facts?user=alice", http.StatusOK)
+	for _, id := range []string{porto.Fact.ID, lisbon.Fact.ID} {
+		if !strings.Contains(body, `<a class="aside history" href="`+html.EscapeString(history(id))+`">history</a>`) {
+			t.Errorf("the facts page does not link to the history of %s", id)
+		}
+	}
+
+	body = mustGet(t, f.in, history(porto.Fact.ID), http.StatusOK)
+	changes := regexp.MustCompile(`(?s)<li class="version fact-change" data-action="(\w+)">(.*?)</li>`).FindAllStringSubmatch(body, -1)
+	var actions []string
+	for _, c := range changes {
+		actions = append(actions, c[1])
+	}
+	if !slices.Equal(actions, []string{"superseded", "updated", "added"}) {
+		t.Fatalf("changes of the superseded fact: %q, want newest first", actions)
+	}
+	for i, want := range [][]string{
+		{`<span class="by">by agent</span><span class="reason">because moved</span>`,
+			`<dt>superseded by</dt><dd><a class="successor" href="` + html.EscapeString(history(lisbon.Fact.ID)) + `">Lives in Lisbon</a></dd>`,
+			`<dd class="valid"><span class="was">since 2026-03-18 12:00:00Z</span> → 2026-03-18 12:00:00Z – 2026-03-20 14:00:00Z</dd>`},
+		{`<span class="by">by operator</span><span class="reason">because more precise</span>`,
+			`<pre class="diff">Lives in Porto<ins>, Portugal</ins></pre>`, `<dd><span class="was">0.90</span> → 0.70</dd>`},
+		{`<pre class="facttext">Lives in Porto</pre>`, `<dd>0.90</dd>`, `<dd class="valid">since 2026-03-18 12:00:00Z</dd>`},
+	} {
+		for _, s := range want {
+			if !strings.Contains(changes[i][2], s) {
+				t.Errorf("the %s change lacks %s:\n%s", actions[i], s, changes[i][2])
+			}
+		}
+	}
+	chain := regexp.MustCompile(`(?s)<ol class="chain" id="chain">(.*?)</ol>`).FindStringSubmatch(body)
+	if chain == nil || !strings.Contains(chain[1], `<li class="this superseded"><b>Lives in Porto, Portugal</b>`) ||
+		!strings.Contains(chain[1], `<a href="`+html.EscapeString(history(lisbon.Fact.ID))+`">Lives in Lisbon</a> <span class="time">since 2026-03-20 14:00:00Z</span> <span class="flag current">current</span>`) {
+		t.Errorf("the supersession chain: %q", chain)
+	}
+	// The successor's history begins with its addition, and its chain
+	// leads back.
+	body = mustGet(t, f.in, history(lisbon.Fact.ID), http.StatusOK)
+	if !strings.Contains(body, `data-action="added"`) || !strings.Contains(body, `<a href="`+html.EscapeString(history(porto.Fact.ID))+`">Lives in Porto, Portugal</a>`) {
+		t.Error("the successor's history does not lead back to the fact it replaced")
+	}
+	// A forgotten fact: what was done, not what it said.
+	body = mustGet(t, f.in, history(cat.Fact.ID), http.StatusOK)
+	if !strings.Contains(body, `id="gone"`) || !strings.Contains(body, `data-action="forgotten"`) || !strings.Contains(body, "because asked to forget") || strings.Contains(body, "Tom") {
+		t.Errorf("the history of a forgotten fact:\n%s", body)
+	}
+
+	for target, status := range map[string]int{
+		history("no-such-fact"):                        http.StatusNotFound,
+		history(secret.Fact.ID):                        http.StatusNotFound, // another tenant's
+		"/facts/history?user=alice":                    http.StatusBadRequest,
+		"/facts/history?id=" + porto.Fact.ID:           http.StatusBadRequest,
+		"/facts/history?user=bob&id=" + lisbon.Fact.ID: http.StatusNotFound,
+	} {
+		if resp, body := get(t, f.in, target); resp.StatusCode != status || strings.Contains(body, "ACME") {
+			t.Errorf("GET %s: %d, want %d", target, resp.StatusCode, status)
+		}
+	}
+	// A source without histories says so.
+	if body := mustGet(t, newFixture(t, inspector.Config{Facts: newFacts()}).in, history("f-go"), http.StatusOK); !strings.Contains(body, `id="no-history"`) {
+		t.Error("a facts source without histories is not said to keep none")
+	}
+}

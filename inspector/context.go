@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
@@ -375,6 +376,12 @@ type contextData struct {
 	MaxBytes                           string
 	// Hidden carries the query parameters the form does not show.
 	HiddenAt string
+	// Blocks counts the memory blocks the session's contexts show now,
+	// which the page leaves out (it rebuilds the steps of the call, not
+	// the blocks as they were); BlocksURL lists them, with their
+	// versions.
+	Blocks    int
+	BlocksURL string
 }
 
 // proxiedCall returns the record of the call that produced step at when
@@ -533,6 +540,11 @@ func (in *Inspector) context(w http.ResponseWriter, r *http.Request) {
 	if at > 0 && at <= sess.LastSeq {
 		d.NextURL = link(at + 1)
 	}
+	if d.Blocks, err = in.shownBlocks(r.Context(), sess); err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	d.BlocksURL = blocksURL(blocks.Session(sess.ID))
 	title := "Next call"
 	if at > 0 {
 		title = "At step " + strconv.FormatInt(at, 10)

@@ -16,12 +16,18 @@
 //	/sessions/{id}                 the session's log: steps with a token bar each,
 //	                               the tool results that arrived after a call in
 //	                               its row, compactions as markers, a branch's
-//	                               inherited entries marked; its branches
+//	                               inherited entries marked; its branches,
+//	                               and the memory blocks its contexts show
 //	/sessions/{id}/context?at=N    exactly what the model saw at the call that
 //	                               produced step N (no at: the next call), under
 //	                               a budget, format and tokenizer given as query
 //	                               parameters, so every view is a shareable URL
-//	/facts?user=U                  a user's facts and their decaying confidence
+//	/facts?user=U                  a user's facts: their decaying confidence,
+//	                               when each held, what superseded it
+//	/facts/history?user=U&id=ID    a fact's supersession chain and changes
+//	/blocks?user=U, ?session=S     an owner's memory blocks; with &label=L,
+//	                               the block and its versions, each change a
+//	                               diff with who made it and when
 //	/recall?q=Q&k=K                recall search
 //
 // The "what the model saw" page rebuilds the memory from the log as it
@@ -29,7 +35,8 @@
 // bound memory loads them), and renders it with agentmem.Memory.Context:
 // the messages, their token counts, and every step of the log up to that
 // point marked as shown, truncated, summarized or pruned, as the context
-// result reports them.
+// result reports them. It leaves out the memory blocks, which it could
+// show only as they are now: it says so, and links to their versions.
 //
 // Every page is bounded by what it shows, not by what the session holds:
 // long logs are paged (the timeline by Config.TimelinePage entries, what
@@ -38,9 +45,10 @@
 // cut before anything else is done with them, and a page tokenizes each
 // text once.
 //
-// Facts and recall come from the small FactsSource and RecallSource
-// interfaces of this package; FactsFrom and RecallFrom adapt the facts
-// memory and the recall index to them. A page whose source is not
+// Facts, recall and memory blocks come from the small FactsSource,
+// RecallSource and BlocksSource interfaces of this package; FactsFrom and
+// RecallFrom adapt the facts memory and the recall index to them, and a
+// *blocks.Memory is a BlocksSource. A page whose source is not
 // configured says so.
 //
 // # Safety

@@ -27,8 +27,10 @@ const UpdateScreenshotsEnv = "AGENTMEM_UPDATE_SCREENSHOTS"
 
 // TestBrowser drives the inspector in headless Chromium over a SQLite
 // store: the sessions list, a session's timeline, what the model saw at a
-// step under a small budget, the facts page and recall, checking what each
-// page shows through DOM queries and taking a screenshot of each.
+// step under a small budget, a session's memory blocks and a block's
+// versions, the facts page and a fact's history, and recall, checking
+// what each page shows through DOM queries and taking a screenshot of
+// each.
 func TestBrowser(t *testing.T) {
 	chrome := testenv.ChromiumPath(t)
 	shots := t.TempDir()
@@ -47,8 +49,9 @@ func TestBrowser(t *testing.T) {
 	seedOthers(t, st, clk)
 	in, err := inspector.New(inspector.Config{
 		Store:  st,
-		Facts:  newFacts(),
+		Facts:  newHistoryFacts(),
 		Recall: newRecall(t, st, "fix-login", "plan-sprint", "lit-review", "acme/acme-secret"),
+		Blocks: newBlocks(t, tickClock(t0)),
 		Clock:  func() time.Time { return factsNow },
 	})
 	if err != nil {
@@ -276,6 +279,37 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("branch.png")
 
+	// The memory blocks fix-login's contexts show: alice's, then its
+	// own, alice's task hidden by the session's; and a block's versions,
+	// each with what it changed.
+	do("open fix-login's blocks", chromedp.Navigate(srv.URL+"/sessions/fix-login"), chromedp.WaitVisible(chromedp.CSS("#blocks")))
+	blockRows := strs(`[...document.querySelectorAll('#blocks .blockgroup')].flatMap(g => [...g.querySelectorAll('tr.block')].map(tr => g.dataset.owner + ':' + tr.dataset.label + ':' + tr.className))`)
+	if want := []string{"user:human:block", "user:task:block hidden", "session:task:block read-only"}; !slices.Equal(blockRows, want) {
+		t.Errorf("blocks listed: %q, want %q", blockRows, want)
+	}
+	if got := strs(`[getComputedStyle(document.querySelector('#blocks tr.hidden td.value pre')).textDecorationLine]`); !strings.Contains(got[0], "line-through") {
+		t.Errorf("the hidden block's value is drawn %q, not struck through", got)
+	}
+	do("open the versions of alice's human block",
+		chromedp.Click(chromedp.CSS(`#blocks tr.block[data-label="human"] td.label a`)),
+		chromedp.WaitVisible(chromedp.CSS("#versions")))
+	if got := strs(`[...document.querySelectorAll('#versions li.version')].map(li => li.dataset.version + ':' + li.dataset.action)`); !slices.Equal(got, []string{"3:replaced", "2:appended", "1:created"}) {
+		t.Errorf("versions: %q", got)
+	}
+	if del, ins := text(`#v3 pre.diff del`), text(`#v3 pre.diff ins`); del != "tea" || ins != "coffee" {
+		t.Errorf("version 3 deleted %q and inserted %q, want tea and coffee", del, ins)
+	}
+	if got := strs(`['del', 'ins'].map(t => getComputedStyle(document.querySelector('#v3 pre.diff ' + t)).backgroundColor)`); got[0] == got[1] {
+		t.Errorf("deleted and inserted text look alike: %q", got)
+	}
+	do("open the value before and after version 3",
+		chromedp.Click(chromedp.CSS(`#v3 details.beforeafter summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#v3 pre.before`)))
+	if got := text(`#v3 pre.before`); got != "Name: Alice.\nLikes tea." {
+		t.Errorf("the value before version 3: %q", got)
+	}
+	shot("block.png")
+
 	// Alice's facts, from the session's header.
 	do("open alice's facts",
 		chromedp.Navigate(srv.URL+"/sessions/fix-login"),
@@ -295,22 +329,50 @@ func TestBrowser(t *testing.T) {
 	if got := text(`#facts tr.superseded td.text s`); got != "Prefers Go for backend services" {
 		t.Errorf("superseded fact: %q", got)
 	}
-	// How many times each fact was seen again.
-	seen := map[string]string{}
-	for _, kv := range strs(`[...document.querySelectorAll('#facts tr.fact')].map(tr => tr.querySelector('td.text').textContent + '=' + tr.querySelector('td.seen').textContent)`) {
-		k, v, _ := strings.Cut(kv, "=")
-		seen[k] = v
+	// How many times each fact was seen again, and when it held.
+	seen, valid := map[string]string{}, map[string]string{}
+	for _, kv := range strs(`[...document.querySelectorAll('#facts tr.fact')].map(tr => (tr.querySelector('td.text s') || tr.querySelector('td.text')).textContent + '=' + tr.querySelector('td.seen').textContent + '=' + tr.querySelector('td.valid').textContent)`) {
+		parts := strings.Split(kv, "=")
+		seen[parts[0]], valid[parts[0]] = parts[1], parts[2]
 	}
 	for _, fv := range aliceFacts() {
-		text := fv.Text
-		if fv.Superseded {
-			text += " superseded by “" + fv.SupersededBy + "”"
-		}
-		if got := seen[text]; got != strconv.Itoa(fv.Reinforcements) {
-			t.Errorf("fact %q shows %q reinforcements, want %d", text, got, fv.Reinforcements)
+		if got := seen[fv.Text]; got != strconv.Itoa(fv.Reinforcements) {
+			t.Errorf("fact %q shows %q reinforcements, want %d", fv.Text, got, fv.Reinforcements)
 		}
 	}
+	if got := valid["Is on call the week of March 23"]; got != "2026-03-23 00:00:00Z – 2026-03-30 00:00:00Z" {
+		t.Errorf("the on-call fact held %q", got)
+	}
+	if got := valid["Works on the shop's auth module"]; got != "unknown" {
+		t.Errorf("a fact whose validity the source does not know held %q", got)
+	}
 	shot("facts.png")
+	// The superseded fact leads to the row of the fact that replaced it.
+	do("follow the superseded fact to its successor", chromedp.Click(chromedp.CSS(`#facts tr.superseded .supersession a`)))
+	if got := strs(`[document.querySelector(location.hash + ' td.text').textContent]`); !slices.Equal(got, []string{"Prefers Go and Rust for backend services"}) {
+		t.Errorf("the superseded fact's link leads to %q", got)
+	}
+	// Its history: the chain to its successor, and its changes.
+	do("open the superseded fact's history",
+		chromedp.Click(chromedp.CSS(`#facts tr.superseded a.history`)),
+		chromedp.WaitVisible(chromedp.CSS("#changes")))
+	if got := strs(`[...document.querySelectorAll('#chain li')].map(li => li.className.trim() + ':' + li.querySelector('b, a').textContent)`); !slices.Equal(got, []string{
+		"this superseded:Prefers Go for backend services", ":Prefers Go and Rust for backend services"}) {
+		t.Errorf("the supersession chain: %q", got)
+	}
+	if got := strs(`[...document.querySelectorAll('#changes li.fact-change')].map(li => li.dataset.action)`); !slices.Equal(got, []string{"superseded", "updated", "added"}) {
+		t.Errorf("the fact's changes: %q", got)
+	}
+	if got := text(`#changes li[data-action="updated"] pre.diff ins`); got != " for backend services" {
+		t.Errorf("the edit inserted %q", got)
+	}
+	shot("fact-history.png")
+	do("follow the chain to the successor's history",
+		chromedp.Click(chromedp.CSS(`#chain li a`)),
+		chromedp.WaitVisible(chromedp.CSS("#changes")))
+	if got := strs(`[...document.querySelectorAll('#changes li.fact-change')].map(li => li.dataset.action)`); !slices.Equal(got, []string{"added"}) {
+		t.Errorf("the successor's changes: %q", got)
+	}
 
 	// Recall: the tenant's entries only.
 	do("search recall",

@@ -23,13 +23,16 @@ func FuzzHandler(f *testing.F) {
 		{"/sessions/acme-secret/context", "at=1"},
 		{"/sessions/../etc/passwd", ""},
 		{"/facts", "user=alice"},
+		{"/facts/history", "user=alice&id=f-go"},
 		{"/recall", "q=bcrypt&k=3"},
+		{"/blocks", "user=alice&label=human"},
+		{"/blocks", "session=fix-login"},
 		{"/static/style.css", ""},
 		{"/static/../inspector.go", ""},
 	} {
 		f.Add(s.path, s.query)
 	}
-	fx := newFixture(f, inspector.Config{Facts: newFacts()})
+	fx := newFixture(f, inspector.Config{Facts: newFacts(), Blocks: newBlocks(f, tickClock(t0))})
 	f.Fuzz(func(t *testing.T, path, query string) {
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path

@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -56,19 +57,62 @@ func decaying(text string, base, floor float64, halfLife time.Duration, created,
 // aliceFacts are the facts of alice in the default tenant.
 func aliceFacts() []inspector.FactView {
 	day := 24 * time.Hour
-	old := decaying("Prefers Go for backend services", 0.8, 0.1, 5*day, factsNow.Add(-20*day), time.Time{})
-	old.Superseded, old.SupersededBy = true, "Prefers Go and Rust for backend services"
-	auth := decaying("Works on the shop's auth module", 0.9, 0.2, 10*day, factsNow.Add(-12*day), factsNow.Add(-2*day))
-	auth.Reinforcements = 7
+	// The old preference was superseded by the new one, which began to
+	// hold when it was recorded.
 	langs := decaying("Prefers Go and Rust for backend services", 0.85, 0.1, 5*day, factsNow.Add(-6*day), factsNow.Add(-1*day))
-	langs.Reinforcements = 1
-	return []inspector.FactView{
-		auth,
-		decaying("Uses PostgreSQL 17 in production", 0.95, 0.3, 30*day, factsNow.Add(-25*day), time.Time{}),
-		decaying("Is on call the week of March 23", 0.7, 0, 2*day, factsNow.Add(-3*day), time.Time{}),
-		old,
-		langs,
+	langs.ID, langs.Reinforcements, langs.ValidFrom = "f-go-rust", 1, langs.CreatedAt
+	old := decaying("Prefers Go for backend services", 0.8, 0.1, 5*day, factsNow.Add(-20*day), time.Time{})
+	old.ID, old.Superseded, old.SupersededBy, old.SupersededAt = "f-go", true, langs.ID, langs.CreatedAt
+	old.ValidFrom, old.ValidTo = old.CreatedAt, langs.ValidFrom
+	auth := decaying("Works on the shop's auth module", 0.9, 0.2, 10*day, factsNow.Add(-12*day), factsNow.Add(-2*day))
+	auth.Reinforcements = 7 // its validity unknown
+	pg := decaying("Uses PostgreSQL 17 in production", 0.95, 0.3, 30*day, factsNow.Add(-25*day), time.Time{})
+	pg.ValidFrom = pg.CreatedAt.Add(-90 * day) // true before it was recorded
+	oncall := decaying("Is on call the week of March 23", 0.7, 0, 2*day, factsNow.Add(-3*day), time.Time{})
+	oncall.ValidFrom, oncall.ValidTo = time.Date(2026, 3, 23, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC)
+	return []inspector.FactView{auth, pg, oncall, old, langs}
+}
+
+// historyFacts is a testFactsSource that keeps the histories of some
+// facts, as a FactHistorySource.
+type historyFacts struct {
+	testFactsSource
+	changes map[string][]inspector.FactChangeView // tenant + "/" + user + "/" + id -> changes
+}
+
+func (s historyFacts) Changes(_ context.Context, tenant, user, id string) ([]inspector.FactChangeView, error) {
+	c, ok := s.changes[tenant+"/"+user+"/"+id]
+	if !ok {
+		return nil, fmt.Errorf("no fact %q: %w", id, agentmem.ErrNotFound)
 	}
+	return c, nil
+}
+
+// newHistoryFacts is newFacts with the history of alice's superseded
+// fact: added, edited, superseded.
+func newHistoryFacts() historyFacts {
+	day := 24 * time.Hour
+	var old, langs inspector.FactView
+	for _, f := range aliceFacts() {
+		switch f.ID {
+		case "f-go":
+			old = f
+		case "f-go-rust":
+			langs = f
+		}
+	}
+	added := &inspector.FactStateView{Text: "Prefers Go", Confidence: 0.6, ValidFrom: old.ValidFrom}
+	edited := &inspector.FactStateView{Text: old.Text, Confidence: old.Confidence, ValidFrom: old.ValidFrom}
+	closed := *edited
+	closed.ValidTo = old.ValidTo
+	return historyFacts{testFactsSource: newFacts(), changes: map[string][]inspector.FactChangeView{
+		"/alice/f-go": {
+			{Action: "added", By: "extractor", At: old.CreatedAt, After: added},
+			{Action: "updated", By: "alice", Reason: "more precise", At: old.CreatedAt.Add(day), Before: added, After: edited},
+			{Action: "superseded", By: "coder", Reason: "the user now writes Rust too", At: old.SupersededAt, Successor: langs.ID, Before: edited, After: &closed},
+		},
+		"/alice/f-go-rust": {{Action: "added", By: "coder", At: langs.CreatedAt, After: &inspector.FactStateView{Text: langs.Text, Confidence: langs.Confidence, ValidFrom: langs.ValidFrom}}},
+	}}
 }
 
 func newFacts() testFactsSource {

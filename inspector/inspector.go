@@ -60,7 +60,9 @@ var Patterns = []string{
 	"GET /sessions/{id}",
 	"GET /sessions/{id}/context",
 	"GET /facts",
+	"GET /facts/history",
 	"GET /recall",
+	"GET /blocks",
 	"GET /static/{name}",
 }
 
@@ -79,6 +81,11 @@ type Config struct {
 	// Recall, when set, backs the recall page; otherwise the page says
 	// recall is not configured.
 	Recall RecallSource
+	// Blocks, when set, backs the memory blocks: a session's page lists
+	// the blocks its contexts show, and the blocks page an owner's blocks
+	// and each block's versions; otherwise that page says blocks are not
+	// configured. A *blocks.Memory is a BlocksSource.
+	Blocks BlocksSource
 	// DefaultTokenizer is the tokenizer of token counts when the page's
 	// query names none; empty means o200k_base.
 	DefaultTokenizer string
@@ -185,7 +192,7 @@ func New(cfg Config) (*Inspector, error) {
 		pages: pages,
 		log:   cfg.Logger,
 	}
-	handlers := []http.HandlerFunc{in.sessions, in.session, in.context, in.facts, in.recall, in.static}
+	handlers := []http.HandlerFunc{in.sessions, in.session, in.context, in.facts, in.factHistory, in.recall, in.blocksPage, in.static}
 	for i, p := range Patterns {
 		in.mux.HandleFunc(p, handlers[i])
 	}

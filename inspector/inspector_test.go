@@ -528,7 +528,7 @@ func TestTenancy(t *testing.T) {
 	}
 
 	denied := newFixture(t, inspector.Config{Tenant: func(*http.Request) (string, error) { return "", errors.New("no key: secret detail") }})
-	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context", "/facts", "/recall"} {
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context", "/facts", "/recall", "/blocks?user=alice"} {
 		resp, body := get(t, denied.in, target)
 		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "secret detail") || strings.Contains(body, "fix-login") {
 			t.Errorf("GET %s without a tenant: %d, want 401 showing nothing", target, resp.StatusCode)
@@ -538,7 +538,7 @@ func TestTenancy(t *testing.T) {
 
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	f := newFixture(t, inspector.Config{})
-	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall",
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall", "/blocks", "/facts/history?user=a&id=b",
 		"/static/style.css", "/static/missing.js", "/nope", "/?size=-1", "/sessions/acme-secret"} {
 		resp, _ := get(t, f.in, target)
 		if got := resp.Header.Get("Content-Security-Policy"); got != inspector.ContentSecurityPolicy {
@@ -557,8 +557,9 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	}
 	// Nothing loads from elsewhere, and no page has inline scripts,
 	// styles or event handlers.
-	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=13&budget=250", "/facts?user=alice", "/recall?q=x"} {
-		body := mustGet(t, newFixture(t, inspector.Config{Facts: newFacts()}).in, target, http.StatusOK)
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=13&budget=250", "/facts?user=alice", "/recall?q=x",
+		"/blocks?user=alice", "/blocks?user=alice&label=human"} {
+		body := mustGet(t, newFixture(t, inspector.Config{Facts: newFacts(), Blocks: newBlocks(t, tickClock(t0))}).in, target, http.StatusOK)
 		for _, bad := range []string{"<script", "style=", " onload=", " onclick=", "http://", "https://"} {
 			if strings.Contains(body, bad) {
 				t.Errorf("GET %s contains %q", target, bad)
@@ -614,7 +615,7 @@ func TestFactsPage(t *testing.T) {
 	slices.SortFunc(active, func(a, b inspector.FactView) int {
 		return compareFloat(fmt.Sprint(b.EffectiveAt(factsNow)), fmt.Sprint(a.EffectiveAt(factsNow)))
 	})
-	re := regexp.MustCompile(`<tr class="fact" data-current="([0-9.]+)"><td><span class="swatch c\d">\d+</span></td><td class="text">([^<]*)</td>`)
+	re := regexp.MustCompile(`<tr class="fact" data-current="([0-9.]+)" id="fact-\d+"><td><span class="swatch c\d">\d+</span></td><td class="text">([^<]*)</td>`)
 	rows := re.FindAllStringSubmatch(body, -1)
 	if len(rows) != len(active) {
 		t.Fatalf("%d active facts shown, want %d", len(rows), len(active))
@@ -628,8 +629,33 @@ func TestFactsPage(t *testing.T) {
 			t.Errorf("fact %q: current confidence %s, want %s", want.Text, row[1], cur)
 		}
 	}
-	if !strings.Contains(body, `<s>Prefers Go for backend services</s>`) || !strings.Contains(body, "superseded by “Prefers Go and Rust for backend services”") {
-		t.Error("the superseded fact is not shown as superseded")
+	// The superseded fact says when, and links to the row of the fact
+	// that replaced it.
+	n := slices.IndexFunc(active, func(f inspector.FactView) bool { return f.ID == "f-go-rust" }) + 1
+	if want := fmt.Sprintf(`<s>Prefers Go for backend services</s> <span class="muted supersession">superseded <span class="time">2026-03-14 12:00:00Z</span> by <a href="#fact-%d">#%[1]d “Prefers Go and Rust for backend services”</a></span>`, n); !strings.Contains(body, want) {
+		t.Errorf("the superseded fact is not shown as superseded by #%d", n)
+	}
+	if !strings.Contains(body, fmt.Sprintf(`<tr class="fact" data-current="%s" id="fact-%d"><td><span class="swatch c%d">%[2]d</span></td><td class="text">Prefers Go and Rust for backend services</td>`, rows[n-1][1], n, (n-1)%8)) {
+		t.Errorf("row #%d is not the fact that superseded the old one", n)
+	}
+	// Each fact says when it held, or that the source does not know.
+	valid := map[string]string{}
+	for _, m := range regexp.MustCompile(`<td class="text">(?:<s>)?([^<]*).*?</td><td class="time valid">(.*?)</td>`).FindAllStringSubmatch(body, -1) {
+		valid[html.UnescapeString(m[1])] = m[2]
+	}
+	for text, want := range map[string]string{
+		"Works on the shop's auth module":          `<span class="muted">unknown</span>`,
+		"Uses PostgreSQL 17 in production":         "since 2025-11-25 12:00:00Z",
+		"Is on call the week of March 23":          "2026-03-23 00:00:00Z – 2026-03-30 00:00:00Z",
+		"Prefers Go for backend services":          "2026-02-28 12:00:00Z – 2026-03-14 12:00:00Z",
+		"Prefers Go and Rust for backend services": "since 2026-03-14 12:00:00Z",
+	} {
+		if valid[text] != want {
+			t.Errorf("fact %q: valid %q, want %q", text, valid[text], want)
+		}
+	}
+	if strings.Contains(body, `class="aside history"`) {
+		t.Error("facts link to a history their source does not keep")
 	}
 	// The overview chart draws each active fact, decaying: its line ends
 	// lower than the point at now.
@@ -642,7 +668,7 @@ func TestFactsPage(t *testing.T) {
 	// Each fact says how many times it was seen again, superseded ones
 	// too.
 	seen := map[string]string{}
-	for _, m := range regexp.MustCompile(`(?s)<tr class="fact[^"]*" data-current="[0-9.]+">.*?<td class="text">(?:<s>)?([^<]*).*?<td class="num seen">(\d+)</td>`).FindAllStringSubmatch(body, -1) {
+	for _, m := range regexp.MustCompile(`(?s)<tr class="fact[^"]*" data-current="[0-9.]+" id="fact-\d+">.*?<td class="text">(?:<s>)?([^<]*).*?<td class="num seen">(\d+)</td>`).FindAllStringSubmatch(body, -1) {
 		seen[html.UnescapeString(m[1])] = m[2]
 	}
 	for _, fv := range facts {
@@ -737,7 +763,7 @@ func TestMountedByPatterns(t *testing.T) {
 	for _, p := range inspector.Patterns {
 		mux.Handle(p, f.in)
 	}
-	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/recall", "/static/style.css"} {
+	for _, target := range []string{"/", "/sessions/fix-login", "/sessions/fix-login/context?at=3", "/facts", "/facts/history?user=alice&id=f-go", "/recall", "/blocks", "/static/style.css"} {
 		resp, body := get(t, mux, target)
 		_, direct := get(t, f.in, target)
 		if resp.StatusCode != http.StatusOK || body != direct {

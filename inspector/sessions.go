@@ -102,6 +102,9 @@ type timelineData struct {
 	// are more.
 	Branches       []branchRow
 	AllBranchesURL string
+	// Blocks are the memory blocks the session's contexts show, its
+	// user's and its own (on the first page, with a blocks source).
+	Blocks []blockGroup
 	// Sizes charts the context of each model call of the session (on the
 	// first page); SizesNote says why there is none when the log is too
 	// long for it.
@@ -390,6 +393,9 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	} else if err := in.chartSizes(r.Context(), sess, v, c, d); err != nil {
+		in.fail(w, r, err)
+		return
+	} else if d.Blocks, err = in.sessionBlocks(r.Context(), sess); err != nil {
 		in.fail(w, r, err)
 		return
 	}

@@ -34,9 +34,12 @@ type FactView struct {
 	// it was first recorded.
 	Reinforcements int
 	// Superseded reports that a newer fact replaced this one (it is kept
-	// for history); SupersededBy optionally names or quotes the newer one.
+	// for history); SupersededBy optionally names or quotes the newer one:
+	// its ID, when the page links it to that fact's row, or its text.
+	// SupersededAt is when it was replaced, if the source knows.
 	Superseded   bool
 	SupersededBy string
+	SupersededAt time.Time
 	// ValidFrom and ValidTo are when the fact was true in the world, if
 	// the source knows: zero ValidFrom means unknown, zero ValidTo that
 	// it still holds. A superseded fact held until its successor began.
@@ -46,6 +49,41 @@ type FactView struct {
 	// little past now. Nil means the fact does not decay: Confidence at
 	// every time.
 	EffectiveAt func(t time.Time) float64
+}
+
+// FactHistorySource is a FactsSource that also keeps what happened to
+// each fact: the facts page then links every fact to its history. The
+// source of FactsFrom is one.
+type FactHistorySource interface {
+	FactsSource
+	// Changes returns the changes of user's fact id, oldest first: its
+	// addition, edits, supersession and forgetting. A fact the user has
+	// no change of is an error wrapping agentmem.ErrNotFound.
+	Changes(ctx context.Context, tenant, user, id string) ([]FactChangeView, error)
+}
+
+// FactChangeView is one change of a fact's history.
+type FactChangeView struct {
+	// Action is what happened: "added", "updated", "superseded" or
+	// "forgotten" (facts.Action).
+	Action string
+	// By is who did it, Reason why, if given; At when.
+	By, Reason string
+	At         time.Time
+	// Successor is, when the fact was superseded, the ID of the fact
+	// that replaced it.
+	Successor string
+	// Before and After are what the fact said before and after the
+	// change, when the history keeps them (a forgotten fact's are
+	// erased).
+	Before, After *FactStateView
+}
+
+// FactStateView is what a fact said at one point of its history.
+type FactStateView struct {
+	Text               string
+	Confidence         float64
+	ValidFrom, ValidTo time.Time
 }
 
 // RecallSource searches the recall index for the recall page. The recall

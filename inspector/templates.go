@@ -6,7 +6,7 @@ import (
 )
 
 // pageNames are the pages, each a template file that defines "content".
-var pageNames = []string{"sessions", "session", "context", "facts", "recall", "error"}
+var pageNames = []string{"sessions", "session", "context", "facts", "facthistory", "recall", "blocks", "error"}
 
 // parseTemplates parses every page with the shared layout and partials.
 func parseTemplates() (map[string]*template.Template, error) {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 )
@@ -328,6 +329,7 @@ type sessionHead struct {
 	ID, URL           string
 	User, UserURL     string
 	FactsURL          string
+	UserBlocksURL     string
 	Agent, AgentURL   string
 	Parent, ParentURL string
 	ForkSeq           int64
@@ -358,6 +360,7 @@ func newSessionHead(s *store.Session) sessionHead {
 	if s.UserID != "" {
 		h.UserURL = "/?" + url.Values{"user": {s.UserID}}.Encode()
 		h.FactsURL = factsURL(s.UserID)
+		h.UserBlocksURL = blocksURL(blocks.User(s.UserID))
 	}
 	if s.Agent != "" {
 		h.AgentURL = "/?" + url.Values{"agent": {s.Agent}}.Encode()

@@ -250,7 +250,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	cfg.MCP = agentmcp.NewHTTPHandler(msrv, func(r *http.Request) (string, error) { return server.Tenant(r), nil })
 	insp, err := inspector.New(inspector.Config{
 		Store: st, Tenant: func(r *http.Request) (string, error) { return server.Tenant(r), nil },
-		Facts: inspector.FactsFrom(mems.facts), Recall: inspector.RecallFrom(mems.recall),
+		Facts: inspector.FactsFrom(mems.facts), Recall: inspector.RecallFrom(mems.recall), Blocks: mems.blocks,
 		DefaultTokenizer: f.tokenizer, MaxContextTokens: f.maxContextTokens, Logger: a.Log, Sessions: svc,
 	})
 	if err != nil {
