@@ -209,5 +209,8 @@ func TestOpenAPISessionSettings(t *testing.T) {
 				t.Errorf("%s.%s refers to %v", schema, member, got)
 			}
 		}
+		if got := at(t, s[schema], "extract_facts.type"); got != "boolean" {
+			t.Errorf("%s.extract_facts is a %v", schema, got)
+		}
 	}
 }

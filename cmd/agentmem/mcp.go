@@ -126,10 +126,11 @@ func startCompactor(a *cli.App, svc *sessions.Service, feed store.Feed) func() {
 	return stop
 }
 
-// startFactExtraction runs the fact extraction of sessions with a user,
-// following feed, until the returned stop is called.
+// startFactExtraction runs the fact extraction of the sessions with a
+// user that the service selects (sessions.Service.Extracts), following
+// feed, until the returned stop is called.
 func startFactExtraction(a *cli.App, svc *sessions.Service, feed store.Feed, mem *facts.Memory, ex facts.Extractor) (func(), error) {
-	_, stop, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Follow: views.Options{OnError: func(err error) {
+	_, stop, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Select: svc.Extracts, Follow: views.Options{OnError: func(err error) {
 		a.Log.Warn("fact extraction failed: the turn is retried from the cursor in the log, unless the error says it was skipped", "err", err)
 	}}})
 	return stop, err
