@@ -245,7 +245,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 		}
 	}
 	msrv, err := agentmcp.New(agentmcp.Config{
-		Store: st, Facts: mems.facts, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
+		Store: st, Facts: mems.facts, Extractor: cfg.Extractor, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
 		Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {

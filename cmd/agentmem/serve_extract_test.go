@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	agentmcp "github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/proxy/proxytest"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // extractionScript answers the fact extractor's requests: a turn in which
@@ -25,7 +28,8 @@ func extractionScript(_ string, _ int, messages []any) proxytest.Reply {
 }
 
 // TestServeFactExtraction: with --llm-base-url, serve learns facts from a
-// turn sent to POST /v1/users/{user}/facts/extract, and, in the
+// turn sent to POST /v1/users/{user}/facts/extract or to the extract_facts
+// tool of /mcp, and, in the
 // background, from the turns of the sessions with a user that
 // --extract-facts and their "extract_facts" setting select: every one
 // but those that opt out with the flag, only those that opt in without.
@@ -44,6 +48,19 @@ func TestServeFactExtraction(t *testing.T) {
 			`{"messages":[{"role":"user","content":"I live in Paris."},{"role":"assistant","content":"Nice."}]}`)
 		if code != 200 || !strings.Contains(body, `"outcome":"added"`) || !strings.Contains(body, "Lives in Paris.") {
 			t.Fatalf("extract: %d %s", code, body)
+		}
+		// /mcp offers the extract_facts tool with the same model.
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).
+			Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ex agentmcp.ExtractFactsOutput
+		mcpCall(context.Background(), t, cs, agentmcp.ToolExtractFacts, map[string]any{"user_id": "dora", "messages": []map[string]any{
+			{"role": "user", "content": "I live in Paris."}, {"role": "assistant", "content": "Nice."}}}, &ex)
+		cs.Close()
+		if len(ex.Decisions) != 1 || ex.Decisions[0].Outcome != "added" || ex.Decisions[0].Fact == nil || ex.Decisions[0].Fact.Text != "Lives in Paris." {
+			t.Fatalf("extract_facts over /mcp: %+v", ex)
 		}
 		// Skipped, then learnt from: carol's session says no (or leaves
 		// it to a default that is off), bob's yes (or the default).
