@@ -386,8 +386,9 @@ func (s *Service) Delete(ctx context.Context, tenant, id string) error {
 	s.wake()
 	// The session's memory blocks go with it (a session made again with
 	// the ID starts without them). The session is deleted whatever
-	// happens to them: a failure here is the error, and a retry of the
-	// delete finds no session.
+	// happens to them: a failure here is the error, a retry of the
+	// delete finds no session, and a follower of the store's deletions
+	// deletes them later (CleanBlocks).
 	if d, ok := s.cfg.Blocks.(ownerDeleter); ok {
 		return d.DeleteOwner(ctx, tenant, blocks.Session(id))
 	}
