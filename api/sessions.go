@@ -43,11 +43,14 @@ type Session struct {
 	// LastSeq is the sequence number of the newest entry of the session's
 	// log, inherited history included; it is also the session's ETag.
 	LastSeq int64 `json:"last_seq"`
-	// Pinning is what the session's contexts always show, and
-	// AutoCompact its automatic compaction (absent: never). Both are
+	// Pinning is what the session's contexts always show, AutoCompact
+	// its automatic compaction (absent: never), and ExtractFacts whether
+	// facts about its user are learnt from its turns in the background
+	// (absent: the server's default, serve --extract-facts). All are
 	// fixed at creation.
-	Pinning     *Pinning     `json:"pinning,omitempty"`
-	AutoCompact *AutoCompact `json:"auto_compact,omitempty"`
+	Pinning      *Pinning     `json:"pinning,omitempty"`
+	AutoCompact  *AutoCompact `json:"auto_compact,omitempty"`
+	ExtractFacts *bool        `json:"extract_facts,omitempty"`
 }
 
 // Pinning is what a session's contexts always show, whatever the budget.
@@ -205,21 +208,29 @@ type CreateSessionRequest struct {
 	// AutoCompact has the session compacted automatically; absent:
 	// never.
 	AutoCompact *AutoCompact `json:"auto_compact,omitempty"`
+	// ExtractFacts has facts about the session's user learnt from its
+	// turns in the background (true) or not (false); absent: the
+	// server's default (serve --extract-facts). True needs a user_id
+	// and a server that can extract facts (one with a model:
+	// --llm-base-url); otherwise the create is refused (400,
+	// field extract_facts).
+	ExtractFacts *bool `json:"extract_facts,omitempty"`
 }
 
 // ForkRequest is the body of POST /v1/sessions/{id}/fork. The branch gets
 // the parent's tenant, user and agent, and, when left out, its metadata,
-// retention, pinning and automatic compaction.
+// retention, pinning, automatic compaction and fact extraction.
 type ForkRequest struct {
 	// AtSeq is the sequence number to fork at; 0 or absent means the
 	// parent's last.
-	AtSeq       int64             `json:"at_seq,omitempty"`
-	ID          string            `json:"id,omitempty"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
-	Retention   string            `json:"retention,omitempty"`
-	TTLSeconds  int64             `json:"ttl_seconds,omitempty"`
-	Pinning     *Pinning          `json:"pinning,omitempty"`
-	AutoCompact *AutoCompact      `json:"auto_compact,omitempty"`
+	AtSeq        int64             `json:"at_seq,omitempty"`
+	ID           string            `json:"id,omitempty"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+	Retention    string            `json:"retention,omitempty"`
+	TTLSeconds   int64             `json:"ttl_seconds,omitempty"`
+	Pinning      *Pinning          `json:"pinning,omitempty"`
+	AutoCompact  *AutoCompact      `json:"auto_compact,omitempty"`
+	ExtractFacts *bool             `json:"extract_facts,omitempty"`
 }
 
 // PopResponse is the body of a successful POST /v1/sessions/{id}/pop: the

@@ -260,6 +260,25 @@ func (c *Client) Remember(ctx context.Context, userID string, req api.RememberRe
 	return &out, nil
 }
 
+// ExtractFacts has the server's fact extractor (its model) learn about a
+// user from a conversation turn (POST /v1/users/{user}/facts/extract):
+// given the user's facts already known, it adds, reinforces and
+// supersedes facts, at once, and the response lists each decision with
+// what it did. A server without a model answers errors.ErrUnsupported
+// (501 not_configured); a model that fails, ErrUnavailable (502
+// extraction_failed), with nothing written. It is not retried: an
+// extraction sent twice reinforces what it taught twice.
+func (c *Client) ExtractFacts(ctx context.Context, userID string, req api.ExtractFactsRequest) (*api.ExtractFactsResponse, error) {
+	if err := checkID("user", userID); err != nil {
+		return nil, err
+	}
+	var out api.ExtractFactsResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/users/" + pathID(userID) + "/facts/extract", body: req}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // FactsQuery selects a user's facts (GET /v1/users/{user}/facts). With
 // Text or K, the facts most relevant to Text, ranked by relevance times
 // confidence (Relevance and Score set); with neither, every valid fact,

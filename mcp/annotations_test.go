@@ -16,9 +16,9 @@ func TestToolAnnotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	readOnly := map[string]bool{mcp.ToolListSessions: true, mcp.ToolGetContext: true, mcp.ToolRecallFacts: true, mcp.ToolSearchMemory: true, mcp.ToolMemoryList: true}
-	destructive := map[string]bool{mcp.ToolPop: true, mcp.ToolForget: true, mcp.ToolMemoryReplace: true, mcp.ToolMemoryRethink: true}
-	if len(res.Tools) != 13 {
-		t.Errorf("%d tools, want 13", len(res.Tools))
+	destructive := map[string]bool{mcp.ToolPop: true, mcp.ToolForget: true, mcp.ToolExtractFacts: true, mcp.ToolMemoryReplace: true, mcp.ToolMemoryRethink: true}
+	if len(res.Tools) != 14 {
+		t.Errorf("%d tools, want 14", len(res.Tools))
 	}
 	for _, tool := range res.Tools {
 		a := tool.Annotations

@@ -333,3 +333,122 @@ func checkString(field, v string, max int) error {
 	}
 	return nil
 }
+
+// extract_facts
+
+// Bounds of extract_facts' turn.
+const (
+	// MaxExtractMessages bounds the messages of one turn.
+	MaxExtractMessages = 100
+	// MaxExtractBytes bounds the text of one turn, all messages
+	// together: a turn, not a transcript.
+	MaxExtractBytes = 64 << 10
+)
+
+// TurnMessage is a message of the turn extract_facts learns from.
+type TurnMessage struct {
+	Role    string `json:"role" jsonschema:"user (what the user said), assistant (the answer) or system"`
+	Content string `json:"content" jsonschema:"the message's text"`
+}
+
+// ExtractFactsInput is the input of extract_facts.
+type ExtractFactsInput struct {
+	UserID    string        `json:"user_id" jsonschema:"the user the facts are about, as your application identifies them (the user_id of their sessions)"`
+	Messages  []TurnMessage `json:"messages" jsonschema:"the turn to learn from, oldest first: typically the user's message(s) and your answer"`
+	SessionID string        `json:"session_id,omitempty" jsonschema:"the session the turn is from, recorded as the source of the facts it adds (it must exist)"`
+}
+
+// ExtractedFact is one decision of extract_facts and what it did.
+type ExtractedFact struct {
+	Action   string    `json:"action" jsonschema:"what the server's model decided: add, reinforce or supersede"`
+	Outcome  string    `json:"outcome" jsonschema:"what it did: added, reinforced (the fact was known: its confidence rose), superseded (the old fact, in previous, no longer holds), or ignored (nothing written)"`
+	Fact     *FactInfo `json:"fact,omitempty" jsonschema:"the fact added or reinforced, or the one that supersedes previous"`
+	Previous *FactInfo `json:"previous,omitempty" jsonschema:"for superseded: the old fact, kept in its history"`
+}
+
+// ExtractFactsOutput is the output of extract_facts.
+type ExtractFactsOutput struct {
+	Decisions []ExtractedFact `json:"decisions" jsonschema:"what the turn taught, in order; empty when it taught nothing lasting"`
+}
+
+var extractFactsSchema = []edit{
+	at("user_id", userIDEdits...),
+	at("messages", array, items(1, MaxExtractMessages)),
+	at("messages.[].role", enum(string(agentmem.RoleSystem), string(agentmem.RoleUser), string(agentmem.RoleAssistant))),
+	at("messages.[].content", length(1, MaxExtractBytes)),
+	at("session_id", sessionIDEdits...),
+}
+
+const extractFactsDescription = `Learn durable facts about a user from a conversation turn: the server's model reads the turn (the user's messages and your answer) with the facts already known, ` +
+	`then adds new ones, reinforces those the turn confirms and supersedes those it contradicts (the old fact is kept in its history). ` +
+	`Use it instead of remember when you would rather the server decide what is worth keeping. Returns what it decided and did.`
+
+func (t *tools) extractFacts(ctx context.Context, in ExtractFactsInput) (ExtractFactsOutput, error) {
+	const op = "extract_facts"
+	if err := facts.ValidateUser(t.tenant, in.UserID); err != nil {
+		return ExtractFactsOutput{}, t.toolError(ctx, op, err)
+	}
+	switch {
+	case len(in.Messages) == 0:
+		return ExtractFactsOutput{}, t.toolError(ctx, op, invalid("messages", "is empty: send the turn to learn from"))
+	case len(in.Messages) > MaxExtractMessages:
+		return ExtractFactsOutput{}, t.toolError(ctx, op, invalid("messages", "has %d messages; at most %d per turn", len(in.Messages), MaxExtractMessages))
+	}
+	msgs := make([]agentmem.Message, len(in.Messages))
+	size := 0
+	for i, m := range in.Messages {
+		field := fmt.Sprintf("messages[%d]", i)
+		switch r := agentmem.Role(m.Role); r {
+		case agentmem.RoleSystem, agentmem.RoleUser, agentmem.RoleAssistant:
+		default:
+			return ExtractFactsOutput{}, t.toolError(ctx, op, invalid(field+".role", "must be user, assistant or system, not %.40q", m.Role))
+		}
+		if strings.TrimSpace(m.Content) == "" {
+			return ExtractFactsOutput{}, t.toolError(ctx, op, invalid(field+".content", "is empty"))
+		}
+		if err := checkString(field+".content", m.Content, MaxExtractBytes); err != nil {
+			return ExtractFactsOutput{}, t.toolError(ctx, op, err)
+		}
+		if size += len(m.Content); size > MaxExtractBytes {
+			return ExtractFactsOutput{}, t.toolError(ctx, op, invalid("messages", "hold more than %d bytes of text; send one turn", MaxExtractBytes))
+		}
+		msgs[i] = agentmem.Message{Role: agentmem.Role(m.Role), Content: agentmem.Text(m.Content)}
+	}
+	src := facts.Source{Agent: caller(ctx)}
+	if in.SessionID != "" {
+		s, err := t.session(ctx, in.SessionID)
+		if err != nil {
+			return ExtractFactsOutput{}, t.toolError(ctx, op, err)
+		}
+		src.SessionID, src.StepSeq = s.ID, s.LastSeq
+		if s.Agent != "" {
+			src.Agent = s.Agent
+		}
+	}
+	ex, err := t.cfg.Facts.Extract(ctx, t.cfg.Extractor, facts.Turn{Tenant: t.tenant, UserID: in.UserID, Messages: msgs, Source: src})
+	var xe *facts.ExtractionError
+	if errors.As(err, &xe) {
+		// The model failed, not the call: its cause is no fault of the
+		// arguments.
+		t.cfg.Logger.WarnContext(ctx, "mcp extract_facts: the extractor failed", "tenant", t.tenant, "user", in.UserID, "attempts", xe.Attempts, "err", err)
+		return ExtractFactsOutput{}, fmt.Errorf("%s failed: the server's model for fact extraction failed (%v); nothing was written: try again later, or remember the facts yourself", op, xe.Err)
+	}
+	if err != nil {
+		return ExtractFactsOutput{}, t.toolError(ctx, op, err)
+	}
+	out := ExtractFactsOutput{Decisions: make([]ExtractedFact, len(ex.Decisions))}
+	for i, d := range ex.Decisions {
+		res := ex.Results[i]
+		x := ExtractedFact{Action: string(d.Op), Outcome: string(res.Outcome)}
+		if res.Fact.ID != "" {
+			fi := t.factInfo(res.Fact)
+			x.Fact = &fi
+		}
+		if res.Previous != nil {
+			fi := t.factInfo(*res.Previous)
+			x.Previous = &fi
+		}
+		out.Decisions[i] = x
+	}
+	return out, nil
+}

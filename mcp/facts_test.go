@@ -30,6 +30,7 @@ func TestLongTermToolsListed(t *testing.T) {
 		mcp.ToolRemember:      {"user_id", "text"},
 		mcp.ToolRecallFacts:   {"user_id"},
 		mcp.ToolForget:        {"user_id", "fact_id", "reason"},
+		mcp.ToolExtractFacts:  {"user_id", "messages"},
 		mcp.ToolSearchMemory:  {"query"},
 		mcp.ToolMemoryList:    {"session_id"},
 		mcp.ToolMemoryAppend:  {"session_id", "label", "text"},
@@ -72,7 +73,7 @@ func TestLongTermToolsListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tool := range res.Tools {
-		if slices.Contains([]string{mcp.ToolRemember, mcp.ToolRecallFacts, mcp.ToolForget, mcp.ToolSearchMemory, mcp.ToolMemoryList, mcp.ToolMemoryAppend}, tool.Name) {
+		if slices.Contains([]string{mcp.ToolRemember, mcp.ToolRecallFacts, mcp.ToolForget, mcp.ToolExtractFacts, mcp.ToolSearchMemory, mcp.ToolMemoryList, mcp.ToolMemoryAppend}, tool.Name) {
 			t.Errorf("a server without long-term memory lists %s", tool.Name)
 		}
 	}
@@ -387,4 +388,90 @@ func TestFactsInTime(t *testing.T) {
 	callErr(t, e.cs, mcp.ToolRemember, map[string]any{"user_id": "alice", "text": "x", "valid_from": "2026-01-01T00:00:00Z", "valid_to": "2025-01-01T00:00:00Z"}, "valid_to")
 	callErr(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice", "as_of": "soon"}, "as_of")
 	callErr(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice", "metadata": manyLabels(facts.MaxMetadataFilters + 1)}, "metadata")
+}
+
+// TestExtractFacts: extract_facts has the server's extractor learn from a
+// turn: an add, then a supersede of what the user said before, each with
+// the fact as now remembered, the session as its source; a turn that
+// teaches nothing decides nothing; the extractor's failure is a tool
+// error that writes nothing. A server with facts but no extractor does
+// not offer the tool.
+func TestExtractFacts(t *testing.T) {
+	lt := newLongTerm(t)
+	e := lt.env(t, "acme")
+	call(t, e.cs, mcp.ToolCreateSession, map[string]any{"id": "chat", "user_id": "alice", "agent": "concierge"}, nil)
+	turn := func(text string) []map[string]any {
+		return []map[string]any{{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}}
+	}
+	var first mcp.ExtractFactsOutput
+	call(t, e.cs, mcp.ToolExtractFacts, map[string]any{"user_id": "alice", "session_id": "chat", "messages": turn("Hi, I live in Berlin.")}, &first)
+	if len(first.Decisions) != 1 {
+		t.Fatalf("decisions %+v", first.Decisions)
+	}
+	add := first.Decisions[0]
+	if add.Action != "add" || add.Outcome != "added" || add.Fact == nil || add.Fact.Text != "Lives in Berlin." ||
+		add.Fact.SessionID != "chat" || add.Fact.Agent != "concierge" || add.Previous != nil {
+		t.Fatalf("add: %+v", add)
+	}
+	var second mcp.ExtractFactsOutput
+	call(t, e.cs, mcp.ToolExtractFacts, map[string]any{"user_id": "alice", "messages": turn("I live in Paris now.")}, &second)
+	if len(second.Decisions) != 1 {
+		t.Fatalf("decisions %+v", second.Decisions)
+	}
+	sup := second.Decisions[0]
+	if sup.Action != "supersede" || sup.Outcome != "superseded" || sup.Fact == nil || sup.Fact.Text != "Lives in Paris." ||
+		sup.Previous == nil || sup.Previous.ID != add.Fact.ID || sup.Previous.ValidTo == nil {
+		t.Fatalf("supersede: %+v", sup)
+	}
+	var none mcp.ExtractFactsOutput
+	call(t, e.cs, mcp.ToolExtractFacts, map[string]any{"user_id": "alice", "messages": turn("What time is it?")}, &none)
+	if none.Decisions == nil || len(none.Decisions) != 0 {
+		t.Fatalf("a turn that teaches nothing: %+v", none.Decisions)
+	}
+	var rec mcp.RecallFactsOutput
+	call(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice"}, &rec)
+	if len(rec.Facts) != 1 || rec.Facts[0].Text != "Lives in Paris." {
+		t.Fatalf("alice's facts: %+v", rec.Facts)
+	}
+
+	lt.extractor.down.Store(true)
+	callErr(t, e.cs, mcp.ToolExtractFacts, map[string]any{"user_id": "bob", "messages": turn("I live in Rome.")}, "extract_facts failed", "overloaded", "nothing was written")
+	lt.extractor.down.Store(false)
+	call(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "bob"}, &rec)
+	if len(rec.Facts) != 0 {
+		t.Fatalf("bob's facts after a failed extraction: %+v", rec.Facts)
+	}
+	for _, bad := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"user_id": "alice", "messages": []any{}}, "messages"},
+		{map[string]any{"user_id": "alice", "messages": []map[string]any{{"role": "tool", "content": "x"}}}, "role"},
+		{map[string]any{"user_id": "alice", "messages": []map[string]any{{"role": "user", "content": " "}}}, "content"},
+		{map[string]any{"user_id": "alice", "messages": turn("I live in Oslo."), "session_id": "nope"}, "nope"},
+		{map[string]any{"user_id": "", "messages": turn("I live in Oslo.")}, "user_id"},
+	} {
+		callErr(t, e.cs, mcp.ToolExtractFacts, bad.args, bad.want)
+	}
+	call(t, e.cs, mcp.ToolRecallFacts, map[string]any{"user_id": "alice"}, &rec)
+	if len(rec.Facts) != 1 || rec.Facts[0].Text != "Lives in Paris." {
+		t.Fatalf("alice's facts after refused calls: %+v", rec.Facts)
+	}
+
+	noModel := newEnvWith(t, mcp.Config{Store: lt.st, Tenant: "acme", Facts: lt.facts})
+	res, err := noModel.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name == mcp.ToolExtractFacts {
+			t.Error("a server without an extractor lists extract_facts")
+		}
+	}
+	if ins := noModel.cs.InitializeResult().Instructions; strings.Contains(ins, "extract_facts") {
+		t.Errorf("instructions name extract_facts without an extractor: %q", ins)
+	}
+	if ins := e.cs.InitializeResult().Instructions; !strings.Contains(ins, "extract_facts") {
+		t.Errorf("instructions do not name extract_facts: %q", ins)
+	}
 }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/mcp"
@@ -72,6 +75,35 @@ type longTerm struct {
 	facts  *facts.Memory
 	blocks *blocks.Memory
 	clock  *testClock
+	// extractor is extract_facts' stand-in model (cityExtractor).
+	extractor *cityExtractor
+}
+
+// cityExtractor is a stand-in for the model of extract_facts: a user
+// message "I live in X" adds "Lives in X.", or supersedes the known fact
+// of another city; anything else teaches nothing. While down, it fails
+// as facts.LLMExtractor does when the model cannot be reached.
+type cityExtractor struct{ down atomic.Bool }
+
+func (c *cityExtractor) Extract(_ context.Context, req facts.ExtractRequest) ([]facts.Decision, error) {
+	if c.down.Load() {
+		return nil, &facts.ExtractionError{Attempts: 1, Err: fmt.Errorf("the model is overloaded: %w", agentmem.ErrUnavailable)}
+	}
+	var ds []facts.Decision
+	for _, m := range req.Messages {
+		_, city, ok := strings.Cut(m.Text(), "I live in ")
+		if m.Role != agentmem.RoleUser || !ok {
+			continue
+		}
+		d := facts.Decision{Op: facts.OpAdd, Text: "Lives in " + strings.Trim(strings.Fields(city)[0], ".!,") + "."}
+		for _, f := range req.Facts {
+			if strings.HasPrefix(f.Text, "Lives in ") && f.Text != d.Text {
+				d.Op, d.FactID = facts.OpSupersede, f.ID
+			}
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
 }
 
 // newLongTerm makes a longTerm over in-memory backends.
@@ -86,13 +118,13 @@ func newLongTerm(t *testing.T) *longTerm {
 	fm := facts.New(facts.NewMemStore(), facts.Options{Clock: clock.Now})
 	bm := blocks.New(blocks.NewMemStore(), blocks.Options{Clock: clock.Now})
 	t.Cleanup(func() { stop(); base.Close(); ix.Close(); fm.Store().Close(); bm.Store().Close() })
-	return &longTerm{st: base, follow: follow, ix: ix, facts: fm, blocks: bm, clock: clock}
+	return &longTerm{st: base, follow: follow, ix: ix, facts: fm, blocks: bm, clock: clock, extractor: &cityExtractor{}}
 }
 
 // env starts a server for tenant with every tool.
 func (lt *longTerm) env(t *testing.T, tenant string) *env {
 	t.Helper()
-	return newEnvWith(t, mcp.Config{Store: lt.st, Tenant: tenant, Facts: lt.facts, Recall: lt.ix, RecallFollower: lt.follow, Blocks: lt.blocks})
+	return newEnvWith(t, mcp.Config{Store: lt.st, Tenant: tenant, Facts: lt.facts, Extractor: lt.extractor, Recall: lt.ix, RecallFollower: lt.follow, Blocks: lt.blocks})
 }
 
 // testClock is a clock the test sets.

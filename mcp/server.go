@@ -34,6 +34,10 @@ type Config struct {
 	// Facts, when set, is the user-facts memory of the remember,
 	// recall_facts and forget tools; nil leaves those tools out.
 	Facts *facts.Memory
+	// Extractor, when set with Facts, is the model of the extract_facts
+	// tool, which learns facts from a turn (facts.LLMExtractor); nil
+	// leaves that tool out.
+	Extractor facts.Extractor
 	// Recall, when set, is the recall index search_memory searches; nil
 	// leaves that tool out.
 	Recall *recall.Index
@@ -203,6 +207,9 @@ func instructions(cfg *Config) string {
 	s := sessionInstructions
 	if cfg.Facts != nil {
 		s += " " + factsInstructions
+		if cfg.Extractor != nil {
+			s += " " + extractInstructions
+		}
 	}
 	if cfg.Recall != nil {
 		s += " " + recallInstructions
@@ -217,6 +224,7 @@ func instructions(cfg *Config) string {
 const (
 	sessionInstructions = `agentmem is a memory for LLM agents. Sessions hold a conversation's messages as a durable log: create_session starts one, append adds messages (tool calls with their results), get_context returns the messages that fit a token budget in a chosen API format and says what was left out, list_sessions finds sessions.`
 	factsInstructions   = `Long-term facts about users outlive sessions: remember records a durable fact a user stated (saying it again reinforces it), recall_facts returns a user's most relevant facts with their confidence now (facts not seen again fade), forget deletes a wrong or unwanted fact for good.`
+	extractInstructions = `extract_facts has the server's model learn them from a turn instead: it adds, reinforces and supersedes facts as the turn shows.`
 	blocksInstructions  = `Memory blocks are labelled sections that every context of a session shows after its system prompt (the session's and its user's): memory_list shows them, and memory_append, memory_replace and memory_rethink edit them, within each block's limit in characters.`
 	recallInstructions  = `search_memory searches the turns of past sessions (of one session, user or agent, or all) and returns each match with its session, step and, on request, the turns around it.`
 )

@@ -57,6 +57,8 @@ type SessionInfo struct {
 	// Pinning and AutoCompact are the session's settings.
 	Pinning     *agentmem.Pinning  `json:"pinning,omitempty" jsonschema:"what get_context always shows, whatever the budget"`
 	AutoCompact *store.AutoCompact `json:"auto_compact,omitempty" jsonschema:"when the server compacts the session by itself; absent: never"`
+	// ExtractFacts is the session's fact extraction switch, as given.
+	ExtractFacts *bool `json:"extract_facts,omitempty" jsonschema:"whether the server learns facts about the session's user from its turns by itself: true or false as the session was created; absent: the server's default"`
 }
 
 // sessionInfo converts a store session.
@@ -64,7 +66,7 @@ func sessionInfo(s *store.Session) SessionInfo {
 	out := SessionInfo{
 		ID: s.ID, UserID: s.UserID, Agent: s.Agent, Metadata: s.Metadata, Retention: string(s.Retention),
 		ParentID: s.ParentID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, LastSeq: s.LastSeq,
-		Pinning: s.Pinning, AutoCompact: s.AutoCompact,
+		Pinning: s.Pinning, AutoCompact: s.AutoCompact, ExtractFacts: s.ExtractFacts,
 	}
 	if !s.ExpiresAt.IsZero() {
 		e := s.ExpiresAt
@@ -87,6 +89,9 @@ type CreateSessionInput struct {
 	// creation.
 	Pinning     *agentmem.Pinning  `json:"pinning,omitempty" jsonschema:"what get_context always shows, whatever the budget: members left out are false; absent: system_prompts, first_task and summary. A chat usually wants system_prompts and summary"`
 	AutoCompact *store.AutoCompact `json:"auto_compact,omitempty" jsonschema:"have the server summarize the oldest turns by itself when the session's messages pass max_tokens; absent: never"`
+	// ExtractFacts opts the session in to or out of the server's fact
+	// extraction.
+	ExtractFacts *bool `json:"extract_facts,omitempty" jsonschema:"true: the server learns facts about user_id from the session's turns by itself (needs user_id, and a server with a model for it); false: it does not; absent: the server's default"`
 }
 
 var createSessionSchema = []edit{
@@ -120,7 +125,7 @@ func (t *tools) createSession(ctx context.Context, in CreateSessionInput) (Sessi
 	req := store.CreateRequest{
 		ID: in.ID, Tenant: t.tenant, UserID: in.UserID, Agent: in.Agent, Metadata: in.Metadata,
 		Retention: r, TTL: time.Duration(in.TTLSeconds) * time.Second,
-		Pinning: in.Pinning, AutoCompact: in.AutoCompact,
+		Pinning: in.Pinning, AutoCompact: in.AutoCompact, ExtractFacts: in.ExtractFacts,
 	}
 	if err := store.ValidateCreate(req); err != nil {
 		return SessionInfo{}, t.toolError(ctx, op, err)

@@ -29,6 +29,9 @@ const (
 	ToolRemember    = "remember"
 	ToolRecallFacts = "recall_facts"
 	ToolForget      = "forget"
+	// The fact extraction tool, registered when Config.Facts and
+	// Config.Extractor are set.
+	ToolExtractFacts = "extract_facts"
 	// The recall tool, registered when Config.Recall is set.
 	ToolSearchMemory = "search_memory"
 	// The memory blocks tools, registered when Config.Blocks is set.
@@ -51,9 +54,12 @@ var toolAnnotations = map[string]sdk.ToolAnnotations{
 	ToolGetContext: {Title: "Get a session's context", ReadOnlyHint: true},
 	ToolPop:        {Title: "Remove a session's newest message", DestructiveHint: ptr(true)},
 	// Remembering a known fact again reinforces it: not idempotent.
-	ToolRemember:     {Title: "Remember a fact about a user", DestructiveHint: ptr(false)},
-	ToolRecallFacts:  {Title: "Recall facts about a user", ReadOnlyHint: true},
-	ToolForget:       {Title: "Forget a fact about a user", DestructiveHint: ptr(true), IdempotentHint: true},
+	ToolRemember:    {Title: "Remember a fact about a user", DestructiveHint: ptr(false)},
+	ToolRecallFacts: {Title: "Recall facts about a user", ReadOnlyHint: true},
+	ToolForget:      {Title: "Forget a fact about a user", DestructiveHint: ptr(true), IdempotentHint: true},
+	// An extraction may supersede a fact (it no longer holds; its history
+	// keeps it), and one sent again reinforces what it taught.
+	ToolExtractFacts: {Title: "Learn facts about a user from a turn", DestructiveHint: ptr(true)},
 	ToolSearchMemory: {Title: "Search past conversations", ReadOnlyHint: true},
 	ToolMemoryList:   {Title: "List a session's memory blocks", ReadOnlyHint: true},
 	// Appending the same text again appends it twice: not idempotent.
@@ -73,8 +79,9 @@ type tools struct {
 }
 
 // register adds the tools of the configuration to sv: the session tools
-// always, the facts tools with Config.Facts, search_memory with
-// Config.Recall.
+// always, the facts tools with Config.Facts (extract_facts with
+// Config.Extractor too), search_memory with Config.Recall, the memory
+// blocks tools with Config.Blocks.
 func (t *tools) register(sv *sdk.Server) error {
 	errs := []error{
 		add(sv, ToolCreateSession, createSessionDescription, createSessionSchema, t.createSession),
@@ -89,6 +96,9 @@ func (t *tools) register(sv *sdk.Server) error {
 			add(sv, ToolRecallFacts, recallFactsDescription, recallFactsSchema, t.recallFacts),
 			add(sv, ToolForget, forgetDescription, forgetSchema, t.forget),
 		)
+		if t.cfg.Extractor != nil {
+			errs = append(errs, add(sv, ToolExtractFacts, extractFactsDescription, extractFactsSchema, t.extractFacts))
+		}
 	}
 	if t.cfg.Recall != nil {
 		errs = append(errs, add(sv, ToolSearchMemory, searchMemoryDescription, searchMemorySchema, t.searchMemory))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,9 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/llm"
+	"github.com/agentmem/agentmem/sessions"
+	"github.com/agentmem/agentmem/views"
+	"github.com/agentmem/agentmem/views/factextract"
 )
 
 // extractionModel is a stand-in for an OpenAI-compatible chat model as
@@ -211,5 +215,89 @@ func TestExtractFactsNotConfigured(t *testing.T) {
 		if r.code != http.StatusNotImplemented || r.apiErr(t).Code != api.CodeNotConfigured {
 			t.Errorf("%s: status %d %s", name, r.code, r.body)
 		}
+	}
+}
+
+// TestExtractFactsSetting: a session's "extract_facts" decides whether
+// the background extraction (a factextract.Learner selecting with the
+// service's Extracts) learns from its turns: true opts in where the
+// server's default is off, false out where it is on, absent follows the
+// default. The setting is returned as given and a branch inherits it.
+func TestExtractFactsSetting(t *testing.T) {
+	for _, byDefault := range []bool{false, true} {
+		t.Run(fmt.Sprintf("default=%v", byDefault), func(t *testing.T) {
+			model := &extractionModel{}
+			var svc *sessions.Service
+			e := newEnv(t, withExtractor(t, model), func(c *Config) {
+				var err error
+				svc, err = sessions.New(sessions.Config{Store: c.Store, Clock: c.Clock, Facts: c.Facts, Extraction: true, ExtractByDefault: byDefault})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Sessions = svc
+			})
+			l, stop, err := factextract.Start(svc, nil, factextract.Config{Facts: e.srv.cfg.Facts, Extractor: e.srv.cfg.Extractor, Select: svc.Extracts,
+				Follow: views.Options{Settle: -1}})
+			if err != nil || l == nil {
+				t.Fatalf("factextract.Start: %v, %v", l, err)
+			}
+			defer stop()
+			e.must(201, "POST", "/v1/sessions", `{"id":"in","user_id":"u-in","extract_facts":true}`)
+			e.must(201, "POST", "/v1/sessions", `{"id":"out","user_id":"u-out","extract_facts":false}`)
+			e.must(201, "POST", "/v1/sessions", `{"id":"default","user_id":"u-default"}`)
+			e.must(201, "POST", "/v1/sessions", `{"id":"seed","user_id":"u-branch","extract_facts":false}`)
+			e.must(201, "POST", "/v1/sessions/seed/messages", `{"role":"system","content":"Be brief."}`)
+			e.must(201, "POST", "/v1/sessions/seed/fork", `{"id":"branch"}`)
+			want := map[string]string{"in": "true", "out": "false", "default": "-", "seed": "false", "branch": "false"}
+			for id, w := range want {
+				var s api.Session
+				e.must(200, "GET", "/v1/sessions/"+id, nil).json(t, &s)
+				got := "-"
+				if s.ExtractFacts != nil {
+					got = fmt.Sprint(*s.ExtractFacts)
+				}
+				if got != w {
+					t.Errorf("session %s: extract_facts %s, want %s", id, got, w)
+				}
+			}
+			for _, id := range []string{"in", "out", "default", "branch"} {
+				e.must(201, "POST", "/v1/sessions/"+id+"/messages", `[{"role":"user","content":"I live in Oslo."},{"role":"assistant","content":"Noted."}]`)
+			}
+			if err := l.Sync(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			learnt := map[string]bool{"u-in": true, "u-out": false, "u-default": byDefault, "u-branch": false}
+			for user, w := range learnt {
+				var list api.FactsResponse
+				e.must(200, "GET", "/v1/users/"+user+"/facts", nil).json(t, &list)
+				if got := len(list.Facts) == 1 && list.Facts[0].Text == "Lives in Oslo."; got != w || len(list.Facts) > 1 {
+					t.Errorf("%s's facts %+v: learnt %v, want %v", user, list.Facts, got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestExtractFactsSettingRefused: opting in is refused, with nothing
+// created, without a user (the facts are the user's) and on a server
+// that extracts nothing; opting out is always accepted.
+func TestExtractFactsSettingRefused(t *testing.T) {
+	e := newEnv(t, withExtractor(t, &extractionModel{})) // the route's extractor, but no background extraction
+	for _, body := range []string{`{"id":"s","user_id":"u","extract_facts":true}`, `{"id":"s","extract_facts":true}`} {
+		r := e.do("POST", "/v1/sessions", body)
+		if ae := r.apiErr(t); r.code != http.StatusBadRequest || ae.Field != "extract_facts" || ae.Code != api.CodeInvalid {
+			t.Errorf("%s: %d %s", body, r.code, r.body)
+		}
+	}
+	e.must(404, "GET", "/v1/sessions/s", nil)
+	e.must(201, "POST", "/v1/sessions", `{"id":"off","extract_facts":false}`)
+	e.must(201, "POST", "/v1/sessions", `{"id":"p","user_id":"u"}`)
+	r := e.do("POST", "/v1/sessions/p/fork", `{"extract_facts":true}`)
+	if ae := r.apiErr(t); r.code != http.StatusBadRequest || ae.Field != "extract_facts" {
+		t.Errorf("fork opting in: %d %s", r.code, r.body)
+	}
+	r = e.do("POST", "/v1/sessions", `{"id":"bad","user_id":"u","extract_facts":"yes"}`)
+	if ae := r.apiErr(t); r.code != http.StatusBadRequest || ae.Field != "extract_facts" {
+		t.Errorf("a string: %d %s", r.code, r.body)
 	}
 }

@@ -209,5 +209,10 @@ func TestOpenAPISessionSettings(t *testing.T) {
 				t.Errorf("%s.%s refers to %v", schema, member, got)
 			}
 		}
+		// A nullable boolean: absent (null) is the server's default, which
+		// generated clients must tell from false.
+		if got := fmt.Sprint(at(t, s[schema], "extract_facts.type")); got != "[boolean null]" {
+			t.Errorf("%s.extract_facts is a %v", schema, got)
+		}
 	}
 }

@@ -322,7 +322,7 @@ func decodeCreate(body []byte) (store.CreateRequest, *Error) {
 		return store.CreateRequest{}, err
 	}
 	cr := store.CreateRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata, Retention: store.Retention(req.Retention), TTL: ttl,
-		Pinning: apiconv.PinningFromAPI(req.Pinning), AutoCompact: apiconv.AutoCompactFromAPI(req.AutoCompact)}
+		Pinning: apiconv.PinningFromAPI(req.Pinning), AutoCompact: apiconv.AutoCompactFromAPI(req.AutoCompact), ExtractFacts: apiconv.Bool(req.ExtractFacts)}
 	if err := store.ValidateCreate(cr); err != nil {
 		return store.CreateRequest{}, inputError(err)
 	}

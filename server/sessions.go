@@ -115,7 +115,7 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 	}
 	branch, err := s.svc.Fork(r.Context(), sessions.ForkRequest{Tenant: Tenant(r), SessionID: id,
 		AtSeq: req.AtSeq, ID: req.ID, Metadata: req.Metadata, Retention: store.Retention(req.Retention), TTL: ttl,
-		Pinning: apiconv.PinningFromAPI(req.Pinning), AutoCompact: apiconv.AutoCompactFromAPI(req.AutoCompact)})
+		Pinning: apiconv.PinningFromAPI(req.Pinning), AutoCompact: apiconv.AutoCompactFromAPI(req.AutoCompact), ExtractFacts: apiconv.Bool(req.ExtractFacts)})
 	if err != nil {
 		if errors.Is(err, agentmem.ErrNotFound) { // no parent (or it went away meanwhile)
 			err = errNoSession(id)

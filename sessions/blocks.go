@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/blocks"
@@ -19,6 +20,69 @@ type Blocks interface {
 // (*blocks.Memory): Delete deletes a session's with it.
 type ownerDeleter interface {
 	DeleteOwner(ctx context.Context, tenant string, owner blocks.Owner) error
+}
+
+// blockDeleter is a Blocks that deletes one block, at a version, too
+// (*blocks.Memory): CleanBlocks deletes a deleted session's with it.
+type blockDeleter interface {
+	ownerDeleter
+	Delete(ctx context.Context, k blocks.Key, e blocks.Edit) error
+}
+
+// CleanBlocks deletes the memory blocks a deleted session of a tenant left
+// behind (a session deleted by store.Store.Delete or Prune, which know
+// nothing of blocks), and returns how many it deleted: all of the
+// session's blocks when no session has its ID now; when a later session
+// has it, only the blocks created before that session (the deleted
+// one's: those of the later session stay), each only if it has not
+// changed since it was read. It is idempotent, so that a follower of the
+// store's deletions (package views/sessionblocks) can apply it again
+// after a crash. Without Config.Blocks it does nothing.
+//
+// Telling the two sessions' blocks apart compares the blocks' creation
+// times with the later session's, from the clocks of the processes (or
+// database) that wrote them: clocks apart by more than the time between
+// a deletion and the new session's first block can misplace a block.
+func (s *Service) CleanBlocks(ctx context.Context, tenant, id string) (int, error) {
+	d, ok := s.cfg.Blocks.(blockDeleter)
+	if !ok {
+		return 0, nil
+	}
+	owner := blocks.Session(id)
+	if blocks.ValidateOwner(tenant, owner) != nil {
+		return 0, nil // no block can have this owner
+	}
+	own, err := s.cfg.Blocks.List(ctx, tenant, owner)
+	if err != nil || len(own) == 0 {
+		return 0, err
+	}
+	later, err := s.st.Get(ctx, tenant, id)
+	if errors.Is(err, agentmem.ErrNotFound) {
+		return len(own), d.DeleteOwner(ctx, tenant, owner)
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, b := range own {
+		if !b.CreatedAt.Before(later.CreatedAt) {
+			continue // the later session's
+		}
+		err := d.Delete(ctx, b.Key, blocks.Edit{By: "agentmem", IfVersion: b.Version})
+		var ve *blocks.VersionError
+		switch {
+		case errors.Is(err, agentmem.ErrNotFound):
+		case errors.As(err, &ve):
+			// Changed since it was read (or deleted and made again by the
+			// later session): read the session's blocks again.
+			return n, fmt.Errorf("sessions: block %q of deleted session %q changed while it was deleted; reading it again: %w", b.Label, id, agentmem.ErrUnavailable)
+		case err != nil:
+			return n, err
+		default:
+			n++
+		}
+	}
+	return n, nil
 }
 
 // blocksOf returns the blocks a session's context shows (blocks.Shown):

@@ -58,6 +58,17 @@ type Config struct {
 	// session shows after its system prompt, pinned: the session's and
 	// its user's (Context). Nil: contexts show none.
 	Blocks Blocks
+	// Extraction says that facts are learnt, in the background, from the
+	// turns of the sessions with a user that Extracts selects (a
+	// factextract.Learner with Extracts as its Config.Select follows the
+	// store). Without it, creating a session that opts in
+	// (store.CreateRequest.ExtractFacts true) is an
+	// *agentmem.InvalidError: nothing would extract its facts.
+	Extraction bool
+	// ExtractByDefault says whether the turns of a session that does not
+	// say (ExtractFacts nil) are learnt from: the server's default
+	// (serve --extract-facts). It needs Extraction.
+	ExtractByDefault bool
 	// Logger logs what the service recovers from; nil discards it.
 	Logger *slog.Logger
 	// Retry bounds the retries of the writes that do not depend on the
@@ -164,6 +175,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.MaxContextTokens == 0 {
 		cfg.MaxContextTokens = DefaultMaxContextTokens
 	}
+	if cfg.ExtractByDefault && !cfg.Extraction {
+		return nil, fmt.Errorf("sessions: Config.ExtractByDefault needs Config.Extraction: %w", agentmem.ErrInvalid)
+	}
 	if cfg.MaxContextTokens < 0 {
 		return nil, fmt.Errorf("sessions: Config.MaxContextTokens is negative: %w", agentmem.ErrInvalid)
 	}
@@ -247,11 +261,15 @@ type Features struct {
 	Blocks bool
 	// LLMSummarizer: the summarize strategy can ask a language model.
 	LLMSummarizer bool
+	// Extraction: facts can be learnt from the sessions' turns in the
+	// background (Config.Extraction).
+	Extraction bool
 }
 
 // Features returns the optional parts the service has, from its Config.
 func (s *Service) Features() Features {
-	return Features{Facts: s.cfg.Facts != nil, Recall: s.cfg.Recall != nil, Blocks: s.cfg.Blocks != nil, LLMSummarizer: s.cfg.Summarizer != nil}
+	return Features{Facts: s.cfg.Facts != nil, Recall: s.cfg.Recall != nil, Blocks: s.cfg.Blocks != nil,
+		LLMSummarizer: s.cfg.Summarizer != nil, Extraction: s.cfg.Extraction}
 }
 
 func (s *Service) now() time.Time { return s.clock() }
@@ -303,8 +321,19 @@ func (s *Service) defaultForm() form { return form{render.NameOpenAI, s.counter.
 // agentmem.DefaultPinning, and an automatic compaction has its defaults
 // filled in (store.AutoCompact.WithDefaults; the summarizer is the LLM
 // one when the service has one). The LLM summarizer on a service without
-// one is an *agentmem.InvalidError.
+// one is an *agentmem.InvalidError, and so is a session that opts in to
+// fact extraction (ExtractFacts true) without a user or on a service
+// without Config.Extraction. ExtractFacts is stored as given: a session
+// that does not say follows the service's default as it is at each turn.
 func (s *Service) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
+	if x := req.ExtractFacts; x != nil && *x {
+		switch {
+		case !s.cfg.Extraction:
+			return nil, &agentmem.InvalidError{Field: "extract_facts", Reason: "this server extracts no facts: it has no model configured for it (serve --llm-base-url); leave extract_facts out"}
+		case req.UserID == "":
+			return nil, &agentmem.InvalidError{Field: "extract_facts", Reason: "needs a user_id: the facts learnt are about the session's user"}
+		}
+	}
 	if req.Pinning == nil {
 		p := agentmem.DefaultPinning
 		req.Pinning = &p
@@ -335,6 +364,20 @@ func (s *Service) defaultSummarizer() string {
 	return store.SummarizerExtractive
 }
 
+// Extracts reports whether facts are learnt from the session's turns: it
+// has a user, and it opted in (ExtractFacts true) or left it to the
+// service's default (Config.ExtractByDefault), on a service with
+// Config.Extraction. It is a factextract.Learner's Config.Select.
+func (s *Service) Extracts(sess *store.Session) bool {
+	if !s.cfg.Extraction || sess.UserID == "" {
+		return false
+	}
+	if sess.ExtractFacts != nil {
+		return *sess.ExtractFacts
+	}
+	return s.cfg.ExtractByDefault
+}
+
 // Get returns the session of a tenant with this ID.
 func (s *Service) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	return s.st.Get(ctx, tenant, id)
@@ -358,8 +401,9 @@ func (s *Service) Delete(ctx context.Context, tenant, id string) error {
 	s.wake()
 	// The session's memory blocks go with it (a session made again with
 	// the ID starts without them). The session is deleted whatever
-	// happens to them: a failure here is the error, and a retry of the
-	// delete finds no session.
+	// happens to them: a failure here is the error, a retry of the
+	// delete finds no session, and a follower of the store's deletions
+	// deletes them later (CleanBlocks).
 	if d, ok := s.cfg.Blocks.(ownerDeleter); ok {
 		return d.DeleteOwner(ctx, tenant, blocks.Session(id))
 	}
@@ -380,10 +424,12 @@ type ForkRequest struct {
 	Metadata  map[string]string
 	Retention store.Retention
 	TTL       time.Duration
-	// Pinning and AutoCompact default to the parent's: a branch goes on
-	// as its parent would have, unless it is given settings of its own.
-	Pinning     *agentmem.Pinning
-	AutoCompact *store.AutoCompact
+	// Pinning, AutoCompact and ExtractFacts default to the parent's: a
+	// branch goes on as its parent would have, unless it is given
+	// settings of its own.
+	Pinning      *agentmem.Pinning
+	AutoCompact  *store.AutoCompact
+	ExtractFacts *bool
 }
 
 // Fork creates a branch of a session: a session of the same tenant, user
@@ -410,7 +456,7 @@ func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, er
 		ID: req.ID, Tenant: parent.Tenant, UserID: parent.UserID, Agent: parent.Agent,
 		Metadata: req.Metadata, Retention: req.Retention, TTL: req.TTL,
 		ParentID: parent.ID, ForkSeq: req.AtSeq,
-		Pinning: req.Pinning, AutoCompact: req.AutoCompact,
+		Pinning: req.Pinning, AutoCompact: req.AutoCompact, ExtractFacts: req.ExtractFacts,
 	}
 	if cr.Metadata == nil {
 		cr.Metadata = parent.Metadata
@@ -420,6 +466,9 @@ func (s *Service) Fork(ctx context.Context, req ForkRequest) (*store.Session, er
 	}
 	if cr.AutoCompact == nil {
 		cr.AutoCompact = parent.AutoCompact
+	}
+	if cr.ExtractFacts == nil {
+		cr.ExtractFacts = parent.ExtractFacts
 	}
 	if cr.Retention == "" {
 		cr.Retention = parent.Retention

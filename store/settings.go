@@ -120,3 +120,12 @@ func cloneSettings(p *agentmem.Pinning, a *AutoCompact) (*agentmem.Pinning, *Aut
 	}
 	return p, a
 }
+
+// cloneBool returns a copy of a setting that may be absent (nil).
+func cloneBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	c := *b
+	return &c
+}

@@ -124,6 +124,11 @@ type Session struct {
 	// AutoCompact, when set, has the session's working set compacted
 	// automatically (see AutoCompact); nil: never. Fixed at creation.
 	AutoCompact *AutoCompact `json:"auto_compact,omitempty"`
+	// ExtractFacts, when set, says whether facts about the session's user
+	// are learnt from its turns in the background (package
+	// views/factextract): true opts the session in, false out; nil
+	// leaves it to the server's default. Fixed at creation.
+	ExtractFacts *bool `json:"extract_facts,omitempty"`
 }
 
 // Key names a session: its tenant and its ID (see Store on tenants).
@@ -151,11 +156,12 @@ type CreateRequest struct {
 	// means the parent's LastSeq).
 	ParentID string
 	ForkSeq  int64
-	// Pinning and AutoCompact are the session's settings (see Session),
-	// stored as given: a branch does not take its parent's unless they
-	// are passed (sessions.Service.Fork does).
-	Pinning     *agentmem.Pinning
-	AutoCompact *AutoCompact
+	// Pinning, AutoCompact and ExtractFacts are the session's settings
+	// (see Session), stored as given: a branch does not take its
+	// parent's unless they are passed (sessions.Service.Fork does).
+	Pinning      *agentmem.Pinning
+	AutoCompact  *AutoCompact
+	ExtractFacts *bool
 }
 
 // ListRequest filters and pages List. Zero fields do not filter.

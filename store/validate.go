@@ -192,6 +192,7 @@ func NewSession(req CreateRequest, now time.Time) *Session {
 		LastSeq:   req.ForkSeq,
 	}
 	s.Pinning, s.AutoCompact = cloneSettings(req.Pinning, req.AutoCompact)
+	s.ExtractFacts = cloneBool(req.ExtractFacts)
 	if s.ID == "" {
 		s.ID = agentmem.NewID()
 	}
@@ -218,6 +219,7 @@ func (s *Session) Clone() *Session {
 	c := *s
 	c.Metadata = cloneMap(s.Metadata)
 	c.Pinning, c.AutoCompact = cloneSettings(s.Pinning, s.AutoCompact)
+	c.ExtractFacts = cloneBool(s.ExtractFacts)
 	return &c
 }
 
@@ -232,7 +234,7 @@ func ValidateSession(s *Session) error {
 		return err
 	}
 	req := CreateRequest{ID: s.ID, Tenant: s.Tenant, UserID: s.UserID, Agent: s.Agent, Metadata: s.Metadata, Retention: s.Retention,
-		ParentID: s.ParentID, ForkSeq: s.ForkSeq, Pinning: s.Pinning, AutoCompact: s.AutoCompact}
+		ParentID: s.ParentID, ForkSeq: s.ForkSeq, Pinning: s.Pinning, AutoCompact: s.AutoCompact, ExtractFacts: s.ExtractFacts}
 	if err := ValidateCreate(req); err != nil {
 		return err
 	}

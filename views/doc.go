@@ -11,8 +11,9 @@
 //
 // The views are its subpackages: recallview, the recall index's
 // documents of every turn (package recall is the index alone, which
-// knows nothing of sessions), and autocompact, the sessions' automatic
-// compaction. They live here, above both the store and what they
+// knows nothing of sessions), autocompact, the sessions' automatic
+// compaction, factextract, the facts learnt from sessions' turns, and
+// sessionblocks, the deletion of deleted sessions' memory blocks. They live here, above both the store and what they
 // derive, so that the store knows nothing of its views and the derived
 // components nothing of the log: how a view follows the log, batches its
 // writes and keeps its cursor is written once, here.

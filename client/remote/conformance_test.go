@@ -43,7 +43,8 @@ var unsupported = map[string]string{
 
 	// The server stores a session's settings as they apply, not as
 	// given.
-	"Sessions/SettingsAsGiven": "the server stores the settings that apply: the default pinning, auto_compact's defaults, a branch its parent's; and it refuses the llm summarizer without an LLM",
+	"Sessions/ExtractFactsSetting": "the server refuses extract_facts true without a fact extractor, and gives a branch its parent's",
+	"Sessions/SettingsAsGiven":     "the server stores the settings that apply: the default pinning, auto_compact's defaults, a branch its parent's; and it refuses the llm summarizer without an LLM",
 
 	// A branch created through the fork route gets its parent's user
 	// and agent.

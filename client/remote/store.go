@@ -97,7 +97,8 @@ func ttlSeconds(op string, ttl time.Duration) (int64, error) {
 //
 // The server stores a session's settings as they apply: a session
 // created without a Pinning gets agentmem.DefaultPinning, an AutoCompact
-// its defaults, and a branch created without them its parent's.
+// its defaults, and a branch created without them (or without
+// ExtractFacts) its parent's.
 func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
 	if err := s.open(); err != nil {
 		return nil, err
@@ -129,11 +130,11 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 		}
 		sess, err = s.c.Fork(ctx, req.ParentID, api.ForkRequest{AtSeq: req.ForkSeq, ID: req.ID, Metadata: req.Metadata,
 			Retention: string(retention), TTLSeconds: ttl,
-			Pinning: apiconv.Pinning(req.Pinning), AutoCompact: apiconv.AutoCompact(req.AutoCompact)})
+			Pinning: apiconv.Pinning(req.Pinning), AutoCompact: apiconv.AutoCompact(req.AutoCompact), ExtractFacts: apiconv.Bool(req.ExtractFacts)})
 	} else {
 		sess, err = s.c.CreateSession(ctx, api.CreateSessionRequest{ID: req.ID, UserID: req.UserID, Agent: req.Agent, Metadata: req.Metadata,
 			Retention: string(req.Retention), TTLSeconds: ttl,
-			Pinning: apiconv.Pinning(req.Pinning), AutoCompact: apiconv.AutoCompact(req.AutoCompact)})
+			Pinning: apiconv.Pinning(req.Pinning), AutoCompact: apiconv.AutoCompact(req.AutoCompact), ExtractFacts: apiconv.Bool(req.ExtractFacts)})
 	}
 	if err != nil {
 		return nil, existsError(err, req)

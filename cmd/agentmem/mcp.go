@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/views"
 	"github.com/agentmem/agentmem/views/autocompact"
 	"github.com/agentmem/agentmem/views/factextract"
+	"github.com/agentmem/agentmem/views/sessionblocks"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -117,19 +118,24 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 }
 
 // startCompactor compacts, in the background, the sessions created with
-// automatic compaction (autocompact.Compactor), following feed, and returns
-// the function that stops it.
+// automatic compaction (autocompact.Compactor), and deletes the memory
+// blocks of deleted sessions (sessionblocks.Cleaner), following feed, and
+// returns the function that stops both.
 func startCompactor(a *cli.App, svc *sessions.Service, feed store.Feed) func() {
 	_, stop := autocompact.Start(svc, feed, views.Options{OnError: func(err error) {
 		a.Log.Warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log", "err", err)
 	}})
-	return stop
+	_, stopBlocks := sessionblocks.Start(svc, feed, views.Options{OnError: func(err error) {
+		a.Log.Warn("deleting a deleted session's memory blocks failed; retried from the cursor in the log", "err", err)
+	}})
+	return func() { stop(); stopBlocks() }
 }
 
-// startFactExtraction runs the fact extraction of sessions with a user,
-// following feed, until the returned stop is called.
+// startFactExtraction runs the fact extraction of the sessions with a
+// user that the service selects (sessions.Service.Extracts), following
+// feed, until the returned stop is called.
 func startFactExtraction(a *cli.App, svc *sessions.Service, feed store.Feed, mem *facts.Memory, ex facts.Extractor) (func(), error) {
-	_, stop, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Follow: views.Options{OnError: func(err error) {
+	_, stop, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Select: svc.Extracts, Follow: views.Options{OnError: func(err error) {
 		a.Log.Warn("fact extraction failed: the turn is retried from the cursor in the log, unless the error says it was skipped", "err", err)
 	}}})
 	return stop, err

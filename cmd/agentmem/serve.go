@@ -118,8 +118,10 @@ caller's own credentials, which are forwarded otherwise.
 With AGENTMEM_LLM_BASE_URL (an OpenAI-compatible API), the compact route's
 summarize strategy uses the model (the extractive summarizer is always
 there), and so does fact extraction: POST /v1/users/{user}/facts/extract
-and, with --extract-facts, the turns of sessions with a user, learnt in
-the background from the store's log. SIGINT or SIGTERM stops the server after the requests in flight.`,
+and the turns of sessions with a user, learnt in the background from the
+store's log: those of every such session with --extract-facts (but the
+sessions created with "extract_facts": false), those of the sessions
+created with "extract_facts": true without it. SIGINT or SIGTERM stops the server after the requests in flight.`,
 		Example: `  agentmem serve
   agentmem serve --addr 127.0.0.1:9000 --store sqlite:///var/lib/agentmem/agentmem.db
   AGENTMEM_STORE=mem:// agentmem serve --log-level debug
@@ -149,7 +151,7 @@ the background from the store's log. SIGINT or SIGTERM stops the server after th
 	fl.StringVar(&f.llmBaseURL, "llm-base-url", "", "an OpenAI-compatible API `URL` for LLM summaries (e.g. http://localhost:11434/v1)")
 	fl.StringVar(&f.llmKey, "llm-api-key", "", "the API key of --llm-base-url (prefer AGENTMEM_LLM_API_KEY: flags show in ps)")
 	fl.StringVar(&f.llmMod, "llm-model", "", "the chat model of --llm-base-url")
-	fl.BoolVar(&f.extractFacts, "extract-facts", false, "learn facts about users from every turn of every session with a user_id, in the background (the model of --llm-base-url; docs/operations.md)")
+	fl.BoolVar(&f.extractFacts, "extract-facts", false, "learn facts about users from every turn of every session with a user_id that does not opt out, in the background (the model of --llm-base-url; docs/operations.md)")
 	fl.StringVar(&f.upstreamURL, "upstream-base-url", "", "proxy POST /v1/chat/completions to this OpenAI-compatible API `URL` (e.g. https://api.openai.com/v1)")
 	fl.StringVar(&f.upstreamKey, "upstream-api-key", "", "the API key sent to --upstream-base-url instead of the caller's (prefer AGENTMEM_UPSTREAM_API_KEY: flags show in ps)")
 	fl.StringVar(&f.anthropicURL, "anthropic-base-url", "", "proxy POST /v1/messages to this Anthropic API `URL` (e.g. https://api.anthropic.com)")
@@ -219,7 +221,8 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// One sessions service for the API, MCP and the inspector: they serve
 	// sessions alike, from one context cache.
 	svc, err := sessions.New(sessions.Config{Store: st, Counter: counter, CacheBytes: int64(f.cacheBytes),
-		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks})
+		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
+		Extraction: cfg.Extractor != nil && mems.facts != nil, ExtractByDefault: f.extractFacts && mems.facts != nil})
 	if err != nil {
 		return cli.UsageError(err)
 	}
@@ -230,9 +233,10 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// background, from the store's log.
 	if feed, ok := st.(store.Feed); ok {
 		defer startCompactor(a, svc, feed)()
-		// With --extract-facts, the turns of sessions with a user are
+		// With a model, the turns of the sessions with a user that opt
+		// in (all, with --extract-facts, but those that opt out) are
 		// learnt from in the background too.
-		if f.extractFacts && mems.facts != nil {
+		if svc.Features().Extraction {
 			stop, err := startFactExtraction(a, svc, feed, mems.facts, cfg.Extractor)
 			if err != nil {
 				return cli.UsageError(err)
@@ -241,7 +245,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 		}
 	}
 	msrv, err := agentmcp.New(agentmcp.Config{
-		Store: st, Facts: mems.facts, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
+		Store: st, Facts: mems.facts, Extractor: cfg.Extractor, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
 		Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {

@@ -31,7 +31,7 @@ func Session(s *store.Session) *api.Session {
 		ID: s.ID, Tenant: s.Tenant, UserID: s.UserID, Agent: s.Agent,
 		ParentID: s.ParentID, ForkSeq: s.ForkSeq, Metadata: s.Metadata,
 		Retention: string(s.Retention), ExpiresAt: s.ExpiresAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		LastSeq: s.LastSeq, Pinning: Pinning(s.Pinning), AutoCompact: AutoCompact(s.AutoCompact),
+		LastSeq: s.LastSeq, Pinning: Pinning(s.Pinning), AutoCompact: AutoCompact(s.AutoCompact), ExtractFacts: Bool(s.ExtractFacts),
 	}
 }
 
@@ -53,7 +53,7 @@ func SessionFromAPI(s *api.Session) *store.Session {
 		ID: s.ID, Tenant: s.Tenant, UserID: s.UserID, Agent: s.Agent,
 		ParentID: s.ParentID, ForkSeq: s.ForkSeq, Metadata: s.Metadata,
 		Retention: store.Retention(s.Retention), ExpiresAt: s.ExpiresAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		LastSeq: s.LastSeq, Pinning: PinningFromAPI(s.Pinning), AutoCompact: AutoCompactFromAPI(s.AutoCompact),
+		LastSeq: s.LastSeq, Pinning: PinningFromAPI(s.Pinning), AutoCompact: AutoCompactFromAPI(s.AutoCompact), ExtractFacts: Bool(s.ExtractFacts),
 	}
 }
 
@@ -89,6 +89,16 @@ func AutoCompactFromAPI(a *api.AutoCompact) *store.AutoCompact {
 		return nil
 	}
 	return &store.AutoCompact{MaxTokens: a.MaxTokens, TargetTokens: a.TargetTokens, KeepRecent: a.KeepRecent, Summarizer: a.Summarizer}
+}
+
+// Bool returns a copy of a setting that may be absent (nil for nil), so
+// that the wire form and the stored one share nothing.
+func Bool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	c := *b
+	return &c
 }
 
 // Steps encodes steps in the step JSON (agentmem.MarshalStep). Errors

@@ -266,16 +266,19 @@ func sessionLine(s *store.Session) string {
 		}
 		return t.UTC().Format(time.RFC3339Nano)
 	}
-	pin, auto := "-", "-"
+	pin, auto, extract := "-", "-", "-"
+	if s.ExtractFacts != nil {
+		extract = fmt.Sprint(*s.ExtractFacts)
+	}
 	if s.Pinning != nil {
 		pin = fmt.Sprintf("%+v", *s.Pinning)
 	}
 	if s.AutoCompact != nil {
 		auto = fmt.Sprintf("%+v", *s.AutoCompact)
 	}
-	return fmt.Sprintf("id=%q tenant=%q user=%q agent=%q parent=%q fork=%d md={%s} ret=%s exp=%s created=%s updated=%s last=%d pin=%s auto=%s",
+	return fmt.Sprintf("id=%q tenant=%q user=%q agent=%q parent=%q fork=%d md={%s} ret=%s exp=%s created=%s updated=%s last=%d extract=%s pin=%s auto=%s",
 		s.ID, s.Tenant, s.UserID, s.Agent, s.ParentID, s.ForkSeq, md.String(), s.Retention,
-		ts(s.ExpiresAt), ts(s.CreatedAt), ts(s.UpdatedAt), s.LastSeq, pin, auto)
+		ts(s.ExpiresAt), ts(s.CreatedAt), ts(s.UpdatedAt), s.LastSeq, extract, pin, auto)
 }
 
 // dump renders everything a reader can see in the store: every listed

@@ -15,9 +15,10 @@ func (s *suite) reopenTests() []namedTest {
 				t.Skip("storetest: Config.Reopen is not set (an in-memory store does not outlive its process)")
 			}
 			e := s.open(t)
+			extract := false
 			e.compactedSession("c")
 			e.create(store.CreateRequest{ID: "b", ParentID: "c", ForkSeq: 6, UserID: "u", Metadata: map[string]string{"k": "v"}})
-			e.create(store.CreateRequest{ID: "b", Tenant: "t", Agent: "ag", Pinning: &agentmem.ChatPinning, AutoCompact: &store.AutoCompact{MaxTokens: 9000, KeepRecent: 2}})
+			e.create(store.CreateRequest{ID: "b", Tenant: "t", Agent: "ag", Pinning: &agentmem.ChatPinning, AutoCompact: &store.AutoCompact{MaxTokens: 9000, KeepRecent: 2}, ExtractFacts: &extract})
 			e.appendSteps("t/b", steps("tb", 1)...)
 			e.appendSteps("b", steps("b", 2)...)
 			e.create(store.CreateRequest{ID: "ttl", TTL: time.Hour, Retention: store.SingleRun})

@@ -165,6 +165,44 @@ func (s *suite) sessionTests() []namedTest {
 				}
 			}
 		}},
+		{"ExtractFactsSetting", func(t *testing.T) {
+			// A session's extraction switch is stored as given, alone or
+			// with other settings (true, false, or absent: nil), returned
+			// by Create, Get and List, and copied in and out; a branch
+			// has its own, not its parent's.
+			e := s.open(t)
+			on, off := true, false
+			got := e.create(store.CreateRequest{ID: "in", UserID: "u", ExtractFacts: &on})
+			e.create(store.CreateRequest{ID: "out", UserID: "u", ExtractFacts: &off, Pinning: &agentmem.Pinning{Tasks: true}})
+			e.create(store.CreateRequest{ID: "default", UserID: "u"})
+			e.appendSteps("in", taskStep("t1", "x"))
+			e.create(store.CreateRequest{ID: "branch", ParentID: "in", UserID: "u"})
+			e.create(store.CreateRequest{ID: "branch-out", ParentID: "in", UserID: "u", ExtractFacts: &off})
+			on = false
+			*got.ExtractFacts = false
+			wants := map[string]string{"in": "extract=true pin=-", "out": "extract=false pin={", "default": "extract=- pin=-",
+				"branch": "extract=- pin=-", "branch-out": "extract=false pin=-"}
+			resp, err := e.st.List(e.ctx, store.ListRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Sessions) != len(wants) {
+				t.Fatalf("List returned %d sessions, want %d", len(resp.Sessions), len(wants))
+			}
+			for _, sess := range resp.Sessions {
+				w := wants[sess.ID]
+				if !strings.Contains(sessionLine(sess), w) {
+					t.Errorf("List: %s\nwant %s", sessionLine(sess), w)
+				}
+				if got := sessionLine(e.get(sess.ID)); !strings.Contains(got, w) {
+					t.Errorf("Get: %s\nwant %s", got, w)
+				}
+			}
+			*e.get("in").ExtractFacts = false
+			if got := sessionLine(e.get("in")); !strings.Contains(got, wants["in"]) {
+				t.Fatalf("changing a session Get returned changed the store: %s", got)
+			}
+		}},
 		{"BadSettings", func(t *testing.T) {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "keep"})

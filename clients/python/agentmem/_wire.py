@@ -135,6 +135,12 @@ class Session:
     #: none.
     auto_compact: Optional[AutoCompact] = None
 
+    #: Whether facts about the session's user are learnt from its turns in the
+    #: background, as the session was created: true opted in, false out; absent
+    #: (null to a client that needs a value): the server's default (serve
+    #: --extract-facts), as it is at each turn. Fixed at creation.
+    extract_facts: Optional[bool] = None
+
     @classmethod
     def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
         """Builds a Session from its JSON object."""

@@ -25,6 +25,7 @@ from .types import (
     CompactResult,
     Context,
     DamagedRecord,
+    ExtractResult,
     Fact,
     FactChange,
     FactHistory,
@@ -145,6 +146,10 @@ class AsyncClient:
     async def search_recall(self, q: str, **kwargs: Any) -> List[RecallHit]:
         """See :meth:`Client.search_recall`."""
         return await self._run(self.sync.search_recall, q, **kwargs)
+
+    async def extract_facts(self, user_id: str, messages: Sequence[Mapping[str, Any]], *, source: Optional[Union[FactSource, Mapping[str, Any]]] = None) -> ExtractResult:
+        """See :meth:`Client.extract_facts`."""
+        return await self._run(self.sync.extract_facts, user_id, messages, source=source)
 
     async def remember(self, user_id: str, text: str, *, source: Optional[Union[FactSource, Mapping[str, Any]]] = None, **kwargs: Any) -> RememberResult:
         """See :meth:`Client.remember`."""

@@ -22,6 +22,7 @@ from .types import (
     CompactResult,
     Context,
     DamagedRecord,
+    ExtractResult,
     Fact,
     FactChange,
     FactHistory,
@@ -244,6 +245,7 @@ class Client:
         ttl_seconds: Optional[int] = None,
         pinning: Union[Pinning, Mapping[str, bool], None] = None,
         auto_compact: Union[AutoCompact, Mapping[str, Any], None] = None,
+        extract_facts: Optional[bool] = None,
     ) -> Session:
         """Creates a session (``POST /v1/sessions``); without ``id`` the
         server makes one. ``retention`` is ``"single_run"``, ``"session"``
@@ -251,10 +253,16 @@ class Client:
         always show (default :data:`~agentmem.DEFAULT_PINNING`; a chat
         wants :data:`~agentmem.CHAT_PINNING`) and ``auto_compact`` its
         automatic compaction (default: none), both fixed at creation and
-        given as their dataclasses or as mappings. An ID in use raises
+        given as their dataclasses or as mappings. ``extract_facts`` has
+        the server learn facts about ``user_id`` from the session's turns
+        in the background (``True``) or not (``False``); ``None`` leaves it
+        to the server's default (``serve --extract-facts``). ``True``
+        without a ``user_id``, or on a server that cannot extract facts (no
+        model), raises :class:`~agentmem.InvalidRequestError` (field
+        ``extract_facts``). An ID in use raises
         :class:`~agentmem.ConflictError`."""
         body = _drop_none(id=id, user_id=user_id, agent=agent, metadata=metadata, retention=retention, ttl_seconds=ttl_seconds,
-                          pinning=settings_json(pinning), auto_compact=settings_json(auto_compact))
+                          pinning=settings_json(pinning), auto_compact=settings_json(auto_compact), extract_facts=extract_facts)
         return build(Session, self._json("POST", "/v1/sessions", body=body))
 
     def get_session(self, session_id: str) -> Session:
@@ -308,13 +316,14 @@ class Client:
         ttl_seconds: Optional[int] = None,
         pinning: Union[Pinning, Mapping[str, bool], None] = None,
         auto_compact: Union[AutoCompact, Mapping[str, Any], None] = None,
+        extract_facts: Optional[bool] = None,
     ) -> Session:
         """Creates a branch of a session that sees its log up to ``at_seq``
         (default: all of it), and returns the branch. What is left out
-        (``metadata``, ``retention``, ``pinning``, ``auto_compact``) is the
-        parent's."""
+        (``metadata``, ``retention``, ``pinning``, ``auto_compact``,
+        ``extract_facts``) is the parent's."""
         body = _drop_none(at_seq=at_seq, id=new_id, metadata=metadata, retention=retention, ttl_seconds=ttl_seconds,
-                          pinning=settings_json(pinning), auto_compact=settings_json(auto_compact))
+                          pinning=settings_json(pinning), auto_compact=settings_json(auto_compact), extract_facts=extract_facts)
         return build(Session, self._json("POST", "/v1/sessions/" + _quote(session_id) + "/fork", body=body))
 
     # --- writes ------------------------------------------------------------
@@ -540,6 +549,30 @@ class Client:
         body = _drop_none(text=text, confidence=confidence, source=source, metadata=metadata,
                           valid_from=_rfc3339(valid_from, "valid_from"), valid_to=_rfc3339(valid_to, "valid_to"), supersedes=supersedes)
         return build(RememberResult, self._json("POST", "/v1/users/" + _quote(user_id) + "/facts", body=body))
+
+    def extract_facts(
+        self,
+        user_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        source: Optional[Union[FactSource, Mapping[str, Any]]] = None,
+    ) -> ExtractResult:
+        """Has the server's model learn facts about a user from a
+        conversation turn (``POST /v1/users/{user}/facts/extract``, mem0's
+        ``add(messages)``): ``messages`` are OpenAI chat messages, typically
+        the user's and the assistant's answer. Given the facts already
+        known, the model adds new ones, reinforces those the turn confirms
+        and supersedes those it contradicts, at once; the result lists each
+        decision (``action``) with what it did (``outcome``) and the fact.
+        ``source`` is recorded on the facts it adds. A server without a
+        model raises :class:`~agentmem.NotConfiguredError`; a model that
+        fails, :class:`~agentmem.ExtractionFailedError`, with nothing
+        written. It is not retried: the same turn twice reinforces what it
+        taught twice."""
+        if isinstance(source, FactSource):
+            source = _drop_none(session_id=source.session_id, step_seq=source.step_seq, agent=source.agent)
+        body = _drop_none(messages=list(messages), source=source)
+        return build(ExtractResult, self._json("POST", "/v1/users/" + _quote(user_id) + "/facts/extract", body=body))
 
     def search_facts(
         self,

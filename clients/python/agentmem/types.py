@@ -43,6 +43,8 @@ __all__ = [
     "FactState",
     "FactsPage",
     "RememberResult",
+    "ExtractResult",
+    "ExtractedDecision",
     "FactHistory",
     "Block",
     "BlockChange",
@@ -60,6 +62,8 @@ Context = _wire.ContextResponse
 CompactResult = _wire.CompactResponse
 FactsPage = _wire.FactsResponse
 RememberResult = _wire.RememberResponse
+ExtractResult = _wire.ExtractFactsResponse
+ExtractedDecision = _wire.ExtractedDecision
 FactHistory = _wire.FactResponse
 
 #: The pinning of a session created without one: an agent run's

@@ -19,7 +19,7 @@ import threading
 import time
 import unittest
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -59,12 +59,13 @@ def binary(workdir: str) -> str:
 class Server:
     """A running agentmem server."""
 
-    def __init__(self, key_tenant: Optional[str] = None) -> None:
+    def __init__(self, key_tenant: Optional[str] = None, args: Sequence[str] = ()) -> None:
         self.dir = tempfile.mkdtemp(prefix="agentmem-py-")
         self.bin = binary(self.dir)
         db = os.path.join(self.dir, "agentmem.db")
         #: With key_tenant, an API key of that tenant, created before the
-        #: server starts (so the server requires keys).
+        #: server starts (so the server requires keys). args are more flags
+        #: of serve.
         self.key: Optional[str] = None
         if key_tenant:
             proc = subprocess.run([self.bin, "keys", "create", "--tenant", key_tenant, "--store", "sqlite://" + db], capture_output=True, text=True)
@@ -72,7 +73,7 @@ class Server:
                 raise RuntimeError("agentmem keys create failed:\n" + proc.stderr)
             self.key = proc.stdout.strip()
         self.proc = subprocess.Popen(
-            [self.bin, "serve", "--addr", "127.0.0.1:0", "--store", "sqlite://" + db, "--log-level", "info"],
+            [self.bin, "serve", "--addr", "127.0.0.1:0", "--store", "sqlite://" + db, "--log-level", "info", *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 import agentmem
 
+from ._model import Model
 from ._server import REPO, Server, server, unique
 
 
@@ -574,6 +575,80 @@ class APIKeyTest(unittest.TestCase):
             with self.assertRaises(agentmem.UnauthorizedError) as cm:
                 client.get_session("k1")
             self.assertEqual(cm.exception.status, 401)
+
+
+class ExtractFactsTest(unittest.TestCase):
+    """A server with a model (a stand-in): extract_facts learns from a
+    turn, and a session may opt in to the background extraction; the
+    shared server, without a model, refuses both with typed errors."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.model = Model()
+        cls.srv = Server(args=["--llm-base-url", cls.model.base_url, "--llm-model", "stand-in"])
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.srv.stop()
+        cls.model.stop()
+
+    def test_extract_facts(self) -> None:
+        c = agentmem.Client(self.srv.url)
+        user = unique("extract-user")
+        first = c.extract_facts(user, [{"role": "user", "content": "Hi! I live in Berlin."}, {"role": "assistant", "content": "Nice."}],
+                                source=agentmem.FactSource(agent="support-bot"))
+        self.assertIsInstance(first, agentmem.ExtractResult)
+        self.assertEqual(len(first.decisions), 1)
+        add = first.decisions[0]
+        self.assertIsInstance(add, agentmem.ExtractedDecision)
+        self.assertEqual((add.action, add.outcome), ("add", "added"))
+        assert add.fact is not None
+        self.assertEqual((add.fact.text, add.fact.user_id, add.fact.source.agent), ("Lives in Berlin.", user, "support-bot"))
+        second = c.extract_facts(user, [{"role": "user", "content": "I live in Paris now."}])
+        sup = second.decisions[0]
+        self.assertEqual((sup.action, sup.outcome), ("supersede", "superseded"))
+        assert sup.fact is not None and sup.previous is not None
+        self.assertEqual((sup.fact.text, sup.previous.id, sup.previous.superseded_by), ("Lives in Paris.", add.fact.id, sup.fact.id))
+        self.assertEqual(c.extract_facts(user, [{"role": "user", "content": "What time is it?"}]).decisions, [])
+        self.assertEqual([f.text for f in c.list_facts(user).facts], ["Lives in Paris."])
+
+        self.model.down = True
+        try:
+            with self.assertRaises(agentmem.ExtractionFailedError) as cm:
+                c.extract_facts(user, [{"role": "user", "content": "I live in Rome."}])
+        finally:
+            self.model.down = False
+        self.assertEqual((cm.exception.status, cm.exception.field), (502, "extractor"))
+        self.assertEqual([f.text for f in c.list_facts(user).facts], ["Lives in Paris."])
+        with self.assertRaises(agentmem.InvalidRequestError) as bad:
+            c.extract_facts(user, [])
+        self.assertEqual(bad.exception.field, "messages")
+
+    def test_extract_facts_setting(self) -> None:
+        c = agentmem.Client(self.srv.url)
+        for value in (True, False, None):
+            sid = unique("extract")
+            s = c.create_session(sid, user_id="alice", extract_facts=value)
+            self.assertIs(s.extract_facts, value)
+            self.assertIs(c.get_session(sid).extract_facts, value)
+            self.assertIs(c.fork_session(sid).extract_facts, value)  # a branch inherits it
+        branch = c.fork_session(c.create_session(unique("extract"), user_id="alice", extract_facts=True).id, extract_facts=False)
+        self.assertIs(branch.extract_facts, False)
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            c.create_session(unique("extract"), extract_facts=True)  # no user
+        self.assertEqual(cm.exception.field, "extract_facts")
+
+    def test_without_a_model(self) -> None:
+        c = agentmem.Client(server().url)
+        with self.assertRaises(agentmem.NotConfiguredError):
+            c.extract_facts("alice", [{"role": "user", "content": "I live in Oslo."}])
+        sid = unique("extract")
+        with self.assertRaises(agentmem.InvalidRequestError) as cm:
+            c.create_session(sid, user_id="alice", extract_facts=True)
+        self.assertEqual(cm.exception.field, "extract_facts")
+        with self.assertRaises(agentmem.NotFoundError):
+            c.get_session(sid)
+        self.assertIs(c.create_session(sid, user_id="alice", extract_facts=False).extract_facts, False)
 
 
 class ErrorMapTest(unittest.TestCase):

@@ -32,6 +32,8 @@ import type {
   RecallSearchResponse,
   RememberRequest,
   RememberResponse,
+  ExtractFactsRequest,
+  ExtractFactsResponse,
   ReplaceBlockRequest,
   Session,
   Step,
@@ -200,7 +202,11 @@ export class Client {
    * names one (409 `conflict` if taken). Its settings, `req.pinning` (by
    * default `DEFAULT_PINNING`; a chat wants `CHAT_PINNING`)
    * and `req.auto_compact`, are fixed at creation; the session returned
-   * shows them as they apply.
+   * shows them as they apply. `req.extract_facts` has the server learn
+   * facts about `req.user_id` from the session's turns in the background
+   * (`true`) or not (`false`); left out, the server's default: `true`
+   * without a user, or on a server that cannot extract facts, throws
+   * `InvalidError` (field `extract_facts`).
    */
   createSession(req: CreateSessionRequest = {}, opts: CallOptions = {}): Promise<Session> {
     return this.#json({ method: "POST", path: "/v1/sessions", body: req, safe: false, signal: opts.signal });
@@ -477,6 +483,21 @@ export class Client {
   /** Remembers a fact about a user (`POST /v1/users/{user}/facts`): added, or an equal one reinforced. */
   remember(user: string, req: RememberRequest, opts: CallOptions = {}): Promise<RememberResponse> {
     return this.#json({ method: "POST", path: `/v1/users/${seg(user)}/facts`, body: req, safe: false, signal: opts.signal });
+  }
+
+  /**
+   * Has the server's model learn facts about a user from a conversation
+   * turn (`POST /v1/users/{user}/facts/extract`, mem0's `add(messages)`):
+   * `req.messages` are OpenAI chat messages, typically the user's and the
+   * assistant's answer. Given the facts already known, the model adds new
+   * ones, reinforces those the turn confirms and supersedes those it
+   * contradicts, at once; the answer lists each decision with what it did.
+   * A server without a model throws `NotConfiguredError`; a model that
+   * fails, `ExtractionFailedError`, with nothing written. It is not
+   * retried: the same turn twice reinforces what it taught twice.
+   */
+  extractFacts(user: string, req: ExtractFactsRequest, opts: CallOptions = {}): Promise<ExtractFactsResponse> {
+    return this.#json({ method: "POST", path: `/v1/users/${seg(user)}/facts/extract`, body: req, safe: false, signal: opts.signal });
   }
 
   /**

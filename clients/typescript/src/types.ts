@@ -61,6 +61,12 @@ export type RecallHit = Schemas["RecallHit"];
 export type RememberRequest = Schemas["RememberRequest"];
 /** What remembering did: a fact added or reinforced. */
 export type RememberResponse = Schemas["RememberResponse"];
+/** The body of `POST /v1/users/{user}/facts/extract`: a turn to learn from. */
+export type ExtractFactsRequest = Schemas["ExtractFactsRequest"];
+/** What an extraction decided and what each decision did. */
+export type ExtractFactsResponse = Schemas["ExtractFactsResponse"];
+/** One decision of an extraction and what it did. */
+export type ExtractedDecision = Schemas["ExtractedDecision"];
 /** A fact about a user. */
 export type Fact = Schemas["Fact"];
 /** The query of `GET /v1/users/{user}/facts`. */

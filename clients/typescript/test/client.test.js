@@ -10,9 +10,11 @@ import {
   ConflictError,
   ConnectionError,
   DEFAULT_PINNING,
+  ExtractionFailedError,
   IdempotencyKeyReusedError,
   InvalidError,
   NoMatchError,
+  NotConfiguredError,
   NotFoundError,
   NothingToPopError,
   OverLimitError,
@@ -21,7 +23,7 @@ import {
   UnavailableError,
   errorClasses,
 } from "@agentmem/client";
-import { startFaultProxy, startServer } from "./helpers.js";
+import { startExtractionModel, startFaultProxy, startServer } from "./helpers.js";
 
 let server;
 let client;
@@ -337,6 +339,71 @@ describe("recall and facts", () => {
     assert.equal(history[1]?.after?.metadata?.city, "paris");
     const old = await client.factHistory("u-time", berlin.fact.id);
     assert.deepEqual(old.map((c) => c.action), ["added", "superseded"]);
+  });
+});
+
+describe("fact extraction", () => {
+  // A server with a model (a stand-in); the shared one has none.
+  let model;
+  let withModel;
+  let c;
+  before(async () => {
+    model = await startExtractionModel();
+    withModel = await startServer("--llm-base-url", model.baseUrl, "--llm-model", "stand-in");
+    c = new Client({ baseUrl: withModel.baseUrl });
+  });
+  after(async () => {
+    await withModel?.stop();
+    await model?.stop();
+  });
+
+  test("extractFacts: add, supersede, nothing; a failing model writes nothing", async () => {
+    const first = await c.extractFacts("u-extract", {
+      messages: [{ role: "user", content: "Hi! I live in Berlin." }, { role: "assistant", content: "Nice." }],
+      source: { agent: "support-bot" },
+    });
+    assert.equal(first.decisions.length, 1);
+    const add = first.decisions[0];
+    assert.equal(add.action, "add");
+    assert.equal(add.outcome, "added");
+    assert.equal(add.fact?.text, "Lives in Berlin.");
+    assert.equal(add.fact?.source?.agent, "support-bot");
+    const second = await c.extractFacts("u-extract", { messages: [{ role: "user", content: "I live in Paris now." }] });
+    const sup = second.decisions[0];
+    assert.equal(sup.outcome, "superseded");
+    assert.equal(sup.fact?.text, "Lives in Paris.");
+    assert.equal(sup.previous?.id, add.fact?.id);
+    assert.equal(sup.previous?.superseded_by, sup.fact?.id);
+    assert.deepEqual((await c.extractFacts("u-extract", { messages: [{ role: "user", content: "What time is it?" }] })).decisions, []);
+    model.down = true;
+    try {
+      const err = await c.extractFacts("u-extract", { messages: [{ role: "user", content: "I live in Rome." }] }).catch((e) => e);
+      assert.ok(err instanceof ExtractionFailedError, String(err));
+      assert.equal(err.status, 502);
+      assert.equal(err.field, "extractor");
+    } finally {
+      model.down = false;
+    }
+    assert.deepEqual((await c.searchFacts("u-extract")).map((f) => f.text), ["Lives in Paris."]);
+    await assert.rejects(c.extractFacts("u-extract", { messages: [] }), (e) => e instanceof InvalidError && e.field === "messages");
+  });
+
+  test("extract_facts on create and fork, as given; a branch inherits it", async () => {
+    for (const [i, value] of [true, false, undefined].entries()) {
+      const s = await c.createSession({ id: `xf-${i}`, user_id: "alice", extract_facts: value });
+      assert.equal(s.extract_facts, value);
+      assert.equal((await c.getSession(`xf-${i}`)).extract_facts, value);
+      assert.equal((await c.forkSession(`xf-${i}`)).extract_facts, value);
+    }
+    assert.equal((await c.forkSession("xf-0", { extract_facts: false })).extract_facts, false);
+    await assert.rejects(c.createSession({ id: "xf-nouser", extract_facts: true }), (e) => e instanceof InvalidError && e.field === "extract_facts");
+  });
+
+  test("a server without a model: extractFacts is NotConfiguredError, opting in an InvalidError", async () => {
+    await assert.rejects(client.extractFacts("alice", { messages: [{ role: "user", content: "I live in Oslo." }] }), NotConfiguredError);
+    await assert.rejects(client.createSession({ id: "xf-off", user_id: "alice", extract_facts: true }), (e) => e instanceof InvalidError && e.field === "extract_facts");
+    await assert.rejects(client.getSession("xf-off"), NotFoundError);
+    assert.equal((await client.createSession({ id: "xf-off", user_id: "alice", extract_facts: false })).extract_facts, false);
   });
 });
 

@@ -140,3 +140,49 @@ export async function startStandin() {
   };
   return { url, stop };
 }
+
+/**
+ * startExtractionModel starts a stand-in for an OpenAI-compatible chat
+ * model as the server's fact extractor calls it, on a free loopback port:
+ * it reads the turn and the known facts the extractor sends (the user
+ * message's JSON) and answers decisions computed from them. "I live in X"
+ * in a user message adds "Lives in X.", or supersedes the known fact of
+ * another city; anything else is ignored. While `model.down` is set it
+ * answers 503 with Retry-After: 0 (the server's retries do not wait).
+ * Resolves with the model, its `baseUrl` for --llm-base-url, and `stop`.
+ */
+export async function startExtractionModel() {
+  const model = { down: false };
+  const srv = createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const send = (status, value, headers = {}) => {
+      res.writeHead(status, { "Content-Type": "application/json", ...headers });
+      res.end(JSON.stringify(value));
+    };
+    if (model.down) return send(503, { error: { message: "overloaded" } }, { "Retry-After": "0" });
+    let given;
+    try {
+      given = JSON.parse(JSON.parse(body).messages[1].content);
+    } catch {
+      return send(400, { error: { message: "not an extraction" } });
+    }
+    const decisions = [];
+    for (const msg of given.turn ?? []) {
+      const m = /I live in (\w+)/.exec(msg.content ?? "");
+      if (msg.role !== "user" || !m) continue;
+      const text = `Lives in ${m[1]}.`;
+      const old = (given.known_facts ?? []).find((f) => f.text.startsWith("Lives in ") && f.text !== text);
+      decisions.push(old ? { action: "supersede", id: old.id, text, confidence: 0.9 } : { action: "add", text });
+    }
+    if (decisions.length === 0) decisions.push({ action: "ignore" });
+    send(200, {
+      id: "chatcmpl-1", object: "chat.completion", model: "stand-in",
+      choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: JSON.stringify({ decisions }) } }],
+    });
+  });
+  await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  model.baseUrl = `http://127.0.0.1:${srv.address().port}/v1`;
+  model.stop = () => new Promise((resolve) => srv.close(resolve));
+  return model;
+}

@@ -32,8 +32,9 @@ const sessionColumns = `id, tenant, user_id, agent, parent_id, fork_seq, base_id
 // settings is the JSON form of the settings column: a session's settings,
 // each left out when the session has none.
 type settings struct {
-	Pinning     *agentmem.Pinning  `json:"pinning,omitempty"`
-	AutoCompact *store.AutoCompact `json:"auto_compact,omitempty"`
+	Pinning      *agentmem.Pinning  `json:"pinning,omitempty"`
+	AutoCompact  *store.AutoCompact `json:"auto_compact,omitempty"`
+	ExtractFacts *bool              `json:"extract_facts,omitempty"`
 }
 
 // scanner is a row to scan: sqldb.Row or sqldb.Rows, or a driver's.
@@ -65,7 +66,7 @@ func ScanSession(sc scanner) (*SessionRow, error) {
 		if err := json.Unmarshal([]byte(row.settings.String), &set); err != nil {
 			return r, &agentmem.DamagedError{Kind: "session", Tenant: r.Tenant, ID: r.ID, Err: fmt.Errorf("its settings do not decode: %w", err)}
 		}
-		r.Pinning, r.AutoCompact = set.Pinning, set.AutoCompact
+		r.Pinning, r.AutoCompact, r.ExtractFacts = set.Pinning, set.AutoCompact, set.ExtractFacts
 	}
 	if row.metadata.Valid {
 		if err := json.Unmarshal([]byte(row.metadata.String), &r.Metadata); err != nil {
@@ -132,10 +133,10 @@ func encodeMetadata(md map[string]string) (any, error) {
 // encodeSettings returns the settings column of a session: NULL when it
 // has no settings.
 func encodeSettings(s *store.Session) (any, error) {
-	if s.Pinning == nil && s.AutoCompact == nil {
+	if s.Pinning == nil && s.AutoCompact == nil && s.ExtractFacts == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(settings{Pinning: s.Pinning, AutoCompact: s.AutoCompact})
+	b, err := json.Marshal(settings{Pinning: s.Pinning, AutoCompact: s.AutoCompact, ExtractFacts: s.ExtractFacts})
 	if err != nil {
 		return nil, err
 	}
