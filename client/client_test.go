@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views"
 )
 
 // testNow is the clock of the servers of these tests.
@@ -44,13 +45,7 @@ func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Co
 	ts := httptest.NewServer(srv)
 	stopIndex := func() {}
 	if f := cfg.RecallFollower; f != nil { // withLongTerm
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = f.Run(ctx)
-		}()
-		stopIndex = func() { cancel(); <-done }
+		stopIndex = views.Start(f, nil)
 	}
 	t.Cleanup(func() {
 		ts.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/views"
 )
 
 // fixedNow is the clock of the test servers and stores.
@@ -57,14 +58,7 @@ func newEnv(t *testing.T, opts ...func(*Config)) *env {
 	}
 	stopIndex := func() {}
 	if f := cfg.RecallFollower; f != nil { // withLongTerm
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = f.Run(ctx)
-		}()
-		var once sync.Once
-		stopIndex = func() { once.Do(func() { cancel(); <-done }) }
+		stopIndex = views.Start(f, nil) // the server's own service wakes it
 	}
 	t.Cleanup(func() {
 		stopIndex()

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -73,29 +72,12 @@ func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Compactor 
 // (sessions.Service.NotifyWrites). Without a feed it returns nil and a
 // stop that does nothing.
 func Start(svc *sessions.Service, feed store.Feed, opts views.Options) (*Compactor, func()) {
-	if feed == nil {
-		f, ok := svc.Store().(store.Feed)
-		if !ok {
-			return nil, func() {}
-		}
-		feed = f
+	feed, ok := views.FeedOf(feed, svc.Store())
+	if !ok {
+		return nil, func() {}
 	}
 	c := New(svc, feed, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Run(ctx) // failures went to opts.OnError
-	}()
-	unwatch := svc.NotifyWrites(c.Notify)
-	var once sync.Once
-	return c, func() {
-		once.Do(func() {
-			unwatch()
-			cancel()
-			<-done
-		})
-	}
+	return c, views.Start(c, svc)
 }
 
 // apply compacts the sessions with automatic compaction that a batch of

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -117,12 +116,9 @@ func New(feed store.Feed, cfg Config) (*Learner, error) {
 // context cancels: a turn whose extraction is cut short is extracted
 // again by the next follower, from the cursor saved.
 func Start(svc *sessions.Service, feed store.Feed, cfg Config) (*Learner, func(), error) {
-	if feed == nil {
-		f, ok := svc.Store().(store.Feed)
-		if !ok {
-			return nil, func() {}, nil
-		}
-		feed = f
+	feed, ok := views.FeedOf(feed, svc.Store())
+	if !ok {
+		return nil, func() {}, nil
 	}
 	if cfg.Store == nil {
 		cfg.Store = svc.Store()
@@ -131,21 +127,7 @@ func Start(svc *sessions.Service, feed store.Feed, cfg Config) (*Learner, func()
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = l.Run(ctx) // failures went to Follow.OnError
-	}()
-	unwatch := svc.NotifyWrites(l.Notify)
-	var once sync.Once
-	return l, func() {
-		once.Do(func() {
-			unwatch()
-			cancel()
-			<-done
-		})
-	}, nil
+	return l, views.Start(l, svc), nil
 }
 
 // apply extracts the turns that a batch of changes ends, in order.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/recall"
@@ -93,19 +92,7 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 // through it.
 func Start(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptions) (*Follower, func()) {
 	f := NewFollower(feed, st, x, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = f.Run(ctx) // failures went to opts.OnError
-	}()
-	var once sync.Once
-	return f, func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}
+	return f, views.Start(f, nil)
 }
 
 // checkpoint reads the cursor the index keeps with the documents.

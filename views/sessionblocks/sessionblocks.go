@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/sessions"
@@ -59,30 +58,12 @@ func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Cleaner {
 // a service without memory blocks, it returns nil and a stop that does
 // nothing.
 func Start(svc *sessions.Service, feed store.Feed, opts views.Options) (*Cleaner, func()) {
-	if feed == nil {
-		f, ok := svc.Store().(store.Feed)
-		if !ok {
-			return nil, func() {}
-		}
-		feed = f
-	}
-	if !svc.Features().Blocks {
+	feed, ok := views.FeedOf(feed, svc.Store())
+	if !ok || !svc.Features().Blocks {
 		return nil, func() {}
 	}
 	c := New(svc, feed, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Run(ctx) // failures went to opts.OnError
-	}()
-	var once sync.Once
-	return c, func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}
+	return c, views.Start(c, nil)
 }
 
 // apply deletes the blocks of the sessions a batch of changes deleted, in
