@@ -18,14 +18,19 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/blocks"
+	blockpg "github.com/agentmem/agentmem/blocks/postgres"
 	blocksqlite "github.com/agentmem/agentmem/blocks/sqlite"
 	"github.com/agentmem/agentmem/bundle"
 	"github.com/agentmem/agentmem/facts"
+	factpg "github.com/agentmem/agentmem/facts/postgres"
 	factsqlite "github.com/agentmem/agentmem/facts/sqlite"
+	"github.com/agentmem/agentmem/internal/testenv"
 	"github.com/agentmem/agentmem/recall"
+	recallpg "github.com/agentmem/agentmem/recall/postgres"
 	recallsqlite "github.com/agentmem/agentmem/recall/sqlite"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
+	pgstore "github.com/agentmem/agentmem/store/postgres"
 	sqlitestore "github.com/agentmem/agentmem/store/sqlite"
 	"github.com/agentmem/agentmem/views/recallview"
 )
@@ -80,7 +85,33 @@ func sqliteStores(t *testing.T, c *clock) bundle.Stores {
 	return bundle.Stores{Sessions: st, Facts: fs, Blocks: bs, Recall: ix}
 }
 
-var backends = map[string]opener{"memory": memStores, "sqlite": sqliteStores}
+// postgresStores opens the stores in a new schema of the test database;
+// the test is skipped without one (see internal/testenv).
+func postgresStores(t *testing.T, c *clock) bundle.Stores {
+	url := testenv.PostgresURL(t)
+	schema := testenv.FreshSchema(t, url)
+	st, err := pgstore.Open(ctx, url, pgstore.Options{Schema: schema, Clock: c.Now, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := factpg.Open(ctx, url, factpg.Options{Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := blockpg.Open(ctx, url, blockpg.Options{Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := recallpg.Open(ctx, url, recallpg.Options{Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := recall.New(rb, recall.Options{})
+	t.Cleanup(func() { st.Close(); ix.Close(); fs.Close(); bs.Close() })
+	return bundle.Stores{Sessions: st, Facts: fs, Blocks: bs, Recall: ix}
+}
+
+var backends = map[string]opener{"memory": memStores, "sqlite": sqliteStores, "postgres": postgresStores}
 
 // seed fills the stores with every kind of record and history:
 //   - sessions s1 (alice, agent coder: steps, a compaction), s2 (bob), a
@@ -704,13 +735,15 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, open := range backends {
-		dst := open(t, &clock{now: t0})
-		if _, sum, err := importAll(t, dst, bytes.NewReader(want), bundle.ImportOptions{}); err != nil || sum.Failed != 0 || sum.Sessions != 4 {
-			t.Fatalf("%s: import: %+v, %v", name, sum, err)
-		}
-		if got, _ := export(t, dst, bundle.Selection{All: true}); got != string(want) {
-			t.Fatalf("%s: export after import:\n%s\nwant\n%s", name, got, want)
-		}
+		t.Run(name, func(t *testing.T) {
+			dst := open(t, &clock{now: t0})
+			if _, sum, err := importAll(t, dst, bytes.NewReader(want), bundle.ImportOptions{}); err != nil || sum.Failed != 0 || sum.Sessions != 4 {
+				t.Fatalf("import: %+v, %v", sum, err)
+			}
+			if got, _ := export(t, dst, bundle.Selection{All: true}); got != string(want) {
+				t.Fatalf("export after import:\n%s\nwant\n%s", got, want)
+			}
+		})
 	}
 }
 
