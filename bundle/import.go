@@ -412,8 +412,9 @@ func (im *importer) pass(ctx context.Context, r io.Reader, phase Phase, report f
 		im.opts.Progress(phase, d.read)
 		if err != nil {
 			if im.writing {
-				// The first pass read it whole: the input changed.
-				return fmt.Errorf("bundle: import: the input changed since it was checked: %w", err)
+				// The first pass read it whole: the input changed, or
+				// could not be read again.
+				return fmt.Errorf("bundle: import: reading the input again: %w", err)
 			}
 			return err
 		}
