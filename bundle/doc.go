@@ -25,7 +25,8 @@
 //	{"end":{"sessions":1,"entries":2,"blocks":1,"changes":2,"users":1,"facts":1,"audit":1,"documents":1}}
 //
 // A session's entries follow it, a block's changes follow the block, and
-// a user's facts and audit entries follow the user's facts line. The
+// a user's facts, then the user's audit entries, follow the user's facts
+// line. The
 // format's every field, and its version history, are in docs/bundle.md.
 // Version 1 is a sequence of session exports (store.Export), one after
 // another, which Import still reads.
