@@ -3,7 +3,9 @@ package blocks
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sync"
 )
 
@@ -29,7 +31,11 @@ type MemStore struct {
 	history map[Key][]Change
 }
 
-var _ Store = (*MemStore)(nil)
+var (
+	_ Store    = (*MemStore)(nil)
+	_ Lister   = (*MemStore)(nil)
+	_ Importer = (*MemStore)(nil)
+)
 
 // NewMemStore returns an empty in-memory Store.
 func NewMemStore() *MemStore {
@@ -150,6 +156,65 @@ func (s *MemStore) History(ctx context.Context, k Key) ([]Change, error) {
 		return nil, ErrClosed
 	}
 	return append([]Change(nil), s.history[k]...), nil
+}
+
+// ImportBlock implements Importer.
+func (s *MemStore) ImportBlock(ctx context.Context, b Block, history []Change) error {
+	if err := CheckImport(b, history); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if _, ok := s.blocks[b.Key]; ok {
+		return ConflictError(b.Key)
+	}
+	s.blocks[b.Key] = b
+	s.history[b.Key] = append([]Change(nil), history...)
+	return nil
+}
+
+// Tenants implements Lister.
+func (s *MemStore) Tenants(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	seen := map[string]bool{}
+	for k := range s.blocks {
+		seen[k.Tenant] = true
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// Owners implements Lister.
+func (s *MemStore) Owners(ctx context.Context, tenant string) ([]Owner, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	seen := map[Owner]bool{}
+	for k := range s.blocks {
+		if k.Tenant == tenant {
+			seen[k.Owner] = true
+		}
+	}
+	out := slices.Collect(maps.Keys(seen))
+	SortOwners(out)
+	return out, nil
 }
 
 // Close implements Store. The blocks are dropped.

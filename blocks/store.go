@@ -2,10 +2,12 @@ package blocks
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/registry"
 )
 
@@ -42,6 +44,93 @@ type Store interface {
 	History(ctx context.Context, k Key) ([]Change, error)
 	// Close releases the backend; later calls fail with ErrClosed.
 	Close() error
+}
+
+// Lister is implemented by stores that can say whose blocks they hold:
+// what an export of a whole tenant, or of every tenant, walks. Every
+// backend of this module implements it.
+type Lister interface {
+	// Tenants returns the tenants with blocks, sorted bytewise.
+	Tenants(ctx context.Context) ([]string, error)
+	// Owners returns the owners of the tenant's blocks, each once,
+	// ordered by kind then ID, bytewise (SortOwners).
+	Owners(ctx context.Context, tenant string) ([]Owner, error)
+}
+
+// Importer is implemented by stores that can recreate a block as another
+// store held it, which an import needs: Put writes the version after the
+// stored one, and appends one change. Every backend of this module
+// implements it.
+type Importer interface {
+	// ImportBlock creates b, every field as given (its version and
+	// times too), with history as its history, in one transaction. It
+	// calls CheckImport first. A block with b's key is an error wrapping
+	// agentmem.ErrConflict (ConflictError). On error nothing is written.
+	ImportBlock(ctx context.Context, b Block, history []Change) error
+}
+
+// CheckImport checks what Importer.ImportBlock is given: a valid block
+// (ValidateBlock) and a history that a Store could have kept for it: at
+// most MaxHistory changes, one per version, the newest at the block's
+// version with the block's value after it, each with a known action, a
+// time and a valid "by". An empty history is accepted. Errors are
+// *agentmem.InvalidError.
+func CheckImport(b Block, history []Change) error {
+	if err := ValidateBlock(b); err != nil {
+		return err
+	}
+	if len(history) > MaxHistory {
+		return invalid("history", "has %d changes (a block keeps at most %d)", len(history), MaxHistory)
+	}
+	first := b.Version - int64(len(history)) + 1
+	if first < 1 {
+		return invalid("history", "has %d changes, more than the block's version %d", len(history), b.Version)
+	}
+	for i, c := range history {
+		field := fmt.Sprintf("history[%d]", i)
+		if c.Version != first+int64(i) {
+			return invalid(field+".version", "%d, want %d: a history is one change per version, up to the block's %d", c.Version, first+int64(i), b.Version)
+		}
+		switch c.Action {
+		case ActionCreated, ActionSet, ActionAppended, ActionReplaced:
+		default:
+			return invalid(field+".action", "unknown action %.40q", c.Action)
+		}
+		if c.At.IsZero() {
+			return invalid(field+".at", "is required")
+		}
+		if err := checkField(field+".by", c.By, MaxFieldBytes, false); err != nil {
+			return err
+		}
+		if err := checkText(field+".before", c.Before); err != nil {
+			return err
+		}
+		if err := checkText(field+".after", c.After); err != nil {
+			return err
+		}
+	}
+	if n := len(history); n > 0 && history[n-1].After != b.Value {
+		return invalid(fmt.Sprintf("history[%d].after", n-1), "is not the block's value: the newest change makes the block's version")
+	}
+	return nil
+}
+
+// ConflictError returns the error of an import of a block whose key is
+// taken: it wraps agentmem.ErrConflict, and every backend returns it as
+// this function makes it.
+func ConflictError(k Key) error {
+	return fmt.Errorf("blocks: %s has a block %.80q already: %w", k.Owner, k.Label, agentmem.ErrConflict)
+}
+
+// SortOwners orders owners as Lister.Owners returns them: by kind, then
+// ID.
+func SortOwners(os []Owner) {
+	slices.SortFunc(os, func(a, b Owner) int {
+		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }
 
 // SortBlocks orders blocks as Store.List returns them: by label.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sync"
 
 	"github.com/agentmem/agentmem"
@@ -35,7 +36,11 @@ type MemStore struct {
 	seq   int64
 }
 
-var _ Store = (*MemStore)(nil)
+var (
+	_ Store    = (*MemStore)(nil)
+	_ Lister   = (*MemStore)(nil)
+	_ Importer = (*MemStore)(nil)
+)
 
 // NewMemStore returns an empty in-memory Store.
 func NewMemStore() *MemStore {
@@ -77,8 +82,15 @@ func (s *MemStore) Update(ctx context.Context, tenant, userID string, fn func([]
 	if err := CheckChanges(tenant, userID, current, c, taken); err != nil {
 		return err
 	}
+	s.update(tenant, userID, current, c)
+	return nil
+}
+
+// update applies checked changes to the user whose facts are current.
+// s.mu is held.
+func (s *MemStore) update(tenant, userID string, current []Fact, c Changes) {
 	if c.IsZero() {
-		return nil
+		return
 	}
 	byID := make(map[string]Fact, len(current)+len(c.Put))
 	for _, f := range current {
@@ -117,7 +129,6 @@ func (s *MemStore) Update(ctx context.Context, tenant, userID string, fn func([]
 		e.Before, e.After = e.Before.clone(), e.After.clone()
 		s.audit[tenant][userID] = append(s.audit[tenant][userID], e)
 	}
-	return nil
 }
 
 // Facts implements Store.
@@ -168,6 +179,82 @@ func (s *MemStore) Audit(ctx context.Context, tenant, userID string) ([]AuditEnt
 		out[i].Before, out[i].After = out[i].Before.clone(), out[i].After.clone()
 	}
 	return out, nil
+}
+
+// Tenants implements Lister.
+func (s *MemStore) Tenants(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	var out []string
+	for tenant := range s.users {
+		if len(s.usersOf(tenant)) > 0 {
+			out = append(out, tenant)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Users implements Lister.
+func (s *MemStore) Users(ctx context.Context, tenant string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return s.usersOf(tenant), nil
+}
+
+// usersOf returns the users of the tenant with facts or audit entries,
+// sorted. s.mu is held.
+func (s *MemStore) usersOf(tenant string) []string {
+	var out []string
+	for user, fs := range s.users[tenant] {
+		if len(fs) > 0 {
+			out = append(out, user)
+		}
+	}
+	for user, es := range s.audit[tenant] {
+		if len(es) > 0 && len(s.users[tenant][user]) == 0 {
+			out = append(out, user)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ImportUser implements Importer.
+func (s *MemStore) ImportUser(ctx context.Context, tenant, userID string, fs []Fact, audit []AuditEntry) error {
+	if err := CheckImport(tenant, userID, fs, audit); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if len(s.users[tenant][userID]) > 0 || len(s.audit[tenant][userID]) > 0 {
+		return ConflictError(tenant, userID, "")
+	}
+	for _, f := range fs {
+		if _, ok := s.owner[tenant][f.ID]; ok {
+			return ConflictError(tenant, userID, f.ID)
+		}
+	}
+	s.update(tenant, userID, nil, Changes{Put: fs, Audit: audit})
+	return nil
 }
 
 // Close implements Store. The facts are dropped.

@@ -46,6 +46,54 @@ type Store interface {
 	Close() error
 }
 
+// Lister is implemented by stores that can say whose facts they hold:
+// what an export of a whole tenant, or of every tenant, walks (an export
+// of one user reads Facts and Audit). Every backend of this module
+// implements it.
+type Lister interface {
+	// Tenants returns the tenants with facts or audit entries, sorted
+	// bytewise.
+	Tenants(ctx context.Context) ([]string, error)
+	// Users returns the users of the tenant with facts or audit entries
+	// (a forgotten user keeps the audit entries of the forgetting),
+	// sorted bytewise.
+	Users(ctx context.Context, tenant string) ([]string, error)
+}
+
+// Importer is implemented by stores that can recreate a user's facts and
+// audit log as another store held them, which an import needs: Update
+// cannot tell a user with only an audit log (a forgotten one) from a new
+// one. Every backend of this module implements it.
+type Importer interface {
+	// ImportUser writes the user's facts, every field as given, and
+	// audit entries, in their order (each gets the next Seq of the
+	// store, as Update's do), in one transaction holding the user's
+	// write lock. It calls CheckImport first. A user who has facts or
+	// audit entries already, or a fact ID that another user of the
+	// tenant has, is an error wrapping agentmem.ErrConflict. On error
+	// nothing is written.
+	ImportUser(ctx context.Context, tenant, userID string, fs []Fact, audit []AuditEntry) error
+}
+
+// CheckImport checks what Importer.ImportUser is given: every fact valid
+// (ValidateFact) and the user's, no ID twice, and every audit entry well
+// formed and the user's. Backends call it before writing anything.
+// Errors are *agentmem.InvalidError.
+func CheckImport(tenant, userID string, fs []Fact, audit []AuditEntry) error {
+	return CheckChanges(tenant, userID, nil, Changes{Put: fs, Audit: audit}, nil)
+}
+
+// ConflictError returns the error of an import into a user who has facts
+// or audit entries already (id empty), or of a fact ID that another user
+// of the tenant has: it wraps agentmem.ErrConflict, and every backend
+// returns it as this function makes it.
+func ConflictError(tenant, userID, id string) error {
+	if id == "" {
+		return fmt.Errorf("facts: user %.80q of tenant %.80q has facts or audit entries already: %w", userID, tenant, agentmem.ErrConflict)
+	}
+	return fmt.Errorf("facts: fact %.80q is the ID of another user's fact in tenant %.80q: %w", id, tenant, agentmem.ErrConflict)
+}
+
 // Changes are what one Update writes for one user.
 type Changes struct {
 	// Put are facts to insert, or to replace by ID.

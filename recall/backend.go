@@ -14,8 +14,9 @@ import (
 // Backend stores documents: the one capability every recall backend has.
 // What else a backend can do is discovered once, by CapabilitiesOf, and
 // makes the Capabilities an Index searches with: a lexical search
-// (LexicalSearcher), a vector search (VectorSearcher), and a scan and
-// update of embeddings for re-embedding (EmbeddingStore); and, asked for
+// (LexicalSearcher), a vector search (VectorSearcher), a scan and
+// update of embeddings for re-embedding (EmbeddingStore) and a scan of
+// whole documents for an export (Scanner); and, asked for
 // by Index.WriteBatch, writes committed in one transaction with a
 // checkpoint (BatchWriter). The backends of
 // this module (Memory, recall/sqlite, recall/postgres) have every
@@ -86,16 +87,26 @@ type EmbeddingStore interface {
 	SetEmbeddings(ctx context.Context, tenant string, updates []EmbeddingUpdate) (int, error)
 }
 
+// Scanner reads a tenant's documents in ID order, whole: what an export
+// of the index walks.
+type Scanner interface {
+	// Scan returns up to limit documents of the tenant that pass the
+	// filter, with their embeddings, in ID order (bytewise) after the ID
+	// after ("" for the first page).
+	Scan(ctx context.Context, tenant string, f Filter, after string, limit int) ([]Doc, error)
+}
+
 // Capabilities are what a backend can do besides storing documents; a
 // nil field is a capability it lacks. An Index without one refuses, with
 // an error wrapping errors.ErrUnsupported, what needs it: a TF-IDF search
 // or a text search with nothing to embed it without a LexicalSearcher, a
 // query vector without a VectorSearcher, Reembed without an
-// EmbeddingStore.
+// EmbeddingStore, Scan without a Scanner.
 type Capabilities struct {
 	Lexical    LexicalSearcher
 	Vector     VectorSearcher
 	Embeddings EmbeddingStore
+	Scan       Scanner
 }
 
 // CapabilitiesOf returns the capabilities of b: the interfaces its
@@ -107,6 +118,7 @@ func CapabilitiesOf(b Backend) Capabilities {
 	c.Lexical, _ = b.(LexicalSearcher)
 	c.Vector, _ = b.(VectorSearcher)
 	c.Embeddings, _ = b.(EmbeddingStore)
+	c.Scan, _ = b.(Scanner)
 	return c
 }
 

@@ -13,7 +13,7 @@ import (
 // The backends of this module have every capability.
 func TestMemoryHasEveryCapability(t *testing.T) {
 	c := recall.CapabilitiesOf(recall.NewMemory(recall.MemoryOptions{}))
-	if c.Lexical == nil || c.Vector == nil || c.Embeddings == nil {
+	if c.Lexical == nil || c.Vector == nil || c.Embeddings == nil || c.Scan == nil {
 		t.Fatalf("CapabilitiesOf(Memory) = %+v, want every capability", c)
 	}
 }

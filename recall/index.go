@@ -204,6 +204,16 @@ func (ix *Index) Get(ctx context.Context, tenant, id string) (Doc, error) {
 	return docs[0], nil
 }
 
+// Scan returns up to limit documents of the tenant that pass the filter,
+// whole, in ID order after the ID after (see Scanner). A backend without
+// a Scanner is an error wrapping errors.ErrUnsupported.
+func (ix *Index) Scan(ctx context.Context, tenant string, f Filter, after string, limit int) ([]Doc, error) {
+	if ix.caps.Scan == nil {
+		return nil, unsupported("a scan of the documents", "a Scanner")
+	}
+	return ix.caps.Scan.Scan(ctx, tenant, f, after, limit)
+}
+
 // Delete removes the tenant's documents with the IDs and returns how many
 // there were.
 func (ix *Index) Delete(ctx context.Context, tenant string, ids ...string) (int, error) {

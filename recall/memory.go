@@ -44,6 +44,7 @@ var (
 	_ LexicalSearcher = (*Memory)(nil)
 	_ VectorSearcher  = (*Memory)(nil)
 	_ EmbeddingStore  = (*Memory)(nil)
+	_ Scanner         = (*Memory)(nil)
 )
 
 // memTenant is one tenant's documents. Documents live in slots; a deleted
@@ -473,6 +474,35 @@ func (m *Memory) Stale(ctx context.Context, tenant, model, after string, limit i
 		d := t.slots[t.ids[id]].doc.Clone()
 		d.Embedding = nil
 		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Scan implements Scanner.
+func (m *Memory) Scan(ctx context.Context, tenant string, f Filter, after string, limit int) ([]Doc, error) {
+	if err := CheckQuery(tenant, f, limit); err != nil {
+		return nil, err
+	}
+	f = f.Normalize()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	t := m.tenants[tenant]
+	if t == nil {
+		return nil, nil
+	}
+	var ids []string
+	for id, slot := range t.ids {
+		if id > after && f.Match(&t.slots[slot].doc) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	out := make([]Doc, 0, min(limit, len(ids)))
+	for _, id := range ids[:min(limit, len(ids))] {
+		out = append(out, t.slots[t.ids[id]].doc.Clone())
 	}
 	return out, nil
 }

@@ -159,6 +159,33 @@ const exportPage = 1000
 // header. Times are written in UTC.
 func Export(ctx context.Context, st Store, tenant, sessionID string, w io.Writer) error {
 	bw := bufio.NewWriter(w)
+	err := ExportLog(ctx, st, tenant, sessionID, func(s *Session) error {
+		v := ExportVersion
+		b, err := json.Marshal(exportHeader{Version: &v, Session: s})
+		if err != nil {
+			return err
+		}
+		return writeLine(bw, b)
+	}, func(e Entry) error {
+		b, err := EncodeEntry(e)
+		if err != nil {
+			return fmt.Errorf("export session %s: seq %d: %w", sessionID, e.Seq, err)
+		}
+		return writeLine(bw, b)
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// ExportLog reads the session of a tenant with this ID as Export writes
+// it, for an export in another form: it calls session once with the
+// session as Export's header holds it (without a parent, since its log
+// holds the history it inherited; times in UTC), then entry with each
+// entry of its visible log, in order, up to the LastSeq read with the
+// first page. An error of session or entry stops it and is returned.
+func ExportLog(ctx context.Context, st Store, tenant, sessionID string, session func(*Session) error, entry func(Entry) error) error {
 	var last, after int64
 	for first := true; ; first = false {
 		resp, err := st.Read(ctx, ReadRequest{Tenant: tenant, SessionID: sessionID, After: after, Limit: exportPage})
@@ -167,41 +194,36 @@ func Export(ctx context.Context, st Store, tenant, sessionID string, w io.Writer
 		}
 		if first {
 			last = resp.Session.LastSeq
-			if err := writeHeader(bw, resp.Session); err != nil {
+			s := resp.Session.Clone()
+			s.ParentID, s.ForkSeq = "", 0 // the export carries the inherited history
+			s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
+			if !s.ExpiresAt.IsZero() {
+				s.ExpiresAt = s.ExpiresAt.UTC()
+			}
+			if err := session(s); err != nil {
 				return err
 			}
 		}
 		for _, e := range resp.Entries {
 			if e.Seq > last {
-				return bw.Flush()
+				return nil
 			}
-			if err := writeEntry(bw, e); err != nil {
-				return fmt.Errorf("export session %s: seq %d: %w", sessionID, e.Seq, err)
+			if err := entry(e); err != nil {
+				return err
 			}
 			after = e.Seq
 		}
 		if len(resp.Entries) < exportPage {
-			return bw.Flush()
+			return nil
 		}
 	}
 }
 
-func writeHeader(w *bufio.Writer, s *Session) error {
-	s = s.Clone()
-	s.ParentID, s.ForkSeq = "", 0 // the export carries the inherited history
-	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
-	if !s.ExpiresAt.IsZero() {
-		s.ExpiresAt = s.ExpiresAt.UTC()
-	}
-	v := ExportVersion
-	b, err := json.Marshal(exportHeader{Version: &v, Session: s})
-	if err != nil {
-		return err
-	}
-	return writeLine(w, b)
-}
-
-func writeEntry(w *bufio.Writer, e Entry) error {
+// EncodeEntry returns an entry as a line of an export, without its
+// newline: {"seq":1,"kind":"step","time":"...","step":{...}}, the step in
+// EncodeStep's bytes, or a compaction entry's record in
+// EncodeCompaction's; the time in UTC. DecodeEntry reads it back.
+func EncodeEntry(e Entry) ([]byte, error) {
 	l := exportLine{Seq: e.Seq, Kind: e.Kind, Time: e.Time.UTC()}
 	var err error
 	switch e.Kind {
@@ -213,13 +235,9 @@ func writeEntry(w *bufio.Writer, e Entry) error {
 		err = fmt.Errorf("unknown entry kind %q", e.Kind)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	return writeLine(w, b)
+	return json.Marshal(l)
 }
 
 func writeLine(w *bufio.Writer, b []byte) error {
@@ -247,6 +265,9 @@ type ImportOptions struct {
 	// MaxLineBytes bounds one line; 0 means 64 MiB. A step is at most
 	// MaxStepBytes, but a compaction line holds its replaced copies.
 	MaxLineBytes int
+	// CheckOnly checks the session as an import would, and writes
+	// nothing: the returned session is what would be stored.
+	CheckOnly bool
 }
 
 // Import reads a session exported by Export and recreates it in st with
@@ -257,13 +278,26 @@ type ImportOptions struct {
 // that fails stores nothing. st must implement Importer; an ID in use is
 // ErrConflict.
 func Import(ctx context.Context, st Store, r io.Reader, opts ImportOptions) (*Session, error) {
-	imp, ok := st.(Importer)
-	if !ok {
-		return nil, fmt.Errorf("store: import: %T does not implement store.Importer, which exact import needs: %w", st, errors.ErrUnsupported)
+	if _, ok := st.(Importer); !ok && !opts.CheckOnly {
+		return nil, notImporter(st)
 	}
 	s, entries, err := readExport(ctx, r, opts)
 	if err != nil {
 		return nil, err
+	}
+	return ImportSession(ctx, st, s, entries, opts)
+}
+
+// ImportSession recreates a session and its log in st as Import does
+// with what it reads, for an import from another form: under the ID and
+// in the tenant opts asks for, with its times (and its entries') to the
+// microsecond in UTC, as every backend keeps them, after ValidateImport.
+// It changes s and entries in place. st must implement Importer (unless
+// opts.CheckOnly); an ID in use is ErrConflict.
+func ImportSession(ctx context.Context, st Store, s *Session, entries []Entry, opts ImportOptions) (*Session, error) {
+	imp, ok := st.(Importer)
+	if !ok && !opts.CheckOnly {
+		return nil, notImporter(st)
 	}
 	switch {
 	case opts.ID != "":
@@ -286,10 +320,17 @@ func Import(ctx context.Context, st Store, r io.Reader, opts ImportOptions) (*Se
 	if err := ValidateImport(s, entries); err != nil {
 		return nil, err
 	}
+	if opts.CheckOnly {
+		return s, nil
+	}
 	if err := imp.ImportEntries(ctx, s, entries); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+func notImporter(st Store) error {
+	return fmt.Errorf("store: import: %T does not implement store.Importer, which exact import needs: %w", st, errors.ErrUnsupported)
 }
 
 // readExport parses an export into a session and its entries.
@@ -333,7 +374,7 @@ func readExport(ctx context.Context, r io.Reader, opts ImportOptions) (*Session,
 			if len(bytes.TrimSpace(text)) == 0 {
 				return nil, nil, invalid(fmt.Sprintf("line %d", lines), "is empty")
 			}
-			e, err := decodeEntry(text)
+			e, err := DecodeEntry(text)
 			if err != nil {
 				return nil, nil, fmt.Errorf("line %d: %w", lines, err)
 			}
@@ -403,7 +444,12 @@ func decodeHeader(b []byte) (*Session, error) {
 	return h.Session, nil
 }
 
-func decodeEntry(b []byte) (Entry, error) {
+// DecodeEntry decodes a line of EncodeEntry's: a JSON object with no
+// field it does not know, valid UTF-8, whose step (DecodeStep) or
+// compaction record (DecodeCompaction) decodes. Errors wrap
+// agentmem.ErrInvalid. It checks the entry alone: ValidateImport checks a
+// log.
+func DecodeEntry(b []byte) (Entry, error) {
 	var l exportLine
 	if err := decodeStrict(b, &l); err != nil {
 		return Entry{}, invalid("entry", "%v", err)

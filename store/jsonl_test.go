@@ -76,6 +76,54 @@ func TestImportNeedsImporter(t *testing.T) {
 	}
 }
 
+// CheckOnly checks an export as an import would, refusing what it
+// refuses, and writes nothing, even to a store that cannot import.
+func TestImportCheckOnly(t *testing.T) {
+	st, id := sample(t)
+	data := export(t, st, id)
+	dst := memstore.New(memstore.Options{})
+	s, err := store.Import(context.Background(), noImport{dst}, strings.NewReader(data), store.ImportOptions{CheckOnly: true, Tenant: "acme"})
+	if err != nil || s.ID != id || s.Tenant != "acme" || s.LastSeq != 5 {
+		t.Fatalf("Import CheckOnly = %+v, %v", s, err)
+	}
+	if _, err := dst.Get(context.Background(), "acme", id); !errors.Is(err, agentmem.ErrNotFound) {
+		t.Fatalf("CheckOnly wrote the session: %v", err)
+	}
+	bad := strings.Replace(data, `"seq":2,`, `"seq":1,`, 1)
+	if _, err := store.Import(context.Background(), dst, strings.NewReader(bad), store.ImportOptions{CheckOnly: true}); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatalf("CheckOnly of a log out of order = %v, want ErrInvalid", err)
+	}
+}
+
+// EncodeEntry and DecodeEntry are the lines of an export's log.
+func TestEncodeDecodeEntry(t *testing.T) {
+	st, id := sample(t)
+	lines := strings.Split(strings.TrimSpace(export(t, st, id)), "\n")[1:]
+	resp, err := st.Read(context.Background(), store.ReadRequest{SessionID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range resp.Entries {
+		b, err := store.EncodeEntry(e)
+		if err != nil || string(b) != lines[i] {
+			t.Fatalf("EncodeEntry(seq %d) = %s, %v; want %s", e.Seq, b, err, lines[i])
+		}
+		d, err := store.DecodeEntry(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := store.EncodeEntry(d)
+		if string(again) != lines[i] {
+			t.Fatalf("DecodeEntry(%s) encodes as %s", b, again)
+		}
+	}
+	for _, bad := range []string{`{"seq":1,"kind":"step","time":"2026-03-01T12:00:00Z","step":{"type":"task","task":"x"},"extra":1}`, `{"seq":1,"kind":"nap","time":"2026-03-01T12:00:00Z"}`, "{\"seq\":1,\"kind\":\"step\",\"step\":{\"type\":\"task\",\"task\":\"\xff\"}}", `[]`} {
+		if _, err := store.DecodeEntry([]byte(bad)); !errors.Is(err, agentmem.ErrInvalid) {
+			t.Errorf("DecodeEntry(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
 // noImport hides a store's ImportEntries.
 type noImport struct{ store.Store }
 

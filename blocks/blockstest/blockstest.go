@@ -12,7 +12,7 @@
 // The suite drives each store through a blocks.Memory with a manual
 // clock, so that times are checked exactly. Subtests are grouped by
 // behaviour (Blocks, Edits, Limit, ReadOnly, History, Versions, Owners,
-// BadInput, Concurrency, Close), so one group can be run alone with
+// BadInput, Concurrency, Close, Import), so one group can be run alone with
 // go test -run 'Conformance/Edits'.
 package blockstest
 
@@ -69,6 +69,7 @@ func Run(t *testing.T, cfg Config) {
 		{"BadInput", []test{{"Refused", s.badInput}}},
 		{"Concurrency", []test{{"Appends", s.concurrentAppends}}},
 		{"Close", []test{{"Closed", s.closed}}},
+		{"Import", []test{{"RoundTrip", s.importRoundTrip}, {"Conflict", s.importConflict}, {"Lister", s.lister}}},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/bundle"
 	"github.com/agentmem/agentmem/internal/cli"
 	"github.com/agentmem/agentmem/store"
 	"github.com/schollz/progressbar/v3"
@@ -18,14 +16,14 @@ import (
 
 func init() { cli.Register(newExportCmd) }
 
-// exportProgressMin is the fewest sessions that get a progress bar
-// without --progress.
+// exportProgressMin is the fewest sessions (or users, or block owners)
+// that get a progress bar without --progress.
 const exportProgressMin = 100
 
 // exportFlags are the flags of agentmem export.
 type exportFlags struct {
 	store, tenant, user, agent, out string
-	all                             bool
+	all, exactTenant                bool
 	progress                        cli.Progress
 }
 
@@ -33,44 +31,49 @@ func newExportCmd(a *cli.App) *cobra.Command {
 	var f exportFlags
 	cmd := &cobra.Command{
 		Use:   "export [SESSION...] [--all] [--user USER] [--agent AGENT] [-o FILE]",
-		Short: "Write sessions to a JSONL file",
-		Long: `Export writes sessions of the store as JSONL, in the format of the store's
-Export: for each session a header line {"agentmem_export":1,"session":{...}}
-and then one line per entry of its log (steps and compactions), in order,
-with their sequence numbers, times and exact step JSON. Several sessions
-are written one after another, each with its own header; 'agentmem import'
-reads such a file back. A branch is written with the history it inherited,
-so every session in the file stands alone.
+		Short: "Write sessions, facts, memory blocks and recall documents to a bundle",
+		Long: `Export writes a bundle: a JSONL file of sessions, with their logs and memory
+blocks, and, with --all or --user, users' facts (with their histories and
+audit logs), users' memory blocks (with their versions) and the documents
+put into recall through the API, so that 'agentmem import' recreates them
+exactly in another store. The format (version 2: a header line, a line
+per record, an end line that counts them) is in docs/bundle.md. Recall
+documents made from sessions are not written: importing the sessions
+indexes them again.
 
-Name the sessions, or select them: --all exports every session, --user and
---agent every session of that user or agent (expired sessions are left
-out); --tenant confines either way to one tenant (default: every tenant).
-Session IDs are per tenant: a named session is looked up in --tenant (the
-default tenant "" when it is not given); one that does not exist there is
-an error and nothing is written. A selected session whose stored record
-does not decode (damaged) is left out: every other session is written,
-the damaged ones are named on standard error, and the exit code is 1.
+Name the sessions, or select them: --all exports everything, --user every
+session of that user with the user's facts, blocks and documents (those
+whose metadata names the user), --agent every session of that agent
+(expired sessions are left out); --tenant confines either way to one
+tenant (default: every tenant). Named sessions and an agent's come with
+their memory blocks alone. Session IDs are per tenant: a named session is
+looked up in --tenant (the default tenant "" when it is not given); one
+that does not exist there is an error and nothing is written. A selected
+record whose stored form does not decode (damaged) is left out: every
+other is written, the damaged ones are named on standard error, and the
+exit code is 1.
 
 The output goes to standard output, or to -o FILE, which is written
 completely or not at all (a temporary file renamed into place, mode 0600:
-sessions hold what users told the agent). A progress bar counts the
-sessions on standard error when it is a terminal, the export is not
-written to that terminal, and there are at least 100 sessions (--progress
-shows it always, --no-progress never).`,
+a bundle holds what users told the agent). A progress bar counts the
+sessions, users, block owners and documents on standard error when it is
+a terminal, the export is not written to that terminal, and there are at
+least 100 of them (--progress shows it always, --no-progress never).`,
 		Example: `  agentmem export 0192f0c1-7d3e-7c4a-9a51-3b0e8f2d6a10 > session.jsonl
   agentmem export --all -o backup.jsonl
   agentmem export --user alice --tenant acme -o alice.jsonl
-  agentmem export --all --store sqlite:///old.db | agentmem import --store postgres://db/agentmem`,
+  agentmem export --all --tenant acme --store sqlite:///old.db | agentmem import --store postgres://db/agentmem`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.exactTenant = cmd.Flags().Changed("tenant")
 			return runExport(cmd.Context(), a, f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.store, "store", "", storeFlagUsage)
-	fl.BoolVar(&f.all, "all", false, "export every session (of --tenant, if given)")
-	fl.StringVar(&f.user, "user", "", "export every session of this `USER`")
+	fl.BoolVar(&f.all, "all", false, "export everything (of --tenant, if given): sessions, facts, memory blocks, recall documents")
+	fl.StringVar(&f.user, "user", "", "export every session of this `USER`, with the user's facts, memory blocks and recall documents")
 	fl.StringVar(&f.agent, "agent", "", "export every session of this `AGENT`")
-	fl.StringVar(&f.tenant, "tenant", "", "only this `TENANT`'s sessions (default: every tenant)")
+	fl.StringVar(&f.tenant, "tenant", "", "only this `TENANT`'s records (default: every tenant)")
 	fl.StringVarP(&f.out, "output", "o", "", "write to `FILE` instead of standard output (- for standard output)")
 	f.progress.AddFlags(fl)
 	return cmd
@@ -87,166 +90,120 @@ func runExport(ctx context.Context, a *cli.App, f exportFlags, ids []string, std
 	if err := f.progress.Check(); err != nil {
 		return err
 	}
-	toFile := f.out != "" && f.out != "-"
-	ids = dedupe(ids)
 	for _, id := range ids {
 		if err := store.ValidateID(id); err != nil {
 			return cli.Usagef("SESSION %q: %v", id, err)
 		}
 	}
+	ids = dedupe(ids)
 	list := store.ListRequest{Tenant: f.tenant, UserID: f.user, Agent: f.agent, PageSize: store.MaxPageSize}
 	if _, _, err := store.ValidateList(list); err != nil {
 		return cli.UsageError(err)
 	}
-	st, err := openSessionStore(ctx, a, f.store, true)
+	storeURL, err := resolveExistingStoreURL(a, f.store)
+	if err != nil {
+		return err
+	}
+	st, err := openSessionStore(ctx, a, storeURL, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	mems, err := openMemories(ctx, storeURL, st, embedFlags{}, a.Log)
+	if err != nil {
+		return err
+	}
+	defer mems.Close()
+	for _, id := range ids {
+		if _, err := st.Get(ctx, f.tenant, id); err != nil {
+			return sessionErr(id, err)
+		}
+	}
 
-	// Find every session first, so that a missing one writes nothing.
 	var (
-		keys    []store.Key
-		damaged []*agentmem.DamagedError
+		w             = stdout
+		commit, abort = func() error { return nil }, func() {}
+		toFile        = f.out != "" && f.out != "-"
+		dest          = "stdout"
 	)
-	if selecting {
-		keys, damaged, err = listSessions(ctx, st, list)
+	bars := &partBars{stderr: stderr, show: func(total int) bool {
+		return f.progress.Show(cli.IsTerminal(stderr) && (toFile || !cli.IsTerminal(stdout)) && (total < 0 || total >= exportProgressMin))
+	}}
+	sel := bundle.Selection{Sessions: ids, All: f.all, UserID: f.user, Agent: f.agent, Tenant: f.tenant, ExactTenant: f.exactTenant}
+	from := bundle.Stores{Sessions: st, Facts: mems.facts.Store(), Blocks: mems.blocks.Store(), Recall: mems.recall}
+	if toFile {
+		// A failed export leaves no file behind, and an existing one as
+		// it was.
+		file, err := cli.CreateAtomic(f.out)
 		if err != nil {
 			return cli.Failure(err)
 		}
-	} else {
-		for _, id := range ids {
-			if _, err := st.Get(ctx, f.tenant, id); err != nil {
-				return sessionErr(id, err)
-			}
-			keys = append(keys, store.Key{Tenant: f.tenant, ID: id})
-		}
+		w, commit, abort, dest = file, file.Commit, file.Abort, f.out
 	}
-
-	var bar *progressbar.ProgressBar
-	if f.progress.Show(cli.IsTerminal(stderr) && len(keys) >= exportProgressMin && (toFile || !cli.IsTerminal(stdout))) {
-		bar = cli.NewBar(stderr, int64(len(keys)), "exporting", "sessions")
-	}
-	n, size, skipped, err := writeExport(ctx, st, keys, selecting, f.out, stdout, bar)
-	if bar != nil {
-		_ = bar.Finish() // clears it
-	}
-	if err != nil {
-		return cli.Failure(err)
-	}
-	damaged = append(damaged, skipped...)
-	dest := f.out
-	if dest == "" || dest == "-" {
-		dest = "stdout"
-	}
-	if n == 0 && len(damaged) == 0 {
-		a.Log.Warn("no sessions matched: nothing exported", "tenant", f.tenant, "user", f.user, "agent", f.agent)
-	}
-	a.Log.Info("exported", "sessions", n, "bytes", size, "to", dest)
-	if len(damaged) > 0 {
-		// Every healthy session is written; the damaged ones are named,
-		// and the exit status says that the export is not whole.
-		names := make([]string, len(damaged))
-		for i, d := range damaged {
-			a.Log.Error("damaged session not exported", "tenant", d.Tenant, "id", d.ID, "err", d.Err)
-			names[i] = strconv.Quote(d.ID)
-			if d.Tenant != "" {
-				names[i] += " (tenant " + strconv.Quote(d.Tenant) + ")"
-			}
-		}
-		return cli.Failure(fmt.Errorf("%d damaged sessions were not exported (their stored records do not decode): %s", len(damaged), strings.Join(names, ", ")))
-	}
-	return nil
-}
-
-// writeExport exports the sessions to the file path, written completely
-// or not at all, or to stdout when path is "" or "-". It returns how many
-// sessions and bytes it wrote, and the selected sessions it left out as
-// damaged (see exportSessions).
-func writeExport(ctx context.Context, st store.Store, keys []store.Key, selected bool, path string, stdout io.Writer, bar *progressbar.ProgressBar) (int, int64, []*agentmem.DamagedError, error) {
-	var (
-		w      = stdout
-		commit = func() error { return nil }
-		abort  = func() {}
-	)
-	if path != "" && path != "-" {
-		file, err := cli.CreateAtomic(path)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		w, commit, abort = file, file.Commit, file.Abort
-	}
-	cw := &countingWriter{w: w}
-	bw := bufio.NewWriterSize(cw, 256<<10)
-	n, damaged, err := exportSessions(ctx, st, keys, selected, bw, bar)
-	if err == nil {
-		err = bw.Flush()
-	}
+	sum, err := bundle.Export(ctx, from, sel, w, bundle.ExportOptions{Progress: bars.export})
+	bars.finish()
 	if err == nil {
 		err = commit()
 	}
 	if err != nil {
 		abort()
-		return 0, 0, nil, err
+		return cli.Failure(err)
 	}
-	return n, cw.n, damaged, nil
+	c := sum.Counts
+	if c == (bundle.Counts{}) && len(sum.Damaged) == 0 {
+		a.Log.Warn("nothing matched: nothing exported", "tenant", f.tenant, "user", f.user, "agent", f.agent)
+	}
+	a.Log.Info("exported", "sessions", c.Sessions, "users", c.Users, "blocks", c.Blocks, "documents", c.Documents, "bytes", sum.Bytes, "to", dest)
+	if len(sum.Damaged) > 0 {
+		// Every healthy record is written; the damaged ones are named,
+		// and the exit status says that the export is not whole.
+		names := make([]string, len(sum.Damaged))
+		for i, d := range sum.Damaged {
+			a.Log.Error("damaged record not exported", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
+			names[i] = d.Kind + " " + strconv.Quote(d.ID)
+			if d.Tenant != "" {
+				names[i] += " (tenant " + strconv.Quote(d.Tenant) + ")"
+			}
+		}
+		what := fmt.Sprintf("%d damaged records were", len(names))
+		if len(names) == 1 {
+			what = "1 damaged record was"
+		}
+		return cli.Failure(fmt.Errorf("%s not exported (stored forms that do not decode): %s", what, strings.Join(names, ", ")))
+	}
+	return nil
 }
 
-// exportSessions writes the sessions one after the other and returns how
-// many it wrote, advancing bar (if not nil) by one for each. A selected
-// session deleted since it was listed is skipped, and so is one that is
-// damaged (its stored record does not decode) before anything of it was
-// written, which it returns; a named one is an error either way.
-func exportSessions(ctx context.Context, st store.Store, keys []store.Key, selected bool, w io.Writer, bar *progressbar.ProgressBar) (int, []*agentmem.DamagedError, error) {
-	n := 0
-	var damaged []*agentmem.DamagedError
-	cw := &countingWriter{w: w}
-	for _, k := range keys {
-		if err := ctx.Err(); err != nil {
-			return n, damaged, err
-		}
-		id := k.ID
-		before := cw.n
-		err := store.Export(ctx, st, k.Tenant, k.ID, cw)
-		if bar != nil {
-			_ = bar.Add(1)
-		}
-		if selected && errors.Is(err, agentmem.ErrNotFound) {
-			continue
-		}
-		var d *agentmem.DamagedError
-		if selected && errors.As(err, &d) && cw.n == before {
-			damaged = append(damaged, d)
-			continue
-		}
-		if err != nil {
-			return n, damaged, fmt.Errorf("session %q: %w", id, err)
-		}
-		n++
-	}
-	return n, damaged, nil
+// partBars shows a progress bar per part of an export, or per phase of
+// an import, one after the other on stderr.
+type partBars struct {
+	stderr io.Writer
+	// show says whether a part of total units (-1: unknown) gets a bar.
+	show func(total int) bool
+	part string
+	bar  *progressbar.ProgressBar
 }
 
-// listSessions returns the keys of every session req selects, newest
-// first, and the damaged sessions the lists left out.
-func listSessions(ctx context.Context, st store.Store, req store.ListRequest) ([]store.Key, []*agentmem.DamagedError, error) {
-	var (
-		keys    []store.Key
-		damaged []*agentmem.DamagedError
-	)
-	for {
-		page, err := st.List(ctx, req)
-		if err != nil {
-			return nil, nil, err
+// export is bundle.ExportOptions.Progress.
+func (b *partBars) export(p bundle.ExportProgress) {
+	if p.Part != b.part {
+		b.finish()
+		b.part = p.Part
+		if p.Total != 0 && b.show(p.Total) {
+			unit := map[string]string{bundle.KindSession: "sessions", bundle.KindFacts: "users' facts", bundle.KindBlock: "block owners", bundle.KindDocument: "documents"}[p.Part]
+			b.bar = cli.NewBar(b.stderr, int64(p.Total), "exporting", unit)
 		}
-		for _, s := range page.Sessions {
-			keys = append(keys, s.Key())
-		}
-		damaged = append(damaged, page.Damaged...)
-		if page.NextPageToken == "" {
-			return keys, damaged, nil
-		}
-		req.PageToken = page.NextPageToken
+	}
+	if b.bar != nil && p.Done > 0 {
+		_ = b.bar.Set(p.Done)
+	}
+}
+
+// finish clears the bar of the part that ended.
+func (b *partBars) finish() {
+	if b.bar != nil {
+		_ = b.bar.Finish() // clears it
+		b.bar = nil
 	}
 }
 
@@ -261,16 +218,4 @@ func dedupe(ss []string) []string {
 		}
 	}
 	return out
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

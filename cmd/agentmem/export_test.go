@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -168,13 +167,13 @@ func sameSession(t *testing.T, src, dst store.Store, id string) {
 // sessionIDs lists the IDs of every session of a store, sorted.
 func sessionIDs(t *testing.T, st store.Store) []string {
 	t.Helper()
-	keys, _, err := listSessions(context.Background(), st, store.ListRequest{PageSize: store.MaxPageSize})
+	resp, err := st.List(context.Background(), store.ListRequest{PageSize: store.MaxPageSize})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, k := range keys {
-		ids = append(ids, k.ID)
+	for _, s := range resp.Sessions {
+		ids = append(ids, s.ID)
 	}
 	slices.Sort(ids)
 	return ids
@@ -193,8 +192,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(data), `{"agentmem_export":1,`); n != 3 {
-		t.Fatalf("the export has %d headers, want 3:\n%s", n, data)
+	if !strings.HasPrefix(string(data), `{"agentmem_export":2,`) || strings.Count(string(data), `{"session":`) != 3 {
+		t.Fatalf("the export is not a bundle of 3 sessions:\n%s", data)
 	}
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("export file mode: %v %v", fi.Mode(), err)
@@ -224,8 +223,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 }
 
-// Named sessions export to stdout, one stream each, and import back
-// from stdin.
+// Named sessions export to stdout, each once, and import back from
+// stdin.
 func TestExportNamedToStdoutImportFromStdin(t *testing.T) {
 	srcURL, dstURL := newStoreURL(t, "src.db"), newStoreURL(t, "dst.db")
 	seedSessions(t, srcURL)
@@ -233,22 +232,32 @@ func TestExportNamedToStdoutImportFromStdin(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("export: exit %d, %q", code, stderr)
 	}
-	src := openTestStore(t, srcURL)
-	if want := exportOf(t, src, "s2") + exportOf(t, src, "s1"); stdout != want {
-		t.Fatalf("export of s2 s1 s2:\n%s\nwant the two exports, each once:\n%s", stdout, want)
+	if got := sessionLines(stdout); !reflect.DeepEqual(got, []string{"s2", "s1"}) {
+		t.Fatalf("export of s2 s1 s2 holds sessions %v, want s2 and s1, each once:\n%s", got, stdout)
 	}
 	code, out, stderr := runCLI(t, nil, stdout, "import", "--store", dstURL, "-", "--json")
 	if code != 0 {
 		t.Fatalf("import: exit %d, %q %q", code, out, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `"status":"imported","id":"s2","source_id":"s2","entries":3,"first_line":1,"last_line":4`) ||
-		!strings.Contains(lines[1], `"status":"imported","id":"s1","source_id":"s1","entries":8,"first_line":5,"last_line":13`) {
+	if len(lines) != 2 || !strings.Contains(lines[0], `"kind":"session","status":"imported","id":"s2","source_id":"s2","entries":3,"first_line":2,"last_line":5`) ||
+		!strings.Contains(lines[1], `"kind":"session","status":"imported","id":"s1","source_id":"s1","entries":8,"first_line":6,"last_line":14`) {
 		t.Fatalf("import --json:\n%s", out)
 	}
-	dst := openTestStore(t, dstURL)
+	src, dst := openTestStore(t, srcURL), openTestStore(t, dstURL)
 	sameSession(t, src, dst, "s1")
 	sameSession(t, src, dst, "s2")
+}
+
+// sessionLines returns the IDs of the sessions of a bundle, in order.
+func sessionLines(bundle string) []string {
+	var ids []string
+	for _, l := range strings.Split(bundle, "\n") {
+		if rest, ok := strings.CutPrefix(l, `{"session":{"id":"`); ok {
+			ids = append(ids, strings.SplitN(rest, `"`, 2)[0])
+		}
+	}
+	return ids
 }
 
 func TestExportSelection(t *testing.T) {
@@ -262,12 +271,7 @@ func TestExportSelection(t *testing.T) {
 	st.Close()
 	env := map[string]string{"AGENTMEM_STORE": url, "AGENTMEM_LOG_LEVEL": "warn"}
 	headers := func(out string) []string {
-		var ids []string
-		for _, l := range strings.Split(out, "\n") {
-			if strings.HasPrefix(l, `{"agentmem_export"`) {
-				ids = append(ids, strings.SplitN(strings.SplitN(l, `"id":"`, 2)[1], `"`, 2)[0])
-			}
-		}
+		ids := sessionLines(out)
 		slices.Sort(ids)
 		return ids
 	}
@@ -341,75 +345,8 @@ func TestExportReplacesFileAtomically(t *testing.T) {
 	if code, _, _ := runCLI(t, nil, "", "export", "--store", url, "s2", "-o", out); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if data, _ := os.ReadFile(out); !strings.HasPrefix(string(data), `{"agentmem_export":1,"session":{"id":"s2"`) {
+	if data, _ := os.ReadFile(out); !strings.HasPrefix(string(data), `{"agentmem_export":2,`) || !reflect.DeepEqual(sessionLines(string(data)), []string{"s2"}) {
 		t.Fatalf("export: %q", data)
-	}
-}
-
-// A session deleted between listing and export is skipped by --all.
-func TestExportSessionsSkipsDeleted(t *testing.T) {
-	url := newStoreURL(t, "a.db")
-	seedSessions(t, url)
-	st := openTestStore(t, url)
-	var b bytes.Buffer
-	n, _, err := exportSessions(context.Background(), st, []store.Key{{ID: "s2"}, {ID: "gone"}}, true, &b, nil)
-	if err != nil || n != 1 || !strings.HasPrefix(b.String(), `{"agentmem_export":1,"session":{"id":"s2"`) {
-		t.Fatalf("exportSessions: %d, %v", n, err)
-	}
-	_, _, err = exportSessions(context.Background(), st, []store.Key{{ID: "gone"}}, false, &b, nil)
-	if !errors.Is(err, agentmem.ErrNotFound) {
-		t.Fatalf("a named session deleted meanwhile: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, _, err := exportSessions(ctx, st, []store.Key{{ID: "s2"}}, true, &b, nil); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled: %v", err)
-	}
-}
-
-// failingRead is a store whose Read of one session fails.
-type failingRead struct {
-	store.Store
-	id string
-}
-
-func (f failingRead) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
-	if req.SessionID == f.id {
-		return nil, errors.New("disk on fire")
-	}
-	return f.Store.Read(ctx, req)
-}
-
-// An export that fails part way leaves neither the file nor a temporary
-// file, and an existing file unchanged.
-func TestWriteExportFailsWhole(t *testing.T) {
-	url := newStoreURL(t, "a.db")
-	seedSessions(t, url)
-	st := failingRead{openTestStore(t, url), "s3"}
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out.jsonl")
-	if _, _, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s2"}, {ID: "s3"}}, true, out, nil, nil); err == nil || !strings.Contains(err.Error(), `session "s3": disk on fire`) {
-		t.Fatalf("writeExport: %v", err)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Fatalf("files left by a failed export: %v", entries)
-	}
-	if err := os.WriteFile(out, []byte("old\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s3"}}, true, out, nil, nil); err == nil {
-		t.Fatal("no error")
-	}
-	if data, _ := os.ReadFile(out); string(data) != "old\n" {
-		t.Fatalf("a failed export changed the file: %q", data)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Fatalf("files left by a failed export: %v", entries)
-	}
-	n, size, _, err := writeExport(context.Background(), st, []store.Key{{ID: "s1"}, {ID: "s2"}}, true, out, nil, nil)
-	data, _ := os.ReadFile(out)
-	if err != nil || n != 2 || size != int64(len(data)) || !strings.HasPrefix(string(data), `{"agentmem_export":1,"session":{"id":"s1"`) {
-		t.Fatalf("writeExport: %d sessions, %d bytes, %v: %q", n, size, err, data)
 	}
 }
 
@@ -455,8 +392,8 @@ func TestExportAllPastDamagedSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the healthy sessions were not written: %v", err)
 	}
-	if n := strings.Count(string(data), `{"agentmem_export":1,`); n != 2 || strings.Contains(string(data), `"id":"s2"`) {
-		t.Fatalf("the export has %d headers, want s1 and s3:\n%s", n, data)
+	if got := sessionLines(string(data)); len(got) != 2 || slices.Contains(got, "s2") {
+		t.Fatalf("the export holds sessions %v, want s1 and s3:\n%s", got, data)
 	}
 	dstURL := newStoreURL(t, "dst.db")
 	if code, stdout, stderr := runCLI(t, nil, "", "import", "--store", dstURL, out); code != 0 {

@@ -12,7 +12,7 @@
 // The suite drives each store through a facts.Memory with a manual clock,
 // so decay and times are checked exactly. Subtests are grouped by
 // behaviour (Facts, Reinforce, Decay, Supersede, Forget, Tenants,
-// BadInput, Atomicity, Search, Concurrency, Close), so one group can be
+// BadInput, Atomicity, Search, Concurrency, Close, Import), so one group can be
 // run alone with go test -run 'Conformance/Supersede'.
 package factstest
 
@@ -83,6 +83,7 @@ func Run(t *testing.T, cfg Config) {
 		{"Concurrency", []test{{"SameFact", s.concurrentSame}, {"Supersede", s.concurrentSupersede}, {"Users", s.concurrentUsers}}},
 		{"Close", []test{{"Closed", s.closed}}},
 		{"Damaged", []test{{"SkipAndReport", s.damaged}}},
+		{"Import", []test{{"RoundTrip", s.importRoundTrip}, {"Conflict", s.importConflict}, {"Lister", s.lister}}},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

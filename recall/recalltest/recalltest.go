@@ -16,7 +16,7 @@
 //
 // Each subtest gets a new, empty backend. Subtests are grouped by
 // behaviour (Docs, Tenants, Filters, Ranking, TFIDF, Neighbours, Vectors, Hybrid,
-// Reembed, BadInput, Concurrency, Close, Reopen, Damaged, Batch), so one can be
+// Reembed, BadInput, Concurrency, Close, Reopen, Damaged, Batch, Scan), so one can be
 // run alone with go test -run 'Conformance/Ranking'. Embeddings come from a real
 // llm.Client talking to a local httptest server (see
 // EmbeddingServer).
@@ -78,6 +78,7 @@ func Run(t *testing.T, cfg Config) {
 		{"Reopen", s.reopenTests()},
 		{"Damaged", s.damagedTests()},
 		{"Batch", s.batchTests()},
+		{"Scan", s.scanTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -87,6 +87,18 @@ func StepDocs(sess *store.Session, e store.Entry) []recall.Doc {
 	}}
 }
 
+// IsStepDoc reports whether d has the form of a document StepDocs makes:
+// its ID "<session>#<seq>", its Group the session, its metadata's session
+// the same, and its metadata's step and its Seq the seq. Such documents
+// are derived from a session's log, which indexing the session makes
+// again (an export leaves them out); every other document of the index
+// was put there by a caller.
+func IsStepDoc(d recall.Doc) bool {
+	seq := strconv.FormatInt(d.Seq, 10)
+	return d.Group != "" && d.Seq > 0 && d.ID == d.Group+"#"+seq &&
+		d.Metadata[recall.MetaSession] == d.Group && d.Metadata[recall.MetaStep] == seq
+}
+
 // stepText is the recallable text of a step.
 func stepText(s agentmem.Step) string {
 	var b strings.Builder

@@ -72,6 +72,44 @@ func TestStepDocs(t *testing.T) {
 	}
 }
 
+// IsStepDoc tells the documents StepDocs makes, an amendment's copies
+// too, from those a caller put, even ones that name a session.
+func TestIsStepDoc(t *testing.T) {
+	sess := &store.Session{ID: "s#1", Tenant: "acme", UserID: "alice"}
+	task := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "t", Number: 12}, Task: "Fix the login bug"}
+	var made []recall.Doc
+	made = append(made, recallview.StepDocs(sess, store.Entry{Seq: 12, Kind: store.StepEntry, Step: task, Time: t0})...)
+	made = append(made, recallview.StepDocs(sess, store.Entry{Seq: 20, Kind: store.CompactionEntry, Time: t0,
+		Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{task}}})...)
+	if len(made) != 2 {
+		t.Fatalf("StepDocs made %d documents, want 2", len(made))
+	}
+	for _, d := range made {
+		if !recallview.IsStepDoc(d) {
+			t.Errorf("IsStepDoc(%+v) = false, want true", d)
+		}
+	}
+	step := made[0]
+	for name, change := range map[string]func(d *recall.Doc){
+		"an ID of its own":           func(d *recall.Doc) { d.ID = "note-1" },
+		"another seq in its ID":      func(d *recall.Doc) { d.ID = "s#1#13" },
+		"another group":              func(d *recall.Doc) { d.Group = "s2" },
+		"no group":                   func(d *recall.Doc) { d.Group, d.ID = "", "#12" },
+		"another session's metadata": func(d *recall.Doc) { d.Metadata = map[string]string{"session": "s2", "step": "12"} },
+		"no step metadata":           func(d *recall.Doc) { d.Metadata = map[string]string{"session": "s#1"} },
+		"a step that is not its seq": func(d *recall.Doc) { d.Metadata = map[string]string{"session": "s#1", "step": "012"} },
+		"no seq": func(d *recall.Doc) {
+			d.Seq, d.ID, d.Metadata = 0, "s#1#0", map[string]string{"session": "s#1", "step": "0"}
+		},
+	} {
+		d := step.Clone()
+		change(&d)
+		if recallview.IsStepDoc(d) {
+			t.Errorf("IsStepDoc of a document with %s = true, want false", name)
+		}
+	}
+}
+
 func mapsEqual(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false

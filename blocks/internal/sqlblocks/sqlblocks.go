@@ -15,6 +15,7 @@ package sqlblocks
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/blocks"
@@ -28,7 +29,11 @@ type Store struct {
 	d *sqldb.Dialect
 }
 
-var _ blocks.Store = (*Store)(nil)
+var (
+	_ blocks.Store    = (*Store)(nil)
+	_ blocks.Lister   = (*Store)(nil)
+	_ blocks.Importer = (*Store)(nil)
+)
 
 // New returns a Store over db, which it closes on Close. Its errors name
 // it "blocks/" and the dialect ("blocks/sqlite").
@@ -148,6 +153,106 @@ func (s *Store) Put(ctx context.Context, b blocks.Block, c blocks.Change) error 
 	}
 	if err != nil {
 		return s.g.Err("put", err)
+	}
+	return nil
+}
+
+// ImportBlock implements blocks.Importer: in one write transaction, the
+// block's row, inserted only if its key is free, and its history.
+func (s *Store) ImportBlock(ctx context.Context, b blocks.Block, history []blocks.Change) error {
+	if err := blocks.CheckImport(b, history); err != nil {
+		return err
+	}
+	if err := s.g.Closed("import"); err != nil {
+		return err
+	}
+	readOnly := 0
+	if b.ReadOnly {
+		readOnly = 1
+	}
+	conflict := blocks.ConflictError(b.Key)
+	err := s.g.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+		n, err := tx.Exec(ctx, `INSERT INTO blocks (`+columns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
+			b.Tenant, string(b.Owner.Kind), b.Owner.ID, b.Label, b.Value, b.Limit, b.Description, readOnly, b.Version,
+			s.d.Time(b.CreatedAt), s.d.Time(b.UpdatedAt), b.UpdatedBy)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return conflict
+		}
+		// A block without a row has no history; this makes sure of it.
+		stmts := []sqldb.Stmt{{SQL: `DELETE FROM blocks_history WHERE ` + keyWhere, Args: keyArgs(b.Key)}}
+		for _, c := range history {
+			stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO blocks_history (tenant, owner_kind, owner_id, label, version, action, by_whom, at, before_value, after_value)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, Args: append(keyArgs(b.Key), c.Version, string(c.Action), c.By, s.d.Time(c.At), c.Before, c.After)})
+		}
+		return sqldb.ExecAll(ctx, tx, stmts)
+	})
+	if errors.Is(err, conflict) {
+		return conflict
+	}
+	if err != nil {
+		return s.g.Err("import", err)
+	}
+	return nil
+}
+
+// Tenants implements blocks.Lister.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.each(ctx, "tenants", `SELECT DISTINCT tenant FROM blocks`, nil, func(r sqldb.Row) error {
+		var t string
+		err := r.Scan(&t)
+		out = append(out, t)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Sorted here rather than by the database, whose collation may not
+	// order them bytewise.
+	slices.Sort(out)
+	return out, nil
+}
+
+// Owners implements blocks.Lister.
+func (s *Store) Owners(ctx context.Context, tenant string) ([]blocks.Owner, error) {
+	var out []blocks.Owner
+	err := s.each(ctx, "owners", `SELECT DISTINCT owner_kind, owner_id FROM blocks WHERE tenant = $1`, []any{tenant}, func(r sqldb.Row) error {
+		var (
+			o    blocks.Owner
+			kind string
+		)
+		err := r.Scan(&kind, &o.ID)
+		o.Kind = blocks.OwnerKind(kind)
+		out = append(out, o)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	blocks.SortOwners(out)
+	return out, nil
+}
+
+// each runs a query and calls fn with each of its rows.
+func (s *Store) each(ctx context.Context, op, query string, args []any, fn func(sqldb.Row) error) error {
+	if err := s.g.Closed(op); err != nil {
+		return err
+	}
+	rows, err := s.g.Reader().Query(ctx, query, args...)
+	if err != nil {
+		return s.g.Err(op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return s.g.Err(op, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.g.Err(op, err)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
@@ -30,7 +31,11 @@ type Store struct {
 	sql  *dialect
 }
 
-var _ facts.Store = (*Store)(nil)
+var (
+	_ facts.Store    = (*Store)(nil)
+	_ facts.Lister   = (*Store)(nil)
+	_ facts.Importer = (*Store)(nil)
+)
 
 // dialect is the SQL that differs between the databases.
 type dialect struct {
@@ -174,6 +179,89 @@ func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]fac
 		return s.g.Err("update", err)
 	}
 	return nil
+}
+
+// ImportUser implements facts.Importer: in one write transaction holding
+// the user's write lock, as Update's, it makes sure that the user has no
+// facts nor audit entries and that no other user has one of the facts'
+// IDs, then writes them.
+func (s *Store) ImportUser(ctx context.Context, tenant, userID string, fs []facts.Fact, audit []facts.AuditEntry) error {
+	if err := facts.CheckImport(tenant, userID, fs, audit); err != nil {
+		return err
+	}
+	if err := s.g.Closed("import"); err != nil {
+		return err
+	}
+	err := s.g.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+		for _, q := range s.sql.lockUser {
+			if _, err := tx.Exec(ctx, q, tenant, userID); err != nil {
+				return err
+			}
+		}
+		var has bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM facts WHERE tenant = $1 AND user_id = $2)
+			OR EXISTS (SELECT 1 FROM facts_audit WHERE tenant = $1 AND user_id = $2)`, tenant, userID).Scan(&has); err != nil {
+			return err
+		}
+		if has {
+			return &fnErr{err: facts.ConflictError(tenant, userID, "")}
+		}
+		for _, f := range fs {
+			var taken bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM facts WHERE tenant = $1 AND id = $2)`, tenant, f.ID).Scan(&taken); err != nil {
+				return err
+			}
+			if taken {
+				return &fnErr{err: facts.ConflictError(tenant, userID, f.ID)}
+			}
+		}
+		return s.apply(ctx, tx, tenant, facts.Changes{Put: fs, Audit: audit})
+	})
+	var fe *fnErr
+	if errors.As(err, &fe) {
+		return fe.err
+	}
+	if err != nil {
+		return s.g.Err("import", err)
+	}
+	return nil
+}
+
+// Tenants implements facts.Lister.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	return s.strings(ctx, "tenants", `SELECT tenant FROM facts UNION SELECT tenant FROM facts_audit`)
+}
+
+// Users implements facts.Lister.
+func (s *Store) Users(ctx context.Context, tenant string) ([]string, error) {
+	return s.strings(ctx, "users", `SELECT user_id FROM facts WHERE tenant = $1 UNION SELECT user_id FROM facts_audit WHERE tenant = $1`, tenant)
+}
+
+// strings runs a query of distinct strings and returns them sorted
+// bytewise (here rather than by the database, whose collation may order
+// them otherwise).
+func (s *Store) strings(ctx context.Context, op, query string, args ...any) ([]string, error) {
+	if err := s.g.Closed(op); err != nil {
+		return nil, err
+	}
+	rows, err := s.g.Reader().Query(ctx, query, args...)
+	if err != nil {
+		return nil, s.g.Err(op, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, s.g.Err(op, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.g.Err(op, err)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // apply writes checked changes in tx.

@@ -85,6 +85,7 @@ var (
 	_ recall.LexicalSearcher = (*Index)(nil)
 	_ recall.VectorSearcher  = (*Index)(nil)
 	_ recall.EmbeddingStore  = (*Index)(nil)
+	_ recall.Scanner         = (*Index)(nil)
 )
 
 // New returns an Index over db, whose recall tables are up to date. It
@@ -328,6 +329,16 @@ func (x *Index) Stale(ctx context.Context, tenant, model, after string, limit in
 	}
 	return x.queryDocs(ctx, "stale", `SELECT id, tenant, text, metadata, time, grp, seq, `+x.q.sql.noVector+`, emb_model FROM recall_docs
 		WHERE tenant = $1 AND emb_model <> $2 AND id`+x.q.sql.collate+` > $3 ORDER BY id`+x.q.sql.collate+` LIMIT $4`, tenant, model, after, limit)
+}
+
+// Scan implements recall.Scanner.
+func (x *Index) Scan(ctx context.Context, tenant string, f recall.Filter, after string, limit int) ([]recall.Doc, error) {
+	if err := recall.CheckQuery(tenant, f, limit); err != nil {
+		return nil, err
+	}
+	cond, args := x.q.Filter(f, 4)
+	return x.queryDocs(ctx, "scan", `SELECT `+docColumns+` FROM recall_docs d
+		WHERE d.tenant = $1 AND d.id`+x.q.sql.collate+` > $2`+cond+` ORDER BY d.id`+x.q.sql.collate+` LIMIT $3`, append([]any{tenant, after, limit}, args...)...)
 }
 
 // SetEmbeddings implements recall.EmbeddingStore.
