@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/llm"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/summarize"
 	"github.com/agentmem/agentmem/views/recallview"
 	"github.com/spf13/pflag"
 
@@ -38,6 +39,37 @@ func addEmbedFlags(fl *pflag.FlagSet, f *embedFlags) {
 	fl.StringVar(&f.baseURL, "embed-base-url", "", "an OpenAI-compatible API `URL` whose /embeddings endpoint makes recall and facts search hybrid (lexical + vectors); without it they are lexical")
 	fl.StringVar(&f.key, "embed-api-key", "", "the API key of --embed-base-url (prefer AGENTMEM_EMBED_API_KEY: flags show in ps)")
 	fl.StringVar(&f.model, "embed-model", "", "the embedding `MODEL` of --embed-base-url; changing it re-embeds in the background")
+}
+
+// modelFlags configure the language model that writes summaries and
+// learns facts from turns.
+type modelFlags struct {
+	baseURL, key, model string
+	extractFacts        bool
+}
+
+// addModelFlags adds the model's flags to fl.
+func addModelFlags(fl *pflag.FlagSet, f *modelFlags) {
+	fl.StringVar(&f.baseURL, "llm-base-url", "", "an OpenAI-compatible API `URL` for LLM summaries and fact extraction (e.g. http://localhost:11434/v1)")
+	fl.StringVar(&f.key, "llm-api-key", "", "the API key of --llm-base-url (prefer AGENTMEM_LLM_API_KEY: flags show in ps)")
+	fl.StringVar(&f.model, "llm-model", "", "the chat model of --llm-base-url")
+	fl.BoolVar(&f.extractFacts, "extract-facts", false, "learn facts about users from every turn of every session with a user_id that does not opt out, in the background (the model of --llm-base-url; docs/operations.md)")
+}
+
+// open returns the model's summarizer and fact extractor, both nil
+// without --llm-base-url.
+func (f modelFlags) open() (agentmem.Summarizer, facts.Extractor, error) {
+	if f.extractFacts && f.baseURL == "" {
+		return nil, nil, cli.Usagef("--extract-facts needs a model: give --llm-base-url (or AGENTMEM_LLM_BASE_URL)")
+	}
+	if f.baseURL == "" {
+		return nil, nil, nil
+	}
+	client, err := llm.New(llm.Config{BaseURL: f.baseURL, APIKey: f.key, Model: f.model})
+	if err != nil {
+		return nil, nil, cli.Usagef("--llm-base-url: %v", err)
+	}
+	return summarize.NewLLM(client, summarize.LLMOptions{}), &facts.LLMExtractor{Client: client}, nil
 }
 
 // memories are the long-term memories a serving command opens beside the

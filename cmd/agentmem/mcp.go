@@ -25,6 +25,7 @@ func init() { cli.Register(newMCPCmd) }
 type mcpFlags struct {
 	store, tenant, tokenizer string
 	embed                    embedFlags
+	model                    modelFlags
 }
 
 func newMCPCmd(a *cli.App) *cobra.Command {
@@ -38,20 +39,26 @@ JSON-RPC on its stdin and stdout. Diagnostics go to stderr only.
 
 The tools:
   create_session, list_sessions   start and find sessions
-  append                          add chat messages (tool calls with their results)
+  append, pop                     add chat messages (tool calls with their results),
+                                  take the newest off
   get_context                     a session's messages fitted to a token budget,
                                   in the openai, anthropic or observation format
   remember, recall_facts, forget  long-term facts about users, whose confidence
                                   decays unless they are seen again
   search_memory                   search the turns of past sessions, by session,
                                   user or agent, with the turns around each match
+  memory_list, memory_append,     the memory blocks every context shows, which
+  memory_replace, memory_rethink  the agent edits
+  extract_facts                   learn a user's facts from a turn, with the
+                                  model of --llm-base-url
 
 It opens the same store as serve (--store, or AGENTMEM_STORE, or the
 default SQLite file in the user's data directory), with the recall index
 and the facts in the same database, so an assistant and the HTTP API see
 the same sessions, facts and recall. Every turn appended is indexed for
-search_memory at once; --embed-base-url adds vector search. Every tool acts
-for --tenant. The HTTP server offers the same tools at /mcp (streamable
+search_memory at once; --embed-base-url adds vector search. A model
+(--llm-base-url) writes the summaries of automatic compaction and learns
+facts from turns, as serve's does. Every tool acts for --tenant. The HTTP server offers the same tools at /mcp (streamable
 HTTP).
 
 See docs/mcp.md for client configuration.`,
@@ -68,6 +75,7 @@ See docs/mcp.md for client configuration.`,
 	fl.StringVar(&f.tenant, "tenant", "", "act for `TENANT` (default: the default tenant, as serve without API keys)")
 	fl.StringVar(&f.tokenizer, "tokenizer", tokenizer.O200kBase, "get_context's default token counter: o200k_base, cl100k_base or heuristic")
 	addEmbedFlags(fl, &f.embed)
+	addModelFlags(fl, &f.model)
 	return cmd
 }
 
@@ -75,6 +83,10 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 	counter, err := tokenizer.Get(f.tokenizer)
 	if err != nil {
 		return cli.Usagef("--tokenizer %q: %v", f.tokenizer, err)
+	}
+	summarizer, extractor, err := f.model.open()
+	if err != nil {
+		return err
 	}
 	storeURL, err := resolveStoreURL(a, f.store)
 	if err != nil {
@@ -92,17 +104,20 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 		return err
 	}
 	defer done()
-	svc, err := sessions.New(sessions.Config{Store: st, Counter: counter, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks})
+	svc, err := sessions.New(sessions.Config{Store: st, Counter: counter, Logger: a.Log, Summarizer: summarizer, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
+		Extraction: extractor != nil && mems.facts != nil, ExtractByDefault: f.model.extractFacts && mems.facts != nil})
 	if err != nil {
 		return cli.UsageError(err)
 	}
 	defer svc.DropCache()
 	defer svc.NotifyWrites(follower.Notify)()
-	if feed, ok := st.(store.Feed); ok {
-		defer startCompactor(a, svc, feed)()
+	stopViews, err := startViews(a, svc, st, mems.facts, extractor)
+	if err != nil {
+		return cli.UsageError(err)
 	}
+	defer stopViews()
 	srv, err := agentmcp.New(agentmcp.Config{
-		Store: st, Facts: mems.facts, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
+		Store: st, Facts: mems.facts, Extractor: extractor, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
 		Tenant: f.tenant, Counter: counter, Logger: a.Log, Version: buildVersion(), Sessions: svc,
 	})
 	if err != nil {
@@ -117,28 +132,33 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 	return nil
 }
 
-// startCompactor compacts, in the background, the sessions created with
-// automatic compaction (autocompact.Compactor), and deletes the memory
-// blocks of deleted sessions (sessionblocks.Cleaner), following feed, and
-// returns the function that stops both.
-func startCompactor(a *cli.App, svc *sessions.Service, feed store.Feed) func() {
-	_, stop := autocompact.Start(svc, feed, views.Options{OnError: func(err error) {
-		a.Log.Warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log", "err", err)
-	}})
-	_, stopBlocks := sessionblocks.Start(svc, feed, views.Options{OnError: func(err error) {
-		a.Log.Warn("deleting a deleted session's memory blocks failed; retried from the cursor in the log", "err", err)
-	}})
-	return func() { stop(); stopBlocks() }
-}
-
-// startFactExtraction runs the fact extraction of the sessions with a
-// user that the service selects (sessions.Service.Extracts), following
-// feed, until the returned stop is called.
-func startFactExtraction(a *cli.App, svc *sessions.Service, feed store.Feed, mem *facts.Memory, ex facts.Extractor) (func(), error) {
-	_, stop, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Select: svc.Extracts, Follow: views.Options{OnError: func(err error) {
-		a.Log.Warn("fact extraction failed: the turn is retried from the cursor in the log, unless the error says it was skipped", "err", err)
-	}}})
-	return stop, err
+// startViews runs the views of the store's log that a serving command
+// keeps besides recall, each from its cursor in the log: the automatic
+// compaction (autocompact), the deletion of deleted sessions' memory
+// blocks (sessionblocks) and, when the service extracts facts (a model
+// and the facts memory), fact extraction (factextract). The returned
+// function stops them. A store without a feed runs none.
+func startViews(a *cli.App, svc *sessions.Service, st store.Store, mem *facts.Memory, ex facts.Extractor) (func(), error) {
+	feed, ok := st.(store.Feed)
+	if !ok {
+		return func() {}, nil
+	}
+	warn := func(msg string) views.Options {
+		return views.Options{OnError: func(err error) { a.Log.Warn(msg, "err", err) }}
+	}
+	_, stopCompact := autocompact.Start(svc, feed, warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log"))
+	_, stopBlocks := sessionblocks.Start(svc, feed, warn("deleting a deleted session's memory blocks failed; retried from the cursor in the log"))
+	stop := func() { stopCompact(); stopBlocks() }
+	if svc.Features().Extraction {
+		_, stopExtract, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Select: svc.Extracts,
+			Follow: warn("fact extraction failed: the turn is retried from the cursor in the log, unless the error says it was skipped")})
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		stop = func() { stopExtract(); stopCompact(); stopBlocks() }
+	}
+	return stop, nil
 }
 
 // nopWriteCloser is a Writer whose Close does nothing: stdout stays open.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	agentmcp "github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/proxy/proxytest"
 	"github.com/agentmem/agentmem/store"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -186,6 +187,23 @@ func TestMCPBinary(t *testing.T) {
 		t.Errorf("globex sees acme's facts %+v or turns %+v", facts, found)
 	}
 	cs3.Close()
+
+	// With a model (--llm-base-url), extract_facts is offered and learns
+	// from a turn.
+	up := proxytest.New()
+	defer up.Close()
+	up.Script = extractionScript
+	cs4, _ := startMCP(ctx, t, bin, dataHome, "--tenant", "acme", "--log-level", "error", "--llm-base-url", up.OpenAIBaseURL(), "--llm-model", "m")
+	if tools, err := cs4.ListTools(ctx, nil); err != nil || !slices.ContainsFunc(tools.Tools, func(tl *sdk.Tool) bool { return tl.Name == agentmcp.ToolExtractFacts }) {
+		t.Fatalf("with a model, the tools lack %s (%v)", agentmcp.ToolExtractFacts, err)
+	}
+	var ex agentmcp.ExtractFactsOutput
+	mcpCall(ctx, t, cs4, agentmcp.ToolExtractFacts, map[string]any{"user_id": "dora", "messages": []map[string]any{
+		{"role": "user", "content": "I live in Paris."}, {"role": "assistant", "content": "Nice."}}}, &ex)
+	if len(ex.Decisions) != 1 || ex.Decisions[0].Fact == nil || ex.Decisions[0].Fact.Text != "Lives in Paris." {
+		t.Errorf("extract_facts over stdio: %+v", ex)
+	}
+	cs4.Close()
 
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {

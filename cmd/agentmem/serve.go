@@ -15,15 +15,12 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/auth"
-	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/inspector"
-	"github.com/agentmem/agentmem/llm"
 	agentmcp "github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/summarize"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/spf13/cobra"
 
@@ -43,18 +40,17 @@ func init() { cli.Register(newServeCmd) }
 
 // serveFlags are the flags of agentmem serve.
 type serveFlags struct {
-	addr, store, tokenizer     string
-	requireKeys                bool
-	tlsCert, tlsKey            string
-	corsOrigins                []string
-	maxBodyBytes               int64
-	cacheBytes                 byteSize
-	maxContextTokens           int
-	shutdownTimeout            time.Duration
-	pruneInterval              time.Duration
-	llmBaseURL, llmKey, llmMod string
-	extractFacts               bool
-	embed                      embedFlags
+	addr, store, tokenizer string
+	requireKeys            bool
+	tlsCert, tlsKey        string
+	corsOrigins            []string
+	maxBodyBytes           int64
+	cacheBytes             byteSize
+	maxContextTokens       int
+	shutdownTimeout        time.Duration
+	pruneInterval          time.Duration
+	model                  modelFlags
+	embed                  embedFlags
 	// The proxy routes' upstreams and context windows.
 	upstreamURL, upstreamKey   string
 	anthropicURL, anthropicKey string
@@ -148,10 +144,7 @@ created with "extract_facts": true without it. SIGINT or SIGTERM stops the serve
 		"The default is the largest context window of current models")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to wait for requests in flight on SIGINT or SIGTERM")
 	fl.DurationVar(&f.pruneInterval, "prune-interval", defaultPruneInterval, "apply retention (delete expired sessions) this often; 0 turns it off")
-	fl.StringVar(&f.llmBaseURL, "llm-base-url", "", "an OpenAI-compatible API `URL` for LLM summaries (e.g. http://localhost:11434/v1)")
-	fl.StringVar(&f.llmKey, "llm-api-key", "", "the API key of --llm-base-url (prefer AGENTMEM_LLM_API_KEY: flags show in ps)")
-	fl.StringVar(&f.llmMod, "llm-model", "", "the chat model of --llm-base-url")
-	fl.BoolVar(&f.extractFacts, "extract-facts", false, "learn facts about users from every turn of every session with a user_id that does not opt out, in the background (the model of --llm-base-url; docs/operations.md)")
+	addModelFlags(fl, &f.model)
 	fl.StringVar(&f.upstreamURL, "upstream-base-url", "", "proxy POST /v1/chat/completions to this OpenAI-compatible API `URL` (e.g. https://api.openai.com/v1)")
 	fl.StringVar(&f.upstreamKey, "upstream-api-key", "", "the API key sent to --upstream-base-url instead of the caller's (prefer AGENTMEM_UPSTREAM_API_KEY: flags show in ps)")
 	fl.StringVar(&f.anthropicURL, "anthropic-base-url", "", "proxy POST /v1/messages to this Anthropic API `URL` (e.g. https://api.anthropic.com)")
@@ -172,9 +165,6 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	if f.shutdownTimeout <= 0 {
 		return cli.Usagef("--shutdown-timeout must be positive")
 	}
-	if f.extractFacts && f.llmBaseURL == "" {
-		return cli.Usagef("--extract-facts needs a model: give --llm-base-url (or AGENTMEM_LLM_BASE_URL)")
-	}
 	if f.pruneInterval < 0 {
 		return cli.Usagef("--prune-interval must not be negative")
 	}
@@ -190,15 +180,10 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 		return err
 	}
 	cfg := server.Config{Logger: a.Log, MaxBodyBytes: f.maxBodyBytes, DefaultTokenizer: f.tokenizer, CacheBytes: int64(f.cacheBytes), MaxContextTokens: f.maxContextTokens, CORSOrigins: f.corsOrigins}
-	if f.llmBaseURL != "" {
-		client, err := llm.New(llm.Config{BaseURL: f.llmBaseURL, APIKey: f.llmKey, Model: f.llmMod})
-		if err != nil {
-			return cli.Usagef("--llm-base-url: %v", err)
-		}
-		cfg.Summarizer = summarize.NewLLM(client, summarize.LLMOptions{})
-		// The same model learns facts from turns (POST
-		// /v1/users/{user}/facts/extract, --extract-facts).
-		cfg.Extractor = &facts.LLMExtractor{Client: client}
+	// The model writes summaries and learns facts from turns (POST
+	// /v1/users/{user}/facts/extract, --extract-facts).
+	if cfg.Summarizer, cfg.Extractor, err = f.model.open(); err != nil {
+		return err
 	}
 	st, err := store.Open(ctx, storeURL)
 	if err != nil {
@@ -222,28 +207,22 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// sessions alike, from one context cache.
 	svc, err := sessions.New(sessions.Config{Store: st, Counter: counter, CacheBytes: int64(f.cacheBytes),
 		MaxContextTokens: f.maxContextTokens, Summarizer: cfg.Summarizer, Logger: a.Log, Facts: mems.facts, Recall: mems.recall, Blocks: mems.blocks,
-		Extraction: cfg.Extractor != nil && mems.facts != nil, ExtractByDefault: f.extractFacts && mems.facts != nil})
+		Extraction: cfg.Extractor != nil && mems.facts != nil, ExtractByDefault: f.model.extractFacts && mems.facts != nil})
 	if err != nil {
 		return cli.UsageError(err)
 	}
 	defer svc.DropCache()
 	defer svc.NotifyWrites(follower.Notify)()
 	cfg.Sessions = svc
-	// Sessions created with automatic compaction are compacted in the
-	// background, from the store's log.
-	if feed, ok := st.(store.Feed); ok {
-		defer startCompactor(a, svc, feed)()
-		// With a model, the turns of the sessions with a user that opt
-		// in (all, with --extract-facts, but those that opt out) are
-		// learnt from in the background too.
-		if svc.Features().Extraction {
-			stop, err := startFactExtraction(a, svc, feed, mems.facts, cfg.Extractor)
-			if err != nil {
-				return cli.UsageError(err)
-			}
-			defer stop()
-		}
+	// The views of the log: automatic compaction, the blocks of deleted
+	// sessions and, with a model, the facts of the turns of the sessions
+	// with a user that opt in (all, with --extract-facts, but those that
+	// opt out).
+	stopViews, err := startViews(a, svc, st, mems.facts, cfg.Extractor)
+	if err != nil {
+		return cli.UsageError(err)
 	}
+	defer stopViews()
 	msrv, err := agentmcp.New(agentmcp.Config{
 		Store: st, Facts: mems.facts, Extractor: cfg.Extractor, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
 		Logger: a.Log, Version: buildVersion(), Sessions: svc,
@@ -308,7 +287,7 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// Where everything is, before the line that says the server is up.
 	a.Log.Info("endpoints", endpoints(ln.Addr(), tlsCfg != nil, f.upstreamURL != "", f.anthropicURL != "", storeURL)...)
 	a.Log.Info("agentmem serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "api_keys", keysRule,
-		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil, "extract_facts", f.extractFacts,
+		"cors_origins", strings.Join(f.corsOrigins, ","), "store", redactURL(storeURL), "llm_summarizer", cfg.Summarizer != nil, "extract_facts", f.model.extractFacts,
 		"openai_upstream", redactURL(f.upstreamURL), "anthropic_upstream", redactURL(f.anthropicURL))
 	if !loopback && tlsCfg == nil {
 		a.Log.Warn("serving plain HTTP on a non-loopback address: API keys cross the network in clear text; " +
