@@ -103,6 +103,27 @@ var rememberSchema = []edit{
 	at("valid_to", length(0, 64)),
 }
 
+// source is the source a call records on the facts it writes: the calling
+// agent, or, with a session ID, that session of this tenant at the turn it
+// has reached, and its agent if it has one. Remembering the same fact
+// again at the same point of the same session is then a replay, and
+// changes nothing.
+func (t *tools) source(ctx context.Context, sessionID string) (facts.Source, error) {
+	src := facts.Source{Agent: caller(ctx)}
+	if sessionID == "" {
+		return src, nil
+	}
+	s, err := t.session(ctx, sessionID)
+	if err != nil {
+		return facts.Source{}, err
+	}
+	src.SessionID, src.StepSeq = s.ID, s.LastSeq
+	if s.Agent != "" {
+		src.Agent = s.Agent
+	}
+	return src, nil
+}
+
 const rememberDescription = `Remember a durable fact about a user for future conversations: a preference, circumstance, relationship, plan or constraint that the user stated. ` +
 	`Write it as one short self-contained sentence in the third person, for example "Prefers metric units.". ` +
 	`Remembering a fact that is already known (the same meaning in similar words) reinforces it instead of adding it twice. ` +
@@ -134,19 +155,9 @@ func (t *tools) remember(ctx context.Context, in RememberInput) (RememberOutput,
 	if err != nil {
 		return RememberOutput{}, t.toolError(ctx, op, err)
 	}
-	src := facts.Source{Agent: caller(ctx)}
-	if in.SessionID != "" {
-		// The source is a session of this tenant, at the turn it has
-		// reached: remembering the same fact again at the same point of
-		// the same session is a replay, and changes nothing.
-		s, err := t.session(ctx, in.SessionID)
-		if err != nil {
-			return RememberOutput{}, t.toolError(ctx, op, err)
-		}
-		src.SessionID, src.StepSeq = s.ID, s.LastSeq
-		if s.Agent != "" {
-			src.Agent = s.Agent
-		}
+	src, err := t.source(ctx, in.SessionID)
+	if err != nil {
+		return RememberOutput{}, t.toolError(ctx, op, err)
 	}
 	res, err := t.cfg.Facts.Remember(ctx, facts.RememberRequest{
 		Tenant: t.tenant, UserID: in.UserID, Text: text, Confidence: in.Confidence, Source: src, Metadata: in.Metadata, ValidFrom: from, ValidTo: to,
@@ -414,16 +425,9 @@ func (t *tools) extractFacts(ctx context.Context, in ExtractFactsInput) (Extract
 		}
 		msgs[i] = agentmem.Message{Role: agentmem.Role(m.Role), Content: agentmem.Text(m.Content)}
 	}
-	src := facts.Source{Agent: caller(ctx)}
-	if in.SessionID != "" {
-		s, err := t.session(ctx, in.SessionID)
-		if err != nil {
-			return ExtractFactsOutput{}, t.toolError(ctx, op, err)
-		}
-		src.SessionID, src.StepSeq = s.ID, s.LastSeq
-		if s.Agent != "" {
-			src.Agent = s.Agent
-		}
+	src, err := t.source(ctx, in.SessionID)
+	if err != nil {
+		return ExtractFactsOutput{}, t.toolError(ctx, op, err)
 	}
 	ex, err := t.cfg.Facts.Extract(ctx, t.cfg.Extractor, facts.Turn{Tenant: t.tenant, UserID: in.UserID, Messages: msgs, Source: src})
 	var xe *facts.ExtractionError

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"strings"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/blocks"
+	"github.com/agentmem/agentmem/examples/internal/scripted"
 	"github.com/agentmem/agentmem/llm"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
@@ -78,14 +78,11 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Messages == nil {
 		cfg.Messages = defaultMessages
 	}
-	client, scripted, err := newClient(cfg)
+	model, err := scripted.Connect(cfg.LLM, script, out)
 	if err != nil {
 		return nil, err
 	}
-	if scripted != nil {
-		defer scripted.Close()
-		fmt.Fprintln(out, "(no AGENTMEM_LLM_BASE_URL set: using the built-in scripted model)")
-	}
+	defer model.Close()
 	counter, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		return nil, err
@@ -113,7 +110,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		tb := &blocks.Toolbox{Memory: bm, SessionID: id, UserID: cfg.User, By: "profile-agent"}
-		answer, last, err := converse(ctx, svc, client, tb, id, msg, out)
+		answer, last, err := converse(ctx, svc, model.Client, tb, id, msg, out)
 		if err != nil {
 			return nil, fmt.Errorf("session %s: %w", id, err)
 		}
@@ -185,27 +182,6 @@ func converse(ctx context.Context, svc *sessions.Service, client *llm.Client, tb
 		}
 	}
 	return "", nil, fmt.Errorf("no answer after %d model calls", maxCalls)
-}
-
-// newClient returns a client for the configured endpoint, or for the
-// built-in scripted model (whose server the caller must close).
-func newClient(cfg Config) (*llm.Client, *httptest.Server, error) {
-	var conf llm.Config
-	var srv *httptest.Server
-	switch c, ok := llm.ConfigFromEnv("AGENTMEM_LLM"); {
-	case cfg.LLM != nil:
-		conf = *cfg.LLM
-	case ok:
-		conf = c
-	default:
-		srv = httptest.NewServer(newScriptedModel())
-		conf = llm.Config{BaseURL: srv.URL + "/v1", Model: "scripted"}
-	}
-	client, err := llm.New(conf)
-	if err != nil && srv != nil {
-		srv.Close()
-	}
-	return client, srv, err
 }
 
 // oneLine shows a block's value on one line.

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/examples/internal/scripted"
 	"github.com/agentmem/agentmem/llm"
 	"github.com/agentmem/agentmem/scratchpad"
 	"github.com/agentmem/agentmem/summarize"
@@ -49,14 +49,12 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if out == nil {
 		out = io.Discard
 	}
-	client, scripted, err := newClient(cfg)
+	model, err := scripted.Connect(cfg.LLM, newScript(), out)
 	if err != nil {
 		return nil, err
 	}
-	if scripted != nil {
-		defer scripted.Close()
-		fmt.Fprintln(out, "(no AGENTMEM_LLM_BASE_URL set: using the built-in scripted model)")
-	}
+	defer model.Close()
+	client := model.Client
 	counter, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		return nil, err
@@ -64,7 +62,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	// Summaries come from the model when there is a real one, and from the
 	// extractive summarizer otherwise.
 	var sum agentmem.Summarizer = summarize.Extractive{Counter: counter}
-	if scripted == nil {
+	if !model.Offline {
 		sum = summarize.NewLLM(client, summarize.LLMOptions{})
 	}
 	mem := agentmem.New(agentmem.Options{
@@ -156,27 +154,6 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	return nil, fmt.Errorf("no answer after %d steps", cfg.MaxSteps)
-}
-
-// newClient returns a client for the configured endpoint, or for the
-// built-in scripted model (whose server the caller must close).
-func newClient(cfg Config) (*llm.Client, *httptest.Server, error) {
-	var conf llm.Config
-	var srv *httptest.Server
-	switch c, ok := llm.ConfigFromEnv("AGENTMEM_LLM"); {
-	case cfg.LLM != nil:
-		conf = *cfg.LLM
-	case ok:
-		conf = c
-	default:
-		srv = httptest.NewServer(newScriptedModel())
-		conf = llm.Config{BaseURL: srv.URL + "/v1", Model: "scripted"}
-	}
-	client, err := llm.New(conf)
-	if err != nil && srv != nil {
-		srv.Close()
-	}
-	return client, srv, err
 }
 
 // tool is one function the model may call.

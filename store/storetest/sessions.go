@@ -12,6 +12,29 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
+// wantSettings checks that List returns the sessions of wants, no more,
+// and that each shows its settings both listed and got: shows(line, want)
+// reports whether the session's line (sessionLine) has them.
+func (e *env) wantSettings(wants map[string]string, shows func(line, want string) bool) {
+	e.t.Helper()
+	resp, err := e.st.List(e.ctx, store.ListRequest{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(resp.Sessions) != len(wants) {
+		e.t.Fatalf("List returned %d sessions, want %d", len(resp.Sessions), len(wants))
+	}
+	for _, sess := range resp.Sessions {
+		w := wants[sess.ID]
+		if !shows(sessionLine(sess), w) {
+			e.t.Errorf("List: %s\nwant %s", sessionLine(sess), w)
+		}
+		if got := sessionLine(e.get(sess.ID)); !shows(got, w) {
+			e.t.Errorf("Get: %s\nwant %s", got, w)
+		}
+	}
+}
+
 func (s *suite) sessionTests() []namedTest {
 	return []namedTest{
 		{"CreateDefaults", func(t *testing.T) {
@@ -148,22 +171,7 @@ func (s *suite) sessionTests() []namedTest {
 				"branch":    "pin=- auto=-",
 				"branch2":   "pin={SystemPrompts:true FirstTask:false Tasks:false Summary:true} auto=-",
 			}
-			resp, err := e.st.List(e.ctx, store.ListRequest{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(resp.Sessions) != len(wants) {
-				t.Fatalf("List returned %d sessions, want %d", len(resp.Sessions), len(wants))
-			}
-			for _, sess := range resp.Sessions {
-				w := wants[sess.ID]
-				if !strings.HasSuffix(sessionLine(sess), w) {
-					t.Errorf("List: %s\nwant settings %s", sessionLine(sess), w)
-				}
-				if got := sessionLine(e.get(sess.ID)); !strings.HasSuffix(got, w) {
-					t.Errorf("Get: %s\nwant settings %s", got, w)
-				}
-			}
+			e.wantSettings(wants, strings.HasSuffix)
 		}},
 		{"ExtractFactsSetting", func(t *testing.T) {
 			// A session's extraction switch is stored as given, alone or
@@ -182,22 +190,7 @@ func (s *suite) sessionTests() []namedTest {
 			*got.ExtractFacts = false
 			wants := map[string]string{"in": "extract=true pin=-", "out": "extract=false pin={", "default": "extract=- pin=-",
 				"branch": "extract=- pin=-", "branch-out": "extract=false pin=-"}
-			resp, err := e.st.List(e.ctx, store.ListRequest{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(resp.Sessions) != len(wants) {
-				t.Fatalf("List returned %d sessions, want %d", len(resp.Sessions), len(wants))
-			}
-			for _, sess := range resp.Sessions {
-				w := wants[sess.ID]
-				if !strings.Contains(sessionLine(sess), w) {
-					t.Errorf("List: %s\nwant %s", sessionLine(sess), w)
-				}
-				if got := sessionLine(e.get(sess.ID)); !strings.Contains(got, w) {
-					t.Errorf("Get: %s\nwant %s", got, w)
-				}
-			}
+			e.wantSettings(wants, strings.Contains)
 			*e.get("in").ExtractFacts = false
 			if got := sessionLine(e.get("in")); !strings.Contains(got, wants["in"]) {
 				t.Fatalf("changing a session Get returned changed the store: %s", got)

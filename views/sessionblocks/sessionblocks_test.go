@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,34 +18,17 @@ import (
 	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/store/postgres"
 	"github.com/agentmem/agentmem/store/sqlite"
+	"github.com/agentmem/agentmem/store/storetest"
 	"github.com/agentmem/agentmem/views"
 	"github.com/agentmem/agentmem/views/sessionblocks"
 )
 
-// clock is the clock of the stores and the blocks, which the test moves.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// backend opens a session store and a blocks store on one database; a
-// second call of the same backend opens the same database again, as a
+// backend opens a session store and a blocks store on one database, on
+// the clock the test moves; a second call of the same backend opens the same database again, as a
 // process that restarts does.
 type backend struct {
 	name string
-	open func(t *testing.T, c *clock) (store.Store, blocks.Store)
+	open func(t *testing.T, c *storetest.Clock) (store.Store, blocks.Store)
 }
 
 func backends(t *testing.T) []backend {
@@ -55,7 +37,7 @@ func backends(t *testing.T) []backend {
 	var mem *memstore.Store
 	var memBlocks blocks.Store
 	return []backend{
-		{"memory", func(t *testing.T, c *clock) (store.Store, blocks.Store) {
+		{"memory", func(t *testing.T, c *storetest.Clock) (store.Store, blocks.Store) {
 			// The in-memory stores outlive a "restart": the cleaner
 			// and the service are new, the data and the cursor kept.
 			if mem == nil {
@@ -64,7 +46,7 @@ func backends(t *testing.T) []backend {
 			}
 			return mem, memBlocks
 		}},
-		{"sqlite", func(t *testing.T, c *clock) (store.Store, blocks.Store) {
+		{"sqlite", func(t *testing.T, c *storetest.Clock) (store.Store, blocks.Store) {
 			st, err := sqlite.Open(context.Background(), path, sqlite.Options{Clock: c.Now})
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +58,7 @@ func backends(t *testing.T) []backend {
 			t.Cleanup(func() { st.Close(); bs.Close() })
 			return st, bs
 		}},
-		{"postgres", func(t *testing.T, c *clock) (store.Store, blocks.Store) {
+		{"postgres", func(t *testing.T, c *storetest.Clock) (store.Store, blocks.Store) {
 			url := testenv.PostgresURL(t)
 			schema := pgSchemas[t.Name()]
 			if schema == "" {
@@ -109,7 +91,7 @@ type process struct {
 	svc *sessions.Service
 }
 
-func start(t *testing.T, b backend, c *clock) *process {
+func start(t *testing.T, b backend, c *storetest.Clock) *process {
 	t.Helper()
 	st, bs := b.open(t, c)
 	bm := blocks.New(bs, blocks.Options{Clock: c.Now})
@@ -174,7 +156,7 @@ func (p *process) clean(t *testing.T, consumer string) {
 func TestCleansAfterCrash(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+			c := storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			p := start(t, b, c)
 			p.create(t, "expiring", time.Hour)
 			p.create(t, "kept", 0)
@@ -234,7 +216,7 @@ func TestCleansAfterCrash(t *testing.T) {
 // at once; a later session of the ID starts without them, and a cleaner
 // that reads the deletion after the new session wrote a block keeps it.
 func TestDeleteThenPrune(t *testing.T) {
-	c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	c := storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	p := start(t, backends(t)[0], c)
 	p.create(t, "s", 0)
 	p.set(t, blocks.Session("s"), "notes")
