@@ -338,6 +338,10 @@ func (f *Follower) follow(ctx context.Context, h *hold) error {
 			cur = c
 			break
 		}
+		if errors.Is(err, store.ErrLeaseLost) {
+			h.lose(fmt.Errorf("%s: the lease was taken over before the follower started: %w", f.opts.Consumer, err))
+			return nil
+		}
 		if stop, err := f.failed(ctx, err, backoff); stop {
 			return err
 		}
@@ -382,7 +386,8 @@ func (f *Follower) follow(ctx context.Context, h *hold) error {
 		resp, err := f.feed.ReadFeed(ctx, store.FeedRequest{After: cur, Limit: f.opts.Batch, WithoutEntries: f.opts.WithoutEntries})
 		if err == nil && len(resp.Changes) > 0 {
 			if h != nil && !h.valid() {
-				return nil // the lease may be another's by now
+				h.lose(h.late(f.opts.Consumer)) // the lease may be another's by now
+				return nil
 			}
 			f.markBehind(resp.Changes[0].Time)
 			err = f.applyBatch(ctx, resp.Changes, resp.Next)
@@ -522,7 +527,7 @@ func (f *Follower) keep(ctx context.Context, h *hold, sent time.Time) {
 		case <-timer.C:
 		}
 		if !h.valid() {
-			h.lose(fmt.Errorf("%s: the lease could not be renewed in time: applying stops until it is taken again", f.opts.Consumer))
+			h.lose(h.late(f.opts.Consumer))
 			return
 		}
 		if time.Now().Before(next) {
@@ -586,6 +591,11 @@ func (h *hold) expiry() time.Time {
 
 // valid reports whether the follower still knows it holds the lease.
 func (h *hold) valid() bool { return time.Now().Before(h.expiry()) }
+
+// late is why a hold ends when no renewal was acknowledged in time.
+func (h *hold) late(consumer string) error {
+	return fmt.Errorf("%s: the lease was not renewed in time: applying stops until the lease is taken again", consumer)
+}
 
 // lose ends the hold, cancelling what the follower applies; the first
 // time, it reports why.
