@@ -8,6 +8,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	chatproxy "github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/sessions"
+	"github.com/agentmem/agentmem/views"
 	"github.com/agentmem/agentmem/views/recallview"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -185,6 +186,40 @@ func (m *metrics) watchIndex(f *recallview.Follower) error {
 			lag.Observe(d.Seconds())
 		}
 	})
+	return nil
+}
+
+// watchExtraction registers the metrics of the fact extraction that
+// follows the store's log: whether this server holds its lease (the one
+// of the servers sharing the store that extracts), how far behind it is,
+// and what it applied and failed.
+func (m *metrics) watchExtraction(f *views.Follower) error {
+	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "agentmem_fact_extraction_lease_held",
+		Help: "1 while this server holds the fact extraction's lease and extracts the turns of the sessions; 0 while another server sharing the store does (this one waits to take over).",
+	}, func() float64 {
+		if l := f.Status().Lease; l != nil && l.Held {
+			return 1
+		}
+		return 0
+	})
+	behind := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "agentmem_fact_extraction_behind_seconds",
+		Help: "How long the oldest change of the log the fact extraction has read but not yet applied has waited (0: caught up with what it read).",
+	}, func() float64 { return f.Status().Lag.Seconds() })
+	applied := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "agentmem_fact_extraction_changes_total",
+		Help: "Changes of the log the fact extraction of this server applied (every change read, turn or not).",
+	}, func() float64 { return float64(f.Status().Applied) })
+	errs := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "agentmem_fact_extraction_errors_total",
+		Help: "Failures of the fact extraction (the model or the store unavailable, a turn skipped, the lease lost); each is retried or, for a turn that can never be extracted, skipped.",
+	}, func() float64 { return float64(f.Status().Errors) })
+	for _, c := range []prometheus.Collector{held, behind, applied, errs} {
+		if err := m.reg.Register(c); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

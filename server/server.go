@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
+	"github.com/agentmem/agentmem/views"
 	"github.com/agentmem/agentmem/views/recallview"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -112,6 +113,10 @@ type Config struct {
 	// The writes of a sessions service the server makes wake it; those of
 	// a Sessions given must (sessions.Service.NotifyWrites).
 	RecallFollower *recallview.Follower
+	// FactExtraction, when set, is the follower of the fact extraction
+	// that follows the store's log (factextract.Learner's): the server
+	// reports its progress and its lease in /readyz and /metrics.
+	FactExtraction *views.Follower
 	// IndexWait bounds how long a recall search with fresh=true waits for
 	// the index to reach every write committed before it; 0 means
 	// DefaultIndexWait.
@@ -164,6 +169,7 @@ type Server struct {
 	now     func() time.Time
 	sec     *security
 	index   *recallview.Follower // the recall index's follower of the log, if any
+	extract *views.Follower      // the fact extraction's follower of the log, if any
 	open    map[string]bool      // route pattern: needs no key
 	browser map[string]bool      // route pattern: a page for browsers (Basic auth too)
 
@@ -217,6 +223,11 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), metrics: m, counter: counter, now: cfg.Clock, sec: sec}
 	if s.index = cfg.RecallFollower; s.index != nil {
 		if err := m.watchIndex(s.index); err != nil {
+			return nil, fmt.Errorf("server: registering metrics: %w", err)
+		}
+	}
+	if s.extract = cfg.FactExtraction; s.extract != nil {
+		if err := m.watchExtraction(s.extract); err != nil {
 			return nil, fmt.Errorf("server: registering metrics: %w", err)
 		}
 	}
@@ -577,10 +588,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.metrics.storeErrors.WithLabelValues("ping").Inc()
 		s.log.Warn("not ready: "+reason, "err", err)
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, api.ReadyResponse{Status: "unavailable", Reason: reason, RecallIndex: s.indexStatus()})
+		writeJSON(w, http.StatusServiceUnavailable, api.ReadyResponse{Status: "unavailable", Reason: reason, RecallIndex: s.indexStatus(), FactExtraction: s.extractionStatus()})
 		return
 	}
-	writeJSON(w, http.StatusOK, api.ReadyResponse{Status: "ready", RecallIndex: s.indexStatus()})
+	writeJSON(w, http.StatusOK, api.ReadyResponse{Status: "ready", RecallIndex: s.indexStatus(), FactExtraction: s.extractionStatus()})
 }
 
 // notReady says why a store's Ping failed, for /readyz, which needs no
@@ -603,4 +614,16 @@ func (s *Server) indexStatus() *api.IndexStatus {
 	}
 	st := s.index.Status()
 	return &api.IndexStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
+}
+
+func (s *Server) extractionStatus() *api.ViewStatus {
+	if s.extract == nil {
+		return nil
+	}
+	st := s.extract.Status()
+	v := &api.ViewStatus{Running: st.Running, LagSeconds: st.Lag.Seconds(), Applied: st.Applied, Errors: st.Errors}
+	if st.Lease != nil {
+		v.Lease = &api.LeaseStatus{Held: st.Lease.Held, Holder: st.Lease.Holder}
+	}
+	return v
 }

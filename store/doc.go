@@ -115,7 +115,10 @@
 // cursor. What is derived from the log, such as the recall index
 // (recallview.Follower), follows the feed in the background instead of being
 // written on the request's path, and catches up after a crash or restart
-// on its own.
+// on its own. Every backend also implements Leaser, the leases that make
+// a consumer exclusive: of its followers in every process sharing the
+// store, only the one holding the lease applies the changes and saves the
+// cursor, and another takes over when it stops or its lease expires.
 //
 // # Moving sessions
 //

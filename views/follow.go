@@ -2,8 +2,11 @@ package views
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,9 +28,43 @@ type Func func(ctx context.Context, changes []store.Change, next store.FeedCurso
 type Options struct {
 	// Consumer names the follower's durable cursor in the store.
 	// Required. Followers in several processes sharing one store under
-	// one name share the cursor (each applies what it reads, which is
-	// harmless: applying is idempotent).
+	// one name share the cursor: each applies what it reads, which is
+	// harmless when applying is idempotent, unless they are Exclusive.
 	Consumer string
+	// Exclusive makes the follower the only one of its consumer that
+	// applies changes, among those of every process sharing the store:
+	// for a view whose effects must not be applied once per process
+	// (fact extraction asks a model about every turn). The follower
+	// applies changes only while it holds the consumer's lease
+	// (store.Leaser; Run fails at once when the feed has none): it takes
+	// the lease before it reads, renews it every third of LeaseTTL,
+	// saves its cursor only while the store says it holds the lease
+	// (store.Leaser.SaveLeasedCursor), stops applying as soon as it
+	// cannot show that it still holds it (a renewal refused, or none
+	// acknowledged within nine tenths of LeaseTTL of being sent: the
+	// batch in flight is cancelled), and releases it when Run returns.
+	// The other followers wait, trying to take the lease every
+	// LeasePoll, and one of them takes over when it is released or
+	// expires, from the cursor saved: nothing is skipped. What the old
+	// holder applied after the cursor it saved last (it crashed, or lost
+	// the lease, before saving) is applied again by the next: at most
+	// the batch in flight, with SaveEvery negative.
+	Exclusive bool
+	// LeaseTTL is how long an Exclusive follower's lease lasts without a
+	// renewal, and so how long a holder that crashed keeps the others
+	// waiting; 0 means DefaultLeaseTTL. Between store.MinLeaseTTL and
+	// store.MaxLeaseTTL.
+	LeaseTTL time.Duration
+	// LeasePoll is how often an Exclusive follower that waits for the
+	// lease tries to take it; 0 means a third of LeaseTTL.
+	LeasePoll time.Duration
+	// Holder names an Exclusive follower in its lease (see
+	// store.LeaseRequest); empty means the host's name, the process ID
+	// and a random part, which is unique to the follower.
+	Holder string
+	// OnLease, when set, is told when an Exclusive follower takes the
+	// lease, loses it, releases it, or finds that another holder has it.
+	OnLease func(LeaseStatus)
 	// Batch is the most changes read and applied at once; 0 means 512.
 	Batch int
 	// WithoutEntries reads the feed without the appended entries
@@ -74,6 +111,11 @@ type Options struct {
 	SaveEvery time.Duration
 }
 
+// DefaultLeaseTTL is Options.LeaseTTL when it is 0: a follower that
+// crashed holding its lease is replaced within about 20 seconds (the TTL
+// and a third of it, the others' LeasePoll).
+const DefaultLeaseTTL = 15 * time.Second
+
 // DefaultSaveEvery is Options.SaveEvery when it is 0.
 const DefaultSaveEvery = time.Second
 
@@ -110,6 +152,24 @@ type Status struct {
 	// LastError is the newest failure's message, empty if none since
 	// the last batch applied.
 	LastError string
+	// Lease is an Exclusive follower's hold on its consumer's lease; nil
+	// for a follower that is not Exclusive.
+	Lease *LeaseStatus
+}
+
+// LeaseStatus is an Exclusive follower's hold on its consumer's lease.
+type LeaseStatus struct {
+	// ID names the follower in the lease (Options.Holder).
+	ID string
+	// Held says that the follower holds the lease: it is the one that
+	// applies the consumer's changes. Otherwise it waits for the lease
+	// (or is not running).
+	Held bool
+	// Holder is the lease's holder as the store said last: ID while
+	// Held; while the follower waits, the follower that holds it, empty
+	// when none did (the lease was released, or the store could not be
+	// asked).
+	Holder string
 }
 
 // Follower follows a store's feed. Run follows it until its context
@@ -121,6 +181,9 @@ type Follower struct {
 	feed  store.Feed
 	apply Func
 	opts  Options
+	// leaser is the feed's leases, for an Exclusive follower; nil when
+	// the feed has none.
+	leaser store.Leaser
 
 	notify chan struct{} // buffered: a pending wake-up
 	urgent chan struct{} // buffered: a wake-up that skips the settling (Sync)
@@ -152,7 +215,21 @@ func NewFollower(feed store.Feed, apply Func, opts Options) *Follower {
 	if opts.SaveEvery == 0 {
 		opts.SaveEvery = DefaultSaveEvery
 	}
-	return &Follower{feed: feed, apply: apply, opts: opts, notify: make(chan struct{}, 1), urgent: make(chan struct{}, 1), progress: make(chan struct{})}
+	f := &Follower{feed: feed, apply: apply, opts: opts, notify: make(chan struct{}, 1), urgent: make(chan struct{}, 1), progress: make(chan struct{})}
+	if opts.Exclusive {
+		if f.opts.LeaseTTL == 0 {
+			f.opts.LeaseTTL = DefaultLeaseTTL
+		}
+		if f.opts.LeasePoll <= 0 {
+			f.opts.LeasePoll = f.opts.LeaseTTL / 3
+		}
+		if f.opts.Holder == "" {
+			f.opts.Holder = holderID()
+		}
+		f.leaser, _ = feed.(store.Leaser)
+		f.status.Lease = &LeaseStatus{ID: f.opts.Holder}
+	}
+	return f
 }
 
 // Observe adds fn to the functions told of every batch applied (after
@@ -176,6 +253,10 @@ func (f *Follower) Status() Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.status
+	if st.Lease != nil {
+		l := *st.Lease
+		st.Lease = &l
+	}
 	st.Through = f.through
 	if !f.behind.IsZero() {
 		st.Lag = max(time.Since(f.behind), 0)
@@ -185,7 +266,8 @@ func (f *Follower) Status() Status {
 
 // Sync waits until every change committed to the store before the call
 // has been applied, or ctx ends. Run must be running (in this process)
-// for it to return nil.
+// for it to return nil, and an Exclusive follower must hold its lease:
+// one that waits for it applies nothing until it takes it over.
 func (f *Follower) Sync(ctx context.Context) error {
 	head, err := f.feed.FeedHead(ctx)
 	if err != nil {
@@ -214,13 +296,24 @@ func (f *Follower) Sync(ctx context.Context) error {
 
 // Run follows the feed until ctx ends (returning nil) or the store is
 // closed (returning store.ErrClosed). Failures are reported to OnError
-// and retried.
+// and retried. An Exclusive follower follows it only while it holds its
+// consumer's lease, and waits for the lease otherwise.
 func (f *Follower) Run(ctx context.Context) error {
 	if f.opts.OnDamaged != nil {
 		ctx = agentmem.WithDamageReporter(ctx, f.opts.OnDamaged)
 	}
 	f.setRunning(true)
 	defer f.setRunning(false)
+	if f.opts.Exclusive {
+		return f.runExclusive(ctx)
+	}
+	return f.follow(ctx, nil)
+}
+
+// follow follows the feed from the saved cursor until ctx ends or the
+// store is closed; h is the lease an Exclusive follower holds meanwhile
+// (nil for another), which ends it too when it is lost.
+func (f *Follower) follow(ctx context.Context, h *hold) error {
 	backoff := newBackoff()
 	var cur store.FeedCursor
 	for {
@@ -228,7 +321,7 @@ func (f *Follower) Run(ctx context.Context) error {
 		if err == nil && c == (store.FeedCursor{}) {
 			// Register, so that the feed keeps what this consumer has
 			// not read yet (a no-op for a consumer at the start).
-			err = f.feed.SaveCursor(ctx, f.opts.Consumer, c)
+			err = f.saveCursor(ctx, h, c)
 		}
 		if err == nil && f.opts.Checkpoint != nil {
 			// The view's own cursor is where its writes are; the feed's
@@ -245,6 +338,10 @@ func (f *Follower) Run(ctx context.Context) error {
 			cur = c
 			break
 		}
+		if errors.Is(err, store.ErrLeaseLost) {
+			h.lose(fmt.Errorf("%s: the lease was taken over before the follower started: %w", f.opts.Consumer, err))
+			return nil
+		}
 		if stop, err := f.failed(ctx, err, backoff); stop {
 			return err
 		}
@@ -258,10 +355,13 @@ func (f *Follower) Run(ctx context.Context) error {
 		// A cursor that fails to save only means reading again (and
 		// applying again, harmlessly) what was applied after the one
 		// saved, after a restart, and holding the feed back meanwhile.
-		if err := f.feed.SaveCursor(ctx, f.opts.Consumer, cur); err != nil {
-			// A closed store has nothing to save into: the next follower
+		if err := f.saveCursor(ctx, h, cur); err != nil {
+			// A closed store has nothing to save into, and a lease lost
+			// leaves the cursor to its new holder: the next follower
 			// reads again from the cursor saved last.
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrClosed) {
+			if errors.Is(err, store.ErrLeaseLost) {
+				h.lose(fmt.Errorf("%s: the lease was taken over before the cursor was saved: the changes applied since the cursor saved last are applied again by the new holder", f.opts.Consumer))
+			} else if !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrClosed) {
 				f.Report(fmt.Errorf("%s: saving the feed cursor: %w", f.opts.Consumer, err))
 			}
 			return
@@ -285,6 +385,10 @@ func (f *Follower) Run(ctx context.Context) error {
 		}
 		resp, err := f.feed.ReadFeed(ctx, store.FeedRequest{After: cur, Limit: f.opts.Batch, WithoutEntries: f.opts.WithoutEntries})
 		if err == nil && len(resp.Changes) > 0 {
+			if h != nil && !h.valid() {
+				h.lose(h.late(f.opts.Consumer)) // the lease may be another's by now
+				return nil
+			}
 			f.markBehind(resp.Changes[0].Time)
 			err = f.applyBatch(ctx, resp.Changes, resp.Next)
 		}
@@ -314,6 +418,229 @@ func (f *Follower) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// saveCursor saves the cursor in the feed: only while h is held, for an
+// Exclusive follower.
+func (f *Follower) saveCursor(ctx context.Context, h *hold, c store.FeedCursor) error {
+	if h != nil {
+		return f.leaser.SaveLeasedCursor(ctx, f.opts.Consumer, f.opts.Holder, c)
+	}
+	return f.feed.SaveCursor(ctx, f.opts.Consumer, c)
+}
+
+// runExclusive is Run for an Exclusive follower: it takes the lease,
+// follows the feed while it holds it, waits for it again when it loses
+// it, and releases it when ctx ends.
+func (f *Follower) runExclusive(ctx context.Context) error {
+	if f.leaser == nil {
+		err := fmt.Errorf("%s: an exclusive follower needs a feed with leases (store.Leaser), and %T has none", f.opts.Consumer, f.feed)
+		f.Report(err)
+		return err
+	}
+	req := store.LeaseRequest{Consumer: f.opts.Consumer, Holder: f.opts.Holder, TTL: f.opts.LeaseTTL}
+	if err := store.ValidateLease(req); err != nil {
+		err = fmt.Errorf("%s: %w", f.opts.Consumer, err)
+		f.Report(err)
+		return err
+	}
+	backoff := newBackoff()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		sent := time.Now()
+		lease, err := f.leaser.AcquireLease(ctx, req)
+		if err != nil {
+			f.setLease(false, "")
+			if stop, err := f.failed(ctx, fmt.Errorf("%s: taking the lease: %w", f.opts.Consumer, err), backoff); stop {
+				return err
+			}
+			continue
+		}
+		backoff.reset()
+		if !lease.Held {
+			f.setLease(false, lease.Holder)
+			timer.Reset(f.opts.LeasePoll)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-timer.C:
+			}
+			continue
+		}
+		f.setLease(true, f.opts.Holder)
+		err = f.hold(ctx, req, sent)
+		if ctx.Err() == nil && err == nil {
+			f.setLease(false, "")
+			continue // lost: wait for it again
+		}
+		// Stopping: the cursor is saved (follow); the lease goes, so
+		// that another follower takes over at once.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		rerr := f.leaser.ReleaseLease(rctx, req.Consumer, req.Holder)
+		cancel()
+		if rerr != nil && !errors.Is(rerr, store.ErrClosed) {
+			f.Report(fmt.Errorf("%s: releasing the lease (the others take it over when it expires): %w", f.opts.Consumer, rerr))
+		}
+		f.setLease(false, "")
+		return err
+	}
+}
+
+// hold follows the feed while the follower holds the lease it took with
+// a request sent at sent, renewing it in the background; it returns when
+// ctx ends, the store is closed or the lease is lost.
+func (f *Follower) hold(ctx context.Context, req store.LeaseRequest, sent time.Time) error {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h := &hold{req: req, cancel: cancel, report: f.Report}
+	h.extend(sent)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.keep(hctx, h, sent)
+	}()
+	err := f.follow(hctx, h)
+	cancel()
+	<-done
+	return err
+}
+
+// keep renews the lease h, taken by a request sent at sent, every third
+// of its TTL until ctx ends, and ends h when a renewal is refused or none
+// is acknowledged in time.
+func (f *Follower) keep(ctx context.Context, h *hold, sent time.Time) {
+	every := h.req.TTL / 3
+	retry := min(every, time.Second)
+	next := sent.Add(every)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		wake := next
+		if until := h.expiry(); until.Before(wake) {
+			wake = until
+		}
+		timer.Reset(time.Until(wake))
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if !h.valid() {
+			h.lose(h.late(f.opts.Consumer))
+			return
+		}
+		if time.Now().Before(next) {
+			continue
+		}
+		// A renewal that the store has not acknowledged by the time the
+		// hold ends is given up: applying stops then, not when the store
+		// answers.
+		at := time.Now()
+		rctx, cancel := context.WithDeadline(ctx, h.expiry())
+		lease, err := f.leaser.RenewLease(rctx, h.req)
+		cancel()
+		switch {
+		case ctx.Err() != nil || errors.Is(err, store.ErrClosed):
+			return
+		case err != nil:
+			f.Report(fmt.Errorf("%s: renewing the lease: %w", f.opts.Consumer, err))
+			next = time.Now().Add(retry)
+		case !lease.Held:
+			h.lose(fmt.Errorf("%s: the lease was taken over by %q: applying stops", f.opts.Consumer, lease.Holder))
+			return
+		default:
+			h.extend(at)
+			next = at.Add(every)
+		}
+	}
+}
+
+// hold is a lease that an Exclusive follower holds: until when it knows
+// it holds it, by its own clock, and how to stop following when it no
+// longer does.
+type hold struct {
+	req    store.LeaseRequest
+	cancel context.CancelFunc
+	report func(error)
+
+	mu    sync.Mutex
+	until time.Time // zero once lost
+	lost  bool
+}
+
+// extend records a request that took or renewed the lease, sent at sent:
+// the store's clock counts the TTL from a moment after it. A tenth of the
+// TTL is kept aside for the difference between the clocks of the
+// processes sharing a PostgreSQL store, which each estimate the
+// database's.
+func (h *hold) extend(sent time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.lost {
+		h.until = sent.Add(h.req.TTL - h.req.TTL/10)
+	}
+}
+
+// expiry returns until when the follower knows it holds the lease.
+func (h *hold) expiry() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.until
+}
+
+// valid reports whether the follower still knows it holds the lease.
+func (h *hold) valid() bool { return time.Now().Before(h.expiry()) }
+
+// late is why a hold ends when no renewal was acknowledged in time.
+func (h *hold) late(consumer string) error {
+	return fmt.Errorf("%s: the lease was not renewed in time: applying stops until the lease is taken again", consumer)
+}
+
+// lose ends the hold, cancelling what the follower applies; the first
+// time, it reports why.
+func (h *hold) lose(why error) {
+	h.mu.Lock()
+	first := !h.lost
+	h.lost, h.until = true, time.Time{}
+	h.mu.Unlock()
+	if first {
+		h.report(why)
+	}
+	h.cancel()
+}
+
+// setLease records the follower's hold on its lease and tells OnLease
+// when it changed.
+func (f *Follower) setLease(held bool, holder string) {
+	f.mu.Lock()
+	l := f.status.Lease
+	changed := l.Held != held || l.Holder != holder
+	l.Held, l.Holder = held, holder
+	st := *l
+	f.mu.Unlock()
+	if changed && f.opts.OnLease != nil {
+		f.opts.OnLease(st)
+	}
+}
+
+// holderID returns a name for a follower in its lease: the host's name,
+// the process ID and a random part.
+func holderID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	host = strings.Map(func(r rune) rune {
+		if r <= ' ' || r >= 0x7f {
+			return '_'
+		}
+		return r
+	}, host)
+	if len(host) > 64 {
+		host = host[:64]
+	}
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), rand.Text()[:8])
 }
 
 // wait waits, after a read that found nothing more, for a reason to read

@@ -111,7 +111,7 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 	}
 	defer svc.DropCache()
 	defer svc.NotifyWrites(follower.Notify)()
-	stopViews, err := startViews(a, svc, st, mems.facts, extractor)
+	_, stopViews, err := startViews(a, svc, st, mems.facts, extractor)
 	if err != nil {
 		return cli.UsageError(err)
 	}
@@ -136,12 +136,14 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 // keeps besides recall, each from its cursor in the log: the automatic
 // compaction (autocompact), the deletion of deleted sessions' memory
 // blocks (sessionblocks) and, when the service extracts facts (a model
-// and the facts memory), fact extraction (factextract). The returned
-// function stops them. A store without a feed runs none.
-func startViews(a *cli.App, svc *sessions.Service, st store.Store, mem *facts.Memory, ex facts.Extractor) (func(), error) {
+// and the facts memory), fact extraction (factextract), whose follower
+// it returns: of the servers sharing the store, the one holding its lease
+// extracts. The returned function stops them. A store without a feed runs
+// none.
+func startViews(a *cli.App, svc *sessions.Service, st store.Store, mem *facts.Memory, ex facts.Extractor) (*views.Follower, func(), error) {
 	feed, ok := st.(store.Feed)
 	if !ok {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	warn := func(msg string) views.Options {
 		return views.Options{OnError: func(err error) { a.Log.Warn(msg, "err", err) }}
@@ -149,16 +151,19 @@ func startViews(a *cli.App, svc *sessions.Service, st store.Store, mem *facts.Me
 	_, stopCompact := autocompact.Start(svc, feed, warn("automatic compaction failed; the session is stored as it was, and the compaction is retried from its cursor in the log"))
 	_, stopBlocks := sessionblocks.Start(svc, feed, warn("deleting a deleted session's memory blocks failed; retried from the cursor in the log"))
 	stop := func() { stopCompact(); stopBlocks() }
-	if svc.Features().Extraction {
-		_, stopExtract, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Select: svc.Extracts,
-			Follow: warn("fact extraction failed: the turn is retried from the cursor in the log, unless the error says it was skipped")})
-		if err != nil {
-			stop()
-			return nil, err
-		}
-		stop = func() { stopExtract(); stopCompact(); stopBlocks() }
+	if !svc.Features().Extraction {
+		return nil, stop, nil
 	}
-	return stop, nil
+	opts := warn("fact extraction failed: the turn is retried from the cursor in the log, unless the error says it was skipped")
+	opts.OnLease = func(l views.LeaseStatus) {
+		a.Log.Info("fact extraction lease (held: this server extracts)", "held", l.Held, "holder", l.Holder)
+	}
+	l, stopExtract, err := factextract.Start(svc, feed, factextract.Config{Facts: mem, Extractor: ex, Select: svc.Extracts, Follow: opts})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return l.Follower, func() { stopExtract(); stopCompact(); stopBlocks() }, nil
 }
 
 // nopWriteCloser is a Writer whose Close does nothing: stdout stays open.

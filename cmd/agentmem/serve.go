@@ -218,11 +218,12 @@ func runServe(ctx context.Context, a *cli.App, f serveFlags) error {
 	// sessions and, with a model, the facts of the turns of the sessions
 	// with a user that opt in (all, with --extract-facts, but those that
 	// opt out).
-	stopViews, err := startViews(a, svc, st, mems.facts, cfg.Extractor)
+	learner, stopViews, err := startViews(a, svc, st, mems.facts, cfg.Extractor)
 	if err != nil {
 		return cli.UsageError(err)
 	}
 	defer stopViews()
+	cfg.FactExtraction = learner
 	msrv, err := agentmcp.New(agentmcp.Config{
 		Store: st, Facts: mems.facts, Extractor: cfg.Extractor, Recall: mems.recall, RecallFollower: follower, Blocks: mems.blocks,
 		Logger: a.Log, Version: buildVersion(), Sessions: svc,

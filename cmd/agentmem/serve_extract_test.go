@@ -103,5 +103,10 @@ func TestServeFactExtraction(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
+		// The server that extracted holds the extraction's lease.
+		if code, body := call(t, http.DefaultClient, "GET", base+"/readyz", "", ""); code != 200 ||
+			!strings.Contains(body, `"fact_extraction":{"running":true`) || !strings.Contains(body, `"lease":{"held":true`) {
+			t.Fatalf("readyz: %d %s", code, body)
+		}
 	}
 }

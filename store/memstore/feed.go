@@ -113,16 +113,21 @@ func (st *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCu
 		return err
 	}
 	defer st.mu.Unlock()
-	f := &st.feed
+	st.feed.save(consumer, c)
+	return nil
+}
+
+// save saves a consumer's cursor unless the one saved is ahead, and drops
+// the records every consumer has read.
+func (f *feed) save(consumer string, c store.FeedCursor) {
 	if f.cursors == nil {
 		f.cursors = map[string]store.FeedCursor{}
 	}
 	if old, ok := f.cursors[consumer]; ok && old.Pos >= c.Pos {
-		return nil
+		return
 	}
 	f.cursors[consumer] = c
 	f.trim()
-	return nil
 }
 
 // DropCursor implements store.Feed. The records every remaining consumer
@@ -155,4 +160,88 @@ func (f *feed) trim() {
 	}
 	i := sort.Search(len(f.recs), func(i int) bool { return f.recs[i].pos > low })
 	f.recs = append(f.recs[:0:0], f.recs[i:]...)
+}
+
+// lease is a consumer's lease (store.Leaser): its holder of record and
+// when its hold expires.
+type lease struct {
+	holder  string
+	expires time.Time
+}
+
+// AcquireLease implements store.Leaser.
+func (st *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
+	if err := store.ValidateLease(req); err != nil {
+		return store.Lease{}, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return store.Lease{}, err
+	}
+	defer st.mu.Unlock()
+	now := st.now()
+	l, ok := st.leases[req.Consumer]
+	if ok && l.holder != req.Holder && now.Before(l.expires) {
+		return store.Lease{Holder: l.holder, Expires: l.expires}, nil
+	}
+	if st.leases == nil {
+		st.leases = map[string]lease{}
+	}
+	l = lease{holder: req.Holder, expires: store.LeaseExpiry(now, req.TTL)}
+	st.leases[req.Consumer] = l
+	return store.Lease{Held: true, Holder: l.holder, Expires: l.expires}, nil
+}
+
+// RenewLease implements store.Leaser.
+func (st *Store) RenewLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
+	if err := store.ValidateLease(req); err != nil {
+		return store.Lease{}, err
+	}
+	if err := st.lock(ctx); err != nil {
+		return store.Lease{}, err
+	}
+	defer st.mu.Unlock()
+	l, ok := st.leases[req.Consumer]
+	if !ok {
+		return store.Lease{}, nil
+	}
+	if l.holder != req.Holder {
+		return store.Lease{Holder: l.holder, Expires: l.expires}, nil
+	}
+	l.expires = store.LeaseExpiry(st.now(), req.TTL)
+	st.leases[req.Consumer] = l
+	return store.Lease{Held: true, Holder: l.holder, Expires: l.expires}, nil
+}
+
+// ReleaseLease implements store.Leaser.
+func (st *Store) ReleaseLease(ctx context.Context, consumer, holder string) error {
+	if err := store.ValidateHolder(consumer, holder); err != nil {
+		return err
+	}
+	if err := st.lock(ctx); err != nil {
+		return err
+	}
+	defer st.mu.Unlock()
+	if l, ok := st.leases[consumer]; ok && l.holder == holder {
+		delete(st.leases, consumer)
+	}
+	return nil
+}
+
+// SaveLeasedCursor implements store.Leaser.
+func (st *Store) SaveLeasedCursor(ctx context.Context, consumer, holder string, c store.FeedCursor) error {
+	if err := store.ValidateHolder(consumer, holder); err != nil {
+		return err
+	}
+	if err := store.ValidateSaveCursor(consumer, c); err != nil {
+		return err
+	}
+	if err := st.lock(ctx); err != nil {
+		return err
+	}
+	defer st.mu.Unlock()
+	if l, ok := st.leases[consumer]; !ok || l.holder != holder {
+		return store.ErrLeaseLost
+	}
+	st.feed.save(consumer, c)
+	return nil
 }

@@ -46,7 +46,7 @@ type Options struct {
 }
 
 // Store is an in-memory store.Store. It is safe for concurrent use. It
-// also implements store.Importer.
+// also implements store.Importer, store.Feed and store.Leaser.
 type Store struct {
 	clock func() time.Time
 
@@ -54,12 +54,15 @@ type Store struct {
 	closed   bool
 	sessions map[store.Key]*session
 	feed     feed // the change feed (feed.go)
+	// leases are the feed consumers' leases, by consumer (feed.go).
+	leases map[string]lease
 }
 
 var (
 	_ store.Store    = (*Store)(nil)
 	_ store.Importer = (*Store)(nil)
 	_ store.Feed     = (*Store)(nil)
+	_ store.Leaser   = (*Store)(nil)
 )
 
 // session is a session's metadata and its own log. Entries are never

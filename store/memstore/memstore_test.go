@@ -74,6 +74,7 @@ var (
 	_ store.Store    = (*handle)(nil)
 	_ store.Importer = (*handle)(nil)
 	_ store.Feed     = (*handle)(nil)
+	_ store.Leaser   = (*handle)(nil)
 )
 
 func (h *handle) check() error {
@@ -174,6 +175,34 @@ func (h *handle) DropCursor(ctx context.Context, consumer string) error {
 		return err
 	}
 	return h.st.DropCursor(ctx, consumer)
+}
+
+func (h *handle) AcquireLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
+	if err := h.check(); err != nil {
+		return store.Lease{}, err
+	}
+	return h.st.AcquireLease(ctx, req)
+}
+
+func (h *handle) RenewLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
+	if err := h.check(); err != nil {
+		return store.Lease{}, err
+	}
+	return h.st.RenewLease(ctx, req)
+}
+
+func (h *handle) ReleaseLease(ctx context.Context, consumer, holder string) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	return h.st.ReleaseLease(ctx, consumer, holder)
+}
+
+func (h *handle) SaveLeasedCursor(ctx context.Context, consumer, holder string, c store.FeedCursor) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	return h.st.SaveLeasedCursor(ctx, consumer, holder, c)
 }
 
 func (h *handle) Close() error {

@@ -16,7 +16,7 @@ import (
 
 // TestCitusLayout checks the tables of a new store on Citus: sessions,
 // entries and feed distributed by tenant in one co-location group, the
-// feed's cursors a table of the coordinator, and as many shards as the
+// feed's cursors and leases tables of the coordinator, and as many shards as the
 // URL's citus.shard_count asks.
 func TestCitusLayout(t *testing.T) {
 	u, err := neturl.Parse(testenv.CitusURL(t))
@@ -31,7 +31,7 @@ func TestCitusLayout(t *testing.T) {
 		t.Errorf("sessions has %d shards, want the 6 of citus.shard_count", n)
 	}
 	rows, err := st.pool.Query(context.Background(), `SELECT logicalrelid::regclass::text, column_to_column_name(logicalrelid, partkey), colocationid
-		FROM pg_dist_partition WHERE logicalrelid::regclass::text IN ('sessions', 'entries', 'feed', 'feed_cursors', 'idempotency_keys') ORDER BY 1`)
+		FROM pg_dist_partition WHERE logicalrelid::regclass::text IN ('sessions', 'entries', 'feed', 'feed_cursors', 'feed_leases', 'idempotency_keys') ORDER BY 1`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,12 +25,12 @@
 //
 // # Schema and migrations
 //
-// The tables (sessions, entries, feed, feed_cursors, agentmem_migrations)
-// live in one schema:
-// Options.Schema, or the "schema" URL parameter, names it; it is created
-// when missing and set as the search_path of every pooled connection, so
-// several stores (tenants, tests) can share a database without seeing one
-// another. Empty means the database's default search_path.
+// The tables (sessions, entries, feed, feed_cursors, feed_leases,
+// agentmem_migrations) live in one schema: Options.Schema, or the
+// "schema" URL parameter, names it; it is created when missing and set as
+// the search_path of every pooled connection, so several stores
+// (tenants, tests) can share a database without seeing one another.
+// Empty means the database's default search_path.
 //
 // The schema is versioned by the migrations embedded in the binary
 // (migrations/NNNN_name.sql). Open applies the pending ones in a single
@@ -104,7 +104,12 @@
 // those whose xid is below the xmin of their snapshot: every transaction
 // below it has ended, so no change can commit later behind a cursor that
 // has passed it. A long-running transaction holds the feed back until it
-// ends.
+// ends. The leases of exclusive consumers (store.Leaser) are rows of
+// feed_leases, taken by one conditional upsert (the row is missing, the
+// taker's, or expired by the store's clock); a leased cursor is saved
+// under a lock of its lease's row, so a follower that takes the lease
+// over waits for the old holder's save in flight and reads the cursor
+// after it.
 //
 // # Citus
 //
@@ -113,8 +118,8 @@
 // feed are distributed by tenant in one co-location group, with the
 // recall index's and the facts' tables of the schema (see those packages), so
 // one tenant's sessions, log, changes, documents and facts live on one
-// worker; feed_cursors and agentmem_migrations stay tables of the
-// coordinator. The shard count is Citus's citus.shard_count when the
+// worker; feed_cursors, feed_leases and agentmem_migrations stay tables
+// of the coordinator. The shard count is Citus's citus.shard_count when the
 // tables are created (32 by default; a URL parameter
 // citus.shard_count=N sets it for the connection). A database that held
 // agentmem's tables before it got the extension keeps them as they are.

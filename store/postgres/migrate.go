@@ -17,8 +17,8 @@ var migrationFiles embed.FS
 //
 // On Citus, sessions, entries, feed and idempotency_keys are distributed
 // by tenant (one co-location group with the other components' tenant
-// tables); the feed's consumers' cursors stay a plain table of the
-// coordinator.
+// tables); the feed's consumers' cursors and leases stay plain tables of
+// the coordinator.
 var migrations = migrate.MustLoad("sessions", migrationFiles, "migrations").WithCitus(migrate.Citus{
 	Distributed: []string{"sessions", "entries", "feed", "idempotency_keys"},
 })

@@ -73,6 +73,7 @@ type Store struct {
 var (
 	_ store.Store    = (*Store)(nil)
 	_ store.Feed     = (*Store)(nil)
+	_ store.Leaser   = (*Store)(nil)
 	_ store.Importer = (*Store)(nil)
 )
 

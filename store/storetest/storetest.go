@@ -19,7 +19,7 @@
 // exactly. Subtests are grouped by behaviour (Sessions, List, Append,
 // Read, Idempotency, IdempotencyKeys, Conflicts, Atomicity, Compaction, Pinned, Branches,
 // Retention, Prune, BadInput, Concurrency, Close, Import, Bound, Reopen,
-// Feed, Messages, Amendments, Conversations, Agents, AssignTenant,
+// Feed, Leases, Messages, Amendments, Conversations, Agents, AssignTenant,
 // Damaged),
 // so one can be run alone with go test -run 'Conformance/Branches'.
 package storetest
@@ -129,6 +129,7 @@ func (s *suite) groups() []group {
 		{"Bound", s.boundTests()},
 		{"Reopen", s.reopenTests()},
 		{"Feed", s.feedTests()},
+		{"Leases", s.leaseTests()},
 		{"Messages", s.messagesTests()},
 		{"Record", s.recordTests()},
 		{"Amendments", s.amendmentTests()},

@@ -51,12 +51,15 @@ const Window = 64
 // never be extracted (the model's output is rejected twice, or it refuses
 // the request as malformed) is reported (Options.OnError) and skipped.
 //
-// The cursor is saved in the feed after every batch. A process that
-// crashes between applying a batch and saving its cursor extracts that
-// batch's turns again: an add of what the same turn already added is then
+// Of the Learners of every process sharing a store, one extracts: its
+// follower is Exclusive (views.Options), so it extracts while it holds
+// the lease on its consumer's name, and the others wait and take over,
+// from its cursor, when it stops or crashes (after the lease's TTL). The
+// cursor is saved in the feed after every batch, only while the lease is
+// held. A holder that crashes, or loses its lease, between applying a
+// batch and saving its cursor leaves that batch's turns to be extracted
+// again by the next: an add of what the same turn already added is then
 // ignored (its source is the same), but a reinforcement counts twice.
-// For the same reason, one process should extract the turns of a store:
-// followers in several processes each extract what they read.
 type Learner struct {
 	*views.Follower
 	cfg Config
@@ -84,15 +87,21 @@ type Config struct {
 	// nil means all of them.
 	Select func(*store.Session) bool
 	// Follow configures the follower; a zero Consumer is Consumer, a zero
-	// Settle Settle, and SaveEvery is always after every batch.
+	// Settle Settle, SaveEvery is always after every batch, and the
+	// follower is always Exclusive (LeaseTTL, LeasePoll, Holder and
+	// OnLease apply).
 	Follow views.Options
 }
 
 // New returns a Learner that follows feed, the change feed of
-// cfg.Store. It does nothing until Run; Start runs one.
+// cfg.Store, which must have leases (store.Leaser, as every backend's
+// does). It does nothing until Run; Start runs one.
 func New(feed store.Feed, cfg Config) (*Learner, error) {
 	if cfg.Store == nil || cfg.Facts == nil || cfg.Extractor == nil || feed == nil {
 		return nil, errors.New("factextract: a store, its feed, a facts memory and an extractor are required")
+	}
+	if _, ok := feed.(store.Leaser); !ok {
+		return nil, fmt.Errorf("factextract: the feed %T has no leases (store.Leaser): every process sharing the store would extract each turn", feed)
 	}
 	opts := cfg.Follow
 	if opts.Consumer == "" {
@@ -102,8 +111,10 @@ func New(feed store.Feed, cfg Config) (*Learner, error) {
 		opts.Settle = Settle
 	}
 	// A turn extracted costs a model call: the cursor is saved after
-	// every batch, so that a restart repeats none.
+	// every batch, so that a restart repeats none, and one process
+	// extracts at a time.
 	opts.SaveEvery = -1
+	opts.Exclusive = true
 	l := &Learner{cfg: cfg, done: map[turnKey]bool{}}
 	l.Follower = views.NewFollower(feed, l.apply, opts)
 	return l, nil
@@ -113,8 +124,9 @@ func New(feed store.Feed, cfg Config) (*Learner, error) {
 // store's own, if it is a store.Feed) until the returned stop is called;
 // the service's appends wake it. Without a feed it returns nil and a stop
 // that does nothing. Stop waits for the extraction in flight, which its
-// context cancels: a turn whose extraction is cut short is extracted
-// again by the next follower, from the cursor saved.
+// context cancels, saves the cursor and releases the lease: a turn whose
+// extraction is cut short is extracted again by the next follower, from
+// the cursor saved.
 func Start(svc *sessions.Service, feed store.Feed, cfg Config) (*Learner, func(), error) {
 	feed, ok := views.FeedOf(feed, svc.Store())
 	if !ok {

@@ -85,6 +85,12 @@ class Status:
     #: log: its progress. Its lag never makes the server unready.
     recall_index: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    #: On /readyz, when the server extracts facts from the turns in the
+    #: background (it has a model): its progress, and its lease: of the servers
+    #: sharing a store, the one holding the lease extracts, and the others wait
+    #: to take over. Its lag never makes the server unready.
+    fact_extraction: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
     @classmethod
     def from_json(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
         """Builds a Status from its JSON object."""
