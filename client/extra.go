@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/agentmem/agentmem/api"
 )
@@ -288,6 +291,12 @@ type FactsQuery struct {
 	K                 int
 	MinConfidence     float64
 	IncludeSuperseded bool
+	// AsOf, when set, asks for the facts that were true at that time
+	// (their valid_from to valid_to holds it), superseded ones included.
+	AsOf time.Time
+	// Filter keeps the facts whose metadata has every key with its value
+	// (at most api.MaxFactFilters).
+	Filter map[string]string
 }
 
 // SearchFacts returns a user's facts (see FactsQuery).
@@ -307,6 +316,12 @@ func (c *Client) SearchFacts(ctx context.Context, userID string, q FactsQuery) (
 	}
 	if q.IncludeSuperseded {
 		v.Set("include_superseded", "true")
+	}
+	if !q.AsOf.IsZero() {
+		v.Set("as_of", q.AsOf.UTC().Format(time.RFC3339Nano))
+	}
+	for _, k := range slices.Sorted(maps.Keys(q.Filter)) {
+		v.Add("filter", k+":"+q.Filter[k])
 	}
 	// A list (neither Text nor K) comes a page at a time
 	// (api.DefaultFactsPageSize facts): every page is read.
