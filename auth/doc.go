@@ -3,18 +3,19 @@
 //
 // # Keys
 //
-// An API key is a bearer token, "am_" + a 12-character public key ID + "_"
-// + 43 characters of a 256-bit random secret (base64url):
+// An API key is a bearer token, "am_" + a 12-character public key ID +
+// "_" + 43 characters of a 256-bit random secret (base64url):
 //
 //	am_3f9c0a7d21be_Q2x5...   (59 characters)
 //
-// The key ID is not secret: `agentmem keys list` shows it and `agentmem
-// keys revoke ID` takes it. The whole token is shown once, when the key is
-// created, and never stored. A KeyStore keeps its SHA-256, since a slow
-// password hash buys nothing for 256 random bits. Verify compares hashes
-// in constant time. Each key belongs to one tenant and has an optional
-// name, its creation and last-use times and, once revoked, its revocation
-// time. A revoked key stays listed and never works again.
+// The key ID is not secret: `agentmem keys list` shows it and
+// `agentmem keys revoke ID` takes it. The whole token is shown once, when
+// the key is created, and never stored. A KeyStore keeps its SHA-256,
+// since a slow password hash buys nothing for 256 random bits. Verify
+// compares hashes in constant time. Each key belongs to one tenant and
+// has an optional name, its creation and last-use times and, once
+// revoked, its revocation time. A revoked key stays listed and never
+// works again.
 //
 // # Backends
 //
