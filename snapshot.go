@@ -20,10 +20,10 @@ type Snapshot struct {
 	Version    int      `json:"version"`
 	NextNumber int      `json:"next_number"`
 	Steps      StepList `json:"steps"`
-	// Pending is an action whose tool calls still await results, as
-	// snapshots of earlier versions held it apart from Steps. Restore
-	// adds it to the working set, after Steps; Snapshot leaves it empty,
-	// since pending actions are steps of the working set now.
+	// Pending is an action whose tool calls still await results, held apart
+	// from Steps as snapshots of earlier versions hold it. Restore adds it
+	// to the working set, after Steps. Snapshot leaves it empty, since
+	// pending actions are steps of the working set.
 	Pending *ActionStep `json:"pending,omitempty"`
 }
 

@@ -8,7 +8,7 @@
 //
 //	am_3f9c0a7d21be_Q2x5...   (59 characters)
 //
-// The key ID is not secret: `agentmem keys list` shows it and
+// The key ID is not secret. `agentmem keys list` shows it and
 // `agentmem keys revoke ID` takes it. The whole token is shown once, when
 // the key is created, and never stored. A KeyStore keeps its SHA-256,
 // since a slow password hash buys nothing for 256 random bits. Verify

@@ -18,13 +18,13 @@
 //     assistant's text and the results a user message "Observation: ...".
 //
 // Images outside user messages (a tool's screenshot, an assistant's image)
-// are shown where the API takes them and described in text where it does
-// not. A tool result's images stay in Anthropic's tool_result block. In
-// OpenAI's format they follow the step's tool messages in a user message,
-// and in the observation format they join the Observation message. An
-// assistant's images are described in its text in every format
-// (agentmem.DescribeImages). Each image shown costs agentmem.ImageTokens,
-// as a user's does.
+// are shown where the API takes them. Where it does not, they are
+// described in text. A tool result's images stay in Anthropic's
+// tool_result block. In OpenAI's format they follow the step's tool
+// messages in a user message, and in the observation format they join the
+// Observation message. An assistant's images are described in its text in
+// every format (agentmem.DescribeImages). Each image shown costs
+// agentmem.ImageTokens, as a user's does.
 //
 // Every merge Assemble makes is a pure concatenation of content parts. So
 // the cost of a merged message in agentmem's cost model (MessageTokens) is
