@@ -57,10 +57,10 @@
 // # Errors
 //
 // Errors are tool results with IsError set, never protocol errors or
-// crashes. They cover bad arguments (schema violations, a malformed
-// session ID, a tool result without its call), a session that does not
-// exist, and a budget that cannot hold the pinned system prompt and task
-// (with the tokens needed). Failures of the store are logged in full
+// crashes. Bad arguments are one case: schema violations, a malformed
+// session ID, a tool result without its call. A session that does not
+// exist is another. So is a budget that cannot hold the pinned system
+// prompt and task; the error gives the tokens needed. Failures of the store are logged in full
 // (Config.Logger) and reported to the model as a failure to retry, without
 // internals.
 //

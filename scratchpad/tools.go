@@ -236,9 +236,10 @@ func (p *Pad) Handles(name string) bool {
 
 // Call runs the tool call name with arguments, the JSON object the model
 // produced; an empty string counts as {}. It returns the text to hand back
-// to the model as the call's result: `stored "user_id"`, the recalled
-// value as JSON, `no variable named "x"`, `deleted "x"`, "observation
-// recorded", "failure recorded", the Context or "the scratchpad is empty".
+// to the model as the call's result. That is `stored "user_id"`, the
+// recalled value as JSON, `no variable named "x"`, `deleted "x"`,
+// "observation recorded", "failure recorded", the Context or
+// "the scratchpad is empty".
 //
 // An unknown name is ErrUnknownTool. Arguments that are not a JSON object,
 // miss a required field, have a field of the wrong type or an unknown
