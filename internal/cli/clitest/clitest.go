@@ -31,12 +31,12 @@ func Run(t testing.TB, execute Execute, env map[string]string, stdin string, arg
 }
 
 // HelpNamesNoMachinePath checks that no --help text of root and its
-// subcommands names a path of the machine it was built or run on: the
-// repository's directory and its parent (where the project's own data and
-// tools live), the working directory, the home directory, the temporary
-// directory. A reader elsewhere has none of them. The test runs in the
-// command's directory, cmd/NAME; it fails if fewer than minCommands
-// commands were walked.
+// subcommands names a path of the machine it was built or run on. Such
+// paths are the repository's directory and its parent (where the project's
+// own data and tools live), the working directory, the home directory and
+// the temporary directory. A reader elsewhere has none of them. The test
+// runs in the command's directory, cmd/NAME; it fails if fewer than
+// minCommands commands were walked.
 func HelpNamesNoMachinePath(t *testing.T, root *cobra.Command, minCommands int) {
 	t.Helper()
 	wd, err := os.Getwd()
