@@ -11,15 +11,15 @@ import (
 
 // The message-level surface, for callers that have chat messages rather
 // than steps. Messages are folded into steps as they arrive, by
-// FoldMessages (the rules are there): a system message becomes a
-// SystemPromptStep, a user message a TaskStep, an assistant message an
-// ActionStep (pending while its tool calls await their results), a tool
-// message the result of its call, and agent_call and agent_response
-// messages MessageSteps.
+// FoldMessages (the rules are there). A system message becomes a
+// SystemPromptStep, a user message a TaskStep, and an assistant message an
+// ActionStep (pending while its tool calls await their results). A tool
+// message becomes the result of its call, and agent_call and
+// agent_response messages become MessageSteps.
 //
 // A pending action is kept in the working set, as a store keeps it in a
-// session's log: tool results that arrive later, after other messages
-// too, complete it, and contexts leave it out until then (they list it in
+// session's log. Tool results that arrive later, after other messages too,
+// complete it. Contexts leave it out until then (they list it in
 // Context.Pending), so every call a model is shown has its result. The
 // in-process memory and a store therefore take the same messages the same
 // way (see sessions.Service.AppendMessages).
@@ -33,23 +33,23 @@ const MetaIsError = "is_error"
 const MissingResult = "(no result was recorded for this tool call)"
 
 // A JournalAmender is a Journal that can record modified copies of steps
-// in place, the working set otherwise unchanged, in a write whose size
-// does not grow with the working set: a store's amendment record. A
-// memory completes a pending action so when its journal is one, and with
-// a full compaction otherwise.
+// in place, the working set otherwise unchanged. The write's size does not
+// grow with the working set: it is a store's amendment record. A memory
+// completes a pending action so when its journal is one, and with a full
+// compaction otherwise.
 type JournalAmender interface {
 	Journal
-	// Amend durably records that the steps (copies of steps of the
-	// working set, with their numbers and IDs) now stand in place of the
-	// steps with the same numbers.
+	// Amend durably records the steps as standing in place of the steps with
+	// the same numbers. The steps are copies of steps of the working set,
+	// with their numbers and IDs.
 	Amend(ctx context.Context, steps []Step) error
 }
 
 // AddMessage adds one chat message (see FoldMessages). An assistant
-// message whose tool calls await results is added as a pending action;
-// a tool message completes the action that made its call, however many
+// message whose tool calls await results is added as a pending action. A
+// tool message completes the action that made its call, however many
 // messages came in between. A tool result that repeats the one its call
-// already has changes nothing; a different one is refused with a
+// already has changes nothing. A different one is refused with a
 // *ResultConflictError, and one for a call no action of the working set
 // made with an *InvalidError.
 func (m *Memory) AddMessage(ctx context.Context, msg Message) error {
@@ -81,10 +81,10 @@ func (m *Memory) AddMessage(ctx context.Context, msg Message) error {
 	return nil
 }
 
-// callersLocked returns the action a tool result for callID may answer:
-// the newest pending action that awaits it or, when none does, the newest
-// action that made the call (so that a repeated result is recognised).
-// m.mu must be held.
+// callersLocked returns the action a tool result for callID may answer.
+// That is the newest pending action that awaits it or, when none does, the
+// newest action that made the call, so that a repeated result is
+// recognised. m.mu must be held.
 func (m *Memory) callersLocked(callID string) []*ActionStep {
 	for k := len(m.waiting) - 1; k >= 0; k-- {
 		a := m.entries[m.waiting[k]].step.(*ActionStep)
@@ -100,18 +100,18 @@ func (m *Memory) callersLocked(callID string) []*ActionStep {
 	return nil
 }
 
-// Amend puts copies of steps of the working set in place of the steps
-// with the same numbers, as a store's amendment does (a tool result that
-// completes a stored call, a result popped off an action): each copy
-// must have the number, ID and kind of a step of the working set, and
-// stands in for it with its render cache counted anew; the other steps
-// keep theirs. A copy may complete an action or leave it pending again.
-// With a journal, the copies are recorded first (JournalAmender.Amend,
-// or a compaction that replaces them where the journal is not one). It
-// costs what the copies do, not the length of the working set, unlike a
-// compaction (Prune) that replaces the same steps. A copy that stands in
-// for no step of the working set, or for the same step as another, is an
-// *InvalidError, and nothing changes.
+// Amend puts copies of steps of the working set in place of the steps with
+// the same numbers, as a store's amendment does. Examples are a tool
+// result that completes a stored call, or a result popped off an action.
+// Each copy must have the number, ID and kind of a step of the working
+// set. It stands in for that step with its render cache counted anew; the
+// other steps keep theirs. A copy may complete an action or leave it
+// pending again. With a journal, the copies are recorded first:
+// JournalAmender.Amend, or a compaction that replaces them where the
+// journal is not one. It costs what the copies do, not the length of the
+// working set, unlike a compaction (Prune) that replaces the same steps. A
+// copy that stands in for no step of the working set, or for the same step
+// as another, is an *InvalidError, and nothing changes.
 func (m *Memory) Amend(ctx context.Context, copies ...Step) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -269,13 +269,13 @@ func (m *Memory) Pending() *ActionStep {
 
 // FoldOptions configure FoldMessages.
 type FoldOptions struct {
-	// KeepPending leaves pending actions pending when a message other
-	// than a tool result arrives: their calls wait for their results
-	// however many messages come in between, as a store that keeps calls
-	// durably wants (frameworks save messages one at a time, and a call's
-	// result may come after other messages). Without it, as
-	// Memory.AddMessage folds, such a message first answers every
-	// unanswered call with an error result (MissingResult).
+	// KeepPending leaves pending actions pending when a message other than a
+	// tool result arrives. Their calls wait for their results however many
+	// messages come in between, as a store that keeps calls durably wants.
+	// Frameworks save messages one at a time, and a call's result may come
+	// after other messages. Without it, as Memory.AddMessage folds, such a
+	// message first answers every unanswered call with an error result
+	// (MissingResult).
 	KeepPending bool
 	// Flush answers every call still unanswered after the last message,
 	// of the actions given and of the new steps, with an error result
@@ -296,13 +296,13 @@ type Folded struct {
 	// pending (ActionStep.Pending).
 	Steps []Step
 	// Updated are copies of the actions given whose calls the messages
-	// answered, in the order given: the new results are in call order,
-	// and the number, ID and everything else are unchanged. A copy may
-	// still be pending.
+	// answered, in the order given. The new results are in call order, and
+	// the number, ID and everything else are unchanged. A copy may still be
+	// pending.
 	Updated []*ActionStep
-	// Repeated are the indexes of the tool messages that repeated the
-	// result their call already had (the same content, images and error
-	// flag), as a retried request does: they changed nothing.
+	// Repeated are the indexes of the tool messages that repeated the result
+	// their call already had (the same content, images and error flag). A
+	// retried request does that; they changed nothing.
 	Repeated []int
 }
 
@@ -334,8 +334,8 @@ func (e *ResultConflictError) Unwrap() error { return ErrConflict }
 // open nor msgs, and the steps it returns share nothing with them.
 //
 // open are the actions the messages' tool results may answer: actions
-// whose calls await results and, so that a retried tool message is
-// recognised, actions whose calls it may repeat. The rules:
+// whose calls await results, and actions whose calls it may repeat. The
+// latter let a retried tool message be recognised. The rules:
 //
 //   - Every message must be valid (Message.Validate).
 //   - A system message becomes a SystemPromptStep; a user message a
@@ -404,10 +404,10 @@ type foldAct struct {
 }
 
 // callsFree checks that no call of calls has the ID of a call that an
-// earlier message of the fold made and that has no result yet: a result
-// answers one of them, and the other would wait for one for good. The
-// same ID twice in one message is Message.Validate's to refuse; an ID
-// made again once its call has its result is another call.
+// earlier message of the fold made and that has no result yet. A result
+// answers one of them, and the other would wait for one for good. The same
+// ID twice in one message is Message.Validate's to refuse. An ID made
+// again once its call has its result is another call.
 func (f *folder) callsFree(calls []ToolCall) error {
 	for j, c := range calls {
 		for _, act := range f.acts {
@@ -609,15 +609,15 @@ func (m *Memory) FlushPending(ctx context.Context) error {
 }
 
 // PopMessage splits the newest message off a step, as a store's pop does
-// with the newest step of a session's working set: it returns that
-// message (canonical, as Step.Messages renders it) and what is left of the
-// step, or nil when the step goes whole. The newest message of a step is
-// the last message it renders, except that the prompts a step renders
-// around its content are not messages of their own:
+// with the newest step of a session's working set. It returns that message
+// (canonical, as Step.Messages renders it) and what is left of the step,
+// or nil when the step goes whole. The newest message of a step is the
+// last message it renders. The prompts a step renders around its content
+// are not messages of their own, though:
 //
 //   - an action with tool results: its last result, in call order, as a
-//     tool message (ActionStep.PopResult); what is left is a copy of the action without it,
-//     whose call is pending again (it awaits a result);
+//     tool message (ActionStep.PopResult); what is left is a copy of the
+//     action without it, whose call is pending again (it awaits a result);
 //   - an action without results: its assistant message (its output and
 //     tool calls), and the step goes whole, with its observation and
 //     error, which only typed steps carry;
@@ -645,8 +645,8 @@ func PopMessage(s Step) (Message, Step) {
 // Recent returns the last n messages of the working set in canonical form
 // (unbudgeted), oldest first: the seeds' get_recent. Pending actions, held
 // back or in the working set, are not included. A message carries the
-// metadata it was added with (AddMessage keeps it on the step it folds
-// into; MARSYS keeps in_reply_to there), and a final answer is the
+// metadata it was added with: AddMessage keeps it on the step it folds
+// into, and MARSYS keeps in_reply_to there. A final answer is the
 // assistant's message wherever it comes.
 func (m *Memory) Recent(n int) []Message {
 	if n <= 0 {
@@ -694,10 +694,10 @@ func (m *Memory) MessageByID(id string) (Message, error) {
 }
 
 // canonicalMessages renders a step in canonical form, as Recent and
-// MessageByID return it: the message that is the step's own (its ID is
-// the step's, or it is the first) carries the step's metadata, the keys
-// of the message's own metadata (a tool result's is_error) first, and a
-// tool message carries its result's metadata (ToolResult.Metadata). The
+// MessageByID return it. The message that is the step's own (its ID is the
+// step's, or it is the first) carries the step's metadata. The keys of the
+// message's own metadata (a tool result's is_error) come first. A tool
+// message carries its result's metadata (ToolResult.Metadata). The
 // messages are the caller's.
 func canonicalMessages(s Step) []Message {
 	msgs := s.Messages(RenderOptions{})
@@ -730,7 +730,7 @@ func canonicalMessages(s Step) []Message {
 }
 
 // StepsFromMessages folds a list of chat messages into steps, as
-// AddMessage would, without a memory: calls left unanswered at the end get
+// AddMessage would, without a memory. Calls left unanswered at the end get
 // an error result (MissingResult). Steps are numbered from 0, and those
 // whose message has no ID or time get a new ID and the current time.
 func StepsFromMessages(msgs []Message) ([]Step, error) {
@@ -756,10 +756,10 @@ func actionSteps(actions []*ActionStep) []Step {
 }
 
 // OpenActions returns the actions among steps (a working set, in order)
-// that a fold of msgs may give results to (FoldMessages' open): those
-// that made a call a tool message of msgs names, answered or not (so
-// that a result sent again is recognised as a retry), and, with flush,
-// every pending one. They are steps' own actions, in order.
+// that a fold of msgs may give results to (FoldMessages' open). These are
+// the actions that made a call a tool message of msgs names, answered or
+// not, so that a result sent again is recognised as a retry. With flush,
+// they include every pending one. They are steps' own actions, in order.
 func OpenActions(steps []Step, msgs []Message, flush bool) []*ActionStep {
 	pick := opener(msgs, flush)
 	if pick == nil {
@@ -774,16 +774,16 @@ func OpenActions(steps []Step, msgs []Message, flush bool) []*ActionStep {
 	return open
 }
 
-// OpenActions returns copies of the actions of the working set that a
-// fold of msgs may give results to, in order: what a writer that holds a
-// session's working set in a memory folds the session's new messages
-// against, without copying the rest. FoldMessages folds msgs against them
-// as it does against the function OpenActions' choice, which they are,
-// but when every tool message of msgs names a call of its own that a
-// pending action awaits (the common case of results sent as they come):
-// they are then the pending actions of that choice, found without
-// looking at the other steps, since an action that has its results is
-// one the fold does not look at.
+// OpenActions returns copies of the actions of the working set that a fold
+// of msgs may give results to, in order. A writer that holds a session's
+// working set in a memory folds the session's new messages against them,
+// without copying the rest. They are the function OpenActions' choice, and
+// FoldMessages folds msgs against them as it does against that choice. One
+// case differs: every tool message of msgs names a call of its own that a
+// pending action awaits. That is the common case of results sent as they
+// come. They are then only the pending actions of that choice, found
+// without looking at the other steps, since the fold does not look at an
+// action that has its results.
 func (m *Memory) OpenActions(msgs []Message, flush bool) []*ActionStep {
 	pick := opener(msgs, flush)
 	if pick == nil {
@@ -809,11 +809,11 @@ func (m *Memory) OpenActions(msgs []Message, flush bool) []*ActionStep {
 }
 
 // awaitedLocked reports whether every tool message of msgs names a call
-// that no other of them names and that a pending action of the working
-// set awaits (made, with no result yet). A fold then gives each its
-// result in the newest action that awaits it, among those of the request
-// and the pending ones, and compares none with a recorded result: the
-// actions that have their results play no part. m.mu must be held.
+// that no other of them names and that a pending action of the working set
+// awaits (made, with no result yet). A fold then gives each its result in
+// the newest action that awaits it, among those of the request and the
+// pending ones. It compares none with a recorded result, so the actions
+// that have their results play no part. m.mu must be held.
 func (m *Memory) awaitedLocked(msgs []Message) bool {
 	var seen []string
 	for _, msg := range msgs {
@@ -852,7 +852,7 @@ func opener(msgs []Message, flush bool) func(*ActionStep) bool {
 	if len(named) == 0 && !flush {
 		return nil
 	}
-	// A request names a few calls, and a long working set has many: the
+	// A request names a few calls, and a long working set has many. The
 	// names are compared in a list, which costs less than hashing each
 	// call's ID, unless there are many.
 	has := func(id string) bool { return slices.Contains(named, id) }

@@ -9,7 +9,7 @@ import (
 )
 
 // Compaction reports a change to the working set. Nothing is lost by
-// accident: the steps a compaction takes out of the working set are
+// accident. The steps a compaction takes out of the working set are
 // returned here so that a durable log can keep them.
 type Compaction struct {
 	// Removed are the steps no longer in the working set.
@@ -156,9 +156,9 @@ func (m *Memory) compact(ctx context.Context, epoch uint64, in []Step, byStep ma
 
 // orderResult checks a strategy's result against the steps it was given
 // and returns it in working-set order (see Strategy on order). known
-// reports whether a step is one of in, unchanged; a step with an ID that
-// is not known is a modified copy and must have the number, ID and kind
-// of a step of in. It changes neither slice.
+// reports whether a step is one of in, unchanged. A step with an ID that
+// is not known is a modified copy and must have the number, ID and kind of
+// a step of in. It changes neither slice.
 func orderResult(in, out []Step, known func(Step) bool) ([]Step, error) {
 	pos := make(map[int]int, len(in)) // number -> index in in
 	for i, s := range in {
@@ -271,10 +271,10 @@ func (m *Memory) recountLocked() {
 }
 
 // TrimToFit drops steps from the working set so that it fits the budget,
-// as Context would show it, and returns what it removed: the mutating
-// counterpart of Context (the seeds' trim_to_fit). Pinned steps stay.
-// TruncateToFill and Strategy are not used, and a newest step that does
-// not fit is dropped (DropOversizedNewest is implied).
+// as Context would show it, and returns what it removed. It is the
+// mutating counterpart of Context (the seeds' trim_to_fit). Pinned steps
+// stay. TruncateToFill and Strategy are not used, and a newest step that
+// does not fit is dropped (DropOversizedNewest is implied).
 func (m *Memory) TrimToFit(ctx context.Context, opts ContextOptions) (*Compaction, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -331,10 +331,10 @@ func (m *Memory) notify(comp *Compaction, err error) {
 }
 
 // StepsToSummarize returns copies of the steps a summary would replace if
-// the newest keepRecent unpinned steps were kept verbatim (see
-// SummaryUnits for how whole turns round that up), oldest first: the
-// seeds' messages_to_summarize, in steps. An earlier summary among them is
-// the summary to extend.
+// the newest keepRecent unpinned steps were kept verbatim, oldest first.
+// SummaryUnits says how whole turns round that up. It is the seeds'
+// messages_to_summarize, in steps. An earlier summary among them is the
+// summary to extend.
 func (m *Memory) StepsToSummarize(keepRecent int) []Step {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -364,10 +364,10 @@ func (m *Memory) MessagesToSummarize(keepRecent int) []Message {
 }
 
 // SummaryUnits splits the steps a summary may replace into units, oldest
-// first, each a list of indexes into steps: a summary replaces whole
+// first, each a list of indexes into steps. A summary replaces whole
 // units, so that what stays is whole turns. A turn (see StartsTurn) whose
-// question is not pinned is one unit of its unpinned steps; in a turn
-// whose question is pinned (an agent run's task) and before the first
+// question is not pinned is one unit of its unpinned steps. In a turn
+// whose question is pinned (an agent run's task), and before the first
 // question, each unpinned step is a unit of its own. Summaries are units
 // even when pinned: a new summary folds the older ones in. pinned flags
 // the pinned steps.
@@ -395,8 +395,8 @@ func SummaryUnits(steps []Step, pinned []bool) [][]int {
 }
 
 // olderUnits returns, ascending, the indexes of the units older than the
-// newest ones that hold keepRecent steps other than summaries (all of
-// them when keepRecent is zero or less).
+// newest ones that hold keepRecent steps other than summaries. When
+// keepRecent is zero or less, it returns all of them.
 func olderUnits(units [][]int, keepRecent int, steps []Step) []int {
 	k := len(units)
 	for kept := 0; k > 0 && kept < keepRecent; k-- {
@@ -414,16 +414,16 @@ func olderUnits(units [][]int, keepRecent int, steps []Step) []int {
 }
 
 // SetSummary replaces the steps StepsToSummarize(keepRecent) returns with
-// one SummaryStep holding text and covering their numbers (and those of
-// any summary among them), atomically: the seeds' set_summary followed by
-// trim_to_recent. It returns the compaction; the summary survives Snapshot
-// and Restore like any step.
+// one SummaryStep, atomically. The summary holds text and covers their
+// numbers, and those of any summary among them. It is the seeds'
+// set_summary followed by trim_to_recent. It returns the compaction; the
+// summary survives Snapshot and Restore like any step.
 //
-// The text is always kept, as the seeds' set_summary keeps it: when no
+// The text is always kept, as the seeds' set_summary keeps it. When no
 // step is older than the newest keepRecent unpinned ones, the summary is
-// put before the oldest unpinned step (at the end when every step is
-// pinned) and takes the place of the summaries already in the working
-// set, covering what they covered. Summary then returns text.
+// put before the oldest unpinned step, or at the end when every step is
+// pinned. It takes the place of the summaries already in the working set,
+// covering what they covered. Summary then returns text.
 func (m *Memory) SetSummary(ctx context.Context, text string, keepRecent int) (*Compaction, error) {
 	if err := validText("summary", text); err != nil {
 		return nil, err
@@ -436,9 +436,9 @@ func (m *Memory) SetSummary(ctx context.Context, text string, keepRecent int) (*
 	}))
 }
 
-// insertSummary returns steps with a SummaryStep holding text before the
-// first summary or unpinned step (at the end when there is none), in place
-// of the summaries among them.
+// insertSummary returns steps with a SummaryStep holding text in place of
+// the summaries among them. The summary goes before the first summary or
+// unpinned step, or at the end when there is none.
 func insertSummary(steps []Step, env *Env, text string) []Step {
 	sum := &SummaryStep{Summary: text}
 	out := make([]Step, 0, len(steps)+1)
@@ -461,12 +461,12 @@ func insertSummary(steps []Step, env *Env, text string) []Step {
 	return out
 }
 
-// ReplaceWithSummary returns steps with the units of SummaryUnits older
-// than the newest that hold keepRecent unpinned steps replaced by one
-// SummaryStep holding text, placed where the first replaced step was: the
-// older turns go whole, and the turns kept are whole. The summary covers
-// the replaced steps' numbers and, for replaced summaries, the numbers
-// they covered.
+// ReplaceWithSummary returns steps with some units of SummaryUnits
+// replaced by one SummaryStep holding text. The units replaced are those
+// older than the newest units that hold keepRecent unpinned steps. The
+// summary is placed where the first replaced step was: the older turns go
+// whole, and the turns kept are whole. It covers the replaced steps'
+// numbers and, for replaced summaries, the numbers they covered.
 func ReplaceWithSummary(steps []Step, env *Env, text string, keepRecent int) []Step {
 	_, pinned := pinEnv(steps, env)
 	return replaceUnits(steps, olderUnits(SummaryUnits(steps, pinned), keepRecent, steps), text)

@@ -25,21 +25,21 @@ type ContextOptions struct {
 	// TruncateToFill lets the newest step that does not fit be shown with
 	// its observations truncated so that the context fills the budget.
 	TruncateToFill bool
-	// DropOversizedNewest turns off what a context does by default when
-	// the newest step alone costs more than the budget leaves after the
-	// pinned steps: show it with its tool results and observation
-	// truncated to fit (Context.NewestTruncated), so that the model is
-	// not left without its last result. With DropOversizedNewest the step
-	// is dropped like any other that does not fit. Only an action step
-	// can be truncated so; other steps that do not fit are dropped.
+	// DropOversizedNewest turns off what a context does by default when the
+	// newest step alone costs more than the budget leaves after the pinned
+	// steps. By default the step is shown with its tool results and
+	// observation truncated to fit (Context.NewestTruncated), so that the
+	// model is not left without its last result. With DropOversizedNewest
+	// the step is dropped like any other that does not fit. Only an action
+	// step can be truncated so; other steps that do not fit are dropped.
 	DropOversizedNewest bool
 	// SummaryMode renders steps as summarizer input (see RenderOptions).
 	SummaryMode bool
-	// Reuse, when set, is a Context from an earlier call that the caller
-	// no longer needs (for example, the request built from it has been
-	// sent). Its storage is reused for the result, so a render in a
-	// steady agent loop allocates almost nothing; the returned Context may
-	// be Reuse itself, and Reuse's old contents are overwritten.
+	// Reuse, when set, is a Context from an earlier call that the caller no
+	// longer needs, for example because the request built from it has been
+	// sent. Its storage is reused for the result, so a render in a steady
+	// agent loop allocates almost nothing. The returned Context may be Reuse
+	// itself, and Reuse's old contents are overwritten.
 	Reuse *Context
 }
 
@@ -62,10 +62,10 @@ type Context struct {
 	DroppedSteps int `json:"dropped_steps"`
 	// Truncated lists the numbers of steps shown with truncated observations.
 	Truncated []int `json:"truncated,omitempty"`
-	// NewestTruncated reports that the newest step alone cost more than
-	// the budget left after the pinned steps, and is shown with its
-	// observations truncated to fit (its number is in Truncated) rather
-	// than dropped (see ContextOptions.DropOversizedNewest).
+	// NewestTruncated reports that the newest step alone cost more than the
+	// budget left after the pinned steps. It is then shown with its
+	// observations truncated to fit (its number is in Truncated) rather than
+	// dropped (see ContextOptions.DropOversizedNewest).
 	NewestTruncated bool `json:"newest_truncated,omitempty"`
 	// Summarized lists the step numbers covered by the summaries shown.
 	Summarized []Range `json:"summarized,omitempty"`
@@ -98,8 +98,8 @@ func (c *Context) reset(budget int, format, counter string) *Context {
 }
 
 // PendingAction is a pending action of the working set, which a context
-// leaves out: its step number and the IDs of its calls that await results,
-// in call order.
+// leaves out. It holds its step number and the IDs of its calls that await
+// results, in call order.
 type PendingAction struct {
 	Step        int      `json:"step"`
 	ToolCallIDs []string `json:"tool_call_ids"`
@@ -128,7 +128,7 @@ type DroppedRun struct {
 //     results belong to one step and so are kept or dropped together.
 //
 // When the newest turn alone does not fit, its question is shown with the
-// newest of its steps that fit after it; if none does, the newest step is
+// newest of its steps that fit after it. If none does, the newest step is
 // shown with its observations truncated to fit (Context.NewestTruncated;
 // see ContextOptions.DropOversizedNewest). With TruncateToFill, the turn
 // that did not fit is shown so too: its question first, then its newest
@@ -136,13 +136,13 @@ type DroppedRun struct {
 //
 // Pending actions (whose calls await results) are never shown: they are
 // listed in Context.Pending, not in Dropped. A final answer is shown as
-// the assistant's message when later steps follow it, and renders nothing
+// the assistant's message when later steps follow it. It renders nothing
 // when it ends the context (see FinalAnswerStep).
 //
-// Each step is rendered and counted once per format and counter and the
-// result cached, so the cost of a call follows the number of steps kept,
-// not the length of the history. If the pinned steps alone exceed the
-// budget, or they and the newest turn's question do, the error is a
+// Each step is rendered and counted once per format and counter, and the
+// result cached. So the cost of a call follows the number of steps kept,
+// not the length of the history. The pinned steps alone may exceed the
+// budget, or they and the newest turn's question may. The error is then a
 // *BudgetError wrapping ErrBudgetTooSmall: a context without the question
 // it should answer is not worth sending.
 func (m *Memory) Context(ctx context.Context, opts ContextOptions) (*Context, error) {
@@ -176,10 +176,10 @@ type workingView struct {
 	layout
 }
 
-// fit implements Context over a view. A format may insert messages when
-// it assembles the request (Anthropic's leading user message); if that
-// takes the request over the budget, fitting is redone with the budget
-// lowered by the excess.
+// fit implements Context over a view. A format may insert messages when it
+// assembles the request (Anthropic's leading user message). If that takes
+// the request over the budget, fitting is redone with the budget lowered
+// by the excess.
 func (v workingView) fit(opts ContextOptions, f Format, c tokenizer.Counter) (*Context, error) {
 	budget := opts.Budget
 	for range 3 {
@@ -213,7 +213,7 @@ type fitting struct {
 
 	pinned, waiting cursor
 	// start is the oldest index of the window of steps shown whole at the
-	// end of the view: every step from it on is shown but the pending.
+	// end of the view. Every step from it on is shown but the pending.
 	start int
 	// kept reports that an unpinned step that renders something is shown.
 	kept bool
@@ -231,7 +231,7 @@ func (ft *fitting) free(i int) bool {
 }
 
 // steps shows the steps from hi down to lo, newest first, as far as they
-// fit, and returns the index of the first that did not, or -1.
+// fit. It returns the index of the first that did not, or -1.
 func (ft *fitting) steps(hi, lo int) int {
 	for i := hi; i >= lo; i-- {
 		if ft.free(i) {
@@ -250,7 +250,7 @@ func (ft *fitting) steps(hi, lo int) int {
 }
 
 // whole shows the steps from hi down to lo if they all fit, and reports
-// whether they did; if not, it shows none and leaves the cursors as they
+// whether they did. If not, it shows none and leaves the cursors as they
 // were. Its cost is bounded by the budget, not by the turn's length: it
 // stops adding up once the sum is over.
 func (ft *fitting) whole(hi, lo int) bool {
@@ -292,7 +292,7 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 	// Final answers that end the context render nothing and cost nothing.
 	ft.muted = trailingAnswers(v.entries, f, c, ro)
 	// Walk back turn by turn. stop ends as the index of the step that did
-	// not fit, the one truncate-to-fill may show cut; question as the
+	// not fit, the one truncate-to-fill may show cut. question ends as the
 	// unpinned question shown before the window, of a turn shown in part.
 	stop, question := -1, -1
 	turns := newCursor(v.turns)
@@ -356,10 +356,11 @@ func (v workingView) fitOnce(opts ContextOptions, budget int, f Format, c tokeni
 	return out, nil
 }
 
-// assemble lists what a fit chose in out, in the view's order: the pinned
-// steps before the window, the question of a turn shown in part and the
-// filler (the truncated copy of the step at index stop) among them, the
-// window, and the runs of steps dropped between them.
+// assemble lists what a fit chose in out, in the view's order. First come
+// the pinned steps before the window, with the question of a turn shown in
+// part and the filler among them. The filler is the truncated copy of the
+// step at index stop. Then come the window, and the runs of steps dropped
+// between them.
 func (v workingView) assemble(out *Context, ft *fitting, question, stop int, filler *entry) {
 	addEntry := func(e *entry) {
 		out.shown = append(out.shown, e)
@@ -451,9 +452,9 @@ func (v workingView) assemble(out *Context, ft *fitting, question, stop int, fil
 
 // copyMessages fills out.Messages and out.Steps with copies of the cached
 // messages of out.shown, deep enough that callers may modify them. Parts
-// and tool calls are carved out of one slice each (out's own storage when
-// it is reused) rather than allocated per message, so a render allocates
-// little, or nothing once its storage has grown.
+// and tool calls are carved out of one slice each, rather than allocated
+// per message; that slice is out's own storage when it is reused. So a
+// render allocates little, or nothing once its storage has grown.
 func copyMessages(out *Context, f Format, c tokenizer.Counter, ro RenderOptions) {
 	nMsgs, nParts, nCalls := 0, 0, 0
 	for _, e := range out.shown {
@@ -508,8 +509,8 @@ func grow[T any](s []T, n int) []T {
 }
 
 // trailingAnswers returns the indexes, newest first, of the final answers
-// that end entries: those after which no step but a pending action (which
-// contexts leave out) renders a message. They render nothing: a final
+// that end entries. After such an answer no step renders a message but a
+// pending action, which contexts leave out. They render nothing: a final
 // answer is the run's output, and a request that ended with it would ask
 // the model to continue its own answer.
 func trailingAnswers(entries []*entry, f Format, c tokenizer.Counter, ro RenderOptions) []int {
@@ -527,19 +528,19 @@ func trailingAnswers(entries []*entry, f Format, c tokenizer.Counter, ro RenderO
 	return idx
 }
 
-// fitTruncated returns a copy of a whose observations are truncated so that
-// it costs at most room tokens, and its rendering, or nil if even an empty
-// observation does not fit or the step has nothing to truncate. full is
-// what a costs whole (more than room).
+// fitTruncated returns a copy of a whose observations are truncated so
+// that it costs at most room tokens, and its rendering. It returns nil if
+// even an empty observation does not fit or the step has nothing to
+// truncate. full is what a costs whole (more than room).
 //
 // It looks for the largest per-observation byte limit that fits, a limit
-// whose successor does not, counting only the truncated step at each
-// probe. A step's cost grows about linearly with the limit, so each probe
+// whose successor does not. It counts only the truncated step at each
+// probe. A step's cost grows about linearly with the limit. So each probe
 // is where the line through the two ends of the bracket meets room (false
-// position), but for a bisection once the ends are a token apart or
-// after as many probes as a bisection would take (so that there are at
-// most twice as many): 40% fewer probes than a bisection on realistic
-// steps (TestFitTruncated), each a count of a step of about the final
+// position). It bisects instead once the ends are a token apart, or after
+// as many probes as a bisection would take, so that there are at most
+// twice as many. On realistic steps that takes fewer probes than a
+// bisection (TestFitTruncated), each a count of a step of about the final
 // size.
 func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, ro RenderOptions) (*ActionStep, rendered) {
 	longest := len(a.Observation)
@@ -549,8 +550,8 @@ func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, 
 	if longest == 0 || room <= 0 {
 		return nil, rendered{}
 	}
-	// The probes count ever shorter cuts of the same texts: a chunk cache
-	// tokenizes each shared chunk once (3.6x faster on a 16 kB output).
+	// The probes count ever shorter cuts of the same texts. A chunk cache
+	// tokenizes each shared chunk once.
 	c = tokenizer.ChunkCache(c)
 	cost := func(limit int) int { return renderStep(a.Truncate(limit), f, c, ro).total }
 	lo, hi := 0, longest // lo fits; hi, the whole step, does not
@@ -559,8 +560,8 @@ func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, 
 		return nil, rendered{}
 	}
 	// False position converges in a few probes on a cost that is about
-	// linear, and could take many on one that is not: after as many
-	// probes as a bisection takes, it bisects.
+	// linear, and could take many on one that is not. After as many probes
+	// as a bisection takes, it bisects.
 	interpolate := bits.Len(uint(longest))
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
@@ -584,8 +585,9 @@ func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, 
 	return t, renderStep(t, f, c, ro) // every chunk counted already
 }
 
-// strategyView applies a strategy to a copy of the working set and returns
-// a view of the result that reuses the memory's caches for unchanged steps.
+// strategyView applies a strategy to a copy of the working set. It returns
+// a view of the result that reuses the memory's caches for unchanged
+// steps.
 func (m *Memory) strategyView(ctx context.Context, s Strategy, f Format, c tokenizer.Counter) (workingView, error) {
 	in, byStep, _ := m.cloneForStrategy()
 	env := m.env(in, byStep, f, c)

@@ -3,14 +3,14 @@ package agentmem
 import "github.com/agentmem/agentmem/tokenizer"
 
 // The chat cost model. A message costs MessageOverhead tokens plus the
-// exact BPE count of its text, plus NameOverhead and the name's tokens when
-// it has a name, plus for every tool call (or tool_use block) its name and
-// arguments and ToolCallOverhead, plus ImageTokens per image (an image
-// part's, or one of a tool_result part's images: every image the model is
-// shown costs the same, whoever's message holds it). A request
-// costs the sum of its messages plus ReplyPriming. These are OpenAI's
-// documented figures for chat messages; tool-call and image figures follow
-// OpenAI's guidance for low-detail images and function calls.
+// exact BPE count of its text. A name adds NameOverhead and the name's
+// tokens. Every tool call (or tool_use block) adds its name and arguments
+// and ToolCallOverhead. Every image adds ImageTokens, whether it is an
+// image part or one of a tool_result part's images: every image the model
+// is shown costs the same, whoever's message holds it. A request costs the
+// sum of its messages plus ReplyPriming. These are OpenAI's documented
+// figures for chat messages. Tool-call and image figures follow OpenAI's
+// guidance for function calls and low-detail images.
 const (
 	MessageOverhead  = 4 // <|start|>{role}\n ... <|end|>
 	NameOverhead     = 1

@@ -5,9 +5,9 @@ import (
 	"fmt"
 )
 
-// Sentinel errors. Every error returned by agentmem wraps one of these so
-// callers can test for the class of failure with errors.Is, while the
-// message says what was wrong and where.
+// Sentinel errors. Every error returned by agentmem wraps one of these, so
+// callers can test for the class of failure with errors.Is. The message
+// says what was wrong and where.
 var (
 	// ErrInvalid reports input that is malformed or violates an invariant
 	// (an unknown step type, a tool result without its call, invalid UTF-8).
@@ -20,13 +20,12 @@ var (
 	// content (system prompt and task). See BudgetError for the figures.
 	ErrBudgetTooSmall = errors.New("agentmem: token budget too small")
 	// ErrUnavailable reports a failure of what stands behind a call rather
-	// than of the call: a database that cannot be reached, is busy, is
-	// shutting down or did not answer in time, or a store used after
+	// than of the call. That is a database that cannot be reached, is busy,
+	// is shutting down or did not answer in time, or a store used after
 	// Close. The same call may succeed later (on a restarted server, once
 	// the database is back). Backends wrap the transient errors of their
-	// drivers in it; an error that wraps none of these sentinels is one
-	// nobody expected (a corrupt record, a bug), and retrying it is no
-	// cure.
+	// drivers in it. An error that wraps none of these sentinels is one
+	// nobody expected (a corrupt record, a bug), and retrying it is no cure.
 	ErrUnavailable = errors.New("agentmem: unavailable")
 )
 

@@ -10,11 +10,11 @@ import (
 // OpenAI's chat format here; package render adds Anthropic's messages
 // format and the observation-as-user format.
 //
-// A format renders each step on its own (StepMessages must depend only on
-// the step and the options), so that rendered messages and their token
-// counts can be computed once per step and cached. Assemble then joins the
-// messages of the steps chosen for a context, for example merging adjacent
-// same-role messages for APIs that require strict alternation.
+// A format renders each step on its own: StepMessages must depend only on
+// the step and the options. So rendered messages and their token counts
+// can be computed once per step and cached. Assemble then joins the
+// messages of the steps chosen for a context. For example, it merges
+// adjacent same-role messages for APIs that require strict alternation.
 type Format interface {
 	// Name identifies the format, e.g. "openai".
 	Name() string
@@ -22,25 +22,26 @@ type Format interface {
 	StepMessages(s Step, opts RenderOptions) []Message
 	// Assemble joins the messages of consecutive steps into a request's
 	// message list. It may merge adjacent messages and insert messages an
-	// API requires; delta is the exact change in cost this makes under c
-	// (-MessageOverhead per merge, plus the cost of inserted messages). It
+	// API requires. delta is the exact change in cost this makes under c:
+	// -MessageOverhead per merge, plus the cost of inserted messages. It
 	// must not drop or reorder content. It may modify msgs in place.
 	Assemble(msgs []Message, c tokenizer.Counter) (out []Message, delta int)
 }
 
 // OpenAI is OpenAI's chat-completions format: tool calls on assistant
-// messages, each result a "tool" message with its tool_call_id. Agent calls
-// become user messages naming the calling agent and agent responses become
-// assistant messages. It is the default format of a Memory.
+// messages, each result a "tool" message with its tool_call_id. Agent
+// calls become user messages naming the calling agent, and agent responses
+// become assistant messages. It is the default format of a Memory.
 //
 // The API takes images only from the user, so images elsewhere are shown
 // as follows. A tool result's images are described in its tool message
-// (Image.Describe) and shown in one user message after the step's last
-// tool message, each result's images after the text "Images returned by
-// tool call ID (NAME):" (ToolImagesText), as smolagents shows a step's
-// observation images: the model sees them, and the tool messages still
-// follow their calls as the API requires. An assistant's images are
-// described in its text (DescribeImages).
+// (Image.Describe). They are also shown in one user message after the
+// step's last tool message, as smolagents shows a step's observation
+// images. In it, each result's images come after the text
+// "Images returned by tool call ID (NAME):" (ToolImagesText). So the model
+// sees them, and the tool messages still follow their calls as the API
+// requires. An assistant's images are described in its text
+// (DescribeImages).
 var OpenAI Format = openAIFormat{}
 
 type openAIFormat struct{}
@@ -76,8 +77,9 @@ func (openAIFormat) StepMessages(s Step, opts RenderOptions) []Message {
 }
 
 // ToolImagesText is the text before the images of a tool result that a
-// format shows in a user message of their own (see OpenAI): "Images
-// returned by tool call ID (NAME):", without the name when it is empty.
+// format shows in a user message of their own (see OpenAI). It is
+// "Images returned by tool call ID (NAME):", without the name when it is
+// empty.
 func ToolImagesText(callID, name string) string {
 	if name == "" {
 		return "Images returned by tool call " + callID + ":"
@@ -86,12 +88,11 @@ func ToolImagesText(callID, name string) string {
 }
 
 // DescribeImages returns m with its image parts replaced by their
-// descriptions (Image.Describe): one text part holding its text parts and
-// the descriptions, in content order, each on a line of its own, followed
-// by its other parts. A message without images is returned as it is. It
-// is how a format shows the images of a message whose API role takes none
-// (an assistant's, in every API), so that the model knows they were
-// there.
+// descriptions (Image.Describe). One text part holds its text parts and
+// the descriptions, in content order, each on a line of its own. Its other
+// parts follow. A message without images is returned as it is. It is how a
+// format shows the images of a message whose API role takes none, an
+// assistant's in every API. So the model knows they were there.
 func DescribeImages(m Message) Message {
 	if contentImages(m.Content) == nil {
 		return m
@@ -116,9 +117,9 @@ func DescribeImages(m Message) Message {
 
 func (openAIFormat) Assemble(msgs []Message, _ tokenizer.Counter) ([]Message, int) { return msgs, 0 }
 
-// ChatRoles maps the multi-agent roles onto chat roles: an agent_call
+// ChatRoles maps the multi-agent roles onto chat roles. An agent_call
 // becomes a user message "[Request from NAME]: ..." and an agent_response
-// an assistant message; agent calls and structured data (of any role),
+// an assistant message. Agent calls and structured data (of any role),
 // which chat APIs have no field for, become text. Other messages are
 // returned unchanged.
 func ChatRoles(m Message) Message {

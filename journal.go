@@ -2,12 +2,12 @@ package agentmem
 
 import "context"
 
-// A Journal durably records what happens to a memory: package store
-// implements it over a session's append-only log, so that a memory bound
-// to a session writes through on every change and can be reloaded after a
-// crash with nothing lost or repeated.
+// A Journal durably records what happens to a memory. Package store
+// implements it over a session's append-only log. So a memory bound to a
+// session writes through on every change and can be reloaded after a crash
+// with nothing lost or repeated.
 //
-// The journal, not the memory, numbers the steps: a memory with a journal
+// The journal, not the memory, numbers the steps. A memory with a journal
 // gives each step the number the journal returns (the session's sequence
 // number), so several writers of one session never reuse a number. A
 // journal call that fails leaves the memory unchanged.
@@ -15,12 +15,12 @@ type Journal interface {
 	// Append durably records steps at the end of the log, in order, and
 	// returns the number it gave each one. Steps carry their IDs and times.
 	Append(ctx context.Context, steps []Step) ([]int, error)
-	// Compact durably records a compaction in one atomic write: it
-	// appends the new steps (Working[i] for i in Added, which carry IDs
-	// but no numbers yet), records that the working set is now exactly
-	// Working, in order, with modified copies (Working[i] for i in
-	// Replaced) stored in place of their originals, and returns the
-	// numbers given to the new steps, in the order of Added.
+	// Compact durably records a compaction in one atomic write. It appends
+	// the new steps: Working[i] for i in Added, which carry IDs but no
+	// numbers yet. It records that the working set becomes exactly Working,
+	// in order. Modified copies (Working[i] for i in Replaced) are stored in
+	// place of their originals. It returns the numbers given to the new
+	// steps, in the order of Added.
 	Compact(ctx context.Context, c JournalCompaction) ([]int, error)
 }
 

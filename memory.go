@@ -11,15 +11,15 @@ import (
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
-// Options configures a Memory. The zero value works: OpenAI format,
-// o200k_base token counts, the system clock, UUIDv7 step IDs, the system
-// prompts, the first task and the newest summary pinned, and, as the
-// seeds' MemoryManager, KeepRecent(DefaultKeepSteps) applied past
-// DefaultMaxSteps (1,000) steps.
+// Options configures a Memory. The zero value works. It means the OpenAI
+// format, o200k_base token counts, the system clock and UUIDv7 step IDs.
+// The system prompts, the first task and the newest summary are pinned. As
+// the seeds' MemoryManager does, KeepRecent(DefaultKeepSteps) is applied
+// past DefaultMaxSteps (1,000) steps.
 //
 // The seeds' MemoryManager(system_prompt, prune_strategy) is
-// Options{SystemPrompt: ..., Prune: ...}: the prompt is the first step,
-// Memory.Prune(ctx, nil) applies the strategy, and an add that takes the
+// Options{SystemPrompt: ..., Prune: ...}. The prompt is the first step,
+// and Memory.Prune(ctx, nil) applies the strategy. An add that takes the
 // working set past DefaultMaxSteps (1,000) steps applies it too.
 type Options struct {
 	// Format is the default rendering format; nil means OpenAI.
@@ -29,7 +29,7 @@ type Options struct {
 	// Policy, when set, prunes the working set automatically after an add
 	// makes it exceed the policy's limits. When it is nil, the policy is
 	// Policy{MaxSteps: DefaultMaxSteps, Strategy: Prune}, as the seeds'
-	// MemoryManager prunes past 1,000 steps; give a Policy without limits
+	// MemoryManager prunes past 1,000 steps. Give a Policy without limits
 	// (&Policy{}) for no automatic pruning.
 	Policy *Policy
 	// Prune is the memory's default strategy: what Memory.Prune applies
@@ -56,15 +56,15 @@ type Options struct {
 	// the memory changes, and numbers the steps (see Journal).
 	Journal Journal
 	// OnCompact, when set, is called after every change to the working set
-	// that removes or replaces steps (Prune, TrimToFit, SetSummary and
-	// automatic pruning), with the compaction or the error that stopped an
-	// automatic one. A store uses it to record compactions in its log.
+	// that removes or replaces steps: Prune, TrimToFit, SetSummary and
+	// automatic pruning. It gets the compaction, or the error that stopped
+	// an automatic one. A store uses it to record compactions in its log.
 	OnCompact func(*Compaction, error)
 }
 
 // DefaultMaxSteps is the number of steps past which a memory with no
-// Policy prunes itself with its default strategy (Options.Prune): the
-// seeds' automatic prune past 1,000 steps.
+// Policy prunes itself with its default strategy (Options.Prune). It is
+// the seeds' automatic prune past 1,000 steps.
 const DefaultMaxSteps = 1000
 
 // DefaultKeepSteps is the number of unpinned steps the default strategy,
@@ -72,16 +72,16 @@ const DefaultMaxSteps = 1000
 // keep_last_n_steps(50).
 const DefaultKeepSteps = 50
 
-// Policy triggers automatic pruning. After an add, if the working set has
-// more than MaxSteps steps or its full rendering (default format and
-// counter) costs more than MaxTokens, Strategy is applied. A zero limit is
+// Policy triggers automatic pruning. After an add, Strategy is applied if
+// the working set has more than MaxSteps steps, or if its full rendering
+// (default format and counter) costs more than MaxTokens. A zero limit is
 // not checked.
 //
 // MaxTokens is a trigger, and TargetTokens the low-water mark the
-// compaction aims at (Env.Target): a compaction that brought the working
-// set just under the trigger would run again on the next add, and with an
-// LLM summarizer that is one more model call per step. Aiming lower, a
-// policy compacts once per MaxTokens − TargetTokens tokens of growth.
+// compaction aims at (Env.Target). A compaction that brought the working
+// set just under the trigger would run again on the next add. With an LLM
+// summarizer that is one more model call per step. Aiming lower, a policy
+// compacts once per MaxTokens − TargetTokens tokens of growth.
 type Policy struct {
 	MaxSteps  int
 	MaxTokens int
@@ -109,11 +109,12 @@ func (p *Policy) target() int {
 }
 
 // Memory is an agent's short-term memory: the ordered working set of steps
-// of one run, rendered to messages on demand. It is safe for concurrent use.
+// of one run, rendered to messages on demand. It is safe for concurrent
+// use.
 //
-// The working set is what pruning changes; pruning never edits a step in
-// place, and every compaction reports the steps it removed so a durable log
-// can keep them.
+// The working set is what pruning changes. Pruning never edits a step in
+// place, and every compaction reports the steps it removed so a durable
+// log can keep them.
 type Memory struct {
 	format  Format
 	counter tokenizer.Counter
@@ -241,13 +242,13 @@ func renderStep(s Step, f Format, c tokenizer.Counter, opts RenderOptions) rende
 	return r
 }
 
-// Add validates a step, appends a copy of it to the working set and returns
-// the header it was stored with. The memory assigns the step number (any
-// number set on the step is ignored) and fills in an empty ID and time.
-// Invalid steps are refused with an error wrapping ErrInvalid and change
-// nothing. If a Policy is set and the add exceeds it, the working set is
-// pruned before Add returns; a failure of that pruning does not undo the
-// add and is reported to Options.OnCompact.
+// Add validates a step, appends a copy of it to the working set and
+// returns the header it was stored with. The memory assigns the step
+// number (any number set on the step is ignored) and fills in an empty ID
+// and time. Invalid steps are refused with an error wrapping ErrInvalid
+// and change nothing. If a Policy is set and the add exceeds it, the
+// working set is pruned before Add returns. A failure of that pruning does
+// not undo the add and is reported to Options.OnCompact.
 func (m *Memory) Add(ctx context.Context, s Step) (StepInfo, error) {
 	if s == nil {
 		return StepInfo{}, invalidf("step", "is nil")
@@ -271,9 +272,9 @@ func (m *Memory) Add(ctx context.Context, s Step) (StepInfo, error) {
 	return infos[0], nil
 }
 
-// commit stamps validated, copied steps with IDs, times and numbers (from
-// the journal when there is one, after it has recorded them) and appends
-// them to the working set. m.wmu must be held.
+// commit stamps validated, copied steps with IDs, times and numbers, and
+// appends them to the working set. The numbers come from the journal when
+// there is one, after it has recorded the steps. m.wmu must be held.
 func (m *Memory) commit(ctx context.Context, steps []Step) ([]StepInfo, error) {
 	if len(steps) == 0 {
 		return nil, nil
@@ -305,7 +306,7 @@ func (m *Memory) commit(ctx context.Context, steps []Step) ([]StepInfo, error) {
 		}
 	}
 	// Count the steps now, in the default format, before readers can see
-	// them: the writer pays for counting once, and renders stay cache
+	// them. The writer pays for counting once, and renders stay cache
 	// lookups whose cost does not depend on the history.
 	entries := make([]*entry, len(steps))
 	for i, s := range steps {
@@ -373,10 +374,10 @@ func (m *Memory) overPolicy() bool {
 }
 
 // ApplyPolicy compacts the working set now if it exceeds the memory's
-// Policy, as an add that took it past the policy would, and returns the
-// compaction (one that changed nothing when the working set is within the
-// policy). A memory loaded from a log (a store's bound memory) may hold
-// more than its policy allows without an add to trigger it: a server's
+// Policy, as an add that took it past the policy would. It returns the
+// compaction, one that changed nothing when the working set is within the
+// policy. A memory loaded from a log (a store's bound memory) may hold
+// more than its policy allows without an add to trigger it. A server's
 // automatic compaction, which runs apart from the appends, calls it.
 func (m *Memory) ApplyPolicy(ctx context.Context) (*Compaction, error) {
 	m.wmu.Lock()
@@ -421,10 +422,11 @@ func (m *Memory) Steps() []Step {
 	return out
 }
 
-// StepEnds returns copies of the first head and the last tail steps of
-// the working set, at once, and the number of steps left out between
-// them: the ends of a long working set without copying all of it. When
-// they would overlap, first holds every step, last none and omitted is 0.
+// StepEnds returns copies of the first head and the last tail steps of the
+// working set, at once, and the number of steps left out between them. So
+// a caller gets the ends of a long working set without copying all of it.
+// When they would overlap, first holds every step, last none and omitted
+// is 0.
 func (m *Memory) StepEnds(head, tail int) (first, last []Step, omitted int) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -457,8 +459,8 @@ func (m *Memory) Step(number int) (Step, bool) {
 // indexOf finds the entry with step number n. Numbers increase along the
 // working set except where a summary was inserted, so a binary search is
 // tried first and a scan is the fallback. A number from m.next on is no
-// step's yet (every number in use is below it): the question a cache
-// replaying the log asks before each step it adds, answered without the
+// step's yet, since every number in use is below it. A cache replaying the
+// log asks that before each step it adds, and it is answered without the
 // scan.
 func (m *Memory) indexOf(n int) int {
 	if n >= m.next {
@@ -558,9 +560,9 @@ func (m *Memory) Messages(opts RenderOptions) []Message {
 }
 
 // Tokens returns the cost of rendering the whole working set in the
-// default format, reply priming included (pending actions and a final
-// answer that ends the working set, which contexts leave out, cost
-// nothing).
+// default format, reply priming included. Pending actions cost nothing,
+// and so does a final answer that ends the working set; contexts leave
+// them out.
 func (m *Memory) Tokens() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

@@ -40,11 +40,11 @@ func (r Role) Valid() bool {
 // PartType is the kind of a content part.
 type PartType string
 
-// Content part kinds. Text parts appear in any message, image parts in
-// any but system and agent_response messages (a tool's screenshot is an
-// image part of its tool message). ToolUse and ToolResult parts appear only
+// Content part kinds. Text parts appear in any message. Image parts appear
+// in any but system and agent_response messages; a tool's screenshot is an
+// image part of its tool message. ToolUse and ToolResult parts appear only
 // in messages rendered for block-based APIs (Anthropic's tool_use and
-// tool_result blocks); canonical messages carry tool calls in
+// tool_result blocks). Canonical messages carry tool calls in
 // Message.ToolCalls and tool results as RoleTool messages.
 const (
 	PartText       PartType = "text"
@@ -62,11 +62,11 @@ type Image struct {
 }
 
 // Describe returns the text that stands for the image where a chat format
-// cannot show one (an assistant message, for every API): "[image: URL]"
-// for an image given by an http(s) URL, "[image: MEDIA_TYPE, SIZE]" for
-// inline data or a data: URL, SIZE its bytes ("512 B", "12 kB",
-// "1.5 MB"; the media type is left out when unknown). The model then
-// knows an image was there and what it was.
+// cannot show one (an assistant message, for every API). It is
+// "[image: URL]" for an image given by an http(s) URL. It is
+// "[image: MEDIA_TYPE, SIZE]" for inline data or a data: URL, SIZE being
+// its bytes ("512 B", "12 kB", "1.5 MB"); the media type is left out when
+// unknown. The model then knows an image was there and what it was.
 func (img Image) Describe() string {
 	mediaType, size := img.MediaType, len(img.Data)
 	if img.URL != "" {
@@ -83,7 +83,7 @@ func (img Image) Describe() string {
 }
 
 // dataURLSize returns the media type of a data: URL and the size of the
-// bytes it holds; ok is false for a URL of another scheme.
+// bytes it holds. ok is false for a URL of another scheme.
 func dataURLSize(u string) (mediaType string, size int, ok bool) {
 	if len(u) < 5 || !strings.EqualFold(u[:5], "data:") {
 		return "", 0, false
@@ -119,7 +119,7 @@ type Part struct {
 	Image *Image   `json:"image,omitempty"`
 	// ToolCall is set on PartToolUse parts.
 	ToolCall *ToolCall `json:"tool_call,omitempty"`
-	// ToolCallID and IsError are set on PartToolResult parts; the result
+	// ToolCallID and IsError are set on PartToolResult parts. The result
 	// text is in Text and its images, if any, in Images (Anthropic's
 	// tool_result block holds image blocks).
 	ToolCallID string  `json:"tool_call_id,omitempty"`
@@ -305,9 +305,9 @@ type AgentCall struct {
 	Request string `json:"request"`
 }
 
-// Message is one chat message. Its JSON form is stable and round-trips; the
-// role, content, name, tool_calls and tool_call_id fields have the shape of
-// OpenAI's chat API, so OpenAI-format messages decode directly.
+// Message is one chat message. Its JSON form is stable and round-trips.
+// The role, content, name, tool_calls and tool_call_id fields have the
+// shape of OpenAI's chat API, so OpenAI-format messages decode directly.
 type Message struct {
 	ID         string      `json:"id,omitempty"`
 	Role       Role        `json:"role"`
@@ -336,9 +336,9 @@ func (m Message) Clone() Message {
 	return m
 }
 
-// Validate checks the message's own invariants: a known role, valid UTF-8,
-// tool calls with IDs and names, a tool message with its call ID, and
-// structured data that is valid JSON.
+// Validate checks the message's own invariants. It needs a known role,
+// valid UTF-8, tool calls with IDs and names, a tool message with its call
+// ID, and structured data that is valid JSON.
 func (m Message) Validate() error {
 	if !m.Role.Valid() {
 		return invalidf("role", "unknown role %q", m.Role)

@@ -46,13 +46,13 @@ type MMROptions struct {
 }
 
 // MMR returns the semantic pruning strategy the seeds leave as future
-// work: it keeps the pinned steps and the newest opts.KeepRecent unpinned
-// steps, and from the older unpinned steps selects, by maximal marginal
+// work. It keeps the pinned steps and the newest opts.KeepRecent unpinned
+// steps. From the older unpinned steps it selects, by maximal marginal
 // relevance, those to keep within opts.Budget tokens and opts.Keep steps.
 // Steps are picked one at a time, each time the one with the best score
-// Lambda·relevance − (1−Lambda)·redundancy that still fits the budget,
-// where relevance is its similarity to the query and redundancy its
-// greatest similarity to the steps already picked. So of several
+// Lambda·relevance − (1−Lambda)·redundancy that still fits the
+// budget. Relevance is a step's similarity to the query, and redundancy
+// its greatest similarity to the steps already picked. So of several
 // near-duplicate observations one is kept, and the budget goes to steps
 // that add something. Equal scores go to the newer step, and the result is
 // deterministic. The kept steps are returned unchanged and in their
@@ -272,8 +272,8 @@ func denseDot(a, b []float64) float64 {
 	return s
 }
 
-// tfidfSim is lexical similarity: cosine over sparse TF-IDF vectors, with
-// sublinear term frequency (1 + ln tf) and smoothed inverse document
+// tfidfSim is lexical similarity: cosine over sparse TF-IDF vectors. It
+// uses sublinear term frequency (1 + ln tf) and smoothed inverse document
 // frequency ln((1+N)/(1+df)) + 1 over the N candidates. Vectors are sorted
 // by term id so that every sum runs in the same order: the result does not
 // depend on map iteration.

@@ -19,10 +19,10 @@ type Pinning struct {
 	// Tasks pins every task, as seed 002's keep_last_n_steps keeps every
 	// SystemPromptStep and TaskStep.
 	Tasks bool `json:"tasks"`
-	// Summary pins the newest summary of the working set: it stands for
-	// everything older than the steps a context shows, so dropping it
-	// first would leave the model with neither the old steps nor their
-	// summary. A new summary folds the older ones in (see Summarize).
+	// Summary pins the newest summary of the working set. It stands for
+	// everything older than the steps a context shows, so dropping it first
+	// would leave the model with neither the old steps nor their summary. A
+	// new summary folds the older ones in (see Summarize).
 	Summary bool `json:"summary"`
 }
 
@@ -30,9 +30,9 @@ type Pinning struct {
 // summary: the pinning of a Memory whose Options.Pinning is nil.
 var DefaultPinning = Pinning{SystemPrompts: true, FirstTask: true, Summary: true}
 
-// ChatPinning pins every system prompt and the newest summary: what a chat
-// wants, whose first user message is one question among many rather than
-// the task of a run.
+// ChatPinning pins every system prompt and the newest summary. That is
+// what a chat wants, whose first user message is one question among many
+// rather than the task of a run.
 var ChatPinning = Pinning{SystemPrompts: true, Summary: true}
 
 // Flags applies the pinning to the kinds of a list of steps, in order,
@@ -59,8 +59,8 @@ func (p Pinning) Flags(kinds []StepKind) []bool {
 }
 
 // pinsKind reports whether a step of kind k appended to a working set is
-// pinned; hasTask says whether the working set already has a task (with
-// FirstTask, whether it has a pinned one). A summary appended is the
+// pinned. hasTask says whether the working set already has a task; with
+// FirstTask, whether it has a pinned one. A summary appended is the
 // newest, so Summary pins it.
 func (p Pinning) pinsKind(k StepKind, hasTask bool) bool {
 	switch k {
@@ -83,11 +83,11 @@ func (p Pinning) stepFlags(steps []Step) []bool {
 	return p.Flags(kinds)
 }
 
-// StartsTurn reports whether s starts a turn: a turn is a user's message
+// StartsTurn reports whether s starts a turn. A turn is a user's message
 // (a task, or a message step from the user or another agent's call) and
-// every step up to the next one. Contexts keep or drop the turns of a
-// chat whole, so that the model never sees an answer without its
-// question (see Memory.Context).
+// every step up to the next one. Contexts keep or drop the turns of a chat
+// whole, so that the model never sees an answer without its question (see
+// Memory.Context).
 func StartsTurn(s Step) bool {
 	switch s := s.(type) {
 	case *TaskStep:
@@ -130,8 +130,8 @@ func (p Pinning) layoutOf(entries []*entry) layout {
 }
 
 // cursor answers, for indexes asked in decreasing order, whether each is
-// in an ascending list, in time proportional to the indexes asked and
-// the list's elements passed over. A copy saves its position.
+// in an ascending list. It takes time proportional to the indexes asked
+// and the list's elements passed over. A copy saves its position.
 type cursor struct {
 	list []int
 	k    int

@@ -20,10 +20,10 @@ type Snapshot struct {
 	Version    int      `json:"version"`
 	NextNumber int      `json:"next_number"`
 	Steps      StepList `json:"steps"`
-	// Pending is an action whose tool calls still await results, as
-	// snapshots of earlier versions held it apart from Steps. Restore
-	// adds it to the working set, after Steps; Snapshot leaves it empty,
-	// since pending actions are steps of the working set now.
+	// Pending is an action whose tool calls still await results, held apart
+	// from Steps as snapshots of earlier versions hold it. Restore adds it
+	// to the working set, after Steps. Snapshot leaves it empty, since
+	// pending actions are steps of the working set.
 	Pending *ActionStep `json:"pending,omitempty"`
 }
 
@@ -110,9 +110,9 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 }
 
 // DecodeSnapshot decodes a snapshot from JSON. Besides the versioned form
-// that Snapshot writes it accepts, as the seeds' ShortTermMemory.restore
-// does, a plain JSON array of chat messages and an object
-// {"messages":[...],"summary":"..."}; messages are folded into steps as
+// that Snapshot writes, it accepts what the seeds' ShortTermMemory.restore
+// does. That is a plain JSON array of chat messages, or an object
+// {"messages":[...],"summary":"..."}. Messages are folded into steps as
 // AddMessage would, and a summary becomes a SummaryStep after the system
 // prompts. Errors wrap ErrInvalid.
 func DecodeSnapshot(data []byte) (*Snapshot, error) {

@@ -32,7 +32,7 @@ func Kinds() []StepKind {
 }
 
 // StepInfo is the header every step carries. Memory assigns Number (and ID
-// and Time when they are empty) when the step is added; numbers increase
+// and Time when they are empty) when the step is added. Numbers increase
 // monotonically and are never reused, even after pruning.
 type StepInfo struct {
 	Number   int               `json:"number"`
@@ -49,18 +49,18 @@ func (i *StepInfo) setInfo(n StepInfo) { *i = n }
 
 // RenderOptions controls how a step renders itself to messages.
 type RenderOptions struct {
-	// SummaryMode renders the step as input for a summarizer or planner,
-	// as smolagents does: system prompts and plans render nothing, and an
-	// action step that calls tools leaves out the model's raw output (its
-	// calls and their results say what it did). An action without tool
-	// calls keeps its text: in a chat it is the assistant's reply, the
-	// only record of the assistant's side of the turn.
+	// SummaryMode renders the step as input for a summarizer or planner, as
+	// smolagents does. System prompts and plans render nothing. An action
+	// step that calls tools leaves out the model's raw output, since its
+	// calls and their results say what it did. An action without tool calls
+	// keeps its text: in a chat it is the assistant's reply, the only record
+	// of the assistant's side of the turn.
 	SummaryMode bool
 }
 
 // Step is one entry of an agent's history. The concrete types are the
 // pointer types *SystemPromptStep, *TaskStep, *ActionStep, *PlanningStep,
-// *ScratchpadStep, *FinalAnswerStep, *SummaryStep and *MessageStep; the
+// *ScratchpadStep, *FinalAnswerStep, *SummaryStep and *MessageStep. The
 // set is closed so that every step has a stable JSON form.
 //
 // Steps are values: once added to a Memory they are never changed. Methods
@@ -130,8 +130,8 @@ type TaskStep struct {
 	StepInfo
 	Task   string  `json:"task"`
 	Images []Image `json:"images,omitempty"`
-	// Name and Data are the name and structured data of the user message
-	// the task came from (Message.Name and Message.Data), kept so that
+	// Name and Data are the name and structured data of the user message the
+	// task came from (Message.Name and Message.Data). They are kept so that
 	// the message renders as it was given.
 	Name string          `json:"name,omitempty"`
 	Data json.RawMessage `json:"structured_data,omitempty"`
@@ -212,11 +212,12 @@ type ToolResult struct {
 // and its result are one unit that pruning keeps or drops whole.
 //
 // Every tool call has at most one result. An action some of whose calls
-// have no result yet is pending (see Pending): chat frameworks save the
+// have no result yet is pending (see Pending). Chat frameworks save the
 // assistant message that makes the calls before the tool messages that
-// answer them, and a store keeps it so until they arrive. A context never
-// shows a pending action (Memory.Context leaves it out and lists it in
-// Context.Pending), so every call a model is shown has its result.
+// answer them, and a store keeps the action pending until they arrive. A
+// context never shows a pending action: Memory.Context leaves it out and
+// lists it in Context.Pending. So every call a model is shown has its
+// result.
 type ActionStep struct {
 	StepInfo
 	// Thought is the model's reasoning, when reported apart from its output.
@@ -238,8 +239,8 @@ type ActionStep struct {
 	Usage    *Usage        `json:"usage,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	// Name and Data are the name and structured data of the assistant
-	// message the step came from (Message.Name and Message.Data), kept
-	// so that the message renders as it was given.
+	// message the step came from (Message.Name and Message.Data). They are
+	// kept so that the message renders as it was given.
 	Name string          `json:"name,omitempty"`
 	Data json.RawMessage `json:"structured_data,omitempty"`
 	// Images are the images of the assistant message the step came from,
@@ -251,13 +252,13 @@ type ActionStep struct {
 // Kind implements Step.
 func (*ActionStep) Kind() StepKind { return KindAction }
 
-// Messages implements Step: an assistant message with the model's output,
-// its images and its tool calls, one tool message per result (its text,
-// then its images), then the observation and error (if any) as user
-// messages. In summary mode the model's raw output and images are left
-// out when the step calls tools (see RenderOptions.SummaryMode). A
-// pending action renders the results it has; contexts leave it out
-// whole.
+// Messages implements Step. It renders an assistant message with the
+// model's output, its images and its tool calls, and one tool message per
+// result (its text, then its images). The observation and error (if any)
+// follow as user messages. In summary mode the model's raw output and
+// images are left out when the step calls tools (see
+// RenderOptions.SummaryMode). A pending action renders the results it has;
+// contexts leave it out whole.
 func (s *ActionStep) Messages(opts RenderOptions) []Message {
 	msgs := make([]Message, 0, 1+len(s.Results)+2)
 	text, images := s.assistantText(), s.Images
@@ -299,8 +300,8 @@ func (s *ActionStep) resultMessage(r ToolResult) Message {
 }
 
 // withResultMetadata returns m, a tool message rendered from r, with r's
-// own metadata added, as a read of the message (Memory.Recent,
-// PopMessage) gives it: the message's keys (its is_error) win.
+// own metadata added. That is how a read of the message (Memory.Recent,
+// PopMessage) gives it. The message's keys (its is_error) win.
 func withResultMetadata(m Message, r ToolResult) Message {
 	if len(r.Metadata) == 0 {
 		return m
@@ -311,10 +312,11 @@ func withResultMetadata(m Message, r ToolResult) Message {
 	return m
 }
 
-// PopResult splits the result of the call callID off the action: it
+// PopResult splits the result of the call callID off the action. It
 // returns the result as a tool message (as Messages renders it), with the
-// result's own metadata added, and a copy of the action without it, whose
-// call is pending again. ok is false when the call has no result.
+// result's own metadata added. It also returns a copy of the action
+// without it, whose call is pending again. ok is false when the call has
+// no result.
 func (s *ActionStep) PopResult(callID string) (msg Message, rest *ActionStep, ok bool) {
 	for i, r := range s.Results {
 		if r.CallID != callID {
@@ -454,8 +456,8 @@ func (s *ActionStep) Validate() error {
 }
 
 // Truncate returns a copy of the step whose tool results and observation
-// are cut to at most maxLen bytes each (on a UTF-8 boundary), with a marker
-// saying how much was cut. The step itself is not changed.
+// are cut to at most maxLen bytes each, on a UTF-8 boundary. A marker says
+// how much was cut. The step itself is not changed.
 func (s *ActionStep) Truncate(maxLen int) *ActionStep {
 	c := s.clone().(*ActionStep)
 	c.Observation = TruncateText(c.Observation, maxLen)
@@ -490,9 +492,9 @@ func cloneResults(rs []ToolResult) []ToolResult {
 
 // TruncateText cuts s to at most maxLen bytes on a UTF-8 boundary and
 // appends a marker saying how many bytes were cut. Text that fits is
-// returned unchanged. It is idempotent: text it already cut keeps its
-// marker, is cut further only if its kept part is longer than maxLen, and
-// the marker then counts every byte cut from the original.
+// returned unchanged. It is idempotent. Text it already cut keeps its
+// marker, and is cut further only if its kept part is longer than maxLen.
+// The marker then counts every byte cut from the original.
 func TruncateText(s string, maxLen int) string {
 	if maxLen < 0 {
 		maxLen = 0
@@ -618,9 +620,9 @@ func (s *ScratchpadStep) clone() Step {
 }
 
 // FinalAnswerStep holds the agent's final answer. It renders as the
-// assistant's message, but a context (Memory.Context, Memory.Messages)
+// assistant's message. But a context (Memory.Context, Memory.Messages)
 // leaves it out when it ends the context, as smolagents renders nothing
-// for it: the answer is the run's output, and a request ending with it
+// for it. The answer is the run's output, and a request ending with it
 // would ask the model to continue its own answer. Once later steps follow
 // it (the next user turn of a conversation built from runs), it is shown,
 // so the model sees what it answered.
@@ -659,7 +661,7 @@ func (r Range) Len() int { return r.To - r.From + 1 }
 func (r Range) Contains(n int) bool { return n >= r.From && n <= r.To }
 
 // SummaryStep stands in for a range of earlier steps. Covers lists the
-// numbers of the steps it replaces (which stay in a durable log); when a
+// numbers of the steps it replaces, which stay in a durable log. When a
 // summary is summarized again, the new summary covers the union.
 type SummaryStep struct {
 	StepInfo

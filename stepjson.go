@@ -13,31 +13,36 @@ import (
 	"github.com/agentmem/agentmem/internal/jsoncheck"
 )
 
-// Each step's JSON is an object with a "type" field naming its kind and the
-// step's own fields beside the header fields (number, id, time, metadata):
+// Each step's JSON is an object with a "type" field naming its kind. The
+// step's own fields sit beside the header fields (number, id, time,
+// metadata):
 //
 //	{"type":"action","number":4,"id":"...","tool_calls":[...],"results":[...]}
 //
 // Decoding is strict: unknown fields and unknown types are refused, so a
-// misspelt field is an error rather than silently lost data, and so are
-// missing required fields (those MarshalStep always writes: a system
-// prompt's and a scratchpad's content, a task's task, a plan's plan, a
-// final answer's answer, a summary's summary, a message step's message; a
-// tool result's call_id and content, a covered range's from and to), even
-// as null. A wrapper struct decodes each required field into a pointer of
-// its own, which shadows the step's field of the same JSON name, so that
-// its absence shows.
+// misspelt field is an error rather than silently lost data. Missing
+// required fields are refused too, even as null. They are those
+// MarshalStep always writes:
+//
+//   - a system prompt's and a scratchpad's content;
+//   - a task's task, a plan's plan, a final answer's answer;
+//   - a summary's summary, a message step's message;
+//   - a tool result's call_id and content, a covered range's from and to.
+//
+// A wrapper struct decodes each required field into a pointer of its own.
+// It shadows the step's field of the same JSON name, so that its absence
+// shows.
 
 // v1Encoding makes the JSON v2 encoder write exactly what encoding/json
-// writes (HTML-safe escapes, sorted map keys, omitempty as it means
-// there), faster: a step's JSON is what the stores keep, so its bytes
-// must not change.
+// writes: HTML-safe escapes, sorted map keys, omitempty as it means there.
+// It is faster. A step's JSON is what the stores keep, so its bytes must
+// not change.
 var v1Encoding = jsonv1.DefaultOptionsV1()
 
-// marshalJSON encodes v as encoding/json's Marshal does, byte for byte
-// where its strings are valid UTF-8, as every valid step's are (of
-// invalid UTF-8 encoding/json writes the escape \ufffd, and this the
-// character U+FFFD: the same text).
+// marshalJSON encodes v as encoding/json's Marshal does. The bytes are the
+// same where its strings are valid UTF-8, as every valid step's are. Of
+// invalid UTF-8, encoding/json writes the escape \ufffd and this the
+// character U+FFFD: the same text.
 func marshalJSON(v any) ([]byte, error) { return marshalEngine(v) }
 
 // marshalEngine is marshalJSON's encoder; tests compare it with
@@ -91,9 +96,10 @@ func UnmarshalStep(data []byte) (Step, error) {
 }
 
 // leadingKind reads the kind of a step whose JSON starts with its "type"
-// field, as MarshalStep writes it, without scanning the whole document
-// (loading a long session decodes thousands of steps). Other input goes
-// the general way. The strict decode that follows checks the type again.
+// field, as MarshalStep writes it. It does not scan the whole document,
+// since loading a long session decodes thousands of steps. Other input
+// goes the general way. The strict decode that follows checks the type
+// again.
 func leadingKind(data []byte) (StepKind, bool) {
 	const prefix = `{"type":"`
 	if !bytes.HasPrefix(data, []byte(prefix)) {
@@ -172,10 +178,10 @@ func required[T any](field string, v *T, dst *T) error {
 	return nil
 }
 
-// decodeStrict decodes data into v in one pass (jsoncheck.Decode),
-// refusing unknown fields, member names that match a field only in
-// another letter case, repeated keys, invalid UTF-8 and trailing data, and
-// checks the decoded kind.
+// decodeStrict decodes data into v in one pass (jsoncheck.Decode) and
+// checks the decoded kind. It refuses unknown fields, member names that
+// match a field only in another letter case, repeated keys, invalid UTF-8
+// and trailing data.
 func decodeStrict(data []byte, v any, got *StepKind, want StepKind) error {
 	if err := jsoncheck.Decode(data, v); err != nil {
 		return decodeError(string(want), err)

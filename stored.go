@@ -8,14 +8,14 @@ import (
 
 // Errors of what a backend holds, rather than of the call.
 var (
-	// ErrDamaged reports a stored record that does not decode: a
-	// session whose metadata is not JSON, a document or a fact whose
-	// stored fields are not what was written. It is not transient:
-	// reading the record again fails again. A read of one record by its
-	// ID fails with a *DamagedError; a read of a collection (a list of
-	// sessions, a search, a user's facts) leaves the record out and
-	// reports it (ReportDamaged), so that one record cannot take down
-	// every collection it is part of.
+	// ErrDamaged reports a stored record that does not decode. Examples are
+	// a session whose metadata is not JSON, or a document or a fact whose
+	// stored fields are not what was written. It is not transient: reading
+	// the record again fails again. A read of one record by its ID fails
+	// with a *DamagedError. A read of a collection (a list of sessions, a
+	// search, a user's facts) leaves the record out and reports it
+	// (ReportDamaged). So one record cannot take down every collection it is
+	// part of.
 	ErrDamaged = errors.New("agentmem: damaged record")
 	// ErrExhausted reports a backend out of a resource it needs: a full
 	// disk or database (SQLite's SQLITE_FULL, PostgreSQL's disk_full), or
@@ -58,10 +58,10 @@ type reporter struct {
 }
 
 // WithDamageReporter returns a context in which the damaged records that
-// reads of collections leave out are reported to fn, as well as to the
-// reporters ctx has already (the newest first). fn may be called from
-// the goroutine of the read, and from several at once when ctx is
-// shared.
+// reads of collections leave out are reported to fn. They are also
+// reported to the reporters ctx has already, the newest first. fn may be
+// called from the goroutine of the read, and from several at once when ctx
+// is shared.
 func WithDamageReporter(ctx context.Context, fn func(*DamagedError)) context.Context {
 	next, _ := ctx.Value(damageReporters{}).(*reporter)
 	return context.WithValue(ctx, damageReporters{}, &reporter{fn: fn, next: next})

@@ -6,20 +6,19 @@ import (
 	"time"
 )
 
-// This file holds the built-in strategies of the seeds: sliding windows
-// (KeepLastN, KeepLastNActions, KeepSystemAndRecent, Tail,
-// KeepLastNAndTasks), observation
-// truncation (PruneOldObservations, PruneObservationsOlderThan), a token
-// budget (TokenBudget) and DropKinds. Summarize is in summarizer.go and
-// the diversity strategy MMR in mmr.go.
+// This file holds the built-in strategies of the seeds. They are sliding
+// windows (KeepLastN, KeepLastNActions, KeepSystemAndRecent, Tail,
+// KeepLastNAndTasks), observation truncation (PruneOldObservations,
+// PruneObservationsOlderThan), a token budget (TokenBudget) and DropKinds.
+// Summarize is in summarizer.go and the diversity strategy MMR in mmr.go.
 //
 // Every strategy here keeps the steps it does not change as the very
-// values it was given (so a Memory reuses their cached token counts),
+// values it was given, so a Memory reuses their cached token counts. It
 // returns a new slice in the original order, and never modifies its input.
 
 // KeepLastN keeps the pinned steps (system prompts and the first task) and
-// the newest n other steps, of any kind, dropping the rest: the sliding
-// window most agents want. A negative n counts as zero.
+// the newest n other steps, of any kind, dropping the rest. It is the
+// sliding window most agents want. A negative n counts as zero.
 func KeepLastN(n int) Strategy {
 	n = max(n, 0)
 	return StrategyFunc(func(_ context.Context, steps []Step, env *Env) ([]Step, error) {
@@ -37,11 +36,11 @@ func KeepLastN(n int) Strategy {
 }
 
 // KeepRecent keeps the pinned steps and the newest whole turns that hold
-// at least n other steps, dropping the older ones: KeepLastN rounded up to
-// whole turns (see SummaryUnits), so that no turn left loses its question.
-// In an agent run, whose task is pinned, it keeps the newest n steps. It
-// is a memory's default strategy (see Options.Prune). A negative n counts
-// as zero.
+// at least n other steps, dropping the older ones. It is KeepLastN rounded
+// up to whole turns (see SummaryUnits), so that no turn left loses its
+// question. In an agent run, whose task is pinned, it keeps the newest n
+// steps. It is a memory's default strategy (see Options.Prune). A negative
+// n counts as zero.
 func KeepRecent(n int) Strategy {
 	n = max(n, 0)
 	return StrategyFunc(func(_ context.Context, steps []Step, env *Env) ([]Step, error) {
@@ -57,9 +56,9 @@ func KeepRecent(n int) Strategy {
 	})
 }
 
-// KeepLastNActions is tinyAgent's keep_last_n_steps: it keeps the pinned
+// KeepLastNActions is tinyAgent's keep_last_n_steps. It keeps the pinned
 // steps, every step that is not an action (plans, notes, summaries,
-// messages, later tasks) and the newest n action steps, dropping older
+// messages, later tasks) and the newest n action steps. It drops older
 // actions. A negative n counts as zero.
 func KeepLastNActions(n int) Strategy {
 	n = max(n, 0)
@@ -81,8 +80,8 @@ func KeepLastNActions(n int) Strategy {
 }
 
 // KeepSystemAndRecent is the seeds' keep_system_and_recent: every system
-// prompt plus the newest n steps of any kind (system prompts among them
-// count towards n). Unlike every other strategy here it does not pin the
+// prompt plus the newest n steps of any kind. System prompts among them
+// count towards n. Unlike every other strategy here it does not pin the
 // first task, because the seeds do not: once the task is older than the
 // newest n steps it is dropped. KeepLastN, which keeps the task, is
 // usually what an agent wants. A negative n counts as zero.
@@ -112,9 +111,9 @@ func Tail(n int) Strategy {
 // KeepLastNAndTasks is seed 002's keep_last_n_steps: it keeps every system
 // prompt and every task, whatever the memory pins, and the newest n other
 // steps. The seed returns the system prompts and tasks first and the other
-// steps after them; here every step stays in its place (see Strategy on
-// order), so a later task still comes after the actions that preceded
-// it. A negative n counts as zero.
+// steps after them. Here every step stays in its place (see Strategy on
+// order), so a later task still comes after the actions that preceded it.
+// A negative n counts as zero.
 func KeepLastNAndTasks(n int) Strategy {
 	n = max(n, 0)
 	return StrategyFunc(func(_ context.Context, steps []Step, _ *Env) ([]Step, error) {
@@ -151,14 +150,14 @@ func DropKinds(kinds ...StepKind) Strategy {
 	})
 }
 
-// PruneOldObservations keeps every step but shortens the tool results and
-// observations of the action steps older than the newest keepLastN
-// actions to at most maxLength bytes each, as ActionStep.Truncate does
-// (the seeds' prune_old_observations). An action is replaced by its
-// truncated copy only when that changes it, and text this strategy (or
-// Truncate) already cut to maxLength bytes or less is not cut again, so
-// applying it repeatedly reports no further changes. Negative arguments
-// count as zero.
+// PruneOldObservations keeps every step but shortens some tool results and
+// observations to at most maxLength bytes each, as ActionStep.Truncate
+// does. It shortens those of the action steps older than the newest
+// keepLastN actions (the seeds' prune_old_observations). An action is
+// replaced by its truncated copy only when that changes it. Text this
+// strategy (or Truncate) already cut to maxLength bytes or less is not cut
+// again. So applying it repeatedly reports no further changes. Negative
+// arguments count as zero.
 func PruneOldObservations(keepLastN, maxLength int) Strategy {
 	keepLastN, maxLength = max(keepLastN, 0), max(maxLength, 0)
 	return StrategyFunc(func(_ context.Context, steps []Step, _ *Env) ([]Step, error) {
@@ -183,12 +182,12 @@ func PruneOldObservations(keepLastN, maxLength int) Strategy {
 }
 
 // PruneObservationsOlderThan shortens, like PruneOldObservations, the tool
-// results and observations of the action steps whose time is more than
-// maxAge before Env.Now (the injected clock of a Memory) to at most
-// maxLength bytes each. This is the seeds' age-based
-// prune_old_observations(max_age_seconds). Steps with no time (the zero
-// time) have no known age and are left alone. Negative arguments count as
-// zero.
+// results and observations of some action steps to at most maxLength bytes
+// each. It shortens those of the steps whose time is more than maxAge
+// before Env.Now (the injected clock of a Memory). This is the seeds'
+// age-based prune_old_observations(max_age_seconds). Steps with no time
+// (the zero time) have no known age and are left alone. Negative arguments
+// count as zero.
 func PruneObservationsOlderThan(maxAge time.Duration, maxLength int) Strategy {
 	maxAge, maxLength = max(maxAge, 0), max(maxLength, 0)
 	return StrategyFunc(func(_ context.Context, steps []Step, env *Env) ([]Step, error) {
@@ -208,14 +207,14 @@ func PruneObservationsOlderThan(maxAge time.Duration, maxLength int) Strategy {
 	})
 }
 
-// TokenBudget keeps the pinned steps and then the newest steps whose
-// total cost (Env.Tokens, plus ReplyPriming for the request) fits in
-// budget, walking back from the newest step and stopping at the first
-// that does not fit, so the kept window has no gaps. This is the choice
-// Memory.Context makes, applied as a strategy (for example to compact the
-// working set, or before another strategy in a Chain). The costs are
-// those of each step rendered on its own, an upper bound on what a format
-// that merges messages sends, so the kept steps never exceed the budget.
+// TokenBudget keeps the pinned steps and then the newest steps whose total
+// cost (Env.Tokens, plus ReplyPriming for the request) fits in budget. It
+// walks back from the newest step and stops at the first that does not
+// fit, so the kept window has no gaps. This is the choice Memory.Context
+// makes, applied as a strategy: for example to compact the working set, or
+// before another strategy in a Chain. The costs are those of each step
+// rendered on its own. That is an upper bound on what a format that merges
+// messages sends, so the kept steps never exceed the budget.
 //
 // If the pinned steps alone exceed the budget, Apply returns a
 // *BudgetError (wrapping ErrBudgetTooSmall). A budget of zero or less
@@ -252,11 +251,11 @@ func TokenBudget(budget int) Strategy {
 }
 
 // pinEnv returns the pinned flags of steps and an Env that reports exactly
-// those steps as pinned, so that helpers such as ReplaceWithSummary agree
-// with the caller. An Env that knows the memory's working set pins by step
-// number and ID (so modified copies stay pinned through a Chain); one that
-// knows none (nil, or from NewEnv) applies its pinning (by default: system
-// prompts and the first task) to steps.
+// those steps as pinned. So helpers such as ReplaceWithSummary agree with
+// the caller. An Env that knows the memory's working set pins by step
+// number and ID, so modified copies stay pinned through a Chain. One that
+// knows none (nil, or from NewEnv) applies its pinning to steps; by
+// default that pins system prompts and the first task.
 func pinEnv(steps []Step, env *Env) (*Env, []bool) {
 	if env == nil || env.pins == nil {
 		flags := env.pinRule().stepFlags(steps)

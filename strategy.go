@@ -8,22 +8,22 @@ import (
 )
 
 // A Strategy selects and compresses steps: given the working set, it
-// returns the steps to keep. It may leave steps out, replace a step with a
-// modified copy (same number and ID, for example from
-// ActionStep.Truncate) or insert new steps with no ID, such as a
+// returns the steps to keep. It may leave steps out, or replace a step
+// with a modified copy (same number and ID, for example from
+// ActionStep.Truncate). It may insert new steps with no ID, such as a
 // SummaryStep. It must not modify the steps it is given: they are copies,
 // and changes made to them in place are ignored.
 //
 // Order: the working set, and every context rendered from it, keeps its
 // steps in the order they were added, whatever order a strategy returns
-// them in, because a tool result, a later task or a reply only makes
-// sense after what came before it. A result that only reorders the steps
-// it keeps (the seeds' custom strategies return the system prompt and
-// task first) is accepted and put back in that order; new steps go where
-// the strategy put them among the kept ones, so a result that both
-// inserts new steps and reorders kept ones is refused, as is one that
-// repeats a step or holds a step with an ID that is not in the working
-// set: Memory.Prune and Memory.Context then return a *StrategyError.
+// them in. A tool result, a later task or a reply only makes sense after
+// what came before it. A result that only reorders the steps it keeps is
+// accepted and put back in that order; the seeds' custom strategies return
+// the system prompt and task first. New steps go where the strategy put
+// them among the kept ones. So a result that both inserts new steps and
+// reorders kept ones is refused. So is one that repeats a step or holds a
+// step with an ID that is not in the working set. Memory.Prune and
+// Memory.Context then return a *StrategyError.
 //
 // Strategies compose with Chain, and a custom strategy is one function
 // wrapped in StrategyFunc.
@@ -39,21 +39,21 @@ func (f StrategyFunc) Apply(ctx context.Context, steps []Step, env *Env) ([]Step
 	return f(ctx, steps, env)
 }
 
-// Env is what a strategy may know about the memory it runs in: the time,
-// the token cost of a step under the memory's format and counter (cached
-// for the memory's own steps), and which steps are pinned. A nil *Env is
-// valid: it reads the system clock, counts with o200k_base in OpenAI format,
-// and pins system prompts and the first task.
+// Env is what a strategy may know about the memory it runs in. That is the
+// time, the token cost of a step under the memory's format and counter
+// (cached for the memory's own steps), and which steps are pinned. A nil
+// *Env is valid: it reads the system clock, counts with o200k_base in
+// OpenAI format, and pins system prompts and the first task.
 type Env struct {
 	now     time.Time
 	format  Format
 	counter tokenizer.Counter
 	cost    func(Step) (int, bool)
-	// pinning is the rule pins came from, or the rule to apply to the
-	// steps a strategy is given when the Env knows no working set.
+	// pinning is the rule pins came from. When the Env knows no working set,
+	// it is the rule to apply to the steps a strategy is given.
 	pinning *Pinning
-	// pins holds the (number, ID) of the pinned steps of the working set
-	// the strategy runs on; nil when the Env knows no working set.
+	// pins holds the (number, ID) of the pinned steps of the working set the
+	// strategy runs on. It is nil when the Env knows no working set.
 	pins map[stepKey]bool
 	// target is what a policy's compaction aims the working set at, in
 	// tokens (Target).
@@ -134,9 +134,9 @@ func (e *Env) Counter() tokenizer.Counter {
 }
 
 // Target returns the size, in tokens, that the strategy should bring the
-// working set to or below, or 0 when there is none: a Policy with a token
-// limit runs its strategy with its TargetTokens, so that a compaction
-// makes room for a stretch of growth rather than for the next step only.
+// working set to or below, or 0 when there is none. A Policy with a token
+// limit runs its strategy with its TargetTokens. So a compaction makes
+// room for a stretch of growth rather than for the next step only.
 // Strategies that can choose how much to compact (Summarize) aim at it;
 // others ignore it.
 func (e *Env) Target() int {
@@ -157,12 +157,12 @@ func (e *Env) Tokens(s Step) int {
 	return renderStep(s, e.Format(), e.Counter(), RenderOptions{}).total
 }
 
-// Pinned reports whether s is pinned under the memory's pinning
-// (Options.Pinning; by default a system prompt, or the first task of the
-// working set), or is a modified copy of a pinned step: pins follow a
-// step's number and ID. Strategies should keep pinned steps. An Env that
-// knows no working set (nil, or from NewEnv) pins the kinds its pinning
-// names (by default system prompts and every task); the built-in
+// Pinned reports whether s is pinned under the memory's pinning, or is a
+// modified copy of a pinned step: pins follow a step's number and ID. The
+// pinning is Options.Pinning; by default it pins a system prompt, or the
+// first task of the working set. Strategies should keep pinned steps. An
+// Env that knows no working set (nil, or from NewEnv) pins the kinds its
+// pinning names: by default system prompts and every task. The built-in
 // strategies then apply the pinning to the steps they are given, pinning
 // only the first of their tasks.
 func (e *Env) Pinned(s Step) bool {
@@ -190,9 +190,9 @@ var headPinning = Pinning{SystemPrompts: true, FirstTask: true}
 
 // PinnedFlags flags the head of a run among a list of steps: every system
 // prompt and the first task. These are the steps a compaction record must
-// keep unless it names them removed (see PinnedKinds); DefaultPinning
-// pins the newest summary besides, which a compaction replaces when it
-// writes a new one.
+// keep unless it names them removed (see PinnedKinds). DefaultPinning pins
+// the newest summary besides, which a compaction replaces when it writes a
+// new one.
 func PinnedFlags(steps []Step) []bool {
 	return headPinning.stepFlags(steps)
 }

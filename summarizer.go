@@ -94,30 +94,31 @@ func (o SummarizeOptions) config() summarizeConfig {
 	return c
 }
 
-// Summarize returns a strategy that replaces older steps with a summary,
-// the seeds' messages_to_summarize → LLM → set_summary → trim_to_recent
-// as one atomic step. When there are more than opts.Trigger unpinned
-// steps, or they cost more than opts.TriggerTokens, the oldest steps are
-// replaced by one SummaryStep whose text s writes from them, keeping
-// verbatim the newest whole turns that hold opts.KeepRecent unpinned steps
-// (see ReplaceWithSummary and SummaryUnits): a turn is summarized whole or
-// not at all, so the turns kept have their questions.
+// Summarize returns a strategy that replaces older steps with a summary.
+// It is the seeds' messages_to_summarize → LLM → set_summary →
+// trim_to_recent as one atomic step. It runs when there are more than
+// opts.Trigger unpinned steps, or when they cost more than
+// opts.TriggerTokens. The oldest steps are then replaced by one
+// SummaryStep whose text s writes from them. The newest whole turns that
+// hold opts.KeepRecent unpinned steps are kept verbatim (see
+// ReplaceWithSummary and SummaryUnits). A turn is summarized whole or not
+// at all, so the turns kept have their questions.
 //
 // Run by a Policy with a token limit, the strategy aims at the policy's
-// target instead (Env.Target): it keeps the newest whole turns that fit in
+// target instead (Env.Target). It keeps the newest whole turns that fit in
 // the target together with the pinned steps and a summary of up to
-// opts.MaxSummaryTokens, and summarizes the rest, so that the working set
-// grows by the difference between the policy's limit and its target before
-// the next summary. The newest unit (a turn, or an agent run's newest
-// step) is always kept.
+// opts.MaxSummaryTokens, and summarizes the rest. So the working set grows
+// by the difference between the policy's limit and its target before the
+// next summary. The newest unit (a turn, or an agent run's newest step) is
+// always kept.
 //
-// Earlier summaries are not summarized again as steps: their text is
-// passed as SummaryRequest.Previous, so that the new summary extends it,
-// and the new summary covers what they covered and takes their place
-// (pinned or not). If the summary text costs more than
-// opts.MaxSummaryTokens, s is asked once to condense it (a request with
-// only Previous, MaxTokens and Condense set); if it is still too long it
-// is cut to fit, so the summary stays bounded however long the run.
+// Earlier summaries are not summarized again as steps. Their text is
+// passed as SummaryRequest.Previous, so that the new summary extends it.
+// The new summary covers what they covered and takes their place, pinned
+// or not. If the summary text costs more than opts.MaxSummaryTokens, s is
+// asked once to condense it: a request with only Previous, MaxTokens and
+// Condense set. If it is still too long it is cut to fit, so the summary
+// stays bounded however long the run.
 //
 // An error from s, or an empty summary, is returned by Apply, and a Prune
 // that applies the strategy then leaves the memory unchanged. Under Prune
@@ -170,10 +171,10 @@ func summarizeStrategy(sum Summarizer, cfg summarizeConfig) Strategy {
 	})
 }
 
-// toTarget returns, ascending, the indexes of the units to summarize so
-// that the pinned steps, a summary of at most c.maxTokens and the newest
-// units kept fit in target: every unit but the newest that fit, and at
-// least the newest one.
+// toTarget returns, ascending, the indexes of the units to summarize. The
+// pinned steps, a summary of at most c.maxTokens and the newest units kept
+// must fit in target. It returns every unit but the newest that fit; the
+// newest one is always kept.
 func (c summarizeConfig) toTarget(steps []Step, pinned []bool, units [][]int, env *Env, target int) []int {
 	used := ReplyPriming + c.maxTokens
 	for i, s := range steps {
@@ -262,14 +263,14 @@ func cutToTokens(text string, maxTokens int, c tokenizer.Counter) string {
 	return text[:textcut.Floor(text, lo)]
 }
 
-// Summarize summarizes the working set in one call: the steps
-// StepsToSummarize(keepRecent) returns are passed to s (an earlier summary
-// among them as SummaryRequest.Previous), and they are replaced by one
+// Summarize summarizes the working set in one call. The steps
+// StepsToSummarize(keepRecent) returns are passed to s, an earlier summary
+// among them as SummaryRequest.Previous. They are replaced by one
 // SummaryStep holding its text, as SetSummary does. keepRecent counts
 // unpinned steps literally: zero keeps none. The summary is bounded by
 // DefaultMaxSummaryTokens as in the Summarize strategy.
 //
-// The summarizer runs without holding the memory's lock; if another
+// The summarizer runs without holding the memory's lock. If another
 // compaction changes the working set meanwhile, the result wraps
 // ErrConflict and nothing changes, as with Prune. An error from s leaves
 // the memory unchanged. When there is nothing to summarize, s is not

@@ -21,8 +21,8 @@ const (
 )
 
 // ErrUnauthenticated is wrapped by the errors of a request or a token that
-// does not authenticate: no key where one is required, a malformed key,
-// an unknown or revoked one. The server answers them with 401.
+// does not authenticate. That is no key where one is required, a malformed
+// key, or an unknown or revoked one. The server answers them with 401.
 var ErrUnauthenticated = errors.New("unauthenticated")
 
 // UnauthenticatedError says why a request was not authenticated.

@@ -60,9 +60,9 @@ type AuthenticatorOptions struct {
 	// non-loopback address.
 	Require bool
 	// CacheTTL is how long a verified key is trusted without asking the
-	// store again, and how long "the store holds no key" is believed: a
-	// key revoked or a first key created by another process takes
-	// effect within it. 0 means DefaultCacheTTL; negative, no cache.
+	// store again, and how long "the store holds no key" is believed. A key
+	// revoked or a first key created by another process takes effect within
+	// it. 0 means DefaultCacheTTL; negative, no cache.
 	CacheTTL time.Duration
 	// TouchEvery is how often a key's LastUsedAt is written while it is
 	// in use. 0 means DefaultTouchEvery.
@@ -131,10 +131,10 @@ func (a *Authenticator) Required(ctx context.Context) (bool, error) {
 }
 
 // Authenticate returns the identity of a request: the key of its
-// "Authorization: Bearer" header, or, with no such header, the default
-// tenant if keys are not required and the request is a loopback one (its
-// peer and its Host are loopback addresses or localhost). It fails with
-// an *UnauthenticatedError, or with the store's error.
+// "Authorization: Bearer" header. With no such header, it is the default
+// tenant if keys are not required and the request is a loopback one: its
+// peer and its Host are loopback addresses or localhost. It fails with an
+// *UnauthenticatedError, or with the store's error.
 func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 	token, given, err := ParseAuthorization(r.Header.Get("Authorization"))
 	if err != nil {

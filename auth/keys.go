@@ -85,9 +85,9 @@ func (k *Keys) Revoke(ctx context.Context, id string) (*Key, error) {
 }
 
 // Verify returns the key a token stands for, or an *UnauthenticatedError
-// if it stands for none: a malformed token, an unknown key ID, a secret
-// that does not match (the hashes are compared in constant time) or a
-// revoked key. Other errors are the store's.
+// if it stands for none. That is a malformed token, an unknown key ID, a
+// secret that does not match (the hashes are compared in constant time) or
+// a revoked key. Other errors are the store's.
 func (k *Keys) Verify(ctx context.Context, token string) (*Key, error) {
 	id, err := ParseToken(token)
 	if err != nil {

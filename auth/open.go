@@ -15,7 +15,7 @@ type Opener func(ctx context.Context, u *url.URL) (KeyStore, error)
 var backends = registry.New[KeyStore]("auth")
 
 // Register makes a backend available to Open under a URL scheme, as
-// store.Register does for session stores: packages auth/sqlite and
+// store.Register does for session stores. Packages auth/sqlite and
 // auth/postgres register themselves in their init functions, and this
 // package registers "mem". Register panics if the opener is nil or the
 // scheme is empty or already registered.

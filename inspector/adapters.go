@@ -55,9 +55,9 @@ func (s factsSource) Changes(ctx context.Context, tenant, user, id string) ([]Fa
 	return out, nil
 }
 
-// RecallFrom returns the RecallSource of a recall.Index: a search of the
-// tenant's index (every session's turns and any other document), or of
-// one session's, user's or agent's turns.
+// RecallFrom returns the RecallSource of a recall.Index. It searches the
+// tenant's index (every session's turns and any other document), or one
+// session's, user's or agent's turns.
 func RecallFrom(ix *recall.Index) RecallSource { return recallSource{ix} }
 
 type recallSource struct{ ix *recall.Index }

@@ -12,17 +12,17 @@ import (
 )
 
 // Amendments (store.CompactionRecord.Amend) are mostly tool results that
-// arrived after their call: frameworks save the call and its result in
+// arrived after their call. Frameworks save the call and its result in
 // separate requests, so a session of many tool calls has as many
-// amendments. The pages show each in the row of the step it completed,
-// not as a compaction, and a step's row shows the completed step: what
-// the model sees.
+// amendments. The pages show each in the row of the step it completed, not
+// as a compaction. A step's row shows the completed step: what the model
+// sees.
 
-// versions follows, entry by entry, the versions of the steps of a part
-// of a log: as logged, as completed by the amendments after it (what a
-// step's row shows), and as the working set holds it (a compaction's
-// copy, or the completed step). It knows only the steps whose entries it
-// was given.
+// versions follows, entry by entry, the versions of the steps of a part of
+// a log. A step is seen as logged, as completed by the amendments after it
+// (what a step's row shows), and as the working set holds it (a
+// compaction's copy, or the completed step). It knows only the steps whose
+// entries it was given.
 type versions struct {
 	logged  map[int64]agentmem.Step
 	shown   map[int64]agentmem.Step
@@ -76,12 +76,12 @@ func (v *versions) encode(s agentmem.Step) []byte {
 	return b
 }
 
-// compact records a full compaction record and describes it: the copies
-// it carries, by what they are to the versions they replace. A full
-// record's copies are the only ones in force after it, so a writer sends
-// again, unchanged, the copies the working set already had (such as the
-// completed tool calls of a chat): those are told apart from the copies
-// the compaction made.
+// compact records a full compaction record and describes it: the copies it
+// carries, by what they are to the versions they replace. A full record's
+// copies are the only ones in force after it. So a writer sends again,
+// unchanged, the copies the working set already had, such as the completed
+// tool calls of a chat. Those are told apart from the copies the
+// compaction made.
 func (v *versions) compact(c *store.CompactionRecord) *compactionView {
 	cv := &compactionView{Working: len(c.Working), Removed: formatSeqs(c.Removed)}
 	var shortened, changed, kept, unknown []int64
@@ -117,17 +117,17 @@ func (v *versions) compact(c *store.CompactionRecord) *compactionView {
 	return cv
 }
 
-// compactionView is a full compaction record on the pages: the size of
-// the working set after it, the steps it removed, and the copies it
-// carries, by what they are to the versions they replace (see
+// compactionView is a full compaction record on the pages. It holds the
+// size of the working set after it, the steps it removed, and the copies
+// it carries, by what they are to the versions they replace (see
 // versions.compact).
 type compactionView struct {
 	Working int
 	Removed string
-	// Shortened copies are smaller than the version they replace,
-	// Changed ones differ otherwise, Kept ones are that version again
-	// (carried over), and Copies are of steps whose version in force the
-	// page does not know (their entries are on another page).
+	// Shortened copies are smaller than the version they replace, and
+	// Changed ones differ otherwise. Kept ones are that version again
+	// (carried over). Copies are of steps whose version in force the page
+	// does not know, since their entries are on another page.
 	Shortened, Changed, Kept, Copies string
 }
 
@@ -181,8 +181,8 @@ func results(names []string) string {
 }
 
 // describeAmendment says what an amendment's copy of a step changed from
-// prev, the step as it stood before: the results that arrived, or that
-// were taken back (sessions.Service.Pop of a tool result).
+// prev, the step as it stood before. That is the results that arrived, or
+// that were taken back (sessions.Service.Pop of a tool result).
 func describeAmendment(prev, copy agentmem.Step) string {
 	before, after := answered(prev), answered(copy)
 	arrived, withdrawn := map[string]bool{}, map[string]bool{}
@@ -206,7 +206,7 @@ func describeAmendment(prev, copy agentmem.Step) string {
 }
 
 // describeOffPage says what an amendment's copy of step seq is when the
-// step is not on the page, so what it was before is not known.
+// step is not on the page. What it was before is then not known.
 func describeOffPage(seq int64, copy agentmem.Step) string {
 	n := "#" + strconv.FormatInt(seq, 10)
 	a, ok := copy.(*agentmem.ActionStep)
@@ -244,9 +244,9 @@ func formatDelay(d time.Duration) string {
 	return "+" + strconv.Itoa(int(d/(24*time.Hour))) + " days"
 }
 
-// arrivalText is what a step's row says of an amendment: what arrived,
-// how long after the step (when the store keeps entry times), and, for
-// a step a branch inherited, that it arrived in the branch.
+// arrivalText is what a step's row says of an amendment. It says what
+// arrived and how long after the step (when the store keeps entry times).
+// For a step a branch inherited, it says that it arrived in the branch.
 func arrivalText(what string, step, amend time.Time, inBranch bool) string {
 	if inBranch {
 		what += " in this branch"

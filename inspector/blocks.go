@@ -140,9 +140,9 @@ func (in *Inspector) blockGroupOf(ctx context.Context, tenant string, o blocks.O
 }
 
 // sessionBlocks lists the blocks a session's contexts show: its user's,
-// then its own, as the context orders them (blocks.Shown), the user's
-// blocks the session's hide marked so. Without a blocks source it lists
-// none.
+// then its own, as the context orders them (blocks.Shown). The user's
+// blocks the session's hide are marked so. Without a blocks source it
+// lists none.
 func (in *Inspector) sessionBlocks(ctx context.Context, sess *store.Session) ([]blockGroup, error) {
 	if in.cfg.Blocks == nil {
 		return nil, nil

@@ -15,7 +15,7 @@ const chartSamples = 64
 const chartColors = 8
 
 // chart is an inline SVG chart of confidence (0 to 1) over time, drawn
-// server-side: a line per fact, solid up to now and dashed after it.
+// server-side. It has a line per fact, solid up to now and dashed after.
 type chart struct {
 	W, H   int
 	Left   float64 // the plot area
@@ -56,7 +56,7 @@ type timeScale struct {
 	start, now, end time.Time
 }
 
-// newTimeScale spans the facts: from the oldest creation to now, plus a
+// newTimeScale spans the facts from the oldest creation to now. It adds a
 // third of that (at least a day) to show where decay is heading.
 func newTimeScale(facts []FactView, now time.Time) timeScale {
 	start := now

@@ -6,7 +6,7 @@ import (
 )
 
 // segment is a run of text a page shows. Mark is set on a word that
-// matches a term of a recall query; Cut, when not 0, is the number of
+// matches a term of a recall query. Cut, when not 0, is the number of
 // bytes of a long word left out after the segment (see MaxShownWord).
 type segment struct {
 	Text string
@@ -31,15 +31,15 @@ func (t shownText) Len() int {
 }
 
 // clipScan bounds how far clip reads into a text, in multiples of the
-// bytes it may show: a text of long words shows little of what it reads,
+// bytes it may show. A text of long words shows little of what it reads,
 // and what is past this is left out unread.
 const clipScan = 8
 
 // clip returns the part of text a page shows when it may show at most
-// limit bytes of it: the text up to limit bytes, cut at a rune boundary,
-// with every word (a run without white space) cut to MaxShownWord bytes.
-// It reads at most clipScan times limit bytes of text, so its cost and
-// its result are bounded by limit, however long text is.
+// limit bytes of it. That is the text up to limit bytes, cut at a rune
+// boundary, with every word (a run without white space) cut to
+// MaxShownWord bytes. It reads at most clipScan times limit bytes of text,
+// so its cost and its result are bounded by limit, however long text is.
 func clip(text string, limit int) shownText {
 	var out shownText
 	if limit <= 0 {

@@ -29,32 +29,31 @@ const (
 	StatusPending    = "pending"    // not sent: its tool calls await results
 )
 
-// MaxWireBytes bounds the request body in wire JSON the "what the model
-// saw" page shows under the messages (which it repeats); a larger one is
-// left out, with a note. (ContextPage and ContextLogPage bound the
-// messages and the log entries it shows.)
+// MaxWireBytes bounds the request body in wire JSON that the "what the
+// model saw" page shows under the messages, which it repeats. A larger one
+// is left out, with a note. ContextPage and ContextLogPage bound the
+// messages and the log entries it shows.
 const MaxWireBytes = 1 << 20
 
-// modelView is what the model saw at one call: the context rendered from
-// the working set of a prefix of a session's log, and the status of every
-// step of that prefix.
+// modelView is what the model saw at one call. It holds the context
+// rendered from the working set of a prefix of a session's log, and the
+// status of every step of that prefix.
 type modelView struct {
 	// Context is Memory.Context's result; nil when BudgetErr is set.
 	Context *agentmem.Context
 	// BudgetErr is set when the pinned steps alone exceed the budget.
 	BudgetErr *agentmem.BudgetError
-	// Messages are one page of Context's messages (ContextPage, from
-	// the MsgFrom'th, counted from 0), with their token counts and, when
-	// the format keeps one message list per step, their steps;
-	// MessageSum is the cost of all of them, and Page and Pages number
-	// the page.
+	// Messages are one page of Context's messages (ContextPage, from the
+	// MsgFrom'th, counted from 0), with their token counts. When the format
+	// keeps one message list per step, they have their steps too. MessageSum
+	// is the cost of all of them, and Page and Pages number the page.
 	Messages    []messageView
 	MsgFrom     int
 	MessageSum  int
 	Page, Pages int
-	// Log is one page of the entries of the prefix (ContextLogPage, or
-	// fewer when their steps hold MaxTimelineBytes of text: LogFull),
-	// each step with its status; Hidden counts the older entries it
+	// Log is one page of the entries of the prefix, each step with its
+	// status. It has ContextLogPage entries, or fewer when their steps hold
+	// MaxTimelineBytes of text (LogFull). Hidden counts the older entries it
 	// leaves out, and Newer the newer ones.
 	Log           []logRow
 	Hidden, Newer int
@@ -63,9 +62,8 @@ type modelView struct {
 	Counts map[string]int
 }
 
-// logRow is one log entry with what became of it in the context: a
-// step, with the amendments that completed it (Arrived), or a
-// compaction.
+// logRow is one log entry with what became of it in the context. It is a
+// step, with the amendments that completed it (Arrived), or a compaction.
 type logRow struct {
 	Seq        int64
 	Kind       string
@@ -79,9 +77,9 @@ type logRow struct {
 	step agentmem.Step // the entry's step, completed, until describe
 }
 
-// fitTo is the budget a view's context is fitted to: its budget, or
-// without one the inspector's maximum (Config.MaxContextTokens), so that
-// only the steps that fit are rendered, however long the log.
+// fitTo is the budget a view's context is fitted to: its budget or,
+// without one, the inspector's maximum (Config.MaxContextTokens). So only
+// the steps that fit are rendered, however long the log.
 func (in *Inspector) fitTo(v view) int {
 	if v.Budget == 0 {
 		return in.cfg.MaxContextTokens
@@ -90,12 +88,12 @@ func (in *Inspector) fitTo(v view) int {
 }
 
 // buildModelView turns a session's log and the context its working set
-// gave (sessions.Service.ContextAt; be is its *agentmem.BudgetError, if
-// the pinned steps did not fit) into what the page shows: page (from 1)
-// of the messages with their costs, and a status for each entry of the
-// log, of which it describes one page: the newest entries before seq
-// before (0: the newest of all). A page past the messages' last is an
-// *agentmem.InvalidError.
+// gave into what the page shows. The context is
+// sessions.Service.ContextAt's; be is its *agentmem.BudgetError, if the
+// pinned steps did not fit. The page shows page (from 1) of the messages
+// with their costs, and a status for each entry of the log. Of the log it
+// describes one page: the newest entries before seq before (0: the newest
+// of all). A page past the messages' last is an *agentmem.InvalidError.
 func buildModelView(lc *sessions.LogContext, be *agentmem.BudgetError, page int, before int64) (*modelView, error) {
 	f, c, ws, res := lc.Format, lc.Counter, lc.WorkingSet, lc.Context
 	mv := &modelView{Counts: map[string]int{}, BudgetErr: be, Page: page, Pages: 1}
@@ -120,9 +118,9 @@ func buildModelView(lc *sessions.LogContext, be *agentmem.BudgetError, page int,
 	if before > 0 {
 		end, _ = slices.BinarySearchFunc(rows, before, func(r logRow, seq int64) int { return cmp.Compare(r.Seq, seq) })
 	}
-	// The page of the log, from its newest entry back: its steps are
-	// described (rendered and counted) as the timeline's are, so it ends
-	// as a page of the timeline does.
+	// The page of the log, from its newest entry back. Its steps are
+	// described (rendered and counted) as the timeline's are, so it ends as
+	// a page of the timeline does.
 	start, size := end, 0
 	for start > 0 && end-start < ContextLogPage {
 		if size >= MaxTimelineBytes {
@@ -137,10 +135,9 @@ func buildModelView(lc *sessions.LogContext, be *agentmem.BudgetError, page int,
 }
 
 // messageViews returns the messages lo to hi of the context with their
-// costs, and the cost of all its messages. When the format's assembly
-// kept the steps' messages as they were (one list per step, as OpenAI's
-// and the observation format do), each message is labelled with its
-// step.
+// costs, and the cost of all its messages. The format's assembly may keep
+// the steps' messages as they were, one list per step, as OpenAI's and the
+// observation format do. Each message is then labelled with its step.
 func messageViews(res *agentmem.Context, ws []agentmem.Step, f agentmem.Format, c tokenizer.Counter, lo, hi int) ([]messageView, int) {
 	byNumber := make(map[int]agentmem.Step, len(ws))
 	for _, s := range ws {
@@ -225,9 +222,9 @@ func statuses(entries []store.Entry, ws []agentmem.Step, res *agentmem.Context) 
 			}
 		}
 	}
-	// An amendment is shown in the row of the step it completed (the
-	// steps it amends are in the working set, so in the prefix), and the
-	// row describes the completed step.
+	// An amendment is shown in the row of the step it completed, and the row
+	// describes the completed step. The steps it amends are in the working
+	// set, so in the prefix.
 	vs := newVersions()
 	var rows []logRow
 	rowOf := map[int64]int{}
@@ -342,9 +339,9 @@ type contextData struct {
 	MV         *modelView
 	// Produced is the step the call produced (At's step), if any.
 	Produced *logRow
-	// Call is the record of the call when the proxy made it (the
-	// produced step's metadata): the page then shows the context as the
-	// proxy fitted it, unless the query says otherwise.
+	// Call is the record of the call when the proxy made it (the produced
+	// step's metadata). The page then shows the context as the proxy fitted
+	// it, unless the query says otherwise.
 	Call *proxy.Call
 	// Tokens and Budget of the context, and its share of the budget.
 	Tokens int
@@ -357,17 +354,17 @@ type contextData struct {
 	BudgetBar    string
 	ReplyPriming int
 	Wire         string
-	// WireOmitted is, when the wire JSON is over MaxWireBytes and so not
-	// shown, its size, or the size of the messages' text when that alone
-	// is over MaxWireBytes (the JSON is not built then).
+	// WireOmitted is the size of the wire JSON when it is over MaxWireBytes
+	// and so not shown. When the messages' text alone is over MaxWireBytes,
+	// the JSON is not built, and it is the size of that text.
 	WireOmitted int
 	PrevURL     string
 	NextURL     string
 	TimelineURL string
-	// The pages of the messages (FirstMsgURL and PrevMsgURL are set when
-	// this is not the first, NextMsgURL and LastMsgURL when it is not the
-	// last) and of the log (OlderLogURL when older entries are not
-	// listed, NewestLogURL when newer ones are not).
+	// The pages of the messages and of the log. FirstMsgURL and PrevMsgURL
+	// are set when this is not the first page of messages, NextMsgURL and
+	// LastMsgURL when it is not the last. OlderLogURL is set when older
+	// entries are not listed, NewestLogURL when newer ones are not.
 	FirstMsgURL, PrevMsgURL, NextMsgURL, LastMsgURL string
 	OlderLogURL, NewestLogURL                       string
 	// MsgShownFrom and MsgShownTo number the first and last messages
@@ -376,18 +373,17 @@ type contextData struct {
 	MaxBytes                           string
 	// Hidden carries the query parameters the form does not show.
 	HiddenAt string
-	// Blocks counts the memory blocks the session's contexts show now,
-	// which the page leaves out (it rebuilds the steps of the call, not
-	// the blocks as they were); BlocksURL lists them, with their
-	// versions.
+	// Blocks counts the memory blocks the session's contexts show now, which
+	// the page leaves out: it rebuilds the steps of the call, not the blocks
+	// as they were. BlocksURL lists them, with their versions.
 	Blocks    int
 	BlocksURL string
 }
 
 // proxiedCall returns the record of the call that produced step at when
-// the proxy made it (proxy.CallOf), and makes the view the one the proxy
-// fitted the context with (its budget, format, tokenizer, and the newest
-// step truncated to fill) for what the query does not set.
+// the proxy made it (proxy.CallOf). For what the query does not set, it
+// makes the view the one the proxy fitted the context with: its budget,
+// format, tokenizer, and the newest step truncated to fill.
 func (in *Inspector) proxiedCall(r *http.Request, sess *store.Session, at int64, q url.Values, v *view) *proxy.Call {
 	if at < 1 {
 		return nil

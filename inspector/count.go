@@ -6,15 +6,15 @@ import (
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
-// pageCounter is the token counter of one page: it counts as its
-// tokenizer does, and tokenizes each text once. A page counts the same
-// texts many times over (the chart of context sizes fits the context
-// before up to MaxChartCalls calls, each over the steps before it; "what
-// the model saw" counts the context, then its messages, then the steps
-// of its log), and tokenizing is most of a page's cost, so it remembers
-// the count of every text it has counted. It tokenizes through
-// tokenizer.ChunkCache, so that the ever shorter truncations of a text
-// tried to fill a budget share the counts of its chunks.
+// pageCounter is the token counter of one page: it counts as its tokenizer
+// does, and tokenizes each text once. A page counts the same texts many
+// times over, and tokenizing is most of a page's cost. So it remembers the
+// count of every text it has counted. The chart of context sizes fits the
+// context before up to MaxChartCalls calls, each over the steps before it.
+// "What the model saw" counts the context, then its messages, then the
+// steps of its log. It tokenizes through tokenizer.ChunkCache, so that the
+// ever shorter truncations of a text tried to fill a budget share the
+// counts of its chunks.
 //
 // It is for one request: it keeps every text it has counted.
 type pageCounter struct {

@@ -7,10 +7,10 @@ import "unicode/utf8"
 const diffContext = 160
 
 // change is a change of a text, found by cutting what the text before and
-// after have in common at their start and at their end: Before is
+// after have in common at their start and at their end. Before is
 // Prefix+Deleted+Suffix and After is Prefix+Inserted+Suffix, every cut at
 // a rune boundary of both texts. An edit of one place of a text (an
-// append, a replace) is exactly its Deleted and Inserted; a rewrite shows
+// append, a replace) is exactly its Deleted and Inserted. A rewrite shows
 // as one replacement of everything that differs.
 type change struct {
 	Prefix, Deleted, Inserted, Suffix string
@@ -24,8 +24,8 @@ func diffText(before, after string) change {
 	for p < n && before[p] == after[p] {
 		p++
 	}
-	// Back off to a boundary of both texts: the bytes before p are the
-	// same in both, those at p are not, so either may be inside a rune.
+	// Back off to a boundary of both texts. The bytes before p are the same
+	// in both and those at p are not, so either may be inside a rune.
 	for p > 0 && (p < len(before) && !utf8.RuneStart(before[p]) || p < len(after) && !utf8.RuneStart(after[p])) {
 		p--
 	}
@@ -46,10 +46,11 @@ func diffText(before, after string) change {
 	}
 }
 
-// diffView is a change as a page shows it: the end of the unchanged text
-// before it (HeadCut bytes before that left out), the text deleted and
-// inserted, each clipped to MaxShownText, and the start of the unchanged
-// text after it, each side at most diffContext bytes.
+// diffView is a change as a page shows it. It has the end of the unchanged
+// text before it, with HeadCut bytes before that left out. It has the text
+// deleted and inserted, each clipped to MaxShownText, and the start of the
+// unchanged text after it. Each unchanged side is at most diffContext
+// bytes.
 type diffView struct {
 	HeadCut  int
 	Head     shownText

@@ -31,32 +31,32 @@
 //	/recall?q=Q&k=K                recall search
 //
 // The "what the model saw" page rebuilds the memory from the log as it
-// stood before step N, with store.WorkingSet (compactions honoured as a
-// bound memory loads them), and renders it with agentmem.Memory.Context:
-// the messages, their token counts, and every step of the log up to that
-// point marked as shown, truncated, summarized or pruned, as the context
-// result reports them. It leaves out the memory blocks, which it could
-// show only as they are now: it says so, and links to their versions.
+// stood before step N, with store.WorkingSet. Compactions are honoured as
+// a bound memory loads them. It renders the memory with
+// agentmem.Memory.Context: the messages and their token counts. Every step
+// of the log up to that point is marked as shown, truncated, summarized or
+// pruned, as the context result reports them. The page leaves out the
+// memory blocks, which it could show only as they are now. It says so, and
+// links to their versions.
 //
-// Every page is bounded by what it shows, not by what the session holds:
-// long logs are paged (the timeline by Config.TimelinePage entries, what
-// the model saw by ContextPage messages and ContextLogPage log entries),
-// a message shows at most MaxShownText bytes and a word MaxShownWord,
-// cut before anything else is done with them, and a page tokenizes each
-// text once.
+// Every page is bounded by what it shows, not by what the session holds.
+// Long logs are paged: the timeline by Config.TimelinePage entries, what
+// the model saw by ContextPage messages and ContextLogPage log entries. A
+// message shows at most MaxShownText bytes and a word MaxShownWord, cut
+// before anything else is done with them. A page tokenizes each text once.
 //
 // Facts, recall and memory blocks come from the small FactsSource,
-// RecallSource and BlocksSource interfaces of this package; FactsFrom and
+// RecallSource and BlocksSource interfaces of this package. FactsFrom and
 // RecallFrom adapt the facts memory and the recall index to them, and a
-// *blocks.Memory is a BlocksSource. A page whose source is not
-// configured says so.
+// *blocks.Memory is a BlocksSource. A page whose source is not configured
+// says so.
 //
 // # Safety
 //
 // Every page reads the tenant from Config.Tenant and shows only that
 // tenant's data: another tenant's session is a 404, like a missing one.
-// Templates are html/template, so everything shown is escaped; the pages
-// use no JavaScript, no inline styles and nothing from another origin,
-// and every response carries a Content-Security-Policy that allows only
-// the inspector's own stylesheet.
+// Templates are html/template, so everything shown is escaped. The pages
+// use no JavaScript, no inline styles and nothing from another origin.
+// Every response carries a Content-Security-Policy that allows only the
+// inspector's own stylesheet.
 package inspector

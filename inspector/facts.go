@@ -45,10 +45,10 @@ type factRow struct {
 	Created    string
 	Reinforced string
 	Seen       int // times seen again (FactView.Reinforcements)
-	// Superseded is set when a newer fact replaced this one;
-	// SupersededBy names or quotes the fact that replaced it, and
-	// SupersededURL links to its row when it is a fact of the page;
-	// SupersededAt is when it was replaced.
+	// Superseded is set when a newer fact replaced this one. SupersededBy
+	// names or quotes the fact that replaced it, and SupersededURL links to
+	// its row when it is a fact of the page. SupersededAt is when it was
+	// replaced.
 	Superseded      bool
 	SupersededBy    string
 	SupersededURL   string
@@ -92,9 +92,9 @@ func (in *Inspector) facts(w http.ResponseWriter, r *http.Request) {
 	in.show(w, r, "facts", page{Title: title, Nav: "facts", Tenant: tenant, Data: d})
 }
 
-// factsView fills d with the facts: active ones by current confidence,
-// highest first, on the overview chart and each with its sparkline;
-// superseded ones after them.
+// factsView fills d with the facts. Active ones come first, by current
+// confidence, highest first, on the overview chart and each with its
+// sparkline. Superseded ones come after them.
 func (in *Inspector) factsView(d *factsData, list []FactView, now time.Time) {
 	var active, old []FactView
 	for _, f := range list {
@@ -119,8 +119,8 @@ func (in *Inspector) factsView(d *factsData, list []FactView, now time.Time) {
 		d.Overview = newChart(shown, classes, ts, overviewW, overviewH, true)
 	}
 	d.Omitted = len(active) - len(shown)
-	// A fact's row is its number on the page; a superseded fact links to
-	// the row of the fact that replaced it, when the page has it.
+	// A fact's row is its number on the page. A superseded fact links to the
+	// row of the fact that replaced it, when the page has it.
 	all := slices.Concat(active, old)
 	index := map[string]int{}
 	for i, f := range all {
@@ -157,9 +157,9 @@ func (in *Inspector) factsView(d *factsData, list []FactView, now time.Time) {
 	}
 }
 
-// validity says when a fact held in the world: "since FROM" while it
-// holds, "FROM – TO" once it ended, "never held" when it ended as it
-// began (it was superseded before it became true); "" when the source
+// validity says when a fact held in the world. It is "since FROM" while it
+// holds and "FROM – TO" once it ended. It is "never held" when it ended
+// as it began, superseded before it became true. It is "" when the source
 // does not know.
 func validity(from, to time.Time) string {
 	switch {
@@ -181,8 +181,8 @@ func factHistoryURL(user, id string) string {
 	return "/facts/history?" + url.Values{"user": {user}, "id": {id}}.Encode()
 }
 
-// MaxFactChangesShown bounds the changes of a fact its history page
-// lists: the newest ones, with a note saying how many older ones it
+// MaxFactChangesShown bounds the changes of a fact its history page lists.
+// It lists the newest ones, with a note saying how many older ones it
 // leaves out.
 const MaxFactChangesShown = 200
 
@@ -216,8 +216,8 @@ type factChangeRow struct {
 	Action, By, Reason, At string
 	// SuccessorURL is the history of the fact that superseded this one.
 	Successor, SuccessorURL string
-	// Text is what the fact said after the change (before it, when the
-	// change keeps nothing after); Diff is set instead when the change
+	// Text is what the fact said after the change, or before it when the
+	// change keeps nothing after. Diff is set instead when the change
 	// altered it.
 	Text *shownText
 	Diff *diffView

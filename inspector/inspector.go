@@ -21,8 +21,8 @@ import (
 )
 
 // ContentSecurityPolicy is the Content-Security-Policy header of every
-// response: only the inspector's own stylesheet and images may load, no
-// script at all, forms submit only to the inspector, and no other site
+// response. Only the inspector's own stylesheet and images may load, and
+// no script at all. Forms submit only to the inspector, and no other site
 // may frame it.
 const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -35,9 +35,9 @@ const DefaultPageSize = 50
 // at once when Config.TimelinePage is 0.
 const DefaultTimelinePage = 200
 
-// MaxTimelineBytes bounds the text of the messages one page of a
-// session's timeline shows: a page ends early, at the entry that reaches
-// it (so it holds at least one), and the next page goes on from there.
+// MaxTimelineBytes bounds the text of the messages one page of a session's
+// timeline shows. A page ends early, at the entry that reaches it, so it
+// holds at least one. The next page goes on from there.
 const MaxTimelineBytes = 4 << 20
 
 // DefaultMaxContextTokens is Config.MaxContextTokens when it is 0: the
@@ -81,30 +81,30 @@ type Config struct {
 	// Recall, when set, backs the recall page; otherwise the page says
 	// recall is not configured.
 	Recall RecallSource
-	// Blocks, when set, backs the memory blocks: a session's page lists
-	// the blocks its contexts show, and the blocks page an owner's blocks
-	// and each block's versions; otherwise that page says blocks are not
+	// Blocks, when set, backs the memory blocks. A session's page lists the
+	// blocks its contexts show, and the blocks page lists an owner's blocks
+	// and each block's versions. Otherwise that page says blocks are not
 	// configured. A *blocks.Memory is a BlocksSource.
 	Blocks BlocksSource
 	// DefaultTokenizer is the tokenizer of token counts when the page's
 	// query names none; empty means o200k_base.
 	DefaultTokenizer string
-	// DefaultBudget is the budget of the "what the model saw" page when
-	// the query names none; 0 means none, and the context is then fitted
-	// to MaxContextTokens.
+	// DefaultBudget is the budget of the "what the model saw" page when the
+	// query names none. 0 means none, and the context is then fitted to
+	// MaxContextTokens.
 	DefaultBudget int
 	// MaxContextTokens is the most tokens the "what the model saw" page
-	// shows: without a budget the context is fitted to it (the page says
-	// so and marks the steps left out), and a larger budget is refused
-	// with 400. It is meant to be the server's own maximum, so that the
-	// page shows what the API would answer. 0 means
-	// DefaultMaxContextTokens; at most MaxBudget.
+	// shows. Without a budget the context is fitted to it (the page says so
+	// and marks the steps left out). A larger budget is refused with 400. It
+	// is meant to be the server's own maximum, so that the page shows what
+	// the API would answer. 0 means DefaultMaxContextTokens; at most
+	// MaxBudget.
 	MaxContextTokens int
-	// Sessions, when set, is the sessions service the pages read
-	// sessions' contexts through, shared with the other transports of the
-	// process (the HTTP API, MCP) so that "what the model saw" is computed
-	// as they serve it. It must be over Store. Nil: the inspector makes
-	// one over Store.
+	// Sessions, when set, is the sessions service the pages read sessions'
+	// contexts through. It is shared with the other transports of the
+	// process (the HTTP API, MCP), so that "what the model saw" is computed
+	// as they serve it. It must be over Store. Nil: the inspector makes one
+	// over Store.
 	Sessions *sessions.Service
 	// PageSize is the number of sessions per page of the sessions list;
 	// 0 means DefaultPageSize.
@@ -291,11 +291,15 @@ func notFound(msg string) *pageError {
 	return &pageError{Status: http.StatusNotFound, Message: msg}
 }
 
-// fail shows err as an error page: a *pageError as it is, invalid input
-// as 400 with its reason, a missing thing as 404, a canceled request as
-// nothing (the client is gone), a transient failure of the store
-// (agentmem.ErrUnavailable, a deadline) as 503 with Retry-After, as the
-// API answers it, anything else as a logged 500 whose text is not shown.
+// fail shows err as an error page:
+//
+//   - a *pageError as it is;
+//   - invalid input as 400 with its reason;
+//   - a missing thing as 404;
+//   - a canceled request as nothing, since the client is gone;
+//   - a transient failure of the store (agentmem.ErrUnavailable, a
+//     deadline) as 503 with Retry-After, as the API answers it;
+//   - anything else as a logged 500 whose text is not shown.
 func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, err error) {
 	pe := in.pageError(r, err)
 	if pe == nil {

@@ -28,9 +28,9 @@ const (
 	MaxTimelinePage = 1000
 )
 
-// view is how steps are rendered and counted: the format, tokenizer and
-// budget of the "what the model saw" page, which the session page carries
-// along in its links.
+// view is how steps are rendered and counted. It is the format, tokenizer
+// and budget of the "what the model saw" page, which the session page
+// carries along in its links.
 type view struct {
 	Format    string // a render format name
 	Tokenizer string // a tokenizer name
@@ -159,10 +159,9 @@ func parseAt(q url.Values) (int64, error) {
 // ContextPage).
 const maxContextPage = MaxBudget / ContextPage
 
-// parseContextPages reads the page parameters of the context page: page,
-// the page of the messages (1 when absent), and before, the sequence
-// number the log's page lists the entries before (0 when absent: the
-// newest).
+// parseContextPages reads the page parameters of the context page. page is
+// the page of the messages (1 when absent). before is the sequence number
+// the log's page lists the entries before (0 when absent: the newest).
 func parseContextPages(q url.Values) (page int, before int64, err error) {
 	page = 1
 	if q.Get("page") != "" {

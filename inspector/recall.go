@@ -82,7 +82,7 @@ func (in *Inspector) recall(w http.ResponseWriter, r *http.Request) {
 }
 
 // highlightShown marks the words of a text as shown (clip) that match a
-// query term (highlight): the text is cut before it is highlighted, so
+// query term (highlight). The text is cut before it is highlighted, so
 // that the work follows what the page shows.
 func highlightShown(t shownText, terms map[string]bool) shownText {
 	out := shownText{More: t.More}
@@ -100,9 +100,9 @@ func highlightShown(t shownText, terms map[string]bool) shownText {
 }
 
 // highlight splits text into segments, marking the words that match a
-// query term as recall matches them: the same analysis (lower case,
-// stemming, stop words dropped; see recall.Tokenize), so "migrating" is
-// marked for the query "migration".
+// query term as recall matches them. It uses the same analysis: lower
+// case, stemming, stop words dropped (see recall.Tokenize). So "migrating"
+// is marked for the query "migration".
 func highlight(text string, terms map[string]bool) []segment {
 	var out []segment
 	plain := 0 // start of the unmarked run

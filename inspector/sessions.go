@@ -68,7 +68,7 @@ func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request) {
 }
 
 // getSession returns the tenant's session id, or an error the error page
-// shows as 404: a session of another tenant does not exist for this one.
+// shows as 404. A session of another tenant does not exist for this one.
 func (in *Inspector) getSession(ctx context.Context, tenant, id string) (*store.Session, error) {
 	if store.ValidateID(id) != nil {
 		return nil, notFound("No such session.")
@@ -89,10 +89,9 @@ type timelineData struct {
 	View       view
 	Formats    []string
 	Tokenizers []string
-	// Entries are the page's rows: its steps, compactions and
-	// amendments of steps on earlier pages (an amendment of a step of
-	// the page is in that step's row). EntryCount counts the log entries
-	// they show.
+	// Entries are the page's rows: its steps, compactions and amendments of
+	// steps on earlier pages. An amendment of a step of the page is in that
+	// step's row. EntryCount counts the log entries they show.
 	Entries    []entryRow
 	EntryCount int
 	// PageTokens sums the tokens of the steps of this page.
@@ -105,9 +104,9 @@ type timelineData struct {
 	// Blocks are the memory blocks the session's contexts show, its
 	// user's and its own (on the first page, with a blocks source).
 	Blocks []blockGroup
-	// Sizes charts the context of each model call of the session (on the
-	// first page); SizesNote says why there is none when the log is too
-	// long for it.
+	// Sizes charts the context of each model call of the session, on the
+	// first page. SizesNote says why there is none when the log is too long
+	// for it.
 	Sizes     *sizeChart
 	SizesNote string
 	// Full is set when the page ended before TimelinePage entries because
@@ -119,9 +118,9 @@ type timelineData struct {
 	NextCallURL string
 }
 
-// entryRow is one row of the session page: a step (with the amendments
-// that completed it), a compaction, an amendment of a step on an earlier
-// page, or a branch's fork point (Fork).
+// entryRow is one row of the session page. It is a step (with the
+// amendments that completed it), a compaction, an amendment of a step on
+// an earlier page, or a branch's fork point (Fork).
 type entryRow struct {
 	Seq int64
 	// From is the session a branch inherited the entry from ("" for the
@@ -167,9 +166,9 @@ type branchRow struct {
 // then leads to the sessions list of all of them.
 const MaxBranchesShown = 20
 
-// lineage tells where the entries of a branch's log come from: those up
-// to the fork point were inherited, from the parent or, through it, from
-// an older session whose log holds them.
+// lineage tells where the entries of a branch's log come from. Those up to
+// the fork point were inherited, from the parent or, through it, from an
+// older session whose log holds them.
 type lineage struct {
 	id, parent string
 	fork       int64
@@ -211,9 +210,9 @@ func (l lineage) from(seq int64) string {
 }
 
 // branches lists sess's branches, newest first, into the first page's
-// data. A session created after another of the same ID was deleted is
-// not the parent of that one's branches (they keep its ID as where they
-// came from): those created before sess are left out.
+// data. A session created after another of the same ID was deleted is not
+// the parent of that one's branches, which keep its ID as where they came
+// from. So branches created before sess are left out.
 func (in *Inspector) branches(ctx context.Context, sess *store.Session, d *timelineData) error {
 	resp, err := in.svc.List(ctx, store.ListRequest{Tenant: sess.Tenant, ParentID: sess.ID, PageSize: MaxBranchesShown})
 	if err != nil {
@@ -231,10 +230,10 @@ func (in *Inspector) branches(ctx context.Context, sess *store.Session, d *timel
 	return nil
 }
 
-// sessionView starts a handler of a session's page: the caller's tenant,
-// the session named by the path (another tenant's is not found), the
-// query and the view it asks for. On failure it has answered, and ok is
-// false.
+// sessionView starts a handler of a session's page. It returns the
+// caller's tenant, the session named by the path (another tenant's is not
+// found), the query and the view it asks for. On failure it has answered,
+// and ok is false.
 func (in *Inspector) sessionView(w http.ResponseWriter, r *http.Request) (sess *store.Session, q url.Values, v view, ok bool) {
 	tenant, ok := in.tenant(w, r)
 	if !ok {
@@ -402,9 +401,9 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request) {
 	in.show(w, r, "session", page{Title: "Session " + sess.ID, Nav: "sessions", Tenant: sess.Tenant, Data: d})
 }
 
-// chartSizes draws the context size of every call of the session (see
-// newSizeChart), counted by the page's counter, into the first page's
-// data, or says why it cannot.
+// chartSizes draws the context size of every call of the session into the
+// first page's data, or says why it cannot. The sizes are counted by the
+// page's counter (see newSizeChart).
 func (in *Inspector) chartSizes(ctx context.Context, sess *store.Session, v view, c *pageCounter, d *timelineData) error {
 	if v.Budget > in.cfg.MaxContextTokens {
 		return invalid("budget", "is %d tokens, more than this server's maximum context of %d tokens", v.Budget, in.cfg.MaxContextTokens)

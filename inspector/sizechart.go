@@ -13,9 +13,9 @@ import (
 
 // Bounds of the chart of context sizes on the session page.
 const (
-	// MaxChartEntries bounds the log the chart covers: a session with a
-	// longer log gets a note instead (each call's page still shows what
-	// it sent).
+	// MaxChartEntries bounds the log the chart covers. A session with a
+	// longer log gets a note instead; each call's page still shows what it
+	// sent.
 	MaxChartEntries = 5000
 	// MaxChartCalls bounds the calls the chart draws: the calls of a
 	// session with more are sampled evenly, the first and the newest
@@ -24,8 +24,8 @@ const (
 )
 
 // sizeChart is an inline SVG chart of what each model call of a session
-// was sent: the tokens of its context (as the "what the model saw" page
-// computes them, under the page's view), and the budget.
+// was sent. It shows the tokens of its context, as the "what the model
+// saw" page computes them under the page's view, and the budget.
 type sizeChart struct {
 	W, H                     int
 	Left, Top, Right, Bottom float64
@@ -52,8 +52,8 @@ type sizePoint struct {
 	URL    string // what the model saw at that call
 }
 
-// isCall reports whether a step is a model's answer to a call: what the
-// model produced, so the context before it is what the model was sent.
+// isCall reports whether a step is a model's answer to a call. It is what
+// the model produced, so the context before it is what the model was sent.
 func isCall(s agentmem.Step) bool {
 	switch s.Kind() {
 	case agentmem.KindAction, agentmem.KindFinalAnswer, agentmem.KindPlanning:
@@ -83,15 +83,16 @@ func sampleCalls(idx []int, n int) []int {
 var errChartText = errors.New("inspector: the log holds too much text for the chart")
 
 // newSizeChart renders the context of each call of sess's log (sampled
-// down to MaxChartCalls) under v, counted by counter (v's tokenizer) and
-// fitted to fit tokens with the session's pinning, and draws it; link
-// gives a call's page. It returns nil for a log without calls.
+// down to MaxChartCalls) under v, and draws it. The contexts are counted
+// by counter (v's tokenizer) and fitted to fit tokens with the session's
+// pinning. link gives a call's page. It returns nil for a log without
+// calls.
 //
 // The contexts before the calls share most of their steps, so they are
-// counted by one page counter (counter, if it is one): each text is
-// tokenized once for the chart, not once for each call it is sent to.
-// When that is more than MaxChartBytes of text the counter has not
-// counted yet, it returns errChartText.
+// counted by one page counter (counter, if it is one). Each text is
+// tokenized once for the chart, not once for each call it is sent to. When
+// that is more than MaxChartBytes of text the counter has not counted yet,
+// it returns errChartText.
 func newSizeChart(ctx context.Context, svc *sessions.Service, sess *store.Session, entries []store.Entry, v view, fit int, counter tokenizer.Counter, link func(seq int64) string) (*sizeChart, error) {
 	pc := asPageCounter(counter)
 	pc.limitTo(MaxChartBytes)

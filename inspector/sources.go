@@ -33,9 +33,9 @@ type FactView struct {
 	// Reinforcements counts how many times the fact was seen again after
 	// it was first recorded.
 	Reinforcements int
-	// Superseded reports that a newer fact replaced this one (it is kept
-	// for history); SupersededBy optionally names or quotes the newer one:
-	// its ID, when the page links it to that fact's row, or its text.
+	// Superseded reports that a newer fact replaced this one; it is kept for
+	// history. SupersededBy optionally names or quotes the newer one: its
+	// ID, when the page links it to that fact's row, or its text.
 	// SupersededAt is when it was replaced, if the source knows.
 	Superseded   bool
 	SupersededBy string
@@ -89,11 +89,11 @@ type FactStateView struct {
 // RecallSource searches the recall index for the recall page. The recall
 // package (or an adapter over it) implements it.
 type RecallSource interface {
-	// Search returns at most k hits for query among tenant's entries,
-	// best first, within scope: "session:ID", "user:ID" or "agent:ID"
-	// (as recall.ParseScope reads it), or "" for the whole tenant.
-	// Errors wrapping agentmem.ErrInvalid are shown as a bad request; any
-	// other error as an internal one.
+	// Search returns at most k hits for query among tenant's entries, best
+	// first, within scope. scope is "session:ID", "user:ID" or "agent:ID"
+	// (as recall.ParseScope reads it), or "" for the whole tenant. Errors
+	// wrapping agentmem.ErrInvalid are shown as a bad request; any other
+	// error as an internal one.
 	Search(ctx context.Context, tenant, query, scope string, k int) ([]HitView, error)
 }
 

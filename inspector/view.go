@@ -23,8 +23,9 @@ import (
 const previewRunes = 160
 
 // stepCost renders a step in a format and counts its messages with
-// agentmem's cost model, as Memory does for every step it holds: the
-// messages of Format.StepMessages, each costing agentmem.MessageTokens.
+// agentmem's cost model, as Memory does for every step it holds. The
+// messages are those of Format.StepMessages, each costing
+// agentmem.MessageTokens.
 func stepCost(f agentmem.Format, c tokenizer.Counter, s agentmem.Step) (msgs []agentmem.Message, costs []int, total int) {
 	msgs = f.StepMessages(s, agentmem.RenderOptions{})
 	costs = make([]int, len(msgs))
@@ -85,7 +86,7 @@ func preview(s agentmem.Step) string {
 }
 
 // previewBytes bounds the text preview reads of each of a step's texts,
-// and in all: what previewRunes runes can take, with room for white
+// and in all. It is what previewRunes runes can take, with room for white
 // space that shorten collapses.
 const previewBytes = 16 * previewRunes
 
@@ -199,7 +200,7 @@ func (c *clipper) text(s string) shownText {
 }
 
 // json clips JSON text, indented when it is short enough to be shown
-// whole: a longer one is cut as it is, not indented first.
+// whole. A longer one is cut as it is, not indented first.
 func (c *clipper) json(s string) shownText {
 	if len(s) <= c.left {
 		s = prettyJSON(s)
@@ -309,9 +310,9 @@ func barWidth(n, most int) string {
 
 // TokenBarFull is the token count of a full token bar on the timeline.
 // Every page draws token bars on this one scale, logarithmic from 1 token
-// to TokenBarFull (each tenfold a fifth of the bar), so that a step's bar
-// is the same on every page and in every session, and a 10-token step
-// still shows beside a 10,000-token one.
+// to TokenBarFull, each tenfold a fifth of the bar. So a step's bar is the
+// same on every page and in every session, and a 10-token step still shows
+// beside a 10,000-token one.
 const TokenBarFull = 100_000
 
 // tokenBarWidth is the width, in percent of the bar, of a step of n
@@ -338,10 +339,10 @@ type sessionHead struct {
 	Retention         string
 	LastSeq           int64
 	Metadata          []kv
-	// Pinned says what the session's contexts pin, and PinnedDefault
-	// whether that is the default of a session that has no pinning of
-	// its own; AutoCompact says what its automatic compaction is ("" when
-	// it has none).
+	// Pinned says what the session's contexts pin, and PinnedDefault whether
+	// that is the default of a session that has no pinning of its own.
+	// AutoCompact says what its automatic compaction is ("" when it has
+	// none).
 	Pinned        string
 	PinnedDefault bool
 	AutoCompact   string

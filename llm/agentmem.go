@@ -76,9 +76,9 @@ func FromOpenAI(m render.OpenAIMessage) Message {
 	return out
 }
 
-// OpenAI converts m to OpenAI's wire shape as package render encodes it:
-// content as a string, as []render.OpenAIPart (Text then Parts) or nil
-// (an assistant message with tool calls and no content).
+// OpenAI converts m to OpenAI's wire shape as package render encodes it.
+// Content is a string, a []render.OpenAIPart (Text then Parts), or nil for
+// an assistant message with tool calls and no content.
 func (m Message) OpenAI() render.OpenAIMessage {
 	out := render.OpenAIMessage{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID}
 	for _, tc := range m.ToolCalls {

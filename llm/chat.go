@@ -109,9 +109,10 @@ func toolChoiceValue(s string) any {
 // and returns the first choice.
 //
 // It fails with an error wrapping ErrConfig when neither req.Model nor
-// Config.Model is set, with an *APIError for an error response, with
-// ErrEmptyResponse when the response has no choices and with an error
-// wrapping ErrMalformedResponse when the response is not valid JSON.
+// Config.Model is set, and with an *APIError for an error response. It
+// fails with ErrEmptyResponse when the response has no choices, and with
+// an error wrapping ErrMalformedResponse when the response is not valid
+// JSON.
 func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResponse, error) {
 	model := req.Model
 	if model == "" {

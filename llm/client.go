@@ -55,8 +55,8 @@ type Config struct {
 	// HTTPClient sends the requests; nil means a default client. Its own
 	// Timeout, if any, applies in addition to Timeout.
 	HTTPClient *http.Client
-	// MaxRetries is how many times a request is retried after a 429, a
-	// 5xx or a transport error (other 4xx are never retried), with
+	// MaxRetries is how many times a request is retried after a 429, a 5xx
+	// or a transport error; other 4xx are never retried. Retries use
 	// exponential backoff and jitter, honouring Retry-After. 0 means
 	// DefaultMaxRetries; a negative value disables retries.
 	MaxRetries int

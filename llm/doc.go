@@ -1,6 +1,7 @@
-// Package llm is a minimal client for OpenAI-compatible chat-completion and
-// embedding APIs: OpenAI itself, Ollama, vLLM, the llama.cpp server and
-// anything else that speaks the same wire format under a base URL.
+// Package llm is a minimal client for OpenAI-compatible chat-completion
+// and embedding APIs. These are OpenAI itself, Ollama, vLLM, the llama.cpp
+// server and anything else that speaks the same wire format under a base
+// URL.
 //
 // It is what agentmem uses for summarization, fact extraction, the example
 // ReAct agent and embeddings. Of agentmem it imports only the core and
@@ -26,14 +27,14 @@
 //
 // # Messages
 //
-// Message has the OpenAI chat wire shape. Its Content is either plain text,
-// sent as a JSON string, or a list of parts (text and image_url), sent as a
-// JSON array; an assistant message that only carries ToolCalls sends
-// "content": null. Decoding accepts all three forms.
+// Message has the OpenAI chat wire shape. Its Content is either plain
+// text, sent as a JSON string, or a list of parts (text and image_url),
+// sent as a JSON array. An assistant message that only carries ToolCalls
+// sends "content": null. Decoding accepts all three forms.
 //
 // FromAgentmem turns a memory's context (agentmem.Context.Messages) into
-// messages for Chat, and ToAgentmem turns the model's reply into a message
-// for agentmem.Memory.AddMessage; both go through render.OpenAIMessage,
+// messages for Chat. ToAgentmem turns the model's reply into a message for
+// agentmem.Memory.AddMessage. Both go through render.OpenAIMessage,
 // OpenAI's wire shape:
 //
 //	view, _ := mem.Context(ctx, agentmem.ContextOptions{Budget: 8000})
@@ -43,16 +44,16 @@
 //
 // # Errors and retries
 //
-// A non-2xx response is returned as an *APIError (use errors.As), with the
-// status code, the provider's error type, code and message, and any
-// Retry-After delay. 429 and 5xx responses and transport failures (including
-// a per-request timeout) are retried up to Config.MaxRetries times with
-// exponential backoff and jitter, waiting for Retry-After (or OpenAI's
-// retry-after-ms) when the server sends it; other 4xx responses are never
-// retried. A 200 response without choices is ErrEmptyResponse; a response
-// that cannot be decoded wraps ErrMalformedResponse; an invalid Config wraps
-// ErrConfig. Every call honours context cancellation, also while waiting to
-// retry.
+// A non-2xx response is returned as an *APIError (use errors.As). It holds
+// the status code, the provider's error type, code and message, and any
+// Retry-After delay. 429 and 5xx responses and transport failures
+// (including a per-request timeout) are retried up to Config.MaxRetries
+// times with exponential backoff and jitter. A retry waits for Retry-After
+// (or OpenAI's retry-after-ms) when the server sends it. Other 4xx
+// responses are never retried. A 200 response without choices is
+// ErrEmptyResponse; a response that cannot be decoded wraps
+// ErrMalformedResponse; an invalid Config wraps ErrConfig. Every call
+// honours context cancellation, also while waiting to retry.
 //
 // A Client is safe for concurrent use.
 package llm

@@ -71,10 +71,10 @@ func (c *Client) EmbeddingModel() string { return c.cfg.EmbeddingModel }
 // no request and an empty result.
 //
 // It fails with an error wrapping ErrConfig when Config.EmbeddingModel is
-// empty, with an *APIError for an error response, and with an error
-// wrapping ErrMalformedResponse when a response does not carry exactly one
-// embedding per input (each index once) or the embeddings differ in
-// dimension.
+// empty, and with an *APIError for an error response. It fails with an
+// error wrapping ErrMalformedResponse when the embeddings differ in
+// dimension, or when a response does not carry exactly one embedding per
+// input (each index once).
 func (c *Client) Embed(ctx context.Context, inputs []string) ([][]float32, error) {
 	if c.cfg.EmbeddingModel == "" {
 		return nil, fmt.Errorf("%w: no embedding model: set Config.EmbeddingModel", ErrConfig)

@@ -20,8 +20,9 @@ var ErrConfig = errors.New("llm: invalid config")
 var ErrEmptyResponse = errors.New("llm: empty response: no choices")
 
 // ErrMalformedResponse is wrapped by errors for successful (2xx) responses
-// whose body cannot be used: not JSON, the wrong shape, larger than the
-// response size limit, or embeddings that do not match the inputs.
+// whose body cannot be used. The body is not JSON, has the wrong shape, is
+// larger than the response size limit, or has embeddings that do not match
+// the inputs.
 var ErrMalformedResponse = errors.New("llm: malformed response")
 
 // APIError is an error response from the API: any non-2xx HTTP status, or a

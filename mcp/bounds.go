@@ -15,10 +15,9 @@ const (
 	// messages. A call may ask for more, up to Config.MaxContextTokens.
 	DefaultContextBudget = 8000
 	// MaxOutputBytes bounds the JSON of the results of search_memory,
-	// recall_facts and list_sessions: the matches, facts or sessions after
-	// those that fit are left out, with next_offset (next_page_token) to
-	// get them. The first always fits (its window of turns cut if need
-	// be).
+	// recall_facts and list_sessions. The matches, facts or sessions after
+	// those that fit are left out, with next_offset (next_page_token) to get
+	// them. The first always fits (its window of turns cut if need be).
 	MaxOutputBytes = 32 << 10
 	// MaxTurnTextBytes bounds the text of a turn search_memory returns;
 	// a longer one is cut (Turn.Truncated).

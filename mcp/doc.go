@@ -1,8 +1,8 @@
 // Package mcp is agentmem's Model Context Protocol server: the memory's
 // tools for MCP clients (desktop assistants, IDEs, agent frameworks),
-// built on the official MCP Go SDK. It only adapts the library: sessions
-// live in a store.Store, contexts come from agentmem.Memory.Context, and
-// errors are the library's, worded for the model that reads them.
+// built on the official MCP Go SDK. It only adapts the library. Sessions
+// live in a store.Store, and contexts come from agentmem.Memory.Context.
+// Errors are the library's, worded for the model that reads them.
 //
 //	srv, err := mcp.New(mcp.Config{Store: st, Tenant: "acme"})
 //	...
@@ -19,53 +19,57 @@
 //	                summarized or is pending
 //	pop             remove the newest message of a session and return it
 //
-// Each tool's input schema is inferred from its Go input type (descriptions
-// from jsonschema tags) and completed with enums, bounds, patterns and
-// defaults (see schema.go); the SDK validates every call against it before
-// the handler runs, and the output schema describes the structured result,
-// which is also sent as JSON text for clients without structured output.
+// Each tool's input schema is inferred from its Go input type, with
+// descriptions from jsonschema tags. It is completed with enums, bounds,
+// patterns and defaults (see schema.go). The SDK validates every call
+// against it before the handler runs. The output schema describes the
+// structured result, which is also sent as JSON text for clients without
+// structured output.
 //
 // # Bounds
 //
 // A tool's output goes into a model's context, so none grows with a
-// session or an index: get_context without a budget is fitted to
-// DefaultContextBudget tokens (Config.DefaultContextBudget), and the
-// results of search_memory, recall_facts and list_sessions hold at most
+// session or an index. get_context without a budget is fitted to
+// DefaultContextBudget tokens (Config.DefaultContextBudget). The results
+// of search_memory, recall_facts and list_sessions hold at most
 // MaxOutputBytes of JSON, each turn's text at most MaxTurnTextBytes. What
-// was cut is said in the output's note, with how to get it (a larger
-// budget, next_offset as offset, next_page_token).
+// was cut is said in the output's note, with how to get it: a larger
+// budget, next_offset as offset, next_page_token.
 //
 // # Appends, whole turns or item by item
 //
 // append folds messages into steps (agentmem.FoldMessages) through
-// sessions.Service.AppendMessages, as the HTTP API's messages route does: a whole turn
-// at a time, or one message at a time. An assistant message whose tool
-// calls have no results yet is stored as a pending action, which
-// get_context leaves out (and lists under pending) until tool messages in
-// later calls answer it; flush_pending records every call still pending as
-// failed. pop removes the newest message (sessions.Service.Pop). The append is one
-// atomic store append; with idempotency_key the steps' IDs are KEY/0,
-// KEY/1, ..., and the key is recorded with the messages' fingerprint
-// (store.MessagesFingerprint), so a retried call stores nothing twice and
-// is answered as the first was, and a call reusing the key with other
-// messages, or a request of the HTTP API with the key on another route,
-// is refused and stores nothing.
+// sessions.Service.AppendMessages, as the HTTP API's messages route does.
+// It takes a whole turn at a time, or one message at a time. An assistant
+// message whose tool calls have no results yet is stored as a pending
+// action. get_context leaves it out (and lists it under pending) until
+// tool messages in later calls answer it. flush_pending records every call
+// still pending as failed. pop removes the newest message
+// (sessions.Service.Pop).
+//
+// The append is one atomic store append. With idempotency_key the steps'
+// IDs are KEY/0, KEY/1, ..., and the key is recorded with the messages'
+// fingerprint (store.MessagesFingerprint). So a retried call stores
+// nothing twice and is answered as the first was. A call reusing the key
+// with other messages is refused and stores nothing, and so is a request
+// of the HTTP API with the key on another route.
 //
 // # Errors
 //
 // Errors are tool results with IsError set, never protocol errors or
-// crashes: bad arguments (schema violations, a malformed session ID, a tool
-// result without its call), a session that does not exist, a budget that
-// cannot hold the pinned system prompt and task (with the tokens needed).
-// Failures of the store are logged in full (Config.Logger) and reported to
-// the model as a failure to retry, without internals.
+// crashes. Bad arguments are one case: schema violations, a malformed
+// session ID, a tool result without its call. A session that does not
+// exist is another. So is a budget that cannot hold the pinned system
+// prompt and task; the error gives the tokens needed. Failures of the store are logged in full
+// (Config.Logger) and reported to the model as a failure to retry, without
+// internals.
 //
 // # Tenants
 //
-// Every tool acts for one tenant. On a transport of its own (Run, SDK: stdio,
-// in-memory) that is Config.Tenant. Over HTTP, NewHTTPHandler asks a
-// TenantFunc for each request (the server's API-key authentication), and
-// serves it statelessly with the tools of that tenant, so a key can never
-// reach another tenant's data through a session started by another key.
-// Sessions of another tenant look exactly like missing ones.
+// Every tool acts for one tenant. On a transport of its own (Run, SDK:
+// stdio, in-memory) that is Config.Tenant. Over HTTP, NewHTTPHandler asks
+// a TenantFunc for each request (the server's API-key authentication). It
+// serves the request statelessly with the tools of that tenant. So a key
+// can never reach another tenant's data through a session started by
+// another key. Sessions of another tenant look exactly like missing ones.
 package mcp

@@ -10,13 +10,13 @@ import (
 )
 
 // A tool's error is what the calling model reads, so it says what was
-// wrong and what to do. Errors of the library keep their message (they
-// name the field and the reason); failures of the machinery behind a tool
-// are logged in full and reported without internals, classified as the
-// HTTP API classifies them: a transient failure (agentmem.ErrUnavailable,
-// which the backends wrap around a busy, unreachable or closed store, or
-// a deadline) is one to retry later; any other (a corrupt record, a bug)
-// is an internal error that retrying will not cure.
+// wrong and what to do. Errors of the library keep their message, which
+// names the field and the reason. Failures of the machinery behind a tool
+// are logged in full and reported without internals. They are classified
+// as the HTTP API classifies them. A transient failure is one to retry
+// later: agentmem.ErrUnavailable, which the backends wrap around a busy,
+// unreachable or closed store, or a deadline. Any other (a corrupt record,
+// a bug) is an internal error that retrying will not cure.
 
 // toolError returns the error a tool call reports for err, which op (a
 // short verb phrase: "append to session x") ran into.

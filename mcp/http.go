@@ -15,15 +15,15 @@ type TenantFunc func(r *http.Request) (tenant string, err error)
 
 // NewHTTPHandler returns the MCP streamable HTTP transport of s, to mount
 // at /mcp. tenant is asked for every request, so a client's key decides
-// what each of its calls reaches; nil serves Config.Tenant to every
-// request.
+// what each of its calls reaches. A nil tenant serves Config.Tenant to
+// every request.
 //
-// The handler is stateless (no Mcp-Session-Id): every request is served
-// on its own by the tools of its tenant, so no session can outlive a key
-// or be carried over to another one, and any number of server instances
-// can serve one client. Responses are plain JSON (not event streams).
-// Requests addressed to a loopback address with a foreign Host header
-// are refused (DNS rebinding protection), and bodies are limited to 4 MiB.
+// The handler is stateless (no Mcp-Session-Id): every request is served on
+// its own by the tools of its tenant. So no session can outlive a key or
+// be carried over to another one, and any number of server instances can
+// serve one client. Responses are plain JSON (not event streams). Requests
+// addressed to a loopback address with a foreign Host header are refused
+// (DNS rebinding protection). Bodies are limited to 4 MiB.
 func NewHTTPHandler(s *Server, tenant TenantFunc) http.Handler {
 	if tenant == nil {
 		t := s.cfg.Tenant

@@ -139,11 +139,11 @@ func fitWindow(h *MemoryHit) bool {
 // reach the writes made before it.
 const indexWait = 2 * time.Second
 
-// waitForIndex waits, at most indexWait, until the recall index has every
-// write committed before the call, when it follows the store's log
-// (Config.RecallFollower), so that an agent finds what it has just
-// appended. If the index is further behind, the search goes on with what
-// it has (and the delay is logged).
+// waitForIndex waits until the recall index has every write committed
+// before the call, when it follows the store's log
+// (Config.RecallFollower). It waits at most indexWait, so that an agent
+// finds what it has just appended. If the index is further behind, the
+// search goes on with what it has, and the delay is logged.
 func (t *tools) waitForIndex(ctx context.Context) {
 	f := t.cfg.RecallFollower
 	if f == nil {

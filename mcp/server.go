@@ -49,8 +49,8 @@ type Config struct {
 	RecallFollower *recallview.Follower
 	// Blocks, when set, are the memory blocks of the memory_list,
 	// memory_append, memory_replace and memory_rethink tools, and those
-	// get_context shows (a Sessions given must have them as its
-	// Config.Blocks); nil leaves those tools out.
+	// get_context shows. A Sessions given must have them as its
+	// Config.Blocks. Nil leaves those tools out.
 	Blocks *blocks.Memory
 	// Tenant is the tenant every tool acts for when the server runs on a
 	// transport of its own (Run, SDK: stdio, in-memory). Over HTTP the
@@ -76,16 +76,16 @@ type Config struct {
 	MaxContextTokens int
 	// DefaultContextBudget is get_context's budget when a call gives none
 	// (or 0), so that a long session is not read whole into a model's
-	// context; 0 means DefaultContextBudget, and more than
-	// MaxContextTokens is MaxContextTokens. A call that gives none but
-	// whose pinned steps need more gets what they need.
+	// context. 0 means DefaultContextBudget, and more than MaxContextTokens
+	// is MaxContextTokens. A call that gives none but whose pinned steps
+	// need more gets what they need.
 	DefaultContextBudget int
-	// Sessions, when set, is the sessions service the session tools call,
-	// shared with the other transports of the process (the HTTP API, the
-	// inspector) so that they serve sessions alike from one context
-	// cache; it must be over Store, and Counter and MaxContextTokens are
-	// then its own. Nil: the server makes one over Store (with a context
-	// cache of sessions.DefaultCacheBytes).
+	// Sessions, when set, is the sessions service the session tools call. It
+	// is shared with the other transports of the process (the HTTP API, the
+	// inspector), so that they serve sessions alike from one context cache.
+	// It must be over Store, and Counter and MaxContextTokens are then its
+	// own. Nil: the server makes one over Store, with a context cache of
+	// sessions.DefaultCacheBytes.
 	Sessions *sessions.Service
 }
 

@@ -27,10 +27,10 @@ const (
 	MaxInject = 50
 	// MaxBudget bounds get_context's budget.
 	MaxBudget = 10_000_000
-	// DefaultMaxContextTokens is Config.MaxContextTokens when it is 0: a
-	// get_context without a budget is fitted to it (the largest context
-	// window of current models, as the HTTP API's default), so that a long
-	// session is never rendered whole.
+	// DefaultMaxContextTokens is Config.MaxContextTokens when it is 0. A
+	// get_context without a budget is fitted to it, so that a long session
+	// is never rendered whole. It is the largest context window of current
+	// models, as the HTTP API's default.
 	DefaultMaxContextTokens = sessions.DefaultMaxContextTokens
 	// MaxPageSize bounds list_sessions' page_size.
 	MaxPageSize = 200

@@ -41,10 +41,10 @@ const (
 	ToolMemoryRethink = "memory_rethink"
 )
 
-// toolAnnotations describe each tool to MCP hosts, which show the title and
-// use the hints to tell reads from writes (a host may run read-only tools
-// without asking, and ask before a destructive one). Every tool works on
-// agentmem's own store, a closed world.
+// toolAnnotations describe each tool to MCP hosts, which show the title
+// and use the hints to tell reads from writes. A host may run read-only
+// tools without asking, and ask before a destructive one. Every tool works
+// on agentmem's own store, a closed world.
 var toolAnnotations = map[string]sdk.ToolAnnotations{
 	ToolCreateSession: {Title: "Create a session", DestructiveHint: ptr(false)},
 	ToolListSessions:  {Title: "List sessions", ReadOnlyHint: true},
@@ -78,10 +78,10 @@ type tools struct {
 	tenant string
 }
 
-// register adds the tools of the configuration to sv: the session tools
-// always, the facts tools with Config.Facts (extract_facts with
-// Config.Extractor too), search_memory with Config.Recall, the memory
-// blocks tools with Config.Blocks.
+// register adds the tools of the configuration to sv. The session tools
+// are always added, and the facts tools with Config.Facts (extract_facts
+// with Config.Extractor too). search_memory comes with Config.Recall, and
+// the memory blocks tools with Config.Blocks.
 func (t *tools) register(sv *sdk.Server) error {
 	errs := []error{
 		add(sv, ToolCreateSession, createSessionDescription, createSessionSchema, t.createSession),
@@ -144,10 +144,11 @@ func add[In, Out any](sv *sdk.Server, name, description string, edits []edit, h 
 
 // checkArguments refuses the raw arguments of a tool call that the SDK
 // would decode with a loss, as the HTTP API refuses such a body
-// (jsoncheck): invalid UTF-8 or a lone UTF-16 surrogate escape, which
-// would be stored as U+FFFD, or a key repeated in an object, of which the
-// last would win. The error is a JSON-RPC error (invalid params) that
-// names where the problem is: the call is malformed, not a tool failure.
+// (jsoncheck). That is invalid UTF-8 or a lone UTF-16 surrogate escape,
+// which would be stored as U+FFFD, or a key repeated in an object, of
+// which the last would win. The error is a JSON-RPC error (invalid params)
+// that names where the problem is: the call is malformed, not a tool
+// failure.
 func checkArguments(args json.RawMessage) error {
 	if len(args) == 0 {
 		return nil
@@ -174,9 +175,9 @@ type callerKey struct{}
 // maxClientName bounds the client name a caller's name keeps.
 const maxClientName = 64
 
-// withCaller records in ctx who makes the tool call req: "mcp:" and the
-// name the client announced at initialization, or "mcp" when it gave
-// none (a stateless HTTP request has no initialization).
+// withCaller records in ctx who makes the tool call req. That is "mcp:"
+// and the name the client announced at initialization, or "mcp" when it
+// gave none; a stateless HTTP request has no initialization.
 func withCaller(ctx context.Context, req *sdk.CallToolRequest) context.Context {
 	name := ""
 	if req != nil && req.Session != nil {
@@ -187,7 +188,7 @@ func withCaller(ctx context.Context, req *sdk.CallToolRequest) context.Context {
 	return context.WithValue(ctx, callerKey{}, callerName(name))
 }
 
-// callerName is the caller's name for a client name: the name is the
+// callerName is the caller's name for a client name. The name is the
 // client's to choose, so it is cleaned (valid UTF-8, no control
 // characters) and cut to maxClientName bytes.
 func callerName(client string) string {
@@ -204,9 +205,9 @@ func callerName(client string) string {
 	return "mcp:" + client
 }
 
-// caller returns who makes the current tool call (see withCaller): the
-// "by" of the forgets it makes, and the agent of the facts it remembers
-// outside any session with an agent.
+// caller returns who makes the current tool call (see withCaller). It is
+// the "by" of the forgets it makes, and the agent of the facts it
+// remembers outside any session with an agent.
 func caller(ctx context.Context) string {
 	if c, ok := ctx.Value(callerKey{}).(string); ok {
 		return c
@@ -237,6 +238,6 @@ var sessionIDEdits = []func(*jsonschema.Schema){length(1, store.MaxIDLen), patte
 
 // sessionIDPattern is store.ValidateID's rule as a regular expression, as
 // far as one that both Go and ECMAScript read can say it: no control
-// characters (the tools refuse "." and ".." and check the length in
-// bytes).
+// characters. The tools also refuse "." and ".." and check the length in
+// bytes.
 const sessionIDPattern = `^[^\x00-\x1f\x7f-\x9f]+$`

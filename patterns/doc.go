@@ -1,5 +1,5 @@
 // Package patterns gathers the memory patterns built on agentmem's core,
-// its store and its recall index. It holds no code; each pattern is a
+// its store and its recall index. It holds no code. Each pattern is a
 // package of its own:
 //
 //   - episodic: an agent's or user's history in episodes with metadata;
@@ -15,7 +15,7 @@
 //     promotion and demotion, assembled into one exact token budget.
 //
 // All three persist through a store.Store (sessions and their logs: the
-// log is the truth) and a recall.Index (ranked retrieval), so on the SQLite
-// or PostgreSQL backends they survive a restart with no tables of their
-// own, and all three are safe for concurrent use.
+// log is the truth) and a recall.Index (ranked retrieval). So on the
+// SQLite or PostgreSQL backends they survive a restart with no tables of
+// their own. All three are safe for concurrent use.
 package patterns

@@ -71,14 +71,18 @@ func blocks(raw json.RawMessage, field string) ([]anthropicBlockIn, error) {
 
 // DecodeAnthropicRequest decodes the system prompt and messages of an
 // Anthropic Messages API request body into canonical messages, as the
-// proxy records them: the system prompt (a string or text blocks) is a
-// system message; a user message's tool_result blocks (text content)
-// become tool messages, followed by a user message with its text and
-// image blocks; an assistant message's text and tool_use blocks become
-// one assistant message with tool calls (the input as compact JSON
-// text). cache_control and citations are dropped; other blocks
-// (thinking, documents) are refused. Errors are *Error (400) naming the
-// field, such as "messages[2].content[0].tool_use_id".
+// proxy records them:
+//
+//   - the system prompt (a string or text blocks) is a system message;
+//   - a user message's tool_result blocks (text content) become tool
+//     messages, followed by a user message with its text and image
+//     blocks;
+//   - an assistant message's text and tool_use blocks become one
+//     assistant message with tool calls (the input as compact JSON text).
+//
+// cache_control and citations are dropped; other blocks (thinking,
+// documents) are refused. Errors are *Error (400) naming the field, such
+// as "messages[2].content[0].tool_use_id".
 func DecodeAnthropicRequest(body []byte) ([]agentmem.Message, error) {
 	fields, _, err := decodeBody(body)
 	if err != nil {
@@ -250,9 +254,10 @@ func compactJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
-// resultContent returns a tool result's content as a tool message's: its
-// text (a string, or its text blocks joined by newlines), then its images
-// (a screenshot tool's), which the result keeps (ToolResult.Images).
+// resultContent returns a tool result's content as a tool message's. That
+// is its text (a string, or its text blocks joined by newlines), then its
+// images (a screenshot tool's), which the result keeps
+// (ToolResult.Images).
 func resultContent(raw json.RawMessage, field string) (agentmem.Content, error) {
 	if isNull(raw) {
 		return agentmem.Text(""), nil

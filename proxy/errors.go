@@ -15,10 +15,10 @@ const (
 	CodeUpstreamRedirect      = api.CodeUpstreamRedirect
 )
 
-// Error is an error of the proxy itself (not of the upstream provider,
-// whose answers are relayed as they came): the HTTP status, the code
-// (api.Code*), the input it is about and a message for people. The server
-// writes it as every error of the API (api.ErrorBody).
+// Error is an error of the proxy itself, not of the upstream provider,
+// whose answers are relayed as they came. It holds the HTTP status, the
+// code (api.Code*), the input it is about and a message for people. The
+// server writes it as every error of the API (api.ErrorBody).
 type Error struct {
 	Status  int
 	Code    string

@@ -9,18 +9,18 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// How a request's messages are recognised against what the session holds
-// (the rule docs/proxy.md states; plan implements it).
+// How a request's messages are recognised against what the session holds.
+// docs/proxy.md states the rule; plan implements it.
 //
 // The session's held messages are its working set rendered in canonical
-// form (heldStep: each step's messages with the chat roles, no budget),
-// pending actions included: what a client that resends its whole history
-// sends back, images where it sent them (a tool result's in its tool
-// message, as decoded from either API). Both lists are split
-// into their leading system messages (the system prompt) and the rest
-// (the conversation), and compared message by message with sameMessage,
-// which looks at what the model reads: role, text, images, tool calls and
-// tool results (not names, IDs, times or metadata).
+// form, pending actions included (heldStep: each step's messages with the
+// chat roles, no budget). They are what a client that resends its whole
+// history sends back, images where it sent them. A tool result's images
+// are in its tool message, as decoded from either API. Both lists are
+// split into their leading system messages (the system prompt) and the
+// rest (the conversation). They are compared message by message with
+// sameMessage, which looks at what the model reads: role, text, images,
+// tool calls and tool results (not names, IDs, times or metadata).
 //
 //  1. The system prompt: when the request's (its system messages' text,
 //     joined by blank lines) differs from the held one, the first held
@@ -47,8 +47,8 @@ import (
 //     request is appended. The session then holds what the client holds.
 
 // MaxRewind bounds the held messages a request may pop by departing from
-// the session's history (rule 5); a request that would pop more is
-// refused with 409: start a new session (or fork one) for a history that
+// the session's history (rule 5). A request that would pop more is refused
+// with 409: start a new session (or fork one) for a history that
 // different.
 const MaxRewind = 64
 
@@ -61,9 +61,9 @@ type plan struct {
 	// rewind is the number of held messages to pop first (rule 5), and
 	// held the number of held conversation messages.
 	rewind, held int
-	// sys are system messages to append (rule 1, a session without
-	// one); conv is the request's conversation and from the index of its
-	// first message to append.
+	// sys are system messages to append (rule 1, a session without one).
+	// conv is the request's conversation, and from the index of its first
+	// message to append.
 	sys  []agentmem.Message
 	conv []agentmem.Message
 	from int
@@ -72,8 +72,8 @@ type plan struct {
 }
 
 // appended returns the messages to append, given how many of the held
-// conversation's messages are left (after a rewind, which pops whole
-// steps' messages, perhaps fewer than planned).
+// conversation's messages are left. A rewind pops whole steps' messages,
+// so perhaps fewer are left than planned.
 func (p *plan) appended(left int) []agentmem.Message {
 	from := p.from
 	if p.rule == ruleRewind {
@@ -92,9 +92,9 @@ const (
 	ruleRewind       = "rewind"       // rule 5
 )
 
-// heldStep renders a step as the messages a client holds for it: its
-// canonical messages with the chat roles (agentmem.ChatRoles), images
-// where they came (a format's rendering may move or describe them).
+// heldStep renders a step as the messages a client holds for it. These are
+// its canonical messages with the chat roles (agentmem.ChatRoles), with
+// images where they came; a format's rendering may move or describe them.
 func heldStep(s agentmem.Step) []agentmem.Message {
 	msgs := s.Messages(agentmem.RenderOptions{})
 	for i := range msgs {
@@ -225,15 +225,15 @@ func (p *plan) conversation(k int, rConv, hConv []agentmem.Message) (*plan, erro
 }
 
 // planNewOnly decides the common case of a request of new messages only
-// (rules 3 and 4) without rendering the whole working set: when the
+// (rules 3 and 4) without rendering the whole working set. When the
 // request's first conversation message is not the held one's, only the
 // held system prompt and newest messages matter. head is a prefix of the
-// working set and tail a suffix: the same slice, the whole working set,
-// unless partial says that steps between them were left out
-// (sessions.Service.History with Head and Tail). It returns false when the request's
-// first conversation message is the held one (or there is none), or when
-// what it needs was left out, for planHistory to decide on the whole
-// working set.
+// working set and tail a suffix. They are the same slice, the whole
+// working set, unless partial says that steps between them were left out
+// (sessions.Service.History with Head and Tail). It returns false when the
+// request's first conversation message is the held one (or there is none),
+// or when what it needs was left out. planHistory then decides on the
+// whole working set.
 func planNewOnly(head, tail []agentmem.Step, partial bool, req []agentmem.Message) (*plan, bool) {
 	lead := 0
 	var heldSys []*agentmem.SystemPromptStep
@@ -300,9 +300,9 @@ func commonPrefix(a, b []agentmem.Message) int {
 	return n
 }
 
-// overlap finds the latest occurrence in req of the held newest message
-// preceded by at least one more held message, or by every message before
-// it in req, in order; it returns the index after it.
+// overlap finds the latest occurrence in req of the held newest message,
+// preceded in order by at least one more held message or by every message
+// before it in req. It returns the index after it.
 func overlap(req, held []agentmem.Message) (int, bool) {
 	if len(held) == 0 {
 		return 0, false
@@ -324,11 +324,11 @@ func overlap(req, held []agentmem.Message) (int, bool) {
 }
 
 // sameMessage reports whether a request's canonical message says the same
-// to a model as a held one: role, text, images, tool calls (arguments
-// compared as JSON when they are) and tool results with their error
-// flag. Names, IDs, times and other metadata are not compared. A held
-// reply recorded cut short (MetaReplyTruncated) is the same as the whole
-// reply the client got and sends back: its text is a prefix of the
+// to a model as a held one. It compares role, text, images, tool calls
+// (arguments compared as JSON when they are) and tool results with their
+// error flag. Names, IDs, times and other metadata are not compared. A
+// held reply recorded cut short (MetaReplyTruncated) is the same as the
+// whole reply the client got and sends back. Its text is a prefix of the
 // message's, and its tool calls (IDs and names) begin the message's.
 func sameMessage(a, b agentmem.Message) bool {
 	if b.Metadata[MetaReplyTruncated] == "true" {
@@ -382,8 +382,8 @@ func sameArguments(a, b string) bool {
 }
 
 // truncationOf reports whether a held reply recorded cut short is a
-// truncation of a message: the same role, a prefix of its text, and the
-// first of its tool calls by ID and name (their arguments may be cut).
+// truncation of a message. It has the same role, a prefix of its text, and
+// the first of its tool calls by ID and name; their arguments may be cut.
 func truncationOf(a, b agentmem.Message) bool {
 	if a.Role != b.Role || !strings.HasPrefix(a.Text(), b.Text()) || len(b.ToolCalls) > len(a.ToolCalls) {
 		return false

@@ -16,18 +16,22 @@ import (
 // The fast path of recognising a history. Most agents resend their whole
 // history, byte for byte as they sent it last time, plus the reply and
 // what is new. Decoding and comparing a long history on every call would
-// cost what the history is long; instead the proxy remembers, per
-// session, the length and a hash of the messages member of the last
-// request it recorded, from its opening bracket to the end of its last
-// message (and a hash of Anthropic's system member), the reply it
-// recorded after it, and the session's last sequence number then. A
-// request whose messages member begins with the same bytes, followed by a
-// comma or the closing bracket, on a session no other writer has touched
-// since (its last sequence number is the same), is scanned and decoded
-// only from there: its next message must be the reply (compared as the
-// rules compare), and what follows is new. Hashing the known bytes is
-// all the known part costs (maphash: some 10 GB/s). Anything else takes
-// the general path (planHistory), which gives the same answer.
+// cost what the history is long. Instead the proxy remembers, per session:
+//
+//   - the length and a hash of the messages member of the last request it
+//     recorded, from its opening bracket to the end of its last message;
+//   - a hash of Anthropic's system member;
+//   - the reply it recorded after it;
+//   - the session's last sequence number then.
+//
+// A request may go on from there if no other writer has touched its
+// session since, so that its last sequence number is the same. Its
+// messages member must begin with the same bytes, followed by a comma or
+// the closing bracket. Such a request is scanned and decoded only from
+// there. Its next message must be the reply (compared as the rules
+// compare), and what follows is new. Hashing the known bytes (maphash) is
+// all the known part costs. Anything else takes the general path
+// (planHistory), which gives the same answer.
 
 // maxMemoBytes bounds what the memos hold, all sessions together: some
 // 200 bytes each and the replies they keep.
@@ -36,8 +40,8 @@ const maxMemoBytes = 32 << 20
 // memoOverhead is what a memo costs besides its reply.
 const memoOverhead = 200
 
-// mark identifies the messages of a request: the length and hash of its
-// messages member from the opening bracket to the end of its last
+// mark identifies the messages of a request. It holds the length and hash
+// of its messages member from the opening bracket to the end of its last
 // element, and the hash of its system member (Anthropic). A request
 // without messages has none (size 0).
 type mark struct {
@@ -142,8 +146,8 @@ func (ms *memos) markOf(fields map[string]json.RawMessage, system bool) mark {
 	return mk
 }
 
-// match returns the memo of a session that a request may extend: the
-// session (as of its creation) and its last sequence number are the
+// match returns the memo of a session that a request may extend. The
+// session (as of its creation) and its last sequence number must be the
 // memo's. It returns nil otherwise.
 func (ms *memos) match(key store.Key, api string, sess *store.Session) *memo {
 	m := ms.get(key)
@@ -154,11 +158,11 @@ func (ms *memos) match(key store.Key, api string, sess *store.Session) *memo {
 }
 
 // quickBody splits a body that extends a memo without checking or even
-// scanning the memo's part again: the rest (the new messages, the other
+// scanning the memo's part again. The rest (the new messages, the other
 // members) is checked as decodeBody checks a body. It returns the body's
-// members, the mark of its messages and the memo; false when the body
-// does not extend the memo, or does not check (the general path then
-// decodes it and says what is wrong).
+// members, the mark of its messages and the memo. It returns false when
+// the body does not extend the memo, or does not check; the general path
+// then decodes it and says what is wrong.
 func (p *Proxy) quickBody(body []byte, d dialect, key store.Key, sess *store.Session) (*scanned, mark, *memo, bool) {
 	m := p.memos.match(key, d.name(), sess)
 	if m == nil {
@@ -201,7 +205,7 @@ func (p *Proxy) quickBody(body []byte, d dialect, key store.Key, sess *store.Ses
 }
 
 // fastMessages decodes the new messages of a request that extends a memo
-// (quickBody): its next message must be the memo's reply, if one was
+// (quickBody). Its next message must be the memo's reply, if one was
 // recorded, and what follows is new. It returns false when the request
 // does not go on so: the general path takes over.
 func (p *Proxy) fastMessages(d dialect, m *memo, tail []json.RawMessage) ([]agentmem.Message, bool) {
@@ -219,10 +223,10 @@ func (p *Proxy) fastMessages(d dialect, m *memo, tail []json.RawMessage) ([]agen
 }
 
 // fastRecord records the new messages of a request that extends a memo
-// (fastMessages), conditionally on the memo's sequence number, once the
-// steps the session would pin are found to fit (else the error, and
-// nothing is written). It returns false when the append lost a race
-// (nothing was written then): the general path takes over.
+// (fastMessages), conditionally on the memo's sequence number. It first
+// checks that the steps the session would pin fit; if not, it returns the
+// error and writes nothing. It returns false when the append lost a race,
+// having written nothing: the general path takes over.
 func (p *Proxy) fastRecord(ctx context.Context, key store.Key, m *memo, msgs []agentmem.Message, fc *fitCheck) (*recorded, bool, error) {
 	need, err := p.pinnedNeed(ctx, key.Tenant, key.ID, fc)
 	if err != nil {
@@ -258,10 +262,10 @@ func (p *Proxy) fastRecord(ctx context.Context, key store.Key, m *memo, msgs []a
 	return rec, true, nil
 }
 
-// remember sets the memo of a request just recorded, when the session
-// then holds exactly the request's conversation: after the rules new,
-// continuation and rewind (not overlap or new_only, after which it holds
-// more).
+// remember sets the memo of a request just recorded, when the session then
+// holds exactly the request's conversation. That is so after the rules
+// new, continuation and rewind, not after overlap or new_only, which leave
+// it holding more.
 func (p *Proxy) remember(d dialect, key store.Key, created time.Time, rec *recorded, mk mark) {
 	switch rec.rule {
 	case ruleNew, ruleContinuation, ruleRewind:
@@ -288,6 +292,6 @@ func (p *Proxy) replied(key store.Key, before, after int64, reply agentmem.Messa
 }
 
 // FastRecorded returns the number of requests recognised by the fast path
-// (a request that resends, byte for byte, the last recorded request of
-// its session and goes on from its reply) since the proxy was made.
+// since the proxy was made. Such a request resends, byte for byte, the
+// last recorded request of its session and goes on from its reply.
 func (p *Proxy) FastRecorded() int64 { return p.fast.Load() }

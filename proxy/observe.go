@@ -16,10 +16,10 @@ type Observer interface {
 type Stats struct {
 	// Route is the route's path: /v1/chat/completions or /v1/messages.
 	Route string
-	// Err is the error the call returned, having written nothing (its
-	// caller answers it: a refusal of the proxy, an unreachable
-	// upstream, a failure of the store); nil when the upstream's answer
-	// was relayed, with its Status.
+	// Err is the error the call returned, having written nothing; its caller
+	// answers it. It is a refusal of the proxy, an unreachable upstream or a
+	// failure of the store. Err is nil when the upstream's answer was
+	// relayed, with its Status.
 	Err    error
 	Status int
 	// Stream: the answer was streamed. Cut: it was cut off after it
@@ -27,27 +27,26 @@ type Stats struct {
 	Stream, Cut bool
 	// Session: the request named a session. The rest is set only then.
 	Session bool
-	// Before is the time from the request's arrival until it was sent to
-	// the upstream (reading, recording the new messages, fitting the
-	// context, encoding the body); Upstream from then until the
-	// upstream's answer ended (its last byte read: for a stream, relayed
-	// as it came); After what the proxy took after that (recording the
-	// reply, writing the answer). Upstream and After are 0 for a call
-	// that did not reach the upstream.
+	// Before is the time from the request's arrival until it was sent to the
+	// upstream: reading, recording the new messages, fitting the context,
+	// encoding the body. Upstream is the time from then until the upstream's
+	// answer ended, its last byte read; a stream is relayed as it comes.
+	// After is what the proxy took after that: recording the reply, writing
+	// the answer. Upstream and After are 0 for a call that did not reach the
+	// upstream.
 	Before, Upstream, After time.Duration
 	// ContextTokens is what the messages sent cost; StepsKept and
 	// StepsDropped count the session's steps sent and left out.
 	ContextTokens, StepsKept, StepsDropped int
-	// Appended is the number of the request's messages recorded; Reply
-	// reports whether the reply was, and ReplyTruncated whether it was
-	// recorded cut short (larger than Config.MaxReplyBytes, or than a
-	// step may be).
+	// Appended is the number of the request's messages recorded. Reply
+	// reports whether the reply was recorded, and ReplyTruncated whether it
+	// was recorded cut short: larger than Config.MaxReplyBytes, or than a
+	// step may be.
 	Appended              int
 	Reply, ReplyTruncated bool
-	// ReplyHeld is the most bytes of the answer the proxy held at once
-	// to record its reply (the answer, its events, what it kept of
-	// them): bounded by Config.MaxReplyBytes, whatever the answer's
-	// size.
+	// ReplyHeld is the most bytes of the answer the proxy held at once to
+	// record its reply: the answer, its events, what it kept of them. It is
+	// bounded by Config.MaxReplyBytes, whatever the answer's size.
 	ReplyHeld int
 }
 

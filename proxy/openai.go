@@ -72,11 +72,11 @@ var (
 )
 
 // recordedFields returns a message with only the members the proxy
-// records: a client sends back the messages its SDK returned, which carry
-// more (the OpenAI SDK's parsed and parsed_arguments, annotations, audio,
-// a provider's reasoning_content), and the messages sent upstream are the
-// session's context rendered anew, so those are dropped. A message that
-// is not an object is returned as it is, for the decoder to refuse.
+// records. A client sends back the messages its SDK returned, which carry
+// more: the OpenAI SDK's parsed and parsed_arguments, annotations, audio,
+// a provider's reasoning_content. The messages sent upstream are the
+// session's context rendered anew, so those members are dropped. A message
+// that is not an object is returned as it is, for the decoder to refuse.
 func recordedFields(raw json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || m == nil {

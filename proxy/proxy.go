@@ -39,22 +39,22 @@ const (
 	// facts X-Agentmem-Facts injects); it is ignored for an existing
 	// session.
 	HeaderUser = "X-Agentmem-User"
-	// HeaderBudget is the most tokens the messages sent may cost;
-	// without it, the model's context window less the reply's
+	// HeaderBudget is the most tokens the messages sent may cost. Without
+	// it, the budget is the model's context window less the reply's
 	// max_tokens and the tools' definitions (see Config.ContextWindows).
 	HeaderBudget = "X-Agentmem-Budget"
 	// HeaderFacts asks for up to K of the session user's facts in the
 	// system prompt.
 	HeaderFacts = "X-Agentmem-Facts"
 	// HeaderRecall asks for up to K turns recalled from the tenant's other
-	// sessions (of the same user, when the session has one) in the system
-	// prompt.
+	// sessions, in the system prompt. When the session has a user, the turns
+	// come from that user's sessions.
 	HeaderRecall = "X-Agentmem-Recall"
-	// HeaderPinning is the pinning of a session the request creates, a
-	// JSON object as the API's "pinning" ({"system_prompts":true,...});
-	// without it, agentmem.ChatPinning (the system prompts and the newest
-	// summary: a chat's first question is one among many). It is ignored
-	// for an existing session.
+	// HeaderPinning is the pinning of a session the request creates, a JSON
+	// object as the API's "pinning" ({"system_prompts":true,...}). Without
+	// it, the pinning is agentmem.ChatPinning: the system prompts and the
+	// newest summary, since a chat's first question is one among many. It is
+	// ignored for an existing session.
 	HeaderPinning = "X-Agentmem-Pinning"
 	// HeaderAutoCompact is the automatic compaction of a session the
 	// request creates, a JSON object as the API's "auto_compact"
@@ -77,10 +77,10 @@ const (
 	HeaderStepsKept      = "X-Agentmem-Steps-Kept"
 	HeaderStepsDropped   = "X-Agentmem-Steps-Dropped"
 	HeaderStepsTruncated = "X-Agentmem-Steps-Truncated"
-	// HeaderHistory says how the request's messages were recognised
-	// against the session's (new, continuation, overlap, new_only,
-	// rewind: see docs/proxy.md), HeaderAppended how many were appended
-	// and HeaderRewound how many held ones were popped.
+	// HeaderHistory says how the request's messages were recognised against
+	// the session's: new, continuation, overlap, new_only or rewind (see
+	// docs/proxy.md). HeaderAppended says how many were appended, and
+	// HeaderRewound how many held ones were popped.
 	HeaderHistory  = "X-Agentmem-History"
 	HeaderAppended = "X-Agentmem-Appended"
 	HeaderRewound  = "X-Agentmem-Rewound"
@@ -93,7 +93,7 @@ const (
 )
 
 // RequestHeaders are the agentmem request headers the proxy reads, and
-// ResponseHeaders those of its answers: a server lets browser pages send
+// ResponseHeaders those of its answers. A server lets browser pages send
 // and read them (CORS).
 var (
 	RequestHeaders  = []string{HeaderSession, HeaderUser, HeaderBudget, HeaderFacts, HeaderRecall, HeaderPinning, HeaderAutoCompact}
@@ -112,9 +112,9 @@ const (
 	// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes
 	// is 0: requests carry whole histories, with images.
 	DefaultMaxBodyBytes = 32 << 20
-	// DefaultMaxReplyBytes is Config.MaxReplyBytes when it is 0: far more
-	// than a model writes in one reply (128,000 tokens of text are about
-	// 0.5 MB), little enough for many calls at once.
+	// DefaultMaxReplyBytes is Config.MaxReplyBytes when it is 0. It is far
+	// more than a model writes in one reply (128,000 tokens of text are
+	// about 0.5 MB), and little enough for many calls at once.
 	DefaultMaxReplyBytes = 1 << 20
 	// MaxInject bounds X-Agentmem-Facts and X-Agentmem-Recall.
 	MaxInject = 50
@@ -122,8 +122,8 @@ const (
 	// again for the recalled turns, when they are asked for.
 	InjectShare = facts.DefaultShare
 	// historyHead and historyTail (plus the request's messages) are the
-	// steps of each end of a session's working set read to recognise a
-	// request of new messages only.
+	// steps read at each end of a session's working set. They serve to
+	// recognise a request of new messages only.
 	historyHead, historyTail = 8, 8
 )
 
@@ -149,9 +149,9 @@ var DefaultContextWindows = map[string]int{
 
 // Upstream is a provider the proxy forwards to.
 type Upstream struct {
-	// BaseURL is the provider's base URL as its SDK takes it: for OpenAI
-	// (and compatible servers) the URL before /chat/completions, such as
-	// https://api.openai.com/v1; for Anthropic the URL before
+	// BaseURL is the provider's base URL as its SDK takes it. For OpenAI
+	// (and compatible servers) it is the URL before /chat/completions, such
+	// as https://api.openai.com/v1. For Anthropic it is the URL before
 	// /v1/messages, such as https://api.anthropic.com. Empty: the route
 	// answers 400 upstream_not_configured.
 	BaseURL string
@@ -168,9 +168,9 @@ type Config struct {
 	// OpenAI serves POST /v1/chat/completions, Anthropic POST
 	// /v1/messages.
 	OpenAI, Anthropic Upstream
-	// Client sends the upstream requests; nil means a client of its own
-	// (no overall timeout: a stream lasts as long as the model writes;
-	// the caller's cancellation ends it). Its CheckRedirect is replaced:
+	// Client sends the upstream requests. Nil means a client of its own,
+	// with no overall timeout: a stream lasts as long as the model writes,
+	// and the caller's cancellation ends it. Its CheckRedirect is replaced:
 	// the proxy follows no redirect.
 	Client *http.Client
 	// ContextWindows maps model name prefixes to their context windows,
@@ -181,12 +181,12 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxReplyBytes bounds what the proxy holds of one answer to record
-	// its reply: a whole answer up to it is read before it is relayed;
-	// of a larger one, and of a stream, the text and tool call arguments
-	// kept (with at most 64 KiB of structure, and a stream's event being
-	// read). A reply larger than that reaches the client whole and is
-	// recorded cut short, marked MetaReplyTruncated; so is one larger
+	// MaxReplyBytes bounds what the proxy holds of one answer to record its
+	// reply. A whole answer up to it is read before it is relayed. Of a
+	// larger one, and of a stream, the proxy holds the text and tool call
+	// arguments it keeps, plus at most 64 KiB of structure and a stream's
+	// event being read. A reply larger than that reaches the client whole
+	// and is recorded cut short, marked MetaReplyTruncated. So is one larger
 	// than a step may be (store.MaxStepBytes as JSON). 0 means
 	// DefaultMaxReplyBytes.
 	MaxReplyBytes int64
@@ -255,9 +255,9 @@ func New(cfg Config) (*Proxy, error) {
 		t.MaxIdleConnsPerHost = 256 // many agents, one provider
 		client.Transport = t
 	}
-	// No redirect is followed, whatever the client given: following one
+	// No redirect is followed, whatever the client given. Following one
 	// would send the request's body and the provider key to wherever the
-	// upstream points (forward answers a redirect with 502).
+	// upstream points. forward answers a redirect with 502.
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	for _, w := range UpstreamWarnings(cfg.OpenAI, cfg.Anthropic) {
 		cfg.Logger.Warn(w)
@@ -266,7 +266,7 @@ func New(cfg Config) (*Proxy, error) {
 }
 
 // UpstreamWarnings says what looks wrong about the base URLs of an OpenAI
-// and an Anthropic upstream (either may be empty): a base URL the
+// and an Anthropic upstream; either may be empty. A base URL the
 // provider's SDK would not take sends every call to a path that does not
 // exist, and the caller sees only the provider's 404. New logs them.
 func UpstreamWarnings(openAI, anthropic Upstream) []string {
@@ -290,10 +290,10 @@ func UpstreamWarnings(openAI, anthropic Upstream) []string {
 }
 
 // ChatCompletions serves POST /v1/chat/completions (OpenAI's Chat
-// Completions API). It returns an error only when it has written nothing:
-// the caller writes it as an error response (an *Error, or an error of
-// the sessions service). Errors of the upstream provider are relayed as
-// they came.
+// Completions API). It returns an error only when it has written nothing.
+// The caller writes it as an error response (an *Error, or an error of the
+// sessions service). Errors of the upstream provider are relayed as they
+// came.
 func (p *Proxy) ChatCompletions(w http.ResponseWriter, r *http.Request) error {
 	return p.observed(w, r, openAI{})
 }
@@ -343,9 +343,9 @@ type accumulator interface {
 	// event takes one server-sent event and reports whether it is the
 	// answer's last (the proxy records the reply before relaying it).
 	event(name string, data []byte) (last bool)
-	// missed says that an event was not taken, or taken cut short (it
-	// was too large to hold): the reply lacks part of it, and holds
-	// nothing more of text or arguments.
+	// missed says that an event was not taken, or taken cut short because it
+	// was too large to hold. The reply lacks part of it, and holds nothing
+	// more of text or arguments.
 	missed()
 	// reply returns the assistant's message once the answer is
 	// complete, or false.
@@ -405,8 +405,8 @@ type options struct {
 }
 
 // headerJSON decodes a header whose value is a JSON object into v,
-// strictly (unknown members, repeated keys and values of the wrong type
-// are refused, naming them), and reports whether the header was given.
+// strictly, and reports whether the header was given. Unknown members,
+// repeated keys and values of the wrong type are refused, naming them.
 func headerJSON(r *http.Request, name string, v any) (bool, error) {
 	raw := strings.TrimSpace(r.Header.Get(name))
 	if raw == "" {
@@ -482,8 +482,7 @@ func (p *Proxy) options(r *http.Request) (options, error) {
 
 // settingsError converts an *agentmem.InvalidError about a session's
 // automatic compaction ("auto_compact.max_tokens") into the proxy's error
-// about the header that carries it; other errors are returned as they
-// are.
+// about the header that carries it. Other errors are returned as they are.
 func settingsError(err error) error {
 	var ie *agentmem.InvalidError
 	if errors.As(err, &ie) {
@@ -696,9 +695,9 @@ func (p *Proxy) prepare(r *http.Request, d dialect, sid string, body []byte) (*c
 		tokens: tokens, kept: len(cx.Steps), dropped: cx.DroppedSteps, appended: rec.appended}, nil
 }
 
-// createSession creates the session, with the user and the settings of
-// the request's headers, and reports whether this request did (not a
-// concurrent one, whose session it returns).
+// createSession creates the session, with the user and the settings of the
+// request's headers. It reports whether this request created it, rather
+// than a concurrent one whose session it returns.
 func (p *Proxy) createSession(ctx context.Context, tenant, sid string, o options) (*store.Session, bool, error) {
 	sess, err := p.svc.Create(ctx, store.CreateRequest{ID: sid, Tenant: tenant, UserID: o.user, Agent: "proxy",
 		Pinning: o.pinning, AutoCompact: o.auto})
@@ -727,11 +726,10 @@ type recorded struct {
 	last int64
 }
 
-// record recognises a request's messages against the session's working
-// set (planHistory) and records what is new, conditionally on the
-// working set it read: if another writer got in between, it reads again
-// and starts over, within the service's retry policy
-// (sessions.Service.Retry).
+// record recognises a request's messages against the session's working set
+// (planHistory) and records what is new, conditionally on the working set
+// it read. If another writer got in between, it reads again and starts
+// over, within the service's retry policy (sessions.Service.Retry).
 func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	var rec *recorded
 	err := p.svc.Retry(ctx, tenant, sid, "record", func(int) error {
@@ -745,8 +743,8 @@ func (p *Proxy) record(ctx context.Context, tenant, sid string, msgs []agentmem.
 	return rec, nil
 }
 
-// recordOnce recognises the request's messages, checks what that would
-// make of the session (checkPlan), then records it in one write
+// recordOnce recognises the request's messages and checks what that would
+// make of the session (checkPlan). It then records it in one write
 // conditional on the working set it read (sessions.Service.Record).
 func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agentmem.Message, fc *fitCheck) (*recorded, error) {
 	// The ends of the working set first: enough for a request of new
@@ -784,8 +782,9 @@ func (p *Proxy) recordOnce(ctx context.Context, tenant, sid string, msgs []agent
 }
 
 // counterFor returns the tokenizer of a model: o200k_base for OpenAI's
-// GPT-4o and later, cl100k_base for GPT-4 and GPT-3.5, and the sessions
-// service's default for any other (Claude's tokenizer is not public).
+// GPT-4o and later, and cl100k_base for GPT-4 and GPT-3.5. Any other model
+// gets the sessions service's default, since Claude's tokenizer is not
+// public.
 func (p *Proxy) counterFor(model string) tokenizer.Counter {
 	name := ""
 	switch {
@@ -824,10 +823,10 @@ func (p *Proxy) ContextWindow(model string) int {
 	return window
 }
 
-// defaultBudget is the budget of a request without X-Agentmem-Budget:
-// the model's context window less what the request keeps for the reply
-// and what its other members (tools, response format) cost, capped at
-// the service's maximum context.
+// defaultBudget is the budget of a request without X-Agentmem-Budget. It
+// is the model's context window less what the request keeps for the reply
+// and what its other members (tools, response format) cost. It is capped
+// at the service's maximum context.
 func (p *Proxy) defaultBudget(model string, d dialect, body map[string]json.RawMessage, c tokenizer.Counter) (int, error) {
 	window := p.ContextWindow(model)
 	other := 0
@@ -951,11 +950,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d dialect, up Up
 
 // relayWhole relays a whole (not streamed) answer of a call and records
 // its reply before the client has the end of it. An answer of at most
-// Config.MaxReplyBytes is read whole, recorded, then relayed (one the
-// upstream cuts off fails with 502). A larger one is relayed as it comes
-// and read by a reducer that keeps what the reply's budget holds, its
-// last piece held back until the reply, cut short, is recorded (one the
-// upstream cuts off then records nothing).
+// Config.MaxReplyBytes is read whole, recorded, then relayed; one the
+// upstream cuts off fails with 502. A larger one is relayed as it comes
+// and read by a reducer that keeps what the reply's budget holds. Its last
+// piece is held back until the reply, cut short, is recorded. If the
+// upstream cuts such an answer off, nothing is recorded.
 func (p *Proxy) relayWhole(w http.ResponseWriter, resp *http.Response, d dialect, c *call, st *Stats, tm *timing, start time.Time) error {
 	ctx := resp.Request.Context()
 	limit := p.cfg.MaxReplyBytes
@@ -1031,12 +1030,12 @@ func (p *Proxy) relayWhole(w http.ResponseWriter, resp *http.Response, d dialect
 	return nil
 }
 
-// redirected refuses an upstream's redirect. The proxy sends the
-// provider key and the request only to the configured upstream: a
-// redirect, even to the same host, is neither followed nor relayed (a
-// client following it would send its own credentials there), and the
-// call fails with 502 upstream_redirect, whose cause (logged by the
-// server, never sent) names the target.
+// redirected refuses an upstream's redirect. The proxy sends the provider
+// key and the request only to the configured upstream. A redirect, even to
+// the same host, is neither followed nor relayed, since a client following
+// it would send its own credentials there. The call fails with 502
+// upstream_redirect. Its cause names the target; the server logs the cause
+// and never sends it.
 func redirected(d dialect, resp *http.Response) error {
 	loc := resp.Header.Get("Location")
 	return &Error{Status: http.StatusBadGateway, Code: CodeUpstreamRedirect,
@@ -1069,21 +1068,22 @@ func (p *Proxy) copyBody(w http.ResponseWriter, body io.Reader, tm *timing) bool
 }
 
 // replyInfo is what the proxy knows of a reply it records, besides the
-// message: whether it was streamed, cut short (truncated: the budget, a
-// missed event), its size as the upstream sent it, and whether it held
-// bytes that are not UTF-8.
+// message. It says whether the reply was streamed and whether it was cut
+// short (truncated: the budget, a missed event). It gives its size as the
+// upstream sent it, and whether it held bytes that are not UTF-8.
 type replyInfo struct {
 	stream, truncated, invalidUTF8 bool
 	bytes                          int64
 }
 
 // recordReply appends the assistant's reply to the session, with the
-// record of the call in its metadata, right after the request's messages
-// if no other writer got in between (then the memo of the session is
-// kept up to date), else after what they wrote. A reply larger than a
-// step may be is cut to fit (fitStep). It does not fail the answer,
-// which the client is already getting: a failure is logged. It reports
-// whether the reply was recorded, and whether it was cut short.
+// record of the call in its metadata. The reply goes right after the
+// request's messages if no other writer got in between; the memo of the
+// session is then kept up to date. Otherwise it goes after what they
+// wrote. A reply larger than a step may be is cut to fit (fitStep). It
+// does not fail the answer, which the client is already getting: a failure
+// is logged. It reports whether the reply was recorded, and whether it was
+// cut short.
 func (p *Proxy) recordReply(ctx context.Context, c *call, msg agentmem.Message, ri replyInfo) (recorded, truncated bool) {
 	md := make(map[string]string, len(c.meta)+4)
 	for k, v := range c.meta {

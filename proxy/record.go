@@ -6,7 +6,7 @@ import (
 )
 
 // The record of a proxied call, kept in the metadata of the reply step it
-// produced: with the log up to that step (the context at the step's
+// produced. With the log up to that step (the context at the step's
 // sequence number, sessions.Service.ContextAt), it says what the model
 // saw. The inspector's "what the model saw" page reads it.
 const (
@@ -15,9 +15,9 @@ const (
 	MetaAPI = "proxy.api"
 	// MetaModel is the request's model.
 	MetaModel = "proxy.model"
-	// MetaBudget is the budget the context was fitted to, and
-	// MetaTokenizer the tokenizer that counted it (the context was
-	// fitted with the newest step truncated to fill the budget).
+	// MetaBudget is the budget the context was fitted to, and MetaTokenizer
+	// the tokenizer that counted it. The context was fitted with the newest
+	// step truncated to fill the budget.
 	MetaBudget    = "proxy.budget"
 	MetaTokenizer = "proxy.tokenizer"
 	// MetaTokens is what the messages sent cost, facts and recalled
@@ -40,16 +40,16 @@ const (
 	MetaSeq = "proxy.context_seq"
 	// MetaStream is "true" for a streamed answer.
 	MetaStream = "proxy.stream"
-	// MetaReplyTruncated is "true" when the reply recorded is cut short:
-	// the answer held more text and tool call arguments than
-	// Config.MaxReplyBytes, or more than a step may hold; the client got
-	// all of it. MetaReplyBytes is then the answer's size in bytes, as
-	// the upstream sent it (a stream's up to its last event).
+	// MetaReplyTruncated is "true" when the reply recorded is cut short; the
+	// client got all of it. The answer held more text and tool call
+	// arguments than Config.MaxReplyBytes, or more than a step may hold.
+	// MetaReplyBytes is then the answer's size in bytes, as the upstream
+	// sent it (a stream's up to its last event).
 	MetaReplyTruncated = "proxy.reply_truncated"
 	MetaReplyBytes     = "proxy.reply_bytes"
-	// MetaReplyInvalidUTF8 is "true" when the answer held bytes that are
-	// not UTF-8: the client got them as they came, and the reply records
-	// U+FFFD in their place (a step's text is UTF-8).
+	// MetaReplyInvalidUTF8 is "true" when the answer held bytes that are not
+	// UTF-8. The client got them as they came, and the reply records U+FFFD
+	// in their place, since a step's text is UTF-8.
 	MetaReplyInvalidUTF8 = "proxy.reply_invalid_utf8"
 )
 
@@ -123,8 +123,8 @@ type Call struct {
 	ReplyInvalidUTF8 bool
 }
 
-// CallOf reads the record of a proxied call from a reply step's
-// metadata, or returns false when the step was not written by the proxy.
+// CallOf reads the record of a proxied call from a reply step's metadata.
+// It returns false when the step was not written by the proxy.
 func CallOf(md map[string]string) (*Call, bool) {
 	api := md[MetaAPI]
 	if api == "" || md[MetaBudget] == "" {

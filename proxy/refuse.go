@@ -12,15 +12,15 @@ import (
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
-// A request the proxy refuses changes nothing: everything that can refuse
-// it is checked before the first write (creating its session, amending
-// the system prompt, popping, appending). What depends on the request
-// alone (its headers, body and messages, the budget, facts without a
-// user) is checked first; what depends on the session too is checked on
-// what the request would make of it, without writing: that the steps the
-// session would pin fit the budget (else 422 budget_too_small, as the
-// context would fail), and, for a session the request would create, that
-// its messages make valid steps.
+// A request the proxy refuses changes nothing. Everything that can refuse
+// it is checked before the first write: creating its session, amending the
+// system prompt, popping, appending. What depends on the request alone is
+// checked first: its headers, body and messages, the budget, facts without
+// a user. What depends on the session too is checked on what the request
+// would make of it, without writing. The steps the session would pin must
+// fit the budget, else 422 budget_too_small, as the context would fail.
+// For a session the request would create, its messages must make valid
+// steps.
 
 // fitCheck is what a request's context is fitted to.
 type fitCheck struct {
@@ -68,7 +68,8 @@ func (p *Proxy) pinnedNeed(ctx context.Context, tenant, sid string, fc *fitCheck
 }
 
 // addedNeed returns what the steps of messages appended to a working set
-// that has a task or not (hasTask) would add to its pinned steps' need.
+// would add to its pinned steps' need. hasTask says whether the working
+// set has a task.
 func (fc *fitCheck) addedNeed(msgs []agentmem.Message, hasTask bool) (int, error) {
 	n := 0
 	for _, m := range msgs {
@@ -115,9 +116,9 @@ func (fc *fitCheck) needsTask(msgs []agentmem.Message) bool {
 	return false
 }
 
-// hasTask reports whether a working set has a task, given its first
-// steps (all of them unless partial): reading it whole only when they do
-// not tell.
+// hasTask reports whether a working set has a task, given its first steps
+// (all of them unless partial). It reads the working set whole only when
+// they do not tell.
 func (p *Proxy) hasTask(ctx context.Context, tenant, sid string, head []agentmem.Step, partial bool) (bool, error) {
 	for _, s := range head {
 		if s.Kind() == agentmem.KindTask {
@@ -135,8 +136,8 @@ func (p *Proxy) hasTask(ctx context.Context, tenant, sid string, head []agentmem
 }
 
 // checkNew checks a request that creates its session, on the steps its
-// messages would make (all of them are appended): valid steps for the
-// store, whose pinned ones fit the budget.
+// messages would make; all of them are appended. The steps must be valid
+// for the store, and the pinned ones must fit the budget.
 func (p *Proxy) checkNew(tenant, sid string, msgs []agentmem.Message, fc *fitCheck) error {
 	if err := validAppend(tenant, sid, nil, msgs); err != nil {
 		return err
@@ -159,12 +160,12 @@ func (p *Proxy) checkNew(tenant, sid string, msgs []agentmem.Message, fc *fitChe
 }
 
 // checkPlan checks a plan for a session (planHistory, planNewOnly) before
-// it is carried out: the steps the session would pin after it fit the
-// budget, and, when it writes before it appends (it amends the system
-// prompt, or pops), the messages it appends make valid steps (an append
-// alone that fails writes nothing). h is the working set the plan was
-// made on, whole unless partial (then its ends,
-// sessions.Service.History with Head and Tail).
+// it is carried out. The steps the session would pin after it must fit the
+// budget. When the plan writes before it appends (it amends the system
+// prompt, or pops), the messages it appends must make valid steps; an
+// append alone that fails writes nothing. h is the working set the plan
+// was made on, whole unless partial. A partial h holds its ends
+// (sessions.Service.History with Head and Tail).
 func (p *Proxy) checkPlan(ctx context.Context, tenant, sid string, h *sessions.History, partial bool, pl *plan, fc *fitCheck) error {
 	need, err := p.pinnedNeed(ctx, tenant, sid, fc)
 	if err != nil {
@@ -182,9 +183,9 @@ func (p *Proxy) checkPlan(ctx context.Context, tenant, sid string, h *sessions.H
 	}
 	steps, left := h.Steps, pl.held
 	if pl.rule == ruleRewind {
-		// The pops recordOnce makes, on a copy (planHistory had the
-		// whole working set): a tool result leaves its action in the
-		// working set without it, any other message takes its step.
+		// The pops recordOnce makes, on a copy; planHistory had the whole
+		// working set. A tool result leaves its action in the working set
+		// without it; any other message takes its step.
 		kinds := make([]agentmem.StepKind, len(steps))
 		for i, s := range steps {
 			kinds[i] = s.Kind()
@@ -237,8 +238,8 @@ func (p *Proxy) checkPlan(ctx context.Context, tenant, sid string, h *sessions.H
 }
 
 // validAppend checks that messages appended to a working set make valid
-// steps, as the store's append folds and validates them: the working
-// set's actions are those their tool results may answer.
+// steps, as the store's append folds and validates them. The working set's
+// actions are those their tool results may answer.
 func validAppend(tenant, sid string, steps []agentmem.Step, msgs []agentmem.Message) error {
 	var open []*agentmem.ActionStep
 	for _, s := range steps {

@@ -8,24 +8,24 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// What the proxy holds of one reply to record it is bounded: the text and
-// tool call arguments it keeps by Config.MaxReplyBytes (the reply's
-// budget); the rest of what gives a reply its shape (tool calls' IDs and
-// names, the members of a whole answer) by structureBytes. A reply
-// larger than that reaches the client whole and is recorded cut short,
-// marked truncated (MetaReplyTruncated).
+// What the proxy holds of one reply to record it is bounded.
+// Config.MaxReplyBytes (the reply's budget) bounds the text and tool call
+// arguments it keeps. structureBytes bounds the rest of what gives a reply
+// its shape: tool calls' IDs and names, the members of a whole answer. A
+// reply larger than that reaches the client whole and is recorded cut
+// short, marked truncated (MetaReplyTruncated).
 
 const (
 	// structureBytes bounds what the proxy holds of a reply besides its
-	// budget: keys, numbers, punctuation, IDs, names, and the short
+	// budget. That is keys, numbers, punctuation, IDs, names, and the short
 	// strings that are kept when the budget is spent.
 	structureBytes = 64 << 10
 	// shortString is how much of a string the proxy keeps when the
 	// budget is spent (taken from structureBytes): an ID, a name, a
 	// type. A string longer than it is cut there.
 	shortString = 256
-	// memberReserve is the structure a member or element must find left
-	// to be kept (its key and short strings); with less, it is left out.
+	// memberReserve is the structure a member or element must find left to
+	// be kept: its key and short strings. With less, it is left out.
 	memberReserve = 1 << 10
 	// callCost is what a streamed tool call or content block costs the
 	// structure besides its ID and name.
@@ -65,15 +65,15 @@ func (bu *budget) add(b []byte, s string) []byte {
 	return append(b, s[:n]...)
 }
 
-// miss says that part of the reply was missed (an event cut short, or
-// not read): what follows is not held, so that what is held stays a
-// prefix of the reply, IDs and names aside.
+// miss says that part of the reply was missed: an event cut short, or not
+// read. What follows is not held, so that what is held stays a prefix of
+// the reply, IDs and names aside.
 func (bu *budget) miss() {
 	bu.cut, bu.text = true, 0
 }
 
 // short takes a short string (an ID, a name) with callCost from the
-// structure, and reports whether it may be held; if not, what it belongs
+// structure, and reports whether it may be held. If not, what it belongs
 // to is left out.
 func (bu *budget) short(ss ...string) bool {
 	n := callCost
@@ -115,12 +115,12 @@ func cutPoint(s string, n int) int {
 func cutString(s string, n int) string { return s[:cutPoint(s, max(n, 0))] }
 
 // reducer reads a whole answer's JSON as it arrives and writes a smaller
-// document of the same shape within a budget: a string is cut short (at
-// a character and escape boundary, closed) once the budget is spent,
-// keeping at most shortString bytes; a member or element that finds too
-// little structure left is left out; a value nested deeper than maxDepth
+// document of the same shape within a budget. Once the budget is spent, a
+// string is cut short (at a character and escape boundary, closed),
+// keeping at most shortString bytes. A member or element that finds too
+// little structure left is left out. A value nested deeper than maxDepth
 // is null. What it writes is valid JSON when what it read was, whatever
-// the size of what it read; what it holds is bounded by the budget.
+// the size of what it read. What it holds is bounded by the budget.
 type reducer struct {
 	bu  *budget
 	out []byte
@@ -141,9 +141,9 @@ type reducer struct {
 	tok     []byte // the number or literal being read
 	tokLong bool
 
-	// The string being read: bytes kept, cut (the rest is skipped), the
-	// escape or UTF-8 sequence being read, and a high surrogate escape
-	// held until the next unit says whether it pairs.
+	// The string being read: bytes kept, and whether it is cut (the rest is
+	// skipped). Then the escape or UTF-8 sequence being read, and a high
+	// surrogate escape held until the next unit says whether it pairs.
 	strN   int
 	strCut bool
 	esc    []byte
@@ -334,9 +334,9 @@ func (r *reducer) byte(c byte) {
 	}
 }
 
-// member decides on an object's member whose key was read: written, or
-// left out (its value skipped) when the key is too long or too little
-// structure is left.
+// member decides on an object's member whose key was read. The member is
+// written, or left out (its value skipped) when the key is too long or too
+// little structure is left.
 func (r *reducer) member() {
 	if !r.emitting() {
 		return
@@ -431,9 +431,9 @@ func (r *reducer) endToken() {
 	r.ended()
 }
 
-// strByte reads a byte of a string value, unit by unit: a character
-// (its UTF-8 sequence, or an invalid byte alone) or an escape, a
-// surrogate pair of escapes together.
+// strByte reads a byte of a string value, unit by unit. A unit is a
+// character (its UTF-8 sequence, or an invalid byte alone) or an escape; a
+// surrogate pair of escapes is one unit.
 func (r *reducer) strByte(c byte) {
 	if len(r.esc) > 0 {
 		r.esc = append(r.esc, c)
@@ -615,14 +615,14 @@ func (u *utf8Check) Write(p []byte) {
 // sequence at the end included).
 func (u *utf8Check) Invalid() bool { return u.invalid || len(u.carry) > 0 }
 
-// stepLimit is the most a recorded reply's step may be as JSON: the
+// stepLimit is the most a recorded reply's step may be as JSON. It is the
 // store's limit, less room for an ID and a time that differ from those
 // measured.
 const stepLimit = store.MaxStepBytes - 1<<10
 
 // fitStep cuts a reply's text and tool call arguments until the step it
-// makes is at most stepLimit bytes as JSON, and reports whether it cut:
-// the store refuses a larger step, and a reply is worth recording cut
+// makes is at most stepLimit bytes as JSON, and reports whether it cut.
+// The store refuses a larger step, and a reply is worth recording cut
 // short rather than not at all. The reply's metadata counts.
 func fitStep(msg *agentmem.Message) (bool, error) {
 	cut := false

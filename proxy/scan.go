@@ -9,8 +9,8 @@ import (
 )
 
 // scanned is a request body split without decoding it, for the fast path
-// (memo.go): its members, in order, and the raw elements of its messages
-// member that follow a known prefix of it.
+// (memo.go). It holds its members, in order, and the raw elements of its
+// messages member that follow a known prefix of it.
 type scanned struct {
 	fields map[string]json.RawMessage
 	keys   []string
@@ -23,14 +23,14 @@ type scanned struct {
 }
 
 // scanBody splits a body into its members, and its messages member into
-// its elements, checking the JSON between them (braces, brackets, colons,
-// commas, plain distinct keys) but not the values, which the caller
-// checks, or knows to be the bytes of values checked before. known is
+// its elements. It checks the JSON between them (braces, brackets, colons,
+// commas, plain distinct keys) but not the values. The caller checks
+// those, or knows them to be the bytes of values checked before. known is
 // called with the messages member from its opening bracket to the end of
-// the body: it returns how many of those bytes are a known prefix of it
+// the body. It returns how many of those bytes are a known prefix of it
 // (the bracket and whole elements), which are not scanned, or -1 to stop
-// the scan. scanBody returns false on anything else (the general path
-// then decodes the body).
+// the scan. scanBody returns false on anything else; the general path then
+// decodes the body.
 func scanBody(body []byte, known func(msgs []byte) int) (*scanned, bool) {
 	s := &scanned{fields: map[string]json.RawMessage{}}
 	ok := scanContainer(body, 0, '{', '}', func(key []byte, i int) int {
@@ -96,10 +96,10 @@ func (s *scanned) scanMessages(body []byte, i, skip int) int {
 	return end
 }
 
-// scanContainer calls fn with each member (key and the offset of its
-// value) of an object or element of an array that makes up all of d from
-// offset i (white space aside); fn returns the offset after the value, or
-// -1 to stop.
+// scanContainer calls fn with each member of an object, or element of an
+// array, that makes up all of d from offset i, white space aside. fn gets
+// the member's key and the offset of its value. It returns the offset
+// after the value, or -1 to stop.
 func scanContainer(d []byte, i int, open, close byte, fn func(key []byte, at int) int) bool {
 	end := -1
 	if !scanContainerFrom(d, i, false, open, close, fn, &end) {
@@ -108,8 +108,8 @@ func scanContainer(d []byte, i int, open, close byte, fn func(key []byte, at int
 	return skipWS(d, end) == len(d)
 }
 
-// scanContainerFrom scans a container that opens at d[i] or, with
-// inside, whose elements go on after the comma at d[i]; it sets *end to
+// scanContainerFrom scans a container that opens at d[i]. With inside, it
+// scans one whose elements go on after the comma at d[i]. It sets *end to
 // the offset after its closing bracket.
 func scanContainerFrom(d []byte, i int, inside bool, open, close byte, fn func(key []byte, at int) int, end *int) bool {
 	i = skipWS(d, i)

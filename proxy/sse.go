@@ -9,16 +9,15 @@ import (
 )
 
 // relayStream relays a streamed answer (server-sent events) to the client
-// event by event, as it arrives, each flushed at once. With an
-// accumulator it follows the answer, and records the reply before it
-// relays the answer's last event (so that the client's next request finds
-// it recorded); a stream the upstream cuts before its end, or whose
-// client goes away, records nothing of the reply. An event is held until
-// it ends, to be followed, up to the reply's budget (at least
-// minEventBytes): a larger one is relayed as it comes, its data read by a
-// reducer within the same bound, and followed cut short (the reply is
-// then truncated). It sets st's Cut, Reply, ReplyTruncated and
-// ReplyHeld.
+// event by event, as it arrives, each flushed at once. With an accumulator
+// it follows the answer. It records the reply before it relays the
+// answer's last event, so that the client's next request finds it
+// recorded. A stream the upstream cuts before its end, or whose client
+// goes away, records nothing of the reply. An event is held until it ends,
+// to be followed, up to the reply's budget (at least minEventBytes). A
+// larger one is relayed as it comes, its data read by a reducer within the
+// same bound, and followed cut short; the reply is then truncated. It sets
+// st's Cut, Reply, ReplyTruncated and ReplyHeld.
 func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, acc accumulator, c *call, st *Stats, tm *timing) {
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
@@ -154,9 +153,9 @@ func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, acc accu
 	}
 }
 
-// eventReader reads an event of a stream as it comes, without holding
-// it: its name, and its data through a reducer (the data of the events
-// the proxy follows is JSON).
+// eventReader reads an event of a stream as it comes, without holding it.
+// It reads its name, and its data through a reducer; the data of the
+// events the proxy follows is JSON.
 type eventReader struct {
 	red   *reducer
 	utf8  utf8Check

@@ -14,11 +14,11 @@ import (
 const (
 	// ContinuingText is the text of the user message Assemble inserts when
 	// the first message after the system prompt would otherwise be an
-	// assistant message, which the Messages API refuses.
+	// assistant message. The Messages API refuses that.
 	ContinuingText = "(continuing)"
 	// EmptyText stands in for the content of a user or assistant message
-	// that has none: the Messages API refuses empty messages and empty
-	// text blocks.
+	// that has none. The Messages API refuses empty messages and empty text
+	// blocks.
 	EmptyText = "(empty)"
 )
 
@@ -26,37 +26,44 @@ const (
 //
 // StepMessages renders a step as follows. A system prompt stays a system
 // message (Assemble moves it out of the conversation). The model's text
-// and tool calls become one assistant message whose content is a text part
+// and tool calls become one assistant message. Its content is a text part
 // (if any) followed by one PartToolUse part per call. The results of a
 // step become one user message holding a PartToolResult part per result,
-// in call order (with the result's IsError), followed in the same message
-// by text parts for the step's observation and error. Agent calls and
-// responses become user and assistant messages (agentmem.ChatRoles); agent
+// in call order, with the result's IsError. The step's observation and
+// error follow as text parts in the same message. Agent calls and
+// responses become user and assistant messages (agentmem.ChatRoles). Agent
 // calls and structured data that have no API field become text parts.
-// A user's images stay image parts, a tool result's images stay with it
-// (the part's Images: the API's tool_result block holds image blocks), and
-// an assistant's, which the API does not take, are described in its text
-// (agentmem.DescribeImages). Names are dropped: the API has no name field.
-// Empty and whitespace-only text parts are dropped, assistant text loses
-// its trailing whitespace (the API refuses a final assistant message that
-// ends in whitespace), and a message left without content gets the text
-// EmptyText (a system message is left out instead).
 //
-// Assemble (a) merges every system message into one system message at
-// index 0, its parts in order; (b) merges adjacent messages of the same
-// role by concatenating their parts, putting tool_result parts first in a
-// merged user message, as the API requires; (c) makes the first message
-// after the system prompt a user message. Assemble reports the exact
-// change in cost: -agentmem.MessageOverhead per merge of (a) and (b), plus
-// the cost of a message inserted by (c). Steps are rendered so that, after merging, user and assistant
-// strictly alternate and each tool_use is answered in the next message.
+// A user's images stay image parts. A tool result's images stay with it
+// (the part's Images), since the API's tool_result block holds image
+// blocks. An assistant's images, which the API does not take, are
+// described in its text (agentmem.DescribeImages). Names are dropped: the
+// API has no name field. Empty and whitespace-only text parts are dropped.
+// Assistant text loses its trailing whitespace, since the API refuses a
+// final assistant message that ends in whitespace. A message left without
+// content gets the text EmptyText; a system message is left out instead.
+//
+// Assemble makes three changes:
+//
+//   - (a) it merges every system message into one system message at
+//     index 0, its parts in order;
+//   - (b) it merges adjacent messages of the same role by concatenating
+//     their parts, putting tool_result parts first in a merged user
+//     message, as the API requires;
+//   - (c) it makes the first message after the system prompt a user
+//     message.
+//
+// Assemble reports the exact change in cost: -agentmem.MessageOverhead per
+// merge of (a) and (b), plus the cost of a message inserted by (c). Steps
+// are rendered so that, after merging, user and assistant strictly
+// alternate and each tool_use is answered in the next message.
 //
 // Case (c) inserts a user message with ContinuingText before a leading
 // assistant message. This cannot happen for a memory whose first task is
 // pinned and comes before every step that renders an assistant message
-// (the usual system prompt, task, actions...), since the task's user
-// message then comes first. When it does happen (for example a history
-// that opens with an assistant greeting and has no task before it), its
+// (the usual system prompt, task, actions...). The task's user message
+// then comes first. It does happen for a history that opens with an
+// assistant greeting and has no task before it. The inserted message's
 // cost is counted, and agentmem.Memory.Context fits the rest of the
 // request around it.
 var Anthropic agentmem.Format = anthropicFormat{}
@@ -218,9 +225,9 @@ func concat(a, b agentmem.Content) agentmem.Content {
 	return append(append(out, a...), b...)
 }
 
-// resultsFirst moves tool_result parts before the other parts, keeping
-// the order within each group: the API requires a user message answering
-// tool calls to begin with its tool_result blocks. It reorders in place.
+// resultsFirst moves tool_result parts before the other parts, keeping the
+// order within each group. The API requires a user message answering tool
+// calls to begin with its tool_result blocks. It reorders in place.
 func resultsFirst(c agentmem.Content) agentmem.Content {
 	seenOther := false
 	needed := false
@@ -251,12 +258,12 @@ func resultsFirst(c agentmem.Content) agentmem.Content {
 }
 
 // uniqueToolIDs renames tool_use IDs that repeat within a request, and the
-// tool_result blocks answering them, since Anthropic's API refuses a
-// request in which two tool_use blocks share an ID. Some OpenAI-compatible
-// servers number calls afresh each turn ("call_0" every time), so a
-// history can repeat IDs legitimately. A renamed call gets the suffix
-// "_dupN". IDs are not counted, so costs do not change. Parts are replaced,
-// never modified, so cached or shared messages are not touched.
+// tool_result blocks answering them. Anthropic's API refuses a request in
+// which two tool_use blocks share an ID. Some OpenAI-compatible servers
+// number calls afresh each turn ("call_0" every time), so a history can
+// repeat IDs legitimately. A renamed call gets the suffix "_dupN". IDs are
+// not counted, so costs do not change. Parts are replaced, never modified,
+// so cached or shared messages are not touched.
 func uniqueToolIDs(body []agentmem.Message) {
 	seen := make(map[string]int)
 	rename := make(map[string]string) // original ID -> new ID, until answered

@@ -11,7 +11,7 @@ import (
 )
 
 // AnthropicBody is the system prompt and messages of an Anthropic Messages
-// API request body, in the API's exact JSON shape; the caller adds the
+// API request body, in the API's exact JSON shape. The caller adds the
 // model, max_tokens and the other parameters. (It is not named
 // AnthropicRequest because the function that builds it is.)
 type AnthropicBody struct {
@@ -110,10 +110,10 @@ func (b AnthropicBlock) MarshalJSON() ([]byte, error) {
 }
 
 // AnthropicRequest encodes messages as an Anthropic Messages API request.
-// It accepts messages of any format of this package: messages that are
-// not yet in Anthropic's shape (canonical OpenAI messages, for example
-// those DecodeOpenAIMessages returns) are converted and assembled as the
-// Anthropic format does, so the request keeps the API's rules. The system
+// It accepts messages of any format of this package. Messages that are not
+// yet in Anthropic's shape (canonical OpenAI messages, for example those
+// DecodeOpenAIMessages returns) are converted and assembled as the
+// Anthropic format does. So the request keeps the API's rules. The system
 // messages' text parts become System, joined by blank lines. A tool_use
 // block's input is the call's arguments when they are a JSON object, {}
 // when they are empty, and {"_raw": ARGUMENTS} otherwise. Images become

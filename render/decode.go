@@ -11,8 +11,8 @@ import (
 )
 
 // DecodeOpenAIMessages decodes a JSON array of OpenAI chat-completions
-// messages strictly: every object may have only the fields the API
-// defines (field names are matched exactly), values must have the API's
+// messages strictly. Every object may have only the fields the API
+// defines, with field names matched exactly. Values must have the API's
 // types, and each role's rules hold:
 //
 //   - role is "system" (or "developer", decoded as system), "user",
@@ -33,9 +33,9 @@ import (
 //     be sent back as it came.
 //
 // Empty text parts are dropped and empty content decodes as no parts. The
-// order of messages is not checked (a request may continue a history kept
-// elsewhere); use Validate("openai", ...) for that. Errors wrap
-// agentmem.ErrInvalid; an *agentmem.InvalidError's Field names the bad
+// order of messages is not checked, since a request may continue a history
+// kept elsewhere; use Validate("openai", ...) for that. Errors wrap
+// agentmem.ErrInvalid. An *agentmem.InvalidError's Field names the bad
 // message by index, e.g. "messages[2].tool_calls[0].id".
 func DecodeOpenAIMessages(data []byte) ([]agentmem.Message, error) {
 	data = bytes.TrimSpace(data)

@@ -38,10 +38,10 @@ func ByName(name string) (agentmem.Format, error) {
 }
 
 // Encode returns the request body value for the messages of a format:
-// []OpenAIMessage for "openai" and "observation" (which uses OpenAI's wire
-// shape without tools), AnthropicBody for "anthropic". The result
-// marshals to the JSON the API expects. An unknown name is an error
-// wrapping agentmem.ErrInvalid.
+// []OpenAIMessage for "openai" and "observation", and AnthropicBody for
+// "anthropic". The observation format uses OpenAI's wire shape without
+// tools. The result marshals to the JSON the API expects. An unknown name
+// is an error wrapping agentmem.ErrInvalid.
 func Encode(format string, msgs []agentmem.Message) (any, error) {
 	switch format {
 	case NameOpenAI, NameObservation:
@@ -60,10 +60,10 @@ func unknownFormat(name string) error {
 }
 
 // foldExtras moves what no chat API has a field for into text parts, so
-// that the model sees what agentmem counts: each agent call becomes a
-// "(to AGENT) REQUEST" part, as agentmem.ChatRoles writes them, and
-// structured data its JSON text. The message's content slice is not
-// modified; a new one is made.
+// that the model sees what agentmem counts. Each agent call becomes a "(to
+// AGENT) REQUEST" part, as agentmem.ChatRoles writes them, and structured
+// data becomes its JSON text. The message's content slice is not modified;
+// a new one is made.
 func foldExtras(m agentmem.Message) agentmem.Message {
 	if len(m.AgentCalls) == 0 && len(m.Data) == 0 {
 		return m

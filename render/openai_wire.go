@@ -79,13 +79,13 @@ func OpenAIRequest(msgs []agentmem.Message) []OpenAIMessage {
 }
 
 // FromOpenAIMessages converts messages of OpenAI's wire shape back to
-// agentmem messages: the inverse of OpenAIRequest, and what turns a
-// model's reply into a message to add to a memory. It applies the rules
-// of DecodeOpenAIMessages (one definition of what OpenAI input is valid),
-// to which it hands the messages' JSON; Content may be any value that
-// marshals to an OpenAI content value (a string, nil, []OpenAIPart, or
-// what encoding/json decodes one to). Errors wrap agentmem.ErrInvalid and
-// name the message, e.g. "messages[1].tool_call_id".
+// agentmem messages. It is the inverse of OpenAIRequest, and what turns a
+// model's reply into a message to add to a memory. It hands the messages'
+// JSON to DecodeOpenAIMessages, so one definition of valid OpenAI input
+// applies. Content may be any value that marshals to an OpenAI content
+// value: a string, nil, []OpenAIPart, or what encoding/json decodes one
+// to. Errors wrap agentmem.ErrInvalid and name the message, e.g.
+// "messages[1].tool_call_id".
 func FromOpenAIMessages(msgs []OpenAIMessage) ([]agentmem.Message, error) {
 	if msgs == nil {
 		msgs = []OpenAIMessage{}

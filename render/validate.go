@@ -9,7 +9,7 @@ import (
 )
 
 // Validate checks that msgs would be accepted by the API of a format, as
-// the opening of a request: each message must be valid on its own
+// the opening of a request. Each message must be valid on its own
 // (agentmem.Message.Validate), and
 //
 //   - "openai": roles are system, user, assistant or tool (system may
@@ -34,7 +34,7 @@ import (
 //
 // The list may end with any message: the caller adds the next turn. The
 // error wraps agentmem.ErrInvalid and names the offending message by
-// index; an unknown format is an error wrapping agentmem.ErrInvalid too.
+// index. An unknown format is an error wrapping agentmem.ErrInvalid too.
 func Validate(format string, msgs []agentmem.Message) error {
 	for i, m := range msgs {
 		if err := m.Validate(); err != nil {

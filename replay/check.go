@@ -161,7 +161,7 @@ func (ch *checker) hasTaskText(msgs []agentmem.Message) bool {
 }
 
 // toolPairing checks that every tool result answers an unanswered call of
-// the nearest assistant message before it, and every call is answered
+// the nearest assistant message before it. Every call must be answered
 // before the next assistant message or the end. Calls are OpenAI tool
 // calls or tool_use parts; results are tool messages or tool_result parts.
 // It returns a description of the first orphan and of the first call
@@ -212,14 +212,14 @@ func toolPairing(msgs []agentmem.Message) (orphan, unanswered string) {
 }
 
 // windowGap checks that the unpinned steps shown are whole turns, the
-// newest ones: after the replay's adds the working set holds every step
-// number from 0 to newest, so, walking back from the newest, each shown
-// unpinned step must be the next unpinned, not pending number, but for
-// one gap, between the oldest step shown and the newest of its turn, when
-// the oldest is that turn's question (a turn shown in part); and the
-// oldest step shown must start its turn, unless the turn's question is
-// pinned or there is none. Showing no unpinned step is not a gap (the
-// newest step may not fit). It returns a description or "".
+// newest ones. After the replay's adds, the working set holds every step
+// number from 0 to newest. So, walking back from the newest, each shown
+// unpinned step must be the next unpinned, not pending number. One gap is
+// allowed: between the oldest step shown and the newest of its turn, when
+// the oldest is that turn's question (a turn shown in part). The oldest
+// step shown must start its turn, unless the turn's question is pinned or
+// there is none. Showing no unpinned step is not a gap, since the newest
+// step may not fit. It returns a description or "".
 func (ch *checker) windowGap(c *agentmem.Context, newest int) string {
 	var pending map[int]bool
 	for _, p := range c.Pending {

@@ -17,9 +17,9 @@ import (
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
-// ErrConfig is wrapped by the errors Run returns for an invalid Config
-// (no trace, a budget below 1, an unknown format or tokenizer), as opposed
-// to a bad trace or a failed render.
+// ErrConfig is wrapped by the errors Run returns for an invalid Config: no
+// trace, a budget below 1, an unknown format or tokenizer. A bad trace or
+// a failed render is a different error.
 var ErrConfig = errors.New("replay: invalid configuration")
 
 // Config is what Run replays and how.
@@ -79,26 +79,26 @@ type Result struct {
 	// Ratio is TotalSeconds / TokenizeSeconds (Config.Baseline).
 	Ratio *float64 `json:"ratio,omitempty"`
 
-	// CPUSeconds is the CPU time (user and system, all threads, so the
-	// garbage collector's too) the process spent in the replay without the
-	// checks: unlike the wall times it does not grow when other processes
-	// compete for the cores.
+	// CPUSeconds is the CPU time the process spent in the replay without the
+	// checks. It is user and system time of all threads, so the garbage
+	// collector's too. Unlike the wall times, it does not grow when other
+	// processes compete for the cores.
 	CPUSeconds float64 `json:"cpu_seconds"`
 	// TokenizeCPUSeconds is the CPU time of the tokenizer-alone baseline,
 	// and CPURatio is CPUSeconds / TokenizeCPUSeconds (Config.Baseline).
 	TokenizeCPUSeconds *float64 `json:"tokenize_cpu_seconds,omitempty"`
 	CPURatio           *float64 `json:"cpu_ratio,omitempty"`
 	// RenderCPUMedianUS and RenderCPUP99US are the distribution of the
-	// renders' CPU time on their thread (Linux only, else omitted): the
-	// render times without the time the thread was descheduled, which on
+	// renders' CPU time on their thread (Linux only, else omitted). They are
+	// the render times without the time the thread was descheduled, which on
 	// a busy machine dominates the tail of the wall-clock times.
 	RenderCPUMedianUS float64 `json:"render_cpu_median_us,omitempty"`
 	RenderCPUP99US    float64 `json:"render_cpu_p99_us,omitempty"`
 
 	MemorySteps int `json:"memory_steps"`
-	// UnansweredCalls counts tool calls of the trace that got no result:
-	// the memory answers them with an error result when the next
-	// non-tool message arrives, or leaves them pending at the end.
+	// UnansweredCalls counts tool calls of the trace that got no result. The
+	// memory answers them with an error result when the next non-tool
+	// message arrives, or leaves them pending at the end.
 	UnansweredCalls int `json:"unanswered_calls"`
 	// Phases splits the wall time.
 	Phases Phases `json:"phases"`
@@ -456,9 +456,9 @@ type baselineResult struct {
 	texts, tokens int
 }
 
-// baseline times the counter alone on the trace's text: every message's
-// content text and its tool calls' names and arguments, copied into
-// strings of their own and counted once each. It returns a reader
+// baseline times the counter alone on the trace's text. That text is every
+// message's content text and its tool calls' names and arguments, copied
+// into strings of their own and counted once each. It returns a reader
 // positioned at the start of the trace for the replay.
 func baseline(ctx context.Context, trace io.Reader, c tokenizer.Counter, maxLine int) (io.Reader, baselineResult, error) {
 	var b baselineResult

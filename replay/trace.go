@@ -125,9 +125,9 @@ func invalidUTF8At(b []byte) int {
 	return len(b)
 }
 
-// sequence checks the order rules of a trace that AddMessage does not:
-// the trace opens with the system prompt, and the task (a user message)
-// comes before the first assistant message.
+// sequence checks the order rules of a trace that AddMessage does not. The
+// trace opens with the system prompt, and the task (a user message) comes
+// before the first assistant message.
 type sequence struct {
 	n       int // messages seen
 	sawUser bool

@@ -1,8 +1,9 @@
-// Package responses converts between the input items of OpenAI's
-// Responses API, which the OpenAI Agents SDK's sessions store, and
-// agentmem's chat messages and steps. It is the one place where items
-// become messages and steps become items again: the HTTP API's items
-// routes (and the Python and TypeScript AgentmemSession over them) use it.
+// Package responses converts between the input items of OpenAI's Responses
+// API and agentmem's chat messages and steps. The OpenAI Agents SDK's
+// sessions store such items. This package is the one place where items
+// become messages and steps become items again. The HTTP API's items
+// routes use it, and so do the Python and TypeScript AgentmemSession over
+// them.
 //
 // An item becomes one chat message, folded into a step as every message is
 // (agentmem.FoldMessages):
@@ -23,19 +24,23 @@
 //     custom_tool_call, item_reference, types to come...): an assistant
 //     message with nothing to say, an action that renders no chat turn.
 //
-// Every item keeps its exact JSON (compacted: the same members and
-// values, in the same order) in the metadata of its step, or of its tool
-// result (agentmem.ToolResult.Metadata) for an output, under MetaItem, so
-// that Items gives back what was stored whatever the item type, and it
-// survives amendments, pops and compactions that keep the step (a
-// truncated result still gives back the whole output). An output also
-// records where it goes in the session's order of items (MetaAfter):
-// steps keep their order in the working set, but an output completes the
-// action of its call, wherever that is, and may arrive after other items.
+// Every item keeps its exact JSON under MetaItem, compacted: the same
+// members and values, in the same order. The JSON is in the metadata of
+// its step or, for an output, of its tool result
+// (agentmem.ToolResult.Metadata). So Items gives back what was stored,
+// whatever the item type. The JSON survives amendments, pops and
+// compactions that keep the step; a truncated result still gives back the
+// whole output.
 //
-// Steps written otherwise (the messages and steps routes, a summary that
-// replaced items) come back as the items they render: role and content
-// messages, function_call and function_call_output items.
+// An output also records where it goes in the session's order of items
+// (MetaAfter). Steps keep their order in the working set, but an output
+// completes the action of its call, wherever that is. It may arrive after
+// other items.
+//
+// Steps written otherwise come back as the items they render: role and
+// content messages, function_call and function_call_output items. Such
+// steps come from the messages and steps routes, or are a summary that
+// replaced items.
 package responses
 
 import (
@@ -56,11 +61,11 @@ const (
 	// MetaItem holds an item's JSON, on the step it became or, for a
 	// function_call_output, on its call's tool result.
 	MetaItem = "responses.item"
-	// MetaAfter holds, on an output's tool result, where the output goes
-	// in the order of items: "W:I:ID", after the step with ID ID (the
-	// step before it when it was stored) and after the outputs placed
-	// there with a smaller W, or an equal W and a smaller I (see
-	// ToMessages).
+	// MetaAfter holds, on an output's tool result, where the output goes in
+	// the order of items, as "W:I:ID". The output goes after the step with
+	// ID ID, the step before it when it was stored. Among the outputs placed
+	// there, it goes after those with a smaller W, or an equal W and a
+	// smaller I (see ToMessages).
 	MetaAfter = "responses.after"
 )
 
@@ -69,31 +74,31 @@ const (
 	TypeMessage            = "message"
 	TypeFunctionCall       = "function_call"
 	TypeFunctionCallOutput = "function_call_output"
-	// TypeFunctionCallResult is the output item of the OpenAI Agents SDK
-	// for JavaScript (@openai/agents-core), which names the call callId,
-	// as its function_call items do, and gives output as a string, one
-	// part ({"type":"text","text":...}) or an array of parts.
+	// TypeFunctionCallResult is the output item of the OpenAI Agents SDK for
+	// JavaScript (@openai/agents-core). Like its function_call items, it
+	// names the call callId. Its output is a string, one part
+	// ({"type":"text","text":...}) or an array of parts.
 	TypeFunctionCallResult = "function_call_result"
 )
 
 // Options give ToMessages what it needs to know about the session.
 type Options struct {
-	// NewID gives the ID of each message that becomes a step (every item
-	// but an output), in order: the step IDs the append will store, which
-	// an output after one of them names (MetaAfter). Required.
+	// NewID gives the ID of each message that becomes a step (every item but
+	// an output), in order. These are the step IDs the append will store; an
+	// output after one of them names it (MetaAfter). Required.
 	NewID func() string
-	// Newest is the ID of the newest step of the session's working set
-	// and LastSeq the session's LastSeq, both read before the append and
-	// the append conditional on LastSeq (see NeedsState): an output that
-	// comes before every other item of the request goes after that step.
+	// Newest is the ID of the newest step of the session's working set, and
+	// LastSeq is the session's LastSeq. Both are read before the append,
+	// which is conditional on LastSeq (see NeedsState). An output that comes
+	// before every other item of the request goes after that step.
 	Newest  string
 	LastSeq int64
 }
 
-// NeedsState reports whether items begin with an output, placed after
-// the newest step of the session: ToMessages then needs Options.Newest
-// and Options.LastSeq, read from the working set the append is
-// conditional on. The items must have been checked (Check).
+// NeedsState reports whether items begin with an output, placed after the
+// newest step of the session. ToMessages then needs Options.Newest and
+// Options.LastSeq, read from the working set the append is conditional on.
+// The items must have been checked (Check).
 func NeedsState(items []json.RawMessage) bool {
 	return len(items) > 0 && isOutput(typeOf(items[0]))
 }
@@ -116,25 +121,32 @@ func Check(items []json.RawMessage) error {
 }
 
 // ToMessages converts items to chat messages, one each, for
-// sessions.Service.AppendMessages (or agentmem.FoldMessages with KeepPending). Each
-// message carries its item's JSON (MetaItem); an output carries its place
-// too (MetaAfter): after the step item before it in the request, or, when
-// it comes first, after opts.Newest with W = opts.LastSeq. Outputs placed
-// after a step of their own request have W = 0, which a retry of the
-// request (same Idempotency-Key, hence the same step IDs) gives again, so
-// the retry stores nothing; an output placed after a step of an earlier
-// request answers an earlier call, so that a retry repeats its result,
-// which stores nothing either.
+// sessions.Service.AppendMessages (or agentmem.FoldMessages with
+// KeepPending). Each message carries its item's JSON (MetaItem). An output
+// carries its place too (MetaAfter): after the step item before it in the
+// request or, when it comes first, after opts.Newest with W =
+// opts.LastSeq.
 //
-// An item is a JSON object; bad items are refused with an
-// *agentmem.InvalidError naming it ("items[i].call_id"): a type that is
-// not a non-empty string, an item with neither type nor role, a message
-// with an unknown role or content that is not a string or an array of
-// objects with a type, a function_call without call_id, name or string
-// arguments, a function_call_output without call_id or with an output
-// that is not a string or an array of parts. The JavaScript Agents SDK's
-// forms are taken too: callId for call_id, and its output item
-// function_call_result, whose output may also be one part.
+// Outputs placed after a step of their own request have W = 0. A retry of
+// the request (same Idempotency-Key, hence the same step IDs) gives the
+// same places again, so it stores nothing. An output placed after a step
+// of an earlier request answers an earlier call. A retry repeats its
+// result, which stores nothing either.
+//
+// An item is a JSON object. A bad item is refused with an
+// *agentmem.InvalidError naming it ("items[i].call_id"). Items are bad
+// when they have:
+//
+//   - a type that is not a non-empty string;
+//   - neither type nor role;
+//   - for a message, an unknown role, or content that is not a string or
+//     an array of objects with a type;
+//   - for a function_call, no call_id, name or string arguments;
+//   - for a function_call_output, no call_id, or an output that is not a
+//     string or an array of parts.
+//
+// The JavaScript Agents SDK's forms are taken too: callId for call_id, and
+// its output item function_call_result, whose output may also be one part.
 func ToMessages(items []json.RawMessage, opts Options) ([]agentmem.Message, error) {
 	if opts.NewID == nil {
 		return nil, &agentmem.InvalidError{Field: "options.new_id", Reason: "is required"}
@@ -281,9 +293,9 @@ func decodeMessage(fields map[string]json.RawMessage) (agentmem.Message, error) 
 	return m, nil
 }
 
-// callID returns the call ID of a function_call or its output: call_id,
-// as the Responses API (and the Python Agents SDK) has it, or callId, as
-// the JavaScript Agents SDK stores its items.
+// callID returns the call ID of a function_call or its output. That is
+// call_id, as the Responses API and the Python Agents SDK have it, or
+// callId, as the JavaScript Agents SDK stores its items.
 func callID(fields map[string]json.RawMessage) (string, error) {
 	if _, ok := fields["call_id"]; !ok {
 		if _, ok := fields["callId"]; ok {
@@ -333,11 +345,11 @@ func decodeOutput(fields map[string]json.RawMessage) (agentmem.Message, error) {
 	return m, nil
 }
 
-// contentText returns the text of a message's content or an output: a
-// string, or the text of an array of parts (input_text, output_text and
-// refusal parts, joined by newlines), and the images it has (input_image
-// parts with an image_url, and the JavaScript Agents SDK's image parts
-// whose image is a URL).
+// contentText returns the text of a message's content or an output, and
+// the images it has. The text is a string, or the text of an array of
+// parts: input_text, output_text and refusal parts, joined by newlines.
+// The images are input_image parts with an image_url, and the JavaScript
+// Agents SDK's image parts whose image is a URL.
 func contentText(raw json.RawMessage, field string) (string, []agentmem.Image, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -417,10 +429,10 @@ type entry struct {
 }
 
 // Items returns the items of a working set (a session's steps, oldest
-// first), in the order they were stored: each step's own items, each
-// output after the item it was stored after. Pending actions are
-// included (their function_call items are there before their outputs
-// arrive).
+// first), in the order they were stored. Each step's own items come in
+// order, and each output comes after the item it was stored after. Pending
+// actions are included: their function_call items are there before their
+// outputs arrive.
 func Items(steps []agentmem.Step) []json.RawMessage {
 	entries := order(steps)
 	out := make([]json.RawMessage, len(entries))
@@ -431,9 +443,9 @@ func Items(steps []agentmem.Step) []json.RawMessage {
 }
 
 // Newest returns the newest item of a working set (the last of Items),
-// with what a pop takes out to remove it (sessions.PopRequest.Target): the
-// index of its step and, for an output, the ID of its call. ok is false
-// when the working set has no items.
+// with what a pop takes out to remove it (sessions.PopRequest.Target).
+// That is the index of its step and, for an output, the ID of its call. ok
+// is false when the working set has no items.
 func Newest(steps []agentmem.Step) (item json.RawMessage, index int, callID string, ok bool) {
 	entries := order(steps)
 	if len(entries) == 0 {
@@ -528,9 +540,9 @@ func parseAfter(v string) (w int64, i int, id string, ok bool) {
 	return w, i, id, err1 == nil && err2 == nil
 }
 
-// fromMessage returns the items a chat message stands for: a role and
-// content message, the function_call items of an assistant's tool calls,
-// a function_call_output for a tool message.
+// fromMessage returns the items a chat message stands for. These are a
+// role and content message, the function_call items of an assistant's tool
+// calls, or a function_call_output for a tool message.
 func fromMessage(m agentmem.Message) []json.RawMessage {
 	enc := func(v any) json.RawMessage {
 		var b bytes.Buffer

@@ -20,7 +20,7 @@ import (
 // Only the most recent Options.ContextObservations observations and
 // Options.ContextFailures failures are shown, oldest first. A section with
 // nothing to show is omitted, and an empty Pad renders as "". Lines are
-// separated by "\n" with no trailing newline; the continuation lines of a
+// separated by "\n" with no trailing newline. The continuation lines of a
 // multi-line value or entry are indented by four spaces.
 func (p *Pad) Context() string {
 	lim := p.limits()

@@ -1,7 +1,7 @@
 // Package scratchpad is working memory for an LLM agent: named variables,
-// a log of observations and a log of failed attempts, rendered as a short
-// text block for the model's context and usable by the model itself through
-// function-calling tools.
+// a log of observations and a log of failed attempts. It renders them as a
+// short text block for the model's context, and the model itself can use
+// it through function-calling tools.
 //
 // A Pad is created with New and is safe for concurrent use:
 //
@@ -20,20 +20,21 @@
 //	Failed Attempts:
 //	  - GET /users/john returned 404: the API wants the numeric id
 //
-// Everything is bounded (see Options): the number of variables and the
+// Everything is bounded (see Options). The number of variables and the
 // size of each value are limits that Store enforces with ErrFull and
-// ErrValueTooLarge; observations and failures are retention windows that
-// drop the oldest entries; an entry longer than Options.MaxEntryBytes is
+// ErrValueTooLarge. Observations and failures are retention windows that
+// drop the oldest entries. An entry longer than Options.MaxEntryBytes is
 // truncated with a visible marker. Context shows only the most recent
 // entries.
 //
 // # Tools
 //
-// Tools describes six function-calling tools (scratchpad_store,
-// scratchpad_recall, scratchpad_delete, scratchpad_observe, scratchpad_fail
-// and scratchpad_context), each with a description written for the model and
-// a strict JSON Schema for its arguments. Offer them to the model alongside
-// the agent's other tools, and route the calls the model makes:
+// Tools describes six function-calling tools: scratchpad_store,
+// scratchpad_recall, scratchpad_delete, scratchpad_observe,
+// scratchpad_fail and scratchpad_context. Each has a description written
+// for the model and a strict JSON Schema for its arguments. Offer them to
+// the model alongside the agent's other tools, and route the calls the
+// model makes:
 //
 //	if pad.Handles(call.Name) {
 //		result, err := pad.Call(ctx, call.Name, call.Arguments)
@@ -49,13 +50,13 @@
 //
 //	{"version":1,"variables":{...},"observations":[...],"failures":[...]}
 //
-// and UnmarshalJSON loads it back, rejecting unknown versions and enforcing
-// the Pad's bounds.
+// and UnmarshalJSON loads it back, rejecting unknown versions and
+// enforcing the Pad's bounds.
 //
 // # Errors
 //
 // Every error returned by the package wraps one of the sentinel errors
 // (ErrInvalidKey, ErrInvalidValue, ErrValueTooLarge, ErrFull,
-// ErrUnknownTool, ErrInvalidArguments, ErrInvalidSnapshot), so callers can
-// classify failures with errors.Is; a context error is returned unchanged.
+// ErrUnknownTool, ErrInvalidArguments, ErrInvalidSnapshot). So callers can
+// classify failures with errors.Is. A context error is returned unchanged.
 package scratchpad

@@ -8,8 +8,8 @@ import (
 )
 
 // Sentinel errors. Every error returned by the package wraps one of these,
-// with a message that says what was wrong; the messages are written so that
-// they can be handed back to a model as a tool result.
+// with a message that says what was wrong. The messages are written so
+// that they can be handed back to a model as a tool result.
 var (
 	// ErrInvalidKey reports a variable key that is empty, longer than
 	// MaxKeyBytes, not valid UTF-8 or containing control characters.

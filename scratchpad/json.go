@@ -50,15 +50,14 @@ func (p *Pad) MarshalJSON() ([]byte, error) {
 var snapshotFields = []string{"version", "variables", "observations", "failures"}
 
 // UnmarshalJSON replaces the Pad's contents with a snapshot written by
-// MarshalJSON. The version member is required and must be 1, and no
-// other members than those MarshalJSON writes are allowed
-// (ErrInvalidSnapshot).
+// MarshalJSON. The version member is required and must be 1, and no other
+// members than those MarshalJSON writes are allowed (ErrInvalidSnapshot).
 //
 // The Pad's bounds are enforced as if each variable were stored and each
-// entry recorded in order: an invalid key, an oversized value or more than
+// entry recorded in order. An invalid key, an oversized value or more than
 // Options.MaxVariables variables is an error (ErrInvalidKey,
-// ErrValueTooLarge, ErrFull); entries are cleaned and truncated as by
-// Observe, and only the newest Options.MaxObservations observations and
+// ErrValueTooLarge, ErrFull). Entries are cleaned and truncated as by
+// Observe. Only the newest Options.MaxObservations observations and
 // Options.MaxFailures failures are kept. On error the Pad is unchanged.
 func (p *Pad) UnmarshalJSON(data []byte) error {
 	lim := p.limits()

@@ -53,7 +53,7 @@ type Options struct {
 	// ContextFailures is the number of most recent failures that Context
 	// shows. Default 3.
 	ContextFailures int
-	// MaxEntryBytes is the longest observation or failure, in bytes; a
+	// MaxEntryBytes is the longest observation or failure, in bytes. A
 	// longer one is cut at a character boundary and ends with the marker
 	// "… [truncated]", the whole fitting in MaxEntryBytes. Default 4 KiB.
 	MaxEntryBytes int
@@ -166,9 +166,9 @@ func (p *Pad) Keys() []string {
 
 // Observe records an observation: something the agent learned or noticed.
 // Surrounding white space is trimmed and line endings are normalised to
-// "\n"; empty text is ignored; text longer than Options.MaxEntryBytes is
-// truncated with a marker; invalid UTF-8 is replaced by U+FFFD. When more
-// than Options.MaxObservations are held, the oldest is dropped.
+// "\n". Empty text is ignored. Text longer than Options.MaxEntryBytes is
+// truncated with a marker, and invalid UTF-8 is replaced by U+FFFD. When
+// more than Options.MaxObservations are held, the oldest is dropped.
 func (p *Pad) Observe(text string) { p.record(&p.observations, text, p.limits().MaxObservations) }
 
 // Fail records a failed attempt, so that the agent does not repeat it. The

@@ -235,18 +235,19 @@ func (p *Pad) Handles(name string) bool {
 }
 
 // Call runs the tool call name with arguments, the JSON object the model
-// produced (an empty string counts as {}), and returns the text to hand
-// back to the model as the call's result: `stored "user_id"`, the recalled
-// value as JSON, `no variable named "x"`, `deleted "x"`, "observation
-// recorded", "failure recorded", the Context or "the scratchpad is empty".
+// produced; an empty string counts as {}. It returns the text to hand back
+// to the model as the call's result. That is `stored "user_id"`, the
+// recalled value as JSON, `no variable named "x"`, `deleted "x"`,
+// "observation recorded", "failure recorded", the Context or
+// "the scratchpad is empty".
 //
 // An unknown name is ErrUnknownTool. Arguments that are not a JSON object,
-// miss a required field, have a field of the wrong type or an unknown field
-// give an *ArgumentError, which wraps ErrInvalidArguments and names the
-// field. Errors from the operation itself (ErrInvalidKey, ErrValueTooLarge,
-// ErrFull) are returned as they are. Every error message is suitable for
-// showing to the model. If ctx is already done, its error is returned and
-// nothing is run.
+// miss a required field, have a field of the wrong type or an unknown
+// field give an *ArgumentError, which wraps ErrInvalidArguments and names
+// the field. Errors from the operation itself (ErrInvalidKey,
+// ErrValueTooLarge, ErrFull) are returned as they are. Every error message
+// is suitable for showing to the model. If ctx is already done, its error
+// is returned and nothing is run.
 func (p *Pad) Call(ctx context.Context, name string, arguments string) (string, error) {
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {

@@ -1,8 +1,8 @@
-// Package summarize provides the two agentmem.Summarizer implementations:
-// LLM, which asks any OpenAI-compatible chat-completions endpoint (OpenAI,
-// Ollama, vLLM, llama.cpp server) for a summary, and Extractive, which
-// needs no model and builds a bounded digest of what the agent did from
-// the steps themselves.
+// Package summarize provides the two agentmem.Summarizer implementations.
+// LLM asks any OpenAI-compatible chat-completions endpoint (OpenAI,
+// Ollama, vLLM, llama.cpp server) for a summary. Extractive needs no
+// model: it builds a bounded digest of what the agent did from the steps
+// themselves.
 //
 // Either plugs into the memory's summarization strategy:
 //

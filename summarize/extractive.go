@@ -11,18 +11,18 @@ import (
 	"github.com/agentmem/agentmem/tokenizer"
 )
 
-// Extractive summarizes without a model: it writes one line per step
+// Extractive summarizes without a model. It writes one line per step
 // saying what the agent did ("#12 read_file {"path":"a.go"} → first line
-// of the result"), keeps errors, notes, plans and tasks with more text, and
-// if the digest is longer than the request's MaxTokens drops the least
+// of the result"). It keeps errors, notes, plans and tasks with more text.
+// If the digest is longer than the request's MaxTokens, it drops the least
 // important lines first (plain tool calls before errors and notes, older
 // before newer), so the summary stays bounded. A previous summary is kept
 // as the digest's first lines and condensed the same way.
 //
-// No line is said twice: a line that repeats an earlier one but for its
-// step numbers (a user who gave the same correction in several turns, a
-// previous summary that already holds it) is said once, with every step
-// number, where it was said last.
+// No line is said twice. A line that repeats an earlier one but for its
+// step numbers is said once, with every step number, where it was said
+// last. Such a line comes from a user who gave the same correction in
+// several turns, or from a previous summary that already holds it.
 type Extractive struct {
 	// Counter measures MaxTokens; nil means the heuristic counter.
 	Counter tokenizer.Counter
@@ -74,9 +74,9 @@ func (e Extractive) Summarize(_ context.Context, req agentmem.SummaryRequest) (s
 	return e.fit(dedupe(lines), req.MaxTokens), nil
 }
 
-// dedupe merges the lines that say the same but for their step numbers
-// ("#3 task: x" and "#7 task: x" become "#3, #7 task: x"), keeping the
-// merged line where the last of them was, with the highest weight.
+// dedupe merges the lines that say the same but for their step numbers:
+// "#3 task: x" and "#7 task: x" become "#3, #7 task: x". The merged line
+// stays where the last of them was, with the highest weight.
 func dedupe(lines []line) []line {
 	type said struct {
 		nums []string

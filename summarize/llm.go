@@ -49,9 +49,9 @@ func NewLLM(client *llm.Client, opts LLMOptions) *LLM {
 	return &LLM{client: client, opts: opts}
 }
 
-// Summarize implements agentmem.Summarizer. It sends the system prompt
-// and one user message holding the previous summary (if any), the
-// transcript of the steps and the length to aim for; with req.Condense it
+// Summarize implements agentmem.Summarizer. It sends the system prompt and
+// one user message. The message holds the previous summary (if any), the
+// transcript of the steps and the length to aim for. With req.Condense it
 // asks for the previous summary to be shortened instead.
 func (s *LLM) Summarize(ctx context.Context, req agentmem.SummaryRequest) (string, error) {
 	var user strings.Builder

@@ -7,9 +7,10 @@ import (
 )
 
 // Transcript renders messages as plain text for a summarizer prompt, one
-// block per message: "ROLE: text", tool calls as "→ name(arguments)" and
-// tool results as "← name: result". Each text is cut to maxChars bytes
-// (0 means no limit) so one huge observation cannot crowd out the rest.
+// block per message. A block is "ROLE: text", with tool calls as "→
+// name(arguments)" and tool results as "← name: result". Each text is
+// cut to maxChars bytes (0 means no limit) so one huge observation cannot
+// crowd out the rest.
 func Transcript(msgs []agentmem.Message, maxChars int) string {
 	var b strings.Builder
 	for _, m := range msgs {

@@ -28,12 +28,12 @@ var (
 )
 
 // rankSource opens the rank file of an encoding (one "base64(token) rank"
-// a line) and returns it, its size in bytes and how many ranks it must
-// hold.
+// a line). It returns the file, its size in bytes and how many ranks it
+// must hold.
 type rankSource func() (file io.Reader, size, want int, err error)
 
 // The rank files are embedded in github.com/pkoukk/tiktoken-go-loader
-// (package assets, an embed.FS); they are read from the binary, never from
+// (package assets, an embed.FS). They are read from the binary, never from
 // the network or the file system.
 func o200kRanks() (io.Reader, int, int, error) { return openAsset("o200k_base.tiktoken", 199998) }
 
@@ -126,9 +126,9 @@ func putScratch(sc *scratch) {
 	}
 }
 
-// vocab returns the loaded encoding, loading it on first use. The ranks are
-// compiled into the binary and pinned by go.sum, and tests load both
-// encodings, so a failure here is a broken build: it panics.
+// vocab returns the loaded encoding, loading it on first use. The ranks
+// are compiled into the binary and pinned by go.sum, and tests load both
+// encodings. So a failure here is a broken build, and it panics.
 func (e *bpe) vocab() *vocab {
 	e.once.Do(func() { e.v, e.err = e.load() })
 	if e.err != nil {

@@ -1,12 +1,12 @@
 package tokenizer
 
-// ChunkCache returns a Counter that counts exactly as c does and
-// remembers the counts of the chunks it cuts texts into (at the piece
-// boundaries CountParallel cuts at, about every 256 bytes), so that
-// counting many texts that share long prefixes counts each shared chunk
-// once. Fitting a step to a budget by counting ever shorter truncations
-// of its tool output is such a task: each count then tokenizes about a
-// chunk, not the whole text again.
+// ChunkCache returns a Counter that counts exactly as c does and remembers
+// the counts of the chunks it cuts texts into. It cuts at the piece
+// boundaries CountParallel cuts at, about every 256 bytes. So counting
+// many texts that share long prefixes counts each shared chunk once.
+// Fitting a step to a budget by counting ever shorter truncations of its
+// tool output is such a task: each count then tokenizes about a chunk, not
+// the whole text again.
 //
 // The cache is for one such task: it is not safe for concurrent use, and
 // it keeps every chunk it has seen until it is dropped. For counters other

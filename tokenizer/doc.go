@@ -15,26 +15,26 @@
 //     per character.
 //
 // The two BPE counters are also Encoders (GetEncoder), which give and read
-// token IDs. All counters are safe for concurrent use; Get returns the same
-// value for a name every time.
+// token IDs. All counters are safe for concurrent use; Get returns the
+// same value for a name every time.
 //
 // # Exactness
 //
-// BPE counts and IDs are those of OpenAI's tiktoken encode_ordinary.
-// The tests check every ID against golden output of tiktoken's own Rust
-// core (the npm package "tiktoken") for a 1 MiB corpus of prose in ten
-// scripts, JSON, Go source, stack traces and logs, and for edge cases; they
-// pin the embedded rank files to the SHA-256 sums tiktoken verifies; and
-// they compare with github.com/pkoukk/tiktoken-go on the corpus, on a
-// stress corpus and in the fuzz targets FuzzO200k and FuzzCL100k (see
+// BPE counts and IDs are those of OpenAI's tiktoken encode_ordinary. The
+// tests check every ID against golden output of tiktoken's own Rust core
+// (the npm package "tiktoken"). The golden corpus is 1 MiB of prose in ten
+// scripts, JSON, Go source, stack traces and logs, plus edge cases. The
+// tests also pin the embedded rank files to the SHA-256 sums tiktoken
+// verifies. They compare with github.com/pkoukk/tiktoken-go on the corpus,
+// on a stress corpus and in the fuzz targets FuzzO200k and FuzzCL100k (see
 // Design).
 //
-// Text is encoded as ordinary text: special-token markers such as
+// Text is encoded as ordinary text. Special-token markers such as
 // "<|endoftext|>" count as the characters they are, never as the special
-// token and never as an error. Invalid UTF-8 never panics; each invalid byte
-// is encoded as U+FFFD, as tiktoken-go does (tiktoken itself takes only
-// valid text). For every input Count(s) == len(Encode(s)), and for valid
-// UTF-8 Decode(Encode(s)) == s. Decode skips IDs that are no token.
+// token and never as an error. Invalid UTF-8 never panics; each invalid
+// byte is encoded as U+FFFD, as tiktoken-go does (tiktoken itself takes
+// only valid text). For every input Count(s) == len(Encode(s)), and for
+// valid UTF-8 Decode(Encode(s)) == s. Decode skips IDs that are no token.
 //
 // Counts are not additive: Count(a+b) can differ from Count(a)+Count(b) by
 // a token or so where a and b meet. They count text only, not the few
@@ -42,27 +42,27 @@
 //
 // # Where the ranks come from
 //
-// The rank files (cl100k_base.tiktoken, o200k_base.tiktoken, the official
-// ones, by their SHA-256) are embedded in the binary by
-// github.com/pkoukk/tiktoken-go-loader (its package assets, an embed.FS).
-// Nothing is downloaded or read from disk, ever. On an encoding's first use
-// its file is parsed into a vocabulary of its own (vocab.go): the bytes of
-// every token in one arena, an open-addressing hash table from bytes to
-// rank keyed by the first 8 bytes, a 64k-entry table for two-byte tokens
-// and a 256-entry one for single bytes. The file is parsed in 32 kB chunks
-// rather than copied whole, and on Linux the hash table is advised into
-// transparent huge pages (hugepage_linux.go): faulting fresh memory in
-// 4 kB pages was most of the cost of a first use.
+// The rank files are the official cl100k_base.tiktoken and
+// o200k_base.tiktoken, known by their SHA-256.
+// github.com/pkoukk/tiktoken-go-loader (its package assets, an embed.FS)
+// embeds them in the binary. Nothing is downloaded or read from disk,
+// ever.
+//
+// On an encoding's first use its file is parsed into a vocabulary of its
+// own (vocab.go). The bytes of every token are in one arena. An
+// open-addressing hash table keyed by the first 8 bytes maps bytes to
+// rank. A 64k-entry table holds the two-byte tokens and a 256-entry one
+// the single bytes. The file is parsed in 32 kB chunks rather than copied
+// whole. On Linux the hash table is advised into transparent huge pages
+// (hugepage_linux.go), since faulting fresh memory in 4 kB pages is most
+// of the cost of a first use.
 //
 // # Design
 //
 // Encoding is tiktoken's encode_ordinary in two steps, both hand-written
-// here because the measured need asked for it: the regexp2 pre-tokenizer
-// used before (and by tiktoken-go) ran at 3 to 4 MB/s on one core with
-// about 100 bytes of garbage per input byte, and counting was nearly all of
-// the CPU time of a memory: 7.7 s of the 8.9 to 11.7 s of the 10,000-step
-// replay. The hand-written code counts about 25 times as fast, and the
-// replay takes 1.1 to 1.2 s, of which counting 0.3 s (docs/benchmarks.md).
+// here for speed. Counting is most of the CPU time of a memory. A regexp2
+// pre-tokenizer, as tiktoken-go uses, is slow and allocates for every
+// input byte. The figures are in docs/benchmarks.md.
 //
 //   - Pre-tokenizer (split.go): one function per encoding, nextO200k and
 //     nextCL100k, matches the encoding's split pattern at a position and
@@ -78,28 +78,28 @@
 //     adjacent pair first and the leftmost on ties, in fixed arrays for
 //     pieces up to 64 bytes and with a heap in O(n log n) above (a run of
 //     100 kB of "=" is one piece, which tiktoken-go merges in quadratic
-//     time: hours for a megabyte). A piece that is itself a token, 93 to
-//     95% of the pieces of the benchmark text, takes one hash lookup and no
-//     merge; the rest merge in pooled scratch memory, so Count allocates
-//     nothing and Encode only its result. There is no cache of merged
-//     pieces: merging is about a quarter of the time in a profile of the
-//     test corpus, and a cache would pay off only on repetitive text.
+//     time). A piece that is itself a token, as most pieces are, takes one
+//     hash lookup and no merge; the rest merge in pooled scratch memory, so
+//     Count allocates nothing and Encode only its result. There is no cache
+//     of merged pieces: merging is a minor share of the time, and a cache
+//     would pay off only on repetitive text.
 //   - Parallel counting (CountParallel): the text is cut at positions where
 //     both patterns always start a piece (an ASCII space after an ASCII
 //     letter or digit, or an ASCII letter or digit after a newline), and the
 //     chunks are counted on several goroutines; the sum is Count's.
 //
 // The tests prove the hand-written code against references rather than
-// trusting it: the pieces against regexp2 with tiktoken's patterns; the
-// token IDs against golden output of tiktoken itself on the 1 MiB test
-// corpus, and against tiktoken-go on that corpus, on the first 2 MiB of the
-// benchmarks' 10 MiB text (all of it with TOKENIZER_MIXED_FULL=1) and on
-// a stress corpus of 40,000 documents built from atoms on the patterns'
-// edges (every Unicode category the patterns name, case-insensitive
-// contractions, digit runs, whitespace runs around newlines such as
-// "\n \n" and "  \n    \n", emoji, runes above the class table, invalid
-// UTF-8); and the fuzz targets FuzzO200k and FuzzCL100k compare everything
-// with the references on arbitrary input.
+// trusting it. The pieces are checked against regexp2 with tiktoken's
+// patterns. The token IDs are checked against golden output of tiktoken
+// itself on the 1 MiB test corpus. They are checked against tiktoken-go on
+// that corpus, on the first 2 MiB of the benchmarks' 10 MiB text (all of
+// it with TOKENIZER_MIXED_FULL=1) and on a stress corpus of 40,000
+// documents. The stress corpus is built from atoms on the patterns' edges:
+// every Unicode category the patterns name, case-insensitive contractions,
+// digit runs, emoji, runes above the class table and invalid UTF-8. Its
+// whitespace runs around newlines include "\n \n" and "  \n    \n". The
+// fuzz targets FuzzO200k and FuzzCL100k compare everything with the
+// references on arbitrary input.
 //
 // # Cost model
 //

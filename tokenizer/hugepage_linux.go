@@ -7,10 +7,10 @@ import (
 
 // adviseHugePages asks Linux to back the whole 2 MB pages inside the
 // memory of s with transparent huge pages, before anything is written to
-// it. A vocabulary's hash table is megabytes of fresh memory, and
-// faulting it in 4 kB pages is much of an encoding's first use; in huge
-// pages it is a few faults. It is only advice: with transparent huge
-// pages off, or memory the heap has already mapped, nothing changes.
+// it. A vocabulary's hash table is megabytes of fresh memory. Faulting it
+// in 4 kB pages is much of an encoding's first use; in huge pages it is a
+// few faults. It is only advice: with transparent huge pages off, or
+// memory the heap has already mapped, nothing changes.
 func adviseHugePages[T any](s []T) {
 	if cap(s) == 0 {
 		return

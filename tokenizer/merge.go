@@ -2,14 +2,14 @@ package tokenizer
 
 // Byte-pair merging of one piece. tiktoken repeatedly merges the adjacent
 // pair of parts whose concatenation has the lowest rank, the leftmost one
-// on ties, until no adjacent pair is a token. Its loop scans every part for
-// each merge, which is quadratic in the length of the piece; tiktoken-go
-// does the same. mergeLinear is that loop, used for short pieces, where it
-// is fastest. mergeHeap makes the same merges in the same order in
-// O(n log n) for long pieces (a run of 100 kB of "=" is one piece), where
-// the quadratic loop would take seconds to minutes. Neither allocates once
-// the caller's scratch has grown to the piece: both leave the piece's
-// tokens in sc.out and return it.
+// on ties. It stops when no adjacent pair is a token. Its loop scans every
+// part for each merge, which is quadratic in the length of the piece;
+// tiktoken-go does the same. mergeLinear is that loop, used for short
+// pieces, where it is fastest. mergeHeap makes the same merges in the same
+// order in O(n log n) for long pieces, where the quadratic loop would take
+// seconds to minutes. A run of 100 kB of "=" is one such piece. Neither
+// allocates once the caller's scratch has grown to the piece: both leave
+// the piece's tokens in sc.out and return it.
 
 // linearMergeMax is the longest piece, in bytes, merged by mergeLinear.
 const linearMergeMax = 64
@@ -59,8 +59,8 @@ func merge(v *vocab, sc *scratch, piece string) []uint32 {
 // linearMergeMax bytes.
 func mergeLinear(v *vocab, sc *scratch, piece string) []uint32 {
 	n := len(piece)
-	// Part k starts at start[k]; tok[k] is its token; pair[k] is the rank
-	// of parts k and k+1 merged (noRank if there is no such token).
+	// Part k starts at start[k], and tok[k] is its token. pair[k] is the
+	// rank of parts k and k+1 merged (noRank if there is no such token).
 	start := sc.start[:n+1]
 	tok := sc.tok[:n]
 	pair := sc.pair[:n]
@@ -101,19 +101,20 @@ func mergeLinear(v *vocab, sc *scratch, piece string) []uint32 {
 	return sc.out
 }
 
-// mergeHeap makes the merges of mergeLinear with the parts in a linked list
-// and the candidate pairs in a min-heap ordered by (rank, start).
+// mergeHeap makes the merges of mergeLinear with the parts in a linked
+// list and the candidate pairs in a min-heap ordered by (rank, start).
 //
 // Heap entries are not removed when a pair changes; an entry is stale when
-// its rank is no longer its part's rank. That test is exact: a part's pair
-// only ever grows, ranks are unique per byte string, so a part never has
-// the same rank twice, and a merged-away part has noRank, which is never
+// its rank is no longer its part's rank. That test is exact. A part's pair
+// only ever grows, and ranks are unique per byte string, so a part never
+// has the same rank twice. A merged-away part has noRank, which is never
 // pushed.
 func mergeHeap(v *vocab, sc *scratch, piece string) []uint32 {
 	n := len(piece)
-	// Parts are named by their first byte. next[p] is the start of the
-	// part after p (n for the last), prev[p] of the one before (-1 for the
-	// first), rank[p] the rank of p merged with next[p], tok[p] p's token.
+	// Parts are named by their first byte. next[p] is the start of the part
+	// after p (n for the last), and prev[p] of the one before (-1 for the
+	// first). rank[p] is the rank of p merged with next[p], and tok[p] is
+	// p's token.
 	sc.grow(n)
 	next, prev, rank, tok := sc.next[:n], sc.prev[:n], sc.rank[:n], sc.htok[:n]
 	h := sc.heap[:0]

@@ -9,7 +9,7 @@ import (
 // CountParallel returns c.Count(text), counting a large text on up to
 // workers goroutines (runtime.GOMAXPROCS(0) if workers <= 0). The text is
 // cut into chunks only where both encodings' split patterns are certain to
-// end a piece, whatever comes before, so the chunks' counts add up to
+// end a piece, whatever comes before. So the chunks' counts add up to
 // exactly c.Count(text). Texts under a few hundred kB, and counters other
 // than O200kBase and CL100kBase, are counted in one c.Count call.
 func CountParallel(c Counter, text string, workers int) int {
@@ -62,7 +62,8 @@ func (e *bpe) countParallel(text string, workers, minChunk int) int {
 }
 
 // chunkText cuts s into chunks of about size bytes, each ending at a piece
-// boundary (see pieceBoundary); a chunk grows past size until it finds one.
+// boundary (see pieceBoundary). A chunk grows past size until it finds
+// one.
 func chunkText(s string, size int) []string {
 	var chunks []string
 	for len(s) > 0 {
@@ -79,8 +80,8 @@ func chunkText(s string, size int) []string {
 }
 
 // pieceBoundary returns the first p >= from (p > 0) at which a piece of
-// both split patterns begins whatever text precedes, or -1 if there is none.
-// Such a p is
+// both split patterns begins, whatever text precedes. It returns -1 if
+// there is none. Such a p is
 //
 //   - an ASCII space after an ASCII letter or digit: no alternative of
 //     either pattern matches a letter or digit followed by a space (words

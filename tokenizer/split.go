@@ -6,22 +6,23 @@ import (
 	"unicode/utf8"
 )
 
-// The pre-tokenizers: hand-written matchers of the two encodings' split
-// patterns (tiktoken_ext/openai_public.py), with the semantics of a
-// backtracking regular expression engine (leftmost alternative first,
-// greedy quantifiers that give back one character at a time), as used by
-// tiktoken (fancy-regex) and tiktoken-go (regexp2). Each function returns
-// the end of the match that starts at i; the patterns match every
-// character somewhere, so the matches tile the text. The character classes
-// are Go's unicode tables (the same Unicode version regexp2 sees); \s is
-// unicode.IsSpace, as in regexp2 and in Rust's Unicode White_Space.
+// The pre-tokenizers are hand-written matchers of the two encodings' split
+// patterns (tiktoken_ext/openai_public.py). They have the semantics of a
+// backtracking regular expression engine, as used by tiktoken
+// (fancy-regex) and tiktoken-go (regexp2). The leftmost alternative is
+// tried first, and greedy quantifiers give back one character at a time.
+// Each function returns the end of the match that starts at i. The
+// patterns match every character somewhere, so the matches tile the text.
+// The character classes are Go's unicode tables, the same Unicode version
+// regexp2 sees. \s is unicode.IsSpace, as in regexp2 and in Rust's Unicode
+// White_Space.
 //
 // Both patterns' case-insensitive contractions ('s, 't, 're, 've, 'm, 'll,
-// 'd) compare ASCII letters only: no other rune lower-cases to one of
+// 'd) compare ASCII letters only. No other rune lower-cases to one of
 // those letters in Go's tables, which is how regexp2 matches (?i).
 //
-// Only lookahead is used (the matchers read past a match's end at most
-// while deciding it), so a match depends on nothing before its start.
+// Only lookahead is used: the matchers read past a match's end at most
+// while deciding it. So a match depends on nothing before its start.
 
 // Character class bits of a rune.
 const (
@@ -104,7 +105,7 @@ func slowClass(r rune) uint8 {
 }
 
 // classAt returns the class of the rune at byte i of s, which is valid
-// UTF-8, and its length; (0, 0) at the end of s.
+// UTF-8, and its length. It returns (0, 0) at the end of s.
 func classAt(s string, i int) (uint8, int) {
 	if i >= len(s) {
 		return 0, 0
@@ -306,9 +307,9 @@ func upperLower(s string, i int) int {
 		c, n := classAt(s, u)
 		if c&cUpper == 0 {
 			if c&cLower == 0 {
-				// The upper run is followed by no lower rune: the run
-				// gives back runes up to its last one that is also
-				// lower, which then ends the match.
+				// The upper run is followed by no lower rune. The run gives back
+				// runes up to its last one that is also lower, which then ends the
+				// match.
 				return lastLower
 			}
 			break

@@ -27,19 +27,18 @@ type vocab struct {
 
 type span struct{ off, n uint32 }
 
-// slot is a token in the hash table: key holds its first 8 bytes (little
-// endian, zero padded), meta its rank+1 << 32 | its length. meta 0 is an
-// empty slot.
+// slot is a token in the hash table. key holds its first 8 bytes (little
+// endian, zero padded), and meta holds its rank+1 << 32 | its length. meta
+// 0 is an empty slot.
 type slot struct{ key, meta uint64 }
 
 // noRank is the rank of a string that is no token.
 const noRank = ^uint32(0)
 
-// parseVocab reads a .tiktoken file (one "base64(token) rank" a line, as
-// OpenAI publishes them) from r, which must hold exactly want ranks
+// parseVocab reads a .tiktoken file from r (one "base64(token) rank" a
+// line, as OpenAI publishes them). The file must hold exactly want ranks
 // 0..want-1; fileSize sizes the token arena. It reads the file in small
-// chunks rather than whole: fresh memory is slow to fault in, and a copy
-// of the 3.6 MB o200k_base file took a sixth of the first use's time.
+// chunks rather than whole, since fresh memory is slow to fault in.
 func parseVocab(r io.Reader, fileSize, want int, special map[string]int) (*vocab, error) {
 	// Tokens take 0.39 of the file's bytes in both encodings.
 	v := &vocab{nRanks: want, spans: make([]span, want), arena: make([]byte, 0, fileSize*2/5+64)}

@@ -1,10 +1,10 @@
 // Package eino plugs agentmem's recall search into eino
-// (github.com/cloudwego/eino) as a retriever component: Retriever
+// (github.com/cloudwego/eino) as a retriever component. Retriever
 // implements eino's retriever.Retriever over GET /v1/recall/search of an
-// agentmem server (`agentmem serve`), through the Go client, package
-// github.com/agentmem/agentmem/client. It searches the documents of the
-// API key's tenant and the conversation turns of its sessions, and runs
-// in a graph or chain like any retriever:
+// agentmem server (`agentmem serve`). It goes through the Go client,
+// package github.com/agentmem/agentmem/client. It searches the documents
+// of the API key's tenant and the conversation turns of its sessions. It
+// runs in a graph or chain like any retriever:
 //
 //	c, err := client.New("http://127.0.0.1:8080", client.WithAPIKey(os.Getenv("AGENTMEM_API_KEY")))
 //	r, err := eino.NewRetriever(c, client.RecallQuery{K: 5})
@@ -14,18 +14,17 @@
 //
 // The adapter is a module of its own, so that agentmem's core module does
 // not depend on eino. In this repository its go.mod replaces
-// github.com/agentmem/agentmem by the repository's root (../..), so it is
-// built and tested against the code beside it; it requires the core at
-// the placeholder version v0.0.0-00010101000000-000000000000. A program
+// github.com/agentmem/agentmem by the repository's root (../..). So it is
+// built and tested against the code beside it. It requires the core at the
+// placeholder version v0.0.0-00010101000000-000000000000. A program
 // outside the repository requires both modules, the core at the version
 // the adapter was released with:
 //
 //	go get github.com/agentmem/agentmem/adapters/eino@VERSION
 //	go get github.com/agentmem/agentmem@VERSION
 //
-// (a replace directive in the dependent module's own go.mod, pointing at
-// a checkout, works too; replace directives of dependencies are
-// ignored).
+// A replace directive in the dependent module's own go.mod, pointing at a
+// checkout, works too; replace directives of dependencies are ignored.
 package eino
 
 import (
@@ -54,8 +53,8 @@ var (
 )
 
 // NewRetriever returns a retriever that searches with the settings of q
-// (K, Scope, Before, After, Fresh) unless a call's options say otherwise;
-// q's Text is ignored, each call searches for its own query.
+// (K, Scope, Before, After, Fresh) unless a call's options say otherwise.
+// q's Text is ignored: each call searches for its own query.
 func NewRetriever(c *client.Client, q client.RecallQuery) (*Retriever, error) {
 	if c == nil {
 		return nil, errors.New("agentmem eino: NewRetriever needs a client")
@@ -72,7 +71,7 @@ type Options struct {
 }
 
 // WithWindow asks for before and after neighbouring turns of each
-// conversation turn found: the document's content is then the window's
+// conversation turn found. The document's content is then the window's
 // texts, in order.
 func WithWindow(before, after int) retriever.Option {
 	return retriever.WrapImplSpecificOptFn(func(o *Options) { o.Before, o.After = before, after })
@@ -86,16 +85,17 @@ func WithFresh(fresh bool) retriever.Option {
 }
 
 // Retrieve returns the hits of a recall search for query, most relevant
-// first, as documents: the hit's ID, its text (with a window, the
-// window's texts) and metadata (the document's own and the keys "id",
-// "score", "session_id" and "step" of a turn, "time" and "window"; see
-// package recalldoc), with the hit's score set (Document.Score).
+// first, as documents. A document has the hit's ID, its text (with a
+// window, the window's texts) and metadata, with the hit's score set
+// (Document.Score). The metadata is the document's own and the keys "id",
+// "score", "session_id" and "step" of a turn, "time" and "window" (see
+// package recalldoc).
 //
-// Of eino's common options, WithTopK sets the number of hits, WithIndex
-// the scope ("session:ID", "user:ID" or "agent:ID"; "" searches the
-// tenant's whole index) and WithScoreThreshold drops the hits scored
-// below it. The server embeds queries itself (when it has an embedder):
-// WithEmbedding is not used, nor are WithSubIndex and WithDSLInfo, which
+// Of eino's common options, WithTopK sets the number of hits. WithIndex
+// sets the scope: "session:ID", "user:ID" or "agent:ID", or "" for the
+// tenant's whole index. WithScoreThreshold drops the hits scored below it.
+// The server embeds queries itself (when it has an embedder), so
+// WithEmbedding is not used. Nor are WithSubIndex and WithDSLInfo, which
 // other stores define. Bad input (an empty query, an unknown scope, a
 // negative K) is an error wrapping agentmem.ErrInvalid.
 //

@@ -1,10 +1,10 @@
 // Package genkit plugs agentmem's recall search into Genkit
-// (github.com/firebase/genkit/go) as a retriever: DefineRetriever
+// (github.com/firebase/genkit/go) as a retriever. DefineRetriever
 // registers one that searches the documents of the API key's tenant and
-// the conversation turns of its sessions (GET /v1/recall/search) on an
-// agentmem server (`agentmem serve`), through the Go client, package
-// github.com/agentmem/agentmem/client. Import it under another name than
-// Genkit's own genkit package:
+// the conversation turns of its sessions (GET /v1/recall/search). It
+// searches on an agentmem server (`agentmem serve`), through the Go
+// client, package github.com/agentmem/agentmem/client. Import it under
+// another name than Genkit's own genkit package:
 //
 //	import amgenkit "github.com/agentmem/agentmem/adapters/genkit"
 //
@@ -12,26 +12,25 @@
 //	r, err := amgenkit.DefineRetriever(g, "agentmem/recall", c, client.RecallQuery{K: 5})
 //	resp, err := genkit.Retrieve(ctx, g, ai.WithRetriever(r), ai.WithTextDocs("where is the staging database?"))
 //
-// Genkit for Go (v1.4.0) has no indexer API; documents go into the
-// recall index with client.UpsertRecall, and the turns of sessions are
-// indexed by the server as they are appended.
+// Genkit for Go (v1.4.0) has no indexer API. Documents go into the recall
+// index with client.UpsertRecall, and the server indexes the turns of
+// sessions as they are appended.
 //
 // # Depending on the adapter
 //
 // The adapter is a module of its own, so that agentmem's core module does
 // not depend on Genkit. In this repository its go.mod replaces
-// github.com/agentmem/agentmem by the repository's root (../..), so it is
-// built and tested against the code beside it; it requires the core at
-// the placeholder version v0.0.0-00010101000000-000000000000. A program
+// github.com/agentmem/agentmem by the repository's root (../..). So it is
+// built and tested against the code beside it. It requires the core at the
+// placeholder version v0.0.0-00010101000000-000000000000. A program
 // outside the repository requires both modules, the core at the version
 // the adapter was released with:
 //
 //	go get github.com/agentmem/agentmem/adapters/genkit@VERSION
 //	go get github.com/agentmem/agentmem@VERSION
 //
-// (a replace directive in the dependent module's own go.mod, pointing at
-// a checkout, works too; replace directives of dependencies are
-// ignored).
+// A replace directive in the dependent module's own go.mod, pointing at a
+// checkout, works too; replace directives of dependencies are ignored.
 package genkit
 
 import (
@@ -70,16 +69,16 @@ type RetrieverOptions struct {
 }
 
 // NewRetriever returns a Genkit retriever named name that searches with
-// the settings of q (K, Scope, Before, After, Fresh), which a
-// retrieval's RetrieverOptions may change; q's Text is ignored, each
-// retrieval searches for the text of its query document. DefineRetriever
-// registers it with Genkit too.
+// the settings of q (K, Scope, Before, After, Fresh). A retrieval's
+// RetrieverOptions may change them. q's Text is ignored: each retrieval
+// searches for the text of its query document. DefineRetriever registers
+// it with Genkit too.
 //
-// The documents it returns hold the hit's text (with a window, the
-// window's texts) and as metadata the document's own and the keys "id",
-// "score", "session_id" and "step" of a turn, "time" and "window" (see
-// package recalldoc), most relevant first. Bad input (a query without
-// text, an unknown scope, options that do not decode) is an error
+// The documents it returns come most relevant first. They hold the hit's
+// text, or with a window the window's texts. Their metadata is the
+// document's own and the keys "id", "score", "session_id" and "step" of a
+// turn, "time" and "window" (see package recalldoc). Bad input (a query
+// without text, an unknown scope, options that do not decode) is an error
 // wrapping agentmem.ErrInvalid.
 func NewRetriever(name string, c *client.Client, q client.RecallQuery) (ai.Retriever, error) {
 	opts, fn, err := retrieverFunc(name, c, q)

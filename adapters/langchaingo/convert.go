@@ -29,15 +29,15 @@ const (
 	// content ask that it not be sent back.
 	MetaReasoning = "langchaingo.reasoning_content"
 	// MetaToolCallTypes are the types of an AI message's tool calls, as a
-	// JSON array, when one is not "function" (the type agentmem gives
-	// every tool call).
+	// JSON array, when one is not "function". agentmem gives every tool call
+	// the type "function".
 	MetaToolCallTypes = "langchaingo.tool_call_types"
 )
 
 // toMessage converts a langchaingo message to an agentmem message whose
 // metadata holds what the message has beyond a chat message. A tool
-// message becomes a tool result; a generic or function message a user
-// message (what a model should see of it).
+// message becomes a tool result. A generic or function message becomes a
+// user message, which is what a model should see of it.
 func toMessage(msg llms.ChatMessage) (agentmem.Message, error) {
 	meta := func(typ llms.ChatMessageType, kv ...string) map[string]string {
 		m := map[string]string{MetaType: string(typ)}
@@ -156,13 +156,13 @@ func text(s string) agentmem.Content {
 }
 
 // fromSteps converts a working set to langchaingo messages, in order. A
-// step the history wrote (MetaType) gives back the message it was made
-// of; an action, the AI message and then one tool message per result
-// (in call order). Other steps, and steps whose langchaingo metadata does
-// not decode (another writer's), give their rendering as chat messages
-// (agentmem.Step.Messages): a user message is a human message, an
-// assistant message an AI message, a tool message a tool message, an
-// agent call or response a generic message with the role's name.
+// step the history wrote (MetaType) gives back the message it was made of.
+// An action gives the AI message and then one tool message per result (in
+// call order). Other steps, and steps whose langchaingo metadata does not
+// decode (another writer's), give their rendering as chat messages
+// (agentmem.Step.Messages). A user message is a human message, an
+// assistant message an AI message, and a tool message a tool message. An
+// agent call or response is a generic message with the role's name.
 func fromSteps(steps []agentmem.Step) []llms.ChatMessage {
 	out := make([]llms.ChatMessage, 0, len(steps))
 	for _, s := range steps {
@@ -205,9 +205,9 @@ func ownStep(s agentmem.Step) ([]llms.ChatMessage, bool) {
 	return nil, false
 }
 
-// actionMessages returns the AI message of an action the history wrote
-// and the tool messages of its results; false when its metadata does not
-// decode.
+// actionMessages returns the AI message of an action the history wrote and
+// the tool messages of its results. It returns false when its metadata
+// does not decode.
 func actionMessages(s *agentmem.ActionStep, md map[string]string) ([]llms.ChatMessage, bool) {
 	ai := llms.AIChatMessage{Content: s.ModelOutput, ReasoningContent: md[MetaReasoning]}
 	if fc, ok := md[MetaFunctionCall]; ok {

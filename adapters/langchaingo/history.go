@@ -20,10 +20,10 @@ const replaceAttempts = 10
 
 // ChatMessageHistory is a langchaingo schema.ChatMessageHistory over an
 // agentmem session, on an agentmem server (through a *client.Client).
-// Every message is stored as it is added, in one request (the first
-// also creates the session); the session's log keeps everything, and
-// Messages returns the session's working set.
-// See the package documentation for how each type of message is stored.
+// Every message is stored as it is added, in one request; the first also
+// creates the session. The session's log keeps everything, and Messages
+// returns the session's working set. See the package documentation for how
+// each type of message is stored.
 //
 // A ChatMessageHistory is safe for concurrent use; several processes may
 // share a session.
@@ -40,11 +40,11 @@ var _ schema.ChatMessageHistory = (*ChatMessageHistory)(nil)
 type Option func(*ChatMessageHistory)
 
 // WithSession sets the attributes of the session the history creates when
-// its first message is added to a session that does not exist: its user,
-// agent, metadata, retention and settings. Its ID is the history's.
-// Without it the session is created with none. Either way a session
-// created without a pinning gets agentmem.ChatPinning: a chat's first
-// question is one among many, not a task to pin for ever.
+// its first message is added to a session that does not exist. They are
+// its user, agent, metadata, retention and settings. Its ID is the
+// history's. Without it the session is created with none. Either way a
+// session created without a pinning gets agentmem.ChatPinning: a chat's
+// first question is one among many, not a task to pin for ever.
 func WithSession(req store.CreateRequest) Option {
 	return func(h *ChatMessageHistory) { h.create = req }
 }
@@ -86,9 +86,9 @@ func (h *ChatMessageHistory) AddAIMessage(ctx context.Context, text string) erro
 }
 
 // AddMessage adds a message of any langchaingo type. A tool message must
-// answer a tool call of an AI message added before it and not answered
-// yet (ErrInvalid otherwise); one that repeats the result its call has is
-// a retry and stores nothing, one that contradicts it is refused
+// answer a tool call of an AI message added before it and not answered yet
+// (ErrInvalid otherwise). One that repeats the result its call has is a
+// retry and stores nothing; one that contradicts it is refused
 // (agentmem.ErrConflict). A message of a type langchaingo does not define
 // is an error wrapping llms.ErrUnexpectedChatMessageType.
 func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMessage) error {
@@ -102,8 +102,8 @@ func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMe
 		_, err := h.st.AppendMessages(ctx, h.sessionID, []agentmem.Message{m}, client.AppendOptions{})
 		return err
 	}
-	// Any other message is a step of its own (an AI message's calls wait,
-	// pending, for their results), folded here so that it keeps its
+	// Any other message is a step of its own; an AI message's calls wait,
+	// pending, for their results. It is folded here so that it keeps its
 	// metadata, and appended as it is.
 	f, err := agentmem.FoldMessages(nil, []agentmem.Message{m}, agentmem.FoldOptions{KeepPending: true, NewID: agentmem.NewID, Now: time.Now})
 	if err != nil {
@@ -120,10 +120,10 @@ func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMe
 	return err
 }
 
-// Messages returns the messages of the session's working set, in order:
-// what the session holds since it was created or last cleared, less what
-// a compaction of the server took out (the log keeps all of it). A
-// session that does not exist has none.
+// Messages returns the messages of the session's working set, in order.
+// That is what the session holds since it was created or last cleared,
+// less what a compaction of the server took out; the log keeps all of it.
+// A session that does not exist has none.
 func (h *ChatMessageHistory) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
 	ws, err := h.st.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})
 	if errors.Is(err, agentmem.ErrNotFound) {
@@ -135,11 +135,10 @@ func (h *ChatMessageHistory) Messages(ctx context.Context) ([]llms.ChatMessage, 
 	return fromSteps(ws.Steps), nil
 }
 
-// Clear empties the session's working set: Messages and the contexts the
-// server renders have nothing of it after, while the session's log keeps
-// every message (as after any compaction), with its attributes and
-// branches. To erase the messages, delete the session
-// (client.Client.DeleteSession).
+// Clear empties the session's working set. Messages and the contexts the
+// server renders have nothing of it after. The session's log keeps every
+// message, as after any compaction, with its attributes and branches. To
+// erase the messages, delete the session (client.Client.DeleteSession).
 func (h *ChatMessageHistory) Clear(ctx context.Context) error {
 	return h.replace(ctx, nil)
 }
@@ -164,13 +163,11 @@ func (h *ChatMessageHistory) SetMessages(ctx context.Context, messages []llms.Ch
 	return h.replace(ctx, f.Steps)
 }
 
-// replace makes steps the session's working set, in one append
-// conditional on the working set it read: the new steps and a compaction
-// that keeps only them. Another writer getting in between makes it read
-// again and retry, after a random wait that grows with each attempt (so
-// that writers replacing one history at once spread out rather than
-// collide again: without it, four such writers under the race detector
-// sometimes made one lose ten times in a row).
+// replace makes steps the session's working set, in one append conditional
+// on the working set it read: the new steps and a compaction that keeps
+// only them. Another writer getting in between makes it read again and
+// retry, after a random wait that grows with each attempt. So writers
+// replacing one history at once spread out rather than collide again.
 func (h *ChatMessageHistory) replace(ctx context.Context, steps []agentmem.Step) error {
 	for attempt := 1; ; attempt++ {
 		ws, err := h.st.Read(ctx, store.ReadRequest{SessionID: h.sessionID, WorkingSet: true})

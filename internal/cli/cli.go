@@ -1,8 +1,8 @@
 // Package cli holds the conventions agentmem's commands (agentmem and
-// agentmem-bench) share, so that both behave alike: every flag can be
-// given by an AGENTMEM_* environment variable, --log-level sets up the
-// logger, and the exit code is 0 on success, 1 when a command fails and 2
-// for a usage error.
+// agentmem-bench) share, so that both behave alike. Every flag can be
+// given by an AGENTMEM_* environment variable, and --log-level sets up the
+// logger. The exit code is 0 on success, 1 when a command fails and 2 for
+// a usage error.
 package cli
 
 import (
@@ -35,26 +35,26 @@ type App struct {
 	logLevel   string
 }
 
-// Run the PersistentPreRunE hooks of every ancestor, not only the
-// nearest: a subcommand that adds its own hook keeps the root's (which
-// reads the environment and sets up the logger).
+// Run the PersistentPreRunE hooks of every ancestor, not only the nearest.
+// A subcommand that adds its own hook keeps the root's, which reads the
+// environment and sets up the logger.
 func init() { cobra.EnableTraverseRunHooks = true }
 
 // commands holds the constructors of the subcommands. Each subcommand
 // lives in its own file and adds its constructor from an init function
-// with Register, so adding a command touches no other file; a binary has
+// with Register, so adding a command touches no other file. A binary has
 // the subcommands of the files it is built from.
 var commands []func(*App) *cobra.Command
 
 // Register adds a subcommand constructor, for Root; call it from init.
 func Register(newCmd func(*App) *cobra.Command) { commands = append(commands, newCmd) }
 
-// Root gives root the shared conventions (the environment variables of
-// the flags, --log-level, usage errors for bad flags, no completion
-// command, errors printed by Execute rather than cobra), sets its input
-// and outputs, adds a subcommand built by each registered constructor,
-// and returns it. Each call builds a fresh tree, so tests can run
-// commands side by side.
+// Root gives root the shared conventions: the environment variables of the
+// flags, --log-level, usage errors for bad flags, no completion command,
+// and errors printed by Execute rather than cobra. It sets its input and
+// outputs, adds a subcommand built by each registered constructor, and
+// returns it. Each call builds a fresh tree, so tests can run commands
+// side by side.
 func (a *App) Root(root *cobra.Command, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	if a.Log == nil {
 		a.Log = slog.New(slog.NewTextHandler(stderr, nil))
@@ -80,9 +80,9 @@ func (a *App) Root(root *cobra.Command, stdin io.Reader, stdout, stderr io.Write
 }
 
 // Execute runs root (built by Root) on the command line args and returns
-// the exit code: 0, 1 when the command failed (it returned a Failure), 2
-// for a usage error (anything else, cobra's own errors included). Errors
-// go to stderr, prefixed with the root's name.
+// the exit code. That is 0, 1 when the command failed (it returned a
+// Failure), or 2 for a usage error (anything else, cobra's own errors
+// included). Errors go to stderr, prefixed with the root's name.
 func Execute(ctx context.Context, root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -105,7 +105,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stderr io.
 }
 
 // PrintJSONLine writes v to w as one line of JSON, as the commands that
-// report figures print them; a failure to write is a Failure.
+// report figures print them. A failure to write is a Failure.
 func PrintJSONLine(w io.Writer, v any) error {
 	line, err := json.Marshal(v)
 	if err != nil {

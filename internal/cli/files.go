@@ -7,10 +7,10 @@ import (
 	"runtime/pprof"
 )
 
-// AtomicFile is a file that appears at its path complete or not at all:
-// it is written to a temporary file in the same directory and renamed
-// into place by Commit, so that a command that fails half-way leaves no
-// half-written output behind.
+// AtomicFile is a file that appears at its path complete or not at all. It
+// is written to a temporary file in the same directory and renamed into
+// place by Commit. So a command that fails half-way leaves no half-written
+// output behind.
 type AtomicFile struct {
 	*os.File
 	path string

@@ -31,17 +31,17 @@ func (p Progress) Check() error {
 	return nil
 }
 
-// Show reports whether to draw a progress bar: always with --progress,
-// never with --no-progress, and otherwise when auto says so (standard
-// error is a terminal and the work is large).
+// Show reports whether to draw a progress bar: always with --progress and
+// never with --no-progress. Otherwise it draws one when auto says so:
+// standard error is a terminal and the work is large.
 func (p Progress) Show(auto bool) bool {
 	return p.always || !p.never && auto
 }
 
 // NewBar returns a progress bar of max units (-1: unknown) that draws on
-// w, labelled description, clears itself when finished and has no spinner
-// goroutine: it redraws as it advances. Bytes counts in bytes; otherwise
-// the units are named unit.
+// w, labelled description. It clears itself when finished and has no
+// spinner goroutine: it redraws as it advances. Bytes counts in bytes;
+// otherwise the units are named unit.
 func NewBar(w io.Writer, max int64, description, unit string) *progressbar.ProgressBar {
 	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(w),

@@ -16,9 +16,9 @@ import (
 )
 
 // strict are the options of Decode. The JSON v2 decoder's defaults already
-// refuse what Check and Fields refuse (invalid UTF-8, lone surrogate
-// escapes, repeated keys, members that match a field only in another
-// letter case); unknown members are refused too. A time.Duration is a
+// refuse what Check and Fields refuse: invalid UTF-8, lone surrogate
+// escapes, repeated keys, and members that match a field only in another
+// letter case. Unknown members are refused too. A time.Duration is a
 // number of nanoseconds, as encoding/json writes it.
 var strict = jsonv2.JoinOptions(
 	jsonv2.RejectUnknownMembers(true),
@@ -28,17 +28,21 @@ var strict = jsonv2.JoinOptions(
 )
 
 // Decode decodes data, which must be exactly one JSON value (surrounding
-// white space aside), into v (a pointer) in one pass, refusing everything
-// Check and Fields refuse: malformed JSON, data after the value, invalid
-// UTF-8, a lone UTF-16 surrogate escape, a key repeated in an object, and
-// a member that names no field of the struct it decodes into exactly
-// (unknown, or matching only in another letter case); and a value of the
-// wrong JSON type for its field. It returns nil or an *Error naming where;
-// the *Error of a type that decodes itself (a json.Unmarshaler) that
-// refused its value wraps that type's error (errors.As finds it) and its
-// Path names the value.
+// white space aside), into v (a pointer) in one pass. It refuses
+// everything Check and Fields refuse:
 //
-// It is what the decoders of outside input use on their hot paths: it
+//   - malformed JSON, and data after the value;
+//   - invalid UTF-8, and a lone UTF-16 surrogate escape;
+//   - a key repeated in an object;
+//   - a member that names no field of the struct it decodes into exactly
+//     (unknown, or matching only in another letter case);
+//   - a value of the wrong JSON type for its field.
+//
+// It returns nil or an *Error naming where. A type that decodes itself (a
+// json.Unmarshaler) may refuse its value. The *Error then wraps that
+// type's error (errors.As finds it), and its Path names the value.
+//
+// It is what the decoders of outside input use on their hot paths. It
 // reads the text once, where Check, encoding/json and Fields read it three
 // times or more.
 func Decode(data []byte, v any) error {
@@ -119,9 +123,9 @@ var errUnexpectedEOF = func() error {
 	return err
 }()
 
-// isV2Internal reports whether err is one of the v2 decoder's own
-// reasons for refusing a value (a number that does not fit, a bad
-// format), not an error a json.Unmarshaler returned.
+// isV2Internal reports whether err is one of the v2 decoder's own reasons
+// for refusing a value (a number that does not fit, a bad format). Such an
+// error is not one a json.Unmarshaler returned.
 func isV2Internal(err error) bool {
 	var ne *strconv.NumError
 	return errors.As(err, &ne) || errors.Is(err, strconv.ErrSyntax) || errors.Is(err, strconv.ErrRange)
@@ -157,12 +161,11 @@ func isIndex(tok string) bool {
 }
 
 // expected says what a value of the Go type t must be, in the terms of a
-// JSON client: its kind and, where the type narrows it, its form ("a
-// date and time in RFC 3339 form") and, with inRange (the value was a
-// number, as the type takes, but out of its range), its range ("an
-// integer from 0 to 255"). form reports a type of a form of its own
-// that the decoder checks (a time), whose errors the description
-// replaces.
+// JSON client. It gives its kind and, where the type narrows it, its form
+// ("a date and time in RFC 3339 form"). With inRange, it gives its range
+// ("an integer from 0 to 255"): the value was a number, as the type takes,
+// but out of its range. form reports a type of a form of its own that the
+// decoder checks (a time), whose errors the description replaces.
 func expected(t reflect.Type, inRange bool) (want string, form bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -244,10 +247,10 @@ func scalarKind(t reflect.Type) jsontext.Kind {
 // maxShown bounds the text of a refused value that an error quotes.
 const maxShown = 40
 
-// given describes the value a SemanticError refused: the value itself
-// when it is a short number or string of the kind its type takes (its
-// range or form was wrong: 1.5, "now"), else its JSON kind ("a JSON
-// object").
+// given describes the value a SemanticError refused. It is the value
+// itself when it is a short number or string of the kind its type takes,
+// since its range or form was wrong (1.5, "now"). Else it is its JSON kind
+// ("a JSON object").
 func given(data []byte, se *jsonv2.SemanticError) string {
 	got := "a JSON value"
 	if se.JSONKind != 0 {

@@ -11,16 +11,16 @@ import (
 )
 
 // Fields checks the member names of a JSON text against the Go type it
-// decodes into: every member of an object that decodes into a struct must
-// name one of the struct's fields exactly. encoding/json also takes a
-// name that differs in letter case ("Task" for "task"), so that two
-// members can set one field, the last winning; with DisallowUnknownFields
-// it refuses only names that match no field in any case. Fields refuses
-// both, naming the member (Reason "is an unknown member" or says which
-// name it should be).
+// decodes into. Every member of an object that decodes into a struct must
+// name one of the struct's fields exactly. encoding/json also takes a name
+// that differs in letter case ("Task" for "task"), so that two members can
+// set one field, the last winning. With DisallowUnknownFields it refuses
+// only names that match no field in any case. Fields refuses both, naming
+// the member: Reason is "is an unknown member" or says which name it
+// should be.
 //
-// It follows the value into the structs, maps, slices and pointers of t,
-// and stops at a type that decodes itself (json.Unmarshaler,
+// It follows the value into the structs, maps, slices and pointers of t.
+// It stops at a type that decodes itself (json.Unmarshaler,
 // encoding.TextUnmarshaler, json.RawMessage) or an interface: such a type
 // checks its own text, with Fields on the type it decodes into. data must
 // be valid JSON (call Fields after decoding it); it returns nil or an
@@ -135,9 +135,9 @@ func needsCheck(t reflect.Type) bool {
 var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
 
 // structFields returns the JSON member names of a struct type, as
-// encoding/json names them: the json tag's name or the field's, exported
-// fields only, the fields of untagged embedded structs (or pointers to
-// them) inlined, the shallowest field winning a name.
+// encoding/json names them. A name is the json tag's name or the field's,
+// for exported fields only. The fields of untagged embedded structs (or
+// pointers to them) are inlined, and the shallowest field wins a name.
 func structFields(t reflect.Type) map[string]reflect.Type {
 	if m, ok := fieldCache.Load(t); ok {
 		return m.(map[string]reflect.Type)
@@ -190,7 +190,7 @@ func structFields(t reflect.Type) map[string]reflect.Type {
 	return names
 }
 
-// members calls fn with each member of the JSON object data, in order;
+// members calls fn with each member of the JSON object data, in order.
 // data that is not an object (null, a type the decoder refused) has none.
 func members(data []byte, fn func(key, raw []byte) error) error {
 	i := skipSpace(data, 0)
@@ -275,9 +275,9 @@ func valueEnd(d []byte, i int) int {
 }
 
 // Members calls fn with the key (unescaped) and the raw value of each
-// member of the JSON object data, in order, without decoding them; data
-// that is not an object has none. data must be valid JSON: call it only
-// on what Check accepted.
+// member of the JSON object data, in order, without decoding them. data
+// that is not an object has none. data must be valid JSON: call it only on
+// what Check accepted.
 func Members(data []byte, fn func(key, raw []byte) error) error { return members(data, fn) }
 
 // Elements calls fn with each element of the JSON array data, raw, in
@@ -286,9 +286,9 @@ func Members(data []byte, fn func(key, raw []byte) error) error { return members
 func Elements(data []byte, fn func(i int, raw []byte) error) error { return elements(data, fn) }
 
 // ValueEnd returns the offset just after the JSON value that starts at
-// data[i], judged by its first byte and, for strings, objects and arrays,
-// by the quotes and brackets that end it: it does not check the value.
-// On any input it returns an offset from i to len(data) (i when data[i]
-// starts no value), so a caller that checks what it skips over may scan
-// unchecked input with it.
+// data[i]. It judges by the value's first byte and, for strings, objects
+// and arrays, by the quotes and brackets that end it: it does not check
+// the value. On any input it returns an offset from i to len(data), i when
+// data[i] starts no value. So a caller that checks what it skips over may
+// scan unchecked input with it.
 func ValueEnd(data []byte, i int) int { return valueEnd(data, i) }

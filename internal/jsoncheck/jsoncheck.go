@@ -1,9 +1,10 @@
 // Package jsoncheck checks JSON text that comes from outside (API request
 // bodies, MCP tool arguments) for what encoding/json lets through
-// silently: bytes that are not UTF-8 and \u escapes of lone UTF-16
-// surrogates, which it decodes as U+FFFD, and keys repeated in one object,
-// of which it keeps the last. The HTTP API and the MCP server refuse such
-// input with the error Check returns, which names where the problem is.
+// silently. That is bytes that are not UTF-8 and \u escapes of lone UTF-16
+// surrogates, which it decodes as U+FFFD. It is also keys repeated in one
+// object, of which it keeps the last. The HTTP API and the MCP server
+// refuse such input with the error Check returns, which names where the
+// problem is.
 package jsoncheck
 
 import (
@@ -46,10 +47,10 @@ func (e *Error) Error() string {
 }
 
 // Check checks that data is exactly one JSON value (surrounding white
-// space aside), in valid UTF-8, whose \u escapes are valid Unicode (no
-// lone surrogate: a pair is fine) and whose objects never repeat a key
-// (keys compare after unescaping, so "a" and "\u0061" are the same key).
-// It returns nil or an *Error.
+// space aside), in valid UTF-8. Its \u escapes must be valid Unicode: no
+// lone surrogate, though a pair is fine. Its objects must never repeat a
+// key; keys compare after unescaping, so "a" and "\u0061" are the same
+// key. It returns nil or an *Error.
 func Check(data []byte) error {
 	if !json.Valid(data) {
 		return syntaxError(data)
@@ -83,9 +84,8 @@ type frame struct {
 	// index is the index of the current element of an array.
 	index int
 	// key is the current key of an object (unescaped), and keys the keys
-	// seen so far (in a map once there are many); wantKey says whether
-	// the next string is a key. Keys without escapes share the text's
-	// bytes.
+	// seen so far (in a map once there are many). wantKey says whether the
+	// next string is a key. Keys without escapes share the text's bytes.
 	key     []byte
 	keys    [][]byte
 	keySet  map[string]struct{}
@@ -242,8 +242,8 @@ func unquote(raw []byte, escaped bool) []byte {
 	return []byte(s)
 }
 
-// value records that a value starts in the innermost open object or
-// array: the next element of an array, or the value of the current key of
+// value records that a value starts in the innermost open object or array.
+// It is the next element of an array, or the value of the current key of
 // an object.
 func (c *checker) value() {
 	if top := c.top(); top != nil && top.array {

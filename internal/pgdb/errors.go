@@ -47,7 +47,8 @@ func Exhausted(err error) bool {
 }
 
 // Transient reports whether err is a failure of PostgreSQL, or of the way
-// to it, that may pass if the same work is tried again later:
+// to it, that may pass if the same work is tried again later. Such
+// failures are:
 //
 //   - the server cannot be reached or the connection was lost (a connect
 //     error, a network error, an unexpected EOF, a closed connection,
@@ -64,7 +65,7 @@ func Exhausted(err error) bool {
 //     Timeout), or pgx knows that nothing was sent (pgconn.SafeToRetry).
 //
 // A context cancelled by the caller is not transient: it is the caller's
-// own doing (and it wins over the timeout pgx may report with it).
+// own doing. It wins over the timeout pgx may report with it.
 func Transient(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):

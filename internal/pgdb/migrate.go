@@ -12,8 +12,8 @@ import (
 	"github.com/agentmem/agentmem/internal/migrate"
 )
 
-// lockKey is the advisory lock that serializes migrations of one schema:
-// several servers that start at once migrate one after the other, and the
+// lockKey is the advisory lock that serializes migrations of one schema.
+// Several servers that start at once migrate one after the other, and the
 // later ones find nothing left to do. Every component of a schema shares
 // it, since they share the migrations table.
 func lockKey(schema string) int64 {
@@ -23,12 +23,12 @@ func lockKey(schema string) int64 {
 }
 
 // Migrate brings the schema of a component, its migration set, up to date
-// in one transaction, holding a transaction-scoped advisory lock: the
-// PostgreSQL runner of internal/migrate (see there for the rules, and for
-// the Citus layout it applies on a Citus coordinator). schema is the
-// schema the tables live in ("" for the connection's search_path),
-// created when missing; the pool's connections must have it first in
-// their search_path (Open sets it).
+// in one transaction, holding a transaction-scoped advisory lock. It is
+// the PostgreSQL runner of internal/migrate; see there for the rules, and
+// for the Citus layout it applies on a Citus coordinator. schema is the
+// schema the tables live in ("" for the connection's search_path), created
+// when missing. The pool's connections must have it first in their
+// search_path (Open sets it).
 func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string, set *migrate.Set) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -40,10 +40,10 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string, set *migrat
 		return fmt.Errorf("migrate %s: lock: %w", set.Component, err)
 	}
 	if schema != "" {
-		// Under the lock, so that concurrent openers do not race to
-		// create it. Only when missing: CREATE SCHEMA IF NOT EXISTS
-		// needs the CREATE privilege on the database even when the
-		// schema exists, which a user given a schema may not have.
+		// Under the lock, so that concurrent openers do not race to create it.
+		// Only when missing, since CREATE SCHEMA IF NOT EXISTS needs the
+		// CREATE privilege on the database even when the schema exists. A user
+		// given a schema may not have it.
 		var exists bool
 		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists); err != nil {
 			return fmt.Errorf("migrate %s: %w", set.Component, err)
@@ -163,10 +163,10 @@ func distribute(ctx context.Context, tx pgx.Tx, set *migrate.Set, fresh bool) er
 			return fmt.Errorf("create_reference_table(%s): %w", t, err)
 		}
 	}
-	// Co-located with the tenant tables the schema has (every
-	// component's), else in a new co-location group: not Citus's
-	// default group, which a concurrent DROP of other tables in it can
-	// delete under this transaction.
+	// Co-located with the tenant tables the schema has (every component's),
+	// else in a new co-location group. Not Citus's default group: a
+	// concurrent DROP of other tables in it can delete it under this
+	// transaction.
 	var peer *string
 	if err := tx.QueryRow(ctx, `SELECT p.logicalrelid::regclass::text FROM pg_dist_partition p
 		JOIN pg_class c ON c.oid = p.logicalrelid

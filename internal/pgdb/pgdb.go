@@ -1,11 +1,11 @@
 // Package pgdb opens PostgreSQL connection pools (pgx) the way every
-// agentmem component that keeps data in PostgreSQL needs them: an
-// optional schema as every connection's search_path, and connection
-// errors that never quote a password.
+// agentmem component that keeps data in PostgreSQL needs them. A pool has
+// an optional schema as every connection's search_path, and its connection
+// errors never quote a password.
 //
-// It is also where PostgreSQL meets internal/sqldb and internal/migrate:
+// It is also where PostgreSQL meets internal/sqldb and internal/migrate.
 // SQLDB is the sqldb.DB the backends are written against, Dialect its
-// dialect, Migrate the migration runner (with the Citus layout). This
+// dialect, and Migrate the migration runner (with the Citus layout). This
 // package and pgx are what a PostgreSQL backend links, and no SQLite
 // backend does.
 package pgdb
@@ -42,16 +42,16 @@ func SplitSchema(u *url.URL) (connString, schema string) {
 }
 
 // ConfigHook, when set, is called with the configuration of every pool
-// Open creates, before it connects: tests set it to watch what the pools'
+// Open creates, before it connects. Tests set it to watch what the pools'
 // connections are told (internal/citustest). Set it only while no pool is
 // being opened.
 var ConfigHook func(*pgxpool.Config)
 
-// Open connects a pool to the database connString names (a postgres://
-// or postgresql:// URL, or a key=value connection string, as pgx accepts).
+// Open connects a pool to the database connString names: a postgres:// or
+// postgresql:// URL, or a key=value connection string, as pgx accepts.
 // With a schema, every connection of the pool has it as its search_path,
-// so unqualified table names resolve to it; the schema is not created
-// here (Migrate creates it). maxConns > 0 caps the pool.
+// so unqualified table names resolve to it. The schema is not created here
+// (Migrate creates it). maxConns > 0 caps the pool.
 func Open(ctx context.Context, connString, schema string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
@@ -91,8 +91,8 @@ func ValidateSchema(name string) error {
 }
 
 // RedactErr replaces a connection-string parse error by one that cannot
-// quote the string (and so a password in it): pgx redacts passwords only
-// on a best-effort basis, and a *url.Error quotes the whole URL.
+// quote the string, and so a password in it. pgx redacts passwords only on
+// a best-effort basis, and a *url.Error quotes the whole URL.
 func RedactErr(err error) error {
 	var pe *pgconn.ParseConfigError
 	if !errors.As(err, &pe) {

@@ -25,10 +25,10 @@ func (d *timeDest) Scan(v any) error { return sqldb.ScanTime((*time.Time)(d)).Sc
 // Value makes a timeDest usable as an argument too.
 func (d *timeDest) Value() (driver.Value, error) { return time.Time(*d), nil }
 
-// ScanTimestamptz implements pgtype.TimestamptzScanner: pgx scans a
+// ScanTimestamptz implements pgtype.TimestamptzScanner. pgx scans a
 // timestamptz into a timeDest directly, rather than through sql.Scanner,
-// which boxes every value it scans (an allocation a time column of a
-// row).
+// which boxes every value it scans: an allocation for each time column of
+// a row.
 func (d *timeDest) ScanTimestamptz(v pgtype.Timestamptz) error {
 	switch {
 	case !v.Valid:

@@ -45,12 +45,12 @@ func NewSQLDB(pool *pgxpool.Pool) *SQLDB {
 	return &SQLDB{pool: pool, q: querier{pool}}
 }
 
-// OpenSQLDB connects to the database connString names, as Open does
-// (schema, "" for the default search_path, is created when missing and
-// set on every connection; maxConns caps the pool, zero for pgxpool's
-// default), brings the schema of one component, its migration set, up to
-// date (on a Citus coordinator, laid out as the set says), and returns a
-// sqldb.DB over it.
+// OpenSQLDB connects to the database connString names, as Open does.
+// schema ("" for the default search_path) is created when missing and set
+// on every connection; maxConns caps the pool, zero for pgxpool's default.
+// It brings the schema of one component, its migration set, up to date. On
+// a Citus coordinator the tables are laid out as the set says. It returns
+// a sqldb.DB over the database.
 func OpenSQLDB(ctx context.Context, connString, schema string, maxConns int32, set *migrate.Set) (*SQLDB, error) {
 	pool, err := Open(ctx, connString, schema, maxConns)
 	if err != nil {
@@ -144,8 +144,8 @@ type Conn interface {
 }
 
 // NewQuerier returns a sqldb.Querier over c, as the Queriers of a SQLDB
-// are: for a component that runs statements on a connection it holds (a
-// transaction begun in a pipeline of its own, say).
+// are. It is for a component that runs statements on a connection it
+// holds, such as a transaction begun in a pipeline of its own.
 func NewQuerier(c Conn) sqldb.Querier { return querier{c} }
 
 // querier is a sqldb.Querier over pgx, and a sqldb.Batcher.
@@ -193,7 +193,7 @@ func (r row) Scan(dest ...any) error {
 }
 
 // PgxTx returns the pgx transaction under tx, a transaction of a SQLDB,
-// for what only PostgreSQL has (COPY, batches); ok is false for any other
+// for what only PostgreSQL has (COPY, batches). ok is false for any other
 // Tx.
 func PgxTx(tx sqldb.Tx) (pgx.Tx, bool) {
 	q, ok := tx.(querier)

@@ -5,11 +5,11 @@ import (
 	"sync/atomic"
 )
 
-// Guard is a component's DB with what every backend does around it: it
-// is closed once, and then the component's operations fail with the
-// component's own error for a closed store (rather than with whatever a
-// closed pool says); the other errors are wrapped with the component's
-// name and the operation, and classified by the dialect.
+// Guard is a component's DB with what every backend does around it. It is
+// closed once, and then the component's operations fail with the
+// component's own error for a closed store, rather than with whatever a
+// closed pool says. The other errors are wrapped with the component's name
+// and the operation, and classified by the dialect.
 type Guard struct {
 	DB
 	name     string

@@ -8,13 +8,13 @@ import (
 )
 
 // Prepared is a Querier over a DB's reader that runs each query as a
-// prepared statement, prepared on its first use and kept: on SQLite,
+// prepared statement, prepared on its first use and kept. On SQLite,
 // parsing and planning a query costs as much as running a small one, and
 // database/sql prepares it again at every call. On PostgreSQL it is the
-// reader itself (pgx keeps each connection's prepared statements).
+// reader itself, since pgx keeps each connection's prepared statements.
 //
-// Queries built at run time could make the statements grow without end,
-// so past MaxStmts of them (as for the write statements, stmtCache) a new
+// Queries built at run time could make the statements grow without end. So
+// past MaxStmts of them (as for the write statements, stmtCache) a new
 // query runs unprepared.
 type Prepared struct {
 	Querier
@@ -24,7 +24,7 @@ type Prepared struct {
 }
 
 // SQLReader is a DB whose reads run on a database/sql pool of a SQLite
-// database (sqlitedb.SQLDB): a Prepared keeps its statements prepared on
+// database (sqlitedb.SQLDB). A Prepared keeps its statements prepared on
 // that pool.
 type SQLReader interface {
 	DB

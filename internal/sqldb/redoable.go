@@ -6,14 +6,14 @@ import "context"
 type redoableKey struct{}
 
 // Redoable returns a context whose Writes need not be durable when they
-// commit: what they write is derived from durable data and recorded with
-// the position it was derived up to, in the same transaction, so that a
-// commit lost to a power failure (a crash of the process loses nothing)
-// is lost whole, position included, and derived again. Such a commit
-// skips the wait for the disk (SQLite: synchronous=NORMAL for its
+// commit. What they write is derived from durable data, and recorded in
+// the same transaction with the position it was derived up to. So a commit
+// lost to a power failure is lost whole, position included, and derived
+// again; a crash of the process loses nothing. Such a commit skips the
+// wait for the disk. On SQLite it uses synchronous=NORMAL for its
 // transaction, whose WAL frames a later durable commit or checkpoint
-// syncs; PostgreSQL: synchronous_commit off for its transaction). The
-// recall index's batches with a checkpoint are such writes.
+// syncs. On PostgreSQL it uses synchronous_commit off for its transaction.
+// The recall index's batches with a checkpoint are such writes.
 func Redoable(ctx context.Context) context.Context {
 	return context.WithValue(ctx, redoableKey{}, true)
 }

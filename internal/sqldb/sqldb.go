@@ -1,32 +1,32 @@
-// Package sqldb is the small layer under agentmem's SQL backends: one
-// interface to a database that the session store, the recall index, the
-// facts store and the API keys are each written against once, and a
-// Dialect that says what differs between SQLite and PostgreSQL (Citus is
+// Package sqldb is the small layer under agentmem's SQL backends. It has
+// one interface to a database, which the session store, the recall index,
+// the facts store and the API keys are each written against once. A
+// Dialect says what differs between SQLite and PostgreSQL (Citus is
 // PostgreSQL here).
 //
 // The package imports no database driver, so that a backend links only its
-// own database's (a test checks it): SQLite's DB and Dialect are
-// sqlitedb.SQLDB and sqlitedb.Dialect (over modernc.org/sqlite),
-// PostgreSQL's pgdb.SQLDB and pgdb.Dialect (over pgx). What is here is what
-// the components and both databases share, and what needs no more than
-// database/sql: the Queriers over database/sql that rewrite placeholders,
-// the caches of prepared statements (StmtCache, Prepared), Guard, ExecAll
-// and the scanning of times.
+// own database's (a test checks it). SQLite's DB and Dialect are
+// sqlitedb.SQLDB and sqlitedb.Dialect (over modernc.org/sqlite), and
+// PostgreSQL's are pgdb.SQLDB and pgdb.Dialect (over pgx). What is here is
+// what the components and both databases share, and what needs no more
+// than database/sql. That is the Queriers over database/sql that rewrite
+// placeholders, the caches of prepared statements (StmtCache, Prepared),
+// Guard, ExecAll and the scanning of times.
 //
-// Queries are written in PostgreSQL's form, with $1, $2, ... placeholders;
-// the SQLite side rewrites them to SQLite's numbered ?1, ?2, ... (which
-// bind by number, as $N does in PostgreSQL). What the two databases spell
+// Queries are written in PostgreSQL's form, with $1, $2, ... placeholders.
+// The SQLite side rewrites them to SQLite's numbered ?1, ?2, ..., which
+// bind by number, as $N does in PostgreSQL. What the two databases spell
 // differently (a JSON or array operator, greatest against max) is chosen
-// by the component from Dialect.Name; how each stores a time is hidden by
-// Dialect.Time and Dialect.ScanTime.
+// by the component from Dialect.Name. Dialect.Time and Dialect.ScanTime
+// hide how each stores a time.
 //
 // A DB has a reader and a writer. On SQLite the reader is the pool of
 // read-only connections and the writer the one write connection; on
 // PostgreSQL both are the pool. Read runs a function in a transaction that
-// sees one snapshot; Write runs it in a write transaction: on SQLite
-// possibly shared with other writers' (group commit, each in a savepoint of
-// its own), on PostgreSQL its own, run again when the server aborts it for
-// a deadlock or a serialization failure.
+// sees one snapshot. Write runs it in a write transaction. On SQLite that
+// transaction may be shared with other writers' (group commit, each in a
+// savepoint of its own). On PostgreSQL it is its own, run again when the
+// server aborts it for a deadlock or a serialization failure.
 package sqldb
 
 import (
@@ -88,9 +88,9 @@ type Batcher interface {
 	ExecBatch(ctx context.Context, stmts []Stmt) error
 }
 
-// ExecAll runs stmts in tx, in order: in one round trip where tx is a
-// Batcher and there is more than one, else one after the other (SQLite
-// runs them in process).
+// ExecAll runs stmts in tx, in order. It runs them in one round trip where
+// tx is a Batcher and there is more than one, else one after the other
+// (SQLite runs them in process).
 func ExecAll(ctx context.Context, tx Tx, stmts []Stmt) error {
 	if b, ok := tx.(Batcher); ok && len(stmts) > 1 {
 		return b.ExecBatch(ctx, stmts)
@@ -115,32 +115,32 @@ type DB interface {
 	// Read runs fn in a read-only transaction that sees one snapshot of
 	// the database.
 	Read(ctx context.Context, fn func(tx Tx) error) error
-	// Write runs fn in a write transaction and returns once it has
-	// committed (nil) or fn or the commit failed; fn's writes are undone
-	// if it returns an error. fn may run more than once (PostgreSQL
-	// retries a transaction aborted by a deadlock or a serialization
-	// failure), so it must not have effects outside the transaction it
-	// does not repeat safely. On SQLite fn's transaction may hold other
-	// writers' work too: fn gets a context that is never cancelled, and
-	// ctx bounds only the wait for the writer. A panic of fn rolls its
-	// transaction back and is raised again in Write's caller.
+	// Write runs fn in a write transaction and returns once it has committed
+	// (nil) or fn or the commit failed. fn's writes are undone if it returns
+	// an error. fn may run more than once, since PostgreSQL retries a
+	// transaction aborted by a deadlock or a serialization failure. So it
+	// must not have effects outside the transaction that it does not repeat
+	// safely. On SQLite fn's transaction may hold other writers' work too:
+	// fn gets a context that is never cancelled, and ctx bounds only the
+	// wait for the writer. A panic of fn rolls its transaction back and is
+	// raised again in Write's caller.
 	Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// Close releases the DB's connections.
 	Close() error
 }
 
 // panicked carries a panic of a Write's function out of its transaction
-// (rolled back), to be raised again in the caller's goroutine: on SQLite
-// the function runs in the group writer's goroutine, and on PostgreSQL an
+// (rolled back), to be raised again in the caller's goroutine. On SQLite
+// the function runs in the group writer's goroutine. On PostgreSQL an
 // unrecovered panic would leave the transaction's connection busy.
 type panicked struct{ v any }
 
 func (p *panicked) Error() string { return fmt.Sprint("panic: ", p.v) }
 
-// SafeWrite runs write, a DB's way of running a write transaction, with
-// fn made safe to panic: fn's panic ends its transaction as an error
-// would and is raised again in SafeWrite's caller. Every DB's Write goes
-// through it.
+// SafeWrite runs write, a DB's way of running a write transaction, with fn
+// made safe to panic. fn's panic ends its transaction as an error would
+// and is raised again in SafeWrite's caller. Every DB's Write goes through
+// it.
 func SafeWrite(ctx context.Context, fn func(ctx context.Context, tx Tx) error,
 	write func(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error) error {
 	var p *panicked
@@ -174,10 +174,10 @@ type Dialect struct {
 	// TimeMicros says that times are stored as microseconds since the
 	// Unix epoch (an integer column) rather than as timestamptz.
 	TimeMicros bool
-	// TimeDest, when set, is ScanTime's scan destination for the
-	// driver's own scanning, which is cheaper than the sql.Scanner of
-	// the package's ScanTime (pgx boxes every value it hands to one);
-	// nil is the package's ScanTime.
+	// TimeDest, when set, is ScanTime's scan destination for the driver's
+	// own scanning. That is cheaper than the sql.Scanner of the package's
+	// ScanTime, since pgx boxes every value it hands to one. Nil is the
+	// package's ScanTime.
 	TimeDest func(t *time.Time) sql.Scanner
 }
 

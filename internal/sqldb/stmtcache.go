@@ -6,19 +6,19 @@ import (
 	"sync"
 )
 
-// MaxStmts bounds the statements a StmtCache or a Prepared keeps: a
-// backend's statements are a few dozen constant strings, and those built
-// at run time (a placeholder per argument) past the bound are prepared at
+// MaxStmts bounds the statements a StmtCache or a Prepared keeps. A
+// backend's statements are a few dozen constant strings. Those built at
+// run time (a placeholder per argument) past the bound are prepared at
 // each use.
 const MaxStmts = 256
 
 // stmtCache keeps statements prepared on SQLite's one write connection,
-// for its write transactions to reuse: preparing a statement (parsing and
+// for its write transactions to reuse. Preparing a statement (parsing and
 // planning its SQL) otherwise costs a large part of a small write.
 //
 // A statement cannot be prepared on the connection while a transaction
-// holds it (the pool has one), so a transaction that meets a statement it
-// has not prepared yet runs it the ordinary way and records it; warm
+// holds it, and the pool has one. So a transaction that meets a statement
+// it has not prepared yet runs it the ordinary way and records it. warm
 // prepares the recorded ones once the transaction has ended.
 type stmtCache struct {
 	db     *sql.DB

@@ -6,17 +6,18 @@ import (
 )
 
 // StmtCache keeps the statements of a database/sql pool of a SQLite
-// database prepared, for a component that runs its own transactions (the
-// session store's group committer of appends, its reads) rather than
-// Write's and Read's, and for the writes of sqlitedb.SQLDB. Its Queriers
-// rewrite $N placeholders as NewSQLiteQuerier's do.
+// database prepared. It is for a component that runs its own transactions
+// rather than Write's and Read's, such as the session store's group
+// committer of appends and its reads. It is also for the writes of
+// sqlitedb.SQLDB. Its Queriers rewrite $N placeholders as
+// NewSQLiteQuerier's do.
 type StmtCache struct{ c *stmtCache }
 
 // NewStmtCache returns a cache of statements prepared on db. Close closes
 // them (not db).
 func NewStmtCache(db *sql.DB) *StmtCache { return &StmtCache{newStmtCache(db)} }
 
-// Tx returns a Querier of tx, a transaction of the cache's pool, that runs
+// Tx returns a Querier of tx, a transaction of the cache's pool. It runs
 // the statements the cache has prepared and records the others for Warm.
 func (c *StmtCache) Tx(tx *sql.Tx) Querier { return cachedTx{tx, c.c} }
 
@@ -43,8 +44,8 @@ func (c *StmtCache) Len() int {
 }
 
 // prepare returns the prepared statement of query, preparing it now if it
-// is not yet (within the cache's bound), or nil, and the statement then
-// runs unprepared.
+// is not yet (within the cache's bound). Otherwise it returns nil, and the
+// statement then runs unprepared.
 func (c *stmtCache) prepare(ctx context.Context, query string) *sql.Stmt {
 	c.mu.Lock()
 	st, full := c.m[query], c.closed || len(c.m) >= MaxStmts

@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// SQLConn is what *sql.DB, *sql.Tx and *sql.Conn have in common: a
+// SQLConn is what *sql.DB, *sql.Tx and *sql.Conn have in common. It is a
 // connection of database/sql, or a wrapper of one (a cache of prepared
 // statements, say).
 type SQLConn interface {
@@ -17,8 +17,8 @@ type SQLConn interface {
 }
 
 // NewSQLiteQuerier returns a Querier over c, a connection or transaction
-// of a SQLite database, that behaves as the Queriers of sqlitedb.SQLDB do
-// (they are made by it): it rewrites $N placeholders to ?N before c sees
+// of a SQLite database. It behaves as the Queriers of sqlitedb.SQLDB do,
+// which are made by it. It rewrites $N placeholders to ?N before c sees
 // the query, and its Row's Scan returns ErrNoRows. It is for a component
 // that runs its own transactions on SQLite (its own group committer, or
 // statements it keeps prepared) and still writes its queries once.
@@ -71,9 +71,10 @@ func (r sqlRow) Scan(dest ...any) error {
 	return nil
 }
 
-// SQLTx returns the database/sql transaction under tx, a Querier of a
-// transaction made by NewSQLiteQuerier or a StmtCache (as sqlitedb.SQLDB's
-// are), for what only SQLite has; ok is false for any other Tx.
+// SQLTx returns the database/sql transaction under tx, for what only
+// SQLite has. tx must be a Querier of a transaction made by
+// NewSQLiteQuerier or a StmtCache, as sqlitedb.SQLDB's are. ok is false
+// for any other Tx.
 func SQLTx(tx Tx) (*sql.Tx, bool) {
 	switch q := tx.(type) {
 	case cachedTx:

@@ -12,10 +12,10 @@ import (
 
 // Classify returns err marked as transient (wrapping
 // agentmem.ErrUnavailable, and still err for errors.As) when Transient
-// says it is, and err unchanged otherwise; resource exhaustion (see
+// says it is, and err unchanged otherwise. Resource exhaustion (see
 // Exhausted) wraps agentmem.ErrExhausted, which is ErrUnavailable too.
-// Every SQLite backend passes its errors through it, so that callers tell
-// a busy or full database (retry later) from a failure nobody expected (a
+// Every SQLite backend passes its errors through it. So callers tell a
+// busy or full database (retry later) from a failure nobody expected (a
 // corrupt row, a bug).
 func Classify(err error) error {
 	if err == nil || errors.Is(err, agentmem.ErrUnavailable) || !Transient(err) {
@@ -28,11 +28,15 @@ func Classify(err error) error {
 }
 
 // Transient reports whether err is a failure of SQLite that may pass if
-// the same work is tried again later: the database is locked by another
-// connection or process beyond the busy timeout (SQLITE_BUSY and
-// SQLITE_LOCKED, with their extended codes), SQLite is out of room (see
-// Exhausted), or a context deadline passed before the work was done. A
-// context cancelled by the caller is not transient: it is the caller's
+// the same work is tried again later. That is so when:
+//
+//   - the database is locked by another connection or process beyond the
+//     busy timeout (SQLITE_BUSY and SQLITE_LOCKED, with their extended
+//     codes);
+//   - SQLite is out of room (see Exhausted);
+//   - a context deadline passed before the work was done.
+//
+// A context cancelled by the caller is not transient: it is the caller's
 // own doing.
 func Transient(err error) bool {
 	switch {
@@ -51,13 +55,13 @@ func Transient(err error) bool {
 	return Exhausted(err)
 }
 
-// Exhausted reports whether err is SQLite out of room: SQLITE_FULL (the
-// database has reached its max_page_count, or its file system is full:
-// SQLite's VFS reports a write that finds no space, ENOSPC, as
-// SQLITE_FULL) or out of memory (SQLITE_NOMEM, SQLITE_IOERR_NOMEM).
-// Such a failure passes once room is made. Other I/O errors do not count:
-// the driver does not give their errno, and a failing disk is no
-// passing condition.
+// Exhausted reports whether err is SQLite out of room. That is
+// SQLITE_FULL: the database has reached its max_page_count, or its file
+// system is full (SQLite's VFS reports a write that finds no space,
+// ENOSPC, as SQLITE_FULL). It is also out of memory (SQLITE_NOMEM,
+// SQLITE_IOERR_NOMEM). Such a failure passes once room is made. Other I/O
+// errors do not count: the driver does not give their errno, and a failing
+// disk is no passing condition.
 func Exhausted(err error) bool {
 	var se *sqlite.Error
 	if !errors.As(err, &se) {

@@ -20,21 +20,21 @@ var ErrGroupClosed = fmt.Errorf("sqlite: group writer closed (%w)", agentmem.Err
 
 // Group commits the write transactions of many goroutines together.
 //
-// A durable commit costs an fsync of the WAL and SQLite has one writer at
-// a time, so writes that each commit alone are limited to one fsync's
+// A durable commit costs an fsync of the WAL, and SQLite has one writer at
+// a time. So writes that each commit alone are limited to one fsync's
 // worth of throughput however many goroutines make them, plus a
 // transaction's fixed costs each. A Group's goroutine takes the writes
-// that are waiting, runs them one after the other in one transaction,
-// each in a SAVEPOINT of its own, and commits once.
+// that are waiting and runs them one after the other in one transaction,
+// each in a SAVEPOINT of its own. Then it commits once.
 //
-// Each write keeps its own outcome: one whose function fails is rolled
-// back to its savepoint and gets the error, and the others go on. No
-// write returns before the COMMIT that stores it returns; if the COMMIT
-// fails, every write of the batch gets the error and none is stored.
+// Each write keeps its own outcome. One whose function fails is rolled
+// back to its savepoint and gets the error, and the others go on. No write
+// returns before the COMMIT that stores it returns. If the COMMIT fails,
+// every write of the batch gets the error and none is stored.
 //
-// (The session store in store/sqlite has a committer of its own, made
-// for appends: it caches statements and encodes steps before taking the
-// write lock.)
+// The session store in store/sqlite has a committer of its own, made for
+// appends: it caches statements and encodes steps before taking the write
+// lock.
 type Group struct {
 	db   *sql.DB
 	q    chan *groupOp
@@ -62,21 +62,21 @@ func NewGroup(db *sql.DB) *Group {
 	return g
 }
 
-// Write runs fn in a write transaction, possibly shared with other
-// writes, and returns once the transaction has committed (nil) or fn or
-// the commit has failed. fn gets a context that is never cancelled:
+// Write runs fn in a write transaction, possibly shared with other writes.
+// It returns once the transaction has committed (nil) or fn or the commit
+// has failed. fn gets a context that is never cancelled, since
 // interrupting a statement would roll back the shared transaction, other
-// writes' work included. ctx bounds only the wait for the writer: once
-// fn has started, Write waits for the commit even if ctx ends, so that
-// it never reports a failure for a write that was stored.
+// writes' work included. ctx bounds only the wait for the writer. Once fn
+// has started, Write waits for the commit even if ctx ends, so that it
+// never reports a failure for a write that was stored.
 func (g *Group) Write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return g.write(ctx, fn, false)
 }
 
 // WriteRedoable is Write for a write that need not be durable when it
 // commits, because it is redone after a power failure loses it (see
-// sqldb.Redoable): a batch of such writes alone commits with
-// synchronous=NORMAL, without an fsync; the WAL frames it appends are
+// sqldb.Redoable). A batch of such writes alone commits with
+// synchronous=NORMAL, without an fsync. The WAL frames it appends are
 // synced by the next durable commit or checkpoint, and a power failure
 // before that loses the batch whole. A batch that holds a durable write
 // commits durably, the redoable ones included.
@@ -215,9 +215,9 @@ func (g *Group) runBatch(batch []*groupOp) {
 }
 
 // restoreSync makes conn, the write connection, commit durably again
-// (synchronous=FULL, as every connection is opened) and returns it to
-// its pool; a connection that fails to is discarded, so that no durable
-// write ever commits on it.
+// (synchronous=FULL, as every connection is opened) and returns it to its
+// pool. A connection that fails to is discarded, so that no durable write
+// ever commits on it.
 func restoreSync(conn *sql.Conn) {
 	if _, err := conn.ExecContext(context.Background(), "PRAGMA synchronous = FULL"); err != nil {
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })

@@ -16,9 +16,9 @@ var Dialect = &sqldb.Dialect{
 	TimeMicros:      true,
 }
 
-// SQLDB is a sqldb.DB over an open SQLite database: reads on its pool of
-// readers, writes through its one write connection, the write
-// transactions of many goroutines committed together (Group).
+// SQLDB is a sqldb.DB over an open SQLite database. Reads run on its pool
+// of readers and writes through its one write connection. The write
+// transactions of many goroutines are committed together (Group).
 type SQLDB struct {
 	db    *DB
 	group *Group
@@ -34,9 +34,9 @@ func NewSQLDB(db *DB) *SQLDB {
 }
 
 // OpenSQLDB opens (creating it if needed) the SQLite database at path, or
-// MemoryPath, as Open does (the components that open one file share its
-// connections), brings the schema of one component, its migration set, up
-// to date, and returns a sqldb.DB over it.
+// MemoryPath, as Open does; the components that open one file share its
+// connections. It brings the schema of one component, its migration set,
+// up to date, and returns a sqldb.DB over it.
 func OpenSQLDB(ctx context.Context, path string, opts Options, set *migrate.Set) (*SQLDB, error) {
 	db, err := OpenMigrated(ctx, path, opts, set)
 	if err != nil {

@@ -1,8 +1,8 @@
 // Package sqlitedb opens SQLite databases (modernc.org/sqlite, pure Go)
-// the way every agentmem component that keeps data in SQLite needs them:
-// one writer connection and a pool of readers, WAL, durable commits, and
-// the sqlite:// URL forms. The session store, the recall index, the facts
-// store and the API keys can share one file this way.
+// the way every agentmem component that keeps data in SQLite needs them.
+// That is one writer connection and a pool of readers, WAL, durable
+// commits, and the sqlite:// URL forms. The session store, the recall
+// index, the facts store and the API keys can share one file this way.
 //
 // It is also where SQLite meets internal/sqldb: SQLDB is the sqldb.DB the
 // backends are written against, Dialect its dialect. This package and the
@@ -49,8 +49,8 @@ type Options struct {
 
 // DB is an open SQLite database.
 type DB struct {
-	// W has exactly one connection: every write transaction goes through
-	// it, so the writers of this process queue in Go (honouring their
+	// W has exactly one connection, and every write transaction goes through
+	// it. So the writers of this process queue in Go (honouring their
 	// contexts) rather than spinning on SQLite's busy handler. Its
 	// transactions begin with BEGIN IMMEDIATE.
 	W *sql.DB
@@ -63,18 +63,18 @@ type DB struct {
 	shared *sharedFile
 	closed sync.Once
 	// stopCheckpoints stops the file's checkpointer (see checkpoint.go),
-	// which closes checkpointsDone once it has; nil for an in-memory
+	// which closes checkpointsDone once it has. It is nil for an in-memory
 	// database and for a DB that shares another's pools.
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}
 }
 
-// The open files of the process. The components that keep data in one
-// file (the session store, the recall index, the facts, the API keys)
-// each open it, and all get the same two pools: with a write connection
-// each, their writes would contend for the file's lock through SQLite's
-// busy handler, which sleeps up to 100 ms at a time, instead of queueing
-// in Go for the one write connection.
+// The open files of the process. The components that keep data in one file
+// (the session store, the recall index, the facts, the API keys) each open
+// it, and all get the same two pools. With a write connection each, their
+// writes would contend for the file's lock through SQLite's busy handler,
+// which sleeps up to 100 ms at a time. With one, they queue in Go for the
+// one write connection.
 var files struct {
 	sync.Mutex
 	m map[string]*sharedFile
@@ -90,7 +90,7 @@ type sharedFile struct {
 
 // Open opens (creating it if needed) the SQLite database at path: a file
 // name, or MemoryPath. Every DB open on one file in a process shares its
-// connections, made with the Options of the first Open; each DB is closed
+// connections, made with the Options of the first Open. Each DB is closed
 // on its own, and the connections close with the last.
 func Open(path string, opts Options) (*DB, error) {
 	if path == "" {
@@ -122,7 +122,7 @@ func Open(path string, opts Options) (*DB, error) {
 }
 
 // OpenMigrated opens the database at path as Open does and brings the
-// schema of one component (its migration set) up to date, closing the DB
+// schema of one component (its migration set) up to date. It closes the DB
 // again if that fails.
 func OpenMigrated(ctx context.Context, path string, opts Options, set *migrate.Set) (*DB, error) {
 	db, err := Open(path, opts)
@@ -245,20 +245,19 @@ func (db *DB) closePools() error {
 //     (NORMAL would risk the last commits on power loss);
 //   - foreign_keys=ON.
 //
-// The write connection also gets wal_autocheckpoint=16384 pages: the
+// The write connection also gets wal_autocheckpoint=16384 pages. The
 // file's checkpointer (checkpoint.go) copies the WAL into the database in
 // the background, and the automatic checkpoint in a commit is only the
-// bound should it fall behind. It also gets cache_size=32MiB (SQLite's default is
-// 2 MiB): a batch of the recall index's writes, or a group of appends,
-// dirties more pages than that, and a transaction whose dirty pages
-// overflow the cache writes them to the WAL before it commits, some of
-// them twice (10% of indexing a batch of turns, BenchmarkIndexTurns).
+// bound should it fall behind. It also gets cache_size=32MiB, where
+// SQLite's default is 2 MiB. A batch of the recall index's writes, or a
+// group of appends, dirties more pages than that. A transaction whose
+// dirty pages overflow the cache writes them to the WAL before it commits,
+// some of them twice.
 //
 // Write connections begin every transaction with BEGIN IMMEDIATE
-// (_txlock): a transaction that will write takes the write lock when it
-// starts, so two writers never both read and then deadlock upgrading
-// their locks; the loser waits on busy_timeout. Read connections are
-// query_only.
+// (_txlock). A transaction that will write takes the write lock when it
+// starts, so two writers never both read and then deadlock upgrading their
+// locks; the loser waits on busy_timeout. Read connections are query_only.
 func dsnParams(opts Options, memory, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")

@@ -139,9 +139,9 @@ func (m *Memory) now() time.Time {
 	return time.Now().UTC()
 }
 
-// Close closes the current episode's binding (the episode stays current for
-// the next Open) and what Open created; a store and index passed in stay
-// open.
+// Close closes the current episode's binding and what Open created. The
+// episode stays current for the next Open. A store and index passed in
+// stay open.
 func (m *Memory) Close(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -234,7 +234,7 @@ func (m *Memory) Add(ctx context.Context, s agentmem.Step) (agentmem.StepInfo, e
 	return info, m.idx.put(ctx, m.idx.docs(m.cur.Session(), entry))
 }
 
-// End ends the current episode: its steps are summarized with the
+// End ends the current episode. Its steps are summarized with the
 // configured Summarizer, the summary is appended to its log as its last
 // step, and the whole episode is indexed again. Without a current episode
 // the error wraps ErrNotFound.
@@ -313,9 +313,9 @@ func (m *Memory) Reindex(ctx context.Context) (int, error) {
 }
 
 // Recall returns the k episodes of the scope most relevant to query, best
-// first: the recall index ranks every step, summary and metadata document
-// of every episode (the current one included), and an episode ranks by its
-// best document.
+// first. The recall index ranks every step, summary and metadata document
+// of every episode, the current one included. An episode ranks by its best
+// document.
 func (m *Memory) Recall(ctx context.Context, query string, k int) ([]Hit, error) {
 	if k < 1 {
 		return nil, &agentmem.InvalidError{Field: "k", Reason: "must be at least 1"}

@@ -42,7 +42,7 @@ func (x episodeIndex) docs(sess *store.Session, entries ...store.Entry) []recall
 }
 
 // metaDoc returns the document of an episode's metadata (its values, such
-// as a title), so that an episode is found by what it was about.
+// as a title). So an episode is found by what it was about.
 func (x episodeIndex) metaDoc(sess *store.Session, meta map[string]string, ep *Episode) (recall.Doc, bool) {
 	var parts []string
 	for _, k := range sortedKeys(meta) {
@@ -71,8 +71,8 @@ type hit struct {
 }
 
 // search returns up to k episodes of the scope whose documents are most
-// relevant to query, best first (by their best document), asking the
-// index for more documents until k episodes are found or it has no more.
+// relevant to query, best first by their best document. It asks the index
+// for more documents until k episodes are found or it has no more.
 func (x episodeIndex) search(ctx context.Context, query string, k int) ([]hit, error) {
 	f := recall.Filter{Metadata: scopeMeta("", x.user, x.agent)}
 	want := min(8*k, x.candidateCap)

@@ -13,8 +13,7 @@ import (
 type Context struct {
 	// Messages are the messages to send: the working tier's leading system
 	// messages, the core block, the episodic block, then the rest of the
-	// working window. Each block is one system message, left out when
-	// empty.
+	// working window. Each block is one system message, left out when empty.
 	Messages []agentmem.Message `json:"messages"`
 	// Tokens is what Messages cost, reply priming included, counted with
 	// the working memory's counter; it never exceeds Budget.
@@ -39,14 +38,14 @@ type Context struct {
 }
 
 // Context assembles the context for a model call within budget tokens
-// (zero or less: no limit): the pinned working steps (system prompt and
-// task) first, then every core entry that fits, then the episodic entries
-// most relevant to query within Options.EpisodicShare of the budget, then
-// the newest working steps that fit the rest. Counts are exact
-// (agentmem.MessageTokens with the working memory's counter), so Tokens
-// never exceeds the budget. Each episodic entry shown counts as a recall
-// (see Recall). If the pinned steps alone exceed the budget the error is
-// an *agentmem.BudgetError.
+// (zero or less: no limit). The pinned working steps (system prompt and
+// task) come first, then every core entry that fits. Then come the
+// episodic entries most relevant to query, within Options.EpisodicShare of
+// the budget. The newest working steps that fit fill the rest. Counts are
+// exact (agentmem.MessageTokens with the working memory's counter), so
+// Tokens never exceeds the budget. Each episodic entry shown counts as a
+// recall (see Recall). If the pinned steps alone exceed the budget the
+// error is an *agentmem.BudgetError.
 func (m *Memory) Context(ctx context.Context, query string, budget int) (*Context, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

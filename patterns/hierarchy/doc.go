@@ -24,19 +24,19 @@
 //     Recall or by a Context that shows it) is promoted to the core tier.
 //     Lowering an entry's importance below the threshold demotes it.
 //
-// Context(ctx, query, budget) assembles core + the episodic chunks relevant
-// to the query + the working window, each as its own message, within the
-// budget counted exactly (package tokenizer), and reports which tier every
-// part came from and what it cost.
+// Context(ctx, query, budget) assembles core, the episodic chunks relevant
+// to the query and the working window, each as its own message. It counts
+// the budget exactly (package tokenizer). It reports which tier every part
+// came from and what it cost.
 //
 // # Persistence
 //
-// Nothing needs tables of its own. The working tier is a store session
-// (its log keeps every step, compactions included), and the core and
-// episodic tiers are documents of the recall index (groups "<session>/core"
-// and "<session>/episodic", metadata tier, importance, recall count and the
-// steps covered). On the SQLite or PostgreSQL backends of both, Open with
-// the same session ID resumes all three tiers after a restart.
+// Nothing needs tables of its own. The working tier is a store session,
+// whose log keeps every step, compactions included. The core and episodic
+// tiers are documents of the recall index: groups "<session>/core" and
+// "<session>/episodic", with metadata tier, importance, recall count and
+// the steps covered. On the SQLite or PostgreSQL backends of both, Open
+// with the same session ID resumes all three tiers after a restart.
 //
 // A Memory is safe for concurrent use; its operations are serialized. Two
 // processes must not drive the same session's hierarchy at once.

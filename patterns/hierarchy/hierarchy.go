@@ -428,8 +428,8 @@ func (m *Memory) coreItems() []*Item {
 }
 
 // demoteCore takes an entry out of the core tier. A step still in the
-// working tier simply leaves the core (the working tier shows it, and
-// demotes it in its turn); anything else goes down to the episodic tier,
+// working tier simply leaves the core; the working tier shows it, and
+// demotes it in its turn. Anything else goes down to the episodic tier,
 // verbatim, with its recall count reset.
 func (m *Memory) demoteCore(ctx context.Context, it *Item, importance float64) error {
 	if !m.inWorking(it) {
@@ -523,7 +523,7 @@ func (m *Memory) SetImportance(ctx context.Context, id string, importance float6
 }
 
 // Recall returns the k episodic entries most relevant to query, best
-// first, as they are after the recall: each recall counts, and an entry
+// first, as they are after the recall. Each recall counts, and an entry
 // recalled Options.PromoteAfterRecalls times is promoted to the core tier
 // (its Tier says so).
 func (m *Memory) Recall(ctx context.Context, query string, k int) ([]Item, error) {

@@ -83,8 +83,8 @@ func (x tierIndex) load(ctx context.Context, t Tier) ([]*Item, error) {
 }
 
 // search returns the IDs of the k episodic items most relevant to query,
-// best first, ranked by the index (BM25, fused with vectors when the index
-// has an embedder).
+// best first. The index ranks them: BM25, fused with vectors when the
+// index has an embedder.
 func (x tierIndex) search(ctx context.Context, query string, k int) ([]string, error) {
 	hits, err := x.ix.Search(ctx, recall.Query{
 		Tenant: x.tenant,

@@ -88,7 +88,7 @@ type Provenance struct {
 
 // Entry is an entry of a pool.
 type Entry struct {
-	// Seq is the entry's place in the pool's log (1, 2, ...): entries are
+	// Seq is the entry's place in the pool's log (1, 2, ...). Entries are
 	// delivered and listed in this order, and a gap in what a subscriber
 	// received is a dropped entry.
 	Seq        int64      `json:"seq"`
@@ -159,9 +159,9 @@ func entryStep(e *Entry) agentmem.Step {
 	return &agentmem.ScratchpadStep{StepInfo: agentmem.StepInfo{ID: e.ID, Time: e.Time, Metadata: md}, Content: e.Text}
 }
 
-// entryFromStep decodes an entry from its log step, refusing a step this
-// package did not write with an *agentmem.InvalidError: the log may have
-// been written by another process or version.
+// entryFromStep decodes an entry from its log step. It refuses a step this
+// package did not write with an *agentmem.InvalidError, since another
+// process or version may have written the log.
 func entryFromStep(seq int64, s agentmem.Step) (*Entry, error) {
 	note, ok := s.(*agentmem.ScratchpadStep)
 	if !ok {
@@ -199,12 +199,12 @@ func entryFromStep(seq int64, s agentmem.Step) (*Entry, error) {
 	return e, nil
 }
 
-// factID is the ID of a fact: the same text (up to case and spacing) in
-// the same scope (and, for a private fact, by the same author) is the same
-// fact, so the store keeps one entry for it whoever registers it, from
-// whichever process (a registration of a stored fact by another author or
+// factID is the ID of a fact. The same text (up to case and spacing) in
+// the same scope is the same fact; for a private fact, so is the author.
+// So the store keeps one entry for it, whoever registers it, from
+// whichever process. A registration of a stored fact by another author or
 // in other words is refused with store.ErrIDReused, and the stored entry
-// stands).
+// stands.
 func factID(author string, scope Scope, text string) string {
 	h := sha256.New()
 	who := ""

@@ -60,10 +60,9 @@ type Options struct {
 	// SharedShare is the largest share of a Context budget the shared
 	// entries may take; 0 means DefaultSharedShare.
 	SharedShare float64
-	// Agents holds the members' own memories, into which
-	// BroadcastMessage delivers (the memory of member m is
-	// Agents.Memory(ctx, m)); nil means the pool has none, and
-	// BroadcastMessage is refused.
+	// Agents holds the members' own memories, into which BroadcastMessage
+	// delivers; the memory of member m is Agents.Memory(ctx, m). Nil means
+	// the pool has none, and BroadcastMessage is refused.
 	Agents *store.Agents
 }
 
@@ -248,9 +247,9 @@ func (p *Pool) Share(ctx context.Context, from, insight string, scope Scope, pro
 }
 
 // RegisterFact adds a fact, as Share adds an insight, except that a fact
-// is kept once per scope: registering the same text (up to case and
-// spacing) in the same scope again, by any agent, returns the entry of the
-// first registration, with its provenance, and broadcasts nothing.
+// is kept once per scope. Registering the same text (up to case and
+// spacing) in the same scope again, by any agent, broadcasts nothing. It
+// returns the entry of the first registration, with its provenance.
 func (p *Pool) RegisterFact(ctx context.Context, from, fact string, scope Scope, prov Provenance) (Entry, error) {
 	return p.add(ctx, Fact, from, fact, scope, prov)
 }
@@ -313,25 +312,25 @@ func (p *Pool) add(ctx context.Context, kind Kind, from, text string, scope Scop
 }
 
 // MetaPoolEntry, MetaShared and MetaSource are the metadata keys
-// BroadcastMessage sets on the message it delivers: the pool entry that
-// records it, "true", and the sender.
+// BroadcastMessage sets on the message it delivers. They hold the pool
+// entry that records it, "true", and the sender.
 const (
 	MetaPoolEntry = "agentmem.pool_entry"
 	MetaShared    = "shared"
 	MetaSource    = "source"
 )
 
-// BroadcastMessage is the seeds' broadcast_message: it delivers msg into
+// BroadcastMessage is the seeds' broadcast_message. It delivers msg into
 // the own memory (Options.Agents) of every member of the pool, the sender
-// included, in the order of their names, and records it in the pool as a
-// global insight (so subscribers are told and Search finds it). Each
+// included, in the order of their names. It records msg in the pool as a
+// global insight, so subscribers are told and Search finds it. Each
 // delivered copy is msg with metadata MetaShared "true", MetaSource from
 // and MetaPoolEntry the entry's ID, and an ID of its own
 // ("<entry>.<agent>").
 //
 // msg must be a user, assistant or system message with text and without
-// tool calls (a tool message needs its call in each memory); from must
-// have joined. Delivery goes on past a member whose memory refuses it: the
+// tool calls; a tool message would need its call in each memory. from must
+// have joined. Delivery goes on past a member whose memory refuses it. The
 // error then names every member that did not get it (each wrapped), and
 // the entry is returned with it. Errors: agentmem.ErrInvalid for a bad
 // message or a pool without Options.Agents, ErrNotFound for a sender that
@@ -390,9 +389,9 @@ func (p *Pool) deliver(ctx context.Context, agent, from string, e Entry, msg age
 
 // Sync reads the entries other processes appended to the pool's log since
 // the last read, indexes and broadcasts them, and returns how many there
-// were. Writes through this Pool sync by themselves; a process that shares
-// a pool with others through one database calls Sync to see theirs (for
-// example on a ticker).
+// were. Writes through this Pool sync by themselves. A process that shares
+// a pool with others through one database calls Sync to see theirs, for
+// example on a ticker.
 func (p *Pool) Sync(ctx context.Context) (int, error) {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
@@ -446,8 +445,9 @@ func (p *Pool) sync(ctx context.Context, index bool) error {
 	return errors.Join(errs...)
 }
 
-// Reindex writes every entry to the recall index again (idempotent): after
-// a crash between an append and its indexing, or to fill a new index.
+// Reindex writes every entry to the recall index again (idempotent). Use
+// it after a crash between an append and its indexing, or to fill a new
+// index.
 func (p *Pool) Reindex(ctx context.Context) (int, error) {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
@@ -491,10 +491,10 @@ func cmpInt(a, b int64) int {
 }
 
 // Search returns the k entries agentID may read that are most relevant to
-// query, best first, ranked by the recall index over the whole pool: the
+// query, best first, ranked by the recall index over the whole pool. The
 // index is asked for more candidates until k readable ones are found or
-// the pool is exhausted, so entries the agent may not read never crowd
-// out those it may.
+// the pool is exhausted. So entries the agent may not read never crowd out
+// those it may.
 func (p *Pool) Search(ctx context.Context, agentID, query string, k int) ([]Entry, error) {
 	if k < 1 {
 		return nil, &agentmem.InvalidError{Field: "k", Reason: "must be at least 1"}
@@ -560,8 +560,8 @@ func (p *Pool) cancelLocked(s *Subscription) {
 	}
 }
 
-// Subscribe subscribes agentID, who must have joined, to the new entries it
-// may read (its own included). Delivery never blocks a writer: an entry
+// Subscribe subscribes agentID, who must have joined, to the new entries
+// it may read, its own included. Delivery never blocks a writer. An entry
 // that finds the subscription's buffer (Options.SubscriberBuffer) full is
 // dropped for this subscriber and counted in Dropped; Entries(agentID,
 // seq) catches up.
@@ -594,9 +594,9 @@ func (p *Pool) broadcastLocked(e *Entry) {
 
 // AgentContext is an agent's context: shared entries and its own memory.
 type AgentContext struct {
-	// Messages are the own memory's leading system messages, the shared
-	// block (one system message, left out when empty), then the rest of
-	// the own context.
+	// Messages are the own memory's leading system messages, then the shared
+	// block (one system message, left out when empty), then the rest of the
+	// own context.
 	Messages []agentmem.Message `json:"messages"`
 	// Tokens is what Messages cost, reply priming included; it never
 	// exceeds Budget.
@@ -611,11 +611,11 @@ type AgentContext struct {
 }
 
 // Context renders agentID's context within budget tokens (zero or less: no
-// limit): the shared entries it may read that are most relevant to query
-// (the newest when the query has no searchable word), within
-// Options.SharedShare of the budget, then own's context in the rest. Counts
-// are exact, with own's counter. own may be nil. If own's pinned steps
-// alone exceed the budget the error is an *agentmem.BudgetError.
+// limit). It holds the shared entries it may read that are most relevant
+// to query, within Options.SharedShare of the budget. When the query has
+// no searchable word, they are the newest. own's context fills the rest.
+// Counts are exact, with own's counter. own may be nil. If own's pinned
+// steps alone exceed the budget the error is an *agentmem.BudgetError.
 func (p *Pool) Context(ctx context.Context, agentID, query string, own *agentmem.Memory, budget int) (*AgentContext, error) {
 	c := p.counter
 	reserved := agentmem.ReplyPriming

@@ -53,7 +53,7 @@ func (x entryIndex) put(ctx context.Context, entries ...*Entry) error {
 }
 
 // search returns the IDs of the entries of the pool most relevant to
-// query, best first, at most k of them, whoever may read them.
+// query, best first, at most k of them. It ignores who may read them.
 func (x entryIndex) search(ctx context.Context, query string, k int) ([]string, error) {
 	hits, err := x.ix.Search(ctx, recall.Query{
 		Tenant: x.tenant,

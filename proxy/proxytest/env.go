@@ -12,8 +12,8 @@ import (
 	"github.com/agentmem/agentmem/store/memstore"
 )
 
-// Env is an agentmem server (over an in-memory store) whose proxy routes
-// forward to a stand-in upstream: what a client pointed at agentmem
+// Env is an agentmem server, over an in-memory store, whose proxy routes
+// forward to a stand-in upstream. It is what a client pointed at agentmem
 // talks to.
 type Env struct {
 	Upstream *Upstream

@@ -1,9 +1,9 @@
-// Package proxytest is a stand-in for the providers behind the proxy: an
-// HTTP server that speaks OpenAI's Chat Completions API and Anthropic's
-// Messages API on the wire, whole and streamed (server-sent events, tool
-// calls included), answers as a scripted tool-using model, and records
-// every request body it receives. The proxy's tests, its SDK tests and
-// its latency benchmark run against it.
+// Package proxytest is a stand-in for the providers behind the proxy. It
+// is an HTTP server that speaks OpenAI's Chat Completions API and
+// Anthropic's Messages API on the wire, whole and streamed (server-sent
+// events, tool calls included). It answers as a scripted tool-using model,
+// and records every request body it receives. The proxy's tests, its SDK
+// tests and its latency benchmark run against it.
 package proxytest
 
 import (
@@ -73,19 +73,20 @@ type Upstream struct {
 	CutAfter int
 	// Chunk is the size of the text pieces streamed; 0 means 7 bytes.
 	Chunk int
-	// Fixed, when set, is the reply to every request, a whole answer
-	// given without decoding the request or keeping it (for latency
-	// measurements, where the upstream's own work should not depend on
-	// the body).
+	// Fixed, when set, is the reply to every request, a whole answer given
+	// without decoding the request or keeping it. It is for latency
+	// measurements, where the upstream's own work should not depend on the
+	// body.
 	Fixed *Reply
 	// Delay is how long the upstream takes to answer each request after
-	// reading it, as a model takes to answer (for latency measurements:
-	// with an upstream that answers at once, concurrent clients measure
-	// the machine's CPU rather than the latency the proxy adds).
+	// reading it, as a model takes to answer. It is for latency
+	// measurements: with an upstream that answers at once, concurrent
+	// clients measure the machine's CPU rather than the latency the proxy
+	// adds.
 	Delay time.Duration
-	// Hold, when set, is called before each event of a stream is sent,
-	// with the request and the event's number (from 0): a test may block
-	// in it to act while a stream is under way.
+	// Hold, when set, is called before each event of a stream is sent, with
+	// the request and the event's number (from 0). A test may block in it to
+	// act while a stream is under way.
 	Hold func(r *http.Request, event int)
 }
 
@@ -103,9 +104,9 @@ func New() *Upstream {
 	return u
 }
 
-// CheckRequest asks the upstream to Check every request it received (for
-// tests in other languages, which drive a client against a standalone
-// stand-in: see cmd/standin).
+// CheckRequest asks the upstream to Check every request it received. It is
+// for tests in other languages, which drive a client against a standalone
+// stand-in (see cmd/standin).
 type CheckRequest struct {
 	Budget    int    `json:"budget"`
 	Tokenizer string `json:"tokenizer"`
@@ -177,10 +178,10 @@ func (u *Upstream) Replies() []Reply {
 	return append([]Reply(nil), u.replies...)
 }
 
-// DefaultScript is a tool-using model: to a user message it answers with
-// a call of the tool "lookup" (and a word); to a tool result, with text
-// that quotes the start of the result; every third turn it answers a user
-// message with text alone.
+// DefaultScript is a tool-using model. To a user message it answers with a
+// call of the tool "lookup" (and a word). To a tool result it answers with
+// text that quotes the start of the result. Every third turn it answers a
+// user message with text alone.
 func DefaultScript(api string, n int, messages []any) Reply {
 	last, _ := messages[len(messages)-1].(map[string]any)
 	isResult := last["role"] == "tool"
@@ -481,13 +482,14 @@ func (r Reply) String() string {
 	return b.String()
 }
 
-// Check verifies a request the upstream received from the proxy: its
-// messages cost at most budget tokens under agentmem's cost model with
-// counter c (the exact tokenizer of OpenAI models), the first is the
-// system prompt system and, unless task is empty, the next the first task
-// (a session that pins it: a chat's pinning, the proxy's default, does
-// not), and every tool call has its result in the API's rules
-// (render.Validate). It returns what the messages cost.
+// Check verifies a request the upstream received from the proxy. Its
+// messages must cost at most budget tokens under agentmem's cost model
+// with counter c (the exact tokenizer of OpenAI models). The first must be
+// the system prompt system. Unless task is empty, the next must be the
+// first task. Pass a task only for a session that pins it; a chat's
+// pinning, the proxy's default, does not. Every tool call must have its
+// result in the API's rules (render.Validate). It returns what the
+// messages cost.
 func Check(r Received, budget int, c tokenizer.Counter, system, task string) (int, error) {
 	var msgs []agentmem.Message
 	format := render.NameOpenAI
@@ -527,10 +529,10 @@ func Check(r Received, budget int, c tokenizer.Counter, system, task string) (in
 }
 
 // AnthropicMessages converts an Anthropic request body's system and
-// messages back to agentmem messages in the Anthropic format's shape (a
-// system message, then text, tool_use and tool_result parts), whose cost
-// agentmem.RequestTokens counts as the proxy counted the context it
-// rendered.
+// messages back to agentmem messages in the Anthropic format's shape: a
+// system message, then text, tool_use and tool_result parts.
+// agentmem.RequestTokens counts their cost as the proxy counted the
+// context it rendered.
 func AnthropicMessages(body []byte) ([]agentmem.Message, error) {
 	var req struct {
 		System   string `json:"system"`

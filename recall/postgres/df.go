@@ -13,37 +13,38 @@ import (
 	"github.com/agentmem/agentmem/recall/internal/sqlindex"
 )
 
-// DefaultDocFreqRows is the document count from which a search
-// keeps a term's document frequency in recall_df (see dfRows): below it,
-// counting the term's documents through the GIN index at each search
-// costs less than keeping the count up to date.
+// DefaultDocFreqRows is the document count from which a search keeps a
+// term's document frequency in recall_df (see dfRows). Below it, counting
+// the term's documents through the GIN index at each search costs less
+// than keeping the count up to date.
 const DefaultDocFreqRows = 256
 
-// maxTrackedTenants bounds the tenants whose tracked terms a backend
-// keeps in memory; past it, one is forgotten (and read again when its
-// documents are next written).
+// maxTrackedTenants bounds the tenants whose tracked terms a backend keeps
+// in memory. Past it, one is forgotten, and read again when its documents
+// are next written.
 const maxTrackedTenants = 1024
 
-// dfRows keeps the document frequencies of the terms searches ask for
-// most in recall_df, exactly (migration 0004).
+// dfRows keeps the document frequencies of the terms searches ask for most
+// in recall_df, exactly (migration 0004).
 //
 // A search's BM25 needs each query term's number of the tenant's
-// documents. It reads the term's row of recall_df, or, for a term without
-// one, counts the documents through the GIN index. Counting grows with
-// the tenant (a common word, in most of its documents, costs a read of
-// each), so a search that counted a term in at least min documents adds
-// its row: in a transaction that holds the tenant's lock, it counts again
-// and inserts, and sets the tenant's df_version to a new random value.
-// Every write of the tenant's documents holds the same lock; an insert
-// reads df_version and, when it has changed, the tenant's terms with
-// rows, and adds to the rows of the terms its documents hold; a removal
-// subtracts, in its DELETE's statement. So a row, once there, is the
-// exact count, and a term without one is counted: the scores are the
-// same either way.
+// documents. It reads the term's row of recall_df or, for a term without
+// one, counts the documents through the GIN index. Counting grows with the
+// tenant: a common word, in most of its documents, costs a read of each.
+// So a search that counted a term in at least min documents adds its row.
+// In a transaction that holds the tenant's lock, it counts again, inserts,
+// and sets the tenant's df_version to a new random value.
+//
+// Every write of the tenant's documents holds the same lock. An insert
+// reads df_version and, when it has changed, the tenant's terms with rows.
+// It adds to the rows of the terms its documents hold. A removal
+// subtracts, in its DELETE's statement. So a row, once there, is the exact
+// count, and a term without one is counted: the scores are the same either
+// way.
 //
 // The terms with rows of each tenant written recently are kept in memory
-// with their df_version, so that an insert reads one number, and writes
-// only the rows of the terms it holds that have rows.
+// with their df_version. So an insert reads one number, and writes only
+// the rows of the terms it holds that have rows.
 type dfRows struct {
 	min int64 // a term counted in at least min documents gets a row; 0: never
 	log *slog.Logger
@@ -63,9 +64,9 @@ func newDFRows(min int64, log *slog.Logger) *dfRows {
 	return &dfRows{min: min, log: log, tenants: map[string]*trackedTerms{}}
 }
 
-// tracked returns the tenant's terms with rows, nil for none, in a write
-// transaction that holds the tenant's lock (so its row of recall_tenants
-// exists).
+// tracked returns the tenant's terms with rows, nil for none. It runs in a
+// write transaction that holds the tenant's lock, so its row of
+// recall_tenants exists.
 func (r *dfRows) tracked(ctx context.Context, tx sqldb.Tx, tenant string) (map[string]struct{}, error) {
 	var version int64
 	if err := tx.QueryRow(ctx, `SELECT df_version FROM recall_tenants WHERE tenant = $1`, tenant).Scan(&version); err != nil {
@@ -137,8 +138,8 @@ func (r *dfRows) added(ctx context.Context, tx sqldb.Tx, tenant string, tsvs []p
 }
 
 // removeSQL deletes the tenant's ($1) documents that cond selects, and
-// subtracts them from the rows of recall_df of the terms they hold, in
-// one statement; it selects their count and total length.
+// subtracts them from the rows of recall_df of the terms they hold, in one
+// statement. It selects their count and total length.
 func removeSQL(cond string) string {
 	return `WITH gone AS (DELETE FROM recall_docs d WHERE d.tenant = $1 AND ` + cond + ` RETURNING d.len, d.terms),
 		held AS (SELECT u.lexeme, count(*) AS n FROM gone, unnest(gone.terms) AS u
@@ -147,15 +148,14 @@ func removeSQL(cond string) string {
 		SELECT count(*), coalesce(sum(len), 0) FROM gone`
 }
 
-// add gives rows of recall_df to the tenant's terms (lexemes, with their
-// tsquery literals queries) that a search counted in at least r.min
-// documents: counted again, in a transaction that holds the tenant's
+// add gives rows of recall_df to the tenant's terms that a search counted
+// in at least r.min documents (lexemes, with their tsquery literals
+// queries). It counts them again, in a transaction that holds the tenant's
 // lock. It does not wait for the lock: while a write of the tenant's
-// documents holds it, the terms stay without rows, and a later search
-// adds them (a search waited behind the index's writes, and they behind
-// its count, in bench load's mixed traffic). A failure too leaves the
-// terms to be counted by searches; it is logged, not returned: the
-// search has its answer.
+// documents holds it, the terms stay without rows, and a later search adds
+// them. Waiting would queue searches behind the index's writes, and writes
+// behind the count. A failure too leaves the terms to be counted by
+// searches. It is logged, not returned: the search has its answer.
 func (r *dfRows) add(ctx context.Context, x *sqlindex.Queries, tenant string, lexemes, queries []string) {
 	err := x.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT 1 FROM recall_tenants WHERE tenant = $1 FOR UPDATE SKIP LOCKED`, tenant)
@@ -183,10 +183,10 @@ func (r *dfRows) add(ctx context.Context, x *sqlindex.Queries, tenant string, le
 	}
 }
 
-// newDFVersion is a df_version: random, so that a tenant whose statistics
-// were dropped and made again (df_version back at 0, then a new value)
-// does not meet a version a writer remembers, and never 0, which says
-// that the tenant has no rows.
+// newDFVersion returns a new df_version. It is random, so that a tenant
+// whose statistics were dropped and made again (df_version back at 0, then
+// a new value) does not meet a version a writer remembers. It is never 0,
+// which says that the tenant has no rows.
 func newDFVersion() int64 {
 	for {
 		if v := rand.Int64(); v != 0 {

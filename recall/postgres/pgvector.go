@@ -26,10 +26,10 @@ import (
 type PGVectorMode string
 
 const (
-	// PGVectorAuto uses pgvector when the database has the extension, or
-	// the server offers it and the role may create it; otherwise vector
-	// search is exact, in Go, and Open logs why. The zero PGVectorMode
-	// means PGVectorAuto.
+	// PGVectorAuto uses pgvector when the database has the extension, or the
+	// server offers it and the role may create it. Otherwise vector search
+	// is exact, in Go, and Open logs why. The zero PGVectorMode means
+	// PGVectorAuto.
 	PGVectorAuto PGVectorMode = "auto"
 	// PGVectorOff never uses pgvector, even when the database has it.
 	PGVectorOff PGVectorMode = "off"
@@ -39,8 +39,8 @@ const (
 )
 
 // URL query parameters of the backend's own, taken out of a postgres://
-// URL before the rest goes to pgx (which would send an unknown parameter
-// to the server as a setting, and fail). For example
+// URL before the rest goes to pgx. pgx would send an unknown parameter to
+// the server as a setting, and fail. For example
 // "postgres://db/agentmem?pgvector=require&pgvector_hnsw=true".
 const (
 	// PGVectorParam sets Options.PGVector: auto, off or require.
@@ -132,9 +132,9 @@ func splitURL(u *url.URL) (string, Options, error) {
 
 // extension is the pgvector extension of the database.
 type extension struct {
-	// schema is the extension's schema as a quoted identifier: the SQL
-	// names its type, operator and operator class with it, since the
-	// connections' search_path may not hold it.
+	// schema is the extension's schema as a quoted identifier. The SQL names
+	// its type, operator and operator class with it, since the connections'
+	// search_path may not hold it.
 	schema  string
 	version string
 }
@@ -160,7 +160,7 @@ func (e *extension) atLeast(major, minor int) bool {
 type prober func(ctx context.Context, pool *pgxpool.Pool) (ext *extension, reason string, err error)
 
 // createExtensionSQL creates pgvector in schema public when the database
-// lacks it: not in the recall schema, which an operator may drop with
+// lacks it. It avoids the recall schema, which an operator may drop with
 // CASCADE, taking the extension away from every other schema.
 const createExtensionSQL = `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`
 
@@ -193,10 +193,11 @@ func findExtension(ctx context.Context, q queryRower) (*extension, error) {
 	return &extension{schema: pgx.Identifier{schema}.Sanitize(), version: version}, nil
 }
 
-// probePGVector is the prober of Open: the extension when the database
-// has it; else, when the server offers it (pg_available_extensions), it
-// tries to create it, in a transaction of its own, and a refusal (the
-// role may not) means no pgvector rather than a failure.
+// probePGVector is the prober of Open. It returns the extension when the
+// database has it. Else, when the server offers it
+// (pg_available_extensions), it tries to create it, in a transaction of
+// its own. A refusal (the role may not) means no pgvector rather than a
+// failure.
 func probePGVector(ctx context.Context, pool *pgxpool.Pool) (*extension, string, error) {
 	ext, err := findExtension(ctx, pool)
 	if err != nil || ext != nil {
@@ -231,10 +232,10 @@ func probePGVector(ctx context.Context, pool *pgxpool.Pool) (*extension, string,
 	return ext, "", nil
 }
 
-// refusal sorts a failure of a statement that sets pgvector up: the
-// server refusing it (an error of PostgreSQL's, such as a permission
-// error) means that pgvector cannot be used, and returns the reason;
-// anything else (the connection, the context) is an error.
+// refusal sorts a failure of a statement that sets pgvector up. The server
+// refusing it (an error of PostgreSQL's, such as a permission error) means
+// that pgvector cannot be used, and refusal returns the reason. Anything
+// else (the connection, the context) is an error.
 func refusal(what string, err error) (reason string, _ error) {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
@@ -247,8 +248,8 @@ func refusal(what string, err error) (reason string, _ error) {
 	return reason, nil
 }
 
-// setUpPGVector chooses the vector search path at open: it probes for
-// pgvector (unless mode is off), adds the vec column when missing, and
+// setUpPGVector chooses the vector search path at open. It probes for
+// pgvector (unless mode is off) and adds the vec column when missing. It
 // sets p.ext (and p.hnsw) when pgvector is used.
 func (p *Backend) setUpPGVector(ctx context.Context, mode PGVectorMode, hnsw bool, probe prober) error {
 	if mode == PGVectorOff {
@@ -277,8 +278,8 @@ func (p *Backend) setUpPGVector(ctx context.Context, mode PGVectorMode, hnsw boo
 	p.ext.Store(ext)
 	if hnsw {
 		// Without iterative index scans (pgvector 0.8.0), an HNSW scan
-		// filtered by tenant or metadata returns at most ef_search rows
-		// before filtering, often none of the tenant's.
+		// filtered by tenant or metadata returns at most ef_search rows before
+		// filtering. Often none of them is the tenant's.
 		if ext.atLeast(0, 8) {
 			p.hnsw = newHNSWIndexes()
 		} else {
@@ -291,17 +292,16 @@ func (p *Backend) setUpPGVector(ctx context.Context, mode PGVectorMode, hnsw boo
 
 // vecColumnSQL adds recall_docs' pgvector column, vec: a copy of each
 // embedding as the extension's vector type (ext, a quoted schema). The
-// real[] column embedding stays the source of truth: vec is a stored
+// real[] column embedding stays the source of truth. vec is a stored
 // generated column, so PostgreSQL computes it on every write, whichever
-// agentmem writes (one with pgvector=off too), and losing it (DROP
-// EXTENSION vector CASCADE drops it) loses nothing. It is NULL without an
-// embedding, for a zero vector (no cosine) and past pgvector's 16,000
-// dimensions.
+// agentmem writes (one with pgvector=off too). Losing it (DROP EXTENSION
+// vector CASCADE drops it) loses nothing. It is NULL without an embedding,
+// for a zero vector (no cosine) and past pgvector's 16,000 dimensions.
 //
-// The column is not one of the recall migrations: it exists only while
-// the extension does, and Open adds it again whenever it finds it
-// missing. IF NOT EXISTS: ALTER TABLE locks the table before it looks, so
-// of two servers adding it at once the second finds it there.
+// The column is not one of the recall migrations: it exists only while the
+// extension does, and Open adds it again whenever it finds it missing. IF
+// NOT EXISTS: ALTER TABLE locks the table before it looks, so of two
+// servers adding it at once the second finds it there.
 func vecColumnSQL(ext string) string {
 	return `ALTER TABLE recall_docs ADD COLUMN IF NOT EXISTS vec ` + ext + `.vector
 		GENERATED ALWAYS AS (
@@ -345,9 +345,9 @@ func (p *Backend) VectorSearch() string {
 	}
 }
 
-// pgvectorGone reports whether err says that the pgvector objects a
-// search names are gone: the extension or the column was dropped while
-// the backend runs.
+// pgvectorGone reports whether err says that the pgvector objects a search
+// names are gone. That happens when the extension or the column is dropped
+// while the backend runs.
 func pgvectorGone(err error) bool {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
@@ -365,19 +365,19 @@ func pgvectorGone(err error) bool {
 	return false
 }
 
-// candidates is how many rows pgvector ranks for a search of limit:
-// some more than asked, so that the exact scores computed in Go then
-// pick the same best as the exact path where pgvector's float32
-// arithmetic orders near ties differently.
+// candidates is how many rows pgvector ranks for a search of limit: some
+// more than asked. pgvector's float32 arithmetic may order near ties
+// differently, and the exact scores computed in Go then pick the same best
+// as the exact path.
 func candidates(limit int) int { return limit + max(16, limit/4) }
 
-// vectorSQL is the pgvector search: the tenant's documents of dimension
-// dims that pass the filter (cond, from filterSQL numbered from $4),
-// ranked by cosine distance to $2 (a real[]), the $3 nearest, with their
-// stored embedding and norm for exact scoring. ext is the extension's
-// schema, a quoted identifier. dims is in the SQL rather than a parameter
-// so that, with hnsw, the planner can match the partial expression index
-// of hnswIndexSQL: same predicate, same expression.
+// vectorSQL is the pgvector search. It selects the tenant's documents of
+// dimension dims that pass the filter (cond, from filterSQL numbered from
+// $4). It ranks them by cosine distance to $2 (a real[]) and keeps the $3
+// nearest, with their stored embedding and norm for exact scoring. ext is
+// the extension's schema, a quoted identifier. dims is in the SQL rather
+// than a parameter so that, with hnsw, the planner can match the partial
+// expression index of hnswIndexSQL: same predicate, same expression.
 func vectorSQL(ext string, dims int, hnsw bool, cond string) string {
 	n := strconv.Itoa(dims)
 	var order string
@@ -393,9 +393,9 @@ func vectorSQL(ext string, dims int, hnsw bool, cond string) string {
 		ORDER BY ` + order + ` LIMIT $3`
 }
 
-// nearest is the backend's sqlindex.Config.Nearest: the search with
-// pgvector when the backend uses it (and the dimension is pgvector's),
-// else ok false, the exact search.
+// nearest is the backend's sqlindex.Config.Nearest. It is the search with
+// pgvector when the backend uses it and the dimension is pgvector's. Else
+// ok is false, and the exact search runs.
 func (p *Backend) nearest(ctx context.Context, x *sqlindex.Queries, q recall.VectorQuery) (ms []recall.Match, ok bool, err error) {
 	ext := p.ext.Load()
 	if ext == nil || len(q.Vector) > pgvectorMaxDims {
@@ -416,10 +416,10 @@ func (p *Backend) nearest(ctx context.Context, x *sqlindex.Queries, q recall.Vec
 	return nil, false, nil
 }
 
-// vectorPG is Vector with pgvector: the candidates pgvector ranks
-// nearest, scored in Go exactly as the exact path scores them (from the
-// real[] embedding and its stored norm), so that the scores are the same
-// to the bit and ties go by ID.
+// vectorPG is Vector with pgvector. The candidates pgvector ranks nearest
+// are scored in Go exactly as the exact path scores them, from the real[]
+// embedding and its stored norm. So the scores are the same to the bit and
+// ties go by ID.
 func (p *Backend) vectorPG(ctx context.Context, x *sqlindex.Queries, ext *extension, q recall.VectorQuery) ([]recall.Match, error) {
 	dims := len(q.Vector)
 	cond, fargs := x.Filter(q.Filter, 4)
@@ -464,9 +464,9 @@ func (p *Backend) vectorPG(ctx context.Context, x *sqlindex.Queries, ext *extens
 // --- HNSW ------------------------------------------------------------------
 
 // hnswSettingsSQL sets, for the transaction, the HNSW scan's candidate
-// list ($1) and iterative scans in strict distance order (pgvector
-// 0.8.0), so that a scan whose rows the tenant and the filter reject
-// goes on until it has enough.
+// list ($1) and iterative scans in strict distance order (pgvector 0.8.0).
+// So a scan whose rows the tenant and the filter reject goes on until it
+// has enough.
 const hnswSettingsSQL = `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true)`
 
 // efSearch is hnsw.ef_search for a search of n candidates: pgvector's
@@ -477,9 +477,9 @@ func efSearch(n int) int { return min(max(n, 40), 1000) }
 func hnswIndexName(dims int) string { return "recall_docs_vec_hnsw_" + strconv.Itoa(dims) }
 
 // hnswIndexSQL creates the HNSW index of a dimension, without blocking
-// writes: a partial index (WHERE dims = N, so that every indexed row
-// casts to vector(N)) on the expression vec::vector(N), since HNSW needs
-// a fixed dimension. The index goes in recall_docs' schema.
+// writes. HNSW needs a fixed dimension, so the index is a partial index on
+// the expression vec::vector(N). Its WHERE dims = N makes every indexed
+// row cast to vector(N). The index goes in recall_docs' schema.
 func hnswIndexSQL(ext string, dims int) string {
 	n := strconv.Itoa(dims)
 	return `CREATE INDEX CONCURRENTLY IF NOT EXISTS ` + hnswIndexName(dims) + ` ON recall_docs USING hnsw ((vec::` + ext + `.vector(` + n + `)) ` +
@@ -550,14 +550,13 @@ func (h *hnswIndexes) close() {
 	h.wg.Wait()
 }
 
-// buildHNSW builds the HNSW index of dims with CREATE INDEX
-// CONCURRENTLY, so that writes go on meanwhile. That cannot run in a
-// transaction, so the builds of a schema are serialized by a session
-// advisory lock on a connection of their own (closing it releases the
-// lock): a second server waits for the first and then finds the index
-// there. An invalid index of that name is what a build cancelled or
-// failed half-way leaves (no other build runs while the lock is held): it
-// is dropped and built again.
+// buildHNSW builds the HNSW index of dims with CREATE INDEX CONCURRENTLY,
+// so that writes go on meanwhile. That cannot run in a transaction. So the
+// builds of a schema are serialized by a session advisory lock on a
+// connection of their own; closing it releases the lock. A second server
+// waits for the first and then finds the index there. An invalid index of
+// that name is what a build cancelled or failed half-way leaves, since no
+// other build runs while the lock is held. It is dropped and built again.
 func (p *Backend) buildHNSW(ctx context.Context, ext *extension, dims int) error {
 	conn, err := pgx.ConnectConfig(ctx, p.pool.Config().ConnConfig)
 	if err != nil {
@@ -585,9 +584,9 @@ func (p *Backend) buildHNSW(ctx context.Context, ext *extension, dims int) error
 	if _, err := conn.Exec(ctx, hnswIndexSQL(ext.schema, dims)); err != nil {
 		return err
 	}
-	// Statistics, so that the planner picks the index: for a table
-	// filled just before (autovacuum analyzes it only later) it estimates
-	// one row and sorts the tenant's rows instead.
+	// Statistics, so that the planner picks the index. For a table filled
+	// just before (autovacuum analyzes it only later), it estimates one row
+	// and sorts the tenant's rows instead.
 	_, err = conn.Exec(ctx, `ANALYZE recall_docs`)
 	return err
 }

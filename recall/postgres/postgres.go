@@ -62,17 +62,16 @@ type Options struct {
 	// PGVectorAuto (the default, also ""), PGVectorOff or
 	// PGVectorRequire. The URL parameter pgvector sets it.
 	PGVector PGVectorMode
-	// PGVectorHNSW, with pgvector 0.8.0 or later, builds an HNSW index
-	// for each embedding dimension (up to 2,000) in the background when
-	// that dimension is first searched, which makes vector search
-	// approximate once the index is ready (see the package
-	// documentation). Without pgvector it does nothing. The URL
-	// parameter pgvector_hnsw sets it.
+	// PGVectorHNSW, with pgvector 0.8.0 or later, builds an HNSW index for
+	// each embedding dimension (up to 2,000). It builds it in the background
+	// when that dimension is first searched. Vector search is approximate
+	// once the index is ready (see the package documentation). Without
+	// pgvector it does nothing. The URL parameter pgvector_hnsw sets it.
 	PGVectorHNSW bool
-	// Logger receives what the backend finds out about pgvector (at
-	// open, when it goes away, HNSW index builds) and the failures to
-	// keep a searched term's document frequency (see dfRows); nil means
-	// slog.Default().
+	// Logger receives what the backend finds out about pgvector: at open,
+	// when it goes away, and HNSW index builds. It also receives the
+	// failures to keep a searched term's document frequency (see dfRows).
+	// Nil means slog.Default().
 	Logger *slog.Logger
 
 	// dfMin, for tests, replaces DefaultDocFreqRows; negative: no rows.
@@ -152,10 +151,10 @@ func (p *Backend) Close() error {
 	return p.Index.Close()
 }
 
-// tsv is the PostgreSQL dialect of the index: the documents' terms in the
-// tsvector column terms (GIN-indexed), BM25 computed in SQL with the
-// document frequencies of the terms searched most kept in recall_df
-// (dfRows), and the metadata filter a jsonb containment (GIN-indexed).
+// tsv is the PostgreSQL dialect of the index. The documents' terms are in
+// the tsvector column terms (GIN-indexed). BM25 is computed in SQL, with
+// the document frequencies of the terms searched most kept in recall_df
+// (dfRows). The metadata filter is a jsonb containment (GIN-indexed).
 type tsv struct {
 	df *dfRows
 }
@@ -165,11 +164,10 @@ type tsv struct {
 func quoteLexeme(s string) string { return string(appendLexeme(nil, s)) }
 
 // tsvector is the tsvector of analyzed terms: each lexeme with positions
-// 1..tf (at most 256), so cardinality(positions) is tf, in the order
-// PostgreSQL keeps them (bytewise, as Go compares strings). It goes to
-// the server in tsvector's binary form, which it reads about ten times
-// faster than the text literal (whose parsing was half the cost of
-// indexing a document, its GIN entries the rest).
+// 1..tf (at most 256), so cardinality(positions) is tf. The lexemes are in
+// the order PostgreSQL keeps them (bytewise, as Go compares strings). It
+// goes to the server in tsvector's binary form, which the server reads
+// much faster than the text literal.
 func tsvector(terms []string) pgtype.TSVector {
 	sorted := slices.Clone(terms)
 	slices.Sort(sorted)
@@ -212,9 +210,8 @@ func appendLexeme(b []byte, s string) []byte {
 func tsquery(terms []string) string { return strings.Join(termQueries(terms), " | ") }
 
 // insertSQL inserts the rows of recall_docs of one tenant ($1) in one
-// statement, from arrays of their columns (a statement for each row cost
-// the server three times as much per document, and this process a pgx
-// batch of them).
+// statement, from arrays of their columns. A statement for each row would
+// cost the server, and this process, more per document.
 const insertSQL = `INSERT INTO recall_docs (tenant, id, text, metadata, time, grp, seq, terms, len, embedding, dims, emb_norm, emb_model)
 	SELECT $1, u.id, u.text, u.metadata::jsonb, u.time, u.grp, u.seq, u.terms, u.len, u.embedding::real[], u.dims, u.emb_norm, u.emb_model
 	FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[], $8::tsvector[], $9::integer[], $10::text[], $11::integer[], $12::float8[], $13::text[])
@@ -285,16 +282,16 @@ func (tsv) EntryAtMost(through string) string {
 	return `(CASE WHEN ` + e + ` ~ '^[0-9]{1,18}$' THEN ` + e + `::bigint ELSE d.seq END) <= ` + through
 }
 
-// Lexical implements sqlindex.Dialect: the tsvector's GIN index finds
-// the documents holding a query term, and BM25 is computed in SQL exactly
-// as the in-memory backend computes it (k1 = 1.2, b = 0.75, idf = ln(1 +
-// (N - df + 0.5) / (df + 0.5)), N, df and the average length counted over
-// the tenant's documents), from each lexeme's position count as the term
-// frequency (capped at 256).
+// Lexical implements sqlindex.Dialect. The tsvector's GIN index finds the
+// documents holding a query term. BM25 is computed in SQL exactly as the
+// in-memory backend computes it: k1 = 1.2, b = 0.75,
+// idf = ln(1 + (N - df + 0.5) / (df + 0.5)), with N, df and the average
+// length counted over the tenant's documents. The term frequency is each
+// lexeme's position count (capped at 256).
 //
 // A search (scoped or not) also returns the terms it counted in at least
-// dfRows.min documents, and gives them rows of recall_df before it
-// returns (dfRows.add), so that the next searches read their counts.
+// dfRows.min documents. It gives them rows of recall_df before it returns
+// (dfRows.add), so that the next searches read their counts.
 func (t tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
 	query, args := lexicalSQL(x, q, terms, t.df.min)
 	rows, err := x.Reader().Query(ctx, query, args...)
@@ -333,14 +330,13 @@ func (t tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQ
 	return out, nil
 }
 
-// lexicalSQL is Lexical's query and its arguments: BM25 with the
-// in-memory backend's candidate gating (recall.GateTerms), in one
-// statement.
+// lexicalSQL is Lexical's query and its arguments: BM25 with the in-memory
+// backend's candidate gating (recall.GateTerms), in one statement.
 //
 //   - df: each query term's number of the tenant's documents, from its
 //     row of recall_df or else counted through the GIN index by the
-//     term's own tsquery (docFreqSQL), in a materialized CTE (inlined,
-//     the count ran once per joined row).
+//     term's own tsquery (docFreqSQL), in a materialized CTE so that the
+//     count runs once, not once per joined row.
 //   - gate: in a tenant of recall.GateMinDocs documents or more, the
 //     rarest terms, as many as fit together in recall.GateBudget
 //     documents and at least the rarest (ties in the query's order);
@@ -352,30 +348,27 @@ func (t tsv) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQ
 //     term frequencies, every query term scoring, the commoner ones too.
 //
 // So a search reads the postings of its rarer terms and the documents in
-// its scope, however large the tenant and however common its other
-// terms. (Before, a search without a filter read every document that
-// held a query term, to count the terms' documents from those same rows;
-// one with a filter counted each term through the GIN index, which read
-// most of the tenant's documents for a common word.)
+// its scope, however large the tenant and however common its other terms.
 //
-// Each document's terms are summed in one order (the lexemes'), so that
-// documents alike score alike to the last bit and ties go by ID, as in
+// Each document's terms are summed in one order (the lexemes'). So
+// documents alike score alike to the last bit, and ties go by ID, as in
 // the in-memory backend.
 //
-// After the matches, ordered, come rows (NULL, term, NULL, count) of the
-// terms without a row of recall_df counted in at least dfMin documents
-// (0: none), for Lexical to give rows.
+// After the matches, ordered, come rows (NULL, term, NULL, count) for
+// Lexical to give rows of recall_df. They are the terms without such a row
+// counted in at least dfMin documents (0: none).
 func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string, dfMin int64) (string, []any) {
 	bm25 := `sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * d.tf * ` + ftoa(k1+1) + ` / (d.tf + ` + ftoa(k1) + ` * (1 - ` + ftoa(b) + ` + ` + ftoa(b) + ` * d.len / st.avg))`
 	cond, fargs := x.Filter(q.Filter, 6)
 	minArg := "$" + strconv.Itoa(6+len(fargs))
-	// cands selects the candidates. Without a filter, the documents that
-	// hold a gate term, which the GIN index finds: when the gate has
-	// terms, some document holds one. With a filter, the documents in
-	// scope that hold a query term, which the plan finds as it found them
-	// when that was the only condition (the gate's tsquery, made in the
-	// statement, is a value the planner cannot estimate), and of those
-	// the ones that hold a gate term, unless none does.
+	// cands selects the candidates. Without a filter, they are the documents
+	// that hold a gate term, which the GIN index finds; when the gate has
+	// terms, some document holds one. With a filter, they are first the
+	// documents in scope that hold a query term. The plan finds them as it
+	// found them when that was the only condition, since the gate's tsquery,
+	// made in the statement, is a value the planner cannot estimate. Of
+	// those, the candidates are the ones that hold a gate term, unless none
+	// does.
 	gate := `(SELECT string_agg(q, ' | ')::tsquery FROM gate)`
 	// ($2 is named once in every form, for its type.)
 	cands := `SELECT d.id, d.grp, d.seq, d.len, d.terms FROM recall_docs d WHERE d.tenant = $1 AND d.terms @@ ` + gate + ` AND $2::tsquery IS NOT NULL`
@@ -406,11 +399,12 @@ func lexicalSQL(x *sqlindex.Queries, q recall.LexicalQuery, terms []string, dfMi
 		) r ORDER BY k, s DESC, id COLLATE "C"`, append(append([]any{q.Tenant, tsquery(terms), terms, q.Limit, termQueries(terms)}, fargs...), dfMin)
 }
 
-// docFreqSQL selects (lexeme, q, i, df, counted): for each of the terms
-// (the text array placeholder terms, i its place in it), with its own
-// tsquery q (queries, the text array termQueries makes), the number of
-// the tenant's documents that hold it, from its row of recall_df
-// (dfRows), or else counted (counted true) through the GIN index.
+// docFreqSQL selects (lexeme, q, i, df, counted) for each of the terms.
+// terms is the text array placeholder, and i a term's place in it. q is
+// the term's own tsquery, from queries, the text array termQueries makes.
+// df is the number of the tenant's documents that hold the term, from its
+// row of recall_df (dfRows), or else counted through the GIN index
+// (counted true).
 func docFreqSQL(tenant, terms, queries string) string {
 	return `SELECT u.lexeme, u.q, u.i, coalesce(f.df, (SELECT count(*) FROM recall_docs c WHERE c.tenant = ` + tenant + ` AND c.terms @@ u.q::tsquery))::float8 AS df,
 				f.df IS NULL AS counted
@@ -437,10 +431,9 @@ func (tsv) DocFreqs(tenant string, terms []string) (string, []any) {
 }
 
 // queryLexemes is the SQL of a document's terms (d.terms) cut to the
-// query's lexemes (the text array $3), with their positions: setweight
-// marks them (weight A; every stored lexeme has the default, D) and
+// query's lexemes (the text array $3), with their positions. setweight
+// marks them (weight A; every stored lexeme has the default, D), and
 // ts_filter keeps the marked. A document's term frequencies are read from
-// that vector of a lexeme or two, not by unnesting the whole vector,
-// which builds a row of two arrays for each lexeme and would cost most of
-// the search.
+// that vector of a lexeme or two. Unnesting the whole vector would build a
+// row of two arrays for each lexeme and cost most of the search.
 const queryLexemes = `ts_filter(setweight(d.terms, 'A', $3::text[]), '{a}')`

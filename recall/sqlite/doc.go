@@ -1,29 +1,30 @@
-// Package sqlite is the recall index's embedded backend: documents in a
-// SQLite database file (which the session store may share: each keeps its
-// own tables, migrated as component "recall"), their analyzed terms in an
-// FTS5 index, and embeddings as BLOBs scored exactly by cosine
+// Package sqlite is the recall index's embedded backend. Documents are in
+// a SQLite database file, which the session store may share: each keeps
+// its own tables, migrated as component "recall". Their analyzed terms are
+// in an FTS5 index, and embeddings are BLOBs scored exactly by cosine
 // similarity.
 //
 // FTS5 holds the terms recall.Tokenize produces, not the raw text, so it
-// finds the same documents as the in-memory backend; BM25 is computed
-// from statistics every write keeps per tenant (document count, total
-// length, document frequencies), exactly as the in-memory backend
-// computes it, so the two rank alike. FTS5's bm25() is not used: it
-// counts each query term's documents by walking the term's whole posting
-// list at every search, a cost that grows with the tenant.
+// finds the same documents as the in-memory backend. BM25 is computed from
+// statistics every write keeps per tenant (document count, total length,
+// document frequencies). It is computed exactly as the in-memory backend
+// computes it, so the two rank alike. FTS5's bm25() is not used: it counts
+// each query term's documents by walking the term's whole posting list at
+// every search, a cost that grows with the tenant.
+//
 // The exception are terms that look like identifiers (hashes, IDs, long
-// numbers: see identifier): nearly all of them occur in one document
-// each, and a row of document frequency apiece made those rows most of
-// the cost of indexing a turn; a search counts their short posting lists
-// instead. Candidates are gated on the rarer query terms (recall.GateTerms), and at
+// numbers: see identifier). Nearly all of them occur in one document each,
+// and a row of document frequency apiece would be most of the cost of
+// indexing a turn. A search counts their short posting lists instead.
+// Candidates are gated on the rarer query terms (recall.GateTerms), and at
 // most recall.GateBudget of them are read, the newest first.
 //
-// Everything but the FTS5 index, the document frequencies and the
-// metadata filter (a table of metadata pairs) is the recall index shared
-// with the PostgreSQL backend (recall/internal/sqlindex, over
-// internal/sqldb): the documents' rows, upsert, delete and clear, the
-// tenants' document counts, reads and vector search. Concurrent writes
-// commit together (sqlitedb.Group).
+// The recall index shared with the PostgreSQL backend
+// (recall/internal/sqlindex, over internal/sqldb) does the rest: the
+// documents' rows, upsert, delete and clear, the tenants' document counts,
+// reads and vector search. This package adds the FTS5 index, the document
+// frequencies and the metadata filter (a table of metadata pairs).
+// Concurrent writes commit together (sqlitedb.Group).
 //
 // Importing the package registers the "sqlite" URL scheme with
 // recall.Open:

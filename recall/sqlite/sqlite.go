@@ -36,19 +36,19 @@ func init() {
 	})
 }
 
-// Options configures a Backend, as for every component in a SQLite file:
-// BusyTimeout is how long a write waits for another process that holds
-// the database's write lock (zero means 5s), ReadConns the number of
+// Options configures a Backend, as for every component in a SQLite file.
+// BusyTimeout is how long a write waits for another process that holds the
+// database's write lock (zero means 5s). ReadConns is the number of
 // connections that serve reads (zero means 4). The zero value is a good
 // default.
 type Options = sqlitedb.Options
 
 // Backend is a recall.Backend in a SQLite database file, which it can
-// share with the session store (each keeps its own tables). It is safe
-// for concurrent use, and by several processes that open one file.
-// Concurrent writes commit together (sqlitedb.Group): a server indexes
-// every appended step, and one commit per step would bound indexing, and
-// so appending, to one fsync each.
+// share with the session store (each keeps its own tables). It is safe for
+// concurrent use, and by several processes that open one file. Concurrent
+// writes commit together (sqlitedb.Group). A server indexes every appended
+// step, and one commit per step would bound indexing, and so appending, to
+// one fsync each.
 type Backend struct {
 	*sqlindex.Index
 }
@@ -70,26 +70,27 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	return &Backend{sqlindex.New(db, sqlindex.Config{Name: "recall/sqlite", Dialect: fts{}})}, nil
 }
 
-// fts is the SQLite dialect of the index: the documents' terms in the
-// FTS5 table recall_fts (its rowid the document's), their metadata pairs
-// in recall_meta, and the document frequency of each term but the
-// identifiers (see identifier) in recall_df.
+// fts is the SQLite dialect of the index. The documents' terms are in the
+// FTS5 table recall_fts (its rowid the document's), and their metadata
+// pairs in recall_meta. The document frequency of each term but the
+// identifiers (see identifier) is in recall_df.
 type fts struct{}
 
 // identifier reports whether a term looks like an identifier, a hash, a
-// timestamp or a long number: ASCII digits and letters (and letters
-// outside ASCII) only, with a digit, and eight bytes or more, or five or
-// more of which more than half are digits ("f9a6dabda26c", "10436",
-// "2024112415"). recall_df keeps no row for such a term: its document
-// frequency is counted in the FTS index when a search asks for it.
+// timestamp or a long number. Such a term has only ASCII digits and
+// letters (and letters outside ASCII), with a digit. It has eight bytes or
+// more, or five or more of which more than half are digits
+// ("f9a6dabda26c", "10436", "2024112415"). recall_df keeps no row for such
+// a term: its document frequency is counted in the FTS index when a search
+// asks for it.
 //
-// Nearly every term that occurs in a single document is one of these
-// (tool output is full of IDs, hashes and sizes): a turn holds a dozen or
-// more, and one row of recall_df each, inserted at random places of its
-// B-tree, made the document frequencies most of the cost of indexing.
-// Their postings are short, so counting them is cheap. The rule is the
-// schema's: migration 0002 removed their rows, and a change of it needs
-// a migration too.
+// Nearly every term that occurs in a single document is one of these,
+// since tool output is full of IDs, hashes and sizes. A turn holds a dozen
+// or more. One row of recall_df each, inserted at random places of its
+// B-tree, would make the document frequencies most of the cost of
+// indexing. Their postings are short, so counting them is cheap. The rule
+// is the schema's: migration 0002 removed their rows, and a change of it
+// needs a migration too.
 func identifier(term string) bool {
 	digits := 0
 	for i := 0; i < len(term); i++ {
@@ -109,12 +110,12 @@ func jsonList[T any](v []T) string {
 	return string(j)
 }
 
-// Insert implements sqlindex.Dialect: a statement for each document's
-// row, then one for the metadata pairs of them all and one for their
-// terms in FTS5, which read the rows just inserted (their rowids are the
-// ones above the largest before the batch: SQLite has one writer, and a
-// new row's rowid is the largest plus one). A statement for each pair and
-// each document's terms made those a tenth of indexing.
+// Insert implements sqlindex.Dialect. It runs a statement for each
+// document's row, then one for the metadata pairs of them all and one for
+// their terms in FTS5. Those two read the rows just inserted. Their rowids
+// are the ones above the largest before the batch, since SQLite has one
+// writer and a new row's rowid is the largest plus one. A statement for
+// each pair and each document's terms would cost far more.
 func (fts) Insert(ctx context.Context, x *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
 	var before int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(rowid), 0) FROM recall_docs`).Scan(&before); err != nil {
@@ -209,9 +210,9 @@ type termCount struct {
 
 // applyDF writes a change of the tenant's document frequencies.
 func applyDF(ctx context.Context, tx sqldb.Tx, tenant string, df *dfDelta) error {
-	// The document frequencies change in one statement each way, not one
-	// per term: a turn has about a hundred distinct terms, and a statement
-	// per term made the statistics most of an upsert's cost.
+	// The document frequencies change in one statement each way, not one per
+	// term. A turn has about a hundred distinct terms, and a statement per
+	// term would make the statistics most of an upsert's cost.
 	changed := make(map[string]int64, len(df.m))
 	anyNegative := false
 	for t, c := range df.m {
@@ -295,14 +296,13 @@ func (fts) DocFreqs(tenant string, terms []string) (string, []any) {
 		WHERE recall_fts MATCH '"' || t.value || '"' AND d.tenant = $1) FROM json_each($3) t`, []any{tenant, jsonList(words), jsonList(ids)}
 }
 
-// Lexical implements sqlindex.Dialect: FTS5 finds the documents that hold
-// a query term, and BM25 is computed here exactly as the in-memory
-// backend computes it (Lucene's idf, k1 = 1.2, b = 0.75, statistics of
-// the tenant alone, candidate gating: see recall.GateShare), from the
-// statistics every write keeps and the candidates' stored terms. FTS5's
-// own bm25() is not used: it counts each query term's documents by
-// walking the term's whole posting list at every search, which costs
-// tens of milliseconds per common term at 100,000 documents.
+// Lexical implements sqlindex.Dialect. FTS5 finds the documents that hold
+// a query term. BM25 is computed here exactly as the in-memory backend
+// computes it: Lucene's idf, k1 = 1.2, b = 0.75, statistics of the tenant
+// alone, candidate gating (see recall.GateShare). It uses the statistics
+// every write keeps and the candidates' stored terms. FTS5's own bm25() is
+// not used: it counts each query term's documents by walking the term's
+// whole posting list at every search. That cost grows with the tenant.
 func (fts) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, terms []string) ([]recall.Match, error) {
 	docs, total, err := x.Stats(ctx, q.Tenant)
 	if err != nil || docs == 0 {
@@ -329,8 +329,8 @@ func (fts) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQue
 	}
 	gate := recall.GateTerms(terms, df, n)
 	// A document's score sums its terms' shares in this order, the gate
-	// terms then the others, as the in-memory backend sums them: floating
-	// point addition is not associative, and summing in a map's order made
+	// terms then the others, as the in-memory backend sums them. Floating
+	// point addition is not associative. Summing in a map's order would make
 	// near-equal scores, and so the order of ties, change from run to run.
 	order := slices.Clone(gate)
 	for _, t := range terms {
@@ -356,9 +356,9 @@ func (fts) Lexical(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQue
 }
 
 // score offers to top the tenant's documents that hold a gate term and
-// pass the filter, scored on every term of idf, and returns how many it
+// pass the filter, scored on every term of idf. It returns how many it
 // found. It reads at most max(recall.GateBudget, q.Limit) of them, the
-// newest: when even the rarest query term is that common, the search
+// newest. So when even the rarest query term is that common, the search
 // stays bounded and favours recent documents.
 func score(ctx context.Context, x *sqlindex.Queries, q recall.LexicalQuery, gate, order []string, idf map[string]float64, avg float64, top *recall.TopK) (int, error) {
 	if len(gate) == 0 {

@@ -1,6 +1,7 @@
 // Package recalldoc turns the hits of an agentmem recall search into the
-// documents of the frameworks' retrievers (langchaingo, eino, Genkit),
-// one way for all of them: the same content, the same metadata keys.
+// documents of the frameworks' retrievers (langchaingo, eino, Genkit). It
+// does so one way for all of them: the same content, the same metadata
+// keys.
 package recalldoc
 
 import (
@@ -32,9 +33,9 @@ const (
 // Doc is one hit as a framework's document holds it.
 type Doc struct {
 	ID string
-	// Content is the hit's text, or, when the search asked for
-	// neighbouring turns, the texts of its window in order (the hit among
-	// them), one after the other, separated by a blank line.
+	// Content is the hit's text. When the search asked for neighbouring
+	// turns, it is the texts of its window in order (the hit among them),
+	// separated by a blank line.
 	Content  string
 	Metadata map[string]any
 	Score    float64

@@ -1,10 +1,10 @@
 // Package servertest starts a real agentmem server in process for the
 // tests and examples of the framework adapters (the modules under
-// adapters/): the server's handler (package server) over a memstore, with
-// a recall index that follows every append and a facts memory, as
-// `agentmem serve` has them, on an httptest server on a loopback port.
-// The adapters reach it with the Go client (package client), over HTTP,
-// as they reach a server started with `agentmem serve`.
+// adapters/). It is the server's handler (package server) over a memstore,
+// on an httptest server on a loopback port. As `agentmem serve` has them,
+// it has a recall index that follows every append and a facts memory. The
+// adapters reach it with the Go client (package client), over HTTP, as
+// they reach a server started with `agentmem serve`.
 package servertest
 
 import (
@@ -85,11 +85,11 @@ func New(t testing.TB) *Server {
 	return s
 }
 
-// Seed writes what the adapters' retrievers are tried on: three documents
-// in the recall index ("runbook-db", with the metadata source=runbook,
-// "runbook-deploy" and "faq-1") and a session "chat-1" of two turns, a
-// user's and the assistant's, which the server indexes as they are
-// appended (search with Fresh to wait for them).
+// Seed writes what the adapters' retrievers are tried on. That is three
+// documents in the recall index: "runbook-db" (with the metadata
+// source=runbook), "runbook-deploy" and "faq-1". It also writes a session
+// "chat-1" of two turns, a user's and the assistant's. The server indexes
+// them as they are appended; search with Fresh to wait for them.
 func Seed(ctx context.Context, c *client.Client) error {
 	if _, err := c.UpsertRecall(ctx,
 		api.RecallDocument{ID: "runbook-db", Text: "The staging database listens on port 5433.", Metadata: map[string]string{"source": "runbook"}},

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Execute is a command's entry point as its tests call it: it runs the
-// command line args with the given input, outputs and environment and
+// Execute is a command's entry point as its tests call it. It runs the
+// command line args with the given input, outputs and environment, and
 // returns the exit code.
 type Execute func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int
 
@@ -31,12 +31,12 @@ func Run(t testing.TB, execute Execute, env map[string]string, stdin string, arg
 }
 
 // HelpNamesNoMachinePath checks that no --help text of root and its
-// subcommands names a path of the machine it was built or run on: the
-// repository's directory and its parent (where the project's own data and
-// tools live), the working directory, the home directory, the temporary
-// directory. A reader elsewhere has none of them. The test runs in the
-// command's directory, cmd/NAME; it fails if fewer than minCommands
-// commands were walked.
+// subcommands names a path of the machine it was built or run on. Such
+// paths are the repository's directory and its parent (where the project's
+// own data and tools live), the working directory, the home directory and
+// the temporary directory. A reader elsewhere has none of them. The test
+// runs in the command's directory, cmd/NAME; it fails if fewer than
+// minCommands commands were walked.
 func HelpNamesNoMachinePath(t *testing.T, root *cobra.Command, minCommands int) {
 	t.Helper()
 	wd, err := os.Getwd()
@@ -79,9 +79,9 @@ func HelpNamesNoMachinePath(t *testing.T, root *cobra.Command, minCommands int) 
 	}
 }
 
-// DecodeLine decodes stdout, which must be one line of JSON, into a T,
-// failing on a field T does not have: a report's fields and their Go
-// type agree.
+// DecodeLine decodes stdout, which must be one line of JSON, into a T. It
+// fails on a field T does not have, so a report's fields and their Go type
+// agree.
 func DecodeLine[T any](t testing.TB, stdout string) T {
 	t.Helper()
 	var v T

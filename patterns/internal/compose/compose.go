@@ -23,9 +23,9 @@ type Block struct {
 func (b Block) Empty() bool { return b.Kept == 0 }
 
 // Fit renders header and the longest prefix of lines whose message costs
-// at most budget tokens under c (agentmem.MessageTokens). Lines are kept in
-// order and a line that does not fit ends the block, so what is shown is
-// always the most relevant first. A budget too small for the header and
+// at most budget tokens under c (agentmem.MessageTokens). Lines are kept
+// in order, and a line that does not fit ends the block. So what is shown
+// is always the most relevant first. A budget too small for the header and
 // the first line gives an empty block.
 func Fit(c tokenizer.Counter, header string, lines []string, budget int) Block {
 	var b Block
@@ -49,9 +49,9 @@ func Fit(c tokenizer.Counter, header string, lines []string, budget int) Block {
 	return b
 }
 
-// Insert returns msgs with the non-empty blocks' messages inserted after
-// the leading system messages (so that a system prompt stays first and
-// the blocks read as part of the instructions), in the order given.
+// Insert returns msgs with the non-empty blocks' messages inserted, in the
+// order given, after the leading system messages. So a system prompt stays
+// first and the blocks read as part of the instructions.
 func Insert(msgs []agentmem.Message, blocks ...Block) []agentmem.Message {
 	var extra []agentmem.Message
 	for _, b := range blocks {
@@ -74,10 +74,10 @@ func Insert(msgs []agentmem.Message, blocks ...Block) []agentmem.Message {
 
 // Summarize condenses steps with sum, bounded to maxTokens tokens of c,
 // and returns the summary text and the step numbers it covers. The text is
-// empty, with no error, when every step is a system prompt. It goes through
-// agentmem's Summarize strategy so that the summary is bounded exactly as a
-// memory's summaries are (a condense request, then a cut):
-// the steps are preceded by a placeholder task, which the strategy pins in
+// empty, with no error, when every step is a system prompt. It goes
+// through agentmem's Summarize strategy, so that the summary is bounded
+// exactly as a memory's summaries are: a condense request, then a cut. The
+// steps are preceded by a placeholder task, which the strategy pins in
 // place of a task of their own, so every step given is summarized. System
 // prompts are pinned by the strategy and so left out of the summary.
 func Summarize(ctx context.Context, sum agentmem.Summarizer, c tokenizer.Counter, steps []agentmem.Step, maxTokens int) (string, []agentmem.Range, error) {
@@ -104,8 +104,9 @@ func Summarize(ctx context.Context, sum agentmem.Summarizer, c tokenizer.Counter
 }
 
 // PinnedCost returns what a memory's pinned steps (system prompts and the
-// first task) cost in a request, reply priming included: the least budget
-// its Context accepts. Measured in the memory's format with its counter.
+// first task) cost in a request, reply priming included. That is the least
+// budget its Context accepts, measured in the memory's format with its
+// counter.
 func PinnedCost(m *agentmem.Memory) int {
 	env := agentmem.NewEnv(agentmem.EnvOptions{Counter: m.Counter(), Format: m.Format()})
 	steps := m.Steps()

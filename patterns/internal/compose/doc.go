@@ -1,5 +1,5 @@
-// Package compose holds what the memory patterns share: a block of text
-// lines rendered as one system message that fits a token budget, the
-// insertion of such blocks into a memory's rendered context, and the
-// summary of a batch of steps with a configured agentmem.Summarizer.
+// Package compose holds what the memory patterns share. A block of text
+// lines is rendered as one system message that fits a token budget, and
+// such blocks are inserted into a memory's rendered context. A batch of
+// steps is summarized with a configured agentmem.Summarizer.
 package compose

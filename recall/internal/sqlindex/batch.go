@@ -27,13 +27,13 @@ type tenantBatch struct {
 	terms  [][]string
 }
 
-// WriteBatch implements recall.BatchWriter: one write transaction (on
-// SQLite possibly shared with other writers', committed together) that
-// takes the lock of each tenant it writes to, in the tenants' order (so
-// that two batches never wait for each other's), applies the tenant's
-// clears and then its upserts, and saves the checkpoint. A batch with a
-// checkpoint is redoable (sqldb.Redoable): its commit does not wait for
-// the disk.
+// WriteBatch implements recall.BatchWriter with one write transaction. On
+// SQLite the transaction may be shared with other writers' and committed
+// together. It takes the lock of each tenant it writes to, in the tenants'
+// order, so that two batches never wait for each other's. It applies the
+// tenant's clears and then its upserts, and saves the checkpoint. A batch
+// with a checkpoint is redoable (sqldb.Redoable): its commit does not wait
+// for the disk.
 func (x *Index) WriteBatch(ctx context.Context, b recall.Batch) error {
 	clears, groups, err := recall.CheckBatch(b)
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 )
 
 // Queries is what a Dialect (and a backend's own search, such as
-// pgvector's) builds its SQL with: the Index's database, its reader, the
-// documents' row, filters and scoring, each written once.
+// pgvector's) builds its SQL with. It has the Index's database, its
+// reader, the documents' row, filters and scoring, each written once.
 type Queries struct {
 	db  sqldb.DB
 	d   Dialect

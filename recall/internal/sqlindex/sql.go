@@ -11,21 +11,21 @@ import (
 // sqlText is the SQL that SQLite and PostgreSQL spell differently, all of
 // it in one place.
 type sqlText struct {
-	// lock takes the tenant's ($1) lock for the transaction; "" for
-	// none (SQLite: one writer). On PostgreSQL it is the tenant's row of
-	// recall_tenants, created if missing: one statement that inserts or
-	// locks, so that a writer waiting for a row that another deletes
+	// lock takes the tenant's ($1) lock for the transaction; "" for none
+	// (SQLite: one writer). On PostgreSQL it is the tenant's row of
+	// recall_tenants, created if missing. It is one statement that inserts
+	// or locks, so that a writer waiting for a row that another deletes
 	// inserts it anew rather than going on unlocked.
 	lock string
-	// addStats adds to a tenant's ($1) document count ($2) and total
-	// length ($3); dropStats deletes the statistics of a tenant left
-	// empty (on PostgreSQL with its rows of recall_df, which its
-	// df_version, gone with its row, no longer vouches for); readStats
-	// reads them; tenants lists the tenants with documents.
+	// addStats adds to a tenant's ($1) document count ($2) and total length
+	// ($3). dropStats deletes the statistics of a tenant left empty. On
+	// PostgreSQL it deletes its rows of recall_df too, which its df_version,
+	// gone with its row, no longer vouches for. readStats reads them, and
+	// tenants lists the tenants with documents.
 	addStats, dropStats, readStats, tenants string
-	// collate follows a text expression in an ORDER BY or a comparison
-	// to make it bytewise (SQLite's default; PostgreSQL's default
-	// collation may be a locale's).
+	// collate follows a text expression in an ORDER BY or a comparison to
+	// make it bytewise. That is SQLite's default; PostgreSQL's default
+	// collation may be a locale's.
 	collate string
 	// noVector is a NULL of the embedding column's type, for a query
 	// that does not read the embeddings.

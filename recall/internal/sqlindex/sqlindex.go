@@ -1,20 +1,21 @@
 // Package sqlindex is the recall index over a SQL database, written once
-// for SQLite and PostgreSQL (and Citus) over internal/sqldb: the documents'
-// rows and their upsert, delete and clear, the tenants' BM25 statistics,
-// filters, reads (Get, Around, Stale), exact vector search, embeddings'
-// updates, tenant scoping and the mapping of errors.
+// for SQLite and PostgreSQL (and Citus) over internal/sqldb. It has the
+// documents' rows and their upsert, delete and clear, the tenants' BM25
+// statistics, and filters. It has the reads (Get, Around, Stale), exact
+// vector search, embeddings' updates, tenant scoping and the mapping of
+// errors.
 //
-// What the two backends really do differently is their Dialect: how the
-// database indexes the documents' terms for lexical search (SQLite's FTS5
-// with document frequencies kept by every write; PostgreSQL's tsvector
-// with a GIN index, BM25 computed in SQL) and how a metadata filter reads
-// the documents' metadata. recall/sqlite and recall/postgres each give
-// theirs, open the database, run their migrations, and add only what
-// they alone have (pgvector).
+// What the two backends really do differently is their Dialect. It says
+// how the database indexes the documents' terms for lexical search, and
+// how a metadata filter reads the documents' metadata. SQLite uses FTS5,
+// with document frequencies kept by every write. PostgreSQL uses a
+// tsvector with a GIN index, with BM25 computed in SQL. recall/sqlite and
+// recall/postgres each give their Dialect, open the database and run their
+// migrations. They add only what they alone have (pgvector).
 //
-// Both schemas have recall_docs with the same columns (terms in the
-// dialect's form) and a table of each tenant's document count and total
-// length, recall_stats on SQLite and recall_tenants on PostgreSQL.
+// Both schemas have recall_docs with the same columns, terms in the
+// dialect's form. Both have a table of each tenant's document count and
+// total length: recall_stats on SQLite and recall_tenants on PostgreSQL.
 package sqlindex
 
 import (
@@ -31,31 +32,31 @@ import (
 // Index's calls, which have checked their arguments and map their errors.
 type Dialect interface {
 	// Insert writes docs, all of one tenant and none of them in the index
-	// yet, whose analyzed terms (recall.Tokenize) are terms: their
-	// recall_docs rows (a row at a time with Queries.InsertSQL and
-	// DocArgs, or in one statement of the dialect's with MetadataJSON for
-	// the metadata column) and what the dialect keeps beside them.
+	// yet, whose analyzed terms (recall.Tokenize) are terms. It writes their
+	// recall_docs rows and what the dialect keeps beside them. The rows go a
+	// row at a time with Queries.InsertSQL and DocArgs, or in one statement
+	// of the dialect's with MetadataJSON for the metadata column.
 	Insert(ctx context.Context, q *Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error
-	// Remove deletes the tenant's documents that cond selects, a
-	// condition on recall_docs d whose parameters are args from $2 on ($1
-	// is the tenant), with what the dialect keeps of them, and returns
-	// how many there were and their total length.
+	// Remove deletes the tenant's documents that cond selects, with what the
+	// dialect keeps of them. cond is a condition on recall_docs d whose
+	// parameters are args from $2 on ($1 is the tenant). It returns how many
+	// there were and their total length.
 	Remove(ctx context.Context, tx sqldb.Tx, tenant, cond string, args []any) (n, length int64, err error)
 	// MetadataCond is the condition on recall_docs d that a document's
-	// metadata holds every pair of meta (which is not empty); arg adds a
+	// metadata holds every pair of meta, which is not empty. arg adds a
 	// query parameter and returns its placeholder.
 	MetadataCond(meta map[string]string, arg func(v any) string) string
 	// EntryAtMost is the condition on recall_docs d that the document was
-	// made from a log entry at most through (a placeholder): its metadata's
-	// recall.MetaEntry when that is 1 to 18 decimal digits, or else its
-	// seq (recall.EntrySeq).
+	// made from a log entry at most through (a placeholder). The entry is
+	// its metadata's recall.MetaEntry when that is 1 to 18 decimal digits,
+	// or else its seq (recall.EntrySeq).
 	EntryAtMost(through string) string
 	// Lexical is recall.LexicalSearcher's Lexical for a checked query whose
 	// unique terms are terms (not empty).
 	Lexical(ctx context.Context, q *Queries, lq recall.LexicalQuery, terms []string) ([]recall.Match, error)
-	// DocFreqs is the query of how many of the tenant's documents hold
-	// each of terms (unique, not empty), rows of (term, count), and its
-	// arguments.
+	// DocFreqs is the query of how many of the tenant's documents hold each
+	// of terms (unique, not empty), and its arguments. The query's rows are
+	// (term, count).
 	DocFreqs(tenant string, terms []string) (query string, args []any)
 }
 
@@ -65,9 +66,9 @@ type Config struct {
 	Name string
 	// Dialect is the backend's.
 	Dialect Dialect
-	// Nearest, when set, is what Vector tries first, for a checked query
-	// of a non-zero vector: ok false means that it did not search, and
-	// the exact search runs.
+	// Nearest, when set, is what Vector tries first, for a checked query of
+	// a non-zero vector. ok false means that it did not search, and the
+	// exact search runs.
 	Nearest func(ctx context.Context, q *Queries, vq recall.VectorQuery) (ms []recall.Match, ok bool, err error)
 }
 
@@ -108,9 +109,9 @@ func (x *Index) Close() error {
 // delta is a change of a tenant's statistics.
 type delta struct{ n, len int64 }
 
-// write runs fn in a write transaction that holds the tenant's lock
-// (PostgreSQL: a tenant's writes serialize, so that its statistics stay
-// exact; SQLite has one writer), then applies the change of the tenant's
+// write runs fn in a write transaction that holds the tenant's lock. On
+// PostgreSQL a tenant's writes serialize, so that its statistics stay
+// exact; SQLite has one writer. It then applies the change of the tenant's
 // statistics fn returns, with the number of documents it touched.
 func (x *Index) write(ctx context.Context, op, tenant string, fn func(ctx context.Context, tx sqldb.Tx) (int, delta, error)) (int, error) {
 	if err := x.g.Closed(op); err != nil {
@@ -205,10 +206,10 @@ func (x *Index) Clear(ctx context.Context, tenant string, f recall.Filter) (int,
 		return 0, err
 	}
 	cond, args := x.q.Filter(f, 2)
-	// Nothing to remove is common (a session forgotten when it was
-	// deleted, then again when a follower of the log reaches its
-	// deletion): a read tells, without waiting for a write transaction
-	// (on SQLite, the one writer).
+	// Nothing to remove is common: a session is forgotten when it is
+	// deleted, then again when a follower of the log reaches its deletion. A
+	// read tells, without waiting for a write transaction (on SQLite, the
+	// one writer).
 	if err := x.g.Closed("clear"); err != nil {
 		return 0, err
 	}
@@ -239,7 +240,7 @@ const docColumns = `id, tenant, text, metadata, time, grp, seq, embedding, emb_m
 
 // queryDocs runs a query of docColumns' rows. A row that does not decode
 // (its metadata not an object of strings, its embedding not a vector) is
-// left out and reported to ctx (agentmem.ReportDamaged): one damaged
+// left out and reported to ctx (agentmem.ReportDamaged). One damaged
 // document must not fail every read, and so every search, that meets it.
 func (x *Index) queryDocs(ctx context.Context, op, query string, args ...any) ([]recall.Doc, error) {
 	if err := x.g.Closed(op); err != nil {
@@ -429,9 +430,9 @@ func (x *Index) Lexical(ctx context.Context, q recall.LexicalQuery) ([]recall.Ma
 	return ms, nil
 }
 
-// DocFreqs implements recall.LexicalSearcher: the tenant's document count kept
-// by every write, and the terms' document frequencies as the Dialect
-// counts them (the counts its Lexical uses).
+// DocFreqs implements recall.LexicalSearcher. It returns the tenant's
+// document count kept by every write, and the terms' document frequencies
+// as the Dialect counts them (the counts its Lexical uses).
 func (x *Index) DocFreqs(ctx context.Context, tenant string, terms []string) (recall.DocStats, error) {
 	if err := recall.CheckTenant(tenant); err != nil {
 		return recall.DocStats{}, err

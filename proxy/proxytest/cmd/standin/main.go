@@ -1,13 +1,14 @@
 // Command standin runs the stand-in provider of package proxytest on a
-// free loopback port, for tests in other languages that point a real
-// OpenAI or Anthropic client at an agentmem server in front of it (the
-// TypeScript client's proxy tests). It prints its base URL on the first
-// line of its output and serves until it is killed. Besides the two APIs
-// (POST /v1/chat/completions, POST /v1/messages) it serves POST
-// /_proxytest/check, which checks every request received
-// (proxytest.Check: the budget counted with the exact tokenizer, the
-// system prompt and first task kept, every tool call answered), and GET
-// /_proxytest/replies, what it answered.
+// free loopback port. It serves tests in other languages, such as the
+// TypeScript client's proxy tests. They point a real OpenAI or Anthropic
+// client at an agentmem server in front of it. It prints its base URL on
+// the first line of its output and serves until it is killed.
+//
+// Besides the two APIs (POST /v1/chat/completions, POST /v1/messages) it
+// serves POST /_proxytest/check and GET /_proxytest/replies. The first
+// checks every request received (proxytest.Check): the budget counted with
+// the exact tokenizer, the system prompt and first task kept, every tool
+// call answered. The second returns what it answered.
 package main
 
 import (
