@@ -17,18 +17,18 @@ import (
 )
 
 // Append implements store.Store. The request is validated, and its steps
-// encoded, before the transaction starts; everything else happens in one
-// transaction that first locks the session's row (FOR NO KEY UPDATE:
+// encoded, before the transaction starts. Everything else happens in one
+// transaction that first locks the session's row with FOR NO KEY UPDATE:
 // appenders of the session queue on it, while readers, branch creation
-// and the foreign-key checks of the inserts do not), so the entries are
+// and the foreign-key checks of the inserts do not. So the entries are
 // stored all or none, numbered without gaps, and concurrent appenders of
 // one session, in any number of processes, are serialized. What it
 // checks under the lock is the shared store's (sqlstore.PlanAppend).
 //
 // The transaction is pipelined: BEGIN, the lock and the lookup of the
 // request's step IDs go to the server together, and so do the insert and
-// COMMIT, so an append to a session that is no branch costs two round
-// trips (a remote database is where that counts). Appends to one session
+// COMMIT. An append to a session that is no branch thus costs two round
+// trips, which counts on a remote database. Appends to one session
 // from this process take turns before they take a connection
 // (Store.queue).
 func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
