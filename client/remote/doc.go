@@ -8,8 +8,8 @@
 //	st := remote.New(c)
 //
 // store.OpenMemory, store.CreateMemory and the rest of package store
-// work on a Store as on any store, within what the API can do (see "What
-// the API cannot do" below). Store.Client reaches the server's other
+// work on a Store as on any store. The API limits what they can do (see
+// "What the API cannot do" below). Store.Client reaches the server's other
 // routes (context, compaction, recall, facts, ...), and AppendMessages
 // and AppendSteps take agentmem's messages and typed steps.
 //
