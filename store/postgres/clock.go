@@ -9,7 +9,7 @@ import (
 )
 
 // Servers that share a database must agree on the time, or a session
-// with a TTL expires at a different moment on each: one whose clock runs
+// with a TTL expires at a different moment on each. One whose clock runs
 // ahead answers 404 for it while others serve it, and its pruner deletes
 // it for everyone. So a store without Options.Clock reads the database's
 // clock. A query for every operation would cost a round trip each, so

@@ -129,14 +129,14 @@
 // Connect agentmem to the coordinator only.
 //
 // Every request's statements name the tenant, so the coordinator routes
-// each to the one worker holding the tenant's shards, and the whole
+// each to the one worker holding the tenant's shards. The whole
 // transaction runs there: Citus commits it on the worker (one phase) in
 // its pre-commit step, before the coordinator's own commit. That is what
 // keeps the feed correct on Citus. The feed's xid is evaluated on the
 // coordinator (Citus evaluates functions of an INSERT there), so it is
-// the coordinator's transaction ID, and readers compare it with the xmin
-// of a coordinator snapshot: when the coordinator's transaction has
-// ended, its worker's has committed. Worker transaction IDs never enter
+// the coordinator's transaction ID. Readers compare it with the xmin of a
+// coordinator snapshot: when the coordinator's transaction has ended, its
+// worker's has committed. Worker transaction IDs never enter
 // the feed, so they may differ from node to node, and shard moves copy
 // the xid column as data. A transaction that wrote to two workers would
 // commit with two-phase commit, whose workers commit after the
