@@ -132,11 +132,12 @@ type AppendStepsRequest struct {
 	Compaction *CompactionRecord `json:"compaction"`
 }
 
-// CompactionRecord is a compaction to append: a full record (the working
-// set after it, which may name the request's steps by placeholder: -1
-// for steps[0], -2 for steps[1], ...; the steps it takes out; modified
-// copies it puts in) or an amendment (Amend: only copies that stand in
-// for steps of the working set, without working or removed list).
+// CompactionRecord is a compaction to append: a full record or an
+// amendment. A full record has the working set after it, the steps it
+// takes out and the modified copies it puts in; its working set may name
+// the request's steps by placeholder (-1 for steps[0], -2 for steps[1],
+// ...). An amendment (Amend) has only copies that stand in for steps of
+// the working set, without working or removed list.
 type CompactionRecord struct {
 	Amend    bool              `json:"amend,omitempty"`
 	Working  *[]int64          `json:"working,omitempty"`
@@ -155,11 +156,12 @@ type ReadStepsResponse struct {
 	LastSeq int64 `json:"last_seq"`
 }
 
-// CompactionEntry is a compaction entry of the log: a full record (the
-// working set after it, the steps it took out and the modified copies it
-// put in) or an amendment (Amend: only copies that stand in for steps of
-// the working set, such as an action completed by a tool result sent
-// later; no working or removed list).
+// CompactionEntry is a compaction entry of the log: a full record or an
+// amendment. A full record has the working set after it, the steps it
+// took out and the modified copies it put in. An amendment (Amend) has
+// only copies that stand in for steps of the working set, such as an
+// action completed by a tool result sent later, and no working or
+// removed list.
 type CompactionEntry struct {
 	Seq      int64             `json:"seq"`
 	Time     time.Time         `json:"time"`

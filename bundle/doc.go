@@ -1,15 +1,16 @@
 // Package bundle moves what a store holds to another store, or another
-// server, whole: Export writes sessions (with their logs), users' facts
-// (with their histories: superseded facts, validity, record times, the
-// audit log), memory blocks (users' and sessions', with their versions
-// and histories) and the documents put into recall (not those derived
-// from sessions, which indexing the imported sessions makes again) as
-// one JSONL file, a bundle; Import recreates them exactly. It is what
-// agentmem export and agentmem import run.
+// server, whole. Export writes one JSONL file, a bundle, and Import
+// recreates its contents exactly. A bundle holds sessions (with their
+// logs), users' facts (with their histories: superseded facts, validity,
+// record times, the audit log) and memory blocks (users' and sessions',
+// with their versions and histories). It also holds the documents put
+// into recall, but not those derived from sessions, which indexing the
+// imported sessions makes again. It is what agentmem export and agentmem
+// import run.
 //
 // A bundle of version 2 (Version) is a header line, then one line per
-// record, each a JSON object with one key, the record's kind, and an end
-// line that counts the records, so that a bundle cut short is refused:
+// record, each a JSON object with one key, the record's kind. An end line
+// counts the records, so that a bundle cut short is refused:
 //
 //	{"agentmem_export":2,"bundle":{"exported_at":"...","all":true,"all_tenants":true}}
 //	{"session":{"id":"s1","user_id":"alice","retention":"session",...,"last_seq":2}}
@@ -26,8 +27,8 @@
 //
 // A session's entries follow it, a block's changes follow the block, and
 // a user's facts, then the user's audit entries, follow the user's facts
-// line. The
-// format's every field, and its version history, are in docs/bundle.md.
+// line. The format's every field, and its version history, are in
+// docs/bundle.md.
 // Version 1 is a sequence of session exports (store.Export), one after
 // another, which Import still reads.
 package bundle

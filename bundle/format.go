@@ -393,9 +393,10 @@ type record struct {
 func (r *record) lines() int { return r.lastLine - r.firstLine }
 
 // decoder reads the records of a version 2 bundle after its header, line
-// by line, checking the form of each line and the order of the lines: a
-// session's entries after it, a block's changes after it, a user's facts
-// and then audit entries after the user's facts line, the end line last. It
+// by line, checking the form of each line and the order of the lines. A
+// session's entries come after it, a block's changes after it, a user's
+// facts and then audit entries after the user's facts line, the end line
+// last. It
 // does not check what the records hold (check does). Its errors wrap
 // agentmem.ErrInvalid and name the line, but for the reader's.
 type decoder struct {

@@ -218,12 +218,12 @@ func plural(n int, one, many string) string {
 // calls report with the result of each record as soon as it is known,
 // and returns the summary.
 //
-// A version 2 bundle is read twice: first every record is read and
-// checked as its import would check it, and nothing is written; a bad
+// A version 2 bundle is read twice. First every record is read and
+// checked as its import would check it, and nothing is written. A bad
 // record, a line out of place or a bundle cut short (without its end
 // line, or whose end line does not count what it holds) is an error
-// wrapping agentmem.ErrInvalid that names the line, and nothing is
-// imported. Then each record is written in one atomic write of its
+// wrapping agentmem.ErrInvalid that names the line; nothing is imported.
+// Then each record is written in one atomic write of its
 // store: a session with its log, a block with its history, a user's
 // facts with their audit log, documents in batches. A record already in
 // the store is handled as opts.OnConflict says. An input that cannot

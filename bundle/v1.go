@@ -93,7 +93,7 @@ func (im *v1Importer) importChunk(ctx context.Context, c *exportChunk) (Result, 
 
 // inputLines rewrites the line number that starts an error of
 // store.Import ("line 3: ..." or "agentmem: invalid line 3: ...", counted
-// from the session's header) as a line number of the whole input, and
+// from the session's header) as a line number of the whole input. It
 // gives an error about a log entry ("entries[2]") its line of the input.
 func inputLines(err error, firstLine int) string {
 	msg := err.Error()

@@ -1,8 +1,8 @@
 // Package client is the Go client of the agentmem server (`agentmem
 // serve`, package server): a method per route of its HTTP JSON API, with
 // the wire types of package api. It imports nothing of agentmem's domain
-// (no store, no tokenizer, no SQL driver), so a program that only talks
-// to a server links the client, the wire types and the standard library:
+// (no store, no tokenizer, no SQL driver). A program that only talks to a
+// server thus links the client, the wire types and the standard library.
 //
 //	c, err := client.New("http://127.0.0.1:8080",
 //		client.WithAPIKey(os.Getenv("AGENTMEM_API_KEY")))
@@ -12,14 +12,14 @@
 //	}, client.AppendOptions{})
 //	view, err := c.Context(ctx, sess.ID, client.ContextOptions{Budget: 8000})
 //
-// The routes: sessions (CreateSession, GetSession, ListSessions,
+// The routes cover sessions (CreateSession, GetSession, ListSessions,
 // DeleteSession, Fork), their logs (AppendSteps, AppendWithCompaction,
-// ReadSteps, ReadLog), chat messages (AppendMessages, Pop), the context
-// that fits a budget (Context), compaction (Compact), the Responses-API
-// items of the OpenAI Agents SDK (AppendItems, Items, PopItem,
-// ClearItems), the recall index (UpsertRecall, SearchRecall, GetRecall,
-// DeleteRecall), user facts (Remember, SearchFacts, GetFact, Forget) and
-// readiness (Ping).
+// ReadSteps, ReadLog), chat messages (AppendMessages, Pop) and the
+// context that fits a budget (Context). They also cover compaction
+// (Compact), the Responses-API items of the OpenAI Agents SDK
+// (AppendItems, Items, PopItem, ClearItems) and the recall index
+// (UpsertRecall, SearchRecall, GetRecall, DeleteRecall). Then come user
+// facts (Remember, SearchFacts, GetFact, Forget) and readiness (Ping).
 //
 // Steps travel in the core's typed step JSON, as json.RawMessage (see
 // api.StepHeader): encode typed steps with agentmem.MarshalStep.

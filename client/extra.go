@@ -115,9 +115,9 @@ func (c *Client) Compact(ctx context.Context, sessionID string, req CompactReque
 
 // AppendMessages appends chat messages (POST /v1/sessions/{id}/messages):
 // the server folds them into steps (agentmem.FoldMessages). Messages may
-// be sent one at a time: an assistant message whose tool calls have no
+// be sent one at a time. An assistant message whose tool calls have no
 // results yet is kept pending, and tool messages sent later complete it
-// (the response's Updated names the actions they completed); the context
+// (the response's Updated names the actions they completed). The context
 // leaves pending calls out and lists them in ContextResponse.Pending (see
 // opts.FlushPending). The request carries an Idempotency-Key
 // (opts.IdempotencyKey, or a new one), so a retry stores nothing twice.

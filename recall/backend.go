@@ -13,12 +13,12 @@ import (
 
 // Backend stores documents: the one capability every recall backend has.
 // What else a backend can do is discovered once, by CapabilitiesOf, and
-// makes the Capabilities an Index searches with: a lexical search
-// (LexicalSearcher), a vector search (VectorSearcher), a scan and
+// makes the Capabilities an Index searches with. They are a lexical
+// search (LexicalSearcher), a vector search (VectorSearcher), a scan and
 // update of embeddings for re-embedding (EmbeddingStore) and a scan of
-// whole documents for an export (Scanner); and, asked for
-// by Index.WriteBatch, writes committed in one transaction with a
-// checkpoint (BatchWriter). The backends of
+// whole documents for an export (Scanner). Index.WriteBatch asks for one
+// more: writes committed in one transaction with a checkpoint
+// (BatchWriter). The backends of
 // this module (Memory, recall/sqlite, recall/postgres) have every
 // capability. Callers use Index.
 //
@@ -130,10 +130,10 @@ func unsupported(what, capability string) error {
 
 // Candidate gating bounds the cost of a lexical search in a large
 // tenant by the posting lists of its rarer terms, in the manner of
-// Lucene's cutoff frequency: in a tenant of at least GateMinDocs
+// Lucene's cutoff frequency. In a tenant of at least GateMinDocs
 // documents, only documents holding one of the gate terms (see GateTerms)
-// are candidates, and the commoner query terms add to their scores
-// without making candidates of their own. When no document that holds a
+// are candidates. The commoner query terms add to their scores without
+// making candidates of their own. When no document that holds a
 // gate term passes the search's filter (a session's scope may hold none
 // of the tenant's rarer terms), every term makes candidates. A document
 // holding only common query terms rarely belongs in the top results;

@@ -53,7 +53,7 @@
 //
 // Package views/recallview turns every step of a session's log into a
 // document (Group the session, Seq the step) and keeps an Index in step
-// with a store.Store; Scope filters a search to a session, a user or an
+// with a store.Store. Scope filters a search to a session, a user or an
 // agent, and Options.Lineage follows a branch's conversation into its
 // ancestors'.
 package recall

@@ -102,7 +102,7 @@ type Filter struct {
 
 // A Span is a run of one group's documents: those of Group with
 // After < Seq <= Through (no upper bound when Through is 0), made from
-// log entries up to Through (EntrySeq): a session's amendment of a turn
+// log entries up to Through (EntrySeq). A session's amendment of a turn
 // after the span's end is not in it.
 type Span struct {
 	Group          string

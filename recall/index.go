@@ -41,18 +41,20 @@ type Options struct {
 	// stopping it.
 	OnEmbedError func(ctx context.Context, err error)
 	// Lineage, when set, resolves the conversation of a session a search
-	// is scoped to (its filter's MetaSession): for a branch, whose
-	// inherited turns are indexed under the sessions that logged them,
-	// the search covers the spans Lineage returns instead of the
-	// session's own documents only, and ranks them, and fills windows, as
-	// one conversation. Hits keep their documents' IDs and metadata: an
-	// inherited turn is found as its ancestor's document, with the step
-	// number it has in the branch too, unless a nearer session of the
-	// lineage holds a document of that turn (its amendment of the step):
-	// for each turn, the nearest session's document is the one found, and
-	// an ancestor's document made from an entry after the fork point (its
-	// later amendment, MetaEntry) is not. The documents must be recallview.StepDocs'
-	// ("<session>#<seq>"). A server sets recallview.StoreLineage.
+	// is scoped to (its filter's MetaSession). A branch's inherited turns
+	// are indexed under the sessions that logged them. So for a branch
+	// the search covers the spans Lineage returns, not only the session's
+	// own documents, and ranks them, and fills windows, as one
+	// conversation.
+	//
+	// Hits keep their documents' IDs and metadata. An inherited turn is
+	// found as its ancestor's document, with the step number it has in
+	// the branch too. For each turn the nearest session of the lineage
+	// that holds a document of it (its amendment of the step) wins. An
+	// ancestor's document made from an entry after the fork point (its
+	// later amendment, MetaEntry) is not found. The documents must be
+	// recallview.StepDocs' ("<session>#<seq>"). A server sets
+	// recallview.StoreLineage.
 	Lineage LineageFunc
 }
 
@@ -69,17 +71,17 @@ type Ranking struct {
 	// ranks higher. Negative turns it off.
 	NeighbourWeight float64
 	// GroupWeight adds to a document's score this share of its group's
-	// score (the sum of its documents' scores, relative to the best
-	// group's, times the best document's score), so that a turn of a
-	// session about the query ranks above an equal turn of an unrelated
-	// one. Negative turns it off.
+	// score: the sum of its documents' scores, relative to the best
+	// group's, times the best document's score. A turn of a session about
+	// the query thus ranks above an equal turn of an unrelated one.
+	// Negative turns it off.
 	GroupWeight float64
-	// FeedbackDocs and FeedbackTerms set pseudo-relevance feedback (in the
-	// manner of RM3): the FeedbackTerms terms that weigh most in the top
+	// FeedbackDocs and FeedbackTerms set pseudo-relevance feedback, in the
+	// manner of RM3. The FeedbackTerms terms that weigh most in the top
 	// FeedbackDocs lexical results, weighted by those results' scores,
-	// are searched for too, and their results' scores (relative to the
-	// best) are added at FeedbackWeight (relative to the original
-	// query's best). FeedbackDocs < 0 turns it off.
+	// are searched for too. Their results' scores, relative to the best,
+	// are added at FeedbackWeight, relative to the original query's best.
+	// FeedbackDocs < 0 turns it off.
 	FeedbackDocs   int
 	FeedbackTerms  int
 	FeedbackWeight float64

@@ -20,18 +20,18 @@ type LineageFunc func(ctx context.Context, tenant, session string) ([]Span, erro
 func (ix *Index) Lineage() LineageFunc { return ix.opts.Lineage }
 
 // lineageView is the Backend a search scoped to a session with a lineage
-// runs on: the ranking sees the session's conversation as one group (a
-// turn's neighbours and the group's weight cross fork points), and a
-// window around a turn of any of its spans is a window of the
-// conversation. Documents keep their own IDs and groups.
+// runs on. The ranking sees the session's conversation as one group: a
+// turn's neighbours and the group's weight cross fork points. A window
+// around a turn of any of its spans is a window of the conversation.
+// Documents keep their own IDs and groups.
 //
-// A session may hold documents of turns it inherited: an amendment in
+// A session may hold documents of turns it inherited. An amendment in
 // its own log of an inherited step (a tool's result sent to a branch for
 // a call its parent left pending) is indexed under the session, at the
-// step's number; so were copies of its whole inherited history, in
-// indexes written before lineage. Such a document is the session's view
-// of the turn, so for each turn the nearest session of the lineage that
-// holds a document of it wins: a search reaches every span's documents
+// step's number. An index written without lineage may hold copies of its
+// whole inherited history too. Such a document is the session's view of
+// the turn, so for each turn the nearest session of the lineage that
+// holds a document of it wins. A search reaches every span's documents
 // from the first turn, and drops a match that a nearer span shadows.
 type lineageView struct {
 	Backend

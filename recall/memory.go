@@ -25,10 +25,10 @@ type MemoryOptions struct {
 	B float64
 }
 
-// Memory is the in-memory Backend, with every capability: an inverted index ranked by Okapi BM25
-// (idf = ln(1 + (N - df + 0.5) / (df + 0.5)), as Lucene computes it, so
-// that no term weighs zero or less), with exact cosine scoring of
-// embeddings. It keeps nothing across restarts. Its methods are safe for
+// Memory is the in-memory Backend, with every capability. It ranks an
+// inverted index by Okapi BM25, with exact cosine scoring of embeddings.
+// Its idf is ln(1 + (N - df + 0.5) / (df + 0.5)), as Lucene computes it,
+// so that no term weighs zero or less. It keeps nothing across restarts. Its methods are safe for
 // concurrent use.
 type Memory struct {
 	k1, b float64

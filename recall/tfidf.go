@@ -17,10 +17,9 @@ const (
 	// recall is tuned for.
 	BM25 Similarity = "bm25"
 	// TFIDF is the cosine of TF-IDF vectors, as the seeds'
-	// InMemoryVectorStore scores: each term weighs tf * idf, with idf =
-	// ln((1 + N) / (1 + df)) + 1 over the tenant's N documents, and a
-	// document scores the cosine of its vector with the query's (in
-	// [0, 1]). No feedback, neighbour or group share is added.
+	// InMemoryVectorStore scores. Each term weighs tf * idf, with idf =
+	// ln((1 + N) / (1 + df)) + 1 over the tenant's N documents. A document
+	// scores the cosine of its vector with the query's (in [0, 1]). No feedback, neighbour or group share is added.
 	TFIDF Similarity = "tfidf"
 )
 

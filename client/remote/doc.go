@@ -1,5 +1,5 @@
 // Package remote is a remote memory: a store.Store over the Go client of
-// the agentmem server (package client), so a Go service written against a
+// the agentmem server (package client). A Go service written against a
 // local store moves to a shared server by changing one constructor:
 //
 //	st := memstore.New(memstore.Options{})             // in process
@@ -8,8 +8,8 @@
 //	st := remote.New(c)
 //
 // store.OpenMemory, store.CreateMemory and the rest of package store
-// work on a Store as on any store, within what the API can do (see "What
-// the API cannot do" below). Store.Client reaches the server's other
+// work on a Store as on any store. The API limits what they can do (see
+// "What the API cannot do" below). Store.Client reaches the server's other
 // routes (context, compaction, recall, facts, ...), and AppendMessages
 // and AppendSteps take agentmem's messages and typed steps.
 //
@@ -27,9 +27,10 @@
 //	st, err := store.Open(ctx, "https://memory.example.com?tenant=acme")
 //
 // The URL is the server's base URL (a path prefix is kept) with optional
-// parameters: api_key (else the AGENTMEM_API_KEY environment variable;
-// prefer it, URLs end up in logs), tenant (WithTenant) and retries
-// (client.WithRetries). Any other parameter is an error.
+// parameters: api_key, tenant (WithTenant) and retries
+// (client.WithRetries). Any other parameter is an error. Without api_key
+// the AGENTMEM_API_KEY environment variable is used; prefer it, as URLs
+// end up in logs.
 //
 // # Errors
 //

@@ -337,10 +337,10 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 // working set as a store does (store.WorkingSet), which costs the whole
 // log, not just the working set.
 //
-// The session and the entries come from separate requests; if the
-// session changes between them the store reads again (a few times), and
-// the Session returned always has the LastSeq of the log read, so a
-// writer using it as ExpectedLastSeq gets a conflict rather than skipping
+// The session and the entries come from separate requests. If the
+// session changes between them the store reads again (a few times). The
+// Session returned always has the LastSeq of the log read, so a writer
+// using it as ExpectedLastSeq gets a conflict rather than skipping
 // entries it has not seen.
 func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	if err := s.open(); err != nil {

@@ -133,12 +133,12 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 }
 
 // startViews runs the views of the store's log that a serving command
-// keeps besides recall, each from its cursor in the log: the automatic
-// compaction (autocompact), the deletion of deleted sessions' memory
-// blocks (sessionblocks) and, when the service extracts facts (a model
-// and the facts memory), fact extraction (factextract), whose follower
-// it returns: of the servers sharing the store, the one holding its lease
-// extracts. The returned function stops them. A store without a feed runs
+// keeps besides recall, each from its cursor in the log. They are the
+// automatic compaction (autocompact) and the deletion of deleted
+// sessions' memory blocks (sessionblocks). When the service extracts
+// facts (a model and the facts memory), they include fact extraction
+// (factextract), whose follower it returns. Of the servers sharing the
+// store, the one holding its lease extracts. The returned function stops them. A store without a feed runs
 // none.
 func startViews(a *cli.App, svc *sessions.Service, st store.Store, mem *facts.Memory, ex facts.Extractor) (*views.Follower, func(), error) {
 	feed, ok := st.(store.Feed)

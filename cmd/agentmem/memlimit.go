@@ -17,9 +17,9 @@ const maxDefaultCacheBytes = 1 << 30
 // limit bytes of memory (known false: unknown): a quarter of it, from
 // server.DefaultCacheBytes (256 MiB) to 1 GiB. A session of agent steps
 // with tool output is accounted about 9 KB a step, so 64 sessions of 600
-// steps take about 350 MB: a fixed 256 MiB made a server with that many
-// active agents on a large machine load sessions from the store over and
-// over, while a small container keeps the smaller bound.
+// steps take about 350 MB. A fixed 256 MiB would make a server with that
+// many active agents on a large machine load sessions from the store over
+// and over. A small container keeps the smaller bound.
 func defaultCacheBytes(limit int64, known bool) int64 {
 	if !known {
 		return server.DefaultCacheBytes

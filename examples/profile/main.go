@@ -1,13 +1,14 @@
 // Command profile is a runnable agent that keeps what it learns about its
-// user in a memory block (package blocks), across sessions: the
-// application creates the user's block "human", every context of the
-// user's sessions shows it after the system prompt, and the agent edits
-// it with the blocks tools (memory_append, memory_replace,
-// memory_rethink). In the first session the user says their name, which
-// the agent appends to the block; in the second a preference, for which
-// the agent rewrites the block; in the third the user asks something
-// that needs both, and the agent answers from the block its context
-// shows, though that session's conversation holds neither.
+// user in a memory block (package blocks), across sessions. The
+// application creates the user's block "human", and every context of the
+// user's sessions shows it after the system prompt. The agent edits it
+// with the blocks tools (memory_append, memory_replace, memory_rethink).
+//
+// In the first session the user says their name, which the agent appends
+// to the block. In the second the user states a preference, for which
+// the agent rewrites the block. In the third the user asks something that
+// needs both. The agent answers from the block its context shows, though
+// that session's conversation holds neither.
 //
 // With AGENTMEM_LLM_BASE_URL set (and AGENTMEM_LLM_API_KEY,
 // AGENTMEM_LLM_MODEL as needed) it talks to that OpenAI-compatible

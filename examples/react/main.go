@@ -1,7 +1,7 @@
 // Command react is a runnable ReAct agent built on agentmem: a loop that
-// asks a model for the next action, runs the tools it calls, and keeps its
-// history in an agentmem.Memory that fits every request to a token budget,
-// prunes old observations and summarizes what no longer fits. The agent
+// asks a model for the next action and runs the tools it calls. It keeps
+// its history in an agentmem.Memory that fits every request to a token
+// budget, prunes old observations and summarizes what does not fit. The agent
 // also has a scratchpad (working memory) it uses through tool calls.
 //
 // With AGENTMEM_LLM_BASE_URL set (and AGENTMEM_LLM_API_KEY,

@@ -18,16 +18,16 @@
 //
 // On PostgreSQL with the citus extension (a Citus coordinator), a
 // component that describes its layout (Set.Citus) gets distributed
-// tables: when its migrations start from nothing, the runner applies them
-// as on PostgreSQL, runs the layout's Prepare SQL, and then, in the same
-// transaction, distributes its tenant-keyed tables by their tenant column
-// (create_distributed_table, co-located with the tenant tables the schema
-// already has, the other components', so that the rows of one tenant in
-// every component of a schema live on one worker) and replicates its
-// reference tables (create_reference_table). The other tables stay plain
-// tables of the coordinator. It records that in the migrations table
-// (component "NAME.citus"), and on every later run it distributes the
-// layout's tables a newer migration added. A schema that already held the
+// tables. When its migrations start from nothing, the runner applies them
+// as on PostgreSQL and runs the layout's Prepare SQL. Then, in the same
+// transaction, it distributes the tenant-keyed tables by their tenant
+// column (create_distributed_table) and replicates the reference tables
+// (create_reference_table). The distributed tables are co-located with
+// the other components' tenant tables in the schema, so that the rows of
+// one tenant in every component of a schema live on one worker. The
+// other tables stay plain tables of the coordinator. The runner records
+// the layout in the migrations table (component "NAME.citus"). On every
+// later run it distributes the layout's tables a newer migration added. A schema that already held the
 // component's tables without that record (a PostgreSQL database that was
 // given the extension later) is left as it is.
 package migrate

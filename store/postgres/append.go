@@ -17,18 +17,18 @@ import (
 )
 
 // Append implements store.Store. The request is validated, and its steps
-// encoded, before the transaction starts; everything else happens in one
-// transaction that first locks the session's row (FOR NO KEY UPDATE:
+// encoded, before the transaction starts. Everything else happens in one
+// transaction that first locks the session's row with FOR NO KEY UPDATE:
 // appenders of the session queue on it, while readers, branch creation
-// and the foreign-key checks of the inserts do not), so the entries are
+// and the foreign-key checks of the inserts do not. So the entries are
 // stored all or none, numbered without gaps, and concurrent appenders of
 // one session, in any number of processes, are serialized. What it
 // checks under the lock is the shared store's (sqlstore.PlanAppend).
 //
 // The transaction is pipelined: BEGIN, the lock and the lookup of the
 // request's step IDs go to the server together, and so do the insert and
-// COMMIT, so an append to a session that is no branch costs two round
-// trips (a remote database is where that counts). Appends to one session
+// COMMIT. An append to a session that is no branch thus costs two round
+// trips, which counts on a remote database. Appends to one session
 // from this process take turns before they take a connection
 // (Store.queue).
 func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
@@ -57,11 +57,11 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 // An append retries a unique violation too (up to pgdb.MaxAttempts): an
 // entry numbered, or a step ID logged, by another appender of the
 // session that the row lock did not keep out. The lock keeps every other
-// appender out on PostgreSQL, but on Citus an append that locked the
+// appender out on PostgreSQL. On Citus, though, an append that locked the
 // session's row on a shard's old placement just before a move's
 // switch-over inserts on the new one, after appends the lock did not
-// see. The transaction wrote nothing, and the next attempt locks the
-// row where it is now and plans again, seeing those appends: the append
+// see. The transaction wrote nothing, and the next attempt locks the row
+// where it is now and plans again, seeing those appends. The append thus
 // takes its turn, or is found already stored, instead of failing with
 // ErrConflict.
 
@@ -220,12 +220,11 @@ func abort(conn *pgxpool.Conn) {
 // and their changes of the feed, and moves the session's last_seq: rows
 // as VALUES lists, in sequence order (the feed's pos follows it).
 //
-// Not INSERT ... SELECT FROM unnest(arrays): on Citus, such an insert
-// followed by another write in the transaction (the session's update)
-// goes through a connection of its own, so the transaction committed in
+// Not INSERT ... SELECT FROM unnest(arrays). On Citus such an insert,
+// followed by another write in the transaction (the session's update),
+// goes through a connection of its own. The transaction then commits in
 // two phases, its worker after the coordinator (see
-// sqlstore.FeedAppendValues; TestConformanceCitus/Feed/FollowWhileWriting
-// failed under load). VALUES lists keep the transaction on one
+// sqlstore.FeedAppendValues). VALUES lists keep the transaction on one
 // connection.
 func appendStatement(sess *sqlstore.SessionRow, rows []sqlstore.EntryRow, now time.Time, lastSeq int64, key *store.Idempotency, resp *store.AppendResponse) (string, []any) {
 	args := make([]any, 0, 4+4*len(rows))

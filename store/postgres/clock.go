@@ -9,15 +9,15 @@ import (
 )
 
 // Servers that share a database must agree on the time, or a session
-// with a TTL expires at a different moment on each: one whose clock runs
+// with a TTL expires at a different moment on each. One whose clock runs
 // ahead answers 404 for it while others serve it, and its pruner deletes
 // it for everyone. So a store without Options.Clock reads the database's
-// clock. Reading it by a query for every operation would cost a round
-// trip each; instead the store keeps the database's offset from the
-// local clock, measured when it opens and every clockEvery after (at the
-// middle of the quickest of clockSamples round trips, so within half a
-// round trip of the truth), and Prune, whose deletions cannot be undone,
-// reads the database's clock by a query each time.
+// clock. A query for every operation would cost a round trip each, so
+// the store keeps the database's offset from the local clock instead. It
+// measures it when it opens and every clockEvery after, at the middle of
+// the quickest of clockSamples round trips: within half a round trip of
+// the truth. Prune, whose deletions cannot be undone, reads the
+// database's clock by a query each time.
 const (
 	clockEvery   = time.Minute
 	clockSamples = 3

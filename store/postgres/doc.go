@@ -17,27 +17,27 @@
 //
 // The store's logic (sessions, branches, idempotent appends and their
 // compaction checks, reads, retention, the change feed, import) is
-// written once for this package and package sqlite, in
-// store/internal/sqlstore over internal/sqldb, with PostgreSQL's SQL
-// where it differs (arrays, row locks, the feed's statements and
-// transaction IDs); what is PostgreSQL's own lives here: the pool, the
-// schema and its migrations, the pipelined append and COPY for import.
+// shared with package sqlite in store/internal/sqlstore over
+// internal/sqldb. It uses PostgreSQL's SQL where that differs (arrays,
+// row locks, the feed's statements and transaction IDs). What is
+// PostgreSQL's own lives here: the pool, the schema and its migrations,
+// the pipelined append and COPY for import.
 //
 // # Schema and migrations
 //
 // The tables (sessions, entries, feed, feed_cursors, feed_leases,
-// agentmem_migrations) live in one schema: Options.Schema, or the
-// "schema" URL parameter, names it; it is created when missing and set as
-// the search_path of every pooled connection, so several stores
-// (tenants, tests) can share a database without seeing one another.
+// agentmem_migrations) live in one schema, named by Options.Schema or the
+// "schema" URL parameter. It is created when missing and set as the
+// search_path of every pooled connection, so several stores (tenants,
+// tests) can share a database without seeing one another.
 // Empty means the database's default search_path.
 //
 // The schema is versioned by the migrations embedded in the binary
-// (migrations/NNNN_name.sql). Open applies the pending ones in a single
-// transaction that first takes a transaction-scoped advisory lock
-// (pg_advisory_xact_lock) derived from the schema name: several servers
-// starting at once migrate one after another, the later ones finding
-// nothing to do, and a failed migration leaves nothing behind. A schema
+// (migrations/NNNN_name.sql). Open applies the pending ones in one
+// transaction that first takes an advisory lock (pg_advisory_xact_lock)
+// derived from the schema name. Servers starting at once migrate one
+// after another, the later ones finding nothing to do, and a failed
+// migration leaves nothing behind. A schema
 // migrated by a newer agentmem than this one is refused with
 // ErrSchemaTooNew rather than written to.
 //
@@ -48,16 +48,17 @@
 // distributed PostgreSQL can shard by it. Its log is its rows of entries,
 // keyed by PRIMARY KEY (tenant, session_id, seq) — the unique constraint
 // on session and sequence number — with UNIQUE (tenant, session_id,
-// step_id) so a step is stored once. A partial index on compaction entries finds a session's newest
-// compaction without scanning its log, and indexes on (tenant | user_id |
-// agent, created_at, id) serve List's filters in its order, and one on
-// (tenant, parent_id, created_at, id) a session's branches.
+// step_id) so a step is stored once. A partial index on compaction
+// entries finds a session's newest compaction without scanning its log.
+// Indexes on (tenant | user_id | agent, created_at, id) serve List's
+// filters in its order, and one on (tenant, parent_id, created_at, id) a
+// session's branches.
 //
 // Entry bodies are the step's (or compaction record's) JSON exactly as
-// store.EncodeStep produced it, kept as bytea: not jsonb, which reorders
+// store.EncodeStep produced it, kept as bytea. Not jsonb: it reorders
 // object keys, drops duplicate ones and normalizes numbers, so an export
-// would no longer read back byte for byte; and not text, whose content
-// depends on the database's encoding. Nothing queries inside a body.
+// would not read back byte for byte. Not text: its content depends on the
+// database's encoding. Nothing queries inside a body.
 // Session metadata is JSON text too (jsonb cannot hold the escape \u0000).
 //
 // # Branches
@@ -94,19 +95,21 @@
 // # The change feed
 //
 // The feed (store.Feed) is the feed table, written by the same statements
-// that make each change: the append's one statement inserts its entries,
-// their feed rows and the new last_seq; creating a branch, deleting a
-// session (and the history it hands to its branches) and importing write
-// theirs in their transaction (migration 0004 replaced the triggers of
-// 0002, which Citus cannot run on sharded tables). A row's xid is its
+// that make each change, not by triggers, which Citus cannot run on
+// sharded tables. The append's one statement inserts its entries, their
+// feed rows and the new last_seq. Creating a branch, deleting a session
+// (and the history it hands to its branches) and importing write theirs in
+// their transaction. A row's xid is its
 // transaction's ID (the column default, pg_current_xact_id()) and pos its
 // place in the feed. Readers order changes by (xid, pos) and read only
 // those whose xid is below the xmin of their snapshot: every transaction
 // below it has ended, so no change can commit later behind a cursor that
 // has passed it. A long-running transaction holds the feed back until it
-// ends. The leases of exclusive consumers (store.Leaser) are rows of
+// ends.
+//
+// The leases of exclusive consumers (store.Leaser) are rows of
 // feed_leases, taken by one conditional upsert (the row is missing, the
-// taker's, or expired by the store's clock); a leased cursor is saved
+// taker's, or expired by the store's clock). A leased cursor is saved
 // under a lock of its lease's row, so a follower that takes the lease
 // over waits for the old holder's save in flight and reads the cursor
 // after it.
@@ -114,26 +117,26 @@
 // # Citus
 //
 // On a Citus coordinator (a database with the citus extension) a new
-// schema is laid out for Citus (internal/migrate): sessions, entries and
-// feed are distributed by tenant in one co-location group, with the
-// recall index's and the facts' tables of the schema (see those packages), so
-// one tenant's sessions, log, changes, documents and facts live on one
-// worker; feed_cursors, feed_leases and agentmem_migrations stay tables
-// of the coordinator. The shard count is Citus's citus.shard_count when the
+// schema is laid out for Citus (internal/migrate). Sessions, entries and
+// feed are distributed by tenant in one co-location group with the schema's
+// recall index and facts tables (see those packages), so one tenant's
+// sessions, log, changes, documents and facts live on one worker. The
+// tables feed_cursors, feed_leases and agentmem_migrations stay on the
+// coordinator. The shard count is Citus's citus.shard_count when the
 // tables are created (32 by default; a URL parameter
 // citus.shard_count=N sets it for the connection). A database that held
 // agentmem's tables before it got the extension keeps them as they are.
 // Connect agentmem to the coordinator only.
 //
 // Every request's statements name the tenant, so the coordinator routes
-// each to the one worker holding the tenant's shards, and the whole
+// each to the one worker holding the tenant's shards. The whole
 // transaction runs there: Citus commits it on the worker (one phase) in
 // its pre-commit step, before the coordinator's own commit. That is what
 // keeps the feed correct on Citus. The feed's xid is evaluated on the
 // coordinator (Citus evaluates functions of an INSERT there), so it is
-// the coordinator's transaction ID, and readers compare it with the xmin
-// of a coordinator snapshot: when the coordinator's transaction has
-// ended, its worker's has committed. Worker transaction IDs never enter
+// the coordinator's transaction ID. Readers compare it with the xmin of a
+// coordinator snapshot: when the coordinator's transaction has ended, its
+// worker's has committed. Worker transaction IDs never enter
 // the feed, so they may differ from node to node, and shard moves copy
 // the xid column as data. A transaction that wrote to two workers would
 // commit with two-phase commit, whose workers commit after the
@@ -152,25 +155,27 @@
 // and reads go to the old placement until it. An append that locked its
 // session's row on the old placement just before the switch-over inserts
 // on the new one, where another process's append to the same session may
-// have gone first; its insert then meets a unique violation, and the
-// append runs again (as it does after a deadlock), taking its turn. The workers must commit
-// synchronously (synchronous_commit on, PostgreSQL's default, or local,
-// remote_write, remote_apply): Citus ends a move once the new placement
-// has replayed the source's WAL up to pg_current_wal_lsn(), the WAL
-// write position, which a commit made with synchronous_commit off may
-// not have reached yet; such an append, acknowledged and read back, is
-// then lost with the old placement. The worker's setting is what counts
-// (Citus commits on the worker through its own connections), and the
-// store leaves it to the operator: Store.AsyncCommits names the servers
-// and workers that commit asynchronously (agentmem serve warns at start),
-// and docs/operations.md says how to check by hand.
+// have gone first. Its insert then meets a unique violation, and the
+// append runs again (as it does after a deadlock), taking its turn.
+//
+// The workers must commit synchronously (synchronous_commit on,
+// PostgreSQL's default, or local, remote_write, remote_apply). Citus ends
+// a move once the new placement has replayed the source's WAL up to
+// pg_current_wal_lsn(), the WAL write position. A commit made with
+// synchronous_commit off may not have reached it yet; such an append,
+// acknowledged and read back, is then lost with the old placement. The
+// worker's setting is what counts, since Citus commits on the worker
+// through its own connections. The store leaves it to the operator:
+// Store.AsyncCommits names the servers and workers that commit
+// asynchronously (agentmem serve warns at start), and docs/operations.md
+// says how to check by hand.
 //
 // # Connection poolers
 //
 // The store sets its schema as the search_path start-up parameter of each
-// connection, and pgx caches prepared statements per connection: both
-// assume that a transaction runs on a server session that keeps them, as a
-// direct connection or a session-pooling proxy does. Behind a
+// connection, and pgx caches prepared statements per connection. Both
+// assume that a transaction runs on a server session that keeps them, as
+// a direct connection or a session-pooling proxy does. Behind a
 // transaction-pooling proxy, leave Options.Schema empty (give the role the
 // schema as its search_path instead) and add default_query_exec_mode=exec
 // to the URL.

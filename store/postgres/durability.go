@@ -11,17 +11,17 @@ import (
 
 // AsyncCommits names the database servers that acknowledge the store's
 // commits before their WAL is on disk (synchronous_commit = off, as the
-// store's connections see it): the server the store connects to
-// ("coordinator" on Citus, "server" otherwise) and, on a Citus
-// coordinator, each worker (host:port) as Citus's connections to it see
+// store's connections see it). It checks the server the store connects to
+// ("coordinator" on Citus, "server" otherwise). On a Citus coordinator it
+// also checks each worker (host:port) as Citus's connections to it see
 // it, in the store's database as its user. It returns nil when every
 // server commits synchronously.
 //
-// On such a server an append is acknowledged before it is durable: a
+// On such a server an append is acknowledged before it is durable. A
 // crash of the server loses the last commits (PostgreSQL's documented
-// trade-off), and on Citus a shard move loses an append committed just
-// before its switch-over (the move waits for the WAL write position,
-// which an asynchronous commit may not have reached). agentmem serve
+// trade-off). On Citus a shard move loses an append committed just
+// before its switch-over: the move waits for the WAL write position,
+// which an asynchronous commit may not have reached. agentmem serve
 // logs a warning at start when AsyncCommits names any server.
 func (s *Store) AsyncCommits(ctx context.Context) ([]string, error) {
 	var (

@@ -36,8 +36,8 @@ type Options struct {
 	// Clock is the only source of time the store reads: session and entry
 	// times, expiry, and the default PruneRequest.Now. Nil means the
 	// database's clock (clock_timestamp()), so that every server that
-	// shares the database judges expiry alike whatever its own clock says:
-	// read by a query in Prune, and elsewhere as the local clock plus the
+	// shares the database judges expiry alike whatever its own clock says.
+	// Prune reads it by a query; elsewhere it is the local clock plus the
 	// database's offset from it, measured at Open and every minute after.
 	Clock func() time.Time
 	// MaxConns caps the connection pool. Zero means pgxpool's default
@@ -59,10 +59,10 @@ type Store struct {
 	schema string
 	clock  func() time.Time
 	// queue makes a process's appends to one session take turns before
-	// they take a connection: the session's row lock serializes them in
-	// any case, and queued there each would hold a connection of the pool
-	// while it waited, so a few busy sessions could take every connection
-	// from the reads and the appends to other sessions. The row lock still
+	// they take a connection. The session's row lock serializes them in
+	// any case, but each queued there would hold a pooled connection while
+	// it waited, so a few busy sessions could starve the reads and the
+	// appends to other sessions. The row lock still
 	// serializes the appends of several processes.
 	queue turns.Turns[store.Key]
 	// dbc is the database's clock, when the store reads it (no

@@ -14,10 +14,10 @@ import (
 )
 
 // damagedTests check what a store does with a session whose stored record
-// does not decode (Config.Damage): a list leaves it out and reports it,
-// on every page, with its tenant and ID; a read of it by ID fails with
-// agentmem.ErrDamaged, never as missing or unavailable; it can be
-// deleted, and Prune and the feed go past it; the other sessions are
+// does not decode (Config.Damage). A list leaves it out and reports it,
+// on every page, with its tenant and ID. A read of it by ID fails with
+// agentmem.ErrDamaged, never as missing or unavailable. It can be
+// deleted, and Prune and the feed go past it. The other sessions are
 // untouched, and the store still answers Ping.
 func (s *suite) damagedTests() []namedTest {
 	if s.cfg.Damage == nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// Message-level writes (sessions.Service.AppendMessages and sessions.Service.Pop) are built on
-// Append and Read; these tests check that every backend gives them what
-// they rely on: a pending action stored as a step, compaction records
-// whose copies complete it, conditional appends that lose no result when
-// two writers race.
+// Message-level writes (sessions.Service.AppendMessages and
+// sessions.Service.Pop) are built on Append and Read. These tests check
+// that every backend gives them what they rely on: a pending action
+// stored as a step, compaction records whose copies complete it,
+// conditional appends that lose no result when two writers race.
 
 func userMsg(text string) agentmem.Message {
 	return agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(text)}

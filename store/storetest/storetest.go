@@ -55,8 +55,8 @@ type Config struct {
 	AppendsEach int
 	// FeedConsumers says that the store follows its own feed under a
 	// consumer of its own (a view such as a recall follower), whose
-	// cursor may hold changes back: the feed tests then do not expect
-	// the changes every test consumer has read to be trimmed.
+	// cursor may hold changes back. The feed tests then do not expect the
+	// changes every test consumer has read to be trimmed.
 	FeedConsumers bool
 	// Damage, when set, damages the stored record of the session tenant/id
 	// in st so that its metadata does not decode, as a row changed by

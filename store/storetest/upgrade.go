@@ -20,11 +20,12 @@ import (
 //   - session "b" of "acme", a branch of "a" at seq 1, with step "b2";
 //   - session "g" of tenant "globex" with step "g1".
 //
-// It checks that every log reads back in its tenant, that another
-// tenant's session is not found, that "a" is then free in "globex" (and
-// that the sessions have no settings but those created since), that
-// deleting "a" hands its history to its branch, and that an append after
-// the upgrade reaches the feed (when the store has one) with its tenant.
+// It checks that every log reads back in its tenant and that another
+// tenant's session is not found. It checks that "a" is then free in
+// "globex", and that the sessions have no settings but those created
+// since. It checks that deleting "a" hands its history to its branch, and
+// that an append after the upgrade reaches the feed (when the store has
+// one) with its tenant.
 // It changes the store.
 func CheckTenantUpgrade(t testing.TB, st store.Store) {
 	t.Helper()

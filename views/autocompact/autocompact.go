@@ -27,21 +27,21 @@ const Consumer = "auto-compact"
 const Settle = time.Second
 
 // Compactor compacts, in the background, the sessions whose settings ask
-// for it (store.Session.AutoCompact): it follows the store's change feed
-// (package views), and after appends to such a session, if its working
-// set costs more than AutoCompact.MaxTokens, it summarizes the oldest
-// whole turns down to AutoCompact.TargetTokens, as a Policy does for a
-// memory in a process (agentmem.Policy, agentmem.Memory.ApplyPolicy):
-// see sessions.Service.AutoCompact.
+// for it (store.Session.AutoCompact). It follows the store's change feed
+// (package views). After appends to such a session, if its working set
+// costs more than AutoCompact.MaxTokens, it summarizes the oldest whole
+// turns down to AutoCompact.TargetTokens. A Policy does the same for a
+// memory in a process (agentmem.Policy, agentmem.Memory.ApplyPolicy); see
+// sessions.Service.AutoCompact.
 //
 // Nothing of this is on a request's path: an append is acknowledged once
 // it is stored, and the summarizer (an LLM call, perhaps) runs later. The
 // compaction is an ordinary compaction entry, appended only if the log is
-// still where the compactor read it (a bound memory's journal), so a
+// still where the compactor read it (a bound memory's journal). So a
 // concurrent append is never lost: the compactor reads the session again
-// and tries again, within the service's retry policy (sessions.Service.Retry),
-// and an append after that is a change of its own that brings the
-// compactor back. Its cursor is saved once a batch is
+// and tries again, within the service's retry policy
+// (sessions.Service.Retry). An append after that is a change of its own
+// that brings the compactor back. Its cursor is saved once a batch is
 // done, so a compaction that a crash interrupted is done again by
 // whichever process follows the feed next.
 type Compactor struct {

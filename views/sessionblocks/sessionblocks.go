@@ -1,7 +1,7 @@
 // Package sessionblocks deletes the memory blocks of deleted sessions as a
-// view of the log: it follows the store's change feed (package views),
-// and every deletion of a session there (store.ChangeDelete: by Delete,
-// or by Prune when the session expired) has the session's blocks deleted
+// view of the log. It follows the store's change feed (package views).
+// Every deletion of a session there (store.ChangeDelete: by Delete, or by
+// Prune when the session expired) has the session's blocks deleted
 // (sessions.Service.CleanBlocks).
 package sessionblocks
 
@@ -21,16 +21,17 @@ const Consumer = "session-blocks"
 
 // Cleaner deletes, in the background, the memory blocks of the sessions
 // deleted from the store. The blocks live in a store of their own, which
-// the session store's deletion cannot reach in its transaction:
+// the session store's deletion cannot reach in its transaction.
 // sessions.Service.Delete deletes a session's blocks once the session is
-// gone, but retention (store.Store.Prune) deletes expired sessions in the
+// gone. But retention (store.Store.Prune) deletes expired sessions in the
 // store alone, and a process can stop between a session's deletion and
-// its blocks'. The deletion is in the store's feed either way, so a
-// cleaner that follows the feed deletes the blocks after every deletion,
-// whoever made it and whenever the process doing it stopped: its cursor
-// is saved once a batch is done, and a batch a crash interrupted is
-// applied again by whichever process follows the feed next (applying it
-// again deletes nothing more).
+// its blocks'.
+//
+// The deletion is in the store's feed either way. So a cleaner that
+// follows the feed deletes the blocks after every deletion, whoever made
+// it and whenever the process doing it stopped. Its cursor is saved once
+// a batch is done. A batch a crash interrupted is applied again by
+// whichever process follows the feed next, which deletes nothing more.
 type Cleaner struct {
 	*views.Follower
 	svc *sessions.Service

@@ -15,13 +15,13 @@ import (
 
 // IndexLag is how far the server's recall index, which follows the
 // session log in the background, was behind the appends of a run, as the
-// server reports it: the distribution of its per-change indexing lag over
-// the measured period (agentmem_recall_index_lag_seconds in /metrics: a
-// histogram, so the percentiles are the upper bounds of their buckets; -1
-// when above the largest, 60 s),
-// the largest lag /readyz showed while sampling it every 100ms, and how
-// long after the run a fresh=true search took (the index catching up with
-// the last appends).
+// server reports it. It has the distribution of the per-change indexing
+// lag over the measured period (agentmem_recall_index_lag_seconds in
+// /metrics). That is a histogram, so the percentiles are the upper bounds
+// of their buckets, and -1 when above the largest, 60 s. It also has the
+// largest lag /readyz showed while sampling it every 100ms, and how long
+// after the run a fresh=true search took (the index catching up with the
+// last appends).
 type IndexLag struct {
 	Changes    int64   `json:"changes"`
 	P50        float64 `json:"p50_ms_at_most"`
@@ -204,8 +204,8 @@ func (l *loadRun) catchUp(ctx context.Context) (float64, bool) {
 
 // waitIndexed waits until the server's recall index has every write made
 // so far (fresh searches, each bounded by the server, for at most two
-// minutes) and says how long it took; false for a server without such an
-// index (or one that does not know fresh=true).
+// minutes) and says how long it took. It returns false for a server
+// without such an index (or one that does not know fresh=true).
 func (l *loadRun) waitIndexed(ctx context.Context) (float64, bool) {
 	t0 := time.Now()
 	for time.Since(t0) < 2*time.Minute && ctx.Err() == nil {

@@ -22,10 +22,11 @@ import (
 //	 8%  search recall (scoped to one of its sessions)
 //
 // A client keeps at most mixedOwnMax sessions of its own, deleting the
-// oldest first, so the data grows with the appends to the seeded sessions
+// oldest first. So the data grows with the appends to the seeded sessions
 // and the sessions in flight, not without bound. With --op mixed the
-// report also has the server's resident memory (process_resident_memory_bytes
-// in /metrics), sampled every second of the measured period.
+// report also has the server's resident memory
+// (process_resident_memory_bytes in /metrics), sampled every second of
+// the measured period.
 
 const mixedOwnMax = 8
 

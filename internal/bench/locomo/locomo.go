@@ -245,12 +245,12 @@ type EvalOptions struct {
 }
 
 // Evaluate measures evidence recall@k for each k of ks (positive) on the
-// conversations, as the LoCoMo paper does: every turn of a conversation is
+// conversations, as the LoCoMo paper does. Every turn of a conversation is
 // indexed (see TurnText) into a fresh tenant of a recall.Index, with its
-// session as Group and its place in the session as Seq; for every
-// question with evidence the top max(ks) turns are retrieved, and
-// recall@k is the fraction of the question's evidence ids (see
-// ParseEvidence) among the first k (see EvalOptions.Unit for sessions).
+// session as Group and its place in the session as Seq. For every
+// question with evidence the top max(ks) turns are retrieved. Recall@k is
+// the fraction of the question's evidence ids (see ParseEvidence) among
+// the first k (see EvalOptions.Unit for sessions).
 // Ids that name no turn count as misses. Questions whose evidence holds
 // no id are skipped.
 func Evaluate(ctx context.Context, convs []Conversation, ks []int, opts EvalOptions) (Report, error) {

@@ -17,9 +17,10 @@ import (
 
 // Gen generates realistic agent steps, as steps or as the core's step
 // JSON: a system prompt of about 2,000 characters, a task of about 300,
-// then actions with 200-500 characters of reasoning, one tool call, and a
-// result of log-normal length around 1,500 characters, 3% of
-// 10,000-30,000, mixing prose, JSON, code, stack traces and shell output.
+// then actions. An action has 200-500 characters of reasoning, one tool
+// call, and a result of log-normal length around 1,500 characters, 3% of
+// 10,000-30,000. Results mix prose, JSON, code, stack traces and shell
+// output.
 // It is deterministic for a seed.
 type Gen struct {
 	r *mrand.Rand
