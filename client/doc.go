@@ -19,7 +19,10 @@
 // (Compact), the Responses-API items of the OpenAI Agents SDK
 // (AppendItems, Items, PopItem, ClearItems) and the recall index
 // (UpsertRecall, SearchRecall, GetRecall, DeleteRecall). Then come user
-// facts (Remember, SearchFacts, GetFact, Forget) and readiness (Ping).
+// facts (Remember, ExtractFacts, SearchFacts, GetFact, UpdateFact,
+// FactHistory, Forget), memory blocks (Blocks, Block, PutBlock,
+// AppendBlock, ReplaceBlock, DeleteBlock, BlockHistory), erasing a user
+// (ForgetUser) and readiness (Ping).
 //
 // Steps travel in the core's typed step JSON, as json.RawMessage (see
 // api.StepHeader): encode typed steps with agentmem.MarshalStep.
