@@ -44,14 +44,11 @@ func NewMemStore() *MemStore {
 
 // Get implements Store.
 func (s *MemStore) Get(ctx context.Context, k Key) (Block, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return Block{}, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return Block{}, ErrClosed
-	}
+	defer unlock()
 	b, ok := s.blocks[k]
 	if !ok {
 		return Block{}, notFound(k)
@@ -59,16 +56,40 @@ func (s *MemStore) Get(ctx context.Context, k Key) (Block, error) {
 	return b, nil
 }
 
-// List implements Store.
-func (s *MemStore) List(ctx context.Context, tenant string, owner Owner) ([]Block, error) {
+// rlock takes the store's read lock, unless ctx has ended or the store
+// is closed, and returns the function that releases it.
+func (s *MemStore) rlock(ctx context.Context) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if s.closed {
+		s.mu.RUnlock()
 		return nil, ErrClosed
 	}
+	return s.mu.RUnlock, nil
+}
+
+// lock is rlock for the write lock.
+func (s *MemStore) lock(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	return s.mu.Unlock, nil
+}
+
+// List implements Store.
+func (s *MemStore) List(ctx context.Context, tenant string, owner Owner) ([]Block, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	var out []Block
 	for k, b := range s.blocks {
 		if k.Tenant == tenant && k.Owner == owner {
@@ -84,14 +105,11 @@ func (s *MemStore) Put(ctx context.Context, b Block, c Change) error {
 	if err := CheckPut(b, c); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.lock(ctx)
+	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
+	defer unlock()
 	if s.blocks[b.Key].Version != b.Version-1 {
 		return ErrStale
 	}
@@ -106,14 +124,11 @@ func (s *MemStore) Put(ctx context.Context, b Block, c Change) error {
 
 // Delete implements Store.
 func (s *MemStore) Delete(ctx context.Context, k Key, version int64) error {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.lock(ctx)
+	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
+	defer unlock()
 	b, ok := s.blocks[k]
 	switch {
 	case !ok:
@@ -128,14 +143,11 @@ func (s *MemStore) Delete(ctx context.Context, k Key, version int64) error {
 
 // DeleteOwner implements Store.
 func (s *MemStore) DeleteOwner(ctx context.Context, tenant string, owner Owner) error {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.lock(ctx)
+	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
+	defer unlock()
 	for k := range s.blocks {
 		if k.Tenant == tenant && k.Owner == owner {
 			delete(s.blocks, k)
@@ -147,14 +159,11 @@ func (s *MemStore) DeleteOwner(ctx context.Context, tenant string, owner Owner) 
 
 // History implements Store.
 func (s *MemStore) History(ctx context.Context, k Key) ([]Change, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
+	defer unlock()
 	return append([]Change(nil), s.history[k]...), nil
 }
 
@@ -163,14 +172,11 @@ func (s *MemStore) ImportBlock(ctx context.Context, b Block, history []Change) e
 	if err := CheckImport(b, history); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.lock(ctx)
+	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
+	defer unlock()
 	if _, ok := s.blocks[b.Key]; ok {
 		return ConflictError(b.Key)
 	}
@@ -181,14 +187,11 @@ func (s *MemStore) ImportBlock(ctx context.Context, b Block, history []Change) e
 
 // Tenants implements Lister.
 func (s *MemStore) Tenants(ctx context.Context) ([]string, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
+	defer unlock()
 	seen := map[string]bool{}
 	for k := range s.blocks {
 		seen[k.Tenant] = true
@@ -198,14 +201,11 @@ func (s *MemStore) Tenants(ctx context.Context) ([]string, error) {
 
 // Owners implements Lister.
 func (s *MemStore) Owners(ctx context.Context, tenant string) ([]Owner, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
+	defer unlock()
 	seen := map[Owner]bool{}
 	for k := range s.blocks {
 		if k.Tenant == tenant {
