@@ -588,20 +588,20 @@ func TestImportBadBundleWritesNothing(t *testing.T) {
 		msg  string
 	}{
 		"cut short":           {strings.Join(lines[:n-1], ""), n, "cut short"},
-		"cut in a line":       {data[:len(data)-30], n, "not a JSON object"},
+		"cut in a line":       {data[:len(data)-30], n, "malformed JSON"},
 		"counts changed":      {with(n, `{"end":{"sessions":4}}`+"\n"), n, "was cut or changed"},
 		"a line dropped":      {with(lastFact, ""), n - 1, "was cut or changed"},
 		"an empty line":       {with(lastFact, "\n"), lastFact, "is empty"},
 		"a bad fact":          {with(lastFact, strings.Replace(lines[lastFact-1], `"confidence":0.7`, `"confidence":7`, 1)), lastFact, "confidence"},
 		"a fact after audit":  {swap(lastFact), lastFact + 1, "a fact after audit entries"},
-		"an unknown kind":     {with(5, `{"memo":{}}`+"\n"), 5, "unknown field"},
+		"an unknown kind":     {with(5, `{"memo":{}}`+"\n"), 5, "memo is an unknown member"},
 		"two kinds":           {with(5, `{"fact":{},"audit":{}}`+"\n"), 5, "holds 2 records"},
 		"an entry astray":     {with(lineOf(`{"facts"`), lines[2]), lineOf(`{"facts"`), "out of place"},
 		"a line after end":    {data + "{}\n", n + 1, "holds 0 records"},
 		"a bad block history": {with(lineOf(`{"change"`), strings.Replace(lines[lineOf(`{"change"`)-1], `"version":1`, `"version":9`, 1)), lineOf(`{"change"`), "history[0].version"},
 		"a bad entry":         {with(3, strings.Replace(lines[2], `"seq":1`, `"seq":0`, 1)), 3, "entries[0].seq"},
 		"a bad document":      {with(lineOf(`{"document"`), `{"document":{"id":"","text":"x"}}`+"\n"), lineOf(`{"document"`), "id"},
-		"a bad header":        {with(1, `{"agentmem_export":2,"bundle":{"exported_at":"2026-01-01T00:00:00Z","extra":1}}`+"\n"), 1, "unknown field"},
+		"a bad header":        {with(1, `{"agentmem_export":2,"bundle":{"exported_at":"2026-01-01T00:00:00Z","extra":1}}`+"\n"), 1, "bundle.extra is an unknown member"},
 	} {
 		for _, seekable := range []bool{true, false} {
 			dst := memStores(t, c)

@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/blocks"
 	"github.com/agentmem/agentmem/facts"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/store"
 )
@@ -485,24 +485,9 @@ func (d *decoder) readLine() ([]byte, error) {
 }
 
 // decodeStrict decodes one JSON object into v, refusing what is not
-// valid UTF-8, fields v does not have and trailing data.
-func decodeStrict(data []byte, v any) error {
-	if !utf8.Valid(data) {
-		return errors.New("is not valid UTF-8")
-	}
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
-		return errors.New("is not a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("has data after its JSON object")
-	}
-	return nil
-}
+// valid UTF-8, repeated keys, members v does not have and trailing data
+// (jsoncheck.DecodeObject).
+func decodeStrict(data []byte, v any) error { return jsoncheck.DecodeObject(data, v) }
 
 // readHeader reads the header line of a version 2 bundle.
 func (d *decoder) readHeader() (Info, error) {

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"io"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/jsoncheck"
 )
 
 // ExportVersion is the version of the JSONL export format.
@@ -416,19 +416,10 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// decodeStrict decodes one JSON object refusing unknown fields and
-// trailing data.
-func decodeStrict(data []byte, v any) error {
-	if !utf8.Valid(data) {
-		return errors.New("is not valid UTF-8")
-	}
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
-		return errors.New("is not a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
+// decodeStrict decodes one JSON object into v, refusing what is not
+// valid UTF-8, repeated keys, members v does not have and trailing data
+// (jsoncheck.DecodeObject).
+func decodeStrict(data []byte, v any) error { return jsoncheck.DecodeObject(data, v) }
 
 func decodeHeader(b []byte) (*Session, error) {
 	var h exportHeader

@@ -284,3 +284,13 @@ func kindName(k jsontext.Kind) string {
 	}
 	return "value"
 }
+
+// DecodeObject is Decode for data that must be a JSON object, such as a
+// line of an export: anything else is refused with an *Error for the
+// text as a whole.
+func DecodeObject(data []byte, v any) error {
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return &Error{Reason: "is not a JSON object"}
+	}
+	return Decode(data, v)
+}
