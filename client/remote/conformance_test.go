@@ -34,6 +34,10 @@ var unsupported = map[string]string{
 	"Agents/Tenants":           tenantReason,
 	"Tenants/":                 tenantReason,
 
+	// Leases coordinate the processes that follow one store's change
+	// feed; a remote store has no feed, and its server follows its own.
+	"Leases/": "the feed's leases are the server's own (a remote store has no feed)",
+
 	// GET /v1/sessions/{id}/steps does not say when each step was
 	// appended (Entry.Time), and POST .../steps gives a step without a
 	// time the server's clock where a store keeps it zero.

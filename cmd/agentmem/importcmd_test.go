@@ -176,7 +176,7 @@ func TestImportTextReport(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	want := []string{
-		`failed    (no session header) (line 1): line 1: agentmem: invalid header: is not a JSON object`,
+		`failed    (no session header) (line 1): line 1: agentmem: invalid header: json: the text is not a JSON object`,
 		`imported  s2 (lines 2-5, 3 entries)`,
 		`failed    x (lines 6-9, 3 entries): line 9: step: `,
 		`1 session imported (3 entries), 2 failed, 0 skipped`,
@@ -400,13 +400,13 @@ func TestImportMalformedTestdata(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	want := []string{
-		`failed    (no session header) (line 1): line 1: agentmem: invalid header: is not a JSON object (want {"agentmem_export":1,"session":{...}})`,
+		`failed    (no session header) (line 1): line 1: agentmem: invalid header: json: the text is not a JSON object (want {"agentmem_export":1,"session":{...}})`,
 		"imported  s2 (lines 2-5, 3 entries)",
-		"failed    bad-json (lines 6-14, 8 entries): line 8: agentmem: invalid entry: is not a JSON object",
-		"failed    bad-utf8 (lines 15-19, 4 entries): line 17: agentmem: invalid entry: is not valid UTF-8",
+		"failed    bad-json (lines 6-14, 8 entries): line 8: agentmem: invalid entry: json: the text is malformed JSON: it ends before the value does",
+		"failed    bad-utf8 (lines 15-19, 4 entries): line 17: agentmem: invalid entry: json: step.task is not valid UTF-8 (byte 148)",
 		`failed    unknown-kind (lines 20-23, 3 entries): line 23: step: agentmem: invalid type: unknown step type "telepathy"`,
 		"failed    short-log (lines 25-29, 4 entries): the log ends at seq 4 but the header's last_seq is 8: the input looks truncated (--allow-short-log imports it anyway)",
-		"failed    cut (lines 30-34, 4 entries): line 34: agentmem: invalid entry: is not a JSON object",
+		"failed    cut (lines 30-34, 4 entries): line 34: agentmem: invalid entry: json: the text is malformed JSON: it ends before the value does",
 		"1 session imported (3 entries), 6 failed, 0 skipped",
 	}
 	if got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n"); !reflect.DeepEqual(got, want) {
