@@ -84,8 +84,7 @@ var ErrExtracted = fmt.Errorf("facts: the turn was extracted already (%w)", agen
 // extraction of the turn (sessionID, stepSeq) of the user again: it wraps
 // ErrExtracted, and every backend returns it as this function makes it.
 func ExtractedError(tenant, userID, sessionID string, stepSeq int64) error {
-	return fmt.Errorf("facts: the turn of session %.80q ending at step %d was extracted already for user %.80q of tenant %.80q: %w",
-		sessionID, stepSeq, userID, tenant, ErrExtracted)
+	return fmt.Errorf("facts: session %.80q, step %d, user %.80q of tenant %.80q: %w", sessionID, stepSeq, userID, tenant, ErrExtracted)
 }
 
 // Importer is implemented by stores that can recreate a user's facts and
@@ -143,7 +142,7 @@ type Action string
 // The audited actions. Reinforcement is not audited (it is counted in
 // Fact.Reinforcements and dated by Fact.ReinforcedAt): a line per
 // sighting would grow without bound. The log records what changed what
-// a fact says or when it holds.
+// a fact says or when it holds, and which turns were extracted once.
 const (
 	ActionAdded      Action = "added"
 	ActionSuperseded Action = "superseded"
