@@ -164,8 +164,10 @@ func TestKillDuringFactExtraction(t *testing.T) {
 	model.hold = false
 	model.mu.Unlock()
 	p = startServe(t, bin, nil, args...)
+	// The new server extracts once the killed one's lease on the
+	// extraction has expired.
 	facts := map[string][]api.FactView{}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		done := 0
 		for _, user := range users {
