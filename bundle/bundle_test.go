@@ -217,6 +217,14 @@ func seed(t *testing.T, s bundle.Stores, c *clock) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A turn extracted once: its record is in the audit log.
+	dutch := facts.ExtractorFunc(func(context.Context, facts.ExtractRequest) ([]facts.Decision, error) {
+		return []facts.Decision{{Op: facts.OpAdd, Text: "Speaks Dutch."}}, nil
+	})
+	if _, err := fm.Extract(ctx, dutch, facts.Turn{UserID: "alice", Source: facts.Source{SessionID: "s1", StepSeq: 4, Agent: "coder"}, Once: true,
+		Messages: []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("Ik spreek Nederlands.")}}}); err != nil {
+		t.Fatal(err)
+	}
 	remember("", "bob", "Plays chess.")
 	remember("acme", "carol", "Runs the offsite.")
 	remember("", "dave", "Owns a boat.")
@@ -410,7 +418,7 @@ func TestRoundTrip(t *testing.T) {
 			src := open(t, c)
 			seed(t, src, c)
 			data, sum := export(t, src, bundle.Selection{All: true})
-			want := bundle.Counts{Sessions: 4, Entries: 13, Blocks: 4, Changes: 3 + blocks.MaxHistory + 1 + 1, Users: 4, Facts: 4 + 1 + 1, Audit: 8 + 1 + 1 + 2, Documents: 4}
+			want := bundle.Counts{Sessions: 4, Entries: 13, Blocks: 4, Changes: 3 + blocks.MaxHistory + 1 + 1, Users: 4, Facts: 5 + 1 + 1, Audit: 10 + 1 + 1 + 2, Documents: 4}
 			if sum.Counts != want {
 				t.Errorf("counts %+v, want %+v", sum.Counts, want)
 			}
@@ -428,6 +436,11 @@ func TestRoundTrip(t *testing.T) {
 			}
 			for _, tenant := range tenants {
 				same(t, src, dst, tenant, tenant)
+			}
+			// The turn extracted before the export is not extracted again
+			// after the import.
+			if ok, err := dst.Facts.(facts.Extractions).Extracted(ctx, "", "alice", "s1", 4); err != nil || !ok {
+				t.Fatalf("the turn extracted is not recorded after the import: %v, %v", ok, err)
 			}
 			if again, _ := export(t, dst, bundle.Selection{All: true}); again != data {
 				t.Fatalf("the imported stores export differently:\n%s\nwant\n%s", again, data)
@@ -582,26 +595,29 @@ func TestImportBadBundleWritesNothing(t *testing.T) {
 		return strings.Join(out, "")
 	}
 	lastFact := lineOf(`{"facts":{"user_id":"bob"}}`) + 1
+	record := lineOf(`{"audit":{"action":"extracted"`)
 	for name, tc := range map[string]struct {
 		in   string
 		line int
 		msg  string
 	}{
-		"cut short":           {strings.Join(lines[:n-1], ""), n, "cut short"},
-		"cut in a line":       {data[:len(data)-30], n, "malformed JSON"},
-		"counts changed":      {with(n, `{"end":{"sessions":4}}`+"\n"), n, "was cut or changed"},
-		"a line dropped":      {with(lastFact, ""), n - 1, "was cut or changed"},
-		"an empty line":       {with(lastFact, "\n"), lastFact, "is empty"},
-		"a bad fact":          {with(lastFact, strings.Replace(lines[lastFact-1], `"confidence":0.7`, `"confidence":7`, 1)), lastFact, "confidence"},
-		"a fact after audit":  {swap(lastFact), lastFact + 1, "a fact after audit entries"},
-		"an unknown kind":     {with(5, `{"memo":{}}`+"\n"), 5, "memo is an unknown member"},
-		"two kinds":           {with(5, `{"fact":{},"audit":{}}`+"\n"), 5, "holds 2 records"},
-		"an entry astray":     {with(lineOf(`{"facts"`), lines[2]), lineOf(`{"facts"`), "out of place"},
-		"a line after end":    {data + "{}\n", n + 1, "holds 0 records"},
-		"a bad block history": {with(lineOf(`{"change"`), strings.Replace(lines[lineOf(`{"change"`)-1], `"version":1`, `"version":9`, 1)), lineOf(`{"change"`), "history[0].version"},
-		"a bad entry":         {with(3, strings.Replace(lines[2], `"seq":1`, `"seq":0`, 1)), 3, "entries[0].seq"},
-		"a bad document":      {with(lineOf(`{"document"`), `{"document":{"id":"","text":"x"}}`+"\n"), lineOf(`{"document"`), "id"},
-		"a bad header":        {with(1, `{"agentmem_export":2,"bundle":{"exported_at":"2026-01-01T00:00:00Z","extra":1}}`+"\n"), 1, "bundle.extra is an unknown member"},
+		"cut short":                  {strings.Join(lines[:n-1], ""), n, "cut short"},
+		"cut in a line":              {data[:len(data)-30], n, "malformed JSON"},
+		"counts changed":             {with(n, `{"end":{"sessions":4}}`+"\n"), n, "was cut or changed"},
+		"a line dropped":             {with(lastFact, ""), n - 1, "was cut or changed"},
+		"an empty line":              {with(lastFact, "\n"), lastFact, "is empty"},
+		"a bad fact":                 {with(lastFact, strings.Replace(lines[lastFact-1], `"confidence":0.7`, `"confidence":7`, 1)), lastFact, "confidence"},
+		"a fact after audit":         {swap(lastFact), lastFact + 1, "a fact after audit entries"},
+		"an unknown kind":            {with(5, `{"memo":{}}`+"\n"), 5, "memo is an unknown member"},
+		"two kinds":                  {with(5, `{"fact":{},"audit":{}}`+"\n"), 5, "holds 2 records"},
+		"an entry astray":            {with(lineOf(`{"facts"`), lines[2]), lineOf(`{"facts"`), "out of place"},
+		"a line after end":           {data + "{}\n", n + 1, "holds 0 records"},
+		"a bad block history":        {with(lineOf(`{"change"`), strings.Replace(lines[lineOf(`{"change"`)-1], `"version":1`, `"version":9`, 1)), lineOf(`{"change"`), "history[0].version"},
+		"a bad entry":                {with(3, strings.Replace(lines[2], `"seq":1`, `"seq":0`, 1)), 3, "entries[0].seq"},
+		"a bad document":             {with(lineOf(`{"document"`), `{"document":{"id":"","text":"x"}}`+"\n"), lineOf(`{"document"`), "id"},
+		"a turn without its session": {with(record, strings.Replace(lines[record-1], `"session_id":"s1",`, ``, 1)), record, "audit.session_id: is required"},
+		"a turn twice":               {with(record-1, lines[record-1]), record, "recorded as extracted twice"},
+		"a bad header":               {with(1, `{"agentmem_export":2,"bundle":{"exported_at":"2026-01-01T00:00:00Z","extra":1}}`+"\n"), 1, "bundle.extra is an unknown member"},
 	} {
 		for _, seekable := range []bool{true, false} {
 			dst := memStores(t, c)
@@ -652,7 +668,7 @@ func TestExportSelection(t *testing.T) {
 		want bundle.Counts
 		has  []string
 	}{
-		{bundle.Selection{UserID: "alice"}, bundle.Counts{Sessions: 2, Entries: 10, Blocks: 2, Changes: 3 + blocks.MaxHistory, Users: 1, Facts: 4, Audit: 8, Documents: 2},
+		{bundle.Selection{UserID: "alice"}, bundle.Counts{Sessions: 2, Entries: 10, Blocks: 2, Changes: 3 + blocks.MaxHistory, Users: 1, Facts: 5, Audit: 10, Documents: 2},
 			[]string{`"id":"note-1"`, `"id":"s1-note"`, `"owner_id":"alice"`, `"text":"Worked at Initech."`}},
 		{bundle.Selection{UserID: "carol", Tenant: "acme"}, bundle.Counts{Sessions: 1, Entries: 1, Blocks: 1, Changes: 1, Users: 1, Facts: 1, Audit: 1, Documents: 1},
 			[]string{`"tenant":"acme"`, `"id":"acme-1"`}},
@@ -841,7 +857,7 @@ func TestExportPastDamaged(t *testing.T) {
 	if len(damaged) != 3 || !strings.HasPrefix(damaged[0], "document kb-1") || !strings.HasPrefix(damaged[1], "fact ") || damaged[2] != "session s2" {
 		t.Fatalf("damaged %q", damaged)
 	}
-	if sum.Sessions != 3 || sum.Documents != 3 || sum.Facts != 5 {
+	if sum.Sessions != 3 || sum.Documents != 3 || sum.Facts != 6 {
 		t.Fatalf("counts %+v", sum.Counts)
 	}
 	if _, isum, err := importAll(t, memStores(t, c), &b, bundle.ImportOptions{}); err != nil || isum.Failed != 0 {

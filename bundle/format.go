@@ -157,7 +157,7 @@ type (
 	}
 
 	wireAudit struct {
-		FactID    string       `json:"fact_id"`
+		FactID    string       `json:"fact_id,omitempty"`
 		Action    facts.Action `json:"action"`
 		By        string       `json:"by,omitempty"`
 		Reason    string       `json:"reason,omitempty"`
@@ -166,6 +166,8 @@ type (
 		At        time.Time    `json:"at"`
 		Before    *wireState   `json:"before,omitempty"`
 		After     *wireState   `json:"after,omitempty"`
+		SessionID string       `json:"session_id,omitempty"`
+		StepSeq   int64        `json:"step_seq,omitempty"`
 	}
 
 	wireDoc struct {
@@ -245,12 +247,13 @@ func (w *wireState) state() *facts.FactState {
 
 func toWireAudit(e facts.AuditEntry) *wireAudit {
 	return &wireAudit{FactID: e.FactID, Action: e.Action, By: e.By, Reason: e.Reason, Successor: e.Successor, Digest: e.Digest,
-		At: utc(e.At), Before: toWireState(e.Before), After: toWireState(e.After)}
+		At: utc(e.At), Before: toWireState(e.Before), After: toWireState(e.After), SessionID: e.SessionID, StepSeq: e.StepSeq}
 }
 
 func (w *wireAudit) entry(tenant, user string) facts.AuditEntry {
 	return facts.AuditEntry{Tenant: tenant, UserID: user, FactID: w.FactID, Action: w.Action, By: w.By, Reason: w.Reason,
-		Successor: w.Successor, Digest: w.Digest, At: micro(w.At), Before: w.Before.state(), After: w.After.state()}
+		Successor: w.Successor, Digest: w.Digest, At: micro(w.At), Before: w.Before.state(), After: w.After.state(),
+		SessionID: w.SessionID, StepSeq: w.StepSeq}
 }
 
 func toWireDoc(d recall.Doc) *wireDoc {

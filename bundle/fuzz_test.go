@@ -92,6 +92,8 @@ func FuzzDecoder(f *testing.F) {
 	f.Add([]byte(`{"agentmem_export":2,"bundle":{"exported_at":"2026-01-01T00:00:00Z"}}`+"\n"+`{"end":{"sessions":0,"entries":0,"blocks":0,"changes":0,"users":0,"facts":0,"audit":0,"documents":0}}`), 64)
 	f.Add([]byte(`{"agentmem_export":2,"bundle":{"exported_at":"2026-01-01T00:00:00Z"}}`+"\r\n"+`{"document":{"id":"d","text":"x","metadata":{},"time":"2026-01-01T01:00:00+01:00","embedding":[1.5,-0]}}`+"\r\n"+`{"end":{"sessions":0,"entries":0,"blocks":0,"changes":0,"users":0,"facts":0,"audit":0,"documents":1}}`+"\n"), 0)
 	f.Add([]byte(`{"agentmem_export":2,"bundle":{}}`+"\n"+`{"facts":{"user_id":"u"}}`+"\n"+`{"audit":{"fact_id":"f","action":"forgotten","at":"2026-01-01T00:00:00Z"}}`+"\n"+`{"fact":{}}`), 0)
+	f.Add([]byte(`{"agentmem_export":2,"bundle":{}}`+"\n"+`{"facts":{"user_id":"u"}}`+"\n"+`{"audit":{"action":"extracted","at":"2026-01-01T00:00:00Z","session_id":"s","step_seq":2}}`+"\n"+
+		`{"audit":{"action":"extracted","at":"2026-01-01T00:00:00Z","session_id":"s","step_seq":2}}`+"\n"+`{"end":{"sessions":0,"entries":0,"blocks":0,"changes":0,"users":1,"facts":0,"audit":2,"documents":0}}`), 0)
 	f.Fuzz(func(t *testing.T, data []byte, limit int) {
 		maxLine := 1 << 20
 		if limit > 0 {

@@ -88,6 +88,9 @@ type batch struct {
 	dirty          map[string]bool
 	deleted        []string
 	audit          []AuditEntry
+	// turn, when set, is the turn an extraction learns from, which its
+	// audit entries name.
+	turn *turnRef
 }
 
 func (m *Memory) newBatch(tenant, userID string, current []Fact, vecs map[string][]float32) *batch {
@@ -211,7 +214,11 @@ func (b *batch) add(text string, c float64, src Source, md map[string]string, v 
 
 // entry returns an audit entry of the batch's user.
 func (b *batch) entry(factID string, a Action, by, reason string) AuditEntry {
-	return AuditEntry{Tenant: b.tenant, UserID: b.userID, FactID: factID, Action: a, By: by, Reason: reason, At: b.now}
+	e := AuditEntry{Tenant: b.tenant, UserID: b.userID, FactID: factID, Action: a, By: by, Reason: reason, At: b.now}
+	if b.turn != nil {
+		e.SessionID, e.StepSeq = b.turn.SessionID, b.turn.StepSeq
+	}
+	return e
 }
 
 // remember adds text or reinforces the fact that says it.
@@ -353,6 +360,13 @@ func (b *batch) forget(id, by, reason string) error {
 // one with agentmem.ErrInvalid. The results are in the order of the
 // decisions.
 func (m *Memory) Apply(ctx context.Context, tenant, userID string, src Source, decisions []Decision) ([]Result, error) {
+	return m.apply(ctx, tenant, userID, src, decisions, false)
+}
+
+// apply is Apply; with once, it also records, in the same Update, that
+// the turn src names was extracted (an ActionExtracted entry), even when
+// there are no decisions, and the batch's entries name the turn.
+func (m *Memory) apply(ctx context.Context, tenant, userID string, src Source, decisions []Decision, once bool) ([]Result, error) {
 	if err := ValidateUser(tenant, userID); err != nil {
 		return nil, err
 	}
@@ -365,7 +379,7 @@ func (m *Memory) Apply(ctx context.Context, tenant, userID string, src Source, d
 			texts = append(texts, d.Text)
 		}
 	}
-	if len(decisions) == 0 {
+	if len(decisions) == 0 && !once {
 		return nil, nil
 	}
 	vecs, err := m.embedTexts(ctx, texts)
@@ -375,6 +389,9 @@ func (m *Memory) Apply(ctx context.Context, tenant, userID string, src Source, d
 	var results []Result
 	err = m.store.Update(ctx, tenant, userID, func(current []Fact) (Changes, error) {
 		b := m.newBatch(tenant, userID, current, vecs)
+		if once {
+			b.turn = &turnRef{src.SessionID, src.StepSeq}
+		}
 		results = make([]Result, len(decisions))
 		for i, d := range decisions {
 			var err error
@@ -391,6 +408,9 @@ func (m *Memory) Apply(ctx context.Context, tenant, userID string, src Source, d
 			if err != nil {
 				return Changes{}, fmt.Errorf("decisions[%d]: %w", i, err)
 			}
+		}
+		if once {
+			b.audit = append(b.audit, b.entry("", ActionExtracted, src.Agent, ""))
 		}
 		return b.changes(), nil
 	})

@@ -56,8 +56,12 @@
 // applies them atomically. LLMExtractor asks any OpenAI-compatible chat
 // endpoint for them as validated JSON, retrying malformed output once; a
 // failure is an *ExtractionError for the caller to log, and costs nothing
-// but the facts of that turn. The rule-free alternative is to let the
-// agent call the remember, recall and forget tools itself (Toolbox).
+// but the facts of that turn. Memory.Extract does both for a Turn; with
+// Turn.Once, it extracts the turn at most once, recording that it did
+// (an ActionExtracted audit entry) with what the turn taught, so that a
+// turn read again after a crash is neither shown to the model again nor
+// applied twice. The rule-free alternative is to let the agent call the
+// remember, recall and forget tools itself (Toolbox).
 //
 // Before each model call, Inject adds the top relevant facts above
 // Options.InjectThreshold to the system prompt, within a share of the

@@ -73,6 +73,15 @@ type Turn struct {
 	Messages []agentmem.Message
 	// Source is recorded on the facts the turn adds.
 	Source Source
+	// Once extracts the turn at most once: Source.SessionID (required)
+	// and Source.StepSeq name it, as the session and the step that ends
+	// the turn, and Memory.Extract records that it was extracted, in the
+	// user's audit log (an ActionExtracted entry), atomically with what
+	// it learnt. A turn extracted already is not shown to the extractor
+	// again and changes nothing (Extraction.Replayed). Give it only when
+	// the source names one turn: two turns given the same source are one
+	// turn, and the second is not learnt from.
+	Once bool
 }
 
 // Extraction is what Memory.Extract did.
@@ -81,18 +90,48 @@ type Extraction struct {
 	Decisions []Decision `json:"decisions"`
 	// Results are what each decision did, in the same order.
 	Results []Result `json:"results"`
+	// Replayed reports a turn with Once that was extracted already (by
+	// an earlier call, or by one that raced with this one): nothing was
+	// written, and Decisions and Results are empty (what the turn taught
+	// is in the facts already).
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Extract learns from a turn: it shows ex the turn and the user's facts
 // most relevant to it (DefaultExtractContext of them), then applies the
 // decisions with Apply, atomically. An extractor error is returned as it
 // is (an *ExtractionError for LLMExtractor) and nothing is written.
+//
+// A turn with Once is extracted once. If the store says that it was
+// (Extractions), Extract returns an Extraction with Replayed set,
+// without calling ex; else the record that it was is written with the
+// decisions, and an extraction that raced with this one and recorded it
+// first makes this one Replayed too, its decisions not applied.
 func (m *Memory) Extract(ctx context.Context, ex Extractor, turn Turn) (*Extraction, error) {
 	if err := ValidateUser(turn.Tenant, turn.UserID); err != nil {
 		return nil, err
 	}
+	if turn.Once {
+		if err := checkSource(turn.Source); err != nil {
+			return nil, err
+		}
+		if turn.Source.SessionID == "" {
+			return nil, invalid("source.session_id", "is required to extract a turn once: it names the turn, with source.step_seq")
+		}
+	}
 	if len(turn.Messages) == 0 {
 		return &Extraction{}, nil
+	}
+	if turn.Once {
+		if log, ok := m.store.(Extractions); ok {
+			done, err := log.Extracted(ctx, turn.Tenant, turn.UserID, turn.Source.SessionID, turn.Source.StepSeq)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				return &Extraction{Replayed: true}, nil
+			}
+		}
 	}
 	hits, err := m.Search(ctx, SearchRequest{
 		Tenant: turn.Tenant, UserID: turn.UserID, Query: turnQuery(turn.Messages),
@@ -109,7 +148,10 @@ func (m *Memory) Extract(ctx context.Context, ex Extractor, turn Turn) (*Extract
 	if err != nil {
 		return nil, err
 	}
-	results, err := m.Apply(ctx, turn.Tenant, turn.UserID, turn.Source, decisions)
+	results, err := m.apply(ctx, turn.Tenant, turn.UserID, turn.Source, decisions, turn.Once)
+	if turn.Once && errors.Is(err, ErrExtracted) {
+		return &Extraction{Replayed: true}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -33,21 +33,31 @@ type MemStore struct {
 	// owner maps a tenant's fact IDs to their user.
 	owner map[string]map[string]string
 	audit map[string]map[string][]AuditEntry
-	seq   int64
+	// extracted holds the turns of the ActionExtracted entries of audit.
+	extracted map[extractedKey]bool
+	seq       int64
+}
+
+// extractedKey names a user's extracted turn.
+type extractedKey struct {
+	tenant, userID string
+	turn           turnRef
 }
 
 var (
-	_ Store    = (*MemStore)(nil)
-	_ Lister   = (*MemStore)(nil)
-	_ Importer = (*MemStore)(nil)
+	_ Store       = (*MemStore)(nil)
+	_ Lister      = (*MemStore)(nil)
+	_ Importer    = (*MemStore)(nil)
+	_ Extractions = (*MemStore)(nil)
 )
 
 // NewMemStore returns an empty in-memory Store.
 func NewMemStore() *MemStore {
 	return &MemStore{
-		users: map[string]map[string][]Fact{},
-		owner: map[string]map[string]string{},
-		audit: map[string]map[string][]AuditEntry{},
+		users:     map[string]map[string][]Fact{},
+		owner:     map[string]map[string]string{},
+		audit:     map[string]map[string][]AuditEntry{},
+		extracted: map[extractedKey]bool{},
 	}
 }
 
@@ -82,8 +92,26 @@ func (s *MemStore) Update(ctx context.Context, tenant, userID string, fn func([]
 	if err := CheckChanges(tenant, userID, current, c, taken); err != nil {
 		return err
 	}
+	for _, e := range c.Audit {
+		if e.Action == ActionExtracted && s.extracted[extractedKey{tenant, userID, turnRef{e.SessionID, e.StepSeq}}] {
+			return ExtractedError(tenant, userID, e.SessionID, e.StepSeq)
+		}
+	}
 	s.update(tenant, userID, current, c)
 	return nil
+}
+
+// Extracted implements Extractions.
+func (s *MemStore) Extracted(ctx context.Context, tenant, userID, sessionID string, stepSeq int64) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false, ErrClosed
+	}
+	return s.extracted[extractedKey{tenant, userID, turnRef{sessionID, stepSeq}}], nil
 }
 
 // update applies checked changes to the user whose facts are current.
@@ -128,6 +156,9 @@ func (s *MemStore) update(tenant, userID string, current []Fact, c Changes) {
 		e.Seq = s.seq
 		e.Before, e.After = e.Before.clone(), e.After.clone()
 		s.audit[tenant][userID] = append(s.audit[tenant][userID], e)
+		if e.Action == ActionExtracted {
+			s.extracted[extractedKey{tenant, userID, turnRef{e.SessionID, e.StepSeq}}] = true
+		}
 	}
 }
 
@@ -262,6 +293,6 @@ func (s *MemStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	s.users, s.owner, s.audit = nil, nil, nil
+	s.users, s.owner, s.audit, s.extracted = nil, nil, nil, nil
 	return nil
 }

@@ -60,6 +60,33 @@ type Lister interface {
 	Users(ctx context.Context, tenant string) ([]string, error)
 }
 
+// Extractions is implemented by stores that can tell cheaply (an indexed
+// lookup) whether a turn was extracted: whether the user has the
+// ActionExtracted audit entry of the turn, which Memory.Extract writes for
+// a Turn with Once in the Update of the extraction's changes. Such a
+// store's Update refuses an ActionExtracted entry of a turn that has one
+// already with an error that ExtractedError makes, and writes nothing: a
+// turn is extracted once even when two extractions of it race. Every
+// backend of this module implements it; with a store that does not,
+// Memory.Extract extracts a turn each time it is given it.
+type Extractions interface {
+	// Extracted reports whether the user has the ActionExtracted audit
+	// entry of the turn (sessionID, stepSeq).
+	Extracted(ctx context.Context, tenant, userID, sessionID string, stepSeq int64) (bool, error)
+}
+
+// ErrExtracted is wrapped by the error of an Update that would record
+// the extraction of a turn that was extracted already (see Extractions).
+// It wraps agentmem.ErrConflict.
+var ErrExtracted = fmt.Errorf("facts: the turn was extracted already (%w)", agentmem.ErrConflict)
+
+// ExtractedError returns the error of an Update that would record the
+// extraction of the turn (sessionID, stepSeq) of the user again: it wraps
+// ErrExtracted, and every backend returns it as this function makes it.
+func ExtractedError(tenant, userID, sessionID string, stepSeq int64) error {
+	return fmt.Errorf("facts: session %.80q, step %d, user %.80q of tenant %.80q: %w", sessionID, stepSeq, userID, tenant, ErrExtracted)
+}
+
 // Importer is implemented by stores that can recreate a user's facts and
 // audit log as another store held them, which an import needs: Update
 // cannot tell a user with only an audit log (a forgotten one) from a new
@@ -115,7 +142,7 @@ type Action string
 // The audited actions. Reinforcement is not audited (it is counted in
 // Fact.Reinforcements and dated by Fact.ReinforcedAt): a line per
 // sighting would grow without bound. The log records what changed what
-// a fact says or when it holds.
+// a fact says or when it holds, and which turns were extracted once.
 const (
 	ActionAdded      Action = "added"
 	ActionSuperseded Action = "superseded"
@@ -123,6 +150,13 @@ const (
 	// ActionUpdated is an edit (Memory.Edit): text, confidence,
 	// metadata or validity.
 	ActionUpdated Action = "updated"
+	// ActionExtracted records that a turn was extracted (Memory.Extract
+	// of a Turn with Once), in the Update that applied what the turn
+	// taught, even when that was nothing. It names no fact; its
+	// SessionID and StepSeq name the turn. Reinforcements are not
+	// audited, so without it a turn extracted again would count its
+	// reinforcements twice.
+	ActionExtracted Action = "extracted"
 )
 
 // AuditEntry is one line of a user's audit log: who did what to which
@@ -153,6 +187,18 @@ type AuditEntry struct {
 	// Forgetting a fact erases them from its earlier entries.
 	Before *FactState `json:"before,omitempty"`
 	After  *FactState `json:"after,omitempty"`
+	// SessionID and StepSeq name the turn whose extraction made the
+	// entry (Memory.Extract of a Turn with Once: its Source's session
+	// and step): set on its ActionExtracted entry and on the entries of
+	// the changes it applied; empty otherwise.
+	SessionID string `json:"session_id,omitempty"`
+	StepSeq   int64  `json:"step_seq,omitempty"`
+}
+
+// turnRef names a user's turn, as ActionExtracted entries do.
+type turnRef struct {
+	SessionID string
+	StepSeq   int64
 }
 
 // validateAudit checks an audit entry for user (tenant, userID).
@@ -162,16 +208,30 @@ func validateAudit(tenant, userID string, e AuditEntry) error {
 	}
 	switch e.Action {
 	case ActionAdded, ActionSuperseded, ActionForgotten, ActionUpdated:
+	case ActionExtracted:
+		// It names a turn, and nothing else.
+		if e.SessionID == "" {
+			return invalid("audit.session_id", "is required for an %s entry: it names the turn", e.Action)
+		}
+		if e.FactID != "" || e.Successor != "" || e.Digest != "" || e.Before != nil || e.After != nil {
+			return invalid("audit.action", "an %s entry names no fact, successor, digest nor state", e.Action)
+		}
 	default:
 		return invalid("audit.action", "unknown action %q", e.Action)
 	}
 	if e.At.IsZero() {
 		return invalid("audit.at", "is required")
 	}
-	for _, f := range []struct{ name, v string }{{"audit.fact_id", e.FactID}, {"audit.by", e.By}, {"audit.successor", e.Successor}, {"audit.digest", e.Digest}} {
-		if err := checkField(f.name, f.v, MaxFieldBytes, f.name == "audit.fact_id"); err != nil {
+	for _, f := range []struct{ name, v string }{{"audit.fact_id", e.FactID}, {"audit.by", e.By}, {"audit.successor", e.Successor}, {"audit.digest", e.Digest}, {"audit.session_id", e.SessionID}} {
+		if err := checkField(f.name, f.v, MaxFieldBytes, f.name == "audit.fact_id" && e.Action != ActionExtracted); err != nil {
 			return err
 		}
+	}
+	if e.StepSeq < 0 {
+		return invalid("audit.step_seq", "%d is negative", e.StepSeq)
+	}
+	if e.StepSeq != 0 && e.SessionID == "" {
+		return invalid("audit.step_seq", "is set without a session_id")
 	}
 	if err := e.Before.validate("audit.before"); err != nil {
 		return err
@@ -227,9 +287,17 @@ func CheckChanges(tenant, userID string, current []Fact, c Changes, taken func(i
 			return invalid(fmt.Sprintf("delete[%d]", i), "%q is both put and deleted", id)
 		}
 	}
+	turns := map[turnRef]bool{}
 	for i, e := range c.Audit {
 		if err := validateAudit(tenant, userID, e); err != nil {
 			return fmt.Errorf("audit[%d]: %w", i, err)
+		}
+		if e.Action == ActionExtracted {
+			t := turnRef{e.SessionID, e.StepSeq}
+			if turns[t] {
+				return invalid(fmt.Sprintf("audit[%d].session_id", i), "the turn of session %q ending at step %d is recorded as extracted twice", e.SessionID, e.StepSeq)
+			}
+			turns[t] = true
 		}
 	}
 	return nil

@@ -12,8 +12,8 @@
 // The suite drives each store through a facts.Memory with a manual clock,
 // so decay and times are checked exactly. Subtests are grouped by
 // behaviour (Facts, Reinforce, Decay, Supersede, Forget, Tenants,
-// BadInput, Atomicity, Search, Concurrency, Close, Import), so one group can be
-// run alone with go test -run 'Conformance/Supersede'.
+// BadInput, Atomicity, Search, Concurrency, Close, Import, Once), so one
+// group can be run alone with go test -run 'Conformance/Supersede'.
 package factstest
 
 import (
@@ -84,6 +84,7 @@ func Run(t *testing.T, cfg Config) {
 		{"Close", []test{{"Closed", s.closed}}},
 		{"Damaged", []test{{"SkipAndReport", s.damaged}}},
 		{"Import", []test{{"RoundTrip", s.importRoundTrip}, {"Conflict", s.importConflict}, {"Lister", s.lister}}},
+		{"Once", []test{{"Extract", s.onceExtract}, {"Update", s.onceUpdate}, {"Concurrent", s.onceConcurrent}}},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -25,8 +25,9 @@ func importer(t *testing.T, st facts.Store) (facts.Importer, facts.Lister) {
 
 // history gives alice of tenant acme every kind of history: a fact
 // superseded (its validity closed), one edited, one forgotten, one with
-// a source, metadata, an embedding and a validity in the past; and bob a
-// fact of his own. It returns alice's facts and audit log.
+// a source, metadata, an embedding and a validity in the past, one
+// extracted from a turn recorded as extracted; and bob a fact of his
+// own. It returns alice's facts and audit log.
 func (e *env) history() ([]facts.Fact, []facts.AuditEntry) {
 	e.t.Helper()
 	a := e.remember("acme", "alice", "Lives in Berlin.", 0.7)
@@ -54,6 +55,10 @@ func (e *env) history() ([]facts.Fact, []facts.AuditEntry) {
 		f.Embedding = []float32{0.25, -1.5, 3e-7}
 		return facts.Changes{Put: []facts.Fact{f}}, nil
 	}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.clock.Advance(time.Minute)
+	if _, err := e.mem.Extract(e.ctx, &teaExtractor{text: "Speaks Dutch."}, onceTurn("acme", "alice", 9)); err != nil {
 		e.t.Fatal(err)
 	}
 	e.remember("acme", "bob", "Plays chess.", 0)
@@ -101,8 +106,8 @@ func sameAudit(t *testing.T, got, want []facts.AuditEntry) {
 func (s *suite) importRoundTrip(t *testing.T) {
 	src := s.env(t)
 	fs, au := src.history()
-	if len(fs) != 4 || len(au) != 8 {
-		t.Fatalf("history: %d facts, %d audit entries; want 4 and 8", len(fs), len(au))
+	if len(fs) != 5 || len(au) != 10 {
+		t.Fatalf("history: %d facts, %d audit entries; want 5 and 10", len(fs), len(au))
 	}
 	dst := s.env(t)
 	imp, lst := importer(t, dst.st)
@@ -121,6 +126,10 @@ func (s *suite) importRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameAudit(t, gotAudit, au)
+	// The turn extracted is recorded as such in the store imported into.
+	if _, ok := dst.st.(facts.Extractions); ok && !dst.extracted("acme", "alice", 9) {
+		t.Fatal("the turn extracted is not recorded after the import")
+	}
 	if tenants, err := lst.Tenants(dst.ctx); err != nil || !slices.Equal(tenants, []string{"acme"}) {
 		t.Fatalf("Tenants = %v, %v; want [acme]", tenants, err)
 	}
@@ -203,6 +212,10 @@ func (s *suite) importConflict(t *testing.T) {
 	}
 	if err := imp.ImportUser(e.ctx, "acme", "dave", bad[:1], au[:1]); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatalf("ImportUser of another user's audit entry = %v, want ErrInvalid", err)
+	}
+	record := facts.AuditEntry{Tenant: "acme", UserID: "dave", Action: facts.ActionExtracted, SessionID: "s1", StepSeq: 2, At: e.now()}
+	if err := imp.ImportUser(e.ctx, "acme", "dave", nil, []facts.AuditEntry{record, record}); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Fatalf("ImportUser of a turn recorded twice = %v, want ErrInvalid", err)
 	}
 	if err := imp.ImportUser(e.ctx, "acme", "alice", fs, nil); !errors.Is(err, agentmem.ErrConflict) {
 		t.Fatalf("a conflict is found after the check: %v", err)

@@ -7,12 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/facts/sqlite"
 )
 
 // TestMigrateValidity: facts recorded before validity existed hold from
-// when they were recorded, and a superseded one until it was superseded.
+// when they were recorded, and a superseded one until it was superseded;
+// audit entries written before extracted turns were recorded name no
+// turn, and an extraction of a turn then is recorded.
 func TestMigrateValidity(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentmem.db")
@@ -30,7 +33,10 @@ func TestMigrateValidity(t *testing.T) {
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC)
 	t1 := t0.Add(time.Hour)
 	for _, q := range []string{
-		`DELETE FROM agentmem_migrations WHERE component = 'facts' AND version = 2`,
+		`DELETE FROM agentmem_migrations WHERE component = 'facts' AND version IN (2, 3)`,
+		`DROP INDEX facts_audit_extracted`,
+		`ALTER TABLE facts_audit DROP COLUMN source_session`,
+		`ALTER TABLE facts_audit DROP COLUMN source_step`,
 		`DROP INDEX facts_audit_by_fact`,
 		`ALTER TABLE facts DROP COLUMN valid_from`,
 		`ALTER TABLE facts DROP COLUMN valid_to`,
@@ -72,11 +78,20 @@ func TestMigrateValidity(t *testing.T) {
 		t.Fatalf("valid fact after the migration = %+v, %v; want valid from %v, open", cur, err, t1)
 	}
 	a, err := st.Audit(ctx, "", "u")
-	if err != nil || len(a) != 1 || a[0].Before != nil || a[0].After != nil {
+	if err != nil || len(a) != 1 || a[0].Before != nil || a[0].After != nil || a[0].SessionID != "" || a[0].StepSeq != 0 {
 		t.Fatalf("audit after the migration = %+v, %v", a, err)
 	}
 	m := facts.New(st, facts.Options{Clock: func() time.Time { return t1.Add(time.Minute) }})
 	if fs, err := m.List(ctx, "", "u", false); err != nil || len(fs) != 1 || fs[0].ID != "new" {
 		t.Fatalf("facts holding now = %+v, %v", fs, err)
+	}
+	turn := facts.Turn{UserID: "u", Messages: []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text("Hi.")}},
+		Source: facts.Source{SessionID: "s1", StepSeq: 2}, Once: true}
+	none := facts.ExtractorFunc(func(context.Context, facts.ExtractRequest) ([]facts.Decision, error) { return nil, nil })
+	if x, err := m.Extract(ctx, none, turn); err != nil || x.Replayed {
+		t.Fatalf("Extract after the migration = %+v, %v", x, err)
+	}
+	if x, err := m.Extract(ctx, none, turn); err != nil || !x.Replayed {
+		t.Fatalf("Extract of the same turn again = %+v, %v; want a replay", x, err)
 	}
 }

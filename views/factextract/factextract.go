@@ -57,9 +57,13 @@ const Window = 64
 // from its cursor, when it stops or crashes (after the lease's TTL). The
 // cursor is saved in the feed after every batch, only while the lease is
 // held. A holder that crashes, or loses its lease, between applying a
-// batch and saving its cursor leaves that batch's turns to be extracted
-// again by the next: an add of what the same turn already added is then
-// ignored (its source is the same), but a reinforcement counts twice.
+// batch and saving its cursor leaves that batch to be read again by the
+// next. Each turn is still extracted once (facts.Turn.Once, the turn
+// named by its session and its answer's sequence number): what it taught
+// and the record that it was extracted are written together, in the
+// user's facts, and a turn read again that has its record is skipped
+// without a model call. Of two extractions of a turn that race (a lease
+// lost while its holder's extraction is under way), one is applied.
 type Learner struct {
 	*views.Follower
 	cfg Config
@@ -212,7 +216,7 @@ func (l *Learner) extract(ctx context.Context, sess *store.Session, answer *stor
 	turn = append(turn, answer.Step.Messages(agentmem.RenderOptions{})...)
 	ex, err := l.cfg.Facts.Extract(ctx, l.cfg.Extractor, facts.Turn{
 		Tenant: sess.Tenant, UserID: sess.UserID, Messages: turn,
-		Source: facts.Source{SessionID: sess.ID, StepSeq: answer.Seq, Agent: sess.Agent},
+		Source: facts.Source{SessionID: sess.ID, StepSeq: answer.Seq, Agent: sess.Agent}, Once: true,
 	})
 	if err != nil {
 		return 0, err

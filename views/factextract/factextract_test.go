@@ -27,8 +27,9 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // model is a stand-in for an OpenAI-compatible chat model as
 // facts.LLMExtractor calls it: "I live in X" in a user message adds
-// "Lives in X." or supersedes the known fact of another city; anything
-// else is ignored. While failing is set, a turn that mentions it is
+// "Lives in X." or supersedes the known fact of another city, "I still
+// live in X" reinforces the known "Lives in X."; anything else is
+// ignored. While failing is set, a turn that mentions it is
 // answered 503, and the first such answer is signalled on failed.
 type model struct {
 	mu      sync.Mutex
@@ -83,7 +84,14 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	m.turns = append(m.turns, text)
 	m.mu.Unlock()
 	decisions := `{"action":"ignore"}`
-	if _, city, ok := strings.Cut(text, "I live in "); ok {
+	if _, city, ok := strings.Cut(text, "I still live in "); ok {
+		city = strings.Trim(strings.Fields(city)[0], ".!,")
+		for _, k := range in.Known {
+			if k.Text == "Lives in "+city+"." {
+				decisions = fmt.Sprintf(`{"action":"reinforce","id":%q}`, k.ID)
+			}
+		}
+	} else if _, city, ok := strings.Cut(text, "I live in "); ok {
 		city = strings.Trim(strings.Fields(city)[0], ".!,")
 		decisions = fmt.Sprintf(`{"action":"add","text":"Lives in %s."}`, city)
 		for _, k := range in.Known {
@@ -282,5 +290,51 @@ func TestOutageDelays(t *testing.T) {
 	}
 	if st := l.Status(); st.Errors == 0 {
 		t.Errorf("status %+v: the outage is not counted", st)
+	}
+}
+
+// TestReplayedBatch: a learner that stops (a crash, as far as the feed
+// can tell) in the middle of a batch, after extracting some of its turns
+// and before saving its cursor, leaves the batch to the next learner,
+// which reads it again: it extracts the turns not done, and not those
+// done, whose reinforcement is not counted twice nor their model called
+// again.
+func TestReplayedBatch(t *testing.T) {
+	f := newFixture(t)
+	f.create(t, "s1", "alice")
+	f.create(t, "s2", "bob")
+	l, stop := f.start(t, views.Options{Settle: -1})
+	f.turn(t, "s1", "I live in Berlin.", "Nice.")
+	waitSync(t, l)
+	stop()
+	// One batch: alice's turn is extracted, bob's fails until the first
+	// learner is stopped.
+	f.model.failing = "Rome"
+	f.turn(t, "s1", "I still live in Berlin.", "Good.")
+	f.turn(t, "s2", "I live in Rome.", "Ciao.")
+	_, stop = f.start(t, views.Options{Settle: -1, OnError: func(error) {}})
+	<-f.model.failed
+	stop()
+	if got := f.valid(t, "bob"); len(got) != 0 {
+		t.Fatalf("bob's facts before the batch is done: %q", got)
+	}
+	f.model.mu.Lock()
+	f.model.failing = ""
+	f.model.mu.Unlock()
+	l2, _ := f.start(t, views.Options{Settle: -1})
+	waitSync(t, l2)
+	if got := f.valid(t, "bob"); !slices.Equal(got, []string{"Lives in Rome."}) {
+		t.Errorf("bob's facts: %q", got)
+	}
+	fs, err := f.facts.List(context.Background(), "", "alice", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].Reinforcements != 1 {
+		t.Errorf("alice's facts %+v: want Berlin, reinforced once", fs)
+	}
+	want := []string{"I live in Berlin.", "I still live in Berlin.", "I live in Rome."}
+	if got := f.model.answered(); !slices.Equal(got, want) {
+		t.Errorf("turns extracted %q, want %q (each once)", got, want)
 	}
 }

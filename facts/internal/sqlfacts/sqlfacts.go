@@ -32,9 +32,10 @@ type Store struct {
 }
 
 var (
-	_ facts.Store    = (*Store)(nil)
-	_ facts.Lister   = (*Store)(nil)
-	_ facts.Importer = (*Store)(nil)
+	_ facts.Store       = (*Store)(nil)
+	_ facts.Lister      = (*Store)(nil)
+	_ facts.Importer    = (*Store)(nil)
+	_ facts.Extractions = (*Store)(nil)
 )
 
 // dialect is the SQL that differs between the databases.
@@ -169,6 +170,20 @@ func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]fac
 			}
 			return err
 		}
+		// A turn is extracted once: the user's lock makes the lookup
+		// and the write one step.
+		for _, e := range c.Audit {
+			if e.Action != facts.ActionExtracted {
+				continue
+			}
+			done, err := s.extracted(ctx, tx, tenant, userID, e.SessionID, e.StepSeq)
+			if err != nil {
+				return err
+			}
+			if done {
+				return &fnErr{err: facts.ExtractedError(tenant, userID, e.SessionID, e.StepSeq)}
+			}
+		}
 		return s.apply(ctx, tx, tenant, c)
 	})
 	var fe *fnErr
@@ -179,6 +194,28 @@ func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]fac
 		return s.g.Err("update", err)
 	}
 	return nil
+}
+
+// extracted reports whether the user has the ActionExtracted entry of
+// the turn (the lookup of the index facts_audit_extracted, whose
+// condition the query repeats as it is written there).
+func (s *Store) extracted(ctx context.Context, q sqldb.Querier, tenant, userID, sessionID string, stepSeq int64) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM facts_audit WHERE tenant = $1 AND user_id = $2
+		AND source_session = $3 AND source_step = $4 AND action = 'extracted')`, tenant, userID, sessionID, stepSeq).Scan(&ok)
+	return ok, err
+}
+
+// Extracted implements facts.Extractions.
+func (s *Store) Extracted(ctx context.Context, tenant, userID, sessionID string, stepSeq int64) (bool, error) {
+	if err := s.g.Closed("extracted"); err != nil {
+		return false, err
+	}
+	ok, err := s.extracted(ctx, s.g.Reader(), tenant, userID, sessionID, stepSeq)
+	if err != nil {
+		return false, s.g.Err("extracted", err)
+	}
+	return ok, nil
 }
 
 // ImportUser implements facts.Importer: in one write transaction holding
@@ -303,9 +340,11 @@ func (s *Store) apply(ctx context.Context, tx sqldb.Tx, tenant string, c facts.C
 		if err != nil {
 			return err
 		}
-		stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO facts_audit (tenant, user_id, fact_id, action, by_whom, reason, successor, digest, at, before_state, after_state)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			Args: []any{e.Tenant, e.UserID, e.FactID, string(e.Action), e.By, e.Reason, e.Successor, e.Digest, s.d.Time(e.At), before, after}})
+		stmts = append(stmts, sqldb.Stmt{SQL: `INSERT INTO facts_audit (tenant, user_id, fact_id, action, by_whom, reason, successor, digest, at,
+				before_state, after_state, source_session, source_step)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			Args: []any{e.Tenant, e.UserID, e.FactID, string(e.Action), e.By, e.Reason, e.Successor, e.Digest, s.d.Time(e.At),
+				before, after, e.SessionID, e.StepSeq}})
 	}
 	return sqldb.ExecAll(ctx, tx, stmts)
 }
@@ -342,8 +381,8 @@ func (s *Store) Audit(ctx context.Context, tenant, userID string) ([]facts.Audit
 	if err := s.g.Closed("audit"); err != nil {
 		return nil, err
 	}
-	rows, err := s.g.Reader().Query(ctx, `SELECT seq, fact_id, action, by_whom, reason, successor, digest, at, before_state, after_state
-		FROM facts_audit WHERE tenant = $1 AND user_id = $2 ORDER BY seq`, tenant, userID)
+	rows, err := s.g.Reader().Query(ctx, `SELECT seq, fact_id, action, by_whom, reason, successor, digest, at, before_state, after_state,
+		source_session, source_step FROM facts_audit WHERE tenant = $1 AND user_id = $2 ORDER BY seq`, tenant, userID)
 	if err != nil {
 		return nil, s.g.Err("audit", err)
 	}
@@ -355,7 +394,8 @@ func (s *Store) Audit(ctx context.Context, tenant, userID string) ([]facts.Audit
 			action        string
 			before, after []byte
 		)
-		if err := rows.Scan(&e.Seq, &e.FactID, &action, &e.By, &e.Reason, &e.Successor, &e.Digest, s.d.ScanTime(&e.At), &before, &after); err != nil {
+		if err := rows.Scan(&e.Seq, &e.FactID, &action, &e.By, &e.Reason, &e.Successor, &e.Digest, s.d.ScanTime(&e.At), &before, &after,
+			&e.SessionID, &e.StepSeq); err != nil {
 			return nil, s.g.Err("audit", err)
 		}
 		var err error
