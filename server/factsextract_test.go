@@ -236,7 +236,7 @@ func TestExtractFactsSetting(t *testing.T) {
 				}
 				c.Sessions = svc
 			})
-			l, stop, err := factextract.Start(svc, nil, factextract.Config{Facts: e.srv.cfg.Facts, Extractor: e.srv.cfg.Extractor, Select: svc.Extracts,
+			l, stop, err := factextract.Start(svc, e.mem, factextract.Config{Facts: e.srv.cfg.Facts, Extractor: e.srv.cfg.Extractor, Select: svc.Extracts,
 				Follow: views.Options{Settle: -1}})
 			if err != nil || l == nil {
 				t.Fatalf("factextract.Start: %v, %v", l, err)
