@@ -111,14 +111,16 @@ func decodeSteps(body []byte, key string, now time.Time, newID func() string) (*
 // step: it has a "steps" or "compaction" member and no "type" (every
 // step has one).
 func isEnvelope(body []byte) bool {
-	// Only the top level's member names are read; values are skipped.
+	// Only the top level's member names are read; values are skipped,
+	// and a step's "type", usually its first member, ends the reading.
 	// What is wrong with the body (a repeated key, invalid UTF-8) is for
-	// the strict decode that follows to report, naming where.
-	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	// the strict decode that follows to report, naming where. A
+	// bytes.Buffer is read in place, without a copy.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}
-	var typed, steps, comp bool
+	var steps, comp bool
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
 		if err != nil {
@@ -126,7 +128,7 @@ func isEnvelope(body []byte) bool {
 		}
 		switch name.String() {
 		case "type":
-			typed = true
+			return false
 		case "steps":
 			steps = true
 		case "compaction":
@@ -136,7 +138,7 @@ func isEnvelope(body []byte) bool {
 			return false
 		}
 	}
-	return !typed && (steps || comp)
+	return steps || comp
 }
 
 // prefixField joins a parent path and a field name.

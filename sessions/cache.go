@@ -21,8 +21,9 @@ import (
 // counted once (per format and tokenizer) however many context requests
 // read it. The log stays the truth: before every use, a cached memory
 // catches up with the entries appended since it last looked, by this
-// instance or any other sharing the store: one Get when nothing is new,
-// and a read of the new entries when something is. So a context request
+// instance or any other sharing the store: one read of the session's
+// head (store.ReadHead) when nothing is new, and a read of the new
+// entries when something is. So a context request
 // sees every append acknowledged before it started.
 //
 // Catching up costs what was appended, not the session's length: new step
@@ -331,16 +332,17 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	if st == nil {
 		return v.load(ctx, c)
 	}
-	// The common case is that nothing was appended: a Get (one row)
-	// tells, without taking the lock. Otherwise read what is new.
-	sess, err := c.svc.st.Get(ctx, v.key.Tenant, v.key.ID)
+	// The common case is that nothing was appended: the session's head
+	// (store.ReadHead: its row, without the rest of the record) tells,
+	// without taking the lock. Otherwise read what is new.
+	head, err := store.ReadHead(ctx, c.svc.st, v.key.Tenant, v.key.ID)
 	if err != nil {
 		return nil, err
 	}
-	if sess.CreatedAt.Equal(st.created) {
+	if head.CreatedAt.Equal(st.created) {
 		// An append through this service may have brought the memory
 		// up to date meanwhile.
-		if cur := v.state.Load(); sess.LastSeq == cur.seq {
+		if cur := v.state.Load(); head.LastSeq == cur.seq {
 			return cur, nil
 		}
 	}
@@ -362,7 +364,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		// common), or the session was deleted and created again, with
 		// fewer entries, in the same tick of the store's clock. A read
 		// now tells which.
-		now, err := c.svc.st.Get(ctx, v.key.Tenant, v.key.ID)
+		now, err := store.ReadHead(ctx, c.svc.st, v.key.Tenant, v.key.ID)
 		if err != nil {
 			return nil, err
 		}

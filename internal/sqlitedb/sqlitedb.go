@@ -245,6 +245,16 @@ func (db *DB) closePools() error {
 //     (NORMAL would risk the last commits on power loss);
 //   - foreign_keys=ON.
 //
+// The write connection also maps the file (mmap_size=256MiB). A page it
+// does not hold in its cache is read from the map, without a system call
+// and a copy, and its cache outlives its own commits. Read connections do
+// not map it. A read transaction that begins after another connection's
+// commit empties the connection's cache and unmaps the file: SQLite does
+// so on every change of the WAL, and under a steady stream of writes that
+// is nearly every read. Its first page then maps the file again. A short
+// read (a session's row) cost about four times what reading its few pages
+// with pread does, and unmapping interrupts every thread of the process.
+//
 // The write connection also gets wal_autocheckpoint=16384 pages. The
 // file's checkpointer (checkpoint.go) copies the WAL into the database in
 // the background, and the automatic checkpoint in a commit is only the
@@ -266,10 +276,10 @@ func dsnParams(opts Options, memory, readOnly bool) string {
 	}
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(ON)")
-	q.Add("_pragma", "mmap_size(268435456)")
 	if readOnly {
 		q.Add("_pragma", "query_only(ON)")
 	} else {
+		q.Add("_pragma", "mmap_size(268435456)")
 		q.Set("_txlock", "immediate")
 		q.Add("_pragma", "cache_size(-32768)")
 		if !memory {

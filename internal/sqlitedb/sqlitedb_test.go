@@ -205,3 +205,23 @@ func TestGroupRedoable(t *testing.T) {
 		t.Fatalf("%d rows", n)
 	}
 }
+
+// The write connection maps the file and the read connections do not
+// (dsnParams): a reader's map is dropped at every read transaction that
+// follows another connection's commit.
+func TestReadersDoNotMapTheFile(t *testing.T) {
+	db, _ := openTemp(t)
+	for _, c := range []struct {
+		name string
+		pool *sql.DB
+		want int64
+	}{{"write", db.W, 256 << 20}, {"read", db.R, 0}} {
+		var got int64
+		if err := c.pool.QueryRow(`PRAGMA mmap_size`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("the %s connection's mmap_size is %d, want %d", c.name, got, c.want)
+		}
+	}
+}

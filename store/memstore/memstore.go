@@ -59,10 +59,11 @@ type Store struct {
 }
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Importer = (*Store)(nil)
-	_ store.Feed     = (*Store)(nil)
-	_ store.Leaser   = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Importer   = (*Store)(nil)
+	_ store.Feed       = (*Store)(nil)
+	_ store.Leaser     = (*Store)(nil)
+	_ store.HeadReader = (*Store)(nil)
 )
 
 // session is a session's metadata and its own log. Entries are never
@@ -290,6 +291,16 @@ func (st *Store) Get(ctx context.Context, tenant, id string) (*store.Session, er
 	}
 	defer unlock()
 	return s.meta.Clone(), nil
+}
+
+// Head implements store.HeadReader.
+func (st *Store) Head(ctx context.Context, tenant, id string) (store.Head, error) {
+	s, unlock, err := st.lockLive(ctx, tenant, id)
+	if err != nil {
+		return store.Head{}, err
+	}
+	defer unlock()
+	return store.Head{CreatedAt: s.meta.CreatedAt, LastSeq: s.meta.LastSeq}, nil
 }
 
 // lockLive checks a session's key, locks the store and returns the live

@@ -71,10 +71,11 @@ type Store struct {
 }
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Feed     = (*Store)(nil)
-	_ store.Leaser   = (*Store)(nil)
-	_ store.Importer = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Feed       = (*Store)(nil)
+	_ store.Leaser     = (*Store)(nil)
+	_ store.Importer   = (*Store)(nil)
+	_ store.HeadReader = (*Store)(nil)
 )
 
 // Open connects to the PostgreSQL database that url names (a postgres://

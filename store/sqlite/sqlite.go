@@ -64,10 +64,11 @@ type Store struct {
 }
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Feed     = (*Store)(nil)
-	_ store.Leaser   = (*Store)(nil)
-	_ store.Importer = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Feed       = (*Store)(nil)
+	_ store.Leaser     = (*Store)(nil)
+	_ store.Importer   = (*Store)(nil)
+	_ store.HeadReader = (*Store)(nil)
 )
 
 // Open opens (creating it if needed) the SQLite database at path and

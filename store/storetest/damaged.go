@@ -95,6 +95,10 @@ func (s *suite) damagedTests() []namedTest {
 			e.damage("t", "bad")
 			_, err := e.st.Get(e.ctx, "t", "bad")
 			e.wantDamagedErr(err, "t", "bad", "Get")
+			// Its head (its keys and log) is sound.
+			if h, err := store.ReadHead(e.ctx, e.st, "t", "bad"); err != nil || h.LastSeq != 2 {
+				t.Errorf("ReadHead of the damaged session: %d, %v; want its last seq, 2", h.LastSeq, err)
+			}
 			_, err = e.st.Read(e.ctx, store.ReadRequest{Tenant: "t", SessionID: "bad"})
 			e.wantDamagedErr(err, "t", "bad", "Read")
 			_, err = e.st.Read(e.ctx, store.ReadRequest{Tenant: "t", SessionID: "bad", WorkingSet: true})

@@ -250,6 +250,53 @@ func (s *suite) sessionTests() []namedTest {
 			}
 			e.wantSeqs(e.appendSteps("d", steps("d2", 1)...), []int64{1}, "first append to a re-created session")
 		}},
+		{"Head", func(t *testing.T) {
+			// store.ReadHead reads what Get says of a session's log, its
+			// creation time and last sequence number, and fails as Get
+			// does: the context cache checks it before every use.
+			e := s.open(t)
+			want := func(key string) {
+				t.Helper()
+				tenant, id := splitKey(key)
+				h, err := store.ReadHead(e.ctx, e.st, tenant, id)
+				if err != nil {
+					t.Fatalf("ReadHead(%q): %v", key, err)
+				}
+				g := e.get(key)
+				if !h.CreatedAt.Equal(g.CreatedAt) || h.LastSeq != g.LastSeq {
+					t.Fatalf("ReadHead(%q) = %v, %d; Get says %v, %d", key, h.CreatedAt, h.LastSeq, g.CreatedAt, g.LastSeq)
+				}
+			}
+			gone := func(tenant, id, what string) {
+				t.Helper()
+				_, err := store.ReadHead(e.ctx, e.st, tenant, id)
+				e.wantErr(err, agentmem.ErrNotFound, what)
+			}
+			e.create(store.CreateRequest{ID: "h", TTL: time.Hour})
+			want("h")
+			e.appendSteps("h", steps("h", 3)...)
+			want("h")
+			gone("", "never", "ReadHead of a missing session")
+			_, err := store.ReadHead(e.ctx, e.st, "", "")
+			e.wantErr(err, agentmem.ErrInvalid, "ReadHead without an ID")
+			// Deleted and created again: another creation time.
+			first := e.get("h").CreatedAt
+			if err := e.st.Delete(e.ctx, "", "h"); err != nil {
+				t.Fatal(err)
+			}
+			gone("", "h", "ReadHead after Delete")
+			e.clock.Advance(time.Second)
+			e.create(store.CreateRequest{ID: "h", TTL: time.Hour})
+			want("h")
+			if h, _ := store.ReadHead(e.ctx, e.st, "", "h"); h.CreatedAt.Equal(first) || h.LastSeq != 0 {
+				t.Fatalf("the head of a re-created session: %v, %d", h.CreatedAt, h.LastSeq)
+			}
+			// Expired: not found, as by Get, but a persistent session.
+			e.create(store.CreateRequest{ID: "p", Retention: store.Persistent})
+			e.clock.Advance(2 * time.Hour)
+			gone("", "h", "ReadHead of an expired session")
+			want("p")
+		}},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/recall"
@@ -64,8 +65,16 @@ type FollowStatus = views.Status
 // DefaultConsumer is the cursor name of a Follower's zero Options.
 const DefaultConsumer = "recall"
 
-// DefaultSettle is FollowerOptions.Settle when it is 0.
-const DefaultSettle = views.DefaultSettle
+// DefaultSettle is FollowerOptions.Settle when it is 0. A search without
+// Sync finds a turn a few hundred milliseconds after its append. A batch
+// of the index costs much more than its documents. A SQLite commit
+// writes every page the batch touched, and the document frequencies of a
+// batch's terms touch most of their table whatever the batch's size. A
+// turn cost about 600 µs of CPU in batches of 16, 400 in batches of 64
+// and 280 in batches of 256 (BenchmarkIndexBatchSize). Under a steady
+// stream of agent loops, 20 ms of settling made batches of about 20
+// turns, and the index took the largest part of the server's CPU.
+const DefaultSettle = 200 * time.Millisecond
 
 // NewFollower returns a Follower that indexes what feed reports about
 // st's sessions into x. It does nothing until Run. Unless opts has a
@@ -74,6 +83,9 @@ const DefaultSettle = views.DefaultSettle
 func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptions) *Follower {
 	if opts.Consumer == "" {
 		opts.Consumer = DefaultConsumer
+	}
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
 	}
 	f := &Follower{st: st, x: x, consumer: opts.Consumer}
 	if _, ok := x.Index.Backend().(recall.BatchWriter); ok && opts.Checkpoint == nil {

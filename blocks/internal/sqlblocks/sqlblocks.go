@@ -27,6 +27,10 @@ import (
 type Store struct {
 	g *sqldb.Guard
 	d *sqldb.Dialect
+	// r runs the reads as statements kept prepared: every context reads
+	// its session's blocks, and on SQLite parsing the query cost more
+	// than running it.
+	r *sqldb.Prepared
 }
 
 var (
@@ -39,11 +43,14 @@ var (
 // it "blocks/" and the dialect ("blocks/sqlite").
 func New(db sqldb.DB) *Store {
 	d := db.Dialect()
-	return &Store{g: sqldb.NewGuard(db, "blocks/"+d.Name, blocks.ErrClosed), d: d}
+	return &Store{g: sqldb.NewGuard(db, "blocks/"+d.Name, blocks.ErrClosed), d: d, r: sqldb.NewPrepared(db)}
 }
 
 // Close closes the database; later calls fail with blocks.ErrClosed.
-func (s *Store) Close() error { return s.g.Close() }
+func (s *Store) Close() error {
+	s.r.Close()
+	return s.g.Close()
+}
 
 // columns are the blocks columns, in the order scan reads them.
 const columns = `tenant, owner_kind, owner_id, label, value, char_limit, description, read_only, version, created_at, updated_at, updated_by`
@@ -70,7 +77,7 @@ func (s *Store) Get(ctx context.Context, k blocks.Key) (blocks.Block, error) {
 	if err := s.g.Closed("get"); err != nil {
 		return blocks.Block{}, err
 	}
-	b, err := s.scan(s.g.Reader().QueryRow(ctx, `SELECT `+columns+` FROM blocks WHERE `+keyWhere, keyArgs(k)...))
+	b, err := s.scan(s.r.QueryRow(ctx, `SELECT `+columns+` FROM blocks WHERE `+keyWhere, keyArgs(k)...))
 	if errors.Is(err, sqldb.ErrNoRows) {
 		return blocks.Block{}, blocks.NotFound(k)
 	}
@@ -85,7 +92,7 @@ func (s *Store) List(ctx context.Context, tenant string, owner blocks.Owner) ([]
 	if err := s.g.Closed("list"); err != nil {
 		return nil, err
 	}
-	rows, err := s.g.Reader().Query(ctx, `SELECT `+columns+` FROM blocks WHERE tenant = $1 AND owner_kind = $2 AND owner_id = $3`,
+	rows, err := s.r.Query(ctx, `SELECT `+columns+` FROM blocks WHERE tenant = $1 AND owner_kind = $2 AND owner_id = $3`,
 		tenant, string(owner.Kind), owner.ID)
 	if err != nil {
 		return nil, s.g.Err("list", err)
@@ -311,7 +318,7 @@ func (s *Store) History(ctx context.Context, k blocks.Key) ([]blocks.Change, err
 	if err := s.g.Closed("history"); err != nil {
 		return nil, err
 	}
-	rows, err := s.g.Reader().Query(ctx, `SELECT version, action, by_whom, at, before_value, after_value
+	rows, err := s.r.Query(ctx, `SELECT version, action, by_whom, at, before_value, after_value
 		FROM blocks_history WHERE `+keyWhere+` ORDER BY version`, keyArgs(k)...)
 	if err != nil {
 		return nil, s.g.Err("history", err)

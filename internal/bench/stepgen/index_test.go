@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,4 +82,68 @@ func benchIndexTurns(b *testing.B, backend recall.Backend) {
 	}
 	b.ReportMetric(float64(indexed)/took.Seconds(), "docs/s")
 	b.ReportMetric(float64(took.Microseconds())/float64(indexed), "µs/doc")
+}
+
+// BenchmarkIndexBatchSize measures what a turn costs the SQLite index by
+// the size of the batches it comes in: the follower's batches are the
+// changes that gathered while it settled (recallview.DefaultSettle).
+// Each iteration indexes 2,048 turns, in batches of the size, into an
+// index that holds 4,096; cpu-µs/turn is the process's CPU time (user and
+// system: the commits' writes count) a turn.
+func BenchmarkIndexBatchSize(b *testing.B) {
+	for _, batch := range []int{16, 64, 256} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			backend, err := rsqlite.Open(context.Background(), filepath.Join(b.TempDir(), "recall.db"), rsqlite.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer backend.Close()
+			ctx := context.Background()
+			ix := recall.New(backend, recall.Options{})
+			g := stepgen.New(7)
+			now := time.Now()
+			turn := 0
+			next := func(n int) []recall.Doc {
+				docs := make([]recall.Doc, 0, n)
+				for len(docs) < n {
+					sess := &store.Session{ID: fmt.Sprintf("s%d", turn%16), Tenant: "default"}
+					docs = append(docs, recallview.StepDocs(sess, store.Entry{Seq: int64(turn/16 + 1), Kind: store.StepEntry, Step: g.Action(g.CallID()), Time: now})...)
+					turn++
+				}
+				return docs
+			}
+			for range 8 {
+				if err := ix.Upsert(ctx, next(512)...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			const turns = 2048
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				batches := make([][]recall.Doc, turns/batch)
+				for i := range batches {
+					batches[i] = next(batch)
+				}
+				b.StartTimer()
+				c0 := processCPU()
+				for _, docs := range batches {
+					if err := ix.Upsert(ctx, docs...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cpu += processCPU() - c0
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*turns), "cpu-µs/turn")
+		})
+	}
+}
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

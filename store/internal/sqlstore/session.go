@@ -250,6 +250,37 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, err
 	return &r.Session, nil
 }
 
+// Head implements store.HeadReader: the session's row, but only the
+// columns its head and its expiry need, and nothing to decode.
+func (s *Store) Head(ctx context.Context, tenant, id string) (store.Head, error) {
+	if err := s.checkOpen(); err != nil {
+		return store.Head{}, err
+	}
+	if err := store.ValidateKey(tenant, id); err != nil {
+		return store.Head{}, err
+	}
+	if err := s.checkText("tenant", tenant); err != nil {
+		return store.Head{}, err
+	}
+	var (
+		h   store.Head
+		exp store.Session // the expiry's fields, for Expired
+	)
+	err := s.db.Reader().QueryRow(ctx, selectHead, tenant, id).Scan(scanTime(&h.CreatedAt), &h.LastSeq, (*string)(&exp.Retention), scanTime(&exp.ExpiresAt))
+	switch {
+	case errors.Is(err, sqldb.ErrNoRows):
+		err = s.notFound(id)
+	case err == nil && exp.Expired(s.now()):
+		err = s.notFound(id)
+	}
+	if err != nil {
+		return store.Head{}, s.err("head", err)
+	}
+	return h, nil
+}
+
+const selectHead = "SELECT created_at, last_seq, retention, expires_at FROM sessions WHERE tenant = $1 AND id = $2"
+
 // List implements store.Store: sessions newest first (created_at, then
 // ID, then tenant, descending), expired ones left out, in pages that
 // resume after the page token's cursor. Each filter has an index in
