@@ -144,8 +144,8 @@ func TestCitusSingleShard(t *testing.T) {
 }
 
 // TestCitusUpgradeDistributesKeys opens a Citus schema laid out before
-// migration 7 (its idempotency_keys table and the later migrations'
-// index dropped, their version rows removed) again: the migration
+// migration 7 (its idempotency_keys table and what the later migrations
+// made dropped, their version rows removed) again: the migration
 // creates the table and the runner distributes it by tenant, co-located
 // with the tenant's sessions, so a keyed append and its retry go to one
 // shard group; the later ones apply to the distributed tables.
@@ -156,6 +156,7 @@ func TestCitusUpgradeDistributesKeys(t *testing.T) {
 	old := openAt(t, url, Options{Schema: schema})
 	execSQL(t, old, `DROP TABLE idempotency_keys`)
 	execSQL(t, old, `DROP INDEX sessions_by_parent`)
+	execSQL(t, old, `DROP TABLE feed_leases`)
 	execSQL(t, old, `DELETE FROM agentmem_migrations WHERE component = 'sessions' AND version >= 7`)
 	if _, err := old.Create(ctx, store.CreateRequest{Tenant: "acme", ID: "s"}); err != nil {
 		t.Fatal(err)
