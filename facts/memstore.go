@@ -75,14 +75,11 @@ func (s *MemStore) Update(ctx context.Context, tenant, userID string, fn func([]
 	if err := ValidateUser(tenant, userID); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.lock(ctx)
+	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
+	defer unlock()
 	current := s.users[tenant][userID]
 	c, err := fn(cloneFacts(current))
 	if err != nil {
@@ -103,14 +100,11 @@ func (s *MemStore) Update(ctx context.Context, tenant, userID string, fn func([]
 
 // Extracted implements Extractions.
 func (s *MemStore) Extracted(ctx context.Context, tenant, userID, sessionID string, stepSeq int64) (bool, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return false, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return false, ErrClosed
-	}
+	defer unlock()
 	return s.extracted[extractedKey{tenant, userID, turnRef{sessionID, stepSeq}}], nil
 }
 
@@ -164,27 +158,21 @@ func (s *MemStore) update(tenant, userID string, current []Fact, c Changes) {
 
 // Facts implements Store.
 func (s *MemStore) Facts(ctx context.Context, tenant, userID string) ([]Fact, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
+	defer unlock()
 	return cloneFacts(s.users[tenant][userID]), nil
 }
 
 // Get implements Store.
 func (s *MemStore) Get(ctx context.Context, tenant, id string) (Fact, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return Fact{}, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return Fact{}, ErrClosed
-	}
+	defer unlock()
 	if user, ok := s.owner[tenant][id]; ok {
 		for _, f := range s.users[tenant][user] {
 			if f.ID == id {
@@ -197,14 +185,11 @@ func (s *MemStore) Get(ctx context.Context, tenant, id string) (Fact, error) {
 
 // Audit implements Store.
 func (s *MemStore) Audit(ctx context.Context, tenant, userID string) ([]AuditEntry, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
+	defer unlock()
 	out := append([]AuditEntry(nil), s.audit[tenant][userID]...)
 	for i := range out {
 		out[i].Before, out[i].After = out[i].Before.clone(), out[i].After.clone()
@@ -214,14 +199,11 @@ func (s *MemStore) Audit(ctx context.Context, tenant, userID string) ([]AuditEnt
 
 // Tenants implements Lister.
 func (s *MemStore) Tenants(ctx context.Context) ([]string, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
+	defer unlock()
 	var out []string
 	for tenant := range s.users {
 		if len(s.usersOf(tenant)) > 0 {
@@ -234,14 +216,11 @@ func (s *MemStore) Tenants(ctx context.Context) ([]string, error) {
 
 // Users implements Lister.
 func (s *MemStore) Users(ctx context.Context, tenant string) ([]string, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
+	defer unlock()
 	return s.usersOf(tenant), nil
 }
 
@@ -268,14 +247,11 @@ func (s *MemStore) ImportUser(ctx context.Context, tenant, userID string, fs []F
 	if err := CheckImport(tenant, userID, fs, audit); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.lock(ctx)
+	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
+	defer unlock()
 	if len(s.users[tenant][userID]) > 0 || len(s.audit[tenant][userID]) > 0 {
 		return ConflictError(tenant, userID, "")
 	}
@@ -295,4 +271,31 @@ func (s *MemStore) Close() error {
 	s.closed = true
 	s.users, s.owner, s.audit, s.extracted = nil, nil, nil, nil
 	return nil
+}
+
+// rlock takes the store's read lock, unless ctx has ended or the store
+// is closed, and returns the function that releases it.
+func (s *MemStore) rlock(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return s.mu.RUnlock, nil
+}
+
+// lock is rlock for the write lock.
+func (s *MemStore) lock(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	return s.mu.Unlock, nil
 }
