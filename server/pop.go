@@ -60,10 +60,11 @@ func (s *Server) popInput(w http.ResponseWriter, r *http.Request) (id string, ex
 }
 
 // rewriteFailed answers the failure of a write that rewrites the working
-// set (sessions.Service.Pop, sessions.Service.Clear) or completes its tool calls (POST /items):
-// 409 nothing_to_pop for a pop of an empty one, 409 with the current ETag
-// when If-Match did not hold, else as any store error (503 when other
-// writers kept getting ahead: store.ErrContended).
+// set (sessions.Service.Pop, sessions.Service.Clear) or completes its tool
+// calls (POST /items). A pop of an empty working set is 409
+// nothing_to_pop. A write whose If-Match did not hold is 409 with the
+// current ETag. Anything else is answered as any store error: 503 when
+// other writers kept getting ahead (store.ErrContended).
 func (s *Server) rewriteFailed(w http.ResponseWriter, r *http.Request, id string, expected *int64, op string, err error) {
 	switch {
 	case errors.Is(err, store.ErrNothingToPop):

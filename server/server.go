@@ -60,10 +60,10 @@ type Config struct {
 	// the request names none; empty means o200k_base.
 	DefaultTokenizer string
 	// CacheBytes bounds the size of the session memories the context
-	// route keeps in memory, as the cache accounts it (the steps' JSON and
-	// the rendered forms it keeps, estimated high: see cache.go); the
-	// least recently used go first, and a session larger than the bound
-	// is served without being kept. 0 means DefaultCacheBytes (256 MiB);
+	// route keeps in memory. The cache counts the steps' JSON and the
+	// rendered forms it keeps, estimated high. The least recently used
+	// go first, and a session larger than the bound is served without
+	// being kept. 0 means DefaultCacheBytes (256 MiB);
 	// a negative value keeps none beyond the request that loaded it.
 	CacheBytes int64
 	// MaxContextTokens is the most tokens a context holds: a context
