@@ -144,11 +144,11 @@
 // budget is 400.
 //
 // No answer grows with a session or an index. The steps route reads a
-// whole log by pages, and every other list is paged too: a session's
-// items (api.DefaultItemsPageSize items, at most api.MaxItemsPageBytes,
-// with a page token that reads on as of the first page), a user's facts
-// (api.DefaultFactsPageSize) and a recall search's hits (at most
-// api.MaxRecallSearchBytes, with next_offset).
+// whole log by pages, and every other list is paged too. A session's
+// items come api.DefaultItemsPageSize at a time, at most
+// api.MaxItemsPageBytes, with a page token that reads on as of the first
+// page. A user's facts come api.DefaultFactsPageSize at a time. A recall
+// search's hits are at most api.MaxRecallSearchBytes, with next_offset.
 //
 // Compactions run on a memory bound to the session (store.OpenMemory).
 // The journal records a compaction atomically, and only if nothing was
@@ -212,11 +212,11 @@
 // # Strict decoding
 //
 // Request bodies are decoded strictly, and refused with 400 naming the
-// field's path. Refused are: a member the OpenAPI document does not list,
-// or whose name differs from a listed one only in letter case; a required
-// member missing or null; a key repeated in one object (encoding/json
-// would keep the last); invalid UTF-8, or a lone UTF-16 surrogate escape
-// (it would store U+FFFD). An optional member given as null is taken as
+// field's path. A member must be one the OpenAPI document lists, with its
+// name's letter case. A required member must not be missing or null. A
+// key must not repeat in one object, where encoding/json would keep the
+// last. Text must be valid UTF-8 without a lone UTF-16 surrogate escape,
+// which would store U+FFFD. An optional member given as null is taken as
 // absent. Query parameters must be known, given once, and UTF-8.
 // If-Match and Idempotency-Key, when present, must not be blank or
 // repeated.
