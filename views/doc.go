@@ -11,21 +11,25 @@
 //
 // Several processes sharing a store run the same views, under the same
 // consumer names: each follower applies what it reads, which idempotent
-// views tolerate. A view whose effects must happen once (fact extraction
-// asks a model about every turn, and reinforces facts) is Exclusive
-// (Options.Exclusive): of its followers in every process, only the one
-// holding the consumer's lease in the store (store.Leaser) applies
-// changes and saves the cursor; the others wait, and one takes over from
-// the cursor saved when the holder stops, or crashes and its lease
-// expires. Only the batch in flight when a holder crashed may be applied
-// twice.
+// views tolerate. A view whose effects must happen once is Exclusive
+// (Options.Exclusive): fact extraction, for one, asks a model about every
+// turn and reinforces facts. Of an Exclusive view's followers in every
+// process, only the one holding the consumer's lease in the store
+// (store.Leaser) applies changes and saves the cursor. The others wait.
+// One takes over from the saved cursor when the holder stops, or crashes
+// and its lease expires. Only the batch in flight when a holder crashed
+// may be applied twice.
 //
-// The views are its subpackages: recallview, the recall index's
-// documents of every turn (package recall is the index alone, which
-// knows nothing of sessions), autocompact, the sessions' automatic
-// compaction, factextract, the facts learnt from sessions' turns, and
-// sessionblocks, the deletion of deleted sessions' memory blocks. They
-// live here, above both the store and what they derive, so that the store knows nothing of its views and the derived
-// components nothing of the log: how a view follows the log, batches its
-// writes and keeps its cursor is written once, here.
+// The views are its subpackages:
+//
+//   - recallview: the recall index's documents of every turn (package
+//     recall is the index alone, which knows nothing of sessions);
+//   - autocompact: the sessions' automatic compaction;
+//   - factextract: the facts learnt from sessions' turns;
+//   - sessionblocks: the deletion of deleted sessions' memory blocks.
+//
+// They live here, above both the store and what they derive, so that
+// neither knows the other: the store knows nothing of its views, and the
+// derived components nothing of the log. How a view follows the log,
+// batches its writes and keeps its cursor is written once, here.
 package views
