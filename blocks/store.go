@@ -70,10 +70,10 @@ type Importer interface {
 }
 
 // CheckImport checks what Importer.ImportBlock is given: a valid block
-// (ValidateBlock) and a history that a Store could have kept for it: at
-// most MaxHistory changes, one per version, the newest at the block's
-// version with the block's value after it, each with a known action, a
-// time and a valid "by". An empty history is accepted. Errors are
+// (ValidateBlock) and a history that a Store could have kept for it. The
+// history has at most MaxHistory changes, one per version, the newest at
+// the block's version with the block's value after it. Each change has a
+// known action, a time and a valid "by". An empty history is accepted. Errors are
 // *agentmem.InvalidError.
 func CheckImport(b Block, history []Change) error {
 	if err := ValidateBlock(b); err != nil {

@@ -352,8 +352,8 @@ func (b *batch) forget(id, by, reason string) error {
 // Apply applies decisions to the user's facts in one Store.Update: all or
 // none. They are applied in order against the user's facts as they are
 // at that moment, not as the extractor saw them, so that concurrent
-// extractions converge: an add of what a valid fact already says
-// reinforces it; a reinforce or supersede of a fact that another
+// extractions converge. An add of what a valid fact already says
+// reinforces it. A reinforce or supersede of a fact that another
 // extraction superseded meanwhile applies to its valid successor. A
 // decision that names a fact the user does not have (or that was
 // forgotten) fails the whole batch with agentmem.ErrNotFound; a malformed

@@ -104,8 +104,8 @@ type Extraction struct {
 //
 // A turn with Once is extracted once. If the store says that it was
 // (Extractions), Extract returns an Extraction with Replayed set,
-// without calling ex; else the record that it was is written with the
-// decisions, and an extraction that raced with this one and recorded it
+// without calling ex. Otherwise the record that it was is written with
+// the decisions. An extraction that raced with this one and recorded it
 // first makes this one Replayed too, its decisions not applied.
 func (m *Memory) Extract(ctx context.Context, ex Extractor, turn Turn) (*Extraction, error) {
 	if err := ValidateUser(turn.Tenant, turn.UserID); err != nil {

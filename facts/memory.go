@@ -11,10 +11,10 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Defaults of Options. They are deliberately gentle (see ANCHORS: a decay
-// so steep that it drives recall to zero on old corpora is a known
-// failure): an unreinforced fact added at DefaultConfidence stays above
-// DefaultInjectThreshold for about 2.3 half-lives (seven months), and
+// Defaults of Options. They are deliberately gentle, since a decay so
+// steep that it drives recall to zero on old corpora is a known failure.
+// An unreinforced fact added at DefaultConfidence stays above
+// DefaultInjectThreshold for about 2.3 half-lives (seven months). It
 // never falls below DefaultFloor, so search still finds it.
 const (
 	DefaultHalfLife        = 90 * 24 * time.Hour
@@ -92,10 +92,10 @@ func (o Options) withDefaults() Options {
 
 // Memory is the user-facts memory: a Store under a policy (clock, decay,
 // reinforcement, similarity, thresholds). It is safe for concurrent use,
-// and so are several Memories, in several processes, over one database:
-// each change of a user's facts is one Store.Update, serialized per user
-// by the backend, so concurrent extractions of the same fact reinforce
-// one fact rather than add two.
+// and so are several Memories, in several processes, over one database.
+// Each change of a user's facts is one Store.Update, which the backend
+// serializes per user, so concurrent extractions of the same fact
+// reinforce one fact rather than add two.
 type Memory struct {
 	store Store
 	opts  Options

@@ -243,11 +243,11 @@ func validateAudit(tenant, userID string, e AuditEntry) error {
 }
 
 // CheckChanges checks that c is a valid update of the user whose current
-// facts are current: every put fact is valid (ValidateFact) and belongs to
-// the user, no ID is put twice, a put does not take an ID of another
-// user's fact in the tenant (taken reports whether a fact of the tenant
-// has the ID; nil means it cannot happen), every deleted ID is one of
-// current, and every audit entry is well formed. Backends call it inside
+// facts are current. Every put fact must be valid (ValidateFact) and the
+// user's, and no ID may be put twice. A put must not take the ID of
+// another user's fact in the tenant: taken reports whether a fact of the
+// tenant has the ID, and nil means it cannot happen. Every deleted ID
+// must be one of current, and every audit entry well formed. Backends call it inside
 // Update, before writing anything. An error from taken is returned as is.
 func CheckChanges(tenant, userID string, current []Fact, c Changes, taken func(id string) (bool, error)) error {
 	if err := ValidateUser(tenant, userID); err != nil {

@@ -149,10 +149,9 @@ func (s *suite) onceExtract(t *testing.T) {
 }
 
 // onceUpdate: an Update that records a turn extracted already is a
-// conflict (ErrExtracted) and writes nothing, which is what keeps two
-// extractions of a turn that race from both applying; a turn recorded
-// twice in one Update, or a record that names a fact or no turn, is bad
-// input.
+// conflict (ErrExtracted) and writes nothing. That keeps two extractions
+// of a turn that race from both applying. A turn recorded twice in one
+// Update, or a record that names a fact or no turn, is bad input.
 func (s *suite) onceUpdate(t *testing.T) {
 	e := s.env(t)
 	extractions(t, e.st)

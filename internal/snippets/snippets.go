@@ -223,9 +223,9 @@ func Normalize(s string) string {
 // Compare checks the output a block printed against the output block that
 // shows it. Both are normalized first. A json block matches when both hold
 // the same sequence of JSON values, whatever their layout and the order of
-// their members; a text block matches line by line, ignoring trailing
-// spaces and blank lines at the end, where a line "..." stands for any
-// number of lines.
+// their members. A text block matches line by line, ignoring trailing
+// spaces and blank lines at the end; a line "..." stands for any number
+// of lines.
 func Compare(want *Block, got string) error {
 	w, g := Normalize(want.Text), Normalize(got)
 	if want.Lang == "json" {
