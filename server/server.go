@@ -31,13 +31,10 @@ const (
 	DefaultMaxBodyBytes = 8 << 20
 	DefaultReadyTimeout = 2 * time.Second
 	// DefaultCacheBytes (256 MiB) bounds the context cache when
-	// Config.CacheBytes is 0. It holds about 28 sessions of 1,000
-	// realistic agent steps (3 MB of JSON each, accounted about 9 MB read
-	// in one format), or about 580 of 50 steps. With the garbage
-	// collector's headroom the server's heap then stays within about
-	// 500 MB however many and large the sessions (measured in
-	// docs/benchmarks.md), which fits a small machine. A miss costs one
-	// read of the session, not correctness: the log stays the truth.
+	// Config.CacheBytes is 0. It keeps the server's heap small enough for
+	// a small machine, however many and large the sessions; what it holds
+	// is measured in docs/benchmarks.md. A miss costs one read of the
+	// session, not correctness: the log stays the truth.
 	DefaultCacheBytes = sessions.DefaultCacheBytes
 	// DefaultMaxContextTokens (1,000,000) is Config.MaxContextTokens when
 	// it is 0: the largest context window of current models (GPT-4.1,
