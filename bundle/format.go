@@ -42,9 +42,10 @@ func (e *VersionError) Error() string {
 func (e *VersionError) Unwrap() error { return errors.ErrUnsupported }
 
 // DefaultMaxLineBytes bounds one line of a bundle unless
-// ImportOptions.MaxLineBytes says otherwise: a step is at most 4 MiB as
-// JSON, a block's change holds two values of at most 100,000 characters
-// and a document at most 256 KiB of text and a vector.
+// ImportOptions.MaxLineBytes says otherwise. It holds the largest record
+// of each kind: a step is at most 4 MiB as JSON, and a block's change
+// holds two values of at most 100,000 characters. A document holds at
+// most 256 KiB of text, and a vector.
 const DefaultMaxLineBytes = 64 << 20
 
 // Info is what a bundle's header line says of the bundle, for a reader:

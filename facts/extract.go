@@ -73,9 +73,9 @@ type Turn struct {
 	Messages []agentmem.Message
 	// Source is recorded on the facts the turn adds.
 	Source Source
-	// Once extracts the turn at most once: Source.SessionID (required)
-	// and Source.StepSeq name it, as the session and the step that ends
-	// the turn, and Memory.Extract records that it was extracted, in the
+	// Once extracts the turn at most once. Source.SessionID (required)
+	// and Source.StepSeq name the turn, as the session and the step that
+	// ends it. Memory.Extract records that the turn was extracted, in the
 	// user's audit log (an ActionExtracted entry), atomically with what
 	// it learnt. A turn extracted already is not shown to the extractor
 	// again and changes nothing (Extraction.Replayed). Give it only when

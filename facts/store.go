@@ -61,9 +61,9 @@ type Lister interface {
 }
 
 // Extractions is implemented by stores that can tell cheaply (an indexed
-// lookup) whether a turn was extracted: whether the user has the
-// ActionExtracted audit entry of the turn, which Memory.Extract writes for
-// a Turn with Once in the Update of the extraction's changes. Such a
+// lookup) whether a turn was extracted. That is whether the user has the
+// turn's ActionExtracted audit entry, which Memory.Extract writes for a
+// Turn with Once, in the Update of the extraction's changes. Such a
 // store's Update refuses an ActionExtracted entry of a turn that has one
 // already with an error that ExtractedError makes, and writes nothing: a
 // turn is extracted once even when two extractions of it race. Every
@@ -112,8 +112,8 @@ func CheckImport(tenant, userID string, fs []Fact, audit []AuditEntry) error {
 
 // ConflictError returns the error of an import into a user who has facts
 // or audit entries already (id empty), or of a fact ID that another user
-// of the tenant has: it wraps agentmem.ErrConflict, and every backend
-// returns it as this function makes it.
+// of the tenant has. It wraps agentmem.ErrConflict. Every backend returns
+// it as this function makes it.
 func ConflictError(tenant, userID, id string) error {
 	if id == "" {
 		return fmt.Errorf("facts: user %.80q of tenant %.80q has facts or audit entries already: %w", userID, tenant, agentmem.ErrConflict)

@@ -107,9 +107,9 @@ func checkJSONType(ct string) *Error {
 }
 
 // decodeStrict decodes a body, one JSON value, into v in one pass
-// (jsoncheck.Decode), refusing what checkJSON refuses and unknown fields,
-// member names that match a field only in letter case and values of the
-// wrong type, naming the offending field in the error.
+// (jsoncheck.Decode). It refuses what checkJSON refuses, unknown fields,
+// member names that match a field only in letter case, and values of the
+// wrong type. The error names the offending field.
 func decodeStrict(data []byte, v any) *Error {
 	return decodeIn(data, v, "")
 }

@@ -147,10 +147,10 @@ func apiError(err error) *Error {
 	return errInternal(err)
 }
 
-// collectDamaged returns a context whose reads report the damaged
-// records they leave out to the returned function's list too (besides
-// the server's log and metric), and that function: the records, each
-// once, in the order met, in their wire form for a list's "damaged".
+// collectDamaged returns a context whose reads also add the damaged
+// records they leave out to a list, besides the server's log and metric.
+// The function it returns gives that list: each record once, in the order
+// met, in its wire form for a list's "damaged".
 func collectDamaged(ctx context.Context) (context.Context, func() []api.DamagedRecord) {
 	var (
 		mu   sync.Mutex

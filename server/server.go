@@ -37,9 +37,9 @@ const (
 	// session, not correctness: the log stays the truth.
 	DefaultCacheBytes = sessions.DefaultCacheBytes
 	// DefaultMaxContextTokens (1,000,000) is Config.MaxContextTokens when
-	// it is 0: the largest context window of current models (GPT-4.1,
-	// Gemini), so no model needs a larger context, and a response of
-	// about 4 to 6 MB of JSON rather than the whole of a long session.
+	// it is 0. It is the largest context window of current models
+	// (GPT-4.1, Gemini), so no model needs a larger context. A response
+	// is then a few MB of JSON, not the whole of a long session.
 	DefaultMaxContextTokens = sessions.DefaultMaxContextTokens
 	DefaultIndexWait        = 5 * time.Second
 )
@@ -104,9 +104,9 @@ type Config struct {
 	// RecallFollower). Nil answers them 501.
 	Recall *recall.Index
 	// RecallFollower, when set, is the view that indexes the store's log
-	// into Recall (recallview.Start): the server reports its progress in
-	// /readyz and /metrics, waits for it on a fresh recall search and
-	// after deleting a session, so that what was deleted is not found.
+	// into Recall (recallview.Start). The server reports its progress in
+	// /readyz and /metrics. It waits for it on a fresh recall search, and
+	// after deleting a session so that what was deleted is not found.
 	// The writes of a sessions service the server makes wake it; those of
 	// a Sessions given must (sessions.Service.NotifyWrites).
 	RecallFollower *recallview.Follower

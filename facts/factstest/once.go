@@ -59,10 +59,10 @@ func (e *env) extracted(tenant, user string, step int64) bool {
 	return ok
 }
 
-// onceExtract: a turn extracted once is recorded, with what it taught,
-// and extracting it again calls no extractor and changes nothing, even
-// when it taught nothing; the record is the user's and the turn's, and
-// the audit entries of the extraction name the turn.
+// onceExtract: a turn extracted once is recorded, with what it taught.
+// Extracting it again calls no extractor and changes nothing, even when
+// it taught nothing. The record is the user's and the turn's, and the
+// audit entries of the extraction name the turn.
 func (s *suite) onceExtract(t *testing.T) {
 	e := s.env(t)
 	extractions(t, e.st)

@@ -147,9 +147,9 @@ func Parse(file string, src []byte) ([]*Block, error) {
 }
 
 // Check returns what is wrong with a file's blocks under the conventions
-// of the package documentation: a block without a language, a language
-// the runner cannot run that is not marked illustrative, an unknown
-// attribute, an output block that follows no code block.
+// of the package documentation. A block must name a language, and one
+// the runner cannot run must be marked illustrative. Attributes must be
+// known, and an output block must follow a code block.
 func Check(blocks []*Block) []error {
 	var errs []error
 	bad := func(b *Block, format string, args ...any) {
