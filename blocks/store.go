@@ -26,9 +26,9 @@ type Store interface {
 	// owner without blocks has none: not an error.
 	List(ctx context.Context, tenant string, owner Owner) ([]Block, error)
 	// Put writes b if the stored block is at version b.Version-1 (1: if
-	// there is no block with b's key), and appends c, which CheckPut has
-	// passed, to the block's history, dropping all but its newest
-	// MaxHistory changes: all in one transaction. When the stored
+	// there is no block with b's key). In the same transaction it appends
+	// c, which CheckPut has passed, to the block's history, and drops all
+	// but its newest MaxHistory changes. When the stored
 	// version is another, nothing is written and the error is ErrStale.
 	Put(ctx context.Context, b Block, c Change) error
 	// Delete deletes the block with the key and its history if the block

@@ -97,11 +97,11 @@ type Scanner interface {
 }
 
 // Capabilities are what a backend can do besides storing documents; a
-// nil field is a capability it lacks. An Index without one refuses, with
-// an error wrapping errors.ErrUnsupported, what needs it: a TF-IDF search
-// or a text search with nothing to embed it without a LexicalSearcher, a
-// query vector without a VectorSearcher, Reembed without an
-// EmbeddingStore, Scan without a Scanner.
+// nil field is a capability it lacks. An Index refuses what needs a
+// capability its backend lacks, with an error wrapping
+// errors.ErrUnsupported. A TF-IDF search needs a LexicalSearcher, and so
+// does a text search with nothing to embed it. A query vector needs a
+// VectorSearcher, Reembed an EmbeddingStore, and Scan a Scanner.
 type Capabilities struct {
 	Lexical    LexicalSearcher
 	Vector     VectorSearcher

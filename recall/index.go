@@ -67,8 +67,8 @@ type Ranking struct {
 	Candidates int
 	// NeighbourWeight adds to a document's score this share of the scores
 	// of the documents just before and after it in its group (Seq - 1 and
-	// Seq + 1), so that a turn answering, or asked by, a matching turn
-	// ranks higher. Negative turns it off.
+	// Seq + 1). A turn answering, or asked by, a matching turn thus ranks
+	// higher. Negative turns it off.
 	NeighbourWeight float64
 	// GroupWeight adds to a document's score this share of its group's
 	// score: the sum of its documents' scores, relative to the best

@@ -152,9 +152,9 @@ func (s *suite) importRoundTrip(t *testing.T) {
 }
 
 // importConflict: an import into a user who has facts, or only audit
-// entries (a forgotten user), and one of a fact ID another user of the
-// tenant has, are conflicts that write nothing; an import that is bad
-// input writes nothing either.
+// entries (a forgotten user), is a conflict that writes nothing. So is an
+// import of a fact ID another user of the tenant has. An import that is
+// bad input writes nothing either.
 func (s *suite) importConflict(t *testing.T) {
 	src := s.env(t)
 	fs, au := src.history()

@@ -147,8 +147,8 @@ const LegacyComponent = "sessions"
 // SQLite brings the set's schema up to date in one write transaction. The
 // database should be opened so that transactions take the write lock
 // first (BEGIN IMMEDIATE: the _txlock=immediate DSN parameter of
-// modernc.org/sqlite), so that processes that open one file at once
-// migrate one after the other and the later ones find nothing to do.
+// modernc.org/sqlite). Processes that open one file at once then migrate
+// one after the other, and the later ones find nothing to do.
 func SQLite(ctx context.Context, db *sql.DB, set *Set) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
