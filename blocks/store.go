@@ -12,8 +12,8 @@ import (
 )
 
 // Store is what a backend implements: blocks and their histories, with a
-// compare-and-set write, so that every edit (append, replace, rewrite) is
-// written once, in Memory, as read, compute, then write if the block is
+// compare-and-set write. Every edit (append, replace, rewrite) is then
+// written once, in Memory: read, compute, then write if the block is
 // still at the version read. Implementations must be safe for concurrent
 // use, and Put and Delete must be atomic across every process that shares
 // the database. The conformance suite in package blockstest checks all of

@@ -425,9 +425,9 @@ func invalidLine(n int, format string, args ...any) error {
 func lineErr(n int, err error) error { return fmt.Errorf("line %d: %w", n, err) }
 
 // recordErr prefixes an error of the check of a record with the line at
-// fault: the line of the entry, change, fact or audit entry the error
-// names by its index (entries[2], history[0], put[1], audit[3]), or else
-// the record's first line.
+// fault. That is the line of the entry, change, fact or audit entry the
+// error names by its index (entries[2], history[0], put[1], audit[3]),
+// or else the record's first line.
 func recordErr(r *record, err error) error {
 	var ie *agentmem.InvalidError
 	if errors.As(err, &ie) {

@@ -276,10 +276,10 @@ func (b *batch) reinforceID(id string, c float64) (Result, error) {
 	return Result{Outcome: OutcomeReinforced, Fact: b.reinforce(i, c)}, nil
 }
 
-// supersede replaces the fact id by text, and closes it: its ValidTo
+// supersede replaces the fact id by text, and closes it. Its ValidTo
 // becomes when the successor holds from (v.From, or now), unless it was
-// already closed earlier, and never before its own ValidFrom (a fact
-// superseded before it held never held). With follow, a fact already
+// already closed earlier. It is never before its own ValidFrom: a fact
+// superseded before it held never held. With follow, a fact already
 // superseded is followed to its valid successor (an extraction that raced
 // with another); without, it is a conflict.
 func (b *batch) supersede(id, text string, c float64, src Source, md map[string]string, by, reason string, follow bool, v validity) (Result, error) {

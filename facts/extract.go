@@ -90,10 +90,10 @@ type Extraction struct {
 	Decisions []Decision `json:"decisions"`
 	// Results are what each decision did, in the same order.
 	Results []Result `json:"results"`
-	// Replayed reports a turn with Once that was extracted already (by
-	// an earlier call, or by one that raced with this one): nothing was
-	// written, and Decisions and Results are empty (what the turn taught
-	// is in the facts already).
+	// Replayed reports a turn with Once that was extracted already, by
+	// an earlier call or by one that raced with this one. Nothing was
+	// written, and Decisions and Results are empty: what the turn taught
+	// is in the facts already.
 	Replayed bool `json:"replayed,omitempty"`
 }
 

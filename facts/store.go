@@ -88,7 +88,7 @@ func ExtractedError(tenant, userID, sessionID string, stepSeq int64) error {
 }
 
 // Importer is implemented by stores that can recreate a user's facts and
-// audit log as another store held them, which an import needs: Update
+// audit log as another store held them. An import needs it, since Update
 // cannot tell a user with only an audit log (a forgotten one) from a new
 // one. Every backend of this module implements it.
 type Importer interface {

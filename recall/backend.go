@@ -147,10 +147,10 @@ const (
 )
 
 // GateTerms returns the gate terms of a query in a tenant of n documents,
-// df giving the terms' document frequencies: every term below
-// GateMinDocs; otherwise the rarest terms, as many as fit together in
-// GateBudget postings, and at least the rarest. Terms no document holds
-// are left out.
+// df giving the terms' document frequencies. Below GateMinDocs documents
+// every term is a gate term. Otherwise they are the rarest terms, as many
+// as fit together in GateBudget postings, and at least the rarest. Terms
+// no document holds are left out.
 func GateTerms(terms []string, df func(term string) float64, n float64) []string {
 	var held []string
 	for _, t := range terms {

@@ -12,9 +12,9 @@ import (
 )
 
 // Index is the recall index callers use: documents are upserted into a
-// Backend and searched by relevance to a query, with lexical (BM25) and,
-// when an Embedder is configured or a query vector is given, vector
-// retrieval fused by reciprocal rank. Its methods are safe for concurrent
+// Backend and searched by relevance to a query. Retrieval is lexical
+// (BM25), fused by reciprocal rank with vector retrieval when an Embedder
+// is configured or a query vector is given. Its methods are safe for concurrent
 // use.
 type Index struct {
 	b    Backend

@@ -11,12 +11,12 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// pop serves POST /v1/sessions/{id}/pop (sessions.Service.Pop): it removes the
-// newest message from the session's working set and returns it. The body
-// is empty or {}. With If-Match, only if the session's last sequence
-// number is still the one given (409 otherwise, with the current one in
-// the ETag); without, a pop that another writer got ahead of is tried
-// again on the new working set.
+// pop serves POST /v1/sessions/{id}/pop (sessions.Service.Pop): it
+// removes the newest message from the session's working set and returns
+// it. The body is empty or {}. With If-Match, it pops only if the
+// session's last sequence number is still the one given; otherwise it
+// answers 409, with the current one in the ETag. Without If-Match, a pop
+// that another writer got ahead of is tried again on the new working set.
 func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 	id, expected, ok := s.popInput(w, r)
 	if !ok {

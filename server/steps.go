@@ -165,9 +165,10 @@ func messagesError(err error, key string, single bool) *Error {
 }
 
 // idempotencyError answers an append that reuses the step IDs of an
-// earlier one for a different request (store.ErrIDReused): 409
-// idempotency_key_reused, naming the Idempotency-Key when the request had
-// one (its step IDs come from it), else the step ID from the body.
+// earlier one for a different request (store.ErrIDReused) with 409
+// idempotency_key_reused. It names the Idempotency-Key when the request
+// had one, since its step IDs come from it; else the step ID from the
+// body.
 func idempotencyError(err error, key string, single bool) *Error {
 	e := &Error{Status: http.StatusConflict, Code: api.CodeIdempotencyKeyReused, Field: "steps", cause: err}
 	detail := ""

@@ -1,8 +1,8 @@
 // Package views is where what agentmem derives from the sessions' logs
 // lives: the views of the log. A view follows the store's change feed
-// (store.Feed) in the background with a Follower: it reads the changes
-// after a durable cursor in batches, hands each batch to an apply
-// function, and saves the cursor once the batch is applied. A process
+// (store.Feed) in the background with a Follower. The Follower reads the
+// changes after a durable cursor in batches, and hands each batch to an
+// apply function. It saves the cursor once the batch is applied. A process
 // that crashes after committing a write, or a client that goes away
 // after its write was acknowledged, therefore cannot leave a view
 // behind: whichever process follows the feed next resumes at the saved

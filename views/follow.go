@@ -31,10 +31,10 @@ type Options struct {
 	// one name share the cursor: each applies what it reads, which is
 	// harmless when applying is idempotent, unless they are Exclusive.
 	Consumer string
-	// Exclusive makes the follower the only one of its consumer that
-	// applies changes, among those of every process sharing the store:
-	// for a view whose effects must not be applied once per process
-	// (fact extraction asks a model about every turn). The follower
+	// Exclusive makes the follower the only one of its consumer, in
+	// every process sharing the store, that applies changes. It is for a
+	// view whose effects must not be applied once per process: fact
+	// extraction asks a model about every turn. The follower
 	// applies changes only while it holds the consumer's lease
 	// (store.Leaser); Run fails at once when the feed has none. It takes
 	// the lease before it reads and renews it every third of LeaseTTL.

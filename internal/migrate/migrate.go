@@ -73,10 +73,10 @@ type Set struct {
 
 // Citus is how a component's tables are laid out on a Citus cluster.
 type Citus struct {
-	// Distributed are the tables sharded by their column "tenant", which
-	// must be of type text COLLATE "C" and part of every primary key and
-	// unique constraint, in the order to distribute them (a table that a
-	// foreign key references first).
+	// Distributed are the tables sharded by their column "tenant", in
+	// the order to distribute them: a table that a foreign key references
+	// first. The column must be of type text COLLATE "C", and part of
+	// every primary key and unique constraint.
 	Distributed []string
 	// Reference are the tables copied to every node.
 	Reference []string

@@ -33,10 +33,10 @@ import (
 
 // Attributes of a block's info string.
 const (
-	// Illustrative marks a block that is shown for reading only: it needs
-	// what a test machine does not have (a provider's API key, a desktop
-	// assistant, a release archive), it is a fragment, or it runs the
-	// test suite itself.
+	// Illustrative marks a block that is shown for reading only. It
+	// needs what a test machine does not have (a provider's API key, a
+	// desktop assistant, a release archive), it is a fragment, or it runs
+	// the test suite itself.
 	Illustrative = "illustrative"
 	// Output marks a text or json block that shows what the code block
 	// before it prints on standard output.

@@ -233,8 +233,8 @@ func benchUpsertBatch(b *testing.B, backend recall.Backend, n, batch int, search
 }
 
 // seedUpsert fills the tenant "bench" of backend with n documents of a
-// corpus and returns the texts of new turns: turns of an agent's run are
-// longer than chat turns, a few hundred words of reasoning, tool output
+// corpus and returns the texts of new turns. The turns are an agent's,
+// longer than chat turns: a few hundred words of reasoning, tool output
 // and code.
 func seedUpsert(b *testing.B, backend recall.Backend, n int) []string {
 	c := NewCorpus(7)

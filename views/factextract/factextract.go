@@ -24,10 +24,10 @@ import (
 // Consumer is the name of the extraction's cursor in the store's feed.
 const Consumer = "fact-extract"
 
-// Settle is the Learner's views.Options.Settle when it is 0: extraction
+// Settle is the Learner's views.Options.Settle when it is 0. Extraction
 // is on no request's path and waits for a model anyway, so it lets
-// appends gather for a second (a turn's user message and answer are
-// often appended a moment apart).
+// appends gather for a second: a turn's user message and answer are
+// often appended a moment apart.
 const Settle = time.Second
 
 // Window is the most log entries read back from a turn's answer to find
