@@ -1,7 +1,8 @@
-// Package facts is long-term memory of users: short facts about a user
-// ("prefers metric units", "is allergic to peanuts") whose confidence
-// decays unless they are seen again, extracted from conversations and
-// injected into the prompt, the Go counterpart of the seeds' @remember.
+// Package facts is long-term memory of users: short facts about a user,
+// such as "prefers metric units" or "is allergic to peanuts". A fact's
+// confidence decays unless it is seen again. Facts are extracted from
+// conversations and injected into the prompt, as the seeds' @remember
+// does.
 //
 // # Facts
 //

@@ -329,8 +329,8 @@ func (m *Memory) Forget(ctx context.Context, tenant, id, by, reason string) erro
 }
 
 // ForgetUser forgets every fact of the user, valid or superseded, in one
-// Store.Update, as Forget forgets one: each gets an audit entry of who,
-// when, why and the digest of its text, and its text is erased from its
+// Store.Update, as Forget forgets one. Each gets an audit entry of who,
+// when, why and the digest of its text. Its text is erased from its
 // earlier entries. It returns how many facts were forgotten; a user with
 // none forgets none, so a repeated call is harmless. by and reason are
 // required.
@@ -502,9 +502,9 @@ func (m *Memory) Edit(ctx context.Context, req EditRequest) (Fact, error) {
 }
 
 // Changelog returns the entries of the user's audit log about the fact
-// id, oldest first: its addition, edits, supersession and forgetting,
-// each with who, when and why, and what the fact said before and after
-// (but nothing of what a forgotten fact said). Reinforcements are not in
+// id, oldest first: its addition, edits, supersession and forgetting.
+// Each says who, when and why, and what the fact said before and after,
+// but nothing of what a forgotten fact said. Reinforcements are not in
 // it: they are counted in Fact.Reinforcements. A fact with no entry for
 // this user is an error wrapping agentmem.ErrNotFound.
 func (m *Memory) Changelog(ctx context.Context, tenant, userID, id string) ([]AuditEntry, error) {

@@ -158,9 +158,9 @@
 // # Busy sessions
 //
 // Some writes state no position in the log (no If-Match), yet the server
-// appends them conditionally on what it read: a tool result completing a
-// stored call, a pop, a clear, a compaction, the items route's outputs,
-// the proxy's recording. When another writer gets ahead of such a write,
+// appends them conditionally on what it read. They are a tool result
+// completing a stored call, a pop, a clear, a compaction, the items
+// route's outputs and the proxy's recording. When another writer gets ahead of such a write,
 // the server retries it, and each try brings the session up to date again
 // (the context cache reads what the other writer appended). The tries
 // are bounded by sessions.Config.Retry (store.DefaultRetry), and end

@@ -1,7 +1,7 @@
 // Package snippets reads the fenced code blocks of the documentation
-// (README.md and docs/*.md) and says what each one is: a program to run
-// against a real server, the output such a program must print, text to
-// read, or code shown for reading only. TestSnippets, in this package's
+// (README.md and docs/*.md) and says what each one is. A block is a
+// program to run against a real server, the output such a program must
+// print, text to read, or code shown for reading only. TestSnippets, in this package's
 // tests, runs them; docs/testing.md ("Snippets") describes the
 // conventions for writers.
 //
@@ -16,8 +16,8 @@
 //	```sh illustrative    shown for reading, never run (any language)
 //	```text, ```json      text to read (diagrams, configurations, logs)
 //
-// Every block must name its language, and a language the runner cannot
-// run (ts, sql, ...) must be marked illustrative, so that a new snippet is
+// Every block must name its language. A language the runner cannot run
+// (ts, sql, ...) must be marked illustrative, so that a new snippet is
 // either checked or visibly not.
 package snippets
 
