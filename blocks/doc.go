@@ -1,8 +1,8 @@
 // Package blocks is memory the agent edits: labelled pieces of text
 // ("persona", "human", "task") shown in the context of every model call,
-// right after the system prompt, which the agent rewrites, appends to and
-// corrects as it learns, the core memory of Letta and the working memory
-// of Mastra.
+// right after the system prompt. The agent rewrites, appends to and
+// corrects them as it learns. They are the core memory of Letta and the
+// working memory of Mastra.
 //
 // # Blocks
 //
@@ -24,13 +24,14 @@
 // # Memory and Store
 //
 // Memory holds the edits (Set, Append, Replace, Delete) over a Store, the
-// small interface backends implement: this package's MemStore ("mem://"),
-// blocks/sqlite ("sqlite:///path.db", which can share the session store's
-// file) and blocks/postgres ("postgres://...", Citus too), all run
-// through one conformance suite, blocks/blockstest. A Store only knows a
-// compare-and-set write (Store.Put writes a block if it is still at the
-// version read), so each edit is written once, here: read, compute,
-// check, write, and try again when another writer got in between.
+// small interface backends implement. The backends are this package's
+// MemStore ("mem://"), blocks/sqlite ("sqlite:///path.db", which can share
+// the session store's file) and blocks/postgres ("postgres://...", Citus
+// too). One conformance suite, blocks/blockstest, runs them all. A Store
+// only knows a compare-and-set write: Store.Put writes a block if it is
+// still at the version read. So each edit is written once, here: read,
+// compute, check, write, and try again when another writer got in
+// between.
 //
 // # Tools
 //

@@ -23,10 +23,10 @@ type Options struct {
 	Retries int
 }
 
-// Memory is the editing of blocks over a Store: every edit reads the
-// block, computes its new value, checks it against the limit and writes
-// it only if the block is still at the version read (Store.Put), trying
-// again when another writer got in first. It is safe for concurrent use.
+// Memory is the editing of blocks over a Store. Every edit reads the
+// block, computes its new value and checks it against the limit. It
+// writes the block only if it is still at the version read (Store.Put),
+// and tries again when another writer got in first. It is safe for concurrent use.
 type Memory struct {
 	st      Store
 	clock   func() time.Time
@@ -279,9 +279,9 @@ func (m *Memory) stale(ctx context.Context, k Key, e Edit, try int) error {
 	return nil
 }
 
-// edit runs the read, compute and compare-and-set write of an edit: fn
-// gets the block as read (exists false, and a zero Block, when there is
-// none) and returns the next block with the action that made it, or an
+// edit runs the read, compute and compare-and-set write of an edit. fn
+// gets the block as read, or a zero Block and exists false when there is
+// none. It returns the next block with the action that made it, or an
 // empty action when nothing changes.
 func (m *Memory) edit(ctx context.Context, k Key, e Edit, fn func(cur Block, exists bool) (Block, Action, error)) (Block, error) {
 	if err := ValidateKey(k); err != nil {

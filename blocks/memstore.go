@@ -6,7 +6,8 @@ import (
 	"maps"
 	"net/url"
 	"slices"
-	"sync"
+
+	"github.com/agentmem/agentmem/internal/closelock"
 )
 
 // MemScheme is the URL scheme of the in-memory Store ("mem://").
@@ -25,8 +26,7 @@ func init() {
 // throwaway runs; it is lost when the process ends. One lock serializes
 // its writes.
 type MemStore struct {
-	mu      sync.RWMutex
-	closed  bool
+	mu      closelock.RWMutex
 	blocks  map[Key]Block
 	history map[Key][]Change
 }
@@ -58,30 +58,10 @@ func (s *MemStore) Get(ctx context.Context, k Key) (Block, error) {
 
 // rlock takes the store's read lock, unless ctx has ended or the store
 // is closed, and returns the function that releases it.
-func (s *MemStore) rlock(ctx context.Context) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, ErrClosed
-	}
-	return s.mu.RUnlock, nil
-}
+func (s *MemStore) rlock(ctx context.Context) (func(), error) { return s.mu.RLock(ctx, ErrClosed) }
 
 // lock is rlock for the write lock.
-func (s *MemStore) lock(ctx context.Context) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrClosed
-	}
-	return s.mu.Unlock, nil
-}
+func (s *MemStore) lock(ctx context.Context) (func(), error) { return s.mu.Lock(ctx, ErrClosed) }
 
 // List implements Store.
 func (s *MemStore) List(ctx context.Context, tenant string, owner Owner) ([]Block, error) {
@@ -219,9 +199,6 @@ func (s *MemStore) Owners(ctx context.Context, tenant string) ([]Owner, error) {
 
 // Close implements Store. The blocks are dropped.
 func (s *MemStore) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	s.blocks, s.history = nil, nil
+	s.mu.Close(func() { s.blocks, s.history = nil, nil })
 	return nil
 }

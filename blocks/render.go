@@ -9,9 +9,9 @@ import (
 const Header = "Memory blocks (your memory, shown in every call; keep them current with the memory tools):"
 
 // Render returns the text a context shows for blocks, appended to the
-// system prompt: Header, then each block under its label, in the order
-// given, with its size against its limit and, when it is one, that it is
-// read-only:
+// system prompt. It is Header, then each block under its label, in the
+// order given. A block shows its size against its limit, and whether it
+// is read-only:
 //
 //	Memory blocks (your memory, shown in every call; keep them current with the memory tools):
 //	<persona chars="25/5000" read_only="true">

@@ -12,8 +12,8 @@ import (
 )
 
 // Store is what a backend implements: blocks and their histories, with a
-// compare-and-set write, so that every edit (append, replace, rewrite) is
-// written once, in Memory, as read, compute, then write if the block is
+// compare-and-set write. Every edit (append, replace, rewrite) is then
+// written once, in Memory: read, compute, then write if the block is
 // still at the version read. Implementations must be safe for concurrent
 // use, and Put and Delete must be atomic across every process that shares
 // the database. The conformance suite in package blockstest checks all of
@@ -26,9 +26,9 @@ type Store interface {
 	// owner without blocks has none: not an error.
 	List(ctx context.Context, tenant string, owner Owner) ([]Block, error)
 	// Put writes b if the stored block is at version b.Version-1 (1: if
-	// there is no block with b's key), and appends c, which CheckPut has
-	// passed, to the block's history, dropping all but its newest
-	// MaxHistory changes: all in one transaction. When the stored
+	// there is no block with b's key). In the same transaction it appends
+	// c, which CheckPut has passed, to the block's history, and drops all
+	// but its newest MaxHistory changes. When the stored
 	// version is another, nothing is written and the error is ErrStale.
 	Put(ctx context.Context, b Block, c Change) error
 	// Delete deletes the block with the key and its history if the block
@@ -70,10 +70,10 @@ type Importer interface {
 }
 
 // CheckImport checks what Importer.ImportBlock is given: a valid block
-// (ValidateBlock) and a history that a Store could have kept for it: at
-// most MaxHistory changes, one per version, the newest at the block's
-// version with the block's value after it, each with a known action, a
-// time and a valid "by". An empty history is accepted. Errors are
+// (ValidateBlock) and a history that a Store could have kept for it. The
+// history has at most MaxHistory changes, one per version, the newest at
+// the block's version with the block's value after it. Each change has a
+// known action, a time and a valid "by". An empty history is accepted. Errors are
 // *agentmem.InvalidError.
 func CheckImport(b Block, history []Change) error {
 	if err := ValidateBlock(b); err != nil {

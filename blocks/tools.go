@@ -147,10 +147,10 @@ func (t *Toolbox) Resolve(ctx context.Context, label string) (Key, error) {
 	return Key{}, fmt.Errorf("no memory block is labelled %.80q; %s: %w", label, there, agentmem.ErrNotFound)
 }
 
-// ResolveNew is Resolve for a rewrite (memory_rethink): when no block
-// has the label, it names a new block of the session (of the user when
-// the Toolbox has no session), which the rewrite creates, so that an
-// agent can start the notes it needs.
+// ResolveNew is Resolve for a rewrite (memory_rethink). When no block has
+// the label, it names a new block for the rewrite to create, so that an
+// agent can start the notes it needs. The new block is the session's, or
+// the user's when the Toolbox has no session.
 func (t *Toolbox) ResolveNew(ctx context.Context, label string) (Key, error) {
 	k, err := t.Resolve(ctx, label)
 	if !errors.Is(err, agentmem.ErrNotFound) {

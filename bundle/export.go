@@ -41,10 +41,11 @@ type Stores struct {
 // user's sessions with that agent).
 //
 // Named sessions, and an agent's, are written with their memory blocks.
-// All and UserID (without Agent) write the long-term memories too: All
-// every user's facts, every user's blocks and every document put into
-// recall; UserID the user's facts and blocks and the documents whose
-// metadata names the user (recall.MetaUser), as forget.User erases them.
+// All and UserID (without Agent) write the long-term memories too. All
+// writes every user's facts, every user's blocks and every document put
+// into recall. UserID writes the user's facts and blocks and the
+// documents whose metadata names the user (recall.MetaUser), as
+// forget.User erases them.
 // Recall documents derived from sessions (recallview.IsStepDoc) are never
 // written: importing their sessions indexes them again.
 type Selection struct {

@@ -42,9 +42,10 @@ func (e *VersionError) Error() string {
 func (e *VersionError) Unwrap() error { return errors.ErrUnsupported }
 
 // DefaultMaxLineBytes bounds one line of a bundle unless
-// ImportOptions.MaxLineBytes says otherwise: a step is at most 4 MiB as
-// JSON, a block's change holds two values of at most 100,000 characters
-// and a document at most 256 KiB of text and a vector.
+// ImportOptions.MaxLineBytes says otherwise. It holds the largest record
+// of each kind: a step is at most 4 MiB as JSON, and a block's change
+// holds two values of at most 100,000 characters. A document holds at
+// most 256 KiB of text, and a vector.
 const DefaultMaxLineBytes = 64 << 20
 
 // Info is what a bundle's header line says of the bundle, for a reader:
@@ -77,6 +78,8 @@ type Counts struct {
 
 // The wire form of each record. They are the format's own types, not the
 // stores', so that the format changes only when this package says so.
+// An audit entry's states are the exception: facts.FactState's JSON form
+// is what the SQL stores keep, so it cannot change either.
 type (
 	header struct {
 		Version int   `json:"agentmem_export"`
@@ -148,26 +151,18 @@ type (
 		Embedding      []float32         `json:"embedding,omitempty"`
 	}
 
-	wireState struct {
-		Text       string            `json:"text"`
-		Confidence float64           `json:"confidence"`
-		Metadata   map[string]string `json:"metadata,omitempty"`
-		ValidFrom  time.Time         `json:"valid_from"`
-		ValidTo    time.Time         `json:"valid_to,omitzero"`
-	}
-
 	wireAudit struct {
-		FactID    string       `json:"fact_id,omitempty"`
-		Action    facts.Action `json:"action"`
-		By        string       `json:"by,omitempty"`
-		Reason    string       `json:"reason,omitempty"`
-		Successor string       `json:"successor,omitempty"`
-		Digest    string       `json:"digest,omitempty"`
-		At        time.Time    `json:"at"`
-		Before    *wireState   `json:"before,omitempty"`
-		After     *wireState   `json:"after,omitempty"`
-		SessionID string       `json:"session_id,omitempty"`
-		StepSeq   int64        `json:"step_seq,omitempty"`
+		FactID    string           `json:"fact_id,omitempty"`
+		Action    facts.Action     `json:"action"`
+		By        string           `json:"by,omitempty"`
+		Reason    string           `json:"reason,omitempty"`
+		Successor string           `json:"successor,omitempty"`
+		Digest    string           `json:"digest,omitempty"`
+		At        time.Time        `json:"at"`
+		Before    *facts.FactState `json:"before,omitempty"`
+		After     *facts.FactState `json:"after,omitempty"`
+		SessionID string           `json:"session_id,omitempty"`
+		StepSeq   int64            `json:"step_seq,omitempty"`
 	}
 
 	wireDoc struct {
@@ -231,28 +226,25 @@ func (w *wireFact) fact(tenant, user string) facts.Fact {
 		SupersededAt: micro(w.SupersededAt), ValidFrom: micro(w.ValidFrom), ValidTo: micro(w.ValidTo), Metadata: w.Metadata, Embedding: w.Embedding}
 }
 
-func toWireState(s *facts.FactState) *wireState {
+// stateTimes returns a copy of s with its times passed through norm (utc
+// or micro); nil for nil.
+func stateTimes(s *facts.FactState, norm func(time.Time) time.Time) *facts.FactState {
 	if s == nil {
 		return nil
 	}
-	return &wireState{Text: s.Text, Confidence: s.Confidence, Metadata: s.Metadata, ValidFrom: utc(s.ValidFrom), ValidTo: utc(s.ValidTo)}
-}
-
-func (w *wireState) state() *facts.FactState {
-	if w == nil {
-		return nil
-	}
-	return &facts.FactState{Text: w.Text, Confidence: w.Confidence, Metadata: w.Metadata, ValidFrom: micro(w.ValidFrom), ValidTo: micro(w.ValidTo)}
+	c := *s
+	c.ValidFrom, c.ValidTo = norm(s.ValidFrom), norm(s.ValidTo)
+	return &c
 }
 
 func toWireAudit(e facts.AuditEntry) *wireAudit {
 	return &wireAudit{FactID: e.FactID, Action: e.Action, By: e.By, Reason: e.Reason, Successor: e.Successor, Digest: e.Digest,
-		At: utc(e.At), Before: toWireState(e.Before), After: toWireState(e.After), SessionID: e.SessionID, StepSeq: e.StepSeq}
+		At: utc(e.At), Before: stateTimes(e.Before, utc), After: stateTimes(e.After, utc), SessionID: e.SessionID, StepSeq: e.StepSeq}
 }
 
 func (w *wireAudit) entry(tenant, user string) facts.AuditEntry {
 	return facts.AuditEntry{Tenant: tenant, UserID: user, FactID: w.FactID, Action: w.Action, By: w.By, Reason: w.Reason,
-		Successor: w.Successor, Digest: w.Digest, At: micro(w.At), Before: w.Before.state(), After: w.After.state(),
+		Successor: w.Successor, Digest: w.Digest, At: micro(w.At), Before: stateTimes(w.Before, micro), After: stateTimes(w.After, micro),
 		SessionID: w.SessionID, StepSeq: w.StepSeq}
 }
 
@@ -433,9 +425,9 @@ func invalidLine(n int, format string, args ...any) error {
 func lineErr(n int, err error) error { return fmt.Errorf("line %d: %w", n, err) }
 
 // recordErr prefixes an error of the check of a record with the line at
-// fault: the line of the entry, change, fact or audit entry the error
-// names by its index (entries[2], history[0], put[1], audit[3]), or else
-// the record's first line.
+// fault. That is the line of the entry, change, fact or audit entry the
+// error names by its index (entries[2], history[0], put[1], audit[3]),
+// or else the record's first line.
 func recordErr(r *record, err error) error {
 	var ie *agentmem.InvalidError
 	if errors.As(err, &ie) {

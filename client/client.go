@@ -105,10 +105,10 @@ func WithMaxResponseBytes(n int64) Option {
 	}
 }
 
-// WithRetries sets how many times a request that is safe to repeat (a
-// read, an append of steps that all have IDs, messages with an
-// Idempotency-Key) is sent again after a retryable failure: 429, 502,
-// 503, 504 or a failed connection. The client waits as the server's
+// WithRetries sets how many times a request that is safe to repeat is
+// sent again after a retryable failure: 429, 502, 503, 504 or a failed
+// connection. Safe to repeat are a read, an append of steps that all have
+// IDs, and messages with an Idempotency-Key. The client waits as the server's
 // Retry-After says (at most 10 s), or 100 ms, 200 ms, 400 ms ... without
 // one. 0 turns retries off; the default is DefaultRetries.
 func WithRetries(n int) Option {

@@ -37,9 +37,9 @@
 // # Errors
 //
 // An error the server answers is an *Error with the status and the API's
-// code, message and field; errors.Is maps it to the package's sentinels
-// (ErrNotFound for 404, ErrConflict for 409, ErrInvalid for 400, 413 and
-// 415, ...; see Error). A server that cannot be reached, and 429, 502,
+// code, message and field. errors.Is maps it to the package's sentinels,
+// such as ErrNotFound for 404, ErrConflict for 409, and ErrInvalid for
+// 400, 413 and 415 (see Error). A server that cannot be reached, and 429, 502,
 // 503 and 504, are ErrUnavailable, with Error.RetryAfter when the server
 // said. Requests that are safe to repeat are retried on ErrUnavailable,
 // as the server's Retry-After says (WithRetries). After Close every

@@ -264,10 +264,10 @@ func (c *Client) Remember(ctx context.Context, userID string, req api.RememberRe
 }
 
 // ExtractFacts has the server's fact extractor (its model) learn about a
-// user from a conversation turn (POST /v1/users/{user}/facts/extract):
-// given the user's facts already known, it adds, reinforces and
-// supersedes facts, at once, and the response lists each decision with
-// what it did. A server without a model answers errors.ErrUnsupported
+// user from a conversation turn (POST /v1/users/{user}/facts/extract).
+// Given the user's facts already known, it adds, reinforces and
+// supersedes facts, at once. The response lists each decision with what
+// it did. A server without a model answers errors.ErrUnsupported
 // (501 not_configured); a model that fails, ErrUnavailable (502
 // extraction_failed), with nothing written. It is not retried: an
 // extraction sent twice reinforces what it taught twice.

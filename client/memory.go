@@ -33,6 +33,19 @@ func (o BlockOwner) blocksPath(label string) (string, error) {
 	return o.path + "/blocks/" + pathID(label), nil
 }
 
+// blockPath returns the path of one of the owner's blocks, after checking
+// the owner and then the label, which is required.
+func (o BlockOwner) blockPath(label string) (string, error) {
+	path, err := o.blocksPath(label)
+	if err != nil {
+		return "", err
+	}
+	if err := checkID("label", label); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
 // BlockWrite are the options of a block's write.
 type BlockWrite struct {
 	// IfVersion, when positive, makes the write conditional on the block
@@ -93,11 +106,8 @@ func (c *Client) ReplaceBlock(ctx context.Context, owner BlockOwner, label strin
 
 // DeleteBlock deletes a block and its history.
 func (c *Client) DeleteBlock(ctx context.Context, owner BlockOwner, label string, w BlockWrite) error {
-	path, err := owner.blocksPath(label)
+	path, err := owner.blockPath(label)
 	if err != nil {
-		return err
-	}
-	if err := checkID("label", label); err != nil {
 		return err
 	}
 	_, err = c.do(ctx, request{method: http.MethodDelete, path: path, header: w.header(), idempotent: true})
@@ -108,11 +118,8 @@ func (c *Client) DeleteBlock(ctx context.Context, owner BlockOwner, label string
 // api.MaxBlockHistory), oldest first, each with the value before and
 // after.
 func (c *Client) BlockHistory(ctx context.Context, owner BlockOwner, label string) ([]api.BlockChange, error) {
-	path, err := owner.blocksPath(label)
+	path, err := owner.blockPath(label)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkID("label", label); err != nil {
 		return nil, err
 	}
 	var out api.BlockHistoryResponse
@@ -125,11 +132,8 @@ func (c *Client) BlockHistory(ctx context.Context, owner BlockOwner, label strin
 // blockCall sends a request about one block and decodes the block it
 // answers.
 func (c *Client) blockCall(ctx context.Context, owner BlockOwner, label, suffix, method string, body any, w BlockWrite, idempotent bool) (*api.Block, error) {
-	path, err := owner.blocksPath(label)
+	path, err := owner.blockPath(label)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkID("label", label); err != nil {
 		return nil, err
 	}
 	var out api.Block

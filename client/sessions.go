@@ -252,10 +252,11 @@ func (c *Client) ReadSteps(ctx context.Context, sessionID string, q ReadQuery) (
 	return &out, nil
 }
 
-// ReadLog reads a session's log after sequence number after, in pages of
-// api.DefaultReadLimit entries: the first limit entries (0: all of them),
-// as of the session's last sequence number when the first page was read
-// (the answer's LastSeq); entries appended since are left out.
+// ReadLog reads the first limit entries (0: all of them) of a session's
+// log after sequence number after, in pages of api.DefaultReadLimit
+// entries. It reads as of the session's last sequence number when the
+// first page was read (the answer's LastSeq): entries appended since are
+// left out.
 func (c *Client) ReadLog(ctx context.Context, sessionID string, after int64, limit int) (*api.ReadStepsResponse, error) {
 	out := &api.ReadStepsResponse{Steps: []json.RawMessage{}, LastSeq: -1}
 	n := 0

@@ -276,10 +276,10 @@ func (b *batch) reinforceID(id string, c float64) (Result, error) {
 	return Result{Outcome: OutcomeReinforced, Fact: b.reinforce(i, c)}, nil
 }
 
-// supersede replaces the fact id by text, and closes it: its ValidTo
+// supersede replaces the fact id by text, and closes it. Its ValidTo
 // becomes when the successor holds from (v.From, or now), unless it was
-// already closed earlier, and never before its own ValidFrom (a fact
-// superseded before it held never held). With follow, a fact already
+// already closed earlier. It is never before its own ValidFrom: a fact
+// superseded before it held never held. With follow, a fact already
 // superseded is followed to its valid successor (an extraction that raced
 // with another); without, it is a conflict.
 func (b *batch) supersede(id, text string, c float64, src Source, md map[string]string, by, reason string, follow bool, v validity) (Result, error) {
@@ -352,8 +352,8 @@ func (b *batch) forget(id, by, reason string) error {
 // Apply applies decisions to the user's facts in one Store.Update: all or
 // none. They are applied in order against the user's facts as they are
 // at that moment, not as the extractor saw them, so that concurrent
-// extractions converge: an add of what a valid fact already says
-// reinforces it; a reinforce or supersede of a fact that another
+// extractions converge. An add of what a valid fact already says
+// reinforces it. A reinforce or supersede of a fact that another
 // extraction superseded meanwhile applies to its valid successor. A
 // decision that names a fact the user does not have (or that was
 // forgotten) fails the whole batch with agentmem.ErrNotFound; a malformed

@@ -73,9 +73,9 @@ type Turn struct {
 	Messages []agentmem.Message
 	// Source is recorded on the facts the turn adds.
 	Source Source
-	// Once extracts the turn at most once: Source.SessionID (required)
-	// and Source.StepSeq name it, as the session and the step that ends
-	// the turn, and Memory.Extract records that it was extracted, in the
+	// Once extracts the turn at most once. Source.SessionID (required)
+	// and Source.StepSeq name the turn, as the session and the step that
+	// ends it. Memory.Extract records that the turn was extracted, in the
 	// user's audit log (an ActionExtracted entry), atomically with what
 	// it learnt. A turn extracted already is not shown to the extractor
 	// again and changes nothing (Extraction.Replayed). Give it only when
@@ -90,10 +90,10 @@ type Extraction struct {
 	Decisions []Decision `json:"decisions"`
 	// Results are what each decision did, in the same order.
 	Results []Result `json:"results"`
-	// Replayed reports a turn with Once that was extracted already (by
-	// an earlier call, or by one that raced with this one): nothing was
-	// written, and Decisions and Results are empty (what the turn taught
-	// is in the facts already).
+	// Replayed reports a turn with Once that was extracted already, by
+	// an earlier call or by one that raced with this one. Nothing was
+	// written, and Decisions and Results are empty: what the turn taught
+	// is in the facts already.
 	Replayed bool `json:"replayed,omitempty"`
 }
 
@@ -104,8 +104,8 @@ type Extraction struct {
 //
 // A turn with Once is extracted once. If the store says that it was
 // (Extractions), Extract returns an Extraction with Replayed set,
-// without calling ex; else the record that it was is written with the
-// decisions, and an extraction that raced with this one and recorded it
+// without calling ex. Otherwise the record that it was is written with
+// the decisions. An extraction that raced with this one and recorded it
 // first makes this one Replayed too, its decisions not applied.
 func (m *Memory) Extract(ctx context.Context, ex Extractor, turn Turn) (*Extraction, error) {
 	if err := ValidateUser(turn.Tenant, turn.UserID); err != nil {

@@ -206,11 +206,11 @@ type WrapOptions struct {
 // Wrap returns a ModelFunc that runs next with the user's relevant facts
 // injected into the system prompt, then learns from the turn: the user
 // messages that follow the last assistant message of the input, and the
-// reply. The reply is returned as soon as next returns: extraction (a
-// model call of its own, with LLMExtractor) runs in the background, with
-// the call's context values but not its cancellation, and the turns of
-// one wrapped function are extracted one at a time, in the order of the
-// calls (their OnError and OnTurn are never called concurrently). A call
+// reply. The reply is returned as soon as next returns. Extraction, a
+// model call of its own with LLMExtractor, runs in the background, with
+// the call's context values but not its cancellation. The turns of one
+// wrapped function are extracted one at a time, in the order of the
+// calls, so their OnError and OnTurn are never called concurrently. A call
 // made before the previous turn's extraction is done does not see its
 // facts: Flush waits for them. Extractions still running when the
 // process exits are lost (their turns are not learnt from): call Flush

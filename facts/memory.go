@@ -11,10 +11,10 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Defaults of Options. They are deliberately gentle (see ANCHORS: a decay
-// so steep that it drives recall to zero on old corpora is a known
-// failure): an unreinforced fact added at DefaultConfidence stays above
-// DefaultInjectThreshold for about 2.3 half-lives (seven months), and
+// Defaults of Options. They are deliberately gentle, since a decay so
+// steep that it drives recall to zero on old corpora is a known failure.
+// An unreinforced fact added at DefaultConfidence stays above
+// DefaultInjectThreshold for about 2.3 half-lives (seven months). It
 // never falls below DefaultFloor, so search still finds it.
 const (
 	DefaultHalfLife        = 90 * 24 * time.Hour
@@ -92,10 +92,10 @@ func (o Options) withDefaults() Options {
 
 // Memory is the user-facts memory: a Store under a policy (clock, decay,
 // reinforcement, similarity, thresholds). It is safe for concurrent use,
-// and so are several Memories, in several processes, over one database:
-// each change of a user's facts is one Store.Update, serialized per user
-// by the backend, so concurrent extractions of the same fact reinforce
-// one fact rather than add two.
+// and so are several Memories, in several processes, over one database.
+// Each change of a user's facts is one Store.Update, which the backend
+// serializes per user, so concurrent extractions of the same fact
+// reinforce one fact rather than add two.
 type Memory struct {
 	store Store
 	opts  Options
@@ -329,8 +329,8 @@ func (m *Memory) Forget(ctx context.Context, tenant, id, by, reason string) erro
 }
 
 // ForgetUser forgets every fact of the user, valid or superseded, in one
-// Store.Update, as Forget forgets one: each gets an audit entry of who,
-// when, why and the digest of its text, and its text is erased from its
+// Store.Update, as Forget forgets one. Each gets an audit entry of who,
+// when, why and the digest of its text. Its text is erased from its
 // earlier entries. It returns how many facts were forgotten; a user with
 // none forgets none, so a repeated call is harmless. by and reason are
 // required.
@@ -502,9 +502,9 @@ func (m *Memory) Edit(ctx context.Context, req EditRequest) (Fact, error) {
 }
 
 // Changelog returns the entries of the user's audit log about the fact
-// id, oldest first: its addition, edits, supersession and forgetting,
-// each with who, when and why, and what the fact said before and after
-// (but nothing of what a forgotten fact said). Reinforcements are not in
+// id, oldest first: its addition, edits, supersession and forgetting.
+// Each says who, when and why, and what the fact said before and after,
+// but nothing of what a forgotten fact said. Reinforcements are not in
 // it: they are counted in Fact.Reinforcements. A fact with no entry for
 // this user is an error wrapping agentmem.ErrNotFound.
 func (m *Memory) Changelog(ctx context.Context, tenant, userID, id string) ([]AuditEntry, error) {

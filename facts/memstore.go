@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"sync"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/closelock"
 )
 
 // MemScheme is the URL scheme of the in-memory Store ("mem://").
@@ -26,8 +26,7 @@ func init() {
 // throwaway runs; it is lost when the process ends. Updates are
 // serialized by one lock, which is per-user serialization and more.
 type MemStore struct {
-	mu     sync.RWMutex
-	closed bool
+	mu closelock.RWMutex
 	// users holds each user's facts, by tenant then user ID.
 	users map[string]map[string][]Fact
 	// owner maps a tenant's fact IDs to their user.
@@ -266,36 +265,13 @@ func (s *MemStore) ImportUser(ctx context.Context, tenant, userID string, fs []F
 
 // Close implements Store. The facts are dropped.
 func (s *MemStore) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	s.users, s.owner, s.audit, s.extracted = nil, nil, nil, nil
+	s.mu.Close(func() { s.users, s.owner, s.audit, s.extracted = nil, nil, nil, nil })
 	return nil
 }
 
 // rlock takes the store's read lock, unless ctx has ended or the store
 // is closed, and returns the function that releases it.
-func (s *MemStore) rlock(ctx context.Context) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, ErrClosed
-	}
-	return s.mu.RUnlock, nil
-}
+func (s *MemStore) rlock(ctx context.Context) (func(), error) { return s.mu.RLock(ctx, ErrClosed) }
 
 // lock is rlock for the write lock.
-func (s *MemStore) lock(ctx context.Context) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrClosed
-	}
-	return s.mu.Unlock, nil
-}
+func (s *MemStore) lock(ctx context.Context) (func(), error) { return s.mu.Lock(ctx, ErrClosed) }

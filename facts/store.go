@@ -61,9 +61,9 @@ type Lister interface {
 }
 
 // Extractions is implemented by stores that can tell cheaply (an indexed
-// lookup) whether a turn was extracted: whether the user has the
-// ActionExtracted audit entry of the turn, which Memory.Extract writes for
-// a Turn with Once in the Update of the extraction's changes. Such a
+// lookup) whether a turn was extracted. That is whether the user has the
+// turn's ActionExtracted audit entry, which Memory.Extract writes for a
+// Turn with Once, in the Update of the extraction's changes. Such a
 // store's Update refuses an ActionExtracted entry of a turn that has one
 // already with an error that ExtractedError makes, and writes nothing: a
 // turn is extracted once even when two extractions of it race. Every
@@ -88,7 +88,7 @@ func ExtractedError(tenant, userID, sessionID string, stepSeq int64) error {
 }
 
 // Importer is implemented by stores that can recreate a user's facts and
-// audit log as another store held them, which an import needs: Update
+// audit log as another store held them. An import needs it, since Update
 // cannot tell a user with only an audit log (a forgotten one) from a new
 // one. Every backend of this module implements it.
 type Importer interface {
@@ -112,8 +112,8 @@ func CheckImport(tenant, userID string, fs []Fact, audit []AuditEntry) error {
 
 // ConflictError returns the error of an import into a user who has facts
 // or audit entries already (id empty), or of a fact ID that another user
-// of the tenant has: it wraps agentmem.ErrConflict, and every backend
-// returns it as this function makes it.
+// of the tenant has. It wraps agentmem.ErrConflict. Every backend returns
+// it as this function makes it.
 func ConflictError(tenant, userID, id string) error {
 	if id == "" {
 		return fmt.Errorf("facts: user %.80q of tenant %.80q has facts or audit entries already: %w", userID, tenant, agentmem.ErrConflict)
@@ -243,11 +243,11 @@ func validateAudit(tenant, userID string, e AuditEntry) error {
 }
 
 // CheckChanges checks that c is a valid update of the user whose current
-// facts are current: every put fact is valid (ValidateFact) and belongs to
-// the user, no ID is put twice, a put does not take an ID of another
-// user's fact in the tenant (taken reports whether a fact of the tenant
-// has the ID; nil means it cannot happen), every deleted ID is one of
-// current, and every audit entry is well formed. Backends call it inside
+// facts are current. Every put fact must be valid (ValidateFact) and the
+// user's, and no ID may be put twice. A put must not take the ID of
+// another user's fact in the tenant: taken reports whether a fact of the
+// tenant has the ID, and nil means it cannot happen. Every deleted ID
+// must be one of current, and every audit entry well formed. Backends call it inside
 // Update, before writing anything. An error from taken is returned as is.
 func CheckChanges(tenant, userID string, current []Fact, c Changes, taken func(id string) (bool, error)) error {
 	if err := ValidateUser(tenant, userID); err != nil {

@@ -4,9 +4,9 @@
 // and what any other front end (MCP, a command) can call.
 //
 // The erasure is a sequence of steps, each safe to repeat, not one
-// transaction (the parts live in different stores): when a step fails,
-// User returns what it erased so far with the error, and calling it again
-// finishes the job.
+// transaction, since the parts live in different stores. When a step
+// fails, User returns what it erased so far with the error, and calling it
+// again finishes the job.
 package forget
 
 import (

@@ -97,11 +97,11 @@ type Scanner interface {
 }
 
 // Capabilities are what a backend can do besides storing documents; a
-// nil field is a capability it lacks. An Index without one refuses, with
-// an error wrapping errors.ErrUnsupported, what needs it: a TF-IDF search
-// or a text search with nothing to embed it without a LexicalSearcher, a
-// query vector without a VectorSearcher, Reembed without an
-// EmbeddingStore, Scan without a Scanner.
+// nil field is a capability it lacks. An Index refuses what needs a
+// capability its backend lacks, with an error wrapping
+// errors.ErrUnsupported. A TF-IDF search needs a LexicalSearcher, and so
+// does a text search with nothing to embed it. A query vector needs a
+// VectorSearcher, Reembed an EmbeddingStore, and Scan a Scanner.
 type Capabilities struct {
 	Lexical    LexicalSearcher
 	Vector     VectorSearcher
@@ -147,10 +147,10 @@ const (
 )
 
 // GateTerms returns the gate terms of a query in a tenant of n documents,
-// df giving the terms' document frequencies: every term below
-// GateMinDocs; otherwise the rarest terms, as many as fit together in
-// GateBudget postings, and at least the rarest. Terms no document holds
-// are left out.
+// df giving the terms' document frequencies. Below GateMinDocs documents
+// every term is a gate term. Otherwise they are the rarest terms, as many
+// as fit together in GateBudget postings, and at least the rarest. Terms
+// no document holds are left out.
 func GateTerms(terms []string, df func(term string) float64, n float64) []string {
 	var held []string
 	for _, t := range terms {

@@ -15,10 +15,10 @@ const (
 	MetaKind    = "kind"
 )
 
-// MetaEntry is the metadata key recallview.StepDocs writes on the documents of an
-// amendment's copies: the sequence number of the compaction entry that
-// amended the step (the step's own document, made from its entry, has
-// none: its entry's number is its step's). A session's log amends a step
+// MetaEntry is the metadata key recallview.StepDocs writes on the
+// documents of an amendment's copies: the sequence number of the
+// compaction entry that amended the step. The step's own document, made
+// from its entry, has none, since its entry's number is its step's. A session's log amends a step
 // after logging it, so the document of the highest entry is the step as
 // the session has it now (see EntrySeq).
 const MetaEntry = "entry"

@@ -20,10 +20,10 @@
 // Retrieval needs no model. Text is analyzed by Tokenize (lower case,
 // split on anything not a letter or digit, English stop words dropped,
 // Snowball English stemming) and ranked by Okapi BM25. Search then mixes
-// in, as Ranking sets: pseudo-relevance feedback (the terms that weigh
-// most in the top results are searched for too), a share of the scores of
-// a document's neighbours in its group and of its group's, and optionally
-// diversity across groups. When the Index has an agentmem.Embedder (such
+// in what Ranking sets. Pseudo-relevance feedback searches for the terms
+// that weigh most in the top results too. A document gets a share of the
+// scores of its neighbours in its group, and of its group's. Diversity
+// across groups is optional. When the Index has an agentmem.Embedder (such
 // as an llm.Client, for any OpenAI-compatible /v1/embeddings endpoint) or
 // a query carries a vector, vector results are fused with the lexical
 // ones by reciprocal rank. Each hit can carry its window of neighbouring
@@ -33,11 +33,11 @@
 //
 // # Backends
 //
-// A backend is split into capabilities, each a small interface: Backend
-// stores documents, and every backend has it; LexicalSearcher (BM25
-// candidates and document frequencies), VectorSearcher (cosine
-// candidates) and EmbeddingStore (what Reembed scans and updates) are
-// what else it may do. CapabilitiesOf discovers them, once, into the
+// A backend is split into capabilities, each a small interface. Backend
+// stores documents, and every backend has it. What else a backend may do
+// is LexicalSearcher (BM25 candidates and document frequencies),
+// VectorSearcher (cosine candidates) and EmbeddingStore (what Reembed
+// scans and updates). CapabilitiesOf discovers them, once, into the
 // Capabilities an Index searches with; an Index refuses, with an error
 // wrapping errors.ErrUnsupported, what needs one its backend lacks.
 //

@@ -46,11 +46,10 @@ type ReembedOptions struct {
 	Progress func(done int)
 }
 
-// Reembed embeds, with the Index's Embedder, every document whose
-// EmbeddingModel is not the Embedder's model (documents written with no
-// vector, or by another model), in batches, and stores the vectors
-// without touching the lexical index, which keeps serving searches
-// throughout. A document rewritten while its batch was being embedded
+// Reembed embeds, in batches, every document whose EmbeddingModel is not
+// the Index's Embedder's: documents written with no vector, or by another
+// model. It stores the vectors without touching the lexical index, which
+// keeps serving searches throughout. A document rewritten while its batch was being embedded
 // keeps its new version. It returns how many documents it re-embedded,
 // and stops at the first error or when ctx is cancelled, keeping the
 // batches already stored: running it again resumes.

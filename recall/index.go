@@ -12,9 +12,9 @@ import (
 )
 
 // Index is the recall index callers use: documents are upserted into a
-// Backend and searched by relevance to a query, with lexical (BM25) and,
-// when an Embedder is configured or a query vector is given, vector
-// retrieval fused by reciprocal rank. Its methods are safe for concurrent
+// Backend and searched by relevance to a query. Retrieval is lexical
+// (BM25), fused by reciprocal rank with vector retrieval when an Embedder
+// is configured or a query vector is given. Its methods are safe for concurrent
 // use.
 type Index struct {
 	b    Backend
@@ -67,8 +67,8 @@ type Ranking struct {
 	Candidates int
 	// NeighbourWeight adds to a document's score this share of the scores
 	// of the documents just before and after it in its group (Seq - 1 and
-	// Seq + 1), so that a turn answering, or asked by, a matching turn
-	// ranks higher. Negative turns it off.
+	// Seq + 1). A turn answering, or asked by, a matching turn thus ranks
+	// higher. Negative turns it off.
 	NeighbourWeight float64
 	// GroupWeight adds to a document's score this share of its group's
 	// score: the sum of its documents' scores, relative to the best

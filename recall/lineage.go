@@ -7,9 +7,9 @@ import (
 )
 
 // A LineageFunc returns the spans of documents that make up a session's
-// conversation as the session sees it, its own span first: for a branch,
-// its turns after the fork point, then its parent's up to it, and so on
-// up to the root. It returns no spans, or one, for a session that
+// conversation as the session sees it, its own span first. For a branch
+// they are its turns after the fork point, then its parent's up to it,
+// and so on up to the root. It returns no spans, or one, for a session that
 // inherits nothing (or that it does not know): a search then filters on
 // the session's metadata as asked.
 type LineageFunc func(ctx context.Context, tenant, session string) ([]Span, error)

@@ -458,22 +458,9 @@ func (m *Memory) Stale(ctx context.Context, tenant, model, after string, limit i
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	t := m.tenants[tenant]
-	if t == nil {
-		return nil, nil
-	}
-	var ids []string
-	for id, slot := range t.ids {
-		if id > after && t.slots[slot].doc.EmbeddingModel != model {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	out := make([]Doc, 0, min(limit, len(ids)))
-	for _, id := range ids[:min(limit, len(ids))] {
-		d := t.slots[t.ids[id]].doc.Clone()
-		d.Embedding = nil
-		out = append(out, d)
+	out := m.tenants[tenant].page(after, limit, func(d *Doc) bool { return d.EmbeddingModel != model })
+	for i := range out {
+		out[i].Embedding = nil
 	}
 	return out, nil
 }
@@ -489,22 +476,28 @@ func (m *Memory) Scan(ctx context.Context, tenant string, f Filter, after string
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	t := m.tenants[tenant]
+	return m.tenants[tenant].page(after, limit, f.Match), nil
+}
+
+// page returns copies of the first limit documents of t, in ID order,
+// whose IDs sort after after and that match; nil for a nil t.
+func (t *memTenant) page(after string, limit int, match func(*Doc) bool) []Doc {
 	if t == nil {
-		return nil, nil
+		return nil
 	}
 	var ids []string
 	for id, slot := range t.ids {
-		if id > after && f.Match(&t.slots[slot].doc) {
+		if id > after && match(&t.slots[slot].doc) {
 			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
-	out := make([]Doc, 0, min(limit, len(ids)))
-	for _, id := range ids[:min(limit, len(ids))] {
+	ids = ids[:min(limit, len(ids))]
+	out := make([]Doc, 0, len(ids))
+	for _, id := range ids {
 		out = append(out, t.slots[t.ids[id]].doc.Clone())
 	}
-	return out, nil
+	return out
 }
 
 // SetEmbeddings implements EmbeddingStore.

@@ -6,8 +6,8 @@ import (
 )
 
 // TopK keeps the k best matches seen (highest score, ties by lowest ID)
-// in a heap whose root is the worst kept, so that selecting the top k of
-// n candidates costs O(n log k) rather than sorting all n.
+// in a heap whose root is the worst kept. Selecting the top k of n
+// candidates thus costs O(n log k) rather than sorting all n.
 type TopK struct {
 	k int
 	h matchHeap

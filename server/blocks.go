@@ -77,12 +77,12 @@ func blockIfMatch(r *http.Request) (int64, *Error) {
 	return n, nil
 }
 
-// blockFail answers an error of the blocks: a block over its limit is 422
-// over_limit naming the input that made it so, a replace whose old text
-// does not occur exactly once 422 no_match on "old", an edit of a
-// read-only block 409 read_only, a write whose If-Match did not hold 409
-// conflict with the block's version as the ETag; anything else as every
-// route answers it.
+// blockFail answers an error of the blocks. A block over its limit is 422
+// over_limit, naming the input that made it so. A replace whose old text
+// does not occur exactly once is 422 no_match on "old". An edit of a
+// read-only block is 409 read_only. A write whose If-Match did not hold
+// is 409 conflict, with the block's version as the ETag. Anything else is
+// answered as on every route.
 func (s *Server) blockFail(w http.ResponseWriter, r *http.Request, op string, err error) {
 	var (
 		le *blocks.LimitError

@@ -107,9 +107,9 @@ func checkJSONType(ct string) *Error {
 }
 
 // decodeStrict decodes a body, one JSON value, into v in one pass
-// (jsoncheck.Decode), refusing what checkJSON refuses and unknown fields,
-// member names that match a field only in letter case and values of the
-// wrong type, naming the offending field in the error.
+// (jsoncheck.Decode). It refuses what checkJSON refuses, unknown fields,
+// member names that match a field only in letter case, and values of the
+// wrong type. The error names the offending field.
 func decodeStrict(data []byte, v any) *Error {
 	return decodeIn(data, v, "")
 }
@@ -152,9 +152,9 @@ func decodeIn(data []byte, v any, arrayRoot string) *Error {
 }
 
 // inputError is the answer to a request whose input (its body, path or
-// query) a decoder or a check refused with err: apiError's for an error
-// of bad input (400 naming the field, or 422 for a budget), and for any
-// other error a 400 with its text. A request's text is never the
+// query) a decoder or a check refused with err. An error of bad input is
+// answered as apiError does: 400 naming the field, or 422 for a budget.
+// Any other error is a 400 with its text. A request's text is never the
 // server's failure, and nothing about it passes with time, so no
 // decoding error becomes a 500 or a 503, whatever the decoder of a value
 // returned.
@@ -237,10 +237,10 @@ func parseIfMatch(h string, present bool) (*int64, *Error) {
 // etag formats a sequence number as an entity tag.
 func etag(seq int64) string { return `"` + strconv.FormatInt(seq, 10) + `"` }
 
-// stepIDs gives the steps that have no ID one derived from the
-// Idempotency-Key (key/i for the i-th step, a single step being the
-// 0th, as every route derives them), or a new ID when there is no key,
-// and refuses an ID used twice in one request.
+// stepIDs gives each step that has no ID one derived from the
+// Idempotency-Key, or a new ID when there is no key. The i-th step gets
+// key/i, a single step key/0, as on every route. An ID used twice in one
+// request is refused.
 func stepIDs(steps []agentmem.Step, key string, single bool, newID func() string) ([]agentmem.Step, *Error) {
 	seen := make(map[string]int, len(steps))
 	for i, s := range steps {

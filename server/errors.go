@@ -72,20 +72,22 @@ func errNotFound(format string, args ...any) *Error {
 	return &Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// apiError classifies err: the sentinels of package agentmem map to their
-// statuses, a session ID in use (*store.ExistsError) to 409 on the field
-// id; a transient failure (agentmem.ErrUnavailable, which the
-// backends wrap around a busy, unreachable, full or closed store, and a
-// context deadline) is 503 with Retry-After, and so is a write that other
-// writers of the session got ahead of on every try (store.ErrContended); a cancelled request is 499;
-// a damaged record (agentmem.ErrDamaged) is 500 with a message that names
-// it; anything else is a failure nobody expected (a bug): 500, with a
-// message that gives nothing away (the cause is logged by Server.fail).
-// Errors that are already *Error pass through. A message never names the
-// backend: it is what a typed error says about the request (an
-// *agentmem.InvalidError's reason, the session of an *store.ExistsError,
-// which every backend returns as it is), or the text of another error of
-// the sentinels, which the stores write without their name.
+// apiError classifies err. The sentinels of package agentmem map to their
+// statuses, and a session ID in use (*store.ExistsError) to 409 on the
+// field id. A transient failure is 503 with Retry-After: an
+// agentmem.ErrUnavailable (a busy, unreachable, full or closed store), a
+// context deadline, or a write that other writers of the session got
+// ahead of on every try (store.ErrContended). A cancelled request is 499.
+// A damaged record (agentmem.ErrDamaged) is 500 with a message that names
+// it. Anything else is a failure nobody expected (a bug): 500, with a
+// message that gives nothing away, since Server.fail logs the cause.
+// Errors that are already *Error pass through.
+//
+// A message never names the backend. It is what a typed error says about
+// the request, which every backend returns alike: an
+// *agentmem.InvalidError's reason, the session of a *store.ExistsError.
+// Or it is the text of another sentinel error, which the stores write
+// without their name.
 func apiError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -145,10 +147,10 @@ func apiError(err error) *Error {
 	return errInternal(err)
 }
 
-// collectDamaged returns a context whose reads report the damaged
-// records they leave out to the returned function's list too (besides
-// the server's log and metric), and that function: the records, each
-// once, in the order met, in their wire form for a list's "damaged".
+// collectDamaged returns a context whose reads also add the damaged
+// records they leave out to a list, besides the server's log and metric.
+// The function it returns gives that list: each record once, in the order
+// met, in its wire form for a list's "damaged".
 func collectDamaged(ctx context.Context) (context.Context, func() []api.DamagedRecord) {
 	var (
 		mu   sync.Mutex

@@ -272,11 +272,11 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// factsCursor is where a list of facts goes on: the time its first page
-// was read, whose effective confidences order every page (decay with a
-// floor can change the order of two facts with time), and the last fact
-// of the previous page (its confidence then, and its ID); nil id: the
-// first page. A fact remembered, reinforced or forgotten between pages
+// factsCursor is where a list of facts goes on. It holds the time its
+// first page was read, whose effective confidences order every page:
+// decay with a floor can change the order of two facts with time. It also
+// holds the last fact of the previous page, its confidence then and its
+// ID; a nil id means the first page. A fact remembered, reinforced or forgotten between pages
 // may be missed or seen twice, as a session in the list of sessions.
 type factsCursor struct {
 	at   time.Time

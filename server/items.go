@@ -43,14 +43,14 @@ func decodeItems(body []byte) ([]json.RawMessage, *Error) {
 	return req.Items, nil
 }
 
-// appendItems serves POST /v1/sessions/{id}/items: the items become
-// messages (responses.ToMessages) appended by sessions.Service.AppendMessages, as
-// the messages route appends them, with the same response. Items that
-// begin with an output are placed after the newest step of the working
-// set, which the service's cache gives (sessions.Service.History with Head and Tail, up
-// to date with the log); the append is then conditional on it and,
-// without If-Match, tried again when another writer got in between
-// (sessions.Service.Retry).
+// appendItems serves POST /v1/sessions/{id}/items. The items become
+// messages (responses.ToMessages) appended by
+// sessions.Service.AppendMessages, as the messages route appends them,
+// with the same response. Items that begin with an output are placed
+// after the newest step of the working set, as the service's cache gives
+// it (sessions.Service.History with Head and Tail). The append is then
+// conditional on that step. Without If-Match it is tried again when
+// another writer got in between (sessions.Service.Retry).
 func (s *Server) appendItems(w http.ResponseWriter, r *http.Request) {
 	id, key, expected, body, e := s.appendInput(w, r)
 	if e != nil {
@@ -312,12 +312,11 @@ func parseItemsToken(token string) (*itemsCursor, *Error) {
 	return &itemsCursor{seq: int64(v[0]), off: int(v[1]), end: int(v[2])}, nil
 }
 
-// onlyAppended reports whether the log of a session whose last sequence
-// number was since and is now last has only step entries after since: no
-// compaction entry, which a pop, a clear, a compaction and an output
-// completing an earlier call write, and which may change the items an
-// earlier page returned. More than api.MaxReadLimit entries are not read:
-// false.
+// onlyAppended reports whether the log of a session, whose last sequence
+// number was since and is now last, has only step entries after since.
+// A compaction entry may change the items an earlier page returned: a
+// pop, a clear, a compaction and an output completing an earlier call
+// write one. More than api.MaxReadLimit entries are not read: false.
 func (s *Server) onlyAppended(ctx context.Context, tenant, id string, since, last int64) (bool, error) {
 	switch {
 	case last == since:

@@ -190,9 +190,9 @@ func (m *metrics) watchIndex(f *recallview.Follower) error {
 }
 
 // watchExtraction registers the metrics of the fact extraction that
-// follows the store's log: whether this server holds its lease (the one
-// of the servers sharing the store that extracts), how far behind it is,
-// and what it applied and failed.
+// follows the store's log. They say whether this server holds its lease,
+// which makes it the one of the servers sharing the store that extracts.
+// They say how far behind it is, and what it applied and failed.
 func (m *metrics) watchExtraction(f *views.Follower) error {
 	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "agentmem_fact_extraction_lease_held",

@@ -11,12 +11,12 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// pop serves POST /v1/sessions/{id}/pop (sessions.Service.Pop): it removes the
-// newest message from the session's working set and returns it. The body
-// is empty or {}. With If-Match, only if the session's last sequence
-// number is still the one given (409 otherwise, with the current one in
-// the ETag); without, a pop that another writer got ahead of is tried
-// again on the new working set.
+// pop serves POST /v1/sessions/{id}/pop (sessions.Service.Pop): it
+// removes the newest message from the session's working set and returns
+// it. The body is empty or {}. With If-Match, it pops only if the
+// session's last sequence number is still the one given; otherwise it
+// answers 409, with the current one in the ETag. Without If-Match, a pop
+// that another writer got ahead of is tried again on the new working set.
 func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 	id, expected, ok := s.popInput(w, r)
 	if !ok {
@@ -60,10 +60,11 @@ func (s *Server) popInput(w http.ResponseWriter, r *http.Request) (id string, ex
 }
 
 // rewriteFailed answers the failure of a write that rewrites the working
-// set (sessions.Service.Pop, sessions.Service.Clear) or completes its tool calls (POST /items):
-// 409 nothing_to_pop for a pop of an empty one, 409 with the current ETag
-// when If-Match did not hold, else as any store error (503 when other
-// writers kept getting ahead: store.ErrContended).
+// set (sessions.Service.Pop, sessions.Service.Clear) or completes its tool
+// calls (POST /items). A pop of an empty working set is 409
+// nothing_to_pop. A write whose If-Match did not hold is 409 with the
+// current ETag. Anything else is answered as any store error: 503 when
+// other writers kept getting ahead (store.ErrContended).
 func (s *Server) rewriteFailed(w http.ResponseWriter, r *http.Request, id string, expected *int64, op string, err error) {
 	switch {
 	case errors.Is(err, store.ErrNothingToPop):

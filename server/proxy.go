@@ -13,8 +13,8 @@ import (
 // (package proxy): OpenAI- and Anthropic-compatible endpoints that record
 // the conversation in the session X-Agentmem-Session names and send the
 // provider its context fitted to a budget. They are routes of the API
-// like any other (API keys, tenants, metrics), with one difference in
-// authentication: a bearer token that is not an agentmem API key is the
+// like any other (API keys, tenants, metrics), but for one difference in
+// authentication. A bearer token that is not an agentmem API key is the
 // caller's credential for the upstream provider, not an attempt to
 // authenticate to agentmem (see proxyGuard).
 
@@ -77,10 +77,10 @@ func proxyError(err error) (*Error, bool) {
 
 // proxyGuard runs the security layer for a proxy route. An Authorization
 // bearer token that is not an agentmem API key (an OpenAI key, say) is
-// the caller's credential for the upstream: the request is authenticated
-// as if it had none (so it passes only where agentmem needs no key: on
-// loopback before any key exists, or with Config.Auth nil), and the
-// header is kept for the proxy to forward.
+// the caller's credential for the upstream, kept for the proxy to
+// forward. The request is then authenticated as if it had no key, so it
+// passes only where agentmem needs none: on loopback before any key
+// exists, or with Config.Auth nil.
 func (s *Server) proxyGuard(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	header := r.Header.Get("Authorization")
 	token, given, err := auth.ParseAuthorization(header)

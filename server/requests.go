@@ -210,9 +210,9 @@ type messageExtras struct {
 }
 
 // takeMessageExtras takes the "id" and "metadata" members, agentmem's
-// additions to OpenAI's chat message, out of a JSON array of messages, so
-// that the strict OpenAI decoder sees the rest: it returns the array
-// without them and the extras by message index (nil when no message has
+// additions to OpenAI's chat message, out of a JSON array of messages.
+// The strict OpenAI decoder then sees the rest. It returns the array
+// without them, and the extras by message index (nil when no message has
 // any). An ID must be a non-empty string within store.MaxFieldBytes bytes,
 // without NUL; metadata an object of at most store.MaxMetadataKeys
 // strings, its keys non-empty and keys and values within

@@ -141,11 +141,11 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, open, browser boo
 }
 
 // closeUnread has the connection of a request refused before its body was
-// read closed after the answer. Otherwise net/http reads (and discards) up
-// to 256 KiB of the body before it sends the answer, so that the
-// connection can serve another request: a client that announces a body
-// and never sends it holds the connection, and a file descriptor, until
-// the server's read timeout, and enough of them lock every client out.
+// read closed after the answer. Otherwise net/http reads and discards up
+// to 256 KiB of the body first, to reuse the connection. A client that
+// announces a body and never sends it would then hold the connection and
+// a file descriptor until the server's read timeout. Enough of them would
+// lock every client out.
 func closeUnread(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")

@@ -31,18 +31,15 @@ const (
 	DefaultMaxBodyBytes = 8 << 20
 	DefaultReadyTimeout = 2 * time.Second
 	// DefaultCacheBytes (256 MiB) bounds the context cache when
-	// Config.CacheBytes is 0. It holds about 28 sessions of 1,000
-	// realistic agent steps (3 MB of JSON each, accounted about 9 MB read
-	// in one format), or about 580 of 50 steps. With the garbage
-	// collector's headroom the server's heap then stays within about
-	// 500 MB however many and large the sessions (measured in
-	// docs/benchmarks.md), which fits a small machine. A miss costs one
-	// read of the session, not correctness: the log stays the truth.
+	// Config.CacheBytes is 0. It keeps the server's heap small enough for
+	// a small machine, however many and large the sessions; what it holds
+	// is measured in docs/benchmarks.md. A miss costs one read of the
+	// session, not correctness: the log stays the truth.
 	DefaultCacheBytes = sessions.DefaultCacheBytes
 	// DefaultMaxContextTokens (1,000,000) is Config.MaxContextTokens when
-	// it is 0: the largest context window of current models (GPT-4.1,
-	// Gemini), so no model needs a larger context, and a response of
-	// about 4 to 6 MB of JSON rather than the whole of a long session.
+	// it is 0. It is the largest context window of current models
+	// (GPT-4.1, Gemini), so no model needs a larger context. A response
+	// is then a few MB of JSON, not the whole of a long session.
 	DefaultMaxContextTokens = sessions.DefaultMaxContextTokens
 	DefaultIndexWait        = 5 * time.Second
 )
@@ -60,10 +57,10 @@ type Config struct {
 	// the request names none; empty means o200k_base.
 	DefaultTokenizer string
 	// CacheBytes bounds the size of the session memories the context
-	// route keeps in memory, as the cache accounts it (the steps' JSON and
-	// the rendered forms it keeps, estimated high: see cache.go); the
-	// least recently used go first, and a session larger than the bound
-	// is served without being kept. 0 means DefaultCacheBytes (256 MiB);
+	// route keeps in memory. The cache counts the steps' JSON and the
+	// rendered forms it keeps, estimated high. The least recently used
+	// go first, and a session larger than the bound is served without
+	// being kept. 0 means DefaultCacheBytes (256 MiB);
 	// a negative value keeps none beyond the request that loaded it.
 	CacheBytes int64
 	// MaxContextTokens is the most tokens a context holds: a context
@@ -107,9 +104,9 @@ type Config struct {
 	// RecallFollower). Nil answers them 501.
 	Recall *recall.Index
 	// RecallFollower, when set, is the view that indexes the store's log
-	// into Recall (recallview.Start): the server reports its progress in
-	// /readyz and /metrics, waits for it on a fresh recall search and
-	// after deleting a session, so that what was deleted is not found.
+	// into Recall (recallview.Start). The server reports its progress in
+	// /readyz and /metrics. It waits for it on a fresh recall search, and
+	// after deleting a session so that what was deleted is not found.
 	// The writes of a sessions service the server makes wake it; those of
 	// a Sessions given must (sessions.Service.NotifyWrites).
 	RecallFollower *recallview.Follower

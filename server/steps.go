@@ -34,9 +34,9 @@ func (s *Server) appendMessages(w http.ResponseWriter, r *http.Request) {
 }
 
 // appendBody reads, decodes and checks an append request completely, then
-// appends its steps to the log in one atomic write: with If-Match, only if
-// the session's last sequence number is still the one given (409
-// otherwise, with the current one in the ETag).
+// appends its steps to the log in one atomic write. With If-Match, it
+// appends only if the session's last sequence number is still the one
+// given; otherwise it answers 409, with the current one in the ETag.
 func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(body []byte, key string) (*stepsRequest, *Error)) {
 	id, key, expected, body, e := s.appendInput(w, r)
 	if e != nil {
@@ -165,9 +165,10 @@ func messagesError(err error, key string, single bool) *Error {
 }
 
 // idempotencyError answers an append that reuses the step IDs of an
-// earlier one for a different request (store.ErrIDReused): 409
-// idempotency_key_reused, naming the Idempotency-Key when the request had
-// one (its step IDs come from it), else the step ID from the body.
+// earlier one for a different request (store.ErrIDReused) with 409
+// idempotency_key_reused. It names the Idempotency-Key when the request
+// had one, since its step IDs come from it; else the step ID from the
+// body.
 func idempotencyError(err error, key string, single bool) *Error {
 	e := &Error{Status: http.StatusConflict, Code: api.CodeIdempotencyKeyReused, Field: "steps", cause: err}
 	detail := ""

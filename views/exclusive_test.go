@@ -34,6 +34,20 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// clockedStore returns an in-memory store on a manual clock, holding the
+// session "s" that appendTask appends to. It is closed when the test
+// ends, after the followers the test started.
+func clockedStore(t *testing.T) (*memstore.Store, *clock) {
+	t.Helper()
+	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	st := memstore.New(memstore.Options{Clock: c.now})
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Create(context.Background(), store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	return st, c
+}
+
 // applied records which follower applied which change.
 type applied struct {
 	mu sync.Mutex
@@ -128,13 +142,7 @@ func appendTask(t *testing.T, st store.Store, task string) {
 // takes over from the cursor saved when the first stops and releases
 // the lease, so that every change is applied once.
 func TestExclusiveOneApplies(t *testing.T) {
-	ctx := context.Background()
-	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	st := memstore.New(memstore.Options{Clock: c.now})
-	defer st.Close()
-	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := clockedStore(t)
 	var got applied
 	opts := views.Options{LeaseTTL: time.Hour, LeasePoll: 5 * time.Millisecond}
 	opts.Holder = "a"
@@ -202,12 +210,7 @@ func (c *crashable) ReleaseLease(ctx context.Context, consumer, holder string) e
 func TestExclusiveTakeoverAfterCrash(t *testing.T) {
 	ctx := context.Background()
 	const ttl = time.Minute
-	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	st := memstore.New(memstore.Options{Clock: c.now})
-	defer st.Close()
-	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
+	st, c := clockedStore(t)
 	var got applied
 	proc := &crashable{Store: st}
 	opts := views.Options{LeaseTTL: ttl, LeasePoll: 5 * time.Millisecond, SaveEvery: -1}
@@ -243,13 +246,7 @@ func TestExclusiveTakeoverAfterCrash(t *testing.T) {
 // took over (it expired by the store's clock) learns it at its next
 // renewal, reports it, and waits for the lease instead of applying.
 func TestExclusiveStopsWhenTakenOver(t *testing.T) {
-	ctx := context.Background()
-	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	st := memstore.New(memstore.Options{Clock: c.now})
-	defer st.Close()
-	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
+	st, c := clockedStore(t)
 	var got applied
 	// A short TTL: the holder renews it every 100ms.
 	opts := views.Options{LeaseTTL: 300 * time.Millisecond, LeasePoll: 5 * time.Millisecond, SaveEvery: -1}

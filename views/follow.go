@@ -31,18 +31,19 @@ type Options struct {
 	// one name share the cursor: each applies what it reads, which is
 	// harmless when applying is idempotent, unless they are Exclusive.
 	Consumer string
-	// Exclusive makes the follower the only one of its consumer that
-	// applies changes, among those of every process sharing the store:
-	// for a view whose effects must not be applied once per process
-	// (fact extraction asks a model about every turn). The follower
+	// Exclusive makes the follower the only one of its consumer, in
+	// every process sharing the store, that applies changes. It is for a
+	// view whose effects must not be applied once per process: fact
+	// extraction asks a model about every turn. The follower
 	// applies changes only while it holds the consumer's lease
-	// (store.Leaser; Run fails at once when the feed has none): it takes
-	// the lease before it reads, renews it every third of LeaseTTL,
-	// saves its cursor only while the store says it holds the lease
-	// (store.Leaser.SaveLeasedCursor), stops applying as soon as it
-	// cannot show that it still holds it (a renewal refused, or none
-	// acknowledged within nine tenths of LeaseTTL of being sent: the
-	// batch in flight is cancelled), and releases it when Run returns.
+	// (store.Leaser); Run fails at once when the feed has none. It takes
+	// the lease before it reads and renews it every third of LeaseTTL.
+	// It saves its cursor only while the store says it holds the lease
+	// (store.Leaser.SaveLeasedCursor). It stops applying, cancelling the
+	// batch in flight, as soon as it cannot show that it still holds the
+	// lease: a renewal was refused, or none was acknowledged within nine
+	// tenths of LeaseTTL of being sent. It releases the lease when Run
+	// returns.
 	// The other followers wait, trying to take the lease every
 	// LeasePoll, and one of them takes over when it is released or
 	// expires, from the cursor saved: nothing is skipped. What the old
@@ -92,12 +93,12 @@ type Options struct {
 	// OnBatch, when set, is told of every batch applied.
 	OnBatch func(BatchInfo)
 	// Checkpoint, when set, reads the cursor that the view keeps with
-	// what it derives, ok false when it has none yet: the apply function
+	// what it derives, ok false when it has none yet. The apply function
 	// commits each batch's cursor (Func's next) in the transaction of the
-	// batch's writes, so that a crash can neither lose the cursor of
-	// writes committed nor move it past writes that were not, and the
-	// follower resumes from it (from the cursor saved in the feed when
-	// the view has none). The cursor saved in the feed is then only what
+	// batch's writes. A crash thus can neither lose the cursor of writes
+	// committed nor move it past writes that were not. The follower
+	// resumes from this cursor, or from the one saved in the feed when
+	// the view has none. The cursor saved in the feed is then only what
 	// the view holds the feed back to (see store.Feed.SaveCursor).
 	Checkpoint func(ctx context.Context) (c store.FeedCursor, ok bool, err error)
 	// SaveEvery is how often, at most, the follower saves its cursor in

@@ -36,7 +36,7 @@ type Config struct {
 	// subtests. The suite closes it when the subtest ends.
 	New func(t *testing.T) blocks.Store
 	// Share, when set, returns a second store over the same database as
-	// st, as another process would open it: the concurrency tests then
+	// st, as another process would open it. The concurrency tests then
 	// spread their writers over both, so that the compare-and-set is
 	// checked in the database and not only in one process. The suite
 	// closes it.

@@ -29,8 +29,8 @@ func (e *UnsupportedError) Error() string {
 func (e *UnsupportedError) Unwrap() error { return errors.ErrUnsupported }
 
 // MapError returns err, an error of a client.Client, as an error that
-// also wraps the sentinel a local store returns for the same failure, so
-// that code written against a store handles it as it handles a store's:
+// also wraps the sentinel a local store returns for the same failure.
+// Code written against a store then handles it as it handles a store's:
 //
 //	client.ErrInvalid          agentmem.ErrInvalid (errors.As finds an *agentmem.InvalidError with the field)
 //	client.ErrNotFound         agentmem.ErrNotFound

@@ -1,7 +1,7 @@
 // Command agentmem-bench measures agentmem on whole runs, not single
-// functions (those are the go test -bench benchmarks): it drives a running
-// server with load, times the proxy and the token counters, writes
-// realistic agent traces and evaluates recall on a benchmark. Each
+// functions, which the go test -bench benchmarks measure. It drives a
+// running server with load, times the proxy and the token counters,
+// writes realistic agent traces and evaluates recall on a benchmark. Each
 // measurement prints its figures as one JSON line on stdout, so runs can be
 // compared and recorded in docs/benchmarks.md.
 //

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// byteSize is a flag value of a size in bytes, written as a whole number
-// of bytes or with a unit: B, KB, MB, GB, TB (powers of 1000) or KiB,
-// MiB, GiB, TiB (powers of 1024), as in 256MiB or "1.5 GB". A negative
+// byteSize is a flag value of a size in bytes, as in 256MiB or "1.5 GB".
+// It is a whole number of bytes, or a number with a unit: B, KB, MB, GB,
+// TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024). A negative
 // number of bytes (such as -1) is kept as it is, for flags where it
 // means "none".
 type byteSize int64

@@ -24,9 +24,9 @@ func resolveStoreURL(a *cli.App, flagValue string) (string, error) {
 }
 
 // resolveExistingStoreURL is resolveStoreURL for commands that only read
-// (inspect, export, recall search): a SQLite file must exist, since
-// opening a missing one would create an empty store and report on it, and
-// a typo would leave a new file behind.
+// (inspect, export, recall search). A SQLite file must exist: opening a
+// missing one would create an empty store and report on it, and a typo
+// would leave a new file behind.
 func resolveExistingStoreURL(a *cli.App, flagValue string) (string, error) {
 	raw, err := storeURL(a, flagValue, false)
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 //
 //	-ldflags "-X main.version=v1.2.3 -X main.commit=abc1234 -X main.date=2026-11-27T12:00:00Z"
 //
-// Unstamped builds take them from the build information: the module's
-// version for `go install …@v1.2.3`, the VCS revision and its time for a
-// `go build` in a git checkout.
+// Unstamped builds take them from the build information. That is the
+// module's version for `go install …@v1.2.3`, and the VCS revision and its
+// time for a `go build` in a git checkout.
 var version, commit, date string
 
 func init() { cli.Register(newVersionCmd) }

@@ -11,9 +11,9 @@ import (
 )
 
 // damaged checks what a store does with a fact whose stored form does not
-// decode (Config.Damage): the user's fact list leaves it out and reports
+// decode (Config.Damage). The user's fact list leaves it out and reports
 // it to the context, so the list, searches and new facts of the user go
-// on; Get of it fails with agentmem.ErrDamaged, never as missing.
+// on. Get of it fails with agentmem.ErrDamaged, never as missing.
 func (s *suite) damaged(t *testing.T) {
 	if s.cfg.Damage == nil {
 		t.Skip("the backend cannot hold a damaged fact (Config.Damage is nil)")

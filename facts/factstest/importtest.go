@@ -23,11 +23,11 @@ func importer(t *testing.T, st facts.Store) (facts.Importer, facts.Lister) {
 	return imp, lst
 }
 
-// history gives alice of tenant acme every kind of history: a fact
-// superseded (its validity closed), one edited, one forgotten, one with
-// a source, metadata, an embedding and a validity in the past, one
-// extracted from a turn recorded as extracted; and bob a fact of his
-// own. It returns alice's facts and audit log.
+// history gives alice of tenant acme every kind of history, and bob a
+// fact of his own. Alice has a fact superseded (its validity closed), one
+// edited, one forgotten, and one with a source, metadata, an embedding
+// and a validity in the past. She also has one extracted from a turn
+// recorded as extracted. It returns alice's facts and audit log.
 func (e *env) history() ([]facts.Fact, []facts.AuditEntry) {
 	e.t.Helper()
 	a := e.remember("acme", "alice", "Lives in Berlin.", 0.7)
@@ -152,9 +152,9 @@ func (s *suite) importRoundTrip(t *testing.T) {
 }
 
 // importConflict: an import into a user who has facts, or only audit
-// entries (a forgotten user), and one of a fact ID another user of the
-// tenant has, are conflicts that write nothing; an import that is bad
-// input writes nothing either.
+// entries (a forgotten user), is a conflict that writes nothing. So is an
+// import of a fact ID another user of the tenant has. An import that is
+// bad input writes nothing either.
 func (s *suite) importConflict(t *testing.T) {
 	src := s.env(t)
 	fs, au := src.history()

@@ -59,10 +59,10 @@ func (e *env) extracted(tenant, user string, step int64) bool {
 	return ok
 }
 
-// onceExtract: a turn extracted once is recorded, with what it taught,
-// and extracting it again calls no extractor and changes nothing, even
-// when it taught nothing; the record is the user's and the turn's, and
-// the audit entries of the extraction name the turn.
+// onceExtract: a turn extracted once is recorded, with what it taught.
+// Extracting it again calls no extractor and changes nothing, even when
+// it taught nothing. The record is the user's and the turn's, and the
+// audit entries of the extraction name the turn.
 func (s *suite) onceExtract(t *testing.T) {
 	e := s.env(t)
 	extractions(t, e.st)
@@ -149,10 +149,9 @@ func (s *suite) onceExtract(t *testing.T) {
 }
 
 // onceUpdate: an Update that records a turn extracted already is a
-// conflict (ErrExtracted) and writes nothing, which is what keeps two
-// extractions of a turn that race from both applying; a turn recorded
-// twice in one Update, or a record that names a fact or no turn, is bad
-// input.
+// conflict (ErrExtracted) and writes nothing. That keeps two extractions
+// of a turn that race from both applying. A turn recorded twice in one
+// Update, or a record that names a fact or no turn, is bad input.
 func (s *suite) onceUpdate(t *testing.T) {
 	e := s.env(t)
 	extractions(t, e.st)

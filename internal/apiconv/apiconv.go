@@ -6,8 +6,8 @@
 // the answers it reads, so each conversion is written once.
 //
 // A wire type has the JSON members of its domain type, with the same
-// names and options, so that a value converted to the wire encodes to the
-// same bytes as the domain value did: the package's tests check both.
+// names and options. A value converted to the wire thus encodes to the
+// same bytes as the domain value did, which the package's tests check.
 package apiconv
 
 import (

@@ -27,9 +27,9 @@ import (
 type Watcher struct {
 	// OnePhase makes SingleShard fail an operation that committed in two
 	// phases (PREPARE TRANSACTION), whose workers commit after the
-	// coordinator: the store's feed cannot allow that, as a reader
-	// would see the coordinator's transaction ended before its rows
-	// (see store/postgres's doc).
+	// coordinator. The store's feed cannot allow that: a reader would see
+	// the coordinator's transaction ended before its rows (see
+	// store/postgres's doc).
 	OnePhase bool
 	url      string
 	mu       sync.Mutex

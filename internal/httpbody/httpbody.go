@@ -4,14 +4,14 @@ package httpbody
 
 import "io"
 
-// Read reads r to its end, as io.ReadAll does, into a buffer sized for
-// declared bytes (a request's ContentLength; 0 or less for unknown) when
-// that is at most presize; otherwise it reads as io.ReadAll does, so that
-// a declared length cannot make the caller allocate more than presize
+// Read reads r to its end, as io.ReadAll does. When declared (a
+// request's ContentLength; 0 or less for unknown) is at most presize, it
+// reads into one buffer of that size, where io.ReadAll would grow its
+// buffer several times. Otherwise it reads as io.ReadAll does, so that a
+// declared length cannot make the caller allocate more than presize
 // before the body arrives. A body longer than declared grows the buffer
-// as io.ReadAll would. For a body of 4,000 bytes io.ReadAll allocates 9
-// times, 10 KB in all; Read once. r bounds the body
-// (http.MaxBytesReader); Read does not.
+// as io.ReadAll would. r bounds the body (http.MaxBytesReader); Read does
+// not.
 func Read(r io.Reader, declared, presize int64) ([]byte, error) {
 	if declared <= 0 || declared > presize {
 		return io.ReadAll(r)

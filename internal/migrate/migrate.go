@@ -73,10 +73,10 @@ type Set struct {
 
 // Citus is how a component's tables are laid out on a Citus cluster.
 type Citus struct {
-	// Distributed are the tables sharded by their column "tenant", which
-	// must be of type text COLLATE "C" and part of every primary key and
-	// unique constraint, in the order to distribute them (a table that a
-	// foreign key references first).
+	// Distributed are the tables sharded by their column "tenant", in
+	// the order to distribute them: a table that a foreign key references
+	// first. The column must be of type text COLLATE "C", and part of
+	// every primary key and unique constraint.
 	Distributed []string
 	// Reference are the tables copied to every node.
 	Reference []string
@@ -147,8 +147,8 @@ const LegacyComponent = "sessions"
 // SQLite brings the set's schema up to date in one write transaction. The
 // database should be opened so that transactions take the write lock
 // first (BEGIN IMMEDIATE: the _txlock=immediate DSN parameter of
-// modernc.org/sqlite), so that processes that open one file at once
-// migrate one after the other and the later ones find nothing to do.
+// modernc.org/sqlite). Processes that open one file at once then migrate
+// one after the other, and the later ones find nothing to do.
 func SQLite(ctx context.Context, db *sql.DB, set *Set) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {

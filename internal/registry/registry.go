@@ -1,7 +1,7 @@
 // Package registry is the URL-scheme registry behind store.Open,
-// recall.Open, facts.Open and auth.Open: backends register an opener for
-// a scheme in their init functions, in the style of database/sql drivers,
-// and a program opens any of them from one URL ("sqlite:///path.db",
+// recall.Open, facts.Open and auth.Open. Backends register an opener for
+// a scheme in their init functions, in the style of database/sql drivers.
+// A program then opens any of them from one URL ("sqlite:///path.db",
 // "postgres://...", "mem://").
 package registry
 

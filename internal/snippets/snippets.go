@@ -1,7 +1,7 @@
 // Package snippets reads the fenced code blocks of the documentation
-// (README.md and docs/*.md) and says what each one is: a program to run
-// against a real server, the output such a program must print, text to
-// read, or code shown for reading only. TestSnippets, in this package's
+// (README.md and docs/*.md) and says what each one is. A block is a
+// program to run against a real server, the output such a program must
+// print, text to read, or code shown for reading only. TestSnippets, in this package's
 // tests, runs them; docs/testing.md ("Snippets") describes the
 // conventions for writers.
 //
@@ -16,8 +16,8 @@
 //	```sh illustrative    shown for reading, never run (any language)
 //	```text, ```json      text to read (diagrams, configurations, logs)
 //
-// Every block must name its language, and a language the runner cannot
-// run (ts, sql, ...) must be marked illustrative, so that a new snippet is
+// Every block must name its language. A language the runner cannot run
+// (ts, sql, ...) must be marked illustrative, so that a new snippet is
 // either checked or visibly not.
 package snippets
 
@@ -33,10 +33,10 @@ import (
 
 // Attributes of a block's info string.
 const (
-	// Illustrative marks a block that is shown for reading only: it needs
-	// what a test machine does not have (a provider's API key, a desktop
-	// assistant, a release archive), it is a fragment, or it runs the
-	// test suite itself.
+	// Illustrative marks a block that is shown for reading only. It
+	// needs what a test machine does not have (a provider's API key, a
+	// desktop assistant, a release archive), it is a fragment, or it runs
+	// the test suite itself.
 	Illustrative = "illustrative"
 	// Output marks a text or json block that shows what the code block
 	// before it prints on standard output.
@@ -147,9 +147,9 @@ func Parse(file string, src []byte) ([]*Block, error) {
 }
 
 // Check returns what is wrong with a file's blocks under the conventions
-// of the package documentation: a block without a language, a language
-// the runner cannot run that is not marked illustrative, an unknown
-// attribute, an output block that follows no code block.
+// of the package documentation. A block must name a language, and one
+// the runner cannot run must be marked illustrative. Attributes must be
+// known, and an output block must follow a code block.
 func Check(blocks []*Block) []error {
 	var errs []error
 	bad := func(b *Block, format string, args ...any) {
@@ -223,9 +223,9 @@ func Normalize(s string) string {
 // Compare checks the output a block printed against the output block that
 // shows it. Both are normalized first. A json block matches when both hold
 // the same sequence of JSON values, whatever their layout and the order of
-// their members; a text block matches line by line, ignoring trailing
-// spaces and blank lines at the end, where a line "..." stands for any
-// number of lines.
+// their members. A text block matches line by line, ignoring trailing
+// spaces and blank lines at the end; a line "..." stands for any number
+// of lines.
 func Compare(want *Block, got string) error {
 	w, g := Normalize(want.Text), Normalize(got)
 	if want.Lang == "json" {

@@ -10,9 +10,10 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Check checks the step numbers a context shows (shown, in order) and the
-// numbers of the steps it reports dropped and pending against the working
-// set it was fitted from (steps) under pinning pin:
+// Check checks the step numbers a context shows (shown, in order), and
+// those of the steps it reports dropped and pending. It checks them
+// against the working set the context was fitted from (steps) under
+// pinning pin:
 //
 //   - every pinned step is shown, and steps keep their order;
 //   - a step shown that is not pinned has its turn's question shown too

@@ -284,9 +284,9 @@ func (tsv) EntryAtMost(through string) string {
 
 // Lexical implements sqlindex.Dialect. The tsvector's GIN index finds the
 // documents holding a query term. BM25 is computed in SQL exactly as the
-// in-memory backend computes it: k1 = 1.2, b = 0.75,
-// idf = ln(1 + (N - df + 0.5) / (df + 0.5)), with N, df and the average
-// length counted over the tenant's documents. The term frequency is each
+// in-memory backend computes it: k1 = 1.2, b = 0.75 and
+// idf = ln(1 + (N - df + 0.5) / (df + 0.5)). N, df and the average length
+// are counted over the tenant's documents. The term frequency is each
 // lexeme's position count (capped at 256).
 //
 // A search (scoped or not) also returns the terms it counted in at least

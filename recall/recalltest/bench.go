@@ -15,10 +15,10 @@ import (
 )
 
 // Corpus generates realistic synthetic conversation turns,
-// deterministically: two speakers per conversation, sessions of 20 turns
-// dated a week apart, and turns of 6 to 30 words drawn from a vocabulary
-// of 5,000 words with Zipf-distributed frequencies (as in natural text),
-// mixed with common English function words.
+// deterministically. A conversation has two speakers, and sessions of 20
+// turns dated a week apart. A turn has 6 to 30 words, drawn from a
+// vocabulary of 5,000 words with Zipf-distributed frequencies (as in
+// natural text) and mixed with common English function words.
 type Corpus struct {
 	rng   *rand.Rand
 	zipf  *rand.Zipf
@@ -233,8 +233,8 @@ func benchUpsertBatch(b *testing.B, backend recall.Backend, n, batch int, search
 }
 
 // seedUpsert fills the tenant "bench" of backend with n documents of a
-// corpus and returns the texts of new turns: turns of an agent's run are
-// longer than chat turns, a few hundred words of reasoning, tool output
+// corpus and returns the texts of new turns. The turns are an agent's,
+// longer than chat turns: a few hundred words of reasoning, tool output
 // and code.
 func seedUpsert(b *testing.B, backend recall.Backend, n int) []string {
 	c := NewCorpus(7)

@@ -11,10 +11,10 @@ import (
 )
 
 // damagedTests check what a backend does with a document whose stored
-// form does not decode (Config.Damage): the reads that return documents
+// form does not decode (Config.Damage). The reads that return documents
 // (Get of several, Around, Stale) leave it out and report it to the
-// context, so a search that meets it finds the rest; Index.Get of it
-// fails with agentmem.ErrDamaged; it can be deleted.
+// context, so a search that meets it finds the rest. Index.Get of it
+// fails with agentmem.ErrDamaged. It can be deleted.
 func (s *suite) damagedTests() []test {
 	if s.cfg.Damage == nil {
 		return []test{{"Skipped", func(t *testing.T) { t.Skip("the backend cannot hold a damaged document (Config.Damage is nil)") }}}

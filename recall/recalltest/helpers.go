@@ -173,32 +173,33 @@ func count(t *testing.T, b recall.Backend, tenant, query string) int {
 // lexicalOf returns b's lexical search (recall.CapabilitiesOf); the test
 // is skipped for a backend without one.
 func lexicalOf(t testing.TB, b recall.Backend) recall.LexicalSearcher {
-	t.Helper()
-	c := recall.CapabilitiesOf(b).Lexical
-	if c == nil {
-		t.Skipf("%T has no lexical search", b)
-	}
-	return c
+	return capability(t, b, recall.CapabilitiesOf(b).Lexical, "lexical search")
 }
 
 // vectorOf returns b's vector search; the test is skipped for a backend
 // without one.
 func vectorOf(t testing.TB, b recall.Backend) recall.VectorSearcher {
-	t.Helper()
-	c := recall.CapabilitiesOf(b).Vector
-	if c == nil {
-		t.Skipf("%T has no vector search", b)
-	}
-	return c
+	return capability(t, b, recall.CapabilitiesOf(b).Vector, "vector search")
 }
 
 // embeddingsOf returns b's embedding store; the test is skipped for a
 // backend without one.
 func embeddingsOf(t testing.TB, b recall.Backend) recall.EmbeddingStore {
+	return capability(t, b, recall.CapabilitiesOf(b).Embeddings, "embedding store")
+}
+
+// scannerOf returns b's scanner; the test is skipped for a backend
+// without one.
+func scannerOf(t testing.TB, b recall.Backend) recall.Scanner {
+	return capability(t, b, recall.CapabilitiesOf(b).Scan, "scanner")
+}
+
+// capability returns c, a capability of b, or skips the test when b has
+// none (c is nil), saying which: what is missing.
+func capability[C any](t testing.TB, b recall.Backend, c C, what string) C {
 	t.Helper()
-	c := recall.CapabilitiesOf(b).Embeddings
-	if c == nil {
-		t.Skipf("%T has no embedding store", b)
+	if any(c) == nil {
+		t.Skipf("%T has no %s", b, what)
 	}
 	return c
 }

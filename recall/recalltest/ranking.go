@@ -138,7 +138,7 @@ func (s *suite) rankingTests() []test {
 		{"Gating", func(t *testing.T) {
 			// A tenant of recall.GateMinDocs documents: candidates are
 			// gated on the rarer query terms (recall.GateTerms), on every
-			// backend as in memory, with and without a filter; a search
+			// backend as in memory, with and without a filter. A search
 			// scoped to a session whose documents hold no gate term makes
 			// candidates of the other terms' documents in the session.
 			b := s.backend(t)

@@ -12,17 +12,6 @@ import (
 	"github.com/agentmem/agentmem/recall"
 )
 
-// scannerOf returns b's scanner; the test is skipped for a backend
-// without one.
-func scannerOf(t testing.TB, b recall.Backend) recall.Scanner {
-	t.Helper()
-	c := recall.CapabilitiesOf(b).Scan
-	if c == nil {
-		t.Skipf("%T has no scanner", b)
-	}
-	return c
-}
-
 // scanAll reads every document of the tenant that passes f with Scan,
 // page pages at a time.
 func scanAll(t *testing.T, sc recall.Scanner, tenant string, f recall.Filter, page int) []recall.Doc {

@@ -21,9 +21,9 @@ const Consumer = "auto-compact"
 
 // Settle is the Compactor's views.Options.Settle when it is 0: how long
 // it lets appends gather before it reads them. A compaction is on no
-// request's path and waits for a summarizer anyway, so reading the feed
-// about once a second under a stream of appends costs the server little,
-// where the follower's default of a few milliseconds would not.
+// request's path and waits for a summarizer anyway. Reading the feed
+// about once a second under a stream of appends costs the server little;
+// the follower's default of a few milliseconds would not.
 const Settle = time.Second
 
 // Compactor compacts, in the background, the sessions whose settings ask

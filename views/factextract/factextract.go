@@ -1,9 +1,9 @@
-// Package factextract is fact extraction as a view of the log: it follows
-// the store's change feed (package views) and, for every turn of a
-// session with a user (the user's messages and the assistant's answer),
+// Package factextract is fact extraction as a view of the log. It follows
+// the store's change feed (package views). A turn is the user's messages
+// and the assistant's answer. For every turn of a session with a user, it
 // asks an extractor (an LLM, facts.LLMExtractor) what the turn teaches
-// about the user and applies its decisions to the user's facts
-// (facts.Memory.Extract).
+// about the user. It applies the extractor's decisions to the user's
+// facts (facts.Memory.Extract).
 package factextract
 
 import (
@@ -24,10 +24,10 @@ import (
 // Consumer is the name of the extraction's cursor in the store's feed.
 const Consumer = "fact-extract"
 
-// Settle is the Learner's views.Options.Settle when it is 0: extraction
+// Settle is the Learner's views.Options.Settle when it is 0. Extraction
 // is on no request's path and waits for a model anyway, so it lets
-// appends gather for a second (a turn's user message and answer are
-// often appended a moment apart).
+// appends gather for a second: a turn's user message and answer are
+// often appended a moment apart.
 const Settle = time.Second
 
 // Window is the most log entries read back from a turn's answer to find
@@ -36,33 +36,34 @@ const Window = 64
 
 // Learner extracts facts, in the background, from the turns of the
 // sessions that have a user (store.Session.UserID) and that Config.Select
-// accepts: it follows the store's change feed, and every appended step
-// that ends a turn (an assistant message that calls no tool: a message or
-// final answer step) is a turn: the user messages since the previous
-// turn's end (within Window entries) and that answer. Its facts are the
+// accepts. It follows the store's change feed. An appended step ends a
+// turn when it is an assistant message that calls no tool: a message or
+// final answer step. The turn is that answer and the user messages since
+// the previous turn's end, within Window entries. Its facts are the
 // session's user's, in the session's tenant, with the session and the
 // answer's sequence number as their source.
 //
 // Nothing of this is on a request's path. A model outage (the model
 // cannot be reached, answers 5xx or 429) or a store that is unavailable
-// fails the batch, which the follower reads again after a backoff (up to
-// 5s): turns are delayed, never lost, and the turns of the batch already
-// extracted are not extracted again by this process. A turn that can
+// fails the batch. The follower reads the batch again after a backoff (up
+// to 5s), so turns are delayed, never lost. This process does not extract
+// again the turns of the batch it extracted already. A turn that can
 // never be extracted (the model's output is rejected twice, or it refuses
 // the request as malformed) is reported (Options.OnError) and skipped.
 //
-// Of the Learners of every process sharing a store, one extracts: its
-// follower is Exclusive (views.Options), so it extracts while it holds
-// the lease on its consumer's name, and the others wait and take over,
-// from its cursor, when it stops or crashes (after the lease's TTL). The
-// cursor is saved in the feed after every batch, only while the lease is
-// held. A holder that crashes, or loses its lease, between applying a
-// batch and saving its cursor leaves that batch to be read again by the
-// next. Each turn is still extracted once (facts.Turn.Once, the turn
-// named by its session and its answer's sequence number): what it taught
-// and the record that it was extracted are written together, in the
-// user's facts, and a turn read again that has its record is skipped
-// without a model call. Of two extractions of a turn that race (a lease
+// Of the Learners of every process sharing a store, one extracts. Its
+// follower is Exclusive (views.Options): it extracts while it holds the
+// lease on its consumer's name. The others wait, and take over from its
+// cursor when it stops or crashes (after the lease's TTL). The cursor is
+// saved in the feed after every batch, only while the lease is held. A
+// holder that crashes, or loses its lease, between applying a batch and
+// saving its cursor leaves that batch to be read again by the next.
+//
+// Each turn is still extracted once (facts.Turn.Once), named by its
+// session and its answer's sequence number. What the turn taught and the
+// record that it was extracted are written together, in the user's
+// facts. A turn read again that has its record is skipped without a model
+// call. Of two extractions of a turn that race (a lease
 // lost while its holder's extraction is under way), one is applied.
 type Learner struct {
 	*views.Follower

@@ -20,12 +20,12 @@ const MaxObservationBytes = 2000
 // StepDocs returns what recall indexes of a session's log entry: for a
 // step, one document with the text worth recalling, or none for steps
 // with nothing to recall (system prompts, empty steps). A compaction
-// entry that is an amendment (store.CompactionRecord.Amend, such as a
-// tool call completed by a result sent later) gives the documents of its
-// copies, each as the step entry it stands in for would (the same ID),
-// so a step's document shows it as amended; a full compaction record
-// gives none: its copies are truncations and summaries' stand-ins, which
-// must not replace the full text. The text of each kind:
+// entry that is an amendment (store.CompactionRecord.Amend), such as a
+// tool call completed by a result sent later, gives the documents of its
+// copies. Each has the ID and text the step entry it stands in for would
+// give, so a step's document shows it as amended. A full compaction
+// record gives none: its copies are truncations and summaries'
+// stand-ins, which must not replace the full text. The text of each kind:
 //
 //   - task: the task;
 //   - message: "<name or role>: <text>";
@@ -36,12 +36,11 @@ const MaxObservationBytes = 2000
 //   - final answer: the answer.
 //
 // The document's ID is "<session>#<seq>", its Group the session and its
-// Seq the entry's sequence number, its Time the step's time (the entry's
-// when the step has none), and its metadata session, user, agent (when
-// set), step (the sequence number) and kind, and for an amendment's
-// copies entry (MetaEntry). It is a pure function, so a
-// server can call it on every append and a backfill gives the same
-// documents.
+// Seq the entry's sequence number. Its Time is the step's time, or the
+// entry's when the step has none. Its metadata are session, user, agent
+// (when set), step (the sequence number) and kind; an amendment's copies
+// add entry (MetaEntry). StepDocs is a pure function, so a server can
+// call it on every append and a backfill gives the same documents.
 func StepDocs(sess *store.Session, e store.Entry) []recall.Doc {
 	if c := e.Compaction; e.Kind == store.CompactionEntry && c != nil && c.Amend && sess != nil {
 		var docs []recall.Doc

@@ -15,23 +15,24 @@ import (
 )
 
 // Follower keeps conversation recall in step with a store's log by
-// following the store's change feed (store.Feed) in the background: it
-// reads the changes after its durable cursor in batches, indexes the
-// entries appended (StepDocs: steps, and the copies of amendments, such
-// as an action completed by a tool result appended later), the history a
-// branch inherits (unless the index resolves branches' lineage: see
-// Options.Lineage), and forgets deleted sessions. Nothing is indexed on a
-// request's path, so a client that goes away after its append is
-// acknowledged, or a process that crashes right after committing, cannot
-// leave a turn unsearchable: whichever process follows the feed next
-// resumes at the saved cursor.
+// following the store's change feed (store.Feed) in the background. It
+// reads the changes after its durable cursor in batches. It indexes the
+// entries appended (StepDocs): steps, and the copies of amendments, such
+// as an action completed by a tool result appended later. It indexes the
+// history a branch inherits, unless the index resolves branches' lineage
+// (see Options.Lineage). It forgets deleted sessions.
+//
+// Nothing is indexed on a request's path. A client that goes away after
+// its append is acknowledged, or a process that crashes right after
+// committing, thus cannot leave a turn unsearchable: whichever process
+// follows the feed next resumes at the saved cursor.
 //
 // When the index's backend writes batches (recall.BatchWriter: every
-// backend of this module), a batch's documents, its deletions and the
-// cursor after it commit in one transaction of the index (a checkpoint
-// named after the consumer), and the follower resumes from that cursor:
-// a crash can neither index a batch twice nor lose its cursor, and a
-// batch costs one commit. Over another backend the documents are
+// backend of this module), a batch commits in one transaction of the
+// index: its documents, its deletions and the cursor after it (a
+// checkpoint named after the consumer). The follower resumes from that
+// cursor. A crash can thus neither index a batch twice nor lose its
+// cursor, and a batch costs one commit. Over another backend the documents are
 // upserted per tenant and the cursor is saved in the store's feed; a
 // batch read again after a crash is indexed again, which does no harm
 // (an upsert by step).
@@ -159,10 +160,9 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change, next store
 		case store.ChangeDelete:
 			// The session's documents collected so far would be written
 			// only to be forgotten: they are dropped instead, and the
-			// rest stays collected (a flush here split a batch in two
-			// at every deletion, and bench load's mixed traffic, with a
-			// deletion every few dozen changes, kept the index seconds
-			// behind).
+			// rest stays collected. A flush here would split a batch at
+			// every deletion, and traffic that mixes deletions with
+			// appends would keep the index behind.
 			w.forget(c.Tenant, c.SessionID)
 			if f.batches {
 				w.clear(c.Tenant, c.SessionID)
@@ -209,13 +209,12 @@ func (f *Follower) forked(ctx context.Context, w *docWriter, sess *store.Session
 
 // docWriter collects documents per tenant and upserts them in bounded
 // groups. Of two documents with one ID, collected or indexed, the one
-// made from the later log entry (EntrySeq) is kept: a step's entry
-// comes after its amendments only when a deleted parent hands a branch
-// the history the branch inherited, and the branch may have amended one
-// of those steps already (a tool's result for a call its parent left
-// pending); and an index that follows the log again from an older
-// cursor, or was backfilled, holds documents newer than the entries it
-// reads again.
+// made from the later log entry (EntrySeq) is kept. Two cases need it.
+// A deleted parent hands a branch the history the branch inherited, so a
+// step's entry comes after its amendments when the branch amended that
+// step already (a tool's result for a call its parent left pending). And
+// an index that follows the log again from an older cursor, or was
+// backfilled, holds documents newer than the entries it reads again.
 type docWriter struct {
 	ctx     context.Context
 	f       *Follower

@@ -10,11 +10,11 @@ import (
 )
 
 // StoreLineage is the LineageFunc of the sessions of st, whose documents
-// StepDocs makes (their Group is the session's ID and their Seq the
-// entry's): a session's spans are the segments of its log
+// StepDocs makes: their Group is the session's ID and their Seq the
+// entry's. A session's spans are the segments of its log
 // (store.Segmenter), each session's own entries indexed once, under it. A
 // branch's history up to its fork point is then not indexed again for
-// the branch (a Follower indexes nothing for a fork); when its parent is
+// the branch: a Follower indexes nothing for a fork. When its parent is
 // deleted, the store hands the parent's part to the branch as appends,
 // which are indexed as the branch's. StoreLineage returns nil when st
 // does not implement store.Segmenter.

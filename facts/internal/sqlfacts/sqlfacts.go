@@ -132,6 +132,17 @@ type fnErr struct{ err error }
 
 func (e *fnErr) Error() string { return e.err.Error() }
 
+// lockUser takes the user's write lock in tx, which holds it until it
+// ends.
+func (s *Store) lockUser(ctx context.Context, tx sqldb.Tx, tenant, userID string) error {
+	for _, q := range s.sql.lockUser {
+		if _, err := tx.Exec(ctx, q, tenant, userID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Update implements facts.Store: in one write transaction (on SQLite
 // possibly shared with other Updates of the process, each in a savepoint
 // of its own; on PostgreSQL run again if the server aborts it for a
@@ -145,10 +156,8 @@ func (s *Store) Update(ctx context.Context, tenant, userID string, fn func([]fac
 		return err
 	}
 	err := s.g.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
-		for _, q := range s.sql.lockUser {
-			if _, err := tx.Exec(ctx, q, tenant, userID); err != nil {
-				return err
-			}
+		if err := s.lockUser(ctx, tx, tenant, userID); err != nil {
+			return err
 		}
 		current, err := s.userFacts(ctx, tx, tenant, userID)
 		if err != nil {
@@ -230,10 +239,8 @@ func (s *Store) ImportUser(ctx context.Context, tenant, userID string, fs []fact
 		return err
 	}
 	err := s.g.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
-		for _, q := range s.sql.lockUser {
-			if _, err := tx.Exec(ctx, q, tenant, userID); err != nil {
-				return err
-			}
+		if err := s.lockUser(ctx, tx, tenant, userID); err != nil {
+			return err
 		}
 		var has bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM facts WHERE tenant = $1 AND user_id = $2)

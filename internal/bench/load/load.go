@@ -106,9 +106,10 @@ type Result struct {
 }
 
 // ServerCPU is the CPU time, user and system, that the server process
-// spent during the measured period, read from process_cpu_seconds_total
-// in its /metrics when the period starts and when it ends: the cost of
-// the load to the server, whatever else shares the machine. It includes
+// spent during the measured period. It is read from
+// process_cpu_seconds_total in its /metrics when the period starts and
+// when it ends. It is the cost of the load to the server, whatever else
+// shares the machine. It includes
 // the server's background work (the recall index following the appends)
 // and the two reads of /metrics; the counter's resolution is 10 ms.
 type ServerCPU struct {

@@ -118,11 +118,11 @@ func (m *mixedClient) cleanup(ctx context.Context) {
 	}
 }
 
-// RSSReport is the server's resident memory over a run, in MiB: the
-// process's resident size (process_resident_memory_bytes, which counts
-// the pages of files the process maps, such as a SQLite database's) and
-// its Go heap in use (go_memstats_heap_inuse_bytes), which is what the
-// context cache bounds.
+// RSSReport is the server's resident memory over a run, in MiB. It holds
+// the process's resident size (process_resident_memory_bytes), which
+// counts the pages of files the process maps, such as a SQLite
+// database's. It holds the Go heap in use (go_memstats_heap_inuse_bytes),
+// which is what the context cache bounds.
 type RSSReport struct {
 	// HeapStart, HeapFirstHalfMax, HeapSecondHalfMax and HeapEnd are the
 	// Go heap's samples, as the resident ones below.

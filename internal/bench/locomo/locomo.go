@@ -1,8 +1,8 @@
 // Package locomo evaluates the retrieval of package recall on
-// LoCoMo-format conversations (DecodeLoCoMo, Evaluate): every turn of a
+// LoCoMo-format conversations (DecodeLoCoMo, Evaluate). Every turn of a
 // conversation is indexed with its speaker, its session's date and its
-// image caption, and evidence recall@k is measured for every question,
-// as the LoCoMo paper defines it. The benchmark command's "eval recall"
+// image caption. Evidence recall@k is measured for every question, as the
+// LoCoMo paper defines it. The benchmark command's "eval recall"
 // runs it.
 package locomo
 
