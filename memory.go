@@ -222,7 +222,8 @@ func New(opts Options) *Memory {
 	return m
 }
 
-// Pinning returns the working set's pinning (Options.Pinning).
+// Pinning returns the working set's pinning (Options.Pinning,
+// ReplicaOptions.Pinning).
 func (m *workingSet) Pinning() Pinning { return m.pin }
 
 // Format returns the default format.
