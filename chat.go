@@ -141,25 +141,11 @@ func (m *Memory) Amend(ctx context.Context, copies ...Step) error {
 // memory's to keep. m.wmu must be held.
 func (m *Memory) amend(ctx context.Context, steps []Step) error {
 	m.mu.RLock()
-	at := make([]int, len(steps))
-	for k, s := range steps {
-		info := s.Info()
-		at[k] = m.indexOf(info.Number)
-		var reason string
-		switch {
-		case at[k] < 0:
-			reason = fmt.Sprintf("stands in for step %d, which is not in the working set", info.Number)
-		case m.entries[at[k]].step.Info().ID != info.ID || m.entries[at[k]].step.Kind() != s.Kind():
-			reason = fmt.Sprintf("has the number of step %d but not its ID and kind", info.Number)
-		case slices.Contains(at[:k], at[k]):
-			reason = fmt.Sprintf("stands in for step %d, as an earlier copy does", info.Number)
-		}
-		if reason != "" {
-			m.mu.RUnlock()
-			return invalidf(fmt.Sprintf("copies[%d]", k), "%s", reason)
-		}
-	}
+	at, err := m.locate(steps)
 	m.mu.RUnlock()
+	if err != nil {
+		return err
+	}
 	if m.journal != nil {
 		if j, ok := m.journal.(JournalAmender); ok {
 			if err := j.Amend(ctx, steps); err != nil {
@@ -180,30 +166,63 @@ func (m *Memory) amend(ctx context.Context, steps []Step) error {
 			}
 		}
 	}
-	entries := make([]*entry, len(steps))
-	for k, s := range steps {
-		entries[k] = &entry{step: s}
-		entries[k].render(m.format, m.counter, RenderOptions{}) // count before readers see it
-	}
-	counted := m.policy != nil && m.policy.MaxTokens > 0
+	entries := newEntries(steps, m.format, m.counter)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	old := m.replaceLocked(at, entries)
+	if m.policy != nil && m.policy.MaxTokens > 0 {
+		for k, e := range entries {
+			if !IsPending(old[k].step) {
+				m.tokens -= old[k].render(m.format, m.counter, RenderOptions{}).total
+			}
+			if !IsPending(e.step) {
+				m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
+			}
+		}
+	}
+	return nil
+}
+
+// locate returns the indexes of the steps that copies stand in for: the
+// steps of the working set with their numbers, which must have their IDs
+// and kinds, one step per copy. Otherwise it returns an *InvalidError
+// naming the copy. m.mu must be held.
+func (m *workingSet) locate(copies []Step) ([]int, error) {
+	at := make([]int, len(copies))
+	for k, s := range copies {
+		info := s.Info()
+		at[k] = m.indexOf(info.Number)
+		var reason string
+		switch {
+		case at[k] < 0:
+			reason = fmt.Sprintf("stands in for step %d, which is not in the working set", info.Number)
+		case m.entries[at[k]].step.Info().ID != info.ID || m.entries[at[k]].step.Kind() != s.Kind():
+			reason = fmt.Sprintf("has the number of step %d but not its ID and kind", info.Number)
+		case slices.Contains(at[:k], at[k]):
+			reason = fmt.Sprintf("stands in for step %d, as an earlier copy does", info.Number)
+		}
+		if reason != "" {
+			return nil, invalidf(fmt.Sprintf("copies[%d]", k), "%s", reason)
+		}
+	}
+	return at, nil
+}
+
+// replaceLocked puts entries in place of the entries at the indexes at
+// (see locate) and returns those it replaced. The other entries keep
+// their render caches. m.mu must be held for writing.
+func (m *workingSet) replaceLocked(at []int, entries []*entry) []*entry {
+	old := make([]*entry, len(entries))
 	for k, e := range entries {
-		i, old := at[k], m.entries[at[k]]
+		i := at[k]
+		old[k] = m.entries[i]
 		m.entries[i] = e
-		was, is := IsPending(old.step), IsPending(e.step)
-		m.waiting = setIndex(m.waiting, i, is)
+		m.waiting = setIndex(m.waiting, i, IsPending(e.step))
 		m.turns = setIndex(m.turns, i, StartsTurn(e.step))
-		if counted && !was {
-			m.tokens -= old.render(m.format, m.counter, RenderOptions{}).total
-		}
-		if counted && !is {
-			m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
-		}
 	}
 	// A strategy that read the old copies must not put them back.
 	m.epoch++
-	return nil
+	return old
 }
 
 // setIndex returns the ascending list of indexes with i in it or not.
@@ -648,7 +667,7 @@ func PopMessage(s Step) (Message, Step) {
 // metadata it was added with: AddMessage keeps it on the step it folds
 // into, and MARSYS keeps in_reply_to there. A final answer is the
 // assistant's message wherever it comes.
-func (m *Memory) Recent(n int) []Message {
+func (m *workingSet) Recent(n int) []Message {
 	if n <= 0 {
 		return nil
 	}
@@ -677,7 +696,7 @@ func (m *Memory) Recent(n int) []Message {
 // MessageByID returns the canonical message with the given ID: the first
 // message of a step with that ID, or a tool result message with it. A
 // step's message carries the step's metadata (see Recent).
-func (m *Memory) MessageByID(id string) (Message, error) {
+func (m *workingSet) MessageByID(id string) (Message, error) {
 	if id == "" {
 		return Message{}, invalidf("id", "is empty")
 	}
@@ -784,7 +803,7 @@ func OpenActions(steps []Step, msgs []Message, flush bool) []*ActionStep {
 // come. They are then only the pending actions of that choice, found
 // without looking at the other steps, since the fold does not look at an
 // action that has its results.
-func (m *Memory) OpenActions(msgs []Message, flush bool) []*ActionStep {
+func (m *workingSet) OpenActions(msgs []Message, flush bool) []*ActionStep {
 	pick := opener(msgs, flush)
 	if pick == nil {
 		return nil
@@ -814,7 +833,7 @@ func (m *Memory) OpenActions(msgs []Message, flush bool) []*ActionStep {
 // the newest action that awaits it, among those of the request and the
 // pending ones. It compares none with a recorded result, so the actions
 // that have their results play no part. m.mu must be held.
-func (m *Memory) awaitedLocked(msgs []Message) bool {
+func (m *workingSet) awaitedLocked(msgs []Message) bool {
 	var seen []string
 	for _, msg := range msgs {
 		if msg.Role != RoleTool {

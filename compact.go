@@ -32,7 +32,7 @@ func (c *Compaction) Changed() bool {
 
 // cloneForStrategy copies the working set for a strategy run, mapping
 // each copy back to its entry so unchanged steps keep their caches.
-func (m *Memory) cloneForStrategy() ([]Step, map[Step]*entry, uint64) {
+func (m *workingSet) cloneForStrategy() ([]Step, map[Step]*entry, uint64) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	in := make([]Step, len(m.entries))

@@ -145,7 +145,7 @@ type DroppedRun struct {
 // budget, or they and the newest turn's question may. The error is then a
 // *BudgetError wrapping ErrBudgetTooSmall: a context without the question
 // it should answer is not worth sending.
-func (m *Memory) Context(ctx context.Context, opts ContextOptions) (*Context, error) {
+func (m *workingSet) Context(ctx context.Context, opts ContextOptions) (*Context, error) {
 	f, c := opts.Format, opts.Counter
 	if f == nil {
 		f = m.format
@@ -588,7 +588,7 @@ func fitTruncated(a *ActionStep, full, room int, f Format, c tokenizer.Counter, 
 // strategyView applies a strategy to a copy of the working set. It returns
 // a view of the result that reuses the memory's caches for unchanged
 // steps.
-func (m *Memory) strategyView(ctx context.Context, s Strategy, f Format, c tokenizer.Counter) (workingView, error) {
+func (m *workingSet) strategyView(ctx context.Context, s Strategy, f Format, c tokenizer.Counter) (workingView, error) {
 	in, byStep, _ := m.cloneForStrategy()
 	env := m.env(in, byStep, f, c)
 	out, err := s.Apply(ctx, slices.Clone(in), env)

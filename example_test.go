@@ -162,3 +162,39 @@ func ExampleOptions_seedMemoryManager() {
 	//   #5    action              14 tok  obs 2 chars
 	//   #6    action              14 tok  obs 2 chars
 }
+
+// A replica follows a session's log: it is loaded with the working set
+// the log reads, then takes the steps appended since and the copies an
+// amendment carries, under the numbers the log gave them. Each step is
+// counted once, however many contexts show it.
+func ExampleReplica() {
+	ctx := context.Background()
+	working := []agentmem.Step{
+		&agentmem.SystemPromptStep{StepInfo: agentmem.StepInfo{Number: 1, ID: "sys"}, Content: "You are a careful coding agent."},
+		&agentmem.TaskStep{StepInfo: agentmem.StepInfo{Number: 2, ID: "task"}, Task: "Find why the login test fails."},
+	}
+	rep, err := agentmem.NewReplica(working, agentmem.ReplicaOptions{Counter: tokenizer.NewHeuristic()})
+	if err != nil {
+		panic(err)
+	}
+
+	// The log appends an action whose call awaits its result...
+	call := agentmem.ToolCall{ID: "c1", Name: "read_file", Arguments: `{"path":"auth/login.go"}`}
+	rep.Put(&agentmem.ActionStep{StepInfo: agentmem.StepInfo{Number: 3, ID: "act"}, ToolCalls: []agentmem.ToolCall{call}})
+	view, _ := rep.Context(ctx, agentmem.ContextOptions{Budget: 1000})
+	fmt.Println("shown:", view.Steps, "pending:", len(view.Pending))
+
+	// ...then an amendment completes it.
+	rep.Replace(&agentmem.ActionStep{StepInfo: agentmem.StepInfo{Number: 3, ID: "act"}, ToolCalls: []agentmem.ToolCall{call},
+		Results: []agentmem.ToolResult{{CallID: "c1", Content: "func Login() { ... }"}}})
+	view, _ = rep.Context(ctx, agentmem.ContextOptions{Budget: 1000})
+	fmt.Println("shown:", view.Steps, "pending:", len(view.Pending))
+
+	// A step the log appended before is not put twice.
+	added, _ := rep.Put(&agentmem.TaskStep{StepInfo: agentmem.StepInfo{Number: 2, ID: "task"}, Task: "Find why the login test fails."})
+	fmt.Println("put again:", added)
+	// Output:
+	// shown: [1 2] pending: 1
+	// shown: [1 2 3] pending: 0
+	// put again: false
+}

@@ -116,27 +116,62 @@ func (p *Policy) target() int {
 // place, and every compaction reports the steps it removed so a durable
 // log can keep them.
 type Memory struct {
-	format  Format
-	counter tokenizer.Counter
+	// workingSet holds the steps and answers what reads them: contexts,
+	// renders, copies. A Replica shares it.
+	workingSet
+
 	policy  *Policy
 	prune   Strategy
-	pin     Pinning
-	now     func() time.Time
 	newID   func() string
 	onComp  func(*Compaction, error)
 	journal Journal
 
 	// wmu serializes writers (adds, compactions, clears, restores), so a
 	// journal write can run without holding mu, which readers take. The
-	// fields below change only with wmu and mu both held; a writer holding
-	// wmu may read them without mu.
-	wmu     sync.Mutex
+	// working set and tokens change only with wmu and mu both held; a
+	// writer holding wmu may read them without mu.
+	wmu    sync.Mutex
+	tokens int // sum of default costs, maintained only when the policy has MaxTokens
+}
+
+// workingSet is a working set of numbered steps with their render caches,
+// and the reads a Memory and a Replica share: Context, Steps, Tokens and
+// the like. Its writers are theirs.
+type workingSet struct {
+	format  Format
+	counter tokenizer.Counter
+	pin     Pinning
+	now     func() time.Time
+
+	// mu guards what follows: readers take it for reading, writers for
+	// writing.
 	mu      sync.RWMutex
 	entries []*entry
-	next    int    // next step number
+	next    int    // next step number: above every number in use
 	epoch   uint64 // bumped by every change other than an append
 	layout         // of entries
-	tokens  int    // sum of default costs, maintained only when the policy has MaxTokens
+}
+
+// init sets the working set's defaults: the OpenAI format, o200k_base
+// counts, the system clock and DefaultPinning.
+func (m *workingSet) init(f Format, c tokenizer.Counter, pin *Pinning, now func() time.Time) {
+	m.format, m.counter, m.now, m.pin = f, c, now, DefaultPinning
+	if m.format == nil {
+		m.format = OpenAI
+	}
+	if m.counter == nil {
+		c, err := tokenizer.Get(tokenizer.O200kBase)
+		if err != nil {
+			c = tokenizer.NewHeuristic()
+		}
+		m.counter = c
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if pin != nil {
+		m.pin = *pin
+	}
 }
 
 // entry is one step of the working set with its render cache.
@@ -161,34 +196,15 @@ type rendered struct {
 // New returns an empty Memory.
 func New(opts Options) *Memory {
 	m := &Memory{
-		format:  opts.Format,
-		counter: opts.Counter,
 		policy:  opts.Policy,
 		prune:   opts.Prune,
-		pin:     DefaultPinning,
-		now:     opts.Clock,
 		newID:   opts.NewID,
 		onComp:  opts.OnCompact,
 		journal: opts.Journal,
 	}
-	if m.format == nil {
-		m.format = OpenAI
-	}
-	if m.counter == nil {
-		c, err := tokenizer.Get(tokenizer.O200kBase)
-		if err != nil {
-			c = tokenizer.NewHeuristic()
-		}
-		m.counter = c
-	}
-	if m.now == nil {
-		m.now = time.Now
-	}
+	m.init(opts.Format, opts.Counter, opts.Pinning, opts.Clock)
 	if m.newID == nil {
 		m.newID = NewID
-	}
-	if opts.Pinning != nil {
-		m.pin = *opts.Pinning
 	}
 	if m.prune == nil {
 		m.prune = KeepRecent(DefaultKeepSteps)
@@ -206,14 +222,15 @@ func New(opts Options) *Memory {
 	return m
 }
 
-// Pinning returns the memory's pinning (Options.Pinning).
-func (m *Memory) Pinning() Pinning { return m.pin }
+// Pinning returns the working set's pinning (Options.Pinning,
+// ReplicaOptions.Pinning).
+func (m *workingSet) Pinning() Pinning { return m.pin }
 
-// Format returns the memory's default format.
-func (m *Memory) Format() Format { return m.format }
+// Format returns the default format.
+func (m *workingSet) Format() Format { return m.format }
 
-// Counter returns the memory's default token counter.
-func (m *Memory) Counter() tokenizer.Counter { return m.counter }
+// Counter returns the default token counter.
+func (m *workingSet) Counter() tokenizer.Counter { return m.counter }
 
 // render returns the cached rendering of e, computing it on first use.
 func (e *entry) render(f Format, c tokenizer.Counter, opts RenderOptions) *rendered {
@@ -240,6 +257,18 @@ func renderStep(s Step, f Format, c tokenizer.Counter, opts RenderOptions) rende
 		r.total += r.costs[i]
 	}
 	return r
+}
+
+// newEntries returns entries for steps, each counted in the default form
+// (f and c): a writer counts its steps before readers can see them, so
+// that renders stay cache lookups.
+func newEntries(steps []Step, f Format, c tokenizer.Counter) []*entry {
+	entries := make([]*entry, len(steps))
+	for i, s := range steps {
+		entries[i] = &entry{step: s}
+		entries[i].render(f, c, RenderOptions{})
+	}
+	return entries
 }
 
 // Add validates a step, appends a copy of it to the working set and
@@ -308,11 +337,7 @@ func (m *Memory) commit(ctx context.Context, steps []Step) ([]StepInfo, error) {
 	// Count the steps now, in the default format, before readers can see
 	// them. The writer pays for counting once, and renders stay cache
 	// lookups whose cost does not depend on the history.
-	entries := make([]*entry, len(steps))
-	for i, s := range steps {
-		entries[i] = &entry{step: s}
-		entries[i].render(m.format, m.counter, RenderOptions{})
-	}
+	entries := newEntries(steps, m.format, m.counter)
 	m.mu.Lock()
 	for _, e := range entries {
 		m.appendLocked(e)
@@ -323,6 +348,17 @@ func (m *Memory) commit(ctx context.Context, steps []Step) ([]StepInfo, error) {
 
 // appendLocked appends a stamped step. m.mu and m.wmu must be held.
 func (m *Memory) appendLocked(e *entry) {
+	m.pushLocked(e)
+	// A pending action costs nothing until it is complete: contexts leave
+	// it out.
+	if !IsPending(e.step) && m.policy != nil && m.policy.MaxTokens > 0 {
+		m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
+	}
+}
+
+// pushLocked appends a numbered step to the working set. m.mu must be
+// held for writing.
+func (m *workingSet) pushLocked(e *entry) {
 	s := e.step
 	m.next = max(m.next, s.Info().Number+1)
 	m.entries = append(m.entries, e)
@@ -339,16 +375,12 @@ func (m *Memory) appendLocked(e *entry) {
 	}
 	if IsPending(s) {
 		m.waiting = append(m.waiting, i)
-		return // it costs nothing until it is complete: contexts leave it out
-	}
-	if m.policy != nil && m.policy.MaxTokens > 0 {
-		m.tokens += e.render(m.format, m.counter, RenderOptions{}).total
 	}
 }
 
 // pinsNext reports whether a step of this kind appended now is pinned
 // (Options.Pinning).
-func (m *Memory) pinsNext(k StepKind) bool {
+func (m *workingSet) pinsNext(k StepKind) bool {
 	hasTask := false
 	if k == KindTask && m.pin.FirstTask && !m.pin.Tasks {
 		// With FirstTask, the working set's first task, if any, is pinned.
@@ -398,21 +430,24 @@ func (m *Memory) autoPrune(ctx context.Context) {
 }
 
 // Len returns the number of steps in the working set.
-func (m *Memory) Len() int {
+func (m *workingSet) Len() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.entries)
 }
 
-// NextNumber returns the number the next added step will get.
-func (m *Memory) NextNumber() int {
+// NextNumber returns the number the next added step will get: one past
+// the highest number the working set's steps have had. A Memory gives it
+// to the next step Add adds (with no Journal); a Replica's Put takes no
+// lower number.
+func (m *workingSet) NextNumber() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.next
 }
 
 // Steps returns copies of the steps of the working set, in order.
-func (m *Memory) Steps() []Step {
+func (m *workingSet) Steps() []Step {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]Step, len(m.entries))
@@ -427,7 +462,7 @@ func (m *Memory) Steps() []Step {
 // a caller gets the ends of a long working set without copying all of it.
 // When they would overlap, first holds every step, last none and omitted
 // is 0.
-func (m *Memory) StepEnds(head, tail int) (first, last []Step, omitted int) {
+func (m *workingSet) StepEnds(head, tail int) (first, last []Step, omitted int) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	n := len(m.entries)
@@ -447,7 +482,7 @@ func (m *Memory) StepEnds(head, tail int) (first, last []Step, omitted int) {
 
 // Step returns a copy of the step with the given number, if it is in the
 // working set.
-func (m *Memory) Step(number int) (Step, bool) {
+func (m *workingSet) Step(number int) (Step, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if i := m.indexOf(number); i >= 0 {
@@ -459,10 +494,10 @@ func (m *Memory) Step(number int) (Step, bool) {
 // indexOf finds the entry with step number n. Numbers increase along the
 // working set except where a summary was inserted, so a binary search is
 // tried first and a scan is the fallback. A number from m.next on is no
-// step's yet, since every number in use is below it. A cache replaying the
-// log asks that before each step it adds, and it is answered without the
+// step's yet, since every number in use is below it. A Replica's Put
+// asks that before each step it adds, and it is answered without the
 // scan.
-func (m *Memory) indexOf(n int) int {
+func (m *workingSet) indexOf(n int) int {
 	if n >= m.next {
 		return -1
 	}
@@ -501,7 +536,7 @@ func StepsOf[T Step](m *Memory) []T {
 }
 
 // ActionCount returns the number of action steps in the working set.
-func (m *Memory) ActionCount() int {
+func (m *workingSet) ActionCount() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	n := 0
@@ -542,7 +577,7 @@ func (m *Memory) Clear(ctx context.Context) error {
 // with no budget: the seeds' to_messages(). Pending actions are left out,
 // as Context leaves them out, and so is a final answer that ends the
 // working set (see FinalAnswerStep).
-func (m *Memory) Messages(opts RenderOptions) []Message {
+func (m *workingSet) Messages(opts RenderOptions) []Message {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var msgs []Message
@@ -563,7 +598,7 @@ func (m *Memory) Messages(opts RenderOptions) []Message {
 // default format, reply priming included. Pending actions cost nothing,
 // and so does a final answer that ends the working set; contexts leave
 // them out.
-func (m *Memory) Tokens() int {
+func (m *workingSet) Tokens() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	n := ReplyPriming
@@ -579,7 +614,7 @@ func (m *Memory) Tokens() int {
 
 // Summary returns the text of the newest summary step in the working set,
 // or "" if there is none.
-func (m *Memory) Summary() string {
+func (m *workingSet) Summary() string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for i := len(m.entries) - 1; i >= 0; i-- {

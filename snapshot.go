@@ -28,7 +28,7 @@ type Snapshot struct {
 }
 
 // Snapshot returns a deep copy of the memory's state.
-func (m *Memory) Snapshot() *Snapshot {
+func (m *workingSet) Snapshot() *Snapshot {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	s := &Snapshot{Version: SnapshotVersion, NextNumber: m.next, Steps: make(StepList, len(m.entries))}
@@ -50,28 +50,9 @@ func (m *Memory) Restore(s *Snapshot) error {
 	if s.Version != SnapshotVersion {
 		return invalidf("version", "unsupported snapshot version %d (this build reads %d)", s.Version, SnapshotVersion)
 	}
-	entries := make([]*entry, len(s.Steps))
-	seen := make(map[int]bool, len(s.Steps))
-	next := s.NextNumber
-	for i, st := range s.Steps {
-		if st == nil {
-			return invalidf(fmt.Sprintf("steps[%d]", i), "is nil")
-		}
-		if err := st.Validate(); err != nil {
-			return fmt.Errorf("steps[%d]: %w", i, err)
-		}
-		n := st.Info().Number
-		if n < 0 || seen[n] {
-			return invalidf(fmt.Sprintf("steps[%d].number", i), "%d is negative or repeated", n)
-		}
-		seen[n] = true
-		if n >= next {
-			if s.NextNumber > 0 {
-				return invalidf(fmt.Sprintf("steps[%d].number", i), "%d is not below next_number %d", n, s.NextNumber)
-			}
-			next = n + 1
-		}
-		entries[i] = &entry{step: st.clone()}
+	entries, next, err := numberedEntries(s.Steps, s.NextNumber)
+	if err != nil {
+		return err
 	}
 	if s.Pending != nil {
 		// An earlier version's held-back action: a step after the others.
@@ -95,12 +76,49 @@ func (m *Memory) Restore(s *Snapshot) error {
 	defer m.wmu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.resetLocked(entries, next)
+	m.recountLocked()
+	return nil
+}
+
+// numberedEntries checks numbered steps (valid, with unique numbers, below
+// next when next is positive) and returns entries of copies of them, and
+// the number after theirs: next, or one past the highest when next is 0.
+func numberedEntries(steps []Step, next int) ([]*entry, int, error) {
+	entries := make([]*entry, len(steps))
+	seen := make(map[int]bool, len(steps))
+	fixed := next > 0
+	for i, st := range steps {
+		if st == nil {
+			return nil, 0, invalidf(fmt.Sprintf("steps[%d]", i), "is nil")
+		}
+		if err := st.Validate(); err != nil {
+			return nil, 0, fmt.Errorf("steps[%d]: %w", i, err)
+		}
+		n := st.Info().Number
+		if n < 0 || seen[n] {
+			return nil, 0, invalidf(fmt.Sprintf("steps[%d].number", i), "%d is negative or repeated", n)
+		}
+		seen[n] = true
+		if n >= next {
+			if fixed {
+				return nil, 0, invalidf(fmt.Sprintf("steps[%d].number", i), "%d is not below next_number %d", n, next)
+			}
+			next = n + 1
+		}
+		entries[i] = &entry{step: st.clone()}
+	}
+	return entries, next, nil
+}
+
+// resetLocked makes entries the working set. Numbers keep increasing: the
+// next is next, or the old next if that is higher. m.mu must be held for
+// writing.
+func (m *workingSet) resetLocked(entries []*entry, next int) {
 	m.entries = entries
 	m.layout = m.pin.layoutOf(entries)
 	m.next = max(next, m.next)
 	m.epoch++
-	m.recountLocked()
-	return nil
 }
 
 // MarshalJSON encodes the snapshot (steps with their "type" fields).

@@ -223,7 +223,7 @@ func (e *Env) withPins(steps []Step, flags []bool) *Env {
 }
 
 // env builds the Env for a strategy run over clones of the working set.
-func (m *Memory) env(in []Step, byStep map[Step]*entry, f Format, c tokenizer.Counter) *Env {
+func (m *workingSet) env(in []Step, byStep map[Step]*entry, f Format, c tokenizer.Counter) *Env {
 	pin := m.pin
 	e := &Env{now: m.now(), format: f, counter: c, pinning: &pin}
 	e.cost = func(s Step) (int, bool) {

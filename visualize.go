@@ -16,7 +16,7 @@ import (
 //	  #1   task                  41 tok
 //	  #2   action               512 tok  read_file  obs 1,830 chars
 //	  #3   action               369 tok  grep       obs 1,112 chars
-func (m *Memory) Visualize() string {
+func (m *workingSet) Visualize() string {
 	var b strings.Builder
 	_ = m.write(&b, false)
 	return b.String()
@@ -24,7 +24,7 @@ func (m *Memory) Visualize() string {
 
 // Dump writes a debug dump of the working set: the Visualize lines, each
 // followed by a preview of the step's content.
-func (m *Memory) Dump(w io.Writer) error { return m.write(w, true) }
+func (m *workingSet) Dump(w io.Writer) error { return m.write(w, true) }
 
 // Overview describes the working set step by step: what Visualize draws,
 // as data (agentmem inspect --json prints it).
@@ -59,13 +59,13 @@ type StepOverview struct {
 }
 
 // Overview returns the working set step by step.
-func (m *Memory) Overview() Overview {
+func (m *workingSet) Overview() Overview {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.overview()
 }
 
-func (m *Memory) overview() Overview {
+func (m *workingSet) overview() Overview {
 	o := Overview{Tokens: ReplyPriming, Format: m.format.Name(), Counter: m.counter.Name(), Steps: make([]StepOverview, len(m.entries))}
 	pinned := make(map[int]bool, len(m.pinned))
 	for _, i := range m.pinned {
@@ -94,7 +94,7 @@ func (m *Memory) overview() Overview {
 	return o
 }
 
-func (m *Memory) write(w io.Writer, detail bool) error {
+func (m *workingSet) write(w io.Writer, detail bool) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	o := m.overview()

@@ -16,36 +16,35 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// The session cache keeps, for recently used sessions, an agentmem.Memory
-// holding the session's working set, so that a step is rendered and
-// counted once (per format and tokenizer) however many context requests
-// read it. The log stays the truth: before every use, a cached memory
-// catches up with the entries appended since it last looked, by this
-// instance or any other sharing the store: one read of the session's
-// head (store.ReadHead) when nothing is new, and a read of the new
-// entries when something is. So a context request
-// sees every append acknowledged before it started.
+// The session cache keeps, for recently used sessions, an
+// agentmem.Replica of the session's working set, so that a step is
+// rendered and counted once (per format and tokenizer) however many
+// context requests read it. The log stays the truth: before every use, a
+// cached replica catches up with the entries appended since it last
+// looked, by this instance or any other sharing the store: one read of
+// the session's head (store.ReadHead) when nothing is new, and a read of
+// the new entries when something is. So a context request sees every
+// append acknowledged before it started.
 //
 // Catching up costs what was appended, not the session's length: new step
-// entries are added to the memory as they are (their numbers are their
-// sequence numbers, supplied by a journal that writes nothing, see
-// replayJournal), keeping the cached counts of the steps already there;
-// an amendment (a tool result that completes a stored call, a popped
-// result) puts its copies in place of the steps they stand in for
-// (Memory.Amend). A full compaction entry reorders the working set, so on
-// one the memory is rebuilt from a working-set read (its counts are then
-// redone lazily, for the steps a context shows).
+// entries are put in the replica as they are, under their sequence
+// numbers (Replica.Put), keeping the cached counts of the steps already
+// there; an amendment (a tool result that completes a stored call, a
+// popped result) puts its copies in place of the steps they stand in for
+// (Replica.Replace). A full compaction entry reorders the working set, so
+// on one the replica is rebuilt from a working-set read (its counts are
+// then redone lazily, for the steps a context shows).
 //
 // The service's message-level writes (AppendMessages, Pop, Clear) take the
 // working set they change from here too, up to date with the log, and
-// what the service appends is added to the cached memory as it is
+// what the service appends is put in the cached replica as it is
 // written, when nothing else got in between.
 
-// cache is an LRU of session memories bounded by their size in bytes
+// cache is an LRU of session replicas bounded by their size in bytes
 // (see viewSize for what is counted).
 //
 // Loading a session holds its whole working set twice for a moment (the
-// store's read and the memory built from it) and is CPU bound, so at most
+// store's read and the replica built from it) and is CPU bound, so at most
 // loadSlots loads run at once: when the sessions in use do not fit in the
 // cache and every request loads one, the memory held beyond the cache is
 // that of a few loads, not of every request in flight.
@@ -68,41 +67,40 @@ func newCache(svc *Service, max int64) *cache {
 // CPU the process may use, and at least 2.
 func loadSlots() int { return max(2, runtime.GOMAXPROCS(0)) }
 
-// view is one session's cached memory.
+// view is one session's cached replica.
 type view struct {
 	key store.Key // the session's tenant and ID
 
 	// mu serializes loading and catching up. Readers do not take it:
-	// they load state, whose memory has its own lock.
-	mu      sync.Mutex
-	state   atomic.Pointer[viewState] // nil until loaded
-	journal *replayJournal            // of state's memory; with mu held
-	// copies are the numbers of the steps of state's memory that are
+	// they load state, whose replica has its own lock.
+	mu    sync.Mutex
+	state atomic.Pointer[viewState] // nil until loaded
+	// copies are the numbers of the steps of state's replica that are
 	// modified copies (store.ReadResponse.Replaced); with mu held.
 	copies map[int]bool
 
 	// With the cache's mu held: the forms (format and tokenizer) the
-	// memory has rendered steps in, and the size the cache accounts for
+	// replica has rendered steps in, and the size the cache accounts for
 	// the view while it holds it.
 	forms []form
 	size  int64
 }
 
-// form is a rendering of steps the memory caches: a format and a token
+// form is a rendering of steps the replica caches: a format and a token
 // counter, by name.
 type form struct{ format, counter string }
 
-// viewState is what a reader of a view gets: a memory and the log
-// sequence number it reflects. The memory only grows after the state is
-// published (catching up adds steps to it, then publishes a new state
+// viewState is what a reader of a view gets: a replica and the log
+// sequence number it reflects. The replica only grows after the state is
+// published (catching up puts steps in it, then publishes a new state
 // with the new seq), so it holds at least the entries up to seq. A reload
-// publishes a new memory.
+// publishes a new replica.
 type viewState struct {
-	mem     *agentmem.Memory
+	rep     *agentmem.Replica
 	seq     int64
 	created time.Time // the session's CreatedAt, to notice a re-created ID
 	user    string    // the session's user, whose facts the context may hold
-	// steps is the number of steps in mem, and stepBytes the bytes of
+	// steps is the number of steps in rep, and stepBytes the bytes of
 	// their text (see stepBytes): what viewSize counts.
 	steps     int
 	stepBytes int64
@@ -112,13 +110,13 @@ type viewState struct {
 // sessions of realistic steps (TestCacheAccountingConservative checks
 // that the sum covers what a view really holds, in every format):
 //
-//   - viewOverhead once per view (the view, its memory and state);
+//   - viewOverhead once per view (the view, its replica and state);
 //   - per step, the bytes of its text (stepBytes: its strings, its ID and
 //     tool calls included) plus an eighth (Go's allocation size classes
 //     round up) plus stepOverhead (the step's structs and its entry in
-//     the memory);
+//     the replica);
 //   - per step and per form it was rendered in (format and tokenizer:
-//     the memory caches each), a copy of its text, again plus an eighth,
+//     the replica caches each), a copy of its text, again plus an eighth,
 //     plus renderOverhead (the messages, their parts and costs). Formats
 //     that rewrite the text (observation; openai for an action's
 //     observation and code) copy it; others mostly share the step's
@@ -126,7 +124,7 @@ type viewState struct {
 //
 // A form counts for every step from the first request that renders in it,
 // although a context with a budget renders only the steps it shows, and
-// the memory's default form counts from the load: the estimate errs high,
+// the replica's default form counts from the load: the estimate errs high,
 // by up to about two times.
 const (
 	viewOverhead   = 4 << 10
@@ -134,8 +132,8 @@ const (
 	renderOverhead = 1536
 )
 
-// viewSize is what the cache accounts for a memory of st's steps rendered
-// in forms.
+// viewSize is what the cache accounts for a replica of st's steps
+// rendered in forms.
 func viewSize(st *viewState, forms int) int64 {
 	text := st.stepBytes + st.stepBytes/8
 	return viewOverhead + text + int64(st.steps)*stepOverhead + int64(forms)*(text+int64(st.steps)*renderOverhead)
@@ -188,11 +186,11 @@ func textBytes(v reflect.Value) int64 {
 	return 0
 }
 
-// get returns the memory of a tenant's session, up to date with the log
+// get returns the replica of a tenant's session, up to date with the log
 // as of now, and the sequence number it reflects. Views are kept per
 // tenant and ID (IDs are per tenant), so another tenant's session is not
 // found, as a missing one is. f is the form the caller will render the
-// memory in: the cache accounts for it before it grows the memory.
+// replica in: the cache accounts for it before it grows the replica.
 func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState, error) {
 	key := store.Key{Tenant: tenant, ID: id}
 	v, hit := c.lookup(key)
@@ -211,8 +209,8 @@ func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState,
 }
 
 // with runs f on a session's view and its state, up to date with the log
-// as of now (as get), holding the view's lock: the memory then holds the
-// entries up to the state's seq (and, after an add that failed half-way,
+// as of now (as get), holding the view's lock: the replica then holds the
+// entries up to the state's seq (and, after a put that failed half-way,
 // some after it: a write conditional on the seq then loses and tries
 // again), and neither catching up nor an append through the service
 // changes it until f returns. f must be quick and must not use the
@@ -340,7 +338,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		return nil, err
 	}
 	if head.CreatedAt.Equal(st.created) {
-		// An append through this service may have brought the memory
+		// An append through this service may have brought the replica
 		// up to date meanwhile.
 		if cur := v.state.Load(); head.LastSeq == cur.seq {
 			return cur, nil
@@ -358,7 +356,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		return v.reloadLocked(ctx, c)
 	}
 	if resp.Session.LastSeq < cur.seq {
-		// Either the memory is newer than this read (appends through
+		// Either the replica is newer than this read (appends through
 		// this service, or another request's catching up, added to it
 		// after the read: many clients of one session make that
 		// common), or the session was deleted and created again, with
@@ -382,7 +380,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		case e.Kind == store.CompactionEntry && e.Compaction != nil && e.Compaction.Amend:
 			// An amendment (a tool result sent later, a popped result)
 			// replaces a few steps by copies: applied in place.
-			delta, err := v.amendLocked(ctx, cur.mem, e.Compaction)
+			delta, err := v.amendLocked(cur.rep, e.Compaction)
 			if err != nil {
 				c.svc.log.Warn("session cache: applying an amendment failed; reloading", "tenant", v.key.Tenant, "session", v.key.ID, "seq", e.Seq, "err", err)
 				return v.reloadLocked(ctx, c)
@@ -393,7 +391,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 			// A full compaction reorders the working set: rebuilt.
 			return v.reloadLocked(ctx, c)
 		case e.Kind == store.StepEntry && e.Step != nil:
-			ok, err := v.addLocked(ctx, cur.mem, e)
+			ok, err := v.putLocked(cur.rep, e.Step, e.Seq)
 			if err != nil {
 				c.svc.log.Warn("session cache: catching up failed; reloading", "tenant", v.key.Tenant, "session", v.key.ID, "seq", e.Seq, "err", err)
 				return v.reloadLocked(ctx, c)
@@ -411,20 +409,20 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 	if resp.Session.LastSeq <= cur.seq {
 		return cur, nil
 	}
-	next := &viewState{mem: cur.mem, seq: resp.Session.LastSeq, created: cur.created, user: cur.user,
+	next := &viewState{rep: cur.rep, seq: resp.Session.LastSeq, created: cur.created, user: cur.user,
 		steps: cur.steps + added, stepBytes: cur.stepBytes + addedBytes}
 	v.state.Store(next)
 	return next, nil
 }
 
-// appended adds to the cached memory of a session what an append wrote,
-// when it follows what the memory holds (no other writer got in
+// appended puts in the cached replica of a session what an append wrote,
+// when it follows what the replica holds (no other writer got in
 // between): its steps, and an amendment's copies in place of the steps
 // they stand in for. An append with a full compaction, or that stored
 // nothing (a retry), changes nothing here, and the next use reads the
 // log. The steps and copies added are copies of the request's, which the
 // store encoded: as the log's, but for the decoding.
-func (c *cache) appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
+func (c *cache) appended(req store.AppendRequest, resp *store.AppendResponse) {
 	rec := req.Compaction
 	n := len(req.Steps)
 	if c.max <= 0 || resp == nil || resp.Retried || len(resp.Seqs) != n || (rec != nil && !rec.Amend) || (n == 0 && rec == nil) {
@@ -454,7 +452,7 @@ func (c *cache) appended(ctx context.Context, req store.AppendRequest, resp *sto
 		return
 	}
 	v := el.Value.(*view)
-	if !v.addAppended(ctx, c, first, req.Steps, rec, resp.LastSeq) {
+	if !v.addAppended(c, first, req.Steps, rec, resp.LastSeq) {
 		return
 	}
 	c.svc.event("append")
@@ -464,34 +462,33 @@ func (c *cache) appended(ctx context.Context, req store.AppendRequest, resp *sto
 // addAppended adds steps numbered from first and then applies the
 // amendment rec (nil: none), and reports whether it did: only if the view
 // holds the log up to first-1.
-func (v *view) addAppended(ctx context.Context, c *cache, first int64, steps []agentmem.Step, rec *store.CompactionRecord, last int64) bool {
+func (v *view) addAppended(c *cache, first int64, steps []agentmem.Step, rec *store.CompactionRecord, last int64) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	cur := v.state.Load()
 	if cur == nil || cur.seq != first-1 {
 		return false
 	}
-	// On a failure the memory may hold some of what was written: the
+	// On a failure the replica may hold some of what was written: the
 	// next sync reads the log after cur.seq, skips the steps it holds
 	// and, if an amendment does not apply, reloads.
 	var bytes int64
 	for i, s := range steps {
-		s = agentmem.CloneStep(s)
-		if _, err := v.addLocked(ctx, cur.mem, store.Entry{Seq: first + int64(i), Kind: store.StepEntry, Step: s}); err != nil {
+		if _, err := v.putLocked(cur.rep, s, first+int64(i)); err != nil {
 			c.svc.log.Warn("session cache: adding appended steps failed; the log will be read", "tenant", v.key.Tenant, "session", v.key.ID, "seq", first+int64(i), "err", err)
 			return false
 		}
 		bytes += stepBytes(s)
 	}
 	if rec != nil {
-		delta, err := v.amendLocked(ctx, cur.mem, rec)
+		delta, err := v.amendLocked(cur.rep, rec)
 		if err != nil {
 			c.svc.log.Warn("session cache: applying an appended amendment failed; the log will be read", "tenant", v.key.Tenant, "session", v.key.ID, "seq", last, "err", err)
 			return false
 		}
 		bytes += delta
 	}
-	v.state.Store(&viewState{mem: cur.mem, seq: last, created: cur.created, user: cur.user,
+	v.state.Store(&viewState{rep: cur.rep, seq: last, created: cur.created, user: cur.user,
 		steps: cur.steps + len(steps), stepBytes: cur.stepBytes + bytes})
 	return true
 }
@@ -507,8 +504,8 @@ func (v *view) load(ctx context.Context, c *cache) (*viewState, error) {
 	return v.reloadLocked(ctx, c)
 }
 
-// reloadLocked rebuilds the memory from a working-set read and publishes
-// it. v.mu must be held.
+// reloadLocked rebuilds the replica from a working-set read and
+// publishes it. v.mu must be held.
 func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 	select {
 	case c.loads <- struct{}{}:
@@ -520,25 +517,22 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &replayJournal{}
-	// The memory pins what the session pins, and never prunes itself (a
-	// Policy without limits): it mirrors the log, whose compactions are
-	// the only ones it applies.
+	// The replica pins what the session pins. It is a new one, not the
+	// old one reset: readers may hold the old one with the seq it
+	// reflects.
 	pin := resp.Session.EffectivePinning()
-	mem := agentmem.New(agentmem.Options{Counter: c.svc.counter, Journal: j, Clock: j.clock(c.svc.now), Pinning: &pin, Policy: &agentmem.Policy{}})
-	snap := &agentmem.Snapshot{Version: agentmem.SnapshotVersion, NextNumber: int(resp.Session.LastSeq) + 1, Steps: resp.Steps}
-	if err := mem.Restore(snap); err != nil {
+	rep, err := agentmem.NewReplica(resp.Steps, agentmem.ReplicaOptions{Counter: c.svc.counter, Pinning: &pin, Clock: c.svc.now})
+	if err != nil {
 		return nil, fmt.Errorf("sessions: loading session %s: %w", v.key.ID, err)
 	}
 	if v.state.Load() != nil {
 		c.svc.event("reload")
 	}
-	st := &viewState{mem: mem, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, user: resp.Session.UserID,
+	st := &viewState{rep: rep, seq: resp.Session.LastSeq, created: resp.Session.CreatedAt, user: resp.Session.UserID,
 		steps: len(resp.Steps)}
 	for _, s := range resp.Steps {
 		st.stepBytes += stepBytes(s)
 	}
-	v.journal = j
 	v.copies = make(map[int]bool, len(resp.Replaced))
 	for _, n := range resp.Replaced {
 		v.copies[int(n)] = true
@@ -547,83 +541,34 @@ func (v *view) reloadLocked(ctx context.Context, c *cache) (*viewState, error) {
 	return st, nil
 }
 
-// addLocked adds a step entry read from the log to mem, under the number
-// the log gave it, and reports whether it was added. v.mu must be held.
-func (v *view) addLocked(ctx context.Context, mem *agentmem.Memory, e store.Entry) (bool, error) {
-	if _, ok := mem.Step(int(e.Seq)); ok {
-		return false, nil // already there (a load raced with an append)
+// putLocked puts a step of the log, at sequence number seq, in rep, and
+// reports whether it did: not when rep holds it already (a load raced
+// with an append). v.mu must be held.
+func (v *view) putLocked(rep *agentmem.Replica, s agentmem.Step, seq int64) (bool, error) {
+	if s.Info().Number != int(seq) {
+		s = store.WithNumber(s, seq) // a step as the service appended it
 	}
-	v.journal.next = int(e.Seq)
-	v.journal.adding.Store(true)
-	defer v.journal.adding.Store(false)
-	_, err := mem.Add(ctx, e.Step)
-	return err == nil, err
+	return rep.Put(s)
 }
 
 // amendLocked applies an amendment (read from the log, or appended
-// through the service) to mem: each copy it carries replaces the step of
-// the working set with its number (agentmem.Memory.Amend, which costs
+// through the service) to rep: each copy it carries replaces the step of
+// the working set with its number (agentmem.Replica.Replace, which costs
 // what the copies do). It returns the change in the steps' bytes. A copy
-// of a step mem does not hold is an error (the caller reloads). v.mu must
+// of a step rep does not hold is an error (the caller reloads). v.mu must
 // be held.
-func (v *view) amendLocked(ctx context.Context, mem *agentmem.Memory, rec *store.CompactionRecord) (int64, error) {
-	var delta int64
-	for _, r := range rec.Replaced {
-		old, ok := mem.Step(r.Info().Number)
-		if !ok {
-			return 0, fmt.Errorf("sessions: an amendment replaces step %d, which is not in the cached working set", r.Info().Number)
-		}
-		delta += stepBytes(r) - stepBytes(old)
-	}
-	if err := mem.Amend(ctx, rec.Replaced...); err != nil {
+func (v *view) amendLocked(rep *agentmem.Replica, rec *store.CompactionRecord) (int64, error) {
+	old, err := rep.Replace(rec.Replaced...)
+	if err != nil {
 		return 0, err
 	}
-	for _, r := range rec.Replaced {
+	var delta int64
+	for i, r := range rec.Replaced {
+		delta += stepBytes(r) - stepBytes(old[i])
 		v.copies[r.Info().Number] = true
 	}
 	return delta, nil
 }
-
-// replayJournal is the journal of a cached memory: the memory only
-// mirrors the log, so the journal writes nothing and hands out the
-// sequence number the step already has in the log (set in next before
-// each Add), and records the amendments the cache applies
-// (Memory.Amend) as the nothing they are here. It refuses compactions,
-// which go to the log through a memory bound to the session, never
-// through the cache.
-type replayJournal struct {
-	next int
-	// adding is set while a step of the log is added: the memory's
-	// clock is then zero, so that a step without a time keeps none, as
-	// in a memory restored from the log (Memory.Add would stamp it).
-	adding atomic.Bool
-}
-
-// clock is the cached memory's clock: now, but while a step is added.
-func (j *replayJournal) clock(now func() time.Time) func() time.Time {
-	return func() time.Time {
-		if j.adding.Load() {
-			return time.Time{}
-		}
-		return now()
-	}
-}
-
-// Append implements agentmem.Journal.
-func (j *replayJournal) Append(_ context.Context, steps []agentmem.Step) ([]int, error) {
-	if len(steps) != 1 {
-		return nil, fmt.Errorf("sessions: the session cache adds one step at a time, not %d", len(steps))
-	}
-	return []int{j.next}, nil
-}
-
-// Compact implements agentmem.Journal.
-func (j *replayJournal) Compact(context.Context, agentmem.JournalCompaction) ([]int, error) {
-	return nil, errors.New("sessions: a cached session memory is read-only; compact through a bound memory")
-}
-
-// Amend implements agentmem.JournalAmender: the amendment is in the log.
-func (j *replayJournal) Amend(context.Context, []agentmem.Step) error { return nil }
 
 // CacheStats is the state of a Service's context cache.
 type CacheStats struct {
@@ -642,7 +587,7 @@ func (s *Service) CacheStats() CacheStats {
 	return CacheStats{Bytes: c.bytes, Max: c.max, Sessions: c.lru.Len()}
 }
 
-// Cached reports whether the context cache holds a session's memory.
+// Cached reports whether the context cache holds a session's working set.
 func (s *Service) Cached(tenant, id string) bool {
 	c := s.cache
 	c.mu.Lock()

@@ -178,7 +178,7 @@ func (s *Service) AutoCompact(ctx context.Context, sess *store.Session) (bool, e
 	if err != nil {
 		return false, err
 	}
-	if st.mem.Tokens() <= ac.MaxTokens {
+	if st.rep.Tokens() <= ac.MaxTokens {
 		return false, nil
 	}
 	sum, err := s.summarizer(ac.Summarizer)

@@ -116,7 +116,7 @@ func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, er
 		return nil, err
 	}
 	c, msgs, tokens, err := fitWithBlocks(fit, blocks.Render(shown), counter, func(budget int) (*agentmem.Context, error) {
-		return st.mem.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
+		return st.rep.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
 	})
 	if err != nil {
 		return nil, err
@@ -257,7 +257,7 @@ type HistoryRequest struct {
 }
 
 // History returns a session's working set from the service's cache of
-// session memories, brought up to date with the log first, as Context
+// session replicas, brought up to date with the log first, as Context
 // does: what a writer that recognises what a session already holds (the
 // proxy's requests resending their history) compares with, without
 // reading the whole working set from the store on every call.
@@ -267,8 +267,8 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*History, er
 		return nil, err
 	}
 	if req.Head <= 0 && req.Tail <= 0 {
-		return &History{Steps: st.mem.Steps(), LastSeq: st.seq, UserID: st.user}, nil
+		return &History{Steps: st.rep.Steps(), LastSeq: st.seq, UserID: st.user}, nil
 	}
-	first, last, omitted := st.mem.StepEnds(max(req.Head, 0), max(req.Tail, 0))
+	first, last, omitted := st.rep.StepEnds(max(req.Head, 0), max(req.Tail, 0))
 	return &History{Steps: append(first, last...), Head: len(first), Omitted: omitted, LastSeq: st.seq, UserID: st.user}, nil
 }

@@ -6,9 +6,9 @@
 // speaks.
 //
 // A Service sits over a store.Store and keeps a context cache: for the
-// sessions read recently, an agentmem.Memory holding the working set, so
+// sessions read recently, an agentmem.Replica of the working set, so
 // that a step is rendered and counted once however many context requests
-// read it. The log stays the truth: before every use a cached memory
+// read it. The log stays the truth: before every use a cached replica
 // catches up with the entries appended since, by this process or any
 // other sharing the store, so a context reflects every append
 // acknowledged before it was asked for. The cache is bounded in bytes

@@ -82,10 +82,10 @@ type Config struct {
 type Observer interface {
 	// CacheEvent reports one event: "hit", "miss" (a first load),
 	// "append" (steps and amendments appended through the service were
-	// added to the cached memory as they were written), "catchup"
+	// put in the cached replica as they were written), "catchup"
 	// (entries appended since by another writer were read from the log
-	// and applied), "reload" (the
-	// memory was rebuilt, after a compaction), "evict" and "too_large"
+	// and applied), "reload" (the replica was rebuilt, after a
+	// compaction), "evict" and "too_large"
 	// (a session larger than the whole cache, not kept).
 	CacheEvent(event string)
 	// CacheSize reports the bytes the cache accounts for and the number
@@ -311,7 +311,7 @@ func (s *Service) size(bytes int64, sessions int) {
 	}
 }
 
-// defaultForm is the form a cached memory renders every step it adds in:
+// defaultForm is the form a cached replica renders every step it puts in:
 // the OpenAI format with the default counter.
 func (s *Service) defaultForm() form { return form{render.NameOpenAI, s.counter.Name()} }
 
@@ -391,7 +391,7 @@ func (s *Service) List(ctx context.Context, req store.ListRequest) (*store.ListR
 }
 
 // Delete deletes a session of a tenant (store.Store.Delete), drops its
-// cached memory and deletes its memory blocks (Config.Blocks).
+// cached replica and deletes its memory blocks (Config.Blocks).
 func (s *Service) Delete(ctx context.Context, tenant, id string) error {
 	err := s.st.Delete(ctx, tenant, id)
 	s.cache.evict(store.Key{Tenant: tenant, ID: id})
@@ -502,18 +502,17 @@ func (s *Service) Append(ctx context.Context, req store.AppendRequest) (*store.A
 func (s *Service) append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	resp, err := s.st.Append(ctx, req)
 	if err == nil {
-		s.appended(ctx, req, resp)
+		s.appended(req, resp)
 	}
 	return resp, err
 }
 
 // appended is told of an append that succeeded: the entries it stored
-// join the session's cached memory when they follow what it holds, so
-// that the next use need not read and decode them from the log again,
-// and the automatic compaction, if any, looks at the session. What was
-// stored is added whether or not the caller is still waiting.
-func (s *Service) appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
-	s.cache.appended(context.WithoutCancel(ctx), req, resp)
+// join the session's cached working set when they follow what it holds,
+// so that the next use need not read and decode them from the log again,
+// and the automatic compaction, if any, looks at the session.
+func (s *Service) appended(req store.AppendRequest, resp *store.AppendResponse) {
+	s.cache.appended(req, resp)
 	s.wake()
 }
 
@@ -528,7 +527,7 @@ func (s *Service) Read(ctx context.Context, req store.ReadRequest) (*store.ReadR
 type workingSets struct{ s *Service }
 
 // OpenActions implements workingSetSource from the session's cached
-// memory, brought up to date with the log (read from the store when the
+// replica, brought up to date with the log (read from the store when the
 // service keeps no cache).
 func (w workingSets) OpenActions(ctx context.Context, key store.Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error) {
 	if w.s.cache.max <= 0 {
@@ -537,13 +536,13 @@ func (w workingSets) OpenActions(ctx context.Context, key store.Key, msgs []agen
 	var open []*agentmem.ActionStep
 	var seq int64
 	err := w.s.cache.with(ctx, key, func(_ *view, st *viewState) {
-		open, seq = st.mem.OpenActions(msgs, flush), st.seq
+		open, seq = st.rep.OpenActions(msgs, flush), st.seq
 	})
 	return open, seq, err
 }
 
 // WorkingSet implements workingSetSource from the session's cached
-// memory, brought up to date with the log (read from the store when the
+// replica, brought up to date with the log (read from the store when the
 // service keeps no cache): copies of its steps, the numbers of those that
 // are modified copies, and a Session of which only the key, the user,
 // the creation time and LastSeq are set.
@@ -553,7 +552,7 @@ func (w workingSets) WorkingSet(ctx context.Context, key store.Key) (*store.Read
 	}
 	var resp *store.ReadResponse
 	err := w.s.cache.with(ctx, key, func(v *view, st *viewState) {
-		resp = &store.ReadResponse{Steps: st.mem.Steps(),
+		resp = &store.ReadResponse{Steps: st.rep.Steps(),
 			Session: &store.Session{Tenant: key.Tenant, ID: key.ID, UserID: st.user, CreatedAt: st.created, LastSeq: st.seq}}
 		for _, s := range resp.Steps {
 			if n := s.Info().Number; v.copies[n] {
@@ -565,6 +564,6 @@ func (w workingSets) WorkingSet(ctx context.Context, key store.Key) (*store.Read
 }
 
 // Appended implements workingSetSource.
-func (w workingSets) Appended(ctx context.Context, req store.AppendRequest, resp *store.AppendResponse) {
-	w.s.appended(ctx, req, resp)
+func (w workingSets) Appended(_ context.Context, req store.AppendRequest, resp *store.AppendResponse) {
+	w.s.appended(req, resp)
 }

@@ -631,3 +631,82 @@ func TestAppendedMatchesLog(t *testing.T) {
 		}
 	}
 }
+
+// TestCachedWorkingSetIsTheLogs: what the cache holds after catching up
+// with steps and amendments appended by another writer, and after the
+// service's own appends, is the working set a read of the log gives,
+// step by step as encoded (numbers, IDs and times as the log has them: a
+// step the log holds without a time has none in the cache either), with
+// the same modified copies, and none of it reloaded the session.
+func TestCachedWorkingSetIsTheLogs(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	svc, st := newService(t, Config{})
+	svc.Observe(rec)
+	session(t, svc, "t", "s", 2)
+	key := store.Key{Tenant: "t", ID: "s"}
+	same := func(what string) {
+		t.Helper()
+		got, err := workingSets{svc}.WorkingSet(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := st.Read(ctx, store.ReadRequest{Tenant: "t", SessionID: "s", WorkingSet: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		encode := func(steps []agentmem.Step) string {
+			var b strings.Builder
+			for _, s := range steps {
+				data, err := store.EncodeStep(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Write(data)
+				b.WriteByte('\n')
+			}
+			return b.String()
+		}
+		if g, w := encode(got.Steps), encode(want.Steps); g != w || fmt.Sprint(got.Replaced) != fmt.Sprint(want.Replaced) || got.Session.LastSeq != want.Session.LastSeq {
+			t.Fatalf("%s: the cache holds\n%s(copies %v, seq %d)\nthe log\n%s(copies %v, seq %d)", what, g, got.Replaced, got.Session.LastSeq, w, want.Replaced, want.Session.LastSeq)
+		}
+	}
+	same("loaded")
+	loads := rec.count("miss") + rec.count("reload")
+	foreign := func(req store.AppendRequest) *store.AppendResponse {
+		t.Helper()
+		req.Tenant, req.SessionID = "t", "s"
+		resp, err := st.Append(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	call := agentmem.ToolCall{ID: "late", Name: "read", Arguments: "{}"}
+	resp := foreign(store.AppendRequest{Steps: []agentmem.Step{
+		&agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "pending"}, ToolCalls: []agentmem.ToolCall{call}},
+		&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "timeless"}, Task: "a step without a time"},
+	}})
+	same("steps appended elsewhere")
+	done := &agentmem.ActionStep{StepInfo: agentmem.StepInfo{ID: "pending", Number: int(resp.Seqs[0])}, ToolCalls: []agentmem.ToolCall{call},
+		Results: []agentmem.ToolResult{{CallID: "late", Content: "the result"}}}
+	foreign(store.AppendRequest{Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{done}}})
+	same("an amendment appended elsewhere")
+	if _, err := svc.AppendMessages(ctx, MessagesRequest{Tenant: "t", SessionID: "s", Messages: []agentmem.Message{
+		{Role: agentmem.RoleAssistant, ToolCalls: []agentmem.ToolCall{{ID: "mine", Name: "grep", Arguments: "{}"}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AppendMessages(ctx, MessagesRequest{Tenant: "t", SessionID: "s", Messages: []agentmem.Message{
+		{Role: agentmem.RoleTool, ToolCallID: "mine", Content: agentmem.Text("my result")},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	same("the service's appends")
+	if n := rec.count("miss") + rec.count("reload") - loads; n != 0 {
+		t.Fatalf("catching up loaded the session %d times", n)
+	}
+	if rec.count("append") == 0 || rec.count("catchup") == 0 {
+		t.Fatalf("events %v: want appends put as written and a catch-up", rec.events)
+	}
+}
