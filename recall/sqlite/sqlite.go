@@ -72,7 +72,9 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 
 // fts is the SQLite dialect of the index. The documents' terms are in the
 // FTS5 table recall_fts (its rowid the document's), and their metadata
-// pairs in recall_meta. The document frequency of each term but the
+// pairs in recall_meta. recall_fts keeps no positions (detail = none,
+// migration 0004): every query of it matches single terms, and BM25 is
+// computed from recall_docs' terms. The document frequency of each term but the
 // identifiers (see identifier) is in recall_df.
 type fts struct{}
 
