@@ -221,8 +221,10 @@ class NoMatchError(UnprocessableError):
 
 
 class ToolResultsMissingError(UnprocessableError):
-    """422 ``tool_results_missing`` (no longer returned by current servers:
-    calls without results are stored as pending)."""
+    """422 ``tool_results_missing``: tool calls sent without their results.
+
+    Current servers store such calls as pending and never return this code.
+    """
 
     code_name = "tool_results_missing"
 

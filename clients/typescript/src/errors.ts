@@ -92,7 +92,7 @@ export class BudgetTooSmallError extends AgentmemError {}
 export class OverLimitError extends AgentmemError {}
 /** 422 `no_match`: a memory block replace's `old` text occurs zero times or more than once in the block. Nothing changed. */
 export class NoMatchError extends AgentmemError {}
-/** 422 `tool_results_missing`: no longer returned by the server (pending tool calls are stored as pending). */
+/** 422 `tool_results_missing`: tool calls sent without their results. Current servers store such calls as pending and never return this code. */
 export class ToolResultsMissingError extends AgentmemError {}
 /** 500 `internal`: a failure nobody expected; the server logs it. */
 export class InternalError extends AgentmemError {}
