@@ -215,6 +215,12 @@ func (g *Group) run() {
 	}
 }
 
+// run runs the write's function in tx and keeps its error.
+func (op *groupOp) run(ctx context.Context, tx *sql.Tx) error {
+	op.err = op.fn(ctx, tx)
+	return op.err
+}
+
 // failPending fails the writes still waiting when the Group closes.
 func (g *Group) failPending() {
 	g.mu.Lock()
@@ -230,17 +236,51 @@ func (g *Group) failPending() {
 	}
 }
 
-// runBatch runs a batch of writes in one transaction and sets each one's
-// result.
+// runBatch runs a batch of writes and sets each one's result: in one
+// transaction, or two or more if the first write of a transaction fails.
+//
+// The first write of a transaction runs without a savepoint. A savepoint
+// costs a copy of every page the write changes, in the statement journal,
+// and if the first write fails, rolling back the whole transaction undoes
+// it alone; the others then run in a new one. The redoable writes go
+// first: they are the recall index's batches, the largest writes of a
+// file, while an append changes a few pages. The writes of one goroutine
+// are never in one batch together (each waits for its own), so the order
+// within a batch is free.
 func (g *Group) runBatch(batch []*groupOp) {
-	ctx := context.Background()
-	failAll := func(err error) {
+	ops := make([]*groupOp, 0, len(batch))
+	for _, redoable := range []bool{true, false} {
 		for _, op := range batch {
+			if op.redoable == redoable {
+				ops = append(ops, op)
+			}
+		}
+	}
+	for len(ops) > 0 {
+		ops = g.runTx(ops)
+	}
+}
+
+// runTx runs writes in one transaction and sets their results. If the
+// first one that runs fails, it rolls back and returns the writes it has
+// not run, for a new transaction.
+func (g *Group) runTx(ops []*groupOp) (rest []*groupOp) {
+	ctx := context.Background()
+	// A write whose context has ended does not run.
+	for len(ops) > 0 && ops[0].ctx.Err() != nil {
+		ops[0].err = ops[0].ctx.Err()
+		ops = ops[1:]
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	failAll := func(err error) {
+		for _, op := range ops {
 			op.err = err
 		}
 	}
 	redoable := true
-	for _, op := range batch {
+	for _, op := range ops {
 		redoable = redoable && op.redoable
 	}
 	begin := g.db.BeginTx
@@ -248,36 +288,25 @@ func (g *Group) runBatch(batch []*groupOp) {
 		conn, err := g.db.Conn(ctx)
 		if err != nil {
 			failAll(err)
-			return
+			return nil
 		}
 		defer restoreSync(conn)
 		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
 			failAll(err)
-			return
+			return nil
 		}
 		begin = conn.BeginTx
 	}
 	tx, err := begin(ctx, nil)
 	if err != nil {
 		failAll(err)
-		return
+		return nil
 	}
-	if len(batch) == 1 {
-		// Alone in its transaction, a write needs no savepoint: if it
-		// fails, the transaction is rolled back. (A savepoint costs a copy
-		// of every page the write changes, in the statement journal.)
-		op := batch[0]
-		if op.err = op.ctx.Err(); op.err == nil {
-			op.err = op.fn(ctx, tx)
-		}
-		if op.err != nil {
-			tx.Rollback() //nolint:errcheck // the write fails either way
-			return
-		}
-		op.err = tx.Commit()
-		return
+	if first := ops[0]; first.run(ctx, tx) != nil {
+		tx.Rollback() //nolint:errcheck // the write fails either way
+		return ops[1:]
 	}
-	for _, op := range batch {
+	for _, op := range ops[1:] {
 		if err := op.ctx.Err(); err != nil {
 			op.err = err
 			continue
@@ -285,7 +314,7 @@ func (g *Group) runBatch(batch []*groupOp) {
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT grp"); err != nil {
 			tx.Rollback() //nolint:errcheck // the batch fails either way
 			failAll(err)
-			return
+			return nil
 		}
 		if op.err = op.fn(ctx, tx); op.err != nil {
 			// An I/O error or a full disk may have ended the transaction
@@ -297,19 +326,20 @@ func (g *Group) runBatch(batch []*groupOp) {
 			if rbErr != nil {
 				tx.Rollback() //nolint:errcheck // the batch fails either way
 				failAll(fmt.Errorf("%w (and rolling it back failed, so the writes batched with it failed too: %v)", op.err, rbErr))
-				return
+				return nil
 			}
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, "RELEASE grp"); err != nil {
 			tx.Rollback() //nolint:errcheck // the batch fails either way
 			failAll(err)
-			return
+			return nil
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		failAll(err)
 	}
+	return nil
 }
 
 // restoreSync makes conn, the write connection, commit durably again
