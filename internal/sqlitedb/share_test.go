@@ -264,3 +264,60 @@ func TestGroupWithdrawnAndClosedWrites(t *testing.T) {
 		t.Fatal("a withdrawn or closed write ran")
 	}
 }
+
+// In a batch, the redoable writes (the recall index's batches, the
+// largest) run first, where a write needs no savepoint; a first write
+// that fails is rolled back alone and the others still commit.
+func TestGroupRunsRedoableWritesFirst(t *testing.T) {
+	a, b, batches, queued := twoWriters(t)
+	var mu sync.Mutex
+	var order []string
+	record := func(k string, fail error) func(ctx context.Context, tx sqldb.Tx) error {
+		return func(ctx context.Context, tx sqldb.Tx) error {
+			mu.Lock()
+			order = append(order, k)
+			mu.Unlock()
+			return insert(k, fail)(ctx, tx)
+		}
+	}
+	errBoom := errors.New("boom")
+	ctx := context.Background()
+	holding, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error)
+	go func() {
+		held <- a.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	<-queued
+	var errA, errB error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); errA = a.Write(ctx, record("durable", nil)) }()
+	for n := 0; n < 1; n = <-queued {
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); errB = b.Write(sqldb.Redoable(ctx), record("redoable", errBoom)) }()
+	for n := 0; n < 2; n = <-queued {
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if errA != nil || !errors.Is(errB, errBoom) {
+		t.Fatalf("writes: %v, %v (want nil, boom)", errA, errB)
+	}
+	if got := batches(); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("batches %v, want [1 2]", got)
+	}
+	if !slices.Equal(order, []string{"redoable", "durable"}) {
+		t.Fatalf("ran %v, want the redoable write first", order)
+	}
+	if !has(t, a, "durable") || has(t, b, "redoable") {
+		t.Fatal("the failed first write was stored, or the other was not")
+	}
+}
