@@ -3,6 +3,7 @@ package sqlitedb
 import (
 	"context"
 	"database/sql"
+	"sync/atomic"
 
 	"github.com/agentmem/agentmem/internal/migrate"
 	"github.com/agentmem/agentmem/internal/sqldb"
@@ -18,19 +19,22 @@ var Dialect = &sqldb.Dialect{
 
 // SQLDB is a sqldb.DB over an open SQLite database. Reads run on its pool
 // of readers and writes through its one write connection. The write
-// transactions of many goroutines are committed together (Group).
+// transactions of many goroutines, and of every component that writes to
+// the file, are committed together (DB.Group).
 type SQLDB struct {
-	db    *DB
-	group *Group
-	stmts *sqldb.StmtCache
-	r, w  sqldb.Querier
+	db     *DB
+	group  *Group
+	stmts  *sqldb.StmtCache
+	r, w   sqldb.Querier
+	closed atomic.Bool
 }
 
 var _ sqldb.SQLReader = (*SQLDB)(nil)
 
 // NewSQLDB returns a sqldb.DB over db, which it closes on Close.
 func NewSQLDB(db *DB) *SQLDB {
-	return &SQLDB{db: db, group: NewGroup(db.W), stmts: sqldb.NewStmtCache(db.W), r: sqldb.NewSQLiteQuerier(db.R), w: sqldb.NewSQLiteQuerier(db.W)}
+	g := db.Group()
+	return &SQLDB{db: db, group: g, stmts: g.Stmts(), r: sqldb.NewSQLiteQuerier(db.R), w: sqldb.NewSQLiteQuerier(db.W)}
 }
 
 // OpenSQLDB opens (creating it if needed) the SQLite database at path, or
@@ -70,10 +74,15 @@ func (s *SQLDB) Read(ctx context.Context, fn func(tx sqldb.Tx) error) error {
 	return fn(sqldb.NewSQLiteQuerier(tx))
 }
 
-// Write implements sqldb.DB. Its transactions reuse the statements
-// prepared on the write connection (sqldb.StmtCache).
+// Write implements sqldb.DB through the file's Group. Its transactions
+// reuse the statements prepared on the write connection (Group.Stmts).
+// After Close it fails with ErrGroupClosed, though the Group goes on for
+// the file's other components.
 func (s *SQLDB) Write(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
-	err := sqldb.SafeWrite(ctx, fn, func(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
+	if s.closed.Load() {
+		return ErrGroupClosed
+	}
+	return sqldb.SafeWrite(ctx, fn, func(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
 		write := s.group.Write
 		if sqldb.IsRedoable(ctx) {
 			write = s.group.WriteRedoable
@@ -82,14 +91,12 @@ func (s *SQLDB) Write(ctx context.Context, fn func(ctx context.Context, tx sqldb
 			return fn(ctx, s.stmts.Tx(tx))
 		})
 	})
-	s.stmts.Warm(context.WithoutCancel(ctx))
-	return err
 }
 
-// Close implements sqldb.DB: it stops the group writer, closes the
-// prepared statements and closes the database.
+// Close implements sqldb.DB: later writes fail, and the database closes
+// (the Group, the statements and the connections with the file's last
+// DB). A write that is running commits first.
 func (s *SQLDB) Close() error {
-	s.group.Close()
-	s.stmts.Close()
+	s.closed.Store(true)
 	return s.db.Close()
 }

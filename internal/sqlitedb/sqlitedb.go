@@ -58,6 +58,8 @@ type DB struct {
 	// them run beside a write. For an in-memory database it is W.
 	R *sql.DB
 
+	// group commits the writes of every DB of the file (Group).
+	group *Group
 	// shared is the entry of the file's pools in the process's open
 	// files; nil for an in-memory database.
 	shared *sharedFile
@@ -70,11 +72,16 @@ type DB struct {
 }
 
 // The open files of the process. The components that keep data in one file
-// (the session store, the recall index, the facts, the API keys) each open
-// it, and all get the same two pools. With a write connection each, their
-// writes would contend for the file's lock through SQLite's busy handler,
-// which sleeps up to 100 ms at a time. With one, they queue in Go for the
-// one write connection.
+// (the session store, the recall index, the facts, the blocks, the API
+// keys) each open it, and all get the same two pools and the same Group.
+// With a write connection each, their writes would contend for the file's
+// lock through SQLite's busy handler, which sleeps up to 100 ms at a time.
+// With one connection and a committer each, they would queue in Go for
+// the connection and commit one after the other, an fsync each. With one
+// Group, the writes of all of them that arrive together commit in one
+// transaction. The files are keyed by their cleaned absolute path; an
+// in-memory database is never shared, each Open being a database of its
+// own.
 var files struct {
 	sync.Mutex
 	m map[string]*sharedFile
@@ -84,6 +91,7 @@ var files struct {
 type sharedFile struct {
 	key        string
 	w, r       *sql.DB
+	group      *Group
 	refs       int
 	stop, done chan struct{} // the checkpointer's
 }
@@ -107,7 +115,7 @@ func Open(path string, opts Options) (*DB, error) {
 	defer files.Unlock()
 	if f, ok := files.m[abs]; ok {
 		f.refs++
-		return &DB{W: f.w, R: f.r, shared: f, stopCheckpoints: f.stop, checkpointsDone: f.done}, nil
+		return &DB{W: f.w, R: f.r, group: f.group, shared: f, stopCheckpoints: f.stop, checkpointsDone: f.done}, nil
 	}
 	db, err := openFile(abs, opts)
 	if err != nil {
@@ -116,7 +124,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if files.m == nil {
 		files.m = map[string]*sharedFile{}
 	}
-	db.shared = &sharedFile{key: abs, w: db.W, r: db.R, refs: 1, stop: db.stopCheckpoints, done: db.checkpointsDone}
+	db.shared = &sharedFile{key: abs, w: db.W, r: db.R, group: db.group, refs: 1, stop: db.stopCheckpoints, done: db.checkpointsDone}
 	files.m[abs] = db.shared
 	return db, nil
 }
@@ -154,6 +162,7 @@ func openFile(path string, opts Options) (*DB, error) {
 		}
 		single(db.W)
 		db.R = db.W
+		db.group = NewGroup(db.W)
 		return db, nil
 	}
 	abs, err := filepath.Abs(path)
@@ -178,6 +187,7 @@ func openFile(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	single(ck)
+	db.group = NewGroup(db.W)
 	db.stopCheckpoints, db.checkpointsDone = make(chan struct{}), make(chan struct{})
 	go checkpointer(ck, db.stopCheckpoints, db.checkpointsDone)
 	return db, nil
@@ -191,8 +201,8 @@ func single(db *sql.DB) {
 	db.SetConnMaxIdleTime(0)
 }
 
-// Close closes the DB: the pools, unless other DBs of the process use the
-// same file. Calls after the first do nothing.
+// Close closes the DB: the Group and the pools, unless other DBs of the
+// process use the same file. Calls after the first do nothing.
 func (db *DB) Close() error {
 	err := error(nil)
 	db.closed.Do(func() {
@@ -213,8 +223,16 @@ func (db *DB) Close() error {
 	return err
 }
 
-// closePools stops the checkpointer and closes both pools.
+// Group returns the Group that commits the writes to the DB's file, shared
+// by every DB of the process open on the file. It stops when the last of
+// them closes; a component stops using it before it closes its DB.
+func (db *DB) Group() *Group { return db.group }
+
+// closePools stops the Group and the checkpointer and closes both pools.
 func (db *DB) closePools() error {
+	if db.group != nil {
+		db.group.Close()
+	}
 	if db.stopCheckpoints != nil {
 		close(db.stopCheckpoints)
 		<-db.checkpointsDone

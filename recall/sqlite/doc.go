@@ -24,7 +24,9 @@
 // documents' rows, upsert, delete and clear, the tenants' document counts,
 // reads and vector search. This package adds the FTS5 index, the document
 // frequencies and the metadata filter (a table of metadata pairs).
-// Concurrent writes commit together (sqlitedb.Group).
+// Concurrent writes commit together, with those of the other components in
+// the file, such as the session store's appends (sqlitedb.Group, one per
+// file in a process).
 //
 // Importing the package registers the "sqlite" URL scheme with
 // recall.Open:

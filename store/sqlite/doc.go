@@ -17,8 +17,8 @@
 // compaction checks, reads, retention, the change feed, import) is
 // written once for this package and package postgres, in
 // store/internal/sqlstore over internal/sqldb; what is SQLite's own lives
-// here: opening the file, the schema and its migrations, the group
-// committer of appends and the statements kept prepared.
+// here: opening the file, the schema and its migrations, appends through
+// the file's group committer and the statements kept prepared.
 //
 // # Durability: pragmas
 //
@@ -104,16 +104,20 @@
 // Within a process, writers queue in Go for the one write connection,
 // honouring their contexts, instead of polling SQLite's lock.
 //
-// Appends are group-committed: one goroutine takes the appends that are
+// Writes are group-committed: one goroutine takes the writes that are
 // waiting and runs them in a single transaction, each in a savepoint of
 // its own, then commits once, so concurrent appends share one fsync. Each
 // keeps its own all-or-nothing semantics and errors (a failed one is
 // rolled back to its savepoint); none is acknowledged before the commit.
 // With 16 sessions written at once this gives about four times the
-// throughput of one commit per append (see bench_test.go). To keep the
-// committer's serial work small, the appending goroutine encodes its
-// steps before queuing them (the committer only splices in the sequence
-// numbers), and statements are prepared once, not parsed per use.
+// throughput of one commit per append (see bench_test.go). The committer
+// is the file's (internal/sqlitedb's Group): the recall index, the facts
+// and the blocks kept in the same file write through it too, so an
+// append and the index's batch that wait together share a transaction
+// and its fsync. To keep the committer's serial work small, the appending
+// goroutine encodes its steps before queuing them (the committer only
+// splices in the sequence numbers), and statements are prepared once on
+// the write connection, not parsed per use.
 //
 // A Read runs in one read transaction, a snapshot: an append is either
 // wholly visible or not at all. With WorkingSet it reads the newest

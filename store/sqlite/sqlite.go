@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmem/agentmem/internal/sqldb"
@@ -38,8 +38,9 @@ const MemoryPath = sqlitedb.MemoryPath
 // several processes that open the same file on one machine.
 //
 // Its methods are the session store's (store/internal/sqlstore, shared
-// with package postgres) but Append, which goes through the store's group
-// committer (see Append).
+// with package postgres) but Append (see Append). Its writes go through
+// the file's group committer (sqlitedb.Group), which commits them together
+// with each other's and with those of the other components in the file.
 type Store struct {
 	*sqlstore.Store
 	db *sqlitedb.DB
@@ -50,17 +51,19 @@ type Store struct {
 	// r is the pool that serves reads; WAL lets them run beside a write.
 	// For an in-memory database it is w.
 	r *sql.DB
+	// group commits the writes to the file, of this store and of the
+	// other components that share it.
+	group *sqlitedb.Group
 	// wStmts and rStmts keep the statements of w and r prepared: SQLite
 	// parses and plans a statement in about as much time as a small insert
 	// takes to run, so preparing each once saves a large share of an
 	// append's CPU time, which is what bounds group-committed appends.
+	// wStmts is the group's, shared by the file's writers.
 	wStmts, rStmts *sqldb.StmtCache
-
-	// The group committer (groupcommit.go): appendQ takes appends to it,
-	// quit stops it, committerDone is closed when it has stopped.
-	appendQ       chan *appendOp
-	quit          chan struct{}
-	committerDone chan struct{}
+	// closed is set when the store closes: its writes fail with
+	// store.ErrClosed from then on, though the group goes on for the
+	// file's other components.
+	closed atomic.Bool
 }
 
 var (
@@ -86,36 +89,28 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, w: db.W, r: db.R}
-	s.wStmts, s.rStmts = sqldb.NewStmtCache(s.w), sqldb.NewStmtCache(s.r)
+	s := &Store{db: db, w: db.W, r: db.R, group: db.Group()}
+	s.wStmts, s.rStmts = s.group.Stmts(), sqldb.NewStmtCache(s.r)
 	if err := migrateDB(ctx, s.w); err != nil {
 		s.closeDBs()
 		return nil, err
 	}
-	s.Store = sqlstore.New(conn{s}, sqlstore.Options{Clock: opts.Clock, OnClose: s.stopCommitter})
-	s.appendQ = make(chan *appendOp)
-	s.quit = make(chan struct{})
-	s.committerDone = make(chan struct{})
-	go s.committer()
+	s.Store = sqlstore.New(conn{s}, sqlstore.Options{Clock: opts.Clock, OnClose: func() { s.closed.Store(true) }})
 	return s, nil
 }
 
-// stopCommitter stops the committer once it has finished the batch it is
-// running: appends after it fail with store.ErrClosed.
-func (s *Store) stopCommitter() {
-	close(s.quit)
-	<-s.committerDone
-}
-
+// closeDBs closes the read statements and the database: the group, the
+// write statements and the connections close with the file's last user. A
+// write of the store that is running commits first.
 func (s *Store) closeDBs() error {
-	s.wStmts.Close()
 	s.rStmts.Close()
 	return s.db.Close()
 }
 
 // conn is the store's sqldb.DB: reads on the pool of readers, writes
-// through the one write connection (BEGIN IMMEDIATE), each transaction
-// with the statements of its connection kept prepared (sqldb.StmtCache).
+// through the file's group committer on the one write connection (BEGIN
+// IMMEDIATE), each transaction with the statements of its connection kept
+// prepared (sqldb.StmtCache).
 type conn struct{ s *Store }
 
 // Dialect implements sqldb.DB.
@@ -140,23 +135,28 @@ func (c conn) Read(ctx context.Context, fn func(tx sqldb.Tx) error) error {
 	return fn(s.rStmts.Tx(tx))
 }
 
-// Write implements sqldb.DB: a write transaction on the writer
-// connection, committed if fn returns nil.
+// Write implements sqldb.DB: fn runs in a write transaction of the
+// file's group committer, possibly shared with other writes (each in a
+// savepoint of its own), and its changes are kept if it returns nil. A
+// Redoable ctx makes it WriteRedoable.
 func (c conn) Write(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
 	s := c.s
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
+	if s.closed.Load() {
+		return store.ErrClosed
 	}
-	defer s.wStmts.Warm(ctx)
-	if err := fn(ctx, s.wStmts.Tx(tx)); err != nil {
-		tx.Rollback() //nolint:errcheck // the error that matters is fn's
-		return err
+	err := sqldb.SafeWrite(ctx, fn, func(ctx context.Context, fn func(ctx context.Context, tx sqldb.Tx) error) error {
+		write := s.group.Write
+		if sqldb.IsRedoable(ctx) {
+			write = s.group.WriteRedoable
+		}
+		return write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return fn(ctx, s.wStmts.Tx(tx))
+		})
+	})
+	if errors.Is(err, sqlitedb.ErrGroupClosed) {
+		return store.ErrClosed
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return err
 }
 
 // Close implements sqldb.DB.
