@@ -130,7 +130,7 @@ func (x *exclusive) sync(t *testing.T) {
 	}
 }
 
-func appendTask(t *testing.T, st store.Store, task string) {
+func appendTask(t *testing.T, st *store.Store, task string) {
 	t.Helper()
 	if _, err := st.Append(context.Background(), store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{agentmem.WithInfo(&agentmem.TaskStep{Task: task}, agentmem.StepInfo{ID: task})}}); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestExclusiveOneApplies(t *testing.T) {
 // crashable is a process's handle on a shared store that can crash: it
 // then neither saves its cursor, nor renews nor releases its lease.
 type crashable struct {
-	*memstore.Store
+	*store.Store
 	crashed atomic.Bool
 }
 
