@@ -140,7 +140,7 @@ func TestInvalidWithField(t *testing.T) {
 	}
 	// Input a store would refuse is refused before anything is sent, with
 	// the store's own error.
-	_, err = c.Get(ctx, "", "..")
+	_, err = store.New(c).Get(ctx, "", "..")
 	if !errors.Is(err, agentmem.ErrInvalid) || errors.As(err, new(*client.Error)) {
 		t.Errorf("Get of a bad ID: %v", err)
 	}
