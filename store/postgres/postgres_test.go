@@ -188,7 +188,7 @@ func TestClosed(t *testing.T) {
 // TestNULRefused: PostgreSQL text cannot hold the byte 0, which is valid
 // UTF-8: such names are refused as invalid input, before any SQL.
 func TestNULRefused(t *testing.T) {
-	st := openTest(t, Options{})
+	st := store.New(openTest(t, Options{}))
 	ctx := context.Background()
 	if _, err := st.Create(ctx, store.CreateRequest{Tenant: "a\x00b"}); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Errorf("Create with NUL in tenant: %v, want ErrInvalid", err)
