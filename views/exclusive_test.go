@@ -37,7 +37,7 @@ func (c *clock) advance(d time.Duration) {
 // clockedStore returns an in-memory store on a manual clock, holding the
 // session "s" that appendTask appends to. It is closed when the test
 // ends, after the followers the test started.
-func clockedStore(t *testing.T) (*memstore.Store, *clock) {
+func clockedStore(t *testing.T) (*store.Store, *clock) {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	st := memstore.New(memstore.Options{Clock: c.now})
