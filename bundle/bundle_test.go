@@ -292,7 +292,7 @@ var tenants = []string{"", "acme"}
 func same(t *testing.T, src, dst bundle.Stores, srcTenant, dstTenant string) {
 	t.Helper()
 	// Sessions, through their export: metadata, times, entries.
-	list := func(st store.Store, tenant string) []string {
+	list := func(st *store.Store, tenant string) []string {
 		resp, err := st.List(ctx, store.ListRequest{Tenant: tenant, ExactTenant: true, PageSize: store.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)
@@ -767,12 +767,12 @@ func TestGolden(t *testing.T) {
 // read, and fails the read of another: a session deleted since it was
 // listed, and a disk that fails.
 type lists struct {
-	store.Store
+	store.Driver
 	gone, failing string
 }
 
 func (l lists) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
-	resp, err := l.Store.List(ctx, req)
+	resp, err := l.Driver.List(ctx, req)
 	if err == nil && req.PageToken == "" {
 		resp.Sessions = append([]*store.Session{{ID: l.gone}}, resp.Sessions...)
 	}
@@ -783,7 +783,7 @@ func (l lists) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResp
 	if req.SessionID == l.failing {
 		return nil, errors.New("disk on fire")
 	}
-	return l.Store.Read(ctx, req)
+	return l.Driver.Read(ctx, req)
 }
 
 // A selected session deleted while the export runs is left out; a read
@@ -794,12 +794,12 @@ func TestExportSessionGoneOrFailing(t *testing.T) {
 	src := memStores(t, c)
 	seed(t, src, c)
 	from := src
-	from.Sessions = lists{Store: src.Sessions, gone: "gone"}
+	from.Sessions = store.New(lists{Driver: src.Sessions, gone: "gone"})
 	data, sum := export(t, from, bundle.Selection{All: true})
 	if sum.Sessions != 4 || strings.Contains(data, `"id":"gone"`) {
 		t.Fatalf("export past a deleted session: %+v", sum.Counts)
 	}
-	from.Sessions = lists{Store: src.Sessions, gone: "gone", failing: "s2"}
+	from.Sessions = store.New(lists{Driver: src.Sessions, gone: "gone", failing: "s2"})
 	var b bytes.Buffer
 	if _, err := bundle.Export(ctx, from, bundle.Selection{All: true}, &b, bundle.ExportOptions{}); err == nil || !strings.Contains(err.Error(), `session "s2": disk on fire`) {
 		t.Fatalf("export with a failing read = %v", err)

@@ -25,7 +25,7 @@ import (
 // refuses a bundle that holds some of it.
 type Stores struct {
 	// Sessions is required. Import needs a store.Importer.
-	Sessions store.Store
+	Sessions *store.Store
 	// Facts needs facts.Lister to export a whole tenant or every tenant,
 	// and facts.Importer to import.
 	Facts facts.Store
@@ -180,7 +180,7 @@ func Export(ctx context.Context, from Stores, sel Selection, w io.Writer, opts E
 
 // sessionKeys returns the keys of the selected sessions: the named ones,
 // each checked to exist, or those the store lists, newest first.
-func sessionKeys(ctx context.Context, st store.Store, sel Selection, damaged func(*agentmem.DamagedError)) ([]store.Key, error) {
+func sessionKeys(ctx context.Context, st *store.Store, sel Selection, damaged func(*agentmem.DamagedError)) ([]store.Key, error) {
 	var keys []store.Key
 	if len(sel.Sessions) > 0 {
 		seen := map[string]bool{}

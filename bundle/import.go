@@ -445,7 +445,7 @@ func (im *importer) check(rec *record) error {
 	im.retarget(rec)
 	switch rec.kind {
 	case KindSession:
-		if _, ok := im.to.Sessions.(store.Importer); !ok {
+		if !im.to.Sessions.Supports(store.CanImport) {
 			return fmt.Errorf("the session store %T cannot import sessions (store.Importer): %w", im.to.Sessions, errors.ErrUnsupported)
 		}
 		_, err := store.ImportSession(context.Background(), im.to.Sessions, rec.session.Clone(), rec.entries, store.ImportOptions{CheckOnly: true})

@@ -17,7 +17,7 @@ import (
 
 // v1Importer imports the sessions of a version 1 stream one by one.
 type v1Importer struct {
-	st   store.Store // must implement store.Importer
+	st   *store.Store // must implement store.Importer
 	opts ImportOptions
 }
 

@@ -31,7 +31,7 @@ func fixedClock() time.Time { return testNow }
 
 // newTestServer serves the real server.Handler over a new memstore, both
 // on clock, and returns it with the store.
-func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Config)) (*httptest.Server, *memstore.Store) {
+func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Config)) (*httptest.Server, *store.Store) {
 	t.Helper()
 	mem := memstore.New(memstore.Options{Clock: clock})
 	cfg := server.Config{Store: mem, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -268,7 +268,7 @@ func TestBodyTooLarge(t *testing.T) {
 // With broken set, the failures are not marked transient: a failure
 // nobody expected, which the server answers 500.
 type flakyStore struct {
-	store.Store
+	store.Driver
 	failures atomic.Int32
 	gets     atomic.Int32
 	deletes  atomic.Int32
@@ -280,7 +280,7 @@ func (f *flakyStore) Delete(ctx context.Context, tenant, id string) error {
 	if f.failures.Add(-1) >= 0 {
 		return fmt.Errorf("%w: connection refused", agentmem.ErrUnavailable)
 	}
-	return f.Store.Delete(ctx, tenant, id)
+	return f.Driver.Delete(ctx, tenant, id)
 }
 
 func (f *flakyStore) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
@@ -291,15 +291,15 @@ func (f *flakyStore) Get(ctx context.Context, tenant, id string) (*store.Session
 		}
 		return nil, fmt.Errorf("%w: connection refused", agentmem.ErrUnavailable)
 	}
-	return f.Store.Get(ctx, tenant, id)
+	return f.Driver.Get(ctx, tenant, id)
 }
 
 func TestUnavailableRetryAfter(t *testing.T) {
 	ctx := context.Background()
 	var flaky *flakyStore
 	wrap := func(c *server.Config) {
-		flaky = &flakyStore{Store: c.Store}
-		c.Store = flaky
+		flaky = &flakyStore{Driver: c.Store}
+		c.Store = store.New(flaky)
 	}
 	ts, mem := newTestServer(t, fixedClock, wrap)
 	if _, err := mem.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {

@@ -22,7 +22,6 @@ import (
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/views/recallview"
 )
 
@@ -39,7 +38,7 @@ func newHTTPServer(t *testing.T, h http.Handler) *httptest.Server {
 func withLongTerm(c *server.Config) {
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 	c.Recall = ix
-	mem := c.Store.(*memstore.Store)
+	mem := c.Store
 	c.RecallFollower = recallview.NewFollower(mem, mem, &recallview.Indexer{Index: ix, Store: mem}, recallview.FollowerOptions{})
 	c.Facts = facts.New(facts.NewMemStore(), facts.Options{Clock: fixedClock})
 }

@@ -18,7 +18,7 @@ import (
 
 // longSession writes a session of a system prompt, a task and n actions
 // whose results are resultBytes long.
-func longSession(t *testing.T, st store.Store, id string, n, resultBytes int) {
+func longSession(t *testing.T, st *store.Store, id string, n, resultBytes int) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := st.Create(ctx, store.CreateRequest{ID: id}); err != nil {

@@ -15,10 +15,10 @@ import (
 
 // damagedList is a store whose List also reports a damaged session, as
 // a database backend's does for a row that does not decode.
-type damagedList struct{ store.Store }
+type damagedList struct{ store.Driver }
 
 func (s damagedList) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
-	resp, err := s.Store.List(ctx, req)
+	resp, err := s.Driver.List(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func TestSessionsDamaged(t *testing.T) {
 	if _, err := mem.Create(context.Background(), store.CreateRequest{ID: "healthy-1"}); err != nil {
 		t.Fatal(err)
 	}
-	in, err := inspector.New(inspector.Config{Store: damagedList{mem}})
+	in, err := inspector.New(inspector.Config{Store: store.New(damagedList{mem})})
 	if err != nil {
 		t.Fatal(err)
 	}

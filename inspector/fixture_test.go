@@ -74,7 +74,7 @@ var longDiff = func() string {
 // through a bound memory, as an agent would: a system prompt, a task,
 // actions with tool calls and observations, a summary compaction, a
 // compaction that shortens an old observation, a note and a final answer.
-func seedLogin(t testing.TB, st store.Store, tenant, id string, clock func() time.Time) {
+func seedLogin(t testing.TB, st *store.Store, tenant, id string, clock func() time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	counter, err := tokenizer.Get(tokenizer.O200kBase)
@@ -134,7 +134,7 @@ const (
 // bob's with another agent, alice's chat-tools (see seedToolResults), a
 // branch of fix-login with steps of its own, and one of another tenant
 // (acme) with a user also called alice.
-func seedOthers(t testing.TB, st store.Store, clock func() time.Time) {
+func seedOthers(t testing.TB, st *store.Store, clock func() time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	opts := agentmem.Options{Counter: tokenizer.NewHeuristic(), Clock: clock}
@@ -192,7 +192,7 @@ const (
 // seedToolResults writes the chat-tools session of user alice, message
 // by message through sessions.Service.AppendMessages, one request each, with one
 // real compaction among the amendments.
-func seedToolResults(t testing.TB, st store.Store, tenant, id string, clock func() time.Time) {
+func seedToolResults(t testing.TB, st *store.Store, tenant, id string, clock func() time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := st.Create(ctx, store.CreateRequest{ID: id, Tenant: tenant, UserID: "alice", Agent: "chat"}); err != nil {
@@ -232,7 +232,7 @@ func seedToolResults(t testing.TB, st store.Store, tenant, id string, clock func
 }
 
 // newStoreService returns a sessions service over st, without a cache.
-func newStoreService(t testing.TB, st store.Store) *sessions.Service {
+func newStoreService(t testing.TB, st *store.Store) *sessions.Service {
 	t.Helper()
 	svc, err := sessions.New(sessions.Config{Store: st, CacheBytes: -1})
 	if err != nil {

@@ -166,7 +166,7 @@ func words(text string) []string {
 }
 
 // newRecall indexes every step of the sessions of st.
-func newRecall(t testing.TB, st store.Store, ids ...string) testRecallSource {
+func newRecall(t testing.TB, st *store.Store, ids ...string) testRecallSource {
 	t.Helper()
 	var src testRecallSource
 	for _, key := range ids {
@@ -203,7 +203,7 @@ func newRecall(t testing.TB, st store.Store, ids ...string) testRecallSource {
 
 // fixture is a memstore with the seeded sessions and an inspector over it.
 type fixture struct {
-	st *memstore.Store
+	st *store.Store
 	in *inspector.Inspector
 }
 
@@ -250,7 +250,7 @@ func mustGet(t testing.TB, h http.Handler, target string, want int) string {
 // inspector: a branch of the session at the step before, opened as a
 // bound memory (the store's own working-set read) and rendered by
 // Memory.Context. The branch is deleted afterwards.
-func libContext(t testing.TB, st store.Store, id string, at int64, opts agentmem.ContextOptions) (*agentmem.Context, []agentmem.Step) {
+func libContext(t testing.TB, st *store.Store, id string, at int64, opts agentmem.ContextOptions) (*agentmem.Context, []agentmem.Step) {
 	t.Helper()
 	ctx := context.Background()
 	parent, err := st.Get(ctx, "", id)
@@ -284,7 +284,7 @@ func libContext(t testing.TB, st store.Store, id string, at int64, opts agentmem
 // logged and completed by the amendments before the call), working-set steps
 // left out are pruned, and steps outside the working set are summarized
 // when a summary of the working set covers them, pruned otherwise.
-func expectedStatuses(t testing.TB, st store.Store, id string, at int64, c *agentmem.Context, ws []agentmem.Step) map[int64]string {
+func expectedStatuses(t testing.TB, st *store.Store, id string, at int64, c *agentmem.Context, ws []agentmem.Step) map[int64]string {
 	t.Helper()
 	resp, err := st.Read(context.Background(), store.ReadRequest{SessionID: id})
 	if err != nil {

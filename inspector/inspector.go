@@ -70,7 +70,7 @@ var Patterns = []string{
 type Config struct {
 	// Store holds the sessions. The inspector only reads it and does not
 	// close it.
-	Store store.Store
+	Store *store.Store
 	// Tenant returns the tenant a request may see. Every page shows that
 	// tenant's data only. An error makes the page a 401 (its text is not
 	// shown). Nil means the default tenant "" for every request.

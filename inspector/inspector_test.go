@@ -846,7 +846,7 @@ func TestStoreFailurePages(t *testing.T) {
 		t.Errorf("closed store: %d %v\n%s", resp.StatusCode, resp.Header, body)
 	}
 
-	broken, err := inspector.New(inspector.Config{Store: brokenStore{f.st}})
+	broken, err := inspector.New(inspector.Config{Store: store.New(brokenStore{f.st})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -857,7 +857,7 @@ func TestStoreFailurePages(t *testing.T) {
 }
 
 // brokenStore fails List with an error nobody expected.
-type brokenStore struct{ store.Store }
+type brokenStore struct{ store.Driver }
 
 func (brokenStore) List(context.Context, store.ListRequest) (*store.ListResponse, error) {
 	return nil, errors.New("stored session does not decode")

@@ -21,7 +21,7 @@ import (
 // long of which (spread evenly, from the first) have a tool result of one
 // unbroken word of wordBytes characters, each different, and the others
 // a short result.
-func wordSession(t testing.TB, st store.Store, id string, n, long, wordBytes int) {
+func wordSession(t testing.TB, st *store.Store, id string, n, long, wordBytes int) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := st.Create(ctx, store.CreateRequest{ID: id}); err != nil {

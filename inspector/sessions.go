@@ -183,8 +183,8 @@ func (in *Inspector) lineageOf(ctx context.Context, sess *store.Session) (lineag
 	if sess.ParentID == "" {
 		return l, nil
 	}
-	if sg, ok := in.cfg.Store.(store.Segmenter); ok {
-		segs, err := sg.Segments(ctx, sess.Tenant, sess.ID)
+	if in.cfg.Store.Supports(store.CanSegment) {
+		segs, err := in.cfg.Store.Segments(ctx, sess.Tenant, sess.ID)
 		if err != nil {
 			return l, err
 		}

@@ -37,7 +37,7 @@ func TestToolsOnPostgres(t *testing.T) {
 	toolScenario(t, st)
 }
 
-func toolScenario(t *testing.T, st store.Store) {
+func toolScenario(t *testing.T, st *store.Store) {
 	acme := newEnvOn(t, st, "acme")
 	other := newEnvOn(t, st, "globex")
 	call(t, acme.cs, mcp.ToolCreateSession, map[string]any{"id": "s1", "user_id": "alice"}, nil)

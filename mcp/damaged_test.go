@@ -14,10 +14,10 @@ import (
 
 // damagedList is a store whose List also reports a damaged session, as a
 // database backend's does for a row that does not decode.
-type damagedList struct{ store.Store }
+type damagedList struct{ store.Driver }
 
 func (s damagedList) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
-	resp, err := s.Store.List(ctx, req)
+	resp, err := s.Driver.List(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func TestListSessionsDamaged(t *testing.T) {
 	if _, err := mem.Create(context.Background(), store.CreateRequest{ID: "fine"}); err != nil {
 		t.Fatal(err)
 	}
-	e := newEnvOn(t, damagedList{mem}, "")
+	e := newEnvOn(t, store.New(damagedList{mem}), "")
 	var out mcp.ListSessionsOutput
 	call(t, e.cs, mcp.ToolListSessions, map[string]any{}, &out)
 	if len(out.Sessions) != 1 || out.Sessions[0].ID != "fine" || len(out.Damaged) != 1 || out.Damaged[0].ID != "broken" || out.Damaged[0].Error == "" {

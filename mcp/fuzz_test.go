@@ -238,7 +238,7 @@ func withSessions(t *testing.T, cfg Config) *Config {
 }
 
 // newStoreService returns a sessions service over st, without a cache.
-func newStoreService(t testing.TB, st store.Store) *sessions.Service {
+func newStoreService(t testing.TB, st *store.Store) *sessions.Service {
 	t.Helper()
 	svc, err := sessions.New(sessions.Config{Store: st, CacheBytes: -1})
 	if err != nil {

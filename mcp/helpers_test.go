@@ -30,7 +30,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // connected to it by the SDK's in-memory transports.
 type env struct {
 	t      *testing.T
-	st     store.Store
+	st     *store.Store
 	srv    *mcp.Server
 	cs     *sdk.ClientSession
 	logs   *syncBuffer
@@ -46,7 +46,7 @@ func newEnv(t *testing.T, tenant string) *env {
 }
 
 // newEnvOn starts a server for tenant over st.
-func newEnvOn(t *testing.T, st store.Store, tenant string) *env {
+func newEnvOn(t *testing.T, st *store.Store, tenant string) *env {
 	t.Helper()
 	return newEnvWith(t, mcp.Config{Store: st, Tenant: tenant})
 }
@@ -69,7 +69,7 @@ func newEnvWith(t *testing.T, cfg mcp.Config) *env {
 // facts memory whose clock the test moves. The servers of several
 // tenants share it, as serve's do.
 type longTerm struct {
-	st     *memstore.Store
+	st     *store.Store
 	follow *recallview.Follower
 	ix     *recall.Index
 	facts  *facts.Memory

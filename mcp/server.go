@@ -30,7 +30,7 @@ const maxTenantServers = 1024
 // Config configures a Server. Store is required; the rest is optional.
 type Config struct {
 	// Store holds the sessions the session tools read and write.
-	Store store.Store
+	Store *store.Store
 	// Facts, when set, is the user-facts memory of the remember,
 	// recall_facts and forget tools; nil leaves those tools out.
 	Facts *facts.Memory

@@ -98,7 +98,7 @@ func TestCreateSession(t *testing.T) {
 	}
 }
 
-func countSessions(t *testing.T, st store.Store) int {
+func countSessions(t *testing.T, st *store.Store) int {
 	t.Helper()
 	resp, err := st.List(context.Background(), store.ListRequest{PageSize: 1000})
 	if err != nil {
@@ -418,7 +418,7 @@ func TestStoreFailureIsAToolError(t *testing.T) {
 
 // brokenStore fails every call with an error that is not marked
 // transient: a failure nobody expected, such as a corrupt row.
-type brokenStore struct{ store.Store }
+type brokenStore struct{ store.Driver }
 
 var errBroken = errors.New("stored entry 2 does not decode")
 
@@ -442,7 +442,7 @@ func (brokenStore) Read(context.Context, store.ReadRequest) (*store.ReadResponse
 // transient is reported as an internal error that retrying will not cure
 // (not as an outage to retry), without internals, and logged as an error.
 func TestStoreBreakageIsAnInternalError(t *testing.T) {
-	e := newEnvOn(t, brokenStore{}, "")
+	e := newEnvOn(t, store.New(brokenStore{}), "")
 	for tool, args := range map[string]map[string]any{
 		mcp.ToolCreateSession: {},
 		mcp.ToolListSessions:  {},

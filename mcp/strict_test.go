@@ -63,7 +63,7 @@ func checkRefused(t *testing.T, what string, resp rpcResponse, path string) {
 }
 
 // checkUntouched fails unless session s of st has no entries.
-func checkUntouched(t *testing.T, st store.Store) {
+func checkUntouched(t *testing.T, st *store.Store) {
 	t.Helper()
 	s, err := st.Get(context.Background(), "", "s")
 	if err != nil || s.LastSeq != 0 {

@@ -23,7 +23,7 @@ import (
 // is closed or cannot be reached is unavailable (503 with Retry-After).
 
 // onStore returns an env whose server uses st.
-func onStore(t *testing.T, st store.Store) *env {
+func onStore(t *testing.T, st *store.Store) *env {
 	t.Helper()
 	return newEnv(t, func(c *Config) { c.Store = st })
 }
@@ -89,12 +89,12 @@ func TestPostgresCorruptRowAndUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newProxy(t, target)
-	st, err := postgres.Open(ctx, replaceHost(url, p.addr()), postgres.Options{Schema: schema})
+	st, err := postgres.OpenDriver(ctx, replaceHost(url, p.addr()), postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	e := onStore(t, st)
+	e := onStore(t, store.New(st))
 	seed(e)
 
 	if _, err := st.Pool().Exec(ctx, `UPDATE entries SET body = '{"type":"task","gar' WHERE session_id = 's' AND seq = 2`); err != nil {

@@ -213,8 +213,8 @@ func BenchmarkContextManySessions(b *testing.B) {
 	}
 	for _, bound := range []int64{1 << 20, 8 << 20, 32 << 20, 1 << 30} {
 		b.Run(fmt.Sprintf("cache=%dMiB", bound>>20), func(b *testing.B) {
-			lc := &loadCounter{Store: st}
-			srv, err := New(Config{Store: lc, CacheBytes: bound, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			lc := &loadCounter{Driver: st}
+			srv, err := New(Config{Store: store.New(lc), CacheBytes: bound, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -247,7 +247,7 @@ func BenchmarkContextManySessions(b *testing.B) {
 
 // loadCounter counts the working-set reads of a store: the cache's loads.
 type loadCounter struct {
-	store.Store
+	store.Driver
 	loads atomic.Int64
 }
 
@@ -255,5 +255,5 @@ func (c *loadCounter) Read(ctx context.Context, req store.ReadRequest) (*store.R
 	if req.WorkingSet {
 		c.loads.Add(1)
 	}
-	return c.Store.Read(ctx, req)
+	return c.Driver.Read(ctx, req)
 }

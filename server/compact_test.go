@@ -178,8 +178,8 @@ func (r *racingStore) Append(ctx context.Context, req store.AppendRequest) (*sto
 func TestCompactRetriesAfterARace(t *testing.T) {
 	var rs *racingStore
 	e := newEnv(t, func(c *Config) {
-		rs = &racingStore{faultyStore: c.Store.(*faultyStore)}
-		c.Store = rs
+		rs = &racingStore{faultyStore: faultyOf(c.Store)}
+		c.Store = store.New(rs)
 	})
 	e.session("s", 5)
 	var res api.CompactResponse

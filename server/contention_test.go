@@ -169,7 +169,7 @@ func busyScenario(t *testing.T, e *env) {
 // machine reaches: the scenario checks that position-independent writes
 // are retried until they succeed, each stored once; the bound itself and
 // the 503 past it are TestContendedWrites'.
-func patient(st store.Store) func(*Config) {
+func patient(st *store.Store) func(*Config) {
 	return func(c *Config) {
 		if st != nil {
 			c.Store = st
@@ -200,7 +200,7 @@ func TestBusySessionOnPostgres(t *testing.T) {
 // intruder is a store in which, while on, another writer gets ahead of
 // every conditional append: it appends a step of its own first.
 type intruder struct {
-	store.Store
+	store.Driver
 	on     atomic.Bool
 	steps  atomic.Int64
 	writes atomic.Int64 // conditional appends
@@ -212,12 +212,12 @@ func (in *intruder) Append(ctx context.Context, req store.AppendRequest) (*store
 		if in.on.Load() {
 			n := in.steps.Add(1)
 			step := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: fmt.Sprintf("intruder-%d", n)}, Task: fmt.Sprintf("intruder %d", n)}
-			if _, err := in.Store.Append(ctx, store.AppendRequest{Tenant: req.Tenant, SessionID: req.SessionID, Steps: []agentmem.Step{step}}); err != nil {
+			if _, err := in.Driver.Append(ctx, store.AppendRequest{Tenant: req.Tenant, SessionID: req.SessionID, Steps: []agentmem.Step{step}}); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return in.Store.Append(ctx, req)
+	return in.Driver.Append(ctx, req)
 }
 
 // TestContendedWrites: a write that states no position and that another
@@ -229,9 +229,9 @@ func TestContendedWrites(t *testing.T) {
 	const attempts = 4
 	var in *intruder
 	e := newEnv(t, func(c *Config) {
-		in = &intruder{Store: c.Store}
-		c.Store = in
-		svc, err := sessions.New(sessions.Config{Store: in, Clock: c.Clock,
+		in = &intruder{Driver: c.Store}
+		c.Store = store.New(in)
+		svc, err := sessions.New(sessions.Config{Store: c.Store, Clock: c.Clock,
 			Retry: &store.RetryPolicy{Attempts: attempts, Backoff: time.Microsecond, MaxBackoff: time.Microsecond}})
 		if err != nil {
 			t.Fatal(err)

@@ -47,12 +47,12 @@ func TestDamagedSessionSQLite(t *testing.T) {
 func TestDamagedSessionPostgres(t *testing.T) {
 	url := testenv.PostgresURL(t)
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
+	st, err := postgres.OpenDriver(ctx, url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	checkDamagedSession(t, st, func(query string) {
+	checkDamagedSession(t, store.New(st), func(query string) {
 		if _, err := st.Pool().Exec(ctx, query); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestDamagedSessionPostgres(t *testing.T) {
 
 // checkDamagedSession runs the damaged session's checks on a server over
 // st; exec runs SQL behind the store's back.
-func checkDamagedSession(t *testing.T, st store.Store, exec func(query string)) {
+func checkDamagedSession(t *testing.T, st *store.Store, exec func(query string)) {
 	e := onStore(t, st)
 	e.create("s1")
 	e.create("s2")

@@ -234,7 +234,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 
 	// Every acknowledged append is there, once, in order (a 503 append
 	// retried with its key is stored once), and stays after a reopen.
-	check := func(st store.Store, when string) {
+	check := func(st *store.Store, when string) {
 		t.Helper()
 		for w := range writers {
 			resp, err := st.Read(ctx, store.ReadRequest{SessionID: fmt.Sprintf("w%d", w)})

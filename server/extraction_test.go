@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/store"
-	"github.com/agentmem/agentmem/store/memstore"
 	"github.com/agentmem/agentmem/views"
 )
 
@@ -18,10 +17,10 @@ import (
 func TestFactExtractionStatus(t *testing.T) {
 	leases := make(chan views.LeaseStatus, 10)
 	noop := func(_ context.Context, changes []store.Change, _ store.FeedCursor) (int, error) { return 0, nil }
-	var mem *memstore.Store
+	var mem *store.Store
 	var ours *views.Follower
 	e := newEnv(t, func(c *Config) {
-		mem = c.Store.(*faultyStore).Store.(*memstore.Store)
+		mem = faultyOf(c.Store).Driver.(*store.Store)
 		ours = views.NewFollower(mem, noop, views.Options{Consumer: "fact-extract", Exclusive: true, Holder: "this-server",
 			LeasePoll: 5 * time.Millisecond, OnLease: func(l views.LeaseStatus) { leases <- l }})
 		c.FactExtraction = ours

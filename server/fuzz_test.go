@@ -243,7 +243,7 @@ func FuzzDecodeItems(f *testing.F) {
 }
 
 // newStoreService returns a sessions service over st, without a cache.
-func newStoreService(t testing.TB, st store.Store) *sessions.Service {
+func newStoreService(t testing.TB, st *store.Store) *sessions.Service {
 	t.Helper()
 	svc, err := sessions.New(sessions.Config{Store: st, CacheBytes: -1})
 	if err != nil {

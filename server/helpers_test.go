@@ -31,7 +31,7 @@ type env struct {
 	t     *testing.T
 	srv   *Server
 	store *faultyStore
-	mem   *memstore.Store
+	mem   *store.Store
 	logs  *syncBuffer
 	// stopIndex stops the recall follower (withLongTerm), if any.
 	stopIndex func()
@@ -42,10 +42,10 @@ type env struct {
 func newEnv(t *testing.T, opts ...func(*Config)) *env {
 	t.Helper()
 	mem := memstore.New(memstore.Options{Clock: func() time.Time { return fixedNow }})
-	fs := &faultyStore{Store: mem}
+	fs := &faultyStore{Driver: mem}
 	logs := &syncBuffer{}
 	cfg := Config{
-		Store:  fs,
+		Store:  store.New(fs),
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Clock:  func() time.Time { return fixedNow },
 	}
@@ -205,7 +205,7 @@ func (e *env) dump() string {
 
 // faultyStore wraps a store to inject failures.
 type faultyStore struct {
-	store.Store
+	store.Driver
 	// fail, when set, is returned by every call (a store outage).
 	fail atomic.Pointer[error]
 	// panicOn, when set, makes Get panic.
@@ -215,7 +215,19 @@ type faultyStore struct {
 }
 
 // The change feed of the memstore, failing like the rest.
-func (f *faultyStore) feed() store.Feed { return f.Store.(store.Feed) }
+func (f *faultyStore) feed() store.Feed {
+	fd, _ := store.New(f.Driver).Feed()
+	return fd
+}
+
+// faultyOf returns the faultyStore a test server's store is over.
+func faultyOf(st *store.Store) *faultyStore {
+	var f *faultyStore
+	if !st.As(&f) {
+		panic(fmt.Sprintf("%v is not over a faultyStore", st))
+	}
+	return f
+}
 
 func (f *faultyStore) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.FeedResponse, error) {
 	if err := f.err(); err != nil {
@@ -271,7 +283,7 @@ func (f *faultyStore) Create(ctx context.Context, req store.CreateRequest) (*sto
 	if err := f.err(); err != nil {
 		return nil, err
 	}
-	return f.Store.Create(ctx, req)
+	return f.Driver.Create(ctx, req)
 }
 
 func (f *faultyStore) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
@@ -282,28 +294,28 @@ func (f *faultyStore) Get(ctx context.Context, tenant, id string) (*store.Sessio
 	if err := f.err(); err != nil {
 		return nil, err
 	}
-	return f.Store.Get(ctx, tenant, id)
+	return f.Driver.Get(ctx, tenant, id)
 }
 
 func (f *faultyStore) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
 	if err := f.err(); err != nil {
 		return nil, err
 	}
-	return f.Store.List(ctx, req)
+	return f.Driver.List(ctx, req)
 }
 
 func (f *faultyStore) Delete(ctx context.Context, tenant, id string) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	return f.Store.Delete(ctx, tenant, id)
+	return f.Driver.Delete(ctx, tenant, id)
 }
 
 func (f *faultyStore) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	if err := f.err(); err != nil {
 		return nil, err
 	}
-	return f.Store.Append(ctx, req)
+	return f.Driver.Append(ctx, req)
 }
 
 func (f *faultyStore) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
@@ -311,7 +323,7 @@ func (f *faultyStore) Read(ctx context.Context, req store.ReadRequest) (*store.R
 	if err := f.err(); err != nil {
 		return nil, err
 	}
-	return f.Store.Read(ctx, req)
+	return f.Driver.Read(ctx, req)
 }
 
 // pingStore is a faultyStore with a Ping method.

@@ -19,7 +19,7 @@ import (
 	"github.com/agentmem/agentmem/facts"
 	"github.com/agentmem/agentmem/recall"
 	"github.com/agentmem/agentmem/render"
-	"github.com/agentmem/agentmem/store/memstore"
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/agentmem/agentmem/views/recallview"
 )
@@ -31,7 +31,7 @@ func withLongTerm(now *time.Time) func(*Config) {
 	return func(c *Config) {
 		ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 		c.Recall = ix
-		mem := c.Store.(*faultyStore).Store.(*memstore.Store)
+		mem := faultyOf(c.Store).Driver.(*store.Store)
 		c.RecallFollower = recallview.NewFollower(mem, mem, &recallview.Indexer{Index: ix, Store: mem}, recallview.FollowerOptions{})
 		c.Facts = facts.New(facts.NewMemStore(), facts.Options{
 			Clock: func() time.Time { return *now },

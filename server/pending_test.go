@@ -309,7 +309,7 @@ func TestPendingOnPostgres(t *testing.T) {
 
 // envOn returns an env whose server uses st.
 // sqliteStore opens a new SQLite store for the test, closed when it ends.
-func sqliteStore(t *testing.T) store.Store {
+func sqliteStore(t *testing.T) *store.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), sqlite.Options{})
 	if err != nil {
@@ -322,7 +322,7 @@ func sqliteStore(t *testing.T) store.Store {
 // postgresStore opens the test database's store in a schema of its own,
 // closed when the test ends; without PostgreSQL the test is skipped (or
 // fails in CI).
-func postgresStore(t *testing.T) store.Store {
+func postgresStore(t *testing.T) *store.Store {
 	t.Helper()
 	url := testenv.PostgresURL(t)
 	st, err := postgres.Open(context.Background(), url, postgres.Options{Schema: testenv.FreshSchema(t, url)})
@@ -333,7 +333,7 @@ func postgresStore(t *testing.T) store.Store {
 	return st
 }
 
-func envOn(t *testing.T, st store.Store) *env {
+func envOn(t *testing.T, st *store.Store) *env {
 	t.Helper()
 	return newEnv(t, func(c *Config) { c.Store = st })
 }

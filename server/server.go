@@ -47,7 +47,7 @@ const (
 // Config configures a Server. Only Store is required.
 type Config struct {
 	// Store holds the sessions. The server does not close it.
-	Store store.Store
+	Store *store.Store
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// MaxBodyBytes bounds request bodies (413 beyond it); 0 means
@@ -156,7 +156,7 @@ type Pinger = store.Pinger
 // with New and call Close when done.
 type Server struct {
 	cfg     Config
-	store   store.Store
+	store   *store.Store
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
@@ -575,8 +575,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadyTimeout)
 	defer cancel()
 	var err error
-	if p, ok := s.store.(Pinger); ok {
-		err = p.Ping(ctx)
+	if s.store.Supports(store.CanPing) {
+		err = s.store.Ping(ctx)
 	} else {
 		_, err = s.store.List(ctx, store.ListRequest{PageSize: 1})
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/memstore"
 )
 
@@ -62,8 +63,8 @@ func TestHealthAndReadiness(t *testing.T) {
 	// A store with Ping is pinged.
 	var ps *pingStore
 	e2 := newEnv(t, func(c *Config) {
-		ps = &pingStore{faultyStore: c.Store.(*faultyStore)}
-		c.Store = ps
+		ps = &pingStore{faultyStore: faultyOf(c.Store)}
+		c.Store = store.New(ps)
 	})
 	e2.must(200, "GET", "/readyz", nil)
 	ps.setFail(errOutage)

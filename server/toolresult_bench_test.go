@@ -53,10 +53,10 @@ func BenchmarkToolResult(b *testing.B) {
 }
 
 // openBenchStore opens an empty store of a backend for a benchmark.
-func openBenchStore(b *testing.B, backend string) store.Store {
+func openBenchStore(b *testing.B, backend string) *store.Store {
 	b.Helper()
 	ctx := context.Background()
-	var st store.Store
+	var st *store.Store
 	var err error
 	switch backend {
 	case "sqlite":
@@ -81,7 +81,7 @@ func openBenchStore(b *testing.B, backend string) store.Store {
 // route ("messages" or "items"). The session is imported whole
 // (store.Importer), so that setting it up costs the same whatever the
 // appends cost.
-func benchToolResult(b *testing.B, st store.Store, route string, amended bool, n int) {
+func benchToolResult(b *testing.B, st *store.Store, route string, amended bool, n int) {
 	ctx := context.Background()
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var entries []store.Entry
@@ -111,7 +111,7 @@ func benchToolResult(b *testing.B, st store.Store, route string, amended bool, n
 			Compaction: &store.CompactionRecord{Amend: true, Replaced: []agentmem.Step{done}}})
 	}
 	sess := &store.Session{ID: "s", Retention: store.Persistent, CreatedAt: at, UpdatedAt: at, LastSeq: int64(len(entries))}
-	if err := st.(store.Importer).ImportEntries(ctx, sess, entries); err != nil {
+	if err := st.ImportEntries(ctx, sess, entries); err != nil {
 		b.Fatal(err)
 	}
 	srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

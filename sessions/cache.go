@@ -22,7 +22,7 @@ import (
 // context requests read it. The log stays the truth: before every use, a
 // cached replica catches up with the entries appended since it last
 // looked, by this instance or any other sharing the store: one read of
-// the session's head (store.ReadHead) when nothing is new, and a read of
+// the session's head (store.Store.Head) when nothing is new, and a read of
 // the new entries when something is. So a context request sees every
 // append acknowledged before it started.
 //
@@ -331,9 +331,9 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		return v.load(ctx, c)
 	}
 	// The common case is that nothing was appended: the session's head
-	// (store.ReadHead: its row, without the rest of the record) tells,
+	// (store.Store.Head: its row, without the rest of the record) tells,
 	// without taking the lock. Otherwise read what is new.
-	head, err := store.ReadHead(ctx, c.svc.st, v.key.Tenant, v.key.ID)
+	head, err := c.svc.st.Head(ctx, v.key.Tenant, v.key.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +362,7 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		// common), or the session was deleted and created again, with
 		// fewer entries, in the same tick of the store's clock. A read
 		// now tells which.
-		now, err := store.ReadHead(ctx, c.svc.st, v.key.Tenant, v.key.ID)
+		now, err := c.svc.st.Head(ctx, v.key.Tenant, v.key.ID)
 		if err != nil {
 			return nil, err
 		}

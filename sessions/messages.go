@@ -117,9 +117,9 @@ type workingSetSource interface {
 
 // newStoreWorkingSets returns the working sets read from st (a Read with
 // WorkingSet), which are told of nothing.
-func newStoreWorkingSets(st store.Store) workingSetSource { return storeWorkingSets{st} }
+func newStoreWorkingSets(st *store.Store) workingSetSource { return storeWorkingSets{st} }
 
-type storeWorkingSets struct{ st store.Store }
+type storeWorkingSets struct{ st *store.Store }
 
 func (w storeWorkingSets) OpenActions(ctx context.Context, key store.Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error) {
 	ws, err := w.WorkingSet(ctx, key)
@@ -139,7 +139,7 @@ func (storeWorkingSets) Appended(context.Context, store.AppendRequest, *store.Ap
 // gives: it folds the messages against the open actions ws returns, and
 // tells ws of what it appended. st is the store it appends to and reads
 // an idempotency key's earlier request from.
-func appendMessages(ctx context.Context, st store.Store, ws workingSetSource, req MessagesRequest) (*MessagesResponse, error) {
+func appendMessages(ctx context.Context, st *store.Store, ws workingSetSource, req MessagesRequest) (*MessagesResponse, error) {
 	if err := store.ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func appendMessages(ctx context.Context, st store.Store, ws workingSetSource, re
 // nothing to append, or whose messages no longer fold (a store.KeyOnly append):
 // a retry is answered as the request was, a request reusing the key is
 // refused, and otherwise it returns nil, nil.
-func checkMessagesKey(ctx context.Context, st store.Store, req MessagesRequest, key *store.Idempotency, repeated []int) (*MessagesResponse, error) {
+func checkMessagesKey(ctx context.Context, st *store.Store, req MessagesRequest, key *store.Idempotency, repeated []int) (*MessagesResponse, error) {
 	resp, err := st.Append(ctx, store.AppendRequest{Tenant: req.Tenant, SessionID: req.SessionID, Idempotency: key})
 	if err != nil || !resp.Retried {
 		return nil, err
@@ -263,7 +263,7 @@ func checkMessagesKey(ctx context.Context, st store.Store, req MessagesRequest, 
 // retriedMessages answers a retry of a request with an idempotency key
 // as the request was answered: the seqs of its steps and of its
 // amendment, and the actions the amendment completed, which it reads.
-func retriedMessages(ctx context.Context, st store.Store, req MessagesRequest, resp *store.AppendResponse, repeated []int) (*MessagesResponse, error) {
+func retriedMessages(ctx context.Context, st *store.Store, req MessagesRequest, resp *store.AppendResponse, repeated []int) (*MessagesResponse, error) {
 	out := &MessagesResponse{Seqs: resp.Seqs, CompactionSeq: resp.CompactionSeq, LastSeq: resp.LastSeq, Repeated: repeated}
 	if out.Seqs == nil {
 		out.Seqs = []int64{}
@@ -284,7 +284,7 @@ func retriedMessages(ctx context.Context, st store.Store, req MessagesRequest, r
 }
 
 // readWorkingSet reads a session's working set for a writer.
-func readWorkingSet(ctx context.Context, st store.Store, tenant, id string) (*store.ReadResponse, error) {
+func readWorkingSet(ctx context.Context, st *store.Store, tenant, id string) (*store.ReadResponse, error) {
 	return st.Read(ctx, store.ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
 }
 
@@ -394,7 +394,7 @@ type PopResponse struct {
 }
 
 // pop is Service.Pop over the working sets ws gives (see appendMessages).
-func pop(ctx context.Context, st store.Store, ws workingSetSource, req PopRequest) (*PopResponse, error) {
+func pop(ctx context.Context, st *store.Store, ws workingSetSource, req PopRequest) (*PopResponse, error) {
 	if err := store.ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
@@ -466,7 +466,7 @@ type ClearResponse struct {
 
 // clearWorkingSet is Service.Clear over the working sets ws gives (see
 // appendMessages).
-func clearWorkingSet(ctx context.Context, st store.Store, ws workingSetSource, req ClearRequest) (*ClearResponse, error) {
+func clearWorkingSet(ctx context.Context, st *store.Store, ws workingSetSource, req ClearRequest) (*ClearResponse, error) {
 	if err := store.ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}
@@ -498,7 +498,7 @@ func clearWorkingSet(ctx context.Context, st store.Store, ws workingSetSource, r
 // that another writer got ahead of reads the working set again and calls
 // change again, within retry (op names it). A nil record from change
 // writes nothing (the response is then nil).
-func rewriteWorkingSet(ctx context.Context, st store.Store, sets workingSetSource, tenant, id string, expected *int64, retry *store.RetryPolicy, op string, change func(ws *store.ReadResponse) (*store.CompactionRecord, error)) (*store.AppendResponse, error) {
+func rewriteWorkingSet(ctx context.Context, st *store.Store, sets workingSetSource, tenant, id string, expected *int64, retry *store.RetryPolicy, op string, change func(ws *store.ReadResponse) (*store.CompactionRecord, error)) (*store.AppendResponse, error) {
 	if expected != nil && *expected < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}

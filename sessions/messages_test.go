@@ -22,7 +22,7 @@ import (
 // through the store itself before the next append of a tool result, once,
 // as another writer getting in first would.
 type readLog struct {
-	store.Store
+	store.Driver
 	mu    sync.Mutex
 	reads []readRecord
 	race  func() // run once before the next Append with an amendment
@@ -34,7 +34,7 @@ type readRecord struct {
 }
 
 func (l *readLog) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
-	resp, err := l.Store.Read(ctx, req)
+	resp, err := l.Driver.Read(ctx, req)
 	if err == nil {
 		l.mu.Lock()
 		l.reads = append(l.reads, readRecord{req, len(resp.Entries) + len(resp.Steps)})
@@ -55,7 +55,7 @@ func (l *readLog) Append(ctx context.Context, req store.AppendRequest) (*store.A
 	if race != nil {
 		race()
 	}
-	return l.Store.Append(ctx, req)
+	return l.Driver.Append(ctx, req)
 }
 
 // take returns the reads recorded since the last take.
@@ -67,7 +67,7 @@ func (l *readLog) take() []readRecord {
 	return r
 }
 
-func openSQLite(t *testing.T) store.Store {
+func openSQLite(t *testing.T) *store.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), t.TempDir()+"/s.db", sqlite.Options{Clock: func() time.Time { return t0 }})
 	if err != nil {
@@ -99,10 +99,10 @@ func resultMsg(id, content string) agentmem.Message {
 func TestToolResultFoldsAgainstCache(t *testing.T) {
 	ctx := context.Background()
 	base := openSQLite(t)
-	st := &readLog{Store: base}
+	st := &readLog{Driver: base}
 	rec := &recorder{}
 	var lost atomic.Int64
-	svc, err := New(Config{Store: st, Clock: func() time.Time { return t0 },
+	svc, err := New(Config{Store: store.New(st), Clock: func() time.Time { return t0 },
 		Retry: &store.RetryPolicy{OnLost: func(string, int, bool) { lost.Add(1) }}})
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ type RecordResponse struct {
 //
 // Errors: those of AppendMessages, and agentmem.ErrConflict when the
 // session's LastSeq is not ExpectedLastSeq.
-func record(ctx context.Context, st store.Store, ws workingSetSource, req RecordRequest) (*RecordResponse, error) {
+func record(ctx context.Context, st *store.Store, ws workingSetSource, req RecordRequest) (*RecordResponse, error) {
 	if err := store.ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
 	}

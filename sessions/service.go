@@ -33,7 +33,7 @@ const (
 // Config configures a Service.
 type Config struct {
 	// Store holds the sessions. Required.
-	Store store.Store
+	Store *store.Store
 	// Counter counts tokens when a request names no tokenizer; nil means
 	// tokenizer.Default().
 	Counter tokenizer.Counter
@@ -122,7 +122,7 @@ type RetryObserver interface {
 // log before every use, so it never serves a stale context.
 type Service struct {
 	cfg     Config
-	st      store.Store
+	st      *store.Store
 	counter tokenizer.Counter
 	clock   func() time.Time
 	log     *slog.Logger
@@ -242,7 +242,7 @@ func (s *Service) retryIn(tenant, id string) *store.RetryPolicy {
 }
 
 // Store returns the store the service reads and writes.
-func (s *Service) Store() store.Store { return s.st }
+func (s *Service) Store() *store.Store { return s.st }
 
 // Counter returns the service's default token counter.
 func (s *Service) Counter() tokenizer.Counter { return s.counter }

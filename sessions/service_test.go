@@ -21,7 +21,7 @@ import (
 
 // countingStore counts the reads and gets of a store.
 type countingStore struct {
-	store.Store
+	store.Driver
 	reads, gets atomic.Int64
 	// afterRead, when set, runs after each read, before it returns.
 	afterRead func()
@@ -29,7 +29,7 @@ type countingStore struct {
 
 func (c *countingStore) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	c.reads.Add(1)
-	resp, err := c.Store.Read(ctx, req)
+	resp, err := c.Driver.Read(ctx, req)
 	if c.afterRead != nil {
 		c.afterRead()
 	}
@@ -38,7 +38,7 @@ func (c *countingStore) Read(ctx context.Context, req store.ReadRequest) (*store
 
 func (c *countingStore) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	c.gets.Add(1)
-	return c.Store.Get(ctx, tenant, id)
+	return c.Driver.Get(ctx, tenant, id)
 }
 
 // recorder is an Observer that counts events and keeps the last size.
@@ -74,9 +74,9 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func newService(t *testing.T, cfg Config) (*Service, *countingStore) {
 	t.Helper()
-	st := &countingStore{Store: memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})}
+	st := &countingStore{Driver: memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})}
 	t.Cleanup(func() { st.Close() })
-	cfg.Store = st
+	cfg.Store = store.New(st)
 	if cfg.Clock == nil {
 		cfg.Clock = func() time.Time { return t0 }
 	}
@@ -127,7 +127,7 @@ func TestContextReadOlderThanMemory(t *testing.T) {
 		return []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: id}, Task: "and then " + id}}
 	}
 	// Step 6 from another process: the memory does not know of it.
-	if _, err := st.Store.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: task("elsewhere")}); err != nil {
+	if _, err := st.Driver.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: task("elsewhere")}); err != nil {
 		t.Fatal(err)
 	}
 	// While the next context reads the log after 5, another context
@@ -266,7 +266,7 @@ func TestContextCatchesUp(t *testing.T) {
 		t.Errorf("3 cached contexts: %d reads, %d gets", r, g)
 	}
 	step := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "later"}, Task: "and then this"}
-	if _, err := st.Store.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
+	if _, err := st.Driver.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := svc.Context(ctx, ContextRequest{Tenant: "t", SessionID: "s"})
@@ -489,7 +489,7 @@ func TestCacheAppliesAmendments(t *testing.T) {
 	}
 	same := func(what string) {
 		t.Helper()
-		fresh, err := New(Config{Store: st.Store, Clock: func() time.Time { return t0 }})
+		fresh, err := New(Config{Store: store.New(st.Driver), Clock: func() time.Time { return t0 }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -558,7 +558,7 @@ func TestHistoryEnds(t *testing.T) {
 		}
 	}
 	step := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "later"}, Task: "and then this"}
-	if _, err := st.Store.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
+	if _, err := st.Driver.Append(ctx, store.AppendRequest{Tenant: "t", SessionID: "s", Steps: []agentmem.Step{step}}); err != nil {
 		t.Fatal(err)
 	}
 	h, err := svc.History(ctx, HistoryRequest{Tenant: "t", SessionID: "s", Head: 1, Tail: 1})

@@ -29,7 +29,7 @@ const MetaRun = "agentmem.run"
 // Agents is safe for concurrent use; two processes that get the same
 // agent's memory at once get the same session.
 type Agents struct {
-	st   Store
+	st   *Store
 	run  *Session
 	opts agentmem.Options
 
@@ -40,7 +40,7 @@ type Agents struct {
 // OpenAgents opens the agent memories of a run, an existing session of a
 // tenant of st. opts are the options of every agent memory (opts.Journal
 // must be nil).
-func OpenAgents(ctx context.Context, st Store, tenant, runID string, opts agentmem.Options) (*Agents, error) {
+func OpenAgents(ctx context.Context, st *Store, tenant, runID string, opts agentmem.Options) (*Agents, error) {
 	if opts.Journal != nil {
 		return nil, invalid("options.journal", "must be nil: a bound memory journals to its session")
 	}

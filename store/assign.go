@@ -31,10 +31,9 @@ import (
 // errors.ErrUnsupported for a store without Importer (a client of the HTTP
 // API), and what the store returns; if the old session cannot be deleted
 // after the copy, the error says so and the session is in both tenants.
-func AssignTenant(ctx context.Context, st Store, tenant, id, newTenant string, backup io.Writer) (*Session, error) {
-	imp, ok := st.(Importer)
-	if !ok {
-		return nil, fmt.Errorf("store: assign tenant: %T does not implement store.Importer, which recreating the session needs: %w", st, errors.ErrUnsupported)
+func AssignTenant(ctx context.Context, st *Store, tenant, id, newTenant string, backup io.Writer) (*Session, error) {
+	if !st.Supports(CanImport) {
+		return nil, fmt.Errorf("store: assign tenant: %T does not implement store.Importer, which recreating the session needs: %w", st.d, errors.ErrUnsupported)
 	}
 	if err := ValidateKey(tenant, id); err != nil {
 		return nil, err
@@ -60,7 +59,7 @@ func AssignTenant(ctx context.Context, st Store, tenant, id, newTenant string, b
 			return nil, fmt.Errorf("store: assign tenant: writing the backup of session %s: %w", id, err)
 		}
 	}
-	if err := imp.ImportEntries(ctx, moved, entries); err != nil {
+	if err := st.ImportEntries(ctx, moved, entries); err != nil {
 		return nil, err
 	}
 	if err := st.Delete(ctx, tenant, id); err != nil && !errors.Is(err, agentmem.ErrNotFound) {

@@ -27,7 +27,7 @@ import (
 type Bound struct {
 	*agentmem.Memory
 
-	st         Store
+	st         *Store
 	tenant, id string
 
 	mu      sync.Mutex
@@ -50,13 +50,13 @@ type Bound struct {
 //
 // OpenMemory opens a session of the default tenant (""); OpenTenantMemory
 // opens one of any tenant.
-func OpenMemory(ctx context.Context, st Store, sessionID string, opts agentmem.Options) (*Bound, error) {
+func OpenMemory(ctx context.Context, st *Store, sessionID string, opts agentmem.Options) (*Bound, error) {
 	return OpenTenantMemory(ctx, st, "", sessionID, opts)
 }
 
 // OpenTenantMemory is OpenMemory for the session of a tenant with this ID
 // (see Store on tenants).
-func OpenTenantMemory(ctx context.Context, st Store, tenant, sessionID string, opts agentmem.Options) (*Bound, error) {
+func OpenTenantMemory(ctx context.Context, st *Store, tenant, sessionID string, opts agentmem.Options) (*Bound, error) {
 	if opts.Journal != nil {
 		return nil, invalid("options.journal", "must be nil: a bound memory journals to its session")
 	}
@@ -78,7 +78,7 @@ func OpenTenantMemory(ctx context.Context, st Store, tenant, sessionID string, o
 // branch starts with opts.SystemPrompt, when it is set, as its first step
 // (a branch has its parent's); if that add fails, the session is deleted
 // again and the error returned.
-func CreateMemory(ctx context.Context, st Store, req CreateRequest, opts agentmem.Options) (*Bound, error) {
+func CreateMemory(ctx context.Context, st *Store, req CreateRequest, opts agentmem.Options) (*Bound, error) {
 	if opts.Journal != nil {
 		return nil, invalid("options.journal", "must be nil: a bound memory journals to its session")
 	}
@@ -157,7 +157,7 @@ func (b *Bound) Session() *Session {
 }
 
 // Store returns the store the memory writes to.
-func (b *Bound) Store() Store { return b.st }
+func (b *Bound) Store() *Store { return b.st }
 
 // Close ends the run: a SingleRun session is deleted (the run that owned
 // it is over); other sessions stay. The memory keeps its state for

@@ -15,7 +15,7 @@ import (
 // flaky is a store whose appends fail in the ways a network does: before
 // the write, or after it was committed (the answer is lost).
 type flaky struct {
-	store.Store
+	store.Driver
 	mu          sync.Mutex
 	failBefore  int // fail this many appends without writing
 	failAfter   int // write, then fail, this many appends
@@ -37,7 +37,7 @@ func (f *flaky) Append(ctx context.Context, req store.AppendRequest) (*store.App
 	if before {
 		return nil, errLost
 	}
-	resp, err := f.Store.Append(ctx, req)
+	resp, err := f.Driver.Append(ctx, req)
 	if after && err == nil {
 		return nil, errLost
 	}
@@ -47,15 +47,15 @@ func (f *flaky) Append(ctx context.Context, req store.AppendRequest) (*store.App
 func newBound(t *testing.T) (*flaky, *store.Bound) {
 	t.Helper()
 	ctx := context.Background()
-	st := &flaky{Store: memstore.New(memstore.Options{})}
-	b, err := store.CreateMemory(ctx, st, store.CreateRequest{ID: "s"}, agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	st := &flaky{Driver: memstore.New(memstore.Options{})}
+	b, err := store.CreateMemory(ctx, store.New(st), store.CreateRequest{ID: "s"}, agentmem.Options{Counter: tokenizer.NewHeuristic()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return st, b
 }
 
-func logSeqs(t *testing.T, st store.Store) []int64 {
+func logSeqs(t *testing.T, st *store.Store) []int64 {
 	t.Helper()
 	resp, err := st.Read(context.Background(), store.ReadRequest{SessionID: "s"})
 	if err != nil {
@@ -96,7 +96,7 @@ func TestBoundRetriesLostAnswers(t *testing.T) {
 	if _, err := b.SetSummary(ctx, "sum", 1); err != nil {
 		t.Fatalf("SetSummary after a lost answer: %v", err)
 	}
-	if got := logSeqs(t, st); len(got) != 8 || got[7] != 8 {
+	if got := logSeqs(t, store.New(st)); len(got) != 8 || got[7] != 8 {
 		t.Fatalf("log %v: want 6 steps, a summary and a compaction", got)
 	}
 	if _, err := b.Add(ctx, &agentmem.TaskStep{Task: "w"}); err != nil {
@@ -108,7 +108,7 @@ func TestBoundRetriesLostAnswers(t *testing.T) {
 	if _, err := b.Add(ctx, &agentmem.TaskStep{Task: "x"}); !errors.Is(err, errLost) || b.Len() != n {
 		t.Fatalf("Add to a failing store: %v, %d steps", err, b.Len())
 	}
-	if len(logSeqs(t, st)) != 9 {
+	if len(logSeqs(t, store.New(st))) != 9 {
 		t.Fatal("a failed add was stored")
 	}
 }
@@ -116,7 +116,7 @@ func TestBoundRetriesLostAnswers(t *testing.T) {
 func TestBoundDoesNotRetryKnownErrors(t *testing.T) {
 	ctx := context.Background()
 	st, b := newBound(t)
-	other, err := store.OpenMemory(ctx, st, "s", agentmem.Options{Counter: tokenizer.NewHeuristic()})
+	other, err := store.OpenMemory(ctx, store.New(st), "s", agentmem.Options{Counter: tokenizer.NewHeuristic()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +130,10 @@ func TestBoundDoesNotRetryKnownErrors(t *testing.T) {
 	if st.appendCalls != calls+1 {
 		t.Fatalf("a conflict was retried: %d calls", st.appendCalls-calls)
 	}
-	if _, err := store.OpenMemory(ctx, st, "s", agentmem.Options{Journal: nopJournal{}}); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := store.OpenMemory(ctx, store.New(st), "s", agentmem.Options{Journal: nopJournal{}}); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatalf("OpenMemory with a journal: %v", err)
 	}
-	if b.Store() != store.Store(st) || b.Session().ID != "s" {
+	if f := (*flaky)(nil); !b.Store().As(&f) || f != st || b.Session().ID != "s" {
 		t.Fatal("Store() or Session()")
 	}
 }

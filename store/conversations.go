@@ -25,7 +25,7 @@ import (
 // safe for concurrent use as the Store is.
 type Conversations struct {
 	// Store holds the conversations' sessions.
-	Store Store
+	Store *Store
 	// Tenant owns the conversations: sessions of other tenants are
 	// invisible (another tenant's conversation is "not found").
 	Tenant string
@@ -279,6 +279,6 @@ func (c Conversations) Clear(ctx context.Context) (int, error) {
 }
 
 // readWorkingSet reads a session's working set.
-func readWorkingSet(ctx context.Context, st Store, tenant, id string) (*ReadResponse, error) {
+func readWorkingSet(ctx context.Context, st *Store, tenant, id string) (*ReadResponse, error) {
 	return st.Read(ctx, ReadRequest{Tenant: tenant, SessionID: id, WorkingSet: true})
 }

@@ -1,17 +1,30 @@
 // Package store is the durable home of agent memory: sessions, each with
-// an append-only log of steps, behind one small interface with several
+// an append-only log of steps, in one portable type over several
 // backends.
 //
-// # The interface
+// # The portable type and its drivers
 //
-// Store has seven methods: Create, Get, List and Delete for sessions,
-// Append and Read for a session's log, and Prune for retention. Each takes
-// a request struct and returns a response struct, so fields can be added
-// without breaking callers. Errors wrap agentmem's sentinels (ErrNotFound,
-// ErrConflict, ErrInvalid); a refused call changes nothing. Every backend
-// checks its input with this package's Validate functions first, so they
-// all refuse the same things, and runs the conformance suite in package
-// storetest, so they all behave the same.
+// Programs use one concrete type, *Store, whatever the backend, in the
+// shape of go-cloud's portable types: New builds it over a Driver, the
+// small interface a backend implements. Its methods are Create, Get,
+// List and Delete for sessions, Append and Read for a session's log,
+// Prune for retention and Close, each taking a request struct and
+// returning a response struct, so fields can be added without breaking
+// callers. Errors wrap agentmem's sentinels (ErrNotFound, ErrConflict,
+// ErrInvalid); a refused call changes nothing. Store checks every
+// request with this package's Validate functions before its driver sees
+// it, so every backend refuses the same things, and every driver runs
+// the conformance suite in package storetest through it, so they all
+// behave the same.
+//
+// A driver may do more than the eight methods of Driver: the change
+// feed (Feed), the leases of its consumers (Leaser), where a session's
+// log is held (Segmenter), exact import (Importer), readiness (Pinger)
+// and cheap head reads (HeadReader). New finds them, once; callers ask
+// Store.Supports (or Store.Feed) instead of asserting on a type, and a
+// method whose capability the driver lacks returns an error matching
+// errors.ErrUnsupported (Head falls back to Get). Store.As reaches what
+// is a backend's own, such as the connection pool of package postgres.
 //
 // Backends live in their own packages: memstore (in memory), sqlite (the
 // embedded default) and postgres (to scale out). Each registers a URL
@@ -109,13 +122,13 @@
 //
 // # The change feed
 //
-// Every backend also implements Feed: every change to every session's log
+// Every backend's driver also implements Feed: every change to every session's log
 // (an entry appended, a branch forked, a session deleted), recorded by the
 // transaction that makes it and read in commit order after a durable
 // cursor. What is derived from the log, such as the recall index
 // (recallview.Follower), follows the feed in the background instead of being
 // written on the request's path, and catches up after a crash or restart
-// on its own. Every backend also implements Leaser, the leases that make
+// on its own. Every backend's driver also implements Leaser, the leases that make
 // a consumer exclusive: of its followers in every process sharing the
 // store, only the one holding the lease applies the changes and saves the
 // cursor, and another takes over when it stops or its lease expires.
@@ -124,6 +137,6 @@
 //
 // Export writes a session as JSONL, and Import recreates it, in the same
 // or another store (from SQLite to PostgreSQL and back), with the same
-// sequence numbers and the same step JSON, byte for byte. Import needs the
-// Importer interface, which every backend implements.
+// sequence numbers and the same step JSON, byte for byte. Import needs a
+// driver that implements Importer, as every backend's does.
 package store

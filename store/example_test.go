@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -91,7 +92,10 @@ func ExampleFeed() {
 	ctx := context.Background()
 	st := memstore.New(memstore.Options{})
 	defer st.Close()
-	var feed store.Feed = st // every backend has one
+	feed, ok := st.Feed() // every backend has one
+	if !ok {
+		log.Fatal("no change feed")
+	}
 
 	cur, err := feed.LoadCursor(ctx, "printer")
 	if err != nil {
@@ -124,6 +128,39 @@ func ExampleFeed() {
 	// Output:
 	// append acme run-1 1 false
 	// delete acme run-1 0 false
+}
+
+// A driver that changes one method of another, as a test double does,
+// becomes a store with New: the portable type checks requests before the
+// driver sees them, and finds what the driver can do beyond the eight
+// methods of Driver.
+func ExampleNew() {
+	ctx := context.Background()
+	st := store.New(readOnly{memstore.NewDriver(memstore.Options{})})
+	defer st.Close()
+
+	_, err := st.Get(ctx, "", "..") // refused before the driver sees it
+	fmt.Println(errors.Is(err, agentmem.ErrInvalid))
+	_, err = st.Create(ctx, store.CreateRequest{ID: "run-1"})
+	fmt.Println(err)
+	_, hasFeed := st.Feed()
+	fmt.Println(hasFeed, st.Supports(store.CanPing))
+	var d readOnly
+	fmt.Println(st.As(&d))
+	// Output:
+	// true
+	// read-only
+	// false false
+	// true
+}
+
+// readOnly is a driver that refuses to create sessions. It embeds only
+// the Driver interface, so it has none of the optional capabilities of
+// the driver it wraps.
+type readOnly struct{ store.Driver }
+
+func (readOnly) Create(context.Context, store.CreateRequest) (*store.Session, error) {
+	return nil, errors.New("read-only")
 }
 
 // The seeds' ConversationStore: save a conversation, load it back, list

@@ -15,7 +15,7 @@ type Head struct {
 	LastSeq int64
 }
 
-// HeadReader is a Store that reads a session's Head without the rest of
+// HeadReader is a Driver that reads a session's Head without the rest of
 // its record. A cache of sessions' logs checks the head before every use:
 // the context cache of package sessions does, before every context. On
 // SQLite, decoding the whole record (its metadata and settings) was a
@@ -26,17 +26,4 @@ type HeadReader interface {
 	// record. The head of a session whose metadata or settings do not
 	// decode is read, as is everything that needs only its keys and log.
 	Head(ctx context.Context, tenant, id string) (Head, error)
-}
-
-// ReadHead returns the head of a tenant's session from st's Head when it
-// is a HeadReader, and from its Get otherwise.
-func ReadHead(ctx context.Context, st Store, tenant, id string) (Head, error) {
-	if hr, ok := st.(HeadReader); ok {
-		return hr.Head(ctx, tenant, id)
-	}
-	sess, err := st.Get(ctx, tenant, id)
-	if err != nil {
-		return Head{}, err
-	}
-	return Head{CreatedAt: sess.CreatedAt, LastSeq: sess.LastSeq}, nil
 }

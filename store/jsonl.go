@@ -157,7 +157,7 @@ const exportPage = 1000
 // for byte. The log is read in pages; entries appended after the first
 // page was read are left out, so the export is the session as of its
 // header. Times are written in UTC.
-func Export(ctx context.Context, st Store, tenant, sessionID string, w io.Writer) error {
+func Export(ctx context.Context, st *Store, tenant, sessionID string, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	err := ExportLog(ctx, st, tenant, sessionID, func(s *Session) error {
 		v := ExportVersion
@@ -185,7 +185,7 @@ func Export(ctx context.Context, st Store, tenant, sessionID string, w io.Writer
 // holds the history it inherited; times in UTC), then entry with each
 // entry of its visible log, in order, up to the LastSeq read with the
 // first page. An error of session or entry stops it and is returned.
-func ExportLog(ctx context.Context, st Store, tenant, sessionID string, session func(*Session) error, entry func(Entry) error) error {
+func ExportLog(ctx context.Context, st *Store, tenant, sessionID string, session func(*Session) error, entry func(Entry) error) error {
 	var last, after int64
 	for first := true; ; first = false {
 		resp, err := st.Read(ctx, ReadRequest{Tenant: tenant, SessionID: sessionID, After: after, Limit: exportPage})
@@ -275,10 +275,10 @@ type ImportOptions struct {
 // under the exported ID unless opts asks for another. The whole input is
 // read and checked first (a bad line is an error naming it, wrapping
 // agentmem.ErrInvalid) and then stored in one atomic write, so an import
-// that fails stores nothing. st must implement Importer; an ID in use is
+// that fails stores nothing. st's driver must implement Importer; an ID in use is
 // ErrConflict.
-func Import(ctx context.Context, st Store, r io.Reader, opts ImportOptions) (*Session, error) {
-	if _, ok := st.(Importer); !ok && !opts.CheckOnly {
+func Import(ctx context.Context, st *Store, r io.Reader, opts ImportOptions) (*Session, error) {
+	if !st.Supports(CanImport) && !opts.CheckOnly {
 		return nil, notImporter(st)
 	}
 	s, entries, err := readExport(ctx, r, opts)
@@ -292,11 +292,10 @@ func Import(ctx context.Context, st Store, r io.Reader, opts ImportOptions) (*Se
 // with what it reads, for an import from another form: under the ID and
 // in the tenant opts asks for, with its times (and its entries') to the
 // microsecond in UTC, as every backend keeps them, after ValidateImport.
-// It changes s and entries in place. st must implement Importer (unless
+// It changes s and entries in place. st's driver must implement Importer (unless
 // opts.CheckOnly); an ID in use is ErrConflict.
-func ImportSession(ctx context.Context, st Store, s *Session, entries []Entry, opts ImportOptions) (*Session, error) {
-	imp, ok := st.(Importer)
-	if !ok && !opts.CheckOnly {
+func ImportSession(ctx context.Context, st *Store, s *Session, entries []Entry, opts ImportOptions) (*Session, error) {
+	if !st.Supports(CanImport) && !opts.CheckOnly {
 		return nil, notImporter(st)
 	}
 	switch {
@@ -323,14 +322,14 @@ func ImportSession(ctx context.Context, st Store, s *Session, entries []Entry, o
 	if opts.CheckOnly {
 		return s, nil
 	}
-	if err := imp.ImportEntries(ctx, s, entries); err != nil {
+	if err := st.ImportEntries(ctx, s, entries); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func notImporter(st Store) error {
-	return fmt.Errorf("store: import: %T does not implement store.Importer, which exact import needs: %w", st, errors.ErrUnsupported)
+func notImporter(st *Store) error {
+	return fmt.Errorf("store: import: %T does not implement store.Importer, which exact import needs: %w", st.d, errors.ErrUnsupported)
 }
 
 // readExport parses an export into a session and its entries.

@@ -18,7 +18,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func fixedClock() func() time.Time { return func() time.Time { return t0 } }
 
 // sample builds a session with a compaction in a new memstore.
-func sample(t testing.TB) (*memstore.Store, string) {
+func sample(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	ctx := context.Background()
 	st := memstore.New(memstore.Options{Clock: fixedClock()})
@@ -43,7 +43,7 @@ func sample(t testing.TB) (*memstore.Store, string) {
 	return st, "s"
 }
 
-func export(t testing.TB, st store.Store, id string) string {
+func export(t testing.TB, st *store.Store, id string) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := store.Export(context.Background(), st, "", id, &buf); err != nil {
@@ -70,7 +70,7 @@ func TestExportFormat(t *testing.T) {
 func TestImportNeedsImporter(t *testing.T) {
 	st, id := sample(t)
 	data := export(t, st, id)
-	_, err := store.Import(context.Background(), noImport{st}, strings.NewReader(data), store.ImportOptions{})
+	_, err := store.Import(context.Background(), store.New(noImport{st}), strings.NewReader(data), store.ImportOptions{})
 	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "Importer") {
 		t.Fatalf("Import into a store without Importer: %v", err)
 	}
@@ -82,7 +82,7 @@ func TestImportCheckOnly(t *testing.T) {
 	st, id := sample(t)
 	data := export(t, st, id)
 	dst := memstore.New(memstore.Options{})
-	s, err := store.Import(context.Background(), noImport{dst}, strings.NewReader(data), store.ImportOptions{CheckOnly: true, Tenant: "acme"})
+	s, err := store.Import(context.Background(), store.New(noImport{dst}), strings.NewReader(data), store.ImportOptions{CheckOnly: true, Tenant: "acme"})
 	if err != nil || s.ID != id || s.Tenant != "acme" || s.LastSeq != 5 {
 		t.Fatalf("Import CheckOnly = %+v, %v", s, err)
 	}
@@ -125,7 +125,7 @@ func TestEncodeDecodeEntry(t *testing.T) {
 }
 
 // noImport hides a store's ImportEntries.
-type noImport struct{ store.Store }
+type noImport struct{ store.Driver }
 
 func TestImportLineLimit(t *testing.T) {
 	st, id := sample(t)

@@ -7,11 +7,12 @@ import (
 	"github.com/agentmem/agentmem/internal/registry"
 )
 
-// An Opener opens a store from a URL whose scheme it was registered for.
-type Opener func(ctx context.Context, u *url.URL) (Store, error)
+// An Opener opens a backend's driver from a URL whose scheme it was
+// registered for; Open wraps it in the portable Store.
+type Opener func(ctx context.Context, u *url.URL) (Driver, error)
 
 // backends holds the registered openers.
-var backends = registry.New[Store]("store")
+var backends = registry.New[Driver]("store")
 
 // Register makes a backend available to Open under a URL scheme, in the
 // style of database/sql drivers: a backend package registers itself in
@@ -31,4 +32,10 @@ func Schemes() []string { return backends.Schemes() }
 // (package sqlite), "postgres://user@host/db" (package postgres). The
 // backend's package must be imported (for its init) for its scheme to be
 // known; an unknown scheme is an error that lists the registered ones.
-func Open(ctx context.Context, rawURL string) (Store, error) { return backends.Open(ctx, rawURL) }
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	d, err := backends.Open(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return New(d), nil
+}

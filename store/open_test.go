@@ -25,7 +25,7 @@ func TestOpenUnknownScheme(t *testing.T) {
 
 func TestRegister(t *testing.T) {
 	var got *url.URL
-	store.Register("Test-Scheme", func(_ context.Context, u *url.URL) (store.Store, error) {
+	store.Register("Test-Scheme", func(_ context.Context, u *url.URL) (store.Driver, error) {
 		got = u
 		return nil, nil
 	})
@@ -37,10 +37,10 @@ func TestRegister(t *testing.T) {
 	}
 	for name, f := range map[string]func(){
 		"twice": func() {
-			store.Register("test-scheme", func(context.Context, *url.URL) (store.Store, error) { return nil, nil })
+			store.Register("test-scheme", func(context.Context, *url.URL) (store.Driver, error) { return nil, nil })
 		},
 		"no opener": func() { store.Register("other", nil) },
-		"no scheme": func() { store.Register("", func(context.Context, *url.URL) (store.Store, error) { return nil, nil }) },
+		"no scheme": func() { store.Register("", func(context.Context, *url.URL) (store.Driver, error) { return nil, nil }) },
 	} {
 		func() {
 			defer func() {

@@ -8,8 +8,12 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Store is the durable home of sessions: each session's metadata and its
-// append-only log.
+// Driver is what a backend implements: the durable home of sessions,
+// each session's metadata and its append-only log. Programs use it
+// through the portable Store (New), which checks every request with the
+// Validate functions of this package before the driver sees it; a
+// driver may implement the optional interfaces Feed, Leaser, Segmenter,
+// Importer, Pinger and HeadReader too, which New finds.
 //
 // A session is identified by its tenant and its ID together: each tenant
 // has an ID space of its own, so two tenants may each hold a session
@@ -32,9 +36,10 @@ import (
 // return it or change its log (Get, Read, Append, Create of a branch of
 // it), and left out of List (see ListResponse.Damaged), while Delete and
 // Prune delete it as any other; any other error is one nobody expected,
-// such as a stored entry that does not decode. Every method checks its
-// input with the Validate functions of this package before anything
-// else.
+// such as a stored entry that does not decode. The portable Store checks
+// the input of Create, Get, List, Delete and Read before the driver is
+// called; Append checks its own with ValidateAppendEncoded, whose
+// encodings of the steps it stores.
 //
 // An expired session (see Session.ExpiresAt) is ErrNotFound to Get, Read,
 // Append and List, and to Create as a parent, from the moment it expires,
@@ -45,9 +50,10 @@ import (
 // the precision every backend keeps. A store returns copies: changing a
 // value passed to or returned by a store never changes what it holds.
 //
-// Every backend also implements Importer, which Import needs to recreate
-// an exported session exactly, and passes the storetest conformance suite.
-type Store interface {
+// Every backend of this module also implements Importer, which Import
+// needs to recreate an exported session exactly, and passes the storetest
+// conformance suite through the portable Store.
+type Driver interface {
 	// Create creates a session in req.Tenant. An ID in use in that tenant,
 	// even by an expired session Prune has not deleted yet, is refused
 	// with an *ExistsError (ErrConflict), returned as it is; an empty ID
@@ -131,7 +137,7 @@ type Session struct {
 	ExtractFacts *bool `json:"extract_facts,omitempty"`
 }
 
-// Key names a session: its tenant and its ID (see Store on tenants).
+// Key names a session: its tenant and its ID (see Driver on tenants).
 type Key struct {
 	Tenant string
 	ID     string

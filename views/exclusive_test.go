@@ -37,7 +37,7 @@ func (c *clock) advance(d time.Duration) {
 // clockedStore returns an in-memory store on a manual clock, holding the
 // session "s" that appendTask appends to. It is closed when the test
 // ends, after the followers the test started.
-func clockedStore(t *testing.T) (*memstore.Store, *clock) {
+func clockedStore(t *testing.T) (*store.Store, *clock) {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	st := memstore.New(memstore.Options{Clock: c.now})
@@ -130,7 +130,7 @@ func (x *exclusive) sync(t *testing.T) {
 	}
 }
 
-func appendTask(t *testing.T, st store.Store, task string) {
+func appendTask(t *testing.T, st *store.Store, task string) {
 	t.Helper()
 	if _, err := st.Append(context.Background(), store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{agentmem.WithInfo(&agentmem.TaskStep{Task: task}, agentmem.StepInfo{ID: task})}}); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestExclusiveOneApplies(t *testing.T) {
 // crashable is a process's handle on a shared store that can crash: it
 // then neither saves its cursor, nor renews nor releases its lease.
 type crashable struct {
-	*memstore.Store
+	*store.Store
 	crashed atomic.Bool
 }
 

@@ -227,7 +227,7 @@ func NewFollower(feed store.Feed, apply Func, opts Options) *Follower {
 		if f.opts.Holder == "" {
 			f.opts.Holder = holderID()
 		}
-		f.leaser, _ = feed.(store.Leaser)
+		f.leaser, _ = store.LeaserOf(feed)
 		f.status.Lease = &LeaseStatus{ID: f.opts.Holder}
 	}
 	return f

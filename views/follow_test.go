@@ -76,7 +76,7 @@ func TestFollowerResumes(t *testing.T) {
 
 // savesCounted is a store that counts the cursors saved in its feed.
 type savesCounted struct {
-	*memstore.Store
+	*store.Store
 	mu    sync.Mutex
 	saves []store.FeedCursor
 }

@@ -48,10 +48,9 @@ func Start(r Runner, n Notifier) (stop func()) {
 
 // FeedOf returns feed, or when it is nil the change feed of st if st has
 // one: the feed a view of st follows.
-func FeedOf(feed store.Feed, st store.Store) (store.Feed, bool) {
+func FeedOf(feed store.Feed, st *store.Store) (store.Feed, bool) {
 	if feed != nil {
 		return feed, true
 	}
-	f, ok := st.(store.Feed)
-	return f, ok
+	return st.Feed()
 }

@@ -29,7 +29,8 @@ const replaceAttempts = 10
 // share a session.
 type ChatMessageHistory struct {
 	// st is the client as a store (its errors are the store's).
-	st        *remote.Store
+	st        *store.Store
+	remote    *remote.Store // st's driver, for AppendMessages
 	sessionID string
 	create    store.CreateRequest
 }
@@ -60,7 +61,8 @@ func NewChatMessageHistory(c *client.Client, sessionID string, opts ...Option) (
 	if err := store.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
-	h := &ChatMessageHistory{st: remote.New(c), sessionID: sessionID}
+	d := remote.NewDriver(c)
+	h := &ChatMessageHistory{st: store.New(d), remote: d, sessionID: sessionID}
 	for _, o := range opts {
 		o(h)
 	}
@@ -99,7 +101,7 @@ func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMe
 	if m.Role == agentmem.RoleTool {
 		// The server completes the action that made the call, in its
 		// working set: no read of it here.
-		_, err := h.st.AppendMessages(ctx, h.sessionID, []agentmem.Message{m}, client.AppendOptions{})
+		_, err := h.remote.AppendMessages(ctx, h.sessionID, []agentmem.Message{m}, client.AppendOptions{})
 		return err
 	}
 	// Any other message is a step of its own; an AI message's calls wait,

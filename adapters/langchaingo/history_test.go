@@ -487,7 +487,7 @@ func TestStepsOfOtherWriters(t *testing.T) {
 	if _, err := remote.New(srv.Client).Create(ctx, store.CreateRequest{ID: "others"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := remote.New(srv.Client).AppendSteps(ctx, "others", []agentmem.Step{
+	if _, err := remote.NewDriver(srv.Client).AppendSteps(ctx, "others", []agentmem.Step{
 		&agentmem.SystemPromptStep{Content: "Be brief."},
 		&agentmem.TaskStep{Task: "Count the files.", Images: []agentmem.Image{{URL: "https://example.com/a.png"}}},
 		&agentmem.ActionStep{Thought: "I will list them.", ToolCalls: []agentmem.ToolCall{{ID: "ls", Name: "shell", Arguments: `{"cmd":"ls"}`}},

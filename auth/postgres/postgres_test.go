@@ -78,7 +78,7 @@ func TestSharesTheSessionsSchema(t *testing.T) {
 	q := u.Query()
 	q.Set("schema", schema)
 	u.RawQuery = q.Encode()
-	st, err := storepg.Open(ctx, pg, storepg.Options{Schema: schema})
+	st, err := storepg.OpenDriver(ctx, pg, storepg.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ var skipped sync.Map
 
 // newTestServer serves the real server.Handler over a new memstore, both
 // on clock, and returns it with the store.
-func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Config)) (*httptest.Server, *memstore.Store) {
+func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Config)) (*httptest.Server, *store.Store) {
 	t.Helper()
 	mem := memstore.New(memstore.Options{Clock: clock})
 	cfg := server.Config{Store: mem, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -136,14 +136,14 @@ func newTestServer(t *testing.T, clock func() time.Time, opts ...func(*server.Co
 // compaction records and Prune).
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Config{
-		New: func(t *testing.T, clock func() time.Time) store.Store {
+		New: func(t *testing.T, clock func() time.Time) store.Driver {
 			skipUnsupported(t)
 			ts, _ := newTestServer(t, clock)
 			c, err := client.New(ts.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return remote.New(c)
+			return remote.NewDriver(c)
 		},
 	})
 	if t.Failed() {

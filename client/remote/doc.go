@@ -7,9 +7,11 @@
 //		client.WithAPIKey(os.Getenv("AGENTMEM_API_KEY")))
 //	st := remote.New(c)
 //
-// store.OpenMemory, store.CreateMemory and the rest of package store
-// work on a Store as on any store. The API limits what they can do (see
-// "What the API cannot do" below). Store.Client reaches the server's other
+// New returns the portable store.Store over the client, whose driver is
+// this package's Store. store.OpenMemory, store.CreateMemory and the rest
+// of package store work on it as on any store. The API limits what they
+// can do (see "What the API cannot do" below). The driver (NewDriver, or
+// store.Store.As) has more: Store.Client reaches the server's other
 // routes (context, compaction, recall, facts, ...), and AppendMessages
 // and AppendSteps take agentmem's messages and typed steps.
 //

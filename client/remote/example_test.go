@@ -29,7 +29,7 @@ func startServer() *httptest.Server {
 
 // runAgent is code written against store.Store: it does not know whether
 // its memory is in the process or on a server.
-func runAgent(ctx context.Context, st store.Store) {
+func runAgent(ctx context.Context, st *store.Store) {
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "run-1", Agent: "researcher"}); err != nil {
 		log.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func init() {
 // with optional parameters api_key (else $AGENTMEM_API_KEY), tenant (see
 // WithTenant) and retries (see client.WithRetries). Any other parameter
 // is an error, so a misspelt one is not ignored.
-func openURL(_ context.Context, u *url.URL) (store.Store, error) {
+func openURL(_ context.Context, u *url.URL) (store.Driver, error) {
 	q := u.Query()
 	base := *u
 	base.RawQuery, base.ForceQuery = "", false
@@ -61,5 +61,5 @@ func openURL(_ context.Context, u *url.URL) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(c, opts...), nil
+	return NewDriver(c, opts...), nil
 }

@@ -18,10 +18,11 @@ import (
 // session changed between its requests.
 const readConsistencyAttempts = 3
 
-// Store is a store.Store over a client.Client: a remote memory on an
-// agentmem server. A program written against a local store switches to
-// the server by changing the constructor (see the package documentation
-// for what the API cannot do).
+// Store is the store.Driver over a client.Client: a remote memory on an
+// agentmem server, which New wraps in the portable store.Store. A
+// program written against a local store switches to the server by
+// changing the constructor (see the package documentation for what the
+// API cannot do).
 //
 // A Store is safe for concurrent use by many goroutines.
 type Store struct {
@@ -33,7 +34,7 @@ type Store struct {
 }
 
 var (
-	_ store.Store  = (*Store)(nil)
+	_ store.Driver = (*Store)(nil)
 	_ store.Pinger = (*Store)(nil)
 )
 
@@ -50,8 +51,14 @@ func WithTenant(tenant string) Option {
 	return func(s *Store) { s.tenant, s.tenantSet = tenant, true }
 }
 
-// New returns the store of the server c talks to. Close closes c.
-func New(c *client.Client, opts ...Option) *Store {
+// New returns the store of the server c talks to. Close closes c. Its
+// driver, with the methods that are its own (Client, AppendMessages,
+// AppendSteps), is NewDriver's, or reached through store.Store.As.
+func New(c *client.Client, opts ...Option) *store.Store { return store.New(NewDriver(c, opts...)) }
+
+// NewDriver returns the driver of the store of the server c talks to, as
+// New does without the portable store.Store around it.
+func NewDriver(c *client.Client, opts ...Option) *Store {
 	s := &Store{c: c}
 	for _, o := range opts {
 		if o != nil {
@@ -64,7 +71,7 @@ func New(c *client.Client, opts ...Option) *Store {
 // Client returns the store's client, for the server's other routes.
 func (s *Store) Client() *client.Client { return s.c }
 
-// Close implements store.Store: it closes the client, and later calls
+// Close implements store.Driver: it closes the client, and later calls
 // fail with store.ErrClosed. Calling it twice returns store.ErrClosed, as
 // a local store does.
 func (s *Store) Close() error {
@@ -85,7 +92,7 @@ func ttlSeconds(op string, ttl time.Duration) (int64, error) {
 	return int64(ttl / time.Second), nil
 }
 
-// Create implements store.Store with POST /v1/sessions, or POST
+// Create implements store.Driver with POST /v1/sessions, or POST
 // /v1/sessions/{parent}/fork for a branch (req.ParentID set).
 //
 // The server puts the session in the API key's tenant: a req.Tenant
@@ -101,9 +108,6 @@ func ttlSeconds(op string, ttl time.Duration) (int64, error) {
 // ExtractFacts) its parent's.
 func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
 	if err := s.open(); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateCreate(req); err != nil {
 		return nil, err
 	}
 	ttl, err := ttlSeconds("Create", req.TTL)
@@ -194,13 +198,10 @@ func (s *Store) knownTenant() (string, bool) {
 	return s.tenant, s.tenantSet
 }
 
-// Get implements store.Store with GET /v1/sessions/{id}, in the API
+// Get implements store.Driver with GET /v1/sessions/{id}, in the API
 // key's tenant (see checkTenant).
 func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	if err := s.open(); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateKey(tenant, id); err != nil {
 		return nil, err
 	}
 	if err := s.checkTenant("Get", tenant); err != nil {
@@ -214,7 +215,7 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, err
 	return apiconv.SessionFromAPI(sess), nil
 }
 
-// List implements store.Store with GET /v1/sessions. The server lists the
+// List implements store.Driver with GET /v1/sessions. The server lists the
 // API key's tenant's sessions only; a req.Tenant filter other than that
 // tenant (with ExactTenant, the default tenant included) gives an empty
 // list. The sessions the server left out as damaged are in the answer's
@@ -260,13 +261,10 @@ func ReportDamaged(ctx context.Context, kind string, d api.DamagedRecord) {
 	}
 }
 
-// Delete implements store.Store with DELETE /v1/sessions/{id}, in the
+// Delete implements store.Driver with DELETE /v1/sessions/{id}, in the
 // API key's tenant (see checkTenant).
 func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	if err := s.open(); err != nil {
-		return err
-	}
-	if err := store.ValidateKey(tenant, id); err != nil {
 		return err
 	}
 	if err := s.checkTenant("Delete", tenant); err != nil {
@@ -275,7 +273,7 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	return MapError(s.c.DeleteSession(ctx, id))
 }
 
-// Append implements store.Store with POST /v1/sessions/{id}/steps, with
+// Append implements store.Driver with POST /v1/sessions/{id}/steps, with
 // ExpectedLastSeq as If-Match; a request with a compaction record sends
 // the steps and the record together (client.AppendWithCompaction), so a
 // bound memory's prunes and summaries work as on a local store. The
@@ -327,7 +325,7 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 	return &store.AppendResponse{Seqs: out.Seqs, LastSeq: out.LastSeq, CompactionSeq: out.CompactionSeq}, nil
 }
 
-// Read implements store.Store with GET /v1/sessions/{id} and GET
+// Read implements store.Driver with GET /v1/sessions/{id} and GET
 // /v1/sessions/{id}/steps, in pages of api.DefaultReadLimit entries.
 //
 // The API differs from a local store in two ways. It does not say when
@@ -344,9 +342,6 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 // entries it has not seen.
 func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	if err := s.open(); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateRead(req); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -401,7 +396,7 @@ func entries(page *api.ReadStepsResponse, after int64) ([]store.Entry, error) {
 	return es, nil
 }
 
-// Prune implements store.Store: the API has no route for it (retention is
+// Prune implements store.Driver: the API has no route for it (retention is
 // the server's to apply), so it is an *UnsupportedError.
 func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.PruneResponse, error) {
 	if err := s.open(); err != nil {

@@ -34,7 +34,7 @@ func newStore(t *testing.T, copts []client.Option, sopts ...func(*server.Config)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return remote.New(c)
+	return remote.NewDriver(c)
 }
 
 // apiErr returns err as a *client.Error, failing the test if it is not.
@@ -140,7 +140,7 @@ func TestInvalidWithField(t *testing.T) {
 	}
 	// Input a store would refuse is refused before anything is sent, with
 	// the store's own error.
-	_, err = c.Get(ctx, "", "..")
+	_, err = store.New(c).Get(ctx, "", "..")
 	if !errors.Is(err, agentmem.ErrInvalid) || errors.As(err, new(*client.Error)) {
 		t.Errorf("Get of a bad ID: %v", err)
 	}
@@ -291,8 +291,8 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, ok := st.(*remote.Store); !ok {
-		t.Fatalf("store.Open returned %T", st)
+	if d := (*remote.Store)(nil); !st.As(&d) {
+		t.Fatalf("store.Open returned %v", st)
 	}
 	if s, err := st.Get(ctx, "", "s"); err != nil || s.ID != "s" || gotAuth.Load() != "Bearer k" {
 		t.Errorf("Get through store.Open: %+v, %v (Authorization %v)", s, err, gotAuth.Load())

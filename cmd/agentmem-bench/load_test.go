@@ -21,7 +21,7 @@ import (
 
 // benchServer serves the real API over a memory store, with a recall
 // index that follows it, and counts the requests by route.
-func benchServer(t *testing.T) (*httptest.Server, store.Store, *atomic.Int64) {
+func benchServer(t *testing.T) (*httptest.Server, *store.Store, *atomic.Int64) {
 	t.Helper()
 	st := memstore.New(memstore.Options{})
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})

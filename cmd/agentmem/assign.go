@@ -138,7 +138,7 @@ func runAssignSessions(cmd *cobra.Command, a *cli.App, storeFlag string, f assig
 // untenanted returns the IDs of the sessions that have no tenant, the
 // damaged ones too (List leaves them out, and moving one fails, which
 // names it, rather than leaving it behind unsaid).
-func untenanted(ctx context.Context, st store.Store) ([]string, error) {
+func untenanted(ctx context.Context, st *store.Store) ([]string, error) {
 	var ids []string
 	req := store.ListRequest{PageSize: store.MaxPageSize}
 	for {

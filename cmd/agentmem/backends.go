@@ -90,8 +90,8 @@ type memories struct {
 // caller stops it with the returned function before closing the index
 // and the store. Writes never wait on the index; a failure to index is
 // logged and retried from the follower's durable cursor.
-func (m *memories) follow(st store.Store, log *slog.Logger) (*recallview.Follower, func(), error) {
-	feed, ok := st.(store.Feed)
+func (m *memories) follow(st *store.Store, log *slog.Logger) (*recallview.Follower, func(), error) {
+	feed, ok := st.Feed()
 	if !ok {
 		return nil, nil, fmt.Errorf("recall: the store %T has no change feed to index", st)
 	}
@@ -112,7 +112,7 @@ var embedEvery = 10 * time.Second
 
 // openMemories opens recall, facts and memory blocks at storeURL, next to
 // st.
-func openMemories(ctx context.Context, storeURL string, st store.Store, ef embedFlags, log *slog.Logger) (*memories, error) {
+func openMemories(ctx context.Context, storeURL string, st *store.Store, ef embedFlags, log *slog.Logger) (*memories, error) {
 	var (
 		rOpts recall.Options
 		fOpts facts.Options
@@ -200,7 +200,7 @@ func embedLoop(ctx context.Context, ix *recall.Index, interval time.Duration, lo
 // (openMemories) and starts indexing st's log for recall, in the
 // background, as serve indexes it. done stops the indexing and closes the
 // memories, in that order; st stays open.
-func openIndexed(ctx context.Context, a *cli.App, storeURL string, st store.Store, ef embedFlags) (follower *recallview.Follower, mems *memories, done func(), err error) {
+func openIndexed(ctx context.Context, a *cli.App, storeURL string, st *store.Store, ef embedFlags) (follower *recallview.Follower, mems *memories, done func(), err error) {
 	if mems, err = openMemories(ctx, storeURL, st, ef, a.Log); err != nil {
 		return nil, nil, nil, err
 	}

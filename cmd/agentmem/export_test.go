@@ -23,7 +23,7 @@ func newStoreURL(t *testing.T, name string) string {
 }
 
 // openTestStore opens the store at url, closed when the test ends.
-func openTestStore(t *testing.T, url string) store.Store {
+func openTestStore(t *testing.T, url string) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
@@ -52,7 +52,7 @@ func seedSessions(t *testing.T, url string) {
 }
 
 // seedSessionsInto creates seedSessions's sessions in st.
-func seedSessionsInto(t *testing.T, st store.Store) {
+func seedSessionsInto(t *testing.T, st *store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	mustCreate := func(req store.CreateRequest) {
@@ -108,7 +108,7 @@ func seedSessionsInto(t *testing.T, st store.Store) {
 }
 
 // exportOf returns store.Export's bytes of a session.
-func exportOf(t *testing.T, st store.Store, id string) string {
+func exportOf(t *testing.T, st *store.Store, id string) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := store.Export(context.Background(), st, "", id, &b); err != nil {
@@ -120,7 +120,7 @@ func exportOf(t *testing.T, st store.Store, id string) string {
 // sameSession checks that a session was recreated exactly: its metadata
 // (a branch without its parent: an export carries its whole history) and
 // every entry of its log, the steps' stored JSON byte for byte.
-func sameSession(t *testing.T, src, dst store.Store, id string) {
+func sameSession(t *testing.T, src, dst *store.Store, id string) {
 	t.Helper()
 	ctx := context.Background()
 	a, err := src.Read(ctx, store.ReadRequest{SessionID: id})
@@ -165,7 +165,7 @@ func sameSession(t *testing.T, src, dst store.Store, id string) {
 }
 
 // sessionIDs lists the IDs of every session of a store, sorted.
-func sessionIDs(t *testing.T, st store.Store) []string {
+func sessionIDs(t *testing.T, st *store.Store) []string {
 	t.Helper()
 	resp, err := st.List(context.Background(), store.ListRequest{PageSize: store.MaxPageSize})
 	if err != nil {

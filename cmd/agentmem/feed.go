@@ -71,7 +71,7 @@ func withFeed(ctx context.Context, a *cli.App, storeFlag string, fn func(context
 		return err
 	}
 	defer st.Close()
-	f, ok := st.(store.Feed)
+	f, ok := st.Feed()
 	if !ok {
 		return cli.Usagef("the store %T has no change feed", st)
 	}

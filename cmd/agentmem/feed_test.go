@@ -19,7 +19,7 @@ func TestFeedDropCursor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := st.(store.Feed)
+	f, _ := st.Feed()
 	for _, c := range []string{"old", "live"} {
 		if err := f.SaveCursor(ctx, c, store.FeedCursor{}); err != nil {
 			t.Fatal(err)
@@ -53,7 +53,7 @@ func TestFeedDropCursor(t *testing.T) {
 	}
 
 	st = openTestStore(t, url)
-	f = st.(store.Feed)
+	f, _ = st.Feed()
 	if c, err := f.LoadCursor(ctx, "old"); err != nil || c != (store.FeedCursor{}) {
 		t.Fatalf("the dropped cursor: %+v, %v", c, err)
 	}

@@ -18,7 +18,7 @@ import (
 
 // seededExports seeds a store and returns it with the export of each of
 // its sessions.
-func seededExports(t *testing.T) (store.Store, map[string]string) {
+func seededExports(t *testing.T) (*store.Store, map[string]string) {
 	t.Helper()
 	url := newStoreURL(t, "src.db")
 	seedSessions(t, url)

@@ -277,7 +277,7 @@ func groupDigits(n int) string {
 // store is refused: a new one is empty, and whatever is put in it is gone
 // when the command exits. With readOnly, a missing SQLite file is an error
 // rather than a new store.
-func openSessionStore(ctx context.Context, a *cli.App, storeFlag string, readOnly bool) (store.Store, error) {
+func openSessionStore(ctx context.Context, a *cli.App, storeFlag string, readOnly bool) (*store.Store, error) {
 	resolve := resolveStoreURL
 	if readOnly {
 		resolve = resolveExistingStoreURL

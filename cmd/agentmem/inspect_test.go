@@ -16,7 +16,7 @@ import (
 
 // visualizeFor is the library's picture of a session's working set, as
 // a memory restored from the store draws it.
-func visualizeFor(t *testing.T, st store.Store, id, format, counter string) string {
+func visualizeFor(t *testing.T, st *store.Store, id, format, counter string) string {
 	t.Helper()
 	f, err := render.ByName(format)
 	if err != nil {

@@ -150,7 +150,7 @@ again) and where they came from. Both subcommands only read.`,
   agentmem facts list alice --superseded --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withMemories(cmd.Context(), a, f.recall, true, func(ctx context.Context, _ store.Store, m *memories) error {
+			return withMemories(cmd.Context(), a, f.recall, true, func(ctx context.Context, _ *store.Store, m *memories) error {
 				all, err := m.facts.List(ctx, f.recall.tenant, args[0], f.superseded)
 				if err != nil {
 					return cli.Classify(err)
@@ -176,7 +176,7 @@ again) and where they came from. Both subcommands only read.`,
 			if f.k < 1 {
 				return cli.Usagef("--k must be at least 1")
 			}
-			return withMemories(cmd.Context(), a, f.recall, true, func(ctx context.Context, _ store.Store, m *memories) error {
+			return withMemories(cmd.Context(), a, f.recall, true, func(ctx context.Context, _ *store.Store, m *memories) error {
 				hits, err := m.facts.Search(ctx, facts.SearchRequest{Tenant: f.recall.tenant, UserID: args[0], Query: args[1],
 					K: f.k, MinConfidence: f.minConfidence, IncludeSuperseded: f.superseded})
 				if err != nil {

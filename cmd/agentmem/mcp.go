@@ -140,8 +140,8 @@ func runMCP(ctx context.Context, a *cli.App, f mcpFlags, stdin io.Reader, stdout
 // (factextract), whose follower it returns. Of the servers sharing the
 // store, the one holding its lease extracts. The returned function stops them. A store without a feed runs
 // none.
-func startViews(a *cli.App, svc *sessions.Service, st store.Store, mem *facts.Memory, ex facts.Extractor) (*views.Follower, func(), error) {
-	feed, ok := st.(store.Feed)
+func startViews(a *cli.App, svc *sessions.Service, st *store.Store, mem *facts.Memory, ex facts.Extractor) (*views.Follower, func(), error) {
+	feed, ok := st.Feed()
 	if !ok {
 		return nil, func() {}, nil
 	}

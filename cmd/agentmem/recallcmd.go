@@ -52,7 +52,7 @@ search prints the best hits for a query, one JSON object per line.`,
 		Short: "Index every session's log again",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withMemories(cmd.Context(), a, f, false, func(ctx context.Context, st store.Store, m *memories) error {
+			return withMemories(cmd.Context(), a, f, false, func(ctx context.Context, st *store.Store, m *memories) error {
 				ctx = agentmem.WithDamageReporter(ctx, func(d *agentmem.DamagedError) {
 					a.Log.Error("damaged record left out", "kind", d.Kind, "tenant", d.Tenant, "id", d.ID, "err", d.Err)
 				})
@@ -80,7 +80,7 @@ search prints the best hits for a query, one JSON object per line.`,
 				}
 				q.Filter = filter
 			}
-			return withMemories(cmd.Context(), a, f, true, func(ctx context.Context, _ store.Store, m *memories) error {
+			return withMemories(cmd.Context(), a, f, true, func(ctx context.Context, _ *store.Store, m *memories) error {
 				hits, err := m.recall.Search(ctx, q)
 				if err != nil {
 					return cli.Failure(err)
@@ -130,7 +130,7 @@ func hitJSON(h recall.Hit) map[string]any {
 // withMemories opens the store and the long-term memories at --store and
 // runs fn. With readOnly, a missing SQLite file is an error rather than a
 // new store.
-func withMemories(ctx context.Context, a *cli.App, f recallFlags, readOnly bool, fn func(context.Context, store.Store, *memories) error) error {
+func withMemories(ctx context.Context, a *cli.App, f recallFlags, readOnly bool, fn func(context.Context, *store.Store, *memories) error) error {
 	resolve := resolveStoreURL
 	if readOnly {
 		resolve = resolveExistingStoreURL

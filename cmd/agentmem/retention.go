@@ -15,7 +15,7 @@ const defaultPruneInterval = 10 * time.Minute
 // done: expired sessions (TTL, single-run sessions past their expiry) are
 // deleted. Failures are logged and retried at the next tick; several
 // servers on one database may all run it (Prune is idempotent).
-func runRetention(ctx context.Context, st store.Store, interval time.Duration, log *slog.Logger) {
+func runRetention(ctx context.Context, st *store.Store, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

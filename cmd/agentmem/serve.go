@@ -420,11 +420,11 @@ func endpoints(addr net.Addr, tls, openAI, anthropic bool, storeURL string) []an
 	return append(attrs, "data", data)
 }
 
-func warnAsyncCommits(ctx context.Context, log *slog.Logger, st store.Store) {
-	c, ok := st.(interface {
+func warnAsyncCommits(ctx context.Context, log *slog.Logger, st *store.Store) {
+	var c interface {
 		AsyncCommits(context.Context) ([]string, error)
-	})
-	if !ok {
+	}
+	if !st.As(&c) {
 		return
 	}
 	servers, err := c.AsyncCommits(ctx)

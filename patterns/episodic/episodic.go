@@ -45,7 +45,7 @@ type Options struct {
 	Agent  string
 	// Store keeps the episodes; nil means a new in-memory store, closed by
 	// Close.
-	Store store.Store
+	Store *store.Store
 	// Index ranks episodes for Recall; nil means a new in-memory index,
 	// closed by Close.
 	Index *recall.Index

@@ -52,7 +52,7 @@ type Options struct {
 	SessionID string
 	// Store holds the working tier; nil means a new in-memory store,
 	// closed by Close.
-	Store store.Store
+	Store *store.Store
 	// Index holds the core and episodic tiers; nil means a new in-memory
 	// index, closed by Close.
 	Index *recall.Index

@@ -42,7 +42,7 @@ type Options struct {
 	Name string
 	// Store keeps the pool's log; nil means a new in-memory store, closed
 	// by Close.
-	Store store.Store
+	Store *store.Store
 	// Index ranks entries for Search and Context; nil means a new
 	// in-memory index, closed by Close.
 	Index *recall.Index

@@ -21,7 +21,7 @@ type Env struct {
 	// Anthropic client, and URL+"/v1" that of an OpenAI client.
 	Server   *httptest.Server
 	Sessions *sessions.Service
-	Store    store.Store
+	Store    *store.Store
 	Proxy    *proxy.Proxy
 }
 

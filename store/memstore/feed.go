@@ -93,9 +93,6 @@ func (st *Store) FeedHead(ctx context.Context) (int64, error) {
 
 // LoadCursor implements store.Feed.
 func (st *Store) LoadCursor(ctx context.Context, consumer string) (store.FeedCursor, error) {
-	if err := store.ValidateConsumer(consumer); err != nil {
-		return store.FeedCursor{}, err
-	}
 	if err := st.lock(ctx); err != nil {
 		return store.FeedCursor{}, err
 	}
@@ -106,9 +103,6 @@ func (st *Store) LoadCursor(ctx context.Context, consumer string) (store.FeedCur
 // SaveCursor implements store.Feed. The records every consumer has read
 // are dropped.
 func (st *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCursor) error {
-	if err := store.ValidateSaveCursor(consumer, c); err != nil {
-		return err
-	}
 	if err := st.lock(ctx); err != nil {
 		return err
 	}
@@ -133,9 +127,6 @@ func (f *feed) save(consumer string, c store.FeedCursor) {
 // DropCursor implements store.Feed. The records every remaining consumer
 // has read are dropped.
 func (st *Store) DropCursor(ctx context.Context, consumer string) error {
-	if err := store.ValidateConsumer(consumer); err != nil {
-		return err
-	}
 	if err := st.lock(ctx); err != nil {
 		return err
 	}
@@ -171,9 +162,6 @@ type lease struct {
 
 // AcquireLease implements store.Leaser.
 func (st *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
-	if err := store.ValidateLease(req); err != nil {
-		return store.Lease{}, err
-	}
 	if err := st.lock(ctx); err != nil {
 		return store.Lease{}, err
 	}
@@ -193,9 +181,6 @@ func (st *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (stor
 
 // RenewLease implements store.Leaser.
 func (st *Store) RenewLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
-	if err := store.ValidateLease(req); err != nil {
-		return store.Lease{}, err
-	}
 	if err := st.lock(ctx); err != nil {
 		return store.Lease{}, err
 	}
@@ -214,9 +199,6 @@ func (st *Store) RenewLease(ctx context.Context, req store.LeaseRequest) (store.
 
 // ReleaseLease implements store.Leaser.
 func (st *Store) ReleaseLease(ctx context.Context, consumer, holder string) error {
-	if err := store.ValidateHolder(consumer, holder); err != nil {
-		return err
-	}
 	if err := st.lock(ctx); err != nil {
 		return err
 	}
@@ -229,12 +211,6 @@ func (st *Store) ReleaseLease(ctx context.Context, consumer, holder string) erro
 
 // SaveLeasedCursor implements store.Leaser.
 func (st *Store) SaveLeasedCursor(ctx context.Context, consumer, holder string, c store.FeedCursor) error {
-	if err := store.ValidateHolder(consumer, holder); err != nil {
-		return err
-	}
-	if err := store.ValidateSaveCursor(consumer, c); err != nil {
-		return err
-	}
 	if err := st.lock(ctx); err != nil {
 		return err
 	}

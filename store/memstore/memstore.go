@@ -1,4 +1,4 @@
-// Package memstore is the in-memory store.Store: no persistence, for
+// Package memstore is the in-memory store.Store driver: no persistence, for
 // tests, examples and short-lived programs. It keeps every behaviour of
 // the store contract (sequence numbers, idempotent and conditional
 // appends, compaction records, branches, expiry, pruning) and passes the
@@ -30,11 +30,11 @@ import (
 )
 
 func init() {
-	store.Register("mem", func(_ context.Context, u *url.URL) (store.Store, error) {
+	store.Register("mem", func(_ context.Context, u *url.URL) (store.Driver, error) {
 		if u.RawQuery != "" {
 			return nil, fmt.Errorf("memstore: open %s: mem:// takes no options", u.Redacted())
 		}
-		return New(Options{}), nil
+		return NewDriver(Options{}), nil
 	})
 }
 
@@ -45,8 +45,10 @@ type Options struct {
 	Clock func() time.Time
 }
 
-// Store is an in-memory store.Store. It is safe for concurrent use. It
-// also implements store.Importer, store.Feed and store.Leaser.
+// Store is the in-memory store.Driver, which New wraps in the portable
+// store.Store. It is safe for concurrent use. It also implements
+// store.Importer, store.Feed, store.Leaser, store.Segmenter and
+// store.HeadReader.
 type Store struct {
 	clock func() time.Time
 
@@ -59,7 +61,7 @@ type Store struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
+	_ store.Driver     = (*Store)(nil)
 	_ store.Importer   = (*Store)(nil)
 	_ store.Feed       = (*Store)(nil)
 	_ store.Leaser     = (*Store)(nil)
@@ -86,7 +88,11 @@ type session struct {
 }
 
 // New returns an empty store.
-func New(opts Options) *Store {
+func New(opts Options) *store.Store { return store.New(NewDriver(opts)) }
+
+// NewDriver returns an empty store's driver, for what is its own (New
+// wraps it in the portable store.Store).
+func NewDriver(opts Options) *Store {
 	c := opts.Clock
 	if c == nil {
 		c = time.Now
@@ -238,11 +244,8 @@ func (s *session) reindex() {
 	}
 }
 
-// Create implements store.Store.
+// Create implements store.Driver.
 func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
-	if err := store.ValidateCreate(req); err != nil {
-		return nil, err
-	}
 	if err := st.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -283,7 +286,7 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 	return meta.Clone(), nil
 }
 
-// Get implements store.Store.
+// Get implements store.Driver.
 func (st *Store) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	s, unlock, err := st.lockLive(ctx, tenant, id)
 	if err != nil {
@@ -306,9 +309,6 @@ func (st *Store) Head(ctx context.Context, tenant, id string) (store.Head, error
 // lockLive checks a session's key, locks the store and returns the live
 // session, with the function that unlocks the store.
 func (st *Store) lockLive(ctx context.Context, tenant, id string) (*session, func(), error) {
-	if err := store.ValidateKey(tenant, id); err != nil {
-		return nil, nil, err
-	}
 	if err := st.lock(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -347,7 +347,7 @@ func (st *Store) Segments(ctx context.Context, tenant, id string) ([]store.Segme
 	return out, nil
 }
 
-// List implements store.Store.
+// List implements store.Driver.
 func (st *Store) List(ctx context.Context, req store.ListRequest) (*store.ListResponse, error) {
 	size, after, err := store.ValidateList(req)
 	if err != nil {
@@ -389,13 +389,10 @@ func (st *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRe
 	return resp, nil
 }
 
-// Delete implements store.Store. Branches of the session get a copy of
+// Delete implements store.Driver. Branches of the session get a copy of
 // the history they inherited from it first. Deleting an expired session
 // that Prune has not yet removed succeeds.
 func (st *Store) Delete(ctx context.Context, tenant, id string) error {
-	if err := store.ValidateKey(tenant, id); err != nil {
-		return err
-	}
 	if err := st.lock(ctx); err != nil {
 		return err
 	}
@@ -447,7 +444,7 @@ func (st *Store) delete(s *session) {
 	st.feed.add(store.ChangeDelete, &s.meta, 0, now)
 }
 
-// Append implements store.Store: store.PlanAppend over the session's
+// Append implements store.Driver: store.PlanAppend over the session's
 // log, under the store's lock.
 func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	encoded, err := store.ValidateAppendEncoded(req)
@@ -562,11 +559,8 @@ func (v logView) WorkingSteps(context.Context) ([]store.WorkingStep, error) {
 	return out, nil
 }
 
-// Read implements store.Store.
+// Read implements store.Driver.
 func (st *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
-	if err := store.ValidateRead(req); err != nil {
-		return nil, err
-	}
 	if err := st.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -594,7 +588,7 @@ func (st *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRe
 	return resp, nil
 }
 
-// Prune implements store.Store.
+// Prune implements store.Driver.
 func (st *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.PruneResponse, error) {
 	if err := st.lock(ctx); err != nil {
 		return nil, err
@@ -648,9 +642,6 @@ func (st *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prun
 
 // ImportEntries implements store.Importer.
 func (st *Store) ImportEntries(ctx context.Context, s *store.Session, entries []store.Entry) error {
-	if err := store.ValidateImport(s, entries); err != nil {
-		return err
-	}
 	own := make([]store.Entry, len(entries))
 	for i, e := range entries {
 		own[i] = store.Entry{Seq: e.Seq, Kind: e.Kind, Time: e.Time}
@@ -700,7 +691,7 @@ func (st *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close implements store.Store: it drops every session. Later calls
+// Close implements store.Driver: it drops every session. Later calls
 // return store.ErrClosed; closing again returns nil.
 func (st *Store) Close() error {
 	st.mu.Lock()

@@ -13,8 +13,8 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Config{
-		New: func(t *testing.T, clock func() time.Time) store.Store {
-			return memstore.New(memstore.Options{Clock: clock})
+		New: func(t *testing.T, clock func() time.Time) store.Driver {
+			return memstore.NewDriver(memstore.Options{Clock: clock})
 		},
 	})
 }
@@ -24,11 +24,14 @@ func TestConformance(t *testing.T) {
 // reopen a file, so the suite's Reopen checks run here too.
 func TestConformanceReopen(t *testing.T) {
 	storetest.Run(t, storetest.Config{
-		New: func(t *testing.T, clock func() time.Time) store.Store {
-			return &handle{st: memstore.New(memstore.Options{Clock: clock})}
+		New: func(t *testing.T, clock func() time.Time) store.Driver {
+			return &handle{st: memstore.NewDriver(memstore.Options{Clock: clock})}
 		},
-		Reopen: func(t *testing.T, st store.Store) store.Store {
-			h := st.(*handle)
+		Reopen: func(t *testing.T, st *store.Store) store.Driver {
+			var h *handle
+			if !st.As(&h) {
+				t.Fatalf("%v is not a handle", st)
+			}
 			if err := h.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -44,8 +47,8 @@ func TestOpenURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, ok := st.(*memstore.Store); !ok {
-		t.Fatalf("mem:// opened a %T", st)
+	if d := (*memstore.Store)(nil); !st.As(&d) {
+		t.Fatalf("mem:// opened a %v", st)
 	}
 	other, err := store.Open(ctx, "MEM://")
 	if err != nil {
@@ -71,7 +74,7 @@ type handle struct {
 }
 
 var (
-	_ store.Store    = (*handle)(nil)
+	_ store.Driver   = (*handle)(nil)
 	_ store.Importer = (*handle)(nil)
 	_ store.Feed     = (*handle)(nil)
 	_ store.Leaser   = (*handle)(nil)

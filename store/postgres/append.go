@@ -16,7 +16,7 @@ import (
 	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
 
-// Append implements store.Store. The request is validated, and its steps
+// Append implements store.Driver. The request is validated, and its steps
 // encoded, before the transaction starts. Everything else happens in one
 // transaction that first locks the session's row with FOR NO KEY UPDATE:
 // appenders of the session queue on it, while readers, branch creation

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/storetest"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkAppend(b *testing.B) {
 			name = fmt.Sprintf("sessions=%d", writers)
 		}
 		b.Run(name, func(b *testing.B) {
-			storetest.BenchAppend(b, openTest(b, Options{MaxConns: int32(max(4, writers))}), writers)
+			storetest.BenchAppend(b, store.New(openTest(b, Options{MaxConns: int32(max(4, writers))})), writers)
 		})
 	}
 }
@@ -27,6 +28,6 @@ func BenchmarkAppend(b *testing.B) {
 // without and with a compaction that leaves a summary and 10 steps.
 func BenchmarkLoad(b *testing.B) {
 	const steps = 10000
-	b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) { storetest.BenchLoad(b, openTest(b, Options{}), steps, false) })
-	b.Run(fmt.Sprintf("steps=%d_summarized", steps), func(b *testing.B) { storetest.BenchLoad(b, openTest(b, Options{}), steps, true) })
+	b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) { storetest.BenchLoad(b, store.New(openTest(b, Options{})), steps, false) })
+	b.Run(fmt.Sprintf("steps=%d_summarized", steps), func(b *testing.B) { storetest.BenchLoad(b, store.New(openTest(b, Options{})), steps, true) })
 }

@@ -20,19 +20,19 @@ func TestConformanceCitus(t *testing.T) { conformance(t, testenv.CitusURL(t)) }
 
 func conformance(t *testing.T, url string) {
 	storetest.Run(t, storetest.Config{
-		New: func(t *testing.T, clock func() time.Time) store.Store {
-			st, err := Open(context.Background(), url, Options{Schema: freshSchema(t, url), Clock: clock})
+		New: func(t *testing.T, clock func() time.Time) store.Driver {
+			st, err := OpenDriver(context.Background(), url, Options{Schema: freshSchema(t, url), Clock: clock})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return st
 		},
-		Reopen: func(t *testing.T, st store.Store) store.Store {
-			old := st.(*Store)
+		Reopen: func(t *testing.T, st *store.Store) store.Driver {
+			old := driverOf(t, st)
 			if err := old.Close(); err != nil {
 				t.Fatal(err)
 			}
-			re, err := Open(context.Background(), url, Options{Schema: old.schema, Clock: old.clock})
+			re, err := OpenDriver(context.Background(), url, Options{Schema: old.schema, Clock: old.clock})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,9 +44,9 @@ func conformance(t *testing.T, url string) {
 
 // damage makes the stored metadata of a session malformed JSON, as a
 // row changed by hand would be.
-func damage(t *testing.T, st store.Store, tenant, id string) {
+func damage(t *testing.T, st *store.Store, tenant, id string) {
 	t.Helper()
-	tag, err := st.(*Store).pool.Exec(context.Background(), `UPDATE sessions SET metadata = '{"m":' WHERE tenant = $1 AND id = $2`, tenant, id)
+	tag, err := driverOf(t, st).pool.Exec(context.Background(), `UPDATE sessions SET metadata = '{"m":' WHERE tenant = $1 AND id = $2`, tenant, id)
 	if err != nil {
 		t.Fatal(err)
 	}

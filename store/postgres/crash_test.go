@@ -184,7 +184,7 @@ func TestCrashSafety(t *testing.T) {
 func checkAfterCrash(t *testing.T, url, schema, id string, acks []ack) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := Open(ctx, url, Options{Schema: schema})
+	st, err := OpenDriver(ctx, url, Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("the child process of TestCrashSafety")
 	}
 	ctx := context.Background()
-	st, err := Open(ctx, os.Getenv(childURLEnv), Options{Schema: os.Getenv(childSchemaEnv)})
+	st, err := OpenDriver(ctx, os.Getenv(childURLEnv), Options{Schema: os.Getenv(childSchemaEnv)})
 	if err != nil {
 		t.Fatal(err)
 	}

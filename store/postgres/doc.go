@@ -1,4 +1,5 @@
-// Package postgres is the store.Store for PostgreSQL: the backend for
+// Package postgres is the store.Driver for PostgreSQL (Open returns the
+// portable store.Store over it): the backend for
 // scaling out, where any number of stateless agentmem servers share one
 // database and may write to the same session at once.
 //

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/internal/testenv"
+	"github.com/agentmem/agentmem/store"
 )
 
 // testURL returns the URL of the test database; the test is skipped (or,
@@ -27,12 +28,22 @@ func openTest(t testing.TB, opts Options) *Store {
 }
 
 // openAt is openTest on the database at url.
+// driverOf returns the driver of a store of this package.
+func driverOf(t testing.TB, st *store.Store) *Store {
+	t.Helper()
+	var d *Store
+	if !st.As(&d) {
+		t.Fatalf("%v is not a store of package postgres", st)
+	}
+	return d
+}
+
 func openAt(t testing.TB, url string, opts Options) *Store {
 	t.Helper()
 	if opts.Schema == "" {
 		opts.Schema = freshSchema(t, url)
 	}
-	st, err := Open(context.Background(), url, opts)
+	st, err := OpenDriver(context.Background(), url, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

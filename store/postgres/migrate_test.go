@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/migrate"
 	"github.com/agentmem/agentmem/internal/pgdb"
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/storetest"
 )
 
@@ -55,7 +56,7 @@ func TestMigrationTenantKeys(t *testing.T) {
 	}
 	pool.Close()
 
-	st, err := Open(ctx, url, Options{Schema: schema})
+	st, err := OpenDriver(ctx, url, Options{Schema: schema})
 	if err != nil {
 		t.Fatalf("upgrade: %v", err)
 	}
@@ -73,7 +74,7 @@ func TestMigrationTenantKeys(t *testing.T) {
 	if c, err := st.LoadCursor(ctx, "recall"); err != nil || c.Pos != 2 {
 		t.Fatalf("cursor: %+v, %v", c, err)
 	}
-	storetest.CheckTenantUpgrade(t, st)
+	storetest.CheckTenantUpgrade(t, store.New(st))
 	if n := queryInt(t, st, `SELECT count(*) FROM feed WHERE tenant = 'acme' AND session_id = 'b' AND seq = 3`); n != 1 {
 		t.Fatalf("the append is in the feed %d times, want once", n)
 	}

@@ -46,7 +46,7 @@ type Options struct {
 	MaxConns int32
 }
 
-// Store is a store.Store over a PostgreSQL database. It is safe for
+// Store is the store.Driver over a PostgreSQL database. It is safe for
 // concurrent use by many goroutines and by many processes (servers) that
 // open the same database: every write is one transaction, and the
 // appenders of a session serialize on the session's row.
@@ -71,7 +71,7 @@ type Store struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
+	_ store.Driver     = (*Store)(nil)
 	_ store.Feed       = (*Store)(nil)
 	_ store.Leaser     = (*Store)(nil)
 	_ store.Importer   = (*Store)(nil)
@@ -87,7 +87,17 @@ var (
 // Close closes the connection pool, waiting for connections in use to be
 // returned. Operations on a closed store fail with store.ErrClosed;
 // closing it again does nothing.
-func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+func Open(ctx context.Context, url string, opts Options) (*store.Store, error) {
+	d, err := OpenDriver(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(d), nil
+}
+
+// OpenDriver opens the store's driver as Open does, for what is its own
+// (Open wraps it in the portable store.Store).
+func OpenDriver(ctx context.Context, url string, opts Options) (*Store, error) {
 	return open(ctx, url, opts, time.Now)
 }
 
@@ -128,7 +138,7 @@ func newStore(pool *pgxpool.Pool, schema string, clock func() time.Time, dbc *db
 	}
 }
 
-// Prune implements store.Store. Without PruneRequest.Now and with the
+// Prune implements store.Driver. Without PruneRequest.Now and with the
 // database's clock, it judges expiry by the database's clock read by a
 // query: a deletion cannot be undone, so it does not rest on the offset
 // measured last.
@@ -148,9 +158,9 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prune
 
 // openURL is the store.Opener for postgres:// and postgresql:// URLs. The
 // schema query parameter (SchemaParam) sets Options.Schema.
-func openURL(ctx context.Context, u *url.URL) (store.Store, error) {
+func openURL(ctx context.Context, u *url.URL) (store.Driver, error) {
 	conn, schema := pgdb.SplitSchema(u)
-	st, err := Open(ctx, conn, Options{Schema: schema})
+	st, err := OpenDriver(ctx, conn, Options{Schema: schema})
 	if err != nil {
 		return nil, err
 	}

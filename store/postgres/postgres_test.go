@@ -38,9 +38,9 @@ func TestOpenByURL(t *testing.T) {
 		if err != nil {
 			t.Fatalf("store.Open(%s): %v", scheme, err)
 		}
-		ps, ok := st.(*Store)
-		if !ok || ps.Schema() != schema {
-			t.Errorf("store.Open(%s) = %T with schema %q, want *postgres.Store on %q", scheme, st, ps.Schema(), schema)
+		var ps *Store
+		if !st.As(&ps) || ps.Schema() != schema {
+			t.Errorf("store.Open(%s) = %v with schema %q, want *postgres.Store on %q", scheme, st, ps.Schema(), schema)
 		}
 		if _, err := st.Create(context.Background(), store.CreateRequest{ID: "by-" + scheme}); err != nil {
 			t.Fatal(err)
@@ -74,10 +74,10 @@ func TestSchemasAreIsolated(t *testing.T) {
 
 func TestOpenBadInput(t *testing.T) {
 	ctx := context.Background()
-	if _, err := Open(ctx, "postgres://u:secret-pw@[::1", Options{}); err == nil || strings.Contains(err.Error(), "secret-pw") {
+	if _, err := OpenDriver(ctx, "postgres://u:secret-pw@[::1", Options{}); err == nil || strings.Contains(err.Error(), "secret-pw") {
 		t.Errorf("Open of a malformed URL: %v; want an error without the password", err)
 	}
-	if _, err := Open(ctx, "postgres://localhost/db", Options{Schema: strings.Repeat("s", 64)}); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := OpenDriver(ctx, "postgres://localhost/db", Options{Schema: strings.Repeat("s", 64)}); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Errorf("Open with a 64-byte schema name: %v, want ErrInvalid", err)
 	}
 }
@@ -93,7 +93,7 @@ func TestUnreachableServer(t *testing.T) {
 	l.Close() // nothing listens there now
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = Open(ctx, "postgres://nobody@"+addr+"/db?sslmode=disable&connect_timeout=2", Options{})
+	_, err = OpenDriver(ctx, "postgres://nobody@"+addr+"/db?sslmode=disable&connect_timeout=2", Options{})
 	if err == nil {
 		t.Fatal("Open of an unreachable server succeeded")
 	}
@@ -188,7 +188,7 @@ func TestClosed(t *testing.T) {
 // TestNULRefused: PostgreSQL text cannot hold the byte 0, which is valid
 // UTF-8: such names are refused as invalid input, before any SQL.
 func TestNULRefused(t *testing.T) {
-	st := openTest(t, Options{})
+	st := store.New(openTest(t, Options{}))
 	ctx := context.Background()
 	if _, err := st.Create(ctx, store.CreateRequest{Tenant: "a\x00b"}); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Errorf("Create with NUL in tenant: %v, want ErrInvalid", err)
@@ -257,7 +257,7 @@ func TestMigrationsConcurrentOpen(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stores[i], errs[i] = Open(context.Background(), url, Options{Schema: schema})
+			stores[i], errs[i] = OpenDriver(context.Background(), url, Options{Schema: schema})
 		}()
 	}
 	wg.Wait()
@@ -279,7 +279,7 @@ func TestMigrationsConcurrentOpen(t *testing.T) {
 		t.Errorf("schema version %d, want %d", got, SchemaVersion())
 	}
 	// Reopening applies nothing again.
-	re, err := Open(context.Background(), url, Options{Schema: schema})
+	re, err := OpenDriver(context.Background(), url, Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestMigrationsRefuseNewerSchema(t *testing.T) {
 	st := openTest(t, Options{})
 	future := SchemaVersion() + 1
 	execSQL(t, st, "INSERT INTO agentmem_migrations (component, version, name) VALUES ('sessions', $1, 'from the future')", future)
-	_, err := Open(context.Background(), testURL(t), Options{Schema: st.Schema()})
+	_, err := OpenDriver(context.Background(), testURL(t), Options{Schema: st.Schema()})
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open of a schema at version %d: %v, want ErrSchemaTooNew", future, err)
 	}

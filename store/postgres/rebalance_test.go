@@ -50,7 +50,7 @@ func TestCitusRebalance(t *testing.T) {
 
 	dbURL, coord, workers := citusDatabase(t, ctx, base)
 	spareHost, sparePort := splitHostPort(t, spare)
-	st, err := Open(ctx, dbURL, Options{MaxConns: 24})
+	st, err := OpenDriver(ctx, dbURL, Options{MaxConns: 24})
 	if err != nil {
 		t.Fatal(err)
 	}

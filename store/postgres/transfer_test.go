@@ -48,7 +48,7 @@ func TestTransferSQLitePostgresSQLite(t *testing.T) {
 	}
 	want := mem.Memory.Snapshot()
 
-	export := func(st store.Store) []byte {
+	export := func(st *store.Store) []byte {
 		t.Helper()
 		var buf bytes.Buffer
 		if err := store.Export(ctx, st, "", "moving", &buf); err != nil {
@@ -58,15 +58,15 @@ func TestTransferSQLitePostgresSQLite(t *testing.T) {
 	}
 	first := export(src)
 
-	pg, err := Open(ctx, url, Options{Schema: freshSchema(t, url)})
+	pg, err := OpenDriver(ctx, url, Options{Schema: freshSchema(t, url)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pg.Close()
-	if _, err := store.Import(ctx, pg, bytes.NewReader(first), store.ImportOptions{}); err != nil {
+	if _, err := store.Import(ctx, store.New(pg), bytes.NewReader(first), store.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	second := export(pg)
+	second := export(store.New(pg))
 	if !bytes.Equal(first, second) {
 		t.Fatalf("SQLite and PostgreSQL exports differ:\n%s\n---\n%s", first, second)
 	}
@@ -86,7 +86,7 @@ func TestTransferSQLitePostgresSQLite(t *testing.T) {
 	// higher after a reload, the compaction record having used a sequence
 	// number; a journaled memory takes its numbers from the store anyway.)
 	want.NextNumber = 0
-	for name, st := range map[string]store.Store{"postgres": pg, "sqlite again": back} {
+	for name, st := range map[string]*store.Store{"postgres": store.New(pg), "sqlite again": back} {
 		b, err := store.OpenMemory(ctx, st, "moving", opts)
 		if err != nil {
 			t.Fatal(err)

@@ -106,7 +106,7 @@ func TestWritersChild(t *testing.T) {
 		t.Skip("a child process of TestConcurrentWritersAcrossProcesses")
 	}
 	ctx := context.Background()
-	st, err := Open(ctx, os.Getenv(childURLEnv), Options{Schema: os.Getenv(childSchemaEnv), MaxConns: 8})
+	st, err := OpenDriver(ctx, os.Getenv(childURLEnv), Options{Schema: os.Getenv(childSchemaEnv), MaxConns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestWritersChild(t *testing.T) {
 			defer wg.Done()
 			for k := range n {
 				step := crashStep(fmt.Sprintf("%s-g%d-k%d", tag, g, k))
-				seq, err := appendExpecting(ctx, st, id, step)
+				seq, err := appendExpecting(ctx, store.New(st), id, step)
 				if err != nil {
 					t.Errorf("append %s: %v", step.ID, err)
 					return
@@ -138,7 +138,7 @@ func TestWritersChild(t *testing.T) {
 // appendExpecting appends one step with ExpectedLastSeq set to the LastSeq
 // it just read, reading again and retrying (after a short random pause)
 // while that loses to another writer.
-func appendExpecting(ctx context.Context, st store.Store, id string, step agentmem.Step) (int64, error) {
+func appendExpecting(ctx context.Context, st *store.Store, id string, step agentmem.Step) (int64, error) {
 	for attempt := 0; ; attempt++ {
 		sess, err := st.Get(ctx, "", id)
 		if err != nil {

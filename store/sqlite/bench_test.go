@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/storetest"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkAppend(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			st, _ := openTemp(b, nil)
-			storetest.BenchAppend(b, st, writers)
+			storetest.BenchAppend(b, store.New(st), writers)
 		})
 	}
 }
@@ -34,7 +35,7 @@ func BenchmarkLoad(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			st, _ := openTemp(b, nil)
-			storetest.BenchLoad(b, st, steps, summarized)
+			storetest.BenchLoad(b, store.New(st), steps, summarized)
 		})
 	}
 }

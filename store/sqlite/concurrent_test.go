@@ -18,7 +18,7 @@ import (
 // appendWithRetry appends one step with ExpectedLastSeq set to what it
 // last read, reading again and retrying on ErrConflict, as a writer that
 // shares a session does. It returns the number of conflicts.
-func appendWithRetry(ctx context.Context, st store.Store, session string, step agentmem.Step) (int, error) {
+func appendWithRetry(ctx context.Context, st *store.Store, session string, step agentmem.Step) (int, error) {
 	conflicts := 0
 	for {
 		s, err := st.Get(ctx, "", session)
@@ -36,7 +36,7 @@ func appendWithRetry(ctx context.Context, st store.Store, session string, step a
 
 // checkLog checks that a session's log holds exactly the step IDs want,
 // once each, with contiguous seqs from 1.
-func checkLog(t *testing.T, st store.Store, session string, want map[string]bool) {
+func checkLog(t *testing.T, st *store.Store, session string, want map[string]bool) {
 	t.Helper()
 	rr, err := st.Read(context.Background(), store.ReadRequest{SessionID: session})
 	if err != nil {
@@ -78,7 +78,7 @@ func TestConcurrentWritersOneSession(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for k := range each {
-				c, err := appendWithRetry(ctx, st, "shared", actionStep(fmt.Sprintf("w%d-%d", g, k), g*1000+k, 600))
+				c, err := appendWithRetry(ctx, store.New(st), "shared", actionStep(fmt.Sprintf("w%d-%d", g, k), g*1000+k, 600))
 				mu.Lock()
 				conflicts += c
 				mu.Unlock()
@@ -94,7 +94,7 @@ func TestConcurrentWritersOneSession(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	checkLog(t, st, "shared", want)
+	checkLog(t, store.New(st), "shared", want)
 	t.Logf("%d appends, %d conflicts retried", writers*each, conflicts)
 }
 
@@ -133,7 +133,7 @@ func TestConcurrentWritersManySessions(t *testing.T) {
 		for k := range each {
 			want[fmt.Sprintf("%s-%d", id, k)] = true
 		}
-		checkLog(t, st, id, want)
+		checkLog(t, store.New(st), id, want)
 	}
 }
 
@@ -154,7 +154,7 @@ func TestWriterChild(t *testing.T) {
 		t.Skip("a child process of TestConcurrentWritersTwoProcesses")
 	}
 	ctx := context.Background()
-	st, err := Open(ctx, path, Options{BusyTimeout: 30 * time.Second})
+	st, err := OpenDriver(ctx, path, Options{BusyTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestWriterChild(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for k := range procAppends {
-				if _, err := appendWithRetry(ctx, st, "shared", taskStep(fmt.Sprintf("%s-%d-%d", name, g, k), "x")); err != nil {
+				if _, err := appendWithRetry(ctx, store.New(st), "shared", taskStep(fmt.Sprintf("%s-%d-%d", name, g, k), "x")); err != nil {
 					t.Error(err)
 					return
 				}
@@ -205,5 +205,5 @@ func TestConcurrentWritersTwoProcesses(t *testing.T) {
 			t.Fatalf("writer process: %v\n%s%s", err, cmd.Stdout, cmd.Stderr)
 		}
 	}
-	checkLog(t, st, "shared", want)
+	checkLog(t, store.New(st), "shared", want)
 }

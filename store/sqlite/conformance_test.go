@@ -20,9 +20,9 @@ func TestConformance(t *testing.T) {
 		clock func() time.Time
 	}
 	var mu sync.Mutex
-	origins := map[store.Store]origin{}
-	open := func(t *testing.T, o origin) store.Store {
-		st, err := Open(context.Background(), o.path, Options{Clock: o.clock})
+	origins := map[*Store]origin{}
+	open := func(t *testing.T, o origin) *Store {
+		st, err := OpenDriver(context.Background(), o.path, Options{Clock: o.clock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,15 +32,15 @@ func TestConformance(t *testing.T) {
 		return st
 	}
 	storetest.Run(t, storetest.Config{
-		New: func(t *testing.T, clock func() time.Time) store.Store {
+		New: func(t *testing.T, clock func() time.Time) store.Driver {
 			return open(t, origin{filepath.Join(t.TempDir(), "agentmem.db"), clock})
 		},
-		Reopen: func(t *testing.T, st store.Store) store.Store {
+		Reopen: func(t *testing.T, st *store.Store) store.Driver {
 			if err := st.Close(); err != nil {
 				t.Fatal(err)
 			}
 			mu.Lock()
-			o := origins[st]
+			o := origins[driverOf(t, st)]
 			mu.Unlock()
 			return open(t, o)
 		},
@@ -52,9 +52,9 @@ func TestConformance(t *testing.T) {
 
 // damage makes the stored metadata of a session malformed JSON, as a
 // row changed by hand would be.
-func damage(t *testing.T, st store.Store, tenant, id string) {
+func damage(t *testing.T, st *store.Store, tenant, id string) {
 	t.Helper()
-	n, err := st.(*Store).w.ExecContext(context.Background(), `UPDATE sessions SET metadata = '{"m":' WHERE tenant = ? AND id = ?`, tenant, id)
+	n, err := driverOf(t, st).w.ExecContext(context.Background(), `UPDATE sessions SET metadata = '{"m":' WHERE tenant = ? AND id = ?`, tenant, id)
 	if err != nil {
 		t.Fatal(err)
 	}

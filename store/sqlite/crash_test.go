@@ -49,7 +49,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("the child process of TestCrashSafety")
 	}
 	ctx := context.Background()
-	st, err := Open(ctx, path, Options{})
+	st, err := OpenDriver(ctx, path, Options{})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "child: open: %v\n", err)
 		os.Exit(2)
@@ -104,7 +104,7 @@ func crashRun(t *testing.T, run int) int {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crash.db")
-	st, err := Open(ctx, path, Options{})
+	st, err := OpenDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func crashRun(t *testing.T, run int) int {
 	}
 	cmd.Wait()
 
-	st, err = Open(ctx, path, Options{})
+	st, err = OpenDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatalf("run %d: reopen after SIGKILL: %v", run, err)
 	}

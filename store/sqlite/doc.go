@@ -1,4 +1,5 @@
-// Package sqlite is the embedded store.Store: sessions and their logs in
+// Package sqlite is the embedded store.Driver (sqlite.Open returns the
+// portable store.Store over it): sessions and their logs in
 // one local SQLite file, with no server to run. It is the zero-config
 // default; when one machine is not enough, move to package postgres (a
 // session moves between them with store.Export and store.Import).

@@ -11,7 +11,7 @@ import (
 	"github.com/agentmem/agentmem/store/internal/sqlstore"
 )
 
-// Append implements store.Store through the file's group committer
+// Append implements store.Driver through the file's group committer
 // (sqlitedb.Group): the calling goroutine checks the request and encodes
 // its steps (sqlstore.ValidateAppend) and queues it; the committer runs it
 // (sqlstore.AppendTx) in a write transaction, possibly shared with other

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/storetest"
 )
 
@@ -33,11 +34,21 @@ func (c *testClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// driverOf returns the driver of a store of this package.
+func driverOf(t testing.TB, st *store.Store) *Store {
+	t.Helper()
+	var d *Store
+	if !st.As(&d) {
+		t.Fatalf("%v is not a store of package sqlite", st)
+	}
+	return d
+}
+
 // openTemp opens a store on a new file in a temporary directory.
 func openTemp(t testing.TB, clock func() time.Time) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "agentmem.db")
-	st, err := Open(context.Background(), path, Options{Clock: clock})
+	st, err := OpenDriver(context.Background(), path, Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ const DefaultBusyTimeout = sqlitedb.DefaultBusyTimeout
 // lives as long as the Store: for tests and throwaway runs.
 const MemoryPath = sqlitedb.MemoryPath
 
-// Store is a store.Store over one SQLite database file. It is safe for
+// Store is the store.Driver over one SQLite database file. It is safe for
 // concurrent use by many goroutines and, through SQLite's locking, by
 // several processes that open the same file on one machine.
 //
@@ -67,7 +67,7 @@ type Store struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
+	_ store.Driver     = (*Store)(nil)
 	_ store.Feed       = (*Store)(nil)
 	_ store.Leaser     = (*Store)(nil)
 	_ store.Importer   = (*Store)(nil)
@@ -81,7 +81,17 @@ var (
 //
 // The store's Close closes the database; operations on a closed store
 // fail with store.ErrClosed, and closing it again does nothing.
-func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+func Open(ctx context.Context, path string, opts Options) (*store.Store, error) {
+	d, err := OpenDriver(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(d), nil
+}
+
+// OpenDriver opens the store's driver as Open does, for what is its own
+// (Open wraps it in the portable store.Store).
+func OpenDriver(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: Open: empty path")
 	}

@@ -478,7 +478,7 @@ func TestClose(t *testing.T) {
 func TestLockedAndCorrupt(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentmem.db")
-	st, err := Open(ctx, path, Options{BusyTimeout: 50 * time.Millisecond})
+	st, err := OpenDriver(ctx, path, Options{BusyTimeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +528,7 @@ func TestLockedAndCorrupt(t *testing.T) {
 func TestMigrations(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
-	st, err := Open(ctx, path, Options{})
+	st, err := OpenDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,7 +557,7 @@ func TestMigrations(t *testing.T) {
 	st.Close()
 
 	// Reopening is a no-op that keeps the data.
-	st, err = Open(ctx, path, Options{})
+	st, err = OpenDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,7 +580,7 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if st, err := Open(ctx, path, Options{}); !errors.Is(err, ErrSchemaTooNew) {
+	if st, err := OpenDriver(ctx, path, Options{}); !errors.Is(err, ErrSchemaTooNew) {
 		if st != nil {
 			st.Close()
 		}
@@ -590,7 +590,7 @@ func TestMigrations(t *testing.T) {
 
 func TestMemory(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, MemoryPath, Options{})
+	st, err := OpenDriver(ctx, MemoryPath, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,8 +649,9 @@ func TestStoreOpenURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, ok := st.(*Store); !ok {
-		t.Fatalf("store.Open gave %T", st)
+	var d *Store
+	if !st.As(&d) {
+		t.Fatalf("store.Open gave %v", st)
 	}
 	if _, err := st.Create(ctx, store.CreateRequest{}); err != nil {
 		t.Fatal(err)
@@ -695,7 +696,7 @@ func TestMigrationTenantKeys(t *testing.T) {
 	db.W.QueryRow("SELECT count(*) FROM feed").Scan(&feedRows)
 	db.Close()
 
-	st, err := Open(ctx, path, Options{})
+	st, err := OpenDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatalf("upgrade: %v", err)
 	}
@@ -709,7 +710,7 @@ func TestMigrationTenantKeys(t *testing.T) {
 	if c, err := st.LoadCursor(ctx, "recall"); err != nil || c.Pos != 2 {
 		t.Fatalf("cursor: %+v, %v", c, err)
 	}
-	storetest.CheckTenantUpgrade(t, st)
+	storetest.CheckTenantUpgrade(t, store.New(st))
 	var fk int
 	st.r.QueryRow("SELECT count(*) FROM pragma_foreign_key_check").Scan(&fk)
 	if fk != 0 {

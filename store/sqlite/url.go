@@ -12,12 +12,12 @@ import (
 const Scheme = sqlitedb.Scheme
 
 func init() {
-	store.Register(Scheme, func(ctx context.Context, u *url.URL) (store.Store, error) {
+	store.Register(Scheme, func(ctx context.Context, u *url.URL) (store.Driver, error) {
 		path, opts, err := ParseURL(u)
 		if err != nil {
 			return nil, err
 		}
-		return Open(ctx, path, opts)
+		return OpenDriver(ctx, path, opts)
 	})
 }
 

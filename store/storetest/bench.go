@@ -40,7 +40,7 @@ func BenchStep(id string, seed, size int) *agentmem.ActionStep {
 // set as a bound memory sets it, and reports appends/s and the p50 and
 // p99 latency of one append. Every backend's BenchmarkAppend calls it, so
 // the figures compare.
-func BenchAppend(b *testing.B, st store.Store, writers int) {
+func BenchAppend(b *testing.B, st *store.Store, writers int) {
 	ctx := context.Background()
 	steps := make([][]agentmem.Step, writers)
 	for w := range writers {
@@ -96,7 +96,7 @@ func BenchAppend(b *testing.B, st store.Store, writers int) {
 // of a session of the given number of BenchSteps: with no compaction all
 // of them; when summarized, after a compaction that leaves a summary and
 // the 10 newest steps.
-func BenchLoad(b *testing.B, st store.Store, steps int, summarized bool) {
+func BenchLoad(b *testing.B, st *store.Store, steps int, summarized bool) {
 	ctx := context.Background()
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "long"}); err != nil {
 		b.Fatal(err)

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -96,7 +95,7 @@ func (s *suite) damagedTests() []namedTest {
 			_, err := e.st.Get(e.ctx, "t", "bad")
 			e.wantDamagedErr(err, "t", "bad", "Get")
 			// Its head (its keys and log) is sound.
-			if h, err := store.ReadHead(e.ctx, e.st, "t", "bad"); err != nil || h.LastSeq != 2 {
+			if h, err := e.st.Head(e.ctx, "t", "bad"); err != nil || h.LastSeq != 2 {
 				t.Errorf("ReadHead of the damaged session: %d, %v; want its last seq, 2", h.LastSeq, err)
 			}
 			_, err = e.st.Read(e.ctx, store.ReadRequest{Tenant: "t", SessionID: "bad"})
@@ -114,8 +113,8 @@ func (s *suite) damagedTests() []namedTest {
 			if ws := e.workingSet("t/good"); len(ws) != 3 {
 				t.Errorf("the healthy session's working set has %d steps", len(ws))
 			}
-			if p, ok := e.st.(interface{ Ping(context.Context) error }); ok {
-				if err := p.Ping(e.ctx); err != nil {
+			if e.st.Supports(store.CanPing) {
+				if err := e.st.Ping(e.ctx); err != nil {
 					t.Errorf("Ping with a damaged session: %v", err)
 				}
 			}
@@ -148,7 +147,7 @@ func (s *suite) damagedTests() []namedTest {
 		}},
 		{"Feed", func(t *testing.T) {
 			e := s.open(t)
-			if _, ok := e.st.(store.Feed); !ok {
+			if _, ok := e.st.Feed(); !ok {
 				t.Skip("not a store.Feed")
 			}
 			f := e.feed()

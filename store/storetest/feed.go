@@ -218,7 +218,7 @@ func (s *suite) feedTests() []namedTest {
 				t.Fatalf("after the saved cursor: %+v, want append a 5", got)
 			}
 			if s.cfg.Reopen != nil {
-				e.st = s.cfg.Reopen(t, e.st)
+				e.st = store.New(s.cfg.Reopen(t, e.st))
 				t.Cleanup(func() { closeQuietly(t, e.st) })
 				if c, err := e.feed().LoadCursor(e.ctx, "recall"); err != nil || c != end {
 					t.Fatalf("LoadCursor after reopen: %+v, %v; want %+v", c, err, end)
@@ -402,9 +402,9 @@ func (s *suite) feedTests() []namedTest {
 // no change is trimmed before they read it.
 func (e *env) feed() store.Feed {
 	e.t.Helper()
-	f, ok := e.st.(store.Feed)
+	f, ok := e.st.Feed()
 	if !ok {
-		e.t.Fatalf("%T does not implement store.Feed", e.st)
+		e.t.Fatal("the store's driver does not implement store.Feed")
 	}
 	if err := f.SaveCursor(e.ctx, "storetest", store.FeedCursor{}); err != nil {
 		e.t.Fatalf("SaveCursor: %v", err)

@@ -18,8 +18,8 @@ func (s *suite) closeTests() []namedTest {
 		{"ErrClosed", func(t *testing.T) {
 			e := s.open(t)
 			e.create(store.CreateRequest{ID: "x"})
-			if p, ok := e.st.(store.Pinger); ok {
-				if err := p.Ping(e.ctx); err != nil {
+			if e.st.Supports(store.CanPing) {
+				if err := e.st.Ping(e.ctx); err != nil {
 					t.Fatalf("Ping of an open store: %v", err)
 				}
 			}
@@ -39,12 +39,12 @@ func (s *suite) closeTests() []namedTest {
 				"Read":  func() error { _, err := e.st.Read(ctx, store.ReadRequest{SessionID: "x"}); return err },
 				"Prune": func() error { _, err := e.st.Prune(ctx, store.PruneRequest{}); return err },
 			}
-			if p, ok := e.st.(store.Pinger); ok {
-				calls["Ping"] = func() error { return p.Ping(ctx) }
+			if e.st.Supports(store.CanPing) {
+				calls["Ping"] = func() error { return e.st.Ping(ctx) }
 			}
-			if imp, ok := e.st.(store.Importer); ok {
+			if e.st.Supports(store.CanImport) {
 				calls["ImportEntries"] = func() error {
-					return imp.ImportEntries(ctx, &store.Session{ID: "z", Retention: store.SessionRetention, CreatedAt: Epoch, UpdatedAt: Epoch}, nil)
+					return e.st.ImportEntries(ctx, &store.Session{ID: "z", Retention: store.SessionRetention, CreatedAt: Epoch, UpdatedAt: Epoch}, nil)
 				}
 			}
 			for name, call := range calls {
@@ -57,11 +57,10 @@ func (s *suite) closeTests() []namedTest {
 // importer returns the store as a store.Importer, or skips the test.
 func (e *env) importer() store.Importer {
 	e.t.Helper()
-	imp, ok := e.st.(store.Importer)
-	if !ok {
-		e.t.Skipf("%T does not implement store.Importer", e.st)
+	if !e.st.Supports(store.CanImport) {
+		e.t.Skip("the store's driver does not implement store.Importer")
 	}
-	return imp
+	return e.st
 }
 
 func (e *env) importString(data string, opts store.ImportOptions) (*store.Session, error) {

@@ -206,7 +206,7 @@ func (s *suite) keyTests() []namedTest {
 			e.create(store.CreateRequest{ID: "k"})
 			req := e.keyed("k", "turn", keySteps("turn", "hello", 2), nil)
 			e.append(req)
-			e.st = s.cfg.Reopen(t, e.st)
+			e.st = store.New(s.cfg.Reopen(t, e.st))
 			e.wantRetried(e.append(req), []int64{1, 2}, 0, 2, "a retry after a reopen")
 			_, err := e.st.Append(e.ctx, e.keyed("k", "turn", keySteps("turn", "hello", 1), nil))
 			e.wantKeyReused(err, "turn", "another request after a reopen")

@@ -158,7 +158,7 @@ func (s *suite) leaseTests() []namedTest {
 			}
 			e := s.open(t)
 			e.acquire(e.leaser(), store.LeaseRequest{Consumer: "view", Holder: "a", TTL: ttl})
-			e.st = s.cfg.Reopen(t, e.st)
+			e.st = store.New(s.cfg.Reopen(t, e.st))
 			t.Cleanup(func() { closeQuietly(t, e.st) })
 			e.wantLease(e.acquire(e.leaser(), store.LeaseRequest{Consumer: "view", Holder: "b", TTL: ttl}), false, "a", Epoch.Add(ttl), "B after a reopen")
 		}},
@@ -192,11 +192,10 @@ func (s *suite) leaseTests() []namedTest {
 // leaser returns the store's leases; every backend has them.
 func (e *env) leaser() store.Leaser {
 	e.t.Helper()
-	l, ok := e.st.(store.Leaser)
-	if !ok {
-		e.t.Fatalf("%T does not implement store.Leaser", e.st)
+	if !e.st.Supports(store.CanLease) {
+		e.t.Fatal("the store's driver does not implement store.Leaser")
 	}
-	return l
+	return e.st
 }
 
 func (e *env) acquire(l store.Leaser, req store.LeaseRequest) store.Lease {

@@ -27,7 +27,7 @@ func (s *suite) reopenTests() []namedTest {
 			before := e.dump()
 			ws := e.stepsJSON(e.workingSet("c"))
 
-			e.st = s.cfg.Reopen(t, e.st)
+			e.st = store.New(s.cfg.Reopen(t, e.st))
 			t.Cleanup(func() { closeQuietly(t, e.st) })
 			e.wantUnchanged(before, "Close and reopen")
 			if got := e.stepsJSON(e.workingSet("c")); got != ws {

@@ -258,7 +258,7 @@ func (s *suite) sessionTests() []namedTest {
 			want := func(key string) {
 				t.Helper()
 				tenant, id := splitKey(key)
-				h, err := store.ReadHead(e.ctx, e.st, tenant, id)
+				h, err := e.st.Head(e.ctx, tenant, id)
 				if err != nil {
 					t.Fatalf("ReadHead(%q): %v", key, err)
 				}
@@ -269,7 +269,7 @@ func (s *suite) sessionTests() []namedTest {
 			}
 			gone := func(tenant, id, what string) {
 				t.Helper()
-				_, err := store.ReadHead(e.ctx, e.st, tenant, id)
+				_, err := e.st.Head(e.ctx, tenant, id)
 				e.wantErr(err, agentmem.ErrNotFound, what)
 			}
 			e.create(store.CreateRequest{ID: "h", TTL: time.Hour})
@@ -277,7 +277,7 @@ func (s *suite) sessionTests() []namedTest {
 			e.appendSteps("h", steps("h", 3)...)
 			want("h")
 			gone("", "never", "ReadHead of a missing session")
-			_, err := store.ReadHead(e.ctx, e.st, "", "")
+			_, err := e.st.Head(e.ctx, "", "")
 			e.wantErr(err, agentmem.ErrInvalid, "ReadHead without an ID")
 			// Deleted and created again: another creation time.
 			first := e.get("h").CreatedAt
@@ -288,7 +288,7 @@ func (s *suite) sessionTests() []namedTest {
 			e.clock.Advance(time.Second)
 			e.create(store.CreateRequest{ID: "h", TTL: time.Hour})
 			want("h")
-			if h, _ := store.ReadHead(e.ctx, e.st, "", "h"); h.CreatedAt.Equal(first) || h.LastSeq != 0 {
+			if h, _ := e.st.Head(e.ctx, "", "h"); h.CreatedAt.Equal(first) || h.LastSeq != 0 {
 				t.Fatalf("the head of a re-created session: %v, %d", h.CreatedAt, h.LastSeq)
 			}
 			// Expired: not found, as by Get, but a persistent session.

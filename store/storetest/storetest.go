@@ -1,11 +1,11 @@
-// Package storetest is the conformance suite every store.Store backend
-// runs, so that the in-memory, SQLite and PostgreSQL backends cannot drift
+// Package storetest is the conformance suite every store.Driver
+// runs, through the portable store.Store, so that the in-memory, SQLite and PostgreSQL backends cannot drift
 // apart. A backend's test calls Run once:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, storetest.Config{
-//			New: func(t *testing.T, clock func() time.Time) store.Store {
-//				st, err := mybackend.Open(..., mybackend.Options{Clock: clock})
+//			New: func(t *testing.T, clock func() time.Time) store.Driver {
+//				st, err := mybackend.OpenDriver(..., mybackend.Options{Clock: clock})
 //				if err != nil {
 //					t.Fatal(err)
 //				}
@@ -37,17 +37,18 @@ import (
 
 // Config describes the backend under test.
 type Config struct {
-	// New returns a new, empty store, isolated from the stores of other
-	// subtests, that reads the time only from clock: session times, entry
-	// times, expiry and the default PruneRequest.Now. The suite closes the
-	// store when the subtest ends (cleanups New registers with t.Cleanup,
-	// such as removing a file, run after that).
-	New func(t *testing.T, clock func() time.Time) store.Store
+	// New returns the driver of a new, empty store, isolated from the
+	// stores of other subtests, that reads the time only from clock:
+	// session times, entry times, expiry and the default
+	// PruneRequest.Now. The suite runs it through the portable store.Store
+	// (store.New) and closes it when the subtest ends (cleanups New
+	// registers with t.Cleanup, such as removing a file, run after that).
+	New func(t *testing.T, clock func() time.Time) store.Driver
 	// Reopen, when set, closes st and returns a new store over the same
 	// data (the same file or database) with the same clock, as a process
 	// that restarts would. The suite then also checks that everything
 	// survives a reopen. The suite closes the returned store.
-	Reopen func(t *testing.T, st store.Store) store.Store
+	Reopen func(t *testing.T, st *store.Store) store.Driver
 	// Goroutines and AppendsEach size the concurrency test: Goroutines
 	// writers each append AppendsEach steps to one session with
 	// ExpectedLastSeq, retrying on conflict. Zero means 8 and 50.
@@ -63,11 +64,12 @@ type Config struct {
 	// hand or by a faulty disk would be. The suite then checks what the
 	// store does with a damaged record (the Damaged tests); a backend that
 	// cannot hold one (the in-memory store) leaves it nil.
-	Damage func(t *testing.T, st store.Store, tenant, id string)
+	Damage func(t *testing.T, st *store.Store, tenant, id string)
 }
 
 // Run runs the conformance suite against the backend cfg describes, one
-// subtest per behaviour of the store.Store contract.
+// subtest per behaviour of the store.Driver contract, through the
+// portable store.Store.
 func Run(t *testing.T, cfg Config) {
 	t.Helper()
 	if cfg.New == nil {
@@ -172,7 +174,7 @@ type env struct {
 	t     *testing.T
 	s     *suite
 	clock *Clock
-	st    store.Store
+	st    *store.Store
 	ctx   context.Context
 }
 
@@ -181,10 +183,11 @@ type env struct {
 func (s *suite) open(t *testing.T) *env {
 	t.Helper()
 	clock := NewClock(Epoch)
-	st := s.cfg.New(t, clock.Now)
-	if st == nil {
+	d := s.cfg.New(t, clock.Now)
+	if d == nil {
 		t.Fatal("storetest: Config.New returned nil")
 	}
+	st := store.New(d)
 	e := &env{t: t, s: s, clock: clock, st: st, ctx: context.Background()}
 	t.Cleanup(func() { closeQuietly(t, st) })
 	return e
@@ -210,7 +213,7 @@ func (e *env) another() *env {
 }
 
 // closeQuietly closes a store, which may already be closed.
-func closeQuietly(t *testing.T, st store.Store) {
+func closeQuietly(t *testing.T, st *store.Store) {
 	if err := st.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Close: %v", err)
 	}

@@ -35,7 +35,7 @@ func (s *suite) tenantTests() []namedTest {
 				if got.Tenant != tc.tenant || got.UserID != tc.user || got.LastSeq != tc.last {
 					t.Fatalf("Get in %q = %+v, want user %q, last seq %d", tc.tenant, got, tc.user, tc.last)
 				}
-				if h, err := store.ReadHead(e.ctx, e.st, tc.tenant, "shared-x"); err != nil || h.LastSeq != tc.last || !h.CreatedAt.Equal(got.CreatedAt) {
+				if h, err := e.st.Head(e.ctx, tc.tenant, "shared-x"); err != nil || h.LastSeq != tc.last || !h.CreatedAt.Equal(got.CreatedAt) {
 					t.Fatalf("ReadHead in %q = %+v, %v; want last seq %d", tc.tenant, h, err, tc.last)
 				}
 				r := e.read(store.ReadRequest{Tenant: tc.tenant, SessionID: "shared-x"})
@@ -87,7 +87,7 @@ func (s *suite) tenantTests() []namedTest {
 					what := fmt.Sprintf("%s of %q in tenant %q", "%s", id, tenant)
 					_, err := e.st.Get(e.ctx, tenant, id)
 					e.wantErr(err, agentmem.ErrNotFound, fmt.Sprintf(what, "Get"))
-					_, err = store.ReadHead(e.ctx, e.st, tenant, id)
+					_, err = e.st.Head(e.ctx, tenant, id)
 					e.wantErr(err, agentmem.ErrNotFound, fmt.Sprintf(what, "ReadHead"))
 					_, err = e.st.Read(e.ctx, store.ReadRequest{Tenant: tenant, SessionID: id})
 					e.wantErr(err, agentmem.ErrNotFound, fmt.Sprintf(what, "Read"))

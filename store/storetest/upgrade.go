@@ -27,7 +27,7 @@ import (
 // that an append after the upgrade reaches the feed (when the store has
 // one) with its tenant.
 // It changes the store.
-func CheckTenantUpgrade(t testing.TB, st store.Store) {
+func CheckTenantUpgrade(t testing.TB, st *store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	ids := func(tenant, id string) []string {
@@ -69,7 +69,7 @@ func CheckTenantUpgrade(t testing.TB, st store.Store) {
 	if _, err := st.Append(ctx, store.AppendRequest{Tenant: "acme", SessionID: "b", Steps: []agentmem.Step{task}}); err != nil {
 		t.Fatal(err)
 	}
-	f, ok := st.(store.Feed)
+	f, ok := st.Feed()
 	if !ok {
 		return
 	}

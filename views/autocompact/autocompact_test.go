@@ -55,7 +55,7 @@ func (c *countingSummarizer) Summarize(ctx context.Context, req agentmem.Summary
 }
 
 // feedService returns a service over a memstore, which has a change feed.
-func feedService(t *testing.T, cfg sessions.Config) (*sessions.Service, *memstore.Store) {
+func feedService(t *testing.T, cfg sessions.Config) (*sessions.Service, *store.Store) {
 	t.Helper()
 	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
 	t.Cleanup(func() { st.Close() })

@@ -83,7 +83,7 @@ type turnKey struct {
 type Config struct {
 	// Store is the sessions' store, to read a turn's user messages.
 	// Required.
-	Store store.Store
+	Store *store.Store
 	// Facts is where the facts go; required.
 	Facts *facts.Memory
 	// Extractor decides what to remember; required.
@@ -105,7 +105,7 @@ func New(feed store.Feed, cfg Config) (*Learner, error) {
 	if cfg.Store == nil || cfg.Facts == nil || cfg.Extractor == nil || feed == nil {
 		return nil, errors.New("factextract: a store, its feed, a facts memory and an extractor are required")
 	}
-	if _, ok := feed.(store.Leaser); !ok {
+	if _, ok := store.LeaserOf(feed); !ok {
 		return nil, fmt.Errorf("factextract: the feed %T has no leases (store.Leaser): every process sharing the store would extract each turn", feed)
 	}
 	opts := cfg.Follow

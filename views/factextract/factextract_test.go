@@ -119,7 +119,7 @@ func (m *model) answered() []string {
 // LLM extractor of a stand-in model.
 type fixture struct {
 	svc   *sessions.Service
-	st    *memstore.Store
+	st    *store.Store
 	facts *facts.Memory
 	model *model
 	cfg   factextract.Config

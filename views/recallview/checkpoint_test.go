@@ -58,7 +58,7 @@ func (c *batchCounter) counts() (batches, docs int) {
 // lostCursors is a store whose feed never saves a cursor: as if the
 // process always crashed before it did.
 type lostCursors struct {
-	*memstore.Store
+	*store.Store
 	saves int
 }
 
@@ -94,7 +94,7 @@ func syncFollower(t *testing.T, f *recallview.Follower) {
 	}
 }
 
-func appendTask(t *testing.T, st store.Store, id string, n int, text string) {
+func appendTask(t *testing.T, st *store.Store, id string, n int, text string) {
 	t.Helper()
 	step := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: fmt.Sprintf("%s-%d", id, n)}, Task: text}
 	if _, err := st.Append(context.Background(), store.AppendRequest{Tenant: "t", SessionID: id, Steps: []agentmem.Step{step}}); err != nil {
@@ -122,13 +122,14 @@ func TestFollowerCommitsCursorWithDocuments(t *testing.T) {
 		failures = append(failures, err)
 		mu.Unlock()
 	}}
-	f := recallview.NewFollower(st, st, &recallview.Indexer{Index: ix, Store: st}, opts)
+	pst := store.New(st)
+	f := recallview.NewFollower(st, pst, &recallview.Indexer{Index: ix, Store: pst}, opts)
 	stop := runFollower(t, f)
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "s", Tenant: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		appendTask(t, st, "s", i, fmt.Sprintf("turn zq%d", i))
+		appendTask(t, pst, "s", i, fmt.Sprintf("turn zq%d", i))
 	}
 	syncFollower(t, f)
 	mu.Lock()
@@ -158,9 +159,9 @@ func TestFollowerCommitsCursorWithDocuments(t *testing.T) {
 	if c, err := st.LoadCursor(ctx, recallview.DefaultConsumer); err != nil || c != (store.FeedCursor{}) {
 		t.Fatalf("the feed holds a cursor %+v, %v: the test needs none", c, err)
 	}
-	g := recallview.NewFollower(st, st, &recallview.Indexer{Index: ix, Store: st}, opts)
+	g := recallview.NewFollower(st, pst, &recallview.Indexer{Index: ix, Store: pst}, opts)
 	runFollower(t, g)
-	appendTask(t, st, "s", 3, "turn zq3")
+	appendTask(t, pst, "s", 3, "turn zq3")
 	syncFollower(t, g)
 	if _, docs := backend.counts(); docs != 4 {
 		t.Fatalf("%d documents written in all, want 4: the restarted follower indexed again what the index held", docs)

@@ -152,7 +152,7 @@ type Indexer struct {
 	// Index receives the documents.
 	Index *recall.Index
 	// Store is where Backfill reads sessions.
-	Store store.Store
+	Store *store.Store
 }
 
 // lineage reports whether the index finds a branch's inherited history
@@ -182,11 +182,10 @@ func (x *Indexer) inheritedThrough(ctx context.Context, tenant, id string) (int6
 	if !x.lineage() {
 		return 0, nil
 	}
-	sg, ok := x.Store.(store.Segmenter)
-	if !ok {
+	if !x.Store.Supports(store.CanSegment) {
 		return 0, nil
 	}
-	segs, err := sg.Segments(ctx, tenant, id)
+	segs, err := x.Store.Segments(ctx, tenant, id)
 	if errors.Is(err, agentmem.ErrNotFound) || (err == nil && len(segs) == 0) {
 		return 0, nil
 	}

@@ -43,7 +43,7 @@ import (
 // indexed (read-your-writes). Its methods are safe for concurrent use.
 type Follower struct {
 	*views.Follower
-	st       store.Store
+	st       *store.Store
 	x        *Indexer
 	consumer string
 	// batches: the index writes batches, and keeps the cursor.
@@ -81,7 +81,7 @@ const DefaultSettle = 200 * time.Millisecond
 // st's sessions into x. It does nothing until Run. Unless opts has a
 // Checkpoint of its own, the follower keeps its cursor in the index when
 // the index's backend is a recall.BatchWriter.
-func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptions) *Follower {
+func NewFollower(feed store.Feed, st *store.Store, x *Indexer, opts FollowerOptions) *Follower {
 	if opts.Consumer == "" {
 		opts.Consumer = DefaultConsumer
 	}
@@ -103,7 +103,7 @@ func NewFollower(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptio
 // once). The follower polls the feed; wake it at once after a write with
 // Notify, as a sessions.Service's NotifyWrites does for the writes made
 // through it.
-func Start(feed store.Feed, st store.Store, x *Indexer, opts FollowerOptions) (*Follower, func()) {
+func Start(feed store.Feed, st *store.Store, x *Indexer, opts FollowerOptions) (*Follower, func()) {
 	f := NewFollower(feed, st, x, opts)
 	return f, views.Start(f, nil)
 }

@@ -18,9 +18,9 @@ import (
 // deleted, the store hands the parent's part to the branch as appends,
 // which are indexed as the branch's. StoreLineage returns nil when st
 // does not implement store.Segmenter.
-func StoreLineage(st store.Store) recall.LineageFunc {
-	if sg, ok := st.(store.Segmenter); ok {
-		return segmentLineage(sg)
+func StoreLineage(st *store.Store) recall.LineageFunc {
+	if st.Supports(store.CanSegment) {
+		return segmentLineage(st)
 	}
 	return nil
 }

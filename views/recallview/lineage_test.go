@@ -27,7 +27,7 @@ func TestLineage(t *testing.T) {
 	ctx := context.Background()
 	var tick atomic.Int64
 	st := memstore.New(memstore.Options{Clock: func() time.Time { return t0.Add(time.Duration(tick.Add(1)) * time.Second) }})
-	if recallview.StoreLineage(noFeed{st}) != nil {
+	if recallview.StoreLineage(store.New(noFeed{st})) != nil {
 		t.Error("StoreLineage of a store that does not tell its segments is not nil")
 	}
 	backend := recall.NewMemory(recall.MemoryOptions{})
@@ -337,7 +337,7 @@ func TestLineageHandoverKeepsBranchAmendment(t *testing.T) {
 // of amended turns: tenant "acme", message steps.
 type lineageFixture struct {
 	t      *testing.T
-	is     *memstore.Store
+	is     *store.Store
 	follow *recallview.Follower
 	ix     *recall.Index
 }

@@ -18,7 +18,7 @@ import (
 
 // noFeed hides a store's change feed and its segments: a store that
 // tells nothing but what store.Store does.
-type noFeed struct{ st *memstore.Store }
+type noFeed struct{ st *store.Store }
 
 func (n noFeed) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
 	return n.st.Create(ctx, req)
@@ -186,7 +186,7 @@ func TestView(t *testing.T) {
 func TestViewAmendments(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New(memstore.Options{Clock: func() time.Time { return t0 }})
-	var st store.Store = mem
+	var st *store.Store = mem
 	ix := recall.New(recall.NewMemory(recall.MemoryOptions{}), recall.Options{})
 	f, stop := recallview.Start(mem, mem, &recallview.Indexer{Index: ix, Store: mem}, recallview.FollowerOptions{
 		OnError: func(err error) { t.Errorf("indexing: %v", err) },
@@ -252,7 +252,7 @@ func TestViewAmendments(t *testing.T) {
 }
 
 // newStoreService returns a sessions service over st, without a cache.
-func newStoreService(t testing.TB, st store.Store) *sessions.Service {
+func newStoreService(t testing.TB, st *store.Store) *sessions.Service {
 	t.Helper()
 	svc, err := sessions.New(sessions.Config{Store: st, CacheBytes: -1})
 	if err != nil {

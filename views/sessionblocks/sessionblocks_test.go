@@ -28,16 +28,16 @@ import (
 // process that restarts does.
 type backend struct {
 	name string
-	open func(t *testing.T, c *storetest.Clock) (store.Store, blocks.Store)
+	open func(t *testing.T, c *storetest.Clock) (*store.Store, blocks.Store)
 }
 
 func backends(t *testing.T) []backend {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agentmem.db")
-	var mem *memstore.Store
+	var mem *store.Store
 	var memBlocks blocks.Store
 	return []backend{
-		{"memory", func(t *testing.T, c *storetest.Clock) (store.Store, blocks.Store) {
+		{"memory", func(t *testing.T, c *storetest.Clock) (*store.Store, blocks.Store) {
 			// The in-memory stores outlive a "restart": the cleaner
 			// and the service are new, the data and the cursor kept.
 			if mem == nil {
@@ -46,7 +46,7 @@ func backends(t *testing.T) []backend {
 			}
 			return mem, memBlocks
 		}},
-		{"sqlite", func(t *testing.T, c *storetest.Clock) (store.Store, blocks.Store) {
+		{"sqlite", func(t *testing.T, c *storetest.Clock) (*store.Store, blocks.Store) {
 			st, err := sqlite.Open(context.Background(), path, sqlite.Options{Clock: c.Now})
 			if err != nil {
 				t.Fatal(err)
@@ -58,7 +58,7 @@ func backends(t *testing.T) []backend {
 			t.Cleanup(func() { st.Close(); bs.Close() })
 			return st, bs
 		}},
-		{"postgres", func(t *testing.T, c *storetest.Clock) (store.Store, blocks.Store) {
+		{"postgres", func(t *testing.T, c *storetest.Clock) (*store.Store, blocks.Store) {
 			url := testenv.PostgresURL(t)
 			schema := pgSchemas[t.Name()]
 			if schema == "" {
@@ -86,7 +86,7 @@ var pgSchemas = map[string]string{}
 // process is what one process has over the stores: a sessions service
 // with memory blocks.
 type process struct {
-	st  store.Store
+	st  *store.Store
 	bm  *blocks.Memory
 	svc *sessions.Service
 }

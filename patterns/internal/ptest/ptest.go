@@ -45,7 +45,7 @@ func (c *Clock) Advance(d time.Duration) {
 // SQLite opens the session store and the recall index of one SQLite file,
 // as a process of agentmem would; Close closes both.
 type SQLite struct {
-	Store store.Store
+	Store *store.Store
 	Index *recall.Index
 }
 

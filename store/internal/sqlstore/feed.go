@@ -248,9 +248,6 @@ func (s *Store) LoadCursor(ctx context.Context, consumer string) (store.FeedCurs
 	if err := s.checkOpen(); err != nil {
 		return store.FeedCursor{}, err
 	}
-	if err := store.ValidateConsumer(consumer); err != nil {
-		return store.FeedCursor{}, err
-	}
 	var c store.FeedCursor
 	err := s.db.Reader().QueryRow(ctx, s.d.feed.loadCursor, consumer).Scan(&c.Tx, &c.Pos)
 	if errors.Is(err, sqldb.ErrNoRows) {
@@ -268,9 +265,6 @@ func (s *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCur
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	if err := store.ValidateSaveCursor(consumer, c); err != nil {
-		return err
-	}
 	f := &s.d.feed
 	return s.write(ctx, "save cursor", func(tx sqldb.Tx) error {
 		if _, err := tx.Exec(ctx, f.saveCursor, consumer, strconv.FormatInt(c.Tx, 10), c.Pos); err != nil {
@@ -284,9 +278,6 @@ func (s *Store) SaveCursor(ctx context.Context, consumer string, c store.FeedCur
 // the changes every remaining consumer has read.
 func (s *Store) DropCursor(ctx context.Context, consumer string) error {
 	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	if err := store.ValidateConsumer(consumer); err != nil {
 		return err
 	}
 	return s.write(ctx, "drop cursor", func(tx sqldb.Tx) error {

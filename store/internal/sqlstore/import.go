@@ -17,9 +17,6 @@ func (s *Store) ImportEntries(ctx context.Context, sess *store.Session, entries 
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	if err := store.ValidateImport(sess, entries); err != nil {
-		return err
-	}
 	if err := s.checkSessionText(sess.Tenant, sess.UserID, sess.Agent); err != nil {
 		return err
 	}

@@ -41,9 +41,6 @@ func (s *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (store
 	if err := s.checkOpen(); err != nil {
 		return store.Lease{}, err
 	}
-	if err := store.ValidateLease(req); err != nil {
-		return store.Lease{}, err
-	}
 	now := s.now()
 	var l store.Lease
 	err := s.write(ctx, "acquire lease", func(tx sqldb.Tx) error {
@@ -60,9 +57,6 @@ func (s *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (store
 // RenewLease implements store.Leaser.
 func (s *Store) RenewLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
 	if err := s.checkOpen(); err != nil {
-		return store.Lease{}, err
-	}
-	if err := store.ValidateLease(req); err != nil {
 		return store.Lease{}, err
 	}
 	now := s.now()
@@ -98,9 +92,6 @@ func (s *Store) ReleaseLease(ctx context.Context, consumer, holder string) error
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	if err := store.ValidateHolder(consumer, holder); err != nil {
-		return err
-	}
 	return s.write(ctx, "release lease", func(tx sqldb.Tx) error {
 		_, err := tx.Exec(ctx, leaseRelease, consumer, holder)
 		return err
@@ -111,12 +102,6 @@ func (s *Store) ReleaseLease(ctx context.Context, consumer, holder string) error
 // the holder's lease row, which must be there.
 func (s *Store) SaveLeasedCursor(ctx context.Context, consumer, holder string, c store.FeedCursor) error {
 	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	if err := store.ValidateHolder(consumer, holder); err != nil {
-		return err
-	}
-	if err := store.ValidateSaveCursor(consumer, c); err != nil {
 		return err
 	}
 	f := &s.d.feed

@@ -447,9 +447,6 @@ func scanKinds(ctx context.Context, q sqldb.Querier, query string, fn func(int64
 // Segments implements store.Segmenter, from the chain of bases segments
 // reads.
 func (s *Store) Segments(ctx context.Context, tenant, id string) ([]store.Segment, error) {
-	if err := store.ValidateKey(tenant, id); err != nil {
-		return nil, err
-	}
 	if err := s.checkText("tenant", tenant); err != nil {
 		return nil, err
 	}

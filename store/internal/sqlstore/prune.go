@@ -10,7 +10,7 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// Prune implements store.Store. It deletes each expired session as Delete
+// Prune implements store.Driver. It deletes each expired session as Delete
 // does (its branches keep their history), then, with CoveredBefore, the
 // step entries older than it that no session's working set names. Each
 // session is pruned in a transaction of its own, so a large prune neither

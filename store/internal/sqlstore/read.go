@@ -14,7 +14,7 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// Read implements store.Store. It reads from one snapshot of the database,
+// Read implements store.Driver. It reads from one snapshot of the database,
 // so a concurrent append, or a Delete of a base, is either wholly visible
 // or not at all.
 //
@@ -24,9 +24,6 @@ import (
 // session costs what its working set does, however long its history.
 func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateRead(req); err != nil {
 		return nil, err
 	}
 	now := s.now()

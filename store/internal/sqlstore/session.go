@@ -172,15 +172,12 @@ func (s *Store) insertSession(ctx context.Context, q sqldb.Querier, r *SessionRo
 	return true, nil
 }
 
-// Create implements store.Store. An ID in use is a conflict whatever
+// Create implements store.Driver. An ID in use is a conflict whatever
 // else is wrong with the request. A branch locks its parent's row against
 // a concurrent Delete (FOR KEY SHARE on PostgreSQL, which appenders of
 // the parent do not wait for) while it reads the fork point.
 func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Session, error) {
 	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateCreate(req); err != nil {
 		return nil, err
 	}
 	if err := s.checkSessionText(req.Tenant, req.UserID, req.Agent); err != nil {
@@ -232,12 +229,9 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 	return out, nil
 }
 
-// Get implements store.Store. An expired session is not found.
+// Get implements store.Driver. An expired session is not found.
 func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, error) {
 	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateKey(tenant, id); err != nil {
 		return nil, err
 	}
 	if err := s.checkText("tenant", tenant); err != nil {
@@ -254,9 +248,6 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, err
 // columns its head and its expiry need, and nothing to decode.
 func (s *Store) Head(ctx context.Context, tenant, id string) (store.Head, error) {
 	if err := s.checkOpen(); err != nil {
-		return store.Head{}, err
-	}
-	if err := store.ValidateKey(tenant, id); err != nil {
 		return store.Head{}, err
 	}
 	if err := s.checkText("tenant", tenant); err != nil {
@@ -281,7 +272,7 @@ func (s *Store) Head(ctx context.Context, tenant, id string) (store.Head, error)
 
 const selectHead = "SELECT created_at, last_seq, retention, expires_at FROM sessions WHERE tenant = $1 AND id = $2"
 
-// List implements store.Store: sessions newest first (created_at, then
+// List implements store.Driver: sessions newest first (created_at, then
 // ID, then tenant, descending), expired ones left out, in pages that
 // resume after the page token's cursor. Each filter has an index in
 // List's order, so the filters and the cursor are one index range scan
@@ -361,7 +352,7 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 	return resp, nil
 }
 
-// Delete implements store.Store. The sessions that read their history
+// Delete implements store.Driver. The sessions that read their history
 // through this one (its branches) get the entries they inherited from it
 // copied into their own logs first, and then read the rest from where
 // this one did; so a branch loses nothing when its parent goes. Deleting
@@ -373,9 +364,6 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 // appenders).
 func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	if err := store.ValidateKey(tenant, id); err != nil {
 		return err
 	}
 	return s.write(ctx, "delete", func(tx sqldb.Tx) error {
