@@ -154,6 +154,30 @@ func execSQL(t *testing.T, url, sql string) {
 	}
 }
 
+// execLocked runs sql, which creates or drops the extension, under the
+// lock probePGVector takes to create it: other packages' tests share the
+// database, and two CREATE EXTENSION IF NOT EXISTS at once can fail on a
+// unique index.
+func execLocked(t *testing.T, url, sql string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey("create extension")); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, sql)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
 // realFlavor is the real extension, in the test database.
 func realFlavor(t *testing.T) *flavor { return realFlavorAt(realPGVectorURL(t)) }
 
@@ -161,8 +185,8 @@ func realFlavor(t *testing.T) *flavor { return realFlavorAt(realPGVectorURL(t)) 
 func realFlavorAt(url string) *flavor {
 	return &flavor{
 		url:         url,
-		drop:        func(t *testing.T) { execSQL(t, url, `DROP EXTENSION IF EXISTS vector CASCADE`) },
-		restore:     func(t *testing.T) { execSQL(t, url, createExtensionSQL) },
+		drop:        func(t *testing.T) { execLocked(t, url, `DROP EXTENSION IF EXISTS vector CASCADE`) },
+		restore:     func(t *testing.T) { execLocked(t, url, createExtensionSQL) },
 		approximate: true,
 	}
 }
