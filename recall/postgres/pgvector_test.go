@@ -141,24 +141,17 @@ func (s *syncBuffer) String() string {
 }
 
 // execSQL runs sql in the database at url, on a connection of its own.
-func execSQL(t *testing.T, url, sql string) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
+func execSQL(t *testing.T, url, sql string) { execIn(t, url, sql, false) }
 
 // execLocked runs sql, which creates or drops the extension, under the
 // lock probePGVector takes to create it: other packages' tests share the
 // database, and two CREATE EXTENSION IF NOT EXISTS at once can fail on a
 // unique index.
-func execLocked(t *testing.T, url, sql string) {
+func execLocked(t *testing.T, url, sql string) { execIn(t, url, sql, true) }
+
+// execIn runs sql in a transaction on a connection of its own, first
+// taking the extension's lock when locked is set.
+func execIn(t *testing.T, url, sql string, locked bool) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
@@ -167,8 +160,10 @@ func execLocked(t *testing.T, url, sql string) {
 	}
 	defer conn.Close(ctx)
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey("create extension")); err != nil {
-			return err
+		if locked {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey("create extension")); err != nil {
+				return err
+			}
 		}
 		_, err := tx.Exec(ctx, sql)
 		return err
