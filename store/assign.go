@@ -51,7 +51,7 @@ func AssignTenant(ctx context.Context, st *Store, tenant, id, newTenant string, 
 	}
 	moved := s.Clone()
 	moved.Tenant = newTenant
-	if err := ValidateImport(moved, entries); err != nil {
+	if err := validateImport(moved, entries); err != nil {
 		return nil, err
 	}
 	if backup != nil {

@@ -12,8 +12,7 @@
 // returning a response struct, so fields can be added without breaking
 // callers. Errors wrap agentmem's sentinels (ErrNotFound, ErrConflict,
 // ErrInvalid); a refused call changes nothing. Store checks every
-// request with this package's Validate functions before its driver sees
-// it, so every backend refuses the same things, and every driver runs
+// request before its driver sees it, so every backend refuses the same things, and every driver runs
 // the conformance suite in package storetest through it, so they all
 // behave the same.
 //
@@ -25,6 +24,11 @@
 // method whose capability the driver lacks returns an error matching
 // errors.ErrUnsupported (Head falls back to Get). Store.As reaches what
 // is a backend's own, such as the connection pool of package postgres.
+//
+// This package is for programs. Backend authors implement Driver with
+// the help of package storekit, which holds what every backend shares
+// (the rules of an append, the checks of a compaction against the log),
+// and prove it with the conformance suite of package storetest.
 //
 // Backends live in their own packages: memstore (in memory), sqlite (the
 // embedded default) and postgres (to scale out). Each registers a URL
@@ -57,7 +61,7 @@
 // transaction, names one request: a retry gets the original answer and
 // stores nothing, another request with the key is refused with
 // ErrIDReused; step IDs are idempotency keys too, which decide where no
-// key was recorded: see AppendRequest and CheckKey) and optionally
+// key was recorded: see AppendRequest and storekit.CheckKey) and optionally
 // conditional: with ExpectedLastSeq, an append by
 // a writer that has not seen the latest entries fails with ErrConflict
 // instead of interleaving silently.
@@ -76,7 +80,7 @@
 // names step entries of the log and loses no pinned step by accident:
 // every system prompt and the first task (the library's rule) stays in
 // the working set unless the record's Removed list names it (see
-// CheckPinned). Every backend checks it in the append's transaction.
+// storekit.CheckPinned). Every backend checks it in the append's transaction.
 //
 // OpenMemory binds an agentmem.Memory to a session: it loads the working
 // set, then writes every add and compaction through to the log before the

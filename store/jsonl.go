@@ -28,24 +28,25 @@ type Importer interface {
 	// bytes, so an export reads back byte for byte) and compaction record.
 	// s.ParentID is empty: an imported session carries its whole history.
 	//
-	// It calls ValidateImport first and refuses what it refuses with
+	// Store.ImportEntries checks s and entries before it is called (a
+	// valid session and a log that fits it) and refuses bad ones with
 	// ErrInvalid; an ID already in use (even by an expired session) is
 	// ErrConflict. On error nothing is stored. The importer must not keep
 	// s or entries (it copies what it stores).
 	ImportEntries(ctx context.Context, s *Session, entries []Entry) error
 }
 
-// ValidateImport checks a session and its log for Importer.ImportEntries:
+// validateImport checks a session and its log for Importer.ImportEntries:
 // a valid session (ValidateSession) with no parent; entries with strictly
 // increasing positive sequence numbers up to s.LastSeq; step entries
 // holding a valid step with an ID (unique in the log), at most
 // MaxStepBytes as JSON, whose number is the entry's Seq; compaction
-// entries holding a valid record (ValidateCompaction) that names only
+// entries holding a valid record (validateCompaction) that names only
 // earlier sequence numbers, with replaced copies of earlier step entries
 // when those are present, an amendment's only of steps of the working set
 // as of the entry; no entry time or session time that is zero.
 // Errors wrap agentmem.ErrInvalid and name the entry.
-func ValidateImport(s *Session, entries []Entry) error {
+func validateImport(s *Session, entries []Entry) error {
 	if err := ValidateSession(s); err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func ValidateImport(s *Session, entries []Entry) error {
 			if e.Step != nil {
 				return invalid(f, "a compaction entry with a step")
 			}
-			if err := ValidateCompaction(e.Compaction, 0); err != nil {
+			if err := validateCompaction(e.Compaction, 0); err != nil {
 				return fmt.Errorf("%s: %w", f, err)
 			}
 			for k, seq := range e.Compaction.Working {
@@ -291,7 +292,7 @@ func Import(ctx context.Context, st *Store, r io.Reader, opts ImportOptions) (*S
 // ImportSession recreates a session and its log in st as Import does
 // with what it reads, for an import from another form: under the ID and
 // in the tenant opts asks for, with its times (and its entries') to the
-// microsecond in UTC, as every backend keeps them, after ValidateImport.
+// microsecond in UTC, as every backend keeps them, after the checks of Store.ImportEntries.
 // It changes s and entries in place. st's driver must implement Importer (unless
 // opts.CheckOnly); an ID in use is ErrConflict.
 func ImportSession(ctx context.Context, st *Store, s *Session, entries []Entry, opts ImportOptions) (*Session, error) {
@@ -316,7 +317,7 @@ func ImportSession(ctx context.Context, st *Store, s *Session, entries []Entry, 
 	for i := range entries {
 		entries[i].Time = micro(entries[i].Time)
 	}
-	if err := ValidateImport(s, entries); err != nil {
+	if err := validateImport(s, entries); err != nil {
 		return nil, err
 	}
 	if opts.CheckOnly {
@@ -437,8 +438,8 @@ func decodeHeader(b []byte) (*Session, error) {
 // DecodeEntry decodes a line of EncodeEntry's: a JSON object with no
 // field it does not know, valid UTF-8, whose step (DecodeStep) or
 // compaction record (DecodeCompaction) decodes. Errors wrap
-// agentmem.ErrInvalid. It checks the entry alone: ValidateImport checks a
-// log.
+// agentmem.ErrInvalid. It checks the entry alone: Import checks the
+// whole log.
 func DecodeEntry(b []byte) (Entry, error) {
 	var l exportLine
 	if err := decodeStrict(b, &l); err != nil {

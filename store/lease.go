@@ -57,7 +57,8 @@ type Leaser interface {
 
 // LeaseRequest names a lease, its would-be holder and how long it lasts.
 type LeaseRequest struct {
-	// Consumer is the feed consumer whose lease it is (ValidateConsumer).
+	// Consumer is the feed consumer whose lease it is: 1 to 64 characters
+	// from [A-Za-z0-9._:-], the first a letter or digit.
 	Consumer string
 	// Holder names the follower asking: 1 to MaxHolderLen bytes of
 	// printable text, unique to it (a host, a process and a random part).
@@ -94,7 +95,7 @@ var ErrLeaseLost = fmt.Errorf("store: the consumer's lease is not held by this h
 
 // ValidateLease checks a LeaseRequest.
 func ValidateLease(req LeaseRequest) error {
-	if err := ValidateHolder(req.Consumer, req.Holder); err != nil {
+	if err := validateHolder(req.Consumer, req.Holder); err != nil {
 		return err
 	}
 	if req.TTL < MinLeaseTTL || req.TTL > MaxLeaseTTL {
@@ -103,11 +104,11 @@ func ValidateLease(req LeaseRequest) error {
 	return nil
 }
 
-// ValidateHolder checks the consumer and holder of a lease: a valid
-// consumer name (ValidateConsumer) and 1 to MaxHolderLen bytes of
+// validateHolder checks the consumer and holder of a lease: a valid
+// consumer name (validateConsumer) and 1 to MaxHolderLen bytes of
 // printable UTF-8 text.
-func ValidateHolder(consumer, holder string) error {
-	if err := ValidateConsumer(consumer); err != nil {
+func validateHolder(consumer, holder string) error {
+	if err := validateConsumer(consumer); err != nil {
 		return err
 	}
 	printable := utf8.ValidString(holder)
@@ -121,10 +122,4 @@ func ValidateHolder(consumer, holder string) error {
 		return fmt.Errorf("store: lease holder %.80q: 1 to %d bytes of printable text: %w", holder, MaxHolderLen, agentmem.ErrInvalid)
 	}
 	return nil
-}
-
-// LeaseExpiry returns when a lease taken or renewed at now for ttl
-// expires, at the precision every backend keeps (microseconds).
-func LeaseExpiry(now time.Time, ttl time.Duration) time.Time {
-	return now.Add(ttl).UTC().Truncate(time.Microsecond)
 }

@@ -10,8 +10,8 @@ import (
 
 // Driver is what a backend implements: the durable home of sessions,
 // each session's metadata and its append-only log. Programs use it
-// through the portable Store (New), which checks every request with the
-// Validate functions of this package before the driver sees it; a
+// through the portable Store (New), which checks every request before the
+// driver sees it; a
 // driver may implement the optional interfaces Feed, Leaser, Segmenter,
 // Importer, Pinger and HeadReader too, which New finds.
 //
@@ -46,7 +46,7 @@ import (
 // whether or not Prune has deleted it yet.
 //
 // Times a store records (CreatedAt, UpdatedAt, ExpiresAt, Entry.Time) come
-// from the store's clock (see Now), in UTC, truncated to the microsecond,
+// from the store's clock (see storekit.Now), in UTC, truncated to the microsecond,
 // the precision every backend keeps. A store returns copies: changing a
 // value passed to or returned by a store never changes what it holds.
 //
@@ -264,7 +264,7 @@ type CompactionRecord struct {
 // is a retry, answered with the recorded seqs and compaction seq, storing
 // nothing, whatever ExpectedLastSeq says; a request with another
 // fingerprint is refused with an *IDReusedError, storing nothing (see
-// CheckKey). An append with a key that stores entries records the key
+// storekit.CheckKey). An append with a key that stores entries records the key
 // with them, atomically. A request with a key and nothing to append
 // (KeyOnly) only checks the key: it answers a retry as above, refuses
 // another request as above, and otherwise stores nothing and answers the
@@ -286,7 +286,7 @@ type CompactionRecord struct {
 // wraps agentmem.ErrConflict), storing nothing: a stored step that
 // differs from the request's, some steps stored and others not, or a
 // retry whose compaction is not the one stored after its steps (see
-// CheckRetry and CheckRetriedCompaction). A request without steps is
+// storekit.CheckRetry and storekit.CheckRetriedCompaction). A request without steps is
 // never a retry. Only steps whose IDs are found are compared, so an
 // append of new steps costs nothing more.
 type AppendRequest struct {
@@ -304,19 +304,19 @@ type AppendRequest struct {
 	// visible log, or the request is ErrInvalid. It must keep the pinned
 	// steps of the working set it compacts (every system prompt and the
 	// first task) in Working, or name them in Removed to drop them on
-	// purpose (see CheckPinned); otherwise the request is ErrInvalid. The
+	// purpose (see storekit.CheckPinned); otherwise the request is ErrInvalid. The
 	// stored record has every placeholder replaced by the step's sequence
 	// number. An amendment's copies must each stand in for a step of the
 	// session's working set as it is before the append (not for one of
 	// the request's new steps), with its ID and kind; otherwise the
-	// request is ErrInvalid (see CheckCompaction).
+	// request is ErrInvalid (see storekit.CheckCompaction).
 	Compaction *CompactionRecord
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// append fails with ErrConflict and changes nothing (a retry passes
 	// whatever it says).
 	ExpectedLastSeq *int64
 	// Idempotency, when set, names the request by an idempotency key and
-	// the fingerprint of what it asks to store (see above and CheckKey).
+	// the fingerprint of what it asks to store (see above and storekit.CheckKey).
 	Idempotency *Idempotency
 }
 
@@ -401,7 +401,7 @@ type PruneResponse struct {
 	EntriesDeleted int
 }
 
-// Limits on input, checked by every backend (see Validate*).
+// Limits on input, checked before a request reaches a backend.
 const (
 	MaxIDLen     = 256     // a session ID, in bytes
 	MaxStepBytes = 4 << 20 // a step's JSON encoding

@@ -72,7 +72,7 @@
 // Tables are STRICT (a value of the wrong type is an error). A session is
 // a row of sessions, keyed by PRIMARY KEY (tenant, id): session IDs are
 // per tenant. Times are INTEGER nanoseconds since the Unix epoch (the
-// store records them at microsecond precision, see store.Now). Its log is
+// store records them at microsecond precision, see storekit.Now). Its log is
 // its rows of entries, keyed by PRIMARY KEY (tenant, session_id, seq), with
 // a partial UNIQUE index on (tenant, session_id, step_id) so a step is stored once,
 // and a partial index on compaction entries so that the newest compaction
@@ -128,8 +128,8 @@
 //
 // # Errors
 //
-// Input is validated before any transaction (store.ValidateAppend and the
-// other store.Validate functions): bad input is refused with an error
+// Input is validated before any transaction (by store.Store, and
+// store.ValidateAppendEncoded for an append): bad input is refused with an error
 // wrapping agentmem.ErrInvalid and changes nothing. A missing or expired
 // session is agentmem.ErrNotFound, a stale ExpectedLastSeq or a taken
 // session ID agentmem.ErrConflict, and any use after Close store.ErrClosed.

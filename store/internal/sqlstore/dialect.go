@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // dialect is what the store's SQL says differently on SQLite and
@@ -32,8 +33,8 @@ type dialect struct {
 	least string
 	// noLimit is the LIMIT argument that means none.
 	noLimit any
-	// kindPrefix selects as much of a step's body as store.EncodedKind
-	// needs: its first store.KindPrefixBytes bytes when it starts with its
+	// kindPrefix selects as much of a step's body as storekit.EncodedKind
+	// needs: its first storekit.KindPrefixBytes bytes when it starts with its
 	// type (as store.EncodeStep writes it), else all of it.
 	kindPrefix string
 	// notAmendment is the condition that a compaction entry is a full
@@ -128,7 +129,7 @@ func FeedAppendValues(id, tenant, first, stride, n int) string {
 }
 
 func kindPrefix(typePrefix string) string {
-	return fmt.Sprintf(`CASE WHEN substr(body, 1, 9) = %s THEN substr(body, 1, %d) ELSE body END`, typePrefix, store.KindPrefixBytes)
+	return fmt.Sprintf(`CASE WHEN substr(body, 1, 9) = %s THEN substr(body, 1, %d) ELSE body END`, typePrefix, storekit.KindPrefixBytes)
 }
 
 func notAmendment(amendPrefix string) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // The change feed (store.Feed) is the feed table, one row per change,
@@ -193,10 +194,10 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 	return resp, nil
 }
 
-// feedSessions sets the Session of the changes (store.AttachSessions),
+// feedSessions sets the Session of the changes (storekit.AttachSessions),
 // read in one query.
 func (s *Store) feedSessions(ctx context.Context, tx sqldb.Tx, changes []store.Change) error {
-	keys := store.FeedSessionKeys(changes)
+	keys := storekit.FeedSessionKeys(changes)
 	if len(keys) == 0 {
 		return nil
 	}
@@ -225,7 +226,7 @@ func (s *Store) feedSessions(ctx context.Context, tx sqldb.Tx, changes []store.C
 	if err != nil {
 		return err
 	}
-	store.AttachSessions(changes, sessions)
+	storekit.AttachSessions(changes, sessions)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // The feed consumers' leases (store.Leaser) are the rows of feed_leases,
@@ -44,7 +45,7 @@ func (s *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (store
 	now := s.now()
 	var l store.Lease
 	err := s.write(ctx, "acquire lease", func(tx sqldb.Tx) error {
-		if _, err := tx.Exec(ctx, leaseAcquire, req.Consumer, req.Holder, s.d.time(store.LeaseExpiry(now, req.TTL)), s.d.time(now)); err != nil {
+		if _, err := tx.Exec(ctx, leaseAcquire, req.Consumer, req.Holder, s.d.time(storekit.LeaseExpiry(now, req.TTL)), s.d.time(now)); err != nil {
 			return err
 		}
 		var err error
@@ -62,7 +63,7 @@ func (s *Store) RenewLease(ctx context.Context, req store.LeaseRequest) (store.L
 	now := s.now()
 	var l store.Lease
 	err := s.write(ctx, "renew lease", func(tx sqldb.Tx) error {
-		if _, err := tx.Exec(ctx, leaseRenew, req.Consumer, req.Holder, s.d.time(store.LeaseExpiry(now, req.TTL))); err != nil {
+		if _, err := tx.Exec(ctx, leaseRenew, req.Consumer, req.Holder, s.d.time(storekit.LeaseExpiry(now, req.TTL))); err != nil {
 			return err
 		}
 		var err error

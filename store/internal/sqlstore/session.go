@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // SessionRow is a row of the sessions table: the session plus where its
@@ -212,7 +213,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 			}
 			r.baseID, r.baseSeq = parent.ID, req.ForkSeq
 		}
-		r.Session = *store.NewSession(req, now)
+		r.Session = *storekit.NewSession(req, now)
 		ok, err := s.insertSession(ctx, tx, r)
 		if err != nil {
 			return err

@@ -36,6 +36,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // Options configures New.
@@ -97,7 +98,7 @@ func (s *Store) Close() error {
 func CheckOpen(s *Store) error { return s.checkOpen() }
 
 // Now reads the store's clock, at the precision the store keeps (see
-// store.Now).
+// storekit.Now).
 func Now(s *Store) time.Time { return s.now() }
 
 // Err turns an error of op into the store's error: see Store.err.
@@ -113,7 +114,7 @@ func (s *Store) checkOpen() error {
 	return nil
 }
 
-func (s *Store) now() time.Time { return store.Now(s.clock) }
+func (s *Store) now() time.Time { return storekit.Now(s.clock) }
 
 // IsStoreErr reports whether err is one of the contract's errors
 // (ErrNotFound, ErrConflict, ErrInvalid, store.ErrClosed), which pass
