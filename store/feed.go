@@ -10,9 +10,9 @@ import (
 )
 
 // Feed is a store's change feed: every change to every session's log, in
-// the order the changes were committed, so that what is derived from the
-// log (a recall index, extracted facts) can follow it in the background
-// instead of being written in the request that appended. Every backend
+// the order the changes were committed. What is derived from the log (a
+// recall index, extracted facts) follows it in the background instead of
+// being written in the request that appended. Every backend
 // implements it and passes the Feed part of the storetest conformance
 // suite.
 //

@@ -21,11 +21,11 @@ import (
 // (its kind and its normalized content: Fingerprint, StepsFingerprint,
 // MessagesFingerprint). The append that stores the request's entries
 // records the key and the fingerprint in the same transaction (a
-// storekit.KeyRecord), so that a later request with the key is decided by the
-// fingerprint alone: the same fingerprint is a retry, answered as the
-// first request was and storing nothing; another is refused with an
-// *IDReusedError (ErrIDReused) and stores nothing either, however its
-// steps compare with the stored ones. Keys are per session, and a branch
+// storekit.KeyRecord). A later request with the key is then decided by the
+// fingerprint alone. The same fingerprint is a retry, answered as the first
+// request was, storing nothing. Another is refused with an *IDReusedError
+// (ErrIDReused) and stores nothing either, however its steps compare with
+// the stored ones. Keys are per session, and a branch
 // sees the keys of the history it inherits.
 //
 // Entries stored before keys were recorded have none: a request whose key

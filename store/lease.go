@@ -10,15 +10,15 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Leaser is implemented by stores whose feed consumers can be exclusive
-// (every backend of this module does): a lease on a consumer's name says
-// which one of the followers of that consumer, in every process sharing
-// the store, is the one that applies the changes. A follower takes the
-// lease before it reads (AcquireLease), renews it well before it expires
-// (RenewLease), saves its cursor only while it still holds it
-// (SaveLeasedCursor) and gives it up when it stops (ReleaseLease); the
-// others wait, trying to take it, and one of them takes over when it is
-// released or expires (its holder crashed), from the cursor saved.
+// Leaser is implemented by stores whose feed consumers can be exclusive, as
+// every backend of this module is. A lease on a consumer's name says which
+// one of the followers of that consumer, in every process sharing the
+// store, applies the changes. A follower takes the lease before it reads
+// (AcquireLease) and renews it well before it expires (RenewLease). It
+// saves its cursor only while it still holds it (SaveLeasedCursor) and
+// gives it up when it stops (ReleaseLease). The others wait, trying to take
+// it; one of them takes over from the cursor saved when it is released or
+// expires (its holder crashed).
 //
 // A lease is kept by the store's clock (Options.Clock of each backend:
 // the database's for PostgreSQL), the one clock every process sharing
@@ -36,10 +36,10 @@ type Leaser interface {
 	// whether req.Holder holds it now.
 	AcquireLease(ctx context.Context, req LeaseRequest) (Lease, error)
 	// RenewLease extends req.Holder's lease to req.TTL from now if
-	// req.Holder is still its holder of record; otherwise it changes
-	// nothing and returns Held false with the current holder, if any: a
-	// holder whose lease was taken over, or released, cannot take it back
-	// by renewing it, since the cursor may have moved meanwhile.
+	// req.Holder is still its holder of record. Otherwise it changes
+	// nothing and returns Held false with the current holder, if any. A
+	// holder whose lease was taken over or released cannot take it back by
+	// renewing it, since the cursor may have moved meanwhile.
 	RenewLease(ctx context.Context, req LeaseRequest) (Lease, error)
 	// ReleaseLease gives up holder's lease on consumer, so that another
 	// holder can take it at once. It does nothing when holder is not the

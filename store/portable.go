@@ -10,12 +10,11 @@ import (
 // Store is the portable session store: the one type programs use,
 // whatever the backend. New builds it over a Driver (a backend: package
 // memstore, sqlite, postgres or client/remote, each of which returns a
-// Store from its constructor). Store checks every request once,
-// before its driver sees it, so
-// every backend refuses the same input with the same errors, and it
-// finds the optional capabilities of its driver (the change feed,
-// leases, segments, exact import, readiness, head reads) itself:
-// callers ask Supports, or call the method and get an error matching
+// Store from its constructor). Store checks every request once, before its
+// driver sees it, so every backend refuses the same input with the same
+// errors. It finds the optional capabilities of its driver itself: the
+// change feed, leases, segments, exact import, readiness and head reads.
+// Callers ask Supports, or call the method and get an error matching
 // errors.ErrUnsupported, instead of asserting on the driver's type.
 //
 // A Store is safe for concurrent use when its driver is, as every
@@ -215,10 +214,10 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // ImportEntries creates a session with its log exactly as given (see
-// Importer), once it has checked them (a valid session without a parent,
-// and a log that fits it: numbered in order up to its LastSeq, each record
-// naming earlier steps), or returns an error matching
-// errors.ErrUnsupported when the driver cannot (Supports(CanImport)).
+// Importer). It first checks them: a valid session without a parent, and a
+// log that fits it, numbered in order up to its LastSeq, each record naming
+// earlier steps. It returns an error matching errors.ErrUnsupported when
+// the driver cannot import (Supports(CanImport)).
 // Import and ImportSession are the usual way in.
 func (s *Store) ImportEntries(ctx context.Context, sess *Session, entries []Entry) error {
 	if !s.caps[CanImport] {

@@ -23,12 +23,11 @@ func (e *ExistsError) Error() string { return fmt.Sprintf("session %q already ex
 // Unwrap makes errors.Is(err, agentmem.ErrConflict) true.
 func (e *ExistsError) Unwrap() error { return agentmem.ErrConflict }
 
-// ErrIDReused reports an append that reuses the idempotency key or the
-// step IDs of an earlier append for a request that is not a retry of it:
-// a key recorded with another fingerprint, a step whose ID is stored
-// already but whose content differs, a request whose steps are partly
-// stored, or a retry whose compaction differs from the one stored with
-// its steps. Nothing is stored. It wraps
+// ErrIDReused reports an append that reuses the idempotency key or the step
+// IDs of an earlier append for a request that is not a retry of it. The key
+// may be recorded with another fingerprint, or a stored step with the ID
+// may differ. The request's steps may be partly stored, or a retry's
+// compaction may differ from the one stored with its steps. Nothing is stored. It wraps
 // agentmem.ErrConflict; the errors Append returns for it are
 // *IDReusedError.
 var ErrIDReused = fmt.Errorf("store: step IDs reused for a different request: %w", agentmem.ErrConflict)
@@ -82,10 +81,10 @@ func (e *IDReusedError) What() string {
 func (e *IDReusedError) Unwrap() error { return ErrIDReused }
 
 // SameStep reports whether two steps are the same step as a retry sees
-// them: equal in everything (kind, ID, content, metadata) but Number, which
-// the log assigns, and Time, which a server fills with the time of the
-// request when the client sends none, so that a retry of the same body
-// carries another one. The comparison is of the steps' JSON encodings
+// them: equal in everything (kind, ID, content, metadata) but Number and
+// Time. The log assigns Number. A server fills Time with the time of the
+// request when the client sends none, so a retry of the same body carries
+// another one. The comparison is of the steps' JSON encodings
 // (EncodeStep).
 func SameStep(a, b agentmem.Step) bool {
 	if a == nil || b == nil || a.Kind() != b.Kind() {

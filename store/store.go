@@ -15,28 +15,28 @@ import (
 // driver may implement the optional interfaces Feed, Leaser, Segmenter,
 // Importer, Pinger and HeadReader too, which New finds.
 //
-// A session is identified by its tenant and its ID together: each tenant
+// A session is identified by its tenant and its ID together. Each tenant
 // has an ID space of its own, so two tenants may each hold a session
-// "run-1", and every request that names a session names its tenant too
-// (the empty string is the default tenant, the one a single-tenant
-// deployment uses). To a request in one tenant, a session of another is
+// "run-1". Every request that names a session names its tenant too; the
+// empty string is the default tenant, which a single-tenant deployment
+// uses. To a request in one tenant, a session of another is
 // indistinguishable from a missing one. A branch is created in its
 // parent's tenant. Implementations are safe for concurrent use by many
 // goroutines and, for the database backends, by many processes.
 //
-// Errors wrap the agentmem sentinels: ErrNotFound for a missing session,
-// ErrConflict for a session ID in use (an *ExistsError), for an append
-// whose ExpectedLastSeq does not match (and,
-// as ErrIDReused, for one that reuses step IDs for a different request),
-// ErrInvalid for bad input (which changes nothing), and ErrUnavailable for
-// a failure of the backend that may pass (a busy or unreachable database,
-// a timeout, ErrClosed; agentmem.ErrExhausted when it is out of disk
-// space or memory); a session whose stored record does not decode is
-// agentmem.ErrDamaged (a *agentmem.DamagedError) to the methods that
-// return it or change its log (Get, Read, Append, Create of a branch of
-// it), and left out of List (see ListResponse.Damaged), while Delete and
-// Prune delete it as any other; any other error is one nobody expected,
-// such as a stored entry that does not decode. The portable Store checks
+// Errors wrap the agentmem sentinels. ErrNotFound is a missing session.
+// ErrConflict is a session ID in use (an *ExistsError), or an append whose
+// ExpectedLastSeq does not match; as ErrIDReused, it is also an append that
+// reuses step IDs for a different request. ErrInvalid is bad input, which
+// changes nothing. ErrUnavailable is a failure of the backend that may
+// pass: a busy or unreachable database, a timeout, ErrClosed
+// (agentmem.ErrExhausted when it is out of disk space or memory). A session
+// whose stored record does not decode is agentmem.ErrDamaged (a
+// *agentmem.DamagedError) to the methods that return it or change its log:
+// Get, Read, Append, and Create of a branch of it. List leaves it out (see
+// ListResponse.Damaged), while Delete and Prune delete it as any other. Any
+// other error is one nobody expected, such as a stored entry that does not
+// decode. The portable Store checks
 // the input of Create, Get, List, Delete and Read before the driver is
 // called; Append checks its own with ValidateAppendEncoded, whose
 // encodings of the steps it stores.
@@ -196,9 +196,9 @@ type ListRequest struct {
 type ListResponse struct {
 	Sessions []*Session
 	// Damaged are the sessions of the page whose stored record does not
-	// decode, in List's order, each with its tenant, ID and error: they
-	// take their places in the page (a page holds at most PageSize
-	// sessions and damaged ones together) but are not in Sessions.
+	// decode, in List's order, each with its tenant, ID and error. They
+	// take their places in the page but are not in Sessions: a page holds
+	// at most PageSize sessions and damaged ones together.
 	Damaged       []*agentmem.DamagedError
 	NextPageToken string // empty on the last page
 }
@@ -260,10 +260,10 @@ type CompactionRecord struct {
 // least one step or a compaction, or an idempotency key to check.
 //
 // An idempotency key (Idempotency) decides first, when the session's
-// visible log has a record of it: a request with the recorded fingerprint
-// is a retry, answered with the recorded seqs and compaction seq, storing
-// nothing, whatever ExpectedLastSeq says; a request with another
-// fingerprint is refused with an *IDReusedError, storing nothing (see
+// visible log has a record of it. A request with the recorded fingerprint
+// is a retry: it is answered with the recorded seqs and compaction seq and
+// stores nothing, whatever ExpectedLastSeq says. A request with another
+// fingerprint is refused with an *IDReusedError and stores nothing (see
 // storekit.CheckKey). An append with a key that stores entries records the key
 // with them, atomically. A request with a key and nothing to append
 // (KeyOnly) only checks the key: it answers a retry as above, refuses
@@ -277,16 +277,16 @@ type CompactionRecord struct {
 // session's visible log (a
 // branch's inherited history included) is a new append. A request whose
 // steps are all there, each the same step (SameStep: equal but for Number
-// and Time), is a retry: it stores nothing (not its compaction either:
-// the request that stored its steps stored it, right after them),
-// succeeds whatever ExpectedLastSeq says, and reports the existing seqs,
-// and as CompactionSeq the seq of the compaction entry that directly
-// follows the newest of them. Anything else reuses IDs for a different
-// request and is refused with an *IDReusedError (ErrIDReused, which
-// wraps agentmem.ErrConflict), storing nothing: a stored step that
-// differs from the request's, some steps stored and others not, or a
-// retry whose compaction is not the one stored after its steps (see
-// storekit.CheckRetry and storekit.CheckRetriedCompaction). A request without steps is
+// and Time), is a retry. It stores nothing, not even its compaction, which
+// the request that stored its steps stored right after them. It succeeds
+// whatever ExpectedLastSeq says and reports the existing seqs; its
+// CompactionSeq is the seq of the compaction entry right after the newest
+// of them. Anything else reuses IDs for a different request, and is refused
+// with an *IDReusedError (ErrIDReused, which wraps agentmem.ErrConflict),
+// storing nothing. That is a stored step that differs from the request's,
+// some steps stored and others not, or a retry whose compaction is not the
+// one stored after its steps (see storekit.CheckRetry and
+// storekit.CheckRetriedCompaction). A request without steps is
 // never a retry. Only steps whose IDs are found are compared, so an
 // append of new steps costs nothing more.
 type AppendRequest struct {
@@ -339,10 +339,10 @@ type AppendResponse struct {
 }
 
 // ReadRequest reads a session's log. With WorkingSet, the result is the
-// working set as of the end of the log: the steps named by the newest
-// full compaction followed by every step after it, replaced ones by their
-// copies (see WorkingSet); otherwise it is the entries with After < Seq, in
-// order, at most Limit of them (0: all), or the last Last of them.
+// working set as of the end of the log: the steps named by the newest full
+// compaction followed by every step after it, replaced ones by their copies
+// (see WorkingSet). Otherwise it is the entries with After < Seq, in order:
+// at most Limit of them (0: all), or the last Last of them.
 // Negative values, Limit with Last, and WorkingSet with any of the others
 // are ErrInvalid.
 type ReadRequest struct {

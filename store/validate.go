@@ -31,11 +31,11 @@ func invalid(field, format string, args ...any) error {
 }
 
 // ValidateID checks a session ID, which is also a conversation's ID
-// (Conversations) and holds an agent's name (AgentSessionID): any text of
-// 1 to MaxIDLen bytes of valid UTF-8 without control characters (C0, DEL
-// and C1), such as "user@example.com" or "Research Agent", except "." and
-// "..", which no URL path segment can hold (clients leave dots unescaped,
-// and servers clean such segments away). The backends keep it as it is,
+// (Conversations) and holds an agent's name (AgentSessionID). An ID is any
+// text of 1 to MaxIDLen bytes of valid UTF-8 without control characters
+// (C0, DEL and C1), such as "user@example.com" or "Research Agent". Only
+// "." and ".." are refused, since no URL path segment can hold them:
+// clients leave dots unescaped, and servers clean such segments away. The backends keep it as it is,
 // as a bound parameter of their statements; URLs carry it
 // percent-encoded, and pages escape it. Errors wrap ErrInvalid.
 func ValidateID(id string) error { return validateID("session_id", id) }
@@ -302,11 +302,11 @@ func ValidateAppendEncoded(req AppendRequest) ([][]byte, error) {
 }
 
 // validateCompaction checks a compaction record on its own, for an append
-// of newSteps steps: each Working reference is a positive sequence number
-// or NewStepRef(i) with 0 <= i < newSteps, none repeated; each Removed
-// number is positive, none repeated; each Replaced copy is a valid step
-// with an ID whose number is a (positive) sequence number in Working,
-// one copy per number. An amendment has no Working or Removed list and at
+// of newSteps steps. Each Working reference is a positive sequence number
+// or NewStepRef(i) with 0 <= i < newSteps, none repeated. Each Removed
+// number is positive, none repeated. Each Replaced copy is a valid step
+// with an ID whose number is a (positive) sequence number in Working, one
+// copy per number. An amendment has no Working or Removed list and at
 // least one copy, each a valid step with an ID and a positive number, one
 // copy per number. Errors wrap ErrInvalid.
 func validateCompaction(c *CompactionRecord, newSteps int) error {

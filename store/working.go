@@ -11,11 +11,11 @@ import (
 )
 
 // WorkingSet computes the working set from log entries in sequence order,
-// as ReadRequest defines it: the steps the newest full compaction entry
-// names, in its order, followed by every step entry after that
-// compaction, each replaced by its copy if it has one: in the full
-// record's Replaced list or in an amendment after it (the newest copy of
-// a step wins). With no full compaction entry it is every step entry,
+// as ReadRequest defines it. It is the steps the newest full compaction
+// entry names, in its order, followed by every step entry after that
+// compaction. Each is replaced by its copy if it has one, in the full
+// record's Replaced list or in an amendment after it; the newest copy of a
+// step wins. With no full compaction entry it is every step entry,
 // amended likewise.
 //
 // entries need not be the whole log: the newest full compaction entry,
