@@ -10,10 +10,9 @@ import (
 )
 
 // CheckCompaction checks a validated compaction record against the
-// session's log before an append: every sequence number in Working must
-// name a step entry of the session's visible log (lookup returns it), and
-// every Replaced copy must have the ID and kind of the step it stands in
-// for. The copies of an amendment must stand in for steps of the
+// session's log before an append. Every sequence number in Working must
+// name a step entry of the session's visible log (lookup returns it). Every
+// Replaced copy must have the ID and kind of the step it stands in for. The copies of an amendment must stand in for steps of the
 // session's working set: for one, lookup must return only those (see
 // InWorkingSet). Backends call it after store.ValidateAppend, with lookup
 // reading the log as it is before the append. Errors wrap ErrInvalid.
@@ -98,12 +97,11 @@ type WorkingStep struct {
 // (agentmem.PinnedKinds: every system prompt and the first task). Each
 // must stay in c.Working, itself or as a modified copy, or be named in
 // c.Removed: a pinned step leaves the working set only when the record
-// says so. Records made by the library always do (its Compaction lists
-// every step that left, and agentmem.Memory.Clear removes them all), so a
-// strategy that drops a pinned step on purpose, such as
-// agentmem.KeepSystemAndRecent, or a clear, is stored, while a record
-// that merely leaves the system prompt or the task out of its working
-// list is refused.
+// says so. Records made by the library always do: its Compaction lists
+// every step that left, and agentmem.Memory.Clear removes them all. So a
+// clear, or a strategy that drops a pinned step on purpose such as
+// agentmem.KeepSystemAndRecent, is stored. A record that merely leaves the
+// system prompt or the task out of its working list is refused.
 //
 // Backends call it in the append's transaction, so no other append comes
 // between the working set it checks and the record stored. Errors wrap

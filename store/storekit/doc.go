@@ -16,10 +16,10 @@
 //
 // # The rest of a backend
 //
-// NewSession builds the session of a Create, Now and LeaseExpiry give the
-// times a backend records, SelectEntries, WorkingSeqs and InWorkingSet
-// read a log, Normalize and EncodedKind handle stored steps, and
-// FeedSessionKeys and AttachSessions fill a batch of the change feed.
+// NewSession builds the session of a Create. Now and LeaseExpiry give the
+// times a backend records. SelectEntries, WorkingSeqs and InWorkingSet read
+// a log. Normalize and EncodedKind handle stored steps. FeedSessionKeys and
+// AttachSessions fill a batch of the change feed.
 //
 // A backend proves itself with the conformance suite of package
 // storetest, run through store.New.

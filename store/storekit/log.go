@@ -91,10 +91,10 @@ func NewestFull(entries []store.Entry) int {
 	return -1
 }
 
-// InWorkingSet reports whether the step entry at seq is in the working
-// set of a log whose newest full compaction entry is at fullSeq, with
-// record full (0 and nil when there is none): whether it comes after that
-// compaction or its Working list names it. Amendments do not change it.
+// InWorkingSet reports whether the step entry at seq is in the working set
+// of a log whose newest full compaction entry is at fullSeq, with record
+// full. fullSeq and full are 0 and nil when there is none. The step is in
+// it when it comes after that compaction or its Working list names it. Amendments do not change it.
 // A backend checks an amendment's copies with it (see CheckCompaction).
 func InWorkingSet(seq, fullSeq int64, full *store.CompactionRecord) bool {
 	return seq > fullSeq || (full != nil && slices.Contains(full.Working, seq))

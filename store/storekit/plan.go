@@ -55,12 +55,12 @@ type NewEntry struct {
 
 // PlanAppend applies the rules of an append to a session whose visible
 // log is v and whose newest entry is at lastSeq, up to what it writes. In
-// order: the record of the request's idempotency key decides when there
-// is one (CheckKey); a request whose steps are all stored is a retry and
-// one that reuses stored IDs otherwise is refused (CheckRetry,
-// CheckRetriedCompaction); ExpectedLastSeq must be lastSeq; the
-// compaction must name steps of the log (CheckCompaction) and keep the
-// pinned ones (CheckPinned). It returns the response and the entries to
+// order: the record of the request's idempotency key decides when there is
+// one (CheckKey). A request whose steps are all stored is a retry, and one
+// that reuses stored IDs otherwise is refused (CheckRetry,
+// CheckRetriedCompaction). ExpectedLastSeq must be lastSeq. The compaction
+// must name steps of the log (CheckCompaction) and keep the pinned ones
+// (CheckPinned). It returns the response and the entries to
 // add, numbered from lastSeq+1; none for a retry or a request that only
 // checks its key. When there are entries and the request has a key, the
 // backend records it too (NewKeyRecord), with them, all or none.
@@ -183,10 +183,10 @@ func retried(ctx context.Context, v LogView, req store.AppendRequest, ids []stri
 	return resp, nil
 }
 
-// A step is encoded once, by store.ValidateAppendEncoded in the goroutine that
-// appends, before it waits for the session's lock: under the lock only
-// its sequence number is spliced into that encoding, since encoding is
-// otherwise a large share of the time appends spend one after another.
+// A step is encoded once, by store.ValidateAppendEncoded in the goroutine
+// that appends, before it waits for the session's lock. Under the lock only
+// its sequence number is spliced into that encoding. Encoding is otherwise
+// a large share of the time appends spend one after another.
 
 // encodeNumbered returns store.EncodeStep(store.WithNumber(st, seq)), from pre (st's
 // encoding by store.ValidateAppendEncoded) when it can.

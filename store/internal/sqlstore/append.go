@@ -50,10 +50,10 @@ func ValidateAppend(s *Store, req store.AppendRequest) ([][]byte, error) {
 }
 
 // LockForAppendSQL is the query that reads the session an append goes to
-// under lock (FOR NO KEY UPDATE on PostgreSQL: the appenders of the
-// session queue on its row, while readers, branch creation and the
-// foreign-key checks of the inserts do not): $1 the tenant, $2 the ID,
-// its row scanned by ScanSession.
+// under lock: $1 the tenant, $2 the ID, its row scanned by ScanSession. On
+// PostgreSQL the lock is FOR NO KEY UPDATE: the appenders of the session
+// queue on its row, while readers, branch creation and the foreign-key
+// checks of the inserts do not.
 func LockForAppendSQL(s *Store) string { return selectSession + s.d.forNoKeyUpdate }
 
 // AppendTx is an append inside a write transaction: it loads and locks

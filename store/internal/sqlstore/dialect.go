@@ -51,11 +51,11 @@ type dialect struct {
 }
 
 // The consumer names of Ping's probe write. No consumer can have them
-// (a valid name does not begin with "#"). SQLite's is 64 KiB long, so
-// that the probe needs room the database does not have while it is
-// full: new pages of the file, frames of its WAL beyond those a failed
-// write left (a probe of a few bytes fits in a page that has room, and
-// would call the store ready while a step's append still fails).
+// (a valid name does not begin with "#"). SQLite's is 64 KiB long, so that
+// the probe needs room the database does not have while it is full: new
+// pages of the file, and frames of its WAL beyond those a failed write
+// left. A probe of a few bytes would fit in a page that has room, and call
+// the store ready while a step's append still fails.
 // PostgreSQL's is short: an index entry holds at most a few kilobytes,
 // and its disk fills for every database of the server at once.
 var (

@@ -11,9 +11,10 @@ import (
 )
 
 // The feed consumers' leases (store.Leaser) are the rows of feed_leases,
-// one per consumer whose lease was taken and not released: its holder of
-// record and when its hold expires, by the store's clock (a parameter of
-// every statement, as every other time the store writes). A lease is
+// one per consumer whose lease was taken and not released. A row holds the
+// holder of record and when its hold expires, by the store's clock. That
+// clock is a parameter of every statement, as every other time the store
+// writes. A lease is
 // taken by one upsert whose condition is that the row is the taker's or
 // has expired, so of two takers one wins and the other finds the
 // winner's row; SQLite serializes them, PostgreSQL's ON CONFLICT locks

@@ -312,12 +312,11 @@ var existsStub agentmem.Step = &agentmem.TaskStep{}
 
 // workingSetMember returns storekit.InWorkingSet for the visible log, to be
 // asked about seqs: it finds the newest full compaction, and reads its
-// record only if one of seqs is not after it. Only a full compaction
-// after the lowest of seqs matters: the steps after the newest one are
-// in the working set, so the search stops there, and costs the
-// compaction entries after the steps asked about (an amendment of a
-// recent step looks at the few amendments since, not at every one the
-// session has).
+// record only if one of seqs is not after it. Only a full compaction after
+// the lowest of seqs matters, since the steps after the newest one are in
+// the working set. So the search stops there, and costs the compaction
+// entries after the steps asked about. An amendment of a recent step looks
+// at the few amendments since, not at every one the session has.
 func (s *Store) workingSetMember(ctx context.Context, q sqldb.Querier, segs []segment, seqs []int64) (func(int64) bool, error) {
 	var above int64
 	if len(seqs) > 0 {
@@ -336,10 +335,10 @@ func (s *Store) workingSetMember(ctx context.Context, q sqldb.Querier, segs []se
 	return func(seq int64) bool { return storekit.InWorkingSet(seq, fullSeq, full) }, nil
 }
 
-// newestFull returns the sequence number of the newest compaction entry
-// of the visible log that is a full record, not an amendment (0 if there
-// is none; amendments do not change which steps the working set has),
-// and, with record, the record (nil if there is none). It searches the
+// newestFull returns the sequence number of the newest compaction entry of
+// the visible log that is a full record, not an amendment, or 0 if there is
+// none. Amendments do not change which steps the working set has. With
+// record, it also returns the record (nil if there is none). It searches the
 // segments from the newest, through the partial index on compaction
 // entries, telling amendments by the start of their encoding
 // (store.AmendPrefix) without reading them.

@@ -42,11 +42,10 @@ type settings struct {
 type scanner interface{ Scan(dest ...any) error }
 
 // ScanSession scans a row of sessionColumns. A row whose metadata or
-// settings do not decode is damaged: it is returned all the same, what
-// does not decode left zero, with a *agentmem.DamagedError, so that what
-// needs only the session's keys and log (Delete, Prune, the feed: see
-// keysOnly) goes on, while what returns the session fails or leaves it
-// out.
+// settings do not decode is damaged. It is returned all the same, with what
+// does not decode left zero, and a *agentmem.DamagedError. What needs only
+// the session's keys and log (Delete, Prune, the feed: see keysOnly) goes
+// on; what returns the session fails or leaves it out.
 func ScanSession(sc scanner) (*SessionRow, error) {
 	// One allocation for the row and its nullable columns.
 	row := &struct {
