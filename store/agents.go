@@ -22,8 +22,8 @@ const MetaRun = "agentmem.run"
 // The run is a session, and an agent's memory is a session of its own, with
 // ID "<run>.<agent>". It has the run's tenant, user and retention,
 // Session.Agent set to the agent and metadata MetaRun naming the run. So it
-// is listed, exported, inspected and deleted like any session. A single-run run's agent memories are single-run too: Close
-// deletes them.
+// is listed, exported, inspected and deleted like any session. A single-run
+// run's agent memories are single-run too: Close deletes them.
 //
 // Agents is safe for concurrent use; two processes that get the same
 // agent's memory at once get the same session.

@@ -10,17 +10,17 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Writes that lose races. Some writes are computed from what the writer
-// read of the session: a tool result completes the action as read, a
-// pop or a clear rewrites the working set as read, a compaction keeps
-// what it read. They are appended conditionally on it (ExpectedLastSeq),
-// so that nothing another writer appended in between is lost, and one
-// that another writer got ahead of must read again and retry. When the
-// caller stated no position of its own (no ExpectedLastSeq, no If-Match),
-// such a write does not depend on where the log is. Losing a race then says
-// nothing the caller needs to hear: the writer retries, within a
-// RetryPolicy, and only then gives up with ErrContended. A write whose caller stated a position is never retried:
-// its conflict is the answer.
+// Writes that lose races. Some writes are computed from what the writer read
+// of the session: a tool result completes the action as read, a pop or a
+// clear rewrites the working set as read, a compaction keeps what it read.
+// They are appended conditionally on it (ExpectedLastSeq), so that nothing
+// another writer appended in between is lost, and one that another writer got
+// ahead of must read again and retry. When the caller stated no position of
+// its own (no ExpectedLastSeq, no If-Match), such a write does not depend on
+// where the log is. Losing a race then says nothing the caller needs to hear:
+// the writer retries, within a RetryPolicy, and only then gives up with
+// ErrContended. A write whose caller stated a position is never retried: its
+// conflict is the answer.
 
 // RetryPolicy bounds the retries of a write that loses races with other
 // writers of a session (see Do). A zero field takes DefaultRetry's

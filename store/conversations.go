@@ -99,9 +99,9 @@ func (c Conversations) SaveMessages(ctx context.Context, id string, msgs []agent
 // writes nothing. A pending action (snap.Pending) is saved as the
 // last step, still pending.
 //
-// When another writer changes the conversation meanwhile, Save reads it
-// again and retries, within c.Retry (then a *ContendedError): the last
-// save wins, as the seed's overwrite does. Errors: agentmem.ErrInvalid for a bad ID or
+// When another writer changes the conversation meanwhile, Save reads it again
+// and retries, within c.Retry (then a *ContendedError): the last save wins,
+// as the seed's overwrite does. Errors: agentmem.ErrInvalid for a bad ID or
 // snapshot (nothing is written), and what the Store returns.
 func (c Conversations) Save(ctx context.Context, id string, snap *agentmem.Snapshot) error {
 	if err := ValidateID(id); err != nil {

@@ -4,17 +4,17 @@
 //
 // # The portable type and its drivers
 //
-// Programs use one concrete type, *Store, whatever the backend, in the
-// shape of go-cloud's portable types: New builds it over a Driver, the
-// small interface a backend implements. Its methods are Create, Get,
-// List and Delete for sessions, Append and Read for a session's log,
-// Prune for retention and Close, each taking a request struct and
-// returning a response struct, so fields can be added without breaking
-// callers. Errors wrap agentmem's sentinels (ErrNotFound, ErrConflict,
-// ErrInvalid); a refused call changes nothing. Store checks every
-// request before its driver sees it, so every backend refuses the same things, and every driver runs
-// the conformance suite in package storetest through it, so they all
-// behave the same.
+// Programs use one concrete type, *Store, whatever the backend, in the shape
+// of go-cloud's portable types: New builds it over a Driver, the small
+// interface a backend implements. Its methods are Create, Get, List and
+// Delete for sessions, Append and Read for a session's log, Prune for
+// retention and Close, each taking a request struct and returning a response
+// struct, so fields can be added without breaking callers. Errors wrap
+// agentmem's sentinels (ErrNotFound, ErrConflict, ErrInvalid); a refused call
+// changes nothing. Store checks every request before its driver sees it, so
+// every backend refuses the same things, and every driver runs the
+// conformance suite in package storetest through it, so they all behave the
+// same.
 //
 // A driver may do more than the eight methods of Driver: the change
 // feed (Feed), the leases of its consumers (Leaser), where a session's
@@ -124,16 +124,16 @@
 //
 // # The change feed
 //
-// Every backend's driver also implements Feed: every change to every session's log
-// (an entry appended, a branch forked, a session deleted), recorded by the
-// transaction that makes it and read in commit order after a durable
-// cursor. What is derived from the log, such as the recall index
+// Every backend's driver also implements Feed: every change to every
+// session's log (an entry appended, a branch forked, a session deleted),
+// recorded by the transaction that makes it and read in commit order after a
+// durable cursor. What is derived from the log, such as the recall index
 // (recallview.Follower), follows the feed in the background instead of being
-// written on the request's path, and catches up after a crash or restart
-// on its own. Every backend's driver also implements Leaser, the leases
-// that make a consumer exclusive. Of its followers in every process sharing
-// the store, only the one holding the lease applies the changes and saves
-// the cursor. Another takes over when it stops or its lease expires.
+// written on the request's path, and catches up after a crash or restart on
+// its own. Every backend's driver also implements Leaser, the leases that
+// make a consumer exclusive. Of its followers in every process sharing the
+// store, only the one holding the lease applies the changes and saves the
+// cursor. Another takes over when it stops or its lease expires.
 //
 // # Moving sessions
 //

@@ -273,12 +273,12 @@ type ImportOptions struct {
 	CheckOnly bool
 }
 
-// Import reads a session exported by Export and recreates it in st with
-// the same sequence numbers, entry times and step JSON, byte for byte,
-// under the exported ID unless opts asks for another. The whole input is
-// read and checked first (a bad line is an error naming it, wrapping
-// agentmem.ErrInvalid) and then stored in one atomic write, so an import
-// that fails stores nothing. st's driver must implement Importer; an ID in use is
+// Import reads a session exported by Export and recreates it in st with the
+// same sequence numbers, entry times and step JSON, byte for byte, under the
+// exported ID unless opts asks for another. The whole input is read and
+// checked first (a bad line is an error naming it, wrapping
+// agentmem.ErrInvalid) and then stored in one atomic write, so an import that
+// fails stores nothing. st's driver must implement Importer; an ID in use is
 // ErrConflict.
 func Import(ctx context.Context, st *Store, r io.Reader, opts ImportOptions) (*Session, error) {
 	if !st.Supports(CanImport) && !opts.CheckOnly {
@@ -295,9 +295,8 @@ func Import(ctx context.Context, st *Store, r io.Reader, opts ImportOptions) (*S
 // what it reads, for an import from another form. The session takes the ID
 // and the tenant opts asks for. Its times and its entries' are kept to the
 // microsecond in UTC, as every backend keeps them, after the checks of
-// Store.ImportEntries.
-// It changes s and entries in place. st's driver must implement Importer (unless
-// opts.CheckOnly); an ID in use is ErrConflict.
+// Store.ImportEntries. It changes s and entries in place. st's driver must
+// implement Importer (unless opts.CheckOnly); an ID in use is ErrConflict.
 func ImportSession(ctx context.Context, st *Store, s *Session, entries []Entry, opts ImportOptions) (*Session, error) {
 	if !st.Supports(CanImport) && !opts.CheckOnly {
 		return nil, notImporter(st)

@@ -25,11 +25,10 @@ func (e *ExistsError) Unwrap() error { return agentmem.ErrConflict }
 
 // ErrIDReused reports an append that reuses the idempotency key or the step
 // IDs of an earlier append for a request that is not a retry of it. The key
-// may be recorded with another fingerprint, or a stored step with the ID
-// may differ. The request's steps may be partly stored, or a retry's
-// compaction may differ from the one stored with its steps. Nothing is stored. It wraps
-// agentmem.ErrConflict; the errors Append returns for it are
-// *IDReusedError.
+// may be recorded with another fingerprint, or a stored step with the ID may
+// differ. The request's steps may be partly stored, or a retry's compaction
+// may differ from the one stored with its steps. Nothing is stored. It wraps
+// agentmem.ErrConflict; the errors Append returns for it are *IDReusedError.
 var ErrIDReused = fmt.Errorf("store: step IDs reused for a different request: %w", agentmem.ErrConflict)
 
 // IDReusedError is the error of an append refused with ErrIDReused. It

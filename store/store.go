@@ -46,9 +46,10 @@ import (
 // whether or not Prune has deleted it yet.
 //
 // Times a store records (CreatedAt, UpdatedAt, ExpiresAt, Entry.Time) come
-// from the store's clock (see storekit.Now), in UTC, truncated to the microsecond,
-// the precision every backend keeps. A store returns copies: changing a
-// value passed to or returned by a store never changes what it holds.
+// from the store's clock (see storekit.Now), in UTC, truncated to the
+// microsecond, the precision every backend keeps. A store returns copies:
+// changing a value passed to or returned by a store never changes what it
+// holds.
 //
 // Every backend of this module also implements Importer, which Import
 // needs to recreate an exported session exactly, and passes the storetest
@@ -297,26 +298,26 @@ type AppendRequest struct {
 	// number set to its sequence number. Steps need IDs, distinct within
 	// the request.
 	Steps []agentmem.Step
-	// Compaction, when set, is appended after Steps as a compaction
-	// entry. In a full record, Working may name the new Steps of this
-	// request by NewStepRef(i) (a negative placeholder for Steps[i]); its
-	// other numbers must be sequence numbers of step entries of the
-	// visible log, or the request is ErrInvalid. It must keep the pinned
-	// steps of the working set it compacts (every system prompt and the
-	// first task) in Working, or name them in Removed to drop them on
-	// purpose (see storekit.CheckPinned); otherwise the request is ErrInvalid. The
-	// stored record has every placeholder replaced by the step's sequence
-	// number. An amendment's copies must each stand in for a step of the
-	// session's working set as it is before the append (not for one of
-	// the request's new steps), with its ID and kind; otherwise the
-	// request is ErrInvalid (see storekit.CheckCompaction).
+	// Compaction, when set, is appended after Steps as a compaction entry. In
+	// a full record, Working may name the new Steps of this request by
+	// NewStepRef(i) (a negative placeholder for Steps[i]); its other numbers
+	// must be sequence numbers of step entries of the visible log, or the
+	// request is ErrInvalid. It must keep the pinned steps of the working set
+	// it compacts (every system prompt and the first task) in Working, or
+	// name them in Removed to drop them on purpose (see
+	// storekit.CheckPinned); otherwise the request is ErrInvalid. The stored
+	// record has every placeholder replaced by the step's sequence number. An
+	// amendment's copies must each stand in for a step of the session's
+	// working set as it is before the append (not for one of the request's
+	// new steps), with its ID and kind; otherwise the request is ErrInvalid
+	// (see storekit.CheckCompaction).
 	Compaction *CompactionRecord
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// append fails with ErrConflict and changes nothing (a retry passes
 	// whatever it says).
 	ExpectedLastSeq *int64
-	// Idempotency, when set, names the request by an idempotency key and
-	// the fingerprint of what it asks to store (see above and storekit.CheckKey).
+	// Idempotency, when set, names the request by an idempotency key and the
+	// fingerprint of what it asks to store (see above and storekit.CheckKey).
 	Idempotency *Idempotency
 }
 
@@ -412,12 +413,12 @@ const (
 // down, and the call may succeed on another instance or after a restart.
 var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)
 
-// Pinger is implemented by stores that can tell whether they can serve,
-// as a server's readiness asks (every backend of this module does). Ping checks that the backend
-// answers and can write, not that any record decodes: it returns nil,
-// ErrClosed after Close, or an error wrapping agentmem.ErrUnavailable
-// (agentmem.ErrExhausted while the backend is out of disk space or
-// memory).
+// Pinger is implemented by stores that can tell whether they can serve, as a
+// server's readiness asks (every backend of this module does). Ping checks
+// that the backend answers and can write, not that any record decodes: it
+// returns nil, ErrClosed after Close, or an error wrapping
+// agentmem.ErrUnavailable (agentmem.ErrExhausted while the backend is out of
+// disk space or memory).
 type Pinger interface {
 	Ping(ctx context.Context) error
 }

@@ -32,11 +32,11 @@ func invalid(field, format string, args ...any) error {
 
 // ValidateID checks a session ID, which is also a conversation's ID
 // (Conversations) and holds an agent's name (AgentSessionID). An ID is any
-// text of 1 to MaxIDLen bytes of valid UTF-8 without control characters
-// (C0, DEL and C1), such as "user@example.com" or "Research Agent". Only
-// "." and ".." are refused, since no URL path segment can hold them:
-// clients leave dots unescaped, and servers clean such segments away. The backends keep it as it is,
-// as a bound parameter of their statements; URLs carry it
+// text of 1 to MaxIDLen bytes of valid UTF-8 without control characters (C0,
+// DEL and C1), such as "user@example.com" or "Research Agent". Only "." and
+// ".." are refused, since no URL path segment can hold them: clients leave
+// dots unescaped, and servers clean such segments away. The backends keep it
+// as it is, as a bound parameter of their statements; URLs carry it
 // percent-encoded, and pages escape it. Errors wrap ErrInvalid.
 func ValidateID(id string) error { return validateID("session_id", id) }
 

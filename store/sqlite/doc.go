@@ -127,9 +127,9 @@
 // # Errors
 //
 // Input is validated before any transaction (by store.Store, and
-// store.ValidateAppendEncoded for an append): bad input is refused with an error
-// wrapping agentmem.ErrInvalid and changes nothing. A missing or expired
-// session is agentmem.ErrNotFound, a stale ExpectedLastSeq or a taken
+// store.ValidateAppendEncoded for an append): bad input is refused with an
+// error wrapping agentmem.ErrInvalid and changes nothing. A missing or
+// expired session is agentmem.ErrNotFound, a stale ExpectedLastSeq or a taken
 // session ID agentmem.ErrConflict, and any use after Close store.ErrClosed.
 //
 // # Retention

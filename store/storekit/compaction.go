@@ -9,13 +9,14 @@ import (
 	"github.com/agentmem/agentmem/store"
 )
 
-// CheckCompaction checks a validated compaction record against the
-// session's log before an append. Every sequence number in Working must
-// name a step entry of the session's visible log (lookup returns it). Every
-// Replaced copy must have the ID and kind of the step it stands in for. The copies of an amendment must stand in for steps of the
-// session's working set: for one, lookup must return only those (see
-// InWorkingSet). Backends call it after store.ValidateAppend, with lookup
-// reading the log as it is before the append. Errors wrap ErrInvalid.
+// CheckCompaction checks a validated compaction record against the session's
+// log before an append. Every sequence number in Working must name a step
+// entry of the session's visible log (lookup returns it). Every Replaced copy
+// must have the ID and kind of the step it stands in for. The copies of an
+// amendment must stand in for steps of the session's working set: for one,
+// lookup must return only those (see InWorkingSet). Backends call it after
+// store.ValidateAppend, with lookup reading the log as it is before the
+// append. Errors wrap ErrInvalid.
 func CheckCompaction(c *store.CompactionRecord, lookup func(seq int64) (agentmem.Step, bool)) error {
 	if c.Amend {
 		for i, s := range c.Replaced {

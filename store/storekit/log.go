@@ -44,8 +44,8 @@ func NewSession(req store.CreateRequest, now time.Time) *store.Session {
 	return s
 }
 
-// SelectEntries applies a validated store.ReadRequest's After, Limit and Last to
-// a session's visible log (entries in sequence order) and returns the
+// SelectEntries applies a validated store.ReadRequest's After, Limit and Last
+// to a session's visible log (entries in sequence order) and returns the
 // sub-slice to return.
 func SelectEntries(entries []store.Entry, req store.ReadRequest) []store.Entry {
 	i := 0
@@ -62,11 +62,11 @@ func SelectEntries(entries []store.Entry, req store.ReadRequest) []store.Entry {
 	return entries
 }
 
-// Normalize returns the step as a backend stores it: numbered n and
-// passed through store.EncodeStep and store.DecodeStep, so that what a store returns
+// Normalize returns the step as a backend stores it: numbered n and passed
+// through store.EncodeStep and store.DecodeStep, so that what a store returns
 // is exactly what its JSON says (no monotonic clock reading, no time zone
-// name, compacted structured data), on every backend alike. It also
-// returns the encoding, which is what a database backend stores.
+// name, compacted structured data), on every backend alike. It also returns
+// the encoding, which is what a database backend stores.
 func Normalize(s agentmem.Step, n int64) (agentmem.Step, []byte, error) {
 	b, err := store.EncodeStep(store.WithNumber(s, n))
 	if err != nil {
@@ -91,11 +91,12 @@ func NewestFull(entries []store.Entry) int {
 	return -1
 }
 
-// InWorkingSet reports whether the step entry at seq is in the working set
-// of a log whose newest full compaction entry is at fullSeq, with record
-// full. fullSeq and full are 0 and nil when there is none. The step is in
-// it when it comes after that compaction or its Working list names it. Amendments do not change it.
-// A backend checks an amendment's copies with it (see CheckCompaction).
+// InWorkingSet reports whether the step entry at seq is in the working set of
+// a log whose newest full compaction entry is at fullSeq, with record full.
+// fullSeq and full are 0 and nil when there is none. The step is in it when
+// it comes after that compaction or its Working list names it. Amendments do
+// not change it. A backend checks an amendment's copies with it (see
+// CheckCompaction).
 func InWorkingSet(seq, fullSeq int64, full *store.CompactionRecord) bool {
 	return seq > fullSeq || (full != nil && slices.Contains(full.Working, seq))
 }

@@ -188,8 +188,8 @@ func retried(ctx context.Context, v LogView, req store.AppendRequest, ids []stri
 // its sequence number is spliced into that encoding. Encoding is otherwise
 // a large share of the time appends spend one after another.
 
-// encodeNumbered returns store.EncodeStep(store.WithNumber(st, seq)), from pre (st's
-// encoding by store.ValidateAppendEncoded) when it can.
+// encodeNumbered returns store.EncodeStep(store.WithNumber(st, seq)), from
+// pre (st's encoding by store.ValidateAppendEncoded) when it can.
 func encodeNumbered(st agentmem.Step, pre []byte, seq int64) ([]byte, error) {
 	if b, ok := renumber(pre, st.Kind(), seq); ok {
 		return b, nil

@@ -38,11 +38,11 @@ type feedDialect struct {
 	bySnapshot bool
 	snapshot   string
 	// read returns the changes after the cursor ($2 its Tx as text, $3 its
-	// Pos), below the snapshot's watermark ($1, as text), at most $4 of
-	// them, in order. Each comes with the entry of its append. The columns
-	// are tx, pos, kind, session_id, tenant, seq, at, and the entry's kind,
-	// body and created_at (NULL when it is gone). readKeys is read with NULL for the entry's
-	// columns (FeedRequest.WithoutEntries).
+	// Pos), below the snapshot's watermark ($1, as text), at most $4 of them,
+	// in order. Each comes with the entry of its append. The columns are tx,
+	// pos, kind, session_id, tenant, seq, at, and the entry's kind, body and
+	// created_at (NULL when it is gone). readKeys is read with NULL for the
+	// entry's columns (FeedRequest.WithoutEntries).
 	read, readKeys string
 	// head is one past the newest watermark given out.
 	head string

@@ -192,11 +192,12 @@ func compactionAt(ctx context.Context, q sqldb.Querier, segs []segment, seq int6
 }
 
 // compactionLookup returns the lookup with which storekit.CheckCompaction
-// checks a compaction's references against the visible log as it is
-// before the append (entries up to lastSeq): see storekit.LogView. Only the steps that have a replacement are
-// read and decoded; for the others, existence is all that is checked. An
-// amendment's references are its copies' steps, which must be in the
-// working set: its cost is that of its copies, not of the working set.
+// checks a compaction's references against the visible log as it is before
+// the append (entries up to lastSeq): see storekit.LogView. Only the steps
+// that have a replacement are read and decoded; for the others, existence is
+// all that is checked. An amendment's references are its copies' steps, which
+// must be in the working set: its cost is that of its copies, not of the
+// working set.
 func (s *Store) compactionLookup(ctx context.Context, q sqldb.Querier, segs []segment, c *store.CompactionRecord, lastSeq int64) (func(int64) (agentmem.Step, bool), error) {
 	var refs []int64
 	if c.Amend {

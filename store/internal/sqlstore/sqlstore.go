@@ -155,15 +155,15 @@ func (s *Store) err(op string, err error) error {
 	return err
 }
 
-// Ping reports whether the store can serve, as a server's readiness asks:
-// its database answers a query. After an operation failed for want of disk
-// space or memory, a probe write must succeed too. The probe is a feed
-// cursor that no consumer can have, written and deleted in one transaction,
-// so no other transaction sees it. Its name needs room on SQLite (see the
-// dialect's pingConsumer). So the store is ready again once
-// there is room, without waiting for a client's write. It returns nil, store.ErrClosed, or an error wrapping
-// agentmem.ErrUnavailable: agentmem.ErrExhausted while writes still fail
-// for want of room.
+// Ping reports whether the store can serve, as a server's readiness asks: its
+// database answers a query. After an operation failed for want of disk space
+// or memory, a probe write must succeed too. The probe is a feed cursor that
+// no consumer can have, written and deleted in one transaction, so no other
+// transaction sees it. Its name needs room on SQLite (see the dialect's
+// pingConsumer). So the store is ready again once there is room, without
+// waiting for a client's write. It returns nil, store.ErrClosed, or an error
+// wrapping agentmem.ErrUnavailable: agentmem.ErrExhausted while writes still
+// fail for want of room.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.checkOpen(); err != nil {
 		return err
