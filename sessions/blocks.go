@@ -30,19 +30,19 @@ type blockDeleter interface {
 }
 
 // CleanBlocks deletes the memory blocks a deleted session of a tenant left
-// behind (a session deleted by store.Store.Delete or Prune, which know
-// nothing of blocks), and returns how many it deleted: all of the
-// session's blocks when no session has its ID now; when a later session
-// has it, only the blocks created before that session (the deleted
-// one's: those of the later session stay), each only if it has not
-// changed since it was read. It is idempotent, so that a follower of the
+// behind, and returns how many it deleted. Such a session was deleted by
+// store.Store.Delete or Prune, which know nothing of blocks. When no
+// session has its ID now, all of the session's blocks go. When a later
+// session has it, only the blocks created before that session go, the
+// deleted one's; those of the later session stay. Each goes only if it has
+// not changed since it was read. It is idempotent, so that a follower of the
 // store's deletions (package views/sessionblocks) can apply it again
 // after a crash. Without Config.Blocks it does nothing.
 //
 // Telling the two sessions' blocks apart compares the blocks' creation
 // times with the later session's, from the clocks of the processes (or
-// database) that wrote them: clocks apart by more than the time between
-// a deletion and the new session's first block can misplace a block.
+// database) that wrote them. Clocks apart by more than the time between a
+// deletion and the new session's first block can misplace a block.
 func (s *Service) CleanBlocks(ctx context.Context, tenant, id string) (int, error) {
 	d, ok := s.cfg.Blocks.(blockDeleter)
 	if !ok {
@@ -105,11 +105,11 @@ func (s *Service) blocksOf(ctx context.Context, tenant, sessionID, userID string
 	return blocks.Shown(user, own), nil
 }
 
-// maxBlockFits bounds the fittings of a context with blocks: the first
-// fitting leaves room for the blocks as a message of their own, which
-// costs at least what appending them to the system prompt adds (the
-// message's overhead covers the separator's tokens); a tokenizer that
-// merges across the join might need one more.
+// maxBlockFits bounds the fittings of a context with blocks. The first
+// fitting leaves room for the blocks as a message of their own. That costs
+// at least what appending them to the system prompt adds, since the
+// message's overhead covers the separator's tokens. A tokenizer that merges
+// across the join might need one more.
 const maxBlockFits = 3
 
 // fitWithBlocks fits the session's steps to what fit leaves after the

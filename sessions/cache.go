@@ -19,18 +19,18 @@ import (
 // The session cache keeps, for recently used sessions, an
 // agentmem.Replica of the session's working set, so that a step is
 // rendered and counted once (per format and tokenizer) however many
-// context requests read it. The log stays the truth: before every use, a
-// cached replica catches up with the entries appended since it last
-// looked, by this instance or any other sharing the store: one read of
+// context requests read it. The log stays the truth. Before every use, a
+// cached replica catches up with the entries appended since it last looked,
+// by this instance or any other sharing the store. That costs one read of
 // the session's head (store.Store.Head) when nothing is new, and a read of
 // the new entries when something is. So a context request sees every
 // append acknowledged before it started.
 //
-// Catching up costs what was appended, not the session's length: new step
-// entries are put in the replica as they are, under their sequence
-// numbers (Replica.Put), keeping the cached counts of the steps already
-// there; an amendment (a tool result that completes a stored call, a
-// popped result) puts its copies in place of the steps they stand in for
+// Catching up costs what was appended, not the session's length. New step
+// entries are put in the replica as they are, under their sequence numbers
+// (Replica.Put), keeping the cached counts of the steps already there. An
+// amendment, such as a tool result that completes a stored call or a popped
+// result, puts its copies in place of the steps they stand in for
 // (Replica.Replace). A full compaction entry reorders the working set, so
 // on one the replica is rebuilt from a working-set read (its counts are
 // then redone lazily, for the steps a context shows).
@@ -44,8 +44,8 @@ import (
 // (see viewSize for what is counted).
 //
 // Loading a session holds its whole working set twice for a moment (the
-// store's read and the replica built from it) and is CPU bound, so at most
-// loadSlots loads run at once: when the sessions in use do not fit in the
+// store's read and the replica built from it) and is CPU bound. So at most
+// loadSlots loads run at once. When the sessions in use do not fit in the
 // cache and every request loads one, the memory held beyond the cache is
 // that of a few loads, not of every request in flight.
 type cache struct {
@@ -106,9 +106,9 @@ type viewState struct {
 	stepBytes int64
 }
 
-// What a cached view is accounted, measured with runtime.MemStats on
-// sessions of realistic steps (TestCacheAccountingConservative checks
-// that the sum covers what a view really holds, in every format):
+// What a cached view is accounted was measured with runtime.MemStats on
+// sessions of realistic steps. TestCacheAccountingConservative checks that
+// the sum covers what a view really holds, in every format:
 //
 //   - viewOverhead once per view (the view, its replica and state);
 //   - per step, the bytes of its text (stepBytes: its strings, its ID and
@@ -123,8 +123,8 @@ type viewState struct {
 //     strings, and then this counts high.
 //
 // A form counts for every step from the first request that renders in it,
-// although a context with a budget renders only the steps it shows, and
-// the replica's default form counts from the load: the estimate errs high,
+// although a context with a budget renders only the steps it shows. The
+// replica's default form counts from the load. So the estimate errs high,
 // by up to about two times.
 const (
 	viewOverhead   = 4 << 10
@@ -208,11 +208,11 @@ func (c *cache) get(ctx context.Context, tenant, id string, f form) (*viewState,
 	return st, nil
 }
 
-// with runs f on a session's view and its state, up to date with the log
-// as of now (as get), holding the view's lock: the replica then holds the
-// entries up to the state's seq (and, after a put that failed half-way,
-// some after it: a write conditional on the seq then loses and tries
-// again), and neither catching up nor an append through the service
+// with runs f on a session's view and its state, up to date with the log as
+// of now (as get), holding the view's lock. The replica then holds the
+// entries up to the state's seq. After a put that failed half-way, it holds
+// some after it too, and a write conditional on the seq then loses and
+// tries again. Neither catching up nor an append through the service
 // changes it until f returns. f must be quick and must not use the
 // cache.
 func (c *cache) with(ctx context.Context, key store.Key, f func(*view, *viewState)) error {
@@ -248,8 +248,8 @@ func (c *cache) lookup(key store.Key) (*view, bool) {
 }
 
 // account brings the cache's accounting up to date with v, just synced,
-// which its caller renders in f (nil: does not use it): v is admitted (or
-// stays) as the most recently used, and the least recently used views are
+// which its caller renders in f (nil: does not use it). v is admitted (or
+// stays) as the most recently used. The least recently used views are
 // evicted while the cache holds more than its bound. A view larger than
 // the whole bound is not kept. If a concurrent request admitted another
 // view of the same session first, that one stays.
@@ -356,11 +356,11 @@ func (v *view) sync(ctx context.Context, c *cache) (*viewState, error) {
 		return v.reloadLocked(ctx, c)
 	}
 	if resp.Session.LastSeq < cur.seq {
-		// Either the replica is newer than this read (appends through
-		// this service, or another request's catching up, added to it
-		// after the read: many clients of one session make that
-		// common), or the session was deleted and created again, with
-		// fewer entries, in the same tick of the store's clock. A read
+		// Either the replica is newer than this read, or the session was
+		// deleted and created again, with fewer entries, in the same tick
+		// of the store's clock. The replica is newer when appends through
+		// this service, or another request's catching up, added to it after
+		// the read; many clients of one session make that common. A read
 		// now tells which.
 		now, err := c.svc.st.Head(ctx, v.key.Tenant, v.key.ID)
 		if err != nil {

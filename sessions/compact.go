@@ -56,11 +56,11 @@ type Compacted struct {
 }
 
 // Compact runs a compaction on a session of a tenant. It runs on a memory
-// bound to the session (store.OpenTenantMemory), so it is recorded in the
+// bound to the session (store.OpenTenantMemory). So it is recorded in the
 // log through the bound memory's journal, atomically and only if no other
-// writer appended in between; if one did, the memory is reloaded and the
+// writer appended in between. If one did, the memory is reloaded and the
 // compaction planned and tried again, within the service's policy (see
-// Retry; then a *store.ContendedError), each try in the session's turn
+// Retry; then a *store.ContendedError). Each try is in the session's turn
 // unless it waits for the LLM summarizer. A failure of the summarizer is a
 // *SummarizerError; an unknown strategy or summarizer an
 // *agentmem.InvalidError.

@@ -93,15 +93,15 @@ func (s *Service) rendering(req *ContextRequest) (agentmem.Format, tokenizer.Cou
 	return format, counter, fit, nil
 }
 
-// Context returns a session's context: its working set fitted to the
-// budget and rendered in the format, from the service's cache of session
-// memories, brought up to date with the log first (so it reflects every
-// append acknowledged before the call, by any process sharing the
-// store). With Config.Blocks, the memory blocks of the session's user and
-// of the session (blocks.Shown) follow the system prompt (blocks.Render),
-// always and pinned: the steps are fitted to what the budget leaves after
-// them, and when the pinned steps and the blocks do not fit the error is
-// the *agentmem.BudgetError.
+// Context returns a session's context: its working set fitted to the budget
+// and rendered in the format, from the service's cache of session memories.
+// The cache is brought up to date with the log first, so the context reflects
+// every append acknowledged before the call, by any process sharing the
+// store. With Config.Blocks, the memory blocks of the session's user and of
+// the session (blocks.Shown) follow the system prompt (blocks.Render), always
+// and pinned. The steps are fitted to what the budget leaves after them. When
+// the pinned steps and the blocks do not fit, the error is the
+// *agentmem.BudgetError.
 func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, error) {
 	format, counter, fit, err := s.rendering(&req)
 	if err != nil {
@@ -150,10 +150,10 @@ type LogContext struct {
 }
 
 // ContextAt returns the context a session's working set gave as of log
-// sequence number at (before the entry at), or now when at is 0: the log
-// is read up to there, the working set it gives is restored into a memory
-// as a bound memory loads it (store.WorkingSet), and fitted as Context
-// fits (without the cache, which holds only the present). When the
+// sequence number at (before the entry at), or now when at is 0. The log is
+// read up to there. The working set it gives is restored into a memory as a
+// bound memory loads it (store.WorkingSet), and fitted as Context fits. The
+// cache is not used, since it holds only the present. When the
 // pinned steps do not fit the budget, it returns the LogContext without
 // a Context and the *agentmem.BudgetError.
 func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (*LogContext, error) {
@@ -191,10 +191,10 @@ func (s *Service) ContextAt(ctx context.Context, req ContextRequest, at int64) (
 	return lc, err
 }
 
-// ContextOfLog fits the working set that a log's entries give (a prefix of
-// a session's log, in order, as read; store.WorkingSet) as Context fits
-// it, for a caller that has the log already: it restores them into a
-// memory as a bound memory loads them, pinning what sess pins
+// ContextOfLog fits the working set that a log's entries give as Context
+// fits it, for a caller that has the log already. The entries are a prefix
+// of a session's log, in order, as read (store.WorkingSet). It restores
+// them into a memory as a bound memory loads them, pinning what sess pins
 // (store.Session.EffectivePinning; nil: the default pinning). req's
 // Tenant and SessionID are not used but in errors; the LogContext's
 // Session is sess. When the pinned steps do not fit the budget, it
@@ -257,10 +257,10 @@ type HistoryRequest struct {
 }
 
 // History returns a session's working set from the service's cache of
-// session replicas, brought up to date with the log first, as Context
-// does: what a writer that recognises what a session already holds (the
-// proxy's requests resending their history) compares with, without
-// reading the whole working set from the store on every call.
+// session replicas, brought up to date with the log first, as Context does.
+// A writer that recognises what a session already holds compares with it,
+// such as the proxy's requests resending their history. So it need not read
+// the whole working set from the store on every call.
 func (s *Service) History(ctx context.Context, req HistoryRequest) (*History, error) {
 	st, err := s.cache.get(ctx, req.Tenant, req.SessionID, s.defaultForm())
 	if err != nil {

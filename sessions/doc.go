@@ -1,9 +1,8 @@
 // Package sessions is the one service behind every transport that serves
-// sessions: the HTTP API (package server), the MCP server (package mcp)
-// and the web inspector (package inspector) all call a Service, so a
-// session is created, forked, appended to item by item, popped, read,
-// fitted to a token budget and compacted the same way whatever the caller
-// speaks.
+// sessions. The HTTP API (package server), the MCP server (package mcp) and
+// the web inspector (package inspector) all call a Service. So a session is
+// created, forked, appended to item by item, popped, read, fitted to a
+// token budget and compacted the same way whatever the caller speaks.
 //
 // A Service sits over a store.Store and keeps a context cache: for the
 // sessions read recently, an agentmem.Replica of the working set, so

@@ -16,18 +16,18 @@ import (
 // chat histories, the Vercel AI SDK), and the newest message popped. They
 // are built on the store's Append and Read, so every backend has them.
 //
-// An assistant message whose tool calls have no results yet is stored as
-// an ordinary step entry: an agentmem.ActionStep that is pending
-// (ActionStep.Pending), which a context leaves out. A tool message
-// appended later completes it with an amendment (a compaction entry with
-// store.CompactionRecord.Amend set) that keeps the working set as it is and
-// carries only a copy of the action with the new result (the same number
-// and ID), so the log keeps what happened in order, the working set shows
-// the completed action where the call was made, and a completion stores
-// what its copy costs however long the session is. Writers that change
-// the working set this way append conditionally (ExpectedLastSeq) on the
-// working set they read, so two tool results appended at once cannot
-// lose one another: the one that loses the race reads again and retries.
+// An assistant message whose tool calls have no results yet is stored as an
+// ordinary step entry: an agentmem.ActionStep that is pending
+// (ActionStep.Pending), which a context leaves out. A tool message appended
+// later completes it with an amendment, a compaction entry with
+// store.CompactionRecord.Amend set. The amendment keeps the working set as it
+// is and carries only a copy of the action with the new result, with the same
+// number and ID. So the log keeps what happened in order, and the working set
+// shows the completed action where the call was made. A completion stores
+// what its copy costs, however long the session is. Writers that change the
+// working set this way append conditionally (ExpectedLastSeq) on the working
+// set they read, so two tool results appended at once cannot lose one
+// another: the one that loses the race reads again and retries.
 
 // MessagesRequest appends chat messages to a session (AppendMessages).
 type MessagesRequest struct {
@@ -50,10 +50,10 @@ type MessagesRequest struct {
 	// has no ID the IDs KEY/0, KEY/1, ..., in order. Without one they get
 	// IDs from NewID.
 	IdempotencyKey string
-	// Fingerprint is the fingerprint recorded with IdempotencyKey: what
-	// the request asks to store, as the caller received it; empty means
-	// store.MessagesFingerprint(Messages, Flush). A transport whose requests are
-	// not messages (the HTTP API's items) gives its own.
+	// Fingerprint is the fingerprint recorded with IdempotencyKey: what the
+	// request asks to store, as the caller received it; empty means
+	// store.MessagesFingerprint(Messages, Flush). A transport whose requests
+	// are not messages (the HTTP API's items) gives its own.
 	Fingerprint string
 	// NewID makes step IDs when there is no key; nil means agentmem.NewID.
 	NewID func() string
@@ -89,21 +89,21 @@ type MessagesResponse struct {
 
 // workingSetSource gives the message-level writes (appendMessages, pop,
 // clearWorkingSet, record) the working sets of the sessions they change,
-// as of each try, and learns what they appended. The service's cache
-// gives the ones it holds, brought up to date with the log, and adds what
-// was appended to them, so that a tool result sent on its own costs what
-// it stores, not the length of the session; without a cache they are
-// read from the store on every try (newStoreWorkingSets).
+// as of each try, and learns what they appended. The service's cache gives
+// the ones it holds, brought up to date with the log, and adds what was
+// appended to them. So a tool result sent on its own costs what it stores,
+// not the length of the session. Without a cache they are read from the
+// store on every try (newStoreWorkingSets).
 //
 // Whatever it gives, the log decides: a write that changes what it read
 // appends conditionally on the LastSeq it read, and one that another
 // writer got ahead of asks again.
 type workingSetSource interface {
 	// OpenActions returns the actions of a session's working set that a
-	// fold of msgs may give results to (agentmem.OpenActions, or a choice
-	// the messages fold against the same way, as
-	// agentmem.Memory.OpenActions), as copies the caller may change, and
-	// the session's LastSeq as of that working set.
+	// fold of msgs may give results to, as copies the caller may change.
+	// They are agentmem.OpenActions, or a choice the messages fold against
+	// the same way, as agentmem.Memory.OpenActions. It also returns the
+	// session's LastSeq as of that working set.
 	OpenActions(ctx context.Context, key store.Key, msgs []agentmem.Message, flush bool) ([]*agentmem.ActionStep, int64, error)
 	// WorkingSet returns a session's working set as a Read with
 	// WorkingSet returns it: its Steps, Replaced and store.Session (of which
@@ -360,14 +360,14 @@ type PopRequest struct {
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// pop fails with agentmem.ErrConflict and changes nothing.
 	ExpectedLastSeq *int64
-	// Target, when set, chooses what to pop in place of the newest
-	// message, for callers whose own order of messages is not the working
-	// set's (package responses keeps the order of the items it stores):
-	// given the working set (never empty), it returns the index of one of
-	// its steps and either the ID of a call of that step (an action) whose
-	// result to pop, or "" to pop that step's newest message
-	// (agentmem.PopMessage). A choice that names no step, or a call with
-	// no result, is ErrInvalid. It is called again on each attempt.
+	// Target, when set, chooses what to pop in place of the newest message.
+	// It is for callers whose own order of messages is not the working set's,
+	// such as package responses, which keeps the order of the items it
+	// stores. Given the working set (never empty), it returns the index of
+	// one of its steps. With it comes either the ID of a call of that step
+	// (an action) whose result to pop, or "" to pop that step's newest
+	// message (agentmem.PopMessage). A choice that names no step, or a call
+	// with no result, is ErrInvalid. It is called again on each attempt.
 	Target func(steps []agentmem.Step) (index int, callID string)
 	// Retry bounds the retries of a pop without ExpectedLastSeq that
 	// another writer got ahead of; nil means store.DefaultRetry.
@@ -492,11 +492,11 @@ func clearWorkingSet(ctx context.Context, st *store.Store, ws workingSetSource, 
 }
 
 // rewriteWorkingSet appends the compaction record that change makes of a
-// session's working set (as sets gives it, and tells sets of the append),
-// conditionally on the working set read: with expected, only if the
-// session's LastSeq is that (ErrConflict otherwise); without, a write
-// that another writer got ahead of reads the working set again and calls
-// change again, within retry (op names it). A nil record from change
+// session's working set, as sets gives it, and tells sets of the append. The
+// append is conditional on the working set read. With expected, it happens
+// only if the session's LastSeq is that (ErrConflict otherwise). Without, a
+// write that another writer got ahead of reads the working set again and
+// calls change again, within retry (op names it). A nil record from change
 // writes nothing (the response is then nil).
 func rewriteWorkingSet(ctx context.Context, st *store.Store, sets workingSetSource, tenant, id string, expected *int64, retry *store.RetryPolicy, op string, change func(ws *store.ReadResponse) (*store.CompactionRecord, error)) (*store.AppendResponse, error) {
 	if expected != nil && *expected < 0 {
@@ -546,31 +546,31 @@ func invalid(field, format string, args ...any) error {
 // and appends them to a session's log, atomically.
 //
 // A tool message answers a call made by an earlier message of the same
-// request or by an action of the session's working set. One that answers
-// a stored action completes it (or brings it nearer completion) with an
-// amendment in the same append, after the request's new steps: the
-// working set stays as it is, with the new steps after it, and the
-// action's copy with its new result stands in for it. That append is
+// request or by an action of the session's working set. One that answers a
+// stored action completes it, or brings it nearer completion, with an
+// amendment in the same append, after the request's new steps. The working
+// set stays as it is, with the new steps after it. The action's copy with
+// its new result stands in for it. That append is
 // conditional on the working set read; if another writer got in between,
 // the working set is read and the messages folded again, within
 // req.Retry (see store.RetryPolicy.Do), unless the request gave its own
 // ExpectedLastSeq. A request whose tool messages answer only calls of its
 // own is appended without reading anything.
 //
-// With an idempotency key, the key's record decides first: a retry of the
-// request is answered as the request was (its seqs, its amendment's seq
-// and the actions it completed), whatever the session holds now, even
-// when its tool messages now repeat recorded results or answer calls
-// that left the working set; another request with the key is refused.
+// With an idempotency key, the key's record decides first. A retry of the
+// request is answered as the request was: its seqs, its amendment's seq and
+// the actions it completed. That holds whatever the session holds now, even
+// when its tool messages now repeat recorded results or answer calls that
+// left the working set. Another request with the key is refused.
 //
-// Errors: agentmem.ErrInvalid for bad input (an *agentmem.InvalidError
-// whose field names the message, as "messages[i]"; a tool message whose
-// call no action of the request or the working set made is one), an
-// *agentmem.ResultConflictError for a tool message whose call already
-// has a different result, and whatever Read and Append return (an
-// *store.IDReusedError for a key reused for other messages, ErrConflict when
-// ExpectedLastSeq does not hold, a *store.ContendedError when other writers
-// got ahead of every try). Nothing is stored when it fails.
+// Errors: agentmem.ErrInvalid for bad input, an *agentmem.InvalidError whose
+// field names the message, as "messages[i]". A tool message whose call no
+// action of the request or the working set made is bad input. A tool message
+// whose call already has a different result is an
+// *agentmem.ResultConflictError. Other errors are what Read and Append
+// return: an *store.IDReusedError for a key reused for other messages,
+// ErrConflict when ExpectedLastSeq does not hold, and a *store.ContendedError
+// when other writers got ahead of every try. Nothing is stored when it fails.
 //
 // The messages are folded against the session's working set as the
 // context cache holds it, brought up to date with the log first, not read
@@ -587,19 +587,18 @@ func (s *Service) AppendMessages(ctx context.Context, req MessagesRequest) (*Mes
 	return appendMessages(ctx, s.st, workingSets{s}, req)
 }
 
-// Pop removes the newest message from a session's working set and
-// returns it: the newest message (agentmem.PopMessage) of the newest step
-// of the working set, pending actions included, or what Target chooses.
-// It is recorded as a compaction entry, not a deletion, so the log keeps
-// what happened: a full record whose working set no longer names the step
-// (its Removed list does), or, when the message is one tool result of an
-// action, an amendment that carries a copy of the action without that
-// result (the call is then pending: a tool message appended later answers
-// it again). Without ExpectedLastSeq, a pop that another writer got ahead
-// of reads the working set again and retries, within req.Retry (then a
-// *store.ContendedError). A session whose working set is empty is
-// store.ErrNothingToPop. A request without Retry gets the service's
-// policy (see Retry).
+// Pop removes the newest message from a session's working set and returns it:
+// the newest message (agentmem.PopMessage) of the newest step of the working
+// set, pending actions included, or what Target chooses. It is recorded as a
+// compaction entry, not a deletion, so the log keeps what happened. That is a
+// full record whose working set no longer names the step, which its Removed
+// list does. When the message is one tool result of an action, it is an
+// amendment that carries a copy of the action without that result. The call
+// is then pending: a tool message appended later answers it again. Without
+// ExpectedLastSeq, a pop that another writer got ahead of reads the working
+// set again and retries, within req.Retry (then a *store.ContendedError). A
+// session whose working set is empty is store.ErrNothingToPop. A request
+// without Retry gets the service's policy (see Retry).
 func (s *Service) Pop(ctx context.Context, req PopRequest) (*PopResponse, error) {
 	if req.Retry == nil {
 		req.Retry = s.retryIn(req.Tenant, req.SessionID)
@@ -608,14 +607,14 @@ func (s *Service) Pop(ctx context.Context, req PopRequest) (*PopResponse, error)
 }
 
 // Clear empties a session's working set, as agentmem.Memory.Clear does a
-// bound memory's: a full compaction record whose working set is empty and
-// whose Removed list names every step, pinned ones included, so the log
-// keeps what happened and the session stays usable (what is appended
-// next starts a new working set). A working set that is empty already is
-// left as it is. Without ExpectedLastSeq, a clear that another writer got
-// ahead of reads the working set again and retries, within req.Retry
-// (then a *store.ContendedError). A request without Retry gets the
-// service's policy (see Retry).
+// bound memory's. It appends a full compaction record whose working set is
+// empty and whose Removed list names every step, pinned ones included. So the
+// log keeps what happened, and the session stays usable: what is appended
+// next starts a new working set. A working set that is empty already is left
+// as it is. Without ExpectedLastSeq, a clear that another writer got ahead of
+// reads the working set again and retries, within req.Retry (then a
+// *store.ContendedError). A request without Retry gets the service's policy
+// (see Retry).
 func (s *Service) Clear(ctx context.Context, req ClearRequest) (*ClearResponse, error) {
 	if req.Retry == nil {
 		req.Retry = s.retryIn(req.Tenant, req.SessionID)

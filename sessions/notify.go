@@ -4,7 +4,7 @@ import "slices"
 
 // NotifyWrites adds fn to the functions told of every write the service
 // makes (appends, and the creation and deletion of sessions) until the
-// returned function removes it: the views that follow the store's log
+// returned function removes it. So the views that follow the store's log
 // (package views) are woken at once rather than at their next poll. fn
 // must not block.
 func (s *Service) NotifyWrites(fn func()) (remove func()) {

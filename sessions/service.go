@@ -80,13 +80,13 @@ type Config struct {
 // Observer watches a Service's context cache, for metrics (see
 // Service.Observe).
 type Observer interface {
-	// CacheEvent reports one event: "hit", "miss" (a first load),
-	// "append" (steps and amendments appended through the service were
-	// put in the cached replica as they were written), "catchup"
-	// (entries appended since by another writer were read from the log
-	// and applied), "reload" (the replica was rebuilt, after a
-	// compaction), "evict" and "too_large"
-	// (a session larger than the whole cache, not kept).
+	// CacheEvent reports one event: "hit", "miss" (a first load), "append",
+	// "catchup", "reload", "evict" or "too_large". On "append", steps and
+	// amendments appended through the service were put in the cached
+	// replica as they were written. On "catchup", entries appended since by
+	// another writer were read from the log and applied. On "reload", the
+	// replica was rebuilt after a compaction. "too_large" is a session
+	// larger than the whole cache, not kept.
 	CacheEvent(event string)
 	// CacheSize reports the bytes the cache accounts for and the number
 	// of sessions it holds, after each change.
@@ -105,11 +105,11 @@ type RetryObserver interface {
 	WriteRetry(op string, retried bool)
 }
 
-// Service is the one implementation of what can be done to a session
-// from outside the process: the HTTP API (package server), the MCP server
-// (package mcp) and the web inspector (package inspector) all call it, so
-// a session is created, appended to, read, fitted to a budget and
-// compacted the same way whatever the transport.
+// Service is the one implementation of what can be done to a session from
+// outside the process. The HTTP API (package server), the MCP server
+// (package mcp) and the web inspector (package inspector) all call it. So a
+// session is created, appended to, read, fitted to a budget and compacted
+// the same way whatever the transport.
 //
 // Every method names the session's tenant: session IDs are per tenant
 // (see store.Store), and another tenant's session is not found, as a
@@ -135,10 +135,10 @@ type Service struct {
 	// retry is Config.Retry, with the observers told of lost races.
 	retry *store.RetryPolicy
 	// turns are the sessions' turns of the writes that read before they
-	// write (retryIn): one that read the session appends before the next
-	// reads it, so they never get ahead of one another, and retry only
-	// when a writer that takes no turn (a plain append, a compaction
-	// waiting for an LLM, another process) got in between. Without turns
+	// write (retryIn). One that read the session appends before the next
+	// reads it, so they never get ahead of one another. They retry only
+	// when a writer that takes no turn got in between: a plain append, a
+	// compaction waiting for an LLM, another process. Without turns
 	// the results of one action sent at once lose most of their tries to
 	// each other.
 	turns turns.Turns[store.Key]
@@ -210,12 +210,12 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Retry runs write, a write to a session of a tenant that does not
-// depend on the log's position (its caller stated none: no If-Match, no
-// expected last sequence number) but is appended conditionally on what
-// it read, and runs it again while another writer gets ahead of it,
-// within the service's policy (Config.Retry; see store.RetryPolicy.Do):
-// each try reads what it needs again. Each try takes the session's turn
+// Retry runs write, and runs it again while another writer gets ahead of
+// it, within the service's policy (Config.Retry; see store.RetryPolicy.Do).
+// write is a write to a session of a tenant that does not depend on the
+// log's position: its caller stated none, no If-Match and no expected last
+// sequence number. It is appended conditionally on what it read, and each
+// try reads what it needs again. Each try takes the session's turn
 // among the service's writes that read before they write, so that those
 // never get ahead of one another. The service's own such writes (tool
 // results that complete stored calls, pops, clears and compactions) go
@@ -316,11 +316,11 @@ func (s *Service) size(bytes int64, sessions int) {
 func (s *Service) defaultForm() form { return form{render.NameOpenAI, s.counter.Name()} }
 
 // Create creates a session in req.Tenant (store.Store.Create) with its
-// settings as they apply, so that what the session reads back is what
-// its contexts and compactions use: a missing pinning is
-// agentmem.DefaultPinning, and an automatic compaction has its defaults
-// filled in (store.AutoCompact.WithDefaults; the summarizer is the LLM
-// one when the service has one). The LLM summarizer on a service without
+// settings as they apply, so that what the session reads back is what its
+// contexts and compactions use. A missing pinning is
+// agentmem.DefaultPinning. An automatic compaction has its defaults filled
+// in (store.AutoCompact.WithDefaults); the summarizer is the LLM one when
+// the service has one. The LLM summarizer on a service without
 // one is an *agentmem.InvalidError, and so is a session that opts in to
 // fact extraction (ExtractFacts true) without a user or on a service
 // without Config.Extraction. ExtractFacts is stored as given: a session
@@ -507,10 +507,10 @@ func (s *Service) append(ctx context.Context, req store.AppendRequest) (*store.A
 	return resp, err
 }
 
-// appended is told of an append that succeeded: the entries it stored
-// join the session's cached working set when they follow what it holds,
-// so that the next use need not read and decode them from the log again,
-// and the automatic compaction, if any, looks at the session.
+// appended is told of an append that succeeded. The entries it stored join
+// the session's cached working set when they follow what it holds, so the
+// next use need not read and decode them from the log again. The automatic
+// compaction, if any, looks at the session.
 func (s *Service) appended(req store.AppendRequest, resp *store.AppendResponse) {
 	s.cache.appended(req, resp)
 	s.wake()
@@ -541,11 +541,11 @@ func (w workingSets) OpenActions(ctx context.Context, key store.Key, msgs []agen
 	return open, seq, err
 }
 
-// WorkingSet implements workingSetSource from the session's cached
-// replica, brought up to date with the log (read from the store when the
-// service keeps no cache): copies of its steps, the numbers of those that
-// are modified copies, and a Session of which only the key, the user,
-// the creation time and LastSeq are set.
+// WorkingSet implements workingSetSource from the session's cached replica,
+// brought up to date with the log (read from the store when the service
+// keeps no cache). It returns copies of its steps, the numbers of those
+// that are modified copies, and a Session. Only the Session's key, user,
+// creation time and LastSeq are set.
 func (w workingSets) WorkingSet(ctx context.Context, key store.Key) (*store.ReadResponse, error) {
 	if w.s.cache.max <= 0 {
 		return newStoreWorkingSets(w.s.st).WorkingSet(ctx, key)

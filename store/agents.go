@@ -15,16 +15,15 @@ import (
 const MetaRun = "agentmem.run"
 
 // Agents is the seeds' MemoryManager.get_memory(agent_name) for a
-// multi-agent run: every agent of a run gets a memory of its own, created
-// the first time it is asked for and the same one after that, in this
+// multi-agent run. Every agent of a run gets a memory of its own, created
+// the first time it is asked for. It is the same one after that, in this
 // process or any other that opens the run on the same store.
 //
-// The run is a session; an agent's memory is a session of its own, with
-// ID "<run>.<agent>", in the run's tenant, with the run's user and
-// retention, Session.Agent set to the agent and metadata MetaRun naming
-// the run, so it is listed, exported, inspected and deleted like any
-// session. A single-run run's agent memories are single-run too: Close
-// deletes them.
+// The run is a session, and an agent's memory is a session of its own, with
+// ID "<run>.<agent>". It has the run's tenant, user and retention,
+// Session.Agent set to the agent and metadata MetaRun naming the run. So it
+// is listed, exported, inspected and deleted like any session. A single-run
+// run's agent memories are single-run too: Close deletes them.
 //
 // Agents is safe for concurrent use; two processes that get the same
 // agent's memory at once get the same session.

@@ -26,11 +26,12 @@ import (
 // the session (an append that lands between the read and the delete is
 // lost). A branch's inherited history becomes its own, as in an export;
 // branches of the session keep what they inherited. Errors: ErrInvalid for
-// a bad ID or tenant, ErrNotFound for a missing session, ErrConflict when
-// newTenant already has a session with this ID (nothing changes then),
-// errors.ErrUnsupported for a store without Importer (a client of the HTTP
-// API), and what the store returns; if the old session cannot be deleted
-// after the copy, the error says so and the session is in both tenants.
+// a bad ID or tenant, ErrNotFound for a missing session, and ErrConflict
+// when newTenant already has a session with this ID (nothing changes then).
+// A store without Importer (a client of the HTTP API) gives
+// errors.ErrUnsupported; other errors are the store's. If the old session
+// cannot be deleted after the copy, the error says so and the session is in
+// both tenants.
 func AssignTenant(ctx context.Context, st *Store, tenant, id, newTenant string, backup io.Writer) (*Session, error) {
 	if !st.Supports(CanImport) {
 		return nil, fmt.Errorf("store: assign tenant: %T does not implement store.Importer, which recreating the session needs: %w", st.d, errors.ErrUnsupported)
@@ -51,7 +52,7 @@ func AssignTenant(ctx context.Context, st *Store, tenant, id, newTenant string, 
 	}
 	moved := s.Clone()
 	moved.Tenant = newTenant
-	if err := ValidateImport(moved, entries); err != nil {
+	if err := validateImport(moved, entries); err != nil {
 		return nil, err
 	}
 	if backup != nil {

@@ -39,10 +39,10 @@ type Bound struct {
 	copies map[int64]bool
 }
 
-// OpenMemory opens a memory on an existing session of st: it reads the
-// session's working set (ReadRequest.WorkingSet, so a resumed run loads
+// OpenMemory opens a memory on an existing session of st. It reads the
+// session's working set (ReadRequest.WorkingSet), so a resumed run loads
 // what the live one last held, its summaries included, and not the whole
-// log), restores it into agentmem.New(opts) with step numbers continuing
+// log. It restores it into agentmem.New(opts), with step numbers continuing
 // after the session's LastSeq, and makes the memory write through to the
 // session. opts.Journal must be nil: the Bound provides it. A process
 // that died after an add returned and opens the session again finds
@@ -201,13 +201,13 @@ func (j *journal) isCopy(n int64) bool {
 	return j.copies[n]
 }
 
-// appendRetrying appends req with ExpectedLastSeq = exp. An error that
-// does not say what happened (not invalid input, a conflict, a missing
-// session, a closed store or a cancelled context: a lost connection, say)
-// may hide a write that was committed, so the same request is sent again,
-// a few times: a retry of steps already stored is answered with their
-// sequence numbers, whatever ExpectedLastSeq says, so nothing is stored
-// twice.
+// appendRetrying appends req with ExpectedLastSeq = exp. An error that does
+// not say what happened may hide a write that was committed, so the same
+// request is sent again, a few times. Such an error is a lost connection,
+// say: not invalid input, a conflict, a missing session, a closed store or
+// a cancelled context. A retry of steps already stored is answered with
+// their sequence numbers, whatever ExpectedLastSeq says, so nothing is
+// stored twice.
 func (j *journal) appendRetrying(ctx context.Context, req AppendRequest, exp int64) (*AppendResponse, error) {
 	req.Tenant, req.SessionID = j.tenant, j.id
 	req.ExpectedLastSeq = &exp

@@ -86,7 +86,7 @@ func EncodeCompaction(c *CompactionRecord) ([]byte, error) {
 }
 
 // DecodeCompaction decodes a compaction record encoded by EncodeCompaction
-// and checks it as a stored record (see ValidateCompaction: positive
+// and checks it as a stored record (positive
 // sequence numbers only, replaced copies naming steps of Working). The
 // "working" member of a full record is required, even when empty: a
 // record without it is refused rather than taken for one that empties the
@@ -143,7 +143,7 @@ func decodeCompaction(data []byte, newSteps int) (*CompactionRecord, error) {
 		}
 		c.Replaced = append(c.Replaced, s)
 	}
-	if err := ValidateCompaction(c, newSteps); err != nil {
+	if err := validateCompaction(c, newSteps); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // codecSteps are steps whose first encoding is not what decoding and
@@ -32,7 +33,7 @@ func codecSteps() []agentmem.Step {
 
 func TestCodecStable(t *testing.T) {
 	for _, s := range codecSteps() {
-		n, b, err := store.Normalize(s, int64(s.Info().Number))
+		n, b, err := storekit.Normalize(s, int64(s.Info().Number))
 		if err != nil {
 			t.Fatalf("Normalize(%s): %v", s.Kind(), err)
 		}
@@ -209,4 +210,26 @@ func FuzzDecodeCompaction(f *testing.F) {
 			t.Fatalf("amend %v, encoding %s", c.Amend, b)
 		}
 	})
+}
+
+func TestEncodedKind(t *testing.T) {
+	for _, s := range codecSteps() {
+		b, err := store.EncodeStep(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The start of the encoding is enough.
+		if k, err := storekit.EncodedKind(b[:min(len(b), storekit.KindPrefixBytes)]); err != nil || k != s.Kind() {
+			t.Errorf("EncodedKind(prefix of %s) = %q, %v", s.Kind(), k, err)
+		}
+	}
+	// Another field order is decoded whole.
+	if k, err := storekit.EncodedKind([]byte(`{"number":1,"id":"x","type":"task","task":"t"}`)); err != nil || k != agentmem.KindTask {
+		t.Errorf("EncodedKind of a step not starting with its type: %q, %v", k, err)
+	}
+	for _, bad := range []string{`{"type":"nope","number":1}`, `{"number":1,"type":"nope"}`, `{"type":"`, ``} {
+		if _, err := storekit.EncodedKind([]byte(bad)); !errors.Is(err, agentmem.ErrInvalid) {
+			t.Errorf("EncodedKind(%q): %v, want ErrInvalid", bad, err)
+		}
+	}
 }

@@ -10,18 +10,17 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Writes that lose races. Some writes are computed from what the writer
-// read of the session: a tool result completes the action as read, a
-// pop or a clear rewrites the working set as read, a compaction keeps
-// what it read. They are appended conditionally on it (ExpectedLastSeq),
-// so that nothing another writer appended in between is lost, and one
-// that another writer got ahead of must read again and retry. When the
-// caller stated no position of its own (no ExpectedLastSeq, no
-// If-Match), such a write does not depend on where the log is, and
-// losing a race says nothing the caller needs to hear: the writer
-// retries, within a RetryPolicy, and only then gives up with
-// ErrContended. A write whose caller stated a position is never retried:
-// its conflict is the answer.
+// Writes that lose races. Some writes are computed from what the writer read
+// of the session: a tool result completes the action as read, a pop or a
+// clear rewrites the working set as read, a compaction keeps what it read.
+// They are appended conditionally on it (ExpectedLastSeq), so that nothing
+// another writer appended in between is lost, and one that another writer got
+// ahead of must read again and retry. When the caller stated no position of
+// its own (no ExpectedLastSeq, no If-Match), such a write does not depend on
+// where the log is. Losing a race then says nothing the caller needs to hear:
+// the writer retries, within a RetryPolicy, and only then gives up with
+// ErrContended. A write whose caller stated a position is never retried: its
+// conflict is the answer.
 
 // RetryPolicy bounds the retries of a write that loses races with other
 // writers of a session (see Do). A zero field takes DefaultRetry's
@@ -45,10 +44,10 @@ type RetryPolicy struct {
 	// It is called from the writer's goroutine.
 	OnLost func(op string, attempt int, retry bool)
 	// Turn, when set, is called before each try, and the function it
-	// returns after it: the session's turn among the writers of a process
-	// that take turns, so that they do not race one another (only the
-	// writers that do not take turns, and other processes, can get ahead
-	// of a try). An error from it (its context ended) ends the write.
+	// returns after it. It is the session's turn among the writers of a
+	// process that take turns, so that they do not race one another. Only
+	// the writers that do not take turns, and other processes, can get
+	// ahead of a try. An error from it (its context ended) ends the write.
 	// Waits between tries are out of turn.
 	Turn func(ctx context.Context) (done func(), err error)
 }
@@ -186,8 +185,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // LostRace reports whether a write failed because another writer of the
-// session appended first (agentmem.ErrConflict from a conditional
-// append), and not because of the request itself: reused step IDs
+// session appended first (agentmem.ErrConflict from a conditional append).
+// A failure because of the request itself is not one: reused step IDs
 // (ErrIDReused), a tool result that contradicts the recorded one
 // (*agentmem.ResultConflictError) or an empty working set to pop
 // (ErrNothingToPop). The writer may read again and retry (see

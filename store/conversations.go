@@ -90,18 +90,18 @@ func (c Conversations) SaveMessages(ctx context.Context, id string, msgs []agent
 // Save makes snap the conversation's content, creating the conversation
 // (a session of the tenant) when it does not exist. A step of snap that the
 // conversation already holds, the same step under the same ID, is kept
-// where it is in the log; a changed one (same ID and kind) is recorded as a
-// modified copy; the others are appended (a step without an ID, or with
-// the ID of a step the log keeps from earlier content, gets a new one).
+// where it is in the log. A changed one (same ID and kind) is recorded as a
+// modified copy. The others are appended; a step without an ID, or with the
+// ID of a step the log keeps from earlier content, gets a new one.
 // One full compaction entry then records the saved order; the steps it
 // leaves out stay in the log. A save that only adds steps after the old
 // ones is a plain append, and saving what the conversation already holds
 // writes nothing. A pending action (snap.Pending) is saved as the
 // last step, still pending.
 //
-// When another writer changes the conversation meanwhile, Save reads it
-// again and retries, within c.Retry (then a *ContendedError): the last
-// save wins, as the seed's overwrite does. Errors: agentmem.ErrInvalid for a bad ID or
+// When another writer changes the conversation meanwhile, Save reads it again
+// and retries, within c.Retry (then a *ContendedError): the last save wins,
+// as the seed's overwrite does. Errors: agentmem.ErrInvalid for a bad ID or
 // snapshot (nothing is written), and what the Store returns.
 func (c Conversations) Save(ctx context.Context, id string, snap *agentmem.Snapshot) error {
 	if err := ValidateID(id); err != nil {

@@ -4,18 +4,17 @@
 //
 // # The portable type and its drivers
 //
-// Programs use one concrete type, *Store, whatever the backend, in the
-// shape of go-cloud's portable types: New builds it over a Driver, the
-// small interface a backend implements. Its methods are Create, Get,
-// List and Delete for sessions, Append and Read for a session's log,
-// Prune for retention and Close, each taking a request struct and
-// returning a response struct, so fields can be added without breaking
-// callers. Errors wrap agentmem's sentinels (ErrNotFound, ErrConflict,
-// ErrInvalid); a refused call changes nothing. Store checks every
-// request with this package's Validate functions before its driver sees
-// it, so every backend refuses the same things, and every driver runs
-// the conformance suite in package storetest through it, so they all
-// behave the same.
+// Programs use one concrete type, *Store, whatever the backend, in the shape
+// of go-cloud's portable types: New builds it over a Driver, the small
+// interface a backend implements. Its methods are Create, Get, List and
+// Delete for sessions, Append and Read for a session's log, Prune for
+// retention and Close, each taking a request struct and returning a response
+// struct, so fields can be added without breaking callers. Errors wrap
+// agentmem's sentinels (ErrNotFound, ErrConflict, ErrInvalid); a refused call
+// changes nothing. Store checks every request before its driver sees it, so
+// every backend refuses the same things, and every driver runs the
+// conformance suite in package storetest through it, so they all behave the
+// same.
 //
 // A driver may do more than the eight methods of Driver: the change
 // feed (Feed), the leases of its consumers (Leaser), where a session's
@@ -25,6 +24,11 @@
 // method whose capability the driver lacks returns an error matching
 // errors.ErrUnsupported (Head falls back to Get). Store.As reaches what
 // is a backend's own, such as the connection pool of package postgres.
+//
+// This package is for programs. Backend authors implement Driver with
+// the help of package storekit, which holds what every backend shares
+// (the rules of an append, the checks of a compaction against the log),
+// and prove it with the conformance suite of package storetest.
 //
 // Backends live in their own packages: memstore (in memory), sqlite (the
 // embedded default) and postgres (to scale out). Each registers a URL
@@ -42,32 +46,31 @@
 // The log is the truth; what a model sees is a view of it. Every entry
 // gets the next sequence number of its session (1, 2, 3, ...), assigned by
 // the store. A step entry holds one step (agentmem.Step), numbered with its
-// sequence number. A compaction entry records what a compaction (a
-// summary, pruning, truncation) made of the working set: the sequence
-// numbers of the steps now in it, in order (CompactionRecord.Working),
-// modified copies that stand in for some of them (Replaced, such as
-// truncated tool results), and the numbers that left it (Removed). The
+// sequence number. A compaction entry records what a compaction (a summary,
+// pruning, truncation) made of the working set. It holds the sequence
+// numbers of the steps now in it, in order (CompactionRecord.Working), and
+// the numbers that left it (Removed). Modified copies may stand in for some
+// of them (Replaced, such as truncated tool results). The
 // steps a compaction covered stay in the log. A compaction entry may
 // instead be an amendment (CompactionRecord.Amend): it keeps the working
 // set's steps and only replaces some of them by copies, such as a tool
 // call completed by a result sent later; it costs what its copies do.
 //
-// Appends are atomic (all or none), idempotent (an idempotency key,
-// recorded with the fingerprint of its request in the append's
-// transaction, names one request: a retry gets the original answer and
-// stores nothing, another request with the key is refused with
-// ErrIDReused; step IDs are idempotency keys too, which decide where no
-// key was recorded: see AppendRequest and CheckKey) and optionally
-// conditional: with ExpectedLastSeq, an append by
-// a writer that has not seen the latest entries fails with ErrConflict
-// instead of interleaving silently.
+// Appends are atomic: all or none. They are idempotent: an idempotency key,
+// recorded with the fingerprint of its request in the append's transaction,
+// names one request. A retry gets the original answer and stores nothing,
+// and another request with the key is refused with ErrIDReused. Step IDs
+// are idempotency keys too, which decide where no key was recorded (see
+// AppendRequest and storekit.CheckKey). Appends are optionally conditional:
+// with ExpectedLastSeq, an append by a writer that has not seen the latest
+// entries fails with ErrConflict instead of interleaving silently.
 //
 // # The working set
 //
-// A session's working set is what a memory resumed on it holds: the steps
-// the newest full compaction entry names followed by every step appended
-// after it, each replaced by its copy if the full record or an amendment
-// after it has one, the newest copy winning (see WorkingSet). A full
+// A session's working set is what a memory resumed on it holds. It is the
+// steps the newest full compaction entry names, followed by every step
+// appended after it. Each is replaced by its copy if the full record or an
+// amendment after it has one, the newest copy winning (see WorkingSet). A full
 // record's copies are the only ones in force after it, so a writer of one
 // sends again the copies the working set shows (ReadResponse.Replaced);
 // an amendment's apply on top of what came before. Read with
@@ -76,13 +79,12 @@
 // names step entries of the log and loses no pinned step by accident:
 // every system prompt and the first task (the library's rule) stays in
 // the working set unless the record's Removed list names it (see
-// CheckPinned). Every backend checks it in the append's transaction.
+// storekit.CheckPinned). Every backend checks it in the append's transaction.
 //
-// OpenMemory binds an agentmem.Memory to a session: it loads the working
+// OpenMemory binds an agentmem.Memory to a session. It loads the working
 // set, then writes every add and compaction through to the log before the
-// memory changes (through the agentmem.Journal hook), so a process that
-// crashes and opens the session again finds exactly the acknowledged
-// steps.
+// memory changes (through the agentmem.Journal hook). A process that
+// crashes and opens the session again finds exactly the acknowledged steps.
 //
 // # Messages, item by item
 //
@@ -92,10 +94,10 @@
 //
 // # Conversations and agents
 //
-// Conversations is the seeds' ConversationStore over any Store: save a
-// whole conversation (recorded as a compaction, so the log keeps the old
-// content), load it (empty when missing, as the seed; Get is the strict
-// form), list, delete and clear a tenant's conversations. Agents is the
+// Conversations is the seeds' ConversationStore over any Store. It saves a
+// whole conversation as a compaction, so the log keeps the old content. It
+// loads one (empty when missing, as the seed; Get is the strict form), and
+// lists, deletes and clears a tenant's conversations. Agents is the
 // seeds' MemoryManager.get_memory: each agent of a run gets a memory of its
 // own, a session created on first use and shared by every process that
 // opens the run. AssignTenant moves a session into a tenant (sessions
@@ -122,16 +124,16 @@
 //
 // # The change feed
 //
-// Every backend's driver also implements Feed: every change to every session's log
-// (an entry appended, a branch forked, a session deleted), recorded by the
-// transaction that makes it and read in commit order after a durable
-// cursor. What is derived from the log, such as the recall index
+// Every backend's driver also implements Feed: every change to every
+// session's log (an entry appended, a branch forked, a session deleted),
+// recorded by the transaction that makes it and read in commit order after a
+// durable cursor. What is derived from the log, such as the recall index
 // (recallview.Follower), follows the feed in the background instead of being
-// written on the request's path, and catches up after a crash or restart
-// on its own. Every backend's driver also implements Leaser, the leases that make
-// a consumer exclusive: of its followers in every process sharing the
+// written on the request's path, and catches up after a crash or restart on
+// its own. Every backend's driver also implements Leaser, the leases that
+// make a consumer exclusive. Of its followers in every process sharing the
 // store, only the one holding the lease applies the changes and saves the
-// cursor, and another takes over when it stops or its lease expires.
+// cursor. Another takes over when it stops or its lease expires.
 //
 // # Moving sessions
 //

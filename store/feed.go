@@ -10,9 +10,9 @@ import (
 )
 
 // Feed is a store's change feed: every change to every session's log, in
-// the order the changes were committed, so that what is derived from the
-// log (a recall index, extracted facts) can follow it in the background
-// instead of being written in the request that appended. Every backend
+// the order the changes were committed. What is derived from the log (a
+// recall index, extracted facts) follows it in the background instead of
+// being written in the request that appended. Every backend
 // implements it and passes the Feed part of the storetest conformance
 // suite.
 //
@@ -151,10 +151,10 @@ func ValidateFeed(req FeedRequest) (int, error) {
 	return req.Limit, nil
 }
 
-// ValidateSaveCursor checks SaveCursor's arguments: the consumer's name
+// validateSaveCursor checks SaveCursor's arguments: the consumer's name
 // and a cursor that is not negative.
-func ValidateSaveCursor(consumer string, c FeedCursor) error {
-	if err := ValidateConsumer(consumer); err != nil {
+func validateSaveCursor(consumer string, c FeedCursor) error {
+	if err := validateConsumer(consumer); err != nil {
 		return err
 	}
 	_, err := ValidateFeed(FeedRequest{After: c})
@@ -167,9 +167,9 @@ func ValidateSaveCursor(consumer string, c FeedCursor) error {
 // metric.
 var consumerPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 
-// ValidateConsumer checks the name of a feed consumer: 1 to 64
+// validateConsumer checks the name of a feed consumer: 1 to 64
 // characters from [A-Za-z0-9._:-], the first a letter or digit.
-func ValidateConsumer(name string) error {
+func validateConsumer(name string) error {
 	if len(name) > 64 {
 		return fmt.Errorf("store: feed consumer name is longer than 64 bytes: %w", agentmem.ErrInvalid)
 	}
@@ -177,36 +177,4 @@ func ValidateConsumer(name string) error {
 		return fmt.Errorf("store: feed consumer name %.80q: 1 to 64 characters from [A-Za-z0-9._:-], the first a letter or digit: %w", name, agentmem.ErrInvalid)
 	}
 	return nil
-}
-
-// FeedSessionKeys returns the distinct keys of the sessions a batch of
-// changes needs (those of every change but deletions), in order: a backend
-// reads them and hands them to AttachSessions.
-func FeedSessionKeys(changes []Change) []Key {
-	var keys []Key
-	seen := map[Key]bool{}
-	for _, c := range changes {
-		k := Key{Tenant: c.Tenant, ID: c.SessionID}
-		if c.Kind != ChangeDelete && !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
-// AttachSessions sets the Session of every change but deletions from
-// sessions, by key (the sessions as they are now, live ones only); a
-// change whose session is gone keeps none, and neither its Entry nor its
-// Err.
-func AttachSessions(changes []Change, sessions map[Key]*Session) {
-	for i := range changes {
-		c := &changes[i]
-		if c.Kind == ChangeDelete {
-			continue
-		}
-		if c.Session = sessions[Key{Tenant: c.Tenant, ID: c.SessionID}]; c.Session == nil {
-			c.Entry, c.Err = nil, nil
-		}
-	}
 }

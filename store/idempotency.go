@@ -21,11 +21,11 @@ import (
 // (its kind and its normalized content: Fingerprint, StepsFingerprint,
 // MessagesFingerprint). The append that stores the request's entries
 // records the key and the fingerprint in the same transaction (a
-// KeyRecord), so that a later request with the key is decided by the
-// fingerprint alone: the same fingerprint is a retry, answered as the
-// first request was and storing nothing; another is refused with an
-// *IDReusedError (ErrIDReused) and stores nothing either, however its
-// steps compare with the stored ones. Keys are per session, and a branch
+// storekit.KeyRecord). A later request with the key is then decided by the
+// fingerprint alone. The same fingerprint is a retry, answered as the first
+// request was, storing nothing. Another is refused with an *IDReusedError
+// (ErrIDReused) and stores nothing either, however its steps compare with
+// the stored ones. Keys are per session, and a branch
 // sees the keys of the history it inherits.
 //
 // Entries stored before keys were recorded have none: a request whose key
@@ -44,69 +44,6 @@ type Idempotency struct {
 	// fingerprints mean the same request. 1 to MaxFingerprintLen bytes,
 	// such as the hex SHA-256 Fingerprint returns.
 	Fingerprint string
-}
-
-// KeyRecord is what a backend keeps of an append made with an
-// idempotency key: the request's fingerprint and where its entries are,
-// enough to answer a retry as the append was answered.
-type KeyRecord struct {
-	Fingerprint string
-	// Seq is the sequence number of the append's first entry, LastSeq of
-	// its last one. Its Steps steps are at Seq, Seq+1, ...; its
-	// compaction, if it had one, is at LastSeq, after them.
-	Seq, LastSeq int64
-	Steps        int
-}
-
-// NewKeyRecord returns the record of an append made with fingerprint fp
-// that stored what resp reports.
-func NewKeyRecord(fp string, resp *AppendResponse) KeyRecord {
-	r := KeyRecord{Fingerprint: fp, Seq: resp.CompactionSeq, LastSeq: resp.LastSeq, Steps: len(resp.Seqs)}
-	if len(resp.Seqs) > 0 {
-		r.Seq = resp.Seqs[0]
-	}
-	return r
-}
-
-// Response is the answer to a retry of the append recorded, in a session
-// whose LastSeq is lastSeq now.
-func (r KeyRecord) Response(lastSeq int64) *AppendResponse {
-	resp := &AppendResponse{Seqs: make([]int64, r.Steps), LastSeq: lastSeq, Retried: true}
-	for i := range resp.Seqs {
-		resp.Seqs[i] = r.Seq + int64(i)
-	}
-	if r.LastSeq >= r.Seq+int64(r.Steps) {
-		resp.CompactionSeq = r.LastSeq
-	}
-	return resp
-}
-
-// CheckKey decides what an append with an idempotency key is from the
-// key's record in the session's visible log (nil if there is none).
-// Backends call it in the append's transaction, under the session's lock,
-// before anything else.
-//
-//   - No record: it returns nil, nil. The append goes on: its step IDs
-//     decide whether it is a retry of steps stored before keys were
-//     recorded (see AppendRequest), and an append that stores entries
-//     records the key (NewKeyRecord).
-//   - A record with the request's fingerprint: a retry. It returns the
-//     recorded answer (KeyRecord.Response), with the session's lastSeq,
-//     and the backend stores nothing, whatever ExpectedLastSeq says.
-//   - A record with another fingerprint: the key was used for another
-//     request. The error is an *IDReusedError (ErrIDReused).
-func CheckKey(req AppendRequest, rec *KeyRecord, lastSeq int64) (*AppendResponse, error) {
-	if req.Idempotency == nil || rec == nil {
-		return nil, nil
-	}
-	if rec.Fingerprint == req.Idempotency.Fingerprint {
-		return rec.Response(lastSeq), nil
-	}
-	where := fmt.Sprintf("at seq %d", rec.Seq)
-	if rec.LastSeq > rec.Seq {
-		where = fmt.Sprintf("at seqs %d to %d", rec.Seq, rec.LastSeq)
-	}
-	return nil, &IDReusedError{Index: -1, Key: req.Idempotency.Key, Seq: rec.Seq, Reason: "another request was stored with it " + where}
 }
 
 // KeyOnly reports whether req only checks its idempotency key: it has a

@@ -21,31 +21,33 @@ const ExportVersion = 1
 // which Import needs (Append assigns sequence numbers and times itself, so
 // it cannot restore them). Every backend implements it.
 type Importer interface {
-	// ImportEntries creates session s with its log, in one atomic write:
-	// the session with every field as given (ID, tenant, user, agent,
-	// metadata, retention, ExpiresAt, CreatedAt, UpdatedAt, LastSeq), and
-	// the entries with their Seq, Kind, Time, step (stored as EncodeStep's
-	// bytes, so an export reads back byte for byte) and compaction record.
+	// ImportEntries creates session s with its log, in one atomic write.
+	// The session keeps every field as given: ID, tenant, user, agent,
+	// metadata, retention, ExpiresAt, CreatedAt, UpdatedAt and LastSeq. The
+	// entries keep their Seq, Kind, Time, step and compaction record; a
+	// step is stored as EncodeStep's bytes, so an export reads back byte
+	// for byte.
 	// s.ParentID is empty: an imported session carries its whole history.
 	//
-	// It calls ValidateImport first and refuses what it refuses with
+	// Store.ImportEntries checks s and entries before it is called (a
+	// valid session and a log that fits it) and refuses bad ones with
 	// ErrInvalid; an ID already in use (even by an expired session) is
 	// ErrConflict. On error nothing is stored. The importer must not keep
 	// s or entries (it copies what it stores).
 	ImportEntries(ctx context.Context, s *Session, entries []Entry) error
 }
 
-// ValidateImport checks a session and its log for Importer.ImportEntries:
-// a valid session (ValidateSession) with no parent; entries with strictly
-// increasing positive sequence numbers up to s.LastSeq; step entries
-// holding a valid step with an ID (unique in the log), at most
-// MaxStepBytes as JSON, whose number is the entry's Seq; compaction
-// entries holding a valid record (ValidateCompaction) that names only
-// earlier sequence numbers, with replaced copies of earlier step entries
-// when those are present, an amendment's only of steps of the working set
-// as of the entry; no entry time or session time that is zero.
+// validateImport checks a session and its log for Importer.ImportEntries.
+// The session must be valid (ValidateSession) and have no parent. Entries
+// have strictly increasing positive sequence numbers up to s.LastSeq. A
+// step entry holds a valid step with an ID unique in the log, at most
+// MaxStepBytes as JSON, whose number is the entry's Seq. A compaction entry
+// holds a valid record (validateCompaction) that names only earlier
+// sequence numbers. Its replaced copies are of earlier step entries when
+// those are present; an amendment's copies are only of steps of the working
+// set as of the entry. No entry time or session time is zero.
 // Errors wrap agentmem.ErrInvalid and name the entry.
-func ValidateImport(s *Session, entries []Entry) error {
+func validateImport(s *Session, entries []Entry) error {
 	if err := ValidateSession(s); err != nil {
 		return err
 	}
@@ -95,7 +97,7 @@ func ValidateImport(s *Session, entries []Entry) error {
 			if e.Step != nil {
 				return invalid(f, "a compaction entry with a step")
 			}
-			if err := ValidateCompaction(e.Compaction, 0); err != nil {
+			if err := validateCompaction(e.Compaction, 0); err != nil {
 				return fmt.Errorf("%s: %w", f, err)
 			}
 			for k, seq := range e.Compaction.Working {
@@ -143,11 +145,12 @@ type exportLine struct {
 // exportPage is how many entries Export reads at a time.
 const exportPage = 1000
 
-// Export writes the session of a tenant with this ID as JSONL: a header line
+// Export writes the session of a tenant with this ID as JSONL. First comes
+// a header line:
 //
 //	{"agentmem_export":1,"session":{"id":"...","retention":"session",...}}
 //
-// then one line per entry of the session's visible log, in order (a
+// Then comes one line per entry of the session's visible log, in order (a
 // branch's inherited history included, so the export stands alone):
 //
 //	{"seq":1,"kind":"step","time":"...","step":{"type":"task",...}}
@@ -179,11 +182,11 @@ func Export(ctx context.Context, st *Store, tenant, sessionID string, w io.Write
 	return bw.Flush()
 }
 
-// ExportLog reads the session of a tenant with this ID as Export writes
-// it, for an export in another form: it calls session once with the
-// session as Export's header holds it (without a parent, since its log
-// holds the history it inherited; times in UTC), then entry with each
-// entry of its visible log, in order, up to the LastSeq read with the
+// ExportLog reads the session of a tenant with this ID as Export writes it,
+// for an export in another form. It calls session once with the session as
+// Export's header holds it: without a parent, since its log holds the
+// history it inherited, and with times in UTC. Then it calls entry with
+// each entry of the visible log, in order, up to the LastSeq read with the
 // first page. An error of session or entry stops it and is returned.
 func ExportLog(ctx context.Context, st *Store, tenant, sessionID string, session func(*Session) error, entry func(Entry) error) error {
 	var last, after int64
@@ -270,12 +273,12 @@ type ImportOptions struct {
 	CheckOnly bool
 }
 
-// Import reads a session exported by Export and recreates it in st with
-// the same sequence numbers, entry times and step JSON, byte for byte,
-// under the exported ID unless opts asks for another. The whole input is
-// read and checked first (a bad line is an error naming it, wrapping
-// agentmem.ErrInvalid) and then stored in one atomic write, so an import
-// that fails stores nothing. st's driver must implement Importer; an ID in use is
+// Import reads a session exported by Export and recreates it in st with the
+// same sequence numbers, entry times and step JSON, byte for byte, under the
+// exported ID unless opts asks for another. The whole input is read and
+// checked first (a bad line is an error naming it, wrapping
+// agentmem.ErrInvalid) and then stored in one atomic write, so an import that
+// fails stores nothing. st's driver must implement Importer; an ID in use is
 // ErrConflict.
 func Import(ctx context.Context, st *Store, r io.Reader, opts ImportOptions) (*Session, error) {
 	if !st.Supports(CanImport) && !opts.CheckOnly {
@@ -288,12 +291,12 @@ func Import(ctx context.Context, st *Store, r io.Reader, opts ImportOptions) (*S
 	return ImportSession(ctx, st, s, entries, opts)
 }
 
-// ImportSession recreates a session and its log in st as Import does
-// with what it reads, for an import from another form: under the ID and
-// in the tenant opts asks for, with its times (and its entries') to the
-// microsecond in UTC, as every backend keeps them, after ValidateImport.
-// It changes s and entries in place. st's driver must implement Importer (unless
-// opts.CheckOnly); an ID in use is ErrConflict.
+// ImportSession recreates a session and its log in st as Import does with
+// what it reads, for an import from another form. The session takes the ID
+// and the tenant opts asks for. Its times and its entries' are kept to the
+// microsecond in UTC, as every backend keeps them, after the checks of
+// Store.ImportEntries. It changes s and entries in place. st's driver must
+// implement Importer (unless opts.CheckOnly); an ID in use is ErrConflict.
 func ImportSession(ctx context.Context, st *Store, s *Session, entries []Entry, opts ImportOptions) (*Session, error) {
 	if !st.Supports(CanImport) && !opts.CheckOnly {
 		return nil, notImporter(st)
@@ -316,7 +319,7 @@ func ImportSession(ctx context.Context, st *Store, s *Session, entries []Entry, 
 	for i := range entries {
 		entries[i].Time = micro(entries[i].Time)
 	}
-	if err := ValidateImport(s, entries); err != nil {
+	if err := validateImport(s, entries); err != nil {
 		return nil, err
 	}
 	if opts.CheckOnly {
@@ -437,8 +440,8 @@ func decodeHeader(b []byte) (*Session, error) {
 // DecodeEntry decodes a line of EncodeEntry's: a JSON object with no
 // field it does not know, valid UTF-8, whose step (DecodeStep) or
 // compaction record (DecodeCompaction) decodes. Errors wrap
-// agentmem.ErrInvalid. It checks the entry alone: ValidateImport checks a
-// log.
+// agentmem.ErrInvalid. It checks the entry alone: Import checks the
+// whole log.
 func DecodeEntry(b []byte) (Entry, error) {
 	var l exportLine
 	if err := decodeStrict(b, &l); err != nil {

@@ -10,15 +10,15 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Leaser is implemented by stores whose feed consumers can be exclusive
-// (every backend of this module does): a lease on a consumer's name says
-// which one of the followers of that consumer, in every process sharing
-// the store, is the one that applies the changes. A follower takes the
-// lease before it reads (AcquireLease), renews it well before it expires
-// (RenewLease), saves its cursor only while it still holds it
-// (SaveLeasedCursor) and gives it up when it stops (ReleaseLease); the
-// others wait, trying to take it, and one of them takes over when it is
-// released or expires (its holder crashed), from the cursor saved.
+// Leaser is implemented by stores whose feed consumers can be exclusive, as
+// every backend of this module is. A lease on a consumer's name says which
+// one of the followers of that consumer, in every process sharing the
+// store, applies the changes. A follower takes the lease before it reads
+// (AcquireLease) and renews it well before it expires (RenewLease). It
+// saves its cursor only while it still holds it (SaveLeasedCursor) and
+// gives it up when it stops (ReleaseLease). The others wait, trying to take
+// it; one of them takes over from the cursor saved when it is released or
+// expires (its holder crashed).
 //
 // A lease is kept by the store's clock (Options.Clock of each backend:
 // the database's for PostgreSQL), the one clock every process sharing
@@ -36,10 +36,10 @@ type Leaser interface {
 	// whether req.Holder holds it now.
 	AcquireLease(ctx context.Context, req LeaseRequest) (Lease, error)
 	// RenewLease extends req.Holder's lease to req.TTL from now if
-	// req.Holder is still its holder of record; otherwise it changes
-	// nothing and returns Held false with the current holder, if any: a
-	// holder whose lease was taken over, or released, cannot take it back
-	// by renewing it, since the cursor may have moved meanwhile.
+	// req.Holder is still its holder of record. Otherwise it changes
+	// nothing and returns Held false with the current holder, if any. A
+	// holder whose lease was taken over or released cannot take it back by
+	// renewing it, since the cursor may have moved meanwhile.
 	RenewLease(ctx context.Context, req LeaseRequest) (Lease, error)
 	// ReleaseLease gives up holder's lease on consumer, so that another
 	// holder can take it at once. It does nothing when holder is not the
@@ -57,7 +57,8 @@ type Leaser interface {
 
 // LeaseRequest names a lease, its would-be holder and how long it lasts.
 type LeaseRequest struct {
-	// Consumer is the feed consumer whose lease it is (ValidateConsumer).
+	// Consumer is the feed consumer whose lease it is: 1 to 64 characters
+	// from [A-Za-z0-9._:-], the first a letter or digit.
 	Consumer string
 	// Holder names the follower asking: 1 to MaxHolderLen bytes of
 	// printable text, unique to it (a host, a process and a random part).
@@ -94,7 +95,7 @@ var ErrLeaseLost = fmt.Errorf("store: the consumer's lease is not held by this h
 
 // ValidateLease checks a LeaseRequest.
 func ValidateLease(req LeaseRequest) error {
-	if err := ValidateHolder(req.Consumer, req.Holder); err != nil {
+	if err := validateHolder(req.Consumer, req.Holder); err != nil {
 		return err
 	}
 	if req.TTL < MinLeaseTTL || req.TTL > MaxLeaseTTL {
@@ -103,11 +104,11 @@ func ValidateLease(req LeaseRequest) error {
 	return nil
 }
 
-// ValidateHolder checks the consumer and holder of a lease: a valid
-// consumer name (ValidateConsumer) and 1 to MaxHolderLen bytes of
+// validateHolder checks the consumer and holder of a lease: a valid
+// consumer name (validateConsumer) and 1 to MaxHolderLen bytes of
 // printable UTF-8 text.
-func ValidateHolder(consumer, holder string) error {
-	if err := ValidateConsumer(consumer); err != nil {
+func validateHolder(consumer, holder string) error {
+	if err := validateConsumer(consumer); err != nil {
 		return err
 	}
 	printable := utf8.ValidString(holder)
@@ -121,10 +122,4 @@ func ValidateHolder(consumer, holder string) error {
 		return fmt.Errorf("store: lease holder %.80q: 1 to %d bytes of printable text: %w", holder, MaxHolderLen, agentmem.ErrInvalid)
 	}
 	return nil
-}
-
-// LeaseExpiry returns when a lease taken or renewed at now for ttl
-// expires, at the precision every backend keeps (microseconds).
-func LeaseExpiry(now time.Time, ttl time.Duration) time.Time {
-	return now.Add(ttl).UTC().Truncate(time.Microsecond)
 }

@@ -10,12 +10,11 @@ import (
 // Store is the portable session store: the one type programs use,
 // whatever the backend. New builds it over a Driver (a backend: package
 // memstore, sqlite, postgres or client/remote, each of which returns a
-// Store from its constructor). Store checks every request once, with
-// the Validate functions of this package, before its driver sees it, so
-// every backend refuses the same input with the same errors, and it
-// finds the optional capabilities of its driver (the change feed,
-// leases, segments, exact import, readiness, head reads) itself:
-// callers ask Supports, or call the method and get an error matching
+// Store from its constructor). Store checks every request once, before its
+// driver sees it, so every backend refuses the same input with the same
+// errors. It finds the optional capabilities of its driver itself: the
+// change feed, leases, segments, exact import, readiness and head reads.
+// Callers ask Supports, or call the method and get an error matching
 // errors.ErrUnsupported, instead of asserting on the driver's type.
 //
 // A Store is safe for concurrent use when its driver is, as every
@@ -161,7 +160,7 @@ func (s *Store) Append(ctx context.Context, req AppendRequest) (*AppendResponse,
 
 // Read reads a session's log (see Driver.Read).
 func (s *Store) Read(ctx context.Context, req ReadRequest) (*ReadResponse, error) {
-	if err := ValidateRead(req); err != nil {
+	if err := validateRead(req); err != nil {
 		return nil, err
 	}
 	return s.d.Read(ctx, req)
@@ -215,14 +214,16 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // ImportEntries creates a session with its log exactly as given (see
-// Importer), after ValidateImport, or returns an error matching
-// errors.ErrUnsupported when the driver cannot (Supports(CanImport)).
+// Importer). It first checks them: a valid session without a parent, and a
+// log that fits it, numbered in order up to its LastSeq, each record naming
+// earlier steps. It returns an error matching errors.ErrUnsupported when
+// the driver cannot import (Supports(CanImport)).
 // Import and ImportSession are the usual way in.
 func (s *Store) ImportEntries(ctx context.Context, sess *Session, entries []Entry) error {
 	if !s.caps[CanImport] {
 		return s.unsupported("exact import (store.Importer)")
 	}
-	if err := ValidateImport(sess, entries); err != nil {
+	if err := validateImport(sess, entries); err != nil {
 		return err
 	}
 	return s.imp.ImportEntries(ctx, sess, entries)
@@ -262,7 +263,7 @@ func (s *Store) LoadCursor(ctx context.Context, consumer string) (FeedCursor, er
 	if !s.caps[CanFeed] {
 		return FeedCursor{}, s.unsupported("change feed (store.Feed)")
 	}
-	if err := ValidateConsumer(consumer); err != nil {
+	if err := validateConsumer(consumer); err != nil {
 		return FeedCursor{}, err
 	}
 	return s.feed.LoadCursor(ctx, consumer)
@@ -273,7 +274,7 @@ func (s *Store) SaveCursor(ctx context.Context, consumer string, c FeedCursor) e
 	if !s.caps[CanFeed] {
 		return s.unsupported("change feed (store.Feed)")
 	}
-	if err := ValidateSaveCursor(consumer, c); err != nil {
+	if err := validateSaveCursor(consumer, c); err != nil {
 		return err
 	}
 	return s.feed.SaveCursor(ctx, consumer, c)
@@ -284,7 +285,7 @@ func (s *Store) DropCursor(ctx context.Context, consumer string) error {
 	if !s.caps[CanFeed] {
 		return s.unsupported("change feed (store.Feed)")
 	}
-	if err := ValidateConsumer(consumer); err != nil {
+	if err := validateConsumer(consumer); err != nil {
 		return err
 	}
 	return s.feed.DropCursor(ctx, consumer)
@@ -317,7 +318,7 @@ func (s *Store) ReleaseLease(ctx context.Context, consumer, holder string) error
 	if !s.caps[CanLease] {
 		return s.unsupported("leases (store.Leaser)")
 	}
-	if err := ValidateHolder(consumer, holder); err != nil {
+	if err := validateHolder(consumer, holder); err != nil {
 		return err
 	}
 	return s.leaser.ReleaseLease(ctx, consumer, holder)
@@ -329,10 +330,10 @@ func (s *Store) SaveLeasedCursor(ctx context.Context, consumer, holder string, c
 	if !s.caps[CanLease] {
 		return s.unsupported("leases (store.Leaser)")
 	}
-	if err := ValidateHolder(consumer, holder); err != nil {
+	if err := validateHolder(consumer, holder); err != nil {
 		return err
 	}
-	if err := ValidateSaveCursor(consumer, c); err != nil {
+	if err := validateSaveCursor(consumer, c); err != nil {
 		return err
 	}
 	return s.leaser.SaveLeasedCursor(ctx, consumer, holder, c)

@@ -23,14 +23,12 @@ func (e *ExistsError) Error() string { return fmt.Sprintf("session %q already ex
 // Unwrap makes errors.Is(err, agentmem.ErrConflict) true.
 func (e *ExistsError) Unwrap() error { return agentmem.ErrConflict }
 
-// ErrIDReused reports an append that reuses the idempotency key or the
-// step IDs of an earlier append for a request that is not a retry of it:
-// a key recorded with another fingerprint, a step whose ID is stored
-// already but whose content differs, a request whose steps are partly
-// stored, or a retry whose compaction differs from the one stored with
-// its steps. Nothing is stored. It wraps
-// agentmem.ErrConflict; the errors Append returns for it are
-// *IDReusedError.
+// ErrIDReused reports an append that reuses the idempotency key or the step
+// IDs of an earlier append for a request that is not a retry of it. The key
+// may be recorded with another fingerprint, or a stored step with the ID may
+// differ. The request's steps may be partly stored, or a retry's compaction
+// may differ from the one stored with its steps. Nothing is stored. It wraps
+// agentmem.ErrConflict; the errors Append returns for it are *IDReusedError.
 var ErrIDReused = fmt.Errorf("store: step IDs reused for a different request: %w", agentmem.ErrConflict)
 
 // IDReusedError is the error of an append refused with ErrIDReused. It
@@ -42,7 +40,7 @@ type IDReusedError struct {
 	Index int
 	// Key is the request's idempotency key when what the request
 	// contradicts is the key's record: the key was used for another
-	// request (see CheckKey).
+	// request (see storekit.CheckKey).
 	Key string
 	// ID is the ID of the step at Index (empty when Index is -1).
 	ID string
@@ -82,10 +80,10 @@ func (e *IDReusedError) What() string {
 func (e *IDReusedError) Unwrap() error { return ErrIDReused }
 
 // SameStep reports whether two steps are the same step as a retry sees
-// them: equal in everything (kind, ID, content, metadata) but Number, which
-// the log assigns, and Time, which a server fills with the time of the
-// request when the client sends none, so that a retry of the same body
-// carries another one. The comparison is of the steps' JSON encodings
+// them: equal in everything (kind, ID, content, metadata) but Number and
+// Time. The log assigns Number. A server fills Time with the time of the
+// request when the client sends none, so a retry of the same body carries
+// another one. The comparison is of the steps' JSON encodings
 // (EncodeStep).
 func SameStep(a, b agentmem.Step) bool {
 	if a == nil || b == nil || a.Kind() != b.Kind() {
@@ -106,126 +104,4 @@ func withoutNumberAndTime(s agentmem.Step) agentmem.Step {
 	}
 	info.Number, info.Time = 0, time.Time{}
 	return agentmem.WithInfo(s, info)
-}
-
-// CheckRetry decides what an append is from the request's steps that
-// the session's visible log holds already: stored[i] is the stored step
-// with Steps[i]'s ID (nil if there is none) and seqs[i] its sequence
-// number. Backends call it in the append's transaction, after looking
-// the request's step IDs up; only stored steps are compared, so an
-// append of new steps pays nothing for it.
-//
-//   - No step is stored (or the request has none): a new append; it
-//     returns false.
-//   - Every step is stored and each is the same step (SameStep): a retry;
-//     it returns true. The backend answers with the stored seqs (and, with
-//     a compaction, checks it with CheckRetriedCompaction) and stores
-//     nothing.
-//   - Otherwise the request reuses IDs for something else: a stored step
-//     differs from the request's, or some steps are stored and others
-//     not (appends are all or none, so a retry finds all its steps or
-//     none). The error is an *IDReusedError (ErrIDReused).
-func CheckRetry(steps, stored []agentmem.Step, seqs []int64) (bool, error) {
-	n := 0
-	for i, s := range stored {
-		if s == nil {
-			continue
-		}
-		n++
-		if !SameStep(s, steps[i]) {
-			return false, &IDReusedError{Index: i, ID: steps[i].Info().ID, Seq: seqs[i],
-				Reason: fmt.Sprintf("differs from the step stored with this ID at seq %d", seqs[i])}
-		}
-	}
-	switch {
-	case n == 0:
-		return false, nil
-	case n == len(steps):
-		return true, nil
-	}
-	for i, s := range stored {
-		if s == nil {
-			var at string
-			for j, o := range stored {
-				if o != nil {
-					at = fmt.Sprintf("steps[%d] is (at seq %d)", j, seqs[j])
-					break
-				}
-			}
-			return false, &IDReusedError{Index: i, ID: steps[i].Info().ID,
-				Reason: "is not stored while " + at + ": a retry finds every step of its request stored"}
-		}
-	}
-	return false, nil // not reached: 0 < n < len(steps) leaves a nil
-}
-
-// CheckRetriedCompaction checks the compaction c of a retry (a request
-// whose steps are all stored, with sequence numbers seqs). The request
-// that stored the steps stored its compaction right after the newest of
-// them, so that entry, at seq after, must be a compaction with the same
-// record as c once c's NewStepRefs are resolved to seqs (equal
-// EncodeCompaction encodings). stored is that entry's record, nil if the
-// entry is not a compaction or there is none. The error is an
-// *IDReusedError (ErrIDReused).
-//
-// A retry without a compaction passes whatever follows its steps: a
-// compaction there may have been appended on its own, later.
-func CheckRetriedCompaction(c *CompactionRecord, seqs []int64, after int64, stored *CompactionRecord) error {
-	reused := func(reason string) error {
-		return &IDReusedError{Index: -1, Seq: after, Reason: reason}
-	}
-	if stored == nil {
-		return reused(fmt.Sprintf("is missing: the request's steps are stored (up to seq %d) without one after them", after-1))
-	}
-	want, err := ResolveCompaction(c, seqs)
-	if err != nil {
-		return err
-	}
-	a, err := EncodeCompaction(want)
-	if err != nil {
-		return err
-	}
-	b, err := EncodeCompaction(stored)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(a, b) {
-		return reused(fmt.Sprintf("differs from the one stored after the request's steps, at seq %d", after))
-	}
-	return nil
-}
-
-// StoredStep is a step of a session's visible log that a backend found by
-// its ID: its sequence number and its stored encoding, or the step itself
-// for a backend that keeps steps decoded.
-type StoredStep struct {
-	Seq  int64
-	Body []byte
-	// Step, when not nil, is the stored step, and Body is not read.
-	Step agentmem.Step
-}
-
-// CheckStoredRetry decodes the stored steps among a request's step IDs
-// (existing, by ID) and applies CheckRetry to them: it returns the stored
-// steps' seqs (0 for a step not stored) and whether the request is a
-// retry, or the *IDReusedError.
-func CheckStoredRetry(steps []agentmem.Step, ids []string, existing map[string]StoredStep) ([]int64, bool, error) {
-	seqs := make([]int64, len(ids))
-	stored := make([]agentmem.Step, len(ids))
-	for i, id := range ids {
-		st, ok := existing[id]
-		if !ok {
-			continue
-		}
-		step := st.Step
-		if step == nil {
-			var err error
-			if step, err = DecodeStep(st.Body); err != nil {
-				return nil, false, fmt.Errorf("stored entry %d does not decode: %v", st.Seq, err)
-			}
-		}
-		seqs[i], stored[i] = st.Seq, step
-	}
-	retry, err := CheckRetry(steps, stored, seqs)
-	return seqs, retry, err
 }

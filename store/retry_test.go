@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 func TestSameStep(t *testing.T) {
@@ -40,7 +41,7 @@ func TestSameStep(t *testing.T) {
 	// A step as a backend stores it (numbered, through its JSON) is the
 	// step it was given.
 	for _, s := range codecSteps() {
-		n, _, err := store.Normalize(s, 99)
+		n, _, err := storekit.Normalize(s, 99)
 		if err != nil || !store.SameStep(n, s) {
 			t.Errorf("SameStep(Normalize(%s), itself) = false (%v)", s.Kind(), err)
 		}
@@ -59,10 +60,10 @@ func TestCheckRetry(t *testing.T) {
 	b2 := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "k/1"}, Task: "b, changed"}
 	req := []agentmem.Step{a, b}
 
-	if retry, err := store.CheckRetry(req, make([]agentmem.Step, 2), make([]int64, 2)); retry || err != nil {
+	if retry, err := storekit.CheckRetry(req, make([]agentmem.Step, 2), make([]int64, 2)); retry || err != nil {
 		t.Fatalf("nothing stored: %v, %v; want a new append", retry, err)
 	}
-	if retry, err := store.CheckRetry(req, []agentmem.Step{a, b}, []int64{4, 5}); !retry || err != nil {
+	if retry, err := storekit.CheckRetry(req, []agentmem.Step{a, b}, []int64{4, 5}); !retry || err != nil {
 		t.Fatalf("all stored: %v, %v; want a retry", retry, err)
 	}
 	for _, c := range []struct {
@@ -77,7 +78,7 @@ func TestCheckRetry(t *testing.T) {
 		{"first stored only", []agentmem.Step{a, nil}, []int64{4, 0}, 1, 0, "while steps[0] is (at seq 4)"},
 		{"second stored only", []agentmem.Step{nil, b}, []int64{0, 5}, 0, 0, "while steps[1] is (at seq 5)"},
 	} {
-		retry, err := store.CheckRetry(req, c.stored, c.seqs)
+		retry, err := storekit.CheckRetry(req, c.stored, c.seqs)
 		var re *store.IDReusedError
 		if retry || !errors.As(err, &re) || !errors.Is(err, store.ErrIDReused) || !errors.Is(err, agentmem.ErrConflict) {
 			t.Fatalf("%s: %v, %v; want an *IDReusedError", c.name, retry, err)
@@ -91,7 +92,7 @@ func TestCheckRetry(t *testing.T) {
 func TestCheckRetriedCompaction(t *testing.T) {
 	rec := &store.CompactionRecord{Working: []int64{1, store.NewStepRef(0)}, Removed: []int64{2}}
 	stored := &store.CompactionRecord{Working: []int64{1, 3}, Removed: []int64{2}}
-	if err := store.CheckRetriedCompaction(rec, []int64{3}, 4, stored); err != nil {
+	if err := storekit.CheckRetriedCompaction(rec, []int64{3}, 4, stored); err != nil {
 		t.Fatalf("the same compaction: %v", err)
 	}
 	for name, s := range map[string]*store.CompactionRecord{
@@ -99,7 +100,7 @@ func TestCheckRetriedCompaction(t *testing.T) {
 		"other working set": {Working: []int64{3}, Removed: []int64{1, 2}},
 		"other removed":     {Working: []int64{1, 3}},
 	} {
-		err := store.CheckRetriedCompaction(rec, []int64{3}, 4, s)
+		err := storekit.CheckRetriedCompaction(rec, []int64{3}, 4, s)
 		var re *store.IDReusedError
 		if !errors.As(err, &re) || re.Index != -1 || re.Seq != 4 || !strings.HasPrefix(err.Error(), "store: the compaction ") || !strings.HasPrefix(re.What(), "the compaction ") {
 			t.Errorf("%s: %v, want an *IDReusedError for the compaction", name, err)

@@ -10,33 +10,33 @@ import (
 
 // Driver is what a backend implements: the durable home of sessions,
 // each session's metadata and its append-only log. Programs use it
-// through the portable Store (New), which checks every request with the
-// Validate functions of this package before the driver sees it; a
+// through the portable Store (New), which checks every request before the
+// driver sees it; a
 // driver may implement the optional interfaces Feed, Leaser, Segmenter,
 // Importer, Pinger and HeadReader too, which New finds.
 //
-// A session is identified by its tenant and its ID together: each tenant
+// A session is identified by its tenant and its ID together. Each tenant
 // has an ID space of its own, so two tenants may each hold a session
-// "run-1", and every request that names a session names its tenant too
-// (the empty string is the default tenant, the one a single-tenant
-// deployment uses). To a request in one tenant, a session of another is
+// "run-1". Every request that names a session names its tenant too; the
+// empty string is the default tenant, which a single-tenant deployment
+// uses. To a request in one tenant, a session of another is
 // indistinguishable from a missing one. A branch is created in its
 // parent's tenant. Implementations are safe for concurrent use by many
 // goroutines and, for the database backends, by many processes.
 //
-// Errors wrap the agentmem sentinels: ErrNotFound for a missing session,
-// ErrConflict for a session ID in use (an *ExistsError), for an append
-// whose ExpectedLastSeq does not match (and,
-// as ErrIDReused, for one that reuses step IDs for a different request),
-// ErrInvalid for bad input (which changes nothing), and ErrUnavailable for
-// a failure of the backend that may pass (a busy or unreachable database,
-// a timeout, ErrClosed; agentmem.ErrExhausted when it is out of disk
-// space or memory); a session whose stored record does not decode is
-// agentmem.ErrDamaged (a *agentmem.DamagedError) to the methods that
-// return it or change its log (Get, Read, Append, Create of a branch of
-// it), and left out of List (see ListResponse.Damaged), while Delete and
-// Prune delete it as any other; any other error is one nobody expected,
-// such as a stored entry that does not decode. The portable Store checks
+// Errors wrap the agentmem sentinels. ErrNotFound is a missing session.
+// ErrConflict is a session ID in use (an *ExistsError), or an append whose
+// ExpectedLastSeq does not match; as ErrIDReused, it is also an append that
+// reuses step IDs for a different request. ErrInvalid is bad input, which
+// changes nothing. ErrUnavailable is a failure of the backend that may
+// pass: a busy or unreachable database, a timeout, ErrClosed
+// (agentmem.ErrExhausted when it is out of disk space or memory). A session
+// whose stored record does not decode is agentmem.ErrDamaged (a
+// *agentmem.DamagedError) to the methods that return it or change its log:
+// Get, Read, Append, and Create of a branch of it. List leaves it out (see
+// ListResponse.Damaged), while Delete and Prune delete it as any other. Any
+// other error is one nobody expected, such as a stored entry that does not
+// decode. The portable Store checks
 // the input of Create, Get, List, Delete and Read before the driver is
 // called; Append checks its own with ValidateAppendEncoded, whose
 // encodings of the steps it stores.
@@ -46,9 +46,10 @@ import (
 // whether or not Prune has deleted it yet.
 //
 // Times a store records (CreatedAt, UpdatedAt, ExpiresAt, Entry.Time) come
-// from the store's clock (see Now), in UTC, truncated to the microsecond,
-// the precision every backend keeps. A store returns copies: changing a
-// value passed to or returned by a store never changes what it holds.
+// from the store's clock (see storekit.Now), in UTC, truncated to the
+// microsecond, the precision every backend keeps. A store returns copies:
+// changing a value passed to or returned by a store never changes what it
+// holds.
 //
 // Every backend of this module also implements Importer, which Import
 // needs to recreate an exported session exactly, and passes the storetest
@@ -196,9 +197,9 @@ type ListRequest struct {
 type ListResponse struct {
 	Sessions []*Session
 	// Damaged are the sessions of the page whose stored record does not
-	// decode, in List's order, each with its tenant, ID and error: they
-	// take their places in the page (a page holds at most PageSize
-	// sessions and damaged ones together) but are not in Sessions.
+	// decode, in List's order, each with its tenant, ID and error. They
+	// take their places in the page but are not in Sessions: a page holds
+	// at most PageSize sessions and damaged ones together.
 	Damaged       []*agentmem.DamagedError
 	NextPageToken string // empty on the last page
 }
@@ -260,11 +261,11 @@ type CompactionRecord struct {
 // least one step or a compaction, or an idempotency key to check.
 //
 // An idempotency key (Idempotency) decides first, when the session's
-// visible log has a record of it: a request with the recorded fingerprint
-// is a retry, answered with the recorded seqs and compaction seq, storing
-// nothing, whatever ExpectedLastSeq says; a request with another
-// fingerprint is refused with an *IDReusedError, storing nothing (see
-// CheckKey). An append with a key that stores entries records the key
+// visible log has a record of it. A request with the recorded fingerprint
+// is a retry: it is answered with the recorded seqs and compaction seq and
+// stores nothing, whatever ExpectedLastSeq says. A request with another
+// fingerprint is refused with an *IDReusedError and stores nothing (see
+// storekit.CheckKey). An append with a key that stores entries records the key
 // with them, atomically. A request with a key and nothing to append
 // (KeyOnly) only checks the key: it answers a retry as above, refuses
 // another request as above, and otherwise stores nothing and answers the
@@ -277,16 +278,16 @@ type CompactionRecord struct {
 // session's visible log (a
 // branch's inherited history included) is a new append. A request whose
 // steps are all there, each the same step (SameStep: equal but for Number
-// and Time), is a retry: it stores nothing (not its compaction either:
-// the request that stored its steps stored it, right after them),
-// succeeds whatever ExpectedLastSeq says, and reports the existing seqs,
-// and as CompactionSeq the seq of the compaction entry that directly
-// follows the newest of them. Anything else reuses IDs for a different
-// request and is refused with an *IDReusedError (ErrIDReused, which
-// wraps agentmem.ErrConflict), storing nothing: a stored step that
-// differs from the request's, some steps stored and others not, or a
-// retry whose compaction is not the one stored after its steps (see
-// CheckRetry and CheckRetriedCompaction). A request without steps is
+// and Time), is a retry. It stores nothing, not even its compaction, which
+// the request that stored its steps stored right after them. It succeeds
+// whatever ExpectedLastSeq says and reports the existing seqs; its
+// CompactionSeq is the seq of the compaction entry right after the newest
+// of them. Anything else reuses IDs for a different request, and is refused
+// with an *IDReusedError (ErrIDReused, which wraps agentmem.ErrConflict),
+// storing nothing. That is a stored step that differs from the request's,
+// some steps stored and others not, or a retry whose compaction is not the
+// one stored after its steps (see storekit.CheckRetry and
+// storekit.CheckRetriedCompaction). A request without steps is
 // never a retry. Only steps whose IDs are found are compared, so an
 // append of new steps costs nothing more.
 type AppendRequest struct {
@@ -297,26 +298,26 @@ type AppendRequest struct {
 	// number set to its sequence number. Steps need IDs, distinct within
 	// the request.
 	Steps []agentmem.Step
-	// Compaction, when set, is appended after Steps as a compaction
-	// entry. In a full record, Working may name the new Steps of this
-	// request by NewStepRef(i) (a negative placeholder for Steps[i]); its
-	// other numbers must be sequence numbers of step entries of the
-	// visible log, or the request is ErrInvalid. It must keep the pinned
-	// steps of the working set it compacts (every system prompt and the
-	// first task) in Working, or name them in Removed to drop them on
-	// purpose (see CheckPinned); otherwise the request is ErrInvalid. The
-	// stored record has every placeholder replaced by the step's sequence
-	// number. An amendment's copies must each stand in for a step of the
-	// session's working set as it is before the append (not for one of
-	// the request's new steps), with its ID and kind; otherwise the
-	// request is ErrInvalid (see CheckCompaction).
+	// Compaction, when set, is appended after Steps as a compaction entry. In
+	// a full record, Working may name the new Steps of this request by
+	// NewStepRef(i) (a negative placeholder for Steps[i]); its other numbers
+	// must be sequence numbers of step entries of the visible log, or the
+	// request is ErrInvalid. It must keep the pinned steps of the working set
+	// it compacts (every system prompt and the first task) in Working, or
+	// name them in Removed to drop them on purpose (see
+	// storekit.CheckPinned); otherwise the request is ErrInvalid. The stored
+	// record has every placeholder replaced by the step's sequence number. An
+	// amendment's copies must each stand in for a step of the session's
+	// working set as it is before the append (not for one of the request's
+	// new steps), with its ID and kind; otherwise the request is ErrInvalid
+	// (see storekit.CheckCompaction).
 	Compaction *CompactionRecord
 	// ExpectedLastSeq, when set, must equal the session's LastSeq, or the
 	// append fails with ErrConflict and changes nothing (a retry passes
 	// whatever it says).
 	ExpectedLastSeq *int64
-	// Idempotency, when set, names the request by an idempotency key and
-	// the fingerprint of what it asks to store (see above and CheckKey).
+	// Idempotency, when set, names the request by an idempotency key and the
+	// fingerprint of what it asks to store (see above and storekit.CheckKey).
 	Idempotency *Idempotency
 }
 
@@ -339,10 +340,10 @@ type AppendResponse struct {
 }
 
 // ReadRequest reads a session's log. With WorkingSet, the result is the
-// working set as of the end of the log: the steps named by the newest
-// full compaction followed by every step after it, replaced ones by their
-// copies (see WorkingSet); otherwise it is the entries with After < Seq, in
-// order, at most Limit of them (0: all), or the last Last of them.
+// working set as of the end of the log: the steps named by the newest full
+// compaction followed by every step after it, replaced ones by their copies
+// (see WorkingSet). Otherwise it is the entries with After < Seq, in order:
+// at most Limit of them (0: all), or the last Last of them.
 // Negative values, Limit with Last, and WorkingSet with any of the others
 // are ErrInvalid.
 type ReadRequest struct {
@@ -401,7 +402,7 @@ type PruneResponse struct {
 	EntriesDeleted int
 }
 
-// Limits on input, checked by every backend (see Validate*).
+// Limits on input, checked before a request reaches a backend.
 const (
 	MaxIDLen     = 256     // a session ID, in bytes
 	MaxStepBytes = 4 << 20 // a step's JSON encoding
@@ -412,12 +413,12 @@ const (
 // down, and the call may succeed on another instance or after a restart.
 var ErrClosed = fmt.Errorf("store: closed (%w)", agentmem.ErrUnavailable)
 
-// Pinger is implemented by stores that can tell whether they can serve,
-// as a server's readiness asks (every backend of this module does). Ping checks that the backend
-// answers and can write, not that any record decodes: it returns nil,
-// ErrClosed after Close, or an error wrapping agentmem.ErrUnavailable
-// (agentmem.ErrExhausted while the backend is out of disk space or
-// memory).
+// Pinger is implemented by stores that can tell whether they can serve, as a
+// server's readiness asks (every backend of this module does). Ping checks
+// that the backend answers and can write, not that any record decodes: it
+// returns nil, ErrClosed after Close, or an error wrapping
+// agentmem.ErrUnavailable (agentmem.ErrExhausted while the backend is out of
+// disk space or memory).
 type Pinger interface {
 	Ping(ctx context.Context) error
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// More limits on input, checked by the Validate functions.
+// More limits on input, checked before a request reaches a backend.
 const (
 	// MaxFieldBytes bounds a session's tenant, user and agent names and
 	// each metadata key and value.
@@ -31,12 +31,12 @@ func invalid(field, format string, args ...any) error {
 }
 
 // ValidateID checks a session ID, which is also a conversation's ID
-// (Conversations) and holds an agent's name (AgentSessionID): any text of
-// 1 to MaxIDLen bytes of valid UTF-8 without control characters (C0, DEL
-// and C1), such as "user@example.com" or "Research Agent", except "." and
-// "..", which no URL path segment can hold (clients leave dots unescaped,
-// and servers clean such segments away). The backends keep it as it is,
-// as a bound parameter of their statements; URLs carry it
+// (Conversations) and holds an agent's name (AgentSessionID). An ID is any
+// text of 1 to MaxIDLen bytes of valid UTF-8 without control characters (C0,
+// DEL and C1), such as "user@example.com" or "Research Agent". Only "." and
+// ".." are refused, since no URL path segment can hold them: clients leave
+// dots unescaped, and servers clean such segments away. The backends keep it
+// as it is, as a bound parameter of their statements; URLs carry it
 // percent-encoded, and pages escape it. Errors wrap ErrInvalid.
 func ValidateID(id string) error { return validateID("session_id", id) }
 
@@ -114,9 +114,9 @@ func validateMetadata(md map[string]string) error {
 	return nil
 }
 
-// ValidateRetention checks that r is empty (the default) or one of
+// validateRetention checks that r is empty (the default) or one of
 // SingleRun, SessionRetention and Persistent.
-func ValidateRetention(r Retention) error {
+func validateRetention(r Retention) error {
 	switch r {
 	case "", SingleRun, SessionRetention, Persistent:
 		return nil
@@ -141,7 +141,7 @@ func ValidateCreate(req CreateRequest) error {
 	if err := validateMetadata(req.Metadata); err != nil {
 		return err
 	}
-	if err := ValidateRetention(req.Retention); err != nil {
+	if err := validateRetention(req.Retention); err != nil {
 		return err
 	}
 	if err := ValidateAutoCompact(req.AutoCompact); err != nil {
@@ -169,40 +169,6 @@ func ValidateCreate(req CreateRequest) error {
 		return invalid("parent_id", "is the session's own ID")
 	}
 	return nil
-}
-
-// NewSession builds the session a validated CreateRequest describes, as
-// of now: a new ID if none was given, the default retention, ExpiresAt
-// from the TTL, CreatedAt = UpdatedAt = now and LastSeq = ForkSeq. For a
-// branch the backend must first resolve ForkSeq 0 to the parent's LastSeq
-// (and check 0 < ForkSeq <= the parent's LastSeq). The metadata and the
-// settings are copied.
-func NewSession(req CreateRequest, now time.Time) *Session {
-	s := &Session{
-		ID:        req.ID,
-		Tenant:    req.Tenant,
-		UserID:    req.UserID,
-		Agent:     req.Agent,
-		ParentID:  req.ParentID,
-		ForkSeq:   req.ForkSeq,
-		Metadata:  cloneMap(req.Metadata),
-		Retention: req.Retention,
-		CreatedAt: now,
-		UpdatedAt: now,
-		LastSeq:   req.ForkSeq,
-	}
-	s.Pinning, s.AutoCompact = cloneSettings(req.Pinning, req.AutoCompact)
-	s.ExtractFacts = cloneBool(req.ExtractFacts)
-	if s.ID == "" {
-		s.ID = agentmem.NewID()
-	}
-	if s.Retention == "" {
-		s.Retention = SessionRetention
-	}
-	if req.TTL > 0 {
-		s.ExpiresAt = now.Add(req.TTL)
-	}
-	return s
 }
 
 // Expired reports whether the session has expired at now. Persistent
@@ -286,9 +252,9 @@ func validateStep(field string, s agentmem.Step) ([]byte, error) {
 // ValidateAppend checks an AppendRequest on its own: a valid session ID;
 // at least one step or a compaction; valid steps with IDs, distinct, each
 // at most MaxStepBytes as JSON; and a well-formed compaction (see
-// ValidateCompaction). Backends call it first and change nothing when it
+// CompactionRecord). Backends call it first and change nothing when it
 // fails; what needs the log (the sequence numbers a compaction names) is
-// checked by CheckCompaction. Errors wrap ErrInvalid.
+// checked by storekit.CheckCompaction. Errors wrap ErrInvalid.
 func ValidateAppend(req AppendRequest) error {
 	_, err := ValidateAppendEncoded(req)
 	return err
@@ -328,22 +294,22 @@ func ValidateAppendEncoded(req AppendRequest) ([][]byte, error) {
 		ids[id] = i
 	}
 	if req.Compaction != nil {
-		if err := ValidateCompaction(req.Compaction, len(req.Steps)); err != nil {
+		if err := validateCompaction(req.Compaction, len(req.Steps)); err != nil {
 			return nil, err
 		}
 	}
 	return encoded, nil
 }
 
-// ValidateCompaction checks a compaction record on its own, for an append
-// of newSteps steps: each Working reference is a positive sequence number
-// or NewStepRef(i) with 0 <= i < newSteps, none repeated; each Removed
-// number is positive, none repeated; each Replaced copy is a valid step
-// with an ID whose number is a (positive) sequence number in Working,
-// one copy per number. An amendment has no Working or Removed list and at
+// validateCompaction checks a compaction record on its own, for an append
+// of newSteps steps. Each Working reference is a positive sequence number
+// or NewStepRef(i) with 0 <= i < newSteps, none repeated. Each Removed
+// number is positive, none repeated. Each Replaced copy is a valid step
+// with an ID whose number is a (positive) sequence number in Working, one
+// copy per number. An amendment has no Working or Removed list and at
 // least one copy, each a valid step with an ID and a positive number, one
 // copy per number. Errors wrap ErrInvalid.
-func ValidateCompaction(c *CompactionRecord, newSteps int) error {
+func validateCompaction(c *CompactionRecord, newSteps int) error {
 	if c == nil {
 		return invalid("compaction", "is nil")
 	}
@@ -392,7 +358,7 @@ func ValidateCompaction(c *CompactionRecord, newSteps int) error {
 	return nil
 }
 
-// validateAmendment is ValidateCompaction for an amendment.
+// validateAmendment is validateCompaction for an amendment.
 func validateAmendment(c *CompactionRecord) error {
 	if len(c.Working) > 0 {
 		return invalid("compaction.working", "is not allowed in an amendment: an amendment keeps the working set as it is and only replaces steps by the copies it carries")
@@ -421,84 +387,10 @@ func validateAmendment(c *CompactionRecord) error {
 	return nil
 }
 
-// CheckCompaction checks a validated compaction record against the
-// session's log before an append: every sequence number in Working must
-// name a step entry of the session's visible log (lookup returns it), and
-// every Replaced copy must have the ID and kind of the step it stands in
-// for. The copies of an amendment must stand in for steps of the
-// session's working set: for one, lookup must return only those (see
-// InWorkingSet). Backends call it after ValidateAppend, with lookup
-// reading the log as it is before the append. Errors wrap ErrInvalid.
-func CheckCompaction(c *CompactionRecord, lookup func(seq int64) (agentmem.Step, bool)) error {
-	if c.Amend {
-		for i, s := range c.Replaced {
-			n := int64(s.Info().Number)
-			f := fmt.Sprintf("compaction.replaced[%d]", i)
-			o, ok := lookup(n)
-			if !ok {
-				return invalid(f+".number", "%d is not the sequence number of a step of the session's working set: an amendment replaces steps the working set has", n)
-			}
-			if o.Info().ID != s.Info().ID || o.Kind() != s.Kind() {
-				return invalid(f, "is not a copy of step %d (the ID or kind differs)", n)
-			}
-		}
-		return nil
-	}
-	orig := make(map[int64]agentmem.Step, len(c.Working))
-	for i, ref := range c.Working {
-		if ref < 0 {
-			continue
-		}
-		s, ok := lookup(ref)
-		if !ok {
-			return invalid(fmt.Sprintf("compaction.working[%d]", i), "%d is not the sequence number of a step in the session's log", ref)
-		}
-		orig[ref] = s
-	}
-	for i, s := range c.Replaced {
-		n := int64(s.Info().Number)
-		o := orig[n]
-		if o == nil || o.Info().ID != s.Info().ID || o.Kind() != s.Kind() {
-			return invalid(fmt.Sprintf("compaction.replaced[%d]", i), "is not a copy of step %d (the ID or kind differs)", n)
-		}
-	}
-	return nil
-}
-
-// ResolveCompaction returns a copy of a compaction record with every
-// NewStepRef(i) in Working replaced by seqs[i], the sequence number the
-// append gave (or found for) Steps[i]. It refuses a result that names a
-// step twice (a new step that was already stored under a number Working
-// also names). The steps are shared, not copied.
-func ResolveCompaction(c *CompactionRecord, seqs []int64) (*CompactionRecord, error) {
-	out := &CompactionRecord{
-		Amend:    c.Amend,
-		Working:  make([]int64, len(c.Working)),
-		Replaced: append([]agentmem.Step(nil), c.Replaced...),
-		Removed:  append([]int64(nil), c.Removed...),
-	}
-	seen := make(map[int64]bool, len(c.Working))
-	for i, ref := range c.Working {
-		if ref < 0 {
-			k := -ref - 1
-			if k >= int64(len(seqs)) {
-				return nil, invalid(fmt.Sprintf("compaction.working[%d]", i), "NewStepRef(%d) but the request has %d steps", k, len(seqs))
-			}
-			ref = seqs[k]
-		}
-		if seen[ref] {
-			return nil, invalid(fmt.Sprintf("compaction.working[%d]", i), "step %d is named twice", ref)
-		}
-		seen[ref] = true
-		out.Working[i] = ref
-	}
-	return out, nil
-}
-
-// ValidateRead checks a ReadRequest: a valid session ID, no negative
+// validateRead checks a ReadRequest: a valid session ID, no negative
 // After, Limit or Last, not both Limit and Last, and none of them with
 // WorkingSet. Errors wrap ErrInvalid.
-func ValidateRead(req ReadRequest) error {
+func validateRead(req ReadRequest) error {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return err
 	}
@@ -515,24 +407,6 @@ func ValidateRead(req ReadRequest) error {
 		return invalid("working_set", "cannot be combined with after, limit or last")
 	}
 	return nil
-}
-
-// SelectEntries applies a validated ReadRequest's After, Limit and Last to
-// a session's visible log (entries in sequence order) and returns the
-// sub-slice to return.
-func SelectEntries(entries []Entry, req ReadRequest) []Entry {
-	i := 0
-	for i < len(entries) && entries[i].Seq <= req.After {
-		i++
-	}
-	entries = entries[i:]
-	switch {
-	case req.Last > 0 && len(entries) > req.Last:
-		entries = entries[len(entries)-req.Last:]
-	case req.Limit > 0 && len(entries) > req.Limit:
-		entries = entries[:req.Limit]
-	}
-	return entries
 }
 
 func cloneMap(m map[string]string) map[string]string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 func TestValidateID(t *testing.T) {
@@ -65,7 +66,7 @@ func TestValidateCompaction(t *testing.T) {
 
 func TestResolveCompaction(t *testing.T) {
 	c := &store.CompactionRecord{Working: []int64{1, store.NewStepRef(1), 2, store.NewStepRef(0)}, Removed: []int64{3}}
-	got, err := store.ResolveCompaction(c, []int64{10, 11})
+	got, err := storekit.ResolveCompaction(c, []int64{10, 11})
 	if err != nil || !slices.Equal(got.Working, []int64{1, 11, 2, 10}) || !slices.Equal(got.Removed, []int64{3}) {
 		t.Fatalf("ResolveCompaction = %+v, %v", got, err)
 	}
@@ -73,7 +74,7 @@ func TestResolveCompaction(t *testing.T) {
 		t.Fatal("ResolveCompaction changed its argument")
 	}
 	// A new step that was stored already under a number Working names.
-	if _, err := store.ResolveCompaction(&store.CompactionRecord{Working: []int64{1, store.NewStepRef(0)}}, []int64{1}); !errors.Is(err, agentmem.ErrInvalid) {
+	if _, err := storekit.ResolveCompaction(&store.CompactionRecord{Working: []int64{1, store.NewStepRef(0)}}, []int64{1}); !errors.Is(err, agentmem.ErrInvalid) {
 		t.Fatalf("a step named twice after resolution: %v", err)
 	}
 }
@@ -81,7 +82,7 @@ func TestResolveCompaction(t *testing.T) {
 func TestNewSession(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	md := map[string]string{"a": "b"}
-	s := store.NewSession(store.CreateRequest{Metadata: md, TTL: time.Hour, ParentID: "p", ForkSeq: 4}, now)
+	s := storekit.NewSession(store.CreateRequest{Metadata: md, TTL: time.Hour, ParentID: "p", ForkSeq: 4}, now)
 	if store.ValidateID(s.ID) != nil || s.Retention != store.SessionRetention || !s.ExpiresAt.Equal(now.Add(time.Hour)) || s.LastSeq != 4 || !s.CreatedAt.Equal(now) {
 		t.Fatalf("NewSession = %+v", s)
 	}
@@ -114,7 +115,7 @@ func TestSelectEntries(t *testing.T) {
 		{store.ReadRequest{After: 7, Last: 3}, []int64{8}},
 	} {
 		var got []int64
-		for _, e := range store.SelectEntries(entries, c.req) {
+		for _, e := range storekit.SelectEntries(entries, c.req) {
 			got = append(got, e.Seq)
 		}
 		if !slices.Equal(got, c.want) {

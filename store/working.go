@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,11 +11,11 @@ import (
 )
 
 // WorkingSet computes the working set from log entries in sequence order,
-// as ReadRequest defines it: the steps the newest full compaction entry
-// names, in its order, followed by every step entry after that
-// compaction, each replaced by its copy if it has one: in the full
-// record's Replaced list or in an amendment after it (the newest copy of
-// a step wins). With no full compaction entry it is every step entry,
+// as ReadRequest defines it. It is the steps the newest full compaction
+// entry names, in its order, followed by every step entry after that
+// compaction. Each is replaced by its copy if it has one, in the full
+// record's Replaced list or in an amendment after it; the newest copy of a
+// step wins. With no full compaction entry it is every step entry,
 // amended likewise.
 //
 // entries need not be the whole log: the newest full compaction entry,
@@ -40,7 +39,7 @@ func ReplacedSeqs(entries []Entry) []int64 {
 
 // workingSet computes WorkingSet and ReplacedSeqs.
 func workingSet(entries []Entry) ([]agentmem.Step, []int64) {
-	last := NewestFull(entries)
+	last := newestFull(entries)
 	var (
 		order  []int64 // the working set's seqs, in order
 		bySeq  map[int64]agentmem.Step
@@ -92,45 +91,6 @@ func workingSet(entries []Entry) ([]agentmem.Step, []int64) {
 		out = nil // as with no entries at all
 	}
 	return out, replaced
-}
-
-// NewestFull returns the index in entries of the newest compaction entry
-// that is a full record (not an amendment), or -1 if there is none: the
-// entry a working set starts from.
-func NewestFull(entries []Entry) int {
-	for i := len(entries) - 1; i >= 0; i-- {
-		if c := entries[i].Compaction; entries[i].Kind == CompactionEntry && c != nil && !c.Amend {
-			return i
-		}
-	}
-	return -1
-}
-
-// InWorkingSet reports whether the step entry at seq is in the working
-// set of a log whose newest full compaction entry is at fullSeq, with
-// record full (0 and nil when there is none): whether it comes after that
-// compaction or its Working list names it. Amendments do not change it.
-// A backend checks an amendment's copies with it (see CheckCompaction).
-func InWorkingSet(seq, fullSeq int64, full *CompactionRecord) bool {
-	return seq > fullSeq || (full != nil && slices.Contains(full.Working, seq))
-}
-
-// WorkingSeqs returns the sequence numbers of the steps of the working
-// set that entries (the whole visible log, in order) define: the newest
-// full compaction's Working list and the step entries after it. Prune
-// keeps these steps.
-func WorkingSeqs(entries []Entry) []int64 {
-	last := NewestFull(entries)
-	var out []int64
-	if last >= 0 {
-		out = append(out, entries[last].Compaction.Working...)
-	}
-	for _, e := range entries[last+1:] {
-		if e.Kind == StepEntry {
-			out = append(out, e.Seq)
-		}
-	}
-	return out
 }
 
 // Cursor is a position in List's order (newest first: CreatedAt
@@ -225,12 +185,14 @@ func (req ListRequest) Matches(s *Session) bool {
 		(req.ParentID == "" || s.ParentID == req.ParentID)
 }
 
-// Now returns the time a store records: clock() in UTC, truncated to the
-// microsecond, the precision every backend keeps. A nil clock means
-// time.Now.
-func Now(clock func() time.Time) time.Time {
-	if clock == nil {
-		clock = time.Now
+// newestFull returns the index in entries of the newest compaction entry
+// that is a full record (not an amendment), or -1 if there is none: the
+// entry a working set starts from.
+func newestFull(entries []Entry) int {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if c := entries[i].Compaction; entries[i].Kind == CompactionEntry && c != nil && !c.Amend {
+			return i
+		}
 	}
-	return clock().UTC().Truncate(time.Microsecond)
+	return -1
 }

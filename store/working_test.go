@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 func task(id string, n int64) agentmem.Step {
@@ -42,8 +43,8 @@ func TestWorkingSet(t *testing.T) {
 	if got[1].(*agentmem.TaskStep).Task != "short" {
 		t.Fatal("the replaced step is not shown by its copy")
 	}
-	if !slices.Equal(store.ReplacedSeqs(log), []int64{3}) || !slices.Equal(store.WorkingSeqs(log), []int64{6, 3, 2, 8}) {
-		t.Fatalf("ReplacedSeqs %v, WorkingSeqs %v", store.ReplacedSeqs(log), store.WorkingSeqs(log))
+	if !slices.Equal(store.ReplacedSeqs(log), []int64{3}) || !slices.Equal(storekit.WorkingSeqs(log), []int64{6, 3, 2, 8}) {
+		t.Fatalf("ReplacedSeqs %v, WorkingSeqs %v", store.ReplacedSeqs(log), storekit.WorkingSeqs(log))
 	}
 	// A subset with the compaction, the steps it names and what follows
 	// is enough.
@@ -96,17 +97,17 @@ func TestWorkingSetAmendments(t *testing.T) {
 	if got := store.ReplacedSeqs(log); !slices.Equal(got, []int64{1, 3, 6}) {
 		t.Fatalf("ReplacedSeqs = %v", got)
 	}
-	if got := store.WorkingSeqs(log); !slices.Equal(got, []int64{1, 3, 6, 9}) {
+	if got := storekit.WorkingSeqs(log); !slices.Equal(got, []int64{1, 3, 6, 9}) {
 		t.Fatalf("WorkingSeqs = %v", got)
 	}
-	if i := store.NewestFull(log); i != 4 {
+	if i := storekit.NewestFull(log); i != 4 {
 		t.Fatalf("NewestFull = %d", i)
 	}
 	// Before the full record, the amendment at 4 applies to the steps.
 	if got := texts(store.WorkingSet(log[:4])); !slices.Equal(got, []string{"a@1", "b1@2", "c@3"}) {
 		t.Fatalf("WorkingSet up to 4 = %v", got)
 	}
-	if got := store.WorkingSeqs(log[:4]); !slices.Equal(got, []int64{1, 2, 3}) {
+	if got := storekit.WorkingSeqs(log[:4]); !slices.Equal(got, []int64{1, 2, 3}) {
 		t.Fatalf("WorkingSeqs up to 4 = %v: an amendment does not empty the working set", got)
 	}
 	// A full record after the amendments applies its own copies only.
@@ -122,11 +123,11 @@ func TestWorkingSetAmendments(t *testing.T) {
 	}
 	fullRec := log[4].Compaction
 	for seq, want := range map[int64]bool{1: true, 2: false, 3: true, 4: false, 6: true, 9: true} {
-		if got := store.InWorkingSet(seq, 5, fullRec); got != want {
+		if got := storekit.InWorkingSet(seq, 5, fullRec); got != want {
 			t.Errorf("InWorkingSet(%d) = %v", seq, got)
 		}
 	}
-	if !store.InWorkingSet(1, 0, nil) {
+	if !storekit.InWorkingSet(1, 0, nil) {
 		t.Error("InWorkingSet with no full record")
 	}
 }
@@ -158,7 +159,7 @@ func TestPageToken(t *testing.T) {
 
 func TestNow(t *testing.T) {
 	loc := time.FixedZone("X", 7200)
-	got := store.Now(func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 123456789, loc) })
+	got := storekit.Now(func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 123456789, loc) })
 	if got.Location() != time.UTC || got.Nanosecond() != 123456000 || got.Hour() != 10 {
 		t.Fatalf("Now = %v", got)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/internal/apiconv"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // readConsistencyAttempts bounds how often Read starts over when the
@@ -368,7 +369,7 @@ func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRes
 			return nil, err
 		}
 		if req.Last > api.MaxReadLimit {
-			entries = store.SelectEntries(entries, store.ReadRequest{Last: req.Last})
+			entries = storekit.SelectEntries(entries, store.ReadRequest{Last: req.Last})
 		}
 		if page.LastSeq != sess.LastSeq && attempt < readConsistencyAttempts {
 			continue

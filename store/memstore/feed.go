@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // feed is the store's change feed: a record per change, numbered from 1
@@ -174,7 +175,7 @@ func (st *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (stor
 	if st.leases == nil {
 		st.leases = map[string]lease{}
 	}
-	l = lease{holder: req.Holder, expires: store.LeaseExpiry(now, req.TTL)}
+	l = lease{holder: req.Holder, expires: storekit.LeaseExpiry(now, req.TTL)}
 	st.leases[req.Consumer] = l
 	return store.Lease{Held: true, Holder: l.holder, Expires: l.expires}, nil
 }
@@ -192,7 +193,7 @@ func (st *Store) RenewLease(ctx context.Context, req store.LeaseRequest) (store.
 	if l.holder != req.Holder {
 		return store.Lease{Holder: l.holder, Expires: l.expires}, nil
 	}
-	l.expires = store.LeaseExpiry(st.now(), req.TTL)
+	l.expires = storekit.LeaseExpiry(st.now(), req.TTL)
 	st.leases[req.Consumer] = l
 	return store.Lease{Held: true, Holder: l.holder, Expires: l.expires}, nil
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 func init() {
@@ -84,7 +85,7 @@ type session struct {
 	entries  []store.Entry    // own entries, in sequence order
 	ids      map[string]int64 // step ID -> seq, for own step entries
 	// keys are the records of the idempotency keys of own entries.
-	keys map[string]store.KeyRecord
+	keys map[string]storekit.KeyRecord
 }
 
 // New returns an empty store.
@@ -100,7 +101,7 @@ func NewDriver(opts Options) *Store {
 	return &Store{clock: c, sessions: map[store.Key]*session{}}
 }
 
-func (st *Store) now() time.Time { return store.Now(st.clock) }
+func (st *Store) now() time.Time { return storekit.Now(st.clock) }
 
 // lock checks the context and locks the store, refusing a closed one. The
 // caller unlocks st.mu when lock returns nil.
@@ -211,7 +212,7 @@ func (s *session) seqOfID(id string, upTo int64) (int64, bool) {
 
 // keyRecord returns the record of an idempotency key in the visible log up
 // to upTo: one whose entries are all there.
-func (s *session) keyRecord(key string, upTo int64) *store.KeyRecord {
+func (s *session) keyRecord(key string, upTo int64) *storekit.KeyRecord {
 	if r, ok := s.keys[key]; ok && r.LastSeq <= upTo {
 		return &r
 	}
@@ -268,7 +269,7 @@ func (st *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Se
 		}
 		parent = p
 	}
-	meta := store.NewSession(req, now)
+	meta := storekit.NewSession(req, now)
 	for st.sessions[meta.Key()] != nil { // a generated ID cannot collide, but be sure
 		meta.ID = agentmem.NewID()
 	}
@@ -420,7 +421,7 @@ func (st *Store) delete(s *session) {
 		for k, r := range s.keys {
 			if r.LastSeq <= b.baseSeq {
 				if b.keys == nil {
-					b.keys = map[string]store.KeyRecord{}
+					b.keys = map[string]storekit.KeyRecord{}
 				}
 				b.keys[k] = r
 			}
@@ -444,7 +445,7 @@ func (st *Store) delete(s *session) {
 	st.feed.add(store.ChangeDelete, &s.meta, 0, now)
 }
 
-// Append implements store.Driver: store.PlanAppend over the session's
+// Append implements store.Driver: storekit.PlanAppend over the session's
 // log, under the store's lock.
 func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.AppendResponse, error) {
 	encoded, err := store.ValidateAppendEncoded(req)
@@ -460,7 +461,7 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	if err != nil {
 		return nil, err
 	}
-	resp, planned, err := store.PlanAppend(ctx, logView{s}, req.SessionID, s.meta.LastSeq, req, encoded)
+	resp, planned, err := storekit.PlanAppend(ctx, logView{s}, req.SessionID, s.meta.LastSeq, req, encoded)
 	if err != nil || len(planned) == 0 {
 		return resp, err
 	}
@@ -491,38 +492,38 @@ func (st *Store) Append(ctx context.Context, req store.AppendRequest) (*store.Ap
 	s.meta.UpdatedAt = now
 	if k := req.Idempotency; k != nil {
 		if s.keys == nil {
-			s.keys = map[string]store.KeyRecord{}
+			s.keys = map[string]storekit.KeyRecord{}
 		}
-		s.keys[k.Key] = store.NewKeyRecord(k.Fingerprint, resp)
+		s.keys[k.Key] = storekit.NewKeyRecord(k.Fingerprint, resp)
 	}
 	return resp, nil
 }
 
-// logView is store.LogView over a session's visible log, under the
+// logView is storekit.LogView over a session's visible log, under the
 // store's lock.
 type logView struct{ s *session }
 
-// Key implements store.LogView.
-func (v logView) Key(_ context.Context, key string) (*store.KeyRecord, error) {
+// Key implements storekit.LogView.
+func (v logView) Key(_ context.Context, key string) (*storekit.KeyRecord, error) {
 	return v.s.keyRecord(key, math.MaxInt64), nil
 }
 
-// StepsByID implements store.LogView.
-func (v logView) StepsByID(_ context.Context, ids []string) (map[string]store.StoredStep, error) {
-	var found map[string]store.StoredStep
+// StepsByID implements storekit.LogView.
+func (v logView) StepsByID(_ context.Context, ids []string) (map[string]storekit.StoredStep, error) {
+	var found map[string]storekit.StoredStep
 	for _, id := range ids {
 		if seq, ok := v.s.seqOfID(id, math.MaxInt64); ok {
 			if found == nil {
-				found = make(map[string]store.StoredStep, len(ids))
+				found = make(map[string]storekit.StoredStep, len(ids))
 			}
 			step, _ := v.s.stepBySeq(seq)
-			found[id] = store.StoredStep{Seq: seq, Step: step}
+			found[id] = storekit.StoredStep{Seq: seq, Step: step}
 		}
 	}
 	return found, nil
 }
 
-// CompactionAt implements store.LogView.
+// CompactionAt implements storekit.LogView.
 func (v logView) CompactionAt(_ context.Context, seq int64) (*store.CompactionRecord, error) {
 	if o, i := v.s.owner(seq); o != nil && o.entries[i].Kind == store.CompactionEntry {
 		return o.entries[i].Compaction, nil
@@ -530,7 +531,7 @@ func (v logView) CompactionAt(_ context.Context, seq int64) (*store.CompactionRe
 	return nil, nil
 }
 
-// CompactionLookup implements store.LogView.
+// CompactionLookup implements storekit.LogView.
 func (v logView) CompactionLookup(_ context.Context, c *store.CompactionRecord, lastSeq int64) (func(int64) (agentmem.Step, bool), error) {
 	if !c.Amend {
 		return v.s.stepBySeq, nil
@@ -542,19 +543,19 @@ func (v logView) CompactionLookup(_ context.Context, c *store.CompactionRecord, 
 		fullSeq, full = e.Seq, e.Compaction
 	}
 	return func(seq int64) (agentmem.Step, bool) {
-		if !store.InWorkingSet(seq, fullSeq, full) {
+		if !storekit.InWorkingSet(seq, fullSeq, full) {
 			return nil, false
 		}
 		return v.s.stepBySeq(seq)
 	}, nil
 }
 
-// WorkingSteps implements store.LogView.
-func (v logView) WorkingSteps(context.Context) ([]store.WorkingStep, error) {
+// WorkingSteps implements storekit.LogView.
+func (v logView) WorkingSteps(context.Context) ([]storekit.WorkingStep, error) {
 	ws := store.WorkingSet(v.s.visible(math.MaxInt64))
-	out := make([]store.WorkingStep, len(ws))
+	out := make([]storekit.WorkingStep, len(ws))
 	for i, st := range ws {
-		out[i] = store.WorkingStep{Seq: int64(st.Info().Number), Kind: st.Kind()}
+		out[i] = storekit.WorkingStep{Seq: int64(st.Info().Number), Kind: st.Kind()}
 	}
 	return out, nil
 }
@@ -580,7 +581,7 @@ func (st *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRe
 		}
 		return resp, nil
 	}
-	sel := store.SelectEntries(s.visibleAfter(req.After, math.MaxInt64), req)
+	sel := storekit.SelectEntries(s.visibleAfter(req.After, math.MaxInt64), req)
 	resp.Entries = make([]store.Entry, len(sel))
 	for i, e := range sel {
 		resp.Entries[i] = e.Clone()
@@ -614,7 +615,7 @@ func (st *Store) Prune(ctx context.Context, req store.PruneRequest) (*store.Prun
 	// inherited).
 	keep := map[*session]map[int64]bool{}
 	for _, s := range st.sessions {
-		for _, seq := range store.WorkingSeqs(s.visible(math.MaxInt64)) {
+		for _, seq := range storekit.WorkingSeqs(s.visible(math.MaxInt64)) {
 			if o, _ := s.owner(seq); o != nil {
 				if keep[o] == nil {
 					keep[o] = map[int64]bool{}
@@ -647,7 +648,7 @@ func (st *Store) ImportEntries(ctx context.Context, s *store.Session, entries []
 		own[i] = store.Entry{Seq: e.Seq, Kind: e.Kind, Time: e.Time}
 		switch e.Kind {
 		case store.StepEntry:
-			n, _, err := store.Normalize(e.Step, e.Seq)
+			n, _, err := storekit.Normalize(e.Step, e.Seq)
 			if err != nil {
 				return fmt.Errorf("entries[%d]: %w", i, err)
 			}
@@ -655,7 +656,7 @@ func (st *Store) ImportEntries(ctx context.Context, s *store.Session, entries []
 		case store.CompactionEntry:
 			rec := e.Compaction.Clone()
 			for k, r := range rec.Replaced {
-				n, _, err := store.Normalize(r, int64(r.Info().Number))
+				n, _, err := storekit.Normalize(r, int64(r.Info().Number))
 				if err != nil {
 					return fmt.Errorf("entries[%d].compaction.replaced[%d]: %w", i, k, err)
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/internal/pgdb"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/internal/sqlstore"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // Append implements store.Driver. The request is validated, and its steps
@@ -159,7 +160,7 @@ func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, i
 		if err != nil {
 			return nil, nil, err
 		}
-		own := make(map[string]store.StoredStep, len(ids))
+		own := make(map[string]storekit.StoredStep, len(ids))
 		if len(ids) > 0 {
 			rows, err := br.Query()
 			if err != nil {
@@ -167,7 +168,7 @@ func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, i
 			}
 			var (
 				stepID string
-				st     store.StoredStep
+				st     storekit.StoredStep
 			)
 			if _, err := pgx.ForEachRow(rows, []any{&stepID, &st.Seq, &st.Body}, func() error {
 				own[stepID] = st
@@ -178,7 +179,7 @@ func (s *Store) lockForAppend(ctx context.Context, conn *pgxpool.Conn, tenant, i
 		}
 		out := &sqlstore.Own{Steps: own}
 		if key != "" {
-			var r store.KeyRecord
+			var r storekit.KeyRecord
 			var steps int64
 			err := br.QueryRow().Scan(&r.Fingerprint, &r.Seq, &r.LastSeq, &steps)
 			switch {

@@ -183,7 +183,7 @@
 //
 // # Errors
 //
-// Input is validated (store.Validate*) before any SQL runs, and changes
+// Input is validated (by store.Store, and store.ValidateAppendEncoded for an append) before any SQL runs, and changes
 // nothing when bad (agentmem.ErrInvalid). PostgreSQL's text cannot hold
 // the byte 0, which is valid UTF-8, so names and step IDs that contain it
 // are refused as invalid too. A missing or expired session is

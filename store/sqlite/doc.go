@@ -14,12 +14,12 @@
 // The driver is modernc.org/sqlite, a pure-Go SQLite (no cgo), through
 // database/sql.
 //
-// The store's logic (sessions, branches, idempotent appends and their
-// compaction checks, reads, retention, the change feed, import) is
-// written once for this package and package postgres, in
-// store/internal/sqlstore over internal/sqldb; what is SQLite's own lives
-// here: opening the file, the schema and its migrations, appends through
-// the file's group committer and the statements kept prepared.
+// The store's logic is written once for this package and package postgres,
+// in store/internal/sqlstore over internal/sqldb. That is sessions,
+// branches, idempotent appends and their compaction checks, reads,
+// retention, the change feed and import. What is SQLite's own lives here:
+// opening the file, the schema and its migrations, appends through the
+// file's group committer and the statements kept prepared.
 //
 // # Durability: pragmas
 //
@@ -42,10 +42,8 @@
 //     read connections use pread. SQLite empties a connection's page
 //     cache and unmaps the file when a read transaction begins after
 //     another connection's commit. Under a steady stream of appends, each
-//     short read (a session's row, before a context) mapped the file
-//     again, at four times the CPU of reading its few pages. A long log
-//     read cold (a session the cache does not hold) costs about 1.4 times
-//     what it did from the map;
+//     short read (a session's row, before a context) would map the file
+//     again, which costs more CPU than reading its few pages;
 //   - cache_size=32MiB on the one write connection: a group of appends, or
 //     a batch of the recall index's writes, fits in the page cache instead
 //     of spilling pages to the WAL before it commits;
@@ -54,10 +52,10 @@
 //     than the commit that fills 1,000 pages making every writer wait;
 //     wal_autocheckpoint=16384 pages bounds the WAL should it fall behind.
 //
-// TestCrashSafety checks the durability claim the hard way: a child
-// process appends as fast as it can and is killed with SIGKILL at a random
-// moment, repeatedly; every acknowledged step is found intact afterwards,
-// with no partial append, and the file passes PRAGMA integrity_check.
+// TestCrashSafety checks the durability claim the hard way. A child process
+// appends as fast as it can and is killed with SIGKILL at a random moment,
+// repeatedly. Every acknowledged step is found intact afterwards, with no
+// partial append, and the file passes PRAGMA integrity_check.
 //
 // # Schema and migrations
 //
@@ -72,11 +70,11 @@
 // Tables are STRICT (a value of the wrong type is an error). A session is
 // a row of sessions, keyed by PRIMARY KEY (tenant, id): session IDs are
 // per tenant. Times are INTEGER nanoseconds since the Unix epoch (the
-// store records them at microsecond precision, see store.Now). Its log is
-// its rows of entries, keyed by PRIMARY KEY (tenant, session_id, seq), with
-// a partial UNIQUE index on (tenant, session_id, step_id) so a step is stored once,
-// and a partial index on compaction entries so that the newest compaction
-// is found without scanning the log. Entry bodies are the JSON of
+// store records them at microsecond precision, see storekit.Now). Its log
+// is its rows of entries, keyed by PRIMARY KEY (tenant, session_id, seq). A
+// partial UNIQUE index on (tenant, session_id, step_id) stores a step once.
+// A partial index on compaction entries finds the newest compaction without
+// scanning the log. Entry bodies are the JSON of
 // store.EncodeStep or store.EncodeCompaction, kept byte for byte as BLOBs:
 // an export reads back exactly. Indexes on (tenant | user_id | agent,
 // created_at, id) serve List's filters in its order (newest first), and
@@ -128,19 +126,19 @@
 //
 // # Errors
 //
-// Input is validated before any transaction (store.ValidateAppend and the
-// other store.Validate functions): bad input is refused with an error
-// wrapping agentmem.ErrInvalid and changes nothing. A missing or expired
-// session is agentmem.ErrNotFound, a stale ExpectedLastSeq or a taken
+// Input is validated before any transaction (by store.Store, and
+// store.ValidateAppendEncoded for an append): bad input is refused with an
+// error wrapping agentmem.ErrInvalid and changes nothing. A missing or
+// expired session is agentmem.ErrNotFound, a stale ExpectedLastSeq or a taken
 // session ID agentmem.ErrConflict, and any use after Close store.ErrClosed.
 //
 // # Retention
 //
 // An expired session is ErrNotFound to every operation but Delete (which
 // removes it) until Prune deletes it. Prune works one session per
-// transaction, so it never holds the write lock for long: it deletes the
-// expired sessions (as Delete does) and, with CoveredBefore, the step
-// entries older than that which no working set can reach any more — not
+// transaction, so it never holds the write lock for long. It deletes the
+// expired sessions, as Delete does. With CoveredBefore, it also deletes the
+// step entries older than that which no working set can reach any more: not
 // the session's own, nor that of a branch that sees them.
 //
 // In-memory databases (MemoryPath, or sqlite://?mode=memory) use a single

@@ -12,12 +12,12 @@ import (
 )
 
 // Append implements store.Driver through the file's group committer
-// (sqlitedb.Group): the calling goroutine checks the request and encodes
-// its steps (sqlstore.ValidateAppend) and queues it; the committer runs it
-// (sqlstore.AppendTx) in a write transaction, possibly shared with other
-// appends and with the other writes to the file (the recall index's, the
-// facts', the blocks') that were waiting at the same time, each inside a
-// savepoint of its own. So its entries are stored all or none, appenders
+// (sqlitedb.Group). The calling goroutine checks the request, encodes its
+// steps (sqlstore.ValidateAppend) and queues it. The committer runs it
+// (sqlstore.AppendTx) in a write transaction, each inside a savepoint of its
+// own. The transaction may be shared with other appends, and with the other
+// writes to the file (the recall index's, the facts', the blocks') that were
+// waiting at the same time. So its entries are stored all or none, appenders
 // of one session are serialized, and Append returns only after the
 // transaction is committed, fsync included.
 //

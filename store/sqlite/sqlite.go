@@ -54,10 +54,10 @@ type Store struct {
 	// group commits the writes to the file, of this store and of the
 	// other components that share it.
 	group *sqlitedb.Group
-	// wStmts and rStmts keep the statements of w and r prepared: SQLite
+	// wStmts and rStmts keep the statements of w and r prepared. SQLite
 	// parses and plans a statement in about as much time as a small insert
-	// takes to run, so preparing each once saves a large share of an
-	// append's CPU time, which is what bounds group-committed appends.
+	// takes to run. Preparing each once saves a large share of an append's
+	// CPU time, which bounds group-committed appends.
 	// wStmts is the group's, shared by the file's writers.
 	wStmts, rStmts *sqldb.StmtCache
 	// closed is set when the store closes: its writes fail with

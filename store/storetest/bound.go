@@ -202,7 +202,7 @@ func (s *suite) boundTests() []namedTest {
 			// Every strategy of the library compacts a bound memory, those
 			// that drop a pinned step on purpose included: the library's
 			// record names every step that left (Removed), which is what
-			// lets a pinned step go (store.CheckPinned).
+			// lets a pinned step go (storekit.CheckPinned).
 			e := s.open(t)
 			n := 0
 			for name, strategy := range map[string]agentmem.Strategy{

@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // EntryRow is an entry to insert into a session's log.
@@ -49,10 +50,10 @@ func ValidateAppend(s *Store, req store.AppendRequest) ([][]byte, error) {
 }
 
 // LockForAppendSQL is the query that reads the session an append goes to
-// under lock (FOR NO KEY UPDATE on PostgreSQL: the appenders of the
-// session queue on its row, while readers, branch creation and the
-// foreign-key checks of the inserts do not): $1 the tenant, $2 the ID,
-// its row scanned by ScanSession.
+// under lock: $1 the tenant, $2 the ID, its row scanned by ScanSession. On
+// PostgreSQL the lock is FOR NO KEY UPDATE: the appenders of the session
+// queue on its row, while readers, branch creation and the foreign-key
+// checks of the inserts do not.
 func LockForAppendSQL(s *Store) string { return selectSession + s.d.forNoKeyUpdate }
 
 // AppendTx is an append inside a write transaction: it loads and locks
@@ -106,9 +107,9 @@ const InsertKeySQL = `INSERT INTO idempotency_keys (tenant, session_id, request_
 // KeyArgs are the arguments of InsertKeySQL after the tenant and the
 // session for an append with key k that stored what resp reports: the
 // key, the fingerprint, the first and last entries' seqs and the number
-// of steps (store.NewKeyRecord).
+// of steps (storekit.NewKeyRecord).
 func KeyArgs(k *store.Idempotency, resp *store.AppendResponse) []any {
-	r := store.NewKeyRecord(k.Fingerprint, resp)
+	r := storekit.NewKeyRecord(k.Fingerprint, resp)
 	return []any{k.Key, r.Fingerprint, r.Seq, r.LastSeq, int64(r.Steps)}
 }
 
@@ -116,14 +117,14 @@ func KeyArgs(k *store.Idempotency, resp *store.AppendResponse) []any {
 // log in the round trip that takes the lock (see PlanAppend).
 type Own struct {
 	// Steps are the request's steps found, by ID.
-	Steps map[string]store.StoredStep
+	Steps map[string]storekit.StoredStep
 	// Key is the record of the request's idempotency key, if the session
 	// has one of its own.
-	Key *store.KeyRecord
+	Key *storekit.KeyRecord
 }
 
 // PlanAppend is an append under the session's lock, up to what it
-// writes: store.PlanAppend over the session's visible log. It returns the
+// writes: storekit.PlanAppend over the session's visible log. It returns the
 // response and the rows to insert (none for a retry or a request that
 // only checks its key); when there are rows and the request has a key,
 // the caller records it too (InsertKeySQL), in the same transaction.
@@ -138,7 +139,7 @@ func PlanAppend(ctx context.Context, s *Store, q sqldb.Querier, sess *SessionRow
 		return nil, nil, err
 	}
 	v := &logView{s: s, q: q, segs: segs, own: own}
-	resp, add, err := store.PlanAppend(ctx, v, sess.ID, sess.LastSeq, req, encoded)
+	resp, add, err := storekit.PlanAppend(ctx, v, sess.ID, sess.LastSeq, req, encoded)
 	if err != nil || len(add) == 0 {
 		return resp, nil, err
 	}
@@ -149,7 +150,7 @@ func PlanAppend(ctx context.Context, s *Store, q sqldb.Querier, sess *SessionRow
 	return resp, rows, nil
 }
 
-// logView is store.LogView over the segments of a session's visible log,
+// logView is storekit.LogView over the segments of a session's visible log,
 // inside the append's transaction.
 type logView struct {
 	s    *Store
@@ -158,8 +159,8 @@ type logView struct {
 	own  *Own
 }
 
-// Key implements store.LogView.
-func (v *logView) Key(ctx context.Context, key string) (*store.KeyRecord, error) {
+// Key implements storekit.LogView.
+func (v *logView) Key(ctx context.Context, key string) (*storekit.KeyRecord, error) {
 	switch {
 	case v.own == nil:
 		return v.s.findKey(ctx, v.q, v.segs, key)
@@ -171,15 +172,15 @@ func (v *logView) Key(ctx context.Context, key string) (*store.KeyRecord, error)
 	return nil, nil
 }
 
-// StepsByID implements store.LogView.
-func (v *logView) StepsByID(ctx context.Context, ids []string) (map[string]store.StoredStep, error) {
+// StepsByID implements storekit.LogView.
+func (v *logView) StepsByID(ctx context.Context, ids []string) (map[string]storekit.StoredStep, error) {
 	if v.own == nil {
-		found := make(map[string]store.StoredStep, len(ids))
+		found := make(map[string]storekit.StoredStep, len(ids))
 		return found, v.s.findStepIDs(ctx, v.q, v.segs, ids, found)
 	}
 	found := v.own.Steps
 	if found == nil {
-		found = map[string]store.StoredStep{}
+		found = map[string]storekit.StoredStep{}
 	}
 	if len(v.segs) > 1 && len(found) < len(ids) {
 		if err := v.s.findStepIDs(ctx, v.q, v.segs[:len(v.segs)-1], ids, found); err != nil {
@@ -189,18 +190,18 @@ func (v *logView) StepsByID(ctx context.Context, ids []string) (map[string]store
 	return found, nil
 }
 
-// CompactionAt implements store.LogView.
+// CompactionAt implements storekit.LogView.
 func (v *logView) CompactionAt(ctx context.Context, seq int64) (*store.CompactionRecord, error) {
 	return compactionAt(ctx, v.q, v.segs, seq)
 }
 
-// CompactionLookup implements store.LogView.
+// CompactionLookup implements storekit.LogView.
 func (v *logView) CompactionLookup(ctx context.Context, c *store.CompactionRecord, lastSeq int64) (func(int64) (agentmem.Step, bool), error) {
 	return v.s.compactionLookup(ctx, v.q, v.segs, c, lastSeq)
 }
 
-// WorkingSteps implements store.LogView.
-func (v *logView) WorkingSteps(ctx context.Context) ([]store.WorkingStep, error) {
+// WorkingSteps implements storekit.LogView.
+func (v *logView) WorkingSteps(ctx context.Context) ([]storekit.WorkingStep, error) {
 	return v.s.workingSteps(ctx, v.q, v.segs)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // dialect is what the store's SQL says differently on SQLite and
@@ -32,8 +33,8 @@ type dialect struct {
 	least string
 	// noLimit is the LIMIT argument that means none.
 	noLimit any
-	// kindPrefix selects as much of a step's body as store.EncodedKind
-	// needs: its first store.KindPrefixBytes bytes when it starts with its
+	// kindPrefix selects as much of a step's body as storekit.EncodedKind
+	// needs: its first storekit.KindPrefixBytes bytes when it starts with its
 	// type (as store.EncodeStep writes it), else all of it.
 	kindPrefix string
 	// notAmendment is the condition that a compaction entry is a full
@@ -50,11 +51,11 @@ type dialect struct {
 }
 
 // The consumer names of Ping's probe write. No consumer can have them
-// (a valid name does not begin with "#"). SQLite's is 64 KiB long, so
-// that the probe needs room the database does not have while it is
-// full: new pages of the file, frames of its WAL beyond those a failed
-// write left (a probe of a few bytes fits in a page that has room, and
-// would call the store ready while a step's append still fails).
+// (a valid name does not begin with "#"). SQLite's is 64 KiB long, so that
+// the probe needs room the database does not have while it is full: new
+// pages of the file, and frames of its WAL beyond those a failed write
+// left. A probe of a few bytes would fit in a page that has room, and call
+// the store ready while a step's append still fails.
 // PostgreSQL's is short: an index entry holds at most a few kilobytes,
 // and its disk fills for every database of the server at once.
 var (
@@ -128,7 +129,7 @@ func FeedAppendValues(id, tenant, first, stride, n int) string {
 }
 
 func kindPrefix(typePrefix string) string {
-	return fmt.Sprintf(`CASE WHEN substr(body, 1, 9) = %s THEN substr(body, 1, %d) ELSE body END`, typePrefix, store.KindPrefixBytes)
+	return fmt.Sprintf(`CASE WHEN substr(body, 1, 9) = %s THEN substr(body, 1, %d) ELSE body END`, typePrefix, storekit.KindPrefixBytes)
 }
 
 func notAmendment(amendPrefix string) string {

@@ -11,24 +11,24 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // The change feed (store.Feed) is the feed table, one row per change,
-// written in the transaction that makes the change: by triggers on SQLite
-// (migrations 0002 and 0003), by the store's own statements on PostgreSQL
-// (dialect.feedAppends and the others; migration 0004 replaced the
-// triggers, which Citus cannot run on sharded tables).
+// written in the transaction that makes the change. On SQLite triggers
+// write it (migrations 0002 and 0003). On PostgreSQL the store's own
+// statements do (dialect.feedAppends and the others), since Citus cannot
+// run triggers on sharded tables.
 //
 // The two order changes differently. SQLite serializes writers, so a
 // row's AUTOINCREMENT position orders the changes as they were committed,
 // and a change's watermark is its position. PostgreSQL's transactions
-// commit in an order their positions do not follow, so a change is
-// ordered by (xid, pos), the transaction that made it and then its
-// position, and its watermark is its transaction's ID: a read returns
-// only changes of transactions below its snapshot's xmin, all of which
-// have ended, so Through is that xmin when the read reached the end, and
-// FeedHead is the xmax of a new snapshot (every transaction committed
-// before it is below it).
+// commit in an order their positions do not follow. So a change is ordered
+// by (xid, pos), the transaction that made it and then its position, and
+// its watermark is its transaction's ID. A read returns only changes of
+// transactions below its snapshot's xmin, all of which have ended. Through
+// is that xmin when the read reached the end. FeedHead is the xmax of a new
+// snapshot, since every transaction committed before it is below it.
 
 // feedDialect is how one database orders and reads the feed.
 type feedDialect struct {
@@ -37,12 +37,12 @@ type feedDialect struct {
 	// pos alone (SQLite).
 	bySnapshot bool
 	snapshot   string
-	// read returns the changes after the cursor ($2 its Tx as text, $3
-	// its Pos), below the snapshot's watermark ($1, as text), at most $4
-	// of them, in order, with the entry of each append: tx, pos, kind,
-	// session_id, tenant, seq, at, and the entry's kind, body, created_at
-	// (NULL when it is gone). readKeys is read with NULL for the entry's
-	// columns (FeedRequest.WithoutEntries).
+	// read returns the changes after the cursor ($2 its Tx as text, $3 its
+	// Pos), below the snapshot's watermark ($1, as text), at most $4 of them,
+	// in order. Each comes with the entry of its append. The columns are tx,
+	// pos, kind, session_id, tenant, seq, at, and the entry's kind, body and
+	// created_at (NULL when it is gone). readKeys is read with NULL for the
+	// entry's columns (FeedRequest.WithoutEntries).
 	read, readKeys string
 	// head is one past the newest watermark given out.
 	head string
@@ -193,10 +193,10 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 	return resp, nil
 }
 
-// feedSessions sets the Session of the changes (store.AttachSessions),
+// feedSessions sets the Session of the changes (storekit.AttachSessions),
 // read in one query.
 func (s *Store) feedSessions(ctx context.Context, tx sqldb.Tx, changes []store.Change) error {
-	keys := store.FeedSessionKeys(changes)
+	keys := storekit.FeedSessionKeys(changes)
 	if len(keys) == 0 {
 		return nil
 	}
@@ -225,7 +225,7 @@ func (s *Store) feedSessions(ctx context.Context, tx sqldb.Tx, changes []store.C
 	if err != nil {
 		return err
 	}
-	store.AttachSessions(changes, sessions)
+	storekit.AttachSessions(changes, sessions)
 	return nil
 }
 

@@ -7,12 +7,14 @@ import (
 
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // The feed consumers' leases (store.Leaser) are the rows of feed_leases,
-// one per consumer whose lease was taken and not released: its holder of
-// record and when its hold expires, by the store's clock (a parameter of
-// every statement, as every other time the store writes). A lease is
+// one per consumer whose lease was taken and not released. A row holds the
+// holder of record and when its hold expires, by the store's clock. That
+// clock is a parameter of every statement, as every other time the store
+// writes. A lease is
 // taken by one upsert whose condition is that the row is the taker's or
 // has expired, so of two takers one wins and the other finds the
 // winner's row; SQLite serializes them, PostgreSQL's ON CONFLICT locks
@@ -44,7 +46,7 @@ func (s *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (store
 	now := s.now()
 	var l store.Lease
 	err := s.write(ctx, "acquire lease", func(tx sqldb.Tx) error {
-		if _, err := tx.Exec(ctx, leaseAcquire, req.Consumer, req.Holder, s.d.time(store.LeaseExpiry(now, req.TTL)), s.d.time(now)); err != nil {
+		if _, err := tx.Exec(ctx, leaseAcquire, req.Consumer, req.Holder, s.d.time(storekit.LeaseExpiry(now, req.TTL)), s.d.time(now)); err != nil {
 			return err
 		}
 		var err error
@@ -62,7 +64,7 @@ func (s *Store) RenewLease(ctx context.Context, req store.LeaseRequest) (store.L
 	now := s.now()
 	var l store.Lease
 	err := s.write(ctx, "renew lease", func(tx sqldb.Tx) error {
-		if _, err := tx.Exec(ctx, leaseRenew, req.Consumer, req.Holder, s.d.time(store.LeaseExpiry(now, req.TTL))); err != nil {
+		if _, err := tx.Exec(ctx, leaseRenew, req.Consumer, req.Holder, s.d.time(storekit.LeaseExpiry(now, req.TTL))); err != nil {
 			return err
 		}
 		var err error

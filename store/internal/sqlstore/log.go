@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // segment is the part of a visible log that one session owns: its entries
@@ -97,7 +98,7 @@ func segments(ctx context.Context, q sqldb.Querier, r *SessionRow) ([]segment, e
 // findStepIDs adds to found the steps of the visible log (segs) whose IDs
 // are among ids, by ID. An append of new steps finds none, and so reads
 // no body.
-func (s *Store) findStepIDs(ctx context.Context, q sqldb.Querier, segs []segment, ids []string, found map[string]store.StoredStep) error {
+func (s *Store) findStepIDs(ctx context.Context, q sqldb.Querier, segs []segment, ids []string, found map[string]storekit.StoredStep) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -111,7 +112,7 @@ func (s *Store) findStepIDs(ctx context.Context, q sqldb.Querier, segs []segment
 	for _, sg := range segs {
 		err := queryRows(ctx, q, query, []any{sg.tenant, sg.id, arg}, func(rows sqldb.Rows) error {
 			var id string
-			var st store.StoredStep
+			var st storekit.StoredStep
 			if err := rows.Scan(&id, &st.Seq, &st.Body); err != nil {
 				return err
 			}
@@ -131,7 +132,7 @@ func (s *Store) findStepIDs(ctx context.Context, q sqldb.Querier, segs []segment
 // (segs), nil if there is none: a record whose entries are all in one
 // segment. A session records a key only when its visible log has none,
 // so at most one segment has it.
-func (s *Store) findKey(ctx context.Context, q sqldb.Querier, segs []segment, key string) (*store.KeyRecord, error) {
+func (s *Store) findKey(ctx context.Context, q sqldb.Querier, segs []segment, key string) (*storekit.KeyRecord, error) {
 	for i := len(segs) - 1; i >= 0; i-- {
 		sg := segs[i]
 		r, err := scanKey(q.QueryRow(ctx, SelectKeySQL, sg.tenant, sg.id, key))
@@ -147,12 +148,12 @@ func (s *Store) findKey(ctx context.Context, q sqldb.Querier, segs []segment, ke
 
 // SelectKeySQL reads the record of an idempotency key ($3) of a session's
 // own log ($1 the tenant, $2 the session): its fingerprint, seq, last_seq
-// and steps (store.KeyRecord).
+// and steps (storekit.KeyRecord).
 const SelectKeySQL = `SELECT fingerprint, seq, last_seq, steps FROM idempotency_keys WHERE tenant = $1 AND session_id = $2 AND request_key = $3`
 
 // scanKey scans the row of SelectKeySQL: nil, nil when there is none.
-func scanKey(row sqldb.Row) (*store.KeyRecord, error) {
-	var r store.KeyRecord
+func scanKey(row sqldb.Row) (*storekit.KeyRecord, error) {
+	var r storekit.KeyRecord
 	var steps int64
 	err := row.Scan(&r.Fingerprint, &r.Seq, &r.LastSeq, &steps)
 	if errors.Is(err, sqldb.ErrNoRows) {
@@ -190,12 +191,13 @@ func compactionAt(ctx context.Context, q sqldb.Querier, segs []segment, seq int6
 	return nil, nil
 }
 
-// compactionLookup returns the lookup with which store.CheckCompaction
-// checks a compaction's references against the visible log as it is
-// before the append (entries up to lastSeq): see store.LogView. Only the steps that have a replacement are
-// read and decoded; for the others, existence is all that is checked. An
-// amendment's references are its copies' steps, which must be in the
-// working set: its cost is that of its copies, not of the working set.
+// compactionLookup returns the lookup with which storekit.CheckCompaction
+// checks a compaction's references against the visible log as it is before
+// the append (entries up to lastSeq): see storekit.LogView. Only the steps
+// that have a replacement are read and decoded; for the others, existence is
+// all that is checked. An amendment's references are its copies' steps, which
+// must be in the working set: its cost is that of its copies, not of the
+// working set.
 func (s *Store) compactionLookup(ctx context.Context, q sqldb.Querier, segs []segment, c *store.CompactionRecord, lastSeq int64) (func(int64) (agentmem.Step, bool), error) {
 	var refs []int64
 	if c.Amend {
@@ -305,18 +307,17 @@ func (s *Store) findCopied(ctx context.Context, q sqldb.Querier, segs []segment,
 }
 
 // existsStub stands, in checkCompaction's lookup, for a step that exists
-// and has no replacement: store.CheckCompaction reads only the steps that
+// and has no replacement: storekit.CheckCompaction reads only the steps that
 // have one.
 var existsStub agentmem.Step = &agentmem.TaskStep{}
 
-// workingSetMember returns store.InWorkingSet for the visible log, to be
+// workingSetMember returns storekit.InWorkingSet for the visible log, to be
 // asked about seqs: it finds the newest full compaction, and reads its
-// record only if one of seqs is not after it. Only a full compaction
-// after the lowest of seqs matters: the steps after the newest one are
-// in the working set, so the search stops there, and costs the
-// compaction entries after the steps asked about (an amendment of a
-// recent step looks at the few amendments since, not at every one the
-// session has).
+// record only if one of seqs is not after it. Only a full compaction after
+// the lowest of seqs matters, since the steps after the newest one are in
+// the working set. So the search stops there, and costs the compaction
+// entries after the steps asked about. An amendment of a recent step looks
+// at the few amendments since, not at every one the session has.
 func (s *Store) workingSetMember(ctx context.Context, q sqldb.Querier, segs []segment, seqs []int64) (func(int64) bool, error) {
 	var above int64
 	if len(seqs) > 0 {
@@ -332,13 +333,13 @@ func (s *Store) workingSetMember(ctx context.Context, q sqldb.Querier, segs []se
 			return nil, err
 		}
 	}
-	return func(seq int64) bool { return store.InWorkingSet(seq, fullSeq, full) }, nil
+	return func(seq int64) bool { return storekit.InWorkingSet(seq, fullSeq, full) }, nil
 }
 
-// newestFull returns the sequence number of the newest compaction entry
-// of the visible log that is a full record, not an amendment (0 if there
-// is none; amendments do not change which steps the working set has),
-// and, with record, the record (nil if there is none). It searches the
+// newestFull returns the sequence number of the newest compaction entry of
+// the visible log that is a full record, not an amendment, or 0 if there is
+// none. Amendments do not change which steps the working set has. With
+// record, it also returns the record (nil if there is none). It searches the
 // segments from the newest, through the partial index on compaction
 // entries, telling amendments by the start of their encoding
 // (store.AmendPrefix) without reading them.
@@ -384,10 +385,10 @@ func (s *Store) newestFullAfter(ctx context.Context, q sqldb.Querier, segs []seg
 
 // workingSteps returns the sequence numbers and kinds of the steps of the
 // working set of the visible log, in order (see store.WorkingSet), for
-// store.CheckPinned. Of each step it reads only the start of its
-// encoding, where its type is (store.EncodedKind).
-func (s *Store) workingSteps(ctx context.Context, q sqldb.Querier, segs []segment) ([]store.WorkingStep, error) {
-	var out []store.WorkingStep
+// storekit.CheckPinned. Of each step it reads only the start of its
+// encoding, where its type is (storekit.EncodedKind).
+func (s *Store) workingSteps(ctx context.Context, q sqldb.Querier, segs []segment) ([]storekit.WorkingStep, error) {
+	var out []storekit.WorkingStep
 	after, comp, err := s.newestFull(ctx, q, segs, true)
 	if err != nil {
 		return nil, err
@@ -408,7 +409,7 @@ func (s *Store) workingSteps(ctx context.Context, q sqldb.Querier, segs []segmen
 		}
 		for _, seq := range comp.Working {
 			if k, ok := kinds[seq]; ok {
-				out = append(out, store.WorkingStep{Seq: seq, Kind: k})
+				out = append(out, storekit.WorkingStep{Seq: seq, Kind: k})
 			}
 		}
 	}
@@ -418,7 +419,7 @@ func (s *Store) workingSteps(ctx context.Context, q sqldb.Querier, segs []segmen
 		if sg.hi <= after {
 			continue
 		}
-		if err := scanKinds(ctx, q, query, func(seq int64, k agentmem.StepKind) { out = append(out, store.WorkingStep{Seq: seq, Kind: k}) },
+		if err := scanKinds(ctx, q, query, func(seq int64, k agentmem.StepKind) { out = append(out, storekit.WorkingStep{Seq: seq, Kind: k}) },
 			sg.tenant, sg.id, max(sg.lo, after), sg.hi); err != nil {
 			return nil, err
 		}
@@ -435,7 +436,7 @@ func scanKinds(ctx context.Context, q sqldb.Querier, query string, fn func(int64
 		if err := rows.Scan(&seq, &b); err != nil {
 			return err
 		}
-		k, err := store.EncodedKind(b)
+		k, err := storekit.EncodedKind(b)
 		if err != nil {
 			return fmt.Errorf("stored entry %d: %v", seq, err)
 		}

@@ -13,11 +13,11 @@ import (
 // Prune implements store.Driver. It deletes each expired session as Delete
 // does (its branches keep their history), then, with CoveredBefore, the
 // step entries older than it that no session's working set names. Each
-// session is pruned in a transaction of its own, so a large prune neither
+// session is pruned in a transaction of its own. So a large prune neither
 // holds locks (SQLite's write lock) for long nor grows one huge
-// transaction, and appends interleave with it; a Prune that fails half
-// way has deleted what it reports in its error's place (nothing that is
-// still needed).
+// transaction, and appends interleave with it. A Prune that fails half way
+// has deleted what it reports in its error's place, and nothing that is
+// still needed.
 //
 // SessionsDeleted counts the expired sessions deleted; EntriesDeleted
 // counts the covered step entries deleted (not the entries of the deleted
@@ -100,12 +100,12 @@ func (s *Store) keys(ctx context.Context, query string, args ...any) ([]store.Ke
 	return keys, err
 }
 
-// pruneCovered deletes the step entries a session owns that are older
-// than cutoff and in no working set: not in its own (they come before its
-// newest compaction and the compaction does not name them), nor in that
-// of any session that reads its history through this one (a branch
-// forked before the compaction, say, still has them in its working set),
-// and returns how many it deleted. On PostgreSQL the session and those
+// pruneCovered deletes the step entries a session owns that are older than
+// cutoff and in no working set, and returns how many it deleted. Such a
+// step is not in the session's own working set: it comes before the newest
+// compaction, which does not name it. Nor is it in that of any session that
+// reads its history through this one, such as a branch forked before the
+// compaction. On PostgreSQL the session and those
 // branches are locked (FOR NO KEY UPDATE, in the order Delete locks them)
 // so that no compaction naming a step can be appended while it goes.
 func (s *Store) pruneCovered(ctx context.Context, tx sqldb.Tx, k store.Key, cutoff time.Time) (int64, error) {

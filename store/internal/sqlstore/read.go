@@ -18,10 +18,10 @@ import (
 // so a concurrent append, or a Delete of a base, is either wholly visible
 // or not at all.
 //
-// With WorkingSet it does not read the whole log: it finds the newest
+// With WorkingSet it does not read the whole log. It finds the newest
 // compaction entry through an index, then fetches only the steps that
-// compaction names and the entries after it, so loading a summarized
-// session costs what its working set does, however long its history.
+// compaction names and the entries after it. Loading a summarized session
+// costs what its working set does, however long its history.
 func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadResponse, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -195,10 +195,10 @@ func (s *Store) readEntries(ctx context.Context, q sqldb.Querier, segs []segment
 }
 
 // readWorkingSet reads the working set of the visible log and the seqs of
-// its modified copies (see store.WorkingSet and store.ReplacedSeqs),
-// which it feeds with only the entries they need: the newest full
-// compaction entry, the steps it names (but those it has copies of) and
-// every entry after it, amendments included.
+// its modified copies (see store.WorkingSet and store.ReplacedSeqs). It
+// reads only the entries they need: the newest full compaction entry, the
+// steps it names (but those it has copies of) and every entry after it,
+// amendments included.
 func (s *Store) readWorkingSet(ctx context.Context, q sqldb.Querier, segs []segment) ([]agentmem.Step, []int64, error) {
 	compSeq, comp, err := s.newestFull(ctx, q, segs, true)
 	if err != nil {

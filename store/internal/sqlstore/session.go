@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // SessionRow is a row of the sessions table: the session plus where its
@@ -41,11 +42,10 @@ type settings struct {
 type scanner interface{ Scan(dest ...any) error }
 
 // ScanSession scans a row of sessionColumns. A row whose metadata or
-// settings do not decode is damaged: it is returned all the same, what
-// does not decode left zero, with a *agentmem.DamagedError, so that what
-// needs only the session's keys and log (Delete, Prune, the feed: see
-// keysOnly) goes on, while what returns the session fails or leaves it
-// out.
+// settings do not decode is damaged. It is returned all the same, with what
+// does not decode left zero, and a *agentmem.DamagedError. What needs only
+// the session's keys and log (Delete, Prune, the feed: see keysOnly) goes
+// on; what returns the session fails or leaves it out.
 func ScanSession(sc scanner) (*SessionRow, error) {
 	// One allocation for the row and its nullable columns.
 	row := &struct {
@@ -212,7 +212,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 			}
 			r.baseID, r.baseSeq = parent.ID, req.ForkSeq
 		}
-		r.Session = *store.NewSession(req, now)
+		r.Session = *storekit.NewSession(req, now)
 		ok, err := s.insertSession(ctx, tx, r)
 		if err != nil {
 			return err

@@ -3,19 +3,20 @@
 // PostgreSQL backends (store/sqlite, store/postgres; Citus is
 // PostgreSQL here).
 //
-// Everything the two backends did alike lives here: the sessions table
-// and its scanning, Create, Get, List and Delete (a deleted session's
-// history handed to its branches), the segments of a branch's visible
-// log, the step-ID lookup of idempotent appends and its retry checks, the
-// compaction checks (references, amendments, pinned steps), the numbering
-// and encoding of new entries, Read and the working set, Prune and its
-// covered-steps retention, the change feed's reading and cursors, and
-// Import. What the databases spell differently is in one place, the
-// dialect (dialect.go): list parameters (json_each or arrays), row locks
-// (none on SQLite, whose writers are serialized), how a time is stored
-// (INTEGER nanoseconds or timestamptz), who writes the feed (SQLite's
-// triggers or PostgreSQL's statements) and the feed's ordering (an
-// AUTOINCREMENT position or transaction IDs).
+// Everything the two backends do alike lives here. That is the sessions
+// table and its scanning, and Create, Get, List and Delete (a deleted
+// session's history handed to its branches). It is the segments of a
+// branch's visible log, and appends: the step-ID lookup and its retry
+// checks, the compaction checks (references, amendments, pinned steps), and
+// the numbering and encoding of new entries. It is also Read and the
+// working set, Prune and its covered-steps retention, the change feed's
+// reading and cursors, and Import. What the databases spell differently is
+// in one place, the dialect (dialect.go). That is list parameters
+// (json_each or arrays) and row locks (none on SQLite, whose writers are
+// serialized). It is how a time is stored (INTEGER nanoseconds or
+// timestamptz), who writes the feed (SQLite's triggers or PostgreSQL's
+// statements) and the feed's ordering (an AUTOINCREMENT position or
+// transaction IDs).
 //
 // What really differs stays in the backends: how an append reaches the
 // database (SQLite's group committer, which calls AppendTx; PostgreSQL's
@@ -36,6 +37,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 // Options configures New.
@@ -97,7 +99,7 @@ func (s *Store) Close() error {
 func CheckOpen(s *Store) error { return s.checkOpen() }
 
 // Now reads the store's clock, at the precision the store keeps (see
-// store.Now).
+// storekit.Now).
 func Now(s *Store) time.Time { return s.now() }
 
 // Err turns an error of op into the store's error: see Store.err.
@@ -113,7 +115,7 @@ func (s *Store) checkOpen() error {
 	return nil
 }
 
-func (s *Store) now() time.Time { return store.Now(s.clock) }
+func (s *Store) now() time.Time { return storekit.Now(s.clock) }
 
 // IsStoreErr reports whether err is one of the contract's errors
 // (ErrNotFound, ErrConflict, ErrInvalid, store.ErrClosed), which pass
@@ -126,14 +128,14 @@ func isStoreErr(err error) bool {
 }
 
 // err turns an error from the database into the store's error. The
-// contract's errors pass through. A unique violation (two creators of
-// one session ID, which the checks make impossible short of a race or a
-// bug) is ErrConflict, a *uniqueError that names neither the backend nor
-// its tables; an operation that lost a race with Close reports
-// store.ErrClosed; a transient failure (a locked database, a lost
-// connection, a server shutting down, a deadlock that outlived the
-// retries, a timeout) wraps agentmem.ErrUnavailable (Dialect.Classify);
-// anything else is a failure nobody expected. Either way the error is
+// contract's errors pass through. A unique violation is ErrConflict, a
+// *uniqueError that names neither the backend nor its tables: two creators
+// of one session ID, which the checks make impossible short of a race or a
+// bug. An operation that lost a race with Close reports store.ErrClosed. A
+// transient failure wraps agentmem.ErrUnavailable (Dialect.Classify): a
+// locked database, a lost connection, a server shutting down, a deadlock
+// that outlived the retries, a timeout. Anything else is a failure nobody
+// expected. Either way the error is
 // returned wrapped, so that errors.As finds the driver's error, and it is
 // never disguised as ErrNotFound.
 func (s *Store) err(op string, err error) error {
@@ -153,15 +155,15 @@ func (s *Store) err(op string, err error) error {
 	return err
 }
 
-// Ping reports whether the store can serve, as a server's readiness
-// asks: its database answers a query and, after an operation failed for
-// want of disk space or memory, a probe write succeeds: a feed cursor
-// that no consumer can have, written and deleted in one transaction (no
-// other transaction sees it), under a name that needs room on SQLite
-// (see the dialect's pingConsumer). So the store is ready again once
-// there is room, without waiting for a client's write. It returns nil, store.ErrClosed, or an error wrapping
-// agentmem.ErrUnavailable: agentmem.ErrExhausted while writes still fail
-// for want of room.
+// Ping reports whether the store can serve, as a server's readiness asks: its
+// database answers a query. After an operation failed for want of disk space
+// or memory, a probe write must succeed too. The probe is a feed cursor that
+// no consumer can have, written and deleted in one transaction, so no other
+// transaction sees it. Its name needs room on SQLite (see the dialect's
+// pingConsumer). So the store is ready again once there is room, without
+// waiting for a client's write. It returns nil, store.ErrClosed, or an error
+// wrapping agentmem.ErrUnavailable: agentmem.ErrExhausted while writes still
+// fail for want of room.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.checkOpen(); err != nil {
 		return err

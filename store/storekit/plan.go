@@ -1,4 +1,4 @@
-package store
+package storekit
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
 )
 
 // LogView is what the rules of an append read of a session's visible log
@@ -26,7 +27,7 @@ type LogView interface {
 	StepsByID(ctx context.Context, ids []string) (map[string]StoredStep, error)
 	// CompactionAt returns the record of the entry at seq if it is a
 	// compaction, nil otherwise.
-	CompactionAt(ctx context.Context, seq int64) (*CompactionRecord, error)
+	CompactionAt(ctx context.Context, seq int64) (*store.CompactionRecord, error)
 	// CompactionLookup returns the lookup with which CheckCompaction
 	// checks c against the log as it is: the steps up to lastSeq that c
 	// names in Working or, for an amendment, by its copies' numbers. Of
@@ -34,9 +35,9 @@ type LogView interface {
 	// InWorkingSet). A found step without a replacement in c may be any
 	// step of the right existence: CheckCompaction reads only the steps
 	// that have one.
-	CompactionLookup(ctx context.Context, c *CompactionRecord, lastSeq int64) (func(seq int64) (agentmem.Step, bool), error)
+	CompactionLookup(ctx context.Context, c *store.CompactionRecord, lastSeq int64) (func(seq int64) (agentmem.Step, bool), error)
 	// WorkingSteps returns the steps of the working set, in order (see
-	// WorkingSet), for CheckPinned.
+	// store.WorkingSet), for CheckPinned.
 	WorkingSteps(ctx context.Context) ([]WorkingStep, error)
 }
 
@@ -44,31 +45,31 @@ type LogView interface {
 // encoded as every backend stores it.
 type NewEntry struct {
 	Seq  int64
-	Kind EntryKind
+	Kind store.EntryKind
 	// StepID is the step's ID; "" for a compaction.
 	StepID string
-	// Body is the entry's encoding: EncodeStep of the numbered step, or
-	// EncodeCompaction of the resolved record.
+	// Body is the entry's encoding: store.EncodeStep of the numbered step, or
+	// store.EncodeCompaction of the resolved record.
 	Body []byte
 }
 
 // PlanAppend applies the rules of an append to a session whose visible
 // log is v and whose newest entry is at lastSeq, up to what it writes. In
-// order: the record of the request's idempotency key decides when there
-// is one (CheckKey); a request whose steps are all stored is a retry and
-// one that reuses stored IDs otherwise is refused (CheckRetry,
-// CheckRetriedCompaction); ExpectedLastSeq must be lastSeq; the
-// compaction must name steps of the log (CheckCompaction) and keep the
-// pinned ones (CheckPinned). It returns the response and the entries to
+// order: the record of the request's idempotency key decides when there is
+// one (CheckKey). A request whose steps are all stored is a retry, and one
+// that reuses stored IDs otherwise is refused (CheckRetry,
+// CheckRetriedCompaction). ExpectedLastSeq must be lastSeq. The compaction
+// must name steps of the log (CheckCompaction) and keep the pinned ones
+// (CheckPinned). It returns the response and the entries to
 // add, numbered from lastSeq+1; none for a retry or a request that only
 // checks its key. When there are entries and the request has a key, the
 // backend records it too (NewKeyRecord), with them, all or none.
 //
-// req must have passed ValidateAppendEncoded, which returned encoded
+// req must have passed store.ValidateAppendEncoded, which returned encoded
 // (nil is accepted: the steps are encoded here then). id names the
 // session in errors. PlanAppend is the one place these rules live: every
 // backend calls it, so they are the same on every backend.
-func PlanAppend(ctx context.Context, v LogView, id string, lastSeq int64, req AppendRequest, encoded [][]byte) (*AppendResponse, []NewEntry, error) {
+func PlanAppend(ctx context.Context, v LogView, id string, lastSeq int64, req store.AppendRequest, encoded [][]byte) (*store.AppendResponse, []NewEntry, error) {
 	if k := req.Idempotency; k != nil {
 		rec, err := v.Key(ctx, k.Key)
 		if err != nil {
@@ -78,8 +79,8 @@ func PlanAppend(ctx context.Context, v LogView, id string, lastSeq int64, req Ap
 		if err != nil || resp != nil {
 			return resp, nil, err
 		}
-		if KeyOnly(req) {
-			return &AppendResponse{LastSeq: lastSeq}, nil, nil
+		if store.KeyOnly(req) {
+			return &store.AppendResponse{LastSeq: lastSeq}, nil, nil
 		}
 	}
 
@@ -99,7 +100,7 @@ func PlanAppend(ctx context.Context, v LogView, id string, lastSeq int64, req Ap
 		}
 	}
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq != lastSeq {
-		return nil, nil, &StaleError{SessionID: id, Expected: *req.ExpectedLastSeq, LastSeq: lastSeq}
+		return nil, nil, &store.StaleError{SessionID: id, Expected: *req.ExpectedLastSeq, LastSeq: lastSeq}
 	}
 	if c := req.Compaction; c != nil {
 		lookup, err := v.CompactionLookup(ctx, c, lastSeq)
@@ -125,9 +126,9 @@ func PlanAppend(ctx context.Context, v LogView, id string, lastSeq int64, req Ap
 		if err != nil {
 			return nil, nil, fmt.Errorf("steps[%d]: %w", i, err)
 		}
-		out = append(out, NewEntry{Seq: next, Kind: StepEntry, StepID: ids[i], Body: body})
+		out = append(out, NewEntry{Seq: next, Kind: store.StepEntry, StepID: ids[i], Body: body})
 	}
-	resp := &AppendResponse{Seqs: seqs}
+	resp := &store.AppendResponse{Seqs: seqs}
 	if c := req.Compaction; c != nil {
 		resolved, err := ResolveCompaction(c, seqs)
 		if err != nil {
@@ -145,13 +146,13 @@ func PlanAppend(ctx context.Context, v LogView, id string, lastSeq int64, req Ap
 				return nil, nil, err
 			}
 		}
-		body, err := EncodeCompaction(resolved)
+		body, err := store.EncodeCompaction(resolved)
 		if err != nil {
 			return nil, nil, err
 		}
 		next++
 		resp.CompactionSeq = next
-		out = append(out, NewEntry{Seq: next, Kind: CompactionEntry, Body: body})
+		out = append(out, NewEntry{Seq: next, Kind: store.CompactionEntry, Body: body})
 	}
 	resp.LastSeq = next
 	return resp, out, nil
@@ -162,12 +163,12 @@ func PlanAppend(ctx context.Context, v LogView, id string, lastSeq int64, req Ap
 // seqs, and the seq of the compaction stored after them if the request
 // has one); for a request that reuses IDs otherwise, the error. A retry
 // stores nothing and succeeds whatever its ExpectedLastSeq says.
-func retried(ctx context.Context, v LogView, req AppendRequest, ids []string, existing map[string]StoredStep, lastSeq int64) (*AppendResponse, error) {
+func retried(ctx context.Context, v LogView, req store.AppendRequest, ids []string, existing map[string]StoredStep, lastSeq int64) (*store.AppendResponse, error) {
 	seqs, retry, err := CheckStoredRetry(req.Steps, ids, existing)
 	if err != nil || !retry {
 		return nil, err
 	}
-	resp := &AppendResponse{Seqs: seqs, LastSeq: lastSeq, Retried: true}
+	resp := &store.AppendResponse{Seqs: seqs, LastSeq: lastSeq, Retried: true}
 	if req.Compaction != nil {
 		after := slices.Max(seqs) + 1
 		rec, err := v.CompactionAt(ctx, after)
@@ -182,41 +183,24 @@ func retried(ctx context.Context, v LogView, req AppendRequest, ids []string, ex
 	return resp, nil
 }
 
-// StaleError is the refusal of a write whose expected last sequence
-// number is not the session's: another write came first. It wraps
-// agentmem.ErrConflict.
-type StaleError struct {
-	SessionID string
-	// Expected is the request's expected last sequence number, LastSeq
-	// the session's.
-	Expected, LastSeq int64
-}
+// A step is encoded once, by store.ValidateAppendEncoded in the goroutine
+// that appends, before it waits for the session's lock. Under the lock only
+// its sequence number is spliced into that encoding. Encoding is otherwise
+// a large share of the time appends spend one after another.
 
-func (e *StaleError) Error() string {
-	return fmt.Sprintf("session %q: expected last seq %d, it is %d", e.SessionID, e.Expected, e.LastSeq)
-}
-
-// Unwrap makes errors.Is(err, agentmem.ErrConflict) true.
-func (e *StaleError) Unwrap() error { return agentmem.ErrConflict }
-
-// A step is encoded once, by ValidateAppendEncoded in the goroutine that
-// appends, before it waits for the session's lock: under the lock only
-// its sequence number is spliced into that encoding, since encoding is
-// otherwise a large share of the time appends spend one after another.
-
-// encodeNumbered returns EncodeStep(WithNumber(st, seq)), from pre (st's
-// encoding by ValidateAppendEncoded) when it can.
+// encodeNumbered returns store.EncodeStep(store.WithNumber(st, seq)), from
+// pre (st's encoding by store.ValidateAppendEncoded) when it can.
 func encodeNumbered(st agentmem.Step, pre []byte, seq int64) ([]byte, error) {
 	if b, ok := renumber(pre, st.Kind(), seq); ok {
 		return b, nil
 	}
 	if int64(st.Info().Number) != seq {
-		st = WithNumber(st, seq)
+		st = store.WithNumber(st, seq)
 	}
-	return EncodeStep(st)
+	return store.EncodeStep(st)
 }
 
-// renumber replaces the number of an encoded step with seq. EncodeStep
+// renumber replaces the number of an encoded step with seq. store.EncodeStep
 // writes a step as {"type":"<kind>","number":<n>,...}; if b does not
 // start that way, renumber reports false and the caller encodes the step
 // again. TestRenumber checks that the result is byte for byte the

@@ -1,4 +1,4 @@
-package store_test
+package storekit_test
 
 import (
 	"errors"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/storekit"
 )
 
 func TestCheckPinned(t *testing.T) {
 	// 1 action, 2 system, 3 task, 4 task, 5 system, 6 action
-	ws := []store.WorkingStep{
-		{1, agentmem.KindAction}, {2, agentmem.KindSystemPrompt}, {3, agentmem.KindTask},
-		{4, agentmem.KindTask}, {5, agentmem.KindSystemPrompt}, {6, agentmem.KindAction},
+	ws := []storekit.WorkingStep{
+		{Seq: 1, Kind: agentmem.KindAction}, {Seq: 2, Kind: agentmem.KindSystemPrompt}, {Seq: 3, Kind: agentmem.KindTask},
+		{Seq: 4, Kind: agentmem.KindTask}, {Seq: 5, Kind: agentmem.KindSystemPrompt}, {Seq: 6, Kind: agentmem.KindAction},
 	}
 	for _, c := range []store.CompactionRecord{
 		{Working: []int64{2, 3, 5}},
@@ -26,11 +27,11 @@ func TestCheckPinned(t *testing.T) {
 		{Working: []int64{}, Removed: []int64{1, 2, 3, 4, 5, 6}},
 		{Removed: []int64{2, 3, 5}},
 	} {
-		if err := store.CheckPinned(&c, ws); err != nil {
+		if err := storekit.CheckPinned(&c, ws); err != nil {
 			t.Errorf("%+v: %v", c, err)
 		}
 	}
-	if err := store.CheckPinned(&store.CompactionRecord{Working: []int64{}}, ws[5:]); err != nil {
+	if err := storekit.CheckPinned(&store.CompactionRecord{Working: []int64{}}, ws[5:]); err != nil {
 		t.Errorf("a working set without pinned steps emptied: %v", err)
 	}
 	for _, c := range []struct {
@@ -43,7 +44,7 @@ func TestCheckPinned(t *testing.T) {
 		{[]int64{}, nil, "step 2, a system prompt"},
 		{nil, []int64{2, 3, 4}, "step 5, a system prompt"},
 	} {
-		err := store.CheckPinned(&store.CompactionRecord{Working: c.working, Removed: c.removed}, ws)
+		err := storekit.CheckPinned(&store.CompactionRecord{Working: c.working, Removed: c.removed}, ws)
 		var inv *agentmem.InvalidError
 		if !errors.As(err, &inv) || inv.Field != "compaction.working" || !strings.Contains(inv.Reason, c.msg) {
 			t.Errorf("working %v, removed %v: %v, want an error about %s", c.working, c.removed, err, c.msg)
@@ -72,28 +73,6 @@ func TestPinnedKindsIsPinnedFlags(t *testing.T) {
 		}
 		if got, want := agentmem.PinnedKinds(ks), agentmem.PinnedFlags(steps); !slices.Equal(got, want) {
 			t.Fatalf("PinnedKinds(%v) = %v, PinnedFlags = %v", ks, got, want)
-		}
-	}
-}
-
-func TestEncodedKind(t *testing.T) {
-	for _, s := range codecSteps() {
-		b, err := store.EncodeStep(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The start of the encoding is enough.
-		if k, err := store.EncodedKind(b[:min(len(b), store.KindPrefixBytes)]); err != nil || k != s.Kind() {
-			t.Errorf("EncodedKind(prefix of %s) = %q, %v", s.Kind(), k, err)
-		}
-	}
-	// Another field order is decoded whole.
-	if k, err := store.EncodedKind([]byte(`{"number":1,"id":"x","type":"task","task":"t"}`)); err != nil || k != agentmem.KindTask {
-		t.Errorf("EncodedKind of a step not starting with its type: %q, %v", k, err)
-	}
-	for _, bad := range []string{`{"type":"nope","number":1}`, `{"number":1,"type":"nope"}`, `{"type":"`, ``} {
-		if _, err := store.EncodedKind([]byte(bad)); !errors.Is(err, agentmem.ErrInvalid) {
-			t.Errorf("EncodedKind(%q): %v, want ErrInvalid", bad, err)
 		}
 	}
 }

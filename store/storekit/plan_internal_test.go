@@ -1,9 +1,10 @@
-package store
+package storekit
 
 import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store"
 )
 
 // TestRenumber checks that splicing a sequence number into a step's
@@ -24,13 +25,13 @@ func TestRenumber(t *testing.T) {
 		t.Fatalf("test covers %d kinds, the core has %d", len(steps), len(agentmem.Kinds()))
 	}
 	for _, st := range steps {
-		enc, err := ValidateAppendEncoded(AppendRequest{SessionID: "s", Steps: []agentmem.Step{st}})
+		enc, err := store.ValidateAppendEncoded(store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{st}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		pre := enc[0]
 		for _, seq := range []int64{1, 9, 10, 4711, 1 << 40} {
-			want, err := EncodeStep(WithNumber(st, seq))
+			want, err := store.EncodeStep(store.WithNumber(st, seq))
 			if err != nil {
 				t.Fatal(err)
 			}
