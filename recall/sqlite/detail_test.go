@@ -50,16 +50,7 @@ func TestMigrationRebuildsFTSWithoutDetail(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	db2, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
+	b, db2 := openMigrated(t, ctx, path)
 	var sql string
 	if err := db2.Reader().QueryRow(ctx, `SELECT sql FROM sqlite_master WHERE name = 'recall_fts'`).Scan(&sql); err != nil {
 		t.Fatal(err)
@@ -94,4 +85,22 @@ func TestMigrationRebuildsFTSWithoutDetail(t *testing.T) {
 	if got := find("deploy"); !slices.Equal(got, []string{"b"}) {
 		t.Errorf("search %q after a delete = %v, want [b]", "deploy", got)
 	}
+}
+
+// openMigrated opens the backend at path, which migrates the file, and
+// beside it a database handle to look at the migrated schema. Both close
+// when the test ends.
+func openMigrated(t *testing.T, ctx context.Context, path string) (*Backend, *sqlitedb.SQLDB) {
+	t.Helper()
+	b, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return b, db
 }

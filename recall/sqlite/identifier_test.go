@@ -68,16 +68,7 @@ func TestMigrationDropsIdentifierRows(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	db2, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
+	_, db2 := openMigrated(t, ctx, path)
 	left := map[string]int64{}
 	rs, err := db2.Reader().Query(ctx, `SELECT term, df FROM recall_df`)
 	if err != nil {
