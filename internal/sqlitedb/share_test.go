@@ -99,32 +99,45 @@ func insert(k string, fail error) func(ctx context.Context, tx sqldb.Tx) error {
 	}
 }
 
-// together holds the Group in a write of a until writes of a and of b are
-// both queued, then lets them run, and returns their errors.
-func together(t *testing.T, a, b *SQLDB, queued <-chan int, fa, fb func(ctx context.Context, tx sqldb.Tx) error) (errA, errB error) {
+// hold starts a write of a that holds the Group until the returned
+// release is called, and returns once that write is running and has been
+// queued (queued reports it). release waits for the write and fails the
+// test if it failed.
+func hold(t *testing.T, a *SQLDB, queued <-chan int) (release func()) {
 	t.Helper()
-	ctx := context.Background()
-	holding, release := make(chan struct{}), make(chan struct{})
+	holding, done := make(chan struct{}), make(chan struct{})
 	held := make(chan error)
 	go func() {
-		held <- a.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
+		held <- a.Write(context.Background(), func(ctx context.Context, tx sqldb.Tx) error {
 			close(holding)
-			<-release
+			<-done
 			return nil
 		})
 	}()
 	<-holding
 	<-queued // the holding write's
+	return func() {
+		t.Helper()
+		close(done)
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// together holds the Group in a write of a until writes of a and of b are
+// both queued, then lets them run, and returns their errors.
+func together(t *testing.T, a, b *SQLDB, queued <-chan int, fa, fb func(ctx context.Context, tx sqldb.Tx) error) (errA, errB error) {
+	t.Helper()
+	ctx := context.Background()
+	release := hold(t, a, queued)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); errA = a.Write(ctx, fa) }()
 	go func() { defer wg.Done(); errB = b.Write(ctx, fb) }()
 	for n := 0; n < 2; n = <-queued {
 	}
-	close(release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
+	release()
 	wg.Wait()
 	return errA, errB
 }
@@ -282,17 +295,7 @@ func TestGroupRunsRedoableWritesFirst(t *testing.T) {
 	}
 	errBoom := errors.New("boom")
 	ctx := context.Background()
-	holding, release := make(chan struct{}), make(chan struct{})
-	held := make(chan error)
-	go func() {
-		held <- a.Write(ctx, func(ctx context.Context, tx sqldb.Tx) error {
-			close(holding)
-			<-release
-			return nil
-		})
-	}()
-	<-holding
-	<-queued
+	release := hold(t, a, queued)
 	var errA, errB error
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -303,10 +306,7 @@ func TestGroupRunsRedoableWritesFirst(t *testing.T) {
 	go func() { defer wg.Done(); errB = b.Write(sqldb.Redoable(ctx), record("redoable", errBoom)) }()
 	for n := 0; n < 2; n = <-queued {
 	}
-	close(release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
+	release()
 	wg.Wait()
 	if errA != nil || !errors.Is(errB, errBoom) {
 		t.Fatalf("writes: %v, %v (want nil, boom)", errA, errB)
