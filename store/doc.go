@@ -18,12 +18,17 @@
 //
 // A driver may do more than the eight methods of Driver: the change
 // feed (Feed), the leases of its consumers (Leaser), where a session's
-// log is held (Segmenter), exact import (Importer), readiness (Pinger)
-// and cheap head reads (HeadReader). New finds them, once; callers ask
+// log is held (Segmenter), exact import (Importer), readiness (Pinger),
+// cheap head reads (HeadReader) and the classes of its own errors
+// (ErrorClassifier). New finds them, once; callers ask
 // Store.Supports (or Store.Feed) instead of asserting on a type, and a
 // method whose capability the driver lacks returns an error matching
 // errors.ErrUnsupported (Head falls back to Get). Store.As reaches what
 // is a backend's own, such as the connection pool of package postgres.
+// Store classifies every error of its driver once: an error that has a
+// class keeps it, another gets the class the driver's ErrorClassifier
+// gives it (a busy or full database is agentmem.ErrUnavailable), and
+// errors.As still finds the driver's own error.
 //
 // This package is for programs. Backend authors implement Driver with
 // the help of package storekit, which holds what every backend shares

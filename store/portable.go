@@ -15,7 +15,9 @@ import (
 // errors. It finds the optional capabilities of its driver itself: the
 // change feed, leases, segments, exact import, readiness and head reads.
 // Callers ask Supports, or call the method and get an error matching
-// errors.ErrUnsupported, instead of asserting on the driver's type.
+// errors.ErrUnsupported, instead of asserting on the driver's type. It
+// classifies every error of its driver once (see ErrorClassifier), so
+// callers test errors with errors.Is whatever the backend.
 //
 // A Store is safe for concurrent use when its driver is, as every
 // backend of this module is. See Driver for the contract the methods
@@ -30,6 +32,8 @@ type Store struct {
 	imp    Importer
 	ping   Pinger
 	head   HeadReader
+
+	classifier ErrorClassifier
 }
 
 // Capability names an optional capability of a Store's driver.
@@ -59,7 +63,7 @@ const (
 
 // New returns the portable Store over a driver. The optional interfaces
 // the driver implements (Feed, Leaser, Segmenter, Importer, Pinger,
-// HeadReader) are found here, once. A driver that wraps a Store (a test
+// HeadReader, ErrorClassifier) are found here, once. A driver that wraps a Store (a test
 // double that embeds one to change a method) has the capabilities of the
 // Store it wraps, which its Supports method reports. New of a Store
 // returns it.
@@ -74,6 +78,7 @@ func New(d Driver) *Store {
 	s.imp, s.caps[CanImport] = d.(Importer)
 	s.ping, s.caps[CanPing] = d.(Pinger)
 	s.head, s.caps[CanReadHead] = d.(HeadReader)
+	s.classifier, _ = d.(ErrorClassifier)
 	if w, ok := d.(interface{ Supports(Capability) bool }); ok {
 		for c := range numCapabilities {
 			s.caps[c] = s.caps[c] && w.Supports(c)
@@ -124,7 +129,8 @@ func (s *Store) Create(ctx context.Context, req CreateRequest) (*Session, error)
 	if err := ValidateCreate(req); err != nil {
 		return nil, err
 	}
-	return s.d.Create(ctx, req)
+	sess, err := s.d.Create(ctx, req)
+	return sess, s.classify(err)
 }
 
 // Get returns a tenant's session (see Driver.Get).
@@ -132,7 +138,8 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (*Session, error) {
 	if err := ValidateKey(tenant, id); err != nil {
 		return nil, err
 	}
-	return s.d.Get(ctx, tenant, id)
+	sess, err := s.d.Get(ctx, tenant, id)
+	return sess, s.classify(err)
 }
 
 // List lists sessions (see Driver.List).
@@ -140,7 +147,8 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListResponse, error
 	if _, _, err := ValidateList(req); err != nil {
 		return nil, err
 	}
-	return s.d.List(ctx, req)
+	resp, err := s.d.List(ctx, req)
+	return resp, s.classify(err)
 }
 
 // Delete deletes a tenant's session (see Driver.Delete).
@@ -148,14 +156,15 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	if err := ValidateKey(tenant, id); err != nil {
 		return err
 	}
-	return s.d.Delete(ctx, tenant, id)
+	return s.classify(s.d.Delete(ctx, tenant, id))
 }
 
 // Append appends to a session's log (see Driver.Append). The driver
 // checks the request as it encodes its steps (ValidateAppendEncoded),
 // which it needs to do anyway.
 func (s *Store) Append(ctx context.Context, req AppendRequest) (*AppendResponse, error) {
-	return s.d.Append(ctx, req)
+	resp, err := s.d.Append(ctx, req)
+	return resp, s.classify(err)
 }
 
 // Read reads a session's log (see Driver.Read).
@@ -163,16 +172,18 @@ func (s *Store) Read(ctx context.Context, req ReadRequest) (*ReadResponse, error
 	if err := validateRead(req); err != nil {
 		return nil, err
 	}
-	return s.d.Read(ctx, req)
+	resp, err := s.d.Read(ctx, req)
+	return resp, s.classify(err)
 }
 
 // Prune applies retention (see Driver.Prune).
 func (s *Store) Prune(ctx context.Context, req PruneRequest) (*PruneResponse, error) {
-	return s.d.Prune(ctx, req)
+	resp, err := s.d.Prune(ctx, req)
+	return resp, s.classify(err)
 }
 
 // Close closes the store's driver (see Driver.Close).
-func (s *Store) Close() error { return s.d.Close() }
+func (s *Store) Close() error { return s.classify(s.d.Close()) }
 
 // Head returns the head of a tenant's session: from the driver's Head
 // when it is a HeadReader (see there), else from Get.
@@ -181,11 +192,12 @@ func (s *Store) Head(ctx context.Context, tenant, id string) (Head, error) {
 		return Head{}, err
 	}
 	if s.caps[CanReadHead] {
-		return s.head.Head(ctx, tenant, id)
+		h, err := s.head.Head(ctx, tenant, id)
+		return h, s.classify(err)
 	}
 	sess, err := s.d.Get(ctx, tenant, id)
 	if err != nil {
-		return Head{}, err
+		return Head{}, s.classify(err)
 	}
 	return Head{CreatedAt: sess.CreatedAt, LastSeq: sess.LastSeq}, nil
 }
@@ -200,7 +212,8 @@ func (s *Store) Segments(ctx context.Context, tenant, id string) ([]Segment, err
 	if err := ValidateKey(tenant, id); err != nil {
 		return nil, err
 	}
-	return s.seg.Segments(ctx, tenant, id)
+	segs, err := s.seg.Segments(ctx, tenant, id)
+	return segs, s.classify(err)
 }
 
 // Ping tells whether the store can serve (see Pinger), or returns an
@@ -210,7 +223,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	if !s.caps[CanPing] {
 		return s.unsupported("readiness check (store.Pinger)")
 	}
-	return s.ping.Ping(ctx)
+	return s.classify(s.ping.Ping(ctx))
 }
 
 // ImportEntries creates a session with its log exactly as given (see
@@ -226,7 +239,7 @@ func (s *Store) ImportEntries(ctx context.Context, sess *Session, entries []Entr
 	if err := validateImport(sess, entries); err != nil {
 		return err
 	}
-	return s.imp.ImportEntries(ctx, sess, entries)
+	return s.classify(s.imp.ImportEntries(ctx, sess, entries))
 }
 
 // Feed returns the store's change feed, with its requests checked as the
@@ -247,7 +260,8 @@ func (s *Store) ReadFeed(ctx context.Context, req FeedRequest) (*FeedResponse, e
 	if _, err := ValidateFeed(req); err != nil {
 		return nil, err
 	}
-	return s.feed.ReadFeed(ctx, req)
+	resp, err := s.feed.ReadFeed(ctx, req)
+	return resp, s.classify(err)
 }
 
 // FeedHead returns the feed's watermark (see Feed).
@@ -255,7 +269,8 @@ func (s *Store) FeedHead(ctx context.Context) (int64, error) {
 	if !s.caps[CanFeed] {
 		return 0, s.unsupported("change feed (store.Feed)")
 	}
-	return s.feed.FeedHead(ctx)
+	head, err := s.feed.FeedHead(ctx)
+	return head, s.classify(err)
 }
 
 // LoadCursor returns a feed consumer's saved cursor (see Feed).
@@ -266,7 +281,8 @@ func (s *Store) LoadCursor(ctx context.Context, consumer string) (FeedCursor, er
 	if err := validateConsumer(consumer); err != nil {
 		return FeedCursor{}, err
 	}
-	return s.feed.LoadCursor(ctx, consumer)
+	cur, err := s.feed.LoadCursor(ctx, consumer)
+	return cur, s.classify(err)
 }
 
 // SaveCursor saves a feed consumer's cursor (see Feed).
@@ -277,7 +293,7 @@ func (s *Store) SaveCursor(ctx context.Context, consumer string, c FeedCursor) e
 	if err := validateSaveCursor(consumer, c); err != nil {
 		return err
 	}
-	return s.feed.SaveCursor(ctx, consumer, c)
+	return s.classify(s.feed.SaveCursor(ctx, consumer, c))
 }
 
 // DropCursor removes a retired feed consumer's cursor (see Feed).
@@ -288,7 +304,7 @@ func (s *Store) DropCursor(ctx context.Context, consumer string) error {
 	if err := validateConsumer(consumer); err != nil {
 		return err
 	}
-	return s.feed.DropCursor(ctx, consumer)
+	return s.classify(s.feed.DropCursor(ctx, consumer))
 }
 
 // AcquireLease takes a feed consumer's lease (see Leaser).
@@ -299,7 +315,8 @@ func (s *Store) AcquireLease(ctx context.Context, req LeaseRequest) (Lease, erro
 	if err := ValidateLease(req); err != nil {
 		return Lease{}, err
 	}
-	return s.leaser.AcquireLease(ctx, req)
+	l, err := s.leaser.AcquireLease(ctx, req)
+	return l, s.classify(err)
 }
 
 // RenewLease renews a feed consumer's lease (see Leaser).
@@ -310,7 +327,8 @@ func (s *Store) RenewLease(ctx context.Context, req LeaseRequest) (Lease, error)
 	if err := ValidateLease(req); err != nil {
 		return Lease{}, err
 	}
-	return s.leaser.RenewLease(ctx, req)
+	l, err := s.leaser.RenewLease(ctx, req)
+	return l, s.classify(err)
 }
 
 // ReleaseLease gives up a feed consumer's lease (see Leaser).
@@ -321,7 +339,7 @@ func (s *Store) ReleaseLease(ctx context.Context, consumer, holder string) error
 	if err := validateHolder(consumer, holder); err != nil {
 		return err
 	}
-	return s.leaser.ReleaseLease(ctx, consumer, holder)
+	return s.classify(s.leaser.ReleaseLease(ctx, consumer, holder))
 }
 
 // SaveLeasedCursor saves a feed consumer's cursor while holder holds its
@@ -336,7 +354,7 @@ func (s *Store) SaveLeasedCursor(ctx context.Context, consumer, holder string, c
 	if err := validateSaveCursor(consumer, c); err != nil {
 		return err
 	}
-	return s.leaser.SaveLeasedCursor(ctx, consumer, holder, c)
+	return s.classify(s.leaser.SaveLeasedCursor(ctx, consumer, holder, c))
 }
 
 // LeaserOf returns the leases of a change feed: those of the store whose

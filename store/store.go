@@ -13,7 +13,7 @@ import (
 // through the portable Store (New), which checks every request before the
 // driver sees it; a
 // driver may implement the optional interfaces Feed, Leaser, Segmenter,
-// Importer, Pinger and HeadReader too, which New finds.
+// Importer, Pinger, HeadReader and ErrorClassifier too, which New finds.
 //
 // A session is identified by its tenant and its ID together. Each tenant
 // has an ID space of its own, so two tenants may each hold a session
@@ -36,7 +36,9 @@ import (
 // Get, Read, Append, and Create of a branch of it. List leaves it out (see
 // ListResponse.Damaged), while Delete and Prune delete it as any other. Any
 // other error is one nobody expected, such as a stored entry that does not
-// decode. The portable Store checks
+// decode. A driver may return its own errors, such as its database's, and
+// give their classes in one place, an ErrorClassifier, which the portable
+// Store asks. The portable Store checks
 // the input of Create, Get, List, Delete and Read before the driver is
 // called; Append checks its own with ValidateAppendEncoded, whose
 // encodings of the steps it stores.

@@ -16,8 +16,9 @@
 // and AppendSteps take agentmem's messages and typed steps.
 //
 // Package client imports nothing of agentmem's domain; this package
-// converts between the API's wire types and the domain's, and maps the
-// client's errors to the store's sentinels (MapError).
+// converts between the API's wire types and the domain's, and classifies
+// the client's errors by the store's sentinels (Store.ClassifyError, which
+// store.Store asks, and MapError for the rest).
 //
 // # Opening by URL
 //

@@ -42,43 +42,54 @@ func (e *UnsupportedError) Unwrap() error { return errors.ErrUnsupported }
 //	client.ErrClosed           store.ErrClosed
 //
 // errors.As still finds the *client.Error. Other errors (nil included)
-// are returned as they are.
+// are returned as they are. The store.Store of New maps the errors of
+// its driver alike (Store.ClassifyError).
 func MapError(err error) error {
 	if err == nil {
 		return nil
 	}
+	if c := classOf(err); c != nil {
+		return &mappedError{err: err, sentinel: c}
+	}
+	return err
+}
+
+// ClassifyError implements store.ErrorClassifier: the class of an error
+// of the client is the sentinel MapError wraps, or nil.
+func (s *Store) ClassifyError(err error) error { return classOf(err) }
+
+// classOf returns the sentinel of an error of the client (see MapError),
+// or nil when it has none.
+func classOf(err error) error {
 	var e *client.Error
 	isAPI := errors.As(err, &e)
-	var sentinel error
 	switch {
 	case errors.Is(err, client.ErrClosed):
-		sentinel = store.ErrClosed
+		return store.ErrClosed
 	case errors.Is(err, client.ErrInvalid):
 		inv := &agentmem.InvalidError{Reason: err.Error()}
 		if isAPI {
 			inv.Field, inv.Reason = e.Field, e.Message
 		}
-		sentinel = inv
+		return inv
 	case errors.Is(err, client.ErrNotFound):
-		sentinel = agentmem.ErrNotFound
+		return agentmem.ErrNotFound
 	case errors.Is(err, client.ErrIDReused):
-		sentinel = store.ErrIDReused
+		return store.ErrIDReused
 	case errors.Is(err, client.ErrNothingToPop):
-		sentinel = store.ErrNothingToPop
+		return store.ErrNothingToPop
 	case errors.Is(err, client.ErrConflict):
-		sentinel = agentmem.ErrConflict
+		return agentmem.ErrConflict
 	case errors.Is(err, client.ErrBudgetTooSmall):
 		be := &agentmem.BudgetError{}
 		if isAPI {
 			be.Budget, be.Required = e.Budget, e.Required
 		}
-		sentinel = be
+		return be
 	case errors.Is(err, client.ErrUnavailable):
-		sentinel = agentmem.ErrUnavailable
-	default:
-		return err
+		return agentmem.ErrUnavailable
 	}
-	return &mappedError{err: err, sentinel: sentinel}
+	return nil
 }
 
 // mappedError is an error of the client that also wraps the domain's
@@ -93,13 +104,14 @@ func (e *mappedError) Unwrap() []error { return []error{e.err, e.sentinel} }
 
 // existsError turns the server's answer that a create's ID is in use (409
 // conflict on the field id) into the *store.ExistsError every store
-// returns, so that callers tell it from other conflicts alike.
+// returns, so that callers tell it from other conflicts alike. Other
+// errors are returned as they are, for ClassifyError.
 func existsError(err error, req store.CreateRequest) error {
 	var e *client.Error
 	if req.ID != "" && errors.As(err, &e) && e.Code == api.CodeConflict && e.Field == "id" {
 		return &store.ExistsError{Tenant: req.Tenant, ID: req.ID}
 	}
-	return MapError(err)
+	return err
 }
 
 // malformed is the error of an answer of the server that does not make

@@ -77,13 +77,13 @@ func (s *Store) Client() *client.Client { return s.c }
 // a local store does.
 func (s *Store) Close() error {
 	s.closed.Store(true)
-	return MapError(s.c.Close())
+	return s.c.Close()
 }
 
 // Ping checks that the server is up and its store reachable (GET
 // /readyz). It lets a server.Server run over a Store report readiness
 // (store.Pinger).
-func (s *Store) Ping(ctx context.Context) error { return MapError(s.c.Ping(ctx)) }
+func (s *Store) Ping(ctx context.Context) error { return s.c.Ping(ctx) }
 
 // ttlSeconds converts a TTL to the API's whole seconds.
 func ttlSeconds(op string, ttl time.Duration) (int64, error) {
@@ -155,7 +155,7 @@ func (s *Store) Create(ctx context.Context, req store.CreateRequest) (*store.Ses
 
 // open returns store.ErrClosed after Close, before a request is checked.
 // (A client closed directly fails every call with client.ErrClosed,
-// which MapError maps to store.ErrClosed.)
+// which ClassifyError classifies as store.ErrClosed.)
 func (s *Store) open() error {
 	if s.closed.Load() {
 		return store.ErrClosed
@@ -210,7 +210,7 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Session, err
 	}
 	sess, err := s.c.GetSession(ctx, id)
 	if err != nil {
-		return nil, MapError(err)
+		return nil, err
 	}
 	s.learnTenant(sess.Tenant)
 	return apiconv.SessionFromAPI(sess), nil
@@ -232,7 +232,7 @@ func (s *Store) List(ctx context.Context, req store.ListRequest) (*store.ListRes
 	out, err := s.c.ListSessions(ctx, client.ListQuery{UserID: req.UserID, Agent: req.Agent, ParentID: req.ParentID,
 		PageSize: min(req.PageSize, store.MaxPageSize), PageToken: req.PageToken})
 	if err != nil {
-		return nil, MapError(err)
+		return nil, err
 	}
 	resp := &store.ListResponse{NextPageToken: out.NextPageToken}
 	for _, sess := range out.Sessions {
@@ -271,7 +271,7 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	if err := s.checkTenant("Delete", tenant); err != nil {
 		return err
 	}
-	return MapError(s.c.DeleteSession(ctx, id))
+	return s.c.DeleteSession(ctx, id)
 }
 
 // Append implements store.Driver with POST /v1/sessions/{id}/steps, with
@@ -318,10 +318,10 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 		}
 		out, err = s.c.AppendWithCompaction(ctx, req.SessionID, api.AppendStepsRequest{Steps: steps, Compaction: comp}, opts)
 		if err != nil {
-			return nil, MapError(err)
+			return nil, err
 		}
 	} else if out, err = s.c.AppendSteps(ctx, req.SessionID, steps, opts); err != nil {
-		return nil, MapError(err)
+		return nil, err
 	}
 	return &store.AppendResponse{Seqs: out.Seqs, LastSeq: out.LastSeq, CompactionSeq: out.CompactionSeq}, nil
 }
@@ -362,7 +362,7 @@ func (s *Store) Read(ctx context.Context, req store.ReadRequest) (*store.ReadRes
 			page, err = s.c.ReadLog(ctx, req.SessionID, req.After, req.Limit)
 		}
 		if err != nil {
-			return nil, MapError(err)
+			return nil, err
 		}
 		entries, err := entries(page, req.After)
 		if err != nil {

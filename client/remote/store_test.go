@@ -25,8 +25,9 @@ var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func fixedClock() time.Time { return testNow }
 
-// newStore returns a Store of a new test server (see newTestServer).
-func newStore(t *testing.T, copts []client.Option, sopts ...func(*server.Config)) *remote.Store {
+// newStore returns the portable store of a new test server (see
+// newTestServer), and its driver.
+func newStore(t *testing.T, copts []client.Option, sopts ...func(*server.Config)) (*store.Store, *remote.Store) {
 	t.Helper()
 	ts, _ := newTestServer(t, fixedClock, sopts...)
 	c, err := client.New(ts.URL, copts...)
@@ -34,7 +35,8 @@ func newStore(t *testing.T, copts []client.Option, sopts ...func(*server.Config)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return remote.NewDriver(c)
+	d := remote.NewDriver(c)
+	return store.New(d), d
 }
 
 // apiErr returns err as a *client.Error, failing the test if it is not.
@@ -53,7 +55,7 @@ func task(id, text string) *agentmem.TaskStep {
 
 func TestNotFound(t *testing.T) {
 	ctx := context.Background()
-	c := newStore(t, nil)
+	c, d := newStore(t, nil)
 	_, err := c.Get(ctx, "", "missing")
 	if !errors.Is(err, agentmem.ErrNotFound) {
 		t.Fatalf("Get of a missing session: %v, want ErrNotFound", err)
@@ -69,7 +71,7 @@ func TestNotFound(t *testing.T) {
 		}(),
 		"Read": func() error { _, err := c.Read(ctx, store.ReadRequest{SessionID: "missing"}); return err }(),
 		"Context": func() error {
-			_, err := c.Client().Context(ctx, "missing", client.ContextOptions{})
+			_, err := d.Client().Context(ctx, "missing", client.ContextOptions{})
 			return remote.MapError(err)
 		}(),
 		"Fork": func() error { _, err := c.Create(ctx, store.CreateRequest{ParentID: "missing"}); return err }(),
@@ -82,7 +84,7 @@ func TestNotFound(t *testing.T) {
 
 func TestConflictOnIfMatch(t *testing.T) {
 	ctx := context.Background()
-	c := newStore(t, nil)
+	c, _ := newStore(t, nil)
 	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -111,12 +113,12 @@ func TestConflictOnIfMatch(t *testing.T) {
 
 func TestInvalidWithField(t *testing.T) {
 	ctx := context.Background()
-	c := newStore(t, nil)
+	c, d := newStore(t, nil)
 	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	// The server's 400: an unknown strategy.
-	_, err := c.Client().Compact(ctx, "s", client.CompactRequest{Strategy: "shrink"})
+	_, err := d.Client().Compact(ctx, "s", client.CompactRequest{Strategy: "shrink"})
 	err = remote.MapError(err)
 	var inv *agentmem.InvalidError
 	if !errors.Is(err, agentmem.ErrInvalid) || !errors.As(err, &inv) || inv.Field != "strategy" {
@@ -126,12 +128,12 @@ func TestInvalidWithField(t *testing.T) {
 		t.Errorf("error %+v", e)
 	}
 	// A field of another strategy.
-	_, err = c.Client().Compact(ctx, "s", client.CompactRequest{Strategy: api.StrategyKeepLastN, N: client.Int(2), Budget: client.Int(9)})
+	_, err = d.Client().Compact(ctx, "s", client.CompactRequest{Strategy: api.StrategyKeepLastN, N: client.Int(2), Budget: client.Int(9)})
 	if e := apiErr(t, err); e.Status != 400 || e.Field != "budget" {
 		t.Errorf("error %+v", e)
 	}
 	// A tool result without its call, in a list: the field is a path.
-	_, err = c.AppendMessages(ctx, "s", []agentmem.Message{
+	_, err = d.AppendMessages(ctx, "s", []agentmem.Message{
 		{Role: agentmem.RoleUser, Content: agentmem.Text("hi")},
 		{Role: agentmem.RoleTool, ToolCallID: "call_9", Content: agentmem.Text("42")},
 	}, client.AppendOptions{})
@@ -201,7 +203,7 @@ func TestTenants(t *testing.T) {
 
 func TestBodyTooLarge(t *testing.T) {
 	ctx := context.Background()
-	c := newStore(t, nil, func(c *server.Config) { c.MaxBodyBytes = 4096 })
+	c, _ := newStore(t, nil, func(c *server.Config) { c.MaxBodyBytes = 4096 })
 	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +221,7 @@ func TestBodyTooLarge(t *testing.T) {
 
 func TestUnsupported(t *testing.T) {
 	ctx := context.Background()
-	c := newStore(t, nil)
+	c, d := newStore(t, nil)
 	if _, err := c.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +243,11 @@ func TestUnsupported(t *testing.T) {
 		t.Errorf("branch with another agent: %v", err)
 	}
 	// Routes of a server started without recall or facts: 501.
-	_, err = c.Client().SearchRecall(ctx, client.RecallQuery{Text: "x"})
+	_, err = d.Client().SearchRecall(ctx, client.RecallQuery{Text: "x"})
 	if !errors.Is(err, errors.ErrUnsupported) || apiErr(t, err).Code != api.CodeNotConfigured {
 		t.Errorf("recall without an index: %v", err)
 	}
-	if _, err := c.Client().SearchFacts(ctx, "u", client.FactsQuery{}); !errors.Is(err, errors.ErrUnsupported) {
+	if _, err := d.Client().SearchFacts(ctx, "u", client.FactsQuery{}); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("facts without a memory: %v", err)
 	}
 	// Nothing was written by the refused calls.
@@ -256,7 +258,7 @@ func TestUnsupported(t *testing.T) {
 
 func TestClosed(t *testing.T) {
 	ctx := context.Background()
-	c := newStore(t, nil)
+	c, d := newStore(t, nil)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +268,7 @@ func TestClosed(t *testing.T) {
 	if _, err := c.Get(ctx, "", "s"); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Get after Close: %v", err)
 	}
-	if _, err := c.Client().Context(ctx, "s", client.ContextOptions{}); !errors.Is(err, client.ErrClosed) || !errors.Is(remote.MapError(err), store.ErrClosed) {
+	if _, err := d.Client().Context(ctx, "s", client.ContextOptions{}); !errors.Is(err, client.ErrClosed) || !errors.Is(remote.MapError(err), store.ErrClosed) {
 		t.Errorf("Context after Close: %v", err)
 	}
 }

@@ -18,6 +18,8 @@ import (
 var Dialect = &sqldb.Dialect{
 	Name:            sqldb.Postgres,
 	Classify:        Classify,
+	Transient:       Transient,
+	Exhausted:       Exhausted,
 	UniqueViolation: uniqueViolation,
 	TimeDest:        scanTime,
 }

@@ -168,6 +168,10 @@ type Dialect struct {
 	// again later as transient (wrapping agentmem.ErrUnavailable) and
 	// returns the others unchanged.
 	Classify func(error) error
+	// Transient reports whether err may pass when the same work is tried
+	// again later (what Classify marks), and Exhausted whether it is the
+	// database out of disk space or memory (agentmem.ErrExhausted).
+	Transient, Exhausted func(err error) bool
 	// UniqueViolation reports whether err is a unique or primary key
 	// constraint violation, and its message.
 	UniqueViolation func(err error) (string, bool)

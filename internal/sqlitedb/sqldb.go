@@ -13,6 +13,8 @@ import (
 var Dialect = &sqldb.Dialect{
 	Name:            sqldb.SQLite,
 	Classify:        Classify,
+	Transient:       Transient,
+	Exhausted:       Exhausted,
 	UniqueViolation: uniqueViolation,
 	TimeMicros:      true,
 }

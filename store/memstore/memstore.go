@@ -16,7 +16,6 @@ package memstore
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -104,12 +103,10 @@ func NewDriver(opts Options) *Store {
 func (st *Store) now() time.Time { return storekit.Now(st.clock) }
 
 // lock checks the context and locks the store, refusing a closed one. The
-// caller unlocks st.mu when lock returns nil.
+// caller unlocks st.mu when lock returns nil. The context's error is
+// returned as it is: the portable store.Store classifies it.
 func (st *Store) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("memstore: %w: %w", agentmem.ErrUnavailable, err)
-		}
 		return err
 	}
 	st.mu.Lock()

@@ -114,7 +114,8 @@ func TestUnreachableServer(t *testing.T) {
 // TestServerGone: once the store is open, losing the server makes every
 // call fail with a wrapped connection error, never a contract error such as
 // ErrNotFound. (The store here is built on a pool whose server is gone, as
-// Open would have left it.)
+// Open would have left it.) The classes are the portable store's, from the
+// driver's ClassifyError.
 func TestServerGone(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -128,7 +129,7 @@ func TestServerGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := newStore(pool, "", time.Now, nil)
+	dead := store.New(newStore(pool, "", time.Now, nil))
 	defer dead.Close()
 	calls := map[string]func() error{
 		"Get":    func() error { _, err := dead.Get(ctx, "", "s"); return err },
@@ -141,6 +142,7 @@ func TestServerGone(t *testing.T) {
 		"List":   func() error { _, err := dead.List(ctx, store.ListRequest{}); return err },
 		"Delete": func() error { return dead.Delete(ctx, "", "s") },
 		"Prune":  func() error { _, err := dead.Prune(ctx, store.PruneRequest{}); return err },
+		"Ping":   func() error { return dead.Ping(ctx) },
 	}
 	for name, call := range calls {
 		err := call()

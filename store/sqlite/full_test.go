@@ -15,10 +15,12 @@ import (
 // (max_page_count, as SQLite reports a full file system) fails with
 // agentmem.ErrExhausted, stores nothing, and Ping says so until there is
 // room again; then Ping is nil and the append succeeds, without reopening
-// the store.
+// the store. The classes are the portable store's, from the driver's
+// ClassifyError.
 func TestFullDatabase(t *testing.T) {
 	ctx := context.Background()
-	st, _ := openTemp(t, nil)
+	d, _ := openTemp(t, nil)
+	st := store.New(d)
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -26,10 +28,10 @@ func TestFullDatabase(t *testing.T) {
 		t.Fatalf("Ping: %v", err)
 	}
 	var pages int64
-	if err := st.w.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+	if err := d.w.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.w.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+	if _, err := d.w.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
 		t.Fatal(err)
 	}
 	big := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "big"}, Task: strings.Repeat("x", 256<<10)}
@@ -40,7 +42,7 @@ func TestFullDatabase(t *testing.T) {
 	if err := st.Ping(ctx); !errors.Is(err, agentmem.ErrExhausted) {
 		t.Fatalf("Ping of a full database: %v, want ErrExhausted", err)
 	}
-	if _, err := st.w.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+	if _, err := d.w.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Ping(ctx); err != nil {

@@ -49,7 +49,7 @@ func (s *Store) Append(ctx context.Context, req store.AppendRequest) (*store.App
 	case errors.Is(err, sqlitedb.ErrGroupClosed):
 		return nil, store.ErrClosed
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return nil, fmt.Errorf("sqlite: append: %w", sqlitedb.Classify(err))
+		return nil, fmt.Errorf("sqlite: append: %w", err)
 	}
 	return nil, sqlstore.Err(s.Store, "append", err)
 }

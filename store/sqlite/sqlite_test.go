@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/store/storetest"
+	sqlitelib "modernc.org/sqlite"
 )
 
 func TestBasicLifecycle(t *testing.T) {
@@ -474,14 +475,16 @@ func TestClose(t *testing.T) {
 // process past the busy timeout fails with an error marked transient
 // (agentmem.ErrUnavailable), and changes nothing; a stored entry that
 // does not decode is an error that is neither transient nor one of the
-// contract's.
+// contract's. The classes are the portable store's, from the driver's
+// ClassifyError.
 func TestLockedAndCorrupt(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentmem.db")
-	st, err := OpenDriver(ctx, path, Options{BusyTimeout: 50 * time.Millisecond})
+	d, err := OpenDriver(ctx, path, Options{BusyTimeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := store.New(d)
 	t.Cleanup(func() { st.Close() })
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
@@ -505,8 +508,9 @@ func TestLockedAndCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{taskStep("c", "third")}})
-	if !errors.Is(err, agentmem.ErrUnavailable) || isStoreErr(err) {
-		t.Errorf("append to a locked database: %v; want ErrUnavailable", err)
+	var busy *sqlitelib.Error
+	if !errors.Is(err, agentmem.ErrUnavailable) || isStoreErr(err) || !errors.As(err, &busy) {
+		t.Errorf("append to a locked database: %v; want ErrUnavailable, and SQLite's error", err)
 	}
 	if _, err := st.Create(ctx, store.CreateRequest{ID: "s2"}); !errors.Is(err, agentmem.ErrUnavailable) {
 		t.Errorf("create in a locked database: %v; want ErrUnavailable", err)

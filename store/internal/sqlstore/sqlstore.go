@@ -56,7 +56,8 @@ type Options struct {
 
 // Store is the session store over a sqldb.DB. Its methods are those of
 // store.Store but Append (which each backend makes its own way, with
-// AppendTx or PlanAppend), of store.Feed and of store.Importer.
+// AppendTx or PlanAppend), of store.Feed, store.Importer and
+// store.ErrorClassifier.
 type Store struct {
 	db     sqldb.DB
 	d      *dialect
@@ -127,17 +128,14 @@ func isStoreErr(err error) bool {
 		errors.Is(err, agentmem.ErrInvalid) || errors.Is(err, store.ErrClosed)
 }
 
-// err turns an error from the database into the store's error. The
-// contract's errors pass through. A unique violation is ErrConflict, a
-// *uniqueError that names neither the backend nor its tables: two creators
-// of one session ID, which the checks make impossible short of a race or a
-// bug. An operation that lost a race with Close reports store.ErrClosed. A
-// transient failure wraps agentmem.ErrUnavailable (Dialect.Classify): a
-// locked database, a lost connection, a server shutting down, a deadlock
-// that outlived the retries, a timeout. Anything else is a failure nobody
-// expected. Either way the error is
-// returned wrapped, so that errors.As finds the driver's error, and it is
-// never disguised as ErrNotFound.
+// err is an error of op as the store returns it, for the portable
+// store.Store to classify (see ClassifyError). The contract's errors pass
+// through. An operation that lost a race with Close reports
+// store.ErrClosed. A unique violation is ErrConflict, a *uniqueError that
+// names neither the backend nor its tables: two creators of one session
+// ID, which the checks make impossible short of a race or a bug. Any
+// other error is wrapped with the backend's name and op, and one for want
+// of room is remembered for Ping.
 func (s *Store) err(op string, err error) error {
 	if err == nil || isStoreErr(err) {
 		return err
@@ -148,11 +146,27 @@ func (s *Store) err(op string, err error) error {
 	if _, ok := s.d.UniqueViolation(err); ok {
 		return &uniqueError{op: op, err: err}
 	}
-	err = fmt.Errorf("%s: %s: %w", s.d.name, op, s.d.Classify(err))
-	if errors.Is(err, agentmem.ErrExhausted) {
+	err = fmt.Errorf("%s: %s: %w", s.d.name, op, err)
+	if s.d.Exhausted(err) {
 		s.exhausted.Store(&err)
 	}
 	return err
+}
+
+// ClassifyError implements store.ErrorClassifier. A failure of the
+// database that may pass (Dialect.Transient: a locked database, a lost
+// connection, a server shutting down, a deadlock that outlived the
+// retries, a timeout) is agentmem.ErrUnavailable, and one for want of disk
+// space or memory agentmem.ErrExhausted. Anything else is a failure nobody
+// expected.
+func (s *Store) ClassifyError(err error) error {
+	switch {
+	case s.d.Exhausted(err):
+		return agentmem.ErrExhausted
+	case s.d.Transient(err):
+		return agentmem.ErrUnavailable
+	}
+	return nil
 }
 
 // Ping reports whether the store can serve, as a server's readiness asks: its
@@ -161,9 +175,9 @@ func (s *Store) err(op string, err error) error {
 // no consumer can have, written and deleted in one transaction, so no other
 // transaction sees it. Its name needs room on SQLite (see the dialect's
 // pingConsumer). So the store is ready again once there is room, without
-// waiting for a client's write. It returns nil, store.ErrClosed, or an error
-// wrapping agentmem.ErrUnavailable: agentmem.ErrExhausted while writes still
-// fail for want of room.
+// waiting for a client's write. It returns nil, store.ErrClosed, or the
+// database's error, which ClassifyError makes agentmem.ErrUnavailable:
+// agentmem.ErrExhausted while writes still fail for want of room.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.checkOpen(); err != nil {
 		return err
