@@ -183,3 +183,21 @@ func TestFollowerWithoutEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsWithDefaults: a view's defaults fill the zero Consumer and
+// Settle only, and a zero default Settle leaves Settle to NewFollower.
+func TestOptionsWithDefaults(t *testing.T) {
+	for _, c := range []struct {
+		in, want views.Options
+		settle   time.Duration
+	}{
+		{views.Options{}, views.Options{Consumer: "v", Settle: time.Second}, time.Second},
+		{views.Options{}, views.Options{Consumer: "v"}, 0},
+		{views.Options{Consumer: "mine", Settle: -1, Batch: 7}, views.Options{Consumer: "mine", Settle: -1, Batch: 7}, time.Second},
+	} {
+		got := c.in.WithDefaults("v", c.settle)
+		if got.Consumer != c.want.Consumer || got.Settle != c.want.Settle || got.Batch != c.want.Batch {
+			t.Errorf("%+v.WithDefaults(v, %v) = consumer %q, settle %v, batch %d; want %q, %v, %d", c.in, c.settle, got.Consumer, got.Settle, got.Batch, c.want.Consumer, c.want.Settle, c.want.Batch)
+		}
+	}
+}

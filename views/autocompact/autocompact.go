@@ -53,12 +53,7 @@ type Compactor struct {
 // (the store's) under opts (a zero Consumer is Consumer, a zero Settle
 // Settle). It does nothing until Run; Start runs one for the service.
 func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Compactor {
-	if opts.Consumer == "" {
-		opts.Consumer = Consumer
-	}
-	if opts.Settle == 0 {
-		opts.Settle = Settle
-	}
+	opts = opts.WithDefaults(Consumer, Settle)
 	// It looks at the sessions appended to, not at what was appended.
 	opts.WithoutEntries = true
 	c := &Compactor{svc: svc}

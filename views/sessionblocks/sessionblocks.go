@@ -41,9 +41,7 @@ type Cleaner struct {
 // store's) under opts (a zero Consumer is Consumer). It does nothing
 // until Run; Start runs one for the service.
 func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Cleaner {
-	if opts.Consumer == "" {
-		opts.Consumer = Consumer
-	}
+	opts = opts.WithDefaults(Consumer, 0)
 	// It looks at the sessions deleted, not at what was appended.
 	opts.WithoutEntries = true
 	c := &Cleaner{svc: svc}
