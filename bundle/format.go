@@ -312,13 +312,7 @@ func (w *writer) block(b blocks.Block, history []blocks.Change) error {
 	if err := w.value("block", toWireBlock(b)); err != nil {
 		return err
 	}
-	for _, c := range history {
-		w.counts.Changes++
-		if err := w.value("change", toWireChange(c)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeEach(w, "change", &w.counts.Changes, history, toWireChange)
 }
 
 func (w *writer) facts(tenant, user string, fs []facts.Fact, audit []facts.AuditEntry) error {
@@ -326,15 +320,18 @@ func (w *writer) facts(tenant, user string, fs []facts.Fact, audit []facts.Audit
 	if err := w.value("facts", wireUser{Tenant: tenant, UserID: user}); err != nil {
 		return err
 	}
-	for _, f := range fs {
-		w.counts.Facts++
-		if err := w.value("fact", toWireFact(f)); err != nil {
-			return err
-		}
+	if err := writeEach(w, "fact", &w.counts.Facts, fs, toWireFact); err != nil {
+		return err
 	}
-	for _, e := range audit {
-		w.counts.Audit++
-		if err := w.value("audit", toWireAudit(e)); err != nil {
+	return writeEach(w, "audit", &w.counts.Audit, audit, toWireAudit)
+}
+
+// writeEach writes one line {"kind":wire(x)} for each x of xs, counting
+// them in n.
+func writeEach[T, W any](w *writer, kind string, n *int, xs []T, wire func(T) W) error {
+	for _, x := range xs {
+		*n++
+		if err := w.value(kind, wire(x)); err != nil {
 			return err
 		}
 	}
