@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -199,5 +200,39 @@ func TestOptionsWithDefaults(t *testing.T) {
 		if got.Consumer != c.want.Consumer || got.Settle != c.want.Settle || got.Batch != c.want.Batch {
 			t.Errorf("%+v.WithDefaults(v, %v) = consumer %q, settle %v, batch %d; want %q, %v, %d", c.in, c.settle, got.Consumer, got.Settle, got.Batch, c.want.Consumer, c.want.Settle, c.want.Batch)
 		}
+	}
+}
+
+// TestStartFor: StartFor makes the view on the store's own feed when it
+// is given none, and runs it until stop: the view applies what is
+// appended.
+func TestStartFor(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	var applied atomic.Int64
+	var made store.Feed
+	f, stop := views.StartFor(nil, st, nil, func(feed store.Feed) *views.Follower {
+		made = feed
+		return views.NewFollower(feed, func(_ context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
+			applied.Add(int64(len(changes)))
+			return len(changes), nil
+		}, views.Options{Consumer: "startfor"})
+	})
+	defer stop()
+	if made == nil || f == nil {
+		t.Fatalf("StartFor made the view on feed %v: %v", made, f)
+	}
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{agentmem.WithInfo(&agentmem.TaskStep{Task: "t"}, agentmem.StepInfo{ID: "t"})}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if applied.Load() == 0 {
+		t.Error("the view started applied nothing")
 	}
 }

@@ -57,12 +57,10 @@ func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Cleaner {
 // a service without memory blocks, it returns nil and a stop that does
 // nothing.
 func Start(svc *sessions.Service, feed store.Feed, opts views.Options) (*Cleaner, func()) {
-	feed, ok := views.FeedOf(feed, svc.Store())
-	if !ok || !svc.Features().Blocks {
+	if !svc.Features().Blocks {
 		return nil, func() {}
 	}
-	c := New(svc, feed, opts)
-	return c, views.Start(c, nil)
+	return views.StartFor(feed, svc.Store(), nil, func(feed store.Feed) *Cleaner { return New(svc, feed, opts) })
 }
 
 // apply deletes the blocks of the sessions a batch of changes deleted, in
