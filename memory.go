@@ -160,11 +160,7 @@ func (m *workingSet) init(f Format, c tokenizer.Counter, pin *Pinning, now func(
 		m.format = OpenAI
 	}
 	if m.counter == nil {
-		c, err := tokenizer.Get(tokenizer.O200kBase)
-		if err != nil {
-			c = tokenizer.NewHeuristic()
-		}
-		m.counter = c
+		m.counter = tokenizer.Default()
 	}
 	if m.now == nil {
 		m.now = time.Now

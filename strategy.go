@@ -100,11 +100,7 @@ func (e *Env) withDefaults() *Env {
 		e.format = OpenAI
 	}
 	if e.counter == nil {
-		c, err := tokenizer.Get(tokenizer.O200kBase)
-		if err != nil {
-			c = tokenizer.NewHeuristic()
-		}
-		e.counter = c
+		e.counter = tokenizer.Default()
 	}
 	return e
 }

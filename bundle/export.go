@@ -274,11 +274,7 @@ func memoryTenants(ctx context.Context, from Stores, sel Selection, keys []store
 // and so is one whose stored record does not decode (damaged); a named
 // one is an error either way.
 func exportSessions(ctx context.Context, from Stores, keys []store.Key, selected bool, w *writer, damaged func(*agentmem.DamagedError), progress func(ExportProgress)) error {
-	progress(ExportProgress{Part: KindSession, Total: len(keys)})
-	for i, k := range keys {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	return eachOfPart(ctx, KindSession, keys, progress, func(k store.Key) error {
 		started := false
 		err := store.ExportLog(ctx, from.Sessions, k.Tenant, k.ID, func(s *store.Session) error {
 			started = true
@@ -287,18 +283,15 @@ func exportSessions(ctx context.Context, from Stores, keys []store.Key, selected
 		var d *agentmem.DamagedError
 		switch {
 		case err == nil:
-			if err := exportBlocks(ctx, from.Blocks, k.Tenant, blocks.Session(k.ID), w); err != nil {
-				return err
-			}
+			return exportBlocks(ctx, from.Blocks, k.Tenant, blocks.Session(k.ID), w)
 		case selected && !started && errors.Is(err, agentmem.ErrNotFound):
 		case selected && !started && errors.As(err, &d):
 			damaged(d)
 		default:
 			return fmt.Errorf("session %q: %w", k.ID, err)
 		}
-		progress(ExportProgress{Part: KindSession, Done: i + 1, Total: len(keys)})
-	}
-	return nil
+		return nil
+	})
 }
 
 // exportBlocks writes the owner's blocks, each with its history.
@@ -330,29 +323,25 @@ func exportFacts(ctx context.Context, st facts.Store, sel Selection, tenants []s
 		return nil
 	}
 	type user struct{ tenant, id string }
-	var users []user
-	for _, t := range tenants {
-		if !sel.All {
-			users = append(users, user{t, sel.UserID})
-			continue
-		}
+	users, err := perTenant(tenants, sel, func(t string) user { return user{t, sel.UserID} }, func(t string) ([]user, error) {
 		lst, ok := st.(facts.Lister)
 		if !ok {
-			return fmt.Errorf("bundle: export: the facts store %T cannot list its users (facts.Lister): %w", st, errors.ErrUnsupported)
+			return nil, fmt.Errorf("bundle: export: the facts store %T cannot list its users (facts.Lister): %w", st, errors.ErrUnsupported)
 		}
 		ids, err := lst.Users(ctx, t)
 		if err != nil {
-			return fmt.Errorf("bundle: export: listing the users with facts: %w", err)
+			return nil, fmt.Errorf("bundle: export: listing the users with facts: %w", err)
 		}
+		var users []user
 		for _, id := range ids {
 			users = append(users, user{t, id})
 		}
+		return users, nil
+	})
+	if err != nil {
+		return err
 	}
-	progress(ExportProgress{Part: KindFacts, Total: len(users)})
-	for i, u := range users {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	return eachOfPart(ctx, KindFacts, users, progress, func(u user) error {
 		fs, err := st.Facts(ctx, u.tenant, u.id)
 		if err != nil {
 			return fmt.Errorf("bundle: export: the facts of user %q: %w", u.id, err)
@@ -367,13 +356,10 @@ func exportFacts(ctx context.Context, st facts.Store, sel Selection, tenants []s
 			return fmt.Errorf("bundle: export: the facts' audit log of user %q: %w", u.id, err)
 		}
 		if len(fs) > 0 || len(audit) > 0 {
-			if err := w.facts(u.tenant, u.id, fs, audit); err != nil {
-				return err
-			}
+			return w.facts(u.tenant, u.id, fs, audit)
 		}
-		progress(ExportProgress{Part: KindFacts, Done: i + 1, Total: len(users)})
-	}
-	return nil
+		return nil
+	})
 }
 
 // exportUserBlocks writes the blocks of every user selected, in each
@@ -386,36 +372,63 @@ func exportUserBlocks(ctx context.Context, st blocks.Store, sel Selection, tenan
 		tenant string
 		blocks.Owner
 	}
-	var owners []owner
-	for _, t := range tenants {
-		if !sel.All {
-			owners = append(owners, owner{t, blocks.User(sel.UserID)})
-			continue
-		}
+	owners, err := perTenant(tenants, sel, func(t string) owner { return owner{t, blocks.User(sel.UserID)} }, func(t string) ([]owner, error) {
 		lst, ok := st.(blocks.Lister)
 		if !ok {
-			return fmt.Errorf("bundle: export: the blocks store %T cannot list their owners (blocks.Lister): %w", st, errors.ErrUnsupported)
+			return nil, fmt.Errorf("bundle: export: the blocks store %T cannot list their owners (blocks.Lister): %w", st, errors.ErrUnsupported)
 		}
 		os, err := lst.Owners(ctx, t)
 		if err != nil {
-			return fmt.Errorf("bundle: export: listing the owners of memory blocks: %w", err)
+			return nil, fmt.Errorf("bundle: export: listing the owners of memory blocks: %w", err)
 		}
+		var owners []owner
 		for _, o := range os {
 			// A session's blocks go with the session.
 			if o.Kind == blocks.OwnerUser {
 				owners = append(owners, owner{t, o})
 			}
 		}
+		return owners, nil
+	})
+	if err != nil {
+		return err
 	}
-	progress(ExportProgress{Part: KindBlock, Total: len(owners)})
-	for i, o := range owners {
+	return eachOfPart(ctx, KindBlock, owners, progress, func(o owner) error {
+		return exportBlocks(ctx, st, o.tenant, o.Owner, w)
+	})
+}
+
+// perTenant returns what the selection takes of each tenant: with
+// sel.All, all that list returns; otherwise the one that one names.
+func perTenant[T any](tenants []string, sel Selection, one func(tenant string) T, list func(tenant string) ([]T, error)) ([]T, error) {
+	var out []T
+	for _, t := range tenants {
+		if !sel.All {
+			out = append(out, one(t))
+			continue
+		}
+		all, err := list(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, all...)
+	}
+	return out, nil
+}
+
+// eachOfPart writes each item of a part of the export with write, in
+// order, and tells progress of the part's total and of each item done.
+// It stops when ctx ends.
+func eachOfPart[T any](ctx context.Context, part string, items []T, progress func(ExportProgress), write func(T) error) error {
+	progress(ExportProgress{Part: part, Total: len(items)})
+	for i, it := range items {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := exportBlocks(ctx, st, o.tenant, o.Owner, w); err != nil {
+		if err := write(it); err != nil {
 			return err
 		}
-		progress(ExportProgress{Part: KindBlock, Done: i + 1, Total: len(owners)})
+		progress(ExportProgress{Part: part, Done: i + 1, Total: len(items)})
 	}
 	return nil
 }

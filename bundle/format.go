@@ -312,13 +312,7 @@ func (w *writer) block(b blocks.Block, history []blocks.Change) error {
 	if err := w.value("block", toWireBlock(b)); err != nil {
 		return err
 	}
-	for _, c := range history {
-		w.counts.Changes++
-		if err := w.value("change", toWireChange(c)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeEach(w, "change", &w.counts.Changes, history, toWireChange)
 }
 
 func (w *writer) facts(tenant, user string, fs []facts.Fact, audit []facts.AuditEntry) error {
@@ -326,15 +320,18 @@ func (w *writer) facts(tenant, user string, fs []facts.Fact, audit []facts.Audit
 	if err := w.value("facts", wireUser{Tenant: tenant, UserID: user}); err != nil {
 		return err
 	}
-	for _, f := range fs {
-		w.counts.Facts++
-		if err := w.value("fact", toWireFact(f)); err != nil {
-			return err
-		}
+	if err := writeEach(w, "fact", &w.counts.Facts, fs, toWireFact); err != nil {
+		return err
 	}
-	for _, e := range audit {
-		w.counts.Audit++
-		if err := w.value("audit", toWireAudit(e)); err != nil {
+	return writeEach(w, "audit", &w.counts.Audit, audit, toWireAudit)
+}
+
+// writeEach writes one line {"kind":wire(x)} for each x of xs, counting
+// them in n.
+func writeEach[T, W any](w *writer, kind string, n *int, xs []T, wire func(T) W) error {
+	for _, x := range xs {
+		*n++
+		if err := w.value(kind, wire(x)); err != nil {
 			return err
 		}
 	}
@@ -395,11 +392,7 @@ func (r *record) lines() int { return r.lastLine - r.firstLine }
 // does not check what the records hold (check does). Its errors wrap
 // agentmem.ErrInvalid and name the line, but for the reader's.
 type decoder struct {
-	br      *bufio.Reader
-	maxLine int
-	// line counts the lines read; read counts their bytes.
-	line int
-	read int64
+	lineReader
 	// ahead is a line read ahead, which starts the next record.
 	ahead     *line
 	aheadLine int
@@ -410,10 +403,7 @@ type decoder struct {
 }
 
 func newDecoder(r io.Reader, maxLine int) *decoder {
-	if maxLine <= 0 {
-		maxLine = DefaultMaxLineBytes
-	}
-	return &decoder{br: bufio.NewReaderSize(r, 64<<10), maxLine: maxLine}
+	return &decoder{lineReader: newLineReader(r, maxLine)}
 }
 
 // invalidLine returns an error naming line n.
@@ -453,30 +443,18 @@ func recordErr(r *record, err error) error {
 // readLine reads the next line, without its line ending; io.EOF after
 // the last.
 func (d *decoder) readLine() ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := d.br.ReadSlice('\n')
-		if len(buf)+len(chunk) > d.maxLine+2 { // room for "\r\n"
-			return nil, invalidLine(d.line+1, "is longer than %d bytes", d.maxLine)
-		}
-		buf = append(buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == io.EOF && len(buf) == 0 {
-			return nil, io.EOF
-		}
-		if err != nil && err != io.EOF {
-			return nil, err
-		}
-		d.line++
-		d.read += int64(len(buf))
-		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
-		if len(buf) > d.maxLine {
-			return nil, invalidLine(d.line, "is longer than %d bytes", d.maxLine)
-		}
-		return buf, nil
+	buf, err := d.readRaw(d.max + 2) // room for "\r\n"
+	if err == errLineTooLong {
+		return nil, invalidLine(d.line+1, "is longer than %d bytes", d.max)
 	}
+	if err != nil {
+		return nil, err
+	}
+	buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+	if len(buf) > d.max {
+		return nil, invalidLine(d.line, "is longer than %d bytes", d.max)
+	}
+	return buf, nil
 }
 
 // decodeStrict decodes one JSON object into v, refusing what is not

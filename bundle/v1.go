@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -157,10 +156,7 @@ type exportChunk struct {
 // the first header form a chunk without header, which store.Import
 // refuses. Blank lines between sessions are dropped.
 type exportSplitter struct {
-	br      *bufio.Reader
-	maxLine int
-	// line counts the lines read.
-	line int
+	lineReader
 	// ahead is a header line read ahead, which starts the next chunk.
 	ahead     []byte
 	aheadLine int
@@ -168,14 +164,8 @@ type exportSplitter struct {
 }
 
 func newExportSplitter(r io.Reader, maxLine int) *exportSplitter {
-	if maxLine <= 0 {
-		maxLine = DefaultMaxLineBytes
-	}
-	return &exportSplitter{br: bufio.NewReaderSize(r, 64<<10), maxLine: maxLine}
+	return &exportSplitter{lineReader: newLineReader(r, maxLine)}
 }
-
-// errSplitLineTooLong is a line over the splitter's limit.
-var errSplitLineTooLong = errors.New("line too long")
 
 // next returns the next chunk, or io.EOF after the last. Other errors
 // are the reader's.
@@ -191,23 +181,19 @@ func (sp *exportSplitter) next() (*exportChunk, error) {
 		switch {
 		case err == io.EOF:
 			sp.eof = true
-			if len(line) == 0 {
-				continue
-			}
-		case errors.Is(err, errSplitLineTooLong):
-			sp.line++
+			continue
+		case errors.Is(err, errLineTooLong):
 			if c == nil {
 				c = newChunk(sp.line)
 			}
 			if c.err == nil {
-				c.err = fmt.Errorf("line %d: is longer than %d bytes (see --max-line-bytes)", sp.line, sp.maxLine)
+				c.err = fmt.Errorf("line %d: is longer than %d bytes (see --max-line-bytes)", sp.line, sp.max)
 			}
 			c.lastLine, c.entries = sp.line, c.entries+1
 			continue
 		case err != nil:
 			return nil, err
 		}
-		sp.line++
 		if isExportHeader(line) {
 			if c != nil {
 				sp.ahead, sp.aheadLine = line, sp.line
@@ -232,30 +218,16 @@ func (sp *exportSplitter) next() (*exportChunk, error) {
 	return c, nil
 }
 
-// readLine reads one line, newline included, of at most maxLine bytes. A
-// longer line is read to its end and dropped: errSplitLineTooLong.
+// readLine reads one line, newline included, of at most max bytes. A
+// longer line is read to its end and dropped: errLineTooLong.
 func (sp *exportSplitter) readLine() ([]byte, error) {
-	var line []byte
-	tooLong := false
-	for {
-		chunk, err := sp.br.ReadSlice('\n')
-		if !tooLong && len(line)+len(chunk) > sp.maxLine {
-			tooLong, line = true, nil
+	line, err := sp.readRaw(sp.max)
+	if err == errLineTooLong {
+		if err := sp.skipLine(); err != nil {
+			return nil, err
 		}
-		if !tooLong {
-			line = append(line, chunk...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if tooLong && (err == nil || err == io.EOF) {
-			if err == io.EOF {
-				sp.eof = true
-			}
-			return nil, errSplitLineTooLong
-		}
-		return line, err
 	}
+	return line, err
 }
 
 func newChunk(line int) *exportChunk {

@@ -352,6 +352,16 @@ func (c *Client) call(ctx context.Context, req request, out any) (*response, err
 	return resp, nil
 }
 
+// callFor sends req and returns the answer's JSON body decoded into a
+// new T.
+func callFor[T any](ctx context.Context, c *Client, req request) (*T, error) {
+	var out T
+	if _, err := c.call(ctx, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // jsonMarshal encodes v without HTML escaping.
 func jsonMarshal(v any) ([]byte, error) {
 	var buf bytes.Buffer

@@ -106,11 +106,7 @@ func (c *Client) Compact(ctx context.Context, sessionID string, req CompactReque
 	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
-	var out api.CompactResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/compact", body: req}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.CompactResponse](ctx, c, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/compact", body: req})
 }
 
 // AppendMessages appends chat messages (POST /v1/sessions/{id}/messages):
@@ -136,12 +132,8 @@ func (c *Client) AppendMessages(ctx context.Context, sessionID string, msgs []ap
 		// A key of its own makes the request safe to send again.
 		opts.IdempotencyKey = newKey()
 	}
-	var out api.AppendResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/messages", query: q,
-		body: msgs, header: opts.header(), idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.AppendResponse](ctx, c, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/messages", query: q,
+		body: msgs, header: opts.header(), idempotent: true})
 }
 
 // RecallQuery is a recall search (GET /v1/recall/search).
@@ -232,11 +224,7 @@ func (c *Client) GetRecall(ctx context.Context, docID string) (*api.RecallDocume
 	if err := checkID("doc", docID); err != nil {
 		return nil, err
 	}
-	var out api.RecallDocument
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/recall/" + pathID(docID), idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.RecallDocument](ctx, c, request{method: http.MethodGet, path: "/v1/recall/" + pathID(docID), idempotent: true})
 }
 
 // DeleteRecall deletes a document of the recall index (DELETE
@@ -256,11 +244,7 @@ func (c *Client) Remember(ctx context.Context, userID string, req api.RememberRe
 	if err := checkID("user", userID); err != nil {
 		return nil, err
 	}
-	var out api.RememberResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/users/" + pathID(userID) + "/facts", body: req}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.RememberResponse](ctx, c, request{method: http.MethodPost, path: "/v1/users/" + pathID(userID) + "/facts", body: req})
 }
 
 // ExtractFacts has the server's fact extractor (its model) learn about a
@@ -275,11 +259,7 @@ func (c *Client) ExtractFacts(ctx context.Context, userID string, req api.Extrac
 	if err := checkID("user", userID); err != nil {
 		return nil, err
 	}
-	var out api.ExtractFactsResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/users/" + pathID(userID) + "/facts/extract", body: req}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.ExtractFactsResponse](ctx, c, request{method: http.MethodPost, path: "/v1/users/" + pathID(userID) + "/facts/extract", body: req})
 }
 
 // FactsQuery selects a user's facts (GET /v1/users/{user}/facts). With
@@ -356,11 +336,7 @@ func (c *Client) GetFact(ctx context.Context, userID, factID string) (*api.FactR
 	if err := checkID("fact", factID); err != nil {
 		return nil, err
 	}
-	var out api.FactResponse
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts/" + pathID(factID), idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.FactResponse](ctx, c, request{method: http.MethodGet, path: "/v1/users/" + pathID(userID) + "/facts/" + pathID(factID), idempotent: true})
 }
 
 // Forget deletes a user's fact for good (DELETE

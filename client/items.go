@@ -32,12 +32,8 @@ func (c *Client) AppendItems(ctx context.Context, sessionID string, items []json
 	if opts.IdempotencyKey == "" {
 		opts.IdempotencyKey = newKey()
 	}
-	var out api.AppendResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/items",
-		body: api.ItemsRequest{Items: items}, header: opts.header(), idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.AppendResponse](ctx, c, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/items",
+		body: api.ItemsRequest{Items: items}, header: opts.header(), idempotent: true})
 }
 
 // Items returns a session's working set as Responses-API input items,

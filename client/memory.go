@@ -136,11 +136,7 @@ func (c *Client) blockCall(ctx context.Context, owner BlockOwner, label, suffix,
 	if err != nil {
 		return nil, err
 	}
-	var out api.Block
-	if _, err := c.call(ctx, request{method: method, path: path + suffix, body: body, header: w.header(), idempotent: idempotent}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.Block](ctx, c, request{method: method, path: path + suffix, body: body, header: w.header(), idempotent: idempotent})
 }
 
 // UpdateFact changes a fact in place (PATCH /v1/users/{user}/facts/{fact},
@@ -153,11 +149,7 @@ func (c *Client) UpdateFact(ctx context.Context, userID, factID string, p api.Fa
 	if err := checkID("fact", factID); err != nil {
 		return nil, err
 	}
-	var out api.FactView
-	if _, err := c.call(ctx, request{method: http.MethodPatch, path: "/v1/users/" + pathID(userID) + "/facts/" + pathID(factID), body: p}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.FactView](ctx, c, request{method: http.MethodPatch, path: "/v1/users/" + pathID(userID) + "/facts/" + pathID(factID), body: p})
 }
 
 // FactHistory returns a fact's changes, oldest first: who did what, when
@@ -189,9 +181,5 @@ func (c *Client) ForgetUser(ctx context.Context, userID, reason string) (*api.Fo
 	if reason != "" {
 		req.query = map[string][]string{"reason": {reason}}
 	}
-	var out api.ForgetUserResponse
-	if _, err := c.call(ctx, req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.ForgetUserResponse](ctx, c, req)
 }

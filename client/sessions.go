@@ -19,14 +19,7 @@ import (
 // defaults. A req.ID in use is an *Error wrapping ErrConflict, with
 // Field "id".
 func (c *Client) CreateSession(ctx context.Context, req api.CreateSessionRequest) (*api.Session, error) {
-	var sess api.Session
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions", body: req}, &sess); err != nil {
-		return nil, err
-	}
-	if err := checkSession(&sess); err != nil {
-		return nil, err
-	}
-	return &sess, nil
+	return c.session(ctx, request{method: http.MethodPost, path: "/v1/sessions", body: req})
 }
 
 // Fork creates a branch of a session that sees its log up to req.AtSeq
@@ -37,14 +30,19 @@ func (c *Client) Fork(ctx context.Context, sessionID string, req api.ForkRequest
 	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
-	var sess api.Session
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/fork", body: req}, &sess); err != nil {
+	return c.session(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/fork", body: req})
+}
+
+// session sends req, whose answer is a session, and checks the session.
+func (c *Client) session(ctx context.Context, req request) (*api.Session, error) {
+	sess, err := callFor[api.Session](ctx, c, req)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkSession(&sess); err != nil {
+	if err := checkSession(sess); err != nil {
 		return nil, err
 	}
-	return &sess, nil
+	return sess, nil
 }
 
 // checkSession checks a session the server returned.
@@ -60,14 +58,7 @@ func (c *Client) GetSession(ctx context.Context, sessionID string) (*api.Session
 	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
-	var sess api.Session
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(sessionID), idempotent: true}, &sess); err != nil {
-		return nil, err
-	}
-	if err := checkSession(&sess); err != nil {
-		return nil, err
-	}
-	return &sess, nil
+	return c.session(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(sessionID), idempotent: true})
 }
 
 // ListQuery selects a page of the API key's tenant's sessions (GET
@@ -245,11 +236,7 @@ func (c *Client) ReadSteps(ctx context.Context, sessionID string, q ReadQuery) (
 	if q.Last > 0 {
 		v.Set("last", strconv.Itoa(q.Last))
 	}
-	var out api.ReadStepsResponse
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(sessionID) + "/steps", query: v, idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.ReadStepsResponse](ctx, c, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(sessionID) + "/steps", query: v, idempotent: true})
 }
 
 // ReadLog reads the first limit entries (0: all of them) of a session's
@@ -323,12 +310,8 @@ func (c *Client) Pop(ctx context.Context, sessionID string, opts PopOptions) (*a
 	if err := checkID("session", sessionID); err != nil {
 		return nil, err
 	}
-	var out api.PopResponse
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/pop",
-		header: AppendOptions{IfMatch: opts.IfMatch}.header()}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[api.PopResponse](ctx, c, request{method: http.MethodPost, path: "/v1/sessions/" + pathID(sessionID) + "/pop",
+		header: AppendOptions{IfMatch: opts.IfMatch}.header()})
 }
 
 // PopOptions are the headers of POST /v1/sessions/{id}/pop.

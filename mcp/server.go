@@ -107,11 +107,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, &agentmem.InvalidError{Field: "Store", Reason: "is required"}
 	}
 	if cfg.Counter == nil {
-		c, err := tokenizer.Get(tokenizer.O200kBase)
-		if err != nil {
-			return nil, fmt.Errorf("mcp: default token counter: %w", err)
-		}
-		cfg.Counter = c
+		cfg.Counter = tokenizer.Default()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -2,6 +2,8 @@ package scratchpad
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -35,7 +37,7 @@ func (p *Pad) Context() string {
 	}
 	if len(p.vars) > 0 {
 		line("Stored Variables:")
-		for _, k := range sortedKeys(p.vars) {
+		for _, k := range slices.Sorted(maps.Keys(p.vars)) {
 			line("  " + k + ": " + indent(renderValue(p.vars[k])))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -68,7 +69,7 @@ func (p *Pad) UnmarshalJSON(data []byte) error {
 	if top == nil {
 		return fmt.Errorf("%w: not a JSON object", ErrInvalidSnapshot)
 	}
-	for _, k := range sortedKeys(top) {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !slices.Contains(snapshotFields, k) {
 			return fmt.Errorf("%w: unknown member %q", ErrInvalidSnapshot, clip(k))
 		}
@@ -101,7 +102,7 @@ func (p *Pad) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("%w: the snapshot holds %d variables, the limit is %d", ErrFull, len(s.Variables), lim.MaxVariables)
 	}
 	vars := make(map[string]json.RawMessage, len(s.Variables))
-	for _, k := range sortedKeys(s.Variables) {
+	for _, k := range slices.Sorted(maps.Keys(s.Variables)) {
 		if err := checkKey(k); err != nil {
 			return err
 		}

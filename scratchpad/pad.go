@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -161,7 +162,7 @@ func (p *Pad) Delete(key string) bool {
 func (p *Pad) Keys() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return sortedKeys(p.vars)
+	return slices.Sorted(maps.Keys(p.vars))
 }
 
 // Observe records an observation: something the agent learned or noticed.
@@ -262,16 +263,6 @@ func cleanEntry(text string, max int) (string, bool) {
 		return strings.TrimSpace(textcut.Prefix(text, max)), true
 	}
 	return strings.TrimRightFunc(textcut.Prefix(text, max-len(truncationMarker)), unicode.IsSpace) + truncationMarker, true
-}
-
-// sortedKeys returns the keys of m in sorted order.
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // ring holds the most recent entries of a log, up to a maximum fixed by

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -289,7 +290,7 @@ func parseArguments(t *toolSpec, arguments string) (map[string]json.RawMessage, 
 			return nil, bad("", "the arguments must be a JSON object")
 		}
 	}
-	for _, k := range sortedKeys(args) {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		if !slices.ContainsFunc(t.fields, func(f fieldSpec) bool { return f.name == k }) {
 			return nil, bad(clip(k), "is not an argument of this tool"+expected(t))
 		}

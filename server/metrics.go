@@ -136,11 +136,9 @@ func newMetrics(reg prometheus.Registerer, gather prometheus.Gatherer) (*metrics
 		}, []string{"route"}),
 	}
 	pm := m.proxy
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.storeErrors, m.damaged, m.cache, m.retries, m.contended, m.cacheBytes, m.cacheSessions,
-		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded, pm.upstreamErrors, pm.truncated} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := registerAll(reg, m.requests, m.latency, m.storeErrors, m.damaged, m.cache, m.retries, m.contended, m.cacheBytes, m.cacheSessions,
+		pm.requests, pm.upstream, pm.overhead, pm.tokens, pm.dropped, pm.recorded, pm.upstreamErrors, pm.truncated); err != nil {
+		return nil, err
 	}
 	if gather == nil {
 		if g, ok := reg.(prometheus.Gatherer); ok {
@@ -175,10 +173,8 @@ func (m *metrics) watchIndex(f *recallview.Follower) error {
 		Name: "agentmem_recall_index_errors_total",
 		Help: "Failures of the recall index's follower (reading the log or indexing); each is retried or, for a change that can never be indexed, skipped.",
 	}, func() float64 { return float64(f.Status().Errors) })
-	for _, c := range []prometheus.Collector{lag, batches, behind, errs} {
-		if err := m.reg.Register(c); err != nil {
-			return err
-		}
+	if err := registerAll(m.reg, lag, batches, behind, errs); err != nil {
+		return err
 	}
 	f.Observe(func(b recallview.BatchInfo) {
 		batches.Observe(float64(b.Changes))
@@ -215,8 +211,13 @@ func (m *metrics) watchExtraction(f *views.Follower) error {
 		Name: "agentmem_fact_extraction_errors_total",
 		Help: "Failures of the fact extraction (the model or the store unavailable, a turn skipped, the lease lost); each is retried or, for a turn that can never be extracted, skipped.",
 	}, func() float64 { return float64(f.Status().Errors) })
-	for _, c := range []prometheus.Collector{held, behind, applied, errs} {
-		if err := m.reg.Register(c); err != nil {
+	return registerAll(m.reg, held, behind, applied, errs)
+}
+
+// registerAll registers cs with reg, in order, up to the first failure.
+func registerAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
 			return err
 		}
 	}

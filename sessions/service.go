@@ -160,11 +160,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("sessions: Config.Store is required: %w", agentmem.ErrInvalid)
 	}
 	if cfg.Counter == nil {
-		c, err := tokenizer.Get(tokenizer.O200kBase)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Counter = c
+		cfg.Counter = tokenizer.Default()
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now

@@ -66,6 +66,11 @@ func Get(name string) (Counter, error) {
 	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownEncoding, name, strings.Join(Names(), ", "))
 }
 
+// Default returns the Counter of O200kBase, the encoding of current OpenAI
+// models: what agentmem counts with when it is given no Counter. It is
+// Get(O200kBase), which cannot fail.
+func Default() Counter { return o200k }
+
 // GetEncoder returns the Encoder for O200kBase or CL100kBase. Any other name,
 // Heuristic included (it has no token IDs), returns an error wrapping
 // ErrUnknownEncoding.

@@ -92,6 +92,17 @@ func TestGet(t *testing.T) {
 	}
 }
 
+// TestDefault: Default is the counter Get(O200kBase) returns.
+func TestDefault(t *testing.T) {
+	c, err := Get(O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Default() != c {
+		t.Errorf("Default() = %q, want the counter of Get(%q)", Default().Name(), O200kBase)
+	}
+}
+
 func TestGetUnknown(t *testing.T) {
 	for _, name := range []string{"", "gpt2", "O200K_BASE", "o200k_base ", "p50k_base"} {
 		c, err := Get(name)

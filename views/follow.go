@@ -112,6 +112,19 @@ type Options struct {
 	SaveEvery time.Duration
 }
 
+// WithDefaults returns o with a view's own defaults: consumer for a zero
+// Consumer and, unless settle is 0, settle for a zero Settle (else
+// NewFollower's DefaultSettle).
+func (o Options) WithDefaults(consumer string, settle time.Duration) Options {
+	if o.Consumer == "" {
+		o.Consumer = consumer
+	}
+	if o.Settle == 0 {
+		o.Settle = settle
+	}
+	return o
+}
+
 // DefaultLeaseTTL is Options.LeaseTTL when it is 0: a follower that
 // crashed holding its lease is replaced within about 20 seconds (the TTL
 // and a third of it, the others' LeasePoll).

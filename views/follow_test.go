@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,5 +182,57 @@ func TestFollowerWithoutEntries(t *testing.T) {
 		if len(got) != 1 || got[0].Session == nil || got[0].Session.ID != "s" || (got[0].Entry == nil) != without {
 			t.Fatalf("WithoutEntries %v: changes %+v", without, got)
 		}
+	}
+}
+
+// TestOptionsWithDefaults: a view's defaults fill the zero Consumer and
+// Settle only, and a zero default Settle leaves Settle to NewFollower.
+func TestOptionsWithDefaults(t *testing.T) {
+	for _, c := range []struct {
+		in, want views.Options
+		settle   time.Duration
+	}{
+		{views.Options{}, views.Options{Consumer: "v", Settle: time.Second}, time.Second},
+		{views.Options{}, views.Options{Consumer: "v"}, 0},
+		{views.Options{Consumer: "mine", Settle: -1, Batch: 7}, views.Options{Consumer: "mine", Settle: -1, Batch: 7}, time.Second},
+	} {
+		got := c.in.WithDefaults("v", c.settle)
+		if got.Consumer != c.want.Consumer || got.Settle != c.want.Settle || got.Batch != c.want.Batch {
+			t.Errorf("%+v.WithDefaults(v, %v) = consumer %q, settle %v, batch %d; want %q, %v, %d", c.in, c.settle, got.Consumer, got.Settle, got.Batch, c.want.Consumer, c.want.Settle, c.want.Batch)
+		}
+	}
+}
+
+// TestStartFor: StartFor makes the view on the store's own feed when it
+// is given none, and runs it until stop: the view applies what is
+// appended.
+func TestStartFor(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	var applied atomic.Int64
+	var made store.Feed
+	f, stop := views.StartFor(nil, st, nil, func(feed store.Feed) *views.Follower {
+		made = feed
+		return views.NewFollower(feed, func(_ context.Context, changes []store.Change, _ store.FeedCursor) (int, error) {
+			applied.Add(int64(len(changes)))
+			return len(changes), nil
+		}, views.Options{Consumer: "startfor"})
+	})
+	defer stop()
+	if made == nil || f == nil {
+		t.Fatalf("StartFor made the view on feed %v: %v", made, f)
+	}
+	if _, err := st.Create(ctx, store.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{agentmem.WithInfo(&agentmem.TaskStep{Task: "t"}, agentmem.StepInfo{ID: "t"})}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if applied.Load() == 0 {
+		t.Error("the view started applied nothing")
 	}
 }

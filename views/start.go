@@ -46,6 +46,19 @@ func Start(r Runner, n Notifier) (stop func()) {
 	}
 }
 
+// StartFor runs the view that newView makes to follow feed, or the change
+// feed of st when feed is nil, as Start runs r with n. Without a feed it
+// makes none: it returns the zero V and a stop that does nothing.
+func StartFor[V Runner](feed store.Feed, st *store.Store, n Notifier, newView func(store.Feed) V) (V, func()) {
+	feed, ok := FeedOf(feed, st)
+	if !ok {
+		var none V
+		return none, func() {}
+	}
+	v := newView(feed)
+	return v, Start(v, n)
+}
+
 // FeedOf returns feed, or when it is nil the change feed of st if st has
 // one: the feed a view of st follows.
 func FeedOf(feed store.Feed, st *store.Store) (store.Feed, bool) {

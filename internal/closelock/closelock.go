@@ -19,28 +19,25 @@ type RWMutex struct {
 // It returns ctx's error if ctx has ended, and closed if Close was
 // called, without holding the lock.
 func (l *RWMutex) RLock(ctx context.Context, closed error) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	l.mu.RLock()
-	if l.closed {
-		l.mu.RUnlock()
-		return nil, closed
-	}
-	return l.mu.RUnlock, nil
+	return l.take(ctx, closed, l.mu.RLock, l.mu.RUnlock)
 }
 
 // Lock is RLock for the write lock.
 func (l *RWMutex) Lock(ctx context.Context, closed error) (func(), error) {
+	return l.take(ctx, closed, l.mu.Lock, l.mu.Unlock)
+}
+
+// take takes the lock with lock and returns unlock, as RLock says.
+func (l *RWMutex) take(ctx context.Context, closed error, lock, unlock func()) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
+	lock()
 	if l.closed {
-		l.mu.Unlock()
+		unlock()
 		return nil, closed
 	}
-	return l.mu.Unlock, nil
+	return unlock, nil
 }
 
 // Close marks the mutex closed and runs drop, if not nil, under the

@@ -464,12 +464,3 @@ func (m *Memory) sessions(ctx context.Context, limit int) ([]*store.Session, err
 	}
 	return out, nil
 }
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

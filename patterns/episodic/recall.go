@@ -2,6 +2,8 @@ package episodic
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem/recall"
@@ -45,7 +47,7 @@ func (x episodeIndex) docs(sess *store.Session, entries ...store.Entry) []recall
 // as a title). So an episode is found by what it was about.
 func (x episodeIndex) metaDoc(sess *store.Session, meta map[string]string, ep *Episode) (recall.Doc, bool) {
 	var parts []string
-	for _, k := range sortedKeys(meta) {
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
 		parts = append(parts, meta[k])
 	}
 	if len(parts) == 0 {

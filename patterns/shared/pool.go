@@ -112,11 +112,7 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 	}
 	p.counter = opts.Counter
 	if p.counter == nil {
-		c, err := tokenizer.Get(tokenizer.O200kBase)
-		if err != nil {
-			return nil, err
-		}
-		p.counter = c
+		p.counter = tokenizer.Default()
 	}
 	if p.opts.Store == nil {
 		st := memstore.New(memstore.Options{Clock: opts.Clock})

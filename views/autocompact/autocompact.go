@@ -53,12 +53,7 @@ type Compactor struct {
 // (the store's) under opts (a zero Consumer is Consumer, a zero Settle
 // Settle). It does nothing until Run; Start runs one for the service.
 func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Compactor {
-	if opts.Consumer == "" {
-		opts.Consumer = Consumer
-	}
-	if opts.Settle == 0 {
-		opts.Settle = Settle
-	}
+	opts = opts.WithDefaults(Consumer, Settle)
 	// It looks at the sessions appended to, not at what was appended.
 	opts.WithoutEntries = true
 	c := &Compactor{svc: svc}
@@ -72,12 +67,7 @@ func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Compactor 
 // (sessions.Service.NotifyWrites). Without a feed it returns nil and a
 // stop that does nothing.
 func Start(svc *sessions.Service, feed store.Feed, opts views.Options) (*Compactor, func()) {
-	feed, ok := views.FeedOf(feed, svc.Store())
-	if !ok {
-		return nil, func() {}
-	}
-	c := New(svc, feed, opts)
-	return c, views.Start(c, svc)
+	return views.StartFor(feed, svc.Store(), svc, func(feed store.Feed) *Compactor { return New(svc, feed, opts) })
 }
 
 // apply compacts the sessions with automatic compaction that a batch of

@@ -108,13 +108,7 @@ func New(feed store.Feed, cfg Config) (*Learner, error) {
 	if _, ok := store.LeaserOf(feed); !ok {
 		return nil, fmt.Errorf("factextract: the feed %T has no leases (store.Leaser): every process sharing the store would extract each turn", feed)
 	}
-	opts := cfg.Follow
-	if opts.Consumer == "" {
-		opts.Consumer = Consumer
-	}
-	if opts.Settle == 0 {
-		opts.Settle = Settle
-	}
+	opts := cfg.Follow.WithDefaults(Consumer, Settle)
 	// A turn extracted costs a model call: the cursor is saved after
 	// every batch, so that a restart repeats none, and one process
 	// extracts at a time.

@@ -82,12 +82,7 @@ const DefaultSettle = 200 * time.Millisecond
 // Checkpoint of its own, the follower keeps its cursor in the index when
 // the index's backend is a recall.BatchWriter.
 func NewFollower(feed store.Feed, st *store.Store, x *Indexer, opts FollowerOptions) *Follower {
-	if opts.Consumer == "" {
-		opts.Consumer = DefaultConsumer
-	}
-	if opts.Settle == 0 {
-		opts.Settle = DefaultSettle
-	}
+	opts = opts.WithDefaults(DefaultConsumer, DefaultSettle)
 	f := &Follower{st: st, x: x, consumer: opts.Consumer}
 	if _, ok := x.Index.Backend().(recall.BatchWriter); ok && opts.Checkpoint == nil {
 		f.batches = true

@@ -41,9 +41,7 @@ type Cleaner struct {
 // store's) under opts (a zero Consumer is Consumer). It does nothing
 // until Run; Start runs one for the service.
 func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Cleaner {
-	if opts.Consumer == "" {
-		opts.Consumer = Consumer
-	}
+	opts = opts.WithDefaults(Consumer, 0)
 	// It looks at the sessions deleted, not at what was appended.
 	opts.WithoutEntries = true
 	c := &Cleaner{svc: svc}
@@ -59,12 +57,10 @@ func New(svc *sessions.Service, feed store.Feed, opts views.Options) *Cleaner {
 // a service without memory blocks, it returns nil and a stop that does
 // nothing.
 func Start(svc *sessions.Service, feed store.Feed, opts views.Options) (*Cleaner, func()) {
-	feed, ok := views.FeedOf(feed, svc.Store())
-	if !ok || !svc.Features().Blocks {
+	if !svc.Features().Blocks {
 		return nil, func() {}
 	}
-	c := New(svc, feed, opts)
-	return c, views.Start(c, nil)
+	return views.StartFor(feed, svc.Store(), nil, func(feed store.Feed) *Cleaner { return New(svc, feed, opts) })
 }
 
 // apply deletes the blocks of the sessions a batch of changes deleted, in

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -143,25 +144,16 @@ func validConversation(msgs []Message) error {
 			continue
 		}
 		if len(open) > 0 {
-			return fmt.Errorf("messages[%d]: tool calls %v have no tool message", i, keys(open))
+			return fmt.Errorf("messages[%d]: tool calls %v have no tool message", i, slices.Sorted(maps.Keys(open)))
 		}
 		for _, c := range m.ToolCalls {
 			open[c.ID] = true
 		}
 	}
 	if len(open) > 0 {
-		return fmt.Errorf("tool calls %v have no tool message", keys(open))
+		return fmt.Errorf("tool calls %v have no tool message", slices.Sorted(maps.Keys(open)))
 	}
 	return nil
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func apiError(w http.ResponseWriter, msg string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/store"
@@ -40,31 +41,26 @@ const (
 
 // AcquireLease implements store.Leaser.
 func (s *Store) AcquireLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
-	if err := s.checkOpen(); err != nil {
-		return store.Lease{}, err
-	}
 	now := s.now()
-	var l store.Lease
-	err := s.write(ctx, "acquire lease", func(tx sqldb.Tx) error {
-		if _, err := tx.Exec(ctx, leaseAcquire, req.Consumer, req.Holder, s.d.time(storekit.LeaseExpiry(now, req.TTL)), s.d.time(now)); err != nil {
-			return err
-		}
-		var err error
-		l, err = s.readLease(ctx, tx, req.Consumer, req.Holder)
-		return err
-	})
-	return l, err
+	return s.putLease(ctx, "acquire lease", leaseAcquire, req, now, s.d.time(now))
 }
 
 // RenewLease implements store.Leaser.
 func (s *Store) RenewLease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
+	return s.putLease(ctx, "renew lease", leaseRenew, req, s.now())
+}
+
+// putLease runs query, a write of req's lease named op, and reads the
+// lease back as req's holder sees it. The query's parameters are the
+// consumer, the holder and the expiry (req.TTL after now), then more.
+func (s *Store) putLease(ctx context.Context, op, query string, req store.LeaseRequest, now time.Time, more ...any) (store.Lease, error) {
 	if err := s.checkOpen(); err != nil {
 		return store.Lease{}, err
 	}
-	now := s.now()
+	args := append([]any{req.Consumer, req.Holder, s.d.time(storekit.LeaseExpiry(now, req.TTL))}, more...)
 	var l store.Lease
-	err := s.write(ctx, "renew lease", func(tx sqldb.Tx) error {
-		if _, err := tx.Exec(ctx, leaseRenew, req.Consumer, req.Holder, s.d.time(storekit.LeaseExpiry(now, req.TTL))); err != nil {
+	err := s.write(ctx, op, func(tx sqldb.Tx) error {
+		if _, err := tx.Exec(ctx, query, args...); err != nil {
 			return err
 		}
 		var err error
