@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
@@ -78,9 +79,11 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	reuse := contexts.Get().(*agentmem.Context)
 	c, err := s.svc.Context(r.Context(), sessions.ContextRequest{Tenant: Tenant(r), SessionID: id, Budget: budget,
-		Format: formatName, Counter: counter, TruncateToFill: truncate, Facts: fo, Recall: ro})
+		Format: formatName, Counter: counter, TruncateToFill: truncate, Facts: fo, Recall: ro, Reuse: reuse})
 	if err != nil {
+		contexts.Put(reuse)
 		var be *agentmem.BudgetError
 		switch {
 		case errors.Is(err, agentmem.ErrNotFound):
@@ -110,7 +113,20 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", etag(seq))
 	writeEncoded(w, http.StatusOK, func(buf *bytes.Buffer) error { return encodeContext(buf, out, formatName, msgs) })
+	if len(c.Context.Messages) <= maxPooledMessages {
+		contexts.Put(c.Context)
+	}
 }
+
+// contexts recycles the storage of the contexts fitted for answers
+// (agentmem.ContextOptions.Reuse): the messages, parts and tool calls a
+// context copies out of the working set are most of what a context
+// request allocates. A context is put back once its answer is written,
+// which is the last use of it and of everything taken from it.
+var contexts = sync.Pool{New: func() any { return new(agentmem.Context) }}
+
+// maxPooledMessages keeps a rare huge context's storage out of the pool.
+const maxPooledMessages = 1024
 
 // encodeContext writes out to buf as encodeResponse writes it with
 // Messages set to render.Encode(format, msgs), byte for byte
