@@ -120,13 +120,7 @@ func (b AnthropicBlock) MarshalJSON() ([]byte, error) {
 // url or base64 sources (data: URLs are decoded to base64 sources), a tool
 // result's inside its tool_result block.
 func AnthropicRequest(msgs []agentmem.Message) AnthropicBody {
-	prepared := make([]agentmem.Message, 0, len(msgs))
-	for _, m := range msgs {
-		if b, ok := anthropicMessage(m, false); ok {
-			prepared = append(prepared, b)
-		}
-	}
-	prepared, _ = Anthropic.Assemble(prepared, nil)
+	prepared := anthropicPrepare(msgs)
 	req := AnthropicBody{Messages: make([]AnthropicMessage, 0, len(prepared))}
 	var system []string
 	for _, m := range prepared {
@@ -148,6 +142,19 @@ func AnthropicRequest(msgs []agentmem.Message) AnthropicBody {
 	}
 	req.System = strings.Join(system, "\n\n")
 	return req
+}
+
+// anthropicPrepare converts messages to Anthropic's shape and assembles
+// them as the Anthropic format does: what AnthropicRequest writes out.
+func anthropicPrepare(msgs []agentmem.Message) []agentmem.Message {
+	prepared := make([]agentmem.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if b, ok := anthropicMessage(m, false); ok {
+			prepared = append(prepared, b)
+		}
+	}
+	prepared, _ = Anthropic.Assemble(prepared, nil)
+	return prepared
 }
 
 func anthropicBlock(p agentmem.Part) (AnthropicBlock, bool) {

@@ -36,7 +36,9 @@
 // OpenAIRequest and AnthropicRequest turn a message list into the exact
 // JSON shapes of OpenAI's chat-completions and Anthropic's Messages API.
 // They leave out agentmem's own fields (IDs, metadata, times). Encode
-// picks the right one for a format name. DecodeOpenAIMessages is the
+// picks the right one for a format name, and AppendJSON writes the JSON of
+// Encode's value straight from the messages, byte for byte as
+// encoding/json does, several times cheaper. DecodeOpenAIMessages is the
 // strict inverse for OpenAI-format input, as the HTTP API accepts it.
 //
 // # Validation

@@ -224,6 +224,7 @@ func checkContext(t *testing.T, what string, m *agentmem.Memory, f agentmem.Form
 	if _, err := json.Marshal(body); err != nil {
 		fail("marshal: %v", err)
 	}
+	checkAppendJSON(t, f.Name(), c.Messages)
 	if f.Name() == "anthropic" {
 		req := body.(render.AnthropicBody)
 		want := len(c.Messages)

@@ -49,6 +49,7 @@ func benchSession(b *testing.B, h http.Handler, id string) {
 }
 
 func benchServer(b *testing.B) *Server {
+	noEncodeCheck(b)
 	mem := memstore.New(memstore.Options{})
 	srv, err := New(Config{Store: mem, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -56,6 +57,15 @@ func benchServer(b *testing.B) *Server {
 	}
 	b.Cleanup(func() { srv.Close(); mem.Close() })
 	return srv
+}
+
+// noEncodeCheck turns off, for the benchmark, the tests' comparison of
+// every response with encoding/json's encoding (encodeCheck): a benchmark
+// measures the server, not the check.
+func noEncodeCheck(b *testing.B) {
+	saved := encodeCheck
+	encodeCheck = nil
+	b.Cleanup(func() { encodeCheck = saved })
 }
 
 // discardWriter is a ResponseWriter that keeps only the status.

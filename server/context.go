@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/api"
@@ -12,6 +14,8 @@ import (
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/sessions"
 	"github.com/agentmem/agentmem/tokenizer"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxBudget bounds Config.MaxContextTokens, and so the budget parameter of
@@ -75,9 +79,11 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	reuse := contexts.Get().(*agentmem.Context)
 	c, err := s.svc.Context(r.Context(), sessions.ContextRequest{Tenant: Tenant(r), SessionID: id, Budget: budget,
-		Format: formatName, Counter: counter, TruncateToFill: truncate, Facts: fo, Recall: ro})
+		Format: formatName, Counter: counter, TruncateToFill: truncate, Facts: fo, Recall: ro, Reuse: reuse})
 	if err != nil {
+		contexts.Put(reuse)
 		var be *agentmem.BudgetError
 		switch {
 		case errors.Is(err, agentmem.ErrNotFound):
@@ -99,19 +105,78 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request) {
 			shown[i] = api.FactView{Fact: apiconv.Fact(h.Fact), EffectiveConfidence: h.Confidence, Relevance: &rel, Score: &score}
 		}
 	}
-	wire, err := render.Encode(formatName, msgs)
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
 	out := api.ContextResponse{
-		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Messages: wire, Facts: shown,
+		Format: c.Format, Tokenizer: c.Counter, Budget: budget, MaxContextTokens: s.cfg.MaxContextTokens, Tokens: tokens, Facts: shown,
 		Steps: nonNil(c.Steps), Dropped: nonNil(apiconv.DroppedRuns(c.Dropped)), DroppedSteps: c.DroppedSteps,
 		Truncated: nonNil(c.Truncated), NewestTruncated: c.NewestTruncated, Summarized: nonNil(apiconv.Ranges(c.Summarized)), Pending: pendingCalls(c.Pending), LastSeq: seq, Recalled: c.Recalled,
 		Blocks: apiconv.ContextBlocks(c.Blocks),
 	}
 	w.Header().Set("ETag", etag(seq))
-	writeJSON(w, http.StatusOK, out)
+	writeEncoded(w, http.StatusOK, func(buf *bytes.Buffer) error { return encodeContext(buf, out, formatName, msgs) })
+	if len(c.Context.Messages) <= maxPooledMessages {
+		contexts.Put(c.Context)
+	}
+}
+
+// contexts recycles the storage of the contexts fitted for answers
+// (agentmem.ContextOptions.Reuse): the messages, parts and tool calls a
+// context copies out of the working set are most of what a context
+// request allocates. A context is put back once its answer is written,
+// which is the last use of it and of everything taken from it.
+var contexts = sync.Pool{New: func() any { return new(agentmem.Context) }}
+
+// maxPooledMessages keeps a rare huge context's storage out of the pool.
+const maxPooledMessages = 1024
+
+// encodeContext writes out to buf as encodeResponse writes it with
+// Messages set to render.Encode(format, msgs), byte for byte
+// (TestEncodeContext), several times cheaper. The encoder writes out with
+// a null for the messages, whose place it records, and render.AppendJSON
+// writes the messages there, without Encode's wire structs and without
+// reflection: they are most of a context's bytes.
+func encodeContext(buf *bytes.Buffer, out api.ContextResponse, format string, msgs []agentmem.Message) error {
+	start := buf.Len()
+	var mark messagesMark
+	out.Messages = &mark
+	if err := jsonv2.MarshalWrite(buf, out, responseEncoding); err != nil {
+		return err
+	}
+	at := start + int(mark.end) - len("null")
+	if mark.end == 0 || at+len("null") > buf.Len() || string(buf.Bytes()[at:at+len("null")]) != "null" {
+		return errors.New("server: the context's messages were not where the encoder recorded them")
+	}
+	// The fields after the messages: a few hundred bytes, on the stack.
+	var small [1024]byte
+	tail := append(small[:0], buf.Bytes()[at+len("null"):]...)
+	buf.Truncate(at)
+	b, err := render.AppendJSON(buf.AvailableBuffer(), format, msgs)
+	if err != nil {
+		return err
+	}
+	buf.Write(b)
+	buf.Write(tail)
+	buf.WriteByte('\n')
+	if encodeCheck != nil {
+		if out.Messages, err = render.Encode(format, msgs); err != nil {
+			return err
+		}
+		encodeCheck(out, buf.Bytes()[start:])
+	}
+	return nil
+}
+
+// messagesMark stands for a context's messages while encodeContext encodes
+// the rest of the response: it writes null and records the output offset
+// after it.
+type messagesMark struct{ end int64 }
+
+// MarshalJSONTo implements json.MarshalerTo of JSON v2.
+func (m *messagesMark) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.Null); err != nil {
+		return err
+	}
+	m.end = enc.OutputOffset()
+	return nil
 }
 
 // nonNil makes an empty list encode as [] rather than null.

@@ -186,6 +186,12 @@ func errInternal(cause error) *Error {
 
 // writeJSON writes v as the JSON body of a response with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeEncoded(w, status, func(buf *bytes.Buffer) error { return encodeResponse(buf, v) })
+}
+
+// writeEncoded writes the response that encode writes to a buffer, with
+// the given status.
+func writeEncoded(w http.ResponseWriter, status int, encode func(*bytes.Buffer) error) {
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer {
@@ -194,7 +200,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		}
 	}()
 	buf.Reset()
-	if err := encodeResponse(buf, v); err != nil {
+	if err := encode(buf); err != nil {
 		// Only a bug gets here: every response type marshals.
 		status = http.StatusInternalServerError
 		buf.Reset()

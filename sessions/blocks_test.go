@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -169,5 +170,37 @@ func TestDeleteDeletesSessionBlocks(t *testing.T) {
 	}
 	if bs, err := bm.List(ctx, "", blocks.User("ann")); err != nil || len(bs) != 1 {
 		t.Fatalf("the user's blocks: %+v %v", bs, err)
+	}
+}
+
+// TestContextReuse: a context fitted into the storage of an earlier one
+// (ContextRequest.Reuse) is the context fitted afresh, with blocks shown
+// (whose fit may take several tries) or not, in every budget, and its
+// embedded Context is the one reused.
+func TestContextReuse(t *testing.T) {
+	ctx := context.Background()
+	svc, bm := blocksService(t, 30)
+	reuse := new(agentmem.Context)
+	for _, withBlocks := range []bool{false, true} {
+		if withBlocks {
+			setBlock(t, bm, blocks.Session("s"), "task", strings.Repeat("Plan a spring trip by train. ", 10))
+		}
+		for _, budget := range []int{1000, 300, 0, 2000} {
+			fresh, err := svc.Context(ctx, ContextRequest{SessionID: "s", Budget: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := svc.Context(ctx, ContextRequest{SessionID: "s", Budget: budget, Reuse: reuse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Context != reuse {
+				t.Errorf("blocks %v, budget %d: the Context is not the one reused", withBlocks, budget)
+			}
+			if !reflect.DeepEqual(got.Messages, fresh.Messages) || got.Tokens != fresh.Tokens || !slices.Equal(got.Steps, fresh.Steps) {
+				t.Errorf("blocks %v, budget %d: reused %d messages, %d tokens, steps %v; fresh %d, %d, %v", withBlocks, budget,
+					len(got.Messages), got.Tokens, got.Steps, len(fresh.Messages), fresh.Tokens, fresh.Steps)
+			}
+		}
 	}
 }

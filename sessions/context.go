@@ -37,6 +37,11 @@ type ContextRequest struct {
 	// TruncateToFill fills what the budget leaves with a truncated copy of
 	// the newest step that did not fit (agentmem.ContextOptions).
 	TruncateToFill bool
+	// Reuse, when set, is the agentmem.Context of an earlier call that the
+	// caller no longer needs (its answer is sent): Context fits into its
+	// storage, as agentmem.ContextOptions.Reuse does, and the result's
+	// embedded Context may be Reuse itself.
+	Reuse *agentmem.Context
 }
 
 // Context is a session's context: what agentmem.Memory.Context returns,
@@ -116,7 +121,7 @@ func (s *Service) Context(ctx context.Context, req ContextRequest) (*Context, er
 		return nil, err
 	}
 	c, msgs, tokens, err := fitWithBlocks(fit, blocks.Render(shown), counter, func(budget int) (*agentmem.Context, error) {
-		return st.rep.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill})
+		return st.rep.Context(ctx, agentmem.ContextOptions{Budget: budget, Format: format, Counter: counter, TruncateToFill: req.TruncateToFill, Reuse: req.Reuse})
 	})
 	if err != nil {
 		return nil, err
