@@ -124,6 +124,26 @@ func ExampleOpenAIRequest() {
 	// {"role":"tool","content":"18°C, sunny","tool_call_id":"call_1"}
 }
 
+// Write a context's messages as the JSON array a chat-completions request
+// takes, straight into a buffer the caller keeps: what json.Marshal of
+// OpenAIRequest gives, without building the wire structs.
+func ExampleAppendJSON() {
+	m := exampleMemory(render.OpenAI)
+	c, err := m.Context(context.Background(), agentmem.ContextOptions{})
+	if err != nil {
+		panic(err)
+	}
+	buf := []byte(`{"model":"gpt-4o","messages":`)
+	buf, err = render.AppendJSON(buf, render.NameOpenAI, c.Messages)
+	if err != nil {
+		panic(err)
+	}
+	buf = append(buf, '}')
+	fmt.Println(string(buf))
+	// Output:
+	// {"model":"gpt-4o","messages":[{"role":"system","content":"You are a weather bot."},{"role":"user","content":"Weather in Paris?"},{"role":"assistant","content":"Checking.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","content":"18°C, sunny","tool_call_id":"call_1"}]}
+}
+
 // Decode messages posted in OpenAI's format, and see how a bad one is
 // reported.
 func ExampleDecodeOpenAIMessages() {

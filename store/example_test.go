@@ -163,6 +163,46 @@ func (readOnly) Create(context.Context, store.CreateRequest) (*store.Session, er
 	return nil, errors.New("read-only")
 }
 
+// A driver whose errors come from elsewhere (a database, a network)
+// says their class in ClassifyError, once; the portable store wraps each
+// error with its class, so callers test the class and still reach the
+// driver's own error.
+func ExampleErrorClassifier() {
+	ctx := context.Background()
+	st := store.New(busyDriver{memstore.NewDriver(memstore.Options{})})
+	defer st.Close()
+
+	_, err := st.Get(ctx, "", "run-1")
+	fmt.Println(errors.Is(err, agentmem.ErrUnavailable))
+	var busy *busyError
+	fmt.Println(errors.As(err, &busy), err)
+	// Output:
+	// true
+	// true server busy, retry in 2s
+}
+
+// busyError is the error of busyDriver's backend.
+type busyError struct{ retryIn string }
+
+func (e *busyError) Error() string { return "server busy, retry in " + e.retryIn }
+
+// busyDriver is a driver whose reads fail with its backend's own error.
+type busyDriver struct{ store.Driver }
+
+func (busyDriver) Get(context.Context, string, string) (*store.Session, error) {
+	return nil, &busyError{retryIn: "2s"}
+}
+
+// ClassifyError implements store.ErrorClassifier: a busy backend is
+// unavailable for now.
+func (busyDriver) ClassifyError(err error) error {
+	var busy *busyError
+	if errors.As(err, &busy) {
+		return agentmem.ErrUnavailable
+	}
+	return nil
+}
+
 // The seeds' ConversationStore: save a conversation, load it back, list
 // the tenant's conversations; a missing one loads empty.
 func ExampleConversations() {
