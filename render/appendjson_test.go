@@ -188,7 +188,7 @@ func FuzzAppendJSON(f *testing.F) {
 }
 
 // BenchmarkAppendJSON compares AppendJSON with marshalling Encode's value
-// as the server did, on a context of a dozen messages of about 30 kB.
+// by reflection, on a context of a dozen messages of about 30 kB.
 func BenchmarkAppendJSON(b *testing.B) {
 	var steps []agentmem.Step
 	steps = append(steps, &agentmem.SystemPromptStep{Content: strings.Repeat("You are a careful coder. ", 40)}, &agentmem.TaskStep{Task: "Fix the failing test in pkg/a."})
