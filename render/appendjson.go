@@ -1,8 +1,11 @@
 package render
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentmem/agentmem"
 )
@@ -369,6 +372,19 @@ func appendString(dst []byte, s string, html bool) []byte {
 func appendEscaped(dst []byte, s string, html bool) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		// Most of a context is text that needs no escaping: skip it eight
+		// bytes at a time, up to the first byte that may.
+		for i+8 <= len(s) {
+			m := unsafeBytes(load64(s, i), html)
+			if m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			i++
 			if e := escapeASCII[b]; e == 0 || e == htmlOnly && !html {
@@ -412,6 +428,33 @@ func appendEscaped(dst []byte, s string, html bool) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// Bytes repeated in each of a word's eight lanes.
+const (
+	lanes1    = 0x0101010101010101
+	lanesHigh = 0x8080808080808080
+)
+
+// unsafeBytes returns a mask whose lowest set bit is the high bit of the
+// first of the eight bytes in x (little-endian) that a JSON string may
+// not hold as is: a control, '"', '\\', a byte of a multi-byte rune and,
+// with html, '<', '>' or '&'. It is 0 when there is none. Bits above the
+// lowest can be false alarms, since a lane's borrow spills into the next.
+func unsafeBytes(x uint64, html bool) uint64 {
+	m := (x-lanes1*' ')&^x | zeroLanes(x^lanes1*'"') | zeroLanes(x^lanes1*'\\') | x
+	if html {
+		m |= zeroLanes(x^lanes1*'<') | zeroLanes(x^lanes1*'>') | zeroLanes(x^lanes1*'&')
+	}
+	return m & lanesHigh
+}
+
+// zeroLanes sets the high bit of v's zero bytes, exactly up to the first.
+func zeroLanes(v uint64) uint64 { return (v - lanes1) &^ v }
+
+// load64 returns the eight bytes of s from i as a little-endian number.
+func load64(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+}
 
 // escapeASCII marks the ASCII bytes a JSON string holds escaped: the
 // controls, '"' and '\\' always, and '<', '>' and '&' (htmlOnly) with

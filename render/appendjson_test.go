@@ -80,6 +80,25 @@ func TestAppendJSON(t *testing.T) {
 	}
 }
 
+// TestAppendJSONEscapesAtEveryOffset: a character to escape is found
+// wherever it falls in a long string, which AppendJSON scans eight bytes
+// at a time, and so are several in one word and one at the very end.
+func TestAppendJSONEscapesAtEveryOffset(t *testing.T) {
+	specials := []string{"\x00", "\x1f", " ", "!", "\"", "#", "[", "\\", "]", "<", ">", "&", "~", "\x7f", "\u00e9", "\u2028", "\u2029", "\u2027", "\U0001F642", "\xff", "\xe2\x80"}
+	plain := "abcdefghijklmnopqrstuvwx"
+	var texts []string
+	for _, c := range specials {
+		for i := 0; i <= len(plain); i++ {
+			texts = append(texts, plain[:i]+c+plain[i:], plain[:i]+c+c+"\n"+plain[i:])
+		}
+	}
+	for _, name := range render.Names() {
+		for _, text := range texts {
+			checkAppendJSON(t, name, []agentmem.Message{{Role: agentmem.RoleUser, Content: agentmem.Text(text)}, {Role: agentmem.RoleAssistant, Content: agentmem.Text(text)}})
+		}
+	}
+}
+
 // escapedStrings are what a JSON encoder may write otherwise than as they
 // are: quotes, backslashes, controls, HTML's characters, JavaScript's line
 // separators, invalid UTF-8 (alone, cut short, at the end) and JSON text.
