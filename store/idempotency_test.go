@@ -1,6 +1,9 @@
 package store_test
 
 import (
+	"bytes"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,5 +72,65 @@ func TestStepsFingerprintPinned(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: StepsFingerprint = %s, want %s", c.name, got, c.want)
 		}
+		req, err := store.WithStepsKey(store.AppendRequest{SessionID: "s", Steps: c.steps, Compaction: c.c}, "k")
+		if err != nil {
+			t.Fatalf("%s: WithStepsKey: %v", c.name, err)
+		}
+		if k := req.Idempotency; k.Key != "k" || k.Fingerprint != c.want {
+			t.Errorf("%s: WithStepsKey gives %+v, want the key k and the fingerprint %s", c.name, *k, c.want)
+		}
+	}
+}
+
+// TestWithStepsKeyEncoded checks that a request from WithStepsKey is
+// validated and encoded as the request itself, and that its encodings
+// stand only for the steps encoded: the store encodes a step that took
+// the place of one of them.
+func TestWithStepsKeyEncoded(t *testing.T) {
+	for _, c := range fingerprintCases() {
+		req := store.AppendRequest{SessionID: "s", Steps: c.steps, Compaction: c.c}
+		want, err := store.ValidateAppendEncoded(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		keyed, err := store.WithStepsKey(req, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := store.ValidateAppendEncoded(keyed)
+		if err != nil {
+			t.Fatalf("%s: keyed: %v", c.name, err)
+		}
+		if !slices.EqualFunc(got, want, bytes.Equal) {
+			t.Errorf("%s: keyed encodings\n%q\nwant\n%q", c.name, got, want)
+		}
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	steps := []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "k/0", Time: at}, Task: "first"}}
+	req, err := store.WithStepsKey(store.AppendRequest{SessionID: "s", Steps: steps}, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "k/0", Time: at}, Task: "second"}
+	steps[0] = other
+	got, err := store.ValidateAppendEncoded(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := store.EncodeStep(other); !bytes.Equal(got[0], want) {
+		t.Errorf("a step put in place of the one encoded: stored as %s, want %s", got[0], want)
+	}
+	// Bad input is refused as without a key.
+	bad := store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{&agentmem.TaskStep{StepInfo: agentmem.StepInfo{ID: "x"}, Task: "\xff"}}}
+	keyed, err := store.WithStepsKey(bad, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want := store.ValidateAppendEncoded(bad)
+	if _, err := store.ValidateAppendEncoded(keyed); want == nil || err == nil || err.Error() != want.Error() {
+		t.Errorf("an invalid step with a key: %v, want %v", err, want)
+	}
+	if _, err := store.WithStepsKey(store.AppendRequest{SessionID: "s", Steps: []agentmem.Step{nil}}, "k"); !errors.Is(err, agentmem.ErrInvalid) {
+		t.Errorf("a nil step: %v, want ErrInvalid", err)
 	}
 }

@@ -321,6 +321,9 @@ type AppendRequest struct {
 	// Idempotency, when set, names the request by an idempotency key and the
 	// fingerprint of what it asks to store (see above and storekit.CheckKey).
 	Idempotency *Idempotency
+
+	// encoded holds the encodings of Steps when WithStepsKey made them.
+	encoded *encodedSteps
 }
 
 // NewStepRef is the placeholder for AppendRequest.Steps[i] in a
