@@ -267,3 +267,37 @@ func (c *loadCounter) Read(ctx context.Context, req store.ReadRequest) (*store.R
 	}
 	return c.Driver.Read(ctx, req)
 }
+
+// BenchmarkAppend measures POST /v1/sessions/{id}/steps of one action step
+// (a tool call and a result of about 500 bytes, as an agent loop sends)
+// to a 1,000-step session in memory, through the whole handler: with an
+// Idempotency-Key, as agentmem-bench load sends it (the request's
+// fingerprint included), and without.
+func BenchmarkAppend(b *testing.B) {
+	for _, keyed := range []bool{true, false} {
+		name := "key"
+		if !keyed {
+			name = "no_key"
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := benchServer(b)
+			benchSession(b, srv, "s")
+			result := strings.Repeat("func f(x int) int { return x * 2 } // a line of the file\n", 9)
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				i++
+				req := httptest.NewRequest("POST", "/v1/sessions/s/steps", strings.NewReader(actionStep(10000+i, result)))
+				req.Header.Set("Content-Type", "application/json")
+				if keyed {
+					req.Header.Set("Idempotency-Key", "turn-"+itoa(i))
+				}
+				w := &discardWriter{h: http.Header{}}
+				srv.ServeHTTP(w, req)
+				if w.code != 201 {
+					b.Fatalf("append: %d", w.code)
+				}
+			}
+		})
+	}
+}

@@ -87,21 +87,30 @@ func checkError(err error, arrayRoot string) *Error {
 	return errInvalid(path, "%s", je.Reason)
 }
 
-// checkJSONType accepts application/json, with no charset or UTF-8.
+// checkJSONType accepts application/json, with no charset or UTF-8. The
+// plain media type, which nearly every request sends, is accepted
+// without parsing it.
 func checkJSONType(ct string) *Error {
-	bad := &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeUnsupportedMediaType, Field: "Content-Type",
-		Message: fmt.Sprintf("the request body must be application/json, not %q", ct)}
+	if ct == "application/json" {
+		return nil
+	}
+	bad := func() *Error {
+		return &Error{Status: http.StatusUnsupportedMediaType, Code: api.CodeUnsupportedMediaType, Field: "Content-Type",
+			Message: fmt.Sprintf("the request body must be application/json, not %q", ct)}
+	}
 	if ct == "" {
-		bad.Message = "the request body must be application/json (Content-Type is missing)"
-		return bad
+		e := bad()
+		e.Message = "the request body must be application/json (Content-Type is missing)"
+		return e
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
-		return bad
+		return bad()
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		bad.Message = fmt.Sprintf("the request body must be UTF-8, not %q", cs)
-		return bad
+		e := bad()
+		e.Message = fmt.Sprintf("the request body must be UTF-8, not %q", cs)
+		return e
 	}
 	return nil
 }

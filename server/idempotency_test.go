@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/store"
 )
 
 // An Idempotency-Key names one request whatever the route: the same
@@ -196,6 +199,41 @@ func TestIdempotencyKeyPartRetry(t *testing.T) {
 		}
 		if e.dump() != before {
 			t.Errorf("%s: the refused part changed the store", c.path)
+		}
+	}
+}
+
+// TestStepsFingerprintPinned pins the fingerprint the server records with
+// the Idempotency-Key of an append of steps: a retry sent after an
+// upgrade must still be recognized. A key-only check with the pinned
+// fingerprint, straight to the store, is answered as a retry; any other
+// fingerprint would be refused.
+func TestStepsFingerprintPinned(t *testing.T) {
+	e := newEnv(t)
+	for i, c := range []struct{ body, want string }{
+		{`{"type":"task","task":"List the files."}`,
+			"1436de54bf2426d609f4a9aad3766a25ca5c1c5572b6b61c98ed48ec8f878e43"},
+		{`{"type":"action","number":7,"time":"2026-01-02T03:04:05.5+01:00","metadata":{"b":"<&>","a":"1"},"thought":"look","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"dir\":\".\"}"}}],"results":[{"call_id":"c1","content":"a.go\nb.go \u2028"}],"usage":{"input_tokens":5,"output_tokens":2}}`,
+			"07999344b8b79d59e31a005ceb787c9ab7b64c056c36c6d29236cb13b5c5c01d"},
+		{`[{"type":"system_prompt","content":"Be brief."},{"type":"task","id":"own \"id\"","task":"Go."}]`,
+			"0e058a142bdbd738ce75c3eed1d206edb9a799c96d9719a66839fa9b8ac23b2c"},
+		{`{"steps":[{"type":"summary","summary":"so far","covers":[{"from":1,"to":1}]}],"compaction":{"working":[1,-1]}}`,
+			"4f5a081d074723b932082fa4fdc92adabf517c3fa5da8e35118fc6c0bd6b8c09"},
+	} {
+		id := fmt.Sprintf("s%d", i)
+		e.create(id)
+		if i == 3 {
+			e.appendSteps(id, `{"type":"task","task":"first"}`)
+		}
+		e.must(201, "POST", "/v1/sessions/"+id+"/steps", c.body, "Idempotency-Key", "k")
+		for _, fp := range []string{c.want, "other"} {
+			_, err := store.New(e.mem).Append(context.Background(), store.AppendRequest{SessionID: id, Idempotency: &store.Idempotency{Key: "k", Fingerprint: fp}})
+			if fp == c.want && err != nil {
+				t.Errorf("%s: the pinned fingerprint %s: %v", c.body, fp, err)
+			}
+			if fp != c.want && !errors.Is(err, store.ErrIDReused) {
+				t.Errorf("%s: another fingerprint: %v, want ErrIDReused", c.body, err)
+			}
 		}
 	}
 }

@@ -59,12 +59,13 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, decode func(
 	// anything else: a bad one is a 400 naming its field.
 	ar := store.AppendRequest{SessionID: id, Steps: req.steps, Compaction: req.compaction, ExpectedLastSeq: expected, Tenant: tenant}
 	if key != "" {
-		fp, err := store.StepsFingerprint(req.steps, req.compaction)
-		if err != nil {
+		// The fingerprint (store.StepsFingerprint) comes from the steps'
+		// encodings, which the request then carries to the store.
+		var err error
+		if ar, err = store.WithStepsKey(ar, key); err != nil {
 			writeError(w, inputError(err))
 			return
 		}
-		ar.Idempotency = &store.Idempotency{Key: key, Fingerprint: fp}
 	}
 	resp, err := s.svc.Append(r.Context(), ar)
 	if err != nil {

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -72,19 +75,40 @@ func ValidateIdempotency(k *Idempotency) error {
 // content is parts, in order: the hex SHA-256 of an encoding that tells
 // every kind and list of parts apart.
 func Fingerprint(kind string, parts ...[]byte) string {
-	h := sha256.New()
-	var n [binary.MaxVarintLen64]byte
-	write := func(b []byte) {
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
-		h.Write(b)
-	}
-	write([]byte("agentmem request 1"))
-	write([]byte(kind))
+	f := newFingerprinter(kind)
 	for _, p := range parts {
-		write(p)
+		f.write(p)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return f.sum()
 }
+
+// fingerprinter computes a Fingerprint part by part: each part is
+// written after its length, following a version tag and the kind.
+type fingerprinter struct {
+	h hash.Hash
+	n [binary.MaxVarintLen64]byte
+}
+
+func newFingerprinter(kind string) *fingerprinter {
+	f := &fingerprinter{h: sha256.New()}
+	f.write([]byte("agentmem request 1"))
+	f.write([]byte(kind))
+	return f
+}
+
+// write writes one part, the concatenation of pieces.
+func (f *fingerprinter) write(pieces ...[]byte) {
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	f.h.Write(f.n[:binary.PutUvarint(f.n[:], uint64(n))])
+	for _, p := range pieces {
+		f.h.Write(p)
+	}
+}
+
+func (f *fingerprinter) sum() string { return hex.EncodeToString(f.h.Sum(nil)) }
 
 // StepsFingerprint is the fingerprint of an append of steps and a
 // compaction record as given (kind "steps"). A step counts as SameStep
@@ -92,25 +116,168 @@ func Fingerprint(kind string, parts ...[]byte) string {
 // clock fill in; the compaction counts as EncodeCompaction encodes it,
 // new-step references included.
 func StepsFingerprint(steps []agentmem.Step, c *CompactionRecord) (string, error) {
-	parts := make([][]byte, 0, 2*len(steps)+2)
+	return stepsFingerprint(steps, nil, c)
+}
+
+// stepsFingerprint is StepsFingerprint. encoded, if not nil, holds each
+// step's EncodeStep encoding, from which the step's part is taken
+// (unnumbered) rather than by encoding the step again.
+func stepsFingerprint(steps []agentmem.Step, encoded [][]byte, c *CompactionRecord) (string, error) {
+	f := newFingerprinter("steps")
 	for i, s := range steps {
 		if s == nil {
 			return "", invalid(fmt.Sprintf("steps[%d]", i), "is nil")
+		}
+		f.write([]byte("step"))
+		if encoded != nil {
+			if pieces, ok := unnumbered(s, encoded[i]); ok {
+				f.write(pieces[:]...)
+				continue
+			}
 		}
 		b, err := EncodeStep(withoutNumberAndTime(s))
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, []byte("step"), b)
+		f.write(b)
 	}
 	if c != nil {
 		b, err := EncodeCompaction(c)
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, []byte("compaction"), b)
+		f.write([]byte("compaction"))
+		f.write(b)
 	}
-	return Fingerprint("steps", parts...), nil
+	return f.sum(), nil
+}
+
+// zero is the number of a step without one, as JSON.
+var zero = []byte("0")
+
+// unnumbered returns EncodeStep(withoutNumberAndTime(s)) as pieces of
+// enc, the step's EncodeStep encoding, and reports whether it could.
+// EncodeStep writes the header first, in the order of StepInfo's fields,
+// and leaves out a zero time:
+//
+//	{"type":"<kind>","number":<n>,"id":"<id>","time":"<RFC 3339>",...
+//
+// so the step without its number and time is enc with the number 0 and
+// the time member cut out. On any other shape it reports false, and the
+// caller encodes the step again. TestUnnumbered checks the bytes against
+// that encoding.
+func unnumbered(s agentmem.Step, enc []byte) (pieces [4][]byte, ok bool) {
+	prefix := `{"type":"` + string(s.Kind()) + `","number":`
+	if !bytes.HasPrefix(enc, []byte(prefix)) {
+		return pieces, false
+	}
+	rest := enc[len(prefix):]
+	i := 0
+	if i < len(rest) && rest[i] == '-' {
+		i++
+	}
+	j := i
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	if j == i || j == len(rest) || (rest[j] != ',' && rest[j] != '}') {
+		return pieces, false
+	}
+	rest = rest[j:]
+	info := s.Info()
+	if info.Time.IsZero() {
+		return [4][]byte{enc[:len(prefix)], zero, rest}, true
+	}
+	// The ID, if any, stays; the time after it goes.
+	id := 0
+	if info.ID != "" {
+		if id = stringMember(rest, `,"id":`); id < 0 {
+			return pieces, false
+		}
+	}
+	const timeKey = `,"time":"`
+	var tb [64]byte
+	t := append(info.Time.AppendFormat(tb[:0], time.RFC3339Nano), '"')
+	after := rest[id:]
+	if !bytes.HasPrefix(after, []byte(timeKey)) || !bytes.HasPrefix(after[len(timeKey):], t) {
+		return pieces, false
+	}
+	return [4][]byte{enc[:len(prefix)], zero, rest[:id], after[len(timeKey)+len(t):]}, true
+}
+
+// stringMember returns the length of the object member at the start of b
+// whose key (comma, quoted name and colon) is key and whose value is a
+// string, or -1 if b does not start with one.
+func stringMember(b []byte, key string) int {
+	if !bytes.HasPrefix(b, []byte(key)) || len(b) == len(key) || b[len(key)] != '"' {
+		return -1
+	}
+	for i := len(key) + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// WithStepsKey returns req named by the idempotency key key, with the
+// fingerprint StepsFingerprint(req.Steps, req.Compaction): what a server
+// records for an append of steps sent with a key. It encodes each step
+// once, for the fingerprint and for the log: the request it returns
+// carries the encodings to ValidateAppendEncoded, which a backend's
+// Append calls, so that the store does not encode the steps again. They
+// stand for the request's steps as long as Steps holds the same values
+// (steps are never changed in place). A step that does not encode leaves
+// its encoding, and the error, to the store. Errors are StepsFingerprint's.
+func WithStepsKey(req AppendRequest, key string) (AppendRequest, error) {
+	var enc [][]byte
+	if len(req.Steps) > 0 {
+		enc = make([][]byte, len(req.Steps))
+		for i, s := range req.Steps {
+			b, err := EncodeStep(s)
+			if err != nil {
+				enc = nil
+				break
+			}
+			enc[i] = b
+		}
+	}
+	fp, err := stepsFingerprint(req.Steps, enc, req.Compaction)
+	if err != nil {
+		return req, err
+	}
+	req.Idempotency = &Idempotency{Key: key, Fingerprint: fp}
+	req.encoded = nil
+	if enc != nil {
+		req.encoded = &encodedSteps{steps: slices.Clone(req.Steps), b: enc}
+	}
+	return req, nil
+}
+
+// encodedSteps are the encodings of an AppendRequest's steps, made before
+// the request reached its store (WithStepsKey).
+type encodedSteps struct {
+	// steps are the steps encoded: the encodings stand for a request's
+	// Steps only while it holds these same values.
+	steps []agentmem.Step
+	b     [][]byte
+}
+
+// of returns the encodings of steps, or nil if they are not the steps
+// encoded.
+func (e *encodedSteps) of(steps []agentmem.Step) [][]byte {
+	if e == nil || len(e.steps) != len(steps) {
+		return nil
+	}
+	for i, s := range steps {
+		if s != e.steps[i] {
+			return nil
+		}
+	}
+	return e.b
 }
 
 // MessagesFingerprint is the fingerprint of an append of chat messages

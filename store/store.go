@@ -320,7 +320,13 @@ type AppendRequest struct {
 	ExpectedLastSeq *int64
 	// Idempotency, when set, names the request by an idempotency key and the
 	// fingerprint of what it asks to store (see above and storekit.CheckKey).
+	// WithStepsKey sets it to StepsFingerprint's, from the encodings of
+	// Steps, which the request then carries so that the store does not
+	// encode the steps again.
 	Idempotency *Idempotency
+
+	// encoded holds the encodings of Steps when WithStepsKey made them.
+	encoded *encodedSteps
 }
 
 // NewStepRef is the placeholder for AppendRequest.Steps[i] in a

@@ -223,6 +223,12 @@ func ValidateSession(s *Session) error {
 // valid, with at most MaxMetadataKeys metadata entries, with an ID, and a
 // JSON encoding of at most MaxStepBytes.
 func validateStep(field string, s agentmem.Step) ([]byte, error) {
+	return validateEncodedStep(field, s, nil)
+}
+
+// validateEncodedStep is validateStep of a step whose encoding is enc,
+// or, if enc is nil, not yet made.
+func validateEncodedStep(field string, s agentmem.Step, enc []byte) ([]byte, error) {
 	if s == nil {
 		return nil, invalid(field, "is nil")
 	}
@@ -239,9 +245,12 @@ func validateStep(field string, s agentmem.Step) ([]byte, error) {
 	if err := validateField(field+".id", id); err != nil {
 		return nil, err
 	}
-	b, err := EncodeStep(s)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
+	b := enc
+	if b == nil {
+		var err error
+		if b, err = EncodeStep(s); err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
 	}
 	if len(b) > MaxStepBytes {
 		return nil, invalid(field, "is %d bytes as JSON (at most %d)", len(b), MaxStepBytes)
@@ -262,7 +271,8 @@ func ValidateAppend(req AppendRequest) error {
 
 // ValidateAppendEncoded is ValidateAppend that also returns each step's
 // encoding (EncodeStep), which validation computes to check its size: a
-// backend stores it (renumbered) rather than encode the step again.
+// backend stores it (renumbered) rather than encode the step again. The
+// encodings of a request from WithStepsKey are those it made.
 func ValidateAppendEncoded(req AppendRequest) ([][]byte, error) {
 	if err := ValidateKey(req.Tenant, req.SessionID); err != nil {
 		return nil, err
@@ -278,11 +288,16 @@ func ValidateAppendEncoded(req AppendRequest) ([][]byte, error) {
 	if req.ExpectedLastSeq != nil && *req.ExpectedLastSeq < 0 {
 		return nil, invalid("expected_last_seq", "is negative")
 	}
+	pre := req.encoded.of(req.Steps)
 	encoded := make([][]byte, len(req.Steps))
 	ids := make(map[string]int, len(req.Steps))
 	for i, s := range req.Steps {
 		f := "steps[" + strconv.Itoa(i) + "]"
-		b, err := validateStep(f, s)
+		var enc []byte
+		if pre != nil {
+			enc = pre[i]
+		}
+		b, err := validateEncodedStep(f, s, enc)
 		if err != nil {
 			return nil, err
 		}
