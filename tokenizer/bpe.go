@@ -153,18 +153,50 @@ func (e *bpe) load() (*vocab, error) {
 // count returns the number of tokens of s, which is valid UTF-8: tiktoken's
 // encode_ordinary split with split, each piece byte-pair encoded.
 func (v *vocab) count(split splitter, sc *scratch, s string) int {
+	if sc.hotVocab != v {
+		sc.hot = [hotSlots]hotSlot{}
+		sc.hotVocab = v
+	}
 	n := 0
 	for i := 0; i < len(s); {
 		j := split(s, i)
 		piece := s[i:j]
 		i = j
-		if len(piece) <= 1 || v.lookup(piece) != noRank {
+		switch {
+		case len(piece) <= 1:
 			n++
-			continue
+		case len(piece) <= 8:
+			n += v.countShort(sc, piece)
+		case v.lookup(piece) != noRank:
+			n++
+		default:
+			n += len(merge(v, sc, piece))
 		}
-		n += len(merge(v, sc, piece))
 	}
 	return n
+}
+
+// countShort returns the number of tokens of piece, which has 2 to 8
+// bytes, through sc's piece cache.
+func (v *vocab) countShort(sc *scratch, piece string) int {
+	key := pack(piece)
+	h := hash(piece, key)
+	sl := &sc.hot[h>>(64-hotBits)]
+	if sl.key == key && uint8(sl.meta) == uint8(len(piece)) {
+		return int(sl.meta >> 8)
+	}
+	var r uint32
+	if len(piece) == 2 {
+		r = v.pairRank[int(piece[0])|int(piece[1])<<8] - 1
+	} else {
+		r = v.lookupHashed(piece, key, h)
+	}
+	k := 1
+	if r == noRank {
+		k = len(merge(v, sc, piece))
+	}
+	*sl = hotSlot{key, uint32(len(piece)) | uint32(k)<<8}
+	return k
 }
 
 // encode appends the tokens of s, which is valid UTF-8, to dst.

@@ -80,9 +80,12 @@
 //     100 kB of "=" is one piece, which tiktoken-go merges in quadratic
 //     time). A piece that is itself a token, as most pieces are, takes one
 //     hash lookup and no merge; the rest merge in pooled scratch memory, so
-//     Count allocates nothing and Encode only its result. There is no cache
-//     of merged pieces: merging is a minor share of the time, and a cache
-//     would pay off only on repetitive text.
+//     Count allocates nothing and Encode only its result. Count keeps the
+//     token counts of recent pieces of up to 8 bytes in a small table in
+//     that scratch memory (hotSlots in merge.go): counting a step of a few
+//     kB finds the vocabulary's table out of the CPU caches, and a hit in
+//     the small table saves the misses to memory of the piece's lookups
+//     and its merge.
 //   - Parallel counting (CountParallel): the text is cut at positions where
 //     both patterns always start a piece (an ASCII space after an ASCII
 //     letter or digit, or an ASCII letter or digit after a newline), and the

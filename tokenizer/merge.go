@@ -26,6 +26,32 @@ type scratch struct {
 	heap       pairHeap
 	// the last piece's tokens
 	out []uint32
+	// the piece cache of vocab.count, for hotVocab
+	hot      [hotSlots]hotSlot
+	hotVocab *vocab
+}
+
+// The piece cache of a scratch holds the token counts of pieces of 2 to 8
+// bytes that were counted recently; longer pieces skip it. Counting a few
+// kB, as the memory engine does for each step, finds the vocabulary's
+// table evicted from the CPU caches by the work since the last count, and
+// a piece costs a miss to memory for each lookup, several when it merges.
+// The cache is a direct-mapped table of hotSlots slots, 32 kB: a hit costs
+// at most one miss and no merge. A slot holds the piece's pack and length,
+// which are exact for 8 bytes or fewer, so a hit compares no bytes. Each
+// scratch is used by one goroutine at a time, so its cache needs no
+// synchronisation. Its counts hold for one vocabulary, and count clears it
+// for another.
+const (
+	hotBits  = 11
+	hotSlots = 1 << hotBits
+)
+
+// hotSlot is a piece of the piece cache: key is its pack, and meta its
+// length | its number of tokens << 8. meta 0 is an empty slot.
+type hotSlot struct {
+	key  uint64
+	meta uint32
 }
 
 // maxPooledScratch is the longest piece whose scratch is kept for reuse.

@@ -320,6 +320,35 @@ func TestMergeHeapMatchesLinear(t *testing.T) {
 	}
 }
 
+// TestPieceCache counts texts with one scratch, so through one piece cache,
+// alternating the two encodings and counting each text twice, against the
+// number of tokens Encode gives, which uses no piece cache. Pieces that
+// pack alike but differ in length (trailing NUL bytes) must not share a
+// count.
+func TestPieceCache(t *testing.T) {
+	texts := append([]string{
+		"ab", "ab\x00", "ab\x00\x00", "\x00", "\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+		" a\x00 a\x00\x00 a", "x\x00\x00\x00\x00\x00\x00\x00 x",
+	}, corpusDocs()...)
+	if raceEnabled || testing.Short() {
+		texts = texts[:64]
+	}
+	var encs []*bpe
+	for _, name := range []string{O200kBase, CL100kBase} {
+		e, _ := GetEncoder(name)
+		encs = append(encs, e.(*bpe))
+	}
+	sc := new(scratch)
+	for _, text := range texts {
+		for _, e := range []*bpe{encs[0], encs[1], encs[0], encs[1]} {
+			want := len(e.Encode(text))
+			if got := e.vocab().count(e.split, sc, text); got != want {
+				t.Fatalf("%s: %q: count %d, Encode %d tokens", e.name, text, got, want)
+			}
+		}
+	}
+}
+
 // TestConcurrentFirstUse loads fresh encodings from many goroutines at once;
 // run with -race.
 func TestConcurrentFirstUse(t *testing.T) {
