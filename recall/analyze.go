@@ -12,7 +12,8 @@ import (
 
 // stopWords are the English stop words Tokenize drops: the NLTK list, plus
 // the lone letters that splitting contractions leaves (the s of "Anna's").
-var stopWords = func() map[string]bool {
+// maxStopWord is the length of the longest: a longer word needs no lookup.
+var stopWords, maxStopWord = func() (map[string]bool, int) {
 	words := strings.Fields(`
 a about above after again against ain all am an and any are aren arent as at
 b be because been before being below between both but by c can couldn couldnt
@@ -26,10 +27,12 @@ them themselves then there these they this those through to too u under until
 up v ve very w was wasn we were weren what when where which while who whom why
 will with won wouldn x y you your yours yourself yourselves z`)
 	m := make(map[string]bool, len(words))
+	longest := 0
 	for _, w := range words {
 		m[w] = true
+		longest = max(longest, len(w))
 	}
-	return m
+	return m, longest
 }()
 
 // IsStopWord reports whether the lower-case word is an English stop word
@@ -49,18 +52,35 @@ const MaxTermBytes = 255
 // or digit) would, word by word (an invalid UTF-8 byte is a separator),
 // in one pass that lower-cases each word into a buffer and stems from
 // the buffer: indexing a turn tokenizes all of its text.
+//
+// The terms that are not stems (numbers, identifiers, words with a letter
+// outside a-z) share one string: a caller that keeps such a term long
+// after the others keeps it in a string of its own (see ownTerm).
 func Tokenize(text string) []string {
-	terms := make([]string, 0, len(text)/8)
-	var word []byte
+	// The terms are collected in buffers kept for the next call, then
+	// copied into a slice of their exact number: a text's number of terms
+	// is not known before, and growing the result as they come allocated
+	// several times its size. A term that is not a stem of the cache (a
+	// number, an identifier, a word outside a-z) is its word's bytes: those
+	// are gathered in one buffer and become one string, which the terms
+	// share, rather than a string each.
+	sc := tokenScratch.Get().(*tokenBuffers)
+	terms, word, own, spans := sc.terms[:0], sc.word[:0], sc.own[:0], sc.spans[:0]
 	emit := func() {
-		if len(word) == 0 || stopWords[string(word)] {
+		if len(word) == 0 || len(word) <= maxStopWord && stopWords[string(word)] {
 			word = word[:0]
 			return
 		}
 		if len(word) > MaxTermBytes {
 			word = []byte(strings.ToValidUTF8(string(word[:MaxTermBytes]), ""))
 		}
-		terms = append(terms, stemBytes(word))
+		if st, ok := stemBytes(word); ok {
+			terms = append(terms, st)
+		} else {
+			spans = append(spans, termSpan{term: len(terms), start: len(own), end: len(own) + len(word)})
+			own = append(own, word...)
+			terms = append(terms, "")
+		}
 		word = word[:0]
 	}
 	for i := 0; i < len(text); {
@@ -90,36 +110,86 @@ func Tokenize(text string) []string {
 		}
 	}
 	emit()
-	return terms
-}
-
-// stemBytes is Stem of a word in a buffer the caller reuses.
-func stemBytes(word []byte) string {
-	if len(word) <= 2 {
-		return string(word)
-	}
-	for _, c := range word {
-		if c < 'a' || c > 'z' {
-			return string(word)
+	out := make([]string, len(terms))
+	copy(out, terms)
+	if len(spans) > 0 {
+		all := string(own)
+		for _, sp := range spans {
+			out[sp.term] = all[sp.start:sp.end]
 		}
 	}
-	if len(word) > maxCachedStem {
-		return english.Stem(string(word), true)
+	if cap(terms) <= maxScratchTerms && cap(own) <= maxScratchBytes && cap(word) <= maxScratchBytes {
+		clear(terms) // the buffers keep no text alive
+		sc.terms, sc.word, sc.own, sc.spans = terms[:0], word[:0], own[:0], spans[:0]
+		tokenScratch.Put(sc)
 	}
-	return stems.getBytes(word)
+	return out
+}
+
+// ownTerm returns a term of Tokenize that a caller keeps, in a string of
+// its own when it may share one with the other terms of its text.
+func ownTerm(t string) string {
+	if asIs(t) {
+		return strings.Clone(t)
+	}
+	return t
+}
+
+// tokenBuffers are Tokenize's buffers, reused by later calls
+// (tokenScratch) unless they grew beyond maxScratchTerms terms or
+// maxScratchBytes bytes: the terms, the current word, and the bytes of
+// the terms that are their words (own), each at its span.
+type tokenBuffers struct {
+	terms []string
+	word  []byte
+	own   []byte
+	spans []termSpan
+}
+
+// termSpan is where a term's bytes are in tokenBuffers.own.
+type termSpan struct{ term, start, end int }
+
+var tokenScratch = sync.Pool{New: func() any { return new(tokenBuffers) }}
+
+const (
+	maxScratchTerms = 1 << 16
+	maxScratchBytes = 1 << 20
+)
+
+// stemBytes is Stem of a word in a buffer the caller reuses. ok is false
+// for a word that Stem returns as it is (asIs): the caller makes the
+// term of the word's bytes.
+func stemBytes(word []byte) (stem string, ok bool) {
+	if asIs(word) {
+		return "", false
+	}
+	if len(word) > maxCachedStem {
+		return english.Stem(string(word), true), true
+	}
+	return stems.getBytes(word), true
+}
+
+// asIs reports whether Stem returns the lower-case word as it is, without
+// stemming it: a word of two letters or fewer, or with a byte outside
+// a-z.
+func asIs[T string | []byte](word T) bool {
+	if len(word) <= 2 {
+		return true
+	}
+	for i := 0; i < len(word); i++ {
+		if c := word[i]; c < 'a' || c > 'z' {
+			return true
+		}
+	}
+	return false
 }
 
 // Stem reduces a lower-case English word to its stem with the Snowball
 // English (Porter2) stemmer. Words of two letters or less, and words with
 // a letter outside a-z, are returned unchanged.
 func Stem(word string) string {
-	if len(word) <= 2 {
+	if asIs(word) {
 		return word
-	}
-	for i := 0; i < len(word); i++ {
-		if c := word[i]; c < 'a' || c > 'z' {
-			return word
-		}
 	}
 	if len(word) > maxCachedStem {
 		return english.Stem(word, true)

@@ -25,6 +25,28 @@ func tokenizeReference(text string) []string {
 	return terms
 }
 
+// Tokenize's terms for a few texts, exactly, in calls that reuse the
+// buffers of those before.
+func TestTokenizeTerms(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want []string
+	}{
+		{"The Cats AREN'T running, Anna's café-Bar: 2023!", []string{"cat", "run", "anna", "café", "bar", "2023"}},
+		{"Traceback: DeadlockError after 2024112415 ms on req_f9a6dabda26c; retrying the container's release.",
+			[]string{"traceback", "deadlockerror", "2024112415", "ms", "req", "f9a6dabda26c", "retri", "contain", "releas"}},
+		{"KELVIN \u212A İSTANBUL ΣΊΣΥΦΟΣ \xff generously", []string{"kelvin", "istanbul", "σίσυφοσ", "generous"}},
+		{"ourselves themselves yourselves organizations", []string{"organ"}},
+		{"", []string{}},
+	} {
+		for range 2 { // the second time with the buffers of the first
+			if got := Tokenize(tt.text); !slices.Equal(got, tt.want) || got == nil {
+				t.Errorf("Tokenize(%q) = %#v, want %#v", tt.text, got, tt.want)
+			}
+		}
+	}
+}
+
 func FuzzTokenize(f *testing.F) {
 	for _, s := range []string{
 		"The Cats AREN'T running, Anna's café-Bar: 2023! Ünïcode_Straße generously",

@@ -95,6 +95,11 @@ func newMemDoc(d Doc) *memDoc {
 	terms := Tokenize(d.Text)
 	e := &memDoc{doc: d, tf: make(map[string]int32, len(terms)), length: len(terms), norm: norm(d.Embedding)}
 	for _, t := range terms {
+		if _, ok := e.tf[t]; !ok {
+			// The tenant's postings keep the term as long as a document
+			// holds it, not only this one.
+			t = ownTerm(t)
+		}
 		e.tf[t]++
 	}
 	return e

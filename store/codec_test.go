@@ -233,3 +233,54 @@ func TestEncodedKind(t *testing.T) {
 		}
 	}
 }
+
+// A decoded step or compaction record keeps nothing of the bytes it was
+// decoded from: the database backends decode from the driver's buffer,
+// which the next row overwrites.
+func TestDecodeCopies(t *testing.T) {
+	steps := codecSteps()
+	steps = append(steps,
+		&agentmem.ActionStep{StepInfo: agentmem.StepInfo{Number: 6, ID: "a6", Metadata: map[string]string{"k": "v"}},
+			Thought: "think", ModelOutput: "out", ToolCalls: []agentmem.ToolCall{{ID: "c1", Name: "grep", Arguments: `{"q":"x"}`}},
+			Results:     []agentmem.ToolResult{{CallID: "c1", Content: "found", Metadata: map[string]string{"m": "n"}, Images: []agentmem.Image{{URL: "https://example.com/a.png", Detail: "low"}}}},
+			Observation: "seen", Error: "none", Data: []byte(`{"d":[1,"two"]}`), Images: []agentmem.Image{{Data: []byte("png")}}},
+		&agentmem.MessageStep{StepInfo: agentmem.StepInfo{Number: 7, ID: "m7"}, Message: agentmem.Message{Role: agentmem.RoleAssistant, Name: "bot",
+			Content:    agentmem.Content{agentmem.TextPart("a"), agentmem.ImagePart(agentmem.Image{URL: "https://example.com/b.png"})},
+			AgentCalls: []agentmem.AgentCall{{ID: "x", Agent: "y", Request: "z"}},
+			Metadata:   map[string]string{"a": "b"}}},
+	)
+	scribble := func(b []byte) {
+		for i := range b {
+			b[i] = 'x'
+		}
+	}
+	for _, s := range steps {
+		_, want, err := storekit.Normalize(s, int64(s.Info().Number))
+		if err != nil {
+			t.Fatalf("Normalize(%s): %v", s.Kind(), err)
+		}
+		buf := bytes.Clone(want)
+		d, err := store.DecodeStep(buf)
+		if err != nil {
+			t.Fatalf("DecodeStep(%s): %v", want, err)
+		}
+		scribble(buf)
+		if got, _ := store.EncodeStep(d); !bytes.Equal(got, want) {
+			t.Fatalf("step changed with the bytes it was decoded from:\n%s\nwant\n%s", got, want)
+		}
+	}
+	c := &store.CompactionRecord{Working: []int64{1, 7}, Replaced: []agentmem.Step{steps[len(steps)-1]}, Removed: []int64{2}}
+	want, err := store.EncodeCompaction(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := bytes.Clone(want)
+	d, err := store.DecodeCompaction(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scribble(buf)
+	if got, _ := store.EncodeCompaction(d); !bytes.Equal(got, want) {
+		t.Fatalf("compaction changed with the bytes it was decoded from:\n%s\nwant\n%s", got, want)
+	}
+}

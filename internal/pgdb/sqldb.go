@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/migrate"
@@ -22,6 +23,7 @@ var Dialect = &sqldb.Dialect{
 	Exhausted:       Exhausted,
 	UniqueViolation: uniqueViolation,
 	TimeDest:        scanTime,
+	RawBytesDest:    func(b *[]byte) any { return (*pgtype.DriverBytes)(b) },
 }
 
 func uniqueViolation(err error) (string, bool) {

@@ -183,6 +183,10 @@ type Dialect struct {
 	// ScanTime, since pgx boxes every value it hands to one. Nil is the
 	// package's ScanTime.
 	TimeDest func(t *time.Time) sql.Scanner
+	// RawBytesDest, when set, is RawBytes's scan destination: the
+	// driver's own type for bytes it lends. Nil is database/sql's
+	// sql.RawBytes.
+	RawBytesDest func(b *[]byte) any
 }
 
 // SQLite and Postgres name the dialects.
@@ -214,6 +218,19 @@ func (d *Dialect) ScanTime(t *time.Time) sql.Scanner {
 		return d.TimeDest(t)
 	}
 	return ScanTime(t)
+}
+
+// RawBytes returns the dialect's scan destination for a bytes column
+// that sets *b to the driver's own buffer of the value, without the copy
+// that scanning into a *[]byte makes; NULL sets nil. The bytes are valid
+// only until the next Next, Scan or Close of the rows, so the caller
+// copies whatever it keeps. It is for the rows of Query, never for a Row
+// of QueryRow, which closes its rows before it returns.
+func (d *Dialect) RawBytes(b *[]byte) any {
+	if d.RawBytesDest != nil {
+		return d.RawBytesDest(b)
+	}
+	return (*sql.RawBytes)(b)
 }
 
 // ScanTime returns a scan destination for a time column (either

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem/internal/migrate"
@@ -215,30 +216,43 @@ func applyDF(ctx context.Context, tx sqldb.Tx, tenant string, df *dfDelta) error
 	// The document frequencies change in one statement each way, not one per
 	// term. A turn has about a hundred distinct terms, and a statement per
 	// term would make the statistics most of an upsert's cost.
-	changed := make(map[string]int64, len(df.m))
+	terms := make([]string, 0, len(df.m))
 	anyNegative := false
+	size := 1
 	for t, c := range df.m {
 		if c.doc > 0 && c.n != 0 {
-			changed[t] = c.n
+			terms = append(terms, t)
 			anyNegative = anyNegative || c.n < 0
+			size += len(t) + 24 // quotes, colon, comma and a number of up to 20 bytes
 		}
 	}
-	if len(changed) == 0 {
+	if len(terms) == 0 {
 		return nil
 	}
-	j, err := json.Marshal(changed)
-	if err != nil {
-		return err
+	// The object {"term":change,...}, its terms in order, as encoding/json
+	// writes a map, without a map or reflection.
+	slices.Sort(terms)
+	j := make([]byte, 0, size)
+	j = append(j, '{')
+	for i, t := range terms {
+		if i > 0 {
+			j = append(j, ',')
+		}
+		j = sqlindex.AppendJSONString(j, t)
+		j = append(j, ':')
+		j = strconv.AppendInt(j, df.m[t].n, 10)
 	}
+	j = append(j, '}')
+	changes := string(j)
 	// "WHERE true" keeps SQLite from reading ON CONFLICT as a join
 	// constraint of the SELECT.
 	if _, err := tx.Exec(ctx, `INSERT INTO recall_df (tenant, term, df) SELECT $1, key, value FROM json_each($2) WHERE true
-		ON CONFLICT (tenant, term) DO UPDATE SET df = df + excluded.df`, tenant, string(j)); err != nil {
+		ON CONFLICT (tenant, term) DO UPDATE SET df = df + excluded.df`, tenant, changes); err != nil {
 		return err
 	}
 	if anyNegative {
 		if _, err := tx.Exec(ctx, `DELETE FROM recall_df WHERE tenant = $1 AND df <= 0
-			AND term IN (SELECT key FROM json_each($2) WHERE value < 0)`, tenant, string(j)); err != nil {
+			AND term IN (SELECT key FROM json_each($2) WHERE value < 0)`, tenant, changes); err != nil {
 			return err
 		}
 	}

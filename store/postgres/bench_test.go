@@ -31,3 +31,10 @@ func BenchmarkLoad(b *testing.B) {
 	b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) { storetest.BenchLoad(b, store.New(openTest(b, Options{})), steps, false) })
 	b.Run(fmt.Sprintf("steps=%d_summarized", steps), func(b *testing.B) { storetest.BenchLoad(b, store.New(openTest(b, Options{})), steps, true) })
 }
+
+// BenchmarkReadFeed measures reading 256 appended steps from the change
+// feed in one batch, as the recall follower reads them
+// (storetest.BenchReadFeed).
+func BenchmarkReadFeed(b *testing.B) {
+	storetest.BenchReadFeed(b, store.New(openTest(b, Options{})), 256)
+}

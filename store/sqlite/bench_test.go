@@ -39,3 +39,11 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadFeed measures reading 256 appended steps from the change
+// feed in one batch, as the recall follower reads them
+// (storetest.BenchReadFeed).
+func BenchmarkReadFeed(b *testing.B) {
+	st, _ := openTemp(b, nil)
+	storetest.BenchReadFeed(b, store.New(st), 256)
+}

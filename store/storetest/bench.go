@@ -136,3 +136,41 @@ func BenchLoad(b *testing.B, st *store.Store, steps int, summarized bool) {
 		}
 	}
 }
+
+// BenchReadFeed measures reading a batch of the change feed with its
+// entries, as a follower of the log (the recall index's) reads it: the
+// appends of steps BenchSteps, spread over 16 sessions, read in one
+// ReadFeed from the start. It reports the time and allocations of one
+// read; divide by steps for a step's.
+func BenchReadFeed(b *testing.B, st *store.Store, steps int) {
+	ctx := context.Background()
+	const sessions = 16
+	for s := range sessions {
+		if _, err := st.Create(ctx, store.CreateRequest{ID: fmt.Sprintf("feed-%d", s)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range steps {
+		id := fmt.Sprintf("feed-%d", i%sessions)
+		if _, err := st.Append(ctx, store.AppendRequest{SessionID: id, Steps: []agentmem.Step{BenchStep(fmt.Sprintf("step-%d", i), i, BenchStepSize)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		resp, err := st.ReadFeed(ctx, store.FeedRequest{Limit: steps + sessions})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for _, c := range resp.Changes {
+			if c.Entry != nil {
+				n++
+			}
+		}
+		if n != steps {
+			b.Fatalf("read %d entries, want %d", n, steps)
+		}
+	}
+}

@@ -91,6 +91,38 @@ func (s *suite) feedTests() []namedTest {
 				t.Fatalf("delete gone: %+v", c)
 			}
 		}},
+		{"EntriesOfOneBatchAreTheirOwn", func(t *testing.T) {
+			// A backend may decode each entry from the driver's buffer,
+			// which the next row reuses: every entry of a batch must
+			// still be the one appended once the batch is read.
+			e := s.open(t)
+			f := e.feed()
+			e.create(store.CreateRequest{ID: "a"})
+			var want []string
+			for i := range 40 {
+				id := fmt.Sprintf("s%d", i)
+				var st agentmem.Step = actionStep(id)
+				switch i % 4 {
+				case 1:
+					st = taskStep(id, strings.Repeat(fmt.Sprintf("task %d ", i), i+1))
+				case 2:
+					st = &agentmem.MessageStep{StepInfo: info(id), Message: agentmem.Message{Role: agentmem.RoleUser,
+						Content: agentmem.Content{agentmem.TextPart("see " + id), agentmem.ImagePart(agentmem.Image{Data: []byte{byte(i), 1, 2}})},
+						Data:    []byte(fmt.Sprintf(`{"n":%d}`, i)), Metadata: map[string]string{"k": id}}}
+				}
+				e.appendSteps("a", st)
+				want = append(want, e.numbered(st, int64(i+1)))
+			}
+			changes := e.readAtLeast(f, store.FeedRequest{}, len(want)).Changes
+			for i, c := range changes[:len(want)] {
+				if c.Entry == nil || c.Entry.Step == nil {
+					t.Fatalf("change %d: no step (err %v)", i, c.Err)
+				}
+				if got := e.encode(c.Entry.Step); got != want[i] {
+					t.Fatalf("entry %d:\n%s\nwant\n%s", i+1, got, want[i])
+				}
+			}
+		}},
 		{"WithoutEntries", func(t *testing.T) {
 			e := s.open(t)
 			f := e.feed()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/recall"
@@ -60,9 +61,10 @@ func StepDocs(sess *store.Session, e store.Entry) []recall.Doc {
 		return nil
 	}
 	text = agentmem.TruncateText(strings.ToValidUTF8(strings.ReplaceAll(text, "\x00", ""), "\uFFFD"), recall.MaxTextBytes-64)
+	seq := strconv.FormatInt(e.Seq, 10)
 	meta := map[string]string{
 		recall.MetaSession: sess.ID,
-		recall.MetaStep:    strconv.FormatInt(e.Seq, 10),
+		recall.MetaStep:    seq,
 		recall.MetaKind:    string(e.Step.Kind()),
 	}
 	if sess.UserID != "" {
@@ -76,7 +78,7 @@ func StepDocs(sess *store.Session, e store.Entry) []recall.Doc {
 		t = e.Time
 	}
 	return []recall.Doc{{
-		ID:       sess.ID + "#" + strconv.FormatInt(e.Seq, 10),
+		ID:       sess.ID + "#" + seq,
 		Tenant:   sess.Tenant,
 		Text:     text,
 		Metadata: meta,
@@ -98,49 +100,96 @@ func IsStepDoc(d recall.Doc) bool {
 		d.Metadata[recall.MetaSession] == d.Group && d.Metadata[recall.MetaStep] == seq
 }
 
-// stepText is the recallable text of a step.
+// stepText is the recallable text of a step: its parts that are not
+// blank, a line each. Indexing every appended step calls it, so it copies
+// nothing for a step of one part and writes the lines of others into one
+// string of their exact size.
 func stepText(s agentmem.Step) string {
-	var b strings.Builder
-	line := func(s string) {
-		if strings.TrimSpace(s) == "" {
-			return
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(s)
-	}
+	var first [8]textLine // the lines of most steps, without an allocation
+	lines := first[:0]
 	obs := func(s string) string { return agentmem.TruncateText(s, MaxObservationBytes) }
 	switch s := s.(type) {
 	case *agentmem.TaskStep:
-		line(s.Task)
+		lines = addLine(lines, s.Task)
 	case *agentmem.MessageStep:
 		who := s.Message.Name
 		if who == "" {
 			who = string(s.Message.Role)
 		}
 		if text := s.Message.Text(); strings.TrimSpace(text) != "" {
-			line(who + ": " + text)
+			lines = append(lines, textLine{who, ": ", text})
 		}
 	case *agentmem.ActionStep:
-		line(s.Thought)
-		line(s.ModelOutput)
+		lines = addLine(lines, s.Thought)
+		lines = addLine(lines, s.ModelOutput)
 		for _, c := range s.ToolCalls {
-			line(strings.TrimSpace(c.Name + " " + obs(c.Arguments)))
+			lines = addCall(lines, c.Name, obs(c.Arguments))
 		}
 		for _, r := range s.Results {
-			line(obs(r.Content))
+			lines = addLine(lines, obs(r.Content))
 		}
-		line(obs(s.Observation))
-		line(s.Error)
+		lines = addLine(lines, obs(s.Observation))
+		lines = addLine(lines, s.Error)
 	case *agentmem.PlanningStep:
-		line(s.Plan)
+		lines = addLine(lines, s.Plan)
 	case *agentmem.ScratchpadStep:
-		line(s.Content)
+		lines = addLine(lines, s.Content)
 	case *agentmem.SummaryStep:
-		line(s.Summary)
+		lines = addLine(lines, s.Summary)
 	case *agentmem.FinalAnswerStep:
-		line(s.Answer)
+		lines = addLine(lines, s.Answer)
+	}
+	return joinLines(lines)
+}
+
+// textLine is a line of a step's text in up to three pieces, so that the
+// text is written once, at its exact size.
+type textLine [3]string
+
+// addLine appends s as a line unless it is blank.
+func addLine(lines []textLine, s string) []textLine {
+	if strings.TrimSpace(s) == "" {
+		return lines
+	}
+	return append(lines, textLine{s})
+}
+
+// addCall appends the line of a tool call, strings.TrimSpace(name + " " +
+// args) unless it is blank, without building the joined string.
+func addCall(lines []textLine, name, args string) []textLine {
+	name = strings.TrimLeftFunc(name, unicode.IsSpace)
+	args = strings.TrimRightFunc(args, unicode.IsSpace)
+	switch {
+	case name == "":
+		return addLine(lines, strings.TrimLeftFunc(args, unicode.IsSpace))
+	case args == "":
+		return addLine(lines, strings.TrimRightFunc(name, unicode.IsSpace))
+	}
+	return append(lines, textLine{name, " ", args})
+}
+
+// joinLines joins lines with newlines. A text of a single piece is that
+// piece, not a copy.
+func joinLines(lines []textLine) string {
+	switch {
+	case len(lines) == 0:
+		return ""
+	case len(lines) == 1 && lines[0][1] == "" && lines[0][2] == "":
+		return lines[0][0]
+	}
+	n := len(lines) - 1
+	for _, l := range lines {
+		n += len(l[0]) + len(l[1]) + len(l[2])
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l[0])
+		b.WriteString(l[1])
+		b.WriteString(l[2])
 	}
 	return b.String()
 }

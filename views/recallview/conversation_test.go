@@ -209,3 +209,43 @@ func TestIndexer(t *testing.T) {
 		t.Errorf("after Forget: %v", got)
 	}
 }
+
+// The text of each kind of step, exactly: blank parts are left out, a
+// tool call is its name and arguments with the space around them trimmed,
+// tool results and observations are cut to MaxObservationBytes.
+func TestStepDocsText(t *testing.T) {
+	sess := &store.Session{ID: "s1"}
+	long := strings.Repeat("0123456789", 250)
+	cut := agentmem.TruncateText(long, recallview.MaxObservationBytes)
+	tests := []struct {
+		step agentmem.Step
+		want string
+	}{
+		{&agentmem.ActionStep{Thought: " think ", ModelOutput: "\t", ToolCalls: []agentmem.ToolCall{
+			{Name: " grep  ", Arguments: ` {"q":"x"} `}, {Name: "", Arguments: " {} "}, {Name: " ls ", Arguments: "  "}, {Name: " ", Arguments: ""}},
+			Results:     []agentmem.ToolResult{{Content: "found it"}, {Content: " "}, {Content: long}},
+			Observation: "seen\n", Error: "boom"},
+			" think \ngrep    {\"q\":\"x\"}\n{}\nls\nfound it\n" + cut + "\nseen\n\nboom"},
+		{&agentmem.ActionStep{ToolCalls: []agentmem.ToolCall{{Name: "run", Arguments: long}}}, "run " + cut},
+		{&agentmem.ActionStep{Observation: long}, cut},
+		{&agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Content{agentmem.TextPart("one"), agentmem.TextPart(""), agentmem.TextPart("two")}}}, "user: one\ntwo"},
+		{&agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleUser, Name: " ", Content: agentmem.Text(" hi ")}}, " :  hi "},
+		{&agentmem.MessageStep{Message: agentmem.Message{Role: agentmem.RoleUser, Content: agentmem.Text(" \n ")}}, ""},
+		{&agentmem.TaskStep{Task: " task "}, " task "},
+		{&agentmem.ScratchpadStep{Content: "note"}, "note"},
+		{&agentmem.SummaryStep{Summary: "so far", Covers: []agentmem.Range{{From: 1, To: 2}}}, "so far"},
+		{&agentmem.ActionStep{Thought: " ", Error: " "}, ""},
+	}
+	for i, tt := range tests {
+		docs := recallview.StepDocs(sess, store.Entry{Seq: int64(i + 1), Kind: store.StepEntry, Step: tt.step, Time: t0})
+		got := ""
+		if len(docs) == 1 {
+			got = docs[0].Text
+		} else if len(docs) > 1 {
+			t.Fatalf("%d: %d documents", i, len(docs))
+		}
+		if got != tt.want {
+			t.Errorf("%d (%T): text %q, want %q", i, tt.step, got, tt.want)
+		}
+	}
+}

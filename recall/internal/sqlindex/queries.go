@@ -2,7 +2,6 @@ package sqlindex
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -60,8 +59,7 @@ func MetadataJSON(d recall.Doc) *string {
 	if len(d.Metadata) == 0 {
 		return nil
 	}
-	j, _ := json.Marshal(d.Metadata)
-	s := string(j)
+	s := metadataJSON(d.Metadata)
 	return &s
 }
 

@@ -140,19 +140,23 @@ func (s *Store) ReadFeed(ctx context.Context, req store.FeedRequest) (*store.Fee
 			return err
 		}
 		defer rows.Close()
+		// Every column is set by each Scan. The body is the driver's own
+		// buffer (RawBytes), valid until the next row: decodeEntry copies
+		// what it keeps, so no copy of each body is made for the scan.
+		var (
+			xid, pos, seq int64
+			kind, id, tn  string
+			at, etime     time.Time
+			ekind         sql.NullString
+			body          []byte
+			dest          = []any{&xid, &pos, &kind, &id, &tn, &seq, scanTime(&at), &ekind, s.d.RawBytes(&body), scanTime(&etime)}
+		)
 		for rows.Next() {
 			if len(resp.Changes) == limit {
 				resp.More = true
 				break
 			}
-			var (
-				xid, pos, seq int64
-				kind, id, tn  string
-				at, etime     time.Time
-				ekind         sql.NullString
-				body          []byte
-			)
-			if err := rows.Scan(&xid, &pos, &kind, &id, &tn, &seq, scanTime(&at), &ekind, &body, scanTime(&etime)); err != nil {
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			c := store.Change{Kind: store.ChangeKind(kind), SessionID: id, Tenant: tn, Seq: seq, Time: at}
