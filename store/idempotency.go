@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/store/internal/stepnum"
 )
 
 // Idempotency keys.
@@ -167,26 +168,14 @@ var zero = []byte("0")
 // caller encodes the step again. TestUnnumbered checks the bytes against
 // that encoding.
 func unnumbered(s agentmem.Step, enc []byte) (pieces [4][]byte, ok bool) {
-	prefix := `{"type":"` + string(s.Kind()) + `","number":`
-	if !bytes.HasPrefix(enc, []byte(prefix)) {
+	n, j, ok := stepnum.Find(enc, s.Kind())
+	if !ok {
 		return pieces, false
 	}
-	rest := enc[len(prefix):]
-	i := 0
-	if i < len(rest) && rest[i] == '-' {
-		i++
-	}
-	j := i
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	if j == i || j == len(rest) || (rest[j] != ',' && rest[j] != '}') {
-		return pieces, false
-	}
-	rest = rest[j:]
+	rest := enc[j:]
 	info := s.Info()
 	if info.Time.IsZero() {
-		return [4][]byte{enc[:len(prefix)], zero, rest}, true
+		return [4][]byte{enc[:n], zero, rest}, true
 	}
 	// The ID, if any, stays; the time after it goes.
 	id := 0
@@ -202,7 +191,7 @@ func unnumbered(s agentmem.Step, enc []byte) (pieces [4][]byte, ok bool) {
 	if !bytes.HasPrefix(after, []byte(timeKey)) || !bytes.HasPrefix(after[len(timeKey):], t) {
 		return pieces, false
 	}
-	return [4][]byte{enc[:len(prefix)], zero, rest[:id], after[len(timeKey)+len(t):]}, true
+	return [4][]byte{enc[:n], zero, rest[:id], after[len(timeKey)+len(t):]}, true
 }
 
 // stringMember returns the length of the object member at the start of b

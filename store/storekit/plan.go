@@ -1,7 +1,6 @@
 package storekit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/store/internal/stepnum"
 )
 
 // LogView is what the rules of an append read of a session's visible log
@@ -206,24 +206,12 @@ func encodeNumbered(st agentmem.Step, pre []byte, seq int64) ([]byte, error) {
 // again. TestRenumber checks that the result is byte for byte the
 // encoding of the numbered step, for every kind of step.
 func renumber(b []byte, kind agentmem.StepKind, seq int64) ([]byte, bool) {
-	prefix := `{"type":"` + string(kind) + `","number":`
-	if !bytes.HasPrefix(b, []byte(prefix)) {
-		return nil, false
-	}
-	rest := b[len(prefix):]
-	i := 0
-	if i < len(rest) && rest[i] == '-' {
-		i++
-	}
-	j := i
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	if j == i || j == len(rest) || (rest[j] != ',' && rest[j] != '}') {
+	i, j, ok := stepnum.Find(b, kind)
+	if !ok {
 		return nil, false
 	}
 	out := make([]byte, 0, len(b)+20)
-	out = append(out, prefix...)
+	out = append(out, b[:i]...)
 	out = strconv.AppendInt(out, seq, 10)
-	return append(out, rest[j:]...), true
+	return append(out, b[j:]...), true
 }
