@@ -1,14 +1,15 @@
-// Package stepnum finds the number in a step's log encoding, so that the
-// store can renumber or unnumber an encoded step without encoding it again.
+// Package stepnum finds the number in a step's log encoding. The store
+// renumbers an encoded step, or takes its number out, without encoding
+// it again.
 package stepnum
 
 import "github.com/agentmem/agentmem"
 
-// Find returns where the number of enc, a step of kind as store.EncodeStep
-// encodes it, starts and ends: enc[:i] is {"type":"<kind>","number":,
-// enc[i:j] the number and enc[j:] the rest, from the comma or brace after
-// it. EncodeStep writes the type and the number first; on any other shape
-// Find reports false, and the caller encodes the step again.
+// Find returns where the number of enc starts and ends. enc is a step of
+// kind as store.EncodeStep writes it, the type and the number first:
+// enc[:i] is {"type":"<kind>","number":, enc[i:j] the number, and enc[j:]
+// the rest. On any other shape Find reports false, and the caller encodes
+// the step again.
 func Find(enc []byte, kind agentmem.StepKind) (i, j int, ok bool) {
 	const open, sep = `{"type":"`, `","number":`
 	k := len(open) + len(kind)
