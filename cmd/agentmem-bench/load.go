@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/render"
 	"github.com/agentmem/agentmem/tokenizer"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { cli.Register(newLoadCmd) }
@@ -79,6 +80,15 @@ server for it, which the figures then include.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.Server, "server", "", "the base `URL` of the running server, e.g. http://127.0.0.1:8080 (required)")
 	fl.StringVar(&f.APIKey, "api-key", "", "the API key to send as a Bearer token (prefer AGENTMEM_API_KEY: flags show in ps)")
+	addLoadFlags(fl, &f)
+	fl.BoolVar(&f.Keep, "keep", false, "keep the seeded sessions instead of deleting them at the end")
+	return cmd
+}
+
+// addLoadFlags adds the flags that shape a load, those of load and compare
+// alike: the operation, the clients and sessions, the periods and the
+// context requests' query.
+func addLoadFlags(fl *pflag.FlagSet, f *load.Config) {
 	fl.StringVar(&f.Op, "op", load.OpContext, "the operation: append, context, loop or mixed")
 	fl.IntVar(&f.Clients, "clients", 16, "the number of concurrent clients, each with its own keep-alive connection")
 	fl.IntVar(&f.Sessions, "sessions", 4, "the number of sessions to seed and spread the clients over")
@@ -91,8 +101,6 @@ server for it, which the figures then include.`,
 	fl.StringVar(&f.Tokenizer, "tokenizer", tokenizer.O200kBase, "the token counter of the context requests: o200k_base, cl100k_base or heuristic")
 	fl.StringVar(&f.Trace, "trace", "", "seed the sessions from this JSONL trace of OpenAI chat messages (`FILE`) instead of generated steps")
 	fl.Uint64Var(&f.Seed, "seed", 42, "the seed of the generated steps")
-	fl.BoolVar(&f.Keep, "keep", false, "keep the seeded sessions instead of deleting them at the end")
-	return cmd
 }
 
 // runLoad runs agentmem-bench load: it prints the result, even of a run in
@@ -123,6 +131,15 @@ func checkLoadFlags(f *load.Config) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return cli.Usagef("--server %q: want http://HOST:PORT or https://HOST:PORT", f.Server)
 	}
+	if err := checkLoadShape(f); err != nil {
+		return err
+	}
+	f.Server = strings.TrimRight(u.String(), "/")
+	return nil
+}
+
+// checkLoadShape checks the flags addLoadFlags adds.
+func checkLoadShape(f *load.Config) error {
 	switch f.Op {
 	case load.OpAppend, load.OpContext, load.OpLoop, load.OpMixed:
 	default:
@@ -150,6 +167,5 @@ func checkLoadFlags(f *load.Config) error {
 	if _, err := tokenizer.Get(f.Tokenizer); err != nil {
 		return cli.Usagef("--tokenizer %q: %v", f.Tokenizer, err)
 	}
-	f.Server = strings.TrimRight(u.String(), "/")
 	return nil
 }

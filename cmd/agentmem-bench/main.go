@@ -12,6 +12,7 @@
 // Commands:
 //
 //	load      drive a running agentmem serve with concurrent clients
+//	compare   compare two agentmem builds' server CPU per request in alternated rounds
 //	proxy     measure the latency the proxy routes add to a call
 //	tokenize  count the tokens of a file and measure the counter
 //	trace     write a realistic agent trace as JSONL

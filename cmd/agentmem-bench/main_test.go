@@ -18,7 +18,7 @@ func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) (
 // No --help text names a path of the machine it was built or run on.
 func TestHelpNamesNoMachinePath(t *testing.T) {
 	a := &cli.App{LookupEnv: func(string) (string, bool) { return "", false }}
-	clitest.HelpNamesNoMachinePath(t, newRoot(a, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}), 7)
+	clitest.HelpNamesNoMachinePath(t, newRoot(a, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}), 8)
 }
 
 // The root's help lists every measurement; a flag can come from its
@@ -28,7 +28,7 @@ func TestHelpAndEnvironment(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("--help: exit %d, %q", code, stderr)
 	}
-	for _, name := range []string{"load", "proxy", "tokenize", "trace", "eval", "AGENTMEM_"} {
+	for _, name := range []string{"load", "compare", "proxy", "tokenize", "trace", "eval", "AGENTMEM_"} {
 		if !strings.Contains(stdout, name) {
 			t.Errorf("--help does not name %q:\n%s", name, stdout)
 		}
