@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,7 +33,9 @@ type compareFlags struct {
 	dir          string
 	serveArgs    []string
 	startTimeout time.Duration
-	load         load.Config
+	// nice, when not 0, is the niceness the servers run at (nice -n).
+	nice int
+	load load.Config
 }
 
 func newCompareCmd(a *cli.App) *cobra.Command {
@@ -81,6 +84,7 @@ cleanly ends the command (status 1) after printing the runs before it.`,
 	fl.StringVar(&f.dir, "dir", "", "the directory `DIR` of the servers' SQLite files (default a new temporary directory, removed at the end)")
 	fl.StringArrayVar(&f.serveArgs, "serve-arg", nil, "add `ARG` to each 'serve' command line (repeat the flag for more arguments)")
 	fl.DurationVar(&f.startTimeout, "start-timeout", 30*time.Second, "how long a server has to answer GET /healthz")
+	fl.IntVar(&f.nice, "nice", 0, "run each server under `nice -n N`, so that the load generator and the rest of the machine take less of its cores (0: at compare's own priority; a negative N needs the privilege to raise it)")
 	addLoadFlags(fl, &f.load)
 	return cmd
 }
@@ -170,6 +174,13 @@ func checkCompareFlags(f *compareFlags) error {
 		return cli.Usagef("--rounds must be between 1 and 1000")
 	case f.startTimeout <= 0:
 		return cli.Usagef("--start-timeout must be positive")
+	case f.nice < -20 || f.nice > 19:
+		return cli.Usagef("--nice must be between -20 and 19")
+	}
+	if f.nice != 0 {
+		if _, err := exec.LookPath("nice"); err != nil {
+			return cli.Usagef("--nice: %v", err)
+		}
 	}
 	// compare sets the store and the address of each server itself.
 	for _, arg := range f.serveArgs {
@@ -198,7 +209,7 @@ func compareOne(ctx context.Context, log *slog.Logger, f compareFlags, dir strin
 			}
 		}
 	}()
-	srv, err := startServer(ctx, bin, db, f.serveArgs, f.startTimeout)
+	srv, err := startServer(ctx, bin, db, f.serveArgs, f.nice, f.startTimeout)
 	if err != nil {
 		return run, err
 	}
@@ -238,17 +249,22 @@ type serverProcess struct {
 	waitErr error
 }
 
-// startServer starts bin serve on db and a free loopback port and waits
-// until it answers GET /healthz with 200. A port another process takes
+// startServer starts bin serve on db and a free loopback port, under nice
+// -n nice unless nice is 0, and waits until it answers GET /healthz with
+// 200. nice execs the server, so the process started is the server. A port another process takes
 // between compare's choice and the server's listen is tried again, with
 // another port.
-func startServer(ctx context.Context, bin, db string, extra []string, timeout time.Duration) (*serverProcess, error) {
+func startServer(ctx context.Context, bin, db string, extra []string, nice int, timeout time.Duration) (*serverProcess, error) {
 	for attempt := 1; ; attempt++ {
 		addr, err := freeAddr()
 		if err != nil {
 			return nil, err
 		}
 		args := append([]string{"serve", "--store", "sqlite://" + db, "--addr", addr, "--prune-interval", "0", "--log-level", "error"}, extra...)
+		if nice != 0 {
+			args = append([]string{"-n", strconv.Itoa(nice), bin}, args...)
+			bin = "nice"
+		}
 		s := &serverProcess{cmd: exec.Command(bin, args...), url: "http://" + addr, output: &tailBuffer{max: 4 << 10}, exited: make(chan struct{})}
 		s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
 		if err := s.cmd.Start(); err != nil {

@@ -102,6 +102,7 @@ func TestCompareBadFlags(t *testing.T) {
 		{[]string{"--base", bin, "--head", bin, "--rounds", "0"}, "--rounds"},
 		{[]string{"--base", bin, "--head", bin, "--op", "delete"}, "--op"},
 		{[]string{"--base", bin, "--head", bin, "--clients", "0"}, "--clients"},
+		{[]string{"--base", bin, "--head", bin, "--nice", "20"}, "--nice"},
 		{[]string{"--base", bin, "--head", bin, "--serve-arg", "--addr=127.0.0.1:1"}, "--serve-arg"},
 		{[]string{"--base", bin, "--head", bin, "--serve-arg=--store", "--serve-arg=mem://"}, "--serve-arg"},
 		{[]string{"--base", bin, "--head", bin, "--server", "http://127.0.0.1:1"}, "unknown flag: --server"},
@@ -178,8 +179,12 @@ func TestCompareEndToEnd(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	code, stdout, stderr := runCLI(t, nil, "", "compare", "--base", bin, "--head", bin, "--rounds", "1",
-		"--op", "loop", "--duration", "1s", "--warmup", "0s", "--clients", "2", "--sessions", "2", "--steps", "5")
+	args := []string{"compare", "--base", bin, "--head", bin, "--rounds", "1",
+		"--op", "loop", "--duration", "1s", "--warmup", "0s", "--clients", "2", "--sessions", "2", "--steps", "5"}
+	if _, err := exec.LookPath("nice"); err == nil {
+		args = append(args, "--nice", "5") // the servers run through nice(1), which execs them
+	}
+	code, stdout, stderr := runCLI(t, nil, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
