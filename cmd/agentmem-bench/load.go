@@ -54,8 +54,9 @@ It prints one JSON line on stdout: requests, requests_per_s, the latency
 percentiles in milliseconds, and the failed requests by HTTP status (or
 "transport" for a connection error). With append and loop, index_lag says
 how far the server's recall index (which follows the log in the
-background) was behind: its per-change lag over the measured period from
-/metrics (p50 and p99, as the upper bounds of the histogram's buckets),
+background) was behind: the per-change lag from /metrics of the changes
+indexed from the start of the measured period until the index caught up
+after it (p50 and p99, as the upper bounds of the histogram's buckets),
 the largest lag /readyz showed, sampled every 100ms, and how long a
 fresh=true search took right after the run. server_cpu is the CPU time the
 server process spent during the measured period (process_cpu_seconds_total

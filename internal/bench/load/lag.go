@@ -16,8 +16,9 @@ import (
 // IndexLag is how far the server's recall index, which follows the
 // session log in the background, was behind the appends of a run, as the
 // server reports it. It has the distribution of the per-change indexing
-// lag over the measured period (agentmem_recall_index_lag_seconds in
-// /metrics). That is a histogram, so the percentiles are the upper bounds
+// lag (agentmem_recall_index_lag_seconds in /metrics) of the changes
+// indexed from the start of the measured period until the index caught
+// up after it, so the changes still waiting at its end count too. That is a histogram, so the percentiles are the upper bounds
 // of their buckets, and -1 when above the largest, 60 s. It also has the
 // largest lag /readyz showed while sampling it every 100ms, and how long
 // after the run a fresh=true search took (the index catching up with the

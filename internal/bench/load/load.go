@@ -268,9 +268,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if behind != nil {
 		maxBehind := behind.finish()
 		if lagBefore != nil {
+			// The histogram is read once the index has caught up, so that
+			// the changes of the period's end, the ones still waiting when
+			// it ended, count too.
 			lag := &IndexLag{MaxBehind: roundTo(maxBehind, 1)}
-			lag.Changes, lag.P50, lag.P99 = lagBetween(lagBefore, l.readLagHistogram(ctx))
 			lag.CatchUpMs, _ = l.catchUp(ctx)
+			lag.Changes, lag.P50, lag.P99 = lagBetween(lagBefore, l.readLagHistogram(ctx))
 			res.IndexLag = lag
 		}
 	}
