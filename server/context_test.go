@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -340,10 +341,18 @@ func TestContextWithoutBudgetIsCapped(t *testing.T) {
 		e.appendSteps("long", "["+strings.Join(steps, ",")+"]")
 	}
 	e.must(200, "GET", "/v1/sessions/long/context?budget=1000", nil) // load the cache
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	r := e.must(200, "GET", "/v1/sessions/long/context?format=observation", nil)
-	runtime.ReadMemStats(&m1)
+	// TotalAlloc counts the whole process's allocations, and a request
+	// may refill pools a collection emptied: the least of a few requests
+	// is the request's own.
+	var r *response
+	alloc := uint64(math.MaxUint64)
+	for range 5 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		r = e.must(200, "GET", "/v1/sessions/long/context?format=observation", nil)
+		runtime.ReadMemStats(&m1)
+		alloc = min(alloc, m1.TotalAlloc-m0.TotalAlloc)
+	}
 	var c api.ContextResponse
 	r.json(t, &c)
 	if c.Budget != 0 || c.MaxContextTokens != maxTokens || c.Tokens > maxTokens || c.LastSeq != 1002 {
@@ -360,7 +369,7 @@ func TestContextWithoutBudgetIsCapped(t *testing.T) {
 	}
 	// Rendering the whole session in the observation format would copy
 	// its text; fitting renders only the steps that fit.
-	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > uint64(sessionBytes)/4 {
+	if alloc > uint64(sessionBytes)/4 {
 		t.Errorf("a capped context allocated %d bytes, for a session of %d", alloc, sessionBytes)
 	}
 	// Without a budget is the same as a budget of the maximum.
