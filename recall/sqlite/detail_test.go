@@ -23,17 +23,8 @@ import (
 // migration removes a document's terms.
 func TestMigrationRebuildsFTSWithoutDetail(t *testing.T) {
 	ctx := context.Background()
-	old := fstest.MapFS{}
-	for _, name := range []string{"0001_init.sql", "0002_identifier_df.sql", "0003_checkpoints.sql"} {
-		b, err := fs.ReadFile(migrationFiles, "migrations/"+name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		old["m/"+name] = &fstest.MapFile{Data: b}
-	}
-	v3 := migrate.MustLoad("recall", old, "m")
 	path := filepath.Join(t.TempDir(), "recall.db")
-	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, v3)
+	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrationsUpTo(t, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +78,93 @@ func TestMigrationRebuildsFTSWithoutDetail(t *testing.T) {
 	}
 }
 
+// TestMigrationDropsMeta opens a file at schema version 4, which keeps
+// the metadata pairs in a table of their own, indexes documents into it,
+// and checks that migration 0005 drops the table and that a filter on
+// metadata still finds the documents indexed before, in a search and in a
+// clear.
+func TestMigrationDropsMeta(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "recall.db")
+	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrationsUpTo(t, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sqlindex.New(db, sqlindex.Config{Name: "recall/sqlite", Dialect: fts{}})
+	docs := []recall.Doc{
+		{Tenant: "t", ID: "a", Text: "the deploy failed", Metadata: map[string]string{recall.MetaSession: "s1", recall.MetaUser: "ann"}},
+		{Tenant: "t", ID: "b", Text: "the deploy worked", Metadata: map[string]string{recall.MetaSession: "s2", recall.MetaUser: "ann"}},
+		{Tenant: "t", ID: "c", Text: "the deploy again", Metadata: map[string]string{recall.MetaSession: "s3", recall.MetaUser: "bob", `a "quoted" key`: "x"}},
+	}
+	if err := before.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := before.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b, db2 := openMigrated(t, ctx, path)
+	var n int
+	if err := db2.Reader().QueryRow(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'recall_meta%'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d tables or indexes named recall_meta* after the migration, want none", n)
+	}
+	find := func(meta map[string]string) []string {
+		t.Helper()
+		ms, err := b.Lexical(ctx, recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize("deploy"), Limit: 10, Filter: recall.Filter{Metadata: meta}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, m.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for _, c := range []struct {
+		meta map[string]string
+		want []string
+	}{
+		{map[string]string{recall.MetaUser: "ann"}, []string{"a", "b"}},
+		{map[string]string{recall.MetaUser: "ann", recall.MetaSession: "s2"}, []string{"b"}},
+		{map[string]string{recall.MetaUser: "bob", recall.MetaSession: "s2"}, nil},
+		{map[string]string{`a "quoted" key`: "x"}, []string{"c"}},
+		{map[string]string{recall.MetaUser: "carl"}, nil},
+	} {
+		if got := find(c.meta); !slices.Equal(got, c.want) {
+			t.Errorf("search with metadata %v = %v, want %v", c.meta, got, c.want)
+		}
+	}
+	if n, err := b.Clear(ctx, "t", recall.Filter{Metadata: map[string]string{recall.MetaUser: "ann"}}); err != nil || n != 2 {
+		t.Fatalf("Clear(user ann) = %d, %v; want 2", n, err)
+	}
+	if got := find(nil); !slices.Equal(got, []string{"c"}) {
+		t.Errorf("search after clearing ann's documents = %v, want [c]", got)
+	}
+}
+
+// migrationsUpTo returns the schema's first n migrations, to make a file
+// as an older release left it.
+func migrationsUpTo(t *testing.T, n int) *migrate.Set {
+	t.Helper()
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil || len(names) < n {
+		t.Fatalf("migrations: %v, %v; want at least %d", names, err, n)
+	}
+	old := fstest.MapFS{}
+	for _, name := range names[:n] {
+		b, err := fs.ReadFile(migrationFiles, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old["m/"+strings.TrimPrefix(name, "migrations/")] = &fstest.MapFile{Data: b}
+	}
+	return migrate.MustLoad("recall", old, "m")
+}
+
 // openMigrated opens the backend at path, which migrates the file, and
 // beside it a database handle to look at the migrated schema. Both close
 // when the test ends.
@@ -103,4 +181,66 @@ func openMigrated(t *testing.T, ctx context.Context, path string) (*Backend, *sq
 	}
 	t.Cleanup(func() { db.Close() })
 	return b, db
+}
+
+// TestMetadataFilterExact checks that a metadata filter finds exactly the
+// documents with the pair, where its text test (see fts.MetadataCond)
+// could err: values JSON escapes (HTML characters, quotes, backslashes,
+// controls, beyond ASCII), keys and values that are prefixes of others,
+// a pair's text inside another value, and a key a path cannot quote.
+func TestMetadataFilterExact(t *testing.T) {
+	ctx := context.Background()
+	b, err := Open(ctx, filepath.Join(t.TempDir(), "recall.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	metas := map[string]map[string]string{
+		"html":    {"k": "a<b&c>"},
+		"quote":   {"k": `say "hi" \ there`},
+		"control": {"k": "tab\there\n"},
+		"accent":  {"k": "café ✓"},
+		"prefix":  {"k": "v"},
+		"longer":  {"k": "vv"},
+		"key":     {"kk": "v"},
+		"inside":  {"x": `"k":"v"`},
+		"quoted":  {`a"b`: "v", "k": "w"},
+	}
+	var docs []recall.Doc
+	for id, m := range metas {
+		docs = append(docs, recall.Doc{Tenant: "t", ID: id, Text: "needle " + id, Metadata: m})
+	}
+	if err := b.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		meta map[string]string
+		want []string
+	}{
+		{map[string]string{"k": "a<b&c>"}, []string{"html"}},
+		{map[string]string{"k": `say "hi" \ there`}, []string{"quote"}},
+		{map[string]string{"k": "tab\there\n"}, []string{"control"}},
+		{map[string]string{"k": "café ✓"}, []string{"accent"}},
+		{map[string]string{"k": "v"}, []string{"prefix"}},
+		{map[string]string{"k": "vv"}, []string{"longer"}},
+		{map[string]string{"kk": "v"}, []string{"key"}},
+		{map[string]string{"x": `"k":"v"`}, []string{"inside"}},
+		{map[string]string{`a"b`: "v"}, []string{"quoted"}},
+		{map[string]string{`a"b`: "v", "k": "w"}, []string{"quoted"}},
+		{map[string]string{`a"b`: "w"}, nil},
+		{map[string]string{"k": "a<b"}, nil},
+	} {
+		ms, err := b.Lexical(ctx, recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize("needle"), Limit: 20, Filter: recall.Filter{Metadata: c.meta}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.ID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("filter %q found %v, want %v", c.meta, got, c.want)
+		}
+	}
 }

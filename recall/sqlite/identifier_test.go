@@ -2,13 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"testing"
-	"testing/fstest"
 
-	"github.com/agentmem/agentmem/internal/migrate"
 	"github.com/agentmem/agentmem/internal/sqldb"
 	"github.com/agentmem/agentmem/internal/sqlitedb"
 )
@@ -43,13 +40,8 @@ func TestIdentifier(t *testing.T) {
 // selects and no others.
 func TestMigrationDropsIdentifierRows(t *testing.T) {
 	ctx := context.Background()
-	first, err := fs.ReadFile(migrationFiles, "migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1 := migrate.MustLoad("recall", fstest.MapFS{"m/0001_init.sql": {Data: first}}, "m")
 	path := filepath.Join(t.TempDir(), "recall.db")
-	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, v1)
+	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrationsUpTo(t, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

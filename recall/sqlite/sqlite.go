@@ -72,11 +72,11 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 }
 
 // fts is the SQLite dialect of the index. The documents' terms are in the
-// FTS5 table recall_fts (its rowid the document's), and their metadata
-// pairs in recall_meta. recall_fts keeps no positions (detail = none,
-// migration 0004): every query of it matches single terms, and BM25 is
-// computed from recall_docs' terms. The document frequency of each term but the
-// identifiers (see identifier) is in recall_df.
+// FTS5 table recall_fts (its rowid the document's). recall_fts keeps no
+// positions (detail = none, migration 0004): every query of it matches
+// single terms, and BM25 is computed from recall_docs' terms. The document
+// frequency of each term but the identifiers (see identifier) is in
+// recall_df.
 type fts struct{}
 
 // identifier reports whether a term looks like an identifier, a hash, a
@@ -114,11 +114,11 @@ func jsonList[T any](v []T) string {
 }
 
 // Insert implements sqlindex.Dialect. It runs a statement for each
-// document's row, then one for the metadata pairs of them all and one for
-// their terms in FTS5. Those two read the rows just inserted. Their rowids
-// are the ones above the largest before the batch, since SQLite has one
-// writer and a new row's rowid is the largest plus one. A statement for
-// each pair and each document's terms would cost far more.
+// document's row, then one for the terms of them all in FTS5, which reads
+// the rows just inserted. Their rowids are the ones above the largest
+// before the batch, since SQLite has one writer and a new row's rowid is
+// the largest plus one. A statement for each document's terms would cost
+// far more.
 func (fts) Insert(ctx context.Context, x *sqlindex.Queries, tx sqldb.Tx, docs []recall.Doc, terms [][]string) error {
 	var before int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(rowid), 0) FROM recall_docs`).Scan(&before); err != nil {
@@ -130,10 +130,6 @@ func (fts) Insert(ctx context.Context, x *sqlindex.Queries, tx sqldb.Tx, docs []
 			return err
 		}
 		df.count(terms[i], 1)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO recall_meta (doc, key, value)
-		SELECT d.rowid, m.key, m.value FROM recall_docs d, json_each(d.metadata) m WHERE d.rowid > $1 AND d.metadata IS NOT NULL`, before); err != nil {
-		return err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO recall_fts (rowid, terms) SELECT rowid, terms FROM recall_docs WHERE rowid > $1`, before); err != nil {
 		return err
@@ -171,7 +167,6 @@ func (fts) Remove(ctx context.Context, tx sqldb.Tx, tenant, cond string, args []
 	if _, err := tx.Exec(ctx, `DELETE FROM recall_fts WHERE rowid IN (SELECT value FROM json_each($1))`, j); err != nil {
 		return 0, 0, err
 	}
-	// recall_meta's rows go with their documents' (ON DELETE CASCADE).
 	if _, err := tx.Exec(ctx, `DELETE FROM recall_docs WHERE rowid IN (SELECT value FROM json_each($1))`, j); err != nil {
 		return 0, 0, err
 	}
@@ -259,8 +254,18 @@ func applyDF(ctx context.Context, tx sqldb.Tx, tenant string, df *dfDelta) error
 	return nil
 }
 
-// MetadataCond implements sqlindex.Dialect: a pair of recall_meta for
-// each of meta's.
+// MetadataCond implements sqlindex.Dialect: each of meta's pairs is one
+// of the document's metadata column. The pairs are not indexed, since no
+// query starts from them: the filter reads the column of each candidate
+// the rest of the query found.
+//
+// A pair is first looked for as text. The column is always written by
+// sqlindex.MetadataJSON, so a pair it holds is there as MetadataJSON
+// writes it, and a candidate without that text is out without parsing its
+// JSON. The JSON functions then decide: a key by its path, or among all
+// the pairs (json_each) when a path cannot quote it. Metadata that is not
+// JSON (a damaged row) has no pairs, for the JSON functions would fail
+// the whole query on it.
 func (fts) MetadataCond(meta map[string]string, arg func(any) string) string {
 	keys := make([]string, 0, len(meta))
 	for k := range meta {
@@ -269,7 +274,15 @@ func (fts) MetadataCond(meta map[string]string, arg func(any) string) string {
 	slices.Sort(keys)
 	conds := make([]string, len(keys))
 	for i, k := range keys {
-		conds[i] = `EXISTS (SELECT 1 FROM recall_meta m WHERE m.doc = d.rowid AND m.key = ` + arg(k) + ` AND m.value = ` + arg(meta[k]) + `)`
+		v := meta[k]
+		pair := sqlindex.AppendJSONString(append(sqlindex.AppendJSONString(nil, k), ':'), v)
+		var cond string
+		if strings.Contains(k, `"`) {
+			cond = `EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ` + arg(k) + ` AND m.value = ` + arg(v) + `)`
+		} else {
+			cond = `json_extract(d.metadata, ` + arg(`$."`+k+`"`) + `) = ` + arg(v)
+		}
+		conds[i] = `(instr(d.metadata, ` + arg(string(pair)) + `) > 0 AND CASE WHEN json_valid(d.metadata) THEN ` + cond + ` END)`
 	}
 	return strings.Join(conds, " AND ")
 }
