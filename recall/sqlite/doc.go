@@ -23,7 +23,9 @@
 // (recall/internal/sqlindex, over internal/sqldb) does the rest: the
 // documents' rows, upsert, delete and clear, the tenants' document counts,
 // reads and vector search. This package adds the FTS5 index, the document
-// frequencies and the metadata filter (a table of metadata pairs).
+// frequencies and the metadata filter, which reads each candidate's
+// metadata column. The pairs have no table or index of their own: no
+// query starts from them, and every document would write its pairs twice.
 // Concurrent writes commit together, with those of the other components in
 // the file, such as the session store's appends (sqlitedb.Group, one per
 // file in a process).
