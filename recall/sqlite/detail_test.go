@@ -185,9 +185,11 @@ func openMigrated(t *testing.T, ctx context.Context, path string) (*Backend, *sq
 
 // TestMetadataFilterExact checks that a metadata filter finds exactly the
 // documents with the pair, where its text test (see fts.MetadataCond)
-// could err: values JSON escapes (HTML characters, quotes, backslashes,
-// controls, beyond ASCII), keys and values that are prefixes of others,
-// a pair's text inside another value, and a key a path cannot quote.
+// could err, and where a key's JSON path could: values and keys JSON
+// escapes (HTML characters, quotes, backslashes, controls, beyond ASCII),
+// keys with a path's own characters, keys and values that are prefixes of
+// others, a pair's text inside another value, and a key a path cannot
+// quote.
 func TestMetadataFilterExact(t *testing.T) {
 	ctx := context.Background()
 	b, err := Open(ctx, filepath.Join(t.TempDir(), "recall.db"), Options{})
@@ -205,6 +207,7 @@ func TestMetadataFilterExact(t *testing.T) {
 		"key":     {"kk": "v"},
 		"inside":  {"x": `"k":"v"`},
 		"quoted":  {`a"b`: "v", "k": "w"},
+		"escaped": {`a\b`: "v", "<k>": "v", "a.b[0]": "v", "clé": "v", "tab\tkey": "v"},
 	}
 	var docs []recall.Doc
 	for id, m := range metas {
@@ -229,6 +232,12 @@ func TestMetadataFilterExact(t *testing.T) {
 		{map[string]string{`a"b`: "v", "k": "w"}, []string{"quoted"}},
 		{map[string]string{`a"b`: "w"}, nil},
 		{map[string]string{"k": "a<b"}, nil},
+		{map[string]string{`a\b`: "v"}, []string{"escaped"}},
+		{map[string]string{"<k>": "v"}, []string{"escaped"}},
+		{map[string]string{"a.b[0]": "v"}, []string{"escaped"}},
+		{map[string]string{"clé": "v"}, []string{"escaped"}},
+		{map[string]string{"tab\tkey": "v"}, []string{"escaped"}},
+		{map[string]string{"a": "v"}, nil},
 	} {
 		ms, err := b.Lexical(ctx, recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize("needle"), Limit: 20, Filter: recall.Filter{Metadata: c.meta}})
 		if err != nil {

@@ -263,9 +263,10 @@ func applyDF(ctx context.Context, tx sqldb.Tx, tenant string, df *dfDelta) error
 // sqlindex.MetadataJSON, so a pair it holds is there as MetadataJSON
 // writes it, and a candidate without that text is out without parsing its
 // JSON. The JSON functions then decide: a key by its path, or among all
-// the pairs (json_each) when a path cannot quote it. Metadata that is not
-// JSON (a damaged row) has no pairs, for the JSON functions would fail
-// the whole query on it.
+// the pairs (json_each) when a path cannot quote it, for a double quote
+// ends the path's label and a backslash starts an escape in it. Metadata
+// that is not JSON (a damaged row) has no pairs, for the JSON functions
+// would fail the whole query on it.
 func (fts) MetadataCond(meta map[string]string, arg func(any) string) string {
 	keys := make([]string, 0, len(meta))
 	for k := range meta {
@@ -277,7 +278,7 @@ func (fts) MetadataCond(meta map[string]string, arg func(any) string) string {
 		v := meta[k]
 		pair := sqlindex.AppendJSONString(append(sqlindex.AppendJSONString(nil, k), ':'), v)
 		var cond string
-		if strings.Contains(k, `"`) {
+		if strings.ContainsAny(k, `"\`) {
 			cond = `EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ` + arg(k) + ` AND m.value = ` + arg(v) + `)`
 		} else {
 			cond = `json_extract(d.metadata, ` + arg(`$."`+k+`"`) + `) = ` + arg(v)
