@@ -23,24 +23,11 @@ import (
 // migration removes a document's terms.
 func TestMigrationRebuildsFTSWithoutDetail(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "recall.db")
-	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrationsUpTo(t, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := sqlindex.New(db, sqlindex.Config{Name: "recall/sqlite", Dialect: fts{}})
-	docs := []recall.Doc{
-		{Tenant: "t", ID: "a", Text: "the deploy failed with f9a6dabda26c"},
-		{Tenant: "t", ID: "b", Text: "the deploy worked"},
-		{Tenant: "t", ID: "c", Text: "lunch at noon"},
-	}
-	if err := before.Upsert(ctx, docs...); err != nil {
-		t.Fatal(err)
-	}
-	if err := before.Close(); err != nil {
-		t.Fatal(err)
-	}
-
+	path := indexedAt(t, 3,
+		recall.Doc{Tenant: "t", ID: "a", Text: "the deploy failed with f9a6dabda26c"},
+		recall.Doc{Tenant: "t", ID: "b", Text: "the deploy worked"},
+		recall.Doc{Tenant: "t", ID: "c", Text: "lunch at noon"},
+	)
 	b, db2 := openMigrated(t, ctx, path)
 	var sql string
 	if err := db2.Reader().QueryRow(ctx, `SELECT sql FROM sqlite_master WHERE name = 'recall_fts'`).Scan(&sql); err != nil {
@@ -49,19 +36,7 @@ func TestMigrationRebuildsFTSWithoutDetail(t *testing.T) {
 	if !strings.Contains(sql, "detail = none") {
 		t.Errorf("recall_fts after the migration: %s, want detail = none", sql)
 	}
-	find := func(text string) []string {
-		t.Helper()
-		ms, err := b.Lexical(ctx, recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize(text), Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, m := range ms {
-			ids = append(ids, m.ID)
-		}
-		slices.Sort(ids)
-		return ids
-	}
+	find := func(text string) []string { return lexicalIDs(t, b, text, nil) }
 	for q, want := range map[string][]string{"deploy": {"a", "b"}, "f9a6dabda26c": {"a"}, "lunch": {"c"}, "absent": nil} {
 		if got := find(q); !slices.Equal(got, want) {
 			t.Errorf("search %q after the migration = %v, want %v", q, got, want)
@@ -85,24 +60,11 @@ func TestMigrationRebuildsFTSWithoutDetail(t *testing.T) {
 // clear.
 func TestMigrationDropsMeta(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "recall.db")
-	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrationsUpTo(t, 4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := sqlindex.New(db, sqlindex.Config{Name: "recall/sqlite", Dialect: fts{}})
-	docs := []recall.Doc{
-		{Tenant: "t", ID: "a", Text: "the deploy failed", Metadata: map[string]string{recall.MetaSession: "s1", recall.MetaUser: "ann"}},
-		{Tenant: "t", ID: "b", Text: "the deploy worked", Metadata: map[string]string{recall.MetaSession: "s2", recall.MetaUser: "ann"}},
-		{Tenant: "t", ID: "c", Text: "the deploy again", Metadata: map[string]string{recall.MetaSession: "s3", recall.MetaUser: "bob", `a "quoted" key`: "x"}},
-	}
-	if err := before.Upsert(ctx, docs...); err != nil {
-		t.Fatal(err)
-	}
-	if err := before.Close(); err != nil {
-		t.Fatal(err)
-	}
-
+	path := indexedAt(t, 4,
+		recall.Doc{Tenant: "t", ID: "a", Text: "the deploy failed", Metadata: map[string]string{recall.MetaSession: "s1", recall.MetaUser: "ann"}},
+		recall.Doc{Tenant: "t", ID: "b", Text: "the deploy worked", Metadata: map[string]string{recall.MetaSession: "s2", recall.MetaUser: "ann"}},
+		recall.Doc{Tenant: "t", ID: "c", Text: "the deploy again", Metadata: map[string]string{recall.MetaSession: "s3", recall.MetaUser: "bob", `a "quoted" key`: "x"}},
+	)
 	b, db2 := openMigrated(t, ctx, path)
 	var n int
 	if err := db2.Reader().QueryRow(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'recall_meta%'`).Scan(&n); err != nil {
@@ -111,19 +73,7 @@ func TestMigrationDropsMeta(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d tables or indexes named recall_meta* after the migration, want none", n)
 	}
-	find := func(meta map[string]string) []string {
-		t.Helper()
-		ms, err := b.Lexical(ctx, recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize("deploy"), Limit: 10, Filter: recall.Filter{Metadata: meta}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, m := range ms {
-			ids = append(ids, m.ID)
-		}
-		slices.Sort(ids)
-		return ids
-	}
+	find := func(meta map[string]string) []string { return lexicalIDs(t, b, "deploy", meta) }
 	for _, c := range []struct {
 		meta map[string]string
 		want []string
@@ -144,6 +94,42 @@ func TestMigrationDropsMeta(t *testing.T) {
 	if got := find(nil); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("search after clearing ann's documents = %v, want [c]", got)
 	}
+}
+
+// indexedAt makes a file at the schema's version n, with docs indexed by
+// the current dialect, and returns its path.
+func indexedAt(t *testing.T, n int, docs ...recall.Doc) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "recall.db")
+	db, err := sqlitedb.OpenSQLDB(ctx, path, Options{}, migrationsUpTo(t, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sqlindex.New(db, sqlindex.Config{Name: "recall/sqlite", Dialect: fts{}})
+	if err := before.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := before.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// lexicalIDs returns the IDs, sorted, of tenant t's documents a lexical
+// search of text finds with the metadata filter meta.
+func lexicalIDs(t *testing.T, b *Backend, text string, meta map[string]string) []string {
+	t.Helper()
+	ms, err := b.Lexical(context.Background(), recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize(text), Limit: 20, Filter: recall.Filter{Metadata: meta}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // migrationsUpTo returns the schema's first n migrations, to make a file
@@ -239,16 +225,7 @@ func TestMetadataFilterExact(t *testing.T) {
 		{map[string]string{"tab\tkey": "v"}, []string{"escaped"}},
 		{map[string]string{"a": "v"}, nil},
 	} {
-		ms, err := b.Lexical(ctx, recall.LexicalQuery{Tenant: "t", Terms: recall.Tokenize("needle"), Limit: 20, Filter: recall.Filter{Metadata: c.meta}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, m := range ms {
-			got = append(got, m.ID)
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, c.want) {
+		if got := lexicalIDs(t, b, "needle", c.meta); !slices.Equal(got, c.want) {
 			t.Errorf("filter %q found %v, want %v", c.meta, got, c.want)
 		}
 	}
