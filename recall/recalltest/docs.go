@@ -259,6 +259,57 @@ func (s *suite) filterTests() []test {
 				t.Errorf("filter with limit 1: %v", got)
 			}
 		}},
+		{"MetadataExact", func(t *testing.T) {
+			// A filter finds exactly the documents with the pair, whatever
+			// JSON escapes in it, whatever a JSON path reads specially, and
+			// whatever text of one pair another holds.
+			b := s.backend(t)
+			metas := map[string]map[string]string{
+				"html":    {"k": "a<b&c>"},
+				"quote":   {"k": `say "hi" \ there`},
+				"control": {"k": "tab\there\n"},
+				"accent":  {"k": "café ✓"},
+				"prefix":  {"k": "v"},
+				"longer":  {"k": "vv"},
+				"key":     {"kk": "v"},
+				"inside":  {"x": `"k":"v"`},
+				"quoted":  {`a"b`: "v", "k": "w"},
+				"escaped": {`a\b`: "v", "<k>": "v", "a.b[0]": "v", "clé": "v", "tab\tkey": "v", "$": "v"},
+			}
+			for id, m := range metas {
+				upsert(t, b, recall.Doc{Tenant: "t", ID: id, Text: "needle " + id, Metadata: m})
+			}
+			for _, tc := range []struct {
+				f    map[string]string
+				want []string
+			}{
+				{map[string]string{"k": "a<b&c>"}, []string{"html"}},
+				{map[string]string{"k": `say "hi" \ there`}, []string{"quote"}},
+				{map[string]string{"k": "tab\there\n"}, []string{"control"}},
+				{map[string]string{"k": "café ✓"}, []string{"accent"}},
+				{map[string]string{"k": "v"}, []string{"prefix"}},
+				{map[string]string{"k": "vv"}, []string{"longer"}},
+				{map[string]string{"kk": "v"}, []string{"key"}},
+				{map[string]string{"x": `"k":"v"`}, []string{"inside"}},
+				{map[string]string{`a"b`: "v"}, []string{"quoted"}},
+				{map[string]string{`a"b`: "v", "k": "w"}, []string{"quoted"}},
+				{map[string]string{`a"b`: "w"}, nil},
+				{map[string]string{"k": "a<b"}, nil},
+				{map[string]string{`a\b`: "v"}, []string{"escaped"}},
+				{map[string]string{"<k>": "v"}, []string{"escaped"}},
+				{map[string]string{"a.b[0]": "v"}, []string{"escaped"}},
+				{map[string]string{"clé": "v"}, []string{"escaped"}},
+				{map[string]string{"tab\tkey": "v"}, []string{"escaped"}},
+				{map[string]string{"$": "v"}, []string{"escaped"}},
+				{map[string]string{"a": "v"}, nil},
+			} {
+				got := lexical(t, b, "t", "needle", 20, recall.Filter{Metadata: tc.f})
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+					t.Errorf("filter %q: %v, want %v", tc.f, got, tc.want)
+				}
+			}
+		}},
 		{"Time", func(t *testing.T) {
 			b := s.backend(t)
 			for i := range 5 {
